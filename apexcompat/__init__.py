@@ -1,0 +1,12 @@
+"""apexcompat: apex.amp on native torch.amp.
+
+``from apexcompat import amp`` is a drop-in replacement for ``from apex import amp``.
+The companion command ``apexcompat-migrate`` (package ``migrate``) rewrites apex
+training code into plain PyTorch.
+"""
+
+__version__ = "0.1.0"
+
+from . import amp  # noqa: E402  (public submodule)
+
+__all__ = ["amp", "__version__"]

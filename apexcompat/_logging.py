@@ -1,0 +1,53 @@
+"""The ``apexcompat`` logger: every line apex printed goes through it.
+
+By default the logger writes each message, unformatted, to whatever ``sys.stdout`` is at
+the time of the call, so output is byte-for-byte what apex printed with ``print``.  Users
+re-route it with ordinary logging configuration, e.g.::
+
+    import logging
+    log = logging.getLogger("apexcompat")
+    log.removeHandler(apexcompat_stdout_handler())   # or log.handlers.clear()
+    log.propagate = True                              # now root handlers see it
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+LOGGER_NAME = "apexcompat"
+
+
+class _CurrentStdoutHandler(logging.StreamHandler):
+    """A stream handler bound to the *current* ``sys.stdout`` (it may be swapped by
+    ``contextlib.redirect_stdout`` or a test runner after import)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stdout)
+        self.setFormatter(logging.Formatter("%(message)s"))
+
+    @property  # type: ignore[override]
+    def stream(self):  # noqa: D401 - property
+        return sys.stdout
+
+    @stream.setter
+    def stream(self, value) -> None:  # logging.StreamHandler.__init__ assigns it
+        pass
+
+
+logger = logging.getLogger(LOGGER_NAME)
+_default_handler = _CurrentStdoutHandler()
+if not logger.handlers:
+    logger.addHandler(_default_handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+
+def apexcompat_stdout_handler() -> logging.Handler:
+    """The handler installed by default (remove it to silence or re-route output)."""
+    return _default_handler
+
+
+def emit(message: str, level: int = logging.INFO) -> None:
+    """Emit one apex-compatible line (``print(message)`` in apex)."""
+    logger.log(level, message)

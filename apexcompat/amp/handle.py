@@ -1,0 +1,2 @@
+"""Placeholder; being written (scale_loss)."""
+def scale_loss(*a, **k): raise NotImplementedError

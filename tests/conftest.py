@@ -1,0 +1,63 @@
+"""Shared test fixtures: golden-trace discovery and a clean amp state per test."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = TESTS_DIR.parent
+
+
+def golden_dirs() -> List[Path]:
+    """Where golden traces live, most authoritative first.
+
+    ``$APEXCOMPAT_GOLDEN_DIR`` (if set), then ``../shared/golden`` beside the checkout (it may
+    hold more traces than the copy), then the copy in ``tests/golden``.
+    """
+    dirs = []
+    env = os.environ.get("APEXCOMPAT_GOLDEN_DIR")
+    if env:
+        dirs.append(Path(env))
+    dirs.append(REPO_ROOT.parent / "shared" / "golden")
+    dirs.append(TESTS_DIR / "golden")
+    return [d for d in dirs if d.is_dir()]
+
+
+def golden_files(group: str) -> Dict[str, Path]:
+    """``{scenario name: path}`` for every trace of ``group`` (scaler, loops, initialize,
+    api), the union over all golden directories."""
+    found: Dict[str, Path] = {}
+    for base in golden_dirs():
+        for path in sorted((base / group).glob("*.json")):
+            found.setdefault(path.stem, path)
+    return dict(sorted(found.items()))
+
+
+def load_golden(group: str, name: str) -> dict:
+    path = golden_files(group)[name]
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def golden_params(group: str, names=None):
+    """pytest parametrisation over a group's traces (ids are scenario names)."""
+    files = golden_files(group)
+    if names is not None:
+        files = {k: v for k, v in files.items() if k in names}
+    return pytest.mark.parametrize("golden_path", list(files.values()), ids=list(files.keys()))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_amp_state():
+    """Every test starts and ends with amp in its just-imported state (apex ran each
+    scenario in a fresh interpreter; O1 must not leak autocast into the next test)."""
+    from apexcompat.amp._amp_state import reset_state
+
+    reset_state()
+    yield
+    reset_state()
