@@ -1,0 +1,18 @@
+"""The rule families, in the order they run.  One module per family; each module's rule
+class is listed here once."""
+
+from __future__ import annotations
+
+from typing import List, Type
+
+from .base import Rule
+
+ALL_RULES: List[Type[Rule]] = []
+
+
+def all_codes() -> dict:
+    """Every rule code -> description, for ``--select`` validation and the docs."""
+    codes = {}
+    for rule in ALL_RULES:
+        codes.update(rule.CODES)
+    return dict(sorted(codes.items()))

@@ -1,0 +1,81 @@
+"""The base class of every rule family, and the example records rules carry.
+
+A rule is a LibCST codemod command (see ``libcst.codemod``): it declares the metadata it
+needs, returns new nodes from ``leave_*`` methods, and schedules import edits through
+``AddImportsVisitor`` / ``RemoveImportsVisitor`` instead of editing imports by hand.  Each
+rule module keeps its documentation examples in ``EXAMPLES`` / ``NOOP_EXAMPLES``; the test
+suite runs them and the docs page of rule codes is generated from them, so they cannot rot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Dict, List, Optional, Sequence
+
+import libcst as cst
+from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
+from libcst.metadata import PositionProvider
+
+from ..findings import Finding
+from ..settings import Settings
+
+TODO_PREFIX = "# TODO(apexcompat): "
+
+
+@dataclass(frozen=True)
+class Example:
+    """A documented case: ``before`` becomes ``after`` (``after is None``: unchanged), under
+    ``settings``; ``codes`` are the finding codes expected for it."""
+
+    id: str
+    before: str
+    after: Optional[str] = None
+    codes: Sequence[str] = ()
+    settings: Settings = Settings()
+
+
+class Rule(VisitorBasedCodemodCommand):
+    """Base class: holds the run's settings and the shared findings list."""
+
+    #: rule code -> one-line description (every code this rule can report)
+    CODES: ClassVar[Dict[str, str]] = {}
+    EXAMPLES: ClassVar[List[Example]] = []
+    NOOP_EXAMPLES: ClassVar[List[Example]] = []
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, context: CodemodContext, settings: Settings, findings: List[Finding]) -> None:
+        super().__init__(context)
+        self.settings = settings
+        self.findings = findings
+
+    @classmethod
+    def applies_to(cls, settings: Settings) -> bool:
+        """Whether any of this rule's codes is enabled under ``settings``."""
+        return any(settings.code_enabled(code) for code in cls.CODES)
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        code: str,
+        message: str,
+        *,
+        fixed: bool = False,
+        severity: str = "error",
+    ) -> None:
+        """Record a finding at ``node``'s start position (1-based line, 1-based column)."""
+        if code not in self.CODES:
+            raise KeyError(f"{type(self).__name__} reports undeclared code {code}")
+        if not self.settings.code_enabled(code):
+            return
+        pos = self.get_metadata(PositionProvider, node).start
+        self.findings.append(
+            Finding(
+                path=self.context.filename or "<string>",
+                line=pos.line,
+                col=pos.column + 1,
+                code=code,
+                message=message,
+                fixed=fixed,
+                severity=severity,
+            )
+        )
