@@ -7,7 +7,11 @@ from typing import List, Type
 
 from .base import Rule
 
-ALL_RULES: List[Type[Rule]] = []
+ALL_RULES: List[Type[Rule]] = [
+    # --- neighbouring apex packages and deprecated torch spellings (M3) ---
+    # --- apex.amp (M2) ---
+    # --- import clean-up, runs last (M2) ---
+]
 
 
 def all_codes() -> dict:

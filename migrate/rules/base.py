@@ -10,11 +10,11 @@ suite runs them and the docs page of rule codes is generated from them, so they 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, List, Optional, Sequence
+from typing import ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
-from libcst.metadata import PositionProvider
+from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from ..findings import Finding
 from ..settings import Settings
@@ -41,7 +41,10 @@ class Rule(VisitorBasedCodemodCommand):
     CODES: ClassVar[Dict[str, str]] = {}
     EXAMPLES: ClassVar[List[Example]] = []
     NOOP_EXAMPLES: ClassVar[List[Example]] = []
-    METADATA_DEPENDENCIES = (PositionProvider,)
+    #: byte strings of which at least one must occur in a file for this rule to have work;
+    #: the walker's prefilter parses only files containing a trigger of an enabled rule
+    TRIGGERS: ClassVar[Tuple[bytes, ...]] = ()
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
 
     def __init__(self, context: CodemodContext, settings: Settings, findings: List[Finding]) -> None:
         super().__init__(context)
@@ -52,6 +55,15 @@ class Rule(VisitorBasedCodemodCommand):
     def applies_to(cls, settings: Settings) -> bool:
         """Whether any of this rule's codes is enabled under ``settings``."""
         return any(settings.code_enabled(code) for code in cls.CODES)
+
+    def qualified_names(self, node: cst.CSTNode) -> Set[str]:
+        """The dotted names ``node`` may refer to, resolved through the file's imports
+        (``from apex import amp as A`` makes ``A.initialize`` -> ``apex.amp.initialize``)."""
+        return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+
+    def refers_to(self, node: cst.CSTNode, *names: str) -> bool:
+        """True if ``node`` resolves to one of the fully qualified ``names``."""
+        return not self.qualified_names(node).isdisjoint(names)
 
     def report(
         self,
