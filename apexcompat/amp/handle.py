@@ -1,2 +1,116 @@
-"""Placeholder; being written (scale_loss)."""
-def scale_loss(*a, **k): raise NotImplementedError
+"""``amp.scale_loss``: scale the loss for backward, then unscale, check and update the
+loss scaler, and install apex's one-shot skip on ``optimizer.step`` after an overflow
+(spec §5)."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import torch
+
+from ._amp_state import _amp_state, maybe_print
+
+__all__ = ["scale_loss"]
+
+_NOT_INITIALIZED = (
+    "Invoked 'with amp.scale_loss`, but internal Amp state has not been initialized.  "
+    "model, optimizer = amp.initialize(model, optimizer, opt_level=...) must be called "
+    "before `with amp.scale_loss`."
+)
+_CLOSURE_ERROR = "Currently, Amp does not support closure use with optimizers."
+_OVERFLOW_LINE = "Gradient overflow.  Skipping step, loss scaler {} reducing loss scale to {}"
+
+
+def _is_single_optimizer(optimizers: Any) -> bool:
+    """An optimizer or an optimizer-like wrapper (e.g. apex's LARC), not a collection."""
+    if isinstance(optimizers, torch.optim.Optimizer):
+        return True
+    return not isinstance(optimizers, (list, tuple)) and hasattr(optimizers, "param_groups")
+
+
+def _clear_o1_cache() -> None:
+    handle = getattr(_amp_state, "handle", None)
+    if handle is not None and hasattr(handle, "_clear_cache"):
+        handle._clear_cache()
+
+
+def _install_skip(optimizer: Any, scaler: Any, loss_id: int) -> None:
+    """Replace ``optimizer.step`` by a one-shot function that skips the step, prints the
+    overflow line with the scaler's scale *at call time*, and restores the previous step."""
+    had_own_step = "step" in vars(optimizer)
+    previous_step = optimizer.step
+
+    def skip_step(closure=None):
+        if closure is not None:
+            raise RuntimeError(_CLOSURE_ERROR)
+        maybe_print(_OVERFLOW_LINE.format(loss_id, scaler.loss_scale()))
+        stash = optimizer._amp_stash
+        for master in getattr(stash, "all_fp32_from_fp16_params", ()):
+            master.grad = None
+        if had_own_step:
+            optimizer.step = previous_step
+        else:
+            del optimizer.step
+        stash.already_patched = False
+
+    optimizer.step = skip_step
+    optimizer._amp_stash.already_patched = True
+
+
+@contextlib.contextmanager
+def scale_loss(
+    loss: Any,
+    optimizers: Any,
+    loss_id: int = 0,
+    model: Any = None,
+    delay_unscale: bool = False,
+    delay_overflow_check: bool = False,
+) -> Iterator[Any]:
+    """Yield ``loss.float() * loss_scale`` for ``backward()``; on exit unscale the grads of
+    ``optimizers`` (one or a list), check them for inf/nan and update scaler ``loss_id``.
+    After an overflow the next ``optimizer.step()`` is skipped and logs apex's line::
+
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+    """
+    if not hasattr(_amp_state, "opt_properties"):
+        raise RuntimeError(_NOT_INITIALIZED)
+    if not _amp_state.opt_properties.enabled:
+        yield loss
+        return
+
+    if _is_single_optimizer(optimizers):
+        optimizers = [optimizers]
+
+    scaler = _amp_state.loss_scalers[loss_id]
+    scale = scaler.loss_scale()
+
+    if not _amp_state.opt_properties.master_weights and not scaler.dynamic and scale == 1.0:
+        # Short-cut: nothing to unscale or check, the scaler is not updated.
+        yield loss.float()
+        _clear_o1_cache()
+        return
+
+    if not delay_unscale and isinstance(optimizers, list):
+        for optimizer in optimizers:
+            if not optimizer._amp_stash.params_have_scaled_gradients:
+                optimizer._prepare_amp_backward()
+
+    yield loss.float() * scale
+
+    if delay_unscale:
+        for optimizer in optimizers:
+            optimizer._amp_stash.params_have_scaled_gradients = True
+    else:
+        scaler.clear_overflow_state()
+        for optimizer in optimizers:
+            optimizer._post_amp_backward(scaler)
+            optimizer._amp_stash.params_have_scaled_gradients = False
+        should_skip = False if delay_overflow_check else scaler.update_scale()
+        if should_skip:
+            for optimizer in optimizers:
+                if not optimizer._amp_stash.already_patched:
+                    _install_skip(optimizer, scaler, loss_id)
+    _clear_o1_cache()

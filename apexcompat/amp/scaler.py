@@ -1,1 +1,240 @@
-"""Placeholder; being written."""
+"""apex's loss scaler: a Python-number state machine, plus ``amp.state_dict`` /
+``amp.load_state_dict`` in apex's checkpoint format.
+
+The scale is a plain Python number (never a tensor) so that logs and checkpoints are
+byte-for-byte apex's: a float64 can halve 200 times from 2**16 (a float32 reaches 0.0 after
+166 halvings), and ``max()``/``min()`` against an int floor/cap keep apex's int results.
+
+Life cycle of one ``scale_loss`` exit (spec §5.2 step 7)::
+
+    clear_overflow_state()          READY     -> CHECKING   (found-inf flags zeroed)
+    unscale(...) / unscale_with_stashed(...)   (0..n calls; flags accumulate on device)
+    update_scale() -> skip          CHECKING  -> READY      (the one host sync, dynamic only)
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any, Dict, List, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
+
+import torch
+
+from .. import _unscale
+from ._amp_state import _amp_state, warn_print
+
+Number = Union[int, float]
+
+__all__ = ["LossScaler", "next_scale_state", "state_dict", "load_state_dict"]
+
+
+def next_scale_state(
+    scale: Number,
+    unskipped: int,
+    overflow: bool,
+    dynamic: bool,
+    min_loss_scale: Optional[Number],
+    max_loss_scale: Optional[Number],
+    window: int,
+) -> Tuple[Number, int, bool]:
+    """apex's update rule (spec §6.3), written once: returns ``(scale, unskipped, skip)``.
+
+    Invariant: ``unskipped`` counts clean updates since the last overflow or growth, and the
+    scale only changes on an overflow (halve, floored by a truthy ``min_loss_scale``) or when
+    that count hits ``window`` *exactly* (double, capped by ``max_loss_scale``; the count
+    restarts even when the cap leaves the scale unchanged).  Static scalers never skip and
+    count forever.  ``max``/``min`` take the bound first, so on a tie the bound's own type
+    (an int floor/cap) wins, as in apex.
+    """
+    if overflow and dynamic:
+        skip = True
+        halved = scale / 2.0
+        scale = max(min_loss_scale, halved) if min_loss_scale else halved
+        unskipped = 0
+    else:
+        skip = False
+        unskipped += 1
+    if unskipped == window and dynamic:
+        scale = min(max_loss_scale, scale * 2.0)
+        unskipped = 0
+    return scale, unskipped, skip
+
+
+class LossScaler:
+    """One loss scaler of ``amp`` (one per ``loss_id``), identical in behaviour to apex's.
+
+    ``loss_scale="dynamic"`` starts at ``min(max_loss_scale, init_scale)`` and follows
+    :func:`next_scale_state`; any other value is a static scale that is never checked.
+    ``scale_factor`` is accepted and ignored (apex always used 2).
+    """
+
+    def __init__(
+        self,
+        loss_scale: Union[str, Number],
+        init_scale: Number = 2.0**16,
+        scale_factor: Number = 2.0,
+        scale_window: int = 2000,
+        min_loss_scale: Optional[Number] = None,
+        max_loss_scale: Optional[Number] = 2.0**24,
+    ) -> None:
+        if loss_scale == "dynamic":
+            self.dynamic = True
+            # The cap applies at start, the floor does not (spec §6.1).  A None cap raises
+            # Python's own TypeError here, as in apex.
+            self._loss_scale = min(max_loss_scale, init_scale)
+        else:
+            self.dynamic = False
+            self._loss_scale = loss_scale
+        self._max_loss_scale = max_loss_scale
+        self._min_loss_scale = min_loss_scale
+        self._scale_seq_len = scale_window
+        self._unskipped = 0
+        self._has_overflow = False
+        self._found_inf = _unscale.FoundInf()
+
+    # -- state read by scripts ------------------------------------------------------------
+
+    def loss_scale(self) -> Number:
+        """The current scale (a Python number)."""
+        return self._loss_scale
+
+    @property
+    def _has_overflow(self) -> bool:
+        """Result of the last check: syncs on the pending device flags (if any) once."""
+        if self._pending_flags:
+            self._overflow = bool(self._overflow or self._found_inf.any())
+            self._pending_flags = False
+        return self._overflow
+
+    @_has_overflow.setter
+    def _has_overflow(self, value: bool) -> None:
+        self._overflow = bool(value)
+        self._pending_flags = False
+
+    # -- one scale_loss exit ----------------------------------------------------------------
+
+    def clear_overflow_state(self) -> None:
+        """READY -> CHECKING: forget the previous result, zero the device flags lazily."""
+        self._has_overflow = False
+        self._found_inf.reset()
+
+    def unscale(
+        self,
+        model_grads: Sequence[torch.Tensor],
+        master_grads: Sequence[torch.Tensor],
+        unused_scale: Any = None,
+        models_are_masters: bool = False,
+        scale_override: Optional[Number] = None,
+    ) -> None:
+        """``master_grads[i] = model_grads[i] / scale`` (in place when they are the same
+        tensors), recording non-finite values for dynamic scalers (fused-build semantics:
+        every grad is processed even after an overflow)."""
+        scale = self._loss_scale if scale_override is None else scale_override
+        if scale == 1.0 and models_are_masters and not self.dynamic:
+            return
+        _unscale.unscale_into(
+            model_grads, master_grads, 1.0 / scale, self._found_inf if self.dynamic else None
+        )
+        self._pending_flags = self._pending_flags or (self.dynamic and len(model_grads) > 0)
+
+    def unscale_with_stashed(
+        self,
+        model_grads: Sequence[torch.Tensor],
+        stashed_master_grads: Sequence[torch.Tensor],
+        master_grads: Sequence[torch.Tensor],
+        scale_override: Optional[Tuple[Number, Number, Number]] = None,
+    ) -> None:
+        """``master_grads[i] = model_grads[i] / scale + stashed[i]``; only the new
+        ``model_grads`` are checked."""
+        grads_have_scale, stashed_have_scale, out_scale = (
+            (self._loss_scale, 1.0, 1.0) if scale_override is None else scale_override
+        )
+        _unscale.warn_once_if_not_fp32(master_grads)
+        _unscale.unscale_add_into(
+            model_grads,
+            stashed_master_grads,
+            master_grads,
+            out_scale / grads_have_scale,
+            out_scale / stashed_have_scale,
+            self._found_inf if self.dynamic else None,
+        )
+        self._pending_flags = self._pending_flags or (self.dynamic and len(model_grads) > 0)
+
+    def update_scale(self) -> bool:
+        """CHECKING -> READY: apply apex's rule once; returns whether to skip the step."""
+        overflow = self._has_overflow if self.dynamic else False
+        self._loss_scale, self._unskipped, skip = next_scale_state(
+            self._loss_scale,
+            self._unskipped,
+            overflow,
+            self.dynamic,
+            self._min_loss_scale,
+            self._max_loss_scale,
+            self._scale_seq_len,
+        )
+        return skip
+
+    def __repr__(self) -> str:
+        kind = "dynamic" if self.dynamic else "static"
+        return f"LossScaler({kind}, loss_scale={self._loss_scale!r}, unskipped={self._unskipped})"
+
+
+# --- amp.state_dict / amp.load_state_dict (spec §7) ----------------------------------------
+
+_GRAD_SCALER_KEYS = ("scale", "_growth_tracker")
+
+
+def _is_grad_scaler_state(sd: Mapping) -> bool:
+    return all(key in sd for key in _GRAD_SCALER_KEYS)
+
+
+def state_dict(destination: Optional[MutableMapping] = None) -> MutableMapping:
+    """``{'loss_scaler0': {'loss_scale': ..., 'unskipped': ...}, ...}``, one entry per
+    scaler, in order; written into ``destination`` (after its own keys) when given."""
+    if destination is None:
+        destination = collections.OrderedDict()
+    for idx, scaler in enumerate(_amp_state.loss_scalers):
+        destination["loss_scaler%d" % idx] = {
+            "loss_scale": scaler.loss_scale(),
+            "unskipped": scaler._unskipped,
+        }
+    return destination
+
+
+def load_state_dict(state_dict: Mapping) -> None:
+    """Restore scaler states from ``amp.state_dict()`` output (apex's rules, §7.2), or
+    from a ``torch.amp.GradScaler`` state dict (``scale`` -> loss scale,
+    ``_growth_tracker`` -> unskipped, applied to scaler 0)."""
+    scalers = _amp_state.loss_scalers
+    if _is_grad_scaler_state(state_dict):
+        from ..checkpoint import grad_scaler_to_apex
+
+        state_dict = grad_scaler_to_apex(state_dict)
+    if len(state_dict) != len(scalers):
+        warn_print(
+            "Warning: state_dict contains {} entries, while {} loss_scalers are used".format(
+                len(state_dict), len(scalers)
+            )
+        )
+    nb_loss_scalers = len(scalers)
+    unexpected_keys: List[str] = []
+    idx = 0
+    for key in state_dict:
+        if "loss_scaler" not in key:
+            unexpected_keys.append(key)
+            continue
+        if idx > nb_loss_scalers - 1:
+            warn_print(
+                "Skipping loss_scaler[{}], since num_losses was set to {}".format(
+                    idx, nb_loss_scalers
+                )
+            )
+            break
+        scalers[idx]._loss_scale = state_dict[key]["loss_scale"]
+        scalers[idx]._unskipped = state_dict[key]["unskipped"]
+        idx += 1
+    if unexpected_keys:
+        raise RuntimeError(
+            "Error(s) in loading state_dict. Unexpected key(s) in state_dict: {}. ".format(
+                ", ".join('"{}"'.format(k) for k in unexpected_keys)
+            )
+        )
