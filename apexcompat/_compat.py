@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import Any
+from typing import Any, List, Tuple, Union
 
 import torch
 from packaging.version import Version
+
+# What torch's foreach ops accept: a list or a tuple of tensors.
+TensorList = Union[List[torch.Tensor], Tuple[torch.Tensor, ...]]
+# "cpu", "cuda:1", torch.device("cuda", 0), ...
+DeviceLike = Union[str, torch.device]
 
 __all__ = [
     "torch_version",
@@ -34,6 +39,7 @@ __all__ = [
     "new_grad_scaler",
     "grad_scaler_supports_device",
     "has_device_generic_grad_scaler",
+    "register_state_dict_post_hook",
 ]
 
 
@@ -45,7 +51,7 @@ def torch_version() -> Version:
     return Version(torch.__version__.split("+")[0])
 
 
-def device_type_of(device: Any) -> str:
+def device_type_of(device: DeviceLike) -> str:
     """``"cuda"`` for ``"cuda"``, ``"cuda:1"``, ``torch.device("cuda", 1)``; same for others."""
     if isinstance(device, torch.device):
         return device.type
@@ -80,7 +86,7 @@ def _legacy_function(template: str, device_type: str) -> Any:
     return func
 
 
-def is_autocast_enabled(device_type: str) -> bool:
+def is_autocast_enabled(device_type: DeviceLike) -> bool:
     """Whether autocast is on for ``device_type`` ("cpu", "cuda", ...) in this thread.
 
     torch >= 2.4: ``torch.is_autocast_enabled(device_type)``. torch 2.2-2.3: the function
@@ -93,7 +99,7 @@ def is_autocast_enabled(device_type: str) -> bool:
     return bool(_legacy_function("is_autocast_{}enabled", device_type)())
 
 
-def set_autocast_enabled(device_type: str, enabled: bool) -> None:
+def set_autocast_enabled(device_type: DeviceLike, enabled: bool) -> None:
     """Switch autocast on/off for ``device_type`` in this thread (low level; prefer
     ``torch.autocast`` as a context manager).
 
@@ -107,7 +113,7 @@ def set_autocast_enabled(device_type: str, enabled: bool) -> None:
         _legacy_function("set_autocast_{}enabled", device_type)(enabled)
 
 
-def get_autocast_dtype(device_type: str) -> torch.dtype:
+def get_autocast_dtype(device_type: DeviceLike) -> torch.dtype:
     """The lower-precision dtype autocast uses for ``device_type`` in this thread
     (defaults: float16 for CUDA, bfloat16 for CPU).
 
@@ -123,7 +129,7 @@ def get_autocast_dtype(device_type: str) -> torch.dtype:
     return _legacy_function(template, device_type)()
 
 
-def set_autocast_dtype(device_type: str, dtype: torch.dtype) -> None:
+def set_autocast_dtype(device_type: DeviceLike, dtype: torch.dtype) -> None:
     """Set the lower-precision dtype autocast uses for ``device_type`` in this thread.
 
     torch >= 2.4: ``torch.set_autocast_dtype(device_type, dtype)``. torch 2.2-2.3:
@@ -198,7 +204,7 @@ def _has_amp_unscale_kernel(device_type: str) -> bool:
     return bool(grads[0][0].item() == 0.5)
 
 
-def has_amp_unscale_kernel(device_type: str) -> bool:
+def has_amp_unscale_kernel(device_type: DeviceLike) -> bool:
     """Whether ``torch._amp_foreach_non_finite_check_and_unscale_`` has a kernel for
     ``device_type`` (and the device is usable). Probed once per device type, cached.
 
@@ -216,7 +222,7 @@ def has_foreach_copy() -> bool:
     return hasattr(torch, "_foreach_copy_")
 
 
-def foreach_copy_(dst: list[torch.Tensor], src: list[torch.Tensor]) -> None:
+def foreach_copy_(dst: TensorList, src: TensorList) -> None:
     """Copy ``src[i]`` into ``dst[i]`` (with dtype conversion) in one fused call where
     torch has ``_foreach_copy_`` (2.1+), else one ``copy_`` per tensor."""
     if not dst:
@@ -248,7 +254,7 @@ def grad_scaler_class() -> type:
     return torch.cuda.amp.GradScaler
 
 
-def grad_scaler_supports_device(device_type: str) -> bool:
+def grad_scaler_supports_device(device_type: DeviceLike) -> bool:
     """Whether a working (enabled) GradScaler can exist for ``device_type`` here: CPU from
     torch 2.3; CUDA when a GPU is available; other devices when the generic class exists
     and the device is available."""
@@ -264,7 +270,7 @@ def grad_scaler_supports_device(device_type: str) -> bool:
     return bool(is_available()) if callable(is_available) else False
 
 
-def new_grad_scaler(device_type: str = "cuda", **kwargs: Any) -> Any:
+def new_grad_scaler(device_type: DeviceLike = "cuda", **kwargs: Any) -> Any:
     """Build a GradScaler for ``device_type`` without deprecation warnings on any release.
 
     torch >= 2.3: ``torch.amp.GradScaler(device_type, **kwargs)``. torch 2.2: only
@@ -281,3 +287,21 @@ def new_grad_scaler(device_type: str = "cuda", **kwargs: Any) -> Any:
             "(torch.amp.GradScaler arrived in 2.3)"
         )
     return cls(**kwargs)
+
+
+# --- nn.Module hooks ------------------------------------------------------------------------
+
+
+def register_state_dict_post_hook(module: torch.nn.Module, hook: Any) -> Any:
+    """Register ``hook(module, state_dict, prefix, local_metadata) -> None`` to run after
+    ``module.state_dict()`` filled in the module's entries; the hook edits ``state_dict`` in
+    place. Returns the removable handle.
+
+    Uses the public ``Module.register_state_dict_post_hook`` where it exists (torch >= 2.5,
+    pytorch#131690), else the private ``Module._register_state_dict_hook`` (torch 2.2-2.4),
+    which calls an in-place hook the same way.
+    """
+    register = getattr(module, "register_state_dict_post_hook", None)
+    if register is None:
+        register = module._register_state_dict_hook
+    return register(hook)
