@@ -1,0 +1,68 @@
+"""Turn .ci/matrix result lines (TSV) into the Markdown support table of docs/support-matrix.md.
+
+    python .ci/matrix-table.py results.tsv [--logs DIR]
+
+With ``--logs`` the failing test ids of each env (pytest's ``FAILED``/``ERROR`` summary lines in
+``DIR/ENV.log``) are listed under the table. A later line for the same env wins.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+FIELDS = ["env", "torch", "rc", "passed", "failed", "skipped", "errors", "seconds", "status"]
+
+
+def read_results(path: Path) -> dict[str, dict[str, str]]:
+    rows: dict[str, dict[str, str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = dict(zip(FIELDS, line.split("\t")))
+            rows[row["env"]] = row
+    return rows
+
+
+def env_sort_key(env: str) -> tuple:
+    m = re.fullmatch(r"torch(\d+)\.(\d+)(\w*)", env)
+    return (int(m[1]), int(m[2]), m[3]) if m else (99, 99, env)
+
+
+def result_word(row: dict[str, str]) -> str:
+    return {"passed": "pass", "failed": "**FAIL**", "skipped-disk": "skipped (disk)", "no-tests": "no tests"}.get(
+        row["status"], row["status"]
+    )
+
+
+def failures(log: Path) -> list[str]:
+    if not log.is_file():
+        return []
+    text = log.read_text(encoding="utf-8", errors="replace")
+    return re.findall(r"^(?:FAILED|ERROR) (\S+)", text, re.M)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("results", type=Path)
+    parser.add_argument("--logs", type=Path)
+    args = parser.parse_args()
+    rows = read_results(args.results)
+    print("| tox env | torch | result | passed | failed | skipped | errors | env wall time |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for env in sorted(rows, key=env_sort_key):
+        r = rows[env]
+        print(
+            f"| `{env}` | {r['torch']} | {result_word(r)} | {r['passed']} | {r['failed']} | {r['skipped']} "
+            f"| {r['errors']} | {r['seconds']} s |"
+        )
+    if args.logs:
+        for env in sorted(rows, key=env_sort_key):
+            ids = failures(args.logs / f"{env}.log")
+            if ids:
+                print(f"\nFailing in `{env}`:\n")
+                print("\n".join(f"- `{i}`" for i in ids))
+
+
+if __name__ == "__main__":
+    main()
