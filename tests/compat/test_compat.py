@@ -190,3 +190,21 @@ def test_new_grad_scaler_cuda_without_gpu_is_disabled_not_deprecated():
     assert not scaler.is_enabled()
     assert not [w for w in caught if issubclass(w.category, (DeprecationWarning, FutureWarning))]
     assert _compat.grad_scaler_supports_device("cuda") is False
+
+
+def test_state_dict_post_hook_edits_every_module_in_place(no_torch_warnings):
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Sequential(torch.nn.Linear(2, 1))).half()
+    seen = []
+
+    def upcast(module, state_dict, prefix, local_metadata):
+        seen.append(prefix)
+        for name, _ in module.named_parameters(recurse=False):
+            state_dict[prefix + name] = state_dict[prefix + name].float()
+
+    handles = [_compat.register_state_dict_post_hook(m, upcast) for m in model.modules()]
+    sd = model.state_dict()
+    assert sorted(seen) == ["", "0.", "1.", "1.0."]
+    assert {v.dtype for v in sd.values()} == {torch.float32}
+    for handle in handles:
+        handle.remove()
+    assert {v.dtype for v in model.state_dict().values()} == {torch.float16}
