@@ -80,7 +80,10 @@ def half_dtype_for(device_type: str) -> torch.dtype:
 def legacy_type_string(tensor: torch.Tensor) -> str:
     """The tensor's legacy type name as apex printed it: ``torch.cuda.HalfTensor`` on CUDA,
     ``torch.HalfTensor`` on the CPU."""
-    return tensor.type()
+    try:
+        return tensor.type()
+    except ValueError:  # an uninitialised (lazy) parameter refuses .type()
+        return torch.empty(0, dtype=tensor.dtype, device=tensor.device).type()
 
 
 def legacy_float_type_string(tensor: torch.Tensor) -> str:
