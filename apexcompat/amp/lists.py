@@ -92,25 +92,45 @@ BANNED_BCE_MESSAGE = (
     "allow_banned=True to `amp.init()`."
 )
 
+# --- torch.autocast's own float32 policy -----------------------------------------------------
+#
+# Names (in apex's spelling) of the ops that CUDA autocast runs in float32 -- its fp32 list
+# and its fp32-unless-a-dtype-is-given list (spec §10.1).  Losses computed through
+# log_softmax/nll_loss (cross_entropy) count as float32.
+
+AUTOCAST_FP32_CUDA: Tuple[str, ...] = (
+    "acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p",
+    "reciprocal", "rsqrt", "sinh", "tan", "pow", "__pow__", "__rpow__", "softplus",
+    "layer_norm", "rms_norm", "group_norm", "norm", "cosine_similarity",
+    "poisson_nll_loss", "cosine_embedding_loss", "nll_loss", "hinge_embedding_loss", "kl_div",
+    "l1_loss", "smooth_l1_loss", "huber_loss", "mse_loss", "margin_ranking_loss",
+    "multilabel_margin_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
+    "binary_cross_entropy_with_logits", "cross_entropy", "dist", "pdist", "cdist", "renorm",
+    "logsumexp", "prod", "softmax", "log_softmax", "cumprod", "cumsum", "sum",
+)
+
 # --- CPU float32 fix-ups ----------------------------------------------------------------------
 #
 # Ops that CUDA float16 autocast runs in float32 (as apex did) but CPU float16 autocast
-# leaves in float16, measured on torch 2.13 (see /work/team/differences.md and
-# tests/shim/test_o1_op_dtypes.py).  The optional CPU fix-up mode casts their floating
-# inputs to float32.  Keys: namespace -> attribute names.
+# leaves in float16, measured on torch 2.13 (see tests/shim/test_o1_op_dtypes.py).  The
+# optional CPU fix-up mode (``apexcompat._autocast.set_cpu_fp32_fixups``) casts their
+# floating inputs to float32.  Keys: namespace -> attribute names.
+
+_CPU_KEPT_HALF_TORCH: Tuple[str, ...] = (
+    "softmax", "log_softmax", "exp", "expm1", "log", "log10", "log2", "log1p", "acos", "asin",
+    "cosh", "sinh", "tan", "erfinv", "reciprocal", "rsqrt", "pow", "sum", "cumsum", "cumprod",
+    "norm", "renorm", "logsumexp", "dist",
+)
 
 CPU_FP32_FIXUPS: Dict[str, Tuple[str, ...]] = {
-    "torch.nn.functional": ("softmax", "log_softmax", "layer_norm", "group_norm", "softplus"),
-    "torch": (
-        "softmax", "log_softmax", "layer_norm", "group_norm",
-        "exp", "expm1", "log", "log10", "log2", "log1p", "acos", "asin", "cosh", "sinh",
-        "tan", "erfinv", "reciprocal", "rsqrt", "pow", "sum", "prod", "cumsum", "cumprod",
-        "norm", "renorm", "logsumexp",
+    "torch.nn.functional": (
+        "softmax", "log_softmax", "layer_norm", "group_norm", "softplus", "cosine_similarity",
     ),
-    "torch.Tensor": (
-        "softmax", "log_softmax",
-        "exp", "expm1", "log", "log10", "log2", "log1p", "acos", "asin", "cosh", "sinh",
-        "tan", "erfinv", "reciprocal", "rsqrt", "pow", "sum", "prod", "cumsum", "cumprod",
-        "norm", "renorm", "logsumexp", "__pow__", "__rpow__",
-    ),
+    "torch": _CPU_KEPT_HALF_TORCH + ("layer_norm", "group_norm", "cosine_similarity"),
+    "torch.Tensor": _CPU_KEPT_HALF_TORCH + ("__pow__", "__rpow__"),
 }
+
+#: Every op name the CPU fix-ups cover (apex spelling).
+CPU_KEPT_HALF: Tuple[str, ...] = tuple(
+    sorted({name for names in CPU_FP32_FIXUPS.values() for name in names})
+)
