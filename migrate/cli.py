@@ -1,3 +1,286 @@
-"""Placeholder; being written (command line)."""
-def main(argv=None) -> int:
-    raise SystemExit("apexcompat-migrate: not implemented yet")
+"""The command line: ``apexcompat-migrate PATH...`` (and ``python -m migrate``).
+
+Rewrites in place by default (refusing files with uncommitted git changes unless
+``--allow-dirty``); ``--diff`` prints a ``git apply``-able diff and ``--check`` only reports,
+neither writes.  Exit status: 0 done with nothing left, 1 changes pending (``--check`` /
+``--diff``) or sites needing manual work or files that could not be parsed or written,
+2 usage or internal error.  Heavy imports (LibCST, the rules) happen only once a file
+passes the byte prefilter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from typing import List, Optional, Sequence, Tuple
+
+from . import __version__
+from .codes import DIRTY, DRIVER_CODES, UNREADABLE, WRITE_FAILED
+from .findings import Finding
+from .report import FORMATS, RunStats, render_github, render_json, render_text, shown, summary_line, unified_diff
+from .settings import DEFAULT_TARGET_TORCH, TARGETS, Settings
+
+PROG = "apexcompat-migrate"
+
+
+class UsageError(Exception):
+    """Bad arguments: reported as ``apexcompat-migrate: error: ...`` with exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Rewrite apex (apex.amp, apex.parallel, apex.fp16_utils, fused kernels) "
+        "training code into native PyTorch. Rewrites files in place; use --diff or --check "
+        "to only look.",
+    )
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories; '-' reads stdin and writes stdout")
+    mode = parser.add_argument_group("what to do")
+    mode.add_argument("--diff", action="store_true", help="print a git-apply-able unified diff instead of writing")
+    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything would change or needs manual work")
+    mode.add_argument("--allow-dirty", action="store_true", help="also rewrite files that have uncommitted changes in git")
+    rules = parser.add_argument_group("what to migrate to")
+    rules.add_argument("--to", choices=TARGETS, default="native", help="native: plain PyTorch (default); shim: apexcompat.amp, the smallest change")
+    rules.add_argument("--target-torch", metavar="X.Y", help="oldest torch the migrated code must run on (default: the installed torch, else %d.%d)" % DEFAULT_TARGET_TORCH)
+    rules.add_argument("--select", action="append", default=[], metavar="CODES", help="only these rule codes or prefixes (comma-separated, e.g. APX1,APX301)")
+    rules.add_argument("--ignore", action="append", default=[], metavar="CODES", help="skip these rule codes or prefixes (comma-separated)")
+    files = parser.add_argument_group("which files")
+    files.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip paths matching GLOB while walking directories (repeatable)")
+    files.add_argument("--stdin-filename", metavar="PATH", help="the name to report for source read from stdin ('-')")
+    output = parser.add_argument_group("how to run and report")
+    output.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: the number of CPUs)")
+    output.add_argument("--output-format", choices=FORMATS, default="text", help="findings as text (default), json or GitHub annotations")
+    output.add_argument("-q", "--quiet", action="store_true", help="print only what needs action; no summary, no progress")
+    output.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser
+
+
+def installed_torch_version() -> Optional[Tuple[int, int]]:
+    """The installed torch's X.Y from its distribution metadata, without importing torch."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover - Python < 3.8
+        return None
+    try:
+        text = version("torch")
+    except PackageNotFoundError:
+        return None
+    match = re.match(r"(\d+)\.(\d+)", text)
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def _codes(values: Sequence[str]) -> List[str]:
+    return [c.strip().upper() for v in values for c in v.split(",") if c.strip()]
+
+
+def _known_codes() -> List[str]:
+    from .triggers import RULES_ENV, imported_rule_triggers, static_rule_triggers
+
+    table = None if os.environ.get(RULES_ENV) else static_rule_triggers()
+    if table is None:
+        table = imported_rule_triggers()
+    return sorted({c for codes, _ in table for c in codes} | set(DRIVER_CODES))
+
+
+def make_settings(args: argparse.Namespace) -> Settings:
+    if args.target_torch is not None:
+        match = re.fullmatch(r"(\d+)\.(\d+)", args.target_torch.strip())
+        if not match:
+            raise UsageError(f"--target-torch takes a version like 2.4, not {args.target_torch!r}")
+        target_torch = (int(match[1]), int(match[2]))
+    else:
+        target_torch = installed_torch_version() or DEFAULT_TARGET_TORCH
+    select, ignore = _codes(args.select), _codes(args.ignore)
+    if select or ignore:
+        known = _known_codes()
+        for code in select + ignore:
+            if not any(k.startswith(code) for k in known):
+                raise UsageError(
+                    f"unknown rule code or prefix {code!r} in --select/--ignore "
+                    f"(known codes: {', '.join(known)})"
+                )
+    return Settings(
+        target=args.to,
+        target_torch=target_torch,
+        select=frozenset(select) if select else None,
+        ignore=frozenset(ignore),
+    )
+
+
+class Run:
+    """One invocation: walks, prefilters, migrates, writes or prints, and reports."""
+
+    def __init__(self, args: argparse.Namespace, settings: Settings) -> None:
+        self.args = args
+        self.settings = settings
+        self.mode = "check" if args.check else "diff" if args.diff else "write"
+        self.stats = RunStats(mode=self.mode)
+        # stdout carries the diff (or the code, for stdin): then findings go to stderr
+        self.findings_stream = sys.stderr if (args.diff or self._stdin_mode()) else sys.stdout
+        self.diffs: List[bytes] = []
+
+    def _stdin_mode(self) -> bool:
+        return self.args.paths == ["-"]
+
+    def _driver_code_shown(self, code: str) -> bool:
+        return not any(code.startswith(p) for p in self.settings.ignore)
+
+    def add(self, findings: Sequence[Finding]) -> None:
+        self.stats.findings.extend(
+            f for f in findings if f.code not in DRIVER_CODES or self._driver_code_shown(f.code)
+        )
+
+    def triggers(self) -> Optional[Tuple[bytes, ...]]:
+        from .triggers import enabled_triggers
+
+        return enabled_triggers(self.settings.code_enabled)
+
+    # -- the stdin form -----------------------------------------------------------------
+    def run_stdin(self) -> None:
+        from .walk import prefilter
+
+        source = sys.stdin.buffer.read()
+        path = self.args.stdin_filename or "-"
+        self.stats.checked = 1
+        new = source
+        if prefilter(source, self.triggers()):
+            from .pipeline import migrate_all
+
+            (result,) = list(migrate_all([(path, source)], self.settings, 1))
+            self.stats.parsed = 1
+            self.add(result.all_findings())
+            new = result.new
+        if new != source:
+            self.stats.changed = 1
+        if self.mode == "write":
+            sys.stdout.buffer.write(new)
+        elif self.mode == "diff" and new != source:
+            sys.stdout.buffer.write(unified_diff(source, new, path))
+        sys.stdout.flush()
+
+    # -- files and directories ----------------------------------------------------------
+    def run_paths(self) -> None:
+        from .progress import Progress
+        from .walk import prefilter, walk
+
+        walked = walk(self.args.paths, exclude=self.args.exclude)
+        if walked.missing:
+            raise UsageError("no such file or directory: " + ", ".join(walked.missing))
+        self.add(walked.findings)
+        self.stats.checked = len(walked.files)
+        progress = Progress(len(walked.files), enabled=not self.args.quiet)
+        triggers = self.triggers()
+        jobs, where = [], []
+        for path, shown_path in walked.files:
+            try:
+                with open(path, "rb") as fh:
+                    source = fh.read()
+            except OSError as exc:
+                self.add([Finding(shown_path, 0, 0, UNREADABLE, f"could not read the file: {exc.strerror or exc}")])
+                progress.advance()
+                continue
+            if prefilter(source, triggers):
+                jobs.append((shown_path, source))
+                where.append(path)
+            else:
+                progress.advance()
+        self.stats.parsed = len(jobs)
+        if jobs:
+            from .pipeline import default_workers, migrate_all
+            from .write import DirtyGuard
+
+            guard = None if (self.mode != "write" or self.args.allow_dirty) else DirtyGuard()
+            workers = self.args.jobs or default_workers()
+            for path, result in zip(where, migrate_all(jobs, self.settings, workers)):
+                self.add(result.all_findings())
+                if result.changed:
+                    self.stats.changed += 1
+                    self._emit(path, result.path, result.old, result.new, guard)
+                progress.advance()
+        progress.close()
+
+    def _emit(self, path: str, shown_path: str, old: bytes, new: bytes, guard) -> None:
+        from .write import WriteRefused, atomic_write
+
+        if self.mode == "diff":
+            self.diffs.append(unified_diff(old, new, shown_path))
+            return
+        if self.mode == "check":
+            return
+        problem = guard.problem(path) if guard is not None else None
+        if problem is not None:
+            self.add([Finding(shown_path, 0, 0, DIRTY, problem)])
+            self.stats.changed -= 1
+            return
+        try:
+            atomic_write(path, new)
+        except WriteRefused as refused:
+            self.add([Finding(shown_path, 0, 0, refused.code, refused.message)])
+            self.stats.changed -= 1
+        except OSError as exc:
+            self.add([Finding(shown_path, 0, 0, WRITE_FAILED, f"could not write the file, original left intact: {exc.strerror or exc}")])
+            self.stats.changed -= 1
+
+    # -- reporting ----------------------------------------------------------------------
+    def report(self) -> int:
+        if self.diffs:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(b"".join(self.diffs))
+            sys.stdout.flush()
+        self.stats.findings.sort(key=lambda f: (f.path, f.line, f.col, f.code, f.message))
+        stream = self.findings_stream
+        fmt = self.args.output_format
+        if fmt == "json":
+            stream.write(render_json(self.stats))
+        else:
+            visible = shown(self.stats.findings, quiet=self.args.quiet)
+            stream.write(render_github(visible) if fmt == "github" else render_text(visible))
+            if not self.args.quiet:
+                stream.write(summary_line(self.stats) + "\n")
+        stream.flush()
+        status = self.stats.exit_status()
+        if status == 2:
+            sys.stderr.write(
+                f"{PROG}: error: a rule failed on some files (APX002 above); those files were "
+                "left unchanged. Please report it with the file; meanwhile --ignore the codes "
+                "named there to migrate the rest.\n"
+            )
+        return status
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if not args.paths:
+            raise UsageError("no paths given: pass files or directories to migrate (or '-' for stdin)")
+        if "-" in args.paths and len(args.paths) > 1:
+            raise UsageError("'-' (stdin) cannot be combined with other paths")
+        if args.stdin_filename and args.paths != ["-"]:
+            raise UsageError("--stdin-filename only goes with '-' (reading stdin)")
+        if args.jobs is not None and args.jobs < 1:
+            raise UsageError("--jobs must be at least 1")
+        run = Run(args, make_settings(args))
+        if args.paths == ["-"]:
+            run.run_stdin()
+        else:
+            run.run_paths()
+        return run.report()
+    except UsageError as exc:
+        parser.print_usage(sys.stderr)
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{PROG}: interrupted; files already written are complete, the rest untouched\n")
+        return 130
+    except Exception as exc:  # a bug of ours: say what to do instead of a bare traceback
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.write(
+            f"{PROG}: internal error: {type(exc).__name__}: {exc}. Please report it with the "
+            "traceback above; files written so far are complete, the others untouched.\n"
+        )
+        return 2

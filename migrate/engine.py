@@ -1,20 +1,30 @@
-"""Migrate one source text: parse, run the enabled rules in order, return the new bytes and
-the findings.  No file system access here (see ``walk`` and ``write``)."""
+"""Migrate one source text: parse, run the enabled rules in order, check that the result
+compiles, return the new bytes and the findings.  No file system access here (see ``walk``,
+``pipeline`` and ``write``)."""
 
 from __future__ import annotations
 
+import importlib
+import os
+import re
+import sys
+import traceback
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Type
+from typing import List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile
 
+from .codes import INTERNAL_ERROR, PARSE_ERROR, UNDECODABLE
 from .findings import Finding
 from .rules import ALL_RULES
 from .rules.base import Rule
 from .settings import Settings
+from .triggers import RULES_ENV
+from .write import compile_error
 
-PARSE_ERROR_CODE = "APX001"
+PARSE_ERROR_CODE = PARSE_ERROR  # kept for callers of the first version
+_LIBCST_POSITION = re.compile(r"error at (\d+):(\d+)")
 
 
 @dataclass
@@ -23,11 +33,124 @@ class MigrationResult:
     old: bytes
     new: bytes
     findings: List[Finding] = field(default_factory=list)
+    #: set when the file was left alone because it could not be parsed or decoded
     parse_error: Optional[Finding] = None
+    #: set when a rule crashed or produced code that does not compile (file left alone)
+    internal_error: Optional[Finding] = None
 
     @property
     def changed(self) -> bool:
         return self.new != self.old
+
+    def all_findings(self) -> List[Finding]:
+        extra = [f for f in (self.parse_error, self.internal_error) if f is not None]
+        return sorted(set(self.findings).union(extra))
+
+
+def default_rules() -> Sequence[Type[Rule]]:
+    """``ALL_RULES``, or the rules named in ``$APEXCOMPAT_MIGRATE_RULES`` (``module:Class``
+    entries, comma-separated): a seam for testing the driver with rules of its own."""
+    spec = os.environ.get(RULES_ENV)
+    if not spec:
+        return ALL_RULES
+    rules = []
+    for entry in spec.split(","):
+        module_name, _, class_name = entry.strip().partition(":")
+        rules.append(getattr(importlib.import_module(module_name), class_name))
+    return rules
+
+
+def enabled_rules(
+    settings: Settings, rules: Optional[Sequence[Type[Rule]]] = None
+) -> List[Type[Rule]]:
+    """The rules (default: ``ALL_RULES``) with at least one code enabled by ``settings``."""
+    return [r for r in (default_rules() if rules is None else rules) if r.applies_to(settings)]
+
+
+def _has_work(rule_cls: Type[Rule], source: bytes) -> bool:
+    triggers = rule_cls.TRIGGERS
+    return not triggers or any(t in source for t in triggers)
+
+
+def _error_finding(path: str, code: str, message: str, exc: Optional[SyntaxError]) -> Finding:
+    line = (exc.lineno or 1) if exc is not None else 1
+    col = (exc.offset or 1) if exc is not None else 1
+    return Finding(path=path, line=line, col=max(col, 1), code=code, message=message)
+
+
+def _parse_failure(source: bytes, path: str, exc: Exception) -> Finding:
+    """A finding that points at the real error: CPython's parser gives the exact position
+    and a better message than LibCST's native parser (which reports 1:1)."""
+    if isinstance(exc, cst.ParserSyntaxError):
+        py_error = compile_error(source, path)
+        if py_error is not None and py_error.lineno:
+            return _error_finding(
+                path,
+                PARSE_ERROR,
+                f"could not parse, file left unchanged: {py_error.msg}",
+                py_error,
+            )
+        match = _LIBCST_POSITION.search(str(exc))
+        line, col = (int(match[1]), int(match[2])) if match else (exc.editor_line, exc.editor_column)
+        first_line = exc.message.splitlines()[0] if exc.message else "syntax error"
+        return Finding(path, line, max(col, 1), PARSE_ERROR, f"could not parse, file left unchanged: {first_line}")
+    # LibCST raises a plain SyntaxError for encoding problems (bad cookie, invalid bytes)
+    return Finding(path, 1, 1, UNDECODABLE, f"could not decode, file left unchanged: {exc}")
+
+
+class RuleCrashed(Exception):
+    """A rule raised; carries the rule so the finding can name its codes."""
+
+    def __init__(self, rule: Type[Rule], error: BaseException) -> None:
+        super().__init__(str(error))
+        self.rule = rule
+        self.error = error
+
+
+def _run_rules(
+    module: cst.Module,
+    source: bytes,
+    path: str,
+    settings: Settings,
+    rules: Sequence[Type[Rule]],
+    findings: List[Finding],
+) -> Tuple[cst.Module, List[Type[Rule]]]:
+    """Apply ``rules`` in order, skipping those whose triggers ``source`` lacks; returns the
+    module and the rules that ran."""
+    ran: List[Type[Rule]] = []
+    for rule_cls in rules:
+        if not _has_work(rule_cls, source):
+            continue
+        context = CodemodContext(filename=path)
+        try:
+            module = rule_cls(context, settings, findings).transform_module(module)
+        except SkipFile:
+            continue
+        except Exception as exc:
+            raise RuleCrashed(rule_cls, exc) from exc
+        ran.append(rule_cls)
+    return module, ran
+
+
+def _codes_of(rules: Sequence[Type[Rule]]) -> str:
+    return ", ".join(sorted({c for r in rules for c in r.CODES})) or "none"
+
+
+def _find_breaking_rule(
+    module: cst.Module, source: bytes, path: str, settings: Settings, rules: Sequence[Type[Rule]]
+) -> Optional[Type[Rule]]:
+    """Re-run the rules one at a time to name the first whose output does not compile."""
+    current = module
+    for rule_cls in rules:
+        if not _has_work(rule_cls, source):
+            continue
+        try:
+            current = rule_cls(CodemodContext(filename=path), settings, []).transform_module(current)
+        except SkipFile:
+            continue
+        if compile_error(current.bytes, path) is not None:
+            return rule_cls
+    return None
 
 
 def migrate_source(
@@ -40,30 +163,60 @@ def migrate_source(
 
     ``source`` is the file's raw bytes; LibCST detects the encoding (cookie, BOM) and the
     newline style and gives them back unchanged in ``module.bytes``.  A file that does not
-    parse comes back unchanged with a ``parse_error`` finding.
+    parse comes back unchanged with a ``parse_error`` finding.  The new text is only
+    returned when it compiles under the running Python; otherwise the file comes back
+    unchanged with an ``internal_error`` finding that names the rule codes involved.
     """
     try:
         module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
+    except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as exc:
+        return MigrationResult(path, source, source, parse_error=_parse_failure(source, path, exc))
+    active = enabled_rules(settings, rules)
+    findings: List[Finding] = []
+    try:
+        new_module, ran = _run_rules(module, source, path, settings, active, findings)
+        new = new_module.bytes
+    except RuleCrashed as crash:  # a bug in a rule must not stop the whole run
+        exc = crash.error
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
         return MigrationResult(
             path,
             source,
             source,
-            parse_error=Finding(
-                path=path,
-                line=exc.editor_line,
-                col=exc.editor_column,
-                code=PARSE_ERROR_CODE,
-                message=f"could not parse, file left unchanged: {exc.message}",
+            [f for f in findings if not f.fixed],
+            internal_error=Finding(
+                path, 1, 1, INTERNAL_ERROR,
+                f"internal error, file left unchanged: rule {crash.rule.__name__} raised "
+                f"{type(exc).__name__}: {exc} (at {os.path.basename(frame.filename)}:"
+                f"{frame.lineno}; codes involved: {_codes_of([crash.rule])})",
             ),
         )
-    findings: List[Finding] = []
-    for rule_cls in rules if rules is not None else ALL_RULES:
-        if not rule_cls.applies_to(settings):
-            continue
-        context = CodemodContext(filename=path)
-        try:
-            module = rule_cls(context, settings, findings).transform_module(module)
-        except SkipFile:
-            continue
-    return MigrationResult(path, source, module.bytes, sorted(set(findings)))
+    if new != source:
+        error = compile_error(new, path)
+        if error is not None:
+            original_error = compile_error(source, path)
+            if original_error is not None:
+                return MigrationResult(
+                    path, source, source,
+                    parse_error=_error_finding(
+                        path, PARSE_ERROR,
+                        "does not compile under Python "
+                        f"{sys.version_info[0]}.{sys.version_info[1]}, file left unchanged: "
+                        f"{original_error.msg}",
+                        original_error,
+                    ),
+                )
+            culprit = _find_breaking_rule(module, source, path, settings, active)
+            involved = _codes_of([culprit]) if culprit is not None else _codes_of(ran)
+            name = f"rule {culprit.__name__} " if culprit is not None else "the rules "
+            return MigrationResult(
+                path, source, source,
+                [f for f in findings if not f.fixed],
+                internal_error=_error_finding(
+                    path, INTERNAL_ERROR,
+                    f"internal error, file left unchanged: {name}produced code that does not "
+                    f"compile ({error.msg} at line {error.lineno}; codes involved: {involved})",
+                    None,
+                ),
+            )
+    return MigrationResult(path, source, new, sorted(set(findings)))

@@ -1,0 +1,39 @@
+"""The driver's own finding codes (APX0xx): problems with files rather than with apex usage.
+
+Kept apart from the rules so that the command line can name them without importing LibCST.
+"""
+
+from __future__ import annotations
+
+from typing import Dict
+
+PARSE_ERROR = "APX001"
+INTERNAL_ERROR = "APX002"
+UNREADABLE = "APX003"
+READ_ONLY = "APX004"
+DIRTY = "APX005"
+VENDORED_APEX = "APX006"
+UNDECODABLE = "APX007"
+WRITE_FAILED = "APX008"
+SYMLINK_LOOP = "APX009"
+
+DRIVER_CODES: Dict[str, str] = {
+    PARSE_ERROR: "The file does not parse under the running Python (e.g. Python 2 syntax, "
+    "`.cuda(async=True)`); it is reported with its line and column and left unchanged.",
+    INTERNAL_ERROR: "A rule failed on this file or produced code that does not compile; "
+    "the file is left unchanged. Please report it; `--ignore` the named codes to go on.",
+    UNREADABLE: "The file could not be read (permissions, I/O error).",
+    READ_ONLY: "The file would be rewritten but is read-only; it is not written (the tool "
+    "never changes permissions).",
+    DIRTY: "The file has uncommitted changes in git; it is not written so that nothing of "
+    "yours is mixed into the migration diff. Commit or stash first, or pass `--allow-dirty`.",
+    VENDORED_APEX: "A vendored copy of apex itself (an `apex/` package tree) is skipped.",
+    UNDECODABLE: "The file's bytes do not match its encoding (cookie, BOM or UTF-8); it is "
+    "left unchanged.",
+    WRITE_FAILED: "Writing the rewritten file failed; the original is left intact.",
+    SYMLINK_LOOP: "A symbolic link that leads back into a directory already walked is not "
+    "followed.",
+}
+
+#: driver codes that mean the run could not finish its work (exit status 1)
+BLOCKING = frozenset({PARSE_ERROR, UNREADABLE, READ_ONLY, DIRTY, UNDECODABLE, WRITE_FAILED})

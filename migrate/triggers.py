@@ -1,0 +1,103 @@
+"""The prefilter's byte triggers, known without importing LibCST.
+
+Importing the rules means importing LibCST (about 0.4 s); most runs on a big tree find only
+a few files (often none) that mention apex, so the command line reads the rule modules'
+``CODES`` and ``TRIGGERS`` literals with ``ast`` instead, and imports the rules only when a
+file passes the prefilter.  Whenever the literals cannot be read statically, it falls back
+to importing the rules, so the prefilter is never narrower than the rules themselves.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from typing import Callable, List, Optional, Sequence, Tuple
+
+#: test seam: ``module:Class,...`` replaces the registered rules (see ``engine.default_rules``)
+RULES_ENV = "APEXCOMPAT_MIGRATE_RULES"
+RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
+
+#: (codes, triggers) per rule class; empty triggers mean "every file"
+RuleTriggers = Tuple[Tuple[str, ...], Tuple[bytes, ...]]
+
+
+def _class_literals(node: ast.ClassDef) -> Optional[RuleTriggers]:
+    codes = triggers = None
+    for stmt in node.body:
+        targets: List[ast.expr] = []
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            targets, value = [stmt.target], stmt.value
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id in ("CODES", "TRIGGERS"):
+                literal = ast.literal_eval(value)  # ValueError when not a literal
+                if target.id == "CODES":
+                    codes = tuple(literal)
+                else:
+                    triggers = tuple(literal)
+    if codes is None:
+        return None  # not a rule (or one inheriting its codes: handled by the caller)
+    if triggers is not None and not all(isinstance(t, bytes) for t in triggers):
+        raise ValueError("TRIGGERS must be bytes")
+    return codes, triggers or ()
+
+
+def static_rule_triggers(rules_dir: str = RULES_DIR) -> Optional[List[RuleTriggers]]:
+    """``(codes, triggers)`` of every class in the rule modules that declares ``CODES``,
+    read from the source; ``None`` when some module cannot be read that way."""
+    found: List[RuleTriggers] = []
+    try:
+        names = sorted(
+            os.path.join(folder, n)
+            for folder, _, files in os.walk(rules_dir)
+            for n in files
+            if n.endswith(".py")
+        )
+        for name in names:
+            with open(name, "rb") as fh:
+                tree = ast.parse(fh.read(), name)
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef):
+                    entry = _class_literals(node)
+                    if entry is not None:
+                        found.append(entry)
+                    elif _assigns(node, "TRIGGERS"):
+                        return None  # triggers without codes: cannot attribute them
+    except (OSError, SyntaxError, ValueError):
+        return None
+    return found
+
+
+def _assigns(node: ast.ClassDef, name: str) -> bool:
+    return any(
+        isinstance(stmt, (ast.Assign, ast.AnnAssign))
+        and any(isinstance(t, ast.Name) and t.id == name for t in getattr(stmt, "targets", [getattr(stmt, "target", None)]))
+        for stmt in node.body
+    )
+
+
+def imported_rule_triggers() -> List[RuleTriggers]:
+    """The same, from the imported rules (imports LibCST)."""
+    from .engine import default_rules
+
+    return [(tuple(rule.CODES), tuple(rule.TRIGGERS)) for rule in default_rules()]
+
+
+def enabled_triggers(
+    code_enabled: Callable[[str], bool], rule_triggers: Optional[Sequence[RuleTriggers]] = None
+) -> Optional[Tuple[bytes, ...]]:
+    """The union of triggers over rules with an enabled code; ``None`` means every file
+    qualifies (some enabled rule declares no trigger)."""
+    if rule_triggers is None:
+        rule_triggers = None if os.environ.get(RULES_ENV) else static_rule_triggers()
+        if rule_triggers is None:
+            rule_triggers = imported_rule_triggers()
+    union: List[bytes] = []
+    for codes, triggers in rule_triggers:
+        if not any(code_enabled(code) for code in codes):
+            continue
+        if not triggers:
+            return None
+        union.extend(t for t in triggers if t not in union)
+    return tuple(union)

@@ -1,0 +1,247 @@
+"""Find the files to migrate: walk the given paths, skip what is not the user's code, and
+keep only the files whose bytes mention something a rule cares about (the prefilter).
+
+Skipped while walking a directory: ``.git`` and other VCS folders, virtualenvs (any folder
+holding ``pyvenv.cfg``, or named ``.venv``/``venv``), ``site-packages``, ``node_modules``,
+``build``, ``dist``, ``.tox``, ``__pycache__``, whatever git ignores (``.gitignore`` files,
+``.git/info/exclude``, the global excludes: asked from git once per repository and walk
+root, so git's own semantics apply), ``--exclude`` globs, and vendored copies of apex
+itself (reported).  Files named explicitly on the command line are always taken.
+Symbolic links are followed, but never into a directory already on the current path.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from .codes import SYMLINK_LOOP, VENDORED_APEX
+from .findings import Finding
+
+SKIP_DIR_NAMES = frozenset(
+    {
+        ".git", ".hg", ".svn", ".venv", "venv", "site-packages", "node_modules", "build",
+        "dist", ".tox", ".nox", "__pycache__", ".mypy_cache", ".pytest_cache", ".eggs",
+    }
+)
+PYTHON_SUFFIXES = (".py",)
+#: subpackages of apex; an ``apex/`` folder with ``__init__.py`` and one of these is apex
+_APEX_SUBPACKAGES = (
+    "amp", "fp16_utils", "parallel", "optimizers", "normalization", "contrib",
+    "multi_tensor_apply", "RNN", "transformer", "mlp",
+)
+
+
+@dataclass
+class WalkResult:
+    #: (absolute path, path as shown to the user), in a deterministic order
+    files: List[Tuple[str, str]] = field(default_factory=list)
+    findings: List[Finding] = field(default_factory=list)
+    #: paths given on the command line that do not exist
+    missing: List[str] = field(default_factory=list)
+
+
+def display_path(path: str, cwd: Optional[str] = None) -> str:
+    """``path`` relative to ``cwd`` with forward slashes when it lies below it, else absolute."""
+    cwd = cwd or os.getcwd()
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute, cwd)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return absolute.replace(os.sep, "/")
+    return rel.replace(os.sep, "/")
+
+
+def is_vendored_apex(directory: str, names: Iterable[str]) -> bool:
+    """Whether ``directory`` (whose entries are ``names``) is a copy of the apex package."""
+    if os.path.basename(directory) != "apex":
+        return False
+    entries = set(names)
+    if "amp" in entries and os.path.isdir(os.path.join(directory, "amp")):
+        return True
+    return "__init__.py" in entries and any(
+        sub in entries and os.path.isdir(os.path.join(directory, sub)) for sub in _APEX_SUBPACKAGES
+    )
+
+
+def find_repo_root(directory: str, cache: Dict[str, Optional[str]]) -> Optional[str]:
+    """The work tree root of the git repository holding ``directory`` (``None`` outside any)."""
+    trail = []
+    current = os.path.abspath(directory)
+    root: Optional[str] = None
+    while True:
+        if current in cache:
+            root = cache[current]
+            break
+        trail.append(current)
+        if os.path.exists(os.path.join(current, ".git")):
+            root = current
+            break
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    for seen in trail:
+        cache[seen] = root
+    return root
+
+
+def git_ignored(directory: str) -> Optional[Set[str]]:
+    """Absolute paths under ``directory`` that git ignores (folders end with ``/``).
+
+    One ``git ls-files --others --ignored --exclude-standard --directory`` per call: git
+    lists ignored folders once instead of every file inside them, and leaves tracked files
+    out (a tracked file is never ignored).  ``None`` when git is unavailable.
+    """
+    try:
+        proc = subprocess.run(
+            ["git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
+            cwd=directory,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+    except OSError:
+        return None
+    if proc.returncode != 0:
+        return None
+    base = os.path.abspath(directory)
+    ignored = set()
+    for entry in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if entry:
+            path = os.path.join(base, entry.rstrip("/"))
+            ignored.add(path + "/" if entry.endswith("/") else path)
+    return ignored
+
+
+class Walker:
+    """Walks paths; holds the per-repository ignore sets so that git runs once each."""
+
+    def __init__(self, exclude: Sequence[str] = (), use_gitignore: bool = True, cwd: Optional[str] = None):
+        self.exclude = list(exclude)
+        self.use_gitignore = use_gitignore
+        self.cwd = cwd or os.getcwd()
+        self._repo_cache: Dict[str, Optional[str]] = {}
+        self._ignored: Dict[str, Set[str]] = {}
+        self._seen_files: Set[str] = set()
+        self._seen_dirs: Set[str] = set()
+
+    def walk(self, paths: Sequence[str]) -> WalkResult:
+        result = WalkResult()
+        for path in paths:
+            if os.path.isdir(path):
+                self._load_ignores(path)
+                real = os.path.realpath(path)
+                self._walk_dir(os.path.abspath(path), result, ancestors=(real,))
+            elif os.path.exists(path):
+                self._add_file(os.path.abspath(path), result)
+            else:
+                result.missing.append(path)
+        return result
+
+    # -- helpers -------------------------------------------------------------------------
+    def _excluded(self, path: str, name: str) -> bool:
+        if not self.exclude:
+            return False
+        rel = display_path(path, self.cwd)
+        return any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(name, pat) for pat in self.exclude)
+
+    def _load_ignores(self, directory: str, nested: bool = False) -> None:
+        if not self.use_gitignore:
+            return
+        key = os.path.abspath(directory)
+        if key in self._ignored:
+            return
+        if not nested and any(key.startswith(done.rstrip(os.sep) + os.sep) for done in self._ignored):
+            return
+        if find_repo_root(directory, self._repo_cache) is None:
+            return
+        ignored = git_ignored(directory)
+        if ignored is not None:
+            self._ignored[key] = ignored
+
+    def _is_ignored(self, path: str, is_dir: bool) -> bool:
+        probe = path + "/" if is_dir else path
+        return any(probe in ignored for ignored in self._ignored.values())
+
+    def _add_file(self, path: str, result: WalkResult) -> None:
+        real = os.path.realpath(path)
+        if real in self._seen_files:
+            return
+        self._seen_files.add(real)
+        result.files.append((path, display_path(path, self.cwd)))
+
+    def _walk_dir(self, directory: str, result: WalkResult, ancestors: Tuple[str, ...]) -> None:
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return
+        names = [e.name for e in entries]
+        if "pyvenv.cfg" in names:
+            return
+        if is_vendored_apex(directory, names):
+            result.findings.append(
+                Finding(
+                    path=display_path(directory, self.cwd) + "/",
+                    line=0,
+                    col=0,
+                    code=VENDORED_APEX,
+                    message="vendored copy of apex skipped (it is apex itself, not code using it)",
+                    severity="info",
+                )
+            )
+            return
+        if ".git" in names and len(ancestors) > 1:
+            self._load_ignores(directory, nested=True)  # a nested repository brings its own ignore rules
+        for entry in entries:
+            path = entry.path
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if entry.name in SKIP_DIR_NAMES or self._excluded(path, entry.name):
+                    continue
+                if self._ignored and self._is_ignored(path, True):
+                    continue
+                real = os.path.realpath(path) if entry.is_symlink() else os.path.join(ancestors[-1], entry.name)
+                if real in ancestors:
+                    result.findings.append(
+                        Finding(
+                            path=display_path(path, self.cwd),
+                            line=0,
+                            col=0,
+                            code=SYMLINK_LOOP,
+                            message="symbolic link loop not followed",
+                            severity="info",
+                        )
+                    )
+                    continue
+                if real in self._seen_dirs:
+                    continue
+                self._seen_dirs.add(real)
+                self._walk_dir(path, result, ancestors + (real,))
+            elif entry.name.endswith(PYTHON_SUFFIXES):
+                try:
+                    if not entry.is_file():
+                        continue
+                except OSError:
+                    continue
+                if self._excluded(path, entry.name):
+                    continue
+                if self._ignored and self._is_ignored(path, False):
+                    continue
+                self._add_file(path, result)
+
+
+def walk(paths: Sequence[str], exclude: Sequence[str] = (), use_gitignore: bool = True) -> WalkResult:
+    """Every file to consider under ``paths``, plus findings about what was skipped."""
+    return Walker(exclude, use_gitignore).walk(paths)
+
+
+def prefilter(source: bytes, triggers: Optional[Sequence[bytes]]) -> bool:
+    """Whether ``source`` mentions any trigger; ``None`` lets every file through."""
+    return triggers is None or any(t in source for t in triggers)
