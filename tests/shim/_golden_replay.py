@@ -57,11 +57,26 @@ def scaler_states() -> List[dict]:
     return [{"loss_scale": s.loss_scale(), "unskipped": s._unskipped} for s in _amp_state.loss_scalers]
 
 
+class _Lines(list):
+    """Lines printed so far inside ``captured_lines``; ``since(mark)`` gives the newer ones."""
+
+    def __init__(self, buf: io.StringIO) -> None:
+        super().__init__()
+        self._buf = buf
+
+    def mark(self) -> int:
+        return len(self._buf.getvalue())
+
+    def since(self, mark: int) -> List[str]:
+        return self._buf.getvalue()[mark:].splitlines()
+
+
 @contextlib.contextmanager
 def captured_lines():
-    """Collect everything printed (the amp logger writes to the current sys.stdout)."""
+    """Collect everything printed (the amp logger writes to the current sys.stdout); the
+    list is filled when the block exits, ``mark``/``since`` read it while inside."""
     buf = io.StringIO()
-    lines: List[str] = []
+    lines = _Lines(buf)
     with contextlib.redirect_stdout(buf):
         yield lines
     lines.extend(buf.getvalue().splitlines())
@@ -176,21 +191,21 @@ def replay_scaler_frontend(trace: dict, initialize) -> Tuple[list, list, List[st
     with captured_lines() as printed:
         model, optimizer = initialize(model, optimizer, opt_level=settings["opt_level"], **settings["initialize_kwargs"])
         _preload(settings.get("preloaded_state"))
-    for step, code in enumerate(events):
-        scaler = _amp_state.loss_scalers[0]
-        before = scaler.loss_scale()
-        optimizer.zero_grad()
-        loss = (weight * 2.0).sum()
-        with amp.scale_loss(loss, optimizer) as scaled:
-            scaled.backward()
-            if _EVENT_VALUES[code] is not None:
-                weight.grad[0] = _EVENT_VALUES[code]
-        skipped = optimizer._amp_stash.already_patched
-        with captured_lines() as step_lines:
+        for step, code in enumerate(events):
+            scaler = _amp_state.loss_scalers[0]
+            before = scaler.loss_scale()
+            optimizer.zero_grad()
+            loss = (weight * 2.0).sum()
+            with amp.scale_loss(loss, optimizer) as scaled:
+                scaled.backward()
+                if _EVENT_VALUES[code] is not None:
+                    weight.grad[0] = _EVENT_VALUES[code]
+            skipped = optimizer._amp_stash.already_patched
+            mark = printed.mark()
             optimizer.step()
-        printed.extend(step_lines)
-        log_lines.extend([step, line] for line in step_lines)
-        rows.append([step, before, skipped, scaler.loss_scale(), scaler._unskipped])
+            step_lines = printed.since(mark)
+            log_lines.extend([step, line] for line in step_lines)
+            rows.append([step, before, skipped, scaler.loss_scale(), scaler._unskipped])
     return rows, log_lines, printed
 
 
@@ -224,3 +239,246 @@ def replay_scaler_direct(trace: dict) -> Tuple[list, list]:
             )
         rows.append([step, before, skipped, scaler.loss_scale(), scaler._unskipped])
     return rows, log_lines
+
+
+# --- the loops group -------------------------------------------------------------------------
+
+KNOWN_MODEL = (
+    "fc1=Linear(4,8) -> bn=BatchNorm1d(8) -> relu -> fc2=Linear(8,2); "
+    "weights from torch.manual_seed(1234) right before construction"
+)
+_DATA = re.compile(
+    r"^iteration i: g=torch\.Generator\(\)\.manual_seed\((\d+)\+i\); x=randn\((\d+),(\d+),g\); "
+    r"y=randn\((\d+),(\d+),g\)\*([0-9.eE+-]+)$"
+)
+_OPTIMIZER = re.compile(r"^torch\.optim\.(\w+)\((.*)\)$")
+_ZERO_GRAD = "optimizer.zero_grad() at the start of every optimizer step (first micro-batch of a group)"
+_KNOWN_SETTINGS = {
+    "opt_level", "initialize_kwargs", "optimizer", "two_optimizers", "model", "data", "loss",
+    "passes", "accumulate", "delay_unscale_on_non_final_micro_batches", "injections",
+    "injection_note", "iterations_without_step_call", "zero_grad",
+}
+_INJECT = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}
+
+
+class LoopNet(torch.nn.Module):
+    """The loops model: fc1=Linear(4,8) -> bn=BatchNorm1d(8) -> relu -> fc2=Linear(8,2)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = torch.nn.Linear(4, 8)
+        self.bn = torch.nn.BatchNorm1d(8)
+        self.fc2 = torch.nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.bn(self.fc1(x))))
+
+
+def build_model(settings: dict) -> LoopNet:
+    if settings["model"] != KNOWN_MODEL:
+        raise UnsupportedScenario(f"unknown model {settings['model']!r}")
+    torch.manual_seed(1234)
+    return LoopNet()
+
+
+def _parse_kwargs(text: str) -> Dict[str, Any]:
+    import ast
+
+    call = ast.parse(f"f({text})", mode="eval").body
+    if call.args:
+        raise UnsupportedScenario(f"positional optimizer arguments in {text!r}")
+    return {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
+
+
+def build_optimizers(settings: dict, model: torch.nn.Module, trace_iterations: List[dict]):
+    """One optimizer over all params, or (``two_optimizers``) consecutive slices of the
+    model's params whose sizes are read off the trace's per-optimizer ``master_params``."""
+    match = _OPTIMIZER.match(settings["optimizer"])
+    if not match:
+        raise UnsupportedScenario(f"unknown optimizer {settings['optimizer']!r}")
+    cls = getattr(torch.optim, match.group(1))
+    kwargs = _parse_kwargs(match.group(2))
+    params = list(model.parameters())
+    if not settings.get("two_optimizers"):
+        return cls(params, **kwargs), False
+    sizes = None
+    for it in trace_iterations:
+        if it.get("master_params"):
+            sizes = [len(group) for group in it["master_params"]]
+            break
+    if sizes is None:
+        named = dict(model.named_parameters())
+        first = [named[n] for n in ("fc1.weight", "fc1.bias", "bn.weight", "bn.bias")]
+        sizes = [len(first), len(params) - len(first)]
+    if sum(sizes) != len(params) or len(sizes) != 2:
+        raise UnsupportedScenario(f"cannot split params into optimizers of sizes {sizes}")
+    return [cls(params[: sizes[0]], **kwargs), cls(params[sizes[0]:], **kwargs)], True
+
+
+def _loss_fn(settings: dict):
+    text = settings["loss"]
+    per_pass = text.startswith("pass k: ")
+    expr = text[len("pass k: "):] if per_pass else text
+    code = compile(expr, "<loss>", "eval")
+    allowed = {"mse_loss": torch.nn.functional.mse_loss}
+
+    def loss(out, y, k):
+        return eval(code, {"__builtins__": {}}, dict(allowed, out=out, y=y, k=k))
+
+    return loss
+
+
+def _data(settings: dict, i: int):
+    match = _DATA.match(settings["data"])
+    if not match:
+        raise UnsupportedScenario(f"unknown data generator {settings['data']!r}")
+    base, xa, xb, ya, yb, scale = match.groups()
+    g = torch.Generator().manual_seed(int(base) + i)
+    x = torch.randn(int(xa), int(xb), generator=g)
+    y = torch.randn(int(ya), int(yb), generator=g) * float(scale)
+    return x, y
+
+
+def _flat(t: torch.Tensor) -> List[float]:
+    return [float(v) for v in t.detach().float().reshape(-1).tolist()]
+
+
+def _param_record(model) -> Dict[str, List[float]]:
+    return {name: _flat(p) for name, p in model.named_parameters()}
+
+
+def _injection(settings: dict, i: int, k: int, n_passes: int):
+    inj = settings.get("injections") or {}
+    for key in (f"{i}.{k}",) + ((str(i),) if n_passes == 1 or k == 0 else ()):
+        if key in inj:
+            kind, target = inj[key]
+            if kind not in _INJECT:
+                raise UnsupportedScenario(f"unknown injection kind {kind!r}")
+            return _INJECT[kind], target
+    return None
+
+
+def check_loop_settings(settings: dict) -> None:
+    unknown = set(settings) - _KNOWN_SETTINGS
+    if unknown:
+        raise UnsupportedScenario(f"unknown settings keys {sorted(unknown)}")
+    if settings.get("zero_grad", _ZERO_GRAD) != _ZERO_GRAD:
+        raise UnsupportedScenario(f"unknown zero_grad policy {settings['zero_grad']!r}")
+    for key in settings.get("injections") or {}:
+        if not re.match(r"^\d+(\.\d+)?$", key):
+            raise UnsupportedScenario(f"unknown injection key {key!r}")
+
+
+def run_loop(settings: dict, plan: List[dict], initialize, model=None, optimizers=None,
+             iterations=None, restore: Optional[dict] = None, save_after: Optional[int] = None) -> dict:
+    """Run the training loop of a loops trace.  ``plan`` is the trace's iteration list (used
+    for the number of passes and each pass's loss_id/delay flag, cross-checked against the
+    settings).  ``restore`` = saved state dicts to load right after initialize."""
+    check_loop_settings(settings)
+    if model is None:
+        model = build_model(settings)
+        optimizers, two = build_optimizers(settings, model, plan)
+    opt_list = optimizers if isinstance(optimizers, list) else [optimizers]
+    record: Dict[str, Any] = {"iterations": []}
+    with captured_lines() as printed:
+        model, optimizers = initialize(model, optimizers, opt_level=settings["opt_level"],
+                                       **settings["initialize_kwargs"])
+        opt_list = optimizers if isinstance(optimizers, list) else [optimizers]
+        record["after_initialize_param_dtypes"] = {n: str(p.dtype) for n, p in model.named_parameters()}
+        record["after_initialize_params"] = _param_record(model)
+        record["after_initialize_scalers"] = scaler_states() if hasattr(_amp_state, "loss_scalers") else None
+        if restore is not None:
+            model.load_state_dict(restore["model"])
+            for opt, sd in zip(opt_list, restore["optimizers"]):
+                opt.load_state_dict(sd)
+            amp.load_state_dict(restore["amp"])
+            record["scalers_after_load"] = scaler_states()
+            record["master_params_after_load"] = [_flat(p) for opt in opt_list for p in amp.master_params(opt)]
+        accumulate = settings.get("accumulate", 1)
+        delay_non_final = settings.get("delay_unscale_on_non_final_micro_batches", False)
+        no_step = set(settings.get("iterations_without_step_call") or [])
+        loss_of = _loss_fn(settings)
+        named = dict(model.named_parameters())
+        enabled = settings["initialize_kwargs"].get("enabled", True)
+        for planned in plan:
+            i = planned["iteration"]
+            if iterations is not None and i not in iterations:
+                continue
+            first_micro = i % accumulate == 0
+            last_micro = i % accumulate == accumulate - 1
+            if first_micro:
+                for opt in opt_list:
+                    opt.zero_grad()
+            x, y = _data(settings, i)
+            out = model(x)
+            it_rec: Dict[str, Any] = {"iteration": i, "passes": [], "output_dtype": str(out.dtype)}
+            n_passes = len(planned["passes"])
+            if settings["passes"] == "single" and n_passes != 1:
+                raise UnsupportedScenario("'single' passes but the trace has several")
+            for k, planned_pass in enumerate(planned["passes"]):
+                loss_id = planned_pass["loss_id"]
+                delay = bool(delay_non_final and not last_micro)
+                if delay != planned_pass["delay_unscale"]:
+                    raise UnsupportedScenario(f"iteration {i}: delay_unscale does not follow the settings")
+                loss = loss_of(out, y, k)
+                inj = _injection(settings, i, k, n_passes)
+                if inj is not None and inj[1] == "loss":
+                    loss = loss * inj[0]
+                scale_used = _amp_state.loss_scalers[loss_id].loss_scale() if enabled else None
+                with amp.scale_loss(loss, optimizers, loss_id=loss_id, delay_unscale=delay) as scaled:
+                    scaled.backward(retain_graph=k < n_passes - 1)
+                    if inj is not None and inj[1] != "loss":
+                        if inj[1] not in named:
+                            raise UnsupportedScenario(f"unknown injection target {inj[1]!r}")
+                        named[inj[1]].grad.view(-1)[0] = inj[0]
+                pass_rec = {
+                    "loss_id": loss_id,
+                    "loss": float(loss.detach()),
+                    "scale_used": scale_used,
+                    "yielded": {"dtype": str(scaled.dtype), "is_loss_object": scaled is loss,
+                                "value": float(scaled.detach())},
+                    "delay_unscale": delay,
+                    "injected": _injected_record(settings, i, k, n_passes),
+                }
+                if enabled:
+                    pass_rec["scalers_after"] = scaler_states()
+                it_rec["passes"].append(pass_rec)
+            step_called = last_micro and i not in no_step
+            it_rec["step_called"] = step_called
+            it_rec["step_was_patched_to_skip"] = [
+                bool(getattr(getattr(opt, "_amp_stash", None), "already_patched", False)) for opt in opt_list
+            ]
+            mark = printed.mark()
+            if step_called:
+                for opt in opt_list:
+                    opt.step()
+            step_lines = printed.since(mark)
+            it_rec["lines_printed_by_step"] = list(step_lines)
+            if enabled:
+                it_rec["scalers_after_step"] = scaler_states()
+            it_rec["params"] = _param_record(model)
+            it_rec["master_params"] = [[_flat(p) for p in amp.master_params(opt)] for opt in opt_list]
+            record["iterations"].append(it_rec)
+            if save_after is not None and i == save_after:
+                record["checkpoint"] = _save_checkpoint(model, opt_list)
+        record["model"], record["optimizers"] = model, opt_list
+    record["stdout"] = printed
+    record["final_amp_state_dict"] = dict(amp.state_dict()) if enabled else None
+    return record
+
+
+def _injected_record(settings: dict, i: int, k: int, n_passes: int) -> Optional[list]:
+    inj = settings.get("injections") or {}
+    for key in (f"{i}.{k}",) + ((str(i),) if n_passes == 1 or k == 0 else ()):
+        if key in inj:
+            return list(inj[key])
+    return None
+
+
+def _save_checkpoint(model, opt_list) -> dict:
+    """torch.save / torch.load round trip of the three state dicts (as a script would)."""
+    buf = io.BytesIO()
+    torch.save({"model": model.state_dict(), "optimizers": [o.state_dict() for o in opt_list],
+                "amp": amp.state_dict()}, buf)
+    buf.seek(0)
+    return torch.load(buf, weights_only=False)

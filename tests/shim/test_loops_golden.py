@@ -1,0 +1,125 @@
+"""Replays of every ``golden/loops`` trace through ``amp.initialize`` / ``amp.scale_loss``:
+stdout byte for byte, scale / skips / counters after every backward and step, the final
+``amp.state_dict()`` exactly (int vs float), parameters within a tolerance; checkpoint
+traces are saved after iteration 4 and continued after a full amp reset."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from apexcompat.amp._amp_state import reset_state
+from conftest import golden_params
+from _golden_replay import (
+    assert_close,
+    expected_stdout,
+    frontend_available,
+    minimal_initialize,
+    run_loop,
+    typed,
+)
+
+# Parameter tolerance: CPU fp16 arithmetic of torch.autocast vs apex's patched functions.
+RTOL, ATOL = 5e-3, 2e-3
+CHECKPOINT_AFTER = 4
+
+
+def _load(path):
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _initialize_for(trace):
+    if frontend_available():
+        from apexcompat import amp
+
+        return amp.initialize
+    if trace["settings"]["opt_level"] == "O0":
+        return minimal_initialize
+    pytest.fail("amp.initialize (frontend.py) is still a placeholder")
+
+
+def _compare_iterations(got_its, want_its, where):
+    assert [g["iteration"] for g in got_its] == [w["iteration"] for w in want_its], where
+    for got, want in zip(got_its, want_its):
+        tag = f"{where} iteration {want['iteration']}"
+        assert got["output_dtype"] == want["output_dtype"], tag
+        assert len(got["passes"]) == len(want["passes"]), tag
+        for gp, wp in zip(got["passes"], want["passes"]):
+            assert gp["loss_id"] == wp["loss_id"], tag
+            assert typed(gp["scale_used"]) == typed(wp["scale_used"]), tag
+            assert gp["delay_unscale"] == wp["delay_unscale"], tag
+            assert gp["injected"] == wp["injected"], tag
+            assert gp["yielded"]["dtype"] == wp["yielded"]["dtype"], tag
+            assert gp["yielded"]["is_loss_object"] == wp["yielded"]["is_loss_object"], tag
+            assert_close([gp["loss"]], [wp["loss"]], RTOL, ATOL, tag + " loss")
+            assert_close([gp["yielded"]["value"]], [wp["yielded"]["value"]], RTOL, ATOL * 65536, tag + " yielded")
+            if "scalers_after" in wp:
+                assert typed(gp["scalers_after"]) == typed(wp["scalers_after"]), tag + " scalers after backward"
+        assert got["step_called"] == want["step_called"], tag
+        assert got["step_was_patched_to_skip"] == want["step_was_patched_to_skip"], tag
+        assert got["lines_printed_by_step"] == want["lines_printed_by_step"], tag
+        if "scalers_after_step" in want:
+            assert typed(got["scalers_after_step"]) == typed(want["scalers_after_step"]), tag + " scalers after step"
+        for name, values in want["params"].items():
+            assert_close(got["params"][name], values, RTOL, ATOL, f"{tag} {name}")
+        if "master_params" in want:
+            assert len(got["master_params"]) == len(want["master_params"]), tag
+            for gm, wm in zip(got["master_params"], want["master_params"]):
+                assert len(gm) == len(wm), tag
+                for j, (g, w) in enumerate(zip(gm, wm)):
+                    assert_close(g, w, RTOL, ATOL, f"{tag} master {j}")
+
+
+@golden_params("loops")
+def test_loop_trace(golden_path):
+    trace = _load(golden_path)
+    settings = trace["settings"]
+    initialize = _initialize_for(trace)
+    has_checkpoint = "checkpoint" in trace
+    record = run_loop(settings, trace["iterations"], initialize,
+                      save_after=CHECKPOINT_AFTER if has_checkpoint else None)
+
+    after = trace["after_initialize"]
+    assert record["after_initialize_param_dtypes"] == after["param_dtypes"]
+    for name, values in after["params"].items():
+        assert_close(record["after_initialize_params"][name], values, 0, 0, f"after initialize {name}")
+    if "scalers" in after:
+        assert typed(record["after_initialize_scalers"]) == typed(after["scalers"])
+
+    _compare_iterations(record["iterations"], trace["iterations"], trace["scenario"])
+    assert record["stdout"] == expected_stdout(trace)
+    if "final_amp_state_dict" in trace:
+        assert typed(record["final_amp_state_dict"]) == typed(trace["final_amp_state_dict"])
+
+    if has_checkpoint:
+        ckpt = record["checkpoint"]
+        want = trace["checkpoint"]
+        assert typed(ckpt["amp"]) == typed(want["amp_state_dict"])
+        assert {k: str(v.dtype) for k, v in ckpt["model"].items()} == want["model_state_dict_dtypes"]
+        summary = want["optimizer_state_dict_summary"]
+        osd = ckpt["optimizers"][0]
+        assert [g["params"] for g in osd["param_groups"]] == summary["param_groups_params"]
+        assert {str(k): {n: str(t.dtype) for n, t in v.items()} for k, v in osd["state"].items()} == summary["state"]
+
+        # The restore: a "fresh process" (amp fully reset), new model and optimizer.
+        reset_state()
+        restored_want = trace["restored_run"]
+        restored_iters = [it for it in record["iterations"] if it["iteration"] > CHECKPOINT_AFTER]
+        restored = run_loop(settings, [it for it in trace["iterations"] if it["iteration"] > CHECKPOINT_AFTER],
+                            initialize, restore=ckpt)
+        assert typed(restored["scalers_after_load"]) == typed(restored_want["scalers_after_load"])
+        want_masters = restored_want["master_params_after_load"]
+        assert len(restored["master_params_after_load"]) == len(want_masters)
+        for j, (g, w) in enumerate(zip(restored["master_params_after_load"], want_masters)):
+            assert_close(g, w, RTOL, ATOL, f"master param {j} after load")
+        _compare_iterations(restored["iterations"], restored_want["iterations"], "restored")
+        assert restored["stdout"] == expected_stdout(restored_want)
+        assert typed(restored["final_amp_state_dict"]) == typed(restored_want["final_amp_state_dict"])
+        for cmp, ref, new in zip(trace["restored_vs_reference"], restored_iters, restored["iterations"]):
+            assert cmp["iteration"] == ref["iteration"] == new["iteration"]
+            assert (typed(ref["scalers_after_step"]) == typed(new["scalers_after_step"])) == cmp["scalers_identical"]
+            assert (ref["step_was_patched_to_skip"] == new["step_was_patched_to_skip"]) == cmp["skip_identical"]
+            assert (ref["params"] == new["params"]) == cmp["params_identical"], f"iteration {cmp['iteration']}"
