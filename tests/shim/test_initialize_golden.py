@@ -166,8 +166,10 @@ class Replay:
         unknown = self.setup - KNOWN_SETUPS
         if unknown:
             pytest.fail(f"trace uses a setup this replay does not know: {sorted(unknown)}")
+        # "no_shims": the trace's model was a plain CPU model, seen as one.
+        self.device = torch.device("cpu") if "no_shims" in self.setup else device()
         torch.manual_seed(0)
-        self.all_models = [GoldenNet().to(device()) for _ in range(2)]
+        self.all_models = [GoldenNet().to(self.device) for _ in range(2)]
         for model in self.all_models:
             if "half_model" in self.setup:
                 model.half()
@@ -286,7 +288,7 @@ def no_deprecation_warning(replay: Replay) -> None:
 def test_initialize_trace(golden_path, capsys, tmp_path, monkeypatch):
     trace = load_golden("initialize", golden_path.stem)
     replay = Replay(trace, tmp_path)
-    device_type = device().type
+    device_type = replay.device.type
     capsys.readouterr()
 
     dropped_device_check = (
