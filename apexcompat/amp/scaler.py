@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Mapping, MutableMapping, Optional, Sequence,
 import torch
 
 from .. import _unscale
+from ..checkpoint import grad_scaler_to_apex, is_grad_scaler_state
 from ._amp_state import _amp_state, warn_print
 
 Number = Union[int, float]
@@ -180,13 +181,6 @@ class LossScaler:
 
 # --- amp.state_dict / amp.load_state_dict (spec §7) ----------------------------------------
 
-_GRAD_SCALER_KEYS = ("scale", "_growth_tracker")
-
-
-def _is_grad_scaler_state(sd: Mapping) -> bool:
-    return all(key in sd for key in _GRAD_SCALER_KEYS)
-
-
 def state_dict(destination: Optional[MutableMapping] = None) -> MutableMapping:
     """``{'loss_scaler0': {'loss_scale': ..., 'unskipped': ...}, ...}``, one entry per
     scaler, in order; written into ``destination`` (after its own keys) when given."""
@@ -205,9 +199,7 @@ def load_state_dict(state_dict: Mapping) -> None:
     from a ``torch.amp.GradScaler`` state dict (``scale`` -> loss scale,
     ``_growth_tracker`` -> unskipped, applied to scaler 0)."""
     scalers = _amp_state.loss_scalers
-    if _is_grad_scaler_state(state_dict):
-        from ..checkpoint import grad_scaler_to_apex
-
+    if is_grad_scaler_state(state_dict):
         state_dict = grad_scaler_to_apex(state_dict)
     if len(state_dict) != len(scalers):
         warn_print(
