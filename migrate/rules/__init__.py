@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import List, Type
 
 from .base import Rule
+from .fused import FusedKernelsRule
 
 ALL_RULES: List[Type[Rule]] = [
     # --- neighbouring apex packages and deprecated torch spellings (M3) ---
+    FusedKernelsRule,
     # --- apex.amp (M2) ---
     # --- import clean-up, runs last (M2) ---
 ]

@@ -1,0 +1,348 @@
+"""Shared machinery of the rules for apex's neighbouring packages (DDP, SyncBN, LARC,
+FP16_Optimizer, fused kernels) and deprecated ``torch.cuda.amp`` spellings: resolving names
+(aliases, star imports), spelling torch names the way the file already imports torch,
+rebuilding argument lists without disturbing their layout, and ``# TODO(apexcompat):``
+comments that are never duplicated."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import (
+    GlobalScope,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    QualifiedNameSource,
+    ScopeProvider,
+)
+
+from .base import TODO_PREFIX, Rule
+
+#: a rewritten call whose line would get longer than this is split one argument per line
+MAX_LINE = 99
+
+_STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
+def expr(code: str) -> cst.BaseExpression:
+    """Parse a small expression written as text (for replacement code)."""
+    return cst.parse_expression(code)
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def kwarg(name: str, value: Union[str, cst.BaseExpression]) -> cst.Arg:
+    """``name=value`` written the way PEP 8 writes keyword arguments."""
+    if isinstance(value, str):
+        value = expr(value)
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=value,
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
+    )
+
+
+def as_keyword(arg: cst.Arg, name: str) -> cst.Arg:
+    """The same argument passed by keyword (its value and comments kept)."""
+    if arg.keyword is not None:
+        return arg.with_changes(keyword=cst.Name(name))
+    return kwarg(name, arg.value).with_changes(comma=arg.comma, whitespace_after_arg=arg.whitespace_after_arg)
+
+
+def literal_value(node: Optional[cst.BaseExpression]) -> object:
+    """The Python value of a literal number/bool/None/string (``2**16`` too), else ``...``."""
+    if node is None:
+        return ...
+    try:
+        import ast
+
+        return ast.literal_eval(code_of(node).strip())
+    except (ValueError, SyntaxError, TypeError):
+        pass
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Power):
+        base, exp = literal_value(node.left), literal_value(node.right)
+        if isinstance(base, (int, float)) and isinstance(exp, int) and 0 <= exp < 200:
+            return base**exp
+    return ...
+
+
+def bind_args(call: cst.Call, params: Sequence[str]) -> Optional[Dict[str, cst.Arg]]:
+    """Map ``call``'s arguments to the parameter names of a signature (positional ones in
+    order).  ``None`` when that cannot be proved: ``*args``/``**kwargs`` or more positional
+    arguments than parameters.  Unknown keywords are kept under their own name."""
+    bound: Dict[str, cst.Arg] = {}
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if position >= len(params):
+                return None
+            bound[params[position]] = arg
+            position += 1
+        else:
+            bound[arg.keyword.value] = arg
+    return bound
+
+
+def rebuild_args(original: Sequence[cst.Arg], new: Sequence[cst.Arg]) -> List[cst.Arg]:
+    """Give ``new`` (a mix of original and fresh arguments) the separators of ``original``:
+    original arguments keep their own comma where one follows, fresh ones copy the first
+    separator's layout without its comment, the last one gets the original closing layout."""
+    if not new:
+        return []
+    separator: cst.Comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    for arg in original[:-1]:
+        if isinstance(arg.comma, cst.Comma):
+            separator = _without_comment(arg.comma)
+            break
+    last = original[-1] if original else None
+    closing_comma = last.comma if last is not None else cst.MaybeSentinel.DEFAULT
+    closing_ws = last.whitespace_after_arg if last is not None else cst.SimpleWhitespace("")
+    originals = {id(a) for a in original}
+    out: List[cst.Arg] = []
+    for i, arg in enumerate(new):
+        if i < len(new) - 1:
+            keeps_own = id(arg) in originals and arg is not last and isinstance(arg.comma, cst.Comma)
+            comma = arg.comma if keeps_own else separator
+            out.append(arg.with_changes(comma=comma, whitespace_after_arg=cst.SimpleWhitespace("")))
+        else:
+            out.append(arg.with_changes(comma=closing_comma, whitespace_after_arg=closing_ws))
+    return out
+
+
+def _without_comment(comma: cst.Comma) -> cst.Comma:
+    ws = comma.whitespace_after
+    if isinstance(ws, cst.ParenthesizedWhitespace):
+        ws = ws.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
+    return comma.with_changes(whitespace_after=ws)
+
+
+class NeighbourRule(Rule):
+    """A rule with name resolution through star imports, torch spellings that follow the
+    file's own imports, TODO comments and layout-preserving call rebuilding."""
+
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+
+    #: ``from <module> import *`` -> the names of that module this rule resolves
+    STAR_EXPORTS: ClassVar[Dict[str, Tuple[str, ...]]] = {}
+
+    def visit_Module(self, node: cst.Module) -> Optional[bool]:
+        self._lines = node.code.splitlines()
+        self._default_indent = node.default_indent
+        self._torch_aliases = _torch_aliases(node)
+        self._star_names = _star_names(node, self.STAR_EXPORTS)
+        self._statements: List[cst.CSTNode] = []
+        self._todos: Dict[int, List[str]] = {}
+        self._rebuilt: Set[int] = set()
+        return True
+
+    # --- names -------------------------------------------------------------------------
+
+    def names_of(self, node: cst.CSTNode) -> Set[str]:
+        """Imported dotted names ``node`` refers to.  Empty when the name is (also) defined
+        in this file, e.g. a fallback class in ``except ImportError:`` or a lookalike."""
+        names = self.get_metadata(QualifiedNameProvider, node, set())
+        if any(q.source is QualifiedNameSource.LOCAL for q in names):
+            return set()
+        found = {q.name for q in names if q.source is QualifiedNameSource.IMPORT}
+        if not found and isinstance(node, cst.Name) and node.value in self._star_names:
+            found = {self._star_names[node.value]}
+        return found
+
+    def resolve_one(self, node: cst.CSTNode, table: Dict[str, object]) -> Optional[str]:
+        """The one key of ``table`` that ``node`` refers to, if any."""
+        hits = [name for name in self.names_of(node) if name in table]
+        return hits[0] if len(hits) == 1 else None
+
+    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        return self.get_metadata(ParentNodeProvider, node, None)
+
+    def is_callee(self, node: cst.CSTNode) -> bool:
+        parent = self.parent(node)
+        return isinstance(parent, cst.Call) and parent.func is node
+
+    def is_outermost(self, node: cst.CSTNode) -> bool:
+        """False for ``apex.contrib`` inside ``apex.contrib.xentropy.X``: report the whole."""
+        parent = self.parent(node)
+        return not (isinstance(parent, cst.Attribute) and parent.value is node)
+
+    def torch_name(self, dotted: str, at: Optional[cst.CSTNode] = None) -> cst.BaseExpression:
+        """``dotted`` (``torch.nn.LayerNorm``) spelled through the file's module-level torch
+        imports (``nn.LayerNorm`` after ``import torch.nn as nn``), else in full with an
+        ``import torch`` scheduled."""
+        parts = dotted.split(".")
+        for i in range(len(parts), 0, -1):
+            local = self._torch_aliases.get(".".join(parts[:i]))
+            if local is not None and not self._shadowed(local, at):
+                return expr(".".join([local] + parts[i:]))
+        AddImportsVisitor.add_needed_import(self.context, "torch")
+        return expr(dotted)
+
+    def _shadowed(self, name: str, at: Optional[cst.CSTNode]) -> bool:
+        if at is None:
+            return False
+        scope = self.get_metadata(ScopeProvider, at, None)
+        if scope is None:
+            return False
+        return any(not isinstance(a.scope, GlobalScope) for a in scope[name])
+
+    def forget(self, node: cst.CSTNode) -> None:
+        """``node`` (an apex reference) is being replaced: drop its import if now unused."""
+        RemoveImportsVisitor.remove_unused_import_by_node(self.context, node)
+
+    # --- TODO comments -----------------------------------------------------------------
+
+    def todo(self, node: cst.CSTNode, code: str, message: str, *, fixed: bool = False, severity: str = "error") -> None:
+        """Report ``message`` and put it as a TODO comment above the statement holding
+        ``node`` (once: an identical comment already there is not repeated)."""
+        if not self.settings.code_enabled(code):
+            return
+        self.report(node, code, message, fixed=fixed, severity=severity)
+        if self._statements:
+            self._todos.setdefault(id(self._statements[-1]), []).append(message)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _STATEMENT_TYPES):
+            self._statements.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        result = super().on_leave(original_node, updated_node)
+        if isinstance(original_node, _STATEMENT_TYPES):
+            self._statements.pop()
+            result = self._finish_statement(original_node, result)
+        return result
+
+    def _finish_statement(self, original: cst.CSTNode, result):  # type: ignore[no-untyped-def]
+        messages = self._todos.pop(id(original), [])
+        if isinstance(result, cst.FlattenSentinel):
+            nodes = list(result.nodes)
+            if nodes:
+                nodes[0] = self._add_comments(nodes[0], messages)
+                nodes = [self._wrap_long_calls(original, n) for n in nodes]
+            return cst.FlattenSentinel(nodes)
+        if isinstance(result, cst.CSTNode):
+            return self._wrap_long_calls(original, self._add_comments(result, messages))
+        return result
+
+    @staticmethod
+    def _add_comments(stmt: cst.CSTNode, messages: Iterable[str]):  # type: ignore[no-untyped-def]
+        lines = list(getattr(stmt, "leading_lines", ()))
+        present = {line.comment.value for line in lines if line.comment is not None}
+        changed = False
+        for message in dict.fromkeys(messages):
+            text = TODO_PREFIX + message
+            if text not in present:
+                lines.append(cst.EmptyLine(comment=cst.Comment(text)))
+                present.add(text)
+                changed = True
+        return stmt.with_changes(leading_lines=lines) if changed else stmt
+
+    # --- calls -------------------------------------------------------------------------
+
+    def replace_call(self, call: cst.Call, func: cst.BaseExpression, args: Sequence[cst.Arg]) -> cst.Call:
+        """``call`` with a new callee and arguments, keeping its argument layout; split one
+        argument per line later if the statement gets too long."""
+        new = call.with_changes(func=func, args=rebuild_args(call.args, args))
+        if not any("\n" in code_of(a) for a in call.args) and "\n" not in code_of(call.whitespace_before_args):
+            self._rebuilt.add(id(new))
+        return new
+
+    def _wrap_long_calls(self, original: cst.CSTNode, stmt: cst.CSTNode) -> cst.CSTNode:
+        if not self._rebuilt or not isinstance(stmt, cst.SimpleStatementLine):
+            return stmt
+        start = self.get_metadata(PositionProvider, original).start
+        indent = len(self._lines[start.line - 1]) - len(self._lines[start.line - 1].lstrip())
+        body = cst.Module(body=[stmt.with_changes(leading_lines=())]).code
+        first_line = body.splitlines()[0] if body else ""
+        if indent + len(first_line) <= MAX_LINE:
+            return stmt
+        return stmt.visit(_SplitArguments(self._rebuilt, self._default_indent))
+
+
+class _SplitArguments(cst.CSTTransformer):
+    """Puts each argument of the marked calls on its own line, with a trailing comma."""
+
+    def __init__(self, marked: Set[int], indent: str) -> None:
+        super().__init__()
+        self.marked = marked
+        self.indent = indent
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        if id(original_node) not in self.marked or not updated_node.args:
+            return updated_node
+
+        def newline(extra: str) -> cst.ParenthesizedWhitespace:
+            return cst.ParenthesizedWhitespace(
+                first_line=cst.TrailingWhitespace(),
+                empty_lines=(),
+                indent=True,
+                last_line=cst.SimpleWhitespace(extra),
+            )
+
+        args = []
+        for i, arg in enumerate(updated_node.args):
+            last = i == len(updated_node.args) - 1
+            args.append(
+                arg.with_changes(
+                    comma=cst.Comma(whitespace_after=newline("" if last else self.indent)),
+                    whitespace_after_arg=cst.SimpleWhitespace(""),
+                )
+            )
+        return updated_node.with_changes(whitespace_before_args=newline(self.indent), args=args)
+
+
+def _module_level_imports(module: cst.Module) -> Iterable[Union[cst.Import, cst.ImportFrom]]:
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    yield small
+
+
+def _torch_aliases(module: cst.Module) -> Dict[str, str]:
+    """Full dotted torch name -> the local name a module-level import binds it to."""
+    aliases: Dict[str, str] = {}
+    for imp in _module_level_imports(module):
+        if isinstance(imp, cst.Import):
+            for alias in imp.names:
+                full = get_full_name_for_node(alias.name) or ""
+                if not (full == "torch" or full.startswith("torch.")):
+                    continue
+                if alias.asname is not None:
+                    aliases[full] = get_full_name_for_node(alias.asname.name) or full
+                else:
+                    aliases["torch"] = "torch"
+        elif imp.relative == () or not imp.relative:
+            base = get_full_name_for_node(imp.module) if imp.module is not None else None
+            if base is None or not (base == "torch" or base.startswith("torch.")):
+                continue
+            if isinstance(imp.names, cst.ImportStar):
+                continue
+            for alias in imp.names:
+                name = get_full_name_for_node(alias.name) or ""
+                local = get_full_name_for_node(alias.asname.name) if alias.asname is not None else name
+                aliases[f"{base}.{name}"] = local or name
+    return aliases
+
+
+def _star_names(module: cst.Module, exports: Dict[str, Tuple[str, ...]]) -> Dict[str, str]:
+    """Bare name -> qualified name for the names ``from <module> import *`` brings in."""
+    found: Dict[str, str] = {}
+    if not exports:
+        return found
+    for imp in _module_level_imports(module):
+        if isinstance(imp, cst.ImportFrom) and isinstance(imp.names, cst.ImportStar) and imp.module is not None:
+            base = get_full_name_for_node(imp.module) or ""
+            for name in exports.get(base, ()):
+                found[name] = f"{base}.{name}"
+    return found

@@ -1,0 +1,482 @@
+"""APX8xx: apex's still-shipped fused kernels.  Optimizers and norms with an exact torch
+equivalent are rewritten to it (``FusedAdam`` -> ``AdamW``, ``FusedLayerNorm`` ->
+``LayerNorm``, ...); the rest (FusedLAMB, NovoGrad, apex.mlp, xentropy, amp_C, ...) keep their
+import and are reported at info level.  The removed ``apex.RNN`` is reported."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from .base import Example
+from ._neighbour_base import NeighbourRule, as_keyword, bind_args, code_of, kwarg, literal_value
+from ..settings import Settings
+
+_OPT = "apex.optimizers"
+_NORM = "apex.normalization"
+
+
+def _both(module: str, name: str, submodule: str) -> List[str]:
+    """apex exports each class from its package and from the defining submodule."""
+    return [f"{module}.{name}", f"{module}.{submodule}.{name}"]
+
+
+FUSED_ADAM = set(_both(_OPT, "FusedAdam", "fused_adam"))
+FUSED_SGD = set(_both(_OPT, "FusedSGD", "fused_sgd"))
+FUSED_ADAGRAD = set(_both(_OPT, "FusedAdagrad", "fused_adagrad"))
+FUSED_LAYER_NORM = set(_both(_NORM, "FusedLayerNorm", "fused_layer_norm"))
+FUSED_RMS_NORM = set(_both(_NORM, "FusedRMSNorm", "fused_layer_norm"))
+LAYER_NORM_AFFINE = {f"{_NORM}.fused_layer_norm.fused_layer_norm_affine"}
+LAYER_NORM_PLAIN = {f"{_NORM}.fused_layer_norm.fused_layer_norm"}
+RMS_NORM_AFFINE = {f"{_NORM}.fused_layer_norm.fused_rms_norm_affine"}
+CLIP_GRAD = {"apex.contrib.clip_grad.clip_grad_norm_", "apex.contrib.clip_grad.clip_grad.clip_grad_norm_"}
+
+#: still-shipped apex names kept as they are: dotted prefix -> what to say
+KEPT: Dict[str, str] = {
+    f"{_OPT}.FusedLAMB": "FusedLAMB has no torch equivalent (it also clips the global grad norm); kept",
+    f"{_OPT}.fused_lamb": "FusedLAMB has no torch equivalent (it also clips the global grad norm); kept",
+    f"{_OPT}.FusedMixedPrecisionLamb": "FusedMixedPrecisionLamb has no torch equivalent; kept",
+    f"{_OPT}.FusedNovoGrad": "FusedNovoGrad has no torch equivalent; kept",
+    f"{_OPT}.fused_novograd": "FusedNovoGrad has no torch equivalent; kept",
+    f"{_NORM}.MixedFusedLayerNorm": (
+        "MixedFusedLayerNorm has no exact torch equivalent (its output follows the weight dtype); "
+        "kept; torch.nn.LayerNorm plus a cast to the weight dtype behaves the same"
+    ),
+    f"{_NORM}.fused_layer_norm.MixedFusedLayerNorm": (
+        "MixedFusedLayerNorm has no exact torch equivalent (its output follows the weight dtype); "
+        "kept; torch.nn.LayerNorm plus a cast to the weight dtype behaves the same"
+    ),
+    f"{_NORM}.MixedFusedRMSNorm": "MixedFusedRMSNorm has no exact torch equivalent; kept",
+    f"{_NORM}.fused_layer_norm.MixedFusedRMSNorm": "MixedFusedRMSNorm has no exact torch equivalent; kept",
+    "apex.mlp": "apex.mlp is still shipped by apex and has no torch equivalent; kept",
+    "apex.contrib.xentropy": "apex.contrib.xentropy is still shipped by apex; kept (torch.nn.functional.cross_entropy computes the same loss)",
+    "apex.contrib": "apex.contrib is still shipped by apex; kept",
+    "amp_C": "amp_C is apex's compiled extension, still shipped; kept",
+    "apex.multi_tensor_apply": "apex.multi_tensor_apply is still shipped by apex; kept",
+}
+#: apex.contrib names that other rules migrate (not reported here as kept)
+_NOT_KEPT_PREFIXES = ("apex.contrib.clip_grad", "apex.contrib.optimizers.fp16_optimizer", "apex.contrib.optimizers.FP16_Optimizer")
+
+RNN = "apex.RNN"
+RNN_MESSAGE = (
+    "apex.RNN was removed from apex: replace {name} with torch.nn.{torch_class} "
+    "(same input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional arguments)"
+)
+
+ADAM_PARAMS = ("params", "lr", "bias_correction", "betas", "eps", "adam_w_mode", "weight_decay", "amsgrad")
+SGD_PARAMS = ("params", "lr", "momentum", "dampening", "weight_decay", "nesterov", "wd_after_momentum")
+ADAGRAD_PARAMS = ("params", "lr", "eps", "weight_decay", "set_grad_none", "adagrad_w_mode")
+NORM_PARAMS = ("normalized_shape", "eps", "elementwise_affine", "memory_efficient")
+
+
+class FusedKernelsRule(NeighbourRule):
+    """FusedAdam/FusedSGD/FusedAdagrad -> torch.optim; FusedLayerNorm/FusedRMSNorm and their
+    functional forms -> torch.nn; apex.contrib clip_grad_norm_ -> torch's; the rest reported."""
+
+    DESCRIPTION = "Rewrite apex fused optimizers and norms that torch has exactly; report the rest."
+    CODES = {
+        "APX801": "apex FusedAdam -> torch.optim.AdamW (Adam when adam_w_mode=False)",
+        "APX802": "apex FusedSGD -> torch.optim.SGD",
+        "APX803": "apex FusedAdagrad -> torch.optim.Adagrad",
+        "APX804": "apex FusedLayerNorm -> torch.nn.LayerNorm",
+        "APX805": "apex FusedRMSNorm -> torch.nn.RMSNorm (torch >= 2.4)",
+        "APX806": "apex fused_layer_norm(_affine) / fused_rms_norm_affine -> torch.nn.functional",
+        "APX807": "apex.contrib.clip_grad.clip_grad_norm_ -> torch.nn.utils.clip_grad_norm_",
+        "APX808": "apex fused optimizer with options torch lacks: kept",
+        "APX809": "still-shipped apex kernel without a torch equivalent: kept",
+        "APX810": "apex.RNN was removed: use torch.nn.LSTM/GRU/RNN",
+    }
+    TRIGGERS = (b"apex", b"amp_C")
+
+    def visit_Module(self, node: cst.Module) -> Optional[bool]:
+        self._kept_reported: Set[str] = set()
+        return super().visit_Module(node)
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    # --- calls -------------------------------------------------------------------------
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        names = self.names_of(original_node.func)
+        handlers = (
+            (FUSED_ADAM, self._adam),
+            (FUSED_SGD, self._sgd),
+            (FUSED_ADAGRAD, self._adagrad),
+            (FUSED_LAYER_NORM, self._layer_norm),
+            (FUSED_RMS_NORM, self._rms_norm),
+            (LAYER_NORM_AFFINE, self._layer_norm_affine),
+            (LAYER_NORM_PLAIN, self._layer_norm_plain),
+            (RMS_NORM_AFFINE, self._rms_norm_affine),
+            (CLIP_GRAD, self._clip_grad),
+        )
+        for table, handler in handlers:
+            if names & table:
+                new = handler(original_node, updated_node)
+                if new is not None:
+                    self.forget(original_node.func)
+                    return new
+                return updated_node
+        return updated_node
+
+    def _keep(self, node: cst.Call, message: str) -> None:
+        self.report(node, "APX808", message, severity="warning")
+
+    def _adam(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
+        if not self.settings.code_enabled("APX801"):
+            return None
+        bound = bind_args(call, ADAM_PARAMS)
+        if bound is None:
+            self._keep(original, "FusedAdam called with *args/**kwargs: kept; replace it with torch.optim.AdamW by hand (pass weight_decay explicitly: AdamW's default is 0.01, FusedAdam's 0)")
+            return None
+        for old_kwarg in ("max_grad_norm", "eps_inside_sqrt"):
+            if old_kwarg in bound:
+                self._keep(original, f"FusedAdam({old_kwarg}=...) is the pre-2019 signature that current apex rejects: kept; use torch.optim.AdamW and torch.nn.utils.clip_grad_norm_ by hand")
+                return None
+        if "amsgrad" in bound and literal_value(bound["amsgrad"].value) is not False:
+            self._keep(original, "FusedAdam rejects amsgrad=True: kept; torch.optim.AdamW(..., amsgrad=True) is the AMSGrad variant if you want it")
+            return None
+        if "bias_correction" in bound and literal_value(bound["bias_correction"].value) is not True:
+            self._keep(original, "FusedAdam(bias_correction=False) has no torch equivalent: kept")
+            return None
+        if "master_weights" in bound and literal_value(bound["master_weights"].value) is not False:
+            self._keep(original, "FusedAdam(master_weights=True) has no torch equivalent: kept")
+            return None
+        mode = literal_value(_value(bound, "adam_w_mode")) if "adam_w_mode" in bound else True
+        if mode not in (True, False):
+            self._keep(original, "FusedAdam's adam_w_mode is not a literal: kept; use torch.optim.AdamW (adam_w_mode=True) or torch.optim.Adam (False) by hand")
+            return None
+        args = _keep_args(
+            bound,
+            ("params", "lr"),
+            keyword=("betas", "eps", "weight_decay", "amsgrad", "capturable"),
+            drop=("bias_correction", "adam_w_mode", "set_grad_none", "master_weights"),
+        )
+        if args is None:
+            self._keep(original, "FusedAdam called with an argument torch's Adam does not take: kept")
+            return None
+        target = "torch.optim.AdamW" if mode else "torch.optim.Adam"
+        if mode and "weight_decay" not in bound:
+            args.append(kwarg("weight_decay", "0.0"))
+        message = (
+            "FusedAdam -> torch.optim.AdamW (FusedAdam's default adam_w_mode=True is decoupled weight decay"
+            + ("; weight_decay=0.0 passed because AdamW's own default is 0.01)" if "weight_decay" not in bound else ")")
+            if mode
+            else "FusedAdam(adam_w_mode=False) -> torch.optim.Adam"
+        )
+        self.report(original, "APX801", message, fixed=True, severity="info")
+        return self.replace_call(call, self.torch_name(target, original), args)
+
+    def _sgd(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
+        if not self.settings.code_enabled("APX802"):
+            return None
+        bound = bind_args(call, SGD_PARAMS)
+        if bound is None:
+            self._keep(original, "FusedSGD called with *args/**kwargs: kept; replace it with torch.optim.SGD by hand")
+            return None
+        if "wd_after_momentum" in bound and literal_value(bound["wd_after_momentum"].value) is not False:
+            self._keep(original, "FusedSGD(wd_after_momentum=True) has no torch equivalent: kept")
+            return None
+        args = _keep_args(bound, ("params", "lr", "momentum", "dampening", "weight_decay", "nesterov"), drop=("wd_after_momentum", "materialize_master_grads", "set_grad_none"))
+        if args is None:
+            self._keep(original, "FusedSGD called with an argument torch.optim.SGD does not take: kept")
+            return None
+        self.report(original, "APX802", "FusedSGD -> torch.optim.SGD (same update rule)", fixed=True, severity="info")
+        return self.replace_call(call, self.torch_name("torch.optim.SGD", original), args)
+
+    def _adagrad(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
+        if not self.settings.code_enabled("APX803"):
+            return None
+        bound = bind_args(call, ADAGRAD_PARAMS)
+        if bound is None:
+            self._keep(original, "FusedAdagrad called with *args/**kwargs: kept; replace it with torch.optim.Adagrad by hand")
+            return None
+        if "adagrad_w_mode" in bound and literal_value(bound["adagrad_w_mode"].value) is not False:
+            self._keep(original, "FusedAdagrad(adagrad_w_mode=True) (decoupled weight decay) has no torch equivalent: kept")
+            return None
+        args = _keep_args(bound, ("params", "lr"), keyword=("eps", "weight_decay"), drop=("set_grad_none", "adagrad_w_mode"))
+        if args is None:
+            self._keep(original, "FusedAdagrad called with an argument torch.optim.Adagrad does not take: kept")
+            return None
+        self.report(original, "APX803", "FusedAdagrad -> torch.optim.Adagrad", fixed=True, severity="info")
+        return self.replace_call(call, self.torch_name("torch.optim.Adagrad", original), args)
+
+    def _layer_norm(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
+        if not self.settings.code_enabled("APX804"):
+            return None
+        args = self._norm_args(call)[1]
+        if args is None:
+            return None
+        self.report(original, "APX804", "FusedLayerNorm -> torch.nn.LayerNorm (same arguments and state_dict keys)", fixed=True, severity="info")
+        return self.replace_call(call, self.torch_name("torch.nn.LayerNorm", original), args)
+
+    def _rms_norm(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
+        if not self.settings.code_enabled("APX805"):
+            return None
+        if not self.settings.torch_at_least(2, 4):
+            self.report(original, "APX805", "FusedRMSNorm kept: torch.nn.RMSNorm needs torch >= 2.4 (raise --target-torch to rewrite it)", severity="info")
+            return None
+        bound, args = self._norm_args(call)
+        if args is None:
+            return None
+        if "eps" not in bound:
+            args.insert(1, kwarg("eps", "1e-5"))
+            args = _positional_first(args)
+        self.report(original, "APX805", "FusedRMSNorm -> torch.nn.RMSNorm with eps=1e-5 explicit (RMSNorm's default eps is the dtype's epsilon)", fixed=True, severity="info")
+        return self.replace_call(call, self.torch_name("torch.nn.RMSNorm", original), args)
+
+    def _norm_args(self, call: cst.Call) -> Tuple[Dict[str, cst.Arg], Optional[List[cst.Arg]]]:
+        bound = bind_args(call, NORM_PARAMS)
+        if bound is None:
+            return {}, None
+        return bound, _keep_args(bound, ("normalized_shape", "eps", "elementwise_affine"), drop=("memory_efficient",))
+
+    def _layer_norm_affine(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
+        bound = bind_args(call, ("input", "weight", "bias", "normalized_shape", "eps", "memory_efficient"))
+        if not self.settings.code_enabled("APX806") or bound is None or not {"input", "weight", "bias", "normalized_shape"} <= set(bound):
+            return None
+        args = [_positional(bound["input"]), _positional(bound["normalized_shape"]), _positional(bound["weight"]), _positional(bound["bias"])]
+        args.append(_positional(bound["eps"]) if "eps" in bound else cst.Arg(cst.Float("1e-6")))
+        self.report(original, "APX806", "fused_layer_norm_affine(x, w, b, shape, eps) -> torch.nn.functional.layer_norm(x, shape, w, b, eps) (apex's default eps 1e-6 kept)", fixed=True, severity="info")
+        return self.replace_call(call, self.torch_name("torch.nn.functional.layer_norm", original), args)
+
+    def _layer_norm_plain(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
+        bound = bind_args(call, ("input", "normalized_shape", "eps", "memory_efficient"))
+        if not self.settings.code_enabled("APX806") or bound is None or not {"input", "normalized_shape"} <= set(bound):
+            return None
+        eps = as_keyword(bound["eps"], "eps") if "eps" in bound else kwarg("eps", "1e-6")
+        args = [_positional(bound["input"]), _positional(bound["normalized_shape"]), eps]
+        self.report(original, "APX806", "fused_layer_norm(x, shape, eps) -> torch.nn.functional.layer_norm(x, shape, eps=eps) (apex's default eps 1e-6 kept)", fixed=True, severity="info")
+        return self.replace_call(call, self.torch_name("torch.nn.functional.layer_norm", original), args)
+
+    def _rms_norm_affine(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
+        bound = bind_args(call, ("input", "weight", "normalized_shape", "eps", "memory_efficient"))
+        if not self.settings.code_enabled("APX806") or bound is None or not {"input", "weight", "normalized_shape"} <= set(bound):
+            return None
+        if not self.settings.torch_at_least(2, 4):
+            self.report(original, "APX806", "fused_rms_norm_affine kept: torch.nn.functional.rms_norm needs torch >= 2.4", severity="info")
+            return None
+        args = [_positional(bound["input"]), _positional(bound["normalized_shape"]), _positional(bound["weight"])]
+        args.append(_positional(bound["eps"]) if "eps" in bound else cst.Arg(cst.Float("1e-6")))
+        self.report(original, "APX806", "fused_rms_norm_affine(x, w, shape, eps) -> torch.nn.functional.rms_norm(x, shape, w, eps) (apex's default eps 1e-6 kept)", fixed=True, severity="info")
+        return self.replace_call(call, self.torch_name("torch.nn.functional.rms_norm", original), args)
+
+    def _clip_grad(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
+        if not self.settings.code_enabled("APX807"):
+            return None
+        self.report(original, "APX807", "apex.contrib.clip_grad.clip_grad_norm_ -> torch.nn.utils.clip_grad_norm_ (same signature)", fixed=True, severity="info")
+        return call.with_changes(func=self.torch_name("torch.nn.utils.clip_grad_norm_", original))
+
+    # --- other references: class bases, isinstance, norm_layer=FusedLayerNorm, kept names ---
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self._reference(original_node, updated_node)
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        return self._reference(original_node, updated_node)
+
+    def _reference(self, original, updated):  # type: ignore[no-untyped-def]
+        names = self.names_of(original)
+        if not names:
+            return updated
+        if names & FUSED_LAYER_NORM and self.settings.code_enabled("APX804"):
+            if not self.is_callee(original):
+                self.report(original, "APX804", "FusedLayerNorm -> torch.nn.LayerNorm", fixed=True, severity="info")
+                self.forget(original)
+                return self.torch_name("torch.nn.LayerNorm", original)
+            return updated
+        for name in sorted(names):
+            if name == RNN or name.startswith(RNN + "."):
+                torch_class = {"LSTM": "LSTM", "GRU": "GRU", "mLSTM": "LSTM"}.get(name.rsplit(".", 1)[-1], "LSTM" if "LSTM" in name else "RNN")
+                if self.is_outermost(original):
+                    self.todo(original, "APX810", RNN_MESSAGE.format(name=name, torch_class=torch_class))
+                return updated
+            message = _kept_message(name)
+            if message is not None and name not in self._kept_reported and self.is_outermost(original):
+                self._kept_reported.add(name)
+                self.report(original, "APX809", f"{name}: {message}", severity="info")
+        return updated
+
+    EXAMPLES = [
+        Example(
+            "fused-adam-to-adamw",
+            "from apex.optimizers import FusedAdam\n\noptimizer = FusedAdam(model.parameters(), lr=1e-4)\n",
+            "import torch\n\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.0)\n",
+            ("APX801",),
+        ),
+        Example(
+            "fused-adam-alias-with-weight-decay",
+            "import torch\nfrom apex.optimizers import FusedAdam as Adam\n\n"
+            "optimizer = Adam(params, lr=args.lr, betas=(0.9, 0.98), eps=1e-6, weight_decay=0.01)\n",
+            "import torch\n\n"
+            "optimizer = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.98), eps=1e-6, weight_decay=0.01)\n",
+            ("APX801",),
+        ),
+        Example(
+            "fused-adam-l2-mode-to-adam",
+            "import apex\n\nopt = apex.optimizers.FusedAdam(model.parameters(), 3e-4, adam_w_mode=False, weight_decay=1e-5)\n",
+            "import torch\n\nopt = torch.optim.Adam(model.parameters(), 3e-4, weight_decay=1e-5)\n",
+            ("APX801",),
+        ),
+        Example(
+            "fused-adam-uses-existing-optim-import",
+            "from torch import optim\nfrom apex.optimizers import FusedAdam\n\nopt = FusedAdam(\n    model.parameters(),\n    lr=1e-3,\n    set_grad_none=True,\n)\n",
+            "from torch import optim\n\nopt = optim.AdamW(\n    model.parameters(),\n    lr=1e-3,\n    weight_decay=0.0,\n)\n",
+            ("APX801",),
+        ),
+        Example(
+            "fused-adam-pre-2019-kwargs-kept",
+            "from apex.optimizers import FusedAdam\n\nopt = FusedAdam(params, lr=1e-4, max_grad_norm=1.0)\n",
+            None,
+            ("APX808",),
+        ),
+        Example(
+            "fused-sgd-to-sgd",
+            "from apex.optimizers import FusedSGD\n\nopt = FusedSGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4, materialize_master_grads=False)\n",
+            "import torch\n\nopt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)\n",
+            ("APX802",),
+        ),
+        Example(
+            "fused-adagrad-to-adagrad",
+            "from apex.optimizers import FusedAdagrad\n\nopt = FusedAdagrad(params, 0.01, 1e-10)\n",
+            "import torch\n\nopt = torch.optim.Adagrad(params, 0.01, eps=1e-10)\n",
+            ("APX803",),
+        ),
+        Example(
+            "fused-layer-norm-bert-alias",
+            "import torch.nn as nn\nfrom apex.normalization.fused_layer_norm import FusedLayerNorm as BertLayerNorm\n\n\n"
+            "class Embeddings(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
+            "        self.LayerNorm = BertLayerNorm(config.hidden_size, eps=1e-12)\n",
+            "import torch.nn as nn\n\n\n"
+            "class Embeddings(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
+            "        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=1e-12)\n",
+            ("APX804",),
+        ),
+        Example(
+            "fused-layer-norm-subclass-and-reference",
+            "from apex.normalization import FusedLayerNorm\n\n\nclass LayerNorm(FusedLayerNorm):\n    pass\n\n\n"
+            "block = Block(norm_layer=FusedLayerNorm)\n",
+            "import torch\n\n\nclass LayerNorm(torch.nn.LayerNorm):\n    pass\n\n\n"
+            "block = Block(norm_layer=torch.nn.LayerNorm)\n",
+            ("APX804", "APX804"),
+        ),
+        Example(
+            "fused-rms-norm-eps-explicit",
+            "from apex.normalization import FusedRMSNorm\n\nnorm = FusedRMSNorm(dim)\n",
+            "import torch\n\nnorm = torch.nn.RMSNorm(dim, eps=1e-5)\n",
+            ("APX805",),
+        ),
+        Example(
+            "fused-rms-norm-kept-below-torch-2-4",
+            "from apex.normalization import FusedRMSNorm\n\nnorm = FusedRMSNorm(dim)\n",
+            None,
+            ("APX805",),
+            Settings(target_torch=(2, 3)),
+        ),
+        Example(
+            "fused-layer-norm-affine-argument-order",
+            "import torch.nn.functional as F\nfrom apex.normalization.fused_layer_norm import fused_layer_norm_affine\n\n"
+            "y = fused_layer_norm_affine(x, self.weight, self.bias, self.normalized_shape, self.eps)\n",
+            "import torch.nn.functional as F\n\n"
+            "y = F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)\n",
+            ("APX806",),
+        ),
+        Example(
+            "contrib-clip-grad",
+            "from apex.contrib.clip_grad import clip_grad_norm_\n\nnorm = clip_grad_norm_(model.parameters(), 1.0)\n",
+            "import torch\n\nnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n",
+            ("APX807",),
+        ),
+        Example(
+            "fused-lamb-kept",
+            "from apex.optimizers import FusedLAMB\n\noptimizer = FusedLAMB(params, lr=1e-3)\n",
+            None,
+            ("APX809",),
+        ),
+        Example(
+            "amp-c-kept",
+            "import amp_C\nfrom apex.multi_tensor_apply import multi_tensor_applier\n\n"
+            "norm, _ = multi_tensor_applier(amp_C.multi_tensor_l2norm, overflow_buf, [grads], False)\n",
+            None,
+            ("APX809", "APX809"),
+        ),
+        Example(
+            "apex-rnn-removed",
+            "from apex import RNN\n\nrnn = RNN.LSTM(256, 512, 2)\n",
+            "from apex import RNN\n\n"
+            "# TODO(apexcompat): apex.RNN was removed from apex: replace apex.RNN.LSTM with torch.nn.LSTM "
+            "(same input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional arguments)\n"
+            "rnn = RNN.LSTM(256, 512, 2)\n",
+            ("APX810",),
+        ),
+    ]
+    NOOP_EXAMPLES = [
+        Example("torch-adamw", "import torch\n\nopt = torch.optim.AdamW(model.parameters(), lr=1e-3)\n"),
+        Example(
+            "local-class-named-fused-adam",
+            "class FusedAdam:\n    pass\n\n\nopt = FusedAdam(params, lr=1e-3)\n",
+        ),
+        Example(
+            "fallback-class-in-except-importerror",
+            "try:\n    from apex.normalization import FusedLayerNorm as BertLayerNorm\nexcept ImportError:\n"
+            "    class BertLayerNorm(nn.Module):\n        pass\n\n\nnorm = BertLayerNorm(768, eps=1e-12)\n",
+        ),
+        Example(
+            "apex-in-comments-and-strings",
+            '# see https://github.com/NVIDIA/apex for FusedAdam\nhelp_text = "use apex.optimizers.FusedAdam"\n',
+        ),
+    ]
+
+
+def _value(bound: Dict[str, cst.Arg], name: str) -> Optional[cst.BaseExpression]:
+    arg = bound.get(name)
+    return arg.value if arg is not None else None
+
+
+def _positional(arg: cst.Arg) -> cst.Arg:
+    return arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
+
+
+def _positional_first(args: List[cst.Arg]) -> List[cst.Arg]:
+    return [a for a in args if a.keyword is None] + [a for a in args if a.keyword is not None]
+
+
+def _keep_args(
+    bound: Dict[str, cst.Arg],
+    same_position: tuple,
+    *,
+    keyword: tuple = (),
+    drop: tuple = (),
+    unknown_ok: bool = False,
+) -> Optional[List[cst.Arg]]:
+    """Arguments for the torch call: the leading ``same_position`` parameters keep their
+    form while they stay in position, ``keyword`` ones are passed by name, ``drop`` ones go.
+    ``None`` if an argument fits none of these (and ``unknown_ok`` is false)."""
+    allowed = set(same_position) | set(keyword) | set(drop)
+    if not unknown_ok and not set(bound) <= allowed:
+        return None
+    positional_ok = True
+    out: List[cst.Arg] = []
+    for name, arg in bound.items():
+        if name in drop:
+            positional_ok = positional_ok and arg.keyword is not None
+            continue
+        if arg.keyword is None and positional_ok and name in same_position:
+            out.append(arg)
+            continue
+        positional_ok = False
+        out.append(as_keyword(arg, name))
+    return out
+
+
+def _kept_message(name: str) -> Optional[str]:
+    if name.startswith(_NOT_KEPT_PREFIXES):
+        return None
+    for prefix in sorted(KEPT, key=len, reverse=True):
+        if name == prefix or name.startswith(prefix + "."):
+            return KEPT[prefix]
+    return None
