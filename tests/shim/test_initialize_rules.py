@@ -333,3 +333,28 @@ def test_same_optimizer_twice_is_refused():
     amp.initialize(model, optimizer, opt_level="O1", verbosity=0)
     with pytest.raises(RuntimeError, match="should only be passed through amp.initialize once"):
         amp.initialize(model, optimizer, opt_level="O1", verbosity=0)
+
+
+def test_old_optimizer_uses_the_new_scalers():
+    torch.manual_seed(0)
+    model = nn.Linear(4, 2)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    amp.initialize(model, optimizer, opt_level="O1", verbosity=0)
+    other = nn.Linear(4, 2)
+    amp.initialize(other, torch.optim.SGD(other.parameters(), lr=0.1), opt_level="O1",
+                   loss_scale=128.0, verbosity=0)
+    loss = model(torch.randn(3, 4)).float().sum()
+    with amp.scale_loss(loss, optimizer) as scaled:
+        assert scaled.item() == pytest.approx(loss.item() * 128.0, rel=1e-3)
+        scaled.backward()
+
+
+def test_docstring_example_runs():
+    import textwrap
+
+    doc = amp.initialize.__doc__
+    example = doc.split("Example::", 1)[1].split("\n\n    Call it once", 1)[0]
+    namespace: dict = {}
+    exec(compile(textwrap.dedent(example), "<initialize docstring>", "exec"), namespace)
+    assert namespace["optimizer"] is not None
+    assert "forward" not in vars(namespace["model"])  # O1 leaves the model alone
