@@ -4,7 +4,7 @@ state-dict hook, then optimizer processing, loss scalers and (O1) the autocast s
 
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Optional
+from typing import Any, Iterable, Optional
 
 import torch
 

@@ -7,7 +7,7 @@ because apex exposed them from this module.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Union
 
 import torch
 
@@ -175,22 +175,26 @@ def _returned_unchanged(models, optimizers):
     return models if optimizers is None else (models, optimizers)
 
 
+Models = Union[torch.nn.Module, List[torch.nn.Module]]
+Optimizers = Union[torch.optim.Optimizer, List[torch.optim.Optimizer], None]
+
+
 def initialize(
-    models,
-    optimizers=None,
-    enabled=True,
-    opt_level="O1",
-    cast_model_type=None,
-    patch_torch_functions=None,
-    keep_batchnorm_fp32=None,
-    master_weights=None,
-    loss_scale=None,
-    cast_model_outputs=None,
-    num_losses=1,
-    verbosity=1,
-    min_loss_scale=None,
-    max_loss_scale=2.0**24,
-):
+    models: Models,
+    optimizers: Optimizers = None,
+    enabled: bool = True,
+    opt_level: str = "O1",
+    cast_model_type: Union[torch.dtype, bool, None] = None,
+    patch_torch_functions: Optional[bool] = None,
+    keep_batchnorm_fp32: Union[bool, str, None] = None,
+    master_weights: Optional[bool] = None,
+    loss_scale: Union[float, str, None] = None,
+    cast_model_outputs: Optional[torch.dtype] = None,
+    num_losses: int = 1,
+    verbosity: int = 1,
+    min_loss_scale: Optional[float] = None,
+    max_loss_scale: Optional[float] = 2.0**24,
+) -> Union[Models, "tuple[Models, Optimizers]"]:
     """Prepare models and optimizers for mixed-precision training, exactly as apex did.
 
     Example::
