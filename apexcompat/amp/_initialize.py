@@ -155,9 +155,11 @@ class _UpcastStateDict:
         self.half_dtypes = tuple(half_dtypes)
 
     def __call__(self, module, state_dict, prefix, local_metadata) -> None:
-        names = list(module._parameters) + list(module._buffers)
-        for name in names:
-            key = prefix + name
+        if type(module)._save_to_state_dict is torch.nn.Module._save_to_state_dict:
+            keys = [prefix + name for name in (*module._parameters, *module._buffers)]
+        else:  # a module writing its own entries: look at everything under its prefix
+            keys = [key for key in state_dict if key.startswith(prefix)]
+        for key in keys:
             value = state_dict.get(key)
             if isinstance(value, torch.Tensor) and value.dtype in self.half_dtypes:
                 state_dict[key] = value.to(torch.float32)

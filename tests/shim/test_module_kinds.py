@@ -192,3 +192,31 @@ def test_weight_memory_per_level(level):
         assert tensor_bytes(model.parameters()) == weight_bytes
     else:  # no second copy of the weights
         assert stepped == weight_bytes
+
+
+class CustomEntries(nn.Module):
+    """Writes a state-dict entry of its own besides its parameters."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        self.table = torch.zeros(3)
+
+    def _apply(self, fn, recurse=True):
+        self.table = fn(self.table)
+        return super()._apply(fn, recurse)
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "table"] = self.table
+
+
+def test_state_dict_hook_covers_custom_entries():
+    model = nn.Sequential(CustomEntries())
+    amp.initialize(model, opt_level="O3", verbosity=0)
+    assert model[0].table.dtype == torch.float16
+    assert {k: v.dtype for k, v in model.state_dict().items()} == {
+        "0.lin.weight": torch.float32,
+        "0.lin.bias": torch.float32,
+        "0.table": torch.float32,
+    }
