@@ -40,6 +40,8 @@ KNOWN_SETUPS = {
     "twice",
     "preexisting_attr",
     "no_shims",
+    "bf16_model",
+    "apex_ddp",
 }
 CUDA_DEVICE_REJECTION = "located on a CUDA device"
 
@@ -65,6 +67,21 @@ class FP16_Optimizer:  # noqa: N801  (apex's class name is what is recognised)
 
 
 FP16_Optimizer.__module__ = "apex.fp16_utils.fp16_optimizer"
+
+
+class ApexDistributedDataParallel(nn.Module):
+    """Stands in for apex.parallel.DistributedDataParallel, which apex's check let through."""
+
+    def __init__(self, module: nn.Module) -> None:
+        super().__init__()
+        self.module = module
+
+    def forward(self, *args, **kwargs):
+        return self.module(*args, **kwargs)
+
+
+ApexDistributedDataParallel.__module__ = "apex.parallel.distributed"
+ApexDistributedDataParallel.__qualname__ = "DistributedDataParallel"
 
 
 def device() -> torch.device:
@@ -175,6 +192,8 @@ class Replay:
                 model.half()
             if "double_model" in self.setup:
                 model.double()
+            if "bf16_model" in self.setup:
+                model.bfloat16()
         self.models_arg = arrange(call["models"], self.all_models)
         owners = flat(self.models_arg) or self.all_models
         self.all_optimizers = [
@@ -208,6 +227,8 @@ class Replay:
             return self._wrap(nn.DataParallel)
         if "ddp" in self.setup:
             return self._wrap(nn.parallel.DistributedDataParallel)
+        if "apex_ddp" in self.setup:
+            return self._wrap(ApexDistributedDataParallel)
         return self.models_arg
 
     def _wrap(self, wrapper):
