@@ -5,14 +5,22 @@ from __future__ import annotations
 
 from typing import List, Type
 
+from .amp_initialize import InitializeRule
 from .base import Rule
+from .imports import ImportsRule
+from .scale_loss import ScaleLossRule
+from .step import StepRule
 from .fused import FusedKernelsRule
 
 ALL_RULES: List[Type[Rule]] = [
     # --- neighbouring apex packages and deprecated torch spellings (M3) ---
     FusedKernelsRule,
     # --- apex.amp (M2) ---
+    InitializeRule,
+    StepRule,
+    ScaleLossRule,
     # --- import clean-up, runs last (M2) ---
+    ImportsRule,
 ]
 
 

@@ -1,0 +1,132 @@
+"""Base class of the apex.amp rules: parent links, positions, planned statement edits and
+node replacements applied on the way out of the tree, and TODO comments that are never
+written twice."""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Sequence
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+
+from ..settings import Settings
+from ._edits import StatementEdits, block_body, code_of, todo_line, with_leading
+from .base import TODO_PREFIX, Rule
+
+
+def _is_pass_only(body: Sequence[cst.BaseStatement]) -> bool:
+    return all(
+        isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body) for s in body
+    )
+
+
+class AmpRule(Rule):
+    """A rule over apex.amp sites: plan in ``plan(module)``, the base applies the plan."""
+
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
+    #: only the imports rule also works for ``--to shim``
+    NATIVE_ONLY = True
+
+    @classmethod
+    def applies_to(cls, settings: Settings) -> bool:
+        if cls.NATIVE_ONLY and settings.target != "native":
+            return False
+        return super().applies_to(settings)
+
+    # --- helpers for subclasses -----------------------------------------------------------
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        return self.get_metadata(PositionProvider, node).start.line
+
+    def statement_of(self, node: cst.CSTNode) -> Optional[cst.BaseStatement]:
+        cur: Optional[cst.CSTNode] = node
+        while cur is not None and not isinstance(cur, cst.BaseStatement):
+            cur = self.parents.get(cur)
+        return cur
+
+    def need_torch(self) -> None:
+        AddImportsVisitor.add_needed_import(self.context, "torch")
+
+    def replace_node(self, node: cst.CSTNode, new: "cst.CSTNode | Callable[[cst.CSTNode], cst.CSTNode]") -> None:
+        self.node_replacements[node] = new
+
+    def todo(self, node: cst.CSTNode, code: str, message: str, *, severity: str = "error", fixed: bool = False) -> None:
+        """Report ``message`` at ``node`` and put it above node's statement as a TODO comment."""
+        self.report(node, code, message, severity=severity, fixed=fixed)
+        stmt = self.statement_of(node)
+        if stmt is not None:
+            self.todos.setdefault(stmt, []).append(message)
+
+    def plan(self, module: cst.Module) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # --- visitor plumbing -----------------------------------------------------------------
+
+    def visit_Module(self, node: cst.Module) -> Optional[bool]:
+        self.tree = node
+        self.parents = self.metadata[ParentNodeProvider]
+        self.edits = StatementEdits()
+        self.node_replacements: Dict[cst.CSTNode, object] = {}
+        self.todos: Dict[cst.CSTNode, List[str]] = {}
+        self.plan(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
+        result = super().on_leave(original_node, updated_node)
+        if not isinstance(result, cst.CSTNode) or not hasattr(self, "node_replacements"):
+            return result
+        new = self.node_replacements.get(original_node)
+        if new is not None:
+            result = new(result) if callable(new) else new
+        todos = self.todos.get(original_node)
+        if todos and hasattr(result, "leading_lines"):
+            result = with_leading(result, [todo_line(t) for t in todos])
+        return result
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        if not self.edits:
+            return updated_node
+        return block_body(updated_node, self.edits.apply(original_node.body, updated_node.body))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not self.edits:
+            return updated_node
+        return updated_node.with_changes(body=self.edits.apply(original_node.body, updated_node.body))
+
+    def leave_SimpleStatementSuite(self, original_node, updated_node):
+        return self._small_after(original_node, updated_node)
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        return self._small_after(original_node, updated_node)
+
+    def _small_after(self, original_node, updated_node):
+        if not self.edits.after:
+            return updated_node
+        body = []
+        for orig, upd in zip(original_node.body, updated_node.body):
+            body.append(upd)
+            for extra in self.edits.after.get(orig, []):
+                body.extend(extra.body)
+        if len(body) == len(updated_node.body):
+            return updated_node
+        body = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in body]
+        return updated_node.with_changes(body=body)
+
+
+def is_empty_shell(stmt: cst.BaseStatement) -> bool:
+    """An ``if`` without ``else`` whose body holds only ``pass`` (or such shells)."""
+    if not isinstance(stmt, cst.If) or stmt.orelse is not None:
+        return False
+    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [cst.SimpleStatementLine(list(stmt.body.body))]
+    return all(is_empty_shell(s) or _is_pass_only([s]) for s in body)
+
+
+def has_todo(stmt: cst.CSTNode) -> bool:
+    return any(
+        line.comment is not None and line.comment.value.startswith(TODO_PREFIX)
+        for line in getattr(stmt, "leading_lines", ())
+    )
+
+
+__all__ = ["AmpRule", "is_empty_shell", "has_todo", "code_of"]

@@ -1,0 +1,675 @@
+"""Where a file uses apex.amp, and how a GradScaler can reach each use.
+
+Shared by every apex.amp rule.  ``find_amp_refs`` resolves names through the file's imports
+(never by text); ``analyse`` groups the references into initialize sites, ``scale_loss``
+sites and other sites that need the scaler, decides where the scaler lives (a local, a
+``self.`` attribute, a module global) and how it reaches every function that needs it
+(same function, closure, method of the same class, or a new parameter of a same-file
+function whose every caller can pass it).  Whatever cannot be proven is a *blocker*: the
+file then keeps apex.amp's behaviour through ``apexcompat.amp`` and the blocker is reported.
+
+``find_scalers`` is what the later rules use once the scaler exists: it finds the
+``GradScaler`` the initialize rule created (or one the user already had) from any node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider
+
+from ._edits import code_of
+
+AMP = "apex.amp"
+GRADSCALER_NAMES = frozenset(
+    {
+        "torch.amp.GradScaler",
+        "torch.GradScaler",
+        "torch.cuda.amp.GradScaler",
+        "torch.amp.grad_scaler.GradScaler",
+        "torch.cuda.amp.grad_scaler.GradScaler",
+    }
+)
+#: apex.amp members the rules know how to rewrite natively
+HANDLED_MEMBERS = frozenset(
+    {
+        "initialize",
+        "init",
+        "scale_loss",
+        "state_dict",
+        "load_state_dict",
+        "master_params",
+        "disable_casts",
+        "register_half_function",
+        "register_float_function",
+        "register_promote_function",
+        "half_function",
+        "float_function",
+        "promote_function",
+        "_amp_state",
+    }
+)
+SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
+SWITCH_NAMES = ("use_amp", "amp_enabled", "use_mixed_precision")
+AMP_STATE_SCALE_READ = "loss_scale"  # amp._amp_state.loss_scalers[0].loss_scale()
+AMP_STATE_SETTINGS = {"_loss_scale": "init_scale", "_scale_seq_len": "growth_interval"}
+
+
+@dataclass(eq=False, repr=False)
+class AmpRef:
+    """One use of apex.amp: ``expr`` denotes ``apex.amp.<member>`` (``member`` is ``""``
+    when the module object itself is used as a value)."""
+
+    expr: cst.BaseExpression
+    member: str
+
+
+@dataclass(eq=False, repr=False)
+class InitSite:
+    call: cst.Call
+    stmt: cst.SimpleStatementLine
+    #: the statement the scaler is created after: the outermost ``if`` whose body holds the
+    #: call (``if args.fp16: model, opt = amp.initialize(...)``), else ``stmt``
+    anchor: cst.BaseStatement
+    guards: List[cst.BaseExpression]
+    func: Optional[cst.FunctionDef]
+    old_api: bool = False
+    handle: Optional[str] = None
+    models: List[cst.BaseExpression] = field(default_factory=list)
+    optimizers: List[cst.BaseExpression] = field(default_factory=list)
+    has_optimizers: bool = False
+
+
+@dataclass(eq=False, repr=False)
+class ScaleLossSite:
+    with_stmt: cst.With
+    call: cst.Call
+    func: Optional[cst.FunctionDef]
+    loss: cst.BaseExpression
+    optimizers: List[cst.BaseExpression]
+    as_name: Optional[str]
+
+
+@dataclass(eq=False, repr=False)
+class Need:
+    """A site other than ``scale_loss`` that needs the scaler (checkpoints, clipping, the
+    private loss-scale idioms)."""
+
+    node: cst.CSTNode
+    kind: str
+    func: Optional[cst.FunctionDef]
+
+
+@dataclass(eq=False, repr=False)
+class Blocker:
+    node: cst.CSTNode
+    message: str
+
+
+@dataclass(eq=False, repr=False)
+class AmpFile:
+    refs: List[AmpRef] = field(default_factory=list)
+    inits: List[InitSite] = field(default_factory=list)
+    scale_losses: List[ScaleLossSite] = field(default_factory=list)
+    needs: List[Need] = field(default_factory=list)
+    blockers: List[Blocker] = field(default_factory=list)
+    #: name given to the scaler (and its switch) in this file
+    scaler_name: str = "scaler"
+    switch_name: str = "use_amp"
+    #: where the scaler lives: "local" (a local/global name) or "self" (``self.<name>``)
+    storage: str = "local"
+    #: same-file functions that get the scaler as a new parameter
+    threaded: Dict[cst.FunctionDef, List[cst.Call]] = field(default_factory=dict)
+    #: function -> expression that reaches the scaler inside it
+    access: Dict[Optional[cst.FunctionDef], str] = field(default_factory=dict)
+
+    @property
+    def uses_amp(self) -> bool:
+        return bool(self.refs)
+
+    @property
+    def training_inits(self) -> List[InitSite]:
+        return [s for s in self.inits if s.has_optimizers or s.old_api]
+
+
+# --- resolving names -------------------------------------------------------------------------
+
+
+def _inside_import(parents: Dict[cst.CSTNode, cst.CSTNode], node: cst.CSTNode) -> bool:
+    cur = node
+    while cur in parents:
+        cur = parents[cur]
+        if isinstance(cur, (cst.Import, cst.ImportFrom)):
+            return True
+        if isinstance(cur, cst.BaseStatement):
+            return False
+    return False
+
+
+def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
+    """Every expression in ``module`` that denotes ``prefix`` (apex.amp) or one of its
+    members, outermost first in source order."""
+    parents = rule.parents
+    refs: List[AmpRef] = []
+    for node in _walk(module):
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            continue
+        names = rule.qualified_names(node)
+        if not names or _inside_import(parents, node):
+            continue
+        if isinstance(node, cst.Attribute) and any(n == prefix or n.startswith(prefix + ".") for n in rule.qualified_names(node.value)):
+            continue  # the inner part of this chain is reported instead
+        parent = parents.get(node)
+        if prefix in names:
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                refs.append(AmpRef(parent, parent.attr.value))
+            else:
+                refs.append(AmpRef(node, ""))
+            continue
+        if isinstance(node, cst.Name):
+            member = next((n[len(prefix) + 1 :] for n in sorted(names) if n.startswith(prefix + ".")), None)
+            if member is not None:
+                refs.append(AmpRef(node, member.split(".")[0]))
+    return refs
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        stack.extend(reversed(cur.children))
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under ``node`` (itself included), in source order."""
+    return _walk(node)
+
+
+# --- structure helpers -----------------------------------------------------------------------
+
+
+def enclosing(parents, node: cst.CSTNode, kinds) -> Optional[cst.CSTNode]:
+    cur = node
+    while cur in parents:
+        cur = parents[cur]
+        if isinstance(cur, kinds):
+            return cur
+    return None
+
+
+def enclosing_function(parents, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+    return enclosing(parents, node, cst.FunctionDef)  # type: ignore[return-value]
+
+
+def enclosing_statement(parents, node: cst.CSTNode) -> Optional[cst.BaseStatement]:
+    cur = node
+    while cur in parents:
+        cur = parents[cur]
+        if isinstance(cur, cst.BaseStatement):
+            return cur
+    return None
+
+
+def class_of_method(parents, func: Optional[cst.FunctionDef]) -> Optional[cst.ClassDef]:
+    """The class ``func`` is a plain method of (not static/class method), else None."""
+    if func is None:
+        return None
+    block = parents.get(func)
+    cls = parents.get(block) if block is not None else None
+    if not isinstance(cls, cst.ClassDef):
+        return None
+    for deco in func.decorators:
+        if code_of(deco.decorator) in ("staticmethod", "classmethod"):
+            return None
+    if not func.params.params:
+        return None
+    return cls
+
+
+def self_name(func: cst.FunctionDef) -> str:
+    return func.params.params[0].name.value
+
+
+def is_nested_in(parents, func: Optional[cst.FunctionDef], outer: Optional[cst.FunctionDef]) -> bool:
+    """True if ``func`` is defined (at any depth) inside ``outer``."""
+    if func is None or outer is None:
+        return False
+    cur: Optional[cst.CSTNode] = func
+    while cur in parents:
+        cur = parents[cur]
+        if cur is outer:
+            return True
+    return False
+
+
+def call_args(call: cst.Call) -> Tuple[List[cst.Arg], Dict[str, cst.Arg]]:
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+    return positional, keywords
+
+
+def arg_value(call: cst.Call, index: int, keyword: str) -> Optional[cst.BaseExpression]:
+    positional, keywords = call_args(call)
+    if keyword in keywords:
+        return keywords[keyword].value
+    if index < len(positional):
+        return positional[index].value
+    return None
+
+
+def elements(expr: Optional[cst.BaseExpression]) -> List[cst.BaseExpression]:
+    """The items of a list/tuple display, or ``[expr]``."""
+    if expr is None:
+        return []
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return [e.value for e in expr.elements]
+    return [expr]
+
+
+def string_value(expr: Optional[cst.BaseExpression]) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value if isinstance(expr.evaluated_value, str) else None
+    return None
+
+
+def names_in(node: cst.CSTNode) -> Set[str]:
+    return {n.value for n in _walk(node) if isinstance(n, cst.Name)}
+
+
+def assigned_names(stmt: cst.CSTNode) -> Set[str]:
+    """Names (and ``self.x`` texts) a simple statement assigns to."""
+    out: Set[str] = set()
+    for node in _walk(stmt):
+        targets: Sequence[cst.CSTNode] = ()
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            targets = [node.target]
+        elif isinstance(node, cst.NamedExpr):
+            targets = [node.target]
+        for target in targets:
+            for item in _walk(target):
+                if isinstance(item, (cst.Name, cst.Attribute)):
+                    out.add(code_of(item))
+    return out
+
+
+def step_calls(func_body: cst.CSTNode, optimizer_text: str) -> List[cst.Call]:
+    """``<optimizer>.step(...)`` calls under ``func_body``."""
+    found = []
+    for node in _walk(func_body):
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "step"
+            and code_of(node.func.value) == optimizer_text
+        ):
+            found.append(node)
+    return found
+
+
+# --- the analysis ----------------------------------------------------------------------------
+
+
+def analyse(rule, module: cst.Module) -> AmpFile:
+    """Collect the apex.amp sites of ``module`` and decide how the scaler reaches them."""
+    info = AmpFile(refs=find_amp_refs(rule, module))
+    if not info.refs:
+        return info
+    parents = rule.parents
+    used = names_in(module)
+    info.scaler_name = next((n for n in SCALER_NAMES if n not in used), "amp_grad_scaler")
+    info.switch_name = next((n for n in SWITCH_NAMES if n not in used), "amp_switch")
+    handles: Dict[str, InitSite] = {}
+
+    for ref in info.refs:
+        parent = parents.get(ref.expr)
+        is_call = isinstance(parent, cst.Call) and parent.func is ref.expr
+        member = ref.member
+        if member == "":
+            info.blockers.append(Blocker(ref.expr, "apex.amp is passed on as a value here; its uses cannot be followed"))
+        elif member not in HANDLED_MEMBERS:
+            info.blockers.append(Blocker(ref.expr, f"amp.{member} has no native rewrite"))
+        elif member in ("initialize", "init") and is_call:
+            site = _init_site(rule, parent, member == "init", info)
+            if site is not None:
+                info.inits.append(site)
+                if site.handle:
+                    handles[site.handle] = site
+        elif member == "scale_loss" and is_call:
+            site = _scale_loss_site(rule, parent, info)
+            if site is not None:
+                info.scale_losses.append(site)
+        elif member in ("state_dict", "load_state_dict", "master_params") and is_call:
+            if member == "state_dict" and parent.args:
+                info.blockers.append(Blocker(parent, "amp.state_dict(destination) has no native rewrite"))
+            else:
+                info.needs.append(Need(parent, member, enclosing_function(parents, parent)))
+        elif member == "_amp_state":
+            _amp_state_use(rule, ref, info)
+        elif member in ("initialize", "init", "scale_loss", "state_dict", "load_state_dict", "master_params"):
+            info.blockers.append(Blocker(ref.expr, f"amp.{member} is used without being called here"))
+        # casting hooks need no scaler; their own rule handles them
+
+    _old_api_uses(rule, module, handles, info)
+    _check_layout(rule, info)
+    return info
+
+
+def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[InitSite]:
+    parents = rule.parents
+    holder = parents.get(call)
+    stmt = parents.get(holder) if holder is not None else None
+    handle = None
+    if isinstance(holder, cst.Expr) and isinstance(stmt, cst.SimpleStatementLine):
+        pass
+    elif isinstance(holder, cst.Assign) and holder.value is call and isinstance(stmt, cst.SimpleStatementLine) and len(holder.targets) == 1:
+        if old_api:
+            target = holder.targets[0].target
+            if not isinstance(target, (cst.Name, cst.Attribute)):
+                info.blockers.append(Blocker(call, "amp.init() result is unpacked; cannot follow the handle"))
+                return None
+            handle = code_of(target)
+    else:
+        info.blockers.append(Blocker(call, "amp.initialize is used inside an expression; rewrite it as a statement first"))
+        return None
+    if len(stmt.body) != 1:
+        info.blockers.append(Blocker(call, "amp.initialize shares its line with other statements"))
+        return None
+    if any(a.star for a in call.args):
+        info.blockers.append(Blocker(call, "amp.initialize gets its arguments from *args/**kwargs; the opt level is unknown"))
+        return None
+    guards: List[cst.BaseExpression] = []
+    anchor: cst.BaseStatement = stmt
+    cur: cst.CSTNode = stmt
+    while True:
+        block = parents.get(cur)
+        owner = parents.get(block) if block is not None else None
+        if isinstance(owner, cst.If) and owner.body is block:
+            guards.insert(0, owner.test)
+            anchor = owner
+            cur = owner
+            # an `elif` is an If inside the orelse of another If: stop there
+            if isinstance(parents.get(owner), cst.If):
+                break
+            continue
+        break
+    site = InitSite(call, stmt, anchor, guards, enclosing_function(parents, call), old_api=old_api, handle=handle)
+    if not old_api:
+        site.models = elements(arg_value(call, 0, "models"))
+        opts = arg_value(call, 1, "optimizers")
+        site.has_optimizers = opts is not None and not (isinstance(opts, cst.Name) and opts.value == "None")
+        site.optimizers = elements(opts) if site.has_optimizers else []
+        if not site.models:
+            info.blockers.append(Blocker(call, "amp.initialize without models"))
+            return None
+    return site
+
+
+def _scale_loss_site(rule, call: cst.Call, info: AmpFile) -> Optional[ScaleLossSite]:
+    parents = rule.parents
+    item = parents.get(call)
+    with_stmt = parents.get(item) if item is not None else None
+    if not (isinstance(item, cst.WithItem) and isinstance(with_stmt, cst.With)):
+        info.blockers.append(Blocker(call, "amp.scale_loss is used outside a with statement"))
+        return None
+    if len(with_stmt.items) != 1 or with_stmt.asynchronous is not None:
+        info.blockers.append(Blocker(with_stmt, "amp.scale_loss shares its with statement with other context managers"))
+        return None
+    if any(a.star for a in call.args):
+        info.blockers.append(Blocker(call, "amp.scale_loss gets its arguments from *args/**kwargs"))
+        return None
+    loss = arg_value(call, 0, "loss")
+    opts = arg_value(call, 1, "optimizers")
+    if loss is None or opts is None:
+        info.blockers.append(Blocker(call, "amp.scale_loss without a loss and optimizer(s)"))
+        return None
+    as_name = None
+    if item.asname is not None:
+        if not isinstance(item.asname.name, cst.Name):
+            info.blockers.append(Blocker(call, "amp.scale_loss result is unpacked"))
+            return None
+        as_name = item.asname.name.value
+    return ScaleLossSite(with_stmt, call, enclosing_function(parents, call), loss, elements(opts), as_name)
+
+
+def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
+    """``amp._amp_state.loss_scalers[0].loss_scale()`` (read) and
+    ``amp._amp_state.loss_scalers[0]._loss_scale = x`` / ``._scale_seq_len = n`` (settings
+    that map to GradScaler arguments) are known; anything else is reported."""
+    parents = rule.parents
+    chain = parents.get(ref.expr)
+    ok = (
+        isinstance(chain, cst.Attribute)
+        and chain.attr.value == "loss_scalers"
+        and isinstance(parents.get(chain), cst.Subscript)
+    )
+    if ok:
+        sub = parents[chain]
+        index = sub.slice[0].slice if len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index) else None
+        ok = index is not None and isinstance(index.value, cst.Integer) and index.value.value == "0"
+    if ok:
+        attr = parents.get(sub)
+        if isinstance(attr, cst.Attribute) and attr.attr.value == AMP_STATE_SCALE_READ:
+            call = parents.get(attr)
+            if isinstance(call, cst.Call) and call.func is attr and not call.args:
+                info.needs.append(Need(call, "get_scale", enclosing_function(parents, call)))
+                return
+        if isinstance(attr, cst.Attribute) and attr.attr.value in AMP_STATE_SETTINGS:
+            assign = parents.get(parents.get(attr))
+            target = parents.get(attr)
+            stmt = parents.get(assign) if assign is not None else None
+            if (
+                isinstance(target, cst.AssignTarget)
+                and isinstance(assign, cst.Assign)
+                and len(assign.targets) == 1
+                and isinstance(stmt, cst.SimpleStatementLine)
+                and len(stmt.body) == 1
+            ):
+                info.needs.append(Need(stmt, "scaler_setting", enclosing_function(parents, stmt)))
+                return
+    info.blockers.append(Blocker(ref.expr, "private amp._amp_state use has no native equivalent"))
+
+
+def _old_api_uses(rule, module: cst.Module, handles: Dict[str, InitSite], info: AmpFile) -> None:
+    """``handle = amp.init(...)``: ``with handle.scale_loss(loss, opt) as s:`` is a
+    scale_loss site; any other use of the handle is a blocker."""
+    if not handles:
+        return
+    parents = rule.parents
+    for node in _walk(module):
+        if not isinstance(node, (cst.Name, cst.Attribute)) or code_of(node) not in handles:
+            continue
+        parent = parents.get(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node and code_of(parent) in handles:
+            continue  # `self.handle`: the Name `self` inside it is not the handle
+        if isinstance(parent, cst.AssignTarget):
+            continue
+        if isinstance(parent, cst.Attribute) and parent.attr.value == "scale_loss":
+            call = parents.get(parent)
+            if isinstance(call, cst.Call) and call.func is parent:
+                site = _scale_loss_site(rule, call, info)
+                if site is not None:
+                    info.scale_losses.append(site)
+                continue
+        if isinstance(node, cst.Attribute) and isinstance(parent, cst.Attribute) and parent.value is node:
+            info.blockers.append(Blocker(node, f"the old amp handle {code_of(node)} is used for {parent.attr.value}"))
+        elif isinstance(node, cst.Name) and not (isinstance(parent, cst.Attribute) and parent.attr is node):
+            info.blockers.append(Blocker(node, f"the old amp handle {node.value} is used for more than scale_loss"))
+
+
+def _check_layout(rule, info: AmpFile) -> None:
+    """Decide the scaler's home and how it reaches every site; record blockers."""
+    parents = rule.parents
+    training = info.training_inits
+    needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
+    if info.scale_losses and not training:
+        for site in info.scale_losses:
+            info.blockers.append(Blocker(site.with_stmt, "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"))
+        return
+    if training and not info.scale_losses:
+        for site in training:
+            info.blockers.append(Blocker(site.call, "no amp.scale_loss in this file: the losses are scaled elsewhere"))
+        return
+    if not training:
+        for need in info.needs:
+            info.blockers.append(Blocker(need.node, "amp.initialize is not in this file, so the scaler cannot reach this site"))
+        return
+    home = training[0].func
+    if any(s.func is not home for s in training):
+        for site in training[1:]:
+            info.blockers.append(Blocker(site.call, "amp.initialize is called for training in more than one function"))
+        return
+    home_cls = class_of_method(parents, home)
+    if home_cls is not None and any(f is not home and class_of_method(parents, f) is home_cls for f in needy):
+        info.storage = "self"
+    first_anchor_line = min(rule.line_of(s.anchor) for s in training)
+    for site in info.scale_losses:
+        _check_steps(rule, site, info)
+    for func in dict.fromkeys(needy):
+        access = _access(rule, func, home, home_cls, info, set())
+        if access is None:
+            node = next((s.with_stmt for s in info.scale_losses if s.func is func), None) or next(n.node for n in info.needs if n.func is func)
+            name = func.name.value if func is not None else "module level"
+            info.blockers.append(Blocker(node, f"the scaler created at amp.initialize cannot be passed to {name}"))
+    for func, nodes in [(home, [s.with_stmt for s in info.scale_losses if s.func is home] + [n.node for n in info.needs if n.func is home])]:
+        for node in nodes:
+            if rule.line_of(node) < first_anchor_line:
+                info.blockers.append(Blocker(node, "this site comes before amp.initialize in the same function"))
+    for func, calls in info.threaded.items():
+        for call in calls:
+            if enclosing_function(parents, call) is home and rule.line_of(call) < first_anchor_line:
+                info.blockers.append(Blocker(call, f"{func.name.value}() is called before amp.initialize"))
+
+
+def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
+    scope = site.func if site.func is not None else None
+    body = scope.body if scope is not None else None
+    for opt in site.optimizers:
+        if not isinstance(opt, (cst.Name, cst.Attribute)):
+            info.blockers.append(Blocker(site.call, f"optimizers given as {code_of(opt)}: cannot find their step() calls"))
+            continue
+        calls = step_calls(body, code_of(opt)) if body is not None else []
+        if not calls:
+            info.blockers.append(Blocker(site.with_stmt, f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"))
+        for call in calls:
+            holder = rule.parents.get(call)
+            if call.args or not isinstance(holder, cst.Expr):
+                info.blockers.append(Blocker(call, f"{code_of(call)}: only a plain optimizer.step() statement can go through the scaler"))
+
+
+def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optional[str]:
+    """The expression that reaches the scaler inside ``func``, threading it as a parameter
+    when every caller can pass it; None when it cannot be proven."""
+    parents = rule.parents
+    if func in info.access:
+        return info.access[func]
+    name = info.scaler_name
+    result: Optional[str] = None
+    if func is home or (home is not None and is_nested_in(parents, func, home) and info.storage == "local"):
+        result = (self_name(home) + "." + name) if info.storage == "self" else name
+    elif home is None:
+        result = name  # module-level initialize: a global
+    elif info.storage == "self" and class_of_method(parents, func) is home_cls:
+        result = self_name(func) + "." + name
+    elif func is not None and func not in visiting and isinstance(parents.get(func), cst.Module):
+        calls = _callers(rule, func)
+        if calls:
+            visiting.add(func)
+            ok = all(_access(rule, enclosing_function(parents, c), home, home_cls, info, visiting) is not None for c in calls)
+            visiting.discard(func)
+            if ok:
+                info.threaded[func] = calls
+                result = name
+    if result is not None:
+        info.access[func] = result
+    return result
+
+
+def _callers(rule, func: cst.FunctionDef) -> Optional[List[cst.Call]]:
+    """Every call ``f(...)`` of a module-level function in this file, or None if ``f`` is
+    also used another way (passed on, reassigned, decorated) — then it cannot be threaded."""
+    if func.decorators:
+        return None
+    name = func.name.value
+    module = rule.tree
+    calls = []
+    for node in _walk(module):
+        if isinstance(node, cst.Name) and node.value == name and node is not func.name:
+            parent = rule.parents.get(node)
+            if isinstance(parent, cst.Call) and parent.func is node:
+                if enclosing_function(rule.parents, parent) is None:
+                    return None  # called at module level: no scaler there
+                calls.append(parent)
+            else:
+                return None
+    return calls or None
+
+
+class ScalerRef:
+    """How a GradScaler is reached from some function: ``expr`` (``scaler``,
+    ``self.scaler``) and the on/off switch to use for autocast there (None: always on)."""
+
+    def __init__(self, expr: str, enabled: Optional[str]) -> None:
+        self.expr = expr
+        self.enabled = enabled
+
+
+def find_scalers(rule, module: cst.Module):
+    """A lookup ``node -> ScalerRef | None`` over the GradScalers defined in ``module``."""
+    parents = rule.parents
+    local: Dict[Optional[cst.FunctionDef], Tuple[str, Optional[str]]] = {}
+    attrs: Dict[cst.ClassDef, Tuple[str, Optional[str], Optional[cst.FunctionDef]]] = {}
+    names: Set[str] = set()
+    for node in _walk(module):
+        if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1):
+            continue
+        if not (rule.qualified_names(node.value.func) & GRADSCALER_NAMES):
+            continue
+        enabled_arg = arg_value(node.value, 4 if _is_legacy(rule, node.value) else 5, "enabled")
+        enabled = code_of(enabled_arg) if enabled_arg is not None else None
+        target = node.targets[0].target
+        func = enclosing_function(parents, node)
+        if isinstance(target, cst.Name):
+            local[func] = (target.value, enabled)
+            names.add(target.value)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            cls = class_of_method(parents, func)
+            if cls is not None and target.value.value == self_name(func):
+                attrs[cls] = (target.attr.value, enabled, func)
+
+    def lookup(node: cst.CSTNode) -> Optional[ScalerRef]:
+        func = enclosing_function(parents, node)
+        start = func
+        while True:
+            if func in local:
+                name, enabled = local[func]
+                same = func is start
+                return ScalerRef(name, enabled if same else (f"{name}.is_enabled()" if enabled else None))
+            if func is None:
+                break
+            func = enclosing_function(parents, func)
+        func = start
+        if func is not None:
+            for param in list(func.params.params) + list(func.params.kwonly_params):
+                if param.name.value in names:
+                    name = param.name.value
+                    enabled = next((e for n, e in local.values() if n == name), None)
+                    return ScalerRef(name, f"{name}.is_enabled()" if enabled else None)
+            cls = class_of_method(parents, func)
+            if cls in attrs:
+                attr, enabled, home = attrs[cls]
+                expr = f"{self_name(func)}.{attr}"
+                if func is home:
+                    return ScalerRef(expr, enabled)
+                return ScalerRef(expr, f"{expr}.is_enabled()" if enabled else None)
+        return None
+
+    return lookup
+
+
+def _is_legacy(rule, call: cst.Call) -> bool:
+    return bool(rule.qualified_names(call.func) & {"torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"})

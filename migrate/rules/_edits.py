@@ -1,0 +1,136 @@
+"""Statement-level edits for rules: replace a statement by several, insert statements before
+or after one, and small builders for the code the amp rules emit.
+
+Edits are keyed by the *original* statement node (found while analysing the module in
+``visit_Module``) and applied when LibCST leaves the enclosing block, so a rule can plan its
+whole rewrite first and nested edits still compose."""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Sequence, Union
+
+import libcst as cst
+
+from .base import TODO_PREFIX
+
+Replacement = Union[Sequence[cst.BaseStatement], Callable[[cst.BaseStatement], Sequence[cst.BaseStatement]]]
+
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+def code_of(node: cst.CSTNode) -> str:
+    """The source text of ``node`` (whitespace inside it kept)."""
+    return _EMPTY_MODULE.code_for_node(node)
+
+
+def statement(code: str) -> cst.BaseStatement:
+    return cst.parse_statement(code)
+
+
+def expression(code: str) -> cst.BaseExpression:
+    return cst.parse_expression(code)
+
+
+def todo_line(text: str) -> cst.EmptyLine:
+    """A ``# TODO(apexcompat): text`` comment line."""
+    return cst.EmptyLine(comment=cst.Comment(TODO_PREFIX + text))
+
+
+def comment_line(text: str) -> cst.EmptyLine:
+    return cst.EmptyLine(comment=cst.Comment("# " + text))
+
+
+def has_comment(stmt: cst.BaseStatement, text: str) -> bool:
+    lines = getattr(stmt, "leading_lines", ())
+    return any(line.comment is not None and text in line.comment.value for line in lines)
+
+
+def with_leading(stmt: cst.BaseStatement, lines: Sequence[cst.EmptyLine], *, first: bool = False) -> cst.BaseStatement:
+    """``stmt`` with ``lines`` added to its leading lines (after the existing ones unless
+    ``first``); lines whose comment is already there are not added again."""
+    existing = list(stmt.leading_lines)
+    seen = {line.comment.value for line in existing if line.comment is not None}
+    new = [line for line in lines if line.comment is None or line.comment.value not in seen]
+    if not new:
+        return stmt
+    return stmt.with_changes(leading_lines=new + existing if first else existing + new)
+
+
+def move_leading(source: cst.BaseStatement, target: cst.BaseStatement) -> cst.BaseStatement:
+    """``target`` carrying ``source``'s leading lines (comments, blank lines) in front of its own."""
+    return target.with_changes(leading_lines=list(source.leading_lines) + list(target.leading_lines))
+
+
+class StatementEdits:
+    """Planned edits of statements, applied by :meth:`apply` when a block is left."""
+
+    def __init__(self) -> None:
+        self.replacements: Dict[cst.CSTNode, Replacement] = {}
+        self.before: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
+        self.after: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
+        self.groups: Dict[cst.CSTNode, "tuple[list, Callable]"] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.replacements or self.before or self.after or self.groups)
+
+    def wrap(self, members: Sequence[cst.BaseStatement], fn: Callable[[List[cst.BaseStatement]], Sequence[cst.BaseStatement]]) -> None:
+        """Replace the consecutive statements ``members`` together by ``fn(updated members)``."""
+        self.groups[members[0]] = (list(members), fn)
+
+    def replace(self, stmt: cst.CSTNode, replacement: Replacement) -> None:
+        self.replacements[stmt] = replacement
+
+    def insert_before(self, stmt: cst.CSTNode, new: Sequence[cst.BaseStatement]) -> None:
+        self.before.setdefault(stmt, []).extend(new)
+
+    def insert_after(self, stmt: cst.CSTNode, new: Sequence[cst.BaseStatement]) -> None:
+        self.after.setdefault(stmt, []).extend(new)
+
+    def planned(self, stmt: cst.CSTNode) -> bool:
+        return stmt in self.replacements or stmt in self.before or stmt in self.after
+
+    def apply(self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]) -> List[cst.BaseStatement]:
+        body: List[cst.BaseStatement] = []
+        pairs = list(zip(original, updated))
+        skip: set = set()
+        for index, (orig, upd) in enumerate(pairs):
+            if orig in skip:
+                continue
+            group = self.groups.get(orig)
+            if group is not None:
+                members, fn = group
+                ups = [u for o, u in pairs[index : index + len(members)]]
+                skip.update(members[1:])
+                body.extend(fn(ups))
+                continue
+            before = self.before.get(orig, [])
+            if before:
+                # comments above the original statement stay above what is inserted before it
+                body.extend([move_leading(upd, before[0])] + list(before[1:]))
+                upd = upd.with_changes(leading_lines=[])
+            repl = self.replacements.get(orig)
+            if repl is None:
+                body.append(upd)
+            else:
+                new = list(repl(upd) if callable(repl) else repl)
+                body.extend(new)
+            body.extend(self.after.get(orig, []))
+        return body
+
+
+def block_body(block: cst.BaseSuite, body: List[cst.BaseStatement]) -> cst.BaseSuite:
+    """``block`` with ``body``; an emptied block gets ``pass``."""
+    if not body:
+        body = [cst.SimpleStatementLine([cst.Pass()])]
+    if isinstance(block, cst.SimpleStatementSuite):
+        if all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and not s.leading_lines for s in body):
+            return block.with_changes(body=[s.body[0] for s in body])
+        return cst.IndentedBlock(body=body)
+    return block.with_changes(body=body)
+
+
+def suite_statements(suite: cst.BaseSuite) -> List[cst.BaseStatement]:
+    """The statements of an indented block or a one-line suite, as full statements."""
+    if isinstance(suite, cst.IndentedBlock):
+        return list(suite.body)
+    return [cst.SimpleStatementLine([s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)]) for s in suite.body]

@@ -1,0 +1,245 @@
+"""APX101-APX105: apex imports, after every other rule has run.
+
+* an apex import whose names are no longer used is removed (scheduled through
+  ``RemoveImportsVisitor``); one inside ``try: ... except ImportError:`` takes the whole
+  ``try`` with it, in the five shapes seen in real code: re-raise with an install hint (the
+  ``try`` goes), a flag or ``None`` (the flag keeps its "available" value: the native path
+  always is), a fallback implementation (kept, now unconditionally), a bare ``except:``,
+  ``pass``;
+* apex.amp names still in use (``--to shim``, or a file the amp rules left on the shim) are
+  imported from ``apexcompat.amp`` instead.  That edit renames the module of the existing
+  import statement in place: it is neither an addition nor a removal, and it keeps the
+  statement where it was (inside a ``try``, a function, after a comment)."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set
+
+import libcst as cst
+from libcst.codemod.visitors import RemoveImportsVisitor
+from libcst.helpers import get_full_name_for_node
+
+from ._amp_rule import AmpRule
+from ._amp_sites import walk
+from ._edits import code_of, move_leading
+from .base import Example
+
+SHIM = "apexcompat"
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+def _module_name(node: cst.ImportFrom) -> Optional[str]:
+    if node.relative or node.module is None:
+        return None
+    return get_full_name_for_node(node.module)
+
+
+def _is_apex(name: Optional[str]) -> bool:
+    return name is not None and (name == "apex" or name.startswith("apex."))
+
+
+class ImportsRule(AmpRule):
+    """Remove apex imports that became unused; point the remaining apex.amp ones at the shim."""
+
+    CODES = {
+        "APX101": "unused apex import removed",
+        "APX102": "apex.amp now imported from apexcompat.amp (same API, runs on native torch.amp)",
+        "APX103": "try/except ImportError around apex imports simplified: the native path is always available",
+        "APX104": "apex import guard left as it is: its shape is not one the tool knows",
+    }
+    TRIGGERS = (b"apex",)
+    NATIVE_ONLY = False
+
+    def plan(self, module: cst.Module) -> None:
+        self.removed: Set[cst.CSTNode] = set()
+        imports = self._apex_imports(module)
+        if not imports:
+            return
+        used = self._used_bindings(module)
+        amp_used = any(q == "apex.amp" or q.startswith("apex.amp.") for q in used)
+        unused_in: Dict[cst.CSTNode, List[cst.ImportAlias]] = {}
+        for stmt, imp, alias, binding, target in imports:
+            if target == "apex.amp" or target.startswith("apex.amp."):
+                if self._binding_used(binding, target, used):
+                    self._to_shim(imp, alias, target, module)
+                    continue
+            elif target == "apex" and amp_used and any(q.startswith("apex.amp") for q in used if q.startswith("apex")):
+                self._import_apex_amp_chain(imp, module)
+                if self._binding_used(binding, target, used, ignore_amp=True):
+                    continue
+            elif self._binding_used(binding, target, used):
+                continue
+            unused_in.setdefault(stmt, []).append(alias)
+            self._remove(stmt, imp, alias, target)
+        for stmt, aliases in unused_in.items():
+            self._simplify_try(stmt, imp_stmts={s for s, *_ in imports})
+
+    # --- finding imports and their uses ---------------------------------------------------
+
+    def _apex_imports(self, module: cst.Module):
+        found = []
+        for node in walk(module):
+            if isinstance(node, cst.Import):
+                for alias in node.names:
+                    name = get_full_name_for_node(alias.name)
+                    if _is_apex(name):
+                        binding = alias.evaluated_alias or name.split(".")[0]
+                        target = name if alias.asname is not None else name.split(".")[0]
+                        if alias.asname is None and name.startswith("apex.amp"):
+                            target = "apex"
+                        found.append((self.statement_of(node), node, alias, binding, name if alias.asname else target))
+            elif isinstance(node, cst.ImportFrom) and _is_apex(_module_name(node)) and not isinstance(node.names, cst.ImportStar):
+                base = _module_name(node)
+                for alias in node.names:
+                    name = get_full_name_for_node(alias.name)
+                    found.append((self.statement_of(node), node, alias, alias.evaluated_alias or name, f"{base}.{name}"))
+            elif isinstance(node, cst.ImportFrom) and _is_apex(_module_name(node)):
+                self.report(node, "APX104", f"`from {_module_name(node)} import *` kept: the names it brings cannot be followed", severity="error")
+        return found
+
+    def _used_bindings(self, module: cst.Module) -> Set[str]:
+        """Qualified names of every name used outside import statements."""
+        used: Set[str] = set()
+        for node in walk(module):
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                if self.statement_of(node) is not None and isinstance(self.statement_of(node), cst.SimpleStatementLine) and any(
+                    isinstance(s, (cst.Import, cst.ImportFrom)) for s in self.statement_of(node).body
+                ):
+                    continue
+                used |= self.qualified_names(node)
+        return used
+
+    @staticmethod
+    def _binding_used(binding: str, target: str, used: Set[str], ignore_amp: bool = False) -> bool:
+        for q in used:
+            if q == target or q.startswith(target + "."):
+                if ignore_amp and (q == "apex.amp" or q.startswith("apex.amp.")):
+                    continue
+                return True
+        return False
+
+    # --- removal ------------------------------------------------------------------------------
+
+    def _remove(self, stmt, imp, alias, target: str) -> None:
+        if isinstance(imp, cst.ImportFrom):
+            RemoveImportsVisitor.remove_unused_import(self.context, _module_name(imp), get_full_name_for_node(alias.name), alias.evaluated_alias)
+        else:
+            RemoveImportsVisitor.remove_unused_import(self.context, get_full_name_for_node(alias.name), None, alias.evaluated_alias)
+        self.removed.add(alias)
+        self.report(imp, "APX101", f"unused import of {target} removed", fixed=True, severity="info")
+
+    def _simplify_try(self, stmt: cst.BaseStatement, imp_stmts: Set[cst.CSTNode]) -> None:
+        block = self.parents.get(stmt)
+        owner = self.parents.get(block) if block is not None else None
+        if not isinstance(owner, cst.Try) or owner.body is not block or owner in self.edits.replacements:
+            return
+        body = list(owner.body.body)
+        apex_lines = [s for s in body if s in imp_stmts]
+        if any(not self._all_removed(s) for s in apex_lines):
+            return  # some apex name in the try is still used: leave the guard alone
+        if owner.finalbody is not None or not all(self._catches_import_error(h) for h in owner.handlers):
+            self.report(owner, "APX104", "apex import guard with an unusual shape left as it is; simplify it by hand", severity="warning")
+            return
+        rest = [s for s in body if s not in apex_lines]
+        set_in_body = {code_of(t.target) for s in rest for small in getattr(s, "body", []) if isinstance(small, cst.Assign) for t in small.targets}
+        keep: List[cst.BaseStatement] = list(rest)
+        for handler in owner.handlers:
+            for s in handler.body.body if isinstance(handler.body, cst.IndentedBlock) else [cst.SimpleStatementLine([x]) for x in handler.body.body]:
+                kept = self._handler_statement(s, set_in_body)
+                if kept is not None:
+                    keep.append(kept)
+        if owner.orelse is not None:
+            keep.extend(owner.orelse.body.body)
+        self.edits.replace(owner, lambda upd, keep=keep: [move_leading(upd, keep[0])] + keep[1:] if keep else [])
+        self.report(owner, "APX103", "try/except ImportError around the apex import removed: native PyTorch is always available", fixed=True, severity="info")
+
+    def _all_removed(self, stmt: cst.BaseStatement) -> bool:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        for small in stmt.body:
+            if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
+                return False
+            if any(alias not in self.removed for alias in small.names):
+                return False
+        return True
+
+    @staticmethod
+    def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+        if handler.type is None:
+            return True
+        names = [code_of(e.value) for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [code_of(handler.type)]
+        return any(n.split(".")[-1] in _IMPORT_ERRORS for n in names)
+
+    @staticmethod
+    def _handler_statement(stmt: cst.BaseStatement, set_in_body: Set[str]) -> Optional[cst.BaseStatement]:
+        """What a statement of the except branch becomes once the import cannot fail."""
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return stmt  # a fallback implementation (if/def/class): keep it
+        small = stmt.body[0] if len(stmt.body) == 1 else None
+        if isinstance(small, (cst.Pass, cst.Raise)) or (isinstance(small, cst.Expr) and isinstance(small.value, (cst.Call, cst.SimpleString))
+                                                       and code_of(small.value).split("(")[0] in ("print", "warnings.warn", "logger.warning", "logging.warning", "logger.info", "log.warning")):
+            return None
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+            return None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            name = code_of(small.targets[0].target)
+            value = code_of(small.value)
+            if name in set_in_body:
+                return None
+            if value == "False":
+                return stmt.with_changes(body=[small.with_changes(value=cst.Name("True"))])
+            if value == "None":
+                return None
+        return stmt
+
+    # --- the shim -----------------------------------------------------------------------------
+
+    def _to_shim(self, imp, alias, target: str, module: cst.Module) -> None:
+        if isinstance(imp, cst.ImportFrom):
+            base = _module_name(imp)
+            new_base = SHIM + base[len("apex"):]
+            if len(imp.names) == 1:
+                self.replace_node(imp, lambda upd, new_base=new_base: upd.with_changes(module=cst.parse_expression(new_base)))
+            else:
+                # `from apex import amp, optimizers`: amp moves to its own line
+                stmt = self.statement_of(imp)
+                line = cst.SimpleStatementLine([cst.ImportFrom(module=cst.parse_expression(new_base), names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)])])
+                self.edits.insert_before(stmt, [line])
+                self.replace_node(imp, lambda upd, alias=alias: self._drop_alias(upd, alias))
+        else:
+            name = get_full_name_for_node(alias.name)
+            new = SHIM + name[len("apex"):]
+            if len(imp.names) == 1:
+                self.replace_node(imp, lambda upd, new=new: upd.with_changes(names=[upd.names[0].with_changes(name=cst.parse_expression(new))]))
+            else:
+                stmt = self.statement_of(imp)
+                self.edits.insert_before(stmt, [cst.SimpleStatementLine([cst.Import(names=[alias.with_changes(name=cst.parse_expression(new), comma=cst.MaybeSentinel.DEFAULT)])])])
+                self.replace_node(imp, lambda upd, alias=alias: self._drop_alias(upd, alias))
+            if alias.asname is None:
+                self._rename_chains(module, "apex.amp")
+        severity = "info" if self.settings.target == "shim" else "warning"
+        self.report(imp, "APX102", f"{target} now comes from {SHIM}{target[len('apex'):]}", fixed=True, severity=severity)
+
+    def _import_apex_amp_chain(self, imp: cst.Import, module: cst.Module) -> None:
+        """``import apex`` used as ``apex.amp.x``: import ``apexcompat.amp`` next to it and
+        rename those chains."""
+        stmt = self.statement_of(imp)
+        if stmt not in self.edits.before:
+            self.edits.insert_before(stmt, [cst.SimpleStatementLine([cst.Import(names=[cst.ImportAlias(cst.parse_expression("apexcompat.amp"))])])])
+            self._rename_chains(module, "apex.amp")
+            self.report(imp, "APX102", "apex.amp now comes from apexcompat.amp", fixed=True, severity="info" if self.settings.target == "shim" else "warning")
+
+    def _rename_chains(self, module: cst.Module, target: str) -> None:
+        for node in walk(module):
+            if isinstance(node, cst.Attribute) and code_of(node) == target and target in self.qualified_names(node):
+                self.replace_node(node, cst.parse_expression(SHIM + target[len("apex"):]))
+
+    @staticmethod
+    def _drop_alias(upd, alias):
+        names = [n for n in upd.names if not (code_of(n.name) == code_of(alias.name) and n.evaluated_alias == alias.evaluated_alias)]
+        names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return upd.with_changes(names=names)
+
+
+EXAMPLES: List[Example] = []
+NOOP_EXAMPLES: List[Example] = []

@@ -1,0 +1,93 @@
+"""APX301-APX303: ``with amp.scale_loss(loss, opt) as s: s.backward()`` ->
+``scaler.scale(loss).backward()``.
+
+The body's other statements stay, in order, after it.  ``loss_id`` and ``delay_unscale``
+are dropped: one GradScaler serves every loss and unscales lazily at ``step``/``unscale_``.
+The old handle API (``handle.scale_loss``) is rewritten the same way once the initialize
+rule has replaced ``amp.init()`` by a GradScaler."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import libcst as cst
+
+from ._amp_rule import AmpRule
+from ._amp_sites import analyse, arg_value, code_of, find_scalers, names_in
+from ._edits import move_leading, statement, suite_statements
+from .base import Example
+
+
+class ScaleLossRule(AmpRule):
+    """amp.scale_loss -> scaler.scale(loss).backward()."""
+
+    CODES = {
+        "APX301": "amp.scale_loss rewritten to scaler.scale(loss)",
+        "APX302": "loss_id / delay_unscale dropped: one GradScaler serves every loss and unscales lazily",
+        "APX303": "delay_overflow_check dropped: GradScaler always skips steps whose grads hold inf/nan",
+        "APX304": "amp.scale_loss without `as`: the loss inside is not the scaled one",
+    }
+    TRIGGERS = (b"scale_loss",)
+
+    def plan(self, module: cst.Module) -> None:
+        info = analyse(self, module)
+        if not info.scale_losses or info.inits:
+            return  # nothing to do, or the initialize rule left this file on the shim
+        lookup = find_scalers(self, module)
+        for site in info.scale_losses:
+            scaler = lookup(site.with_stmt)
+            if scaler is None:
+                continue
+            self._rewrite(site, scaler.expr)
+
+    def _rewrite(self, site, scaler: str) -> None:
+        call = site.call
+        loss = code_of(site.loss)
+        body = suite_statements(site.with_stmt.body)
+        new: List[cst.BaseStatement] = []
+        rest = body
+        if site.as_name is None:
+            self.todo(site.with_stmt, "APX304", "amp.scale_loss is used without `as`: call scaler.scale(loss).backward() on the scaled loss by hand")
+            return
+        first = body[0] if body else None
+        backward = self._backward_args(first, site.as_name)
+        used_later = any(site.as_name in names_in(s) for s in body[1:])
+        if backward is not None and not used_later:
+            new.append(move_leading(first, statement(f"{scaler}.scale({loss}).backward({backward})\n")))
+            rest = body[1:]
+        else:
+            new.append(statement(f"{site.as_name} = {scaler}.scale({loss})\n"))
+        new.extend(rest)
+        self.edits.replace(site.with_stmt, lambda upd, new=new: [move_leading(upd, new[0])] + new[1:])
+        self.report(call, "APX301", f"amp.scale_loss -> {scaler}.scale({loss})", fixed=True, severity="info")
+        dropped = [k for k in ("loss_id", "delay_unscale") if self._has_arg(call, k)]
+        if dropped:
+            self.report(call, "APX302", f"{' and '.join(dropped)} dropped: one GradScaler serves every loss and unscales once per step", fixed=True, severity="info")
+        if self._has_arg(call, "delay_overflow_check"):
+            self.report(call, "APX303", "delay_overflow_check dropped: GradScaler skips the step when grads hold inf/nan", fixed=True, severity="warning")
+
+    @staticmethod
+    def _has_arg(call: cst.Call, name: str) -> bool:
+        index = {"loss_id": 2, "delay_unscale": 4, "delay_overflow_check": 5}[name]
+        return arg_value(call, index, name) is not None
+
+    @staticmethod
+    def _backward_args(stmt: Optional[cst.BaseStatement], as_name: str) -> Optional[str]:
+        """The argument text of ``<as_name>.backward(...)`` if ``stmt`` is exactly that call."""
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        expr = stmt.body[0]
+        if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
+            return None
+        func = expr.value.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "backward" and isinstance(func.value, cst.Name) and func.value.value == as_name):
+            return None
+        args = expr.value.args
+        if any(as_name in names_in(a) for a in args):
+            return None
+        text = code_of(expr.value)
+        return text[text.index("(") + 1 : text.rindex(")")]
+
+
+EXAMPLES: List[Example] = []
+NOOP_EXAMPLES: List[Example] = []
