@@ -51,7 +51,8 @@ def cast_value(value: Any, dtype: torch.dtype) -> Any:
     if isinstance(value, Mapping):
         return {cast_value(k, dtype): cast_value(v, dtype) for k, v in value.items()}
     if isinstance(value, Iterable):
-        return type(value)(cast_value(v, dtype) for v in value)
+        container: Any = type(value)
+        return container(cast_value(v, dtype) for v in value)
     return value
 
 
@@ -96,7 +97,7 @@ def convert_module(module: torch.nn.Module, dtype: torch.dtype) -> None:
             param.data = param.data.to(dtype=dtype)
         grad = param.grad
         if grad is not None and grad.is_floating_point():
-            param.grad.data = grad.data.to(dtype=dtype)
+            grad.data = grad.data.to(dtype=dtype)
     for buf in module.buffers(recurse=False):
         if buf.is_floating_point():
             buf.data = buf.data.to(dtype=dtype)
