@@ -7,18 +7,30 @@ from typing import List, Type
 
 from .amp_initialize import InitializeRule
 from .base import Rule
+from .casting_hooks import CastingHooksRule
+from .checkpoints import CheckpointRule
+from .clipping import ClippingRule
 from .imports import ImportsRule
 from .scale_loss import ScaleLossRule
 from .step import StepRule
+from .ddp import DistributedDataParallelRule
 from .fused import FusedKernelsRule
+from .larc import LarcRule
+from .syncbn import SyncBatchNormRule
 
 ALL_RULES: List[Type[Rule]] = [
     # --- neighbouring apex packages and deprecated torch spellings (M3) ---
+    DistributedDataParallelRule,
+    SyncBatchNormRule,
+    LarcRule,
     FusedKernelsRule,
     # --- apex.amp (M2) ---
     InitializeRule,
+    CheckpointRule,
+    ClippingRule,
     StepRule,
     ScaleLossRule,
+    CastingHooksRule,
     # --- import clean-up, runs last (M2) ---
     ImportsRule,
 ]

@@ -134,6 +134,9 @@ class NeighbourRule(Rule):
 
     #: ``from <module> import *`` -> the names of that module this rule resolves
     STAR_EXPORTS: ClassVar[Dict[str, Tuple[str, ...]]] = {}
+    #: TODO message (or its fixed start) -> (code, severity): a TODO comment this rule wrote
+    #: on an earlier run is reported again, so a second run lists the same manual work
+    KNOWN_TODOS: ClassVar[Dict[str, Tuple[str, str]]] = {}
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
         self._lines = node.code.splitlines()
@@ -143,7 +146,34 @@ class NeighbourRule(Rule):
         self._statements: List[cst.CSTNode] = []
         self._todos: Dict[int, List[str]] = {}
         self._rebuilt: Set[int] = set()
+        self._replacements: Set[int] = set()
         return True
+
+    def replacement(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """Mark ``node`` as a name this rule substituted (see ``leave_Tuple``)."""
+        self._replacements.add(id(node))
+        return node
+
+    def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
+        """``isinstance(m, (DDP, ApexDDP))`` would list torch's class twice after the
+        rewrite: keep the first, and unwrap a tuple left with one class."""
+        elements = updated_node.elements
+        if not any(id(e.value) in self._replacements for e in elements):
+            return updated_node
+        seen: Set[str] = set()
+        kept = []
+        for element in elements:
+            text = code_of(element.value)
+            if text not in seen:
+                seen.add(text)
+                kept.append(element)
+        if len(kept) == len(elements):
+            return updated_node
+        if len(kept) == 1 and updated_node.lpar and not isinstance(kept[0], cst.StarredElement):
+            return kept[0].value
+        last = elements[-1].comma
+        kept[-1] = kept[-1].with_changes(comma=last)
+        return updated_node.with_changes(elements=kept)
 
     # --- names -------------------------------------------------------------------------
 
@@ -154,7 +184,7 @@ class NeighbourRule(Rule):
         if any(q.source is QualifiedNameSource.LOCAL for q in names):
             return set()
         found = {q.name for q in names if q.source is QualifiedNameSource.IMPORT}
-        if not found and isinstance(node, cst.Name) and node.value in self._star_names:
+        if not found and isinstance(node, cst.Name) and node.value in self._star_names and self._is_load(node):
             found = {self._star_names[node.value]}
         return found
 
@@ -162,6 +192,13 @@ class NeighbourRule(Rule):
         """The one key of ``table`` that ``node`` refers to, if any."""
         hits = [name for name in self.names_of(node) if name in table]
         return hits[0] if len(hits) == 1 else None
+
+    def _is_load(self, name: cst.Name) -> bool:
+        """A bare name read as a variable (not ``x.name``, ``f(name=...)``, ``def name``)."""
+        parent = self.parent(name)
+        if isinstance(parent, cst.Attribute):
+            return parent.value is name
+        return not isinstance(parent, (cst.Arg, cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias))
 
     def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         return self.get_metadata(ParentNodeProvider, node, None)
@@ -224,6 +261,7 @@ class NeighbourRule(Rule):
 
     def _finish_statement(self, original: cst.CSTNode, result):  # type: ignore[no-untyped-def]
         messages = self._todos.pop(id(original), [])
+        self._report_earlier_todos(original, messages)
         if isinstance(result, cst.FlattenSentinel):
             nodes = list(result.nodes)
             if nodes:
@@ -233,6 +271,18 @@ class NeighbourRule(Rule):
         if isinstance(result, cst.CSTNode):
             return self._wrap_long_calls(original, self._add_comments(result, messages))
         return result
+
+    def _report_earlier_todos(self, stmt: cst.CSTNode, fresh: List[str]) -> None:
+        for line in getattr(stmt, "leading_lines", ()):
+            if line.comment is None or not line.comment.value.startswith(TODO_PREFIX):
+                continue
+            message = line.comment.value[len(TODO_PREFIX) :]
+            if message in fresh:
+                continue
+            for start, (code, severity) in self.KNOWN_TODOS.items():
+                if message.startswith(start) and self.settings.code_enabled(code):
+                    self.report(stmt, code, message, fixed=severity != "error", severity=severity)
+                    break
 
     @staticmethod
     def _add_comments(stmt: cst.CSTNode, messages: Iterable[str]):  # type: ignore[no-untyped-def]

@@ -88,6 +88,7 @@ class FusedKernelsRule(NeighbourRule):
         "APX810": "apex.RNN was removed: use torch.nn.LSTM/GRU/RNN",
     }
     TRIGGERS = (b"apex", b"amp_C")
+    KNOWN_TODOS = {RNN_MESSAGE.split("{", 1)[0]: ("APX810", "error")}
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
         self._kept_reported: Set[str] = set()
@@ -287,7 +288,7 @@ class FusedKernelsRule(NeighbourRule):
             if not self.is_callee(original):
                 self.report(original, "APX804", "FusedLayerNorm -> torch.nn.LayerNorm", fixed=True, severity="info")
                 self.forget(original)
-                return self.torch_name("torch.nn.LayerNorm", original)
+                return self.replacement(self.torch_name("torch.nn.LayerNorm", original))
             return updated
         for name in sorted(names):
             if name == RNN or name.startswith(RNN + "."):

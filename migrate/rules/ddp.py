@@ -1,0 +1,325 @@
+"""APX60x: apex's DistributedDataParallel (removed with apex.parallel) -> torch's, with the
+local rank found in scope, ``broadcast_buffers=False`` to keep apex's behaviour, and apex's
+tuning knobs dropped or turned into TODOs; ``Reducer`` is reported."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import ScopeProvider
+
+from ..settings import Settings
+from ._neighbour_base import NeighbourRule, bind_args, code_of, kwarg, literal_value
+from .base import Example
+
+APEX_DDP = {
+    "apex.parallel.DistributedDataParallel",
+    "apex.parallel.distributed.DistributedDataParallel",
+}
+REDUCER = {"apex.parallel.Reducer", "apex.parallel.distributed.Reducer"}
+TORCH_DDP = "torch.nn.parallel.DistributedDataParallel"
+
+DDP_PARAMS = (
+    "module",
+    "message_size",
+    "delay_allreduce",
+    "shared_param",
+    "allreduce_trigger_params",
+    "retain_allreduce_buffers",
+    "allreduce_always_fp32",
+    "num_allreduce_streams",
+    "allreduce_communicators",
+    "gradient_average",
+    "gradient_predivide_factor",
+    "gradient_average_split_factor",
+    "prof",
+)
+#: apex options that only tune communication (torch DDP buckets and overlaps by itself) or,
+#: with fp32 gradients under native AMP, do not change the result
+TUNING_ONLY = (
+    "message_size",
+    "delay_allreduce",
+    "shared_param",
+    "allreduce_trigger_params",
+    "retain_allreduce_buffers",
+    "allreduce_always_fp32",
+    "num_allreduce_streams",
+    "allreduce_communicators",
+    "gradient_predivide_factor",
+    "gradient_average_split_factor",
+    "prof",
+)
+LOCAL_RANK_NAMES = ("local_rank", "LOCAL_RANK", "localrank", "local_gpu")
+GRADIENT_SUM_TODO = (
+    "apex DDP summed gradients here (gradient_average=False) but torch DDP averages them: "
+    "multiply the loss (or the learning rate) by torch.distributed.get_world_size() to keep the same update"
+)
+NO_LOCAL_RANK_TODO = (
+    "pass device_ids=[local_rank], output_device=local_rank (the GPU this process uses) "
+    "to DistributedDataParallel if the model sits on one GPU; no local-rank variable was found in scope"
+)
+REDUCER_TODO = (
+    "apex.parallel.Reducer was removed: after backward, call torch.distributed.all_reduce(p.grad) "
+    "on every gradient and divide by torch.distributed.get_world_size() (or wrap the model in "
+    "torch.nn.parallel.DistributedDataParallel)"
+)
+
+
+class DistributedDataParallelRule(NeighbourRule):
+    """apex.parallel.DistributedDataParallel -> torch.nn.parallel.DistributedDataParallel."""
+
+    DESCRIPTION = "Rewrite apex DistributedDataParallel to torch's."
+    CODES = {
+        "APX601": "apex DistributedDataParallel -> torch.nn.parallel.DistributedDataParallel",
+        "APX602": "apex DistributedDataParallel: no local rank in scope, device_ids left to the user",
+        "APX603": "apex DistributedDataParallel option without a torch equivalent",
+        "APX604": "apex.parallel.Reducer was removed",
+    }
+    TRIGGERS = (b"DistributedDataParallel", b"Reducer", b"apex.parallel")
+    STAR_EXPORTS = {"apex.parallel": ("DistributedDataParallel", "Reducer")}
+    KNOWN_TODOS = {
+        GRADIENT_SUM_TODO: ("APX603", "error"),
+        NO_LOCAL_RANK_TODO: ("APX602", "warning"),
+        REDUCER_TODO: ("APX604", "error"),
+    }
+
+    def visit_Module(self, node: cst.Module) -> Optional[bool]:
+        self._module = node
+        return super().visit_Module(node)
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        names = self.names_of(original_node.func)
+        if names & APEX_DDP and self.settings.code_enabled("APX601"):
+            new = self._ddp(original_node, updated_node)
+            if new is not None:
+                self.forget(original_node.func)
+                return new
+        elif names & REDUCER:
+            self.todo(original_node, "APX604", REDUCER_TODO)
+        return updated_node
+
+    def _ddp(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
+        bound = bind_args(call, DDP_PARAMS)
+        if bound is None or "module" not in bound or not set(bound) <= set(DDP_PARAMS):
+            self.todo(
+                original,
+                "APX603",
+                "replace apex.parallel.DistributedDataParallel with torch.nn.parallel.DistributedDataParallel"
+                "(module, device_ids=[local_rank], output_device=local_rank, broadcast_buffers=False); "
+                "its arguments could not be read",
+            )
+            return None
+        args: List[cst.Arg] = [bound["module"].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)]
+        gloo = self._uses_gloo()
+        local_rank = None if gloo else self._local_rank(original)
+        if local_rank is not None:
+            args.append(kwarg("device_ids", f"[{local_rank}]"))
+            args.append(kwarg("output_device", local_rank))
+        args.append(kwarg("broadcast_buffers", "False"))
+        dropped = [name for name in TUNING_ONLY if name in bound]
+        note = "apex DistributedDataParallel -> torch.nn.parallel.DistributedDataParallel (broadcast_buffers=False as apex did"
+        if dropped:
+            note += "; dropped " + ", ".join(dropped) + ": torch DDP buckets and overlaps the all-reduce itself"
+        average = bound.get("gradient_average")
+        if average is not None and literal_value(average.value) is not True:
+            self.todo(original, "APX603", GRADIENT_SUM_TODO)
+        if gloo:
+            note += "; no device_ids: the gloo process group means CPU modules"
+        self.report(original, "APX601", note + ")", fixed=True, severity="info")
+        if local_rank is None and not gloo:
+            self.todo(original, "APX602", NO_LOCAL_RANK_TODO, fixed=True, severity="warning")
+        return self.replace_call(call, self.torch_name(TORCH_DDP, original), args)
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self._reference(original_node, updated_node)
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        return self._reference(original_node, updated_node)
+
+    def _reference(self, original, updated):  # type: ignore[no-untyped-def]
+        """``isinstance(model, DDP)``, ``wrapper_cls = DDP``: the class itself maps 1:1."""
+        if self.is_callee(original) or not self.settings.code_enabled("APX601"):
+            return updated
+        if not self.names_of(original) & APEX_DDP:
+            return updated
+        self.report(original, "APX601", "apex DistributedDataParallel class -> torch.nn.parallel.DistributedDataParallel", fixed=True, severity="info")
+        self.forget(original)
+        return self.replacement(self.torch_name(TORCH_DDP, original))
+
+    # --- finding the local rank --------------------------------------------------------
+
+    def _local_rank(self, call: cst.Call) -> Optional[str]:
+        """The expression that holds this process's GPU index at ``call``, if provable."""
+        scope = self.get_metadata(ScopeProvider, call, None)
+        if scope is None:
+            return None
+        regions = self._enclosing_regions(call)
+
+        def reachable(text: str) -> bool:
+            root = text.split(".", 1)[0].split("[", 1)[0]
+            return root in scope
+
+        for region in regions:
+            found = _Candidates(self)
+            region.visit(found)
+            for text in found.set_device + found.local_rank_names + found.local_rank_attributes + found.env_assignments:
+                if reachable(text):
+                    return text
+        for name in LOCAL_RANK_NAMES:
+            if name in scope:
+                return name
+        parsed = self._parsed_args_with_local_rank(scope)
+        return parsed
+
+    def _enclosing_regions(self, node: cst.CSTNode) -> List[cst.CSTNode]:
+        """The function around ``node``, then its class (methods share ``self``), then the module."""
+        regions: List[cst.CSTNode] = []
+        current = self.parent(node)
+        while current is not None:
+            if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+                regions.append(current)
+            current = self.parent(current)
+        regions.append(self._module)
+        return regions
+
+    def _parsed_args_with_local_rank(self, scope) -> Optional[str]:  # type: ignore[no-untyped-def]
+        """``parser.add_argument("--local_rank")`` + ``args = parser.parse_args()`` in scope."""
+        found = _Candidates(self)
+        self._module.visit(found)
+        if not found.local_rank_flag:
+            return None
+        for name in found.parse_args_targets:
+            if name in scope:
+                return f"{name}.local_rank"
+        return None
+
+    def _uses_gloo(self) -> bool:
+        """A gloo process group means CPU modules, for which torch DDP rejects device_ids."""
+        return bool(m.findall(self._module, m.Call(args=[m.ZeroOrMore(), m.Arg(value=m.SimpleString(value=m.MatchIfTrue(lambda v: v.strip("\"'") == "gloo"))), m.ZeroOrMore()])))
+
+    EXAMPLES = [
+        Example(
+            "ddp-with-args-local-rank",
+            "import torch\nfrom apex.parallel import DistributedDataParallel as DDP\n\n\n"
+            "def main(args):\n    torch.cuda.set_device(args.local_rank)\n    model = Net().cuda()\n"
+            "    model = DDP(model, delay_allreduce=True)\n",
+            "import torch\n\n\n"
+            "def main(args):\n    torch.cuda.set_device(args.local_rank)\n    model = Net().cuda()\n"
+            "    model = torch.nn.parallel.DistributedDataParallel(\n        model,\n        device_ids=[args.local_rank],\n"
+            "        output_device=args.local_rank,\n        broadcast_buffers=False,\n    )\n",
+            ("APX601",),
+        ),
+        Example(
+            "ddp-local-rank-from-environment",
+            "import os\nimport apex\n\nlocal_rank = int(os.environ[\"LOCAL_RANK\"])\nmodel = apex.parallel.DistributedDataParallel(model)\n",
+            "import os\nimport torch\n\nlocal_rank = int(os.environ[\"LOCAL_RANK\"])\n"
+            "model = torch.nn.parallel.DistributedDataParallel(\n    model,\n    device_ids=[local_rank],\n    output_device=local_rank,\n    broadcast_buffers=False,\n)\n",
+            ("APX601",),
+        ),
+        Example(
+            "ddp-isinstance-keeps-working",
+            "from torch.nn.parallel import DistributedDataParallel\nfrom apex.parallel import DistributedDataParallel as ApexDDP\n\n"
+            "def unwrap(model):\n    if isinstance(model, (DistributedDataParallel, ApexDDP)):\n        return model.module\n    return model\n",
+            "from torch.nn.parallel import DistributedDataParallel\n\n"
+            "def unwrap(model):\n    if isinstance(model, DistributedDataParallel):\n        return model.module\n    return model\n",
+            ("APX601",),
+        ),
+        Example(
+            "ddp-no-local-rank-in-scope",
+            "from apex.parallel import DistributedDataParallel\n\n\ndef wrap(model):\n    return DistributedDataParallel(model)\n",
+            "import torch\n\n\ndef wrap(model):\n"
+            "    # TODO(apexcompat): " + NO_LOCAL_RANK_TODO + "\n"
+            "    return torch.nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)\n",
+            ("APX601", "APX602"),
+        ),
+        Example(
+            "ddp-gradient-sum",
+            "from apex.parallel import DistributedDataParallel as DDP\n\n\ndef wrap(model, local_rank):\n"
+            "    return DDP(model, gradient_average=False)\n",
+            "import torch\n\n\ndef wrap(model, local_rank):\n"
+            "    # TODO(apexcompat): " + GRADIENT_SUM_TODO + "\n"
+            "    return torch.nn.parallel.DistributedDataParallel(\n        model,\n        device_ids=[local_rank],\n        output_device=local_rank,\n        broadcast_buffers=False,\n    )\n",
+            ("APX601", "APX603"),
+        ),
+        Example(
+            "reducer-reported",
+            "from apex.parallel import Reducer\n\nreducer = Reducer(model)\n",
+            "from apex.parallel import Reducer\n\n# TODO(apexcompat): " + REDUCER_TODO + "\nreducer = Reducer(model)\n",
+            ("APX604",),
+        ),
+    ]
+    NOOP_EXAMPLES = [
+        Example(
+            "torch-ddp-untouched",
+            "from torch.nn.parallel import DistributedDataParallel as DDP\n\nmodel = DDP(model, device_ids=[rank])\n",
+        ),
+        Example(
+            "local-class-named-distributed-data-parallel",
+            "class DistributedDataParallel:\n    def __init__(self, module):\n        self.module = module\n\n\n"
+            "model = DistributedDataParallel(model)\n",
+        ),
+        Example(
+            "apex-ddp-mentioned-in-comment-and-string",
+            "# formerly apex.parallel.DistributedDataParallel(model, delay_allreduce=True)\n"
+            "print(\"apex.parallel.DistributedDataParallel is gone\")\n",
+        ),
+    ]
+
+
+class _Candidates(cst.CSTVisitor):
+    """Collects the expressions in a region that can hold the local rank, best first."""
+
+    def __init__(self, rule: NeighbourRule) -> None:
+        super().__init__()
+        self.rule = rule
+        self.set_device: List[str] = []
+        self.local_rank_names: List[str] = []
+        self.local_rank_attributes: List[str] = []
+        self.env_assignments: List[str] = []
+        self.parse_args_targets: List[str] = []
+        self.local_rank_flag = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = code_of(node.func)
+        if func.endswith("cuda.set_device") and len(node.args) == 1 and _simple(node.args[0].value):
+            self.set_device.append(code_of(node.args[0].value))
+        if func.endswith("add_argument") and any(
+            isinstance(a.value, cst.SimpleString) and a.value.evaluated_value in ("--local_rank", "--local-rank")
+            for a in node.args
+        ):
+            self.local_rank_flag = True
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in LOCAL_RANK_NAMES and _simple(node):
+            self.local_rank_attributes.append(code_of(node))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        target = node.targets[0].target.value
+        text = code_of(node.value)
+        if "LOCAL_RANK" in text and "environ" in text or "getenv" in text and "LOCAL_RANK" in text:
+            self.env_assignments.append(target)
+        if target in LOCAL_RANK_NAMES:
+            self.local_rank_names.append(target)
+        if text.endswith(".parse_args()") or ".parse_args(" in text:
+            self.parse_args_targets.append(target)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        if node.name.value in LOCAL_RANK_NAMES:
+            self.local_rank_names.append(node.name.value)
+
+
+def _simple(node: cst.BaseExpression) -> bool:
+    """A name or a chain of attributes: safe to repeat in ``device_ids=[x]`` and ``output_device=x``."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)

@@ -1,0 +1,161 @@
+"""APX61x: apex's synchronized batch norm (removed with apex.parallel) -> torch.nn.SyncBatchNorm:
+``convert_syncbn_model`` -> ``SyncBatchNorm.convert_sync_batchnorm``, the class itself 1:1,
+apex-only options (``channel_last``, ``fuse_relu``) and ``create_syncbn_process_group`` as TODOs."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import libcst as cst
+
+from ._neighbour_base import NeighbourRule, as_keyword, bind_args, literal_value
+from .base import Example
+
+CONVERT = {"apex.parallel.convert_syncbn_model", "apex.parallel.sync_batchnorm.convert_syncbn_model"}
+SYNC_BN = {
+    "apex.parallel.SyncBatchNorm",
+    "apex.parallel.sync_batchnorm.SyncBatchNorm",
+    "apex.parallel.optimized_sync_batchnorm.SyncBatchNorm",
+}
+CREATE_GROUP = {"apex.parallel.create_syncbn_process_group"}
+TORCH_SYNC_BN = "torch.nn.SyncBatchNorm"
+BN_PARAMS = ("num_features", "eps", "momentum", "affine", "track_running_stats", "process_group", "channel_last", "fuse_relu")
+
+CHANNEL_LAST_TODO = (
+    "apex's channel_last=True SyncBatchNorm took NHWC input; torch.nn.SyncBatchNorm takes NCHW "
+    "(channels_last memory format is fine): permute the input or drop the NHWC layout"
+)
+FUSE_RELU_TODO = "apex fused a ReLU into this SyncBatchNorm (fuse_relu=True): apply torch.nn.functional.relu to its output"
+GROUP_TODO = (
+    "apex.parallel.create_syncbn_process_group was removed: build the group with "
+    "torch.distributed.new_group(ranks) for the block of group_size consecutive ranks that holds this rank "
+    "(every rank must call new_group for every block)"
+)
+
+
+class SyncBatchNormRule(NeighbourRule):
+    """apex SyncBatchNorm / convert_syncbn_model -> torch.nn.SyncBatchNorm."""
+
+    DESCRIPTION = "Rewrite apex synchronized batch norm to torch.nn.SyncBatchNorm."
+    CODES = {
+        "APX611": "apex convert_syncbn_model -> torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+        "APX612": "apex SyncBatchNorm -> torch.nn.SyncBatchNorm",
+        "APX613": "apex SyncBatchNorm option without a torch equivalent",
+        "APX614": "apex create_syncbn_process_group was removed",
+    }
+    TRIGGERS = (b"syncbn", b"SyncBatchNorm", b"apex.parallel")
+    STAR_EXPORTS = {"apex.parallel": ("convert_syncbn_model", "SyncBatchNorm", "create_syncbn_process_group")}
+    KNOWN_TODOS = {
+        CHANNEL_LAST_TODO: ("APX613", "error"),
+        FUSE_RELU_TODO: ("APX613", "error"),
+        GROUP_TODO: ("APX614", "error"),
+    }
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        names = self.names_of(original_node.func)
+        new: Optional[cst.Call] = None
+        if names & CONVERT and self.settings.code_enabled("APX611"):
+            new = self._convert(original_node, updated_node)
+        elif names & SYNC_BN and self.settings.code_enabled("APX612"):
+            new = self._sync_bn(original_node, updated_node)
+        elif names & CREATE_GROUP:
+            self.todo(original_node, "APX614", GROUP_TODO)
+        if new is None:
+            return updated_node
+        self.forget(original_node.func)
+        return new
+
+    def _convert(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
+        bound = bind_args(call, ("module", "process_group", "channel_last"))
+        if bound is None or "module" not in bound or not set(bound) <= {"module", "process_group", "channel_last"}:
+            self.todo(original, "APX613", "replace convert_syncbn_model(module, process_group) with torch.nn.SyncBatchNorm.convert_sync_batchnorm(module, process_group); its arguments could not be read")
+            return None
+        args: List[cst.Arg] = [bound["module"]]
+        if "process_group" in bound:
+            args.append(bound["process_group"] if bound["module"].keyword is None else as_keyword(bound["process_group"], "process_group"))
+        self._channel_last(original, bound)
+        self.report(original, "APX611", "convert_syncbn_model -> torch.nn.SyncBatchNorm.convert_sync_batchnorm", fixed=True, severity="info")
+        return self.replace_call(call, self.torch_name(TORCH_SYNC_BN + ".convert_sync_batchnorm", original), args)
+
+    def _sync_bn(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
+        bound = bind_args(call, BN_PARAMS)
+        if bound is None or not set(bound) <= set(BN_PARAMS):
+            self.todo(original, "APX613", "replace apex SyncBatchNorm with torch.nn.SyncBatchNorm (same num_features, eps, momentum, affine, track_running_stats, process_group); its arguments could not be read")
+            return None
+        args = [arg for name, arg in bound.items() if name not in ("channel_last", "fuse_relu")]
+        self._channel_last(original, bound)
+        fuse = bound.get("fuse_relu")
+        if fuse is not None and literal_value(fuse.value) is not False:
+            self.todo(original, "APX613", FUSE_RELU_TODO)
+        self.report(original, "APX612", "apex SyncBatchNorm -> torch.nn.SyncBatchNorm", fixed=True, severity="info")
+        return self.replace_call(call, self.torch_name(TORCH_SYNC_BN, original), args)
+
+    def _channel_last(self, original: cst.Call, bound) -> None:  # type: ignore[no-untyped-def]
+        flag = bound.get("channel_last")
+        if flag is not None and literal_value(flag.value) is not False:
+            self.todo(original, "APX613", CHANNEL_LAST_TODO)
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        return self._reference(original_node, updated_node)
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        return self._reference(original_node, updated_node)
+
+    def _reference(self, original, updated):  # type: ignore[no-untyped-def]
+        """``norm_layer=SyncBatchNorm``, ``isinstance(m, SyncBatchNorm)``: the class maps 1:1."""
+        if self.is_callee(original) or not self.settings.code_enabled("APX612"):
+            return updated
+        names = self.names_of(original)
+        if names & SYNC_BN:
+            self.report(original, "APX612", "apex SyncBatchNorm class -> torch.nn.SyncBatchNorm", fixed=True, severity="info")
+            self.forget(original)
+            return self.replacement(self.torch_name(TORCH_SYNC_BN, original))
+        if names & CONVERT:
+            self.todo(original, "APX611", "convert_syncbn_model is passed around here: use torch.nn.SyncBatchNorm.convert_sync_batchnorm instead (same module, process_group arguments)")
+        return updated
+
+    EXAMPLES = [
+        Example(
+            "convert-syncbn-model",
+            "import apex\n\nif args.sync_bn:\n    model = apex.parallel.convert_syncbn_model(model)\n",
+            "import torch\n\nif args.sync_bn:\n    model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n",
+            ("APX611",),
+        ),
+        Example(
+            "convert-syncbn-model-with-group",
+            "import torch.nn as nn\nfrom apex.parallel import convert_syncbn_model\n\nmodel = convert_syncbn_model(model, process_group=group)\n",
+            "import torch.nn as nn\n\nmodel = nn.SyncBatchNorm.convert_sync_batchnorm(model, process_group=group)\n",
+            ("APX611",),
+        ),
+        Example(
+            "sync-batch-norm-class",
+            "from apex.parallel import SyncBatchNorm\n\nnorm = SyncBatchNorm(64, eps=1e-3, momentum=0.01)\nbackbone = ResNet(norm_layer=SyncBatchNorm)\n",
+            "import torch\n\nnorm = torch.nn.SyncBatchNorm(64, eps=1e-3, momentum=0.01)\nbackbone = ResNet(norm_layer=torch.nn.SyncBatchNorm)\n",
+            ("APX612", "APX612"),
+        ),
+        Example(
+            "sync-batch-norm-fuse-relu",
+            "from apex.parallel import SyncBatchNorm\n\nbn = SyncBatchNorm(256, fuse_relu=True)\n",
+            "import torch\n\n# TODO(apexcompat): " + FUSE_RELU_TODO + "\nbn = torch.nn.SyncBatchNorm(256)\n",
+            ("APX612", "APX613"),
+        ),
+        Example(
+            "create-syncbn-process-group",
+            "from apex.parallel import create_syncbn_process_group\n\ngroup = create_syncbn_process_group(8)\n",
+            "from apex.parallel import create_syncbn_process_group\n\n# TODO(apexcompat): " + GROUP_TODO + "\ngroup = create_syncbn_process_group(8)\n",
+            ("APX614",),
+        ),
+    ]
+    NOOP_EXAMPLES = [
+        Example("torch-sync-batch-norm", "import torch\n\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n"),
+        Example(
+            "local-convert-syncbn-model",
+            "def convert_syncbn_model(module):\n    return module\n\n\nmodel = convert_syncbn_model(model)\n",
+        ),
+    ]
