@@ -7,9 +7,6 @@ from typing import List, Type
 
 from .amp_initialize import InitializeRule
 from .base import Rule
-from .casting_hooks import CastingHooksRule
-from .checkpoints import CheckpointRule
-from .clipping import ClippingRule
 from .imports import ImportsRule
 from .scale_loss import ScaleLossRule
 from .step import StepRule
@@ -26,11 +23,8 @@ ALL_RULES: List[Type[Rule]] = [
     FusedKernelsRule,
     # --- apex.amp (M2) ---
     InitializeRule,
-    CheckpointRule,
-    ClippingRule,
     StepRule,
     ScaleLossRule,
-    CastingHooksRule,
     # --- import clean-up, runs last (M2) ---
     ImportsRule,
 ]
