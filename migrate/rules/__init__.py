@@ -14,6 +14,7 @@ from .ddp import DistributedDataParallelRule
 from .fused import FusedKernelsRule
 from .larc import LarcRule
 from .syncbn import SyncBatchNormRule
+from .torch_amp_spellings import TorchAmpSpellingsRule
 
 ALL_RULES: List[Type[Rule]] = [
     # --- neighbouring apex packages and deprecated torch spellings (M3) ---
@@ -21,6 +22,7 @@ ALL_RULES: List[Type[Rule]] = [
     SyncBatchNormRule,
     LarcRule,
     FusedKernelsRule,
+    TorchAmpSpellingsRule,
     # --- apex.amp (M2) ---
     InitializeRule,
     StepRule,
