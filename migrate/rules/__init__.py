@@ -7,6 +7,9 @@ from typing import List, Type
 
 from .amp_initialize import InitializeRule
 from .base import Rule
+from .casting_hooks import CastingHooksRule
+from .checkpoints import CheckpointRule
+from .clipping import ClippingRule
 from .imports import ImportsRule
 from .scale_loss import ScaleLossRule
 from .step import StepRule
@@ -25,8 +28,11 @@ ALL_RULES: List[Type[Rule]] = [
     TorchAmpSpellingsRule,
     # --- apex.amp (M2) ---
     InitializeRule,
+    CheckpointRule,
+    ClippingRule,
     StepRule,
     ScaleLossRule,
+    CastingHooksRule,
     # --- import clean-up, runs last (M2) ---
     ImportsRule,
 ]

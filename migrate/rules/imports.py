@@ -56,14 +56,13 @@ class ImportsRule(AmpRule):
         if not imports:
             return
         used = self._used_bindings(module)
-        amp_used = any(q == "apex.amp" or q.startswith("apex.amp.") for q in used)
         unused_in: Dict[cst.CSTNode, List[cst.ImportAlias]] = {}
         for stmt, imp, alias, binding, target in imports:
             if target == "apex.amp" or target.startswith("apex.amp."):
                 if self._binding_used(binding, target, used):
                     self._to_shim(imp, alias, target, module)
                     continue
-            elif target == "apex" and amp_used and any(q.startswith("apex.amp") for q in used if q.startswith("apex")):
+            elif target == "apex" and self._amp_chains(module, binding):
                 self._import_apex_amp_chain(imp, module)
                 if self._binding_used(binding, target, used, ignore_amp=True):
                     continue
@@ -97,21 +96,44 @@ class ImportsRule(AmpRule):
                 self.report(node, "APX104", f"`from {_module_name(node)} import *` kept: the names it brings cannot be followed", severity="error")
         return found
 
-    def _used_bindings(self, module: cst.Module) -> Set[str]:
-        """Qualified names of every name used outside import statements."""
-        used: Set[str] = set()
+    def _used_bindings(self, module: cst.Module) -> Dict[str, Set[str]]:
+        """Name text -> qualified names of the dotted expressions it starts, for every name
+        used outside import statements."""
+        used: Dict[str, Set[str]] = {}
         for node in walk(module):
-            if isinstance(node, (cst.Name, cst.Attribute)):
-                if self.statement_of(node) is not None and isinstance(self.statement_of(node), cst.SimpleStatementLine) and any(
-                    isinstance(s, (cst.Import, cst.ImportFrom)) for s in self.statement_of(node).body
-                ):
-                    continue
-                used |= self.qualified_names(node)
+            if not isinstance(node, cst.Name):
+                continue
+            stmt = self.statement_of(node)
+            if isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                continue
+            top: cst.CSTNode = node
+            while isinstance(self.parents.get(top), cst.Attribute) and self.parents[top].value is top:
+                top = self.parents[top]
+            names = self.qualified_names(top) if top is not node else set()
+            used.setdefault(node.value, set()).update(names or self.qualified_names(node))
         return used
 
+    def _amp_chains(self, module: cst.Module, binding: str) -> bool:
+        """Whether ``<binding>.amp`` (``import apex`` then ``apex.amp.x``) is still used."""
+        for node in walk(module):
+            if (
+                isinstance(node, cst.Attribute)
+                and node.attr.value == "amp"
+                and isinstance(node.value, cst.Name)
+                and node.value.value == binding
+                and "apex" in self.qualified_names(node.value)
+                and not self._in_import(node)
+            ):
+                return True
+        return False
+
+    def _in_import(self, node: cst.CSTNode) -> bool:
+        stmt = self.statement_of(node)
+        return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+
     @staticmethod
-    def _binding_used(binding: str, target: str, used: Set[str], ignore_amp: bool = False) -> bool:
-        for q in used:
+    def _binding_used(binding: str, target: str, used: Dict[str, Set[str]], ignore_amp: bool = False) -> bool:
+        for q in used.get(binding, ()):
             if q == target or q.startswith(target + "."):
                 if ignore_amp and (q == "apex.amp" or q.startswith("apex.amp.")):
                     continue
@@ -231,8 +253,13 @@ class ImportsRule(AmpRule):
 
     def _rename_chains(self, module: cst.Module, target: str) -> None:
         for node in walk(module):
-            if isinstance(node, cst.Attribute) and code_of(node) == target and target in self.qualified_names(node):
-                self.replace_node(node, cst.parse_expression(SHIM + target[len("apex"):]))
+            if (
+                isinstance(node, cst.Attribute)
+                and isinstance(node.value, cst.Name)
+                and target in self.qualified_names(node)
+                and not self._in_import(node)
+            ):
+                self.replace_node(node, cst.parse_expression(SHIM + "." + node.attr.value))
 
     @staticmethod
     def _drop_alias(upd, alias):

@@ -1,0 +1,193 @@
+"""APX501-APX505: apex O1's casting hooks.
+
+* ``with amp.disable_casts():`` -> ``with torch.autocast("cuda", enabled=False):``;
+* ``amp.register_half_function(torch, "einsum")`` (and the float/promote forms) on a torch
+  function that native autocast already runs in that precision: removed, with a comment;
+  on anything else: removed with a TODO (it would have to patch a module attribute);
+* ``@amp.float_function`` / ``@amp.half_function`` and ``amp.float_function(fn)`` -> a
+  small local helper, ``autocast_function(dtype)``, that runs the function with autocast
+  off on inputs of that dtype, only while CUDA autocast is on (so a CPU fp32 run is
+  unchanged, as under apex); ``promote_function`` -> TODO.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+
+from ._amp_rule import AmpRule
+from ._amp_sites import analyse, code_of, string_value
+from ._edits import comment_line, expression, statement, todo_line, with_leading
+from .base import Example
+from .checkpoints import helper_anchor
+
+# torch functions native CUDA autocast runs in float16 / float32 (torch.amp docs)
+AUTOCAST_FP16 = frozenset(
+    "addbmm addmm addmv addr baddbmm bmm chain_matmul multi_dot conv_tbc conv_transpose1d conv_transpose2d "
+    "conv_transpose3d conv1d conv2d conv3d GRUCell linear LSTMCell matmul mm mv prelu RNNCell einsum "
+    "scaled_dot_product_attention".split()
+)
+AUTOCAST_FP32 = frozenset(
+    "acos asin cosh erfinv exp expm1 log log10 log2 log1p reciprocal rsqrt sinh tan pow softplus layer_norm "
+    "group_norm norm nuclear_norm frobenius_norm cosine_similarity poisson_nll_loss cosine_embedding_loss "
+    "nll_loss hinge_embedding_loss kl_div l1_loss smooth_l1_loss huber_loss mse_loss margin_ranking_loss "
+    "multilabel_margin_loss soft_margin_loss triplet_margin_loss multi_margin_loss "
+    "binary_cross_entropy_with_logits dist pdist cdist renorm logsumexp softmax log_softmax cumprod cumsum "
+    "prod sum cross_entropy rms_norm".split()
+)
+AUTOCAST_PROMOTE = frozenset("addcdiv addcmul atan2 bilinear cross dot grid_sample index_put scatter_add tensordot cat stack".split())
+TORCH_NAMESPACES = frozenset({"torch", "torch.nn.functional", "torch.Tensor", "torch.nn.modules"})
+HELPER_NAME = "autocast_function"
+HELPER = '''def autocast_function(dtype):
+    """Decorator: while CUDA autocast is on, run the function with autocast off on ``dtype``
+    inputs (what apex.amp's float_function/half_function did under O1)."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if not torch.is_autocast_enabled():
+                return fn(*args, **kwargs)
+
+            def cast(value):
+                if torch.is_tensor(value) and value.is_cuda and value.is_floating_point():
+                    return value.to(dtype)
+                return value
+
+            with torch.autocast("cuda", enabled=False):
+                return fn(*[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
+
+        return wrapper
+
+    return decorate
+'''
+_KIND = {"half": ("float16", AUTOCAST_FP16), "float": ("float32", AUTOCAST_FP32), "promote": ("the widest input type", AUTOCAST_PROMOTE)}
+
+
+class CastingHooksRule(AmpRule):
+    """disable_casts, register_*_function and the casting decorators."""
+
+    CODES = {
+        "APX501": "amp.disable_casts() -> torch.autocast('cuda', enabled=False)",
+        "APX502": "amp.register_*_function on a torch function native autocast already handles: removed",
+        "APX503": "amp.register_*_function on a function native autocast does not cast: run it in the wanted precision by hand",
+        "APX504": "amp.float_function/half_function -> the local autocast_function(dtype) helper",
+        "APX505": "amp.promote_function has no native counterpart",
+    }
+    TRIGGERS = (b"disable_casts", b"_function")
+
+    def plan(self, module: cst.Module) -> None:
+        info = analyse(self, module)
+        if info.inits or info.scale_losses and not self._native_scaler_exists(module):
+            return  # the file stays on apexcompat.amp
+        self.helper_needed = False
+        self.removals = []
+        for ref in info.refs:
+            parent = self.parents.get(ref.expr)
+            if ref.member == "disable_casts" and isinstance(parent, cst.Call) and parent.func is ref.expr:
+                self.replace_node(parent, expression('torch.autocast("cuda", enabled=False)'))
+                self.need_torch()
+                self.report(parent, "APX501", 'amp.disable_casts() -> torch.autocast("cuda", enabled=False)', fixed=True, severity="info")
+            elif ref.member.startswith("register_") and isinstance(parent, cst.Call) and parent.func is ref.expr:
+                self._registration(ref.member[len("register_") : -len("_function")], parent)
+            elif ref.member in ("float_function", "half_function", "promote_function"):
+                self._decorator_or_call(ref, parent)
+        self._place_removals()
+        if self.helper_needed and not any(isinstance(s, cst.FunctionDef) and s.name.value == HELPER_NAME for s in module.body):
+            anchor = helper_anchor(module)
+            helper = statement(HELPER)
+            if anchor is None:
+                self.edits.insert_before(module.body[0], [helper])
+            else:
+                self.edits.insert_after(anchor, [helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])])
+            self.need_torch()
+            AddImportsVisitor.add_needed_import(self.context, "functools")
+
+    def _native_scaler_exists(self, module) -> bool:
+        from ._amp_sites import find_scalers
+
+        lookup = find_scalers(self, module)
+        return any(lookup(s.with_stmt) is not None for s in analyse(self, module).scale_losses)
+
+    def _registration(self, kind: str, call: cst.Call) -> None:
+        stmt = self.statement_of(call)
+        holder = self.parents.get(call)
+        if kind not in _KIND or not isinstance(holder, cst.Expr) or len(getattr(stmt, "body", ())) != 1 or len(call.args) < 2:
+            return
+        module_expr, name_expr = call.args[0].value, call.args[1].value
+        name = string_value(name_expr)
+        namespaces = self.qualified_names(module_expr) | {code_of(module_expr)}
+        dtype, native = _KIND[kind]
+        text = code_of(call)
+        if name is not None and namespaces & TORCH_NAMESPACES and name in native:
+            self._remove_with(stmt, comment_line(f"{text} removed: native autocast already runs {name} in {dtype}"))
+            self.report(call, "APX502", f"{text} removed: native autocast already runs {name} in {dtype}", fixed=True, severity="info")
+            return
+        target = f"{code_of(module_expr)}.{name if name is not None else '<' + code_of(name_expr) + '>'}"
+        message = (
+            f"apex ran {target} in {dtype} under O1 ({text}); native autocast does not. Where that matters, call it as "
+            f"autocast_function(torch.{'float16' if kind == 'half' else 'float32'})({target})(...) or inside "
+            '`with torch.autocast("cuda", enabled=False):` on converted inputs'
+        )
+        self._remove_with(stmt, todo_line(message))
+        self.report(call, "APX503", message)
+
+    def _remove_with(self, stmt: cst.BaseStatement, line: cst.EmptyLine) -> None:
+        self.removals.append((stmt, line))
+
+    def _place_removals(self) -> None:
+        """Removed statements leave their comment (and their leading lines) on the next
+        statement that stays; at the end of a block, on a ``pass``."""
+        removed = {stmt for stmt, _ in self.removals}
+        carried: dict = {}
+        for stmt, line in self.removals:
+            block = self.parents.get(stmt)
+            body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+            if stmt not in body:
+                continue
+            index = body.index(stmt)
+            nxt = next((s for s in body[index + 1 :] if s not in removed), None)
+            carried.setdefault(nxt if nxt is not None else ("end", block), []).extend(list(stmt.leading_lines) + [line])
+            if nxt is not None or stmt is not body[-1]:
+                self.edits.replace(stmt, [])
+        for key, lines in carried.items():
+            if isinstance(key, tuple):
+                last = list(key[1].body)[-1]
+                self.edits.replace(last, lambda upd, lines=lines: [cst.SimpleStatementLine([cst.Pass()], leading_lines=lines)])
+            else:
+                self.notes.setdefault(key, []).extend(lines)
+
+    def on_leave(self, original_node, updated_node):
+        result = super().on_leave(original_node, updated_node)
+        lines = getattr(self, "notes", {}).get(original_node)
+        if lines and isinstance(result, cst.CSTNode) and hasattr(result, "leading_lines"):
+            result = with_leading(result, lines, first=True)
+        return result
+
+    def visit_Module(self, node):
+        self.notes = {}
+        return super().visit_Module(node)
+
+    def _decorator_or_call(self, ref, parent) -> None:
+        kind = ref.member.split("_")[0]
+        if isinstance(parent, cst.Decorator) and parent.decorator is ref.expr:
+            if kind == "promote":
+                func = self.parents.get(parent)
+                self.replace_node(func, lambda upd, deco=parent: upd.with_changes(decorators=[d for d in upd.decorators if code_of(d.decorator) != code_of(deco.decorator)]))
+                self.todo(func, "APX505", f"@{code_of(ref.expr)} removed: apex promoted mixed fp16/fp32 inputs to fp32 here; cast them by hand if needed")
+                return
+            self.replace_node(ref.expr, expression(f"{HELPER_NAME}(torch.{_KIND[kind][0]})"))
+        elif isinstance(parent, cst.Call) and parent.func is ref.expr:
+            if kind == "promote":
+                self.todo(parent, "APX505", f"{code_of(parent)}: apex promoted mixed fp16/fp32 inputs to fp32; no native counterpart")
+                return
+            self.replace_node(ref.expr, expression(f"{HELPER_NAME}(torch.{_KIND[kind][0]})"))
+        else:
+            return
+        self.helper_needed = True
+        self.report(ref.expr, "APX504", f"{code_of(ref.expr)} -> {HELPER_NAME}(torch.{_KIND[kind][0]}), a small helper added to this file", fixed=True, severity="info")
+
+
+EXAMPLES: List[Example] = []
+NOOP_EXAMPLES: List[Example] = []

@@ -1,0 +1,129 @@
+"""APX321-APX323: gradient clipping on ``amp.master_params(optimizer)``.
+
+GradScaler leaves the grads scaled until ``scaler.step``, so anything that reads them
+(clipping, norms) needs ``scaler.unscale_(optimizer)`` first: it is inserted once per
+optimizer and function, right before the first statement that uses the grads (that is
+after the last backward of the step, and inside the accumulation boundary when the clip
+is).  ``amp.master_params(opt)`` becomes the optimizer's parameters: the sibling branch's
+expression when an ``if fp16: ... else: ...`` clips ``model.parameters()`` the other way
+(the two branches are then identical and are merged), else the parameters the optimizer
+was built from in this file, else its param groups.  A NaN check on the clipped norm gets a
+TODO: GradScaler also skips steps on inf."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from ._amp_rule import AmpRule
+from ._amp_sites import analyse, arg_value, code_of, enclosing_function, find_scalers, walk
+from ._edits import expression, move_leading, statement, suite_statements
+from .base import Example
+
+
+class ClippingRule(AmpRule):
+    """amp.master_params(opt) -> the optimizer's parameters, after scaler.unscale_(opt)."""
+
+    CODES = {
+        "APX321": "amp.master_params(opt) -> the optimizer's parameters, with scaler.unscale_(opt) before the grads are used",
+        "APX322": "the fp16 and fp32 clipping branches became identical and were merged",
+        "APX323": "a NaN check on the gradient norm: GradScaler skips inf too, check with math.isfinite",
+    }
+    TRIGGERS = (b"master_params",)
+
+    def plan(self, module: cst.Module) -> None:
+        info = analyse(self, module)
+        if info.inits:
+            return
+        lookup = find_scalers(self, module)
+        unscaled: Set[Tuple[Optional[cst.FunctionDef], str]] = set()
+        for need in sorted((n for n in info.needs if n.kind == "master_params"), key=lambda n: self.line_of(n.node)):
+            scaler = lookup(need.node)
+            if scaler is None:
+                continue
+            call = need.node
+            opt = arg_value(call, 0, "optimizer")
+            if opt is None:
+                continue
+            opt_text = code_of(opt)
+            stmt = self.statement_of(call)
+            merged = self._merge_branches(stmt, call)
+            if merged is not None:
+                if_stmt, other, params = merged
+                key = (need.func, opt_text)
+                new = ([] if key in unscaled else [statement(f"{scaler.expr}.unscale_({opt_text})\n")]) + [other]
+                unscaled.add(key)
+                self.edits.replace(if_stmt, lambda upd, new=new: [move_leading(upd, new[0])] + new[1:])
+                self.report(if_stmt, "APX322", f"both branches clip {params} now; merged, after {scaler.expr}.unscale_({opt_text})", fixed=True, severity="info")
+                self._nan_todo(need.func, other)
+                continue
+            params = self._params_of(module, opt_text)
+            self.replace_node(call, expression(params))
+            key = (need.func, opt_text)
+            if key not in unscaled and self._reads_grads(stmt):
+                unscaled.add(key)
+                self.edits.insert_before(stmt, [statement(f"{scaler.expr}.unscale_({opt_text})\n")])
+            self.report(call, "APX321", f"amp.master_params({opt_text}) -> {params}, after {scaler.expr}.unscale_({opt_text})", fixed=True, severity="info")
+            self._nan_todo(need.func, stmt)
+
+    @staticmethod
+    def _reads_grads(stmt: cst.BaseStatement) -> bool:
+        return True
+
+    def _merge_branches(self, stmt, call) -> Optional[Tuple[cst.If, cst.BaseStatement, str]]:
+        """``if c: clip(amp.master_params(o)) else: clip(X)`` -> ``(if, else-statement, X)``
+        when the branches differ only there."""
+        block = self.parents.get(stmt)
+        if_stmt = self.parents.get(block) if block is not None else None
+        if not isinstance(if_stmt, cst.If) or if_stmt.body is not block or not isinstance(if_stmt.orelse, cst.Else):
+            return None
+        body = suite_statements(if_stmt.body)
+        other_body = suite_statements(if_stmt.orelse.body)
+        if len(body) != 1 or len(other_body) != 1:
+            return None
+        mine = code_of(body[0].with_changes(leading_lines=[])).strip()
+        theirs = code_of(other_body[0].with_changes(leading_lines=[])).strip()
+        hole = code_of(call)
+        if mine.count(hole) != 1:
+            return None
+        prefix, suffix = mine.split(hole)
+        if not (theirs.startswith(prefix) and theirs.endswith(suffix)) or len(theirs) <= len(prefix) + len(suffix):
+            return None
+        params = theirs[len(prefix) : len(theirs) - len(suffix)]
+        try:
+            cst.parse_expression(params)
+        except cst.ParserSyntaxError:
+            return None
+        return if_stmt, other_body[0].with_changes(leading_lines=[]), params
+
+    def _params_of(self, module: cst.Module, opt_text: str) -> str:
+        """``model.parameters()`` when the optimizer is built from it in this file."""
+        for node in walk(module):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and code_of(node.targets[0].target) == opt_text and isinstance(node.value, cst.Call):
+                first = arg_value(node.value, 0, "params")
+                if isinstance(first, cst.Call) and isinstance(first.func, cst.Attribute) and first.func.attr.value == "parameters" and not first.args:
+                    return code_of(first)
+        return f'(p for group in {opt_text}.param_groups for p in group["params"])'
+
+    def _nan_todo(self, func, clip_stmt) -> None:
+        """A ``math.isnan(norm)`` / ``torch.isnan(norm)`` on the clipped norm gets a TODO."""
+        targets: Set[str] = set()
+        for node in walk(clip_stmt):
+            if isinstance(node, cst.Assign):
+                targets |= {code_of(t.target) for t in node.targets}
+        if not targets:
+            return
+        scope = func.body if func is not None else self.tree
+        for node in walk(scope):
+            if isinstance(node, cst.Call) and code_of(node.func).split(".")[-1] == "isnan" and node.args and code_of(node.args[0].value) in targets:
+                self.todo(
+                    node,
+                    "APX323",
+                    f"{code_of(node)} misses inf: GradScaler skips steps with inf or nan grads, use math.isfinite(...) (or torch.isfinite) if this check decides anything",
+                    severity="warning",
+                )
+
+
+EXAMPLES: List[Example] = []
+NOOP_EXAMPLES: List[Example] = []
