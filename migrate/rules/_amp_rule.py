@@ -21,6 +21,22 @@ def _is_pass_only(body: Sequence[cst.BaseStatement]) -> bool:
     )
 
 
+#: TODO comments the apex.amp rules write: a text fragment -> (code, severity, fixed); used
+#: to report them again on later runs (the site is no longer apex code then)
+KNOWN_TODOS = {
+    "this file keeps apex.amp semantics through apexcompat.amp": ("APX220", "error", False),
+    "is chosen at run time; the GradScaler is dynamic": ("APX205", "error", False),
+    "the GradScaler keeps this scale, but unlike apex": ("APX204", "warning", True),
+    "O3 inference: the model is now float16": ("APX206", "warning", True),
+    "inference without optimizers: wrap the forward pass": ("APX206", "warning", True),
+    "the forward pass and loss are not next to this amp.scale_loss": ("APX210", "warning", True),
+    "misses inf: GradScaler skips steps": ("APX323", "warning", False),
+    "native autocast does not. Where that matters": ("APX503", "error", False),
+    "apex promoted mixed fp16/fp32 inputs": ("APX505", "error", False),
+    "amp.scale_loss is used without `as`": ("APX304", "error", False),
+}
+
+
 class AmpRule(Rule):
     """A rule over apex.amp sites: plan in ``plan(module)``, the base applies the plan."""
 
@@ -57,6 +73,26 @@ class AmpRule(Rule):
         stmt = self.statement_of(node)
         if stmt is not None:
             self.todos.setdefault(stmt, []).append(message)
+
+    def report_earlier_todos(self, module: cst.Module) -> None:
+        """Report the TODO comments an earlier run wrote (and this run did not write again),
+        so a second run lists the same manual work."""
+        from ..findings import Finding
+
+        fresh = {f.message for f in self.findings}
+        for node in _walk_statements(module):
+            for line in getattr(node, "leading_lines", ()):
+                if line.comment is None or not line.comment.value.startswith(TODO_PREFIX):
+                    continue
+                message = line.comment.value[len(TODO_PREFIX) :]
+                if message in fresh:
+                    continue
+                for fragment, (code, severity, fixed) in KNOWN_TODOS.items():
+                    if fragment in message and self.settings.code_enabled(code):
+                        pos = self.get_metadata(PositionProvider, node).start
+                        self.findings.append(Finding(self.context.filename or "<string>", pos.line, pos.column + 1, code, message, fixed, severity))
+                        fresh.add(message)
+                        break
 
     def plan(self, module: cst.Module) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -112,6 +148,17 @@ class AmpRule(Rule):
             return updated_node
         body = [s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for s in body]
         return updated_node.with_changes(body=body)
+
+
+def _walk_statements(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, cst.BaseStatement):
+            yield cur
+        if isinstance(cur, (cst.BaseExpression,)):
+            continue
+        stack.extend(reversed(cur.children))
 
 
 def is_empty_shell(stmt: cst.BaseStatement) -> bool:

@@ -546,8 +546,7 @@ def _check_layout(rule, info: AmpFile) -> None:
 
 
 def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
-    scope = site.func if site.func is not None else None
-    body = scope.body if scope is not None else None
+    body = site.func.body if site.func is not None else rule.tree
     for opt in site.optimizers:
         if not isinstance(opt, (cst.Name, cst.Attribute)):
             info.blockers.append(Blocker(site.call, f"optimizers given as {code_of(opt)}: cannot find their step() calls"))

@@ -51,7 +51,7 @@ INIT_PARAMS = {
 OLD_INIT_PARAMS = {"enabled": 0, "loss_scale": 1, "enable_caching": 2, "verbose": 3, "allow_banned": 4}
 NO_GROWTH = "10**9"
 _MODEL_CALL = re.compile(r"(model|net|encoder|decoder|generator|discriminator)", re.IGNORECASE)
-_BARRIER_CALLS = ("step", "zero_grad", "backward")
+_BARRIER_CALLS = ("step", "backward")
 
 
 def _param(call: cst.Call, name: str, table: Dict[str, int]) -> Optional[cst.BaseExpression]:
@@ -395,7 +395,11 @@ class InitializeRule(AmpRule):
                 texts.add(code_of(m))
             holder = site.stmt.body[0]
             if isinstance(holder, cst.Assign):
-                texts.update(_flat_texts(holder.targets[0].target))
+                target = holder.targets[0].target
+                if site.has_optimizers and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+                    target = target.elements[0].value
+                if not site.has_optimizers or target is not holder.targets[0].target:
+                    texts.update(_flat_texts(target))
         return texts | {t.split(".")[-1] for t in texts}
 
     def _is_model_call(self, node: cst.CSTNode, models: set) -> bool:

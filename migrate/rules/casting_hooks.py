@@ -74,8 +74,9 @@ class CastingHooksRule(AmpRule):
         "APX503": "amp.register_*_function on a function native autocast does not cast: run it in the wanted precision by hand",
         "APX504": "amp.float_function/half_function -> the local autocast_function(dtype) helper",
         "APX505": "amp.promote_function has no native counterpart",
+        "APX506": "amp._amp_state.loss_scalers[0].loss_scale() -> scaler.get_scale()",
     }
-    TRIGGERS = (b"disable_casts", b"_function")
+    TRIGGERS = (b"disable_casts", b"_function", b"_amp_state")
 
     def plan(self, module: cst.Module) -> None:
         info = analyse(self, module)
@@ -93,6 +94,7 @@ class CastingHooksRule(AmpRule):
                 self._registration(ref.member[len("register_") : -len("_function")], parent)
             elif ref.member in ("float_function", "half_function", "promote_function"):
                 self._decorator_or_call(ref, parent)
+        self._scale_reads(info, module)
         self._place_removals()
         if self.helper_needed and not any(isinstance(s, cst.FunctionDef) and s.name.value == HELPER_NAME for s in module.body):
             anchor = helper_anchor(module)
@@ -103,6 +105,19 @@ class CastingHooksRule(AmpRule):
                 self.edits.insert_after(anchor, [helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])])
             self.need_torch()
             AddImportsVisitor.add_needed_import(self.context, "functools")
+
+    def _scale_reads(self, info, module) -> None:
+        from ._amp_sites import find_scalers
+
+        lookup = find_scalers(self, module)
+        for need in info.needs:
+            if need.kind != "get_scale":
+                continue
+            scaler = lookup(need.node)
+            if scaler is None:
+                continue
+            self.replace_node(need.node, expression(f"{scaler.expr}.get_scale()"))
+            self.report(need.node, "APX506", f"{code_of(need.node)} -> {scaler.expr}.get_scale()", fixed=True, severity="info")
 
     def _native_scaler_exists(self, module) -> bool:
         from ._amp_sites import find_scalers

@@ -50,7 +50,19 @@ class ImportsRule(AmpRule):
     TRIGGERS = (b"apex",)
     NATIVE_ONLY = False
 
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        result = super().transform_module(tree)
+        # an apex import that opened the file leaves no blank lines at the top behind it
+        if result.body and tree.body and result.body[0] is not tree.body[0] and not tree.body[0].leading_lines:
+            lines = list(result.body[0].leading_lines)
+            while lines and lines[0].comment is None:
+                lines.pop(0)
+            if len(lines) != len(result.body[0].leading_lines):
+                result = result.with_changes(body=[result.body[0].with_changes(leading_lines=lines)] + list(result.body[1:]))
+        return result
+
     def plan(self, module: cst.Module) -> None:
+        self.report_earlier_todos(module)
         self.removed: Set[cst.CSTNode] = set()
         imports = self._apex_imports(module)
         if not imports:
