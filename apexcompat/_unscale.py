@@ -12,6 +12,7 @@ every grad is processed even after an overflow was seen.
 
 from __future__ import annotations
 
+import logging
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -19,7 +20,26 @@ import torch
 from . import _compat
 from ._logging import emit
 
-__all__ = ["FoundInf", "unscale_into", "unscale_add_into", "warn_once_if_not_fp32"]
+__all__ = ["FoundInf", "unscale_into", "unscale_add_into", "warn_once_if_not_fp32", "log_nonfinite"]
+
+_diag_logger = logging.getLogger("apexcompat.overflow")
+
+
+def debug_enabled() -> bool:
+    """Whether per-tensor overflow diagnostics are wanted (DEBUG on ``apexcompat.overflow``)."""
+    return _diag_logger.isEnabledFor(logging.DEBUG)
+
+
+def log_nonfinite(grads: Sequence[torch.Tensor], labels: Sequence[str]) -> None:
+    """DEBUG-log each grad holding inf/nan (one host sync; call only if ``debug_enabled()``)."""
+    if len(grads) == 0:
+        return
+    bad = torch.stack([torch.logical_not(torch.isfinite(g)).any().cpu() for g in grads]).tolist()
+    for flag, grad, label in zip(bad, grads, labels):
+        if flag:
+            _diag_logger.debug(
+                "non-finite gradient in %s (shape %s, %s)", label, tuple(grad.shape), grad.dtype
+            )
 
 _NON_FP32_WARNING = (
     "Warning:  unscaling grads that are not FP32. Unscaling non-fp32 grads may indicate an "
@@ -46,8 +66,6 @@ def warn_once_if_not_fp32(out_grads: Sequence[torch.Tensor]) -> None:
     accumulating unscaled grads into existing non-fp32 grads (O3 + dynamic scale)."""
     global _warned_non_fp32
     if not _warned_non_fp32 and len(out_grads) > 0 and out_grads[0].dtype != torch.float32:
-        import logging
-
         emit(_NON_FP32_WARNING, logging.WARNING)
         _warned_non_fp32 = True
 

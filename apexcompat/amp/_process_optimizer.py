@@ -15,7 +15,7 @@ from typing import Any, List, Optional
 
 import torch
 
-from .. import _compat
+from .. import _compat, _unscale
 
 __all__ = ["AmpOptimizerState", "_process_optimizer"]
 
@@ -143,6 +143,24 @@ def _master_params_to_model_params(self: Any) -> None:
 # --- the two halves of scale_loss ----------------------------------------------------------
 
 
+def _debug_log_overflow(optimizer: Any) -> None:
+    """DEBUG diagnostics: name every param whose fresh grad is non-finite, by its position
+    in ``optimizer.param_groups`` (O2: the fp16 model param is named by its master)."""
+    stash = optimizer._amp_stash
+    where = {}
+    for g, group in enumerate(optimizer.param_groups):
+        for i, p in enumerate(group["params"]):
+            where[id(p)] = f"param_groups[{g}]['params'][{i}]"
+    for model_param, master in zip(getattr(stash, "all_fp16_params", ()), getattr(stash, "all_fp32_from_fp16_params", ())):
+        if id(master) in where:
+            where[id(model_param)] = where[id(master)] + " (fp16 model param)"
+    params = [p for g in optimizer.param_groups for p in g["params"]]
+    params += [p for p in getattr(stash, "all_fp16_params", ()) if id(p) not in {id(q) for q in params}]
+    with_grads = [p for p in params if p.grad is not None]
+    _unscale.log_nonfinite([p.grad for p in with_grads], [where.get(id(p), "param") for p in with_grads])
+
+
+
 def _stash_and_clear(params: List[torch.Tensor], stash_list: List[Optional[torch.Tensor]]) -> None:
     for i, param in enumerate(params):
         stash_list[i] = param.grad
@@ -194,6 +212,8 @@ def _prepare_backward_no_master_weights(self: Any) -> None:
 def _post_backward_no_master_weights(self: Any, scaler: Any) -> None:
     stash = self._amp_stash
     self._amp_lazy_init()
+    if _unscale.debug_enabled():
+        _debug_log_overflow(self)
     post_backward_models_are_masters(scaler, stash.all_fp16_params, stash.all_fp16_grad_stash)
     post_backward_models_are_masters(scaler, stash.all_fp32_params, stash.all_fp32_grad_stash)
 
@@ -208,6 +228,8 @@ def _prepare_backward_with_master_weights(self: Any) -> None:
 def _post_backward_with_master_weights(self: Any, scaler: Any) -> None:
     stash = self._amp_stash
     self._amp_lazy_init()
+    if _unscale.debug_enabled():
+        _debug_log_overflow(self)
     fresh_src: List[torch.Tensor] = []
     fresh_dst: List[torch.Tensor] = []
     accum_src: List[torch.Tensor] = []

@@ -15,6 +15,7 @@ Life cycle of one ``scale_loss`` exit (spec §5.2 step 7)::
 from __future__ import annotations
 
 import collections
+import os
 from typing import Any, Dict, List, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
 
 import torch
@@ -25,7 +26,49 @@ from ._amp_state import _amp_state, warn_print
 
 Number = Union[int, float]
 
-__all__ = ["LossScaler", "next_scale_state", "state_dict", "load_state_dict"]
+__all__ = [
+    "LossScaler",
+    "LossScaleCollapsedError",
+    "next_scale_state",
+    "set_loss_scale_error_floor",
+    "state_dict",
+    "load_state_dict",
+]
+
+
+# --- opt-in diagnostic (spec §12): fail loudly instead of death-spiralling -------------------
+
+
+class LossScaleCollapsedError(RuntimeError):
+    """A dynamic loss scale fell below the floor set with :func:`set_loss_scale_error_floor`
+    (or ``APEXCOMPAT_LOSS_SCALE_ERROR_FLOOR``).  apex itself never raises this."""
+
+
+def _floor_from_env() -> Optional[float]:
+    value = os.environ.get("APEXCOMPAT_LOSS_SCALE_ERROR_FLOOR", "").strip()
+    return float(value) if value else None
+
+
+_error_floor: Optional[float] = _floor_from_env()
+
+
+def set_loss_scale_error_floor(floor: Optional[float]) -> None:
+    """Raise :class:`LossScaleCollapsedError` from ``scale_loss`` when a dynamic scale drops
+    below ``floor`` (``None``, the default, keeps apex's behaviour: halve forever)."""
+    global _error_floor
+    _error_floor = None if floor is None else float(floor)
+
+
+def _check_collapse(scaler: "LossScaler") -> None:
+    if _error_floor is None or not scaler.dynamic or not scaler._loss_scale < _error_floor:
+        return
+    raise LossScaleCollapsedError(
+        f"loss scale collapsed to {scaler._loss_scale} (below the error floor {_error_floor}) "
+        f"after {scaler._overflow_streak} consecutive overflowing backward passes. The gradients "
+        "are inf/nan at every scale: check the loss and inputs for inf/nan, lower the learning "
+        "rate, or try opt_level='O1' / bfloat16. (Raised because the floor was set with "
+        "set_loss_scale_error_floor or APEXCOMPAT_LOSS_SCALE_ERROR_FLOOR.)"
+    )
 
 
 def next_scale_state(
@@ -91,6 +134,7 @@ class LossScaler:
         self._unskipped = 0
         self._has_overflow = False
         self._found_inf = _unscale.FoundInf()
+        self._overflow_streak = 0  # diagnostics only; not part of apex's state
 
     # -- state read by scripts ------------------------------------------------------------
 
@@ -172,6 +216,9 @@ class LossScaler:
             self._max_loss_scale,
             self._scale_seq_len,
         )
+        self._overflow_streak = self._overflow_streak + 1 if skip else 0
+        if skip:
+            _check_collapse(self)
         return skip
 
     def __repr__(self) -> str:
