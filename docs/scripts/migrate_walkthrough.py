@@ -25,7 +25,7 @@ def migrate_diff(target: str, workdir: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     return subprocess.run(
-        [sys.executable, "-m", "migrate", "--diff", "--to", target, "--output-format", "text", "apex_script"],
+        [sys.executable, "-m", "migrate", "--diff", "--to", target, "--output-format", "text", "examples/apex_script"],
         cwd=workdir, env=env, capture_output=True, text=True, timeout=300,
     )
 
@@ -36,7 +36,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        shutil.copytree(SAMPLE, Path(tmp) / "apex_script", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(SAMPLE, Path(tmp) / "examples" / "apex_script", ignore=shutil.ignore_patterns("__pycache__"))
         for target in ("native", "shim"):
             proc = migrate_diff(target, Path(tmp))
             if proc.returncode not in (0, 1) or not proc.stdout.strip():

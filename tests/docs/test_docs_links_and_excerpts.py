@@ -1,0 +1,74 @@
+"""README's relative links resolve, and excerpts of tool output quoted in README/docs are
+still what the tool prints (``<!-- excerpt-of: apexcompat-migrate ARGS -->`` before a block).
+
+Links inside docs/ are checked by the strict Sphinx build (docs/build.sh); README.md is not
+part of the site, so its links are checked here."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from docs_codeblocks import parse_blocks
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+README = REPO_ROOT / "README.md"
+EXCERPT = re.compile(r"^<!-- excerpt-of: apexcompat-migrate (?P<args>.+?) -->$", re.M)
+
+
+def test_readme_relative_links_resolve():
+    text = README.read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [link for link in links if not re.match(r"[a-z]+://", link)]
+    assert local, "README links to the docs"
+    missing = [link for link in local if not (REPO_ROOT / link).exists()]
+    assert not missing, missing
+
+
+def _excerpts():
+    for page in [README, *sorted((REPO_ROOT / "docs").rglob("*.md"))]:
+        if "_build" in page.parts:
+            continue
+        text = page.read_text(encoding="utf-8")
+        for match in EXCERPT.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            block = next(b for b in parse_blocks(text) if b.line > line)
+            yield pytest.param(match.group("args"), block.source, id=f"{page.name}:{line}")
+
+
+@pytest.mark.parametrize("args,excerpt", list(_excerpts()))
+def test_quoted_tool_output_is_real(tmp_path: Path, args: str, excerpt: str):
+    argv = shlex.split(args)
+    for arg in argv:  # copy the paths the command names, so the diff paths are the same
+        source = REPO_ROOT / arg
+        if not arg.startswith("-") and source.exists():
+            shutil.copytree(source, tmp_path / arg, ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    proc = subprocess.run([sys.executable, "-m", "migrate", *argv], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr
+    actual = proc.stdout.splitlines()
+    position = 0
+    for line in excerpt.splitlines():
+        assert line in actual[position:], f"not in the real output (in this order): {line!r}\n{proc.stdout}"
+        position = actual.index(line, position) + 1
+
+
+def _matrix_rows(text: str):
+    match = re.search(r"<!-- matrix-table[^>]*-->\n(.*?)<!-- /matrix-table -->", text, re.S)
+    assert match, "matrix-table markers missing"
+    return [line for line in match.group(1).splitlines() if line.startswith("|")]
+
+
+def test_readme_support_matrix_is_the_docs_one():
+    docs_rows = _matrix_rows((REPO_ROOT / "docs" / "support-matrix.md").read_text(encoding="utf-8"))
+    readme_rows = _matrix_rows(README.read_text(encoding="utf-8"))
+    assert readme_rows == docs_rows, "README's support table differs from docs/support-matrix.md"
+    assert len(readme_rows) >= 3
