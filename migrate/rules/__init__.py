@@ -14,6 +14,7 @@ from .imports import ImportsRule
 from .scale_loss import ScaleLossRule
 from .step import StepRule
 from .ddp import DistributedDataParallelRule
+from .fp16_optimizer import FP16OptimizerRule
 from .fused import FusedKernelsRule
 from .larc import LarcRule
 from .syncbn import SyncBatchNormRule
@@ -24,6 +25,7 @@ ALL_RULES: List[Type[Rule]] = [
     DistributedDataParallelRule,
     SyncBatchNormRule,
     LarcRule,
+    FP16OptimizerRule,
     FusedKernelsRule,
     TorchAmpSpellingsRule,
     # --- apex.amp (M2) ---

@@ -44,9 +44,7 @@ def kwarg(name: str, value: Union[str, cst.BaseExpression]) -> cst.Arg:
     return cst.Arg(
         keyword=cst.Name(name),
         value=value,
-        equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-        ),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
     )
 
 
@@ -306,6 +304,18 @@ class NeighbourRule(Rule):
         if not any("\n" in code_of(a) for a in call.args) and "\n" not in code_of(call.whitespace_before_args):
             self._rebuilt.add(id(new))
         return new
+
+    def call_statement(self, head: str, args: Sequence[str], anchor: cst.CSTNode) -> cst.BaseStatement:
+        """``head(arg, ...)`` as a statement placed at ``anchor``'s indentation: on one line
+        when it fits, else one argument per line with a trailing comma."""
+        start = self.get_metadata(PositionProvider, anchor).start
+        line = self._lines[start.line - 1]
+        indent = len(line) - len(line.lstrip())
+        one_line = f"{head}({', '.join(args)})"
+        if indent + len(one_line) <= MAX_LINE or not args:
+            return cst.parse_statement(one_line + "\n")
+        inner = "".join(f"{self._default_indent}{arg},\n" for arg in args)
+        return cst.parse_statement(f"{head}(\n{inner})\n")
 
     def _wrap_long_calls(self, original: cst.CSTNode, stmt: cst.CSTNode) -> cst.CSTNode:
         if not self._rebuilt or not isinstance(stmt, cst.SimpleStatementLine):

@@ -4,13 +4,12 @@ tuning knobs dropped or turned into TODOs; ``Reducer`` is reported."""
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
-from ..settings import Settings
 from ._neighbour_base import NeighbourRule, bind_args, code_of, kwarg, literal_value
 from .base import Example
 
@@ -125,7 +124,10 @@ class DistributedDataParallelRule(NeighbourRule):
             args.append(kwarg("output_device", local_rank))
         args.append(kwarg("broadcast_buffers", "False"))
         dropped = [name for name in TUNING_ONLY if name in bound]
-        note = "apex DistributedDataParallel -> torch.nn.parallel.DistributedDataParallel (broadcast_buffers=False as apex did"
+        note = (
+            "apex DistributedDataParallel -> torch.nn.parallel.DistributedDataParallel (broadcast_buffers=False as "
+            "apex did"
+        )
         if dropped:
             note += "; dropped " + ", ".join(dropped) + ": torch DDP buckets and overlaps the all-reduce itself"
         average = bound.get("gradient_average")
@@ -150,7 +152,13 @@ class DistributedDataParallelRule(NeighbourRule):
             return updated
         if not self.names_of(original) & APEX_DDP:
             return updated
-        self.report(original, "APX601", "apex DistributedDataParallel class -> torch.nn.parallel.DistributedDataParallel", fixed=True, severity="info")
+        self.report(
+            original,
+            "APX601",
+            "apex DistributedDataParallel class -> torch.nn.parallel.DistributedDataParallel",
+            fixed=True,
+            severity="info",
+        )
         self.forget(original)
         return self.replacement(self.torch_name(TORCH_DDP, original))
 
@@ -203,7 +211,18 @@ class DistributedDataParallelRule(NeighbourRule):
 
     def _uses_gloo(self) -> bool:
         """A gloo process group means CPU modules, for which torch DDP rejects device_ids."""
-        return bool(m.findall(self._module, m.Call(args=[m.ZeroOrMore(), m.Arg(value=m.SimpleString(value=m.MatchIfTrue(lambda v: v.strip("\"'") == "gloo"))), m.ZeroOrMore()])))
+        return bool(
+            m.findall(
+                self._module,
+                m.Call(
+                    args=[
+                        m.ZeroOrMore(),
+                        m.Arg(value=m.SimpleString(value=m.MatchIfTrue(lambda v: v.strip("\"'") == "gloo"))),
+                        m.ZeroOrMore(),
+                    ]
+                ),
+            )
+        )
 
     EXAMPLES = [
         Example(
@@ -213,28 +232,35 @@ class DistributedDataParallelRule(NeighbourRule):
             "    model = DDP(model, delay_allreduce=True)\n",
             "import torch\n\n\n"
             "def main(args):\n    torch.cuda.set_device(args.local_rank)\n    model = Net().cuda()\n"
-            "    model = torch.nn.parallel.DistributedDataParallel(\n        model,\n        device_ids=[args.local_rank],\n"
+            "    model = torch.nn.parallel.DistributedDataParallel(\n        model,\n"
+            "        device_ids=[args.local_rank],\n"
             "        output_device=args.local_rank,\n        broadcast_buffers=False,\n    )\n",
             ("APX601",),
         ),
         Example(
             "ddp-local-rank-from-environment",
-            "import os\nimport apex\n\nlocal_rank = int(os.environ[\"LOCAL_RANK\"])\nmodel = apex.parallel.DistributedDataParallel(model)\n",
-            "import os\nimport torch\n\nlocal_rank = int(os.environ[\"LOCAL_RANK\"])\n"
-            "model = torch.nn.parallel.DistributedDataParallel(\n    model,\n    device_ids=[local_rank],\n    output_device=local_rank,\n    broadcast_buffers=False,\n)\n",
+            'import os\nimport apex\n\nlocal_rank = int(os.environ["LOCAL_RANK"])\n'
+            'model = apex.parallel.DistributedDataParallel(model)\n',
+            'import os\nimport torch\n\nlocal_rank = int(os.environ["LOCAL_RANK"])\n'
+            "model = torch.nn.parallel.DistributedDataParallel(\n    model,\n    device_ids=[local_rank],\n"
+            "    output_device=local_rank,\n    broadcast_buffers=False,\n)\n",
             ("APX601",),
         ),
         Example(
             "ddp-isinstance-keeps-working",
-            "from torch.nn.parallel import DistributedDataParallel\nfrom apex.parallel import DistributedDataParallel as ApexDDP\n\n"
-            "def unwrap(model):\n    if isinstance(model, (DistributedDataParallel, ApexDDP)):\n        return model.module\n    return model\n",
+            "from torch.nn.parallel import DistributedDataParallel\n"
+            "from apex.parallel import DistributedDataParallel as ApexDDP\n\n"
+            "def unwrap(model):\n    if isinstance(model, (DistributedDataParallel, ApexDDP)):\n"
+            "        return model.module\n    return model\n",
             "from torch.nn.parallel import DistributedDataParallel\n\n"
-            "def unwrap(model):\n    if isinstance(model, DistributedDataParallel):\n        return model.module\n    return model\n",
+            "def unwrap(model):\n    if isinstance(model, DistributedDataParallel):\n        return model.module\n"
+            "    return model\n",
             ("APX601",),
         ),
         Example(
             "ddp-no-local-rank-in-scope",
-            "from apex.parallel import DistributedDataParallel\n\n\ndef wrap(model):\n    return DistributedDataParallel(model)\n",
+            "from apex.parallel import DistributedDataParallel\n\n\ndef wrap(model):\n"
+            "    return DistributedDataParallel(model)\n",
             "import torch\n\n\ndef wrap(model):\n"
             "    # TODO(apexcompat): " + NO_LOCAL_RANK_TODO + "\n"
             "    return torch.nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)\n",
@@ -246,7 +272,9 @@ class DistributedDataParallelRule(NeighbourRule):
             "    return DDP(model, gradient_average=False)\n",
             "import torch\n\n\ndef wrap(model, local_rank):\n"
             "    # TODO(apexcompat): " + GRADIENT_SUM_TODO + "\n"
-            "    return torch.nn.parallel.DistributedDataParallel(\n        model,\n        device_ids=[local_rank],\n        output_device=local_rank,\n        broadcast_buffers=False,\n    )\n",
+            "    return torch.nn.parallel.DistributedDataParallel(\n        model,\n"
+            "        device_ids=[local_rank],\n        output_device=local_rank,\n        broadcast_buffers=False,\n"
+            "    )\n",
             ("APX601", "APX603"),
         ),
         Example(
@@ -269,7 +297,7 @@ class DistributedDataParallelRule(NeighbourRule):
         Example(
             "apex-ddp-mentioned-in-comment-and-string",
             "# formerly apex.parallel.DistributedDataParallel(model, delay_allreduce=True)\n"
-            "print(\"apex.parallel.DistributedDataParallel is gone\")\n",
+            'print("apex.parallel.DistributedDataParallel is gone")\n',
         ),
     ]
 

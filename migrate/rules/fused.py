@@ -10,7 +10,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from .base import Example
-from ._neighbour_base import NeighbourRule, as_keyword, bind_args, code_of, kwarg, literal_value
+from ._neighbour_base import NeighbourRule, as_keyword, bind_args, kwarg, literal_value
 from ..settings import Settings
 
 _OPT = "apex.optimizers"
@@ -50,13 +50,20 @@ KEPT: Dict[str, str] = {
     f"{_NORM}.MixedFusedRMSNorm": "MixedFusedRMSNorm has no exact torch equivalent; kept",
     f"{_NORM}.fused_layer_norm.MixedFusedRMSNorm": "MixedFusedRMSNorm has no exact torch equivalent; kept",
     "apex.mlp": "apex.mlp is still shipped by apex and has no torch equivalent; kept",
-    "apex.contrib.xentropy": "apex.contrib.xentropy is still shipped by apex; kept (torch.nn.functional.cross_entropy computes the same loss)",
+    "apex.contrib.xentropy": (
+        "apex.contrib.xentropy is still shipped by apex; kept (torch.nn.functional.cross_entropy computes the same "
+        "loss)"
+    ),
     "apex.contrib": "apex.contrib is still shipped by apex; kept",
     "amp_C": "amp_C is apex's compiled extension, still shipped; kept",
     "apex.multi_tensor_apply": "apex.multi_tensor_apply is still shipped by apex; kept",
 }
 #: apex.contrib names that other rules migrate (not reported here as kept)
-_NOT_KEPT_PREFIXES = ("apex.contrib.clip_grad", "apex.contrib.optimizers.fp16_optimizer", "apex.contrib.optimizers.FP16_Optimizer")
+_NOT_KEPT_PREFIXES = (
+    "apex.contrib.clip_grad",
+    "apex.contrib.optimizers.fp16_optimizer",
+    "apex.contrib.optimizers.FP16_Optimizer",
+)
 
 RNN = "apex.RNN"
 RNN_MESSAGE = (
@@ -132,14 +139,26 @@ class FusedKernelsRule(NeighbourRule):
             return None
         bound = bind_args(call, ADAM_PARAMS)
         if bound is None:
-            self._keep(original, "FusedAdam called with *args/**kwargs: kept; replace it with torch.optim.AdamW by hand (pass weight_decay explicitly: AdamW's default is 0.01, FusedAdam's 0)")
+            self._keep(
+                original,
+                "FusedAdam called with *args/**kwargs: kept; replace it with torch.optim.AdamW by hand (pass "
+                "weight_decay explicitly: AdamW's default is 0.01, FusedAdam's 0)",
+            )
             return None
         for old_kwarg in ("max_grad_norm", "eps_inside_sqrt"):
             if old_kwarg in bound:
-                self._keep(original, f"FusedAdam({old_kwarg}=...) is the pre-2019 signature that current apex rejects: kept; use torch.optim.AdamW and torch.nn.utils.clip_grad_norm_ by hand")
+                self._keep(
+                    original,
+                    f"FusedAdam({old_kwarg}=...) is the pre-2019 signature that current apex rejects: kept; use "
+                    "torch.optim.AdamW and torch.nn.utils.clip_grad_norm_ by hand",
+                )
                 return None
         if "amsgrad" in bound and literal_value(bound["amsgrad"].value) is not False:
-            self._keep(original, "FusedAdam rejects amsgrad=True: kept; torch.optim.AdamW(..., amsgrad=True) is the AMSGrad variant if you want it")
+            self._keep(
+                original,
+                "FusedAdam rejects amsgrad=True: kept; torch.optim.AdamW(..., amsgrad=True) is the AMSGrad variant "
+                "if you want it",
+            )
             return None
         if "bias_correction" in bound and literal_value(bound["bias_correction"].value) is not True:
             self._keep(original, "FusedAdam(bias_correction=False) has no torch equivalent: kept")
@@ -149,7 +168,11 @@ class FusedKernelsRule(NeighbourRule):
             return None
         mode = literal_value(_value(bound, "adam_w_mode")) if "adam_w_mode" in bound else True
         if mode not in (True, False):
-            self._keep(original, "FusedAdam's adam_w_mode is not a literal: kept; use torch.optim.AdamW (adam_w_mode=True) or torch.optim.Adam (False) by hand")
+            self._keep(
+                original,
+                "FusedAdam's adam_w_mode is not a literal: kept; use torch.optim.AdamW (adam_w_mode=True) or "
+                "torch.optim.Adam (False) by hand",
+            )
             return None
         args = _keep_args(
             bound,
@@ -182,7 +205,11 @@ class FusedKernelsRule(NeighbourRule):
         if "wd_after_momentum" in bound and literal_value(bound["wd_after_momentum"].value) is not False:
             self._keep(original, "FusedSGD(wd_after_momentum=True) has no torch equivalent: kept")
             return None
-        args = _keep_args(bound, ("params", "lr", "momentum", "dampening", "weight_decay", "nesterov"), drop=("wd_after_momentum", "materialize_master_grads", "set_grad_none"))
+        args = _keep_args(
+            bound,
+            ("params", "lr", "momentum", "dampening", "weight_decay", "nesterov"),
+            drop=("wd_after_momentum", "materialize_master_grads", "set_grad_none"),
+        )
         if args is None:
             self._keep(original, "FusedSGD called with an argument torch.optim.SGD does not take: kept")
             return None
@@ -194,12 +221,18 @@ class FusedKernelsRule(NeighbourRule):
             return None
         bound = bind_args(call, ADAGRAD_PARAMS)
         if bound is None:
-            self._keep(original, "FusedAdagrad called with *args/**kwargs: kept; replace it with torch.optim.Adagrad by hand")
+            self._keep(
+                original, "FusedAdagrad called with *args/**kwargs: kept; replace it with torch.optim.Adagrad by hand"
+            )
             return None
         if "adagrad_w_mode" in bound and literal_value(bound["adagrad_w_mode"].value) is not False:
-            self._keep(original, "FusedAdagrad(adagrad_w_mode=True) (decoupled weight decay) has no torch equivalent: kept")
+            self._keep(
+                original, "FusedAdagrad(adagrad_w_mode=True) (decoupled weight decay) has no torch equivalent: kept"
+            )
             return None
-        args = _keep_args(bound, ("params", "lr"), keyword=("eps", "weight_decay"), drop=("set_grad_none", "adagrad_w_mode"))
+        args = _keep_args(
+            bound, ("params", "lr"), keyword=("eps", "weight_decay"), drop=("set_grad_none", "adagrad_w_mode")
+        )
         if args is None:
             self._keep(original, "FusedAdagrad called with an argument torch.optim.Adagrad does not take: kept")
             return None
@@ -212,14 +245,25 @@ class FusedKernelsRule(NeighbourRule):
         args = self._norm_args(call)[1]
         if args is None:
             return None
-        self.report(original, "APX804", "FusedLayerNorm -> torch.nn.LayerNorm (same arguments and state_dict keys)", fixed=True, severity="info")
+        self.report(
+            original,
+            "APX804",
+            "FusedLayerNorm -> torch.nn.LayerNorm (same arguments and state_dict keys)",
+            fixed=True,
+            severity="info",
+        )
         return self.replace_call(call, self.torch_name("torch.nn.LayerNorm", original), args)
 
     def _rms_norm(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
         if not self.settings.code_enabled("APX805"):
             return None
         if not self.settings.torch_at_least(2, 4):
-            self.report(original, "APX805", "FusedRMSNorm kept: torch.nn.RMSNorm needs torch >= 2.4 (raise --target-torch to rewrite it)", severity="info")
+            self.report(
+                original,
+                "APX805",
+                "FusedRMSNorm kept: torch.nn.RMSNorm needs torch >= 2.4 (raise --target-torch to rewrite it)",
+                severity="info",
+            )
             return None
         bound, args = self._norm_args(call)
         if args is None:
@@ -227,7 +271,13 @@ class FusedKernelsRule(NeighbourRule):
         if "eps" not in bound:
             args.insert(1, kwarg("eps", "1e-5"))
             args = _positional_first(args)
-        self.report(original, "APX805", "FusedRMSNorm -> torch.nn.RMSNorm with eps=1e-5 explicit (RMSNorm's default eps is the dtype's epsilon)", fixed=True, severity="info")
+        self.report(
+            original,
+            "APX805",
+            "FusedRMSNorm -> torch.nn.RMSNorm with eps=1e-5 explicit (RMSNorm's default eps is the dtype's epsilon)",
+            fixed=True,
+            severity="info",
+        )
         return self.replace_call(call, self.torch_name("torch.nn.RMSNorm", original), args)
 
     def _norm_args(self, call: cst.Call) -> Tuple[Dict[str, cst.Arg], Optional[List[cst.Arg]]]:
@@ -238,11 +288,27 @@ class FusedKernelsRule(NeighbourRule):
 
     def _layer_norm_affine(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
         bound = bind_args(call, ("input", "weight", "bias", "normalized_shape", "eps", "memory_efficient"))
-        if not self.settings.code_enabled("APX806") or bound is None or not {"input", "weight", "bias", "normalized_shape"} <= set(bound):
+        if (
+            not self.settings.code_enabled("APX806")
+            or bound is None
+            or not {"input", "weight", "bias", "normalized_shape"} <= set(bound)
+        ):
             return None
-        args = [_positional(bound["input"]), _positional(bound["normalized_shape"]), _positional(bound["weight"]), _positional(bound["bias"])]
+        args = [
+            _positional(bound["input"]),
+            _positional(bound["normalized_shape"]),
+            _positional(bound["weight"]),
+            _positional(bound["bias"]),
+        ]
         args.append(_positional(bound["eps"]) if "eps" in bound else cst.Arg(cst.Float("1e-6")))
-        self.report(original, "APX806", "fused_layer_norm_affine(x, w, b, shape, eps) -> torch.nn.functional.layer_norm(x, shape, w, b, eps) (apex's default eps 1e-6 kept)", fixed=True, severity="info")
+        self.report(
+            original,
+            "APX806",
+            "fused_layer_norm_affine(x, w, b, shape, eps) -> torch.nn.functional.layer_norm(x, shape, w, b, eps) "
+            "(apex's default eps 1e-6 kept)",
+            fixed=True,
+            severity="info",
+        )
         return self.replace_call(call, self.torch_name("torch.nn.functional.layer_norm", original), args)
 
     def _layer_norm_plain(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
@@ -251,25 +317,54 @@ class FusedKernelsRule(NeighbourRule):
             return None
         eps = as_keyword(bound["eps"], "eps") if "eps" in bound else kwarg("eps", "1e-6")
         args = [_positional(bound["input"]), _positional(bound["normalized_shape"]), eps]
-        self.report(original, "APX806", "fused_layer_norm(x, shape, eps) -> torch.nn.functional.layer_norm(x, shape, eps=eps) (apex's default eps 1e-6 kept)", fixed=True, severity="info")
+        self.report(
+            original,
+            "APX806",
+            "fused_layer_norm(x, shape, eps) -> torch.nn.functional.layer_norm(x, shape, eps=eps) (apex's default "
+            "eps 1e-6 kept)",
+            fixed=True,
+            severity="info",
+        )
         return self.replace_call(call, self.torch_name("torch.nn.functional.layer_norm", original), args)
 
     def _rms_norm_affine(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
         bound = bind_args(call, ("input", "weight", "normalized_shape", "eps", "memory_efficient"))
-        if not self.settings.code_enabled("APX806") or bound is None or not {"input", "weight", "normalized_shape"} <= set(bound):
+        if (
+            not self.settings.code_enabled("APX806")
+            or bound is None
+            or not {"input", "weight", "normalized_shape"} <= set(bound)
+        ):
             return None
         if not self.settings.torch_at_least(2, 4):
-            self.report(original, "APX806", "fused_rms_norm_affine kept: torch.nn.functional.rms_norm needs torch >= 2.4", severity="info")
+            self.report(
+                original,
+                "APX806",
+                "fused_rms_norm_affine kept: torch.nn.functional.rms_norm needs torch >= 2.4",
+                severity="info",
+            )
             return None
         args = [_positional(bound["input"]), _positional(bound["normalized_shape"]), _positional(bound["weight"])]
         args.append(_positional(bound["eps"]) if "eps" in bound else cst.Arg(cst.Float("1e-6")))
-        self.report(original, "APX806", "fused_rms_norm_affine(x, w, shape, eps) -> torch.nn.functional.rms_norm(x, shape, w, eps) (apex's default eps 1e-6 kept)", fixed=True, severity="info")
+        self.report(
+            original,
+            "APX806",
+            "fused_rms_norm_affine(x, w, shape, eps) -> torch.nn.functional.rms_norm(x, shape, w, eps) (apex's "
+            "default eps 1e-6 kept)",
+            fixed=True,
+            severity="info",
+        )
         return self.replace_call(call, self.torch_name("torch.nn.functional.rms_norm", original), args)
 
     def _clip_grad(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
         if not self.settings.code_enabled("APX807"):
             return None
-        self.report(original, "APX807", "apex.contrib.clip_grad.clip_grad_norm_ -> torch.nn.utils.clip_grad_norm_ (same signature)", fixed=True, severity="info")
+        self.report(
+            original,
+            "APX807",
+            "apex.contrib.clip_grad.clip_grad_norm_ -> torch.nn.utils.clip_grad_norm_ (same signature)",
+            fixed=True,
+            severity="info",
+        )
         return call.with_changes(func=self.torch_name("torch.nn.utils.clip_grad_norm_", original))
 
     # --- other references: class bases, isinstance, norm_layer=FusedLayerNorm, kept names ---
@@ -292,7 +387,9 @@ class FusedKernelsRule(NeighbourRule):
             return updated
         for name in sorted(names):
             if name == RNN or name.startswith(RNN + "."):
-                torch_class = {"LSTM": "LSTM", "GRU": "GRU", "mLSTM": "LSTM"}.get(name.rsplit(".", 1)[-1], "LSTM" if "LSTM" in name else "RNN")
+                torch_class = {"LSTM": "LSTM", "GRU": "GRU", "mLSTM": "LSTM"}.get(
+                    name.rsplit(".", 1)[-1], "LSTM" if "LSTM" in name else "RNN"
+                )
                 if self.is_outermost(original):
                     self.todo(original, "APX810", RNN_MESSAGE.format(name=name, torch_class=torch_class))
                 return updated
@@ -319,14 +416,17 @@ class FusedKernelsRule(NeighbourRule):
         ),
         Example(
             "fused-adam-l2-mode-to-adam",
-            "import apex\n\nopt = apex.optimizers.FusedAdam(model.parameters(), 3e-4, adam_w_mode=False, weight_decay=1e-5)\n",
+            "import apex\n\n"
+            "opt = apex.optimizers.FusedAdam(model.parameters(), 3e-4, adam_w_mode=False, weight_decay=1e-5)\n",
             "import torch\n\nopt = torch.optim.Adam(model.parameters(), 3e-4, weight_decay=1e-5)\n",
             ("APX801",),
         ),
         Example(
             "fused-adam-uses-existing-optim-import",
-            "from torch import optim\nfrom apex.optimizers import FusedAdam\n\nopt = FusedAdam(\n    model.parameters(),\n    lr=1e-3,\n    set_grad_none=True,\n)\n",
-            "from torch import optim\n\nopt = optim.AdamW(\n    model.parameters(),\n    lr=1e-3,\n    weight_decay=0.0,\n)\n",
+            "from torch import optim\nfrom apex.optimizers import FusedAdam\n\nopt = FusedAdam(\n"
+            "    model.parameters(),\n    lr=1e-3,\n    set_grad_none=True,\n)\n",
+            "from torch import optim\n\nopt = optim.AdamW(\n    model.parameters(),\n    lr=1e-3,\n"
+            "    weight_decay=0.0,\n)\n",
             ("APX801",),
         ),
         Example(
@@ -337,7 +437,9 @@ class FusedKernelsRule(NeighbourRule):
         ),
         Example(
             "fused-sgd-to-sgd",
-            "from apex.optimizers import FusedSGD\n\nopt = FusedSGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4, materialize_master_grads=False)\n",
+            "from apex.optimizers import FusedSGD\n\n"
+            "opt = FusedSGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4, "
+            "materialize_master_grads=False)\n",
             "import torch\n\nopt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)\n",
             ("APX802",),
         ),
@@ -349,7 +451,8 @@ class FusedKernelsRule(NeighbourRule):
         ),
         Example(
             "fused-layer-norm-bert-alias",
-            "import torch.nn as nn\nfrom apex.normalization.fused_layer_norm import FusedLayerNorm as BertLayerNorm\n\n\n"
+            "import torch.nn as nn\nfrom apex.normalization.fused_layer_norm import FusedLayerNorm as BertLayerNorm\n"
+            "\n\n"
             "class Embeddings(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n"
             "        self.LayerNorm = BertLayerNorm(config.hidden_size, eps=1e-12)\n",
             "import torch.nn as nn\n\n\n"
@@ -380,7 +483,8 @@ class FusedKernelsRule(NeighbourRule):
         ),
         Example(
             "fused-layer-norm-affine-argument-order",
-            "import torch.nn.functional as F\nfrom apex.normalization.fused_layer_norm import fused_layer_norm_affine\n\n"
+            "import torch.nn.functional as F\n"
+            "from apex.normalization.fused_layer_norm import fused_layer_norm_affine\n\n"
             "y = fused_layer_norm_affine(x, self.weight, self.bias, self.normalized_shape, self.eps)\n",
             "import torch.nn.functional as F\n\n"
             "y = F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)\n",

@@ -11,8 +11,10 @@ from .base import Example
 LARC = {"apex.parallel.LARC", "apex.parallel.LARC.LARC"}
 LARC_TODO = (
     "apex.parallel.LARC was removed and torch has no equivalent: keep a copy of a LARC optimizer "
-    "wrapper in your project (per parameter, scale the gradient by trust_coefficient * |p| / (|g| + weight_decay * |p| + eps), "
-    "clipped at 1 relative to the learning rate when clip=True, with the wrapped optimizer's weight_decay applied by LARC) "
+    "wrapper in your project (per parameter, scale the gradient by trust_coefficient * |p| / (|g| + weight_decay * "
+    "|p| + eps), "
+    "clipped at 1 relative to the learning rate when clip=True, with the wrapped optimizer's weight_decay applied by "
+    "LARC) "
     "or switch to a LARS/LAMB optimizer"
 )
 
@@ -54,6 +56,7 @@ class LarcRule(NeighbourRule):
     NOOP_EXAMPLES = [
         Example(
             "own-larc-class",
-            "class LARC:\n    def __init__(self, optimizer):\n        self.optim = optimizer\n\n\noptimizer = LARC(optimizer)\n",
+            "class LARC:\n    def __init__(self, optimizer):\n        self.optim = optimizer\n\n\n"
+            "optimizer = LARC(optimizer)\n",
         ),
     ]

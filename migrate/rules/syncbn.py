@@ -19,13 +19,24 @@ SYNC_BN = {
 }
 CREATE_GROUP = {"apex.parallel.create_syncbn_process_group"}
 TORCH_SYNC_BN = "torch.nn.SyncBatchNorm"
-BN_PARAMS = ("num_features", "eps", "momentum", "affine", "track_running_stats", "process_group", "channel_last", "fuse_relu")
+BN_PARAMS = (
+    "num_features",
+    "eps",
+    "momentum",
+    "affine",
+    "track_running_stats",
+    "process_group",
+    "channel_last",
+    "fuse_relu",
+)
 
 CHANNEL_LAST_TODO = (
     "apex's channel_last=True SyncBatchNorm took NHWC input; torch.nn.SyncBatchNorm takes NCHW "
     "(channels_last memory format is fine): permute the input or drop the NHWC layout"
 )
-FUSE_RELU_TODO = "apex fused a ReLU into this SyncBatchNorm (fuse_relu=True): apply torch.nn.functional.relu to its output"
+FUSE_RELU_TODO = (
+    "apex fused a ReLU into this SyncBatchNorm (fuse_relu=True): apply torch.nn.functional.relu to its output"
+)
 GROUP_TODO = (
     "apex.parallel.create_syncbn_process_group was removed: build the group with "
     "torch.distributed.new_group(ranks) for the block of group_size consecutive ranks that holds this rank "
@@ -74,19 +85,40 @@ class SyncBatchNormRule(NeighbourRule):
     def _convert(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
         bound = bind_args(call, ("module", "process_group", "channel_last"))
         if bound is None or "module" not in bound or not set(bound) <= {"module", "process_group", "channel_last"}:
-            self.todo(original, "APX613", "replace convert_syncbn_model(module, process_group) with torch.nn.SyncBatchNorm.convert_sync_batchnorm(module, process_group); its arguments could not be read")
+            self.todo(
+                original,
+                "APX613",
+                "replace convert_syncbn_model(module, process_group) with "
+                "torch.nn.SyncBatchNorm.convert_sync_batchnorm(module, process_group); its arguments could not be "
+                "read",
+            )
             return None
         args: List[cst.Arg] = [bound["module"]]
         if "process_group" in bound:
-            args.append(bound["process_group"] if bound["module"].keyword is None else as_keyword(bound["process_group"], "process_group"))
+            args.append(
+                bound["process_group"]
+                if bound["module"].keyword is None
+                else as_keyword(bound["process_group"], "process_group")
+            )
         self._channel_last(original, bound)
-        self.report(original, "APX611", "convert_syncbn_model -> torch.nn.SyncBatchNorm.convert_sync_batchnorm", fixed=True, severity="info")
+        self.report(
+            original,
+            "APX611",
+            "convert_syncbn_model -> torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+            fixed=True,
+            severity="info",
+        )
         return self.replace_call(call, self.torch_name(TORCH_SYNC_BN + ".convert_sync_batchnorm", original), args)
 
     def _sync_bn(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
         bound = bind_args(call, BN_PARAMS)
         if bound is None or not set(bound) <= set(BN_PARAMS):
-            self.todo(original, "APX613", "replace apex SyncBatchNorm with torch.nn.SyncBatchNorm (same num_features, eps, momentum, affine, track_running_stats, process_group); its arguments could not be read")
+            self.todo(
+                original,
+                "APX613",
+                "replace apex SyncBatchNorm with torch.nn.SyncBatchNorm (same num_features, eps, momentum, affine, "
+                "track_running_stats, process_group); its arguments could not be read",
+            )
             return None
         args = [arg for name, arg in bound.items() if name not in ("channel_last", "fuse_relu")]
         self._channel_last(original, bound)
@@ -113,11 +145,18 @@ class SyncBatchNormRule(NeighbourRule):
             return updated
         names = self.names_of(original)
         if names & SYNC_BN:
-            self.report(original, "APX612", "apex SyncBatchNorm class -> torch.nn.SyncBatchNorm", fixed=True, severity="info")
+            self.report(
+                original, "APX612", "apex SyncBatchNorm class -> torch.nn.SyncBatchNorm", fixed=True, severity="info"
+            )
             self.forget(original)
             return self.replacement(self.torch_name(TORCH_SYNC_BN, original))
         if names & CONVERT:
-            self.todo(original, "APX611", "convert_syncbn_model is passed around here: use torch.nn.SyncBatchNorm.convert_sync_batchnorm instead (same module, process_group arguments)")
+            self.todo(
+                original,
+                "APX611",
+                "convert_syncbn_model is passed around here: use torch.nn.SyncBatchNorm.convert_sync_batchnorm "
+                "instead (same module, process_group arguments)",
+            )
         return updated
 
     EXAMPLES = [
@@ -129,14 +168,17 @@ class SyncBatchNormRule(NeighbourRule):
         ),
         Example(
             "convert-syncbn-model-with-group",
-            "import torch.nn as nn\nfrom apex.parallel import convert_syncbn_model\n\nmodel = convert_syncbn_model(model, process_group=group)\n",
+            "import torch.nn as nn\nfrom apex.parallel import convert_syncbn_model\n\n"
+            "model = convert_syncbn_model(model, process_group=group)\n",
             "import torch.nn as nn\n\nmodel = nn.SyncBatchNorm.convert_sync_batchnorm(model, process_group=group)\n",
             ("APX611",),
         ),
         Example(
             "sync-batch-norm-class",
-            "from apex.parallel import SyncBatchNorm\n\nnorm = SyncBatchNorm(64, eps=1e-3, momentum=0.01)\nbackbone = ResNet(norm_layer=SyncBatchNorm)\n",
-            "import torch\n\nnorm = torch.nn.SyncBatchNorm(64, eps=1e-3, momentum=0.01)\nbackbone = ResNet(norm_layer=torch.nn.SyncBatchNorm)\n",
+            "from apex.parallel import SyncBatchNorm\n\nnorm = SyncBatchNorm(64, eps=1e-3, momentum=0.01)\n"
+            "backbone = ResNet(norm_layer=SyncBatchNorm)\n",
+            "import torch\n\nnorm = torch.nn.SyncBatchNorm(64, eps=1e-3, momentum=0.01)\n"
+            "backbone = ResNet(norm_layer=torch.nn.SyncBatchNorm)\n",
             ("APX612", "APX612"),
         ),
         Example(
@@ -148,12 +190,16 @@ class SyncBatchNormRule(NeighbourRule):
         Example(
             "create-syncbn-process-group",
             "from apex.parallel import create_syncbn_process_group\n\ngroup = create_syncbn_process_group(8)\n",
-            "from apex.parallel import create_syncbn_process_group\n\n# TODO(apexcompat): " + GROUP_TODO + "\ngroup = create_syncbn_process_group(8)\n",
+            "from apex.parallel import create_syncbn_process_group\n\n# TODO(apexcompat): "
+            + GROUP_TODO
+            + "\ngroup = create_syncbn_process_group(8)\n",
             ("APX614",),
         ),
     ]
     NOOP_EXAMPLES = [
-        Example("torch-sync-batch-norm", "import torch\n\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n"),
+        Example(
+            "torch-sync-batch-norm", "import torch\n\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n"
+        ),
         Example(
             "local-convert-syncbn-model",
             "def convert_syncbn_model(module):\n    return module\n\n\nmodel = convert_syncbn_model(model)\n",

@@ -6,7 +6,7 @@ API: ``torch.cuda.amp.autocast(...)`` -> ``torch.autocast("cuda", ...)``,
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional
 
 import libcst as cst
 
@@ -36,9 +36,12 @@ class TorchAmpSpellingsRule(NeighbourRule):
 
     DESCRIPTION = "Rewrite deprecated torch.cuda.amp / torch.cpu.amp spellings to torch.amp."
     CODES = {
-        "APX901": "torch.cuda.amp.autocast(...) -> torch.autocast(\"cuda\", ...)",
-        "APX902": "torch.cuda.amp.GradScaler(...) -> torch.amp.GradScaler(\"cuda\", ...) (torch >= 2.3)",
-        "APX903": "torch.cuda.amp.custom_fwd/custom_bwd -> torch.amp.custom_fwd/custom_bwd(device_type=\"cuda\") (torch >= 2.4)",
+        "APX901": 'torch.cuda.amp.autocast(...) -> torch.autocast("cuda", ...)',
+        "APX902": 'torch.cuda.amp.GradScaler(...) -> torch.amp.GradScaler("cuda", ...) (torch >= 2.3)',
+        "APX903": (
+            'torch.cuda.amp.custom_fwd/custom_bwd -> torch.amp.custom_fwd/custom_bwd(device_type="cuda") (torch >= '
+            '2.4)'
+        ),
         "APX904": "deprecated torch.cuda.amp name used other than by a call: kept",
     }
     TRIGGERS = (b"cuda.amp", b"cpu.amp", b"custom_fwd", b"custom_bwd")
@@ -66,20 +69,44 @@ class TorchAmpSpellingsRule(NeighbourRule):
     def _autocast(self, original: cst.Call, call: cst.Call, device: str) -> Optional[cst.Call]:
         bound = bind_args(call, AUTOCAST_PARAMS)
         if bound is None:
-            self.report(original, "APX904", f"torch.{device}.amp.autocast with *args/**kwargs kept: rewrite it as torch.autocast(\"{device}\", ...) by hand", severity="warning")
+            self.report(
+                original,
+                "APX904",
+                f'torch.{device}.amp.autocast with *args/**kwargs kept: rewrite it as torch.autocast("{device}", ...) '
+                'by hand',
+                severity="warning",
+            )
             return None
         args = [cst.Arg(cst.SimpleString(f'"{device}"'))] + [as_keyword(arg, name) for name, arg in bound.items()]
-        self.report(original, "APX901", f"torch.{device}.amp.autocast(...) -> torch.autocast(\"{device}\", ...)", fixed=True, severity="info")
+        self.report(
+            original,
+            "APX901",
+            f'torch.{device}.amp.autocast(...) -> torch.autocast("{device}", ...)',
+            fixed=True,
+            severity="info",
+        )
         return self.replace_call(call, self.torch_name("torch.autocast", original), args)
 
     def _grad_scaler(self, original: cst.Call, call: cst.Call, device: str) -> Optional[cst.Call]:
         if not self.settings.torch_at_least(2, 3):
             return None  # the spelling of torch < 2.3, which the target still needs
         if any(arg.star for arg in call.args):
-            self.report(original, "APX904", f"torch.{device}.amp.GradScaler with *args/**kwargs kept: rewrite it as torch.amp.GradScaler(\"{device}\", ...) by hand", severity="warning")
+            self.report(
+                original,
+                "APX904",
+                f'torch.{device}.amp.GradScaler with *args/**kwargs kept: rewrite it as '
+                f'torch.amp.GradScaler("{device}", ...) by hand',
+                severity="warning",
+            )
             return None
         args = [cst.Arg(cst.SimpleString(f'"{device}"'))] + list(call.args)
-        self.report(original, "APX902", f"torch.{device}.amp.GradScaler(...) -> torch.amp.GradScaler(\"{device}\", ...)", fixed=True, severity="info")
+        self.report(
+            original,
+            "APX902",
+            f'torch.{device}.amp.GradScaler(...) -> torch.amp.GradScaler("{device}", ...)',
+            fixed=True,
+            severity="info",
+        )
         return self.replace_call(call, self.torch_name("torch.amp.GradScaler", original), args)
 
     def _custom(self, original: cst.Call, call: cst.Call, names) -> Optional[cst.Call]:  # type: ignore[no-untyped-def]
@@ -92,7 +119,13 @@ class TorchAmpSpellingsRule(NeighbourRule):
         positional = [a for a in call.args if a.keyword is None]
         keywords = [a for a in call.args if a.keyword is not None]
         args = positional + [kwarg("device_type", '"cuda"')] + keywords
-        self.report(original, "APX903", f"torch.cuda.amp.{which} -> torch.amp.{which}(device_type=\"cuda\")", fixed=True, severity="info")
+        self.report(
+            original,
+            "APX903",
+            f'torch.cuda.amp.{which} -> torch.amp.{which}(device_type="cuda")',
+            fixed=True,
+            severity="info",
+        )
         return self.replace_call(call, self.torch_name(f"torch.amp.{which}", original), args)
 
     # --- references that are not calls -------------------------------------------------
@@ -105,7 +138,13 @@ class TorchAmpSpellingsRule(NeighbourRule):
         if not _lookup(names, {**CUSTOM_FWD, **CUSTOM_BWD}) or not self.settings.torch_at_least(2, 4):
             return updated_node
         which = "custom_fwd" if _lookup(names, CUSTOM_FWD) else "custom_bwd"
-        self.report(original_node, "APX903", f"torch.cuda.amp.{which} -> torch.amp.{which}(device_type=\"cuda\")", fixed=True, severity="info")
+        self.report(
+            original_node,
+            "APX903",
+            f'torch.cuda.amp.{which} -> torch.amp.{which}(device_type="cuda")',
+            fixed=True,
+            severity="info",
+        )
         self.forget(original_node.decorator)
         new = cst.Call(func=self.torch_name(f"torch.amp.{which}", original_node), args=[kwarg("device_type", '"cuda"')])
         return updated_node.with_changes(decorator=new)
@@ -117,14 +156,24 @@ class TorchAmpSpellingsRule(NeighbourRule):
         return self._reference(original_node, updated_node)
 
     def _reference(self, original, updated):  # type: ignore[no-untyped-def]
-        if self.is_callee(original) or not self.is_outermost(original) or isinstance(self.parent(original), cst.Decorator):
+        if (
+            self.is_callee(original)
+            or not self.is_outermost(original)
+            or isinstance(self.parent(original), cst.Decorator)
+        ):
             return updated
         names = self.names_of(original)
         device = _lookup(names, GRAD_SCALER)
         if device and self.settings.torch_at_least(2, 3) and self.settings.code_enabled("APX902"):
             # torch.cuda.amp.GradScaler subclasses torch.amp.GradScaler: annotations and
             # isinstance checks against the generic class accept both
-            self.report(original, "APX902", f"torch.{device}.amp.GradScaler -> torch.amp.GradScaler", fixed=True, severity="info")
+            self.report(
+                original,
+                "APX902",
+                f"torch.{device}.amp.GradScaler -> torch.amp.GradScaler",
+                fixed=True,
+                severity="info",
+            )
             self.forget(original)
             return self.replacement(self.torch_name("torch.amp.GradScaler", original))
         device = _lookup(names, AUTOCAST)
@@ -133,7 +182,7 @@ class TorchAmpSpellingsRule(NeighbourRule):
                 original,
                 "APX904",
                 f"torch.{device}.amp.autocast used as a value: kept (still works, with a FutureWarning); "
-                f"use functools.partial(torch.autocast, \"{device}\") to pass it around",
+                f'use functools.partial(torch.autocast, "{device}") to pass it around',
                 severity="info",
             )
         return updated
@@ -142,21 +191,22 @@ class TorchAmpSpellingsRule(NeighbourRule):
         Example(
             "cuda-autocast-context",
             "import torch\n\nwith torch.cuda.amp.autocast():\n    loss = model(x)\n",
-            "import torch\n\nwith torch.autocast(\"cuda\"):\n    loss = model(x)\n",
+            'import torch\n\nwith torch.autocast("cuda"):\n    loss = model(x)\n',
             ("APX901",),
         ),
         Example(
             "cuda-autocast-positional-enabled",
             "import torch\n\nwith torch.cuda.amp.autocast(args.amp, dtype=torch.bfloat16):\n    loss = model(x)\n",
-            "import torch\n\nwith torch.autocast(\"cuda\", enabled=args.amp, dtype=torch.bfloat16):\n    loss = model(x)\n",
+            'import torch\n\nwith torch.autocast("cuda", enabled=args.amp, dtype=torch.bfloat16):\n'
+            '    loss = model(x)\n',
             ("APX901",),
         ),
         Example(
             "from-import-autocast-and-grad-scaler",
             "from torch.cuda.amp import GradScaler, autocast\n\nscaler = GradScaler(enabled=use_amp)\n"
             "with autocast(enabled=use_amp):\n    loss = model(x)\nscaler.scale(loss).backward()\n",
-            "import torch\n\nscaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\n"
-            "with torch.autocast(\"cuda\", enabled=use_amp):\n    loss = model(x)\nscaler.scale(loss).backward()\n",
+            'import torch\n\nscaler = torch.amp.GradScaler("cuda", enabled=use_amp)\n'
+            'with torch.autocast("cuda", enabled=use_amp):\n    loss = model(x)\nscaler.scale(loss).backward()\n',
             ("APX901", "APX902"),
         ),
         Example(
@@ -169,35 +219,45 @@ class TorchAmpSpellingsRule(NeighbourRule):
         Example(
             "cpu-autocast",
             "import torch\n\nwith torch.cpu.amp.autocast(dtype=torch.bfloat16):\n    y = model(x)\n",
-            "import torch\n\nwith torch.autocast(\"cpu\", dtype=torch.bfloat16):\n    y = model(x)\n",
+            'import torch\n\nwith torch.autocast("cpu", dtype=torch.bfloat16):\n    y = model(x)\n',
             ("APX901",),
         ),
         Example(
             "custom-fwd-bwd-decorators",
             "import torch\nfrom torch.cuda.amp import custom_bwd, custom_fwd\n\n\nclass Fn(torch.autograd.Function):\n"
-            "    @staticmethod\n    @custom_fwd(cast_inputs=torch.float32)\n    def forward(ctx, x):\n        return x\n\n"
+            "    @staticmethod\n    @custom_fwd(cast_inputs=torch.float32)\n    def forward(ctx, x):\n"
+            "        return x\n\n"
             "    @staticmethod\n    @custom_bwd\n    def backward(ctx, g):\n        return g\n",
             "import torch\n\n\nclass Fn(torch.autograd.Function):\n"
-            "    @staticmethod\n    @torch.amp.custom_fwd(device_type=\"cuda\", cast_inputs=torch.float32)\n    def forward(ctx, x):\n        return x\n\n"
-            "    @staticmethod\n    @torch.amp.custom_bwd(device_type=\"cuda\")\n    def backward(ctx, g):\n        return g\n",
+            '    @staticmethod\n    @torch.amp.custom_fwd(device_type="cuda", cast_inputs=torch.float32)\n'
+            '    def forward(ctx, x):\n        return x\n\n'
+            '    @staticmethod\n    @torch.amp.custom_bwd(device_type="cuda")\n    def backward(ctx, g):\n'
+            '        return g\n',
             ("APX903", "APX903"),
         ),
         Example(
             "grad-scaler-annotation",
-            "from typing import Optional\n\nfrom torch.cuda.amp import GradScaler\n\n\ndef step(scaler: Optional[GradScaler]):\n    pass\n",
-            "from typing import Optional\nimport torch\n\n\ndef step(scaler: Optional[torch.amp.GradScaler]):\n    pass\n",
+            "from typing import Optional\n\nfrom torch.cuda.amp import GradScaler\n\n\n"
+            "def step(scaler: Optional[GradScaler]):\n    pass\n",
+            "from typing import Optional\nimport torch\n\n\ndef step(scaler: Optional[torch.amp.GradScaler]):\n"
+            "    pass\n",
             ("APX902",),
         ),
     ]
     NOOP_EXAMPLES = [
-        Example("native-spelling", "import torch\n\nwith torch.autocast(\"cuda\"):\n    y = model(x)\nscaler = torch.amp.GradScaler(\"cuda\")\n"),
+        Example(
+            "native-spelling",
+            'import torch\n\nwith torch.autocast("cuda"):\n    y = model(x)\nscaler = torch.amp.GradScaler("cuda")\n',
+        ),
         Example(
             "apex-amp-is-not-torch-amp",
-            "from apex import amp\n\nwith amp.scale_loss(loss, optimizer) as scaled_loss:\n    scaled_loss.backward()\n",
+            "from apex import amp\n\nwith amp.scale_loss(loss, optimizer) as scaled_loss:\n"
+            "    scaled_loss.backward()\n",
         ),
         Example(
             "custom-fwd-kept-below-torch-2-4",
-            "import torch\n\n\nclass Fn(torch.autograd.Function):\n    @staticmethod\n    @torch.cuda.amp.custom_fwd\n    def forward(ctx, x):\n        return x\n",
+            "import torch\n\n\nclass Fn(torch.autograd.Function):\n    @staticmethod\n"
+            "    @torch.cuda.amp.custom_fwd\n    def forward(ctx, x):\n        return x\n",
             settings=Settings(target_torch=(2, 3)),
         ),
     ]

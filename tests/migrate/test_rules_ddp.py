@@ -17,10 +17,10 @@ DDP_EXTRA = [
     Example(
         "argparse-local-rank-flag",
         "import argparse\nfrom apex.parallel import DistributedDataParallel as DDP\n\n"
-        "parser = argparse.ArgumentParser()\nparser.add_argument(\"--local_rank\", type=int, default=0)\n\n\n"
+        'parser = argparse.ArgumentParser()\nparser.add_argument("--local_rank", type=int, default=0)\n\n\n'
         "def main():\n    args = parser.parse_args()\n    model = DDP(build(args))\n",
         "import argparse\nimport torch\n\n"
-        "parser = argparse.ArgumentParser()\nparser.add_argument(\"--local_rank\", type=int, default=0)\n\n\n"
+        'parser = argparse.ArgumentParser()\nparser.add_argument("--local_rank", type=int, default=0)\n\n\n'
         "def main():\n    args = parser.parse_args()\n    model = torch.nn.parallel.DistributedDataParallel(\n"
         "        build(args),\n        device_ids=[args.local_rank],\n        output_device=args.local_rank,\n"
         "        broadcast_buffers=False,\n    )\n",
@@ -32,7 +32,8 @@ DDP_EXTRA = [
         "        self.local_rank = cfg.local_rank\n\n    def wrap(self):\n"
         "        self.model = DistributedDataParallel(self.model, message_size=250000000)\n",
         "import torch\n\n\nclass Trainer:\n    def __init__(self, cfg):\n        self.local_rank = cfg.local_rank\n\n"
-        "    def wrap(self):\n        self.model = torch.nn.parallel.DistributedDataParallel(\n            self.model,\n"
+        "    def wrap(self):\n        self.model = torch.nn.parallel.DistributedDataParallel(\n"
+        "            self.model,\n"
         "            device_ids=[self.local_rank],\n            output_device=self.local_rank,\n"
         "            broadcast_buffers=False,\n        )\n",
         ("APX601",),
@@ -42,7 +43,8 @@ DDP_EXTRA = [
         "import torch\nimport apex\n\n\ndef worker(gpu, args):\n    torch.cuda.set_device(gpu)\n"
         "    net = apex.parallel.DistributedDataParallel(net)\n",
         "import torch\n\n\ndef worker(gpu, args):\n    torch.cuda.set_device(gpu)\n"
-        "    net = torch.nn.parallel.DistributedDataParallel(\n        net,\n        device_ids=[gpu],\n        output_device=gpu,\n"
+        "    net = torch.nn.parallel.DistributedDataParallel(\n        net,\n        device_ids=[gpu],\n"
+        "        output_device=gpu,\n"
         "        broadcast_buffers=False,\n    )\n",
         ("APX601",),
     ),
@@ -57,16 +59,17 @@ DDP_EXTRA = [
     Example(
         "gloo-cpu-run-gets-no-device-ids",
         "import torch.distributed as dist\nfrom apex.parallel import DistributedDataParallel as DDP\n\n\n"
-        "def main(local_rank):\n    dist.init_process_group(\"gloo\")\n    model = DDP(Net())\n",
+        'def main(local_rank):\n    dist.init_process_group("gloo")\n    model = DDP(Net())\n',
         "import torch.distributed as dist\nimport torch\n\n\n"
-        "def main(local_rank):\n    dist.init_process_group(\"gloo\")\n"
+        'def main(local_rank):\n    dist.init_process_group("gloo")\n'
         "    model = torch.nn.parallel.DistributedDataParallel(Net(), broadcast_buffers=False)\n",
         ("APX601",),
     ),
     Example(
         "module-keyword-and-multiline-call",
         "from apex.parallel import DistributedDataParallel as DDP\n\n\ndef wrap(model, local_rank):\n"
-        "    return DDP(\n        module=model,\n        delay_allreduce=True,  # overlap breaks with our hooks\n    )\n",
+        "    return DDP(\n        module=model,\n        delay_allreduce=True,  # overlap breaks with our hooks\n"
+        "    )\n",
         "import torch\n\n\ndef wrap(model, local_rank):\n"
         "    return torch.nn.parallel.DistributedDataParallel(\n        model,\n        device_ids=[local_rank],\n"
         "        output_device=local_rank,\n        broadcast_buffers=False,  # overlap breaks with our hooks\n    )\n",
@@ -78,7 +81,8 @@ DDP_EXTRA = [
         "    if distributed: model = DistributedDataParallel(model)\n    return model\n",
         "import torch\n\n\ndef wrap(model, distributed):\n"
         "    " + TODO + NO_LOCAL_RANK_TODO + "\n"
-        "    if distributed: model = torch.nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)\n    return model\n",
+        "    if distributed: model = torch.nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)\n"
+        "    return model\n",
         ("APX601", "APX602"),
     ),
     Example(
@@ -93,7 +97,10 @@ SYNCBN_EXTRA = [
     Example(
         "convert-channel-last",
         "from apex.parallel import convert_syncbn_model\n\nmodel = convert_syncbn_model(model, channel_last=True)\n",
-        "import torch\n\n" + TODO + CHANNEL_LAST_TODO + "\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n",
+        "import torch\n\n"
+        + TODO
+        + CHANNEL_LAST_TODO
+        + "\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n",
         ("APX611", "APX613"),
     ),
     Example(

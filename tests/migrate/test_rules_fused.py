@@ -37,14 +37,17 @@ EXTRA = [
     ),
     Example(
         "fused-adam-submodule-import",
-        "from apex.optimizers.fused_adam import FusedAdam\n\nopt = FusedAdam(params, lr=1e-3, weight_decay=0.1, adam_w_mode=True)\n",
+        "from apex.optimizers.fused_adam import FusedAdam\n\n"
+        "opt = FusedAdam(params, lr=1e-3, weight_decay=0.1, adam_w_mode=True)\n",
         "import torch\n\nopt = torch.optim.AdamW(params, lr=1e-3, weight_decay=0.1)\n",
         ("APX801",),
     ),
     Example(
         "fused-adam-import-kept-while-lamb-used",
-        "from apex.optimizers import FusedAdam, FusedLAMB\n\nopt = FusedAdam(params) if args.adam else FusedLAMB(params)\n",
-        "from apex.optimizers import FusedLAMB\nimport torch\n\nopt = torch.optim.AdamW(params, weight_decay=0.0) if args.adam else FusedLAMB(params)\n",
+        "from apex.optimizers import FusedAdam, FusedLAMB\n\n"
+        "opt = FusedAdam(params) if args.adam else FusedLAMB(params)\n",
+        "from apex.optimizers import FusedLAMB\nimport torch\n\n"
+        "opt = torch.optim.AdamW(params, weight_decay=0.0) if args.adam else FusedLAMB(params)\n",
         ("APX801", "APX809"),
     ),
     Example(
@@ -61,8 +64,9 @@ EXTRA = [
     ),
     Example(
         "fused-layer-norm-isinstance",
-        "from torch import nn\nfrom apex.normalization import FusedLayerNorm\nif isinstance(m, (nn.LayerNorm, FusedLayerNorm)):\n    pass\n",
-        "from torch import nn\nif isinstance(m, (nn.LayerNorm, nn.LayerNorm)):\n    pass\n",
+        "from torch import nn\nfrom apex.normalization import FusedLayerNorm\n"
+        "if isinstance(m, (nn.LayerNorm, FusedLayerNorm)):\n    pass\n",
+        "from torch import nn\nif isinstance(m, nn.LayerNorm):\n    pass\n",
         ("APX804",),
     ),
     Example(
@@ -73,14 +77,16 @@ EXTRA = [
     ),
     Example(
         "fused-layer-norm-affine-default-eps",
-        "from apex.normalization.fused_layer_norm import fused_layer_norm_affine\n\ny = fused_layer_norm_affine(x, w, b, (512,))\n",
+        "from apex.normalization.fused_layer_norm import fused_layer_norm_affine\n\n"
+        "y = fused_layer_norm_affine(x, w, b, (512,))\n",
         "import torch\n\ny = torch.nn.functional.layer_norm(x, (512,), w, b, 1e-6)\n",
         ("APX806",),
     ),
     Example(
         "long-line-split-one-argument-per-line",
         "from apex.optimizers import FusedAdam\n\n\ndef build(model, args):\n"
-        "    return FusedAdam(model.parameters(), lr=args.learning_rate, betas=(args.beta1, args.beta2), eps=args.adam_epsilon)\n",
+        "    return FusedAdam(model.parameters(), lr=args.learning_rate, betas=(args.beta1, args.beta2), "
+        "eps=args.adam_epsilon)\n",
         "import torch\n\n\ndef build(model, args):\n    return torch.optim.AdamW(\n        model.parameters(),\n"
         "        lr=args.learning_rate,\n        betas=(args.beta1, args.beta2),\n        eps=args.adam_epsilon,\n"
         "        weight_decay=0.0,\n    )\n",

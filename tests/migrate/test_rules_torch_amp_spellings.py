@@ -14,18 +14,21 @@ EXTRA = [
     Example(
         "module-alias",
         "import torch.cuda.amp as cuda_amp\n\nscaler = cuda_amp.GradScaler(2.0**16, 2.0, 0.5, 2000)\n",
-        "import torch\n\nscaler = torch.amp.GradScaler(\"cuda\", 2.0**16, 2.0, 0.5, 2000)\n",
+        'import torch\n\nscaler = torch.amp.GradScaler("cuda", 2.0**16, 2.0, 0.5, 2000)\n',
         ("APX902",),
     ),
     Example(
         "autocast-as-decorator",
-        "import torch\n\n\nclass Net(torch.nn.Module):\n    @torch.cuda.amp.autocast()\n    def forward(self, x):\n        return self.fc(x)\n",
-        "import torch\n\n\nclass Net(torch.nn.Module):\n    @torch.autocast(\"cuda\")\n    def forward(self, x):\n        return self.fc(x)\n",
+        "import torch\n\n\nclass Net(torch.nn.Module):\n    @torch.cuda.amp.autocast()\n    def forward(self, x):\n"
+        "        return self.fc(x)\n",
+        'import torch\n\n\nclass Net(torch.nn.Module):\n    @torch.autocast("cuda")\n    def forward(self, x):\n'
+        '        return self.fc(x)\n',
         ("APX901",),
     ),
     Example(
         "autocast-passed-as-value-kept",
-        "from contextlib import nullcontext\n\nfrom torch.cuda.amp import autocast\n\nctx = autocast if use_amp else nullcontext\n",
+        "from contextlib import nullcontext\n\nfrom torch.cuda.amp import autocast\n\n"
+        "ctx = autocast if use_amp else nullcontext\n",
         None,
         ("APX904",),
     ),
@@ -38,20 +41,23 @@ EXTRA = [
     Example(
         "grad-scaler-module-path",
         "from torch.cuda.amp.grad_scaler import GradScaler\n\nscaler = GradScaler()\n",
-        "import torch\n\nscaler = torch.amp.GradScaler(\"cuda\")\n",
+        'import torch\n\nscaler = torch.amp.GradScaler("cuda")\n',
         ("APX902",),
     ),
     Example(
         "autocast-rewritten-grad-scaler-kept-for-torch-2-2",
-        "from torch.cuda.amp import GradScaler, autocast\n\nscaler = GradScaler()\nwith autocast():\n    y = model(x)\n",
-        "from torch.cuda.amp import GradScaler\nimport torch\n\nscaler = GradScaler()\nwith torch.autocast(\"cuda\"):\n    y = model(x)\n",
+        "from torch.cuda.amp import GradScaler, autocast\n\nscaler = GradScaler()\nwith autocast():\n"
+        "    y = model(x)\n",
+        'from torch.cuda.amp import GradScaler\nimport torch\n\nscaler = GradScaler()\nwith torch.autocast("cuda"):\n'
+        '    y = model(x)\n',
         ("APX901",),
         Settings(target_torch=(2, 2)),
     ),
     Example(
         "uses-existing-from-torch-import-autocast",
-        "from torch import autocast\nimport torch.cuda.amp\n\nwith torch.cuda.amp.autocast(enabled=False):\n    y = f(x)\n",
-        "from torch import autocast\n\nwith autocast(\"cuda\", enabled=False):\n    y = f(x)\n",
+        "from torch import autocast\nimport torch.cuda.amp\n\nwith torch.cuda.amp.autocast(enabled=False):\n"
+        "    y = f(x)\n",
+        'from torch import autocast\n\nwith autocast("cuda", enabled=False):\n    y = f(x)\n',
         ("APX901",),
     ),
     Example(
@@ -62,7 +68,7 @@ EXTRA = [
     ),
     Example(
         "string-and-comment",
-        "# torch.cuda.amp.autocast() is deprecated\nmsg = \"use torch.cuda.amp.GradScaler\"\n",
+        '# torch.cuda.amp.autocast() is deprecated\nmsg = "use torch.cuda.amp.GradScaler"\n',
         None,
         (),
     ),

@@ -1,0 +1,847 @@
+"""APX70x: apex's old mixed-precision API (``apex.fp16_utils.FP16_Optimizer`` and helpers,
+removed from apex) -> an fp32 model, ``torch.autocast`` and a ``GradScaler``.
+
+Only the simple, provable forms are rewritten: the wrapper is built in one function (or one
+class, on ``self``) and used there through ``backward(loss)``, ``clip_master_grads(c)``,
+``step()`` and ``zero_grad()``.  Everything else (closures, ``update_master_grads=False``,
+``.overflow``, the wrapper handed to other functions) is reported with a TODO.  Copies of
+``fp16_utils`` vendored inside a project are not apex: they are only mentioned."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from ._edits import StatementEdits, block_body
+from ._neighbour_base import NeighbourRule, bind_args, code_of, expr, literal_value
+from .base import TODO_PREFIX, Example
+
+_MODULES = (
+    "apex.fp16_utils",
+    "apex.fp16_utils.fp16_optimizer",
+    "apex.contrib.optimizers",
+    "apex.contrib.optimizers.fp16_optimizer",
+    "apex.optimizers",
+    "apex.optimizers.fp16_optimizer",
+)
+FP16_OPTIMIZER = {f"{m}.FP16_Optimizer" for m in _MODULES}
+_UTILS = (
+    "apex.fp16_utils",
+    "apex.fp16_utils.fp16util",
+    "apex.fp16_utils.fp16_optimizer",
+    "apex.fp16_utils.loss_scaler",
+)
+
+
+def _util(name: str) -> Set[str]:
+    return {f"{m}.{name}" for m in _UTILS}
+
+
+#: wrappers that only cast a model to fp16: with autocast the model stays fp32
+CASTS = _util("network_to_half") | _util("FP16Model") | _util("BN_convert_float") | _util("convert_network")
+TO_PYTHON_FLOAT = _util("to_python_float")
+CLIP_GRAD_NORM = _util("clip_grad_norm")
+MANUAL = {
+    **{n: "prep_param_lists" for n in _util("prep_param_lists")},
+    **{n: "model_grads_to_master_grads" for n in _util("model_grads_to_master_grads")},
+    **{n: "master_params_to_model_params" for n in _util("master_params_to_model_params")},
+    **{n: "LossScaler" for n in _util("LossScaler")},
+    **{n: "DynamicLossScaler" for n in _util("DynamicLossScaler")},
+    **{n: "tofp16" for n in _util("tofp16")},
+}
+STAR_NAMES = (
+    "FP16_Optimizer",
+    "network_to_half",
+    "FP16Model",
+    "BN_convert_float",
+    "convert_network",
+    "to_python_float",
+    "clip_grad_norm",
+    "prep_param_lists",
+    "model_grads_to_master_grads",
+    "master_params_to_model_params",
+    "LossScaler",
+    "DynamicLossScaler",
+    "tofp16",
+)
+
+#: a growth interval no run reaches: the scale stays where it starts (same value as the amp rules)
+NO_GROWTH = "10**9"
+FP16_PARAMS = ("init_optimizer", "static_loss_scale", "dynamic_loss_scale", "dynamic_loss_args", "verbose")
+DYNAMIC_ARGS = {"init_scale": "init_scale", "scale_window": "growth_interval", "scale_factor": "growth_factor"}
+
+NOT_SIMPLE_TODO = (
+    "FP16_Optimizer was removed from apex: keep the model in fp32, run the forward pass and loss under "
+    'torch.autocast("cuda", dtype=torch.float16), create scaler = torch.amp.GradScaler("cuda"), and replace '
+    "optimizer.backward(loss) with scaler.scale(loss).backward(), clip_master_grads(c) with scaler.unscale_(optimizer) "
+    "+ torch.nn.utils.clip_grad_norm_(params, c), optimizer.step() with scaler.step(optimizer); scaler.update()"
+)
+STATIC_TODO = (
+    "FP16_Optimizer used a static loss scale; GradScaler keeps this scale (growth_interval=10**9) but still "
+    "skips steps whose gradients overflow and then halves the scale"
+)
+AUTOCAST_TODO = (
+    "the model now stays in fp32: wrap its forward pass and the loss computation in "
+    'with torch.autocast("cuda", dtype=torch.float16): to keep mixed precision'
+)
+LOAD_TODO = (
+    'checkpoints written with FP16_Optimizer hold the optimizer state under ["optimizer_state_dict"]: '
+    "load that entry when resuming from one written before the migration"
+)
+CAST_TODO = (
+    '{name} was removed from apex: keep the model in fp32 and run its forward pass under torch.autocast("cuda", '
+    'dtype=torch.float16)'
+)
+MANUAL_TODO = (
+    "apex.fp16_utils.{name} was removed: replace the manual fp32 master-weight handling with an fp32 model, "
+    "torch.autocast and torch.amp.GradScaler"
+)
+
+
+@dataclass
+class _Plan:
+    """One provable FP16_Optimizer rewrite."""
+
+    target: str  # "optimizer" or "self.optimizer"
+    statement: cst.SimpleStatementLine
+    inner: str
+    scaler: Optional[str]  # None: no loss scaling (static scale 1)
+    scaler_args: Optional[List[str]] = None
+    construction: Optional[cst.Call] = None
+    guard: Optional[cst.If] = None
+    params: Optional[str] = None
+    model_calls: Set[str] = field(default_factory=set)
+    calls: Dict[int, str] = field(default_factory=dict)  # id(Call) -> method
+    attributes: Dict[int, str] = field(default_factory=dict)  # id(Attribute) -> what it becomes
+    regions: List[cst.CSTNode] = field(default_factory=list)
+    static: bool = False
+
+
+class FP16OptimizerRule(NeighbourRule):
+    """apex FP16_Optimizer (old API) -> fp32 model + torch.autocast + torch.amp.GradScaler."""
+
+    DESCRIPTION = "Rewrite simple FP16_Optimizer loops to autocast + GradScaler; report the rest."
+    CODES = {
+        "APX701": "FP16_Optimizer -> fp32 model + torch.autocast + GradScaler",
+        "APX702": "FP16_Optimizer used in a way that cannot be rewritten safely",
+        "APX703": "FP16_Optimizer static loss scale kept as a GradScaler that does not grow",
+        "APX704": "forward pass not found next to the backward: autocast left to the user",
+        "APX705": "model.half() / network_to_half and fp16 input casts removed (autocast casts instead)",
+        "APX706": "apex.fp16_utils helper without a native equivalent",
+        "APX707": "apex.fp16_utils to_python_float / clip_grad_norm -> tensor.item() / torch.nn.utils.clip_grad_norm_",
+        "APX708": "vendored copy of fp16_utils (not apex): left unchanged",
+        "APX709": "FP16_Optimizer checkpoint loading needs a look",
+    }
+    TRIGGERS = (b"FP16_Optimizer", b"fp16_utils", b"fp16util", b"network_to_half", b"FP16Model", b"to_python_float")
+    STAR_EXPORTS = {m: STAR_NAMES for m in ("apex.fp16_utils",)}
+    KNOWN_TODOS = {
+        NOT_SIMPLE_TODO: ("APX702", "error"),
+        STATIC_TODO: ("APX703", "warning"),
+        AUTOCAST_TODO: ("APX704", "warning"),
+        LOAD_TODO: ("APX709", "error"),
+        CAST_TODO.split("{", 1)[0]: ("APX706", "error"),
+        MANUAL_TODO.split("{", 1)[0]: ("APX706", "error"),
+    }
+
+    # --- analysis ----------------------------------------------------------------------
+
+    def visit_Module(self, node: cst.Module) -> Optional[bool]:
+        super().visit_Module(node)
+        self._edits = StatementEdits()
+        self._plans: List[_Plan] = []
+        self._plan_calls: Dict[int, _Plan] = {}
+        self._plan_attributes: Dict[int, _Plan] = {}
+        self._half_calls: Set[int] = set()
+        self._cast_calls: Set[int] = set()
+        self._rejected: List[Tuple[cst.Call, str]] = []
+        self._autocast_todos: Set[int] = set()
+        collector = _Collector()
+        node.visit(collector)
+        self._collected = collector
+        for call in collector.calls:
+            if self.names_of(call.func) & FP16_OPTIMIZER:
+                plan = self._plan(call)
+                if plan is not None:
+                    self._plans.append(plan)
+        if self._plans and self._foreign_backward(collector):
+            for plan in self._plans:
+                self._rejected.append((_construction_call(plan.statement), NOT_SIMPLE_TODO))
+            self._plans = []
+        for plan in self._plans:
+            self._schedule(plan)
+        return True
+
+    def _plan(self, call: cst.Call) -> Optional[_Plan]:
+        def reject() -> None:
+            self._rejected.append((call, NOT_SIMPLE_TODO))
+
+        stmt = self.parent(self.parent(call))
+        parent = self.parent(call)
+        if not (
+            isinstance(parent, cst.Assign)
+            and isinstance(stmt, cst.SimpleStatementLine)
+            and len(stmt.body) == 1
+            and len(parent.targets) == 1
+        ):
+            return reject()
+        target = code_of(parent.targets[0].target)
+        bound = bind_args(call, FP16_PARAMS)
+        if bound is None or "init_optimizer" not in bound or not set(bound) <= set(FP16_PARAMS):
+            return reject()
+        is_self = target.startswith("self.") and target.count(".") == 1
+        if not (isinstance(parent.targets[0].target, cst.Name) or is_self):
+            return reject()
+        guard = self._guard(stmt)
+        if guard is False:
+            return reject()
+        scaler_args = self._scaler_args(bound)
+        if scaler_args is None:
+            return reject()
+        args, static = scaler_args
+        region = self._region(stmt, is_self)
+        used = {code_of(n) for n in self._collected.names_and_attributes}
+        if is_self:
+            scaler = "self.scaler" if "self.scaler" not in used else "self.grad_scaler"
+        else:
+            scaler = "scaler" if "scaler" not in used else "grad_scaler"
+        if args is None:
+            scaler_name: Optional[str] = None
+        else:
+            scaler_name = scaler
+        plan = _Plan(
+            target=target,
+            statement=stmt,
+            inner=code_of(bound["init_optimizer"].value),
+            scaler=scaler_name,
+            guard=guard or None,
+            static=static,
+            regions=[region],
+        )
+        if not self._uses(plan, region):
+            return reject()
+        plan.scaler_args = None if args is None else args + ([f"enabled={code_of(guard.test)}"] if guard else [])
+        plan.construction = call
+        self._find_model(plan, region)
+        return plan
+
+    def _guard(self, stmt: cst.CSTNode):  # type: ignore[no-untyped-def]
+        """None: the construction is unconditional; an If: it is the only thing the ``if``
+        (without else) decides; False: any other nesting."""
+        block = self.parent(stmt)
+        owner = self.parent(block)
+        if isinstance(block, cst.Module) or isinstance(owner, (cst.FunctionDef,)):
+            return None
+        if isinstance(owner, cst.If) and owner.orelse is None and isinstance(block, cst.IndentedBlock):
+            outer = self.parent(self.parent(owner))
+            if isinstance(self.parent(owner), cst.Module) or isinstance(outer, cst.FunctionDef):
+                return owner
+        return False
+
+    def _scaler_args(self, bound: Dict[str, cst.Arg]) -> Optional[Tuple[Optional[List[str]], bool]]:
+        """GradScaler keyword arguments for the wrapper's loss-scale settings; ``(None, _)``
+        means no scaling at all; ``None`` means they cannot be read."""
+        static = bound.get("static_loss_scale")
+        dynamic = bound.get("dynamic_loss_scale")
+        dynamic_value = literal_value(dynamic.value) if dynamic is not None else False
+        dynamic_args: List[str] = []
+        if "dynamic_loss_args" in bound:
+            value = bound["dynamic_loss_args"].value
+            if literal_value(value) is None:
+                pass
+            elif isinstance(value, cst.Dict):
+                for element in value.elements:
+                    if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                        return None
+                    key = element.key.evaluated_value
+                    if key not in DYNAMIC_ARGS:
+                        return None
+                    text = code_of(element.value)
+                    if key == "scale_factor":
+                        if literal_value(element.value) in (2, 2.0):
+                            continue
+                        dynamic_args += [f"growth_factor={text}", f"backoff_factor=1 / {text}"]
+                    else:
+                        dynamic_args.append(f"{DYNAMIC_ARGS[key]}={text}")
+            else:
+                return None
+        if dynamic_value is True:
+            return dynamic_args, False
+        if dynamic is None or dynamic_value is False:
+            if static is None or literal_value(static.value) in (1, 1.0):
+                return None, False
+            return [f"init_scale={code_of(static.value)}", f"growth_interval={NO_GROWTH}"], True
+        if dynamic_args or static is None:
+            return None
+        # chosen at run time: GradScaler's dynamic defaults, or the static scale, kept from growing
+        flag = code_of(dynamic.value)
+        static_text = code_of(static.value)
+        return [
+            f"init_scale=2.0**16 if {flag} else {static_text}",
+            f"growth_interval=2000 if {flag} else {NO_GROWTH}",
+        ], True
+
+    def _region(self, stmt: cst.CSTNode, is_self: bool) -> cst.CSTNode:
+        node = self.parent(stmt)
+        while node is not None and not isinstance(node, (cst.FunctionDef, cst.Module)):
+            node = self.parent(node)
+        if is_self:
+            while node is not None and not isinstance(node, (cst.ClassDef, cst.Module)):
+                node = self.parent(node)
+        return node
+
+    def _uses(self, plan: _Plan, region: cst.CSTNode) -> bool:
+        """Classify every use of the wrapper in its region; False if one is not supported."""
+        finder = _AttributeUses(plan.target)
+        region.visit(finder)
+        construction = _construction_call(plan.statement)
+        for attribute in finder.uses:
+            parent = self.parent(attribute)
+            name = attribute.attr.value
+            if isinstance(parent, cst.Call) and parent.func is attribute:
+                method = self._method_use(plan, parent, name)
+                if method is None:
+                    return False
+                plan.calls[id(parent)] = method
+            elif name == "optimizer":
+                plan.attributes[id(attribute)] = plan.target
+            elif name in ("loss_scale", "cur_scale") and plan.scaler:
+                plan.attributes[id(attribute)] = f"{plan.scaler}.get_scale()"
+            elif name in ("param_groups", "state"):
+                continue
+            elif attribute is not getattr(construction, "func", None):
+                return False
+        return True
+
+    def _method_use(self, plan: _Plan, call: cst.Call, method: str) -> Optional[str]:
+        stmt = self.parent(self.parent(call))
+        expression_statement = (
+            isinstance(self.parent(call), cst.Expr)
+            and isinstance(stmt, cst.SimpleStatementLine)
+            and len(stmt.body) == 1
+        )
+        if method == "backward":
+            bound = bind_args(call, ("loss", "update_master_grads", "retain_graph"))
+            if not expression_statement or bound is None or "loss" not in bound:
+                return None
+            if "update_master_grads" in bound and literal_value(bound["update_master_grads"].value) is not True:
+                return None
+            return "backward"
+        if method == "clip_master_grads":
+            parent = self.parent(call)
+            assigned = (
+                isinstance(parent, cst.Assign) and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            )
+            if not (expression_statement or assigned) or any(a.star for a in call.args) or not call.args:
+                return None
+            return "clip"
+        if method == "step":
+            return "step" if expression_statement and not call.args else None
+        if method in ("zero_grad", "state_dict"):
+            return "keep"
+        if method == "load_state_dict":
+            return "load"
+        return None
+
+    def _foreign_backward(self, collector: "_Collector") -> bool:
+        """Some ``x.backward(loss)`` that is not one of the planned calls: the wrapper travels
+        further than this rule can follow."""
+        planned = {call_id for plan in self._plans for call_id in plan.calls}
+        for call in collector.calls:
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == "backward"):
+                continue
+            if not any(a.keyword is None for a in call.args) or id(call) in planned:
+                continue
+            if any(name.startswith("torch") for name in self.names_of(func.value)):
+                continue
+            return True
+        return False
+
+    def _find_model(self, plan: _Plan, region: cst.CSTNode) -> None:
+        """The model: whose ``.parameters()`` the wrapped optimizer got."""
+        built = [a.value for a in self._collected.assigns if code_of(a.targets[0].target) == plan.inner]
+        if plan.construction is not None:
+            built.append(plan.construction.args[0].value)
+        for value in built:
+            first = value.args[0].value if isinstance(value, cst.Call) and value.args else None
+            if (
+                isinstance(first, cst.Call)
+                and isinstance(first.func, cst.Attribute)
+                and first.func.attr.value == "parameters"
+                and not first.args
+            ):
+                plan.params = code_of(first)
+                plan.model_calls.add(code_of(first.func.value))
+                return
+
+    def _schedule(self, plan: _Plan) -> None:
+        """Plan the statement edits: the construction, unscale_/update around clip/step,
+        autocast around the forward pass, and the fp16 casts that go."""
+        new: List[cst.BaseStatement] = []
+        if plan.target != plan.inner:
+            new.append(cst.parse_statement(f"{plan.target} = {plan.inner}\n"))
+        scaler_stmt = None
+        if plan.scaler and plan.scaler_args is not None:
+            modern = self.settings.torch_at_least(2, 3)
+            func = code_of(
+                self.torch_name("torch.amp.GradScaler" if modern else "torch.cuda.amp.GradScaler", plan.construction)
+            )
+            anchor = plan.guard if plan.guard is not None else plan.statement
+            scaler_stmt = self.call_statement(
+                f"{plan.scaler} = {func}", (['"cuda"'] if modern else []) + plan.scaler_args, anchor
+            )
+        if scaler_stmt is not None and plan.static and self.settings.code_enabled("APX703"):
+            scaler_stmt = scaler_stmt.with_changes(
+                leading_lines=[cst.EmptyLine(comment=cst.Comment(TODO_PREFIX + STATIC_TODO))]
+            )
+        if plan.guard is None:
+            if scaler_stmt is not None:
+                new.append(scaler_stmt)
+            self._edits.replace(plan.statement, lambda updated, new=new: _keep_leading(updated, new))
+        else:
+            self._edits.replace(plan.statement, new)
+            others = [s for s in plan.guard.body.body if s is not plan.statement]
+            remaining = [s for s in others if not self._removable_cast(s)]
+            if scaler_stmt is not None:
+                if remaining:
+                    self._edits.insert_after(plan.guard, [scaler_stmt])
+                else:
+                    self._edits.replace(plan.guard, _keep_leading(plan.guard, [scaler_stmt]))
+        for region in plan.regions:
+            finder = _HalfCasts(self)
+            region.visit(finder)
+            for call in finder.half_calls:
+                self._half_calls.add(id(call))
+            for call in finder.cast_calls:
+                self._cast_calls.add(id(call))
+            for stmt in finder.cast_statements:
+                if stmt is not plan.statement:
+                    self._edits.replace(stmt, [])
+                    guard = self.parent(self.parent(stmt))
+                    if (
+                        isinstance(guard, cst.If)
+                        and guard.orelse is None
+                        and guard is not plan.guard
+                        and all(s in finder.cast_statements for s in guard.body.body)
+                    ):
+                        self._edits.replace(guard, [])
+        for call_id in plan.calls:
+            self._plan_calls[call_id] = plan
+        for attribute_id in plan.attributes:
+            self._plan_attributes[attribute_id] = plan
+        for call in self._collected.calls:
+            method = plan.calls.get(id(call))
+            stmt = self.parent(self.parent(call))
+            if method == "clip" and plan.scaler:
+                self._edits.insert_before(stmt, [cst.parse_statement(f"{plan.scaler}.unscale_({plan.target})\n")])
+            elif method == "step" and plan.scaler:
+                self._edits.insert_after(stmt, [cst.parse_statement(f"{plan.scaler}.update()\n")])
+            elif method == "backward":
+                self._schedule_autocast(plan, call, stmt)
+
+    def _removable_cast(self, stmt: cst.CSTNode) -> bool:
+        finder = _HalfCasts(self)
+        stmt.visit(finder)
+        return stmt in finder.cast_statements
+
+    def _schedule_autocast(self, plan: _Plan, call: cst.Call, stmt: cst.CSTNode) -> None:
+        loss_names = {code_of(n) for n in _names_in(call.args[0].value)}
+        child: cst.CSTNode = stmt
+        while True:
+            block = self.parent(child)
+            if isinstance(block, (cst.IndentedBlock, cst.Module)):
+                body = list(block.body)
+                index = body.index(child)
+                span = self._forward_span(plan, body[:index], loss_names)
+                if span is not None:
+                    start, end = span
+                    members = body[start : end + 1]
+                    enabled = f", enabled={code_of(plan.guard.test)}" if plan.guard is not None else ""
+                    autocast = code_of(self.torch_name("torch.autocast", call))
+                    float16 = code_of(self.torch_name("torch.float16", call))
+                    header = f'with {autocast}("cuda", dtype={float16}{enabled}):\n    pass\n'
+
+                    def wrap(updated: List[cst.BaseStatement], header: str = header) -> Sequence[cst.BaseStatement]:
+                        with_stmt = cst.parse_statement(header)
+                        first = updated[0]
+                        inner = [first.with_changes(leading_lines=())] + list(updated[1:])
+                        return [
+                            with_stmt.with_changes(
+                                body=with_stmt.body.with_changes(body=inner), leading_lines=first.leading_lines
+                            )
+                        ]
+
+                    self._edits.wrap(members, wrap)
+                    return
+            owner = self.parent(block)
+            if isinstance(owner, (cst.If, cst.Else)) or isinstance(self.parent(owner), cst.If):
+                child = owner if isinstance(owner, cst.If) else self.parent(owner)
+                while isinstance(self.parent(child), cst.If):  # elif chains
+                    child = self.parent(child)
+                continue
+            break
+        self._autocast_todos.add(id(call))
+
+    def _forward_span(self, plan: _Plan, before: List[cst.CSTNode], loss_names: Set[str]) -> Optional[Tuple[int, int]]:
+        end = None
+        for i in range(len(before) - 1, -1, -1):
+            if loss_names & _assigned_names(before[i]):
+                end = i
+                break
+        if end is None:
+            return None
+        for i in range(0, end + 1):
+            if plan.model_calls & _called_names(before[i]) and not _has_with(before[i : end + 1]):
+                return i, end
+        return None
+
+    # --- rewriting ---------------------------------------------------------------------
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        module = code_of(node.module) if node.module is not None else ""
+        vendored = module.split(".")[-1] in ("fp16_utils", "fp16util", "fp16_optimizer", "fp16")
+        if vendored and (node.relative or not module.startswith("apex")) and "FP16_Optimizer" in code_of(node) + module:
+            self.report(
+                node,
+                "APX708",
+                f"{'.' * len(node.relative)}{module} is a copy of apex's fp16_utils inside this project, not apex: "
+                "left unchanged (migrating it to torch.amp is optional)",
+                severity="info",
+            )
+        return False
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        plan = self._plan_calls.get(id(original_node))
+        if plan is not None:
+            return self._rewrite_method(plan, original_node, updated_node)
+        if id(original_node) in self._half_calls:
+            return updated_node.func.value  # type: ignore[attr-defined]
+        names = self.names_of(original_node.func)
+        if id(original_node) in self._cast_calls:
+            self.forget(original_node.func)
+            return updated_node.args[0].value
+        if names & CASTS:
+            name = sorted(names & CASTS)[0].rsplit(".", 1)[1]
+            self.todo(original_node, "APX706", CAST_TODO.format(name=name))
+        elif names & TO_PYTHON_FLOAT and len(updated_node.args) == 1 and not updated_node.args[0].keyword:
+            self.report(original_node, "APX707", "to_python_float(t) -> t.item()", fixed=True, severity="info")
+            self.forget(original_node.func)
+            value = updated_node.args[0].value
+            if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            return cst.Call(func=cst.Attribute(value=value, attr=cst.Name("item")))
+        elif names & CLIP_GRAD_NORM:
+            self.report(
+                original_node,
+                "APX707",
+                "apex.fp16_utils.clip_grad_norm -> torch.nn.utils.clip_grad_norm_",
+                fixed=True,
+                severity="info",
+            )
+            self.forget(original_node.func)
+            return updated_node.with_changes(func=self.torch_name("torch.nn.utils.clip_grad_norm_", original_node))
+        else:
+            for name in names:
+                if name in MANUAL:
+                    self.todo(original_node, "APX706", MANUAL_TODO.format(name=MANUAL[name]))
+                    break
+        if names & FP16_OPTIMIZER:
+            plan = next((p for p in self._plans if _construction_call(p.statement) is original_node), None)
+            if plan is not None:
+                self.forget(original_node.func)
+                message = "FP16_Optimizer -> fp32 model + torch.autocast + torch.amp.GradScaler"
+                if plan.scaler is None:
+                    message = "FP16_Optimizer with loss scale 1 -> fp32 model + torch.autocast (no loss scaling needed)"
+                self.report(original_node, "APX701", message, fixed=True, severity="info")
+                if plan.static:
+                    self.report(original_node, "APX703", STATIC_TODO, fixed=True, severity="warning")
+            else:
+                for call, message in self._rejected:
+                    if call is original_node:
+                        self.todo(original_node, "APX702", message)
+                        break
+        return updated_node
+
+    def _rewrite_method(self, plan: _Plan, original: cst.Call, call: cst.Call) -> cst.BaseExpression:
+        method = plan.calls[id(original)]
+        if id(original) in self._autocast_todos:
+            self.todo(original, "APX704", AUTOCAST_TODO, fixed=True, severity="warning")
+        bound = bind_args(call, ("loss", "update_master_grads", "retain_graph")) if method == "backward" else None
+        if method == "backward" and bound is not None:
+            loss = code_of(bound["loss"].value)
+            retain = f"retain_graph={code_of(bound['retain_graph'].value)}" if "retain_graph" in bound else ""
+            if plan.scaler:
+                return expr(f"{plan.scaler}.scale({loss}).backward({retain})")
+            needs_parens = not isinstance(bound["loss"].value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+            return expr(f"{'(' + loss + ')' if needs_parens else loss}.backward({retain})")
+        if method == "clip":
+            params = plan.params or f'[p for group in {plan.target}.param_groups for p in group["params"]]'
+            clip = self.torch_name("torch.nn.utils.clip_grad_norm_", original)
+            return cst.Call(
+                func=clip,
+                args=[cst.Arg(expr(params), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))]
+                + list(call.args),
+            )
+        if method == "step" and plan.scaler:
+            return expr(f"{plan.scaler}.step({plan.target})")
+        if method == "load":
+            self.todo(original, "APX709", LOAD_TODO)
+        return call
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        plan = self._plan_attributes.get(id(original_node))
+        if plan is not None:
+            return expr(plan.attributes[id(original_node)])
+        return updated_node
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.BaseSuite:
+        if not self._edits:
+            return updated_node
+        return block_body(updated_node, self._edits.apply(original_node.body, updated_node.body))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not self._edits:
+            return updated_node
+        return updated_node.with_changes(body=self._edits.apply(original_node.body, updated_node.body))
+
+    EXAMPLES = [
+        Example(
+            "static-loss-scale-loop",
+            "import torch\nfrom apex.fp16_utils import FP16_Optimizer\n\n\ndef train(model, loader):\n"
+            "    model = model.cuda().half()\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "    optimizer = FP16_Optimizer(optimizer, static_loss_scale=128.0)\n    for x, y in loader:\n"
+            "        optimizer.zero_grad()\n        out = model(x.cuda().half())\n        loss = criterion(out, y)\n"
+            "        optimizer.backward(loss)\n        optimizer.clip_master_grads(1.0)\n        optimizer.step()\n",
+            "import torch\n\n\ndef train(model, loader):\n"
+            "    model = model.cuda()\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "    # TODO(apexcompat): " + STATIC_TODO + "\n"
+            '    scaler = torch.amp.GradScaler("cuda", init_scale=128.0, growth_interval=10**9)\n'
+            '    for x, y in loader:\n'
+            '        optimizer.zero_grad()\n        with torch.autocast("cuda", dtype=torch.float16):\n'
+            "            out = model(x.cuda())\n            loss = criterion(out, y)\n"
+            "        scaler.scale(loss).backward()\n        scaler.unscale_(optimizer)\n"
+            "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n        scaler.step(optimizer)\n"
+            "        scaler.update()\n",
+            ("APX701", "APX703"),
+        ),
+        Example(
+            "dynamic-loss-scale-with-args",
+            "import torch\nfrom apex.fp16_utils import FP16_Optimizer, network_to_half\n\n\ndef main():\n"
+            "    model = network_to_half(Net().cuda())\n    opt = torch.optim.Adam(model.parameters())\n"
+            '    opt = FP16_Optimizer(opt, dynamic_loss_scale=True, dynamic_loss_args={"scale_window": 500})\n'
+            "    for batch in data:\n        loss = model(batch).sum()\n        opt.zero_grad()\n"
+            "        opt.backward(loss)\n        opt.step()\n",
+            "import torch\n\n\ndef main():\n"
+            "    model = Net().cuda()\n    opt = torch.optim.Adam(model.parameters())\n"
+            '    scaler = torch.amp.GradScaler("cuda", growth_interval=500)\n'
+            '    for batch in data:\n        with torch.autocast("cuda", dtype=torch.float16):\n'
+            '            loss = model(batch).sum()\n'
+            "        opt.zero_grad()\n        scaler.scale(loss).backward()\n        scaler.step(opt)\n"
+            "        scaler.update()\n",
+            ("APX701",),
+        ),
+        Example(
+            "flag-guarded-word-language-model",
+            "import torch\nfrom apex.fp16_utils import FP16_Optimizer\n\n\ndef main(args):\n"
+            "    model = RNNModel().cuda()\n    if args.fp16:\n        model.half()\n"
+            "    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)\n"
+            "    if args.fp16:\n"
+            "        optimizer = FP16_Optimizer(optimizer, static_loss_scale=args.static_loss_scale,\n"
+            "                                   dynamic_loss_scale=args.dynamic_loss_scale)\n"
+            "    for data, targets in batches:\n        output = model(data)\n"
+            "        loss = criterion(output, targets)\n"
+            "        optimizer.zero_grad()\n        if args.fp16:\n            optimizer.backward(loss)\n"
+            "        else:\n            loss.backward()\n"
+            "        optimizer.step()\n",
+            "import torch\n\n\ndef main(args):\n"
+            "    model = RNNModel().cuda()\n"
+            "    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)\n"
+            "    # TODO(apexcompat): " + STATIC_TODO + "\n"
+            '    scaler = torch.amp.GradScaler(\n        "cuda",\n'
+            '        init_scale=2.0**16 if args.dynamic_loss_scale else args.static_loss_scale,\n'
+            "        growth_interval=2000 if args.dynamic_loss_scale else 10**9,\n        enabled=args.fp16,\n    )\n"
+            '    for data, targets in batches:\n'
+            '        with torch.autocast("cuda", dtype=torch.float16, enabled=args.fp16):\n'
+            "            output = model(data)\n            loss = criterion(output, targets)\n"
+            "        optimizer.zero_grad()\n        if args.fp16:\n            scaler.scale(loss).backward()\n"
+            "        else:\n            loss.backward()\n"
+            "        scaler.step(optimizer)\n        scaler.update()\n",
+            ("APX701", "APX703"),
+        ),
+        Example(
+            "closure-step-reported",
+            "from apex.fp16_utils import FP16_Optimizer\n\n\ndef fit(model, optimizer):\n"
+            "    optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)\n    optimizer.step(closure)\n",
+            "from apex.fp16_utils import FP16_Optimizer\n\n\ndef fit(model, optimizer):\n"
+            "    # TODO(apexcompat): " + NOT_SIMPLE_TODO + "\n"
+            "    optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)\n    optimizer.step(closure)\n",
+            ("APX702",),
+        ),
+        Example(
+            "to-python-float",
+            "import torch\nfrom apex.fp16_utils import to_python_float\n\nreduced = to_python_float(loss.data)\n",
+            "import torch\n\nreduced = loss.data.item()\n",
+            ("APX707",),
+        ),
+        Example(
+            "vendored-fp16-utils-copy",
+            "from .fp16_utils import FP16_Optimizer\n\n"
+            "optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)\n",
+            None,
+            ("APX708",),
+        ),
+    ]
+    NOOP_EXAMPLES = [
+        Example(
+            "fp16-optimizer-in-comment",
+            '# apex.fp16_utils.FP16_Optimizer(optimizer) was replaced by GradScaler\n'
+            'scaler = torch.amp.GradScaler("cuda")\n',
+        ),
+        Example(
+            "local-fp16-optimizer-class",
+            "class FP16_Optimizer:\n    def __init__(self, opt):\n        self.opt = opt\n\n\n"
+            "opt = FP16_Optimizer(opt)\nopt.step()\n",
+        ),
+    ]
+
+
+def _construction_call(stmt: cst.SimpleStatementLine) -> Optional[cst.Call]:
+    small = stmt.body[0]
+    return small.value if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) else None
+
+
+def _keep_leading(original: cst.BaseStatement, new: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
+    if new and original.leading_lines:
+        new = [new[0].with_changes(leading_lines=list(original.leading_lines) + list(new[0].leading_lines))] + new[1:]
+    return new
+
+
+def _names_in(node: cst.CSTNode) -> List[cst.CSTNode]:
+    found: List[cst.CSTNode] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    node.visit(_V())
+    return found
+
+
+def _assigned_names(stmt: cst.CSTNode) -> Set[str]:
+    names: Set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_AssignTarget(self, n: cst.AssignTarget) -> None:
+            names.update(code_of(x) for x in _names_in(n.target))
+
+        def visit_AugAssign(self, n: cst.AugAssign) -> None:
+            names.add(code_of(n.target))
+
+        def visit_AnnAssign(self, n: cst.AnnAssign) -> None:
+            names.add(code_of(n.target))
+
+    stmt.visit(_V())
+    return names
+
+
+def _called_names(stmt: cst.CSTNode) -> Set[str]:
+    names: Set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, n: cst.Call) -> None:
+            names.add(code_of(n.func))
+
+    stmt.visit(_V())
+    return names
+
+
+def _has_with(stmts: Sequence[cst.CSTNode]) -> bool:
+    return any(isinstance(s, cst.With) for s in stmts)
+
+
+class _Collector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: List[cst.Call] = []
+        self.assigns: List[cst.Assign] = []
+        self.names_and_attributes: List[cst.CSTNode] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1:
+            self.assigns.append(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names_and_attributes.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.names_and_attributes.append(node)
+
+
+class _AttributeUses(cst.CSTVisitor):
+    """``<target>.<attr>`` nodes (``target`` is a name or ``self.x``)."""
+
+    def __init__(self, target: str) -> None:
+        super().__init__()
+        self.target = target
+        self.uses: List[cst.Attribute] = []
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if code_of(node.value) == self.target:
+            self.uses.append(node)
+
+
+class _HalfCasts(cst.CSTVisitor):
+    """``x.half()`` calls, apex fp16 model wrappers, and statements left with nothing to do
+    once they are gone (``model.half()``, ``model = network_to_half(model)``)."""
+
+    def __init__(self, rule: FP16OptimizerRule) -> None:
+        super().__init__()
+        self.rule = rule
+        self.half_calls: List[cst.Call] = []
+        self.cast_calls: List[cst.Call] = []
+        self.cast_statements: List[cst.CSTNode] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "half" and not node.args:
+            self.half_calls.append(node)
+        elif self.rule.names_of(func) & CASTS and node.args and not node.args[0].keyword:
+            converts_to = [a for a in node.args[1:]]
+            if not converts_to or all(code_of(a.value).endswith(("half", "float16")) for a in converts_to):
+                self.cast_calls.append(node)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if len(node.body) != 1:
+            return
+        small = node.body[0]
+        if isinstance(small, cst.Expr):
+            stripped = _strip_casts(self.rule, small.value)
+            if stripped is not small.value and isinstance(stripped, (cst.Name, cst.Attribute)):
+                self.cast_statements.append(node)
+        elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+            stripped = _strip_casts(self.rule, small.value)
+            if stripped is not small.value and code_of(stripped) == code_of(small.targets[0].target):
+                self.cast_statements.append(node)
+
+
+def _strip_casts(rule: FP16OptimizerRule, node: cst.BaseExpression) -> cst.BaseExpression:
+    while True:
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "half"
+            and not node.args
+        ):
+            node = node.func.value
+        elif isinstance(node, cst.Call) and rule.names_of(node.func) & CASTS and node.args:
+            node = node.args[0].value
+        else:
+            return node
