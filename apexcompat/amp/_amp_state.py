@@ -9,7 +9,7 @@ the shim keeps exactly one such object.  Attributes that apex created lazily are
 from __future__ import annotations
 
 import logging
-from typing import Callable, Iterator, List
+from typing import Any, Callable, Iterator, List, Optional
 
 import torch
 
@@ -23,7 +23,20 @@ _DEFAULTS = {
 
 
 class AmpState:
-    """Holds amp's process-wide state (see the spec, §2)."""
+    """Holds amp's process-wide state (see the spec, §2).
+
+    The annotated-only attributes below are absent until ``initialize`` sets them (reading
+    one early raises apex's ``AttributeError``); the annotations exist for type checkers.
+    """
+
+    hard_override: bool
+    allow_incoming_model_not_fp32: bool
+    verbosity: int
+    opt_properties: Any
+    min_loss_scale: Optional[float]
+    max_loss_scale: Optional[float]
+    loss_scalers: List[Any]
+    handle: Any
 
     def __init__(self) -> None:
         for name, value in _DEFAULTS.items():
