@@ -187,7 +187,7 @@ def _apply_registrations() -> None:
 
 
 def _cpu_fixup_policies(scope: _autocast.O1Scope) -> Dict[Callable, str]:
-    if scope.device_type != "cpu" or scope.dtype != torch.float16:
+    if scope.device_type != "cpu":
         return {}
     if not _autocast.cpu_fp32_fixups_enabled():
         return {}

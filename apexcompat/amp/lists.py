@@ -96,7 +96,8 @@ BANNED_BCE_MESSAGE = (
 #
 # Names (in apex's spelling) of the ops that CUDA autocast runs in float32 -- its fp32 list
 # and its fp32-unless-a-dtype-is-given list (spec §10.1).  Losses computed through
-# log_softmax/nll_loss (cross_entropy) count as float32.
+# log_softmax/nll_loss (cross_entropy) count as float32.  Read from the generic (CUDA)
+# autocast lists of torch 2.13's ATen/autocast_mode.h.
 
 AUTOCAST_FP32_CUDA: Tuple[str, ...] = (
     "acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p",
@@ -107,6 +108,7 @@ AUTOCAST_FP32_CUDA: Tuple[str, ...] = (
     "multilabel_margin_loss", "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
     "binary_cross_entropy_with_logits", "cross_entropy", "dist", "pdist", "cdist", "renorm",
     "logsumexp", "prod", "softmax", "log_softmax", "cumprod", "cumsum", "sum",
+    "interpolate",  # every upsample_* kernel F.interpolate dispatches to
 )
 
 # --- CPU float32 fix-ups ----------------------------------------------------------------------
@@ -125,6 +127,7 @@ _CPU_KEPT_HALF_TORCH: Tuple[str, ...] = (
 CPU_FP32_FIXUPS: Dict[str, Tuple[str, ...]] = {
     "torch.nn.functional": (
         "softmax", "log_softmax", "layer_norm", "group_norm", "softplus", "cosine_similarity",
+        "interpolate",
     ),
     "torch": _CPU_KEPT_HALF_TORCH + ("layer_norm", "group_norm", "cosine_similarity"),
     "torch.Tensor": _CPU_KEPT_HALF_TORCH + ("__pow__", "__rpow__"),
