@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from docs_api_examples import _resolve, documented_objects, literal_blocks
 from docs_codeblocks import parse_blocks, python_blocks
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -99,3 +100,30 @@ def test_runner_reports_failure_at_the_markdown_line(tmp_path: Path):
     results = json.loads(result_file.read_text())
     assert [r["status"] for r in results] == ["ran", "failed"]
     assert f'File "{page}", line 9' in results[1]["error"]
+
+
+API_OBJECTS = documented_objects()
+
+
+def test_api_page_documents_the_public_amp_functions():
+    for name in ("initialize", "scale_loss", "master_params", "state_dict", "load_state_dict",
+                 "register_half_function", "register_float_function", "register_promote_function",
+                 "half_function", "float_function", "promote_function", "disable_casts", "init"):
+        assert f"apexcompat.amp.{name}" in API_OBJECTS, name
+
+
+@pytest.mark.parametrize("name", [
+    n for n in API_OBJECTS if any(is_py for _, is_py in literal_blocks(_resolve(n).__doc__))
+])
+def test_api_docstring_examples_run(name: str, tmp_path: Path):
+    """The examples in the docstrings rendered by docs/shim/api.md run too (or say why not)."""
+    for code, is_python in literal_blocks(_resolve(name).__doc__):
+        first = code.splitlines()[0].strip()
+        if first.startswith("# not-run:"):
+            assert len(first.split(":", 1)[1].strip()) >= 5, f"{name}: '# not-run:' needs a reason"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env.setdefault("CUDA_VISIBLE_DEVICES", "")
+    proc = subprocess.run([sys.executable, str(RUNNER.with_name("docs_api_examples.py")), name],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"a docstring example of {name} failed:\n{proc.stderr}"
