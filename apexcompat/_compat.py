@@ -305,21 +305,3 @@ def register_state_dict_post_hook(module: torch.nn.Module, hook: Any) -> Any:
     if register is None:
         register = module._register_state_dict_hook
     return register(hook)
-
-
-# --- nn.Module hooks ------------------------------------------------------------------------
-
-
-def register_state_dict_post_hook(module: torch.nn.Module, hook: Any) -> Any:
-    """Register ``hook(module, state_dict, prefix, local_metadata) -> None`` to run after
-    ``module.state_dict()`` has filled in this module's entries; the hook edits
-    ``state_dict`` in place. Returns the removable handle.
-
-    torch >= 2.5: the public ``Module.register_state_dict_post_hook``. torch 2.2-2.4: only the
-    private ``Module._register_state_dict_hook`` (same call; its return value would replace
-    the dict at the root module only, so hooks here must return None and edit in place).
-    """
-    public = getattr(module, "register_state_dict_post_hook", None)
-    if public is not None:
-        return public(hook)
-    return module._register_state_dict_hook(hook)
