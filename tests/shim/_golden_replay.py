@@ -251,7 +251,7 @@ _DATA = re.compile(
     r"^iteration i: g=torch\.Generator\(\)\.manual_seed\((\d+)\+i\); x=randn\((\d+),(\d+),g\); "
     r"y=randn\((\d+),(\d+),g\)\*([0-9.eE+-]+)$"
 )
-_OPTIMIZER = re.compile(r"^torch\.optim\.(\w+)\((.*)\)$")
+_OPTIMIZER = re.compile(r"torch\.optim\.(\w+)\(([^()]*)\)")
 _ZERO_GRAD = "optimizer.zero_grad() at the start of every optimizer step (first micro-batch of a group)"
 _KNOWN_SETTINGS = {
     "opt_level", "initialize_kwargs", "optimizer", "two_optimizers", "model", "data", "loss",
@@ -293,11 +293,11 @@ def _parse_kwargs(text: str) -> Dict[str, Any]:
 def build_optimizers(settings: dict, model: torch.nn.Module, trace_iterations: List[dict]):
     """One optimizer over all params, or (``two_optimizers``) consecutive slices of the
     model's params whose sizes are read off the trace's per-optimizer ``master_params``."""
-    match = _OPTIMIZER.match(settings["optimizer"])
-    if not match:
+    specs = _OPTIMIZER.findall(settings["optimizer"])
+    if not specs or (len(specs) > 1 and not settings.get("two_optimizers")) or len(specs) > 2:
         raise UnsupportedScenario(f"unknown optimizer {settings['optimizer']!r}")
-    cls = getattr(torch.optim, match.group(1))
-    kwargs = _parse_kwargs(match.group(2))
+    makers = [(getattr(torch.optim, name), _parse_kwargs(args)) for name, args in specs]
+    cls, kwargs = makers[0]
     params = list(model.parameters())
     if not settings.get("two_optimizers"):
         return cls(params, **kwargs), False
@@ -312,7 +312,8 @@ def build_optimizers(settings: dict, model: torch.nn.Module, trace_iterations: L
         sizes = [len(first), len(params) - len(first)]
     if sum(sizes) != len(params) or len(sizes) != 2:
         raise UnsupportedScenario(f"cannot split params into optimizers of sizes {sizes}")
-    return [cls(params[: sizes[0]], **kwargs), cls(params[sizes[0]:], **kwargs)], True
+    (cls_a, kw_a), (cls_b, kw_b) = makers[0], makers[-1]
+    return [cls_a(params[: sizes[0]], **kw_a), cls_b(params[sizes[0]:], **kw_b)], True
 
 
 def _loss_fn(settings: dict):

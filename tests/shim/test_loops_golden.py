@@ -123,3 +123,78 @@ def test_loop_trace(golden_path):
             assert (typed(ref["scalers_after_step"]) == typed(new["scalers_after_step"])) == cmp["scalers_identical"]
             assert (ref["step_was_patched_to_skip"] == new["step_was_patched_to_skip"]) == cmp["skip_identical"]
             assert (ref["params"] == new["params"]) == cmp["params_identical"], f"iteration {cmp['iteration']}"
+
+
+def _settings(**overrides):
+    base = {
+        "opt_level": "O2", "initialize_kwargs": {}, "optimizer": "torch.optim.SGD(lr=0.05, momentum=0.9)",
+        "two_optimizers": False,
+        "model": "fc1=Linear(4,8) -> bn=BatchNorm1d(8) -> relu -> fc2=Linear(8,2); weights from torch.manual_seed(1234) right before construction",
+        "data": "iteration i: g=torch.Generator().manual_seed(1000+i); x=randn(16,4,g); y=randn(16,2,g)*1.0",
+        "loss": "mse_loss(out, y)", "passes": "single", "accumulate": 1,
+        "delay_unscale_on_non_final_micro_batches": False, "injections": {},
+        "iterations_without_step_call": [],
+        "zero_grad": "optimizer.zero_grad() at the start of every optimizer step (first micro-batch of a group)",
+    }
+    base.update(overrides)
+    return base
+
+
+def _plan(n, loss_ids=(0,), delays=lambda i: False):
+    return [{"iteration": i, "passes": [{"loss_id": k, "delay_unscale": delays(i)} for k in loss_ids]} for i in range(n)]
+
+
+OVERFLOW = "Gradient overflow.  Skipping step, loss scaler {} reducing loss scale to {}"
+
+
+def test_replay_two_optimizers_kind():
+    """Held-back kind O2_two_optimizers: both optimizers skip, one line each."""
+    settings = _settings(two_optimizers=True, injections={"2": ["inf", "fc2.weight"]},
+                         initialize_kwargs={"verbosity": 1})
+    from apexcompat import amp
+
+    record = run_loop(settings, _plan(4), amp.initialize)
+    it = record["iterations"][2]
+    assert it["step_was_patched_to_skip"] == [True, True]
+    assert it["lines_printed_by_step"] == [OVERFLOW.format(0, 32768.0)] * 2
+    assert [len(m) for m in it["master_params"]] == [4, 2]
+
+
+def test_replay_pending_skip_kind():
+    """Held-back kind O2_pending_skip_consumed: no step after the overflow, the next clean
+    iteration's step is swallowed and logs."""
+    from apexcompat import amp
+
+    settings = _settings(injections={"1": ["nan", "fc1.weight"]}, iterations_without_step_call=[1])
+    record = run_loop(settings, _plan(4), amp.initialize)
+    its = record["iterations"]
+    assert not its[1]["step_called"] and its[1]["lines_printed_by_step"] == []
+    assert its[2]["step_was_patched_to_skip"] == [True]
+    assert its[2]["lines_printed_by_step"] == [OVERFLOW.format(0, 32768.0)]
+    assert its[2]["params"] == its[1]["params"]
+    assert typed(its[2]["scalers_after_step"]) == typed([{"loss_scale": 32768.0, "unskipped": 1}])
+
+
+def test_replay_one_scaler_two_backwards_kind():
+    """Held-back kind O1_one_scaler_two_backwards: two overflowing backwards on one scaler
+    halve twice; the single line shows the final scale."""
+    from apexcompat import amp
+
+    settings = _settings(opt_level="O1", loss="pass k: mse_loss(out[:,k], y[:,k])", passes="two_backwards",
+                         injections={"3.0": ["inf", "fc1.weight"], "3.1": ["inf", "fc2.weight"]})
+    record = run_loop(settings, _plan(5, loss_ids=(0, 0)), amp.initialize)
+    before = record["iterations"][2]["scalers_after_step"][0]["loss_scale"]
+    it = record["iterations"][3]
+    assert [p["scalers_after"] for p in it["passes"]] == [
+        [{"loss_scale": before / 2, "unskipped": 0}], [{"loss_scale": before / 4, "unskipped": 0}]]
+    assert it["lines_printed_by_step"] == [OVERFLOW.format(0, before / 4)]
+    assert record["iterations"][4]["scalers_after_step"][0]["unskipped"] == 2
+
+
+def test_unknown_setting_fails_loudly():
+    from _golden_replay import UnsupportedScenario
+
+    with pytest.raises(UnsupportedScenario):
+        run_loop(_settings(new_knob=1), _plan(1), minimal_initialize)
+    with pytest.raises(UnsupportedScenario):
+        run_loop(_settings(optimizer="apex.optimizers.FusedAdam(lr=1e-3)"), _plan(1), minimal_initialize)
