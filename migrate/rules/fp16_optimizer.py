@@ -154,6 +154,8 @@ class FP16OptimizerRule(NeighbourRule):
         self._plan_calls: Dict[int, _Plan] = {}
         self._plan_attributes: Dict[int, _Plan] = {}
         self._half_calls: Set[int] = set()
+        self._dtype_calls: Set[int] = set()
+        self._casts_reported = False
         self._cast_calls: Set[int] = set()
         self._rejected: List[Tuple[cst.Call, str]] = []
         self._autocast_todos: Set[int] = set()
@@ -416,6 +418,8 @@ class FP16OptimizerRule(NeighbourRule):
                 self._half_calls.add(id(call))
             for call in finder.cast_calls:
                 self._cast_calls.add(id(call))
+            for call in finder.dtype_calls:
+                self._dtype_calls.add(id(call))
             for stmt in finder.cast_statements:
                 if stmt is not plan.statement:
                     self._edits.replace(stmt, [])
@@ -520,9 +524,15 @@ class FP16OptimizerRule(NeighbourRule):
         if plan is not None:
             return self._rewrite_method(plan, original_node, updated_node)
         if id(original_node) in self._half_calls:
+            self._report_casts(original_node)
             return updated_node.func.value  # type: ignore[attr-defined]
+        if id(original_node) in self._dtype_calls:
+            self._report_casts(original_node)
+            args = [a for a in updated_node.args if not (a.keyword is not None and a.keyword.value == "dtype")]
+            return self.replace_call(updated_node, updated_node.func, args)
         names = self.names_of(original_node.func)
         if id(original_node) in self._cast_calls:
+            self._report_casts(original_node)
             self.forget(original_node.func)
             return updated_node.args[0].value
         if names & CASTS:
@@ -566,6 +576,17 @@ class FP16OptimizerRule(NeighbourRule):
                         self.todo(original_node, "APX702", message)
                         break
         return updated_node
+
+    def _report_casts(self, node: cst.CSTNode) -> None:
+        if not self._casts_reported:
+            self._casts_reported = True
+            self.report(
+                node,
+                "APX705",
+                "fp16 casts of the model and its inputs removed: the model stays fp32 and autocast picks fp16 per op",
+                fixed=True,
+                severity="info",
+            )
 
     def _rewrite_method(self, plan: _Plan, original: cst.Call, call: cst.Call) -> cst.BaseExpression:
         method = plan.calls[id(original)]
@@ -627,7 +648,7 @@ class FP16OptimizerRule(NeighbourRule):
             "        scaler.scale(loss).backward()\n        scaler.unscale_(optimizer)\n"
             "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n        scaler.step(optimizer)\n"
             "        scaler.update()\n",
-            ("APX701", "APX703"),
+            ("APX701", "APX703", "APX705"),
         ),
         Example(
             "dynamic-loss-scale-with-args",
@@ -643,7 +664,7 @@ class FP16OptimizerRule(NeighbourRule):
             '            loss = model(batch).sum()\n'
             "        opt.zero_grad()\n        scaler.scale(loss).backward()\n        scaler.step(opt)\n"
             "        scaler.update()\n",
-            ("APX701",),
+            ("APX701", "APX705"),
         ),
         Example(
             "flag-guarded-word-language-model",
@@ -671,7 +692,7 @@ class FP16OptimizerRule(NeighbourRule):
             "        optimizer.zero_grad()\n        if args.fp16:\n            scaler.scale(loss).backward()\n"
             "        else:\n            loss.backward()\n"
             "        scaler.step(optimizer)\n        scaler.update()\n",
-            ("APX701", "APX703"),
+            ("APX701", "APX703", "APX705"),
         ),
         Example(
             "closure-step-reported",
@@ -808,11 +829,22 @@ class _HalfCasts(cst.CSTVisitor):
         self.half_calls: List[cst.Call] = []
         self.cast_calls: List[cst.Call] = []
         self.cast_statements: List[cst.CSTNode] = []
+        self.dtype_calls: List[cst.Call] = []
+
+    def _half(self, arg: cst.Arg) -> bool:
+        return bool(self.rule.names_of(arg.value) & {"torch.half", "torch.float16"})
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "half" and not node.args:
             self.half_calls.append(node)
+        elif isinstance(func, cst.Attribute) and func.attr.value == "to" and len(node.args) == 1 and self._half(node.args[0]):
+            if node.args[0].keyword is None or node.args[0].keyword.value == "dtype":
+                self.half_calls.append(node)
+        elif any(a.keyword is not None and a.keyword.value == "dtype" and self._half(a) for a in node.args):
+            torch_factory = any(n.startswith("torch.") for n in self.rule.names_of(func))
+            if torch_factory or (isinstance(func, cst.Attribute) and func.attr.value == "to"):
+                self.dtype_calls.append(node)
         elif self.rule.names_of(func) & CASTS and node.args and not node.args[0].keyword:
             converts_to = [a for a in node.args[1:]]
             if not converts_to or all(code_of(a.value).endswith(("half", "float16")) for a in converts_to):

@@ -42,7 +42,7 @@ EXTRA = [
         "        grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), 5.0)\n"
         "        self.scaler.step(self.optimizer)\n        self.scaler.update()\n"
         "        return loss.item(), grad_norm, self.scaler.get_scale()\n",
-        ("APX701",),
+        ("APX701", "APX705"),
     ),
     Example(
         "wrapper-handed-to-another-function",
@@ -138,7 +138,7 @@ EXTRA = [
         '    for x in batches:\n        with torch.autocast("cuda", dtype=torch.float16):\n'
         '            loss = model(x).sum()\n'
         "        scaler.scale(loss).backward()\n        scaler.step(opt)\n        scaler.update()\n",
-        ("APX701",),
+        ("APX701", "APX705"),
         Settings(target_torch=(2, 2)),
     ),
     Example(
