@@ -195,8 +195,11 @@ def unscale_add_into(
             scaled_new = [t.float() if t.dtype != torch.float32 else t.clone() for t in n]
         _check_and_unscale_(scaled_new, a, device, found_inf)
         addend = s if b == 1.0 else torch._foreach_mul(s, b)
-        if all(x is y for x, y in zip(o, s)) and all(t.dtype == torch.float32 for t in o):
-            torch._foreach_add_(o, scaled_new)
+        all_fp32 = all(t.dtype == torch.float32 for t in o) and all(t.dtype == torch.float32 for t in addend)
+        if all_fp32 and all(x is y for x, y in zip(o, s)):
+            torch._foreach_add_(o, scaled_new)  # O2: accumulate into the existing master grads
+        elif all_fp32 and scaled_new is n and all(x is y for x, y in zip(o, n)):
+            torch._foreach_add_(o, addend)  # O0/O1: the unscaled new grads are the output
         else:
             total = torch._foreach_add(scaled_new, [t.float() for t in addend])
             _compat.foreach_copy_(o, total)
