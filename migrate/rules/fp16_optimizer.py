@@ -838,12 +838,12 @@ class _HalfCasts(cst.CSTVisitor):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "half" and not node.args:
             self.half_calls.append(node)
-        elif isinstance(func, cst.Attribute) and func.attr.value == "to" and len(node.args) == 1 and self._half(node.args[0]):
+        elif _is_method(func, "to") and len(node.args) == 1 and self._half(node.args[0]):
             if node.args[0].keyword is None or node.args[0].keyword.value == "dtype":
                 self.half_calls.append(node)
         elif any(a.keyword is not None and a.keyword.value == "dtype" and self._half(a) for a in node.args):
             torch_factory = any(n.startswith("torch.") for n in self.rule.names_of(func))
-            if torch_factory or (isinstance(func, cst.Attribute) and func.attr.value == "to"):
+            if torch_factory or _is_method(func, "to"):
                 self.dtype_calls.append(node)
         elif self.rule.names_of(func) & CASTS and node.args and not node.args[0].keyword:
             converts_to = [a for a in node.args[1:]]
@@ -862,6 +862,10 @@ class _HalfCasts(cst.CSTVisitor):
             stripped = _strip_casts(self.rule, small.value)
             if stripped is not small.value and code_of(stripped) == code_of(small.targets[0].target):
                 self.cast_statements.append(node)
+
+
+def _is_method(func: cst.BaseExpression, name: str) -> bool:
+    return isinstance(func, cst.Attribute) and func.attr.value == name
 
 
 def _strip_casts(rule: FP16OptimizerRule, node: cst.BaseExpression) -> cst.BaseExpression:

@@ -103,7 +103,8 @@ def _run(tmp_path: Path, code: str) -> str:
     path = tmp_path / "script.py"
     path.write_text(code)
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
-    proc = subprocess.run([sys.executable, "-W", "ignore", str(path)], capture_output=True, text=True, env=env, timeout=120)
+    command = [sys.executable, "-W", "ignore", str(path)]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
