@@ -4,7 +4,7 @@ written twice."""
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -13,6 +13,17 @@ from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameP
 from ..settings import Settings
 from ._edits import StatementEdits, block_body, code_of, todo_line, with_leading
 from .base import TODO_PREFIX, Rule
+
+
+_last_code: List[object] = [None, ""]
+
+
+def _code_of_module(tree: cst.Module) -> str:
+    """``tree.code``, remembered for the last tree (rules that skip pass the same object on)."""
+    if _last_code[0] is not tree:
+        _last_code[0] = tree
+        _last_code[1] = tree.code
+    return _last_code[1]  # type: ignore[return-value]
 
 
 def _is_pass_only(body: Sequence[cst.BaseStatement]) -> bool:
@@ -33,7 +44,6 @@ KNOWN_TODOS = {
     "misses inf: GradScaler skips steps": ("APX323", "warning", False),
     "native autocast does not. Where that matters": ("APX503", "error", False),
     "apex promoted mixed fp16/fp32 inputs": ("APX505", "error", False),
-    "amp.scale_loss is used without `as`": ("APX304", "error", False),
 }
 
 
@@ -43,6 +53,14 @@ class AmpRule(Rule):
     METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
     #: only the imports rule also works for ``--to shim``
     NATIVE_ONLY = True
+    #: text of which one must be in the file *as the earlier rules left it* for this rule to
+    #: have work; checked before LibCST resolves any metadata (the expensive part)
+    LIVE_TRIGGERS: Tuple[str, ...] = ()
+
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        if self.LIVE_TRIGGERS and not any(t in _code_of_module(tree) for t in self.LIVE_TRIGGERS):
+            return tree
+        return super().transform_module(tree)
 
     @classmethod
     def applies_to(cls, settings: Settings) -> bool:

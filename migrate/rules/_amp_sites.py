@@ -124,6 +124,9 @@ class AmpFile:
     threaded: Dict[cst.FunctionDef, List[cst.Call]] = field(default_factory=dict)
     #: function -> expression that reaches the scaler inside it
     access: Dict[Optional[cst.FunctionDef], str] = field(default_factory=dict)
+    #: availability checks (``amp is None``, ``not amp``, ``if amp:``) -> their value now that
+    #: mixed precision is always available
+    checks: Dict[cst.CSTNode, bool] = field(default_factory=dict)
 
     @property
     def uses_amp(self) -> bool:
@@ -330,7 +333,11 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         is_call = isinstance(parent, cst.Call) and parent.func is ref.expr
         member = ref.member
         if member == "":
-            info.blockers.append(Blocker(ref.expr, "apex.amp is passed on as a value here; its uses cannot be followed"))
+            check = availability_check(parents, ref.expr)
+            if check is not None:
+                info.checks[check[0]] = check[1]
+            else:
+                info.blockers.append(Blocker(ref.expr, "apex.amp is passed on as a value here; its uses cannot be followed"))
         elif member not in HANDLED_MEMBERS:
             info.blockers.append(Blocker(ref.expr, f"amp.{member} has no native rewrite"))
         elif member in ("initialize", "init") and is_call:
@@ -357,6 +364,27 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     _old_api_uses(rule, module, handles, info)
     _check_layout(rule, info)
     return info
+
+
+def availability_check(parents, node: cst.CSTNode) -> Optional[Tuple[cst.CSTNode, bool]]:
+    """``amp is None`` -> (that comparison, False), ``amp is not None`` -> True, ``not amp``
+    -> False, ``amp`` used as a condition -> True (the import never fails any more)."""
+    parent = parents.get(node)
+    if isinstance(parent, cst.Comparison) and parent.left is node and len(parent.comparisons) == 1:
+        target = parent.comparisons[0]
+        if isinstance(target.comparator, cst.Name) and target.comparator.value == "None":
+            if isinstance(target.operator, cst.Is):
+                return parent, False
+            if isinstance(target.operator, cst.IsNot):
+                return parent, True
+        return None
+    if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+        return parent, False
+    if isinstance(parent, cst.BooleanOperation) or (
+        isinstance(parent, (cst.If, cst.While, cst.Assert, cst.IfExp)) and parent.test is node
+    ):
+        return node, True
+    return None
 
 
 def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[InitSite]:
@@ -428,6 +456,9 @@ def _scale_loss_site(rule, call: cst.Call, info: AmpFile) -> Optional[ScaleLossS
         info.blockers.append(Blocker(call, "amp.scale_loss without a loss and optimizer(s)"))
         return None
     as_name = None
+    if item.asname is None:
+        info.blockers.append(Blocker(with_stmt, "amp.scale_loss without `as`: the scaled loss is never used"))
+        return None
     if item.asname is not None:
         if not isinstance(item.asname.name, cst.Name):
             info.blockers.append(Blocker(call, "amp.scale_loss result is unpacked"))

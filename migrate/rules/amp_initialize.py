@@ -29,7 +29,8 @@ from ._amp_sites import (
     string_value,
     walk,
 )
-from ._edits import expression, move_leading, statement, todo_line, with_leading
+from ._edits import expression, move_leading, statement, suite_statements, todo_line, with_leading
+from ..settings import Settings
 from .base import Example
 
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
@@ -82,6 +83,48 @@ def _literal_number(node: Optional[cst.BaseExpression]) -> Optional[float]:
     return None
 
 
+def _paren_if_bool_op(node: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(node, cst.BooleanOperation) and not node.lpar:
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return node
+
+
+def fold(expr: cst.BaseExpression, consts: Dict[cst.CSTNode, bool]):
+    """Fold the availability checks in ``expr``: returns ``(True/False, None)`` when the whole
+    expression becomes a constant, else ``(None, simplified expression)``."""
+    if expr in consts:
+        return consts[expr], None
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        value, node = fold(expr.expression, consts)
+        if value is not None:
+            return (not value), None
+        return None, expr if node is expr.expression else expr.with_changes(expression=_paren_if_bool_op(node))
+    if isinstance(expr, cst.BooleanOperation):
+        lv, ln = fold(expr.left, consts)
+        rv, rn = fold(expr.right, consts)
+        pure = lambda n: isinstance(n, (cst.Name, cst.Attribute, cst.Comparison))  # noqa: E731
+        if isinstance(expr.operator, cst.And):
+            if lv is False or (rv is False and pure(ln)):
+                return False, None
+            if lv is True:
+                return rv, rn
+            if rv is True:
+                return None, ln
+        else:
+            if lv is True or (rv is True and pure(ln)):
+                return True, None
+            if lv is False:
+                return rv, rn
+            if rv is False:
+                return None, ln
+        if ln is expr.left and rn is expr.right:
+            return None, expr
+        left = ln if ln is not None else cst.Name(str(lv))
+        right = rn if rn is not None else cst.Name(str(rv))
+        return None, expr.with_changes(left=_paren_if_bool_op(left) if left is not expr.left else left, right=_paren_if_bool_op(right) if right is not expr.right else right)
+    return None, expr
+
+
 class InitializeRule(AmpRule):
     """amp.initialize -> switch + GradScaler, scaler threading, autocast placement."""
 
@@ -97,9 +140,11 @@ class InitializeRule(AmpRule):
         "APX209": "the forward pass was wrapped in torch.autocast",
         "APX210": "autocast could not be placed: wrap the forward pass and loss by hand",
         "APX211": "old API amp.init(): its handle's scale_loss goes through the GradScaler",
+        "APX212": "an apex availability check (amp is None, not amp) became a constant and was simplified",
         "APX220": "apex.amp cannot be migrated natively here; the file keeps working through apexcompat.amp",
     }
-    TRIGGERS = (b"amp",)
+    TRIGGERS = (b"apex",)
+    LIVE_TRIGGERS = ("apex",)
 
     def plan(self, module: cst.Module) -> None:
         info = analyse(self, module)
@@ -115,6 +160,7 @@ class InitializeRule(AmpRule):
             return
         self.info = info
         self.switches: Dict[InitSite, Optional[str]] = {}
+        self._fold_checks(info)
         for site in info.inits:
             self._rewrite_init(site, info)
         for func, calls in info.threaded.items():
@@ -141,7 +187,13 @@ class InitializeRule(AmpRule):
     def _switch_parts(self, site: InitSite) -> Optional[List[str]]:
         """The conditions that turn amp on (joined with ``and``); None when amp is off."""
         table = OLD_INIT_PARAMS if site.old_api else INIT_PARAMS
-        parts = [_paren(code_of(g), g) for g in site.guards]
+        parts = []
+        for guard in site.guards:
+            value, node = fold(guard, self.info.checks)
+            if value is False:
+                return None
+            if value is None:
+                parts.append(_paren(code_of(node), node))
         enabled = _param(site.call, "enabled", table)
         if enabled is not None:
             text = code_of(enabled)
@@ -187,7 +239,8 @@ class InitializeRule(AmpRule):
             switch = parts[0]
         else:
             switch = info.switch_name
-            new.append(statement(f"{switch} = {' and '.join(parts)}\n"))
+            joined = " and ".join(parts) if len(parts) > 1 else parts[0].removeprefix("(").removesuffix(")") if parts[0].startswith("(") and not parts[0].startswith("((") and parts[0].count("(") == 1 else parts[0]
+            new.append(statement(f"{switch} = {joined}\n"))
         self.switches[site] = switch
 
         self.scaler_todos: List[str] = []
@@ -347,6 +400,46 @@ class InitializeRule(AmpRule):
             )
         self._place(site, new)
 
+    # --- availability checks -----------------------------------------------------------------
+
+    def _fold_checks(self, info: AmpFile) -> None:
+        """``if amp is None: raise ...`` goes, ``assert amp is not None`` goes,
+        ``args.fp16 and amp is not None`` becomes ``args.fp16``."""
+        anchors = {s.anchor for s in info.inits}
+        done = set()
+        for check in info.checks:
+            top = check
+            while isinstance(self.parents.get(top), (cst.BooleanOperation, cst.UnaryOperation)):
+                top = self.parents[top]
+            if top in done:
+                continue
+            done.add(top)
+            value, node = fold(top, info.checks)
+            holder = self.parents.get(top)
+            if isinstance(holder, cst.If) and holder.test is top and holder not in anchors and not isinstance(self.parents.get(holder), cst.If) and value is not None:
+                if value:
+                    self.edits.replace(holder, lambda upd: self._lift(upd, upd.body))
+                elif holder.orelse is None:
+                    self.edits.replace(holder, [])
+                elif isinstance(holder.orelse, cst.Else):
+                    self.edits.replace(holder, lambda upd: self._lift(upd, upd.orelse.body))
+                else:
+                    self.edits.replace(holder, lambda upd: [upd.orelse.with_changes(leading_lines=upd.leading_lines)])
+            elif isinstance(holder, cst.Assert) and holder.test is top and value is True:
+                stmt = self.statement_of(holder)
+                if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+                    self.edits.replace(stmt, [])
+                else:
+                    self.replace_node(top, cst.Name("True"))
+            else:
+                self.replace_node(top, cst.Name(str(value)) if value is not None else node)
+            self.report(top, "APX212", f"{code_of(top)}: apex.amp's availability check is {value if value is not None else 'simplified'} now (native mixed precision is always there)", fixed=True, severity="info")
+
+    @staticmethod
+    def _lift(upd: cst.BaseStatement, suite: cst.BaseSuite) -> List[cst.BaseStatement]:
+        body = suite_statements(suite)
+        return [move_leading(upd, body[0])] + body[1:] if body else []
+
     # --- threading ---------------------------------------------------------------------------
 
     def _thread(self, func: cst.FunctionDef, calls: List[cst.Call], info: AmpFile) -> None:
@@ -437,11 +530,22 @@ class InitializeRule(AmpRule):
         return False
 
     def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
-        block = self.parents.get(site.with_stmt)
         if self._inside_autocast(site.with_stmt):
             return
+        # `if fp16: with amp.scale_loss(...): ... else: loss.backward()`: look before the `if`
+        anchor: cst.CSTNode = site.with_stmt
+        while True:
+            block = self.parents.get(anchor)
+            owner = self.parents.get(block)
+            if isinstance(owner, cst.Else):
+                owner = self.parents.get(owner)
+            if isinstance(owner, cst.If) and isinstance(block, cst.IndentedBlock) and len(block.body) <= 2:
+                anchor = owner
+                continue
+            break
+        block = self.parents.get(anchor)
         body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
-        index = body.index(site.with_stmt) if site.with_stmt in body else -1
+        index = body.index(anchor) if anchor in body else -1
         loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
         end = None
         for j in range(index - 1, -1, -1):
@@ -500,5 +604,692 @@ class InitializeRule(AmpRule):
         return f"{access}.is_enabled()"
 
 
-EXAMPLES: List[Example] = []
-NOOP_EXAMPLES: List[Example] = []
+# Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
+# pipeline (apex.amp rewrites span several rules) and the docs page lists them.
+EXAMPLES: List[Example] = [
+    Example(
+        'opt-level-literal',
+        before='''\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+''',
+        after='''\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        'flag-guard-and-opt-level-from-args',
+        before='''\
+import argparse
+
+import torch
+from apex import amp
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--opt-level", default="O1")
+parser.add_argument("--fp16", action="store_true")
+
+
+def main():
+    args = parser.parse_args()
+    model = torch.nn.Linear(10, 2).cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level, keep_batchnorm_fp32=True)
+    for x, y in loader:
+        output = model(x)
+        loss = criterion(output, y)
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+''',
+        after='''\
+import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--opt-level", default="O1")
+parser.add_argument("--fp16", action="store_true")
+
+
+def main():
+    args = parser.parse_args()
+    model = torch.nn.Linear(10, 2).cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    use_amp = args.fp16 and args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            output = model(x)
+            loss = criterion(output, y)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        'enabled-argument',
+        before='''\
+from apex import amp
+
+
+def fit(model, optimizer, data, use_fp16):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2", enabled=use_fp16, loss_scale="dynamic")
+    for x in data:
+        loss = model(x).mean()
+        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def fit(model, optimizer, data, use_fp16):
+    scaler = torch.amp.GradScaler("cuda", enabled=use_fp16)
+    for x in data:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_fp16):
+            loss = model(x).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        'static-loss-scale-and-dropped-options',
+        before='''\
+from apex import amp
+
+
+def fit(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1", loss_scale=128.0, max_loss_scale=2.0**16, num_losses=1, verbosity=0)
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+''',
+        after='''\
+import torch
+
+
+def fit(model, optimizer, batches):
+    # TODO(apexcompat): static loss_scale=128.0: the GradScaler keeps this scale, but unlike apex it skips a step whose grads hold inf/nan and halves the scale; check that this is acceptable
+    scaler = torch.amp.GradScaler("cuda", init_scale=128.0, growth_interval=10**9)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX203', 'APX203', 'APX204', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        'o3-inference-model-half',
+        before='''\
+from apex import amp
+
+
+def load_for_inference(model):
+    model = amp.initialize(model, opt_level="O3")
+    model.eval()
+    return model
+''',
+        after='''\
+def load_for_inference(model):
+    # TODO(apexcompat): O3 inference: the model is now float16; apex also cast its floating inputs to float16 and its outputs back to float32 - cast the inputs with .half() and the outputs with .float() where they are used
+    model.half()
+    model.eval()
+    return model
+''',
+        codes=('APX101', 'APX206'),
+    ),
+    Example(
+        'old-handle-api',
+        before='''\
+from apex import amp
+
+
+def fit(model, optimizer, batches, args):
+    amp_handle = amp.init(enabled=args.fp16)
+    for x in batches:
+        optimizer.zero_grad()
+        loss = model(x).sum()
+        with amp_handle.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+''',
+        after='''\
+import torch
+
+
+def fit(model, optimizer, batches, args):
+    use_amp = args.fp16
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=('APX101', 'APX209', 'APX211', 'APX301', 'APX311'),
+    ),
+    Example(
+        'scaler-passed-to-same-file-function',
+        before='''\
+import torch
+from apex import amp
+
+
+def train_epoch(model, optimizer, loader):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for epoch in range(args.epochs):
+        train_epoch(model, optimizer, loader)
+''',
+        after='''\
+import torch
+
+
+def train_epoch(model, optimizer, loader, scaler):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
+    use_amp = args.fp16 and args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for epoch in range(args.epochs):
+        train_epoch(model, optimizer, loader, scaler)
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX207', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        'class-trainer-keeps-scaler-on-self',
+        before='''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, opt_level="O1"):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        return loss.item()
+''',
+        after='''\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, opt_level="O1"):
+        self.model, self.optimizer = model, optimizer
+        use_amp = opt_level != "O0"
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return loss.item()
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        'closure-sees-the-scaler',
+        before='''\
+from apex import amp
+
+
+def main(model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def train_step(x):
+        loss = model(x).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    for x in loader:
+        train_step(x)
+''',
+        after='''\
+import torch
+
+
+def main(model, optimizer, loader):
+    scaler = torch.amp.GradScaler("cuda")
+
+    def train_step(x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+
+    for x in loader:
+        train_step(x)
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        'gan-two-optimizers-and-loss-id',
+        before='''\
+import torch
+from apex import amp
+
+
+def train(netD, netG, optD, optG, loader, args):
+    [netD, netG], [optD, optG] = amp.initialize([netD, netG], [optD, optG], opt_level=args.opt_level, num_losses=2)
+    for real in loader:
+        noise = torch.randn(real.size(0), 16)
+        # discriminator
+        optD.zero_grad()
+        fake = netG(noise)
+        errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+        with amp.scale_loss(errD, optD, loss_id=0) as errD_scaled:
+            errD_scaled.backward()
+        optD.step()
+        # generator
+        optG.zero_grad()
+        errG = criterion(netD(fake), ones)
+        with amp.scale_loss(errG, optG, loss_id=1) as errG_scaled:
+            errG_scaled.backward()
+        optG.step()
+''',
+        after='''\
+import torch
+
+
+def train(netD, netG, optD, optG, loader, args):
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for real in loader:
+        noise = torch.randn(real.size(0), 16)
+        # discriminator
+        optD.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            fake = netG(noise)
+            errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+        scaler.scale(errD).backward()
+        scaler.step(optD)
+        scaler.update()
+        # generator
+        optG.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            errG = criterion(netD(fake), ones)
+        scaler.scale(errG).backward()
+        scaler.step(optG)
+        scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX209', 'APX301', 'APX301', 'APX302', 'APX302', 'APX311', 'APX311'),
+    ),
+    Example(
+        'target-torch-2.2-uses-cuda-gradscaler',
+        before='''\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+''',
+        after='''\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.cuda.amp.GradScaler()
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+        settings=Settings(target_torch=(2, 2)),
+    ),
+    Example(
+        'amp-imported-inside-function',
+        before='''\
+def train(model, optimizer, batches, opt_level="O1"):
+    from apex import amp
+
+    model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+''',
+        after='''\
+import torch
+
+def train(model, optimizer, batches, opt_level="O1"):
+    use_amp = opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        'availability-check-folded',
+        before='''\
+try:
+    from apex import amp
+except ImportError:
+    amp = None
+
+
+def main(args, model, optimizer, loader):
+    if args.fp16:
+        if amp is None:
+            raise ImportError("Please install apex to use --fp16.")
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).sum()
+        if args.fp16 and amp is not None:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+''',
+        after='''\
+import torch
+
+
+def main(args, model, optimizer, loader):
+    use_amp = args.fp16 and args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=('APX101', 'APX103', 'APX201', 'APX202', 'APX209', 'APX212', 'APX212', 'APX301', 'APX311'),
+    ),
+    Example(
+        'fallback-amp-stored-on-object',
+        before='''\
+from apex import amp
+
+
+class Engine:
+    def __init__(self, model, optimizer):
+        self.amp = amp
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def backward(self, loss):
+        with self.amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+''',
+        after='''\
+from apexcompat import amp
+
+
+class Engine:
+    def __init__(self, model, optimizer):
+        # TODO(apexcompat): apex.amp is passed on as a value here; its uses cannot be followed; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        self.amp = amp
+        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def backward(self, loss):
+        with self.amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+''',
+        codes=('APX102', 'APX220', 'APX220'),
+    ),
+    Example(
+        'fallback-scale-loss-without-initialize',
+        before='''\
+from apex import amp
+
+
+def train_step(model, optimizer, batch):
+    loss = model(batch).mean()
+    optimizer.zero_grad()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+''',
+        after='''\
+from apexcompat import amp
+
+
+def train_step(model, optimizer, batch):
+    loss = model(batch).mean()
+    optimizer.zero_grad()
+    # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+''',
+        codes=('APX102', 'APX220'),
+    ),
+    Example(
+        'fallback-initialize-without-scale-loss',
+        before='''\
+from apex import amp
+
+from .engine import run_training
+
+
+def main(model, optimizer, args):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    run_training(model, optimizer)
+''',
+        after='''\
+from apexcompat import amp
+
+from .engine import run_training
+
+
+def main(model, optimizer, args):
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    run_training(model, optimizer)
+''',
+        codes=('APX102', 'APX220'),
+    ),
+    Example(
+        'loss-scale-from-a-variable',
+        before='''\
+from apex import amp
+
+
+def train(model, optimizer, batches, args):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=args.loss_scale)
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+''',
+        after='''\
+import torch
+
+
+def train(model, optimizer, batches, args):
+    # TODO(apexcompat): loss_scale=args.loss_scale is chosen at run time; the GradScaler is dynamic. If it is a number, pass init_scale=<it>, growth_interval=10**9 to the GradScaler
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX205', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        'forward-pass-in-a-helper',
+        before='''\
+from apex import amp
+
+
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for batch in batches:
+        loss = compute_loss(model, batch)
+        with amp.scale_loss(loss, optimizer, delay_overflow_check=True) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+''',
+        after='''\
+import torch
+
+
+def train(model, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    for batch in batches:
+        loss = compute_loss(model, batch)
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX210', 'APX301', 'APX303', 'APX311'),
+    ),
+]
+
+NOOP_EXAMPLES: List[Example] = [
+    Example(
+        'local-variable-named-amp',
+        before='''\
+from audio import Amplifier
+
+
+def boost(signal, model):
+    amp = Amplifier(gain=2.0)
+    model = amp.initialize(model)
+    with amp.scale_loss(signal) as louder:
+        louder.play()
+''',
+        codes=(),
+    ),
+    Example(
+        'self-amp-attribute',
+        before='''\
+class Mixer:
+    def __init__(self, amp):
+        self.amp = amp
+
+    def run(self, loss, optimizer):
+        with self.amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+        optimizer.step()
+''',
+        codes=(),
+    ),
+    Example(
+        'comments-and-strings-mention-apex',
+        before='''\
+# Mixed precision used to come from apex.amp (https://github.com/NVIDIA/apex);
+# `from apex import amp` is no longer needed.
+NOTE = "call amp.initialize(model, optimizer) before training"
+
+
+def describe():
+    return "apex.amp.scale_loss was used here"
+''',
+        codes=(),
+    ),
+    Example(
+        'amp-from-another-package',
+        before='''\
+from mylib import amp
+
+
+def setup(model, optimizer):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer
+''',
+        codes=(),
+    ),
+]
+
+InitializeRule.EXAMPLES = EXAMPLES
+InitializeRule.NOOP_EXAMPLES = NOOP_EXAMPLES

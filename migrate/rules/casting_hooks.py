@@ -77,6 +77,7 @@ class CastingHooksRule(AmpRule):
         "APX506": "amp._amp_state.loss_scalers[0].loss_scale() -> scaler.get_scale()",
     }
     TRIGGERS = (b"disable_casts", b"_function", b"_amp_state")
+    LIVE_TRIGGERS = ("disable_casts", "_function", "_amp_state")
 
     def plan(self, module: cst.Module) -> None:
         info = analyse(self, module)
@@ -204,5 +205,144 @@ class CastingHooksRule(AmpRule):
         self.report(ref.expr, "APX504", f"{code_of(ref.expr)} -> {HELPER_NAME}(torch.{_KIND[kind][0]}), a small helper added to this file", fixed=True, severity="info")
 
 
-EXAMPLES: List[Example] = []
-NOOP_EXAMPLES: List[Example] = []
+# Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
+# pipeline (apex.amp rewrites span several rules) and the docs page lists them.
+EXAMPLES: List[Example] = [
+    Example(
+        'register-functions',
+        before='''\
+import torch
+from apex import amp
+
+amp.register_half_function(torch, "einsum")
+amp.register_float_function(torch, "sigmoid")
+model = build()
+''',
+        after='''\
+import torch
+
+# amp.register_half_function(torch, "einsum") removed: native autocast already runs einsum in float16
+# TODO(apexcompat): apex ran torch.sigmoid in float32 under O1 (amp.register_float_function(torch, "sigmoid")); native autocast does not. Where that matters, call it as autocast_function(torch.float32)(torch.sigmoid)(...) or inside `with torch.autocast("cuda", enabled=False):` on converted inputs
+model = build()
+''',
+        codes=('APX101', 'APX502', 'APX503'),
+    ),
+    Example(
+        'float-function-and-disable-casts',
+        before='''\
+import torch
+from apex import amp
+
+
+@amp.float_function
+def stable_softmax(x):
+    return torch.softmax(x, dim=-1)
+
+
+def attention(q, k):
+    with amp.disable_casts():
+        scores = q.float() @ k.float().t()
+    return stable_softmax(scores)
+''',
+        after='''\
+import torch
+import functools
+
+
+def autocast_function(dtype):
+    """Decorator: while CUDA autocast is on, run the function with autocast off on ``dtype``
+    inputs (what apex.amp's float_function/half_function did under O1)."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if not torch.is_autocast_enabled():
+                return fn(*args, **kwargs)
+
+            def cast(value):
+                if torch.is_tensor(value) and value.is_cuda and value.is_floating_point():
+                    return value.to(dtype)
+                return value
+
+            with torch.autocast("cuda", enabled=False):
+                return fn(*[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
+
+        return wrapper
+
+    return decorate
+
+
+@autocast_function(torch.float32)
+def stable_softmax(x):
+    return torch.softmax(x, dim=-1)
+
+
+def attention(q, k):
+    with torch.autocast("cuda", enabled=False):
+        scores = q.float() @ k.float().t()
+    return stable_softmax(scores)
+''',
+        codes=('APX101', 'APX501', 'APX504'),
+    ),
+    Example(
+        'private-loss-scaler-state',
+        before='''\
+from apex import amp
+
+
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    amp._amp_state.loss_scalers[0]._loss_scale = 2**20
+    for step, x in enumerate(batches):
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        if step % 100 == 0:
+            print("loss scale", amp._amp_state.loss_scalers[0].loss_scale())
+''',
+        after='''\
+import torch
+
+
+def train(model, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda", init_scale=2**20)
+    for step, x in enumerate(batches):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        if step % 100 == 0:
+            print("loss scale", scaler.get_scale())
+''',
+        codes=('APX101', 'APX201', 'APX208', 'APX209', 'APX301', 'APX311', 'APX506'),
+    ),
+    Example(
+        'promote-function',
+        before='''\
+import torch
+from apex import amp
+
+
+@amp.promote_function
+def blend(a, b, alpha):
+    return a * alpha + b * (1 - alpha)
+''',
+        after='''\
+import torch
+
+
+# TODO(apexcompat): @amp.promote_function removed: apex promoted mixed fp16/fp32 inputs to fp32 here; cast them by hand if needed
+def blend(a, b, alpha):
+    return a * alpha + b * (1 - alpha)
+''',
+        codes=('APX101', 'APX505'),
+    ),
+]
+
+NOOP_EXAMPLES: List[Example] = [
+]
+
+CastingHooksRule.EXAMPLES = EXAMPLES
+CastingHooksRule.NOOP_EXAMPLES = NOOP_EXAMPLES

@@ -63,6 +63,7 @@ class CheckpointRule(AmpRule):
         "APX402": "amp.load_state_dict(x) -> load_scaler_state(scaler, x), which also reads apex-written and {} entries",
     }
     TRIGGERS = (b"state_dict",)
+    LIVE_TRIGGERS = ("state_dict",)
 
     def plan(self, module: cst.Module) -> None:
         info = analyse(self, module)
@@ -94,5 +95,68 @@ class CheckpointRule(AmpRule):
                 self.edits.insert_after(anchor, [helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])])
 
 
-EXAMPLES: List[Example] = []
-NOOP_EXAMPLES: List[Example] = []
+# Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
+# pipeline (apex.amp rewrites span several rules) and the docs page lists them.
+EXAMPLES: List[Example] = [
+    Example(
+        'save-and-resume',
+        before='''\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, resume=None):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    if resume:
+        checkpoint = torch.load(resume)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        amp.load_state_dict(checkpoint["amp"])
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": amp.state_dict()}, "last.pt")
+''',
+        after='''\
+import torch
+
+
+def load_scaler_state(scaler, state):
+    """Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
+
+    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
+    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
+    """
+    if "loss_scaler0" in state:
+        apex_state = state["loss_scaler0"]
+        state = dict(scaler.state_dict(), scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
+    if state:
+        scaler.load_state_dict(state)
+
+
+def train(model, optimizer, batches, resume=None):
+    scaler = torch.amp.GradScaler("cuda")
+    if resume:
+        checkpoint = torch.load(resume)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        load_scaler_state(scaler, checkpoint["amp"])
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": scaler.state_dict()}, "last.pt")
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX401', 'APX402'),
+    ),
+]
+
+NOOP_EXAMPLES: List[Example] = [
+]
+
+CheckpointRule.EXAMPLES = EXAMPLES
+CheckpointRule.NOOP_EXAMPLES = NOOP_EXAMPLES

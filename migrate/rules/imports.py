@@ -20,8 +20,9 @@ from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from ._amp_rule import AmpRule
-from ._amp_sites import walk
+from ._amp_sites import enclosing_function, walk
 from ._edits import code_of, move_leading
+from ..settings import Settings
 from .base import Example
 
 SHIM = "apexcompat"
@@ -46,24 +47,16 @@ class ImportsRule(AmpRule):
         "APX102": "apex.amp now imported from apexcompat.amp (same API, runs on native torch.amp)",
         "APX103": "try/except ImportError around apex imports simplified: the native path is always available",
         "APX104": "apex import guard left as it is: its shape is not one the tool knows",
+        "APX105": "apex availability probe inside a function left as it is",
     }
     TRIGGERS = (b"apex",)
+    LIVE_TRIGGERS = ("apex",)
     NATIVE_ONLY = False
-
-    def transform_module(self, tree: cst.Module) -> cst.Module:
-        result = super().transform_module(tree)
-        # an apex import that opened the file leaves no blank lines at the top behind it
-        if result.body and tree.body and result.body[0] is not tree.body[0] and not tree.body[0].leading_lines:
-            lines = list(result.body[0].leading_lines)
-            while lines and lines[0].comment is None:
-                lines.pop(0)
-            if len(lines) != len(result.body[0].leading_lines):
-                result = result.with_changes(body=[result.body[0].with_changes(leading_lines=lines)] + list(result.body[1:]))
-        return result
 
     def plan(self, module: cst.Module) -> None:
         self.report_earlier_todos(module)
         self.removed: Set[cst.CSTNode] = set()
+        self.reported_guards: Set[cst.CSTNode] = set()
         imports = self._apex_imports(module)
         if not imports:
             return
@@ -80,10 +73,31 @@ class ImportsRule(AmpRule):
                     continue
             elif self._binding_used(binding, target, used):
                 continue
+            if self._unusual_guard(stmt):
+                continue
+            if self._is_probe(stmt):
+                self.report(imp, "APX105", "apex availability probe left as it is: the migrated code no longer needs apex; check what depends on its answer", severity="warning")
+                continue
             unused_in.setdefault(stmt, []).append(alias)
             self._remove(stmt, imp, alias, target)
         for stmt, aliases in unused_in.items():
-            self._simplify_try(stmt, imp_stmts={s for s, *_ in imports})
+            if not self._simplify_try(stmt, imp_stmts={s for s, *_ in imports}) and self._all_removed(stmt):
+                self._close_gap(stmt)
+
+    def _close_gap(self, stmt: cst.BaseStatement) -> None:
+        """A removed import that opened its block leaves no blank lines behind."""
+        block = self.parents.get(stmt)
+        body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        if len(body) < 2 or body[0] is not stmt or stmt.leading_lines:
+            return
+
+        def strip(upd):
+            lines = list(upd.leading_lines)
+            while lines and lines[0].comment is None:
+                lines.pop(0)
+            return upd.with_changes(leading_lines=lines)
+
+        self.replace_node(body[1], strip)
 
     # --- finding imports and their uses ---------------------------------------------------
 
@@ -162,18 +176,40 @@ class ImportsRule(AmpRule):
         self.removed.add(alias)
         self.report(imp, "APX101", f"unused import of {target} removed", fixed=True, severity="info")
 
-    def _simplify_try(self, stmt: cst.BaseStatement, imp_stmts: Set[cst.CSTNode]) -> None:
+    def _unusual_guard(self, stmt: cst.BaseStatement) -> bool:
+        """An import in a ``try`` this rule does not know how to simplify stays (reported once)."""
         block = self.parents.get(stmt)
         owner = self.parents.get(block) if block is not None else None
-        if not isinstance(owner, cst.Try) or owner.body is not block or owner in self.edits.replacements:
-            return
+        if not isinstance(owner, cst.Try) or owner.body is not block:
+            return False
+        if owner.finalbody is None and all(self._catches_import_error(h) for h in owner.handlers):
+            return False
+        if owner not in self.reported_guards:
+            self.reported_guards.add(owner)
+            self.report(owner, "APX104", "apex import guard with an unusual shape (finally, or other exceptions) left as it is; simplify it by hand", severity="warning")
+        return True
+
+    def _is_probe(self, stmt: cst.BaseStatement) -> bool:
+        """``def has_apex(): try: import apex; return True except ImportError: return False``"""
+        block = self.parents.get(stmt)
+        owner = self.parents.get(block) if block is not None else None
+        if not isinstance(owner, cst.Try) or enclosing_function(self.parents, owner) is None:
+            return False
+        return any(isinstance(n, cst.Return) for s in owner.body.body for n in walk(s))
+
+    def _simplify_try(self, stmt: cst.BaseStatement, imp_stmts: Set[cst.CSTNode]) -> bool:
+        block = self.parents.get(stmt)
+        owner = self.parents.get(block) if block is not None else None
+        if not isinstance(owner, cst.Try) or owner.body is not block:
+            return False
+        if owner in self.edits.replacements:
+            return True
         body = list(owner.body.body)
         apex_lines = [s for s in body if s in imp_stmts]
         if any(not self._all_removed(s) for s in apex_lines):
-            return  # some apex name in the try is still used: leave the guard alone
+            return True  # some apex name in the try is still used: leave the guard alone
         if owner.finalbody is not None or not all(self._catches_import_error(h) for h in owner.handlers):
-            self.report(owner, "APX104", "apex import guard with an unusual shape left as it is; simplify it by hand", severity="warning")
-            return
+            return True
         rest = [s for s in body if s not in apex_lines]
         set_in_body = {code_of(t.target) for s in rest for small in getattr(s, "body", []) if isinstance(small, cst.Assign) for t in small.targets}
         keep: List[cst.BaseStatement] = list(rest)
@@ -185,7 +221,10 @@ class ImportsRule(AmpRule):
         if owner.orelse is not None:
             keep.extend(owner.orelse.body.body)
         self.edits.replace(owner, lambda upd, keep=keep: [move_leading(upd, keep[0])] + keep[1:] if keep else [])
+        if not keep:
+            self._close_gap(owner)
         self.report(owner, "APX103", "try/except ImportError around the apex import removed: native PyTorch is always available", fixed=True, severity="info")
+        return True
 
     def _all_removed(self, stmt: cst.BaseStatement) -> bool:
         if not isinstance(stmt, cst.SimpleStatementLine):
@@ -280,5 +319,228 @@ class ImportsRule(AmpRule):
         return upd.with_changes(names=names)
 
 
-EXAMPLES: List[Example] = []
-NOOP_EXAMPLES: List[Example] = []
+# Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
+# pipeline (apex.amp rewrites span several rules) and the docs page lists them.
+EXAMPLES: List[Example] = [
+    Example(
+        'try-flag-stays-true',
+        before='''\
+import torch
+
+try:
+    from apex import amp
+    APEX_AVAILABLE = True
+except ImportError:
+    APEX_AVAILABLE = False
+
+
+def fit(model, optimizer, batches, use_amp):
+    if use_amp and APEX_AVAILABLE:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+''',
+        after='''\
+import torch
+
+APEX_AVAILABLE = True
+
+
+def fit(model, optimizer, batches, use_amp):
+    amp_enabled = use_amp and APEX_AVAILABLE
+    scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=amp_enabled):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=('APX101', 'APX103', 'APX201', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        'try-reraise-removed',
+        before='''\
+try:
+    from apex import amp
+    from apex.parallel import DistributedDataParallel as DDP
+except ImportError:
+    raise ImportError("Please install apex from https://www.github.com/nvidia/apex to run this example.")
+
+
+def build(model):
+    return model
+''',
+        after='''\
+def build(model):
+    return model
+''',
+        codes=('APX101', 'APX101', 'APX103'),
+    ),
+    Example(
+        'bare-except-pass',
+        before='''\
+try:
+    from apex import amp
+except:
+    pass
+
+import torch
+''',
+        after='''\
+import torch
+''',
+        codes=('APX101', 'APX103'),
+    ),
+    Example(
+        'fallback-implementation-kept',
+        before='''\
+try:
+    import apex
+    from apex import amp
+except ImportError:
+    print("apex not found, using native layer norm")
+    from torch.nn import LayerNorm
+''',
+        after='''\
+from torch.nn import LayerNorm
+''',
+        codes=('APX101', 'APX101', 'APX103'),
+    ),
+    Example(
+        'dead-import-removed',
+        before='''\
+import os
+
+import torch
+from apex import amp
+
+BATCH = int(os.environ.get("BATCH", 32))
+''',
+        after='''\
+import os
+
+import torch
+
+BATCH = int(os.environ.get("BATCH", 32))
+''',
+        codes=('APX101',),
+    ),
+    Example(
+        'unused-import-in-function',
+        before='''\
+def train(model):
+    import apex
+
+    return model
+''',
+        after='''\
+def train(model):
+    return model
+''',
+        codes=('APX101',),
+    ),
+    Example(
+        'shim-target-keeps-code',
+        before='''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, opt_level="O1"):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        return loss.item()
+''',
+        after='''\
+import torch
+from apexcompat import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, opt_level="O1"):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        return loss.item()
+''',
+        codes=('APX102',),
+        settings=Settings(target="shim"),
+    ),
+    Example(
+        'shim-target-import-apex-chains',
+        before='''\
+import apex
+import torch
+
+
+def main(model, optimizer, x):
+    model, optimizer = apex.amp.initialize(model, optimizer)
+    loss = model(x).sum()
+    with apex.amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+    return apex.amp.state_dict()
+''',
+        after='''\
+import apexcompat.amp
+import torch
+
+
+def main(model, optimizer, x):
+    model, optimizer = apexcompat.amp.initialize(model, optimizer)
+    loss = model(x).sum()
+    with apexcompat.amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+    return apexcompat.amp.state_dict()
+''',
+        codes=('APX101', 'APX102'),
+        settings=Settings(target="shim"),
+    ),
+]
+
+NOOP_EXAMPLES: List[Example] = [
+    Example(
+        'availability-probe-left',
+        before='''\
+def apex_installed():
+    try:
+        import apex  # noqa: F401
+        return True
+    except ImportError:
+        return False
+''',
+        codes=('APX105',),
+    ),
+    Example(
+        'unusual-guard-left',
+        before='''\
+try:
+    from apex import amp
+except ImportError:
+    amp = None
+finally:
+    print("checked for apex")
+''',
+        codes=('APX104',),
+    ),
+]
+
+ImportsRule.EXAMPLES = EXAMPLES
+ImportsRule.NOOP_EXAMPLES = NOOP_EXAMPLES

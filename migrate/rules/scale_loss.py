@@ -25,9 +25,9 @@ class ScaleLossRule(AmpRule):
         "APX301": "amp.scale_loss rewritten to scaler.scale(loss)",
         "APX302": "loss_id / delay_unscale dropped: one GradScaler serves every loss and unscales lazily",
         "APX303": "delay_overflow_check dropped: GradScaler always skips steps whose grads hold inf/nan",
-        "APX304": "amp.scale_loss without `as`: the loss inside is not the scaled one",
     }
     TRIGGERS = (b"scale_loss",)
+    LIVE_TRIGGERS = ("scale_loss",)
 
     def plan(self, module: cst.Module) -> None:
         info = analyse(self, module)
@@ -46,9 +46,6 @@ class ScaleLossRule(AmpRule):
         body = suite_statements(site.with_stmt.body)
         new: List[cst.BaseStatement] = []
         rest = body
-        if site.as_name is None:
-            self.todo(site.with_stmt, "APX304", "amp.scale_loss is used without `as`: call scaler.scale(loss).backward() on the scaled loss by hand")
-            return
         first = body[0] if body else None
         backward = self._backward_args(first, site.as_name)
         used_later = any(site.as_name in names_in(s) for s in body[1:])
@@ -89,5 +86,103 @@ class ScaleLossRule(AmpRule):
         return text[text.index("(") + 1 : text.rindex(")")]
 
 
-EXAMPLES: List[Example] = []
-NOOP_EXAMPLES: List[Example] = []
+# Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
+# pipeline (apex.amp rewrites span several rules) and the docs page lists them.
+EXAMPLES: List[Example] = [
+    Example(
+        'one-line-with-and-backward-kwargs',
+        before='''\
+from apex import amp
+
+
+def step(model, optimizer, x, y, opt_level):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+    loss = (model(x) - y).pow(2).mean()
+    with amp.scale_loss(loss, optimizer) as scaled_loss: scaled_loss.backward(retain_graph=True)
+    optimizer.step()
+''',
+        after='''\
+import torch
+
+
+def step(model, optimizer, x, y, opt_level):
+    use_amp = opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+        loss = (model(x) - y).pow(2).mean()
+    scaler.scale(loss).backward(retain_graph=True)
+    scaler.step(optimizer)
+    scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        'scaled-loss-used-in-body',
+        before='''\
+from apex import amp
+
+
+def step(model, optimizer, x):
+    model, optimizer = amp.initialize(model, optimizer)
+    loss = model(x).sum()
+    with amp.scale_loss(loss, [optimizer]) as scaled_loss:
+        scaled_loss.backward()
+        log("scaled loss", scaled_loss.item())
+    optimizer.step()
+''',
+        after='''\
+import torch
+
+
+def step(model, optimizer, x):
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(x).sum()
+    scaled_loss = scaler.scale(loss)
+    scaled_loss.backward()
+    log("scaled loss", scaled_loss.item())
+    scaler.step(optimizer)
+    scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        'list-of-optimizers',
+        before='''\
+from apex import amp
+
+
+def train(model, optimizers, batches):
+    model, optimizers = amp.initialize(model, optimizers, opt_level="O1")
+    enc_opt, dec_opt = optimizers
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, [enc_opt, dec_opt]) as scaled_loss:
+            scaled_loss.backward()
+        enc_opt.step()
+        dec_opt.step()
+''',
+        after='''\
+import torch
+
+
+def train(model, optimizers, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    enc_opt, dec_opt = optimizers
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(enc_opt)
+        scaler.step(dec_opt)
+        scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX311'),
+    ),
+]
+
+NOOP_EXAMPLES: List[Example] = [
+]
+
+ScaleLossRule.EXAMPLES = EXAMPLES
+ScaleLossRule.NOOP_EXAMPLES = NOOP_EXAMPLES

@@ -24,6 +24,7 @@ class StepRule(AmpRule):
         "APX311": "optimizer.step() goes through the GradScaler, followed by scaler.update()",
     }
     TRIGGERS = (b"scale_loss",)
+    LIVE_TRIGGERS = ("scale_loss",)
 
     def plan(self, module: cst.Module) -> None:
         info = analyse(self, module)
@@ -65,5 +66,77 @@ class StepRule(AmpRule):
                 self.edits.insert_after(anchor, [statement(f"{scaler}.update()\n")])
 
 
-EXAMPLES: List[Example] = []
-NOOP_EXAMPLES: List[Example] = []
+# Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
+# pipeline (apex.amp rewrites span several rules) and the docs page lists them.
+EXAMPLES: List[Example] = [
+    Example(
+        'accumulation-boundary-with-delay-unscale',
+        before='''\
+from apex import amp
+
+
+def train(model, optimizer, loader, accumulation_steps=4):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y) / accumulation_steps
+        with amp.scale_loss(loss, optimizer, delay_unscale=(i + 1) % accumulation_steps != 0) as scaled_loss:
+            scaled_loss.backward()
+        if (i + 1) % accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def train(model, optimizer, loader, accumulation_steps=4):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, (x, y) in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = criterion(model(x), y) / accumulation_steps
+        scaler.scale(loss).backward()
+        if (i + 1) % accumulation_steps == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX302', 'APX311'),
+    ),
+    Example(
+        'two-optimizers-one-update',
+        before='''\
+from apex import amp
+
+
+def train(model, opt_body, opt_head, batches):
+    model, [opt_body, opt_head] = amp.initialize(model, [opt_body, opt_head], opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, [opt_body, opt_head]) as scaled_loss:
+            scaled_loss.backward()
+        opt_body.step()
+        opt_head.step()
+''',
+        after='''\
+import torch
+
+
+def train(model, opt_body, opt_head, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(opt_body)
+        scaler.step(opt_head)
+        scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX311'),
+    ),
+]
+
+NOOP_EXAMPLES: List[Example] = [
+]
+
+StepRule.EXAMPLES = EXAMPLES
+StepRule.NOOP_EXAMPLES = NOOP_EXAMPLES
