@@ -6,7 +6,7 @@ comments that are never duplicated."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import ClassVar, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
@@ -128,7 +128,12 @@ class NeighbourRule(Rule):
     """A rule with name resolution through star imports, torch spellings that follow the
     file's own imports, TODO comments and layout-preserving call rebuilding."""
 
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ScopeProvider, ParentNodeProvider)
+    METADATA_DEPENDENCIES = (  # type: ignore[assignment]
+        PositionProvider,
+        QualifiedNameProvider,
+        ScopeProvider,
+        ParentNodeProvider,
+    )
 
     #: ``from <module> import *`` -> the names of that module this rule resolves
     STAR_EXPORTS: ClassVar[Dict[str, Tuple[str, ...]]] = {}
@@ -198,7 +203,9 @@ class NeighbourRule(Rule):
             return parent.value is name
         return not isinstance(parent, (cst.Arg, cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias))
 
-    def parent(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+    def parent(self, node: Optional[cst.CSTNode]) -> Optional[cst.CSTNode]:
+        if node is None:
+            return None
         return self.get_metadata(ParentNodeProvider, node, None)
 
     def is_callee(self, node: cst.CSTNode) -> bool:
@@ -326,7 +333,7 @@ class NeighbourRule(Rule):
         first_line = body.splitlines()[0] if body else ""
         if indent + len(first_line) <= MAX_LINE:
             return stmt
-        return stmt.visit(_SplitArguments(self._rebuilt, self._default_indent))
+        return cast(cst.CSTNode, stmt.visit(_SplitArguments(self._rebuilt, self._default_indent)))
 
 
 class _SplitArguments(cst.CSTTransformer):

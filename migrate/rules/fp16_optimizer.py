@@ -10,7 +10,7 @@ class, on ``self``) and used there through ``backward(loss)``, ``clip_master_gra
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, cast
 
 import libcst as cst
 
@@ -169,15 +169,18 @@ class FP16OptimizerRule(NeighbourRule):
                     self._plans.append(plan)
         if self._plans and self._foreign_backward(collector):
             for plan in self._plans:
-                self._rejected.append((_construction_call(plan.statement), NOT_SIMPLE_TODO))
+                construction = _construction_call(plan.statement)
+                if construction is not None:
+                    self._rejected.append((construction, NOT_SIMPLE_TODO))
             self._plans = []
         for plan in self._plans:
             self._schedule(plan)
         return True
 
     def _plan(self, call: cst.Call) -> Optional[_Plan]:
-        def reject() -> None:
+        def reject() -> Optional[_Plan]:
             self._rejected.append((call, NOT_SIMPLE_TODO))
+            return None
 
         stmt = self.parent(self.parent(call))
         parent = self.parent(call)
@@ -291,7 +294,7 @@ class FP16OptimizerRule(NeighbourRule):
         if is_self:
             while node is not None and not isinstance(node, (cst.ClassDef, cst.Module)):
                 node = self.parent(node)
-        return node
+        return cast(cst.CSTNode, node)  # the Module at the latest
 
     def _uses(self, plan: _Plan, region: cst.CSTNode) -> bool:
         """Classify every use of the wrapper in its region; False if one is not supported."""
@@ -401,7 +404,11 @@ class FP16OptimizerRule(NeighbourRule):
         if plan.guard is None:
             if scaler_stmt is not None:
                 new.append(scaler_stmt)
-            self._edits.replace(plan.statement, lambda updated, new=new: _keep_leading(updated, new))
+
+            def construction(updated: cst.BaseStatement, new: List[cst.BaseStatement] = new) -> List[cst.BaseStatement]:
+                return _keep_leading(updated, new)
+
+            self._edits.replace(plan.statement, construction)
         else:
             self._edits.replace(plan.statement, new)
             others = [s for s in plan.guard.body.body if s is not plan.statement]
@@ -420,10 +427,10 @@ class FP16OptimizerRule(NeighbourRule):
                 self._cast_calls.add(id(call))
             for call in finder.dtype_calls:
                 self._dtype_calls.add(id(call))
-            for stmt in finder.cast_statements:
-                if stmt is not plan.statement:
-                    self._edits.replace(stmt, [])
-                    guard = self.parent(self.parent(stmt))
+            for cast_stmt in finder.cast_statements:
+                if cast_stmt is not plan.statement:
+                    self._edits.replace(cast_stmt, [])
+                    guard = self.parent(self.parent(cast_stmt))
                     if (
                         isinstance(guard, cst.If)
                         and guard.orelse is None
@@ -438,6 +445,8 @@ class FP16OptimizerRule(NeighbourRule):
         for call in self._collected.calls:
             method = plan.calls.get(id(call))
             stmt = self.parent(self.parent(call))
+            if stmt is None:
+                continue
             if method == "clip" and plan.scaler:
                 self._edits.insert_before(stmt, [cst.parse_statement(f"{plan.scaler}.unscale_({plan.target})\n")])
             elif method == "step" and plan.scaler:
@@ -452,11 +461,11 @@ class FP16OptimizerRule(NeighbourRule):
 
     def _schedule_autocast(self, plan: _Plan, call: cst.Call, stmt: cst.CSTNode) -> None:
         loss_names = {code_of(n) for n in _names_in(call.args[0].value)}
-        child: cst.CSTNode = stmt
+        child: Any = stmt
         while True:
             block = self.parent(child)
             if isinstance(block, (cst.IndentedBlock, cst.Module)):
-                body = list(block.body)
+                body: List[Any] = list(block.body)
                 index = body.index(child)
                 span = self._forward_span(plan, body[:index], loss_names)
                 if span is not None:
@@ -468,8 +477,8 @@ class FP16OptimizerRule(NeighbourRule):
                     header = f'with {autocast}("cuda", dtype={float16}{enabled}):\n    pass\n'
 
                     def wrap(updated: List[cst.BaseStatement], header: str = header) -> Sequence[cst.BaseStatement]:
-                        with_stmt = cst.parse_statement(header)
-                        first = updated[0]
+                        with_stmt: Any = cst.parse_statement(header)
+                        first: Any = updated[0]
                         inner = [first.with_changes(leading_lines=())] + list(updated[1:])
                         return [
                             with_stmt.with_changes(
@@ -736,7 +745,7 @@ def _construction_call(stmt: cst.SimpleStatementLine) -> Optional[cst.Call]:
     return small.value if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) else None
 
 
-def _keep_leading(original: cst.BaseStatement, new: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
+def _keep_leading(original: Any, new: List[Any]) -> List[Any]:
     if new and original.leading_lines:
         new = [new[0].with_changes(leading_lines=list(original.leading_lines) + list(new[0].leading_lines))] + new[1:]
     return new

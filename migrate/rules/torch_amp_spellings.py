@@ -55,10 +55,12 @@ class TorchAmpSpellingsRule(NeighbourRule):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = self.names_of(original_node.func)
         new: Optional[cst.Call] = None
-        if _lookup(names, AUTOCAST) and self.settings.code_enabled("APX901"):
-            new = self._autocast(original_node, updated_node, _lookup(names, AUTOCAST))
-        elif _lookup(names, GRAD_SCALER) and self.settings.code_enabled("APX902"):
-            new = self._grad_scaler(original_node, updated_node, _lookup(names, GRAD_SCALER))
+        autocast_device = _lookup(names, AUTOCAST)
+        scaler_device = _lookup(names, GRAD_SCALER)
+        if autocast_device and self.settings.code_enabled("APX901"):
+            new = self._autocast(original_node, updated_node, autocast_device)
+        elif scaler_device and self.settings.code_enabled("APX902"):
+            new = self._grad_scaler(original_node, updated_node, scaler_device)
         elif _lookup(names, {**CUSTOM_FWD, **CUSTOM_BWD}) and self.settings.code_enabled("APX903"):
             new = self._custom(original_node, updated_node, names)
         if new is None:
