@@ -26,11 +26,17 @@ What the other side cannot hold:
 * Neither format holds apex's ``min_loss_scale``/``max_loss_scale`` or whether a scaler was
   static: those come from the ``amp.initialize`` / ``GradScaler(...)`` call that restores.
 
-Example::
+Example (continue an apex run's loss scale with a native GradScaler)::
 
-    ckpt = torch.load("apex_run.pt")
-    scaler = torch.amp.GradScaler("cuda")
-    scaler.load_state_dict(apex_to_grad_scaler(ckpt["amp"]))
+    import torch
+    from apexcompat.checkpoint import apex_to_grad_scaler, grad_scaler_to_apex
+
+    ckpt = {"amp": {"loss_scaler0": {"loss_scale": 1024.0, "unskipped": 3}}}  # torch.load(...)
+    gs_state = apex_to_grad_scaler(ckpt["amp"])
+    if hasattr(torch.amp, "GradScaler"):  # torch >= 2.3 (device-generic GradScaler)
+        scaler = torch.amp.GradScaler("cpu")
+        scaler.load_state_dict(gs_state)
+    assert grad_scaler_to_apex(gs_state) == ckpt["amp"]
 """
 
 from __future__ import annotations

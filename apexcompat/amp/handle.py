@@ -35,6 +35,15 @@ def _clear_o1_cache() -> None:
         handle._clear_cache()
 
 
+def _casts_off():
+    """O1: switch autocast's casts off around the user's block (backward must not be cast;
+    the thread-wide O1 region would otherwise reach autograd's backward ops)."""
+    handle = getattr(_amp_state, "handle", None)
+    if handle is None or not hasattr(handle, "_disable_casts"):
+        return contextlib.nullcontext()
+    return handle._disable_casts()
+
+
 def _install_skip(optimizer: Any, scaler: Any, loss_id: int) -> None:
     """Replace ``optimizer.step`` by a one-shot function that skips the step, prints the
     overflow line with the scaler's scale *at call time*, and restores the previous step."""
@@ -71,9 +80,19 @@ def scale_loss(
     ``optimizers`` (one or a list), check them for inf/nan and update scaler ``loss_id``.
     After an overflow the next ``optimizer.step()`` is skipped and logs apex's line::
 
+        import torch
+        from apexcompat import amp
+
+        model = torch.nn.Linear(4, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        loss = model(torch.randn(8, 4)).float().pow(2).mean()
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
         optimizer.step()
+
+    Under O1 the block runs with autocast's casts off, so ``backward()`` computes in the
+    dtypes of the forward pass, as with apex (whose patches never touched backward).
     """
     if not hasattr(_amp_state, "opt_properties"):
         raise RuntimeError(_NOT_INITIALIZED)
@@ -89,7 +108,8 @@ def scale_loss(
 
     if not _amp_state.opt_properties.master_weights and not scaler.dynamic and scale == 1.0:
         # Short-cut: nothing to unscale or check, the scaler is not updated.
-        yield loss.float()
+        with _casts_off():
+            yield loss.float()
         _clear_o1_cache()
         return
 
@@ -98,7 +118,8 @@ def scale_loss(
             if not optimizer._amp_stash.params_have_scaled_gradients:
                 optimizer._prepare_amp_backward()
 
-    yield loss.float() * scale
+    with _casts_off():
+        yield loss.float() * scale
 
     if delay_unscale:
         for optimizer in optimizers:

@@ -252,3 +252,30 @@ def test_two_models_one_list():
                 assert lines == []
     assert typed(scaler_states()) == typed([{"loss_scale": 32768.0, "unskipped": 1},
                                             {"loss_scale": 65536.0, "unskipped": 3}])
+
+
+def test_o1_block_runs_with_casts_off_and_restores():
+    """Backward inside scale_loss must not be autocast (apex's patches never reached
+    autograd); after the block O1 casting is back on."""
+    with captured_lines():
+        model, opt = _setup("O1", verbosity=0)
+    a = torch.ones(2, 2)
+    assert torch.mm(a, a).dtype == torch.float16  # O1 active
+    seen = []
+
+    class Probe(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(torch.mm(a, a).dtype)
+            return g
+
+    loss = Probe.apply(_loss(model))
+    with amp.scale_loss(loss, opt) as scaled:
+        seen.append(torch.mm(a, a).dtype)
+        scaled.backward()
+    assert seen == [torch.float32, torch.float32]
+    assert torch.mm(a, a).dtype == torch.float16
