@@ -13,6 +13,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     GlobalScope,
+    ImportAssignment,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
@@ -187,6 +188,10 @@ class NeighbourRule(Rule):
         if any(q.source is QualifiedNameSource.LOCAL for q in names):
             return set()
         found = {q.name for q in names if q.source is QualifiedNameSource.IMPORT}
+        if len(found) > 1:
+            # ``try: from apex... import X / except ImportError: from torch... import X``:
+            # the fallback already names the native class; the import rule keeps it
+            return set()
         if not found and isinstance(node, cst.Name) and node.value in self._star_names and self._is_load(node):
             found = {self._star_names[node.value]}
         return found
@@ -238,8 +243,26 @@ class NeighbourRule(Rule):
         return any(not isinstance(a.scope, GlobalScope) for a in scope[name])
 
     def forget(self, node: cst.CSTNode) -> None:
-        """``node`` (an apex reference) is being replaced: drop its import if now unused."""
+        """``node`` (an apex reference) is being replaced: drop its import if now unused.
+        Imports inside ``try`` are left to the import clean-up rule, which knows the
+        ``except ImportError`` shapes (removing them here would leave ``try: pass``)."""
+        root = node
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        scope = self.get_metadata(ScopeProvider, root, None) if isinstance(root, cst.Name) else None
+        if scope is not None:
+            for assignment in scope[root.value]:
+                if isinstance(assignment, ImportAssignment) and self._inside_try(assignment.node):
+                    return
         RemoveImportsVisitor.remove_unused_import_by_node(self.context, node)
+
+    def _inside_try(self, node: cst.CSTNode) -> bool:
+        current = self.parent(node)
+        while current is not None:
+            if isinstance(current, (cst.Try, cst.TryStar)):
+                return True
+            current = self.parent(current)
+        return False
 
     # --- TODO comments -----------------------------------------------------------------
 

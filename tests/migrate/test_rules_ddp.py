@@ -93,6 +93,19 @@ DDP_EXTRA = [
     ),
 ]
 
+DDP_EXTRA += [
+    Example(
+        "import-inside-try-is-left-to-the-import-rule",
+        "try:\n    from apex.parallel import DistributedDataParallel as DDP\nexcept ImportError:\n"
+        "    raise ImportError(\"Please install apex\")\n\n\ndef wrap(model, local_rank):\n    return DDP(model)\n",
+        "import torch\n\ntry:\n    from apex.parallel import DistributedDataParallel as DDP\nexcept ImportError:\n"
+        "    raise ImportError(\"Please install apex\")\n\n\ndef wrap(model, local_rank):\n"
+        "    return torch.nn.parallel.DistributedDataParallel(\n        model,\n        device_ids=[local_rank],\n"
+        "        output_device=local_rank,\n        broadcast_buffers=False,\n    )\n",
+        ("APX601",),
+    ),
+]
+
 SYNCBN_EXTRA = [
     Example(
         "convert-channel-last",

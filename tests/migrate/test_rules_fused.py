@@ -101,6 +101,14 @@ EXTRA = [
     ),
 ]
 
+EXTRA += [
+    Example(
+        "fallback-import-of-torch-class-keeps-the-name",
+        "try:\n    from apex.normalization import FusedLayerNorm as LayerNorm\nexcept ImportError:\n"
+        "    from torch.nn import LayerNorm\n\nnorm = LayerNorm(768)\n",
+    ),
+]
+
 CASES = FusedKernelsRule.EXAMPLES + FusedKernelsRule.NOOP_EXAMPLES + EXTRA
 
 

@@ -74,6 +74,14 @@ EXTRA = [
     ),
 ]
 
+EXTRA += [
+    Example(
+        "version-compat-fallback-left-alone",
+        "try:\n    from torch.amp import GradScaler\nexcept ImportError:\n    from torch.cuda.amp import GradScaler\n\n"
+        "scaler = GradScaler()\n",
+    ),
+]
+
 CASES = TorchAmpSpellingsRule.EXAMPLES + TorchAmpSpellingsRule.NOOP_EXAMPLES + EXTRA
 
 
