@@ -17,12 +17,13 @@ import sys
 from typing import List, Optional, Sequence, Tuple
 
 from . import __version__
-from .codes import DIRTY, DRIVER_CODES, UNREADABLE, WRITE_FAILED
+from .codes import DIRTY, DRIVER_CODES, TOO_LARGE, UNREADABLE, WRITE_FAILED
 from .findings import Finding
 from .report import FORMATS, RunStats, render_github, render_json, render_text, shown, summary_line, unified_diff
 from .settings import DEFAULT_TARGET_TORCH, TARGETS, Settings
 
 PROG = "apexcompat-migrate"
+DEFAULT_MAX_MB = 1.0
 
 
 class UsageError(Exception):
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--ignore", action="append", default=[], metavar="CODES", help="skip these rule codes or prefixes (comma-separated)")
     files = parser.add_argument_group("which files")
     files.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip paths matching GLOB while walking directories (repeatable)")
+    files.add_argument("--max-file-size", type=float, default=DEFAULT_MAX_MB, metavar="MB", help="files larger than this are not rewritten: skipped when they do not import apex, reported (APX010) when they do (default: %(default)s)")
     files.add_argument("--stdin-filename", metavar="PATH", help="the name to report for source read from stdin ('-')")
     output = parser.add_argument_group("how to run and report")
     output.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: the number of CPUs)")
@@ -181,7 +183,7 @@ class Run:
                 self.add([Finding(shown_path, 0, 0, UNREADABLE, f"could not read the file: {exc.strerror or exc}")])
                 progress.advance()
                 continue
-            if prefilter(source, triggers):
+            if prefilter(source, triggers) and self._small_enough(source, shown_path):
                 jobs.append((shown_path, source))
                 where.append(path)
             else:
@@ -200,6 +202,18 @@ class Run:
                     self._emit(path, result.path, result.old, result.new, guard)
                 progress.advance()
         progress.close()
+
+    def _small_enough(self, source: bytes, shown_path: str) -> bool:
+        """Large files go to the rewriter only below the limit; above it, a file that
+        imports apex is reported and one that does not is skipped."""
+        limit = self.args.max_file_size * 1024 * 1024
+        if len(source) <= limit:
+            return True
+        from .walk import imports_apex
+
+        if imports_apex(source):
+            self.add([Finding(shown_path, 0, 0, TOO_LARGE, f"file is {len(source) / 1048576:.1f} MB, above --max-file-size {self.args.max_file_size:g} MB, and imports apex: not rewritten; migrate it by hand or raise the limit")])
+        return False
 
     def _emit(self, path: str, shown_path: str, old: bytes, new: bytes, guard) -> None:
         from .write import WriteRefused, atomic_write
@@ -260,6 +274,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise UsageError("'-' (stdin) cannot be combined with other paths")
         if args.stdin_filename and args.paths != ["-"]:
             raise UsageError("--stdin-filename only goes with '-' (reading stdin)")
+        if args.max_file_size <= 0:
+            raise UsageError("--max-file-size must be positive")
         if args.jobs is not None and args.jobs < 1:
             raise UsageError("--jobs must be at least 1")
         run = Run(args, make_settings(args))

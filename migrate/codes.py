@@ -16,6 +16,7 @@ VENDORED_APEX = "APX006"
 UNDECODABLE = "APX007"
 WRITE_FAILED = "APX008"
 SYMLINK_LOOP = "APX009"
+TOO_LARGE = "APX010"
 
 DRIVER_CODES: Dict[str, str] = {
     PARSE_ERROR: "The file does not parse under the running Python (e.g. Python 2 syntax, "
@@ -33,7 +34,10 @@ DRIVER_CODES: Dict[str, str] = {
     WRITE_FAILED: "Writing the rewritten file failed; the original is left intact.",
     SYMLINK_LOOP: "A symbolic link that leads back into a directory already walked is not "
     "followed.",
+    TOO_LARGE: "The file is larger than `--max-file-size` and imports apex: it is not "
+    "rewritten (LibCST needs minutes for a file of several megabytes). Migrate it by hand or "
+    "raise the limit. Large files that do not import apex are skipped silently.",
 }
 
 #: driver codes that mean the run could not finish its work (exit status 1)
-BLOCKING = frozenset({PARSE_ERROR, UNREADABLE, READ_ONLY, DIRTY, UNDECODABLE, WRITE_FAILED})
+BLOCKING = frozenset({PARSE_ERROR, UNREADABLE, READ_ONLY, DIRTY, UNDECODABLE, WRITE_FAILED, TOO_LARGE})

@@ -9,11 +9,13 @@ import os
 import re
 import sys
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
-from libcst.codemod import CodemodContext, SkipFile
+from libcst.codemod import Codemod, CodemodCommand, CodemodContext, SkipFile
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import MetadataWrapper
 
 from .codes import INTERNAL_ERROR, PARSE_ERROR, UNDECODABLE
 from .findings import Finding
@@ -107,6 +109,29 @@ class RuleCrashed(Exception):
         self.error = error
 
 
+def _apply(rule: Rule, wrapper: MetadataWrapper) -> cst.Module:
+    """What ``CodemodCommand.transform_module`` does, on a wrapper whose metadata is
+    shared by every rule until one of them changes the text (resolving scopes costs far
+    more than parsing, so it is done once per distinct text, not once per rule)."""
+    rule.context = replace(rule.context, wrapper=wrapper)
+    with rule.resolve(wrapper):
+        tree = rule.transform_module_impl(wrapper.module)
+    for key, visitor in (
+        (AddImportsVisitor.CONTEXT_KEY, AddImportsVisitor),
+        (RemoveImportsVisitor.CONTEXT_KEY, RemoveImportsVisitor),
+    ):
+        if key in rule.context.scratch:
+            tree = visitor(rule.context).transform_module(tree)
+    return tree
+
+
+def _uses_standard_driver(rule_cls: Type[Rule]) -> bool:
+    return (
+        rule_cls.transform_module is CodemodCommand.transform_module
+        and rule_cls.should_allow_multiple_passes is Codemod.should_allow_multiple_passes
+    )
+
+
 def _run_rules(
     module: cst.Module,
     source: bytes,
@@ -114,22 +139,32 @@ def _run_rules(
     settings: Settings,
     rules: Sequence[Type[Rule]],
     findings: List[Finding],
-) -> Tuple[cst.Module, List[Type[Rule]]]:
-    """Apply ``rules`` in order, skipping those whose triggers ``source`` lacks; returns the
-    module and the rules that ran."""
-    ran: List[Type[Rule]] = []
+) -> Tuple[bytes, List[Type[Rule]]]:
+    """Apply ``rules`` in order, skipping those whose triggers the current text lacks;
+    returns the new text and the rules that changed it."""
+    changed_by: List[Type[Rule]] = []
+    current = source
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # fresh from the parser
     for rule_cls in rules:
-        if not _has_work(rule_cls, source):
+        if not _has_work(rule_cls, current):
             continue
-        context = CodemodContext(filename=path)
+        rule = rule_cls(CodemodContext(filename=path), settings, findings)
         try:
-            module = rule_cls(context, settings, findings).transform_module(module)
+            if _uses_standard_driver(rule_cls):
+                tree = _apply(rule, wrapper)
+            else:
+                tree = rule.transform_module(wrapper.module)
+            new = tree.bytes
+            if new != current:
+                # re-parsing is cheaper than deep-cloning and proves the text parses
+                wrapper = MetadataWrapper(cst.parse_module(new), unsafe_skip_copy=True)
+                current = new
+                changed_by.append(rule_cls)
         except SkipFile:
             continue
         except Exception as exc:
             raise RuleCrashed(rule_cls, exc) from exc
-        ran.append(rule_cls)
-    return module, ran
+    return current, changed_by
 
 
 def _codes_of(rules: Sequence[Type[Rule]]) -> str:
@@ -137,18 +172,15 @@ def _codes_of(rules: Sequence[Type[Rule]]) -> str:
 
 
 def _find_breaking_rule(
-    module: cst.Module, source: bytes, path: str, settings: Settings, rules: Sequence[Type[Rule]]
+    source: bytes, path: str, settings: Settings, rules: Sequence[Type[Rule]], changed_by: Sequence[Type[Rule]]
 ) -> Optional[Type[Rule]]:
-    """Re-run the rules one at a time to name the first whose output does not compile."""
-    current = module
-    for rule_cls in rules:
-        if not _has_work(rule_cls, source):
+    """Re-run growing prefixes of ``rules`` to name the first whose output does not compile
+    (only on this failure path, so the normal path compiles once per file)."""
+    for index, rule_cls in enumerate(rules):
+        if rule_cls not in changed_by:
             continue
-        try:
-            current = rule_cls(CodemodContext(filename=path), settings, []).transform_module(current)
-        except SkipFile:
-            continue
-        if compile_error(current.bytes, path) is not None:
+        text, _ = _run_rules(cst.parse_module(source), source, path, settings, rules[: index + 1], [])
+        if compile_error(text, path) is not None:
             return rule_cls
     return None
 
@@ -174,8 +206,7 @@ def migrate_source(
     active = enabled_rules(settings, rules)
     findings: List[Finding] = []
     try:
-        new_module, ran = _run_rules(module, source, path, settings, active, findings)
-        new = new_module.bytes
+        new, ran = _run_rules(module, source, path, settings, active, findings)
     except RuleCrashed as crash:  # a bug in a rule must not stop the whole run
         exc = crash.error
         frame = traceback.extract_tb(exc.__traceback__)[-1]
@@ -206,7 +237,7 @@ def migrate_source(
                         original_error,
                     ),
                 )
-            culprit = _find_breaking_rule(module, source, path, settings, active)
+            culprit = _find_breaking_rule(source, path, settings, active, ran)
             involved = _codes_of([culprit]) if culprit is not None else _codes_of(ran)
             name = f"rule {culprit.__name__} " if culprit is not None else "the rules "
             return MigrationResult(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -245,3 +246,22 @@ def walk(paths: Sequence[str], exclude: Sequence[str] = (), use_gitignore: bool 
 def prefilter(source: bytes, triggers: Optional[Sequence[bytes]]) -> bool:
     """Whether ``source`` mentions any trigger; ``None`` lets every file through."""
     return triggers is None or any(t in source for t in triggers)
+
+
+#: a line of code (not a comment) that imports apex or spells ``torch.cuda.amp``; bounded
+#: repeats keep it linear on minified files with very long lines
+_APEX_CODE = re.compile(
+    rb"^[^#\n]{0,400}?(?:"
+    rb"\bimport\s[^#\n]{0,400}?\b(?:apex|amp_C|apex_C)\b"
+    rb"|\bfrom\s+(?:apex|amp_C|torch\.(?:cuda|cpu)\.amp)\b"
+    rb"|\bfrom\s+torch\.(?:cuda|cpu)\s+import\s[^#\n]{0,400}?\bamp\b"
+    rb"|\btorch\.(?:cuda|cpu)\.amp\b)",
+    re.MULTILINE,
+)
+
+
+def imports_apex(source: bytes) -> bool:
+    """Whether some line of code (a comment does not count; a string may, which errs on the
+    safe side) imports apex or spells ``torch.cuda.amp``.  A regular expression instead of
+    a parser: this is for files too large to hand to the rewriter."""
+    return _APEX_CODE.search(source) is not None

@@ -1,0 +1,182 @@
+"""How fast is ``apexcompat-migrate --check`` on a big repository?
+
+One command: ``python benchmarks/migrate_speed.py`` generates a tree of ``--files`` Python
+files (default 3,000; ``--apex`` of them, default 100, are apex training scripts, the rest
+ordinary modules of realistic sizes) inside a fresh git repository in a temporary folder,
+then times ``apexcompat-migrate --check`` in fresh processes: the first run (cold), then
+``-j 1`` and ``-j 2`` (best of ``--repeat``).  Prints wall time and files/s for each.
+Target: <= 3 s wall for 3,000 files with ~100 apex files on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import List, Optional
+
+ORDINARY_FUNCTION = '''
+
+def {name}(values, scale={k}, offset=0.{k}):
+    """Return the scaled values; part {k} of the pipeline."""
+    result = []
+    for index, value in enumerate(values):
+        if value is None:
+            continue  # missing entries are skipped
+        result.append((value + offset) * scale + index % {m})
+    return result
+'''
+
+ORDINARY_CLASS = '''
+
+class {name}(nn.Module):
+    """A small block ({k} channels)."""
+
+    def __init__(self, channels={k}):
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1)
+        self.norm = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        return torch.relu(self.norm(self.conv(x))) + x
+'''
+
+APEX_SCRIPT = '''"""Training script {k} (apex mixed precision)."""
+import argparse
+import os
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from apex import amp
+from apex.parallel import DistributedDataParallel as DDP
+from apex.optimizers import FusedAdam
+
+
+def parse_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--opt-level", default="O1")
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--epochs", type=int, default={k})
+    parser.add_argument("--local_rank", type=int, default=0)
+    parser.add_argument("--clip", type=float, default=1.0)
+    return parser.parse_args()
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(32, 64)
+        self.fc2 = nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+def train(args, model, optimizer, loader, epoch):
+    model.train()
+    for step, (data, target) in enumerate(loader):
+        optimizer.zero_grad()
+        output = model(data)
+        loss = F.cross_entropy(output, target)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), args.clip)
+        optimizer.step()
+        if step % 10 == 0:
+            print("epoch", epoch, "step", step, "loss", loss.item())
+
+
+def main():
+    args = parse_args()
+    model = Net().cuda()
+    optimizer = FusedAdam(model.parameters(), lr=args.lr)
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    model = DDP(model, delay_allreduce=True)
+    loader = [(torch.randn(8, 32).cuda(), torch.randint(0, 10, (8,)).cuda())]
+    for epoch in range(args.epochs):
+        train(args, model, optimizer, loader, epoch)
+        torch.save({{"model": model.state_dict(), "amp": amp.state_dict()}}, "ckpt.pt")
+{helpers}
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def ordinary_module(rng: random.Random, k: int) -> str:
+    parts = [f'"""Module {k}: data helpers and layers."""\nimport math\nimport os\n\nimport torch\nimport torch.nn as nn\n']
+    for i in range(rng.randint(2, 25)):  # 30 to 350 lines, like most modules of a repo
+        template = ORDINARY_CLASS if i % 4 == 3 else ORDINARY_FUNCTION
+        parts.append(template.format(name=f"part_{k}_{i}" if template is ORDINARY_FUNCTION else f"Block{k}x{i}", k=k % 97 + 1, m=i + 2))
+    return "".join(parts)
+
+
+def apex_module(rng: random.Random, k: int) -> str:
+    helpers = "".join(ORDINARY_FUNCTION.format(name=f"helper_{k}_{i}", k=i + 1, m=i + 2) for i in range(rng.randint(2, 12)))
+    return APEX_SCRIPT.format(k=k, helpers=helpers)
+
+
+def generate(root: str, files: int, apex: int, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    apex_indices = set(rng.sample(range(files), apex))
+    for k in range(files):
+        folder = os.path.join(root, f"pkg{k // 50:03d}")
+        os.makedirs(folder, exist_ok=True)
+        text = apex_module(rng, k) if k in apex_indices else ordinary_module(rng, k)
+        with open(os.path.join(folder, f"mod{k:05d}.py"), "w", encoding="utf-8") as fh:
+            fh.write(text)
+    with open(os.path.join(root, ".gitignore"), "w") as fh:
+        fh.write("outputs/\n*.log\n")
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    subprocess.run(["git", "init", "-q", root], check=True)
+    subprocess.run(git + ["-C", root, "add", "-A"], check=True)
+    subprocess.run(git + ["-C", root, "commit", "-q", "-m", "tree"], check=True)
+
+
+def command() -> List[str]:
+    script = shutil.which("apexcompat-migrate")
+    return [script] if script else [sys.executable, "-m", "migrate"]
+
+
+def time_run(root: str, extra: List[str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(command() + ["--check", "--quiet", *extra, root], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if proc.returncode == 2:
+        raise SystemExit(f"apexcompat-migrate failed: {proc.stderr.decode(errors='replace')}")
+    return elapsed
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=3000)
+    parser.add_argument("--apex", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--keep", metavar="DIR", help="generate into DIR and keep it")
+    args = parser.parse_args(argv)
+    root = args.keep or tempfile.mkdtemp(prefix="apexcompat-bench-")
+    try:
+        generate(root, args.files, args.apex)
+        size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(root) if ".git" not in d for f in fs)
+        print(f"tree: {args.files} files ({args.apex} use apex), {size / 1e6:.1f} MB, {os.cpu_count()} CPUs")
+        rows = [("cold (default -j)", time_run(root, []))]
+        for jobs in (1, 2):
+            times = [time_run(root, ["-j", str(jobs)]) for _ in range(args.repeat)]
+            rows.append((f"-j {jobs} (best of {args.repeat}, median {statistics.median(times):.2f} s)", min(times)))
+        for label, seconds in rows:
+            print(f"{label:<40} {seconds:6.2f} s wall  {args.files / seconds:8.0f} files/s")
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""Helpers shared by the driver tests: run the command line in a subprocess with the
+driver's own toy rules (see ``toyrules.py``), and build small git repositories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parent.parent
+TOY_RULES = "toyrules:ToyRule,toyrules:BrokenRule,toyrules:CrashRule"
+GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid", "-c", "init.defaultBranch=main", "-c", "core.autocrlf=false"]
+
+
+def toy_env(rules: Optional[str] = TOY_RULES) -> Dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE), str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    if rules:
+        env["APEXCOMPAT_MIGRATE_RULES"] = rules
+    else:
+        env.pop("APEXCOMPAT_MIGRATE_RULES", None)
+    # the settings git would otherwise pick up from the machine
+    env["GIT_CONFIG_NOSYSTEM"] = "1"
+    env["HOME"] = str(HERE)  # no user-level git config or global excludes
+    return env
+
+
+def run_cli(
+    args: Sequence[str],
+    cwd: Path,
+    stdin: bytes = b"",
+    rules: Optional[str] = TOY_RULES,
+    module: bool = True,
+) -> subprocess.CompletedProcess:
+    """``python -m migrate ARGS`` (or the console script when ``module`` is false)."""
+    if module:
+        cmd: List[str] = [sys.executable, "-m", "migrate", *args]
+    else:
+        cmd = [sys.executable, "-c", "import sys; from migrate.cli import main; sys.exit(main())", *args]
+    return subprocess.run(cmd, cwd=cwd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=toy_env(rules))
+
+
+def git(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(GIT + list(args), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=toy_env(None), check=True)
+    return proc.stdout.decode()
+
+
+def make_repo(root: Path, files: Dict[str, bytes]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q")
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "initial")
+    return root
