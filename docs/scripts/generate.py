@@ -25,12 +25,18 @@ OUT = DOCS / "_generated"
 def jobs():
     py = sys.executable
     cpu_json = OUT / "o1_dtypes_cpu.json"
+    cpu_fixups_json = OUT / "o1_dtypes_cpu_fixups.json"
     return {
         "scale trajectory": [[py, str(SCRIPTS / "plot_scale_trajectory.py"), "--out-dir", str(OUT)]],
         "O1 dtype table": [
             [py, str(SCRIPTS / "o1_dtype_table.py"), "measure", "--device", "cpu", "--out", str(cpu_json)],
-            [py, str(SCRIPTS / "o1_dtype_table.py"), "table", "--cpu", str(cpu_json),
-             "--cuda", str(DOCS / "data" / "o1_dtypes_cuda.json"), "--out", str(OUT / "o1_dtypes.inc")],
+            [py, str(SCRIPTS / "o1_dtype_table.py"), "measure", "--device", "cpu", "--cpu-fixups",
+             "--out", str(cpu_fixups_json)],
+            [py, str(SCRIPTS / "o1_dtype_table.py"), "table",
+             "--column", f"apexcompat CUDA={DOCS / 'data' / 'o1_dtypes_cuda.json'}",
+             "--column", f"apexcompat CPU={cpu_json}",
+             "--column", f"apexcompat CPU + fix-ups={cpu_fixups_json}",
+             "--out", str(OUT / "o1_dtypes.inc")],
         ],
         "migration walkthrough": [[py, str(SCRIPTS / "migrate_walkthrough.py"), "--out-dir", str(OUT)]],
         "rule reference": [[py, str(SCRIPTS / "rule_reference.py"), "--out", str(OUT / "rules.inc")]],

@@ -4,7 +4,7 @@ comparison table with apex's recorded results.
 ``python o1_dtype_table.py measure --device cpu --out cpu.json`` runs every probe of the
 golden trace ``api/O1_op_dtypes`` through ``apexcompat.amp.initialize(..., opt_level="O1")``
 on a device and writes ``{probe: dtype or "Error: message"}``.
-``python o1_dtype_table.py table --cpu cpu.json [--cuda cuda.json] --out table.inc`` writes
+``python o1_dtype_table.py table --column "CPU=cpu.json" [--column ...] --out table.inc`` writes
 the Markdown table included by ``docs/differences.md``.  The CUDA column comes from a
 measurement file committed under ``docs/data/`` (this project's CI has no GPU).
 """
@@ -15,7 +15,7 @@ import argparse
 import json
 import platform
 from pathlib import Path
-from typing import Callable, Dict
+from typing import Callable, Dict, List, Optional, Tuple
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = [
@@ -128,32 +128,36 @@ def _cell(value) -> str:
     return text.replace("|", "\\|")
 
 
-def table(cpu: dict, cuda: dict = None) -> str:
+def table(columns: List[Tuple[str, Optional[dict]]]) -> str:
+    """The Markdown table: apex's recorded dtype, then one column per measurement
+    (``(label, measurement or None)``; ``None`` renders "not measured")."""
     apex = _apex_results()
-    cuda_results = cuda["results"] if cuda else {}
-    head = (
-        f"apexcompat CPU: torch {cpu['torch']} on {cpu['device']}, measured by this build. "
-        + (f"apexcompat CUDA: torch {cuda['torch']} on {cuda['device']}"
-           + (f", {cuda['measured']}" if cuda.get("measured") else "") + "."
-           if cuda else "apexcompat CUDA: not measured.")
-    )
-    lines = [
-        head,
-        "A ✓ marks agreement with apex; `Error` cells name the exception type.",
+    lines = []
+    for label, data in columns:
+        if data:
+            when = f", {data['measured']}" if data.get("measured") else ""
+            lines.append(f"- {label}: torch {data['torch']} on {data['device']}{when}.")
+        else:
+            lines.append(f"- {label}: not measured.")
+    lines += [
         "",
-        "| probe | apex O1 | apexcompat CUDA | apexcompat CPU |",
-        "| --- | --- | --- | --- |",
+        "A ✓ marks agreement with apex; `Error` cells name the exception type. † apex's trace "
+        "comes from a CPU build of torch, on which apex left `bmm` off its fp16 list; on CUDA "
+        "builds apex ran `bmm` in float16, as autocast does.",
+        "",
+        "| probe | apex O1 | " + " | ".join(label for label, _ in columns) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in columns) + " |",
     ]
     for name in sorted(apex, key=str.lower):
         ref = _cell(apex[name])
-        row = [f"`{name}`", ref]
-        for got in (cuda_results.get(name) if cuda else None, cpu["results"].get(name)):
-            cell = _cell(got)
-            row.append(cell + (" ✓" if cell == ref else ""))
+        row = [f"`{name}`", ref + ("†" if name == "torch.bmm" else "")]
+        for _, data in columns:
+            cell = _cell(data["results"].get(name) if data else None)
+            row.append(cell + (" ✓" if data and cell == ref else ""))
         lines.append("| " + " | ".join(row) + " |")
     agree = lambda res: sum(_cell(res.get(n)) == _cell(apex[n]) for n in apex)  # noqa: E731
-    lines += ["", f"Agreement with apex: CPU {agree(cpu['results'])}/{len(apex)}"
-              + (f", CUDA {agree(cuda_results)}/{len(apex)}." if cuda else ".")]
+    counts = [f"{label} {agree(data['results'])}/{len(apex)}" for label, data in columns if data]
+    lines += ["", "Agreement with apex's recorded dtypes: " + ", ".join(counts) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -162,18 +166,26 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("measure")
     m.add_argument("--device", default="cpu")
+    m.add_argument("--cpu-fixups", action="store_true", help="opt in to apexcompat's CPU float32 fix-ups")
     m.add_argument("--out", type=Path, required=True)
     tb = sub.add_parser("table")
-    tb.add_argument("--cpu", type=Path, required=True)
-    tb.add_argument("--cuda", type=Path)
+    tb.add_argument("--column", action="append", default=[], metavar="LABEL=FILE",
+                    help="a measurement column (a missing FILE renders 'not measured')")
     tb.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.cmd == "measure":
+        if args.cpu_fixups:
+            from apexcompat import _autocast
+
+            _autocast.set_cpu_fp32_fixups(True)
         args.out.write_text(json.dumps(measure(args.device), indent=1, sort_keys=True), encoding="utf-8")
     else:
-        cpu = json.loads(args.cpu.read_text(encoding="utf-8"))
-        cuda = json.loads(args.cuda.read_text(encoding="utf-8")) if args.cuda and args.cuda.exists() else None
-        args.out.write_text(table(cpu, cuda), encoding="utf-8")
+        columns = []
+        for spec in args.column:
+            label, _, path = spec.partition("=")
+            file = Path(path)
+            columns.append((label, json.loads(file.read_text(encoding="utf-8")) if file.exists() else None))
+        args.out.write_text(table(columns), encoding="utf-8")
     return 0
 
 

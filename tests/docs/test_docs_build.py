@@ -54,12 +54,12 @@ def test_rule_reference_lists_every_code_and_example():
 
 
 def test_o1_dtype_table_marks_agreement():
-    table = _load("o1_dtype_table").table(
-        {"torch": "2.x", "device": "cpu", "results": {"F.linear(f32,f32w)": "torch.float16", "torch.sum(f16)": "torch.float16"}},
-        None,
-    )
+    measured = {"torch": "2.x", "device": "cpu",
+                "results": {"F.linear(f32,f32w)": "torch.float16", "torch.sum(f16)": "torch.float16"}}
+    table = _load("o1_dtype_table").table([("CUDA", None), ("CPU", measured)])
     assert "| `F.linear(f32,f32w)` | float16 | not measured | float16 ✓ |" in table
     assert "| `torch.sum(f16)` | float32 | not measured | float16 |" in table
+    assert "- CUDA: not measured." in table
 
 
 @pytest.mark.slow
