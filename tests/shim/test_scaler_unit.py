@@ -156,3 +156,34 @@ def test_fallback_without_kernel(monkeypatch):
     found.reset()
     _unscale.unscale_into(clean, clean, 1.0, found)
     assert not found.any()
+
+
+@pytest.mark.parametrize("opt_level, loss_scale, syncs", [("O1", "dynamic", 1), ("O2", "dynamic", 1), ("O2", 128.0, 0)])
+def test_one_host_sync_per_scale_loss_exit(monkeypatch, opt_level, loss_scale, syncs):
+    """No per-tensor .item(): one read of the found-inf flag per exit (none when static)."""
+    from apexcompat import _compat, amp
+    from _golden_replay import LoopNet, captured_lines
+
+    torch.manual_seed(0)
+    model = LoopNet()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with captured_lines():
+        model, opt = amp.initialize(model, opt, opt_level=opt_level, loss_scale=loss_scale, verbosity=0)
+    calls = []
+    original = torch.Tensor.item
+
+    def counting_item(self):
+        calls.append(self.shape)
+        return original(self)
+
+    _compat.has_amp_unscale_kernel("cpu")  # the one-off, cached kernel probe
+    for accumulate in (False, True):  # fresh grads, then grads accumulated onto a stash
+        if not accumulate:
+            opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(torch.randn(8, 4)), torch.zeros(8, 2))
+        monkeypatch.setattr(torch.Tensor, "item", counting_item)
+        with amp.scale_loss(loss, opt) as scaled:
+            scaled.backward()
+        monkeypatch.setattr(torch.Tensor, "item", original)
+        assert len(calls) == syncs, calls
+        calls.clear()
