@@ -158,7 +158,9 @@ def grad_scaler_to_apex(
     return collections.OrderedDict([(key, {"loss_scale": state["scale"], "unskipped": state["_growth_tracker"]})])
 
 
-def grad_scalers_to_apex(states: Sequence[Mapping], strict: bool = True) -> "collections.OrderedDict[str, Dict[str, Any]]":
+def grad_scalers_to_apex(
+    states: Sequence[Mapping], strict: bool = True
+) -> "collections.OrderedDict[str, Dict[str, Any]]":
     """An apex ``amp.state_dict()`` with one entry per GradScaler state (``loss_scaler0``,
     ``loss_scaler1``, ...), for ``amp.initialize(..., num_losses=len(states))``."""
     out: "collections.OrderedDict[str, Dict[str, Any]]" = collections.OrderedDict()

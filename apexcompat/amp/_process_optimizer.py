@@ -151,7 +151,8 @@ def _debug_log_overflow(optimizer: Any) -> None:
     for g, group in enumerate(optimizer.param_groups):
         for i, p in enumerate(group["params"]):
             where[id(p)] = f"param_groups[{g}]['params'][{i}]"
-    for model_param, master in zip(getattr(stash, "all_fp16_params", ()), getattr(stash, "all_fp32_from_fp16_params", ())):
+    pairs = zip(getattr(stash, "all_fp16_params", ()), getattr(stash, "all_fp32_from_fp16_params", ()))
+    for model_param, master in pairs:
         if id(master) in where:
             where[id(model_param)] = where[id(master)] + " (fp16 model param)"
     params = [p for g in optimizer.param_groups for p in g["params"]]

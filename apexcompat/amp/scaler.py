@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import collections
 import os
-from typing import Any, Dict, List, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
+from typing import Any, List, Mapping, MutableMapping, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -60,7 +60,8 @@ def set_loss_scale_error_floor(floor: Optional[float]) -> None:
 
 
 def _check_collapse(scaler: "LossScaler") -> None:
-    if _error_floor is None or not scaler.dynamic or not scaler._loss_scale < _error_floor:
+    floor = _error_floor
+    if floor is None or not scaler.dynamic or not scaler._loss_scale < floor:
         return
     raise LossScaleCollapsedError(
         f"loss scale collapsed to {scaler._loss_scale} (below the error floor {_error_floor}) "
@@ -72,14 +73,14 @@ def _check_collapse(scaler: "LossScaler") -> None:
 
 
 def next_scale_state(
-    scale: Number,
+    scale: Any,
     unskipped: int,
     overflow: bool,
     dynamic: bool,
-    min_loss_scale: Optional[Number],
-    max_loss_scale: Optional[Number],
+    min_loss_scale: Any,
+    max_loss_scale: Any,
     window: int,
-) -> Tuple[Number, int, bool]:
+) -> Tuple[Any, int, bool]:
     """apex's update rule (spec §6.3), written once: returns ``(scale, unskipped, skip)``.
 
     Invariant: ``unskipped`` counts clean updates since the last overflow or growth, and the
@@ -111,14 +112,22 @@ class LossScaler:
     ``scale_factor`` is accepted and ignored (apex always used 2).
     """
 
+    # A Python number (whatever type the rule or a loaded checkpoint gave it), never a tensor;
+    # bounds are kept as given (a None cap only fails where apex's comparisons fail).
+    _loss_scale: Any
+    _min_loss_scale: Any
+    _max_loss_scale: Any
+    _overflow: bool
+    _pending_flags: bool
+
     def __init__(
         self,
         loss_scale: Union[str, Number],
         init_scale: Number = 2.0**16,
         scale_factor: Number = 2.0,
         scale_window: int = 2000,
-        min_loss_scale: Optional[Number] = None,
-        max_loss_scale: Optional[Number] = 2.0**24,
+        min_loss_scale: Any = None,
+        max_loss_scale: Any = 2.0**24,
     ) -> None:
         if loss_scale == "dynamic":
             self.dynamic = True
@@ -138,7 +147,7 @@ class LossScaler:
 
     # -- state read by scripts ------------------------------------------------------------
 
-    def loss_scale(self) -> Number:
+    def loss_scale(self) -> Any:
         """The current scale (a Python number)."""
         return self._loss_scale
 

@@ -189,7 +189,8 @@ def replay_scaler_frontend(trace: dict, initialize) -> Tuple[list, list, List[st
     optimizer = torch.optim.SGD([weight], lr=0.0)
     rows, log_lines = [], []
     with captured_lines() as printed:
-        model, optimizer = initialize(model, optimizer, opt_level=settings["opt_level"], **settings["initialize_kwargs"])
+        model, optimizer = initialize(model, optimizer, opt_level=settings["opt_level"],
+                                      **settings["initialize_kwargs"])
         _preload(settings.get("preloaded_state"))
         for step, code in enumerate(events):
             scaler = _amp_state.loss_scalers[0]

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 
 from apexcompat.amp._amp_state import reset_state
 from conftest import golden_params
 from _golden_replay import (
+    KNOWN_MODEL,
     assert_close,
     expected_stdout,
     frontend_available,
@@ -129,7 +129,7 @@ def _settings(**overrides):
     base = {
         "opt_level": "O2", "initialize_kwargs": {}, "optimizer": "torch.optim.SGD(lr=0.05, momentum=0.9)",
         "two_optimizers": False,
-        "model": "fc1=Linear(4,8) -> bn=BatchNorm1d(8) -> relu -> fc2=Linear(8,2); weights from torch.manual_seed(1234) right before construction",
+        "model": KNOWN_MODEL,
         "data": "iteration i: g=torch.Generator().manual_seed(1000+i); x=randn(16,4,g); y=randn(16,2,g)*1.0",
         "loss": "mse_loss(out, y)", "passes": "single", "accumulate": 1,
         "delay_unscale_on_non_final_micro_batches": False, "injections": {},
@@ -141,7 +141,8 @@ def _settings(**overrides):
 
 
 def _plan(n, loss_ids=(0,), delays=lambda i: False):
-    return [{"iteration": i, "passes": [{"loss_id": k, "delay_unscale": delays(i)} for k in loss_ids]} for i in range(n)]
+    return [{"iteration": i, "passes": [{"loss_id": k, "delay_unscale": delays(i)} for k in loss_ids]}
+            for i in range(n)]
 
 
 OVERFLOW = "Gradient overflow.  Skipping step, loss scaler {} reducing loss scale to {}"

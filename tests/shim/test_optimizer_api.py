@@ -81,9 +81,11 @@ def test_o2_zero_grad_and_closure():
     assert {n: str(p.grad.dtype) for n, p in model.named_parameters()} == want["grads_after_backward"]
     assert [str(p.grad.dtype) for p in amp.master_params(opt)] == want["master_grads_after_backward"]
     opt.zero_grad()
-    got = {n: ("zeros" if p.grad is not None and not p.grad.any() else repr(p.grad)) for n, p in model.named_parameters()}
+    got = {n: ("zeros" if p.grad is not None and not p.grad.any() else repr(p.grad))
+           for n, p in model.named_parameters()}
     assert got == want["model_grads_after_zero_grad"]
-    assert [None if p.grad is None else "tensor" for p in amp.master_params(opt)] == want["master_grads_after_zero_grad"]
+    master_grads = [None if p.grad is None else "tensor" for p in amp.master_params(opt)]
+    assert master_grads == want["master_grads_after_zero_grad"]
     with pytest.raises(RuntimeError) as err:
         opt.step(lambda: None)
     assert str(err.value) == want["step_with_closure"]["value"]["message"]
@@ -103,7 +105,8 @@ def test_o2_state_dicts():
     assert equal == want["model_state_dict_equals_upcast_fp16_params"]
     osd = opt.state_dict()
     assert [g["params"] for g in osd["param_groups"]] == want["optimizer_state_dict_param_groups_params"]
-    assert {str(k): {n: str(t.dtype) for n, t in v.items()} for k, v in osd["state"].items()} == want["optimizer_state_dtypes"]
+    state_dtypes = {str(k): {n: str(t.dtype) for n, t in v.items()} for k, v in osd["state"].items()}
+    assert state_dtypes == want["optimizer_state_dtypes"]
 
 
 def test_o2_load_optimizer_state_before_lazy_init():

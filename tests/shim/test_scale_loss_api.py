@@ -64,7 +64,8 @@ def test_scale_loss_yield():
         model, opt = _setup("O2")
     fp16_loss = torch.tensor(3.0, dtype=torch.float16, requires_grad=True)
     with amp.scale_loss(fp16_loss, opt, delay_unscale=True) as scaled:
-        got16 = {"dtype": str(scaled.dtype), "value": float(scaled.detach()), "scale": _amp_state.loss_scalers[0].loss_scale()}
+        got16 = {"dtype": str(scaled.dtype), "value": float(scaled.detach()),
+                 "scale": _amp_state.loss_scalers[0].loss_scale()}
     assert typed(got16) == typed(want["O2_fp16_loss"])
     loss = _loss(model)
     with amp.scale_loss(loss, opt) as scaled:
@@ -213,7 +214,8 @@ def test_pending_skip_swallows_next_step_and_restores():
         before = [p.detach().clone() for p in model.parameters()]
         mark = printed.mark()
         opt.step()
-        assert printed.since(mark) == ["Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0"]
+        line = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0"
+        assert printed.since(mark) == [line]
         assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
         assert not opt._amp_stash.already_patched
         opt.step()

@@ -78,7 +78,8 @@ def test_load_state_dict_entries(name, num_losses):
     _init(num_losses=num_losses)
     loaded = want.get("loaded")
     if loaded is None:  # unexpected keys: apex's own example values
-        loaded = {k: ({"loss_scale": 512.0, "unskipped": 7} if "loss_scaler" in k else {"x": 1}) for k in want["loaded_keys"]}
+        loaded = {k: ({"loss_scale": 512.0, "unskipped": 7} if "loss_scaler" in k else {"x": 1})
+                  for k in want["loaded_keys"]}
     with captured_lines() as printed:
         if want["status"] == "error":
             with pytest.raises(Exception) as err:
