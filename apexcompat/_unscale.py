@@ -103,20 +103,29 @@ class FoundInf:
         return [dev for dev in self._fresh if bool(self._flags[dev].item())]
 
 
-# inv_scale per device: (requested value, its float32 rounding as a Python float, a
-# 1-element float32 tensor), rebuilt only when the scale changes.
-_inv_scale_cache: Dict[torch.device, Tuple[float, float, torch.Tensor]] = {}
+# inv_scale per device: value -> (its float32 rounding as a Python float, a 1-element float32
+# tensor on the device).  A few entries per device (one per scaler's current scale), so
+# several loss scalers do not rebuild tensors on every call.
+_inv_scale_cache: Dict[torch.device, Dict[float, Tuple[float, torch.Tensor]]] = {}
+_CACHE_ENTRIES_PER_DEVICE = 8
 
 
-def _inv_scale_entry(inv_scale: float, device: torch.device) -> Tuple[float, float, torch.Tensor]:
-    cached = _inv_scale_cache.get(device)
-    if cached is not None and cached[0] == inv_scale:
-        return cached
-    # float64 -> float32 conversion, so a multiplier beyond float32's range becomes inf
-    # (apex's kernels took 1/scale as a C float too; spec §5.4).
-    on_host = torch.tensor([inv_scale], dtype=torch.float64).to(torch.float32)
-    entry = (inv_scale, float(on_host[0]), on_host.to(device))
-    _inv_scale_cache[device] = entry
+def _as_float32(value: float) -> float:
+    """``value`` rounded to float32 (beyond float32's range: inf), as apex's kernels took
+    ``1/scale`` as a C float (spec §5.4)."""
+    return float(torch.tensor(value, dtype=torch.float64).to(torch.float32))
+
+
+def _inv_scale_entry(inv_scale: float, device: torch.device) -> Tuple[float, torch.Tensor]:
+    per_device = _inv_scale_cache.setdefault(device, {})
+    entry = per_device.get(inv_scale)
+    if entry is None:
+        inv32 = _as_float32(inv_scale)
+        # torch.full launches a fill on the device: no host-to-device copy, no sync.
+        entry = (inv32, torch.full((1,), inv32, dtype=torch.float32, device=device))
+        if len(per_device) >= _CACHE_ENTRIES_PER_DEVICE:
+            per_device.pop(next(iter(per_device)))
+        per_device[inv_scale] = entry
     return entry
 
 
@@ -138,18 +147,18 @@ def _check_and_unscale_(
     """In place: ``grads *= inv_scale`` (float32 multiplier), flagging non-finite inputs."""
     if found_inf is None:
         if inv_scale != 1.0:
-            torch._foreach_mul_(grads, _inv_scale_entry(inv_scale, device)[1])
+            torch._foreach_mul_(grads, _inv_scale_entry(inv_scale, device)[0])
         return
     flag = found_inf.for_device(device)
     if _compat.has_amp_unscale_kernel(device.type):
         torch._amp_foreach_non_finite_check_and_unscale_(
-            grads, flag, _inv_scale_entry(inv_scale, device)[2]
+            grads, flag, _inv_scale_entry(inv_scale, device)[1]
         )
         return
     # Pure-torch fallback: test the incoming values (as the kernel does), then scale.
     bad = torch.stack([torch.logical_not(torch.isfinite(g)).any() for g in grads]).any()
     flag.add_(bad.to(torch.float32))
-    torch._foreach_mul_(grads, _inv_scale_entry(inv_scale, device)[1])
+    torch._foreach_mul_(grads, _inv_scale_entry(inv_scale, device)[0])
 
 
 def unscale_into(

@@ -112,6 +112,9 @@ class LossScaler:
     ``scale_factor`` is accepted and ignored (apex always used 2).
     """
 
+    # apex's class attribute: the shim always behaves like apex's fused (amp_C) build.
+    has_fused_kernel = True
+
     # A Python number (whatever type the rule or a loaded checkpoint gave it), never a tensor;
     # bounds are kept as given (a None cap only fails where apex's comparisons fail).
     _loss_scale: Any
