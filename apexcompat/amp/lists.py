@@ -109,6 +109,8 @@ AUTOCAST_FP32_CUDA: Tuple[str, ...] = (
     "binary_cross_entropy_with_logits", "cross_entropy", "dist", "pdist", "cdist", "renorm",
     "logsumexp", "prod", "softmax", "log_softmax", "cumprod", "cumsum", "sum",
     "interpolate",  # every upsample_* kernel F.interpolate dispatches to
+    # composites whose result is fp32 because an inner op is (softmax, norm, pow, sum)
+    "softmin", "normalize", "local_response_norm", "multilabel_soft_margin_loss",
 )
 
 # --- CPU float32 fix-ups ----------------------------------------------------------------------
@@ -127,7 +129,8 @@ _CPU_KEPT_HALF_TORCH: Tuple[str, ...] = (
 CPU_FP32_FIXUPS: Dict[str, Tuple[str, ...]] = {
     "torch.nn.functional": (
         "softmax", "log_softmax", "layer_norm", "group_norm", "softplus", "cosine_similarity",
-        "interpolate",
+        "interpolate", "softmin", "normalize", "local_response_norm",
+        "multilabel_soft_margin_loss",
     ),
     "torch": _CPU_KEPT_HALF_TORCH + ("layer_norm", "group_norm", "cosine_similarity"),
     "torch.Tensor": _CPU_KEPT_HALF_TORCH + ("__pow__", "__rpow__"),

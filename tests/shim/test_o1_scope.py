@@ -199,3 +199,16 @@ def test_o1_training_matches_the_hand_written_native_loop():
     for got, want in zip(model.parameters(), native.parameters()):
         torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-7)
     assert not torch.equal(model[0].weight, _mlp(seed=3)[0].weight)  # it did train
+
+
+def test_backward_inside_scale_loss_runs_uncast():
+    """torch would apply the thread-wide autocast to backward ops; apex and the native loop
+    run backward uncast, so scale_loss switches casts off around its block."""
+    model, optimizer = _o1()
+    seen = []
+    out = model(torch.rand(2, 8))
+    out.register_hook(lambda grad: seen.append(_compat.is_autocast_enabled("cpu")))
+    with amp.scale_loss(F.mse_loss(out, torch.rand(2, 4)), optimizer) as scaled_loss:
+        scaled_loss.backward()
+    assert seen == [False]
+    assert _compat.is_autocast_enabled("cpu")
