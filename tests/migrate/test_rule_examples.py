@@ -87,3 +87,39 @@ def test_harness_rejects_a_wrong_example():
     wrong_codes = Example("codes", "from apex import amp\nmodel = amp.initialize(model)\n", "model = model\n", ())
     with pytest.raises(AssertionError):
         check_example(wrong_codes, False, rules=[ToyRule])
+
+
+# --- the rule-code page is generated from these examples ---------------------------------
+
+def test_rule_page_lists_every_code_and_example():
+    from migrate.codes import DRIVER_CODES
+    from migrate.docs import render_page
+    from migrate.rules import all_codes
+
+    page = render_page()
+    for code in list(all_codes()) + list(DRIVER_CODES):
+        assert f"| `{code}` |" in page, code
+    for _, _, example, _ in CASES:
+        assert example.before.rstrip("\n") in page, example.id
+        if example.after is not None:
+            assert example.after.rstrip("\n") in page, example.id
+
+
+def test_docs_site_page_is_generated_from_migrate_docs():
+    """``docs/migrate/rules.md`` includes the fragment that the docs build regenerates; the
+    docs script must produce exactly ``migrate.docs``'s fragment, so the page cannot drift."""
+    import importlib.util
+    from pathlib import Path
+
+    from migrate.docs import render_fragment
+
+    root = Path(__file__).resolve().parents[2]
+    page = root / "docs" / "migrate" / "rules.md"
+    script = root / "docs" / "scripts" / "rule_reference.py"
+    if not page.exists() or not script.exists():
+        pytest.skip("docs site not in this checkout")
+    assert "_generated/rules.inc" in page.read_text(encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("rule_reference", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.render() == render_fragment()
