@@ -5,6 +5,7 @@ loss scaler, and install apex's one-shot skip on ``optimizer.step`` after an ove
 from __future__ import annotations
 
 import contextlib
+import types
 from typing import Any, Iterator
 
 import torch
@@ -50,20 +51,22 @@ def _install_skip(optimizer: Any, scaler: Any, loss_id: int) -> None:
     had_own_step = "step" in vars(optimizer)
     previous_step = optimizer.step
 
-    def skip_step(closure=None):
+    def skip_step(self, closure=None):
         if closure is not None:
             raise RuntimeError(_CLOSURE_ERROR)
         maybe_print(_OVERFLOW_LINE.format(loss_id, scaler.loss_scale()))
-        stash = optimizer._amp_stash
+        stash = self._amp_stash
         for master in getattr(stash, "all_fp32_from_fp16_params", ()):
             master.grad = None
         if had_own_step:
-            optimizer.step = previous_step
+            self.step = previous_step
         else:
-            del optimizer.step
+            del self.step
         stash.already_patched = False
 
-    optimizer.step = skip_step
+    # A bound method (like torch's own ``step``), so wrappers that look at ``step.__func__``
+    # (e.g. LR schedulers created while a skip is pending) keep working.
+    optimizer.step = types.MethodType(skip_step, optimizer)
     optimizer._amp_stash.already_patched = True
 
 

@@ -281,3 +281,30 @@ def test_o1_block_runs_with_casts_off_and_restores():
         scaled.backward()
     assert seen == [torch.float32, torch.float32]
     assert torch.mm(a, a).dtype == torch.float16
+
+
+def test_lr_scheduler_with_skips():
+    """An LR scheduler wraps optimizer.step; apex's skip patch sits on top and restores it.
+    A scheduler built while a skip is pending works too (the skip is a bound method)."""
+    with captured_lines() as printed:
+        model, opt = _setup("O2")
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        for i in range(3):
+            opt.zero_grad()
+            with amp.scale_loss(_loss(model, i), opt) as scaled:
+                scaled.backward()
+                if i == 1:
+                    model.fc1.weight.grad.view(-1)[0] = float("inf")
+            opt.step()
+            sched.step()
+        with amp.scale_loss(_loss(model, 3), opt) as scaled:
+            scaled.backward()
+            model.fc1.weight.grad.view(-1)[0] = float("inf")
+        late = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+        opt.step()
+        late.step()
+    assert [line for line in printed if line.startswith("Gradient")] == [
+        "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0",
+        "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 16384.0",
+    ]
+    assert not opt._amp_stash.already_patched
