@@ -41,6 +41,7 @@ def log_nonfinite(grads: Sequence[torch.Tensor], labels: Sequence[str]) -> None:
                 "non-finite gradient in %s (shape %s, %s)", label, tuple(grad.shape), grad.dtype
             )
 
+
 _NON_FP32_WARNING = (
     "Warning:  unscaling grads that are not FP32. Unscaling non-fp32 grads may indicate an "
     "error. When using Amp, you don't need to call .half() on your model."
