@@ -10,7 +10,9 @@ casting of their own functions.
 from __future__ import annotations
 
 import contextlib
+import threading
 import types
+import warnings
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import torch
@@ -46,6 +48,8 @@ _patched_attributes: List[Tuple[Any, str, Any]] = []
 # Registered torch-owned functions, applied by the O1 scope's torch function mode instead of
 # patching torch: function -> policy.
 _torch_function_policies: Dict[Callable, str] = {}
+# Whether the "O1 is active only in the initializing thread" warning was given.
+_warned_other_thread = False
 # The handle of the latest O1 init (apex's decorator handle).
 _DECORATOR_HANDLE: Optional[Union["AmpHandle", "NoOpHandle"]] = None
 
@@ -87,6 +91,7 @@ class AmpHandle:
     @contextlib.contextmanager
     def _disable_casts(self) -> Iterator[None]:
         """Autocast off for the handle's device inside the block (exception-safe)."""
+        self._check_thread()
         with self._scope.casts_disabled():
             yield
 
@@ -94,6 +99,20 @@ class AmpHandle:
         """Drop cached low-precision weight casts (called at every ``scale_loss`` exit and
         after each optimizer step), so updated weights are always re-cast."""
         self._scope.clear_cache()
+
+    def _check_thread(self) -> None:
+        # apex's O1 covered every thread; autocast covers only the initializing one.  A
+        # training step in another thread would silently run in fp32: say so, once.
+        global _warned_other_thread
+        if not _warned_other_thread and threading.get_ident() != self._scope.thread_id:
+            _warned_other_thread = True
+            warnings.warn(
+                "amp O1 casting (torch.autocast) is active only in the thread that called "
+                "amp.initialize; this thread's ops are not being cast. Call amp.initialize "
+                "in the thread that runs the training step.",
+                RuntimeWarning,
+                stacklevel=4,
+            )
 
     @contextlib.contextmanager
     def scale_loss(self, loss: Any, optimizer: Any) -> Iterator[Any]:
@@ -256,7 +275,7 @@ def _activate_o1(
 
 def _reset_o1() -> None:
     """amp reset hook: close this thread's O1 scope and undo everything O1 set up."""
-    global _DECORATOR_HANDLE
+    global _DECORATOR_HANDLE, _warned_other_thread
     _autocast.deactivate()
     while _patched_attributes:
         owner, name, original = _patched_attributes.pop()
@@ -264,6 +283,7 @@ def _reset_o1() -> None:
     _USER_CAST_REGISTRY.clear()
     _torch_function_policies.clear()
     _DECORATOR_HANDLE = None
+    _warned_other_thread = False
 
 
 if _reset_o1 not in _reset_hooks:

@@ -212,3 +212,23 @@ def test_backward_inside_scale_loss_runs_uncast():
         scaled_loss.backward()
     assert seen == [False]
     assert _compat.is_autocast_enabled("cpu")
+
+
+def test_training_step_in_another_thread_warns_once():
+    model, optimizer = _o1()
+    caught = []
+
+    def work():
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            for _ in range(2):
+                _train_step(model, optimizer, torch.rand(2, 8), torch.rand(2, 4))
+        caught.extend(str(w.message) for w in record if issubclass(w.category, RuntimeWarning))
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join()
+    assert len(caught) == 1 and "only in the thread that called amp.initialize" in caught[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _train_step(model, optimizer, torch.rand(2, 8), torch.rand(2, 4))  # own thread: silent
