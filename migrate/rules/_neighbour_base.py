@@ -143,6 +143,7 @@ class NeighbourRule(Rule):
     KNOWN_TODOS: ClassVar[Dict[str, Tuple[str, str]]] = {}
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
+        self._module = node
         self._lines = node.code.splitlines()
         self._default_indent = node.default_indent
         self._torch_aliases = _torch_aliases(node)
@@ -249,8 +250,8 @@ class NeighbourRule(Rule):
         root = node
         while isinstance(root, cst.Attribute):
             root = root.value
-        scope = self.get_metadata(ScopeProvider, root, None) if isinstance(root, cst.Name) else None
-        if scope is not None:
+        scope = self.get_metadata(ScopeProvider, root, None)
+        if isinstance(root, cst.Name) and scope is not None:
             for assignment in scope[root.value]:
                 if isinstance(assignment, ImportAssignment) and self._inside_try(assignment.node):
                     return

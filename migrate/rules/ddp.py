@@ -84,10 +84,6 @@ class DistributedDataParallelRule(NeighbourRule):
         REDUCER_TODO: ("APX604", "error"),
     }
 
-    def visit_Module(self, node: cst.Module) -> Optional[bool]:
-        self._module = node
-        return super().visit_Module(node)
-
     def visit_Import(self, node: cst.Import) -> bool:
         return False
 

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, cast
 import libcst as cst
 
 from ._edits import StatementEdits, block_body
-from ._neighbour_base import NeighbourRule, bind_args, code_of, expr, literal_value
+from ._neighbour_base import NeighbourRule, bind_args, code_of, expr, kwarg, literal_value
 from .base import TODO_PREFIX, Example
 
 _MODULES = (
@@ -92,7 +92,7 @@ LOAD_TODO = (
 )
 CAST_TODO = (
     '{name} was removed from apex: keep the model in fp32 and run its forward pass under torch.autocast("cuda", '
-    'dtype=torch.float16)'
+    "dtype=torch.float16)"
 )
 MANUAL_TODO = (
     "apex.fp16_utils.{name} was removed: replace the manual fp32 master-weight handling with an fp32 model, "
@@ -117,6 +117,12 @@ class _Plan:
     attributes: Dict[int, str] = field(default_factory=dict)  # id(Attribute) -> what it becomes
     regions: List[cst.CSTNode] = field(default_factory=list)
     static: bool = False
+    #: id(call) -> the name the wrapper has there (a parameter in a function it is passed to)
+    targets: Dict[int, str] = field(default_factory=dict)
+    #: functions of this file the wrapper is passed to: id(def) -> (def, parameter, model parameter)
+    threads: Dict[int, Tuple[cst.FunctionDef, str, Optional[str]]] = field(default_factory=dict)
+    #: call sites that pass the wrapper to such a function
+    thread_calls: Set[int] = field(default_factory=set)
 
 
 class FP16OptimizerRule(NeighbourRule):
@@ -224,12 +230,65 @@ class FP16OptimizerRule(NeighbourRule):
             static=static,
             regions=[region],
         )
-        if not self._uses(plan, region):
-            return reject()
-        plan.scaler_args = None if args is None else args + ([f"enabled={code_of(guard.test)}"] if guard else [])
         plan.construction = call
         self._find_model(plan, region)
+        if not self._uses(plan, region) or not self._thread(plan, region):
+            return reject()
+        plan.scaler_args = None if args is None else args + ([f"enabled={code_of(guard.test)}"] if guard else [])
         return plan
+
+    def _thread(self, plan: _Plan, region: cst.CSTNode) -> bool:
+        """The wrapper handed to a function of this file (``train(loader, model, optimizer)``):
+        follow it when every call of that function is here and passes it the same way; the
+        GradScaler then travels as a new ``scaler`` parameter.  False: not provable."""
+        if plan.target.startswith("self."):
+            return True
+        functions = {stmt.name.value: stmt for stmt in self._module.body if isinstance(stmt, cst.FunctionDef)}
+        for call in self._collected.calls:
+            if not _inside(self, call, region) or not isinstance(call.func, cst.Name):
+                continue
+            passed = [a for a in call.args if code_of(a.value) == plan.target]
+            if not passed:
+                continue
+            function = functions.get(call.func.value)
+            if function is None or id(function) in plan.threads:
+                continue  # not a function of this file (a wrong guess shows as a foreign backward)
+            parameter = _parameter_for(function, call, passed[0])
+            if parameter is None or "scaler" in _names_used(function) or function.params.star_kwarg is not None:
+                return False
+            callers = [
+                c for c in self._collected.calls if isinstance(c.func, cst.Name) and c.func.value == function.name.value
+            ]
+            if any(
+                not _inside(self, c, region) or _parameter_for(function, c, _arg_passing(c, plan.target)) != parameter
+                for c in callers
+            ):
+                return False
+            if not self._uses(plan, function, parameter):
+                return False
+            model = None
+            for model_arg in call.args:
+                if code_of(model_arg.value) in plan.model_calls or _is_parameters_owner(plan, model_arg):
+                    model = _parameter_for(function, call, model_arg)
+            plan.threads[id(function)] = (function, parameter, model)
+            plan.regions.append(function)
+            plan.thread_calls.update(id(c) for c in callers)
+        return True
+
+    def _thread_of(self, plan: _Plan, node: cst.CSTNode) -> Optional[Tuple[cst.FunctionDef, str, Optional[str]]]:
+        current = self.parent(node)
+        while current is not None:
+            if isinstance(current, cst.FunctionDef):
+                return plan.threads.get(id(current))
+            current = self.parent(current)
+        return None
+
+    def _params_at(self, plan: _Plan, node: cst.CSTNode) -> Optional[str]:
+        thread = self._thread_of(plan, node)
+        if thread is None:
+            return plan.params
+        model = thread[2]
+        return f"{model}.parameters()" if model else None
 
     def _guard(self, stmt: cst.CSTNode):  # type: ignore[no-untyped-def]
         """None: the construction is unconditional; an If: it is the only thing the ``if``
@@ -296,9 +355,11 @@ class FP16OptimizerRule(NeighbourRule):
                 node = self.parent(node)
         return cast(cst.CSTNode, node)  # the Module at the latest
 
-    def _uses(self, plan: _Plan, region: cst.CSTNode) -> bool:
-        """Classify every use of the wrapper in its region; False if one is not supported."""
-        finder = _AttributeUses(plan.target)
+    def _uses(self, plan: _Plan, region: cst.CSTNode, target: Optional[str] = None) -> bool:
+        """Classify every use of the wrapper (``target`` in ``region``); False if one is not
+        supported."""
+        target = target or plan.target
+        finder = _AttributeUses(target)
         region.visit(finder)
         construction = _construction_call(plan.statement)
         for attribute in finder.uses:
@@ -309,8 +370,9 @@ class FP16OptimizerRule(NeighbourRule):
                 if method is None:
                     return False
                 plan.calls[id(parent)] = method
+                plan.targets[id(parent)] = target
             elif name == "optimizer":
-                plan.attributes[id(attribute)] = plan.target
+                plan.attributes[id(attribute)] = target
             elif name in ("loss_scale", "cur_scale") and plan.scaler:
                 plan.attributes[id(attribute)] = f"{plan.scaler}.get_scale()"
             elif name in ("param_groups", "state"):
@@ -448,7 +510,8 @@ class FP16OptimizerRule(NeighbourRule):
             if stmt is None:
                 continue
             if method == "clip" and plan.scaler:
-                self._edits.insert_before(stmt, [cst.parse_statement(f"{plan.scaler}.unscale_({plan.target})\n")])
+                target = plan.targets.get(id(call), plan.target)
+                self._edits.insert_before(stmt, [cst.parse_statement(f"{plan.scaler}.unscale_({target})\n")])
             elif method == "step" and plan.scaler:
                 self._edits.insert_after(stmt, [cst.parse_statement(f"{plan.scaler}.update()\n")])
             elif method == "backward":
@@ -471,7 +534,14 @@ class FP16OptimizerRule(NeighbourRule):
                 if span is not None:
                     start, end = span
                     members = body[start : end + 1]
-                    enabled = f", enabled={code_of(plan.guard.test)}" if plan.guard is not None else ""
+                    enabled = ""
+                    if plan.guard is not None:
+                        inside = self._thread_of(plan, call)
+                        enabled = (
+                            f", enabled={plan.scaler}.is_enabled()"
+                            if inside
+                            else f", enabled={code_of(plan.guard.test)}"
+                        )
                     autocast = code_of(self.torch_name("torch.autocast", call))
                     float16 = code_of(self.torch_name("torch.float16", call))
                     header = f'with {autocast}("cuda", dtype={float16}{enabled}):\n    pass\n'
@@ -532,6 +602,10 @@ class FP16OptimizerRule(NeighbourRule):
         plan = self._plan_calls.get(id(original_node))
         if plan is not None:
             return self._rewrite_method(plan, original_node, updated_node)
+        for plan in self._plans:
+            if id(original_node) in plan.thread_calls and plan.scaler:
+                args = list(updated_node.args) + [kwarg(plan.scaler, plan.scaler)]
+                return self.replace_call(updated_node, updated_node.func, args)
         if id(original_node) in self._half_calls:
             self._report_casts(original_node)
             return updated_node.func.value  # type: ignore[attr-defined]
@@ -610,7 +684,9 @@ class FP16OptimizerRule(NeighbourRule):
             needs_parens = not isinstance(bound["loss"].value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
             return expr(f"{'(' + loss + ')' if needs_parens else loss}.backward({retain})")
         if method == "clip":
-            params = plan.params or f'[p for group in {plan.target}.param_groups for p in group["params"]]'
+            target = plan.targets.get(id(original), plan.target)
+            every_param = f'[p for group in {target}.param_groups for p in group["params"]]'
+            params = self._params_at(plan, original) or every_param
             clip = self.torch_name("torch.nn.utils.clip_grad_norm_", original)
             return cst.Call(
                 func=clip,
@@ -618,10 +694,36 @@ class FP16OptimizerRule(NeighbourRule):
                 + list(call.args),
             )
         if method == "step" and plan.scaler:
-            return expr(f"{plan.scaler}.step({plan.target})")
+            return expr(f"{plan.scaler}.step({plan.targets.get(id(original), plan.target)})")
         if method == "load":
             self.todo(original, "APX709", LOAD_TODO)
         return call
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        """A function the wrapper is passed to gets the GradScaler as a parameter."""
+        for plan in self._plans:
+            if id(original_node) not in plan.threads or not plan.scaler:
+                continue
+            params = updated_node.params
+            new = cst.Param(cst.Name(plan.scaler))
+            if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params:
+                return updated_node.with_changes(params=params.with_changes(kwonly_params=[*params.kwonly_params, new]))
+            if params.params and params.params[-1].default is not None:
+                new = new.with_changes(
+                    default=cst.Name("None"),
+                    equal=cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+                    ),
+                )
+            existing = list(params.params)
+            if existing:
+                last = existing[-1]
+                trailing = isinstance(last.comma, cst.Comma)  # a multi-line signature keeps its style
+                separator = last.comma if trailing else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                existing[-1] = last.with_changes(comma=separator)
+                new = new.with_changes(comma=last.comma if trailing else cst.MaybeSentinel.DEFAULT)
+            return updated_node.with_changes(params=params.with_changes(params=[*existing, new]))
+        return updated_node
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         plan = self._plan_attributes.get(id(original_node))
@@ -651,7 +753,7 @@ class FP16OptimizerRule(NeighbourRule):
             "    model = model.cuda()\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
             "    # TODO(apexcompat): " + STATIC_TODO + "\n"
             '    scaler = torch.amp.GradScaler("cuda", init_scale=128.0, growth_interval=10**9)\n'
-            '    for x, y in loader:\n'
+            "    for x, y in loader:\n"
             '        optimizer.zero_grad()\n        with torch.autocast("cuda", dtype=torch.float16):\n'
             "            out = model(x.cuda())\n            loss = criterion(out, y)\n"
             "        scaler.scale(loss).backward()\n        scaler.unscale_(optimizer)\n"
@@ -670,7 +772,7 @@ class FP16OptimizerRule(NeighbourRule):
             "    model = Net().cuda()\n    opt = torch.optim.Adam(model.parameters())\n"
             '    scaler = torch.amp.GradScaler("cuda", growth_interval=500)\n'
             '    for batch in data:\n        with torch.autocast("cuda", dtype=torch.float16):\n'
-            '            loss = model(batch).sum()\n'
+            "            loss = model(batch).sum()\n"
             "        opt.zero_grad()\n        scaler.scale(loss).backward()\n        scaler.step(opt)\n"
             "        scaler.update()\n",
             ("APX701", "APX705"),
@@ -693,15 +795,41 @@ class FP16OptimizerRule(NeighbourRule):
             "    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)\n"
             "    # TODO(apexcompat): " + STATIC_TODO + "\n"
             '    scaler = torch.amp.GradScaler(\n        "cuda",\n'
-            '        init_scale=2.0**16 if args.dynamic_loss_scale else args.static_loss_scale,\n'
+            "        init_scale=2.0**16 if args.dynamic_loss_scale else args.static_loss_scale,\n"
             "        growth_interval=2000 if args.dynamic_loss_scale else 10**9,\n        enabled=args.fp16,\n    )\n"
-            '    for data, targets in batches:\n'
+            "    for data, targets in batches:\n"
             '        with torch.autocast("cuda", dtype=torch.float16, enabled=args.fp16):\n'
             "            output = model(data)\n            loss = criterion(output, targets)\n"
             "        optimizer.zero_grad()\n        if args.fp16:\n            scaler.scale(loss).backward()\n"
             "        else:\n            loss.backward()\n"
             "        scaler.step(optimizer)\n        scaler.update()\n",
             ("APX701", "APX703", "APX705"),
+        ),
+        Example(
+            "imagenet-style-flag-and-train-function",
+            "import torch\nfrom apex.fp16_utils import *\n\n\ndef main(args):\n    model = build_model().cuda()\n"
+            "    if args.fp16:\n        model = network_to_half(model)\n"
+            "    optimizer = torch.optim.SGD(model.parameters(), args.lr, momentum=args.momentum)\n"
+            "    if args.fp16:\n        optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)\n"
+            "    for epoch in range(args.epochs):\n        train(loader, model, criterion, optimizer, args)\n\n\n"
+            "def train(loader, model, criterion, optimizer, args):\n    for input, target in loader:\n"
+            "        if args.fp16:\n            input = input.half()\n        output = model(input.cuda())\n"
+            "        loss = criterion(output, target)\n        optimizer.zero_grad()\n"
+            "        if args.fp16:\n            optimizer.backward(loss)\n        else:\n            loss.backward()\n"
+            "        optimizer.step()\n        print(to_python_float(loss.data))\n",
+            "import torch\nfrom apex.fp16_utils import *\n\n\ndef main(args):\n    model = build_model().cuda()\n"
+            "    optimizer = torch.optim.SGD(model.parameters(), args.lr, momentum=args.momentum)\n"
+            '    scaler = torch.amp.GradScaler("cuda", enabled=args.fp16)\n'
+            "    for epoch in range(args.epochs):\n"
+            "        train(loader, model, criterion, optimizer, args, scaler=scaler)\n\n\n"
+            "def train(loader, model, criterion, optimizer, args, scaler):\n    for input, target in loader:\n"
+            '        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):\n'
+            "            output = model(input.cuda())\n            loss = criterion(output, target)\n"
+            "        optimizer.zero_grad()\n"
+            "        if args.fp16:\n            scaler.scale(loss).backward()\n        else:\n"
+            "            loss.backward()\n"
+            "        scaler.step(optimizer)\n        scaler.update()\n        print(loss.data.item())\n",
+            ("APX701", "APX705", "APX707"),
         ),
         Example(
             "closure-step-reported",
@@ -729,7 +857,7 @@ class FP16OptimizerRule(NeighbourRule):
     NOOP_EXAMPLES = [
         Example(
             "fp16-optimizer-in-comment",
-            '# apex.fp16_utils.FP16_Optimizer(optimizer) was replaced by GradScaler\n'
+            "# apex.fp16_utils.FP16_Optimizer(optimizer) was replaced by GradScaler\n"
             'scaler = torch.amp.GradScaler("cuda")\n',
         ),
         Example(
@@ -871,6 +999,39 @@ class _HalfCasts(cst.CSTVisitor):
             stripped = _strip_casts(self.rule, small.value)
             if stripped is not small.value and code_of(stripped) == code_of(small.targets[0].target):
                 self.cast_statements.append(node)
+
+
+def _inside(rule: NeighbourRule, node: cst.CSTNode, region: cst.CSTNode) -> bool:
+    current: Optional[cst.CSTNode] = node
+    while current is not None:
+        if current is region:
+            return True
+        current = rule.parent(current)
+    return False
+
+
+def _arg_passing(call: cst.Call, value: str) -> Optional[cst.Arg]:
+    return next((a for a in call.args if code_of(a.value) == value), None)
+
+
+def _parameter_for(function: cst.FunctionDef, call: cst.Call, arg: Optional[cst.Arg]) -> Optional[str]:
+    """The parameter of ``function`` that ``arg`` of ``call`` binds to."""
+    if arg is None or arg.star:
+        return None
+    if arg.keyword is not None:
+        names = [p.name.value for p in (*function.params.params, *function.params.kwonly_params)]
+        return arg.keyword.value if arg.keyword.value in names else None
+    index = [a for a in call.args if a.keyword is None].index(arg)
+    positional = [*function.params.posonly_params, *function.params.params]
+    return positional[index].name.value if index < len(positional) else None
+
+
+def _names_used(node: cst.CSTNode) -> Set[str]:
+    return {code_of(n) for n in _names_in(node)}
+
+
+def _is_parameters_owner(plan: _Plan, arg: cst.Arg) -> bool:
+    return plan.params is not None and plan.params == f"{code_of(arg.value)}.parameters()"
 
 
 def _is_method(func: cst.BaseExpression, name: str) -> bool:

@@ -45,16 +45,26 @@ EXTRA = [
         ("APX701", "APX705"),
     ),
     Example(
-        "wrapper-handed-to-another-function",
+        "wrapper-handed-to-a-function-of-this-file",
         "from apex.fp16_utils import FP16_Optimizer\n\n\ndef train(model, optimizer, loss):\n"
         "    optimizer.backward(loss)\n\n\n"
         "def main(model, opt):\n    opt = FP16_Optimizer(opt, dynamic_loss_scale=True)\n    train(model, opt, 0)\n",
-        "from apex.fp16_utils import FP16_Optimizer\n\n\ndef train(model, optimizer, loss):\n"
-        "    optimizer.backward(loss)\n\n\n"
-        "def main(model, opt):\n    "
-        + TODO
-        + NOT_SIMPLE_TODO
-        + "\n    opt = FP16_Optimizer(opt, dynamic_loss_scale=True)\n    train(model, opt, 0)\n",
+        "import torch\n\n\ndef train(model, optimizer, loss, scaler):\n    " + TODO + AUTOCAST_TODO + "\n"
+        "    scaler.scale(loss).backward()\n\n\ndef main(model, opt):\n    scaler = torch.amp.GradScaler(\"cuda\")\n"
+        "    train(model, opt, 0, scaler=scaler)\n",
+        ("APX701", "APX704"),
+    ),
+    Example(
+        "function-also-called-with-another-optimizer",
+        "from apex.fp16_utils import FP16_Optimizer\n\n\ndef train(optimizer, loss):\n    optimizer.backward(loss)\n"
+        "\n\n"
+        "def main(opt, other):\n    opt = FP16_Optimizer(opt, dynamic_loss_scale=True)\n    train(opt, 0)\n"
+        "    train(other, 1)\n",
+        "from apex.fp16_utils import FP16_Optimizer\n\n\ndef train(optimizer, loss):\n    optimizer.backward(loss)\n"
+        "\n\n"
+        "def main(opt, other):\n    " + TODO + NOT_SIMPLE_TODO + "\n"
+        "    opt = FP16_Optimizer(opt, dynamic_loss_scale=True)\n"
+        "    train(opt, 0)\n    train(other, 1)\n",
         ("APX702",),
     ),
     Example(
