@@ -40,6 +40,7 @@ __all__ = [
     "grad_scaler_supports_device",
     "has_device_generic_grad_scaler",
     "register_state_dict_post_hook",
+    "autocast_cache_reuses_no_grad_casts",
 ]
 
 
@@ -182,6 +183,33 @@ def cpu_half_matmul_supported() -> bool:
     except (RuntimeError, NotImplementedError):
         return False
     return weight.grad is not None and weight.grad.dtype == torch.float16
+
+
+@functools.lru_cache(maxsize=None)
+def autocast_cache_reuses_no_grad_casts() -> bool:
+    """Whether autocast's weight-cast cache hands a cast made under ``torch.no_grad()`` to a
+    later grad-enabled op in the same autocast region (pytorch#112583). That cast has no
+    ``grad_fn``, so the weight silently gets no gradient, or backward raises "element 0 of
+    tensors does not require grad" — apex's eval-then-train pattern inside one O1 region.
+
+    True on torch 2.2-2.4 at least (measured on CPU; CUDA uses the same cache code); fixed
+    upstream by pytorch#165068. Probed once on a tiny bfloat16 CPU linear, cached. Workaround where True: run no-grad
+    forwards with ``cache_enabled=False`` or call ``torch.clear_autocast_cache()`` when grad
+    mode flips. The probe clears the autocast cache afterwards (a stale probe entry could
+    otherwise be returned for a new tensor at the same address).
+    """
+    weight = torch.ones(2, 2, requires_grad=True)
+    x = torch.ones(1, 2)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                with torch.no_grad():
+                    torch.nn.functional.linear(x, weight)
+                out = torch.nn.functional.linear(x, weight)
+    finally:
+        torch.clear_autocast_cache()
+    return not out.requires_grad
 
 
 # --- loss-scaling kernels ----------------------------------------------------------------

@@ -208,3 +208,35 @@ def test_state_dict_post_hook_edits_every_module_in_place(no_torch_warnings):
     for handle in handles:
         handle.remove()
     assert {v.dtype for v in model.state_dict().values()} == {torch.float16}
+
+
+def test_autocast_cache_probe_matches_a_training_forward_after_eval():
+    reuses = _compat.autocast_cache_reuses_no_grad_casts()
+    if TORCH < Version("2.5"):
+        assert reuses  # measured on 2.2, 2.3, 2.4
+    lin = torch.nn.Linear(2, 2)
+    x = torch.ones(3, 2)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.no_grad():
+            lin(x)
+        out = lin(x)
+    assert out.requires_grad is not reuses
+    # The documented workaround: no caching for the no-grad forward.
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):
+            lin(x)
+        out = lin(x)
+    assert out.requires_grad
+
+
+def test_autocast_cache_probe_leaves_an_enclosing_region_working():
+    lin = torch.nn.Linear(2, 2)
+    x = torch.ones(3, 2)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        _compat.autocast_cache_reuses_no_grad_casts.cache_clear()
+        _compat.autocast_cache_reuses_no_grad_casts()
+        assert _compat.is_autocast_enabled("cpu")
+        out = lin(x)
+    assert out.dtype == torch.bfloat16 and out.requires_grad
+    out.float().sum().backward()
+    assert lin.weight.grad is not None
