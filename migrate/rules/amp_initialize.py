@@ -10,7 +10,7 @@ rewritten, every reason is reported, and the imports rule points the file at
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -184,23 +184,24 @@ class InitializeRule(AmpRule):
 
     # --- initialize -------------------------------------------------------------------------
 
-    def _switch_parts(self, site: InitSite) -> Optional[List[str]]:
-        """The conditions that turn amp on (joined with ``and``); None when amp is off."""
+    def _switch_parts(self, site: InitSite) -> Optional[List[Tuple[str, bool]]]:
+        """The conditions that turn amp on, as ``(text, needs parentheses in an and)``;
+        None when amp is off."""
         table = OLD_INIT_PARAMS if site.old_api else INIT_PARAMS
-        parts = []
+        parts: List[Tuple[str, bool]] = []
         for guard in site.guards:
             value, node = fold(guard, self.info.checks)
             if value is False:
                 return None
             if value is None:
-                parts.append(_paren(code_of(node), node))
+                parts.append((code_of(node), _paren(code_of(node), node) != code_of(node)))
         enabled = _param(site.call, "enabled", table)
         if enabled is not None:
             text = code_of(enabled)
             if text == "False":
                 return None
             if text != "True":
-                parts.append(_paren(text, enabled))
+                parts.append((text, _paren(text, enabled) != text))
         if not site.old_api:
             level = _param(site.call, "opt_level", table)
             literal = string_value(level)
@@ -210,8 +211,8 @@ class InitializeRule(AmpRule):
                 return None
             else:
                 cond = f'{_paren(code_of(level), level)} != "O0"'
-                if cond not in parts:
-                    parts.append(cond)
+                if all(cond != text for text, _ in parts):
+                    parts.append((cond, False))
         return parts
 
     def _rewrite_init(self, site: InitSite, info: AmpFile) -> None:
@@ -235,11 +236,14 @@ class InitializeRule(AmpRule):
             switch = "False"
         elif not parts:
             switch = None
-        elif len(parts) == 1 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", parts[0]):
-            switch = parts[0]
+        elif len(parts) == 1 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", parts[0][0]):
+            switch = parts[0][0]
         else:
             switch = info.switch_name
-            joined = " and ".join(parts) if len(parts) > 1 else parts[0].removeprefix("(").removesuffix(")") if parts[0].startswith("(") and not parts[0].startswith("((") and parts[0].count("(") == 1 else parts[0]
+            if len(parts) == 1:
+                joined = parts[0][0]
+            else:
+                joined = " and ".join(f"({text})" if paren else text for text, paren in parts)
             new.append(statement(f"{switch} = {joined}\n"))
         self.switches[site] = switch
 

@@ -29,6 +29,7 @@ class ClippingRule(AmpRule):
         "APX321": "amp.master_params(opt) -> the optimizer's parameters, with scaler.unscale_(opt) before the grads are used",
         "APX322": "the fp16 and fp32 clipping branches became identical and were merged",
         "APX323": "a NaN check on the gradient norm: GradScaler skips inf too, check with math.isfinite",
+        "APX324": "a `continue` between unscale_ and the step: scaler.update() added before it",
     }
     TRIGGERS = (b"master_params",)
     LIVE_TRIGGERS = ("master_params",)
@@ -56,6 +57,7 @@ class ClippingRule(AmpRule):
                 new = ([] if key in unscaled else [statement(f"{scaler.expr}.unscale_({opt_text})\n")]) + [other]
                 unscaled.add(key)
                 self.edits.replace(if_stmt, lambda upd, new=new: [move_leading(upd, new[0])] + new[1:])
+                self._update_before_continue(if_stmt, scaler.expr)
                 self.report(if_stmt, "APX322", f"both branches clip {params} now; merged, after {scaler.expr}.unscale_({opt_text})", fixed=True, severity="info")
                 self._nan_todo(need.func, other)
                 continue
@@ -65,8 +67,28 @@ class ClippingRule(AmpRule):
             if key not in unscaled and self._reads_grads(stmt):
                 unscaled.add(key)
                 self.edits.insert_before(stmt, [statement(f"{scaler.expr}.unscale_({opt_text})\n")])
+                self._update_before_continue(stmt, scaler.expr)
             self.report(call, "APX321", f"amp.master_params({opt_text}) -> {params}, after {scaler.expr}.unscale_({opt_text})", fixed=True, severity="info")
             self._nan_todo(need.func, stmt)
+
+    def _update_before_continue(self, stmt: cst.BaseStatement, scaler: str) -> None:
+        """A ``continue`` between ``unscale_`` and the step skips ``scaler.update()``, and the
+        next ``unscale_`` would then raise: update (and back off the scale) before it."""
+        block = self.parents.get(stmt)
+        body = list(block.body) if isinstance(block, cst.IndentedBlock) else []
+        if stmt not in body:
+            return
+        for later in body[body.index(stmt) + 1 :]:
+            if any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "step" for n in walk(later)):
+                return
+            for node in walk(later):
+                if isinstance(node, (cst.For, cst.While, cst.FunctionDef)):
+                    break
+                if isinstance(node, cst.Continue):
+                    line = self.parents.get(node)
+                    if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+                        self.edits.insert_before(line, [statement(f"{scaler}.update()\n")])
+                        self.report(node, "APX324", f"continue after {scaler}.unscale_(): {scaler}.update() first, or the next unscale_ raises", fixed=True, severity="info")
 
     @staticmethod
     def _reads_grads(stmt: cst.BaseStatement) -> bool:
@@ -226,6 +248,7 @@ def train(model, optimizer, batches):
         grad_norm = torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
         if math.isnan(grad_norm):
             print("skipping a NaN step")
+            continue
         optimizer.step()
 ''',
         after='''\
@@ -245,10 +268,12 @@ def train(model, optimizer, batches):
         # TODO(apexcompat): math.isnan(grad_norm) misses inf: GradScaler skips steps with inf or nan grads, use math.isfinite(...) (or torch.isfinite) if this check decides anything
         if math.isnan(grad_norm):
             print("skipping a NaN step")
+            scaler.update()
+            continue
         scaler.step(optimizer)
         scaler.update()
 ''',
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX323'),
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX323', 'APX324'),
     ),
 ]
 
