@@ -13,7 +13,7 @@ import contextlib
 import threading
 import types
 import warnings
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 import torch
 
@@ -254,7 +254,7 @@ def _wrap_step(optimizer: torch.optim.Optimizer) -> None:
 
 
 def _activate_o1(
-    optimizers: Optional[Iterable[torch.optim.Optimizer]],
+    optimizers: Any,
     device_type: str,
     half_dtype: torch.dtype,
 ) -> AmpHandle:
@@ -264,11 +264,14 @@ def _activate_o1(
     optimizer's ``step`` run with casts disabled."""
     handle = _start(device_type, half_dtype, verbose=_amp_state.verbosity == 2)
     _amp_state.handle = handle
+    # ``optimizers``: None, one optimizer (or optimizer-like wrapper), or a list/tuple.
     if optimizers is None:
-        optimizers = []
-    elif isinstance(optimizers, torch.optim.Optimizer) or not isinstance(optimizers, (list, tuple)):
-        optimizers = [optimizers]
-    for optimizer in optimizers:
+        to_wrap: List[Any] = []
+    elif isinstance(optimizers, (list, tuple)):
+        to_wrap = list(optimizers)
+    else:
+        to_wrap = [optimizers]
+    for optimizer in to_wrap:
         _wrap_step(optimizer)
     return handle
 
