@@ -180,6 +180,11 @@ class NeighbourRule(Rule):
         kept[-1] = kept[-1].with_changes(comma=last)
         return updated_node.with_changes(elements=kept)
 
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if self._star_names:
+            return drop_unused_star_imports(updated_node, self.STAR_EXPORTS)
+        return updated_node
+
     # --- names -------------------------------------------------------------------------
 
     def names_of(self, node: cst.CSTNode) -> Set[str]:
@@ -390,6 +395,91 @@ class _SplitArguments(cst.CSTTransformer):
                 )
             )
         return updated_node.with_changes(whitespace_before_args=newline(self.indent), args=args)
+
+
+#: what ``from <module> import *`` binds, for the removed apex modules whose names these rules
+#: rewrite; a star import none of whose names is left in the file is deleted
+APEX_STAR_EXPORTS: Dict[str, Tuple[str, ...]] = {
+    "apex.parallel": (
+        "DistributedDataParallel",
+        "Reducer",
+        "SyncBatchNorm",
+        "convert_syncbn_model",
+        "create_syncbn_process_group",
+        "LARC",
+        "distributed",
+        "sync_batchnorm",
+        "optimized_sync_batchnorm",
+        "multiproc",
+    ),
+    "apex.fp16_utils": (
+        "FP16_Optimizer",
+        "FP16Model",
+        "network_to_half",
+        "BN_convert_float",
+        "convert_network",
+        "convert_module",
+        "tofp16",
+        "to_python_float",
+        "clip_grad_norm",
+        "prep_param_lists",
+        "model_grads_to_master_grads",
+        "master_params_to_model_params",
+        "LossScaler",
+        "DynamicLossScaler",
+        "fp16util",
+        "fp16_optimizer",
+        "loss_scaler",
+    ),
+}
+
+
+def drop_unused_star_imports(module: cst.Module, modules: Iterable[str]) -> cst.Module:
+    """Delete module-level ``from <m> import *`` (``m`` in ``modules``) once no name it binds
+    is used.  The import visitors cannot remove star imports, hence this one hand edit."""
+    targets = {m for m in modules if m in APEX_STAR_EXPORTS}
+    if not targets:
+        return module
+    used = _NameCollector()
+    module.visit(used)
+    body = []
+    for stmt in module.body:
+        star = _star_module(stmt)
+        if star in targets and not used.names & set(APEX_STAR_EXPORTS[star]):
+            continue
+        body.append(stmt)
+    if len(body) == len(module.body):
+        return module
+    return module.with_changes(body=body)
+
+
+def _star_module(stmt: cst.CSTNode) -> Optional[str]:
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        small = stmt.body[0]
+        if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar) and small.module is not None:
+            return get_full_name_for_node(small.module)
+    return None
+
+
+class _NameCollector(cst.CSTVisitor):
+    """Bare names read anywhere (not attribute names, not inside imports)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: Set[str] = set()
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
 
 
 def _module_level_imports(module: cst.Module) -> Iterable[Union[cst.Import, cst.ImportFrom]]:

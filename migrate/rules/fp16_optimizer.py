@@ -141,7 +141,7 @@ class FP16OptimizerRule(NeighbourRule):
         "APX709": "FP16_Optimizer checkpoint loading needs a look",
     }
     TRIGGERS = (b"FP16_Optimizer", b"fp16_utils", b"fp16util", b"network_to_half", b"FP16Model", b"to_python_float")
-    STAR_EXPORTS = {m: STAR_NAMES for m in ("apex.fp16_utils",)}
+    STAR_EXPORTS = {"apex.fp16_utils": STAR_NAMES}
     KNOWN_TODOS = {
         NOT_SIMPLE_TODO: ("APX702", "error"),
         STATIC_TODO: ("APX703", "warning"),
@@ -737,9 +737,9 @@ class FP16OptimizerRule(NeighbourRule):
         return block_body(updated_node, self._edits.apply(original_node.body, updated_node.body))
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        if not self._edits:
-            return updated_node
-        return updated_node.with_changes(body=self._edits.apply(original_node.body, updated_node.body))
+        if self._edits:
+            updated_node = updated_node.with_changes(body=self._edits.apply(original_node.body, updated_node.body))
+        return super().leave_Module(original_node, updated_node)
 
     EXAMPLES = [
         Example(
@@ -817,7 +817,7 @@ class FP16OptimizerRule(NeighbourRule):
             "        loss = criterion(output, target)\n        optimizer.zero_grad()\n"
             "        if args.fp16:\n            optimizer.backward(loss)\n        else:\n            loss.backward()\n"
             "        optimizer.step()\n        print(to_python_float(loss.data))\n",
-            "import torch\nfrom apex.fp16_utils import *\n\n\ndef main(args):\n    model = build_model().cuda()\n"
+            "import torch\n\n\ndef main(args):\n    model = build_model().cuda()\n"
             "    optimizer = torch.optim.SGD(model.parameters(), args.lr, momentum=args.momentum)\n"
             '    scaler = torch.amp.GradScaler("cuda", enabled=args.fp16)\n'
             "    for epoch in range(args.epochs):\n"

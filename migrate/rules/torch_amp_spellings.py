@@ -252,9 +252,8 @@ class TorchAmpSpellingsRule(NeighbourRule):
             'import torch\n\nwith torch.autocast("cuda"):\n    y = model(x)\nscaler = torch.amp.GradScaler("cuda")\n',
         ),
         Example(
-            "apex-amp-is-not-torch-amp",
-            "from apex import amp\n\nwith amp.scale_loss(loss, optimizer) as scaled_loss:\n"
-            "    scaled_loss.backward()\n",
+            "project-module-named-like-torch-cuda-amp",
+            "from mylib.cuda.amp import autocast\n\nwith autocast():\n    y = model(x)\n",
         ),
         Example(
             "custom-fwd-kept-below-torch-2-4",

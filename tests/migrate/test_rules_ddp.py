@@ -51,7 +51,7 @@ DDP_EXTRA = [
     Example(
         "star-import",
         "from apex.parallel import *\n\n\ndef wrap(model, local_rank):\n    return DistributedDataParallel(model)\n",
-        "from apex.parallel import *\nimport torch\n\n\ndef wrap(model, local_rank):\n"
+        "import torch\n\n\ndef wrap(model, local_rank):\n"
         "    return torch.nn.parallel.DistributedDataParallel(\n        model,\n        device_ids=[local_rank],\n"
         "        output_device=local_rank,\n        broadcast_buffers=False,\n    )\n",
         ("APX601",),
@@ -102,6 +102,18 @@ DDP_EXTRA += [
         "    raise ImportError(\"Please install apex\")\n\n\ndef wrap(model, local_rank):\n"
         "    return torch.nn.parallel.DistributedDataParallel(\n        model,\n        device_ids=[local_rank],\n"
         "        output_device=local_rank,\n        broadcast_buffers=False,\n    )\n",
+        ("APX601",),
+    ),
+]
+
+DDP_EXTRA += [
+    Example(
+        "star-import-kept-while-larc-still-used",
+        "from apex.parallel import *\n\n\ndef wrap(model, opt, local_rank):\n"
+        "    return DistributedDataParallel(model), LARC(opt)\n",
+        "from apex.parallel import *\nimport torch\n\n\ndef wrap(model, opt, local_rank):\n"
+        "    return torch.nn.parallel.DistributedDataParallel(\n        model,\n        device_ids=[local_rank],\n"
+        "        output_device=local_rank,\n        broadcast_buffers=False,\n    ), LARC(opt)\n",
         ("APX601",),
     ),
 ]

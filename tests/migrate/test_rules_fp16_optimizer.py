@@ -143,7 +143,7 @@ EXTRA = [
         "    model.half()\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "    opt = FP16_Optimizer(opt, dynamic_loss_scale=True)\n"
         "    for x in batches:\n        loss = model(x).sum()\n        opt.backward(loss)\n        opt.step()\n",
-        "import torch\nfrom apex.fp16_utils import *\n\n\ndef fit(model, batches):\n"
+        "import torch\n\n\ndef fit(model, batches):\n"
         "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    scaler = torch.cuda.amp.GradScaler()\n"
         '    for x in batches:\n        with torch.autocast("cuda", dtype=torch.float16):\n'
         '            loss = model(x).sum()\n'
