@@ -14,7 +14,9 @@ that thread enters autocast itself.
 Because the region outlives a training step, torch's weight-cast cache (which torch clears
 only when the outermost autocast region exits) would keep fp16 copies of weights that the
 optimizer has since updated; :meth:`O1Scope.clear_cache` drops them and is called at every
-``scale_loss`` exit and after every optimizer step.
+``scale_loss`` exit and after every optimizer step.  On torch releases whose cache reuses
+casts made under ``no_grad`` for grad-enabled ops (pytorch#112583) the region runs with the
+cache off.
 
 Optionally (``APEXCOMPAT_CPU_FP32_FIXUPS=1`` or :func:`set_cpu_fp32_fixups`), a torch
 function mode makes CPU float16 autocast run the ops that CUDA autocast keeps in float32
@@ -100,7 +102,11 @@ class O1Scope:
         """Turn autocast on for ``device_type`` in the calling thread, until :meth:`exit`."""
         if self._region is not None:
             return
-        region = torch.autocast(self.device_type, dtype=self.dtype)
+        # Where torch's weight-cast cache hands casts made under no_grad to later
+        # grad-enabled ops of the same region (pytorch#112583, torch <= 2.4 at least), a
+        # region spanning eval and training code must not cache at all.
+        cache_enabled = not _compat.autocast_cache_reuses_no_grad_casts()
+        region = torch.autocast(self.device_type, dtype=self.dtype, cache_enabled=cache_enabled)
         region.__enter__()
         self._region = region
 

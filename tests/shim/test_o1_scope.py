@@ -231,3 +231,25 @@ def test_training_step_in_another_thread_warns_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _train_step(model, optimizer, torch.rand(2, 8), torch.rand(2, 4))  # own thread: silent
+
+
+def test_region_caches_weight_casts_only_where_torch_keeps_no_grad_casts_apart(monkeypatch):
+    """pytorch#112583 (torch <= 2.4 at least): a no_grad weight cast cached inside a region is
+    reused by grad-enabled ops.  There the O1 region must run without the cache."""
+    buggy = _compat.autocast_cache_reuses_no_grad_casts()
+    _o1()
+    assert torch.is_autocast_cache_enabled() is (not buggy)
+    reset_state()
+    monkeypatch.setattr(_compat, "autocast_cache_reuses_no_grad_casts", lambda: True)
+    model, optimizer = _o1()
+    assert not torch.is_autocast_cache_enabled()
+    x, y = torch.rand(2, 8), torch.rand(2, 4)
+    with torch.no_grad():
+        model(x)
+    loss = F.mse_loss(model(x), y)
+    assert loss.requires_grad
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    assert all(p.grad is not None for p in model.parameters())
+    reset_state()
+    assert torch.is_autocast_cache_enabled()
