@@ -122,6 +122,8 @@ class AmpFile:
     storage: str = "local"
     #: same-file functions that get the scaler as a new parameter
     threaded: Dict[cst.FunctionDef, List[cst.Call]] = field(default_factory=dict)
+    #: same-file classes whose ``__init__`` gets the scaler (kept on ``self``): class -> calls
+    class_threaded: Dict[cst.ClassDef, List[cst.Call]] = field(default_factory=dict)
     #: function -> expression that reaches the scaler inside it
     access: Dict[Optional[cst.FunctionDef], str] = field(default_factory=dict)
     #: availability checks (``amp is None``, ``not amp``, ``if amp:``) -> their value now that
@@ -536,7 +538,6 @@ def _check_layout(rule, info: AmpFile) -> None:
     """Decide the scaler's home and how it reaches every site; record blockers."""
     parents = rule.parents
     training = info.training_inits
-    needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
     if info.scale_losses and not training:
         for site in info.scale_losses:
             info.blockers.append(Blocker(site.with_stmt, "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"))
@@ -549,6 +550,9 @@ def _check_layout(rule, info: AmpFile) -> None:
         for need in info.needs:
             info.blockers.append(Blocker(need.node, "amp.initialize is not in this file, so the scaler cannot reach this site"))
         return
+    for site in info.scale_losses:
+        _check_steps(rule, site, info)
+    needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
     home = training[0].func
     if any(s.func is not home for s in training):
         for site in training[1:]:
@@ -558,8 +562,6 @@ def _check_layout(rule, info: AmpFile) -> None:
     if home_cls is not None and any(f is not home and class_of_method(parents, f) is home_cls for f in needy):
         info.storage = "self"
     first_anchor_line = min(rule.line_of(s.anchor) for s in training)
-    for site in info.scale_losses:
-        _check_steps(rule, site, info)
     for func in dict.fromkeys(needy):
         access = _access(rule, func, home, home_cls, info, set())
         if access is None:
@@ -570,19 +572,40 @@ def _check_layout(rule, info: AmpFile) -> None:
         for node in nodes:
             if rule.line_of(node) < first_anchor_line:
                 info.blockers.append(Blocker(node, "this site comes before amp.initialize in the same function"))
-    for func, calls in info.threaded.items():
+    for func, calls in list(info.threaded.items()) + list(info.class_threaded.items()):
         for call in calls:
             if enclosing_function(parents, call) is home and rule.line_of(call) < first_anchor_line:
                 info.blockers.append(Blocker(call, f"{func.name.value}() is called before amp.initialize"))
 
 
-def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
+def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
+    """The ``<opt>.step()`` calls a scale_loss site feeds: in its own function, else (for
+    ``self.<opt>``) in the other methods of its class."""
     body = site.func.body if site.func is not None else rule.tree
+    calls = step_calls(body, opt_text)
+    cls = class_of_method(rule.parents, site.func)
+    if not calls and cls is not None and opt_text.startswith(self_name(site.func) + "."):
+        for method in methods_of(cls):
+            if method is not site.func and class_of_method(rule.parents, method) is cls and self_name(method) == self_name(site.func):
+                calls.extend(step_calls(method.body, opt_text))
+    return calls
+
+
+def methods_of(cls: cst.ClassDef) -> List[cst.FunctionDef]:
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
+    return [s for s in body if isinstance(s, cst.FunctionDef)]
+
+
+def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
     for opt in site.optimizers:
         if not isinstance(opt, (cst.Name, cst.Attribute)):
             info.blockers.append(Blocker(site.call, f"optimizers given as {code_of(opt)}: cannot find their step() calls"))
             continue
-        calls = step_calls(body, code_of(opt)) if body is not None else []
+        calls = find_steps(rule, site, code_of(opt))
+        for call in calls:
+            func = enclosing_function(rule.parents, call)
+            if func is not site.func:
+                info.needs.append(Need(call, "step", func))
         if not calls:
             info.blockers.append(Blocker(site.with_stmt, f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"))
         for call in calls:
@@ -605,6 +628,19 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
         result = name  # module-level initialize: a global
     elif info.storage == "self" and class_of_method(parents, func) is home_cls:
         result = self_name(func) + "." + name
+    elif func is not None and func not in visiting and class_of_method(parents, func) is not None:
+        cls = class_of_method(parents, func)
+        if cls in info.class_threaded:
+            result = self_name(func) + "." + name
+        else:
+            calls = _class_callers(rule, cls)
+            if calls:
+                visiting.add(func)
+                ok = all(_access(rule, enclosing_function(parents, c), home, home_cls, info, visiting) is not None for c in calls)
+                visiting.discard(func)
+                if ok:
+                    info.class_threaded[cls] = calls
+                    result = self_name(func) + "." + name
     elif func is not None and func not in visiting and isinstance(parents.get(func), cst.Module):
         calls = _callers(rule, func)
         if calls:
@@ -617,6 +653,27 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
     if result is not None:
         info.access[func] = result
     return result
+
+
+def init_method(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
+    return next((m for m in methods_of(cls) if m.name.value == "__init__" and not m.decorators and m.params.params), None)
+
+
+def _class_callers(rule, cls: cst.ClassDef) -> Optional[List[cst.Call]]:
+    """Every ``C(...)`` of a module-level class with its own ``__init__``, or None if the
+    class is used another way (subclassed, passed on) or instantiated at module level."""
+    if not isinstance(rule.parents.get(cls), cst.Module) or init_method(cls) is None or cls.decorators:
+        return None
+    name = cls.name.value
+    calls = []
+    for node in _walk(rule.tree):
+        if isinstance(node, cst.Name) and node.value == name and node is not cls.name:
+            parent = rule.parents.get(node)
+            if isinstance(parent, cst.Call) and parent.func is node and enclosing_function(rule.parents, parent) is not None:
+                calls.append(parent)
+            else:
+                return None
+    return calls or None
 
 
 def _callers(rule, func: cst.FunctionDef) -> Optional[List[cst.Call]]:
@@ -670,6 +727,18 @@ def find_scalers(rule, module: cst.Module):
             cls = class_of_method(parents, func)
             if cls is not None and target.value.value == self_name(func):
                 attrs[cls] = (target.attr.value, enabled, func)
+
+    for node in _walk(module):
+        if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Name) and node.value.value in names):
+            continue
+        target = node.targets[0].target
+        func = enclosing_function(parents, node)
+        cls = class_of_method(parents, func)
+        if cls is None or cls in attrs or not isinstance(target, cst.Attribute) or code_of(target.value) != self_name(func):
+            continue
+        if any(p.name.value == node.value.value for p in list(func.params.params) + list(func.params.kwonly_params)):
+            enabled = next((e for n, e in local.values() if n == node.value.value), None)
+            attrs[cls] = (target.attr.value, f"{node.value.value}.is_enabled()" if enabled else None, None)
 
     def lookup(node: cst.CSTNode) -> Optional[ScalerRef]:
         func = enclosing_function(parents, node)

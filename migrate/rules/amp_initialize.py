@@ -26,6 +26,10 @@ from ._amp_sites import (
     code_of,
     elements,
     enclosing,
+    class_of_method,
+    init_method,
+    is_nested_in,
+    self_name,
     string_value,
     walk,
 )
@@ -165,6 +169,8 @@ class InitializeRule(AmpRule):
             self._rewrite_init(site, info)
         for func, calls in info.threaded.items():
             self._thread(func, calls, info)
+        for cls, calls in info.class_threaded.items():
+            self._thread_class(cls, calls, info)
         for site in info.scale_losses:
             self._place_autocast(site, info)
             if not isinstance(site.call.func, cst.Attribute) or code_of(site.call.func.value) in self._handles(info):
@@ -446,7 +452,21 @@ class InitializeRule(AmpRule):
 
     # --- threading ---------------------------------------------------------------------------
 
-    def _thread(self, func: cst.FunctionDef, calls: List[cst.Call], info: AmpFile) -> None:
+    def _thread_class(self, cls: cst.ClassDef, calls: List[cst.Call], info: AmpFile) -> None:
+        """``class Trainer`` built where the scaler exists: ``__init__`` takes it and keeps it
+        on ``self`` for the methods that scale losses."""
+        init = init_method(cls)
+        self._thread(init, calls, info, skip=1, say=f"{cls.name.value}.__init__")
+        me = self_name(init)
+        keep = statement(f"{me}.{info.scaler_name} = {info.scaler_name}\n")
+        body = list(init.body.body) if isinstance(init.body, cst.IndentedBlock) else []
+        first = body[0] if body else None
+        if first is not None and isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr) and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+            self.edits.insert_after(first, [keep])  # after the docstring
+        elif first is not None:
+            self.edits.insert_before(first, [keep])
+
+    def _thread(self, func: cst.FunctionDef, calls: List[cst.Call], info: AmpFile, skip: int = 0, say: Optional[str] = None) -> None:
         name = info.scaler_name
         params = func.params
         plain = not params.star_arg or isinstance(params.star_arg, cst.MaybeSentinel)
@@ -468,10 +488,10 @@ class InitializeRule(AmpRule):
             caller = enclosing(self.parents, call, cst.FunctionDef)
             access = info.access.get(caller, name)
             positional_only = all(a.keyword is None and not a.star for a in call.args)
-            by_position = simple and positional_only and len(call.args) == len(params.params)
+            by_position = simple and positional_only and len(call.args) == len(params.params) - skip
             arg = cst.Arg(expression(access)) if by_position else cst.Arg(expression(access), keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
             self.replace_node(call, lambda upd, arg=arg: upd.with_changes(args=self._append_arg(list(upd.args), arg)))
-        self.report(func, "APX207", f"{func.name.value}() takes the GradScaler as a new parameter `{name}`; every call in this file passes it", fixed=True, severity="info")
+        self.report(func, "APX207", f"{say or func.name.value}() takes the GradScaler as a new parameter `{name}`; every call in this file passes it", fixed=True, severity="info")
 
     @staticmethod
     def _append_arg(args: List[cst.Arg], arg: cst.Arg) -> List[cst.Arg]:
@@ -536,8 +556,37 @@ class InitializeRule(AmpRule):
     def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
         if self._inside_autocast(site.with_stmt):
             return
+        loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
+        spans = [(self._forward_span(site.with_stmt, loss_texts, info), site.func)]
+        if spans[0][0] is None:
+            spans = self._spans_at_callers(site, info)
+        switches = [self._switch_in(func, info) for _, func in spans]
+        if not spans or any(span is None for span, _ in spans) or any(sw is False for sw in switches):
+            self.todo(
+                site.with_stmt,
+                "APX210",
+                'the forward pass and loss are not next to this amp.scale_loss: wrap them in `with torch.autocast("cuda", dtype=torch.float16):` by hand',
+                severity="warning",
+                fixed=True,
+            )
+            return
+        for (members, func), enabled in zip(spans, switches):
+            head = f'with torch.autocast("cuda", dtype=torch.float16{", enabled=" + enabled if enabled else ""}):\n    pass\n'
+
+            def build(ups: List[cst.BaseStatement], head=head) -> List[cst.BaseStatement]:
+                with_node = statement(head)
+                inner = [ups[0].with_changes(leading_lines=[])] + ups[1:]
+                return [with_node.with_changes(body=with_node.body.with_changes(body=inner), leading_lines=ups[0].leading_lines)]
+
+            self.edits.wrap(members, build)
+            self.report(members[0], "APX209", "forward pass and loss wrapped in torch.autocast (apex never marked them)", fixed=True, severity="info")
+        self.need_torch()
+
+    def _forward_span(self, stmt: cst.BaseStatement, loss_texts: set, info: AmpFile) -> Optional[List[cst.BaseStatement]]:
+        """The statements before ``stmt`` from the first model call through the one that
+        computes the loss, in the same block; None when they are not there."""
         # `if fp16: with amp.scale_loss(...): ... else: loss.backward()`: look before the `if`
-        anchor: cst.CSTNode = site.with_stmt
+        anchor: cst.CSTNode = stmt
         while True:
             block = self.parents.get(anchor)
             owner = self.parents.get(block)
@@ -547,64 +596,85 @@ class InitializeRule(AmpRule):
                 anchor = owner
                 continue
             break
+        if self._inside_autocast(anchor):
+            return None
         block = self.parents.get(anchor)
         body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
         index = body.index(anchor) if anchor in body else -1
-        loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
         end = None
         for j in range(index - 1, -1, -1):
-            stmt = body[j]
-            if isinstance(stmt, cst.SimpleStatementLine) and assigned_names(stmt) & loss_texts:
+            if isinstance(body[j], cst.SimpleStatementLine) and assigned_names(body[j]) & loss_texts:
                 end = j
                 break
-            if self._is_barrier(stmt):
+            if self._is_barrier(body[j]):
                 break
+        if end is None:
+            return None
         models = self._model_texts(info)
         start = None
-        if end is not None:
-            for j in range(end, -1, -1):
-                stmt = body[j]
-                if j != end and self._is_barrier(stmt):
-                    break
-                if self._is_model_call(stmt, models):
-                    start = j
-        if end is None or start is None:
-            self.todo(
-                site.with_stmt,
-                "APX210",
-                'the forward pass and loss are not next to this amp.scale_loss: wrap them in `with torch.autocast("cuda", dtype=torch.float16):` by hand',
-                severity="warning",
-                fixed=True,
-            )
-            return
-        enabled = self._autocast_switch(site, info)
+        for j in range(end, -1, -1):
+            if j != end and self._is_barrier(body[j]):
+                break
+            if self._is_model_call(body[j], models):
+                start = j
+        if start is None:
+            return None
         members = body[start : end + 1]
-        head = f'with torch.autocast("cuda", dtype=torch.float16{", enabled=" + enabled if enabled else ""}):\n    pass\n'
-
-        def build(ups: List[cst.BaseStatement], head=head) -> List[cst.BaseStatement]:
-            with_node = statement(head)
-            inner = [ups[0].with_changes(leading_lines=[])] + ups[1:]
-            with_node = with_node.with_changes(body=with_node.body.with_changes(body=inner), leading_lines=ups[0].leading_lines)
-            return [with_node]
-
         if any(self.edits.planned(m) or m in self.edits.groups for m in members):
-            return
-        self.edits.wrap(members, build)
-        self.need_torch()
-        self.report(members[0], "APX209", "forward pass and loss wrapped in torch.autocast (apex never marked them)", fixed=True, severity="info")
+            return None
+        return members
 
-    def _autocast_switch(self, site: ScaleLossSite, info: AmpFile) -> Optional[str]:
+    def _spans_at_callers(self, site: ScaleLossSite, info: AmpFile) -> List[Tuple[Optional[List[cst.BaseStatement]], Optional[cst.FunctionDef]]]:
+        """``def backward(self, loss): with amp.scale_loss(loss, ...)`` called as
+        ``self.backward(loss)`` right after the forward pass: wrap at each call."""
+        func = site.func
+        if func is None or not isinstance(site.loss, cst.Name):
+            return []
+        params = [p.name.value for p in func.params.params]
+        if site.loss.value not in params:
+            return []
+        index = params.index(site.loss.value)
+        cls = class_of_method(self.parents, func)
+        calls: List[cst.Call] = []
+        for node in walk(self.tree):
+            if not isinstance(node, cst.Call):
+                continue
+            if cls is not None and isinstance(node.func, cst.Attribute) and node.func.attr.value == func.name.value:
+                caller = enclosing(self.parents, node, cst.FunctionDef)
+                if class_of_method(self.parents, caller) is cls and code_of(node.func.value) == self_name(caller):
+                    calls.append(node)
+            elif cls is None and isinstance(node.func, cst.Name) and node.func.value == func.name.value:
+                calls.append(node)
+        spans = []
+        for call in calls:
+            shift = 1 if cls is not None else 0
+            args = [a for a in call.args if a.keyword is None and not a.star]
+            passed = args[index - shift].value if 0 <= index - shift < len(args) else None
+            stmt = self.statement_of(call)
+            if passed is None or not isinstance(stmt, cst.SimpleStatementLine):
+                return [(None, None)]
+            texts = {code_of(n) for n in walk(passed) if isinstance(n, (cst.Name, cst.Attribute))}
+            spans.append((self._forward_span(stmt, texts, info), enclosing(self.parents, call, cst.FunctionDef)))
+        return spans
+
+    def _switch_in(self, func: Optional[cst.FunctionDef], info: AmpFile):
+        """The autocast ``enabled=`` text inside ``func`` (None: always on; False: the
+        scaler cannot be reached there)."""
         init = info.training_inits[0]
         switch = self.switches.get(init)
         if switch is None:
             return None
-        if site.func is init.func and info.storage == "local":
+        if func is init.func or switch == "False":
             return switch
-        if switch == "False":
-            return "False"
-        access = info.access.get(site.func, info.scaler_name)
-        if site.func is init.func:
-            return switch
+        access = info.access.get(func)
+        if access is None:
+            cls = class_of_method(self.parents, func)
+            if cls is not None and (cls in info.class_threaded or (info.storage == "self" and cls is class_of_method(self.parents, init.func))):
+                access = f"{self_name(func)}.{info.scaler_name}"
+            elif init.func is None or (info.storage == "local" and is_nested_in(self.parents, func, init.func)):
+                access = info.scaler_name
+        if access is None:
+            return False
         return f"{access}.is_enabled()"
 
 
@@ -897,6 +967,85 @@ class Trainer:
         return loss.item()
 ''',
         codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        'trainer-class-built-after-initialize',
+        before='''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    """Runs the optimisation."""
+
+    def __init__(self, model, optimizer, clip=1.0):
+        self.model = model
+        self.optimizer = optimizer
+        self.clip = clip
+
+    def backward(self, loss):
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+
+    def optimizer_step(self):
+        torch.nn.utils.clip_grad_norm_(amp.master_params(self.optimizer), self.clip)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+
+    def fit(self, batches):
+        for x, y in batches:
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+            self.backward(loss)
+            self.optimizer_step()
+
+
+def main(args):
+    model = torch.nn.Linear(4, 4).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    trainer = Trainer(model, optimizer)
+    trainer.fit(loader)
+''',
+        after='''\
+import torch
+
+
+class Trainer:
+    """Runs the optimisation."""
+
+    def __init__(self, model, optimizer, clip=1.0, *, scaler):
+        self.scaler = scaler
+        self.model = model
+        self.optimizer = optimizer
+        self.clip = clip
+
+    def backward(self, loss):
+        self.scaler.scale(loss).backward()
+
+    def optimizer_step(self):
+        self.scaler.unscale_(self.optimizer)
+        torch.nn.utils.clip_grad_norm_((p for group in self.optimizer.param_groups for p in group["params"]), self.clip)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+
+    def fit(self, batches):
+        for x, y in batches:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = torch.nn.functional.mse_loss(self.model(x), y)
+            self.backward(loss)
+            self.optimizer_step()
+
+
+def main(args):
+    model = torch.nn.Linear(4, 4).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    trainer = Trainer(model, optimizer, scaler=scaler)
+    trainer.fit(loader)
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX207', 'APX209', 'APX301', 'APX311', 'APX321'),
     ),
     Example(
         'closure-sees-the-scaler',

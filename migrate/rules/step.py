@@ -12,7 +12,7 @@ from typing import Dict, List, Tuple
 import libcst as cst
 
 from ._amp_rule import AmpRule
-from ._amp_sites import analyse, code_of, find_scalers, step_calls, walk
+from ._amp_sites import analyse, code_of, find_scalers, find_steps, walk
 from ._edits import expression, statement
 from .base import Example
 
@@ -38,10 +38,11 @@ class StepRule(AmpRule):
             if scaler is None:
                 continue
             backward_lines.append(self.line_of(site.with_stmt))
-            scope = site.func.body if site.func is not None else module
             for opt in site.optimizers:
-                for call in step_calls(scope, code_of(opt)):
-                    chosen[call] = scaler.expr
+                for call in find_steps(self, site, code_of(opt)):
+                    here = lookup(call)
+                    if here is not None:
+                        chosen[call] = here.expr
         for node in walk(module):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
                 backward_lines.append(self.line_of(node))
