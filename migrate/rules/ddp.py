@@ -174,7 +174,8 @@ class DistributedDataParallelRule(NeighbourRule):
         for region in regions:
             found = _Candidates(self)
             region.visit(found)
-            for text in found.set_device + found.local_rank_names + found.local_rank_attributes + found.env_assignments:
+            candidates = found.set_device + found.cuda_device + found.local_rank_names
+            for text in candidates + found.local_rank_attributes + found.env_assignments:
                 if reachable(text):
                     return text
         for name in LOCAL_RANK_NAMES:
@@ -305,6 +306,7 @@ class _Candidates(cst.CSTVisitor):
         super().__init__()
         self.rule = rule
         self.set_device: List[str] = []
+        self.cuda_device: List[str] = []
         self.local_rank_names: List[str] = []
         self.local_rank_attributes: List[str] = []
         self.env_assignments: List[str] = []
@@ -315,6 +317,8 @@ class _Candidates(cst.CSTVisitor):
         func = code_of(node.func)
         if func.endswith("cuda.set_device") and len(node.args) == 1 and _simple(node.args[0].value):
             self.set_device.append(code_of(node.args[0].value))
+        elif func.endswith(".cuda") and len(node.args) == 1 and _simple(node.args[0].value) and not node.args[0].keyword:
+            self.cuda_device.append(code_of(node.args[0].value))
         if func.endswith("add_argument") and any(
             isinstance(a.value, cst.SimpleString) and a.value.evaluated_value in ("--local_rank", "--local-rank")
             for a in node.args

@@ -118,6 +118,18 @@ DDP_EXTRA += [
     ),
 ]
 
+DDP_EXTRA += [
+    Example(
+        "model-moved-with-cuda-gpu",
+        "from apex.parallel import DistributedDataParallel as DDP\n\n\ndef main_worker(gpu, model):\n"
+        "    model.cuda(gpu)\n    return DDP(model)\n",
+        "import torch\n\n\ndef main_worker(gpu, model):\n    model.cuda(gpu)\n"
+        "    return torch.nn.parallel.DistributedDataParallel(\n        model,\n        device_ids=[gpu],\n"
+        "        output_device=gpu,\n        broadcast_buffers=False,\n    )\n",
+        ("APX601",),
+    ),
+]
+
 SYNCBN_EXTRA = [
     Example(
         "convert-channel-last",
