@@ -94,7 +94,8 @@ class FusedKernelsRule(NeighbourRule):
         "APX809": "still-shipped apex kernel without a torch equivalent: kept",
         "APX810": "apex.RNN was removed: use torch.nn.LSTM/GRU/RNN",
     }
-    TRIGGERS = (b"apex", b"amp_C")
+    # every name this rule handles contains one of these (``apex.optimizers.FusedAdam``, ``RNN.LSTM``)
+    TRIGGERS = (b"Fused", b"fused_", b"contrib", b"apex.mlp", b"import mlp", b"amp_C", b"multi_tensor", b"RNN")
     KNOWN_TODOS = {RNN_MESSAGE.split("{", 1)[0]: ("APX810", "error")}
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
