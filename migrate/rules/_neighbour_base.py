@@ -21,21 +21,14 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from ._edits import code_of
+from ._edits import expression as expr
 from .base import TODO_PREFIX, Rule
 
 #: a rewritten call whose line would get longer than this is split one argument per line
 MAX_LINE = 99
 
 _STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-
-
-def expr(code: str) -> cst.BaseExpression:
-    """Parse a small expression written as text (for replacement code)."""
-    return cst.parse_expression(code)
-
-
-def code_of(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 def kwarg(name: str, value: Union[str, cst.BaseExpression]) -> cst.Arg:

@@ -315,10 +315,11 @@ class _Candidates(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = code_of(node.func)
-        if func.endswith("cuda.set_device") and len(node.args) == 1 and _simple(node.args[0].value):
-            self.set_device.append(code_of(node.args[0].value))
-        elif func.endswith(".cuda") and len(node.args) == 1 and _simple(node.args[0].value) and not node.args[0].keyword:
-            self.cuda_device.append(code_of(node.args[0].value))
+        device = node.args[0] if len(node.args) == 1 and _simple(node.args[0].value) else None
+        if device is not None and func.endswith("cuda.set_device"):
+            self.set_device.append(code_of(device.value))
+        elif device is not None and func.endswith(".cuda") and device.keyword is None:
+            self.cuda_device.append(code_of(device.value))
         if func.endswith("add_argument") and any(
             isinstance(a.value, cst.SimpleString) and a.value.evaluated_value in ("--local_rank", "--local-rank")
             for a in node.args
