@@ -405,7 +405,9 @@ class FP16OptimizerRule(NeighbourRule):
             return "clip"
         if method == "step":
             return "step" if expression_statement and not call.args else None
-        if method in ("zero_grad", "state_dict"):
+        if method == "zero_grad":
+            return "zero_grad"
+        if method == "state_dict":
             return "keep"
         if method == "load_state_dict":
             return "load"
@@ -697,6 +699,15 @@ class FP16OptimizerRule(NeighbourRule):
             return expr(f"{plan.scaler}.step({plan.targets.get(id(original), plan.target)})")
         if method == "load":
             self.todo(original, "APX709", LOAD_TODO)
+        if method == "zero_grad":
+            # FP16_Optimizer.zero_grad(set_grads_to_None=...) is torch's set_to_none
+            args = [
+                a.with_changes(keyword=cst.Name("set_to_none"))
+                if a.keyword is not None and a.keyword.value == "set_grads_to_None"
+                else a
+                for a in call.args
+            ]
+            return call.with_changes(args=args)
         return call
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:

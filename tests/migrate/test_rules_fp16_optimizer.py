@@ -115,12 +115,14 @@ EXTRA = [
     Example(
         "resume-from-old-checkpoint",
         "import torch\nfrom apex.fp16_utils import FP16_Optimizer\n\n\ndef main(model, opt, ckpt):\n"
-        '    opt = FP16_Optimizer(opt, dynamic_loss_scale=True)\n    opt.load_state_dict(ckpt["optimizer"])\n',
+        '    opt = FP16_Optimizer(opt, dynamic_loss_scale=True)\n    opt.load_state_dict(ckpt["optimizer"])\n'
+        "    opt.zero_grad(set_grads_to_None=True)\n",
         "import torch\n\n\ndef main(model, opt, ckpt):\n"
         '    scaler = torch.amp.GradScaler("cuda")\n    '
         + TODO
         + LOAD_TODO
-        + '\n    opt.load_state_dict(ckpt["optimizer"])\n',
+        + '\n    opt.load_state_dict(ckpt["optimizer"])\n'
+        + "    opt.zero_grad(set_to_none=True)\n",
         ("APX701", "APX709"),
     ),
     Example(
