@@ -655,6 +655,17 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
     return result
 
 
+def _is_member_name(parents, node: cst.Name) -> bool:
+    """``x.name``, ``f(name=...)``, ``def f(name)``: the Name is not a reference to ``name``."""
+    parent = parents.get(node)
+    return (
+        (isinstance(parent, cst.Attribute) and parent.attr is node)
+        or (isinstance(parent, cst.Arg) and parent.keyword is node)
+        or isinstance(parent, (cst.Param, cst.ImportAlias))
+        or (isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node)
+    )
+
+
 def init_method(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
     return next((m for m in methods_of(cls) if m.name.value == "__init__" and not m.decorators and m.params.params), None)
 
@@ -667,7 +678,7 @@ def _class_callers(rule, cls: cst.ClassDef) -> Optional[List[cst.Call]]:
     name = cls.name.value
     calls = []
     for node in _walk(rule.tree):
-        if isinstance(node, cst.Name) and node.value == name and node is not cls.name:
+        if isinstance(node, cst.Name) and node.value == name and node is not cls.name and not _is_member_name(rule.parents, node):
             parent = rule.parents.get(node)
             if isinstance(parent, cst.Call) and parent.func is node and enclosing_function(rule.parents, parent) is not None:
                 calls.append(parent)
@@ -685,7 +696,7 @@ def _callers(rule, func: cst.FunctionDef) -> Optional[List[cst.Call]]:
     module = rule.tree
     calls = []
     for node in _walk(module):
-        if isinstance(node, cst.Name) and node.value == name and node is not func.name:
+        if isinstance(node, cst.Name) and node.value == name and node is not func.name and not _is_member_name(rule.parents, node):
             parent = rule.parents.get(node)
             if isinstance(parent, cst.Call) and parent.func is node:
                 if enclosing_function(rule.parents, parent) is None:

@@ -57,6 +57,12 @@ OLD_INIT_PARAMS = {"enabled": 0, "loss_scale": 1, "enable_caching": 2, "verbose"
 NO_GROWTH = "10**9"
 _MODEL_CALL = re.compile(r"(model|net|encoder|decoder|generator|discriminator)", re.IGNORECASE)
 _BARRIER_CALLS = ("step", "backward")
+#: nn.Module methods that are not the forward pass
+_NOT_FORWARD = frozenset(
+    "train eval zero_grad to cuda cpu half float double bfloat16 parameters named_parameters buffers "
+    "named_buffers children modules named_modules state_dict load_state_dict apply requires_grad_ "
+    "register_forward_hook register_forward_pre_hook register_backward_hook register_buffer".split()
+)
 
 
 def _param(call: cst.Call, name: str, table: Dict[str, int]) -> Optional[cst.BaseExpression]:
@@ -524,9 +530,11 @@ class InitializeRule(AmpRule):
             if isinstance(sub, cst.Call) and isinstance(sub.func, (cst.Name, cst.Attribute)):
                 text = code_of(sub.func)
                 last = text.split(".")[-1]
+                if last in _NOT_FORWARD:
+                    continue
                 if text in models or last in models or any(text.startswith(m + ".") for m in models):
                     return True
-                if _MODEL_CALL.search(last) and last not in ("parameters", "named_parameters"):
+                if _MODEL_CALL.search(last):
                     return True
             if isinstance(sub, (cst.FunctionDef, cst.Lambda)):
                 return False
@@ -534,9 +542,13 @@ class InitializeRule(AmpRule):
 
     @staticmethod
     def _is_barrier(stmt: cst.BaseStatement) -> bool:
-        if not isinstance(stmt, cst.SimpleStatementLine):
+        """Statements the autocast region does not extend over: loops and other compound
+        statements (a plain ``if`` is fine), steps, backwards, jumps."""
+        if not isinstance(stmt, (cst.SimpleStatementLine, cst.If)):
             return True
         for sub in walk(stmt):
+            if isinstance(sub, (cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)):
+                return True
             if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) and sub.func.attr.value in _BARRIER_CALLS:
                 return True
             if isinstance(sub, (cst.Return, cst.Raise, cst.Continue, cst.Break, cst.Yield)):
@@ -603,7 +615,7 @@ class InitializeRule(AmpRule):
         index = body.index(anchor) if anchor in body else -1
         end = None
         for j in range(index - 1, -1, -1):
-            if isinstance(body[j], cst.SimpleStatementLine) and assigned_names(body[j]) & loss_texts:
+            if not self._is_barrier(body[j]) and assigned_names(body[j]) & loss_texts:
                 end = j
                 break
             if self._is_barrier(body[j]):
@@ -1046,6 +1058,107 @@ def main(args):
     trainer.fit(loader)
 ''',
         codes=('APX101', 'APX201', 'APX202', 'APX207', 'APX209', 'APX301', 'APX311', 'APX321'),
+    ),
+    Example(
+        'transformers-style-fp16-flag',
+        before='''\
+import torch
+from tqdm import tqdm
+
+
+def train(args, train_dataloader, model, optimizer, scheduler):
+    if args.fp16:
+        try:
+            from apex import amp
+        except ImportError:
+            raise ImportError("Please install apex from https://www.github.com/nvidia/apex to use fp16 training.")
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.fp16_opt_level)
+
+    # multi-gpu training (should be after apex fp16 initialization)
+    if args.n_gpu > 1:
+        model = torch.nn.DataParallel(model)
+
+    global_step = 0
+    tr_loss = 0.0
+    model.zero_grad()
+    for step, batch in enumerate(tqdm(train_dataloader, desc="Iteration")):
+        model.train()
+        batch = tuple(t.to(args.device) for t in batch)
+        inputs = {"input_ids": batch[0], "attention_mask": batch[1], "labels": batch[3]}
+        outputs = model(**inputs)
+        loss = outputs[0]  # model outputs are always tuple in transformers (see doc)
+
+        if args.n_gpu > 1:
+            loss = loss.mean()  # mean() to average on multi-gpu parallel training
+        if args.gradient_accumulation_steps > 1:
+            loss = loss / args.gradient_accumulation_steps
+
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+
+        tr_loss += loss.item()
+        if (step + 1) % args.gradient_accumulation_steps == 0:
+            if args.fp16:
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), args.max_grad_norm)
+            else:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+
+            optimizer.step()
+            scheduler.step()  # Update learning rate schedule
+            model.zero_grad()
+            global_step += 1
+    return global_step, tr_loss / global_step
+''',
+        after='''\
+import torch
+from tqdm import tqdm
+
+
+def train(args, train_dataloader, model, optimizer, scheduler):
+    use_amp = args.fp16 and args.fp16_opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    # multi-gpu training (should be after apex fp16 initialization)
+    if args.n_gpu > 1:
+        model = torch.nn.DataParallel(model)
+
+    global_step = 0
+    tr_loss = 0.0
+    model.zero_grad()
+    for step, batch in enumerate(tqdm(train_dataloader, desc="Iteration")):
+        model.train()
+        batch = tuple(t.to(args.device) for t in batch)
+        inputs = {"input_ids": batch[0], "attention_mask": batch[1], "labels": batch[3]}
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            outputs = model(**inputs)
+            loss = outputs[0]  # model outputs are always tuple in transformers (see doc)
+
+            if args.n_gpu > 1:
+                loss = loss.mean()  # mean() to average on multi-gpu parallel training
+            if args.gradient_accumulation_steps > 1:
+                loss = loss / args.gradient_accumulation_steps
+
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+
+        tr_loss += loss.item()
+        if (step + 1) % args.gradient_accumulation_steps == 0:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+
+            scaler.step(optimizer)
+            scaler.update()
+            scheduler.step()  # Update learning rate schedule
+            model.zero_grad()
+            global_step += 1
+    return global_step, tr_loss / global_step
+''',
+        codes=('APX101', 'APX103', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX322'),
     ),
     Example(
         'closure-sees-the-scaler',

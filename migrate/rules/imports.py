@@ -57,6 +57,7 @@ class ImportsRule(AmpRule):
         self.report_earlier_todos(module)
         self.removed: Set[cst.CSTNode] = set()
         self.reported_guards: Set[cst.CSTNode] = set()
+        self.removed_trys: List[cst.CSTNode] = []
         imports = self._apex_imports(module)
         if not imports:
             return
@@ -80,9 +81,35 @@ class ImportsRule(AmpRule):
                 continue
             unused_in.setdefault(stmt, []).append(alias)
             self._remove(stmt, imp, alias, target)
+        gone = []
         for stmt, aliases in unused_in.items():
             if not self._simplify_try(stmt, imp_stmts={s for s, *_ in imports}) and self._all_removed(stmt):
                 self._close_gap(stmt)
+                gone.append(stmt)
+        gone += self.removed_trys
+        self._drop_emptied_ifs(gone)
+
+    def _drop_emptied_ifs(self, gone: List[cst.BaseStatement]) -> None:
+        """``if args.fp16: from apex import amp`` (or its try) going away takes the ``if``."""
+        by_block: Dict[cst.CSTNode, Set[cst.CSTNode]] = {}
+        for stmt in gone:
+            by_block.setdefault(self.parents.get(stmt), set()).add(stmt)
+        for block, stmts in by_block.items():
+            owner = self.parents.get(block)
+            if (
+                isinstance(block, cst.IndentedBlock)
+                and isinstance(owner, cst.If)
+                and owner.orelse is None
+                and owner.body is block
+                and set(block.body) <= stmts
+                and not isinstance(self.parents.get(owner), cst.If)
+                and not self._has_effects(owner.test)
+            ):
+                self.edits.replace(owner, [])
+
+    @staticmethod
+    def _has_effects(test: cst.BaseExpression) -> bool:
+        return any(isinstance(n, (cst.Call, cst.NamedExpr, cst.Await)) for n in walk(test))
 
     def _close_gap(self, stmt: cst.BaseStatement) -> None:
         """A removed import that opened its block leaves no blank lines behind."""
@@ -205,6 +232,10 @@ class ImportsRule(AmpRule):
         if owner in self.edits.replacements:
             return True
         body = list(owner.body.body)
+        for line in body:
+            for small in getattr(line, "body", ()):
+                if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar) and _is_apex(_module_name(small)):
+                    return True  # a star import from apex stays, and so does its guard
         apex_lines = [s for s in body if s in imp_stmts]
         if any(not self._all_removed(s) for s in apex_lines):
             return True  # some apex name in the try is still used: leave the guard alone
@@ -223,6 +254,7 @@ class ImportsRule(AmpRule):
         self.edits.replace(owner, lambda upd, keep=keep: [move_leading(upd, keep[0])] + keep[1:] if keep else [])
         if not keep:
             self._close_gap(owner)
+            self.removed_trys.append(owner)
         self.report(owner, "APX103", "try/except ImportError around the apex import removed: native PyTorch is always available", fixed=True, severity="info")
         return True
 
