@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
+from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
 from .base import Example
 from ._neighbour_base import NeighbourRule, as_keyword, bind_args, kwarg, literal_value
@@ -109,6 +110,22 @@ class FusedKernelsRule(NeighbourRule):
         return False
 
     # --- calls -------------------------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """``try: from apex... import FusedLayerNorm as BertLayerNorm / except ImportError:
+        class BertLayerNorm(...)``: the name is left alone, with a note on the native class."""
+        raw = self.get_metadata(QualifiedNameProvider, node.func, set())
+        imported = {q.name for q in raw if q.source is QualifiedNameSource.IMPORT}
+        local = [q.name for q in raw if q.source is QualifiedNameSource.LOCAL]
+        if local and imported & FUSED_LAYER_NORM and local[0] not in self._kept_reported:
+            self._kept_reported.add(local[0])
+            self.report(
+                node,
+                "APX804",
+                f"{local[0]} is apex's FusedLayerNorm when apex is installed and this file's own fallback class "
+                "otherwise: left as is; torch.nn.LayerNorm (same arguments, weight/bias state_dict keys) can replace both",
+                severity="info",
+            )
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = self.names_of(original_node.func)
@@ -492,6 +509,13 @@ class FusedKernelsRule(NeighbourRule):
             ("APX806",),
         ),
         Example(
+            "fallback-class-in-except-importerror-noted",
+            "try:\n    from apex.normalization import FusedLayerNorm as BertLayerNorm\nexcept ImportError:\n"
+            "    class BertLayerNorm(nn.Module):\n        pass\n\n\nnorm = BertLayerNorm(768, eps=1e-12)\n",
+            None,
+            ("APX804",),
+        ),
+        Example(
             "contrib-clip-grad",
             "from apex.contrib.clip_grad import clip_grad_norm_\n\nnorm = clip_grad_norm_(model.parameters(), 1.0)\n",
             "import torch\n\nnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n",
@@ -525,11 +549,6 @@ class FusedKernelsRule(NeighbourRule):
         Example(
             "local-class-named-fused-adam",
             "class FusedAdam:\n    pass\n\n\nopt = FusedAdam(params, lr=1e-3)\n",
-        ),
-        Example(
-            "fallback-class-in-except-importerror",
-            "try:\n    from apex.normalization import FusedLayerNorm as BertLayerNorm\nexcept ImportError:\n"
-            "    class BertLayerNorm(nn.Module):\n        pass\n\n\nnorm = BertLayerNorm(768, eps=1e-12)\n",
         ),
         Example(
             "apex-in-comments-and-strings",
