@@ -122,8 +122,9 @@ class FusedKernelsRule(NeighbourRule):
             self.report(
                 node,
                 "APX804",
-                f"{local[0]} is apex's FusedLayerNorm when apex is installed and this file's own fallback class "
-                "otherwise: left as is; torch.nn.LayerNorm (same arguments, weight/bias state_dict keys) can replace both",
+                f"{local[0]} is apex's FusedLayerNorm when apex is installed and this file's own fallback "
+                "class otherwise: left as is; torch.nn.LayerNorm (same arguments, weight/bias state_dict keys) "
+                "can replace both",
                 severity="info",
             )
 
