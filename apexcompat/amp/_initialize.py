@@ -241,14 +241,17 @@ def _initialize(
     for i, optimizer in enumerate(optimizers):
         optimizers[i] = _process_optimizer(optimizer, properties)
 
-    _amp_state.loss_scalers = [
-        LossScaler(
-            properties.loss_scale,
-            min_loss_scale=_amp_state.min_loss_scale,
-            max_loss_scale=_amp_state.max_loss_scale,
+    # Filled one by one, as apex did: a failing construction (max_loss_scale=None with a
+    # dynamic scale) leaves the scalers made so far, not the previous initialize's.
+    _amp_state.loss_scalers = []
+    for _ in range(num_losses):
+        _amp_state.loss_scalers.append(
+            LossScaler(
+                properties.loss_scale,
+                min_loss_scale=_amp_state.min_loss_scale,
+                max_loss_scale=_amp_state.max_loss_scale,
+            )
         )
-        for _ in range(num_losses)
-    ]
 
     if properties.patch_torch_functions:
         from .amp import _activate_o1

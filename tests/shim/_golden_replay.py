@@ -252,7 +252,9 @@ _DATA = re.compile(
     r"^iteration i: g=torch\.Generator\(\)\.manual_seed\((\d+)\+i\); x=randn\((\d+),(\d+),g\); "
     r"y=randn\((\d+),(\d+),g\)\*([0-9.eE+-]+)$"
 )
-_OPTIMIZER = re.compile(r"torch\.optim\.(\w+)\(([^()]*)\)")
+# Arguments may hold one level of parentheses (``betas=(0.9, 0.999)``).
+_OPTIMIZER = re.compile(r"torch\.optim\.(\w+)\(((?:[^()]|\([^()]*\))*)\)")
+_MODULE_NAMES = ("fc1", "bn", "fc2")
 _ZERO_GRAD = "optimizer.zero_grad() at the start of every optimizer step (first micro-batch of a group)"
 _KNOWN_SETTINGS = {
     "opt_level", "initialize_kwargs", "optimizer", "two_optimizers", "model", "data", "loss",
@@ -302,6 +304,12 @@ def build_optimizers(settings: dict, model: torch.nn.Module, trace_iterations: L
     params = list(model.parameters())
     if not settings.get("two_optimizers"):
         return cls(params, **kwargs), False
+    named_split = _split_by_module_names(settings["optimizer"], model)
+    if named_split is not None:
+        if len(named_split) != 2:
+            raise UnsupportedScenario(f"cannot match {settings['optimizer']!r} to two optimizers")
+        (cls_a, kw_a), (cls_b, kw_b) = makers[0], makers[-1]
+        return [cls_a(named_split[0], **kw_a), cls_b(named_split[1], **kw_b)], True
     sizes = None
     for it in trace_iterations:
         if it.get("master_params"):
@@ -315,6 +323,29 @@ def build_optimizers(settings: dict, model: torch.nn.Module, trace_iterations: L
         raise UnsupportedScenario(f"cannot split params into optimizers of sizes {sizes}")
     (cls_a, kw_a), (cls_b, kw_b) = makers[0], makers[-1]
     return [cls_a(params[: sizes[0]], **kw_a), cls_b(params[sizes[0]:], **kw_b)], True
+
+
+def _split_by_module_names(text: str, model: torch.nn.Module):
+    """When the optimizer text names the modules each optimizer owns (e.g. "SGD(...) on
+    fc1+bn, Adam(...) on fc2" or "fc1+bn: SGD(...); fc2: Adam(...)"), the param lists in
+    the optimizers' order; None when it names no module."""
+    spans = [m.span() for m in _OPTIMIZER.finditer(text)]
+    if not re.search(r"\b(fc1|bn|fc2)\b", text):
+        return None
+    cuts = [0] + [end for _, end in spans[:-1]] + [len(text)]
+    readings = [
+        # names written after each optimizer (up to the next one) ...
+        [text[end:(spans[k + 1][0] if k + 1 < len(spans) else len(text))] for k, (_, end) in enumerate(spans)],
+        # ... or before it (since the previous one)
+        [text[cuts[k]:start] for k, (start, _) in enumerate(spans)],
+    ]
+    for segments in readings:
+        groups = [set(re.findall(r"\b(fc1|bn|fc2)\b", seg)) for seg in segments]
+        disjoint = sum(len(g) for g in groups) == len(set().union(*groups))
+        if all(groups) and disjoint and set().union(*groups) == set(_MODULE_NAMES):
+            named = dict(model.named_parameters())
+            return [[p for name, p in named.items() if name.split(".")[0] in g] for g in groups]
+    raise UnsupportedScenario(f"cannot split params as described by {text!r}")
 
 
 def _loss_fn(settings: dict):
@@ -381,10 +412,17 @@ def run_loop(settings: dict, plan: List[dict], initialize, model=None, optimizer
         model = build_model(settings)
         optimizers, two = build_optimizers(settings, model, plan)
     opt_list = optimizers if isinstance(optimizers, list) else [optimizers]
-    record: Dict[str, Any] = {"iterations": []}
+    record: Dict[str, Any] = {"iterations": [], "initial_params": _param_record(model)}
+    passed_model, passed_optimizers = model, optimizers
     with captured_lines() as printed:
         model, optimizers = initialize(model, optimizers, opt_level=settings["opt_level"],
                                        **settings["initialize_kwargs"])
+        record["returned_same_model_object"] = model is passed_model
+        if isinstance(optimizers, list):
+            same = [a is b for a, b in zip(optimizers, passed_optimizers)]
+            record["returned_same_optimizer_object"] = same
+        else:
+            record["returned_same_optimizer_object"] = optimizers is passed_optimizers
         opt_list = optimizers if isinstance(optimizers, list) else [optimizers]
         record["after_initialize_param_dtypes"] = {n: str(p.dtype) for n, p in model.named_parameters()}
         record["after_initialize_params"] = _param_record(model)

@@ -23,7 +23,18 @@ from _golden_replay import (
 
 # Parameter tolerance: CPU fp16 arithmetic of torch.autocast vs apex's patched functions.
 RTOL, ATOL = 5e-3, 2e-3
-CHECKPOINT_AFTER = 4
+
+
+def checkpoint_iteration(trace) -> int:
+    """The iteration after which the trace saved its checkpoint: the one before the first
+    iteration of the restored run (read from the trace, never assumed)."""
+    restored = trace["restored_run"]["iterations"]
+    if not restored:
+        raise AssertionError("checkpoint trace without restored iterations")
+    saved_after = restored[0]["iteration"] - 1
+    if saved_after not in [it["iteration"] for it in trace["iterations"]]:
+        raise AssertionError(f"restored run starts at {saved_after + 1}, not after a recorded iteration")
+    return saved_after
 
 
 def _load(path):
@@ -79,10 +90,18 @@ def test_loop_trace(golden_path):
     settings = trace["settings"]
     initialize = _initialize_for(trace)
     has_checkpoint = "checkpoint" in trace
-    record = run_loop(settings, trace["iterations"], initialize,
-                      save_after=CHECKPOINT_AFTER if has_checkpoint else None)
+    saved_after = checkpoint_iteration(trace) if has_checkpoint else None
+    record = run_loop(settings, trace["iterations"], initialize, save_after=saved_after)
 
+    for name, values in trace.get("initial_params_fp32", {}).items():
+        assert_close(record["initial_params"][name], values, 0, 0, f"initial {name}")
     after = trace["after_initialize"]
+    for key in ("returned_same_model_object", "returned_same_optimizer_object"):
+        if key in after:
+            got = record[key]
+            if isinstance(got, list) and not isinstance(after[key], list):
+                got = all(got)  # one flag for the whole optimizer list
+            assert got == after[key], key
     assert record["after_initialize_param_dtypes"] == after["param_dtypes"]
     for name, values in after["params"].items():
         assert_close(record["after_initialize_params"][name], values, 0, 0, f"after initialize {name}")
@@ -107,8 +126,8 @@ def test_loop_trace(golden_path):
         # The restore: a "fresh process" (amp fully reset), new model and optimizer.
         reset_state()
         restored_want = trace["restored_run"]
-        restored_iters = [it for it in record["iterations"] if it["iteration"] > CHECKPOINT_AFTER]
-        restored = run_loop(settings, [it for it in trace["iterations"] if it["iteration"] > CHECKPOINT_AFTER],
+        restored_iters = [it for it in record["iterations"] if it["iteration"] > saved_after]
+        restored = run_loop(settings, [it for it in trace["iterations"] if it["iteration"] > saved_after],
                             initialize, restore=ckpt)
         assert typed(restored["scalers_after_load"]) == typed(restored_want["scalers_after_load"])
         want_masters = restored_want["master_params_after_load"]
