@@ -1,0 +1,105 @@
+"""Run several training scripts one after another in this one process, as ``__main__``.
+
+Used by tests/migrate/test_e2e_scripts.py so that torch (and the torch._dynamo import the
+optimizers trigger) is loaded once per group of runs instead of once per run: the e2e module
+must stay fast on 2 cores.  Each run gets its own argv, working directory, environment
+additions, extra ``sys.path`` entries and captured stdout; an exception or a non-zero exit
+ends that run only.  Between runs the apexcompat.amp state is reset and a leftover process
+group destroyed, as a new process would have them.  Top-level packages named in a run's
+``blocked`` are dropped from ``sys.modules`` and cannot be imported during it: that is how a
+migrated script proves it needs neither apex nor (native target) apexcompat.
+
+Usage: python runner.py PLAN.json RESULTS.json
+PLAN = {"runs": [{"id", "script", "argv", "cwd", "env", "sys_path", "blocked"}]}
+RESULTS = {id: {"ok": bool, "stdout": str, "error": str, "cpu_s": float}}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import io
+import json
+import os
+import runpy
+import sys
+import time
+import traceback
+
+
+class _Blocker(importlib.abc.MetaPathFinder):
+    def __init__(self, names):
+        self.names = set(names)
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.split(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {fullname!r} (blocked by the e2e runner)", name=fullname)
+        return None
+
+
+def _forget_modules(names, directory: str) -> None:
+    """Drop blocked packages and the modules a script imported from its own directory."""
+    for key, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if key.split(".")[0] in names or (origin and os.path.dirname(os.path.abspath(origin)) == directory):
+            del sys.modules[key]
+
+
+def _reset_between_runs() -> None:
+    state_module = sys.modules.get("apexcompat.amp._amp_state")
+    if state_module is not None:
+        state_module.reset_state()
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def run_one(run: dict) -> dict:
+    script = os.path.abspath(run["script"])
+    directory = os.path.dirname(script)
+    blocked = run.get("blocked", [])
+    extra_path = [directory, *run.get("sys_path", [])]
+    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    _forget_modules(blocked, directory)
+    blocker = _Blocker(blocked)
+    sys.meta_path.insert(0, blocker)
+    os.environ.update(run.get("env", {}))
+    os.chdir(run["cwd"])
+    sys.argv = [script, *run["argv"]]
+    sys.path[:0] = extra_path
+    out = io.StringIO()
+    ok, error = True, ""
+    started = time.process_time()
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(script, run_name="__main__")
+    except SystemExit as exc:
+        ok = exc.code in (None, 0)
+        error = "" if ok else f"SystemExit({exc.code!r})"
+    except BaseException:  # noqa: BLE001 - any failure of the script is this run's result
+        ok, error = False, traceback.format_exc()
+    finally:
+        del sys.path[:len(extra_path)]
+        sys.meta_path.remove(blocker)
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        try:
+            _reset_between_runs()
+        except Exception:  # noqa: BLE001
+            ok, error = False, error + "\nreset after the run failed:\n" + traceback.format_exc()
+        _forget_modules([], directory)
+    return {"ok": ok, "stdout": out.getvalue(), "error": error, "cpu_s": round(time.process_time() - started, 3)}
+
+
+def main(plan_path: str, results_path: str) -> None:
+    with open(plan_path) as f:
+        plan = json.load(f)
+    results = {run["id"]: run_one(run) for run in plan["runs"]}
+    with open(results_path, "w") as f:
+        json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
