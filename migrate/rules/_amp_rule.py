@@ -11,7 +11,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
 
 from ..settings import Settings
-from ._edits import StatementEdits, block_body, code_of, todo_line, with_leading
+from ._edits import StatementEdits, block_body, code_of, read_todos, todo_lines, with_leading
 from .base import TODO_PREFIX, Rule
 
 
@@ -27,9 +27,7 @@ def _code_of_module(tree: cst.Module) -> str:
 
 
 def _is_pass_only(body: Sequence[cst.BaseStatement]) -> bool:
-    return all(
-        isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body) for s in body
-    )
+    return all(isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body) for s in body)
 
 
 #: TODO comments the apex.amp rules write: a text fragment -> (code, severity, fixed); used
@@ -99,16 +97,23 @@ class AmpRule(Rule):
 
         fresh = {f.message for f in self.findings}
         for node in _walk_statements(module):
-            for line in getattr(node, "leading_lines", ()):
-                if line.comment is None or not line.comment.value.startswith(TODO_PREFIX):
-                    continue
-                message = line.comment.value[len(TODO_PREFIX) :]
+            for message in read_todos(getattr(node, "leading_lines", ())):
                 if message in fresh:
                     continue
                 for fragment, (code, severity, fixed) in KNOWN_TODOS.items():
                     if fragment in message and self.settings.code_enabled(code):
                         pos = self.get_metadata(PositionProvider, node).start
-                        self.findings.append(Finding(self.context.filename or "<string>", pos.line, pos.column + 1, code, message, fixed, severity))
+                        self.findings.append(
+                            Finding(
+                                self.context.filename or "<string>",
+                                pos.line,
+                                pos.column + 1,
+                                code,
+                                message,
+                                fixed,
+                                severity,
+                            )
+                        )
                         fresh.add(message)
                         break
 
@@ -135,10 +140,12 @@ class AmpRule(Rule):
             result = new(result) if callable(new) else new
         todos = self.todos.get(original_node)
         if todos and hasattr(result, "leading_lines"):
-            result = with_leading(result, [todo_line(t) for t in todos])
+            result = with_leading(result, [line for t in todos for line in todo_lines(t)])
         return result
 
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
         if not self.edits:
             return updated_node
         return block_body(updated_node, self.edits.apply(original_node.body, updated_node.body))
@@ -183,7 +190,9 @@ def is_empty_shell(stmt: cst.BaseStatement) -> bool:
     """An ``if`` without ``else`` whose body holds only ``pass`` (or such shells)."""
     if not isinstance(stmt, cst.If) or stmt.orelse is not None:
         return False
-    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [cst.SimpleStatementLine(list(stmt.body.body))]
+    body = (
+        stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [cst.SimpleStatementLine(list(stmt.body.body))]
+    )
     return all(is_empty_shell(s) or _is_pass_only([s]) for s in body)
 
 

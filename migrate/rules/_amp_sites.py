@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider
 
 from ._edits import code_of
 
@@ -164,7 +163,9 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
         names = rule.qualified_names(node)
         if not names or _inside_import(parents, node):
             continue
-        if isinstance(node, cst.Attribute) and any(n == prefix or n.startswith(prefix + ".") for n in rule.qualified_names(node.value)):
+        if isinstance(node, cst.Attribute) and any(
+            n == prefix or n.startswith(prefix + ".") for n in rule.qualified_names(node.value)
+        ):
             continue  # the inner part of this chain is reported instead
         parent = parents.get(node)
         if prefix in names:
@@ -339,7 +340,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             if check is not None:
                 info.checks[check[0]] = check[1]
             else:
-                info.blockers.append(Blocker(ref.expr, "apex.amp is passed on as a value here; its uses cannot be followed"))
+                info.blockers.append(
+                    Blocker(ref.expr, "apex.amp is passed on as a value here; its uses cannot be followed")
+                )
         elif member not in HANDLED_MEMBERS:
             info.blockers.append(Blocker(ref.expr, f"amp.{member} has no native rewrite"))
         elif member in ("initialize", "init") and is_call:
@@ -396,7 +399,12 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
     handle = None
     if isinstance(holder, cst.Expr) and isinstance(stmt, cst.SimpleStatementLine):
         pass
-    elif isinstance(holder, cst.Assign) and holder.value is call and isinstance(stmt, cst.SimpleStatementLine) and len(holder.targets) == 1:
+    elif (
+        isinstance(holder, cst.Assign)
+        and holder.value is call
+        and isinstance(stmt, cst.SimpleStatementLine)
+        and len(holder.targets) == 1
+    ):
         if old_api:
             target = holder.targets[0].target
             if not isinstance(target, (cst.Name, cst.Attribute)):
@@ -404,13 +412,17 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
                 return None
             handle = code_of(target)
     else:
-        info.blockers.append(Blocker(call, "amp.initialize is used inside an expression; rewrite it as a statement first"))
+        info.blockers.append(
+            Blocker(call, "amp.initialize is used inside an expression; rewrite it as a statement first")
+        )
         return None
     if len(stmt.body) != 1:
         info.blockers.append(Blocker(call, "amp.initialize shares its line with other statements"))
         return None
     if any(a.star for a in call.args):
-        info.blockers.append(Blocker(call, "amp.initialize gets its arguments from *args/**kwargs; the opt level is unknown"))
+        info.blockers.append(
+            Blocker(call, "amp.initialize gets its arguments from *args/**kwargs; the opt level is unknown")
+        )
         return None
     guards: List[cst.BaseExpression] = []
     anchor: cst.BaseStatement = stmt
@@ -422,8 +434,11 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
             guards.insert(0, owner.test)
             anchor = owner
             cur = owner
-            # an `elif` is an If inside the orelse of another If: stop there
+            # an `elif` is an If inside the orelse of another If: the scaler goes after the
+            # whole chain, which is the statement in the block
             if isinstance(parents.get(owner), cst.If):
+                while isinstance(parents.get(anchor), cst.If):
+                    anchor = parents[anchor]
                 break
             continue
         break
@@ -540,7 +555,11 @@ def _check_layout(rule, info: AmpFile) -> None:
     training = info.training_inits
     if info.scale_losses and not training:
         for site in info.scale_losses:
-            info.blockers.append(Blocker(site.with_stmt, "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"))
+            info.blockers.append(
+                Blocker(
+                    site.with_stmt, "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"
+                )
+            )
         return
     if training and not info.scale_losses:
         for site in training:
@@ -548,15 +567,21 @@ def _check_layout(rule, info: AmpFile) -> None:
         return
     if not training:
         for need in info.needs:
-            info.blockers.append(Blocker(need.node, "amp.initialize is not in this file, so the scaler cannot reach this site"))
+            info.blockers.append(
+                Blocker(need.node, "amp.initialize is not in this file, so the scaler cannot reach this site")
+            )
         return
     for site in info.scale_losses:
         _check_steps(rule, site, info)
     needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
     home = training[0].func
-    if any(s.func is not home for s in training):
+    if len(training) > 1:
         for site in training[1:]:
-            info.blockers.append(Blocker(site.call, "amp.initialize is called for training in more than one function"))
+            info.blockers.append(
+                Blocker(
+                    site.call, "amp.initialize is called for training more than once; one GradScaler cannot follow both"
+                )
+            )
         return
     home_cls = class_of_method(parents, home)
     if home_cls is not None and any(f is not home and class_of_method(parents, f) is home_cls for f in needy):
@@ -565,13 +590,16 @@ def _check_layout(rule, info: AmpFile) -> None:
     for func in dict.fromkeys(needy):
         access = _access(rule, func, home, home_cls, info, set())
         if access is None:
-            node = next((s.with_stmt for s in info.scale_losses if s.func is func), None) or next(n.node for n in info.needs if n.func is func)
+            node = next((s.with_stmt for s in info.scale_losses if s.func is func), None) or next(
+                n.node for n in info.needs if n.func is func
+            )
             name = func.name.value if func is not None else "module level"
             info.blockers.append(Blocker(node, f"the scaler created at amp.initialize cannot be passed to {name}"))
-    for func, nodes in [(home, [s.with_stmt for s in info.scale_losses if s.func is home] + [n.node for n in info.needs if n.func is home])]:
-        for node in nodes:
-            if rule.line_of(node) < first_anchor_line:
-                info.blockers.append(Blocker(node, "this site comes before amp.initialize in the same function"))
+    in_home = [s.with_stmt for s in info.scale_losses if s.func is home]
+    in_home += [n.node for n in info.needs if n.func is home]
+    for node in in_home:
+        if rule.line_of(node) < first_anchor_line:
+            info.blockers.append(Blocker(node, "this site comes before amp.initialize in the same function"))
     for func, calls in list(info.threaded.items()) + list(info.class_threaded.items()):
         for call in calls:
             if enclosing_function(parents, call) is home and rule.line_of(call) < first_anchor_line:
@@ -586,7 +614,11 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
     cls = class_of_method(rule.parents, site.func)
     if not calls and cls is not None and opt_text.startswith(self_name(site.func) + "."):
         for method in methods_of(cls):
-            if method is not site.func and class_of_method(rule.parents, method) is cls and self_name(method) == self_name(site.func):
+            if (
+                method is not site.func
+                and class_of_method(rule.parents, method) is cls
+                and self_name(method) == self_name(site.func)
+            ):
                 calls.extend(step_calls(method.body, opt_text))
     return calls
 
@@ -599,7 +631,9 @@ def methods_of(cls: cst.ClassDef) -> List[cst.FunctionDef]:
 def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
     for opt in site.optimizers:
         if not isinstance(opt, (cst.Name, cst.Attribute)):
-            info.blockers.append(Blocker(site.call, f"optimizers given as {code_of(opt)}: cannot find their step() calls"))
+            info.blockers.append(
+                Blocker(site.call, f"optimizers given as {code_of(opt)}: cannot find their step() calls")
+            )
             continue
         calls = find_steps(rule, site, code_of(opt))
         for call in calls:
@@ -607,11 +641,15 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
             if func is not site.func:
                 info.needs.append(Need(call, "step", func))
         if not calls:
-            info.blockers.append(Blocker(site.with_stmt, f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"))
+            info.blockers.append(
+                Blocker(site.with_stmt, f"{code_of(opt)}.step() is not in the same function as amp.scale_loss")
+            )
         for call in calls:
             holder = rule.parents.get(call)
             if call.args or not isinstance(holder, cst.Expr):
-                info.blockers.append(Blocker(call, f"{code_of(call)}: only a plain optimizer.step() statement can go through the scaler"))
+                info.blockers.append(
+                    Blocker(call, f"{code_of(call)}: only a plain optimizer.step() statement can go through the scaler")
+                )
 
 
 def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optional[str]:
@@ -636,7 +674,10 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
             calls = _class_callers(rule, cls)
             if calls:
                 visiting.add(func)
-                ok = all(_access(rule, enclosing_function(parents, c), home, home_cls, info, visiting) is not None for c in calls)
+                ok = all(
+                    _access(rule, enclosing_function(parents, c), home, home_cls, info, visiting) is not None
+                    for c in calls
+                )
                 visiting.discard(func)
                 if ok:
                     info.class_threaded[cls] = calls
@@ -645,7 +686,9 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
         calls = _callers(rule, func)
         if calls:
             visiting.add(func)
-            ok = all(_access(rule, enclosing_function(parents, c), home, home_cls, info, visiting) is not None for c in calls)
+            ok = all(
+                _access(rule, enclosing_function(parents, c), home, home_cls, info, visiting) is not None for c in calls
+            )
             visiting.discard(func)
             if ok:
                 info.threaded[func] = calls
@@ -667,7 +710,9 @@ def _is_member_name(parents, node: cst.Name) -> bool:
 
 
 def init_method(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
-    return next((m for m in methods_of(cls) if m.name.value == "__init__" and not m.decorators and m.params.params), None)
+    return next(
+        (m for m in methods_of(cls) if m.name.value == "__init__" and not m.decorators and m.params.params), None
+    )
 
 
 def _class_callers(rule, cls: cst.ClassDef) -> Optional[List[cst.Call]]:
@@ -678,9 +723,18 @@ def _class_callers(rule, cls: cst.ClassDef) -> Optional[List[cst.Call]]:
     name = cls.name.value
     calls = []
     for node in _walk(rule.tree):
-        if isinstance(node, cst.Name) and node.value == name and node is not cls.name and not _is_member_name(rule.parents, node):
+        if (
+            isinstance(node, cst.Name)
+            and node.value == name
+            and node is not cls.name
+            and not _is_member_name(rule.parents, node)
+        ):
             parent = rule.parents.get(node)
-            if isinstance(parent, cst.Call) and parent.func is node and enclosing_function(rule.parents, parent) is not None:
+            if (
+                isinstance(parent, cst.Call)
+                and parent.func is node
+                and enclosing_function(rule.parents, parent) is not None
+            ):
                 calls.append(parent)
             else:
                 return None
@@ -696,7 +750,12 @@ def _callers(rule, func: cst.FunctionDef) -> Optional[List[cst.Call]]:
     module = rule.tree
     calls = []
     for node in _walk(module):
-        if isinstance(node, cst.Name) and node.value == name and node is not func.name and not _is_member_name(rule.parents, node):
+        if (
+            isinstance(node, cst.Name)
+            and node.value == name
+            and node is not func.name
+            and not _is_member_name(rule.parents, node)
+        ):
             parent = rule.parents.get(node)
             if isinstance(parent, cst.Call) and parent.func is node:
                 if enclosing_function(rule.parents, parent) is None:
@@ -740,12 +799,22 @@ def find_scalers(rule, module: cst.Module):
                 attrs[cls] = (target.attr.value, enabled, func)
 
     for node in _walk(module):
-        if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Name) and node.value.value in names):
+        if not (
+            isinstance(node, cst.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.value, cst.Name)
+            and node.value.value in names
+        ):
             continue
         target = node.targets[0].target
         func = enclosing_function(parents, node)
         cls = class_of_method(parents, func)
-        if cls is None or cls in attrs or not isinstance(target, cst.Attribute) or code_of(target.value) != self_name(func):
+        if (
+            cls is None
+            or cls in attrs
+            or not isinstance(target, cst.Attribute)
+            or code_of(target.value) != self_name(func)
+        ):
             continue
         if any(p.name.value == node.value.value for p in list(func.params.params) + list(func.params.kwonly_params)):
             enabled = next((e for n, e in local.values() if n == node.value.value), None)
@@ -782,4 +851,6 @@ def find_scalers(rule, module: cst.Module):
 
 
 def _is_legacy(rule, call: cst.Call) -> bool:
-    return bool(rule.qualified_names(call.func) & {"torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"})
+    return bool(
+        rule.qualified_names(call.func) & {"torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"}
+    )

@@ -7,7 +7,8 @@ whole rewrite first and nested edits still compose."""
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Sequence, Union
+import textwrap
+from typing import Callable, Dict, List, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -31,9 +32,41 @@ def expression(code: str) -> cst.BaseExpression:
     return cst.parse_expression(code)
 
 
-def todo_line(text: str) -> cst.EmptyLine:
-    """A ``# TODO(apexcompat): text`` comment line."""
-    return cst.EmptyLine(comment=cst.Comment(TODO_PREFIX + text))
+#: continuation lines of a TODO comment that is too long for one line
+TODO_CONTINUATION = "#   "
+TODO_WIDTH = 88
+
+
+def todo_lines(text: str) -> List[cst.EmptyLine]:
+    """``# TODO(apexcompat): text`` as comment lines of at most about 100 characters."""
+    chunks = textwrap.wrap(text, TODO_WIDTH - len(TODO_PREFIX), break_long_words=False, break_on_hyphens=False)
+    first, rest = (
+        chunks[0],
+        textwrap.wrap(
+            " ".join(chunks[1:]), TODO_WIDTH - len(TODO_CONTINUATION), break_long_words=False, break_on_hyphens=False
+        ),
+    )
+    return [cst.EmptyLine(comment=cst.Comment(TODO_PREFIX + first))] + [
+        cst.EmptyLine(comment=cst.Comment(TODO_CONTINUATION + chunk)) for chunk in rest
+    ]
+
+
+def read_todos(lines: Sequence[cst.EmptyLine]) -> List[str]:
+    """The TODO messages in ``lines`` (continuation lines joined back)."""
+    found: List[str] = []
+    current: Optional[List[str]] = None
+    for line in lines:
+        text = line.comment.value if line.comment is not None else None
+        if text is not None and text.startswith(TODO_PREFIX):
+            current = [text[len(TODO_PREFIX) :]]
+            found.append("")
+        elif text is not None and current is not None and text.startswith(TODO_CONTINUATION):
+            current.append(text[len(TODO_CONTINUATION) :])
+        else:
+            current = None
+        if current is not None:
+            found[-1] = " ".join(current)
+    return found
 
 
 def comment_line(text: str) -> cst.EmptyLine:
@@ -47,13 +80,29 @@ def has_comment(stmt: cst.BaseStatement, text: str) -> bool:
 
 def with_leading(stmt: cst.BaseStatement, lines: Sequence[cst.EmptyLine], *, first: bool = False) -> cst.BaseStatement:
     """``stmt`` with ``lines`` added to its leading lines (after the existing ones unless
-    ``first``); lines whose comment is already there are not added again."""
+    ``first``); a TODO already there is not added again."""
     existing = list(stmt.leading_lines)
-    seen = {line.comment.value for line in existing if line.comment is not None}
-    new = [line for line in lines if line.comment is None or line.comment.value not in seen]
+    present = set(read_todos(existing))
+    new: List[cst.EmptyLine] = []
+    for group in _todo_groups(lines):
+        todo = read_todos(group)
+        if not (todo and todo[0] in present):
+            new.extend(group)
     if not new:
         return stmt
     return stmt.with_changes(leading_lines=new + existing if first else existing + new)
+
+
+def _todo_groups(lines: Sequence[cst.EmptyLine]) -> List[List[cst.EmptyLine]]:
+    """Split comment lines into groups: a TODO with its continuation lines, or one line."""
+    groups: List[List[cst.EmptyLine]] = []
+    for line in lines:
+        text = line.comment.value if line.comment is not None else ""
+        if groups and text.startswith(TODO_CONTINUATION) and read_todos(groups[-1]):
+            groups[-1].append(line)
+        else:
+            groups.append([line])
+    return groups
 
 
 def move_leading(source: cst.BaseStatement, target: cst.BaseStatement) -> cst.BaseStatement:
@@ -73,7 +122,9 @@ class StatementEdits:
     def __bool__(self) -> bool:
         return bool(self.replacements or self.before or self.after or self.groups)
 
-    def wrap(self, members: Sequence[cst.BaseStatement], fn: Callable[[List[cst.BaseStatement]], Sequence[cst.BaseStatement]]) -> None:
+    def wrap(
+        self, members: Sequence[cst.BaseStatement], fn: Callable[[List[cst.BaseStatement]], Sequence[cst.BaseStatement]]
+    ) -> None:
         """Replace the consecutive statements ``members`` together by ``fn(updated members)``."""
         self.groups[members[0]] = (list(members), fn)
 
@@ -89,7 +140,9 @@ class StatementEdits:
     def planned(self, stmt: cst.CSTNode) -> bool:
         return stmt in self.replacements or stmt in self.before or stmt in self.after
 
-    def apply(self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]) -> List[cst.BaseStatement]:
+    def apply(
+        self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]
+    ) -> List[cst.BaseStatement]:
         body: List[cst.BaseStatement] = []
         pairs = list(zip(original, updated))
         skip: set = set()

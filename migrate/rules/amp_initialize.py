@@ -24,7 +24,6 @@ from ._amp_sites import (
     assigned_names,
     analyse,
     code_of,
-    elements,
     enclosing,
     class_of_method,
     init_method,
@@ -33,7 +32,7 @@ from ._amp_sites import (
     string_value,
     walk,
 )
-from ._edits import expression, move_leading, statement, suite_statements, todo_line, with_leading
+from ._edits import expression, move_leading, statement, suite_statements, todo_lines, with_leading
 from ..settings import Settings
 from .base import Example
 
@@ -131,7 +130,10 @@ def fold(expr: cst.BaseExpression, consts: Dict[cst.CSTNode, bool]):
             return None, expr
         left = ln if ln is not None else cst.Name(str(lv))
         right = rn if rn is not None else cst.Name(str(rv))
-        return None, expr.with_changes(left=_paren_if_bool_op(left) if left is not expr.left else left, right=_paren_if_bool_op(right) if right is not expr.right else right)
+        return None, expr.with_changes(
+            left=_paren_if_bool_op(left) if left is not expr.left else left,
+            right=_paren_if_bool_op(right) if right is not expr.right else right,
+        )
     return None, expr
 
 
@@ -139,10 +141,13 @@ class InitializeRule(AmpRule):
     """amp.initialize -> switch + GradScaler, scaler threading, autocast placement."""
 
     CODES = {
-        "APX201": "amp.initialize rewritten: the models and optimizers are used as they are, a GradScaler replaces apex's loss scaler",
+        "APX201": (
+            "amp.initialize rewritten: the models and optimizers are used as they are, "
+            "a GradScaler replaces apex's loss scaler"
+        ),
         "APX202": "O2/O3: fp16 model weights and fp32 master weights become fp32 weights under float16 autocast",
         "APX203": "an initialize option with no native counterpart was dropped",
-        "APX204": "static loss_scale: GradScaler starts there and never grows, but still skips steps with inf/nan grads",
+        "APX204": "static loss_scale: GradScaler starts there, never grows, but still skips steps with inf/nan grads",
         "APX205": "loss_scale is chosen at run time: set init_scale/growth_interval by hand if it is a number",
         "APX206": "inference-only initialize (no optimizers): the model is cast or autocast must be added by hand",
         "APX207": "the scaler is passed to a same-file function as a new parameter",
@@ -270,7 +275,13 @@ class InitializeRule(AmpRule):
                 kwargs = [k for k in kwargs if not k.startswith(option + "=")]
                 kwargs.insert(len(kwargs) - (switch is not None), f"{option}={code_of(assign.value)}")
                 self.edits.replace(need.node, [])
-                self.report(need.node, "APX208", f"amp._amp_state loss-scaler setting became GradScaler({option}=...)", fixed=True, severity="info")
+                self.report(
+                    need.node,
+                    "APX208",
+                    f"amp._amp_state loss-scaler setting became GradScaler({option}=...)",
+                    fixed=True,
+                    severity="info",
+                )
         if self.settings.torch_at_least(2, 3):
             ctor = "torch.amp.GradScaler"
             kwargs.insert(0, '"cuda"')
@@ -281,7 +292,7 @@ class InitializeRule(AmpRule):
         if info.storage == "self" and home is not None:
             target = f"{home.params.params[0].name.value}.{info.scaler_name}"
         created = statement(f"{target} = {ctor}({', '.join(kwargs)})\n")
-        new.append(with_leading(created, [todo_line(t) for t in self.scaler_todos]))
+        new.append(with_leading(created, [line for t in self.scaler_todos for line in todo_lines(t)]))
         self.need_torch()
         what = "amp.init()" if site.old_api else "amp.initialize"
         self.report(
@@ -352,10 +363,15 @@ class InitializeRule(AmpRule):
                 self.report(loss_scale, "APX205", message)
                 self.scaler_todos.append(message)
             else:
-                text = code_of(loss_scale) if _literal_number(loss_scale) is not None and not isinstance(loss_scale, cst.SimpleString) else repr(number)
+                text = (
+                    code_of(loss_scale)
+                    if _literal_number(loss_scale) is not None and not isinstance(loss_scale, cst.SimpleString)
+                    else repr(number)
+                )
                 kwargs += [f"init_scale={text}", f"growth_interval={NO_GROWTH}"]
                 message = (
-                    f"static loss_scale={code_of(loss_scale)}: the GradScaler keeps this scale, but unlike apex it skips "
+                    f"static loss_scale={code_of(loss_scale)}: the GradScaler keeps this scale, "
+                    "but unlike apex it skips "
                     "a step whose grads hold inf/nan and halves the scale; check that this is acceptable"
                 )
                 self.report(loss_scale, "APX204", message, severity="warning", fixed=True)
@@ -364,17 +380,31 @@ class InitializeRule(AmpRule):
             return kwargs
         if level in ("O2", "O3"):
             self.report(
-                level_node, "APX202",
-                f"{level}: the model stays fp32 (no fp16 weights, no master weights); float16 autocast gives the mixed precision",
-                fixed=True, severity="warning",
+                level_node,
+                "APX202",
+                f"{level}: the model stays fp32 (no fp16 weights, no master weights); "
+                "float16 autocast gives the mixed precision",
+                fixed=True,
+                severity="warning",
             )
         elif level is None:
             self.report(
-                level_node, "APX202",
-                f"opt level {code_of(level_node)} is chosen at run time: O1, O2 and O3 all become float16 autocast with fp32 weights, O0 turns amp off",
-                fixed=True, severity="warning",
+                level_node,
+                "APX202",
+                f"opt level {code_of(level_node)} is chosen at run time: O1, O2 and O3 all become "
+                "float16 autocast with fp32 weights, O0 turns amp off",
+                fixed=True,
+                severity="warning",
             )
-        for name in ("cast_model_type", "patch_torch_functions", "keep_batchnorm_fp32", "master_weights", "cast_model_outputs", "min_loss_scale", "max_loss_scale"):
+        for name in (
+            "cast_model_type",
+            "patch_torch_functions",
+            "keep_batchnorm_fp32",
+            "master_weights",
+            "cast_model_outputs",
+            "min_loss_scale",
+            "max_loss_scale",
+        ):
             value = _param(call, name, table)
             if value is not None:
                 why = {
@@ -384,7 +414,13 @@ class InitializeRule(AmpRule):
                 self.report(value, "APX203", f"{name}={code_of(value)} dropped: {why}", fixed=True, severity="warning")
         num_losses = _param(call, "num_losses", table)
         if num_losses is not None:
-            self.report(num_losses, "APX203", "num_losses dropped: one GradScaler serves every loss", fixed=True, severity="info")
+            self.report(
+                num_losses,
+                "APX203",
+                "num_losses dropped: one GradScaler serves every loss",
+                fixed=True,
+                severity="info",
+            )
         return kwargs
 
     def _inference(self, site: InitSite, level: Optional[str], new: List[cst.BaseStatement]) -> None:
@@ -395,7 +431,16 @@ class InitializeRule(AmpRule):
             if isinstance(holder, cst.Assign) and not new:
                 new = [statement(f"{code_of(m)}.half()\n") for m in models]
             elif isinstance(holder, cst.Assign):
-                new = [statement(f"{code_of(holder.targets[0].target)} = {code_of(arg_value(site.call, 0, 'models'))}.half()\n")] if len(models) == 1 else new + [statement(f"{code_of(m)}.half()\n") for m in models]
+                new = (
+                    [
+                        statement(
+                            f"{code_of(holder.targets[0].target)} = "
+                            f"{code_of(arg_value(site.call, 0, 'models'))}.half()\n"
+                        )
+                    ]
+                    if len(models) == 1
+                    else new + [statement(f"{code_of(m)}.half()\n") for m in models]
+                )
             else:
                 new = [statement(f"{code_of(m)}.half()\n") for m in models]
             self.todo(
@@ -410,7 +455,8 @@ class InitializeRule(AmpRule):
             self.todo(
                 site.call,
                 "APX206",
-                'inference without optimizers: wrap the forward pass in `with torch.autocast("cuda", dtype=torch.float16):` for mixed precision',
+                "inference without optimizers: wrap the forward pass in "
+                '`with torch.autocast("cuda", dtype=torch.float16):` for mixed precision',
                 severity="warning",
                 fixed=True,
             )
@@ -432,7 +478,13 @@ class InitializeRule(AmpRule):
             done.add(top)
             value, node = fold(top, info.checks)
             holder = self.parents.get(top)
-            if isinstance(holder, cst.If) and holder.test is top and holder not in anchors and not isinstance(self.parents.get(holder), cst.If) and value is not None:
+            if (
+                isinstance(holder, cst.If)
+                and holder.test is top
+                and holder not in anchors
+                and not isinstance(self.parents.get(holder), cst.If)
+                and value is not None
+            ):
                 if value:
                     self.edits.replace(holder, lambda upd: self._lift(upd, upd.body))
                 elif holder.orelse is None:
@@ -449,7 +501,14 @@ class InitializeRule(AmpRule):
                     self.replace_node(top, cst.Name("True"))
             else:
                 self.replace_node(top, cst.Name(str(value)) if value is not None else node)
-            self.report(top, "APX212", f"{code_of(top)}: apex.amp's availability check is {value if value is not None else 'simplified'} now (native mixed precision is always there)", fixed=True, severity="info")
+            self.report(
+                top,
+                "APX212",
+                f"{code_of(top)}: apex.amp's availability check is "
+                f"{value if value is not None else 'simplified'} now (native mixed precision is always there)",
+                fixed=True,
+                severity="info",
+            )
 
     @staticmethod
     def _lift(upd: cst.BaseStatement, suite: cst.BaseSuite) -> List[cst.BaseStatement]:
@@ -467,16 +526,28 @@ class InitializeRule(AmpRule):
         keep = statement(f"{me}.{info.scaler_name} = {info.scaler_name}\n")
         body = list(init.body.body) if isinstance(init.body, cst.IndentedBlock) else []
         first = body[0] if body else None
-        if first is not None and isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr) and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        if (
+            first is not None
+            and isinstance(first, cst.SimpleStatementLine)
+            and isinstance(first.body[0], cst.Expr)
+            and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        ):
             self.edits.insert_after(first, [keep])  # after the docstring
         elif first is not None:
             self.edits.insert_before(first, [keep])
 
-    def _thread(self, func: cst.FunctionDef, calls: List[cst.Call], info: AmpFile, skip: int = 0, say: Optional[str] = None) -> None:
+    def _thread(
+        self, func: cst.FunctionDef, calls: List[cst.Call], info: AmpFile, skip: int = 0, say: Optional[str] = None
+    ) -> None:
         name = info.scaler_name
         params = func.params
         plain = not params.star_arg or isinstance(params.star_arg, cst.MaybeSentinel)
-        simple = plain and not params.kwonly_params and not params.star_kwarg and all(p.default is None for p in params.params)
+        simple = (
+            plain
+            and not params.kwonly_params
+            and not params.star_kwarg
+            and all(p.default is None for p in params.params)
+        )
 
         def add_param(upd: cst.FunctionDef) -> cst.FunctionDef:
             p = upd.params
@@ -495,9 +566,24 @@ class InitializeRule(AmpRule):
             access = info.access.get(caller, name)
             positional_only = all(a.keyword is None and not a.star for a in call.args)
             by_position = simple and positional_only and len(call.args) == len(params.params) - skip
-            arg = cst.Arg(expression(access)) if by_position else cst.Arg(expression(access), keyword=cst.Name(name), equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+            arg = (
+                cst.Arg(expression(access))
+                if by_position
+                else cst.Arg(
+                    expression(access),
+                    keyword=cst.Name(name),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+                )
+            )
             self.replace_node(call, lambda upd, arg=arg: upd.with_changes(args=self._append_arg(list(upd.args), arg)))
-        self.report(func, "APX207", f"{say or func.name.value}() takes the GradScaler as a new parameter `{name}`; every call in this file passes it", fixed=True, severity="info")
+        self.report(
+            func,
+            "APX207",
+            f"{say or func.name.value}() takes the GradScaler as a new parameter `{name}`; "
+            "every call in this file passes it",
+            fixed=True,
+            severity="info",
+        )
 
     @staticmethod
     def _append_arg(args: List[cst.Arg], arg: cst.Arg) -> List[cst.Arg]:
@@ -549,7 +635,11 @@ class InitializeRule(AmpRule):
         for sub in walk(stmt):
             if isinstance(sub, (cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)):
                 return True
-            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) and sub.func.attr.value in _BARRIER_CALLS:
+            if (
+                isinstance(sub, cst.Call)
+                and isinstance(sub.func, cst.Attribute)
+                and sub.func.attr.value in _BARRIER_CALLS
+            ):
                 return True
             if isinstance(sub, (cst.Return, cst.Raise, cst.Continue, cst.Break, cst.Yield)):
                 return True
@@ -577,24 +667,38 @@ class InitializeRule(AmpRule):
             self.todo(
                 site.with_stmt,
                 "APX210",
-                'the forward pass and loss are not next to this amp.scale_loss: wrap them in `with torch.autocast("cuda", dtype=torch.float16):` by hand',
+                "the forward pass and loss are not next to this amp.scale_loss: wrap them in "
+                '`with torch.autocast("cuda", dtype=torch.float16):` by hand',
                 severity="warning",
                 fixed=True,
             )
             return
-        for (members, func), enabled in zip(spans, switches):
-            head = f'with torch.autocast("cuda", dtype=torch.float16{", enabled=" + enabled if enabled else ""}):\n    pass\n'
+        for (members, _func), enabled in zip(spans, switches):
+            switch = f", enabled={enabled}" if enabled else ""
+            head = f'with torch.autocast("cuda", dtype=torch.float16{switch}):\n    pass\n'
 
             def build(ups: List[cst.BaseStatement], head=head) -> List[cst.BaseStatement]:
                 with_node = statement(head)
                 inner = [ups[0].with_changes(leading_lines=[])] + ups[1:]
-                return [with_node.with_changes(body=with_node.body.with_changes(body=inner), leading_lines=ups[0].leading_lines)]
+                return [
+                    with_node.with_changes(
+                        body=with_node.body.with_changes(body=inner), leading_lines=ups[0].leading_lines
+                    )
+                ]
 
             self.edits.wrap(members, build)
-            self.report(members[0], "APX209", "forward pass and loss wrapped in torch.autocast (apex never marked them)", fixed=True, severity="info")
+            self.report(
+                members[0],
+                "APX209",
+                "forward pass and loss wrapped in torch.autocast (apex never marked them)",
+                fixed=True,
+                severity="info",
+            )
         self.need_torch()
 
-    def _forward_span(self, stmt: cst.BaseStatement, loss_texts: set, info: AmpFile) -> Optional[List[cst.BaseStatement]]:
+    def _forward_span(
+        self, stmt: cst.BaseStatement, loss_texts: set, info: AmpFile
+    ) -> Optional[List[cst.BaseStatement]]:
         """The statements before ``stmt`` from the first model call through the one that
         computes the loss, in the same block; None when they are not there."""
         # `if fp16: with amp.scale_loss(...): ... else: loss.backward()`: look before the `if`
@@ -636,7 +740,9 @@ class InitializeRule(AmpRule):
             return None
         return members
 
-    def _spans_at_callers(self, site: ScaleLossSite, info: AmpFile) -> List[Tuple[Optional[List[cst.BaseStatement]], Optional[cst.FunctionDef]]]:
+    def _spans_at_callers(
+        self, site: ScaleLossSite, info: AmpFile
+    ) -> List[Tuple[Optional[List[cst.BaseStatement]], Optional[cst.FunctionDef]]]:
         """``def backward(self, loss): with amp.scale_loss(loss, ...)`` called as
         ``self.backward(loss)`` right after the forward pass: wrap at each call."""
         func = site.func
@@ -681,7 +787,10 @@ class InitializeRule(AmpRule):
         access = info.access.get(func)
         if access is None:
             cls = class_of_method(self.parents, func)
-            if cls is not None and (cls in info.class_threaded or (info.storage == "self" and cls is class_of_method(self.parents, init.func))):
+            if cls is not None and (
+                cls in info.class_threaded
+                or (info.storage == "self" and cls is class_of_method(self.parents, init.func))
+            ):
                 access = f"{self_name(func)}.{info.scaler_name}"
             elif init.func is None or (info.storage == "local" and is_nested_in(self.parents, func, init.func)):
                 access = info.scaler_name
@@ -694,8 +803,8 @@ class InitializeRule(AmpRule):
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
 EXAMPLES: List[Example] = [
     Example(
-        'opt-level-literal',
-        before='''\
+        "opt-level-literal",
+        before="""\
 import torch
 from apex import amp
 
@@ -708,8 +817,8 @@ for x, y in loader:
     with amp.scale_loss(loss, optimizer) as scaled_loss:
         scaled_loss.backward()
     optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 model = torch.nn.Linear(10, 2).cuda()
@@ -722,12 +831,12 @@ for x, y in loader:
     scaler.scale(loss).backward()
     scaler.step(optimizer)
     scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
-        'flag-guard-and-opt-level-from-args',
-        before='''\
+        "flag-guard-and-opt-level-from-args",
+        before="""\
 import argparse
 
 import torch
@@ -751,8 +860,8 @@ def main():
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
         optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import argparse
 
 import torch
@@ -776,12 +885,12 @@ def main():
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX202", "APX203", "APX209", "APX301", "APX311"),
     ),
     Example(
-        'enabled-argument',
-        before='''\
+        "enabled-argument",
+        before="""\
 from apex import amp
 
 
@@ -793,8 +902,8 @@ def fit(model, optimizer, data, use_fp16):
             scaled.backward()
         optimizer.step()
         optimizer.zero_grad()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -807,29 +916,33 @@ def fit(model, optimizer, data, use_fp16):
         scaler.step(optimizer)
         scaler.update()
         optimizer.zero_grad()
-''',
-        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
     ),
     Example(
-        'static-loss-scale-and-dropped-options',
-        before='''\
+        "static-loss-scale-and-dropped-options",
+        before="""\
 from apex import amp
 
 
 def fit(model, optimizer, batches):
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1", loss_scale=128.0, max_loss_scale=2.0**16, num_losses=1, verbosity=0)
+    model, optimizer = amp.initialize(
+        model, optimizer, opt_level="O1", loss_scale=128.0, max_loss_scale=2.0**16, num_losses=1, verbosity=0
+    )
     for x in batches:
         loss = model(x).sum()
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
         optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
 def fit(model, optimizer, batches):
-    # TODO(apexcompat): static loss_scale=128.0: the GradScaler keeps this scale, but unlike apex it skips a step whose grads hold inf/nan and halves the scale; check that this is acceptable
+    # TODO(apexcompat): static loss_scale=128.0: the GradScaler keeps this scale, but unlike
+    #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
+    #   is acceptable
     scaler = torch.amp.GradScaler("cuda", init_scale=128.0, growth_interval=10**9)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16):
@@ -837,12 +950,12 @@ def fit(model, optimizer, batches):
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX203', 'APX203', 'APX204', 'APX209', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX203", "APX203", "APX204", "APX209", "APX301", "APX311"),
     ),
     Example(
-        'o3-inference-model-half',
-        before='''\
+        "o3-inference-model-half",
+        before="""\
 from apex import amp
 
 
@@ -850,19 +963,21 @@ def load_for_inference(model):
     model = amp.initialize(model, opt_level="O3")
     model.eval()
     return model
-''',
-        after='''\
+""",
+        after="""\
 def load_for_inference(model):
-    # TODO(apexcompat): O3 inference: the model is now float16; apex also cast its floating inputs to float16 and its outputs back to float32 - cast the inputs with .half() and the outputs with .float() where they are used
+    # TODO(apexcompat): O3 inference: the model is now float16; apex also cast its floating
+    #   inputs to float16 and its outputs back to float32 - cast the inputs with .half() and
+    #   the outputs with .float() where they are used
     model.half()
     model.eval()
     return model
-''',
-        codes=('APX101', 'APX206'),
+""",
+        codes=("APX101", "APX206"),
     ),
     Example(
-        'old-handle-api',
-        before='''\
+        "old-handle-api",
+        before="""\
 from apex import amp
 
 
@@ -874,8 +989,8 @@ def fit(model, optimizer, batches, args):
         with amp_handle.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
         optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -889,12 +1004,12 @@ def fit(model, optimizer, batches, args):
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
-''',
-        codes=('APX101', 'APX209', 'APX211', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX209", "APX211", "APX301", "APX311"),
     ),
     Example(
-        'scaler-passed-to-same-file-function',
-        before='''\
+        "scaler-passed-to-same-file-function",
+        before="""\
 import torch
 from apex import amp
 
@@ -915,8 +1030,8 @@ def main(args):
         model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
     for epoch in range(args.epochs):
         train_epoch(model, optimizer, loader)
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -937,12 +1052,12 @@ def main(args):
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for epoch in range(args.epochs):
         train_epoch(model, optimizer, loader, scaler)
-''',
-        codes=('APX101', 'APX201', 'APX202', 'APX207', 'APX209', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX202", "APX207", "APX209", "APX301", "APX311"),
     ),
     Example(
-        'class-trainer-keeps-scaler-on-self',
-        before='''\
+        "class-trainer-keeps-scaler-on-self",
+        before="""\
 import torch
 from apex import amp
 
@@ -958,8 +1073,8 @@ class Trainer:
             scaled_loss.backward()
         self.optimizer.step()
         return loss.item()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -977,11 +1092,11 @@ class Trainer:
         self.scaler.step(self.optimizer)
         self.scaler.update()
         return loss.item()
-''',
-        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
     ),
     Example(
-        'trainer-class-built-after-initialize',
+        "trainer-class-built-after-initialize",
         before='''\
 import torch
 from apex import amp
@@ -1057,11 +1172,11 @@ def main(args):
     trainer = Trainer(model, optimizer, scaler=scaler)
     trainer.fit(loader)
 ''',
-        codes=('APX101', 'APX201', 'APX202', 'APX207', 'APX209', 'APX301', 'APX311', 'APX321'),
+        codes=("APX101", "APX201", "APX202", "APX207", "APX209", "APX301", "APX311", "APX321"),
     ),
     Example(
-        'transformers-style-fp16-flag',
-        before='''\
+        "transformers-style-fp16-flag",
+        before="""\
 import torch
 from tqdm import tqdm
 
@@ -1111,8 +1226,8 @@ def train(args, train_dataloader, model, optimizer, scheduler):
             model.zero_grad()
             global_step += 1
     return global_step, tr_loss / global_step
-''',
-        after='''\
+""",
+        after="""\
 import torch
 from tqdm import tqdm
 
@@ -1157,12 +1272,12 @@ def train(args, train_dataloader, model, optimizer, scheduler):
             model.zero_grad()
             global_step += 1
     return global_step, tr_loss / global_step
-''',
-        codes=('APX101', 'APX103', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX322'),
+""",
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX301", "APX311", "APX322"),
     ),
     Example(
-        'closure-sees-the-scaler',
-        before='''\
+        "closure-sees-the-scaler",
+        before="""\
 from apex import amp
 
 
@@ -1178,8 +1293,8 @@ def main(model, optimizer, loader):
 
     for x in loader:
         train_step(x)
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -1196,12 +1311,12 @@ def main(model, optimizer, loader):
 
     for x in loader:
         train_step(x)
-''',
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
-        'gan-two-optimizers-and-loss-id',
-        before='''\
+        "gan-two-optimizers-and-loss-id",
+        before="""\
 import torch
 from apex import amp
 
@@ -1223,8 +1338,8 @@ def train(netD, netG, optD, optG, loader, args):
         with amp.scale_loss(errG, optG, loss_id=1) as errG_scaled:
             errG_scaled.backward()
         optG.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -1248,12 +1363,25 @@ def train(netD, netG, optD, optG, loader, args):
         scaler.scale(errG).backward()
         scaler.step(optG)
         scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX209', 'APX301', 'APX301', 'APX302', 'APX302', 'APX311', 'APX311'),
+""",
+        codes=(
+            "APX101",
+            "APX201",
+            "APX202",
+            "APX203",
+            "APX209",
+            "APX209",
+            "APX301",
+            "APX301",
+            "APX302",
+            "APX302",
+            "APX311",
+            "APX311",
+        ),
     ),
     Example(
-        'target-torch-2.2-uses-cuda-gradscaler',
-        before='''\
+        "target-torch-2.2-uses-cuda-gradscaler",
+        before="""\
 import torch
 from apex import amp
 
@@ -1266,8 +1394,8 @@ for x, y in loader:
     with amp.scale_loss(loss, optimizer) as scaled_loss:
         scaled_loss.backward()
     optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 model = torch.nn.Linear(10, 2).cuda()
@@ -1280,13 +1408,13 @@ for x, y in loader:
     scaler.scale(loss).backward()
     scaler.step(optimizer)
     scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
         settings=Settings(target_torch=(2, 2)),
     ),
     Example(
-        'amp-imported-inside-function',
-        before='''\
+        "amp-imported-inside-function",
+        before="""\
 def train(model, optimizer, batches, opt_level="O1"):
     from apex import amp
 
@@ -1296,8 +1424,8 @@ def train(model, optimizer, batches, opt_level="O1"):
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
         optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 def train(model, optimizer, batches, opt_level="O1"):
@@ -1309,12 +1437,12 @@ def train(model, optimizer, batches, opt_level="O1"):
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
     ),
     Example(
-        'availability-check-folded',
-        before='''\
+        "availability-check-folded",
+        before="""\
 try:
     from apex import amp
 except ImportError:
@@ -1334,8 +1462,8 @@ def main(args, model, optimizer, loader):
         else:
             loss.backward()
         optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -1351,12 +1479,12 @@ def main(args, model, optimizer, loader):
             loss.backward()
         scaler.step(optimizer)
         scaler.update()
-''',
-        codes=('APX101', 'APX103', 'APX201', 'APX202', 'APX209', 'APX212', 'APX212', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX212", "APX212", "APX301", "APX311"),
     ),
     Example(
-        'fallback-amp-stored-on-object',
-        before='''\
+        "fallback-amp-stored-on-object",
+        before="""\
 from apex import amp
 
 
@@ -1369,28 +1497,30 @@ class Engine:
         with self.amp.scale_loss(loss, self.optimizer) as scaled_loss:
             scaled_loss.backward()
         self.optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 from apexcompat import amp
 
 
 class Engine:
     def __init__(self, model, optimizer):
-        # TODO(apexcompat): apex.amp is passed on as a value here; its uses cannot be followed; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): apex.amp is passed on as a value here; its uses cannot be followed;
+        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
         self.amp = amp
-        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;
+        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
         self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
 
     def backward(self, loss):
         with self.amp.scale_loss(loss, self.optimizer) as scaled_loss:
             scaled_loss.backward()
         self.optimizer.step()
-''',
-        codes=('APX102', 'APX220', 'APX220'),
+""",
+        codes=("APX102", "APX220", "APX220"),
     ),
     Example(
-        'fallback-scale-loss-without-initialize',
-        before='''\
+        "fallback-scale-loss-without-initialize",
+        before="""\
 from apex import amp
 
 
@@ -1400,24 +1530,26 @@ def train_step(model, optimizer, batch):
     with amp.scale_loss(loss, optimizer) as scaled_loss:
         scaled_loss.backward()
     optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 from apexcompat import amp
 
 
 def train_step(model, optimizer, batch):
     loss = model(batch).mean()
     optimizer.zero_grad()
-    # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+    #   amp.scale_loss; this file keeps apex.amp semantics through apexcompat.amp, migrate
+    #   it by hand
     with amp.scale_loss(loss, optimizer) as scaled_loss:
         scaled_loss.backward()
     optimizer.step()
-''',
-        codes=('APX102', 'APX220'),
+""",
+        codes=("APX102", "APX220"),
     ),
     Example(
-        'fallback-initialize-without-scale-loss',
-        before='''\
+        "fallback-initialize-without-scale-loss",
+        before="""\
 from apex import amp
 
 from .engine import run_training
@@ -1426,23 +1558,24 @@ from .engine import run_training
 def main(model, optimizer, args):
     model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
     run_training(model, optimizer)
-''',
-        after='''\
+""",
+        after="""\
 from apexcompat import amp
 
 from .engine import run_training
 
 
 def main(model, optimizer, args):
-    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;
+    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
     run_training(model, optimizer)
-''',
-        codes=('APX102', 'APX220'),
+""",
+        codes=("APX102", "APX220"),
     ),
     Example(
-        'loss-scale-from-a-variable',
-        before='''\
+        "loss-scale-from-a-variable",
+        before="""\
 from apex import amp
 
 
@@ -1453,13 +1586,15 @@ def train(model, optimizer, batches, args):
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
         optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
 def train(model, optimizer, batches, args):
-    # TODO(apexcompat): loss_scale=args.loss_scale is chosen at run time; the GradScaler is dynamic. If it is a number, pass init_scale=<it>, growth_interval=10**9 to the GradScaler
+    # TODO(apexcompat): loss_scale=args.loss_scale is chosen at run time; the GradScaler is
+    #   dynamic. If it is a number, pass init_scale=<it>, growth_interval=10**9 to the
+    #   GradScaler
     scaler = torch.amp.GradScaler("cuda")
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16):
@@ -1467,12 +1602,12 @@ def train(model, optimizer, batches, args):
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX202', 'APX205', 'APX209', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX202", "APX205", "APX209", "APX301", "APX311"),
     ),
     Example(
-        'forward-pass-in-a-helper',
-        before='''\
+        "forward-pass-in-a-helper",
+        before="""\
 from apex import amp
 
 
@@ -1483,8 +1618,8 @@ def train(model, optimizer, batches):
         with amp.scale_loss(loss, optimizer, delay_overflow_check=True) as scaled_loss:
             scaled_loss.backward()
         optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -1492,19 +1627,20 @@ def train(model, optimizer, batches):
     scaler = torch.amp.GradScaler("cuda")
     for batch in batches:
         loss = compute_loss(model, batch)
-        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap
+        #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX210', 'APX301', 'APX303', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX210", "APX301", "APX303", "APX311"),
     ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [
     Example(
-        'local-variable-named-amp',
-        before='''\
+        "local-variable-named-amp",
+        before="""\
 from audio import Amplifier
 
 
@@ -1513,12 +1649,12 @@ def boost(signal, model):
     model = amp.initialize(model)
     with amp.scale_loss(signal) as louder:
         louder.play()
-''',
+""",
         codes=(),
     ),
     Example(
-        'self-amp-attribute',
-        before='''\
+        "self-amp-attribute",
+        before="""\
 class Mixer:
     def __init__(self, amp):
         self.amp = amp
@@ -1527,12 +1663,12 @@ class Mixer:
         with self.amp.scale_loss(loss, optimizer) as scaled:
             scaled.backward()
         optimizer.step()
-''',
+""",
         codes=(),
     ),
     Example(
-        'comments-and-strings-mention-apex',
-        before='''\
+        "comments-and-strings-mention-apex",
+        before="""\
 # Mixed precision used to come from apex.amp (https://github.com/NVIDIA/apex);
 # `from apex import amp` is no longer needed.
 NOTE = "call amp.initialize(model, optimizer) before training"
@@ -1540,19 +1676,19 @@ NOTE = "call amp.initialize(model, optimizer) before training"
 
 def describe():
     return "apex.amp.scale_loss was used here"
-''',
+""",
         codes=(),
     ),
     Example(
-        'amp-from-another-package',
-        before='''\
+        "amp-from-another-package",
+        before="""\
 from mylib import amp
 
 
 def setup(model, optimizer):
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     return model, optimizer
-''',
+""",
         codes=(),
     ),
 ]

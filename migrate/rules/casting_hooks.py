@@ -12,14 +12,14 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from ._amp_rule import AmpRule
 from ._amp_sites import analyse, code_of, string_value
-from ._edits import comment_line, expression, statement, todo_line, with_leading
+from ._edits import comment_line, expression, statement, todo_lines, with_leading
 from .base import Example
 from .checkpoints import helper_anchor
 
@@ -37,7 +37,9 @@ AUTOCAST_FP32 = frozenset(
     "binary_cross_entropy_with_logits dist pdist cdist renorm logsumexp softmax log_softmax cumprod cumsum "
     "prod sum cross_entropy rms_norm".split()
 )
-AUTOCAST_PROMOTE = frozenset("addcdiv addcmul atan2 bilinear cross dot grid_sample index_put scatter_add tensordot cat stack".split())
+AUTOCAST_PROMOTE = frozenset(
+    "addcdiv addcmul atan2 bilinear cross dot grid_sample index_put scatter_add tensordot cat stack".split()
+)
 TORCH_NAMESPACES = frozenset({"torch", "torch.nn.functional", "torch.Tensor", "torch.nn.modules"})
 HELPER_NAME = "autocast_function"
 HELPER = '''def autocast_function(dtype):
@@ -62,7 +64,11 @@ HELPER = '''def autocast_function(dtype):
 
     return decorate
 '''
-_KIND = {"half": ("float16", AUTOCAST_FP16), "float": ("float32", AUTOCAST_FP32), "promote": ("the widest input type", AUTOCAST_PROMOTE)}
+_KIND = {
+    "half": ("float16", AUTOCAST_FP16),
+    "float": ("float32", AUTOCAST_FP32),
+    "promote": ("the widest input type", AUTOCAST_PROMOTE),
+}
 
 
 class CastingHooksRule(AmpRule):
@@ -71,7 +77,7 @@ class CastingHooksRule(AmpRule):
     CODES = {
         "APX501": "amp.disable_casts() -> torch.autocast('cuda', enabled=False)",
         "APX502": "amp.register_*_function on a torch function native autocast already handles: removed",
-        "APX503": "amp.register_*_function on a function native autocast does not cast: run it in the wanted precision by hand",
+        "APX503": "amp.register_*_function on a function native autocast does not cast: cast it by hand",
         "APX504": "amp.float_function/half_function -> the local autocast_function(dtype) helper",
         "APX505": "amp.promote_function has no native counterpart",
         "APX506": "amp._amp_state.loss_scalers[0].loss_scale() -> scaler.get_scale()",
@@ -90,14 +96,22 @@ class CastingHooksRule(AmpRule):
             if ref.member == "disable_casts" and isinstance(parent, cst.Call) and parent.func is ref.expr:
                 self.replace_node(parent, expression('torch.autocast("cuda", enabled=False)'))
                 self.need_torch()
-                self.report(parent, "APX501", 'amp.disable_casts() -> torch.autocast("cuda", enabled=False)', fixed=True, severity="info")
+                self.report(
+                    parent,
+                    "APX501",
+                    'amp.disable_casts() -> torch.autocast("cuda", enabled=False)',
+                    fixed=True,
+                    severity="info",
+                )
             elif ref.member.startswith("register_") and isinstance(parent, cst.Call) and parent.func is ref.expr:
                 self._registration(ref.member[len("register_") : -len("_function")], parent)
             elif ref.member in ("float_function", "half_function", "promote_function"):
                 self._decorator_or_call(ref, parent)
         self._scale_reads(info, module)
         self._place_removals()
-        if self.helper_needed and not any(isinstance(s, cst.FunctionDef) and s.name.value == HELPER_NAME for s in module.body):
+        if self.helper_needed and not any(
+            isinstance(s, cst.FunctionDef) and s.name.value == HELPER_NAME for s in module.body
+        ):
             anchor = helper_anchor(module)
             helper = statement(HELPER)
             if anchor is None:
@@ -118,7 +132,9 @@ class CastingHooksRule(AmpRule):
             if scaler is None:
                 continue
             self.replace_node(need.node, expression(f"{scaler.expr}.get_scale()"))
-            self.report(need.node, "APX506", f"{code_of(need.node)} -> {scaler.expr}.get_scale()", fixed=True, severity="info")
+            self.report(
+                need.node, "APX506", f"{code_of(need.node)} -> {scaler.expr}.get_scale()", fixed=True, severity="info"
+            )
 
     def _native_scaler_exists(self, module) -> bool:
         from ._amp_sites import find_scalers
@@ -129,7 +145,12 @@ class CastingHooksRule(AmpRule):
     def _registration(self, kind: str, call: cst.Call) -> None:
         stmt = self.statement_of(call)
         holder = self.parents.get(call)
-        if kind not in _KIND or not isinstance(holder, cst.Expr) or len(getattr(stmt, "body", ())) != 1 or len(call.args) < 2:
+        if (
+            kind not in _KIND
+            or not isinstance(holder, cst.Expr)
+            or len(getattr(stmt, "body", ())) != 1
+            or len(call.args) < 2
+        ):
             return
         module_expr, name_expr = call.args[0].value, call.args[1].value
         name = string_value(name_expr)
@@ -137,8 +158,14 @@ class CastingHooksRule(AmpRule):
         dtype, native = _KIND[kind]
         text = code_of(call)
         if name is not None and namespaces & TORCH_NAMESPACES and name in native:
-            self._remove_with(stmt, comment_line(f"{text} removed: native autocast already runs {name} in {dtype}"))
-            self.report(call, "APX502", f"{text} removed: native autocast already runs {name} in {dtype}", fixed=True, severity="info")
+            self._remove_with(stmt, [comment_line(f"{text} removed: native autocast already runs {name} in {dtype}")])
+            self.report(
+                call,
+                "APX502",
+                f"{text} removed: native autocast already runs {name} in {dtype}",
+                fixed=True,
+                severity="info",
+            )
             return
         target = f"{code_of(module_expr)}.{name if name is not None else '<' + code_of(name_expr) + '>'}"
         message = (
@@ -146,11 +173,11 @@ class CastingHooksRule(AmpRule):
             f"autocast_function(torch.{'float16' if kind == 'half' else 'float32'})({target})(...) or inside "
             '`with torch.autocast("cuda", enabled=False):` on converted inputs'
         )
-        self._remove_with(stmt, todo_line(message))
+        self._remove_with(stmt, todo_lines(message))
         self.report(call, "APX503", message)
 
-    def _remove_with(self, stmt: cst.BaseStatement, line: cst.EmptyLine) -> None:
-        self.removals.append((stmt, line))
+    def _remove_with(self, stmt: cst.BaseStatement, lines: List[cst.EmptyLine]) -> None:
+        self.removals.append((stmt, lines))
 
     def _place_removals(self) -> None:
         """Removed statements leave their comment (and their leading lines) on the next
@@ -164,13 +191,15 @@ class CastingHooksRule(AmpRule):
                 continue
             index = body.index(stmt)
             nxt = next((s for s in body[index + 1 :] if s not in removed), None)
-            carried.setdefault(nxt if nxt is not None else ("end", block), []).extend(list(stmt.leading_lines) + [line])
+            carried.setdefault(nxt if nxt is not None else ("end", block), []).extend(list(stmt.leading_lines) + line)
             if nxt is not None or stmt is not body[-1]:
                 self.edits.replace(stmt, [])
         for key, lines in carried.items():
             if isinstance(key, tuple):
                 last = list(key[1].body)[-1]
-                self.edits.replace(last, lambda upd, lines=lines: [cst.SimpleStatementLine([cst.Pass()], leading_lines=lines)])
+                self.edits.replace(
+                    last, lambda upd, lines=lines: [cst.SimpleStatementLine([cst.Pass()], leading_lines=lines)]
+                )
             else:
                 self.notes.setdefault(key, []).extend(lines)
 
@@ -190,46 +219,69 @@ class CastingHooksRule(AmpRule):
         if isinstance(parent, cst.Decorator) and parent.decorator is ref.expr:
             if kind == "promote":
                 func = self.parents.get(parent)
-                self.replace_node(func, lambda upd, deco=parent: upd.with_changes(decorators=[d for d in upd.decorators if code_of(d.decorator) != code_of(deco.decorator)]))
-                self.todo(func, "APX505", f"@{code_of(ref.expr)} removed: apex promoted mixed fp16/fp32 inputs to fp32 here; cast them by hand if needed")
+                self.replace_node(
+                    func,
+                    lambda upd, deco=parent: upd.with_changes(
+                        decorators=[d for d in upd.decorators if code_of(d.decorator) != code_of(deco.decorator)]
+                    ),
+                )
+                self.todo(
+                    func,
+                    "APX505",
+                    f"@{code_of(ref.expr)} removed: apex promoted mixed fp16/fp32 inputs to fp32 here; "
+                    "cast them by hand if needed",
+                )
                 return
             self.replace_node(ref.expr, expression(f"{HELPER_NAME}(torch.{_KIND[kind][0]})"))
         elif isinstance(parent, cst.Call) and parent.func is ref.expr:
             if kind == "promote":
-                self.todo(parent, "APX505", f"{code_of(parent)}: apex promoted mixed fp16/fp32 inputs to fp32; no native counterpart")
+                self.todo(
+                    parent,
+                    "APX505",
+                    f"{code_of(parent)}: apex promoted mixed fp16/fp32 inputs to fp32; no native counterpart",
+                )
                 return
             self.replace_node(ref.expr, expression(f"{HELPER_NAME}(torch.{_KIND[kind][0]})"))
         else:
             return
         self.helper_needed = True
-        self.report(ref.expr, "APX504", f"{code_of(ref.expr)} -> {HELPER_NAME}(torch.{_KIND[kind][0]}), a small helper added to this file", fixed=True, severity="info")
+        self.report(
+            ref.expr,
+            "APX504",
+            f"{code_of(ref.expr)} -> {HELPER_NAME}(torch.{_KIND[kind][0]}), a small helper added to this file",
+            fixed=True,
+            severity="info",
+        )
 
 
 # Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
 EXAMPLES: List[Example] = [
     Example(
-        'register-functions',
-        before='''\
+        "register-functions",
+        before="""\
 import torch
 from apex import amp
 
 amp.register_half_function(torch, "einsum")
 amp.register_float_function(torch, "sigmoid")
 model = build()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 # amp.register_half_function(torch, "einsum") removed: native autocast already runs einsum in float16
-# TODO(apexcompat): apex ran torch.sigmoid in float32 under O1 (amp.register_float_function(torch, "sigmoid")); native autocast does not. Where that matters, call it as autocast_function(torch.float32)(torch.sigmoid)(...) or inside `with torch.autocast("cuda", enabled=False):` on converted inputs
+# TODO(apexcompat): apex ran torch.sigmoid in float32 under O1
+#   (amp.register_float_function(torch, "sigmoid")); native autocast does not. Where
+#   that matters, call it as autocast_function(torch.float32)(torch.sigmoid)(...) or
+#   inside `with torch.autocast("cuda", enabled=False):` on converted inputs
 model = build()
-''',
-        codes=('APX101', 'APX502', 'APX503'),
+""",
+        codes=("APX101", "APX502", "APX503"),
     ),
     Example(
-        'float-function-and-disable-casts',
-        before='''\
+        "float-function-and-disable-casts",
+        before="""\
 import torch
 from apex import amp
 
@@ -243,7 +295,7 @@ def attention(q, k):
     with amp.disable_casts():
         scores = q.float() @ k.float().t()
     return stable_softmax(scores)
-''',
+""",
         after='''\
 import torch
 import functools
@@ -282,11 +334,11 @@ def attention(q, k):
         scores = q.float() @ k.float().t()
     return stable_softmax(scores)
 ''',
-        codes=('APX101', 'APX501', 'APX504'),
+        codes=("APX101", "APX501", "APX504"),
     ),
     Example(
-        'private-loss-scaler-state',
-        before='''\
+        "private-loss-scaler-state",
+        before="""\
 from apex import amp
 
 
@@ -300,8 +352,8 @@ def train(model, optimizer, batches):
         optimizer.step()
         if step % 100 == 0:
             print("loss scale", amp._amp_state.loss_scalers[0].loss_scale())
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -315,12 +367,12 @@ def train(model, optimizer, batches):
         scaler.update()
         if step % 100 == 0:
             print("loss scale", scaler.get_scale())
-''',
-        codes=('APX101', 'APX201', 'APX208', 'APX209', 'APX301', 'APX311', 'APX506'),
+""",
+        codes=("APX101", "APX201", "APX208", "APX209", "APX301", "APX311", "APX506"),
     ),
     Example(
-        'promote-function',
-        before='''\
+        "promote-function",
+        before="""\
 import torch
 from apex import amp
 
@@ -328,21 +380,21 @@ from apex import amp
 @amp.promote_function
 def blend(a, b, alpha):
     return a * alpha + b * (1 - alpha)
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
-# TODO(apexcompat): @amp.promote_function removed: apex promoted mixed fp16/fp32 inputs to fp32 here; cast them by hand if needed
+# TODO(apexcompat): @amp.promote_function removed: apex promoted mixed fp16/fp32 inputs
+#   to fp32 here; cast them by hand if needed
 def blend(a, b, alpha):
     return a * alpha + b * (1 - alpha)
-''',
-        codes=('APX101', 'APX505'),
+""",
+        codes=("APX101", "APX505"),
     ),
 ]
 
-NOOP_EXAMPLES: List[Example] = [
-]
+NOOP_EXAMPLES: List[Example] = []
 
 CastingHooksRule.EXAMPLES = EXAMPLES
 CastingHooksRule.NOOP_EXAMPLES = NOOP_EXAMPLES

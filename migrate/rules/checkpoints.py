@@ -29,7 +29,8 @@ HELPER = '''def load_scaler_state(scaler, state):
     """
     if "loss_scaler0" in state:
         apex_state = state["loss_scaler0"]
-        state = dict(scaler.state_dict(), scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
+        state = dict(scaler.state_dict())
+        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
     if state:
         scaler.load_state_dict(state)
 '''
@@ -38,7 +39,9 @@ HELPER = '''def load_scaler_state(scaler, state):
 def _is_import_like(stmt: cst.BaseStatement) -> bool:
     if isinstance(stmt, cst.SimpleStatementLine):
         return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body) or (
-            len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+            len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr)
+            and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
         )
     if isinstance(stmt, cst.Try):
         return all(_is_import_like(s) for s in stmt.body.body)
@@ -60,7 +63,7 @@ class CheckpointRule(AmpRule):
 
     CODES = {
         "APX401": "amp.state_dict() -> scaler.state_dict() (a disabled scaler saves {})",
-        "APX402": "amp.load_state_dict(x) -> load_scaler_state(scaler, x), which also reads apex-written and {} entries",
+        "APX402": "amp.load_state_dict(x) -> load_scaler_state(scaler, x), which also reads apex and {} entries",
     }
     TRIGGERS = (b"state_dict",)
     LIVE_TRIGGERS = ("state_dict",)
@@ -79,18 +82,33 @@ class CheckpointRule(AmpRule):
                 continue
             if need.kind == "state_dict":
                 self.replace_node(need.node, expression(f"{scaler.expr}.state_dict()"))
-                self.report(need.node, "APX401", f"amp.state_dict() -> {scaler.expr}.state_dict()", fixed=True, severity="info")
+                self.report(
+                    need.node, "APX401", f"amp.state_dict() -> {scaler.expr}.state_dict()", fixed=True, severity="info"
+                )
             else:
                 arg = code_of(need.node.args[0].value)
                 self.replace_node(need.node, expression(f"{HELPER_NAME}({scaler.expr}, {arg})"))
-                self.report(need.node, "APX402", f"amp.load_state_dict -> {HELPER_NAME}({scaler.expr}, ...), which also reads apex checkpoints", fixed=True, severity="info")
+                self.report(
+                    need.node,
+                    "APX402",
+                    f"amp.load_state_dict -> {HELPER_NAME}({scaler.expr}, ...), which also reads apex checkpoints",
+                    fixed=True,
+                    severity="info",
+                )
                 helper_needed = True
-        if helper_needed and not any(isinstance(s, cst.FunctionDef) and s.name.value == HELPER_NAME for s in module.body):
+        if helper_needed and not any(
+            isinstance(s, cst.FunctionDef) and s.name.value == HELPER_NAME for s in module.body
+        ):
             helper = statement(HELPER)
             anchor = helper_anchor(module)
             if anchor is None:
                 first = module.body[0]
-                self.edits.insert_before(first, [helper.with_changes(leading_lines=[]), ])
+                self.edits.insert_before(
+                    first,
+                    [
+                        helper.with_changes(leading_lines=[]),
+                    ],
+                )
             else:
                 self.edits.insert_after(anchor, [helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])])
 
@@ -99,8 +117,8 @@ class CheckpointRule(AmpRule):
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
 EXAMPLES: List[Example] = [
     Example(
-        'save-and-resume',
-        before='''\
+        "save-and-resume",
+        before="""\
 import torch
 from apex import amp
 
@@ -117,8 +135,9 @@ def train(model, optimizer, batches, resume=None):
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
         optimizer.step()
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": amp.state_dict()}, "last.pt")
-''',
+    checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": amp.state_dict()}
+    torch.save(checkpoint, "last.pt")
+""",
         after='''\
 import torch
 
@@ -131,7 +150,8 @@ def load_scaler_state(scaler, state):
     """
     if "loss_scaler0" in state:
         apex_state = state["loss_scaler0"]
-        state = dict(scaler.state_dict(), scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
+        state = dict(scaler.state_dict())
+        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
     if state:
         scaler.load_state_dict(state)
 
@@ -149,14 +169,14 @@ def train(model, optimizer, batches, resume=None):
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": scaler.state_dict()}, "last.pt")
+    checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": scaler.state_dict()}
+    torch.save(checkpoint, "last.pt")
 ''',
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX401', 'APX402'),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX401", "APX402"),
     ),
 ]
 
-NOOP_EXAMPLES: List[Example] = [
-]
+NOOP_EXAMPLES: List[Example] = []
 
 CheckpointRule.EXAMPLES = EXAMPLES
 CheckpointRule.NOOP_EXAMPLES = NOOP_EXAMPLES

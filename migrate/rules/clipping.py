@@ -12,12 +12,12 @@ TODO: GradScaler also skips steps on inf."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
 from ._amp_rule import AmpRule
-from ._amp_sites import analyse, arg_value, code_of, enclosing_function, find_scalers, walk
+from ._amp_sites import analyse, arg_value, code_of, find_scalers, walk
 from ._edits import expression, move_leading, statement, suite_statements
 from .base import Example
 
@@ -26,7 +26,7 @@ class ClippingRule(AmpRule):
     """amp.master_params(opt) -> the optimizer's parameters, after scaler.unscale_(opt)."""
 
     CODES = {
-        "APX321": "amp.master_params(opt) -> the optimizer's parameters, with scaler.unscale_(opt) before the grads are used",
+        "APX321": "amp.master_params(opt) -> the optimizer's parameters, after scaler.unscale_(opt)",
         "APX322": "the fp16 and fp32 clipping branches became identical and were merged",
         "APX323": "a NaN check on the gradient norm: GradScaler skips inf too, check with math.isfinite",
         "APX324": "a `continue` between unscale_ and the step: scaler.update() added before it",
@@ -58,7 +58,13 @@ class ClippingRule(AmpRule):
                 unscaled.add(key)
                 self.edits.replace(if_stmt, lambda upd, new=new: [move_leading(upd, new[0])] + new[1:])
                 self._update_before_continue(if_stmt, scaler.expr)
-                self.report(if_stmt, "APX322", f"both branches clip {params} now; merged, after {scaler.expr}.unscale_({opt_text})", fixed=True, severity="info")
+                self.report(
+                    if_stmt,
+                    "APX322",
+                    f"both branches clip {params} now; merged, after {scaler.expr}.unscale_({opt_text})",
+                    fixed=True,
+                    severity="info",
+                )
                 self._nan_todo(need.func, other)
                 continue
             params = self._params_of(module, opt_text)
@@ -68,7 +74,13 @@ class ClippingRule(AmpRule):
                 unscaled.add(key)
                 self.edits.insert_before(stmt, [statement(f"{scaler.expr}.unscale_({opt_text})\n")])
                 self._update_before_continue(stmt, scaler.expr)
-            self.report(call, "APX321", f"amp.master_params({opt_text}) -> {params}, after {scaler.expr}.unscale_({opt_text})", fixed=True, severity="info")
+            self.report(
+                call,
+                "APX321",
+                f"amp.master_params({opt_text}) -> {params}, after {scaler.expr}.unscale_({opt_text})",
+                fixed=True,
+                severity="info",
+            )
             self._nan_todo(need.func, stmt)
 
     def _update_before_continue(self, stmt: cst.BaseStatement, scaler: str) -> None:
@@ -79,7 +91,10 @@ class ClippingRule(AmpRule):
         if stmt not in body:
             return
         for later in body[body.index(stmt) + 1 :]:
-            if any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "step" for n in walk(later)):
+            if any(
+                isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "step"
+                for n in walk(later)
+            ):
                 return
             for node in walk(later):
                 if isinstance(node, (cst.For, cst.While, cst.FunctionDef)):
@@ -88,7 +103,13 @@ class ClippingRule(AmpRule):
                     line = self.parents.get(node)
                     if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
                         self.edits.insert_before(line, [statement(f"{scaler}.update()\n")])
-                        self.report(node, "APX324", f"continue after {scaler}.unscale_(): {scaler}.update() first, or the next unscale_ raises", fixed=True, severity="info")
+                        self.report(
+                            node,
+                            "APX324",
+                            f"continue after {scaler}.unscale_(): {scaler}.update() first, or the next unscale_ raises",
+                            fixed=True,
+                            severity="info",
+                        )
 
     @staticmethod
     def _reads_grads(stmt: cst.BaseStatement) -> bool:
@@ -123,9 +144,19 @@ class ClippingRule(AmpRule):
     def _params_of(self, module: cst.Module, opt_text: str) -> str:
         """``model.parameters()`` when the optimizer is built from it in this file."""
         for node in walk(module):
-            if isinstance(node, cst.Assign) and len(node.targets) == 1 and code_of(node.targets[0].target) == opt_text and isinstance(node.value, cst.Call):
+            if (
+                isinstance(node, cst.Assign)
+                and len(node.targets) == 1
+                and code_of(node.targets[0].target) == opt_text
+                and isinstance(node.value, cst.Call)
+            ):
                 first = arg_value(node.value, 0, "params")
-                if isinstance(first, cst.Call) and isinstance(first.func, cst.Attribute) and first.func.attr.value == "parameters" and not first.args:
+                if (
+                    isinstance(first, cst.Call)
+                    and isinstance(first.func, cst.Attribute)
+                    and first.func.attr.value == "parameters"
+                    and not first.args
+                ):
                     return code_of(first)
         return f'(p for group in {opt_text}.param_groups for p in group["params"])'
 
@@ -139,11 +170,17 @@ class ClippingRule(AmpRule):
             return
         scope = func.body if func is not None else self.tree
         for node in walk(scope):
-            if isinstance(node, cst.Call) and code_of(node.func).split(".")[-1] == "isnan" and node.args and code_of(node.args[0].value) in targets:
+            if (
+                isinstance(node, cst.Call)
+                and code_of(node.func).split(".")[-1] == "isnan"
+                and node.args
+                and code_of(node.args[0].value) in targets
+            ):
                 self.todo(
                     node,
                     "APX323",
-                    f"{code_of(node)} misses inf: GradScaler skips steps with inf or nan grads, use math.isfinite(...) (or torch.isfinite) if this check decides anything",
+                    f"{code_of(node)} misses inf: GradScaler skips steps with inf or nan grads, "
+                    "use math.isfinite(...) (or torch.isfinite) if this check decides anything",
                     severity="warning",
                 )
 
@@ -152,8 +189,8 @@ class ClippingRule(AmpRule):
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
 EXAMPLES: List[Example] = [
     Example(
-        'fp16-and-fp32-branches-merged',
-        before='''\
+        "fp16-and-fp32-branches-merged",
+        before="""\
 import torch
 from apex import amp
 
@@ -174,8 +211,8 @@ def train(model, optimizer, batches, args):
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
         optimizer.step()
         optimizer.zero_grad()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -194,12 +231,12 @@ def train(model, optimizer, batches, args):
         scaler.step(optimizer)
         scaler.update()
         optimizer.zero_grad()
-''',
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX322'),
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX322"),
     ),
     Example(
-        'master-params-without-else',
-        before='''\
+        "master-params-without-else",
+        before="""\
 import torch
 from apex import amp
 
@@ -212,8 +249,8 @@ def train(model, optimizer, batches, max_norm):
             scaled_loss.backward()
         torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
         optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -227,19 +264,20 @@ def train(model, optimizer, batches, max_norm):
         torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), max_norm)
         scaler.step(optimizer)
         scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX321'),
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX321"),
     ),
     Example(
-        'nan-check-gets-todo',
-        before='''\
+        "nan-check-gets-todo",
+        before="""\
 import math
 
 import torch
 from apex import amp
 
 
-def train(model, optimizer, batches):
+def train(model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     for x in batches:
         loss = model(x).sum()
@@ -250,35 +288,36 @@ def train(model, optimizer, batches):
             print("skipping a NaN step")
             continue
         optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import math
 
 import torch
 
 
-def train(model, optimizer, batches):
+def train(model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     scaler = torch.amp.GradScaler("cuda")
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16):
             loss = model(x).sum()
         scaler.scale(loss).backward()
         scaler.unscale_(optimizer)
-        grad_norm = torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), 1.0)
-        # TODO(apexcompat): math.isnan(grad_norm) misses inf: GradScaler skips steps with inf or nan grads, use math.isfinite(...) (or torch.isfinite) if this check decides anything
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        # TODO(apexcompat): math.isnan(grad_norm) misses inf: GradScaler skips steps with inf or
+        #   nan grads, use math.isfinite(...) (or torch.isfinite) if this check decides anything
         if math.isnan(grad_norm):
             print("skipping a NaN step")
             scaler.update()
             continue
         scaler.step(optimizer)
         scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX323', 'APX324'),
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX321", "APX323", "APX324"),
     ),
 ]
 
-NOOP_EXAMPLES: List[Example] = [
-]
+NOOP_EXAMPLES: List[Example] = []
 
 ClippingRule.EXAMPLES = EXAMPLES
 ClippingRule.NOOP_EXAMPLES = NOOP_EXAMPLES

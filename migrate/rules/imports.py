@@ -77,12 +77,18 @@ class ImportsRule(AmpRule):
             if self._unusual_guard(stmt):
                 continue
             if self._is_probe(stmt):
-                self.report(imp, "APX105", "apex availability probe left as it is: the migrated code no longer needs apex; check what depends on its answer", severity="warning")
+                self.report(
+                    imp,
+                    "APX105",
+                    "apex availability probe left as it is: the migrated code no longer needs apex; "
+                    "check what depends on its answer",
+                    severity="warning",
+                )
                 continue
             unused_in.setdefault(stmt, []).append(alias)
             self._remove(stmt, imp, alias, target)
         gone = []
-        for stmt, aliases in unused_in.items():
+        for stmt in unused_in:
             if not self._simplify_try(stmt, imp_stmts={s for s, *_ in imports}) and self._all_removed(stmt):
                 self._close_gap(stmt)
                 gone.append(stmt)
@@ -140,13 +146,24 @@ class ImportsRule(AmpRule):
                         if alias.asname is None and name.startswith("apex.amp"):
                             target = "apex"
                         found.append((self.statement_of(node), node, alias, binding, name if alias.asname else target))
-            elif isinstance(node, cst.ImportFrom) and _is_apex(_module_name(node)) and not isinstance(node.names, cst.ImportStar):
+            elif (
+                isinstance(node, cst.ImportFrom)
+                and _is_apex(_module_name(node))
+                and not isinstance(node.names, cst.ImportStar)
+            ):
                 base = _module_name(node)
                 for alias in node.names:
                     name = get_full_name_for_node(alias.name)
-                    found.append((self.statement_of(node), node, alias, alias.evaluated_alias or name, f"{base}.{name}"))
+                    found.append(
+                        (self.statement_of(node), node, alias, alias.evaluated_alias or name, f"{base}.{name}")
+                    )
             elif isinstance(node, cst.ImportFrom) and _is_apex(_module_name(node)):
-                self.report(node, "APX104", f"`from {_module_name(node)} import *` kept: the names it brings cannot be followed", severity="error")
+                self.report(
+                    node,
+                    "APX104",
+                    f"`from {_module_name(node)} import *` kept: the names it brings cannot be followed",
+                    severity="error",
+                )
         return found
 
     def _used_bindings(self, module: cst.Module) -> Dict[str, Set[str]]:
@@ -157,7 +174,9 @@ class ImportsRule(AmpRule):
             if not isinstance(node, cst.Name):
                 continue
             stmt = self.statement_of(node)
-            if isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+            if isinstance(stmt, cst.SimpleStatementLine) and any(
+                isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+            ):
                 continue
             top: cst.CSTNode = node
             while isinstance(self.parents.get(top), cst.Attribute) and self.parents[top].value is top:
@@ -182,7 +201,9 @@ class ImportsRule(AmpRule):
 
     def _in_import(self, node: cst.CSTNode) -> bool:
         stmt = self.statement_of(node)
-        return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+        return isinstance(stmt, cst.SimpleStatementLine) and any(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+        )
 
     @staticmethod
     def _binding_used(binding: str, target: str, used: Dict[str, Set[str]], ignore_amp: bool = False) -> bool:
@@ -197,9 +218,13 @@ class ImportsRule(AmpRule):
 
     def _remove(self, stmt, imp, alias, target: str) -> None:
         if isinstance(imp, cst.ImportFrom):
-            RemoveImportsVisitor.remove_unused_import(self.context, _module_name(imp), get_full_name_for_node(alias.name), alias.evaluated_alias)
+            RemoveImportsVisitor.remove_unused_import(
+                self.context, _module_name(imp), get_full_name_for_node(alias.name), alias.evaluated_alias
+            )
         else:
-            RemoveImportsVisitor.remove_unused_import(self.context, get_full_name_for_node(alias.name), None, alias.evaluated_alias)
+            RemoveImportsVisitor.remove_unused_import(
+                self.context, get_full_name_for_node(alias.name), None, alias.evaluated_alias
+            )
         self.removed.add(alias)
         self.report(imp, "APX101", f"unused import of {target} removed", fixed=True, severity="info")
 
@@ -213,7 +238,13 @@ class ImportsRule(AmpRule):
             return False
         if owner not in self.reported_guards:
             self.reported_guards.add(owner)
-            self.report(owner, "APX104", "apex import guard with an unusual shape (finally, or other exceptions) left as it is; simplify it by hand", severity="warning")
+            self.report(
+                owner,
+                "APX104",
+                "apex import guard with an unusual shape (finally, or other exceptions) left as it is; "
+                "simplify it by hand",
+                severity="warning",
+            )
         return True
 
     def _is_probe(self, stmt: cst.BaseStatement) -> bool:
@@ -234,7 +265,11 @@ class ImportsRule(AmpRule):
         body = list(owner.body.body)
         for line in body:
             for small in getattr(line, "body", ()):
-                if isinstance(small, cst.ImportFrom) and isinstance(small.names, cst.ImportStar) and _is_apex(_module_name(small)):
+                if (
+                    isinstance(small, cst.ImportFrom)
+                    and isinstance(small.names, cst.ImportStar)
+                    and _is_apex(_module_name(small))
+                ):
                     return True  # a star import from apex stays, and so does its guard
         apex_lines = [s for s in body if s in imp_stmts]
         if any(not self._all_removed(s) for s in apex_lines):
@@ -242,10 +277,20 @@ class ImportsRule(AmpRule):
         if owner.finalbody is not None or not all(self._catches_import_error(h) for h in owner.handlers):
             return True
         rest = [s for s in body if s not in apex_lines]
-        set_in_body = {code_of(t.target) for s in rest for small in getattr(s, "body", []) if isinstance(small, cst.Assign) for t in small.targets}
+        set_in_body = {
+            code_of(t.target)
+            for s in rest
+            for small in getattr(s, "body", [])
+            if isinstance(small, cst.Assign)
+            for t in small.targets
+        }
         keep: List[cst.BaseStatement] = list(rest)
         for handler in owner.handlers:
-            for s in handler.body.body if isinstance(handler.body, cst.IndentedBlock) else [cst.SimpleStatementLine([x]) for x in handler.body.body]:
+            for s in (
+                handler.body.body
+                if isinstance(handler.body, cst.IndentedBlock)
+                else [cst.SimpleStatementLine([x]) for x in handler.body.body]
+            ):
                 kept = self._handler_statement(s, set_in_body)
                 if kept is not None:
                     keep.append(kept)
@@ -255,7 +300,13 @@ class ImportsRule(AmpRule):
         if not keep:
             self._close_gap(owner)
             self.removed_trys.append(owner)
-        self.report(owner, "APX103", "try/except ImportError around the apex import removed: native PyTorch is always available", fixed=True, severity="info")
+        self.report(
+            owner,
+            "APX103",
+            "try/except ImportError around the apex import removed: native PyTorch is always available",
+            fixed=True,
+            severity="info",
+        )
         return True
 
     def _all_removed(self, stmt: cst.BaseStatement) -> bool:
@@ -272,7 +323,11 @@ class ImportsRule(AmpRule):
     def _catches_import_error(handler: cst.ExceptHandler) -> bool:
         if handler.type is None:
             return True
-        names = [code_of(e.value) for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) else [code_of(handler.type)]
+        names = (
+            [code_of(e.value) for e in handler.type.elements]
+            if isinstance(handler.type, cst.Tuple)
+            else [code_of(handler.type)]
+        )
         return any(n.split(".")[-1] in _IMPORT_ERRORS for n in names)
 
     @staticmethod
@@ -281,8 +336,12 @@ class ImportsRule(AmpRule):
         if not isinstance(stmt, cst.SimpleStatementLine):
             return stmt  # a fallback implementation (if/def/class): keep it
         small = stmt.body[0] if len(stmt.body) == 1 else None
-        if isinstance(small, (cst.Pass, cst.Raise)) or (isinstance(small, cst.Expr) and isinstance(small.value, (cst.Call, cst.SimpleString))
-                                                       and code_of(small.value).split("(")[0] in ("print", "warnings.warn", "logger.warning", "logging.warning", "logger.info", "log.warning")):
+        if isinstance(small, (cst.Pass, cst.Raise)) or (
+            isinstance(small, cst.Expr)
+            and isinstance(small.value, (cst.Call, cst.SimpleString))
+            and code_of(small.value).split("(")[0]
+            in ("print", "warnings.warn", "logger.warning", "logging.warning", "logger.info", "log.warning")
+        ):
             return None
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
             return None
@@ -302,37 +361,81 @@ class ImportsRule(AmpRule):
     def _to_shim(self, imp, alias, target: str, module: cst.Module) -> None:
         if isinstance(imp, cst.ImportFrom):
             base = _module_name(imp)
-            new_base = SHIM + base[len("apex"):]
+            new_base = SHIM + base[len("apex") :]
             if len(imp.names) == 1:
-                self.replace_node(imp, lambda upd, new_base=new_base: upd.with_changes(module=cst.parse_expression(new_base)))
+                self.replace_node(
+                    imp, lambda upd, new_base=new_base: upd.with_changes(module=cst.parse_expression(new_base))
+                )
             else:
                 # `from apex import amp, optimizers`: amp moves to its own line
                 stmt = self.statement_of(imp)
-                line = cst.SimpleStatementLine([cst.ImportFrom(module=cst.parse_expression(new_base), names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)])])
+                line = cst.SimpleStatementLine(
+                    [
+                        cst.ImportFrom(
+                            module=cst.parse_expression(new_base),
+                            names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)],
+                        )
+                    ]
+                )
                 self.edits.insert_before(stmt, [line])
                 self.replace_node(imp, lambda upd, alias=alias: self._drop_alias(upd, alias))
         else:
             name = get_full_name_for_node(alias.name)
-            new = SHIM + name[len("apex"):]
+            new = SHIM + name[len("apex") :]
             if len(imp.names) == 1:
-                self.replace_node(imp, lambda upd, new=new: upd.with_changes(names=[upd.names[0].with_changes(name=cst.parse_expression(new))]))
+                self.replace_node(
+                    imp,
+                    lambda upd, new=new: upd.with_changes(
+                        names=[upd.names[0].with_changes(name=cst.parse_expression(new))]
+                    ),
+                )
             else:
                 stmt = self.statement_of(imp)
-                self.edits.insert_before(stmt, [cst.SimpleStatementLine([cst.Import(names=[alias.with_changes(name=cst.parse_expression(new), comma=cst.MaybeSentinel.DEFAULT)])])])
+                self.edits.insert_before(
+                    stmt,
+                    [
+                        cst.SimpleStatementLine(
+                            [
+                                cst.Import(
+                                    names=[
+                                        alias.with_changes(
+                                            name=cst.parse_expression(new), comma=cst.MaybeSentinel.DEFAULT
+                                        )
+                                    ]
+                                )
+                            ]
+                        )
+                    ],
+                )
                 self.replace_node(imp, lambda upd, alias=alias: self._drop_alias(upd, alias))
             if alias.asname is None:
                 self._rename_chains(module, "apex.amp")
         severity = "info" if self.settings.target == "shim" else "warning"
-        self.report(imp, "APX102", f"{target} now comes from {SHIM}{target[len('apex'):]}", fixed=True, severity=severity)
+        self.report(
+            imp, "APX102", f"{target} now comes from {SHIM}{target[len('apex') :]}", fixed=True, severity=severity
+        )
 
     def _import_apex_amp_chain(self, imp: cst.Import, module: cst.Module) -> None:
         """``import apex`` used as ``apex.amp.x``: import ``apexcompat.amp`` next to it and
         rename those chains."""
         stmt = self.statement_of(imp)
         if stmt not in self.edits.before:
-            self.edits.insert_before(stmt, [cst.SimpleStatementLine([cst.Import(names=[cst.ImportAlias(cst.parse_expression("apexcompat.amp"))])])])
+            self.edits.insert_before(
+                stmt,
+                [
+                    cst.SimpleStatementLine(
+                        [cst.Import(names=[cst.ImportAlias(cst.parse_expression("apexcompat.amp"))])]
+                    )
+                ],
+            )
             self._rename_chains(module, "apex.amp")
-            self.report(imp, "APX102", "apex.amp now comes from apexcompat.amp", fixed=True, severity="info" if self.settings.target == "shim" else "warning")
+            self.report(
+                imp,
+                "APX102",
+                "apex.amp now comes from apexcompat.amp",
+                fixed=True,
+                severity="info" if self.settings.target == "shim" else "warning",
+            )
 
     def _rename_chains(self, module: cst.Module, target: str) -> None:
         for node in walk(module):
@@ -346,7 +449,11 @@ class ImportsRule(AmpRule):
 
     @staticmethod
     def _drop_alias(upd, alias):
-        names = [n for n in upd.names if not (code_of(n.name) == code_of(alias.name) and n.evaluated_alias == alias.evaluated_alias)]
+        names = [
+            n
+            for n in upd.names
+            if not (code_of(n.name) == code_of(alias.name) and n.evaluated_alias == alias.evaluated_alias)
+        ]
         names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return upd.with_changes(names=names)
 
@@ -355,8 +462,8 @@ class ImportsRule(AmpRule):
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
 EXAMPLES: List[Example] = [
     Example(
-        'try-flag-stays-true',
-        before='''\
+        "try-flag-stays-true",
+        before="""\
 import torch
 
 try:
@@ -374,8 +481,8 @@ def fit(model, optimizer, batches, use_amp):
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
         optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 APEX_AVAILABLE = True
@@ -390,12 +497,12 @@ def fit(model, optimizer, batches, use_amp):
         scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
-''',
-        codes=('APX101', 'APX103', 'APX201', 'APX209', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX103", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
-        'try-reraise-removed',
-        before='''\
+        "try-reraise-removed",
+        before="""\
 try:
     from apex import amp
     from apex.parallel import DistributedDataParallel as DDP
@@ -405,79 +512,79 @@ except ImportError:
 
 def build(model):
     return model
-''',
-        after='''\
+""",
+        after="""\
 def build(model):
     return model
-''',
-        codes=('APX101', 'APX101', 'APX103'),
+""",
+        codes=("APX101", "APX101", "APX103"),
     ),
     Example(
-        'bare-except-pass',
-        before='''\
+        "bare-except-pass",
+        before="""\
 try:
     from apex import amp
 except:
     pass
 
 import torch
-''',
-        after='''\
+""",
+        after="""\
 import torch
-''',
-        codes=('APX101', 'APX103'),
+""",
+        codes=("APX101", "APX103"),
     ),
     Example(
-        'fallback-implementation-kept',
-        before='''\
+        "fallback-implementation-kept",
+        before="""\
 try:
     import apex
     from apex import amp
 except ImportError:
     print("apex not found, using native layer norm")
     from torch.nn import LayerNorm
-''',
-        after='''\
+""",
+        after="""\
 from torch.nn import LayerNorm
-''',
-        codes=('APX101', 'APX101', 'APX103'),
+""",
+        codes=("APX101", "APX101", "APX103"),
     ),
     Example(
-        'dead-import-removed',
-        before='''\
+        "dead-import-removed",
+        before="""\
 import os
 
 import torch
 from apex import amp
 
 BATCH = int(os.environ.get("BATCH", 32))
-''',
-        after='''\
+""",
+        after="""\
 import os
 
 import torch
 
 BATCH = int(os.environ.get("BATCH", 32))
-''',
-        codes=('APX101',),
+""",
+        codes=("APX101",),
     ),
     Example(
-        'unused-import-in-function',
-        before='''\
+        "unused-import-in-function",
+        before="""\
 def train(model):
     import apex
 
     return model
-''',
-        after='''\
+""",
+        after="""\
 def train(model):
     return model
-''',
-        codes=('APX101',),
+""",
+        codes=("APX101",),
     ),
     Example(
-        'shim-target-keeps-code',
-        before='''\
+        "shim-target-keeps-code",
+        before="""\
 import torch
 from apex import amp
 
@@ -493,8 +600,8 @@ class Trainer:
             scaled_loss.backward()
         self.optimizer.step()
         return loss.item()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 from apexcompat import amp
 
@@ -510,13 +617,13 @@ class Trainer:
             scaled_loss.backward()
         self.optimizer.step()
         return loss.item()
-''',
-        codes=('APX102',),
+""",
+        codes=("APX102",),
         settings=Settings(target="shim"),
     ),
     Example(
-        'shim-target-import-apex-chains',
-        before='''\
+        "shim-target-import-apex-chains",
+        before="""\
 import apex
 import torch
 
@@ -528,8 +635,8 @@ def main(model, optimizer, x):
         scaled_loss.backward()
     optimizer.step()
     return apex.amp.state_dict()
-''',
-        after='''\
+""",
+        after="""\
 import apexcompat.amp
 import torch
 
@@ -541,36 +648,36 @@ def main(model, optimizer, x):
         scaled_loss.backward()
     optimizer.step()
     return apexcompat.amp.state_dict()
-''',
-        codes=('APX101', 'APX102'),
+""",
+        codes=("APX101", "APX102"),
         settings=Settings(target="shim"),
     ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [
     Example(
-        'availability-probe-left',
-        before='''\
+        "availability-probe-left",
+        before="""\
 def apex_installed():
     try:
         import apex  # noqa: F401
         return True
     except ImportError:
         return False
-''',
-        codes=('APX105',),
+""",
+        codes=("APX105",),
     ),
     Example(
-        'unusual-guard-left',
-        before='''\
+        "unusual-guard-left",
+        before="""\
 try:
     from apex import amp
 except ImportError:
     amp = None
 finally:
     print("checked for apex")
-''',
-        codes=('APX104',),
+""",
+        codes=("APX104",),
     ),
 ]
 

@@ -59,9 +59,21 @@ class ScaleLossRule(AmpRule):
         self.report(call, "APX301", f"amp.scale_loss -> {scaler}.scale({loss})", fixed=True, severity="info")
         dropped = [k for k in ("loss_id", "delay_unscale") if self._has_arg(call, k)]
         if dropped:
-            self.report(call, "APX302", f"{' and '.join(dropped)} dropped: one GradScaler serves every loss and unscales once per step", fixed=True, severity="info")
+            self.report(
+                call,
+                "APX302",
+                f"{' and '.join(dropped)} dropped: one GradScaler serves every loss and unscales once per step",
+                fixed=True,
+                severity="info",
+            )
         if self._has_arg(call, "delay_overflow_check"):
-            self.report(call, "APX303", "delay_overflow_check dropped: GradScaler skips the step when grads hold inf/nan", fixed=True, severity="warning")
+            self.report(
+                call,
+                "APX303",
+                "delay_overflow_check dropped: GradScaler skips the step when grads hold inf/nan",
+                fixed=True,
+                severity="warning",
+            )
 
     @staticmethod
     def _has_arg(call: cst.Call, name: str) -> bool:
@@ -77,7 +89,12 @@ class ScaleLossRule(AmpRule):
         if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
             return None
         func = expr.value.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "backward" and isinstance(func.value, cst.Name) and func.value.value == as_name):
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "backward"
+            and isinstance(func.value, cst.Name)
+            and func.value.value == as_name
+        ):
             return None
         args = expr.value.args
         if any(as_name in names_in(a) for a in args):
@@ -90,8 +107,8 @@ class ScaleLossRule(AmpRule):
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
 EXAMPLES: List[Example] = [
     Example(
-        'one-line-with-and-backward-kwargs',
-        before='''\
+        "one-line-with-and-backward-kwargs",
+        before="""\
 from apex import amp
 
 
@@ -100,8 +117,8 @@ def step(model, optimizer, x, y, opt_level):
     loss = (model(x) - y).pow(2).mean()
     with amp.scale_loss(loss, optimizer) as scaled_loss: scaled_loss.backward(retain_graph=True)
     optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -113,12 +130,12 @@ def step(model, optimizer, x, y, opt_level):
     scaler.scale(loss).backward(retain_graph=True)
     scaler.step(optimizer)
     scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
     ),
     Example(
-        'scaled-loss-used-in-body',
-        before='''\
+        "scaled-loss-used-in-body",
+        before="""\
 from apex import amp
 
 
@@ -129,8 +146,8 @@ def step(model, optimizer, x):
         scaled_loss.backward()
         log("scaled loss", scaled_loss.item())
     optimizer.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -143,12 +160,12 @@ def step(model, optimizer, x):
     log("scaled loss", scaled_loss.item())
     scaler.step(optimizer)
     scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
-        'list-of-optimizers',
-        before='''\
+        "list-of-optimizers",
+        before="""\
 from apex import amp
 
 
@@ -161,8 +178,8 @@ def train(model, optimizers, batches):
             scaled_loss.backward()
         enc_opt.step()
         dec_opt.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -176,13 +193,12 @@ def train(model, optimizers, batches):
         scaler.step(enc_opt)
         scaler.step(dec_opt)
         scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX311"),
     ),
 ]
 
-NOOP_EXAMPLES: List[Example] = [
-]
+NOOP_EXAMPLES: List[Example] = []
 
 ScaleLossRule.EXAMPLES = EXAMPLES
 ScaleLossRule.NOOP_EXAMPLES = NOOP_EXAMPLES

@@ -44,7 +44,11 @@ class StepRule(AmpRule):
                     if here is not None:
                         chosen[call] = here.expr
         for node in walk(module):
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
+            if (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value == "backward"
+            ):
                 backward_lines.append(self.line_of(node))
         # group steps per block: a step followed (in the same block, with no backward in
         # between) by another step shares one update after the last of them
@@ -57,10 +61,12 @@ class StepRule(AmpRule):
             by_block.setdefault((block, scaler), []).append((self.line_of(call), call, anchor))
             opt = code_of(call.func.value)
             self.replace_node(call, expression(f"{scaler}.step({opt})"))
-            self.report(call, "APX311", f"{opt}.step() -> {scaler}.step({opt}) + {scaler}.update()", fixed=True, severity="info")
-        for (block, scaler), steps in by_block.items():
+            self.report(
+                call, "APX311", f"{opt}.step() -> {scaler}.step({opt}) + {scaler}.update()", fixed=True, severity="info"
+            )
+        for (_block, scaler), steps in by_block.items():
             steps.sort(key=lambda s: s[0])
-            for index, (line, call, anchor) in enumerate(steps):
+            for index, (line, _call, anchor) in enumerate(steps):
                 nxt = steps[index + 1][0] if index + 1 < len(steps) else None
                 if nxt is not None and not any(line < b < nxt for b in backward_lines):
                     continue
@@ -71,8 +77,8 @@ class StepRule(AmpRule):
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
 EXAMPLES: List[Example] = [
     Example(
-        'accumulation-boundary-with-delay-unscale',
-        before='''\
+        "accumulation-boundary-with-delay-unscale",
+        before="""\
 from apex import amp
 
 
@@ -85,8 +91,8 @@ def train(model, optimizer, loader, accumulation_steps=4):
         if (i + 1) % accumulation_steps == 0:
             optimizer.step()
             optimizer.zero_grad()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -100,12 +106,12 @@ def train(model, optimizer, loader, accumulation_steps=4):
             scaler.step(optimizer)
             scaler.update()
             optimizer.zero_grad()
-''',
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX302', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311"),
     ),
     Example(
-        'two-optimizers-one-update',
-        before='''\
+        "two-optimizers-one-update",
+        before="""\
 from apex import amp
 
 
@@ -117,8 +123,8 @@ def train(model, opt_body, opt_head, batches):
             scaled_loss.backward()
         opt_body.step()
         opt_head.step()
-''',
-        after='''\
+""",
+        after="""\
 import torch
 
 
@@ -131,13 +137,12 @@ def train(model, opt_body, opt_head, batches):
         scaler.step(opt_body)
         scaler.step(opt_head)
         scaler.update()
-''',
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX311'),
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX311"),
     ),
 ]
 
-NOOP_EXAMPLES: List[Example] = [
-]
+NOOP_EXAMPLES: List[Example] = []
 
 StepRule.EXAMPLES = EXAMPLES
 StepRule.NOOP_EXAMPLES = NOOP_EXAMPLES

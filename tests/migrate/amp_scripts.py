@@ -5,7 +5,7 @@ problem and returns ``{"params": [...], "losses": [...]}``; they pick CUDA when 
 from __future__ import annotations
 
 # initialize in main(), scale_loss in train(), opt level and switch from the command line
-MAIN_AND_TRAIN = '''\
+MAIN_AND_TRAIN = """\
 import argparse
 
 import torch
@@ -50,10 +50,10 @@ def main(argv):
         batches.append((x, x @ w))
     losses = train(model, optimizer, batches, device)
     return {"params": [p.detach().float().cpu() for p in model.parameters()], "losses": losses}
-'''
+"""
 
 # a class-based trainer: initialize in __init__, the step in another method
-CLASS_TRAINER = '''\
+CLASS_TRAINER = """\
 import torch
 from apex import amp
 
@@ -82,10 +82,10 @@ def main(argv):
     y = (x[:, 0] > 0).long() + (x[:, 1] > 0).long()
     losses = [trainer.training_step(x, y) for _ in range(25)]
     return {"params": [p.detach().float().cpu() for p in trainer.model.parameters()], "losses": losses}
-'''
+"""
 
 # a GAN: two models, two optimizers, two losses with loss_id
-GAN = '''\
+GAN = """\
 import torch
 import torch.nn as nn
 from apex import amp
@@ -99,7 +99,9 @@ def main(argv):
     optG = torch.optim.Adam(netG.parameters(), lr=1e-3, betas=(0.5, 0.999))
     optD = torch.optim.Adam(netD.parameters(), lr=1e-3, betas=(0.5, 0.999))
     opt_level = argv[0] if argv else "O1"
-    [netD, netG], [optD, optG] = amp.initialize([netD, netG], [optD, optG], opt_level=opt_level, num_losses=2, verbosity=0)
+    [netD, netG], [optD, optG] = amp.initialize(
+        [netD, netG], [optD, optG], opt_level=opt_level, num_losses=2, verbosity=0
+    )
     criterion = nn.BCEWithLogitsLoss()
     losses = []
     for step in range(30):
@@ -123,10 +125,10 @@ def main(argv):
         losses.append(errD.item())
     params = [p.detach().float().cpu() for p in list(netD.parameters()) + list(netG.parameters())]
     return {"params": params, "losses": losses}
-'''
+"""
 
 # gradient accumulation with delay_unscale
-ACCUMULATION = '''\
+ACCUMULATION = """\
 import torch
 from apex import amp
 
@@ -151,10 +153,10 @@ def main(argv):
             optimizer.zero_grad()
         losses.append(loss.item() * ACCUMULATION_STEPS)
     return {"params": [p.detach().float().cpu() for p in model.parameters()], "losses": losses}
-'''
+"""
 
 # clipping on master_params in an fp16/fp32 if-else, apex-format checkpoint save and resume
-CLIP_AND_CHECKPOINT = '''\
+CLIP_AND_CHECKPOINT = """\
 import argparse
 import math
 
@@ -219,7 +221,7 @@ def main(argv):
             checkpoint["amp"] = amp.state_dict()
         torch.save(checkpoint, args.save)
     return {"params": [p.detach().float().cpu() for p in model.parameters()], "losses": losses}
-'''
+"""
 
 #: name -> (script, command line with opt level O1, the same with O0)
 SCRIPTS = {

@@ -23,7 +23,15 @@ from migrate.rules.imports import ImportsRule
 from migrate.rules.scale_loss import ScaleLossRule
 from migrate.rules.step import StepRule
 
-AMP_RULES: List[Type[Rule]] = [InitializeRule, CheckpointRule, ClippingRule, StepRule, ScaleLossRule, CastingHooksRule, ImportsRule]
+AMP_RULES: List[Type[Rule]] = [
+    InitializeRule,
+    CheckpointRule,
+    ClippingRule,
+    StepRule,
+    ScaleLossRule,
+    CastingHooksRule,
+    ImportsRule,
+]
 
 
 def _cases(attr: str) -> List[Tuple[Type[Rule], Example]]:

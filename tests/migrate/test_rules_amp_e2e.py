@@ -88,9 +88,15 @@ def test_apex_checkpoint_resumes_in_the_native_script(tmp_path: Path) -> None:
     again = run_script(native, ["--fp16", "--resume", str(native_ckpt)], "ckpt_native_again")
     assert len(again["losses"]) > 0
     # the shim and the native script resume the same way from the apex checkpoint
-    shim_resumed = run_script(shim, ["--fp16", "--opt-level", "O0" if not torch.cuda.is_available() else "O1", "--resume", str(apex_ckpt)], "ckpt_shim_resume")
+    shim_resumed = run_script(
+        shim,
+        ["--fp16", "--opt-level", "O0" if not torch.cuda.is_available() else "O1", "--resume", str(apex_ckpt)],
+        "ckpt_shim_resume",
+    )
     native_resumed = run_script(native, ["--fp16", "--resume", str(apex_ckpt)], "n2")
-    assert_same_params(native_resumed["params"], shim_resumed["params"], 1e-5 if not torch.cuda.is_available() else 5e-2)
+    assert_same_params(
+        native_resumed["params"], shim_resumed["params"], 1e-5 if not torch.cuda.is_available() else 5e-2
+    )
 
 
 def _helper() -> types.ModuleType:
