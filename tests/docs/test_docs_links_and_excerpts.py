@@ -72,3 +72,20 @@ def test_readme_support_matrix_is_the_docs_one():
     readme_rows = _matrix_rows(README.read_text(encoding="utf-8"))
     assert readme_rows == docs_rows, "README's support table differs from docs/support-matrix.md"
     assert len(readme_rows) >= 3
+
+
+def test_commands_in_shell_blocks_name_existing_files():
+    """``python some/path.py`` and ``apexcompat-migrate ... examples/x`` in README/docs shell
+    blocks point at files and folders of this repository."""
+    pages = [README, *sorted((REPO_ROOT / "docs").rglob("*.md"))]
+    checked = 0
+    for page in pages:
+        if "_build" in page.parts or "_generated" in page.parts:
+            continue
+        for block in parse_blocks(page.read_text(encoding="utf-8")):
+            if block.lang not in ("bash", "sh", "console"):
+                continue
+            for path in re.findall(r"(?:python3? |apexcompat-migrate [^\n#]*?)((?:examples|docs|benchmarks)/[\w./-]+)", block.source):
+                assert (REPO_ROOT / path).exists(), f"{page.name}:{block.line}: {path} does not exist"
+                checked += 1
+    assert checked >= 5
