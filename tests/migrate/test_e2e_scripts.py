@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import runpy
 import shutil
 import socket
 import subprocess
@@ -327,6 +328,38 @@ def test_checkpoint_written_by_the_apex_script_resumes_in_the_migrated_one(e2e, 
             _assert_close(resumed_params, straight, what, **TIGHT)
         else:
             _assert_close_to_fp16_run(resumed_params, straight, what, _fp16_rel(name))
+
+
+@pytest.mark.parametrize("name", [n for n, cfg in SCRIPTS.items() if cfg["ckpt"]])
+def test_native_scaler_loading_reads_the_apex_checkpoint_into_an_enabled_scaler(e2e, name, monkeypatch):
+    """On a CPU host the migrated GradScaler("cuda") is disabled and loading is a no-op, so the
+    conversion the migrated file carries is checked here on an enabled CPU GradScaler: the apex
+    entry the original wrote, and the {} a disabled scaler writes (a CPU-written checkpoint
+    resumed on a GPU host)."""
+    directory = e2e["dirs"]["native"]
+    monkeypatch.syspath_prepend(str(directory))
+    monkeypatch.delitem(sys.modules, "toydata", raising=False)
+    namespace = runpy.run_path(str(directory / f"{name}.py"), run_name="migrated_under_test")
+    assert "load_scaler_state" in namespace, "the migrated file has no load_scaler_state helper"
+    load_scaler_state = namespace["load_scaler_state"]
+    apex_entry = torch.load(e2e["work"] / f"orig-{name}-amp-half.ckpt.pt")["amp"]
+    assert set(apex_entry) >= {"loss_scaler0"}, apex_entry
+    scaler = torch.amp.GradScaler("cpu", init_scale=4.0, growth_interval=3)
+    load_scaler_state(scaler, apex_entry)
+    state = scaler.state_dict()
+    assert state["scale"] == apex_entry["loss_scaler0"]["loss_scale"]
+    assert state["_growth_tracker"] == apex_entry["loss_scaler0"]["unskipped"]
+    assert state["growth_interval"] == 3, "the scaler's own settings must be kept"
+    # the loaded scaler still works: one scaled step
+    weight = torch.nn.Parameter(torch.ones(2))
+    optimizer = torch.optim.SGD([weight], lr=0.1)
+    scaler.scale((weight * 2).sum()).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    torch.testing.assert_close(weight.detach(), torch.full((2,), 0.8))
+    load_scaler_state(torch.amp.GradScaler("cpu"), {})
+    native_entry = torch.load(e2e["work"] / f"orig-{name}-fp32-half.ckpt.pt")["amp"]
+    load_scaler_state(torch.amp.GradScaler("cpu"), native_entry)  # apex O0 entry: scale 1
 
 
 def test_report_measured_differences(e2e, capsys):
