@@ -9,12 +9,12 @@ import os
 import re
 import sys
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import List, Optional, Sequence, Tuple, Type
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
-from libcst.codemod import Codemod, CodemodCommand, CodemodContext, SkipFile
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.codemod import CodemodContext, SkipFile
 from libcst.metadata import MetadataWrapper
 
 from .codes import INTERNAL_ERROR, PARSE_ERROR, UNDECODABLE
@@ -109,27 +109,42 @@ class RuleCrashed(Exception):
         self.error = error
 
 
-def _apply(rule: Rule, wrapper: MetadataWrapper) -> cst.Module:
-    """What ``CodemodCommand.transform_module`` does, on a wrapper whose metadata is
-    shared by every rule until one of them changes the text (resolving scopes costs far
-    more than parsing, so it is done once per distinct text, not once per rule)."""
-    rule.context = replace(rule.context, wrapper=wrapper)
-    with rule.resolve(wrapper):
-        tree = rule.transform_module_impl(wrapper.module)
-    for key, visitor in (
-        (AddImportsVisitor.CONTEXT_KEY, AddImportsVisitor),
-        (RemoveImportsVisitor.CONTEXT_KEY, RemoveImportsVisitor),
-    ):
-        if key in rule.context.scratch:
-            tree = visitor(rule.context).transform_module(tree)
-    return tree
+class _SharedMetadata:
+    """Mixed into each rule class: when the rule asks for the metadata of the engine's
+    current tree, it gets the engine's shared wrapper, so scopes and qualified names are
+    resolved once per distinct text instead of once per rule (LibCST's default deep-clones
+    the module and resolves everything again for every rule: the dominant cost).  Any other
+    tree (a rule's second pass) takes LibCST's normal path.  Rules keep their own
+    ``transform_module``; only where the metadata comes from changes."""
+
+    _shared_wrapper: Optional[MetadataWrapper] = None
+
+    @contextmanager
+    def _handle_metadata_reference(self, module: cst.Module) -> Iterator[cst.Module]:
+        wrapper = self._shared_wrapper
+        if wrapper is None or module is not wrapper.module:
+            with super()._handle_metadata_reference(module) as tree:  # type: ignore[misc]
+                yield tree
+            return
+        old = self.context.wrapper  # type: ignore[attr-defined]
+        with self.resolve(wrapper):  # type: ignore[attr-defined]
+            self.context = replace(self.context, wrapper=wrapper)  # type: ignore[attr-defined]
+            try:
+                yield wrapper.module
+            finally:
+                self.context = replace(self.context, wrapper=old)
 
 
-def _uses_standard_driver(rule_cls: Type[Rule]) -> bool:
-    return (
-        rule_cls.transform_module is CodemodCommand.transform_module
-        and rule_cls.should_allow_multiple_passes is Codemod.should_allow_multiple_passes
-    )
+_SHARED_CLASSES: Dict[Type[Rule], Type[Rule]] = {}
+
+
+def _shared(rule_cls: Type[Rule]) -> Type[Rule]:
+    cls = _SHARED_CLASSES.get(rule_cls)
+    if cls is None:
+        cls = type(rule_cls.__name__, (_SharedMetadata, rule_cls), {"__doc__": rule_cls.__doc__})
+        cls.__module__ = rule_cls.__module__
+        _SHARED_CLASSES[rule_cls] = cls
+    return cls
 
 
 def _run_rules(
@@ -148,12 +163,10 @@ def _run_rules(
     for rule_cls in rules:
         if not _has_work(rule_cls, current):
             continue
-        rule = rule_cls(CodemodContext(filename=path), settings, findings)
+        rule = _shared(rule_cls)(CodemodContext(filename=path), settings, findings)
+        rule._shared_wrapper = wrapper  # type: ignore[attr-defined]
         try:
-            if _uses_standard_driver(rule_cls):
-                tree = _apply(rule, wrapper)
-            else:
-                tree = rule.transform_module(wrapper.module)
+            tree = rule.transform_module(wrapper.module)
             new = tree.bytes
             if new != current:
                 # re-parsing is cheaper than deep-cloning and proves the text parses
