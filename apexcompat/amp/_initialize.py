@@ -177,7 +177,11 @@ def _cast_models(models, props, cast_dtype, optimizers, cast_model_outputs) -> N
     # Recasts per-parameter state that already exists to the new parameter dtypes.
     for optimizer in optimizers:
         optimizer.load_state_dict(optimizer.state_dict())
-    half_dtypes = {torch.float16, cast_dtype} - {torch.float32}
+    # apex upcast only Half entries; an fp64 or bf16 cast_model_type stays as it is.  When
+    # float16 was asked for, the device's half type stands in for it (bf16 on old CPU torch).
+    half_dtypes = {torch.float16}
+    if props.cast_model_type is torch.float16:
+        half_dtypes.add(cast_dtype)
     for model in models:
         for module in model.modules():
             _compat.register_state_dict_post_hook(module, _UpcastStateDict(half_dtypes))

@@ -397,3 +397,22 @@ def test_rank_one_prints_only_the_overflow_line(monkeypatch):
         _backward(model, opt, inject=float("inf"))
         opt.step()
     assert lines == [OVERFLOW.format(0, 32768.0)]
+
+
+# --- §3.9 step 4: the state-dict hook upcasts Half entries only -----------------------------
+
+
+@pytest.mark.parametrize("level, cast, expected", [
+    ("O3", None, {torch.float32, torch.int64}),
+    ("O2", None, {torch.float32, torch.int64}),
+    ("O0", torch.float64, {torch.float64, torch.int64}),
+    ("O2", torch.bfloat16, {torch.bfloat16, torch.float32, torch.int64}),
+])
+def test_model_state_dict_upcasts_only_half(level, cast, expected):
+    """apex's hook replaced Half tensors by fp32 copies; other cast types are left alone."""
+    torch.manual_seed(1234)
+    model = LoopNet()
+    kwargs = {} if cast is None else {"cast_model_type": cast}
+    with captured_lines():
+        amp.initialize(model, opt_level=level, verbosity=0, **kwargs)
+    assert {v.dtype for v in model.state_dict().values()} == expected
