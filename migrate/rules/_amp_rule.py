@@ -4,7 +4,7 @@ written twice."""
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -26,7 +26,7 @@ def _code_of_module(tree: cst.Module) -> str:
     return _last_code[1]  # type: ignore[return-value]
 
 
-def _is_pass_only(body: Sequence[cst.BaseStatement]) -> bool:
+def _is_pass_only(body: Sequence[Any]) -> bool:
     return all(isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body) for s in body)
 
 
@@ -48,7 +48,7 @@ KNOWN_TODOS = {
 class AmpRule(Rule):
     """A rule over apex.amp sites: plan in ``plan(module)``, the base applies the plan."""
 
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)  # type: ignore[assignment]
     #: only the imports rule also works for ``--to shim``
     NATIVE_ONLY = True
     #: text of which one must be in the file *as the earlier rules left it* for this rule to
@@ -71,8 +71,8 @@ class AmpRule(Rule):
     def line_of(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line
 
-    def statement_of(self, node: cst.CSTNode) -> Optional[cst.BaseStatement]:
-        cur: Optional[cst.CSTNode] = node
+    def statement_of(self, node: Any) -> Any:
+        cur: Any = node
         while cur is not None and not isinstance(cur, cst.BaseStatement):
             cur = self.parents.get(cur)
         return cur
@@ -80,7 +80,7 @@ class AmpRule(Rule):
     def need_torch(self) -> None:
         AddImportsVisitor.add_needed_import(self.context, "torch")
 
-    def replace_node(self, node: cst.CSTNode, new: "cst.CSTNode | Callable[[cst.CSTNode], cst.CSTNode]") -> None:
+    def replace_node(self, node: Any, new: Any) -> None:
         self.node_replacements[node] = new
 
     def todo(self, node: cst.CSTNode, code: str, message: str, *, severity: str = "error", fixed: bool = False) -> None:
@@ -124,15 +124,15 @@ class AmpRule(Rule):
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
         self.tree = node
-        self.parents = self.metadata[ParentNodeProvider]
+        self.parents: Any = self.metadata[ParentNodeProvider]
         self.edits = StatementEdits()
         self.node_replacements: Dict[cst.CSTNode, object] = {}
         self.todos: Dict[cst.CSTNode, List[str]] = {}
         self.plan(node)
         return True
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
-        result = super().on_leave(original_node, updated_node)
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        result: Any = super().on_leave(original_node, updated_node)
         if not isinstance(result, cst.CSTNode) or not hasattr(self, "node_replacements"):
             return result
         new = self.node_replacements.get(original_node)
@@ -143,9 +143,7 @@ class AmpRule(Rule):
             result = with_leading(result, [line for t in todos for line in todo_lines(t)])
         return result
 
-    def leave_IndentedBlock(
-        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
-    ) -> cst.IndentedBlock:
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> Any:
         if not self.edits:
             return updated_node
         return block_body(updated_node, self.edits.apply(original_node.body, updated_node.body))
@@ -161,10 +159,10 @@ class AmpRule(Rule):
     def leave_SimpleStatementLine(self, original_node, updated_node):
         return self._small_after(original_node, updated_node)
 
-    def _small_after(self, original_node, updated_node):
+    def _small_after(self, original_node: Any, updated_node: Any) -> Any:
         if not self.edits.after:
             return updated_node
-        body = []
+        body: List[Any] = []
         for orig, upd in zip(original_node.body, updated_node.body):
             body.append(upd)
             for extra in self.edits.after.get(orig, []):
@@ -186,13 +184,13 @@ def _walk_statements(node: cst.CSTNode):
         stack.extend(reversed(cur.children))
 
 
-def is_empty_shell(stmt: cst.BaseStatement) -> bool:
+def is_empty_shell(stmt: Any) -> bool:
     """An ``if`` without ``else`` whose body holds only ``pass`` (or such shells)."""
     if not isinstance(stmt, cst.If) or stmt.orelse is not None:
         return False
-    body = (
-        stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else [cst.SimpleStatementLine(list(stmt.body.body))]
-    )
+    body: Any = stmt.body.body
+    if not isinstance(stmt.body, cst.IndentedBlock):
+        body = [cst.SimpleStatementLine(list(body))]
     return all(is_empty_shell(s) or _is_pass_only([s]) for s in body)
 
 

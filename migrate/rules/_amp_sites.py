@@ -15,7 +15,7 @@ file then keeps apex.amp's behaviour through ``apexcompat.amp`` and the blocker 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -96,14 +96,14 @@ class Need:
     """A site other than ``scale_loss`` that needs the scaler (checkpoints, clipping, the
     private loss-scale idioms)."""
 
-    node: cst.CSTNode
+    node: Any
     kind: str
-    func: Optional[cst.FunctionDef]
+    func: Any
 
 
 @dataclass(eq=False, repr=False)
 class Blocker:
-    node: cst.CSTNode
+    node: Any
     message: str
 
 
@@ -124,7 +124,7 @@ class AmpFile:
     #: same-file classes whose ``__init__`` gets the scaler (kept on ``self``): class -> calls
     class_threaded: Dict[cst.ClassDef, List[cst.Call]] = field(default_factory=dict)
     #: function -> expression that reaches the scaler inside it
-    access: Dict[Optional[cst.FunctionDef], str] = field(default_factory=dict)
+    access: Dict[Any, str] = field(default_factory=dict)
     #: availability checks (``amp is None``, ``not amp``, ``if amp:``) -> their value now that
     #: mixed precision is always available
     checks: Dict[cst.CSTNode, bool] = field(default_factory=dict)
@@ -206,7 +206,7 @@ def enclosing(parents, node: cst.CSTNode, kinds) -> Optional[cst.CSTNode]:
     return None
 
 
-def enclosing_function(parents, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+def enclosing_function(parents: Any, node: Any) -> Any:
     return enclosing(parents, node, cst.FunctionDef)  # type: ignore[return-value]
 
 
@@ -219,7 +219,7 @@ def enclosing_statement(parents, node: cst.CSTNode) -> Optional[cst.BaseStatemen
     return None
 
 
-def class_of_method(parents, func: Optional[cst.FunctionDef]) -> Optional[cst.ClassDef]:
+def class_of_method(parents: Any, func: Any) -> Any:
     """The class ``func`` is a plain method of (not static/class method), else None."""
     if func is None:
         return None
@@ -235,7 +235,7 @@ def class_of_method(parents, func: Optional[cst.FunctionDef]) -> Optional[cst.Cl
     return cls
 
 
-def self_name(func: cst.FunctionDef) -> str:
+def self_name(func: Any) -> str:
     return func.params.params[0].name.value
 
 
@@ -352,9 +352,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                 if site.handle:
                     handles[site.handle] = site
         elif member == "scale_loss" and is_call:
-            site = _scale_loss_site(rule, parent, info)
-            if site is not None:
-                info.scale_losses.append(site)
+            scaled = _scale_loss_site(rule, parent, info)
+            if scaled is not None:
+                info.scale_losses.append(scaled)
         elif member in ("state_dict", "load_state_dict", "master_params") and is_call:
             if member == "state_dict" and parent.args:
                 info.blockers.append(Blocker(parent, "amp.state_dict(destination) has no native rewrite"))
@@ -562,8 +562,8 @@ def _check_layout(rule, info: AmpFile) -> None:
             )
         return
     if training and not info.scale_losses:
-        for site in training:
-            info.blockers.append(Blocker(site.call, "no amp.scale_loss in this file: the losses are scaled elsewhere"))
+        for init in training:
+            info.blockers.append(Blocker(init.call, "no amp.scale_loss in this file: the losses are scaled elsewhere"))
         return
     if not training:
         for need in info.needs:
@@ -576,10 +576,10 @@ def _check_layout(rule, info: AmpFile) -> None:
     needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
     home = training[0].func
     if len(training) > 1:
-        for site in training[1:]:
+        for init in training[1:]:
             info.blockers.append(
                 Blocker(
-                    site.call, "amp.initialize is called for training more than once; one GradScaler cannot follow both"
+                    init.call, "amp.initialize is called for training more than once; one GradScaler cannot follow both"
                 )
             )
         return
@@ -595,12 +595,13 @@ def _check_layout(rule, info: AmpFile) -> None:
             )
             name = func.name.value if func is not None else "module level"
             info.blockers.append(Blocker(node, f"the scaler created at amp.initialize cannot be passed to {name}"))
-    in_home = [s.with_stmt for s in info.scale_losses if s.func is home]
+    in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
     in_home += [n.node for n in info.needs if n.func is home]
     for node in in_home:
         if rule.line_of(node) < first_anchor_line:
             info.blockers.append(Blocker(node, "this site comes before amp.initialize in the same function"))
-    for func, calls in list(info.threaded.items()) + list(info.class_threaded.items()):
+    threaded: List[Any] = list(info.threaded.items()) + list(info.class_threaded.items())
+    for func, calls in threaded:
         for call in calls:
             if enclosing_function(parents, call) is home and rule.line_of(call) < first_anchor_line:
                 info.blockers.append(Blocker(call, f"{func.name.value}() is called before amp.initialize"))
@@ -715,7 +716,7 @@ def init_method(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
     )
 
 
-def _class_callers(rule, cls: cst.ClassDef) -> Optional[List[cst.Call]]:
+def _class_callers(rule: Any, cls: Any) -> Optional[List[cst.Call]]:
     """Every ``C(...)`` of a module-level class with its own ``__init__``, or None if the
     class is used another way (subclassed, passed on) or instantiated at module level."""
     if not isinstance(rule.parents.get(cls), cst.Module) or init_method(cls) is None or cls.decorators:

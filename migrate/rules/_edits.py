@@ -8,18 +8,19 @@ whole rewrite first and nested edits still compose."""
 from __future__ import annotations
 
 import textwrap
-from typing import Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import libcst as cst
 
 from .base import TODO_PREFIX
 
-Replacement = Union[Sequence[cst.BaseStatement], Callable[[cst.BaseStatement], Sequence[cst.BaseStatement]]]
+#: a list of statements, or a function of the updated statement that returns them
+Replacement = Any
 
 _EMPTY_MODULE = cst.Module(body=[])
 
 
-def code_of(node: cst.CSTNode) -> str:
+def code_of(node: Any) -> str:
     """The source text of ``node`` (whitespace inside it kept)."""
     return _EMPTY_MODULE.code_for_node(node)
 
@@ -73,12 +74,12 @@ def comment_line(text: str) -> cst.EmptyLine:
     return cst.EmptyLine(comment=cst.Comment("# " + text))
 
 
-def has_comment(stmt: cst.BaseStatement, text: str) -> bool:
+def has_comment(stmt: Any, text: str) -> bool:
     lines = getattr(stmt, "leading_lines", ())
     return any(line.comment is not None and text in line.comment.value for line in lines)
 
 
-def with_leading(stmt: cst.BaseStatement, lines: Sequence[cst.EmptyLine], *, first: bool = False) -> cst.BaseStatement:
+def with_leading(stmt: Any, lines: Sequence[cst.EmptyLine], *, first: bool = False) -> Any:
     """``stmt`` with ``lines`` added to its leading lines (after the existing ones unless
     ``first``); a TODO already there is not added again."""
     existing = list(stmt.leading_lines)
@@ -105,7 +106,7 @@ def _todo_groups(lines: Sequence[cst.EmptyLine]) -> List[List[cst.EmptyLine]]:
     return groups
 
 
-def move_leading(source: cst.BaseStatement, target: cst.BaseStatement) -> cst.BaseStatement:
+def move_leading(source: Any, target: Any) -> Any:
     """``target`` carrying ``source``'s leading lines (comments, blank lines) in front of its own."""
     return target.with_changes(leading_lines=list(source.leading_lines) + list(target.leading_lines))
 
@@ -114,36 +115,32 @@ class StatementEdits:
     """Planned edits of statements, applied by :meth:`apply` when a block is left."""
 
     def __init__(self) -> None:
-        self.replacements: Dict[cst.CSTNode, Replacement] = {}
-        self.before: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
-        self.after: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
-        self.groups: Dict[cst.CSTNode, "tuple[list, Callable]"] = {}
+        self.replacements: Dict[Any, Replacement] = {}
+        self.before: Dict[Any, List[Any]] = {}
+        self.after: Dict[Any, List[Any]] = {}
+        self.groups: Dict[Any, Any] = {}
 
     def __bool__(self) -> bool:
         return bool(self.replacements or self.before or self.after or self.groups)
 
-    def wrap(
-        self, members: Sequence[cst.BaseStatement], fn: Callable[[List[cst.BaseStatement]], Sequence[cst.BaseStatement]]
-    ) -> None:
+    def wrap(self, members: Sequence[Any], fn: Callable[[List[Any]], Sequence[Any]]) -> None:
         """Replace the consecutive statements ``members`` together by ``fn(updated members)``."""
         self.groups[members[0]] = (list(members), fn)
 
-    def replace(self, stmt: cst.CSTNode, replacement: Replacement) -> None:
+    def replace(self, stmt: Any, replacement: Replacement) -> None:
         self.replacements[stmt] = replacement
 
-    def insert_before(self, stmt: cst.CSTNode, new: Sequence[cst.BaseStatement]) -> None:
+    def insert_before(self, stmt: Any, new: Sequence[Any]) -> None:
         self.before.setdefault(stmt, []).extend(new)
 
-    def insert_after(self, stmt: cst.CSTNode, new: Sequence[cst.BaseStatement]) -> None:
+    def insert_after(self, stmt: Any, new: Sequence[Any]) -> None:
         self.after.setdefault(stmt, []).extend(new)
 
-    def planned(self, stmt: cst.CSTNode) -> bool:
+    def planned(self, stmt: Any) -> bool:
         return stmt in self.replacements or stmt in self.before or stmt in self.after
 
-    def apply(
-        self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]
-    ) -> List[cst.BaseStatement]:
-        body: List[cst.BaseStatement] = []
+    def apply(self, original: Sequence[Any], updated: Sequence[Any]) -> List[Any]:
+        body: List[Any] = []
         pairs = list(zip(original, updated))
         skip: set = set()
         for index, (orig, upd) in enumerate(pairs):
@@ -171,7 +168,7 @@ class StatementEdits:
         return body
 
 
-def block_body(block: cst.BaseSuite, body: List[cst.BaseStatement]) -> cst.BaseSuite:
+def block_body(block: Any, body: List[Any]) -> Any:
     """``block`` with ``body``; an emptied block gets ``pass``."""
     if not body:
         body = [cst.SimpleStatementLine([cst.Pass()])]
@@ -182,7 +179,7 @@ def block_body(block: cst.BaseSuite, body: List[cst.BaseStatement]) -> cst.BaseS
     return block.with_changes(body=body)
 
 
-def suite_statements(suite: cst.BaseSuite) -> List[cst.BaseStatement]:
+def suite_statements(suite: Any) -> List[Any]:
     """The statements of an indented block or a one-line suite, as full statements."""
     if isinstance(suite, cst.IndentedBlock):
         return list(suite.body)

@@ -10,7 +10,7 @@ rewritten, every reason is reported, and the imports rule points the file at
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -74,7 +74,7 @@ def _paren(code: str, node: cst.BaseExpression) -> str:
     return code
 
 
-def _flat_texts(node: cst.BaseExpression) -> List[str]:
+def _flat_texts(node: Any) -> List[str]:
     if isinstance(node, (cst.Tuple, cst.List)):
         return [t for e in node.elements for t in _flat_texts(e.value)]
     return [code_of(node).strip()]
@@ -98,7 +98,7 @@ def _paren_if_bool_op(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
-def fold(expr: cst.BaseExpression, consts: Dict[cst.CSTNode, bool]):
+def fold(expr: Any, consts: Dict[Any, bool]) -> Tuple[Optional[bool], Any]:
     """Fold the availability checks in ``expr``: returns ``(True/False, None)`` when the whole
     expression becomes a constant, else ``(None, simplified expression)``."""
     if expr in consts:
@@ -182,10 +182,12 @@ class InitializeRule(AmpRule):
             self._thread(func, calls, info)
         for cls, calls in info.class_threaded.items():
             self._thread_class(cls, calls, info)
-        for site in info.scale_losses:
-            self._place_autocast(site, info)
-            if not isinstance(site.call.func, cst.Attribute) or code_of(site.call.func.value) in self._handles(info):
-                self._retarget_old_api(site, info)
+        for scaled in info.scale_losses:
+            self._place_autocast(scaled, info)
+            if not isinstance(scaled.call.func, cst.Attribute) or code_of(scaled.call.func.value) in self._handles(
+                info
+            ):
+                self._retarget_old_api(scaled, info)
 
     def _handles(self, info: AmpFile) -> set:
         return {s.handle for s in info.inits if s.handle}
@@ -520,7 +522,7 @@ class InitializeRule(AmpRule):
     def _thread_class(self, cls: cst.ClassDef, calls: List[cst.Call], info: AmpFile) -> None:
         """``class Trainer`` built where the scaler exists: ``__init__`` takes it and keeps it
         on ``self`` for the methods that scale losses."""
-        init = init_method(cls)
+        init: Any = init_method(cls)
         self._thread(init, calls, info, skip=1, say=f"{cls.name.value}.__init__")
         me = self_name(init)
         keep = statement(f"{me}.{info.scaler_name} = {info.scaler_name}\n")
@@ -604,7 +606,7 @@ class InitializeRule(AmpRule):
                 texts.add(code_of(m))
             holder = site.stmt.body[0]
             if isinstance(holder, cst.Assign):
-                target = holder.targets[0].target
+                target: Any = holder.targets[0].target
                 if site.has_optimizers and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
                     target = target.elements[0].value
                 if not site.has_optimizers or target is not holder.targets[0].target:
@@ -659,7 +661,7 @@ class InitializeRule(AmpRule):
         if self._inside_autocast(site.with_stmt):
             return
         loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
-        spans = [(self._forward_span(site.with_stmt, loss_texts, info), site.func)]
+        spans: List[Tuple[Any, Any]] = [(self._forward_span(site.with_stmt, loss_texts, info), site.func)]
         if spans[0][0] is None:
             spans = self._spans_at_callers(site, info)
         switches = [self._switch_in(func, info) for _, func in spans]
@@ -677,8 +679,8 @@ class InitializeRule(AmpRule):
             switch = f", enabled={enabled}" if enabled else ""
             head = f'with torch.autocast("cuda", dtype=torch.float16{switch}):\n    pass\n'
 
-            def build(ups: List[cst.BaseStatement], head=head) -> List[cst.BaseStatement]:
-                with_node = statement(head)
+            def build(ups: List[Any], head: str = head) -> List[Any]:
+                with_node: Any = statement(head)
                 inner = [ups[0].with_changes(leading_lines=[])] + ups[1:]
                 return [
                     with_node.with_changes(
@@ -696,9 +698,7 @@ class InitializeRule(AmpRule):
             )
         self.need_torch()
 
-    def _forward_span(
-        self, stmt: cst.BaseStatement, loss_texts: set, info: AmpFile
-    ) -> Optional[List[cst.BaseStatement]]:
+    def _forward_span(self, stmt: Any, loss_texts: set, info: AmpFile) -> Optional[List[Any]]:
         """The statements before ``stmt`` from the first model call through the one that
         computes the loss, in the same block; None when they are not there."""
         # `if fp16: with amp.scale_loss(...): ... else: loss.backward()`: look before the `if`
@@ -715,7 +715,7 @@ class InitializeRule(AmpRule):
         if self._inside_autocast(anchor):
             return None
         block = self.parents.get(anchor)
-        body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        body: List[Any] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
         index = body.index(anchor) if anchor in body else -1
         end = None
         for j in range(index - 1, -1, -1):
@@ -740,9 +740,7 @@ class InitializeRule(AmpRule):
             return None
         return members
 
-    def _spans_at_callers(
-        self, site: ScaleLossSite, info: AmpFile
-    ) -> List[Tuple[Optional[List[cst.BaseStatement]], Optional[cst.FunctionDef]]]:
+    def _spans_at_callers(self, site: ScaleLossSite, info: AmpFile) -> List[Tuple[Any, Any]]:
         """``def backward(self, loss): with amp.scale_loss(loss, ...)`` called as
         ``self.backward(loss)`` right after the forward pass: wrap at each call."""
         func = site.func

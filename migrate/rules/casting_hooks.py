@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from typing import List
+from typing import Any, List
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -90,7 +90,7 @@ class CastingHooksRule(AmpRule):
         if info.inits or info.scale_losses and not self._native_scaler_exists(module):
             return  # the file stays on apexcompat.amp
         self.helper_needed = False
-        self.removals = []
+        self.removals: List[Any] = []
         for ref in info.refs:
             parent = self.parents.get(ref.expr)
             if ref.member == "disable_casts" and isinstance(parent, cst.Call) and parent.func is ref.expr:

@@ -11,7 +11,7 @@ readable place; it needs no import."""
 
 from __future__ import annotations
 
-from typing import List
+from typing import Any, List
 
 import libcst as cst
 
@@ -36,7 +36,7 @@ HELPER = '''def load_scaler_state(scaler, state):
 '''
 
 
-def _is_import_like(stmt: cst.BaseStatement) -> bool:
+def _is_import_like(stmt: Any) -> bool:
     if isinstance(stmt, cst.SimpleStatementLine):
         return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body) or (
             len(stmt.body) == 1

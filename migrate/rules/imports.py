@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set, cast
 
 import libcst as cst
 from libcst.codemod.visitors import RemoveImportsVisitor
@@ -87,7 +87,7 @@ class ImportsRule(AmpRule):
                 continue
             unused_in.setdefault(stmt, []).append(alias)
             self._remove(stmt, imp, alias, target)
-        gone = []
+        gone: List[Any] = []
         for stmt in unused_in:
             if not self._simplify_try(stmt, imp_stmts={s for s, *_ in imports}) and self._all_removed(stmt):
                 self._close_gap(stmt)
@@ -95,7 +95,7 @@ class ImportsRule(AmpRule):
         gone += self.removed_trys
         self._drop_emptied_ifs(gone)
 
-    def _drop_emptied_ifs(self, gone: List[cst.BaseStatement]) -> None:
+    def _drop_emptied_ifs(self, gone: List[Any]) -> None:
         """``if args.fp16: from apex import amp`` (or its try) going away takes the ``if``."""
         by_block: Dict[cst.CSTNode, Set[cst.CSTNode]] = {}
         for stmt in gone:
@@ -117,10 +117,10 @@ class ImportsRule(AmpRule):
     def _has_effects(test: cst.BaseExpression) -> bool:
         return any(isinstance(n, (cst.Call, cst.NamedExpr, cst.Await)) for n in walk(test))
 
-    def _close_gap(self, stmt: cst.BaseStatement) -> None:
+    def _close_gap(self, stmt: Any) -> None:
         """A removed import that opened its block leaves no blank lines behind."""
         block = self.parents.get(stmt)
-        body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        body: List[Any] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
         if len(body) < 2 or body[0] is not stmt or stmt.leading_lines:
             return
 
@@ -135,11 +135,11 @@ class ImportsRule(AmpRule):
     # --- finding imports and their uses ---------------------------------------------------
 
     def _apex_imports(self, module: cst.Module):
-        found = []
+        found: List[Any] = []
         for node in walk(module):
             if isinstance(node, cst.Import):
                 for alias in node.names:
-                    name = get_full_name_for_node(alias.name)
+                    name = get_full_name_for_node(alias.name) or ""
                     if _is_apex(name):
                         binding = alias.evaluated_alias or name.split(".")[0]
                         target = name if alias.asname is not None else name.split(".")[0]
@@ -153,7 +153,7 @@ class ImportsRule(AmpRule):
             ):
                 base = _module_name(node)
                 for alias in node.names:
-                    name = get_full_name_for_node(alias.name)
+                    name = get_full_name_for_node(alias.name) or ""
                     found.append(
                         (self.statement_of(node), node, alias, alias.evaluated_alias or name, f"{base}.{name}")
                     )
@@ -216,19 +216,18 @@ class ImportsRule(AmpRule):
 
     # --- removal ------------------------------------------------------------------------------
 
-    def _remove(self, stmt, imp, alias, target: str) -> None:
+    def _remove(self, stmt: Any, imp: Any, alias: Any, target: str) -> None:
+        name = get_full_name_for_node(alias.name) or ""
         if isinstance(imp, cst.ImportFrom):
             RemoveImportsVisitor.remove_unused_import(
-                self.context, _module_name(imp), get_full_name_for_node(alias.name), alias.evaluated_alias
+                self.context, _module_name(imp) or "", name, alias.evaluated_alias
             )
         else:
-            RemoveImportsVisitor.remove_unused_import(
-                self.context, get_full_name_for_node(alias.name), None, alias.evaluated_alias
-            )
+            RemoveImportsVisitor.remove_unused_import(self.context, name, None, alias.evaluated_alias)
         self.removed.add(alias)
         self.report(imp, "APX101", f"unused import of {target} removed", fixed=True, severity="info")
 
-    def _unusual_guard(self, stmt: cst.BaseStatement) -> bool:
+    def _unusual_guard(self, stmt: Any) -> bool:
         """An import in a ``try`` this rule does not know how to simplify stays (reported once)."""
         block = self.parents.get(stmt)
         owner = self.parents.get(block) if block is not None else None
@@ -247,7 +246,7 @@ class ImportsRule(AmpRule):
             )
         return True
 
-    def _is_probe(self, stmt: cst.BaseStatement) -> bool:
+    def _is_probe(self, stmt: Any) -> bool:
         """``def has_apex(): try: import apex; return True except ImportError: return False``"""
         block = self.parents.get(stmt)
         owner = self.parents.get(block) if block is not None else None
@@ -255,7 +254,7 @@ class ImportsRule(AmpRule):
             return False
         return any(isinstance(n, cst.Return) for s in owner.body.body for n in walk(s))
 
-    def _simplify_try(self, stmt: cst.BaseStatement, imp_stmts: Set[cst.CSTNode]) -> bool:
+    def _simplify_try(self, stmt: Any, imp_stmts: Set[cst.CSTNode]) -> bool:
         block = self.parents.get(stmt)
         owner = self.parents.get(block) if block is not None else None
         if not isinstance(owner, cst.Try) or owner.body is not block:
@@ -286,16 +285,15 @@ class ImportsRule(AmpRule):
         }
         keep: List[cst.BaseStatement] = list(rest)
         for handler in owner.handlers:
-            for s in (
-                handler.body.body
-                if isinstance(handler.body, cst.IndentedBlock)
-                else [cst.SimpleStatementLine([x]) for x in handler.body.body]
-            ):
+            handler_body: Any = handler.body.body
+            if not isinstance(handler.body, cst.IndentedBlock):
+                handler_body = [cst.SimpleStatementLine([x]) for x in handler_body]
+            for s in handler_body:
                 kept = self._handler_statement(s, set_in_body)
                 if kept is not None:
                     keep.append(kept)
         if owner.orelse is not None:
-            keep.extend(owner.orelse.body.body)
+            keep.extend(cast(Any, owner.orelse.body).body)
         self.edits.replace(owner, lambda upd, keep=keep: [move_leading(upd, keep[0])] + keep[1:] if keep else [])
         if not keep:
             self._close_gap(owner)
@@ -309,7 +307,7 @@ class ImportsRule(AmpRule):
         )
         return True
 
-    def _all_removed(self, stmt: cst.BaseStatement) -> bool:
+    def _all_removed(self, stmt: Any) -> bool:
         if not isinstance(stmt, cst.SimpleStatementLine):
             return False
         for small in stmt.body:
@@ -358,11 +356,11 @@ class ImportsRule(AmpRule):
 
     # --- the shim -----------------------------------------------------------------------------
 
-    def _to_shim(self, imp, alias, target: str, module: cst.Module) -> None:
+    def _to_shim(self, imp: Any, alias: Any, target: str, module: cst.Module) -> None:
         if isinstance(imp, cst.ImportFrom):
-            base = _module_name(imp)
+            base = _module_name(imp) or "apex"
             new_base = SHIM + base[len("apex") :]
-            if len(imp.names) == 1:
+            if len(cast(Any, imp.names)) == 1:
                 self.replace_node(
                     imp, lambda upd, new_base=new_base: upd.with_changes(module=cst.parse_expression(new_base))
                 )
@@ -372,7 +370,7 @@ class ImportsRule(AmpRule):
                 line = cst.SimpleStatementLine(
                     [
                         cst.ImportFrom(
-                            module=cst.parse_expression(new_base),
+                            module=cast(Any, cst.parse_expression(new_base)),
                             names=[alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)],
                         )
                     ]
@@ -380,7 +378,7 @@ class ImportsRule(AmpRule):
                 self.edits.insert_before(stmt, [line])
                 self.replace_node(imp, lambda upd, alias=alias: self._drop_alias(upd, alias))
         else:
-            name = get_full_name_for_node(alias.name)
+            name = get_full_name_for_node(alias.name) or "apex"
             new = SHIM + name[len("apex") :]
             if len(imp.names) == 1:
                 self.replace_node(
@@ -424,7 +422,7 @@ class ImportsRule(AmpRule):
                 stmt,
                 [
                     cst.SimpleStatementLine(
-                        [cst.Import(names=[cst.ImportAlias(cst.parse_expression("apexcompat.amp"))])]
+                        [cst.Import(names=[cst.ImportAlias(cast(Any, cst.parse_expression("apexcompat.amp")))])]
                     )
                 ],
             )

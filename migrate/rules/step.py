@@ -7,7 +7,7 @@ scaler steps and updates exactly where the original stepped."""
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Tuple, cast
 
 import libcst as cst
 
@@ -59,10 +59,14 @@ class StepRule(AmpRule):
             anchor = line if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else holder
             block = self.parents[line]
             by_block.setdefault((block, scaler), []).append((self.line_of(call), call, anchor))
-            opt = code_of(call.func.value)
-            self.replace_node(call, expression(f"{scaler}.step({opt})"))
+            opt_text = code_of(cast(Any, call.func).value)
+            self.replace_node(call, expression(f"{scaler}.step({opt_text})"))
             self.report(
-                call, "APX311", f"{opt}.step() -> {scaler}.step({opt}) + {scaler}.update()", fixed=True, severity="info"
+                call,
+                "APX311",
+                f"{opt_text}.step() -> {scaler}.step({opt_text}) + {scaler}.update()",
+                fixed=True,
+                severity="info",
             )
         for (_block, scaler), steps in by_block.items():
             steps.sort(key=lambda s: s[0])
