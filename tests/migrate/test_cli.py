@@ -261,3 +261,62 @@ def test_never_imports_torch_and_loads_libcst_only_when_needed(tmp_path):
     write_tree(tmp_path, {"uses.py": b"import torch\nwith torch.cuda.amp.autocast():\n    pass\nimport apex\n"})
     proc = subprocess.run([sys.executable, "-c", probe, "--check", "."], cwd=tmp_path, stdout=subprocess.PIPE, env=toy_env(None))
     assert proc.stdout.decode().splitlines()[-1].startswith("False")
+
+
+# --- with the real rules ----------------------------------------------------------------
+
+REAL_SCRIPT = b'''"""A small apex training script."""
+import argparse
+
+import torch
+import torch.nn as nn
+from apex import amp
+
+
+def train(model, optimizer, loader):
+    for data, target in loader:
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(data), target)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    model = nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    loader = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(3)]
+    train(model, optimizer, loader)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_real_rules_in_place_diff_and_second_run(tmp_path):
+    files = {"train.py": REAL_SCRIPT, "crlf/train.py": REAL_SCRIPT.replace(b"\n", b"\r\n"), "README.md": b"apex\n"}
+    root = make_repo(tmp_path / "repo", files)
+    patch = run_cli(["--diff", "."], root, rules=None)
+    assert patch.returncode == 1 and patch.stdout.count(b"+++ b/") == 2
+    proc = run_cli(["."], root, rules=None)
+    out = proc.stdout.decode()
+    assert proc.returncode == 0, out + proc.stderr.decode()
+    assert out.splitlines()[-1] == "2 files rewritten (2 files checked)"
+    for name in ("train.py", "crlf/train.py"):
+        text = (root / name).read_bytes()
+        compile(text, name, "exec", dont_inherit=True)
+        assert b"import apex" not in text and b"from apex" not in text and b"scaler.scale(loss).backward()" in text
+    assert (root / "crlf/train.py").read_bytes().count(b"\n") == (root / "crlf/train.py").read_bytes().count(b"\r\n")
+    again = run_cli(["--check", "."], root, rules=None)
+    assert again.returncode == 0 and again.stdout.decode().splitlines()[-1] == "0 files would be rewritten (2 files checked)"
+    in_place = {name: (root / name).read_bytes() for name in files}
+    git(root, "checkout", "-q", "--", ".")
+    (root / "p.diff").write_bytes(patch.stdout)
+    subprocess.run(["git", "apply", "p.diff"], cwd=root, check=True, env=toy_env(None))
+    (root / "p.diff").unlink()
+    assert {name: (root / name).read_bytes() for name in files} == in_place
