@@ -221,6 +221,7 @@ def replay_scaler_direct(trace: dict) -> Tuple[list, list]:
         min_loss_scale=kwargs.get("min_loss_scale"),
         max_loss_scale=kwargs.get("max_loss_scale", 2.0**24),
     )
+    verbosity = kwargs.get("verbosity", 1)
     pre = settings.get("preloaded_state")
     if pre is not None:
         pre = pre.get("loss_scaler0", pre)
@@ -234,7 +235,7 @@ def replay_scaler_direct(trace: dict) -> Tuple[list, list]:
         scaler.clear_overflow_state()
         scaler.unscale([grad], [grad], None, models_are_masters=True)
         skipped = scaler.update_scale()
-        if skipped:
+        if skipped and verbosity > 0:  # the line amp's patched step() would maybe-print
             log_lines.append(
                 [step, f"Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {scaler.loss_scale()}"]
             )

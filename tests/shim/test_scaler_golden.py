@@ -32,10 +32,18 @@ def _assert_rows(rows, trace):
 
 @golden_params("scaler")
 def test_scaler_trace_direct(golden_path):
-    """The events fed straight into LossScaler."""
+    """The events fed straight into LossScaler.  Where apex did not check the direct path
+    against the front end (``checked_against_direct_LossScaler`` false, e.g. the static 1.0
+    short-cut of scale_loss never calls update_scale, so its counter stays 0) only the
+    scale and skip columns are compared."""
     trace = _load(golden_path)
     rows, log_lines = replay_scaler_direct(trace)
-    _assert_rows(rows, trace)
+    if trace.get("checked_against_direct_LossScaler", True):
+        _assert_rows(rows, trace)
+    else:
+        assert len(rows) == len(trace["rows"])
+        for got, want in zip(rows, trace["rows"]):
+            assert typed(got[:4]) == typed(want[:4]), f"step {want[0]}: got {got}, apex {want}"
     assert log_lines == trace["log_lines"]
 
 
