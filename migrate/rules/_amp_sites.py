@@ -326,7 +326,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     if not info.refs:
         return info
     parents = rule.parents
-    used = names_in(module)
+    used = {n.value for n in _walk(module) if isinstance(n, cst.Name) and not _is_member_name(parents, n)}
+    used |= {n.value for n in _walk(module) if isinstance(n, cst.Name) and isinstance(parents.get(n), cst.Param)}
     info.scaler_name = next((n for n in SCALER_NAMES if n not in used), "amp_grad_scaler")
     info.switch_name = next((n for n in SWITCH_NAMES if n not in used), "amp_switch")
     handles: Dict[str, InitSite] = {}
