@@ -52,6 +52,44 @@ def _initialize_for(trace):
     pytest.fail("amp.initialize (frontend.py) is still a placeholder")
 
 
+# Every key a loops trace may hold, by level: a record this replay would silently ignore
+# fails instead (it may describe behaviour the replay does not reproduce).
+_KNOWN_KEYS = {
+    "trace": {"after_initialize", "checkpoint", "description", "final_amp_state_dict", "group",
+              "harness", "initial_params_fp32", "iterations", "restored_run",
+              "restored_vs_reference", "scenario", "settings", "stdout", "stdout_by_phase",
+              "stdout_without_fallback_lines", "warnings"},
+    "after_initialize": {"param_dtypes", "params", "returned_same_model_object",
+                         "returned_same_optimizer_object", "scalers"},
+    "iteration": {"iteration", "lines_printed_by_step", "master_params", "output_dtype", "params",
+                  "passes", "scalers_after_step", "step_called", "step_was_patched_to_skip"},
+    "pass": {"delay_unscale", "injected", "loss", "loss_id", "scale_used", "scalers_after", "yielded"},
+    "yielded": {"dtype", "is_loss_object", "value"},
+    "restored_run": {"final_amp_state_dict", "iterations", "master_params_after_load",
+                     "scalers_after_load", "stdout", "stdout_by_phase",
+                     "stdout_without_fallback_lines", "warnings"},
+    "checkpoint": {"amp_state_dict", "model_state_dict_dtypes", "optimizer_state_dict_summary"},
+}
+
+
+def check_trace_keys(trace) -> None:
+    def known(level, record):
+        unknown = set(record) - _KNOWN_KEYS[level]
+        assert not unknown, f"{trace['scenario']}: {level} record has keys this replay ignores: {sorted(unknown)}"
+
+    known("trace", trace)
+    known("after_initialize", trace["after_initialize"])
+    for section in ("checkpoint", "restored_run"):
+        if section in trace:
+            known(section, trace[section])
+    iterations = trace["iterations"] + trace.get("restored_run", {}).get("iterations", [])
+    for it in iterations:
+        known("iteration", it)
+        for p in it["passes"]:
+            known("pass", p)
+            known("yielded", p["yielded"])
+
+
 def _compare_iterations(got_its, want_its, where):
     assert [g["iteration"] for g in got_its] == [w["iteration"] for w in want_its], where
     for got, want in zip(got_its, want_its):
@@ -87,6 +125,7 @@ def _compare_iterations(got_its, want_its, where):
 @golden_params("loops")
 def test_loop_trace(golden_path):
     trace = _load(golden_path)
+    check_trace_keys(trace)
     settings = trace["settings"]
     initialize = _initialize_for(trace)
     has_checkpoint = "checkpoint" in trace
