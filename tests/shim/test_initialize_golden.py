@@ -305,9 +305,22 @@ def no_deprecation_warning(replay: Replay) -> None:
     assert not [w for w in replay.warnings if "apex.amp is deprecated" in str(w.message)]
 
 
+KNOWN_TRACE_KEYS = {
+    "call", "description", "error", "forward_patched", "group", "harness",
+    "model_buffer_dtypes_after", "model_param_dtypes_after", "properties_after", "returned",
+    "scaler_settings", "scalers", "scenario", "status", "stdout", "stdout_by_phase",
+    "stdout_without_fallback_lines", "warnings",
+}
+KNOWN_CALL_KEYS = {"kwargs", "models", "optimizers", "setup"}
+
+
 @golden_params("initialize")
 def test_initialize_trace(golden_path, capsys, tmp_path, monkeypatch):
     trace = load_golden("initialize", golden_path.stem)
+    # A record this replay would silently ignore fails instead.
+    assert set(trace) <= KNOWN_TRACE_KEYS, sorted(set(trace) - KNOWN_TRACE_KEYS)
+    assert set(trace["call"]) <= KNOWN_CALL_KEYS, sorted(set(trace["call"]) - KNOWN_CALL_KEYS)
+    assert trace["status"] in ("ok", "error"), trace["status"]
     replay = Replay(trace, tmp_path)
     device_type = replay.device.type
     capsys.readouterr()
