@@ -16,7 +16,6 @@ import re
 import sys
 from typing import List, Optional, Sequence, Tuple
 
-from . import __version__
 from .codes import DIRTY, DRIVER_CODES, TOO_LARGE, UNREADABLE, WRITE_FAILED
 from .findings import Finding
 from .report import FORMATS, RunStats, render_github, render_json, render_text, shown, summary_line, unified_diff
@@ -55,8 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
     output.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: the number of CPUs)")
     output.add_argument("--output-format", choices=FORMATS, default="text", help="findings as text (default), json or GitHub annotations")
     output.add_argument("-q", "--quiet", action="store_true", help="print only what needs action; no summary, no progress")
-    output.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    output.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
+
+
+def _version() -> str:
+    from importlib import import_module
+
+    return getattr(import_module(__package__ or "migrate"), "__version__", "unknown")
 
 
 def installed_torch_version() -> Optional[Tuple[int, int]]:

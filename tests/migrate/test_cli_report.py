@@ -100,3 +100,24 @@ def test_progress_only_on_a_terminal_and_only_after_a_delay(monkeypatch):
     now[0] += 5
     bar.advance(10)
     assert quiet.getvalue() == ""
+
+
+def test_default_target_torch_is_read_without_importing_torch():
+    import importlib.metadata
+    import sys
+
+    from migrate.cli import build_parser, installed_torch_version, make_settings
+
+    before = "torch" in sys.modules
+    version = installed_torch_version()
+    assert ("torch" in sys.modules) == before
+    try:
+        text = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        assert version is None
+        return
+    major, minor = (int(x) for x in text.split(".")[:2])
+    assert version == (major, minor)
+    settings = make_settings(build_parser().parse_args(["x.py"]))
+    assert settings.target_torch == (major, minor)
+    assert make_settings(build_parser().parse_args(["--target-torch", "2.2", "x.py"])).target_torch == (2, 2)
