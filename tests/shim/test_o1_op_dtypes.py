@@ -263,3 +263,18 @@ def test_o1_op_dtypes_cuda(golden_path):
     mismatches, not_differing, _ = replay(trace, "cuda")
     assert mismatches == []
     assert not_differing == []
+
+
+def test_cpu_fixup_names_all_exist():
+    namespaces = {"torch.nn.functional": F, "torch": torch, "torch.Tensor": torch.Tensor}
+    missing = [f"{ns}.{name}" for ns, names in lists.CPU_FP32_FIXUPS.items()
+               for name in names if not hasattr(namespaces[ns], name)]
+    assert missing == []
+
+
+@pytest.mark.parametrize("value, enabled", [("1", True), ("true", True), ("ON", True), ("0", False), ("", False)])
+def test_cpu_fixups_environment_flag(monkeypatch, value, enabled):
+    from apexcompat import _autocast
+
+    monkeypatch.setenv("APEXCOMPAT_CPU_FP32_FIXUPS", value)
+    assert _autocast._env_flag("APEXCOMPAT_CPU_FP32_FIXUPS") is enabled
