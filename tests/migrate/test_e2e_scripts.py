@@ -1,7 +1,7 @@
 """End to end: realistic apex training scripts, migrated by the real CLI, trained on the CPU.
 
-The scripts in e2e/scripts/ are written the way apex users wrote them (seven layouts: the
-issue's list).  Once per module:
+The scripts in e2e/scripts/ are written the way apex users wrote them (the issue's seven
+layouts, plus initialize and scale_loss in two files).  Once per module:
 
 1. the ORIGINAL scripts run through e2e/fake_apex (``apex.amp`` = apexcompat.amp, a thin apex
    DDP over torch's, a small FP16_Optimizer test double): full runs at the script's amp level
@@ -31,6 +31,7 @@ Tolerances (measured figures: ``-s`` prints them in the last test):
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -405,3 +406,74 @@ def test_report_measured_differences(e2e, capsys):
     with capsys.disabled():
         print("\nmax|a-b| / ||a-b||/||b||\n" + "\n".join(lines))
     assert len(lines) == len(SCRIPTS)
+
+
+# ---------------------------------------------------------------------------- the test double
+
+
+def _fake_fp16_utils():
+    """The fake apex.fp16_utils, loaded by path (no ``apex`` left in sys.modules)."""
+    spec = importlib.util.spec_from_file_location("fake_apex_fp16_utils", FAKE_APEX / "apex" / "fp16_utils" / "__init__.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _half_model():
+    torch.manual_seed(0)
+    return torch.nn.Linear(4, 2).half()
+
+
+def test_fake_fp16_optimizer_steps_fp32_masters_and_copies_them_to_the_fp16_model():
+    fp16_utils = _fake_fp16_utils()
+    model = _half_model()
+    initial = [p.detach().float().clone() for p in model.parameters()]
+    optimizer = fp16_utils.FP16_Optimizer(torch.optim.SGD(model.parameters(), lr=0.5), static_loss_scale=128.0)
+    masters = [p for group in optimizer.param_groups for p in group["params"]]
+    assert all(m.dtype == torch.float32 for m in masters)
+    x = torch.randn(3, 4).half()
+    loss = model(x).float().pow(2).sum()
+    optimizer.backward(loss)
+    # the master grads are the fp16 grads of loss * 128, unscaled in fp32
+    reference = _half_model()
+    (reference(x).float().pow(2).sum() * 128.0).backward()
+    for master, ref in zip(masters, reference.parameters()):
+        torch.testing.assert_close(master.grad, ref.grad.float() / 128.0)
+    optimizer.step()
+    for param, master, start in zip(model.parameters(), masters, initial):
+        torch.testing.assert_close(master, start - 0.5 * master.grad)
+        assert torch.equal(param, master.half())
+    assert optimizer.loss_scale == 128.0
+
+
+def test_fake_fp16_optimizer_dynamic_scale_skips_overflowing_steps_and_halves(capsys):
+    fp16_utils = _fake_fp16_utils()
+    model = _half_model()
+    before = [p.detach().clone() for p in model.parameters()]
+    optimizer = fp16_utils.FP16_Optimizer(torch.optim.SGD(model.parameters(), lr=0.5), dynamic_loss_scale=True,
+                                          dynamic_loss_args={"init_scale": 2.0 ** 16, "scale_window": 2})
+    optimizer.backward(model(torch.full((1, 4), 1e4).half()).float().sum())  # * 2**16 overflows fp16
+    optimizer.step()
+    assert capsys.readouterr().out == "Gradient overflow.  Skipping step, reducing loss scale to 32768.0\n"
+    assert all(torch.equal(p, b) for p, b in zip(model.parameters(), before))
+    for _ in range(2):  # two clean iterations since the overflow: the scale doubles back
+        optimizer.zero_grad()
+        optimizer.backward(model(torch.ones(1, 4).half()).float().sum())
+        optimizer.step()
+    assert optimizer.loss_scale == 2.0 ** 16
+    assert not all(torch.equal(p, b) for p, b in zip(model.parameters(), before))
+
+
+def test_fake_fp16_optimizer_state_dict_round_trip(tmp_path):
+    fp16_utils = _fake_fp16_utils()
+    model = _half_model()
+    optimizer = fp16_utils.FP16_Optimizer(torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9), dynamic_loss_scale=True)
+    optimizer.backward(model(torch.ones(1, 4).half()).float().sum())
+    optimizer.step()
+    torch.save(optimizer.state_dict(), tmp_path / "opt.pt")
+    other_model = _half_model()
+    other = fp16_utils.FP16_Optimizer(torch.optim.SGD(other_model.parameters(), lr=0.5, momentum=0.9), dynamic_loss_scale=True)
+    other.load_state_dict(torch.load(tmp_path / "opt.pt", weights_only=True))
+    assert other.loss_scale == optimizer.loss_scale
+    for a, b in zip(other.fp32_from_fp16_groups[0], optimizer.fp32_from_fp16_groups[0]):
+        assert torch.equal(a, b)
