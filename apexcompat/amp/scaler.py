@@ -185,6 +185,10 @@ class LossScaler:
         """``master_grads[i] = model_grads[i] / scale`` (in place when they are the same
         tensors), recording non-finite values for dynamic scalers (fused-build semantics:
         every grad is processed even after an overflow)."""
+        if self._overflow:
+            # An overflow already read by update_scale() and not cleared since: apex's unscale
+            # did nothing until clear_overflow_state() (reachable only by direct use).
+            return
         scale = self._loss_scale if scale_override is None else scale_override
         if scale == 1.0 and models_are_masters and not self.dynamic:
             return
@@ -192,6 +196,13 @@ class LossScaler:
             model_grads, master_grads, 1.0 / scale, self._found_inf if self.dynamic else None
         )
         self._pending_flags = self._pending_flags or (self.dynamic and len(model_grads) > 0)
+
+    def unscale_python(
+        self, model_grads: Sequence[torch.Tensor], master_grads: Sequence[torch.Tensor], scale: Number
+    ) -> None:
+        """apex's pure-Python unscale entry point, kept for scripts that call it; it behaves
+        like the fused path (every grad processed, overflow read in ``update_scale``)."""
+        self.unscale(model_grads, master_grads, None, scale_override=scale)
 
     def unscale_with_stashed(
         self,
@@ -202,6 +213,8 @@ class LossScaler:
     ) -> None:
         """``master_grads[i] = model_grads[i] / scale + stashed[i]``; only the new
         ``model_grads`` are checked."""
+        if self._overflow:
+            return
         grads_have_scale, stashed_have_scale, out_scale = (
             (self._loss_scale, 1.0, 1.0) if scale_override is None else scale_override
         )

@@ -416,3 +416,45 @@ def test_model_state_dict_upcasts_only_half(level, cast, expected):
     with captured_lines():
         amp.initialize(model, opt_level=level, verbosity=0, **kwargs)
     assert {v.dtype for v in model.state_dict().values()} == expected
+
+
+def test_loss_scaler_unscale_is_a_no_op_until_the_overflow_is_cleared():
+    """§6 (direct use): after update_scale() reported an overflow, apex's unscale did nothing
+    until clear_overflow_state(); unscale_python is the same operation with an explicit scale."""
+    scaler = LossScaler("dynamic")
+    bad = torch.tensor([float("inf")])
+    scaler.clear_overflow_state()
+    scaler.unscale([bad], [bad], None)
+    assert scaler.update_scale() is True
+    grad = torch.full((2,), 4.0)
+    scaler.unscale([grad], [grad], None)
+    assert torch.equal(grad, torch.full((2,), 4.0))
+    scaler.clear_overflow_state()
+    scaler.unscale_python([grad], [grad], 2.0)
+    assert torch.equal(grad, torch.full((2,), 2.0))
+    assert scaler.update_scale() is False
+
+
+@pytest.mark.parametrize("level", ["O0", "O1", "O2"])
+def test_exception_in_the_block_skips_the_exit_work(level):
+    """§5.2 step 7: not a ``finally`` — an exception inside the block leaves the scaler, the
+    flags and the step alone; a later skip restores exactly the step that was there."""
+    model, opt = _init(level, loss_scale="dynamic")
+    step_before = vars(opt).get("step")
+    with pytest.raises(KeyError):
+        _backward_raising(model, opt)
+    assert opt._amp_stash.already_patched is False
+    assert opt._amp_stash.params_have_scaled_gradients is False
+    assert dict(amp.state_dict())["loss_scaler0"] == {"loss_scale": 65536.0, "unskipped": 0}
+    _backward(model, opt, inject=float("inf"))
+    assert opt._amp_stash.already_patched is True
+    with captured_lines():
+        opt.step()
+    assert vars(opt).get("step") == step_before
+
+
+def _backward_raising(model, opt):
+    with amp.scale_loss(model(torch.ones(2, 4)).float().sum(), opt) as scaled:
+        scaled.backward()
+        model.fc1.weight.grad.view(-1)[0] = float("inf")
+        raise KeyError("inside the block")
