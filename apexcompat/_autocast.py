@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -122,10 +122,6 @@ class O1Scope:
             region.__exit__(None, None, None)
         self.clear_cache()
 
-    @property
-    def entered(self) -> bool:
-        return self._region is not None
-
     def is_active(self) -> bool:
         """True while the region is open (casts may be temporarily disabled)."""
         return self._region is not None
@@ -206,7 +202,7 @@ _lock = threading.Lock()
 def current_scope() -> Optional[O1Scope]:
     """The calling thread's O1 scope, if one is open."""
     scope = _scopes.get(threading.get_ident())
-    return scope if scope is not None and scope.entered else None
+    return scope if scope is not None and scope.is_active() else None
 
 
 def activate(device_type: str, dtype: torch.dtype) -> O1Scope:
@@ -218,7 +214,7 @@ def activate(device_type: str, dtype: torch.dtype) -> O1Scope:
     tid = threading.get_ident()
     with _lock:
         scope = _scopes.get(tid)
-        if scope is not None and scope.entered:
+        if scope is not None and scope.is_active():
             if scope.device_type == device_type and scope.dtype == dtype:
                 return scope
             scope.exit()
@@ -237,11 +233,3 @@ def deactivate() -> None:
         if scope is not None:
             scope.exit()
         _scopes.clear()
-
-
-def describe_state(device_type: str) -> Dict[str, Any]:
-    """Autocast state of the calling thread for ``device_type`` (for tests and debugging)."""
-    return {
-        "enabled": _compat.is_autocast_enabled(device_type),
-        "dtype": _compat.get_autocast_dtype(device_type),
-    }
