@@ -1274,6 +1274,49 @@ def train(args, train_dataloader, model, optimizer, scheduler):
         codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX301", "APX311", "APX322"),
     ),
     Example(
+        "elif-guard-and-a-variable-named-scaler",
+        before="""\
+from apex import amp
+from sklearn.preprocessing import StandardScaler
+
+
+def train(model, optimizer, batches, args):
+    scaler = StandardScaler()
+    if args.cpu:
+        model = model.cpu()
+    elif args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+    for x in batches:
+        x = scaler.transform(x)
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+from sklearn.preprocessing import StandardScaler
+import torch
+
+
+def train(model, optimizer, batches, args):
+    scaler = StandardScaler()
+    if args.cpu:
+        model = model.cpu()
+    elif args.fp16:
+        pass
+    use_amp = args.fp16
+    grad_scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        x = scaler.transform(x)
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        grad_scaler.scale(loss).backward()
+        grad_scaler.step(optimizer)
+        grad_scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         "closure-sees-the-scaler",
         before="""\
 from apex import amp

@@ -169,14 +169,10 @@ class ImportsRule(AmpRule):
     def _used_bindings(self, module: cst.Module) -> Dict[str, Set[str]]:
         """Name text -> qualified names of the dotted expressions it starts, for every name
         used outside import statements."""
+        in_imports = {id(n) for imp in walk(module) if isinstance(imp, (cst.Import, cst.ImportFrom)) for n in walk(imp)}
         used: Dict[str, Set[str]] = {}
         for node in walk(module):
-            if not isinstance(node, cst.Name):
-                continue
-            stmt = self.statement_of(node)
-            if isinstance(stmt, cst.SimpleStatementLine) and any(
-                isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
-            ):
+            if not isinstance(node, cst.Name) or id(node) in in_imports:
                 continue
             top: cst.CSTNode = node
             while isinstance(self.parents.get(top), cst.Attribute) and self.parents[top].value is top:
