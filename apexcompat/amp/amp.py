@@ -235,16 +235,23 @@ def _start(device_type: str, half_dtype: torch.dtype, **handle_options: Any) -> 
 def _wrap_step(optimizer: torch.optim.Optimizer) -> None:
     """Make ``optimizer.step`` run with casts disabled and drop stale weight casts after it
     (extra arguments such as a closure are passed through)."""
-    inner = optimizer.step
-    if getattr(inner, "_apexcompat_o1_step", False):
+    if getattr(optimizer.step, "_apexcompat_o1_step", False):
         return
+    # A step installed on the instance by someone else is kept; otherwise the class's step is
+    # looked up at call time, so a copy.deepcopy of the optimizer steps itself.
+    own_step = vars(optimizer).get("step")
 
     def step(self: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> Any:
+        def inner() -> Any:
+            if own_step is not None:
+                return own_step(*args, **kwargs)
+            return type(self).step(self, *args, **kwargs)
+
         scope = _autocast.current_scope()
         if scope is None:
-            return inner(*args, **kwargs)
+            return inner()
         with scope.casts_disabled():
-            result = inner(*args, **kwargs)
+            result = inner()
         scope.clear_cache()
         return result
 

@@ -253,3 +253,32 @@ def test_region_caches_weight_casts_only_where_torch_keeps_no_grad_casts_apart(m
     assert all(p.grad is not None for p in model.parameters())
     reset_state()
     assert torch.is_autocast_cache_enabled()
+
+
+def test_deep_copied_optimizer_wrapper_steps_its_own_parameters():
+    """An optimizer-like wrapper (apex's LARC style) keeps instance attributes through
+    copy.deepcopy, so the O1 step must not be tied to the original object."""
+    from apexcompat.amp.amp import _wrap_step
+
+    class Wrapper:
+        def __init__(self, optim):
+            self.optim = optim
+
+        @property
+        def param_groups(self):
+            return self.optim.param_groups
+
+        def step(self, closure=None):
+            return self.optim.step(closure)
+
+    model, _ = _o1()
+    wrapper = Wrapper(torch.optim.SGD(model.parameters(), lr=1.0))
+    _wrap_step(wrapper)
+    wrapper_copy = copy.deepcopy(wrapper)
+    for p in list(model.parameters()) + wrapper_copy.param_groups[0]["params"]:
+        p.grad = torch.ones_like(p)
+    before = [p.detach().clone() for p in model.parameters()]
+    copies_before = [p.detach().clone() for p in wrapper_copy.param_groups[0]["params"]]
+    wrapper_copy.step()
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    assert not any(torch.equal(a, b) for a, b in zip(copies_before, wrapper_copy.param_groups[0]["params"]))
