@@ -10,7 +10,7 @@ group destroyed, as a new process would have them.  Top-level packages named in 
 migrated script proves it needs neither apex nor (native target) apexcompat.
 
 Usage: python runner.py PLAN.json RESULTS.json
-PLAN = {"runs": [{"id", "script", "argv", "cwd", "env", "sys_path", "blocked"}]}
+PLAN = {"runs": [{"id", "script", "argv", "cwd", "env", "sys_path", "blocked", "cuda_amp_on_cpu"}]}
 RESULTS = {id: {"ok": bool, "stdout": str, "error": str, "cpu_s": float}}
 """
 
@@ -54,6 +54,31 @@ def _reset_between_runs() -> None:
         dist.destroy_process_group()
 
 
+@contextlib.contextmanager
+def _cuda_amp_on_the_cpu():
+    """Let ``torch.autocast("cuda", ...)`` and ``torch.amp.GradScaler("cuda", ...)`` run, enabled,
+    on the CPU (fp16 CPU autocast, a CPU GradScaler), as they would on a CUDA host: the migrated
+    scaler choreography (scale/unscale_/step/update, skipped steps, loaded scaler state) then
+    really executes.  Only the device string changes; the scripts' calls stay as written."""
+    import torch
+
+    real_autocast, real_scaler = torch.autocast, torch.amp.GradScaler
+
+    class Autocast(real_autocast):
+        def __init__(self, device_type, *args, **kwargs):
+            super().__init__("cpu" if device_type == "cuda" else device_type, *args, **kwargs)
+
+    class GradScaler(real_scaler):
+        def __init__(self, device="cuda", *args, **kwargs):
+            super().__init__("cpu" if device == "cuda" else device, *args, **kwargs)
+
+    torch.autocast, torch.amp.GradScaler = Autocast, GradScaler
+    try:
+        yield
+    finally:
+        torch.autocast, torch.amp.GradScaler = real_autocast, real_scaler
+
+
 def run_one(run: dict) -> dict:
     script = os.path.abspath(run["script"])
     directory = os.path.dirname(script)
@@ -71,7 +96,8 @@ def run_one(run: dict) -> dict:
     ok, error = True, ""
     started = time.process_time()
     try:
-        with contextlib.redirect_stdout(out):
+        simulate = _cuda_amp_on_the_cpu() if run.get("cuda_amp_on_cpu") else contextlib.nullcontext()
+        with contextlib.redirect_stdout(out), simulate:
             runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:
         ok = exc.code in (None, 0)
