@@ -100,6 +100,27 @@ def assert_close(actual: List[float], expected: List[Any], rtol: float, atol: fl
             assert abs(a - e) <= atol + rtol * abs(e), f"{what}[{i}]: {a} vs {e}"
 
 
+# --- api ------------------------------------------------------------------------------------
+
+
+def load_state_dict_trace_names() -> List[str]:
+    """Every api trace of the load kind (``loaded``/``loaded_keys`` + ``scalers_after``),
+    held-back ones included; their replay reads the scaler count off ``scalers_after``."""
+    import json
+
+    from conftest import golden_files
+
+    names = []
+    for name, path in golden_files("api").items():
+        with open(path, encoding="utf-8") as fh:
+            result = json.load(fh).get("result")
+        if isinstance(result, dict) and "scalers_after" in result and (
+            "loaded" in result or "loaded_keys" in result
+        ):
+            names.append(name)
+    return names
+
+
 # --- initialize ---------------------------------------------------------------------------------
 
 

@@ -10,7 +10,9 @@ import json
 import pytest
 
 from conftest import golden_files
-from test_state_dict_api import LOAD_TRACES
+from _golden_replay import load_state_dict_trace_names
+
+LOAD_TRACES = load_state_dict_trace_names()  # replayed by test_state_dict_api
 
 # api scenario -> the test module replaying it.
 API_REPLAYS = {

@@ -12,7 +12,7 @@ import torch
 from apexcompat import amp
 from apexcompat.amp import _amp_state
 from conftest import golden_files
-from _golden_replay import LoopNet, captured_lines, scaler_states, typed
+from _golden_replay import LoopNet, captured_lines, load_state_dict_trace_names, scaler_states, typed
 
 
 def _trace(name):
@@ -68,21 +68,7 @@ def test_state_dict_destination():
     assert typed(returned) == typed(want["value"])
 
 
-def _load_traces():
-    """Every api trace of the load kind (``loaded``/``loaded_keys`` + ``scalers_after``),
-    held-back ones included; the scaler count is read off ``scalers_after``."""
-    names = []
-    for name, path in golden_files("api").items():
-        with open(path, encoding="utf-8") as fh:
-            result = json.load(fh).get("result")
-        if isinstance(result, dict) and "scalers_after" in result and (
-            "loaded" in result or "loaded_keys" in result
-        ):
-            names.append(name)
-    return names
-
-
-LOAD_TRACES = _load_traces()
+LOAD_TRACES = load_state_dict_trace_names()
 
 
 def test_the_visible_load_traces_are_found():
