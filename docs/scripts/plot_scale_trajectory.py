@@ -88,7 +88,7 @@ def markdown_table(records: List[Dict], spike_step: int, max_rows: int = 24) -> 
     return "\n".join(lines) + "\n"
 
 
-def plot(records: List[Dict], path: Path) -> None:
+def plot(records: List[Dict], path: Path, spike_step: int) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -100,6 +100,31 @@ def plot(records: List[Dict], path: Path) -> None:
     skipped = [r for r in records if OVERFLOW_LINE in r["printed"]]
     ax.scatter([r["step"] for r in skipped], [r["scale_before"] for r in skipped],
                marker="x", color="#dc2626", zorder=3, label="overflow: step skipped")
+    chosen = {}  # kind -> event: the first of each kind, the last growth
+    for e in events(records):
+        skipped = OVERFLOW_LINE in e["printed"]
+        if skipped and e["step"] == spike_step:
+            kind = "spike"
+        elif skipped and e["step"] > 0 and e["scale_before"] > records[e["step"] - 1]["scale_before"]:
+            kind = "probe"
+        elif skipped:
+            kind = "calibration"
+        else:
+            kind = "growth"
+        if kind == "growth" or kind not in chosen:
+            chosen[kind] = e
+    placement = {  # label, text position as (x offset, y factor of the scale)
+        "calibration": ("calibration: halve\nuntil the gradients fit", 250, None),
+        "probe": ("larger scale tried after\n2000 clean steps: overflows", 0, 64),
+        "spike": ("corrupt batch", 350, 8),
+        "growth": ("2000 clean steps:\nscale doubled", -300, 16),
+    }
+    for kind, e in chosen.items():
+        label, dx, factor = placement[kind]
+        y = 2.0 ** 11 if factor is None else e["scale"] * factor
+        ax.annotate(label, xy=(e["step"], e["scale"]), xytext=(e["step"] + dx, y), fontsize=8,
+                    ha="left" if kind == "calibration" else "center",
+                    arrowprops={"arrowstyle": "->", "color": "#6b7280"})
     ax.set_yscale("log", base=2)
     ax.set_xlabel("step")
     ax.set_ylabel("loss scale")
@@ -123,7 +148,7 @@ def main(argv=None) -> int:
     (args.out_dir / "scale_trajectory.json").write_text(json.dumps(records), encoding="utf-8")
     (args.out_dir / "scale_trajectory.inc").write_text(markdown_table(records, args.spike_step), encoding="utf-8")
     if not args.no_plot:
-        plot(records, args.out_dir / "scale_trajectory.png")
+        plot(records, args.out_dir / "scale_trajectory.png", args.spike_step)
     print(f"scale trajectory: {len(records)} steps, {len(events(records))} events -> {args.out_dir}")
     return 0
 

@@ -36,6 +36,14 @@ def test_scale_trajectory_run_follows_apex_rule():
     assert "| 15 | overflow: step skipped, scale halved | 16.0 | 8.0 |" in table
 
 
+def test_scale_trajectory_plot_renders(tmp_path: Path):
+    pytest.importorskip("matplotlib", reason="matplotlib is in the docs extra")
+    plot = _load("plot_scale_trajectory")
+    records = plot.run(steps=20, spike_step=15)
+    plot.plot(records, tmp_path / "p.png", 15)
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_rule_reference_lists_every_code_and_example():
     reference = _load("rule_reference").render()
     from migrate.codes import DRIVER_CODES
