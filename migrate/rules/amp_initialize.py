@@ -184,9 +184,8 @@ class InitializeRule(AmpRule):
             self._thread_class(cls, calls, info)
         for scaled in info.scale_losses:
             self._place_autocast(scaled, info)
-            if not isinstance(scaled.call.func, cst.Attribute) or code_of(scaled.call.func.value) in self._handles(
-                info
-            ):
+            func = scaled.call.func
+            if isinstance(func, cst.Attribute) and code_of(func.value) in self._handles(info):
                 self._retarget_old_api(scaled, info)
 
     def _handles(self, info: AmpFile) -> set:
@@ -1315,6 +1314,35 @@ def train(model, optimizer, batches, args):
         grad_scaler.update()
 """,
         codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        "functions-imported-from-apex-amp",
+        before="""\
+from apex.amp import initialize, scale_loss
+
+
+def train(model, optimizer, batches):
+    model, optimizer = initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        with scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
         "closure-sees-the-scaler",

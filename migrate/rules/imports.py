@@ -356,7 +356,7 @@ class ImportsRule(AmpRule):
         if isinstance(imp, cst.ImportFrom):
             base = _module_name(imp) or "apex"
             new_base = SHIM + base[len("apex") :]
-            if len(cast(Any, imp.names)) == 1:
+            if len(cast(Any, imp.names)) == 1 or base == "apex.amp" or base.startswith("apex.amp."):
                 self.replace_node(
                     imp, lambda upd, new_base=new_base: upd.with_changes(module=cst.parse_expression(new_base))
                 )
@@ -644,6 +644,35 @@ def main(model, optimizer, x):
     return apexcompat.amp.state_dict()
 """,
         codes=("APX101", "APX102"),
+        settings=Settings(target="shim"),
+    ),
+    Example(
+        "shim-target-from-apex-amp-import",
+        before="""\
+from apex.amp import initialize, scale_loss
+
+
+def train(model, optimizer, batches):
+    model, optimizer = initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        with scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+from apexcompat.amp import initialize, scale_loss
+
+
+def train(model, optimizer, batches):
+    model, optimizer = initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        with scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        codes=("APX102", "APX102"),
         settings=Settings(target="shim"),
     ),
 ]

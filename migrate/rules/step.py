@@ -144,6 +144,45 @@ def train(model, opt_body, opt_head, batches):
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX311"),
     ),
+    Example(
+        "one-line-step-in-an-if",
+        before="""\
+from apex import amp as apex_amp
+import torch
+
+
+def train(model, optimizer, batches, fp16=True):
+    if fp16:
+        model, optimizer = apex_amp.initialize(model, optimizer, opt_level="O1")
+    for step, (x, y) in enumerate(batches):
+        out = model(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+        if fp16:
+            with apex_amp.scale_loss(loss, optimizer) as scaled_loss: scaled_loss.backward()
+        else:
+            loss.backward()
+        if step % 2 == 0: optimizer.step(); optimizer.zero_grad()
+    return {"amp": apex_amp.state_dict() if fp16 else None}
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches, fp16=True):
+    scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+    for step, (x, y) in enumerate(batches):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=fp16):
+            out = model(x)
+            loss = torch.nn.functional.mse_loss(out, y)
+        if fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if step % 2 == 0: scaler.step(optimizer); scaler.update(); optimizer.zero_grad()
+    return {"amp": scaler.state_dict() if fp16 else None}
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX401"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = []
