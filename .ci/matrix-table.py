@@ -1,9 +1,10 @@
 """Turn .ci/matrix result lines (TSV) into the Markdown support table of docs/support-matrix.md.
 
-    python .ci/matrix-table.py results.tsv [--logs DIR]
+    python .ci/matrix-table.py results.tsv [more.tsv ...] [--logs DIR ...]
 
 With ``--logs`` the failing test ids of each env (pytest's ``FAILED``/``ERROR`` summary lines in
-``DIR/ENV.log``) are listed under the table. A later line for the same env wins.
+``DIR/ENV.log``, first directory that has the log) are listed under the table. A later line for
+the same env wins, across files too.
 """
 
 from __future__ import annotations
@@ -12,15 +13,17 @@ import argparse
 import re
 from pathlib import Path
 
-FIELDS = ["env", "torch", "rc", "passed", "failed", "skipped", "errors", "seconds", "status"]
+FIELDS = ["env", "torch", "rc", "passed", "failed", "skipped", "errors", "seconds", "status", "commit", "tests"]
 
 
-def read_results(path: Path) -> dict[str, dict[str, str]]:
+def read_results(paths: list[Path]) -> dict[str, dict[str, str]]:
     rows: dict[str, dict[str, str]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = dict(zip(FIELDS, line.split("\t")))
-            rows[row["env"]] = row
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = {k: "-" for k in FIELDS}
+                row.update(zip(FIELDS, line.split("\t")))
+                rows[row["env"]] = row
     return rows
 
 
@@ -44,21 +47,23 @@ def failures(log: Path) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("results", type=Path)
-    parser.add_argument("--logs", type=Path)
+    parser.add_argument("results", type=Path, nargs="+")
+    parser.add_argument("--logs", type=Path, nargs="*", default=[])
     args = parser.parse_args()
     rows = read_results(args.results)
-    print("| tox env | torch | result | passed | failed | skipped | errors | env wall time |")
-    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| tox env | torch | tests | result | passed | failed | skipped | errors | env wall time | commit |")
+    print("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for env in sorted(rows, key=env_sort_key):
         r = rows[env]
+        tests = "whole suite" if r["tests"] in ("all", "-") else f"`{r['tests']}`"
         print(
-            f"| `{env}` | {r['torch']} | {result_word(r)} | {r['passed']} | {r['failed']} | {r['skipped']} "
-            f"| {r['errors']} | {r['seconds']} s |"
+            f"| `{env}` | {r['torch']} | {tests} | {result_word(r)} | {r['passed']} | {r['failed']} | {r['skipped']} "
+            f"| {r['errors']} | {r['seconds']} s | `{r['commit']}` |"
         )
-    if args.logs:
-        for env in sorted(rows, key=env_sort_key):
-            ids = failures(args.logs / f"{env}.log")
+    for env in sorted(rows, key=env_sort_key):
+        logs = [d / f"{env}.log" for d in args.logs if (d / f"{env}.log").is_file()]
+        if logs:
+            ids = failures(logs[0])
             if ids:
                 print(f"\nFailing in `{env}`:\n")
                 print("\n".join(f"- `{i}`" for i in ids))
