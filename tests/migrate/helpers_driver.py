@@ -3,6 +3,7 @@ driver's own toy rules (see ``toyrules.py``), and build small git repositories."
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -33,14 +34,38 @@ def run_cli(
     cwd: Path,
     stdin: bytes = b"",
     rules: Optional[str] = TOY_RULES,
-    module: bool = True,
+    in_process: bool = True,
 ) -> subprocess.CompletedProcess:
-    """``python -m migrate ARGS`` (or the console script when ``module`` is false)."""
-    if module:
+    """Run the command line with ``args`` in ``cwd``: ``migrate.cli.main`` in this process
+    (fast; same code as the console script) or ``python -m migrate`` in a subprocess."""
+    if not in_process:
         cmd: List[str] = [sys.executable, "-m", "migrate", *args]
-    else:
-        cmd = [sys.executable, "-c", "import sys; from migrate.cli import main; sys.exit(main())", *args]
-    return subprocess.run(cmd, cwd=cwd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=toy_env(rules))
+        return subprocess.run(cmd, cwd=cwd, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=toy_env(rules))
+    from migrate.cli import main
+
+    saved_env = dict(os.environ)
+    saved_streams = (sys.stdin, sys.stdout, sys.stderr)
+    saved_cwd = os.getcwd()
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+    try:
+        os.environ.clear()
+        os.environ.update(toy_env(rules))
+        os.chdir(cwd)
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+        sys.stdout, sys.stderr = out, err
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's own usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
+        out.flush()
+        err.flush()
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(list(args), code, out.buffer.getvalue(), err.buffer.getvalue())
 
 
 def git(cwd: Path, *args: str) -> str:
