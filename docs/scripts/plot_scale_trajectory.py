@@ -131,8 +131,7 @@ def plot(records: List[Dict], path: Path, spike_step: int) -> None:
     ax.set_title("apexcompat.amp, O2: loss scale vs step (real run)")
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(loc="upper right")
-    fig.tight_layout()
-    fig.savefig(path, metadata={"Software": None})
+    fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
 
 
