@@ -137,6 +137,17 @@ def fold(expr: Any, consts: Dict[Any, bool]) -> Tuple[Optional[bool], Any]:
     return None, expr
 
 
+def _prune_empty_elifs(node: Any) -> Any:
+    """``if a: x  elif b: pass`` (the initialize that was there is gone) -> ``if a: x``."""
+    orelse = node.orelse
+    if isinstance(orelse, cst.If):
+        orelse = _prune_empty_elifs(orelse)
+        if is_empty_shell(orelse):
+            orelse = None
+        return node.with_changes(orelse=orelse)
+    return node
+
+
 class InitializeRule(AmpRule):
     """amp.initialize -> switch + GradScaler, scaler threading, autocast placement."""
 
@@ -318,7 +329,8 @@ class InitializeRule(AmpRule):
         created = [s for s in new if not self._is_kept_assignment(s)]
         self.edits.replace(site.stmt, kept)
 
-        def after_if(upd: cst.BaseStatement) -> List[cst.BaseStatement]:
+        def after_if(upd: Any) -> List[cst.BaseStatement]:
+            upd = _prune_empty_elifs(upd)
             if is_empty_shell(upd):
                 return [move_leading(upd, created[0])] + created[1:] if created else []
             return [upd] + created
@@ -1301,8 +1313,6 @@ def train(model, optimizer, batches, args):
     scaler = StandardScaler()
     if args.cpu:
         model = model.cpu()
-    elif args.fp16:
-        pass
     use_amp = args.fp16
     grad_scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for x in batches:
