@@ -195,8 +195,8 @@ class InitializeRule(AmpRule):
             self._thread_class(cls, calls, info)
         for scaled in info.scale_losses:
             self._place_autocast(scaled, info)
-            func = scaled.call.func
-            if isinstance(func, cst.Attribute) and code_of(func.value) in self._handles(info):
+            callee = scaled.call.func
+            if isinstance(callee, cst.Attribute) and code_of(callee.value) in self._handles(info):
                 self._retarget_old_api(scaled, info)
 
     def _handles(self, info: AmpFile) -> set:
