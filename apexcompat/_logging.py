@@ -37,9 +37,12 @@ class _CurrentStdoutHandler(logging.StreamHandler):
 
 logger = logging.getLogger(LOGGER_NAME)
 _default_handler = _CurrentStdoutHandler()
+# A user who configured "apexcompat" before importing us keeps their handlers; either way the
+# logger must pass INFO records (apex's lines), or they would fall to root's WARNING default.
+if logger.level == logging.NOTSET:
+    logger.setLevel(logging.INFO)
 if not logger.handlers:
     logger.addHandler(_default_handler)
-    logger.setLevel(logging.INFO)
     logger.propagate = False
 
 
@@ -48,6 +51,9 @@ def apexcompat_stdout_handler() -> logging.Handler:
     return _default_handler
 
 
-def emit(message: str, level: int = logging.INFO) -> None:
-    """Emit one apex-compatible line (``print(message)`` in apex)."""
-    logger.log(level, message)
+def emit(message: str, level: int = logging.INFO, stacklevel: int = 1) -> None:
+    """Emit one apex-compatible line (``print(message)`` in apex).
+
+    ``stacklevel`` counts the wrappers between the amp code that printed and this function,
+    so ``%(module)s:%(lineno)d`` in a user's format points at that code."""
+    logger.log(level, message, stacklevel=stacklevel + 1)

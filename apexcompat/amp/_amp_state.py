@@ -78,12 +78,12 @@ def maybe_print(msg: str, rank0: bool = False) -> None:
     """apex's ``maybe_print``: printed only when verbosity > 0 (and, with ``rank0``, only on
     the printing rank)."""
     if _amp_state.verbosity > 0 and (not rank0 or is_printing_rank()):
-        emit(msg)
+        emit(msg, stacklevel=2)
 
 
 def warn_print(msg: str) -> None:
     """A line apex printed unconditionally with ``print`` (ignores verbosity, every rank)."""
-    emit(msg, logging.WARNING)
+    emit(msg, logging.WARNING, stacklevel=2)
 
 
 def warn_or_err(msg: str) -> None:
