@@ -375,7 +375,9 @@ def _loss_fn(settings: dict):
     per_pass = text.startswith("pass k: ")
     expr = text[len("pass k: "):] if per_pass else text
     code = compile(expr, "<loss>", "eval")
-    allowed = {"mse_loss": torch.nn.functional.mse_loss}
+    functional = torch.nn.functional
+    allowed = {"mse_loss": functional.mse_loss, "l1_loss": functional.l1_loss,
+               "smooth_l1_loss": functional.smooth_l1_loss, "F": functional, "torch": torch}
 
     def loss(out, y, k):
         return eval(code, {"__builtins__": {}}, dict(allowed, out=out, y=y, k=k))
