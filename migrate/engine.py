@@ -217,6 +217,23 @@ def migrate_source(
     except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as exc:
         return MigrationResult(path, source, source, parse_error=_parse_failure(source, path, exc))
     active = enabled_rules(settings, rules)
+    if not any(_has_work(rule_cls, source) for rule_cls in active):
+        return MigrationResult(path, source, source)
+    # LibCST drops the final newline of a file whose lines end in a lone "\r" (old Mac
+    # style); put back a lost suffix, and refuse any other round-trip difference
+    lost_suffix = b""
+    roundtrip = module.bytes
+    if roundtrip != source:
+        if not source.startswith(roundtrip):
+            return MigrationResult(
+                path, source, source,
+                internal_error=Finding(
+                    path, 1, 1, INTERNAL_ERROR,
+                    "internal error, file left unchanged: LibCST does not reproduce this "
+                    "file's bytes exactly, so no rewrite could keep them",
+                ),
+            )
+        lost_suffix = source[len(roundtrip):]
     findings: List[Finding] = []
     try:
         new, ran = _run_rules(module, source, path, settings, active, findings)
@@ -235,6 +252,10 @@ def migrate_source(
                 f"{frame.lineno}; codes involved: {_codes_of([crash.rule])})",
             ),
         )
+    if lost_suffix and new != roundtrip and not new.endswith(lost_suffix):
+        new += lost_suffix
+    elif new == roundtrip:
+        new = source
     if new != source:
         error = compile_error(new, path)
         if error is not None:

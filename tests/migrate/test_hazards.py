@@ -67,6 +67,11 @@ BYTE_HAZARDS = [
         b"import os\ntotal = 1 + \\\n    2\nif total: a = 1; b = 2\nmodel = model\n",
     ),
     (
+        "cr-only-newlines",  # LibCST alone would drop the final lone "\r"
+        b"from apex import amp\rx = 1\rmodel = amp.initialize(model)\r",
+        b"x = 1\rmodel = model\r",
+    ),
+    (
         "form-feed-and-semicolons",
         b"from apex import amp\n\x0c\ndef g(): pass\nmodel = amp.initialize(model); y = 2\n",
         b"\x0c\ndef g(): pass\nmodel = model; y = 2\n",
