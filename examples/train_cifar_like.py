@@ -98,7 +98,8 @@ def main(argv=None) -> float:
             print(f"step {step + 1:5d}  loss {loss.item():.4f}  avg {running:.4f}  loss scale {scale}")
 
     elapsed = time.perf_counter() - began
-    print(f"done: {args.steps} steps at {args.opt_level} on {device.type} in {elapsed:.1f}s, final avg loss {running:.4f}")
+    print(f"done: {args.steps} steps at {args.opt_level} on {device.type} in {elapsed:.1f}s, "
+          f"final avg loss {running:.4f}")
     if args.checkpoint:
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                     "amp": amp.state_dict(), "step": start_step + args.steps}, args.checkpoint)

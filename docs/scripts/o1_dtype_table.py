@@ -35,6 +35,7 @@ def _probes(device: str) -> Dict[str, Callable[[], object]]:
         return torch.randn(*shape, device=device).to(dtype)
 
     f16 = lambda *s: t(*s, dtype=torch.float16)  # noqa: E731
+    prob = lambda: torch.rand(2, 4, device=device)  # noqa: E731
     w = torch.nn.Parameter(t(4, 4))
     conv_w = torch.nn.Parameter(t(2, 3, 3, 3))
 
@@ -59,8 +60,8 @@ def _probes(device: str) -> Dict[str, Callable[[], object]]:
         "F.interpolate(f16)": lambda: F.interpolate(f16(1, 1, 4), scale_factor=2.0),
         "F.mse_loss(f16,f16)": lambda: F.mse_loss(f16(2, 4), f16(2, 4)),
         "F.cross_entropy(f16)": lambda: F.cross_entropy(f16(2, 4), torch.tensor([0, 1], device=device)),
-        "F.binary_cross_entropy(f32)": lambda: F.binary_cross_entropy(torch.rand(2, 4, device=device), torch.rand(2, 4, device=device)),
-        "F.binary_cross_entropy(f16)": lambda: F.binary_cross_entropy(torch.rand(2, 4, device=device).half(), torch.rand(2, 4, device=device).half()),
+        "F.binary_cross_entropy(f32)": lambda: F.binary_cross_entropy(prob(), prob()),
+        "F.binary_cross_entropy(f16)": lambda: F.binary_cross_entropy(prob().half(), prob().half()),
         "torch.exp(f16)": lambda: torch.exp(f16(4)),
         "f16.exp()": lambda: f16(4).exp(),
         "torch.log(f16)": lambda: torch.log(f16(4).abs() + 1),

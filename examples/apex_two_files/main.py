@@ -14,6 +14,8 @@ def main():
     for step in range(20):
         batch = torch.randn(64, 16), torch.randint(0, 4, (64,))
         loss = train_step(model, optimizer, batch, torch.nn.functional.cross_entropy)
+        if step % 10 == 0:
+            print(f"step {step}: loss {loss:.4f}")
     print(f"final loss {loss:.4f}")
 
 

@@ -117,7 +117,7 @@ def test_api_page_documents_the_public_amp_functions():
 ])
 def test_api_docstring_examples_run(name: str, tmp_path: Path):
     """The examples in the docstrings rendered by docs/shim/api.md run too (or say why not)."""
-    for code, is_python in literal_blocks(_resolve(name).__doc__):
+    for code, _is_python in literal_blocks(_resolve(name).__doc__):
         first = code.splitlines()[0].strip()
         if first.startswith("# not-run:"):
             assert len(first.split(":", 1)[1].strip()) >= 5, f"{name}: '# not-run:' needs a reason"
