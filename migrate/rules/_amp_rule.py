@@ -12,7 +12,7 @@ from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameP
 
 from ..settings import Settings
 from ._edits import StatementEdits, block_body, code_of, read_todos, todo_lines, with_leading
-from .base import TODO_PREFIX, Rule
+from .base import Rule
 
 
 _last_code: List[object] = [None, ""]
@@ -194,11 +194,4 @@ def is_empty_shell(stmt: Any) -> bool:
     return all(is_empty_shell(s) or _is_pass_only([s]) for s in body)
 
 
-def has_todo(stmt: cst.CSTNode) -> bool:
-    return any(
-        line.comment is not None and line.comment.value.startswith(TODO_PREFIX)
-        for line in getattr(stmt, "leading_lines", ())
-    )
-
-
-__all__ = ["AmpRule", "is_empty_shell", "has_todo", "code_of"]
+__all__ = ["AmpRule", "is_empty_shell", "code_of"]

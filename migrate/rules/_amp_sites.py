@@ -210,15 +210,6 @@ def enclosing_function(parents: Any, node: Any) -> Any:
     return enclosing(parents, node, cst.FunctionDef)  # type: ignore[return-value]
 
 
-def enclosing_statement(parents, node: cst.CSTNode) -> Optional[cst.BaseStatement]:
-    cur = node
-    while cur in parents:
-        cur = parents[cur]
-        if isinstance(cur, cst.BaseStatement):
-            return cur
-    return None
-
-
 def class_of_method(parents: Any, func: Any) -> Any:
     """The class ``func`` is a plain method of (not static/class method), else None."""
     if func is None:

@@ -74,11 +74,6 @@ def comment_line(text: str) -> cst.EmptyLine:
     return cst.EmptyLine(comment=cst.Comment("# " + text))
 
 
-def has_comment(stmt: Any, text: str) -> bool:
-    lines = getattr(stmt, "leading_lines", ())
-    return any(line.comment is not None and text in line.comment.value for line in lines)
-
-
 def with_leading(stmt: Any, lines: Sequence[cst.EmptyLine], *, first: bool = False) -> Any:
     """``stmt`` with ``lines`` added to its leading lines (after the existing ones unless
     ``first``); a TODO already there is not added again."""

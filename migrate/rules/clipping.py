@@ -70,7 +70,7 @@ class ClippingRule(AmpRule):
             params = self._params_of(module, opt_text)
             self.replace_node(call, expression(params))
             key = (need.func, opt_text)
-            if key not in unscaled and self._reads_grads(stmt):
+            if key not in unscaled:
                 unscaled.add(key)
                 self.edits.insert_before(stmt, [statement(f"{scaler.expr}.unscale_({opt_text})\n")])
                 self._update_before_continue(stmt, scaler.expr)
@@ -110,10 +110,6 @@ class ClippingRule(AmpRule):
                             fixed=True,
                             severity="info",
                         )
-
-    @staticmethod
-    def _reads_grads(stmt: cst.BaseStatement) -> bool:
-        return True
 
     def _merge_branches(self, stmt, call) -> Optional[Tuple[cst.If, cst.BaseStatement, str]]:
         """``if c: clip(amp.master_params(o)) else: clip(X)`` -> ``(if, else-statement, X)``
