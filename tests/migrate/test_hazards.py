@@ -251,3 +251,25 @@ def test_max_file_size_is_the_limit(tmp_path):
     proc = run_cli(["--check", "--max-file-size", "0.01", "m.py"], tmp_path)
     assert proc.returncode == 1 and "1 file would be rewritten" in proc.stdout.decode()
     assert "APX010" not in proc.stdout.decode()
+
+
+def test_unreadable_file_is_reported_and_the_run_goes_on(tmp_path, monkeypatch):
+    import builtins
+
+    import migrate.cli
+
+    (tmp_path / "locked.py").write_bytes(GOOD)
+    (tmp_path / "ok.py").write_bytes(GOOD)
+
+    def fake_open(file, mode="r", *args, **kwargs):
+        if str(file).endswith("locked.py"):
+            raise PermissionError(13, "Permission denied")
+        return builtins.open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(migrate.cli, "open", fake_open, raising=False)
+    proc = run_cli(["."], tmp_path)
+    out = proc.stdout.decode()
+    assert proc.returncode == 1
+    assert "locked.py: APX003 could not read the file: Permission denied" in out
+    assert (tmp_path / "ok.py").read_bytes() == GOOD_AFTER
+    assert "1 file rewritten, 1 file could not be read" in out
