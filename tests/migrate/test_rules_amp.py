@@ -1,9 +1,11 @@
-"""The apex.amp rule families' documented examples, run through the whole rule pipeline.
+"""The apex.amp rule families beyond their documented examples.
 
 apex.amp rewrites span several rules (initialize creates the scaler that scale_loss, step,
-clipping and checkpoints use; imports cleans up last), so every example is checked on the
-full pipeline: the output is exactly the documented one, compiles, carries the documented
-finding codes, and a second run changes nothing and reports the same manual work once.
+clipping and checkpoints use; imports cleans up last).  The examples in each rule module are
+the fixture tables; tests/migrate/test_rule_examples.py runs them through the full pipeline
+(exact output, codes, compiles, fixed point).  Here: every code is documented, the rules run
+in dependency order, TODO comments are written once and wrapped, code selection cannot leave
+half a migration, and line endings/indentation survive.
 """
 
 from __future__ import annotations
