@@ -50,9 +50,20 @@ APEX_ONLY_ERRORS = {
 
 #: CUDA autocast runs these in fp32 as apex did; CPU float16 autocast keeps them in fp16
 #: (closed by the opt-in CPU fix-ups, apexcompat._autocast.set_cpu_fp32_fixups).
-CPU_KEPT_HALF = {name: "CPU fp16 autocast keeps fp16 (CUDA: fp32)" for name in lists.CPU_KEPT_HALF}
+CPU_ONLY_DIFFERENCES = {name: "CPU fp16 autocast keeps fp16 (CUDA: fp32)" for name in lists.CPU_KEPT_HALF}
+#: apex promote ops that CUDA autocast promotes but CPU autocast does not (mixed fp16/fp32
+#: inputs raise a dtype-mismatch RuntimeError on CPU).
+CPU_ONLY_DIFFERENCES.update({name: "CPU autocast has no promote policy for it (CUDA: promotes)"
+                      for name in ("dot", "vdot", "cross", "bilinear", "tensordot")})
+#: apex fp16-list ops that CUDA autocast runs in fp16 but CPU autocast leaves in fp32.
+CPU_ONLY_DIFFERENCES.update({name: "CPU autocast has no fp16 policy for it (CUDA: fp16)"
+                      for name in ("mv", "addmv", "addr")})
 
 _PREFIX_DISABLED = "inside amp.disable_casts():"
+# infix operators in trace keys -> the op they call (longest symbols first)
+_OPERATORS = ((" ** ", "pow"), (" == ", "eq"), (" != ", "ne"), (" <= ", "le"), (" >= ", "ge"),
+              (" @ ", "matmul"), (" + ", "add"), (" - ", "sub"), (" * ", "mul"), (" / ", "div"),
+              (" < ", "lt"), (" > ", "gt"))
 
 
 def op_name(key: str) -> str:
@@ -61,8 +72,7 @@ def op_name(key: str) -> str:
     match = re.match(r"^(?:torch|F|torch\.nn\.functional)\.(\w+)", expr) or re.match(r"^f(?:16|32)\w*\.(\w+)\(", expr)
     if match:
         return match.group(1)
-    for symbol, name in ((" ** ", "pow"), (" @ ", "matmul"), (" + ", "add"), (" - ", "sub"),
-                         (" * ", "mul"), (" / ", "div")):
+    for symbol, name in _OPERATORS:
         if symbol in expr:
             return name
     return expr
@@ -80,8 +90,8 @@ def known_difference(key: str, device_type: str) -> Optional[str]:
     for table in (NATIVE_HALF, NO_NATIVE_FP32, APEX_ONLY_ERRORS):
         if name in table:
             return table[name]
-    if device_type == "cpu" and name in CPU_KEPT_HALF:
-        return CPU_KEPT_HALF[name]
+    if device_type == "cpu" and name in CPU_ONLY_DIFFERENCES:
+        return CPU_ONLY_DIFFERENCES[name]
     return None
 
 
@@ -116,6 +126,12 @@ def _shaped_probe(name: str, ns: Dict[str, Any], device: str) -> Optional[Callab
         "einsum": lambda: torch.einsum("ij,jk->ik", t(3, 3), t(3, 3)),
         "prelu": lambda: torch.prelu(t(2, 3), torch.tensor([0.25], device=device)),
         "addmm": lambda: torch.addmm(t(3, 3), t(3, 3), t(3, 3)),
+        "mm": lambda: torch.mm(t(3, 3), t(3, 3)),
+        "matmul": lambda: torch.matmul(t(3, 3), t(3, 3)),
+        "linear": lambda: F.linear(t(2, 3), t(4, 3)),
+        "mv": lambda: torch.mv(t(3, 3), t(3)),
+        "addmv": lambda: torch.addmv(t(3), t(3, 3), t(3)),
+        "addr": lambda: torch.addr(t(3, 3), t(3), t(3)),
         "conv_tbc": lambda: torch.conv_tbc(t(5, 1, 2), t(3, 2, 4), t(4)),
         "layer_norm": lambda: F.layer_norm(f16, (4,)),
         "group_norm": lambda: F.group_norm(f16[None], 2),
@@ -135,7 +151,7 @@ def _eval_key(expr: str, ns: Dict[str, Any], device: str) -> Any:
         return F.binary_cross_entropy(inputs, torch.rand_like(inputs))
     if re.match(r"^f(?:16|32)\.\w+_\(", expr):  # in-place: work on copies
         ns = dict(ns, f16=ns["f16"].clone(), f32=ns["f32"].clone())
-    if not expr.endswith(")") and not any(op in expr for op in (" ** ", " @ ", " + ", " * ", " - ", " / ")):
+    if not expr.endswith(")") and not any(symbol in expr for symbol, _ in _OPERATORS):
         probe = _shaped_probe(name, ns, device)
         if probe is None:
             raise LookupError(f"no probe for trace key {expr!r}")
@@ -144,6 +160,33 @@ def _eval_key(expr: str, ns: Dict[str, Any], device: str) -> Any:
                                                        "nll_loss", "interpolate"} else None
     if probe is not None:
         return probe()
+    return _eval_with_shapes(expr, ns)
+
+
+#: operand shapes tried in turn for expression keys (2-D first; 1-D for dot/outer-like ops,
+#: 3-D for batched matmuls, 3x3 for cross).  Errors apex recorded are errors for every shape.
+_SHAPES = ((4, 4), (4,), (2, 4, 4), (3, 3))
+
+
+def _eval_with_shapes(expr: str, ns: Dict[str, Any]) -> Any:
+    first_error: Optional[Exception] = None
+    for shape in _SHAPES:
+        scope = dict(ns)
+        if shape != _SHAPES[0]:
+            scope.update(
+                f16=(ns["f16"].new_empty(shape).uniform_() + 0.5),
+                f32=(ns["f32"].new_empty(shape).uniform_() + 0.5),
+                f32w=torch.nn.Parameter(ns["f32"].new_empty(shape).uniform_()),
+            )
+        try:
+            return _eval_expr(expr, scope)
+        except (RuntimeError, IndexError, ValueError) as exc:
+            first_error = first_error or exc
+    assert first_error is not None
+    raise first_error
+
+
+def _eval_expr(expr: str, ns: Dict[str, Any]) -> Any:
     try:
         return eval(expr, {"__builtins__": {}}, ns)  # noqa: S307  (trace keys are expressions)
     except TypeError:
@@ -169,7 +212,7 @@ def probe(key: str, device: str) -> Any:
         raise
     except Exception as exc:  # noqa: BLE001  (the trace records errors as data)
         return {"error": {"type": type(exc).__name__, "message": str(exc)}}
-    return str(out.dtype)
+    return str(out.dtype) if isinstance(out, torch.Tensor) else repr(out)
 
 
 def initialize_o1(device: str) -> torch.nn.Module:
@@ -193,7 +236,7 @@ def replay(trace: dict, device: str):
             documented.append(key)
             # CPU autocast's lists grow between torch releases: an op that a newer torch
             # runs in fp32 on CPU too is welcome, not a stale entry.
-            if got == expected and reason not in CPU_KEPT_HALF.values():
+            if got == expected and reason not in CPU_ONLY_DIFFERENCES.values():
                 not_differing.append((key, reason))
     return mismatches, not_differing, documented
 
@@ -228,7 +271,7 @@ def test_cpu_fp32_fixups_close_the_cpu_gap(monkeypatch):
     monkeypatch.setattr(_autocast, "_cpu_fp32_fixups", True)
     trace = load_golden("api", "O1_op_dtypes")
     initialize_o1("cpu")
-    kept = [k for k in trace["result"] if op_name(k) in CPU_KEPT_HALF]
+    kept = [k for k in trace["result"] if op_name(k) in lists.CPU_KEPT_HALF]
     assert len(kept) >= 9
     for key in kept:
         assert probe(key, "cpu") == trace["result"][key], key
@@ -248,6 +291,16 @@ def test_op_name_parsing():
     assert known_difference("f16.add_(f32)", "cuda") is None
     assert known_difference("torch.sum(f16)", "cpu") is not None
     assert known_difference("torch.sum(f16)", "cuda") is None
+
+
+def test_expression_keys_get_operands_of_a_shape_the_op_accepts():
+    initialize_o1("cpu")
+    assert probe("torch.dot(f32,f32)", "cpu") == "torch.float32"  # 1-D
+    assert probe("torch.bmm(f32,f32)", "cpu") == "torch.float16"  # 3-D
+    assert probe("torch.cross(f32,f32)", "cpu") == "torch.float32"  # 3x3
+    assert probe("torch.softmax(f32)", "cpu") == "torch.float32"  # needs a dim
+    assert probe("f16 == f32", "cpu") == "torch.bool"  # operators
+    assert probe("torch.addr", "cpu") in {"torch.float32", "torch.float16"}  # bare name
 
 
 def test_unprobeable_key_is_reported_not_skipped():
