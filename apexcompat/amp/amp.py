@@ -206,17 +206,20 @@ def _apply_registrations() -> None:
 
 
 def _cpu_fixup_policies(scope: _autocast.O1Scope) -> Dict[Callable, str]:
-    if scope.device_type != "cpu":
-        return {}
-    if not _autocast.cpu_fp32_fixups_enabled():
+    if scope.device_type != "cpu" or not _autocast.cpu_fp32_fixups_enabled():
         return {}
     namespaces = {"torch.nn.functional": torch.nn.functional, "torch": torch, "torch.Tensor": torch.Tensor}
     policies: Dict[Callable, str] = {}
-    for namespace, names in lists.CPU_FP32_FIXUPS.items():
-        for name in names:
-            fn = getattr(namespaces[namespace], name, None)
-            if fn is not None:
-                policies[fn] = FLOAT
+    for table, policy in (
+        (lists.CPU_FP32_FIXUPS, FLOAT),
+        (lists.CPU_HALF_FIXUPS, HALF),
+        (lists.CPU_PROMOTE_FIXUPS, PROMOTE),
+    ):
+        for namespace, names in table.items():
+            for name in names:
+                fn = getattr(namespaces[namespace], name, None)
+                if fn is not None:
+                    policies[fn] = policy
     return policies
 
 

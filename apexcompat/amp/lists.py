@@ -136,7 +136,18 @@ CPU_FP32_FIXUPS: Dict[str, Tuple[str, ...]] = {
     "torch.Tensor": _CPU_KEPT_HALF_TORCH + ("__pow__", "__rpow__"),
 }
 
-#: Every op name the CPU fix-ups cover (apex spelling).
+# apex fp16-list ops that CPU autocast leaves in fp32 (CUDA autocast: fp16), and apex promote
+# ops that CPU autocast does not promote (mixed fp16/fp32 inputs raise; CUDA promotes).
+CPU_HALF_FIXUPS: Dict[str, Tuple[str, ...]] = {
+    "torch": ("mv", "addmv", "addr"),
+    "torch.Tensor": ("mv", "addmv", "addr"),
+}
+CPU_PROMOTE_FIXUPS: Dict[str, Tuple[str, ...]] = {
+    "torch": ("dot", "vdot", "cross", "bilinear", "tensordot"),
+    "torch.Tensor": ("dot", "vdot", "cross"),
+}
+
+#: Every op name the CPU float32 fix-ups cover (apex spelling).
 CPU_KEPT_HALF: Tuple[str, ...] = tuple(
     sorted({name for names in CPU_FP32_FIXUPS.values() for name in names})
 )

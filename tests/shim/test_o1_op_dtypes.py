@@ -275,6 +275,11 @@ def test_cpu_fp32_fixups_close_the_cpu_gap(monkeypatch):
     assert len(kept) >= 9
     for key in kept:
         assert probe(key, "cpu") == trace["result"][key], key
+    # apex's fp16 and promote policies where CPU autocast has none
+    assert probe("torch.mv", "cpu") == "torch.float16"
+    assert probe("torch.addr", "cpu") == "torch.float16"
+    assert probe("torch.dot(f16,f32)", "cpu") == "torch.float32"
+    assert probe("torch.bilinear(f16,f32,f32w)", "cpu") == "torch.float32"
     # ops apex left alone stay half
     assert probe("torch.tanh(f16)", "cpu") == "torch.float16"
     assert probe("torch.mean(f16)", "cpu") == "torch.float16"
@@ -320,7 +325,8 @@ def test_o1_op_dtypes_cuda(golden_path):
 
 def test_cpu_fixup_names_all_exist():
     namespaces = {"torch.nn.functional": F, "torch": torch, "torch.Tensor": torch.Tensor}
-    missing = [f"{ns}.{name}" for ns, names in lists.CPU_FP32_FIXUPS.items()
+    tables = (lists.CPU_FP32_FIXUPS, lists.CPU_HALF_FIXUPS, lists.CPU_PROMOTE_FIXUPS)
+    missing = [f"{ns}.{name}" for table in tables for ns, names in table.items()
                for name in names if not hasattr(namespaces[ns], name)]
     assert missing == []
 
