@@ -111,15 +111,23 @@ if __name__ == "__main__":
 
 
 def ordinary_module(rng: random.Random, k: int) -> str:
-    parts = [f'"""Module {k}: data helpers and layers."""\nimport math\nimport os\n\nimport torch\nimport torch.nn as nn\n']
+    parts = [
+        f'"""Module {k}: data helpers and layers."""\nimport math\nimport os\n\nimport torch\nimport torch.nn as nn\n'
+    ]
     for i in range(rng.randint(2, 25)):  # 30 to 350 lines, like most modules of a repo
         template = ORDINARY_CLASS if i % 4 == 3 else ORDINARY_FUNCTION
-        parts.append(template.format(name=f"part_{k}_{i}" if template is ORDINARY_FUNCTION else f"Block{k}x{i}", k=k % 97 + 1, m=i + 2))
+        parts.append(
+            template.format(
+                name=f"part_{k}_{i}" if template is ORDINARY_FUNCTION else f"Block{k}x{i}", k=k % 97 + 1, m=i + 2
+            )
+        )
     return "".join(parts)
 
 
 def apex_module(rng: random.Random, k: int) -> str:
-    helpers = "".join(ORDINARY_FUNCTION.format(name=f"helper_{k}_{i}", k=i + 1, m=i + 2) for i in range(rng.randint(2, 12)))
+    helpers = "".join(
+        ORDINARY_FUNCTION.format(name=f"helper_{k}_{i}", k=i + 1, m=i + 2) for i in range(rng.randint(2, 12))
+    )
     return APEX_SCRIPT.format(k=k, helpers=helpers)
 
 
@@ -151,7 +159,9 @@ def time_run(root: str, extra: List[str], timeout: float) -> float:
     try:
         proc = subprocess.run(
             command() + ["--check", "--quiet", *extra, root],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=timeout,
         )
     except subprocess.TimeoutExpired:
         return float("inf")
@@ -180,7 +190,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         generate(root, args.files, args.apex)
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(root) if ".git" not in d for f in fs)
-        print(f"tree: {args.files} files ({args.apex} use apex), {size / 1e6:.1f} MB, {os.cpu_count()} CPUs, {load_average()}")
+        print(
+            f"tree: {args.files} files ({args.apex} use apex), {size / 1e6:.1f} MB, "
+            f"{os.cpu_count()} CPUs, {load_average()}"
+        )
         rows = [("cold (fresh process, default -j)", time_run(root, [], args.timeout))]
         # the driver alone: walk, read and prefilter every file, no rule enabled
         rows.append(("driver only (--select APX0: no rule runs)", time_run(root, ["--select", "APX0"], args.timeout)))

@@ -36,24 +36,72 @@ def build_parser() -> argparse.ArgumentParser:
         "training code into native PyTorch. Rewrites files in place; use --diff or --check "
         "to only look.",
     )
-    parser.add_argument("paths", nargs="*", metavar="PATH", help="files or directories; '-' reads stdin and writes stdout")
+    parser.add_argument(
+        "paths", nargs="*", metavar="PATH", help="files or directories; '-' reads stdin and writes stdout"
+    )
     mode = parser.add_argument_group("what to do")
     mode.add_argument("--diff", action="store_true", help="print a git-apply-able unified diff instead of writing")
-    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything would change or needs manual work")
-    mode.add_argument("--allow-dirty", action="store_true", help="also rewrite files that have uncommitted changes in git")
+    mode.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if anything would change or needs manual work"
+    )
+    mode.add_argument(
+        "--allow-dirty", action="store_true", help="also rewrite files that have uncommitted changes in git"
+    )
     rules = parser.add_argument_group("what to migrate to")
-    rules.add_argument("--to", choices=TARGETS, default="native", help="native: plain PyTorch (default); shim: apexcompat.amp, the smallest change")
-    rules.add_argument("--target-torch", metavar="X.Y", help="oldest torch the migrated code must run on (default: the installed torch, else %d.%d)" % DEFAULT_TARGET_TORCH)
-    rules.add_argument("--select", action="append", default=[], metavar="CODES", help="only these rule codes or prefixes (comma-separated, e.g. APX1,APX301)")
-    rules.add_argument("--ignore", action="append", default=[], metavar="CODES", help="skip these rule codes or prefixes (comma-separated)")
+    rules.add_argument(
+        "--to",
+        choices=TARGETS,
+        default="native",
+        help="native: plain PyTorch (default); shim: apexcompat.amp, the smallest change",
+    )
+    rules.add_argument(
+        "--target-torch",
+        metavar="X.Y",
+        help="oldest torch the migrated code must run on (default: the installed torch, else %d.%d)"
+        % DEFAULT_TARGET_TORCH,
+    )
+    rules.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="only these rule codes or prefixes (comma-separated, e.g. APX1,APX301)",
+    )
+    rules.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="CODES",
+        help="skip these rule codes or prefixes (comma-separated)",
+    )
     files = parser.add_argument_group("which files")
-    files.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip paths matching GLOB while walking directories (repeatable)")
-    files.add_argument("--max-file-size", type=float, default=DEFAULT_MAX_MB, metavar="MB", help="files larger than this are not rewritten: skipped when they do not import apex, reported (APX010) when they do (default: %(default)s)")
+    files.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="skip paths matching GLOB while walking directories (repeatable)",
+    )
+    files.add_argument(
+        "--max-file-size",
+        type=float,
+        default=DEFAULT_MAX_MB,
+        metavar="MB",
+        help="files larger than this are not rewritten: skipped when they do not import apex, "
+        "reported (APX010) when they do (default: %(default)s)",
+    )
     files.add_argument("--stdin-filename", metavar="PATH", help="the name to report for source read from stdin ('-')")
     output = parser.add_argument_group("how to run and report")
     output.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: the number of CPUs)")
-    output.add_argument("--output-format", choices=FORMATS, default="text", help="findings as text (default), json or GitHub annotations")
-    output.add_argument("-q", "--quiet", action="store_true", help="print only what needs action; no summary, no progress")
+    output.add_argument(
+        "--output-format",
+        choices=FORMATS,
+        default="text",
+        help="findings as text (default), json or GitHub annotations",
+    )
+    output.add_argument(
+        "-q", "--quiet", action="store_true", help="print only what needs action; no summary, no progress"
+    )
     output.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
 
@@ -105,8 +153,7 @@ def make_settings(args: argparse.Namespace) -> Settings:
         for code in select + ignore:
             if not any(k.startswith(code) for k in known):
                 raise UsageError(
-                    f"unknown rule code or prefix {code!r} in --select/--ignore "
-                    f"(known codes: {', '.join(known)})"
+                    f"unknown rule code or prefix {code!r} in --select/--ignore (known codes: {', '.join(known)})"
                 )
     return Settings(
         target=args.to,
@@ -135,9 +182,7 @@ class Run:
         return not any(code.startswith(p) for p in self.settings.ignore)
 
     def add(self, findings: Sequence[Finding]) -> None:
-        self.stats.findings.extend(
-            f for f in findings if f.code not in DRIVER_CODES or self._driver_code_shown(f.code)
-        )
+        self.stats.findings.extend(f for f in findings if f.code not in DRIVER_CODES or self._driver_code_shown(f.code))
 
     def triggers(self) -> Optional[Tuple[bytes, ...]]:
         from .triggers import enabled_triggers
@@ -217,7 +262,19 @@ class Run:
         from .walk import imports_apex
 
         if imports_apex(source):
-            self.add([Finding(shown_path, 0, 0, TOO_LARGE, f"file is {len(source) / 1048576:.1f} MB, above --max-file-size {self.args.max_file_size:g} MB, and imports apex: not rewritten; migrate it by hand or raise the limit")])
+            self.add(
+                [
+                    Finding(
+                        shown_path,
+                        0,
+                        0,
+                        TOO_LARGE,
+                        f"file is {len(source) / 1048576:.1f} MB, above --max-file-size "
+                        f"{self.args.max_file_size:g} MB, and imports apex: not rewritten; "
+                        "migrate it by hand or raise the limit",
+                    )
+                ]
+            )
         return False
 
     def _emit(self, path: str, shown_path: str, old: bytes, new: bytes, guard) -> None:
@@ -239,7 +296,17 @@ class Run:
             self.add([Finding(shown_path, 0, 0, refused.code, refused.message)])
             self.stats.changed -= 1
         except OSError as exc:
-            self.add([Finding(shown_path, 0, 0, WRITE_FAILED, f"could not write the file, original left intact: {exc.strerror or exc}")])
+            self.add(
+                [
+                    Finding(
+                        shown_path,
+                        0,
+                        0,
+                        WRITE_FAILED,
+                        f"could not write the file, original left intact: {exc.strerror or exc}",
+                    )
+                ]
+            )
             self.stats.changed -= 1
 
     # -- reporting ----------------------------------------------------------------------

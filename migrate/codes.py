@@ -24,16 +24,13 @@ DRIVER_CODES: Dict[str, str] = {
     INTERNAL_ERROR: "A rule failed on this file or produced code that does not compile; "
     "the file is left unchanged. Please report it; `--ignore` the named codes to go on.",
     UNREADABLE: "The file could not be read (permissions, I/O error).",
-    READ_ONLY: "The file would be rewritten but is read-only; it is not written (the tool "
-    "never changes permissions).",
+    READ_ONLY: "The file would be rewritten but is read-only; it is not written (the tool never changes permissions).",
     DIRTY: "The file has uncommitted changes in git; it is not written so that nothing of "
     "yours is mixed into the migration diff. Commit or stash first, or pass `--allow-dirty`.",
     VENDORED_APEX: "A vendored copy of apex itself (an `apex/` package tree) is skipped.",
-    UNDECODABLE: "The file's bytes do not match its encoding (cookie, BOM or UTF-8); it is "
-    "left unchanged.",
+    UNDECODABLE: "The file's bytes do not match its encoding (cookie, BOM or UTF-8); it is left unchanged.",
     WRITE_FAILED: "Writing the rewritten file failed; the original is left intact.",
-    SYMLINK_LOOP: "A symbolic link that leads back into a directory already walked is not "
-    "followed.",
+    SYMLINK_LOOP: "A symbolic link that leads back into a directory already walked is not followed.",
     TOO_LARGE: "The file is larger than `--max-file-size` and imports apex: it is not "
     "rewritten (LibCST needs minutes for a file of several megabytes). Migrate it by hand or "
     "raise the limit. Large files that do not import apex are skipped silently.",

@@ -12,7 +12,10 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
-from typing import Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Type
+
+if TYPE_CHECKING:
+    from .rules.base import Rule
 
 PAGE_HEADER = """# Rule codes
 
@@ -54,13 +57,15 @@ def _example(example) -> List[str]:
     return lines
 
 
-def render_fragment(rules: Optional[Sequence[type]] = None) -> str:
+def render_fragment(rules: "Optional[Sequence[Type[Rule]]]" = None) -> str:
     """The codes table, the driver's codes, and one section per rule family with its
     examples."""
     from .codes import DRIVER_CODES
 
     if rules is None:
-        from .rules import ALL_RULES as rules  # noqa: N811
+        from .rules import ALL_RULES
+
+        rules = ALL_RULES
 
     family: Dict[str, str] = {code: "files" for code in DRIVER_CODES}
     descriptions: Dict[str, str] = dict(DRIVER_CODES)
@@ -73,13 +78,26 @@ def render_fragment(rules: Optional[Sequence[type]] = None) -> str:
         anchor = "files-the-drivers-own-codes" if family[code] == "files" else family[code].lower()
         text = " ".join(descriptions[code].split()).replace("|", "\\|")
         out.append(f"| `{code}` | [{family[code]}](#{anchor}) | {text} |")
-    out += ["", "(files-the-drivers-own-codes)=", "## Files: the driver's own codes", "",
-            "Problems with a file rather than with its use of apex. The file is left unchanged.", ""]
+    out += [
+        "",
+        "(files-the-drivers-own-codes)=",
+        "## Files: the driver's own codes",
+        "",
+        "Problems with a file rather than with its use of apex. The file is left unchanged.",
+        "",
+    ]
     out += [f"- `{code}` — {' '.join(text.split())}" for code, text in sorted(DRIVER_CODES.items())]
     out.append("")
     for rule in sorted(rules, key=lambda r: min(r.CODES) if r.CODES else r.__name__):
-        out += [f"({rule.__name__.lower()})=", f"## {rule.__name__}", "", _summary(rule.__doc__), "",
-                f"Codes: {', '.join(f'`{c}`' for c in sorted(rule.CODES))}.", ""]
+        out += [
+            f"({rule.__name__.lower()})=",
+            f"## {rule.__name__}",
+            "",
+            _summary(rule.__doc__),
+            "",
+            f"Codes: {', '.join(f'`{c}`' for c in sorted(rule.CODES))}.",
+            "",
+        ]
         if rule.EXAMPLES:
             out += ["### Rewrites", ""]
             for example in rule.EXAMPLES:
@@ -91,12 +109,14 @@ def render_fragment(rules: Optional[Sequence[type]] = None) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_page(rules: Optional[Sequence[type]] = None) -> str:
+def render_page(rules: "Optional[Sequence[Type[Rule]]]" = None) -> str:
     return PAGE_HEADER + render_fragment(rules)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m migrate.docs", description="Print the rule-code reference as Markdown.")
+    parser = argparse.ArgumentParser(
+        prog="python -m migrate.docs", description="Print the rule-code reference as Markdown."
+    )
     parser.add_argument("--fragment", action="store_true", help="only the part the docs site includes")
     args = parser.parse_args(argv)
     sys.stdout.write(render_fragment() if args.fragment else render_page())

@@ -11,7 +11,7 @@ import sys
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst.codemod import CodemodContext, SkipFile
@@ -62,9 +62,7 @@ def default_rules() -> Sequence[Type[Rule]]:
     return rules
 
 
-def enabled_rules(
-    settings: Settings, rules: Optional[Sequence[Type[Rule]]] = None
-) -> List[Type[Rule]]:
+def enabled_rules(settings: Settings, rules: Optional[Sequence[Type[Rule]]] = None) -> List[Type[Rule]]:
     """The rules (default: ``ALL_RULES``) with at least one code enabled by ``settings``."""
     return [r for r in (default_rules() if rules is None else rules) if r.applies_to(settings)]
 
@@ -126,13 +124,14 @@ class _SharedMetadata:
             with super()._handle_metadata_reference(module) as tree:  # type: ignore[misc]
                 yield tree
             return
-        old = self.context.wrapper  # type: ignore[attr-defined]
-        with self.resolve(wrapper):  # type: ignore[attr-defined]
-            self.context = replace(self.context, wrapper=wrapper)  # type: ignore[attr-defined]
+        rule: Any = self  # a Codemod at run time (the mixin sits in front of the rule class)
+        old = rule.context.wrapper
+        with rule.resolve(wrapper):
+            rule.context = replace(rule.context, wrapper=wrapper)
             try:
                 yield wrapper.module
             finally:
-                self.context = replace(self.context, wrapper=old)
+                rule.context = replace(rule.context, wrapper=old)
 
 
 _SHARED_CLASSES: Dict[Type[Rule], Type[Rule]] = {}
@@ -226,29 +225,37 @@ def migrate_source(
     if roundtrip != source:
         if not source.startswith(roundtrip):
             return MigrationResult(
-                path, source, source,
+                path,
+                source,
+                source,
                 internal_error=Finding(
-                    path, 1, 1, INTERNAL_ERROR,
+                    path,
+                    1,
+                    1,
+                    INTERNAL_ERROR,
                     "internal error, file left unchanged: LibCST does not reproduce this "
                     "file's bytes exactly, so no rewrite could keep them",
                 ),
             )
-        lost_suffix = source[len(roundtrip):]
+        lost_suffix = source[len(roundtrip) :]
     findings: List[Finding] = []
     try:
         new, ran = _run_rules(module, source, path, settings, active, findings)
     except RuleCrashed as crash:  # a bug in a rule must not stop the whole run
-        exc = crash.error
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        failure = crash.error
+        frame = traceback.extract_tb(failure.__traceback__)[-1]
         return MigrationResult(
             path,
             source,
             source,
             [f for f in findings if not f.fixed],
             internal_error=Finding(
-                path, 1, 1, INTERNAL_ERROR,
+                path,
+                1,
+                1,
+                INTERNAL_ERROR,
                 f"internal error, file left unchanged: rule {crash.rule.__name__} raised "
-                f"{type(exc).__name__}: {exc} (at {os.path.basename(frame.filename)}:"
+                f"{type(failure).__name__}: {failure} (at {os.path.basename(frame.filename)}:"
                 f"{frame.lineno}; codes involved: {_codes_of([crash.rule])})",
             ),
         )
@@ -262,9 +269,12 @@ def migrate_source(
             original_error = compile_error(source, path)
             if original_error is not None:
                 return MigrationResult(
-                    path, source, source,
+                    path,
+                    source,
+                    source,
                     parse_error=_error_finding(
-                        path, PARSE_ERROR,
+                        path,
+                        PARSE_ERROR,
                         "does not compile under Python "
                         f"{sys.version_info[0]}.{sys.version_info[1]}, file left unchanged: "
                         f"{original_error.msg}",
@@ -275,10 +285,13 @@ def migrate_source(
             involved = _codes_of([culprit]) if culprit is not None else _codes_of(ran)
             name = f"rule {culprit.__name__} " if culprit is not None else "the rules "
             return MigrationResult(
-                path, source, source,
+                path,
+                source,
+                source,
                 [f for f in findings if not f.fixed],
                 internal_error=_error_finding(
-                    path, INTERNAL_ERROR,
+                    path,
+                    INTERNAL_ERROR,
                     f"internal error, file left unchanged: {name}produced code that does not "
                     f"compile ({error.msg} at line {error.lineno}; codes involved: {involved})",
                     None,

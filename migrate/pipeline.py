@@ -62,4 +62,3 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))  # type: ignore[attr-defined]
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
-

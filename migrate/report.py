@@ -8,7 +8,17 @@ import json
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Sequence
 
-from .codes import BLOCKING, DIRTY, DRIVER_CODES, INTERNAL_ERROR, PARSE_ERROR, READ_ONLY, UNDECODABLE, UNREADABLE, WRITE_FAILED
+from .codes import (
+    BLOCKING,
+    DIRTY,
+    DRIVER_CODES,
+    INTERNAL_ERROR,
+    PARSE_ERROR,
+    READ_ONLY,
+    UNDECODABLE,
+    UNREADABLE,
+    WRITE_FAILED,
+)
 from .findings import Finding
 
 FORMATS = ("text", "json", "github")
@@ -64,12 +74,18 @@ def summary_line(stats: RunStats) -> str:
     extras = [
         (stats.count(PARSE_ERROR, UNDECODABLE), "file could not be parsed", "files could not be parsed"),
         (stats.count(UNREADABLE), "file could not be read", "files could not be read"),
-        (stats.count(DIRTY), "file not written (uncommitted changes; commit them or pass --allow-dirty)",
-         "files not written (uncommitted changes; commit them or pass --allow-dirty)"),
+        (
+            stats.count(DIRTY),
+            "file not written (uncommitted changes; commit them or pass --allow-dirty)",
+            "files not written (uncommitted changes; commit them or pass --allow-dirty)",
+        ),
         (stats.count(READ_ONLY), "read-only file not written", "read-only files not written"),
         (stats.count(WRITE_FAILED), "file could not be written", "files could not be written"),
-        (stats.internal_errors, "internal error (file left unchanged; please report it)",
-         "internal errors (files left unchanged; please report them)"),
+        (
+            stats.internal_errors,
+            "internal error (file left unchanged; please report it)",
+            "internal errors (files left unchanged; please report them)",
+        ),
     ]
     parts.extend(_plural(n, one, many) for n, one, many in extras if n)
     return ", ".join(parts) + f" ({_plural(stats.checked, 'file', 'files')} checked)"
@@ -109,8 +125,10 @@ def render_github(findings: Sequence[Finding]) -> str:
     """GitHub Actions workflow commands (``::error file=...,line=...,col=...::...``)."""
     lines = []
     for f in findings:
-        level = "error" if f.needs_manual_work() or f.code in BLOCKING or f.code == INTERNAL_ERROR else (
-            "warning" if f.severity == "warning" else "notice"
+        level = (
+            "error"
+            if f.needs_manual_work() or f.code in BLOCKING or f.code == INTERNAL_ERROR
+            else ("warning" if f.severity == "warning" else "notice")
         )
         props = f"file={_escape_property(f.path)}"
         if f.line > 0:

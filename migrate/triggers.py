@@ -49,10 +49,7 @@ def static_rule_triggers(rules_dir: str = RULES_DIR) -> Optional[List[RuleTrigge
     found: List[RuleTriggers] = []
     try:
         names = sorted(
-            os.path.join(folder, n)
-            for folder, _, files in os.walk(rules_dir)
-            for n in files
-            if n.endswith(".py")
+            os.path.join(folder, n) for folder, _, files in os.walk(rules_dir) for n in files if n.endswith(".py")
         )
         for name in names:
             with open(name, "rb") as fh:
@@ -72,7 +69,9 @@ def static_rule_triggers(rules_dir: str = RULES_DIR) -> Optional[List[RuleTrigge
 def _assigns(node: ast.ClassDef, name: str) -> bool:
     return any(
         isinstance(stmt, (ast.Assign, ast.AnnAssign))
-        and any(isinstance(t, ast.Name) and t.id == name for t in getattr(stmt, "targets", [getattr(stmt, "target", None)]))
+        and any(
+            isinstance(t, ast.Name) and t.id == name for t in getattr(stmt, "targets", [getattr(stmt, "target", None)])
+        )
         for stmt in node.body
     )
 

@@ -24,15 +24,36 @@ from .findings import Finding
 
 SKIP_DIR_NAMES = frozenset(
     {
-        ".git", ".hg", ".svn", ".venv", "venv", "site-packages", "node_modules", "build",
-        "dist", ".tox", ".nox", "__pycache__", ".mypy_cache", ".pytest_cache", ".eggs",
+        ".git",
+        ".hg",
+        ".svn",
+        ".venv",
+        "venv",
+        "site-packages",
+        "node_modules",
+        "build",
+        "dist",
+        ".tox",
+        ".nox",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".eggs",
     }
 )
 PYTHON_SUFFIXES = (".py",)
 #: subpackages of apex; an ``apex/`` folder with ``__init__.py`` and one of these is apex
 _APEX_SUBPACKAGES = (
-    "amp", "fp16_utils", "parallel", "optimizers", "normalization", "contrib",
-    "multi_tensor_apply", "RNN", "transformer", "mlp",
+    "amp",
+    "fp16_utils",
+    "parallel",
+    "optimizers",
+    "normalization",
+    "contrib",
+    "multi_tensor_apply",
+    "RNN",
+    "transformer",
+    "mlp",
 )
 
 
@@ -89,6 +110,18 @@ def find_repo_root(directory: str, cache: Dict[str, Optional[str]]) -> Optional[
     return root
 
 
+def git_entries(args: Sequence[str], cwd: str) -> Optional[List[str]]:
+    """The NUL-separated output of ``git ARGS`` run in ``cwd``; ``None`` when git is
+    missing or fails (for example outside a repository)."""
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
+    except OSError:
+        return None
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+
+
 def git_ignored(directory: str) -> Optional[Set[str]]:
     """Absolute paths under ``directory`` that git ignores (folders end with ``/``).
 
@@ -96,21 +129,12 @@ def git_ignored(directory: str) -> Optional[Set[str]]:
     lists ignored folders once instead of every file inside them, and leaves tracked files
     out (a tracked file is never ignored).  ``None`` when git is unavailable.
     """
-    try:
-        proc = subprocess.run(
-            ["git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
-            cwd=directory,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
-    except OSError:
-        return None
-    if proc.returncode != 0:
+    entries = git_entries(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], directory)
+    if entries is None:
         return None
     base = os.path.abspath(directory)
     ignored = set()
-    for entry in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+    for entry in entries:
         if entry:
             path = os.path.join(base, entry.rstrip("/"))
             ignored.add(path + "/" if entry.endswith("/") else path)

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import tempfile
 import warnings
 from typing import Dict, Optional, Set
 
-from .walk import find_repo_root
+from .walk import find_repo_root, git_entries
 
 
 class WriteRefused(Exception):
@@ -98,28 +97,21 @@ class DirtyGuard:
             self._dirty[root] = self._status(root)
         dirty = self._dirty[root]
         if dirty is None:
-            return "could not run `git status` to check for uncommitted changes; not written (pass --allow-dirty to write anyway)"
+            return (
+                "could not run `git status` to check for uncommitted changes; not written "
+                "(pass --allow-dirty to write anyway)"
+            )
         if os.path.realpath(path) in dirty:
             return "file has uncommitted changes, not written (commit or stash them, or pass --allow-dirty)"
         return None
 
     @staticmethod
     def _status(root: str) -> Optional[Set[str]]:
-        try:
-            proc = subprocess.run(
-                ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all"],
-                cwd=root,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                check=False,
-            )
-        except OSError:
-            return None
-        if proc.returncode != 0:
+        entries = git_entries(["status", "--porcelain=v1", "-z", "--untracked-files=all"], root)
+        if entries is None:
             return None
         top = os.path.realpath(root)
         dirty: Set[str] = set()
-        entries = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
         skip_next = False
         for entry in entries:
             if skip_next:  # the source path of a rename or copy

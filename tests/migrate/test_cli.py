@@ -69,7 +69,7 @@ def test_manual_work_exits_one_even_after_writing(tmp_path):
     assert out[-1] == "1 file rewritten, 1 site needs manual work (see above) (2 files checked)"
     # the remaining TODO is reported again, once, on the next run
     again = run_cli(["."], tmp_path).stdout.decode().splitlines()
-    assert [l for l in again if "APX991" in l] == ["m.py:2:6: APX991 replace amp.master_params(opt) by the optimizer's parameters"]
+    assert [line for line in again if "APX991" in line] == ["m.py:2:6: APX991 replace amp.master_params(opt) by the optimizer's parameters"]
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,6 @@ import os
 import re
 import stat
 import sys
-from pathlib import Path
 
 import pytest
 
