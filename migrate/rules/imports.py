@@ -48,6 +48,7 @@ class ImportsRule(AmpRule):
         "APX103": "try/except ImportError around apex imports simplified: the native path is always available",
         "APX104": "apex import guard left as it is: its shape is not one the tool knows",
         "APX105": "apex availability probe inside a function left as it is",
+        "APX106": "unused `import apex` inside a function left as it is",
     }
     TRIGGERS = (b"apex",)
     LIVE_TRIGGERS = ("apex",)
@@ -85,6 +86,16 @@ class ImportsRule(AmpRule):
                     severity="warning",
                 )
                 continue
+            if isinstance(imp, cst.Import) and target == "apex" and alias.asname is None and binding == "apex":
+                if enclosing_function(self.parents, imp) is not None:
+                    self.report(
+                        imp,
+                        "APX106",
+                        "unused `import apex` inside a function left as it is (an import for its side effect "
+                        "or an availability check); delete it once nothing needs apex",
+                        severity="info",
+                    )
+                    continue
             unused_in.setdefault(stmt, []).append(alias)
             self._remove(stmt, imp, alias, target)
         gone: List[Any] = []
@@ -563,20 +574,6 @@ BATCH = int(os.environ.get("BATCH", 32))
         codes=("APX101",),
     ),
     Example(
-        "unused-import-in-function",
-        before="""\
-def train(model):
-    import apex
-
-    return model
-""",
-        after="""\
-def train(model):
-    return model
-""",
-        codes=("APX101",),
-    ),
-    Example(
         "shim-target-keeps-code",
         before="""\
 import torch
@@ -678,6 +675,16 @@ def train(model, optimizer, batches):
 ]
 
 NOOP_EXAMPLES: List[Example] = [
+    Example(
+        "unused-import-apex-in-function-left",
+        before="""\
+def train(model):
+    import apex
+
+    return model
+""",
+        codes=("APX106",),
+    ),
     Example(
         "availability-probe-left",
         before="""\
