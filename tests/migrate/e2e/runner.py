@@ -11,7 +11,7 @@ migrated script proves it needs neither apex nor (native target) apexcompat.
 
 Usage: python runner.py PLAN.json RESULTS.json
 PLAN = {"runs": [{"id", "script", "argv", "cwd", "env", "sys_path", "blocked", "cuda_amp_on_cpu"}]}
-RESULTS = {id: {"ok": bool, "stdout": str, "error": str, "cpu_s": float}}
+RESULTS = {id: {"ok": bool, "stdout": str, "error": str, "warnings": [str], "cpu_s": float}}
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import runpy
 import sys
 import time
 import traceback
+import warnings
 
 
 class _Blocker(importlib.abc.MetaPathFinder):
@@ -94,10 +95,12 @@ def run_one(run: dict) -> dict:
     sys.path[:0] = extra_path
     out = io.StringIO()
     ok, error = True, ""
+    caught: list = []
     started = time.process_time()
     try:
         simulate = _cuda_amp_on_the_cpu() if run.get("cuda_amp_on_cpu") else contextlib.nullcontext()
-        with contextlib.redirect_stdout(out), simulate:
+        with contextlib.redirect_stdout(out), simulate, warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:
         ok = exc.code in (None, 0)
@@ -116,7 +119,9 @@ def run_one(run: dict) -> dict:
         except Exception:  # noqa: BLE001
             ok, error = False, error + "\nreset after the run failed:\n" + traceback.format_exc()
         _forget_modules([], directory)
-    return {"ok": ok, "stdout": out.getvalue(), "error": error, "cpu_s": round(time.process_time() - started, 3)}
+    warned = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    return {"ok": ok, "stdout": out.getvalue(), "error": error, "warnings": warned,
+            "cpu_s": round(time.process_time() - started, 3)}
 
 
 def main(plan_path: str, results_path: str) -> None:
