@@ -434,6 +434,15 @@ class InitializeRule(AmpRule):
                 fixed=True,
                 severity="info",
             )
+        verbosity = _param(call, "verbosity", table)
+        if verbosity is not None:
+            self.report(
+                verbosity,
+                "APX203",
+                "verbosity dropped: native AMP prints neither the option listing nor the overflow lines",
+                fixed=True,
+                severity="info",
+            )
         return kwargs
 
     def _inference(self, site: InitSite, level: Optional[str], new: List[cst.BaseStatement]) -> None:
@@ -960,7 +969,7 @@ def fit(model, optimizer, batches):
         scaler.step(optimizer)
         scaler.update()
 """,
-        codes=("APX101", "APX201", "APX203", "APX203", "APX204", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX203", "APX203", "APX203", "APX204", "APX209", "APX301", "APX311"),
     ),
     Example(
         "o3-inference-model-half",
