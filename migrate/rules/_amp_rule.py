@@ -4,6 +4,7 @@ written twice."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -15,15 +16,16 @@ from ._edits import StatementEdits, block_body, code_of, read_todos, todo_lines,
 from .base import Rule
 
 
-_last_code: List[object] = [None, ""]
+_last_code = threading.local()
 
 
 def _code_of_module(tree: cst.Module) -> str:
-    """``tree.code``, remembered for the last tree (rules that skip pass the same object on)."""
-    if _last_code[0] is not tree:
-        _last_code[0] = tree
-        _last_code[1] = tree.code
-    return _last_code[1]  # type: ignore[return-value]
+    """``tree.code``, remembered (per thread) for the last tree: rules that skip pass the same
+    object on."""
+    if getattr(_last_code, "tree", None) is not tree:
+        _last_code.tree = tree
+        _last_code.code = tree.code
+    return _last_code.code
 
 
 def _is_pass_only(body: Sequence[Any]) -> bool:
