@@ -147,7 +147,8 @@ class FP16OptimizerRule(NeighbourRule):
         STATIC_TODO: ("APX703", "warning"),
         AUTOCAST_TODO: ("APX704", "warning"),
         LOAD_TODO: ("APX709", "error"),
-        CAST_TODO.split("{", 1)[0]: ("APX706", "error"),
+        # CAST_TODO starts with the helper's name, so each name is its own prefix
+        **{CAST_TODO.format(name=name.rsplit(".", 1)[1]): ("APX706", "error") for name in CASTS},
         MANUAL_TODO.split("{", 1)[0]: ("APX706", "error"),
     }
 

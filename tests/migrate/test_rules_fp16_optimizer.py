@@ -15,7 +15,7 @@ from migrate.rules.fp16_optimizer import (
 )
 from migrate.settings import Settings
 
-from neighbour_harness import check_example, example_ids
+from neighbour_harness import check_example, example_ids, run
 
 TODO = "# TODO(apexcompat): "
 
@@ -178,3 +178,22 @@ CASES = FP16OptimizerRule.EXAMPLES + FP16OptimizerRule.NOOP_EXAMPLES + EXTRA
 @pytest.mark.parametrize("example", CASES, ids=example_ids(CASES))
 def test_fp16_optimizer_rule(example: Example) -> None:
     check_example(FP16OptimizerRule, example)
+
+
+def test_other_rules_todo_comments_are_not_reported_as_apx706() -> None:
+    """A second run must not claim another rule's TODO comment as an fp16_utils helper (APX706)."""
+    source = (
+        "import torch\nfrom apex.fp16_utils import *\n\n\ndef fit(model, opt):\n"
+        "    " + TODO + "this file keeps apex.amp semantics through apexcompat.amp\n"
+        "    model, opt = amp.initialize(model, opt)\n"
+    )
+    result = run(FP16OptimizerRule, Example("foreign-todo", source, None, ()))
+    assert [f.code for f in result.findings] == []
+
+
+@pytest.mark.parametrize("name", ["network_to_half", "FP16Model"])
+def test_own_cast_todo_is_reported_again_on_a_second_run(name: str) -> None:
+    """The rule still recognises its own APX706 TODO once the call it marked is gone."""
+    source = "import torch\n\n\ndef fit(model):\n    " + TODO + CAST_TODO.format(name=name) + "\n    model(1)\n"
+    result = run(FP16OptimizerRule, Example("own-todo", source, None, ()))
+    assert [f.code for f in result.findings] == ["APX706"]
