@@ -1,4 +1,7 @@
-"""Gradient accumulation: scale_loss with delay_unscale on the micro-batches between steps."""
+"""Gradient accumulation: scale_loss with delay_unscale on the micro-batches between steps.
+
+The loss is summed, not averaged: at O1 the first steps overflow and are skipped while the
+loss scale calibrates down from 65536, as in many real runs."""
 
 import argparse
 
@@ -21,7 +24,7 @@ def main():
 
     torch.manual_seed(0)
     model = toydata.make_mlp()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9)
     model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
     start = 0
     if args.resume:
@@ -36,7 +39,7 @@ def main():
     optimizer.zero_grad()
     for i in range(start, start + args.steps):
         x, y = toydata.batch(data, i)
-        loss = F.mse_loss(model(x), y) / accum
+        loss = F.mse_loss(model(x), y, reduction="sum") / accum
         with amp.scale_loss(loss, optimizer, delay_unscale=(i + 1) % accum != 0) as scaled_loss:
             scaled_loss.backward()
         if (i + 1) % accum == 0:
