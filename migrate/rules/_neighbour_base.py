@@ -135,6 +135,13 @@ class NeighbourRule(Rule):
     #: on an earlier run is reported again, so a second run lists the same manual work
     KNOWN_TODOS: ClassVar[Dict[str, Tuple[str, str]]] = {}
 
+    # names inside import statements are bindings, not uses: the imports rule handles them
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
         self._module = node
         self._lines = node.code.splitlines()

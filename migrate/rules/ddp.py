@@ -84,12 +84,6 @@ class DistributedDataParallelRule(NeighbourRule):
         REDUCER_TODO: ("APX604", "error"),
     }
 
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = self.names_of(original_node.func)
         if names & APEX_DDP and self.settings.code_enabled("APX601"):

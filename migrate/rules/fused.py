@@ -103,12 +103,6 @@ class FusedKernelsRule(NeighbourRule):
         self._kept_reported: Set[str] = set()
         return super().visit_Module(node)
 
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
     # --- calls -------------------------------------------------------------------------
 
     def visit_Call(self, node: cst.Call) -> None:

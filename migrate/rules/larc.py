@@ -28,12 +28,6 @@ class LarcRule(NeighbourRule):
     STAR_EXPORTS = {"apex.parallel": ("LARC",)}
     KNOWN_TODOS = {LARC_TODO: ("APX621", "error")}
 
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
     def visit_Name(self, node: cst.Name) -> None:
         self._check(node)
 

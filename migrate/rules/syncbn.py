@@ -62,12 +62,6 @@ class SyncBatchNormRule(NeighbourRule):
         GROUP_TODO: ("APX614", "error"),
     }
 
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = self.names_of(original_node.func)
         new: Optional[cst.Call] = None

@@ -46,12 +46,6 @@ class TorchAmpSpellingsRule(NeighbourRule):
     }
     TRIGGERS = (b"cuda.amp", b"cpu.amp", b"custom_fwd", b"custom_bwd")
 
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = self.names_of(original_node.func)
         new: Optional[cst.Call] = None
