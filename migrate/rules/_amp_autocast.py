@@ -1,0 +1,245 @@
+"""Autocast placement for the initialize rule: find the forward pass and loss computation
+that feed each ``amp.scale_loss`` (in the same block, or at the callers of a ``backward``
+helper) and wrap them in ``torch.autocast``, switched on and off like the GradScaler
+(APX209); say so where they cannot be found (APX210)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from ._amp_rule import AmpRule
+from ._amp_sites import (
+    AmpFile,
+    InitSite,
+    ScaleLossSite,
+    assigned_names,
+    class_of_method,
+    code_of,
+    enclosing,
+    is_nested_in,
+    self_name,
+    walk,
+)
+from ._edits import statement
+
+_MODEL_CALL = re.compile(r"(model|net|encoder|decoder|generator|discriminator)", re.IGNORECASE)
+_BARRIER_CALLS = ("step", "backward")
+#: nn.Module methods that are not the forward pass
+_NOT_FORWARD = frozenset(
+    "train eval zero_grad to cuda cpu half float double bfloat16 parameters named_parameters buffers "
+    "named_buffers children modules named_modules state_dict load_state_dict apply requires_grad_ "
+    "register_forward_hook register_forward_pre_hook register_backward_hook register_buffer".split()
+)
+
+
+def flat_texts(node: Any) -> List[str]:
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [t for e in node.elements for t in flat_texts(e.value)]
+    return [code_of(node).strip()]
+
+
+class AutocastPlacement(AmpRule):
+    """Wraps the forward pass of each scaled loss in torch.autocast."""
+
+    #: initialize site -> the ``enabled=`` switch text of its scaler (None: always on)
+    switches: Dict[InitSite, Optional[str]]
+
+    def _model_texts(self, info: AmpFile) -> set:
+        texts = set()
+        for site in info.inits:
+            for m in site.models:
+                texts.add(code_of(m))
+            holder = site.stmt.body[0]
+            if isinstance(holder, cst.Assign):
+                target: Any = holder.targets[0].target
+                if site.has_optimizers and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+                    target = target.elements[0].value
+                if not site.has_optimizers or target is not holder.targets[0].target:
+                    texts.update(flat_texts(target))
+        return texts | {t.split(".")[-1] for t in texts}
+
+    def _is_model_call(self, node: cst.CSTNode, models: set) -> bool:
+        for sub in walk(node):
+            if isinstance(sub, cst.Call) and isinstance(sub.func, (cst.Name, cst.Attribute)):
+                text = code_of(sub.func)
+                last = text.split(".")[-1]
+                if last in _NOT_FORWARD:
+                    continue
+                if text in models or last in models or any(text.startswith(m + ".") for m in models):
+                    return True
+                if _MODEL_CALL.search(last):
+                    return True
+            if isinstance(sub, (cst.FunctionDef, cst.Lambda)):
+                return False
+        return False
+
+    @staticmethod
+    def _is_barrier(stmt: cst.BaseStatement) -> bool:
+        """Statements the autocast region does not extend over: loops and other compound
+        statements (a plain ``if`` is fine), steps, backwards, jumps."""
+        if not isinstance(stmt, (cst.SimpleStatementLine, cst.If)):
+            return True
+        for sub in walk(stmt):
+            if isinstance(sub, (cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)):
+                return True
+            if (
+                isinstance(sub, cst.Call)
+                and isinstance(sub.func, cst.Attribute)
+                and sub.func.attr.value in _BARRIER_CALLS
+            ):
+                return True
+            if isinstance(sub, (cst.Return, cst.Raise, cst.Continue, cst.Break, cst.Yield)):
+                return True
+        return False
+
+    def _inside_autocast(self, node: cst.CSTNode) -> bool:
+        cur = node
+        while cur in self.parents:
+            cur = self.parents[cur]
+            if isinstance(cur, cst.With) and any(
+                isinstance(i.item, cst.Call) and code_of(i.item.func).split(".")[-1] == "autocast" for i in cur.items
+            ):
+                return True
+        return False
+
+    def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
+        if self._inside_autocast(site.with_stmt):
+            return
+        loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
+        spans: List[Tuple[Any, Any]] = [(self._forward_span(site.with_stmt, loss_texts, info), site.func)]
+        if spans[0][0] is None:
+            spans = self._spans_at_callers(site, info)
+        switches = [self._switch_in(func, info) for _, func in spans]
+        if not spans or any(span is None for span, _ in spans) or any(sw is False for sw in switches):
+            self.todo(
+                site.with_stmt,
+                "APX210",
+                "the forward pass and loss are not next to this amp.scale_loss: wrap them in "
+                '`with torch.autocast("cuda", dtype=torch.float16):` by hand',
+                severity="warning",
+                fixed=True,
+            )
+            return
+        for (members, _func), enabled in zip(spans, switches):
+            switch = f", enabled={enabled}" if enabled else ""
+            head = f'with torch.autocast("cuda", dtype=torch.float16{switch}):\n    pass\n'
+
+            def build(ups: List[Any], head: str = head) -> List[Any]:
+                with_node: Any = statement(head)
+                inner = [ups[0].with_changes(leading_lines=[])] + ups[1:]
+                return [
+                    with_node.with_changes(
+                        body=with_node.body.with_changes(body=inner), leading_lines=ups[0].leading_lines
+                    )
+                ]
+
+            self.edits.wrap(members, build)
+            self.report(
+                members[0],
+                "APX209",
+                "forward pass and loss wrapped in torch.autocast (apex never marked them)",
+                fixed=True,
+                severity="info",
+            )
+        self.need_torch()
+
+    def _forward_span(self, stmt: Any, loss_texts: set, info: AmpFile) -> Optional[List[Any]]:
+        """The statements before ``stmt`` from the first model call through the one that
+        computes the loss, in the same block; None when they are not there."""
+        # `if fp16: with amp.scale_loss(...): ... else: loss.backward()`: look before the `if`
+        anchor: cst.CSTNode = stmt
+        while True:
+            block = self.parents.get(anchor)
+            owner = self.parents.get(block)
+            if isinstance(owner, cst.Else):
+                owner = self.parents.get(owner)
+            if isinstance(owner, cst.If) and isinstance(block, cst.IndentedBlock) and len(block.body) <= 2:
+                anchor = owner
+                continue
+            break
+        if self._inside_autocast(anchor):
+            return None
+        block = self.parents.get(anchor)
+        body: List[Any] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        index = body.index(anchor) if anchor in body else -1
+        end = None
+        for j in range(index - 1, -1, -1):
+            if not self._is_barrier(body[j]) and assigned_names(body[j]) & loss_texts:
+                end = j
+                break
+            if self._is_barrier(body[j]):
+                break
+        if end is None:
+            return None
+        models = self._model_texts(info)
+        start = None
+        for j in range(end, -1, -1):
+            if j != end and self._is_barrier(body[j]):
+                break
+            if self._is_model_call(body[j], models):
+                start = j
+        if start is None:
+            return None
+        members = body[start : end + 1]
+        if any(self.edits.planned(m) or m in self.edits.groups for m in members):
+            return None
+        return members
+
+    def _spans_at_callers(self, site: ScaleLossSite, info: AmpFile) -> List[Tuple[Any, Any]]:
+        """``def backward(self, loss): with amp.scale_loss(loss, ...)`` called as
+        ``self.backward(loss)`` right after the forward pass: wrap at each call."""
+        func = site.func
+        if func is None or not isinstance(site.loss, cst.Name):
+            return []
+        params = [p.name.value for p in func.params.params]
+        if site.loss.value not in params:
+            return []
+        index = params.index(site.loss.value)
+        cls = class_of_method(self.parents, func)
+        calls: List[cst.Call] = []
+        for node in walk(self.tree):
+            if not isinstance(node, cst.Call):
+                continue
+            if cls is not None and isinstance(node.func, cst.Attribute) and node.func.attr.value == func.name.value:
+                caller = enclosing(self.parents, node, cst.FunctionDef)
+                if class_of_method(self.parents, caller) is cls and code_of(node.func.value) == self_name(caller):
+                    calls.append(node)
+            elif cls is None and isinstance(node.func, cst.Name) and node.func.value == func.name.value:
+                calls.append(node)
+        spans = []
+        for call in calls:
+            shift = 1 if cls is not None else 0
+            args = [a for a in call.args if a.keyword is None and not a.star]
+            passed = args[index - shift].value if 0 <= index - shift < len(args) else None
+            stmt = self.statement_of(call)
+            if passed is None or not isinstance(stmt, cst.SimpleStatementLine):
+                return [(None, None)]
+            texts = {code_of(n) for n in walk(passed) if isinstance(n, (cst.Name, cst.Attribute))}
+            spans.append((self._forward_span(stmt, texts, info), enclosing(self.parents, call, cst.FunctionDef)))
+        return spans
+
+    def _switch_in(self, func: Optional[cst.FunctionDef], info: AmpFile):
+        """The autocast ``enabled=`` text inside ``func`` (None: always on; False: the
+        scaler cannot be reached there)."""
+        init = info.training_inits[0]
+        switch = self.switches.get(init)
+        if switch is None:
+            return None
+        if func is init.func or switch == "False":
+            return switch
+        access = info.access.get(func)
+        if access is None:
+            cls = class_of_method(self.parents, func)
+            if cls is not None and (
+                cls in info.class_threaded
+                or (info.storage == "self" and cls is class_of_method(self.parents, init.func))
+            ):
+                access = f"{self_name(func)}.{info.scaler_name}"
+            elif init.func is None or (info.storage == "local" and is_nested_in(self.parents, func, init.func)):
+                access = info.scaler_name
+        if access is None:
+            return False
+        return f"{access}.is_enabled()"

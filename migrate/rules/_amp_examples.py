@@ -1,0 +1,964 @@
+"""The documented examples of the apex.amp rules (initialize, scale_loss, step, clipping,
+checkpoints, imports): each is a whole script before and after the migration, with the codes
+it reports. tests/migrate/test_rules_amp.py runs them through the whole rule pipeline and the
+docs page lists them; ``InitializeRule`` carries them."""
+
+from __future__ import annotations
+
+from typing import List
+
+from ..settings import Settings
+from .base import Example
+
+
+#: the typical apex.amp loop (shown migrated for two target torch versions)
+LINEAR_LOOP = """\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+"""
+
+EXAMPLES: List[Example] = [
+    Example(
+        "opt-level-literal",
+        before=LINEAR_LOOP,
+        after="""\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        "flag-guard-and-opt-level-from-args",
+        before="""\
+import argparse
+
+import torch
+from apex import amp
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--opt-level", default="O1")
+parser.add_argument("--fp16", action="store_true")
+
+
+def main():
+    args = parser.parse_args()
+    model = torch.nn.Linear(10, 2).cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level, keep_batchnorm_fp32=True)
+    for x, y in loader:
+        output = model(x)
+        loss = criterion(output, y)
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--opt-level", default="O1")
+parser.add_argument("--fp16", action="store_true")
+
+
+def main():
+    args = parser.parse_args()
+    model = torch.nn.Linear(10, 2).cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    use_amp = args.fp16 and args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            output = model(x)
+            loss = criterion(output, y)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX203", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        "enabled-argument",
+        before="""\
+from apex import amp
+
+
+def fit(model, optimizer, data, use_fp16):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2", enabled=use_fp16, loss_scale="dynamic")
+    for x in data:
+        loss = model(x).mean()
+        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def fit(model, optimizer, data, use_fp16):
+    scaler = torch.amp.GradScaler("cuda", enabled=use_fp16)
+    for x in data:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_fp16):
+            loss = model(x).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        "static-loss-scale-and-dropped-options",
+        before="""\
+from apex import amp
+
+
+def fit(model, optimizer, batches):
+    model, optimizer = amp.initialize(
+        model, optimizer, opt_level="O1", loss_scale=128.0, max_loss_scale=2.0**16, num_losses=1, verbosity=0
+    )
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def fit(model, optimizer, batches):
+    # TODO(apexcompat): static loss_scale=128.0: the GradScaler keeps this scale, but unlike
+    #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
+    #   is acceptable
+    scaler = torch.amp.GradScaler("cuda", init_scale=128.0, growth_interval=10**9)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX203", "APX203", "APX203", "APX204", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        "o3-inference-model-half",
+        before="""\
+from apex import amp
+
+
+def load_for_inference(model):
+    model = amp.initialize(model, opt_level="O3")
+    model.eval()
+    return model
+""",
+        after="""\
+def load_for_inference(model):
+    # TODO(apexcompat): O3 inference: the model is now float16; apex also cast its floating
+    #   inputs to float16 and its outputs back to float32 - cast the inputs with .half() and
+    #   the outputs with .float() where they are used
+    model.half()
+    model.eval()
+    return model
+""",
+        codes=("APX101", "APX206"),
+    ),
+    Example(
+        "old-handle-api",
+        before="""\
+from apex import amp
+
+
+def fit(model, optimizer, batches, args):
+    amp_handle = amp.init(enabled=args.fp16)
+    for x in batches:
+        optimizer.zero_grad()
+        loss = model(x).sum()
+        with amp_handle.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def fit(model, optimizer, batches, args):
+    use_amp = args.fp16
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX209", "APX211", "APX301", "APX311"),
+    ),
+    Example(
+        "scaler-passed-to-same-file-function",
+        before="""\
+import torch
+from apex import amp
+
+
+def train_epoch(model, optimizer, loader):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for epoch in range(args.epochs):
+        train_epoch(model, optimizer, loader)
+""",
+        after="""\
+import torch
+
+
+def train_epoch(model, optimizer, loader, scaler):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
+    use_amp = args.fp16 and args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for epoch in range(args.epochs):
+        train_epoch(model, optimizer, loader, scaler)
+""",
+        codes=("APX101", "APX201", "APX202", "APX207", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        "class-trainer-keeps-scaler-on-self",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, opt_level="O1"):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        return loss.item()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, opt_level="O1"):
+        self.model, self.optimizer = model, optimizer
+        use_amp = opt_level != "O0"
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return loss.item()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        "trainer-class-built-after-initialize",
+        before='''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    """Runs the optimisation."""
+
+    def __init__(self, model, optimizer, clip=1.0):
+        self.model = model
+        self.optimizer = optimizer
+        self.clip = clip
+
+    def backward(self, loss):
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+
+    def optimizer_step(self):
+        torch.nn.utils.clip_grad_norm_(amp.master_params(self.optimizer), self.clip)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+
+    def fit(self, batches):
+        for x, y in batches:
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+            self.backward(loss)
+            self.optimizer_step()
+
+
+def main(args):
+    model = torch.nn.Linear(4, 4).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    trainer = Trainer(model, optimizer)
+    trainer.fit(loader)
+''',
+        after='''\
+import torch
+
+
+class Trainer:
+    """Runs the optimisation."""
+
+    def __init__(self, model, optimizer, clip=1.0, *, scaler):
+        self.scaler = scaler
+        self.model = model
+        self.optimizer = optimizer
+        self.clip = clip
+
+    def backward(self, loss):
+        self.scaler.scale(loss).backward()
+
+    def optimizer_step(self):
+        self.scaler.unscale_(self.optimizer)
+        torch.nn.utils.clip_grad_norm_((p for group in self.optimizer.param_groups for p in group["params"]), self.clip)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+
+    def fit(self, batches):
+        for x, y in batches:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = torch.nn.functional.mse_loss(self.model(x), y)
+            self.backward(loss)
+            self.optimizer_step()
+
+
+def main(args):
+    model = torch.nn.Linear(4, 4).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    trainer = Trainer(model, optimizer, scaler=scaler)
+    trainer.fit(loader)
+''',
+        codes=("APX101", "APX201", "APX202", "APX207", "APX209", "APX301", "APX311", "APX321"),
+    ),
+    Example(
+        "transformers-style-fp16-flag",
+        before="""\
+import torch
+from tqdm import tqdm
+
+
+def train(args, train_dataloader, model, optimizer, scheduler):
+    if args.fp16:
+        try:
+            from apex import amp
+        except ImportError:
+            raise ImportError("Please install apex from https://www.github.com/nvidia/apex to use fp16 training.")
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.fp16_opt_level)
+
+    # multi-gpu training (should be after apex fp16 initialization)
+    if args.n_gpu > 1:
+        model = torch.nn.DataParallel(model)
+
+    global_step = 0
+    tr_loss = 0.0
+    model.zero_grad()
+    for step, batch in enumerate(tqdm(train_dataloader, desc="Iteration")):
+        model.train()
+        batch = tuple(t.to(args.device) for t in batch)
+        inputs = {"input_ids": batch[0], "attention_mask": batch[1], "labels": batch[3]}
+        outputs = model(**inputs)
+        loss = outputs[0]  # model outputs are always tuple in transformers (see doc)
+
+        if args.n_gpu > 1:
+            loss = loss.mean()  # mean() to average on multi-gpu parallel training
+        if args.gradient_accumulation_steps > 1:
+            loss = loss / args.gradient_accumulation_steps
+
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+
+        tr_loss += loss.item()
+        if (step + 1) % args.gradient_accumulation_steps == 0:
+            if args.fp16:
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), args.max_grad_norm)
+            else:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+
+            optimizer.step()
+            scheduler.step()  # Update learning rate schedule
+            model.zero_grad()
+            global_step += 1
+    return global_step, tr_loss / global_step
+""",
+        after="""\
+import torch
+from tqdm import tqdm
+
+
+def train(args, train_dataloader, model, optimizer, scheduler):
+    use_amp = args.fp16 and args.fp16_opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    # multi-gpu training (should be after apex fp16 initialization)
+    if args.n_gpu > 1:
+        model = torch.nn.DataParallel(model)
+
+    global_step = 0
+    tr_loss = 0.0
+    model.zero_grad()
+    for step, batch in enumerate(tqdm(train_dataloader, desc="Iteration")):
+        model.train()
+        batch = tuple(t.to(args.device) for t in batch)
+        inputs = {"input_ids": batch[0], "attention_mask": batch[1], "labels": batch[3]}
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            outputs = model(**inputs)
+            loss = outputs[0]  # model outputs are always tuple in transformers (see doc)
+
+            if args.n_gpu > 1:
+                loss = loss.mean()  # mean() to average on multi-gpu parallel training
+            if args.gradient_accumulation_steps > 1:
+                loss = loss / args.gradient_accumulation_steps
+
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+
+        tr_loss += loss.item()
+        if (step + 1) % args.gradient_accumulation_steps == 0:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+
+            scaler.step(optimizer)
+            scaler.update()
+            scheduler.step()  # Update learning rate schedule
+            model.zero_grad()
+            global_step += 1
+    return global_step, tr_loss / global_step
+""",
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX301", "APX311", "APX322"),
+    ),
+    Example(
+        "elif-guard-and-a-variable-named-scaler",
+        before="""\
+from apex import amp
+from sklearn.preprocessing import StandardScaler
+
+
+def train(model, optimizer, batches, args):
+    scaler = StandardScaler()
+    if args.cpu:
+        model = model.cpu()
+    elif args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+    for x in batches:
+        x = scaler.transform(x)
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+from sklearn.preprocessing import StandardScaler
+import torch
+
+
+def train(model, optimizer, batches, args):
+    scaler = StandardScaler()
+    if args.cpu:
+        model = model.cpu()
+    use_amp = args.fp16
+    grad_scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        x = scaler.transform(x)
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        grad_scaler.scale(loss).backward()
+        grad_scaler.step(optimizer)
+        grad_scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        "functions-imported-from-apex-amp",
+        before="""\
+from apex.amp import initialize, scale_loss
+
+
+def train(model, optimizer, batches):
+    model, optimizer = initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        with scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        "closure-sees-the-scaler",
+        before="""\
+from apex import amp
+
+
+def main(model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def train_step(x):
+        loss = model(x).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+    for x in loader:
+        train_step(x)
+""",
+        after="""\
+import torch
+
+
+def main(model, optimizer, loader):
+    scaler = torch.amp.GradScaler("cuda")
+
+    def train_step(x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+
+    for x in loader:
+        train_step(x)
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        "gan-two-optimizers-and-loss-id",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(netD, netG, optD, optG, loader, args):
+    [netD, netG], [optD, optG] = amp.initialize([netD, netG], [optD, optG], opt_level=args.opt_level, num_losses=2)
+    for real in loader:
+        noise = torch.randn(real.size(0), 16)
+        # discriminator
+        optD.zero_grad()
+        fake = netG(noise)
+        errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+        with amp.scale_loss(errD, optD, loss_id=0) as errD_scaled:
+            errD_scaled.backward()
+        optD.step()
+        # generator
+        optG.zero_grad()
+        errG = criterion(netD(fake), ones)
+        with amp.scale_loss(errG, optG, loss_id=1) as errG_scaled:
+            errG_scaled.backward()
+        optG.step()
+""",
+        after="""\
+import torch
+
+
+def train(netD, netG, optD, optG, loader, args):
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for real in loader:
+        noise = torch.randn(real.size(0), 16)
+        # discriminator
+        optD.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            fake = netG(noise)
+            errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+        scaler.scale(errD).backward()
+        scaler.step(optD)
+        scaler.update()
+        # generator
+        optG.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            errG = criterion(netD(fake), ones)
+        scaler.scale(errG).backward()
+        scaler.step(optG)
+        scaler.update()
+""",
+        codes=(
+            "APX101",
+            "APX201",
+            "APX202",
+            "APX203",
+            "APX209",
+            "APX209",
+            "APX301",
+            "APX301",
+            "APX302",
+            "APX302",
+            "APX311",
+            "APX311",
+        ),
+    ),
+    Example(
+        "target-torch-2.2-uses-cuda-gradscaler",
+        before=LINEAR_LOOP,
+        after="""\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.cuda.amp.GradScaler()
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+        settings=Settings(target_torch=(2, 2)),
+    ),
+    Example(
+        "amp-imported-inside-function",
+        before="""\
+def train(model, optimizer, batches, opt_level="O1"):
+    from apex import amp
+
+    model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+def train(model, optimizer, batches, opt_level="O1"):
+    use_amp = opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        "availability-check-folded",
+        before="""\
+try:
+    from apex import amp
+except ImportError:
+    amp = None
+
+
+def main(args, model, optimizer, loader):
+    if args.fp16:
+        if amp is None:
+            raise ImportError("Please install apex to use --fp16.")
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).sum()
+        if args.fp16 and amp is not None:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def main(args, model, optimizer, loader):
+    use_amp = args.fp16 and args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX212", "APX212", "APX301", "APX311"),
+    ),
+    Example(
+        "fallback-amp-stored-on-object",
+        before="""\
+from apex import amp
+
+
+class Engine:
+    def __init__(self, model, optimizer):
+        self.amp = amp
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def backward(self, loss):
+        with self.amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        after="""\
+from apexcompat import amp
+
+
+class Engine:
+    def __init__(self, model, optimizer):
+        # TODO(apexcompat): apex.amp is passed on as a value here; its uses cannot be followed;
+        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        self.amp = amp
+        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;
+        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def backward(self, loss):
+        with self.amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        codes=("APX102", "APX220", "APX220"),
+    ),
+    Example(
+        "fallback-scale-loss-without-initialize",
+        before="""\
+from apex import amp
+
+
+def train_step(model, optimizer, batch):
+    loss = model(batch).mean()
+    optimizer.zero_grad()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+""",
+        after="""\
+from apexcompat import amp
+
+
+def train_step(model, optimizer, batch):
+    loss = model(batch).mean()
+    optimizer.zero_grad()
+    # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+    #   amp.scale_loss; this file keeps apex.amp semantics through apexcompat.amp, migrate
+    #   it by hand
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        "fallback-initialize-without-scale-loss",
+        before="""\
+from apex import amp
+
+from .engine import run_training
+
+
+def main(model, optimizer, args):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    run_training(model, optimizer)
+""",
+        after="""\
+from apexcompat import amp
+
+from .engine import run_training
+
+
+def main(model, optimizer, args):
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;
+    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    run_training(model, optimizer)
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        "loss-scale-from-a-variable",
+        before="""\
+from apex import amp
+
+
+def train(model, optimizer, batches, args):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=args.loss_scale)
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches, args):
+    # TODO(apexcompat): loss_scale=args.loss_scale is chosen at run time; the GradScaler is
+    #   dynamic. If it is a number, pass init_scale=<it>, growth_interval=10**9 to the
+    #   GradScaler
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX205", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        "forward-pass-in-a-helper",
+        before="""\
+from apex import amp
+
+
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for batch in batches:
+        loss = compute_loss(model, batch)
+        with amp.scale_loss(loss, optimizer, delay_overflow_check=True) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    for batch in batches:
+        loss = compute_loss(model, batch)
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap
+        #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX210", "APX301", "APX303", "APX311"),
+    ),
+]
+
+NOOP_EXAMPLES: List[Example] = [
+    Example(
+        "local-variable-named-amp",
+        before="""\
+from audio import Amplifier
+
+
+def boost(signal, model):
+    amp = Amplifier(gain=2.0)
+    model = amp.initialize(model)
+    with amp.scale_loss(signal) as louder:
+        louder.play()
+""",
+        codes=(),
+    ),
+    Example(
+        "self-amp-attribute",
+        before="""\
+class Mixer:
+    def __init__(self, amp):
+        self.amp = amp
+
+    def run(self, loss, optimizer):
+        with self.amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+        optimizer.step()
+""",
+        codes=(),
+    ),
+    Example(
+        "comments-and-strings-mention-apex",
+        before="""\
+# Mixed precision used to come from apex.amp (https://github.com/NVIDIA/apex);
+# `from apex import amp` is no longer needed.
+NOTE = "call amp.initialize(model, optimizer) before training"
+
+
+def describe():
+    return "apex.amp.scale_loss was used here"
+""",
+        codes=(),
+    ),
+    Example(
+        "amp-from-another-package",
+        before="""\
+from mylib import amp
+
+
+def setup(model, optimizer):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer
+""",
+        codes=(),
+    ),
+]

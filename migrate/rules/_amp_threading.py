@@ -1,0 +1,94 @@
+"""Scaler threading for the initialize rule: a function or class of the same file that needs
+the GradScaler takes it as a new parameter, and every call in the file passes it (APX207)."""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+import libcst as cst
+
+from ._amp_rule import AmpRule
+from ._amp_sites import AmpFile, enclosing, init_method, self_name
+from ._edits import expression, statement
+
+
+class ScalerThreading(AmpRule):
+    """Passes the GradScaler to the functions and classes that scale losses."""
+
+    def _thread_class(self, cls: cst.ClassDef, calls: List[cst.Call], info: AmpFile) -> None:
+        """``class Trainer`` built where the scaler exists: ``__init__`` takes it and keeps it
+        on ``self`` for the methods that scale losses."""
+        init: Any = init_method(cls)
+        self._thread(init, calls, info, skip=1, say=f"{cls.name.value}.__init__")
+        me = self_name(init)
+        keep = statement(f"{me}.{info.scaler_name} = {info.scaler_name}\n")
+        body = list(init.body.body) if isinstance(init.body, cst.IndentedBlock) else []
+        first = body[0] if body else None
+        if (
+            first is not None
+            and isinstance(first, cst.SimpleStatementLine)
+            and isinstance(first.body[0], cst.Expr)
+            and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        ):
+            self.edits.insert_after(first, [keep])  # after the docstring
+        elif first is not None:
+            self.edits.insert_before(first, [keep])
+
+    def _thread(
+        self, func: cst.FunctionDef, calls: List[cst.Call], info: AmpFile, skip: int = 0, say: Optional[str] = None
+    ) -> None:
+        name = info.scaler_name
+        params = func.params
+        plain = not params.star_arg or isinstance(params.star_arg, cst.MaybeSentinel)
+        simple = (
+            plain
+            and not params.kwonly_params
+            and not params.star_kwarg
+            and all(p.default is None for p in params.params)
+        )
+
+        def add_param(upd: cst.FunctionDef) -> cst.FunctionDef:
+            p = upd.params
+            if simple:
+                new_params = list(p.params)
+                if new_params and new_params[-1].comma is cst.MaybeSentinel.DEFAULT:
+                    pass
+                return upd.with_changes(params=p.with_changes(params=new_params + [cst.Param(cst.Name(name))]))
+            kwonly = list(p.kwonly_params) + [cst.Param(cst.Name(name))]
+            star = p.star_arg if not isinstance(p.star_arg, cst.MaybeSentinel) else cst.ParamStar()
+            return upd.with_changes(params=p.with_changes(kwonly_params=kwonly, star_arg=star))
+
+        self.replace_node(func, add_param)
+        for call in calls:
+            caller = enclosing(self.parents, call, cst.FunctionDef)
+            access = info.access.get(caller, name)
+            positional_only = all(a.keyword is None and not a.star for a in call.args)
+            by_position = simple and positional_only and len(call.args) == len(params.params) - skip
+            arg = (
+                cst.Arg(expression(access))
+                if by_position
+                else cst.Arg(
+                    expression(access),
+                    keyword=cst.Name(name),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+                )
+            )
+            self.replace_node(call, lambda upd, arg=arg: upd.with_changes(args=self._append_arg(list(upd.args), arg)))
+        self.report(
+            func,
+            "APX207",
+            f"{say or func.name.value}() takes the GradScaler as a new parameter `{name}`; "
+            "every call in this file passes it",
+            fixed=True,
+            severity="info",
+        )
+
+    @staticmethod
+    def _append_arg(args: List[cst.Arg], arg: cst.Arg) -> List[cst.Arg]:
+        if args:
+            last = args[-1]
+            if last.comma is cst.MaybeSentinel.DEFAULT:
+                args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                return args + [arg]
+            return args + [arg.with_changes(comma=last.comma)] if False else args + [arg]
+        return [arg]
