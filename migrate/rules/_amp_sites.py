@@ -15,11 +15,11 @@ file then keeps apex.amp's behaviour through ``apexcompat.amp`` and the blocker 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from ._edits import code_of
+from ._edits import code_of, walk
 
 AMP = "apex.amp"
 GRADSCALER_NAMES = frozenset(
@@ -157,7 +157,7 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
     members, outermost first in source order."""
     parents = rule.parents
     refs: List[AmpRef] = []
-    for node in _walk(module):
+    for node in walk(module):
         if not isinstance(node, (cst.Name, cst.Attribute)):
             continue
         names = rule.qualified_names(node)
@@ -179,19 +179,6 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
             if member is not None:
                 refs.append(AmpRef(node, member.split(".")[0]))
     return refs
-
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        stack.extend(reversed(cur.children))
-
-
-def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node under ``node`` (itself included), in source order."""
-    return _walk(node)
 
 
 # --- structure helpers -----------------------------------------------------------------------
@@ -273,13 +260,13 @@ def string_value(expr: Optional[cst.BaseExpression]) -> Optional[str]:
 
 
 def names_in(node: cst.CSTNode) -> Set[str]:
-    return {n.value for n in _walk(node) if isinstance(n, cst.Name)}
+    return {n.value for n in walk(node) if isinstance(n, cst.Name)}
 
 
 def assigned_names(stmt: cst.CSTNode) -> Set[str]:
     """Names (and ``self.x`` texts) a simple statement assigns to."""
     out: Set[str] = set()
-    for node in _walk(stmt):
+    for node in walk(stmt):
         targets: Sequence[cst.CSTNode] = ()
         if isinstance(node, cst.Assign):
             targets = [t.target for t in node.targets]
@@ -288,7 +275,7 @@ def assigned_names(stmt: cst.CSTNode) -> Set[str]:
         elif isinstance(node, cst.NamedExpr):
             targets = [node.target]
         for target in targets:
-            for item in _walk(target):
+            for item in walk(target):
                 if isinstance(item, (cst.Name, cst.Attribute)):
                     out.add(code_of(item))
     return out
@@ -297,7 +284,7 @@ def assigned_names(stmt: cst.CSTNode) -> Set[str]:
 def step_calls(func_body: cst.CSTNode, optimizer_text: str) -> List[cst.Call]:
     """``<optimizer>.step(...)`` calls under ``func_body``."""
     found = []
-    for node in _walk(func_body):
+    for node in walk(func_body):
         if (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
@@ -317,8 +304,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     if not info.refs:
         return info
     parents = rule.parents
-    used = {n.value for n in _walk(module) if isinstance(n, cst.Name) and not _is_member_name(parents, n)}
-    used |= {n.value for n in _walk(module) if isinstance(n, cst.Name) and isinstance(parents.get(n), cst.Param)}
+    used = {n.value for n in walk(module) if isinstance(n, cst.Name) and not _is_member_name(parents, n)}
+    used |= {n.value for n in walk(module) if isinstance(n, cst.Name) and isinstance(parents.get(n), cst.Param)}
     info.scaler_name = next((n for n in SCALER_NAMES if n not in used), "amp_grad_scaler")
     info.switch_name = next((n for n in SWITCH_NAMES if n not in used), "amp_switch")
     handles: Dict[str, InitSite] = {}
@@ -520,7 +507,7 @@ def _old_api_uses(rule, module: cst.Module, handles: Dict[str, InitSite], info: 
     if not handles:
         return
     parents = rule.parents
-    for node in _walk(module):
+    for node in walk(module):
         if not isinstance(node, (cst.Name, cst.Attribute)) or code_of(node) not in handles:
             continue
         parent = parents.get(node)
@@ -715,7 +702,7 @@ def _class_callers(rule: Any, cls: Any) -> Optional[List[cst.Call]]:
         return None
     name = cls.name.value
     calls = []
-    for node in _walk(rule.tree):
+    for node in walk(rule.tree):
         if (
             isinstance(node, cst.Name)
             and node.value == name
@@ -742,7 +729,7 @@ def _callers(rule, func: cst.FunctionDef) -> Optional[List[cst.Call]]:
     name = func.name.value
     module = rule.tree
     calls = []
-    for node in _walk(module):
+    for node in walk(module):
         if (
             isinstance(node, cst.Name)
             and node.value == name
@@ -774,7 +761,7 @@ def find_scalers(rule, module: cst.Module):
     local: Dict[Optional[cst.FunctionDef], Tuple[str, Optional[str]]] = {}
     attrs: Dict[cst.ClassDef, Tuple[str, Optional[str], Optional[cst.FunctionDef]]] = {}
     names: Set[str] = set()
-    for node in _walk(module):
+    for node in walk(module):
         if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1):
             continue
         if not (rule.qualified_names(node.value.func) & GRADSCALER_NAMES):
@@ -791,7 +778,7 @@ def find_scalers(rule, module: cst.Module):
             if cls is not None and target.value.value == self_name(func):
                 attrs[cls] = (target.attr.value, enabled, func)
 
-    for node in _walk(module):
+    for node in walk(module):
         if not (
             isinstance(node, cst.Assign)
             and len(node.targets) == 1

@@ -8,7 +8,7 @@ whole rewrite first and nested edits still compose."""
 from __future__ import annotations
 
 import textwrap
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 import libcst as cst
 
@@ -23,6 +23,15 @@ _EMPTY_MODULE = cst.Module(body=[])
 def code_of(node: Any) -> str:
     """The source text of ``node`` (whitespace inside it kept)."""
     return _EMPTY_MODULE.code_for_node(node)
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under ``node`` (itself included), in source order."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        stack.extend(reversed(cur.children))
 
 
 def statement(code: str) -> cst.BaseStatement:

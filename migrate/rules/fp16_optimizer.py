@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, cast
 
 import libcst as cst
 
-from ._edits import StatementEdits, block_body
+from ._edits import StatementEdits, block_body, move_leading, walk
 from ._neighbour_base import NeighbourRule, bind_args, code_of, expr, kwarg, literal_value
 from .base import TODO_PREFIX, Example
 
@@ -887,19 +887,12 @@ def _construction_call(stmt: cst.SimpleStatementLine) -> Optional[cst.Call]:
 
 def _keep_leading(original: Any, new: List[Any]) -> List[Any]:
     if new and original.leading_lines:
-        new = [new[0].with_changes(leading_lines=list(original.leading_lines) + list(new[0].leading_lines))] + new[1:]
+        new = [move_leading(original, new[0])] + new[1:]
     return new
 
 
 def _names_in(node: cst.CSTNode) -> List[cst.CSTNode]:
-    found: List[cst.CSTNode] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.append(n)
-
-    node.visit(_V())
-    return found
+    return [n for n in walk(node) if isinstance(n, cst.Name)]
 
 
 def _assigned_names(stmt: cst.CSTNode) -> Set[str]:
@@ -920,14 +913,7 @@ def _assigned_names(stmt: cst.CSTNode) -> Set[str]:
 
 
 def _called_names(stmt: cst.CSTNode) -> Set[str]:
-    names: Set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            names.add(code_of(n.func))
-
-    stmt.visit(_V())
-    return names
+    return {code_of(n.func) for n in walk(stmt) if isinstance(n, cst.Call)}
 
 
 def _has_with(stmts: Sequence[cst.CSTNode]) -> bool:
