@@ -446,8 +446,11 @@ def test_native_scaler_loading_reads_the_apex_checkpoint_into_an_enabled_scaler(
         pytest.skip("an enabled GradScaler on the CPU needs torch.amp.GradScaler (torch >= 2.3)")
     directory = e2e["dirs"]["native"]
     monkeypatch.syspath_prepend(str(directory))
-    monkeypatch.delitem(sys.modules, "toydata", raising=False)
-    namespace = runpy.run_path(str(directory / f"{name}.py"), run_name="migrated_under_test")
+    sys.modules.pop("toydata", None)
+    try:
+        namespace = runpy.run_path(str(directory / f"{name}.py"), run_name="migrated_under_test")
+    finally:
+        sys.modules.pop("toydata", None)  # the scripts' helper module is no test's business
     assert "load_scaler_state" in namespace, "the migrated file has no load_scaler_state helper"
     load_scaler_state = namespace["load_scaler_state"]
     apex_entry = torch.load(e2e["work"] / f"orig-{name}-amp-half.ckpt.pt")["amp"]
