@@ -15,6 +15,7 @@ import os
 import random
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -164,18 +165,22 @@ def time_run(root: str, extra: List[str], timeout: float) -> Tuple[float, float]
     machine is shared; wall time what a user waits on an idle one."""
     cpu = children_cpu()
     start = time.perf_counter()
+    # its own session, so that a timeout also stops the worker processes it started
+    proc = subprocess.Popen(
+        command() + ["--check", "--quiet", *extra, root],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
-        proc = subprocess.run(
-            command() + ["--check", "--quiet", *extra, root],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            timeout=timeout,
-        )
+        _, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return float("inf"), float("inf")
     elapsed = time.perf_counter() - start
     if proc.returncode == 2:
-        raise SystemExit(f"apexcompat-migrate failed: {proc.stderr.decode(errors='replace')}")
+        raise SystemExit(f"apexcompat-migrate failed: {stderr.decode(errors='replace')}")
     return elapsed, children_cpu() - cpu
 
 
