@@ -296,33 +296,14 @@ def attention(q, k):
         scores = q.float() @ k.float().t()
     return stable_softmax(scores)
 """,
-        after='''\
+        after="""\
 import torch
 import functools
 
 
-def autocast_function(dtype):
-    """Decorator: while CUDA autocast is on, run the function with autocast off on ``dtype``
-    inputs (what apex.amp's float_function/half_function did under O1)."""
-
-    def decorate(fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            if not torch.is_autocast_enabled():
-                return fn(*args, **kwargs)
-
-            def cast(value):
-                if torch.is_tensor(value) and value.is_cuda and value.is_floating_point():
-                    return value.to(dtype)
-                return value
-
-            with torch.autocast("cuda", enabled=False):
-                return fn(*[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
-
-        return wrapper
-
-    return decorate
-
+"""
+        + HELPER
+        + """
 
 @autocast_function(torch.float32)
 def stable_softmax(x):
@@ -333,7 +314,7 @@ def attention(q, k):
     with torch.autocast("cuda", enabled=False):
         scores = q.float() @ k.float().t()
     return stable_softmax(scores)
-''',
+""",
         codes=("APX101", "APX501", "APX504"),
     ),
     Example(

@@ -138,23 +138,13 @@ def train(model, optimizer, batches, resume=None):
     checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": amp.state_dict()}
     torch.save(checkpoint, "last.pt")
 """,
-        after='''\
+        after="""\
 import torch
 
 
-def load_scaler_state(scaler, state):
-    """Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
-
-    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
-    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
-    """
-    if "loss_scaler0" in state:
-        apex_state = state["loss_scaler0"]
-        state = dict(scaler.state_dict())
-        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
-    if state:
-        scaler.load_state_dict(state)
-
+"""
+        + HELPER
+        + """
 
 def train(model, optimizer, batches, resume=None):
     scaler = torch.amp.GradScaler("cuda")
@@ -171,7 +161,7 @@ def train(model, optimizer, batches, resume=None):
         scaler.update()
     checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": scaler.state_dict()}
     torch.save(checkpoint, "last.pt")
-''',
+""",
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX401", "APX402"),
     ),
 ]
