@@ -42,6 +42,10 @@ def expression(code: str) -> cst.BaseExpression:
     return cst.parse_expression(code)
 
 
+#: ``growth_interval`` of a GradScaler whose scale must stay where it starts (apex's static
+#: loss scale): no run reaches it
+NO_GROWTH = "10**9"
+
 #: continuation lines of a TODO comment that is too long for one line
 TODO_CONTINUATION = "#   "
 TODO_WIDTH = 88

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, cast
 
 import libcst as cst
 
-from ._edits import StatementEdits, move_leading, walk
+from ._edits import NO_GROWTH, StatementEdits, move_leading, walk
 from ._neighbour_base import NeighbourRule, bind_args, code_of, literal_value
 from .base import TODO_PREFIX
 
@@ -63,8 +63,6 @@ STAR_NAMES = (
     "tofp16",
 )
 
-#: a growth interval no run reaches: the scale stays where it starts (same value as the amp rules)
-NO_GROWTH = "10**9"
 FP16_PARAMS = ("init_optimizer", "static_loss_scale", "dynamic_loss_scale", "dynamic_loss_args", "verbose")
 DYNAMIC_ARGS = {"init_scale": "init_scale", "scale_window": "growth_interval", "scale_factor": "growth_factor"}
 

@@ -32,7 +32,7 @@ from ._amp_sites import (
     code_of,
     string_value,
 )
-from ._edits import expression, move_leading, statement, todo_lines, with_leading
+from ._edits import NO_GROWTH, expression, move_leading, statement, todo_lines, with_leading
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
@@ -52,7 +52,6 @@ INIT_PARAMS = {
     "max_loss_scale": 13,
 }
 OLD_INIT_PARAMS = {"enabled": 0, "loss_scale": 1, "enable_caching": 2, "verbose": 3, "allow_banned": 4}
-NO_GROWTH = "10**9"
 
 
 def _param(call: cst.Call, name: str, table: Dict[str, int]) -> Optional[cst.BaseExpression]:
