@@ -22,7 +22,7 @@ from .findings import Finding
 from .rules import ALL_RULES
 from .rules.base import Rule
 from .settings import Settings
-from .triggers import RULES_ENV
+from .triggers import RULES_ENV, admitted
 from .write import compile_error
 
 PARSE_ERROR_CODE = PARSE_ERROR  # kept for callers of the first version
@@ -47,6 +47,11 @@ class MigrationResult:
     def all_findings(self) -> List[Finding]:
         extra = [f for f in (self.parse_error, self.internal_error) if f is not None]
         return sorted(set(self.findings).union(extra))
+
+
+#: the registered rules: a file reaches them only when ``triggers.admitted`` (rules of a
+#: test seam or a caller's own are judged by their TRIGGERS alone)
+_REGISTERED = frozenset(ALL_RULES)
 
 
 def default_rules() -> Sequence[Type[Rule]]:
@@ -211,13 +216,16 @@ def migrate_source(
     returned when it compiles under the running Python; otherwise the file comes back
     unchanged with an ``internal_error`` finding that names the rule codes involved.
     """
+    active = enabled_rules(settings, rules)
+    # decided on the bytes, before parsing: most files never need LibCST
+    if not any(_has_work(rule_cls, source) for rule_cls in active):
+        return MigrationResult(path, source, source)
+    if not admitted(source) and all(r in _REGISTERED for r in active):
+        return MigrationResult(path, source, source)
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as exc:
         return MigrationResult(path, source, source, parse_error=_parse_failure(source, path, exc))
-    active = enabled_rules(settings, rules)
-    if not any(_has_work(rule_cls, source) for rule_cls in active):
-        return MigrationResult(path, source, source)
     # LibCST drops the final newline of a file whose lines end in a lone "\r" (old Mac
     # style); put back a lost suffix, and refuse any other round-trip difference
     lost_suffix = b""

@@ -17,6 +17,34 @@ from typing import Callable, List, Optional, Sequence, Tuple
 RULES_ENV = "APEXCOMPAT_MIGRATE_RULES"
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
 
+#: a file is parsed at all only when it mentions one of these (apex, its compiled modules,
+#: the apex-derived fp16 helpers copied into many repositories, or torch's deprecated
+#: ``torch.cuda.amp`` / ``torch.cpu.amp`` spellings).  The registered rules' own TRIGGERS
+#: are broader (``state_dict``, ``RNN``, ``Fused``...): they only choose which rules run on
+#: an admitted file, never admit one, so an ordinary torch script is not parsed.
+ADMISSION: Tuple[bytes, ...] = (
+    b"apex",
+    b"amp_C",
+    b"cuda.amp",
+    b"cpu.amp",
+    b"cuda import amp",
+    b"cpu import amp",
+    b"custom_fwd",
+    b"custom_bwd",
+    b"fp16util",
+    b"fp16_utils",
+    b"FP16_Optimizer",
+    b"FP16Model",
+    b"network_to_half",
+    b"LARC",
+)
+
+
+def admitted(source: bytes) -> bool:
+    """Whether the registered rules may have work in ``source`` at all."""
+    return any(t in source for t in ADMISSION)
+
+
 #: (codes, triggers) per rule class; empty triggers mean "every file"
 RuleTriggers = Tuple[Tuple[str, ...], Tuple[bytes, ...]]
 
@@ -87,11 +115,18 @@ def enabled_triggers(
     code_enabled: Callable[[str], bool], rule_triggers: Optional[Sequence[RuleTriggers]] = None
 ) -> Optional[Tuple[bytes, ...]]:
     """The union of triggers over rules with an enabled code; ``None`` means every file
-    qualifies (some enabled rule declares no trigger)."""
+    qualifies (some enabled rule declares no trigger).  For the registered rules (no
+    ``rule_triggers`` given, no test seam) it is ``ADMISSION`` instead whenever some rule
+    is enabled: the engine then checks the rules' own triggers before parsing."""
+    registered = rule_triggers is None and not os.environ.get(RULES_ENV)
     if rule_triggers is None:
-        rule_triggers = None if os.environ.get(RULES_ENV) else static_rule_triggers()
+        rule_triggers = static_rule_triggers() if registered else None
         if rule_triggers is None:
             rule_triggers = imported_rule_triggers()
+    if registered:
+        if not any(code_enabled(code) for codes, _ in rule_triggers for code in codes):
+            return ()
+        return ADMISSION
     union: List[bytes] = []
     for codes, triggers in rule_triggers:
         if not any(code_enabled(code) for code in codes):
