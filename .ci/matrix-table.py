@@ -60,14 +60,15 @@ def main() -> None:
             f"| `{env}` | {r['torch']} | {tests} | {result_word(r)} | {r['passed']} | {r['failed']} | {r['skipped']} "
             f"| {r['errors']} | {r['seconds']} s | `{r['commit']}` |"
         )
+    failing: dict[str, list[str]] = {}
     for env in sorted(rows, key=env_sort_key):
         logs = [d / f"{env}.log" for d in args.logs if (d / f"{env}.log").is_file()]
-        if logs:
-            ids = failures(logs[0])
-            if ids:
-                print(f"\nFailing in `{env}`:\n")
-                print("\n".join(f"- `{i}`" for i in ids))
-
+        for test_id in failures(logs[0]) if logs else []:
+            failing.setdefault(test_id, []).append(env)
+    if failing:
+        print("\nFailing tests, with the envs they failed in:\n")
+        for test_id, envs in failing.items():
+            print(f"- `{test_id}`: " + ", ".join(f"`{e}`" for e in envs))
 
 if __name__ == "__main__":
     main()
