@@ -67,5 +67,8 @@ def test_distributed_rank0_printing():
     outputs = [p.communicate(timeout=120) for p in procs]
     for rank, (proc, (out, err)) in enumerate(zip(procs, outputs)):
         assert proc.returncode == 0, err
-        assert out.splitlines() == expected_stdout(result[f"rank{rank}"]), f"rank {rank}"
+        # gloo itself prints "[Gloo] Rank 0 is connected to 1 peer ranks..." on some torch
+        # releases (2.8-2.10); that is torch's line, not one of amp's.
+        lines = [line for line in out.splitlines() if not line.startswith("[Gloo] ")]
+        assert lines == expected_stdout(result[f"rank{rank}"]), f"rank {rank}"
         assert "WARNINGS 0" in err  # no deprecation warning (spec §12)
