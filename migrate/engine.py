@@ -284,14 +284,13 @@ def migrate_source(
             source,
             source,
             [f for f in findings if not f.fixed],
-            internal_error=Finding(
+            internal_error=_error_finding(
                 path,
-                1,
-                1,
                 INTERNAL_ERROR,
                 f"internal error, file left unchanged: rule {crash.rule.__name__} raised "
                 f"{type(failure).__name__}: {failure} (at {os.path.basename(frame.filename)}:"
                 f"{frame.lineno}; codes involved: {_codes_of([crash.rule])})",
+                None,
             ),
         )
     if lost_suffix and new != roundtrip and not new.endswith(lost_suffix):
