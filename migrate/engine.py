@@ -85,6 +85,20 @@ def _error_finding(path: str, code: str, message: str, exc: Optional[SyntaxError
     return Finding(path=path, line=line, col=max(col, 1), code=code, message=message)
 
 
+def _left_unchanged(path: str, source: bytes, findings: List[Finding], what: str) -> MigrationResult:
+    """The result when a rule failed: the file keeps its bytes, the open sites found so far
+    are still reported, and an internal-error finding says which rule did what."""
+    return MigrationResult(
+        path,
+        source,
+        source,
+        [f for f in findings if not f.fixed],
+        internal_error=_error_finding(
+            path, INTERNAL_ERROR, f"internal error, file left unchanged: {what}", None
+        ),
+    )
+
+
 def _parse_failure(source: bytes, path: str, exc: Exception) -> Finding:
     """A finding that points at the real error: CPython's parser gives the exact position
     and a better message than LibCST's native parser (which reports 1:1)."""
@@ -279,19 +293,13 @@ def migrate_source(
     except RuleCrashed as crash:  # a bug in a rule must not stop the whole run
         failure = crash.error
         frame = traceback.extract_tb(failure.__traceback__)[-1]
-        return MigrationResult(
+        return _left_unchanged(
             path,
             source,
-            source,
-            [f for f in findings if not f.fixed],
-            internal_error=_error_finding(
-                path,
-                INTERNAL_ERROR,
-                f"internal error, file left unchanged: rule {crash.rule.__name__} raised "
-                f"{type(failure).__name__}: {failure} (at {os.path.basename(frame.filename)}:"
-                f"{frame.lineno}; codes involved: {_codes_of([crash.rule])})",
-                None,
-            ),
+            findings,
+            f"rule {crash.rule.__name__} raised {type(failure).__name__}: {failure} "
+            f"(at {os.path.basename(frame.filename)}:{frame.lineno}; "
+            f"codes involved: {_codes_of([crash.rule])})",
         )
     if lost_suffix and new != roundtrip and not new.endswith(lost_suffix):
         new += lost_suffix
@@ -318,17 +326,11 @@ def migrate_source(
             culprit = _find_breaking_rule(source, path, settings, active, ran)
             involved = _codes_of([culprit]) if culprit is not None else _codes_of(ran)
             name = f"rule {culprit.__name__} " if culprit is not None else "the rules "
-            return MigrationResult(
+            return _left_unchanged(
                 path,
                 source,
-                source,
-                [f for f in findings if not f.fixed],
-                internal_error=_error_finding(
-                    path,
-                    INTERNAL_ERROR,
-                    f"internal error, file left unchanged: {name}produced code that does not "
-                    f"compile ({error.msg} at line {error.lineno}; codes involved: {involved})",
-                    None,
-                ),
+                findings,
+                f"{name}produced code that does not compile "
+                f"({error.msg} at line {error.lineno}; codes involved: {involved})",
             )
     return MigrationResult(path, source, new, sorted(set(findings)))
