@@ -9,9 +9,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider
+from libcst.metadata import PositionProvider, QualifiedNameProvider
 
 from ..settings import Settings
+from ._tree import ParentProvider, children
 from ._edits import StatementEdits, block_body, code_of, read_todos, todo_lines, with_leading
 from .base import Rule
 
@@ -50,7 +51,7 @@ KNOWN_TODOS = {
 class AmpRule(Rule):
     """A rule over apex.amp sites: plan in ``plan(module)``, the base applies the plan."""
 
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentNodeProvider)  # type: ignore[assignment]
+    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentProvider)  # type: ignore[assignment]
     #: only the imports rule also works for ``--to shim``
     NATIVE_ONLY = True
     #: text of which one must be in the file *as the earlier rules left it* for this rule to
@@ -126,7 +127,7 @@ class AmpRule(Rule):
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
         self.tree = node
-        self.parents: Any = self.metadata[ParentNodeProvider]
+        self.parents: Any = self.metadata[ParentProvider]
         self.edits = StatementEdits()
         self.node_replacements: Dict[cst.CSTNode, object] = {}
         self.todos: Dict[cst.CSTNode, List[str]] = {}
@@ -183,7 +184,7 @@ def _walk_statements(node: cst.CSTNode):
             yield cur
         if isinstance(cur, (cst.BaseExpression,)):
             continue
-        stack.extend(reversed(cur.children))
+        stack.extend(reversed(children(cur)))
 
 
 def is_empty_shell(stmt: Any) -> bool:

@@ -8,10 +8,11 @@ whole rewrite first and nested edits still compose."""
 from __future__ import annotations
 
 import textwrap
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import libcst as cst
 
+from ._tree import walk
 from .base import TODO_PREFIX
 
 #: a list of statements, or a function of the updated statement that returns them
@@ -23,15 +24,6 @@ _EMPTY_MODULE = cst.Module(body=[])
 def code_of(node: Any) -> str:
     """The source text of ``node`` (whitespace inside it kept)."""
     return _EMPTY_MODULE.code_for_node(node)
-
-
-def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node under ``node`` (itself included), in source order."""
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        stack.extend(reversed(cur.children))
 
 
 def statement(code: str) -> cst.BaseStatement:

@@ -14,7 +14,6 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     GlobalScope,
     ImportAssignment,
-    ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
     QualifiedNameSource,
@@ -22,6 +21,7 @@ from libcst.metadata import (
 )
 
 from ._edits import code_of
+from ._tree import ParentProvider
 from ._edits import expression as expr
 from .base import TODO_PREFIX, Rule
 
@@ -126,7 +126,7 @@ class NeighbourRule(Rule):
         PositionProvider,
         QualifiedNameProvider,
         ScopeProvider,
-        ParentNodeProvider,
+        ParentProvider,
     )
 
     #: ``from <module> import *`` -> the names of that module this rule resolves
@@ -217,7 +217,7 @@ class NeighbourRule(Rule):
     def parent(self, node: Optional[cst.CSTNode]) -> Optional[cst.CSTNode]:
         if node is None:
             return None
-        return self.get_metadata(ParentNodeProvider, node, None)
+        return self.get_metadata(ParentProvider, node, None)
 
     def is_callee(self, node: cst.CSTNode) -> bool:
         parent = self.parent(node)
