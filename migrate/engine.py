@@ -16,11 +16,12 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 import libcst as cst
 import libcst.helpers
 from libcst.codemod import Codemod, CodemodContext, SkipFile
-from libcst.codemod.visitors import AddImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from .codes import INTERNAL_ERROR, PARSE_ERROR, UNDECODABLE
 from .findings import Finding
+from .import_edits import imports_present, remove_imports_without_scopes
 from .rules import ALL_RULES
 from .rules.base import Rule
 from .settings import Settings
@@ -141,8 +142,13 @@ class _SharedMetadata:
     def _instantiate_and_run(self, transform: Type[Codemod], tree: cst.Module) -> cst.Module:
         # LibCST runs AddImportsVisitor (two full passes over the tree) whenever a rule asked
         # for an import, even when the file already has it; most rules ask for ``torch``
-        if transform is AddImportsVisitor and _imports_present(self.context, tree):  # type: ignore[attr-defined]
+        context = self.context  # type: ignore[attr-defined]
+        if transform is AddImportsVisitor and imports_present(context, tree):
             return tree
+        if transform is RemoveImportsVisitor:
+            removed = remove_imports_without_scopes(context, tree)
+            if removed is not None:
+                return removed
         return super()._instantiate_and_run(transform, tree)  # type: ignore[misc]
 
     @contextmanager
@@ -160,24 +166,6 @@ class _SharedMetadata:
                 yield wrapper.module
             finally:
                 rule.context = replace(rule.context, wrapper=old)
-
-
-def _imports_present(context: CodemodContext, tree: cst.Module) -> bool:
-    """Whether every import scheduled for AddImportsVisitor is a plain ``import x`` that a
-    top-level statement of ``tree`` already makes (then the visitor would change nothing)."""
-    wanted = context.scratch.get(AddImportsVisitor.CONTEXT_KEY, ())
-    if not all(i.obj_name is None and i.alias is None and not i.relative for i in wanted):
-        return False
-    present = {
-        cst.helpers.get_full_name_for_node(alias.name)
-        for stmt in tree.body
-        if isinstance(stmt, cst.SimpleStatementLine)
-        for small in stmt.body
-        if isinstance(small, cst.Import)
-        for alias in small.names
-        if alias.asname is None
-    }
-    return all(i.module_name in present for i in wanted)
 
 
 _SHARED_CLASSES: Dict[Type[Rule], Type[Rule]] = {}

@@ -7,7 +7,7 @@ import pytest
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
-from migrate.engine import _imports_present
+from migrate.import_edits import imports_present as _imports_present
 
 
 def _check(source: str, *imports: tuple) -> bool:

@@ -1,0 +1,62 @@
+"""migrate.import_edits removes scheduled imports without scope analysis only when LibCST's
+own RemoveImportsVisitor would remove them too, with the same text."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import RemoveImportsVisitor
+
+from migrate.import_edits import certainly_unused_aliases, remove_imports_without_scopes
+
+
+def _context(*scheduled: tuple) -> CodemodContext:
+    context = CodemodContext()
+    for module, obj, alias in scheduled:
+        RemoveImportsVisitor.remove_unused_import(context, module, obj, alias)
+    return context
+
+
+def _libcst(source: str, scheduled: tuple) -> str:
+    return RemoveImportsVisitor(_context(*scheduled)).transform_module(cst.parse_module(source)).code
+
+
+DDP = ("apex.parallel", "DistributedDataParallel", "DDP")
+AMP = ("apex", "amp", None)
+FUSED = ("apex.optimizers", "FusedAdam", None)
+
+UNUSED = [
+    ("from apex.parallel import DistributedDataParallel as DDP\nimport torch\nm = torch.nn.parallel.DistributedDataParallel(m)\n", (DDP,)),
+    ("from apex.parallel import (\n    DistributedDataParallel as DDP,  # wrap\n    SyncBatchNorm,\n)\nSyncBatchNorm(3)\n", (DDP,)),
+    ("from apex.parallel import SyncBatchNorm, DistributedDataParallel as DDP\nSyncBatchNorm(3)\n", (DDP,)),
+    ("from apex import amp\nscaler = torch.amp.GradScaler('cuda')\nf(amp=True)\nsave({'amp': 1})\n", (AMP,)),
+    ("import os\nfrom apex import amp\nfrom apex.optimizers import FusedAdam\n\n\ndef f():\n    from apex import amp\n", (AMP, FUSED)),
+    ("import apex.amp\nx = 1\n", (("apex.amp", None, None),)),
+    ("from apex.optimizers import FusedAdam as Adam\nx: 'int' = 1\n", (("apex.optimizers", "FusedAdam", "Adam"),)),
+]
+
+STILL_UNDECIDED = [
+    ("from apex import amp\nmodel = amp.initialize(model)\n", (AMP,)),  # used
+    ("from apex import amp\n__all__ = ['amp']\n", (AMP,)),  # exported
+    ("from apex import amp\ndef f(x: 'amp.Thing'): pass\n", (AMP,)),  # string annotation
+    ("from apex import amp\nT = typing.TypeVar('T', bound='amp')\n", (AMP,)),
+    ("import apex.amp\nimport apex.parallel\napex.parallel.x()\n", (("apex.amp", None, None),)),  # same root in use
+    ("from apex import amp\ndef amp(): pass\n", (AMP,)),  # any other Name counts
+]
+
+
+@pytest.mark.parametrize("source, scheduled", UNUSED)
+def test_same_removal_as_libcst_without_scopes(source: str, scheduled: tuple) -> None:
+    tree = cst.parse_module(source)
+    assert certainly_unused_aliases(tree, scheduled) is not None
+    fast = remove_imports_without_scopes(_context(*scheduled), tree)
+    assert fast is not None
+    assert fast.code == _libcst(source, scheduled)
+    assert fast.code != source
+
+
+@pytest.mark.parametrize("source, scheduled", STILL_UNDECIDED)
+def test_left_to_libcst_when_a_scheduled_name_occurs(source: str, scheduled: tuple) -> None:
+    assert certainly_unused_aliases(cst.parse_module(source), scheduled) is None
+    assert remove_imports_without_scopes(_context(*scheduled), cst.parse_module(source)) is None
