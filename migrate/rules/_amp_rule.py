@@ -5,14 +5,15 @@ written twice."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
-from libcst.metadata import PositionProvider, QualifiedNameProvider
+from libcst.metadata import PositionProvider
 
 from ..settings import Settings
-from ._tree import ParentProvider, children
+from ._metadata import ParentProvider, QualifiedNameProvider
+from ._tree import children
 from ._edits import StatementEdits, block_body, code_of, read_todos, todo_lines, with_leading
 from .base import Rule
 
@@ -57,6 +58,9 @@ class AmpRule(Rule):
     #: text of which one must be in the file *as the earlier rules left it* for this rule to
     #: have work; checked before LibCST resolves any metadata (the expensive part)
     LIVE_TRIGGERS: Tuple[str, ...] = ()
+    #: the planned edits' nodes and their ancestors, once planned (the transform descends
+    #: only into these)
+    _spine: Optional[Set[cst.CSTNode]] = None
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         if self.LIVE_TRIGGERS and not any(t in _code_of_module(tree) for t in self.LIVE_TRIGGERS):
@@ -132,7 +136,36 @@ class AmpRule(Rule):
         self.node_replacements: Dict[cst.CSTNode, object] = {}
         self.todos: Dict[cst.CSTNode, List[str]] = {}
         self.plan(node)
+        self._spine = self._ancestors_of(self.edited_nodes())
         return True
+
+    def edited_nodes(self) -> Iterator[cst.CSTNode]:
+        """Every node of the original tree that a planned edit is keyed by.  A subclass that
+        keys edits of its own must add them here: the transform skips other subtrees."""
+        edits = self.edits
+        yield from self.node_replacements
+        yield from self.todos
+        yield from edits.replacements
+        yield from edits.before
+        yield from edits.after
+        for members, _ in edits.groups.values():
+            yield from members
+
+    def _ancestors_of(self, nodes: Iterable[cst.CSTNode]) -> Set[cst.CSTNode]:
+        spine: Set[cst.CSTNode] = set()
+        for node in nodes:
+            while node is not None and node not in spine:
+                spine.add(node)
+                node = self.parents.get(node)
+        return spine
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # a subtree without planned edits comes out as it went in: LibCST would rebuild
+        # every node of it (most of a file) only to produce the same text
+        spine = self._spine
+        if spine is not None and node not in spine:
+            return False
+        return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
         result: Any = super().on_leave(original_node, updated_node)

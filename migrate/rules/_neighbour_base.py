@@ -15,13 +15,12 @@ from libcst.metadata import (
     GlobalScope,
     ImportAssignment,
     PositionProvider,
-    QualifiedNameProvider,
     QualifiedNameSource,
     ScopeProvider,
 )
 
 from ._edits import code_of
-from ._tree import ParentProvider
+from ._metadata import ParentProvider, QualifiedNameProvider
 from ._edits import expression as expr
 from .base import TODO_PREFIX, Rule
 

@@ -1,5 +1,5 @@
-"""Fast tree navigation for the rules: a node's children in source order, a pre-order walk,
-and a parent-link metadata provider built on them.
+"""Fast tree navigation for the rules: a node's children in source order and a pre-order
+walk.
 
 LibCST's ``CSTNode.children`` rebuilds the node through ``_visit_and_replace_children``
 (a copy of every child, validated) just to list them, and ``ParentNodeProvider`` calls it
@@ -17,7 +17,6 @@ import operator
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Tuple
 
 import libcst as cst
-from libcst.metadata import BaseMetadataProvider
 
 _UNSET = (None, cst.MaybeSentinel.DEFAULT, ())
 
@@ -102,17 +101,3 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         cur = stack.pop()
         yield cur
         stack.extend(reversed(children(cur)))
-
-
-class ParentProvider(BaseMetadataProvider[cst.CSTNode]):
-    """Each node's parent (what ``libcst.metadata.ParentNodeProvider`` gives, faster)."""
-
-    def _gen_impl(self, module: cst.Module) -> None:
-        computed = self._computed
-        stack: List[cst.CSTNode] = [module]
-        while stack:
-            parent = stack.pop()
-            kids = children(parent)
-            for child in kids:
-                computed[child] = parent
-            stack.extend(kids)

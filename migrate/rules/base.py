@@ -14,10 +14,11 @@ from typing import ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
-from libcst.metadata import PositionProvider, QualifiedNameProvider
+from libcst.metadata import PositionProvider
 
 from ..findings import Finding
 from ..settings import Settings
+from ._metadata import QualifiedNameProvider
 
 TODO_PREFIX = "# TODO(apexcompat): "
 

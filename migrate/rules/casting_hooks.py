@@ -214,6 +214,10 @@ class CastingHooksRule(AmpRule):
         self.notes = {}
         return super().visit_Module(node)
 
+    def edited_nodes(self):
+        yield from super().edited_nodes()
+        yield from self.notes
+
     def _decorator_or_call(self, ref, parent) -> None:
         kind = ref.member.split("_")[0]
         if isinstance(parent, cst.Decorator) and parent.decorator is ref.expr:

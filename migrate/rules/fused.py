@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import QualifiedNameSource
 
+from ._metadata import QualifiedNameProvider
 from .base import Example
 from ._neighbour_base import NeighbourRule, as_keyword, bind_args, kwarg, literal_value
 from ..settings import Settings

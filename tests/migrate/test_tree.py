@@ -1,4 +1,5 @@
-"""migrate.rules._tree lists exactly LibCST's children, in the same order, on real code."""
+"""migrate.rules._tree and ._metadata give exactly what LibCST's children, parent links and
+qualified names give, on real code."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import glob
 import os
 
 import libcst as cst
+from libcst._metadata_dependent import LazyValue
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
+from libcst.metadata import QualifiedNameProvider as LibcstQualifiedNameProvider
 
 import migrate
 from migrate.rules import _tree
-from migrate.rules._tree import ParentProvider, children, walk
+from migrate.rules._metadata import ParentProvider, QualifiedNameProvider
+from migrate.rules._tree import children, walk
 
 HERE = os.path.dirname(__file__)
 #: the tool's own source, its test fixtures and e2e scripts, and a file with every f-string
@@ -24,6 +28,10 @@ x = f"{a}"
 y = f"{a:>10}" f"{b!r:{width}.{prec}}" f"{c=}" f"{d!s}"
 z = f"{a}" + f"{b:x}"
 '''
+
+
+def _names(value):
+    return set(value() if isinstance(value, LazyValue) else value)
 
 
 def _libcst_walk(node: cst.CSTNode):
@@ -54,5 +62,8 @@ def test_same_children_and_parents_as_libcst_on_the_corpus() -> None:
             assert children(node) == list(node.children), (path, type(node).__name__)
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         assert dict(wrapper.resolve(ParentProvider)) == dict(wrapper.resolve(ParentNodeProvider)), path
+        ours, theirs = wrapper.resolve(QualifiedNameProvider), wrapper.resolve(LibcstQualifiedNameProvider)
+        for node in expected:
+            assert _names(ours.get(node, set())) == _names(theirs.get(node, set())), (path, type(node).__name__)
         checked += len(expected)
     assert checked > 100_000
