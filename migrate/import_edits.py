@@ -125,4 +125,33 @@ def remove_imports_without_scopes(context: CodemodContext, tree: cst.Module) -> 
     unused = certainly_unused_aliases(tree, scheduled)
     if unused is None:
         return None
-    return tree.visit(_KnownUnusedRemoval(context, unused))
+    removal = _KnownUnusedRemoval(context, unused)
+    removal.visit_Module(tree)
+    return _edit_top_level_imports(tree, removal, set(unused.values())) or tree.visit(removal)
+
+
+def _edit_top_level_imports(
+    tree: cst.Module, removal: _KnownUnusedRemoval, imports: Set[_ImportNode]
+) -> Optional[cst.Module]:
+    """The removal's edits applied to the module's own import lines without visiting the
+    rest of the tree; None unless every import concerned is alone on a top-level line."""
+    lines = {}
+    for line in tree.body:
+        if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and line.body[0] in imports:
+            lines[line.body[0]] = line
+    if len(lines) != len(imports):
+        return None
+    body: List[cst.BaseStatement] = []
+    for stmt in tree.body:
+        imp = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        if imp not in lines:
+            body.append(stmt)
+            continue
+        if isinstance(imp, cst.Import):
+            result = removal.leave_Import(imp, imp)
+        else:
+            result = removal.leave_ImportFrom(imp, imp)
+        if isinstance(result, cst.RemovalSentinel):
+            continue  # as LibCST drops a line whose only statement was removed
+        body.append(stmt if result is imp else stmt.with_changes(body=[result]))
+    return tree.with_changes(body=body)

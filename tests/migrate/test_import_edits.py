@@ -33,6 +33,9 @@ UNUSED = [
     ("from apex import amp\nscaler = torch.amp.GradScaler('cuda')\nf(amp=True)\nsave({'amp': 1})\n", (AMP,)),
     ("import os\nfrom apex import amp\nfrom apex.optimizers import FusedAdam\n\n\ndef f():\n    from apex import amp\n", (AMP, FUSED)),
     ("import apex.amp\nx = 1\n", (("apex.amp", None, None),)),
+    ("# mixed precision\nfrom apex import amp  # apex\n\nx = 1\n", (AMP,)),  # the line's comments go with it
+    ("import os; from apex import amp\nx = os\n", (AMP,)),  # not alone on its line: full visit
+    ("if True:\n    from apex import amp\nx = 1\n", (AMP,)),  # nested: full visit
     ("from apex.optimizers import FusedAdam as Adam\nx: 'int' = 1\n", (("apex.optimizers", "FusedAdam", "Adam"),)),
 ]
 
