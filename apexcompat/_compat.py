@@ -193,7 +193,8 @@ def autocast_cache_reuses_no_grad_casts() -> bool:
     tensors does not require grad" — apex's eval-then-train pattern inside one O1 region.
 
     True on torch 2.2-2.10, False from 2.11 (measured on CPU in every minor release; CUDA uses
-    the same cache code; fixed upstream by pytorch#165068). Probed once on a tiny bfloat16 CPU linear, cached. Workaround where True: run no-grad
+    the same cache code; fixed upstream by pytorch#165068). Probed once on a tiny bfloat16 CPU
+    linear, cached. Workaround where True: run no-grad
     forwards with ``cache_enabled=False`` or call ``torch.clear_autocast_cache()`` when grad
     mode flips. The probe clears the autocast cache afterwards (a stale probe entry could
     otherwise be returned for a new tensor at the same address).

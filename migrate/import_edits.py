@@ -17,7 +17,7 @@ is plain to see: after DDP(...) became torch's DDP, the name ``DDP`` occurs nowh
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Set, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Set, Tuple, Union, cast
 
 import libcst as cst
 import libcst.helpers
@@ -108,7 +108,7 @@ def certainly_unused_aliases(
 class _KnownUnusedRemoval(RemoveImportsVisitor):
     """LibCST's removal edits, told which aliases are unused instead of resolving scopes."""
 
-    METADATA_DEPENDENCIES = ()  # type: ignore[assignment]
+    METADATA_DEPENDENCIES = ()  # type: ignore[assignment,misc]
 
     def __init__(self, context: CodemodContext, unused: Dict[cst.ImportAlias, _ImportNode]) -> None:
         super().__init__(context)
@@ -135,7 +135,7 @@ def _edit_top_level_imports(
 ) -> Optional[cst.Module]:
     """The removal's edits applied to the module's own import lines without visiting the
     rest of the tree; None unless every import concerned is alone on a top-level line."""
-    lines = {}
+    lines: Dict[cst.BaseSmallStatement, cst.SimpleStatementLine] = {}
     for line in tree.body:
         if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and line.body[0] in imports:
             lines[line.body[0]] = line
@@ -147,10 +147,11 @@ def _edit_top_level_imports(
         if imp not in lines:
             body.append(stmt)
             continue
+        result: Union[cst.BaseSmallStatement, cst.RemovalSentinel]
         if isinstance(imp, cst.Import):
             result = removal.leave_Import(imp, imp)
         else:
-            result = removal.leave_ImportFrom(imp, imp)
+            result = removal.leave_ImportFrom(cast(cst.ImportFrom, imp), cast(cst.ImportFrom, imp))
         if isinstance(result, cst.RemovalSentinel):
             continue  # as LibCST drops a line whose only statement was removed
         body.append(stmt if result is imp else stmt.with_changes(body=[result]))

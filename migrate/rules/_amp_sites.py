@@ -19,7 +19,8 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from ._edits import code_of, walk
+from ._edits import code_of
+from ._tree import walk
 
 AMP = "apex.amp"
 GRADSCALER_NAMES = frozenset(

@@ -12,7 +12,6 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import libcst as cst
 
-from ._tree import walk
 from .base import TODO_PREFIX
 
 #: a list of statements, or a function of the updated statement that returns them

@@ -10,7 +10,8 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, cast
 
 import libcst as cst
 
-from ._edits import NO_GROWTH, StatementEdits, move_leading, walk
+from ._edits import NO_GROWTH, StatementEdits, move_leading
+from ._tree import walk
 from ._neighbour_base import NeighbourRule, bind_args, code_of, literal_value
 from .base import TODO_PREFIX
 

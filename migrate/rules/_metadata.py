@@ -9,11 +9,12 @@ the tree again; names are still worked out only when a rule asks for them.
 
 from __future__ import annotations
 
-from typing import Collection, List
+from functools import partial
+from typing import Collection, List, Mapping, Optional, cast
 
 import libcst as cst
 from libcst._metadata_dependent import LazyValue
-from libcst.metadata import BaseMetadataProvider, QualifiedName, ScopeProvider
+from libcst.metadata import BaseMetadataProvider, QualifiedName, Scope, ScopeProvider
 
 from ._tree import children
 
@@ -40,6 +41,7 @@ class QualifiedNameProvider(BaseMetadataProvider[Collection[QualifiedName]]):
 
     def _gen_impl(self, module: cst.Module) -> None:
         computed = self._computed
-        for node, scope in self.metadata[ScopeProvider].items():
+        scopes = cast(Mapping[cst.CSTNode, Optional[Scope]], self.metadata[ScopeProvider])
+        for node, scope in scopes.items():
             if scope:
-                computed[node] = LazyValue(lambda scope=scope, node=node: scope.get_qualified_names_for(node))
+                computed[node] = LazyValue(partial(scope.get_qualified_names_for, node))
