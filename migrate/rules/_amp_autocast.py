@@ -27,6 +27,8 @@ from ._edits import statement
 
 _MODEL_CALL = re.compile(r"(model|net|encoder|decoder|generator|discriminator)", re.IGNORECASE)
 _BARRIER_CALLS = ("step", "backward")
+#: calls into torch itself (``torch.Generator()``, ``torch.randn``) are data, not the model
+_TORCH_API = ("torch.", "nn.", "F.")
 #: nn.Module methods that are not the forward pass
 _NOT_FORWARD = frozenset(
     "train eval zero_grad to cuda cpu half float double bfloat16 parameters named_parameters buffers "
@@ -66,7 +68,7 @@ class AutocastPlacement(AmpRule):
             if isinstance(sub, cst.Call) and isinstance(sub.func, (cst.Name, cst.Attribute)):
                 text = code_of(sub.func)
                 last = text.split(".")[-1]
-                if last in _NOT_FORWARD:
+                if last in _NOT_FORWARD or text.startswith(_TORCH_API):
                     continue
                 if text in models or last in models or any(text.startswith(m + ".") for m in models):
                     return True

@@ -48,6 +48,42 @@ for x, y in loader:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
+        "autocast-starts-at-the-forward-pass",
+        before="""\
+import torch
+from apex import amp
+
+model = build_generator().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for step in range(steps):
+    rng = torch.Generator().manual_seed(step)
+    noise = torch.randn(32, 8, generator=rng)
+    optimizer.zero_grad()
+    loss = model(noise).pow(2).mean()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+""",
+        after="""\
+import torch
+
+model = build_generator().cuda()
+optimizer = torch.optim.Adam(model.parameters())
+scaler = torch.amp.GradScaler("cuda")
+for step in range(steps):
+    rng = torch.Generator().manual_seed(step)
+    noise = torch.randn(32, 8, generator=rng)
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(noise).pow(2).mean()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         "flag-guard-and-opt-level-from-args",
         before="""\
 import argparse
