@@ -22,6 +22,7 @@ from libcst.metadata import MetadataWrapper
 from .codes import INTERNAL_ERROR, PARSE_ERROR, UNDECODABLE
 from .findings import Finding
 from .import_edits import imports_present, remove_imports_without_scopes
+from .positions import to_original
 from .rules import ALL_RULES
 from .rules.base import Rule
 from .settings import Settings
@@ -189,28 +190,36 @@ def _run_rules(
     findings: List[Finding],
 ) -> Tuple[bytes, List[Type[Rule]]]:
     """Apply ``rules`` in order, skipping those whose triggers the current text lacks;
-    returns the new text and the rules that changed it."""
+    returns the new text and the rules that changed it.  ``findings`` gets what the rules
+    reported, positioned in ``source`` (each rule saw the text the previous ones left)."""
     changed_by: List[Type[Rule]] = []
-    current = source
+    texts = [source]
+    #: the index in ``texts`` of the text each finding was reported on
+    versions: List[int] = []
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # fresh from the parser
-    for rule_cls in rules:
-        if not _has_work(rule_cls, current):
-            continue
-        rule = _shared(rule_cls)(CodemodContext(filename=path), settings, findings)
-        rule._shared_wrapper = wrapper  # type: ignore[attr-defined]
-        try:
-            tree = rule.transform_module(wrapper.module)
+    try:
+        for rule_cls in rules:
+            if not _has_work(rule_cls, texts[-1]):
+                continue
+            rule = _shared(rule_cls)(CodemodContext(filename=path), settings, findings)
+            rule._shared_wrapper = wrapper  # type: ignore[attr-defined]
+            try:
+                tree = rule.transform_module(wrapper.module)
+            except SkipFile:
+                continue
+            except Exception as exc:
+                raise RuleCrashed(rule_cls, exc) from exc
+            finally:
+                versions.extend([len(texts) - 1] * (len(findings) - len(versions)))
             new = tree.bytes
-            if new != current:
+            if new != texts[-1]:
                 # re-parsing is cheaper than deep-cloning and proves the text parses
                 wrapper = MetadataWrapper(cst.parse_module(new), unsafe_skip_copy=True)
-                current = new
+                texts.append(new)
                 changed_by.append(rule_cls)
-        except SkipFile:
-            continue
-        except Exception as exc:
-            raise RuleCrashed(rule_cls, exc) from exc
-    return current, changed_by
+    finally:
+        findings[:] = to_original(findings, versions, texts)
+    return texts[-1], changed_by
 
 
 def _codes_of(rules: Sequence[Type[Rule]]) -> str:
