@@ -4,13 +4,13 @@ tuning knobs dropped or turned into TODOs; ``Reducer`` is reported."""
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import ScopeProvider
 
 from ._neighbour_base import NeighbourRule, bind_args, code_of, kwarg, literal_value
+from ._tree import walk
 from .base import Example
 
 APEX_DDP = {
@@ -166,8 +166,7 @@ class DistributedDataParallelRule(NeighbourRule):
             return root in scope
 
         for region in regions:
-            found = _Candidates(self)
-            region.visit(found)
+            found = _Candidates(self).scan(region)
             candidates = found.set_device + found.cuda_device + found.local_rank_names
             for text in candidates + found.local_rank_attributes + found.env_assignments:
                 if reachable(text):
@@ -191,8 +190,7 @@ class DistributedDataParallelRule(NeighbourRule):
 
     def _parsed_args_with_local_rank(self, scope) -> Optional[str]:  # type: ignore[no-untyped-def]
         """``parser.add_argument("--local_rank")`` + ``args = parser.parse_args()`` in scope."""
-        found = _Candidates(self)
-        self._module.visit(found)
+        found = _Candidates(self).scan(self._module)
         if not found.local_rank_flag:
             return None
         for name in found.parse_args_targets:
@@ -202,17 +200,10 @@ class DistributedDataParallelRule(NeighbourRule):
 
     def _uses_gloo(self) -> bool:
         """A gloo process group means CPU modules, for which torch DDP rejects device_ids."""
-        return bool(
-            m.findall(
-                self._module,
-                m.Call(
-                    args=[
-                        m.ZeroOrMore(),
-                        m.Arg(value=m.SimpleString(value=m.MatchIfTrue(lambda v: v.strip("\"'") == "gloo"))),
-                        m.ZeroOrMore(),
-                    ]
-                ),
-            )
+        return any(
+            isinstance(node, cst.Call)
+            and any(isinstance(a.value, cst.SimpleString) and a.value.value.strip("\"'") == "gloo" for a in node.args)
+            for node in walk(self._module)
         )
 
     EXAMPLES = [
@@ -293,11 +284,10 @@ class DistributedDataParallelRule(NeighbourRule):
     ]
 
 
-class _Candidates(cst.CSTVisitor):
+class _Candidates:
     """Collects the expressions in a region that can hold the local rank, best first."""
 
     def __init__(self, rule: NeighbourRule) -> None:
-        super().__init__()
         self.rule = rule
         self.set_device: List[str] = []
         self.cuda_device: List[str] = []
@@ -306,6 +296,14 @@ class _Candidates(cst.CSTVisitor):
         self.env_assignments: List[str] = []
         self.parse_args_targets: List[str] = []
         self.local_rank_flag = False
+
+    def scan(self, region: cst.CSTNode) -> "_Candidates":
+        """Look at every node of ``region`` in source order."""
+        for node in walk(region):
+            look = _LOOKS.get(type(node))
+            if look is not None:
+                look(self, node)
+        return self
 
     def visit_Call(self, node: cst.Call) -> None:
         func = code_of(node.func)
@@ -339,6 +337,14 @@ class _Candidates(cst.CSTVisitor):
     def visit_Param(self, node: cst.Param) -> None:
         if node.name.value in LOCAL_RANK_NAMES:
             self.local_rank_names.append(node.name.value)
+
+
+_LOOKS: Dict[type, Callable[[_Candidates, Any], None]] = {
+    cst.Call: _Candidates.visit_Call,
+    cst.Attribute: _Candidates.visit_Attribute,
+    cst.Assign: _Candidates.visit_Assign,
+    cst.Param: _Candidates.visit_Param,
+}
 
 
 def _simple(node: cst.BaseExpression) -> bool:
