@@ -204,17 +204,17 @@ def _run_rules(
             rule = _shared(rule_cls)(CodemodContext(filename=path), settings, findings)
             rule._shared_wrapper = wrapper  # type: ignore[attr-defined]
             try:
-                tree = rule.transform_module(wrapper.module)
+                new = rule.transform_module(wrapper.module).bytes
+                if new != texts[-1]:
+                    # re-parsing is cheaper than deep-cloning and proves the text parses
+                    wrapper = MetadataWrapper(cst.parse_module(new), unsafe_skip_copy=True)
             except SkipFile:
                 continue
             except Exception as exc:
                 raise RuleCrashed(rule_cls, exc) from exc
             finally:
                 versions.extend([len(texts) - 1] * (len(findings) - len(versions)))
-            new = tree.bytes
             if new != texts[-1]:
-                # re-parsing is cheaper than deep-cloning and proves the text parses
-                wrapper = MetadataWrapper(cst.parse_module(new), unsafe_skip_copy=True)
                 texts.append(new)
                 changed_by.append(rule_cls)
     finally:

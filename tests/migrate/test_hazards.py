@@ -13,7 +13,7 @@ import pytest
 
 from migrate.engine import migrate_source
 from migrate.settings import Settings
-from toyrules import BrokenRule, CrashRule, ToyRule
+from toyrules import BrokenRule, CrashRule, ToyRule, UnparsableRule
 
 from helpers_driver import run_cli
 
@@ -131,6 +131,12 @@ def test_rule_output_that_does_not_compile_is_refused_and_names_the_rule():
     assert result.new == result.old
     assert result.internal_error is not None and result.internal_error.code == "APX002"
     assert "BrokenRule" in result.internal_error.message and "APX992" in result.internal_error.message
+
+
+def test_rule_output_that_does_not_parse_is_contained_to_its_file():
+    result = migrate(b'import apex\nx = "apex_garble"\n', rules=[ToyRule, UnparsableRule])
+    assert result.new == result.old
+    assert result.internal_error is not None and "UnparsableRule raised" in result.internal_error.message
 
 
 def test_rule_crash_is_contained_to_its_file():

@@ -67,3 +67,16 @@ class CrashRule(Rule):
 
     def visit_Module(self, node):
         raise RuntimeError("boom")
+
+
+class UnparsableRule(Rule):
+    """Turns the string ``"apex_garble"`` into one LibCST accepts as a node but cannot parse
+    back (a quote inside an unescaped string)."""
+
+    CODES = {"APX993": "produces text that does not parse"}
+    TRIGGERS = (b"apex_garble",)
+
+    def leave_SimpleString(self, original_node, updated_node):
+        if updated_node.value == '"apex_garble"':
+            return updated_node.with_changes(value="'apex'garble'")
+        return updated_node
