@@ -39,6 +39,24 @@ def _is_apex(name: Optional[str]) -> bool:
     return name is not None and (name == "apex" or name.startswith("apex."))
 
 
+#: logging methods: in an ``except ImportError:`` of an apex import, a call of one of these
+#: on a logger (any level: ``logger.exception``/``logging.error`` too) only says that apex
+#: is missing, so it goes with the ``try``
+_LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"}
+
+
+def _is_install_hint(call: cst.Call) -> bool:
+    """``print(...)``, ``warnings.warn(...)`` or a logging call (``logger.error``,
+    ``logging.exception``, ``self.log.warning``...): a message about the failed import."""
+    func = call.func
+    if code_of(func) in ("print", "warn", "warnings.warn"):
+        return True
+    if isinstance(func, cst.Attribute) and func.attr.value in _LOG_METHODS:
+        receiver = code_of(func.value).split(".")[-1].lower()
+        return "log" in receiver
+    return False
+
+
 class ImportsRule(AmpRule):
     """Remove apex imports that became unused; point the remaining apex.amp ones at the shim."""
 
@@ -342,10 +360,7 @@ class ImportsRule(AmpRule):
             return stmt  # a fallback implementation (if/def/class): keep it
         small = stmt.body[0] if len(stmt.body) == 1 else None
         if isinstance(small, (cst.Pass, cst.Raise)) or (
-            isinstance(small, cst.Expr)
-            and isinstance(small.value, (cst.Call, cst.SimpleString))
-            and code_of(small.value).split("(")[0]
-            in ("print", "warnings.warn", "logger.warning", "logging.warning", "logger.info", "log.warning")
+            isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and _is_install_hint(small.value)
         ):
             return None
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
@@ -536,6 +551,35 @@ import torch
 """,
         after="""\
 import torch
+""",
+        codes=("APX101", "APX103"),
+    ),
+    Example(
+        # a message in the except branch, at any log level, only says that apex is missing:
+        # it goes with the try (kept, it would log an error on every import)
+        "except-logs-install-hint",
+        before="""\
+import logging
+
+logger = logging.getLogger(__name__)
+try:
+    from apex import amp
+except ImportError:
+    logger.exception("Please install apex to use mixed precision.")
+    logging.error("apex is missing")
+
+
+def build(model):
+    return model
+""",
+        after="""\
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+def build(model):
+    return model
 """,
         codes=("APX101", "APX103"),
     ),
