@@ -138,6 +138,54 @@ def main():
         codes=("APX101", "APX201", "APX202", "APX203", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # the scaler is created after the whole if/else, switched on by the negated test,
+        # so the fp32 path (opt_level=None) still has the self.scaler the methods use
+        "initialize-in-else-branch",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, opt_level=None):
+        self.model, self.optimizer = model, optimizer
+        if opt_level is None:
+            print("training in fp32")
+        else:
+            self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, opt_level=None):
+        self.model, self.optimizer = model, optimizer
+        if opt_level is None:
+            print("training in fp32")
+        else:
+            self.model, self.optimizer = model, optimizer
+        use_amp = opt_level is not None and opt_level != "O0"
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         "enabled-argument",
         before="""\
 from apex import amp
@@ -553,7 +601,7 @@ def train(model, optimizer, batches, args):
     scaler = StandardScaler()
     if args.cpu:
         model = model.cpu()
-    use_amp = args.fp16
+    use_amp = not args.cpu and args.fp16
     grad_scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for x in batches:
         x = scaler.transform(x)

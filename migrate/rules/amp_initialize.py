@@ -31,6 +31,7 @@ from ._amp_sites import (
     analyse,
     code_of,
     string_value,
+    walk,
 )
 from ._edits import NO_GROWTH, expression, move_leading, statement, todo_lines, with_leading
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
@@ -77,14 +78,37 @@ def _literal_number(node: Optional[cst.BaseExpression]) -> Optional[float]:
 
 
 def _prune_empty_elifs(node: Any) -> Any:
-    """``if a: x  elif b: pass`` (the initialize that was there is gone) -> ``if a: x``."""
+    """``if a: x  elif b: pass`` / ``if a: x  else: pass`` (the initialize that was there is
+    gone) -> ``if a: x``."""
     orelse = node.orelse
     if isinstance(orelse, cst.If):
         orelse = _prune_empty_elifs(orelse)
         if is_empty_shell(orelse):
             orelse = None
         return node.with_changes(orelse=orelse)
+    if isinstance(orelse, cst.Else) and is_empty_shell(cst.If(test=cst.Name("True"), body=orelse.body)):
+        return node.with_changes(orelse=None)
     return node
+
+
+def _negated(node: cst.BaseExpression) -> Tuple[str, bool]:
+    """The text of ``not node`` (``a is None`` -> ``a is not None``, ``not a`` -> ``a``) and
+    whether it needs parentheses inside an ``and``."""
+    flips = {cst.Is: cst.IsNot, cst.IsNot: cst.Is, cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal}
+    flips.update({cst.In: cst.NotIn, cst.NotIn: cst.In})
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and not node.lpar:
+        target = node.comparisons[0]
+        flip = flips.get(type(target.operator))
+        if flip is not None:
+            op: Any = target.operator
+            new_op = flip(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
+            return code_of(node.with_changes(comparisons=[target.with_changes(operator=new_op)])), False
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not) and not node.lpar:
+        inner = node.expression
+        return code_of(inner), _paren(code_of(inner), inner) != code_of(inner)
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or node.lpar:
+        return f"not {code_of(node)}", False
+    return f"not ({code_of(node)})", False
 
 
 class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
@@ -125,6 +149,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             return
         self.info = info
         self.switches: Dict[InitSite, Optional[str]] = {}
+        self.guards = {site: self._guards_of(site, info) for site in info.inits}
         self._fold_checks(info)
         for site in info.inits:
             self._rewrite_init(site, info)
@@ -152,16 +177,52 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
 
     # --- initialize -------------------------------------------------------------------------
 
+    def _guards_of(self, site: InitSite, info: AmpFile) -> List[Tuple[cst.BaseExpression, bool]]:
+        """The conditions under which the initialize runs, as ``(test, negated)``, outermost
+        first, and ``site.anchor`` moved to the outermost ``if`` that holds it: in the body of
+        ``if c:`` it runs when ``c``; in the ``else:`` of ``if c:`` (``if not args.fp16: ...
+        else: amp.initialize(...)``) or after an ``elif``, when the earlier tests fail.  The
+        scaler is created after that ``if`` with these conditions as its switch, so it exists
+        on every path.  An ``else`` of an apex availability check (``if amp is None:``) stops
+        the climb: that ``if`` folds away on its own."""
+        parents = self.parents
+        guards: List[Tuple[cst.BaseExpression, bool]] = []
+        anchor: Any = site.stmt
+        cur: Any = site.stmt
+        while True:
+            block = parents.get(cur)
+            owner = parents.get(block) if block is not None else None
+            if isinstance(owner, cst.If) and owner.body is block:
+                top, taken, earlier = owner, [(owner.test, False)], []
+            elif isinstance(owner, cst.Else) and isinstance(parents.get(owner), cst.If):
+                top, taken, earlier = parents[owner], [], [parents[owner].test]
+            else:
+                break
+            # the tests of the earlier branches of an if/elif chain failed
+            while isinstance(parents.get(top), cst.If) and parents[top].orelse is top:
+                top = parents[top]
+                earlier.insert(0, top.test)
+            if not taken and any(sub in info.checks for test in earlier for sub in walk(test)):
+                break
+            guards[:0] = [(test, True) for test in earlier] + taken
+            anchor = cur = top
+        site.anchor = anchor
+        return guards
+
     def _switch_parts(self, site: InitSite) -> Optional[List[Tuple[str, bool]]]:
         """The conditions that turn amp on, as ``(text, needs parentheses in an and)``;
         None when amp is off."""
         table = OLD_INIT_PARAMS if site.old_api else INIT_PARAMS
         parts: List[Tuple[str, bool]] = []
-        for guard in site.guards:
+        for guard, negated in self.guards[site]:
             value, node = fold(guard, self.info.checks)
+            if value is not None and negated:
+                value = not value
             if value is False:
                 return None
-            if value is None:
+            if value is None and negated:
+                parts.append(_negated(node))
+            elif value is None:
                 parts.append((code_of(node), _paren(code_of(node), node) != code_of(node)))
         enabled = _param(site.call, "enabled", table)
         if enabled is not None:
