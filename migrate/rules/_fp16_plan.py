@@ -127,6 +127,9 @@ class FP16Planning(NeighbourRule):
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
         super().visit_Module(node)
+        # ``try: from apex.fp16_utils import * / except ImportError: raise ...`` (NVIDIA's
+        # examples and their copies): the star's names resolve as at module level
+        self._star_names.update(_guarded_star_names(node, self.STAR_EXPORTS))
         self._edits = StatementEdits()
         self._plans: List[_Plan] = []
         self._plan_calls: Dict[int, _Plan] = {}
@@ -553,6 +556,23 @@ class FP16Planning(NeighbourRule):
             if plan.model_calls & _called_names(before[i]) and not _has_with(before[i : end + 1]):
                 return i, end
         return None
+
+
+def _guarded_star_names(module: cst.Module, exports: Dict[str, Tuple[str, ...]]) -> Dict[str, str]:
+    """Bare name -> qualified name for ``from <module> import *`` nested in a module-level
+    ``try``/``if`` (a star import is only allowed at module level, so any one is)."""
+    found: Dict[str, str] = {}
+    for node in walk(module):
+        if (
+            isinstance(node, cst.ImportFrom)
+            and isinstance(node.names, cst.ImportStar)
+            and node.module is not None
+            and not node.relative
+        ):
+            base = code_of(node.module)
+            for name in exports.get(base, ()):
+                found[name] = f"{base}.{name}"
+    return found
 
 
 def _construction_call(stmt: cst.SimpleStatementLine) -> Optional[cst.Call]:

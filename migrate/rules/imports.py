@@ -22,6 +22,7 @@ from libcst.helpers import get_full_name_for_node
 from ._amp_rule import AmpRule
 from ._amp_sites import enclosing_function, walk
 from ._edits import code_of, move_leading
+from ._neighbour_base import APEX_STAR_EXPORTS
 from ..settings import Settings
 from .base import Example
 
@@ -77,8 +78,11 @@ class ImportsRule(AmpRule):
         self.removed: Set[cst.CSTNode] = set()
         self.reported_guards: Set[cst.CSTNode] = set()
         self.removed_trys: List[cst.CSTNode] = []
+        self.dropped_stars: Set[cst.CSTNode] = set()
         imports = self._apex_imports(module)
-        if not imports:
+        for stmt in self.dropped_stars:
+            self._drop_star(stmt)
+        if not imports and not self.dropped_stars:
             return
         used = self._used_bindings(module)
         unused_in: Dict[cst.CSTNode, List[cst.ImportAlias]] = {}
@@ -117,7 +121,7 @@ class ImportsRule(AmpRule):
             unused_in.setdefault(stmt, []).append(alias)
             self._remove(stmt, imp, alias, target)
         gone: List[Any] = []
-        for stmt in unused_in:
+        for stmt in list(unused_in) + [s for s in self.dropped_stars if s not in unused_in]:
             if not self._simplify_try(stmt, imp_stmts={s for s, *_ in imports}) and self._all_removed(stmt):
                 self._close_gap(stmt)
                 gone.append(stmt)
@@ -187,13 +191,58 @@ class ImportsRule(AmpRule):
                         (self.statement_of(node), node, alias, alias.evaluated_alias or name, f"{base}.{name}")
                     )
             elif isinstance(node, cst.ImportFrom) and _is_apex(_module_name(node)):
+                self._star_import(module, node)
+        return found
+
+    def _star_import(self, module: cst.Module, node: cst.ImportFrom) -> None:
+        """``from apex.fp16_utils import *``: the removed modules export a known list of
+        names.  None of them used any more (the other rules rewrote them): the import goes
+        (with its guard, see ``_simplify_try``).  Otherwise, or for a module whose names are
+        not known, it stays with a TODO naming what the file still takes from it."""
+        base = _module_name(node) or "apex"
+        stmt = self.statement_of(node)
+        exports = APEX_STAR_EXPORTS.get(base)
+        if exports is not None:
+            used = sorted(self._bare_names(module) & set(exports))
+            if not used and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+                self.dropped_stars.add(stmt)
                 self.report(
                     node,
-                    "APX104",
-                    f"`from {_module_name(node)} import *` kept: the names it brings cannot be followed",
-                    severity="error",
+                    "APX101",
+                    f"`from {base} import *` removed: none of its names is used",
+                    fixed=True,
+                    severity="info",
                 )
-        return found
+                return
+            message = (
+                f"`from {base} import *` kept: this file still uses {', '.join(used)} from it, and {base} "
+                "was removed from apex; replace those names, then delete the import"
+            )
+        else:
+            message = f"`from {base} import *` kept: the names it brings cannot be followed; import them by name"
+        self.todo(node, "APX104", message, severity="error")
+
+    def _drop_star(self, stmt: Any) -> None:
+        """Delete an unused star import (the import visitors cannot); the last statement of
+        its block becomes ``pass`` (a guard that stays, see ``_simplify_try``, or an ``if``
+        with an ``else``)."""
+        block = self.parents.get(stmt)
+        alone = isinstance(block, cst.IndentedBlock) and len(block.body) == 1
+        self.edits.replace(stmt, [cst.SimpleStatementLine([cst.Pass()])] if alone else [])
+
+    @staticmethod
+    def _bare_names(module: cst.Module) -> Set[str]:
+        """Names read or bound outside import statements, not as ``x.name`` attributes."""
+        skip: Set[int] = set()
+        names: Set[str] = set()
+        for node in walk(module):
+            if isinstance(node, (cst.Import, cst.ImportFrom)):
+                skip.update(id(n) for n in walk(node))
+            elif isinstance(node, cst.Attribute):
+                skip.add(id(node.attr))
+            elif isinstance(node, cst.Name) and id(node) not in skip:
+                names.add(node.value)
+        return names
 
     def _used_bindings(self, module: cst.Module) -> Dict[str, Set[str]]:
         """Name text -> qualified names of the dotted expressions it starts, for every name
@@ -293,9 +342,10 @@ class ImportsRule(AmpRule):
                     isinstance(small, cst.ImportFrom)
                     and isinstance(small.names, cst.ImportStar)
                     and _is_apex(_module_name(small))
+                    and line not in self.dropped_stars
                 ):
                     return True  # a star import from apex stays, and so does its guard
-        apex_lines = [s for s in body if s in imp_stmts]
+        apex_lines = [s for s in body if s in imp_stmts or s in self.dropped_stars]
         if any(not self._all_removed(s) for s in apex_lines):
             return True  # some apex name in the try is still used: leave the guard alone
         if owner.finalbody is not None or not all(self._catches_import_error(h) for h in owner.handlers):
@@ -333,6 +383,8 @@ class ImportsRule(AmpRule):
         return True
 
     def _all_removed(self, stmt: Any) -> bool:
+        if stmt in self.dropped_stars:
+            return True
         if not isinstance(stmt, cst.SimpleStatementLine):
             return False
         for small in stmt.body:
@@ -582,6 +634,81 @@ def build(model):
     return model
 """,
         codes=("APX101", "APX103"),
+    ),
+    Example(
+        # apex.fp16_utils was removed from apex and its names are a known list: the other
+        # rules rewrite what the file uses (to_python_float(t) -> t.item()), so the star
+        # import, and with it the guard, goes
+        "guarded-fp16-utils-star-resolved",
+        before="""\
+import torch
+
+try:
+    from apex.fp16_utils import *
+    from apex import amp
+except ImportError:
+    raise ImportError("Please install apex")
+
+
+def train(model, optimizer, x):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    loss = model(x).sum()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+    return to_python_float(loss.data)
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, x):
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(x).sum()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.data.item()
+""",
+        codes=("APX101", "APX101", "APX103", "APX201", "APX209", "APX301", "APX311", "APX707"),
+    ),
+    Example(
+        # a name from the star import that has no rewrite keeps the import, with a TODO
+        # naming what the file still takes from it
+        "star-import-still-used-todo",
+        before="""\
+import torch
+
+try:
+    from apex.fp16_utils import *
+except ImportError:
+    raise ImportError("Please install apex")
+
+
+def build(model, half):
+    if half:
+        convert_module(model, torch.half)
+    return model
+""",
+        after="""\
+import torch
+
+try:
+    # TODO(apexcompat): `from apex.fp16_utils import *` kept: this file still uses
+    #   convert_module from it, and apex.fp16_utils was removed from apex; replace those
+    #   names, then delete the import
+    from apex.fp16_utils import *
+except ImportError:
+    raise ImportError("Please install apex")
+
+
+def build(model, half):
+    if half:
+        convert_module(model, torch.half)
+    return model
+""",
+        codes=("APX104",),
     ),
     Example(
         "fallback-implementation-kept",
