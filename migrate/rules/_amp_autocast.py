@@ -126,6 +126,8 @@ class AutocastPlacement(AmpRule):
             )
             return
         for (members, _func), enabled in zip(spans, switches):
+            if members[0] in self.edits.groups:
+                continue  # another scale_loss of this loss wrapped the same forward pass
             switch = f", enabled={enabled}" if enabled else ""
             head = f'with torch.autocast("cuda", dtype=torch.float16{switch}):\n    pass\n'
 
@@ -150,32 +152,37 @@ class AutocastPlacement(AmpRule):
 
     def _forward_span(self, stmt: Any, loss_texts: set, info: AmpFile) -> Optional[List[Any]]:
         """The statements before ``stmt`` from the first model call through the one that
-        computes the loss, in the same block; None when they are not there."""
-        # `if fp16: with amp.scale_loss(...): ... else: loss.backward()`: look before the `if`
-        anchor: cst.CSTNode = stmt
+        computes the loss, in the same block or, when nothing before ``stmt`` in its block
+        stops the search, before the ``if`` that holds it (``if fp16: with amp.scale_loss(...)
+        ... else: loss.backward()``, or the two branches of an accumulation boundary); None
+        when they are not there.  A span another scale_loss of the same loss already wrapped
+        comes back as it is (nothing to wrap again)."""
+        anchor: Any = stmt
         while True:
+            if self._inside_autocast(anchor):
+                return None
             block = self.parents.get(anchor)
+            body: List[Any] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+            index = body.index(anchor) if anchor in body else -1
+            end = None
+            blocked = False
+            for j in range(index - 1, -1, -1):
+                if self._is_barrier(body[j]):
+                    blocked = True
+                    break
+                if assigned_names(body[j]) & loss_texts:
+                    end = j
+                    break
+            if end is not None:
+                break
             owner = self.parents.get(block)
             if isinstance(owner, cst.Else):
                 owner = self.parents.get(owner)
-            if isinstance(owner, cst.If) and isinstance(block, cst.IndentedBlock) and len(block.body) <= 2:
-                anchor = owner
-                continue
-            break
-        if self._inside_autocast(anchor):
-            return None
-        block = self.parents.get(anchor)
-        body: List[Any] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
-        index = body.index(anchor) if anchor in body else -1
-        end = None
-        for j in range(index - 1, -1, -1):
-            if not self._is_barrier(body[j]) and assigned_names(body[j]) & loss_texts:
-                end = j
-                break
-            if self._is_barrier(body[j]):
-                break
-        if end is None:
-            return None
+            if blocked or index < 0 or not isinstance(owner, cst.If):
+                return None
+            while isinstance(self.parents.get(owner), cst.If) and self.parents[owner].orelse is owner:
+                owner = self.parents[owner]  # an elif: the statement in the block is the first if
+            anchor = owner
         models = self._model_texts(info)
         start = None
         for j in range(end, -1, -1):
@@ -186,6 +193,9 @@ class AutocastPlacement(AmpRule):
         if start is None:
             return None
         members = body[start : end + 1]
+        group = self.edits.groups.get(members[0])
+        if group is not None and group[0] == members:
+            return members
         if any(self.edits.planned(m) or m in self.edits.groups for m in members):
             return None
         return members

@@ -186,6 +186,48 @@ class Trainer:
         codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # both branches of the accumulation boundary scale the same loss: its forward pass is
+        # wrapped once, before the if, and neither scale_loss asks for it by hand
+        "accumulation-branches-share-one-autocast",
+        before="""\
+from apex import amp
+
+
+def train(model, optimizer, batches, accum):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, x in enumerate(batches):
+        loss = model(x).sum()
+        loss = loss / accum
+        if (i + 1) % accum == 0:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        else:
+            with amp.scale_loss(loss, optimizer, delay_unscale=True) as scaled_loss:
+                scaled_loss.backward()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches, accum):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, x in enumerate(batches):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+            loss = loss / accum
+        if (i + 1) % accum == 0:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+        else:
+            scaler.scale(loss).backward()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX301", "APX302", "APX311"),
+    ),
+    Example(
         "enabled-argument",
         before="""\
 from apex import amp
