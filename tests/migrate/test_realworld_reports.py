@@ -1,0 +1,126 @@
+"""What the tool reports on real-world shapes (the testers' reports realworld-A/B): TODO
+comments reported again on every later run, once per comment; TODOs that say what to write
+in torch calls only; comments kept on rewritten statements; ``--diff`` paths outside the
+current directory."""
+
+from __future__ import annotations
+
+import collections
+from typing import Counter, List, Tuple
+
+import pytest
+
+from migrate.engine import migrate_source
+from migrate.rules import ALL_RULES
+from migrate.rules._amp_rule import AmpRule, known_todo
+from migrate.rules.base import TODO_PREFIX, Example
+from migrate.settings import Settings
+
+
+def todo_comments(text: str) -> List[Tuple[int, str]]:
+    """(line of the statement below, message) of every TODO comment, continuation lines joined."""
+    found: List[Tuple[int, List[str]]] = []
+    current = None
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if stripped.startswith(TODO_PREFIX):
+            current = [stripped[len(TODO_PREFIX) :]]
+            found.append((number, current))
+        elif current is not None and stripped.startswith("#   "):
+            current.append(stripped[4:])
+        else:
+            current = None
+    result = []
+    for number, parts in found:
+        below = number
+        while below < len(lines) and lines[below].lstrip().startswith("#"):
+            below += 1
+        result.append((below + 1, " ".join(parts)))
+    return result
+
+
+def todo_findings(result, messages) -> Counter:
+    return collections.Counter(
+        (f.code, f.severity, f.fixed, f.message) for f in result.all_findings() if f.message in messages
+    )
+
+
+def todo_examples() -> List[Tuple[str, Example]]:
+    return [
+        (f"{rule.__name__}:{example.id}", example)
+        for rule in ALL_RULES
+        for example in rule.EXAMPLES
+        if example.after is not None and TODO_PREFIX.strip() in example.after
+    ]
+
+
+TODO_EXAMPLES = todo_examples()
+
+
+# --- P-rerun / P-todo-count: every TODO comment is reported again, once per comment -------
+
+
+TWO_SITES = """\
+from apex import amp
+
+
+class Trainer:
+    def train_step(self, loss, i):
+        if (i + 1) % 2 == 0:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+        else:
+            with amp.scale_loss(loss, self.optimizer, delay_unscale=True) as scaled_loss:
+                scaled_loss.backward()
+"""
+
+
+def test_second_run_reports_each_of_several_identical_todos_at_its_own_line():
+    first = migrate_source(TWO_SITES.encode(), "t.py", Settings())
+    assert [f.code for f in first.all_findings() if f.needs_manual_work()] == ["APX220", "APX220"]
+    text = first.new.decode()
+    comments = todo_comments(text)
+    assert len(comments) == 2 and comments[0][1] == comments[1][1]
+    second = migrate_source(first.new, "t.py", Settings())
+    assert second.new == first.new
+    reported = [(f.line, f.code, f.severity) for f in second.all_findings() if f.needs_manual_work()]
+    assert reported == [(line, "APX220", "error") for line, _ in comments]
+    third = migrate_source(second.new, "t.py", Settings())
+    assert sorted(third.all_findings()) == sorted(second.all_findings())
+
+
+@pytest.mark.parametrize("example", [e for _, e in TODO_EXAMPLES], ids=[i for i, _ in TODO_EXAMPLES])
+def test_second_run_reports_every_todo_with_its_code_and_severity(example: Example):
+    first = migrate_source(example.before.encode(), "example.py", example.settings)
+    text = first.new.decode()
+    comments = todo_comments(text)
+    messages = {m for _, m in comments}
+    assert comments, "the example writes a TODO"
+    written = todo_findings(first, messages)
+    assert set(m for *_, m in written) == messages, "every TODO written is reported when written"
+    second = migrate_source(first.new, "example.py", example.settings)
+    assert second.new == first.new
+    again = todo_findings(second, messages)
+    assert again == written, "the second run reports the same TODOs with the same code and severity"
+    assert sum(again.values()) == len(comments), "once per comment"
+    # each at the statement the comment sits on
+    lines = collections.Counter((m, line) for line, m in comments)
+    assert collections.Counter((f.message, f.line) for f in second.all_findings() if f.message in messages) == lines
+
+
+def test_known_todos_cover_what_the_amp_rules_write():
+    """The table is checked against what the amp rules write: every TODO comment of every
+    documented example that an amp rule wrote maps back to the code, severity and fixed
+    flag of the finding reported with it."""
+    amp_codes = {c for rule in ALL_RULES if issubclass(rule, AmpRule) for c in rule.CODES}
+    seen = set()
+    for _, example in TODO_EXAMPLES:
+        first = migrate_source(example.before.encode(), "example.py", example.settings)
+        messages = {m for _, m in todo_comments(first.new.decode())}
+        for code, severity, fixed, message in todo_findings(first, messages):
+            if code in amp_codes:
+                assert known_todo(message) == (code, severity, fixed), message
+                seen.add(code)
+    assert {"APX204", "APX205", "APX206", "APX210", "APX220", "APX323", "APX503", "APX505"} <= seen
