@@ -50,8 +50,8 @@ KNOWN_TODOS: Dict[str, Tuple[str, str, bool]] = {
     "is chosen at run time; the GradScaler is dynamic": ("APX205", "error", False),
     "the GradScaler keeps this scale, but unlike apex": ("APX204", "warning", True),
     "O3 inference: the model is now float16": ("APX206", "warning", True),
-    "inference without optimizers: wrap the forward pass": ("APX206", "warning", True),
-    "the forward pass and loss are not next to this amp.scale_loss": ("APX210", "warning", True),
+    "inference without optimizers: wrap the forward pass": ("APX206", "error", False),
+    "the forward pass and loss are not next to this amp.scale_loss": ("APX210", "error", False),
     "misses inf: GradScaler skips steps": ("APX323", "warning", False),
     # imports: a star import of a removed module that is still used stays (found again each run)
     "was removed from apex; replace those names": ("APX104", "error", False),
