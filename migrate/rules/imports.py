@@ -40,6 +40,14 @@ def _is_apex(name: Optional[str]) -> bool:
     return name is not None and (name == "apex" or name.startswith("apex."))
 
 
+#: apex modules the 2025 removal deleted (besides apex.amp, which goes to the shim)
+_REMOVED = ("apex.parallel", "apex.fp16_utils", "apex.RNN")
+
+
+def _is_removed_module(name: str) -> bool:
+    return any(name == m or name.startswith(m + ".") for m in _REMOVED)
+
+
 #: logging methods: in an ``except ImportError:`` of an apex import, a call of one of these
 #: on a logger (any level: ``logger.exception``/``logging.error`` too) only says that apex
 #: is missing, so it goes with the ``try``
@@ -96,6 +104,7 @@ class ImportsRule(AmpRule):
                 if self._binding_used(binding, target, used, ignore_amp=True):
                     continue
             elif self._binding_used(binding, target, used):
+                self._report_dead_guard(stmt, imp, binding, target)
                 continue
             if self._unusual_guard(stmt):
                 continue
@@ -300,6 +309,34 @@ class ImportsRule(AmpRule):
             RemoveImportsVisitor.remove_unused_import(self.context, name, None, alias.evaluated_alias)
         self.removed.add(alias)
         self.report(imp, "APX101", f"unused import of {target} removed", fixed=True, severity="info")
+
+    def _report_dead_guard(self, stmt: Any, imp: Any, binding: str, target: str) -> None:
+        """``try: from apex.parallel import DistributedDataParallel as ApexDDP / except
+        ImportError: ApexDDP = None``: the module was removed from apex, so once the project
+        runs without (an old) apex the ``except`` branch always wins, and the other rules do
+        not touch a name the file also assigns.  Not silent: a TODO at the import."""
+        if not _is_removed_module(target):
+            return
+        block = self.parents.get(stmt)
+        owner = self.parents.get(block) if block is not None else None
+        if not isinstance(owner, cst.Try) or owner.body is not block:
+            return
+        for handler in owner.handlers:
+            for node in walk(handler.body):
+                if (
+                    isinstance(node, cst.Assign)
+                    and any(code_of(t.target) == binding for t in node.targets)
+                    and self.statement_of(node) not in owner.body.body
+                ):
+                    self.todo(
+                        imp,
+                        "APX104",
+                        f"{target} was removed from apex: without apex this import fails and "
+                        f"{binding} = {code_of(node.value)} (the except branch) from then on; "
+                        f"rewrite or delete what the file does with {binding}, then this guard",
+                        severity="error",
+                    )
+                    return
 
     def _unusual_guard(self, stmt: Any) -> bool:
         """An import in a ``try`` this rule does not know how to simplify stays (reported once)."""
@@ -706,6 +743,40 @@ except ImportError:
 def build(model, half):
     if half:
         convert_module(model, torch.half)
+    return model
+""",
+        codes=("APX104",),
+    ),
+    Example(
+        # a module removed from apex, guarded with a None fallback: once apex is gone the
+        # except branch always wins; the other rules leave a name the file assigns alone,
+        # so the import is reported as manual work (a TODO, never silent)
+        "removed-module-none-fallback-reported",
+        before="""\
+try:
+    from apex.parallel import DistributedDataParallel as ApexDDP
+except ImportError:
+    ApexDDP = None
+
+
+def unwrap(model):
+    if ApexDDP is not None and isinstance(model, ApexDDP):
+        return model.module
+    return model
+""",
+        after="""\
+try:
+    # TODO(apexcompat): apex.parallel.DistributedDataParallel was removed from apex: without
+    #   apex this import fails and ApexDDP = None (the except branch) from then on; rewrite
+    #   or delete what the file does with ApexDDP, then this guard
+    from apex.parallel import DistributedDataParallel as ApexDDP
+except ImportError:
+    ApexDDP = None
+
+
+def unwrap(model):
+    if ApexDDP is not None and isinstance(model, ApexDDP):
+        return model.module
     return model
 """,
         codes=("APX104",),
