@@ -55,6 +55,7 @@ KNOWN_TODOS: Dict[str, Tuple[str, str, bool]] = {
     "misses inf: GradScaler skips steps": ("APX323", "warning", False),
     # imports: a star import of a removed module that is still used stays (found again each run)
     "was removed from apex; replace those names": ("APX104", "error", False),
+    "was removed from apex: without apex this import fails": ("APX104", "error", False),
     # casting_hooks: its messages are built from these
     "native autocast does not cast it. Where that matters": ("APX503", "error", False),
     "native autocast does not. Where that matters": ("APX503", "error", False),  # written before 2026-11-21
@@ -63,11 +64,27 @@ KNOWN_TODOS: Dict[str, Tuple[str, str, bool]] = {
 
 
 def known_todo(message: str) -> Optional[Tuple[str, str, bool]]:
-    """(code, severity, fixed) of a TODO message an apex.amp rule writes, else ``None``."""
+    """(code, severity, fixed) of a TODO message an apex.amp rule writes, else ``None``: from
+    KNOWN_TODOS, or from the ``KNOWN`` table a rule declares next to its own messages (a
+    fragment -> the same three; such a rule may report its comments again itself)."""
     for fragment, known in KNOWN_TODOS.items():
         if fragment in message:
             return known
+    for rule in _amp_rule_classes():
+        for fragment, known in getattr(rule, "KNOWN", {}).items():
+            if fragment in message:
+                return known
     return None
+
+
+def _amp_rule_classes() -> List[type]:
+    found: List[type] = []
+    stack = list(AmpRule.__subclasses__())
+    while stack:
+        cls = stack.pop()
+        found.append(cls)
+        stack.extend(cls.__subclasses__())
+    return found
 
 
 class AmpRule(Rule):
