@@ -64,6 +64,24 @@ HELPER = '''def autocast_function(dtype):
 
     return decorate
 '''
+
+
+def registration_todo(kind: str, target: str, registration: str) -> str:
+    """The APX503 TODO for ``amp.register_<kind>_function`` on ``target`` that native
+    autocast does not cast: what to write instead, in torch calls only (the file has no
+    helper for it)."""
+    dtype, _ = _KIND[kind]
+    if kind == "promote":
+        inputs, args = "the widest float type among them", "a.float(), b.float()"
+    else:
+        inputs, args = dtype, f"x.{'half' if kind == 'half' else 'float'}()"
+    return (
+        f"apex ran {target} in {dtype} under O1 ({registration}); native autocast does not cast it. "
+        f"Where that matters, call it with autocast off and each floating-point tensor argument converted "
+        f'to {inputs}: `with torch.autocast("cuda", enabled=False): out = {target}({args})`'
+    )
+
+
 _KIND = {
     "half": ("float16", AUTOCAST_FP16),
     "float": ("float32", AUTOCAST_FP32),
@@ -168,11 +186,7 @@ class CastingHooksRule(AmpRule):
             )
             return
         target = f"{code_of(module_expr)}.{name if name is not None else '<' + code_of(name_expr) + '>'}"
-        message = (
-            f"apex ran {target} in {dtype} under O1 ({text}); native autocast does not. Where that matters, call it as "
-            f"autocast_function(torch.{'float16' if kind == 'half' else 'float32'})({target})(...) or inside "
-            '`with torch.autocast("cuda", enabled=False):` on converted inputs'
-        )
+        message = registration_todo(kind, target, text)
         self._remove_with(stmt, todo_lines(message))
         self.report(call, "APX503", message)
 
@@ -276,9 +290,10 @@ import torch
 
 # amp.register_half_function(torch, "einsum") removed: native autocast already runs einsum in float16
 # TODO(apexcompat): apex ran torch.sigmoid in float32 under O1
-#   (amp.register_float_function(torch, "sigmoid")); native autocast does not. Where
-#   that matters, call it as autocast_function(torch.float32)(torch.sigmoid)(...) or
-#   inside `with torch.autocast("cuda", enabled=False):` on converted inputs
+#   (amp.register_float_function(torch, "sigmoid")); native autocast does not cast it.
+#   Where that matters, call it with autocast off and each floating-point tensor
+#   argument converted to float32: `with torch.autocast("cuda", enabled=False): out =
+#   torch.sigmoid(x.float())`
 model = build()
 """,
         codes=("APX101", "APX502", "APX503"),

@@ -130,3 +130,18 @@ def test_known_todos_cover_what_the_amp_rules_write():
                 )
                 seen.add(code)
     assert {"APX204", "APX205", "APX206", "APX210", "APX220", "APX323", "APX503", "APX505"} <= seen
+
+
+# --- P-helper-todo: the register_*_function TODO says what to write with torch only -------
+
+
+@pytest.mark.parametrize("kind, dtype", [("float", "float"), ("half", "half")])
+def test_register_function_todo_names_only_torch_apis(kind, dtype):
+    source = f'import torch\nfrom apex import amp\n\namp.register_{kind}_function(torch, "inverse")\n\n\ndef f(w):\n    return torch.inverse(w)\n'
+    result = migrate_source(source.encode(), "t.py", Settings())
+    text = result.new.decode()
+    [(_, message)] = todo_comments(text)
+    assert "autocast_function" not in text
+    assert f'`with torch.autocast("cuda", enabled=False): out = torch.inverse(x.{dtype}())`' in message
+    [finding] = [f for f in result.all_findings() if f.code == "APX503"]
+    assert finding.message == message and finding.needs_manual_work()
