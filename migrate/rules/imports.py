@@ -118,7 +118,9 @@ class ImportsRule(AmpRule):
                 )
                 continue
             if isinstance(imp, cst.Import) and target == "apex" and alias.asname is None and binding == "apex":
-                if enclosing_function(self.parents, imp) is not None:
+                # inside a ``try: import apex ... except ImportError: use_amp = False`` it is a
+                # guard like any other: simplified below, the flag keeps its "available" value
+                if enclosing_function(self.parents, imp) is not None and not self._in_guard(stmt):
                     self.report(
                         imp,
                         "APX106",
@@ -357,6 +359,17 @@ class ImportsRule(AmpRule):
             )
         return True
 
+    def _in_guard(self, stmt: Any) -> bool:
+        """``stmt`` is in the body of a ``try`` whose handlers all catch ImportError."""
+        block = self.parents.get(stmt)
+        owner = self.parents.get(block) if block is not None else None
+        return (
+            isinstance(owner, cst.Try)
+            and owner.body is block
+            and owner.finalbody is None
+            and all(self._catches_import_error(h) for h in owner.handlers)
+        )
+
     def _is_probe(self, stmt: Any) -> bool:
         """``def has_apex(): try: import apex; return True except ImportError: return False``"""
         block = self.parents.get(stmt)
@@ -385,6 +398,8 @@ class ImportsRule(AmpRule):
         apex_lines = [s for s in body if s in imp_stmts or s in self.dropped_stars]
         if any(not self._all_removed(s) for s in apex_lines):
             return True  # some apex name in the try is still used: leave the guard alone
+        if any(s in self.edits.before for s in apex_lines):
+            return True  # ``import apexcompat.amp`` goes in its place (apex.amp.x chains, shim)
         if owner.finalbody is not None or not all(self._catches_import_error(h) for h in owner.handlers):
             return True
         rest = [s for s in body if s not in apex_lines]
@@ -406,6 +421,12 @@ class ImportsRule(AmpRule):
                     keep.append(kept)
         if owner.orelse is not None:
             keep.extend(cast(Any, owner.orelse.body).body)
+        if keep:
+            # blank lines that separated it from the import inside the try would open the block
+            first_lines = list(cast(Any, keep[0]).leading_lines)
+            while first_lines and first_lines[0].comment is None:
+                first_lines.pop(0)
+            keep[0] = keep[0].with_changes(leading_lines=first_lines)
         self.edits.replace(owner, lambda upd, keep=keep: [move_leading(upd, keep[0])] + keep[1:] if keep else [])
         if not keep:
             self._close_gap(owner)
@@ -782,6 +803,50 @@ def unwrap(model):
         codes=("APX104",),
     ),
     Example(
+        # `import apex` as the availability check of a function's amp switch: the same guard
+        # as at module level, so the flag keeps its "available" value (left alone, it would
+        # turn amp off for good once apex is uninstalled)
+        "function-guard-flag-stays-true",
+        before="""\
+import torch
+
+
+def fit(model, optimizer, x):
+    try:
+        import apex
+
+        use_amp = True
+    except ImportError:
+        use_amp = False
+    if use_amp:
+        model, optimizer = apex.amp.initialize(model, optimizer, opt_level="O1")
+    loss = model(x).sum()
+    if use_amp:
+        with apex.amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def fit(model, optimizer, x):
+    use_amp = True
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+        loss = model(x).sum()
+    if use_amp:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX103", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         "fallback-implementation-kept",
         before="""\
 try:
@@ -881,6 +946,37 @@ def main(model, optimizer, x):
         scaled_loss.backward()
     optimizer.step()
     return apexcompat.amp.state_dict()
+""",
+        codes=("APX101", "APX102"),
+        settings=Settings(target="shim"),
+    ),
+    Example(
+        # `apex.amp.x` chains in a guard: `import apexcompat.amp` takes the import's place and
+        # the guard stays (simplifying it would drop the new import and the renamed chains)
+        "shim-target-guard-with-apex-amp-chain",
+        before="""\
+import torch
+
+
+try:
+    import apex
+
+    apex.amp.register_float_function(torch, "sigmoid")
+    use_amp = True
+except ImportError:
+    use_amp = False
+""",
+        after="""\
+import torch
+
+
+try:
+    import apexcompat.amp
+
+    apexcompat.amp.register_float_function(torch, "sigmoid")
+    use_amp = True
+except ImportError:
+    use_amp = False
 """,
         codes=("APX101", "APX102"),
         settings=Settings(target="shim"),
