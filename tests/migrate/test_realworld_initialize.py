@@ -1,0 +1,214 @@
+"""The initialize rule on real-world shapes (testers' reports realworld-A/B): the scaler of an
+``amp.initialize`` in the ``else:`` branch of a guard exists on the fp32 path too (B P4); a
+forward pass the tool cannot wrap is manual work, with the TODO in the file (A P-autocast,
+B P9); a forward already wrapped for one ``scale_loss`` is not asked for again by another
+(A P-spurious-todo)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import List
+
+import pytest
+
+from helpers_driver import run_cli
+from migrate.engine import migrate_source
+from migrate.rules.base import TODO_PREFIX
+from migrate.settings import Settings
+
+
+def migrate(text: str):
+    result = migrate_source(text.encode(), "t.py", Settings())
+    assert result.parse_error is None and result.internal_error is None, result.internal_error
+    return result
+
+
+def manual(result) -> List[str]:
+    return [f.code for f in result.all_findings() if f.needs_manual_work()]
+
+
+# --- B P4: initialize in the else branch of a guard ------------------------------------------
+
+ELSE_BRANCH = """\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, opt_level=None):
+        self.model, self.optimizer = model, optimizer
+        self.opt_level = opt_level
+        if opt_level is None:
+            pass
+        else:
+            self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+
+    def step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        if self.opt_level is None:
+            loss.backward()
+        else:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        self.optimizer.step()
+"""
+
+
+def test_scaler_of_an_else_branch_initialize_is_created_on_every_path():
+    text = migrate(ELSE_BRANCH).new.decode()
+    lines = text.splitlines()
+    created = [line for line in lines if "self.scaler = torch.amp.GradScaler(" in line]
+    assert created == ['        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)']
+    assert '        use_amp = opt_level is not None and opt_level != "O0"' in lines
+    assert lines.index(created[0]) > lines.index("        if opt_level is None:")
+
+
+def test_else_branch_initialize_runs_on_the_fp32_path():
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(compile(migrate(ELSE_BRANCH).new.decode(), "t.py", "exec"), namespace)
+    model = torch.nn.Linear(4, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    before = model.weight.detach().clone()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        namespace["Trainer"](model, optimizer).step(torch.randn(2, 4), torch.randn(2, 4))
+    assert not torch.equal(before, model.weight.detach())
+
+
+def test_elif_and_else_chains_switch_on_the_failed_earlier_tests():
+    source = """\
+from apex import amp
+
+
+def main(args, model, optimizer, loader):
+    if args.mode == "fp32":
+        pass
+    elif args.mode == "debug":
+        print("debug")
+    else:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+"""
+    text = migrate(source).new.decode()
+    assert '    use_amp = args.mode != "fp32" and args.mode != "debug"\n' in text
+    assert "    else:\n" not in text  # the emptied else went
+    assert '    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)\n    for x in loader:' in text
+
+
+# --- A P-autocast / B P9: autocast that cannot be placed is manual work -----------------------
+
+HELPER = """\
+import torch
+from apex import amp
+
+
+def compute_loss(model, x):
+    return model(x).sum()
+
+
+model = torch.nn.Linear(4, 4)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x in [torch.randn(2, 4)]:
+    loss = compute_loss(model, x)
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+"""
+
+OUT_OF_SIGHT = """\
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def compute_loss(self, batch):
+        return self.model(batch).mean()
+
+    def train_step(self, batch):
+        loss = self.compute_loss(batch)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+"""
+
+INFERENCE = """\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(4, 4).cuda().eval()
+model = amp.initialize(model, opt_level="O1")
+with torch.no_grad():
+    out = model(torch.randn(2, 4).cuda())
+"""
+
+
+def test_loss_from_a_helper_that_gets_the_model_is_wrapped():
+    result = migrate(HELPER)
+    assert '    with torch.autocast("cuda", dtype=torch.float16):\n        loss = compute_loss(model, x)\n' in (
+        result.new.decode()
+    )
+    assert TODO_PREFIX not in result.new.decode()
+    assert manual(result) == []
+
+
+@pytest.mark.parametrize(("source", "code"), [(OUT_OF_SIGHT, "APX210"), (INFERENCE, "APX206")])
+def test_unplaced_autocast_is_manual_work_with_a_todo_in_the_file(source, code):
+    first = migrate(source)
+    assert manual(first) == [code]
+    assert first.new.decode().count(TODO_PREFIX) == 1
+    second = migrate_source(first.new, "t.py", Settings())
+    assert second.new == first.new
+    assert manual(second) == [code], "the next run still counts it as manual work"
+
+
+def test_check_exits_one_while_an_autocast_is_left_to_do(tmp_path):
+    (tmp_path / "t.py").write_text(OUT_OF_SIGHT)
+    (tmp_path / "i.py").write_text(INFERENCE)
+    assert run_cli(["."], tmp_path, rules=None).returncode == 1
+    proc = run_cli(["--check", "."], tmp_path, rules=None)
+    assert proc.returncode == 1
+    assert proc.stdout.decode().splitlines()[-1].startswith("0 files would be rewritten, 2 sites need manual work")
+
+
+# --- A P-spurious-todo: one forward, two scale_loss sites ------------------------------------
+
+ACCUMULATION = """\
+from apex import amp
+
+
+class Trainer(object):
+    def __init__(self, model, optimizer, accum_grad):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        self.accum_grad = accum_grad
+
+    def train(self, data_generator):
+        self.optimizer.zero_grad()
+        for i, (x, y) in enumerate(data_generator):
+            loss = self.model.loss(x, y)
+            loss = loss / self.accum_grad
+            if (i + 1) % self.accum_grad == 0:
+                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+                self.optimizer.step()
+                self.optimizer.zero_grad()
+            else:
+                with amp.scale_loss(loss, self.optimizer, delay_unscale=True) as scaled_loss:
+                    scaled_loss.backward()
+"""
+
+
+def test_forward_wrapped_for_one_branch_is_not_asked_for_by_the_other():
+    result = migrate(ACCUMULATION)
+    text = result.new.decode()
+    assert text.count("torch.autocast(") == 1
+    assert TODO_PREFIX not in text
+    assert "APX210" not in [f.code for f in result.all_findings()]
