@@ -110,6 +110,26 @@ def move_leading(source: Any, target: Any) -> Any:
     return target.with_changes(leading_lines=list(source.leading_lines) + list(target.leading_lines))
 
 
+def trailing_comment(stmt: Any) -> Optional[cst.Comment]:
+    """The end-of-line comment of a simple statement line, if any."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return stmt.trailing_whitespace.comment
+    return None
+
+
+def with_trailing_comments(stmt: Any, comments: Sequence[cst.Comment]) -> Any:
+    """``stmt`` (a simple statement line) keeping the end-of-line comments of the statements
+    it replaces: the last one at the end of its line, earlier ones on lines of their own
+    above it (one line holds one comment)."""
+    if not comments or not isinstance(stmt, cst.SimpleStatementLine):
+        return stmt
+    *above, last = comments
+    return stmt.with_changes(
+        leading_lines=list(stmt.leading_lines) + [cst.EmptyLine(comment=c) for c in above],
+        trailing_whitespace=cst.TrailingWhitespace(whitespace=cst.SimpleWhitespace("  "), comment=last),
+    )
+
+
 class StatementEdits:
     """Planned edits of statements, applied by :meth:`apply` when a block is left."""
 

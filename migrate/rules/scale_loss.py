@@ -14,7 +14,7 @@ import libcst as cst
 
 from ._amp_rule import AmpRule
 from ._amp_sites import analyse, arg_value, code_of, find_scalers, names_in
-from ._edits import move_leading, statement, suite_statements
+from ._edits import move_leading, statement, suite_statements, trailing_comment, with_trailing_comments
 from .base import Example
 
 
@@ -49,11 +49,15 @@ class ScaleLossRule(AmpRule):
         first = body[0] if body else None
         backward = self._backward_args(first, site.as_name)
         used_later = any(site.as_name in names_in(s) for s in body[1:])
+        # end-of-line comments of the `with` line and of the backward line it replaces
+        comments = [_header_comment(site.with_stmt)]
         if backward is not None and not used_later:
+            comments.append(trailing_comment(first))
             new.append(move_leading(first, statement(f"{scaler}.scale({loss}).backward({backward})\n")))
             rest = body[1:]
         else:
             new.append(statement(f"{site.as_name} = {scaler}.scale({loss})\n"))
+        new[0] = with_trailing_comments(new[0], [c for c in comments if c is not None])
         new.extend(rest)
         self.edits.replace(site.with_stmt, lambda upd, new=new: [move_leading(upd, new[0])] + new[1:])
         self.report(call, "APX301", f"amp.scale_loss -> {scaler}.scale({loss})", fixed=True, severity="info")
@@ -101,6 +105,17 @@ class ScaleLossRule(AmpRule):
             return None
         text = code_of(expr.value)
         return text[text.index("(") + 1 : text.rindex(")")]
+
+
+def _header_comment(with_stmt: cst.With) -> Optional[cst.Comment]:
+    """The comment at the end of the ``with ...:`` line (of the whole line for a one-line
+    ``with``)."""
+    body = with_stmt.body
+    if isinstance(body, cst.IndentedBlock):
+        return body.header.comment
+    if isinstance(body, cst.SimpleStatementSuite):
+        return body.trailing_whitespace.comment
+    return None
 
 
 # Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
@@ -195,6 +210,34 @@ def train(model, optimizers, batches):
         scaler.update()
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX311"),
+    ),
+    Example(
+        "end-of-line-comments-kept",
+        before="""\
+from apex import amp
+
+
+def step(model, optimizer, x):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    loss = model(x).sum()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:  # scale to avoid underflow
+        scaled_loss.backward()  # NOTE: keep retain_graph off
+    optimizer.step()  # update
+""",
+        after="""\
+import torch
+
+
+def step(model, optimizer, x):
+    scaler = torch.amp.GradScaler("cuda")
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(x).sum()
+    # scale to avoid underflow
+    scaler.scale(loss).backward()  # NOTE: keep retain_graph off
+    scaler.step(optimizer)  # update
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
 ]
 

@@ -145,3 +145,31 @@ def test_register_function_todo_names_only_torch_apis(kind, dtype):
     assert f'`with torch.autocast("cuda", enabled=False): out = torch.inverse(x.{dtype}())`' in message
     [finding] = [f for f in result.all_findings() if f.code == "APX503"]
     assert finding.message == message and finding.needs_manual_work()
+
+
+# --- P-comments: end-of-line comments of the statements scale_loss rewrites are kept -------
+
+
+def test_end_of_line_comments_of_rewritten_scale_loss_lines_are_kept():
+    source = """\
+from apex import amp
+
+
+def step(model, optimizer, x):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    loss = model(x).sum()
+    with amp.scale_loss(loss, optimizer) as scaled_loss: scaled_loss.backward()  # one line
+    with amp.scale_loss(loss, optimizer) as scaled_loss:  # header only
+        scaled_loss.backward()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:  # kept too
+        scaled_loss.backward()  # the backward
+        print(scaled_loss)  # its own
+    optimizer.step()
+"""
+    result = migrate_source(source.encode(), "t.py", Settings())
+    text = result.new.decode()
+    assert "scaler.scale(loss).backward()  # one line\n" in text
+    assert "scaler.scale(loss).backward()  # header only\n" in text
+    assert "scaled_loss = scaler.scale(loss)  # kept too\n" in text
+    assert "scaled_loss.backward()  # the backward\n" in text and "print(scaled_loss)  # its own\n" in text
+    assert migrate_source(result.new, "t.py", Settings()).new == result.new
