@@ -163,6 +163,40 @@ def make_settings(args: argparse.Namespace) -> Settings:
     )
 
 
+def _git_top(directory: str) -> Optional[str]:
+    """The top of the git work tree holding ``directory`` (a ``.git`` entry), else None."""
+    current = directory
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _under(path: str, directory: str) -> bool:
+    return os.path.commonpath([path, directory]) == directory
+
+
+def diff_paths(paths: Sequence[str], cwd: Optional[str] = None) -> Tuple[str, List[str]]:
+    """The directory a ``--diff`` is applied in, and each file's path relative to it (forward
+    slashes, no ``..``: ``git apply`` refuses those, and absolute ones).  That is the current
+    directory when every file lies below it (the paths are those the findings show); else the
+    top of the current directory's git work tree when it holds them all (where ``git diff``
+    paths start); else the deepest directory holding the current one and every file."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    files = [os.path.normpath(os.path.join(cwd, p)) for p in paths]
+    base = cwd
+    if not all(_under(f, cwd) for f in files):
+        top = _git_top(cwd)
+        if top is not None and all(_under(f, top) for f in files):
+            base = top
+        else:
+            base = os.path.commonpath([cwd] + [os.path.dirname(f) for f in files])
+    return base, [os.path.relpath(f, base).replace(os.sep, "/") for f in files]
+
+
 class Run:
     """One invocation: walks, prefilters, migrates, writes or prints, and reports."""
 
@@ -173,7 +207,8 @@ class Run:
         self.stats = RunStats(mode=self.mode)
         # stdout carries the diff (or the code, for stdin): then findings go to stderr
         self.findings_stream = sys.stderr if (args.diff or self._stdin_mode()) else sys.stdout
-        self.diffs: List[bytes] = []
+        #: (real path, old, new) of each file ``--diff`` prints, in walk order
+        self.diffs: List[Tuple[str, bytes, bytes]] = []
 
     def _stdin_mode(self) -> bool:
         return self.args.paths == ["-"]
@@ -281,7 +316,7 @@ class Run:
         from .write import WriteRefused, atomic_write
 
         if self.mode == "diff":
-            self.diffs.append(unified_diff(old, new, shown_path))
+            self.diffs.append((path, old, new))
             return
         if self.mode == "check":
             return
@@ -312,8 +347,13 @@ class Run:
     # -- reporting ----------------------------------------------------------------------
     def report(self) -> int:
         if self.diffs:
+            base, names = diff_paths([path for path, _, _ in self.diffs])
+            if base != os.getcwd():
+                sys.stderr.write(f"{PROG}: the diff's paths are relative to {base}: apply it there (git apply)\n")
             sys.stdout.flush()
-            sys.stdout.buffer.write(b"".join(self.diffs))
+            sys.stdout.buffer.write(
+                b"".join(unified_diff(old, new, name) for (_, old, new), name in zip(self.diffs, names))
+            )
             sys.stdout.flush()
         self.stats.findings.sort(key=lambda f: (f.path, f.line, f.col, f.code, f.message))
         stream = self.findings_stream

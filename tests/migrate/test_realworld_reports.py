@@ -173,3 +173,34 @@ def step(model, optimizer, x):
     assert "scaled_loss = scaler.scale(loss)  # kept too\n" in text
     assert "scaled_loss.backward()  # the backward\n" in text and "print(scaled_loss)  # its own\n" in text
     assert migrate_source(result.new, "t.py", Settings()).new == result.new
+
+
+# --- P12: --diff of a file outside the current directory is git-apply-able ----------------
+
+
+def test_diff_of_a_file_above_the_current_directory_applies_with_git(tmp_path):
+    from helpers_driver import git, make_repo, run_cli
+
+    original = b"from apex import amp\nmodel = amp.initialize(model)\n"
+    root = make_repo(tmp_path / "repo", {"r2.py": original, "sub/keep.txt": b"x\n"})
+    proc = run_cli(["--diff", "../r2.py"], root / "sub")
+    assert proc.returncode == 1, proc.stderr
+    diff = proc.stdout
+    assert diff.startswith(b"--- a/r2.py\n+++ b/r2.py\n"), diff
+    assert str(root).encode() in proc.stderr  # where to apply it
+    (tmp_path / "d.patch").write_bytes(diff)
+    git(root, "apply", str(tmp_path / "d.patch"))
+    assert (root / "r2.py").read_bytes() != original
+    # files below the current directory keep their plain relative paths
+    git(root, "checkout", "-q", "--", ".")
+    proc = run_cli(["--diff", "r2.py"], root)
+    assert proc.stdout.startswith(b"--- a/r2.py\n") and str(root).encode() not in proc.stderr
+
+
+def test_diff_paths_without_git_use_the_common_directory(tmp_path):
+    from migrate.cli import diff_paths
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    base, names = diff_paths([str(tmp_path / "x.py"), "c/y.py"], cwd=str(tmp_path / "a"))
+    assert base == str(tmp_path) and names == ["x.py", "a/c/y.py"]
+    assert diff_paths(["c/y.py"], cwd=str(tmp_path / "a")) == (str(tmp_path / "a"), ["c/y.py"])
