@@ -105,6 +105,17 @@ def _todo_groups(lines: Sequence[cst.EmptyLine]) -> List[List[cst.EmptyLine]]:
     return groups
 
 
+def without_todos(lines: Sequence[cst.EmptyLine], drop: Callable[[str], bool]) -> List[cst.EmptyLine]:
+    """``lines`` without the TODO comments (continuation lines included) whose message
+    ``drop`` accepts."""
+    kept: List[cst.EmptyLine] = []
+    for group in _todo_groups(lines):
+        todo = read_todos(group)
+        if not (todo and drop(todo[0])):
+            kept.extend(group)
+    return kept
+
+
 def move_leading(source: Any, target: Any) -> Any:
     """``target`` carrying ``source``'s leading lines (comments, blank lines) in front of its own."""
     return target.with_changes(leading_lines=list(source.leading_lines) + list(target.leading_lines))

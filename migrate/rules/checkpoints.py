@@ -7,18 +7,58 @@ checkpoint may hold three formats and GradScaler accepts one: apex's
 ``loss_scale``, ``_growth_tracker`` <- ``unskipped``, the scaler's own settings for the
 rest), GradScaler's own, and ``{}`` from a disabled scaler (an enabled one refuses it, so
 it is skipped).  A helper keeps every load site a one-liner and the conversion in one
-readable place; it needs no import."""
+readable place; it needs no import.
+
+A file that saves or loads amp state but has neither ``amp.initialize`` nor
+``amp.scale_loss`` (a ``utils/checkpoint.py`` beside the training script) cannot reach the
+GradScaler: it is created where ``amp.initialize`` was, in another file.  Keeping the call
+on ``apexcompat.amp`` does not work either once that file is migrated (nothing sets up the
+shim's state any more), so each such call is manual work (APX403) with a TODO that says
+what to write, and it replaces the initialize rule's generic "kept on apexcompat.amp" TODO
+for that site."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, List
 
 import libcst as cst
 
-from ._amp_rule import AmpRule
+from ._amp_rule import SHIM_FALLBACK_TODO, AmpRule
 from ._amp_sites import analyse, code_of, find_scalers
-from ._edits import expression, statement
+from ._edits import expression, statement, without_todos
 from .base import Example
+
+#: the fixed part of the APX403 message (KNOWN_TODOS reports its TODO again on later runs)
+ELSEWHERE_TODO = "needs the GradScaler that replaces amp.initialize, which is created in another file"
+#: the start of the initialize rule's message for a site of a file without amp.initialize
+#: (replaced here)
+_UNREACHABLE = "amp.initialize is not in this file, so the scaler cannot reach this site; "
+
+
+def _unreachable(message: str) -> bool:
+    return message.startswith(_UNREACHABLE) and SHIM_FALLBACK_TODO in message
+
+
+def elsewhere_todo(need: Any) -> str:
+    """The APX403 message for ``amp.state_dict()`` / ``amp.load_state_dict(x)`` in a file
+    without amp.initialize: what to write instead."""
+    call = need.node
+    if need.kind == "state_dict":
+        instead = "`scaler.state_dict()` instead"
+    else:
+        arg = code_of(call.args[0].value) if call.args else "..."
+        instead = (
+            f"`scaler.load_state_dict({arg})` instead (a checkpoint apex wrote holds "
+            '{"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n into '
+            "scaler.state_dict() and load that)"
+        )
+    return (
+        f"{code_of(call)} {ELSEWHERE_TODO}: pass that scaler here and call {instead}. "
+        "apexcompat.amp's state is set up only by its own amp.initialize, so this line fails once that file "
+        "is migrated"
+    )
+
 
 HELPER_NAME = "load_scaler_state"
 HELPER = '''def load_scaler_state(scaler, state):
@@ -64,6 +104,7 @@ class CheckpointRule(AmpRule):
     CODES = {
         "APX401": "amp.state_dict() -> scaler.state_dict() (a disabled scaler saves {})",
         "APX402": "amp.load_state_dict(x) -> load_scaler_state(scaler, x), which also reads apex and {} entries",
+        "APX403": "amp state saved/loaded in a file without amp.initialize: pass the GradScaler in by hand",
     }
     TRIGGERS = (b"state_dict",)
     LIVE_TRIGGERS = ("state_dict",)
@@ -73,6 +114,8 @@ class CheckpointRule(AmpRule):
         if info.inits:
             return
         lookup = find_scalers(self, module)
+        if not info.scale_losses:
+            self._scaler_elsewhere(info, lookup)
         helper_needed = False
         for need in info.needs:
             if need.kind not in ("state_dict", "load_state_dict"):
@@ -111,6 +154,37 @@ class CheckpointRule(AmpRule):
                 )
             else:
                 self.edits.insert_after(anchor, [helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])])
+
+    def _scaler_elsewhere(self, info: Any, lookup: Any) -> None:
+        """Checkpoint sites of a file without amp.initialize and amp.scale_loss: APX403 with
+        its TODO, in place of the initialize rule's APX220 for the same site (that finding,
+        the same site's, is rewritten where it stands in the run's list; its TODO comment
+        is dropped from the statement)."""
+        # the initialize rule reported one APX220 per need, in the order of info.needs
+        earlier = [i for i, f in enumerate(self.findings) if f.code == "APX220" and _unreachable(f.message)]
+        matched = dict(zip(map(id, info.needs), earlier)) if len(earlier) == len(info.needs) else {}
+        for need in info.needs:
+            if need.kind not in ("state_dict", "load_state_dict") or lookup(need.node) is not None:
+                continue
+            message = elsewhere_todo(need)
+            stmt = self.statement_of(need.node)
+            index = matched.get(id(need))
+            if index is not None:
+                # rewritten where it stands: the engine positions findings by their index
+                if self.settings.code_enabled("APX403"):
+                    self.findings[index] = dataclasses.replace(
+                        self.findings[index], code="APX403", message=message, fixed=False, severity="error"
+                    )
+                self.todos.setdefault(stmt, []).append(message)
+            else:
+                self.todo(need.node, "APX403", message)
+            if stmt is not None:
+                self.replace_node(stmt, _without_unreachable_todo)
+
+
+def _without_unreachable_todo(stmt: Any) -> Any:
+    """``stmt`` without the initialize rule's "kept on apexcompat.amp" TODO comment."""
+    return stmt.with_changes(leading_lines=without_todos(stmt.leading_lines, _unreachable))
 
 
 # Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
@@ -163,6 +237,46 @@ def train(model, optimizer, batches, resume=None):
     torch.save(checkpoint, "last.pt")
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX401", "APX402"),
+    ),
+    Example(
+        "state-in-a-file-without-initialize-reported",
+        before="""\
+import torch
+from apex import amp
+
+
+def save_checkpoint(model, optimizer, path):
+    torch.save({"model": model.state_dict(), "amp": amp.state_dict()}, path)  # every epoch
+
+
+def load_checkpoint(path):
+    checkpoint = torch.load(path)
+    amp.load_state_dict(checkpoint["amp"])
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def save_checkpoint(model, optimizer, path):
+    # TODO(apexcompat): amp.state_dict() needs the GradScaler that replaces amp.initialize,
+    #   which is created in another file: pass that scaler here and call
+    #   `scaler.state_dict()` instead. apexcompat.amp's state is set up only by its own
+    #   amp.initialize, so this line fails once that file is migrated
+    torch.save({"model": model.state_dict(), "amp": amp.state_dict()}, path)  # every epoch
+
+
+def load_checkpoint(path):
+    checkpoint = torch.load(path)
+    # TODO(apexcompat): amp.load_state_dict(checkpoint["amp"]) needs the GradScaler that
+    #   replaces amp.initialize, which is created in another file: pass that scaler here and
+    #   call `scaler.load_state_dict(checkpoint["amp"])` instead (a checkpoint apex wrote
+    #   holds {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s,
+    #   _growth_tracker=n into scaler.state_dict() and load that). apexcompat.amp's state is
+    #   set up only by its own amp.initialize, so this line fails once that file is migrated
+    amp.load_state_dict(checkpoint["amp"])
+""",
+        codes=("APX102", "APX403"),
     ),
 ]
 

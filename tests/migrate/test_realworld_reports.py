@@ -204,3 +204,64 @@ def test_diff_paths_without_git_use_the_common_directory(tmp_path):
     base, names = diff_paths([str(tmp_path / "x.py"), "c/y.py"], cwd=str(tmp_path / "a"))
     assert base == str(tmp_path) and names == ["x.py", "a/c/y.py"]
     assert diff_paths(["c/y.py"], cwd=str(tmp_path / "a")) == (str(tmp_path / "a"), ["c/y.py"])
+
+
+# --- realworld-B P1: amp state saved in a file without amp.initialize -----------------------
+
+
+TRAIN = b"""\
+import torch
+from apex import amp
+from utils.checkpoint import save_checkpoint
+
+
+def main(model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+    save_checkpoint(model, optimizer, "ckpt.pt")
+"""
+CHECKPOINT = b"""\
+import torch
+from apex import amp
+
+
+def save_checkpoint(model, optimizer, path):
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "amp": amp.state_dict()}, path)
+
+
+def load_checkpoint(path):
+    amp.load_state_dict(torch.load(path)["amp"])
+"""
+
+
+def test_checkpoint_file_without_initialize_is_manual_work_and_says_where_the_scaler_is(tmp_path):
+    from helpers_driver import run_cli
+
+    root = tmp_path / "repo"
+    (root / "utils").mkdir(parents=True)
+    (root / "train.py").write_bytes(TRAIN)
+    (root / "utils" / "checkpoint.py").write_bytes(CHECKPOINT)
+    proc = run_cli(["--allow-dirty", "."], root, rules=None)
+    out = proc.stdout.decode()
+    assert proc.returncode == 1, out + proc.stderr.decode()
+    assert "torch.amp.GradScaler" in (root / "train.py").read_text()
+    text = (root / "utils" / "checkpoint.py").read_text()
+    compile(text, "checkpoint.py", "exec")
+    # manual work at both sites, saying the scaler comes from elsewhere and what to call
+    assert out.count("utils/checkpoint.py:7:") == 1 and "utils/checkpoint.py:7:24: APX403" in out
+    assert "utils/checkpoint.py:11:5: APX403" in out
+    assert "2 sites need manual work" in out
+    assert "created in another file: pass that scaler here and call `scaler.state_dict()`" in " ".join(
+        m for _, m in todo_comments(text)
+    )
+    assert 'scaler.load_state_dict(torch.load(path)["amp"])' in " ".join(m for _, m in todo_comments(text))
+    # and nothing in the file says it keeps working through the shim
+    assert "keeps apex.amp semantics" not in text and "keeps apex.amp semantics" not in out
+    again = run_cli(["--check", "."], root, rules=None)
+    assert again.returncode == 1 and again.stdout.decode().count("APX403") == 2
