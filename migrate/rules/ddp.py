@@ -18,6 +18,16 @@ APEX_DDP = {
     "apex.parallel.distributed.DistributedDataParallel",
 }
 REDUCER = {"apex.parallel.Reducer", "apex.parallel.distributed.Reducer"}
+#: apex.parallel and its submodules (``LARC`` is left to the LARC rule: the package's name is the class)
+PARALLEL_MODULES = {
+    "apex.parallel",
+    "apex.parallel.distributed",
+    "apex.parallel.sync_batchnorm",
+    "apex.parallel.sync_batchnorm_kernel",
+    "apex.parallel.optimized_sync_batchnorm",
+    "apex.parallel.optimized_sync_batchnorm_kernel",
+    "apex.parallel.multiproc",
+}
 TORCH_DDP = "torch.nn.parallel.DistributedDataParallel"
 
 DDP_PARAMS = (
@@ -64,6 +74,11 @@ REDUCER_TODO = (
     "on every gradient and divide by torch.distributed.get_world_size() (or wrap the model in "
     "torch.nn.parallel.DistributedDataParallel)"
 )
+MODULE_VALUE_TODO = (
+    "apex.parallel is passed on as a value here; its uses cannot be followed: migrate them by hand "
+    "(DistributedDataParallel -> torch.nn.parallel.DistributedDataParallel, convert_syncbn_model -> "
+    "torch.nn.SyncBatchNorm.convert_sync_batchnorm, SyncBatchNorm -> torch.nn.SyncBatchNorm) and drop the import"
+)
 
 
 class DistributedDataParallelRule(NeighbourRule):
@@ -75,13 +90,15 @@ class DistributedDataParallelRule(NeighbourRule):
         "APX602": "apex DistributedDataParallel: no local rank in scope, device_ids left to the user",
         "APX603": "apex DistributedDataParallel option without a torch equivalent",
         "APX604": "apex.parallel.Reducer was removed",
+        "APX605": "apex.parallel module passed on as a value: its uses cannot be followed",
     }
-    TRIGGERS = (b"DistributedDataParallel", b"Reducer", b"apex.parallel")
+    TRIGGERS = (b"DistributedDataParallel", b"Reducer", b"parallel")
     STAR_EXPORTS = {"apex.parallel": ("DistributedDataParallel", "Reducer")}
     KNOWN_TODOS = {
         GRADIENT_SUM_TODO: ("APX603", "error"),
         NO_LOCAL_RANK_TODO: ("APX602", "warning"),
         REDUCER_TODO: ("APX604", "error"),
+        MODULE_VALUE_TODO: ("APX605", "error"),
     }
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
@@ -137,7 +154,11 @@ class DistributedDataParallelRule(NeighbourRule):
         return self._reference(original_node, updated_node)
 
     def _reference(self, original, updated):  # type: ignore[no-untyped-def]
-        """``isinstance(model, DDP)``, ``wrapper_cls = DDP``: the class itself maps 1:1."""
+        """``isinstance(model, DDP)``, ``wrapper_cls = DDP``: the class itself maps 1:1.
+        ``self._ddp = parallel``: the module handed on is reported."""
+        if self._module_passed_on(original):
+            self.todo(original, "APX605", MODULE_VALUE_TODO)
+            return updated
         if self.is_callee(original) or not self.settings.code_enabled("APX601"):
             return updated
         if not self.names_of(original) & APEX_DDP:
@@ -151,6 +172,28 @@ class DistributedDataParallelRule(NeighbourRule):
         )
         self.forget(original)
         return self.replacement(self.torch_name(TORCH_DDP, original))
+
+    def _module_passed_on(self, node: cst.CSTNode) -> bool:
+        """``node`` is apex.parallel (or a submodule) used other than as ``parallel.<name>``
+        or as an availability test (``if parallel:``, ``parallel is None``, ``not parallel``)."""
+        if not self.names_of(node) & PARALLEL_MODULES:
+            return False
+        parent = self.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return False
+        if isinstance(parent, (cst.If, cst.While, cst.Assert, cst.IfExp)) and parent.test is node:
+            return False
+        if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+            return False
+        if isinstance(parent, (cst.BooleanOperation, cst.Del)):
+            return False
+        if isinstance(parent, cst.Comparison) and parent.left is node and len(parent.comparisons) == 1:
+            target = parent.comparisons[0]
+            if isinstance(target.operator, (cst.Is, cst.IsNot)) and code_of(target.comparator) == "None":
+                return False
+        if isinstance(parent, cst.Arg) and parent.keyword is node:
+            return False
+        return True
 
     # --- finding the local rank --------------------------------------------------------
 
@@ -306,6 +349,19 @@ class DistributedDataParallelRule(NeighbourRule):
             "        device_ids=[local_rank],\n        output_device=local_rank,\n        broadcast_buffers=False,\n"
             "    )\n",
             ("APX601", "APX603"),
+        ),
+        Example(
+            "apex-parallel-module-stored-on-an-object",
+            "class ApexUtils:\n    def __init__(self, distributed):\n        self._ddp = None\n"
+            "        if distributed:\n"
+            "            from apex import parallel\n            self._ddp = parallel\n\n    def wrap(self, model):\n"
+            "        return self._ddp.DistributedDataParallel(model, delay_allreduce=True)\n",
+            "class ApexUtils:\n    def __init__(self, distributed):\n        self._ddp = None\n"
+            "        if distributed:\n"
+            "            from apex import parallel\n            # TODO(apexcompat): " + MODULE_VALUE_TODO + "\n"
+            "            self._ddp = parallel\n\n    def wrap(self, model):\n"
+            "        return self._ddp.DistributedDataParallel(model, delay_allreduce=True)\n",
+            ("APX605",),
         ),
         Example(
             "reducer-reported",

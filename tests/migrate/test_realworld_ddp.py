@@ -14,7 +14,7 @@ import pytest
 
 from migrate.engine import migrate_source
 from migrate.rules.base import Example
-from migrate.rules.ddp import NO_LOCAL_RANK_TODO, DistributedDataParallelRule
+from migrate.rules.ddp import MODULE_VALUE_TODO, NO_LOCAL_RANK_TODO, DistributedDataParallelRule
 from migrate.settings import Settings
 
 from neighbour_harness import check_example, example_ids
@@ -171,3 +171,87 @@ def test_whole_pipeline_output_runs_name_bound(example: Example, target: str) ->
     result = migrate_source(example.before.encode(), "t.py", Settings(target=target))
     assert result.new.decode() == example.after
     compile(result.new, "t.py", "exec")
+
+
+# --- apex.parallel handed on as a module object (realworld-A P-parallel-indirect) ----------------
+
+ARCHAI = (
+    "class ApexUtils:\n    def __init__(self, distributed):\n        self._ddp = None\n        if distributed:\n"
+    "            from apex import parallel\n            self._ddp = parallel\n\n    def wrap(self, model):\n"
+    "        if self._ddp:\n            model = self._ddp.convert_syncbn_model(model)\n"
+    "            model = self._ddp.DistributedDataParallel(model, delay_allreduce=True)\n        return model\n"
+)
+MODULE_TODO = TODO + MODULE_VALUE_TODO
+
+MODULE_VALUES: List[Example] = [
+    Example(
+        "parallel-module-stored-on-self",
+        ARCHAI,
+        ARCHAI.replace("            self._ddp = parallel\n", f"            {MODULE_TODO}\n            self._ddp = parallel\n"),
+        ("APX605",),
+    ),
+    Example(
+        "parallel-module-imported-as-alias-and-returned",
+        "import apex.parallel as apar\n\n\ndef backend():\n    return apar\n",
+        f"import apex.parallel as apar\n\n\ndef backend():\n    {MODULE_TODO}\n    return apar\n",
+        ("APX605",),
+    ),
+    Example(
+        "parallel-module-and-submodule-passed-as-arguments",
+        "import apex\n\nregister(apex.parallel, sub=apex.parallel.distributed)\n",
+        f"import apex\n\n{MODULE_TODO}\nregister(apex.parallel, sub=apex.parallel.distributed)\n",
+        ("APX605", "APX605"),
+    ),
+    Example(
+        "parallel-module-in-a-tuple-next-to-a-rewritten-call",
+        "from apex import parallel\n\n\ndef wrap(model, local_rank):\n"
+        "    return parallel.DistributedDataParallel(model), parallel\n",
+        f"from apex import parallel\nimport torch\n\n\ndef wrap(model, local_rank):\n    {MODULE_TODO}\n"
+        "    return torch.nn.parallel.DistributedDataParallel(\n        model,\n        device_ids=[local_rank],\n"
+        "        output_device=local_rank,\n        broadcast_buffers=False,\n    ), parallel\n",
+        ("APX601", "APX605"),
+    ),
+]
+
+MODULE_NOT_HANDED_ON: List[Example] = [
+    Example(
+        "parallel-module-members-only",
+        "from apex import parallel\n\n\ndef wrap(model, local_rank):\n"
+        "    return parallel.DistributedDataParallel(model, delay_allreduce=True)\n",
+        "import torch\n\n\ndef wrap(model, local_rank):\n"
+        "    return torch.nn.parallel.DistributedDataParallel(\n        model,\n        device_ids=[local_rank],\n"
+        "        output_device=local_rank,\n        broadcast_buffers=False,\n    )\n",
+        ("APX601",),
+    ),
+    Example(
+        "local-variable-named-parallel",
+        "import apex\n\nparallel = make_backend()\nself._ddp = parallel\n",
+    ),
+    Example(
+        "torch-nn-parallel-module",
+        "import apex\nfrom torch.nn import parallel\n\nself._ddp = parallel\n",
+    ),
+]
+
+MODULE_CASES = MODULE_VALUES + MODULE_NOT_HANDED_ON
+
+
+@pytest.mark.parametrize("example", MODULE_CASES, ids=example_ids(MODULE_CASES))
+def test_parallel_module_passed_on_is_manual_work(example: Example) -> None:
+    check_example(DistributedDataParallelRule, example)
+
+
+@pytest.mark.parametrize("example", MODULE_VALUES, ids=example_ids(MODULE_VALUES))
+@pytest.mark.parametrize("target", ["native", "shim"])
+def test_parallel_module_passed_on_both_targets(example: Example, target: str) -> None:
+    """apex.parallel is removed from apex in both targets (spec 0.5/0.6): an error finding, the TODO in
+    the file, and a second run reports the same site again."""
+    result = migrate_source(example.before.encode(), "t.py", Settings(target=target))
+    assert result.new.decode() == example.after
+    manual = [f for f in result.all_findings() if f.code == "APX605"]
+    assert manual and all(f.severity == "error" and not f.fixed for f in manual)
+    again = migrate_source(result.new, "t.py", Settings(target=target))
+    assert again.new == result.new
+    assert sorted((f.code, f.message) for f in again.all_findings() if not f.fixed) == sorted(
+        (f.code, f.message) for f in result.all_findings() if not f.fixed
+    )
