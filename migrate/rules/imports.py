@@ -5,7 +5,17 @@
   ``try`` with it, in the five shapes seen in real code: re-raise with an install hint (the
   ``try`` goes), a flag or ``None`` (the flag keeps its "available" value: the native path
   always is), a fallback implementation (kept, now unconditionally), a bare ``except:``,
-  ``pass``;
+  ``pass``.  Messages in the ``except`` branch (``print``, ``warnings.warn``, a logging
+  call at any level) only say apex is missing and go with it.  The same holds for
+  ``try: import apex`` used as an availability check inside a function;
+* a used name imported from a module removed from apex (``apex.parallel``,
+  ``apex.fp16_utils``, ``apex.RNN``) under a guard whose ``except`` assigns it (``X =
+  None``) gets a TODO: without apex that branch always wins;
+* ``from apex.fp16_utils import *`` (or ``apex.parallel``) is resolved against the module's
+  known names: none left in use, it goes (with its guard); otherwise it stays with a TODO
+  naming them;
+* what was above a removed import stays (blank lines, comments about something else),
+  except the comment block directly above it when that block names apex;
 * apex.amp names still in use (``--to shim``, or a file the amp rules left on the shim) are
   imported from ``apexcompat.amp`` instead.  That edit renames the module of the existing
   import statement in place: it is neither an addition nor a removal, and it keeps the
@@ -38,6 +48,30 @@ def _module_name(node: cst.ImportFrom) -> Optional[str]:
 
 def _is_apex(name: Optional[str]) -> bool:
     return name is not None and (name == "apex" or name.startswith("apex."))
+
+
+def _kept_leading(lines: Any) -> List[cst.EmptyLine]:
+    """The leading lines of a removed statement that stay: all but the comment block right
+    above it when that block names apex."""
+    kept = list(lines)
+    start = len(kept)
+    while start > 0 and kept[start - 1].comment is not None:
+        start -= 1
+    if any("apex" in line.comment.value.lower() for line in kept[start:]):
+        del kept[start:]
+    return kept
+
+
+def _prepend_lines(stmt: Any, lines: List[cst.EmptyLine]) -> Any:
+    """``stmt`` with ``lines`` above its own leading lines, without doubling a blank line."""
+    lines = list(lines)
+    existing = list(stmt.leading_lines)
+    if existing and existing[0].comment is None:
+        while lines and lines[-1].comment is None:
+            lines.pop()
+    if not lines:
+        return stmt
+    return stmt.with_changes(leading_lines=lines + existing)
 
 
 #: apex modules the 2025 removal deleted (besides apex.amp, which goes to the shim)
@@ -137,7 +171,36 @@ class ImportsRule(AmpRule):
                 self._close_gap(stmt)
                 gone.append(stmt)
         gone += self.removed_trys
+        self._keep_neighbouring_comments(gone)
         self._drop_emptied_ifs(gone)
+
+    def _keep_neighbouring_comments(self, gone: List[Any]) -> None:
+        """The lines above a removed import (or guard) stay, on the next statement that
+        stays in the same block: blank lines, and comments about something else (a section
+        comment, a commented-out alternative).  Only the comment block directly above it
+        (no blank line between) goes, and only when it names apex: it introduced the import."""
+        gone_set = set(gone)
+        blocks = {self.parents.get(stmt) for stmt in gone}
+        for block in blocks:
+            if not isinstance(block, (cst.Module, cst.IndentedBlock)):
+                continue
+            carry: List[cst.EmptyLine] = []
+            for stmt in block.body:
+                if stmt in gone_set:
+                    carry += _kept_leading(getattr(stmt, "leading_lines", ()))
+                elif carry:
+                    self._amend(stmt, lambda upd, carry=carry: _prepend_lines(upd, carry))
+                    carry = []
+
+    def _amend(self, node: Any, fn: Any) -> None:
+        """``replace_node`` that composes with a replacement already planned for ``node``."""
+        earlier = self.node_replacements.get(node)
+        if earlier is None:
+            self.replace_node(node, fn)
+        else:
+            self.replace_node(
+                node, lambda upd, earlier=earlier, fn=fn: fn(earlier(upd) if callable(earlier) else earlier)
+            )
 
     def _drop_emptied_ifs(self, gone: List[Any]) -> None:
         """``if args.fp16: from apex import amp`` (or its try) going away takes the ``if``."""
@@ -174,7 +237,7 @@ class ImportsRule(AmpRule):
                 lines.pop(0)
             return upd.with_changes(leading_lines=lines)
 
-        self.replace_node(body[1], strip)
+        self._amend(body[1], strip)
 
     # --- finding imports and their uses ---------------------------------------------------
 
@@ -879,6 +942,36 @@ import torch
 BATCH = int(os.environ.get("BATCH", 32))
 """,
         codes=("APX101",),
+    ),
+    Example(
+        # what stays of the lines above a removed import: blank lines (the import groups keep
+        # their separation) and comments about something else (a section comment, a
+        # commented-out alternative); the comment block directly above it goes only when it
+        # names apex (it introduced the import)
+        "comments-above-removed-imports",
+        before="""\
+import numpy as np
+
+import apex
+import torch
+# third-party
+#from torch.nn.parallel import DistributedDataParallel as DDP
+from apex.parallel import Reducer
+# mixed precision from NVIDIA apex
+from apex import amp
+
+x = torch.zeros(2)
+""",
+        after="""\
+import numpy as np
+
+import torch
+# third-party
+#from torch.nn.parallel import DistributedDataParallel as DDP
+
+x = torch.zeros(2)
+""",
+        codes=("APX101", "APX101", "APX101"),
     ),
     Example(
         "shim-target-keeps-code",
