@@ -67,15 +67,16 @@ KNOWN_TODOS: Dict[str, Tuple[str, str, bool]] = {
 
 def known_todo(message: str) -> Optional[Tuple[str, str, bool]]:
     """(code, severity, fixed) of a TODO message an apex.amp rule writes, else ``None``: from
-    KNOWN_TODOS, or from the ``KNOWN`` table a rule declares next to its own messages (a
-    fragment -> the same three; such a rule may report its comments again itself)."""
-    for fragment, known in KNOWN_TODOS.items():
-        if fragment in message:
-            return known
+    the ``KNOWN`` table a rule declares next to its own messages (a fragment -> the same
+    three; it wins, so a rule that changes a TODO's severity says so in its own file), else
+    from KNOWN_TODOS."""
     for rule in _amp_rule_classes():
         for fragment, known in getattr(rule, "KNOWN", {}).items():
             if fragment in message:
                 return known
+    for fragment, known in KNOWN_TODOS.items():
+        if fragment in message:
+            return known
     return None
 
 
