@@ -33,7 +33,17 @@ from ._amp_sites import (
     string_value,
     walk,
 )
-from ._edits import NO_GROWTH, expression, move_leading, read_todos, statement, todo_lines, with_leading
+from ._edits import (
+    NO_GROWTH,
+    expression,
+    move_leading,
+    read_todos,
+    statement,
+    todo_lines,
+    trailing_comment,
+    with_leading,
+    with_trailing_comments,
+)
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
@@ -355,9 +365,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
 
     def _carry(self, upd: Any, new: List[cst.BaseStatement]) -> List[cst.BaseStatement]:
         """``new`` in place of the statement ``upd``, with its comments (and the TODOs this
-        rule put on it)."""
+        rule put on it); an end-of-line comment goes to the end of the first new line."""
         if new:
-            return [move_leading(upd, new[0])] + new[1:]
+            comment = trailing_comment(upd)
+            first = with_trailing_comments(new[0], [comment] if comment is not None else [])
+            return [move_leading(upd, first)] + new[1:]
         if read_todos(upd.leading_lines):
             return [move_leading(upd, statement("pass\n"))]
         return []
