@@ -31,7 +31,7 @@ from libcst.helpers import get_full_name_for_node
 
 from ._amp_rule import AmpRule
 from ._amp_sites import enclosing_function, walk
-from ._edits import code_of, move_leading
+from ._edits import code_of, move_leading, read_todos
 from ._neighbour_base import APEX_STAR_EXPORTS
 from ..settings import Settings
 from .base import Example
@@ -294,7 +294,15 @@ class ImportsRule(AmpRule):
             )
         else:
             message = f"`from {base} import *` kept: the names it brings cannot be followed; import them by name"
-        self.todo(node, "APX104", message, severity="error")
+        self._todo_once(module, node, message)
+
+    def _todo_once(self, module: cst.Module, node: cst.CSTNode, message: str) -> None:
+        """``todo`` (APX104, error) for an import that stays; the comments above a file's first
+        statement are the module's header, where an earlier run's TODO is found."""
+        if self.statement_of(node) is module.body[0] and message in read_todos(module.header):
+            self.report(node, "APX104", message, severity="error")
+        else:
+            self.todo(node, "APX104", message, severity="error")
 
     def _drop_star(self, stmt: Any) -> None:
         """Delete an unused star import (the import visitors cannot); the last statement of
@@ -393,10 +401,12 @@ class ImportsRule(AmpRule):
                     and any(code_of(t.target) == binding for t in node.targets)
                     and self.statement_of(node) not in owner.body.body
                 ):
+                    # (starts with a backtick: a message starting "apex.fp16_utils." is the
+                    # FP16 rule's own TODO on a later run)
                     self.todo(
                         imp,
                         "APX104",
-                        f"{target} was removed from apex: without apex this import fails and "
+                        f"`{target}` was removed from apex: without apex this import fails and "
                         f"{binding} = {code_of(node.value)} (the except branch) from then on; "
                         f"rewrite or delete what the file does with {binding}, then this guard",
                         severity="error",
@@ -850,9 +860,9 @@ def unwrap(model):
 """,
         after="""\
 try:
-    # TODO(apexcompat): apex.parallel.DistributedDataParallel was removed from apex: without
-    #   apex this import fails and ApexDDP = None (the except branch) from then on; rewrite
-    #   or delete what the file does with ApexDDP, then this guard
+    # TODO(apexcompat): `apex.parallel.DistributedDataParallel` was removed from apex:
+    #   without apex this import fails and ApexDDP = None (the except branch) from then on;
+    #   rewrite or delete what the file does with ApexDDP, then this guard
     from apex.parallel import DistributedDataParallel as ApexDDP
 except ImportError:
     ApexDDP = None
