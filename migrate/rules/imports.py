@@ -483,6 +483,7 @@ class ImportsRule(AmpRule):
             if isinstance(small, cst.Assign)
             for t in small.targets
         }
+        set_in_body |= self._set_true_before(owner)
         keep: List[cst.BaseStatement] = list(rest)
         for handler in owner.handlers:
             handler_body: Any = handler.body.body
@@ -512,6 +513,22 @@ class ImportsRule(AmpRule):
             severity="info",
         )
         return True
+
+    def _set_true_before(self, owner: cst.Try) -> Set[str]:
+        """``has_apex = True`` right before the ``try`` (whose handler sets it False): the
+        flag already has its "available" value, the handler's line just goes."""
+        block = self.parents.get(owner)
+        body: List[Any] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        index = next((i for i, s in enumerate(body) if s is owner), 0)
+        previous = body[index - 1] if index > 0 else None
+        if not isinstance(previous, cst.SimpleStatementLine):
+            return set()
+        return {
+            code_of(t.target)
+            for small in previous.body
+            if isinstance(small, cst.Assign) and code_of(small.value) == "True"
+            for t in small.targets
+        }
 
     def _all_removed(self, stmt: Any) -> bool:
         if stmt in self.dropped_stars:
@@ -702,6 +719,36 @@ def fit(model, optimizer, batches, use_amp):
         scaler.update()
 """,
         codes=("APX101", "APX103", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the flag set True before the try already has its "available" value: the handler's
+        # `= False` goes (it used to come back as a second `has_apex = True`)
+        "flag-set-before-try",
+        before="""\
+import torch
+
+# apex
+has_apex = True
+try:
+    from apex import amp, parallel
+except ImportError:
+    has_apex = False
+
+
+def wrap(model):
+    return model
+""",
+        after="""\
+import torch
+
+# apex
+has_apex = True
+
+
+def wrap(model):
+    return model
+""",
+        codes=("APX101", "APX101", "APX103"),
     ),
     Example(
         "try-reraise-removed",
