@@ -476,6 +476,8 @@ class ImportsRule(AmpRule):
         if owner.finalbody is not None or not all(self._catches_import_error(h) for h in owner.handlers):
             return True
         rest = [s for s in body if s not in apex_lines]
+        if any(isinstance(small, (cst.Import, cst.ImportFrom)) for s in rest for small in getattr(s, "body", ())):
+            return True  # the guard still protects another import (amp_C, a package of its own)
         set_in_body = {
             code_of(t.target)
             for s in rest
@@ -749,6 +751,33 @@ def wrap(model):
     return model
 """,
         codes=("APX101", "APX101", "APX103"),
+    ),
+    Example(
+        # the guard also protects another import (here apex's still-shipped kernels): only the
+        # apex import goes, the try stays
+        "guard-protecting-another-import",
+        before="""\
+def has_kernels():
+    try:
+        import apex
+        import amp_C
+
+        fused = True
+    except ImportError:
+        fused = False
+    return fused
+""",
+        after="""\
+def has_kernels():
+    try:
+        import amp_C
+
+        fused = True
+    except ImportError:
+        fused = False
+    return fused
+""",
+        codes=("APX101",),
     ),
     Example(
         "try-reraise-removed",
