@@ -24,6 +24,7 @@ import libcst.helpers
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
+from .rules._edits import kept_leading, prepend_lines
 from .rules._tree import walk
 
 _ImportNode = Union[cst.Import, cst.ImportFrom]
@@ -134,7 +135,9 @@ def _edit_top_level_imports(
     tree: cst.Module, removal: _KnownUnusedRemoval, imports: Set[_ImportNode]
 ) -> Optional[cst.Module]:
     """The removal's edits applied to the module's own import lines without visiting the
-    rest of the tree; None unless every import concerned is alone on a top-level line."""
+    rest of the tree; None unless every import concerned is alone on a top-level line.
+    The blank lines and comments above a removed line stay, on the next line that does,
+    except a comment block right above it that names apex (the imports rule's rule)."""
     lines: Dict[cst.BaseSmallStatement, cst.SimpleStatementLine] = {}
     for line in tree.body:
         if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and line.body[0] in imports:
@@ -142,17 +145,20 @@ def _edit_top_level_imports(
     if len(lines) != len(imports):
         return None
     body: List[cst.BaseStatement] = []
+    carried: List[cst.EmptyLine] = []
     for stmt in tree.body:
         imp = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
-        if imp not in lines:
-            body.append(stmt)
-            continue
-        result: Union[cst.BaseSmallStatement, cst.RemovalSentinel]
-        if isinstance(imp, cst.Import):
-            result = removal.leave_Import(imp, imp)
-        else:
-            result = removal.leave_ImportFrom(cast(cst.ImportFrom, imp), cast(cst.ImportFrom, imp))
-        if isinstance(result, cst.RemovalSentinel):
-            continue  # as LibCST drops a line whose only statement was removed
-        body.append(stmt if result is imp else stmt.with_changes(body=[result]))
-    return tree.with_changes(body=body)
+        if imp in lines:
+            result: Union[cst.BaseSmallStatement, cst.RemovalSentinel]
+            if isinstance(imp, cst.Import):
+                result = removal.leave_Import(imp, imp)
+            else:
+                result = removal.leave_ImportFrom(cast(cst.ImportFrom, imp), cast(cst.ImportFrom, imp))
+            if isinstance(result, cst.RemovalSentinel):
+                carried += kept_leading(stmt.leading_lines)
+                continue
+            if result is not imp:
+                stmt = cast(cst.SimpleStatementLine, stmt).with_changes(body=[result])
+        body.append(prepend_lines(stmt, carried) if carried else stmt)
+        carried = []
+    return tree.with_changes(body=body, footer=carried + list(tree.footer))

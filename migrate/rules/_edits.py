@@ -141,6 +141,30 @@ def with_trailing_comments(stmt: Any, comments: Sequence[cst.Comment]) -> Any:
     )
 
 
+def kept_leading(lines: Any) -> List[cst.EmptyLine]:
+    """The leading lines of a removed statement that stay: all but the comment block right
+    above it when that block names apex."""
+    kept = list(lines)
+    start = len(kept)
+    while start > 0 and kept[start - 1].comment is not None:
+        start -= 1
+    if any("apex" in line.comment.value.lower() for line in kept[start:]):
+        del kept[start:]
+    return kept
+
+
+def prepend_lines(stmt: Any, lines: List[cst.EmptyLine]) -> Any:
+    """``stmt`` with ``lines`` above its own leading lines, without doubling a blank line."""
+    lines = list(lines)
+    existing = list(stmt.leading_lines)
+    if existing and existing[0].comment is None:
+        while lines and lines[-1].comment is None:
+            lines.pop()
+    if not lines:
+        return stmt
+    return stmt.with_changes(leading_lines=lines + existing)
+
+
 class StatementEdits:
     """Planned edits of statements, applied by :meth:`apply` when a block is left."""
 

@@ -31,7 +31,7 @@ from libcst.helpers import get_full_name_for_node
 
 from ._amp_rule import AmpRule
 from ._amp_sites import enclosing_function, walk
-from ._edits import code_of, move_leading, read_todos
+from ._edits import code_of, kept_leading, move_leading, prepend_lines, read_todos
 from ._neighbour_base import APEX_STAR_EXPORTS
 from ..settings import Settings
 from .base import Example
@@ -48,30 +48,6 @@ def _module_name(node: cst.ImportFrom) -> Optional[str]:
 
 def _is_apex(name: Optional[str]) -> bool:
     return name is not None and (name == "apex" or name.startswith("apex."))
-
-
-def _kept_leading(lines: Any) -> List[cst.EmptyLine]:
-    """The leading lines of a removed statement that stay: all but the comment block right
-    above it when that block names apex."""
-    kept = list(lines)
-    start = len(kept)
-    while start > 0 and kept[start - 1].comment is not None:
-        start -= 1
-    if any("apex" in line.comment.value.lower() for line in kept[start:]):
-        del kept[start:]
-    return kept
-
-
-def _prepend_lines(stmt: Any, lines: List[cst.EmptyLine]) -> Any:
-    """``stmt`` with ``lines`` above its own leading lines, without doubling a blank line."""
-    lines = list(lines)
-    existing = list(stmt.leading_lines)
-    if existing and existing[0].comment is None:
-        while lines and lines[-1].comment is None:
-            lines.pop()
-    if not lines:
-        return stmt
-    return stmt.with_changes(leading_lines=lines + existing)
 
 
 #: apex modules the 2025 removal deleted (besides apex.amp, which goes to the shim)
@@ -187,9 +163,11 @@ class ImportsRule(AmpRule):
             carry: List[cst.EmptyLine] = []
             for stmt in block.body:
                 if stmt in gone_set:
-                    carry += _kept_leading(getattr(stmt, "leading_lines", ()))
+                    carry += kept_leading(getattr(stmt, "leading_lines", ()))
+                    # moved here, so whichever pass removes the statement has none to keep
+                    self._amend(stmt, lambda upd: upd.with_changes(leading_lines=[]))
                 elif carry:
-                    self._amend(stmt, lambda upd, carry=carry: _prepend_lines(upd, carry))
+                    self._amend(stmt, lambda upd, carry=carry: prepend_lines(upd, carry))
                     carry = []
 
     def _amend(self, node: Any, fn: Any) -> None:

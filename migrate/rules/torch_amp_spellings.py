@@ -235,7 +235,7 @@ class TorchAmpSpellingsRule(NeighbourRule):
             "grad-scaler-annotation",
             "from typing import Optional\n\nfrom torch.cuda.amp import GradScaler\n\n\n"
             "def step(scaler: Optional[GradScaler]):\n    pass\n",
-            "from typing import Optional\nimport torch\n\n\ndef step(scaler: Optional[torch.amp.GradScaler]):\n"
+            "from typing import Optional\n\nimport torch\n\n\ndef step(scaler: Optional[torch.amp.GradScaler]):\n"
             "    pass\n",
             ("APX902",),
         ),

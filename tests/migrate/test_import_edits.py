@@ -33,7 +33,7 @@ UNUSED = [
     ("from apex import amp\nscaler = torch.amp.GradScaler('cuda')\nf(amp=True)\nsave({'amp': 1})\n", (AMP,)),
     ("import os\nfrom apex import amp\nfrom apex.optimizers import FusedAdam\n\n\ndef f():\n    from apex import amp\n", (AMP, FUSED)),
     ("import apex.amp\nx = 1\n", (("apex.amp", None, None),)),
-    ("# mixed precision\nfrom apex import amp  # apex\n\nx = 1\n", (AMP,)),  # the line's comments go with it
+    ("# apex mixed precision\nfrom apex import amp  # apex\n\nx = 1\n", (AMP,)),  # its apex comments go with it
     ("import os; from apex import amp\nx = os\n", (AMP,)),  # not alone on its line: full visit
     ("if True:\n    from apex import amp\nx = 1\n", (AMP,)),  # nested: full visit
     ("from apex.optimizers import FusedAdam as Adam\nx: 'int' = 1\n", (("apex.optimizers", "FusedAdam", "Adam"),)),
@@ -63,3 +63,21 @@ def test_same_removal_as_libcst_without_scopes(source: str, scheduled: tuple) ->
 def test_left_to_libcst_when_a_scheduled_name_occurs(source: str, scheduled: tuple) -> None:
     assert certainly_unused_aliases(cst.parse_module(source), scheduled) is None
     assert remove_imports_without_scopes(_context(*scheduled), cst.parse_module(source)) is None
+
+
+def test_comments_above_a_removed_import_stay_unless_they_name_apex() -> None:
+    source = (
+        "import torch\n\n# third-party\n#from torch.nn.parallel import DistributedDataParallel as DDP\n"
+        "from apex.parallel import DistributedDataParallel as DDP\n# apex optimizer\n"
+        "from apex.optimizers import FusedAdam\nx = 1\n"
+    )
+    removed = remove_imports_without_scopes(_context(DDP, FUSED), cst.parse_module(source))
+    assert removed is not None
+    assert removed.code == (
+        "import torch\n\n# third-party\n#from torch.nn.parallel import DistributedDataParallel as DDP\nx = 1\n"
+    )
+
+
+def test_comments_above_a_removed_last_import_stay_in_the_footer() -> None:
+    removed = remove_imports_without_scopes(_context(AMP), cst.parse_module("x = 1\n# end\nfrom apex import amp\n"))
+    assert removed is not None and removed.code == "x = 1\n# end\n"
