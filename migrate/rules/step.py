@@ -1,20 +1,122 @@
-"""APX311-APX312: the optimizer step apex patched -> ``scaler.step(optimizer)``, then one
+"""APX311-APX313: the optimizer step apex patched -> ``scaler.step(optimizer)``, then one
 ``scaler.update()`` after the last step of each phase.
 
 Only ``step()`` calls of optimizers passed to an ``amp.scale_loss`` in the same function are
 touched, so gradient-accumulation boundaries (``if (i + 1) % accum == 0:``) are kept: the
-scaler steps and updates exactly where the original stepped."""
+scaler steps and updates exactly where the original stepped.
+
+A step after the training loop that applies the gradients left over from an unfinished
+accumulation (a *flush* step: the loop holds the scaled backward and the regular step, the
+flush follows the loop with no scaled backward in between) may find no gradient at all when
+the batch count was a multiple of the accumulation count.  apex's ``optimizer.step()`` did
+nothing then, but ``GradScaler.step`` raises ("No inf checks were recorded for this
+optimizer"), so the rewritten step and its update run only when some parameter of that
+optimizer has a gradient; where that guard cannot be written (several steps share the
+update, or the step shares its line) the site is reported instead."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple, cast
+from typing import Any, Dict, List, Sequence, Set, Tuple, cast
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
 from ._amp_rule import AmpRule
-from ._amp_sites import analyse, code_of, find_scalers, find_steps, walk
-from ._edits import expression, statement
+from ._amp_rule import _code_of_module as code_of_module  # the text, cached per tree
+from ._amp_sites import analyse, code_of, enclosing_function, find_scalers, find_steps, step_calls, walk
+from ._edits import expression, read_todos, statement
 from .base import Example
+
+#: the start of the TODO written where a flush step cannot be guarded (also a trigger, so a
+#: later run reports the comment again)
+FLUSH_TODO = "step with possibly no gradients:"
+
+
+def flush_steps(rule: Any, info: Any, lookup: Any) -> Set[cst.Call]:
+    """The flush steps of a file: ``<opt>.step()`` calls after a loop that holds both a
+    scale_loss feeding ``opt`` and another ``<opt>.step()``, with no scale_loss feeding
+    ``opt`` between the loop and the call (same function throughout)."""
+    parents = rule.parents
+    found: Set[cst.Call] = set()
+    sites = [s for s in info.scale_losses if lookup(s.with_stmt) is not None]
+    for site in sites:
+        scope = site.func.body if site.func is not None else rule.tree
+        for opt in site.optimizers:
+            if not isinstance(opt, (cst.Name, cst.Attribute)):
+                continue
+            text = code_of(opt)
+            steps = [c for c in step_calls(scope, text) if enclosing_function(parents, c) is site.func]
+            feeding = [
+                s for s in info.scale_losses if s.func is site.func and text in {code_of(o) for o in s.optimizers}
+            ]
+            for loop in _loops_around(parents, site.with_stmt):
+                if not any(_inside(parents, c, loop) for c in steps):
+                    continue
+                loop_end = end_of(rule, loop)
+                for call in steps:
+                    here = start_of(rule, call)
+                    if _inside(parents, call, loop) or here <= loop_end:
+                        continue
+                    if any(loop_end < start_of(rule, s.with_stmt) < here for s in feeding):
+                        continue
+                    found.add(call)
+    return found
+
+
+def _loops_around(parents: Any, node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The ``for``/``while`` statements around ``node`` in its own function."""
+    loops: List[cst.CSTNode] = []
+    cur = parents.get(node)
+    while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if isinstance(cur, (cst.For, cst.While)):
+            loops.append(cur)
+        cur = parents.get(cur)
+    return loops
+
+
+def _inside(parents: Any, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+    cur = parents.get(node)
+    while cur is not None:
+        if cur is outer:
+            return True
+        cur = parents.get(cur)
+    return False
+
+
+def start_of(rule: Any, node: cst.CSTNode) -> Tuple[int, int]:
+    pos = rule.get_metadata(PositionProvider, node).start
+    return (pos.line, pos.column)
+
+
+def end_of(rule: Any, node: cst.CSTNode) -> Tuple[int, int]:
+    pos = rule.get_metadata(PositionProvider, node).end
+    return (pos.line, pos.column)
+
+
+def report_written_todos(rule: Any, module: cst.Module, known: Dict[str, Tuple[str, str, bool]]) -> None:
+    """Report the TODO comments starting with one of ``known``'s prefixes that an earlier
+    run wrote, once per comment, at the statement it sits on: a later run lists the same
+    manual work.  Comments this run reported already (written again) are not counted twice."""
+    from ..findings import Finding
+
+    sites: Dict[str, List[cst.CSTNode]] = {}
+    for node in walk(module):
+        lines = getattr(node, "leading_lines", None)
+        if not lines or not isinstance(node, cst.BaseStatement):
+            continue
+        for message in read_todos(lines):
+            if any(message.startswith(prefix) for prefix in known):
+                sites.setdefault(message, []).append(node)
+    for message, nodes in sites.items():
+        code, severity, fixed = next(v for k, v in known.items() if message.startswith(k))
+        if not rule.settings.code_enabled(code):
+            continue
+        done = sum(1 for f in rule.findings if f.message == message)
+        for node in nodes[done:]:
+            pos = rule.get_metadata(PositionProvider, node).start
+            rule.findings.append(
+                Finding(rule.context.filename or "<string>", pos.line, pos.column + 1, code, message, fixed, severity)
+            )
 
 
 class StepRule(AmpRule):
@@ -22,11 +124,26 @@ class StepRule(AmpRule):
 
     CODES = {
         "APX311": "optimizer.step() goes through the GradScaler, followed by scaler.update()",
+        "APX312": "a step after the loop (leftover accumulated gradients) runs only when some gradient is left",
+        "APX313": "a step after the loop may find no gradient, and GradScaler.step() then raises: guard it by hand",
     }
-    TRIGGERS = (b"scale_loss",)
-    LIVE_TRIGGERS = ("scale_loss",)
+    TRIGGERS = (b"scale_loss", b"step with possibly no gradients:")
+    LIVE_TRIGGERS = ("scale_loss", FLUSH_TODO)
+    KNOWN = {FLUSH_TODO: ("APX313", "error", False)}
+
+    #: whether the text holds one of the KNOWN TODOs (set before each file is planned)
+    _earlier_todos = True
+
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        self._earlier_todos = any(prefix in code_of_module(tree) for prefix in self.KNOWN)
+        return super().transform_module(tree)
 
     def plan(self, module: cst.Module) -> None:
+        self._plan(module)
+        if self._earlier_todos:
+            report_written_todos(self, module, self.KNOWN)
+
+    def _plan(self, module: cst.Module) -> None:
         info = analyse(self, module)
         if not info.scale_losses or info.inits:
             return
@@ -50,6 +167,7 @@ class StepRule(AmpRule):
                 and node.func.attr.value == "backward"
             ):
                 backward_lines.append(self.line_of(node))
+        flush = flush_steps(self, info, lookup)
         # group steps per block: a step followed (in the same block, with no backward in
         # between) by another step shares one update after the last of them
         by_block: Dict[Tuple[cst.CSTNode, str], List[Tuple[int, cst.Call, cst.CSTNode]]] = {}
@@ -70,11 +188,60 @@ class StepRule(AmpRule):
             )
         for (_block, scaler), steps in by_block.items():
             steps.sort(key=lambda s: s[0])
+            flushed = [call for _, call, _ in steps if call in flush]
+            guarded = bool(flushed) and self._guard(steps, scaler)
+            if flushed and not guarded:
+                self._flush_todo(flushed, scaler)
             for index, (line, _call, anchor) in enumerate(steps):
+                if guarded:
+                    continue  # the update is inside the guard
                 nxt = steps[index + 1][0] if index + 1 < len(steps) else None
                 if nxt is not None and not any(line < b < nxt for b in backward_lines):
                     continue
                 self.edits.insert_after(anchor, [statement(f"{scaler}.update()\n")])
+
+    def _guard(self, steps: Sequence[Any], scaler: str) -> bool:
+        """A flush step alone on its line (no other step sharing its update) runs, with its
+        update, only when some gradient is left; False when it cannot be guarded so."""
+        if len(steps) != 1 or not isinstance(steps[0][2], cst.SimpleStatementLine):
+            return False
+        _, call, anchor = steps[0]
+        opt = code_of(cast(Any, call.func).value)
+        test = f'any(p.grad is not None for group in {opt}.param_groups for p in group["params"])'
+
+        def guarded(upd: Any) -> List[Any]:
+            body = cst.IndentedBlock(body=[upd.with_changes(leading_lines=[]), statement(f"{scaler}.update()\n")])
+            return [cst.If(test=expression(test), body=body, leading_lines=upd.leading_lines)]
+
+        self.edits.replace(anchor, guarded)
+        self.report(
+            call,
+            "APX312",
+            f"{opt}.step() after the loop applies leftover accumulated gradients: {scaler}.step({opt}) and "
+            f"{scaler}.update() run only when some gradient is left (GradScaler.step() raises on an "
+            "optimizer without gradients; apex's step did nothing)",
+            fixed=True,
+            severity="info",
+        )
+        return True
+
+    def _flush_todo(self, calls: Sequence[cst.Call], scaler: str) -> None:
+        names = [code_of(cast(Any, c.func).value) for c in calls]
+        steps = " and ".join(f"{n}.step()" for n in names)
+        if len(names) == 1:
+            advice = f"run it and {scaler}.update() only if some p.grad of {names[0]} is not None"
+        else:
+            advice = (
+                f"step each optimizer only if some p.grad of it is not None, and call {scaler}.update() "
+                "only if one of them stepped"
+            )
+        self.todo(
+            calls[0],
+            "APX313",
+            f"{FLUSH_TODO} {steps} after the loop {'apply' if len(names) > 1 else 'applies'} leftover "
+            f"accumulated gradients, and {scaler}.step() raises on an optimizer with none left (apex's step "
+            f"did nothing): {advice}",
+        )
 
 
 # Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
@@ -182,6 +349,89 @@ def train(model, optimizer, batches, fp16=True):
     return {"amp": scaler.state_dict() if fp16 else None}
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX401"),
+    ),
+    Example(
+        "flush-step-after-the-loop-is-guarded",
+        before="""\
+from apex import amp
+
+
+def train(model, optimizer, loader, accumulation_steps):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y) / accumulation_steps
+        with amp.scale_loss(loss, optimizer, delay_unscale=(i + 1) % accumulation_steps != 0) as scaled_loss:
+            scaled_loss.backward()
+        if (i + 1) % accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+    optimizer.step()  # apply the leftover gradients
+    optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, loader, accumulation_steps):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, (x, y) in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = criterion(model(x), y) / accumulation_steps
+        scaler.scale(loss).backward()
+        if (i + 1) % accumulation_steps == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+    if any(p.grad is not None for group in optimizer.param_groups for p in group["params"]):
+        scaler.step(optimizer)  # apply the leftover gradients
+        scaler.update()
+    optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311", "APX312"),
+    ),
+    Example(
+        "flush-steps-of-two-optimizers-reported",
+        before="""\
+from apex import amp
+
+
+def train(model, opt_body, opt_head, loader, accumulation_steps):
+    model, [opt_body, opt_head] = amp.initialize(model, [opt_body, opt_head], opt_level="O1")
+    for i, x in enumerate(loader):
+        loss = model(x).sum() / accumulation_steps
+        with amp.scale_loss(loss, [opt_body, opt_head]) as scaled_loss:
+            scaled_loss.backward()
+        if (i + 1) % accumulation_steps == 0:
+            opt_body.step()
+            opt_head.step()
+            model.zero_grad()
+    opt_body.step()
+    opt_head.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, opt_body, opt_head, loader, accumulation_steps):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, x in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum() / accumulation_steps
+        scaler.scale(loss).backward()
+        if (i + 1) % accumulation_steps == 0:
+            scaler.step(opt_body)
+            scaler.step(opt_head)
+            scaler.update()
+            model.zero_grad()
+    # TODO(apexcompat): step with possibly no gradients: opt_body.step() and opt_head.step()
+    #   after the loop apply leftover accumulated gradients, and scaler.step() raises on an
+    #   optimizer with none left (apex's step did nothing): step each optimizer only if some
+    #   p.grad of it is not None, and call scaler.update() only if one of them stepped
+    scaler.step(opt_body)
+    scaler.step(opt_head)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX313"),
     ),
 ]
 
