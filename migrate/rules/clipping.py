@@ -1,10 +1,25 @@
-"""APX321-APX323: gradient clipping on ``amp.master_params(optimizer)``.
+"""APX321-APX327: gradients used between the scaled backward and the optimizer step.
 
-GradScaler leaves the grads scaled until ``scaler.step``, so anything that reads them
-(clipping, norms) needs ``scaler.unscale_(optimizer)`` first: it is inserted once per
-optimizer and function, right before the first statement that uses the grads (that is
-after the last backward of the step, and inside the accumulation boundary when the clip
-is).  ``amp.master_params(opt)`` becomes the optimizer's parameters: the sibling branch's
+apex unscaled the gradients when the ``amp.scale_loss`` block exited; GradScaler leaves them
+scaled until ``scaler.step``, so anything that reads them in between (clipping, norms,
+``p.grad``) needs ``scaler.unscale_(optimizer)`` first.  A *phase* is one rewritten
+``<opt>.step()`` and the gradient uses before it: ``torch.nn.utils.clip_grad_norm_`` /
+``clip_grad_value_`` (any spelling that resolves to them) on any parameters, a call that is
+given ``x.parameters()``, a ``p.grad`` read, and ``amp.master_params(opt)``.  One
+``scaler.unscale_(opt)`` per phase is inserted before the first of them, for every optimizer
+of the ``amp.scale_loss`` before the use (only ``opt`` for ``amp.master_params(opt)``), when
+the use is after that scaled backward in the same function and the step surely follows it
+(the step is in the use's block or an enclosing one; a use inside a loop there gets the
+unscale_ before that loop).
+
+When the step runs only sometimes after the use (``if (i + 1) % k == 0: optimizer.step()``
+while the clip runs on every micro-step) an ``unscale_`` there would run twice before
+``update()`` and raise; per-micro-step clipping has no exact native equivalent, so the site is
+reported (APX326) with a TODO to move it to the step boundary.  A clip whose step or scaled
+backward is not in the same function, or whose step is a guarded flush step after the loop,
+is reported (APX327).
+
+``amp.master_params(opt)`` becomes the optimizer's parameters: the sibling branch's
 expression when an ``if fp16: ... else: ...`` clips ``model.parameters()`` the other way
 (the two branches are then identical and are merged), else the parameters the optimizer
 was built from in this file, else its param groups.  A NaN check on the clipped norm gets a
@@ -12,76 +27,413 @@ TODO: GradScaler also skips steps on inf."""
 
 from __future__ import annotations
 
-from typing import List, Optional, Set, Tuple
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from ._amp_rule import AmpRule
-from ._amp_sites import analyse, arg_value, code_of, find_scalers, walk
+from ._amp_rule import _code_of_module as code_of_module  # the text, cached per tree
+from ._amp_sites import analyse, arg_value, code_of, enclosing_function, find_scalers, find_steps, walk
 from ._edits import expression, move_leading, statement, suite_statements
 from .base import Example
+from .step import end_of, flush_steps, report_written_todos, start_of
+
+#: the clipping functions of torch.nn.utils (their gradients must be unscaled)
+CLIP_FUNCTIONS = frozenset(
+    f"{module}.{name}"
+    for module in ("torch.nn.utils", "torch.nn.utils.clip_grad")
+    for name in ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm")
+)
+#: calls that only collect the parameters they are given
+_COLLECTORS = frozenset({"list", "tuple", "iter", "filter", "enumerate", "zip", "sorted", "len", "set", "dict"})
+#: the start of the TODO written for a gradient use on every micro-step (APX326) and for one
+#: whose phase is unknown (APX327); triggers too, so a later run reports the comments again
+ACCUM_TODO = "per-micro-step gradient use:"
+UNKNOWN_TODO = "gradients used after the scaled backward:"
+
+
+@dataclass(eq=False)
+class _Use:
+    """A gradient use: ``node`` (the call or the ``.grad`` attribute), ``stmt`` (the
+    statement an unscale_ would precede), ``kind`` master/clip/helper/grad."""
+
+    node: Any
+    stmt: Any
+    kind: str
+    func: Any
+    scaler: str
+    what: str
+    opt: Optional[str] = None  # master: the optimizer named in amp.master_params(opt)
+    params: str = ""  # master: what amp.master_params(opt) became
+    merged: Optional[Tuple[Any, Any]] = None  # master: (if statement, the kept branch)
+    status: str = ""
+    reason: str = ""
+    unscaled: List[str] = field(default_factory=list)
 
 
 class ClippingRule(AmpRule):
-    """amp.master_params(opt) -> the optimizer's parameters, after scaler.unscale_(opt)."""
+    """Gradient uses after amp.scale_loss get scaler.unscale_(opt) first; amp.master_params(opt)
+    -> the optimizer's parameters."""
 
     CODES = {
         "APX321": "amp.master_params(opt) -> the optimizer's parameters, after scaler.unscale_(opt)",
         "APX322": "the fp16 and fp32 clipping branches became identical and were merged",
         "APX323": "a NaN check on the gradient norm: GradScaler skips inf too, check with math.isfinite",
         "APX324": "a `continue` between unscale_ and the step: scaler.update() added before it",
+        "APX325": "gradients clipped or read between the scaled backward and the step: scaler.unscale_(opt) first",
+        "APX326": "gradients clipped or read on every micro-step, the step only at the accumulation boundary",
+        "APX327": "gradients clipped or read after the scaled backward where the step or backward is not known",
     }
-    TRIGGERS = (b"master_params",)
-    LIVE_TRIGGERS = ("master_params",)
+    TRIGGERS = (b"master_params", b"scale_loss", b"per-micro-step gradient use:", b"gradients used after the scaled")
+    LIVE_TRIGGERS = ("master_params", "scale_loss", ACCUM_TODO, UNKNOWN_TODO)
+    KNOWN = {ACCUM_TODO: ("APX326", "error", False), UNKNOWN_TODO: ("APX327", "error", False)}
+
+    #: whether the text holds one of the KNOWN TODOs (set before each file is planned)
+    _earlier_todos = True
+
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        self._earlier_todos = any(prefix in code_of_module(tree) for prefix in self.KNOWN)
+        return super().transform_module(tree)
 
     def plan(self, module: cst.Module) -> None:
+        self._plan(module)
+        if self._earlier_todos:
+            report_written_todos(self, module, self.KNOWN)
+
+    def _plan(self, module: cst.Module) -> None:
         info = analyse(self, module)
         if info.inits:
             return
         lookup = find_scalers(self, module)
-        unscaled: Set[Tuple[Optional[cst.FunctionDef], str]] = set()
+        sites = [s for s in info.scale_losses if lookup(s.with_stmt) is not None]
+        # every rewritten step -> the optimizer it steps
+        steps: Dict[cst.Call, str] = {}
+        for site in sites:
+            for opt in site.optimizers:
+                if isinstance(opt, (cst.Name, cst.Attribute)):
+                    for call in find_steps(self, site, code_of(opt)):
+                        if lookup(call) is not None:
+                            steps[call] = code_of(opt)
+        flush = flush_steps(self, info, lookup)
+        uses = self._master_uses(module, info, lookup)
+        if sites:
+            uses += self._other_uses(module, uses, sites, steps, lookup)
+        uses.sort(key=lambda u: start_of(self, u.node))
+        phases: Dict[Tuple[str, Any], List[_Use]] = {}
+        for use in uses:
+            for key in self._decide(use, sites, steps, flush):
+                phases.setdefault(key, []).append(use)
+        self._unscale(phases)
+        for use in uses:
+            self._report(use, phases)
+
+    # --- collecting the uses ----------------------------------------------------------------
+
+    def _master_uses(self, module: cst.Module, info: Any, lookup: Any) -> List[_Use]:
+        uses = []
         for need in sorted((n for n in info.needs if n.kind == "master_params"), key=lambda n: self.line_of(n.node)):
             scaler = lookup(need.node)
-            if scaler is None:
-                continue
             call = need.node
             opt = arg_value(call, 0, "optimizer")
-            if opt is None:
+            if scaler is None or opt is None:
                 continue
             opt_text = code_of(opt)
             stmt = self.statement_of(call)
+            outer = self.parents.get(self.parents.get(call))
+            what = code_of(outer.func) + "(...)" if isinstance(outer, cst.Call) else f"amp.master_params({opt_text})"
+            use = _Use(call, stmt, "master", need.func, scaler.expr, what, opt=opt_text)
             merged = self._merge_branches(stmt, call)
             if merged is not None:
                 if_stmt, other, params = merged
-                key = (need.func, opt_text)
-                new = ([] if key in unscaled else [statement(f"{scaler.expr}.unscale_({opt_text})\n")]) + [other]
-                unscaled.add(key)
-                self.edits.replace(if_stmt, lambda upd, new=new: [move_leading(upd, new[0])] + new[1:])
-                self._update_before_continue(if_stmt, scaler.expr)
+                use.stmt, use.merged, use.params = if_stmt, (if_stmt, other), params
+                self.edits.replace(if_stmt, lambda upd, other=other: [move_leading(upd, other)])
+            else:
+                use.params = self._params_of(module, opt_text)
+                self.replace_node(call, expression(use.params))
+            uses.append(use)
+        return uses
+
+    def _other_uses(self, module: cst.Module, masters: List[_Use], sites, steps, lookup) -> List[_Use]:
+        """Clip calls, calls given parameters and ``.grad`` reads in the functions that hold a
+        rewritten scale_loss or step."""
+        funcs = {s.func for s in sites} | {enclosing_function(self.parents, c) for c in steps}
+        taken: Set[cst.CSTNode] = {m.node for m in masters}
+        skip: Set[cst.CSTNode] = set(steps)
+        for master in masters:
+            if master.merged is not None:
+                skip.update(walk(master.merged[0]))  # the merged branches are one master use
+        uses: List[_Use] = []
+        seen_grad: Set[cst.CSTNode] = set()
+        for node in walk(module):
+            if isinstance(node, cst.Call) and node not in skip:
+                kind = None
+                if self.qualified_names(node.func) & CLIP_FUNCTIONS:
+                    kind = "clip"
+                elif self._given_parameters(node):
+                    kind = "helper"
+                if kind is None:
+                    continue
+                if any(n in taken for n in walk(node)):
+                    continue  # amp.master_params(...) inside: a master use already
+                func = enclosing_function(self.parents, node)
+                scaler = lookup(node)
+                if func not in funcs or scaler is None:
+                    continue
+                uses.append(_Use(node, self.statement_of(node), kind, func, scaler.expr, code_of(node.func) + "(...)"))
+                skip.update(walk(node))  # a clip's own parameters() call is not a helper use
+            elif isinstance(node, cst.Attribute) and node.attr.value == "grad" and node not in skip:
+                parent = self.parents.get(node)
+                if isinstance(parent, (cst.AssignTarget, cst.Del)):
+                    continue
+                stmt = self.statement_of(node)
+                func = enclosing_function(self.parents, node)
+                scaler = lookup(node)
+                if stmt in seen_grad or func not in funcs or scaler is None:
+                    continue
+                seen_grad.add(stmt)
+                uses.append(_Use(node, stmt, "grad", func, scaler.expr, f"{code_of(node)} read"))
+        return uses
+
+    def _given_parameters(self, call: cst.Call) -> bool:
+        if isinstance(call.func, cst.Name) and call.func.value in _COLLECTORS:
+            return False
+        for arg in call.args:
+            value = arg.value
+            if (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in ("parameters", "named_parameters")
+            ):
+                return True
+        return False
+
+    # --- the phase of each use ---------------------------------------------------------------
+
+    def _decide(self, use: _Use, sites, steps: Dict[cst.Call, str], flush: Set[cst.Call]) -> List[Tuple[str, Any]]:
+        """Set ``use.status`` (unscale/legacy/accum/unknown/skip); the phases it joins."""
+        here = start_of(self, use.node)
+        site = None
+        for candidate in sites:
+            if (
+                candidate.func is use.func
+                and end_of(self, candidate.with_stmt) <= here
+                and not self._exclusive(candidate.with_stmt, use.stmt)
+            ):
+                site = candidate
+        opts: List[str] = []
+        if use.kind == "master":
+            opts = [use.opt or ""]
+        elif site is not None:
+            opts = [code_of(o) for o in site.optimizers]
+        else:
+            # after no scaled backward of this function (before it, or on the path that does
+            # not scale): nothing to unscale, unless the backward is elsewhere (none here)
+            later = self._next_step(use, None, steps)
+            if use.kind == "clip" and later is not None and not any(s.func is use.func for s in sites):
+                use.status, use.opt = "unknown", steps[later]
+                use.reason = "the scaled backward is not in this function"
+            else:
+                use.status = "skip"
+            return []
+        if site is not None:
+            # a use after the step (logging, EMA) sees the gradients scaler.step unscaled
+            opts = [o for o in opts if not self._stepped_since(site, use, o, steps)]
+            if not opts:
+                use.status = "skip"
+                return []
+        keys: List[Tuple[str, Any]] = []
+        for opt in opts:
+            step = self._next_step(use, opt, steps)
+            if step is None:
+                if any(o == opt and enclosing_function(self.parents, c) is use.func for c, o in steps.items()):
+                    # after a step that runs only sometimes (accumulation boundary): a clip
+                    # or master_params read here runs on every micro-step
+                    use.status, use.opt = ("accum", opt) if use.kind in ("master", "clip") else ("skip", None)
+                    return []
+                if use.kind == "master":
+                    use.status = "legacy"
+                    return [(opt, use.func)]
+                use.status, use.opt, use.reason = "unknown", opt, f"{opt}.step() is not in this function"
+                return []
+            if step in flush:
+                use.status, use.opt = "unknown", opt
+                use.reason = (
+                    f"{opt}.step() after the loop runs only when gradients are left: unscale_ and clip inside that if"
+                )
+                return []
+            if self._phase_stmt(use, step) is None:
+                use.status, use.opt = "accum", opt
+                return []
+            keys.append((opt, step))
+        use.status = "unscale"
+        return keys
+
+    def _stepped_since(self, site: Any, use: _Use, opt: str, steps: Dict[cst.Call, str]) -> bool:
+        """Whether a step of ``opt`` surely ran between the scaled backward and ``use``: it
+        lies between them, alone on its line in a block that holds ``use``."""
+        begin, here = end_of(self, site.with_stmt), start_of(self, use.node)
+        for call, o in steps.items():
+            if o != opt or enclosing_function(self.parents, call) is not use.func:
+                continue
+            if not begin <= start_of(self, call) < here:
+                continue
+            line = self.statement_of(call)
+            if isinstance(line, cst.SimpleStatementLine) and self._inside(use.stmt, self.parents.get(line)):
+                return True
+        return False
+
+    def _inside(self, node: Any, outer: Any) -> bool:
+        cur = node
+        while cur is not None:
+            if cur is outer:
+                return True
+            cur = self.parents.get(cur)
+        return False
+
+    def _next_step(self, use: _Use, opt: Optional[str], steps: Dict[cst.Call, str]) -> Optional[cst.Call]:
+        here = start_of(self, use.node)
+        found = [
+            c
+            for c, o in steps.items()
+            if (opt is None or o == opt)
+            and enclosing_function(self.parents, c) is use.func
+            and start_of(self, c) > here
+        ]
+        return min(found, key=lambda c: start_of(self, c)) if found else None
+
+    def _exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        """``a`` and ``b`` sit in different branches of one if/try (never both run)."""
+        ancestors = set()
+        cur: Any = a
+        while cur is not None:
+            ancestors.add(cur)
+            cur = self.parents.get(cur)
+        cur = b
+        while cur is not None and cur not in ancestors:
+            cur = self.parents.get(cur)
+        return cur is not None and not isinstance(cur, (cst.IndentedBlock, cst.Module))
+
+    def _phase_stmt(self, use: _Use, step: cst.Call) -> Optional[cst.CSTNode]:
+        """The statement an unscale_ for ``use`` goes before when ``step`` surely runs after
+        it: ``use``'s statement (or the outermost loop around it below the step's block),
+        inside the step's block or a block nested in it; else None."""
+        step_stmt = self.statement_of(step)
+        block = self.parents.get(step_stmt)
+        if not isinstance(step_stmt, cst.SimpleStatementLine) or not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            return None
+        lifted = use.stmt
+        cur: Any = use.stmt
+        while True:
+            parent = self.parents.get(cur)
+            if parent is None or isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return None
+            if parent is block:
+                break
+            if isinstance(parent, (cst.For, cst.While)):
+                lifted = parent
+            cur = parent
+        body = list(block.body)
+        if body.index(cur) > body.index(step_stmt):
+            return None
+        if cur is step_stmt and start_of(self, use.node) > start_of(self, step):
+            return None
+        return lifted
+
+    # --- edits and findings -------------------------------------------------------------------
+
+    def _unscale(self, phases: Dict[Tuple[str, Any], List[_Use]]) -> None:
+        """One ``scaler.unscale_(opt)`` per phase, before its first use."""
+        inserted: Dict[cst.CSTNode, List[str]] = {}
+        for (opt, step), members in phases.items():
+            members = [u for u in members if u.status in ("unscale", "legacy")]
+            if not members:
+                continue
+            if members[0].status == "legacy":
+                point = members[0].stmt
+            else:
+                point = self._first_point([self._phase_stmt(u, step) for u in members])
+            scaler = members[0].scaler
+            if opt in inserted.setdefault(point, []):
+                continue
+            inserted[point].append(opt)
+            self.edits.insert_before(point, [statement(f"{scaler}.unscale_({opt})\n")])
+            self._update_before_continue(point, scaler)
+            for use in members:
+                use.unscaled.append(opt)
+
+    def _first_point(self, stmts: List[Any]) -> Any:
+        """The first statement of the deepest block holding all of ``stmts`` that is or holds
+        one of them."""
+        paths = []
+        for stmt in stmts:
+            path = []  # (block, statement in it), innermost first
+            cur = stmt
+            while cur is not None:
+                parent = self.parents.get(cur)
+                if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+                    path.append((parent, cur))
+                cur = parent
+            paths.append(list(reversed(path)))
+        depth = 0
+        while all(len(p) > depth for p in paths) and len({p[depth][0] for p in paths}) == 1:
+            depth += 1
+        block = paths[0][depth - 1][0]
+        members = {p[depth - 1][1] for p in paths}
+        return next(s for s in block.body if s in members)
+
+    def _report(self, use: _Use, phases: Dict[Tuple[str, Any], List[_Use]]) -> None:
+        after = ", ".join(f"{use.scaler}.unscale_({o})" for o in use.unscaled)
+        if use.kind == "master":
+            if use.merged is not None:
+                message = f"both branches clip {use.params} now; merged" + (f", after {after}" if after else "")
+                self.report(use.merged[0], "APX322", message, fixed=True, severity="info")
+                self._nan_todo(use.func, use.merged[1])
+            else:
+                message = f"amp.master_params({use.opt}) -> {use.params}" + (f", after {after}" if after else "")
+                self.report(use.node, "APX321", message, fixed=True, severity="info")
+                self._nan_todo(use.func, use.stmt)
+        if use.status == "unscale" and use.kind != "master":
+            if use.kind == "clip":
                 self.report(
-                    if_stmt,
-                    "APX322",
-                    f"both branches clip {params} now; merged, after {scaler.expr}.unscale_({opt_text})",
+                    use.node,
+                    "APX325",
+                    f"{use.what} after {after}: apex had unscaled the gradients when amp.scale_loss exited",
                     fixed=True,
                     severity="info",
                 )
-                self._nan_todo(need.func, other)
-                continue
-            params = self._params_of(module, opt_text)
-            self.replace_node(call, expression(params))
-            key = (need.func, opt_text)
-            if key not in unscaled:
-                unscaled.add(key)
-                self.edits.insert_before(stmt, [statement(f"{scaler.expr}.unscale_({opt_text})\n")])
-                self._update_before_continue(stmt, scaler.expr)
-            self.report(
-                call,
-                "APX321",
-                f"amp.master_params({opt_text}) -> {params}, after {scaler.expr}.unscale_({opt_text})",
-                fixed=True,
-                severity="info",
+                self._nan_todo(use.func, use.stmt)
+            elif all(
+                group[0] is use and all(u.kind not in ("master", "clip") for u in group)
+                for group in phases.values()
+                if use in group
+            ):
+                # one warning per phase, when no clip asked for the unscale_ anyway
+                self.report(
+                    use.node,
+                    "APX325",
+                    f"{use.what} between the scaled backward and the step may read gradients: {after} first, "
+                    "as apex had unscaled them when amp.scale_loss exited",
+                    fixed=True,
+                    severity="warning",
+                )
+        elif use.status == "accum":
+            self.todo(
+                use.node,
+                "APX326",
+                f"{ACCUM_TODO} {use.what} runs after every backward, but {use.opt}.step() only at the "
+                f"accumulation boundary (or under a condition). apex unscaled the gradients after each "
+                f"backward; {use.scaler}.unscale_({use.opt}) can run only once per step, so there is no exact "
+                f"native equivalent: move this to the step boundary, after {use.scaler}.unscale_({use.opt})",
             )
-            self._nan_todo(need.func, stmt)
+        elif use.status == "unknown":
+            self.todo(
+                use.node,
+                "APX327",
+                f"{UNKNOWN_TODO} {use.what} saw gradients apex had unscaled, but {use.scaler} keeps them "
+                f"scaled until {use.scaler}.step({use.opt}) ({use.reason}): call {use.scaler}.unscale_("
+                f"{use.opt}) before it, once per step",
+            )
 
     def _update_before_continue(self, stmt: cst.BaseStatement, scaler: str) -> None:
         """A ``continue`` between ``unscale_`` and the step skips ``scaler.update()``, and the
@@ -310,6 +662,165 @@ def train(model, batches):
         scaler.update()
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX321", "APX323", "APX324"),
+    ),
+    Example(
+        "clip-on-model-parameters-gets-unscale",
+        before="""\
+import torch
+from torch import nn
+from apex import amp
+
+
+def train(model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        optimizer.step()
+""",
+        after="""\
+import torch
+from torch import nn
+
+
+def train(model, optimizer, loader):
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = nn.functional.mse_loss(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX325'),
+    ),
+    Example(
+        "helper-given-parameters-gets-unscale",
+        before="""\
+from apex import amp
+
+
+def train(model, optimizer, loader, clip_grads, max_norm):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        if max_norm is not None:
+            clip_grads(model.parameters(), max_norm)
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, loader, clip_grads, max_norm):
+    scaler = torch.amp.GradScaler("cuda")
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        if max_norm is not None:
+            scaler.unscale_(optimizer)
+            clip_grads(model.parameters(), max_norm)
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX325'),
+    ),
+    Example(
+        "clip-on-every-micro-step-reported",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, accumulation_steps, max_norm):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y) / accumulation_steps
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+        if (i + 1) % accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, loader, accumulation_steps, max_norm):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, (x, y) in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = criterion(model(x), y) / accumulation_steps
+        scaler.scale(loss).backward()
+        # TODO(apexcompat): per-micro-step gradient use: torch.nn.utils.clip_grad_norm_(...)
+        #   runs after every backward, but optimizer.step() only at the accumulation boundary
+        #   (or under a condition). apex unscaled the gradients after each backward;
+        #   scaler.unscale_(optimizer) can run only once per step, so there is no exact native
+        #   equivalent: move this to the step boundary, after scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), max_norm)
+        if (i + 1) % accumulation_steps == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX326'),
+    ),
+    Example(
+        "clip-before-a-step-in-another-method-reported",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def backward(self, loss):
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+
+    def step(self):
+        torch.nn.utils.clip_grad_value_(self.model.parameters(), 1.0)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def backward(self, loss):
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap
+        #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+        self.scaler.scale(loss).backward()
+
+    def step(self):
+        # TODO(apexcompat): gradients used after the scaled backward:
+        #   torch.nn.utils.clip_grad_value_(...) saw gradients apex had unscaled, but
+        #   self.scaler keeps them scaled until self.scaler.step(self.optimizer) (the scaled
+        #   backward is not in this function): call self.scaler.unscale_(self.optimizer) before
+        #   it, once per step
+        torch.nn.utils.clip_grad_value_(self.model.parameters(), 1.0)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+""",
+        codes=('APX101', 'APX201', 'APX210', 'APX301', 'APX311', 'APX327'),
     ),
 ]
 
