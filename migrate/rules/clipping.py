@@ -5,7 +5,8 @@ scaled until ``scaler.step``, so anything that reads them in between (clipping, 
 ``p.grad``) needs ``scaler.unscale_(optimizer)`` first.  A *phase* is one rewritten
 ``<opt>.step()`` and the gradient uses before it: ``torch.nn.utils.clip_grad_norm_`` /
 ``clip_grad_value_`` (any spelling that resolves to them) on any parameters, a call that is
-given ``x.parameters()``, a ``p.grad`` read, and ``amp.master_params(opt)``.  One
+given ``x.parameters()``, a ``p.grad`` read, and ``amp.master_params(opt)`` (in a file that
+mentions clipping, a gradient norm, ``.grad`` or ``master_params`` at all).  One
 ``scaler.unscale_(opt)`` per phase is inserted before the first of them, for every optimizer
 of the ``amp.scale_loss`` before the use (only ``opt`` for ``amp.master_params(opt)``), when
 the use is after that scaled backward in the same function and the step surely follows it
@@ -85,8 +86,18 @@ class ClippingRule(AmpRule):
         "APX326": "gradients clipped or read on every micro-step, the step only at the accumulation boundary",
         "APX327": "gradients clipped or read after the scaled backward where the step or backward is not known",
     }
-    TRIGGERS = (b"master_params", b"scale_loss", b"per-micro-step gradient use:", b"gradients used after the scaled")
-    LIVE_TRIGGERS = ("master_params", "scale_loss", ACCUM_TODO, UNKNOWN_TODO)
+    #: gradient uses are looked for only in files that mention one of these (besides
+    #: master_params: clipping, norms, ``p.grad``), so files without them cost nothing here
+    TRIGGERS = (
+        b"master_params",
+        b"clip_grad",
+        b"grad_norm",
+        b".grad",
+        b"get_total_norm",
+        b"per-micro-step gradient use:",
+        b"gradients used after the scaled",
+    )
+    LIVE_TRIGGERS = ("master_params", "clip_grad", "grad_norm", ".grad", "get_total_norm", ACCUM_TODO, UNKNOWN_TODO)
     KNOWN = {ACCUM_TODO: ("APX326", "error", False), UNKNOWN_TODO: ("APX327", "error", False)}
 
     #: whether the text holds one of the KNOWN TODOs (set before each file is planned)
