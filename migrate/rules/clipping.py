@@ -328,26 +328,37 @@ class ClippingRule(AmpRule):
     def _phase_stmt(self, use: _Use, step: cst.Call) -> Optional[cst.CSTNode]:
         """The statement an unscale_ for ``use`` goes before when ``step`` surely runs after
         it: ``use``'s statement (or the outermost loop around it below the step's block),
-        inside the step's block or a block nested in it; else None."""
+        inside the step's block (or the block of a ``with`` holding the step) or a block
+        nested in it, before the step; else None."""
         step_stmt = self.statement_of(step)
-        block = self.parents.get(step_stmt)
-        if not isinstance(step_stmt, cst.SimpleStatementLine) or not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        if not isinstance(step_stmt, cst.SimpleStatementLine):
             return None
+        # the blocks the step surely runs in: its own, and out through `with` statements
+        stepping: Dict[Any, Any] = {}
+        below: Any = step_stmt
+        block = self.parents.get(below)
+        while isinstance(block, (cst.IndentedBlock, cst.Module)):
+            stepping[block] = below
+            owner = self.parents.get(block)
+            if not isinstance(owner, cst.With):
+                break
+            below, block = owner, self.parents.get(owner)
         lifted = use.stmt
         cur: Any = use.stmt
         while True:
             parent = self.parents.get(cur)
             if parent is None or isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return None
-            if parent is block:
+            if parent in stepping:
                 break
             if isinstance(parent, (cst.For, cst.While)):
                 lifted = parent
             cur = parent
-        body = list(block.body)
-        if body.index(cur) > body.index(step_stmt):
+        body = list(parent.body)
+        mark = stepping[parent]
+        if body.index(cur) > body.index(mark):
             return None
-        if cur is step_stmt and start_of(self, use.node) > start_of(self, step):
+        if cur is mark and (cur is not step_stmt or start_of(self, use.node) > start_of(self, step)):
             return None
         return lifted
 

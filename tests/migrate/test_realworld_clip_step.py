@@ -208,6 +208,28 @@ def test_clip_in_a_loop_over_param_groups_is_unscaled_before_the_loop():
     assert "        scaler.unscale_(optimizer)\n        for group in optimizer.param_groups:" in text
 
 
+def test_step_inside_a_with_block_still_follows_the_use():
+    source = """\
+    import torch
+    from apex import amp
+
+
+    def train(model, optimizer, loader):
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for x in loader:
+            loss = model(x).sum()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            norms = [p.grad.norm() for p in model.parameters() if p.grad is not None]
+            with torch.no_grad():
+                torch.nn.utils.clip_grad_value_(model.parameters(), 1.0); optimizer.step()
+    """
+    text, findings = migrate(source)
+    assert text.count("scaler.unscale_(optimizer)") == 1
+    assert "        scaler.unscale_(optimizer)\n        norms = [" in text
+    assert not [f for f in findings if f.needs_manual_work()]
+
+
 def test_every_optimizer_of_the_scale_loss_is_unscaled():
     source = """\
     import torch
