@@ -178,8 +178,20 @@ def _run_process(runs: List[dict], work: Path, label: str) -> dict:
     # One intra-op thread: tiny models gain nothing from more, and spinning threads on a busy
     # 2-core machine cost more than the work; every group runs the same way, so results compare.
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, str(RUNNER), str(plan_path), str(results_path)],
-                          cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    hung = []
+    for _attempt in range(2):
+        try:
+            proc = subprocess.run([sys.executable, str(RUNNER), str(plan_path), str(results_path)],
+                                  cwd=work, env=env, capture_output=True, text=True, timeout=300)
+            break
+        except subprocess.TimeoutExpired as stopped:
+            # seen twice on this 2-core machine in ~40 runs, never reproduced on purpose: the
+            # stacks faulthandler printed say where; a second hang in a row fails the test
+            seen = stopped.stderr or b""
+            hung.append((seen.decode(errors="replace") if isinstance(seen, bytes) else seen)[-6000:])
+            sys.stderr.write(f"e2e {label}: runner still busy after 300 s, retrying once:\n{hung[-1]}\n")
+    else:
+        pytest.fail(f"{label}: the runner hung twice; its stderr the second time:\n{hung[-1]}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return json.loads(results_path.read_text())
 
@@ -198,10 +210,21 @@ def e2e(tmp_path_factory) -> dict:
         out["before_second"][target] = _snapshot(directory)
         out["second"][target] = _migrate(directory, target)
         out["after_second"][target] = _snapshot(directory)
-    ddp_env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(_free_port()), "RANK": "0",
-               "WORLD_SIZE": "1", "LOCAL_RANK": "0"}
-    plan = {group: _plan_runs(group, SCRIPTS_DIR if group == "orig" else out["dirs"][group], work, ddp_env)
-            for group in ("orig", *TARGETS)}
+    # each process gets a port of its own: the next one never waits on a port the previous
+    # process's store had just closed
+    port = {"orig": _free_port()}
+    port["shim"] = port["orig"]
+    port["native"] = next(p for p in iter(_free_port, None) if p != port["orig"])
+    plan = {
+        group: _plan_runs(
+            group,
+            SCRIPTS_DIR if group == "orig" else out["dirs"][group],
+            work,
+            {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port[group]), "RANK": "0", "WORLD_SIZE": "1",
+             "LOCAL_RANK": "0"},
+        )
+        for group in ("orig", *TARGETS)
+    }
     # Two processes: the native runs never see apexcompat imported; orig then shim share one.
     out["runs"] = {**_run_process(plan["orig"] + plan["shim"], work, "orig+shim"),
                    **_run_process(plan["native"], work, "native")}

@@ -17,6 +17,7 @@ RESULTS = {id: {"ok": bool, "stdout": str, "error": str, "warnings": [str], "cpu
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import importlib.abc
 import io
 import json
@@ -127,7 +128,13 @@ def run_one(run: dict) -> dict:
 def main(plan_path: str, results_path: str) -> None:
     with open(plan_path) as f:
         plan = json.load(f)
-    results = {run["id"]: run_one(run) for run in plan["runs"]}
+    # a run that hangs leaves the stacks of every thread on stderr for the test to show
+    faulthandler.dump_traceback_later(int(os.environ.get("E2E_RUNNER_STACKS_AFTER", "200")), exit=False)
+    results = {}
+    for run in plan["runs"]:
+        # on stderr as it happens: if the process is stopped, the test says which run hung
+        print(f"runner: {run['id']}", file=sys.stderr, flush=True)
+        results[run["id"]] = run_one(run)
     with open(results_path, "w") as f:
         json.dump(results, f, indent=1)
 
