@@ -185,8 +185,9 @@ def _run_process(runs: List[dict], work: Path, label: str) -> dict:
                                   cwd=work, env=env, capture_output=True, text=True, timeout=300)
             break
         except subprocess.TimeoutExpired as stopped:
-            # seen twice on this 2-core machine in ~40 runs, never reproduced on purpose: the
-            # stacks faulthandler printed say where; a second hang in a row fails the test
+            # rare (3 times in ~70 runs on a 2-core machine, cause not found yet; once beside
+            # other gloo processes): the stacks faulthandler printed say where it hangs, and a
+            # second hang in a row fails the test
             seen = stopped.stderr or b""
             hung.append((seen.decode(errors="replace") if isinstance(seen, bytes) else seen)[-6000:])
             sys.stderr.write(f"e2e {label}: runner still busy after 300 s, retrying once:\n{hung[-1]}\n")
