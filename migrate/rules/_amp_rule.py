@@ -138,18 +138,20 @@ class AmpRule(Rule):
         if stmt is not None:
             self.todos.setdefault(stmt, []).append(message)
 
-    def report_earlier_todos(self, module: cst.Module) -> None:
-        """Report the TODO comments an earlier run wrote, each once, at the statement it sits
-        on, with the code and severity it was written with; so a second run lists the same
-        manual work.  A comment this run reported already (a rule found the site again and
-        did not write the comment twice) is not reported again: the findings of the run so
-        far say how many of the comments with that message are accounted for."""
+    def report_earlier_todos(self, module: cst.Module, only: Iterable[str] = ()) -> None:
+        """Report the TODO comments an earlier run wrote (those starting with one of ``only``,
+        when given), each once, at the statement it sits on, with the code and severity it
+        was written with; so a second run lists the same manual work.  A comment this run
+        reported already (a rule found the site again and did not write the comment twice) is
+        not reported again: the findings of the run so far say how many of the comments with
+        that message are accounted for."""
         from ..findings import Finding
 
+        prefixes = tuple(only)
         sites: Dict[str, List[cst.CSTNode]] = {}
         for node in _walk_statements(module):
             for message in read_todos(getattr(node, "leading_lines", ())):
-                if known_todo(message) is not None:
+                if known_todo(message) is not None and (not prefixes or message.startswith(prefixes)):
                     sites.setdefault(message, []).append(node)
         if not sites:
             return
@@ -185,6 +187,10 @@ class AmpRule(Rule):
         self.node_replacements: Dict[cst.CSTNode, object] = {}
         self.todos: Dict[cst.CSTNode, List[str]] = {}
         self.plan(node)
+        known = getattr(self, "KNOWN", {})
+        if known and any(prefix in _code_of_module(node) for prefix in known):
+            # a rule that declares its own TODOs reports those an earlier run wrote
+            self.report_earlier_todos(node, only=known)
         self._spine = self._ancestors_of(self.edited_nodes())
         return True
 

@@ -34,11 +34,10 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from ._amp_rule import AmpRule
-from ._amp_rule import _code_of_module as code_of_module  # the text, cached per tree
 from ._amp_sites import analyse, arg_value, code_of, enclosing_function, find_scalers, find_steps, walk
 from ._edits import expression, move_leading, statement, suite_statements
 from .base import Example
-from .step import end_of, flush_steps, report_written_todos, start_of
+from .step import end_of, flush_steps, start_of
 
 #: the clipping functions of torch.nn.utils (their gradients must be unscaled)
 CLIP_FUNCTIONS = frozenset(
@@ -100,19 +99,7 @@ class ClippingRule(AmpRule):
     LIVE_TRIGGERS = ("master_params", "clip_grad", "grad_norm", ".grad", "get_total_norm", ACCUM_TODO, UNKNOWN_TODO)
     KNOWN = {ACCUM_TODO: ("APX326", "error", False), UNKNOWN_TODO: ("APX327", "error", False)}
 
-    #: whether the text holds one of the KNOWN TODOs (set before each file is planned)
-    _earlier_todos = True
-
-    def transform_module(self, tree: cst.Module) -> cst.Module:
-        self._earlier_todos = any(prefix in code_of_module(tree) for prefix in self.KNOWN)
-        return super().transform_module(tree)
-
     def plan(self, module: cst.Module) -> None:
-        self._plan(module)
-        if self._earlier_todos:
-            report_written_todos(self, module, self.KNOWN)
-
-    def _plan(self, module: cst.Module) -> None:
         info = analyse(self, module)
         if info.inits:
             return

@@ -22,9 +22,8 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from ._amp_rule import AmpRule
-from ._amp_rule import _code_of_module as code_of_module  # the text, cached per tree
 from ._amp_sites import analyse, code_of, enclosing_function, find_scalers, find_steps, step_calls, walk
-from ._edits import expression, read_todos, statement
+from ._edits import expression, statement
 from .base import Example
 
 #: the start of the TODO written where a flush step cannot be guarded (also a trigger, so a
@@ -93,32 +92,6 @@ def end_of(rule: Any, node: cst.CSTNode) -> Tuple[int, int]:
     return (pos.line, pos.column)
 
 
-def report_written_todos(rule: Any, module: cst.Module, known: Dict[str, Tuple[str, str, bool]]) -> None:
-    """Report the TODO comments starting with one of ``known``'s prefixes that an earlier
-    run wrote, once per comment, at the statement it sits on: a later run lists the same
-    manual work.  Comments this run reported already (written again) are not counted twice."""
-    from ..findings import Finding
-
-    sites: Dict[str, List[cst.CSTNode]] = {}
-    for node in walk(module):
-        lines = getattr(node, "leading_lines", None)
-        if not lines or not isinstance(node, cst.BaseStatement):
-            continue
-        for message in read_todos(lines):
-            if any(message.startswith(prefix) for prefix in known):
-                sites.setdefault(message, []).append(node)
-    for message, nodes in sites.items():
-        code, severity, fixed = next(v for k, v in known.items() if message.startswith(k))
-        if not rule.settings.code_enabled(code):
-            continue
-        done = sum(1 for f in rule.findings if f.message == message)
-        for node in nodes[done:]:
-            pos = rule.get_metadata(PositionProvider, node).start
-            rule.findings.append(
-                Finding(rule.context.filename or "<string>", pos.line, pos.column + 1, code, message, fixed, severity)
-            )
-
-
 class StepRule(AmpRule):
     """optimizer.step() -> scaler.step(optimizer) + scaler.update()."""
 
@@ -131,19 +104,7 @@ class StepRule(AmpRule):
     LIVE_TRIGGERS = ("scale_loss", FLUSH_TODO)
     KNOWN = {FLUSH_TODO: ("APX313", "error", False)}
 
-    #: whether the text holds one of the KNOWN TODOs (set before each file is planned)
-    _earlier_todos = True
-
-    def transform_module(self, tree: cst.Module) -> cst.Module:
-        self._earlier_todos = any(prefix in code_of_module(tree) for prefix in self.KNOWN)
-        return super().transform_module(tree)
-
     def plan(self, module: cst.Module) -> None:
-        self._plan(module)
-        if self._earlier_todos:
-            report_written_todos(self, module, self.KNOWN)
-
-    def _plan(self, module: cst.Module) -> None:
         info = analyse(self, module)
         if not info.scale_losses or info.inits:
             return
