@@ -260,6 +260,8 @@ class Run:
         progress = Progress(len(walked.files), enabled=not self.args.quiet)
         triggers = self.triggers()
         jobs, where = [], []
+        #: the files left out by the prefilter: the cross-file plan looks for callers there
+        others: List[Tuple[str, str, bytes]] = []
         for path, shown_path in walked.files:
             try:
                 with open(path, "rb") as fh:
@@ -272,15 +274,18 @@ class Run:
                 jobs.append((shown_path, source))
                 where.append(path)
             else:
+                if self.settings.target == "native":
+                    others.append((path, shown_path, source))
                 progress.advance()
         self.stats.parsed = len(jobs)
         if jobs:
-            from .pipeline import default_workers, migrate_all
+            from .pipeline import default_workers, migrate_repository
             from .write import DirtyGuard
 
             guard = None if (self.mode != "write" or self.args.allow_dirty) else DirtyGuard()
             workers = self.args.jobs or default_workers()
-            for path, result in zip(where, migrate_all(jobs, self.settings, workers)):
+            results = migrate_repository(jobs, where, self.settings, workers, self.args.paths, others)
+            for path, result in zip(where, results):
                 self.add(result.all_findings())
                 if result.changed:
                     self.stats.changed += 1

@@ -20,9 +20,11 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from .codes import INTERNAL_ERROR, PARSE_ERROR, UNDECODABLE
+from . import shim_inputs
 from .findings import Finding
 from .import_edits import imports_present, remove_imports_without_scopes
 from .positions import to_original
+from .repo_plan import REPO_PLAN_KEY, FilePlan
 from .rules import ALL_RULES
 from .rules.base import Rule
 from .settings import Settings
@@ -188,12 +190,15 @@ def _run_rules(
     settings: Settings,
     rules: Sequence[Type[Rule]],
     findings: List[Finding],
+    plan: Optional[FilePlan] = None,
+    read: Optional[bytes] = None,
 ) -> Tuple[bytes, List[Type[Rule]]]:
     """Apply ``rules`` in order, skipping those whose triggers the current text lacks;
     returns the new text and the rules that changed it.  ``findings`` gets what the rules
-    reported, positioned in ``source`` (each rule saw the text the previous ones left)."""
+    reported, positioned in ``read`` (the file as read, when ``source`` is a normalised
+    text of it) or ``source`` (each rule saw the text the previous ones left)."""
     changed_by: List[Type[Rule]] = []
-    texts = [source]
+    texts = [source] if read is None else [read, source]
     #: the index in ``texts`` of the text each finding was reported on
     versions: List[int] = []
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # fresh from the parser
@@ -201,7 +206,8 @@ def _run_rules(
         for rule_cls in rules:
             if not _has_work(rule_cls, texts[-1]):
                 continue
-            rule = _shared(rule_cls)(CodemodContext(filename=path), settings, findings)
+            context = CodemodContext(filename=path, scratch={REPO_PLAN_KEY: plan} if plan is not None else {})
+            rule = _shared(rule_cls)(context, settings, findings)
             rule._shared_wrapper = wrapper  # type: ignore[attr-defined]
             try:
                 new = rule.transform_module(wrapper.module).bytes
@@ -227,14 +233,19 @@ def _codes_of(rules: Sequence[Type[Rule]]) -> str:
 
 
 def _find_breaking_rule(
-    source: bytes, path: str, settings: Settings, rules: Sequence[Type[Rule]], changed_by: Sequence[Type[Rule]]
+    source: bytes,
+    path: str,
+    settings: Settings,
+    rules: Sequence[Type[Rule]],
+    changed_by: Sequence[Type[Rule]],
+    plan: Optional[FilePlan],
 ) -> Optional[Type[Rule]]:
     """Re-run growing prefixes of ``rules`` to name the first whose output does not compile
     (only on this failure path, so the normal path compiles once per file)."""
     for index, rule_cls in enumerate(rules):
         if rule_cls not in changed_by:
             continue
-        text, _ = _run_rules(cst.parse_module(source), source, path, settings, rules[: index + 1], [])
+        text, _ = _run_rules(cst.parse_module(source), source, path, settings, rules[: index + 1], [], plan)
         if compile_error(text, path) is not None:
             return rule_cls
     return None
@@ -245,8 +256,10 @@ def migrate_source(
     path: str,
     settings: Settings,
     rules: Optional[Sequence[Type[Rule]]] = None,
+    plan: Optional[FilePlan] = None,
 ) -> MigrationResult:
-    """Run ``rules`` (default: every registered rule enabled by ``settings``) over ``source``.
+    """Run ``rules`` (default: every registered rule enabled by ``settings``) over ``source``;
+    ``plan`` is the file's part of the cross-file plan (``repo_plan``), if it has one.
 
     ``source`` is the file's raw bytes; LibCST detects the encoding (cookie, BOM) and the
     newline style and gives them back unchanged in ``module.bytes``.  A file that does not
@@ -260,6 +273,34 @@ def migrate_source(
         return MigrationResult(path, source, source)
     if not admitted(source) and all(r in _REGISTERED for r in active):
         return MigrationResult(path, source, source)
+    read = None
+    if settings.target == "native":
+        as_apex = shim_inputs.as_apex(source)
+        if as_apex is not None:  # a file already on apexcompat.amp: migrated as apex.amp
+            read, source = source, as_apex
+    result = _migrate_parsed(source, path, settings, active, plan, read)
+    if read is None:
+        return result
+    result.old = read
+    if result.new == source:
+        result.new = read
+    # the file was on the shim already: that it (still) imports apexcompat.amp is no news
+    result.findings = [f for f in result.findings if f.code not in SHIM_RESTORED_CODES]
+    return result
+
+
+#: the imports rule's findings for moving apex.amp to apexcompat.amp (``shim_inputs``)
+SHIM_RESTORED_CODES = frozenset({"APX102"})
+
+
+def _migrate_parsed(
+    source: bytes,
+    path: str,
+    settings: Settings,
+    active: Sequence[Type[Rule]],
+    plan: Optional[FilePlan],
+    read: Optional[bytes],
+) -> MigrationResult:
     try:
         module = cst.parse_module(source)
     except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as exc:
@@ -286,7 +327,7 @@ def migrate_source(
         lost_suffix = source[len(roundtrip) :]
     findings: List[Finding] = []
     try:
-        new, ran = _run_rules(module, source, path, settings, active, findings)
+        new, ran = _run_rules(module, source, path, settings, active, findings, plan, read)
     except RuleCrashed as crash:  # a bug in a rule must not stop the whole run
         failure = crash.error
         frame = traceback.extract_tb(failure.__traceback__)[-1]
@@ -320,7 +361,7 @@ def migrate_source(
                         original_error,
                     ),
                 )
-            culprit = _find_breaking_rule(source, path, settings, active, ran)
+            culprit = _find_breaking_rule(source, path, settings, active, ran, plan)
             involved = _codes_of([culprit]) if culprit is not None else _codes_of(ran)
             name = f"rule {culprit.__name__} " if culprit is not None else "the rules "
             return _left_unchanged(

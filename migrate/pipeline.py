@@ -4,15 +4,19 @@ of worker processes; results come back in the order the files were given."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Iterator, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 from .settings import Settings
 
 if TYPE_CHECKING:  # the engine imports LibCST: load it only when a file needs parsing
     from .engine import MigrationResult
+    from .repo_plan import FilePlan, RepoPlan
 
-#: (path as shown, source bytes)
-Job = Tuple[str, bytes]
+#: codes by which a native run says a file stayed on apex.amp semantics (apexcompat.amp)
+SHIM_FALLBACK_CODES = frozenset({"APX220", "APX102"})
+
+#: (path as shown, source bytes), optionally with the file's part of the cross-file plan
+Job = Union[Tuple[str, bytes], Tuple[str, bytes, Optional["FilePlan"]]]
 #: below this many files a pool costs more to start than it saves
 MIN_FILES_PER_WORKER = 4
 
@@ -20,8 +24,9 @@ MIN_FILES_PER_WORKER = 4
 def _migrate(job: Job, settings: Settings) -> "MigrationResult":
     from .engine import migrate_source
 
-    path, source = job
-    return migrate_source(source, path, settings)
+    path, source = job[0], job[1]
+    plan = job[2] if len(job) > 2 else None  # type: ignore[misc]
+    return migrate_source(source, path, settings, plan=plan)
 
 
 _worker_settings: Optional[Settings] = None
@@ -62,3 +67,64 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))  # type: ignore[attr-defined]
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def _fell_back(result: "MigrationResult") -> bool:
+    """The file did not come out native: it kept apex.amp through the shim, or was left
+    unchanged by a parse or internal error."""
+    if result.parse_error is not None or result.internal_error is not None:
+        return True
+    return any(f.code in SHIM_FALLBACK_CODES for f in result.findings)
+
+
+def migrate_planned(
+    jobs: Sequence[Tuple[str, bytes]],
+    keys: Sequence[str],
+    settings: Settings,
+    workers: int,
+    plan: Optional["RepoPlan"],
+) -> List["MigrationResult"]:
+    """Migrate ``jobs`` with ``plan`` (its files keyed by ``keys``, one per job); a component
+    in which any file falls back is migrated again without the plan, so one amp instance
+    comes out native in every file or in none."""
+    if plan is None or not plan.files:
+        return list(migrate_all(jobs, settings, workers))
+    file_plans = [plan.files.get(key) for key in keys]
+    planned: List[Job] = [(path, source, fp) for (path, source), fp in zip(jobs, file_plans)]
+    results = list(migrate_all(planned, settings, workers))
+    failed: Set[int] = {
+        fp.component
+        for fp, result in zip(file_plans, results)
+        if fp is not None and fp.component is not None and _fell_back(result)
+    }
+    if not failed:
+        return results
+    for component in failed:
+        plan.without(component)
+    again: Dict[int, Job] = {
+        i: jobs[i] for i, fp in enumerate(file_plans) if fp is not None and fp.component in failed
+    }
+    for i, result in zip(again, migrate_all(list(again.values()), settings, workers)):
+        results[i] = result
+    return results
+
+
+def migrate_repository(
+    jobs: Sequence[Tuple[str, bytes]],
+    keys: Sequence[str],
+    settings: Settings,
+    workers: int,
+    roots: Sequence[str],
+    others: Sequence[Tuple[str, str, bytes]] = (),
+) -> List["MigrationResult"]:
+    """Index the admitted files (``jobs``, their real paths in ``keys``), plan across them
+    (a native run; ``others`` are the walked files the prefilter left out, searched for
+    callers) and migrate each file once."""
+    plan = None
+    if settings.target == "native":
+        from .repo_index import summarise
+        from .repo_plan import build_plan
+
+        summaries = [summarise(key, shown, source) for (shown, source), key in zip(jobs, keys)]
+        plan = build_plan([s for s in summaries if s is not None], roots, others)
+    return migrate_planned(jobs, keys, settings, workers, plan)

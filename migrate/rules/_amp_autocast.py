@@ -241,6 +241,12 @@ class AutocastPlacement(AmpRule):
     def _switch_in(self, func: Optional[cst.FunctionDef], info: AmpFile):
         """The autocast ``enabled=`` text inside ``func`` (None: always on; False: the
         scaler cannot be reached there)."""
+        if not info.training_inits:  # the scaler comes from another file: follow its switch
+            access = info.access.get(func)
+            cls = class_of_method(self.parents, func)
+            if access is None and cls is not None and cls in info.class_threaded:
+                access = f"{self_name(func)}.{info.scaler_name}"
+            return False if access is None else f"{access}.is_enabled()"
         init = info.training_inits[0]
         switch = self.switches.get(init)
         if switch is None:

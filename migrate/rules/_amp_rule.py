@@ -12,6 +12,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import PositionProvider
 
+from ..repo_plan import REPO_PLAN_KEY
 from ..settings import Settings
 from ._metadata import ParentProvider, QualifiedNameProvider
 from ._tree import children
@@ -115,6 +116,10 @@ class AmpRule(Rule):
         return super().applies_to(settings)
 
     # --- helpers for subclasses -----------------------------------------------------------
+
+    def repo_plan(self) -> Any:
+        """This file's part of the cross-file plan (``repo_plan.FilePlan``), None without one."""
+        return self.context.scratch.get(REPO_PLAN_KEY)
 
     def line_of(self, node: cst.CSTNode) -> int:
         return self.get_metadata(PositionProvider, node).start.line

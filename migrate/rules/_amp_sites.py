@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from ..repo_index import MODULE_LEVEL
 from ._edits import code_of
 from ._tree import walk
 
@@ -129,6 +130,12 @@ class AmpFile:
     #: availability checks (``amp is None``, ``not amp``, ``if amp:``) -> their value now that
     #: mixed precision is always available
     checks: Dict[cst.CSTNode, bool] = field(default_factory=dict)
+    #: the cross-file plan's part for this file (``repo_plan.FilePlan``), if any
+    plan: Any = None
+    #: functions of this file that take the scaler from another file (the plan's entries)
+    entry_functions: Set[cst.FunctionDef] = field(default_factory=set)
+    #: calls of another file's functions/classes that pass the scaler: call -> keyword
+    passes: Dict[cst.Call, str] = field(default_factory=dict)
 
     @property
     def uses_amp(self) -> bool:
@@ -308,6 +315,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     used = {n.value for n in walk(module) if isinstance(n, cst.Name) and not _is_member_name(parents, n)}
     used |= {n.value for n in walk(module) if isinstance(n, cst.Name) and isinstance(parents.get(n), cst.Param)}
     info.scaler_name = next((n for n in SCALER_NAMES if n not in used), "amp_grad_scaler")
+    info.plan = rule.repo_plan()
+    if info.plan is not None and info.plan.scaler_name:
+        info.scaler_name = info.plan.scaler_name
     info.switch_name = next((n for n in SWITCH_NAMES if n not in used), "amp_switch")
     handles: Dict[str, InitSite] = {}
 
@@ -347,8 +357,39 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         # casting hooks need no scaler; their own rule handles them
 
     _old_api_uses(rule, module, handles, info)
+    if info.plan is not None:
+        _planned_sites(rule, module, info)
     _check_layout(rule, info)
     return info
+
+
+def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
+    """The cross-file plan's calls that pass the scaler (needs of the calling function) and
+    its entry definitions (the scaler arrives there as a new parameter)."""
+    plan = info.plan
+    parents = rule.parents
+    for node in walk(module):
+        if isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)):
+            keyword = plan.keyword_for(code_of(node.func))
+            if keyword is not None:
+                info.passes[node] = keyword
+                info.needs.append(Need(node, "pass_scaler", enclosing_function(parents, node)))
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value in plan.entries:
+            info.entry_functions.add(stmt)
+        elif isinstance(stmt, cst.ClassDef) and stmt.name.value in plan.entries:
+            if init_method(stmt) is None:
+                info.blockers.append(
+                    Blocker(stmt, f"class {stmt.name.value} has no __init__ to take the GradScaler from its callers")
+                )
+                continue
+            calls = _class_callers(rule, stmt, cross_file=True)
+            if calls is None:
+                info.blockers.append(
+                    Blocker(stmt, f"class {stmt.name.value} is used other than by calls: no GradScaler can follow it")
+                )
+                continue
+            info.class_threaded[stmt] = calls
 
 
 def availability_check(parents, node: cst.CSTNode) -> Optional[Tuple[cst.CSTNode, bool]]:
@@ -533,17 +574,22 @@ def _check_layout(rule, info: AmpFile) -> None:
     """Decide the scaler's home and how it reaches every site; record blockers."""
     parents = rule.parents
     training = info.training_inits
+    remote = bool(info.entry_functions or info.class_threaded) and not training
+    if remote:
+        _check_remote_layout(rule, info)
+        return
     if info.scale_losses and not training:
         for site in info.scale_losses:
-            info.blockers.append(
-                Blocker(
-                    site.with_stmt, "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"
-                )
-            )
+            message = "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"
+            note = _plan_note(rule, info, site.with_stmt)
+            info.blockers.append(Blocker(site.with_stmt, f"{message} ({note})" if note else message))
         return
-    if training and not info.scale_losses:
+    if training and not info.scale_losses and not info.passes:
+        note = info.plan.note_for(MODULE_LEVEL) if info.plan is not None else None
         for init in training:
-            info.blockers.append(Blocker(init.call, "no amp.scale_loss in this file: the losses are scaled elsewhere"))
+            info.blockers.append(
+                Blocker(init.call, note or "no amp.scale_loss in this file: the losses are scaled elsewhere")
+            )
         return
     if not training:
         for need in info.needs:
@@ -585,6 +631,40 @@ def _check_layout(rule, info: AmpFile) -> None:
         for call in calls:
             if enclosing_function(parents, call) is home and rule.line_of(call) < first_anchor_line:
                 info.blockers.append(Blocker(call, f"{func.name.value}() is called before amp.initialize"))
+
+
+def _plan_note(rule, info: AmpFile, node: Any) -> Optional[str]:
+    """The cross-file plan's reason why the top-level definition holding ``node`` gets no
+    GradScaler from another file, if it gave one."""
+    if info.plan is None:
+        return None
+    parents = rule.parents
+    cur: Any = node
+    while cur in parents and not isinstance(parents[cur], cst.Module):
+        cur = parents[cur]
+    name = cur.name.value if isinstance(cur, (cst.FunctionDef, cst.ClassDef)) else MODULE_LEVEL
+    return info.plan.note_for(name)
+
+
+def _check_remote_layout(rule, info: AmpFile) -> None:
+    """A file whose scaler comes from another file: every site must be reached from the
+    plan's entry definitions (directly, through ``self``, or threaded through same-file
+    calls)."""
+    for site in info.scale_losses:
+        _check_steps(rule, site, info)
+    needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
+    needy += [enclosing_function(rule.parents, c) for calls in info.class_threaded.values() for c in calls]
+    for func in info.entry_functions:
+        _access(rule, func, None, None, info, set())
+    for func in dict.fromkeys(needy):
+        if _access(rule, func, None, None, info, set()) is None:
+            node = next((s.with_stmt for s in info.scale_losses if s.func is func), None) or next(
+                n.node for n in info.needs if n.func is func
+            )
+            name = func.name.value if func is not None else "module level"
+            info.blockers.append(
+                Blocker(node, f"the GradScaler passed in from another file cannot be passed on to {name}")
+            )
 
 
 def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
@@ -640,10 +720,25 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
     if func in info.access:
         return info.access[func]
     name = info.scaler_name
+    remote = bool(info.entry_functions or info.class_threaded) and not info.training_inits
     result: Optional[str] = None
-    if func is home or (home is not None and is_nested_in(parents, func, home) and info.storage == "local"):
+    if func in info.entry_functions:
+        calls = _callers(rule, func, allow_none=True)
+        if calls is not None:
+            visiting.add(func)
+            ok = all(
+                _access(rule, enclosing_function(parents, c), home, home_cls, info, visiting) is not None
+                for c in calls
+            )
+            visiting.discard(func)
+            if ok:
+                info.threaded[func] = calls
+                result = name
+    elif remote and func is None:
+        result = None  # module level of a file whose scaler arrives as a parameter
+    elif func is home or (home is not None and is_nested_in(parents, func, home) and info.storage == "local"):
         result = (self_name(home) + "." + name) if info.storage == "self" else name
-    elif home is None:
+    elif home is None and not remote:
         result = name  # module-level initialize: a global
     elif info.storage == "self" and class_of_method(parents, func) is home_cls:
         result = self_name(func) + "." + name
@@ -696,9 +791,11 @@ def init_method(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
     )
 
 
-def _class_callers(rule: Any, cls: Any) -> Optional[List[cst.Call]]:
+def _class_callers(rule: Any, cls: Any, cross_file: bool = False) -> Optional[List[cst.Call]]:
     """Every ``C(...)`` of a module-level class with its own ``__init__``, or None if the
-    class is used another way (subclassed, passed on) or instantiated at module level."""
+    class is used another way (subclassed, passed on) or instantiated at module level.
+    ``cross_file``: the plan proved the other files' calls; only this file's are wanted
+    (possibly none)."""
     if not isinstance(rule.parents.get(cls), cst.Module) or init_method(cls) is None or cls.decorators:
         return None
     name = cls.name.value
@@ -719,12 +816,13 @@ def _class_callers(rule: Any, cls: Any) -> Optional[List[cst.Call]]:
                 calls.append(parent)
             else:
                 return None
-    return calls or None
+    return calls if (calls or cross_file) else None
 
 
-def _callers(rule, func: cst.FunctionDef) -> Optional[List[cst.Call]]:
+def _callers(rule, func: cst.FunctionDef, allow_none: bool = False) -> Optional[List[cst.Call]]:
     """Every call ``f(...)`` of a module-level function in this file, or None if ``f`` is
-    also used another way (passed on, reassigned, decorated) — then it cannot be threaded."""
+    also used another way (passed on, reassigned, decorated) — then it cannot be threaded.
+    ``allow_none``: no call in this file is fine (the plan's entries, called from others)."""
     if func.decorators:
         return None
     name = func.name.value
@@ -744,7 +842,7 @@ def _callers(rule, func: cst.FunctionDef) -> Optional[List[cst.Call]]:
                 calls.append(parent)
             else:
                 return None
-    return calls or None
+    return calls if (calls or allow_none) else None
 
 
 class ScalerRef:
@@ -761,7 +859,10 @@ def find_scalers(rule, module: cst.Module):
     parents = rule.parents
     local: Dict[Optional[cst.FunctionDef], Tuple[str, Optional[str]]] = {}
     attrs: Dict[cst.ClassDef, Tuple[str, Optional[str], Optional[cst.FunctionDef]]] = {}
-    names: Set[str] = set()
+    plan = rule.repo_plan()
+    #: the scaler parameter the cross-file plan added (its switch is the scaler's own)
+    external: Set[str] = {plan.scaler_name} if plan is not None and plan.entries else set()
+    names: Set[str] = set(external)
     for node in walk(module):
         if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1):
             continue
@@ -799,6 +900,7 @@ def find_scalers(rule, module: cst.Module):
             continue
         if any(p.name.value == node.value.value for p in list(func.params.params) + list(func.params.kwonly_params)):
             enabled = next((e for n, e in local.values() if n == node.value.value), None)
+            enabled = enabled or ("external" if node.value.value in external else None)
             attrs[cls] = (target.attr.value, f"{node.value.value}.is_enabled()" if enabled else None, None)
 
     def lookup(node: cst.CSTNode) -> Optional[ScalerRef]:
@@ -818,6 +920,7 @@ def find_scalers(rule, module: cst.Module):
                 if param.name.value in names:
                     name = param.name.value
                     enabled = next((e for n, e in local.values() if n == name), None)
+                    enabled = enabled or ("external" if name in external else None)
                     return ScalerRef(name, f"{name}.is_enabled()" if enabled else None)
             cls = class_of_method(parents, func)
             if cls in attrs:

@@ -9,17 +9,17 @@ import libcst as cst
 
 from ._amp_rule import AmpRule
 from ._amp_sites import AmpFile, enclosing, init_method, self_name
-from ._edits import expression, statement
+from ._edits import code_of, expression, statement
 
 
 class ScalerThreading(AmpRule):
     """Passes the GradScaler to the functions and classes that scale losses."""
 
-    def _thread_class(self, cls: cst.ClassDef, calls: List[cst.Call], info: AmpFile) -> None:
+    def _thread_class(self, cls: cst.ClassDef, calls: List[cst.Call], info: AmpFile, remote: bool = False) -> None:
         """``class Trainer`` built where the scaler exists: ``__init__`` takes it and keeps it
         on ``self`` for the methods that scale losses."""
         init: Any = init_method(cls)
-        self._thread(init, calls, info, skip=1, say=f"{cls.name.value}.__init__")
+        self._thread(init, calls, info, skip=1, say=f"{cls.name.value}.__init__", remote=remote)
         me = self_name(init)
         keep = statement(f"{me}.{info.scaler_name} = {info.scaler_name}\n")
         body = list(init.body.body) if isinstance(init.body, cst.IndentedBlock) else []
@@ -35,8 +35,17 @@ class ScalerThreading(AmpRule):
             self.edits.insert_before(first, [keep])
 
     def _thread(
-        self, func: cst.FunctionDef, calls: List[cst.Call], info: AmpFile, skip: int = 0, say: Optional[str] = None
+        self,
+        func: cst.FunctionDef,
+        calls: List[cst.Call],
+        info: AmpFile,
+        skip: int = 0,
+        say: Optional[str] = None,
+        remote: bool = False,
     ) -> None:
+        """``func`` takes the scaler as a new last parameter (keyword-only when its signature
+        has defaults or stars) and ``calls`` pass it; ``remote``: the plan's entry, which the
+        other files' calls pass by keyword."""
         name = info.scaler_name
         params = func.params
         plain = not params.star_arg or isinstance(params.star_arg, cst.MaybeSentinel)
@@ -74,11 +83,40 @@ class ScalerThreading(AmpRule):
                 )
             )
             self.replace_node(call, lambda upd, arg=arg: upd.with_changes(args=self._append_arg(list(upd.args), arg)))
+        if remote:
+            self.report(
+                func,
+                "APX213",
+                f"{say or func.name.value}() takes the GradScaler created in another file as a new parameter "
+                f"`{name}`; every call passes it",
+                fixed=True,
+                severity="info",
+            )
+            return
         self.report(
             func,
             "APX207",
             f"{say or func.name.value}() takes the GradScaler as a new parameter `{name}`; "
             "every call in this file passes it",
+            fixed=True,
+            severity="info",
+        )
+
+    def _pass_scaler(self, call: cst.Call, keyword: str, info: AmpFile) -> None:
+        """A call of another file's function or class that now takes the scaler: pass it
+        by keyword."""
+        caller = enclosing(self.parents, call, cst.FunctionDef)
+        access = info.access.get(caller, info.scaler_name)
+        arg = cst.Arg(
+            expression(access),
+            keyword=cst.Name(keyword),
+            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+        )
+        self.replace_node(call, lambda upd, arg=arg: upd.with_changes(args=self._append_arg(list(upd.args), arg)))
+        self.report(
+            call,
+            "APX214",
+            f"{code_of(call.func)}() is given the GradScaler as `{keyword}={access}`",
             fixed=True,
             severity="info",
         )

@@ -238,3 +238,9 @@ def suite_statements(suite: Any) -> List[Any]:
     if isinstance(suite, cst.IndentedBlock):
         return list(suite.body)
     return [cst.SimpleStatementLine([s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)]) for s in suite.body]
+
+
+def small_statements(stmt: Any) -> Sequence[Any]:
+    """The small statements of a simple statement line; none for a compound statement
+    (a ``class`` or ``def`` whose ``body`` is a block, not a list)."""
+    return stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ()

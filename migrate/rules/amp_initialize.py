@@ -45,6 +45,7 @@ from ._edits import (
     with_trailing_comments,
 )
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
+from ._amp_repo_examples import REPOSITORY_EXAMPLES
 
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
 # positions of initialize's parameters (apex signature)
@@ -140,6 +141,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "APX210": "autocast could not be placed: wrap the forward pass and loss by hand",
         "APX211": "old API amp.init(): its handle's scale_loss goes through the GradScaler",
         "APX212": "an apex availability check (amp is None, not amp) became a constant and was simplified",
+        "APX213": "the GradScaler created in another file reaches this function or class as a new parameter",
+        "APX214": "the GradScaler is passed to a function or class of another file that needs it",
         "APX220": "apex.amp cannot be migrated natively here; the file keeps working through apexcompat.amp",
     }
     TRIGGERS = (b"apex",)
@@ -164,9 +167,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         for site in info.inits:
             self._rewrite_init(site, info)
         for func, calls in info.threaded.items():
-            self._thread(func, calls, info)
+            self._thread(func, calls, info, remote=func in info.entry_functions)
         for cls, calls in info.class_threaded.items():
-            self._thread_class(cls, calls, info)
+            self._thread_class(cls, calls, info, remote=info.plan is not None and cls.name.value in info.plan.entries)
+        for call, keyword in info.passes.items():
+            self._pass_scaler(call, keyword, info)
         for scaled in info.scale_losses:
             self._place_autocast(scaled, info)
             callee = scaled.call.func
@@ -522,5 +527,5 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         self._place(site, new)
 
 
-InitializeRule.EXAMPLES = EXAMPLES
+InitializeRule.EXAMPLES = EXAMPLES + REPOSITORY_EXAMPLES
 InitializeRule.NOOP_EXAMPLES = NOOP_EXAMPLES

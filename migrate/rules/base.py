@@ -9,6 +9,7 @@ suite runs them and the docs page of rule codes is generated from them, so they 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -23,10 +24,24 @@ from ._metadata import QualifiedNameProvider
 TODO_PREFIX = "# TODO(apexcompat): "
 
 
+#: in a multi-file example, the line that starts each file (``# file: engine/trainer.py``)
+FILE_MARKER = re.compile(r"^# file: (\S+)\n", re.M)
+
+
+def example_files(text: str) -> List[Tuple[str, str]]:
+    """The files of an example's text: ``[("example.py", text)]`` for one file, else one
+    ``(name, source)`` per ``# file: NAME`` section (the marker line is not part of it)."""
+    parts = FILE_MARKER.split(text)
+    if len(parts) == 1:
+        return [("example.py", text)]
+    return [(parts[i], parts[i + 1]) for i in range(1, len(parts), 2)]
+
+
 @dataclass(frozen=True)
 class Example:
     """A documented case: ``before`` becomes ``after`` (``after is None``: unchanged), under
-    ``settings``; ``codes`` are the finding codes expected for it."""
+    ``settings``; ``codes`` are the finding codes expected for it.  A repository example
+    holds several files, each opened by a ``# file: NAME`` line (see ``example_files``)."""
 
     id: str
     before: str

@@ -31,7 +31,7 @@ from libcst.helpers import get_full_name_for_node
 
 from ._amp_rule import AmpRule
 from ._amp_sites import enclosing_function, walk
-from ._edits import code_of, kept_leading, move_leading, prepend_lines, read_todos
+from ._edits import code_of, kept_leading, move_leading, prepend_lines, read_todos, small_statements
 from ._neighbour_base import APEX_STAR_EXPORTS
 from ..settings import Settings
 from .base import Example
@@ -438,7 +438,7 @@ class ImportsRule(AmpRule):
             return True
         body = list(owner.body.body)
         for line in body:
-            for small in getattr(line, "body", ()):
+            for small in small_statements(line):
                 if (
                     isinstance(small, cst.ImportFrom)
                     and isinstance(small.names, cst.ImportStar)
@@ -454,15 +454,17 @@ class ImportsRule(AmpRule):
         if owner.finalbody is not None or not all(self._catches_import_error(h) for h in owner.handlers):
             return True
         rest = [s for s in body if s not in apex_lines]
-        if any(isinstance(small, (cst.Import, cst.ImportFrom)) for s in rest for small in getattr(s, "body", ())):
+        if any(isinstance(small, (cst.Import, cst.ImportFrom)) for s in rest for small in small_statements(s)):
             return True  # the guard still protects another import (amp_C, a package of its own)
         set_in_body = {
             code_of(t.target)
             for s in rest
-            for small in getattr(s, "body", [])
+            for small in small_statements(s)
             if isinstance(small, cst.Assign)
             for t in small.targets
         }
+        # a class or function defined in the body is bound there too (``class X(_ApexX): ...``)
+        set_in_body |= {s.name.value for s in rest if isinstance(s, (cst.ClassDef, cst.FunctionDef))}
         set_in_body |= self._set_true_before(owner)
         keep: List[cst.BaseStatement] = list(rest)
         for handler in owner.handlers:
@@ -1166,6 +1168,35 @@ def train(model, optimizer, batches):
 """,
         codes=("APX102", "APX102"),
         settings=Settings(target="shim"),
+    ),
+    Example(
+        # issue 9: a class defined in the guard's body crashed this rule (its body is a block)
+        "guard-defining-a-subclass",
+        before="""\
+import torch
+
+try:
+    from apex.normalization import FusedLayerNorm as _FusedLayerNorm
+
+    class FusedLayerNorm(_FusedLayerNorm):
+        def forward(self, x):
+            return super().forward(x)
+
+    has_fused = True
+except ImportError:
+    FusedLayerNorm = torch.nn.LayerNorm
+    has_fused = False
+""",
+        after="""\
+import torch
+
+class FusedLayerNorm(torch.nn.LayerNorm):
+    def forward(self, x):
+        return super().forward(x)
+
+has_fused = True
+""",
+        codes=("APX101", "APX103", "APX804"),
     ),
 ]
 

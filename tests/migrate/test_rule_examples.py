@@ -14,8 +14,9 @@ from typing import List, Optional, Sequence, Tuple, Type
 import pytest
 
 from migrate.engine import migrate_source
+from migrate.pipeline import migrate_repository
 from migrate.rules import ALL_RULES
-from migrate.rules.base import Example, Rule
+from migrate.rules.base import Example, Rule, example_files
 from toyrules import ToyRule
 
 
@@ -38,7 +39,32 @@ def open_sites(result):
     return sorted((f.code, f.message) for f in result.all_findings() if not f.fixed)
 
 
+def _migrate_files(files, settings):
+    """A repository example through the whole-repository pipeline, in memory."""
+    keys = [f"/example-repo/{name}" for name, _ in files]
+    jobs = [(name, text.encode("utf-8")) for name, text in files]
+    return migrate_repository(jobs, keys, settings, 1, ["/example-repo"])
+
+
+def check_repository_example(example: Example, noop: bool) -> None:
+    before = example_files(example.before)
+    first = _migrate_files(before, example.settings)
+    for result in first:
+        assert result.parse_error is None and result.internal_error is None, result.all_findings()
+    new = "".join(f"# file: {name}\n" + r.new.decode("utf-8") for (name, _), r in zip(before, first))
+    assert new == (example.before if (noop or example.after is None) else example.after)
+    codes = sorted({f.code for r in first for f in r.findings})
+    assert codes == sorted(set(example.codes)), f"reported {codes}, documented {sorted(set(example.codes))}"
+    for (name, _), result in zip(before, first):
+        compile(result.new, name, "exec", dont_inherit=True)
+    second = _migrate_files([(name, r.new.decode("utf-8")) for (name, _), r in zip(before, first)], example.settings)
+    assert [r.new for r in second] == [r.new for r in first], "a second run must change nothing"
+    assert [open_sites(r) for r in second] == [open_sites(r) for r in first]
+
+
 def check_example(example: Example, noop: bool, rules: Optional[Sequence[Type[Rule]]] = None) -> None:
+    if len(example_files(example.before)) > 1:
+        return check_repository_example(example, noop)
     before = example.before.encode("utf-8")
     first = migrate_source(before, "example.py", example.settings, rules=rules)
     assert first.parse_error is None, first.parse_error

@@ -1,0 +1,262 @@
+"""The repository index: one cheap read of every admitted file with the stdlib ``ast``.
+
+Each file becomes a :class:`ModuleSummary`: the names it imports (resolved to files of the
+same repository by :class:`ModuleResolver`), its top-level functions and classes, where it
+uses ``apex.amp`` (or ``apexcompat.amp``) and inside which top-level definition, and which
+imported functions and classes each definition calls.  The cross-file plan
+(``repo_plan``) reads only these summaries; LibCST is never involved here.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+#: the modules whose ``amp`` the tool migrates
+AMP_MODULES = ("apex.amp", "apexcompat.amp")
+#: amp members whose use needs the GradScaler in native code
+SCALER_MEMBERS = frozenset({"scale_loss", "state_dict", "load_state_dict"})
+#: where a name is used when it is not inside any top-level def
+MODULE_LEVEL = "<module>"
+
+
+@dataclass
+class AmpSite:
+    """``amp.<member>(...)`` at ``line``, inside the top-level definition ``owner``."""
+
+    member: str
+    line: int
+    owner: str
+    #: ``initialize`` given optimizers (training), as opposed to inference
+    training: bool = False
+
+
+@dataclass
+class CallSite:
+    """A call of an imported name: ``text`` as written (``do_train``, ``engine.do_train``),
+    ``module``/``name`` what it denotes, inside the top-level definition ``owner``."""
+
+    text: str
+    module: str
+    name: str
+    line: int
+    owner: str
+
+
+@dataclass
+class ModuleSummary:
+    path: str
+    shown: str
+    #: local name -> (absolute module, attribute or "" for ``import m``)
+    imports: Dict[str, Tuple[str, str]] = field(default_factory=dict)
+    functions: Set[str] = field(default_factory=set)
+    classes: Set[str] = field(default_factory=set)
+    #: top-level definition -> names of the same file's top-level defs it calls
+    local_calls: Dict[str, Set[str]] = field(default_factory=dict)
+    amp_sites: List[AmpSite] = field(default_factory=list)
+    calls: List[CallSite] = field(default_factory=list)
+    #: every identifier of the file (to choose new names that clash with nothing)
+    identifiers: Set[str] = field(default_factory=set)
+    #: names referenced other than as a callee (passed on, stored, decorated, subclassed);
+    #: after ``summarise``, only the file's own top-level defs and its imported names
+    escaping: Set[str] = field(default_factory=set)
+    #: lines where ``amp`` itself is used as a value (passed on, stored)
+    amp_values: List[int] = field(default_factory=list)
+
+    @property
+    def training_inits(self) -> List[AmpSite]:
+        return [s for s in self.amp_sites if s.member in ("initialize", "init") and s.training]
+
+    def owners_needing_scaler(self) -> Set[str]:
+        return {s.owner for s in self.amp_sites if s.member in SCALER_MEMBERS}
+
+
+def _package_of(path: str, level: int) -> Optional[List[str]]:
+    """The dotted parts of the package a relative import of ``level`` starts from, counted
+    from the file's directory upwards while directories are packages."""
+    directory = os.path.dirname(os.path.abspath(path))
+    parts: List[str] = []
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        parts.insert(0, os.path.basename(directory))
+        directory = os.path.dirname(directory)
+    if level - 1 > len(parts):
+        return None
+    return parts[: len(parts) - (level - 1)]
+
+
+def _absolute(node: ast.ImportFrom, path: str) -> Optional[str]:
+    if not node.level:
+        return node.module or ""
+    package = _package_of(path, node.level)
+    if package is None:
+        return None
+    return ".".join(package + ([node.module] if node.module else []))
+
+
+class _Reader(ast.NodeVisitor):
+    """Fills one summary in a single walk of the tree."""
+
+    def __init__(self, summary: ModuleSummary) -> None:
+        self.s = summary
+        self.owner = MODULE_LEVEL
+        #: local names that denote the amp module, and names bound to one of its members
+        self.amp_names: Set[str] = set()
+        self.apex_roots: Set[str] = set()
+        self.member_names: Dict[str, str] = {}
+
+    # --- imports ------------------------------------------------------------------------
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name in AMP_MODULES and alias.asname:
+                self.amp_names.add(alias.asname)
+            elif alias.name.split(".")[0] in ("apex", "apexcompat") and not alias.asname:
+                self.apex_roots.add(alias.name.split(".")[0])
+            local = alias.asname or alias.name.split(".")[0]
+            self.s.imports[local] = (alias.name if alias.asname else local, "")
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = _absolute(node, self.s.path)
+        if module is None:
+            return
+        for alias in node.names:
+            local = alias.asname or alias.name
+            if f"{module}.{alias.name}" in AMP_MODULES:
+                self.amp_names.add(local)
+            elif module in AMP_MODULES:
+                self.member_names[local] = alias.name
+            elif alias.name != "*":
+                self.s.imports[local] = (module, alias.name)
+
+    # --- definitions ----------------------------------------------------------------------
+
+    def _visit_def(self, node: ast.AST, name: str, is_class: bool) -> None:
+        if self.owner == MODULE_LEVEL:
+            (self.s.classes if is_class else self.s.functions).add(name)
+            if getattr(node, "decorator_list", None):
+                self.s.escaping.add(name)
+            self.owner = name
+            self.s.local_calls.setdefault(name, set())
+            self.generic_visit(node)
+            self.owner = MODULE_LEVEL
+        else:
+            self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self.s.identifiers.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
+        self._visit_def(node, node.name, False)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._visit_def(node, node.name, True)
+
+    # --- uses -----------------------------------------------------------------------------
+
+    def _amp_member(self, func: ast.AST) -> Optional[str]:
+        if isinstance(func, ast.Name):
+            return self.member_names.get(func.id)
+        if not isinstance(func, ast.Attribute):
+            return None
+        value = func.value
+        if isinstance(value, ast.Name) and value.id in self.amp_names:
+            return func.attr
+        if (
+            isinstance(value, ast.Attribute)
+            and value.attr == "amp"
+            and isinstance(value.value, ast.Name)
+            and value.value.id in self.apex_roots
+        ):
+            return func.attr
+        return None
+
+    def visit_Call(self, node: ast.Call) -> None:
+        member = self._amp_member(node.func)
+        if member is not None:
+            training = member == "init" or (
+                member == "initialize"
+                and (len(node.args) >= 2 or any(k.arg == "optimizers" for k in node.keywords))
+            )
+            self.s.amp_sites.append(AmpSite(member, node.lineno, self.owner, training))
+        func = node.func
+        if isinstance(func, ast.Name):
+            if func.id in self.s.imports and self.s.imports[func.id][1]:
+                module, name = self.s.imports[func.id]
+                self.s.calls.append(CallSite(func.id, module, name, node.lineno, self.owner))
+            elif self.owner != MODULE_LEVEL:
+                self.s.local_calls[self.owner].add(func.id)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            imported = self.s.imports.get(func.value.id)
+            if imported is not None and not imported[1]:
+                text = f"{func.value.id}.{func.attr}"
+                self.s.calls.append(CallSite(text, imported[0], func.attr, node.lineno, self.owner))
+        # the callee itself is visited as a call, not as an escaping reference
+        for child in ast.iter_child_nodes(node):
+            if child is not func:
+                self.visit(child)
+        if not isinstance(func, ast.Name):
+            self.visit(func)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self.s.identifiers.add(node.id)
+        if node.id in self.amp_names:
+            self.s.amp_values.append(node.lineno)
+        elif isinstance(node.ctx, ast.Load):
+            self.s.escaping.add(node.id)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.value, ast.Name) and node.value.id in self.amp_names:
+            self.s.identifiers.add(node.value.id)
+            return  # amp.<member>: a member use, not amp as a value
+        self.generic_visit(node)
+
+
+def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
+    """The summary of one file, or None when the stdlib parser rejects it (the engine
+    reports that file's parse error itself)."""
+    try:
+        tree = ast.parse(source, filename=shown)
+    except (SyntaxError, ValueError):
+        return None
+    summary = ModuleSummary(path, shown)
+    _Reader(summary).visit(tree)
+    summary.escaping &= summary.functions | summary.classes | set(summary.imports)
+    return summary
+
+
+class ModuleResolver:
+    """Maps dotted module names to the indexed files, the way Python would find them when
+    the script's directory, the repository roots and their ``src/`` folders are on the
+    path (the common layouts: scripts beside their modules, ``tools/train.py`` importing the
+    package at the root, ``src/`` packages)."""
+
+    def __init__(self, paths: Iterable[str], roots: Sequence[str]) -> None:
+        self.files = {os.path.abspath(p) for p in paths}
+        self.roots = [os.path.abspath(r if os.path.isdir(r) else os.path.dirname(r) or ".") for r in roots]
+
+    def _search_dirs(self, importer: str) -> List[str]:
+        dirs = [os.path.dirname(os.path.abspath(importer))]
+        for root in self.roots:
+            dirs += [root, os.path.join(root, "src")]
+        directory = dirs[0]
+        while any(directory.startswith(r + os.sep) for r in self.roots):
+            directory = os.path.dirname(directory)
+            dirs.append(directory)
+        return list(dict.fromkeys(dirs))
+
+    def resolve(self, module: str, importer: str) -> Optional[str]:
+        """The indexed file ``module`` denotes for ``importer``, or None (not in the
+        repository, not indexed, or ambiguous)."""
+        if not module:
+            return None
+        relative = module.replace(".", os.sep)
+        found = []
+        for directory in self._search_dirs(importer):
+            for candidate in (relative + ".py", os.path.join(relative, "__init__.py")):
+                path = os.path.join(directory, candidate)
+                if path in self.files:
+                    found.append(path)
+        found = list(dict.fromkeys(found))
+        return found[0] if len(found) == 1 else None

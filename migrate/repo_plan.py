@@ -1,0 +1,256 @@
+"""The cross-file plan: how the GradScaler created at an ``amp.initialize`` reaches the
+``amp.scale_loss`` / ``amp.state_dict`` / ``amp.load_state_dict`` sites of other files.
+
+Pure data, decided once per run from the repository index.  A file *launches* when it
+holds the one training ``amp.initialize`` of its run; a top-level function or class of
+another file *needs the scaler* when it scales a loss or saves/loads the amp state, or calls
+something that does.  Every call of such a definition must come from a launcher or from
+another definition that needs the scaler; then each needy definition called from another
+file takes the scaler as a new parameter (:attr:`FilePlan.entries`), and those calls pass
+it (:attr:`FilePlan.pass_to`).  Files joined by planned calls form a *component*, migrated
+completely or not at all: the driver drops the plan of a component when any of its files
+falls back to ``apexcompat.amp`` (see ``pipeline.migrate_planned``).
+
+What no plan is proven for keeps the per-file behaviour; ``unplanned`` says why, so the
+per-file report can name the real reason (a caller without a scaler, a definition passed
+on as a value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from .repo_index import MODULE_LEVEL, ModuleResolver, ModuleSummary, summarise
+
+#: where the engine puts a file's ``FilePlan`` for the rules (``CodemodContext.scratch``)
+REPO_PLAN_KEY = "apexcompat.repo_plan"
+#: names a GradScaler parameter may take, in order of preference
+SCALER_PARAM_NAMES = ("scaler", "grad_scaler", "amp_scaler", "amp_grad_scaler")
+
+Def = Tuple[str, str]  # (file path, top-level definition name)
+
+
+@dataclass(frozen=True)
+class FilePlan:
+    """What one file does for the cross-file plan (all names as written in that file)."""
+
+    #: the component this file belongs to (files migrated together); None when the file only
+    #: carries notes on why no plan exists
+    component: Optional[int] = None
+    #: the GradScaler's parameter name in this file's entry definitions
+    scaler_name: str = ""
+    #: top-level functions/classes that take the GradScaler as a new parameter
+    entries: Tuple[str, ...] = ()
+    #: call text (``do_train``, ``engine.do_train``) -> keyword the scaler is passed as
+    pass_to: Tuple[Tuple[str, str], ...] = ()
+
+    #: top-level definition (``MODULE_LEVEL`` for the launcher's initialize) -> why the
+    #: GradScaler cannot reach it from another file
+    notes: Tuple[Tuple[str, str], ...] = ()
+
+    def keyword_for(self, call_text: str) -> Optional[str]:
+        return dict(self.pass_to).get(call_text)
+
+    def note_for(self, name: str) -> Optional[str]:
+        return dict(self.notes).get(name)
+
+
+@dataclass
+class RepoPlan:
+    files: Dict[str, FilePlan] = field(default_factory=dict)
+    #: definition -> why it cannot get the scaler (for the per-file report)
+    unplanned: Dict[Def, str] = field(default_factory=dict)
+
+    def without(self, component: int) -> None:
+        self.files = {p: f for p, f in self.files.items() if f.component != component}
+
+    def add_notes(self, notes: Dict[str, Dict[str, str]]) -> None:
+        """Why-not notes for files without a planned part (a planned file keeps its plan)."""
+        for path, by_name in notes.items():
+            if path not in self.files:
+                self.files[path] = FilePlan(notes=tuple(sorted(by_name.items())))
+
+
+def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, str, bytes]], resolver):
+    """Where files outside the index refer to ``name`` of ``module_path``: (shown, line,
+    calling definition)."""
+    found = []
+    needle = name.encode()
+    for path, shown, source in others:
+        if needle not in source:
+            continue
+        summary = summarise(path, shown, source)
+        if summary is None:
+            continue
+        for local, (module, attr) in summary.imports.items():
+            text = local if attr == name else f"{local}.{name}" if not attr else None
+            if text is None or resolver.resolve(module, path) != module_path:
+                continue
+            calls = [c for c in summary.calls if c.text == text]
+            if calls:
+                found.append((shown, calls[0].line, calls[0].owner))
+            elif attr:
+                found.append((shown, 1, MODULE_LEVEL))  # imported, and used otherwise
+    return found
+
+
+def build_plan(
+    summaries: Iterable[ModuleSummary],
+    roots: Sequence[str],
+    others: Sequence[Tuple[str, str, bytes]] = (),
+) -> RepoPlan:
+    """The plan for the indexed files; ``others`` are the walked files the index left out
+    (no apex in them), searched only for callers of the definitions that need the scaler."""
+    by_path = {s.path: s for s in summaries}
+    resolver = ModuleResolver(by_path, roots)
+    launchers = {p for p, s in by_path.items() if len(s.training_inits) == 1}
+    plan = RepoPlan()
+
+    # calls between files: (caller file, caller def) -> [(callee def, call text)]
+    edges: Dict[Def, List[Tuple[Def, str]]] = {}
+    callers: Dict[Def, List[Tuple[Def, int]]] = {}
+    for path, summary in by_path.items():
+        for call in summary.calls:
+            target = resolver.resolve(call.module, path)
+            if target is None or target == path:
+                continue
+            callee_summary = by_path[target]
+            if call.name not in callee_summary.functions | callee_summary.classes:
+                continue
+            callee = (target, call.name)
+            edges.setdefault((path, call.owner), []).append((callee, call.text))
+            callers.setdefault(callee, []).append(((path, call.owner), call.line))
+
+    # definitions that need the scaler, from the sites upwards through their callers
+    needy: Set[Def] = set()
+    work = [
+        (p, owner)
+        for p, s in by_path.items()
+        if p not in launchers and not s.training_inits
+        for owner in s.owners_needing_scaler()
+        if owner != MODULE_LEVEL
+    ]
+    while work:
+        item = work.pop()
+        if item in needy:
+            continue
+        needy.add(item)
+        path, name = item
+        summary = by_path[path]
+        for owner, called in summary.local_calls.items():
+            if name in called and owner != MODULE_LEVEL and path not in launchers:
+                work.append((path, owner))
+        for caller, _line in callers.get(item, []):
+            if caller[0] not in launchers and caller[1] != MODULE_LEVEL:
+                work.append(caller)
+
+    # which needy definitions the scaler can reach: those whose every caller, in this file
+    # and in others, is in a launcher or is reached itself (a least fixed point: a definition
+    # nobody calls, or one only called in a cycle, is not reached)
+    def local_callers(item: Def) -> List[Def]:
+        return [(item[0], o) for o, called in by_path[item[0]].local_calls.items() if item[1] in called]
+
+    reached: Set[Def] = set()
+    grew = True
+    while grew:
+        grew = False
+        for item in needy - reached:
+            every = [c for c, _ in callers.get(item, [])] + local_callers(item)
+            if every and all(c[0] in launchers or c in reached for c in every):
+                reached.add(item)
+                grew = True
+
+    # a needy definition called from another file must be reached on every path, and used
+    # only by calls
+    entries: Dict[Def, List[Tuple[Def, int]]] = {d: callers[d] for d in needy if d in callers}
+    refused: Set[Def] = set()
+    for item, calls in entries.items():
+        path, name = item
+        reason = None
+        for caller, line in calls + [(c, 0) for c in local_callers(item)]:
+            if caller[0] not in launchers and caller not in reached:
+                where = f"{by_path[caller[0]].shown}:{line}" if line else by_path[caller[0]].shown
+                reason = f"{name} is also called from {where} ({caller[1]}), where no GradScaler exists"
+                break
+        if reason is None and name in by_path[path].escaping:
+            reason = f"{name} is used other than by calls in {by_path[path].shown}, so its callers cannot be followed"
+        if reason is None:
+            for other_path, other in by_path.items():
+                for local, (module, attr) in other.imports.items():
+                    if attr == name and local in other.escaping and resolver.resolve(module, other_path) == path:
+                        reason = f"{name} is passed on as a value in {other.shown}, so its callers cannot be followed"
+        if reason is None:
+            outside = _callers_elsewhere(name, path, others, resolver)
+            if outside:
+                shown, line, owner = outside[0]
+                reason = f"{name} is also called from {shown}:{line} ({owner}), where no GradScaler exists"
+        if reason is not None:
+            plan.unplanned[item] = reason
+            refused.add(item)
+    # a refusal spreads to everything that would pass the scaler through it
+    changed = True
+    while changed:
+        changed = False
+        for item in list(entries):
+            if item in refused:
+                continue
+            if any(callee in refused for callee, _ in edges.get(item, [])):
+                refused.add(item)
+                changed = True
+    notes: Dict[str, Dict[str, str]] = {}
+    for item in refused:
+        path, name = item
+        reason = plan.unplanned.get(item)
+        if reason is None:
+            blocked = next(callee for callee, _ in edges.get(item, []) if callee in refused)
+            reason = f"it passes the GradScaler on to {blocked[1]} in {by_path[blocked[0]].shown}, which cannot get it"
+        plan.unplanned[item] = reason
+        notes.setdefault(path, {})[name] = reason
+        for (caller_path, _def), _line in entries[item]:
+            if caller_path in launchers:
+                notes.setdefault(caller_path, {})[MODULE_LEVEL] = (
+                    f"the losses are scaled in {by_path[path].shown} ({name}), "
+                    f"which cannot get the GradScaler: {reason}"
+                )
+    planned = {d: c for d, c in entries.items() if d not in refused}
+    if not planned:
+        plan.add_notes(notes)
+        return plan
+
+    # components: files joined by planned calls
+    parent: Dict[str, str] = {}
+
+    def find(p: str) -> str:
+        while parent.setdefault(p, p) != p:
+            p = parent[p]
+        return p
+
+    for (callee_path, _name), calls in planned.items():
+        for (caller_path, _def), _line in calls:
+            parent[find(caller_path)] = find(callee_path)
+    roots_of = sorted({find(p) for p in parent})
+    component = {p: roots_of.index(find(p)) for p in parent}
+
+    names: Dict[str, str] = {}
+    for callee_path, _name in planned:
+        used = by_path[callee_path].identifiers
+        names[callee_path] = next((n for n in SCALER_PARAM_NAMES if n not in used), "apexcompat_grad_scaler")
+    entries_of: Dict[str, List[str]] = {}
+    pass_of: Dict[str, Dict[str, str]] = {}
+    for (callee_path, name), calls in planned.items():
+        entries_of.setdefault(callee_path, []).append(name)
+        for (caller_path, caller_def), _line in calls:
+            for callee, text in edges.get((caller_path, caller_def), []):
+                if callee == (callee_path, name):
+                    pass_of.setdefault(caller_path, {})[text] = names[callee_path]
+    for path in component:
+        plan.files[path] = FilePlan(
+            component=component[path],
+            scaler_name=names.get(path, ""),
+            entries=tuple(sorted(entries_of.get(path, []))),
+            pass_to=tuple(sorted(pass_of.get(path, {}).items())),
+        )
+    plan.add_notes(notes)
+    return plan
+

@@ -1,0 +1,369 @@
+"""The documented repository examples of the cross-file plan (``repo_plan``): several
+files each, opened by ``# file: NAME`` lines.  tests/migrate/test_rule_examples.py runs them
+through the whole-repository pipeline (index, plan, one migration per file) and the docs page
+lists them; ``InitializeRule`` carries them."""
+
+from __future__ import annotations
+
+from typing import List
+
+from .base import Example
+
+REPOSITORY_EXAMPLES: List[Example] = [
+    # ``amp.initialize`` in the launcher, ``amp.scale_loss`` in the training function it
+    # imports: the GradScaler is created in the launcher and passed on
+    Example(
+        "scaler-passed-to-a-function-of-another-file",
+        before="""\
+# file: train.py
+import argparse
+
+import torch
+from apex import amp
+
+from engine import train_one_epoch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, epoch)
+
+
+if __name__ == "__main__":
+    main()
+# file: engine.py
+import torch
+from apex import amp
+
+
+def train_one_epoch(model, optimizer, epoch):
+    for _ in range(100):
+        x = torch.randn(32, 8, device="cuda")
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+# file: train.py
+import argparse
+
+import torch
+
+from engine import train_one_epoch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, epoch, scaler=scaler)
+
+
+if __name__ == "__main__":
+    main()
+# file: engine.py
+import torch
+
+
+def train_one_epoch(model, optimizer, epoch, scaler):
+    for _ in range(100):
+        x = torch.randn(32, 8, device="cuda")
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311'),
+    ),
+    # a trainer class of another module scales the losses: its ``__init__`` takes the GradScaler
+    # and keeps it on ``self``
+    Example(
+        "trainer-class-of-another-file",
+        before="""\
+# file: train.py
+import torch
+from apex import amp
+
+from trainer import Trainer
+
+
+def main():
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    trainer = Trainer(model, optimizer)
+    trainer.fit(torch.randn(1000, 8, device="cuda"))
+    torch.save({"model": model.state_dict(), "amp": amp.state_dict()}, "last.pt")
+# file: trainer.py
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def train_step(self, batch):
+        loss = self.model(batch).pow(2).mean()
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+    def fit(self, data):
+        for batch in data.split(32):
+            self.train_step(batch)
+""",
+        after="""\
+# file: train.py
+import torch
+
+from trainer import Trainer
+
+
+def main():
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    scaler = torch.amp.GradScaler("cuda")
+    trainer = Trainer(model, optimizer, scaler=scaler)
+    trainer.fit(torch.randn(1000, 8, device="cuda"))
+    torch.save({"model": model.state_dict(), "amp": scaler.state_dict()}, "last.pt")
+# file: trainer.py
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, scaler):
+        self.scaler = scaler
+        self.model = model
+        self.optimizer = optimizer
+
+    def train_step(self, batch):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(batch).pow(2).mean()
+        self.optimizer.zero_grad()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return loss.item()
+
+    def fit(self, data):
+        for batch in data.split(32):
+            self.train_step(batch)
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311', 'APX401'),
+    ),
+    # checkpoint helpers of another module save and load the amp state: they take the
+    # GradScaler, and apex checkpoints still load
+    Example(
+        "checkpoint-helpers-of-another-file",
+        before="""\
+# file: train.py
+import torch
+from apex import amp
+
+from checkpoint import load_checkpoint, save_checkpoint
+
+
+def main(resume=None):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+    if resume:
+        load_checkpoint(resume, model, optimizer)
+    for step in range(1000):
+        loss = model(torch.randn(32, 8, device="cuda")).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+    save_checkpoint("last.pt", model, optimizer)
+# file: checkpoint.py
+import torch
+from apex import amp
+
+
+def save_checkpoint(path, model, optimizer):
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": amp.state_dict()}
+    torch.save(state, path)
+
+
+def load_checkpoint(path, model, optimizer):
+    state = torch.load(path)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    amp.load_state_dict(state["amp"])
+""",
+        after="""\
+# file: train.py
+import torch
+
+from checkpoint import load_checkpoint, save_checkpoint
+
+
+def main(resume=None):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    if resume:
+        load_checkpoint(resume, model, optimizer, scaler=scaler)
+    for step in range(1000):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(torch.randn(32, 8, device="cuda")).pow(2).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    save_checkpoint("last.pt", model, optimizer, scaler=scaler)
+# file: checkpoint.py
+import torch
+
+
+def load_scaler_state(scaler, state):
+    \"\"\"Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
+
+    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
+    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
+    \"\"\"
+    if "loss_scaler0" in state:
+        apex_state = state["loss_scaler0"]
+        state = dict(scaler.state_dict())
+        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
+    if state:
+        scaler.load_state_dict(state)
+
+
+def save_checkpoint(path, model, optimizer, scaler):
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": scaler.state_dict()}
+    torch.save(state, path)
+
+
+def load_checkpoint(path, model, optimizer, scaler):
+    state = torch.load(path)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    load_scaler_state(scaler, state["amp"])
+""",
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311', 'APX401', 'APX402'),
+    ),
+    # the training function is also called where no GradScaler exists: no plan is proven, both
+    # files stay on apexcompat.amp, and the report names the caller
+    Example(
+        "caller-without-a-scaler-keeps-the-shim",
+        before="""\
+# file: train.py
+import argparse
+
+import torch
+from apex import amp
+
+from engine import train_one_epoch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, epoch)
+
+
+if __name__ == "__main__":
+    main()
+# file: engine.py
+import torch
+from apex import amp
+
+
+def train_one_epoch(model, optimizer, epoch):
+    for _ in range(100):
+        x = torch.randn(32, 8, device="cuda")
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+# file: evaluate.py
+import torch
+
+from engine import train_one_epoch
+
+
+def finetune(model, optimizer):
+    train_one_epoch(model, optimizer, 0)
+""",
+        after="""\
+# file: train.py
+import argparse
+
+import torch
+from apexcompat import amp
+
+from engine import train_one_epoch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    # TODO(apexcompat): the losses are scaled in engine.py (train_one_epoch), which cannot
+    #   get the GradScaler: train_one_epoch is also called from evaluate.py:7 (finetune),
+    #   where no GradScaler exists; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, epoch)
+
+
+if __name__ == "__main__":
+    main()
+# file: engine.py
+import torch
+from apexcompat import amp
+
+
+def train_one_epoch(model, optimizer, epoch):
+    for _ in range(100):
+        x = torch.randn(32, 8, device="cuda")
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (train_one_epoch is also called from evaluate.py:7 (finetune), where
+        #   no GradScaler exists); this file keeps apex.amp semantics through apexcompat.amp,
+        #   migrate it by hand
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+# file: evaluate.py
+import torch
+
+from engine import train_one_epoch
+
+
+def finetune(model, optimizer):
+    train_one_epoch(model, optimizer, 0)
+""",
+        codes=('APX102', 'APX220'),
+    ),
+]

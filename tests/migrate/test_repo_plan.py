@@ -1,0 +1,231 @@
+"""The whole-repository pipeline: the index (``repo_index``), the cross-file plan
+(``repo_plan``), the all-or-nothing components and shim files as inputs of a native run,
+through real command-line runs in temporary directories."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Dict
+
+import pytest
+
+from migrate.repo_index import ModuleResolver, summarise
+from migrate.repo_plan import build_plan
+
+
+def write_tree(root: Path, files: Dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "migrate", *args, "."], cwd=root, capture_output=True, text=True, timeout=120
+    )
+
+
+def report(root: Path, *args: str) -> dict:
+    proc = run_cli(root, "--output-format", "json", "--check", *args)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+def plan_for(root: Path):
+    files = sorted(p for p in root.rglob("*.py"))
+    summaries = [summarise(str(p), str(p.relative_to(root)), p.read_bytes()) for p in files]
+    return build_plan([s for s in summaries if s], [str(root)])
+
+
+LAUNCHER = textwrap.dedent(
+    """\
+    import torch
+    from apex import amp
+
+    from {module} import train_one_epoch
+
+
+    def main():
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for epoch in range(3):
+            train_one_epoch(model, optimizer, epoch)
+    """
+)
+ENGINE = textwrap.dedent(
+    """\
+    import torch
+    from apex import amp
+
+
+    def train_one_epoch(model, optimizer, epoch):
+        loss = model(torch.randn(8, 4)).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+    """
+)
+
+
+# --- resolving modules ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "files, importer, module, expected",
+    [
+        ({"train.py": "", "engine.py": ""}, "train.py", "engine", "engine.py"),
+        ({"tools/train.py": "", "pkg/__init__.py": "", "pkg/engine.py": ""}, "tools/train.py", "pkg.engine", "pkg/engine.py"),
+        ({"tools/train.py": "", "src/pkg/__init__.py": "", "src/pkg/engine.py": ""}, "tools/train.py", "pkg.engine", "src/pkg/engine.py"),
+        ({"train.py": "", "pkg/__init__.py": ""}, "train.py", "pkg", "pkg/__init__.py"),
+        ({"train.py": "", "engine.py": ""}, "train.py", "torch.nn", None),
+        # the same module found in two places is not guessed
+        ({"a/train.py": "", "a/engine.py": "", "engine.py": ""}, "a/train.py", "engine", None),
+    ],
+)
+def test_module_resolution(tmp_path, files, importer, module, expected):
+    write_tree(tmp_path, files)
+    resolver = ModuleResolver([str(tmp_path / f) for f in files], [str(tmp_path)])
+    found = resolver.resolve(module, str(tmp_path / importer))
+    assert found == (str(tmp_path / expected) if expected else None)
+
+
+def test_relative_imports_are_resolved_in_packages(tmp_path):
+    write_tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/engine/__init__.py": "",
+            "pkg/engine/trainer.py": ENGINE,
+            "pkg/train.py": LAUNCHER.format(module=".engine.trainer"),
+        },
+    )
+    plan = plan_for(tmp_path)
+    trainer = plan.files[str(tmp_path / "pkg/engine/trainer.py")]
+    launcher = plan.files[str(tmp_path / "pkg/train.py")]
+    assert trainer.entries == ("train_one_epoch",) and trainer.scaler_name == "scaler"
+    assert launcher.pass_to == (("train_one_epoch", "scaler"),)
+    assert trainer.component == launcher.component is not None
+
+
+def test_the_index_reads_amp_sites_calls_and_escaping_names(tmp_path):
+    source = textwrap.dedent(
+        """\
+        import apex
+        from apexcompat import amp as shim_amp
+        from engine import run, other
+
+        registry = {"run": run}
+
+        def main(model, optimizer):
+            model, optimizer = apex.amp.initialize(model, optimizer)
+            other(model)
+
+        class Trainer:
+            def step(self, loss):
+                with shim_amp.scale_loss(loss, self.optimizer) as scaled:
+                    scaled.backward()
+        """
+    ).encode()
+    summary = summarise("/r/x.py", "x.py", source)
+    assert [(s.member, s.owner, s.training) for s in summary.amp_sites] == [
+        ("initialize", "main", True),
+        ("scale_loss", "Trainer", False),
+    ]
+    assert [(c.text, c.module, c.name, c.owner) for c in summary.calls] == [("other", "engine", "other", "main")]
+    assert "run" in summary.escaping and "other" not in summary.escaping
+    assert summary.functions == {"main"} and summary.classes == {"Trainer"}
+
+
+# --- planned and refused layouts, through the command line ---------------------------------------
+
+
+def test_launcher_and_engine_come_out_native_together(tmp_path):
+    write_tree(tmp_path, {"train.py": LAUNCHER.format(module="engine"), "engine.py": ENGINE})
+    proc = run_cli(tmp_path, "--allow-dirty")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    train, engine = (tmp_path / "train.py").read_text(), (tmp_path / "engine.py").read_text()
+    assert "apex" not in train + engine
+    assert "train_one_epoch(model, optimizer, epoch, scaler=scaler)" in train
+    assert "def train_one_epoch(model, optimizer, epoch, scaler):" in engine
+    assert "scaler.scale(loss).backward()" in engine
+    assert run_cli(tmp_path, "--check").returncode == 0, "a second run has nothing left to do"
+
+
+def test_a_caller_without_a_scaler_keeps_the_component_on_the_shim_and_says_where(tmp_path):
+    write_tree(
+        tmp_path,
+        {
+            "train.py": LAUNCHER.format(module="engine"),
+            "engine.py": ENGINE,
+            "finetune.py": "from engine import train_one_epoch\n\n\ndef tune(m, o):\n    train_one_epoch(m, o, 0)\n",
+        },
+    )
+    found = report(tmp_path)
+    manual = {(f["path"], f["code"]): f["message"] for f in found["findings"] if f["needs_manual_work"]}
+    assert set(manual) == {("engine.py", "APX220"), ("train.py", "APX220")}
+    assert "train_one_epoch is also called from finetune.py:5 (tune), where no GradScaler exists" in manual[
+        ("engine.py", "APX220")
+    ]
+
+
+def test_a_component_is_native_in_every_file_or_in_none(tmp_path):
+    """The engine cannot go native for a reason of its own (its step is in another
+    function): the launcher, which alone could, stays on the shim too."""
+    engine = ENGINE.replace("    optimizer.step()\n", "") + "\n\ndef finish(optimizer):\n    optimizer.step()\n"
+    write_tree(tmp_path, {"train.py": LAUNCHER.format(module="engine"), "engine.py": engine})
+    found = report(tmp_path)
+    codes = {(f["path"], f["code"]) for f in found["findings"] if f["needs_manual_work"]}
+    assert ("engine.py", "APX220") in codes and ("train.py", "APX220") in codes
+    run_cli(tmp_path, "--allow-dirty")
+    assert "from apexcompat import amp" in (tmp_path / "train.py").read_text()
+    assert "scaler" not in (tmp_path / "train.py").read_text()
+
+
+def test_a_definition_passed_on_as_a_value_gets_no_plan(tmp_path):
+    launcher = LAUNCHER.format(module="engine") + "\n\nHOOKS = [train_one_epoch]\n"
+    write_tree(tmp_path, {"train.py": launcher, "engine.py": ENGINE})
+    plan = plan_for(tmp_path)
+    assert not [f for f in plan.files.values() if f.component is not None]
+    assert any("passed on as a value in train.py" in why for why in plan.unplanned.values())
+
+
+# --- files already on the shim ------------------------------------------------------------------
+
+
+def test_shim_first_then_native(tmp_path):
+    write_tree(tmp_path, {"train.py": LAUNCHER.format(module="engine"), "engine.py": ENGINE})
+    assert run_cli(tmp_path, "--to", "shim", "--allow-dirty").returncode == 0
+    assert "from apexcompat import amp" in (tmp_path / "engine.py").read_text()
+    found = report(tmp_path)
+    assert found["summary"]["files_changed"] == 2
+    assert run_cli(tmp_path, "--allow-dirty").returncode == 0
+    text = (tmp_path / "train.py").read_text() + (tmp_path / "engine.py").read_text()
+    assert "apexcompat" not in text and "apex" not in text
+    assert "scaler.step(optimizer)" in text
+
+
+def test_a_shim_file_that_cannot_go_native_keeps_its_bytes_apart_from_todos(tmp_path):
+    source = textwrap.dedent(
+        """\
+        from apexcompat import amp  # the shim
+
+
+        def save(path):
+            return {"amp": amp.state_dict(), "path": "apexcompat.amp"}
+        """
+    )
+    write_tree(tmp_path, {"ckpt.py": source})
+    found = report(tmp_path)
+    assert [f["code"] for f in found["findings"] if f["needs_manual_work"]] == ["APX403"]
+    assert not [f for f in found["findings"] if f["code"] == "APX102"]
+    run_cli(tmp_path, "--allow-dirty")
+    after = (tmp_path / "ckpt.py").read_text()
+    assert after.startswith("from apexcompat import amp  # the shim\n")
+    assert '"apexcompat.amp"' in after  # strings are not touched
