@@ -51,12 +51,15 @@ class RunStats:
         return sum(1 for f in self.findings if f.code in BLOCKING)
 
     def exit_status(self) -> int:
-        if self.internal_errors:
-            return 2
+        """1 while work is left (changes pending, manual sites), whatever else happened, so
+        a rule that failed on one file never hides the others' work from CI; else 2 after an
+        internal error; else 0."""
         if self.manual_sites or self.blocked:
             return 1
         if self.mode != "write" and self.changed:
             return 1
+        if self.internal_errors:
+            return 2
         return 0
 
 

@@ -100,6 +100,14 @@ def test_internal_error_exits_two_and_says_what_to_do(tmp_path):
     assert (tmp_path / "a.py").read_bytes() == INIT_AFTER, "the other files are still migrated"
 
 
+def test_check_exits_one_when_work_is_left_beside_an_internal_error(tmp_path):
+    write_tree(tmp_path, {"c.py": b"apex_crash = 1\n", "a.py": INIT})
+    proc = run_cli(["--check", "."], tmp_path)
+    assert proc.returncode == 1
+    out = proc.stdout.decode()
+    assert "c.py:1:1: APX002" in out and "1 file would be rewritten" in out
+
+
 def test_select_and_ignore(tmp_path):
     write_tree(tmp_path, {"m.py": MANUAL + b"model = amp.initialize(model)\n"})
     proc = run_cli(["--check", "--select", "APX991", "."], tmp_path)

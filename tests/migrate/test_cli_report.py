@@ -34,6 +34,9 @@ def test_exit_status():
     assert RunStats(findings=[finding()]).exit_status() == 1
     assert RunStats(findings=[finding("APX005")]).exit_status() == 1
     assert RunStats(findings=[finding("APX002")]).exit_status() == 2
+    # work left wins over an internal error elsewhere: CI must see it (issue 9)
+    assert RunStats(changed=1, mode="check", findings=[finding("APX002")]).exit_status() == 1
+    assert RunStats(findings=[finding("APX002"), finding()]).exit_status() == 1
 
 
 def test_shown_hides_plain_fixes_and_quiet_keeps_only_actions():
