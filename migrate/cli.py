@@ -4,8 +4,8 @@ Rewrites in place by default (refusing files with uncommitted git changes unless
 ``--allow-dirty``); ``--diff`` prints a ``git apply``-able diff and ``--check`` only reports,
 neither writes.  Exit status: 0 done with nothing left, 1 changes pending (``--check`` /
 ``--diff``) or sites needing manual work or files that could not be parsed or written,
-2 usage or internal error (1 wins while work is left, so CI always sees it).  Heavy imports (LibCST, the rules) happen only once a file
-passes the byte prefilter.
+2 usage or internal error (1 wins while work is left, so CI always sees it).  Heavy imports
+(LibCST, the rules) happen only once a file passes the byte prefilter.
 """
 
 from __future__ import annotations
