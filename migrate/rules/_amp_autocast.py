@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from ._amp_device import device_type_at
 from ._amp_rule import AmpRule
 from ._amp_sites import (
     AmpFile,
@@ -134,7 +135,8 @@ class AutocastPlacement(AmpRule):
             if members[0] in self.edits.groups:
                 continue  # another scale_loss of this loss wrapped the same forward pass
             switch = f", enabled={enabled}" if enabled else ""
-            head = f'with torch.autocast("cuda", dtype=torch.float16{switch}):\n    pass\n'
+            device = device_type_at(self, members[0], self._model_texts(info))
+            head = f"with torch.autocast({device}, dtype=torch.float16{switch}):\n    pass\n"
 
             def build(ups: List[Any], head: str = head) -> List[Any]:
                 with_node: Any = statement(head)

@@ -614,7 +614,7 @@ from tqdm import tqdm
 
 def train(args, train_dataloader, model, optimizer, scheduler):
     use_amp = args.fp16 and args.fp16_opt_level != "O0"
-    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    scaler = torch.amp.GradScaler(torch.device(args.device).type, enabled=use_amp)
 
     # multi-gpu training (should be after apex fp16 initialization)
     if args.n_gpu > 1:
@@ -627,7 +627,7 @@ def train(args, train_dataloader, model, optimizer, scheduler):
         model.train()
         batch = tuple(t.to(args.device) for t in batch)
         inputs = {"input_ids": batch[0], "attention_mask": batch[1], "labels": batch[3]}
-        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+        with torch.autocast(torch.device(args.device).type, dtype=torch.float16, enabled=use_amp):
             outputs = model(**inputs)
             loss = outputs[0]  # model outputs are always tuple in transformers (see doc)
 
@@ -1113,6 +1113,47 @@ class Trainer:
         self.scaler.update()
 """,
         codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
+    ),
+    # the device is chosen at run time: autocast and the GradScaler follow it (CPU included)
+    Example(
+        "device-chosen-at-run-time",
+        before="""\
+import torch
+from apex import amp
+
+
+def main():
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = torch.nn.Linear(8, 1).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for _ in range(100):
+        x = torch.randn(32, 8, device=device)
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def main():
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = torch.nn.Linear(8, 1).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler(device.type)
+    for _ in range(100):
+        x = torch.randn(32, 8, device=device)
+        with torch.autocast(device.type, dtype=torch.float16):
+            loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
     ),
 ]
 

@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set,
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
-from libcst.metadata import PositionProvider
+from libcst.metadata import PositionProvider, ScopeProvider
 
 from ..repo_plan import REPO_PLAN_KEY
 from ..settings import Settings
@@ -94,7 +94,12 @@ def _amp_rule_classes() -> List[type]:
 class AmpRule(Rule):
     """A rule over apex.amp sites: plan in ``plan(module)``, the base applies the plan."""
 
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider, ParentProvider)  # type: ignore[assignment]
+    METADATA_DEPENDENCIES = (  # type: ignore[assignment]
+        PositionProvider,
+        QualifiedNameProvider,
+        ParentProvider,
+        ScopeProvider,  # resolved for the qualified names anyway; the device needs it too
+    )
     #: only the imports rule also works for ``--to shim``
     NATIVE_ONLY = True
     #: text of which one must be in the file *as the earlier rules left it* for this rule to

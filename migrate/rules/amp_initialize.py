@@ -46,6 +46,7 @@ from ._edits import (
 )
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 from ._amp_repo_examples import REPOSITORY_EXAMPLES
+from ._amp_device import device_type_at
 
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
 # positions of initialize's parameters (apex signature)
@@ -311,7 +312,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 )
         if self.settings.torch_at_least(2, 3):
             ctor = "torch.amp.GradScaler"
-            kwargs.insert(0, '"cuda"')
+            kwargs.insert(0, device_type_at(self, site.anchor, map(code_of, site.models)))
         else:
             ctor = "torch.cuda.amp.GradScaler"
         home = site.func

@@ -1,0 +1,106 @@
+"""The device a script trains on, where it chooses it at run time.
+
+``model.to(device)``, ``model = Net().to(args.device)``, inputs moved with
+``x.to(device)``: then autocast and the GradScaler follow that device
+(``torch.autocast(device.type, ...)``, ``GradScaler(device.type, ...)``), so the migrated
+script trains with mixed precision on a CUDA machine and on the CPU alike, without "CUDA is
+not available" warnings.  Where the device is not named (``.cuda()``, nothing), ``"cuda"``
+stays, as apex only ran there.  A device expression is used only when its name is bound
+whenever the new code runs (``_binding.bound_at``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from ._binding import bound_at
+from ._edits import code_of
+from ._tree import walk
+
+CUDA = '"cuda"'
+
+
+def _simple(node: Any) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _root(node: Any) -> str:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value
+
+
+def _to_target(call: Any) -> Optional[cst.BaseExpression]:
+    """``X`` of ``something.to(X)`` / ``.to(device=X)`` when X is a name or attribute chain."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+        return None
+    args = [a for a in call.args if a.keyword is None or a.keyword.value == "device"]
+    if not args or args[0].star:
+        return None
+    value = args[0].value
+    return value if _simple(value) else None
+
+
+def _regions(rule: Any, node: Any) -> Iterable[Any]:
+    """The functions around ``node``, innermost first, then the module."""
+    cur = node
+    while cur in rule.parents:
+        cur = rule.parents[cur]
+        if isinstance(cur, cst.FunctionDef):
+            yield cur
+    yield rule.tree
+
+
+def _assigned_from_torch_device(rule: Any, region: Any, name: str) -> bool:
+    for stmt in walk(region):
+        if (
+            isinstance(stmt, cst.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0].target, cst.Name)
+            and stmt.targets[0].target.value == name
+            and isinstance(stmt.value, cst.Call)
+            and "torch.device" in rule.qualified_names(stmt.value.func)
+        ):
+            return True
+    return False
+
+
+def device_type_at(rule: Any, node: Any, model_texts: Iterable[str]) -> str:
+    """The device-type expression for autocast or a GradScaler placed at ``node``: where
+    the models (``model_texts``) are moved with ``.to(X)``, else where the function moves
+    tensors to something named like a device; ``"cuda"`` when nothing is provable."""
+    if not rule.settings.torch_at_least(2, 3):
+        return CUDA  # no CPU GradScaler before torch 2.3: apex's CUDA it stays
+    models = set(model_texts)
+    scope = rule.get_metadata(ScopeProvider, node, None)
+    if scope is None:
+        return CUDA
+    for region in _regions(rule, node):
+        on_model, on_data = [], []
+        for sub in walk(region):
+            target = _to_target(sub)
+            if target is None:
+                continue
+            receiver = code_of(sub.func.value)
+            holder = rule.parents.get(sub)
+            assigned = (
+                isinstance(holder, cst.Assign) and len(holder.targets) == 1 and code_of(holder.targets[0].target)
+            )
+            if receiver in models or assigned in models:
+                on_model.append(target)
+            elif "device" in code_of(target).lower():
+                on_data.append(target)
+        for target in on_model + on_data:
+            root = _root(target)
+            if not bound_at(root, node, rule.parents.get, scope):
+                continue
+            text = code_of(target)
+            if isinstance(target, cst.Name) and _assigned_from_torch_device(rule, region, text):
+                return f"{text}.type"
+            return f"torch.device({text}).type"
+    return CUDA
