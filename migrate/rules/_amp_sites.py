@@ -671,7 +671,7 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
     """The ``<opt>.step()`` calls a scale_loss site feeds: in its own function, else (for
     ``self.<opt>``) in the other methods of its class."""
     body = site.func.body if site.func is not None else rule.tree
-    calls = step_calls(body, opt_text)
+    calls = [c for c in step_calls(body, opt_text) if not _runs_before_any_backward(rule, c, site)]
     cls = class_of_method(rule.parents, site.func)
     if not calls and cls is not None and opt_text.startswith(self_name(site.func) + "."):
         for method in methods_of(cls):
@@ -682,6 +682,25 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
             ):
                 calls.extend(step_calls(method.body, opt_text))
     return calls
+
+
+def _loops_around(rule, node: Any) -> List[Any]:
+    loops, cur = [], node
+    while cur in rule.parents:
+        cur = rule.parents[cur]
+        if isinstance(cur, (cst.For, cst.While)):
+            loops.append(cur)
+    return loops
+
+
+def _runs_before_any_backward(rule, call: cst.Call, site: ScaleLossSite) -> bool:
+    """A step of the same function that comes before the scaled backward and shares no loop
+    with it (``optimizer.zero_grad(); optimizer.step()`` before the training loop, a warm-up
+    some repositories use): no gradient exists yet, so it stays a plain ``optimizer.step()``
+    (``GradScaler.step`` there raises: no scale, no inf checks)."""
+    if rule.line_of(call) >= rule.line_of(site.with_stmt):
+        return False
+    return not set(_loops_around(rule, call)) & set(_loops_around(rule, site.with_stmt))
 
 
 def methods_of(cls: cst.ClassDef) -> List[cst.FunctionDef]:

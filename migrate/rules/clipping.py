@@ -15,8 +15,11 @@ unscale_ before that loop).
 
 When the step runs only sometimes after the use (``if (i + 1) % k == 0: optimizer.step()``
 while the clip runs on every micro-step) an ``unscale_`` there would run twice before
-``update()`` and raise; per-micro-step clipping has no exact native equivalent, so the site is
-reported (APX326) with a TODO to move it to the step boundary.  A clip whose step or scaled
+``update()`` and raise.  A norm or value clip there clips the scaled gradients at its
+threshold times ``scaler.get_scale()`` instead, which is what apex's clip of the unscaled
+ones did (APX328; a norm it returns is divided back); any other use on every micro-step (a
+norm helper) has no exact native equivalent and is reported (APX326) with a TODO to move it
+to the step boundary.  A clip whose step or scaled
 backward is not in the same function, or whose step is a guarded flush step after the loop,
 is reported (APX327).
 
@@ -44,6 +47,12 @@ CLIP_FUNCTIONS = frozenset(
     f"{module}.{name}"
     for module in ("torch.nn.utils", "torch.nn.utils.clip_grad")
     for name in ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm")
+)
+#: the clips whose threshold scales with the gradients (norm and value clipping)
+SCALABLE_CLIPS = frozenset(
+    f"{module}.{name}"
+    for module in ("torch.nn.utils", "torch.nn.utils.clip_grad")
+    for name in ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_")
 )
 #: calls that only collect the parameters they are given
 _COLLECTORS = frozenset({"list", "tuple", "iter", "filter", "enumerate", "zip", "sorted", "len", "set", "dict"})
@@ -84,6 +93,7 @@ class ClippingRule(AmpRule):
         "APX325": "gradients clipped or read between the scaled backward and the step: scaler.unscale_(opt) first",
         "APX326": "gradients clipped or read on every micro-step, the step only at the accumulation boundary",
         "APX327": "gradients clipped or read after the scaled backward where the step or backward is not known",
+        "APX328": "a clip on every micro-step clips the scaled gradients at the threshold times the loss scale",
     }
     #: gradient uses are looked for only in files that mention one of these (besides
     #: master_params: clipping, norms, ``p.grad``), so files without them cost nothing here
@@ -426,6 +436,8 @@ class ClippingRule(AmpRule):
                     fixed=True,
                     severity="warning",
                 )
+        elif use.status == "accum" and self._scale_threshold(use):
+            pass
         elif use.status == "accum":
             self.todo(
                 use.node,
@@ -443,6 +455,39 @@ class ClippingRule(AmpRule):
                 f"scaled until {use.scaler}.step({use.opt}) ({use.reason}): call {use.scaler}.unscale_("
                 f"{use.opt}) before it, once per step",
             )
+
+    def _scale_threshold(self, use: _Use) -> bool:
+        """A clip on every micro-step (the step only at the accumulation boundary): apex
+        clipped the unscaled gradients; clipping the scaled ones at the threshold times the
+        current scale is the same operation (the scale is constant until the step's update,
+        and the norm and the values scale with it), so the clip stays where it is.  Its
+        returned norm is divided back.  False when the use is not such a clip call."""
+        call = use.node if use.kind == "clip" else self.parents.get(self.parents.get(use.node))
+        if not isinstance(call, cst.Call) or not self.qualified_names(call.func) & SCALABLE_CLIPS:
+            return False
+        index = next((i for i, a in enumerate(call.args) if a.keyword is not None or a.star), len(call.args))
+        position = 1 if index > 1 else None
+        named = [a for a in call.args if a.keyword is not None and a.keyword.value in ("max_norm", "clip_value")]
+        arg = named[0] if named else (call.args[position] if position is not None else None)
+        if arg is None or arg.star:
+            return False
+        value = code_of(arg.value)
+        simple = isinstance(arg.value, (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Call, cst.Subscript))
+        scaled = f"{value if simple else f'({value})'} * {use.scaler}.get_scale()"
+        self.replace_node(arg, lambda upd: upd.with_changes(value=expression(scaled)))
+        holder = self.parents.get(call)
+        if not isinstance(holder, cst.Expr):  # the norm is used: give back the unscaled one
+            self.replace_node(call, lambda upd: cst.parse_expression(f"({code_of(upd)} / {use.scaler}.get_scale())"))
+        self.report(
+            call,
+            "APX328",
+            f"{code_of(call.func)}(...) runs on every micro-step, the step at the accumulation boundary: "
+            f"it clips the scaled gradients at the threshold times {use.scaler}.get_scale(), as apex clipped "
+            "the unscaled ones",
+            fixed=True,
+            severity="info",
+        )
+        return True
 
     def _update_before_continue(self, stmt: cst.BaseStatement, scaler: str) -> None:
         """A ``continue`` between ``unscale_`` and the step skips ``scaler.update()``, and the
@@ -744,10 +789,11 @@ def train(model, optimizer, loader, clip_grads, max_norm):
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX325'),
     ),
     Example(
-        "clip-on-every-micro-step-reported",
+        "clip-on-every-micro-step-scales-its-threshold",
         before="""\
 import torch
 from apex import amp
+from torch.nn.utils import clip_grad_norm_
 
 
 def train(model, optimizer, loader, accumulation_steps, max_norm):
@@ -756,13 +802,14 @@ def train(model, optimizer, loader, accumulation_steps, max_norm):
         loss = criterion(model(x), y) / accumulation_steps
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
-        torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+        clip_grad_norm_(amp.master_params(optimizer), max_norm)
         if (i + 1) % accumulation_steps == 0:
             optimizer.step()
             optimizer.zero_grad()
 """,
         after="""\
 import torch
+from torch.nn.utils import clip_grad_norm_
 
 
 def train(model, optimizer, loader, accumulation_steps, max_norm):
@@ -771,12 +818,48 @@ def train(model, optimizer, loader, accumulation_steps, max_norm):
         with torch.autocast("cuda", dtype=torch.float16):
             loss = criterion(model(x), y) / accumulation_steps
         scaler.scale(loss).backward()
-        # TODO(apexcompat): per-micro-step gradient use: torch.nn.utils.clip_grad_norm_(...)
-        #   runs after every backward, but optimizer.step() only at the accumulation boundary
-        #   (or under a condition). apex unscaled the gradients after each backward;
+        clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), max_norm * scaler.get_scale())
+        if (i + 1) % accumulation_steps == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX328'),
+    ),
+    Example(
+        "norm-helper-on-every-micro-step-reported",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, accumulation_steps, grad_norm_of):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y) / accumulation_steps
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        log(grad_norm_of(amp.master_params(optimizer)))
+        if (i + 1) % accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, loader, accumulation_steps, grad_norm_of):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, (x, y) in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = criterion(model(x), y) / accumulation_steps
+        scaler.scale(loss).backward()
+        # TODO(apexcompat): per-micro-step gradient use: grad_norm_of(...) runs after every
+        #   backward, but optimizer.step() only at the accumulation boundary (or under a
+        #   condition). apex unscaled the gradients after each backward;
         #   scaler.unscale_(optimizer) can run only once per step, so there is no exact native
         #   equivalent: move this to the step boundary, after scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), max_norm)
+        log(grad_norm_of((p for group in optimizer.param_groups for p in group["params"])))
         if (i + 1) % accumulation_steps == 0:
             scaler.step(optimizer)
             scaler.update()

@@ -394,6 +394,50 @@ def train(model, opt_body, opt_head, loader, accumulation_steps):
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX313"),
     ),
+    # a step before the training loop, with no gradient yet (UNITER's "quick hack for amp
+    # delay_unscale bug"): GradScaler.step() would raise there, so it stays optimizer.step()
+    Example(
+        "warm-up-step-before-the-loop-stays",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, accum):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+    # quick hack for amp delay_unscale bug
+    optimizer.zero_grad()
+    optimizer.step()
+    for step, batch in enumerate(loader):
+        loss = model(batch).mean()
+        delay_unscale = (step + 1) % accum != 0
+        with amp.scale_loss(loss, optimizer, delay_unscale=delay_unscale) as scaled_loss:
+            scaled_loss.backward()
+        if not delay_unscale:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, loader, accum):
+    scaler = torch.amp.GradScaler("cuda")
+    # quick hack for amp delay_unscale bug
+    optimizer.zero_grad()
+    optimizer.step()
+    for step, batch in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(batch).mean()
+        delay_unscale = (step + 1) % accum != 0
+        scaler.scale(loss).backward()
+        if not delay_unscale:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+""",
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX302', 'APX311'),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = []

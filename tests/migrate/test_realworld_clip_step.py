@@ -379,13 +379,19 @@ def train_one_epoch(config, model, criterion, data_loader, optimizer, get_grad_n
 """
 
 
-def test_per_micro_step_clipping_is_reported_not_unscaled():
+def test_per_micro_step_clipping_scales_its_threshold_and_a_norm_helper_is_reported():
     text, findings = migrate(R14)
     assert "unscale_" not in code_only(text)
+    # the clip keeps apex's effect: threshold times the scale, the norm divided back
+    assert (
+        "grad_norm = (torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in "
+        'group["params"]), config.TRAIN.CLIP_GRAD * scaler.get_scale()) / scaler.get_scale())'
+    ) in text
+    assert codes(findings).count("APX328") == 1
+    # a norm of the scaled gradients read by a helper has no such rewrite
     manual = [f for f in findings if f.needs_manual_work()]
-    assert sorted(f.code for f in manual) == ["APX326", "APX326"]
-    assert all("no exact native equivalent" in f.message for f in manual if f.code == "APX326")
-    assert text.count("# TODO(apexcompat): per-micro-step gradient use:") == 2
+    assert [f.code for f in manual] == ["APX326"] and "no exact native equivalent" in manual[0].message
+    assert text.count("# TODO(apexcompat): per-micro-step gradient use:") == 1
     assert "amp.master_params" not in text and "apex" not in code_only(text)
 
 
@@ -396,7 +402,7 @@ def test_per_micro_step_clipping_is_reported_not_unscaled():
         "torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)",
     ],
 )
-def test_clip_outside_a_conditional_step_is_reported(clip):
+def test_clip_outside_a_conditional_step_scales_its_threshold(clip):
     source = f"""\
 import torch
 from apex import amp
@@ -413,10 +419,11 @@ def train(model, optimizer, loader, skip):
 """
     text, findings = migrate(source)
     assert "unscale_" not in code_only(text)
-    assert "APX326" in codes(findings)
+    assert "1.0 * scaler.get_scale())" in text
+    assert "APX328" in codes(findings) and not [f for f in findings if f.needs_manual_work()]
 
 
-def test_clip_after_a_conditional_step_is_reported():
+def test_clip_after_a_conditional_step_scales_its_threshold():
     source = """\
     import torch
     from apex import amp
@@ -436,7 +443,8 @@ def test_clip_after_a_conditional_step_is_reported():
     """
     text, findings = migrate(source)
     assert "unscale_" not in code_only(text)
-    assert [f.code for f in findings if f.needs_manual_work()] == ["APX326"]
+    assert 'float("inf") * scaler.get_scale()) / scaler.get_scale())' in text
+    assert not [f for f in findings if f.needs_manual_work()]
 
 
 # --- APX327: the tool cannot tell the phase ---------------------------------------------------
@@ -673,3 +681,47 @@ def test_migrated_flush_runs_with_and_without_leftover_gradients(batches):
             optimizer.zero_grad()
     optimizer.step()
     assert torch.allclose(ns.model.weight, model.weight, atol=1e-6)
+
+
+ACCUMULATED_CLIP = """\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(4, 4)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+batches = [torch.randn(2, 4) * 10 for _ in range(6)]
+norms = []
+for i, x in enumerate(batches):
+    loss = model(x).pow(2).sum() / 3
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    norms.append(torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 0.5))
+    if (i + 1) % 3 == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+def test_migrated_per_micro_step_clip_updates_like_apex():
+    """apex clipped the unscaled accumulated gradients after every backward; the migrated
+    clip of the scaled ones at 0.5 * scale gives the same weights and the same norms."""
+    torch = pytest.importorskip("torch")
+    text, findings = migrate(ACCUMULATED_CLIP)
+    assert "APX328" in codes(findings)
+    ns = run(on_cpu(text).replace("import torch\n", "import torch\ntorch.manual_seed(0)\n", 1))
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    norms = []
+    for i, x in enumerate([torch.randn(2, 4) * 10 for _ in range(6)]):
+        (model(x).pow(2).sum() / 3).backward()
+        norms.append(torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5))
+        if (i + 1) % 3 == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+    assert ns.scaler.get_scale() == 65536.0  # the scaler was on throughout
+    assert torch.allclose(ns.model.weight, model.weight, rtol=1e-5, atol=1e-6)
+    assert torch.allclose(torch.stack(ns.norms), torch.stack(norms), rtol=1e-5)
+    # without the scaled threshold the clip would have cut 65536 times too hard
+    assert max(n.item() for n in norms) > 0.5
