@@ -28,6 +28,10 @@ from ._edits import statement
 
 _MODEL_CALL = re.compile(r"(model|net|encoder|decoder|generator|discriminator)", re.IGNORECASE)
 _BARRIER_CALLS = ("step", "backward")
+#: context managers that change precision or gradients: never crossed or wrapped as plain
+_PRECISION_CONTEXTS = frozenset(
+    {"autocast", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "scale_loss", "disable_casts"}
+)
 #: calls into torch itself (``torch.Generator()``, ``torch.randn``) are data, not the model
 _TORCH_API = ("torch.", "nn.", "F.")
 #: nn.Module methods that are not the forward pass
@@ -85,10 +89,24 @@ class AutocastPlacement(AmpRule):
                 return False
         return False
 
-    @staticmethod
-    def _is_barrier(stmt: cst.BaseStatement) -> bool:
+    @classmethod
+    def _is_plain_with(cls, stmt: Any) -> bool:
+        """``with Nvtx("forward"):``, ``with timer:``: a ``with`` that changes nothing about
+        precision or gradients, around statements the autocast may extend over."""
+        if not isinstance(stmt, cst.With) or not isinstance(stmt.body, cst.IndentedBlock):
+            return False
+        for item in stmt.items:
+            call = item.item.func if isinstance(item.item, cst.Call) else item.item
+            if code_of(call).split(".")[-1] in _PRECISION_CONTEXTS:
+                return False
+        return all(not cls._is_barrier(inner) for inner in stmt.body.body)
+
+    @classmethod
+    def _is_barrier(cls, stmt: cst.BaseStatement) -> bool:
         """Statements the autocast region does not extend over: loops and other compound
-        statements (a plain ``if`` is fine), steps, backwards, jumps."""
+        statements (a plain ``if`` or ``with`` is fine), steps, backwards, jumps."""
+        if cls._is_plain_with(stmt):
+            return False
         if not isinstance(stmt, (cst.SimpleStatementLine, cst.If)):
             return True
         for sub in walk(stmt):
@@ -103,6 +121,14 @@ class AutocastPlacement(AmpRule):
             if isinstance(sub, (cst.Return, cst.Raise, cst.Continue, cst.Break, cst.Yield)):
                 return True
         return False
+
+    @staticmethod
+    def _is_plain_with_block(stmt: cst.With) -> bool:
+        """A ``with`` one may leave to look for the forward pass before it."""
+        return not any(
+            code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] in _PRECISION_CONTEXTS
+            for i in stmt.items
+        )
 
     def _inside_autocast(self, node: cst.CSTNode) -> bool:
         cur = node
@@ -185,6 +211,9 @@ class AutocastPlacement(AmpRule):
             owner = self.parents.get(block)
             if isinstance(owner, cst.Else):
                 owner = self.parents.get(owner)
+            if not blocked and index >= 0 and isinstance(owner, cst.With) and self._is_plain_with_block(owner):
+                anchor = owner  # ``with Nvtx("backward"): ...``: the forward may be before it
+                continue
             if blocked or index < 0 or not isinstance(owner, cst.If):
                 return None
             while isinstance(self.parents.get(owner), cst.If) and self.parents[owner].orelse is owner:

@@ -1155,6 +1155,81 @@ def main():
 """,
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
     ),
+    # the forward pass in a sibling `with` block (profiling ranges), the backward in another:
+    # the search leaves plain `with` blocks, and autocast wraps the forward's
+    Example(
+        "forward-in-a-sibling-with-block",
+        before="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, use_amp=False):
+        self.model = model
+        self.optimizer = optimizer
+        self.use_amp = use_amp
+        if self.use_amp:
+            from apex import amp
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def loss(self, inputs, model):
+        return model(inputs).mean(), {}
+
+    def do_step(self, data):
+        with torch.autograd.set_detect_anomaly(mode=False):
+            with Nvtx("forward"):
+                loss, meta = self.loss(data, self.model)
+
+            self.optimizer.zero_grad()
+
+            with Nvtx("backward"):
+                if self.use_amp:
+                    from apex import amp
+                    with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                        scaled_loss.backward()
+                else:
+                    loss.backward()
+
+        with Nvtx("weight update"):
+            self.optimizer.step()
+        return loss, meta
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, use_amp=False):
+        self.model = model
+        self.optimizer = optimizer
+        self.use_amp = use_amp
+        amp_enabled = self.use_amp
+        self.scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+
+    def loss(self, inputs, model):
+        return model(inputs).mean(), {}
+
+    def do_step(self, data):
+        with torch.autograd.set_detect_anomaly(mode=False):
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                with Nvtx("forward"):
+                    loss, meta = self.loss(data, self.model)
+
+            self.optimizer.zero_grad()
+
+            with Nvtx("backward"):
+                if self.use_amp:
+                    self.scaler.scale(loss).backward()
+                else:
+                    loss.backward()
+
+        with Nvtx("weight update"):
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        return loss, meta
+""",
+        codes=('APX101', 'APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [
