@@ -11,7 +11,11 @@ no generation step:
 * ``scale-trajectory`` (``docs/shim/loss-scaler.md``): a real 5000-step O2 run
   (``plot_scale_trajectory.py``), whose plot is written to ``docs/images/`` and committed;
 * ``o1-dtype-table`` (``docs/differences.md``): apex's recorded O1 dtypes against a measurement
-  on the CPU (``o1_dtype_table.py``); exact only on the torch and machine it names.
+  on the CPU (``o1_dtype_table.py``); exact only on the torch and machine it names;
+* ``support-matrix-table`` (``docs/support-matrix.md``): the results of the last tox matrix
+  run, committed in ``docs/data/matrix-results.tsv`` (``.ci/matrix`` with
+  ``MATRIX_RESULTS=docs/data/matrix-results.tsv`` appends to it), rendered by
+  ``.ci/matrix-table.py``.
 
     python docs/scripts/generate.py                 # rewrite every block (and the plot)
     python docs/scripts/generate.py --check         # exit 1 naming each stale block
@@ -90,6 +94,13 @@ def o1_dtypes(workdir: Path) -> Dict[str, str]:
     return {"o1-dtype-table": table.read_text(encoding="utf-8")}
 
 
+def support_matrix(workdir: Path) -> Dict[str, str]:
+    proc = subprocess.run([sys.executable, str(REPO_ROOT / ".ci" / "matrix-table.py"),
+                           str(DOCS / "data" / "matrix-results.tsv")],
+                          cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+    return {"support-matrix-table": proc.stdout}
+
+
 def _this_torch_and_machine() -> str:
     import torch
 
@@ -111,6 +122,7 @@ SOURCES: Dict[str, Source] = {
     "rules": Source(rules),
     "scale-trajectory": Source(scale_trajectory),
     "o1-dtypes": Source(o1_dtypes, measured_on=_this_torch_and_machine),
+    "support-matrix": Source(support_matrix),
 }
 
 
