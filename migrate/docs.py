@@ -4,7 +4,7 @@ Every rule in ``ALL_RULES`` carries its codes (``CODES``) and its examples (``EX
 ``NOOP_EXAMPLES``, run by ``tests/migrate/test_rule_examples.py``); the driver's own codes
 are in ``migrate.codes``.  ``python -m migrate.docs`` prints the whole page as Markdown;
 ``--fragment`` prints only the part that the documentation site includes
-(``docs/migrate/rules.md`` includes it from ``docs/_generated/rules.inc``).
+(``docs/scripts/generate.py`` writes it into ``docs/migrate/rules.md``).
 """
 
 from __future__ import annotations

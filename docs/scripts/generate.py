@@ -1,77 +1,189 @@
-"""Regenerate every docs fragment that comes from a real run, in parallel (called by
-``docs/conf.py`` at the start of each build; runnable on its own).
+"""Regenerate the docs content that comes from real runs and write it into the pages.
 
-Outputs go to ``docs/_generated/`` (ignored by git):
-the loss-scale plot and worked trajectory (``plot_scale_trajectory.py``), the O1 dtype table
-(``o1_dtype_table.py``, CPU measured now, CUDA from ``docs/data/o1_dtypes_cuda.json``), the
-migration walkthrough diffs (``migrate_walkthrough.py``) and the rule-code reference
-(``rule_reference.py``).  Any failure fails the build: the docs never show stale output.
+Each piece lives in its page between ``<!-- generated: NAME ... -->`` markers
+(``generated_blocks.py``), so the pages read completely on GitHub and the Sphinx build needs
+no generation step:
+
+* ``apex-script-source``, ``walkthrough-*``, ``twofiles-*`` (``docs/migrate/index.md``): the
+  sample script and the real ``apexcompat-migrate --diff`` output (``migrate_walkthrough.py``);
+* ``rule-reference`` (``docs/migrate/rules.md``): from the rules' own examples
+  (``rule_reference.py``);
+* ``scale-trajectory`` (``docs/shim/loss-scaler.md``): a real 5000-step O2 run
+  (``plot_scale_trajectory.py``), whose plot is written to ``docs/images/`` and committed;
+* ``o1-dtype-table`` (``docs/differences.md``): apex's recorded O1 dtypes against a measurement
+  on the CPU (``o1_dtype_table.py``); exact only on the torch and machine it names;
+* ``support-matrix-table`` (``docs/support-matrix.md``): the results of the last tox matrix
+  run, committed in ``docs/data/matrix-results.tsv`` (``.ci/matrix`` with
+  ``MATRIX_RESULTS=docs/data/matrix-results.tsv`` appends to it), rendered by
+  ``.ci/matrix-table.py``.
+
+    python docs/scripts/generate.py                 # rewrite every block (and the plot)
+    python docs/scripts/generate.py --check         # exit 1 naming each stale block
+    python docs/scripts/generate.py --only rules    # one source (see SOURCES)
+
+``tests/docs/test_generated_blocks.py`` runs ``--check`` for every source.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import platform
+import shutil
 import subprocess
 import sys
-import time
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Dict, List, Optional
 
 SCRIPTS = Path(__file__).resolve().parent
 DOCS = SCRIPTS.parent
 REPO_ROOT = DOCS.parent
-OUT = DOCS / "_generated"
+PLOT = DOCS / "images" / "scale_trajectory.png"
+sys.path.insert(0, str(SCRIPTS))
+
+from generated_blocks import COMMAND, fenced, find_blocks, replace_blocks  # noqa: E402
 
 
-def jobs():
-    py = sys.executable
-    cpu_json = OUT / "o1_dtypes_cpu.json"
-    cpu_fixups_json = OUT / "o1_dtypes_cpu_fixups.json"
-    return {
-        "scale trajectory": [[py, str(SCRIPTS / "plot_scale_trajectory.py"), "--out-dir", str(OUT)]],
-        "O1 dtype table": [
-            [py, str(SCRIPTS / "o1_dtype_table.py"), "measure", "--device", "cpu", "--out", str(cpu_json)],
-            [py, str(SCRIPTS / "o1_dtype_table.py"), "measure", "--device", "cpu", "--cpu-fixups",
-             "--out", str(cpu_fixups_json)],
-            [py, str(SCRIPTS / "o1_dtype_table.py"), "table",
-             "--column", f"apexcompat CUDA={DOCS / 'data' / 'o1_dtypes_cuda.json'}",
-             "--column", f"apexcompat CPU={cpu_json}",
-             "--column", f"apexcompat CPU + fix-ups={cpu_fixups_json}",
-             "--out", str(OUT / "o1_dtypes.inc")],
-        ],
-        "migration walkthrough": [[py, str(SCRIPTS / "migrate_walkthrough.py"), "--out-dir", str(OUT)]],
-        "rule reference": [[py, str(SCRIPTS / "rule_reference.py"), "--out", str(OUT / "rules.inc")]],
-    }
-
-
-def main() -> int:
-    OUT.mkdir(exist_ok=True)
+def _run(cmd: List[str]) -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    env.setdefault("CUDA_VISIBLE_DEVICES", "")  # the CPU column is the CPU's
-    began = time.perf_counter()
-    # Each job is a chain of commands; chains run side by side.
-    chains = {name: list(cmds) for name, cmds in jobs().items()}
-    running = {}
-    failed = []
-    while chains or running:
-        for name in list(chains):
-            if name not in running:
-                cmd = chains[name].pop(0)
-                running[name] = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env)
-                if not chains[name]:
-                    del chains[name]
-        for name, proc in list(running.items()):
-            if proc.poll() is not None:
-                del running[name]
-                if proc.returncode != 0:
-                    failed.append(name)
-                    chains.pop(name, None)
-        time.sleep(0.05)
-    print(f"docs/scripts/generate.py: done in {time.perf_counter() - began:.1f}s")
-    if failed:
-        print("docs/scripts/generate.py: FAILED: " + ", ".join(failed), file=sys.stderr)
+    env.setdefault("CUDA_VISIBLE_DEVICES", "")  # the CPU measurements are the CPU's
+    subprocess.run(cmd, cwd=REPO_ROOT, env=env, check=True)
+
+
+def apex_script(workdir: Path) -> Dict[str, str]:
+    lines = (REPO_ROOT / "examples" / "apex_script" / "train.py").read_text(encoding="utf-8").splitlines()
+    body = "\n".join(lines[lines.index('"""', 1) + 2:])  # without the module docstring and the blank line after it
+    return {"apex-script-source": fenced(body, "python")}
+
+
+def walkthrough(workdir: Path) -> Dict[str, str]:
+    from migrate_walkthrough import outputs
+
+    return {name.replace(".", "-"): fenced(text, "diff" if name.endswith(".diff") else "text")
+            for name, text in outputs().items()}
+
+
+def rules(workdir: Path) -> Dict[str, str]:
+    from rule_reference import render
+
+    return {"rule-reference": render()}
+
+
+def scale_trajectory(workdir: Path) -> Dict[str, str]:
+    # its own process: the run sets up apexcompat.amp's global state
+    _run([sys.executable, str(SCRIPTS / "plot_scale_trajectory.py"), "--out-dir", str(workdir)])
+    return {"scale-trajectory": (workdir / "scale_trajectory.inc").read_text(encoding="utf-8")}
+
+
+def o1_dtypes(workdir: Path) -> Dict[str, str]:
+    py, script = sys.executable, str(SCRIPTS / "o1_dtype_table.py")
+    plain, fixups = workdir / "o1_cpu.json", workdir / "o1_cpu_fixups.json"
+    # one process each: the fix-ups are a process-wide switch
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(_run, [[py, script, "measure", "--device", "cpu", "--out", str(plain)],
+                             [py, script, "measure", "--device", "cpu", "--cpu-fixups", "--out", str(fixups)]]))
+    table = workdir / "o1_dtypes.md"
+    _run([py, script, "table",
+          "--column", f"apexcompat CUDA={DOCS / 'data' / 'o1_dtypes_cuda.json'}",
+          "--column", f"apexcompat CPU={plain}", "--column", f"apexcompat CPU + fix-ups={fixups}",
+          "--out", str(table)])
+    return {"o1-dtype-table": table.read_text(encoding="utf-8")}
+
+
+def support_matrix(workdir: Path) -> Dict[str, str]:
+    proc = subprocess.run([sys.executable, str(REPO_ROOT / ".ci" / "matrix-table.py"),
+                           str(DOCS / "data" / "matrix-results.tsv")],
+                          cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+    return {"support-matrix-table": proc.stdout}
+
+
+def _this_torch_and_machine() -> str:
+    import torch
+
+    return f"torch {torch.__version__} on {platform.machine()}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One generator: the blocks it fills, and what the comparison with a fresh run assumes."""
+
+    produce: Callable[[Path], Dict[str, str]]
+    #: for measurements: the text a committed block must contain for a fresh run to be comparable
+    measured_on: Optional[Callable[[], str]] = None
+
+
+SOURCES: Dict[str, Source] = {
+    "apex-script": Source(apex_script),
+    "walkthrough": Source(walkthrough),
+    "rules": Source(rules),
+    "scale-trajectory": Source(scale_trajectory),
+    "o1-dtypes": Source(o1_dtypes, measured_on=_this_torch_and_machine),
+    "support-matrix": Source(support_matrix),
+}
+
+
+def pages() -> List[Path]:
+    return [REPO_ROOT / "README.md", *sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts)]
+
+
+def _label(page: Path) -> str:
+    return str(page.relative_to(REPO_ROOT)) if page.is_relative_to(REPO_ROOT) else str(page)
+
+
+def produce(names: List[str], workdir: Path) -> Dict[str, Dict[str, str]]:
+    """``{source: {block: content}}`` from fresh runs, the sources side by side."""
+    for name in names:
+        (workdir / name).mkdir()
+    with ThreadPoolExecutor(len(names)) as pool:
+        futures = {name: pool.submit(SOURCES[name].produce, workdir / name) for name in names}
+        return {name: future.result() for name, future in futures.items()}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a block is stale")
+    parser.add_argument("--only", nargs="+", choices=sorted(SOURCES), default=sorted(SOURCES))
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = produce(args.only, Path(tmp))
+        if not args.check and "scale-trajectory" in fresh:
+            PLOT.parent.mkdir(exist_ok=True)
+            shutil.copyfile(Path(tmp) / "scale-trajectory" / "scale_trajectory.png", PLOT)
+    contents = {block: text for blocks in fresh.values() for block, text in blocks.items()}
+    source_of = {block: name for name, blocks in fresh.items() for block in blocks}
+    found, stale = set(), []
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        committed = find_blocks(text)
+        found.update(committed)
+        if args.check:
+            for name, block in committed.items():
+                if name not in contents or block.content == contents[name]:
+                    continue
+                measured_on = SOURCES[source_of[name]].measured_on
+                if measured_on and measured_on() not in block.content:
+                    print(f"not checked: {name} in {_label(page)} was measured elsewhere "
+                          f"(this is {measured_on()})")
+                    continue
+                stale.append(f"{_label(page)}: block {name} is stale; "
+                             f"refresh it with `{COMMAND} --only {source_of[name]}`")
+        else:
+            new = replace_blocks(text, contents)
+            if new != text:
+                page.write_text(new, encoding="utf-8")
+                print(f"{_label(page)}: updated")
+    missing = sorted(set(contents) - found)
+    unknown = sorted(found - set(contents)) if set(args.only) == set(SOURCES) else []
+    if missing or unknown:
+        print(f"no page has a block for: {missing}; no generator for the blocks: {unknown}", file=sys.stderr)
         return 1
-    return 0
+    for line in stale:
+        print(line, file=sys.stderr)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

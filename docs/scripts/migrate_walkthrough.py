@@ -1,22 +1,23 @@
 """Run ``apexcompat-migrate --diff`` on the sample repositories ``examples/apex_script`` and
-``examples/apex_two_files`` and keep its real output for the walkthrough page
-(``docs/migrate/index.md``).
+``examples/apex_two_files`` and return its real output for the walkthrough page
+(``docs/migrate/index.md``, written there by ``docs/scripts/generate.py``).
 
 The sample is copied to a scratch directory first (the tool is run the way a user runs it,
-from the repository root, so the diff has relative paths), once per target.  Writes
-``<prefix>-<target>.diff`` and ``<prefix>-<target>.report`` (the findings and the summary
-line) into ``--out-dir`` (prefixes: ``walkthrough`` for apex_script, ``twofiles``).
+from the repository root, so the diff has relative paths), once per target.  The outputs are
+named ``<prefix>-<target>.diff`` (stdout) and ``<prefix>-<target>.report`` (stderr: the
+findings and the summary line, then the exit status); prefixes: ``walkthrough`` for
+apex_script, ``twofiles`` for apex_two_files.  Run on its own, the script prints them.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Dict
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: (sample folder under examples/, output name prefix, targets)
@@ -26,17 +27,16 @@ SAMPLES = [("apex_script", "walkthrough", ("native", "shim")), ("apex_two_files"
 def migrate_diff(sample: str, target: str, workdir: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env["NO_COLOR"] = "1"  # plain text whatever the terminal
     return subprocess.run(
         [sys.executable, "-m", "migrate", "--diff", "--to", target, "--output-format", "text", f"examples/{sample}"],
         cwd=workdir, env=env, capture_output=True, text=True, timeout=300,
     )
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "docs" / "_generated")
-    args = parser.parse_args(argv)
-    args.out_dir.mkdir(parents=True, exist_ok=True)
+def outputs() -> Dict[str, str]:
+    """``{"<prefix>-<target>.diff": stdout, "<prefix>-<target>.report": stderr + exit status}``."""
+    result: Dict[str, str] = {}
     for sample, prefix, targets in SAMPLES:
         with tempfile.TemporaryDirectory() as tmp:
             shutil.copytree(REPO_ROOT / "examples" / sample, Path(tmp) / "examples" / sample,
@@ -47,12 +47,11 @@ def main(argv=None) -> int:
                     sys.stderr.write(proc.stdout + proc.stderr)
                     raise SystemExit(f"apexcompat-migrate --diff --to {target} failed (exit {proc.returncode}) "
                                      f"or produced no diff for examples/{sample}")
-                (args.out_dir / f"{prefix}-{target}.diff").write_text(proc.stdout, encoding="utf-8")
-                report = proc.stderr.strip() + f"\n(exit status {proc.returncode})\n"
-                (args.out_dir / f"{prefix}-{target}.report").write_text(report, encoding="utf-8")
-    print(f"migration walkthrough -> {args.out_dir}")
-    return 0
+                result[f"{prefix}-{target}.diff"] = proc.stdout
+                result[f"{prefix}-{target}.report"] = proc.stderr.strip() + f"\n(exit status {proc.returncode})\n"
+    return result
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    for name, text in outputs().items():
+        print(f"==> {name}\n{text}")

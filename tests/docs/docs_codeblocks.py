@@ -11,6 +11,9 @@ The rules a page's author follows (docs/README-style contract, enforced by
 * A block whose first line is ``# slow: <reason>`` marks its page's test ``slow``.
 * A fenced ``text`` block preceded by the line ``<!-- output -->`` must equal what the
   previous Python block printed to stdout (trailing whitespace of the whole ignored).
+* Blocks inside a generated block (``<!-- generated: NAME ... -->``, see
+  ``docs/scripts/generated_blocks.py``) are output of a real run, committed by
+  ``docs/scripts/generate.py`` and checked by ``test_generated_blocks.py``: never executed.
 
 Run as a script (``python docs_codeblocks.py PAGE.md RESULT.json``) it executes the page and
 writes per-block stdout and status to RESULT.json; the tests drive it in a subprocess so
@@ -29,6 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "docs" / "scripts"))
+from generated_blocks import inside_generated  # noqa: E402
+
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 OUTPUT_MARKER = "<!-- output -->"
 NOT_RUN = re.compile(r"^#\s*not-run\s*:(?P<reason>.*)$")
@@ -45,6 +51,7 @@ class Block:
     source: str
     line: int  # 1-based line of the first source line
     expected_output: Optional[str] = None  # for Python blocks followed by an output block
+    generated: bool = False  # inside a generated block: shown, not run
 
     @property
     def first_line(self) -> str:
@@ -79,6 +86,7 @@ def parse_blocks(text: str) -> List[Block]:
     """Every fenced block of a Markdown page, with Python blocks' expected outputs attached."""
     lines = text.split("\n")
     blocks: List[Block] = []
+    generated_lines = inside_generated(text)
     pending_output_marker = False
     i = 0
     while i < len(lines):
@@ -103,7 +111,8 @@ def parse_blocks(text: str) -> List[Block]:
         if info.strip().startswith("{"):
             while k < len(body) and body[k].startswith(":"):
                 k += 1
-        block = Block(lang=_info_lang(info), source="\n".join(body[k:]), line=i + 2 + k)
+        block = Block(lang=_info_lang(info), source="\n".join(body[k:]), line=i + 2 + k,
+                      generated=any(i + 1 in region for region in generated_lines))
         if pending_output_marker:
             previous = next((b for b in reversed(blocks) if b.is_python), None)
             if previous is None or block.is_python:
@@ -116,7 +125,7 @@ def parse_blocks(text: str) -> List[Block]:
 
 
 def python_blocks(text: str) -> List[Block]:
-    return [b for b in parse_blocks(text) if b.is_python]
+    return [b for b in parse_blocks(text) if b.is_python and not b.generated]
 
 
 def _torch_at_least(version: str) -> bool:
