@@ -1171,3 +1171,174 @@ def setup(model, optimizer):
         codes=(),
     ),
 ]
+
+
+#: ``--dtype bfloat16``: bfloat16 autocast and no loss scaling (Bfloat16ScalerRule carries these)
+BF16_EXAMPLES: List[Example] = [
+    Example(
+        # the typical loop: bfloat16 autocast, plain backward() and step()
+        "bfloat16-loop",
+        before=LINEAR_LOOP,
+        after="""\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+""",
+        codes=("APX101", "APX201", "APX209", "APX231", "APX301", "APX311"),
+        settings=Settings(dtype="bfloat16"),
+    ),
+    Example(
+        # the loss scale is dropped; amp.state_dict() saves {} under the same key, and loading
+        # skips the amp entry, so an apex checkpoint still loads
+        "bfloat16-checkpoint-clipping-and-static-scale",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, resume=None):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=128.0)
+    if resume is not None:
+        checkpoint = torch.load(resume)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        amp.load_state_dict(checkpoint["amp"])
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+        optimizer.step()
+    torch.save(
+        {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": amp.state_dict()},
+        "checkpoint.pt",
+    )
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches, resume=None):
+    if resume is not None:
+        checkpoint = torch.load(resume)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), 1.0)
+        optimizer.step()
+    torch.save(
+        {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": {}},
+        "checkpoint.pt",
+    )
+""",
+        codes=("APX101", "APX201", "APX202", "APX203", "APX209", "APX231", "APX301", "APX311", "APX321", "APX401",
+               "APX402"),
+        settings=Settings(dtype="bfloat16"),
+    ),
+    Example(
+        # the on/off switch the scaler carried becomes self.use_amp
+        "bfloat16-switch-kept-on-self",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16=False):
+        self.model, self.optimizer = model, optimizer
+        if fp16:
+            self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        return loss.item()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16=False):
+        self.model, self.optimizer = model, optimizer
+        if fp16:
+            self.model, self.optimizer = model, optimizer
+        self.use_amp = fp16
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.use_amp):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+""",
+        codes=("APX101", "APX201", "APX209", "APX231", "APX301", "APX311"),
+        settings=Settings(dtype="bfloat16"),
+    ),
+    Example(
+        # a scaler passed to another function is kept (APX232): it trains correctly, with a scale bfloat16 does not need
+        "bfloat16-scaler-passed-to-a-function-kept",
+        before="""\
+import torch
+from apex import amp
+
+
+def train_epoch(model, optimizer, loader):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for epoch in range(args.epochs):
+        train_epoch(model, optimizer, loader)
+""",
+        after="""\
+import torch
+
+
+def train_epoch(model, optimizer, loader, scaler):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
+    use_amp = args.fp16 and args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for epoch in range(args.epochs):
+        train_epoch(model, optimizer, loader, scaler)
+""",
+        codes=("APX101", "APX201", "APX202", "APX207", "APX209", "APX232", "APX301", "APX311"),
+        settings=Settings(dtype="bfloat16"),
+    ),
+]
