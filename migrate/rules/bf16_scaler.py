@@ -85,12 +85,13 @@ class Bfloat16ScalerRule(AmpRule):
             creation = [] if enabled is None else [statement(f"{code_of(target.value)}.{SWITCH_ATTR} = {enabled}\n")]
         plan: Dict[cst.CSTNode, Any] = {}
         removed: Dict[cst.CSTNode, Set[int]] = {}
-        for ref in refs:
-            if ref is target:
-                continue
-            why = self._plan_use(ref, switch, plan, removed)
-            if why is not None:
-                return self._keep(assign, why)
+        self._module = module
+        self._handled_calls: Dict[str, Set[cst.Call]] = {}
+        why = self._plan_refs([r for r in refs if r is not target], switch, plan, removed)
+        if why is None:
+            why = self._unhandled_calls()
+        if why is not None:
+            return self._keep(assign, why)
         for node, new in plan.items():
             self.replace_node(node, new)
         for line, indexes in removed.items():
@@ -134,6 +135,93 @@ class Bfloat16ScalerRule(AmpRule):
             fixed=True,
             severity="warning",
         )
+
+    def _plan_refs(
+        self, refs: List[Any], switch: Optional[str], plan: Dict[cst.CSTNode, Any], removed: Dict[cst.CSTNode, Set[int]]
+    ) -> Optional[str]:
+        for ref in refs:
+            parent = self.parents.get(ref)
+            if isinstance(parent, cst.Param):
+                continue  # the parameter the scaler was threaded in by
+            if isinstance(parent, cst.Arg) and parent.value is ref:
+                why = self._plan_threaded(ref, parent, switch, plan, removed)
+            else:
+                why = self._plan_use(ref, switch, plan, removed)
+            if why is not None:
+                return why
+        return None
+
+    def _plan_threaded(
+        self,
+        ref: Any,
+        arg: cst.Arg,
+        switch: Optional[str],
+        plan: Dict[cst.CSTNode, Any],
+        removed: Dict[cst.CSTNode, Set[int]],
+    ) -> Optional[str]:
+        """The scaler passed to a same-file function (the initialize rule threads it so): the
+        function gets the on/off switch instead when it asks ``is_enabled()``, else neither
+        the argument nor the parameter stays."""
+        call = self.parents.get(arg)
+        callee = self._function_named(call.func) if isinstance(call, cst.Call) else None
+        if callee is None:
+            return f"`{code_of(ref)}` is passed to {code_of(call) if call is not None else 'a call'}"
+        param = self._param_for(callee, call, arg)
+        if param is None:
+            return f"no parameter of {callee.name.value}() takes `{code_of(ref)}`"
+        inner = [r for r in self._name_refs(callee, param.name.value) if r is not param.name]
+        asks_switch = any(self._method_of(r) == "is_enabled" for r in inner)
+        self._handled_calls.setdefault(callee.name.value, set()).add(call)
+        if asks_switch and switch is not None:
+            name = switch if switch.isidentifier() else SWITCH_ATTR
+            if name != param.name.value and self._name_refs(callee, name):
+                return f"{callee.name.value}() already uses the name {name}"
+            plan[param] = param.with_changes(name=cst.Name(name))
+            keyword = cst.Name(name) if arg.keyword is not None else None
+            plan[arg] = arg.with_changes(value=expression(switch), keyword=keyword)
+            return self._plan_refs(inner, name, plan, removed)
+        pname = param.name.value
+        plan[callee.params] = lambda upd: upd.with_changes(params=_without_last_comma(
+            [p for p in upd.params if p.name.value != pname]))
+        index = call.args.index(arg)
+        plan[call] = lambda upd: upd.with_changes(args=_without_last_comma(
+            [a for i, a in enumerate(upd.args) if i != index]))
+        return self._plan_refs(inner, None, plan, removed)
+
+    def _function_named(self, func: Any) -> Optional[cst.FunctionDef]:
+        """The module-level function a call names, if exactly one is defined."""
+        if not isinstance(func, cst.Name):
+            return None
+        found = [s for s in self._module.body if isinstance(s, cst.FunctionDef) and s.name.value == func.value]
+        return found[0] if len(found) == 1 else None
+
+    @staticmethod
+    def _param_for(callee: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> Optional[cst.Param]:
+        params = list(callee.params.params) + list(callee.params.kwonly_params)
+        if arg.keyword is not None:
+            return next((p for p in params if p.name.value == arg.keyword.value), None)
+        if arg.star:
+            return None
+        index = [a for a in call.args if a.keyword is None].index(arg)
+        positional = list(callee.params.params)
+        return positional[index] if index < len(positional) else None
+
+    def _unhandled_calls(self) -> Optional[str]:
+        """A function that got the scaler as a parameter must get it at every call."""
+        for name, handled in self._handled_calls.items():
+            calls = [
+                n for n in walk(self._module)
+                if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == name
+            ]
+            if len(calls) != len(handled):
+                return f"{name}() is also called without the scaler"
+        return None
+
+    def _method_of(self, ref: Any) -> Optional[str]:
+        attribute = self.parents.get(ref)
+        if isinstance(attribute, cst.Attribute) and attribute.value is ref:
+            return attribute.attr.value
+        return None
 
     def _plan_use(
         self, ref: Any, switch: Optional[str], plan: Dict[cst.CSTNode, Any], removed: Dict[cst.CSTNode, Set[int]]
@@ -208,6 +296,12 @@ class Bfloat16ScalerRule(AmpRule):
                 if node.value.value == self_name(func):
                     refs.append(node)
         return refs
+
+
+def _without_last_comma(items: List[Any]) -> List[Any]:
+    if items:
+        items[-1] = items[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return items
 
 
 def cast_attr(target: Any) -> Optional[str]:

@@ -25,7 +25,7 @@ from typing import Any, List
 import libcst as cst
 
 from ._amp_rule import SHIM_FALLBACK_TODO, AmpRule
-from ._amp_sites import analyse, code_of, find_scalers
+from ._amp_sites import analyse, code_of, find_scalers, walk
 from ._edits import expression, statement, without_todos
 from .base import Example
 
@@ -174,7 +174,7 @@ class CheckpointRule(AmpRule):
             and stmt.body[0].value is need.node
         )
         if alone:
-            self.edits.replace(stmt, [])
+            self.edits.replace(self._guard_left_empty(stmt) or stmt, [])
         else:
             self.replace_node(need.node, expression("None"))
         self.report(
@@ -184,6 +184,22 @@ class CheckpointRule(AmpRule):
             fixed=True,
             severity="info",
         )
+
+    def _guard_left_empty(self, stmt: Any) -> Any:
+        """``if args.fp16: amp.load_state_dict(x)`` goes as a whole (no ``else``, a test
+        without calls)."""
+        block = self.parents.get(stmt)
+        guard = self.parents.get(block)
+        if (
+            isinstance(guard, cst.If)
+            and guard.body is block
+            and guard.orelse is None
+            and len(block.body) == 1
+            and not any(isinstance(n, cst.Call) for n in walk(guard.test))
+            and not isinstance(self.parents.get(guard), cst.If)  # not an elif
+        ):
+            return guard
+        return None
 
     def _scaler_elsewhere(self, info: Any, lookup: Any) -> None:
         """Checkpoint sites of a file without amp.initialize and amp.scale_loss: APX403 with
