@@ -1292,8 +1292,9 @@ class Trainer:
         settings=Settings(dtype="bfloat16"),
     ),
     Example(
-        # a scaler passed to another function is kept (APX232): it trains correctly, with a scale bfloat16 does not need
-        "bfloat16-scaler-passed-to-a-function-kept",
+        # the scaler threaded into a same-file function as its on/off switch: the function gets
+        # the switch itself
+        "bfloat16-switch-passed-to-a-function",
         before="""\
 import torch
 from apex import amp
@@ -1320,25 +1321,101 @@ def main(args):
 import torch
 
 
-def train_epoch(model, optimizer, loader, scaler):
+def train_epoch(model, optimizer, loader, use_amp):
     for x, y in loader:
         optimizer.zero_grad()
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=scaler.is_enabled()):
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_amp):
             loss = torch.nn.functional.cross_entropy(model(x), y)
-        scaler.scale(loss).backward()
-        scaler.step(optimizer)
-        scaler.update()
+        loss.backward()
+        optimizer.step()
 
 
 def main(args):
     model = build_model().cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
     use_amp = args.fp16 and args.opt_level != "O0"
-    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for epoch in range(args.epochs):
-        train_epoch(model, optimizer, loader, scaler)
+        train_epoch(model, optimizer, loader, use_amp)
 """,
-        codes=("APX101", "APX201", "APX202", "APX207", "APX209", "APX232", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX202", "APX207", "APX209", "APX231", "APX301", "APX311"),
+        settings=Settings(dtype="bfloat16"),
+    ),
+    Example(
+        # a scaler handed to a class is kept (APX232): it trains correctly, with a scale
+        # bfloat16 does not need
+        "bfloat16-scaler-passed-to-a-class-kept",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, clip=1.0):
+        self.model = model
+        self.optimizer = optimizer
+        self.clip = clip
+
+    def backward(self, loss):
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+
+    def optimizer_step(self):
+        torch.nn.utils.clip_grad_norm_(amp.master_params(self.optimizer), self.clip)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+
+    def fit(self, batches):
+        for x, y in batches:
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+            self.backward(loss)
+            self.optimizer_step()
+
+
+def main(args):
+    model = torch.nn.Linear(4, 4).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    trainer = Trainer(model, optimizer)
+    trainer.fit(loader)
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, clip=1.0, *, scaler):
+        self.scaler = scaler
+        self.model = model
+        self.optimizer = optimizer
+        self.clip = clip
+
+    def backward(self, loss):
+        self.scaler.scale(loss).backward()
+
+    def optimizer_step(self):
+        self.scaler.unscale_(self.optimizer)
+        torch.nn.utils.clip_grad_norm_((p for group in self.optimizer.param_groups for p in group["params"]), self.clip)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+
+    def fit(self, batches):
+        for x, y in batches:
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.scaler.is_enabled()):
+                loss = torch.nn.functional.mse_loss(self.model(x), y)
+            self.backward(loss)
+            self.optimizer_step()
+
+
+def main(args):
+    model = torch.nn.Linear(4, 4).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    trainer = Trainer(model, optimizer, scaler=scaler)
+    trainer.fit(loader)
+""",
+        codes=("APX101", "APX201", "APX202", "APX207", "APX209", "APX232", "APX301", "APX311", "APX321"),
         settings=Settings(dtype="bfloat16"),
     ),
 ]
