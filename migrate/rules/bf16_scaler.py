@@ -23,7 +23,7 @@ import libcst as cst
 from ._amp_examples import BF16_EXAMPLES
 from ._amp_rule import AmpRule
 from ._amp_sites import GRADSCALER_NAMES, arg_value, class_of_method, enclosing_function, self_name
-from ._edits import code_of, expression, statement
+from ._edits import code_of, expression, move_leading, statement
 from ._tree import walk
 
 _CREATED = re.compile(r"rewritten: (\S+) = ")
@@ -96,7 +96,7 @@ class Bfloat16ScalerRule(AmpRule):
             self.replace_node(node, new)
         for line, indexes in removed.items():
             self._remove_small(line, indexes)
-        self.edits.replace(self.statement_of(assign), creation)
+        self._replace_keeping_comments(self.statement_of(assign), creation)
         self._restate_findings(code_of(target))
         self.report(
             assign,
@@ -106,6 +106,21 @@ class Bfloat16ScalerRule(AmpRule):
             fixed=True,
             severity="info",
         )
+
+    def _replace_keeping_comments(self, stmt: Any, new: List[Any]) -> None:
+        """``stmt`` -> ``new``; its blank lines and comments stay (on the next statement when
+        nothing replaces it)."""
+        if new:
+            self.edits.replace(stmt, lambda upd: [move_leading(upd, new[0])] + new[1:])
+            return
+        self.edits.replace(stmt, [])
+        block = self.parents.get(stmt)
+        body = list(getattr(block, "body", []))
+        index = body.index(stmt) if stmt in body else -1
+        if 0 <= index < len(body) - 1 and stmt.leading_lines and body[index + 1] not in self.node_replacements:
+            self.replace_node(
+                body[index + 1], lambda upd: upd.with_changes(leading_lines=[*stmt.leading_lines, *upd.leading_lines])
+            )
 
     def _restate_findings(self, scaler: str) -> None:
         """The earlier rules' messages name the scaler's calls; say what is written now."""
