@@ -346,6 +346,7 @@ def initialize(
     """
     _amp_state.opt_properties = Properties()
     _amp_state.verbosity = verbosity
+    _amp_state.bfloat16_unscaled = False
 
     if not enabled:
         return _returned_unchanged(models, optimizers)
