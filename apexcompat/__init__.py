@@ -8,5 +8,6 @@ training code into plain PyTorch.
 __version__ = "0.1.0"
 
 from . import amp  # noqa: E402  (public submodule)
+from .run_settings import set_half_dtype, set_opt_level_override  # noqa: E402
 
-__all__ = ["amp", "__version__"]
+__all__ = ["amp", "__version__", "set_half_dtype", "set_opt_level_override"]

@@ -19,7 +19,7 @@ from typing import List, Optional, Sequence, Tuple
 from .codes import DIRTY, DRIVER_CODES, TOO_LARGE, UNREADABLE, WRITE_FAILED
 from .findings import Finding
 from .report import FORMATS, RunStats, render_github, render_json, render_text, shown, summary_line, unified_diff
-from .settings import DEFAULT_TARGET_TORCH, TARGETS, Settings
+from .settings import DEFAULT_TARGET_TORCH, DTYPES, TARGETS, Settings
 
 PROG = "apexcompat-migrate"
 DEFAULT_MAX_MB = 1.0
@@ -53,6 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=TARGETS,
         default="native",
         help="native: plain PyTorch (default); shim: apexcompat.amp, the smallest change",
+    )
+    rules.add_argument(
+        "--dtype",
+        choices=DTYPES,
+        default="float16",
+        help="native autocast dtype (default float16); bfloat16 also drops the GradScaler: no loss scaling",
     )
     rules.add_argument(
         "--target-torch",
@@ -160,6 +166,7 @@ def make_settings(args: argparse.Namespace) -> Settings:
         target_torch=target_torch,
         select=frozenset(select) if select else None,
         ignore=frozenset(ignore),
+        dtype=args.dtype,
     )
 
 

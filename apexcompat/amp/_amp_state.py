@@ -37,6 +37,8 @@ class AmpState:
     max_loss_scale: Optional[float]
     loss_scalers: List[Any]
     handle: Any
+    # apexcompat's own: the bfloat16 rule turned loss scaling off (frontend, scaler).
+    bfloat16_unscaled: bool
 
     def __init__(self) -> None:
         for name, value in _DEFAULTS.items():

@@ -165,7 +165,7 @@ class _UpcastStateDict:
                 state_dict[key] = value.to(torch.float32)
 
 
-def _cast_models(models, props, cast_dtype, optimizers, cast_model_outputs) -> None:
+def _cast_models(models, props, cast_dtype, optimizers, cast_model_outputs, half_dtype=None) -> None:
     for model in models:
         if props.keep_batchnorm_fp32:
             convert_network(model, cast_dtype)
@@ -178,9 +178,10 @@ def _cast_models(models, props, cast_dtype, optimizers, cast_model_outputs) -> N
     for optimizer in optimizers:
         optimizer.load_state_dict(optimizer.state_dict())
     # apex upcast only Half entries; an fp64 or bf16 cast_model_type stays as it is.  When
-    # float16 was asked for, the device's half type stands in for it (bf16 on old CPU torch).
+    # float16 was asked for, the device's half type stands in for it (bf16 on old CPU torch),
+    # and so does the half dtype chosen by APEXCOMPAT_HALF_DTYPE.
     half_dtypes = {torch.float16}
-    if props.cast_model_type is torch.float16:
+    if props.cast_model_type is torch.float16 or props.cast_model_type is half_dtype:
         half_dtypes.add(cast_dtype)
     for model in models:
         for module in model.modules():
@@ -202,9 +203,11 @@ def _initialize(
     num_losses: int = 1,
     cast_model_outputs: Optional[torch.dtype] = None,
     device_type: Optional[str] = None,
+    half_dtype: Optional[torch.dtype] = None,
 ):
     """Steps 11-17 of spec §3.2 on already validated ``properties``; returns what
-    ``amp.initialize`` returns."""
+    ``amp.initialize`` returns. ``half_dtype``: the half type ``APEXCOMPAT_HALF_DTYPE``
+    chose (used by O1, and upcast in model state dicts like float16), None for apex's."""
     from ._process_optimizer import _process_optimizer
     from .scaler import LossScaler
 
@@ -237,7 +240,7 @@ def _initialize(
 
     if properties.cast_model_type:
         cast_dtype = _model_cast_dtype(properties.cast_model_type, device_type)
-        _cast_models(models, properties, cast_dtype, optimizers, cast_model_outputs)
+        _cast_models(models, properties, cast_dtype, optimizers, cast_model_outputs, half_dtype)
     elif cast_model_outputs is not None:
         for model in models:
             patch_forward(model, None, cast_model_outputs)
@@ -260,7 +263,7 @@ def _initialize(
     if properties.patch_torch_functions:
         from .amp import _activate_o1
 
-        _activate_o1(optimizers, device_type, _devices.half_dtype_for(device_type))
+        _activate_o1(optimizers, device_type, half_dtype or _devices.half_dtype_for(device_type))
 
     if optimizers_was_list:
         return (models if models_was_list else models[0]), optimizers

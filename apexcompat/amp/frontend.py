@@ -11,7 +11,8 @@ from typing import Any, Dict, List, Optional, Union
 
 import torch
 
-from .. import _devices
+from .. import _devices, run_settings
+from .._notices import notice_once
 from ._amp_state import _amp_state, maybe_print, warn_or_err
 from ._initialize import _initialize
 from .scaler import load_state_dict, state_dict  # noqa: F401  (apex exposed them here)
@@ -132,6 +133,16 @@ class _OptLevel:
     def __repr__(self) -> str:
         return f"<opt_level {self.name}>"
 
+    def in_bfloat16(self) -> "_OptLevel":
+        """This level with bfloat16 wherever it uses float16, and loss scaling off (a static
+        1.0) wherever it scales, as ``APEXCOMPAT_HALF_DTYPE=bfloat16`` asks."""
+        defaults = dict(self.defaults)
+        if defaults["cast_model_type"] is torch.float16:
+            defaults["cast_model_type"] = torch.bfloat16
+        if self.name != "O0":
+            defaults["loss_scale"] = 1.0
+        return _OptLevel(self.name, self.brief.replace("FP16", "BF16"), defaults)
+
 
 def _defaults(level, cast, patch, keep_bn, master, scale) -> Dict[str, Any]:
     return {
@@ -169,6 +180,70 @@ opt_levels: Dict[str, _OptLevel] = {
 def _print_options(properties: Properties) -> None:
     for name, value in properties.options.items():
         maybe_print("{:22} : {}".format(name, value), rank0=True)
+
+
+def _forced_opt_level(script_level: str) -> str:
+    """The opt level to use: ``APEXCOMPAT_OPT_LEVEL`` / ``set_opt_level_override`` when
+    set (said on stderr), else the script's."""
+    forced = run_settings.opt_level_override()
+    if forced is None:
+        return script_level
+    source = run_settings.source_of_opt_level()
+    if forced == script_level:
+        notice_once(f"{source}={forced}: the script already uses opt_level {forced!r}")
+    else:
+        notice_once(f"{source}={forced}: opt_level overridden from {script_level!r} (the script's) to {forced!r}")
+    return forced
+
+
+def _drop_invalid_at(level_name: str, overrides: Dict[str, Any]) -> None:
+    """Drop (with a stderr notice) the script's options that contradict a forced opt level,
+    e.g. ``keep_batchnorm_fp32=True`` when O2 is forced down to O1."""
+    saved = _amp_state.hard_override
+    _amp_state.hard_override = False
+    try:
+        for name, value in overrides.items():
+            if value is None or name in ("enabled", "opt_level"):
+                continue
+            scratch = opt_levels[level_name](Properties())
+            try:
+                setattr(scratch, name, value)
+            except RuntimeError:
+                overrides[name] = None
+                notice_once(f"{name}={value} dropped: it is not valid at the forced opt_level {level_name!r}")
+    finally:
+        _amp_state.hard_override = saved
+
+
+def _bfloat16_loss_scale(props: Properties, loss_scale: Any, from_setting: bool) -> None:
+    """bfloat16 has float32's range, so loss scaling is off (a static 1.0) unless the
+    script passed ``loss_scale``; says on stderr what the bfloat16 switch changed."""
+    unscaled = props.cast_model_type is torch.bfloat16 or (from_setting and props.opt_level != "O0")
+    _amp_state.bfloat16_unscaled = unscaled and loss_scale is None
+    if props.cast_model_type is torch.bfloat16 and loss_scale is None:
+        props.loss_scale = 1.0
+    if from_setting:
+        source = run_settings.source_of_half_dtype()
+        level = props.opt_level
+        if level == "O0":
+            what = "O0 trains in fp32, nothing changed"
+        elif level == "O1":
+            what = "O1 autocasts to torch.bfloat16"
+        else:
+            masters = " with fp32 master weights" if props.master_weights else ""
+            what = f"{level} casts the model to {props.cast_model_type}{masters}"
+        if level != "O0":
+            what += (
+                "; loss scaling off (static loss_scale 1.0)"
+                if loss_scale is None
+                else f"; loss_scale={loss_scale!r} kept as passed to initialize"
+            )
+        notice_once(f"{source}=bfloat16: {what}")
+    elif props.cast_model_type is torch.bfloat16 and loss_scale is None:
+        notice_once(
+            "cast_model_type=torch.bfloat16: loss scaling off (static loss_scale 1.0), bfloat16 has "
+            "float32's range; pass loss_scale to initialize to scale anyway"
+        )
 
 
 def _returned_unchanged(models, optimizers):
@@ -271,6 +346,7 @@ def initialize(
     """
     _amp_state.opt_properties = Properties()
     _amp_state.verbosity = verbosity
+    _amp_state.bfloat16_unscaled = False
 
     if not enabled:
         return _returned_unchanged(models, optimizers)
@@ -280,12 +356,15 @@ def initialize(
     if device_type == "cuda" and not torch.backends.cudnn.enabled:
         raise RuntimeError("Amp requires torch.backends.cudnn.enabled = True")
 
+    script_level = opt_level
+    opt_level = _forced_opt_level(opt_level)
     if opt_level not in opt_levels:
         raise RuntimeError(
             f"Unexpected optimization level {opt_level}. Options are 'O0', 'O1', 'O2', 'O3'.  "
             "Note that in `O0`, `O1`, etc., the prefix O is the letter O, not the number zero."
         )
-    level = opt_levels[opt_level]
+    bfloat16 = run_settings.half_dtype_override() is torch.bfloat16
+    level = opt_levels[opt_level].in_bfloat16() if bfloat16 else opt_levels[opt_level]
     props = level(_amp_state.opt_properties)
     _amp_state.opt_properties = props
     maybe_print("Selected optimization level " + level.brief, rank0=True)
@@ -296,18 +375,23 @@ def initialize(
     _amp_state.max_loss_scale = max_loss_scale
 
     maybe_print("Processing user overrides (additional kwargs that are not None)...", rank0=True)
-    overrides = (
-        ("enabled", enabled),
-        ("opt_level", opt_level),
-        ("cast_model_type", cast_model_type),
-        ("patch_torch_functions", patch_torch_functions),
-        ("keep_batchnorm_fp32", keep_batchnorm_fp32),
-        ("master_weights", master_weights),
-        ("loss_scale", loss_scale),
-    )
-    for name, value in overrides:
+    overrides = {
+        "enabled": enabled,
+        "opt_level": opt_level,
+        "cast_model_type": cast_model_type,
+        "patch_torch_functions": patch_torch_functions,
+        "keep_batchnorm_fp32": keep_batchnorm_fp32,
+        "master_weights": master_weights,
+        "loss_scale": loss_scale,
+    }
+    if opt_level != script_level:
+        _drop_invalid_at(opt_level, overrides)
+    if bfloat16 and cast_model_type is torch.float16:
+        overrides["cast_model_type"] = torch.bfloat16
+    for name, value in overrides.items():
         if value is not None:
             setattr(props, name, value)
+    _bfloat16_loss_scale(props, loss_scale, bfloat16)
 
     maybe_print("After processing overrides, optimization options are:", rank0=True)
     _print_options(props)
@@ -319,4 +403,5 @@ def initialize(
         num_losses=num_losses,
         cast_model_outputs=cast_model_outputs,
         device_type=device_type,
+        half_dtype=torch.bfloat16 if bfloat16 else None,
     )

@@ -21,6 +21,7 @@ from typing import Any, List, Mapping, MutableMapping, Optional, Sequence, Tuple
 import torch
 
 from .. import _unscale
+from .._notices import notice_once
 from ..checkpoint import grad_scaler_to_apex, is_grad_scaler_state
 from ._amp_state import _amp_state, warn_print
 
@@ -293,7 +294,12 @@ def load_state_dict(state_dict: Mapping) -> None:
                 )
             )
             break
-        scalers[idx]._loss_scale = state_dict[key]["loss_scale"]
+        if getattr(_amp_state, "bfloat16_unscaled", False):
+            # bfloat16 run with scaling off (see frontend): an fp16 run's scale is not taken on.
+            if state_dict[key]["loss_scale"] != 1.0:
+                notice_once(f"bfloat16 run: the checkpoint's loss scale {state_dict[key]['loss_scale']} is not used")
+        else:
+            scalers[idx]._loss_scale = state_dict[key]["loss_scale"]
         scalers[idx]._unskipped = state_dict[key]["unskipped"]
         idx += 1
     if unexpected_keys:

@@ -7,6 +7,7 @@ from typing import List, Type
 
 from .amp_initialize import InitializeRule
 from .base import Rule
+from .bf16_scaler import Bfloat16ScalerRule
 from .casting_hooks import CastingHooksRule
 from .checkpoints import CheckpointRule
 from .clipping import ClippingRule
@@ -35,6 +36,7 @@ ALL_RULES: List[Type[Rule]] = [
     StepRule,
     ScaleLossRule,
     CastingHooksRule,
+    Bfloat16ScalerRule,  # --dtype bfloat16 only: runs after every rule that uses the scaler
     # --- import clean-up, runs last (M2) ---
     ImportsRule,
 ]

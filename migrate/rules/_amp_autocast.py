@@ -154,7 +154,7 @@ class AutocastPlacement(AmpRule):
                 site.with_stmt,
                 "APX210",
                 "the forward pass and loss are not next to this amp.scale_loss: wrap them in "
-                '`with torch.autocast("cuda", dtype=torch.float16):` by hand',
+                f'`with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
             )
             return
         for (members, _func), enabled in zip(spans, switches):
@@ -162,7 +162,7 @@ class AutocastPlacement(AmpRule):
                 continue  # another scale_loss of this loss wrapped the same forward pass
             switch = f", enabled={enabled}" if enabled else ""
             device = device_type_at(self, members[0], self._model_texts(info))
-            head = f"with torch.autocast({device}, dtype=torch.float16{switch}):\n    pass\n"
+            head = f"with torch.autocast({device}, dtype=torch.{self.settings.dtype}{switch}):\n    pass\n"
 
             def build(ups: List[Any], head: str = head) -> List[Any]:
                 with_node: Any = statement(head)

@@ -27,6 +27,128 @@ for x, y in loader:
     optimizer.step()
 """
 
+#: a Trainer class built after initialize, the scaler handed to it (two examples use it)
+TRAINER_BUILT_AFTER_INITIALIZE = '''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    """Runs the optimisation."""
+
+    def __init__(self, model, optimizer, clip=1.0):
+        self.model = model
+        self.optimizer = optimizer
+        self.clip = clip
+
+    def backward(self, loss):
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+
+    def optimizer_step(self):
+        torch.nn.utils.clip_grad_norm_(amp.master_params(self.optimizer), self.clip)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+
+    def fit(self, batches):
+        for x, y in batches:
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+            self.backward(loss)
+            self.optimizer_step()
+
+
+def main(args):
+    model = torch.nn.Linear(4, 4).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    trainer = Trainer(model, optimizer)
+    trainer.fit(loader)
+'''
+
+#: ... and its float16 migration
+TRAINER_BUILT_AFTER_INITIALIZE_MIGRATED = '''\
+import torch
+
+
+class Trainer:
+    """Runs the optimisation."""
+
+    def __init__(self, model, optimizer, clip=1.0, *, scaler):
+        self.scaler = scaler
+        self.model = model
+        self.optimizer = optimizer
+        self.clip = clip
+
+    def backward(self, loss):
+        self.scaler.scale(loss).backward()
+
+    def optimizer_step(self):
+        self.scaler.unscale_(self.optimizer)
+        torch.nn.utils.clip_grad_norm_((p for group in self.optimizer.param_groups for p in group["params"]), self.clip)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+
+    def fit(self, batches):
+        for x, y in batches:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = torch.nn.functional.mse_loss(self.model(x), y)
+            self.backward(loss)
+            self.optimizer_step()
+
+
+def main(args):
+    model = torch.nn.Linear(4, 4).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    trainer = Trainer(model, optimizer, scaler=scaler)
+    trainer.fit(loader)
+'''
+
+#: the scaler threaded into a same-file function (a float16 and a bfloat16 example)
+SCALER_PASSED_TO_A_FUNCTION = """\
+import torch
+from apex import amp
+
+
+def train_epoch(model, optimizer, loader):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for epoch in range(args.epochs):
+        train_epoch(model, optimizer, loader)
+"""
+
+#: amp.initialize in a Trainer's __init__ (a float16 and a bfloat16 example)
+TRAINER_CLASS = """\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, opt_level="O1"):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        return loss.item()
+"""
+
 EXAMPLES: List[Example] = [
     Example(
         "opt-level-literal",
@@ -389,28 +511,7 @@ def fit(model, optimizer, batches, args):
     ),
     Example(
         "scaler-passed-to-same-file-function",
-        before="""\
-import torch
-from apex import amp
-
-
-def train_epoch(model, optimizer, loader):
-    for x, y in loader:
-        optimizer.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(x), y)
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-
-
-def main(args):
-    model = build_model().cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
-    if args.fp16:
-        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
-    for epoch in range(args.epochs):
-        train_epoch(model, optimizer, loader)
-""",
+        before=SCALER_PASSED_TO_A_FUNCTION,
         after="""\
 import torch
 
@@ -437,23 +538,7 @@ def main(args):
     ),
     Example(
         "class-trainer-keeps-scaler-on-self",
-        before="""\
-import torch
-from apex import amp
-
-
-class Trainer:
-    def __init__(self, model, optimizer, opt_level="O1"):
-        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
-
-    def train_step(self, x, y):
-        self.optimizer.zero_grad()
-        loss = torch.nn.functional.mse_loss(self.model(x), y)
-        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
-            scaled_loss.backward()
-        self.optimizer.step()
-        return loss.item()
-""",
+        before=TRAINER_CLASS,
         after="""\
 import torch
 
@@ -477,81 +562,8 @@ class Trainer:
     ),
     Example(
         "trainer-class-built-after-initialize",
-        before='''\
-import torch
-from apex import amp
-
-
-class Trainer:
-    """Runs the optimisation."""
-
-    def __init__(self, model, optimizer, clip=1.0):
-        self.model = model
-        self.optimizer = optimizer
-        self.clip = clip
-
-    def backward(self, loss):
-        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
-            scaled_loss.backward()
-
-    def optimizer_step(self):
-        torch.nn.utils.clip_grad_norm_(amp.master_params(self.optimizer), self.clip)
-        self.optimizer.step()
-        self.optimizer.zero_grad()
-
-    def fit(self, batches):
-        for x, y in batches:
-            loss = torch.nn.functional.mse_loss(self.model(x), y)
-            self.backward(loss)
-            self.optimizer_step()
-
-
-def main(args):
-    model = torch.nn.Linear(4, 4).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
-    trainer = Trainer(model, optimizer)
-    trainer.fit(loader)
-''',
-        after='''\
-import torch
-
-
-class Trainer:
-    """Runs the optimisation."""
-
-    def __init__(self, model, optimizer, clip=1.0, *, scaler):
-        self.scaler = scaler
-        self.model = model
-        self.optimizer = optimizer
-        self.clip = clip
-
-    def backward(self, loss):
-        self.scaler.scale(loss).backward()
-
-    def optimizer_step(self):
-        self.scaler.unscale_(self.optimizer)
-        torch.nn.utils.clip_grad_norm_((p for group in self.optimizer.param_groups for p in group["params"]), self.clip)
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
-        self.optimizer.zero_grad()
-
-    def fit(self, batches):
-        for x, y in batches:
-            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
-                loss = torch.nn.functional.mse_loss(self.model(x), y)
-            self.backward(loss)
-            self.optimizer_step()
-
-
-def main(args):
-    model = torch.nn.Linear(4, 4).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    use_amp = args.opt_level != "O0"
-    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
-    trainer = Trainer(model, optimizer, scaler=scaler)
-    trainer.fit(loader)
-''',
+        before=TRAINER_BUILT_AFTER_INITIALIZE,
+        after=TRAINER_BUILT_AFTER_INITIALIZE_MIGRATED,
         codes=("APX101", "APX201", "APX202", "APX207", "APX209", "APX301", "APX311", "APX321"),
     ),
     Example(
@@ -1285,5 +1297,144 @@ def setup(model, optimizer):
     return model, optimizer
 """,
         codes=(),
+    ),
+]
+
+
+#: ``--dtype bfloat16``: bfloat16 autocast and no loss scaling (Bfloat16ScalerRule carries these)
+BF16_EXAMPLES: List[Example] = [
+    Example(
+        # the typical loop: bfloat16 autocast, plain backward() and step()
+        "bfloat16-loop",
+        before=LINEAR_LOOP,
+        after="""\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+""",
+        codes=("APX101", "APX201", "APX209", "APX231", "APX301", "APX311"),
+        settings=Settings(dtype="bfloat16"),
+    ),
+    Example(
+        # the loss scale is dropped; amp.state_dict() saves {} under the same key, and loading
+        # skips the amp entry, so an apex checkpoint still loads
+        "bfloat16-checkpoint-clipping-and-static-scale",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, resume=None):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=128.0)
+    if resume is not None:
+        checkpoint = torch.load(resume)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        amp.load_state_dict(checkpoint["amp"])
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+        optimizer.step()
+    torch.save(
+        {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": amp.state_dict()},
+        "checkpoint.pt",
+    )
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches, resume=None):
+    if resume is not None:
+        checkpoint = torch.load(resume)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), 1.0)
+        optimizer.step()
+    torch.save(
+        {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": {}},
+        "checkpoint.pt",
+    )
+""",
+        codes=("APX101", "APX201", "APX202", "APX203", "APX209", "APX231", "APX301", "APX311", "APX321", "APX401",
+               "APX402"),
+        settings=Settings(dtype="bfloat16"),
+    ),
+    Example(
+        # the on/off switch the scaler carried becomes self.use_amp
+        "bfloat16-switch-kept-on-self",
+        before=TRAINER_CLASS,
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, opt_level="O1"):
+        self.model, self.optimizer = model, optimizer
+        use_amp = opt_level != "O0"
+        self.use_amp = use_amp
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.use_amp):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX231", "APX301", "APX311"),
+        settings=Settings(dtype="bfloat16"),
+    ),
+    Example(
+        # the scaler threaded into a same-file function as its on/off switch: the function gets
+        # the switch itself
+        "bfloat16-switch-passed-to-a-function",
+        before=SCALER_PASSED_TO_A_FUNCTION,
+        after="""\
+import torch
+
+
+def train_epoch(model, optimizer, loader, use_amp):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_amp):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
+    use_amp = args.fp16 and args.opt_level != "O0"
+    for epoch in range(args.epochs):
+        train_epoch(model, optimizer, loader, use_amp)
+""",
+        codes=("APX101", "APX201", "APX202", "APX207", "APX209", "APX231", "APX301", "APX311"),
+        settings=Settings(dtype="bfloat16"),
+    ),
+    Example(
+        # a scaler handed to a class is kept (APX232): it trains correctly, with a scale
+        # bfloat16 does not need
+        "bfloat16-scaler-passed-to-a-class-kept",
+        before=TRAINER_BUILT_AFTER_INITIALIZE,
+        after=TRAINER_BUILT_AFTER_INITIALIZE_MIGRATED.replace("dtype=torch.float16", "dtype=torch.bfloat16"),
+        codes=("APX101", "APX201", "APX202", "APX207", "APX209", "APX232", "APX301", "APX311", "APX321"),
+        settings=Settings(dtype="bfloat16"),
     ),
 ]

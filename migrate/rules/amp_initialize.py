@@ -409,7 +409,15 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         call = site.call
         kwargs: List[str] = []
         loss_scale = _param(call, "loss_scale", table)
-        if loss_scale is not None and string_value(loss_scale) != "dynamic":
+        if loss_scale is not None and self.settings.dtype == "bfloat16":
+            self.report(
+                loss_scale,
+                "APX203",
+                f"loss_scale={code_of(loss_scale)} dropped: bfloat16 autocast needs no loss scaling",
+                fixed=True,
+                severity="info",
+            )
+        elif loss_scale is not None and string_value(loss_scale) != "dynamic":
             number = _literal_number(loss_scale)
             if number is None:
                 message = (
@@ -439,7 +447,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 level_node,
                 "APX202",
                 f"{level}: the model stays fp32 (no fp16 weights, no master weights); "
-                "float16 autocast gives the mixed precision",
+                f"{self.settings.dtype} autocast gives the mixed precision",
                 fixed=True,
                 severity="warning",
             )
@@ -448,7 +456,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 level_node,
                 "APX202",
                 f"opt level {code_of(level_node)} is chosen at run time: O1, O2 and O3 all become "
-                "float16 autocast with fp32 weights, O0 turns amp off",
+                f"{self.settings.dtype} autocast with fp32 weights, O0 turns amp off",
                 fixed=True,
                 severity="warning",
             )
@@ -523,7 +531,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 site.call,
                 "APX206",
                 "inference without optimizers: wrap the forward pass in "
-                '`with torch.autocast("cuda", dtype=torch.float16):` for mixed precision',
+                f'`with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` for mixed precision',
             )
         self._place(site, new)
 

@@ -25,7 +25,7 @@ from typing import Any, List
 import libcst as cst
 
 from ._amp_rule import SHIM_FALLBACK_TODO, AmpRule
-from ._amp_sites import analyse, code_of, find_scalers
+from ._amp_sites import analyse, code_of, find_scalers, walk
 from ._edits import expression, statement, without_todos
 from .base import Example
 
@@ -123,7 +123,9 @@ class CheckpointRule(AmpRule):
             scaler = lookup(need.node)
             if scaler is None:
                 continue
-            if need.kind == "state_dict":
+            if self.settings.dtype == "bfloat16":
+                self._without_scaler(need)
+            elif need.kind == "state_dict":
                 self.replace_node(need.node, expression(f"{scaler.expr}.state_dict()"))
                 self.report(
                     need.node, "APX401", f"amp.state_dict() -> {scaler.expr}.state_dict()", fixed=True, severity="info"
@@ -154,6 +156,50 @@ class CheckpointRule(AmpRule):
                 )
             else:
                 self.edits.insert_after(anchor, [helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])])
+
+    def _without_scaler(self, need: Any) -> None:
+        """--dtype bfloat16 (no scaler): saving writes ``{}`` under the user's key, so the
+        checkpoint keeps its layout; loading is dropped, so an apex checkpoint (whose loss
+        scale a bfloat16 run has no use for) still loads."""
+        if need.kind == "state_dict":
+            self.replace_node(need.node, expression("{}"))
+            message = "amp.state_dict() -> {} (bfloat16: no loss scaler)"
+            self.report(need.node, "APX401", message, fixed=True, severity="info")
+            return
+        stmt = self.statement_of(need.node)
+        alone = (
+            isinstance(stmt, cst.SimpleStatementLine)
+            and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Expr)
+            and stmt.body[0].value is need.node
+        )
+        if alone:
+            self.edits.replace(self._guard_left_empty(stmt) or stmt, [])
+        else:
+            self.replace_node(need.node, expression("None"))
+        self.report(
+            need.node,
+            "APX402",
+            "amp.load_state_dict(...) dropped (bfloat16: no loss scaler; an apex checkpoint's entry is ignored)",
+            fixed=True,
+            severity="info",
+        )
+
+    def _guard_left_empty(self, stmt: Any) -> Any:
+        """``if args.fp16: amp.load_state_dict(x)`` goes as a whole (no ``else``, a test
+        without calls)."""
+        block = self.parents.get(stmt)
+        guard = self.parents.get(block)
+        if (
+            isinstance(guard, cst.If)
+            and guard.body is block
+            and guard.orelse is None
+            and len(block.body) == 1
+            and not any(isinstance(n, cst.Call) for n in walk(guard.test))
+            and not isinstance(self.parents.get(guard), cst.If)  # not an elif
+        ):
+            return guard
+        return None
 
     def _scaler_elsewhere(self, info: Any, lookup: Any) -> None:
         """Checkpoint sites of a file without amp.initialize and amp.scale_loss: APX403 with

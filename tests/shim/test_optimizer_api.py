@@ -162,14 +162,20 @@ def test_add_param_group_without_masters_classifies():
         opt.add_param_group({"params": [torch.nn.Parameter(torch.ones(2, dtype=torch.float64))]})
 
 
-def test_bf16_param_type_error_keeps_apex_text():
+def test_bf16_params_are_half_and_other_types_keep_apex_error():
+    """bfloat16 is a half type (fp32 masters at O2); float64 still gets apex's TypeError."""
     p = torch.nn.Parameter(torch.ones(2, dtype=torch.bfloat16))
-    opt = _process_optimizer(torch.optim.SGD([p], lr=0.1), SimpleNamespace(master_weights=False))
+    opt = _process_optimizer(torch.optim.SGD([p], lr=0.1), SimpleNamespace(master_weights=True))
+    opt._amp_lazy_init()
+    assert opt._amp_stash.all_fp16_params == [p]
+    assert opt._amp_stash.all_fp32_from_fp16_params[0].dtype == torch.float32
+    q = torch.nn.Parameter(torch.ones(2, dtype=torch.float64))
+    opt = _process_optimizer(torch.optim.SGD([q], lr=0.1), SimpleNamespace(master_weights=False))
     with pytest.raises(TypeError) as err:
         opt._amp_lazy_init()
     assert str(err.value) == (
         "Optimizer's parameters must be either torch.cuda.FloatTensor or torch.cuda.HalfTensor. "
-        "Received torch.BFloat16Tensor"
+        "Received torch.DoubleTensor"
     )
 
 
