@@ -7,6 +7,8 @@ from typing import FrozenSet, Optional, Tuple
 
 TARGETS = ("native", "shim")
 DEFAULT_TARGET_TORCH: Tuple[int, int] = (2, 4)
+#: the torch releases the migrated code is written for (``--target-torch`` below the first is refused)
+SUPPORTED_TORCH: Tuple[Tuple[int, int], Tuple[int, int]] = ((2, 2), (2, 15))
 
 
 @dataclass(frozen=True)
