@@ -1,6 +1,7 @@
 """For the codes that leave work to the user: the situation, why the tool does not rewrite
-it, and what to do by hand.  ``--explain`` prints it; the docs table of the same name
-("What it reports instead of rewriting, and how to finish by hand") says the same."""
+it, and what to do by hand.  ``--explain`` prints it; the table "What it reports instead of
+rewriting, and how to finish by hand" in docs/migrate/index.md says the same (a test compares
+them; the page writes the LARC formula with typographic symbols, this module in ASCII)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ _AUTOCAST = ManualWork(
 )
 _STATIC_SCALE = ManualWork(
     "static `loss_scale=128.0`",
-    "GradScaler has no static mode: with `init_scale=128` and a huge `growth_interval` it still skips "
-    "steps whose gradients hold inf/nan, apex did not",
+    "GradScaler has no static mode: with `init_scale=128` and a huge `growth_interval` it still skips on inf, "
+    "apex did not",
     "keep the emitted scaler if skipping is fine (it usually is)",
 )
 _FP16_OPTIMIZER = ManualWork(
@@ -32,11 +33,11 @@ _FP16_OPTIMIZER = ManualWork(
 _KERNELS = ManualWork(
     "still-shipped kernels without a torch equivalent (`FusedLAMB`, `FusedNovoGrad`, `apex.mlp`, xentropy, `amp_C`)",
     "apex still ships them",
-    "keep them (info finding), or replace them with a torch optimizer after checking the update rule",
+    "keep them (info finding), or replace with a torch optimizer after checking the update rule",
 )
 _OPTIONS = ManualWork(
     "apex DDP / SyncBatchNorm options without a torch argument (`channel_last=True`, ...)",
-    "torch has no such argument",
+    "no torch argument",
     "remove the argument; for `channel_last` use `memory_format=torch.channels_last` on the model",
 )
 _REGISTRY = ManualWork(
@@ -92,7 +93,7 @@ MANUAL_WORK: Dict[str, ManualWork] = {
     ),
     "APX621": ManualWork(
         "`apex.parallel.LARC`",
-        "torch has no equivalent",
+        "no torch equivalent",
         "keep a small local LARC wrapper (per parameter, scale the gradient by "
         "min(trust * |p| / (|g| + wd * |p| + eps) / lr, 1) in clip mode) or switch optimizer",
     ),
