@@ -51,6 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rewrite apex (apex.amp, apex.parallel, apex.fp16_utils, fused kernels) "
         "training code into native PyTorch. Rewrites files in place; use --diff or --check "
         "to only look.",
+        epilog="Exit status: 0 nothing to do or left; 1 changes pending (--check, --diff), sites needing "
+        "manual work, or files that could not be parsed or written; 2 usage or internal error. "
+        "Settings are also read from [tool.apexcompat-migrate] in the nearest pyproject.toml (flags win). "
+        "A comment '# apexcompat: ignore[APXnnn]' on a reported line silences that finding.",
     )
     parser.add_argument(
         "paths", nargs="*", metavar="PATH", help="files or directories; '-' reads stdin and writes stdout"
@@ -130,7 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="findings as text (default), json or GitHub annotations",
     )
     output.add_argument(
-        "-q", "--quiet", action="store_true", help="print only what needs action; no summary, no progress"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print only what needs action (and, with --check/--diff, the files that would change); "
+        "no summary, no progress",
     )
     output.add_argument(
         "--show-unused-suppressions",

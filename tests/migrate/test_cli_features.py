@@ -5,7 +5,6 @@ outside git, ``--target-torch`` validation, colour, and the pre-commit hook."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers_driver import REPO_ROOT, make_repo, run_cli, toy_env
+from test_cli_report import FakeTTY
 from migrate.color import Palette, wants_color
 from migrate.suppress import suppressions_in
 
@@ -308,22 +308,13 @@ def test_target_torch_range(tmp_path, version, ok):
 # --- colour ------------------------------------------------------------------------------
 
 
-class Stream(io.StringIO):
-    def __init__(self, tty: bool) -> None:
-        super().__init__()
-        self.tty = tty
-
-    def isatty(self) -> bool:
-        return self.tty
-
-
 def test_color_choice():
-    assert wants_color("auto", Stream(True), {}) is True
-    assert wants_color("auto", Stream(False), {}) is False
-    assert wants_color("auto", Stream(True), {"NO_COLOR": "1"}) is False
-    assert wants_color("auto", Stream(True), {"NO_COLOR": ""}) is True  # set but empty: no-color.org says ignore
-    assert wants_color("always", Stream(False), {"NO_COLOR": "1"}) is True
-    assert wants_color("never", Stream(True), {}) is False
+    assert wants_color("auto", FakeTTY(True), {}) is True
+    assert wants_color("auto", FakeTTY(False), {}) is False
+    assert wants_color("auto", FakeTTY(True), {"NO_COLOR": "1"}) is False
+    assert wants_color("auto", FakeTTY(True), {"NO_COLOR": ""}) is True  # set but empty: no-color.org says ignore
+    assert wants_color("always", FakeTTY(False), {"NO_COLOR": "1"}) is True
+    assert wants_color("never", FakeTTY(True), {}) is False
     assert Palette(True)("x", "bold", "red") == "\033[1;31mx\033[0m" and Palette(False)("x", "bold") == "x"
 
 
