@@ -20,7 +20,8 @@ from .codes import DRIVER_CODES, UNUSED_SUPPRESSION
 from .findings import Finding
 from .settings import Settings
 
-_MARKERS = (b"apexcompat", b"noqa", b"NOQA")
+#: bytes a file must hold to be tokenized at all (most files have no suppression of ours)
+_MARKER = re.compile(rb"apexcompat|noqa\s*:[^\n]*apx", re.I)
 _COMMENT = re.compile(
     r"#\s*(?:apexcompat\s*:\s*ignore(?:\[(?P<codes>[^\]]*)\])?|noqa\s*:\s*(?P<noqa>[A-Za-z0-9, ]+))",
     re.I,
@@ -60,7 +61,7 @@ def _parse(comment: str, line: int, col: int) -> List[Suppression]:
 def suppressions_in(source: bytes) -> List[Suppression]:
     """The suppression comments of a Python source (comments only, never text in strings;
     a file that does not tokenize is scanned line by line)."""
-    if not any(marker in source for marker in _MARKERS):
+    if not _MARKER.search(source):
         return []
     found: List[Suppression] = []
     try:
