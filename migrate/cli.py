@@ -1,11 +1,14 @@
 """The command line: ``apexcompat-migrate PATH...`` (and ``python -m migrate``).
 
 Rewrites in place by default (refusing files with uncommitted git changes unless
-``--allow-dirty``); ``--diff`` prints a ``git apply``-able diff and ``--check`` only reports,
-neither writes.  Exit status: 0 done with nothing left, 1 changes pending (``--check`` /
-``--diff``) or sites needing manual work or files that could not be parsed or written,
-2 usage or internal error (1 wins while work is left, so CI always sees it).  Heavy imports
-(LibCST, the rules) happen only once a file passes the byte prefilter.
+``--allow-dirty``, and anything outside a git work tree unless ``--allow-no-vcs``); ``--diff``
+prints a ``git apply``-able diff and ``--check`` only reports, neither writes, and both name
+each file that would change.  Settings also come from ``[tool.apexcompat-migrate]`` in the
+nearest ``pyproject.toml`` (``config``); flags win.  ``--explain APXnnn`` describes a code.
+Exit status: 0 done with nothing left, 1 changes pending (``--check`` / ``--diff``) or sites
+needing manual work or files that could not be parsed or written, 2 usage or internal error
+(1 wins while work is left, so CI always sees it).  Heavy imports (LibCST, the rules) happen
+only once a file passes the byte prefilter.
 """
 
 from __future__ import annotations
@@ -14,12 +17,26 @@ import argparse
 import os
 import re
 import sys
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from .codes import DIRTY, DRIVER_CODES, TOO_LARGE, UNREADABLE, WRITE_FAILED
+from .color import CHOICES as COLOR_CHOICES
+from .color import Palette, wants_color
+from .config import ConfigError, FileConfig
 from .findings import Finding
-from .report import FORMATS, RunStats, render_github, render_json, render_text, shown, summary_line, unified_diff
-from .settings import DEFAULT_TARGET_TORCH, DTYPES, TARGETS, Settings
+from .report import (
+    FORMATS,
+    RunStats,
+    changed_files,
+    render_github,
+    render_json,
+    render_text,
+    shown,
+    summary_line,
+    unified_diff,
+)
+from .settings import DEFAULT_TARGET_TORCH, DTYPES, SUPPORTED_TORCH, TARGETS, Settings
+from .suppress import Suppression
 
 PROG = "apexcompat-migrate"
 DEFAULT_MAX_MB = 1.0
@@ -35,9 +52,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rewrite apex (apex.amp, apex.parallel, apex.fp16_utils, fused kernels) "
         "training code into native PyTorch. Rewrites files in place; use --diff or --check "
         "to only look.",
+        epilog="Exit status: 0 nothing to do or left; 1 changes pending (--check, --diff), sites needing "
+        "manual work, or files that could not be parsed or written; 2 usage or internal error. "
+        "Settings are also read from [tool.apexcompat-migrate] in the nearest pyproject.toml (flags win). "
+        "A comment '# apexcompat: ignore[APXnnn]' on a reported line silences that finding.",
     )
     parser.add_argument(
         "paths", nargs="*", metavar="PATH", help="files or directories; '-' reads stdin and writes stdout"
+    )
+    parser.add_argument(
+        "--explain", metavar="APXnnn", help="describe a finding code: what it means, an example, what to do by hand"
     )
     mode = parser.add_argument_group("what to do")
     mode.add_argument("--diff", action="store_true", help="print a git-apply-able unified diff instead of writing")
@@ -47,24 +71,29 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument(
         "--allow-dirty", action="store_true", help="also rewrite files that have uncommitted changes in git"
     )
+    mode.add_argument(
+        "--allow-no-vcs",
+        action="store_true",
+        help="rewrite in place also outside a git work tree (no way back but your own backup)",
+    )
     rules = parser.add_argument_group("what to migrate to")
     rules.add_argument(
         "--to",
         choices=TARGETS,
-        default="native",
+        default=None,
         help="native: plain PyTorch (default); shim: apexcompat.amp, the smallest change",
     )
     rules.add_argument(
         "--dtype",
         choices=DTYPES,
-        default="float16",
+        default=None,
         help="native autocast dtype (default float16); bfloat16 also drops the GradScaler: no loss scaling",
     )
     rules.add_argument(
         "--target-torch",
         metavar="X.Y",
-        help="oldest torch the migrated code must run on (default: the installed torch, else %d.%d)"
-        % DEFAULT_TARGET_TORCH,
+        help="oldest torch the migrated code must run on, %d.%d or newer (default: the installed torch, else %d.%d)"
+        % (SUPPORTED_TORCH[0] + DEFAULT_TARGET_TORCH),
     )
     rules.add_argument(
         "--select",
@@ -97,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
         "reported (APX010) when they do (default: %(default)s)",
     )
     files.add_argument("--stdin-filename", metavar="PATH", help="the name to report for source read from stdin ('-')")
+    files.add_argument(
+        "--config",
+        metavar="FILE",
+        help="read settings from FILE (a pyproject.toml's [tool.apexcompat-migrate] table, or a TOML file of "
+        "those keys) instead of the nearest pyproject.toml",
+    )
     output = parser.add_argument_group("how to run and report")
     output.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: the number of CPUs)")
     output.add_argument(
@@ -106,7 +141,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="findings as text (default), json or GitHub annotations",
     )
     output.add_argument(
-        "-q", "--quiet", action="store_true", help="print only what needs action; no summary, no progress"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print only what needs action (and, with --check/--diff, the files that would change); "
+        "no summary, no progress",
+    )
+    output.add_argument(
+        "--show-unused-suppressions",
+        action="store_true",
+        help="report suppression comments that silence nothing (APX011, exit status 1)",
+    )
+    output.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        help="colour the text output: auto (default: on a terminal, unless NO_COLOR is set), always, never",
     )
     output.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     return parser
@@ -145,28 +195,47 @@ def _known_codes() -> List[str]:
     return sorted({c for codes, _ in table for c in codes} | set(DRIVER_CODES))
 
 
-def make_settings(args: argparse.Namespace) -> Settings:
+def parse_target_torch(text: str, where: str = "--target-torch") -> Tuple[int, int]:
+    """``"2.4"`` (or ``"2.4.1"``) -> ``(2, 4)``; unparsable or older than the oldest supported
+    torch is a usage error that names the supported range."""
+    low, high = SUPPORTED_TORCH
+    supported = f"supported: {low[0]}.{low[1]} to {high[0]}.{high[1]}"
+    match = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)?", text.strip())
+    if not match:
+        raise UsageError(f"{where} takes a torch version like 2.4, not {text!r} ({supported})")
+    version = (int(match[1]), int(match[2]))
+    if version < low:
+        raise UsageError(
+            f"{where} {text.strip()} is older than the oldest torch the migrated code can target ({supported}); "
+            "torch.amp and torch.autocast need at least that"
+        )
+    return version
+
+
+def make_settings(args: argparse.Namespace, config: Optional[FileConfig] = None) -> Settings:
+    """The run's settings: the flags, then the configuration file for what they leave unset."""
+    config = config or FileConfig()
     if args.target_torch is not None:
-        match = re.fullmatch(r"(\d+)\.(\d+)", args.target_torch.strip())
-        if not match:
-            raise UsageError(f"--target-torch takes a version like 2.4, not {args.target_torch!r}")
-        target_torch = (int(match[1]), int(match[2]))
+        target_torch = parse_target_torch(args.target_torch)
+    elif config.target_torch is not None:
+        target_torch = parse_target_torch(config.target_torch, f"target-torch in {config.path}")
     else:
         target_torch = installed_torch_version() or DEFAULT_TARGET_TORCH
-    select, ignore = _codes(args.select), _codes(args.ignore)
+    select = _codes(args.select) or _codes(config.select)
+    ignore = _codes(args.ignore) or _codes(config.ignore)
     if select or ignore:
         known = _known_codes()
         for code in select + ignore:
             if not any(k.startswith(code) for k in known):
-                raise UsageError(
-                    f"unknown rule code or prefix {code!r} in --select/--ignore (known codes: {', '.join(known)})"
-                )
+                from_flags = code in _codes(args.select + args.ignore)
+                where = "--select/--ignore" if from_flags else f"select/ignore in {config.path}"
+                raise UsageError(f"unknown rule code or prefix {code!r} in {where} (known codes: {', '.join(known)})")
     return Settings(
-        target=args.to,
+        target=args.to or config.target or "native",
         target_torch=target_torch,
         select=frozenset(select) if select else None,
         ignore=frozenset(ignore),
-        dtype=args.dtype,
+        dtype=args.dtype or config.dtype or "float16",
     )
 
 
@@ -216,6 +285,16 @@ class Run:
         self.findings_stream = sys.stderr if (args.diff or self._stdin_mode()) else sys.stdout
         #: (real path, old, new) of each file ``--diff`` prints, in walk order
         self.diffs: List[Tuple[str, bytes, bytes]] = []
+        #: shown path -> the suppression comments of that file (files that have any)
+        self.suppressions: Dict[str, List[Suppression]] = {}
+        self.palette = Palette(args.output_format == "text" and wants_color(args.color, self.findings_stream))
+
+    def _note_suppressions(self, shown_path: str, source: bytes) -> None:
+        from .suppress import suppressions_in
+
+        found = suppressions_in(source)
+        if found:
+            self.suppressions[shown_path] = found
 
     def _stdin_mode(self) -> bool:
         return self.args.paths == ["-"]
@@ -238,6 +317,7 @@ class Run:
         source = sys.stdin.buffer.read()
         path = self.args.stdin_filename or "-"
         self.stats.checked = 1
+        self._note_suppressions(path, source)
         new = source
         if prefilter(source, self.triggers()):
             from .pipeline import migrate_all
@@ -248,6 +328,8 @@ class Run:
             new = result.new
         if new != source:
             self.stats.changed = 1
+            if self.mode != "write":
+                self.stats.changed_paths.append(path)
         if self.mode == "write":
             sys.stdout.buffer.write(new)
         elif self.mode == "diff" and new != source:
@@ -277,6 +359,7 @@ class Run:
                 self.add([Finding(shown_path, 0, 0, UNREADABLE, f"could not read the file: {exc.strerror or exc}")])
                 progress.advance()
                 continue
+            self._note_suppressions(shown_path, source)
             if prefilter(source, triggers) and self._small_enough(source, shown_path):
                 jobs.append((shown_path, source))
                 where.append(path)
@@ -327,6 +410,8 @@ class Run:
     def _emit(self, path: str, shown_path: str, old: bytes, new: bytes, guard) -> None:
         from .write import WriteRefused, atomic_write
 
+        if self.mode != "write":
+            self.stats.changed_paths.append(shown_path)
         if self.mode == "diff":
             self.diffs.append((path, old, new))
             return
@@ -367,16 +452,23 @@ class Run:
                 b"".join(unified_diff(old, new, name) for (_, old, new), name in zip(self.diffs, names))
             )
             sys.stdout.flush()
-        self.stats.findings.sort(key=lambda f: (f.path, f.line, f.col, f.code, f.message))
+        from .suppress import apply
+
+        kept, self.stats.suppressed, unused = apply(
+            self.stats.findings, self.suppressions, self.settings, report_unused=self.args.show_unused_suppressions
+        )
+        self.stats.findings = sorted(kept + unused, key=lambda f: (f.path, f.line, f.col, f.code, f.message))
         stream = self.findings_stream
         fmt = self.args.output_format
         if fmt == "json":
             stream.write(render_json(self.stats))
         else:
             visible = shown(self.stats.findings, quiet=self.args.quiet)
-            stream.write(render_github(visible) if fmt == "github" else render_text(visible))
+            paint = self.palette
+            stream.write(render_github(visible) if fmt == "github" else render_text(visible, paint))
+            stream.write(changed_files(self.stats, paint))
             if not self.args.quiet:
-                stream.write(summary_line(self.stats) + "\n")
+                stream.write(paint(summary_line(self.stats), "bold") + "\n")
         stream.flush()
         status = self.stats.exit_status()
         if status == 2:
@@ -388,10 +480,34 @@ class Run:
         return status
 
 
+def refuse_outside_vcs(paths: Sequence[str]) -> None:
+    """In-place rewrites need a git work tree to undo them (cargo fix's rule)."""
+    folders = {p: os.path.abspath(p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))) for p in paths}
+    outside = [p for p, folder in folders.items() if os.path.exists(p) and _git_top(folder) is None]
+    if outside:
+        raise UsageError(
+            f"{', '.join(outside)}: not inside a git work tree, so an in-place rewrite could not be undone; "
+            "commit the files to git first, look with --diff or --check, or pass --allow-no-vcs to write anyway"
+        )
+
+
+def _explain(code: str) -> int:
+    from .explain import UnknownCode, explain
+
+    try:
+        text = explain(code)
+    except UnknownCode as exc:
+        raise UsageError(f"--explain: {exc}") from None
+    sys.stdout.write(text)
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if args.explain is not None:
+            return _explain(args.explain)
         if not args.paths:
             raise UsageError("no paths given: pass files or directories to migrate (or '-' for stdin)")
         if "-" in args.paths and len(args.paths) > 1:
@@ -402,7 +518,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise UsageError("--max-file-size must be positive")
         if args.jobs is not None and args.jobs < 1:
             raise UsageError("--jobs must be at least 1")
-        run = Run(args, make_settings(args))
+        from .config import load
+
+        try:
+            config = load(args.paths, args.config)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+        if not args.exclude:
+            args.exclude = list(config.exclude)
+        settings = make_settings(args, config)
+        if not (args.check or args.diff or args.allow_no_vcs or args.paths == ["-"]):
+            refuse_outside_vcs(args.paths)
+        run = Run(args, settings)
         if args.paths == ["-"]:
             run.run_stdin()
         else:

@@ -17,6 +17,7 @@ UNDECODABLE = "APX007"
 WRITE_FAILED = "APX008"
 SYMLINK_LOOP = "APX009"
 TOO_LARGE = "APX010"
+UNUSED_SUPPRESSION = "APX011"
 
 DRIVER_CODES: Dict[str, str] = {
     PARSE_ERROR: "The file does not parse under the running Python (e.g. Python 2 syntax, "
@@ -34,7 +35,12 @@ DRIVER_CODES: Dict[str, str] = {
     TOO_LARGE: "The file is larger than `--max-file-size` and imports apex: it is not "
     "rewritten (LibCST needs minutes for a file of several megabytes). Migrate it by hand or "
     "raise the limit. Large files that do not import apex are skipped silently.",
+    UNUSED_SUPPRESSION: "A suppression comment (`# apexcompat: ignore[APXnnn]`, `# noqa: APXnnn`) silences no "
+    "finding on its line; reported only with `--show-unused-suppressions`. Remove the comment.",
 }
 
-#: driver codes that mean the run could not finish its work (exit status 1)
-BLOCKING = frozenset({PARSE_ERROR, UNREADABLE, READ_ONLY, DIRTY, UNDECODABLE, WRITE_FAILED, TOO_LARGE})
+#: driver codes that leave work to do (exit status 1): the run could not finish a file, or
+#: (asked for with --show-unused-suppressions) a suppression comment is stale
+BLOCKING = frozenset(
+    {PARSE_ERROR, UNREADABLE, READ_ONLY, DIRTY, UNDECODABLE, WRITE_FAILED, TOO_LARGE, UNUSED_SUPPRESSION}
+)

@@ -1,5 +1,7 @@
-"""Render what a run found: findings as text, JSON or GitHub annotations, the one-line
-summary, and the unified diff of ``--diff``.  One reporter for every output format."""
+"""Render what a run found: findings as text (``path:line:col: APXnnn [*] message``, ``[*]``
+marking what the tool fixes itself), JSON or GitHub annotations, the files ``--check`` /
+``--diff`` would change (``would rewrite path``), the one-line summary, and the unified diff
+of ``--diff``.  One reporter for every output format."""
 
 from __future__ import annotations
 
@@ -17,8 +19,10 @@ from .codes import (
     READ_ONLY,
     UNDECODABLE,
     UNREADABLE,
+    UNUSED_SUPPRESSION,
     WRITE_FAILED,
 )
+from .color import PLAIN, Palette
 from .findings import Finding
 
 FORMATS = ("text", "json", "github")
@@ -34,6 +38,10 @@ class RunStats:
     #: ``write``: files were rewritten; ``check``/``diff``: they would be
     mode: str = "write"
     findings: List[Finding] = field(default_factory=list)
+    #: ``check``/``diff``: the files that would change, as shown, in walk order
+    changed_paths: List[str] = field(default_factory=list)
+    #: findings silenced by suppression comments
+    suppressed: int = 0
 
     def count(self, *codes: str) -> int:
         return sum(1 for f in self.findings if f.code in codes)
@@ -84,6 +92,8 @@ def summary_line(stats: RunStats) -> str:
         ),
         (stats.count(READ_ONLY), "read-only file not written", "read-only files not written"),
         (stats.count(WRITE_FAILED), "file could not be written", "files could not be written"),
+        (stats.count(UNUSED_SUPPRESSION), "unused suppression", "unused suppressions"),
+        (stats.suppressed, "finding suppressed", "findings suppressed"),
         (
             stats.internal_errors,
             "internal error (file left unchanged; please report it)",
@@ -112,8 +122,32 @@ def _location(f: Finding) -> str:
     return f"{f.path}:{f.line}:{f.col}" if f.line > 0 else f.path
 
 
-def render_text(findings: Sequence[Finding]) -> str:
-    return "".join(f"{_location(f)}: {f.code} {f.message}\n" for f in findings)
+def _fixed_mark(f: Finding) -> str:
+    return "[*] " if f.fixed else ""
+
+
+def _level(f: Finding) -> str:
+    """``error`` (work left), ``warning`` (fixed, behaviour changed) or ``notice``."""
+    if f.needs_manual_work() or f.code in BLOCKING or f.code == INTERNAL_ERROR:
+        return "error"
+    return "warning" if f.severity == "warning" else "notice"
+
+
+_LEVEL_STYLE = {"error": ("bold", "red"), "warning": ("bold", "yellow"), "notice": ("bold", "cyan")}
+
+
+def render_text(findings: Sequence[Finding], paint: Palette = PLAIN) -> str:
+    """One line per finding: ``path:line:col: APXnnn [*] message``."""
+    return "".join(
+        f"{paint(_location(f), 'bold')}: {paint(f.code, *_LEVEL_STYLE[_level(f)])} "
+        f"{paint(_fixed_mark(f), 'green')}{f.message}\n"
+        for f in findings
+    )
+
+
+def changed_files(stats: RunStats, paint: Palette = PLAIN) -> str:
+    """``would rewrite path``, one line per file ``--check`` / ``--diff`` would change."""
+    return "".join(f"would rewrite {paint(path, 'bold')}\n" for path in stats.changed_paths)
 
 
 def _escape_data(text: str) -> str:
@@ -128,15 +162,11 @@ def render_github(findings: Sequence[Finding]) -> str:
     """GitHub Actions workflow commands (``::error file=...,line=...,col=...::...``)."""
     lines = []
     for f in findings:
-        level = (
-            "error"
-            if f.needs_manual_work() or f.code in BLOCKING or f.code == INTERNAL_ERROR
-            else ("warning" if f.severity == "warning" else "notice")
-        )
+        level = _level(f)
         props = f"file={_escape_property(f.path)}"
         if f.line > 0:
             props += f",line={f.line},col={f.col}"
-        lines.append(f"::{level} {props}::{_escape_data(f'{f.code} {f.message}')}\n")
+        lines.append(f"::{level} {props}::{_escape_data(f'{f.code} {_fixed_mark(f)}{f.message}')}\n")
     return "".join(lines)
 
 
@@ -150,6 +180,8 @@ def render_json(stats: RunStats) -> str:
             "files_changed": stats.changed,
             "mode": stats.mode,
             "manual_sites": stats.manual_sites,
+            "changed_files": list(stats.changed_paths),
+            "suppressed": stats.suppressed,
             "parse_failures": stats.count(PARSE_ERROR, UNDECODABLE),
             "internal_errors": stats.internal_errors,
             "message": summary_line(stats),

@@ -9,6 +9,8 @@ TARGETS = ("native", "shim")
 #: the autocast dtype of the native target; bfloat16 also drops loss scaling
 DTYPES = ("float16", "bfloat16")
 DEFAULT_TARGET_TORCH: Tuple[int, int] = (2, 4)
+#: the torch releases the migrated code is written for (``--target-torch`` below the first is refused)
+SUPPORTED_TORCH: Tuple[Tuple[int, int], Tuple[int, int]] = ((2, 2), (2, 15))
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ def test_apex_script_migrates_runs_and_resumes_an_apex_checkpoint(tmp_path: Path
     checkpoint, apex_losses = apex_run
     sample = tmp_path / "apex_script"
     shutil.copytree(EXAMPLES / "apex_script", sample, ignore=shutil.ignore_patterns("__pycache__"))
-    proc = subprocess.run([sys.executable, "-m", "migrate", "--to", target, "apex_script"],
+    proc = subprocess.run([sys.executable, "-m", "migrate", "--allow-no-vcs", "--to", target, "apex_script"],
                           cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode in (0, 1), proc.stderr
     migrated = (sample / "train.py").read_text()
@@ -97,7 +97,7 @@ def test_two_file_sample_migrates_natively_across_files(tmp_path: Path):
     result is plain PyTorch that runs (docs/migrate/index.md's worked example)."""
     sample = tmp_path / "examples" / "apex_two_files"
     shutil.copytree(EXAMPLES / "apex_two_files", sample, ignore=shutil.ignore_patterns("__pycache__"))
-    proc = subprocess.run([sys.executable, "-m", "migrate", "examples/apex_two_files"],
+    proc = subprocess.run([sys.executable, "-m", "migrate", "--allow-no-vcs", "examples/apex_two_files"],
                           cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # nothing left to do by hand
     main_py, engine_py = (sample / "main.py").read_text(), (sample / "engine.py").read_text()

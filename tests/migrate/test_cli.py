@@ -31,21 +31,21 @@ def write_tree(root: Path, files) -> None:
 
 def test_in_place_rewrite_and_exit_zero(tmp_path):
     write_tree(tmp_path, {"a.py": INIT, "b.py": PLAIN})
-    proc = run_cli(["."], tmp_path)
+    proc = run_cli(["--allow-no-vcs", "."], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "a.py").read_bytes() == INIT_AFTER
     assert (tmp_path / "b.py").read_bytes() == PLAIN
     lines = proc.stdout.decode().splitlines()
-    assert lines == ["a.py:2:9: APX990 amp.initialize dropped", "1 file rewritten (2 files checked)"]
+    assert lines == ["a.py:2:9: APX990 [*] amp.initialize dropped", "1 file rewritten (2 files checked)"]
     assert proc.stderr == b""
     # second run: nothing to do
-    again = run_cli(["."], tmp_path)
+    again = run_cli(["--allow-no-vcs", "."], tmp_path)
     assert again.returncode == 0 and again.stdout.decode().splitlines() == ["0 files rewritten (2 files checked)"]
 
 
 def test_no_progress_bar_or_other_noise_when_stderr_is_not_a_terminal(tmp_path):
     write_tree(tmp_path, {"a.py": INIT, "b.py": PLAIN})
-    proc = run_cli(["."], tmp_path, in_process=False)
+    proc = run_cli(["--allow-no-vcs", "."], tmp_path, in_process=False)
     assert proc.returncode == 0 and proc.stderr == b""
     assert proc.stdout.decode().splitlines()[-1] == "1 file rewritten (2 files checked)"
 
@@ -62,13 +62,13 @@ def test_check_writes_nothing_and_exits_one(tmp_path):
 
 def test_manual_work_exits_one_even_after_writing(tmp_path):
     write_tree(tmp_path, {"m.py": MANUAL, "a.py": INIT})
-    proc = run_cli(["."], tmp_path)
+    proc = run_cli(["--allow-no-vcs", "."], tmp_path)
     assert proc.returncode == 1
     out = proc.stdout.decode().splitlines()
     assert "m.py:2:6: APX991 replace amp.master_params(opt) by the optimizer's parameters" in out
     assert out[-1] == "1 file rewritten, 1 site needs manual work (see above) (2 files checked)"
     # the remaining TODO is reported again, once, on the next run
-    again = run_cli(["."], tmp_path).stdout.decode().splitlines()
+    again = run_cli(["--allow-no-vcs", "."], tmp_path).stdout.decode().splitlines()
     assert [line for line in again if "APX991" in line] == ["m.py:2:6: APX991 replace amp.master_params(opt) by the optimizer's parameters"]
 
 
@@ -77,7 +77,10 @@ def test_manual_work_exits_one_even_after_writing(tmp_path):
     [
         ([], "no paths given"),
         (["missing.py"], "no such file or directory: missing.py"),
-        (["--target-torch", "two", "."], "--target-torch takes a version like 2.4"),
+        (["--target-torch", "two", "."], "--target-torch takes a torch version like 2.4, not 'two' (supported: 2.2 to 2.15)"),
+        (["--target-torch", "1.9", "."], "--target-torch 1.9 is older than the oldest torch the migrated code can target (supported: 2.2 to 2.15)"),
+        (["."], "not inside a git work tree, so an in-place rewrite could not be undone"),
+        (["--explain", "APX999"], "--explain: unknown rule code 'APX999'"),
         (["--select", "APX777", "."], "unknown rule code or prefix 'APX777'"),
         (["-j", "0", "."], "--jobs must be at least 1"),
         (["-", "x.py"], "cannot be combined"),
@@ -93,7 +96,7 @@ def test_usage_errors_exit_two(tmp_path, args, message):
 
 def test_internal_error_exits_two_and_says_what_to_do(tmp_path):
     write_tree(tmp_path, {"c.py": b"apex_crash = 1\n", "a.py": INIT})
-    proc = run_cli(["."], tmp_path)
+    proc = run_cli(["--allow-no-vcs", "."], tmp_path)
     assert proc.returncode == 2
     assert "c.py:1:1: APX002 internal error, file left unchanged: rule CrashRule raised" in proc.stdout.decode()
     assert "--ignore the codes" in proc.stderr.decode()
@@ -162,9 +165,15 @@ def test_dirty_guard(tmp_path):
     assert (root / "dirty.py").read_bytes() == INIT_AFTER and (root / "new.py").read_bytes() == INIT_AFTER
 
 
-def test_outside_git_no_guard(tmp_path):
+def test_outside_git_writes_only_with_allow_no_vcs(tmp_path):
     write_tree(tmp_path, {"a.py": INIT})
-    assert run_cli(["a.py"], tmp_path).returncode == 0
+    refused = run_cli(["a.py"], tmp_path)
+    assert refused.returncode == 2 and refused.stdout == b""
+    assert "a.py: not inside a git work tree" in refused.stderr.decode() and "--allow-no-vcs" in refused.stderr.decode()
+    assert (tmp_path / "a.py").read_bytes() == INIT, "nothing written"
+    for look in (["--check", "a.py"], ["--diff", "a.py"], ["-"]):  # nothing written in place: no git needed
+        assert run_cli(look, tmp_path, stdin=INIT).returncode in (0, 1)
+    assert run_cli(["--allow-no-vcs", "a.py"], tmp_path).returncode == 0
     assert (tmp_path / "a.py").read_bytes() == INIT_AFTER
 
 
@@ -217,13 +226,13 @@ def test_github_output(tmp_path):
     write_tree(tmp_path, {"m.py": MANUAL, "a.py": INIT})
     proc = run_cli(["--check", "--output-format", "github", "."], tmp_path)
     lines = proc.stdout.decode().splitlines()
-    assert "::warning file=a.py,line=2,col=9::APX990 amp.initialize dropped" in lines
+    assert "::warning file=a.py,line=2,col=9::APX990 [*] amp.initialize dropped" in lines
     assert "::error file=m.py,line=2,col=6::APX991 replace amp.master_params(opt) by the optimizer's parameters" in lines
 
 
 def test_quiet_prints_only_what_needs_action(tmp_path):
     write_tree(tmp_path, {"m.py": MANUAL, "a.py": INIT})
-    proc = run_cli(["--quiet", "."], tmp_path)
+    proc = run_cli(["--quiet", "--allow-no-vcs", "."], tmp_path)
     assert proc.stdout.decode().splitlines() == ["m.py:2:6: APX991 replace amp.master_params(opt) by the optimizer's parameters"]
     assert proc.returncode == 1
 
@@ -245,8 +254,8 @@ def test_jobs_give_the_same_result_in_the_same_order(tmp_path):
     files = {f"pkg{i % 3}/m{i:02d}.py": (MANUAL if i % 4 == 0 else INIT) for i in range(24)}
     write_tree(tmp_path / "one", files)
     write_tree(tmp_path / "two", files)
-    one = run_cli(["-j", "1", "."], tmp_path / "one")
-    two = run_cli(["-j", "2", "."], tmp_path / "two")
+    one = run_cli(["-j", "1", "--allow-no-vcs", "."], tmp_path / "one")
+    two = run_cli(["-j", "2", "--allow-no-vcs", "."], tmp_path / "two")
     assert one.stdout == two.stdout and one.returncode == two.returncode == 1
     for name in files:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()

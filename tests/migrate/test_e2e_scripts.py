@@ -118,7 +118,7 @@ def _cli() -> List[str]:
 
 def _migrate(directory: Path, target: str) -> dict:
     proc = subprocess.run(
-        [*_cli(), "--to", target, "--output-format", "json", "-j", "1", "."],
+        [*_cli(), "--to", target, "--allow-no-vcs", "--output-format", "json", "-j", "1", "."],
         cwd=directory, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr

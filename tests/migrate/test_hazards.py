@@ -162,7 +162,7 @@ GOOD_AFTER = b"model = model\n"
 def test_syntax_error_does_not_stop_the_run(tmp_path):
     (tmp_path / "a_bad.py").write_bytes(b"import apex\nprint 'x'\n")
     (tmp_path / "b_good.py").write_bytes(GOOD)
-    proc = run_cli(["."], tmp_path)
+    proc = run_cli(["--allow-no-vcs", "."], tmp_path)
     assert proc.returncode == 1
     out = proc.stdout.decode()
     assert "a_bad.py:2:1: APX001 could not parse" in out
@@ -177,7 +177,7 @@ def test_read_only_file_is_reported_not_written(tmp_path):
     target.write_bytes(GOOD)
     target.chmod(0o444)
     try:
-        proc = run_cli(["ro.py"], tmp_path)
+        proc = run_cli(["--allow-no-vcs", "ro.py"], tmp_path)
         assert proc.returncode == 1
         assert "ro.py: APX004 file is read-only" in proc.stdout.decode()
         assert target.read_bytes() == GOOD
@@ -193,7 +193,7 @@ def test_symlink_loop_is_not_followed(tmp_path):
     (pkg / "sub" / "m.py").write_bytes(GOOD)
     os.symlink("..", pkg / "sub" / "up")  # pkg/sub/up -> pkg: a loop
     os.symlink(str(pkg / "sub" / "m.py"), pkg / "alias.py")  # the same file twice
-    proc = run_cli(["pkg"], tmp_path)
+    proc = run_cli(["--allow-no-vcs", "pkg"], tmp_path)
     out = proc.stdout.decode()
     assert proc.returncode == 0, out + proc.stderr.decode()
     assert "pkg/sub/up: APX009 symbolic link loop not followed" in out
@@ -208,7 +208,7 @@ def test_vendored_apex_tree_is_skipped(tmp_path):
     (vendored / "__init__.py").write_bytes(b"from . import amp\n")
     (vendored / "amp" / "frontend.py").write_bytes(b"from apex import amp\nmodel = amp.initialize(model)\n")
     (tmp_path / "train.py").write_bytes(GOOD)
-    proc = run_cli(["."], tmp_path)
+    proc = run_cli(["--allow-no-vcs", "."], tmp_path)
     out = proc.stdout.decode()
     assert proc.returncode == 0, out
     assert "third_party/apex/: APX006 vendored copy of apex skipped" in out
@@ -241,7 +241,7 @@ def test_five_megabyte_file_without_apex_code_is_skipped(tmp_path):
 def test_five_megabyte_file_importing_apex_is_reported(tmp_path):
     big = _five_megabytes(b"from apex import amp\n")
     (tmp_path / "big.py").write_bytes(big)
-    proc = run_cli(["."], tmp_path)
+    proc = run_cli(["--allow-no-vcs", "."], tmp_path)
     out = proc.stdout.decode()
     assert proc.returncode == 1
     assert re.search(r"big.py: APX010 file is 5\.\d MB, above --max-file-size 1 MB, and imports apex", out)
@@ -272,7 +272,7 @@ def test_unreadable_file_is_reported_and_the_run_goes_on(tmp_path, monkeypatch):
         return builtins.open(file, mode, *args, **kwargs)
 
     monkeypatch.setattr(migrate.cli, "open", fake_open, raising=False)
-    proc = run_cli(["."], tmp_path)
+    proc = run_cli(["--allow-no-vcs", "."], tmp_path)
     out = proc.stdout.decode()
     assert proc.returncode == 1
     assert "locked.py: APX003 could not read the file: Permission denied" in out

@@ -173,7 +173,7 @@ def test_unplaced_autocast_is_manual_work_with_a_todo_in_the_file(source, code):
 def test_check_exits_one_while_an_autocast_is_left_to_do(tmp_path):
     (tmp_path / "t.py").write_text(OUT_OF_SIGHT)
     (tmp_path / "i.py").write_text(INFERENCE)
-    assert run_cli(["."], tmp_path, rules=None).returncode == 1
+    assert run_cli(["--allow-no-vcs", "."], tmp_path, rules=None).returncode == 1
     proc = run_cli(["--check", "."], tmp_path, rules=None)
     assert proc.returncode == 1
     assert proc.stdout.decode().splitlines()[-1].startswith("0 files would be rewritten, 2 sites need manual work")

@@ -247,7 +247,7 @@ def test_checkpoint_file_without_initialize_is_manual_work_and_says_where_the_sc
     (root / "utils").mkdir(parents=True)
     (root / "train.py").write_bytes(TRAIN)
     (root / "utils" / "checkpoint.py").write_bytes(CHECKPOINT)
-    proc = run_cli(["--allow-dirty", "."], root, rules=None)
+    proc = run_cli(["--allow-no-vcs", "."], root, rules=None)
     out = proc.stdout.decode()
     assert proc.returncode == 1, out + proc.stderr.decode()
     assert "torch.amp.GradScaler" in (root / "train.py").read_text()

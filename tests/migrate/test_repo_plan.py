@@ -148,7 +148,7 @@ def test_the_index_reads_amp_sites_calls_and_escaping_names(tmp_path):
 
 def test_launcher_and_engine_come_out_native_together(tmp_path):
     write_tree(tmp_path, {"train.py": LAUNCHER.format(module="engine"), "engine.py": ENGINE})
-    proc = run_cli(tmp_path, "--allow-dirty")
+    proc = run_cli(tmp_path, "--allow-no-vcs")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     train, engine = (tmp_path / "train.py").read_text(), (tmp_path / "engine.py").read_text()
     assert "apex" not in train + engine
@@ -183,7 +183,7 @@ def test_a_component_is_native_in_every_file_or_in_none(tmp_path):
     found = report(tmp_path)
     codes = {(f["path"], f["code"]) for f in found["findings"] if f["needs_manual_work"]}
     assert ("engine.py", "APX220") in codes and ("train.py", "APX220") in codes
-    run_cli(tmp_path, "--allow-dirty")
+    run_cli(tmp_path, "--allow-no-vcs")
     assert "from apexcompat import amp" in (tmp_path / "train.py").read_text()
     assert "scaler" not in (tmp_path / "train.py").read_text()
 
@@ -201,11 +201,11 @@ def test_a_definition_passed_on_as_a_value_gets_no_plan(tmp_path):
 
 def test_shim_first_then_native(tmp_path):
     write_tree(tmp_path, {"train.py": LAUNCHER.format(module="engine"), "engine.py": ENGINE})
-    assert run_cli(tmp_path, "--to", "shim", "--allow-dirty").returncode == 0
+    assert run_cli(tmp_path, "--to", "shim", "--allow-no-vcs").returncode == 0
     assert "from apexcompat import amp" in (tmp_path / "engine.py").read_text()
     found = report(tmp_path)
     assert found["summary"]["files_changed"] == 2
-    assert run_cli(tmp_path, "--allow-dirty").returncode == 0
+    assert run_cli(tmp_path, "--allow-no-vcs").returncode == 0
     text = (tmp_path / "train.py").read_text() + (tmp_path / "engine.py").read_text()
     assert "apexcompat" not in text and "apex" not in text
     assert "scaler.step(optimizer)" in text
@@ -225,7 +225,7 @@ def test_a_shim_file_that_cannot_go_native_keeps_its_bytes_apart_from_todos(tmp_
     found = report(tmp_path)
     assert [f["code"] for f in found["findings"] if f["needs_manual_work"]] == ["APX403"]
     assert not [f for f in found["findings"] if f["code"] == "APX102"]
-    run_cli(tmp_path, "--allow-dirty")
+    run_cli(tmp_path, "--allow-no-vcs")
     after = (tmp_path / "ckpt.py").read_text()
     assert after.startswith("from apexcompat import amp  # the shim\n")
     assert '"apexcompat.amp"' in after  # strings are not touched

@@ -1,0 +1,113 @@
+"""For the codes that leave work to the user: the situation, why the tool does not rewrite
+it, and what to do by hand.  ``--explain`` prints it; the table "What it reports instead of
+rewriting, and how to finish by hand" in docs/migrate/index.md says the same (a test compares
+them; the page writes the LARC formula with typographic symbols, this module in ASCII)."""
+
+from __future__ import annotations
+
+from typing import Dict, NamedTuple
+
+
+class ManualWork(NamedTuple):
+    situation: str
+    why: str
+    by_hand: str
+
+
+_AUTOCAST = ManualWork(
+    "the forward pass is not next to the backward",
+    "autocast cannot be placed provably",
+    'wrap the forward and the loss in `with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):`',
+)
+_STATIC_SCALE = ManualWork(
+    "static `loss_scale=128.0`",
+    "GradScaler has no static mode: with `init_scale=128` and a huge `growth_interval` it still skips on inf, "
+    "apex did not",
+    "keep the emitted scaler if skipping is fine (it usually is)",
+)
+_FP16_OPTIMIZER = ManualWork(
+    "`FP16_Optimizer` with closures, `update_master_grads=False`, `.overflow`, its checkpoints",
+    "the choreography has no native counterpart",
+    "rewrite the step as `scaler.scale(loss).backward(); scaler.step(opt); scaler.update()`",
+)
+_KERNELS = ManualWork(
+    "still-shipped kernels without a torch equivalent (`FusedLAMB`, `FusedNovoGrad`, `apex.mlp`, xentropy, `amp_C`)",
+    "apex still ships them",
+    "keep them (info finding), or replace with a torch optimizer after checking the update rule",
+)
+_OPTIONS = ManualWork(
+    "apex DDP / SyncBatchNorm options without a torch argument (`channel_last=True`, ...)",
+    "no torch argument",
+    "remove the argument; for `channel_last` use `memory_format=torch.channels_last` on the model",
+)
+_REGISTRY = ManualWork(
+    "`register_*_function` on a non-torch function, `amp.promote_function`",
+    "native autocast has no generic registry",
+    "run the function in the precision you want (`torch.autocast(..., enabled=False)` + `.float()`)",
+)
+
+MANUAL_WORK: Dict[str, ManualWork] = {
+    "APX220": ManualWork(
+        "`amp` reached indirectly (stored on an object, passed as an argument, returned by a helper), "
+        "or `scale_loss` in another file than `initialize`",
+        "the scaler cannot be threaded provably",
+        "the file keeps working through `apexcompat.amp`; to go native, create the `GradScaler` where "
+        "`initialize` was and pass it to the training code (a parameter or an attribute)",
+    ),
+    "APX210": _AUTOCAST,
+    "APX704": _AUTOCAST,
+    "APX204": _STATIC_SCALE,
+    "APX703": _STATIC_SCALE,
+    "APX205": ManualWork(
+        "`loss_scale` comes from a variable",
+        "the value is only known at run time",
+        "set `init_scale` / `growth_interval` by hand if it is a number",
+    ),
+    "APX403": ManualWork(
+        "`amp.state_dict()` / `amp.load_state_dict()` in a file without `amp.initialize`",
+        "the GradScaler is created in another file; once that file is migrated nothing sets up "
+        "`apexcompat.amp`'s state",
+        "pass that scaler in (a parameter or an attribute) and call `scaler.state_dict()` / "
+        "`scaler.load_state_dict(...)`",
+    ),
+    "APX605": ManualWork(
+        "`apex.parallel` passed on as a value (`self._ddp = parallel`)",
+        "its uses cannot be followed",
+        "call `torch.nn.parallel.DistributedDataParallel` / `torch.nn.SyncBatchNorm.convert_sync_batchnorm` "
+        "where the stored module was used, and drop the import",
+    ),
+    "APX202": ManualWork(
+        "O2 / O3 / `master_weights`",
+        "autocast keeps fp32 weights; there are no fp16 weights or masters",
+        "nothing, usually: weight memory doubles, numerics improve",
+    ),
+    "APX206": ManualWork(
+        "inference-only `initialize` (no optimizer)",
+        "the intent (cast or autocast) is unclear",
+        "`model.half()` for O3-style inference, or wrap inference in autocast",
+    ),
+    "APX323": ManualWork(
+        "`math.isnan(grad_norm)` style overflow checks",
+        "an overflow can also be inf",
+        "use `not math.isfinite(grad_norm)`",
+    ),
+    "APX621": ManualWork(
+        "`apex.parallel.LARC`",
+        "no torch equivalent",
+        "keep a small local LARC wrapper (per parameter, scale the gradient by "
+        "min(trust * |p| / (|g| + wd * |p| + eps) / lr, 1) in clip mode) or switch optimizer",
+    ),
+    "APX702": _FP16_OPTIMIZER,
+    "APX709": _FP16_OPTIMIZER,
+    "APX808": _KERNELS,
+    "APX809": _KERNELS,
+    "APX603": _OPTIONS,
+    "APX613": _OPTIONS,
+    "APX503": _REGISTRY,
+    "APX505": _REGISTRY,
+    "APX001": ManualWork(
+        "a file that does not parse (`.cuda(async=True)`, Python 2 `print x`)",
+        "LibCST needs valid Python",
+        "fix the syntax (`non_blocking=True`), run again",
+    ),
+}
