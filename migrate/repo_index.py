@@ -175,10 +175,13 @@ class _Reader(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         member = self._amp_member(node.func)
         if member is not None:
-            training = member == "init" or (
-                member == "initialize"
-                and (len(node.args) >= 2 or any(k.arg == "optimizers" for k in node.keywords))
+            optimizers = node.args[1] if len(node.args) >= 2 else next(
+                (k.value for k in node.keywords if k.arg == "optimizers"), None
             )
+            no_optimizers = optimizers is None or (
+                isinstance(optimizers, ast.Constant) and optimizers.value is None
+            ) or (isinstance(optimizers, (ast.List, ast.Tuple)) and not optimizers.elts)
+            training = member == "init" or (member == "initialize" and not no_optimizers)
             self.s.amp_sites.append(AmpSite(member, node.lineno, self.owner, training))
         func = node.func
         if isinstance(func, ast.Name):

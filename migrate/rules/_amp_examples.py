@@ -1242,6 +1242,68 @@ class Trainer:
 """,
         codes=('APX101', 'APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
     ),
+    # O3 inference under a flag, with an empty optimizer list (waveglow's inference.py): the
+    # model is cast where the initialize stood, and the unpacking keeps its shape
+    Example(
+        "o3-inference-under-a-flag",
+        before="""\
+import torch
+from apex import amp
+
+
+def synthesize(model, mel, is_fp16):
+    model.cuda().eval()
+    if is_fp16:
+        model, _ = amp.initialize(model, [], opt_level="O3")
+    with torch.no_grad():
+        return model(mel)
+""",
+        after="""\
+import torch
+
+
+def synthesize(model, mel, is_fp16):
+    model.cuda().eval()
+    if is_fp16:
+        # TODO(apexcompat): O3 inference: the model is now float16; apex also cast its floating
+        #   inputs to float16 and its outputs back to float32 - cast the inputs with .half() and
+        #   the outputs with .float() where they are used
+        model, _ = model.half(), []
+    with torch.no_grad():
+        return model(mel)
+""",
+        codes=('APX101', 'APX206'),
+    ),
+    # the old API's amp.init() in an evaluation script (maskrcnn-benchmark's test_net.py): no
+    # loss is scaled, so it is O1 casting for inference, which autocast does by hand
+    Example(
+        "old-api-init-for-inference",
+        before="""\
+import torch
+from apex import amp
+
+
+def evaluate(cfg, model, loader):
+    use_mixed_precision = cfg.DTYPE == "float16"
+    amp_handle = amp.init(enabled=use_mixed_precision)
+    model.eval()
+    with torch.no_grad():
+        return [model(x) for x in loader]
+""",
+        after="""\
+import torch
+
+
+def evaluate(cfg, model, loader):
+    use_mixed_precision = cfg.DTYPE == "float16"
+    # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+    #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+    model.eval()
+    with torch.no_grad():
+        return [model(x) for x in loader]
+""",
+        codes=('APX101', 'APX206'),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

@@ -81,6 +81,8 @@ class InitSite:
     models: List[cst.BaseExpression] = field(default_factory=list)
     optimizers: List[cst.BaseExpression] = field(default_factory=list)
     has_optimizers: bool = False
+    #: an old-API ``amp.init()`` whose handle scales no loss: O1 casting for inference only
+    inference: bool = False
 
 
 @dataclass(eq=False, repr=False)
@@ -143,7 +145,7 @@ class AmpFile:
 
     @property
     def training_inits(self) -> List[InitSite]:
-        return [s for s in self.inits if s.has_optimizers or s.old_api]
+        return [s for s in self.inits if (s.has_optimizers or s.old_api) and not s.inference]
 
 
 # --- resolving names -------------------------------------------------------------------------
@@ -467,7 +469,12 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
     if not old_api:
         site.models = elements(arg_value(call, 0, "models"))
         opts = arg_value(call, 1, "optimizers")
-        site.has_optimizers = opts is not None and not (isinstance(opts, cst.Name) and opts.value == "None")
+        # ``None`` or an empty list/tuple (``amp.initialize(model, [], opt_level="O3")``): inference
+        site.has_optimizers = (
+            opts is not None
+            and not (isinstance(opts, cst.Name) and opts.value == "None")
+            and not (isinstance(opts, (cst.List, cst.Tuple)) and not opts.elements)
+        )
         site.optimizers = elements(opts) if site.has_optimizers else []
         if not site.models:
             info.blockers.append(Blocker(call, "amp.initialize without models"))
@@ -583,6 +590,10 @@ def _check_layout(rule, info: AmpFile) -> None:
             message = "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"
             note = _plan_note(rule, info, site.with_stmt)
             info.blockers.append(Blocker(site.with_stmt, f"{message} ({note})" if note else message))
+        return
+    if training and not info.scale_losses and not info.passes and all(s.old_api for s in training):
+        for init in training:  # ``amp_handle = amp.init(...)`` in an evaluation script
+            init.inference = True
         return
     if training and not info.scale_losses and not info.passes:
         note = info.plan.note_for(MODULE_LEVEL) if info.plan is not None else None

@@ -272,6 +272,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             kept = self._kept_assignment(site)
             if kept is not None:
                 new.append(kept)
+        if site.inference:
+            self._inference(site, "O1", [])
+            return
         if not site.has_optimizers and not site.old_api:
             self._inference(site, level, new)
             return
@@ -392,8 +395,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             return None
         target = holder.targets[0].target
         models = arg_value(site.call, 0, "models")
-        opts = arg_value(site.call, 1, "optimizers") if site.has_optimizers else None
-        value_parts = [models] + ([opts] if opts is not None else [])
+        # an empty optimizers list (inference) is still part of what was unpacked
+        opts = arg_value(site.call, 1, "optimizers")
+        value_parts = [models] + ([opts] if opts is not None and code_of(opts) != "None" else [])
         if isinstance(target, cst.Name) and target.value == "_":
             return None
         target_texts = flat_texts(target)
@@ -503,19 +507,19 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         if level == "O3":
             if isinstance(holder, cst.Assign) and not new:
                 new = [statement(f"{code_of(m)}.half()\n") for m in models]
+            elif isinstance(holder, cst.Assign) and len(models) == 1:
+                # ``model = amp.initialize(model, opt_level="O3")``, ``net, _ = amp.initialize(net, [])``
+                value = f"{code_of(arg_value(site.call, 0, 'models'))}.half()"
+                opts = arg_value(site.call, 1, "optimizers")
+                if isinstance(holder.targets[0].target, (cst.Tuple, cst.List)) and opts is not None:
+                    value += f", {code_of(opts)}"
+                new = [statement(f"{code_of(holder.targets[0].target)} = {value}\n")]
             elif isinstance(holder, cst.Assign):
-                new = (
-                    [
-                        statement(
-                            f"{code_of(holder.targets[0].target)} = "
-                            f"{code_of(arg_value(site.call, 0, 'models'))}.half()\n"
-                        )
-                    ]
-                    if len(models) == 1
-                    else new + [statement(f"{code_of(m)}.half()\n") for m in models]
-                )
+                new = new + [statement(f"{code_of(m)}.half()\n") for m in models]
             else:
                 new = [statement(f"{code_of(m)}.half()\n") for m in models]
+            # they stand where the initialize stood (inside its ``if``), not after it
+            self._kept = getattr(self, "_kept", set()) | set(new)
             self.todo(
                 site.call,
                 "APX206",
