@@ -72,7 +72,7 @@ class RepoPlan:
                 self.files[path] = FilePlan(notes=tuple(sorted(by_name.items())))
 
 
-def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, str, bytes]], resolver):
+def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, str, bytes]], definitions):
     """Where files outside the index refer to ``name`` of ``module_path``: (shown, line,
     calling definition)."""
     found = []
@@ -85,14 +85,50 @@ def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, 
             continue
         for local, (module, attr) in summary.imports.items():
             text = local if attr == name else f"{local}.{name}" if not attr else None
-            if text is None or resolver.resolve(module, path) != module_path:
+            if text is None or definitions.find(module, attr or name, path) != (module_path, name):
                 continue
             calls = [c for c in summary.calls if c.text == text]
             if calls:
                 found.append((shown, calls[0].line, calls[0].owner))
-            elif attr:
-                found.append((shown, 1, MODULE_LEVEL))  # imported, and used otherwise
+            elif attr and local in summary.escaping:
+                found.append((shown, 1, MODULE_LEVEL))  # imported and used as a value (a re-export is not)
     return found
+
+
+class _Definitions:
+    """Where an imported name is defined among the indexed files, following re-exports
+    (``from .cuda import ApexScaler`` in a package's ``__init__.py``) through files the index
+    left out, which are read only then."""
+
+    HOPS = 4
+
+    def __init__(self, by_path: Dict[str, ModuleSummary], unindexed: Dict[str, Tuple[str, bytes]], resolver) -> None:
+        self.by_path = by_path
+        self.unindexed = unindexed
+        self.resolver = resolver
+        self.read: Dict[str, Optional[ModuleSummary]] = {}
+
+    def _summary(self, path: str) -> Optional[ModuleSummary]:
+        if path in self.by_path:
+            return self.by_path[path]
+        if path not in self.read:
+            shown, source = self.unindexed[path]
+            self.read[path] = summarise(path, shown, source)
+        return self.read[path]
+
+    def find(self, module: str, name: str, importer: str) -> Optional[Def]:
+        for _ in range(self.HOPS):
+            target = self.resolver.resolve(module, importer)
+            summary = self._summary(target) if target is not None else None
+            if summary is None:
+                return None
+            if name in summary.functions | summary.classes:
+                return (target, name) if target in self.by_path else None
+            if name not in summary.imports or not summary.imports[name][1]:
+                return None
+            module, name = summary.imports[name]
+            importer = target
+        return None
 
 
 def build_plan(
@@ -103,7 +139,9 @@ def build_plan(
     """The plan for the indexed files; ``others`` are the walked files the index left out
     (no apex in them), searched only for callers of the definitions that need the scaler."""
     by_path = {s.path: s for s in summaries}
-    resolver = ModuleResolver(by_path, roots)
+    unindexed = {path: (shown, source) for path, shown, source in others}
+    resolver = ModuleResolver(list(by_path) + list(unindexed), roots)
+    definitions = _Definitions(by_path, unindexed, resolver)
     launchers = {p for p, s in by_path.items() if len(s.training_inits) == 1}
     plan = RepoPlan()
 
@@ -112,13 +150,10 @@ def build_plan(
     callers: Dict[Def, List[Tuple[Def, int]]] = {}
     for path, summary in by_path.items():
         for call in summary.calls:
-            target = resolver.resolve(call.module, path)
-            if target is None or target == path:
+            callee_found = definitions.find(call.module, call.name, path)
+            if callee_found is None or callee_found[0] == path:
                 continue
-            callee_summary = by_path[target]
-            if call.name not in callee_summary.functions | callee_summary.classes:
-                continue
-            callee = (target, call.name)
+            callee = callee_found
             edges.setdefault((path, call.owner), []).append((callee, call.text))
             callers.setdefault(callee, []).append(((path, call.owner), call.line))
 
@@ -178,10 +213,10 @@ def build_plan(
         if reason is None:
             for other_path, other in by_path.items():
                 for local, (module, attr) in other.imports.items():
-                    if attr == name and local in other.escaping and resolver.resolve(module, other_path) == path:
+                    if attr == name and local in other.escaping and definitions.find(module, attr, other_path) == item:
                         reason = f"{name} is passed on as a value in {other.shown}, so its callers cannot be followed"
         if reason is None:
-            outside = _callers_elsewhere(name, path, others, resolver)
+            outside = _callers_elsewhere(name, path, others, definitions)
             if outside:
                 shown, line, owner = outside[0]
                 reason = f"{name} is also called from {shown}:{line} ({owner}), where no GradScaler exists"

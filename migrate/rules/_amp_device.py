@@ -11,7 +11,7 @@ whenever the new code runs (``_binding.bound_at``).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, cast
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
@@ -83,10 +83,10 @@ def device_type_at(rule: Any, node: Any, model_texts: Iterable[str]) -> str:
     for region in _regions(rule, node):
         on_model, on_data = [], []
         for sub in walk(region):
-            target = _to_target(sub)
+            target = _to_target(sub)  # sub is then a Call
             if target is None:
                 continue
-            receiver = code_of(sub.func.value)
+            receiver = code_of(cast(cst.Call, sub).func.value)  # type: ignore[attr-defined]
             holder = rule.parents.get(sub)
             assigned = (
                 isinstance(holder, cst.Assign) and len(holder.targets) == 1 and code_of(holder.targets[0].target)

@@ -83,6 +83,8 @@ class InitSite:
     has_optimizers: bool = False
     #: an old-API ``amp.init()`` whose handle scales no loss: O1 casting for inference only
     inference: bool = False
+    #: the scaler is created before ``anchor`` (the ``if``), not after it: used inside it
+    scaler_first: bool = False
 
 
 @dataclass(eq=False, repr=False)
@@ -138,6 +140,8 @@ class AmpFile:
     entry_functions: Set[cst.FunctionDef] = field(default_factory=set)
     #: calls of another file's functions/classes that pass the scaler: call -> keyword
     passes: Dict[cst.Call, str] = field(default_factory=dict)
+    #: entry classes without an ``__init__`` that get one taking the scaler
+    new_inits: Set[cst.ClassDef] = field(default_factory=set)
 
     @property
     def uses_amp(self) -> bool:
@@ -335,6 +339,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                 info.blockers.append(
                     Blocker(ref.expr, "apex.amp is passed on as a value here; its uses cannot be followed")
                 )
+        elif member == "__dict__" and _member_probe(parents, ref.expr) is not None:
+            probe = _member_probe(parents, ref.expr)
+            info.checks[probe[0]] = probe[1]  # type: ignore[index]
         elif member not in HANDLED_MEMBERS:
             info.blockers.append(Blocker(ref.expr, f"amp.{member} has no native rewrite"))
         elif member in ("initialize", "init") and is_call:
@@ -381,9 +388,19 @@ def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
             info.entry_functions.add(stmt)
         elif isinstance(stmt, cst.ClassDef) and stmt.name.value in plan.entries:
             if init_method(stmt) is None:
-                info.blockers.append(
-                    Blocker(stmt, f"class {stmt.name.value} has no __init__ to take the GradScaler from its callers")
-                )
+                # a wrapper with no __init__ and no base class (``class ApexScaler:``) becomes
+                # a GradScaler holder: it gets an ``__init__`` that takes and keeps the scaler
+                bases = [code_of(b.value) for b in stmt.bases]
+                if bases not in ([], ["object"]) or stmt.decorators or any(
+                    isinstance(n, cst.Name) and n.value == stmt.name.value and n is not stmt.name
+                    for n in walk(module)
+                ):
+                    info.blockers.append(
+                        Blocker(stmt, f"class {stmt.name.value} has no __init__ to take the GradScaler from callers")
+                    )
+                    continue
+                info.new_inits.add(stmt)
+                info.class_threaded[stmt] = []
                 continue
             calls = _class_callers(rule, stmt, cross_file=True)
             if calls is None:
@@ -413,6 +430,20 @@ def availability_check(parents, node: cst.CSTNode) -> Optional[Tuple[cst.CSTNode
     ):
         return node, True
     return None
+
+
+def _member_probe(parents, node: cst.CSTNode) -> Optional[Tuple[cst.CSTNode, bool]]:
+    """``"state_dict" in amp.__dict__`` (timm's ApexScaler): whether apex.amp has a member the
+    rules migrate -> (that comparison, True); ``not in`` -> False."""
+    target = parents.get(node)
+    parent = parents.get(target)
+    if not (isinstance(parent, cst.Comparison) and len(parent.comparisons) == 1):
+        return None
+    if parent.comparisons[0] is not target or not isinstance(target.operator, (cst.In, cst.NotIn)):
+        return None
+    if string_value(parent.left) not in HANDLED_MEMBERS:
+        return None
+    return parent, isinstance(target.operator, cst.In)
 
 
 def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[InitSite]:
@@ -642,6 +673,49 @@ def _check_layout(rule, info: AmpFile) -> None:
         for call in calls:
             if enclosing_function(parents, call) is home and rule.line_of(call) < first_anchor_line:
                 info.blockers.append(Blocker(call, f"{func.name.value}() is called before amp.initialize"))
+            elif enclosing_function(parents, call) is home:
+                in_home.append(call)
+    _scaler_before_the_if(rule, training[0], in_home, info)
+
+
+def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) -> None:
+    """The scaler normally goes after the ``if`` that holds the initialize, so it exists on
+    every path; a use inside that ``if`` (``model, opt = amp.initialize(...)`` then
+    ``loss_scaler = ApexScaler(...)`` in the same branch) needs it before the ``if``, which
+    is right only when the scaler's arguments use no name the ``if`` assigns."""
+    if init.anchor is init.stmt:
+        return
+    inside = [n for n in uses if any(p is init.anchor for p in _ancestors(rule.parents, n))]
+    if not inside:
+        return
+    options = [
+        a.value
+        for i, a in enumerate(init.call.args)
+        if (a.keyword is None and i >= 2) or (a.keyword is not None and a.keyword.value not in ("models", "optimizers"))
+    ]
+    needed = {name for node in options + list(init.guards) for name in names_in(node)}
+    assigned = {
+        name
+        for node in walk(init.anchor)
+        if isinstance(node, cst.SimpleStatementLine) and node is not init.stmt
+        for name in assigned_names(node)
+    }
+    clash = sorted(needed & assigned)
+    if clash:
+        for node in inside:
+            info.blockers.append(
+                Blocker(node, f"the GradScaler cannot be created before this if: it needs {', '.join(clash)}")
+            )
+        return
+    init.scaler_first = True
+
+
+def _ancestors(parents, node: Any) -> List[Any]:
+    found, cur = [], node
+    while cur in parents:
+        cur = parents[cur]
+        found.append(cur)
+    return found
 
 
 def _plan_note(rule, info: AmpFile, node: Any) -> Optional[str]:

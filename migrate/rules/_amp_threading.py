@@ -102,6 +102,28 @@ class ScalerThreading(AmpRule):
             severity="info",
         )
 
+    def _holder_init(self, cls: cst.ClassDef, info: AmpFile) -> None:
+        """``class ApexScaler:`` (no ``__init__``, no base) built in another file: it becomes a
+        GradScaler holder, like its native siblings, with an ``__init__`` that keeps it."""
+        name = info.scaler_name
+        init = statement(f"def __init__(self, {name}):\n    self.{name} = {name}\n")
+        body = list(cls.body.body) if isinstance(cls.body, cst.IndentedBlock) else []
+        # after the docstring and the class attributes, before the first method
+        index = next((i for i, s in enumerate(body) if not isinstance(s, cst.SimpleStatementLine)), len(body))
+        if index < len(body):
+            self.edits.insert_before(body[index], [init.with_changes(leading_lines=[])])
+            self.edits.replace(body[index], lambda upd: [upd.with_changes(leading_lines=[cst.EmptyLine(indent=False)])])
+        elif body:
+            self.edits.insert_after(body[-1], [init.with_changes(leading_lines=[cst.EmptyLine(indent=False)])])
+        self.report(
+            cls,
+            "APX213",
+            f"{cls.name.value} takes the GradScaler created in another file in a new __init__ and keeps it as "
+            f"self.{name}; every construction passes it",
+            fixed=True,
+            severity="info",
+        )
+
     def _pass_scaler(self, call: cst.Call, keyword: str, info: AmpFile) -> None:
         """A call of another file's function or class that now takes the scaler: pass it
         by keyword."""

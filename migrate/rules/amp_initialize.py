@@ -170,6 +170,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         for func, calls in info.threaded.items():
             self._thread(func, calls, info, remote=func in info.entry_functions)
         for cls, calls in info.class_threaded.items():
+            if cls in info.new_inits:
+                self._holder_init(cls, info)
+                continue
             self._thread_class(cls, calls, info, remote=info.plan is not None and cls.name.value in info.plan.entries)
         for call, keyword in info.passes.items():
             self._pass_scaler(call, keyword, info)
@@ -350,6 +353,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         if not kept and not created:
             self._todos_to_next(site.stmt, site.anchor)
         self.edits.replace(site.stmt, lambda upd: self._carry(upd, kept))
+        if site.scaler_first:  # used inside the if too: created before it
+            self.edits.insert_before(site.anchor, created)
+            created = []
 
         def after_if(upd: Any) -> List[cst.BaseStatement]:
             upd = _prune_empty_elifs(upd)
