@@ -12,7 +12,7 @@ Each case is a complete small training loop that goes wrong in one typical way:
 stderr: the doctor, when ``APEXCOMPAT_DIAGNOSE=1``).  ``python doctor_cases.py docs --out F``
 runs every case twice in subprocesses, with and without ``APEXCOMPAT_DIAGNOSE=1``, checks
 that stdout is byte-identical, and writes the doctor's reports as Markdown for
-``docs/troubleshooting.md``.  The tests (``tests/shim/test_doctor_e2e.py``) use :func:`run_case`.
+``docs/troubleshooting.md``.  The tests (``tests/shim/test_doctor_e2e.py``) use :func:`run_pair`.
 """
 
 from __future__ import annotations
@@ -147,20 +147,29 @@ class Outcome:
     stderr: str
 
 
-def run_case(name: str, diagnose: bool) -> Outcome:
-    """Run one case in a fresh interpreter, with or without ``APEXCOMPAT_DIAGNOSE=1``."""
+def _start(name: str, diagnose: bool) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "APEXCOMPAT_DIAGNOSE"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env.setdefault("CUDA_VISIBLE_DEVICES", "")
     if diagnose:
         env["APEXCOMPAT_DIAGNOSE"] = "1"
-    proc = subprocess.run(
+    return subprocess.Popen(
         [sys.executable, str(Path(__file__).resolve()), "run", name],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
+        cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    if proc.returncode != 0:
-        raise RuntimeError(f"case {name} failed:\n{proc.stdout}\n{proc.stderr}")
-    return Outcome(proc.stdout, proc.stderr)
+
+
+def run_pair(name: str) -> Dict[bool, Outcome]:
+    """Run one case in two fresh interpreters side by side, without and with
+    ``APEXCOMPAT_DIAGNOSE=1``; keyed by whether the doctor was on."""
+    procs = {flag: _start(name, flag) for flag in (False, True)}
+    out: Dict[bool, Outcome] = {}
+    for flag, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=300)
+        if proc.returncode != 0:
+            raise RuntimeError(f"case {name} failed:\n{stdout}\n{stderr}")
+        out[flag] = Outcome(stdout, stderr)
+    return out
 
 
 def doctor_lines(stderr: str) -> str:
@@ -214,7 +223,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "run":
         CASES[args.case]()
         return 0
-    outcomes = {name: {flag: run_case(name, flag) for flag in (False, True)} for name in _TITLES}
+    outcomes = {name: run_pair(name) for name in _TITLES}
     for name, runs in outcomes.items():
         if runs[False].stdout != runs[True].stdout:
             print(f"doctor_cases: stdout of {name} differs with APEXCOMPAT_DIAGNOSE=1", file=sys.stderr)
