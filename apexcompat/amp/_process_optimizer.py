@@ -151,8 +151,8 @@ def _debug_log_overflow(optimizer: Any) -> None:
     from .doctor.names import labelled_params, qualified_names
 
     labelled = labelled_params(optimizer, qualified_names(doctor.models()))
-    with_grads = [(label, p) for label, p in labelled if p.grad is not None]
-    _unscale.log_nonfinite([p.grad for _, p in with_grads], [label for label, _ in with_grads])
+    grads = [(label, p.grad) for label, p in labelled if p.grad is not None]
+    _unscale.log_nonfinite([grad for _, grad in grads], [label for label, _ in grads])
 
 
 def _stash_and_clear(params: List[torch.Tensor], stash_list: List[Optional[torch.Tensor]]) -> None:

@@ -202,7 +202,8 @@ def markdown(outcomes: Dict[str, Dict[bool, Outcome]]) -> str:
         skipped = sum("Gradient overflow." in line for line in runs[False].stdout.splitlines())
         parts += [
             f"### {title}", "",
-            f"`{name}` in `docs/scripts/doctor_cases.py`; {skipped} skipped steps. With "
+            f"`{name}` in `docs/scripts/doctor_cases.py`; {skipped} skipped "
+            f"step{'' if skipped == 1 else 's'}. With "
             "`APEXCOMPAT_DIAGNOSE=1`, stderr:", "",
             "```text", doctor_lines(runs[True].stderr) or "(nothing)", "```", "",
         ]

@@ -40,6 +40,7 @@ def jobs():
         ],
         "migration walkthrough": [[py, str(SCRIPTS / "migrate_walkthrough.py"), "--out-dir", str(OUT)]],
         "rule reference": [[py, str(SCRIPTS / "rule_reference.py"), "--out", str(OUT / "rules.inc")]],
+        "overflow doctor": [[py, str(SCRIPTS / "doctor_cases.py"), "docs", "--out", str(OUT / "doctor_cases.inc")]],
     }
 
 

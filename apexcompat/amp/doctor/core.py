@@ -187,19 +187,22 @@ class Doctor:
             note.last_summary_step = step
             say(self._summary(loss_id, scaler, note))
 
-    def _report_params(self, head: str, loss_id: int, scaler: Any, optimizers: Sequence[Any], counters: OverflowCounters) -> bool:
+    def _report_params(
+        self, head: str, loss_id: int, scaler: Any, optimizers: Sequence[Any], counters: OverflowCounters
+    ) -> bool:
         names = qualified_names(self.models())
-        labelled: List[Tuple[str, torch.Tensor]] = []
+        grads: List[Tuple[str, torch.Tensor]] = []
         seen: Set[int] = set()
         for optimizer in optimizers:
             for label, param in labelled_params(optimizer, names):
-                if id(param) not in seen and param.grad is not None:
+                grad = param.grad
+                if id(param) not in seen and grad is not None:
                     seen.add(id(param))
-                    labelled.append((label, param))
-        flags = _nonfinite_flags([p.grad for _, p in labelled])
+                    grads.append((label, grad))
+        flags = _nonfinite_flags([grad for _, grad in grads])
         bad = [
-            (label, param.grad, kind_of(*flag))
-            for (label, param), flag in zip(labelled, flags)
+            (label, grad, kind_of(*flag))
+            for (label, grad), flag in zip(grads, flags)
             if flag[0] or flag[1]
         ]
         key = ("grads", loss_id, tuple(label for label, _, _ in bad[:NAMED_PARAMS]))
@@ -208,7 +211,7 @@ class Doctor:
         scale_used = counters.streak_start_scale if counters.consecutive == 1 else scaler.loss_scale() * 2
         lines = [
             head + f"gradient overflow at loss scale {scale_used} (the loss is finite): "
-            f"{len(bad)} of {len(labelled)} parameters have non-finite gradients"
+            f"{len(bad)} of {len(grads)} parameters have non-finite gradients"
             + (":" if bad else " (the non-finite values were in gradients amp does not step)")
         ]
         for label, grad, kind in bad[:NAMED_PARAMS]:
