@@ -196,7 +196,7 @@ def test_collapse_by_streak_with_a_floor_warns_once_by_default(monkeypatch):
     with doctor_records() as records:
         for _ in range(core.COLLAPSE_STREAK + 10):
             _step(model, opt, poison=model.bias)
-    assert [r.levelno for r in records] == [logging.INFO]
+    assert [r.levelno for r in records] == [logging.WARNING]
     assert records[0].getMessage().startswith(
         f"apexcompat doctor: loss scaler 0 is collapsing: {core.COLLAPSE_STREAK} skipped steps in a row"
     )

@@ -10,6 +10,7 @@ gradients are named, localisation hooks are armed for the next step; reports go 
 
 from __future__ import annotations
 
+import logging
 import os
 import weakref
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
@@ -138,7 +139,7 @@ class Doctor:
         if not self.active:
             if collapsed and not self.warned_collapse:
                 self.warned_collapse = True
-                say(self._collapse_warning(loss_id, scaler))
+                say(self._collapse_warning(loss_id, scaler), logging.WARNING)
             return
         self._diagnose_skip(loss_id, scaler, loss, optimizers, collapsed)
 
