@@ -18,17 +18,19 @@ import sys
 LOGGER_NAME = "apexcompat"
 
 
-class _CurrentStdoutHandler(logging.StreamHandler):
-    """A stream handler bound to the *current* ``sys.stdout`` (it may be swapped by
-    ``contextlib.redirect_stdout`` or a test runner after import)."""
+class CurrentStreamHandler(logging.StreamHandler):
+    """A stream handler bound to the *current* ``sys.stdout`` or ``sys.stderr`` (either may
+    be swapped by ``contextlib.redirect_stdout`` or a test runner after import), writing each
+    message unformatted."""
 
-    def __init__(self) -> None:
-        super().__init__(sys.stdout)
+    def __init__(self, stream_name: str = "stdout") -> None:
+        self._stream_name = stream_name
+        super().__init__(getattr(sys, stream_name))
         self.setFormatter(logging.Formatter("%(message)s"))
 
     @property  # type: ignore[override]
     def stream(self):  # noqa: D401 - property
-        return sys.stdout
+        return getattr(sys, self._stream_name)
 
     @stream.setter
     def stream(self, value) -> None:  # logging.StreamHandler.__init__ assigns it
@@ -36,7 +38,7 @@ class _CurrentStdoutHandler(logging.StreamHandler):
 
 
 logger = logging.getLogger(LOGGER_NAME)
-_default_handler = _CurrentStdoutHandler()
+_default_handler = CurrentStreamHandler("stdout")
 # A user who configured "apexcompat" before importing us keeps their handlers; either way the
 # logger must pass INFO records (apex's lines), or they would fall to root's WARNING default.
 if logger.level == logging.NOTSET:

@@ -6,30 +6,15 @@ handler that carries apex's lines.  Re-route it like any logger (remove
 from __future__ import annotations
 
 import logging
-import sys
+
+from ..._logging import CurrentStreamHandler
 
 LOGGER_NAME = "apexcompat.diagnose"
 PREFIX = "apexcompat doctor: "
 
 
-class _CurrentStderrHandler(logging.StreamHandler):
-    """A stream handler bound to whatever ``sys.stderr`` is at the time of each record."""
-
-    def __init__(self) -> None:
-        super().__init__(sys.stderr)
-        self.setFormatter(logging.Formatter("%(message)s"))
-
-    @property  # type: ignore[override]
-    def stream(self):  # noqa: D401 - property
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value) -> None:  # logging.StreamHandler.__init__ assigns it
-        pass
-
-
 logger = logging.getLogger(LOGGER_NAME)
-_handler = _CurrentStderrHandler()
+_handler = CurrentStreamHandler("stderr")
 if logger.level == logging.NOTSET:
     logger.setLevel(logging.INFO)
 if not logger.handlers:
