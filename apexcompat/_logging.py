@@ -37,15 +37,21 @@ class CurrentStreamHandler(logging.StreamHandler):
         pass
 
 
-logger = logging.getLogger(LOGGER_NAME)
+def own_logger(name: str, handler: logging.Handler) -> logging.Logger:
+    """The logger ``name`` with ``handler`` as its only output and no propagation, unless
+    the user configured handlers for it before importing us (those are kept).  Either way it
+    passes INFO records, which would otherwise fall to root's WARNING default."""
+    log = logging.getLogger(name)
+    if log.level == logging.NOTSET:
+        log.setLevel(logging.INFO)
+    if not log.handlers:
+        log.addHandler(handler)
+        log.propagate = False
+    return log
+
+
 _default_handler = CurrentStreamHandler("stdout")
-# A user who configured "apexcompat" before importing us keeps their handlers; either way the
-# logger must pass INFO records (apex's lines), or they would fall to root's WARNING default.
-if logger.level == logging.NOTSET:
-    logger.setLevel(logging.INFO)
-if not logger.handlers:
-    logger.addHandler(_default_handler)
-    logger.propagate = False
+logger = own_logger(LOGGER_NAME, _default_handler)
 
 
 def apexcompat_stdout_handler() -> logging.Handler:

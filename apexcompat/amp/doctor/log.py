@@ -7,19 +7,13 @@ from __future__ import annotations
 
 import logging
 
-from ..._logging import CurrentStreamHandler
+from ..._logging import CurrentStreamHandler, own_logger
 
 LOGGER_NAME = "apexcompat.diagnose"
 PREFIX = "apexcompat doctor: "
 
-
-logger = logging.getLogger(LOGGER_NAME)
 _handler = CurrentStreamHandler("stderr")
-if logger.level == logging.NOTSET:
-    logger.setLevel(logging.INFO)
-if not logger.handlers:
-    logger.addHandler(_handler)
-    logger.propagate = False
+logger = own_logger(LOGGER_NAME, _handler)
 
 
 def diagnose_stderr_handler() -> logging.Handler:
