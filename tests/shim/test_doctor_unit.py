@@ -228,3 +228,15 @@ def test_error_floor_env_var_still_raises():
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert proc.stdout == "raised at 16\n", proc.stderr
     assert "the loss is nan before scaling" in proc.stderr
+
+
+def test_docs_state_the_doctors_constants():
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    page = (docs / "troubleshooting.md").read_text(encoding="utf-8")
+    assert f"{core.COLLAPSE_STREAK} skipped steps in a row" in page
+    assert f"at most every {core.SUMMARY_EVERY} steps" in page
+    assert "the first five" in page and core.NAMED_PARAMS == 5
+    differences = (docs / "differences.md").read_text(encoding="utf-8")
+    assert f"skipped {core.COLLAPSE_STREAK} steps in a row" in differences
