@@ -8,5 +8,6 @@ training code into plain PyTorch.
 __version__ = "0.1.0"
 
 from . import amp  # noqa: E402  (public submodule)
+from . import doctor  # noqa: E402  (the overflow doctor; not part of apex)
 
-__all__ = ["amp", "__version__"]
+__all__ = ["amp", "doctor", "__version__"]

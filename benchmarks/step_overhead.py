@@ -8,8 +8,8 @@ are timed in alternating repetitions (shim, native, shim, ...) and the medians c
 The native equivalent of O1/O2/O3 is ``torch.autocast("cpu", float16)`` + ``GradScaler("cpu")``
 on an fp32 model (what ``apexcompat-migrate`` emits); of O0 a plain fp32 step.  Also printed:
 the weight memory of O2/O3 (fp16 model + fp32 masters) relative to O1, and the overflow
-doctor's cost on clean steps: the same shim step with ``amp.diagnose(True)`` and
-``amp.diagnose(False)`` in alternating repetitions (the skipped steps inside the timed
+doctor's cost on clean steps: the same shim step with ``doctor.diagnose(True)`` and
+``doctor.diagnose(False)`` in alternating repetitions (the skipped steps inside the timed
 repetitions are counted, so that "clean" is checked, not assumed).
 """
 
@@ -25,7 +25,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from apexcompat import _compat, amp  # noqa: E402
+from apexcompat import _compat, amp, doctor  # noqa: E402
 from apexcompat.amp._amp_state import reset_state  # noqa: E402
 
 LEVELS = ("O0", "O1", "O2", "O3")
@@ -143,16 +143,16 @@ def bench_doctor(name: str, level: str, reps: int, steps: int):
     reset_state()
     shim, _, _ = shim_stepper(make_model, level)
     for flag in (False, True, False):  # warm-up; early overflows calibrate the scale
-        amp.diagnose(flag)
+        doctor.diagnose(flag)
         _time(shim, batches, steps)
-    skipped_before = amp.overflow_stats().skipped_steps
+    skipped_before = doctor.overflow_stats().skipped_steps
     on_t, off_t = [], []
     for _ in range(reps):
-        amp.diagnose(True)
+        doctor.diagnose(True)
         on_t.append(_time(shim, batches, steps))
-        amp.diagnose(False)
+        doctor.diagnose(False)
         off_t.append(_time(shim, batches, steps))
-    skipped = amp.overflow_stats().skipped_steps - skipped_before
+    skipped = doctor.overflow_stats().skipped_steps - skipped_before
     reset_state()
     return statistics.median(on_t), statistics.median(off_t), skipped
 

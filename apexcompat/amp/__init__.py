@@ -16,7 +16,6 @@ from . import (  # noqa: F401  (submodules apex exposed as attributes)
     _process_optimizer,
     amp,
     compat,
-    doctor,
     frontend,
     handle,
     lists,
@@ -37,6 +36,5 @@ from .amp import (  # noqa: F401
     register_half_function,
     register_promote_function,
 )
-from .doctor import OverflowStats, diagnose, diagnose_enabled, overflow_stats  # noqa: F401
 from .frontend import initialize, load_state_dict, state_dict  # noqa: F401
 from .handle import scale_loss  # noqa: F401

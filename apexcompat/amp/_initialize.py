@@ -10,7 +10,7 @@ import torch
 
 from .. import _compat, _devices
 from ._amp_state import _amp_state, warn_or_err
-from .doctor.core import doctor
+from ..doctor.core import doctor
 from .utils import TypeCaster, convert_network
 
 __all__ = ["_initialize", "check_optimizers", "check_models", "check_params_fp32"]

@@ -147,8 +147,8 @@ def _debug_log_overflow(optimizer: Any) -> None:
     """DEBUG diagnostics: name every param whose fresh grad is non-finite, by its qualified
     name in the models given to ``initialize`` (O2: the half model param a master copies;
     a param of no model: its place in ``optimizer.param_groups``)."""
-    from .doctor.core import doctor
-    from .doctor.names import labelled_params, qualified_names
+    from ..doctor.core import doctor
+    from ..doctor.names import labelled_params, qualified_names
 
     labelled = labelled_params(optimizer, qualified_names(doctor.models()))
     grads = [(label, p.grad) for label, p in labelled if p.grad is not None]

@@ -11,7 +11,7 @@ from typing import Any, Iterator
 import torch
 
 from ._amp_state import _amp_state, maybe_print
-from .doctor.core import doctor
+from ..doctor.core import doctor
 
 __all__ = ["scale_loss"]
 

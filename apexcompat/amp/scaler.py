@@ -23,7 +23,7 @@ import torch
 from .. import _unscale
 from ..checkpoint import grad_scaler_to_apex, is_grad_scaler_state
 from ._amp_state import _amp_state, warn_print
-from .doctor.counters import OverflowCounters
+from ..doctor.counters import OverflowCounters
 
 Number = Union[int, float]
 

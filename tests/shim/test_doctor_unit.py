@@ -13,11 +13,11 @@ import sys
 import pytest
 import torch
 
-from apexcompat import amp
+from apexcompat import amp, doctor
 from apexcompat.amp._amp_state import reset_state
-from apexcompat.amp.doctor import core
-from apexcompat.amp.doctor.counters import RATE_WINDOW, OverflowCounters
-from apexcompat.amp.doctor.names import qualified_names
+from apexcompat.doctor import core
+from apexcompat.doctor.counters import RATE_WINDOW, OverflowCounters
+from apexcompat.doctor.names import qualified_names
 
 
 def _init(models, optimizers, **kwargs):
@@ -58,15 +58,15 @@ def test_counters_two_losses_two_optimizers():
     for step in range(6):
         _step(m0, o0, loss_id=0, poison=m0.bias if step in (1, 3, 4) else None)
         _step(m1, o1, loss_id=1)
-    s0, s1 = amp.overflow_stats(0), amp.overflow_stats(1)
+    s0, s1 = doctor.overflow_stats(0), doctor.overflow_stats(1)
     assert (s0.steps, s0.skipped_steps, s0.consecutive_skips) == (6, 3, 0)
     assert (s0.last_skip_step, s0.last_clean_step) == (4, 5)
     assert s0.overflow_rate == pytest.approx(0.5) and s0.window == RATE_WINDOW
     assert s0.loss_scale == 65536.0 / 8 and s0.loss_id == 0
     assert (s1.steps, s1.skipped_steps, s1.last_skip_step, s1.overflow_rate) == (6, 0, None, 0.0)
     _step(m0, o0, loss_id=0, poison=m0.weight)
-    assert amp.overflow_stats(0).consecutive_skips == 1
-    assert amp.overflow_stats(1).consecutive_skips == 0
+    assert doctor.overflow_stats(0).consecutive_skips == 1
+    assert doctor.overflow_stats(1).consecutive_skips == 0
 
 
 def test_one_scale_loss_over_two_optimizers_counts_one_step():
@@ -79,7 +79,7 @@ def test_one_scale_loss_over_two_optimizers_counts_one_step():
     with amp.scale_loss(loss, [o0, o1]) as scaled:
         scaled.backward()
         model[1].bias.grad.fill_(float("inf"))
-    stats = amp.overflow_stats()
+    stats = doctor.overflow_stats()
     assert (stats.steps, stats.skipped_steps, stats.last_skip_step) == (1, 1, 0)
 
 
@@ -107,26 +107,26 @@ def test_first_skip_after_growth_is_flagged():
 
 
 def test_overflow_stats_needs_initialize():
-    with pytest.raises(RuntimeError, match="amp.initialize"):
-        amp.overflow_stats()
+    with pytest.raises(RuntimeError, match=r"amp\.initialize"):
+        doctor.overflow_stats()
 
 
 def test_clean_steps_do_no_doctor_work(monkeypatch):
     calls = []
     monkeypatch.setattr(core.doctor, "after_check", lambda *a: calls.append(a))
-    amp.diagnose(True)
+    doctor.diagnose(True)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     model, opt = _init(model, opt, opt_level="O2")
     for _ in range(20):
         _step(model, opt)
-    assert calls == [] and amp.overflow_stats().steps == 20
+    assert calls == [] and doctor.overflow_stats().steps == 20
     assert all(not m._forward_hooks for m in model.modules())
 
 
 def test_localisation_hooks_live_for_one_step_only():
-    amp.diagnose(True)
+    doctor.diagnose(True)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -140,7 +140,7 @@ def test_localisation_hooks_live_for_one_step_only():
 
 
 def test_reports_go_to_stderr_never_stdout(capsys):
-    amp.diagnose(True)
+    doctor.diagnose(True)
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 1))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -156,24 +156,24 @@ def test_reports_go_to_stderr_never_stdout(capsys):
 
 def test_switches(monkeypatch):
     monkeypatch.delenv("APEXCOMPAT_DIAGNOSE", raising=False)
-    assert not amp.diagnose_enabled()
+    assert not doctor.diagnose_enabled()
     monkeypatch.setenv("APEXCOMPAT_DIAGNOSE", "1")
-    assert amp.diagnose_enabled()
-    amp.diagnose(False)
-    assert not amp.diagnose_enabled()
-    amp.diagnose(None)
-    assert amp.diagnose_enabled()
+    assert doctor.diagnose_enabled()
+    doctor.diagnose(False)
+    assert not doctor.diagnose_enabled()
+    doctor.diagnose(None)
+    assert doctor.diagnose_enabled()
     monkeypatch.setenv("APEXCOMPAT_DIAGNOSE", "0")
-    amp.diagnose(True)
-    assert amp.diagnose_enabled()
+    doctor.diagnose(True)
+    assert doctor.diagnose_enabled()
     reset_state()
-    assert not amp.diagnose_enabled() and core.doctor.models() == []
+    assert not doctor.diagnose_enabled() and core.doctor.models() == []
 
 
 def test_summary_after_repeated_skips(monkeypatch):
     monkeypatch.setattr(core, "SUMMARY_EVERY", 5)
     monkeypatch.setattr(core, "LOCALISE_ATTEMPTS", 0)
-    amp.diagnose(True)
+    doctor.diagnose(True)
     torch.manual_seed(0)
     model = torch.nn.Linear(4, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)

@@ -1,8 +1,10 @@
 """The overflow doctor: why a dynamic loss scale keeps skipping steps (not part of apex).
 
 Switched on without editing the script by ``APEXCOMPAT_DIAGNOSE=1``, or from Python with
-:func:`diagnose`.  Reports go to the logger ``apexcompat.diagnose`` (stderr by default) and
-never change apex's stdout lines.  Without it, a collapsing run gets one stderr warning.
+:func:`diagnose` (``from apexcompat import doctor; doctor.diagnose(True)``).  It lives beside
+``apexcompat.amp``, not in it, so that ``amp``'s namespace stays exactly apex's.  Reports
+go to the logger ``apexcompat.diagnose`` (stderr by default) and never change apex's stdout
+lines.  Without it, a collapsing run gets one stderr warning.
 :func:`overflow_stats` reads the per-loss counters, which are kept in every mode.
 """
 
@@ -45,11 +47,11 @@ def diagnose_enabled() -> bool:
 def overflow_stats(loss_id: int = 0) -> OverflowStats:
     """The overflow counters of loss scaler ``loss_id`` (see :class:`OverflowStats`), kept
     with or without the doctor.  Raises ``RuntimeError`` before ``amp.initialize``."""
-    from .._amp_state import _amp_state
+    from ..amp._amp_state import _amp_state
 
     scalers = getattr(_amp_state, "loss_scalers", None)
     if scalers is None:
-        raise RuntimeError("amp.overflow_stats() needs amp.initialize(...) to have been called.")
+        raise RuntimeError("overflow_stats() needs amp.initialize(...) to have been called.")
     scaler = scalers[loss_id]
     return scaler.counters.snapshot(loss_id, scaler.loss_scale())
 
@@ -61,7 +63,7 @@ def _reset() -> None:
 
 
 def _register_reset() -> None:
-    from .._amp_state import _reset_hooks
+    from ..amp._amp_state import _reset_hooks
 
     if _reset not in _reset_hooks:
         _reset_hooks.append(_reset)

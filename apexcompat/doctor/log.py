@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 
-from ..._logging import CurrentStreamHandler, own_logger
+from .._logging import CurrentStreamHandler, own_logger
 
 LOGGER_NAME = "apexcompat.diagnose"
 PREFIX = "apexcompat doctor: "

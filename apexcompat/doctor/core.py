@@ -2,7 +2,7 @@
 step (or while a one-step localisation is armed), so clean steps do no work here.
 
 Default mode: one stderr warning per run when a loss scaler collapses.  Diagnose mode
-(``APEXCOMPAT_DIAGNOSE=1`` or ``amp.diagnose(True)``): on each skipped step, the loss is
+(``APEXCOMPAT_DIAGNOSE=1`` or ``doctor.diagnose(True)``): on each skipped step, the loss is
 checked (one host sync), the overflow is classified, the parameters with non-finite
 gradients are named, localisation hooks are armed for the next step; reports go to the
 ``apexcompat.diagnose`` logger, once per distinct situation, then as periodic summaries.

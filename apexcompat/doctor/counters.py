@@ -1,5 +1,5 @@
 """Per-loss-scaler overflow counters: updated on every ``update_scale`` (a few integer
-operations, no tensor work), read by scripts through ``amp.overflow_stats`` and by the doctor.
+operations, no tensor work), read by scripts through ``doctor.overflow_stats`` and by the doctor.
 
 A *step* here is one overflow check of one loss scaler (one non-delayed ``scale_loss`` exit
 for that ``loss_id``), numbered from 0 — with one backward per iteration, the loop's own
@@ -20,7 +20,7 @@ RATE_WINDOW = 1000
 
 @dataclass(frozen=True)
 class OverflowStats:
-    """A snapshot of one loss scaler's overflow history (see ``amp.overflow_stats``).
+    """A snapshot of one loss scaler's overflow history (see ``doctor.overflow_stats``).
 
     Attributes:
         loss_id: which loss scaler (``scale_loss(..., loss_id=...)``).
