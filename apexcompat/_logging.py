@@ -18,32 +18,40 @@ import sys
 LOGGER_NAME = "apexcompat"
 
 
-class _CurrentStdoutHandler(logging.StreamHandler):
-    """A stream handler bound to the *current* ``sys.stdout`` (it may be swapped by
-    ``contextlib.redirect_stdout`` or a test runner after import)."""
+class CurrentStreamHandler(logging.StreamHandler):
+    """A stream handler bound to the *current* ``sys.stdout`` or ``sys.stderr`` (either may
+    be swapped by ``contextlib.redirect_stdout`` or a test runner after import), writing each
+    message unformatted."""
 
-    def __init__(self) -> None:
-        super().__init__(sys.stdout)
+    def __init__(self, stream_name: str = "stdout") -> None:
+        self._stream_name = stream_name
+        super().__init__(getattr(sys, stream_name))
         self.setFormatter(logging.Formatter("%(message)s"))
 
     @property  # type: ignore[override]
     def stream(self):  # noqa: D401 - property
-        return sys.stdout
+        return getattr(sys, self._stream_name)
 
     @stream.setter
     def stream(self, value) -> None:  # logging.StreamHandler.__init__ assigns it
         pass
 
 
-logger = logging.getLogger(LOGGER_NAME)
-_default_handler = _CurrentStdoutHandler()
-# A user who configured "apexcompat" before importing us keeps their handlers; either way the
-# logger must pass INFO records (apex's lines), or they would fall to root's WARNING default.
-if logger.level == logging.NOTSET:
-    logger.setLevel(logging.INFO)
-if not logger.handlers:
-    logger.addHandler(_default_handler)
-    logger.propagate = False
+def own_logger(name: str, handler: logging.Handler) -> logging.Logger:
+    """The logger ``name`` with ``handler`` as its only output and no propagation, unless
+    the user configured handlers for it before importing us (those are kept).  Either way it
+    passes INFO records, which would otherwise fall to root's WARNING default."""
+    log = logging.getLogger(name)
+    if log.level == logging.NOTSET:
+        log.setLevel(logging.INFO)
+    if not log.handlers:
+        log.addHandler(handler)
+        log.propagate = False
+    return log
+
+
+_default_handler = CurrentStreamHandler("stdout")
+logger = own_logger(LOGGER_NAME, _default_handler)
 
 
 def apexcompat_stdout_handler() -> logging.Handler:

@@ -7,7 +7,10 @@ For a small MLP and a small CNN (with BatchNorm) and each opt level, shim and na
 are timed in alternating repetitions (shim, native, shim, ...) and the medians compared.
 The native equivalent of O1/O2/O3 is ``torch.autocast("cpu", float16)`` + ``GradScaler("cpu")``
 on an fp32 model (what ``apexcompat-migrate`` emits); of O0 a plain fp32 step.  Also printed:
-the weight memory of O2/O3 (fp16 model + fp32 masters) relative to O1.
+the weight memory of O2/O3 (fp16 model + fp32 masters) relative to O1, and the overflow
+doctor's cost on clean steps: the same shim step with ``doctor.diagnose(True)`` and
+``doctor.diagnose(False)`` in alternating repetitions (the skipped steps inside the timed
+repetitions are counted, so that "clean" is checked, not assumed).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from apexcompat import _compat, amp  # noqa: E402
+from apexcompat import _compat, amp, doctor  # noqa: E402
 from apexcompat.amp._amp_state import reset_state  # noqa: E402
 
 LEVELS = ("O0", "O1", "O2", "O3")
@@ -132,6 +135,28 @@ def bench(name: str, level: str, reps: int, steps: int):
     return statistics.median(shim_t), statistics.median(native_t), mem
 
 
+def bench_doctor(name: str, level: str, reps: int, steps: int):
+    """Median step time with the doctor on and off (same model, alternating reps), and the
+    number of skipped steps seen while timing."""
+    make_model, make_input = MODELS[name]
+    batches = _batches(make_input, 8)
+    reset_state()
+    shim, _, _ = shim_stepper(make_model, level)
+    for flag in (False, True, False):  # warm-up; early overflows calibrate the scale
+        doctor.diagnose(flag)
+        _time(shim, batches, steps)
+    skipped_before = doctor.overflow_stats().skipped_steps
+    on_t, off_t = [], []
+    for _ in range(reps):
+        doctor.diagnose(True)
+        on_t.append(_time(shim, batches, steps))
+        doctor.diagnose(False)
+        off_t.append(_time(shim, batches, steps))
+    skipped = doctor.overflow_stats().skipped_steps - skipped_before
+    reset_state()
+    return statistics.median(on_t), statistics.median(off_t), skipped
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=15)
@@ -158,6 +183,13 @@ def main(argv=None) -> int:
         for level, s, n in rows:
             rel = f"{mem[level] / mem['O1']:.2f}x" if level in ("O2", "O3") else ""
             print(f"{name:5} {level:5} {s * 1e3:9.3f} {n * 1e3:9.3f} {s / n:11.3f} {rel:>13}")
+    print()
+    print("overflow doctor on clean steps (APEXCOMPAT_DIAGNOSE=1 vs off), same shim step:")
+    print(f"{'model':5} {'level':5} {'on ms':>9} {'off ms':>9} {'on/off':>8} {'skipped while timed':>20}")
+    for name in MODELS:
+        for level in ("O1", "O2"):
+            on, off, skipped = bench_doctor(name, level, args.reps, args.steps)
+            print(f"{name:5} {level:5} {on * 1e3:9.3f} {off * 1e3:9.3f} {on / off:8.3f} {skipped:>20}")
     return 0
 
 

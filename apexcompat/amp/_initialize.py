@@ -10,6 +10,7 @@ import torch
 
 from .. import _compat, _devices
 from ._amp_state import _amp_state, warn_or_err
+from ..doctor.core import doctor
 from .utils import TypeCaster, convert_network
 
 __all__ = ["_initialize", "check_optimizers", "check_models", "check_params_fp32"]
@@ -259,6 +260,8 @@ def _initialize(
                 max_loss_scale=_amp_state.max_loss_scale,
             )
         )
+
+    doctor.start_run(models, device_type, properties.opt_level)
 
     if properties.patch_torch_functions:
         from .amp import _activate_o1

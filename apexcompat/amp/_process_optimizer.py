@@ -135,22 +135,15 @@ def _master_params_to_model_params(self: Any) -> None:
 
 
 def _debug_log_overflow(optimizer: Any) -> None:
-    """DEBUG diagnostics: name every param whose fresh grad is non-finite, by its position
-    in ``optimizer.param_groups`` (O2: the fp16 model param is named by its master)."""
-    stash = optimizer._amp_stash
-    where = {}
-    for g, group in enumerate(optimizer.param_groups):
-        for i, p in enumerate(group["params"]):
-            where[id(p)] = f"param_groups[{g}]['params'][{i}]"
-    pairs = zip(getattr(stash, "all_fp16_params", ()), getattr(stash, "all_fp32_from_fp16_params", ()))
-    for model_param, master in pairs:
-        if id(master) in where:
-            where[id(model_param)] = where[id(master)] + " (fp16 model param)"
-    params = [p for g in optimizer.param_groups for p in g["params"]]
-    params += [p for p in getattr(stash, "all_fp16_params", ()) if id(p) not in {id(q) for q in params}]
-    with_grads = [p for p in params if p.grad is not None]
-    _unscale.log_nonfinite([p.grad for p in with_grads], [where.get(id(p), "param") for p in with_grads])
+    """DEBUG diagnostics: name every param whose fresh grad is non-finite, by its qualified
+    name in the models given to ``initialize`` (O2: the half model param a master copies;
+    a param of no model: its place in ``optimizer.param_groups``)."""
+    from ..doctor.core import doctor
+    from ..doctor.names import labelled_params, qualified_names
 
+    labelled = labelled_params(optimizer, qualified_names(doctor.models()))
+    grads = [(label, p.grad) for label, p in labelled if p.grad is not None]
+    _unscale.log_nonfinite([grad for _, grad in grads], [label for label, _ in grads])
 
 
 def _stash_and_clear(params: List[torch.Tensor], stash_list: List[Optional[torch.Tensor]]) -> None:

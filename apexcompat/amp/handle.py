@@ -11,6 +11,7 @@ from typing import Any, Iterator
 import torch
 
 from ._amp_state import _amp_state, maybe_print
+from ..doctor.core import doctor
 
 __all__ = ["scale_loss"]
 
@@ -133,6 +134,9 @@ def scale_loss(
             optimizer._post_amp_backward(scaler)
             optimizer._amp_stash.params_have_scaled_gradients = False
         should_skip = False if delay_overflow_check else scaler.update_scale()
+        if should_skip or doctor.armed is not None:
+            # The overflow doctor works only after a skip (or for one armed step after it).
+            doctor.after_check(loss_id, scaler, loss, optimizers, should_skip)
         if should_skip:
             for optimizer in optimizers:
                 if not optimizer._amp_stash.already_patched:

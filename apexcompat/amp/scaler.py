@@ -24,6 +24,7 @@ from .. import _unscale
 from .._notices import notice_once
 from ..checkpoint import grad_scaler_to_apex, is_grad_scaler_state
 from ._amp_state import _amp_state, warn_print
+from ..doctor.counters import OverflowCounters
 
 Number = Union[int, float]
 
@@ -147,7 +148,13 @@ class LossScaler:
         self._unskipped = 0
         self._has_overflow = False
         self._found_inf = _unscale.FoundInf()
-        self._overflow_streak = 0  # diagnostics only; not part of apex's state
+        # Diagnostics only (amp.overflow_stats, the doctor); not part of apex's state.
+        self.counters = OverflowCounters()
+
+    @property
+    def _overflow_streak(self) -> int:
+        """Skipped steps in a row, up to the last update."""
+        return self.counters.consecutive
 
     # -- state read by scripts ------------------------------------------------------------
 
@@ -233,8 +240,9 @@ class LossScaler:
     def update_scale(self) -> bool:
         """CHECKING -> READY: apply apex's rule once; returns whether to skip the step."""
         overflow = self._has_overflow if self.dynamic else False
+        scale_before = self._loss_scale
         self._loss_scale, self._unskipped, skip = next_scale_state(
-            self._loss_scale,
+            scale_before,
             self._unskipped,
             overflow,
             self.dynamic,
@@ -242,7 +250,8 @@ class LossScaler:
             self._max_loss_scale,
             self._scale_seq_len,
         )
-        self._overflow_streak = self._overflow_streak + 1 if skip else 0
+        grew = self.dynamic and not skip and self._unskipped == 0
+        self.counters.record(skip, grew, scale_before)
         if skip:
             _check_collapse(self)
         return skip

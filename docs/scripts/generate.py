@@ -12,6 +12,8 @@ no generation step:
   (``plot_scale_trajectory.py``), whose plot is written to ``docs/images/`` and committed;
 * ``o1-dtype-table`` (``docs/differences.md``): apex's recorded O1 dtypes against a measurement
   on the CPU (``o1_dtype_table.py``); exact only on the torch and machine it names;
+* ``doctor-cases`` (``docs/troubleshooting.md``): the overflow doctor's reports on five real
+  training runs (``doctor_cases.py``, which also checks that stdout is unchanged);
 * ``support-matrix-table`` (``docs/support-matrix.md``): the results of the last tox matrix
   run, committed in ``docs/data/matrix-results.tsv`` (``.ci/matrix`` with
   ``MATRIX_RESULTS=docs/data/matrix-results.tsv`` appends to it), rendered by
@@ -94,6 +96,13 @@ def o1_dtypes(workdir: Path) -> Dict[str, str]:
     return {"o1-dtype-table": table.read_text(encoding="utf-8")}
 
 
+def doctor_cases(workdir: Path) -> Dict[str, str]:
+    # its own process: five training runs, each with and without APEXCOMPAT_DIAGNOSE=1
+    out = workdir / "doctor_cases.md"
+    _run([sys.executable, str(SCRIPTS / "doctor_cases.py"), "docs", "--out", str(out)])
+    return {"doctor-cases": out.read_text(encoding="utf-8")}
+
+
 def support_matrix(workdir: Path) -> Dict[str, str]:
     proc = subprocess.run([sys.executable, str(REPO_ROOT / ".ci" / "matrix-table.py"),
                            str(DOCS / "data" / "matrix-results.tsv")],
@@ -123,6 +132,7 @@ SOURCES: Dict[str, Source] = {
     "scale-trajectory": Source(scale_trajectory),
     "o1-dtypes": Source(o1_dtypes, measured_on=_this_torch_and_machine),
     "support-matrix": Source(support_matrix),
+    "doctor": Source(doctor_cases),
 }
 
 

@@ -16,7 +16,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO_ROOT / "docs" / "scripts"
 #: sources whose fresh run is a training run or a measurement in several processes
-SLOW_SOURCES = {"scale-trajectory", "o1-dtypes"}
+SLOW_SOURCES = {"scale-trajectory", "o1-dtypes", "doctor"}
 
 
 def _load(name: str):
