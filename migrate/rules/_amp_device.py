@@ -16,11 +16,13 @@ from typing import Any, Iterable, Optional, cast
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from ._binding import bound_at
+from ._binding import bound_at, param_names
 from ._edits import code_of
 from ._tree import walk
 
 CUDA = '"cuda"'
+#: a function parameter that names the device its caller chose
+DEVICE_PARAM = "device"
 
 
 def _simple(node: Any) -> bool:
@@ -103,4 +105,7 @@ def device_type_at(rule: Any, node: Any, model_texts: Iterable[str]) -> str:
             if isinstance(target, cst.Name) and _assigned_from_torch_device(rule, region, text):
                 return f"{text}.type"
             return f"torch.device({text}).type"
+        if isinstance(region, cst.FunctionDef) and DEVICE_PARAM in param_names(region.params):
+            # ``def do_train(model, loader, optimizer, device)``: the caller chose the device
+            return f"torch.device({DEVICE_PARAM}).type"
     return CUDA

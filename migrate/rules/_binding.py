@@ -33,7 +33,7 @@ def bound_at(
                 if _binds(stmt, name):
                     return True
         elif isinstance(parent, (cst.FunctionDef, cst.Lambda)) and parent.body is current:
-            if name in _param_names(parent.params):
+            if name in param_names(parent.params):
                 return True
             if parent is owner:
                 return False
@@ -63,7 +63,7 @@ def _before(body: Sequence[cst.CSTNode], current: cst.CSTNode) -> Iterator[cst.C
         yield stmt
 
 
-def _param_names(params: cst.Parameters) -> List[str]:
+def param_names(params: cst.Parameters) -> List[str]:
     names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
     for star in (params.star_arg, params.star_kwarg):
         if isinstance(star, cst.Param):
