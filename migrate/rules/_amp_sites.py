@@ -828,16 +828,9 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
     result: Optional[str] = None
     if func in info.entry_functions:
         calls = _callers(rule, func, allow_none=True)
-        if calls is not None:
-            visiting.add(func)
-            ok = all(
-                _access(rule, enclosing_function(parents, c), home, home_cls, info, visiting) is not None
-                for c in calls
-            )
-            visiting.discard(func)
-            if ok:
-                info.threaded[func] = calls
-                result = name
+        if calls is not None and _callers_reach(rule, func, calls, home, home_cls, info, visiting):
+            info.threaded[func] = calls
+            result = name
     elif remote and func is None:
         result = None  # module level of a file whose scaler arrives as a parameter
     elif func is home or (home is not None and is_nested_in(parents, func, home) and info.storage == "local"):
@@ -852,30 +845,29 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
             result = self_name(func) + "." + name
         else:
             calls = _class_callers(rule, cls)
-            if calls:
-                visiting.add(func)
-                ok = all(
-                    _access(rule, enclosing_function(parents, c), home, home_cls, info, visiting) is not None
-                    for c in calls
-                )
-                visiting.discard(func)
-                if ok:
-                    info.class_threaded[cls] = calls
-                    result = self_name(func) + "." + name
+            if calls and _callers_reach(rule, func, calls, home, home_cls, info, visiting):
+                info.class_threaded[cls] = calls
+                result = self_name(func) + "." + name
     elif func is not None and func not in visiting and isinstance(parents.get(func), cst.Module):
         calls = _callers(rule, func)
-        if calls:
-            visiting.add(func)
-            ok = all(
-                _access(rule, enclosing_function(parents, c), home, home_cls, info, visiting) is not None for c in calls
-            )
-            visiting.discard(func)
-            if ok:
-                info.threaded[func] = calls
-                result = name
+        if calls and _callers_reach(rule, func, calls, home, home_cls, info, visiting):
+            info.threaded[func] = calls
+            result = name
     if result is not None:
         info.access[func] = result
     return result
+
+
+def _callers_reach(rule, func, calls, home, home_cls, info: AmpFile, visiting: Set) -> bool:
+    """Every one of ``calls`` (of ``func``) is in a function the scaler reaches."""
+    visiting.add(func)
+    try:
+        return all(
+            _access(rule, enclosing_function(rule.parents, c), home, home_cls, info, visiting) is not None
+            for c in calls
+        )
+    finally:
+        visiting.discard(func)
 
 
 def _is_member_name(parents, node: cst.Name) -> bool:
