@@ -4,7 +4,7 @@ of worker processes; results come back in the order the files were given."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .settings import Settings
 
@@ -14,6 +14,9 @@ if TYPE_CHECKING:  # the engine imports LibCST: load it only when a file needs p
 
 #: codes by which a native run says a file stayed on apex.amp semantics (apexcompat.amp)
 SHIM_FALLBACK_CODES = frozenset({"APX220", "APX102"})
+#: codes that make a planned component fall back too: a forward pass left out of autocast
+#: would train in float32 while the GradScaler scales (migrated, but not as apex trained)
+COMPONENT_FALLBACK_CODES = SHIM_FALLBACK_CODES | {"APX210"}
 
 #: (path as shown, source bytes), optionally with the file's part of the cross-file plan
 Job = Union[Tuple[str, bytes], Tuple[str, bytes, Optional["FilePlan"]]]
@@ -69,12 +72,25 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _fell_back(result: "MigrationResult") -> bool:
-    """The file did not come out native: it kept apex.amp through the shim, or was left
-    unchanged by a parse or internal error."""
-    if result.parse_error is not None or result.internal_error is not None:
-        return True
-    return any(f.code in SHIM_FALLBACK_CODES for f in result.findings)
+#: how a file of a dropped component is told why (its findings start so on later runs too)
+DROPPED = "the GradScaler plan across files was dropped: "
+
+
+def _fallback_reason(result: "MigrationResult") -> Optional[str]:
+    """Why a file of a planned component cannot come out native as planned (it kept apex.amp
+    through the shim, its forward pass could not be put under autocast, or it was left
+    unchanged by a parse or internal error), as ``in path, message``; None when it can.  A
+    finding that only repeats an earlier run's dropped plan is not a reason of its own."""
+    failures = [f for f in (result.parse_error, result.internal_error) if f is not None]
+    failures += [f for f in result.findings if f.code in COMPONENT_FALLBACK_CODES and not f.fixed]
+    for failure in failures:
+        if DROPPED not in failure.message:
+            # no line number: the TODOs this run writes move the lines, and a second run
+            # must write the same text again
+            return f"in {failure.path}, {failure.message.split('; this file keeps')[0]}"
+    for failure in failures:
+        return failure.message.split(DROPPED)[-1].split("; this file keeps")[0].rstrip(")")
+    return None
 
 
 def migrate_planned(
@@ -92,17 +108,21 @@ def migrate_planned(
     file_plans = [plan.files.get(key) for key in keys]
     planned: List[Job] = [(path, source, fp) for (path, source), fp in zip(jobs, file_plans)]
     results = list(migrate_all(planned, settings, workers))
-    failed: Set[int] = {
-        fp.component
-        for fp, result in zip(file_plans, results)
-        if fp is not None and fp.component is not None and _fell_back(result)
-    }
+    failed: Dict[int, str] = {}
+    for fp, result in zip(file_plans, results):
+        if fp is not None and fp.component is not None and fp.component not in failed:
+            reason = _fallback_reason(result)
+            if reason is not None:
+                failed[fp.component] = reason
     if not failed:
         return results
     for component in failed:
         plan.without(component)
+    # each file of a dropped component is migrated again on its own, told why
     again: Dict[int, Job] = {
-        i: jobs[i] for i, fp in enumerate(file_plans) if fp is not None and fp.component in failed
+        i: (jobs[i][0], jobs[i][1], fp.dropped(DROPPED + failed[fp.component]))
+        for i, fp in enumerate(file_plans)
+        if fp is not None and fp.component in failed
     }
     for i, result in zip(again, migrate_all(list(again.values()), settings, workers)):
         results[i] = result

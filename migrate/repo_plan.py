@@ -23,6 +23,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .repo_index import MODULE_LEVEL, ModuleResolver, ModuleSummary, summarise
 
+#: a note that applies to every top-level definition of a file (a dropped component)
+ANY_DEFINITION = "*"
 #: where the engine puts a file's ``FilePlan`` for the rules (``CodemodContext.scratch``)
 REPO_PLAN_KEY = "apexcompat.repo_plan"
 #: names a GradScaler parameter may take, in order of preference
@@ -53,7 +55,12 @@ class FilePlan:
         return dict(self.pass_to).get(call_text)
 
     def note_for(self, name: str) -> Optional[str]:
-        return dict(self.notes).get(name)
+        notes = dict(self.notes)
+        return notes.get(name, notes.get(ANY_DEFINITION))
+
+    def dropped(self, reason: str) -> "FilePlan":
+        """This file without its planned part, noting ``reason`` at every site."""
+        return FilePlan(notes=((ANY_DEFINITION, reason),))
 
 
 @dataclass

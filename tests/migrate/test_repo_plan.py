@@ -5,6 +5,7 @@ through real command-line runs in temporary directories."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -229,3 +230,80 @@ def test_a_shim_file_that_cannot_go_native_keeps_its_bytes_apart_from_todos(tmp_
     after = (tmp_path / "ckpt.py").read_text()
     assert after.startswith("from apexcompat import amp  # the shim\n")
     assert '"apexcompat.amp"' in after  # strings are not touched
+
+
+# --- a scaler wrapper class, and a component dropped at apply time ------------------------------
+
+WRAPPER_LAUNCHER = textwrap.dedent(
+    """\
+    import torch
+    from apex import amp
+
+    from utils import ApexStepper
+
+
+    def main(use_apex=True):
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        stepper = None
+        if use_apex:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+            stepper = ApexStepper()
+        for _ in range(3):
+            stepper(model, torch.randn(8, 4), optimizer)
+        return {"amp": stepper.state_dict()}
+    """
+)
+WRAPPER = textwrap.dedent(
+    """\
+    from apex import amp
+
+
+    class ApexStepper:
+        def __call__(self, model, batch, optimizer):
+            loss = model(batch).pow(2).mean()
+            optimizer.zero_grad()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+
+        def state_dict(self):
+            if "state_dict" in amp.__dict__:
+                return amp.state_dict()
+    """
+)
+
+
+def test_a_wrapper_class_without_init_becomes_a_scaler_holder(tmp_path):
+    write_tree(tmp_path, {"train.py": WRAPPER_LAUNCHER, "utils/__init__.py": "from .steppers import ApexStepper\n",
+                          "utils/steppers.py": WRAPPER})
+    proc = run_cli(tmp_path, "--allow-no-vcs")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    train, steppers = (tmp_path / "train.py").read_text(), (tmp_path / "utils/steppers.py").read_text()
+    assert not re.search(r"^\s*(from|import) apex", train + steppers, re.M)
+    # created before the if that builds the wrapper, which uses it
+    assert train.index("scaler = torch.amp.GradScaler") < train.index("if use_apex:")
+    assert "stepper = ApexStepper(scaler=scaler)" in train
+    assert "    def __init__(self, scaler):\n        self.scaler = scaler\n" in steppers
+    assert "self.scaler.scale(loss).backward()" in steppers and "return self.scaler.state_dict()" in steppers
+    assert run_cli(tmp_path, "--check").returncode == 0
+
+
+def test_a_component_whose_forward_cannot_be_autocast_keeps_the_shim_and_says_why(tmp_path):
+    """The wrapper scales a loss computed by its caller: autocast cannot be placed there, the
+    migrated pair would train in float32, so the plan is dropped and both files say why."""
+    wrapper = WRAPPER.replace("    def __call__(self, model, batch, optimizer):\n        loss = model(batch).pow(2).mean()\n",
+                              "    def __call__(self, loss, optimizer):\n")
+    launcher = WRAPPER_LAUNCHER.replace("stepper(model, torch.randn(8, 4), optimizer)",
+                                        "stepper(model(torch.randn(8, 4)).pow(2).mean(), optimizer)")
+    write_tree(tmp_path, {"train.py": launcher, "utils/__init__.py": "from .steppers import ApexStepper\n",
+                          "utils/steppers.py": wrapper})
+    found = report(tmp_path)
+    manual = {f["path"]: f["message"] for f in found["findings"] if f["needs_manual_work"]}
+    assert set(manual) == {"train.py", "utils/steppers.py"}
+    assert manual["train.py"].startswith(
+        "the GradScaler plan across files was dropped: in utils/steppers.py, the forward pass and loss are not next"
+    )
+    run_cli(tmp_path, "--allow-no-vcs")
+    assert "from apexcompat import amp" in (tmp_path / "utils/steppers.py").read_text()
+    assert "torch.amp.GradScaler(" not in (tmp_path / "train.py").read_text()
