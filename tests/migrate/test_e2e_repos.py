@@ -1,0 +1,303 @@
+"""End to end: small multi-file apex repositories (e2e/repos/), migrated --to native, trained on the CPU.
+
+One layout per shape of issue 9 (a launcher plus a package that scales the loss, a trainer class
+across methods, a model-owned GAN step, a scaler wrapper class beside a native one, checkpoint
+helpers in another module, apex.amp passed on as a value, a config-driven opt level, a repository
+already on apexcompat.amp).  Once per module:
+
+1. every repository is copied to a temp dir and migrated in place with the real CLI
+   (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
+2. the ORIGINAL launchers run through e2e/fake_apex (``apex.amp`` = apexcompat.amp: CPU O1 is
+   float16 CPU autocast plus apex's dynamic loss scaler): a full run, and a half run that writes
+   an apex-format checkpoint (``amp.state_dict()``);
+3. the migrated launchers run a full run and a run resumed from the original's checkpoint, with
+   ``apex`` and ``apexcompat`` unimportable (only ``apex`` where the tool fell back to the shim).
+   The launchers pick their device at run time (``cuda`` if available, else ``cpu``), so the
+   native output runs float16 CPU autocast and an ENABLED CPU ``GradScaler`` on this machine:
+   no CUDA mapping is needed (contrast test_e2e_scripts.py).
+
+Runs share two subprocesses (e2e/runner.py): the originals, then the migrated ones.
+
+Outcome per layout (EXPECTED): ``native`` (no apex/apexcompat import left, no manual-work finding
+but the listed ones) or ``fallback`` (the tool keeps apexcompat.amp: its exact APX220 findings are
+asserted, so a change in what the tool does shows up here; the shim output is then run too).
+
+Tolerances (``-s`` prints the measured figures in the last test):
+* native vs the original: both run float16 CPU autocast and a dynamic scaler from 65536 that
+  never overflows on these models; GradScaler and apex's scaler unscale and step the same way,
+  so the runs track each other to fp16 rounding noise at most: NATIVE_REL (the same 2e-3 as
+  test_e2e_scripts.CUDA_SIM_REL);
+* where the migrated forward runs outside float16 autocast (see KNOWN_GAPS), an fp32 forward
+  against the original's fp16 one: FP16_REL (test_e2e_scripts: measured <= 2.0e-3, allowed 1e-2);
+* fallback (apexcompat.amp, the same code the original runs through fake apex): TIGHT;
+* resumed runs: the same tolerance as the full runs of their layout, against the uninterrupted
+  original.
+A migration mistake moves the weights far more (test_e2e_scripts: a dropped unscale_ before
+clipping 6e-1, a scaler state that is not loaded 1.1e-1).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+from test_e2e_scripts import FAKE_APEX, FP16_REL, SCRIPTS_DIR, TIGHT, _assert_close, _cli, _flatten, _max_diff, \
+    _metric, _rel_diff, _run_process
+
+torch = pytest.importorskip("torch")
+
+REPOS_DIR = Path(__file__).resolve().parent / "e2e" / "repos"
+NATIVE_REL = 2e-3
+
+# Per layout: its launcher, the arguments of its amp run, the steps of a full run (even: the
+# checkpoint is written half way), the metric that must decrease and the tool's outcome today.
+LAYOUTS: Dict[str, dict] = {
+    "r1_launcher_package": dict(launcher="tools/train_net.py", amp=[], steps=24, metric="loss", outcome="native",
+                                rel=FP16_REL),  # KNOWN_GAPS: autocast("cuda") in do_train
+    "r2_trainer_class": dict(launcher="train.py", amp=[], steps=24, metric="loss", outcome="fallback"),
+    "r3_model_owned_step": dict(launcher="train_gan.py", amp=[], steps=30, metric="distance", outcome="fallback"),
+    "r4_scaler_wrapper": dict(launcher="train.py", amp=["--amp"], steps=24, metric="loss", outcome="fallback"),
+    "r5_checkpoint_helpers": dict(launcher="train.py", amp=[], steps=24, metric="loss", outcome="native"),
+    "r6_amp_as_value": dict(launcher="main.py", amp=[], steps=24, metric="loss", outcome="fallback"),
+    # loss_scale=cfg.SOLVER.LOSS_SCALE: the tool cannot know it is "dynamic" (APX205, like s2)
+    "r7_config_opt_level": dict(launcher="tools/train.py", amp=[], steps=24, metric="loss", outcome="native",
+                                manual=["APX205"]),
+    "r8_already_apexcompat": dict(launcher="scripts/train.py", amp=[], steps=24, metric="loss", outcome="native"),
+}
+
+_SHIM = "this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand"
+_NOT_HERE = "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"
+_AS_VALUE = "apex.amp is passed on as a value here; its uses cannot be followed; " + _SHIM
+# The APX220 findings of the fallback layouts, (path, line, message), as the tool reports them today.
+FALLBACKS: Dict[str, List[tuple]] = {
+    # KNOWN_GAPS: the re-export `from .trainer import Trainer` in trainers/__init__.py is taken for
+    # a call of Trainer without a GradScaler (a wrong reason: nothing is called there)
+    "r2_trainer_class": [
+        ("train.py", 26, "the losses are scaled in trainers/trainer.py (Trainer), which cannot get the GradScaler: "
+         "Trainer is also called from trainers/__init__.py:1 (<module>), where no GradScaler exists; " + _SHIM),
+        ("trainers/trainer.py", 28, f"{_NOT_HERE} (Trainer is also called from trainers/__init__.py:1 (<module>), "
+         "where no GradScaler exists); " + _SHIM),
+    ],
+    # the model class scales its own losses (GAN.train_step): no plan for a model-owned step yet
+    "r3_model_owned_step": [
+        ("gan/models/gan.py", 34, f"{_NOT_HERE}; {_SHIM}"),
+        ("gan/models/gan.py", 42, f"{_NOT_HERE}; {_SHIM}"),
+        ("train_gan.py", 26, f"no amp.scale_loss in this file: the losses are scaled elsewhere; {_SHIM}"),
+    ],
+    # the ApexScaler wrapper class is not turned into a GradScaler holder yet
+    "r4_scaler_wrapper": [
+        ("train.py", 40, f"no amp.scale_loss in this file: the losses are scaled elsewhere; {_SHIM}"),
+        ("utils/scalers.py", 17, f"{_NOT_HERE}; {_SHIM}"),
+    ],
+    # restore(..., amp=amp) / snapshot(..., amp=amp)
+    "r6_amp_as_value": [("main.py", 30, _AS_VALUE), ("main.py", 43, _AS_VALUE)],
+}
+
+# What the tool gets wrong today on these layouts (tests marked xfail(strict) below name them).
+KNOWN_GAPS = {
+    "r1_launcher_package": "do_train gets `device` but only passes it on (get_batch(..., device)): the "
+    "migrated autocast says \"cuda\" while the launcher's GradScaler follows device.type, so on a CPU host "
+    "the forward runs in fp32 under an enabled CPU GradScaler (torch warns 'CUDA is not available')",
+}
+
+_IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
+
+
+def _migrate(directory: Path) -> dict:
+    proc = subprocess.run(
+        [*_cli(), "--to", "native", "--allow-no-vcs", "--output-format", "json", "-j", "1", "."],
+        cwd=directory, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _plan_runs(group: str, name: str, root: Path, work: Path) -> List[dict]:
+    """The runs of one layout: 'orig' (fake apex; writes the half-way checkpoint) or 'migrated'."""
+    cfg = LAYOUTS[name]
+    steps, half = cfg["steps"], cfg["steps"] // 2
+    if group == "orig":
+        blocked: List[str] = []
+    else:
+        blocked = ["apex", "apexcompat"] if cfg["outcome"] == "native" else ["apex"]
+    sys_path = [str(root), str(SCRIPTS_DIR)] + ([str(FAKE_APEX)] if group == "orig" else [])
+    ckpt = work / f"orig-{name}-half.ckpt.pt"
+    variants = {"full": ["--steps", str(steps)]}
+    if group == "orig":
+        variants["full"] += ["--ckpt-out", str(work / f"orig-{name}-full.ckpt.pt")]
+        variants["half"] = ["--steps", str(half), "--ckpt-out", str(ckpt)]
+    else:
+        variants["resumed"] = ["--steps", str(half), "--resume", str(ckpt),
+                               "--ckpt-out", str(work / f"{group}-{name}-resumed.ckpt.pt")]
+    return [{
+        "id": f"{group}:{name}:{variant}", "script": str(root / cfg["launcher"]), "cwd": str(work), "root": str(root),
+        # the argparse REMAINDER of r7 takes what follows the first positional: options go first
+        "argv": argv + ["--params-out", str(work / f"{group}-{name}-{variant}.params.pt")] + cfg["amp"],
+        "env": {}, "blocked": blocked, "sys_path": sys_path,
+    } for variant, argv in variants.items()]
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("e2e-repos")
+    work = root / "work"
+    work.mkdir()
+    dirs = {name: root / name for name in LAYOUTS}
+    for name, directory in dirs.items():
+        shutil.copytree(REPOS_DIR / name, directory, ignore=shutil.ignore_patterns("__pycache__"))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        reports = dict(zip(dirs, pool.map(_migrate, dirs.values())))
+    orig = [run for name in LAYOUTS for run in _plan_runs("orig", name, REPOS_DIR / name, work)]
+    # native layouts first: a fallback run imports apexcompat, a native one must never see it
+    ordered = sorted(LAYOUTS, key=lambda n: LAYOUTS[n]["outcome"] != "native")
+    migrated = [run for name in ordered for run in _plan_runs("migrated", name, dirs[name], work)]
+    runs = {**_run_process(orig, work, "repos-orig"), **_run_process(migrated, work, "repos-migrated")}
+    return {"work": work, "dirs": dirs, "reports": reports, "runs": runs}
+
+
+def _run(repos: dict, group: str, name: str, variant: str) -> dict:
+    result = repos["runs"][f"{group}:{name}:{variant}"]
+    assert result["ok"], f"{group} {name} {variant} failed:\n{result['error']}\n--- stdout ---\n{result['stdout']}"
+    return result
+
+
+def _params(repos: dict, group: str, name: str, variant: str) -> Dict[str, "torch.Tensor"]:
+    _run(repos, group, name, variant)
+    return _flatten(torch.load(repos["work"] / f"{group}-{name}-{variant}.params.pt"))
+
+
+def _python_files(directory: Path) -> Dict[str, str]:
+    return {p.relative_to(directory).as_posix(): p.read_text() for p in sorted(directory.rglob("*.py"))}
+
+
+def _tolerance(name: str) -> dict:
+    cfg = LAYOUTS[name]
+    return {"rel": cfg.get("rel", NATIVE_REL)} if cfg["outcome"] == "native" else TIGHT
+
+
+def _assert_matches(a: dict, b: dict, name: str, what: str) -> None:
+    tol = _tolerance(name)
+    if "rel" in tol:
+        measured = _rel_diff(a, b)
+        assert measured <= tol["rel"], f"{what}: ||a - b|| / ||b|| = {measured:.3g} > {tol['rel']}"
+    else:
+        _assert_close(a, b, what, **tol)
+
+
+# ---------------------------------------------------------------------------- migration
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_migration_outcome_per_layout(repos, name):
+    cfg, report, directory = LAYOUTS[name], repos["reports"][name], repos["dirs"][name]
+    assert report["summary"]["internal_errors"] == 0, report
+    files = _python_files(directory)
+    assert files.keys() == _python_files(REPOS_DIR / name).keys()
+    for path, text in files.items():
+        compile(text, path, "exec")
+    manual = sorted((f["path"], f["line"], f["message"].replace(f"{directory}/", ""))
+                    for f in report["findings"] if f["needs_manual_work"])
+    if cfg["outcome"] == "native":
+        codes = [f["code"] for f in report["findings"] if f["needs_manual_work"]]
+        assert codes == cfg.get("manual", []), manual
+        left = {path: _IMPORT.findall(text) for path, text in files.items()}
+        assert not {path: found for path, found in left.items() if found}, left
+    else:
+        assert manual == sorted(FALLBACKS[name])
+        assert all(not re.search(r"^\s*(from\s+apex\b|import\s+apex\b)", t, re.M) for t in files.values())
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_files_without_amp_stay_byte_identical(repos, name):
+    original, migrated = _python_files(REPOS_DIR / name), _python_files(repos["dirs"][name])
+    changed = {p for p in original if original[p] != migrated[p]}
+    uses_amp = {p for p, text in original.items() if re.search(r"\bamp\.", text)}
+    assert changed <= uses_amp, changed - uses_amp
+    if LAYOUTS[name]["outcome"] == "native":
+        assert changed == {p for p in uses_amp if _IMPORT.search(original[p])}
+
+
+# ---------------------------------------------------------------------------- training
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+@pytest.mark.parametrize("group", ("orig", "migrated"))
+def test_runs_complete_and_the_metric_decreases(repos, group, name):
+    cfg = LAYOUTS[name]
+    values = _metric(_run(repos, group, name, "full")["stdout"], cfg["metric"])
+    assert len(values) == cfg["steps"], values
+    assert sum(values[-4:]) < 0.7 * sum(values[:4]), (group, values)
+
+
+@pytest.mark.parametrize("name", [n for n, cfg in LAYOUTS.items() if cfg["outcome"] == "native"])
+def test_native_output_trains_with_an_enabled_cpu_grad_scaler(repos, name):
+    """The premise of the comparisons: the migrated launcher's GradScaler followed the CPU device
+    and was enabled (its checkpoint holds a scale, a disabled one saves {}), and it never
+    imported apexcompat (blocked by the runner, so the run would have failed)."""
+    _run(repos, "migrated", name, "resumed")
+    state = torch.load(repos["work"] / f"migrated-{name}-resumed.ckpt.pt")["amp"]
+    assert "scale" in state and state["scale"] >= 1.0, state
+    warned = repos["runs"][f"migrated:{name}:full"]["warnings"]
+    assert not [w for w in warned if "CUDA" in w and "Disabling" not in w], warned
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(n in KNOWN_GAPS, reason=KNOWN_GAPS.get(n, ""), strict=True))
+    for n, cfg in LAYOUTS.items() if cfg["outcome"] == "native"
+])
+def test_native_output_runs_no_cuda_autocast_on_the_cpu_host(repos, name):
+    """autocast follows the device the launcher chose: no 'CUDA is not available ... Disabling'."""
+    warned = repos["runs"][f"migrated:{name}:full"]["warnings"]
+    assert not [w for w in warned if "Disabling" in w], warned
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_migrated_matches_the_original_run_through_apexcompat(repos, name):
+    _assert_matches(_params(repos, "migrated", name, "full"), _params(repos, "orig", name, "full"), name,
+                    "migrated vs original O1")
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_apex_checkpoint_written_by_the_original_resumes_in_the_migrated_layout(repos, name):
+    cfg = LAYOUTS[name]
+    _run(repos, "orig", name, "half")
+    stdout = _run(repos, "migrated", name, "resumed")["stdout"]
+    steps = [int(s) for s in re.findall(rf"^metric {cfg['metric']} (\d+) ", stdout, re.M)]
+    assert steps == list(range(cfg["steps"] // 2, cfg["steps"])), "the resumed run did not start where the checkpoint ended"
+    entry = torch.load(repos["work"] / f"orig-{name}-half.ckpt.pt")["amp"]
+    assert set(entry) == {"loss_scaler0"} | ({"loss_scaler1"} if name == "r3_model_owned_step" else set()), entry
+    # the scaler state at the end equals the uninterrupted original's: the scale rarely moves on
+    # these models, so this is what proves the checkpoint's scaler state was loaded (the count of
+    # clean steps goes on from the checkpoint's instead of restarting at 0)
+    resumed = torch.load(repos["work"] / f"migrated-{name}-resumed.ckpt.pt")["amp"]
+    straight = torch.load(repos["work"] / f"orig-{name}-full.ckpt.pt")["amp"]
+    if cfg["outcome"] == "native":
+        apex_view = {"loss_scale": resumed["scale"], "unskipped": resumed["_growth_tracker"]}
+        assert apex_view == straight["loss_scaler0"], (resumed, straight)
+    else:
+        assert resumed == straight
+    _assert_matches(_params(repos, "migrated", name, "resumed"), _params(repos, "orig", name, "full"), name,
+                    "migrated, resumed from the apex checkpoint, vs the uninterrupted original")
+
+
+def test_report_measured_differences(repos, capsys):
+    """Prints max |a - b| and ||a - b|| / ||b|| behind the tolerances."""
+    lines = []
+    for name, cfg in LAYOUTS.items():
+        cells = [cfg["outcome"]]
+        for label, variant in (("full", "full"), ("resumed", "resumed")):
+            try:
+                a, b = _params(repos, "migrated", name, variant), _params(repos, "orig", name, "full")
+            except (AssertionError, KeyError, FileNotFoundError):
+                continue  # a failed run: its own test says so
+            cells.append(f"{label} {_max_diff(a, b):.1e}/{_rel_diff(a, b):.1e}")
+        lines.append(f"{name}: " + ", ".join(cells))
+    with capsys.disabled():
+        print("\nmigrated vs original, max|a-b| / ||a-b||/||b||\n" + "\n".join(lines))
+    assert len(lines) == len(LAYOUTS)
