@@ -38,17 +38,15 @@ clipping 6e-1, a scaler state that is not loaded 1.1e-1).
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, List
+from typing import Any, Dict, List
 
 import pytest
-from test_e2e_scripts import FAKE_APEX, FP16_REL, SCRIPTS_DIR, TIGHT, _assert_close, _cli, _flatten, _max_diff, \
-    _metric, _rel_diff, _run_process
+from test_e2e_scripts import FAKE_APEX, FP16_REL, SCRIPTS_DIR, TIGHT, _assert_close, _flatten, _max_diff, _metric, \
+    _migrate, _rel_diff, _run_process
 
 torch = pytest.importorskip("torch")
 
@@ -109,13 +107,8 @@ KNOWN_GAPS = {
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
 
 
-def _migrate(directory: Path) -> dict:
-    proc = subprocess.run(
-        [*_cli(), "--to", "native", "--allow-no-vcs", "--output-format", "json", "-j", "1", "."],
-        cwd=directory, capture_output=True, text=True, timeout=120,
-    )
-    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
-    return json.loads(proc.stdout)
+def _migrate_native(directory: Path) -> dict:
+    return _migrate(directory, "native")  # in place, --allow-no-vcs, JSON report
 
 
 def _plan_runs(group: str, name: str, root: Path, work: Path) -> List[dict]:
@@ -152,13 +145,16 @@ def repos(tmp_path_factory) -> dict:
     for name, directory in dirs.items():
         shutil.copytree(REPOS_DIR / name, directory, ignore=shutil.ignore_patterns("__pycache__"))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        reports = dict(zip(dirs, pool.map(_migrate, dirs.values())))
+        reports = dict(zip(dirs, pool.map(_migrate_native, dirs.values())))
+        after_first = {name: _python_files(directory) for name, directory in dirs.items()}
+        second = dict(zip(dirs, pool.map(_migrate_native, dirs.values())))
     orig = [run for name in LAYOUTS for run in _plan_runs("orig", name, REPOS_DIR / name, work)]
     # native layouts first: a fallback run imports apexcompat, a native one must never see it
     ordered = sorted(LAYOUTS, key=lambda n: LAYOUTS[n]["outcome"] != "native")
     migrated = [run for name in ordered for run in _plan_runs("migrated", name, dirs[name], work)]
     runs = {**_run_process(orig, work, "repos-orig"), **_run_process(migrated, work, "repos-migrated")}
-    return {"work": work, "dirs": dirs, "reports": reports, "runs": runs}
+    return {"work": work, "dirs": dirs, "reports": reports, "runs": runs, "second": second,
+            "after_first": after_first}
 
 
 def _run(repos: dict, group: str, name: str, variant: str) -> dict:
@@ -167,7 +163,7 @@ def _run(repos: dict, group: str, name: str, variant: str) -> dict:
     return result
 
 
-def _params(repos: dict, group: str, name: str, variant: str) -> Dict[str, "torch.Tensor"]:
+def _params(repos: dict, group: str, name: str, variant: str) -> Dict[str, Any]:
     _run(repos, group, name, variant)
     return _flatten(torch.load(repos["work"] / f"{group}-{name}-{variant}.params.pt"))
 
@@ -211,6 +207,20 @@ def test_migration_outcome_per_layout(repos, name):
     else:
         assert manual == sorted(FALLBACKS[name])
         assert all(not re.search(r"^\s*(from\s+apex\b|import\s+apex\b)", t, re.M) for t in files.values())
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_second_migration_is_a_no_op_with_the_same_findings(repos, name):
+    """The migrated repository (native, or a fallback's apexcompat.amp files, which are inputs of
+    --to native too) migrated again: nothing changes, the same sites still need a human."""
+    second = repos["second"][name]
+    assert second["summary"]["files_changed"] == 0, second["summary"]
+    assert _python_files(repos["dirs"][name]) == repos["after_first"][name]
+
+    def manual(report: dict) -> List[tuple]:
+        return sorted((f["path"], f["code"]) for f in report["findings"] if f["needs_manual_work"])
+
+    assert manual(second) == manual(repos["reports"][name])
 
 
 @pytest.mark.parametrize("name", LAYOUTS)

@@ -25,12 +25,12 @@ def main():
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
 
-    step = 0
+    start_step = 0
     if args.resume:
-        step = restore(args.resume, model, optimizer, amp=amp)
+        start_step = restore(args.resume, model, optimizer, amp=amp)
 
     data = toydata.make_data()
-    for step in range(step, step + args.steps):
+    for step in range(start_step, start_step + args.steps):
         x, y = (t.to(device) for t in toydata.batch(data, step))
         loss = F.mse_loss(model(x), y)
         optimizer.zero_grad()
@@ -40,7 +40,7 @@ def main():
         toydata.log(step, "loss", loss.item())
 
     if args.ckpt_out:
-        snapshot(args.ckpt_out, model, optimizer, step + 1, amp=amp)
+        snapshot(args.ckpt_out, model, optimizer, start_step + args.steps, amp=amp)
     if args.params_out:
         toydata.save_params(model, args.params_out)
 
