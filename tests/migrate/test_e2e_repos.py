@@ -320,15 +320,15 @@ def test_report_measured_differences(repos, capsys):
     lines = []
     for name, cfg in LAYOUTS.items():
         cells = [cfg["outcome"]]
-        for label, variant in (("full", "full"), ("resumed", "resumed")):
+        pairs = {"full~O1": ("full", "full"), "resumed~O1": ("resumed", "full")}
+        if "fp32" in cfg:
+            pairs["full~O0"] = ("full", "fp32")
+        for label, (variant, reference) in pairs.items():
             try:
-                a, b = _params(repos, "migrated", name, variant), _params(repos, "orig", name, "full")
+                a, b = _params(repos, "migrated", name, variant), _params(repos, "orig", name, reference)
             except (AssertionError, KeyError, FileNotFoundError):
                 continue  # a failed run: its own test says so
             cells.append(f"{label} {_max_diff(a, b):.1e}/{_rel_diff(a, b):.1e}")
-        if "fp32" in cfg:
-            a, b = _params(repos, "migrated", name, "full"), _params(repos, "orig", name, "fp32")
-            cells.append(f"full~O0 {_max_diff(a, b):.1e}/{_rel_diff(a, b):.1e}")
         lines.append(f"{name}: " + ", ".join(cells))
     with capsys.disabled():
         print("\nmigrated vs original, max|a-b| / ||a-b||/||b||\n" + "\n".join(lines))
