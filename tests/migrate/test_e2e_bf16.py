@@ -40,7 +40,7 @@ BF16_REL = 2e-2
 
 def _migrate(directory: Path) -> dict:
     proc = subprocess.run(
-        [*_cli(), "--to", "native", "--dtype", "bfloat16", "--output-format", "json", "-j", "1", "."],
+        [*_cli(), "--allow-no-vcs", "--to", "native", "--dtype", "bfloat16", "--output-format", "json", "-j", "1", "."],
         cwd=directory, capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
