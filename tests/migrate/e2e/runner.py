@@ -10,7 +10,8 @@ group destroyed, as a new process would have them.  Top-level packages named in 
 migrated script proves it needs neither apex nor (native target) apexcompat.
 
 Usage: python runner.py PLAN.json RESULTS.json
-PLAN = {"runs": [{"id", "script", "argv", "cwd", "env", "sys_path", "blocked", "cuda_amp_on_cpu"}]}
+PLAN = {"runs": [{"id", "script", "argv", "cwd", "env", "sys_path", "blocked", "cuda_amp_on_cpu", "root"}]}
+(``root``, optional: the repository a launcher belongs to; its packages are forgotten too.)
 RESULTS = {id: {"ok": bool, "stdout": str, "error": str, "warnings": [str], "cpu_s": float}}
 """
 
@@ -39,11 +40,14 @@ class _Blocker(importlib.abc.MetaPathFinder):
         return None
 
 
-def _forget_modules(names, directory: str) -> None:
-    """Drop blocked packages and the modules a script imported from its own directory."""
+def _forget_modules(names, directory: str, root: str = "") -> None:
+    """Drop blocked packages, the modules a script imported from its own directory and, for a
+    script inside a repository, every module imported from anywhere under its ``root``."""
     for key, module in list(sys.modules.items()):
         origin = getattr(module, "__file__", None)
-        if key.split(".")[0] in names or (origin and os.path.dirname(os.path.abspath(origin)) == directory):
+        origin = os.path.abspath(origin) if origin else ""
+        ours = origin and (os.path.dirname(origin) == directory or (root and origin.startswith(root + os.sep)))
+        if key.split(".")[0] in names or ours:
             del sys.modules[key]
 
 
@@ -85,9 +89,10 @@ def run_one(run: dict) -> dict:
     script = os.path.abspath(run["script"])
     directory = os.path.dirname(script)
     blocked = run.get("blocked", [])
+    root = os.path.abspath(run["root"]) if run.get("root") else ""
     extra_path = [directory, *run.get("sys_path", [])]
     saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
-    _forget_modules(blocked, directory)
+    _forget_modules(blocked, directory, root)
     blocker = _Blocker(blocked)
     sys.meta_path.insert(0, blocker)
     os.environ.update(run.get("env", {}))
@@ -119,7 +124,7 @@ def run_one(run: dict) -> dict:
             _reset_between_runs()
         except Exception:  # noqa: BLE001
             ok, error = False, error + "\nreset after the run failed:\n" + traceback.format_exc()
-        _forget_modules([], directory)
+        _forget_modules([], directory, root)
     warned = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     return {"ok": ok, "stdout": out.getvalue(), "error": error, "warnings": warned,
             "cpu_s": round(time.process_time() - started, 3)}

@@ -1,0 +1,1 @@
+"""A toy detection-style package: data, modeling, engine."""

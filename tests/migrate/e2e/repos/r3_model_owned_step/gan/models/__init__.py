@@ -1,0 +1,3 @@
+from .gan import GAN
+
+__all__ = ["GAN"]

@@ -1,0 +1,3 @@
+from .defaults import get_cfg
+
+__all__ = ["get_cfg"]
