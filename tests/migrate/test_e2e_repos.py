@@ -21,9 +21,9 @@ Runs share two subprocesses (e2e/runner.py): the originals, then the migrated on
 Outcome per layout (LAYOUTS): ``native`` (no apex/apexcompat import left, no manual-work finding
 but the listed ones; the runs block both packages) or ``fallback`` (the tool keeps apexcompat.amp:
 its APX220 findings must be one of the exact sets pinned, so a change in what the tool does shows
-up here; the shim output is run and compared too, and the native-only checks skip).  migrate/ was
-being changed while this was written: the results of two states of the tool are pinned, the
-branch point of this test (B) and main at 29fcf03 (M).
+up here; the shim output is run and compared too, and the native-only checks skip).  Today r1,
+r2, r5, r7 and r8 come out native; r3 (a model class that steps itself), r4 (a scaler wrapper
+whose loss is computed by the launcher) and r6 (amp passed as a value) fall back.
 
 Tolerances (``-s`` prints the measured figures in the last test):
 * native vs the original: both run float16 CPU autocast and a dynamic scaler from 65536, and
@@ -31,9 +31,9 @@ Tolerances (``-s`` prints the measured figures in the last test):
   runs track each other to fp16 rounding noise: NATIVE_REL (the same 2e-3 as
   test_e2e_scripts.CUDA_SIM_REL; measured ||native - O1|| / ||O1|| <= 3.6e-4 (r5, BatchNorm),
   1.2e-4 elsewhere, <= 5.3e-5 resumed);
-* where the migrated forward runs outside float16 autocast (a LAYOUTS 'gap'), an fp32 forward
-  against the original's fp16 one: FP16_REL (test_e2e_scripts: measured <= 2.0e-3, allowed 1e-2;
-  r1 here: 1.8e-3);
+* where a migrated forward would run outside float16 autocast (a LAYOUTS 'gap'; none today), an
+  fp32 forward against the original's fp16 one: FP16_REL (test_e2e_scripts: measured <= 2.0e-3,
+  allowed 1e-2);
 * fallback (apexcompat.amp, the same code the original runs through fake apex): TIGHT
   (measured: bitwise);
 * resumed runs: the same tolerance as the full runs of their layout, against the uninterrupted
@@ -65,52 +65,44 @@ NATIVE_REL = 2e-3
 _SHIM = "this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand"
 _NOT_HERE = "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"
 _AS_VALUE = "apex.amp is passed on as a value here; its uses cannot be followed; " + _SHIM
-_ELSEWHERE = f"no amp.scale_loss in this file: the losses are scaled elsewhere; {_SHIM}"
 _GAN_VALUE = "GAN is passed on as a value in train_gan.py, so its callers cannot be followed"
-_REEXPORT = "Trainer is also called from trainers/__init__.py:1 (<module>), where no GradScaler exists"
 
 # Per layout: its launcher, the arguments of its amp run and of its fp32 reference run (the
 # original at O0), the steps of a full run (even: the checkpoint is written half way), the
-# metric that must decrease, and what the tool may do with it.  ``migrate/`` is being changed
-# while these layouts are written, so two states of the tool are pinned EXACTLY: the branch point
-# of this test (B) and main at 29fcf03 (M).  ``native``: the manual-work codes a native result may
-# carry (None: a native result is not expected yet, but accepted with no manual work);
-# ``fallbacks``: the exact sets of APX220 findings (path, line, message) a shim fallback may
-# report; ``gap``: why the native forward may still run outside float16 autocast on the CPU.
+# metric that must decrease, and what the tool does with it today, pinned EXACTLY: ``native``:
+# the manual-work codes a native result carries (None: a native result is not expected);
+# ``fallbacks``: the exact sets of APX220 findings (path, line, message) of a shim fallback;
+# ``gap``: why a native forward may still run outside float16 autocast on the CPU (none now).
+_DROPPED = (
+    "the GradScaler plan across files was dropped: in utils/scalers.py, the forward pass and loss are not next "
+    'to this amp.scale_loss: wrap them in `with torch.autocast("cuda", dtype=torch.float16):` by hand'
+)
 LAYOUTS: Dict[str, dict] = {
-    # B: autocast("cuda") in do_train, whose `device` only reaches another file's helper; M: fixed
+    # do_train(model, dataset, optimizer, device, ...) in a package module: autocast follows `device`
     "r1_launcher_package": dict(
         launcher="tools/train_net.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
-        native=[], fallbacks=[],
-        gap="B: do_train gets `device` but only passes it on (get_batch(..., device), another file): its "
-        "autocast says \"cuda\" while the launcher's GradScaler follows device.type, so on a CPU host the "
-        "forward runs in fp32 under an enabled CPU GradScaler (torch warns 'CUDA is not available')"),
-    # B: falls back, the re-export `from .trainer import Trainer` in trainers/__init__.py taken for a
-    # call of Trainer without a GradScaler (a wrong reason: nothing is called there); M: native
+        native=[], fallbacks=[]),
+    # Trainer(model, optimizer) of another module, re-exported by trainers/__init__.py
     "r2_trainer_class": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[],
-        fallbacks=[[("train.py", 26, "the losses are scaled in trainers/trainer.py (Trainer), which cannot get "
-                     f"the GradScaler: {_REEXPORT}; {_SHIM}"),
-                    ("trainers/trainer.py", 28, f"{_NOT_HERE} ({_REEXPORT}); {_SHIM}")]]),
-    # the model class scales its own losses (GAN.train_step): B and M fall back (M's reason: GAN
-    # "passed on as a value", i.e. GAN.real_batch(...) / GAN.LATENT in the launcher)
+        fallbacks=[]),
+    # the model class scales its own losses (GAN.train_step): falls back; the reason names the
+    # launcher's reads of GAN.LATENT / GAN.real_batch(...) as "passed on as a value" (too strict)
     "r3_model_owned_step": dict(
         launcher="train_gan.py", amp=[], fp32=["--opt_level", "O0"], steps=30, metric="distance", native=None,
         fallbacks=[
-            [("gan/models/gan.py", 34, f"{_NOT_HERE}; {_SHIM}"), ("gan/models/gan.py", 42, f"{_NOT_HERE}; {_SHIM}"),
-             ("train_gan.py", 26, _ELSEWHERE)],
             [("gan/models/gan.py", 34, f"{_NOT_HERE} ({_GAN_VALUE}); {_SHIM}"),
              ("gan/models/gan.py", 42, f"{_NOT_HERE} ({_GAN_VALUE}); {_SHIM}"),
              ("train_gan.py", 26, "the losses are scaled in gan/models/gan.py (GAN), which cannot get the "
               f"GradScaler: {_GAN_VALUE}; {_SHIM}")],
         ]),
-    # B: falls back; M: ApexScaler becomes a GradScaler holder, but the forward (under the launcher's
-    # amp_autocast, a nullcontext on the apex branch) is left outside autocast with an APX210 TODO
+    # ApexScaler would become a GradScaler holder, but the forward runs in the launcher under its
+    # amp_autocast (a nullcontext on the apex branch): a native pair would train in fp32, so the
+    # plan is dropped and both files keep apexcompat.amp, saying why
     "r4_scaler_wrapper": dict(
-        launcher="train.py", amp=["--amp"], fp32=[], steps=24, metric="loss", native=["APX210"],
-        fallbacks=[[("train.py", 40, _ELSEWHERE), ("utils/scalers.py", 17, f"{_NOT_HERE}; {_SHIM}")]],
-        gap="M: the forward runs under the launcher's amp_autocast, a nullcontext on the apex branch: "
-        "APX210 asks for autocast by hand, so the migrated run trains in fp32 under an enabled GradScaler"),
+        launcher="train.py", amp=["--amp"], fp32=[], steps=24, metric="loss", native=None,
+        fallbacks=[[("train.py", 40, f"{_DROPPED}; {_SHIM}"),
+                    ("utils/scalers.py", 17, f"{_NOT_HERE} ({_DROPPED}); {_SHIM}")]]),
     "r5_checkpoint_helpers": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
                                   native=[], fallbacks=[]),
     # restore(..., amp=amp) / snapshot(..., amp=amp): B and M fall back
