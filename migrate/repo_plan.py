@@ -157,10 +157,9 @@ def build_plan(
     callers: Dict[Def, List[Tuple[Def, int]]] = {}
     for path, summary in by_path.items():
         for call in summary.calls:
-            callee_found = definitions.find(call.module, call.name, path)
-            if callee_found is None or callee_found[0] == path:
+            callee = definitions.find(call.module, call.name, path)
+            if callee is None or callee[0] == path:
                 continue
-            callee = callee_found
             edges.setdefault((path, call.owner), []).append((callee, call.text))
             callers.setdefault(callee, []).append(((path, call.owner), call.line))
 
