@@ -88,8 +88,8 @@ def _fallback_reason(result: "MigrationResult") -> Optional[str]:
             # no line number: the TODOs this run writes move the lines, and a second run
             # must write the same text again
             return f"in {failure.path}, {failure.message.split('; this file keeps')[0]}"
-    for failure in failures:
-        return failure.message.split(DROPPED)[-1].split("; this file keeps")[0].rstrip(")")
+    if failures:  # only repeats of an earlier run's dropped plan: the reason they carry
+        return failures[0].message.split(DROPPED)[-1].split("; this file keeps")[0].rstrip(")")
     return None
 
 
