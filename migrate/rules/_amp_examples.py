@@ -1304,6 +1304,51 @@ def evaluate(cfg, model, loader):
 """,
         codes=('APX101', 'APX206'),
     ),
+    # inference initializes under nested flags (VL-BERT's vcr/val.py): each TODO stays on the
+    # `pass` left in its own `if`, so a second run finds both again
+    Example(
+        "inference-todos-stay-in-their-if",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(args, answer_model, rationale_model):
+    if args.answer:
+        answer_model = answer_model.cuda()
+        if args.fp16:
+            [answer_model] = amp.initialize([answer_model],
+                                            opt_level='O2',
+                                            keep_batchnorm_fp32=False)
+        answer_model.eval()
+    if args.rationale:
+        if args.fp16:
+            [rationale_model] = amp.initialize([rationale_model], opt_level='O2')
+        rationale_model.eval()
+    print("Evaluate...")
+""",
+        after="""\
+import torch
+
+
+def main(args, answer_model, rationale_model):
+    if args.answer:
+        answer_model = answer_model.cuda()
+        if args.fp16:
+            # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+            #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+            pass
+        answer_model.eval()
+    if args.rationale:
+        if args.fp16:
+            # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+            #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+            pass
+        rationale_model.eval()
+    print("Evaluate...")
+""",
+        codes=('APX101', 'APX206', 'APX206'),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

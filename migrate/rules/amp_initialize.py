@@ -507,7 +507,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         return kwargs
 
     def _inference(self, site: InitSite, level: Optional[str], new: List[cst.BaseStatement]) -> None:
-        """No optimizers: O3 -> ``model.half()``; O1/O2 -> autocast by hand; O0 -> nothing."""
+        """No optimizers: O3 -> ``model.half()``; O1/O2 -> autocast by hand; O0 -> nothing.
+        No scaler is created, so what replaces the initialize (and its TODO) stays where it
+        stood, inside its ``if``, instead of after the outermost ``if`` around it."""
+        site.anchor = site.stmt
         models = site.models
         holder = site.stmt.body[0]
         if level == "O3":
