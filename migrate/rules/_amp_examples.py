@@ -1323,7 +1323,7 @@ def main(args, answer_model, rationale_model):
         answer_model.eval()
     if args.rationale:
         if args.fp16:
-            [rationale_model] = amp.initialize([rationale_model], opt_level='O2')
+            [rationale_model] = amp.initialize([rationale_model], opt_level='O3')
         rationale_model.eval()
     print("Evaluate...")
 """,
@@ -1341,9 +1341,10 @@ def main(args, answer_model, rationale_model):
         answer_model.eval()
     if args.rationale:
         if args.fp16:
-            # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
-            #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
-            pass
+            # TODO(apexcompat): O3 inference: the model is now float16; apex also cast its floating
+            #   inputs to float16 and its outputs back to float32 - cast the inputs with .half() and
+            #   the outputs with .float() where they are used
+            rationale_model.half()
         rationale_model.eval()
     print("Evaluate...")
 """,
