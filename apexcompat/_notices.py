@@ -8,36 +8,13 @@ is reset).
 
 from __future__ import annotations
 
-import logging
-import sys
 from typing import Set
+
+from ._logging import CurrentStreamHandler, own_logger
 
 __all__ = ["notice_once"]
 
-_logger = logging.getLogger("apexcompat.notice")
-
-
-class _CurrentStderrHandler(logging.StreamHandler):
-    """Writes to whatever ``sys.stderr`` is at the time of the call (tests swap it)."""
-
-    def __init__(self) -> None:
-        super().__init__(sys.stderr)
-        self.setFormatter(logging.Formatter("%(message)s"))
-
-    @property  # type: ignore[override]
-    def stream(self):
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, value) -> None:  # logging.StreamHandler.__init__ assigns it
-        pass
-
-
-if not _logger.handlers:
-    _logger.addHandler(_CurrentStderrHandler())
-    _logger.propagate = False
-if _logger.level == logging.NOTSET:
-    _logger.setLevel(logging.INFO)
+_logger = own_logger("apexcompat.notice", CurrentStreamHandler("stderr"))
 
 _given: Set[str] = set()
 
