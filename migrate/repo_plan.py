@@ -87,7 +87,7 @@ def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, 
     for path, shown, source in others:
         if needle not in source:
             continue
-        summary = summarise(path, shown, source)
+        summary = definitions.summary(path)  # read once, shared with the re-export search
         if summary is None:
             continue
         for local, (module, attr) in summary.imports.items():
@@ -115,7 +115,7 @@ class _Definitions:
         self.resolver = resolver
         self.read: Dict[str, Optional[ModuleSummary]] = {}
 
-    def _summary(self, path: str) -> Optional[ModuleSummary]:
+    def summary(self, path: str) -> Optional[ModuleSummary]:
         if path in self.by_path:
             return self.by_path[path]
         if path not in self.read:
@@ -126,7 +126,7 @@ class _Definitions:
     def find(self, module: str, name: str, importer: str) -> Optional[Def]:
         for _ in range(self.HOPS):
             target = self.resolver.resolve(module, importer)
-            summary = self._summary(target) if target is not None else None
+            summary = self.summary(target) if target is not None else None
             if summary is None:
                 return None
             if name in summary.functions | summary.classes:
