@@ -1,16 +1,28 @@
 """How fast is ``apexcompat-migrate --check`` on a big repository?
 
-One command: ``python benchmarks/migrate_speed.py`` generates a tree of ``--files`` Python
-files (default 3,000; ``--apex`` of them, default 100, are apex training scripts, the rest
-ordinary modules of realistic sizes) inside a fresh git repository in a temporary folder,
-then times ``apexcompat-migrate --check`` in fresh processes: the first run (cold), then
-``-j 1`` and ``-j 2`` (best of ``--repeat``).  Prints wall time and files/s for each.
+Two commands:
+
+``python benchmarks/migrate_speed.py`` generates a tree of ``--files`` Python files (default
+3,000; ``--apex`` of them, default 100, are apex training scripts, the rest ordinary modules
+of realistic sizes) inside a fresh git repository in a temporary folder, then times
+``apexcompat-migrate --check`` in fresh processes: the first run (cold), then ``-j 1`` and
+``-j 2`` (best of ``--repeat``).  Prints wall time and files/s for each.
 Target: <= 3 s wall for 3,000 files with ~100 apex files on 2 cores.
+
+``python benchmarks/migrate_speed.py --tree TREE`` compares ``apexcompat-migrate --check -j 2``
+with TorchFix 0.7.0 (``torchfix -j 2 .``) on a large real tree (e.g. a checkout of
+NVIDIA/DeepLearningExamples), interleaved, ``--repeat`` times each, and prints the best wall
+times and their ratio (target >= 20).  TorchFix runs from a virtual environment of its own
+(made once under ``--venv`` with ``pip install torchfix==0.7.0``), so neither tool sees the
+other's dependencies.  The answer must stay an answer: every run of ours must exit 1 with
+the same findings, and the tree's files must be unchanged afterwards.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import random
 import resource
@@ -20,7 +32,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import venv
+from pathlib import Path
 from typing import List, Optional, Tuple
+
+TORCHFIX = "torchfix==0.7.0"
 
 ORDINARY_FUNCTION = '''
 
@@ -50,6 +66,8 @@ class {name}(nn.Module):
 
 APEX_SCRIPT = '''"""Training script {k} (apex mixed precision)."""
 import argparse
+import hashlib
+import json
 import os
 
 import torch
@@ -191,6 +209,67 @@ def load_average() -> str:
         return "load average unknown"
 
 
+def tree_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        if ".git" not in path.parts:
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def torchfix_venv(where: Path) -> Path:
+    """The ``torchfix`` executable of a virtual environment of its own (made once)."""
+    exe = where / "bin" / "torchfix"
+    if not exe.exists():
+        venv.EnvBuilder(with_pip=True, clear=True).create(where)
+        subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "-q", TORCHFIX], check=True)
+    return exe
+
+
+def timed_check(cmd: List[str], cwd: Path) -> Tuple[float, float, int, str]:
+    """Wall and CPU seconds, exit status and stdout of one run in a fresh process."""
+    cpu = children_cpu()
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return time.perf_counter() - start, children_cpu() - cpu, proc.returncode, proc.stdout
+
+
+def against_torchfix(tree: Path, repeat: int, venv_dir: Path) -> int:
+    files = sum(1 for p in tree.rglob("*.py") if ".git" not in p.parts)
+    before = tree_digest(tree)
+    torchfix = torchfix_venv(venv_dir)
+    ours_label, theirs_label = "apexcompat-migrate --check -j 2", "torchfix -j 2 (0.7.0)"
+    ours = command() + ["--check", "--output-format", "json", "-j", "2", "."]
+    theirs = [str(torchfix), "-j", "2", "."]
+    print(f"tree: {tree} ({files} .py files), {os.cpu_count()} CPUs, {load_average()}")
+    runs: dict = {ours_label: [], theirs_label: []}
+    answers = set()
+    for _ in range(repeat):
+        wall, cpu, status, out = timed_check(ours, tree)
+        report = json.loads(out)
+        answers.add((status, json.dumps(report["findings"], sort_keys=True), tuple(report["summary"]["changed_files"])))
+        runs[ours_label].append((wall, cpu))
+        wall, cpu, _, _ = timed_check(theirs, tree)
+        runs[theirs_label].append((wall, cpu))
+    if tree_digest(tree) != before:
+        raise SystemExit("the tree changed: a check must not write")
+    if len(answers) != 1:
+        raise SystemExit("apexcompat-migrate --check gave different answers on the same tree")
+    status, findings, changed = answers.pop()
+    if status != 1:
+        raise SystemExit(f"apexcompat-migrate --check exited {status}, expected 1 (work pending)")
+    print(f"answer (same in every run): exit 1, {len(json.loads(findings))} findings, {len(changed)} files to rewrite")
+    print(f"{'run':<36} {'best wall':>10} {'CPU':>9}")
+    best = {label: min(results) for label, results in runs.items()}
+    for label, (wall, cpu) in best.items():
+        print(f"{label:<36} {wall:9.2f}s {cpu:8.2f}s")
+    ratio = best[theirs_label][0] / best[ours_label][0]
+    print(f"ratio torchfix / apexcompat-migrate (wall): {ratio:.1f}x (target >= 20x)")
+    print(f"(after the runs: {load_average()})")
+    return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=3000)
@@ -198,7 +277,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", metavar="DIR", help="generate into DIR and keep it")
     parser.add_argument("--timeout", type=float, default=600, help="give up on a run after this many seconds")
+    parser.add_argument("--tree", type=Path, help="compare with TorchFix 0.7.0 on this real tree instead")
+    parser.add_argument(
+        "--venv",
+        type=Path,
+        default=Path.home() / ".cache" / "apexcompat-bench" / "torchfix-0.7.0",
+        help="TorchFix's own virtual environment (made when missing)",
+    )
     args = parser.parse_args(argv)
+    if args.tree is not None:
+        return against_torchfix(args.tree.resolve(), args.repeat, args.venv)
     root = args.keep or tempfile.mkdtemp(prefix="apexcompat-bench-")
     try:
         generate(root, args.files, args.apex)

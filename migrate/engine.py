@@ -11,15 +11,17 @@ import sys
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 import libcst.helpers
+from libcst import BatchableCSTVisitor
 from libcst.codemod import Codemod, CodemodContext, SkipFile
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from .codes import INTERNAL_ERROR, PARSE_ERROR, UNDECODABLE
+from .file_facts import words_in_code
 from . import shim_inputs
 from .findings import Finding
 from .import_edits import imports_present, remove_imports_without_scopes
@@ -83,6 +85,18 @@ def _has_work(rule_cls: Type[Rule], source: bytes) -> bool:
     return not triggers or any(t in source for t in triggers)
 
 
+def _named_by_code(rules: Sequence[Type[Rule]], source: bytes, plan: Optional[FilePlan]) -> List[Type[Rule]]:
+    """``rules`` less those whose ``CODE_WORDS`` the file's code does not name (decided on
+    the text before any rule ran: rules remove apex names, they never add one)."""
+    if plan is not None:
+        return list(rules)
+    words = frozenset(w for r in rules for w in r.CODE_WORDS)
+    named = words_in_code(source, words) if words else None
+    if named is None:
+        return list(rules)
+    return [r for r in rules if not r.CODE_WORDS or not named.isdisjoint(r.CODE_WORDS)]
+
+
 def _error_finding(path: str, code: str, message: str, exc: Optional[SyntaxError]) -> Finding:
     line = (exc.lineno or 1) if exc is not None else 1
     col = (exc.offset or 1) if exc is not None else 1
@@ -132,6 +146,23 @@ class RuleCrashed(Exception):
         self.error = error
 
 
+class LeanMetadataWrapper(MetadataWrapper):
+    """LibCST's wrapper less a wasted walk: after computing a provider that is not batchable
+    (positions, parents, the qualified names), LibCST's resolver still walks the whole tree
+    with an empty batch of visitors; that walk is skipped."""
+
+    def visit_batched(
+        self,
+        visitors: Iterable[BatchableCSTVisitor],
+        before_visit: Optional[Callable[[cst.CSTNode], None]] = None,
+        after_leave: Optional[Callable[[cst.CSTNode], None]] = None,
+    ) -> cst.CSTNode:
+        visitors = list(visitors)
+        if not visitors and before_visit is None and after_leave is None:
+            return self.module
+        return super().visit_batched(visitors, before_visit, after_leave)
+
+
 class _SharedMetadata:
     """Mixed into each rule class: when the rule asks for the metadata of the engine's
     current tree, it gets the engine's shared wrapper, so scopes and qualified names are
@@ -156,11 +187,9 @@ class _SharedMetadata:
 
     @contextmanager
     def _handle_metadata_reference(self, module: cst.Module) -> Iterator[cst.Module]:
-        wrapper = self._shared_wrapper
-        if wrapper is None or module is not wrapper.module:
-            with super()._handle_metadata_reference(module) as tree:  # type: ignore[misc]
-                yield tree
-            return
+        shared = self._shared_wrapper
+        # any other tree gets a copy and a wrapper of its own, as LibCST does by default
+        wrapper = shared if shared is not None and module is shared.module else LeanMetadataWrapper(module)
         rule: Any = self  # a Codemod at run time (the mixin sits in front of the rule class)
         old = rule.context.wrapper
         with rule.resolve(wrapper):
@@ -201,7 +230,7 @@ def _run_rules(
     texts = [source] if read is None else [read, source]
     #: the index in ``texts`` of the text each finding was reported on
     versions: List[int] = []
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)  # fresh from the parser
+    wrapper = LeanMetadataWrapper(module, unsafe_skip_copy=True)  # fresh from the parser
     try:
         for rule_cls in rules:
             if not _has_work(rule_cls, texts[-1]):
@@ -213,7 +242,7 @@ def _run_rules(
                 new = rule.transform_module(wrapper.module).bytes
                 if new != texts[-1]:
                     # re-parsing is cheaper than deep-cloning and proves the text parses
-                    wrapper = MetadataWrapper(cst.parse_module(new), unsafe_skip_copy=True)
+                    wrapper = LeanMetadataWrapper(cst.parse_module(new), unsafe_skip_copy=True)
             except SkipFile:
                 continue
             except Exception as exc:
@@ -278,7 +307,7 @@ def migrate_source(
         as_apex = shim_inputs.as_apex(source)
         if as_apex is not None:  # a file already on apexcompat.amp: migrated as apex.amp
             read, source = source, as_apex
-    result = _migrate_parsed(source, path, settings, active, plan, read)
+    result = _migrate_parsed(source, path, settings, _named_by_code(active, source, plan), plan, read)
     if read is None:
         return result
     result.old = read

@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set,
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
-from libcst.metadata import PositionProvider, ScopeProvider
+from libcst.metadata import ScopeProvider
 
 from ..repo_plan import REPO_PLAN_KEY
 from ..settings import Settings
@@ -95,7 +95,6 @@ class AmpRule(Rule):
     """A rule over apex.amp sites: plan in ``plan(module)``, the base applies the plan."""
 
     METADATA_DEPENDENCIES = (  # type: ignore[assignment]
-        PositionProvider,
         QualifiedNameProvider,
         ParentProvider,
         ScopeProvider,  # resolved for the qualified names anyway; the device needs it too
@@ -127,7 +126,7 @@ class AmpRule(Rule):
         return self.context.scratch.get(REPO_PLAN_KEY)
 
     def line_of(self, node: cst.CSTNode) -> int:
-        return self.get_metadata(PositionProvider, node).start.line
+        return self.position(node).start.line
 
     def statement_of(self, node: Any) -> Any:
         cur: Any = node
@@ -174,7 +173,7 @@ class AmpRule(Rule):
                 # the comments on sites that are still apex code are the ones found again
                 nodes = sorted(nodes, key=lambda n: not self._mentions_apex(n))[reported[message] :]
             for node in nodes:
-                pos = self.get_metadata(PositionProvider, node).start
+                pos = self.position(node).start
                 path = self.context.filename or "<string>"
                 self.findings.append(Finding(path, pos.line, pos.column + 1, code, message, fixed, severity))
 

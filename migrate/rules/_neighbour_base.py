@@ -14,7 +14,6 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     GlobalScope,
     ImportAssignment,
-    PositionProvider,
     QualifiedNameSource,
     ScopeProvider,
 )
@@ -122,10 +121,8 @@ class NeighbourRule(Rule):
     file's own imports, TODO comments and layout-preserving call rebuilding."""
 
     METADATA_DEPENDENCIES = (  # type: ignore[assignment]
-        PositionProvider,
         QualifiedNameProvider,
         ScopeProvider,
-        ParentProvider,
     )
 
     #: ``from <module> import *`` -> the names of that module this rule resolves
@@ -216,7 +213,8 @@ class NeighbourRule(Rule):
     def parent(self, node: Optional[cst.CSTNode]) -> Optional[cst.CSTNode]:
         if node is None:
             return None
-        return self.get_metadata(ParentProvider, node, None)
+        # worked out on first use, like positions: most files need no parent link at all
+        return self.context.wrapper.resolve(ParentProvider).get(node)  # type: ignore[union-attr]
 
     def is_callee(self, node: cst.CSTNode) -> bool:
         parent = self.parent(node)
@@ -343,7 +341,7 @@ class NeighbourRule(Rule):
     def call_statement(self, head: str, args: Sequence[str], anchor: cst.CSTNode) -> cst.BaseStatement:
         """``head(arg, ...)`` as a statement placed at ``anchor``'s indentation: on one line
         when it fits, else one argument per line with a trailing comma."""
-        start = self.get_metadata(PositionProvider, anchor).start
+        start = self.position(anchor).start
         line = self._lines[start.line - 1]
         indent = len(line) - len(line.lstrip())
         one_line = f"{head}({', '.join(args)})"
@@ -355,7 +353,7 @@ class NeighbourRule(Rule):
     def _wrap_long_calls(self, original: cst.CSTNode, stmt: cst.CSTNode) -> cst.CSTNode:
         if not self._rebuilt or not isinstance(stmt, cst.SimpleStatementLine):
             return stmt
-        start = self.get_metadata(PositionProvider, original).start
+        start = self.position(original).start
         indent = len(self._lines[start.line - 1]) - len(self._lines[start.line - 1].lstrip())
         body = cst.Module(body=[stmt.with_changes(leading_lines=())]).code
         first_line = body.splitlines()[0] if body else ""

@@ -147,6 +147,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "APX220": "apex.amp cannot be migrated natively here; the file keeps working through apexcompat.amp",
     }
     TRIGGERS = (b"apex",)
+    CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("apex",)
 
     def plan(self, module: cst.Module) -> None:

@@ -15,7 +15,7 @@ from typing import ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
-from libcst.metadata import PositionProvider
+from libcst.metadata import CodeRange, PositionProvider
 
 from ..findings import Finding
 from ..settings import Settings
@@ -65,7 +65,11 @@ class Rule(CodemodCommand, cst.CSTTransformer):
     #: byte strings of which at least one must occur in a file for this rule to have work;
     #: the walker's prefilter parses only files containing a trigger of an enabled rule
     TRIGGERS: ClassVar[Tuple[bytes, ...]] = ()
-    METADATA_DEPENDENCIES = (PositionProvider, QualifiedNameProvider)
+    #: when set, the rule has work only in a file whose code (not its comments or
+    #: docstrings) names one of these, or that the cross-file plan touches (``file_facts``)
+    CODE_WORDS: ClassVar[Tuple[str, ...]] = ()
+    #: positions are not among them: see ``position``
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
 
     def __init__(self, context: CodemodContext, settings: Settings, findings: List[Finding]) -> None:
         CodemodCommand.__init__(self, context)
@@ -79,6 +83,12 @@ class Rule(CodemodCommand, cst.CSTTransformer):
     def applies_to(cls, settings: Settings) -> bool:
         """Whether any of this rule's codes is enabled under ``settings``."""
         return any(settings.code_enabled(code) for code in cls.CODES)
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        """Where ``node`` is in the text this rule runs on.  Worked out on first use (once
+        per text, shared by the rules): positions cost a third of the metadata, and most
+        rules on most files report nothing."""
+        return self.context.wrapper.resolve(PositionProvider)[node]  # type: ignore[union-attr]
 
     def qualified_names(self, node: cst.CSTNode) -> Set[str]:
         """The dotted names ``node`` may refer to, resolved through the file's imports
@@ -103,7 +113,7 @@ class Rule(CodemodCommand, cst.CSTTransformer):
             raise KeyError(f"{type(self).__name__} reports undeclared code {code}")
         if not self.settings.code_enabled(code):
             return
-        pos = self.get_metadata(PositionProvider, node).start
+        pos = self.position(node).start
         self.findings.append(
             Finding(
                 path=self.context.filename or "<string>",

@@ -101,6 +101,7 @@ class CastingHooksRule(AmpRule):
         "APX506": "amp._amp_state.loss_scalers[0].loss_scale() -> scaler.get_scale()",
     }
     TRIGGERS = (b"disable_casts", b"_function", b"_amp_state")
+    CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("disable_casts", "_function", "_amp_state")
 
     def plan(self, module: cst.Module) -> None:

@@ -107,6 +107,7 @@ class CheckpointRule(AmpRule):
         "APX403": "amp state saved/loaded in a file without amp.initialize: pass the GradScaler in by hand",
     }
     TRIGGERS = (b"state_dict",)
+    CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("state_dict",)
 
     def plan(self, module: cst.Module) -> None:

@@ -106,6 +106,7 @@ class ClippingRule(AmpRule):
         b"per-micro-step gradient use:",
         b"gradients used after the scaled",
     )
+    CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("master_params", "clip_grad", "grad_norm", ".grad", "get_total_norm", ACCUM_TODO, UNKNOWN_TODO)
     KNOWN = {ACCUM_TODO: ("APX326", "error", False), UNKNOWN_TODO: ("APX327", "error", False)}
 

@@ -94,6 +94,7 @@ class DistributedDataParallelRule(NeighbourRule):
         "APX605": "apex.parallel module passed on as a value: its uses cannot be followed",
     }
     TRIGGERS = (b"DistributedDataParallel", b"Reducer", b"parallel")
+    CODE_WORDS = ("apex",)
     STAR_EXPORTS = {"apex.parallel": ("DistributedDataParallel", "Reducer")}
     KNOWN_TODOS = {
         GRADIENT_SUM_TODO: ("APX603", "error"),

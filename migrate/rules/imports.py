@@ -88,6 +88,7 @@ class ImportsRule(AmpRule):
         "APX106": "unused `import apex` inside a function left as it is",
     }
     TRIGGERS = (b"apex",)
+    CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("apex",)
     NATIVE_ONLY = False
 

@@ -27,6 +27,7 @@ class ScaleLossRule(AmpRule):
         "APX303": "delay_overflow_check dropped: GradScaler always skips steps whose grads hold inf/nan",
     }
     TRIGGERS = (b"scale_loss",)
+    CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("scale_loss",)
 
     def plan(self, module: cst.Module) -> None:

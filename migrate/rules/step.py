@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any, Dict, List, Sequence, Set, Tuple, cast
 
 import libcst as cst
-from libcst.metadata import PositionProvider
 
 from ._amp_rule import AmpRule
 from ._amp_sites import analyse, code_of, enclosing_function, find_scalers, find_steps, step_calls, walk
@@ -83,12 +82,12 @@ def _inside(parents: Any, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
 
 
 def start_of(rule: Any, node: cst.CSTNode) -> Tuple[int, int]:
-    pos = rule.get_metadata(PositionProvider, node).start
+    pos = rule.position(node).start
     return (pos.line, pos.column)
 
 
 def end_of(rule: Any, node: cst.CSTNode) -> Tuple[int, int]:
-    pos = rule.get_metadata(PositionProvider, node).end
+    pos = rule.position(node).end
     return (pos.line, pos.column)
 
 
@@ -101,6 +100,7 @@ class StepRule(AmpRule):
         "APX313": "a step after the loop may find no gradient, and GradScaler.step() then raises: guard it by hand",
     }
     TRIGGERS = (b"scale_loss", b"step with possibly no gradients:")
+    CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("scale_loss", FLUSH_TODO)
     KNOWN = {FLUSH_TODO: ("APX313", "error", False)}
 

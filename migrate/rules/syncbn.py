@@ -55,6 +55,7 @@ class SyncBatchNormRule(NeighbourRule):
         "APX614": "apex create_syncbn_process_group was removed",
     }
     TRIGGERS = (b"syncbn", b"SyncBatchNorm", b"apex.parallel")
+    CODE_WORDS = ("apex",)
     STAR_EXPORTS = {"apex.parallel": ("convert_syncbn_model", "SyncBatchNorm", "create_syncbn_process_group")}
     KNOWN_TODOS = {
         CHANNEL_LAST_TODO: ("APX613", "error"),
