@@ -214,7 +214,9 @@ class AutocastPlacement(AmpRule):
             if not blocked and index >= 0 and isinstance(owner, cst.With) and self._is_plain_with_block(owner):
                 anchor = owner  # ``with Nvtx("backward"): ...``: the forward may be before it
                 continue
-            if blocked or index < 0 or not isinstance(owner, cst.If):
+            if blocked:
+                return self._wrapped_before(body, index, loss_texts)
+            if index < 0 or not isinstance(owner, cst.If):
                 return None
             while isinstance(self.parents.get(owner), cst.If) and self.parents[owner].orelse is owner:
                 owner = self.parents[owner]  # an elif: the statement in the block is the first if
@@ -235,6 +237,19 @@ class AutocastPlacement(AmpRule):
         if any(self.edits.planned(m) or m in self.edits.groups for m in members):
             return None
         return members
+
+    def _wrapped_before(self, body: List[Any], index: int, loss_texts: set) -> Optional[List[Any]]:
+        """The autocast span already planned for another scaled loss, when the statement
+        that last assigns this loss before ``body[index]`` is in it (a GAN step computes the
+        generator's and the discriminator's losses in one forward block, then steps one
+        optimizer before the other loss's backward); None otherwise."""
+        for j in range(index - 1, -1, -1):
+            if assigned_names(body[j]) & loss_texts:
+                for members, _build in self.edits.groups.values():
+                    if body[j] in members:
+                        return members
+                return None
+        return None
 
     def _spans_at_callers(self, site: ScaleLossSite, info: AmpFile) -> List[Tuple[Any, Any]]:
         """``def backward(self, loss): with amp.scale_loss(loss, ...)`` called as

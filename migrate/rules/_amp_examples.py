@@ -842,6 +842,56 @@ def train(netD, netG, optD, optG, loader, args):
         ),
     ),
     Example(
+        "second-loss-from-the-same-forward-block",
+        before="""\
+import torch
+from apex import amp
+
+netG, netD = Generator().cuda(), Discriminator().cuda()
+optG = torch.optim.Adam(netG.parameters())
+optD = torch.optim.Adam(netD.parameters())
+[netG, netD], [optG, optD] = amp.initialize([netG, netD], [optG, optD], opt_level="O1", num_losses=2)
+for real, noise in loader:
+    fake = netG(noise)
+    loss_d = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+    loss_g = criterion(netD(fake), ones)
+
+    optG.zero_grad()
+    with amp.scale_loss(loss_g, optG, loss_id=0) as scaled_loss:
+        scaled_loss.backward()
+    optG.step()
+
+    optD.zero_grad()
+    with amp.scale_loss(loss_d, optD, loss_id=1) as scaled_loss:
+        scaled_loss.backward()
+    optD.step()
+""",
+        after="""\
+import torch
+
+netG, netD = Generator().cuda(), Discriminator().cuda()
+optG = torch.optim.Adam(netG.parameters())
+optD = torch.optim.Adam(netD.parameters())
+scaler = torch.amp.GradScaler("cuda")
+for real, noise in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        fake = netG(noise)
+        loss_d = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+        loss_g = criterion(netD(fake), ones)
+
+    optG.zero_grad()
+    scaler.scale(loss_g).backward()
+    scaler.step(optG)
+    scaler.update()
+
+    optD.zero_grad()
+    scaler.scale(loss_d).backward()
+    scaler.step(optD)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX301", "APX302", "APX302", "APX311", "APX311"),
+    ),
+    Example(
         "target-torch-2.2-uses-cuda-gradscaler",
         before=LINEAR_LOOP,
         after="""\
