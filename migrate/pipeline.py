@@ -10,6 +10,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:  # the engine imports LibCST: load it only when a file needs parsing
     from .engine import MigrationResult
+    from .findings import Finding
     from .repo_plan import FilePlan, RepoPlan
 
 #: codes by which a native run says a file stayed on apex.amp semantics (apexcompat.amp)
@@ -93,6 +94,41 @@ def _fallback_reason(result: "MigrationResult") -> Optional[str]:
     return None
 
 
+#: why a file whose forward pass stays outside autocast keeps apex.amp
+FLOAT32_REFUSAL = "as written, a native rewrite would train in float32: "
+
+
+def _reviewed(finding: "Finding", source: bytes) -> bool:
+    """Whether a suppression comment on the finding's line silences it (the user has read
+    the TODO and takes the rewrite as it is)."""
+    from .suppress import suppressions_in
+
+    return any(s.line == finding.line and s.silences(finding.code) for s in suppressions_in(source))
+
+
+def _keep_apex_where_float32(
+    jobs: Sequence[Job], results: List["MigrationResult"], settings: Settings, workers: int
+) -> List["MigrationResult"]:
+    """A file of no component whose forward pass could not be put under autocast would train
+    in float32 as written (the TODO says so, but the script runs): it keeps apex.amp through
+    the shim instead, with the reason, as a component would."""
+    again: Dict[int, Job] = {}
+    for i, (job, result) in enumerate(zip(jobs, results)):
+        own_plan = job[2] if len(job) > 2 else None  # type: ignore[misc]
+        if own_plan is not None and own_plan.component is not None:
+            continue
+        todo = next((f for f in result.findings if f.code == "APX210" and not f.fixed), None)
+        if todo is not None and not _reviewed(todo, job[1]):
+            from .repo_plan import FilePlan
+
+            notes = own_plan.notes if own_plan is not None else ()
+            reason = FLOAT32_REFUSAL + todo.message.replace("this amp.scale_loss", "its amp.scale_loss")
+            again[i] = (job[0], job[1], FilePlan(notes=notes, refusal=reason))
+    for i, result in zip(again, migrate_all(list(again.values()), settings, workers)):
+        results[i] = result
+    return results
+
+
 def migrate_planned(
     jobs: Sequence[Tuple[str, bytes]],
     keys: Sequence[str],
@@ -102,9 +138,10 @@ def migrate_planned(
 ) -> List["MigrationResult"]:
     """Migrate ``jobs`` with ``plan`` (its files keyed by ``keys``, one per job); a component
     in which any file falls back is migrated again without the plan, so one amp instance
-    comes out native in every file or in none."""
+    comes out native in every file or in none; a file of no component falls back where its
+    forward pass could not be put under autocast."""
     if plan is None or not plan.files:
-        return list(migrate_all(jobs, settings, workers))
+        return _keep_apex_where_float32(jobs, list(migrate_all(jobs, settings, workers)), settings, workers)
     file_plans = [plan.files.get(key) for key in keys]
     planned: List[Job] = [(path, source, fp) for (path, source), fp in zip(jobs, file_plans)]
     results = list(migrate_all(planned, settings, workers))
@@ -115,7 +152,7 @@ def migrate_planned(
             if reason is not None:
                 failed[fp.component] = reason
     if not failed:
-        return results
+        return _keep_apex_where_float32(planned, results, settings, workers)
     for component in failed:
         plan.without(component)
     # each file of a dropped component is migrated again on its own, told why
@@ -126,7 +163,7 @@ def migrate_planned(
     }
     for i, result in zip(again, migrate_all(list(again.values()), settings, workers)):
         results[i] = result
-    return results
+    return _keep_apex_where_float32([again.get(i, job) for i, job in enumerate(planned)], results, settings, workers)
 
 
 def migrate_repository(

@@ -50,6 +50,8 @@ class FilePlan:
     #: top-level definition (``MODULE_LEVEL`` for the launcher's initialize) -> why the
     #: GradScaler cannot reach it from another file
     notes: Tuple[Tuple[str, str], ...] = ()
+    #: set when this file's own amp.initialize must keep apex.amp (through the shim), and why
+    refusal: str = ""
 
     def keyword_for(self, call_text: str) -> Optional[str]:
         return dict(self.pass_to).get(call_text)

@@ -612,6 +612,9 @@ def _check_layout(rule, info: AmpFile) -> None:
     """Decide the scaler's home and how it reaches every site; record blockers."""
     parents = rule.parents
     training = info.training_inits
+    if training and info.plan is not None and info.plan.refusal:
+        info.blockers.extend(Blocker(init.call, info.plan.refusal) for init in training)
+        return
     remote = bool(info.entry_functions or info.class_threaded) and not training
     if remote:
         _check_remote_layout(rule, info)

@@ -307,3 +307,39 @@ def test_a_component_whose_forward_cannot_be_autocast_keeps_the_shim_and_says_wh
     run_cli(tmp_path, "--allow-no-vcs")
     assert "from apexcompat import amp" in (tmp_path / "utils/steppers.py").read_text()
     assert "torch.amp.GradScaler(" not in (tmp_path / "train.py").read_text()
+
+
+OUT_OF_REACH = """\
+    import torch
+    from apex import amp
+
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    loss = compute(batch)
+    optimizer.step()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:{comment}
+        scaled_loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_single_file_whose_forward_cannot_be_autocast_keeps_the_shim(tmp_path):
+    """As written, the native rewrite would train in float32 (the TODO notwithstanding): the
+    file keeps apex.amp through the shim, says why, and a second run changes nothing."""
+    write_tree(tmp_path, {"train.py": OUT_OF_REACH.format(comment="")})
+    found = report(tmp_path)
+    manual = [f for f in found["findings"] if f["needs_manual_work"]]
+    assert [f["code"] for f in manual] == ["APX220"]
+    assert manual[0]["message"].startswith("as written, a native rewrite would train in float32: the forward pass")
+    run_cli(tmp_path, "--allow-no-vcs")
+    first = (tmp_path / "train.py").read_text()
+    assert "from apexcompat import amp" in first and "GradScaler" not in first
+    run_cli(tmp_path, "--allow-no-vcs")
+    assert (tmp_path / "train.py").read_text() == first
+
+
+def test_a_reviewed_autocast_todo_keeps_the_native_rewrite(tmp_path):
+    """A suppressed APX210 means the user took the rewrite as it is: it stays native."""
+    write_tree(tmp_path, {"train.py": OUT_OF_REACH.format(comment="  # apexcompat: ignore[APX210]")})
+    run_cli(tmp_path, "--allow-no-vcs")
+    text = (tmp_path / "train.py").read_text()
+    assert "torch.amp.GradScaler(" in text and "apexcompat import" not in text
