@@ -754,9 +754,10 @@ def _check_remote_layout(rule, info: AmpFile) -> None:
 
 def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
     """The ``<opt>.step()`` calls a scale_loss site feeds: in its own function, else (for
-    ``self.<opt>``) in the other methods of its class."""
+    ``self.<opt>``) in the other methods of its class, else in the callers of its function
+    (``caller_steps``)."""
     body = site.func.body if site.func is not None else rule.tree
-    calls = [c for c in step_calls(body, opt_text) if not _runs_before_any_backward(rule, c, site)]
+    calls = [c for c in step_calls(body, opt_text) if not _runs_before(rule, c, site.with_stmt)]
     cls = class_of_method(rule.parents, site.func)
     if not calls and cls is not None and opt_text.startswith(self_name(site.func) + "."):
         for method in methods_of(cls):
@@ -766,7 +767,87 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
                 and self_name(method) == self_name(site.func)
             ):
                 calls.extend(step_calls(method.body, opt_text))
+    if not calls:
+        calls = caller_steps(rule, site, opt_text)
     return calls
+
+
+@dataclass(eq=False, repr=False)
+class CallerLink:
+    """A call of the function that holds a scale_loss, in another function of the file:
+    ``optimizers`` maps each optimizer the scale_loss names (a parameter there) to the
+    expression the call passes for it."""
+
+    call: cst.Call
+    func: cst.FunctionDef
+    optimizers: Dict[str, str]
+
+
+def caller_links(rule, site: ScaleLossSite) -> Optional[List[CallerLink]]:
+    """The calls of a module-level function that scales a loss over optimizers it takes as
+    parameters (``def backward_chunk(model, x, optimizer): with amp.scale_loss(loss,
+    optimizer)``), each with what it passes for them; None when the function is used other
+    than by calls inside functions, reassigns such a parameter, or a call's argument is
+    not a plain name or attribute."""
+    func = site.func
+    if func is None or not isinstance(rule.parents.get(func), cst.Module):
+        return None
+    calls = _callers(rule, func)
+    if not calls:
+        return None
+    params = func.params
+    if not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None:
+        return None
+    positional = [p.name.value for p in list(params.posonly_params) + list(params.params)]
+    reassigned: Set[str] = set()
+    for node in walk(func.body):
+        if isinstance(node, cst.SimpleStatementLine):
+            reassigned |= assigned_names(node)
+        elif isinstance(node, (cst.For, cst.AsName)):
+            reassigned |= names_in(node.target if isinstance(node, cst.For) else node.name)
+    wanted = []
+    for opt in site.optimizers:
+        text = code_of(opt)
+        if not isinstance(opt, cst.Name) or text not in positional + [p.name.value for p in params.kwonly_params]:
+            return None
+        if text in reassigned:
+            return None
+        wanted.append(text)
+    links = []
+    for call in calls:
+        caller = enclosing_function(rule.parents, call)
+        if caller is None or any(a.star for a in call.args):
+            return None
+        mapped: Dict[str, str] = {}
+        for text in wanted:
+            index = positional.index(text) if text in positional else len(call.args) + 1
+            value = arg_value(call, index, text)
+            if not isinstance(value, (cst.Name, cst.Attribute)):
+                return None
+            mapped[text] = code_of(value)
+        links.append(CallerLink(call, caller, mapped))
+    return links
+
+
+def caller_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
+    """The steps of ``opt_text`` a scale_loss site feeds through the callers of its
+    function: ``<passed>.step()`` in each calling function, not before the call unless a
+    loop holds both.  Empty unless every caller steps what it passed (a caller that never
+    steps would leave scaled gradients behind, so nothing is proven)."""
+    links = caller_links(rule, site)
+    if not links:
+        return []
+    found: List[cst.Call] = []
+    for link in links:
+        passed = link.optimizers.get(opt_text)
+        if passed is None or is_nested_in(rule.parents, link.func, site.func):
+            return []
+        steps = [c for c in step_calls(link.func.body, passed) if not _runs_before(rule, c, link.call)]
+        steps = [c for c in steps if enclosing_function(rule.parents, c) is link.func]
+        if not steps:
+            return []
+        found.extend(c for c in steps if c not in found)
+    return found
 
 
 def _loops_around(rule, node: Any) -> List[Any]:
@@ -778,14 +859,15 @@ def _loops_around(rule, node: Any) -> List[Any]:
     return loops
 
 
-def _runs_before_any_backward(rule, call: cst.Call, site: ScaleLossSite) -> bool:
-    """A step of the same function that comes before the scaled backward and shares no loop
+def _runs_before(rule, call: cst.Call, backward: Any) -> bool:
+    """A step of the same function that comes before the scaled backward (``backward``: the
+    scale_loss statement, or the call of the function holding it) and shares no loop
     with it (``optimizer.zero_grad(); optimizer.step()`` before the training loop, a warm-up
     some repositories use): no gradient exists yet, so it stays a plain ``optimizer.step()``
     (``GradScaler.step`` there raises: no scale, no inf checks)."""
-    if rule.line_of(call) >= rule.line_of(site.with_stmt):
+    if rule.line_of(call) >= rule.line_of(backward):
         return False
-    return not set(_loops_around(rule, call)) & set(_loops_around(rule, site.with_stmt))
+    return not set(_loops_around(rule, call)) & set(_loops_around(rule, backward))
 
 
 def methods_of(cls: cst.ClassDef) -> List[cst.FunctionDef]:
@@ -1012,12 +1094,15 @@ def find_scalers(rule, module: cst.Module):
             func = enclosing_function(parents, func)
         func = start
         if func is not None:
-            for param in list(func.params.params) + list(func.params.kwonly_params):
-                if param.name.value in names:
-                    name = param.name.value
-                    enabled = next((e for n, e in local.values() if n == name), None)
-                    enabled = enabled or ("external" if name in external else None)
-                    return ScalerRef(name, f"{name}.is_enabled()" if enabled else None)
+            params = [p.name.value for p in list(func.params.params) + list(func.params.kwonly_params)]
+            # a parameter named like a scaler some function keeps to the end (the one the
+            # initialize rule created, after any scaler the user made on one branch only:
+            # Transformer-XL's ``scaler`` is None on the apex path) comes first
+            final = {n for n, _ in local.values()} | external
+            for name in sorted((n for n in params if n in names), key=lambda n: n not in final):
+                enabled = next((e for n, e in local.values() if n == name), None)
+                enabled = enabled or ("external" if name in external else None)
+                return ScalerRef(name, f"{name}.is_enabled()" if enabled else None)
             cls = class_of_method(parents, func)
             if cls in attrs:
                 attr, enabled, home = attrs[cls]
