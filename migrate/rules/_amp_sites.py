@@ -8,6 +8,9 @@ sites and other sites that need the scaler, decides where the scaler lives (a lo
 function whose every caller can pass it).  Whatever cannot be proven is a *blocker*: the
 file then keeps apex.amp's behaviour through ``apexcompat.amp`` and the blocker is reported.
 
+``find_steps`` finds the optimizer steps a scale_loss feeds: in its function, in the other
+methods of its class, or in the same-file callers of its function (``caller_links``).
+
 ``find_scalers`` is what the later rules use once the scaler exists: it finds the
 ``GradScaler`` the initialize rule created (or one the user already had) from any node.
 """
@@ -231,8 +234,8 @@ def self_name(func: Any) -> str:
     return func.params.params[0].name.value
 
 
-def is_nested_in(parents, func: Optional[cst.FunctionDef], outer: Optional[cst.FunctionDef]) -> bool:
-    """True if ``func`` is defined (at any depth) inside ``outer``."""
+def is_nested_in(parents, func: Optional[cst.CSTNode], outer: Optional[cst.CSTNode]) -> bool:
+    """True if ``func`` is defined (at any depth) inside ``outer`` (any nodes)."""
     if func is None or outer is None:
         return False
     cur: Optional[cst.CSTNode] = func
@@ -654,6 +657,17 @@ def _check_layout(rule, info: AmpFile) -> None:
     home_cls = class_of_method(parents, home)
     if home_cls is not None and any(f is not home and class_of_method(parents, f) is home_cls for f in needy):
         info.storage = "self"
+        guard = _conditional_call(rule, home, home_cls) if home is not None else None
+        if guard is not None:
+            guard_name = home.name.value if home is not None else ""
+            info.blockers.append(
+                Blocker(
+                    training[0].call,
+                    f"the GradScaler would be created in {guard_name}(), which runs only if "
+                    f"{code_of(guard.test)}; the other methods would find no self.{info.scaler_name} otherwise",
+                )
+            )
+            return
     first_anchor_line = min(rule.line_of(s.anchor) for s in training)
     for func in dict.fromkeys(needy):
         access = _access(rule, func, home, home_cls, info, set())
@@ -676,6 +690,22 @@ def _check_layout(rule, info: AmpFile) -> None:
             elif enclosing_function(parents, call) is home:
                 in_home.append(call)
     _scaler_before_the_if(rule, training[0], in_home, info)
+
+
+def _conditional_call(rule, method: cst.FunctionDef, cls: cst.ClassDef) -> Optional[cst.If]:
+    """The ``if`` around a call ``self.<method>(...)`` in a method of ``cls`` (XLM's
+    ``if params.amp >= 0: self.init_amp()``), if there is such a call."""
+    name = method.name.value
+    for other in methods_of(cls):
+        if class_of_method(rule.parents, other) is not cls:
+            continue
+        me = self_name(other)
+        for node in walk(other.body):
+            if isinstance(node, cst.Call) and code_of(node.func) == f"{me}.{name}":
+                guard = enclosing(rule.parents, node, (cst.If, cst.FunctionDef))
+                if isinstance(guard, cst.If):
+                    return guard
+    return None
 
 
 def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) -> None:
@@ -757,7 +787,8 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
     ``self.<opt>``) in the other methods of its class, else in the callers of its function
     (``caller_steps``)."""
     body = site.func.body if site.func is not None else rule.tree
-    calls = [c for c in step_calls(body, opt_text) if not _runs_before(rule, c, site.with_stmt)]
+    calls = step_calls(body, opt_text) + _loop_steps(rule, body, opt_text, site)
+    calls = [c for c in calls if not _runs_before(rule, c, site.with_stmt) or _later_call_steps(rule, c, site)]
     cls = class_of_method(rule.parents, site.func)
     if not calls and cls is not None and opt_text.startswith(self_name(site.func) + "."):
         for method in methods_of(cls):
@@ -770,6 +801,71 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
     if not calls:
         calls = caller_steps(rule, site, opt_text)
     return calls
+
+
+def exclusive(parents: Any, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """``a`` and ``b`` sit in different branches of one if/try (never both run)."""
+    ancestors = set()
+    cur: Any = a
+    while cur is not None:
+        ancestors.add(cur)
+        cur = parents.get(cur)
+    cur = b
+    while cur is not None and cur not in ancestors:
+        cur = parents.get(cur)
+    return cur is not None and not isinstance(cur, (cst.IndentedBlock, cst.Module))
+
+
+def _later_call_steps(rule, call: cst.Call, site: ScaleLossSite) -> bool:
+    """``if boundary: <scale_loss>; opt.step() else: <scale_loss delay_unscale=True>`` (XLM):
+    the delayed backward leaves its gradients for the step the other branch takes on a
+    later call of the function; only with a literal ``delay_unscale=True``, the apex way of
+    saying so."""
+    delay = arg_value(site.call, 4, "delay_unscale")
+    if not (isinstance(delay, cst.Name) and delay.value == "True"):
+        return False
+    # the two branches of the `if` nearest the delayed backward (an outer `if`, such as
+    # XLM's fp32 branch beside its amp one, is another configuration, not a later call)
+    branch = enclosing(rule.parents, site.with_stmt, (cst.If, cst.FunctionDef))
+    if not isinstance(branch, cst.If) or enclosing_function(rule.parents, call) is not site.func:
+        return False
+    around = set(_ancestors(rule.parents, site.with_stmt))
+    common = next((p for p in _ancestors(rule.parents, call) if p in around), None)
+    if isinstance(common, cst.Else):
+        common = rule.parents.get(common)
+    return common is branch
+
+
+def stepping_loop(rule, call: cst.Call) -> Optional[cst.For]:
+    """``for opt in optimizers: opt.step()``: the ``for`` whose target is the receiver of
+    the step ``call`` (in the same function), else None."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if not isinstance(receiver, cst.Name):
+        return None
+    cur: Any = call
+    while cur in rule.parents:
+        cur = rule.parents[cur]
+        if isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if isinstance(cur, cst.For) and isinstance(cur.target, cst.Name) and cur.target.value == receiver.value:
+            return cur
+    return None
+
+
+def _loop_steps(rule, body: Any, opt_text: str, site: ScaleLossSite) -> List[cst.Call]:
+    """The steps of a list of optimizers given whole to scale_loss (XLM's
+    ``amp.scale_loss(loss, optimizers)``), taken one by one in a loop after it:
+    ``for optimizer in optimizers: optimizer.step()``."""
+    found: List[cst.Call] = []
+    for node in walk(body):
+        if (
+            isinstance(node, cst.For)
+            and isinstance(node.target, cst.Name)
+            and code_of(node.iter) == opt_text
+            and not is_nested_in(rule.parents, site.with_stmt, node)
+        ):
+            found.extend(c for c in step_calls(node.body, node.target.value) if stepping_loop(rule, c) is node)
+    return found
 
 
 @dataclass(eq=False, repr=False)
@@ -834,20 +930,28 @@ def caller_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
     function: ``<passed>.step()`` in each calling function, not before the call unless a
     loop holds both.  Empty unless every caller steps what it passed (a caller that never
     steps would leave scaled gradients behind, so nothing is proven)."""
+    return _caller_steps(rule, site, opt_text)[0]
+
+
+def _caller_steps(rule, site: ScaleLossSite, opt_text: str) -> Tuple[List[cst.Call], Optional[str]]:
+    """``caller_steps`` and, when it finds none though the function has callers, which
+    caller does not step (for the finding)."""
     links = caller_links(rule, site)
     if not links:
-        return []
+        return [], None
     found: List[cst.Call] = []
+    helper = site.func.name.value if site.func is not None else ""
     for link in links:
         passed = link.optimizers.get(opt_text)
+        name = link.func.name.value
         if passed is None or is_nested_in(rule.parents, link.func, site.func):
-            return []
+            return [], f"{name}() calls it from inside"
         steps = [c for c in step_calls(link.func.body, passed) if not _runs_before(rule, c, link.call)]
         steps = [c for c in steps if enclosing_function(rule.parents, c) is link.func]
         if not steps:
-            return []
+            return [], f"{name}(), which calls {helper}(), has no {passed}.step() after it"
         found.extend(c for c in steps if c not in found)
-    return found
+    return found, None
 
 
 def _loops_around(rule, node: Any) -> List[Any]:
@@ -888,9 +992,9 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
             if func is not site.func:
                 info.needs.append(Need(call, "step", func))
         if not calls:
-            info.blockers.append(
-                Blocker(site.with_stmt, f"{code_of(opt)}.step() is not in the same function as amp.scale_loss")
-            )
+            message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
+            gap = _caller_steps(rule, site, code_of(opt))[1]
+            info.blockers.append(Blocker(site.with_stmt, f"{message}, and {gap}" if gap else message))
         for call in calls:
             holder = rule.parents.get(call)
             if call.args or not isinstance(holder, cst.Expr):
@@ -1040,6 +1144,8 @@ def find_scalers(rule, module: cst.Module):
     plan = rule.repo_plan()
     #: the scaler parameter the cross-file plan added (its switch is the scaler's own)
     external: Set[str] = {plan.scaler_name} if plan is not None and plan.entries else set()
+    #: the GradScaler the initialize rule created: it wins over a user's own scaler beside it
+    created = rule.file_state().get("scaler")
     names: Set[str] = set(external)
     for node in walk(module):
         if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1):
@@ -1051,7 +1157,8 @@ def find_scalers(rule, module: cst.Module):
         target = node.targets[0].target
         func = enclosing_function(parents, node)
         if isinstance(target, cst.Name):
-            local[func] = (target.value, enabled)
+            if func not in local or local[func][0] != created:
+                local[func] = (target.value, enabled)
             names.add(target.value)
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
             cls = class_of_method(parents, func)
@@ -1099,7 +1206,7 @@ def find_scalers(rule, module: cst.Module):
             # initialize rule created, after any scaler the user made on one branch only:
             # Transformer-XL's ``scaler`` is None on the apex path) comes first
             final = {n for n, _ in local.values()} | external
-            for name in sorted((n for n in params if n in names), key=lambda n: n not in final):
+            for name in sorted((n for n in params if n in names), key=lambda n: (n != created, n not in final)):
                 enabled = next((e for n, e in local.values() if n == name), None)
                 enabled = enabled or ("external" if name in external else None)
                 return ScalerRef(name, f"{name}.is_enabled()" if enabled else None)

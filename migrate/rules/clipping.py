@@ -37,7 +37,17 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from ._amp_rule import AmpRule
-from ._amp_sites import analyse, arg_value, caller_links, code_of, enclosing_function, find_scalers, find_steps, walk
+from ._amp_sites import (
+    analyse,
+    arg_value,
+    caller_links,
+    code_of,
+    enclosing_function,
+    exclusive,
+    find_scalers,
+    find_steps,
+    walk,
+)
 from ._edits import expression, move_leading, statement, suite_statements
 from .base import Example
 from .step import end_of, flush_steps, start_of
@@ -234,7 +244,7 @@ class ClippingRule(AmpRule):
                 if (
                     enclosing_function(self.parents, node) is use.func
                     and end_of(self, node) <= here
-                    and not self._exclusive(node, use.stmt)
+                    and not exclusive(self.parents, node, use.stmt)
                     and (site is None or start_of(self, node) > start_of(self, site))
                 ):
                     site, site_opts = node, names
@@ -319,18 +329,6 @@ class ClippingRule(AmpRule):
             and start_of(self, c) > here
         ]
         return min(found, key=lambda c: start_of(self, c)) if found else None
-
-    def _exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-        """``a`` and ``b`` sit in different branches of one if/try (never both run)."""
-        ancestors = set()
-        cur: Any = a
-        while cur is not None:
-            ancestors.add(cur)
-            cur = self.parents.get(cur)
-        cur = b
-        while cur is not None and cur not in ancestors:
-            cur = self.parents.get(cur)
-        return cur is not None and not isinstance(cur, (cst.IndentedBlock, cst.Module))
 
     def _phase_stmt(self, use: _Use, step: cst.Call) -> Optional[cst.CSTNode]:
         """The statement an unscale_ for ``use`` goes before when ``step`` surely runs after
