@@ -1506,6 +1506,56 @@ def main(model, optimizer, loader):
 """,
         codes=('APX102', 'APX220'),
     ),
+    # `"apex" in sys.modules` is an availability check like `amp is not None` (Transformer-XL)
+    Example(
+        "apex-in-sys-modules-check-folds",
+        before="""\
+import sys
+
+import torch
+
+try:
+    from apex import amp
+except ImportError:
+    pass
+
+
+def train(model, optimizer, loader, fp16):
+    if fp16 and "apex" not in sys.modules:
+        raise RuntimeError("fp16 needs apex")
+    if fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import sys
+
+import torch
+
+
+def train(model, optimizer, loader, fp16):
+    scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=fp16):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        if fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=('APX101', 'APX103', 'APX201', 'APX209', 'APX212', 'APX301', 'APX311'),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

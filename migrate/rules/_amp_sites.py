@@ -369,10 +369,37 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         # casting hooks need no scaler; their own rule handles them
 
     _old_api_uses(rule, module, handles, info)
+    _module_probes(rule, module, info)
     if info.plan is not None:
         _planned_sites(rule, module, info)
     _check_layout(rule, info)
     return info
+
+
+def _module_probes(rule, module: cst.Module, info: AmpFile) -> None:
+    """``"apex" in sys.modules`` (Transformer-XL: ``raise RuntimeError("APEX AMP
+    unavailable ...")`` unless it holds): an availability check like ``amp is not None``,
+    as long as the file imports nothing from apex but apex.amp (else apex's other parts
+    may be what it guards)."""
+    for node in walk(module):
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            names = [code_of(node.module)] if isinstance(node, cst.ImportFrom) and node.module else []
+            if isinstance(node, cst.Import):
+                names = [code_of(a.name) for a in node.names]
+            elif names == ["apex"] and not isinstance(node.names, cst.ImportStar):
+                names = [f"apex.{code_of(a.name)}" for a in node.names]
+            if any(n.split(".")[0] == "apex" and n not in ("apex", AMP) for n in names):
+                return
+    for node in walk(module):
+        if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1):
+            continue
+        target = node.comparisons[0]
+        if (
+            string_value(node.left) in ("apex", AMP)
+            and isinstance(target.operator, (cst.In, cst.NotIn))
+            and "sys.modules" in rule.qualified_names(target.comparator)
+        ):
+            info.checks[node] = isinstance(target.operator, cst.In)
 
 
 def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
