@@ -26,7 +26,7 @@ from . import shim_inputs
 from .findings import Finding
 from .import_edits import imports_present, remove_imports_without_scopes
 from .positions import to_original
-from .repo_plan import REPO_PLAN_KEY, FilePlan
+from .repo_plan import FILE_STATE_KEY, REPO_PLAN_KEY, FilePlan
 from .rules import ALL_RULES
 from .rules.base import Rule
 from .settings import Settings
@@ -231,11 +231,15 @@ def _run_rules(
     #: the index in ``texts`` of the text each finding was reported on
     versions: List[int] = []
     wrapper = LeanMetadataWrapper(module, unsafe_skip_copy=True)  # fresh from the parser
+    state: dict = {}  # shared by the rules of this file (FILE_STATE_KEY)
     try:
         for rule_cls in rules:
             if not _has_work(rule_cls, texts[-1]):
                 continue
-            context = CodemodContext(filename=path, scratch={REPO_PLAN_KEY: plan} if plan is not None else {})
+            scratch: dict = {FILE_STATE_KEY: state}
+            if plan is not None:
+                scratch[REPO_PLAN_KEY] = plan
+            context = CodemodContext(filename=path, scratch=scratch)
             rule = _shared(rule_cls)(context, settings, findings)
             rule._shared_wrapper = wrapper  # type: ignore[attr-defined]
             try:

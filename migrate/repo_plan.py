@@ -27,6 +27,8 @@ from .repo_index import MODULE_LEVEL, ModuleResolver, ModuleSummary, summarise
 ANY_DEFINITION = "*"
 #: where the engine puts a file's ``FilePlan`` for the rules (``CodemodContext.scratch``)
 REPO_PLAN_KEY = "apexcompat.repo_plan"
+#: where the engine keeps what one rule tells the later ones about the same file (a dict)
+FILE_STATE_KEY = "apexcompat.file_state"
 #: names a GradScaler parameter may take, in order of preference
 SCALER_PARAM_NAMES = ("scaler", "grad_scaler", "amp_scaler", "amp_grad_scaler")
 

@@ -17,6 +17,7 @@ from ._amp_sites import (
     InitSite,
     ScaleLossSite,
     assigned_names,
+    call_args,
     class_of_method,
     code_of,
     enclosing,
@@ -24,7 +25,7 @@ from ._amp_sites import (
     self_name,
     walk,
 )
-from ._edits import statement
+from ._edits import expression, statement
 
 _MODEL_CALL = re.compile(r"(model|net|encoder|decoder|generator|discriminator)", re.IGNORECASE)
 _BARRIER_CALLS = ("step", "backward")
@@ -32,6 +33,8 @@ _BARRIER_CALLS = ("step", "backward")
 _PRECISION_CONTEXTS = frozenset(
     {"autocast", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "scale_loss", "disable_casts"}
 )
+#: the native autocast context managers whose switch can be widened
+_AUTOCAST_NAMES = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
 #: calls into torch itself (``torch.Generator()``, ``torch.randn``) are data, not the model
 _TORCH_API = ("torch.", "nn.", "F.")
 #: nn.Module methods that are not the forward pass
@@ -160,6 +163,9 @@ class AutocastPlacement(AmpRule):
         for (members, _func), enabled in zip(spans, switches):
             if members[0] in self.edits.groups:
                 continue  # another scale_loss of this loss wrapped the same forward pass
+            if self._switched_autocast(members[0]) is not None:
+                self._widen_switch(members[0], enabled)
+                continue
             switch = f", enabled={enabled}" if enabled else ""
             device = device_type_at(self, members[0], self._model_texts(info))
             head = f"with torch.autocast({device}, dtype=torch.{self.settings.dtype}{switch}):\n    pass\n"
@@ -183,6 +189,56 @@ class AutocastPlacement(AmpRule):
             )
         self.need_torch()
 
+    def _switched_autocast(self, stmt: Any) -> Optional[cst.Call]:
+        """``with torch.autocast("cuda", enabled=flag):`` (one item, switched by ``enabled=``,
+        in the dtype this migration autocasts to): its call, else None.  Transformer-XL
+        computes its loss under such an autocast, off on the apex path."""
+        if not isinstance(stmt, cst.With) or len(stmt.items) != 1 or not isinstance(stmt.items[0].item, cst.Call):
+            return None
+        call = stmt.items[0].item
+        if not self.qualified_names(call.func) & _AUTOCAST_NAMES or any(a.star for a in call.args):
+            return None
+        positional, keywords = call_args(call)
+        if len(positional) != 1 or set(keywords) - {"device_type", "dtype", "enabled"} or "enabled" not in keywords:
+            return None
+        dtype = keywords.get("dtype")
+        if dtype is not None:
+            return call if code_of(dtype.value) == f"torch.{self.settings.dtype}" else None
+        device = positional[0].value
+        default = isinstance(device, cst.SimpleString) and device.evaluated_value == "cuda"
+        return call if default and self.settings.dtype == "float16" else None
+
+    def _widen_switch(self, stmt: cst.With, enabled: Optional[str]) -> None:
+        """The autocast around the forward pass also runs where the GradScaler does:
+        ``enabled=flag`` -> ``enabled=flag or scaler.is_enabled()`` (dropped when the scaler
+        is always on)."""
+        call = self._switched_autocast(stmt)
+        assert call is not None
+        if call in self.node_replacements:
+            return  # another scale_loss of this loss widened it already
+        flag = next(a for a in call.args if a.keyword is not None and a.keyword.value == "enabled")
+        old = code_of(flag.value)
+        if not isinstance(flag.value, (cst.Name, cst.Attribute, cst.Call)):
+            old = f"({old})"
+
+        def widen(upd: cst.Call) -> cst.Call:
+            args = [a for a in upd.args if not (a.keyword is not None and a.keyword.value == "enabled")]
+            if enabled is not None:
+                args.append(flag.with_changes(value=expression(f"{old} or {enabled}")))
+            else:
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return upd.with_changes(args=args)
+
+        self.replace_node(call, widen)
+        self.report(
+            stmt,
+            "APX209",
+            f"the forward pass already runs under torch.autocast(enabled={code_of(flag.value)}); it is now on "
+            f"wherever the GradScaler is ({'enabled=' + old + ' or ' + enabled if enabled else 'always'})",
+            fixed=True,
+            severity="info",
+        )
+
     def _forward_span(self, stmt: Any, loss_texts: set, info: AmpFile) -> Optional[List[Any]]:
         """The statements before ``stmt`` from the first model call through the one that
         computes the loss, in the same block or, when nothing before ``stmt`` in its block
@@ -200,6 +256,8 @@ class AutocastPlacement(AmpRule):
             end = None
             blocked = False
             for j in range(index - 1, -1, -1):
+                if assigned_names(body[j]) & loss_texts and self._switched_autocast(body[j]) is not None:
+                    return [body[j]]  # already under an autocast, switched for another path
                 if self._is_barrier(body[j]):
                     blocked = True
                     break

@@ -19,6 +19,16 @@ def _paren_if_bool_op(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
+def pure(node: Any) -> bool:
+    """Names, attributes, comparisons and and/or/not of them: dropping one changes nothing
+    but the value."""
+    if isinstance(node, cst.BooleanOperation):
+        return pure(node.left) and pure(node.right)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return pure(node.expression)
+    return isinstance(node, (cst.Name, cst.Attribute, cst.Comparison))
+
+
 def fold(expr: Any, consts: Dict[Any, bool]) -> Tuple[Optional[bool], Any]:
     """Fold the availability checks in ``expr``: returns ``(True/False, None)`` when the whole
     expression becomes a constant, else ``(None, simplified expression)``."""
@@ -32,7 +42,6 @@ def fold(expr: Any, consts: Dict[Any, bool]) -> Tuple[Optional[bool], Any]:
     if isinstance(expr, cst.BooleanOperation):
         lv, ln = fold(expr.left, consts)
         rv, rn = fold(expr.right, consts)
-        pure = lambda n: isinstance(n, (cst.Name, cst.Attribute, cst.Comparison))  # noqa: E731
         if isinstance(expr.operator, cst.And):
             if lv is False or (rv is False and pure(ln)):
                 return False, None

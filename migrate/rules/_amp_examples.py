@@ -1400,6 +1400,212 @@ def main(args, answer_model, rationale_model):
 """,
         codes=('APX101', 'APX206', 'APX206'),
     ),
+    # the forward already runs under an autocast switched on for a native branch only: it is
+    # switched on for the GradScaler too, and the apex branch gets the new scaler, not the user's
+    Example(
+        "forward-under-an-autocast-switched-for-a-native-branch",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, use_apex, use_native):
+    if use_apex:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    native_scaler = torch.amp.GradScaler("cuda", enabled=use_native)
+    for x, y in loader:
+        with torch.autocast("cuda", enabled=use_native):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        if use_apex:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        else:
+            native_scaler.scale(loss).backward()
+            native_scaler.step(optimizer)
+            native_scaler.update()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, loader, use_apex, use_native):
+    scaler = torch.amp.GradScaler("cuda", enabled=use_apex)
+    native_scaler = torch.amp.GradScaler("cuda", enabled=use_native)
+    for x, y in loader:
+        with torch.autocast("cuda", enabled=use_native or use_apex):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        if use_apex:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            native_scaler.scale(loss).backward()
+            native_scaler.step(optimizer)
+            native_scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+    ),
+    # the GradScaler would exist only when setup_amp() ran, the other methods use it either way
+    Example(
+        "scaler-made-in-a-method-called-under-an-if-stays-on-apexcompat",
+        before="""\
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer = model, optimizer
+        if fp16:
+            self.setup_amp()
+
+    def setup_amp(self):
+        self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def step(self, batch):
+        loss = self.model(batch).mean()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        after="""\
+from apexcompat import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer = model, optimizer
+        if fp16:
+            self.setup_amp()
+
+    def setup_amp(self):
+        # TODO(apexcompat): the GradScaler would be created in setup_amp(), which runs only if
+        #   fp16; the other methods would find no self.scaler otherwise; this file keeps
+        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def step(self, batch):
+        loss = self.model(batch).mean()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        codes=('APX102', 'APX220'),
+    ),
+    # a caller of the helper that never steps would keep scaled gradients: no native rewrite
+    Example(
+        "caller-that-does-not-step-stays-on-apexcompat",
+        before="""\
+from apex import amp
+
+
+def backward(model, batch, optimizer):
+    loss = model(batch).mean()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+
+
+def train(model, optimizer, loader):
+    for batch in loader:
+        backward(model, batch, optimizer)
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+def gradient_norms(model, optimizer, batch):
+    backward(model, batch, optimizer)
+    return [p.grad.norm() for p in model.parameters()]
+
+
+def main(model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    train(model, optimizer, loader)
+    print(gradient_norms(model, optimizer, next(iter(loader))))
+""",
+        after="""\
+from apexcompat import amp
+
+
+def backward(model, batch, optimizer):
+    loss = model(batch).mean()
+    # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss, and
+    #   gradient_norms(), which calls backward(), has no optimizer.step() after it; this
+    #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+
+
+def train(model, optimizer, loader):
+    for batch in loader:
+        backward(model, batch, optimizer)
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+def gradient_norms(model, optimizer, batch):
+    backward(model, batch, optimizer)
+    return [p.grad.norm() for p in model.parameters()]
+
+
+def main(model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    train(model, optimizer, loader)
+    print(gradient_norms(model, optimizer, next(iter(loader))))
+""",
+        codes=('APX102', 'APX220'),
+    ),
+    # `"apex" in sys.modules` is an availability check like `amp is not None` (Transformer-XL)
+    Example(
+        "apex-in-sys-modules-check-folds",
+        before="""\
+import sys
+
+import torch
+
+try:
+    from apex import amp
+except ImportError:
+    pass
+
+
+def train(model, optimizer, loader, fp16):
+    if fp16 and "apex" not in sys.modules:
+        raise RuntimeError("fp16 needs apex")
+    if fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import sys
+
+import torch
+
+
+def train(model, optimizer, loader, fp16):
+    scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=fp16):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        if fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=('APX101', 'APX103', 'APX201', 'APX209', 'APX212', 'APX301', 'APX311'),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

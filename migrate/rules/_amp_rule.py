@@ -12,7 +12,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import ScopeProvider
 
-from ..repo_plan import REPO_PLAN_KEY
+from ..repo_plan import FILE_STATE_KEY, REPO_PLAN_KEY
 from ..settings import Settings
 from ._metadata import ParentProvider, QualifiedNameProvider
 from ._tree import children
@@ -124,6 +124,11 @@ class AmpRule(Rule):
     def repo_plan(self) -> Any:
         """This file's part of the cross-file plan (``repo_plan.FilePlan``), None without one."""
         return self.context.scratch.get(REPO_PLAN_KEY)
+
+    def file_state(self) -> Dict[str, Any]:
+        """What the rules that ran before this one on the same file left for it (the name of
+        the GradScaler the initialize rule created: ``"scaler"``)."""
+        return self.context.scratch.setdefault(FILE_STATE_KEY, {})
 
     def line_of(self, node: cst.CSTNode) -> int:
         return self.position(node).start.line

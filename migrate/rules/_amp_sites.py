@@ -8,6 +8,9 @@ sites and other sites that need the scaler, decides where the scaler lives (a lo
 function whose every caller can pass it).  Whatever cannot be proven is a *blocker*: the
 file then keeps apex.amp's behaviour through ``apexcompat.amp`` and the blocker is reported.
 
+``find_steps`` finds the optimizer steps a scale_loss feeds: in its function, in the other
+methods of its class, or in the same-file callers of its function (``caller_links``).
+
 ``find_scalers`` is what the later rules use once the scaler exists: it finds the
 ``GradScaler`` the initialize rule created (or one the user already had) from any node.
 """
@@ -231,8 +234,8 @@ def self_name(func: Any) -> str:
     return func.params.params[0].name.value
 
 
-def is_nested_in(parents, func: Optional[cst.FunctionDef], outer: Optional[cst.FunctionDef]) -> bool:
-    """True if ``func`` is defined (at any depth) inside ``outer``."""
+def is_nested_in(parents, func: Optional[cst.CSTNode], outer: Optional[cst.CSTNode]) -> bool:
+    """True if ``func`` is defined (at any depth) inside ``outer`` (any nodes)."""
     if func is None or outer is None:
         return False
     cur: Optional[cst.CSTNode] = func
@@ -366,10 +369,37 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         # casting hooks need no scaler; their own rule handles them
 
     _old_api_uses(rule, module, handles, info)
+    _module_probes(rule, module, info)
     if info.plan is not None:
         _planned_sites(rule, module, info)
     _check_layout(rule, info)
     return info
+
+
+def _module_probes(rule, module: cst.Module, info: AmpFile) -> None:
+    """``"apex" in sys.modules`` (Transformer-XL: ``raise RuntimeError("APEX AMP
+    unavailable ...")`` unless it holds): an availability check like ``amp is not None``,
+    as long as the file imports nothing from apex but apex.amp (else apex's other parts
+    may be what it guards)."""
+    for node in walk(module):
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            names = [code_of(node.module)] if isinstance(node, cst.ImportFrom) and node.module else []
+            if isinstance(node, cst.Import):
+                names = [code_of(a.name) for a in node.names]
+            elif names == ["apex"] and not isinstance(node.names, cst.ImportStar):
+                names = [f"apex.{code_of(a.name)}" for a in node.names]
+            if any(n.split(".")[0] == "apex" and n not in ("apex", AMP) for n in names):
+                return
+    for node in walk(module):
+        if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1):
+            continue
+        target = node.comparisons[0]
+        if (
+            string_value(node.left) in ("apex", AMP)
+            and isinstance(target.operator, (cst.In, cst.NotIn))
+            and "sys.modules" in rule.qualified_names(target.comparator)
+        ):
+            info.checks[node] = isinstance(target.operator, cst.In)
 
 
 def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
@@ -657,6 +687,17 @@ def _check_layout(rule, info: AmpFile) -> None:
     home_cls = class_of_method(parents, home)
     if home_cls is not None and any(f is not home and class_of_method(parents, f) is home_cls for f in needy):
         info.storage = "self"
+        guard = _conditional_call(rule, home, home_cls) if home is not None else None
+        if guard is not None:
+            guard_name = home.name.value if home is not None else ""
+            info.blockers.append(
+                Blocker(
+                    training[0].call,
+                    f"the GradScaler would be created in {guard_name}(), which runs only if "
+                    f"{code_of(guard.test)}; the other methods would find no self.{info.scaler_name} otherwise",
+                )
+            )
+            return
     first_anchor_line = min(rule.line_of(s.anchor) for s in training)
     for func in dict.fromkeys(needy):
         access = _access(rule, func, home, home_cls, info, set())
@@ -679,6 +720,22 @@ def _check_layout(rule, info: AmpFile) -> None:
             elif enclosing_function(parents, call) is home:
                 in_home.append(call)
     _scaler_before_the_if(rule, training[0], in_home, info)
+
+
+def _conditional_call(rule, method: cst.FunctionDef, cls: cst.ClassDef) -> Optional[cst.If]:
+    """The ``if`` around a call ``self.<method>(...)`` in a method of ``cls`` (XLM's
+    ``if params.amp >= 0: self.init_amp()``), if there is such a call."""
+    name = method.name.value
+    for other in methods_of(cls):
+        if class_of_method(rule.parents, other) is not cls:
+            continue
+        me = self_name(other)
+        for node in walk(other.body):
+            if isinstance(node, cst.Call) and code_of(node.func) == f"{me}.{name}":
+                guard = enclosing(rule.parents, node, (cst.If, cst.FunctionDef))
+                if isinstance(guard, cst.If):
+                    return guard
+    return None
 
 
 def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) -> None:
@@ -757,9 +814,11 @@ def _check_remote_layout(rule, info: AmpFile) -> None:
 
 def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
     """The ``<opt>.step()`` calls a scale_loss site feeds: in its own function, else (for
-    ``self.<opt>``) in the other methods of its class."""
+    ``self.<opt>``) in the other methods of its class, else in the callers of its function
+    (``caller_steps``)."""
     body = site.func.body if site.func is not None else rule.tree
-    calls = [c for c in step_calls(body, opt_text) if not _runs_before_any_backward(rule, c, site)]
+    calls = step_calls(body, opt_text) + _loop_steps(rule, body, opt_text, site)
+    calls = [c for c in calls if not _runs_before(rule, c, site.with_stmt) or _later_call_steps(rule, c, site)]
     cls = class_of_method(rule.parents, site.func)
     if not calls and cls is not None and opt_text.startswith(self_name(site.func) + "."):
         for method in methods_of(cls):
@@ -769,7 +828,160 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
                 and self_name(method) == self_name(site.func)
             ):
                 calls.extend(step_calls(method.body, opt_text))
+    if not calls:
+        calls = caller_steps(rule, site, opt_text)
     return calls
+
+
+def exclusive(parents: Any, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """``a`` and ``b`` sit in different branches of one if/try (never both run)."""
+    ancestors = set()
+    cur: Any = a
+    while cur is not None:
+        ancestors.add(cur)
+        cur = parents.get(cur)
+    cur = b
+    while cur is not None and cur not in ancestors:
+        cur = parents.get(cur)
+    return cur is not None and not isinstance(cur, (cst.IndentedBlock, cst.Module))
+
+
+def _later_call_steps(rule, call: cst.Call, site: ScaleLossSite) -> bool:
+    """``if boundary: <scale_loss>; opt.step() else: <scale_loss delay_unscale=True>`` (XLM):
+    the delayed backward leaves its gradients for the step the other branch takes on a
+    later call of the function; only with a literal ``delay_unscale=True``, the apex way of
+    saying so."""
+    delay = arg_value(site.call, 4, "delay_unscale")
+    if not (isinstance(delay, cst.Name) and delay.value == "True"):
+        return False
+    # the two branches of the `if` nearest the delayed backward (an outer `if`, such as
+    # XLM's fp32 branch beside its amp one, is another configuration, not a later call)
+    branch = enclosing(rule.parents, site.with_stmt, (cst.If, cst.FunctionDef))
+    if not isinstance(branch, cst.If) or enclosing_function(rule.parents, call) is not site.func:
+        return False
+    around = set(_ancestors(rule.parents, site.with_stmt))
+    common = next((p for p in _ancestors(rule.parents, call) if p in around), None)
+    if isinstance(common, cst.Else):
+        common = rule.parents.get(common)
+    return common is branch
+
+
+def stepping_loop(rule, call: cst.Call) -> Optional[cst.For]:
+    """``for opt in optimizers: opt.step()``: the ``for`` whose target is the receiver of
+    the step ``call`` (in the same function), else None."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if not isinstance(receiver, cst.Name):
+        return None
+    cur: Any = call
+    while cur in rule.parents:
+        cur = rule.parents[cur]
+        if isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if isinstance(cur, cst.For) and isinstance(cur.target, cst.Name) and cur.target.value == receiver.value:
+            return cur
+    return None
+
+
+def _loop_steps(rule, body: Any, opt_text: str, site: ScaleLossSite) -> List[cst.Call]:
+    """The steps of a list of optimizers given whole to scale_loss (XLM's
+    ``amp.scale_loss(loss, optimizers)``), taken one by one in a loop after it:
+    ``for optimizer in optimizers: optimizer.step()``."""
+    found: List[cst.Call] = []
+    for node in walk(body):
+        if (
+            isinstance(node, cst.For)
+            and isinstance(node.target, cst.Name)
+            and code_of(node.iter) == opt_text
+            and not is_nested_in(rule.parents, site.with_stmt, node)
+        ):
+            found.extend(c for c in step_calls(node.body, node.target.value) if stepping_loop(rule, c) is node)
+    return found
+
+
+@dataclass(eq=False, repr=False)
+class CallerLink:
+    """A call of the function that holds a scale_loss, in another function of the file:
+    ``optimizers`` maps each optimizer the scale_loss names (a parameter there) to the
+    expression the call passes for it."""
+
+    call: cst.Call
+    func: cst.FunctionDef
+    optimizers: Dict[str, str]
+
+
+def caller_links(rule, site: ScaleLossSite) -> Optional[List[CallerLink]]:
+    """The calls of a module-level function that scales a loss over optimizers it takes as
+    parameters (``def backward_chunk(model, x, optimizer): with amp.scale_loss(loss,
+    optimizer)``), each with what it passes for them; None when the function is used other
+    than by calls inside functions, reassigns such a parameter, or a call's argument is
+    not a plain name or attribute."""
+    func = site.func
+    if func is None or not isinstance(rule.parents.get(func), cst.Module):
+        return None
+    calls = _callers(rule, func)
+    if not calls:
+        return None
+    params = func.params
+    if not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None:
+        return None
+    positional = [p.name.value for p in list(params.posonly_params) + list(params.params)]
+    reassigned: Set[str] = set()
+    for node in walk(func.body):
+        if isinstance(node, cst.SimpleStatementLine):
+            reassigned |= assigned_names(node)
+        elif isinstance(node, (cst.For, cst.AsName)):
+            reassigned |= names_in(node.target if isinstance(node, cst.For) else node.name)
+    wanted = []
+    for opt in site.optimizers:
+        text = code_of(opt)
+        if not isinstance(opt, cst.Name) or text not in positional + [p.name.value for p in params.kwonly_params]:
+            return None
+        if text in reassigned:
+            return None
+        wanted.append(text)
+    links = []
+    for call in calls:
+        caller = enclosing_function(rule.parents, call)
+        if caller is None or any(a.star for a in call.args):
+            return None
+        mapped: Dict[str, str] = {}
+        for text in wanted:
+            index = positional.index(text) if text in positional else len(call.args) + 1
+            value = arg_value(call, index, text)
+            if not isinstance(value, (cst.Name, cst.Attribute)):
+                return None
+            mapped[text] = code_of(value)
+        links.append(CallerLink(call, caller, mapped))
+    return links
+
+
+def caller_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
+    """The steps of ``opt_text`` a scale_loss site feeds through the callers of its
+    function: ``<passed>.step()`` in each calling function, not before the call unless a
+    loop holds both.  Empty unless every caller steps what it passed (a caller that never
+    steps would leave scaled gradients behind, so nothing is proven)."""
+    return _caller_steps(rule, site, opt_text)[0]
+
+
+def _caller_steps(rule, site: ScaleLossSite, opt_text: str) -> Tuple[List[cst.Call], Optional[str]]:
+    """``caller_steps`` and, when it finds none though the function has callers, which
+    caller does not step (for the finding)."""
+    links = caller_links(rule, site)
+    if not links:
+        return [], None
+    found: List[cst.Call] = []
+    helper = site.func.name.value if site.func is not None else ""
+    for link in links:
+        passed = link.optimizers.get(opt_text)
+        name = link.func.name.value
+        if passed is None or is_nested_in(rule.parents, link.func, site.func):
+            return [], f"{name}() calls it from inside"
+        steps = [c for c in step_calls(link.func.body, passed) if not _runs_before(rule, c, link.call)]
+        steps = [c for c in steps if enclosing_function(rule.parents, c) is link.func]
+        if not steps:
+            return [], f"{name}(), which calls {helper}(), has no {passed}.step() after it"
+        found.extend(c for c in steps if c not in found)
+    return found, None
 
 
 def _loops_around(rule, node: Any) -> List[Any]:
@@ -781,14 +993,15 @@ def _loops_around(rule, node: Any) -> List[Any]:
     return loops
 
 
-def _runs_before_any_backward(rule, call: cst.Call, site: ScaleLossSite) -> bool:
-    """A step of the same function that comes before the scaled backward and shares no loop
+def _runs_before(rule, call: cst.Call, backward: Any) -> bool:
+    """A step of the same function that comes before the scaled backward (``backward``: the
+    scale_loss statement, or the call of the function holding it) and shares no loop
     with it (``optimizer.zero_grad(); optimizer.step()`` before the training loop, a warm-up
     some repositories use): no gradient exists yet, so it stays a plain ``optimizer.step()``
     (``GradScaler.step`` there raises: no scale, no inf checks)."""
-    if rule.line_of(call) >= rule.line_of(site.with_stmt):
+    if rule.line_of(call) >= rule.line_of(backward):
         return False
-    return not set(_loops_around(rule, call)) & set(_loops_around(rule, site.with_stmt))
+    return not set(_loops_around(rule, call)) & set(_loops_around(rule, backward))
 
 
 def methods_of(cls: cst.ClassDef) -> List[cst.FunctionDef]:
@@ -809,9 +1022,9 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
             if func is not site.func:
                 info.needs.append(Need(call, "step", func))
         if not calls:
-            info.blockers.append(
-                Blocker(site.with_stmt, f"{code_of(opt)}.step() is not in the same function as amp.scale_loss")
-            )
+            message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
+            gap = _caller_steps(rule, site, code_of(opt))[1]
+            info.blockers.append(Blocker(site.with_stmt, f"{message}, and {gap}" if gap else message))
         for call in calls:
             holder = rule.parents.get(call)
             if call.args or not isinstance(holder, cst.Expr):
@@ -961,6 +1174,8 @@ def find_scalers(rule, module: cst.Module):
     plan = rule.repo_plan()
     #: the scaler parameter the cross-file plan added (its switch is the scaler's own)
     external: Set[str] = {plan.scaler_name} if plan is not None and plan.entries else set()
+    #: the GradScaler the initialize rule created: it wins over a user's own scaler beside it
+    created = rule.file_state().get("scaler")
     names: Set[str] = set(external)
     for node in walk(module):
         if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1):
@@ -972,7 +1187,8 @@ def find_scalers(rule, module: cst.Module):
         target = node.targets[0].target
         func = enclosing_function(parents, node)
         if isinstance(target, cst.Name):
-            local[func] = (target.value, enabled)
+            if func not in local or local[func][0] != created:
+                local[func] = (target.value, enabled)
             names.add(target.value)
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
             cls = class_of_method(parents, func)
@@ -1015,12 +1231,15 @@ def find_scalers(rule, module: cst.Module):
             func = enclosing_function(parents, func)
         func = start
         if func is not None:
-            for param in list(func.params.params) + list(func.params.kwonly_params):
-                if param.name.value in names:
-                    name = param.name.value
-                    enabled = next((e for n, e in local.values() if n == name), None)
-                    enabled = enabled or ("external" if name in external else None)
-                    return ScalerRef(name, f"{name}.is_enabled()" if enabled else None)
+            params = [p.name.value for p in list(func.params.params) + list(func.params.kwonly_params)]
+            # a parameter named like a scaler some function keeps to the end (the one the
+            # initialize rule created, after any scaler the user made on one branch only:
+            # Transformer-XL's ``scaler`` is None on the apex path) comes first
+            final = {n for n, _ in local.values()} | external
+            for name in sorted((n for n in params if n in names), key=lambda n: (n != created, n not in final)):
+                enabled = next((e for n, e in local.values() if n == name), None)
+                enabled = enabled or ("external" if name in external else None)
+                return ScalerRef(name, f"{name}.is_enabled()" if enabled else None)
             cls = class_of_method(parents, func)
             if cls in attrs:
                 attr, enabled, home = attrs[cls]

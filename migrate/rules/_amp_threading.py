@@ -148,7 +148,11 @@ class ScalerThreading(AmpRule):
         if args:
             last = args[-1]
             if last.comma is cst.MaybeSentinel.DEFAULT:
-                args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                return args + [arg]
-            return args + [arg.with_changes(comma=last.comma)] if False else args + [arg]
+                # the space before ``)`` (a line break in a call spread over lines) stays there
+                args[-1] = last.with_changes(
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                    whitespace_after_arg=cst.SimpleWhitespace(""),
+                )
+                return args + [arg.with_changes(whitespace_after_arg=last.whitespace_after_arg)]
+            return args + [arg]
         return [arg]

@@ -327,6 +327,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         if info.storage == "self" and home is not None:
             target = f"{home.params.params[0].name.value}.{info.scaler_name}"
         created = statement(f"{target} = {ctor}({', '.join(kwargs)})\n")
+        self.file_state()["scaler"] = info.scaler_name
         new.append(with_leading(created, [line for t in self.scaler_todos for line in todo_lines(t)]))
         self.need_torch()
         what = "amp.init()" if site.old_api else "amp.initialize"

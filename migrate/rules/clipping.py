@@ -37,7 +37,17 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from ._amp_rule import AmpRule
-from ._amp_sites import analyse, arg_value, code_of, enclosing_function, find_scalers, find_steps, walk
+from ._amp_sites import (
+    analyse,
+    arg_value,
+    caller_links,
+    code_of,
+    enclosing_function,
+    exclusive,
+    find_scalers,
+    find_steps,
+    walk,
+)
 from ._edits import expression, move_leading, statement, suite_statements
 from .base import Example
 from .step import end_of, flush_steps, start_of
@@ -222,19 +232,28 @@ class ClippingRule(AmpRule):
     def _decide(self, use: _Use, sites, steps: Dict[cst.Call, str], flush: Set[cst.Call]) -> List[Tuple[str, Any]]:
         """Set ``use.status`` (unscale/legacy/accum/unknown/skip); the phases it joins."""
         here = start_of(self, use.node)
-        site = None
+        # the last scaled backward before the use in its function: a scale_loss there, or a
+        # call of a function of this file that holds one (with the optimizers it passes)
+        site: Any = None
+        site_opts: List[str] = []
         for candidate in sites:
-            if (
-                candidate.func is use.func
-                and end_of(self, candidate.with_stmt) <= here
-                and not self._exclusive(candidate.with_stmt, use.stmt)
-            ):
-                site = candidate
+            backwards = [(candidate.with_stmt, [code_of(o) for o in candidate.optimizers])]
+            if candidate.func is not use.func:
+                links = caller_links(self, candidate) or []
+                backwards = [(ln.call, list(ln.optimizers.values())) for ln in links if ln.func is use.func]
+            for node, names in backwards:
+                if (
+                    enclosing_function(self.parents, node) is use.func
+                    and end_of(self, node) <= here
+                    and not exclusive(self.parents, node, use.stmt)
+                    and (site is None or start_of(self, node) > start_of(self, site))
+                ):
+                    site, site_opts = node, names
         opts: List[str] = []
         if use.kind == "master":
             opts = [use.opt or ""]
         elif site is not None:
-            opts = [code_of(o) for o in site.optimizers]
+            opts = site_opts
         else:
             # after no scaled backward of this function (before it, or on the path that does
             # not scale): nothing to unscale, unless the backward is elsewhere (none here)
@@ -278,10 +297,11 @@ class ClippingRule(AmpRule):
         use.status = "unscale"
         return keys
 
-    def _stepped_since(self, site: Any, use: _Use, opt: str, steps: Dict[cst.Call, str]) -> bool:
-        """Whether a step of ``opt`` surely ran between the scaled backward and ``use``: it
-        lies between them, alone on its line in a block that holds ``use``."""
-        begin, here = end_of(self, site.with_stmt), start_of(self, use.node)
+    def _stepped_since(self, backward: Any, use: _Use, opt: str, steps: Dict[cst.Call, str]) -> bool:
+        """Whether a step of ``opt`` surely ran between the scaled backward (``backward``: the
+        statement or call) and ``use``: it lies between them, alone on its line in a block
+        that holds ``use``."""
+        begin, here = end_of(self, backward), start_of(self, use.node)
         for call, o in steps.items():
             if o != opt or enclosing_function(self.parents, call) is not use.func:
                 continue
@@ -310,18 +330,6 @@ class ClippingRule(AmpRule):
             and start_of(self, c) > here
         ]
         return min(found, key=lambda c: start_of(self, c)) if found else None
-
-    def _exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-        """``a`` and ``b`` sit in different branches of one if/try (never both run)."""
-        ancestors = set()
-        cur: Any = a
-        while cur is not None:
-            ancestors.add(cur)
-            cur = self.parents.get(cur)
-        cur = b
-        while cur is not None and cur not in ancestors:
-            cur = self.parents.get(cur)
-        return cur is not None and not isinstance(cur, (cst.IndentedBlock, cst.Module))
 
     def _phase_stmt(self, use: _Use, step: cst.Call) -> Optional[cst.CSTNode]:
         """The statement an unscale_ for ``use`` goes before when ``step`` surely runs after

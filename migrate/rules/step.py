@@ -2,8 +2,11 @@
 ``scaler.update()`` after the last step of each phase.
 
 Only ``step()`` calls of optimizers passed to an ``amp.scale_loss`` in the same function are
-touched, so gradient-accumulation boundaries (``if (i + 1) % accum == 0:``) are kept: the
-scaler steps and updates exactly where the original stepped.
+touched (or, for a function that scales the loss of optimizers it takes as parameters, the
+steps of what each of its callers in the file passes; ``for opt in optimizers: opt.step()``
+for a list given whole, with one update after that loop), so gradient-accumulation
+boundaries (``if (i + 1) % accum == 0:``) are kept: the scaler steps and updates exactly
+where the original stepped.
 
 A step after the training loop that applies the gradients left over from an unfinished
 accumulation (a *flush* step: the loop holds the scaled backward and the regular step, the
@@ -21,7 +24,17 @@ from typing import Any, Dict, List, Sequence, Set, Tuple, cast
 import libcst as cst
 
 from ._amp_rule import AmpRule
-from ._amp_sites import analyse, code_of, enclosing_function, find_scalers, find_steps, step_calls, walk
+from ._amp_sites import (
+    analyse,
+    caller_links,
+    code_of,
+    enclosing_function,
+    find_scalers,
+    find_steps,
+    step_calls,
+    stepping_loop,
+    walk,
+)
 from ._edits import expression, statement
 from .base import Example
 
@@ -36,28 +49,33 @@ def flush_steps(rule: Any, info: Any, lookup: Any) -> Set[cst.Call]:
     ``opt`` between the loop and the call (same function throughout)."""
     parents = rule.parents
     found: Set[cst.Call] = set()
-    sites = [s for s in info.scale_losses if lookup(s.with_stmt) is not None]
-    for site in sites:
-        scope = site.func.body if site.func is not None else rule.tree
+    # every scaled backward: (its statement or the call of the function holding it, that
+    # function, the optimizer text there); a caller of a backward helper steps what it passed
+    backwards: List[Tuple[cst.CSTNode, Any, str]] = []
+    for site in info.scale_losses:
+        if lookup(site.with_stmt) is None:
+            continue
         for opt in site.optimizers:
-            if not isinstance(opt, (cst.Name, cst.Attribute)):
+            if isinstance(opt, (cst.Name, cst.Attribute)):
+                backwards.append((site.with_stmt, site.func, code_of(opt)))
+                for link in caller_links(rule, site) or []:
+                    if code_of(opt) in link.optimizers:
+                        backwards.append((link.call, link.func, link.optimizers[code_of(opt)]))
+    for node, func, text in backwards:
+        scope = func.body if func is not None else rule.tree
+        steps = [c for c in step_calls(scope, text) if enclosing_function(parents, c) is func]
+        feeding = [n for n, f, t in backwards if f is func and t == text]
+        for loop in _loops_around(parents, node):
+            if not any(_inside(parents, c, loop) for c in steps):
                 continue
-            text = code_of(opt)
-            steps = [c for c in step_calls(scope, text) if enclosing_function(parents, c) is site.func]
-            feeding = [
-                s for s in info.scale_losses if s.func is site.func and text in {code_of(o) for o in s.optimizers}
-            ]
-            for loop in _loops_around(parents, site.with_stmt):
-                if not any(_inside(parents, c, loop) for c in steps):
+            loop_end = end_of(rule, loop)
+            for call in steps:
+                here = start_of(rule, call)
+                if _inside(parents, call, loop) or here <= loop_end:
                     continue
-                loop_end = end_of(rule, loop)
-                for call in steps:
-                    here = start_of(rule, call)
-                    if _inside(parents, call, loop) or here <= loop_end:
-                        continue
-                    if any(loop_end < start_of(rule, s.with_stmt) < here for s in feeding):
-                        continue
-                    found.add(call)
+                if any(loop_end < start_of(rule, n) < here for n in feeding):
+                    continue
+                found.add(call)
     return found
 
 
@@ -110,6 +128,7 @@ class StepRule(AmpRule):
             return
         lookup = find_scalers(self, module)
         chosen: Dict[cst.Call, str] = {}
+        loops: Dict[cst.Call, cst.For] = {}
         backward_lines: List[int] = []
         for site in info.scale_losses:
             scaler = lookup(site.with_stmt)
@@ -121,6 +140,9 @@ class StepRule(AmpRule):
                     here = lookup(call)
                     if here is not None:
                         chosen[call] = here.expr
+                    if code_of(cast(Any, call.func).value) != code_of(opt):
+                        # a step of each optimizer of a list, in a loop: one update after it
+                        loops[call] = cast(cst.For, stepping_loop(self, call))
         for node in walk(module):
             if (
                 isinstance(node, cst.Call)
@@ -137,6 +159,9 @@ class StepRule(AmpRule):
             line = self.parents[holder]
             anchor = line if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else holder
             block = self.parents[line]
+            if call in loops:
+                anchor = loops[call]
+                block = self.parents[anchor]
             by_block.setdefault((block, scaler), []).append((self.line_of(call), call, anchor))
             opt_text = code_of(cast(Any, call.func).value)
             self.replace_node(call, expression(f"{scaler}.step({opt_text})"))
@@ -437,6 +462,171 @@ def train(model, optimizer, loader, accum):
             optimizer.zero_grad()
 """,
         codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX302', 'APX311'),
+    ),
+    # the helper scales each micro-batch loss; its caller clips and steps: the scaler reaches both
+    Example(
+        "step-in-the-caller-of-the-backward-helper",
+        before="""\
+import torch
+from apex import amp
+
+
+def backward_micro_batch(model, batch, optimizer, delay_unscale):
+    loss = model(batch).mean()
+    with amp.scale_loss(loss, optimizer, delay_unscale=delay_unscale) as scaled_loss:
+        scaled_loss.backward()
+    return loss.item()
+
+
+def train(model, optimizer, loader, micro_batches, max_norm):
+    for batch in loader:
+        for k, part in enumerate(batch.chunk(micro_batches)):
+            backward_micro_batch(model, part, optimizer, k < micro_batches - 1)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+def main(model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    train(model, optimizer, loader, micro_batches=4, max_norm=1.0)
+""",
+        after="""\
+import torch
+
+
+def backward_micro_batch(model, batch, optimizer, delay_unscale, scaler):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(batch).mean()
+    scaler.scale(loss).backward()
+    return loss.item()
+
+
+def train(model, optimizer, loader, micro_batches, max_norm, scaler):
+    for batch in loader:
+        for k, part in enumerate(batch.chunk(micro_batches)):
+            backward_micro_batch(model, part, optimizer, k < micro_batches - 1, scaler)
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+
+
+def main(model, optimizer, loader):
+    scaler = torch.amp.GradScaler("cuda")
+    train(model, optimizer, loader, micro_batches=4, max_norm=1.0, scaler=scaler)
+""",
+        codes=('APX101', 'APX201', 'APX207', 'APX207', 'APX209', 'APX301', 'APX302', 'APX311', 'APX325'),
+    ),
+    # one list of optimizers given to scale_loss, stepped one by one: one update after the loop;
+    # the delayed backward (delay_unscale=True) is stepped by the other branch on a later call
+    Example(
+        "list-of-optimizers-stepped-in-a-loop",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(encoder, decoder, opt_enc, opt_dec, loader, accumulate, clip):
+    [encoder, decoder], [opt_enc, opt_dec] = amp.initialize([encoder, decoder], [opt_enc, opt_dec], opt_level="O1")
+    optimizers = [opt_enc, opt_dec]
+    for step, batch in enumerate(loader):
+        loss = decoder(encoder(batch)).mean()
+        if (step + 1) % accumulate == 0:
+            with amp.scale_loss(loss, optimizers) as scaled_loss:
+                scaled_loss.backward()
+            for optimizer in optimizers:
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), clip)
+            for optimizer in optimizers:
+                optimizer.step()
+                optimizer.zero_grad()
+        else:
+            with amp.scale_loss(loss, optimizers, delay_unscale=True) as scaled_loss:
+                scaled_loss.backward()
+""",
+        after="""\
+import torch
+
+
+def train(encoder, decoder, opt_enc, opt_dec, loader, accumulate, clip):
+    scaler = torch.amp.GradScaler("cuda")
+    optimizers = [opt_enc, opt_dec]
+    for step, batch in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = decoder(encoder(batch)).mean()
+        if (step + 1) % accumulate == 0:
+            scaler.scale(loss).backward()
+            for optimizer in optimizers:
+                scaler.unscale_(optimizer)
+                torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), clip)
+            for optimizer in optimizers:
+                scaler.step(optimizer)
+                optimizer.zero_grad()
+            scaler.update()
+        else:
+            scaler.scale(loss).backward()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX301', 'APX302', 'APX311', 'APX321'),
+    ),
+    # the caller's step after the loop applies leftover accumulated gradients: guarded like
+    # a flush step in the function that scales the loss
+    Example(
+        "flush-step-in-the-caller-is-guarded",
+        before="""\
+from apex import amp
+
+
+def backward_micro_batch(model, batch, optimizer, delay_unscale):
+    loss = model(batch).mean()
+    with amp.scale_loss(loss, optimizer, delay_unscale=delay_unscale) as scaled_loss:
+        scaled_loss.backward()
+
+
+def train(model, optimizer, loader, accumulate):
+    for i, batch in enumerate(loader):
+        boundary = (i + 1) % accumulate == 0
+        backward_micro_batch(model, batch, optimizer, not boundary)
+        if boundary:
+            optimizer.step()
+            optimizer.zero_grad()
+    optimizer.step()
+    optimizer.zero_grad()
+
+
+def main(model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    train(model, optimizer, loader, accumulate=4)
+""",
+        after="""\
+import torch
+
+
+def backward_micro_batch(model, batch, optimizer, delay_unscale, scaler):
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = model(batch).mean()
+    scaler.scale(loss).backward()
+
+
+def train(model, optimizer, loader, accumulate, scaler):
+    for i, batch in enumerate(loader):
+        boundary = (i + 1) % accumulate == 0
+        backward_micro_batch(model, batch, optimizer, not boundary, scaler)
+        if boundary:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+    if any(p.grad is not None for group in optimizer.param_groups for p in group["params"]):
+        scaler.step(optimizer)
+        scaler.update()
+    optimizer.zero_grad()
+
+
+def main(model, optimizer, loader):
+    scaler = torch.amp.GradScaler("cuda")
+    train(model, optimizer, loader, accumulate=4, scaler=scaler)
+""",
+        codes=('APX101', 'APX201', 'APX207', 'APX207', 'APX209', 'APX301', 'APX302', 'APX311', 'APX311', 'APX312'),
     ),
 ]
 
