@@ -32,6 +32,9 @@ class _Proof:
         self.parents = rule.parents
         #: why the last proof failed, when more precise than "not under the variable"
         self.why = ""
+        #: (scope, name) pairs being followed: a binding that derives a name from itself
+        #: (``loss = loss / accum``) adds nothing to what its other bindings prove
+        self.visiting: Set[Tuple[Any, str]] = set()
 
     # --- scopes ---------------------------------------------------------------------------
 
@@ -88,6 +91,16 @@ class _Proof:
         return any(self.name_under(scope, n, ctx, depth + 1) for n in names)
 
     def name_under(self, scope: Any, name: str, ctx: str, depth: int) -> bool:
+        key = (scope, name)
+        if key in self.visiting:
+            return True
+        self.visiting.add(key)
+        try:
+            return self._name_under(scope, name, ctx, depth)
+        finally:
+            self.visiting.discard(key)
+
+    def _name_under(self, scope: Any, name: str, ctx: str, depth: int) -> bool:
         if isinstance(scope, cst.FunctionDef) and name in [p.name.value for p in scope.params.params]:
             return self.argument_under(scope, name, ctx, depth)
         bound = self.assignments(scope, name)
