@@ -310,7 +310,7 @@ class AutocastPlacement(AmpRule):
         proves it, or says why and the plan is dropped)."""
         func = site.func
         cls = class_of_method(self.parents, func)
-        if info.plan is None or cls is None or cls.name.value not in info.plan.autocast_from_caller:
+        if func is None or info.plan is None or cls is None or cls.name.value not in info.plan.autocast_from_caller:
             return False
         params = [p.name.value for p in func.params.params]
         if func.name.value != "__call__" or not isinstance(site.loss, cst.Name) or site.loss.value not in params:

@@ -10,7 +10,12 @@ every loss handed to the wrapper is computed under that variable: in the initial
 function, or in a function of the same file given both the variable and the wrapper as
 arguments (``train_one_epoch(..., amp_autocast=amp_autocast, loss_scaler=loss_scaler)``),
 following closures of that function (``_forward()`` returning the loss, ``_backward(loss)``
-calling the wrapper) and plain derivations (``loss = output["loss"]``)."""
+calling the wrapper) and plain derivations (``loss = output["loss"]``).  At least one call of
+the wrapper must be found; an instance handed to a function of another module (timm's
+checkpoint saver) is taken as not calling it.
+
+Also here: the installed library's wrappers (timm's ``ApexScaler``) that become their native
+twin, and the TODO about the twin's checkpoint key."""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from ._amp_sites import InitSite, call_args, code_of, enclosing_function, walk
+from ._tree import children
 
 #: context managers that do nothing when entered without arguments
 NOOP_CONTEXTS = frozenset({"contextlib.suppress", "contextlib.nullcontext"})
@@ -27,6 +33,11 @@ _DEPTH = 8
 
 
 class _Proof:
+    """Follows a value back to where it is computed, within one file.  A value counts as
+    computed under the context when it is bound inside ``with <ctx>():`` or derived from
+    such a value (any of the names of its expression, so ``loss = out["loss"]`` and
+    ``scaled = k * loss`` are); every binding of a name must count."""
+
     def __init__(self, rule: Any) -> None:
         self.rule = rule
         self.parents = rule.parents
@@ -64,12 +75,12 @@ class _Proof:
         found: List[Tuple[Any, Any]] = []
         for node in self.body_nodes(scope):
             if isinstance(node, cst.Assign):
-                for target in node.targets:
-                    found += [(node, v) for v in _bound_values(target.target, node.value, name)]
+                for assign_target in node.targets:
+                    found += [(node, v) for v in _bound_values(assign_target.target, node.value, name)]
             elif isinstance(node, (cst.AnnAssign, cst.NamedExpr)) and _is_name(node.target, name):
                 found.append((node, node.value))
             elif isinstance(node, (cst.For, cst.CompFor, cst.WithItem)):
-                target = node.target if not isinstance(node, cst.WithItem) else (
+                target: Any = node.target if not isinstance(node, cst.WithItem) else (
                     node.asname.name if node.asname is not None else None)
                 if target is not None and name in {n.value for n in walk(target) if isinstance(n, cst.Name)}:
                     found.append((node, None))
@@ -210,8 +221,6 @@ class _Element:
 
 
 def _children_of(node: Any) -> List[Any]:
-    from ._tree import children
-
     return list(children(node))
 
 

@@ -9,6 +9,54 @@ from typing import List
 
 from .base import Example
 
+#: the loss scalers of a timm-style ``utils/cuda.py`` (the before text of two examples)
+TIMM_STYLE_SCALERS = """\
+# file: utils/__init__.py
+from .cuda import ApexScaler, NativeScaler
+# file: utils/cuda.py
+import torch
+from torch.nn.utils import clip_grad_norm_
+
+try:
+    from apex import amp
+    has_apex = True
+except ImportError:
+    amp = None
+    has_apex = False
+
+
+class ApexScaler:
+    state_dict_key = "amp"
+
+    def __call__(self, loss, optimizer, clip_grad=None, parameters=None):
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        if clip_grad is not None:
+            clip_grad_norm_(amp.master_params(optimizer), clip_grad)
+        optimizer.step()
+
+    def state_dict(self):
+        return amp.state_dict()
+
+
+class NativeScaler:
+    state_dict_key = "amp_scaler"
+
+    def __init__(self):
+        self._scaler = torch.amp.GradScaler("cuda")
+
+    def __call__(self, loss, optimizer, clip_grad=None, parameters=None):
+        self._scaler.scale(loss).backward()
+        if clip_grad is not None:
+            self._scaler.unscale_(optimizer)
+            clip_grad_norm_(parameters, clip_grad)
+        self._scaler.step(optimizer)
+        self._scaler.update()
+
+    def state_dict(self):
+        return self._scaler.state_dict()
+"""
+
 REPOSITORY_EXAMPLES: List[Example] = [
     # ``amp.initialize`` in the launcher, ``amp.scale_loss`` in the training function it
     # imports: the GradScaler is created in the launcher and passed on
@@ -616,51 +664,7 @@ def main():
         train_one_epoch(model, loader, optimizer, amp_autocast=amp_autocast, loss_scaler=loss_scaler)
     if loss_scaler is not None:
         torch.save({loss_scaler.state_dict_key: loss_scaler.state_dict()}, "scaler.pt")
-# file: utils/__init__.py
-from .cuda import ApexScaler, NativeScaler
-# file: utils/cuda.py
-import torch
-from torch.nn.utils import clip_grad_norm_
-
-try:
-    from apex import amp
-    has_apex = True
-except ImportError:
-    amp = None
-    has_apex = False
-
-
-class ApexScaler:
-    state_dict_key = "amp"
-
-    def __call__(self, loss, optimizer, clip_grad=None, parameters=None):
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        if clip_grad is not None:
-            clip_grad_norm_(amp.master_params(optimizer), clip_grad)
-        optimizer.step()
-
-    def state_dict(self):
-        return amp.state_dict()
-
-
-class NativeScaler:
-    state_dict_key = "amp_scaler"
-
-    def __init__(self):
-        self._scaler = torch.amp.GradScaler("cuda")
-
-    def __call__(self, loss, optimizer, clip_grad=None, parameters=None):
-        self._scaler.scale(loss).backward()
-        if clip_grad is not None:
-            self._scaler.unscale_(optimizer)
-            clip_grad_norm_(parameters, clip_grad)
-        self._scaler.step(optimizer)
-        self._scaler.update()
-
-    def state_dict(self):
-        return self._scaler.state_dict()
-""",
+""" + TIMM_STYLE_SCALERS,
         after="""\
 # file: train.py
 import argparse
@@ -810,51 +814,7 @@ def main():
         validate(model, loader, amp_autocast=amp_autocast)
     if loss_scaler is not None:
         torch.save({loss_scaler.state_dict_key: loss_scaler.state_dict()}, "scaler.pt")
-# file: utils/__init__.py
-from .cuda import ApexScaler, NativeScaler
-# file: utils/cuda.py
-import torch
-from torch.nn.utils import clip_grad_norm_
-
-try:
-    from apex import amp
-    has_apex = True
-except ImportError:
-    amp = None
-    has_apex = False
-
-
-class ApexScaler:
-    state_dict_key = "amp"
-
-    def __call__(self, loss, optimizer, clip_grad=None, parameters=None):
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        if clip_grad is not None:
-            clip_grad_norm_(amp.master_params(optimizer), clip_grad)
-        optimizer.step()
-
-    def state_dict(self):
-        return amp.state_dict()
-
-
-class NativeScaler:
-    state_dict_key = "amp_scaler"
-
-    def __init__(self):
-        self._scaler = torch.amp.GradScaler("cuda")
-
-    def __call__(self, loss, optimizer, clip_grad=None, parameters=None):
-        self._scaler.scale(loss).backward()
-        if clip_grad is not None:
-            self._scaler.unscale_(optimizer)
-            clip_grad_norm_(parameters, clip_grad)
-        self._scaler.step(optimizer)
-        self._scaler.update()
-
-    def state_dict(self):
-        return self._scaler.state_dict()
-""",
+""" + TIMM_STYLE_SCALERS,
         after="""\
 # file: train.py
 import argparse

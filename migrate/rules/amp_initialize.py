@@ -148,7 +148,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "APX214": "the GradScaler is passed to a function or class of another file that needs it",
         "APX215": "a no-op autocast variable (amp_autocast = suppress) is bound to torch.autocast where "
         "amp.initialize was, so the forward passes it wraps run under autocast as under O1",
-        "APX216": "timm's ApexScaler became its NativeScaler; an apex checkpoint's loss scale needs converting to resume",
+        "APX216": "timm's ApexScaler became its NativeScaler; an apex checkpoint's loss scale needs converting "
+        "to resume",
         "APX220": "apex.amp cannot be migrated natively here; the file keeps working through apexcompat.amp",
     }
     KNOWN = {LIBRARY_CHECKPOINT_TODO: ("APX216", "warning", True)}

@@ -42,9 +42,8 @@ Tolerances (``-s`` prints the measured figures in the last test):
 A migration mistake moves the weights far more (test_e2e_scripts: a dropped unscale_ before
 clipping 6e-1, a scaler state that is not loaded 1.1e-1).  Mutations of the migrated output,
 checked by hand: a dropped load_scaler_state (r5) fails the resume test (the clean-step count
-restarts at 0), autocast disabled (r8) and the apex branch's amp_autocast left a no-op (r4, r9) fail the fp32
-check, a dropped scaler.update() (r7) fails
-the run.
+restarts at 0), autocast disabled (r8) and the apex branch's amp_autocast left a no-op (r4, r9)
+fail the fp32 check, a dropped scaler.update() (r7) fails the run.
 """
 
 from __future__ import annotations

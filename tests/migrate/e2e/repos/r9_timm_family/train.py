@@ -35,8 +35,8 @@ def train_one_epoch(model, data, optimizer, args, first_step, amp_autocast=suppr
 
         def _forward():
             with amp_autocast():
-                prediction = model(inputs)
-                _loss = F.mse_loss(prediction, targets)
+                prediction = model(inputs)  # noqa: B023 (called in the same iteration)
+                _loss = F.mse_loss(prediction, targets)  # noqa: B023
             if accum_steps > 1:
                 _loss = _loss / accum_steps
             return _loss, prediction
@@ -48,15 +48,15 @@ def train_one_epoch(model, data, optimizer, args, first_step, amp_autocast=suppr
                     optimizer,
                     clip_grad=args.clip_grad,
                     parameters=model.parameters(),
-                    need_update=need_update,
+                    need_update=need_update,  # noqa: B023
                 )
             else:
                 _loss.backward()
-                if need_update:
+                if need_update:  # noqa: B023
                     if args.clip_grad is not None:
                         torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_grad)
                     optimizer.step()
-            if need_update:
+            if need_update:  # noqa: B023
                 optimizer.zero_grad()
 
         loss, _ = _forward()
