@@ -20,6 +20,8 @@ AMP_MODULES = ("apex.amp", "apexcompat.amp")
 SCALER_MEMBERS = frozenset({"scale_loss", "state_dict", "load_state_dict"})
 #: where a name is used when it is not inside any top-level def
 MODULE_LEVEL = "<module>"
+#: context managers that do nothing when entered without arguments
+NOOP_CONTEXTS = frozenset({("contextlib", "suppress"), ("contextlib", "nullcontext")})
 
 
 @dataclass
@@ -31,6 +33,8 @@ class AmpSite:
     owner: str
     #: ``initialize`` given optimizers (training), as opposed to inference
     training: bool = False
+    #: the method of the top-level class ``owner`` it is in ("" elsewhere)
+    method: str = ""
 
 
 @dataclass
@@ -64,6 +68,8 @@ class ModuleSummary:
     escaping: Set[str] = field(default_factory=set)
     #: lines where ``amp`` itself is used as a value (passed on, stored)
     amp_values: List[int] = field(default_factory=list)
+    #: names bound to a no-op context manager class (``amp_autocast = suppress``)
+    noop_contexts: Set[str] = field(default_factory=set)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -71,6 +77,10 @@ class ModuleSummary:
 
     def owners_needing_scaler(self) -> Set[str]:
         return {s.owner for s in self.amp_sites if s.member in SCALER_MEMBERS}
+
+    def called_wrappers(self) -> Set[str]:
+        """Top-level classes whose ``__call__`` scales a loss: ``loss_scaler(loss, optimizer)``."""
+        return {s.owner for s in self.amp_sites if s.member == "scale_loss" and s.method == "__call__"}
 
 
 def _package_of(path: str, level: int) -> Optional[List[str]]:
@@ -101,6 +111,7 @@ class _Reader(ast.NodeVisitor):
     def __init__(self, summary: ModuleSummary) -> None:
         self.s = summary
         self.owner = MODULE_LEVEL
+        self.method = ""
         #: local names that denote the amp module, and names bound to one of its members
         self.amp_names: Set[str] = set()
         self.apex_roots: Set[str] = set()
@@ -146,7 +157,12 @@ class _Reader(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self.s.identifiers.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
-        self._visit_def(node, node.name, False)
+        if self.owner in self.s.classes and not self.method:
+            self.method = node.name
+            self._visit_def(node, node.name, False)
+            self.method = ""
+        else:
+            self._visit_def(node, node.name, False)
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -182,7 +198,7 @@ class _Reader(ast.NodeVisitor):
                 isinstance(optimizers, ast.Constant) and optimizers.value is None
             ) or (isinstance(optimizers, (ast.List, ast.Tuple)) and not optimizers.elts)
             training = member == "init" or (member == "initialize" and not no_optimizers)
-            self.s.amp_sites.append(AmpSite(member, node.lineno, self.owner, training))
+            self.s.amp_sites.append(AmpSite(member, node.lineno, self.owner, training, self.method))
         func = node.func
         if isinstance(func, ast.Name):
             if func.id in self.s.imports and self.s.imports[func.id][1]:
@@ -201,6 +217,18 @@ class _Reader(ast.NodeVisitor):
                 self.visit(child)
         if not isinstance(func, ast.Name):
             self.visit(func)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = node.value
+        if isinstance(value, ast.Name):
+            denoted = self.s.imports.get(value.id)
+        elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+            denoted = (self.s.imports.get(value.value.id, ("", ""))[0], value.attr)
+        else:
+            denoted = None
+        if denoted in NOOP_CONTEXTS:
+            self.s.noop_contexts.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
         self.s.identifiers.add(node.id)

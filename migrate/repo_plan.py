@@ -54,6 +54,13 @@ class FilePlan:
     notes: Tuple[Tuple[str, str], ...] = ()
     #: set when this file's own amp.initialize must keep apex.amp (through the shim), and why
     refusal: str = ""
+    #: entry classes of this file whose ``__call__(loss, ...)`` scales a loss the launcher
+    #: computes under its own autocast variable (``with amp_autocast():``), which the
+    #: launcher binds to ``torch.autocast`` on the apex branch
+    autocast_from_caller: Tuple[str, ...] = ()
+    #: in the launcher: the constructor calls (as in ``pass_to``) whose instances are called
+    #: with losses that must be proven to run under that autocast variable
+    autocast_for_calls: Tuple[str, ...] = ()
 
     def keyword_for(self, call_text: str) -> Optional[str]:
         return dict(self.pass_to).get(call_text)
@@ -289,12 +296,29 @@ def build_plan(
             for callee, text in edges.get((caller_path, caller_def), []):
                 if callee == (callee_path, name):
                     pass_of.setdefault(caller_path, {})[text] = names[callee_path]
+    # a loss-scaler class called as ``loss_scaler(loss, optimizer)`` from a launcher that has a
+    # no-op autocast variable: the launcher's forward passes get the autocast, not the class
+    from_caller: Dict[str, Set[str]] = {}
+    for_calls: Dict[str, Set[str]] = {}
+    for (callee_path, name), calls in planned.items():
+        if name not in by_path[callee_path].called_wrappers():
+            continue
+        launching = [c for c in calls if c[0][0] in launchers and by_path[c[0][0]].noop_contexts]
+        if len(launching) != len(calls):
+            continue
+        from_caller.setdefault(callee_path, set()).add(name)
+        for (caller_path, caller_def), _line in calls:
+            for callee, text in edges.get((caller_path, caller_def), []):
+                if callee == (callee_path, name):
+                    for_calls.setdefault(caller_path, set()).add(text)
     for path in component:
         plan.files[path] = FilePlan(
             component=component[path],
             scaler_name=names.get(path, ""),
             entries=tuple(sorted(entries_of.get(path, []))),
             pass_to=tuple(sorted(pass_of.get(path, {}).items())),
+            autocast_from_caller=tuple(sorted(from_caller.get(path, ()))),
+            autocast_for_calls=tuple(sorted(for_calls.get(path, ()))),
         )
     plan.add_notes(notes)
     return plan

@@ -9,7 +9,9 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
 
+from ._amp_context_var import autocast_variable
 from ._amp_device import device_type_at
 from ._amp_rule import AmpRule
 from ._amp_sites import (
@@ -151,6 +153,8 @@ class AutocastPlacement(AmpRule):
         if spans[0][0] is None:
             spans = self._spans_at_callers(site, info)
         switches = [self._switch_in(func, info) for _, func in spans]
+        if not spans and self._under_callers_autocast(site, info):
+            return
         if not spans or any(span is None for span, _ in spans) or any(sw is False for sw in switches):
             # manual work: without it the migrated script trains in float32 with a GradScaler
             self.todo(
@@ -370,3 +374,79 @@ class AutocastPlacement(AmpRule):
         if access is None:
             return False
         return f"{access}.is_enabled()"
+
+    # --- the launcher's autocast variable (``amp_autocast = suppress``) -------------------------
+
+    def _under_callers_autocast(self, site: ScaleLossSite, info: AmpFile) -> bool:
+        """``ApexScaler.__call__(self, loss, ...)`` of a planned class whose launcher computes
+        every loss under its autocast variable, bound to torch.autocast there (the launcher
+        proves it, or says why and the plan is dropped)."""
+        func = site.func
+        cls = class_of_method(self.parents, func)
+        if func is None or info.plan is None or cls is None or cls.name.value not in info.plan.autocast_from_caller:
+            return False
+        params = [p.name.value for p in func.params.params]
+        if func.name.value != "__call__" or not isinstance(site.loss, cst.Name) or site.loss.value not in params:
+            return False
+        self.report(
+            site.with_stmt,
+            "APX215",
+            f"the loss handed to {cls.name.value}() is computed under the launcher's autocast variable, "
+            "bound to torch.autocast where amp.initialize was",
+            fixed=True,
+            severity="info",
+        )
+        return True
+
+    def _launcher_autocast(self, site: InitSite, info: AmpFile) -> Optional[str]:
+        """The no-op autocast variable this initialize's branch binds to torch.autocast: for
+        an installed library's loss scaler (found by the analysis) or for the planned
+        wrapper classes whose losses it computes; None when there is none, or (with an
+        APX210 TODO, which drops the plan) when the wrappers' losses are not provably under it."""
+        if info.autocast_var is not None:
+            return info.autocast_var
+        if info.plan is None or not info.plan.autocast_for_calls:
+            return None
+        constructors = [c for c in info.passes if code_of(c.func) in info.plan.autocast_for_calls]
+        ctx, why = autocast_variable(self, site, constructors)
+        if ctx is None:
+            names = ", ".join(dict.fromkeys(code_of(c.func) for c in constructors))
+            self.todo(
+                site.stmt,
+                "APX210",
+                f"the forward passes of the losses handed to {names} cannot be put under torch.autocast "
+                f"on this branch: {why}",
+            )
+        return ctx
+
+    def _bind_autocast(self, site: InitSite, variable: str) -> cst.BaseStatement:
+        """``amp_autocast = functools.partial(torch.autocast, ...)``, for the initialize's place."""
+        device = device_type_at(self, site.anchor, map(code_of, site.models))
+        partial = self._imported_partial()
+        if partial is None:
+            AddImportsVisitor.add_needed_import(self.context, "functools")
+            partial = "functools.partial"
+        self.need_torch()
+        self.report(
+            site.call,
+            "APX215",
+            f"{variable}, a no-op context on this branch, is bound to torch.autocast: the forward passes "
+            f"it wraps run in {self.settings.dtype} as under apex's O1",
+            fixed=True,
+            severity="info",
+        )
+        return statement(
+            f"{variable} = {partial}(torch.autocast, device_type={device}, dtype=torch.{self.settings.dtype})\n"
+        )
+
+    def _imported_partial(self) -> Optional[str]:
+        """The local name of ``from functools import partial`` at module level, if any."""
+        for stmt in self.tree.body:
+            body = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else []
+            for small in body:
+                if not (isinstance(small, cst.ImportFrom) and code_of(small.module or cst.Name("")) == "functools"):
+                    continue
+                for alias in small.names if not isinstance(small.names, cst.ImportStar) else []:
+                    if code_of(alias.name) == "partial":
+                        return code_of(alias.asname.name) if alias.asname is not None else "partial"
+        return None

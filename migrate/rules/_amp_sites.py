@@ -145,6 +145,11 @@ class AmpFile:
     passes: Dict[cst.Call, str] = field(default_factory=dict)
     #: entry classes without an ``__init__`` that get one taking the scaler
     new_inits: Set[cst.ClassDef] = field(default_factory=set)
+    #: ``ApexScaler()`` calls of an installed library (timm) beside the initialize, which
+    #: become that library's native scaler; then ``autocast_var`` is the launcher's no-op
+    #: autocast variable bound to torch.autocast in the initialize's place
+    library_wrappers: List[cst.Call] = field(default_factory=list)
+    autocast_var: Optional[str] = None
 
     @property
     def uses_amp(self) -> bool:
@@ -661,6 +666,12 @@ def _check_layout(rule, info: AmpFile) -> None:
         return
     if training and not info.scale_losses and not info.passes:
         note = info.plan.note_for(MODULE_LEVEL) if info.plan is not None else None
+        if note is None and len(training) == 1:
+            from ._amp_context_var import library_wrappers_beside
+
+            note = library_wrappers_beside(rule, training[0], info)
+            if note is None:
+                return
         for init in training:
             info.blockers.append(
                 Blocker(init.call, note or "no amp.scale_loss in this file: the losses are scaled elsewhere")

@@ -17,6 +17,7 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from ._amp_autocast import AutocastPlacement, flat_texts
 from ._amp_availability import AvailabilityChecks, fold
@@ -47,6 +48,7 @@ from ._edits import (
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 from ._amp_repo_examples import REPOSITORY_EXAMPLES
 from ._amp_device import device_type_at
+from ._amp_context_var import LIBRARY_CHECKPOINT_TODO, LIBRARY_WRAPPERS, library_checkpoint_todo
 
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
 # positions of initialize's parameters (apex signature)
@@ -144,8 +146,13 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "APX212": "an apex availability check (amp is None, not amp) became a constant and was simplified",
         "APX213": "the GradScaler created in another file reaches this function or class as a new parameter",
         "APX214": "the GradScaler is passed to a function or class of another file that needs it",
+        "APX215": "a no-op autocast variable (amp_autocast = suppress) is bound to torch.autocast where "
+        "amp.initialize was, so the forward passes it wraps run under autocast as under O1",
+        "APX216": "timm's ApexScaler became its NativeScaler; an apex checkpoint's loss scale needs converting "
+        "to resume",
         "APX220": "apex.amp cannot be migrated natively here; the file keeps working through apexcompat.amp",
     }
+    KNOWN = {LIBRARY_CHECKPOINT_TODO: ("APX216", "warning", True)}
     TRIGGERS = (b"apex",)
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("apex",)
@@ -282,6 +289,15 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         if not site.has_optimizers and not site.old_api:
             self._inference(site, level, new)
             return
+        variable = self._launcher_autocast(site, info)
+        if variable is not None:
+            binding = self._bind_autocast(site, variable)
+            self._kept = getattr(self, "_kept", set()) | {binding}
+            if info.library_wrappers:
+                self._library_wrappers(info)
+                self._place(site, new + [binding])
+                return
+            new.append(binding)
 
         switch: Optional[str]
         if parts is None:
@@ -366,6 +382,23 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             return [upd] + created
 
         self.edits.replace(site.anchor, after_if)
+
+    def _library_wrappers(self, info: AmpFile) -> None:
+        """``ApexScaler()`` of an installed library -> its native twin (``NativeScaler()``),
+        which holds its own GradScaler: the initialize goes without one."""
+        for call in info.library_wrappers:
+            qualified = next(iter(self.qualified_names(call.func) & set(LIBRARY_WRAPPERS)))
+            module, old = qualified.rsplit(".", 1)
+            new = LIBRARY_WRAPPERS[qualified]
+            if isinstance(call.func, cst.Name):
+                AddImportsVisitor.add_needed_import(self.context, module, new)
+                RemoveImportsVisitor.remove_unused_import(self.context, module, old)
+                self.replace_node(call.func, cst.Name(new))
+            else:
+                self.replace_node(call.func, call.func.with_changes(attr=cst.Name(new)))
+            self.todo(
+                call, "APX216", library_checkpoint_todo(code_of(call.func), new), severity="warning", fixed=True
+            )
 
     def _todos_to_next(self, stmt: Any, anchor: Any) -> None:
         """The TODOs on ``stmt``, which goes without a replacement, move to the statement

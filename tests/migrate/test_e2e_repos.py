@@ -3,7 +3,8 @@
 One layout per shape of issue 9 (a launcher plus a package that scales the loss, a trainer class
 across methods, a model-owned GAN step, a scaler wrapper class beside a native one, checkpoint
 helpers in another module, apex.amp passed on as a value, a config-driven opt level, a repository
-already on apexcompat.amp, the optimizer step in the caller of the function that scales the loss).  Once per module:
+already on apexcompat.amp, a timm-family launcher, alternative initializes, the optimizer step in the
+caller of the function that scales the loss).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -22,8 +23,9 @@ Outcome per layout (LAYOUTS): ``native`` (no apex/apexcompat import left, no man
 but the listed ones; the runs block both packages) or ``fallback`` (the tool keeps apexcompat.amp:
 its APX220 findings must be one of the exact sets pinned, so a change in what the tool does shows
 up here; the shim output is run and compared too, and the native-only checks skip).  Today r1,
-r2, r5, r7, r8 and r11 come out native; r3 (a model class that steps itself), r4 (a scaler wrapper
-whose loss is computed by the launcher) and r6 (amp passed as a value) fall back.
+r2, r4, r5, r7, r8, r9 and r11 come out native (r4 and r9: the launcher's no-op autocast variable
+is bound to torch.autocast on the apex branch); r3 (a model class that steps itself) and r6 (amp
+passed as a value) fall back.
 
 Tolerances (``-s`` prints the measured figures in the last test):
 * native vs the original: both run float16 CPU autocast and a dynamic scaler from 65536, and
@@ -41,8 +43,8 @@ Tolerances (``-s`` prints the measured figures in the last test):
 A migration mistake moves the weights far more (test_e2e_scripts: a dropped unscale_ before
 clipping 6e-1, a scaler state that is not loaded 1.1e-1).  Mutations of the migrated output,
 checked by hand: a dropped load_scaler_state (r5) fails the resume test (the clean-step count
-restarts at 0), autocast disabled (r8) fails the fp32 check, a dropped scaler.update() (r7) fails
-the run.
+restarts at 0), autocast disabled (r8) and the apex branch's amp_autocast left a no-op (r4, r9)
+fail the fp32 check, a dropped scaler.update() (r7) fails the run.
 """
 
 from __future__ import annotations
@@ -73,10 +75,6 @@ _GAN_VALUE = "GAN is passed on as a value in train_gan.py, so its callers cannot
 # the manual-work codes a native result carries (None: a native result is not expected);
 # ``fallbacks``: the exact sets of APX220 findings (path, line, message) of a shim fallback;
 # ``gap``: why a native forward may still run outside float16 autocast on the CPU (none now).
-_DROPPED = (
-    "the GradScaler plan across files was dropped: in utils/scalers.py, the forward pass and loss are not next "
-    'to this amp.scale_loss: wrap them in `with torch.autocast("cuda", dtype=torch.float16):` by hand'
-)
 LAYOUTS: Dict[str, dict] = {
     # do_train(model, dataset, optimizer, device, ...) in a package module: autocast follows `device`
     "r1_launcher_package": dict(
@@ -96,13 +94,11 @@ LAYOUTS: Dict[str, dict] = {
              ("train_gan.py", 26, "the losses are scaled in gan/models/gan.py (GAN), which cannot get the "
               f"GradScaler: {_GAN_VALUE}; {_SHIM}")],
         ]),
-    # ApexScaler would become a GradScaler holder, but the forward runs in the launcher under its
-    # amp_autocast (a nullcontext on the apex branch): a native pair would train in fp32, so the
-    # plan is dropped and both files keep apexcompat.amp, saying why
-    "r4_scaler_wrapper": dict(
-        launcher="train.py", amp=["--amp"], fp32=[], steps=24, metric="loss", native=None,
-        fallbacks=[[("train.py", 40, f"{_DROPPED}; {_SHIM}"),
-                    ("utils/scalers.py", 17, f"{_NOT_HERE} ({_DROPPED}); {_SHIM}")]]),
+    # ApexScaler becomes a holder of the launcher's GradScaler; the forward runs in the launcher
+    # under its amp_autocast (a nullcontext on the apex branch), which the migration binds to
+    # torch.autocast there
+    "r4_scaler_wrapper": dict(launcher="train.py", amp=["--amp"], fp32=[], steps=24, metric="loss", native=[],
+                              fallbacks=[]),
     "r5_checkpoint_helpers": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
                                   native=[], fallbacks=[]),
     # restore(..., amp=amp) / snapshot(..., amp=amp): B and M fall back
@@ -117,6 +113,11 @@ LAYOUTS: Dict[str, dict] = {
     # caller fit clips amp.master_params and steps: the scaler is threaded into both
     "r11_step_in_caller": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
                                native=[], fallbacks=[]),
+    # timm's train.py shape: `amp_autocast = suppress` and the wrapper reach train_one_epoch as
+    # keywords; the loss comes out of a _forward() closure under the context and goes to a
+    # _backward() closure that calls the wrapper; checkpoints keyed by the wrapper's own key
+    "r9_timm_family": dict(launcher="train.py", amp=["--amp"], fp32=[], steps=24, metric="loss", native=[],
+                           fallbacks=[]),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)

@@ -343,3 +343,78 @@ def test_a_reviewed_autocast_todo_keeps_the_native_rewrite(tmp_path):
     run_cli(tmp_path, "--allow-no-vcs")
     text = (tmp_path / "train.py").read_text()
     assert "torch.amp.GradScaler(" in text and "apexcompat import" not in text
+SCALERS = """\
+    from apex import amp
+
+
+    class ApexScaler:
+        state_dict_key = "amp"
+
+        def __call__(self, loss, optimizer):
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+    """
+
+SUPPRESS_LAUNCHER = """\
+    from contextlib import suppress
+
+    import torch
+    from apex import amp
+
+    from scalers import ApexScaler
+
+
+    def train(model, optimizer, amp_autocast=suppress, loss_scaler=None):
+        for _ in range(3):
+            with amp_autocast():
+                loss = model(torch.randn(8, 4)).pow(2).mean()
+            loss_scaler(loss, optimizer)
+
+
+    def main(use_apex):
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        amp_autocast = suppress
+        if use_apex:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+            loss_scaler = ApexScaler()
+        train(model, optimizer, amp_autocast=amp_autocast, loss_scaler=loss_scaler)
+    """
+
+
+def test_a_called_wrapper_of_a_launcher_with_a_no_op_context_gets_its_autocast_from_there(tmp_path):
+    write_tree(tmp_path, {"train.py": SUPPRESS_LAUNCHER, "scalers.py": SCALERS})
+    summaries = {p.name: summarise(str(p), p.name, p.read_bytes()) for p in tmp_path.glob("*.py")}
+    assert summaries["train.py"].noop_contexts == {"amp_autocast"}
+    assert summaries["scalers.py"].called_wrappers() == {"ApexScaler"}
+    plan = plan_for(tmp_path)
+    files = {Path(p).name: f for p, f in plan.files.items()}
+    assert files["scalers.py"].autocast_from_caller == ("ApexScaler",)
+    assert files["train.py"].autocast_for_calls == ("ApexScaler",)
+    # without the no-op variable, the wrapper must find its forward pass itself (today's plan)
+    write_tree(tmp_path, {"train.py": SUPPRESS_LAUNCHER.replace("amp_autocast = suppress", "amp_autocast = torch.autocast")})
+    files = {Path(p).name: f for p, f in plan_for(tmp_path).files.items()}
+    assert files["scalers.py"].autocast_from_caller == () and files["train.py"].autocast_for_calls == ()
+
+
+def test_a_launcher_whose_losses_are_not_under_its_no_op_context_drops_the_plan_and_says_why(tmp_path):
+    launcher = SUPPRESS_LAUNCHER.replace(
+        "            with amp_autocast():\n                loss = model(torch.randn(8, 4)).pow(2).mean()\n",
+        "            loss = model(torch.randn(8, 4)).pow(2).mean()\n            with amp_autocast():\n                pass\n",
+    )
+    write_tree(tmp_path, {"train.py": launcher, "scalers.py": SCALERS})
+    manual = {f["path"]: f["message"] for f in report(tmp_path)["findings"] if f["needs_manual_work"]}
+    assert manual["train.py"].startswith(
+        "the GradScaler plan across files was dropped: in train.py, the forward passes of the losses handed to "
+        "ApexScaler cannot be put under torch.autocast on this branch: the losses handed to ApexScaler() are not "
+        "all computed under `with amp_autocast():`"
+    ), manual
+    assert set(manual) == {"train.py", "scalers.py"}
+    write_tree(tmp_path, {"train.py": SUPPRESS_LAUNCHER})
+    proc = run_cli(tmp_path, "--allow-no-vcs")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    train = (tmp_path / "train.py").read_text()
+    assert "amp_autocast = functools.partial(torch.autocast, device_type=\"cuda\", dtype=torch.float16)" in train
+    assert "loss_scaler = ApexScaler(scaler=scaler)" in train
+    assert "self.scaler.scale(loss).backward()" in (tmp_path / "scalers.py").read_text()
