@@ -142,6 +142,9 @@ class AmpFile:
     passes: Dict[cst.Call, str] = field(default_factory=dict)
     #: entry classes without an ``__init__`` that get one taking the scaler
     new_inits: Set[cst.ClassDef] = field(default_factory=set)
+    #: the training initializes are alternatives (branches of one if/elif/else, never
+    #: two in one run): each branch creates the scaler with its own options
+    alternatives: bool = False
 
     @property
     def uses_amp(self) -> bool:
@@ -643,7 +646,7 @@ def _check_layout(rule, info: AmpFile) -> None:
         _check_steps(rule, site, info)
     needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
     home = training[0].func
-    if len(training) > 1:
+    if len(training) > 1 and not _alternatives(parents, training):
         for init in training[1:]:
             info.blockers.append(
                 Blocker(
@@ -651,6 +654,7 @@ def _check_layout(rule, info: AmpFile) -> None:
                 )
             )
         return
+    info.alternatives = len(training) > 1
     home_cls = class_of_method(parents, home)
     if home_cls is not None and any(f is not home and class_of_method(parents, f) is home_cls for f in needy):
         info.storage = "self"
@@ -675,7 +679,76 @@ def _check_layout(rule, info: AmpFile) -> None:
                 info.blockers.append(Blocker(call, f"{func.name.value}() is called before amp.initialize"))
             elif enclosing_function(parents, call) is home:
                 in_home.append(call)
-    _scaler_before_the_if(rule, training[0], in_home, info)
+    if info.alternatives:
+        _no_use_among_alternatives(rule, training, in_home, info)
+    else:
+        _scaler_before_the_if(rule, training[0], in_home, info)
+
+
+def _branches_around(parents, node: Any) -> Optional[Dict[Any, int]]:
+    """Each if/elif/else chain around ``node`` in its function (by the chain's first ``if``)
+    -> the branch ``node`` is in (0: the ``if``, 1: the first ``elif`` or the ``else``, ...);
+    None when a loop lies between them (its branches could all run, one per iteration)."""
+    found: Dict[Any, int] = {}
+    cur = node
+    while cur in parents:
+        parent = parents[cur]
+        if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        if isinstance(parent, (cst.For, cst.While)):
+            return None
+        owner, index = None, 0
+        if isinstance(parent, cst.If) and parent.body is cur:
+            owner = parent
+        elif isinstance(parent, cst.Else) and isinstance(parents.get(parent), cst.If):
+            owner, index = parents[parent], 1
+        if owner is not None:
+            while isinstance(parents.get(owner), cst.If) and parents[owner].orelse is owner:
+                owner, index = parents[owner], index + 1
+            found[owner] = index
+        cur = parent
+    return found
+
+
+def _alternatives(parents, inits: List[InitSite]) -> bool:
+    """Whether at most one of ``inits`` runs: all in one function, each pair in different
+    branches of one if/elif/else chain, and no loop around any of them there."""
+    if len({init.func for init in inits}) != 1:
+        return False
+    paths = [_branches_around(parents, init.stmt) for init in inits]
+    if any(path is None for path in paths):
+        return False
+    return all(
+        any(chain in b and b[chain] != index for chain, index in a.items())  # type: ignore[union-attr]
+        for i, a in enumerate(paths)
+        for b in paths[i + 1 :]
+    )
+
+
+def outermost_if(parents, stmt: Any) -> Any:
+    """The outermost statement holding ``stmt`` through if/elif/else branches only."""
+    top, cur = stmt, stmt
+    while True:
+        block = parents.get(cur)
+        owner = parents.get(block) if block is not None else None
+        if isinstance(owner, cst.Else):
+            owner = parents.get(owner)
+        elif not (isinstance(owner, cst.If) and owner.body is block):
+            return top
+        while isinstance(parents.get(owner), cst.If) and parents[owner].orelse is owner:
+            owner = parents[owner]
+        top = cur = owner
+
+
+def _no_use_among_alternatives(rule, inits: List[InitSite], uses: List[Any], info: AmpFile) -> None:
+    """The scaler of alternative initializes exists only once the if/else that chooses
+    between them is over: a use inside it is not proven to see one."""
+    anchor = outermost_if(rule.parents, inits[0].stmt)
+    for node in uses:
+        if any(p is anchor for p in _ancestors(rule.parents, node)):
+            info.blockers.append(
+                Blocker(node, "this site is inside the if/else that chooses between the amp.initialize calls")
+            )
 
 
 def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) -> None:
@@ -969,11 +1042,15 @@ def find_scalers(rule, module: cst.Module):
         target = node.targets[0].target
         func = enclosing_function(parents, node)
         if isinstance(target, cst.Name):
+            if func in local and local[func][0] == target.value:  # created on alternative paths
+                enabled = f"{target.value}.is_enabled()"
             local[func] = (target.value, enabled)
             names.add(target.value)
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
             cls = class_of_method(parents, func)
             if cls is not None and target.value.value == self_name(func):
+                if cls in attrs and attrs[cls][0] == target.attr.value:
+                    enabled = f"{code_of(target)}.is_enabled()"
                 attrs[cls] = (target.attr.value, enabled, func)
 
     for node in walk(module):

@@ -123,6 +123,22 @@ def _negated(node: cst.BaseExpression) -> Tuple[str, bool]:
     return f"not ({code_of(node)})", False
 
 
+def _binds_on_every_path(body: List[Any], stmts: set) -> bool:
+    """Whether running ``body`` surely runs one of ``stmts`` (through if/elif/else only)."""
+    for stmt in body:
+        if stmt in stmts:
+            return True
+        node = stmt
+        while isinstance(node, cst.If) and _binds_on_every_path(list(node.body.body), stmts):
+            orelse = node.orelse
+            if isinstance(orelse, cst.Else):
+                if _binds_on_every_path(list(orelse.body.body), stmts):
+                    return True
+                break
+            node = orelse
+    return False
+
+
 class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
     """amp.initialize -> switch + GradScaler, scaler threading, autocast placement."""
 
@@ -164,9 +180,14 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         self.info = info
         self.switches: Dict[InitSite, Optional[str]] = {}
         self.guards = {site: self._guards_of(site, info) for site in info.inits}
+        if info.alternatives:
+            for site in info.training_inits:
+                self.guards[site] = []  # inside its branch, the tests that chose it hold
         self._fold_checks(info)
         for site in info.inits:
             self._rewrite_init(site, info)
+        if info.alternatives:
+            self._scaler_on_other_paths(info)
         for func, calls in info.threaded.items():
             self._thread(func, calls, info, remote=func in info.entry_functions)
         for cls, calls in info.class_threaded.items():
@@ -297,6 +318,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 joined = " and ".join(f"({text})" if paren else text for text, paren in parts)
             new.append(statement(f"{switch} = {joined}\n"))
         self.switches[site] = switch
+        target = self._scaler_target(site, info)
+        if info.alternatives:  # several creations: autocast follows whichever one ran
+            self.switches[site] = f"{target}.is_enabled()"
 
         self.scaler_todos: List[str] = []
         kwargs = self._scaler_options(site, table, level, level_node)
@@ -316,18 +340,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                     fixed=True,
                     severity="info",
                 )
-        if self.settings.torch_at_least(2, 3):
-            ctor = "torch.amp.GradScaler"
-            kwargs.insert(0, device_type_at(self, site.anchor, map(code_of, site.models)))
-        else:
-            ctor = "torch.cuda.amp.GradScaler"
-        home = site.func
-        target = info.scaler_name
-        if info.storage == "self" and home is not None:
-            target = f"{home.params.params[0].name.value}.{info.scaler_name}"
+        ctor = self._scaler_ctor(site, kwargs)
         created = statement(f"{target} = {ctor}({', '.join(kwargs)})\n")
         new.append(with_leading(created, [line for t in self.scaler_todos for line in todo_lines(t)]))
-        self.need_torch()
         what = "amp.init()" if site.old_api else "amp.initialize"
         self.report(
             call,
@@ -338,12 +353,41 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         )
         self._place(site, new)
 
+    @staticmethod
+    def _scaler_target(site: InitSite, info: AmpFile) -> str:
+        """``scaler``, or ``self.scaler`` when it lives on the instance."""
+        if info.storage == "self" and site.func is not None:
+            return f"{site.func.params.params[0].name.value}.{info.scaler_name}"
+        return info.scaler_name
+
+    def _scaler_ctor(self, site: InitSite, kwargs: List[str]) -> str:
+        """The GradScaler class for the target torch; its device argument goes first in
+        ``kwargs`` (torch >= 2.3)."""
+        self.need_torch()
+        if self.settings.torch_at_least(2, 3):
+            kwargs.insert(0, device_type_at(self, site.anchor, map(code_of, site.models)))
+            return "torch.amp.GradScaler"
+        return "torch.cuda.amp.GradScaler"
+
+    def _scaler_on_other_paths(self, info: AmpFile) -> None:
+        """Alternative initializes each create the scaler in their branch; when some path
+        through the if/else runs none of them (``if fp16: if dynamic: ... else: ...`` with
+        no fp16), a disabled scaler is created before it, as apex ran such a path in fp32."""
+        sites = info.training_inits
+        anchor = sites[0].anchor
+        if _binds_on_every_path([anchor], {s.stmt for s in sites}):
+            return
+        kwargs = ["enabled=False"]
+        ctor = self._scaler_ctor(sites[0], kwargs)
+        target = self._scaler_target(sites[0], info)
+        self.edits.insert_before(anchor, [statement(f"{target} = {ctor}({', '.join(kwargs)})\n")])
+
     def _place(self, site: InitSite, new: List[cst.BaseStatement]) -> None:
         """Put ``new`` where the initialize statement was; when it sat in an ``if``, the
         scaler goes after that ``if`` so it exists on both paths.  A TODO written at the
         initialize stays in the file: on the first statement that replaces it, else on a
-        ``pass`` left in its place."""
-        if site.anchor is site.stmt:
+        ``pass`` left in its place.  Alternative initializes create theirs in their branch."""
+        if site.anchor is site.stmt or self.info.alternatives and site in self.info.training_inits:
             if not new:
                 self._todos_to_next(site.stmt, site.stmt)
             self.edits.replace(site.stmt, lambda upd: self._carry(upd, new))
