@@ -145,6 +145,10 @@ class AmpFile:
     #: the training initializes are alternatives (branches of one if/elif/else, never
     #: two in one run): each branch creates the scaler with its own options
     alternatives: bool = False
+    #: the helper that initializes returns the scaler to its one caller: that call (its
+    #: assignment unpacks one more value) and the helper's returns (each returns it last)
+    returned_to: Optional[cst.Call] = None
+    returns: List[cst.Return] = field(default_factory=list)
 
     @property
     def uses_amp(self) -> bool:
@@ -659,14 +663,25 @@ def _check_layout(rule, info: AmpFile) -> None:
     if home_cls is not None and any(f is not home and class_of_method(parents, f) is home_cls for f in needy):
         info.storage = "self"
     first_anchor_line = min(rule.line_of(s.anchor) for s in training)
-    for func in dict.fromkeys(needy):
-        access = _access(rule, func, home, home_cls, info, set())
-        if access is None:
-            node = next((s.with_stmt for s in info.scale_losses if s.func is func), None) or next(
-                n.node for n in info.needs if n.func is func
-            )
-            name = func.name.value if func is not None else "module level"
-            info.blockers.append(Blocker(node, f"the scaler created at amp.initialize cannot be passed to {name}"))
+    saved = (dict(info.access), dict(info.threaded), dict(info.class_threaded))
+    unreached = [func for func in dict.fromkeys(needy) if _access(rule, func, home, home_cls, info, set()) is None]
+    route = _returned_scaler(rule, training, needy) if unreached else None
+    if route is not None:
+        passed = (info.access, info.threaded, info.class_threaded)
+        info.access, info.threaded, info.class_threaded = (dict(x) for x in saved)  # type: ignore[assignment]
+        caller = enclosing_function(parents, route[0])
+        missed = [f for f in dict.fromkeys(needy) if _access(rule, f, caller, None, info, set()) is None]
+        if missed or home in info.access:
+            info.access, info.threaded, info.class_threaded = passed
+        else:
+            info.returned_to, info.returns = route
+            unreached, home, first_anchor_line = [], caller, rule.line_of(route[0])
+    for func in unreached:
+        node = next((s.with_stmt for s in info.scale_losses if s.func is func), None) or next(
+            n.node for n in info.needs if n.func is func
+        )
+        name = func.name.value if func is not None else "module level"
+        info.blockers.append(Blocker(node, f"the scaler created at amp.initialize cannot be passed to {name}"))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
     in_home += [n.node for n in info.needs if n.func is home]
     for node in in_home:
@@ -679,10 +694,65 @@ def _check_layout(rule, info: AmpFile) -> None:
                 info.blockers.append(Blocker(call, f"{func.name.value}() is called before amp.initialize"))
             elif enclosing_function(parents, call) is home:
                 in_home.append(call)
+    if info.returned_to is not None:
+        return  # no use in the helper itself
     if info.alternatives:
         _no_use_among_alternatives(rule, training, in_home, info)
     else:
         _scaler_before_the_if(rule, training[0], in_home, info)
+
+
+def _returned_scaler(rule, inits: List[InitSite], needy: List[Any]) -> Optional[Tuple[cst.Call, List[cst.Return]]]:
+    """A module-level helper that initializes (``model, opt, sched = setup(model, ...)``) and
+    uses no scaler itself can return the scaler to its caller as one more value, when that is
+    provable: one call in the file, a statement of the caller's body of its own that unpacks
+    a tuple, and every ``return`` of the helper a tuple of as many values, after the ``if``
+    that creates the scaler.  Returns that call and the helper's returns."""
+    parents = rule.parents
+    helper = inits[0].func
+    if helper is None or not isinstance(parents.get(helper), cst.Module) or helper in needy:
+        return None
+    calls = _callers(rule, helper)
+    if not calls or len(calls) != 1:
+        return None
+    call = calls[0]
+    assign, line = parents.get(call), parents.get(parents.get(call))
+    caller = enclosing_function(parents, call)
+    if not (
+        isinstance(assign, cst.Assign)
+        and assign.value is call
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, (cst.Tuple, cst.List))
+        and isinstance(line, cst.SimpleStatementLine)
+        and len(line.body) == 1
+        and caller is not None
+        and isinstance(parents.get(caller), cst.Module)
+        and isinstance(caller.body, cst.IndentedBlock)
+        and line in caller.body.body
+    ):
+        return None
+    width = len(assign.targets[0].target.elements)
+    if any(isinstance(e, cst.StarredElement) for e in assign.targets[0].target.elements):
+        return None
+    body = list(helper.body.body) if isinstance(helper.body, cst.IndentedBlock) else []
+    anchors = {outermost_if(parents, init.stmt) for init in inits}
+    if len(anchors) != 1 or next(iter(anchors)) not in body:
+        return None
+    after = body.index(next(iter(anchors)))
+    returns: List[cst.Return] = []
+    for node in walk(helper):
+        if isinstance(node, (cst.Yield, cst.Await)):
+            return None
+        if not isinstance(node, cst.Return) or enclosing(parents, node, (cst.FunctionDef, cst.Lambda)) is not helper:
+            continue
+        top = next(p for p in [node] + _ancestors(parents, node) if parents.get(p) is helper.body)
+        value = node.value
+        if body.index(top) <= after or not isinstance(value, cst.Tuple) or len(value.elements) != width:
+            return None
+        if any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return None
+        returns.append(node)
+    return (call, returns) if returns else None
 
 
 def _branches_around(parents, node: Any) -> Optional[Dict[Any, int]]:
@@ -1053,6 +1123,7 @@ def find_scalers(rule, module: cst.Module):
                     enabled = f"{code_of(target)}.is_enabled()"
                 attrs[cls] = (target.attr.value, enabled, func)
 
+    _returned_scalers(rule, module, local)
     for node in walk(module):
         if not (
             isinstance(node, cst.Assign)
@@ -1105,6 +1176,27 @@ def find_scalers(rule, module: cst.Module):
         return None
 
     return lookup
+
+
+def _returned_scalers(rule, module: cst.Module, local: Dict[Any, Tuple[str, Optional[str]]]) -> None:
+    """``model, opt, scaler = setup(...)`` where the module-level ``setup`` creates ``scaler``
+    and returns it last (APX215): the caller has it too, switched as the helper's is."""
+    helpers = {f.name.value: v for f, v in local.items() if f is not None and rule.parents.get(f) is module}
+    for node in walk(module):
+        if not (
+            isinstance(node, cst.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0].target, (cst.Tuple, cst.List))
+            and isinstance(node.value, cst.Call)
+            and isinstance(node.value.func, cst.Name)
+            and node.value.func.value in helpers
+        ):
+            continue
+        name, enabled = helpers[node.value.func.value]
+        last = node.targets[0].target.elements[-1].value
+        func = enclosing_function(rule.parents, node)
+        if isinstance(last, cst.Name) and last.value == name and func not in local:
+            local[func] = (name, f"{name}.is_enabled()" if enabled else None)
 
 
 def _is_legacy(rule, call: cst.Call) -> bool:

@@ -160,6 +160,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "APX212": "an apex availability check (amp is None, not amp) became a constant and was simplified",
         "APX213": "the GradScaler created in another file reaches this function or class as a new parameter",
         "APX214": "the GradScaler is passed to a function or class of another file that needs it",
+        "APX215": "the GradScaler created in a helper is returned to its caller as one more value",
         "APX220": "apex.amp cannot be migrated natively here; the file keeps working through apexcompat.amp",
     }
     TRIGGERS = (b"apex",)
@@ -197,6 +198,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             self._thread_class(cls, calls, info, remote=info.plan is not None and cls.name.value in info.plan.entries)
         for call, keyword in info.passes.items():
             self._pass_scaler(call, keyword, info)
+        self._return_scaler(info)
         for scaled in info.scale_losses:
             self._place_autocast(scaled, info)
             callee = scaled.call.func
@@ -455,9 +457,36 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         if target_texts == value_texts:
             return None
         value = ", ".join(code_of(v) for v in value_parts)
+        if isinstance(target, cst.Name) and len(value_parts) == 2 and self._may_be_none(site, opts):
+            # apex returns the models alone when the optimizers are None at run time
+            value = f"{code_of(models)} if {code_of(opts)} is None else ({value})"
         stmt = statement(f"{code_of(target)} = {value}\n")
         self._kept = getattr(self, "_kept", set()) | {stmt}
         return stmt
+
+    def _may_be_none(self, site: InitSite, opts: Any) -> bool:
+        """Whether the optimizers ``opts`` (a name) are set to None in the initialize's
+        function (``optimizer = None``, ``optimizer, scheduler = None, None``, a parameter
+        defaulting to None)."""
+        if not isinstance(opts, (cst.Name, cst.Attribute)):
+            return False
+        text = code_of(opts)
+        scope: Any = site.func if site.func is not None else self.tree
+        if site.func is not None:
+            params = site.func.params
+            for param in list(params.params) + list(params.kwonly_params):
+                if param.name.value == text and param.default is not None and code_of(param.default) == "None":
+                    return True
+        for node in walk(scope):
+            if not isinstance(node, cst.Assign):
+                continue
+            for target in node.targets:
+                pairs = [(target.target, node.value)]
+                if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)):
+                    pairs = list(zip([e.value for e in target.target.elements], [e.value for e in node.value.elements]))
+                if any(code_of(t) == text and code_of(v) == "None" for t, v in pairs):
+                    return True
+        return False
 
     def _scaler_options(self, site: InitSite, table, level, level_node) -> List[str]:
         call = site.call
