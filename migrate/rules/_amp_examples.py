@@ -1165,7 +1165,7 @@ def main():
         scaler.step(optimizer)
         scaler.update()
 """,
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     # the forward pass in a sibling `with` block (profiling ranges), the backward in another:
     # the search leaves plain `with` blocks, and autocast wraps the forward's
@@ -1240,7 +1240,7 @@ class Trainer:
             self.scaler.update()
         return loss, meta
 """,
-        codes=('APX101', 'APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+        codes=("APX101", "APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     # O3 inference under a flag, with an empty optimizer list (waveglow's inference.py): the
     # model is cast where the initialize stood, and the unpacking keeps its shape
@@ -1272,7 +1272,7 @@ def synthesize(model, mel, is_fp16):
     with torch.no_grad():
         return model(mel)
 """,
-        codes=('APX101', 'APX206'),
+        codes=("APX101", "APX206"),
     ),
     # the old API's amp.init() in an evaluation script (maskrcnn-benchmark's test_net.py): no
     # loss is scaled, so it is O1 casting for inference, which autocast does by hand
@@ -1302,7 +1302,7 @@ def evaluate(cfg, model, loader):
     with torch.no_grad():
         return [model(x) for x in loader]
 """,
-        codes=('APX101', 'APX206'),
+        codes=("APX101", "APX206"),
     ),
     # inference initializes under nested flags (VL-BERT's vcr/val.py): each TODO stays on the
     # `pass` left in its own `if`, so a second run finds both again
@@ -1348,7 +1348,7 @@ def main(args, answer_model, rationale_model):
         rationale_model.eval()
     print("Evaluate...")
 """,
-        codes=('APX101', 'APX206', 'APX206'),
+        codes=("APX101", "APX206", "APX206"),
     ),
     Example(
         # the two initializes are branches of one if/else, so only one runs: each creates the scaler
@@ -1404,7 +1404,7 @@ def main(args):
         scaler.step(optimizer)
         scaler.update()
 """,
-        codes=('APX101', 'APX201', 'APX201', 'APX202', 'APX202', 'APX204', 'APX209', 'APX301', 'APX311'),
+        codes=("APX101", "APX201", "APX201", "APX202", "APX202", "APX204", "APX209", "APX301", "APX311"),
     ),
     Example(
         # if/elif/else all initialize: every path creates the scaler, no disabled one is needed
@@ -1455,7 +1455,9 @@ def fit(model, optimizer, batches, opt_level, dynamic):
         scaler.step(optimizer)
         scaler.update()
 """,
-        codes=('APX101', 'APX201', 'APX201', 'APX201', 'APX202', 'APX202', 'APX204', 'APX204', 'APX209', 'APX301', 'APX311'),
+        codes=(
+            "APX101", "APX201", "APX201", "APX201", "APX202", "APX202", "APX204", "APX204", "APX209", "APX301", "APX311"
+        ),
     ),
     Example(
         # branches of an if inside a loop: both initializes run, one per iteration
@@ -1499,7 +1501,7 @@ def main(args):
             scaled_loss.backward()
         optimizer.step()
 """,
-        codes=('APX102', 'APX220'),
+        codes=("APX102", "APX220"),
     ),
     Example(
         # the helper that initializes returns what main unpacks: it returns the scaler too
@@ -1561,7 +1563,7 @@ def main(args):
         scheduler.step()
         optimizer.zero_grad()
 """,
-        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX215', 'APX301', 'APX311'),
+        codes=("APX101", "APX201", "APX202", "APX209", "APX215", "APX301", "APX311"),
     ),
     Example(
         # initialize(model, optimizers=None) returned the model alone; the kept assignment does too
@@ -1613,7 +1615,7 @@ def main(args):
         scaler.step(optimizer)
         scaler.update()
 """,
-        codes=('APX101', 'APX201', 'APX209', 'APX215', 'APX301', 'APX311'),
+        codes=("APX101", "APX201", "APX209", "APX215", "APX301", "APX311"),
     ),
 ]
 

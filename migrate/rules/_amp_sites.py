@@ -785,11 +785,14 @@ def _alternatives(parents, inits: List[InitSite]) -> bool:
     branches of one if/elif/else chain, and no loop around any of them there."""
     if len({init.func for init in inits}) != 1:
         return False
-    paths = [_branches_around(parents, init.stmt) for init in inits]
-    if any(path is None for path in paths):
-        return False
+    paths = []
+    for init in inits:
+        path = _branches_around(parents, init.stmt)
+        if path is None:
+            return False
+        paths.append(path)
     return all(
-        any(chain in b and b[chain] != index for chain, index in a.items())  # type: ignore[union-attr]
+        any(chain in b and b[chain] != index for chain, index in a.items())
         for i, a in enumerate(paths)
         for b in paths[i + 1 :]
     )

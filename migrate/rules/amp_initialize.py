@@ -481,7 +481,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             if not isinstance(node, cst.Assign):
                 continue
             for target in node.targets:
-                pairs = [(target.target, node.value)]
+                pairs: List[Tuple[Any, Any]] = [(target.target, node.value)]
                 if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)):
                     pairs = list(zip([e.value for e in target.target.elements], [e.value for e in node.value.elements]))
                 if any(code_of(t) == text and code_of(v) == "None" for t, v in pairs):
