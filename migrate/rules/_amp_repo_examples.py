@@ -9,6 +9,38 @@ from typing import List
 
 from .base import Example
 
+#: the engine file two examples share: apex's scale_loss, and its migration with the scaler passed in
+ENGINE_BEFORE = """\
+# file: engine.py
+import torch
+from apex import amp
+
+
+def train_one_epoch(model, optimizer, epoch):
+    for _ in range(100):
+        x = torch.randn(32, 8, device="cuda")
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+"""
+ENGINE_AFTER = """\
+# file: engine.py
+import torch
+
+
+def train_one_epoch(model, optimizer, epoch, scaler):
+    for _ in range(100):
+        x = torch.randn(32, 8, device="cuda")
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+"""
+
 REPOSITORY_EXAMPLES: List[Example] = [
     # ``amp.initialize`` in the launcher, ``amp.scale_loss`` in the training function it
     # imports: the GradScaler is created in the launcher and passed on
@@ -37,20 +69,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-# file: engine.py
-import torch
-from apex import amp
-
-
-def train_one_epoch(model, optimizer, epoch):
-    for _ in range(100):
-        x = torch.randn(32, 8, device="cuda")
-        loss = model(x).pow(2).mean()
-        optimizer.zero_grad()
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-""",
+""" + ENGINE_BEFORE,
         after="""\
 # file: train.py
 import argparse
@@ -74,20 +93,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-# file: engine.py
-import torch
-
-
-def train_one_epoch(model, optimizer, epoch, scaler):
-    for _ in range(100):
-        x = torch.randn(32, 8, device="cuda")
-        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
-            loss = model(x).pow(2).mean()
-        optimizer.zero_grad()
-        scaler.scale(loss).backward()
-        scaler.step(optimizer)
-        scaler.update()
-""",
+""" + ENGINE_AFTER,
         codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311'),
     ),
     # a trainer class of another module scales the losses: its ``__init__`` takes the GradScaler
@@ -594,20 +600,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-# file: engine.py
-import torch
-from apex import amp
-
-
-def train_one_epoch(model, optimizer, epoch):
-    for _ in range(100):
-        x = torch.randn(32, 8, device="cuda")
-        loss = model(x).pow(2).mean()
-        optimizer.zero_grad()
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-""",
+""" + ENGINE_BEFORE,
         after="""\
 # file: train.py
 import argparse
@@ -638,20 +631,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-# file: engine.py
-import torch
-
-
-def train_one_epoch(model, optimizer, epoch, scaler):
-    for _ in range(100):
-        x = torch.randn(32, 8, device="cuda")
-        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
-            loss = model(x).pow(2).mean()
-        optimizer.zero_grad()
-        scaler.scale(loss).backward()
-        scaler.step(optimizer)
-        scaler.update()
-""",
+""" + ENGINE_AFTER,
         codes=("APX101", "APX101", "APX201", "APX201", "APX204", "APX209", "APX213", "APX214", "APX301", "APX311"),
     ),
 ]
