@@ -49,7 +49,8 @@ _REGISTRY = ManualWork(
 MANUAL_WORK: Dict[str, ManualWork] = {
     "APX220": ManualWork(
         "`amp` reached indirectly (stored on an object, passed as an argument, returned by a helper), "
-        "or `scale_loss` in another file than `initialize`",
+        "`scale_loss` in another file than `initialize`, or two training `initialize` calls that may both run "
+        "(in sequence, in a loop; branches of one if/elif/else are alternatives and each creates the scaler)",
         "the scaler cannot be threaded provably",
         "the file keeps working through `apexcompat.amp`; to go native, create the `GradScaler` where "
         "`initialize` was and pass it to the training code (a parameter or an attribute)",

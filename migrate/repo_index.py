@@ -35,6 +35,9 @@ class AmpSite:
     training: bool = False
     #: the method of the top-level class ``owner`` it is in ("" elsewhere)
     method: str = ""
+    #: the if/elif/else chains around the site in its definition: (chain, branch) pairs;
+    #: None when a loop lies between them
+    branches: Optional[Tuple[Tuple[int, int], ...]] = ()
 
 
 @dataclass
@@ -74,6 +77,19 @@ class ModuleSummary:
     @property
     def training_inits(self) -> List[AmpSite]:
         return [s for s in self.amp_sites if s.member in ("initialize", "init") and s.training]
+
+    def initializes_once(self) -> bool:
+        """One training initialize, or several that are alternatives: one definition, each
+        pair in different branches of one if/elif/else chain, no loop around them."""
+        inits = self.training_inits
+        if len({s.owner for s in inits}) != 1 or any(s.branches is None for s in inits):
+            return False
+        paths = [dict(s.branches or ()) for s in inits]
+        return all(
+            any(chain in b and b[chain] != branch for chain, branch in a.items())
+            for i, a in enumerate(paths)
+            for b in paths[i + 1 :]
+        )
 
     def owners_needing_scaler(self) -> Set[str]:
         return {s.owner for s in self.amp_sites if s.member in SCALER_MEMBERS}
@@ -116,6 +132,8 @@ class _Reader(ast.NodeVisitor):
         self.amp_names: Set[str] = set()
         self.apex_roots: Set[str] = set()
         self.member_names: Dict[str, str] = {}
+        #: the (chain, branch) pairs of the if/elif/else chains being visited; None in a loop
+        self.branches: Optional[Tuple[Tuple[int, int], ...]] = ()
 
     # --- imports ------------------------------------------------------------------------
 
@@ -157,12 +175,37 @@ class _Reader(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self.s.identifiers.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
+        outer, self.branches = self.branches, ()
         if self.owner in self.s.classes and not self.method:
             self.method = node.name
             self._visit_def(node, node.name, False)
             self.method = ""
         else:
             self._visit_def(node, node.name, False)
+        self.branches = outer
+
+    def _visit_chain(self, node: ast.If, chain: int, branch: int) -> None:
+        """An ``if`` and its ``elif``/``else`` branches (``else: if`` alike: equally exclusive)."""
+        self.visit(node.test)
+        outer = self.branches
+        for index, block in ((branch, node.body), (branch + 1, node.orelse)):
+            if block is node.orelse and len(block) == 1 and isinstance(block[0], ast.If):
+                self._visit_chain(block[0], chain, branch + 1)
+                continue
+            self.branches = None if outer is None else outer + ((chain, index),)
+            for stmt in block:
+                self.visit(stmt)
+            self.branches = outer
+
+    def visit_If(self, node: ast.If) -> None:
+        self._visit_chain(node, id(node), 0)
+
+    def _visit_loop(self, node: ast.AST) -> None:
+        outer, self.branches = self.branches, None
+        self.generic_visit(node)
+        self.branches = outer
+
+    visit_For = visit_AsyncFor = visit_While = _visit_loop  # type: ignore[assignment]
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -198,7 +241,9 @@ class _Reader(ast.NodeVisitor):
                 isinstance(optimizers, ast.Constant) and optimizers.value is None
             ) or (isinstance(optimizers, (ast.List, ast.Tuple)) and not optimizers.elts)
             training = member == "init" or (member == "initialize" and not no_optimizers)
-            self.s.amp_sites.append(AmpSite(member, node.lineno, self.owner, training, self.method))
+            self.s.amp_sites.append(
+                AmpSite(member, node.lineno, self.owner, training, method=self.method, branches=self.branches)
+            )
         func = node.func
         if isinstance(func, ast.Name):
             if func.id in self.s.imports and self.s.imports[func.id][1]:

@@ -160,7 +160,7 @@ def build_plan(
     unindexed = {path: (shown, source) for path, shown, source in others}
     resolver = ModuleResolver(list(by_path) + list(unindexed), roots)
     definitions = _Definitions(by_path, unindexed, resolver)
-    launchers = {p for p, s in by_path.items() if len(s.training_inits) == 1}
+    launchers = {p for p, s in by_path.items() if s.training_inits and s.initializes_once()}
     plan = RepoPlan()
 
     # calls between files: (caller file, caller def) -> [(callee def, call text)]

@@ -1215,7 +1215,7 @@ def main():
         scaler.step(optimizer)
         scaler.update()
 """,
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     # the forward pass in a sibling `with` block (profiling ranges), the backward in another:
     # the search leaves plain `with` blocks, and autocast wraps the forward's
@@ -1290,7 +1290,7 @@ class Trainer:
             self.scaler.update()
         return loss, meta
 """,
-        codes=('APX101', 'APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+        codes=("APX101", "APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     # O3 inference under a flag, with an empty optimizer list (waveglow's inference.py): the
     # model is cast where the initialize stood, and the unpacking keeps its shape
@@ -1322,7 +1322,7 @@ def synthesize(model, mel, is_fp16):
     with torch.no_grad():
         return model(mel)
 """,
-        codes=('APX101', 'APX206'),
+        codes=("APX101", "APX206"),
     ),
     # the old API's amp.init() in an evaluation script (maskrcnn-benchmark's test_net.py): no
     # loss is scaled, so it is O1 casting for inference, which autocast does by hand
@@ -1352,7 +1352,7 @@ def evaluate(cfg, model, loader):
     with torch.no_grad():
         return [model(x) for x in loader]
 """,
-        codes=('APX101', 'APX206'),
+        codes=("APX101", "APX206"),
     ),
     # inference initializes under nested flags (VL-BERT's vcr/val.py): each TODO stays on the
     # `pass` left in its own `if`, so a second run finds both again
@@ -1398,7 +1398,274 @@ def main(args, answer_model, rationale_model):
         rationale_model.eval()
     print("Evaluate...")
 """,
-        codes=('APX101', 'APX206', 'APX206'),
+        codes=("APX101", "APX206", "APX206"),
+    ),
+    Example(
+        # the two initializes are branches of one if/else, so only one runs: each creates the scaler
+        # with its own options, and the fp32 path (no --half) gets a disabled one before the if
+        "alternative-initializes-each-create-the-scaler",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    if args.half:
+        if args.static_scale > 0:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=256.0)
+        else:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale="dynamic")
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        if args.half:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    scaler = torch.amp.GradScaler("cuda", enabled=False)
+    if args.half:
+        if args.static_scale > 0:
+            # TODO(apexcompat): static loss_scale=256.0: the GradScaler keeps this scale, but unlike
+            #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
+            #   is acceptable
+            scaler = torch.amp.GradScaler("cuda", init_scale=256.0, growth_interval=10**9)
+        else:
+            scaler = torch.amp.GradScaler("cuda")
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        if args.half:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX201", "APX202", "APX202", "APX204", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # if/elif/else all initialize: every path creates the scaler, no disabled one is needed
+        "alternative-initializes-on-every-path",
+        before="""\
+import torch
+from apex import amp
+
+
+def fit(model, optimizer, batches, opt_level, dynamic):
+    if dynamic:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+    elif opt_level == "O1":
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1", loss_scale=1024)
+    else:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level, loss_scale=128)
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def fit(model, optimizer, batches, opt_level, dynamic):
+    if dynamic:
+        use_amp = opt_level != "O0"
+        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    elif opt_level == "O1":
+        # TODO(apexcompat): static loss_scale=1024: the GradScaler keeps this scale, but unlike
+        #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
+        #   is acceptable
+        scaler = torch.amp.GradScaler("cuda", init_scale=1024, growth_interval=10**9)
+    else:
+        use_amp = opt_level != "O0"
+        # TODO(apexcompat): static loss_scale=128: the GradScaler keeps this scale, but unlike
+        #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
+        #   is acceptable
+        scaler = torch.amp.GradScaler("cuda", init_scale=128, growth_interval=10**9, enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=(
+            "APX101", "APX201", "APX201", "APX201", "APX202", "APX202", "APX204", "APX204", "APX209", "APX301", "APX311"
+        ),
+    ),
+    Example(
+        # branches of an if inside a loop: both initializes run, one per iteration
+        "fallback-initialize-in-a-loop",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for stage in ("warmup", "main"):
+        if stage == "warmup":
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        else:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+        loss = model(batch).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for stage in ("warmup", "main"):
+        if stage == "warmup":
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        else:
+            # TODO(apexcompat): amp.initialize is called for training more than once; one GradScaler
+            #   cannot follow both; this file keeps apex.amp semantics through apexcompat.amp,
+            #   migrate it by hand
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+        loss = model(batch).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the helper that initializes returns what main unpacks: it returns the scaler too
+        "helper-returns-the-scaler",
+        before="""\
+import torch
+from apex import amp
+
+
+def prepare(model, lr, fp16, total_steps):
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    scheduler = None
+    if fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale="dynamic")
+    if total_steps is not None:
+        scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, total_iters=total_steps)
+    return model, optimizer, scheduler
+
+
+def main(args):
+    model = build_model().cuda()
+    model, optimizer, scheduler = prepare(model, args.lr, args.fp16, args.steps)
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def prepare(model, lr, fp16, total_steps):
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    scheduler = None
+    scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+    if total_steps is not None:
+        scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, total_iters=total_steps)
+    return model, optimizer, scheduler, scaler
+
+
+def main(args):
+    model = build_model().cuda()
+    model, optimizer, scheduler, scaler = prepare(model, args.lr, args.fp16, args.steps)
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+        scheduler.step()
+        optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX217", "APX301", "APX311"),
+    ),
+    Example(
+        # initialize(model, optimizers=None) returned the model alone; the kept assignment does too
+        "helper-returns-the-scaler-optimizer-may-be-none",
+        before="""\
+import torch
+from apex import amp
+
+
+def setup(model, fp16, training):
+    optimizer = None
+    if training:
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if fp16:
+        initialized = amp.initialize(model, optimizers=optimizer, opt_level="O1")
+        model, optimizer = initialized if training else (initialized, None)
+    return model, optimizer
+
+
+def main(args):
+    model, optimizer = setup(build_model().cuda(), args.fp16, True)
+    for x in loader:
+        loss = model(x).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def setup(model, fp16, training):
+    optimizer = None
+    if training:
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if fp16:
+        initialized = model if optimizer is None else (model, optimizer)
+        model, optimizer = initialized if training else (initialized, None)
+    scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+    return model, optimizer, scaler
+
+
+def main(args):
+    model, optimizer, scaler = setup(build_model().cuda(), args.fp16, True)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX217", "APX301", "APX311"),
     ),
     # the forward already runs under an autocast switched on for a native branch only: it is
     # switched on for the GradScaler too, and the apex branch gets the new scaler, not the user's

@@ -57,6 +57,38 @@ class NativeScaler:
         return self._scaler.state_dict()
 """
 
+#: the engine file two examples share: apex's scale_loss, and its migration with the scaler passed in
+ENGINE_BEFORE = """\
+# file: engine.py
+import torch
+from apex import amp
+
+
+def train_one_epoch(model, optimizer, epoch):
+    for _ in range(100):
+        x = torch.randn(32, 8, device="cuda")
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+"""
+ENGINE_AFTER = """\
+# file: engine.py
+import torch
+
+
+def train_one_epoch(model, optimizer, epoch, scaler):
+    for _ in range(100):
+        x = torch.randn(32, 8, device="cuda")
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+"""
+
 REPOSITORY_EXAMPLES: List[Example] = [
     # ``amp.initialize`` in the launcher, ``amp.scale_loss`` in the training function it
     # imports: the GradScaler is created in the launcher and passed on
@@ -85,20 +117,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-# file: engine.py
-import torch
-from apex import amp
-
-
-def train_one_epoch(model, optimizer, epoch):
-    for _ in range(100):
-        x = torch.randn(32, 8, device="cuda")
-        loss = model(x).pow(2).mean()
-        optimizer.zero_grad()
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-""",
+""" + ENGINE_BEFORE,
         after="""\
 # file: train.py
 import argparse
@@ -122,20 +141,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-# file: engine.py
-import torch
-
-
-def train_one_epoch(model, optimizer, epoch, scaler):
-    for _ in range(100):
-        x = torch.randn(32, 8, device="cuda")
-        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
-            loss = model(x).pow(2).mean()
-        optimizer.zero_grad()
-        scaler.scale(loss).backward()
-        scaler.step(optimizer)
-        scaler.update()
-""",
+""" + ENGINE_AFTER,
         codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311'),
     ),
     # a trainer class of another module scales the losses: its ``__init__`` takes the GradScaler
@@ -923,5 +929,70 @@ class NativeScaler:
         return self._scaler.state_dict()
 """,
         codes=('APX102', 'APX220'),
+    ),
+    # alternative initializes in the launcher (if/elif: dynamic or static scale, none without
+    # --fp16): the launcher still creates the one scaler the other file's function gets
+    Example(
+        "alternative-initializes-in-the-launcher",
+        before="""\
+# file: train.py
+import argparse
+
+import torch
+from apex import amp
+
+from engine import train_one_epoch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fp16", action="store_true")
+    parser.add_argument("--loss-scale", type=float, default=0)
+    args = parser.parse_args()
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16 and args.loss_scale == 0:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    elif args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1", loss_scale=64)
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, epoch)
+
+
+if __name__ == "__main__":
+    main()
+""" + ENGINE_BEFORE,
+        after="""\
+# file: train.py
+import argparse
+
+import torch
+
+from engine import train_one_epoch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fp16", action="store_true")
+    parser.add_argument("--loss-scale", type=float, default=0)
+    args = parser.parse_args()
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda", enabled=False)
+    if args.fp16 and args.loss_scale == 0:
+        scaler = torch.amp.GradScaler("cuda")
+    elif args.fp16:
+        # TODO(apexcompat): static loss_scale=64: the GradScaler keeps this scale, but unlike
+        #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
+        #   is acceptable
+        scaler = torch.amp.GradScaler("cuda", init_scale=64, growth_interval=10**9)
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, epoch, scaler=scaler)
+
+
+if __name__ == "__main__":
+    main()
+""" + ENGINE_AFTER,
+        codes=("APX101", "APX101", "APX201", "APX201", "APX204", "APX209", "APX213", "APX214", "APX301", "APX311"),
     ),
 ]

@@ -150,6 +150,13 @@ class AmpFile:
     #: autocast variable bound to torch.autocast in the initialize's place
     library_wrappers: List[cst.Call] = field(default_factory=list)
     autocast_var: Optional[str] = None
+    #: the training initializes are alternatives (branches of one if/elif/else, never
+    #: two in one run): each branch creates the scaler with its own options
+    alternatives: bool = False
+    #: the helper that initializes returns the scaler to its one caller: that call (its
+    #: assignment unpacks one more value) and the helper's returns (each returns it last)
+    returned_to: Optional[cst.Call] = None
+    returns: List[cst.Return] = field(default_factory=list)
 
     @property
     def uses_amp(self) -> bool:
@@ -687,7 +694,7 @@ def _check_layout(rule, info: AmpFile) -> None:
         _check_steps(rule, site, info)
     needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
     home = training[0].func
-    if len(training) > 1:
+    if len(training) > 1 and not _alternatives(parents, training):
         for init in training[1:]:
             info.blockers.append(
                 Blocker(
@@ -695,6 +702,7 @@ def _check_layout(rule, info: AmpFile) -> None:
                 )
             )
         return
+    info.alternatives = len(training) > 1
     home_cls = class_of_method(parents, home)
     if home_cls is not None and any(f is not home and class_of_method(parents, f) is home_cls for f in needy):
         info.storage = "self"
@@ -710,14 +718,25 @@ def _check_layout(rule, info: AmpFile) -> None:
             )
             return
     first_anchor_line = min(rule.line_of(s.anchor) for s in training)
-    for func in dict.fromkeys(needy):
-        access = _access(rule, func, home, home_cls, info, set())
-        if access is None:
-            node = next((s.with_stmt for s in info.scale_losses if s.func is func), None) or next(
-                n.node for n in info.needs if n.func is func
-            )
-            name = func.name.value if func is not None else "module level"
-            info.blockers.append(Blocker(node, f"the scaler created at amp.initialize cannot be passed to {name}"))
+    saved = (dict(info.access), dict(info.threaded), dict(info.class_threaded))
+    unreached = [func for func in dict.fromkeys(needy) if _access(rule, func, home, home_cls, info, set()) is None]
+    route = _returned_scaler(rule, training, needy) if unreached else None
+    if route is not None:
+        passed = (info.access, info.threaded, info.class_threaded)
+        info.access, info.threaded, info.class_threaded = (dict(x) for x in saved)  # type: ignore[assignment]
+        caller = enclosing_function(parents, route[0])
+        missed = [f for f in dict.fromkeys(needy) if _access(rule, f, caller, None, info, set()) is None]
+        if missed or home in info.access:
+            info.access, info.threaded, info.class_threaded = passed
+        else:
+            info.returned_to, info.returns = route
+            unreached, home, first_anchor_line = [], caller, rule.line_of(route[0])
+    for func in unreached:
+        node = next((s.with_stmt for s in info.scale_losses if s.func is func), None) or next(
+            n.node for n in info.needs if n.func is func
+        )
+        name = func.name.value if func is not None else "module level"
+        info.blockers.append(Blocker(node, f"the scaler created at amp.initialize cannot be passed to {name}"))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
     in_home += [n.node for n in info.needs if n.func is home]
     for node in in_home:
@@ -730,7 +749,134 @@ def _check_layout(rule, info: AmpFile) -> None:
                 info.blockers.append(Blocker(call, f"{func.name.value}() is called before amp.initialize"))
             elif enclosing_function(parents, call) is home:
                 in_home.append(call)
-    _scaler_before_the_if(rule, training[0], in_home, info)
+    if info.returned_to is not None:
+        return  # no use in the helper itself
+    if info.alternatives:
+        _no_use_among_alternatives(rule, training, in_home, info)
+    else:
+        _scaler_before_the_if(rule, training[0], in_home, info)
+
+
+def _returned_scaler(rule, inits: List[InitSite], needy: List[Any]) -> Optional[Tuple[cst.Call, List[cst.Return]]]:
+    """A module-level helper that initializes (``model, opt, sched = setup(model, ...)``) and
+    uses no scaler itself can return the scaler to its caller as one more value, when that is
+    provable: one call in the file, a statement of the caller's body of its own that unpacks
+    a tuple, and every ``return`` of the helper a tuple of as many values, after the ``if``
+    that creates the scaler.  Returns that call and the helper's returns."""
+    parents = rule.parents
+    helper = inits[0].func
+    if helper is None or not isinstance(parents.get(helper), cst.Module) or helper in needy:
+        return None
+    calls = _callers(rule, helper)
+    if not calls or len(calls) != 1:
+        return None
+    call = calls[0]
+    assign, line = parents.get(call), parents.get(parents.get(call))
+    caller = enclosing_function(parents, call)
+    if not (
+        isinstance(assign, cst.Assign)
+        and assign.value is call
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, (cst.Tuple, cst.List))
+        and isinstance(line, cst.SimpleStatementLine)
+        and len(line.body) == 1
+        and caller is not None
+        and isinstance(parents.get(caller), cst.Module)
+        and isinstance(caller.body, cst.IndentedBlock)
+        and line in caller.body.body
+    ):
+        return None
+    width = len(assign.targets[0].target.elements)
+    if any(isinstance(e, cst.StarredElement) for e in assign.targets[0].target.elements):
+        return None
+    body = list(helper.body.body) if isinstance(helper.body, cst.IndentedBlock) else []
+    anchors = {outermost_if(parents, init.stmt) for init in inits}
+    if len(anchors) != 1 or next(iter(anchors)) not in body:
+        return None
+    after = body.index(next(iter(anchors)))
+    returns: List[cst.Return] = []
+    for node in walk(helper):
+        if isinstance(node, (cst.Yield, cst.Await)):
+            return None
+        if not isinstance(node, cst.Return) or enclosing(parents, node, (cst.FunctionDef, cst.Lambda)) is not helper:
+            continue
+        top = next(p for p in [node] + _ancestors(parents, node) if parents.get(p) is helper.body)
+        value = node.value
+        if body.index(top) <= after or not isinstance(value, cst.Tuple) or len(value.elements) != width:
+            return None
+        if any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return None
+        returns.append(node)
+    return (call, returns) if returns else None
+
+
+def _branches_around(parents, node: Any) -> Optional[Dict[Any, int]]:
+    """Each if/elif/else chain around ``node`` in its function (by the chain's first ``if``)
+    -> the branch ``node`` is in (0: the ``if``, 1: the first ``elif`` or the ``else``, ...);
+    None when a loop lies between them (its branches could all run, one per iteration)."""
+    found: Dict[Any, int] = {}
+    cur = node
+    while cur in parents:
+        parent = parents[cur]
+        if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        if isinstance(parent, (cst.For, cst.While)):
+            return None
+        owner, index = None, 0
+        if isinstance(parent, cst.If) and parent.body is cur:
+            owner = parent
+        elif isinstance(parent, cst.Else) and isinstance(parents.get(parent), cst.If):
+            owner, index = parents[parent], 1
+        if owner is not None:
+            while isinstance(parents.get(owner), cst.If) and parents[owner].orelse is owner:
+                owner, index = parents[owner], index + 1
+            found[owner] = index
+        cur = parent
+    return found
+
+
+def _alternatives(parents, inits: List[InitSite]) -> bool:
+    """Whether at most one of ``inits`` runs: all in one function, each pair in different
+    branches of one if/elif/else chain, and no loop around any of them there."""
+    if len({init.func for init in inits}) != 1:
+        return False
+    paths = []
+    for init in inits:
+        path = _branches_around(parents, init.stmt)
+        if path is None:
+            return False
+        paths.append(path)
+    return all(
+        any(chain in b and b[chain] != index for chain, index in a.items())
+        for i, a in enumerate(paths)
+        for b in paths[i + 1 :]
+    )
+
+
+def outermost_if(parents, stmt: Any) -> Any:
+    """The outermost statement holding ``stmt`` through if/elif/else branches only."""
+    top, cur = stmt, stmt
+    while True:
+        block = parents.get(cur)
+        owner = parents.get(block) if block is not None else None
+        if isinstance(owner, cst.Else):
+            owner = parents.get(owner)
+        elif not (isinstance(owner, cst.If) and owner.body is block):
+            return top
+        while isinstance(parents.get(owner), cst.If) and parents[owner].orelse is owner:
+            owner = parents[owner]
+        top = cur = owner
+
+
+def _no_use_among_alternatives(rule, inits: List[InitSite], uses: List[Any], info: AmpFile) -> None:
+    """The scaler of alternative initializes exists only once the if/else that chooses
+    between them is over: a use inside it is not proven to see one."""
+    anchor = outermost_if(rule.parents, inits[0].stmt)
+    for node in uses:
+        if any(p is anchor for p in _ancestors(rule.parents, node)):
+            info.blockers.append(
+                Blocker(node, "this site is inside the if/else that chooses between the amp.initialize calls")
+            )
 
 
 def _conditional_call(rule, method: cst.FunctionDef, cls: cst.ClassDef) -> Optional[cst.If]:
@@ -1198,14 +1344,19 @@ def find_scalers(rule, module: cst.Module):
         target = node.targets[0].target
         func = enclosing_function(parents, node)
         if isinstance(target, cst.Name):
-            if func not in local or local[func][0] != created:
+            if func in local and local[func][0] == target.value:  # created on alternative paths
+                local[func] = (target.value, f"{target.value}.is_enabled()")
+            elif func not in local or local[func][0] != created:
                 local[func] = (target.value, enabled)
             names.add(target.value)
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
             cls = class_of_method(parents, func)
             if cls is not None and target.value.value == self_name(func):
+                if cls in attrs and attrs[cls][0] == target.attr.value:
+                    enabled = f"{code_of(target)}.is_enabled()"
                 attrs[cls] = (target.attr.value, enabled, func)
 
+    _returned_scalers(rule, module, local)
     for node in walk(module):
         if not (
             isinstance(node, cst.Assign)
@@ -1261,6 +1412,27 @@ def find_scalers(rule, module: cst.Module):
         return None
 
     return lookup
+
+
+def _returned_scalers(rule, module: cst.Module, local: Dict[Any, Tuple[str, Optional[str]]]) -> None:
+    """``model, opt, scaler = setup(...)`` where the module-level ``setup`` creates ``scaler``
+    and returns it last (APX217): the caller has it too, switched as the helper's is."""
+    helpers = {f.name.value: v for f, v in local.items() if f is not None and rule.parents.get(f) is module}
+    for node in walk(module):
+        if not (
+            isinstance(node, cst.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0].target, (cst.Tuple, cst.List))
+            and isinstance(node.value, cst.Call)
+            and isinstance(node.value.func, cst.Name)
+            and node.value.func.value in helpers
+        ):
+            continue
+        name, enabled = helpers[node.value.func.value]
+        last = node.targets[0].target.elements[-1].value
+        func = enclosing_function(rule.parents, node)
+        if isinstance(last, cst.Name) and last.value == name and func not in local:
+            local[func] = (name, f"{name}.is_enabled()" if enabled else None)
 
 
 def _is_legacy(rule, call: cst.Call) -> bool:

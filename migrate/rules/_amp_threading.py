@@ -143,6 +143,28 @@ class ScalerThreading(AmpRule):
             severity="info",
         )
 
+    def _return_scaler(self, info: AmpFile) -> None:
+        """The helper that creates the scaler returns it as one more value, and the
+        assignment of its one call unpacks it (APX217)."""
+        call = info.returned_to
+        if call is None:
+            return
+        name = info.scaler_name
+        helper: Any = enclosing(self.parents, info.returns[0], cst.FunctionDef)
+        for ret in info.returns:
+            self.replace_node(ret.value, lambda upd: _one_more(upd, name))
+        assign: Any = self.parents[call]
+        self.replace_node(assign.targets[0].target, lambda upd: _one_more(upd, name))
+        caller: Any = enclosing(self.parents, call, cst.FunctionDef)
+        self.report(
+            helper,
+            "APX217",
+            f"{helper.name.value}() returns the GradScaler it creates as one more value; "
+            f"its call in {caller.name.value}() unpacks it as `{name}`",
+            fixed=True,
+            severity="info",
+        )
+
     @staticmethod
     def _append_arg(args: List[cst.Arg], arg: cst.Arg) -> List[cst.Arg]:
         if args:
@@ -156,3 +178,15 @@ class ScalerThreading(AmpRule):
                 return args + [arg.with_changes(whitespace_after_arg=last.whitespace_after_arg)]
             return args + [arg]
         return [arg]
+
+
+def _one_more(node: Any, name: str) -> Any:
+    """``a, b`` (a tuple or list display) -> ``a, b, name``."""
+    elements = list(node.elements)
+    last = elements[-1]
+    if last.comma is cst.MaybeSentinel.DEFAULT:
+        elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        elements.append(cst.Element(cst.Name(name)))
+    else:
+        elements.append(cst.Element(cst.Name(name), comma=last.comma))
+    return node.with_changes(elements=elements)

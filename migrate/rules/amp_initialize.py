@@ -125,6 +125,22 @@ def _negated(node: cst.BaseExpression) -> Tuple[str, bool]:
     return f"not ({code_of(node)})", False
 
 
+def _binds_on_every_path(body: List[Any], stmts: set) -> bool:
+    """Whether running ``body`` surely runs one of ``stmts`` (through if/elif/else only)."""
+    for stmt in body:
+        if stmt in stmts:
+            return True
+        node = stmt
+        while isinstance(node, cst.If) and _binds_on_every_path(list(node.body.body), stmts):
+            orelse = node.orelse
+            if isinstance(orelse, cst.Else):
+                if _binds_on_every_path(list(orelse.body.body), stmts):
+                    return True
+                break
+            node = orelse
+    return False
+
+
 class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
     """amp.initialize -> switch + GradScaler, scaler threading, autocast placement."""
 
@@ -150,6 +166,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "amp.initialize was, so the forward passes it wraps run under autocast as under O1",
         "APX216": "timm's ApexScaler became its NativeScaler; an apex checkpoint's loss scale needs converting "
         "to resume",
+        "APX217": "the GradScaler created in a helper is returned to its caller as one more value",
         "APX220": "apex.amp cannot be migrated natively here; the file keeps working through apexcompat.amp",
     }
     KNOWN = {LIBRARY_CHECKPOINT_TODO: ("APX216", "warning", True)}
@@ -172,9 +189,14 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         self.info = info
         self.switches: Dict[InitSite, Optional[str]] = {}
         self.guards = {site: self._guards_of(site, info) for site in info.inits}
+        if info.alternatives:
+            for site in info.training_inits:
+                self.guards[site] = []  # inside its branch, the tests that chose it hold
         self._fold_checks(info)
         for site in info.inits:
             self._rewrite_init(site, info)
+        if info.alternatives:
+            self._scaler_on_other_paths(info)
         for func, calls in info.threaded.items():
             self._thread(func, calls, info, remote=func in info.entry_functions)
         for cls, calls in info.class_threaded.items():
@@ -184,6 +206,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             self._thread_class(cls, calls, info, remote=info.plan is not None and cls.name.value in info.plan.entries)
         for call, keyword in info.passes.items():
             self._pass_scaler(call, keyword, info)
+        self._return_scaler(info)
         for scaled in info.scale_losses:
             self._place_autocast(scaled, info)
             callee = scaled.call.func
@@ -314,6 +337,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 joined = " and ".join(f"({text})" if paren else text for text, paren in parts)
             new.append(statement(f"{switch} = {joined}\n"))
         self.switches[site] = switch
+        target = self._scaler_target(site, info)
+        if info.alternatives:  # several creations: autocast follows whichever one ran
+            self.switches[site] = f"{target}.is_enabled()"
 
         self.scaler_todos: List[str] = []
         kwargs = self._scaler_options(site, table, level, level_node)
@@ -333,19 +359,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                     fixed=True,
                     severity="info",
                 )
-        if self.settings.torch_at_least(2, 3):
-            ctor = "torch.amp.GradScaler"
-            kwargs.insert(0, device_type_at(self, site.anchor, map(code_of, site.models)))
-        else:
-            ctor = "torch.cuda.amp.GradScaler"
-        home = site.func
-        target = info.scaler_name
-        if info.storage == "self" and home is not None:
-            target = f"{home.params.params[0].name.value}.{info.scaler_name}"
+        ctor = self._scaler_ctor(site, kwargs)
         created = statement(f"{target} = {ctor}({', '.join(kwargs)})\n")
         self.file_state()["scaler"] = info.scaler_name
         new.append(with_leading(created, [line for t in self.scaler_todos for line in todo_lines(t)]))
-        self.need_torch()
         what = "amp.init()" if site.old_api else "amp.initialize"
         self.report(
             call,
@@ -356,12 +373,41 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         )
         self._place(site, new)
 
+    @staticmethod
+    def _scaler_target(site: InitSite, info: AmpFile) -> str:
+        """``scaler``, or ``self.scaler`` when it lives on the instance."""
+        if info.storage == "self" and site.func is not None:
+            return f"{site.func.params.params[0].name.value}.{info.scaler_name}"
+        return info.scaler_name
+
+    def _scaler_ctor(self, site: InitSite, kwargs: List[str]) -> str:
+        """The GradScaler class for the target torch; its device argument goes first in
+        ``kwargs`` (torch >= 2.3)."""
+        self.need_torch()
+        if self.settings.torch_at_least(2, 3):
+            kwargs.insert(0, device_type_at(self, site.anchor, map(code_of, site.models)))
+            return "torch.amp.GradScaler"
+        return "torch.cuda.amp.GradScaler"
+
+    def _scaler_on_other_paths(self, info: AmpFile) -> None:
+        """Alternative initializes each create the scaler in their branch; when some path
+        through the if/else runs none of them (``if fp16: if dynamic: ... else: ...`` with
+        no fp16), a disabled scaler is created before it, as apex ran such a path in fp32."""
+        sites = info.training_inits
+        anchor = sites[0].anchor
+        if _binds_on_every_path([anchor], {s.stmt for s in sites}):
+            return
+        kwargs = ["enabled=False"]
+        ctor = self._scaler_ctor(sites[0], kwargs)
+        target = self._scaler_target(sites[0], info)
+        self.edits.insert_before(anchor, [statement(f"{target} = {ctor}({', '.join(kwargs)})\n")])
+
     def _place(self, site: InitSite, new: List[cst.BaseStatement]) -> None:
         """Put ``new`` where the initialize statement was; when it sat in an ``if``, the
         scaler goes after that ``if`` so it exists on both paths.  A TODO written at the
         initialize stays in the file: on the first statement that replaces it, else on a
-        ``pass`` left in its place."""
-        if site.anchor is site.stmt:
+        ``pass`` left in its place.  Alternative initializes create theirs in their branch."""
+        if site.anchor is site.stmt or self.info.alternatives and site in self.info.training_inits:
             if not new:
                 self._todos_to_next(site.stmt, site.stmt)
             self.edits.replace(site.stmt, lambda upd: self._carry(upd, new))
@@ -446,9 +492,36 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         if target_texts == value_texts:
             return None
         value = ", ".join(code_of(v) for v in value_parts)
+        if isinstance(target, cst.Name) and len(value_parts) == 2 and self._may_be_none(site, opts):
+            # apex returns the models alone when the optimizers are None at run time
+            value = f"{code_of(models)} if {code_of(opts)} is None else ({value})"
         stmt = statement(f"{code_of(target)} = {value}\n")
         self._kept = getattr(self, "_kept", set()) | {stmt}
         return stmt
+
+    def _may_be_none(self, site: InitSite, opts: Any) -> bool:
+        """Whether the optimizers ``opts`` (a name) are set to None in the initialize's
+        function (``optimizer = None``, ``optimizer, scheduler = None, None``, a parameter
+        defaulting to None)."""
+        if not isinstance(opts, (cst.Name, cst.Attribute)):
+            return False
+        text = code_of(opts)
+        scope: Any = site.func if site.func is not None else self.tree
+        if site.func is not None:
+            params = site.func.params
+            for param in list(params.params) + list(params.kwonly_params):
+                if param.name.value == text and param.default is not None and code_of(param.default) == "None":
+                    return True
+        for node in walk(scope):
+            if not isinstance(node, cst.Assign):
+                continue
+            for target in node.targets:
+                pairs: List[Tuple[Any, Any]] = [(target.target, node.value)]
+                if isinstance(target.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)):
+                    pairs = list(zip([e.value for e in target.target.elements], [e.value for e in node.value.elements]))
+                if any(code_of(t) == text and code_of(v) == "None" for t, v in pairs):
+                    return True
+        return False
 
     def _scaler_options(self, site: InitSite, table, level, level_node) -> List[str]:
         call = site.call

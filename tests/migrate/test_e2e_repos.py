@@ -23,9 +23,9 @@ Outcome per layout (LAYOUTS): ``native`` (no apex/apexcompat import left, no man
 but the listed ones; the runs block both packages) or ``fallback`` (the tool keeps apexcompat.amp:
 its APX220 findings must be one of the exact sets pinned, so a change in what the tool does shows
 up here; the shim output is run and compared too, and the native-only checks skip).  Today r1,
-r2, r4, r5, r7, r8, r9 and r11 come out native (r4 and r9: the launcher's no-op autocast variable
-is bound to torch.autocast on the apex branch); r3 (a model class that steps itself) and r6 (amp
-passed as a value) fall back.
+r2, r4, r5, r7, r8, r9, r10 and r11 come out native (r4 and r9: the launcher's no-op autocast
+variable is bound to torch.autocast on the apex branch); r3 (a model class that steps itself) and r6
+(amp passed as a value) fall back.
 
 Tolerances (``-s`` prints the measured figures in the last test):
 * native vs the original: both run float16 CPU autocast and a dynamic scaler from 65536, and
@@ -39,7 +39,9 @@ Tolerances (``-s`` prints the measured figures in the last test):
 * fallback (apexcompat.amp, the same code the original runs through fake apex): TIGHT
   (measured: bitwise);
 * resumed runs: the same tolerance as the full runs of their layout, against the uninterrupted
-  original.
+  original;
+* a launcher's other branches (LAYOUTS 'branches': r10's static loss scale): the same tolerance as
+  its full runs, original and migrated both on that branch.
 A migration mistake moves the weights far more (test_e2e_scripts: a dropped unscale_ before
 clipping 6e-1, a scaler state that is not loaded 1.1e-1).  Mutations of the migrated output,
 checked by hand: a dropped load_scaler_state (r5) fails the resume test (the clean-step count
@@ -118,6 +120,12 @@ LAYOUTS: Dict[str, dict] = {
     # _backward() closure that calls the wrapper; checkpoints keyed by the wrapper's own key
     "r9_timm_family": dict(launcher="train.py", amp=["--amp"], fp32=[], steps=24, metric="loss", native=[],
                            fallbacks=[]),
+    # setup() initializes on one of two branches (dynamic, or a static loss_scale=128.0) and
+    # returns model, optimizer, scheduler to main, which scales: each branch creates the scaler,
+    # setup returns it too; the static branch runs as the 'branch' variant
+    "r10_alternative_initialize": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                       metric="loss", native=[], fallbacks=[],
+                                       branches={"static": ["--static-loss-scale"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -150,6 +158,9 @@ def _plan_runs(group: str, name: str, root: Path, work: Path, outcome: str = "")
     else:
         variants["resumed"] = ["--steps", str(half), "--resume", str(ckpt),
                                "--ckpt-out", str(work / f"{group}-{name}-resumed.ckpt.pt")]
+    for branch, extra in cfg.get("branches", {}).items():  # the launcher's other branches, both groups
+        variants[branch] = ["--steps", str(steps), "--ckpt-out", str(work / f"{group}-{name}-{branch}.ckpt.pt")]
+        variants[branch] += extra
     return [{
         "id": f"{group}:{name}:{variant}", "script": str(root / cfg["launcher"]), "cwd": str(work), "root": str(root),
         # the argparse REMAINDER of r7 takes what follows the first positional: options go first
@@ -346,12 +357,32 @@ def test_apex_checkpoint_written_by_the_original_resumes_in_the_migrated_layout(
                     "migrated, resumed from the apex checkpoint, vs the uninterrupted original")
 
 
+BRANCHES = [(name, branch) for name, cfg in LAYOUTS.items() for branch in cfg.get("branches", {})]
+
+
+@pytest.mark.parametrize(("name", "branch"), BRANCHES)
+def test_other_branches_of_the_launcher_match_the_original(repos, name, branch):
+    """A launcher whose amp.initialize calls are alternatives (r10: a static loss_scale=128.0
+    instead of the dynamic one) trains the same way on its other branches: the metric
+    decreases, the weights track the original's, and the static scale stayed put in both."""
+    for group in ("orig", "migrated"):
+        values = _metric(_run(repos, group, name, branch)["stdout"], LAYOUTS[name]["metric"])
+        assert len(values) == LAYOUTS[name]["steps"] and sum(values[-4:]) < 0.7 * sum(values[:4]), (group, values)
+    _assert_matches(repos, _params(repos, "migrated", name, branch), _params(repos, "orig", name, branch), name,
+                    f"migrated vs original, {branch} branch")
+    original = torch.load(repos["work"] / f"orig-{name}-{branch}.ckpt.pt")["amp"]["loss_scaler0"]
+    migrated = torch.load(repos["work"] / f"migrated-{name}-{branch}.ckpt.pt")["amp"]
+    if branch == "static":
+        assert original["loss_scale"] == 128.0 and migrated["scale"] == 128.0, (original, migrated)
+
+
 def test_report_measured_differences(repos, capsys):
     """Prints max |a - b| and ||a - b|| / ||b|| behind the tolerances."""
     lines = []
     for name in LAYOUTS:
         cells = [repos["outcome"][name]]
         pairs = {"full~O1": ("full", "full"), "resumed~O1": ("resumed", "full"), "full~O0": ("full", "fp32")}
+        pairs.update({f"{b}~{b}": (b, b) for b in LAYOUTS[name].get("branches", {})})
         for label, (variant, reference) in pairs.items():
             try:
                 a, b = _params(repos, "migrated", name, variant), _params(repos, "orig", name, reference)

@@ -144,6 +144,28 @@ def test_the_index_reads_amp_sites_calls_and_escaping_names(tmp_path):
     assert summary.functions == {"main"} and summary.classes == {"Trainer"}
 
 
+_INIT = "model, opt = amp.initialize(model, opt, {})"
+
+
+@pytest.mark.parametrize(
+    ("body", "once"),
+    [
+        ([_INIT.format("")], True),
+        (["if a:", "    " + _INIT.format(""), "elif b:", "    " + _INIT.format("loss_scale=8")], True),
+        (["if a:", "    " + _INIT.format(""), "else:", "    if b:", "        " + _INIT.format("loss_scale=8")], True),
+        (["if a:", "    if b:", "        " + _INIT.format(""), "    else:", "        " + _INIT.format("")], True),
+        ([_INIT.format(""), _INIT.format("loss_scale=8")], False),  # one after the other
+        (["if a:", "    " + _INIT.format(""), "if b:", "    " + _INIT.format("")], False),  # two ifs: both may run
+        (["for a in b:", "    if a:", "        " + _INIT.format(""), "    else:", "        " + _INIT.format("")], False),
+    ],
+    ids=["one", "if-elif", "else-if", "nested-if-else", "in-sequence", "two-ifs", "in-a-loop"],
+)
+def test_the_index_knows_alternative_initializes(body, once):
+    source = "from apex import amp\n\ndef main(model, opt, a, b):\n" + "".join(f"    {line}\n" for line in body)
+    summary = summarise("/r/x.py", "x.py", source.encode())
+    assert summary.initializes_once() is once
+
+
 # --- planned and refused layouts, through the command line ---------------------------------------
 
 

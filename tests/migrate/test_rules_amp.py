@@ -117,3 +117,30 @@ def test_amp_rules_run_in_dependency_order() -> None:
     order = [r for r in ALL_RULES if r in AMP_RULES]
     assert order == AMP_RULES
     assert ALL_RULES[-1] is ImportsRule
+
+
+_TWICE = "amp.initialize is called for training more than once; one GradScaler cannot follow both"
+
+
+@pytest.mark.parametrize(
+    "choice",
+    [
+        "    model, opt = amp.initialize(model, opt)\n    model, opt = amp.initialize(model, opt, loss_scale=8)\n",
+        "    if a:\n        model, opt = amp.initialize(model, opt)\n"
+        "    if b:\n        model, opt = amp.initialize(model, opt, loss_scale=8)\n",
+        "    try:\n        model, opt = amp.initialize(model, opt)\n"
+        "    except RuntimeError:\n        model, opt = amp.initialize(model, opt, loss_scale=8)\n",
+    ],
+    ids=["in-sequence", "two-ifs", "try-except"],
+)
+def test_initializes_that_may_both_run_keep_the_shim(choice: str) -> None:
+    """Only branches of one if/elif/else are alternatives; anything else may run both."""
+    source = (
+        "from apex import amp\n\n\ndef main(model, opt, a, b, loss):\n" + choice
+        + "    with amp.scale_loss(loss, opt) as scaled:\n        scaled.backward()\n    opt.step()\n"
+    )
+    result = migrate(source)
+    assert "from apexcompat import amp" in result.new.decode() and "GradScaler(" not in result.new.decode()
+    assert [f.message for f in result.findings if f.code == "APX220"] == [
+        f"{_TWICE}; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand"
+    ]
