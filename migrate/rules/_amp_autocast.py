@@ -5,7 +5,6 @@ helper) and wrap them in ``torch.autocast``, switched on and off like the GradSc
 
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
@@ -15,6 +14,7 @@ from ._amp_context_var import autocast_variable
 from ._amp_device import device_type_at
 from ._amp_rule import AmpRule
 from ._amp_sites import (
+    MODEL_CALL,
     AmpFile,
     InitSite,
     ScaleLossSite,
@@ -29,7 +29,6 @@ from ._amp_sites import (
 )
 from ._edits import expression, statement
 
-_MODEL_CALL = re.compile(r"(model|net|encoder|decoder|generator|discriminator)", re.IGNORECASE)
 _BARRIER_CALLS = ("step", "backward")
 #: context managers that change precision or gradients: never crossed or wrapped as plain
 _PRECISION_CONTEXTS = frozenset(
@@ -84,7 +83,7 @@ class AutocastPlacement(AmpRule):
                     continue
                 if text in models or last in models or any(text.startswith(m + ".") for m in models):
                     return True
-                if _MODEL_CALL.search(last):
+                if MODEL_CALL.search(last):
                     return True
                 # `loss = compute_loss(model, x)`, `self._step(model, xis, xjs)`: the model is
                 # handed to a helper, so its forward runs inside this call

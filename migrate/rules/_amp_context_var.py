@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from ._amp_sites import InitSite, call_args, code_of, enclosing_function, walk
+from ._amp_sites import MODEL_CALL, InitSite, call_args, code_of, enclosing_function, walk
 from ._tree import children
 
 #: context managers that do nothing when entered without arguments
@@ -119,6 +119,8 @@ class _Proof:
             return False
         for stmt, value in bound:
             if self.inside_context(stmt, scope, ctx):
+                if value is not None and not isinstance(value, _Element) and self.forward_outside(scope, value, ctx):
+                    return False
                 continue
             if isinstance(value, _Element):
                 helper = self.nested_defs(scope).get(value.call.func.value) if _calls_name(value.call) else None
@@ -128,6 +130,21 @@ class _Proof:
             if value is None or not self.under(scope, value, ctx, depth):
                 return False
         return True
+
+    def forward_outside(self, scope: Any, value: Any, ctx: str) -> bool:
+        """Whether ``value`` (bound under the context) reads a name that a model call binds
+        outside it (``output = model(x)`` before ``with amp_autocast(): loss = crit(output, y)``):
+        the forward pass would then run in float32 though the loss is under the variable."""
+        for name in {n.value for n in walk(value) if isinstance(n, cst.Name)}:
+            for stmt, bound in self.assignments(scope, name):
+                if (
+                    isinstance(bound, cst.Call)
+                    and MODEL_CALL.search(code_of(bound.func))
+                    and not self.inside_context(stmt, scope, ctx)
+                ):
+                    self.why = f"the forward pass `{code_of(stmt).strip()}` runs outside `with {ctx}():`"
+                    return True
+        return False
 
     def argument_under(self, func: cst.FunctionDef, name: str, ctx: str, depth: int) -> bool:
         """A parameter of a closure: every call of it in the enclosing function passes a

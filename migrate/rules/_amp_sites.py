@@ -17,6 +17,8 @@ methods of its class, or in the same-file callers of its function (``caller_link
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -59,6 +61,9 @@ SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
 SWITCH_NAMES = ("use_amp", "amp_enabled", "use_mixed_precision")
 AMP_STATE_SCALE_READ = "loss_scale"  # amp._amp_state.loss_scalers[0].loss_scale()
 AMP_STATE_SETTINGS = {"_loss_scale": "init_scale", "_scale_seq_len": "growth_interval"}
+
+#: callables whose name says they are the model (the forward pass), not a loss or data
+MODEL_CALL = re.compile(r"(model|net|encoder|decoder|generator|discriminator)", re.IGNORECASE)
 
 
 @dataclass(eq=False, repr=False)

@@ -116,6 +116,17 @@ NOT_PROVEN = {
         """,
         "",
     ),
+    "the loss under the context, the forward pass before it": (
+        """
+        def train(model, loader, optimizer, amp_autocast=suppress, loss_scaler=None):
+            for x, y in loader:
+                output = model(x)
+                with amp_autocast():
+                    loss = (output - y).pow(2).mean()
+                loss_scaler(loss, optimizer)
+        """,
+        "the forward pass `output = model(x)` runs outside `with amp_autocast():`",
+    ),
     "a closure parameter fed from outside the context": (
         """
         def train(model, loader, optimizer, amp_autocast=suppress, loss_scaler=None):
