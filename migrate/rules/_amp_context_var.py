@@ -52,13 +52,13 @@ class _Proof:
     def body_nodes(self, scope: Any) -> List[Any]:
         """Nodes of ``scope`` (a function or the module) outside its nested definitions."""
         out = []
-        stack = list(reversed(_children_of(scope)))
+        stack = list(reversed(children(scope)))
         while stack:
             node = stack.pop()
             out.append(node)
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
-            stack.extend(reversed(_children_of(node)))
+            stack.extend(reversed(children(node)))
         return out
 
     def scope_of(self, node: Any) -> Any:
@@ -235,10 +235,6 @@ class _Element:
     def __init__(self, call: Any, index: int) -> None:
         self.call = call
         self.index = index
-
-
-def _children_of(node: Any) -> List[Any]:
-    return list(children(node))
 
 
 def _is_name(node: Any, name: str) -> bool:
