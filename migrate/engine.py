@@ -192,12 +192,16 @@ class _SharedMetadata:
         wrapper = shared if shared is not None and module is shared.module else LeanMetadataWrapper(module)
         rule: Any = self  # a Codemod at run time (the mixin sits in front of the rule class)
         old = rule.context.wrapper
-        with rule.resolve(wrapper):
-            rule.context = replace(rule.context, wrapper=wrapper)
+        source = rule.metadata_module(wrapper.module)
+        metadata = wrapper if source is wrapper.module else LeanMetadataWrapper(source, unsafe_skip_copy=True)
+        with rule.resolve(metadata):
+            rule.context = replace(rule.context, wrapper=metadata)
+            rule._positions_wrapper = wrapper if metadata is not wrapper else None
             try:
                 yield wrapper.module
             finally:
                 rule.context = replace(rule.context, wrapper=old)
+                rule._positions_wrapper = None
 
 
 _SHARED_CLASSES: Dict[Type[Rule], Type[Rule]] = {}

@@ -12,11 +12,18 @@ is plain to see: after DDP(...) became torch's DDP, the name ``DDP`` occurs nowh
   statements (no ``Name`` node; no string where LibCST looks for names: ``__all__``
   entries, string annotations),
   scope analysis could only say "unused"; ``remove_imports`` then runs LibCST's own removal
-  edits without it.  When a name does occur, LibCST decides as before.
+  edits without it.
+* ``certainly_used_roots``: the scheduled name is bound only at module level and read as a
+  global somewhere (CPython's own ``symtable`` says so, in C): LibCST's scope analysis
+  would find that reference too and keep the import.  Rules schedule ``torch`` after every
+  ``torch.cuda.amp.X`` they rewrite to ``torch.X``; this is how that costs nothing.
+When neither settles a scheduled name, LibCST decides as before.
 """
 
 from __future__ import annotations
 
+import ast
+import symtable
 from typing import Dict, Iterable, List, Optional, Set, Tuple, Union, cast
 
 import libcst as cst
@@ -106,6 +113,55 @@ def certainly_unused_aliases(
     return unused
 
 
+def certainly_used_roots(code: str, roots: Iterable[str]) -> Set[str]:
+    """The names of ``roots`` that ``code`` binds only in its module scope (never as a local
+    of a function or class, never by a dotted ``import a.b``) and reads as a global
+    somewhere: every import binding one of them is in use, by Python's rules and by
+    LibCST's (which also counts string annotations and ``__all__``, so it can only find
+    more uses, never fewer).  LibCST tells ``import a.b`` from ``import a.c`` apart: a read
+    of ``a.c.x`` does not use the first, so names bound that way are never certain here."""
+    wanted = set(roots)
+    try:
+        top = symtable.symtable(code, "<migrated>", "exec")
+    except (SyntaxError, ValueError):
+        return set()
+    used: Set[str] = set()
+    for name in wanted:
+        try:
+            used.update([name] if top.lookup(name).is_referenced() else [])
+        except KeyError:
+            pass
+    stack = list(top.get_children())
+    while stack and wanted:
+        table = stack.pop()
+        stack.extend(table.get_children())
+        for name in list(wanted):
+            try:
+                symbol = table.lookup(name)
+            except KeyError:
+                continue
+            if symbol.is_global():
+                if symbol.is_referenced():
+                    used.add(name)
+            elif symbol.is_local() or symbol.is_free() or symbol.is_parameter():
+                wanted.discard(name)  # bound in an inner scope too: scope analysis decides
+    used &= wanted
+    if used:
+        used -= _dotted_import_roots(code)
+    return used
+
+
+def _dotted_import_roots(code: str) -> Set[str]:
+    """The names ``import a.b`` statements (without ``as``) bind, anywhere in ``code``."""
+    return {
+        alias.name.split(".")[0]
+        for node in ast.walk(ast.parse(code))
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if "." in alias.name and alias.asname is None
+    }
+
+
 class _KnownUnusedRemoval(RemoveImportsVisitor):
     """LibCST's removal edits, told which aliases are unused instead of resolving scopes."""
 
@@ -123,6 +179,10 @@ def remove_imports_without_scopes(context: CodemodContext, tree: cst.Module) -> 
     """``RemoveImportsVisitor(context).transform_module(tree)`` when the scheduled names are
     certainly unused (same edits, no scope analysis); None when LibCST must decide."""
     scheduled = context.scratch.get(RemoveImportsVisitor.CONTEXT_KEY, [])
+    used = certainly_used_roots(tree.code, {_bound_root(*entry) for entry in scheduled})
+    scheduled = [entry for entry in scheduled if _bound_root(*entry) not in used]
+    if not scheduled:
+        return tree
     unused = certainly_unused_aliases(tree, scheduled)
     if unused is None:
         return None

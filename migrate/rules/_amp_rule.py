@@ -4,7 +4,6 @@ written twice."""
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -15,26 +14,17 @@ from libcst.metadata import ScopeProvider
 from ..repo_plan import FILE_STATE_KEY, REPO_PLAN_KEY
 from ..settings import Settings
 from ._metadata import ParentProvider, QualifiedNameProvider
-from ._tree import children
+from ._tree import children, module_code
 from ._edits import StatementEdits, block_body, code_of, read_todos, todo_lines, with_leading
 from .base import Rule
-
-
-_last_code = threading.local()
-
-
-def _code_of_module(tree: cst.Module) -> str:
-    """``tree.code``, remembered (per thread) for the last tree: rules that skip pass the same
-    object on."""
-    if getattr(_last_code, "tree", None) is not tree:
-        _last_code.tree = tree
-        _last_code.code = tree.code
-    return _last_code.code
 
 
 def _is_pass_only(body: Sequence[Any]) -> bool:
     return all(isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body) for s in body)
 
+
+#: the ``NAMESPACES`` of the rules whose every site is an apex.amp name (``Rule.NAMESPACES``)
+APEX_AMP = ("apex.amp",)
 
 #: the end every APX220 message has: the file stays on the shim (``amp_initialize`` and the
 #: blockers of ``_amp_sites`` write it after the reason)
@@ -109,8 +99,12 @@ class AmpRule(Rule):
     _spine: Optional[Set[cst.CSTNode]] = None
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
-        if self.LIVE_TRIGGERS and not any(t in _code_of_module(tree) for t in self.LIVE_TRIGGERS):
+        if self.LIVE_TRIGGERS and not any(t in module_code(tree) for t in self.LIVE_TRIGGERS):
             return tree
+        if self.NAMESPACES and self.repo_plan() is None:
+            gate = self.namespace_gate(tree)
+            if gate is not None and not gate.kept:
+                return tree
         return super().transform_module(tree)
 
     @classmethod
@@ -202,7 +196,7 @@ class AmpRule(Rule):
         self.todos: Dict[cst.CSTNode, List[str]] = {}
         self.plan(node)
         known = getattr(self, "KNOWN", {})
-        if known and any(prefix in _code_of_module(node) for prefix in known):
+        if known and any(prefix in module_code(node) for prefix in known):
             # a rule that declares its own TODOs reports those an earlier run wrote
             self.report_earlier_todos(node, only=known)
         self._spine = self._ancestors_of(self.edited_nodes())

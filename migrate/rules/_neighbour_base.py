@@ -19,6 +19,7 @@ from libcst.metadata import (
 )
 
 from ._edits import code_of
+from ._namespace_gate import Gate, stub_skipped
 from ._metadata import ParentProvider, QualifiedNameProvider
 from ._edits import expression as expr
 from .base import TODO_PREFIX, Rule
@@ -130,6 +131,29 @@ class NeighbourRule(Rule):
     #: TODO message (or its fixed start) -> (code, severity): a TODO comment this rule wrote
     #: on an earlier run is reported again, so a second run lists the same manual work
     KNOWN_TODOS: ClassVar[Dict[str, Tuple[str, str]]] = {}
+    #: with ``NAMESPACES``: descend only into the top-level statements that may refer into
+    #: them, and resolve scopes with the other functions' bodies stubbed (for a rule whose
+    #: every edit and finding concerns such a name and what encloses it)
+    PRUNE_STATEMENTS: ClassVar[bool] = False
+    #: ids of the top-level statements this run does not descend into
+    _skipped: Set[int] = frozenset()  # type: ignore[assignment]
+    _gate: Optional[Gate] = None
+
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        gate = self.namespace_gate(tree)
+        if gate is not None and not gate.kept:
+            return tree
+        if gate is not None and self.PRUNE_STATEMENTS:
+            self._gate = gate
+            self._skipped = {id(statement) for statement in tree.body if id(statement) not in gate.kept}
+        return super().transform_module(tree)
+
+    def metadata_module(self, module: cst.Module) -> cst.Module:
+        """Scopes are resolved on the module with the skipped functions' bodies stubbed."""
+        gate = self._gate
+        if gate is None or not gate.stubbable or not self._skipped:
+            return module
+        return stub_skipped(module, gate)
 
     # names inside import statements are bindings, not uses: the imports rule handles them
     def visit_Import(self, node: cst.Import) -> bool:
@@ -281,6 +305,8 @@ class NeighbourRule(Rule):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, _STATEMENT_TYPES):
             self._statements.append(node)
+        if id(node) in self._skipped:
+            return False
         return super().on_visit(node)
 
     def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import threading
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Tuple
 
 import libcst as cst
@@ -101,3 +102,15 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         cur = stack.pop()
         yield cur
         stack.extend(reversed(children(cur)))
+
+
+_last_code = threading.local()
+
+
+def module_code(tree: cst.Module) -> str:
+    """``tree.code``, remembered (per thread) for the last tree: the rules that skip a file
+    pass the same object on, and printing a big module costs as much as a walk over it."""
+    if getattr(_last_code, "tree", None) is not tree:
+        _last_code.tree = tree
+        _last_code.code = tree.code
+    return _last_code.code

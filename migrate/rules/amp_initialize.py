@@ -21,7 +21,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from ._amp_autocast import AutocastPlacement, flat_texts
 from ._amp_availability import AvailabilityChecks, fold
-from ._amp_rule import is_empty_shell
+from ._amp_rule import APEX_AMP, is_empty_shell
 from ._amp_threading import ScalerThreading
 from ._amp_sites import (
     AMP_STATE_SETTINGS,
@@ -173,6 +173,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
     TRIGGERS = (b"apex",)
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("apex",)
+    NAMESPACES = APEX_AMP
 
     def plan(self, module: cst.Module) -> None:
         info = analyse(self, module)

@@ -15,11 +15,14 @@ from typing import ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
-from libcst.metadata import CodeRange, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from ..file_facts import OWN_TODO
 from ..findings import Finding
 from ..settings import Settings
 from ._metadata import QualifiedNameProvider
+from ._namespace_gate import Gate, statements_naming
+from ._tree import module_code
 
 TODO_PREFIX = "# TODO(apexcompat): "
 
@@ -68,6 +71,10 @@ class Rule(CodemodCommand, cst.CSTTransformer):
     #: when set, the rule has work only in a file whose code (not its comments or
     #: docstrings) names one of these, or that the cross-file plan touches (``file_facts``)
     CODE_WORDS: ClassVar[Tuple[str, ...]] = ()
+    #: when set, the dotted namespaces (``apex.amp``) every site of this rule lies in: a file
+    #: none of whose statements may refer into them (and without a TODO of ours) gives the
+    #: rule no work, decided before LibCST resolves anything (``_namespace_gate``)
+    NAMESPACES: ClassVar[Tuple[str, ...]] = ()
     #: positions are not among them: see ``position``
     METADATA_DEPENDENCIES = (QualifiedNameProvider,)
 
@@ -84,11 +91,32 @@ class Rule(CodemodCommand, cst.CSTTransformer):
         """Whether any of this rule's codes is enabled under ``settings``."""
         return any(settings.code_enabled(code) for code in cls.CODES)
 
+    #: the wrapper of the tree being transformed, when the metadata comes from a smaller
+    #: module (``metadata_module``); positions are always those of the real text
+    _positions_wrapper: Optional[MetadataWrapper] = None
+
+    def namespace_gate(self, tree: cst.Module) -> Optional[Gate]:
+        """Which top-level statements of ``tree`` may refer into ``NAMESPACES``; None when
+        the rule declares none, a TODO comment of ours is in the file (a rule reports those
+        again), or it cannot be told."""
+        if not self.NAMESPACES:
+            return None
+        code = module_code(tree)
+        if OWN_TODO.decode() in code:
+            return None
+        return statements_naming(code, tree, self.NAMESPACES)
+
+    def metadata_module(self, module: cst.Module) -> cst.Module:
+        """The module whose metadata (scopes, qualified names, parents) this rule reads for
+        the nodes it visits: ``module`` itself, or a smaller one holding those very nodes."""
+        return module
+
     def position(self, node: cst.CSTNode) -> CodeRange:
         """Where ``node`` is in the text this rule runs on.  Worked out on first use (once
         per text, shared by the rules): positions cost a third of the metadata, and most
         rules on most files report nothing."""
-        return self.context.wrapper.resolve(PositionProvider)[node]  # type: ignore[union-attr]
+        wrapper = self._positions_wrapper or self.context.wrapper
+        return wrapper.resolve(PositionProvider)[node]  # type: ignore[union-attr]
 
     def qualified_names(self, node: cst.CSTNode) -> Set[str]:
         """The dotted names ``node`` may refer to, resolved through the file's imports

@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Set, cast
 
 import libcst as cst
 
+from ..settings import Settings
 from ._amp_examples import BF16_EXAMPLES
 from ._amp_rule import AmpRule
 from ._amp_sites import GRADSCALER_NAMES, arg_value, class_of_method, enclosing_function, self_name
@@ -42,9 +43,11 @@ class Bfloat16ScalerRule(AmpRule):
     TRIGGERS = (b"GradScaler",)
     LIVE_TRIGGERS = ("GradScaler",)
 
+    @classmethod
+    def applies_to(cls, settings: Settings) -> bool:
+        return settings.dtype == "bfloat16" and super().applies_to(settings)
+
     def plan(self, module: cst.Module) -> None:
-        if self.settings.dtype != "bfloat16":
-            return
         path = self.context.filename or "<string>"
         created = {
             match.group(1)

@@ -17,7 +17,7 @@ from typing import Any, List
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
-from ._amp_rule import AmpRule
+from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_sites import analyse, code_of, string_value
 from ._edits import comment_line, expression, statement, todo_lines, with_leading
 from .base import Example
@@ -103,6 +103,7 @@ class CastingHooksRule(AmpRule):
     TRIGGERS = (b"disable_casts", b"_function", b"_amp_state")
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("disable_casts", "_function", "_amp_state")
+    NAMESPACES = APEX_AMP
 
     def plan(self, module: cst.Module) -> None:
         info = analyse(self, module)

@@ -24,7 +24,7 @@ from typing import Any, List
 
 import libcst as cst
 
-from ._amp_rule import SHIM_FALLBACK_TODO, AmpRule
+from ._amp_rule import APEX_AMP, SHIM_FALLBACK_TODO, AmpRule
 from ._amp_sites import analyse, code_of, find_scalers, walk
 from ._edits import expression, statement, without_todos
 from .base import Example
@@ -109,6 +109,7 @@ class CheckpointRule(AmpRule):
     TRIGGERS = (b"state_dict",)
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("state_dict",)
+    NAMESPACES = APEX_AMP
 
     def plan(self, module: cst.Module) -> None:
         info = analyse(self, module)

@@ -36,7 +36,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from ._amp_rule import AmpRule
+from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_sites import (
     analyse,
     arg_value,
@@ -118,6 +118,7 @@ class ClippingRule(AmpRule):
     )
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("master_params", "clip_grad", "grad_norm", ".grad", "get_total_norm", ACCUM_TODO, UNKNOWN_TODO)
+    NAMESPACES = APEX_AMP
     KNOWN = {ACCUM_TODO: ("APX326", "error", False), UNKNOWN_TODO: ("APX327", "error", False)}
 
     def plan(self, module: cst.Module) -> None:

@@ -96,6 +96,7 @@ class DistributedDataParallelRule(NeighbourRule):
     TRIGGERS = (b"DistributedDataParallel", b"Reducer", b"parallel")
     CODE_WORDS = ("apex",)
     STAR_EXPORTS = {"apex.parallel": ("DistributedDataParallel", "Reducer")}
+    NAMESPACES = ("apex.parallel",)
     KNOWN_TODOS = {
         GRADIENT_SUM_TODO: ("APX603", "error"),
         NO_LOCAL_RANK_TODO: ("APX602", "warning"),

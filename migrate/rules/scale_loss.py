@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import libcst as cst
 
-from ._amp_rule import AmpRule
+from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_sites import analyse, arg_value, code_of, find_scalers, names_in
 from ._edits import move_leading, statement, suite_statements, trailing_comment, with_trailing_comments
 from .base import Example
@@ -29,6 +29,7 @@ class ScaleLossRule(AmpRule):
     TRIGGERS = (b"scale_loss",)
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("scale_loss",)
+    NAMESPACES = APEX_AMP
 
     def plan(self, module: cst.Module) -> None:
         info = analyse(self, module)

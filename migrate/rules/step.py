@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Sequence, Set, Tuple, cast
 
 import libcst as cst
 
-from ._amp_rule import AmpRule
+from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_sites import (
     analyse,
     caller_links,
@@ -120,6 +120,7 @@ class StepRule(AmpRule):
     TRIGGERS = (b"scale_loss", b"step with possibly no gradients:")
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("scale_loss", FLUSH_TODO)
+    NAMESPACES = APEX_AMP
     KNOWN = {FLUSH_TODO: ("APX313", "error", False)}
 
     def plan(self, module: cst.Module) -> None:

@@ -57,6 +57,7 @@ class SyncBatchNormRule(NeighbourRule):
     TRIGGERS = (b"syncbn", b"SyncBatchNorm", b"apex.parallel")
     CODE_WORDS = ("apex",)
     STAR_EXPORTS = {"apex.parallel": ("convert_syncbn_model", "SyncBatchNorm", "create_syncbn_process_group")}
+    NAMESPACES = ("apex.parallel",)
     KNOWN_TODOS = {
         CHANNEL_LAST_TODO: ("APX613", "error"),
         FUSE_RELU_TODO: ("APX613", "error"),

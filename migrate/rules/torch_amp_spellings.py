@@ -45,6 +45,8 @@ class TorchAmpSpellingsRule(NeighbourRule):
         "APX904": "deprecated torch.cuda.amp name used other than by a call: kept",
     }
     TRIGGERS = (b"cuda.amp", b"cpu.amp", b"custom_fwd", b"custom_bwd")
+    NAMESPACES = ("torch.cuda.amp", "torch.cpu.amp")
+    PRUNE_STATEMENTS = True
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = self.names_of(original_node.func)

@@ -8,7 +8,7 @@ import pytest
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import RemoveImportsVisitor
 
-from migrate.import_edits import certainly_unused_aliases, remove_imports_without_scopes
+from migrate.import_edits import certainly_unused_aliases, certainly_used_roots, remove_imports_without_scopes
 
 
 def _context(*scheduled: tuple) -> CodemodContext:
@@ -40,12 +40,25 @@ UNUSED = [
 ]
 
 STILL_UNDECIDED = [
-    ("from apex import amp\nmodel = amp.initialize(model)\n", (AMP,)),  # used
     ("from apex import amp\n__all__ = ['amp']\n", (AMP,)),  # exported
     ("from apex import amp\ndef f(x: 'amp.Thing'): pass\n", (AMP,)),  # string annotation
     ("from apex import amp\nT = typing.TypeVar('T', bound='amp')\n", (AMP,)),
-    ("import apex.amp\nimport apex.parallel\napex.parallel.x()\n", (("apex.amp", None, None),)),  # same root in use
     ("from apex import amp\ndef amp(): pass\n", (AMP,)),  # any other Name counts
+    ("from apex import amp\ndef f(amp):\n    return amp\n", (AMP,)),  # read only where a parameter binds it
+    ("from apex import amp\ndef f():\n    amp = 1\n    return amp\n", (AMP,)),
+    ("from apex import amp\nclass C:\n    amp = 1\n    x = amp\n", (AMP,)),
+    # LibCST tells the bindings of ``import a.b`` and ``import a.c`` apart: a read of a.c is not a use of a.b
+    ("import apex.amp\nimport apex.parallel\napex.parallel.x()\n", (("apex.amp", None, None),)),
+    ("import torch\ndef f():\n    import torch\n    return torch.autocast('cuda')\n", (("torch", None, None),)),
+]
+
+#: a scheduled name read as a global somewhere and bound nowhere else: LibCST keeps the import
+CERTAINLY_USED = [
+    ("from apex import amp\nmodel = amp.initialize(model)\n", (AMP,)),
+    ("import torch\n\ndef train(x):\n    with torch.autocast('cuda'):\n        return x\n", (("torch", None, None),)),
+    ("import torch\n\nclass T:\n    def f(self):\n        return [torch.zeros(i) for i in range(2)]\n",
+     (("torch", None, None),)),
+    ("import torch\nfrom apex import amp\nscaler = torch.amp.GradScaler()\n", (("torch", None, None), AMP)),  # mixed
 ]
 
 
@@ -62,7 +75,16 @@ def test_same_removal_as_libcst_without_scopes(source: str, scheduled: tuple) ->
 @pytest.mark.parametrize("source, scheduled", STILL_UNDECIDED)
 def test_left_to_libcst_when_a_scheduled_name_occurs(source: str, scheduled: tuple) -> None:
     assert certainly_unused_aliases(cst.parse_module(source), scheduled) is None
+    assert not certainly_used_roots(source, [entry[0].split(".")[0] if entry[1] is None else entry[1]
+                                             for entry in scheduled])
     assert remove_imports_without_scopes(_context(*scheduled), cst.parse_module(source)) is None
+
+
+@pytest.mark.parametrize("source, scheduled", CERTAINLY_USED)
+def test_a_name_read_as_a_global_keeps_its_import_without_scopes(source: str, scheduled: tuple) -> None:
+    fast = remove_imports_without_scopes(_context(*scheduled), cst.parse_module(source))
+    assert fast is not None
+    assert fast.code == _libcst(source, scheduled)
 
 
 def test_comments_above_a_removed_import_stay_unless_they_name_apex() -> None:

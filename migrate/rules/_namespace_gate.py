@@ -1,0 +1,138 @@
+"""Which top-level statements of a file may refer to a name inside some dotted namespaces
+(``torch.cuda.amp``), read with the stdlib ``ast``.
+
+A rule that rewrites only names of such namespaces otherwise resolves the qualified name of
+every name and attribute of the file and rebuilds every node, to change a line or two; with
+this it descends only into the statements that can hold one of its names, and skips a file
+where none does before LibCST resolves anything.  The test is generous, never strict: a
+name counts when *some* import anywhere in the file binds it to a dotted name in (or above,
+through attributes) a namespace, whatever scope the name is read in.  LibCST's qualified
+names can only resolve a name through such an import, so no statement the rule would change
+is ever skipped.
+
+The same statements let the rule resolve scopes on a smaller module (``stub_skipped``): the
+skipped functions and classes keep their heads (names, decorators, parameters, bases: all
+that binds or reads at module level) with ``...`` for a body, unless some statement of the
+file binds a module-level name from inside a body (``global``, ``nonlocal``, ``:=``).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set
+
+import libcst as cst
+
+
+def _bindings(tree: ast.AST) -> Dict[str, Set[str]]:
+    """Local name -> the dotted names the file's absolute imports (at any depth) bind it to."""
+    bound: Dict[str, Set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    bound.setdefault(alias.asname, set()).add(alias.name)
+                else:
+                    root = alias.name.split(".")[0]
+                    bound.setdefault(root, set()).add(root)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for alias in node.names:
+                if alias.name != "*":
+                    bound.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+    return bound
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    parts: List[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _inside(dotted: str, namespaces: Sequence[str]) -> bool:
+    return any(dotted == ns or dotted.startswith(ns + ".") for ns in namespaces)
+
+
+def _names_into(statement: ast.AST, bound: Dict[str, Set[str]], namespaces: Sequence[str]) -> bool:
+    for node in ast.walk(statement):
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            continue
+        dotted = _dotted(node)
+        if dotted is None:
+            continue
+        root, _, rest = dotted.partition(".")
+        for target in bound.get(root, ()):
+            if _inside(f"{target}.{rest}" if rest else target, namespaces):
+                return True
+    return False
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What the stdlib read of a module says: the ``id`` of each top-level statement of the
+    LibCST tree that may refer to a name inside the namespaces, and whether bodies may be
+    stubbed for scope analysis."""
+
+    kept: FrozenSet[int]
+    stubbable: bool
+
+
+#: statements that bind a name of an enclosing scope from inside a body
+_OUTWARD_BINDINGS = (ast.Global, ast.Nonlocal, ast.NamedExpr)
+
+
+def _star_import_near(node: ast.AST, namespaces: Sequence[str]) -> bool:
+    return (
+        isinstance(node, ast.ImportFrom)
+        and any(alias.name == "*" for alias in node.names)
+        and any(_inside(ns, [node.module or ""]) or _inside(node.module or "", [ns]) for ns in namespaces)
+    )
+
+
+def statements_naming(source: str, module: cst.Module, namespaces: Sequence[str]) -> Optional[Gate]:
+    """The ``Gate`` of ``module`` (the LibCST tree of ``source``); None when it cannot be
+    told (the stdlib cannot parse the text, or its statements do not line up with LibCST's)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    if any(_star_import_near(node, namespaces) for node in ast.walk(tree)):
+        return None  # a star import may bind any name into them
+    bound = {name: targets for name, targets in _bindings(tree).items()
+             if any(_inside(ns, [t]) or _inside(t, [ns]) for t in targets for ns in namespaces)}
+    statements = iter(tree.body)
+    kept: Set[int] = set()
+    for line in module.body:
+        # one LibCST line of ``a; b`` holds as many stdlib statements
+        count = len(line.body) if isinstance(line, cst.SimpleStatementLine) else 1
+        for _ in range(count):
+            statement = next(statements, None)
+            if statement is None:
+                return None
+            if bound and _names_into(statement, bound, namespaces):
+                kept.add(id(line))
+    if next(statements, None) is not None:
+        return None
+    stubbable = not any(isinstance(node, _OUTWARD_BINDINGS) for node in ast.walk(tree))
+    return Gate(frozenset(kept), stubbable)
+
+
+_STUB_BODY = cst.SimpleStatementSuite(body=[cst.Expr(cst.Ellipsis())])
+
+
+def stub_skipped(module: cst.Module, gate: Gate) -> cst.Module:
+    """``module`` with the body of each function and class outside ``gate.kept`` replaced by
+    ``...``: the same module-level bindings and reads, the kept statements the very same
+    node objects (so metadata resolved on it answers for the real tree's nodes)."""
+    body = [
+        statement.with_changes(body=_STUB_BODY)
+        if id(statement) not in gate.kept and isinstance(statement, (cst.FunctionDef, cst.ClassDef))
+        else statement
+        for statement in module.body
+    ]
+    return module.with_changes(body=body)
