@@ -52,7 +52,8 @@ def migrate_all(
     workers: int,
 ) -> Iterator["MigrationResult"]:
     """Yield one result per job, in order; ``workers`` > 1 uses a process pool when there
-    are enough files to pay for it."""
+    are enough files to pay for it (the biggest files are started first, their results
+    held back until those of the files before them are in)."""
     workers = min(workers, max(1, len(jobs) // MIN_FILES_PER_WORKER))
     if workers <= 1:
         for job in jobs:
@@ -62,8 +63,17 @@ def migrate_all(
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" else None
     context = multiprocessing.get_context(method)
+    # the biggest files first, so that no worker is left with a long one at the end
+    order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i][1]))
+    finished: Dict[int, "MigrationResult"] = {}
+    next_index = 0
     with context.Pool(workers, initializer=_init_worker, initargs=(settings,)) as pool:
-        yield from pool.imap(_migrate_in_worker, jobs, chunksize=1)
+        results = pool.imap(_migrate_in_worker, [jobs[i] for i in order], chunksize=1)
+        for index, result in zip(order, results):
+            finished[index] = result
+            while next_index in finished:
+                yield finished.pop(next_index)
+                next_index += 1
 
 
 def default_workers() -> int:
