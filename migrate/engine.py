@@ -28,6 +28,7 @@ from .import_edits import imports_present, remove_imports_without_scopes
 from .positions import to_original
 from .repo_plan import FILE_STATE_KEY, REPO_PLAN_KEY, FilePlan
 from .rules import ALL_RULES
+from .rules._tree import remember_code
 from .rules.base import Rule
 from .settings import Settings
 from .triggers import RULES_ENV, admitted
@@ -235,6 +236,7 @@ def _run_rules(
     #: the index in ``texts`` of the text each finding was reported on
     versions: List[int] = []
     wrapper = LeanMetadataWrapper(module, unsafe_skip_copy=True)  # fresh from the parser
+    remember_code(module, source)
     state: dict = {}  # shared by the rules of this file (FILE_STATE_KEY)
     try:
         for rule_cls in rules:
@@ -251,6 +253,7 @@ def _run_rules(
                 if new != texts[-1]:
                     # re-parsing is cheaper than deep-cloning and proves the text parses
                     wrapper = LeanMetadataWrapper(cst.parse_module(new), unsafe_skip_copy=True)
+                    remember_code(wrapper.module, new)
             except SkipFile:
                 continue
             except Exception as exc:

@@ -4,19 +4,20 @@ Every rule resolves metadata again whenever the previous rule changed the text, 
 cost is paid up to a dozen times per file.  ``ParentProvider`` builds parent links from
 the field reads of ``_tree`` (LibCST's copies every node twice to list children).
 ``QualifiedNameProvider`` reads the scope map LibCST already computed instead of visiting
-the tree again; names are still worked out only when a rule asks for them.
+the tree again, and works a node's names out only when a rule asks for them.
 """
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Collection, List, Mapping, Optional, cast
+from typing import TYPE_CHECKING, Collection, Dict, Iterator, List, Mapping, Optional, cast
 
 import libcst as cst
-from libcst._metadata_dependent import LazyValue
 from libcst.metadata import BaseMetadataProvider, QualifiedName, Scope, ScopeProvider
 
 from ._tree import children
+
+if TYPE_CHECKING:
+    from libcst.metadata import MetadataWrapper
 
 
 class ParentProvider(BaseMetadataProvider[cst.CSTNode]):
@@ -39,9 +40,37 @@ class QualifiedNameProvider(BaseMetadataProvider[Collection[QualifiedName]]):
 
     METADATA_DEPENDENCIES = (ScopeProvider,)
 
-    def _gen_impl(self, module: cst.Module) -> None:
-        computed = self._computed
-        scopes = cast(Mapping[cst.CSTNode, Optional[Scope]], self.metadata[ScopeProvider])
-        for node, scope in scopes.items():
-            if scope:
-                computed[node] = LazyValue(partial(scope.get_qualified_names_for, node))
+    def _gen(self, wrapper: "MetadataWrapper") -> Mapping[cst.CSTNode, Collection[QualifiedName]]:
+        # LibCST's _gen copies every entry into a new mapping; this one is read-only already
+        with self.resolve(wrapper):
+            scopes = cast(Mapping[cst.CSTNode, Optional[Scope]], self.metadata[ScopeProvider])
+        return _QualifiedNames(scopes)
+
+    def _gen_impl(self, module: cst.Module) -> None:  # pragma: no cover - _gen does the work
+        raise NotImplementedError
+
+
+class _QualifiedNames(Mapping[cst.CSTNode, Collection[QualifiedName]]):
+    """Node -> its qualified names, worked out on first read (most nodes are never asked)."""
+
+    def __init__(self, scopes: Mapping[cst.CSTNode, Optional[Scope]]) -> None:
+        self._scopes = scopes
+        self._known: Dict[cst.CSTNode, Collection[QualifiedName]] = {}
+
+    def __getitem__(self, node: cst.CSTNode) -> Collection[QualifiedName]:
+        known = self._known.get(node)
+        if known is None:
+            scope = self._scopes[node]
+            if not scope:
+                raise KeyError(node)
+            known = self._known[node] = scope.get_qualified_names_for(node)
+        return known
+
+    def __contains__(self, node: object) -> bool:
+        return bool(self._scopes.get(node))  # type: ignore[call-overload]
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return (node for node, scope in self._scopes.items() if scope)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)

@@ -19,6 +19,7 @@ file binds a module-level name from inside a body (``global``, ``nonlocal``, ``:
 from __future__ import annotations
 
 import ast
+import threading
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Sequence, Set
 
@@ -94,12 +95,39 @@ def _star_import_near(node: ast.AST, namespaces: Sequence[str]) -> bool:
     )
 
 
+_last_parse = threading.local()
+
+
+def _parsed(source: str) -> Optional[ast.Module]:
+    """``ast.parse(source)``, remembered for the last text (every rule of a file asks again
+    until one changes the text); None when it does not parse."""
+    if getattr(_last_parse, "source", None) is not source:
+        try:
+            tree: Optional[ast.Module] = ast.parse(source)
+        except (SyntaxError, ValueError):
+            tree = None
+        _last_parse.source, _last_parse.tree = source, tree
+    return _last_parse.tree
+
+
+_last_gate = threading.local()
+
+
 def statements_naming(source: str, module: cst.Module, namespaces: Sequence[str]) -> Optional[Gate]:
     """The ``Gate`` of ``module`` (the LibCST tree of ``source``); None when it cannot be
-    told (the stdlib cannot parse the text, or its statements do not line up with LibCST's)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    told (the stdlib cannot parse the text, or its statements do not line up with LibCST's).
+    Remembered for the last module and namespaces: the amp rules all ask the same."""
+    last = getattr(_last_gate, "entry", None)
+    if last is not None and last[0] is module and last[1] is source and last[2] == tuple(namespaces):
+        return last[3]
+    gate = _gate(source, module, namespaces)
+    _last_gate.entry = (module, source, tuple(namespaces), gate)
+    return gate
+
+
+def _gate(source: str, module: cst.Module, namespaces: Sequence[str]) -> Optional[Gate]:
+    tree = _parsed(source)
+    if tree is None:
         return None
     if any(_star_import_near(node, namespaces) for node in ast.walk(tree)):
         return None  # a star import may bind any name into them

@@ -171,6 +171,8 @@ class NeighbourRule(Rule):
         self._statements: List[cst.CSTNode] = []
         self._todos: Dict[int, List[str]] = {}
         self._rebuilt: Set[int] = set()
+        #: the statements holding a rebuilt call (only those can have grown too long)
+        self._rebuilt_in: Set[int] = set()
         self._replacements: Set[int] = set()
         return True
 
@@ -362,6 +364,8 @@ class NeighbourRule(Rule):
         new = call.with_changes(func=func, args=rebuild_args(call.args, args))
         if not any("\n" in code_of(a) for a in call.args) and "\n" not in code_of(call.whitespace_before_args):
             self._rebuilt.add(id(new))
+            if self._statements:
+                self._rebuilt_in.add(id(self._statements[-1]))
         return new
 
     def call_statement(self, head: str, args: Sequence[str], anchor: cst.CSTNode) -> cst.BaseStatement:
@@ -377,7 +381,7 @@ class NeighbourRule(Rule):
         return cst.parse_statement(f"{head}(\n{inner})\n")
 
     def _wrap_long_calls(self, original: cst.CSTNode, stmt: cst.CSTNode) -> cst.CSTNode:
-        if not self._rebuilt or not isinstance(stmt, cst.SimpleStatementLine):
+        if id(original) not in self._rebuilt_in or not isinstance(stmt, cst.SimpleStatementLine):
             return stmt
         start = self.position(original).start
         indent = len(self._lines[start.line - 1]) - len(self._lines[start.line - 1].lstrip())

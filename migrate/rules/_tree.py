@@ -95,8 +95,27 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     return found
 
 
+_last_walks = threading.local()
+
+
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node under ``node`` (itself included), in source order."""
+    """Every node under ``node`` (itself included), in source order.  A whole module's nodes
+    are remembered (per thread, for the last two modules): the rules walk the same tree
+    dozens of times, and a walk costs far more than reading a list."""
+    if not isinstance(node, cst.Module):
+        return _walk(node)
+    walks = getattr(_last_walks, "entries", None)
+    if walks is None:
+        walks = _last_walks.entries = []
+    for module, nodes in walks:
+        if module is node:
+            return iter(nodes)
+    nodes = tuple(_walk(node))
+    walks[:] = [(node, nodes)] + walks[:1]
+    return iter(nodes)
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = [node]
     while stack:
         cur = stack.pop()
@@ -105,6 +124,14 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 _last_code = threading.local()
+
+
+def remember_code(tree: cst.Module, text: bytes) -> None:
+    """Tell ``module_code`` the text ``tree`` was just parsed from, so it need not print it
+    (not for text holding a carriage return: LibCST may not give a lone one back)."""
+    if b"\r" not in text:
+        _last_code.tree = tree
+        _last_code.code = text.decode(tree.encoding)
 
 
 def module_code(tree: cst.Module) -> str:
