@@ -1715,9 +1715,72 @@ def train(model, optimizer, loader, use_apex, use_native):
 """,
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
     ),
-    # the GradScaler would exist only when setup_amp() ran, the other methods use it either way
+    # XLM's trainer: __init__ calls the method that initializes only under an if, and the
+    # other methods use the scaler either way: __init__ creates a disabled one first
     Example(
-        "scaler-made-in-a-method-called-under-an-if-stays-on-apexcompat",
+        "scaler-made-in-a-method-init-calls-under-an-if-is-disabled-otherwise",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16, clip):
+        self.model, self.opt = model, optimizer
+        self.fp16, self.clip = fp16, clip
+        if fp16:
+            self.setup_amp()
+
+    def setup_amp(self):
+        self.model, self.opt = amp.initialize(self.model, self.opt, opt_level="O1")
+
+    def step(self, batch):
+        loss = self.model(batch).mean()
+        if self.fp16:
+            with amp.scale_loss(loss, self.opt) as scaled_loss:
+                scaled_loss.backward()
+            torch.nn.utils.clip_grad_norm_(amp.master_params(self.opt), self.clip)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip)
+        self.opt.step()
+        self.opt.zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16, clip):
+        self.model, self.opt = model, optimizer
+        self.fp16, self.clip = fp16, clip
+        self.scaler = torch.amp.GradScaler(enabled=False)
+        if fp16:
+            self.setup_amp()
+
+    def setup_amp(self):
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def step(self, batch):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(batch).mean()
+        if self.fp16:
+            self.scaler.scale(loss).backward()
+            self.scaler.unscale_(self.opt)
+            torch.nn.utils.clip_grad_norm_((p for group in self.opt.param_groups for p in group["params"]), self.clip)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip)
+        self.scaler.step(self.opt)
+        self.scaler.update()
+        self.opt.zero_grad()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX221', 'APX301', 'APX311', 'APX321'),
+    ),
+    # the method that initializes runs only when another method (not __init__) is called with
+    # fp16: an instance may never get a scaler, and nothing proves when that method runs
+    Example(
+        "scaler-made-in-a-method-called-under-an-if-outside-init-stays-on-apexcompat",
         before="""\
 from apex import amp
 
@@ -1725,6 +1788,8 @@ from apex import amp
 class Trainer:
     def __init__(self, model, optimizer, fp16):
         self.model, self.optimizer = model, optimizer
+
+    def enable_fp16(self, fp16):
         if fp16:
             self.setup_amp()
 
@@ -1744,13 +1809,16 @@ from apexcompat import amp
 class Trainer:
     def __init__(self, model, optimizer, fp16):
         self.model, self.optimizer = model, optimizer
+
+    def enable_fp16(self, fp16):
         if fp16:
             self.setup_amp()
 
     def setup_amp(self):
         # TODO(apexcompat): the GradScaler would be created in setup_amp(), which runs only if
-        #   fp16; the other methods would find no self.scaler otherwise; this file keeps
-        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        #   fp16; the other methods would find no self.scaler otherwise (the if is not in
+        #   __init__); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+        #   hand
         self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
 
     def step(self, batch):

@@ -162,6 +162,9 @@ class AmpFile:
     #: assignment unpacks one more value) and the helper's returns (each returns it last)
     returned_to: Optional[cst.Call] = None
     returns: List[cst.Return] = field(default_factory=list)
+    #: the initialize is in a method ``__init__`` calls only under an ``if``: the statement of
+    #: ``__init__`` before which a disabled scaler is created, so every instance has one
+    fallback: Optional[cst.BaseStatement] = None
 
     @property
     def uses_amp(self) -> bool:
@@ -712,16 +715,17 @@ def _check_layout(rule, info: AmpFile) -> None:
     if home_cls is not None and any(f is not home and class_of_method(parents, f) is home_cls for f in needy):
         info.storage = "self"
         guard = _conditional_call(rule, home, home_cls) if home is not None else None
-        if guard is not None:
-            guard_name = home.name.value if home is not None else ""
-            info.blockers.append(
-                Blocker(
-                    training[0].call,
-                    f"the GradScaler would be created in {guard_name}(), which runs only if "
-                    f"{code_of(guard.test)}; the other methods would find no self.{info.scaler_name} otherwise",
+        if home is not None and guard is not None:
+            info.fallback, why = _fallback_before(rule, home, home_cls, guard, needy, info.scaler_name)
+            if info.fallback is None:
+                info.blockers.append(
+                    Blocker(
+                        training[0].call,
+                        f"the GradScaler would be created in {home.name.value}(), which runs only if "
+                        f"{code_of(guard.test)}; {why}",
+                    )
                 )
-            )
-            return
+                return
     first_anchor_line = min(rule.line_of(s.anchor) for s in training)
     saved = (dict(info.access), dict(info.threaded), dict(info.class_threaded))
     unreached = [func for func in dict.fromkeys(needy) if _access(rule, func, home, home_cls, info, set()) is None]
@@ -898,6 +902,50 @@ def _conditional_call(rule, method: cst.FunctionDef, cls: cst.ClassDef) -> Optio
                 if isinstance(guard, cst.If):
                     return guard
     return None
+
+
+def _fallback_before(
+    rule, method: cst.FunctionDef, cls: cst.ClassDef, guard: cst.If, needy: List[Any], scaler_name: str
+) -> Tuple[Optional[cst.BaseStatement], str]:
+    """XLM's ``if params.amp >= 0: self.init_amp()`` in ``__init__``: every instance gets a
+    scaler when ``__init__`` creates a disabled one before the statement of its body that
+    holds that ``if`` (the fp32 path then runs exactly as apex's did without initialize).
+    That statement, when this is provable: ``self.<method>(...)`` is called exactly once in
+    the class, from ``__init__``, nothing else in the class names the method, and before that
+    statement ``__init__`` neither returns nor calls a method that uses the scaler.  Else
+    None and why not."""
+    name = method.name.value
+    otherwise = f"the other methods would find no self.{scaler_name} otherwise"
+    init = init_method(cls)
+    if init is None or class_of_method(rule.parents, init) is not cls:
+        return None, f"{otherwise} (the if is not in __init__)"
+    if enclosing(rule.parents, guard, cst.FunctionDef) is not init:
+        return None, f"{otherwise} (the if is not in __init__)"
+    uses = [
+        node
+        for other in methods_of(cls)
+        for node in walk(other)
+        if (isinstance(node, cst.Name) and node.value == name and node is not method.name)
+    ]
+    calls = [
+        node
+        for node in walk(init.body)
+        if isinstance(node, cst.Call) and code_of(node.func) == f"{self_name(init)}.{name}"
+    ]
+    if len(uses) != 1 or len(calls) != 1 or calls[0].func.attr is not uses[0]:  # type: ignore[attr-defined]
+        return None, f"{otherwise} ({name} is named more than once in class {cls.name.value})"
+    body = list(init.body.body) if isinstance(init.body, cst.IndentedBlock) else []
+    top = next((s for s in body if s is guard or any(p is s for p in _ancestors(rule.parents, guard))), None)
+    if top is None:
+        return None, otherwise
+    users = {f"{self_name(init)}.{f.name.value}" for f in needy if f is not None}
+    for stmt in body[: body.index(top)]:
+        for node in walk(stmt):
+            if isinstance(node, cst.Return) and enclosing(rule.parents, node, (cst.FunctionDef, cst.Lambda)) is init:
+                return None, f"{otherwise} (__init__ may return before that if)"
+            if isinstance(node, cst.Attribute) and code_of(node) in users:
+                return None, f"__init__ calls {code_of(node)}() before that if, and it uses the scaler"
+    return top, ""
 
 
 def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) -> None:

@@ -31,6 +31,8 @@ from ._amp_sites import (
     arg_value,
     analyse,
     code_of,
+    enclosing_function,
+    self_name,
     string_value,
     walk,
 )
@@ -168,6 +170,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "to resume",
         "APX217": "the GradScaler created in a helper is returned to its caller as one more value",
         "APX220": "apex.amp cannot be migrated natively here; the file keeps working through apexcompat.amp",
+        "APX221": "the initialize's method runs only under an if: __init__ creates a disabled GradScaler "
+        "before it, so every method finds one",
     }
     KNOWN = {LIBRARY_CHECKPOINT_TODO: ("APX216", "warning", True)}
     TRIGGERS = (b"apex",)
@@ -197,6 +201,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             self._rewrite_init(site, info)
         if info.alternatives:
             self._scaler_on_other_paths(info)
+        if info.fallback is not None:
+            self._scaler_in_init(info)
         for func, calls in info.threaded.items():
             self._thread(func, calls, info, remote=func in info.entry_functions)
         for cls, calls in info.class_threaded.items():
@@ -338,7 +344,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             new.append(statement(f"{switch} = {joined}\n"))
         self.switches[site] = switch
         target = self._scaler_target(site, info)
-        if info.alternatives:  # several creations: autocast follows whichever one ran
+        if info.alternatives or info.fallback is not None:  # several creations: autocast follows whichever ran
             self.switches[site] = f"{target}.is_enabled()"
 
         self.scaler_todos: List[str] = []
@@ -401,6 +407,27 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         ctor = self._scaler_ctor(sites[0], kwargs)
         target = self._scaler_target(sites[0], info)
         self.edits.insert_before(anchor, [statement(f"{target} = {ctor}({', '.join(kwargs)})\n")])
+
+    def _scaler_in_init(self, info: AmpFile) -> None:
+        """The initialize's method runs only when ``__init__``'s ``if`` holds: ``__init__``
+        creates a disabled scaler before that ``if``, which the method replaces, so every
+        method finds one and the fp32 path trains as before (APX221)."""
+        site, anchor = info.training_inits[0], info.fallback
+        assert anchor is not None
+        init = enclosing_function(self.parents, anchor)
+        # a disabled scaler never touches a device: the default ("cuda") is right anywhere
+        self.need_torch()
+        ctor = "torch.amp.GradScaler" if self.settings.torch_at_least(2, 3) else "torch.cuda.amp.GradScaler"
+        target = f"{self_name(init)}.{info.scaler_name}"
+        self.edits.insert_before(anchor, [statement(f"{target} = {ctor}(enabled=False)\n")])
+        method = site.func.name.value if site.func is not None else ""
+        self.report(
+            anchor,
+            "APX221",
+            f"{target} is created disabled here and replaced in {method}(), which runs only under this if",
+            fixed=True,
+            severity="info",
+        )
 
     def _place(self, site: InitSite, new: List[cst.BaseStatement]) -> None:
         """Put ``new`` where the initialize statement was; when it sat in an ``if``, the
