@@ -23,6 +23,7 @@ from ._amp_sites import (
     class_of_method,
     code_of,
     enclosing,
+    heirs,
     is_nested_in,
     self_name,
     walk,
@@ -323,13 +324,16 @@ class AutocastPlacement(AmpRule):
             return []
         index = params.index(site.loss.value)
         cls = class_of_method(self.parents, func)
+        # the class and its same-file subclasses that inherit the method (XLM's
+        # EncDecTrainer.mt_step calls the base Trainer's self.optimize(loss))
+        family = [cls] + heirs(self.parents, cls, func.name.value) if cls is not None else []
         calls: List[cst.Call] = []
         for node in walk(self.tree):
             if not isinstance(node, cst.Call):
                 continue
             if cls is not None and isinstance(node.func, cst.Attribute) and node.func.attr.value == func.name.value:
                 caller = enclosing(self.parents, node, cst.FunctionDef)
-                if class_of_method(self.parents, caller) is cls and code_of(node.func.value) == self_name(caller):
+                if class_of_method(self.parents, caller) in family and code_of(node.func.value) == self_name(caller):
                     calls.append(node)
             elif cls is None and isinstance(node.func, cst.Name) and node.func.value == func.name.value:
                 calls.append(node)
@@ -363,9 +367,10 @@ class AutocastPlacement(AmpRule):
         access = info.access.get(func)
         if access is None:
             cls = class_of_method(self.parents, func)
+            home = class_of_method(self.parents, init.func)
             if cls is not None and (
                 cls in info.class_threaded
-                or (info.storage == "self" and cls is class_of_method(self.parents, init.func))
+                or (info.storage == "self" and home is not None and cls in [home] + heirs(self.parents, home, ""))
             ):
                 access = f"{self_name(func)}.{info.scaler_name}"
             elif init.func is None or (info.storage == "local" and is_nested_in(self.parents, func, init.func)):

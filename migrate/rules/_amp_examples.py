@@ -1777,6 +1777,66 @@ class Trainer:
 """,
         codes=('APX101', 'APX201', 'APX209', 'APX221', 'APX301', 'APX311', 'APX321'),
     ),
+    # the forward pass is in a subclass that inherits the method scaling the loss (XLM's
+    # EncDecTrainer.mt_step calls Trainer.optimize): autocast goes around it there
+    Example(
+        "forward-in-a-subclass-that-inherits-the-backward-method",
+        before="""\
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def backward_and_step(self, loss):
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+
+
+class ClassifierTrainer(Trainer):
+    def __init__(self, model, optimizer, criterion):
+        super().__init__(model, optimizer)
+        self.criterion = criterion
+
+    def train_step(self, inputs, labels):
+        logits = self.model(inputs)
+        loss = self.criterion(logits, labels)
+        self.backward_and_step(loss)
+        return loss.item()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def backward_and_step(self, loss):
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+
+
+class ClassifierTrainer(Trainer):
+    def __init__(self, model, optimizer, criterion):
+        super().__init__(model, optimizer)
+        self.criterion = criterion
+
+    def train_step(self, inputs, labels):
+        with torch.autocast("cuda", dtype=torch.float16):
+            logits = self.model(inputs)
+            loss = self.criterion(logits, labels)
+        self.backward_and_step(loss)
+        return loss.item()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+    ),
     # the method that initializes runs only when another method (not __init__) is called with
     # fp16: an instance may never get a scaler, and nothing proves when that method runs
     Example(

@@ -1307,6 +1307,38 @@ def _is_member_name(parents, node: cst.Name) -> bool:
     )
 
 
+def heirs(parents: Any, cls: Any, method: str) -> List[cst.ClassDef]:
+    """The module-level classes of the file that subclass ``cls`` directly (``class
+    EncDecTrainer(Trainer):``), inherit its ``method`` and its instance attributes: no
+    ``__init__`` of their own, or one whose body calls ``super().__init__(...)`` as a
+    statement of its own.  Their methods find what ``cls.__init__`` set on ``self``."""
+    module = parents.get(cls)
+    if not isinstance(module, cst.Module) or not isinstance(cls, cst.ClassDef):
+        return []
+    found = []
+    for stmt in module.body:
+        if not isinstance(stmt, cst.ClassDef) or stmt is cls or stmt.decorators:
+            continue
+        if not any(isinstance(b.value, cst.Name) and b.value.value == cls.name.value for b in stmt.bases):
+            continue
+        if any(m.name.value == method for m in methods_of(stmt)):
+            continue
+        init = next((m for m in methods_of(stmt) if m.name.value == "__init__"), None)
+        if init is not None:
+            body = init.body.body if isinstance(init.body, cst.IndentedBlock) else []
+            if not any(
+                isinstance(line, cst.SimpleStatementLine)
+                and len(line.body) == 1
+                and isinstance(line.body[0], cst.Expr)
+                and isinstance(line.body[0].value, cst.Call)
+                and code_of(line.body[0].value.func) == "super().__init__"
+                for line in body
+            ):
+                continue
+        found.append(stmt)
+    return found
+
+
 def init_method(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
     return next(
         (m for m in methods_of(cls) if m.name.value == "__init__" and not m.decorators and m.params.params), None

@@ -128,7 +128,8 @@ LAYOUTS: Dict[str, dict] = {
                                        branches={"static": ["--static-loss-scale"]}),
     # XLM's trainer: __init__ calls init_amp() (which initializes) only when --amp >= 0, and
     # optimize() has an fp32 branch for --amp -1: __init__ creates a disabled GradScaler that
-    # init_amp() replaces; the 'off' branch (no apex at all) must train bitwise as before
+    # init_amp() replaces; the 'off' branch (no apex at all) must train bitwise as before; the
+    # forward pass is in a subclass that inherits optimize(): autocast goes there too
     "r12_conditional_init_amp": dict(launcher="train.py", amp=[], fp32=["--amp", "0"], steps=24, metric="loss",
                                      native=[], fallbacks=[], branches={"off": ["--amp", "-1"]}),
 }

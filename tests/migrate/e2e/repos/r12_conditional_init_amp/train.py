@@ -1,12 +1,12 @@
-"""Launcher: builds the model and optimizer, hands them to lm.trainer.Trainer, which sets up
-apex itself when --amp is not -1."""
+"""Launcher: builds the model and optimizer and hands them to lm.trainer.RegressionTrainer,
+whose base class sets up apex itself when --amp is not -1."""
 
 import argparse
 
 import torch
 
 import toydata
-from lm.trainer import Trainer
+from lm.trainer import RegressionTrainer
 
 
 def main():
@@ -23,7 +23,7 @@ def main():
     torch.manual_seed(0)
     model = toydata.make_mlp().to(params.device)
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    trainer = Trainer(model, optimizer, params)
+    trainer = RegressionTrainer(model, optimizer, params)
     if params.resume:
         trainer.reload_checkpoint(params.resume)
     data = toydata.make_data()

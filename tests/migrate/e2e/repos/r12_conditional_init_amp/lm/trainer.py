@@ -1,6 +1,7 @@
 """Trainer whose __init__ sets up apex only when asked: ``--amp N`` >= 0 runs init_amp() with
 opt level ON, ``--amp -1`` trains in plain fp32 and never touches apex.  optimize() branches on
-the same setting; the checkpoint carries amp's state only when amp was set up."""
+the same setting; the checkpoint carries amp's state only when amp was set up.  The forward
+pass is in a subclass (RegressionTrainer), which inherits optimize()."""
 
 import torch
 import torch.nn.functional as F
@@ -38,15 +39,6 @@ class Trainer:
             self.optimizer.step()
             self.optimizer.zero_grad()
 
-    def regression_step(self, data):
-        x, y = (t.to(self.params.device) for t in toydata.batch(data, self.n_iter))
-        self.model.train()
-        prediction = self.model(x)
-        loss = F.mse_loss(prediction, y)
-        self.optimize(loss)
-        toydata.log(self.n_iter, "loss", loss.item())
-        self.n_iter += 1
-
     def save_checkpoint(self, path):
         state = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "n_iter": self.n_iter}
         if self.params.amp >= 0:
@@ -60,3 +52,18 @@ class Trainer:
         if self.params.amp >= 0:
             amp.load_state_dict(checkpoint["amp"])
         self.n_iter = checkpoint["n_iter"]
+
+
+class RegressionTrainer(Trainer):
+    def __init__(self, model, optimizer, params):
+        self.loss_name = "loss"
+        super().__init__(model, optimizer, params)
+
+    def regression_step(self, data):
+        x, y = (t.to(self.params.device) for t in toydata.batch(data, self.n_iter))
+        self.model.train()
+        prediction = self.model(x)
+        loss = F.mse_loss(prediction, y)
+        self.optimize(loss)
+        toydata.log(self.n_iter, self.loss_name, loss.item())
+        self.n_iter += 1
