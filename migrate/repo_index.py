@@ -38,6 +38,9 @@ class AmpSite:
     #: the if/elif/else chains around the site in its definition: (chain, branch) pairs;
     #: None when a loop lies between them
     branches: Optional[Tuple[Tuple[int, int], ...]] = ()
+    #: a training initialize whose loss scaler is provably dynamic (no ``loss_scale``, or
+    #: ``"dynamic"``)
+    dynamic: bool = False
 
 
 @dataclass
@@ -241,8 +244,18 @@ class _Reader(ast.NodeVisitor):
                 isinstance(optimizers, ast.Constant) and optimizers.value is None
             ) or (isinstance(optimizers, (ast.List, ast.Tuple)) and not optimizers.elts)
             training = member == "init" or (member == "initialize" and not no_optimizers)
+            position = 1 if member == "init" else 8
+            scale = node.args[position] if len(node.args) > position else next(
+                (k.value for k in node.keywords if k.arg == "loss_scale"), None
+            )
+            dynamic = not any(isinstance(a, ast.Starred) for a in node.args) and not any(
+                k.arg is None for k in node.keywords
+            ) and (scale is None or (isinstance(scale, ast.Constant) and scale.value == "dynamic"))
             self.s.amp_sites.append(
-                AmpSite(member, node.lineno, self.owner, training, method=self.method, branches=self.branches)
+                AmpSite(
+                    member, node.lineno, self.owner, training, method=self.method, branches=self.branches,
+                    dynamic=dynamic,
+                )
             )
         func = node.func
         if isinstance(func, ast.Name):

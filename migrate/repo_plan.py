@@ -61,6 +61,8 @@ class FilePlan:
     #: in the launcher: the constructor calls (as in ``pass_to``) whose instances are called
     #: with losses that must be proven to run under that autocast variable
     autocast_for_calls: Tuple[str, ...] = ()
+    #: every training initialize of this file's component makes a dynamic loss scaler
+    dynamic_scaler: bool = False
 
     def keyword_for(self, call_text: str) -> Optional[str]:
         return dict(self.pass_to).get(call_text)
@@ -311,6 +313,11 @@ def build_plan(
             for callee, text in edges.get((caller_path, caller_def), []):
                 if callee == (callee_path, name):
                     for_calls.setdefault(caller_path, set()).add(text)
+    inits_of: Dict[int, List[bool]] = {}
+    for p in launchers:
+        if p in component:
+            inits_of.setdefault(component[p], []).extend(site.dynamic for site in by_path[p].training_inits)
+    dynamic = {c: bool(inits_of.get(c)) and all(inits_of[c]) for c in set(component.values())}
     for path in component:
         plan.files[path] = FilePlan(
             component=component[path],
@@ -319,6 +326,7 @@ def build_plan(
             pass_to=tuple(sorted(pass_of.get(path, {}).items())),
             autocast_from_caller=tuple(sorted(from_caller.get(path, ()))),
             autocast_for_calls=tuple(sorted(for_calls.get(path, ()))),
+            dynamic_scaler=dynamic[component[path]],
         )
     plan.add_notes(notes)
     return plan

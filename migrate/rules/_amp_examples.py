@@ -1715,6 +1715,134 @@ def train(model, optimizer, loader, use_apex, use_native):
 """,
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
     ),
+    # apex's loss scaler tuned right after initialize through a local alias (DLE-GNMT's shape):
+    # the settings become GradScaler arguments; a ceiling for the scale has no counterpart
+    Example(
+        "loss-scaler-settings-through-an-alias-become-grad-scaler-arguments",
+        before="""\
+import torch.nn.functional as F
+from apex import amp
+
+
+def train(model, optimizer, batches, init_scale):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    loss_scaler = amp._amp_state.loss_scalers[0]
+    loss_scaler._loss_scale = init_scale
+    loss_scaler._scale_seq_len = 500
+    loss_scaler._max_loss_scale = 2.0**20
+    for x, y in batches:
+        loss = F.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch.nn.functional as F
+import torch
+
+
+def train(model, optimizer, batches, init_scale):
+    scaler = torch.amp.GradScaler("cuda", init_scale=init_scale, growth_interval=500)
+    for x, y in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = F.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX208', 'APX208', 'APX209', 'APX222', 'APX301', 'APX311'),
+    ),
+    # the settings run in another method, at a time nothing proves: they update the GradScaler
+    # there through its public API (the current scale, as apex's assignment set it)
+    Example(
+        "loss-scaler-settings-in-another-method-update-the-grad-scaler",
+        before="""\
+import torch.nn.functional as F
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def configure_scaler(self, init_scale, window):
+        scaler_state = amp._amp_state.loss_scalers[0]
+        scaler_state._loss_scale = init_scale
+        scaler_state._scale_seq_len = window
+
+    def train_step(self, x, y):
+        loss = F.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        return loss.item()
+""",
+        after="""\
+import torch.nn.functional as F
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def configure_scaler(self, init_scale, window):
+        self.scaler.load_state_dict({**self.scaler.state_dict(), "scale": init_scale})
+        self.scaler.set_growth_interval(window)
+
+    def train_step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = F.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return loss.item()
+""",
+        codes=('APX101', 'APX201', 'APX208', 'APX208', 'APX209', 'APX301', 'APX311'),
+    ),
+    # apex ignores the growth interval of a static loss scale: the setting goes, the scale stays put
+    Example(
+        "growth-interval-of-a-static-loss-scale-is-dropped",
+        before="""\
+import torch.nn.functional as F
+from apex import amp
+
+
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=128.0)
+    amp._amp_state.loss_scalers[0]._scale_seq_len = 100
+    for x, y in batches:
+        loss = F.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch.nn.functional as F
+import torch
+
+
+def train(model, optimizer, batches):
+    # TODO(apexcompat): static loss_scale=128.0: the GradScaler keeps this scale, but unlike
+    #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
+    #   is acceptable
+    scaler = torch.amp.GradScaler("cuda", init_scale=128.0, growth_interval=10**9)
+    for x, y in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = F.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX222', 'APX301', 'APX311'),
+    ),
     # XLM's trainer: __init__ calls the method that initializes only under an if, and the
     # other methods use the scaler either way: __init__ creates a disabled one first
     Example(

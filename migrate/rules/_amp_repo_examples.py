@@ -90,6 +90,83 @@ def train_one_epoch(model, optimizer, epoch, scaler):
 """
 
 REPOSITORY_EXAMPLES: List[Example] = [
+    # DLE-GNMT's shape: a class of another file tunes apex's loss scaler in its __init__ through
+    # a local alias; it gets the launcher's GradScaler, which the settings update where they stand
+    Example(
+        "loss-scaler-settings-in-a-class-of-another-file",
+        before="""\
+# file: train.py
+import torch
+from apex import amp
+
+from stepper import AmpStepper
+
+
+def main(data, init_scale, window):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    stepper = AmpStepper(model, optimizer, loss_scale=init_scale, scale_window=window)
+    for x, y in data:
+        stepper.train_step(x, y)
+# file: stepper.py
+import torch.nn.functional as F
+import apex.amp._amp_state
+from apex import amp
+
+
+class AmpStepper:
+    def __init__(self, model, optimizer, loss_scale=8192, scale_window=128):
+        self.model = model
+        self.optimizer = optimizer
+        loss_scaler = apex.amp._amp_state.loss_scalers[0]
+        loss_scaler._loss_scale = loss_scale
+        loss_scaler._scale_seq_len = scale_window
+
+    def train_step(self, x, y):
+        loss = F.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        after="""\
+# file: train.py
+import torch
+
+from stepper import AmpStepper
+
+
+def main(data, init_scale, window):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    stepper = AmpStepper(model, optimizer, loss_scale=init_scale, scale_window=window, scaler=scaler)
+    for x, y in data:
+        stepper.train_step(x, y)
+# file: stepper.py
+import torch.nn.functional as F
+import torch
+
+
+class AmpStepper:
+    def __init__(self, model, optimizer, loss_scale=8192, scale_window=128, *, scaler):
+        self.scaler = scaler
+        self.model = model
+        self.optimizer = optimizer
+        self.scaler.load_state_dict({**self.scaler.state_dict(), "scale": loss_scale})
+        self.scaler.set_growth_interval(scale_window)
+
+    def train_step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = F.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX208', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311'),
+    ),
     # ``amp.initialize`` in the launcher, ``amp.scale_loss`` in the training function it
     # imports: the GradScaler is created in the launcher and passed on
     Example(

@@ -60,7 +60,15 @@ HANDLED_MEMBERS = frozenset(
 SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
 SWITCH_NAMES = ("use_amp", "amp_enabled", "use_mixed_precision")
 AMP_STATE_SCALE_READ = "loss_scale"  # amp._amp_state.loss_scalers[0].loss_scale()
+#: apex LossScaler attributes a script sets (``amp._amp_state.loss_scalers[0]._loss_scale = x``)
+#: -> the GradScaler constructor argument, and the key of its state_dict, that hold the same
 AMP_STATE_SETTINGS = {"_loss_scale": "init_scale", "_scale_seq_len": "growth_interval"}
+AMP_STATE_KEYS = {"_loss_scale": "scale", "_scale_seq_len": "growth_interval"}
+#: settings GradScaler has no counterpart for -> why (they are dropped with a warning, APX222)
+AMP_STATE_DROPPED = {
+    "_max_loss_scale": "GradScaler has no ceiling for the scale (apex capped it there)",
+    "_min_loss_scale": "GradScaler has no floor for the scale (apex kept it from going lower)",
+}
 
 #: callables whose name says they are the model (the forward pass), not a loss or data
 MODEL_CALL = re.compile(r"(model|net|encoder|decoder|generator|discriminator)", re.IGNORECASE)
@@ -393,7 +401,55 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     if info.plan is not None:
         _planned_sites(rule, module, info)
     _check_layout(rule, info)
+    _check_settings(rule, info)
     return info
+
+
+def dynamic_init(site: InitSite) -> bool:
+    """Whether the initialize provably makes a dynamic loss scaler: no ``loss_scale`` (or
+    ``loss_scale="dynamic"``), and no positional argument that could be it."""
+    position = 1 if site.old_api else 8
+    value = arg_value(site.call, position, "loss_scale")
+    return value is None or string_value(value) == "dynamic"
+
+
+def _static_init(site: InitSite) -> bool:
+    """Whether the initialize provably makes a static loss scaler (``loss_scale=128.0``)."""
+    value = arg_value(site.call, 1 if site.old_api else 8, "loss_scale")
+    return isinstance(value, (cst.Integer, cst.Float)) or (
+        isinstance(value, cst.BinaryOperation)
+        and isinstance(value.left, cst.Integer)
+        and isinstance(value.right, cst.Integer)
+    )
+
+
+def _check_settings(rule, info: AmpFile) -> None:
+    """apex ignores ``_scale_seq_len`` on a static loss scaler, while a GradScaler's growth
+    interval applies always: it is set only where the scaler is provably dynamic (the file's
+    initializes, or the cross-file plan's for a scaler that arrives from another file), and
+    dropped (kind ``ignored_setting``) where it is provably static."""
+    static = False
+    if info.training_inits:
+        dynamic = all(dynamic_init(site) for site in info.training_inits)
+        static = all(_static_init(site) for site in info.training_inits)
+    elif info.plan is None or info.plan.component is None:
+        return  # no scaler reaches this file: its sites already say so
+    else:
+        dynamic = info.plan.dynamic_scaler
+    if dynamic:
+        return
+    for need in info.needs:
+        if need.kind == "scaler_setting" and need.node.body[0].targets[0].target.attr.value == "_scale_seq_len":
+            if static:
+                need.kind = "ignored_setting"
+                continue
+            info.blockers.append(
+                Blocker(
+                    need.node,
+                    "apex ignores _scale_seq_len when the loss scale is static, and this scaler's loss scale is "
+                    "not provably dynamic: a GradScaler growth interval would change how it trains",
+                )
+            )
 
 
 def _module_probes(rule, module: cst.Module, info: AmpFile) -> None:
@@ -594,9 +650,11 @@ def _scale_loss_site(rule, call: cst.Call, info: AmpFile) -> Optional[ScaleLossS
 
 
 def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
-    """``amp._amp_state.loss_scalers[0].loss_scale()`` (read) and
-    ``amp._amp_state.loss_scalers[0]._loss_scale = x`` / ``._scale_seq_len = n`` (settings
-    that map to GradScaler arguments) are known; anything else is reported."""
+    """``amp._amp_state.loss_scalers[0].loss_scale()`` (read), ``amp._amp_state.loss_scalers[0]._loss_scale
+    = x`` / ``._scale_seq_len = n`` (settings that map to GradScaler arguments; ``_max_loss_scale``
+    / ``_min_loss_scale``, which have none, are dropped with a warning) and the same through a
+    local alias (DLE-GNMT: ``loss_scaler = amp._amp_state.loss_scalers[0]`` then
+    ``loss_scaler._loss_scale = loss_scale``, settings only) are known; anything else is reported."""
     parents = rule.parents
     chain = parents.get(ref.expr)
     ok = (
@@ -608,27 +666,86 @@ def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
         sub = parents[chain]
         index = sub.slice[0].slice if len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index) else None
         ok = index is not None and isinstance(index.value, cst.Integer) and index.value.value == "0"
-    if ok:
-        attr = parents.get(sub)
-        if isinstance(attr, cst.Attribute) and attr.attr.value == AMP_STATE_SCALE_READ:
-            call = parents.get(attr)
-            if isinstance(call, cst.Call) and call.func is attr and not call.args:
-                info.needs.append(Need(call, "get_scale", enclosing_function(parents, call)))
-                return
-        if isinstance(attr, cst.Attribute) and attr.attr.value in AMP_STATE_SETTINGS:
-            assign = parents.get(parents.get(attr))
-            target = parents.get(attr)
-            stmt = parents.get(assign) if assign is not None else None
-            if (
-                isinstance(target, cst.AssignTarget)
-                and isinstance(assign, cst.Assign)
-                and len(assign.targets) == 1
-                and isinstance(stmt, cst.SimpleStatementLine)
-                and len(stmt.body) == 1
-            ):
-                info.needs.append(Need(stmt, "scaler_setting", enclosing_function(parents, stmt)))
-                return
+    if ok and _scaler_use(rule, sub, info):
+        return
+    if ok and _scaler_alias(rule, sub, info):
+        return
     info.blockers.append(Blocker(ref.expr, "private amp._amp_state use has no native equivalent"))
+
+
+def _scaler_use(rule, scaler: cst.BaseExpression, info: AmpFile) -> bool:
+    """``<scaler>.loss_scale()`` or ``<scaler>._loss_scale = x`` (a statement of its own),
+    where ``scaler`` denotes apex's loss scaler 0: recorded as a need."""
+    parents = rule.parents
+    attr = parents.get(scaler)
+    if not (isinstance(attr, cst.Attribute) and attr.value is scaler):
+        return False
+    if attr.attr.value == AMP_STATE_SCALE_READ:
+        call = parents.get(attr)
+        if isinstance(call, cst.Call) and call.func is attr and not call.args:
+            info.needs.append(Need(call, "get_scale", enclosing_function(parents, call)))
+            return True
+        return False
+    if attr.attr.value not in AMP_STATE_SETTINGS and attr.attr.value not in AMP_STATE_DROPPED:
+        return False
+    target = parents.get(attr)
+    assign = parents.get(target)
+    stmt = parents.get(assign) if assign is not None else None
+    if (
+        isinstance(target, cst.AssignTarget)
+        and isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+    ):
+        info.needs.append(Need(stmt, "scaler_setting", enclosing_function(parents, stmt)))
+        return True
+    return False
+
+
+def _scaler_alias(rule, sub: cst.Subscript, info: AmpFile) -> bool:
+    """``name = amp._amp_state.loss_scalers[0]`` as a statement of its own in a function,
+    where every other use of ``name`` in that function is a known use of the scaler (and the
+    function assigns ``name`` nowhere else): the statement is recorded as a need of kind
+    ``scaler_alias``, each use as its own need."""
+    parents = rule.parents
+    assign = parents.get(sub)
+    stmt = parents.get(assign) if assign is not None else None
+    if not (
+        isinstance(assign, cst.Assign)
+        and assign.value is sub
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, cst.Name)
+        and isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+    ):
+        return False
+    func = enclosing(parents, stmt, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+    name = assign.targets[0].target.value
+    if not isinstance(func, cst.FunctionDef):
+        return False
+    uses = [
+        n
+        for n in walk(func)
+        if isinstance(n, cst.Name)
+        and n.value == name
+        and n is not assign.targets[0].target
+        and not _is_member_name(parents, n)
+    ]
+    if any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in walk(func)):
+        return False
+    if any(p.name.value == name for p in list(func.params.params) + list(func.params.kwonly_params)):
+        return False
+    found = AmpFile()
+    if not all(_scaler_use(rule, use, found) for use in uses):
+        return False
+    if any(n.func is not func or n.kind != "scaler_setting" for n in found.needs):
+        return False  # a read through the alias, or a use in a nested function
+    if any(rule.line_of(need.node) < rule.line_of(stmt) for need in found.needs):
+        return False
+    info.needs.append(Need(stmt, "scaler_alias", func))
+    info.needs.extend(found.needs)
+    return True
 
 
 def _old_api_uses(rule, module: cst.Module, handles: Dict[str, InitSite], info: AmpFile) -> None:
