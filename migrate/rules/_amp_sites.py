@@ -489,6 +489,7 @@ def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
             if keyword is not None:
                 info.passes[node] = keyword
                 info.needs.append(Need(node, "pass_scaler", enclosing_function(parents, node)))
+    _loss_calls(rule, module, info)
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value in plan.entries:
             info.entry_functions.add(stmt)
@@ -515,6 +516,94 @@ def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
                 )
                 continue
             info.class_threaded[stmt] = calls
+
+
+def _loss_calls(rule, module: cst.Module, info: AmpFile) -> None:
+    """The plan's ``loss_methods``: an instance of a class of another file whose method
+    scales the loss it is handed (``self.fp_optimizer = AMPOptimizer(...)``, then
+    ``self.fp_optimizer.step(loss, ...)``) is kept on ``self`` (every use of that attribute
+    in the file must be in a method of the class that built it) or in a local name of the
+    function that built it; each call of the method is a need (``loss_call``): autocast goes
+    around the forward pass before it.  A use as a value (passed on, returned) is a blocker:
+    the losses handed over could not be followed."""
+    wanted = {text: (method, position, name) for text, method, position, name in info.plan.loss_methods}
+    parents = rule.parents
+    for call in list(info.passes):
+        if code_of(call.func) not in wanted:
+            continue
+        method, position, name = wanted[code_of(call.func)]
+        holder = parents.get(call)
+        func = enclosing_function(parents, call)
+        cls = class_of_method(parents, func)
+        target = holder.targets[0].target if isinstance(holder, cst.Assign) and len(holder.targets) == 1 else None
+        uses: List[Any] = []
+        if (
+            cls is not None
+            and isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == self_name(func)
+        ):
+            for node in walk(module):
+                if not (isinstance(node, cst.Attribute) and node.attr.value == target.attr.value):
+                    continue
+                where = enclosing_function(parents, node)
+                if class_of_method(parents, where) is not cls or code_of(node.value) != self_name(where):
+                    info.blockers.append(
+                        Blocker(node, f"{code_of(node)} is used outside class {cls.name.value}: the losses handed "
+                                f"to its {method}() cannot be followed")
+                    )
+                    continue
+                uses.append(node)
+        elif func is not None and isinstance(target, cst.Name):
+            uses = [
+                n
+                for n in walk(func)
+                if isinstance(n, cst.Name) and n.value == target.value and not _is_member_name(parents, n)
+            ]
+            if any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in walk(func)):
+                uses = [None]
+        else:
+            uses = [None]
+        if None in uses:
+            info.blockers.append(
+                Blocker(call, f"the {code_of(call.func)} instance is kept neither on self nor in a local name: "
+                        f"the losses its {method}() is handed cannot be followed to put autocast around their "
+                        "forward passes")
+            )
+            continue
+        for node in uses:
+            user = parents.get(node)
+            if isinstance(user, cst.AssignTarget) or (
+                isinstance(user, cst.Attribute) and user.value is node and user.attr.value != method
+            ):
+                continue
+            if isinstance(user, cst.Attribute) and user.value is node and isinstance(parents.get(user), cst.Call):
+                loss_call = parents[user]
+                positional = [a for a in loss_call.args if a.keyword is None and not a.star]
+                keywords = {a.keyword.value: a for a in loss_call.args if a.keyword is not None}
+                if name in keywords or position < len(positional):
+                    info.needs.append(Need(loss_call, "loss_call", enclosing_function(parents, loss_call)))
+                    continue
+                info.blockers.append(Blocker(loss_call, f"{code_of(loss_call.func)}() is not handed a loss here"))
+            else:
+                info.blockers.append(
+                    Blocker(node, f"{code_of(node)} is used as a value: the losses handed to its {method}() "
+                            "cannot be followed")
+                )
+
+
+def loss_of_call(info: AmpFile, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The loss a ``loss_call`` need hands over (by position or by the parameter's name)."""
+    for _text, method, position, name in info.plan.loss_methods if info.plan is not None else ():
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == method):
+            continue
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return arg.value
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if position < len(positional):
+            return positional[position].value
+    return None
 
 
 def availability_check(parents, node: cst.CSTNode) -> Optional[Tuple[cst.CSTNode, bool]]:

@@ -222,6 +222,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         for call, keyword in info.passes.items():
             self._pass_scaler(call, keyword, info)
         self._return_scaler(info)
+        for need in info.needs:
+            if need.kind == "loss_call":
+                self._place_autocast_at_call(need.node, need.func, info)
         for scaled in info.scale_losses:
             self._place_autocast(scaled, info)
             callee = scaled.call.func
