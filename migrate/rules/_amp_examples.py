@@ -1843,6 +1843,75 @@ def train(model, optimizer, batches):
 """,
         codes=('APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX222', 'APX301', 'APX311'),
     ),
+    # stylegan2's shape: the helper that scales the loss is used through functools.partial, so
+    # neither its callers' optimizer steps nor a GradScaler parameter can be followed; the
+    # reason names the use
+    Example(
+        "helper-used-through-partial-stays-on-apexcompat",
+        before="""\
+from functools import partial
+
+from apex import amp
+
+
+def loss_backwards(fp16, loss, optimizer, loss_id):
+    if fp16:
+        with amp.scale_loss(loss, optimizer, loss_id) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+
+
+class GAN:
+    def __init__(self, generator, optimizer, fp16):
+        self.generator, self.optimizer = generator, optimizer
+        if fp16:
+            self.generator, self.optimizer = amp.initialize(generator, optimizer, opt_level="O1", num_losses=2)
+
+
+def train_step(gan, batch, fp16):
+    backwards = partial(loss_backwards, fp16)
+    loss = gan.generator(batch).mean()
+    backwards(loss, gan.optimizer, loss_id=0)
+    gan.optimizer.step()
+""",
+        after="""\
+from functools import partial
+
+from apexcompat import amp
+
+
+def loss_backwards(fp16, loss, optimizer, loss_id):
+    if fp16:
+        # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss, and
+        #   its callers cannot be followed: loss_backwards is also used as a value (`backwards =
+        #   partial(loss_backwards, fp16)` in train_step()); this file keeps apex.amp semantics
+        #   through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
+        #   loss_backwards: loss_backwards is also used as a value (`backwards =
+        #   partial(loss_backwards, fp16)` in train_step()); this file keeps apex.amp semantics
+        #   through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, optimizer, loss_id) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+
+
+class GAN:
+    def __init__(self, generator, optimizer, fp16):
+        self.generator, self.optimizer = generator, optimizer
+        if fp16:
+            self.generator, self.optimizer = amp.initialize(generator, optimizer, opt_level="O1", num_losses=2)
+
+
+def train_step(gan, batch, fp16):
+    backwards = partial(loss_backwards, fp16)
+    loss = gan.generator(batch).mean()
+    backwards(loss, gan.optimizer, loss_id=0)
+    gan.optimizer.step()
+""",
+        codes=('APX102', 'APX220', 'APX220'),
+    ),
     # XLM's trainer: __init__ calls the method that initializes only under an if, and the
     # other methods use the scaler either way: __init__ creates a disabled one first
     Example(

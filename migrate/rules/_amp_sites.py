@@ -951,7 +951,9 @@ def _check_layout(rule, info: AmpFile) -> None:
             n.node for n in info.needs if n.func is func
         )
         name = func.name.value if func is not None else "module level"
-        info.blockers.append(Blocker(node, f"the scaler created at amp.initialize cannot be passed to {name}"))
+        why = unreached_reason(rule, func, home_cls, info)
+        message = f"the scaler created at amp.initialize cannot be passed to {name}"
+        info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
     in_home += [n.node for n in info.needs if n.func is home]
     for node in in_home:
@@ -1440,6 +1442,9 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
             gap = _caller_steps(rule, site, code_of(opt))[1]
+            if gap is None and site.func is not None and isinstance(rule.parents.get(site.func), cst.Module):
+                gap = unreached_reason(rule, site.func, None, info) or None
+                gap = f"its callers cannot be followed: {gap}" if gap else None
             info.blockers.append(Blocker(site.with_stmt, f"{message}, and {gap}" if gap else message))
         for call in calls:
             holder = rule.parents.get(call)
@@ -1577,6 +1582,79 @@ def _class_callers(rule: Any, cls: Any, cross_file: bool = False) -> Optional[Li
             else:
                 return None
     return calls if (calls or cross_file) else None
+
+
+def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
+    """Why no GradScaler can be handed to ``func`` (for the finding), when it is plain: a
+    module-level function used other than by calls (stylegan2's ``backwards =
+    partial(loss_backwards, self.fp16)``), decorated or never called here; a method of a
+    class that is used other than by calls or never instantiated in this file.  "" else."""
+    parents = rule.parents
+    if func is None:
+        return ""
+    if isinstance(parents.get(func), cst.Module):
+        name = func.name.value
+        if func.decorators:
+            return f"{name} is decorated"
+        for node in walk(rule.tree):
+            if not (isinstance(node, cst.Name) and node.value == name and node is not func.name):
+                continue
+            if _is_member_name(parents, node):
+                continue
+            parent = parents.get(node)
+            where = enclosing_function(parents, node)
+            place = f"in {_qualified(parents, where)}()" if where is not None else "at module level"
+            if isinstance(parent, cst.Call) and parent.func is node:
+                if where is None:
+                    return f"{name}() is called at module level, where no GradScaler exists"
+                continue
+            stmt = rule.statement_of(node) if hasattr(rule, "statement_of") else None
+            text = code_of(stmt).strip().splitlines()[0] if stmt is not None else code_of(parent)
+            return f"{name} is also used as a value (`{text}` {place})"
+        if _callers(rule, func) == []:
+            return f"{name} is not called in this file"
+        return ""
+    cls = class_of_method(parents, func)
+    if cls is None or cls is home_cls:
+        return ""
+    calls = _class_callers(rule, cls)
+    if calls is None:
+        return f"{func.name.value} is a method of class {cls.name.value}, which is used other than by calls here"
+    method = f"{func.name.value} is a method of class {cls.name.value}"
+    holder = ""
+    if home_cls is not None:
+        for node in walk(cls):
+            if (
+                isinstance(node, cst.Assign)
+                and isinstance(node.value, cst.Call)
+                and code_of(node.value.func) == home_cls.name.value
+                and len(node.targets) == 1
+            ):
+                holder = (
+                    f" (the GradScaler would live on the {home_cls.name.value} it keeps as "
+                    f"{code_of(node.targets[0].target)}, and is not followed through another object's attribute)"
+                )
+                break
+    if not calls:
+        return (
+            f"{method}, which is not instantiated in this file, so its __init__ cannot be given the "
+            f"GradScaler{holder}"
+        )
+    places = sorted(
+        {
+            f"{_qualified(parents, f)}()" if f is not None else "module level"
+            for f in (enclosing_function(parents, c) for c in calls)
+            if f not in info.access
+        }
+    )
+    if places:
+        return f"{method}, instantiated in {', '.join(places)}, where no GradScaler exists{holder}"
+    return ""
+
+
+def _qualified(parents: Any, func: Any) -> str:
+    cls = class_of_method(parents, func)
+    return f"{cls.name.value}.{func.name.value}" if cls is not None else func.name.value
 
 
 def _callers(rule, func: cst.FunctionDef, allow_none: bool = False) -> Optional[List[cst.Call]]:
