@@ -421,6 +421,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 self.edits.replace(need.node, [])
                 continue
             scaler = info.access.get(need.func)
+            if scaler is None:
+                continue  # unreachable: the analysis made every need's function reach the scaler
             assign = need.node.body[0]
             attr = assign.targets[0].target.attr.value
             if attr in AMP_STATE_DROPPED:
