@@ -66,6 +66,13 @@ MANUAL_WORK: Dict[str, ManualWork] = {
     "APX704": _AUTOCAST,
     "APX204": _STATIC_SCALE,
     "APX703": _STATIC_SCALE,
+    "APX222": ManualWork(
+        "`amp._amp_state.loss_scalers[0]._max_loss_scale = x` (or `_min_loss_scale`)",
+        "GradScaler has no ceiling or floor for its scale; the setting is dropped (the other settings, "
+        "`_loss_scale` and `_scale_seq_len`, become GradScaler arguments or updates)",
+        "nothing, usually; if the cap mattered, after `scaler.update()` call `scaler.update(new_scale=x)` whenever "
+        "`scaler.get_scale() > x`",
+    ),
     "APX205": ManualWork(
         "`loss_scale` comes from a variable",
         "the value is only known at run time",

@@ -38,6 +38,13 @@ class AmpSite:
     #: the if/elif/else chains around the site in its definition: (chain, branch) pairs;
     #: None when a loop lies between them
     branches: Optional[Tuple[Tuple[int, int], ...]] = ()
+    #: a training initialize whose loss scaler is provably dynamic (no ``loss_scale``, or
+    #: ``"dynamic"``)
+    dynamic: bool = False
+    #: a ``scale_loss`` whose loss is a parameter of its method: that parameter's position
+    #: (``self`` is 0) and name; -1 / "" otherwise
+    loss_param: int = -1
+    loss_name: str = ""
 
 
 @dataclass
@@ -73,6 +80,8 @@ class ModuleSummary:
     amp_values: List[int] = field(default_factory=list)
     #: names bound to a no-op context manager class (``amp_autocast = suppress``)
     noop_contexts: Set[str] = field(default_factory=set)
+    #: (class, method) pairs a method of that class calls on ``self``
+    self_calls: Set[Tuple[str, str]] = field(default_factory=set)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -134,6 +143,8 @@ class _Reader(ast.NodeVisitor):
         self.member_names: Dict[str, str] = {}
         #: the (chain, branch) pairs of the if/elif/else chains being visited; None in a loop
         self.branches: Optional[Tuple[Tuple[int, int], ...]] = ()
+        #: the positional parameters of the method being visited
+        self.method_params: List[str] = []
 
     # --- imports ------------------------------------------------------------------------
 
@@ -178,8 +189,10 @@ class _Reader(ast.NodeVisitor):
         outer, self.branches = self.branches, ()
         if self.owner in self.s.classes and not self.method:
             self.method = node.name
+            self.method_params = [a.arg for a in node.args.posonlyargs + node.args.args]
             self._visit_def(node, node.name, False)
             self.method = ""
+            self.method_params = []
         else:
             self._visit_def(node, node.name, False)
         self.branches = outer
@@ -241,10 +254,28 @@ class _Reader(ast.NodeVisitor):
                 isinstance(optimizers, ast.Constant) and optimizers.value is None
             ) or (isinstance(optimizers, (ast.List, ast.Tuple)) and not optimizers.elts)
             training = member == "init" or (member == "initialize" and not no_optimizers)
-            self.s.amp_sites.append(
-                AmpSite(member, node.lineno, self.owner, training, method=self.method, branches=self.branches)
+            position = 1 if member == "init" else 8
+            scale = node.args[position] if len(node.args) > position else next(
+                (k.value for k in node.keywords if k.arg == "loss_scale"), None
             )
+            dynamic = not any(isinstance(a, ast.Starred) for a in node.args) and not any(
+                k.arg is None for k in node.keywords
+            ) and (scale is None or (isinstance(scale, ast.Constant) and scale.value == "dynamic"))
+            site = AmpSite(
+                member, node.lineno, self.owner, training, method=self.method, branches=self.branches, dynamic=dynamic
+            )
+            loss = node.args[0] if node.args else None
+            if member == "scale_loss" and isinstance(loss, ast.Name) and loss.id in self.method_params[1:]:
+                site.loss_param, site.loss_name = self.method_params.index(loss.id), loss.id
+            self.s.amp_sites.append(site)
         func = node.func
+        if (
+            self.method_params
+            and isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == self.method_params[0]
+        ):
+            self.s.self_calls.add((self.owner, func.attr))
         if isinstance(func, ast.Name):
             if func.id in self.s.imports and self.s.imports[func.id][1]:
                 module, name = self.s.imports[func.id]

@@ -61,6 +61,15 @@ class FilePlan:
     #: in the launcher: the constructor calls (as in ``pass_to``) whose instances are called
     #: with losses that must be proven to run under that autocast variable
     autocast_for_calls: Tuple[str, ...] = ()
+    #: every training initialize of this file's component makes a dynamic loss scaler
+    dynamic_scaler: bool = False
+    #: ``Class.method`` of this file's entry classes whose loss (a parameter) the launchers
+    #: compute: autocast goes around their forward passes there
+    autocast_at_caller: Tuple[str, ...] = ()
+    #: in the launcher: (constructor call text, method, loss position without self, loss
+    #: parameter name) of those classes; its calls of that method on the instances get the
+    #: autocast around the forward pass that computes the loss handed over
+    loss_methods: Tuple[Tuple[str, str, int, str], ...] = ()
 
     def keyword_for(self, call_text: str) -> Optional[str]:
         return dict(self.pass_to).get(call_text)
@@ -311,6 +320,33 @@ def build_plan(
             for callee, text in edges.get((caller_path, caller_def), []):
                 if callee == (callee_path, name):
                     for_calls.setdefault(caller_path, set()).add(text)
+    # a class whose method scales a loss its caller hands over (DLE-GNMT's AMPOptimizer.step),
+    # built only in launchers: the launchers place the autocast
+    at_caller: Dict[str, Set[str]] = {}
+    loss_methods: Dict[str, Set[Tuple[str, str, int, str]]] = {}
+    for (callee_path, name), calls in planned.items():
+        summary = by_path[callee_path]
+        if name not in summary.classes or name in from_caller.get(callee_path, set()):
+            continue
+        if not calls or any(c[0][0] not in launchers for c in calls):
+            continue
+        for site in summary.amp_sites:
+            if site.member != "scale_loss" or site.owner != name or site.loss_param < 1:
+                continue
+            if site.method in ("", "__call__", "__init__") or (name, site.method) in summary.self_calls:
+                continue  # a method the class calls itself: its own file places the autocast
+            at_caller.setdefault(callee_path, set()).add(f"{name}.{site.method}")
+            for (caller_path, caller_def), _line in calls:
+                for callee, text in edges.get((caller_path, caller_def), []):
+                    if callee == (callee_path, name):
+                        loss_methods.setdefault(caller_path, set()).add(
+                            (text, site.method, site.loss_param - 1, site.loss_name)
+                        )
+    inits_of: Dict[int, List[bool]] = {}
+    for p in launchers:
+        if p in component:
+            inits_of.setdefault(component[p], []).extend(site.dynamic for site in by_path[p].training_inits)
+    dynamic = {c: bool(inits_of.get(c)) and all(inits_of[c]) for c in set(component.values())}
     for path in component:
         plan.files[path] = FilePlan(
             component=component[path],
@@ -319,6 +355,9 @@ def build_plan(
             pass_to=tuple(sorted(pass_of.get(path, {}).items())),
             autocast_from_caller=tuple(sorted(from_caller.get(path, ()))),
             autocast_for_calls=tuple(sorted(for_calls.get(path, ()))),
+            dynamic_scaler=dynamic[component[path]],
+            autocast_at_caller=tuple(sorted(at_caller.get(path, ()))),
+            loss_methods=tuple(sorted(loss_methods.get(path, ()))),
         )
     plan.add_notes(notes)
     return plan

@@ -23,7 +23,9 @@ from ._amp_sites import (
     class_of_method,
     code_of,
     enclosing,
+    heirs,
     is_nested_in,
+    loss_of_call,
     self_name,
     walk,
 )
@@ -154,6 +156,8 @@ class AutocastPlacement(AmpRule):
         switches = [self._switch_in(func, info) for _, func in spans]
         if not spans and self._under_callers_autocast(site, info):
             return
+        if not spans and self._at_callers_in_launcher(site, info):
+            return
         if not spans or any(span is None for span, _ in spans) or any(sw is False for sw in switches):
             # manual work: without it the migrated script trains in float32 with a GradScaler
             self.todo(
@@ -163,6 +167,54 @@ class AutocastPlacement(AmpRule):
                 f'`with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
             )
             return
+        self._wrap_spans(spans, switches, info)
+
+    def _place_autocast_at_call(self, call: cst.Call, func: Any, info: AmpFile) -> None:
+        """A call that hands a loss to a method of another file's class which scales it
+        (``self.fp_optimizer.step(loss, ...)``): autocast around the forward pass that
+        computes that loss, here."""
+        loss = loss_of_call(info, call)
+        stmt = self.statement_of(call)
+        span = None
+        if loss is not None and isinstance(stmt, cst.SimpleStatementLine) and not self._inside_autocast(stmt):
+            texts = {code_of(n) for n in walk(loss) if isinstance(n, (cst.Name, cst.Attribute))}
+            span = self._forward_span(stmt, texts, info)
+        elif self._inside_autocast(stmt):
+            return
+        switch = self._switch_in(func, info)
+        if span is None or switch is False:
+            self.todo(
+                call,
+                "APX210",
+                f"the forward pass and loss handed to {code_of(call.func)}() are not next to this call: wrap them in "
+                f'`with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
+            )
+            return
+        self._wrap_spans([(span, func)], [switch], info)
+        self.need_torch()
+
+    def _at_callers_in_launcher(self, site: ScaleLossSite, info: AmpFile) -> bool:
+        """The plan's ``autocast_at_caller``: the loss is a parameter of a method of an entry
+        class built only in launchers, which put autocast around the forward passes whose
+        losses they hand over (each call, or they keep apex.amp and the component with it)."""
+        func = site.func
+        cls = class_of_method(self.parents, func)
+        if info.plan is None or cls is None or func is None:
+            return False
+        method = f"{cls.name.value}.{func.name.value}"
+        if method not in info.plan.autocast_at_caller:
+            return False
+        self.report(
+            site.with_stmt,
+            "APX209",
+            f"the loss handed to {method}() is computed by its callers in the file that "
+            "creates the GradScaler: autocast goes around their forward passes there",
+            fixed=True,
+            severity="info",
+        )
+        return True
+
+    def _wrap_spans(self, spans: List[Tuple[Any, Any]], switches: List[Any], info: AmpFile) -> None:
         for (members, _func), enabled in zip(spans, switches):
             if members[0] in self.edits.groups:
                 continue  # another scale_loss of this loss wrapped the same forward pass
@@ -323,13 +375,16 @@ class AutocastPlacement(AmpRule):
             return []
         index = params.index(site.loss.value)
         cls = class_of_method(self.parents, func)
+        # the class and its same-file subclasses that inherit the method (XLM's
+        # EncDecTrainer.mt_step calls the base Trainer's self.optimize(loss))
+        family = [cls] + heirs(self.parents, cls, func.name.value) if cls is not None else []
         calls: List[cst.Call] = []
         for node in walk(self.tree):
             if not isinstance(node, cst.Call):
                 continue
             if cls is not None and isinstance(node.func, cst.Attribute) and node.func.attr.value == func.name.value:
                 caller = enclosing(self.parents, node, cst.FunctionDef)
-                if class_of_method(self.parents, caller) is cls and code_of(node.func.value) == self_name(caller):
+                if class_of_method(self.parents, caller) in family and code_of(node.func.value) == self_name(caller):
                     calls.append(node)
             elif cls is None and isinstance(node.func, cst.Name) and node.func.value == func.name.value:
                 calls.append(node)
@@ -363,9 +418,10 @@ class AutocastPlacement(AmpRule):
         access = info.access.get(func)
         if access is None:
             cls = class_of_method(self.parents, func)
+            home = class_of_method(self.parents, init.func)
             if cls is not None and (
                 cls in info.class_threaded
-                or (info.storage == "self" and cls is class_of_method(self.parents, init.func))
+                or (info.storage == "self" and home is not None and cls in [home] + heirs(self.parents, home, ""))
             ):
                 access = f"{self_name(func)}.{info.scaler_name}"
             elif init.func is None or (info.storage == "local" and is_nested_in(self.parents, func, init.func)):

@@ -1715,9 +1715,329 @@ def train(model, optimizer, loader, use_apex, use_native):
 """,
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
     ),
-    # the GradScaler would exist only when setup_amp() ran, the other methods use it either way
+    # apex's loss scaler tuned right after initialize through a local alias (DLE-GNMT's shape):
+    # the settings become GradScaler arguments; a ceiling for the scale has no counterpart
     Example(
-        "scaler-made-in-a-method-called-under-an-if-stays-on-apexcompat",
+        "loss-scaler-settings-through-an-alias-become-grad-scaler-arguments",
+        before="""\
+import torch.nn.functional as F
+from apex import amp
+
+
+def train(model, optimizer, batches, init_scale):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    loss_scaler = amp._amp_state.loss_scalers[0]
+    loss_scaler._loss_scale = init_scale
+    loss_scaler._scale_seq_len = 500
+    loss_scaler._max_loss_scale = 2.0**20
+    for x, y in batches:
+        loss = F.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch.nn.functional as F
+import torch
+
+
+def train(model, optimizer, batches, init_scale):
+    scaler = torch.amp.GradScaler("cuda", init_scale=init_scale, growth_interval=500)
+    for x, y in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = F.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX208', 'APX208', 'APX209', 'APX222', 'APX301', 'APX311'),
+    ),
+    # the settings run in another method, at a time nothing proves: they update the GradScaler
+    # there through its public API (the current scale, as apex's assignment set it)
+    Example(
+        "loss-scaler-settings-in-another-method-update-the-grad-scaler",
+        before="""\
+import torch.nn.functional as F
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def configure_scaler(self, init_scale, window):
+        scaler_state = amp._amp_state.loss_scalers[0]
+        scaler_state._loss_scale = init_scale
+        scaler_state._scale_seq_len = window
+
+    def train_step(self, x, y):
+        loss = F.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        return loss.item()
+""",
+        after="""\
+import torch.nn.functional as F
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def configure_scaler(self, init_scale, window):
+        self.scaler.load_state_dict({**self.scaler.state_dict(), "scale": init_scale})
+        self.scaler.set_growth_interval(window)
+
+    def train_step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = F.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return loss.item()
+""",
+        codes=('APX101', 'APX201', 'APX208', 'APX208', 'APX209', 'APX301', 'APX311'),
+    ),
+    # apex ignores the growth interval of a static loss scale: the setting goes, the scale stays put
+    Example(
+        "growth-interval-of-a-static-loss-scale-is-dropped",
+        before="""\
+import torch.nn.functional as F
+from apex import amp
+
+
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=128.0)
+    amp._amp_state.loss_scalers[0]._scale_seq_len = 100
+    for x, y in batches:
+        loss = F.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch.nn.functional as F
+import torch
+
+
+def train(model, optimizer, batches):
+    # TODO(apexcompat): static loss_scale=128.0: the GradScaler keeps this scale, but unlike
+    #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
+    #   is acceptable
+    scaler = torch.amp.GradScaler("cuda", init_scale=128.0, growth_interval=10**9)
+    for x, y in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = F.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX222', 'APX301', 'APX311'),
+    ),
+    # stylegan2's shape: the helper that scales the loss is used through functools.partial, so
+    # neither its callers' optimizer steps nor a GradScaler parameter can be followed; the
+    # reason names the use
+    Example(
+        "helper-used-through-partial-stays-on-apexcompat",
+        before="""\
+from functools import partial
+
+from apex import amp
+
+
+def loss_backwards(fp16, loss, optimizer, loss_id):
+    if fp16:
+        with amp.scale_loss(loss, optimizer, loss_id) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+
+
+class GAN:
+    def __init__(self, generator, optimizer, fp16):
+        self.generator, self.optimizer = generator, optimizer
+        if fp16:
+            self.generator, self.optimizer = amp.initialize(generator, optimizer, opt_level="O1", num_losses=2)
+
+
+def train_step(gan, batch, fp16):
+    backwards = partial(loss_backwards, fp16)
+    loss = gan.generator(batch).mean()
+    backwards(loss, gan.optimizer, loss_id=0)
+    gan.optimizer.step()
+""",
+        after="""\
+from functools import partial
+
+from apexcompat import amp
+
+
+def loss_backwards(fp16, loss, optimizer, loss_id):
+    if fp16:
+        # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss, and
+        #   its callers cannot be followed: loss_backwards is also used as a value (`backwards =
+        #   partial(loss_backwards, fp16)` in train_step()); this file keeps apex.amp semantics
+        #   through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
+        #   loss_backwards: loss_backwards is also used as a value (`backwards =
+        #   partial(loss_backwards, fp16)` in train_step()); this file keeps apex.amp semantics
+        #   through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, optimizer, loss_id) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+
+
+class GAN:
+    def __init__(self, generator, optimizer, fp16):
+        self.generator, self.optimizer = generator, optimizer
+        if fp16:
+            self.generator, self.optimizer = amp.initialize(generator, optimizer, opt_level="O1", num_losses=2)
+
+
+def train_step(gan, batch, fp16):
+    backwards = partial(loss_backwards, fp16)
+    loss = gan.generator(batch).mean()
+    backwards(loss, gan.optimizer, loss_id=0)
+    gan.optimizer.step()
+""",
+        codes=('APX102', 'APX220', 'APX220'),
+    ),
+    # XLM's trainer: __init__ calls the method that initializes only under an if, and the
+    # other methods use the scaler either way: __init__ creates a disabled one first
+    Example(
+        "scaler-made-in-a-method-init-calls-under-an-if-is-disabled-otherwise",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16, clip):
+        self.model, self.opt = model, optimizer
+        self.fp16, self.clip = fp16, clip
+        if fp16:
+            self.setup_amp()
+
+    def setup_amp(self):
+        self.model, self.opt = amp.initialize(self.model, self.opt, opt_level="O1")
+
+    def step(self, batch):
+        loss = self.model(batch).mean()
+        if self.fp16:
+            with amp.scale_loss(loss, self.opt) as scaled_loss:
+                scaled_loss.backward()
+            torch.nn.utils.clip_grad_norm_(amp.master_params(self.opt), self.clip)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip)
+        self.opt.step()
+        self.opt.zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16, clip):
+        self.model, self.opt = model, optimizer
+        self.fp16, self.clip = fp16, clip
+        self.scaler = torch.amp.GradScaler(enabled=False)
+        if fp16:
+            self.setup_amp()
+
+    def setup_amp(self):
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def step(self, batch):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(batch).mean()
+        if self.fp16:
+            self.scaler.scale(loss).backward()
+            self.scaler.unscale_(self.opt)
+            torch.nn.utils.clip_grad_norm_((p for group in self.opt.param_groups for p in group["params"]), self.clip)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip)
+        self.scaler.step(self.opt)
+        self.scaler.update()
+        self.opt.zero_grad()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX221', 'APX301', 'APX311', 'APX321'),
+    ),
+    # the forward pass is in a subclass that inherits the method scaling the loss (XLM's
+    # EncDecTrainer.mt_step calls Trainer.optimize): autocast goes around it there
+    Example(
+        "forward-in-a-subclass-that-inherits-the-backward-method",
+        before="""\
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def backward_and_step(self, loss):
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+
+
+class ClassifierTrainer(Trainer):
+    def __init__(self, model, optimizer, criterion):
+        super().__init__(model, optimizer)
+        self.criterion = criterion
+
+    def train_step(self, inputs, labels):
+        logits = self.model(inputs)
+        loss = self.criterion(logits, labels)
+        self.backward_and_step(loss)
+        return loss.item()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def backward_and_step(self, loss):
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+
+
+class ClassifierTrainer(Trainer):
+    def __init__(self, model, optimizer, criterion):
+        super().__init__(model, optimizer)
+        self.criterion = criterion
+
+    def train_step(self, inputs, labels):
+        with torch.autocast("cuda", dtype=torch.float16):
+            logits = self.model(inputs)
+            loss = self.criterion(logits, labels)
+        self.backward_and_step(loss)
+        return loss.item()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+    ),
+    # the method that initializes runs only when another method (not __init__) is called with
+    # fp16: an instance may never get a scaler, and nothing proves when that method runs
+    Example(
+        "scaler-made-in-a-method-called-under-an-if-outside-init-stays-on-apexcompat",
         before="""\
 from apex import amp
 
@@ -1725,6 +2045,8 @@ from apex import amp
 class Trainer:
     def __init__(self, model, optimizer, fp16):
         self.model, self.optimizer = model, optimizer
+
+    def enable_fp16(self, fp16):
         if fp16:
             self.setup_amp()
 
@@ -1744,13 +2066,16 @@ from apexcompat import amp
 class Trainer:
     def __init__(self, model, optimizer, fp16):
         self.model, self.optimizer = model, optimizer
+
+    def enable_fp16(self, fp16):
         if fp16:
             self.setup_amp()
 
     def setup_amp(self):
         # TODO(apexcompat): the GradScaler would be created in setup_amp(), which runs only if
-        #   fp16; the other methods would find no self.scaler otherwise; this file keeps
-        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        #   fp16; the other methods would find no self.scaler otherwise (the if is not in
+        #   __init__); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+        #   hand
         self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
 
     def step(self, batch):

@@ -90,6 +90,322 @@ def train_one_epoch(model, optimizer, epoch, scaler):
 """
 
 REPOSITORY_EXAMPLES: List[Example] = [
+    # DLE-GNMT's shape: the trainer computes the loss and hands it to a stepper object of another
+    # file (kept on self) that scales it: autocast goes around the trainer's forward pass
+    Example(
+        "loss-handed-to-a-stepper-of-another-file-kept-on-self",
+        before="""\
+# file: trainer.py
+import torch
+import torch.nn.functional as F
+from apex import amp
+
+from steppers import AmpStepper, Fp32Stepper
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer = model, optimizer
+        if fp16:
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O2")
+            self.stepper = AmpStepper(self.model)
+        else:
+            self.stepper = Fp32Stepper(self.model)
+
+    def iterate(self, x, y, update):
+        output = self.model(x)
+        loss = F.cross_entropy(output, y)
+        self.stepper.step(loss, self.optimizer, update)
+        return loss.item()
+# file: steppers.py
+from apex import amp
+
+
+class Fp32Stepper:
+    def __init__(self, model):
+        self.model = model
+
+    def step(self, loss, optimizer, update):
+        loss.backward()
+        if update:
+            optimizer.step()
+            self.model.zero_grad()
+
+
+class AmpStepper:
+    def __init__(self, model):
+        self.model = model
+
+    def step(self, loss, optimizer, update):
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        if update:
+            optimizer.step()
+            self.model.zero_grad()
+""",
+        after="""\
+# file: trainer.py
+import torch
+import torch.nn.functional as F
+
+from steppers import AmpStepper, Fp32Stepper
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+        if fp16:
+            self.stepper = AmpStepper(self.model, scaler=self.scaler)
+        else:
+            self.stepper = Fp32Stepper(self.model)
+
+    def iterate(self, x, y, update):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            output = self.model(x)
+            loss = F.cross_entropy(output, y)
+        self.stepper.step(loss, self.optimizer, update)
+        return loss.item()
+# file: steppers.py
+class Fp32Stepper:
+    def __init__(self, model):
+        self.model = model
+
+    def step(self, loss, optimizer, update):
+        loss.backward()
+        if update:
+            optimizer.step()
+            self.model.zero_grad()
+
+
+class AmpStepper:
+    def __init__(self, model, scaler):
+        self.scaler = scaler
+        self.model = model
+
+    def step(self, loss, optimizer, update):
+        self.scaler.scale(loss).backward()
+        if update:
+            self.scaler.step(optimizer)
+            self.scaler.update()
+            self.model.zero_grad()
+""",
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311'),
+    ),
+    # the same with the stepper in a local name of the function that initializes
+    Example(
+        "loss-handed-to-a-stepper-of-another-file-in-a-local-name",
+        before="""\
+# file: train.py
+import torch.nn.functional as F
+from apex import amp
+
+from steppers import AmpStepper
+
+
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    stepper = AmpStepper(model)
+    for x, y in batches:
+        loss = F.cross_entropy(model(x), y)
+        stepper.step(loss, optimizer)
+# file: steppers.py
+from apex import amp
+
+
+class AmpStepper:
+    def __init__(self, model):
+        self.model = model
+
+    def step(self, loss, optimizer):
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        self.model.zero_grad()
+""",
+        after="""\
+# file: train.py
+import torch.nn.functional as F
+
+from steppers import AmpStepper
+import torch
+
+
+def train(model, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    stepper = AmpStepper(model, scaler=scaler)
+    for x, y in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = F.cross_entropy(model(x), y)
+        stepper.step(loss, optimizer)
+# file: steppers.py
+class AmpStepper:
+    def __init__(self, model, scaler):
+        self.scaler = scaler
+        self.model = model
+
+    def step(self, loss, optimizer):
+        self.scaler.scale(loss).backward()
+        self.scaler.step(optimizer)
+        self.scaler.update()
+        self.model.zero_grad()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311'),
+    ),
+    # the stepper is handed to another function: the losses it gets cannot be followed there, so
+    # nothing proves their forward passes would run under autocast
+    Example(
+        "stepper-passed-on-as-a-value-stays-on-apexcompat",
+        before="""\
+# file: train.py
+import torch.nn.functional as F
+from apex import amp
+
+from steppers import AmpStepper
+
+
+def fit(stepper, model, optimizer, batches):
+    for x, y in batches:
+        loss = F.cross_entropy(model(x), y)
+        stepper.step(loss, optimizer)
+
+
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    stepper = AmpStepper(model)
+    fit(stepper, model, optimizer, batches)
+# file: steppers.py
+from apex import amp
+
+
+class AmpStepper:
+    def __init__(self, model):
+        self.model = model
+
+    def step(self, loss, optimizer):
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        self.model.zero_grad()
+""",
+        after="""\
+# file: train.py
+import torch.nn.functional as F
+from apexcompat import amp
+
+from steppers import AmpStepper
+
+
+def fit(stepper, model, optimizer, batches):
+    for x, y in batches:
+        loss = F.cross_entropy(model(x), y)
+        stepper.step(loss, optimizer)
+
+
+def train(model, optimizer, batches):
+    # TODO(apexcompat): the GradScaler plan across files was dropped: in train.py, stepper
+    #   is used as a value: the losses handed to its step() cannot be followed; this file
+    #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    stepper = AmpStepper(model)
+    fit(stepper, model, optimizer, batches)
+# file: steppers.py
+from apexcompat import amp
+
+
+class AmpStepper:
+    def __init__(self, model):
+        self.model = model
+
+    def step(self, loss, optimizer):
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (the GradScaler plan across files was dropped: in train.py, stepper
+        #   is used as a value: the losses handed to its step() cannot be followed); this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        self.model.zero_grad()
+""",
+        codes=('APX102', 'APX220'),
+    ),
+    # DLE-GNMT's shape: a class of another file tunes apex's loss scaler in its __init__ through
+    # a local alias; it gets the launcher's GradScaler, which the settings update where they stand
+    Example(
+        "loss-scaler-settings-in-a-class-of-another-file",
+        before="""\
+# file: train.py
+import torch
+from apex import amp
+
+from stepper import AmpStepper
+
+
+def main(data, init_scale, window):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    stepper = AmpStepper(model, optimizer, loss_scale=init_scale, scale_window=window)
+    for x, y in data:
+        stepper.train_step(x, y)
+# file: stepper.py
+import torch.nn.functional as F
+import apex.amp._amp_state
+from apex import amp
+
+
+class AmpStepper:
+    def __init__(self, model, optimizer, loss_scale=8192, scale_window=128):
+        self.model = model
+        self.optimizer = optimizer
+        loss_scaler = apex.amp._amp_state.loss_scalers[0]
+        loss_scaler._loss_scale = loss_scale
+        loss_scaler._scale_seq_len = scale_window
+
+    def train_step(self, x, y):
+        loss = F.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        after="""\
+# file: train.py
+import torch
+
+from stepper import AmpStepper
+
+
+def main(data, init_scale, window):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    stepper = AmpStepper(model, optimizer, loss_scale=init_scale, scale_window=window, scaler=scaler)
+    for x, y in data:
+        stepper.train_step(x, y)
+# file: stepper.py
+import torch.nn.functional as F
+import torch
+
+
+class AmpStepper:
+    def __init__(self, model, optimizer, loss_scale=8192, scale_window=128, *, scaler):
+        self.scaler = scaler
+        self.model = model
+        self.optimizer = optimizer
+        self.scaler.load_state_dict({**self.scaler.state_dict(), "scale": loss_scale})
+        self.scaler.set_growth_interval(scale_window)
+
+    def train_step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = F.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX208', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311'),
+    ),
     # ``amp.initialize`` in the launcher, ``amp.scale_loss`` in the training function it
     # imports: the GradScaler is created in the launcher and passed on
     Example(

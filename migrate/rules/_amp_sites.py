@@ -60,7 +60,15 @@ HANDLED_MEMBERS = frozenset(
 SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
 SWITCH_NAMES = ("use_amp", "amp_enabled", "use_mixed_precision")
 AMP_STATE_SCALE_READ = "loss_scale"  # amp._amp_state.loss_scalers[0].loss_scale()
+#: apex LossScaler attributes a script sets (``amp._amp_state.loss_scalers[0]._loss_scale = x``)
+#: -> the GradScaler constructor argument, and the key of its state_dict, that hold the same
 AMP_STATE_SETTINGS = {"_loss_scale": "init_scale", "_scale_seq_len": "growth_interval"}
+AMP_STATE_KEYS = {"_loss_scale": "scale", "_scale_seq_len": "growth_interval"}
+#: settings GradScaler has no counterpart for -> why (they are dropped with a warning, APX222)
+AMP_STATE_DROPPED = {
+    "_max_loss_scale": "GradScaler has no ceiling for the scale (apex capped it there)",
+    "_min_loss_scale": "GradScaler has no floor for the scale (apex kept it from going lower)",
+}
 
 #: callables whose name says they are the model (the forward pass), not a loss or data
 MODEL_CALL = re.compile(r"(model|net|encoder|decoder|generator|discriminator)", re.IGNORECASE)
@@ -162,6 +170,9 @@ class AmpFile:
     #: assignment unpacks one more value) and the helper's returns (each returns it last)
     returned_to: Optional[cst.Call] = None
     returns: List[cst.Return] = field(default_factory=list)
+    #: the initialize is in a method ``__init__`` calls only under an ``if``: the statement of
+    #: ``__init__`` before which a disabled scaler is created, so every instance has one
+    fallback: Optional[cst.BaseStatement] = None
 
     @property
     def uses_amp(self) -> bool:
@@ -390,7 +401,55 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     if info.plan is not None:
         _planned_sites(rule, module, info)
     _check_layout(rule, info)
+    _check_settings(rule, info)
     return info
+
+
+def dynamic_init(site: InitSite) -> bool:
+    """Whether the initialize provably makes a dynamic loss scaler: no ``loss_scale`` (or
+    ``loss_scale="dynamic"``), and no positional argument that could be it."""
+    position = 1 if site.old_api else 8
+    value = arg_value(site.call, position, "loss_scale")
+    return value is None or string_value(value) == "dynamic"
+
+
+def _static_init(site: InitSite) -> bool:
+    """Whether the initialize provably makes a static loss scaler (``loss_scale=128.0``)."""
+    value = arg_value(site.call, 1 if site.old_api else 8, "loss_scale")
+    return isinstance(value, (cst.Integer, cst.Float)) or (
+        isinstance(value, cst.BinaryOperation)
+        and isinstance(value.left, cst.Integer)
+        and isinstance(value.right, cst.Integer)
+    )
+
+
+def _check_settings(rule, info: AmpFile) -> None:
+    """apex ignores ``_scale_seq_len`` on a static loss scaler, while a GradScaler's growth
+    interval applies always: it is set only where the scaler is provably dynamic (the file's
+    initializes, or the cross-file plan's for a scaler that arrives from another file), and
+    dropped (kind ``ignored_setting``) where it is provably static."""
+    static = False
+    if info.training_inits:
+        dynamic = all(dynamic_init(site) for site in info.training_inits)
+        static = all(_static_init(site) for site in info.training_inits)
+    elif info.plan is None or info.plan.component is None:
+        return  # no scaler reaches this file: its sites already say so
+    else:
+        dynamic = info.plan.dynamic_scaler
+    if dynamic:
+        return
+    for need in info.needs:
+        if need.kind == "scaler_setting" and need.node.body[0].targets[0].target.attr.value == "_scale_seq_len":
+            if static:
+                need.kind = "ignored_setting"
+                continue
+            info.blockers.append(
+                Blocker(
+                    need.node,
+                    "apex ignores _scale_seq_len when the loss scale is static, and this scaler's loss scale is "
+                    "not provably dynamic: a GradScaler growth interval would change how it trains",
+                )
+            )
 
 
 def _module_probes(rule, module: cst.Module, info: AmpFile) -> None:
@@ -430,6 +489,7 @@ def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
             if keyword is not None:
                 info.passes[node] = keyword
                 info.needs.append(Need(node, "pass_scaler", enclosing_function(parents, node)))
+    _loss_calls(rule, module, info)
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value in plan.entries:
             info.entry_functions.add(stmt)
@@ -456,6 +516,94 @@ def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
                 )
                 continue
             info.class_threaded[stmt] = calls
+
+
+def _loss_calls(rule, module: cst.Module, info: AmpFile) -> None:
+    """The plan's ``loss_methods``: an instance of a class of another file whose method
+    scales the loss it is handed (``self.fp_optimizer = AMPOptimizer(...)``, then
+    ``self.fp_optimizer.step(loss, ...)``) is kept on ``self`` (every use of that attribute
+    in the file must be in a method of the class that built it) or in a local name of the
+    function that built it; each call of the method is a need (``loss_call``): autocast goes
+    around the forward pass before it.  A use as a value (passed on, returned) is a blocker:
+    the losses handed over could not be followed."""
+    wanted = {text: (method, position, name) for text, method, position, name in info.plan.loss_methods}
+    parents = rule.parents
+    for call in list(info.passes):
+        if code_of(call.func) not in wanted:
+            continue
+        method, position, name = wanted[code_of(call.func)]
+        holder = parents.get(call)
+        func = enclosing_function(parents, call)
+        cls = class_of_method(parents, func)
+        target = holder.targets[0].target if isinstance(holder, cst.Assign) and len(holder.targets) == 1 else None
+        uses: List[Any] = []
+        if (
+            cls is not None
+            and isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == self_name(func)
+        ):
+            for node in walk(module):
+                if not (isinstance(node, cst.Attribute) and node.attr.value == target.attr.value):
+                    continue
+                where = enclosing_function(parents, node)
+                if class_of_method(parents, where) is not cls or code_of(node.value) != self_name(where):
+                    info.blockers.append(
+                        Blocker(node, f"{code_of(node)} is used outside class {cls.name.value}: the losses handed "
+                                f"to its {method}() cannot be followed")
+                    )
+                    continue
+                uses.append(node)
+        elif func is not None and isinstance(target, cst.Name):
+            uses = [
+                n
+                for n in walk(func)
+                if isinstance(n, cst.Name) and n.value == target.value and not _is_member_name(parents, n)
+            ]
+            if any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in walk(func)):
+                uses = [None]
+        else:
+            uses = [None]
+        if None in uses:
+            info.blockers.append(
+                Blocker(call, f"the {code_of(call.func)} instance is kept neither on self nor in a local name: "
+                        f"the losses its {method}() is handed cannot be followed to put autocast around their "
+                        "forward passes")
+            )
+            continue
+        for node in uses:
+            user = parents.get(node)
+            if isinstance(user, cst.AssignTarget) or (
+                isinstance(user, cst.Attribute) and user.value is node and user.attr.value != method
+            ):
+                continue
+            if isinstance(user, cst.Attribute) and user.value is node and isinstance(parents.get(user), cst.Call):
+                loss_call = parents[user]
+                positional = [a for a in loss_call.args if a.keyword is None and not a.star]
+                keywords = {a.keyword.value: a for a in loss_call.args if a.keyword is not None}
+                if name in keywords or position < len(positional):
+                    info.needs.append(Need(loss_call, "loss_call", enclosing_function(parents, loss_call)))
+                    continue
+                info.blockers.append(Blocker(loss_call, f"{code_of(loss_call.func)}() is not handed a loss here"))
+            else:
+                info.blockers.append(
+                    Blocker(node, f"{code_of(node)} is used as a value: the losses handed to its {method}() "
+                            "cannot be followed")
+                )
+
+
+def loss_of_call(info: AmpFile, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The loss a ``loss_call`` need hands over (by position or by the parameter's name)."""
+    for _text, method, position, name in info.plan.loss_methods if info.plan is not None else ():
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == method):
+            continue
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return arg.value
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if position < len(positional):
+            return positional[position].value
+    return None
 
 
 def availability_check(parents, node: cst.CSTNode) -> Optional[Tuple[cst.CSTNode, bool]]:
@@ -591,9 +739,11 @@ def _scale_loss_site(rule, call: cst.Call, info: AmpFile) -> Optional[ScaleLossS
 
 
 def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
-    """``amp._amp_state.loss_scalers[0].loss_scale()`` (read) and
-    ``amp._amp_state.loss_scalers[0]._loss_scale = x`` / ``._scale_seq_len = n`` (settings
-    that map to GradScaler arguments) are known; anything else is reported."""
+    """``amp._amp_state.loss_scalers[0].loss_scale()`` (read), ``amp._amp_state.loss_scalers[0]._loss_scale
+    = x`` / ``._scale_seq_len = n`` (settings that map to GradScaler arguments; ``_max_loss_scale``
+    / ``_min_loss_scale``, which have none, are dropped with a warning) and the same through a
+    local alias (DLE-GNMT: ``loss_scaler = amp._amp_state.loss_scalers[0]`` then
+    ``loss_scaler._loss_scale = loss_scale``, settings only) are known; anything else is reported."""
     parents = rule.parents
     chain = parents.get(ref.expr)
     ok = (
@@ -605,27 +755,86 @@ def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
         sub = parents[chain]
         index = sub.slice[0].slice if len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index) else None
         ok = index is not None and isinstance(index.value, cst.Integer) and index.value.value == "0"
-    if ok:
-        attr = parents.get(sub)
-        if isinstance(attr, cst.Attribute) and attr.attr.value == AMP_STATE_SCALE_READ:
-            call = parents.get(attr)
-            if isinstance(call, cst.Call) and call.func is attr and not call.args:
-                info.needs.append(Need(call, "get_scale", enclosing_function(parents, call)))
-                return
-        if isinstance(attr, cst.Attribute) and attr.attr.value in AMP_STATE_SETTINGS:
-            assign = parents.get(parents.get(attr))
-            target = parents.get(attr)
-            stmt = parents.get(assign) if assign is not None else None
-            if (
-                isinstance(target, cst.AssignTarget)
-                and isinstance(assign, cst.Assign)
-                and len(assign.targets) == 1
-                and isinstance(stmt, cst.SimpleStatementLine)
-                and len(stmt.body) == 1
-            ):
-                info.needs.append(Need(stmt, "scaler_setting", enclosing_function(parents, stmt)))
-                return
+    if ok and _scaler_use(rule, sub, info):
+        return
+    if ok and _scaler_alias(rule, sub, info):
+        return
     info.blockers.append(Blocker(ref.expr, "private amp._amp_state use has no native equivalent"))
+
+
+def _scaler_use(rule, scaler: cst.BaseExpression, info: AmpFile) -> bool:
+    """``<scaler>.loss_scale()`` or ``<scaler>._loss_scale = x`` (a statement of its own),
+    where ``scaler`` denotes apex's loss scaler 0: recorded as a need."""
+    parents = rule.parents
+    attr = parents.get(scaler)
+    if not (isinstance(attr, cst.Attribute) and attr.value is scaler):
+        return False
+    if attr.attr.value == AMP_STATE_SCALE_READ:
+        call = parents.get(attr)
+        if isinstance(call, cst.Call) and call.func is attr and not call.args:
+            info.needs.append(Need(call, "get_scale", enclosing_function(parents, call)))
+            return True
+        return False
+    if attr.attr.value not in AMP_STATE_SETTINGS and attr.attr.value not in AMP_STATE_DROPPED:
+        return False
+    target = parents.get(attr)
+    assign = parents.get(target)
+    stmt = parents.get(assign) if assign is not None else None
+    if (
+        isinstance(target, cst.AssignTarget)
+        and isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+    ):
+        info.needs.append(Need(stmt, "scaler_setting", enclosing_function(parents, stmt)))
+        return True
+    return False
+
+
+def _scaler_alias(rule, sub: cst.Subscript, info: AmpFile) -> bool:
+    """``name = amp._amp_state.loss_scalers[0]`` as a statement of its own in a function,
+    where every other use of ``name`` in that function is a known use of the scaler (and the
+    function assigns ``name`` nowhere else): the statement is recorded as a need of kind
+    ``scaler_alias``, each use as its own need."""
+    parents = rule.parents
+    assign = parents.get(sub)
+    stmt = parents.get(assign) if assign is not None else None
+    if not (
+        isinstance(assign, cst.Assign)
+        and assign.value is sub
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, cst.Name)
+        and isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+    ):
+        return False
+    func = enclosing(parents, stmt, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+    name = assign.targets[0].target.value
+    if not isinstance(func, cst.FunctionDef):
+        return False
+    uses = [
+        n
+        for n in walk(func)
+        if isinstance(n, cst.Name)
+        and n.value == name
+        and n is not assign.targets[0].target
+        and not _is_member_name(parents, n)
+    ]
+    if any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in walk(func)):
+        return False
+    if any(p.name.value == name for p in list(func.params.params) + list(func.params.kwonly_params)):
+        return False
+    found = AmpFile()
+    if not all(_scaler_use(rule, use, found) for use in uses):
+        return False
+    if any(n.func is not func or n.kind != "scaler_setting" for n in found.needs):
+        return False  # a read through the alias, or a use in a nested function
+    if any(rule.line_of(need.node) < rule.line_of(stmt) for need in found.needs):
+        return False
+    info.needs.append(Need(stmt, "scaler_alias", func))
+    info.needs.extend(found.needs)
+    return True
 
 
 def _old_api_uses(rule, module: cst.Module, handles: Dict[str, InitSite], info: AmpFile) -> None:
@@ -712,16 +921,17 @@ def _check_layout(rule, info: AmpFile) -> None:
     if home_cls is not None and any(f is not home and class_of_method(parents, f) is home_cls for f in needy):
         info.storage = "self"
         guard = _conditional_call(rule, home, home_cls) if home is not None else None
-        if guard is not None:
-            guard_name = home.name.value if home is not None else ""
-            info.blockers.append(
-                Blocker(
-                    training[0].call,
-                    f"the GradScaler would be created in {guard_name}(), which runs only if "
-                    f"{code_of(guard.test)}; the other methods would find no self.{info.scaler_name} otherwise",
+        if home is not None and guard is not None:
+            info.fallback, why = _fallback_before(rule, home, home_cls, guard, needy, info.scaler_name)
+            if info.fallback is None:
+                info.blockers.append(
+                    Blocker(
+                        training[0].call,
+                        f"the GradScaler would be created in {home.name.value}(), which runs only if "
+                        f"{code_of(guard.test)}; {why}",
+                    )
                 )
-            )
-            return
+                return
     first_anchor_line = min(rule.line_of(s.anchor) for s in training)
     saved = (dict(info.access), dict(info.threaded), dict(info.class_threaded))
     unreached = [func for func in dict.fromkeys(needy) if _access(rule, func, home, home_cls, info, set()) is None]
@@ -741,7 +951,9 @@ def _check_layout(rule, info: AmpFile) -> None:
             n.node for n in info.needs if n.func is func
         )
         name = func.name.value if func is not None else "module level"
-        info.blockers.append(Blocker(node, f"the scaler created at amp.initialize cannot be passed to {name}"))
+        why = unreached_reason(rule, func, home_cls, info)
+        message = f"the scaler created at amp.initialize cannot be passed to {name}"
+        info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
     in_home += [n.node for n in info.needs if n.func is home]
     for node in in_home:
@@ -898,6 +1110,50 @@ def _conditional_call(rule, method: cst.FunctionDef, cls: cst.ClassDef) -> Optio
                 if isinstance(guard, cst.If):
                     return guard
     return None
+
+
+def _fallback_before(
+    rule, method: cst.FunctionDef, cls: cst.ClassDef, guard: cst.If, needy: List[Any], scaler_name: str
+) -> Tuple[Optional[cst.BaseStatement], str]:
+    """XLM's ``if params.amp >= 0: self.init_amp()`` in ``__init__``: every instance gets a
+    scaler when ``__init__`` creates a disabled one before the statement of its body that
+    holds that ``if`` (the fp32 path then runs exactly as apex's did without initialize).
+    That statement, when this is provable: ``self.<method>(...)`` is called exactly once in
+    the class, from ``__init__``, nothing else in the class names the method, and before that
+    statement ``__init__`` neither returns nor calls a method that uses the scaler.  Else
+    None and why not."""
+    name = method.name.value
+    otherwise = f"the other methods would find no self.{scaler_name} otherwise"
+    init = init_method(cls)
+    if init is None or class_of_method(rule.parents, init) is not cls:
+        return None, f"{otherwise} (the if is not in __init__)"
+    if enclosing(rule.parents, guard, cst.FunctionDef) is not init:
+        return None, f"{otherwise} (the if is not in __init__)"
+    uses = [
+        node
+        for other in methods_of(cls)
+        for node in walk(other)
+        if (isinstance(node, cst.Name) and node.value == name and node is not method.name)
+    ]
+    calls = [
+        node
+        for node in walk(init.body)
+        if isinstance(node, cst.Call) and code_of(node.func) == f"{self_name(init)}.{name}"
+    ]
+    if len(uses) != 1 or len(calls) != 1 or calls[0].func.attr is not uses[0]:  # type: ignore[attr-defined]
+        return None, f"{otherwise} ({name} is named more than once in class {cls.name.value})"
+    body = list(init.body.body) if isinstance(init.body, cst.IndentedBlock) else []
+    top = next((s for s in body if s is guard or any(p is s for p in _ancestors(rule.parents, guard))), None)
+    if top is None:
+        return None, otherwise
+    users = {f"{self_name(init)}.{f.name.value}" for f in needy if f is not None}
+    for stmt in body[: body.index(top)]:
+        for node in walk(stmt):
+            if isinstance(node, cst.Return) and enclosing(rule.parents, node, (cst.FunctionDef, cst.Lambda)) is init:
+                return None, f"{otherwise} (__init__ may return before that if)"
+            if isinstance(node, cst.Attribute) and code_of(node) in users:
+                return None, f"__init__ calls {code_of(node)}() before that if, and it uses the scaler"
+    return top, ""
 
 
 def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) -> None:
@@ -1186,6 +1442,9 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
             gap = _caller_steps(rule, site, code_of(opt))[1]
+            if gap is None and site.func is not None and isinstance(rule.parents.get(site.func), cst.Module):
+                gap = unreached_reason(rule, site.func, None, info) or None
+                gap = f"its callers cannot be followed: {gap}" if gap else None
             info.blockers.append(Blocker(site.with_stmt, f"{message}, and {gap}" if gap else message))
         for call in calls:
             holder = rule.parents.get(call)
@@ -1259,6 +1518,38 @@ def _is_member_name(parents, node: cst.Name) -> bool:
     )
 
 
+def heirs(parents: Any, cls: Any, method: str) -> List[cst.ClassDef]:
+    """The module-level classes of the file that subclass ``cls`` directly (``class
+    EncDecTrainer(Trainer):``), inherit its ``method`` and its instance attributes: no
+    ``__init__`` of their own, or one whose body calls ``super().__init__(...)`` as a
+    statement of its own.  Their methods find what ``cls.__init__`` set on ``self``."""
+    module = parents.get(cls)
+    if not isinstance(module, cst.Module) or not isinstance(cls, cst.ClassDef):
+        return []
+    found = []
+    for stmt in module.body:
+        if not isinstance(stmt, cst.ClassDef) or stmt is cls or stmt.decorators:
+            continue
+        if not any(isinstance(b.value, cst.Name) and b.value.value == cls.name.value for b in stmt.bases):
+            continue
+        if any(m.name.value == method for m in methods_of(stmt)):
+            continue
+        init = next((m for m in methods_of(stmt) if m.name.value == "__init__"), None)
+        if init is not None:
+            body = init.body.body if isinstance(init.body, cst.IndentedBlock) else []
+            if not any(
+                isinstance(line, cst.SimpleStatementLine)
+                and len(line.body) == 1
+                and isinstance(line.body[0], cst.Expr)
+                and isinstance(line.body[0].value, cst.Call)
+                and code_of(line.body[0].value.func) == "super().__init__"
+                for line in body
+            ):
+                continue
+        found.append(stmt)
+    return found
+
+
 def init_method(cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
     return next(
         (m for m in methods_of(cls) if m.name.value == "__init__" and not m.decorators and m.params.params), None
@@ -1291,6 +1582,79 @@ def _class_callers(rule: Any, cls: Any, cross_file: bool = False) -> Optional[Li
             else:
                 return None
     return calls if (calls or cross_file) else None
+
+
+def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
+    """Why no GradScaler can be handed to ``func`` (for the finding), when it is plain: a
+    module-level function used other than by calls (stylegan2's ``backwards =
+    partial(loss_backwards, self.fp16)``), decorated or never called here; a method of a
+    class that is used other than by calls or never instantiated in this file.  "" else."""
+    parents = rule.parents
+    if func is None:
+        return ""
+    if isinstance(parents.get(func), cst.Module):
+        name = func.name.value
+        if func.decorators:
+            return f"{name} is decorated"
+        for node in walk(rule.tree):
+            if not (isinstance(node, cst.Name) and node.value == name and node is not func.name):
+                continue
+            if _is_member_name(parents, node):
+                continue
+            parent = parents.get(node)
+            where = enclosing_function(parents, node)
+            place = f"in {_qualified(parents, where)}()" if where is not None else "at module level"
+            if isinstance(parent, cst.Call) and parent.func is node:
+                if where is None:
+                    return f"{name}() is called at module level, where no GradScaler exists"
+                continue
+            stmt = rule.statement_of(node) if hasattr(rule, "statement_of") else None
+            text = code_of(stmt).strip().splitlines()[0] if stmt is not None else code_of(parent)
+            return f"{name} is also used as a value (`{text}` {place})"
+        if _callers(rule, func) == []:
+            return f"{name} is not called in this file"
+        return ""
+    cls = class_of_method(parents, func)
+    if cls is None or cls is home_cls:
+        return ""
+    calls = _class_callers(rule, cls)
+    if calls is None:
+        return f"{func.name.value} is a method of class {cls.name.value}, which is used other than by calls here"
+    method = f"{func.name.value} is a method of class {cls.name.value}"
+    holder = ""
+    if home_cls is not None:
+        for node in walk(cls):
+            if (
+                isinstance(node, cst.Assign)
+                and isinstance(node.value, cst.Call)
+                and code_of(node.value.func) == home_cls.name.value
+                and len(node.targets) == 1
+            ):
+                holder = (
+                    f" (the GradScaler would live on the {home_cls.name.value} it keeps as "
+                    f"{code_of(node.targets[0].target)}, and is not followed through another object's attribute)"
+                )
+                break
+    if not calls:
+        return (
+            f"{method}, which is not instantiated in this file, so its __init__ cannot be given the "
+            f"GradScaler{holder}"
+        )
+    places = sorted(
+        {
+            f"{_qualified(parents, f)}()" if f is not None else "module level"
+            for f in (enclosing_function(parents, c) for c in calls)
+            if f not in info.access
+        }
+    )
+    if places:
+        return f"{method}, instantiated in {', '.join(places)}, where no GradScaler exists{holder}"
+    return ""
+
+
+def _qualified(parents: Any, func: Any) -> str:
+    cls = class_of_method(parents, func)
+    return f"{cls.name.value}.{func.name.value}" if cls is not None else func.name.value
 
 
 def _callers(rule, func: cst.FunctionDef, allow_none: bool = False) -> Optional[List[cst.Call]]:

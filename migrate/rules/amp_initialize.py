@@ -24,13 +24,19 @@ from ._amp_availability import AvailabilityChecks, fold
 from ._amp_rule import APEX_AMP, is_empty_shell
 from ._amp_threading import ScalerThreading
 from ._amp_sites import (
+    AMP_STATE_DROPPED,
+    AMP_STATE_KEYS,
     AMP_STATE_SETTINGS,
     AmpFile,
     InitSite,
     ScaleLossSite,
     arg_value,
     analyse,
+    assigned_names,
     code_of,
+    enclosing_function,
+    names_in,
+    self_name,
     string_value,
     walk,
 )
@@ -155,7 +161,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "APX205": "loss_scale is chosen at run time: set init_scale/growth_interval by hand if it is a number",
         "APX206": "inference-only initialize (no optimizers): the model is cast or autocast must be added by hand",
         "APX207": "the scaler is passed to a same-file function as a new parameter",
-        "APX208": "amp._amp_state loss-scaler settings became GradScaler arguments",
+        "APX208": "amp._amp_state loss-scaler settings became GradScaler arguments, or updates of the "
+        "GradScaler where they stand",
         "APX209": "the forward pass was wrapped in torch.autocast",
         "APX210": "autocast could not be placed: wrap the forward pass and loss by hand",
         "APX211": "old API amp.init(): its handle's scale_loss goes through the GradScaler",
@@ -168,6 +175,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "to resume",
         "APX217": "the GradScaler created in a helper is returned to its caller as one more value",
         "APX220": "apex.amp cannot be migrated natively here; the file keeps working through apexcompat.amp",
+        "APX221": "the initialize's method runs only under an if: __init__ creates a disabled GradScaler "
+        "before it, so every method finds one",
+        "APX222": "an amp._amp_state loss-scaler setting was dropped: GradScaler has no counterpart for it "
+        "(a ceiling or floor for the scale), or apex ignored it (a growth interval of a static loss scale)",
     }
     KNOWN = {LIBRARY_CHECKPOINT_TODO: ("APX216", "warning", True)}
     TRIGGERS = (b"apex",)
@@ -194,10 +205,14 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             for site in info.training_inits:
                 self.guards[site] = []  # inside its branch, the tests that chose it hold
         self._fold_checks(info)
+        self._settled: set = set()
         for site in info.inits:
             self._rewrite_init(site, info)
         if info.alternatives:
             self._scaler_on_other_paths(info)
+        if info.fallback is not None:
+            self._scaler_in_init(info)
+        self._scaler_updates(info)
         for func, calls in info.threaded.items():
             self._thread(func, calls, info, remote=func in info.entry_functions)
         for cls, calls in info.class_threaded.items():
@@ -208,6 +223,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         for call, keyword in info.passes.items():
             self._pass_scaler(call, keyword, info)
         self._return_scaler(info)
+        for need in info.needs:
+            if need.kind == "loss_call":
+                self._place_autocast_at_call(need.node, need.func, info)
         for scaled in info.scale_losses:
             self._place_autocast(scaled, info)
             callee = scaled.call.func
@@ -339,27 +357,33 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             new.append(statement(f"{switch} = {joined}\n"))
         self.switches[site] = switch
         target = self._scaler_target(site, info)
-        if info.alternatives:  # several creations: autocast follows whichever one ran
+        if info.alternatives or info.fallback is not None:  # several creations: autocast follows whichever ran
             self.switches[site] = f"{target}.is_enabled()"
 
         self.scaler_todos: List[str] = []
         kwargs = self._scaler_options(site, table, level, level_node)
         if switch is not None:
             kwargs.append(f"enabled={switch}")
-        for need in info.needs:
-            if need.kind == "scaler_setting" and need.func is site.func:
-                assign = need.node.body[0]
-                option = AMP_STATE_SETTINGS[assign.targets[0].target.attr.value]
-                kwargs = [k for k in kwargs if not k.startswith(option + "=")]
-                kwargs.insert(len(kwargs) - (switch is not None), f"{option}={code_of(assign.value)}")
-                self.edits.replace(need.node, [])
-                self.report(
-                    need.node,
-                    "APX208",
-                    f"amp._amp_state loss-scaler setting became GradScaler({option}=...)",
-                    fixed=True,
-                    severity="info",
-                )
+        for need in self._settings_after(site, info):
+            self._settled.add(need)
+            self.edits.replace(need.node, [])
+            if need.kind == "scaler_alias":
+                continue
+            assign = need.node.body[0]
+            attr = assign.targets[0].target.attr.value
+            if attr in AMP_STATE_DROPPED:
+                self._drop_setting(need.node, attr)
+                continue
+            option = AMP_STATE_SETTINGS[attr]
+            kwargs = [k for k in kwargs if not k.startswith(option + "=")]
+            kwargs.insert(len(kwargs) - (switch is not None), f"{option}={code_of(assign.value)}")
+            self.report(
+                need.node,
+                "APX208",
+                f"amp._amp_state loss-scaler setting became GradScaler({option}=...)",
+                fixed=True,
+                severity="info",
+            )
         ctor = self._scaler_ctor(site, kwargs)
         created = statement(f"{target} = {ctor}({', '.join(kwargs)})\n")
         self.file_state()["scaler"] = info.scaler_name
@@ -373,6 +397,92 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             severity="info",
         )
         self._place(site, new)
+
+    def _scaler_updates(self, info: AmpFile) -> None:
+        """Loss-scaler settings not folded into the constructor (in another method, in another
+        file's class the scaler is passed to: DLE-GNMT's AMPOptimizer) update the GradScaler
+        where they stand, through its public API: ``_loss_scale = x`` ->
+        ``scaler.load_state_dict({**scaler.state_dict(), "scale": x})`` (the current scale, and
+        the initial one before the first step, as apex's assignment did; the clean-step count
+        is kept), ``_scale_seq_len = n`` -> ``scaler.set_growth_interval(n)``."""
+        for need in info.needs:
+            if need.kind == "ignored_setting":
+                self.edits.replace(need.node, [])
+                self.report(
+                    need.node,
+                    "APX222",
+                    "amp._amp_state loss-scaler setting _scale_seq_len dropped: apex ignores it, "
+                    "the loss scale is static",
+                    fixed=True,
+                    severity="info",
+                )
+            if need.kind not in ("scaler_setting", "scaler_alias") or need in self._settled:
+                continue
+            if need.kind == "scaler_alias":
+                self.edits.replace(need.node, [])
+                continue
+            scaler = info.access.get(need.func)
+            if scaler is None:
+                continue  # unreachable: the analysis made every need's function reach the scaler
+            assign = need.node.body[0]
+            attr = assign.targets[0].target.attr.value
+            if attr in AMP_STATE_DROPPED:
+                self.edits.replace(need.node, [])
+                self._drop_setting(need.node, attr)
+                continue
+            value = code_of(assign.value)
+            if attr == "_scale_seq_len":
+                new = f"{scaler}.set_growth_interval({value})\n"
+            else:
+                new = f'{scaler}.load_state_dict({{**{scaler}.state_dict(), "{AMP_STATE_KEYS[attr]}": {value}}})\n'
+            self.edits.replace(need.node, lambda upd, new=new: [move_leading(upd, statement(new))])
+            self.report(
+                need.node,
+                "APX208",
+                f"amp._amp_state loss-scaler setting {attr} -> {new.strip()}",
+                fixed=True,
+                severity="info",
+            )
+
+    def _drop_setting(self, node: Any, attr: str) -> None:
+        self.report(
+            node,
+            "APX222",
+            f"amp._amp_state loss-scaler setting {attr} dropped: {AMP_STATE_DROPPED[attr]}",
+            fixed=True,
+            severity="warning",
+        )
+
+    def _settings_after(self, site: InitSite, info: AmpFile) -> List[Any]:
+        """The loss-scaler settings of the initialize's function (with their aliases) that
+        go into the GradScaler's constructor: all of them or none.  Each must run whenever the
+        initialize does (in its block or in the block of the ``if`` around it), after it, with
+        no loss scaled in between and no name of its value assigned in between (the value is
+        evaluated where the scaler is created).  The others become state updates of the
+        scaler (CastingHooksRule)."""
+        mine = [n for n in info.needs if n.kind in ("scaler_setting", "scaler_alias") and n.func is site.func]
+        if not mine or site.func is None or info.alternatives:
+            return []
+        start = self.line_of(site.stmt)
+        blocks = {self.parents.get(site.stmt), self.parents.get(site.anchor)}
+        for need in mine:
+            line = self.line_of(need.node)
+            if line < start or self.parents.get(need.node) not in blocks:
+                return []
+            if any(start < self.line_of(s.with_stmt) < line for s in info.scale_losses if s.func is site.func):
+                return []
+            if need.kind == "scaler_alias":
+                continue
+            value_names = names_in(need.node.body[0].value)
+            for stmt in walk(site.func):
+                if (
+                    isinstance(stmt, cst.SimpleStatementLine)
+                    and stmt is not need.node
+                    and start < self.line_of(stmt) < line
+                    and {n.split(".")[0] for n in assigned_names(stmt)} & value_names
+                ):
+                    return []
+        return mine
 
     @staticmethod
     def _scaler_target(site: InitSite, info: AmpFile) -> str:
@@ -402,6 +512,27 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         ctor = self._scaler_ctor(sites[0], kwargs)
         target = self._scaler_target(sites[0], info)
         self.edits.insert_before(anchor, [statement(f"{target} = {ctor}({', '.join(kwargs)})\n")])
+
+    def _scaler_in_init(self, info: AmpFile) -> None:
+        """The initialize's method runs only when ``__init__``'s ``if`` holds: ``__init__``
+        creates a disabled scaler before that ``if``, which the method replaces, so every
+        method finds one and the fp32 path trains as before (APX221)."""
+        site, anchor = info.training_inits[0], info.fallback
+        assert anchor is not None
+        init = enclosing_function(self.parents, anchor)
+        # a disabled scaler never touches a device: the default ("cuda") is right anywhere
+        self.need_torch()
+        ctor = "torch.amp.GradScaler" if self.settings.torch_at_least(2, 3) else "torch.cuda.amp.GradScaler"
+        target = f"{self_name(init)}.{info.scaler_name}"
+        self.edits.insert_before(anchor, [statement(f"{target} = {ctor}(enabled=False)\n")])
+        method = site.func.name.value if site.func is not None else ""
+        self.report(
+            anchor,
+            "APX221",
+            f"{target} is created disabled here and replaced in {method}(), which runs only under this if",
+            fixed=True,
+            severity="info",
+        )
 
     def _place(self, site: InitSite, new: List[cst.BaseStatement]) -> None:
         """Put ``new`` where the initialize statement was; when it sat in an ``if``, the

@@ -4,7 +4,8 @@ One layout per shape of issue 9 (a launcher plus a package that scales the loss,
 across methods, a model-owned GAN step, a scaler wrapper class beside a native one, checkpoint
 helpers in another module, apex.amp passed on as a value, a config-driven opt level, a repository
 already on apexcompat.amp, a timm-family launcher, alternative initializes, the optimizer step in the
-caller of the function that scales the loss).  Once per module:
+caller of the function that scales the loss, an initialize in a method __init__ calls under an if, loss-scaler settings in a stepper class of another
+file that scales the loss its caller computes).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -23,7 +24,7 @@ Outcome per layout (LAYOUTS): ``native`` (no apex/apexcompat import left, no man
 but the listed ones; the runs block both packages) or ``fallback`` (the tool keeps apexcompat.amp:
 its APX220 findings must be one of the exact sets pinned, so a change in what the tool does shows
 up here; the shim output is run and compared too, and the native-only checks skip).  Today r1,
-r2, r4, r5, r7, r8, r9, r10 and r11 come out native (r4 and r9: the launcher's no-op autocast
+r2, r4, r5, r7, r8, r9, r10, r11, r12 and r13 come out native (r4 and r9: the launcher's no-op autocast
 variable is bound to torch.autocast on the apex branch); r3 (a model class that steps itself) and r6
 (amp passed as a value) fall back.
 
@@ -126,6 +127,19 @@ LAYOUTS: Dict[str, dict] = {
     "r10_alternative_initialize": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                        metric="loss", native=[], fallbacks=[],
                                        branches={"static": ["--static-loss-scale"]}),
+    # XLM's trainer: __init__ calls init_amp() (which initializes) only when --amp >= 0, and
+    # optimize() has an fp32 branch for --amp -1: __init__ creates a disabled GradScaler that
+    # init_amp() replaces; the 'off' branch (no apex at all) must train bitwise as before; the
+    # forward pass is in a subclass that inherits optimize(): autocast goes there too
+    "r12_conditional_init_amp": dict(launcher="train.py", amp=[], fp32=["--amp", "0"], steps=24, metric="loss",
+                                     native=[], fallbacks=[], branches={"off": ["--amp", "-1"]}),
+    # DLE-GNMT's trainer: the stepper class of another file tunes apex's loss scaler in its
+    # __init__ (initial scale 1024, growth window 4, through amp._amp_state) and scales the loss
+    # the trainer hands it: the settings update the GradScaler passed in, the trainer puts
+    # autocast around its forward pass; the 'off' branch (--math fp32) never touches apex
+    "r13_scaler_settings_in_stepper": dict(launcher="train.py", amp=[], fp32=["--math", "fp32"], steps=24,
+                                           metric="loss", native=[], fallbacks=[],
+                                           branches={"off": ["--math", "fp32"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -364,12 +378,20 @@ BRANCHES = [(name, branch) for name, cfg in LAYOUTS.items() for branch in cfg.ge
 def test_other_branches_of_the_launcher_match_the_original(repos, name, branch):
     """A launcher whose amp.initialize calls are alternatives (r10: a static loss_scale=128.0
     instead of the dynamic one) trains the same way on its other branches: the metric
-    decreases, the weights track the original's, and the static scale stayed put in both."""
+    decreases, the weights track the original's, and the static scale stayed put in both.
+    r12's 'off' branch never sets up apex: the migrated trainer's disabled GradScaler and
+    disabled autocast train bitwise as the original's plain fp32 path, and neither
+    checkpoint has an amp entry."""
     for group in ("orig", "migrated"):
         values = _metric(_run(repos, group, name, branch)["stdout"], LAYOUTS[name]["metric"])
         assert len(values) == LAYOUTS[name]["steps"] and sum(values[-4:]) < 0.7 * sum(values[:4]), (group, values)
-    _assert_matches(repos, _params(repos, "migrated", name, branch), _params(repos, "orig", name, branch), name,
-                    f"migrated vs original, {branch} branch")
+    migrated_params, original_params = _params(repos, "migrated", name, branch), _params(repos, "orig", name, branch)
+    if branch == "off":
+        assert _max_diff(migrated_params, original_params) == 0.0, "migrated vs original, apex never set up"
+        for group in ("orig", "migrated"):
+            assert "amp" not in torch.load(repos["work"] / f"{group}-{name}-{branch}.ckpt.pt"), group
+        return
+    _assert_matches(repos, migrated_params, original_params, name, f"migrated vs original, {branch} branch")
     original = torch.load(repos["work"] / f"orig-{name}-{branch}.ckpt.pt")["amp"]["loss_scaler0"]
     migrated = torch.load(repos["work"] / f"migrated-{name}-{branch}.ckpt.pt")["amp"]
     if branch == "static":

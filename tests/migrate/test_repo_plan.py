@@ -440,3 +440,69 @@ def test_a_launcher_whose_losses_are_not_under_its_no_op_context_drops_the_plan_
     assert "amp_autocast = functools.partial(torch.autocast, device_type=\"cuda\", dtype=torch.float16)" in train
     assert "loss_scaler = ApexScaler(scaler=scaler)" in train
     assert "self.scaler.scale(loss).backward()" in (tmp_path / "scalers.py").read_text()
+
+
+STEPPER_TRAINER = textwrap.dedent(
+    """\
+    from apex import amp
+
+    from steppers import AmpStepper
+
+
+    class Trainer:
+        def __init__(self, model, optimizer):
+            self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1"{scale})
+            self.stepper = AmpStepper(model)
+
+        def iterate(self, x):
+            loss = self.model(x).mean()
+            self.stepper.step(loss, self.optimizer)
+    """
+)
+STEPPERS = textwrap.dedent(
+    """\
+    from apex import amp
+
+
+    class AmpStepper:
+        def __init__(self, model):
+            self.model = model
+            amp._amp_state.loss_scalers[0]._scale_seq_len = 100
+
+        def step(self, loss, optimizer):
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+    """
+)
+
+
+@pytest.mark.parametrize("scale, dynamic", [("", True), (', loss_scale="dynamic"', True), (", loss_scale=128.0", False),
+                                            (", loss_scale=cfg.scale", False)])
+def test_a_stepper_class_gets_its_autocast_from_the_launcher_and_its_dynamic_flag(tmp_path, scale, dynamic):
+    """The loss AmpStepper.step() scales is a parameter, handed over by the launcher's Trainer:
+    the plan has the launcher put autocast around its forward pass, and says whether the
+    component's loss scale is provably dynamic (where a growth-interval setting may apply)."""
+    write_tree(tmp_path, {"trainer.py": STEPPER_TRAINER.format(scale=scale), "steppers.py": STEPPERS})
+    files = {Path(p).name: f for p, f in plan_for(tmp_path).files.items()}
+    assert files["steppers.py"].autocast_at_caller == ("AmpStepper.step",)
+    assert files["trainer.py"].loss_methods == (("AmpStepper", "step", 0, "loss"),)
+    assert files["steppers.py"].dynamic_scaler is dynamic
+    manual = [f["message"] for f in report(tmp_path)["findings"] if f["needs_manual_work"]]
+    if dynamic:
+        assert manual == [], manual
+        assert run_cli(tmp_path, "--allow-no-vcs").returncode == 0
+        assert "self.scaler.set_growth_interval(100)" in (tmp_path / "steppers.py").read_text()
+        trainer = (tmp_path / "trainer.py").read_text()
+        assert 'with torch.autocast("cuda", dtype=torch.float16):\n            loss = self.model(x).mean()' in trainer
+    else:
+        assert any("apex ignores _scale_seq_len when the loss scale is static" in m for m in manual), manual
+
+
+def test_a_method_the_class_calls_itself_places_its_own_autocast(tmp_path):
+    """``self.backward(loss)`` inside the class: the class's own file wraps the forward pass."""
+    stepper = STEPPERS.replace("    def step(self, loss, optimizer):", "    def train(self, x, optimizer):\n"
+                               "        self.step(self.model(x).mean(), optimizer)\n\n    def step(self, loss, optimizer):")
+    write_tree(tmp_path, {"trainer.py": STEPPER_TRAINER.format(scale=""), "steppers.py": stepper})
+    files = {Path(p).name: f for p, f in plan_for(tmp_path).files.items()}
+    assert files["steppers.py"].autocast_at_caller == () and files["trainer.py"].loss_methods == ()

@@ -1,0 +1,1 @@
+"""A language-model-style trainer package (the shape of XLM's trainer)."""

@@ -1,0 +1,1 @@
+"""A sequence-model-style training package (the shape of DLE-GNMT's seq2seq/train)."""

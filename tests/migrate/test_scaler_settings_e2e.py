@@ -1,0 +1,118 @@
+"""End to end: apex loss-scaler settings (``amp._amp_state.loss_scalers[0]._loss_scale = x``,
+``._scale_seq_len = n``) migrated --to native train like the original through apexcompat.amp.
+
+Two shapes: the settings right after ``amp.initialize`` through a local alias (folded into the
+GradScaler's constructor) and the settings in a method called half way through training (public
+updates of the GradScaler where they stand).  Each script logs the loss scale after every step
+and overflows on purpose at two steps, so the trajectory shows the initial scale, the halving,
+the growth interval and a scale set mid-run; native and original must log the same scales.
+"""
+
+from __future__ import annotations
+
+from test_rules_amp_e2e import migrated, run_script
+
+COMMON = '''\
+import torch
+import torch.nn.functional as F
+from apex import amp
+
+
+def batches(device, steps):
+    gen = torch.Generator().manual_seed(0)
+    w = torch.randn(8, 2, generator=gen)
+    for step in range(steps):
+        x = torch.randn(16, 8, generator=gen)
+        yield step, x.to(device), (x @ w).to(device)
+
+'''
+
+AFTER_INITIALIZE = COMMON + '''
+def main(argv):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 2).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1", verbosity=0)
+    tuned = amp._amp_state.loss_scalers[0]
+    tuned._loss_scale = 1024.0
+    tuned._scale_seq_len = 3
+    scales, losses = [], []
+    for step, x, y in batches(device, 16):
+        loss = F.mse_loss(model(x), y)
+        if step in (2, 9):
+            loss = loss * float("inf")
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        scales.append(amp._amp_state.loss_scalers[0].loss_scale())
+        losses.append(loss.item())
+    return {"scales": scales, "losses": losses, "params": [p.detach().clone() for p in model.parameters()]}
+'''
+
+IN_A_METHOD = COMMON + '''
+class Trainer:
+    def __init__(self, model, optimizer, device):
+        self.device = device
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1", verbosity=0)
+
+    def retune(self, scale, window):
+        loss_scaler = amp._amp_state.loss_scalers[0]
+        loss_scaler._loss_scale = scale
+        loss_scaler._scale_seq_len = window
+
+    def train_step(self, x, y, poison):
+        x, y = x.to(self.device), y.to(self.device)
+        loss = F.mse_loss(self.model(x), y)
+        if poison:
+            loss = loss * float("inf")
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        return loss.item(), amp._amp_state.loss_scalers[0].loss_scale()
+
+
+def main(argv):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 2).to(device)
+    trainer = Trainer(model, torch.optim.SGD(model.parameters(), lr=0.05), device)
+    scales, losses = [], []
+    for step, x, y in batches(device, 16):
+        if step == 6:
+            trainer.retune(512.0, 2)
+        loss, scale = trainer.train_step(x, y, poison=step in (3, 10))
+        scales.append(scale)
+        losses.append(loss)
+    return {"scales": scales, "losses": losses, "params": [p.detach().clone() for p in trainer.model.parameters()]}
+'''
+
+
+def _compare(source: str, name: str, expected_codes: str, scales: list) -> None:
+    native = migrated(source, "native")
+    assert "_amp_state" not in native and "apex" not in native, native
+    assert expected_codes in native
+    original = run_script(migrated(source, "shim"), [], name + "_shim")
+    result = run_script(native, [], name + "_native")
+    assert original["scales"] == scales, original["scales"]  # what apex's scaler does with the settings
+    assert result["scales"] == original["scales"], (result["scales"], original["scales"])
+    for a, b in zip(result["params"], original["params"]):
+        assert (a - b).abs().max() <= 1e-3 * (1 + b.abs().max()), (a, b)
+
+
+def test_settings_right_after_initialize_become_constructor_arguments() -> None:
+    # 1024 for two clean steps, overflow at 2 (skip, 512), growth every 3 clean steps
+    expected = [1024.0, 1024.0, 512.0, 512.0, 512.0, 1024.0, 1024.0, 1024.0, 2048.0, 1024.0]
+    expected += [1024.0, 1024.0, 2048.0, 2048.0, 2048.0, 4096.0]
+    _compare(AFTER_INITIALIZE, "after_initialize", "init_scale=1024.0, growth_interval=3", expected)
+
+
+def test_settings_in_a_method_update_the_scaler_mid_run() -> None:
+    # the default 65536 overflows float16 on its own at first; at step 6 the scale is set to 512
+    # with a window of 2, but the count of clean steps goes on from 3 and growth needs it to hit
+    # the window exactly, so the scale grows only after the overflow at 10 restarts the count
+    expected = [32768.0, 32768.0, 16384.0, 8192.0, 8192.0, 8192.0]
+    expected += [512.0, 512.0, 512.0, 512.0, 256.0, 256.0, 512.0, 512.0, 1024.0, 1024.0]
+    _compare(IN_A_METHOD, "in_a_method", "set_growth_interval(window)", expected)
