@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -59,6 +59,8 @@ HANDLED_MEMBERS = frozenset(
 )
 SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
 SWITCH_NAMES = ("use_amp", "amp_enabled", "use_mixed_precision")
+OPTIONS_NAMES = ("amp_options", "amp_init_options")
+LOSS_SCALE_NAMES = ("amp_loss_scale", "amp_init_loss_scale")
 AMP_STATE_SCALE_READ = "loss_scale"  # amp._amp_state.loss_scalers[0].loss_scale()
 AMP_STATE_SETTINGS = {"_loss_scale": "init_scale", "_scale_seq_len": "growth_interval"}
 
@@ -93,6 +95,9 @@ class InitSite:
     inference: bool = False
     #: the scaler is created before ``anchor`` (the ``if``), not after it: used inside it
     scaler_first: bool = False
+    #: ``cfg`` of ``amp.initialize(model, optimizer, **cfg)``: the options come from a
+    #: mapping at run time (opt level, enabled, loss_scale are read from it there)
+    options: Optional[cst.BaseExpression] = None
 
 
 @dataclass(eq=False, repr=False)
@@ -131,6 +136,9 @@ class AmpFile:
     #: name given to the scaler (and its switch) in this file
     scaler_name: str = "scaler"
     switch_name: str = "use_amp"
+    #: names of the locals holding an ``**options`` initialize's mapping and its loss scale
+    options_name: str = "amp_options"
+    loss_scale_name: str = "amp_loss_scale"
     #: where the scaler lives: "local" (a local/global name) or "self" (``self.<name>``)
     storage: str = "local"
     #: same-file functions that get the scaler as a new parameter
@@ -162,6 +170,9 @@ class AmpFile:
     #: assignment unpacks one more value) and the helper's returns (each returns it last)
     returned_to: Optional[cst.Call] = None
     returns: List[cst.Return] = field(default_factory=list)
+    #: initializes of this file that cannot be rewritten (their blocker says why): the other
+    #: sites are not reported as if the file had no initialize
+    refused_inits: int = 0
 
     @property
     def uses_amp(self) -> bool:
@@ -345,6 +356,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     if info.plan is not None and info.plan.scaler_name:
         info.scaler_name = info.plan.scaler_name
     info.switch_name = next((n for n in SWITCH_NAMES if n not in used), "amp_switch")
+    info.options_name = next((n for n in OPTIONS_NAMES if n not in used), "apex_amp_options")
+    info.loss_scale_name = next((n for n in LOSS_SCALE_NAMES if n not in used), "apex_amp_loss_scale")
     handles: Dict[str, InitSite] = {}
 
     for ref in info.refs:
@@ -366,7 +379,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             info.blockers.append(Blocker(ref.expr, f"amp.{member} has no native rewrite"))
         elif member in ("initialize", "init") and is_call:
             site = _init_site(rule, parent, member == "init", info)
-            if site is not None:
+            if site is None:
+                info.refused_inits += 1
+            else:
                 info.inits.append(site)
                 if site.handle:
                     handles[site.handle] = site
@@ -520,10 +535,9 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
     if len(stmt.body) != 1:
         info.blockers.append(Blocker(call, "amp.initialize shares its line with other statements"))
         return None
-    if any(a.star for a in call.args):
-        info.blockers.append(
-            Blocker(call, "amp.initialize gets its arguments from *args/**kwargs; the opt level is unknown")
-        )
+    options = _options_mapping(call, old_api)
+    if isinstance(options, str):
+        info.blockers.append(Blocker(call, options))
         return None
     guards: List[cst.BaseExpression] = []
     anchor: cst.BaseStatement = stmt
@@ -544,6 +558,7 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
             continue
         break
     site = InitSite(call, stmt, anchor, guards, enclosing_function(parents, call), old_api=old_api, handle=handle)
+    site.options = options
     if not old_api:
         site.models = elements(arg_value(call, 0, "models"))
         opts = arg_value(call, 1, "optimizers")
@@ -558,6 +573,22 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
             info.blockers.append(Blocker(call, "amp.initialize without models"))
             return None
     return site
+
+
+def _options_mapping(call: cst.Call, old_api: bool) -> Union[None, str, cst.BaseExpression]:
+    """The ``cfg`` of ``amp.initialize(model, optimizer, **cfg)``, whose options (opt level,
+    loss scale, ...) are only known at run time; None when every option is written out; a
+    reason (str) when the options cannot be followed: ``*args``, ``**`` beside options
+    written out (or beside a third positional one), or the old ``amp.init``."""
+    stars = [a for a in call.args if a.star]
+    if not stars:
+        return None
+    if old_api or any(a.star == "*" for a in stars) or len(stars) != 1:
+        return "amp.initialize gets its arguments from *args/**kwargs; the opt level is unknown"
+    positional, keywords = call_args(call)
+    if len(positional) > 2 or set(keywords) - {"models", "optimizers"}:
+        return f"amp.initialize takes options both from **{code_of(stars[0].value)} and written out"
+    return stars[0].value
 
 
 def _scale_loss_site(rule, call: cst.Call, info: AmpFile) -> Optional[ScaleLossSite]:
@@ -666,6 +697,8 @@ def _check_layout(rule, info: AmpFile) -> None:
     if remote:
         _check_remote_layout(rule, info)
         return
+    if info.refused_inits and not training:
+        return  # the file keeps apexcompat.amp for the initialize's own reason
     if info.scale_losses and not training:
         for site in info.scale_losses:
             message = "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"
@@ -691,6 +724,8 @@ def _check_layout(rule, info: AmpFile) -> None:
         return
     if not training:
         for need in info.needs:
+            if need.kind == "master_params" and not info.scale_losses:
+                continue  # the optimizer's param groups, what apex yielded: no scaler needed
             info.blockers.append(
                 Blocker(need.node, "amp.initialize is not in this file, so the scaler cannot reach this site")
             )
@@ -1185,7 +1220,7 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 info.needs.append(Need(call, "step", func))
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
-            gap = _caller_steps(rule, site, code_of(opt))[1]
+            gap = _caller_steps(rule, site, code_of(opt))[1] or _holder_steps(rule, site, opt)
             info.blockers.append(Blocker(site.with_stmt, f"{message}, and {gap}" if gap else message))
         for call in calls:
             holder = rule.parents.get(call)
@@ -1193,6 +1228,21 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 info.blockers.append(
                     Blocker(call, f"{code_of(call)}: only a plain optimizer.step() statement can go through the scaler")
                 )
+
+
+def _holder_steps(rule, site: ScaleLossSite, opt: cst.BaseExpression) -> Optional[str]:
+    """When the scaled optimizer is an attribute of an object the function steps instead
+    (``amp.scale_loss(loss, self.optimizer.optimizer)`` then ``self.optimizer.step(where=w)``,
+    a wrapper that steps what it holds), that step, for the finding: GradScaler.step must be
+    given the optimizer it unscaled, and what the wrapper's step does is not visible here."""
+    body = site.func.body if site.func is not None else rule.tree
+    holder = opt.value if isinstance(opt, cst.Attribute) else None
+    while isinstance(holder, (cst.Attribute, cst.Name)):
+        calls = step_calls(body, code_of(holder))
+        if calls:
+            return f"{code_of(calls[0])} steps {code_of(holder)}, which holds it: not provably the same step"
+        holder = holder.value if isinstance(holder, cst.Attribute) else None
+    return None
 
 
 def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optional[str]:

@@ -281,7 +281,12 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 return None
             if text != "True":
                 parts.append((text, _paren(text, enabled) != text))
-        if not site.old_api:
+        if site.options is not None:
+            # a mapping's options are read where they are needed (see _options_lines)
+            options = self.info.options_name
+            parts.append((f'bool({options}.get("enabled", True))', False))
+            parts.append((f'{options}.get("opt_level", "O1") != "O0"', False))
+        elif not site.old_api:
             level = _param(site.call, "opt_level", table)
             literal = string_value(level)
             if level is None or literal in ("O1", "O2", "O3"):
@@ -299,6 +304,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         table = OLD_INIT_PARAMS if site.old_api else INIT_PARAMS
         level_node = None if site.old_api else _param(call, "opt_level", table)
         level = "O1" if level_node is None else string_value(level_node)
+        if site.options is not None:
+            level, level_node = None, site.options
         parts = self._switch_parts(site)
 
         new: List[cst.BaseStatement] = []
@@ -322,6 +329,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 return
             new.append(binding)
 
+        if site.options is not None:
+            new.extend(self._options_lines(site, info, parts))
+            parts = parts[-2:] if parts is not None else None  # the guards are in the options now
         switch: Optional[str]
         if parts is None:
             switch = "False"
@@ -372,6 +382,25 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             severity="info",
         )
         self._place(site, new)
+
+    def _options_lines(
+        self, site: InitSite, info: AmpFile, parts: Optional[List[Tuple[str, bool]]]
+    ) -> List[cst.BaseStatement]:
+        """``amp.initialize(model, optimizer, **cfg)``: the options are read from ``cfg`` at
+        run time, as apex read them: ``amp_options = dict(cfg)`` under the tests that chose the
+        initialize (``parts`` but its last two, the options' own), else ``{"enabled": False}``
+        (there ``cfg`` may be None), and, unless bfloat16 autocast needs no scaling, its
+        ``loss_scale`` (apex's default "dynamic")."""
+        off = '{"enabled": False}'
+        guards = parts[:-2] if parts is not None else []
+        value = f"dict({code_of(site.options)})" if parts is not None else off
+        if guards:
+            joined = " and ".join(f"({text})" if paren else text for text, paren in guards)
+            value = f"{value} if {joined} else {off}"
+        lines = [statement(f"{info.options_name} = {value}\n")]
+        if self.settings.dtype != "bfloat16":
+            lines.append(statement(f'{info.loss_scale_name} = {info.options_name}.get("loss_scale", "dynamic")\n'))
+        return lines
 
     @staticmethod
     def _scaler_target(site: InitSite, info: AmpFile) -> str:
@@ -526,6 +555,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
     def _scaler_options(self, site: InitSite, table, level, level_node) -> List[str]:
         call = site.call
         kwargs: List[str] = []
+        if site.options is not None:
+            return self._mapping_scaler_options(site)
         loss_scale = _param(call, "loss_scale", table)
         if loss_scale is not None and self.settings.dtype == "bfloat16":
             self.report(
@@ -613,6 +644,37 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 severity="info",
             )
         return kwargs
+
+    def _mapping_scaler_options(self, site: InitSite) -> List[str]:
+        """The GradScaler options of ``amp.initialize(model, optimizer, **cfg)``: dynamic
+        (from 2**16, growing every 2000 clean steps, as apex's) unless ``cfg["loss_scale"]`` is
+        a number: then it starts there and never grows.  The opt level is read at run time."""
+        mapping = code_of(site.options)
+        self.report(
+            site.options,
+            "APX202",
+            f"opt level and options come from {mapping} at run time: O1, O2 and O3 all become "
+            f"{self.settings.dtype} autocast with fp32 weights, O0 or enabled=False turns amp off; "
+            "cast_model_type, keep_batchnorm_fp32, master_weights, min/max_loss_scale in it are ignored",
+            fixed=True,
+            severity="warning",
+        )
+        if self.settings.dtype == "bfloat16":
+            return []
+        scale = self.info.loss_scale_name
+        self.report(
+            site.options,
+            "APX204",
+            f'a numeric {mapping}["loss_scale"] is static: the GradScaler keeps it, but unlike apex it skips '
+            "a step whose grads hold inf/nan and halves the scale; check that this is acceptable",
+            fixed=True,
+            severity="warning",
+        )
+        dynamic = f'{scale} == "dynamic"'
+        return [
+            f"init_scale=65536.0 if {dynamic} else float({scale})",
+            f"growth_interval=2000 if {dynamic} else {NO_GROWTH}",
+        ]
 
     def _inference(self, site: InitSite, level: Optional[str], new: List[cst.BaseStatement]) -> None:
         """No optimizers: O3 -> ``model.half()``; O1/O2 -> autocast by hand; O0 -> nothing.

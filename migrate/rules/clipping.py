@@ -104,6 +104,7 @@ class ClippingRule(AmpRule):
         "APX326": "gradients clipped or read on every micro-step, the step only at the accumulation boundary",
         "APX327": "gradients clipped or read after the scaled backward where the step or backward is not known",
         "APX328": "a clip on every micro-step clips the scaled gradients at the threshold times the loss scale",
+        "APX218": "amp.master_params(opt) in a file that scales no loss (a helper) -> the optimizer's param groups",
     }
     #: gradient uses are looked for only in files that mention one of these (besides
     #: master_params: clipping, norms, ``p.grad``), so files without them cost nothing here
@@ -155,6 +156,9 @@ class ClippingRule(AmpRule):
             scaler = lookup(need.node)
             call = need.node
             opt = arg_value(call, 0, "optimizer")
+            if scaler is None and opt is not None and not info.scale_losses and not info.inits:
+                self._helper_master_params(module, call, code_of(opt))
+                continue
             if scaler is None or opt is None:
                 continue
             opt_text = code_of(opt)
@@ -172,6 +176,23 @@ class ClippingRule(AmpRule):
                 self.replace_node(call, expression(use.params))
             uses.append(use)
         return uses
+
+    def _helper_master_params(self, module: cst.Module, call: cst.Call, opt_text: str) -> None:
+        """``amp.master_params(opt)`` in a file that scales no loss (a helper module's
+        ``def master_params(optimizer): yield from amp.master_params(optimizer)``): the
+        optimizer's param groups, which is what apex (and apexcompat) yielded under every opt
+        level; no master weights exist natively.  Whether the gradients a caller clips through
+        it are unscaled is the caller's matter, as it was with apex."""
+        params = self._params_of(module, opt_text)
+        self.replace_node(call, expression(params))
+        self.report(
+            call,
+            "APX218",
+            f"amp.master_params({opt_text}) -> {params} (what apex yielded); a caller that clips through it "
+            f"natively must call scaler.unscale_({opt_text}) first",
+            fixed=True,
+            severity="info",
+        )
 
     def _other_uses(self, module: cst.Module, masters: List[_Use], sites, steps, lookup) -> List[_Use]:
         """Clip calls, calls given parameters and ``.grad`` reads in the functions that hold a
