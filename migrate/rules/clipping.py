@@ -41,11 +41,14 @@ from ._amp_sites import (
     analyse,
     arg_value,
     caller_links,
+    class_of_method,
     code_of,
     enclosing_function,
     exclusive,
     find_scalers,
     find_steps,
+    methods_of,
+    self_name,
     walk,
 )
 from ._edits import expression, move_leading, statement, suite_statements
@@ -75,7 +78,8 @@ UNKNOWN_TODO = "gradients used after the scaled backward:"
 @dataclass(eq=False)
 class _Use:
     """A gradient use: ``node`` (the call or the ``.grad`` attribute), ``stmt`` (the
-    statement an unscale_ would precede), ``kind`` master/clip/helper/grad."""
+    statement an unscale_ would precede), ``kind`` master/clip/helper/grad, or indirect (a
+    call of a same-file function or method that clips)."""
 
     node: Any
     stmt: Any
@@ -212,6 +216,8 @@ class ClippingRule(AmpRule):
                     kind = "clip"
                 elif self._given_parameters(node):
                     kind = "helper"
+                elif self._clipping_callee(node, set(), masters) is not None:
+                    kind = "indirect"
                 if kind is None:
                     continue
                 if any(n in taken for n in walk(node)):
@@ -234,6 +240,38 @@ class ClippingRule(AmpRule):
                 seen_grad.add(stmt)
                 uses.append(_Use(node, stmt, "grad", func, scaler.expr, f"{code_of(node)} read"))
         return uses
+
+    def _clipping_callee(self, call: cst.Call, seen: Set[Any], masters: List[_Use]) -> Optional[cst.FunctionDef]:
+        """The same-file function or same-class method ``call`` runs (``self._clip(...)``,
+        ``clip_all(...)``) when it clips gradients, itself or through such calls of its own; a
+        clip there sees what the caller's gradients are at the call.  None when it does not,
+        or when it reads ``amp.master_params`` (that use gets its own unscale_)."""
+        callee = self._callee(call)
+        if callee is None or callee in seen:
+            return None
+        seen.add(callee)
+        if any(m.func is callee for m in masters):
+            return None
+        for node in walk(callee.body):
+            if isinstance(node, cst.Call) and (
+                self.qualified_names(node.func) & CLIP_FUNCTIONS or self._clipping_callee(node, seen, masters)
+            ):
+                return callee
+        return None
+
+    def _callee(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        func = call.func
+        caller = enclosing_function(self.parents, call)
+        if isinstance(func, cst.Name):
+            return next(
+                (d for d in self.tree.body if isinstance(d, cst.FunctionDef) and d.name.value == func.value), None
+            )
+        cls = class_of_method(self.parents, caller)
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and cls is not None):
+            return None
+        if func.value.value != self_name(caller):
+            return None
+        return next((m for m in methods_of(cls) if m.name.value == func.attr.value), None)
 
     def _given_parameters(self, call: cst.Call) -> bool:
         if isinstance(call.func, cst.Name) and call.func.value in _COLLECTORS:
@@ -279,7 +317,7 @@ class ClippingRule(AmpRule):
             # after no scaled backward of this function (before it, or on the path that does
             # not scale): nothing to unscale, unless the backward is elsewhere (none here)
             later = self._next_step(use, None, steps)
-            if use.kind == "clip" and later is not None and not any(s.func is use.func for s in sites):
+            if use.kind in ("clip", "indirect") and later is not None and not any(s.func is use.func for s in sites):
                 use.status, use.opt = "unknown", steps[later]
                 use.reason = "the scaled backward is not in this function"
             else:
@@ -298,7 +336,9 @@ class ClippingRule(AmpRule):
                 if any(o == opt and enclosing_function(self.parents, c) is use.func for c, o in steps.items()):
                     # after a step that runs only sometimes (accumulation boundary): a clip
                     # or master_params read here runs on every micro-step
-                    use.status, use.opt = ("accum", opt) if use.kind in ("master", "clip") else ("skip", None)
+                    use.status, use.opt = (
+                        ("accum", opt) if use.kind in ("master", "clip", "indirect") else ("skip", None)
+                    )
                     return []
                 if use.kind == "master":
                     use.status = "legacy"
@@ -443,7 +483,7 @@ class ClippingRule(AmpRule):
                 self.report(use.node, "APX321", message, fixed=True, severity="info")
                 self._nan_todo(use.func, use.stmt)
         if use.status == "unscale" and use.kind != "master":
-            if use.kind == "clip":
+            if use.kind in ("clip", "indirect"):
                 self.report(
                     use.node,
                     "APX325",
