@@ -984,6 +984,91 @@ class Trainer:
 """,
         codes=('APX101', 'APX201', 'APX210', 'APX301', 'APX311', 'APX327'),
     ),
+    Example(
+        # the clip is in a method of its own, called between the scaled backward and the step:
+        # scaler.unscale_ goes before that call
+        "clip-in-a-method-called-before-the-step",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def clip(self):
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+
+    def step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.clip()
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def clip(self):
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+
+    def step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.scaler.scale(loss).backward()
+        self.scaler.unscale_(self.optimizer)
+        self.clip()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX325'),
+    ),
+    Example(
+        # a helper module yields amp.master_params(optimizer), else the param groups itself: both
+        # are the param groups natively (no master weights); its callers' clips get the unscale_
+        "master-params-helper-module",
+        before='''\
+"""Small helpers shared by the trainers."""
+try:
+    import apex
+
+    apex_available = True
+except ImportError:
+    apex_available = False
+
+
+def master_params(optimizer):
+    """The parameters the optimizer steps: apex's fp32 master copies under O2."""
+    if apex_available:
+        yield from apex.amp.master_params(optimizer)
+    else:
+        for group in optimizer.param_groups:
+            yield from group["params"]
+''',
+        after='''\
+"""Small helpers shared by the trainers."""
+apex_available = True
+
+
+def master_params(optimizer):
+    """The parameters the optimizer steps: apex's fp32 master copies under O2."""
+    if apex_available:
+        yield from (p for group in optimizer.param_groups for p in group["params"])
+    else:
+        for group in optimizer.param_groups:
+            yield from group["params"]
+''',
+        codes=('APX101', 'APX103', 'APX218'),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = []
