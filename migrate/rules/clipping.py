@@ -404,9 +404,14 @@ class ClippingRule(AmpRule):
         stepping: Dict[Any, Any] = {}
         below: Any = step_stmt
         block = self.parents.get(below)
+        opt = code_of(step.func.value) if isinstance(step.func, cst.Attribute) else ""
         while isinstance(block, (cst.IndentedBlock, cst.Module)):
             stepping[block] = below
             owner = self.parents.get(block)
+            chain = self._stepping_chain(owner, opt)
+            if chain is not None:
+                below, block = chain, self.parents.get(chain)
+                continue
             if not isinstance(owner, cst.With):
                 break
             below, block = owner, self.parents.get(owner)
@@ -428,6 +433,38 @@ class ClippingRule(AmpRule):
         if cur is mark and (cur is not step_stmt or start_of(self, use.node) > start_of(self, step)):
             return None
         return lifted
+
+    def _stepping_chain(self, owner: Any, opt: str) -> Optional[cst.If]:
+        """The whole if/elif/else chain whose branch ``owner`` is, when every branch of it
+        steps ``opt`` (``if native: native_scaler.step(opt); ... else: opt.step()``, a
+        native branch beside the apex one): a step surely follows whichever runs.  Should
+        another branch run while this scaler is enabled, the next unscale_ raises (no
+        silent error)."""
+        if isinstance(owner, cst.Else):
+            owner = self.parents.get(owner)
+        if not isinstance(owner, cst.If) or not opt:
+            return None
+        while isinstance(self.parents.get(owner), cst.If) and self.parents[owner].orelse is owner:
+            owner = self.parents[owner]
+        branch: Any = owner
+        while isinstance(branch, cst.If):
+            if not self._steps_in(branch.body, opt):
+                return None
+            branch = branch.orelse
+        if not isinstance(branch, cst.Else) or not self._steps_in(branch.body, opt):
+            return None
+        return owner
+
+    def _steps_in(self, block: Any, opt: str) -> bool:
+        """``opt.step(...)`` or ``<a scaler>.step(opt, ...)`` in ``block``."""
+        for node in walk(block):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "step":
+                if code_of(node.func.value) == opt:
+                    return True
+                first = arg_value(node, 0, "optimizer")
+                if first is not None and code_of(first) == opt:
+                    return True
+        return False
 
     # --- edits and findings -------------------------------------------------------------------
 

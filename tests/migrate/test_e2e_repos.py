@@ -4,7 +4,8 @@ One layout per shape of issue 9 (a launcher plus a package that scales the loss,
 across methods, a model-owned GAN step, a scaler wrapper class beside a native one, checkpoint
 helpers in another module, apex.amp passed on as a value, a config-driven opt level, a repository
 already on apexcompat.amp, a timm-family launcher, alternative initializes, the optimizer step in the
-caller of the function that scales the loss).  Once per module:
+caller of the function that scales the loss, a task configured by a dict beside a native branch).
+Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -23,7 +24,7 @@ Outcome per layout (LAYOUTS): ``native`` (no apex/apexcompat import left, no man
 but the listed ones; the runs block both packages) or ``fallback`` (the tool keeps apexcompat.amp:
 its APX220 findings must be one of the exact sets pinned, so a change in what the tool does shows
 up here; the shim output is run and compared too, and the native-only checks skip).  Today r1,
-r2, r4, r5, r7, r8, r9, r10 and r11 come out native (r4 and r9: the launcher's no-op autocast
+r2, r4, r5, r7, r8, r9, r10, r11 and r12 come out native (r4 and r9: the launcher's no-op autocast
 variable is bound to torch.autocast on the apex branch); r3 (a model class that steps itself) and r6
 (amp passed as a value) fall back.
 
@@ -46,7 +47,9 @@ A migration mistake moves the weights far more (test_e2e_scripts: a dropped unsc
 clipping 6e-1, a scaler state that is not loaded 1.1e-1).  Mutations of the migrated output,
 checked by hand: a dropped load_scaler_state (r5) fails the resume test (the clean-step count
 restarts at 0), autocast disabled (r8) and the apex branch's amp_autocast left a no-op (r4, r9)
-fail the fp32 check, a dropped scaler.update() (r7) fails the run.
+fail the fp32 check, a dropped scaler.update() (r7) fails the run, r12's clipping method called
+without the unscale_ before it (the tool's check of same-file clipping calls turned off) fails the
+run, the O1 comparison, the resume and the static branch.
 """
 
 from __future__ import annotations
@@ -126,6 +129,15 @@ LAYOUTS: Dict[str, dict] = {
     "r10_alternative_initialize": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                        metric="loss", native=[], fallbacks=[],
                                        branches={"static": ["--static-loss-scale"]}),
+    # a Task configured by a dict: amp.initialize(..., **self.amp_args) beside a native
+    # GradScaler branch of its own (an AmpType enum), the clip in a method of its own through a
+    # master_params helper module (apex branch, param-groups fallback): the options are read
+    # from the dict at run time, unscale_ goes before the clipping method's call; the other
+    # branches: a static loss_scale, amp off (amp_args None), the task's own native branch
+    "r12_config_task": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
+                            native=[], fallbacks=[],
+                            branches={"static": ["--loss-scale", "128.0"], "none": ["--amp-type", "none"],
+                                      "native": ["--amp-type", "native"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -362,18 +374,23 @@ BRANCHES = [(name, branch) for name, cfg in LAYOUTS.items() for branch in cfg.ge
 
 @pytest.mark.parametrize(("name", "branch"), BRANCHES)
 def test_other_branches_of_the_launcher_match_the_original(repos, name, branch):
-    """A launcher whose amp.initialize calls are alternatives (r10: a static loss_scale=128.0
-    instead of the dynamic one) trains the same way on its other branches: the metric
-    decreases, the weights track the original's, and the static scale stayed put in both."""
+    """A launcher's other configurations (r10, r12: a static loss_scale=128.0 instead of the
+    dynamic one; r12: amp off, the task's own native GradScaler) train the same way: the metric
+    decreases, the weights track the original's, the static scale stayed put in both, and with
+    amp off the migrated run is the original fp32 run bit for bit."""
     for group in ("orig", "migrated"):
         values = _metric(_run(repos, group, name, branch)["stdout"], LAYOUTS[name]["metric"])
         assert len(values) == LAYOUTS[name]["steps"] and sum(values[-4:]) < 0.7 * sum(values[:4]), (group, values)
     _assert_matches(repos, _params(repos, "migrated", name, branch), _params(repos, "orig", name, branch), name,
                     f"migrated vs original, {branch} branch")
-    original = torch.load(repos["work"] / f"orig-{name}-{branch}.ckpt.pt")["amp"]["loss_scaler0"]
-    migrated = torch.load(repos["work"] / f"migrated-{name}-{branch}.ckpt.pt")["amp"]
+    original = torch.load(repos["work"] / f"orig-{name}-{branch}.ckpt.pt")
+    migrated = torch.load(repos["work"] / f"migrated-{name}-{branch}.ckpt.pt")
     if branch == "static":
+        original, migrated = original["amp"]["loss_scaler0"], migrated["amp"]
         assert original["loss_scale"] == 128.0 and migrated["scale"] == 128.0, (original, migrated)
+    elif branch == "none":  # amp off: no amp state saved, and the same fp32 training bit for bit
+        assert "amp" not in original and "amp" not in migrated, (original.keys(), migrated.keys())
+        assert _max_diff(_params(repos, "migrated", name, branch), _params(repos, "orig", name, branch)) == 0.0
 
 
 def test_report_measured_differences(repos, capsys):
