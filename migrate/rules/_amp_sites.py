@@ -25,6 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
+from ..repo_plan import SCALED_ELSEWHERE
 from ._edits import code_of
 from ._tree import walk
 
@@ -717,10 +718,11 @@ def _check_layout(rule, info: AmpFile) -> None:
             note = library_wrappers_beside(rule, training[0], info)
             if note is None:
                 return
+        elsewhere = "no amp.scale_loss in this file: the losses are scaled elsewhere"
+        if note in (None, elsewhere) and info.plan is not None:
+            note = info.plan.note_for(SCALED_ELSEWHERE) or note
         for init in training:
-            info.blockers.append(
-                Blocker(init.call, note or "no amp.scale_loss in this file: the losses are scaled elsewhere")
-            )
+            info.blockers.append(Blocker(init.call, note or elsewhere))
         return
     if not training:
         for need in info.needs:
