@@ -158,9 +158,10 @@ def _note_unreachable(needy, callers, local_callers, by_path, launchers, notes: 
     orphans = sorted(d for d in needy if d not in callers and not local_callers(d))
     how: Dict[Def, str] = {}
     for path, name in orphans:
-        escaping = name in by_path[path].escaping
         how[(path, name)] = (
-            "decorated, registered or passed on as a value, never called directly" if escaping else "called from no file"
+            "decorated, registered or passed on as a value, never called directly"
+            if name in by_path[path].escaping
+            else "called from no file"
         )
         notes.setdefault(path, {}).setdefault(
             name, f"{name} is {how[(path, name)]}, so the GradScaler cannot follow its callers"

@@ -2082,8 +2082,9 @@ class Task:
     def prepare(self):
         amp_options = dict(self.amp_args) if self.amp_args is not None else {"enabled": False}
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
+        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
-        self.scaler = torch.amp.GradScaler("cuda", init_scale=65536.0 if amp_loss_scale == "dynamic" else float(amp_loss_scale), growth_interval=2000 if amp_loss_scale == "dynamic" else 10**9, enabled=use_amp)
+        self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
 
     def train_step(self, x, y):
         self.optimizer.zero_grad()
@@ -2206,8 +2207,9 @@ class Task:
     def prepare(self):
         amp_options = dict(self.amp_config) if self.precision == Precision.APEX else {"enabled": False}
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
+        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
-        self.scaler = torch.amp.GradScaler("cuda", init_scale=65536.0 if amp_loss_scale == "dynamic" else float(amp_loss_scale), growth_interval=2000 if amp_loss_scale == "dynamic" else 10**9, enabled=use_amp)
+        self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
 
     def forward_context(self):
         return torch.autocast(
@@ -2252,7 +2254,10 @@ class Task:
             else:
                 self.native_scaler.load_state_dict(state["amp"])
 ''',
-        codes=('APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX301', 'APX311', 'APX401', 'APX402', 'APX901', 'APX902'),
+        codes=(
+            'APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX301', 'APX311',
+            'APX401', 'APX402', 'APX901', 'APX902',
+        ),
     ),
 ]
 

@@ -60,8 +60,10 @@ HANDLED_MEMBERS = frozenset(
 )
 SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
 SWITCH_NAMES = ("use_amp", "amp_enabled", "use_mixed_precision")
-OPTIONS_NAMES = ("amp_options", "amp_init_options")
-LOSS_SCALE_NAMES = ("amp_loss_scale", "amp_init_loss_scale")
+#: the locals an ``**options`` initialize reads its mapping into: the mapping, its
+#: loss_scale, and the GradScaler's init_scale and growth_interval from that
+OPTION_LOCALS = (("amp_options", "amp_loss_scale", "amp_scale", "amp_growth"), ("amp_init_options",
+                 "amp_init_loss_scale", "amp_init_scale", "amp_init_growth"))
 AMP_STATE_SCALE_READ = "loss_scale"  # amp._amp_state.loss_scalers[0].loss_scale()
 AMP_STATE_SETTINGS = {"_loss_scale": "init_scale", "_scale_seq_len": "growth_interval"}
 
@@ -137,9 +139,8 @@ class AmpFile:
     #: name given to the scaler (and its switch) in this file
     scaler_name: str = "scaler"
     switch_name: str = "use_amp"
-    #: names of the locals holding an ``**options`` initialize's mapping and its loss scale
-    options_name: str = "amp_options"
-    loss_scale_name: str = "amp_loss_scale"
+    #: names of the locals of an ``**options`` initialize (see ``OPTION_LOCALS``)
+    option_locals: Tuple[str, ...] = OPTION_LOCALS[0]
     #: where the scaler lives: "local" (a local/global name) or "self" (``self.<name>``)
     storage: str = "local"
     #: same-file functions that get the scaler as a new parameter
@@ -357,8 +358,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     if info.plan is not None and info.plan.scaler_name:
         info.scaler_name = info.plan.scaler_name
     info.switch_name = next((n for n in SWITCH_NAMES if n not in used), "amp_switch")
-    info.options_name = next((n for n in OPTIONS_NAMES if n not in used), "apex_amp_options")
-    info.loss_scale_name = next((n for n in LOSS_SCALE_NAMES if n not in used), "apex_amp_loss_scale")
+    info.option_locals = next(
+        (names for names in OPTION_LOCALS if not set(names) & used), tuple("apex_" + n for n in OPTION_LOCALS[0])
+    )
     handles: Dict[str, InitSite] = {}
 
     for ref in info.refs:

@@ -283,7 +283,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 parts.append((text, _paren(text, enabled) != text))
         if site.options is not None:
             # a mapping's options are read where they are needed (see _options_lines)
-            options = self.info.options_name
+            options = self.info.option_locals[0]
             parts.append((f'bool({options}.get("enabled", True))', False))
             parts.append((f'{options}.get("opt_level", "O1") != "O0"', False))
         elif not site.old_api:
@@ -397,9 +397,16 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         if guards:
             joined = " and ".join(f"({text})" if paren else text for text, paren in guards)
             value = f"{value} if {joined} else {off}"
-        lines = [statement(f"{info.options_name} = {value}\n")]
+        options, loss_scale, scale, growth = info.option_locals
+        lines = [statement(f"{options} = {value}\n")]
         if self.settings.dtype != "bfloat16":
-            lines.append(statement(f'{info.loss_scale_name} = {info.options_name}.get("loss_scale", "dynamic")\n'))
+            lines.append(statement(f'{loss_scale} = {options}.get("loss_scale", "dynamic")\n'))
+            lines.append(
+                statement(
+                    f'{scale}, {growth} = (65536.0, 2000) if {loss_scale} == "dynamic" '
+                    f"else (float({loss_scale}), {NO_GROWTH})\n"
+                )
+            )
         return lines
 
     @staticmethod
@@ -649,9 +656,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         """The GradScaler options of ``amp.initialize(model, optimizer, **cfg)``: dynamic
         (from 2**16, growing every 2000 clean steps, as apex's) unless ``cfg["loss_scale"]`` is
         a number: then it starts there and never grows.  The opt level is read at run time."""
-        mapping = code_of(site.options)
+        options = site.options
+        assert options is not None
+        mapping = code_of(options)
         self.report(
-            site.options,
+            options,
             "APX202",
             f"opt level and options come from {mapping} at run time: O1, O2 and O3 all become "
             f"{self.settings.dtype} autocast with fp32 weights, O0 or enabled=False turns amp off; "
@@ -661,20 +670,16 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         )
         if self.settings.dtype == "bfloat16":
             return []
-        scale = self.info.loss_scale_name
+        _, _, scale, growth = self.info.option_locals
         self.report(
-            site.options,
+            options,
             "APX204",
             f'a numeric {mapping}["loss_scale"] is static: the GradScaler keeps it, but unlike apex it skips '
             "a step whose grads hold inf/nan and halves the scale; check that this is acceptable",
             fixed=True,
             severity="warning",
         )
-        dynamic = f'{scale} == "dynamic"'
-        return [
-            f"init_scale=65536.0 if {dynamic} else float({scale})",
-            f"growth_interval=2000 if {dynamic} else {NO_GROWTH}",
-        ]
+        return [f"init_scale={scale}", f"growth_interval={growth}"]
 
     def _inference(self, site: InitSite, level: Optional[str], new: List[cst.BaseStatement]) -> None:
         """No optimizers: O3 -> ``model.half()``; O1/O2 -> autocast by hand; O0 -> nothing.
