@@ -25,6 +25,8 @@ from .repo_index import MODULE_LEVEL, ModuleResolver, ModuleSummary, summarise
 
 #: a note that applies to every top-level definition of a file (a dropped component)
 ANY_DEFINITION = "*"
+#: the note of a launcher whose losses are scaled in a definition no call reaches
+SCALED_ELSEWHERE = "<scaled elsewhere>"
 #: where the engine puts a file's ``FilePlan`` for the rules (``CodemodContext.scratch``)
 REPO_PLAN_KEY = "apexcompat.repo_plan"
 #: where the engine keeps what one rule tells the later ones about the same file (a dict)
@@ -158,6 +160,30 @@ class _Definitions:
         return None
 
 
+def _note_unreachable(needy, callers, local_callers, by_path, launchers, notes: Dict[str, Dict[str, str]]) -> None:
+    """Why a definition that scales a loss (a train step class registered by a decorator and
+    called through the registry with the task) gets no GradScaler: no call in the repository
+    reaches it.  With one launcher, its note says where its losses are scaled."""
+    orphans = sorted(d for d in needy if d not in callers and not local_callers(d))
+    how: Dict[Def, str] = {}
+    for path, name in orphans:
+        how[(path, name)] = (
+            "decorated, registered or passed on as a value, never called directly"
+            if name in by_path[path].escaping
+            else "called from no file"
+        )
+        notes.setdefault(path, {}).setdefault(
+            name, f"{name} is {how[(path, name)]}, so the GradScaler cannot follow its callers"
+        )
+    if len(launchers) == 1 and orphans:
+        path, name = orphans[0]
+        more = f" and {len(orphans) - 1} more" if len(orphans) > 1 else ""
+        notes.setdefault(next(iter(launchers)), {})[SCALED_ELSEWHERE] = (
+            f"no amp.scale_loss in this file: the losses are scaled in {by_path[path].shown} ({name}){more}, "
+            f"which is {how[orphans[0]]}: the GradScaler cannot reach it"
+        )
+
+
 def build_plan(
     summaries: Iterable[ModuleSummary],
     roots: Sequence[str],
@@ -274,6 +300,7 @@ def build_plan(
                     f"the losses are scaled in {by_path[path].shown} ({name}), "
                     f"which cannot get the GradScaler: {reason}"
                 )
+    _note_unreachable(needy, callers, local_callers, by_path, launchers, notes)
     planned = {d: c for d, c in entries.items() if d not in refused}
     if not planned:
         plan.add_notes(notes)

@@ -2361,6 +2361,229 @@ def main(args, model, loader):
 """,
         codes=('APX102', 'APX220', 'APX904'),
     ),
+    Example(
+        # amp.initialize(model, optimizer, **cfg): the options come from the config at run time;
+        # they are read from it there (opt level, enabled, a numeric loss_scale is static)
+        "initialize-options-from-a-mapping",
+        before='''\
+import torch
+from apex import amp
+
+
+class Task:
+    """amp_args: the keyword arguments of amp.initialize from the config, or None."""
+
+    def __init__(self, model, optimizer, amp_args=None):
+        self.model = model
+        self.optimizer = optimizer
+        self.amp_args = amp_args
+
+    def prepare(self):
+        if self.amp_args is not None:
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, **self.amp_args)
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        if self.amp_args is not None:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.optimizer.step()
+''',
+        after='''\
+import torch
+
+
+class Task:
+    """amp_args: the keyword arguments of amp.initialize from the config, or None."""
+
+    def __init__(self, model, optimizer, amp_args=None):
+        self.model = model
+        self.optimizer = optimizer
+        self.amp_args = amp_args
+
+    def prepare(self):
+        amp_options = dict(self.amp_args) if self.amp_args is not None else {"enabled": False}
+        amp_loss_scale = amp_options.get("loss_scale", "dynamic")
+        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
+        self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        if self.amp_args is not None:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
+        # an enum chooses apex or a native GradScaler of the class's own: the apex branch gets
+        # its GradScaler (off on the other paths) and autocast, the native branch stays as it was
+        "apex-branch-beside-a-native-branch",
+        before="""\
+import enum
+
+import torch
+from apex import amp
+
+
+class Precision(enum.Enum):
+    APEX = "apex"
+    NATIVE = "native"
+
+
+class Task:
+    def __init__(self, model, optimizer, amp_config=None, precision=None):
+        self.model = model
+        self.optimizer = optimizer
+        self.amp_config = amp_config
+        self.precision = precision
+        self.native_scaler = None
+        if precision == Precision.NATIVE:
+            self.native_scaler = torch.cuda.amp.GradScaler()
+
+    def prepare(self):
+        if self.precision == Precision.APEX:
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, **self.amp_config)
+
+    def forward_context(self):
+        return torch.cuda.amp.autocast() if self.precision == Precision.NATIVE else torch.enable_grad()
+
+    def train_step(self, x, y):
+        with self.forward_context():
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.run_optimizer(loss)
+        return loss.item()
+
+    def run_optimizer(self, loss):
+        self.optimizer.zero_grad()
+        if self.precision == Precision.APEX:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        elif self.precision == Precision.NATIVE:
+            self.native_scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if self.precision == Precision.NATIVE:
+            self.native_scaler.step(self.optimizer)
+            self.native_scaler.update()
+        else:
+            self.optimizer.step()
+
+    def state_dict(self):
+        state = {"model": self.model.state_dict()}
+        if self.precision == Precision.APEX:
+            state["amp"] = amp.state_dict()
+        elif self.native_scaler is not None:
+            state["amp"] = self.native_scaler.state_dict()
+        return state
+
+    def load_state_dict(self, state):
+        self.model.load_state_dict(state["model"])
+        if "amp" in state:
+            if self.precision == Precision.APEX:
+                amp.load_state_dict(state["amp"])
+            else:
+                self.native_scaler.load_state_dict(state["amp"])
+""",
+        after='''\
+import enum
+
+import torch
+
+
+def load_scaler_state(scaler, state):
+    """Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
+
+    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
+    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
+    """
+    if "loss_scaler0" in state:
+        apex_state = state["loss_scaler0"]
+        state = dict(scaler.state_dict())
+        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
+    if state:
+        scaler.load_state_dict(state)
+
+
+class Precision(enum.Enum):
+    APEX = "apex"
+    NATIVE = "native"
+
+
+class Task:
+    def __init__(self, model, optimizer, amp_config=None, precision=None):
+        self.model = model
+        self.optimizer = optimizer
+        self.amp_config = amp_config
+        self.precision = precision
+        self.native_scaler = None
+        if precision == Precision.NATIVE:
+            self.native_scaler = torch.amp.GradScaler("cuda")
+
+    def prepare(self):
+        amp_options = dict(self.amp_config) if self.precision == Precision.APEX else {"enabled": False}
+        amp_loss_scale = amp_options.get("loss_scale", "dynamic")
+        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
+        self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+
+    def forward_context(self):
+        return torch.autocast(
+            "cuda",
+        ) if self.precision == Precision.NATIVE else torch.enable_grad()
+
+    def train_step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            with self.forward_context():
+                loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.run_optimizer(loss)
+        return loss.item()
+
+    def run_optimizer(self, loss):
+        self.optimizer.zero_grad()
+        if self.precision == Precision.APEX:
+            self.scaler.scale(loss).backward()
+        elif self.precision == Precision.NATIVE:
+            self.native_scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if self.precision == Precision.NATIVE:
+            self.native_scaler.step(self.optimizer)
+            self.native_scaler.update()
+        else:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+
+    def state_dict(self):
+        state = {"model": self.model.state_dict()}
+        if self.precision == Precision.APEX:
+            state["amp"] = self.scaler.state_dict()
+        elif self.native_scaler is not None:
+            state["amp"] = self.native_scaler.state_dict()
+        return state
+
+    def load_state_dict(self, state):
+        self.model.load_state_dict(state["model"])
+        if "amp" in state:
+            if self.precision == Precision.APEX:
+                load_scaler_state(self.scaler, state["amp"])
+            else:
+                self.native_scaler.load_state_dict(state["amp"])
+''',
+        codes=(
+            'APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX301', 'APX311',
+            'APX401', 'APX402', 'APX901', 'APX902',
+        ),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

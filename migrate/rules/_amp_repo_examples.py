@@ -1311,4 +1311,95 @@ if __name__ == "__main__":
 """ + ENGINE_AFTER,
         codes=("APX101", "APX101", "APX201", "APX201", "APX204", "APX209", "APX213", "APX214", "APX301", "APX311"),
     ),
+    # the loss is scaled in a train step class that a decorator registers and the trainer
+    # calls through the registry, with the task that holds the optimizer: no call reaches it,
+    # so no GradScaler can; both files keep apexcompat.amp, and say where the losses are scaled
+    Example(
+        "train-step-in-a-registry",
+        before="""\
+# file: task.py
+import torch
+from apex import amp
+
+
+class Task:
+    def __init__(self, model, optimizer, amp_args=None):
+        self.model, self.optimizer, self.amp_args = model, optimizer, amp_args
+
+    def prepare(self):
+        if self.amp_args is not None:
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, **self.amp_args)
+# file: steps.py
+import torch
+from apex import amp
+
+STEPS = {}
+
+
+def register_step(name):
+    def add(cls):
+        STEPS[name] = cls
+        return cls
+
+    return add
+
+
+@register_step("standard")
+class StandardStep:
+    def __call__(self, task, x, y):
+        loss = torch.nn.functional.mse_loss(task.model(x), y)
+        task.optimizer.zero_grad()
+        with amp.scale_loss(loss, task.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        task.optimizer.step()
+        return loss
+""",
+        after="""\
+# file: task.py
+import torch
+from apexcompat import amp
+
+
+class Task:
+    def __init__(self, model, optimizer, amp_args=None):
+        self.model, self.optimizer, self.amp_args = model, optimizer, amp_args
+
+    def prepare(self):
+        if self.amp_args is not None:
+            # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in steps.py
+            #   (StandardStep), which is decorated, registered or passed on as a value, never called
+            #   directly: the GradScaler cannot reach it; this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, **self.amp_args)
+# file: steps.py
+import torch
+from apexcompat import amp
+
+STEPS = {}
+
+
+def register_step(name):
+    def add(cls):
+        STEPS[name] = cls
+        return cls
+
+    return add
+
+
+@register_step("standard")
+class StandardStep:
+    def __call__(self, task, x, y):
+        loss = torch.nn.functional.mse_loss(task.model(x), y)
+        task.optimizer.zero_grad()
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (StandardStep is decorated, registered or passed on as a value, never
+        #   called directly, so the GradScaler cannot follow its callers); this file keeps
+        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, task.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        task.optimizer.step()
+        return loss
+""",
+        codes=('APX102', 'APX102', 'APX220', 'APX220'),
+    ),
 ]

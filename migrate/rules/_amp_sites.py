@@ -20,11 +20,12 @@ from __future__ import annotations
 import re
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
+from ..repo_plan import SCALED_ELSEWHERE
 from ._edits import code_of
 from ._tree import walk
 
@@ -59,6 +60,10 @@ HANDLED_MEMBERS = frozenset(
 )
 SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
 SWITCH_NAMES = ("use_amp", "amp_enabled", "use_mixed_precision")
+#: the locals an ``**options`` initialize reads its mapping into: the mapping, its
+#: loss_scale, and the GradScaler's init_scale and growth_interval from that
+OPTION_LOCALS = (("amp_options", "amp_loss_scale", "amp_scale", "amp_growth"), ("amp_init_options",
+                 "amp_init_loss_scale", "amp_init_scale", "amp_init_growth"))
 AMP_STATE_SCALE_READ = "loss_scale"  # amp._amp_state.loss_scalers[0].loss_scale()
 #: apex LossScaler attributes a script sets (``amp._amp_state.loss_scalers[0]._loss_scale = x``)
 #: -> the GradScaler constructor argument, and the key of its state_dict, that hold the same
@@ -101,6 +106,9 @@ class InitSite:
     inference: bool = False
     #: the scaler is created before ``anchor`` (the ``if``), not after it: used inside it
     scaler_first: bool = False
+    #: ``cfg`` of ``amp.initialize(model, optimizer, **cfg)``: the options come from a
+    #: mapping at run time (opt level, enabled, loss_scale are read from it there)
+    options: Optional[cst.BaseExpression] = None
 
 
 @dataclass(eq=False, repr=False)
@@ -139,6 +147,8 @@ class AmpFile:
     #: name given to the scaler (and its switch) in this file
     scaler_name: str = "scaler"
     switch_name: str = "use_amp"
+    #: names of the locals of an ``**options`` initialize (see ``OPTION_LOCALS``)
+    option_locals: Tuple[str, ...] = OPTION_LOCALS[0]
     #: where the scaler lives: "local" (a local/global name) or "self" (``self.<name>``)
     storage: str = "local"
     #: same-file functions that get the scaler as a new parameter
@@ -173,6 +183,9 @@ class AmpFile:
     #: the initialize is in a method ``__init__`` calls only under an ``if``: the statement of
     #: ``__init__`` before which a disabled scaler is created, so every instance has one
     fallback: Optional[cst.BaseStatement] = None
+    #: initializes of this file that cannot be rewritten (their blocker says why): the other
+    #: sites are not reported as if the file had no initialize
+    refused_inits: int = 0
 
     @property
     def uses_amp(self) -> bool:
@@ -356,6 +369,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     if info.plan is not None and info.plan.scaler_name:
         info.scaler_name = info.plan.scaler_name
     info.switch_name = next((n for n in SWITCH_NAMES if n not in used), "amp_switch")
+    info.option_locals = next(
+        (names for names in OPTION_LOCALS if not set(names) & used), tuple("apex_" + n for n in OPTION_LOCALS[0])
+    )
     handles: Dict[str, InitSite] = {}
 
     for ref in info.refs:
@@ -377,7 +393,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             info.blockers.append(Blocker(ref.expr, f"amp.{member} has no native rewrite"))
         elif member in ("initialize", "init") and is_call:
             site = _init_site(rule, parent, member == "init", info)
-            if site is not None:
+            if site is None:
+                info.refused_inits += 1
+            else:
                 info.inits.append(site)
                 if site.handle:
                     handles[site.handle] = site
@@ -668,10 +686,9 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
     if len(stmt.body) != 1:
         info.blockers.append(Blocker(call, "amp.initialize shares its line with other statements"))
         return None
-    if any(a.star for a in call.args):
-        info.blockers.append(
-            Blocker(call, "amp.initialize gets its arguments from *args/**kwargs; the opt level is unknown")
-        )
+    options = _options_mapping(call, old_api)
+    if isinstance(options, str):
+        info.blockers.append(Blocker(call, options))
         return None
     guards: List[cst.BaseExpression] = []
     anchor: cst.BaseStatement = stmt
@@ -692,6 +709,7 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
             continue
         break
     site = InitSite(call, stmt, anchor, guards, enclosing_function(parents, call), old_api=old_api, handle=handle)
+    site.options = options
     if not old_api:
         site.models = elements(arg_value(call, 0, "models"))
         opts = arg_value(call, 1, "optimizers")
@@ -706,6 +724,22 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
             info.blockers.append(Blocker(call, "amp.initialize without models"))
             return None
     return site
+
+
+def _options_mapping(call: cst.Call, old_api: bool) -> Union[None, str, cst.BaseExpression]:
+    """The ``cfg`` of ``amp.initialize(model, optimizer, **cfg)``, whose options (opt level,
+    loss scale, ...) are only known at run time; None when every option is written out; a
+    reason (str) when the options cannot be followed: ``*args``, ``**`` beside options
+    written out (or beside a third positional one), or the old ``amp.init``."""
+    stars = [a for a in call.args if a.star]
+    if not stars:
+        return None
+    if old_api or any(a.star == "*" for a in stars) or len(stars) != 1:
+        return "amp.initialize gets its arguments from *args/**kwargs; the opt level is unknown"
+    positional, keywords = call_args(call)
+    if len(positional) > 2 or set(keywords) - {"models", "optimizers"}:
+        return f"amp.initialize takes options both from **{code_of(stars[0].value)} and written out"
+    return stars[0].value
 
 
 def _scale_loss_site(rule, call: cst.Call, info: AmpFile) -> Optional[ScaleLossSite]:
@@ -875,6 +909,8 @@ def _check_layout(rule, info: AmpFile) -> None:
     if remote:
         _check_remote_layout(rule, info)
         return
+    if info.refused_inits and not training:
+        return  # the file keeps apexcompat.amp for the initialize's own reason
     if info.scale_losses and not training:
         for site in info.scale_losses:
             message = "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"
@@ -893,13 +929,16 @@ def _check_layout(rule, info: AmpFile) -> None:
             note = library_wrappers_beside(rule, training[0], info)
             if note is None:
                 return
+        elsewhere = "no amp.scale_loss in this file: the losses are scaled elsewhere"
+        if note in (None, elsewhere) and info.plan is not None:
+            note = info.plan.note_for(SCALED_ELSEWHERE) or note
         for init in training:
-            info.blockers.append(
-                Blocker(init.call, note or "no amp.scale_loss in this file: the losses are scaled elsewhere")
-            )
+            info.blockers.append(Blocker(init.call, note or elsewhere))
         return
     if not training:
         for need in info.needs:
+            if need.kind == "master_params" and not info.scale_losses:
+                continue  # the optimizer's param groups, what apex yielded: no scaler needed
             info.blockers.append(
                 Blocker(need.node, "amp.initialize is not in this file, so the scaler cannot reach this site")
             )
@@ -1441,7 +1480,7 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 info.needs.append(Need(call, "step", func))
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
-            gap = _caller_steps(rule, site, code_of(opt))[1]
+            gap = _caller_steps(rule, site, code_of(opt))[1] or _holder_steps(rule, site, opt)
             if gap is None and site.func is not None and isinstance(rule.parents.get(site.func), cst.Module):
                 gap = unreached_reason(rule, site.func, None, info) or None
                 gap = f"its callers cannot be followed: {gap}" if gap else None
@@ -1452,6 +1491,21 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 info.blockers.append(
                     Blocker(call, f"{code_of(call)}: only a plain optimizer.step() statement can go through the scaler")
                 )
+
+
+def _holder_steps(rule, site: ScaleLossSite, opt: cst.BaseExpression) -> Optional[str]:
+    """When the scaled optimizer is an attribute of an object the function steps instead
+    (``amp.scale_loss(loss, self.optimizer.optimizer)`` then ``self.optimizer.step(where=w)``,
+    a wrapper that steps what it holds), that step, for the finding: GradScaler.step must be
+    given the optimizer it unscaled, and what the wrapper's step does is not visible here."""
+    body = site.func.body if site.func is not None else rule.tree
+    holder = opt.value if isinstance(opt, cst.Attribute) else None
+    while isinstance(holder, (cst.Attribute, cst.Name)):
+        calls = step_calls(body, code_of(holder))
+        if calls:
+            return f"{code_of(calls[0])} steps {code_of(holder)}, which holds it: not provably the same step"
+        holder = holder.value if isinstance(holder, cst.Attribute) else None
+    return None
 
 
 def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optional[str]:

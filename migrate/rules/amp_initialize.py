@@ -300,7 +300,12 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 return None
             if text != "True":
                 parts.append((text, _paren(text, enabled) != text))
-        if not site.old_api:
+        if site.options is not None:
+            # a mapping's options are read where they are needed (see _options_lines)
+            options = self.info.option_locals[0]
+            parts.append((f'bool({options}.get("enabled", True))', False))
+            parts.append((f'{options}.get("opt_level", "O1") != "O0"', False))
+        elif not site.old_api:
             level = _param(site.call, "opt_level", table)
             literal = string_value(level)
             if level is None or literal in ("O1", "O2", "O3"):
@@ -318,6 +323,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         table = OLD_INIT_PARAMS if site.old_api else INIT_PARAMS
         level_node = None if site.old_api else _param(call, "opt_level", table)
         level = "O1" if level_node is None else string_value(level_node)
+        if site.options is not None:
+            level, level_node = None, site.options
         parts = self._switch_parts(site)
 
         new: List[cst.BaseStatement] = []
@@ -341,6 +348,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 return
             new.append(binding)
 
+        if site.options is not None:
+            new.extend(self._options_lines(site, info, parts))
+            parts = parts[-2:] if parts is not None else None  # the guards are in the options now
         switch: Optional[str]
         if parts is None:
             switch = "False"
@@ -483,6 +493,32 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 ):
                     return []
         return mine
+
+    def _options_lines(
+        self, site: InitSite, info: AmpFile, parts: Optional[List[Tuple[str, bool]]]
+    ) -> List[cst.BaseStatement]:
+        """``amp.initialize(model, optimizer, **cfg)``: the options are read from ``cfg`` at
+        run time, as apex read them: ``amp_options = dict(cfg)`` under the tests that chose the
+        initialize (``parts`` but its last two, the options' own), else ``{"enabled": False}``
+        (there ``cfg`` may be None), and, unless bfloat16 autocast needs no scaling, its
+        ``loss_scale`` (apex's default "dynamic")."""
+        off = '{"enabled": False}'
+        guards = parts[:-2] if parts is not None else []
+        value = f"dict({code_of(site.options)})" if parts is not None else off
+        if guards:
+            joined = " and ".join(f"({text})" if paren else text for text, paren in guards)
+            value = f"{value} if {joined} else {off}"
+        options, loss_scale, scale, growth = info.option_locals
+        lines = [statement(f"{options} = {value}\n")]
+        if self.settings.dtype != "bfloat16":
+            lines.append(statement(f'{loss_scale} = {options}.get("loss_scale", "dynamic")\n'))
+            lines.append(
+                statement(
+                    f'{scale}, {growth} = (65536.0, 2000) if {loss_scale} == "dynamic" '
+                    f"else (float({loss_scale}), {NO_GROWTH})\n"
+                )
+            )
+        return lines
 
     @staticmethod
     def _scaler_target(site: InitSite, info: AmpFile) -> str:
@@ -658,6 +694,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
     def _scaler_options(self, site: InitSite, table, level, level_node) -> List[str]:
         call = site.call
         kwargs: List[str] = []
+        if site.options is not None:
+            return self._mapping_scaler_options(site)
         loss_scale = _param(call, "loss_scale", table)
         if loss_scale is not None and self.settings.dtype == "bfloat16":
             self.report(
@@ -745,6 +783,35 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 severity="info",
             )
         return kwargs
+
+    def _mapping_scaler_options(self, site: InitSite) -> List[str]:
+        """The GradScaler options of ``amp.initialize(model, optimizer, **cfg)``: dynamic
+        (from 2**16, growing every 2000 clean steps, as apex's) unless ``cfg["loss_scale"]`` is
+        a number: then it starts there and never grows.  The opt level is read at run time."""
+        options = site.options
+        assert options is not None
+        mapping = code_of(options)
+        self.report(
+            options,
+            "APX202",
+            f"opt level and options come from {mapping} at run time: O1, O2 and O3 all become "
+            f"{self.settings.dtype} autocast with fp32 weights, O0 or enabled=False turns amp off; "
+            "cast_model_type, keep_batchnorm_fp32, master_weights, min/max_loss_scale in it are ignored",
+            fixed=True,
+            severity="warning",
+        )
+        if self.settings.dtype == "bfloat16":
+            return []
+        _, _, scale, growth = self.info.option_locals
+        self.report(
+            options,
+            "APX204",
+            f'a numeric {mapping}["loss_scale"] is static: the GradScaler keeps it, but unlike apex it skips '
+            "a step whose grads hold inf/nan and halves the scale; check that this is acceptable",
+            fixed=True,
+            severity="warning",
+        )
+        return [f"init_scale={scale}", f"growth_interval={growth}"]
 
     def _inference(self, site: InitSite, level: Optional[str], new: List[cst.BaseStatement]) -> None:
         """No optimizers: O3 -> ``model.half()``; O1/O2 -> autocast by hand; O0 -> nothing.

@@ -41,11 +41,14 @@ from ._amp_sites import (
     analyse,
     arg_value,
     caller_links,
+    class_of_method,
     code_of,
     enclosing_function,
     exclusive,
     find_scalers,
     find_steps,
+    methods_of,
+    self_name,
     walk,
 )
 from ._edits import expression, move_leading, statement, suite_statements
@@ -75,7 +78,8 @@ UNKNOWN_TODO = "gradients used after the scaled backward:"
 @dataclass(eq=False)
 class _Use:
     """A gradient use: ``node`` (the call or the ``.grad`` attribute), ``stmt`` (the
-    statement an unscale_ would precede), ``kind`` master/clip/helper/grad."""
+    statement an unscale_ would precede), ``kind`` master/clip/helper/grad, or indirect (a
+    call of a same-file function or method that clips)."""
 
     node: Any
     stmt: Any
@@ -104,6 +108,7 @@ class ClippingRule(AmpRule):
         "APX326": "gradients clipped or read on every micro-step, the step only at the accumulation boundary",
         "APX327": "gradients clipped or read after the scaled backward where the step or backward is not known",
         "APX328": "a clip on every micro-step clips the scaled gradients at the threshold times the loss scale",
+        "APX218": "amp.master_params(opt) in a file that scales no loss (a helper) -> the optimizer's param groups",
     }
     #: gradient uses are looked for only in files that mention one of these (besides
     #: master_params: clipping, norms, ``p.grad``), so files without them cost nothing here
@@ -156,6 +161,9 @@ class ClippingRule(AmpRule):
             scaler = lookup(need.node)
             call = need.node
             opt = arg_value(call, 0, "optimizer")
+            if scaler is None and opt is not None and not info.scale_losses and not info.inits:
+                self._helper_master_params(module, call, code_of(opt))
+                continue
             if scaler is None or opt is None:
                 continue
             opt_text = code_of(opt)
@@ -173,6 +181,23 @@ class ClippingRule(AmpRule):
                 self.replace_node(call, expression(use.params))
             uses.append(use)
         return uses
+
+    def _helper_master_params(self, module: cst.Module, call: cst.Call, opt_text: str) -> None:
+        """``amp.master_params(opt)`` in a file that scales no loss (a helper module's
+        ``def master_params(optimizer): yield from amp.master_params(optimizer)``): the
+        optimizer's param groups, which is what apex (and apexcompat) yielded under every opt
+        level; no master weights exist natively.  Whether the gradients a caller clips through
+        it are unscaled is the caller's matter, as it was with apex."""
+        params = self._params_of(module, opt_text)
+        self.replace_node(call, expression(params))
+        self.report(
+            call,
+            "APX218",
+            f"amp.master_params({opt_text}) -> {params} (what apex yielded); a caller that clips through it "
+            f"natively must call scaler.unscale_({opt_text}) first",
+            fixed=True,
+            severity="info",
+        )
 
     def _other_uses(self, module: cst.Module, masters: List[_Use], sites, steps, lookup) -> List[_Use]:
         """Clip calls, calls given parameters and ``.grad`` reads in the functions that hold a
@@ -192,6 +217,8 @@ class ClippingRule(AmpRule):
                     kind = "clip"
                 elif self._given_parameters(node):
                     kind = "helper"
+                elif self._clipping_callee(node, set(), masters) is not None:
+                    kind = "indirect"
                 if kind is None:
                     continue
                 if any(n in taken for n in walk(node)):
@@ -214,6 +241,38 @@ class ClippingRule(AmpRule):
                 seen_grad.add(stmt)
                 uses.append(_Use(node, stmt, "grad", func, scaler.expr, f"{code_of(node)} read"))
         return uses
+
+    def _clipping_callee(self, call: cst.Call, seen: Set[Any], masters: List[_Use]) -> Optional[cst.FunctionDef]:
+        """The same-file function or same-class method ``call`` runs (``self._clip(...)``,
+        ``clip_all(...)``) when it clips gradients, itself or through such calls of its own; a
+        clip there sees what the caller's gradients are at the call.  None when it does not,
+        or when it reads ``amp.master_params`` (that use gets its own unscale_)."""
+        callee = self._callee(call)
+        if callee is None or callee in seen:
+            return None
+        seen.add(callee)
+        if any(m.func is callee for m in masters):
+            return None
+        for node in walk(callee.body):
+            if isinstance(node, cst.Call) and (
+                self.qualified_names(node.func) & CLIP_FUNCTIONS or self._clipping_callee(node, seen, masters)
+            ):
+                return callee
+        return None
+
+    def _callee(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        func = call.func
+        caller = enclosing_function(self.parents, call)
+        if isinstance(func, cst.Name):
+            return next(
+                (d for d in self.tree.body if isinstance(d, cst.FunctionDef) and d.name.value == func.value), None
+            )
+        cls = class_of_method(self.parents, caller)
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and cls is not None):
+            return None
+        if func.value.value != self_name(caller):
+            return None
+        return next((m for m in methods_of(cls) if m.name.value == func.attr.value), None)
 
     def _given_parameters(self, call: cst.Call) -> bool:
         if isinstance(call.func, cst.Name) and call.func.value in _COLLECTORS:
@@ -259,7 +318,7 @@ class ClippingRule(AmpRule):
             # after no scaled backward of this function (before it, or on the path that does
             # not scale): nothing to unscale, unless the backward is elsewhere (none here)
             later = self._next_step(use, None, steps)
-            if use.kind == "clip" and later is not None and not any(s.func is use.func for s in sites):
+            if use.kind in ("clip", "indirect") and later is not None and not any(s.func is use.func for s in sites):
                 use.status, use.opt = "unknown", steps[later]
                 use.reason = "the scaled backward is not in this function"
             else:
@@ -278,7 +337,9 @@ class ClippingRule(AmpRule):
                 if any(o == opt and enclosing_function(self.parents, c) is use.func for c, o in steps.items()):
                     # after a step that runs only sometimes (accumulation boundary): a clip
                     # or master_params read here runs on every micro-step
-                    use.status, use.opt = ("accum", opt) if use.kind in ("master", "clip") else ("skip", None)
+                    use.status, use.opt = (
+                        ("accum", opt) if use.kind in ("master", "clip", "indirect") else ("skip", None)
+                    )
                     return []
                 if use.kind == "master":
                     use.status = "legacy"
@@ -344,9 +405,14 @@ class ClippingRule(AmpRule):
         stepping: Dict[Any, Any] = {}
         below: Any = step_stmt
         block = self.parents.get(below)
+        opt = code_of(step.func.value) if isinstance(step.func, cst.Attribute) else ""
         while isinstance(block, (cst.IndentedBlock, cst.Module)):
             stepping[block] = below
             owner = self.parents.get(block)
+            chain = self._stepping_chain(owner, opt)
+            if chain is not None:
+                below, block = chain, self.parents.get(chain)
+                continue
             if not isinstance(owner, cst.With):
                 break
             below, block = owner, self.parents.get(owner)
@@ -368,6 +434,38 @@ class ClippingRule(AmpRule):
         if cur is mark and (cur is not step_stmt or start_of(self, use.node) > start_of(self, step)):
             return None
         return lifted
+
+    def _stepping_chain(self, owner: Any, opt: str) -> Optional[cst.If]:
+        """The whole if/elif/else chain whose branch ``owner`` is, when every branch of it
+        steps ``opt`` (``if native: native_scaler.step(opt); ... else: opt.step()``, a
+        native branch beside the apex one): a step surely follows whichever runs.  Should
+        another branch run while this scaler is enabled, the next unscale_ raises (no
+        silent error)."""
+        if isinstance(owner, cst.Else):
+            owner = self.parents.get(owner)
+        if not isinstance(owner, cst.If) or not opt:
+            return None
+        while isinstance(self.parents.get(owner), cst.If) and self.parents[owner].orelse is owner:
+            owner = self.parents[owner]
+        branch: Any = owner
+        while isinstance(branch, cst.If):
+            if not self._steps_in(branch.body, opt):
+                return None
+            branch = branch.orelse
+        if not isinstance(branch, cst.Else) or not self._steps_in(branch.body, opt):
+            return None
+        return owner
+
+    def _steps_in(self, block: Any, opt: str) -> bool:
+        """``opt.step(...)`` or ``<a scaler>.step(opt, ...)`` in ``block``."""
+        for node in walk(block):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "step":
+                if code_of(node.func.value) == opt:
+                    return True
+                first = arg_value(node, 0, "optimizer")
+                if first is not None and code_of(first) == opt:
+                    return True
+        return False
 
     # --- edits and findings -------------------------------------------------------------------
 
@@ -423,7 +521,7 @@ class ClippingRule(AmpRule):
                 self.report(use.node, "APX321", message, fixed=True, severity="info")
                 self._nan_todo(use.func, use.stmt)
         if use.status == "unscale" and use.kind != "master":
-            if use.kind == "clip":
+            if use.kind in ("clip", "indirect"):
                 self.report(
                     use.node,
                     "APX325",
@@ -923,6 +1021,91 @@ class Trainer:
         self.optimizer.zero_grad()
 """,
         codes=('APX101', 'APX201', 'APX210', 'APX301', 'APX311', 'APX327'),
+    ),
+    Example(
+        # the clip is in a method of its own, called between the scaled backward and the step:
+        # scaler.unscale_ goes before that call
+        "clip-in-a-method-called-before-the-step",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def clip(self):
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+
+    def step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.clip()
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def clip(self):
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+
+    def step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.scaler.scale(loss).backward()
+        self.scaler.unscale_(self.optimizer)
+        self.clip()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX325'),
+    ),
+    Example(
+        # a helper module yields amp.master_params(optimizer), else the param groups itself: both
+        # are the param groups natively (no master weights); its callers' clips get the unscale_
+        "master-params-helper-module",
+        before='''\
+"""Small helpers shared by the trainers."""
+try:
+    import apex
+
+    apex_available = True
+except ImportError:
+    apex_available = False
+
+
+def master_params(optimizer):
+    """The parameters the optimizer steps: apex's fp32 master copies under O2."""
+    if apex_available:
+        yield from apex.amp.master_params(optimizer)
+    else:
+        for group in optimizer.param_groups:
+            yield from group["params"]
+''',
+        after='''\
+"""Small helpers shared by the trainers."""
+apex_available = True
+
+
+def master_params(optimizer):
+    """The parameters the optimizer steps: apex's fp32 master copies under O2."""
+    if apex_available:
+        yield from (p for group in optimizer.param_groups for p in group["params"])
+    else:
+        for group in optimizer.param_groups:
+            yield from group["params"]
+''',
+        codes=('APX101', 'APX103', 'APX218'),
     ),
 ]
 

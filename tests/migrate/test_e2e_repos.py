@@ -4,8 +4,9 @@ One layout per shape of issue 9 (a launcher plus a package that scales the loss,
 across methods, a model-owned GAN step, a scaler wrapper class beside a native one, checkpoint
 helpers in another module, apex.amp passed on as a value, a config-driven opt level, a repository
 already on apexcompat.amp, a timm-family launcher, alternative initializes, the optimizer step in the
-caller of the function that scales the loss, an initialize in a method __init__ calls under an if, loss-scaler settings in a stepper class of another
-file that scales the loss its caller computes).  Once per module:
+caller of the function that scales the loss, an initialize in a method __init__ calls under an if,
+loss-scaler settings in a stepper class of another file that scales the loss its caller computes, a
+task configured by a dict beside a native branch).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -24,7 +25,7 @@ Outcome per layout (LAYOUTS): ``native`` (no apex/apexcompat import left, no man
 but the listed ones; the runs block both packages) or ``fallback`` (the tool keeps apexcompat.amp:
 its APX220 findings must be one of the exact sets pinned, so a change in what the tool does shows
 up here; the shim output is run and compared too, and the native-only checks skip).  Today r1,
-r2, r4, r5, r7, r8, r9, r10, r11, r12 and r13 come out native (r4 and r9: the launcher's no-op autocast
+r2, r4, r5, r7, r8, r9, r10, r11, r12, r13 and r14 come out native (r4 and r9: the launcher's no-op autocast
 variable is bound to torch.autocast on the apex branch); r3 (a model class that steps itself) and r6
 (amp passed as a value) fall back.
 
@@ -47,7 +48,9 @@ A migration mistake moves the weights far more (test_e2e_scripts: a dropped unsc
 clipping 6e-1, a scaler state that is not loaded 1.1e-1).  Mutations of the migrated output,
 checked by hand: a dropped load_scaler_state (r5) fails the resume test (the clean-step count
 restarts at 0), autocast disabled (r8) and the apex branch's amp_autocast left a no-op (r4, r9)
-fail the fp32 check, a dropped scaler.update() (r7) fails the run.
+fail the fp32 check, a dropped scaler.update() (r7) fails the run, r12's clipping method called
+without the unscale_ before it (the tool's check of same-file clipping calls turned off) fails the
+run, the O1 comparison, the resume and the static branch.
 """
 
 from __future__ import annotations
@@ -140,6 +143,15 @@ LAYOUTS: Dict[str, dict] = {
     "r13_scaler_settings_in_stepper": dict(launcher="train.py", amp=[], fp32=["--math", "fp32"], steps=24,
                                            metric="loss", native=[], fallbacks=[],
                                            branches={"off": ["--math", "fp32"]}),
+    # a Task configured by a dict: amp.initialize(..., **self.amp_args) beside a native
+    # GradScaler branch of its own (an AmpType enum), the clip in a method of its own through a
+    # master_params helper module (apex branch, param-groups fallback): the options are read
+    # from the dict at run time, unscale_ goes before the clipping method's call; the other
+    # branches: a static loss_scale, amp off (amp_args None), the task's own native branch
+    "r14_config_task": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
+                            native=[], fallbacks=[],
+                            branches={"static": ["--loss-scale", "128.0"], "none": ["--amp-type", "none"],
+                                      "native": ["--amp-type", "native"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -376,25 +388,24 @@ BRANCHES = [(name, branch) for name, cfg in LAYOUTS.items() for branch in cfg.ge
 
 @pytest.mark.parametrize(("name", "branch"), BRANCHES)
 def test_other_branches_of_the_launcher_match_the_original(repos, name, branch):
-    """A launcher whose amp.initialize calls are alternatives (r10: a static loss_scale=128.0
-    instead of the dynamic one) trains the same way on its other branches: the metric
-    decreases, the weights track the original's, and the static scale stayed put in both.
-    r12's 'off' branch never sets up apex: the migrated trainer's disabled GradScaler and
-    disabled autocast train bitwise as the original's plain fp32 path, and neither
-    checkpoint has an amp entry."""
+    """A launcher's other configurations train the same way: the metric decreases and the
+    weights track the original's.  r10, r14: a static loss_scale=128.0 instead of the dynamic
+    one stays put in both; r14: the task's own native GradScaler; r12 and r13 'off', r14
+    'none': apex never set up, so the migrated run is the original fp32 run bit for bit and
+    neither checkpoint has an amp entry."""
     for group in ("orig", "migrated"):
         values = _metric(_run(repos, group, name, branch)["stdout"], LAYOUTS[name]["metric"])
         assert len(values) == LAYOUTS[name]["steps"] and sum(values[-4:]) < 0.7 * sum(values[:4]), (group, values)
     migrated_params, original_params = _params(repos, "migrated", name, branch), _params(repos, "orig", name, branch)
-    if branch == "off":
+    original = torch.load(repos["work"] / f"orig-{name}-{branch}.ckpt.pt")
+    migrated = torch.load(repos["work"] / f"migrated-{name}-{branch}.ckpt.pt")
+    if branch in ("off", "none"):
         assert _max_diff(migrated_params, original_params) == 0.0, "migrated vs original, apex never set up"
-        for group in ("orig", "migrated"):
-            assert "amp" not in torch.load(repos["work"] / f"{group}-{name}-{branch}.ckpt.pt"), group
+        assert "amp" not in original and "amp" not in migrated, (original.keys(), migrated.keys())
         return
     _assert_matches(repos, migrated_params, original_params, name, f"migrated vs original, {branch} branch")
-    original = torch.load(repos["work"] / f"orig-{name}-{branch}.ckpt.pt")["amp"]["loss_scaler0"]
-    migrated = torch.load(repos["work"] / f"migrated-{name}-{branch}.ckpt.pt")["amp"]
     if branch == "static":
+        original, migrated = original["amp"]["loss_scaler0"], migrated["amp"]
         assert original["loss_scale"] == 128.0 and migrated["scale"] == 128.0, (original, migrated)
 
 
