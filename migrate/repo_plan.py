@@ -21,7 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .repo_index import MODULE_LEVEL, ModuleResolver, ModuleSummary, summarise
+from .repo_index import (
+    MODULE_LEVEL,
+    SAME_OBJECT,
+    SCALER_MEMBERS,
+    STATE_USES,
+    ModuleResolver,
+    ModuleSummary,
+    summarise,
+)
 
 #: a note that applies to every top-level definition of a file (a dropped component)
 ANY_DEFINITION = "*"
@@ -61,6 +69,20 @@ class FilePlan:
     #: in the launcher: the constructor calls (as in ``pass_to``) whose instances are called
     #: with losses that must be proven to run under that autocast variable
     autocast_for_calls: Tuple[str, ...] = ()
+    #: (class, method) of this file whose method takes the GradScaler as a new parameter: the
+    #: instance is built before the scaler exists (``model = GAN()`` before amp.initialize),
+    #: so the calls of the method pass it (``model.train_step(..., scaler=scaler)``)
+    method_entries: Tuple[Tuple[str, str], ...] = ()
+    #: call texts (``restore``) of this file that are given apex.amp itself (``amp=amp``) for
+    #: a parameter that only saves/loads its state: they are given the GradScaler instead
+    amp_arguments: Tuple[str, ...] = ()
+    #: (function, parameter) of this file that receive apex.amp from such a call
+    amp_parameters: Tuple[Tuple[str, str], ...] = ()
+
+    @property
+    def takes_scaler(self) -> bool:
+        """Whether some definition of this file receives the GradScaler from another file."""
+        return bool(self.entries or self.method_entries)
 
     def keyword_for(self, call_text: str) -> Optional[str]:
         return dict(self.pass_to).get(call_text)
@@ -90,6 +112,21 @@ class RepoPlan:
                 self.files[path] = FilePlan(notes=tuple(sorted(by_name.items())))
 
 
+def handed_away(user: ModuleSummary, local: str, owner: Optional[ModuleSummary], name: str) -> bool:
+    """Whether ``user`` uses ``local`` (denoting ``name`` of ``owner``) other than by calls:
+    passed on, stored, or a plain method read through the class (``GAN.train_step``);
+    reading a class attribute or a static method (``GAN.LATENT``, ``GAN.real_batch(...)``)
+    does not hand the class away."""
+    if local in user.escaping:
+        return True
+    reads = user.attribute_reads.get(local, set())
+    if not reads or owner is None:
+        return False
+    if name in owner.classes:
+        return bool(reads & owner.plain_methods.get(name, set()))
+    return name in owner.functions
+
+
 def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, str, bytes]], definitions):
     """Where files outside the index refer to ``name`` of ``module_path``: (shown, line,
     calling definition)."""
@@ -108,7 +145,7 @@ def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, 
             calls = [c for c in summary.calls if c.text == text]
             if calls:
                 found.append((shown, calls[0].line, calls[0].owner))
-            elif attr and local in summary.escaping:
+            elif attr and handed_away(summary, local, definitions.summary(module_path), name):
                 found.append((shown, 1, MODULE_LEVEL))  # imported and used as a value (a re-export is not)
     return found
 
@@ -147,6 +184,88 @@ class _Definitions:
             module, name = summary.imports[name]
             importer = target
         return None
+
+
+def _built_before_the_scaler(item: Def, calls: List[Tuple[Def, int]], by_path: Dict[str, ModuleSummary]) -> bool:
+    """Every construction of the class ``item`` is in a launcher, before its amp.initialize in
+    the same definition: the instance exists before the GradScaler, so its ``__init__`` cannot
+    take it."""
+    if item[1] not in by_path[item[0]].classes or not calls:
+        return False
+    for (caller_path, caller_def), line in calls:
+        inits = [s.line for s in by_path[caller_path].training_inits if s.owner == caller_def]
+        if not inits or line >= min(inits):
+            return False
+    return True
+
+
+def _method_route(
+    item: Def,
+    by_path: Dict[str, ModuleSummary],
+    launchers: Set[str],
+    others: Sequence[Tuple[str, str, bytes]],
+    definitions: "_Definitions",
+):
+    """The methods of the class ``item`` that scale losses, and the calls that must pass them
+    the GradScaler (``(launcher, "model.train_step")``), when every call of those methods is
+    proven: in a launcher, on a name bound only to an instance of the class (``model =
+    GAN().to(device)``, then ``model, opt = amp.initialize(model, opt)``), and no call
+    elsewhere (not through ``self``, none in the files without apex); else why not."""
+    path, name = item
+    owner = by_path[path]
+    methods = {s.method for s in owner.amp_sites if s.owner == name and s.member in SCALER_MEMBERS}
+    if not methods or "" in methods:
+        return f"{name} uses amp outside its methods"
+    shown = " / ".join(f"{name}.{m}" for m in sorted(methods))
+    calls: List[Tuple[str, str]] = []
+    for user_path, user in by_path.items():
+        for call in user.method_calls:
+            if call.method not in methods:
+                continue
+            where = f"{user.shown}:{call.line}"
+            if user_path not in launchers:
+                return f"{shown} is also called from {where} ({call.owner}), where no GradScaler exists"
+            kinds = user.bindings.get((call.owner, call.receiver), [])
+            classes = [k for k in kinds if k != SAME_OBJECT]
+            proven = bool(classes) and all(
+                (k == name and user_path == path)
+                or (k in user.imports and definitions.find(*user.imports[k], user_path) == item)
+                for k in classes
+            )
+            if not proven:
+                return f"{call.receiver}.{call.method}() in {where} is not proven to call {name}.{call.method}"
+            calls.append((user_path, f"{call.receiver}.{call.method}"))
+    for _path, other_shown, source in others:
+        for method in sorted(methods):
+            if f".{method}(".encode() in source:
+                return f"{name}.{method} may also be called from {other_shown}, where no GradScaler exists"
+    if not calls:
+        return f"nothing calls {shown}"
+    return sorted(methods), calls
+
+
+def _amp_links(
+    by_path: Dict[str, ModuleSummary], launchers: Set[str], definitions: "_Definitions"
+) -> List[Tuple[str, str, Def, str]]:
+    """``restore(path, model, optimizer, amp=amp)`` in a launcher, where the function of
+    another indexed file uses that parameter only to save or load its state (or to test
+    whether it was passed): the GradScaler can go in its place, as (launcher, call text,
+    function, parameter)."""
+    links = []
+    for path in sorted(launchers):
+        for arg in by_path[path].amp_arguments:
+            callee = definitions.find(arg.module, arg.name, path)
+            if callee is None or callee[0] == path:
+                continue
+            target = by_path[callee[0]]
+            if callee[1] not in target.parameters:
+                continue  # a class: what its instance does with amp is not followed
+            positional, kwonly = target.parameters[callee[1]]
+            param = arg.keyword or (positional[arg.position] if arg.position < len(positional) else "")
+            uses = target.parameter_uses[callee[1]].get(param)
+            if uses and uses <= STATE_USES:
+                links.append((path, arg.text, callee, param))
+    return links
 
 
 def build_plan(
@@ -225,12 +344,16 @@ def build_plan(
                 where = f"{by_path[caller[0]].shown}:{line}" if line else by_path[caller[0]].shown
                 reason = f"{name} is also called from {where} ({caller[1]}), where no GradScaler exists"
                 break
-        if reason is None and name in by_path[path].escaping:
+        if reason is None and handed_away(by_path[path], name, by_path[path], name):
             reason = f"{name} is used other than by calls in {by_path[path].shown}, so its callers cannot be followed"
         if reason is None:
             for other_path, other in by_path.items():
                 for local, (module, attr) in other.imports.items():
-                    if attr == name and local in other.escaping and definitions.find(module, attr, other_path) == item:
+                    if (
+                        attr == name
+                        and handed_away(other, local, by_path[path], name)
+                        and definitions.find(module, attr, other_path) == item
+                    ):
                         reason = f"{name} is passed on as a value in {other.shown}, so its callers cannot be followed"
         if reason is None:
             outside = _callers_elsewhere(name, path, others, definitions)
@@ -266,7 +389,20 @@ def build_plan(
                     f"which cannot get the GradScaler: {reason}"
                 )
     planned = {d: c for d, c in entries.items() if d not in refused}
-    if not planned:
+    # a class built before the GradScaler exists: its methods that scale take it instead
+    method_entries: Dict[str, List[Tuple[str, str]]] = {}
+    method_calls: Dict[Def, List[Tuple[str, str]]] = {}
+    for item, calls in list(planned.items()):
+        if not _built_before_the_scaler(item, calls, by_path):
+            continue
+        route = _method_route(item, by_path, launchers, others, definitions)
+        if isinstance(route, str):
+            continue  # the constructor route stays; the launcher reports why it cannot be
+        methods, passing = route
+        method_entries.setdefault(item[0], []).extend((item[1], m) for m in methods)
+        method_calls[item] = passing
+    links = _amp_links(by_path, launchers, definitions)
+    if not planned and not links:
         plan.add_notes(notes)
         return plan
 
@@ -281,6 +417,8 @@ def build_plan(
     for (callee_path, _name), calls in planned.items():
         for (caller_path, _def), _line in calls:
             parent[find(caller_path)] = find(callee_path)
+    for caller_path, _text, (callee_path, _name), _param in links:
+        parent[find(caller_path)] = find(callee_path)
     roots_of = sorted({find(p) for p in parent})
     component = {p: roots_of.index(find(p)) for p in parent}
 
@@ -291,6 +429,10 @@ def build_plan(
     entries_of: Dict[str, List[str]] = {}
     pass_of: Dict[str, Dict[str, str]] = {}
     for (callee_path, name), calls in planned.items():
+        if (callee_path, name) in method_calls:
+            for caller_path, text in method_calls[(callee_path, name)]:
+                pass_of.setdefault(caller_path, {})[text] = names[callee_path]
+            continue
         entries_of.setdefault(callee_path, []).append(name)
         for (caller_path, caller_def), _line in calls:
             for callee, text in edges.get((caller_path, caller_def), []):
@@ -319,6 +461,9 @@ def build_plan(
             pass_to=tuple(sorted(pass_of.get(path, {}).items())),
             autocast_from_caller=tuple(sorted(from_caller.get(path, ()))),
             autocast_for_calls=tuple(sorted(for_calls.get(path, ()))),
+            method_entries=tuple(sorted(method_entries.get(path, ()))),
+            amp_arguments=tuple(sorted({text for caller, text, _d, _p in links if caller == path})),
+            amp_parameters=tuple(sorted({(d[1], param) for _c, _t, d, param in links if d[0] == path})),
         )
     plan.add_notes(notes)
     return plan

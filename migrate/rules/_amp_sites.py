@@ -355,6 +355,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             check = availability_check(parents, ref.expr)
             if check is not None:
                 info.checks[check[0]] = check[1]
+            elif _given_for_the_scaler(parents, ref.expr, info.plan):
+                info.needs.append(Need(ref.expr, "amp_value", enclosing_function(parents, ref.expr)))
             else:
                 info.blockers.append(
                     Blocker(ref.expr, "apex.amp is passed on as a value here; its uses cannot be followed")
@@ -391,6 +393,20 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         _planned_sites(rule, module, info)
     _check_layout(rule, info)
     return info
+
+
+def _given_for_the_scaler(parents, node: cst.CSTNode, plan: Any) -> bool:
+    """``restore(path, model, optimizer, amp=amp)`` where the cross-file plan proved that
+    ``restore`` only saves/loads the state of what it is given there (``amp_arguments``)."""
+    arg = parents.get(node)
+    call = parents.get(arg)
+    return (
+        plan is not None
+        and isinstance(arg, cst.Arg)
+        and arg.value is node
+        and isinstance(call, cst.Call)
+        and code_of(call.func) in plan.amp_arguments
+    )
 
 
 def _module_probes(rule, module: cst.Module, info: AmpFile) -> None:
@@ -430,7 +446,12 @@ def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
             if keyword is not None:
                 info.passes[node] = keyword
                 info.needs.append(Need(node, "pass_scaler", enclosing_function(parents, node)))
+    methods = dict.fromkeys(plan.method_entries)
     for stmt in module.body:
+        if isinstance(stmt, cst.ClassDef) and any(cls == stmt.name.value for cls, _m in methods):
+            for method in methods_of(stmt):
+                if (stmt.name.value, method.name.value) in methods and class_of_method(parents, method) is stmt:
+                    info.entry_functions.add(method)  # the scaler arrives as its parameter
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value in plan.entries:
             info.entry_functions.add(stmt)
         elif isinstance(stmt, cst.ClassDef) and stmt.name.value in plan.entries:
@@ -1335,7 +1356,7 @@ def find_scalers(rule, module: cst.Module):
     attrs: Dict[cst.ClassDef, Tuple[str, Optional[str], Optional[cst.FunctionDef]]] = {}
     plan = rule.repo_plan()
     #: the scaler parameter the cross-file plan added (its switch is the scaler's own)
-    external: Set[str] = {plan.scaler_name} if plan is not None and plan.entries else set()
+    external: Set[str] = {plan.scaler_name} if plan is not None and plan.takes_scaler else set()
     #: the GradScaler the initialize rule created: it wins over a user's own scaler beside it
     created = rule.file_state().get("scaler")
     names: Set[str] = set(external)

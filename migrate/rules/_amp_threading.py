@@ -143,6 +143,22 @@ class ScalerThreading(AmpRule):
             severity="info",
         )
 
+    def _scaler_for_amp(self, node: cst.Name, info: AmpFile) -> None:
+        """``restore(path, model, optimizer, amp=amp)``: the function of another file uses
+        that argument only for its state (the cross-file plan proved it), so the GradScaler
+        goes in apex.amp's place (APX223)."""
+        call: Any = self.parents[self.parents[node]]
+        access = info.access.get(enclosing(self.parents, call, cst.FunctionDef), info.scaler_name)
+        self.replace_node(node, expression(access))
+        self.report(
+            node,
+            "APX223",
+            f"{code_of(call.func)}() only saves/loads the state of the apex.amp it is given: it is given the "
+            f"GradScaler `{access}` instead",
+            fixed=True,
+            severity="info",
+        )
+
     def _return_scaler(self, info: AmpFile) -> None:
         """The helper that creates the scaler returns it as one more value, and the
         assignment of its one call unpacks it (APX217)."""

@@ -168,6 +168,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "to resume",
         "APX217": "the GradScaler created in a helper is returned to its caller as one more value",
         "APX220": "apex.amp cannot be migrated natively here; the file keeps working through apexcompat.amp",
+        "APX223": "apex.amp given to another file's function that only saves/loads its state: the GradScaler "
+        "is given instead",
     }
     KNOWN = {LIBRARY_CHECKPOINT_TODO: ("APX216", "warning", True)}
     TRIGGERS = (b"apex",)
@@ -206,6 +208,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             self._thread_class(cls, calls, info, remote=info.plan is not None and cls.name.value in info.plan.entries)
         for call, keyword in info.passes.items():
             self._pass_scaler(call, keyword, info)
+        for need in info.needs:
+            if need.kind == "amp_value":
+                self._scaler_for_amp(need.node, info)
         self._return_scaler(info)
         for scaled in info.scale_losses:
             self._place_autocast(scaled, info)

@@ -61,12 +61,13 @@ def elsewhere_todo(need: Any) -> str:
 
 
 HELPER_NAME = "load_scaler_state"
-HELPER = '''def load_scaler_state(scaler, state):
+_HELPER_HEAD = '''def load_scaler_state(scaler, state):
     """Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
 
     apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
     GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
-    """
+'''
+_HELPER_BODY = '''    """
     if "loss_scaler0" in state:
         apex_state = state["loss_scaler0"]
         state = dict(scaler.state_dict())
@@ -74,6 +75,21 @@ HELPER = '''def load_scaler_state(scaler, state):
     if state:
         scaler.load_state_dict(state)
 '''
+HELPER = _HELPER_HEAD + _HELPER_BODY
+#: the helper in a file whose function is given the GradScaler where its callers gave
+#: apex.amp: a caller that still gives apex.amp (or apexcompat.amp) loads as before
+PASSING_HELPER = (
+    _HELPER_HEAD
+    + """    Anything but a GradScaler (apex.amp itself, from a caller that still gives it) loads
+    the entry as it is.
+"""
+    + _HELPER_BODY.replace(
+        '    """\n',
+        '    """\n    if not isinstance(scaler, torch.amp.GradScaler):\n        scaler.load_state_dict(state)\n'
+        "        return\n",
+        1,
+    )
+)
 
 
 def _is_import_like(stmt: Any) -> bool:
@@ -105,12 +121,18 @@ class CheckpointRule(AmpRule):
         "APX401": "amp.state_dict() -> scaler.state_dict() (a disabled scaler saves {})",
         "APX402": "amp.load_state_dict(x) -> load_scaler_state(scaler, x), which also reads apex and {} entries",
         "APX403": "amp state saved/loaded in a file without amp.initialize: pass the GradScaler in by hand",
+        "APX224": "a function given apex.amp only for its state is given the GradScaler: its loads read apex "
+        "checkpoints through load_scaler_state",
     }
     TRIGGERS = (b"state_dict",)
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("state_dict",)
 
     def plan(self, module: cst.Module) -> None:
+        plan = self.repo_plan()
+        if plan is not None and plan.amp_parameters:
+            self._given_the_scaler(module, plan.amp_parameters)
+            return
         info = analyse(self, module)
         if info.inits:
             return
@@ -142,10 +164,52 @@ class CheckpointRule(AmpRule):
                     severity="info",
                 )
                 helper_needed = True
-        if helper_needed and not any(
-            isinstance(s, cst.FunctionDef) and s.name.value == HELPER_NAME for s in module.body
-        ):
-            helper = statement(HELPER)
+        if helper_needed:
+            self._add_helper(module, HELPER)
+
+    def _given_the_scaler(self, module: cst.Module, parameters: Any) -> None:
+        """A function of a file without apex.amp whose callers gave it apex.amp for a
+        parameter it only saves/loads the state of (``restore(path, model, optimizer,
+        amp=None)``): the migrated callers give it the GradScaler, whose ``state_dict()`` is
+        spelled the same; loading goes through ``load_scaler_state``, which converts an apex
+        checkpoint's entry for a GradScaler and gives anything else (apex.amp from a caller
+        that keeps it) the entry as it is (APX224)."""
+        wanted = dict(parameters)
+        changed = False
+        for func in module.body:
+            if not (isinstance(func, cst.FunctionDef) and func.name.value in wanted):
+                continue
+            param = wanted[func.name.value]
+            for node in walk(func.body):
+                if (
+                    isinstance(node, cst.Call)
+                    and isinstance(node.func, cst.Attribute)
+                    and node.func.attr.value == "load_state_dict"
+                    and isinstance(node.func.value, cst.Name)
+                    and node.func.value.value == param
+                    and len(node.args) == 1
+                ):
+                    arg = code_of(node.args[0].value)
+                    self.replace_node(node, expression(f"{HELPER_NAME}({param}, {arg})"))
+                    changed = True
+            self.report(
+                func,
+                "APX224",
+                f"{func.name.value}() is given the GradScaler for `{param}` where its callers gave apex.amp: "
+                + (f"{param}.load_state_dict -> {HELPER_NAME}({param}, ...), which also reads apex checkpoints"
+                   if changed else f"it only calls {param}.state_dict(), which GradScaler has too"),
+                fixed=True,
+                severity="info",
+            )
+        if changed:
+            self.need_torch()
+            modern = self.settings.torch_at_least(2, 3)
+            self._add_helper(module, PASSING_HELPER if modern else PASSING_HELPER.replace("torch.amp.", "torch.cuda.amp."))
+
+    def _add_helper(self, module: cst.Module, text: str) -> None:
+        """``load_scaler_state`` after the file's leading imports, unless it is there."""
+        if not any(isinstance(s, cst.FunctionDef) and s.name.value == HELPER_NAME for s in module.body):
+            helper = statement(text)
             anchor = helper_anchor(module)
             if anchor is None:
                 first = module.body[0]
