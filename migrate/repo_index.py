@@ -38,6 +38,8 @@ class AmpSite:
     #: the if/elif/else chains around the site in its definition: (chain, branch) pairs;
     #: None when a loop lies between them
     branches: Optional[Tuple[Tuple[int, int], ...]] = ()
+    #: ``num_losses=N`` of an initialize, when a literal (apex keeps one loss scaler per loss)
+    num_losses: int = 1
 
 
 @dataclass
@@ -303,8 +305,17 @@ class _Reader(ast.NodeVisitor):
                 isinstance(optimizers, ast.Constant) and optimizers.value is None
             ) or (isinstance(optimizers, (ast.List, ast.Tuple)) and not optimizers.elts)
             training = member == "init" or (member == "initialize" and not no_optimizers)
+            losses = next((k.value for k in node.keywords if k.arg == "num_losses"), None)
             self.s.amp_sites.append(
-                AmpSite(member, node.lineno, self.owner, training, method=self.method, branches=self.branches)
+                AmpSite(
+                    member,
+                    node.lineno,
+                    self.owner,
+                    training,
+                    method=self.method,
+                    branches=self.branches,
+                    num_losses=losses.value if isinstance(losses, ast.Constant) and type(losses.value) is int else 1,
+                )
             )
         self._amp_arguments(node)
         func = node.func

@@ -39,6 +39,8 @@ REPO_PLAN_KEY = "apexcompat.repo_plan"
 FILE_STATE_KEY = "apexcompat.file_state"
 #: names a GradScaler parameter may take, in order of preference
 SCALER_PARAM_NAMES = ("scaler", "grad_scaler", "amp_scaler", "amp_grad_scaler")
+#: the names of the list of GradScalers, one per loss id (``num_losses=2``)
+SCALERS_PARAM_NAMES = ("scalers", "grad_scalers", "amp_scalers", "amp_grad_scalers")
 
 Def = Tuple[str, str]  # (file path, top-level definition name)
 
@@ -78,6 +80,9 @@ class FilePlan:
     amp_arguments: Tuple[str, ...] = ()
     #: (function, parameter) of this file that receive apex.amp from such a call
     amp_parameters: Tuple[Tuple[str, str], ...] = ()
+    #: GradScalers of the component, one per apex loss id (``num_losses=2``): then the
+    #: scaler passed around is their list
+    loss_scalers: int = 1
 
     @property
     def takes_scaler(self) -> bool:
@@ -422,10 +427,17 @@ def build_plan(
     roots_of = sorted({find(p) for p in parent})
     component = {p: roots_of.index(find(p)) for p in parent}
 
+    losses: Dict[int, int] = {}
+    for number in set(component.values()):
+        counts = {
+            s.num_losses for p in component if component[p] == number and p in launchers for s in by_path[p].training_inits
+        }
+        losses[number] = counts.pop() if len(counts) == 1 else 1
     names: Dict[str, str] = {}
     for callee_path, _name in planned:
         used = by_path[callee_path].identifiers
-        names[callee_path] = next((n for n in SCALER_PARAM_NAMES if n not in used), "apexcompat_grad_scaler")
+        choices = SCALERS_PARAM_NAMES if losses[component[callee_path]] > 1 else SCALER_PARAM_NAMES
+        names[callee_path] = next((n for n in choices if n not in used), "apexcompat_" + choices[-1])
     entries_of: Dict[str, List[str]] = {}
     pass_of: Dict[str, Dict[str, str]] = {}
     for (callee_path, name), calls in planned.items():
@@ -464,6 +476,7 @@ def build_plan(
             method_entries=tuple(sorted(method_entries.get(path, ()))),
             amp_arguments=tuple(sorted({text for caller, text, _d, _p in links if caller == path})),
             amp_parameters=tuple(sorted({(d[1], param) for _c, _t, d, param in links if d[0] == path})),
+            loss_scalers=losses[component[path]],
         )
     plan.add_notes(notes)
     return plan

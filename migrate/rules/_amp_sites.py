@@ -58,6 +58,8 @@ HANDLED_MEMBERS = frozenset(
     }
 )
 SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
+#: the names of the list of GradScalers, one per loss id
+SCALERS_NAMES = ("scalers", "grad_scalers", "amp_scalers")
 SWITCH_NAMES = ("use_amp", "amp_enabled", "use_mixed_precision")
 AMP_STATE_SCALE_READ = "loss_scale"  # amp._amp_state.loss_scalers[0].loss_scale()
 AMP_STATE_SETTINGS = {"_loss_scale": "init_scale", "_scale_seq_len": "growth_interval"}
@@ -103,6 +105,8 @@ class ScaleLossSite:
     loss: cst.BaseExpression
     optimizers: List[cst.BaseExpression]
     as_name: Optional[str]
+    #: which of the GradScalers scales this loss (``loss_id``, with one per loss id)
+    loss_id: int = 0
 
 
 @dataclass(eq=False, repr=False)
@@ -162,6 +166,19 @@ class AmpFile:
     #: assignment unpacks one more value) and the helper's returns (each returns it last)
     returned_to: Optional[cst.Call] = None
     returns: List[cst.Return] = field(default_factory=list)
+    #: GradScalers, one per apex loss id (``num_losses=2``, each optimizer stepped after the
+    #: losses of one loss id): then the scaler is their list; 1: one GradScaler serves all
+    loss_scalers: int = 1
+    #: optimizer text -> its loss id (with several GradScalers)
+    loss_ids: Dict[str, int] = field(default_factory=dict)
+
+    def loss_scaler(self, expr: str, loss_id: int) -> str:
+        """The GradScaler of ``loss_id`` when there is one per loss id, else ``expr``."""
+        return f"{expr}[{loss_id}]" if self.loss_scalers > 1 else expr
+
+    def scaler_of(self, expr: str, optimizer: str) -> str:
+        """The GradScaler that steps ``optimizer``."""
+        return self.loss_scaler(expr, self.loss_ids.get(optimizer, 0))
 
     @property
     def uses_amp(self) -> bool:
@@ -345,6 +362,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     if info.plan is not None and info.plan.scaler_name:
         info.scaler_name = info.plan.scaler_name
     info.switch_name = next((n for n in SWITCH_NAMES if n not in used), "amp_switch")
+    wanted = _wanted_loss_scalers(rule, info)
+    if wanted > 1 and not (info.plan is not None and info.plan.scaler_name):
+        info.scaler_name = next((n for n in SCALERS_NAMES if n not in used), "amp_grad_scalers")
     handles: Dict[str, InitSite] = {}
 
     for ref in info.refs:
@@ -389,10 +409,70 @@ def analyse(rule, module: cst.Module) -> AmpFile:
 
     _old_api_uses(rule, module, handles, info)
     _module_probes(rule, module, info)
+    _one_scaler_per_loss(info, wanted)
     if info.plan is not None:
         _planned_sites(rule, module, info)
     _check_layout(rule, info)
     return info
+
+
+def _wanted_loss_scalers(rule, info: AmpFile) -> int:
+    """``num_losses=N`` of this file's training initialize (a literal), else what the
+    initialize rule created here, else what the cross-file plan says; 1 otherwise."""
+    counts = set()
+    for ref in info.refs:
+        call = rule.parents.get(ref.expr)
+        if ref.member == "initialize" and isinstance(call, cst.Call) and call.func is ref.expr:
+            value = arg_value(call, 99, "num_losses")
+            counts.add(int(value.value) if isinstance(value, cst.Integer) else 1)
+    if counts:
+        return counts.pop() if len(counts) == 1 else 1
+    made = rule.file_state().get("loss_scalers")
+    if made:
+        return made
+    return info.plan.loss_scalers if info.plan is not None else 1
+
+
+def _one_scaler_per_loss(info: AmpFile, wanted: int) -> None:
+    """apex keeps one dynamic loss scaler per loss id (``num_losses=2``): its own scale, its
+    own count of clean steps, its own entry in the checkpoint.  One GradScaler per loss id
+    does the same when every ``loss_id`` is a number below N and each optimizer is stepped
+    after the losses of one loss id.  Otherwise (an optimizer fed by two loss ids, whose
+    gradients one GradScaler.step must see at one scale) one GradScaler serves every loss,
+    unless the cross-file plan already passes their list to other files (a blocker then)."""
+    if wanted <= 1:
+        return
+    ids: Dict[str, Set[int]] = {}
+    why = ""
+    for site in info.scale_losses:
+        value = arg_value(site.call, 2, "loss_id")
+        if value is not None and not isinstance(value, cst.Integer):
+            why = f"loss_id={code_of(value)} is not a number"
+            break
+        site.loss_id = int(value.value) if isinstance(value, cst.Integer) else 0
+        if site.loss_id >= wanted:
+            why = f"loss_id={site.loss_id} is not below num_losses={wanted}"
+            break
+        for opt in site.optimizers:
+            ids.setdefault(code_of(opt), set()).add(site.loss_id)
+    shared = next((text for text, found in ids.items() if len(found) > 1), None)
+    if not why and shared is not None:
+        why = f"{shared} is stepped after the losses of loss ids {', '.join(map(str, sorted(ids[shared])))}"
+    if not why and any(n.kind == "scaler_setting" for n in info.needs):
+        why = "amp._amp_state sets loss scaler 0 alone"
+    if not why:
+        info.loss_scalers = wanted
+        info.loss_ids = {text: found.pop() for text, found in ids.items()}
+        return
+    for site in info.scale_losses:
+        site.loss_id = 0
+    if info.plan is not None and info.plan.loss_scalers > 1:
+        info.blockers.append(
+            Blocker(
+                info.scale_losses[0].with_stmt if info.scale_losses else info.refs[0].expr,
+                f"the GradScalers come from another file, one per loss id (num_losses={wanted}), but {why}",
+            )
+        )
 
 
 def _given_for_the_scaler(parents, node: cst.CSTNode, plan: Any) -> bool:
@@ -1361,11 +1441,13 @@ def find_scalers(rule, module: cst.Module):
     created = rule.file_state().get("scaler")
     names: Set[str] = set(external)
     for node in walk(module):
-        if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1):
+        if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
             continue
-        if not (rule.qualified_names(node.value.func) & GRADSCALER_NAMES):
+        # ``scalers = [GradScaler(...) for _ in range(2)]``: one per loss id
+        value = node.value.elt if isinstance(node.value, cst.ListComp) else node.value
+        if not (isinstance(value, cst.Call) and rule.qualified_names(value.func) & GRADSCALER_NAMES):
             continue
-        enabled_arg = arg_value(node.value, 4 if _is_legacy(rule, node.value) else 5, "enabled")
+        enabled_arg = arg_value(value, 4 if _is_legacy(rule, value) else 5, "enabled")
         enabled = code_of(enabled_arg) if enabled_arg is not None else None
         target = node.targets[0].target
         func = enclosing_function(parents, node)
@@ -1406,7 +1488,15 @@ def find_scalers(rule, module: cst.Module):
             enabled = enabled or ("external" if node.value.value in external else None)
             attrs[cls] = (target.attr.value, f"{node.value.value}.is_enabled()" if enabled else None, None)
 
+    count = rule.file_state().get("loss_scalers") or (plan.loss_scalers if plan is not None else 1)
+
     def lookup(node: cst.CSTNode) -> Optional[ScalerRef]:
+        found = _lookup(node)
+        if found is not None and count > 1 and found.enabled == f"{found.expr}.is_enabled()":
+            found.enabled = f"{found.expr}[0].is_enabled()"  # one GradScaler per loss id, all switched alike
+        return found
+
+    def _lookup(node: cst.CSTNode) -> Optional[ScalerRef]:
         func = enclosing_function(parents, node)
         start = func
         while True:

@@ -344,7 +344,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         self.switches[site] = switch
         target = self._scaler_target(site, info)
         if info.alternatives:  # several creations: autocast follows whichever one ran
-            self.switches[site] = f"{target}.is_enabled()"
+            self.switches[site] = f"{info.loss_scaler(target, 0)}.is_enabled()"
 
         self.scaler_todos: List[str] = []
         kwargs = self._scaler_options(site, table, level, level_node)
@@ -365,8 +365,12 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                     severity="info",
                 )
         ctor = self._scaler_ctor(site, kwargs)
-        created = statement(f"{target} = {ctor}({', '.join(kwargs)})\n")
+        made = f"{ctor}({', '.join(kwargs)})"
+        if info.loss_scalers > 1:  # apex's num_losses: one GradScaler per loss id
+            made = f"[{made} for _ in range({info.loss_scalers})]"
+        created = statement(f"{target} = {made}\n")
         self.file_state()["scaler"] = info.scaler_name
+        self.file_state()["loss_scalers"] = info.loss_scalers
         new.append(with_leading(created, [line for t in self.scaler_todos for line in todo_lines(t)]))
         what = "amp.init()" if site.old_api else "amp.initialize"
         self.report(
@@ -600,7 +604,16 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 }.get(name, "weights stay fp32 under autocast")
                 self.report(value, "APX203", f"{name}={code_of(value)} dropped: {why}", fixed=True, severity="warning")
         num_losses = _param(call, "num_losses", table)
-        if num_losses is not None:
+        if num_losses is not None and self.info.loss_scalers > 1:
+            self.report(
+                num_losses,
+                "APX203",
+                f"num_losses={code_of(num_losses)}: one GradScaler per loss id, as apex kept one loss scaler per "
+                "loss (each optimizer is stepped after the losses of one loss id)",
+                fixed=True,
+                severity="info",
+            )
+        elif num_losses is not None:
             self.report(
                 num_losses,
                 "APX203",

@@ -76,6 +76,18 @@ _HELPER_BODY = '''    """
         scaler.load_state_dict(state)
 '''
 HELPER = _HELPER_HEAD + _HELPER_BODY
+LIST_HELPER_NAME = "load_scaler_states"
+#: with one GradScaler per apex loss id (``num_losses=2``): each from its own entry
+LIST_HELPER = '''def load_scaler_states(scalers, state):
+    """Restore one GradScaler per apex loss id: from the list of their states, or from
+    apex.amp's ``{"loss_scaler0": ..., "loss_scaler1": ...}`` (one entry per loss id).
+    """
+    for loss_id, scaler in enumerate(scalers):
+        if isinstance(state, dict):
+            load_scaler_state(scaler, {"loss_scaler0": state[f"loss_scaler{loss_id}"]})
+        else:
+            load_scaler_state(scaler, state[loss_id])
+'''
 #: the helper in a file whose function is given the GradScaler where its callers gave
 #: apex.amp: a caller that still gives apex.amp (or apexcompat.amp) loads as before
 PASSING_HELPER = (
@@ -149,23 +161,27 @@ class CheckpointRule(AmpRule):
             if self.settings.dtype == "bfloat16":
                 self._without_scaler(need)
             elif need.kind == "state_dict":
-                self.replace_node(need.node, expression(f"{scaler.expr}.state_dict()"))
-                self.report(
-                    need.node, "APX401", f"amp.state_dict() -> {scaler.expr}.state_dict()", fixed=True, severity="info"
-                )
+                saved = f"{scaler.expr}.state_dict()"
+                if info.loss_scalers > 1:  # one GradScaler per loss id: their states in order
+                    saved = f"[loss_scaler.state_dict() for loss_scaler in {scaler.expr}]"
+                self.replace_node(need.node, expression(saved))
+                self.report(need.node, "APX401", f"amp.state_dict() -> {saved}", fixed=True, severity="info")
             else:
                 arg = code_of(need.node.args[0].value)
-                self.replace_node(need.node, expression(f"{HELPER_NAME}({scaler.expr}, {arg})"))
+                helper = LIST_HELPER_NAME if info.loss_scalers > 1 else HELPER_NAME
+                self.replace_node(need.node, expression(f"{helper}({scaler.expr}, {arg})"))
                 self.report(
                     need.node,
                     "APX402",
-                    f"amp.load_state_dict -> {HELPER_NAME}({scaler.expr}, ...), which also reads apex checkpoints",
+                    f"amp.load_state_dict -> {helper}({scaler.expr}, ...), which also reads apex checkpoints",
                     fixed=True,
                     severity="info",
                 )
                 helper_needed = True
         if helper_needed:
             self._add_helper(module, HELPER)
+            if info.loss_scalers > 1:
+                self._add_helper(module, LIST_HELPER, LIST_HELPER_NAME)
 
     def _given_the_scaler(self, module: cst.Module, parameters: Any) -> None:
         """A function of a file without apex.amp whose callers gave it apex.amp for a
@@ -206,9 +222,9 @@ class CheckpointRule(AmpRule):
             modern = self.settings.torch_at_least(2, 3)
             self._add_helper(module, PASSING_HELPER if modern else PASSING_HELPER.replace("torch.amp.", "torch.cuda.amp."))
 
-    def _add_helper(self, module: cst.Module, text: str) -> None:
-        """``load_scaler_state`` after the file's leading imports, unless it is there."""
-        if not any(isinstance(s, cst.FunctionDef) and s.name.value == HELPER_NAME for s in module.body):
+    def _add_helper(self, module: cst.Module, text: str, name: str = HELPER_NAME) -> None:
+        """The helper ``name`` after the file's leading imports, unless it is there."""
+        if not any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in module.body):
             helper = statement(text)
             anchor = helper_anchor(module)
             if anchor is None:

@@ -124,6 +124,7 @@ class ClippingRule(AmpRule):
         info = analyse(self, module)
         if info.inits:
             return
+        self._info = info
         lookup = find_scalers(self, module)
         sites = [s for s in info.scale_losses if lookup(s.with_stmt) is not None]
         # every rewritten step -> the optimizer it steps
@@ -381,7 +382,7 @@ class ClippingRule(AmpRule):
                 point = members[0].stmt
             else:
                 point = self._first_point([self._phase_stmt(u, step) for u in members])
-            scaler = members[0].scaler
+            scaler = self._info.scaler_of(members[0].scaler, opt)
             if opt in inserted.setdefault(point, []):
                 continue
             inserted[point].append(opt)
