@@ -69,8 +69,10 @@ class AmpArgument:
 
 
 #: how a helper may use a parameter that receives apex.amp for the GradScaler to do instead:
-#: the two state methods the GradScaler shares, and tests of whether anything was passed
-STATE_USES = frozenset({"state_dict", "load_state_dict", "none_check"})
+#: the two state methods the GradScaler shares, ``master_params(opt)`` (the optimizer's own
+#: parameters, for apex.amp too), tests of whether anything was passed, and keeping it on
+#: ``self`` in a class's ``__init__`` for the methods to use so
+STATE_USES = frozenset({"state_dict", "load_state_dict", "master_params", "none_check", "stored"})
 
 
 @dataclass
@@ -434,60 +436,112 @@ def _decorator_name(node: ast.AST) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _parameter_uses(func: ast.FunctionDef) -> Dict[str, Set[str]]:
-    """How ``func``'s body uses each of its parameters: ``p.state_dict()``,
-    ``p.load_state_dict(x)``, ``p is None`` / ``p is not None`` / ``if p`` ("none_check"),
-    anything else ("other": passed on, stored, reassigned, another member)."""
-    args = func.args
-    names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+def _parents(node: ast.AST) -> Dict[ast.AST, ast.AST]:
     parents: Dict[ast.AST, ast.AST] = {}
-    for node in ast.walk(func):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
+    for item in ast.walk(node):
+        for child in ast.iter_child_nodes(item):
+            parents[child] = item
+    return parents
+
+
+def _use_kind(node: ast.expr, parents: Dict[ast.AST, ast.AST]) -> str:
+    """How the expression ``node`` (a parameter, ``self.amp``) is used: ``x.state_dict()``,
+    ``x.load_state_dict(y)``, ``x.master_params(opt)``, a test of whether anything was
+    passed (``x is None``, ``if x``: "none_check"), else "other" (passed on, stored,
+    reassigned, another member)."""
+    if not isinstance(getattr(node, "ctx", None), ast.Load):
+        return "other"
+    parent = parents.get(node)
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        call = parents.get(parent)
+        wanted = {"state_dict": 0, "load_state_dict": 1, "master_params": 1}.get(parent.attr)
+        if (
+            isinstance(call, ast.Call)
+            and call.func is parent
+            and len(call.args) == wanted
+            and not call.keywords
+            and not any(isinstance(a, ast.Starred) for a in call.args)
+        ):
+            return parent.attr
+        return "other"
+    if isinstance(parent, ast.Compare):
+        none = (
+            parent.left is node
+            and len(parent.ops) == 1
+            and isinstance(parent.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(parent.comparators[0], ast.Constant)
+            and parent.comparators[0].value is None
+        )
+        return "none_check" if none else "other"
+    if (
+        isinstance(parent, ast.BoolOp)
+        or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not))
+        or (isinstance(parent, (ast.If, ast.IfExp, ast.While)) and parent.test is node)
+    ):
+        return "none_check"
+    return "other"
+
+
+def _parameter_uses(func: ast.AST, kept: Optional[ast.ClassDef] = None) -> Dict[str, Set[str]]:
+    """How ``func``'s body uses each of its parameters (``_use_kind``).  For the
+    ``__init__`` of ``kept``, ``self.amp = amp`` keeps the parameter: then the uses of
+    ``self.amp`` in every method of the class count, as ``stored`` plus theirs."""
+    args = func.args  # type: ignore[attr-defined]
+    names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    me = args.args[0].arg if kept is not None and args.args else None
+    parents = _parents(func)
     uses: Dict[str, Set[str]] = {name: set() for name in names}
     for node in ast.walk(func):
         if not (isinstance(node, ast.Name) and node.id in names):
             continue
         parent = parents.get(node)
-        kind = "other"
-        if isinstance(node.ctx, ast.Load) and isinstance(parent, ast.Attribute) and parent.value is node:
-            call = parents.get(parent)
-            wanted = {"state_dict": 0, "load_state_dict": 1}.get(parent.attr)
-            if (
-                isinstance(call, ast.Call)
-                and call.func is parent
-                and len(call.args) == wanted
-                and not call.keywords
-                and not any(isinstance(a, ast.Starred) for a in call.args)
-            ):
-                kind = parent.attr
-        elif isinstance(node.ctx, ast.Load) and isinstance(parent, ast.Compare):
-            if (
-                parent.left is node
-                and len(parent.ops) == 1
-                and isinstance(parent.ops[0], (ast.Is, ast.IsNot))
-                and isinstance(parent.comparators[0], ast.Constant)
-                and parent.comparators[0].value is None
-            ):
-                kind = "none_check"
-        elif isinstance(node.ctx, ast.Load) and (
-            isinstance(parent, ast.BoolOp)
-            or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not))
-            or (isinstance(parent, (ast.If, ast.IfExp, ast.While)) and parent.test is node)
+        if (
+            kept is not None
+            and isinstance(parent, ast.Assign)
+            and parent.value is node
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Attribute)
+            and isinstance(parent.targets[0].value, ast.Name)
+            and parent.targets[0].value.id == me
         ):
-            kind = "none_check"
-        uses[node.id].add(kind)
+            uses[node.id] |= {"stored"} | _attribute_uses(kept, parent.targets[0].attr)
+        else:
+            uses[node.id].add(_use_kind(node, parents))
     return uses
 
 
+def _attribute_uses(cls: ast.ClassDef, attr: str) -> Set[str]:
+    """How the methods of ``cls`` use ``self.<attr>`` (other than the one assignment that
+    keeps a parameter there)."""
+    kinds: Set[str] = set()
+    parents = _parents(cls)
+    stores = 0
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                stores += 1
+            else:
+                kinds.add(_use_kind(node, parents))
+    return kinds if stores == 1 else kinds | {"other"}
+
+
 def _functions(tree: ast.Module, summary: ModuleSummary) -> None:
-    """The parameters of the file's top-level functions and how each is used."""
+    """The parameters of the file's top-level functions (and of its classes' ``__init__``,
+    under the class name, ``self`` left out) and how each is used."""
     for stmt in tree.body:
+        func: Optional[ast.AST] = None
+        kept = None
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            args = stmt.args
-            positional = tuple(a.arg for a in args.posonlyargs + args.args)
-            summary.parameters[stmt.name] = (positional, tuple(a.arg for a in args.kwonlyargs))
-            summary.parameter_uses[stmt.name] = _parameter_uses(stmt)  # type: ignore[arg-type]
+            func = stmt
+        elif isinstance(stmt, ast.ClassDef):
+            func = next((m for m in stmt.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
+            kept = stmt
+        if func is None:
+            continue
+        args = func.args  # type: ignore[attr-defined]
+        positional = tuple(a.arg for a in args.posonlyargs + args.args)[1 if kept is not None else 0 :]
+        summary.parameters[stmt.name] = (positional, tuple(a.arg for a in args.kwonlyargs))  # type: ignore[attr-defined]
+        summary.parameter_uses[stmt.name] = _parameter_uses(func, kept)  # type: ignore[attr-defined]
 
 
 def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:

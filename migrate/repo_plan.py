@@ -80,6 +80,9 @@ class FilePlan:
     amp_arguments: Tuple[str, ...] = ()
     #: (function, parameter) of this file that receive apex.amp from such a call
     amp_parameters: Tuple[Tuple[str, str], ...] = ()
+    #: those of ``amp_arguments`` whose function reads ``amp.master_params(opt)``: gradients
+    #: it uses, which must be unscaled before the call
+    amp_gradients: Tuple[str, ...] = ()
     #: GradScalers of the component, one per apex loss id (``num_losses=2``): then the
     #: scaler passed around is their list
     loss_scalers: int = 1
@@ -251,11 +254,11 @@ def _method_route(
 
 def _amp_links(
     by_path: Dict[str, ModuleSummary], launchers: Set[str], definitions: "_Definitions"
-) -> List[Tuple[str, str, Def, str]]:
+) -> List[Tuple[str, str, Def, str, bool]]:
     """``restore(path, model, optimizer, amp=amp)`` in a launcher, where the function of
     another indexed file uses that parameter only to save or load its state (or to test
     whether it was passed): the GradScaler can go in its place, as (launcher, call text,
-    function, parameter)."""
+    function, parameter, whether it reads ``master_params``)."""
     links = []
     for path in sorted(launchers):
         for arg in by_path[path].amp_arguments:
@@ -264,12 +267,12 @@ def _amp_links(
                 continue
             target = by_path[callee[0]]
             if callee[1] not in target.parameters:
-                continue  # a class: what its instance does with amp is not followed
+                continue
             positional, kwonly = target.parameters[callee[1]]
             param = arg.keyword or (positional[arg.position] if arg.position < len(positional) else "")
             uses = target.parameter_uses[callee[1]].get(param)
             if uses and uses <= STATE_USES:
-                links.append((path, arg.text, callee, param))
+                links.append((path, arg.text, callee, param, "master_params" in uses))
     return links
 
 
@@ -422,7 +425,7 @@ def build_plan(
     for (callee_path, _name), calls in planned.items():
         for (caller_path, _def), _line in calls:
             parent[find(caller_path)] = find(callee_path)
-    for caller_path, _text, (callee_path, _name), _param in links:
+    for caller_path, _text, (callee_path, _name), _param, _reads in links:
         parent[find(caller_path)] = find(callee_path)
     roots_of = sorted({find(p) for p in parent})
     component = {p: roots_of.index(find(p)) for p in parent}
@@ -474,8 +477,9 @@ def build_plan(
             autocast_from_caller=tuple(sorted(from_caller.get(path, ()))),
             autocast_for_calls=tuple(sorted(for_calls.get(path, ()))),
             method_entries=tuple(sorted(method_entries.get(path, ()))),
-            amp_arguments=tuple(sorted({text for caller, text, _d, _p in links if caller == path})),
-            amp_parameters=tuple(sorted({(d[1], param) for _c, _t, d, param in links if d[0] == path})),
+            amp_arguments=tuple(sorted({text for caller, text, _d, _p, _r in links if caller == path})),
+            amp_parameters=tuple(sorted({(d[1], param) for _c, _t, d, param, _r in links if d[0] == path})),
+            amp_gradients=tuple(sorted({text for caller, text, _d, _p, reads in links if caller == path and reads})),
             loss_scalers=losses[component[path]],
         )
     plan.add_notes(notes)

@@ -332,6 +332,12 @@ def assigned_names(stmt: cst.CSTNode) -> Set[str]:
     return out
 
 
+def optimizer_params(opt_text: str) -> str:
+    """The parameters ``opt_text`` steps: what ``amp.master_params(opt)`` yielded (apex
+    read them from the optimizer's param groups too)."""
+    return f'(p for group in {opt_text}.param_groups for p in group["params"])'
+
+
 def step_calls(func_body: cst.CSTNode, optimizer_text: str) -> List[cst.Call]:
     """``<optimizer>.step(...)`` calls under ``func_body``."""
     found = []

@@ -25,7 +25,7 @@ from typing import Any, List
 import libcst as cst
 
 from ._amp_rule import SHIM_FALLBACK_TODO, AmpRule
-from ._amp_sites import analyse, code_of, find_scalers, walk
+from ._amp_sites import analyse, code_of, find_scalers, optimizer_params, walk
 from ._edits import expression, statement, without_todos
 from .base import Example
 
@@ -136,9 +136,9 @@ class CheckpointRule(AmpRule):
         "APX224": "a function given apex.amp only for its state is given the GradScaler: its loads read apex "
         "checkpoints through load_scaler_state",
     }
-    TRIGGERS = (b"state_dict",)
+    TRIGGERS = (b"state_dict", b"master_params")
     CODE_WORDS = ("apex",)
-    LIVE_TRIGGERS = ("state_dict",)
+    LIVE_TRIGGERS = ("state_dict", "master_params")
 
     def plan(self, module: cst.Module) -> None:
         plan = self.repo_plan()
@@ -192,28 +192,32 @@ class CheckpointRule(AmpRule):
         that keeps it) the entry as it is (APX224)."""
         wanted = dict(parameters)
         changed = False
-        for func in module.body:
-            if not (isinstance(func, cst.FunctionDef) and func.name.value in wanted):
+        for owner in module.body:
+            if not (isinstance(owner, (cst.FunctionDef, cst.ClassDef)) and owner.name.value in wanted):
                 continue
-            param = wanted[func.name.value]
-            for node in walk(func.body):
-                if (
+            held = _held_as(owner, wanted[owner.name.value])
+            done = []
+            for node in walk(owner.body):
+                if not (
                     isinstance(node, cst.Call)
                     and isinstance(node.func, cst.Attribute)
-                    and node.func.attr.value == "load_state_dict"
-                    and isinstance(node.func.value, cst.Name)
-                    and node.func.value.value == param
+                    and code_of(node.func.value) == held
                     and len(node.args) == 1
                 ):
-                    arg = code_of(node.args[0].value)
-                    self.replace_node(node, expression(f"{HELPER_NAME}({param}, {arg})"))
+                    continue
+                arg = code_of(node.args[0].value)
+                if node.func.attr.value == "load_state_dict":
+                    self.replace_node(node, expression(f"{HELPER_NAME}({held}, {arg})"))
+                    done.append(f"{held}.load_state_dict -> {HELPER_NAME}({held}, ...), which also reads apex checkpoints")
                     changed = True
+                elif node.func.attr.value == "master_params":
+                    self.replace_node(node, expression(optimizer_params(arg)))
+                    done.append(f"{held}.master_params({arg}) -> the parameters {arg} steps, as apex yielded")
             self.report(
-                func,
+                owner,
                 "APX224",
-                f"{func.name.value}() is given the GradScaler for `{param}` where its callers gave apex.amp: "
-                + (f"{param}.load_state_dict -> {HELPER_NAME}({param}, ...), which also reads apex checkpoints"
-                   if changed else f"it only calls {param}.state_dict(), which GradScaler has too"),
+                f"{owner.name.value}() is given the GradScaler for `{wanted[owner.name.value]}` where its callers "
+                "gave apex.amp: " + ("; ".join(dict.fromkeys(done)) or f"{held}.state_dict() is the GradScaler's"),
                 fixed=True,
                 severity="info",
             )
@@ -307,6 +311,26 @@ class CheckpointRule(AmpRule):
                 self.todo(need.node, "APX403", message)
             if stmt is not None:
                 self.replace_node(stmt, _without_unreachable_todo)
+
+
+def _held_as(owner: Any, param: str) -> str:
+    """Where ``param`` is used from: the function's parameter itself, or for a class the
+    ``self.<attr>`` its ``__init__`` keeps it as."""
+    if isinstance(owner, cst.FunctionDef):
+        return param
+    for method in owner.body.body:
+        if isinstance(method, cst.FunctionDef) and method.name.value == "__init__" and method.params.params:
+            me = method.params.params[0].name.value
+            for node in walk(method.body):
+                if (
+                    isinstance(node, cst.Assign)
+                    and len(node.targets) == 1
+                    and isinstance(node.value, cst.Name)
+                    and node.value.value == param
+                    and code_of(node.targets[0].target).startswith(f"{me}.")
+                ):
+                    return code_of(node.targets[0].target)
+    return param
 
 
 def _without_unreachable_todo(stmt: Any) -> Any:

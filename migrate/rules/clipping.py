@@ -38,6 +38,7 @@ import libcst as cst
 
 from ._amp_rule import AmpRule
 from ._amp_sites import (
+    optimizer_params,
     analyse,
     arg_value,
     caller_links,
@@ -190,7 +191,7 @@ class ClippingRule(AmpRule):
                 kind = None
                 if self.qualified_names(node.func) & CLIP_FUNCTIONS:
                     kind = "clip"
-                elif self._given_parameters(node):
+                elif self._given_parameters(node) or self._reads_master_params(node):
                     kind = "helper"
                 if kind is None:
                     continue
@@ -214,6 +215,12 @@ class ClippingRule(AmpRule):
                 seen_grad.add(stmt)
                 uses.append(_Use(node, stmt, "grad", func, scaler.expr, f"{code_of(node)} read"))
         return uses
+
+    def _reads_master_params(self, call: cst.Call) -> bool:
+        """``clip_gradients(scaler, optimizer, 1.0)``: another file's function the GradScaler
+        is given where apex.amp was, which reads ``amp.master_params(opt)`` (cross-file plan)."""
+        plan = self.repo_plan()
+        return plan is not None and code_of(call.func) in plan.amp_gradients
 
     def _given_parameters(self, call: cst.Call) -> bool:
         if isinstance(call.func, cst.Name) and call.func.value in _COLLECTORS:
@@ -570,7 +577,7 @@ class ClippingRule(AmpRule):
                     and not first.args
                 ):
                     return code_of(first)
-        return f'(p for group in {opt_text}.param_groups for p in group["params"])'
+        return optimizer_params(opt_text)
 
     def _nan_todo(self, func, clip_stmt) -> None:
         """A ``math.isnan(norm)`` / ``torch.isnan(norm)`` on the clipped norm gets a TODO."""
