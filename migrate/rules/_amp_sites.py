@@ -369,8 +369,6 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         info.scaler_name = info.plan.scaler_name
     info.switch_name = next((n for n in SWITCH_NAMES if n not in used), "amp_switch")
     wanted = _wanted_loss_scalers(rule, info)
-    if wanted > 1 and not (info.plan is not None and info.plan.scaler_name):
-        info.scaler_name = next((n for n in SCALERS_NAMES if n not in used), "amp_grad_scalers")
     handles: Dict[str, InitSite] = {}
 
     for ref in info.refs:
@@ -416,6 +414,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     _old_api_uses(rule, module, handles, info)
     _module_probes(rule, module, info)
     _one_scaler_per_loss(info, wanted)
+    if info.loss_scalers > 1 and not (info.plan is not None and info.plan.scaler_name):
+        info.scaler_name = next((n for n in SCALERS_NAMES if n not in used), "amp_grad_scalers")
     if info.plan is not None:
         _planned_sites(rule, module, info)
     _check_layout(rule, info)

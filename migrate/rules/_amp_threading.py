@@ -153,8 +153,8 @@ class ScalerThreading(AmpRule):
         self.report(
             node,
             "APX223",
-            f"{code_of(call.func)}() only saves/loads the state of the apex.amp it is given: it is given the "
-            f"GradScaler `{access}` instead",
+            f"{code_of(call.func)}() uses the apex.amp it is given only to save/load its state or to read "
+            f"master_params(): it is given the GradScaler `{access}` instead",
             fixed=True,
             severity="info",
         )

@@ -271,7 +271,9 @@ def test_gan_phases_unscale_only_the_optimizer_whose_step_follows():
     """
     text, _ = migrate(source)
     assert "unscale_(opt_d)" not in text
-    assert "scaler.unscale_(opt_g)\n        torch.nn.utils.clip_grad_norm_(net_g.parameters(), 1.0)" in text
+    # num_losses=2: opt_g is stepped after loss id 1's losses, so its own GradScaler unscales
+    assert "scalers[1].unscale_(opt_g)\n        torch.nn.utils.clip_grad_norm_(net_g.parameters(), 1.0)" in text
+    assert "scalers[1].step(opt_g)\n        scalers[1].update()" in text
 
 
 def test_clip_on_the_fp32_path_is_left_alone():
