@@ -121,8 +121,9 @@ class ModuleSummary:
     parameters: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]] = field(default_factory=dict)
     #: top-level function -> parameter -> how the body uses it (``STATE_USES`` or "other")
     parameter_uses: Dict[str, Dict[str, Set[str]]] = field(default_factory=dict)
-    #: top-level class -> its plain methods (neither static nor class methods): reading one
-    #: through the class (``GAN.train_step``) hands it away, reading anything else does not
+    #: top-level class -> its methods but the static ones: reading one through the class
+    #: (``GAN.train_step``, a class method that may build an instance) hands the class away,
+    #: reading a class attribute or a static method does not
     plain_methods: Dict[str, Set[str]] = field(default_factory=dict)
     #: imported classes read as ``Name.attr`` (not called there): local name -> attributes
     attribute_reads: Dict[str, Set[str]] = field(default_factory=dict)
@@ -274,7 +275,7 @@ class _Reader(ast.NodeVisitor):
                 stmt.name
                 for stmt in node.body
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and not any(_decorator_name(d) in ("staticmethod", "classmethod") for d in stmt.decorator_list)
+                and not any(_decorator_name(d) == "staticmethod" for d in stmt.decorator_list)
             }
         self._visit_def(node, node.name, True)
 

@@ -122,7 +122,7 @@ class RepoPlan:
 
 def handed_away(user: ModuleSummary, local: str, owner: Optional[ModuleSummary], name: str) -> bool:
     """Whether ``user`` uses ``local`` (denoting ``name`` of ``owner``) other than by calls:
-    passed on, stored, or a plain method read through the class (``GAN.train_step``);
+    passed on, stored, or a method read through the class (``GAN.train_step``, a class method);
     reading a class attribute or a static method (``GAN.LATENT``, ``GAN.real_batch(...)``)
     does not hand the class away."""
     if local in user.escaping:

@@ -4,7 +4,8 @@ One layout per shape of issue 9 (a launcher plus a package that scales the loss,
 across methods, a model-owned GAN step, a scaler wrapper class beside a native one, checkpoint
 helpers in another module, apex.amp passed on as a value, a config-driven opt level, a repository
 already on apexcompat.amp, a timm-family launcher, alternative initializes, the optimizer step in the
-caller of the function that scales the loss).  Once per module:
+caller of the function that scales the loss, apex.amp kept by a helper class and read for its
+master params).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -22,17 +23,19 @@ Runs share two subprocesses (e2e/runner.py): the originals, then the migrated on
 Outcome per layout (LAYOUTS): ``native`` (no apex/apexcompat import left, no manual-work finding
 but the listed ones; the runs block both packages) or ``fallback`` (the tool keeps apexcompat.amp:
 its APX220 findings must be one of the exact sets pinned, so a change in what the tool does shows
-up here; the shim output is run and compared too, and the native-only checks skip).  Today r1,
-r2, r4, r5, r7, r8, r9, r10 and r11 come out native (r4 and r9: the launcher's no-op autocast
-variable is bound to torch.autocast on the apex branch); r3 (a model class that steps itself) and r6
-(amp passed as a value) fall back.
+up here; the shim output is run and compared too, and the native-only checks skip).  Today every
+layout comes out native (r4 and r9: the launcher's no-op autocast variable is bound to
+torch.autocast on the apex branch; r3: train_step takes one GradScaler per loss id, num_losses=2,
+and the checkpoint's loss_scaler0/loss_scaler1 resume into them; r6 and r12: the helpers given
+apex.amp are given the GradScaler, and their files change too: LAYOUTS 'given').
 
 Tolerances (``-s`` prints the measured figures in the last test):
 * native vs the original: both run float16 CPU autocast and a dynamic scaler from 65536, and
   GradScaler and apex's scaler unscale (by a power of two), skip and step the same way, so the
   runs track each other to fp16 rounding noise: NATIVE_REL (the same 2e-3 as
   test_e2e_scripts.CUDA_SIM_REL; measured ||native - O1|| / ||O1|| <= 3.6e-4 (r5, BatchNorm),
-  3.0e-4 (r11, two scaled chunks per step), 1.2e-4 elsewhere, <= 5.3e-5 resumed);
+  3.0e-4 (r11, two scaled chunks per step), 1.2e-4 elsewhere (r3: 0.0, bitwise), <= 5.3e-5
+  resumed);
 * where a migrated forward would run outside float16 autocast (a LAYOUTS 'gap'; none today), an
   fp32 forward against the original's fp16 one: FP16_REL (test_e2e_scripts: measured <= 2.0e-3,
   allowed 1e-2);
@@ -46,7 +49,8 @@ A migration mistake moves the weights far more (test_e2e_scripts: a dropped unsc
 clipping 6e-1, a scaler state that is not loaded 1.1e-1).  Mutations of the migrated output,
 checked by hand: a dropped load_scaler_state (r5) fails the resume test (the clean-step count
 restarts at 0), autocast disabled (r8) and the apex branch's amp_autocast left a no-op (r4, r9)
-fail the fp32 check, a dropped scaler.update() (r7) fails the run.
+fail the fp32 check, a dropped scaler.update() (r7) fails the run, a dropped unscale_ before
+r12's clip_gradients moves the weights by 4.7e-1.
 """
 
 from __future__ import annotations
@@ -100,6 +104,11 @@ LAYOUTS: Dict[str, dict] = {
     # so they are given the GradScaler; restore loads through load_scaler_state
     "r6_amp_as_value": dict(launcher="main.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
                             native=[], fallbacks=[], given=["lib/checkpointing.py"]),
+    # the r6 shape kept on an object (Checkpointer(model, optimizer, amp=amp) keeps self.amp for
+    # its state) and a helper that clips amp.master_params(optimizer): both are given the
+    # GradScaler; the launcher unscales before the clipping helper
+    "r12_amp_kept_by_helpers": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                    metric="loss", native=[], fallbacks=[], given=["engine/tools.py"]),
     # loss_scale=cfg.SOLVER.LOSS_SCALE: the tool cannot know it is "dynamic" (APX205, like s2)
     "r7_config_opt_level": dict(launcher="tools/train.py", amp=[], fp32=["SOLVER.AMP_OPT_LEVEL", "O0"], steps=24,
                                 metric="loss", native=["APX205"], fallbacks=[]),
