@@ -432,9 +432,8 @@ def build_plan(
 
     losses: Dict[int, int] = {}
     for number in set(component.values()):
-        counts = {
-            s.num_losses for p in component if component[p] == number and p in launchers for s in by_path[p].training_inits
-        }
+        members = [p for p in component if component[p] == number and p in launchers]
+        counts = {s.num_losses for p in members for s in by_path[p].training_inits}
         losses[number] = counts.pop() if len(counts) == 1 else 1
     names: Dict[str, str] = {}
     for callee_path, _name in planned:

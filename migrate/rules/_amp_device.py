@@ -118,7 +118,7 @@ def _module_method_device(rule: Any, node: Any) -> Optional[str]:
     plan = rule.repo_plan()
     if plan is None or not plan.method_entries:
         return None
-    func = next((r for r in _regions(rule, node) if isinstance(r, cst.FunctionDef)), None)
+    func: Any = next((r for r in _regions(rule, node) if isinstance(r, cst.FunctionDef)), None)
     block = rule.parents.get(func) if func is not None else None
     cls = rule.parents.get(block) if block is not None else None
     if not isinstance(cls, cst.ClassDef) or (cls.name.value, func.name.value) not in plan.method_entries:

@@ -1115,7 +1115,22 @@ class GAN(torch.nn.Module):
         scalers[1].step(opt_g)
         scalers[1].update()
 """,
-        codes=("APX101", "APX101", "APX201", "APX203", "APX209", "APX209", "APX213", "APX214", "APX301", "APX301", "APX311", "APX311", "APX401", "APX402"),
+        codes=(
+            "APX101",
+            "APX101",
+            "APX201",
+            "APX203",
+            "APX209",
+            "APX209",
+            "APX213",
+            "APX214",
+            "APX301",
+            "APX301",
+            "APX311",
+            "APX311",
+            "APX401",
+            "APX402",
+        ),
     ),
     # apex.amp handed to checkpoint helpers of another file that only save/load its state
     # (and test that it was given): they are given the GradScaler; loading converts an apex

@@ -208,7 +208,9 @@ class CheckpointRule(AmpRule):
                 arg = code_of(node.args[0].value)
                 if node.func.attr.value == "load_state_dict":
                     self.replace_node(node, expression(f"{HELPER_NAME}({held}, {arg})"))
-                    done.append(f"{held}.load_state_dict -> {HELPER_NAME}({held}, ...), which also reads apex checkpoints")
+                    done.append(
+                        f"{held}.load_state_dict -> {HELPER_NAME}({held}, ...), which also reads apex checkpoints"
+                    )
                     changed = True
                 elif node.func.attr.value == "master_params":
                     self.replace_node(node, expression(optimizer_params(arg)))
@@ -224,7 +226,8 @@ class CheckpointRule(AmpRule):
         if changed:
             self.need_torch()
             modern = self.settings.torch_at_least(2, 3)
-            self._add_helper(module, PASSING_HELPER if modern else PASSING_HELPER.replace("torch.amp.", "torch.cuda.amp."))
+            legacy = PASSING_HELPER.replace("torch.amp.", "torch.cuda.amp.")
+            self._add_helper(module, PASSING_HELPER if modern else legacy)
 
     def _add_helper(self, module: cst.Module, text: str, name: str = HELPER_NAME) -> None:
         """The helper ``name`` after the file's leading imports, unless it is there."""

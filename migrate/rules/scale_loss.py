@@ -62,7 +62,9 @@ class ScaleLossRule(AmpRule):
         new.extend(rest)
         self.edits.replace(site.with_stmt, lambda upd, new=new: [move_leading(upd, new[0])] + new[1:])
         self.report(call, "APX301", f"amp.scale_loss -> {scaler}.scale({loss})", fixed=True, severity="info")
-        dropped = [k for k in ("loss_id", "delay_unscale") if self._has_arg(call, k) and not (by_loss_id and k == "loss_id")]
+        # with one GradScaler per loss id, loss_id chose the scaler: it is not dropped
+        kept = ("loss_id",) if by_loss_id else ()
+        dropped = [k for k in ("loss_id", "delay_unscale") if self._has_arg(call, k) and k not in kept]
         if dropped:
             self.report(
                 call,
