@@ -382,9 +382,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             elif _given_for_the_scaler(parents, ref.expr, info.plan):
                 info.needs.append(Need(ref.expr, "amp_value", enclosing_function(parents, ref.expr)))
             else:
-                info.blockers.append(
-                    Blocker(ref.expr, "apex.amp is passed on as a value here; its uses cannot be followed")
-                )
+                message = "apex.amp is passed on as a value here; its uses cannot be followed"
+                note = _plan_note(rule, info, ref.expr)
+                info.blockers.append(Blocker(ref.expr, f"{message} ({note})" if note else message))
         elif member == "__dict__" and _member_probe(parents, ref.expr) is not None:
             probe = _member_probe(parents, ref.expr)
             info.checks[probe[0]] = probe[1]  # type: ignore[index]

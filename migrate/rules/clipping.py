@@ -90,6 +90,8 @@ class _Use:
     status: str = ""
     reason: str = ""
     unscaled: List[str] = field(default_factory=list)
+    #: with one GradScaler per loss id: their list (``scaler`` is then the one of this use)
+    scalers: str = ""
 
 
 class ClippingRule(AmpRule):
@@ -143,8 +145,13 @@ class ClippingRule(AmpRule):
         uses.sort(key=lambda u: start_of(self, u.node))
         phases: Dict[Tuple[str, Any], List[_Use]] = {}
         for use in uses:
-            for key in self._decide(use, sites, steps, flush):
+            keys = self._decide(use, sites, steps, flush)
+            for key in keys:
                 phases.setdefault(key, []).append(use)
+            # one GradScaler per loss id: the one of the optimizer(s) the use's phases step
+            ids = {info.loss_ids.get(opt, 0) for opt, _step in keys if opt is not None}
+            if info.loss_scalers > 1 and len(ids) == 1:
+                use.scalers, use.scaler = use.scaler, info.loss_scaler(use.scaler, ids.pop())
         self._unscale(phases)
         for use in uses:
             self._report(use, phases)
@@ -389,7 +396,7 @@ class ClippingRule(AmpRule):
                 point = members[0].stmt
             else:
                 point = self._first_point([self._phase_stmt(u, step) for u in members])
-            scaler = self._info.scaler_of(members[0].scaler, opt)
+            scaler = self._info.scaler_of(members[0].scalers or members[0].scaler, opt)
             if opt in inserted.setdefault(point, []):
                 continue
             inserted[point].append(opt)
