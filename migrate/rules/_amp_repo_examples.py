@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import List
 
 from .base import Example
+from .checkpoints import HELPER, LIST_HELPER, PASSING_HELPER
 
 #: the loss scalers of a timm-style ``utils/cuda.py`` (the before text of two examples)
 TIMM_STYLE_SCALERS = """\
@@ -1052,30 +1053,11 @@ import torch
 from nets import GAN
 
 
-def load_scaler_state(scaler, state):
-    \"\"\"Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
-
-    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
-    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
-    \"\"\"
-    if "loss_scaler0" in state:
-        apex_state = state["loss_scaler0"]
-        state = dict(scaler.state_dict())
-        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
-    if state:
-        scaler.load_state_dict(state)
-
-
-def load_scaler_states(scalers, state):
-    \"\"\"Restore one GradScaler per apex loss id: from the list of their states, or from
-    apex.amp's ``{"loss_scaler0": ..., "loss_scaler1": ...}`` (one entry per loss id).
-    \"\"\"
-    for loss_id, scaler in enumerate(scalers):
-        if isinstance(state, dict):
-            load_scaler_state(scaler, {"loss_scaler0": state[f"loss_scaler{loss_id}"]})
-        else:
-            load_scaler_state(scaler, state[loss_id])
-
+"""
+        + HELPER
+        + "\n\n"
+        + LIST_HELPER
+        + """
 
 def main(loader, resume=None):
     model = GAN().cuda()
@@ -1200,24 +1182,9 @@ def main(model, optimizer, loader, resume=None):
 import torch
 
 
-def load_scaler_state(scaler, state):
-    \"\"\"Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
-
-    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
-    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
-    Anything but a GradScaler (apex.amp itself, from a caller that still gives it) loads
-    the entry as it is.
-    \"\"\"
-    if not isinstance(scaler, torch.amp.GradScaler):
-        scaler.load_state_dict(state)
-        return
-    if "loss_scaler0" in state:
-        apex_state = state["loss_scaler0"]
-        state = dict(scaler.state_dict())
-        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
-    if state:
-        scaler.load_state_dict(state)
-
+"""
+        + PASSING_HELPER
+        + """
 
 def snapshot(path, model, optimizer, amp=None):
     state = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}
@@ -1310,24 +1277,9 @@ def main(model, optimizer, loader):
 import torch
 
 
-def load_scaler_state(scaler, state):
-    \"\"\"Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
-
-    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
-    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
-    Anything but a GradScaler (apex.amp itself, from a caller that still gives it) loads
-    the entry as it is.
-    \"\"\"
-    if not isinstance(scaler, torch.amp.GradScaler):
-        scaler.load_state_dict(state)
-        return
-    if "loss_scaler0" in state:
-        apex_state = state["loss_scaler0"]
-        state = dict(scaler.state_dict())
-        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
-    if state:
-        scaler.load_state_dict(state)
-
+"""
+        + PASSING_HELPER
+        + """
 
 class Checkpointer:
     def __init__(self, model, optimizer, amp=None):
