@@ -45,6 +45,8 @@ class AmpSite:
     #: (``self`` is 0) and name; -1 / "" otherwise
     loss_param: int = -1
     loss_name: str = ""
+    #: ``num_losses=N`` of an initialize, when a literal (apex keeps one loss scaler per loss)
+    num_losses: int = 1
 
 
 @dataclass
@@ -57,6 +59,46 @@ class CallSite:
     name: str
     line: int
     owner: str
+
+
+@dataclass
+class AmpArgument:
+    """``amp`` itself passed to a call of an imported function (``restore(path, amp=amp)``):
+    by ``keyword``, else at ``position``, inside the top-level definition ``owner``."""
+
+    text: str
+    module: str
+    name: str
+    keyword: str
+    position: int
+    line: int
+    owner: str
+
+
+#: how a helper may use a parameter that receives apex.amp for the GradScaler to do instead:
+#: the two state methods the GradScaler shares, ``master_params(opt)`` (the optimizer's own
+#: parameters, for apex.amp too), tests of whether anything was passed, and keeping it on
+#: ``self`` in a class's ``__init__`` for the methods to use so
+STATE_USES = frozenset({"state_dict", "load_state_dict", "master_params", "none_check", "stored"})
+
+
+@dataclass
+class MethodCall:
+    """``receiver.method(...)`` on a plain name, inside the top-level definition ``owner``."""
+
+    receiver: str
+    method: str
+    line: int
+    owner: str
+
+
+#: methods of a torch module that return the module itself (``GAN().to(device)``)
+RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval"})
+#: a binding of a name that keeps the object of the name it unpacks (``model, opt =
+#: amp.initialize(model, opt)`` gives the same model back)
+SAME_OBJECT = "same"
+#: a binding by anything else
+OTHER = "other"
 
 
 @dataclass
@@ -82,6 +124,24 @@ class ModuleSummary:
     noop_contexts: Set[str] = field(default_factory=set)
     #: (class, method) pairs a method of that class calls on ``self``
     self_calls: Set[Tuple[str, str]] = field(default_factory=set)
+    #: calls of imported functions given ``amp`` itself as an argument
+    amp_arguments: List[AmpArgument] = field(default_factory=list)
+    #: top-level function -> its positional parameters in order, then its keyword-only ones
+    parameters: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]] = field(default_factory=dict)
+    #: top-level function -> parameter -> how the body uses it (``STATE_USES`` or "other")
+    parameter_uses: Dict[str, Dict[str, Set[str]]] = field(default_factory=dict)
+    #: top-level class -> its methods but the static ones: reading one through the class
+    #: (``GAN.train_step``, a class method that may build an instance) hands the class away,
+    #: reading a class attribute or a static method does not
+    plain_methods: Dict[str, Set[str]] = field(default_factory=dict)
+    #: imported classes read as ``Name.attr`` (not called there): local name -> attributes
+    attribute_reads: Dict[str, Set[str]] = field(default_factory=dict)
+    #: calls of methods on plain names (``model.train_step(...)``)
+    method_calls: List[MethodCall] = field(default_factory=list)
+    #: (top-level definition, local name) -> what each assignment binds it to: the local
+    #: name of the class whose constructor call it holds (``GAN().to(device)``), SAME_OBJECT
+    #: or OTHER
+    bindings: Dict[Tuple[str, str], List[str]] = field(default_factory=dict)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -223,6 +283,13 @@ class _Reader(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if self.owner == MODULE_LEVEL:
+            self.s.plain_methods[node.name] = {
+                stmt.name
+                for stmt in node.body
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and not any(_decorator_name(d) == "staticmethod" for d in stmt.decorator_list)
+            }
         self._visit_def(node, node.name, True)
 
     # --- uses -----------------------------------------------------------------------------
@@ -261,13 +328,22 @@ class _Reader(ast.NodeVisitor):
             dynamic = not any(isinstance(a, ast.Starred) for a in node.args) and not any(
                 k.arg is None for k in node.keywords
             ) and (scale is None or (isinstance(scale, ast.Constant) and scale.value == "dynamic"))
+            losses = next((k.value for k in node.keywords if k.arg == "num_losses"), None)
             site = AmpSite(
-                member, node.lineno, self.owner, training, method=self.method, branches=self.branches, dynamic=dynamic
+                member,
+                node.lineno,
+                self.owner,
+                training,
+                method=self.method,
+                branches=self.branches,
+                dynamic=dynamic,
+                num_losses=losses.value if isinstance(losses, ast.Constant) and type(losses.value) is int else 1,
             )
             loss = node.args[0] if node.args else None
             if member == "scale_loss" and isinstance(loss, ast.Name) and loss.id in self.method_params[1:]:
                 site.loss_param, site.loss_name = self.method_params.index(loss.id), loss.id
             self.s.amp_sites.append(site)
+        self._amp_arguments(node)
         func = node.func
         if (
             self.method_params
@@ -287,6 +363,8 @@ class _Reader(ast.NodeVisitor):
             if imported is not None and not imported[1]:
                 text = f"{func.value.id}.{func.attr}"
                 self.s.calls.append(CallSite(text, imported[0], func.attr, node.lineno, self.owner))
+            elif imported is None and func.value.id not in self.amp_names:
+                self.s.method_calls.append(MethodCall(func.value.id, func.attr, node.lineno, self.owner))
         # the callee itself is visited as a call, not as an escaping reference
         for child in ast.iter_child_nodes(node):
             if child is not func:
@@ -294,7 +372,34 @@ class _Reader(ast.NodeVisitor):
         if not isinstance(func, ast.Name):
             self.visit(func)
 
+    def _bind(self, targets: Sequence[ast.AST], value: Optional[ast.AST]) -> None:
+        """What each plain name among ``targets`` is bound to (``bindings``)."""
+        models: Sequence[ast.AST] = ()
+        if isinstance(value, ast.Call) and self._amp_member(value.func) == "initialize" and value.args:
+            first = value.args[0]
+            models = first.elts if isinstance(first, (ast.List, ast.Tuple)) else [first]
+        for target in targets:
+            if isinstance(target, ast.Name):
+                kind = _constructed(value) or OTHER
+                self.s.bindings.setdefault((self.owner, target.id), []).append(kind)
+            elif isinstance(target, (ast.Tuple, ast.List)):
+                for index, item in enumerate(target.elts):
+                    if isinstance(item, ast.Name):
+                        same = models and index == 0 and _same_names(item, models)
+                        self.s.bindings.setdefault((self.owner, item.id), []).append(SAME_OBJECT if same else OTHER)
+                    else:
+                        self._bind([item], None)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._bind([node.target], node.value)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._bind([node.target], None)
+        self.generic_visit(node)
+
     def visit_Assign(self, node: ast.Assign) -> None:
+        self._bind(node.targets, node.value)
         value = node.value
         if isinstance(value, ast.Name):
             denoted = self.s.imports.get(value.id)
@@ -317,7 +422,157 @@ class _Reader(ast.NodeVisitor):
         if isinstance(node.value, ast.Name) and node.value.id in self.amp_names:
             self.s.identifiers.add(node.value.id)
             return  # amp.<member>: a member use, not amp as a value
+        if isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
+            # ``GAN.LATENT``, ``GAN.real_batch(...)``: read through the name, which the plan
+            # counts as handing the name away only when a plain method is read so
+            self.s.identifiers.add(node.value.id)
+            self.s.attribute_reads.setdefault(node.value.id, set()).add(node.attr)
+            return
         self.generic_visit(node)
+
+    def _amp_arguments(self, node: ast.Call) -> None:
+        """``helper(..., amp=amp)``: ``amp`` itself given to a call of an imported function."""
+        if not (isinstance(node.func, ast.Name) and self.s.imports.get(node.func.id, ("", ""))[1]):
+            return
+        module, name = self.s.imports[node.func.id]
+        passed = [(k.arg, -1, k.value) for k in node.keywords if k.arg] + [
+            ("", i, a) for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)
+        ]
+        for keyword, position, value in passed:
+            if isinstance(value, ast.Name) and value.id in self.amp_names:
+                self.s.amp_arguments.append(
+                    AmpArgument(node.func.id, module, name, keyword, position, node.lineno, self.owner)
+                )
+
+
+def _constructed(value: Optional[ast.AST]) -> Optional[str]:
+    """``C(...)`` or ``C(...).to(device)``: the name ``C``."""
+    while (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and value.func.attr in RETURNS_SELF
+    ):
+        value = value.func.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+        return value.func.id
+    return None
+
+
+def _same_names(item: ast.Name, models: Sequence[ast.AST]) -> bool:
+    """``model, opt = amp.initialize(model, ...)``: the one model comes back to its own name."""
+    return len(models) == 1 and isinstance(models[0], ast.Name) and models[0].id == item.id
+
+
+def _decorator_name(node: ast.AST) -> str:
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _parents(node: ast.AST) -> Dict[ast.AST, ast.AST]:
+    parents: Dict[ast.AST, ast.AST] = {}
+    for item in ast.walk(node):
+        for child in ast.iter_child_nodes(item):
+            parents[child] = item
+    return parents
+
+
+def _use_kind(node: ast.expr, parents: Dict[ast.AST, ast.AST]) -> str:
+    """How the expression ``node`` (a parameter, ``self.amp``) is used: ``x.state_dict()``,
+    ``x.load_state_dict(y)``, ``x.master_params(opt)``, a test of whether anything was
+    passed (``x is None``, ``if x``: "none_check"), else "other" (passed on, stored,
+    reassigned, another member)."""
+    if not isinstance(getattr(node, "ctx", None), ast.Load):
+        return "other"
+    parent = parents.get(node)
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        call = parents.get(parent)
+        wanted = {"state_dict": 0, "load_state_dict": 1, "master_params": 1}.get(parent.attr)
+        if (
+            isinstance(call, ast.Call)
+            and call.func is parent
+            and len(call.args) == wanted
+            and not call.keywords
+            and not any(isinstance(a, ast.Starred) for a in call.args)
+        ):
+            return parent.attr
+        return "other"
+    if isinstance(parent, ast.Compare):
+        none = (
+            parent.left is node
+            and len(parent.ops) == 1
+            and isinstance(parent.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(parent.comparators[0], ast.Constant)
+            and parent.comparators[0].value is None
+        )
+        return "none_check" if none else "other"
+    if (
+        isinstance(parent, ast.BoolOp)
+        or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not))
+        or (isinstance(parent, (ast.If, ast.IfExp, ast.While)) and parent.test is node)
+    ):
+        return "none_check"
+    return "other"
+
+
+def _parameter_uses(func: ast.AST, kept: Optional[ast.ClassDef] = None) -> Dict[str, Set[str]]:
+    """How ``func``'s body uses each of its parameters (``_use_kind``).  For the
+    ``__init__`` of ``kept``, ``self.amp = amp`` keeps the parameter: then the uses of
+    ``self.amp`` in every method of the class count, as ``stored`` plus theirs."""
+    args = func.args  # type: ignore[attr-defined]
+    names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    me = args.args[0].arg if kept is not None and args.args else None
+    parents = _parents(func)
+    uses: Dict[str, Set[str]] = {name: set() for name in names}
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Name) and node.id in names):
+            continue
+        parent = parents.get(node)
+        if (
+            kept is not None
+            and isinstance(parent, ast.Assign)
+            and parent.value is node
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Attribute)
+            and isinstance(parent.targets[0].value, ast.Name)
+            and parent.targets[0].value.id == me
+        ):
+            uses[node.id] |= {"stored"} | _attribute_uses(kept, parent.targets[0].attr)
+        else:
+            uses[node.id].add(_use_kind(node, parents))
+    return uses
+
+
+def _attribute_uses(cls: ast.ClassDef, attr: str) -> Set[str]:
+    """How the methods of ``cls`` use ``self.<attr>`` (other than the one assignment that
+    keeps a parameter there)."""
+    kinds: Set[str] = set()
+    parents = _parents(cls)
+    stores = 0
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                stores += 1
+            else:
+                kinds.add(_use_kind(node, parents))
+    return kinds if stores == 1 else kinds | {"other"}
+
+
+def _functions(tree: ast.Module, summary: ModuleSummary) -> None:
+    """The parameters of the file's top-level functions (and of its classes' ``__init__``,
+    under the class name, ``self`` left out) and how each is used."""
+    for stmt in tree.body:
+        func: Optional[ast.AST] = None
+        kept = None
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            func = stmt
+        elif isinstance(stmt, ast.ClassDef):
+            func = next((m for m in stmt.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
+            kept = stmt
+        if func is None:
+            continue
+        args = func.args  # type: ignore[attr-defined]
+        positional = tuple(a.arg for a in args.posonlyargs + args.args)[1 if kept is not None else 0 :]
+        summary.parameters[stmt.name] = (positional, tuple(a.arg for a in args.kwonlyargs))  # type: ignore[attr-defined]
+        summary.parameter_uses[stmt.name] = _parameter_uses(func, kept)  # type: ignore[attr-defined]
 
 
 def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
@@ -329,6 +584,7 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
         return None
     summary = ModuleSummary(path, shown)
     _Reader(summary).visit(tree)
+    _functions(tree, summary)
     summary.escaping &= summary.functions | summary.classes | set(summary.imports)
     return summary
 

@@ -21,7 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .repo_index import MODULE_LEVEL, ModuleResolver, ModuleSummary, summarise
+from .repo_index import (
+    MODULE_LEVEL,
+    SAME_OBJECT,
+    SCALER_MEMBERS,
+    STATE_USES,
+    ModuleResolver,
+    ModuleSummary,
+    summarise,
+)
 
 #: a note that applies to every top-level definition of a file (a dropped component)
 ANY_DEFINITION = "*"
@@ -33,6 +41,8 @@ REPO_PLAN_KEY = "apexcompat.repo_plan"
 FILE_STATE_KEY = "apexcompat.file_state"
 #: names a GradScaler parameter may take, in order of preference
 SCALER_PARAM_NAMES = ("scaler", "grad_scaler", "amp_scaler", "amp_grad_scaler")
+#: the names of the list of GradScalers, one per loss id (``num_losses=2``)
+SCALERS_PARAM_NAMES = ("scalers", "grad_scalers", "amp_scalers", "amp_grad_scalers")
 
 Def = Tuple[str, str]  # (file path, top-level definition name)
 
@@ -72,6 +82,26 @@ class FilePlan:
     #: parameter name) of those classes; its calls of that method on the instances get the
     #: autocast around the forward pass that computes the loss handed over
     loss_methods: Tuple[Tuple[str, str, int, str], ...] = ()
+    #: (class, method) of this file whose method takes the GradScaler as a new parameter: the
+    #: instance is built before the scaler exists (``model = GAN()`` before amp.initialize),
+    #: so the calls of the method pass it (``model.train_step(..., scaler=scaler)``)
+    method_entries: Tuple[Tuple[str, str], ...] = ()
+    #: call texts (``restore``) of this file that are given apex.amp itself (``amp=amp``) for
+    #: a parameter that only saves/loads its state: they are given the GradScaler instead
+    amp_arguments: Tuple[str, ...] = ()
+    #: (function, parameter) of this file that receive apex.amp from such a call
+    amp_parameters: Tuple[Tuple[str, str], ...] = ()
+    #: those of ``amp_arguments`` whose function reads ``amp.master_params(opt)``: gradients
+    #: it uses, which must be unscaled before the call
+    amp_gradients: Tuple[str, ...] = ()
+    #: GradScalers of the component, one per apex loss id (``num_losses=2``): then the
+    #: scaler passed around is their list
+    loss_scalers: int = 1
+
+    @property
+    def takes_scaler(self) -> bool:
+        """Whether some definition of this file receives the GradScaler from another file."""
+        return bool(self.entries or self.method_entries)
 
     def keyword_for(self, call_text: str) -> Optional[str]:
         return dict(self.pass_to).get(call_text)
@@ -101,6 +131,21 @@ class RepoPlan:
                 self.files[path] = FilePlan(notes=tuple(sorted(by_name.items())))
 
 
+def handed_away(user: ModuleSummary, local: str, owner: Optional[ModuleSummary], name: str) -> bool:
+    """Whether ``user`` uses ``local`` (denoting ``name`` of ``owner``) other than by calls:
+    passed on, stored, or a method read through the class (``GAN.train_step``, a class method);
+    reading a class attribute or a static method (``GAN.LATENT``, ``GAN.real_batch(...)``)
+    does not hand the class away."""
+    if local in user.escaping:
+        return True
+    reads = user.attribute_reads.get(local, set())
+    if not reads or owner is None:
+        return False
+    if name in owner.classes:
+        return bool(reads & owner.plain_methods.get(name, set()))
+    return name in owner.functions
+
+
 def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, str, bytes]], definitions):
     """Where files outside the index refer to ``name`` of ``module_path``: (shown, line,
     calling definition)."""
@@ -119,7 +164,7 @@ def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, 
             calls = [c for c in summary.calls if c.text == text]
             if calls:
                 found.append((shown, calls[0].line, calls[0].owner))
-            elif attr and local in summary.escaping:
+            elif attr and handed_away(summary, local, definitions.summary(module_path), name):
                 found.append((shown, 1, MODULE_LEVEL))  # imported and used as a value (a re-export is not)
     return found
 
@@ -182,6 +227,86 @@ def _note_unreachable(needy, callers, local_callers, by_path, launchers, notes: 
             f"no amp.scale_loss in this file: the losses are scaled in {by_path[path].shown} ({name}){more}, "
             f"which is {how[orphans[0]]}: the GradScaler cannot reach it"
         )
+def _built_before_the_scaler(item: Def, calls: List[Tuple[Def, int]], by_path: Dict[str, ModuleSummary]) -> bool:
+    """Every construction of the class ``item`` is in a launcher, before its amp.initialize in
+    the same definition: the instance exists before the GradScaler, so its ``__init__`` cannot
+    take it."""
+    if item[1] not in by_path[item[0]].classes or not calls:
+        return False
+    for (caller_path, caller_def), line in calls:
+        inits = [s.line for s in by_path[caller_path].training_inits if s.owner == caller_def]
+        if not inits or line >= min(inits):
+            return False
+    return True
+
+
+def _method_route(
+    item: Def,
+    by_path: Dict[str, ModuleSummary],
+    launchers: Set[str],
+    others: Sequence[Tuple[str, str, bytes]],
+    definitions: "_Definitions",
+):
+    """The methods of the class ``item`` that scale losses, and the calls that must pass them
+    the GradScaler (``(launcher, "model.train_step")``), when every call of those methods is
+    proven: in a launcher, on a name bound only to an instance of the class (``model =
+    GAN().to(device)``, then ``model, opt = amp.initialize(model, opt)``), and no call
+    elsewhere (not through ``self``, none in the files without apex); else why not."""
+    path, name = item
+    owner = by_path[path]
+    methods = {s.method for s in owner.amp_sites if s.owner == name and s.member in SCALER_MEMBERS}
+    if not methods or "" in methods:
+        return f"{name} uses amp outside its methods"
+    shown = " / ".join(f"{name}.{m}" for m in sorted(methods))
+    calls: List[Tuple[str, str]] = []
+    for user_path, user in by_path.items():
+        for call in user.method_calls:
+            if call.method not in methods:
+                continue
+            where = f"{user.shown}:{call.line}"
+            if user_path not in launchers:
+                return f"{shown} is also called from {where} ({call.owner}), where no GradScaler exists"
+            kinds = user.bindings.get((call.owner, call.receiver), [])
+            classes = [k for k in kinds if k != SAME_OBJECT]
+            proven = bool(classes) and all(
+                (k == name and user_path == path)
+                or (k in user.imports and definitions.find(*user.imports[k], user_path) == item)
+                for k in classes
+            )
+            if not proven:
+                return f"{call.receiver}.{call.method}() in {where} is not proven to call {name}.{call.method}"
+            calls.append((user_path, f"{call.receiver}.{call.method}"))
+    for _path, other_shown, source in others:
+        for method in sorted(methods):
+            if f".{method}(".encode() in source:
+                return f"{name}.{method} may also be called from {other_shown}, where no GradScaler exists"
+    if not calls:
+        return f"nothing calls {shown}"
+    return sorted(methods), calls
+
+
+def _amp_links(
+    by_path: Dict[str, ModuleSummary], launchers: Set[str], definitions: "_Definitions"
+) -> List[Tuple[str, str, Def, str, bool]]:
+    """``restore(path, model, optimizer, amp=amp)`` in a launcher, where the function of
+    another indexed file uses that parameter only to save or load its state (or to test
+    whether it was passed): the GradScaler can go in its place, as (launcher, call text,
+    function, parameter, whether it reads ``master_params``)."""
+    links = []
+    for path in sorted(launchers):
+        for arg in by_path[path].amp_arguments:
+            callee = definitions.find(arg.module, arg.name, path)
+            if callee is None or callee[0] == path:
+                continue
+            target = by_path[callee[0]]
+            if callee[1] not in target.parameters:
+                continue
+            positional, kwonly = target.parameters[callee[1]]
+            param = arg.keyword or (positional[arg.position] if arg.position < len(positional) else "")
+            uses = target.parameter_uses[callee[1]].get(param)
+            if uses and uses <= STATE_USES:
+                links.append((path, arg.text, callee, param, "master_params" in uses))
+    return links
 
 
 def build_plan(
@@ -260,12 +385,16 @@ def build_plan(
                 where = f"{by_path[caller[0]].shown}:{line}" if line else by_path[caller[0]].shown
                 reason = f"{name} is also called from {where} ({caller[1]}), where no GradScaler exists"
                 break
-        if reason is None and name in by_path[path].escaping:
+        if reason is None and handed_away(by_path[path], name, by_path[path], name):
             reason = f"{name} is used other than by calls in {by_path[path].shown}, so its callers cannot be followed"
         if reason is None:
             for other_path, other in by_path.items():
                 for local, (module, attr) in other.imports.items():
-                    if attr == name and local in other.escaping and definitions.find(module, attr, other_path) == item:
+                    if (
+                        attr == name
+                        and handed_away(other, local, by_path[path], name)
+                        and definitions.find(module, attr, other_path) == item
+                    ):
                         reason = f"{name} is passed on as a value in {other.shown}, so its callers cannot be followed"
         if reason is None:
             outside = _callers_elsewhere(name, path, others, definitions)
@@ -302,7 +431,20 @@ def build_plan(
                 )
     _note_unreachable(needy, callers, local_callers, by_path, launchers, notes)
     planned = {d: c for d, c in entries.items() if d not in refused}
-    if not planned:
+    # a class built before the GradScaler exists: its methods that scale take it instead
+    method_entries: Dict[str, List[Tuple[str, str]]] = {}
+    method_calls: Dict[Def, List[Tuple[str, str]]] = {}
+    for item, calls in list(planned.items()):
+        if not _built_before_the_scaler(item, calls, by_path):
+            continue
+        route = _method_route(item, by_path, launchers, others, definitions)
+        if isinstance(route, str):
+            continue  # the constructor route stays; the launcher reports why it cannot be
+        methods, passing = route
+        method_entries.setdefault(item[0], []).extend((item[1], m) for m in methods)
+        method_calls[item] = passing
+    links = _amp_links(by_path, launchers, definitions)
+    if not planned and not links:
         plan.add_notes(notes)
         return plan
 
@@ -317,16 +459,28 @@ def build_plan(
     for (callee_path, _name), calls in planned.items():
         for (caller_path, _def), _line in calls:
             parent[find(caller_path)] = find(callee_path)
+    for caller_path, _text, (callee_path, _name), _param, _reads in links:
+        parent[find(caller_path)] = find(callee_path)
     roots_of = sorted({find(p) for p in parent})
     component = {p: roots_of.index(find(p)) for p in parent}
 
+    losses: Dict[int, int] = {}
+    for number in set(component.values()):
+        members = [p for p in component if component[p] == number and p in launchers]
+        counts = {s.num_losses for p in members for s in by_path[p].training_inits}
+        losses[number] = counts.pop() if len(counts) == 1 else 1
     names: Dict[str, str] = {}
     for callee_path, _name in planned:
         used = by_path[callee_path].identifiers
-        names[callee_path] = next((n for n in SCALER_PARAM_NAMES if n not in used), "apexcompat_grad_scaler")
+        choices = SCALERS_PARAM_NAMES if losses[component[callee_path]] > 1 else SCALER_PARAM_NAMES
+        names[callee_path] = next((n for n in choices if n not in used), "apexcompat_" + choices[-1])
     entries_of: Dict[str, List[str]] = {}
     pass_of: Dict[str, Dict[str, str]] = {}
     for (callee_path, name), calls in planned.items():
+        if (callee_path, name) in method_calls:
+            for caller_path, text in method_calls[(callee_path, name)]:
+                pass_of.setdefault(caller_path, {})[text] = names[callee_path]
+            continue
         entries_of.setdefault(callee_path, []).append(name)
         for (caller_path, caller_def), _line in calls:
             for callee, text in edges.get((caller_path, caller_def), []):
@@ -385,6 +539,11 @@ def build_plan(
             dynamic_scaler=dynamic[component[path]],
             autocast_at_caller=tuple(sorted(at_caller.get(path, ()))),
             loss_methods=tuple(sorted(loss_methods.get(path, ()))),
+            method_entries=tuple(sorted(method_entries.get(path, ()))),
+            amp_arguments=tuple(sorted({text for caller, text, _d, _p, _r in links if caller == path})),
+            amp_parameters=tuple(sorted({(d[1], param) for _c, _t, d, param, _r in links if d[0] == path})),
+            amp_gradients=tuple(sorted({text for caller, text, _d, _p, reads in links if caller == path and reads})),
+            loss_scalers=losses[component[path]],
         )
     plan.add_notes(notes)
     return plan

@@ -408,7 +408,7 @@ class AutocastPlacement(AmpRule):
             cls = class_of_method(self.parents, func)
             if access is None and cls is not None and cls in info.class_threaded:
                 access = f"{self_name(func)}.{info.scaler_name}"
-            return False if access is None else f"{access}.is_enabled()"
+            return False if access is None else f"{info.loss_scaler(access, 0)}.is_enabled()"
         init = info.training_inits[0]
         switch = self.switches.get(init)
         if switch is None:
@@ -428,7 +428,7 @@ class AutocastPlacement(AmpRule):
                 access = info.scaler_name
         if access is None:
             return False
-        return f"{access}.is_enabled()"
+        return f"{info.loss_scaler(access, 0)}.is_enabled()"
 
     # --- the launcher's autocast variable (``amp_autocast = suppress``) -------------------------
 

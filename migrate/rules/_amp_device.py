@@ -108,4 +108,22 @@ def device_type_at(rule: Any, node: Any, model_texts: Iterable[str]) -> str:
         if isinstance(region, cst.FunctionDef) and DEVICE_PARAM in param_names(region.params):
             # ``def do_train(model, loader, optimizer, device)``: the caller chose the device
             return f"torch.device({DEVICE_PARAM}).type"
-    return CUDA
+    return _module_method_device(rule, node) or CUDA
+
+
+def _module_method_device(rule: Any, node: Any) -> Optional[str]:
+    """In a method of a ``torch.nn.Module`` subclass that takes the GradScaler from another
+    file (the cross-file plan's method entries: ``GAN.train_step``), the device the
+    launcher moved the module to: that of its parameters."""
+    plan = rule.repo_plan()
+    if plan is None or not plan.method_entries:
+        return None
+    func: Any = next((r for r in _regions(rule, node) if isinstance(r, cst.FunctionDef)), None)
+    block = rule.parents.get(func) if func is not None else None
+    cls = rule.parents.get(block) if block is not None else None
+    if not isinstance(cls, cst.ClassDef) or (cls.name.value, func.name.value) not in plan.method_entries:
+        return None
+    if not any("torch.nn.Module" in rule.qualified_names(base.value) for base in cls.bases):
+        return None
+    me = func.params.params[0].name.value
+    return f"next({me}.parameters()).device.type"

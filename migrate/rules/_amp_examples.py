@@ -807,7 +807,7 @@ import torch
 
 def train(netD, netG, optD, optG, loader, args):
     use_amp = args.opt_level != "O0"
-    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    scalers = [torch.amp.GradScaler("cuda", enabled=use_amp) for _ in range(2)]
     for real in loader:
         noise = torch.randn(real.size(0), 16)
         # discriminator
@@ -815,31 +815,18 @@ def train(netD, netG, optD, optG, loader, args):
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             fake = netG(noise)
             errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
-        scaler.scale(errD).backward()
-        scaler.step(optD)
-        scaler.update()
+        scalers[0].scale(errD).backward()
+        scalers[0].step(optD)
+        scalers[0].update()
         # generator
         optG.zero_grad()
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             errG = criterion(netD(fake), ones)
-        scaler.scale(errG).backward()
-        scaler.step(optG)
-        scaler.update()
+        scalers[1].scale(errG).backward()
+        scalers[1].step(optG)
+        scalers[1].update()
 """,
-        codes=(
-            "APX101",
-            "APX201",
-            "APX202",
-            "APX203",
-            "APX209",
-            "APX209",
-            "APX301",
-            "APX301",
-            "APX302",
-            "APX302",
-            "APX311",
-            "APX311",
-        ),
+        codes=("APX101", "APX201", "APX202", "APX203", "APX209", "APX209", "APX301", "APX301", "APX311", "APX311"),
     ),
     Example(
         "second-loss-from-the-same-forward-block",
@@ -872,7 +859,7 @@ import torch
 netG, netD = Generator().cuda(), Discriminator().cuda()
 optG = torch.optim.Adam(netG.parameters())
 optD = torch.optim.Adam(netD.parameters())
-scaler = torch.amp.GradScaler("cuda")
+scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
 for real, noise in loader:
     with torch.autocast("cuda", dtype=torch.float16):
         fake = netG(noise)
@@ -880,16 +867,52 @@ for real, noise in loader:
         loss_g = criterion(netD(fake), ones)
 
     optG.zero_grad()
-    scaler.scale(loss_g).backward()
-    scaler.step(optG)
-    scaler.update()
+    scalers[0].scale(loss_g).backward()
+    scalers[0].step(optG)
+    scalers[0].update()
 
     optD.zero_grad()
-    scaler.scale(loss_d).backward()
-    scaler.step(optD)
+    scalers[1].scale(loss_d).backward()
+    scalers[1].step(optD)
+    scalers[1].update()
+""",
+        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX301", "APX311", "APX311"),
+    ),
+    # two loss ids feed one optimizer: one GradScaler.step must see both at one scale, so one
+    # GradScaler serves both losses (apex unscaled each loss with its own scale)
+    Example(
+        "two-loss-ids-into-one-optimizer-share-one-scaler",
+        before="""\
+import torch
+from apex import amp
+
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1", num_losses=2)
+for x, y in loader:
+    optimizer.zero_grad()
+    loss_main = criterion(model(x), y)
+    with amp.scale_loss(loss_main, optimizer, loss_id=0) as scaled_loss:
+        scaled_loss.backward()
+    loss_aux = model.regularizer()
+    with amp.scale_loss(loss_aux, optimizer, loss_id=1) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+""",
+        after="""\
+import torch
+
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss_main = criterion(model(x), y)
+    scaler.scale(loss_main).backward()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss_aux = model.regularizer()
+    scaler.scale(loss_aux).backward()
+    scaler.step(optimizer)
     scaler.update()
 """,
-        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX301", "APX302", "APX302", "APX311", "APX311"),
+        codes=("APX101", "APX201", "APX203", "APX209", "APX209", "APX301", "APX301", "APX302", "APX302", "APX311"),
     ),
     Example(
         "target-torch-2.2-uses-cuda-gradscaler",

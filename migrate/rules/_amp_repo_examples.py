@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import List
 
 from .base import Example
+from .checkpoints import HELPER, LIST_HELPER, PASSING_HELPER
 
 #: the loss scalers of a timm-style ``utils/cuda.py`` (the before text of two examples)
 TIMM_STYLE_SCALERS = """\
@@ -1401,5 +1402,314 @@ class StandardStep:
         return loss
 """,
         codes=('APX102', 'APX102', 'APX220', 'APX220'),
+    ),
+    # the model class owns its update (GAN.train_step scales two losses, loss_id 0 and 1) and
+    # is built before amp.initialize: train_step takes the GradScalers, one per loss id, and
+    # the launcher passes them; reading GAN.LATENT hands the class to nobody
+    Example(
+        "model-steps-itself-built-before-the-scaler",
+        before="""\
+# file: train.py
+import torch
+from apex import amp
+
+from nets import GAN
+
+
+def main(loader, resume=None):
+    model = GAN().cuda()
+    opt_g = torch.optim.Adam(model.generator.parameters())
+    opt_d = torch.optim.Adam(model.discriminator.parameters())
+    model, [opt_g, opt_d] = amp.initialize(model, [opt_g, opt_d], opt_level="O1", num_losses=2)
+    if resume:
+        amp.load_state_dict(torch.load(resume)["amp"])
+    for real in loader:
+        noise = torch.randn(real.size(0), GAN.LATENT).cuda()
+        model.train_step(real, noise, opt_g, opt_d)
+    torch.save({"model": model.state_dict(), "amp": amp.state_dict()}, "last.pt")
+# file: nets.py
+import torch
+from apex import amp
+
+
+class GAN(torch.nn.Module):
+    LATENT = 8
+
+    def __init__(self):
+        super().__init__()
+        self.generator = torch.nn.Linear(self.LATENT, 2)
+        self.discriminator = torch.nn.Linear(2, 1)
+
+    def train_step(self, real, noise, opt_g, opt_d):
+        opt_d.zero_grad()
+        fake = self.generator(noise)
+        loss_d = self.discriminator(fake.detach()).mean() - self.discriminator(real).mean()
+        with amp.scale_loss(loss_d, opt_d, loss_id=0) as scaled_loss:
+            scaled_loss.backward()
+        opt_d.step()
+        opt_g.zero_grad()
+        loss_g = -self.discriminator(fake).mean()
+        with amp.scale_loss(loss_g, opt_g, loss_id=1) as scaled_loss:
+            scaled_loss.backward()
+        opt_g.step()
+""",
+        after="""\
+# file: train.py
+import torch
+
+from nets import GAN
+
+
+"""
+        + HELPER
+        + "\n\n"
+        + LIST_HELPER
+        + """
+
+def main(loader, resume=None):
+    model = GAN().cuda()
+    opt_g = torch.optim.Adam(model.generator.parameters())
+    opt_d = torch.optim.Adam(model.discriminator.parameters())
+    scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+    if resume:
+        load_scaler_states(scalers, torch.load(resume)["amp"])
+    for real in loader:
+        noise = torch.randn(real.size(0), GAN.LATENT).cuda()
+        model.train_step(real, noise, opt_g, opt_d, scalers=scalers)
+    torch.save({"model": model.state_dict(), "amp": [loss_scaler.state_dict() for loss_scaler in scalers]}, "last.pt")
+# file: nets.py
+import torch
+
+
+class GAN(torch.nn.Module):
+    LATENT = 8
+
+    def __init__(self):
+        super().__init__()
+        self.generator = torch.nn.Linear(self.LATENT, 2)
+        self.discriminator = torch.nn.Linear(2, 1)
+
+    def train_step(self, real, noise, opt_g, opt_d, scalers):
+        opt_d.zero_grad()
+        with torch.autocast(next(self.parameters()).device.type, dtype=torch.float16, enabled=scalers[0].is_enabled()):
+            fake = self.generator(noise)
+            loss_d = self.discriminator(fake.detach()).mean() - self.discriminator(real).mean()
+        scalers[0].scale(loss_d).backward()
+        scalers[0].step(opt_d)
+        scalers[0].update()
+        opt_g.zero_grad()
+        with torch.autocast(next(self.parameters()).device.type, dtype=torch.float16, enabled=scalers[0].is_enabled()):
+            loss_g = -self.discriminator(fake).mean()
+        scalers[1].scale(loss_g).backward()
+        scalers[1].step(opt_g)
+        scalers[1].update()
+""",
+        codes=(
+            "APX101",
+            "APX101",
+            "APX201",
+            "APX203",
+            "APX209",
+            "APX209",
+            "APX213",
+            "APX214",
+            "APX301",
+            "APX301",
+            "APX311",
+            "APX311",
+            "APX401",
+            "APX402",
+        ),
+    ),
+    # apex.amp handed to checkpoint helpers of another file that only save/load its state
+    # (and test that it was given): they are given the GradScaler; loading converts an apex
+    # checkpoint's entry for it and hands anything else (apex.amp from a caller that keeps
+    # it) the entry as it is
+    Example(
+        "amp-given-to-state-only-helpers",
+        before="""\
+# file: train.py
+import torch
+from apex import amp
+
+from checkpoints import restore, snapshot
+
+
+def main(model, optimizer, loader, resume=None):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    if resume:
+        restore(resume, model, optimizer, amp=amp)
+    for x in loader:
+        loss = model(x).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+    snapshot("last.pt", model, optimizer, amp=amp)
+# file: checkpoints.py
+\"\"\"Saving and resuming, with or without apex (give apex.amp as ``amp``).\"\"\"
+import torch
+
+
+def snapshot(path, model, optimizer, amp=None):
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}
+    if amp is not None:
+        state["amp"] = amp.state_dict()
+    torch.save(state, path)
+
+
+def restore(path, model, optimizer, amp=None):
+    state = torch.load(path)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    if amp is not None and "amp" in state:
+        amp.load_state_dict(state["amp"])
+""",
+        after="""\
+# file: train.py
+import torch
+
+from checkpoints import restore, snapshot
+
+
+def main(model, optimizer, loader, resume=None):
+    scaler = torch.amp.GradScaler("cuda")
+    if resume:
+        restore(resume, model, optimizer, amp=scaler)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    snapshot("last.pt", model, optimizer, amp=scaler)
+# file: checkpoints.py
+\"\"\"Saving and resuming, with or without apex (give apex.amp as ``amp``).\"\"\"
+import torch
+
+
+"""
+        + PASSING_HELPER
+        + """
+
+def snapshot(path, model, optimizer, amp=None):
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict()}
+    if amp is not None:
+        state["amp"] = amp.state_dict()
+    torch.save(state, path)
+
+
+def restore(path, model, optimizer, amp=None):
+    state = torch.load(path)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    if amp is not None and "amp" in state:
+        load_scaler_state(amp, state["amp"])
+""",
+        codes=("APX101", "APX201", "APX209", "APX223", "APX223", "APX224", "APX224", "APX301", "APX311"),
+    ),
+    # the same, apex.amp kept on self by a helper class, and a helper that clips
+    # amp.master_params(optimizer): the optimizer's parameters, unscaled before the call
+    Example(
+        "amp-kept-by-a-helper-class-and-master-params",
+        before="""\
+# file: train.py
+import torch
+from apex import amp
+
+from tools import Checkpointer, clip_gradients
+
+
+def main(model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    checkpointer = Checkpointer(model, optimizer, amp=amp)
+    for x in loader:
+        loss = model(x).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        clip_gradients(amp, optimizer, 1.0)
+        optimizer.step()
+    checkpointer.save("last.pt")
+# file: tools.py
+\"\"\"Training tools that also take apex.amp (as ``amp``).\"\"\"
+import torch
+
+
+class Checkpointer:
+    def __init__(self, model, optimizer, amp=None):
+        self.model = model
+        self.optimizer = optimizer
+        self.amp = amp
+
+    def save(self, path):
+        state = {"model": self.model.state_dict()}
+        if self.amp is not None:
+            state["amp"] = self.amp.state_dict()
+        torch.save(state, path)
+
+    def load(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        if self.amp is not None:
+            self.amp.load_state_dict(state["amp"])
+
+
+def clip_gradients(amp, optimizer, max_norm):
+    return torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+""",
+        after="""\
+# file: train.py
+import torch
+
+from tools import Checkpointer, clip_gradients
+
+
+def main(model, optimizer, loader):
+    scaler = torch.amp.GradScaler("cuda")
+    checkpointer = Checkpointer(model, optimizer, amp=scaler)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        clip_gradients(scaler, optimizer, 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+    checkpointer.save("last.pt")
+# file: tools.py
+\"\"\"Training tools that also take apex.amp (as ``amp``).\"\"\"
+import torch
+
+
+"""
+        + PASSING_HELPER
+        + """
+
+class Checkpointer:
+    def __init__(self, model, optimizer, amp=None):
+        self.model = model
+        self.optimizer = optimizer
+        self.amp = amp
+
+    def save(self, path):
+        state = {"model": self.model.state_dict()}
+        if self.amp is not None:
+            state["amp"] = self.amp.state_dict()
+        torch.save(state, path)
+
+    def load(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        if self.amp is not None:
+            load_scaler_state(self.amp, state["amp"])
+
+
+def clip_gradients(amp, optimizer, max_norm):
+    return torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), max_norm)
+""",
+        codes=("APX101", "APX201", "APX209", "APX223", "APX223", "APX224", "APX224", "APX301", "APX311", "APX325"),
     ),
 ]

@@ -59,6 +59,8 @@ HANDLED_MEMBERS = frozenset(
     }
 )
 SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
+#: the names of the list of GradScalers, one per loss id
+SCALERS_NAMES = ("scalers", "grad_scalers", "amp_scalers")
 SWITCH_NAMES = ("use_amp", "amp_enabled", "use_mixed_precision")
 #: the locals an ``**options`` initialize reads its mapping into: the mapping, its
 #: loss_scale, and the GradScaler's init_scale and growth_interval from that
@@ -119,6 +121,8 @@ class ScaleLossSite:
     loss: cst.BaseExpression
     optimizers: List[cst.BaseExpression]
     as_name: Optional[str]
+    #: which of the GradScalers scales this loss (``loss_id``, with one per loss id)
+    loss_id: int = 0
 
 
 @dataclass(eq=False, repr=False)
@@ -186,6 +190,19 @@ class AmpFile:
     #: initializes of this file that cannot be rewritten (their blocker says why): the other
     #: sites are not reported as if the file had no initialize
     refused_inits: int = 0
+    #: GradScalers, one per apex loss id (``num_losses=2``, each optimizer stepped after the
+    #: losses of one loss id): then the scaler is their list; 1: one GradScaler serves all
+    loss_scalers: int = 1
+    #: optimizer text -> its loss id (with several GradScalers)
+    loss_ids: Dict[str, int] = field(default_factory=dict)
+
+    def loss_scaler(self, expr: str, loss_id: int) -> str:
+        """The GradScaler of ``loss_id`` when there is one per loss id, else ``expr``."""
+        return f"{expr}[{loss_id}]" if self.loss_scalers > 1 else expr
+
+    def scaler_of(self, expr: str, optimizer: str) -> str:
+        """The GradScaler that steps ``optimizer``."""
+        return self.loss_scaler(expr, self.loss_ids.get(optimizer, 0))
 
     @property
     def uses_amp(self) -> bool:
@@ -339,6 +356,12 @@ def assigned_names(stmt: cst.CSTNode) -> Set[str]:
     return out
 
 
+def optimizer_params(opt_text: str) -> str:
+    """The parameters ``opt_text`` steps: what ``amp.master_params(opt)`` yielded (apex
+    read them from the optimizer's param groups too)."""
+    return f'(p for group in {opt_text}.param_groups for p in group["params"])'
+
+
 def step_calls(func_body: cst.CSTNode, optimizer_text: str) -> List[cst.Call]:
     """``<optimizer>.step(...)`` calls under ``func_body``."""
     found = []
@@ -372,6 +395,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     info.option_locals = next(
         (names for names in OPTION_LOCALS if not set(names) & used), tuple("apex_" + n for n in OPTION_LOCALS[0])
     )
+    wanted = _wanted_loss_scalers(rule, info)
     handles: Dict[str, InitSite] = {}
 
     for ref in info.refs:
@@ -382,10 +406,12 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             check = availability_check(parents, ref.expr)
             if check is not None:
                 info.checks[check[0]] = check[1]
+            elif _given_for_the_scaler(parents, ref.expr, info.plan):
+                info.needs.append(Need(ref.expr, "amp_value", enclosing_function(parents, ref.expr)))
             else:
-                info.blockers.append(
-                    Blocker(ref.expr, "apex.amp is passed on as a value here; its uses cannot be followed")
-                )
+                message = "apex.amp is passed on as a value here; its uses cannot be followed"
+                note = _plan_note(rule, info, ref.expr)
+                info.blockers.append(Blocker(ref.expr, f"{message} ({note})" if note else message))
         elif member == "__dict__" and _member_probe(parents, ref.expr) is not None:
             probe = _member_probe(parents, ref.expr)
             info.checks[probe[0]] = probe[1]  # type: ignore[index]
@@ -416,6 +442,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
 
     _old_api_uses(rule, module, handles, info)
     _module_probes(rule, module, info)
+    _one_scaler_per_loss(info, wanted)
+    if info.loss_scalers > 1 and not (info.plan is not None and info.plan.scaler_name):
+        info.scaler_name = next((n for n in SCALERS_NAMES if n not in used), "amp_grad_scalers")
     if info.plan is not None:
         _planned_sites(rule, module, info)
     _check_layout(rule, info)
@@ -470,6 +499,79 @@ def _check_settings(rule, info: AmpFile) -> None:
             )
 
 
+def _wanted_loss_scalers(rule, info: AmpFile) -> int:
+    """``num_losses=N`` of this file's training initialize (a literal), else what the
+    initialize rule created here, else what the cross-file plan says; 1 otherwise."""
+    counts = set()
+    for ref in info.refs:
+        call = rule.parents.get(ref.expr)
+        if ref.member == "initialize" and isinstance(call, cst.Call) and call.func is ref.expr:
+            value = arg_value(call, 99, "num_losses")
+            counts.add(int(value.value) if isinstance(value, cst.Integer) else 1)
+    if counts:
+        return counts.pop() if len(counts) == 1 else 1
+    made = rule.file_state().get("loss_scalers")
+    if made:
+        return made
+    return info.plan.loss_scalers if info.plan is not None else 1
+
+
+def _one_scaler_per_loss(info: AmpFile, wanted: int) -> None:
+    """apex keeps one dynamic loss scaler per loss id (``num_losses=2``): its own scale, its
+    own count of clean steps, its own entry in the checkpoint.  One GradScaler per loss id
+    does the same when every ``loss_id`` is a number below N and each optimizer is stepped
+    after the losses of one loss id.  Otherwise (an optimizer fed by two loss ids, whose
+    gradients one GradScaler.step must see at one scale) one GradScaler serves every loss,
+    unless the cross-file plan already passes their list to other files (a blocker then)."""
+    if wanted <= 1:
+        return
+    ids: Dict[str, Set[int]] = {}
+    why = ""
+    for site in info.scale_losses:
+        value = arg_value(site.call, 2, "loss_id")
+        if value is not None and not isinstance(value, cst.Integer):
+            why = f"loss_id={code_of(value)} is not a number"
+            break
+        site.loss_id = int(value.value) if isinstance(value, cst.Integer) else 0
+        if site.loss_id >= wanted:
+            why = f"loss_id={site.loss_id} is not below num_losses={wanted}"
+            break
+        for opt in site.optimizers:
+            ids.setdefault(code_of(opt), set()).add(site.loss_id)
+    shared = next((text for text, found in ids.items() if len(found) > 1), None)
+    if not why and shared is not None:
+        why = f"{shared} is stepped after the losses of loss ids {', '.join(map(str, sorted(ids[shared])))}"
+    if not why and any(n.kind == "scaler_setting" for n in info.needs):
+        why = "amp._amp_state sets loss scaler 0 alone"
+    if not why:
+        info.loss_scalers = wanted
+        info.loss_ids = {text: found.pop() for text, found in ids.items()}
+        return
+    for site in info.scale_losses:
+        site.loss_id = 0
+    if info.plan is not None and info.plan.loss_scalers > 1:
+        info.blockers.append(
+            Blocker(
+                info.scale_losses[0].with_stmt if info.scale_losses else info.refs[0].expr,
+                f"the GradScalers come from another file, one per loss id (num_losses={wanted}), but {why}",
+            )
+        )
+
+
+def _given_for_the_scaler(parents, node: cst.CSTNode, plan: Any) -> bool:
+    """``restore(path, model, optimizer, amp=amp)`` where the cross-file plan proved that
+    ``restore`` only saves/loads the state of what it is given there (``amp_arguments``)."""
+    arg = parents.get(node)
+    call = parents.get(arg)
+    return (
+        plan is not None
+        and isinstance(arg, cst.Arg)
+        and arg.value is node
+        and isinstance(call, cst.Call)
+        and code_of(call.func) in plan.amp_arguments
+    )
+
+
 def _module_probes(rule, module: cst.Module, info: AmpFile) -> None:
     """``"apex" in sys.modules`` (Transformer-XL: ``raise RuntimeError("APEX AMP
     unavailable ...")`` unless it holds): an availability check like ``amp is not None``,
@@ -508,7 +610,12 @@ def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
                 info.passes[node] = keyword
                 info.needs.append(Need(node, "pass_scaler", enclosing_function(parents, node)))
     _loss_calls(rule, module, info)
+    methods = dict.fromkeys(plan.method_entries)
     for stmt in module.body:
+        if isinstance(stmt, cst.ClassDef) and any(cls == stmt.name.value for cls, _m in methods):
+            for method in methods_of(stmt):
+                if (stmt.name.value, method.name.value) in methods and class_of_method(parents, method) is stmt:
+                    info.entry_functions.add(method)  # the scaler arrives as its parameter
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value in plan.entries:
             info.entry_functions.add(stmt)
         elif isinstance(stmt, cst.ClassDef) and stmt.name.value in plan.entries:
@@ -1753,16 +1860,18 @@ def find_scalers(rule, module: cst.Module):
     attrs: Dict[cst.ClassDef, Tuple[str, Optional[str], Optional[cst.FunctionDef]]] = {}
     plan = rule.repo_plan()
     #: the scaler parameter the cross-file plan added (its switch is the scaler's own)
-    external: Set[str] = {plan.scaler_name} if plan is not None and plan.entries else set()
+    external: Set[str] = {plan.scaler_name} if plan is not None and plan.takes_scaler else set()
     #: the GradScaler the initialize rule created: it wins over a user's own scaler beside it
     created = rule.file_state().get("scaler")
     names: Set[str] = set(external)
     for node in walk(module):
-        if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and len(node.targets) == 1):
+        if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
             continue
-        if not (rule.qualified_names(node.value.func) & GRADSCALER_NAMES):
+        # ``scalers = [GradScaler(...) for _ in range(2)]``: one per loss id
+        value = node.value.elt if isinstance(node.value, cst.ListComp) else node.value
+        if not (isinstance(value, cst.Call) and rule.qualified_names(value.func) & GRADSCALER_NAMES):
             continue
-        enabled_arg = arg_value(node.value, 4 if _is_legacy(rule, node.value) else 5, "enabled")
+        enabled_arg = arg_value(value, 4 if _is_legacy(rule, value) else 5, "enabled")
         enabled = code_of(enabled_arg) if enabled_arg is not None else None
         target = node.targets[0].target
         func = enclosing_function(parents, node)
@@ -1803,7 +1912,15 @@ def find_scalers(rule, module: cst.Module):
             enabled = enabled or ("external" if node.value.value in external else None)
             attrs[cls] = (target.attr.value, f"{node.value.value}.is_enabled()" if enabled else None, None)
 
+    count = rule.file_state().get("loss_scalers") or (plan.loss_scalers if plan is not None else 1)
+
     def lookup(node: cst.CSTNode) -> Optional[ScalerRef]:
+        found = _lookup(node)
+        if found is not None and count > 1 and found.enabled == f"{found.expr}.is_enabled()":
+            found.enabled = f"{found.expr}[0].is_enabled()"  # one GradScaler per loss id, all switched alike
+        return found
+
+    def _lookup(node: cst.CSTNode) -> Optional[ScalerRef]:
         func = enclosing_function(parents, node)
         start = func
         while True:

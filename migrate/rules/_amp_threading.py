@@ -143,6 +143,22 @@ class ScalerThreading(AmpRule):
             severity="info",
         )
 
+    def _scaler_for_amp(self, node: cst.Name, info: AmpFile) -> None:
+        """``restore(path, model, optimizer, amp=amp)``: the function of another file uses
+        that argument only for its state (the cross-file plan proved it), so the GradScaler
+        goes in apex.amp's place (APX223)."""
+        call: Any = self.parents[self.parents[node]]
+        access = info.access.get(enclosing(self.parents, call, cst.FunctionDef), info.scaler_name)
+        self.replace_node(node, expression(access))
+        self.report(
+            node,
+            "APX223",
+            f"{code_of(call.func)}() uses the apex.amp it is given only to save/load its state or to read "
+            f"master_params(): it is given the GradScaler `{access}` instead",
+            fixed=True,
+            severity="info",
+        )
+
     def _return_scaler(self, info: AmpFile) -> None:
         """The helper that creates the scaler returns it as one more value, and the
         assignment of its one call unpacks it (APX217)."""

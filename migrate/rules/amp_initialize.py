@@ -179,6 +179,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "before it, so every method finds one",
         "APX222": "an amp._amp_state loss-scaler setting was dropped: GradScaler has no counterpart for it "
         "(a ceiling or floor for the scale), or apex ignored it (a growth interval of a static loss scale)",
+        "APX223": "apex.amp given to another file's function that only saves/loads its state: the GradScaler "
+        "is given instead",
     }
     KNOWN = {LIBRARY_CHECKPOINT_TODO: ("APX216", "warning", True)}
     TRIGGERS = (b"apex",)
@@ -222,6 +224,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             self._thread_class(cls, calls, info, remote=info.plan is not None and cls.name.value in info.plan.entries)
         for call, keyword in info.passes.items():
             self._pass_scaler(call, keyword, info)
+        for need in info.needs:
+            if need.kind == "amp_value":
+                self._scaler_for_amp(need.node, info)
         self._return_scaler(info)
         for need in info.needs:
             if need.kind == "loss_call":
@@ -368,7 +373,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         self.switches[site] = switch
         target = self._scaler_target(site, info)
         if info.alternatives or info.fallback is not None:  # several creations: autocast follows whichever ran
-            self.switches[site] = f"{target}.is_enabled()"
+            self.switches[site] = f"{info.loss_scaler(target, 0)}.is_enabled()"
 
         self.scaler_todos: List[str] = []
         kwargs = self._scaler_options(site, table, level, level_node)
@@ -395,8 +400,12 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 severity="info",
             )
         ctor = self._scaler_ctor(site, kwargs)
-        created = statement(f"{target} = {ctor}({', '.join(kwargs)})\n")
+        made = f"{ctor}({', '.join(kwargs)})"
+        if info.loss_scalers > 1:  # apex's num_losses: one GradScaler per loss id
+            made = f"[{made} for _ in range({info.loss_scalers})]"
+        created = statement(f"{target} = {made}\n")
         self.file_state()["scaler"] = info.scaler_name
+        self.file_state()["loss_scalers"] = info.loss_scalers
         new.append(with_leading(created, [line for t in self.scaler_todos for line in todo_lines(t)]))
         what = "amp.init()" if site.old_api else "amp.initialize"
         self.report(
@@ -765,7 +774,16 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 }.get(name, "weights stay fp32 under autocast")
                 self.report(value, "APX203", f"{name}={code_of(value)} dropped: {why}", fixed=True, severity="warning")
         num_losses = _param(call, "num_losses", table)
-        if num_losses is not None:
+        if num_losses is not None and self.info.loss_scalers > 1:
+            self.report(
+                num_losses,
+                "APX203",
+                f"num_losses={code_of(num_losses)}: one GradScaler per loss id, as apex kept one loss scaler per "
+                "loss (each optimizer is stepped after the losses of one loss id)",
+                fixed=True,
+                severity="info",
+            )
+        elif num_losses is not None:
             self.report(
                 num_losses,
                 "APX203",

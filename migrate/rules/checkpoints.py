@@ -25,7 +25,7 @@ from typing import Any, List
 import libcst as cst
 
 from ._amp_rule import APEX_AMP, SHIM_FALLBACK_TODO, AmpRule
-from ._amp_sites import analyse, code_of, find_scalers, walk
+from ._amp_sites import analyse, code_of, find_scalers, optimizer_params, walk
 from ._edits import expression, statement, without_todos
 from .base import Example
 
@@ -61,12 +61,13 @@ def elsewhere_todo(need: Any) -> str:
 
 
 HELPER_NAME = "load_scaler_state"
-HELPER = '''def load_scaler_state(scaler, state):
+_HELPER_HEAD = '''def load_scaler_state(scaler, state):
     """Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
 
     apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
     GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
-    """
+'''
+_HELPER_BODY = '''    """
     if "loss_scaler0" in state:
         apex_state = state["loss_scaler0"]
         state = dict(scaler.state_dict())
@@ -74,6 +75,33 @@ HELPER = '''def load_scaler_state(scaler, state):
     if state:
         scaler.load_state_dict(state)
 '''
+HELPER = _HELPER_HEAD + _HELPER_BODY
+LIST_HELPER_NAME = "load_scaler_states"
+#: with one GradScaler per apex loss id (``num_losses=2``): each from its own entry
+LIST_HELPER = '''def load_scaler_states(scalers, state):
+    """Restore one GradScaler per apex loss id: from the list of their states, or from
+    apex.amp's ``{"loss_scaler0": ..., "loss_scaler1": ...}`` (one entry per loss id).
+    """
+    for loss_id, scaler in enumerate(scalers):
+        if isinstance(state, dict):
+            load_scaler_state(scaler, {"loss_scaler0": state[f"loss_scaler{loss_id}"]})
+        else:
+            load_scaler_state(scaler, state[loss_id])
+'''
+#: the helper in a file whose function is given the GradScaler where its callers gave
+#: apex.amp: a caller that still gives apex.amp (or apexcompat.amp) loads as before
+PASSING_HELPER = (
+    _HELPER_HEAD
+    + """    Anything but a GradScaler (apex.amp itself, from a caller that still gives it) loads
+    the entry as it is.
+"""
+    + _HELPER_BODY.replace(
+        '    """\n',
+        '    """\n    if not isinstance(scaler, torch.amp.GradScaler):\n        scaler.load_state_dict(state)\n'
+        "        return\n",
+        1,
+    )
+)
 
 
 def _is_import_like(stmt: Any) -> bool:
@@ -105,13 +133,19 @@ class CheckpointRule(AmpRule):
         "APX401": "amp.state_dict() -> scaler.state_dict() (a disabled scaler saves {})",
         "APX402": "amp.load_state_dict(x) -> load_scaler_state(scaler, x), which also reads apex and {} entries",
         "APX403": "amp state saved/loaded in a file without amp.initialize: pass the GradScaler in by hand",
+        "APX224": "a function given apex.amp only for its state is given the GradScaler: its loads read apex "
+        "checkpoints through load_scaler_state",
     }
-    TRIGGERS = (b"state_dict",)
+    TRIGGERS = (b"state_dict", b"master_params")
     CODE_WORDS = ("apex",)
-    LIVE_TRIGGERS = ("state_dict",)
+    LIVE_TRIGGERS = ("state_dict", "master_params")
     NAMESPACES = APEX_AMP
 
     def plan(self, module: cst.Module) -> None:
+        plan = self.repo_plan()
+        if plan is not None and plan.amp_parameters:
+            self._given_the_scaler(module, plan.amp_parameters)
+            return
         info = analyse(self, module)
         if info.inits:
             return
@@ -128,25 +162,78 @@ class CheckpointRule(AmpRule):
             if self.settings.dtype == "bfloat16":
                 self._without_scaler(need)
             elif need.kind == "state_dict":
-                self.replace_node(need.node, expression(f"{scaler.expr}.state_dict()"))
-                self.report(
-                    need.node, "APX401", f"amp.state_dict() -> {scaler.expr}.state_dict()", fixed=True, severity="info"
-                )
+                saved = f"{scaler.expr}.state_dict()"
+                if info.loss_scalers > 1:  # one GradScaler per loss id: their states in order
+                    saved = f"[loss_scaler.state_dict() for loss_scaler in {scaler.expr}]"
+                self.replace_node(need.node, expression(saved))
+                self.report(need.node, "APX401", f"amp.state_dict() -> {saved}", fixed=True, severity="info")
             else:
                 arg = code_of(need.node.args[0].value)
-                self.replace_node(need.node, expression(f"{HELPER_NAME}({scaler.expr}, {arg})"))
+                helper = LIST_HELPER_NAME if info.loss_scalers > 1 else HELPER_NAME
+                self.replace_node(need.node, expression(f"{helper}({scaler.expr}, {arg})"))
                 self.report(
                     need.node,
                     "APX402",
-                    f"amp.load_state_dict -> {HELPER_NAME}({scaler.expr}, ...), which also reads apex checkpoints",
+                    f"amp.load_state_dict -> {helper}({scaler.expr}, ...), which also reads apex checkpoints",
                     fixed=True,
                     severity="info",
                 )
                 helper_needed = True
-        if helper_needed and not any(
-            isinstance(s, cst.FunctionDef) and s.name.value == HELPER_NAME for s in module.body
-        ):
-            helper = statement(HELPER)
+        if helper_needed:
+            self._add_helper(module, HELPER)
+            if info.loss_scalers > 1:
+                self._add_helper(module, LIST_HELPER, LIST_HELPER_NAME)
+
+    def _given_the_scaler(self, module: cst.Module, parameters: Any) -> None:
+        """A function of a file without apex.amp whose callers gave it apex.amp for a
+        parameter it only saves/loads the state of (``restore(path, model, optimizer,
+        amp=None)``): the migrated callers give it the GradScaler, whose ``state_dict()`` is
+        spelled the same; loading goes through ``load_scaler_state``, which converts an apex
+        checkpoint's entry for a GradScaler and gives anything else (apex.amp from a caller
+        that keeps it) the entry as it is (APX224)."""
+        wanted = dict(parameters)
+        changed = False
+        for owner in module.body:
+            if not (isinstance(owner, (cst.FunctionDef, cst.ClassDef)) and owner.name.value in wanted):
+                continue
+            held = _held_as(owner, wanted[owner.name.value])
+            done = []
+            for node in walk(owner.body):
+                if not (
+                    isinstance(node, cst.Call)
+                    and isinstance(node.func, cst.Attribute)
+                    and code_of(node.func.value) == held
+                    and len(node.args) == 1
+                ):
+                    continue
+                arg = code_of(node.args[0].value)
+                if node.func.attr.value == "load_state_dict":
+                    self.replace_node(node, expression(f"{HELPER_NAME}({held}, {arg})"))
+                    done.append(
+                        f"{held}.load_state_dict -> {HELPER_NAME}({held}, ...), which also reads apex checkpoints"
+                    )
+                    changed = True
+                elif node.func.attr.value == "master_params":
+                    self.replace_node(node, expression(optimizer_params(arg)))
+                    done.append(f"{held}.master_params({arg}) -> the parameters {arg} steps, as apex yielded")
+            self.report(
+                owner,
+                "APX224",
+                f"{owner.name.value}() is given the GradScaler for `{wanted[owner.name.value]}` where its callers "
+                "gave apex.amp: " + ("; ".join(dict.fromkeys(done)) or f"{held}.state_dict() is the GradScaler's"),
+                fixed=True,
+                severity="info",
+            )
+        if changed:
+            self.need_torch()
+            modern = self.settings.torch_at_least(2, 3)
+            legacy = PASSING_HELPER.replace("torch.amp.", "torch.cuda.amp.")
+            self._add_helper(module, PASSING_HELPER if modern else legacy)
+
+    def _add_helper(self, module: cst.Module, text: str, name: str = HELPER_NAME) -> None:
+        """The helper ``name`` after the file's leading imports, unless it is there."""
+        if not any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in module.body):
+            helper = statement(text)
             anchor = helper_anchor(module)
             if anchor is None:
                 first = module.body[0]
@@ -228,6 +315,26 @@ class CheckpointRule(AmpRule):
                 self.todo(need.node, "APX403", message)
             if stmt is not None:
                 self.replace_node(stmt, _without_unreachable_todo)
+
+
+def _held_as(owner: Any, param: str) -> str:
+    """Where ``param`` is used from: the function's parameter itself, or for a class the
+    ``self.<attr>`` its ``__init__`` keeps it as."""
+    if isinstance(owner, cst.FunctionDef):
+        return param
+    for method in owner.body.body:
+        if isinstance(method, cst.FunctionDef) and method.name.value == "__init__" and method.params.params:
+            me = method.params.params[0].name.value
+            for node in walk(method.body):
+                if (
+                    isinstance(node, cst.Assign)
+                    and len(node.targets) == 1
+                    and isinstance(node.value, cst.Name)
+                    and node.value.value == param
+                    and code_of(node.targets[0].target).startswith(f"{me}.")
+                ):
+                    return code_of(node.targets[0].target)
+    return param
 
 
 def _without_unreachable_todo(stmt: Any) -> Any:

@@ -38,6 +38,7 @@ import libcst as cst
 
 from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_sites import (
+    optimizer_params,
     analyse,
     arg_value,
     caller_links,
@@ -93,6 +94,8 @@ class _Use:
     status: str = ""
     reason: str = ""
     unscaled: List[str] = field(default_factory=list)
+    #: with one GradScaler per loss id: their list (``scaler`` is then the one of this use)
+    scalers: str = ""
 
 
 class ClippingRule(AmpRule):
@@ -130,6 +133,7 @@ class ClippingRule(AmpRule):
         info = analyse(self, module)
         if info.inits:
             return
+        self._info = info
         lookup = find_scalers(self, module)
         sites = [s for s in info.scale_losses if lookup(s.with_stmt) is not None]
         # every rewritten step -> the optimizer it steps
@@ -147,8 +151,13 @@ class ClippingRule(AmpRule):
         uses.sort(key=lambda u: start_of(self, u.node))
         phases: Dict[Tuple[str, Any], List[_Use]] = {}
         for use in uses:
-            for key in self._decide(use, sites, steps, flush):
+            keys = self._decide(use, sites, steps, flush)
+            for key in keys:
                 phases.setdefault(key, []).append(use)
+            # one GradScaler per loss id: the one of the optimizer(s) the use's phases step
+            ids = {info.loss_ids.get(opt, 0) for opt, _step in keys if opt is not None}
+            if info.loss_scalers > 1 and len(ids) == 1:
+                use.scalers, use.scaler = use.scaler, info.loss_scaler(use.scaler, ids.pop())
         self._unscale(phases)
         for use in uses:
             self._report(use, phases)
@@ -215,7 +224,7 @@ class ClippingRule(AmpRule):
                 kind = None
                 if self.qualified_names(node.func) & CLIP_FUNCTIONS:
                     kind = "clip"
-                elif self._given_parameters(node):
+                elif self._given_parameters(node) or self._reads_master_params(node):
                     kind = "helper"
                 elif self._clipping_callee(node, set(), masters) is not None:
                     kind = "indirect"
@@ -273,6 +282,11 @@ class ClippingRule(AmpRule):
         if func.value.value != self_name(caller):
             return None
         return next((m for m in methods_of(cls) if m.name.value == func.attr.value), None)
+    def _reads_master_params(self, call: cst.Call) -> bool:
+        """``clip_gradients(scaler, optimizer, 1.0)``: another file's function the GradScaler
+        is given where apex.amp was, which reads ``amp.master_params(opt)`` (cross-file plan)."""
+        plan = self.repo_plan()
+        return plan is not None and code_of(call.func) in plan.amp_gradients
 
     def _given_parameters(self, call: cst.Call) -> bool:
         if isinstance(call.func, cst.Name) and call.func.value in _COLLECTORS:
@@ -480,7 +494,7 @@ class ClippingRule(AmpRule):
                 point = members[0].stmt
             else:
                 point = self._first_point([self._phase_stmt(u, step) for u in members])
-            scaler = members[0].scaler
+            scaler = self._info.scaler_of(members[0].scalers or members[0].scaler, opt)
             if opt in inserted.setdefault(point, []):
                 continue
             inserted[point].append(opt)
@@ -668,7 +682,7 @@ class ClippingRule(AmpRule):
                     and not first.args
                 ):
                     return code_of(first)
-        return f'(p for group in {opt_text}.param_groups for p in group["params"])'
+        return optimizer_params(opt_text)
 
     def _nan_todo(self, func, clip_stmt) -> None:
         """A ``math.isnan(norm)`` / ``torch.isnan(norm)`` on the clipped norm gets a TODO."""

@@ -40,9 +40,9 @@ class ScaleLossRule(AmpRule):
             scaler = lookup(site.with_stmt)
             if scaler is None:
                 continue
-            self._rewrite(site, scaler.expr)
+            self._rewrite(site, info.loss_scaler(scaler.expr, site.loss_id), by_loss_id=info.loss_scalers > 1)
 
-    def _rewrite(self, site, scaler: str) -> None:
+    def _rewrite(self, site, scaler: str, by_loss_id: bool = False) -> None:
         call = site.call
         loss = code_of(site.loss)
         body = suite_statements(site.with_stmt.body)
@@ -63,7 +63,9 @@ class ScaleLossRule(AmpRule):
         new.extend(rest)
         self.edits.replace(site.with_stmt, lambda upd, new=new: [move_leading(upd, new[0])] + new[1:])
         self.report(call, "APX301", f"amp.scale_loss -> {scaler}.scale({loss})", fixed=True, severity="info")
-        dropped = [k for k in ("loss_id", "delay_unscale") if self._has_arg(call, k)]
+        # with one GradScaler per loss id, loss_id chose the scaler: it is not dropped
+        kept = ("loss_id",) if by_loss_id else ()
+        dropped = [k for k in ("loss_id", "delay_unscale") if self._has_arg(call, k) and k not in kept]
         if dropped:
             self.report(
                 call,

@@ -140,7 +140,7 @@ class StepRule(AmpRule):
                 for call in find_steps(self, site, code_of(opt)):
                     here = lookup(call)
                     if here is not None:
-                        chosen[call] = here.expr
+                        chosen[call] = info.loss_scaler(here.expr, site.loss_id)
                     if code_of(cast(Any, call.func).value) != code_of(opt):
                         # a step of each optimizer of a list, in a loop: one update after it
                         loops[call] = cast(cst.For, stepping_loop(self, call))

@@ -271,7 +271,9 @@ def test_gan_phases_unscale_only_the_optimizer_whose_step_follows():
     """
     text, _ = migrate(source)
     assert "unscale_(opt_d)" not in text
-    assert "scaler.unscale_(opt_g)\n        torch.nn.utils.clip_grad_norm_(net_g.parameters(), 1.0)" in text
+    # num_losses=2: opt_g is stepped after loss id 1's losses, so its own GradScaler unscales
+    assert "scalers[1].unscale_(opt_g)\n        torch.nn.utils.clip_grad_norm_(net_g.parameters(), 1.0)" in text
+    assert "scalers[1].step(opt_g)\n        scalers[1].update()" in text
 
 
 def test_clip_on_the_fp32_path_is_left_alone():
@@ -725,3 +727,35 @@ def test_migrated_per_micro_step_clip_updates_like_apex():
     assert torch.allclose(torch.stack(ns.norms), torch.stack(norms), rtol=1e-5)
     # without the scaled threshold the clip would have cut 65536 times too hard
     assert max(n.item() for n in norms) > 0.5
+
+
+def test_one_grad_scaler_per_loss_id_unscales_the_optimizer_it_steps():
+    """num_losses=2, opt_d after loss id 0 and opt_g after loss id 1: each optimizer's own
+    GradScaler unscales it before its clipping (amp.master_params or a plain clip), steps and
+    updates it; the other scaler is never touched in that phase."""
+    source = """\
+    import torch
+    from apex import amp
+
+
+    def train(net_d, net_g, opt_d, opt_g, loader):
+        [net_d, net_g], [opt_d, opt_g] = amp.initialize([net_d, net_g], [opt_d, opt_g], opt_level="O1", num_losses=2)
+        for x in loader:
+            loss_d = net_d(x).mean()
+            with amp.scale_loss(loss_d, opt_d, loss_id=0) as scaled:
+                scaled.backward()
+            torch.nn.utils.clip_grad_norm_(amp.master_params(opt_d), 1.0)
+            opt_d.step()
+            loss_g = net_d(net_g(x)).mean()
+            with amp.scale_loss(loss_g, opt_g, loss_id=1) as scaled:
+                scaled.backward()
+            torch.nn.utils.clip_grad_norm_(net_g.parameters(), 1.0)
+            opt_g.step()
+    """
+    text, _ = migrate(source)
+    assert 'scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]' in text
+    assert "scalers[0].scale(loss_d).backward()\n        scalers[0].unscale_(opt_d)\n" in text
+    assert "scalers[0].step(opt_d)\n        scalers[0].update()" in text
+    assert "scalers[1].scale(loss_g).backward()\n        scalers[1].unscale_(opt_g)\n" in text
+    assert "scalers[1].step(opt_g)\n        scalers[1].update()" in text
+    assert "scalers[0].unscale_(opt_g)" not in text and "scalers[1].unscale_(opt_d)" not in text

@@ -506,3 +506,146 @@ def test_a_method_the_class_calls_itself_places_its_own_autocast(tmp_path):
     write_tree(tmp_path, {"trainer.py": STEPPER_TRAINER.format(scale=""), "steppers.py": stepper})
     files = {Path(p).name: f for p, f in plan_for(tmp_path).files.items()}
     assert files["steppers.py"].autocast_at_caller == () and files["trainer.py"].loss_methods == ()
+
+
+# --- a model class that steps itself, apex.amp given to helpers ----------------------------------
+
+MODEL_FILE = """\
+import torch
+from apex import amp
+
+
+class Net(torch.nn.Module):
+    WIDTH = 4
+
+    def __init__(self):
+        super().__init__()
+        self.model = torch.nn.Linear(self.WIDTH, 1)
+
+    @staticmethod
+    def sample(n):
+        return torch.randn(n, Net.WIDTH)
+
+    @classmethod
+    def build(cls):
+        return cls()
+
+    def train_step(self, x, optimizer):
+        loss = self.model(x).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+"""
+
+MODEL_LAUNCHER = """\
+import torch
+from apex import amp
+
+from nets import Net
+
+
+def main():
+    model = Net().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1"{losses})
+    for _ in range(3):
+        {step}
+"""
+
+
+@pytest.mark.parametrize(
+    ("step", "planned"),
+    [
+        ("model.train_step(Net.sample(Net.WIDTH), optimizer)", True),  # class attribute, static method
+        ("Net.train_step(model, Net.sample(2), optimizer)", False),  # a method read through the class
+        ("Net.build().train_step(Net.sample(2), optimizer)", False),  # a class method may build one
+        ("other.train_step(Net.sample(2), optimizer)", False),  # a receiver not proven to be a Net
+    ],
+    ids=["attributes-and-static", "unbound-method", "class-method", "unproven-receiver"],
+)
+def test_a_model_class_built_before_the_scaler_takes_it_in_its_stepping_method(tmp_path, step, planned):
+    write_tree(tmp_path, {"nets.py": MODEL_FILE, "train.py": MODEL_LAUNCHER.format(losses="", step=step)})
+    plan = plan_for(tmp_path)
+    nets, train = plan.files.get(str(tmp_path / "nets.py")), plan.files.get(str(tmp_path / "train.py"))
+    if planned:
+        assert nets.method_entries == (("Net", "train_step"),) and not nets.entries
+        assert train.pass_to == (("model.train_step", "scaler"),)
+        text = run_cli(tmp_path, "--to", "native", "--allow-no-vcs", "--diff").stdout
+        assert "def train_step(self, x, optimizer, scaler):" in text
+        assert "model.train_step(Net.sample(Net.WIDTH), optimizer, scaler=scaler)" in text
+        assert "torch.autocast(next(self.parameters()).device.type" in text
+    else:
+        assert nets is None or not nets.method_entries
+
+
+def test_num_losses_reaches_the_files_of_the_component(tmp_path):
+    step = "model.train_step(Net.sample(2), optimizer)"
+    write_tree(tmp_path, {"nets.py": MODEL_FILE, "train.py": MODEL_LAUNCHER.format(losses=", num_losses=2", step=step)})
+    plan = plan_for(tmp_path)
+    assert {f.loss_scalers for f in plan.files.values() if f.component is not None} == {2}
+    assert plan.files[str(tmp_path / "nets.py")].scaler_name == "scalers"
+
+
+HELPERS = """\
+\"\"\"Tools that also take apex.amp.\"\"\"
+import torch
+
+
+def restore(path, model, amp=None):
+    state = torch.load(path)
+    model.load_state_dict(state["model"])
+    if amp is not None:
+        amp.load_state_dict(state["amp"])
+
+
+def log_amp(amp):
+    print(amp)
+
+
+class Keeper:
+    def __init__(self, amp):
+        self.amp = amp
+
+    def save(self):
+        return self.amp.state_dict()
+
+    def swap(self, other):
+        self.amp = other
+"""
+
+HELPER_LAUNCHER = """\
+import torch
+from apex import amp
+
+from tools import {name}
+
+
+def main(model, optimizer, x):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    {call}
+    loss = model(x).sum()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "call", "given"),
+    [
+        ("restore", 'restore("last.pt", model, amp=amp)', (("restore", "amp"),)),
+        ("restore", 'restore("last.pt", model, amp)', (("restore", "amp"),)),  # by position
+        ("log_amp", "log_amp(amp)", ()),  # amp passed on: not followed
+        ("Keeper", "Keeper(amp)", ()),  # self.amp assigned twice
+    ],
+    ids=["keyword", "positional", "passed-on", "reassigned-on-self"],
+)
+def test_apex_amp_given_to_a_helper_is_followed_only_when_it_only_serves_state(tmp_path, name, call, given):
+    write_tree(tmp_path, {"tools.py": HELPERS, "train.py": HELPER_LAUNCHER.format(name=name, call=call)})
+    plan = plan_for(tmp_path)
+    tools, train = plan.files.get(str(tmp_path / "tools.py")), plan.files.get(str(tmp_path / "train.py"))
+    assert (tools.amp_parameters if tools else ()) == given
+    assert (train.amp_arguments if train else ()) == ((name,) if given else ())
+    findings = report(tmp_path, "--to", "native", "--allow-no-vcs")["findings"]
+    fallback = [f["message"] for f in findings if f["code"] == "APX220"]
+    assert bool(fallback) == (not given), fallback

@@ -95,7 +95,7 @@ def test_crlf_and_tabs_survive() -> None:
     source = GAN.before.replace("    ", "\t").replace("\n", "\r\n")
     new = migrate(source).new.decode()
     assert "\r\n" in new and "\n" not in new.replace("\r\n", "")
-    assert "\tscaler = torch.amp.GradScaler(" in new
+    assert "\tscalers = [torch.amp.GradScaler(" in new  # num_losses=2: one per loss id
     assert new.replace("\r\n", "\n").replace("\t", "    ") == GAN.after
 
 
