@@ -9,7 +9,7 @@ import os
 import re
 import sys
 import traceback
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Type
 
@@ -148,9 +148,11 @@ class RuleCrashed(Exception):
 
 
 class LeanMetadataWrapper(MetadataWrapper):
-    """LibCST's wrapper less a wasted walk: after computing a provider that is not batchable
-    (positions, parents, the qualified names), LibCST's resolver still walks the whole tree
-    with an empty batch of visitors; that walk is skipped."""
+    """LibCST's wrapper less its wasted walks: after computing a provider that is not
+    batchable (positions, parents, the qualified names), LibCST's resolver still walks the
+    whole tree with an empty batch of visitors; and the scope and expression-context
+    providers do all their work in ``visit_Module`` (each runs a visitor of its own), after
+    which the batched walk goes on over every node with nothing to call.  Both are skipped."""
 
     def visit_batched(
         self,
@@ -159,8 +161,16 @@ class LeanMetadataWrapper(MetadataWrapper):
         after_leave: Optional[Callable[[cst.CSTNode], None]] = None,
     ) -> cst.CSTNode:
         visitors = list(visitors)
-        if not visitors and before_visit is None and after_leave is None:
-            return self.module
+        if before_visit is None and after_leave is None:
+            if not visitors:
+                return self.module
+            if all(set(v.get_visitors()) == {"visit_Module"} for v in visitors):
+                with ExitStack() as stack:
+                    for visitor in visitors:
+                        stack.enter_context(visitor.resolve(self))
+                    for visitor in visitors:
+                        visitor.visit_Module(self.module)  # type: ignore[attr-defined]
+                return self.module
         return super().visit_batched(visitors, before_visit, after_leave)
 
 
