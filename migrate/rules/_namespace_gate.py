@@ -26,22 +26,35 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set
 import libcst as cst
 
 
-def _bindings(tree: ast.AST) -> Dict[str, Set[str]]:
-    """Local name -> the dotted names the file's absolute imports (at any depth) bind it to."""
-    bound: Dict[str, Set[str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    bound.setdefault(alias.asname, set()).add(alias.name)
-                else:
-                    root = alias.name.split(".")[0]
-                    bound.setdefault(root, set()).add(root)
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            for alias in node.names:
-                if alias.name != "*":
-                    bound.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
-    return bound
+#: statements that bind a name of an enclosing scope from inside a body
+_OUTWARD_BINDINGS = (ast.Global, ast.Nonlocal, ast.NamedExpr)
+
+
+class _FileFacts:
+    """What one walk over a file's stdlib tree gives the gate: local name -> the dotted names
+    its absolute imports (at any depth) bind it to, the modules it star-imports, and whether
+    a body binds a name outside itself (``global``, ``nonlocal``, ``:=``)."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        self.bound: Dict[str, Set[str]] = {}
+        self.star_modules: Set[str] = set()
+        self.outward = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.bound.setdefault(alias.asname, set()).add(alias.name)
+                    else:
+                        root = alias.name.split(".")[0]
+                        self.bound.setdefault(root, set()).add(root)
+            elif isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name == "*":
+                        self.star_modules.add(node.module or "")
+                    elif not node.level and node.module:
+                        self.bound.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+            elif isinstance(node, _OUTWARD_BINDINGS):
+                self.outward = True
 
 
 def _dotted(node: ast.AST) -> Optional[str]:
@@ -83,18 +96,6 @@ class Gate:
     stubbable: bool
 
 
-#: statements that bind a name of an enclosing scope from inside a body
-_OUTWARD_BINDINGS = (ast.Global, ast.Nonlocal, ast.NamedExpr)
-
-
-def _star_import_near(node: ast.AST, namespaces: Sequence[str]) -> bool:
-    return (
-        isinstance(node, ast.ImportFrom)
-        and any(alias.name == "*" for alias in node.names)
-        and any(_inside(ns, [node.module or ""]) or _inside(node.module or "", [ns]) for ns in namespaces)
-    )
-
-
 _last_parse = threading.local()
 
 
@@ -129,9 +130,10 @@ def _gate(source: str, module: cst.Module, namespaces: Sequence[str]) -> Optiona
     tree = _parsed(source)
     if tree is None:
         return None
-    if any(_star_import_near(node, namespaces) for node in ast.walk(tree)):
+    facts = _FileFacts(tree)
+    if any(_inside(ns, [module]) or _inside(module, [ns]) for module in facts.star_modules for ns in namespaces):
         return None  # a star import may bind any name into them
-    bound = {name: targets for name, targets in _bindings(tree).items()
+    bound = {name: targets for name, targets in facts.bound.items()
              if any(_inside(ns, [t]) or _inside(t, [ns]) for t in targets for ns in namespaces)}
     statements = iter(tree.body)
     kept: Set[int] = set()
@@ -146,8 +148,7 @@ def _gate(source: str, module: cst.Module, namespaces: Sequence[str]) -> Optiona
                 kept.add(id(line))
     if next(statements, None) is not None:
         return None
-    stubbable = not any(isinstance(node, _OUTWARD_BINDINGS) for node in ast.walk(tree))
-    return Gate(frozenset(kept), stubbable)
+    return Gate(frozenset(kept), not facts.outward)
 
 
 _STUB_BODY = cst.SimpleStatementSuite(body=[cst.Expr(cst.Ellipsis())])
