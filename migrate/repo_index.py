@@ -513,14 +513,19 @@ def _use_kind(node: ast.expr, parents: Dict[ast.AST, ast.AST]) -> str:
     return "other"
 
 
-def _parameter_uses(func: ast.AST, kept: Optional[ast.ClassDef] = None) -> Dict[str, Set[str]]:
-    """How ``func``'s body uses each of its parameters (``_use_kind``).  For the
-    ``__init__`` of ``kept``, ``self.amp = amp`` keeps the parameter: then the uses of
-    ``self.amp`` in every method of the class count, as ``stored`` plus theirs."""
+def _parameter_uses(
+    func: ast.AST,
+    parents: Dict[ast.AST, ast.AST],
+    kept: Optional[ast.ClassDef] = None,
+    attribute_uses: Optional[Dict[str, Set[str]]] = None,
+) -> Dict[str, Set[str]]:
+    """How ``func``'s body uses each of its parameters (``_use_kind``; ``parents`` maps every
+    node of the file to its parent).  For the ``__init__`` of ``kept``, ``self.amp = amp``
+    keeps the parameter: then the uses of ``self.amp`` in every method of the class count,
+    as ``stored`` plus theirs (``attribute_uses``: ``_attribute_uses`` of ``kept``)."""
     args = func.args  # type: ignore[attr-defined]
     names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
     me = args.args[0].arg if kept is not None and args.args else None
-    parents = _parents(func)
     uses: Dict[str, Set[str]] = {name: set() for name in names}
     for node in ast.walk(func):
         if not (isinstance(node, ast.Name) and node.id in names):
@@ -535,30 +540,32 @@ def _parameter_uses(func: ast.AST, kept: Optional[ast.ClassDef] = None) -> Dict[
             and isinstance(parent.targets[0].value, ast.Name)
             and parent.targets[0].value.id == me
         ):
-            uses[node.id] |= {"stored"} | _attribute_uses(kept, parent.targets[0].attr)
+            if attribute_uses is None:
+                attribute_uses = _attribute_uses(kept, parents)
+            uses[node.id] |= {"stored"} | attribute_uses.get(parent.targets[0].attr, {"other"})
         else:
             uses[node.id].add(_use_kind(node, parents))
     return uses
 
 
-def _attribute_uses(cls: ast.ClassDef, attr: str) -> Set[str]:
-    """How the methods of ``cls`` use ``self.<attr>`` (other than the one assignment that
-    keeps a parameter there)."""
-    kinds: Set[str] = set()
-    parents = _parents(cls)
-    stores = 0
+def _attribute_uses(cls: ast.ClassDef, parents: Dict[ast.AST, ast.AST]) -> Dict[str, Set[str]]:
+    """For each attribute ``x`` stored exactly once in ``cls`` as ``<name>.x = ...``, how the
+    methods of ``cls`` use it otherwise (an attribute stored more often counts "other")."""
+    kinds: Dict[str, Set[str]] = {}
+    stores: Dict[str, int] = {}
     for node in ast.walk(cls):
-        if isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if isinstance(node.ctx, ast.Store):
-                stores += 1
+                stores[node.attr] = stores.get(node.attr, 0) + 1
             else:
-                kinds.add(_use_kind(node, parents))
-    return kinds if stores == 1 else kinds | {"other"}
+                kinds.setdefault(node.attr, set()).add(_use_kind(node, parents))
+    return {attr: kinds.get(attr, set()) | (set() if count == 1 else {"other"}) for attr, count in stores.items()}
 
 
 def _functions(tree: ast.Module, summary: ModuleSummary) -> None:
     """The parameters of the file's top-level functions (and of its classes' ``__init__``,
     under the class name, ``self`` left out) and how each is used."""
+    parents = _parents(tree)
     for stmt in tree.body:
         func: Optional[ast.AST] = None
         kept = None
@@ -572,7 +579,7 @@ def _functions(tree: ast.Module, summary: ModuleSummary) -> None:
         args = func.args  # type: ignore[attr-defined]
         positional = tuple(a.arg for a in args.posonlyargs + args.args)[1 if kept is not None else 0 :]
         summary.parameters[stmt.name] = (positional, tuple(a.arg for a in args.kwonlyargs))  # type: ignore[attr-defined]
-        summary.parameter_uses[stmt.name] = _parameter_uses(func, kept)  # type: ignore[attr-defined]
+        summary.parameter_uses[stmt.name] = _parameter_uses(func, parents, kept)  # type: ignore[attr-defined]
 
 
 def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:

@@ -15,13 +15,14 @@ from typing import ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper
 
 from ..file_facts import OWN_TODO
 from ..findings import Finding
 from ..settings import Settings
 from ._metadata import QualifiedNameProvider
 from ._namespace_gate import Gate, statements_naming
+from ._node_ranges import PositionProvider
 from ._tree import module_code
 
 TODO_PREFIX = "# TODO(apexcompat): "
@@ -113,8 +114,8 @@ class Rule(CodemodCommand, cst.CSTTransformer):
 
     def position(self, node: cst.CSTNode) -> CodeRange:
         """Where ``node`` is in the text this rule runs on.  Worked out on first use (once
-        per text, shared by the rules): positions cost a third of the metadata, and most
-        rules on most files report nothing."""
+        per text, shared by the rules; ``_node_ranges``): most rules on most files report
+        nothing."""
         wrapper = self._positions_wrapper or self.context.wrapper
         return wrapper.resolve(PositionProvider)[node]  # type: ignore[union-attr]
 

@@ -100,6 +100,7 @@ class FusedKernelsRule(NeighbourRule):
     TRIGGERS = (b"Fused", b"fused_", b"contrib", b"apex.mlp", b"import mlp", b"amp_C", b"multi_tensor", b"RNN")
     CODE_WORDS = ("apex", "amp_C")
     NAMESPACES = (_OPT, _NORM, "apex.contrib", "apex.mlp", RNN, "apex.multi_tensor_apply", "amp_C")
+    PRUNE_STATEMENTS = True
     KNOWN_TODOS = {RNN_MESSAGE.split("{", 1)[0]: ("APX810", "error")}
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:

@@ -58,6 +58,7 @@ class SyncBatchNormRule(NeighbourRule):
     CODE_WORDS = ("apex",)
     STAR_EXPORTS = {"apex.parallel": ("convert_syncbn_model", "SyncBatchNorm", "create_syncbn_process_group")}
     NAMESPACES = ("apex.parallel",)
+    PRUNE_STATEMENTS = True
     KNOWN_TODOS = {
         CHANNEL_LAST_TODO: ("APX613", "error"),
         FUSE_RELU_TODO: ("APX613", "error"),
