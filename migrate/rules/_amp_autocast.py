@@ -48,6 +48,11 @@ _NOT_FORWARD = frozenset(
 )
 
 
+def _reads(stmt: Any, names: set) -> bool:
+    """Whether ``stmt`` mentions one of ``names`` (``out``, ``self.out``)."""
+    return any(isinstance(n, (cst.Name, cst.Attribute)) and code_of(n) in names for n in walk(stmt))
+
+
 def flat_texts(node: Any) -> List[str]:
     if isinstance(node, (cst.Tuple, cst.List)):
         return [t for e in node.elements for t in flat_texts(e.value)]
@@ -150,7 +155,8 @@ class AutocastPlacement(AmpRule):
         if self._inside_autocast(site.with_stmt):
             return
         loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
-        spans: List[Tuple[Any, Any]] = [(self._forward_span(site.with_stmt, loss_texts, info), site.func)]
+        found = self._forward_spans(site.with_stmt, loss_texts, info)
+        spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found or [None]]
         if spans[0][0] is None:
             spans = self._spans_at_callers(site, info)
         switches = [self._switch_in(func, info) for _, func in spans]
@@ -295,12 +301,19 @@ class AutocastPlacement(AmpRule):
         )
 
     def _forward_span(self, stmt: Any, loss_texts: set, info: AmpFile) -> Optional[List[Any]]:
+        """The one span of ``_forward_spans``; None when there is none, or two."""
+        spans = self._forward_spans(stmt, loss_texts, info)
+        return spans[0] if spans is not None and len(spans) == 1 else None
+
+    def _forward_spans(self, stmt: Any, loss_texts: set, info: AmpFile) -> Optional[List[List[Any]]]:
         """The statements before ``stmt`` from the first model call through the one that
         computes the loss, in the same block or, when nothing before ``stmt`` in its block
         stops the search, before the ``if`` that holds it (``if fp16: with amp.scale_loss(...)
-        ... else: loss.backward()``, or the two branches of an accumulation boundary); None
-        when they are not there.  A span another scale_loss of the same loss already wrapped
-        comes back as it is (nothing to wrap again)."""
+        ... else: loss.backward()``, or the two branches of an accumulation boundary); or two
+        spans, when the model is called before the ``if`` whose branch computes the loss from
+        its outputs (``_split_spans``); None when they are not there.  A span another
+        scale_loss of the same loss already wrapped comes back as it is (nothing to wrap
+        again)."""
         anchor: Any = stmt
         while True:
             if self._inside_autocast(anchor):
@@ -312,7 +325,7 @@ class AutocastPlacement(AmpRule):
             blocked = False
             for j in range(index - 1, -1, -1):
                 if assigned_names(body[j]) & loss_texts and self._switched_autocast(body[j]) is not None:
-                    return [body[j]]  # already under an autocast, switched for another path
+                    return [[body[j]]]  # already under an autocast, switched for another path
                 if self._is_barrier(body[j]):
                     blocked = True
                     break
@@ -328,7 +341,8 @@ class AutocastPlacement(AmpRule):
                 anchor = owner  # ``with Nvtx("backward"): ...``: the forward may be before it
                 continue
             if blocked:
-                return self._wrapped_before(body, index, loss_texts)
+                wrapped = self._wrapped_before(body, index, loss_texts)
+                return None if wrapped is None else [wrapped]
             if index < 0 or not isinstance(owner, cst.If):
                 return None
             while isinstance(self.parents.get(owner), cst.If) and self.parents[owner].orelse is owner:
@@ -342,14 +356,61 @@ class AutocastPlacement(AmpRule):
             if self._is_model_call(body[j], models, via_args=j == end):
                 start = j
         if start is None:
-            return None
-        members = body[start : end + 1]
+            return self._split_spans(body, end, models)
+        members = self._unplanned(body[start : end + 1])
+        return None if members is None else [members]
+
+    def _unplanned(self, members: List[Any]) -> Optional[List[Any]]:
+        """``members``, unless another edit already covers some of them (a span planned for
+        another scale_loss of the same loss comes back as it is)."""
         group = self.edits.groups.get(members[0])
         if group is not None and group[0] == members:
             return members
         if any(self.edits.planned(m) or m in self.edits.groups for m in members):
             return None
         return members
+
+    def _split_spans(self, body: List[Any], end: int, models: set) -> Optional[List[List[Any]]]:
+        """``outputs = model(x)`` before ``if accumulate: loss = criterion(outputs, y) ...
+        with amp.scale_loss(loss, ...)``: the loss (``body[end]``) is computed in a branch
+        from what the model returned before the ``if``.  Two spans: the statements from the
+        model call to the ``if``, and those of the branch from the first that reads what
+        they assigned through the loss (only the first when the branch merely does arithmetic on
+        them); None when the block has no such shape."""
+        chain: Any = self.parents.get(self.parents.get(body[end]))
+        if isinstance(chain, cst.Else):
+            chain = self.parents.get(chain)
+        if not isinstance(chain, cst.If):
+            return None
+        while isinstance(self.parents.get(chain), cst.If) and self.parents[chain].orelse is chain:
+            chain = self.parents[chain]
+        block = self.parents.get(chain)
+        outer: List[Any] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        if chain not in outer or self._inside_autocast(chain):
+            return None
+        at = outer.index(chain)
+        start = next(
+            (j for j in range(at - 1, -1, -1) if self._is_barrier(outer[j]) or self._is_model_call(outer[j], models)),
+            None,
+        )
+        if start is None or self._is_barrier(outer[start]):
+            return None
+        forward = outer[start:at]
+        produced = set().union(*(assigned_names(m) for m in forward))
+        produced -= {text.split(".")[0] for text in produced if "." in text}  # ``self`` of ``self.out``
+        first = end
+        for j in range(end, -1, -1):
+            if j != end and self._is_barrier(body[j]):
+                break
+            if _reads(body[j], produced):
+                first = j
+        if not _reads(body[first], produced):
+            return None
+        loss = body[first : end + 1]
+        # ``loss = loss / accum`` only: nothing there for autocast to run in float16
+        computed = any(isinstance(n, cst.Call) for m in loss for n in walk(m))
+        spans = [self._unplanned(forward)] + ([self._unplanned(loss)] if computed else [])
+        return None if any(members is None for members in spans) else spans  # type: ignore[misc]
 
     def _wrapped_before(self, body: List[Any], index: int, loss_texts: set) -> Optional[List[Any]]:
         """The autocast span already planned for another scaled loss, when the statement

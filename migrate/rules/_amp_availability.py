@@ -101,7 +101,10 @@ class AvailabilityChecks(AmpRule):
                     self.edits.replace(holder, lambda upd: [upd.orelse.with_changes(leading_lines=upd.leading_lines)])
             elif isinstance(holder, cst.Assert) and holder.test is top and value is True:
                 stmt = self.statement_of(holder)
-                if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+                guard = self._guard_of_only(stmt, anchors)
+                if guard is not None:  # ``if opt_level != "O0": assert amp is not None``
+                    self.edits.replace(guard, [])
+                elif isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
                     self.edits.replace(stmt, [])
                 else:
                     self.replace_node(top, cst.Name("True"))
@@ -115,6 +118,25 @@ class AvailabilityChecks(AmpRule):
                 fixed=True,
                 severity="info",
             )
+
+    def _guard_of_only(self, stmt: Any, anchors: set) -> Optional[cst.If]:
+        """The ``if`` (no ``elif``/``else``, a test without side effects) whose whole body
+        is ``stmt``, a one-statement line: it would be left holding only ``pass``."""
+        block = self.parents.get(stmt)
+        guard = self.parents.get(block)
+        if (
+            not isinstance(stmt, cst.SimpleStatementLine)
+            or len(stmt.body) != 1
+            or not isinstance(block, cst.IndentedBlock)
+            or len(block.body) != 1
+            or not isinstance(guard, cst.If)
+            or guard.orelse is not None
+            or guard in anchors
+            or isinstance(self.parents.get(guard), cst.If)
+            or not pure(guard.test)
+        ):
+            return None
+        return guard
 
     @staticmethod
     def _lift(upd: cst.BaseStatement, suite: cst.BaseSuite) -> List[cst.BaseStatement]:

@@ -369,6 +369,61 @@ def train(model, optimizer, batches, accum):
         codes=("APX101", "APX201", "APX209", "APX301", "APX301", "APX302", "APX311"),
     ),
     Example(
+        # the model runs before the if, each branch computes the loss from its outputs: two
+        # autocast regions, the forward pass (once) and the loss of each branch
+        "forward-before-the-branches-that-compute-the-loss",
+        before="""\
+from apex import amp
+
+
+def train(model, criterion, optimizer, batches, accum):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, (x, y) in enumerate(batches):
+        outputs = model(x)
+
+        if accum > 1:
+            loss = criterion(outputs, y) / accum
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            if (i + 1) % accum == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+        else:
+            loss = criterion(outputs, y)
+            optimizer.zero_grad()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, criterion, optimizer, batches, accum):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, (x, y) in enumerate(batches):
+        with torch.autocast("cuda", dtype=torch.float16):
+            outputs = model(x)
+
+        if accum > 1:
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = criterion(outputs, y) / accum
+            scaler.scale(loss).backward()
+            if (i + 1) % accum == 0:
+                scaler.step(optimizer)
+                scaler.update()
+                optimizer.zero_grad()
+        else:
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = criterion(outputs, y)
+            optimizer.zero_grad()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX209", "APX209", "APX301", "APX301", "APX311", "APX311"),
+    ),
+    Example(
         "enabled-argument",
         before="""\
 from apex import amp
@@ -1003,6 +1058,41 @@ def main(args, model, optimizer, loader):
         scaler.update()
 """,
         codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX212", "APX212", "APX301", "APX311"),
+    ),
+    Example(
+        # the `if` that only guarded the assert goes with it, rather than stay as `if ...: pass`
+        "availability-assert-and-its-guard-removed",
+        before="""\
+try:
+    from apex import amp
+except ImportError:
+    amp = None
+
+
+def main(config, model, optimizer, loader):
+    if config.opt_level != "O0":
+        assert amp is not None, "apex is not installed"
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def main(config, model, optimizer, loader):
+    scaler = torch.amp.GradScaler("cuda")
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX103", "APX201", "APX209", "APX212", "APX301", "APX311"),
     ),
     Example(
         "fallback-amp-stored-on-object",

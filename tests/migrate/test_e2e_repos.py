@@ -7,7 +7,7 @@ already on apexcompat.amp, a timm-family launcher, alternative initializes, the 
 caller of the function that scales the loss, an initialize in a method __init__ calls under an if,
 loss-scaler settings in a stepper class of another file that scales the loss its caller computes, a
 task configured by a dict beside a native branch, apex.amp kept by a helper class and read for its
-master params).  Once per module:
+master params, a forward pass before the branches that compute and scale the loss).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -155,6 +155,14 @@ LAYOUTS: Dict[str, dict] = {
                             native=[], fallbacks=[],
                             branches={"static": ["--loss-scale", "128.0"], "none": ["--amp-type", "none"],
                                       "native": ["--amp-type", "native"]}),
+    # image-classification launcher shape: `outputs = model(x)` before `if accumulate:`, each
+    # branch computing the loss from the outputs and scaling it, the opt level from the command
+    # line (O0: no amp, apex optional), checkpoints in utils.py: autocast goes around the forward
+    # and around each branch's loss; the other branches: gradient accumulation, no clipping
+    "r18_forward_before_branch": dict(launcher="main.py", amp=[], fp32=["--amp-opt-level", "O0"], steps=24,
+                                      metric="loss", native=[], fallbacks=[],
+                                      branches={"accumulate": ["--accumulation-steps", "2"],
+                                                "noclip": ["--clip-grad", "0"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
