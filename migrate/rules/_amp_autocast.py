@@ -155,8 +155,8 @@ class AutocastPlacement(AmpRule):
         if self._inside_autocast(site.with_stmt):
             return
         loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
-        found = self._forward_spans(site.with_stmt, loss_texts, info)
-        spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found or [None]]
+        found: List[Any] = self._forward_spans(site.with_stmt, loss_texts, info) or [None]
+        spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found]
         if spans[0][0] is None:
             spans = self._spans_at_callers(site, info)
         switches = [self._switch_in(func, info) for _, func in spans]
@@ -410,7 +410,7 @@ class AutocastPlacement(AmpRule):
         # ``loss = loss / accum`` only: nothing there for autocast to run in float16
         computed = any(isinstance(n, cst.Call) for m in loss for n in walk(m))
         spans = [self._unplanned(forward)] + ([self._unplanned(loss)] if computed else [])
-        return None if any(members is None for members in spans) else spans  # type: ignore[misc]
+        return [members for members in spans if members is not None] if None not in spans else None
 
     def _wrapped_before(self, body: List[Any], index: int, loss_texts: set) -> Optional[List[Any]]:
         """The autocast span already planned for another scaled loss, when the statement
