@@ -155,8 +155,8 @@ class AutocastPlacement(AmpRule):
         if self._inside_autocast(site.with_stmt):
             return
         loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
-        found: List[Any] = self._forward_spans(site.with_stmt, loss_texts, info) or [None]
-        spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found]
+        found = self._forward_spans(site.with_stmt, loss_texts, info)
+        spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found] if found else [(None, site.func)]
         if spans[0][0] is None:
             spans = self._spans_at_callers(site, info)
         switches = [self._switch_in(func, info) for _, func in spans]
