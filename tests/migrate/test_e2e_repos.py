@@ -7,7 +7,7 @@ already on apexcompat.amp, a timm-family launcher, alternative initializes, the 
 caller of the function that scales the loss, an initialize in a method __init__ calls under an if,
 loss-scaler settings in a stepper class of another file that scales the loss its caller computes, a
 task configured by a dict beside a native branch, apex.amp kept by a helper class and read for its
-master params).  Once per module:
+master params, mmcv's runner handed to a registered optimizer hook and a runner subclass).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -155,6 +155,15 @@ LAYOUTS: Dict[str, dict] = {
                             native=[], fallbacks=[],
                             branches={"static": ["--loss-scale", "128.0"], "none": ["--amp-type", "none"],
                                       "native": ["--amp-type", "native"]}),
+    # mmcv's runner and hooks (Swin-Det and the mmdet/mmseg forks that copied it), on a stand-in
+    # mmcv package of the layout: the launcher initializes under the optimizer-hook config's
+    # use_fp16 and sets fp16_enabled, the library hands its runner to a registered optimizer
+    # hook that scales and clips, a runner subclass saves/resumes amp's state through a
+    # checkpoint function of its package: the runner carries the GradScaler (disabled when fp16
+    # is off), the library's auto_fp16 runs the forward under autocast; the 'off' branch
+    # (--fp16 0: the plain runner, no apex) must train bitwise as before
+    "r16_framework_hook": dict(launcher="train.py", amp=[], fp32=["--fp16", "0"], steps=24, metric="loss",
+                               native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
