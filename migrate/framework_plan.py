@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Set, Tuple
 
 from .repo_index import MODULE_LEVEL, SCALER_MEMBERS, ModuleSummary
-from .runner_frameworks import CARRIER_ATTRIBUTE, FrameworkClass, framework_named
+from .runner_frameworks import CARRIER_ATTRIBUTE, RUNNER, FrameworkClass, framework_named
 
 Def = Tuple[str, str]
 
@@ -52,7 +52,10 @@ def framework_route(
     launchers: Set[str],
     needy: Set[Def],
     others: Sequence[Tuple[str, str, bytes]] = (),
+    built: Sequence[Def] = (),
 ) -> FrameworkRoute:
+    """The route for the framework hooks/runners among ``needy``; ``built``: the definitions
+    some indexed file calls (a runner class constructed directly carries no GradScaler)."""
     route = FrameworkRoute()
     candidates: Dict[Def, FrameworkClass] = {
         d: by_path[d[0]].framework.classes[d[1]] for d in needy if d[1] in by_path[d[0]].framework.classes
@@ -62,7 +65,7 @@ def framework_route(
         by_framework.setdefault(cls.framework, []).append(item)
     for name, items in by_framework.items():
         framework = framework_named(name)
-        reason = _refusal(framework, items, candidates, by_path, launchers, others, route)
+        reason = _refusal(framework, items, candidates, by_path, launchers, others, route, set(built))
         if reason is not None:
             for path, cls_name in items:
                 route.notes.setdefault(path, {})[cls_name] = reason
@@ -73,14 +76,24 @@ def framework_route(
     return route
 
 
-def _refusal(framework, items, candidates, by_path, launchers, others, route: FrameworkRoute):
+def _refusal(framework, items, candidates, by_path, launchers, others, route: FrameworkRoute, built: Set[Def]):
     """Why the classes ``items`` of ``framework`` cannot get the GradScaler from the runner
     (None when they can; then the launcher's part is recorded in ``route``)."""
     for path, name in items:
         cls = candidates[(path, name)]
         methods = dict(cls.methods)
+        if cls.role == RUNNER:
+            made = (path, name) in built or _constructed_in(name, others)
+            if made:
+                return (
+                    f"{name} ({by_path[path].shown}) is also constructed directly"
+                    f"{' in ' + made if isinstance(made, str) else ''}, not by {' / '.join(framework.builders)}: "
+                    "that runner would carry no GradScaler"
+                )
         for site in by_path[path].amp_sites:
-            if site.owner == name and site.member in SCALER_MEMBERS and site.method not in methods:
+            if site.owner == name and site.member in SCALER_MEMBERS and (
+                site.method not in methods or site.method == "__init__"
+            ):
                 where = f"{name}.{site.method}" if site.method else name
                 return (
                     f"amp.{site.member} in {where}, which {framework.name} does not call with the runner "
@@ -122,9 +135,15 @@ def _refusal(framework, items, candidates, by_path, launchers, others, route: Fr
     switches = [line for owner, line in by_path[path].framework.switches.get(framework.name, []) if owner == build.owner]
     if not switches:
         return (
-            f"the forward passes of {shown} run inside {framework.name}, where no autocast can be placed, and "
-            f"{build.owner}() sets no `.{framework.autocast_switch} = True` to have {framework.name}'s "
-            f"@{framework.autocast_decorator} run them under autocast"
+            f"the losses {shown} handle come from forward passes {framework.name} runs, where no autocast can be "
+            f"placed, and {build.owner}() sets no `.{framework.autocast_switch} = True` to have "
+            f"{framework.name}'s @{framework.autocast_decorator} run them under autocast"
+        )
+    if not _decorated_somewhere(framework, by_path, others):
+        return (
+            f"the losses {shown} handle come from forward passes {framework.name} runs, and no file uses its "
+            f"@{framework.autocast_decorator}, which puts them under autocast once `.{framework.autocast_switch} = "
+            "True` is set: nothing proves them under autocast"
         )
     route.attach[path] = ((build.owner, build.target, build.line),)
     route.autocast[path] = (
@@ -136,15 +155,33 @@ def _refusal(framework, items, candidates, by_path, launchers, others, route: Fr
     return None
 
 
+def _constructed_in(name: str, others: Sequence[Tuple[str, str, bytes]]):
+    """The first file without apex that calls ``name(`` (a runner class built directly)."""
+    call = re.compile(rb"(?<!class )(?<!def )\b" + re.escape(name.encode()) + rb"\s*\(")
+    return next((shown for _path, shown, source in others if call.search(source)), None)
+
+
+def _decorated_somewhere(framework, by_path: Dict[str, ModuleSummary], others) -> bool:
+    """Some file imports the framework's autocast decorator (the models that use it)."""
+    decorator = framework.autocast_decorator
+    if any(
+        attr == decorator and module.split(".")[0] == framework.package
+        for summary in by_path.values()
+        for module, attr in summary.imports.values()
+    ):
+        return True
+    return any(f"@{decorator}".encode() in source for _path, _shown, source in others)
+
+
 def module_level_note(route: FrameworkRoute, launchers: Set[str], by_path) -> Dict[str, str]:
     """The note a launcher gets when the framework route refused its classes."""
     out: Dict[str, str] = {}
     if len(launchers) != 1:
         return out
     launcher = next(iter(launchers))
-    for path, notes in sorted(route.notes.items()):
-        for name, why in sorted(notes.items()):
-            out.setdefault(launcher, f"the losses are scaled in {by_path[path].shown} ({name}): {why}")
+    for _path, notes in sorted(route.notes.items()):
+        for _name, why in sorted(notes.items()):
+            out.setdefault(launcher, f"no GradScaler can ride on the framework's runner: {why}")
     return out
 
 

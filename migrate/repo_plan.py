@@ -369,7 +369,7 @@ def build_plan(
                 work.append(caller)
 
     # framework hooks and runners (mmcv) get it from the runner the launcher builds
-    riding = framework_route(by_path, launchers, needy, others)
+    riding = framework_route(by_path, launchers, needy, others, list(callers))
 
     # which needy definitions the scaler can reach: those whose every caller, in this file
     # and in others, is in a launcher or is reached itself (a least fixed point: a definition
@@ -389,7 +389,9 @@ def build_plan(
 
     # a needy definition called from another file must be reached on every path, and used
     # only by calls
-    entries: Dict[Def, List[Tuple[Def, int]]] = {d: callers[d] for d in needy if d in callers}
+    entries: Dict[Def, List[Tuple[Def, int]]] = {
+        d: callers[d] for d in needy if d in callers and d not in riding.carried
+    }
     refused: Set[Def] = set()
     for item, calls in entries.items():
         path, name = item

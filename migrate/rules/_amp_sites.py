@@ -662,6 +662,18 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
                 if access is not None and class_of_method(rule.parents, method) is stmt:
                     info.carried_functions.add(method)
                     info.access[method] = access
+    for site in info.scale_losses:
+        if site.func not in info.carried_functions:
+            continue
+        # the GradScaler on the runner steps the optimizer the runner carries (the one the
+        # launcher's initialize returned)
+        carried_optimizer = info.access[site.func].rsplit(".", 1)[0] + ".optimizer"
+        given = [code_of(o) for o in site.optimizers]
+        if given != [carried_optimizer]:
+            info.blockers.append(
+                Blocker(site.with_stmt, f"this amp.scale_loss is given {', '.join(given) or 'no optimizer'}, "
+                        f"not {carried_optimizer}, whose GradScaler the runner carries")
+            )
     if not plan.runner_builds:
         return
     optimizers = {code_of(o) for init in info.training_inits for o in init.optimizers}

@@ -438,7 +438,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         self.report(
             call,
             "APX211" if site.old_api else "APX201",
-            f"{what} rewritten: {target} = {ctor}(...) and torch.autocast around the forward pass",
+            f"{what} rewritten: {target} = {ctor}(...) and torch.autocast around the forward pass"
+            if not info.carriers
+            else f"{what} rewritten: {target} = {ctor}(...), which the framework's runner carries (APX225)",
             fixed=True,
             severity="info",
         )
