@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from .repo_index import MODULE_LEVEL, SCALER_MEMBERS, ModuleSummary
 from .runner_frameworks import CARRIER_ATTRIBUTE, RUNNER, FrameworkClass, framework_named
@@ -52,10 +52,11 @@ def framework_route(
     launchers: Set[str],
     needy: Set[Def],
     others: Sequence[Tuple[str, str, bytes]] = (),
-    built: Sequence[Def] = (),
+    built: Optional[Dict[Def, str]] = None,
 ) -> FrameworkRoute:
     """The route for the framework hooks/runners among ``needy``; ``built``: the definitions
-    some indexed file calls (a runner class constructed directly carries no GradScaler)."""
+    some indexed file calls, and where (a runner class constructed directly carries no
+    GradScaler)."""
     route = FrameworkRoute()
     candidates: Dict[Def, FrameworkClass] = {
         d: by_path[d[0]].framework.classes[d[1]] for d in needy if d[1] in by_path[d[0]].framework.classes
@@ -65,7 +66,7 @@ def framework_route(
         by_framework.setdefault(cls.framework, []).append(item)
     for name, items in by_framework.items():
         framework = framework_named(name)
-        reason = _refusal(framework, items, candidates, by_path, launchers, others, route, set(built))
+        reason = _refusal(framework, items, candidates, by_path, launchers, others, route, built or {})
         if reason is not None:
             for path, cls_name in items:
                 route.notes.setdefault(path, {})[cls_name] = reason
@@ -76,19 +77,18 @@ def framework_route(
     return route
 
 
-def _refusal(framework, items, candidates, by_path, launchers, others, route: FrameworkRoute, built: Set[Def]):
+def _refusal(framework, items, candidates, by_path, launchers, others, route: FrameworkRoute, built: Dict[Def, str]):
     """Why the classes ``items`` of ``framework`` cannot get the GradScaler from the runner
     (None when they can; then the launcher's part is recorded in ``route``)."""
     for path, name in items:
         cls = candidates[(path, name)]
         methods = dict(cls.methods)
         if cls.role == RUNNER:
-            made = (path, name) in built or _constructed_in(name, others)
+            made = built.get((path, name)) or _constructed_in(name, others)
             if made:
                 return (
-                    f"{name} ({by_path[path].shown}) is also constructed directly"
-                    f"{' in ' + made if isinstance(made, str) else ''}, not by {' / '.join(framework.builders)}: "
-                    "that runner would carry no GradScaler"
+                    f"{name} ({by_path[path].shown}) is also constructed directly in {made}, not by "
+                    f"{' / '.join(framework.builders)}: that runner would carry no GradScaler"
                 )
         for site in by_path[path].amp_sites:
             if site.owner == name and site.member in SCALER_MEMBERS and (

@@ -369,7 +369,9 @@ def build_plan(
                 work.append(caller)
 
     # framework hooks and runners (mmcv) get it from the runner the launcher builds
-    riding = framework_route(by_path, launchers, needy, others, list(callers))
+    riding = framework_route(
+        by_path, launchers, needy, others, {d: f"{by_path[c[0][0][0]].shown}:{c[0][1]}" for d, c in callers.items()}
+    )
 
     # which needy definitions the scaler can reach: those whose every caller, in this file
     # and in others, is in a launcher or is reached itself (a least fixed point: a definition
