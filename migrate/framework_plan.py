@@ -131,8 +131,11 @@ def _refusal(framework, items, candidates, by_path, launchers, others, route: Fr
             )
     outside = _outside_builds(framework.builders, others)
     if outside:
-        return f"a runner ({framework.name}) may also be built in {outside[0]}, which would carry no GradScaler to {shown}"
-    switches = [line for owner, line in by_path[path].framework.switches.get(framework.name, []) if owner == build.owner]
+        return (
+            f"a runner ({framework.name}) may also be built in {outside[0]}, which would carry no GradScaler to {shown}"
+        )
+    switched = by_path[path].framework.switches.get(framework.name, [])
+    switches = [line for owner, line in switched if owner == build.owner]
     if not switches:
         return (
             f"the losses {shown} handle come from forward passes {framework.name} runs, where no autocast can be "

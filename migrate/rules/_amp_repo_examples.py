@@ -1735,7 +1735,7 @@ except ImportError:
 
 def train_detector(model, data_loaders, cfg):
     optimizer = build_optimizer(model, cfg.optimizer)
-    if cfg.optimizer_config.get("type") == "AccumulatingOptimizerHook":
+    if cfg.optimizer_config.get("type") == "AccumOptimizerHook":
         if cfg.optimizer_config.get("use_fp16", False):
             model, optimizer = apex.amp.initialize(model.cuda(), optimizer, opt_level="O1")
             for m in model.modules():
@@ -1774,7 +1774,7 @@ except ImportError:
 
 
 @HOOKS.register_module()
-class AccumulatingOptimizerHook(OptimizerHook):
+class AccumOptimizerHook(OptimizerHook):
     def __init__(self, update_interval=1, grad_clip=None, use_fp16=False):
         self.update_interval = update_interval
         self.grad_clip = grad_clip
@@ -1845,13 +1845,13 @@ from custom.runner import EpochBasedRunnerAmp
 
 def train_detector(model, data_loaders, cfg):
     optimizer = build_optimizer(model, cfg.optimizer)
-    if cfg.optimizer_config.get("type") == "AccumulatingOptimizerHook":
+    if cfg.optimizer_config.get("type") == "AccumOptimizerHook":
         if cfg.optimizer_config.get("use_fp16", False):
             model, optimizer = model.cuda(), optimizer
             for m in model.modules():
                 if hasattr(m, "fp16_enabled"):
                     m.fp16_enabled = True
-    use_amp = cfg.optimizer_config.get("type") == "AccumulatingOptimizerHook" and cfg.optimizer_config.get("use_fp16", False)
+    use_amp = cfg.optimizer_config.get("type") == "AccumOptimizerHook" and cfg.optimizer_config.get("use_fp16", False)
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     runner = build_runner(cfg.runner, default_args=dict(model=model, optimizer=optimizer, work_dir=cfg.work_dir))
     runner.grad_scaler = scaler
@@ -1882,7 +1882,7 @@ from mmcv.runner import HOOKS, OptimizerHook
 
 
 @HOOKS.register_module()
-class AccumulatingOptimizerHook(OptimizerHook):
+class AccumOptimizerHook(OptimizerHook):
     def __init__(self, update_interval=1, grad_clip=None, use_fp16=False):
         self.update_interval = update_interval
         self.grad_clip = grad_clip

@@ -668,10 +668,10 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
         # the GradScaler on the runner steps the optimizer the runner carries (the one the
         # launcher's initialize returned)
         carried_optimizer = info.access[site.func].rsplit(".", 1)[0] + ".optimizer"
-        given = [code_of(o) for o in site.optimizers]
-        if given != [carried_optimizer]:
+        handed = [code_of(o) for o in site.optimizers]
+        if handed != [carried_optimizer]:
             info.blockers.append(
-                Blocker(site.with_stmt, f"this amp.scale_loss is given {', '.join(given) or 'no optimizer'}, "
+                Blocker(site.with_stmt, f"this amp.scale_loss is given {', '.join(handed) or 'no optimizer'}, "
                         f"not {carried_optimizer}, whose GradScaler the runner carries")
             )
     if not plan.runner_builds:
