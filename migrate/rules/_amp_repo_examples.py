@@ -90,6 +90,29 @@ def train_one_epoch(model, optimizer, epoch, scaler):
         scaler.update()
 """
 
+#: a model of an mmcv-based repository (unchanged by the migration): its forward runs under
+#: mmcv's autocast once fp16_enabled is set
+MMCV_MODEL = """\
+# file: det/models/detector.py
+import torch
+from mmcv.runner import auto_fp16
+
+
+class Detector(torch.nn.Module):
+    def __init__(self, backbone, head):
+        super().__init__()
+        self.backbone = backbone
+        self.head = head
+        self.fp16_enabled = False
+
+    @auto_fp16(apply_to=("img",))
+    def forward(self, img, targets):
+        return self.head.loss(self.backbone(img), targets)
+
+    def train_step(self, data, optimizer):
+        return dict(loss=self(**data))
+"""
+
 REPOSITORY_EXAMPLES: List[Example] = [
     # DLE-GNMT's shape: the trainer computes the loss and hands it to a stepper object of another
     # file (kept on self) that scales it: autocast goes around the trainer's forward pass
@@ -1746,24 +1769,9 @@ def train_detector(model, data_loaders, cfg):
     if cfg.resume_from:
         runner.resume(cfg.resume_from)
     runner.run(data_loaders, cfg.workflow)
-# file: det/models/detector.py
-import torch
-from mmcv.runner import auto_fp16
-
-
-class Detector(torch.nn.Module):
-    def __init__(self, backbone, head):
-        super().__init__()
-        self.backbone = backbone
-        self.head = head
-        self.fp16_enabled = False
-
-    @auto_fp16(apply_to=("img",))
-    def forward(self, img, targets):
-        return self.head.loss(self.backbone(img), targets)
-
-    def train_step(self, data, optimizer):
-        return dict(loss=self(**data))
+"""
+        + MMCV_MODEL
+        + """\
 # file: det/core/hooks.py
 from mmcv.runner import HOOKS, OptimizerHook
 
@@ -1859,24 +1867,9 @@ def train_detector(model, data_loaders, cfg):
     if cfg.resume_from:
         runner.resume(cfg.resume_from)
     runner.run(data_loaders, cfg.workflow)
-# file: det/models/detector.py
-import torch
-from mmcv.runner import auto_fp16
-
-
-class Detector(torch.nn.Module):
-    def __init__(self, backbone, head):
-        super().__init__()
-        self.backbone = backbone
-        self.head = head
-        self.fp16_enabled = False
-
-    @auto_fp16(apply_to=("img",))
-    def forward(self, img, targets):
-        return self.head.loss(self.backbone(img), targets)
-
-    def train_step(self, data, optimizer):
-        return dict(loss=self(**data))
+"""
+        + MMCV_MODEL
+        + """\
 # file: det/core/hooks.py
 from mmcv.runner import HOOKS, OptimizerHook
 
