@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .runner_frameworks import FrameworkFacts, read_framework_facts
+
 #: the modules whose ``amp`` the tool migrates
 AMP_MODULES = ("apex.amp", "apexcompat.amp")
 #: amp members whose use needs the GradScaler in native code
@@ -142,6 +144,8 @@ class ModuleSummary:
     #: name of the class whose constructor call it holds (``GAN().to(device)``), SAME_OBJECT
     #: or OTHER
     bindings: Dict[Tuple[str, str], List[str]] = field(default_factory=dict)
+    #: the runner framework's hooks, runners, runner builds and autocast switches here
+    framework: FrameworkFacts = field(default_factory=FrameworkFacts)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -592,6 +596,7 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     summary = ModuleSummary(path, shown)
     _Reader(summary).visit(tree)
     _functions(tree, summary)
+    summary.framework = read_framework_facts(tree, summary.imports)
     summary.escaping &= summary.functions | summary.classes | set(summary.imports)
     return summary
 

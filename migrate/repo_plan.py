@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .framework_plan import framework_route, module_level_note
 from .repo_index import (
     MODULE_LEVEL,
     SAME_OBJECT,
@@ -98,10 +99,20 @@ class FilePlan:
     #: scaler passed around is their list
     loss_scalers: int = 1
 
+    #: (class, method, expression) of this file's framework hooks/runners: the GradScaler is
+    #: read from the runner the framework hands them (``runner.grad_scaler``, see
+    #: ``framework_plan``)
+    carried: Tuple[Tuple[str, str, str], ...] = ()
+    #: in the launcher: (function, runner name, line) of the runner build the GradScaler is
+    #: put on right after
+    runner_builds: Tuple[Tuple[str, str, int], ...] = ()
+    #: in the launcher: why its forward passes run under autocast (the framework's decorator)
+    framework_autocast: str = ""
+
     @property
     def takes_scaler(self) -> bool:
         """Whether some definition of this file receives the GradScaler from another file."""
-        return bool(self.entries or self.method_entries)
+        return bool(self.entries or self.method_entries or self.carried)
 
     def keyword_for(self, call_text: str) -> Optional[str]:
         return dict(self.pass_to).get(call_text)
@@ -357,13 +368,18 @@ def build_plan(
             if caller[0] not in launchers and caller[1] != MODULE_LEVEL:
                 work.append(caller)
 
+    # framework hooks and runners (mmcv) get it from the runner the launcher builds
+    riding = framework_route(
+        by_path, launchers, needy, others, {d: f"{by_path[c[0][0][0]].shown}:{c[0][1]}" for d, c in callers.items()}
+    )
+
     # which needy definitions the scaler can reach: those whose every caller, in this file
     # and in others, is in a launcher or is reached itself (a least fixed point: a definition
     # nobody calls, or one only called in a cycle, is not reached)
     def local_callers(item: Def) -> List[Def]:
         return [(item[0], o) for o, called in by_path[item[0]].local_calls.items() if item[1] in called]
 
-    reached: Set[Def] = set()
+    reached: Set[Def] = set(riding.carried)
     grew = True
     while grew:
         grew = False
@@ -375,7 +391,9 @@ def build_plan(
 
     # a needy definition called from another file must be reached on every path, and used
     # only by calls
-    entries: Dict[Def, List[Tuple[Def, int]]] = {d: callers[d] for d in needy if d in callers}
+    entries: Dict[Def, List[Tuple[Def, int]]] = {
+        d: callers[d] for d in needy if d in callers and d not in riding.carried
+    }
     refused: Set[Def] = set()
     for item, calls in entries.items():
         path, name = item
@@ -429,7 +447,12 @@ def build_plan(
                     f"the losses are scaled in {by_path[path].shown} ({name}), "
                     f"which cannot get the GradScaler: {reason}"
                 )
-    _note_unreachable(needy, callers, local_callers, by_path, launchers, notes)
+    for path, by_name in riding.notes.items():
+        notes.setdefault(path, {}).update(by_name)
+    _note_unreachable(needy - set(riding.carried) - {d for p, n in riding.notes.items() for d in ((p, k) for k in n)},
+                      callers, local_callers, by_path, launchers, notes)
+    for path, note in module_level_note(riding, launchers, by_path).items():
+        notes.setdefault(path, {}).setdefault(MODULE_LEVEL, note)
     planned = {d: c for d, c in entries.items() if d not in refused}
     # a class built before the GradScaler exists: its methods that scale take it instead
     method_entries: Dict[str, List[Tuple[str, str]]] = {}
@@ -444,7 +467,7 @@ def build_plan(
         method_entries.setdefault(item[0], []).extend((item[1], m) for m in methods)
         method_calls[item] = passing
     links = _amp_links(by_path, launchers, definitions)
-    if not planned and not links:
+    if not planned and not links and not riding.carried:
         plan.add_notes(notes)
         return plan
 
@@ -461,6 +484,9 @@ def build_plan(
             parent[find(caller_path)] = find(callee_path)
     for caller_path, _text, (callee_path, _name), _param, _reads in links:
         parent[find(caller_path)] = find(callee_path)
+    for launcher in riding.attach:
+        for carried_path, _name in riding.carried:
+            parent[find(carried_path)] = find(launcher)
     roots_of = sorted({find(p) for p in parent})
     component = {p: roots_of.index(find(p)) for p in parent}
 
@@ -544,6 +570,9 @@ def build_plan(
             amp_parameters=tuple(sorted({(d[1], param) for _c, _t, d, param, _r in links if d[0] == path})),
             amp_gradients=tuple(sorted({text for caller, text, _d, _p, reads in links if caller == path and reads})),
             loss_scalers=losses[component[path]],
+            carried=tuple(sorted((n, m, a) for (p, n), ms in riding.carried.items() if p == path for m, a in ms)),
+            runner_builds=riding.attach.get(path, ()),
+            framework_autocast=riding.autocast.get(path, ""),
         )
     plan.add_notes(notes)
     return plan

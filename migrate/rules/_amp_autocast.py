@@ -154,6 +154,16 @@ class AutocastPlacement(AmpRule):
     def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
         if self._inside_autocast(site.with_stmt):
             return
+        if site.func in info.carried_functions:
+            self.report(
+                site.with_stmt,
+                "APX226",
+                "the loss comes from the framework's runner, computed by the forward pass the framework runs: "
+                "the launcher's finding says what puts it under autocast",
+                fixed=True,
+                severity="info",
+            )
+            return
         loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
         found = self._forward_spans(site.with_stmt, loss_texts, info)
         spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found] if found else [(None, site.func)]

@@ -90,6 +90,29 @@ def train_one_epoch(model, optimizer, epoch, scaler):
         scaler.update()
 """
 
+#: a model of an mmcv-based repository (unchanged by the migration): its forward runs under
+#: mmcv's autocast once fp16_enabled is set
+MMCV_MODEL = """\
+# file: det/models/detector.py
+import torch
+from mmcv.runner import auto_fp16
+
+
+class Detector(torch.nn.Module):
+    def __init__(self, backbone, head):
+        super().__init__()
+        self.backbone = backbone
+        self.head = head
+        self.fp16_enabled = False
+
+    @auto_fp16(apply_to=("img",))
+    def forward(self, img, targets):
+        return self.head.loss(self.backbone(img), targets)
+
+    def train_step(self, data, optimizer):
+        return dict(loss=self(**data))
+"""
+
 REPOSITORY_EXAMPLES: List[Example] = [
     # DLE-GNMT's shape: the trainer computes the loss and hands it to a stepper object of another
     # file (kept on self) that scales it: autocast goes around the trainer's forward pass
@@ -1711,5 +1734,205 @@ def clip_gradients(amp, optimizer, max_norm):
     return torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), max_norm)
 """,
         codes=("APX101", "APX201", "APX209", "APX223", "APX223", "APX224", "APX224", "APX301", "APX311", "APX325"),
+    ),
+    # mmcv's runner and hooks (Swin-Det and the mmdet/mmseg forks): nothing in the repository
+    # calls the hook that scales or the runner subclass that checkpoints; mmcv hands them the
+    # runner, which the launcher builds with the initialized optimizer: the runner carries the
+    # GradScaler too (disabled when the config's fp16 is off), mmcv's @auto_fp16 runs the
+    # decorated forward passes under autocast once fp16_enabled is set (mmcv >= 1.3.2), and the
+    # checkpoint function of the runner's package is given the GradScaler
+    Example(
+        "mmcv-runner-carries-the-scaler-to-its-hooks",
+        before="""\
+# file: det/apis/train.py
+import torch
+from mmcv.runner import build_optimizer, build_runner
+
+from custom.runner import EpochBasedRunnerAmp
+
+try:
+    import apex
+except ImportError:
+    print("apex is not installed")
+
+
+def train_detector(model, data_loaders, cfg):
+    optimizer = build_optimizer(model, cfg.optimizer)
+    if cfg.optimizer_config.get("type") == "AccumOptimizerHook":
+        if cfg.optimizer_config.get("use_fp16", False):
+            model, optimizer = apex.amp.initialize(model.cuda(), optimizer, opt_level="O1")
+            for m in model.modules():
+                if hasattr(m, "fp16_enabled"):
+                    m.fp16_enabled = True
+    runner = build_runner(cfg.runner, default_args=dict(model=model, optimizer=optimizer, work_dir=cfg.work_dir))
+    runner.register_training_hooks(cfg.lr_config, cfg.optimizer_config, cfg.checkpoint_config)
+    if cfg.resume_from:
+        runner.resume(cfg.resume_from)
+    runner.run(data_loaders, cfg.workflow)
+"""
+        + MMCV_MODEL
+        + """\
+# file: det/core/hooks.py
+from mmcv.runner import HOOKS, OptimizerHook
+
+try:
+    import apex
+except ImportError:
+    print("apex is not installed")
+
+
+@HOOKS.register_module()
+class AccumOptimizerHook(OptimizerHook):
+    def __init__(self, update_interval=1, grad_clip=None, use_fp16=False):
+        self.update_interval = update_interval
+        self.grad_clip = grad_clip
+        self.use_fp16 = use_fp16
+
+    def after_train_iter(self, runner):
+        runner.outputs["loss"] /= self.update_interval
+        if self.use_fp16:
+            with apex.amp.scale_loss(runner.outputs["loss"], runner.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            runner.outputs["loss"].backward()
+        if self.every_n_iters(runner, self.update_interval):
+            if self.grad_clip is not None:
+                self.clip_grads(runner.model.parameters())
+            runner.optimizer.step()
+            runner.optimizer.zero_grad()
+# file: custom/runner/checkpoint.py
+import torch
+
+try:
+    import apex
+except ImportError:
+    print("apex is not installed")
+
+
+def save_checkpoint(model, filename, optimizer=None, meta=None):
+    checkpoint = {"meta": meta or {}, "state_dict": model.state_dict()}
+    if optimizer is not None:
+        checkpoint["optimizer"] = optimizer.state_dict()
+    checkpoint["amp"] = apex.amp.state_dict()
+    torch.save(checkpoint, filename)
+# file: custom/runner/epoch_based_runner.py
+import os.path as osp
+
+from mmcv.runner import RUNNERS, EpochBasedRunner
+
+from .checkpoint import save_checkpoint
+
+try:
+    import apex
+except ImportError:
+    print("apex is not installed")
+
+
+@RUNNERS.register_module()
+class EpochBasedRunnerAmp(EpochBasedRunner):
+    def save_checkpoint(self, out_dir, filename_tmpl="epoch_{}.pth", save_optimizer=True, meta=None):
+        filepath = osp.join(out_dir, filename_tmpl.format(self.epoch + 1))
+        optimizer = self.optimizer if save_optimizer else None
+        save_checkpoint(self.model, filepath, optimizer=optimizer, meta=meta)
+
+    def resume(self, checkpoint, resume_optimizer=True):
+        checkpoint = self.load_checkpoint(checkpoint)
+        self._epoch = checkpoint["meta"]["epoch"]
+        if "optimizer" in checkpoint and resume_optimizer:
+            self.optimizer.load_state_dict(checkpoint["optimizer"])
+        if "amp" in checkpoint:
+            apex.amp.load_state_dict(checkpoint["amp"])
+""",
+        after="""\
+# file: det/apis/train.py
+import torch
+from mmcv.runner import build_optimizer, build_runner
+
+from custom.runner import EpochBasedRunnerAmp
+
+
+def train_detector(model, data_loaders, cfg):
+    optimizer = build_optimizer(model, cfg.optimizer)
+    if cfg.optimizer_config.get("type") == "AccumOptimizerHook":
+        if cfg.optimizer_config.get("use_fp16", False):
+            model, optimizer = model.cuda(), optimizer
+            for m in model.modules():
+                if hasattr(m, "fp16_enabled"):
+                    m.fp16_enabled = True
+    use_amp = cfg.optimizer_config.get("type") == "AccumOptimizerHook" and cfg.optimizer_config.get("use_fp16", False)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    runner = build_runner(cfg.runner, default_args=dict(model=model, optimizer=optimizer, work_dir=cfg.work_dir))
+    runner.grad_scaler = scaler
+    runner.register_training_hooks(cfg.lr_config, cfg.optimizer_config, cfg.checkpoint_config)
+    if cfg.resume_from:
+        runner.resume(cfg.resume_from)
+    runner.run(data_loaders, cfg.workflow)
+"""
+        + MMCV_MODEL
+        + """\
+# file: det/core/hooks.py
+from mmcv.runner import HOOKS, OptimizerHook
+
+
+@HOOKS.register_module()
+class AccumOptimizerHook(OptimizerHook):
+    def __init__(self, update_interval=1, grad_clip=None, use_fp16=False):
+        self.update_interval = update_interval
+        self.grad_clip = grad_clip
+        self.use_fp16 = use_fp16
+
+    def after_train_iter(self, runner):
+        runner.outputs["loss"] /= self.update_interval
+        if self.use_fp16:
+            runner.grad_scaler.scale(runner.outputs["loss"]).backward()
+        else:
+            runner.outputs["loss"].backward()
+        if self.every_n_iters(runner, self.update_interval):
+            if self.grad_clip is not None:
+                runner.grad_scaler.unscale_(runner.optimizer)
+                self.clip_grads(runner.model.parameters())
+            runner.grad_scaler.step(runner.optimizer)
+            runner.grad_scaler.update()
+            runner.optimizer.zero_grad()
+# file: custom/runner/checkpoint.py
+import torch
+
+
+def save_checkpoint(model, filename, optimizer=None, meta=None, *, scaler):
+    checkpoint = {"meta": meta or {}, "state_dict": model.state_dict()}
+    if optimizer is not None:
+        checkpoint["optimizer"] = optimizer.state_dict()
+    checkpoint["amp"] = scaler.state_dict()
+    torch.save(checkpoint, filename)
+# file: custom/runner/epoch_based_runner.py
+import os.path as osp
+
+from mmcv.runner import RUNNERS, EpochBasedRunner
+
+from .checkpoint import save_checkpoint
+
+
+"""
+        + HELPER
+        + """\
+
+
+@RUNNERS.register_module()
+class EpochBasedRunnerAmp(EpochBasedRunner):
+    def save_checkpoint(self, out_dir, filename_tmpl="epoch_{}.pth", save_optimizer=True, meta=None):
+        filepath = osp.join(out_dir, filename_tmpl.format(self.epoch + 1))
+        optimizer = self.optimizer if save_optimizer else None
+        save_checkpoint(self.model, filepath, optimizer=optimizer, meta=meta, scaler=self.grad_scaler)
+
+    def resume(self, checkpoint, resume_optimizer=True):
+        checkpoint = self.load_checkpoint(checkpoint)
+        self._epoch = checkpoint["meta"]["epoch"]
+        if "optimizer" in checkpoint and resume_optimizer:
+            self.optimizer.load_state_dict(checkpoint["optimizer"])
+        if "amp" in checkpoint:
+            load_scaler_state(self.grad_scaler, checkpoint["amp"])
+""",
+        codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX225", "APX226", "APX301", "APX311", "APX325",
+               "APX401", "APX402"),
     ),
 ]

@@ -193,6 +193,11 @@ class AmpFile:
     #: GradScalers, one per apex loss id (``num_losses=2``, each optimizer stepped after the
     #: losses of one loss id): then the scaler is their list; 1: one GradScaler serves all
     loss_scalers: int = 1
+    #: methods of framework hooks/runners that read the GradScaler from the runner they are
+    #: handed (the plan's ``carried``; their ``access`` is ``runner.grad_scaler``)
+    carried_functions: Set[cst.FunctionDef] = field(default_factory=set)
+    #: in the launcher: the runner builds the GradScaler is put on (statement -> runner name)
+    carriers: Dict[cst.SimpleStatementLine, str] = field(default_factory=dict)
     #: optimizer text -> its loss id (with several GradScalers)
     loss_ids: Dict[str, int] = field(default_factory=dict)
 
@@ -610,6 +615,7 @@ def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
                 info.passes[node] = keyword
                 info.needs.append(Need(node, "pass_scaler", enclosing_function(parents, node)))
     _loss_calls(rule, module, info)
+    _framework_sites(rule, module, info)
     methods = dict.fromkeys(plan.method_entries)
     for stmt in module.body:
         if isinstance(stmt, cst.ClassDef) and any(cls == stmt.name.value for cls, _m in methods):
@@ -641,6 +647,57 @@ def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
                 )
                 continue
             info.class_threaded[stmt] = calls
+
+
+def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
+    """The plan's framework route: methods of hooks/runners that read the GradScaler from the
+    runner (``runner.grad_scaler``), and in the launcher the runner builds it is put on, each
+    given the optimizer the initialize returns (else a blocker)."""
+    plan = info.plan
+    carried = {(cls, method): access for cls, method, access in plan.carried}
+    for stmt in module.body:
+        if isinstance(stmt, cst.ClassDef):
+            for method in methods_of(stmt):
+                access = carried.get((stmt.name.value, method.name.value))
+                if access is not None and class_of_method(rule.parents, method) is stmt:
+                    info.carried_functions.add(method)
+                    info.access[method] = access
+    for site in info.scale_losses:
+        if site.func not in info.carried_functions:
+            continue
+        # the GradScaler on the runner steps the optimizer the runner carries (the one the
+        # launcher's initialize returned)
+        carried_optimizer = info.access[site.func].rsplit(".", 1)[0] + ".optimizer"
+        handed = [code_of(o) for o in site.optimizers]
+        if handed != [carried_optimizer]:
+            info.blockers.append(
+                Blocker(site.with_stmt, f"this amp.scale_loss is given {', '.join(handed) or 'no optimizer'}, "
+                        f"not {carried_optimizer}, whose GradScaler the runner carries")
+            )
+    if not plan.runner_builds:
+        return
+    optimizers = {code_of(o) for init in info.training_inits for o in init.optimizers}
+    for owner, target, line in plan.runner_builds:
+        func = next((s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == owner), None)
+        found = None
+        for node in walk(func) if func is not None else ():
+            if isinstance(node, cst.SimpleStatementLine) and rule.line_of(node) <= line:
+                assign = node.body[0] if len(node.body) == 1 else None
+                if isinstance(assign, cst.Assign) and code_of(assign.targets[0].target) == target:
+                    found = (node, assign)
+        if found is None:
+            continue
+        node, assign = found
+        given = arg_value(assign.value, 99, "default_args") if isinstance(assign.value, cst.Call) else None
+        optimizer = arg_value(given, 99, "optimizer") if isinstance(given, cst.Call) else None
+        if optimizer is None or code_of(optimizer) not in optimizers:
+            info.blockers.append(
+                Blocker(node, f"the runner built here is not given the optimizer amp.initialize returns "
+                        f"({', '.join(sorted(optimizers))}): the GradScaler it would carry steps another one")
+            )
+            continue
+        info.carriers[node] = target
+        info.needs.append(Need(node, "carry_scaler", func))
 
 
 def _loss_calls(rule, module: cst.Module, info: AmpFile) -> None:
@@ -1012,7 +1069,7 @@ def _check_layout(rule, info: AmpFile) -> None:
     if training and info.plan is not None and info.plan.refusal:
         info.blockers.extend(Blocker(init.call, info.plan.refusal) for init in training)
         return
-    remote = bool(info.entry_functions or info.class_threaded) and not training
+    remote = bool(info.entry_functions or info.class_threaded or info.carried_functions) and not training
     if remote:
         _check_remote_layout(rule, info)
         return
@@ -1024,11 +1081,13 @@ def _check_layout(rule, info: AmpFile) -> None:
             note = _plan_note(rule, info, site.with_stmt)
             info.blockers.append(Blocker(site.with_stmt, f"{message} ({note})" if note else message))
         return
-    if training and not info.scale_losses and not info.passes and all(s.old_api for s in training):
+    if training and not info.scale_losses and not info.passes and not info.carriers and all(
+        s.old_api for s in training
+    ):
         for init in training:  # ``amp_handle = amp.init(...)`` in an evaluation script
             init.inference = True
         return
-    if training and not info.scale_losses and not info.passes:
+    if training and not info.scale_losses and not info.passes and not info.carriers:
         note = info.plan.note_for(MODULE_LEVEL) if info.plan is not None else None
         if note is None and len(training) == 1:
             from ._amp_context_var import library_wrappers_beside
@@ -1622,7 +1681,7 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
     if func in info.access:
         return info.access[func]
     name = info.scaler_name
-    remote = bool(info.entry_functions or info.class_threaded) and not info.training_inits
+    remote = bool(info.entry_functions or info.class_threaded or info.carried_functions) and not info.training_inits
     result: Optional[str] = None
     if func in info.entry_functions:
         calls = _callers(rule, func, allow_none=True)
@@ -1920,9 +1979,15 @@ def find_scalers(rule, module: cst.Module):
             found.enabled = f"{found.expr}[0].is_enabled()"  # one GradScaler per loss id, all switched alike
         return found
 
+    carried = {(cls, method): access for cls, method, access in (plan.carried if plan is not None else ())}
+
     def _lookup(node: cst.CSTNode) -> Optional[ScalerRef]:
         func = enclosing_function(parents, node)
         start = func
+        owner = class_of_method(parents, func)
+        if owner is not None and (owner.name.value, func.name.value) in carried:
+            access = carried[(owner.name.value, func.name.value)]
+            return ScalerRef(access, f"{access}.is_enabled()")
         while True:
             if func in local:
                 name, enabled = local[func]

@@ -34,6 +34,7 @@ from ._amp_sites import (
     analyse,
     assigned_names,
     code_of,
+    enclosing,
     enclosing_function,
     names_in,
     self_name,
@@ -54,6 +55,7 @@ from ._edits import (
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 from ._amp_repo_examples import REPOSITORY_EXAMPLES
 from ._amp_device import device_type_at
+from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_context_var import LIBRARY_CHECKPOINT_TODO, LIBRARY_WRAPPERS, library_checkpoint_todo
 
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
@@ -181,6 +183,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "(a ceiling or floor for the scale), or apex ignored it (a growth interval of a static loss scale)",
         "APX223": "apex.amp given to another file's function that only saves/loads its state: the GradScaler "
         "is given instead",
+        "APX225": "the runner a framework (mmcv) hands its hooks carries the GradScaler: the launcher puts it "
+        "on the runner it builds, hooks and runner methods read it from there",
+        "APX226": "the forward passes run inside the framework, under its autocast decorator (mmcv's "
+        "@auto_fp16 with fp16_enabled set), not under a torch.autocast the tool placed: check the version "
+        "the finding names",
     }
     KNOWN = {LIBRARY_CHECKPOINT_TODO: ("APX216", "warning", True)}
     TRIGGERS = (b"apex",)
@@ -224,6 +231,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             self._thread_class(cls, calls, info, remote=info.plan is not None and cls.name.value in info.plan.entries)
         for call, keyword in info.passes.items():
             self._pass_scaler(call, keyword, info)
+        for stmt, runner in info.carriers.items():
+            self._carry_scaler(stmt, runner, info)
         for need in info.needs:
             if need.kind == "amp_value":
                 self._scaler_for_amp(need.node, info)
@@ -236,6 +245,24 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             callee = scaled.call.func
             if isinstance(callee, cst.Attribute) and code_of(callee.value) in self._handles(info):
                 self._retarget_old_api(scaled, info)
+
+    def _carry_scaler(self, stmt: cst.SimpleStatementLine, runner: str, info: AmpFile) -> None:
+        """``runner = build_runner(...)``: the runner the framework hands its hooks carries the
+        GradScaler, as it carries the optimizer (APX225); the framework's decorator puts the
+        forward passes under autocast (APX226)."""
+        access = info.access.get(enclosing(self.parents, stmt, cst.FunctionDef), info.scaler_name)
+        attach = f"{runner}.{CARRIER_ATTRIBUTE} = {access}\n"
+        self.edits.insert_after(stmt, [statement(attach)])
+        self.report(
+            stmt,
+            "APX225",
+            f"the runner carries the GradScaler to the framework's hooks and its own methods: {attach.strip()}",
+            fixed=True,
+            severity="info",
+        )
+        if info.plan is not None and info.plan.framework_autocast:
+            for site in info.training_inits:
+                self.report(site.call, "APX226", info.plan.framework_autocast, fixed=True, severity="warning")
 
     def _handles(self, info: AmpFile) -> set:
         return {s.handle for s in info.inits if s.handle}
@@ -411,7 +438,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         self.report(
             call,
             "APX211" if site.old_api else "APX201",
-            f"{what} rewritten: {target} = {ctor}(...) and torch.autocast around the forward pass",
+            f"{what} rewritten: {target} = {ctor}(...) and torch.autocast around the forward pass"
+            if not info.carriers
+            else f"{what} rewritten: {target} = {ctor}(...), which the framework's runner carries (APX225)",
             fixed=True,
             severity="info",
         )

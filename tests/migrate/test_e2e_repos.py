@@ -7,7 +7,8 @@ already on apexcompat.amp, a timm-family launcher, alternative initializes, the 
 caller of the function that scales the loss, an initialize in a method __init__ calls under an if,
 loss-scaler settings in a stepper class of another file that scales the loss its caller computes, a
 task configured by a dict beside a native branch, apex.amp kept by a helper class and read for its
-master params, a forward pass before the branches that compute and scale the loss).  Once per module:
+master params, mmcv's runner handed to a registered optimizer hook and a runner subclass, a forward
+pass before the branches that compute and scale the loss).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -54,7 +55,8 @@ restarts at 0), autocast disabled (r8) and the apex branch's amp_autocast left a
 fail the fp32 check, a dropped scaler.update() (r7) fails the run, r14's clipping method called
 without the unscale_ before it (the tool's check of same-file clipping calls turned off) fails the
 run, the O1 comparison, the resume and the static branch, and a dropped unscale_ before r15's
-clip_gradients moves the weights by 4.7e-1.
+clip_gradients moves the weights by 4.7e-1, and one before r16's
+clip_grads (the hook's) by 4.7e-1 (1.1e-4 with it).
 """
 
 from __future__ import annotations
@@ -155,6 +157,15 @@ LAYOUTS: Dict[str, dict] = {
                             native=[], fallbacks=[],
                             branches={"static": ["--loss-scale", "128.0"], "none": ["--amp-type", "none"],
                                       "native": ["--amp-type", "native"]}),
+    # mmcv's runner and hooks (Swin-Det and the mmdet/mmseg forks that copied it), on a stand-in
+    # mmcv package of the layout: the launcher initializes under the optimizer-hook config's
+    # use_fp16 and sets fp16_enabled, the library hands its runner to a registered optimizer
+    # hook that scales and clips, a runner subclass saves/resumes amp's state through a
+    # checkpoint function of its package: the runner carries the GradScaler (disabled when fp16
+    # is off), the library's auto_fp16 runs the forward under autocast; the 'off' branch
+    # (--fp16 0: the plain runner, no apex) must train bitwise as before
+    "r16_framework_hook": dict(launcher="train.py", amp=[], fp32=["--fp16", "0"], steps=24, metric="loss",
+                               native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
     # image-classification launcher shape: `outputs = model(x)` before `if accumulate:`, each
     # branch computing the loss from the outputs and scaling it, the opt level from the command
     # line (O0: no amp, apex optional), checkpoints in utils.py: autocast goes around the forward
