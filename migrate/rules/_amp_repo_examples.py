@@ -1855,7 +1855,7 @@ def train_detector(model, data_loaders, cfg):
     optimizer = build_optimizer(model, cfg.optimizer)
     if cfg.optimizer_config.get("type") == "AccumOptimizerHook":
         if cfg.optimizer_config.get("use_fp16", False):
-            model, optimizer = model.cuda(), optimizer
+            model = model.cuda()
             for m in model.modules():
                 if hasattr(m, "fp16_enabled"):
                     m.fp16_enabled = True

@@ -697,6 +697,18 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         value_texts = [t for v in value_parts for t in flat_texts(v)]
         if target_texts == value_texts:
             return None
+        if (
+            isinstance(target, (cst.Tuple, cst.List))
+            and len(target.elements) == len(value_parts)
+            and all(isinstance(e.value, (cst.Name, cst.Attribute)) for e in target.elements)
+            and not any(isinstance(v, (cst.Tuple, cst.List)) for v in value_parts)
+        ):
+            # ``model, optimizer = model.cuda(), optimizer`` -> ``model = model.cuda()``
+            pairs = [(e.value, v) for e, v in zip(target.elements, value_parts) if code_of(e.value) != code_of(v)]
+            targets, values = ", ".join(code_of(t) for t, _ in pairs), ", ".join(code_of(v) for _, v in pairs)
+            stmt = statement(f"{targets} = {values}\n")
+            self._kept = getattr(self, "_kept", set()) | {stmt}
+            return stmt
         value = ", ".join(code_of(v) for v in value_parts)
         if isinstance(target, cst.Name) and len(value_parts) == 2 and self._may_be_none(site, opts):
             # apex returns the models alone when the optimizers are None at run time
