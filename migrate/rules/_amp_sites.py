@@ -26,6 +26,7 @@ import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
+from ._amp_wrapper import wrapper_holder
 from ._edits import code_of
 from ._tree import walk
 
@@ -123,6 +124,10 @@ class ScaleLossSite:
     as_name: Optional[str]
     #: which of the GradScalers scales this loss (``loss_id``, with one per loss id)
     loss_id: int = 0
+    #: optimizers stepped through a proven wrapper holding them (``_amp_wrapper``): the
+    #: wrapper's expression (now in ``optimizers``) -> (the optimizer scale_loss named, the
+    #: wrapper class)
+    wrapped: Dict[str, Tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(eq=False, repr=False)
@@ -876,7 +881,25 @@ def _scale_loss_site(rule, call: cst.Call, info: AmpFile) -> Optional[ScaleLossS
             info.blockers.append(Blocker(call, "amp.scale_loss result is unpacked"))
             return None
         as_name = item.asname.name.value
-    return ScaleLossSite(with_stmt, call, enclosing_function(parents, call), loss, elements(opts), as_name)
+    site = ScaleLossSite(with_stmt, call, enclosing_function(parents, call), loss, elements(opts), as_name)
+    _through_wrappers(rule, site, info)
+    return site
+
+
+def _through_wrappers(rule, site: ScaleLossSite, info: AmpFile) -> None:
+    """An optimizer the function never steps itself but steps through the proven wrapper
+    that holds it (``_amp_wrapper``) is replaced in ``site.optimizers`` by that wrapper: the
+    GradScaler unscales and steps the wrapper."""
+    wrappers = dict(info.plan.optimizer_wrappers) if info.plan is not None else {}
+    if not wrappers or site.func is None:
+        return
+    for index, opt in enumerate(site.optimizers):
+        if not isinstance(opt, cst.Attribute) or find_steps(rule, site, code_of(opt)):
+            continue
+        holder, wrapper = wrapper_holder(rule, site.func, opt, wrappers)
+        if holder is not None and find_steps(rule, site, holder):
+            site.optimizers[index] = opt.value
+            site.wrapped[holder] = (code_of(opt), wrapper)
 
 
 def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
@@ -1587,30 +1610,40 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 info.needs.append(Need(call, "step", func))
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
-            gap = _caller_steps(rule, site, code_of(opt))[1] or _holder_steps(rule, site, opt)
+            gap = _caller_steps(rule, site, code_of(opt))[1] or _holder_steps(rule, site, opt, info)
             if gap is None and site.func is not None and isinstance(rule.parents.get(site.func), cst.Module):
                 gap = unreached_reason(rule, site.func, None, info) or None
                 gap = f"its callers cannot be followed: {gap}" if gap else None
             info.blockers.append(Blocker(site.with_stmt, f"{message}, and {gap}" if gap else message))
         for call in calls:
             holder = rule.parents.get(call)
-            if call.args or not isinstance(holder, cst.Expr):
+            if code_of(opt) in site.wrapped and isinstance(holder, cst.Expr):
+                if any(a.keyword is None or a.keyword.value == "closure" for a in call.args):
+                    info.blockers.append(
+                        Blocker(call, f"{code_of(call)}: GradScaler.step passes no closure or positional arguments on")
+                    )
+            elif call.args or not isinstance(holder, cst.Expr):
                 info.blockers.append(
                     Blocker(call, f"{code_of(call)}: only a plain optimizer.step() statement can go through the scaler")
                 )
 
 
-def _holder_steps(rule, site: ScaleLossSite, opt: cst.BaseExpression) -> Optional[str]:
+def _holder_steps(rule, site: ScaleLossSite, opt: cst.BaseExpression, info: AmpFile) -> Optional[str]:
     """When the scaled optimizer is an attribute of an object the function steps instead
     (``amp.scale_loss(loss, self.optimizer.optimizer)`` then ``self.optimizer.step(where=w)``,
     a wrapper that steps what it holds), that step, for the finding: GradScaler.step must be
     given the optimizer it unscaled, and what the wrapper's step does is not visible here."""
     body = site.func.body if site.func is not None else rule.tree
     holder = opt.value if isinstance(opt, cst.Attribute) else None
+    first = holder
     while isinstance(holder, (cst.Attribute, cst.Name)):
         calls = step_calls(body, code_of(holder))
         if calls:
-            return f"{code_of(calls[0])} steps {code_of(holder)}, which holds it: not provably the same step"
+            wrappers = dict(info.plan.optimizer_wrappers) if info.plan is not None else {}
+            # the object that holds the optimizer directly: why it is not a proven wrapper
+            why = wrapper_holder(rule, site.func, opt, wrappers)[1] if holder is first else ""
+            why = why or "not provably the same step"
+            return f"{code_of(calls[0])} steps {code_of(holder)}, which holds it: {why}"
         holder = holder.value if isinstance(holder, cst.Attribute) else None
     return None
 
