@@ -1804,7 +1804,7 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
                 continue
             stmt = rule.statement_of(node) if hasattr(rule, "statement_of") else None
             text = code_of(stmt).strip().splitlines()[0] if stmt is not None else code_of(parent)
-            return f"{name} is also used as a value (`{text}` {place})"
+            return f"{name} is also used as a value (`{text}` {place}){_kept_note(rule, where, home_cls, info)}"
         if _callers(rule, func) == []:
             return f"{name} is not called in this file"
         return ""
@@ -1815,20 +1815,13 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
     if calls is None:
         return f"{func.name.value} is a method of class {cls.name.value}, which is used other than by calls here"
     method = f"{func.name.value} is a method of class {cls.name.value}"
-    holder = ""
-    if home_cls is not None:
-        for node in walk(cls):
-            if (
-                isinstance(node, cst.Assign)
-                and isinstance(node.value, cst.Call)
-                and code_of(node.value.func) == home_cls.name.value
-                and len(node.targets) == 1
-            ):
-                holder = (
-                    f" (the GradScaler would live on the {home_cls.name.value} it keeps as "
-                    f"{code_of(node.targets[0].target)}, and is not followed through another object's attribute)"
-                )
-                break
+    kept = _kept_instance(cls, home_cls)
+    holder = (
+        f" (the GradScaler would live on the {home_cls.name.value} it keeps as {kept}, and is not followed "
+        "through another object's attribute)"
+        if kept
+        else ""
+    )
     if not calls:
         return (
             f"{method}, which is not instantiated in this file, so its __init__ cannot be given the "
@@ -1844,6 +1837,39 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
     if places:
         return f"{method}, instantiated in {', '.join(places)}, where no GradScaler exists{holder}"
     return ""
+
+
+def _kept_instance(cls: Any, home_cls: Any) -> str:
+    """``self.GAN`` when ``cls`` keeps an instance of ``home_cls`` (the class whose method
+    initializes) there (``self.GAN = StyleGAN2(...)``); "" otherwise."""
+    if cls is None or home_cls is None:
+        return ""
+    for node in walk(cls):
+        if (
+            isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Call)
+            and code_of(node.value.func) == home_cls.name.value
+            and len(node.targets) == 1
+        ):
+            return code_of(node.targets[0].target)
+    return ""
+
+
+def _kept_note(rule: Any, where: Any, home_cls: Any, info: AmpFile) -> str:
+    """For a function used as a value in the method ``where``: when that method's class keeps
+    an instance of the class that initializes, the note that its calls there could reach the
+    GradScaler only through that instance."""
+    parents = rule.parents
+    if home_cls is None and info.training_inits:
+        home_cls = class_of_method(parents, info.training_inits[0].func)
+    cls = class_of_method(parents, where) if where is not None else None
+    kept = _kept_instance(cls, home_cls) if cls is not home_cls else ""
+    if not kept:
+        return ""
+    return (
+        f"; the calls there would need the GradScaler of the {home_cls.name.value} that {cls.name.value} keeps "
+        f"as {kept}, which is not followed through another object's attribute"
+    )
 
 
 def _qualified(parents: Any, func: Any) -> str:
