@@ -115,9 +115,6 @@ def _steps_in(node: ast.AST, self_name: str, attr: str) -> int:
     return sum(1 for n in ast.walk(node) if _is_step(n, self_name, attr))
 
 
-_COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef, ast.ClassDef)
-
-
 def _flow(
     stmts: List[ast.stmt], self_name: str, attr: str, counts: Set[int]
 ) -> Optional[Tuple[Set[int], Set[int]]]:
@@ -147,8 +144,8 @@ def _flow(
             if found != 1 or not _is_step(value, self_name, attr):
                 return None
             counts = {c + 1 for c in counts}
-        elif isinstance(stmt, _COMPOUND) and any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
-            ended |= counts  # a return in there ends some paths with what they have so far
+        elif not isinstance(stmt, ast.Return) and any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
+            ended |= counts  # a return in a loop, with, try or match ends some paths as they are
         if isinstance(stmt, ast.Return):
             ended |= counts
             counts = set()

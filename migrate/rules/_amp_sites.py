@@ -1862,7 +1862,7 @@ def _kept_note(rule: Any, where: Any, home_cls: Any, info: AmpFile) -> str:
     parents = rule.parents
     if home_cls is None and info.training_inits:
         home_cls = class_of_method(parents, info.training_inits[0].func)
-    cls = class_of_method(parents, where) if where is not None else None
+    cls: Any = class_of_method(parents, where) if where is not None else None
     kept = _kept_instance(cls, home_cls) if cls is not home_cls else ""
     if not kept:
         return ""

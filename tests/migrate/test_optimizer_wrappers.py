@@ -5,6 +5,7 @@ migration does with a task that steps such a wrapper (real CLI runs in temp dirs
 from __future__ import annotations
 
 import ast
+import sys
 import textwrap
 from pathlib import Path
 
@@ -47,6 +48,12 @@ def test_a_step_that_steps_the_held_optimizer_once_on_every_path_is_proven(body)
         ("self.inner.step()\nself.inner.step()\n", PARAM_GROUPS),  # twice
         ("for _ in range(2):\n    self.inner.step()\n", PARAM_GROUPS),  # in a loop
         ("with lock:\n    self.inner.step()\n", PARAM_GROUPS),  # not followed into a with
+        ("try:\n    return\nfinally:\n    pass\nself.inner.step()\n", PARAM_GROUPS),  # returns before it
+        ("while where:\n    return\nself.inner.step()\n", PARAM_GROUPS),
+        pytest.param(
+            "match where:\n    case 0:\n        return\nself.inner.step()\n", PARAM_GROUPS,
+            marks=pytest.mark.skipif(sys.version_info < (3, 10), reason="match needs Python 3.10"),
+        ),
         ("if where > 0:\n    self.inner.step()\n", PARAM_GROUPS),  # only on one branch
         ("self.other.step()\n", PARAM_GROUPS),  # steps something else than param_groups names
         ("self.inner.step()\n", "def param_groups(self):\n    return self.inner.param_groups\n"),  # no property
@@ -83,6 +90,8 @@ OPTIM = """\
     """
 
 TASK = """\
+    import typing
+
     import torch
     from apex import amp
 
@@ -111,7 +120,7 @@ TASK = """\
 
 
 def test_the_plan_names_the_wrapper_in_the_file_that_scales_the_loss(tmp_path: Path):
-    write_tree(tmp_path, {"optim.py": OPTIM, "task.py": TASK.format(annotation=": Scheduled")})
+    write_tree(tmp_path, {"optim.py": OPTIM, "task.py": HOLDERS["setter"]})
     plan = plan_for(tmp_path)
     assert plan.files[str(tmp_path / "task.py")].optimizer_wrappers == (("Scheduled", "optimizer"),)
     assert str(tmp_path / "optim.py") not in plan.files  # it scales no loss
@@ -121,13 +130,29 @@ def test_a_subclass_that_redefines_step_undoes_the_proof(tmp_path: Path):
     subclass = "\n\nclass Clipped(Scheduled):\n    def step(self, *, where):\n        pass\n"
     write_tree(tmp_path, {
         "optim.py": OPTIM, "more.py": "from optim import Scheduled" + subclass,
-        "task.py": TASK.format(annotation=": Scheduled"),
+        "task.py": HOLDERS["setter"],
     })
     assert str(tmp_path / "task.py") not in plan_for(tmp_path).files
 
 
-def test_the_wrapper_is_stepped_through_the_scaler_with_its_keywords(tmp_path: Path):
-    write_tree(tmp_path, {"optim.py": OPTIM, "task.py": TASK.format(annotation=": Scheduled")})
+#: the ways the task's class says what self.optimizer holds
+HOLDERS = {
+    "setter": TASK.format(annotation=": Scheduled"),
+    "optional-setter": TASK.format(annotation=": typing.Optional[Scheduled]"),
+    "string-setter": TASK.format(annotation=': "Scheduled"'),
+    "constructor": TASK.replace("set_optimizer(self, optimizer{annotation}):\n            self.optimizer = optimizer",
+                                "build(self):\n            self.optimizer = Scheduled(0.1)"),
+    "annotated-attribute": TASK.replace("set_optimizer(self, optimizer{annotation}):\n            self.optimizer = "
+                                        "optimizer", "set_optimizer(self, optimizer):\n            self.optimizer: "
+                                        "Scheduled = optimizer"),
+}
+
+
+@pytest.mark.parametrize("holder", HOLDERS)
+def test_the_wrapper_is_stepped_through_the_scaler_with_its_keywords(tmp_path: Path, holder):
+    task = HOLDERS[holder]
+    assert "{annotation}" not in task or holder.endswith("setter")
+    write_tree(tmp_path, {"optim.py": OPTIM, "task.py": task})
     findings = report(tmp_path, "--to", "native")["findings"]
     codes = sorted(f["code"] for f in findings)
     assert "APX220" not in codes and "APX228" in codes, findings
