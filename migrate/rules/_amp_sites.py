@@ -1639,9 +1639,11 @@ def _holder_steps(rule, site: ScaleLossSite, opt: cst.BaseExpression, info: AmpF
     while isinstance(holder, (cst.Attribute, cst.Name)):
         calls = step_calls(body, code_of(holder))
         if calls:
-            wrappers = dict(info.plan.optimizer_wrappers) if info.plan is not None else {}
             # the object that holds the optimizer directly: why it is not a proven wrapper
-            why = wrapper_holder(rule, site.func, opt, wrappers)[1] if holder is first else ""
+            # (wrapper classes are read by the whole-repository run only)
+            why = ""
+            if holder is first and info.plan is not None:
+                why = wrapper_holder(rule, site.func, opt, dict(info.plan.optimizer_wrappers))[1]
             why = why or "not provably the same step"
             return f"{code_of(calls[0])} steps {code_of(holder)}, which holds it: {why}"
         holder = holder.value if isinstance(holder, cst.Attribute) else None
