@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .runner_frameworks import FrameworkFacts, read_framework_facts
+from .optimizer_wrappers import base_texts, class_members, wrapped_attribute
 
 #: the modules whose ``amp`` the tool migrates
 AMP_MODULES = ("apex.amp", "apexcompat.amp")
@@ -146,6 +147,12 @@ class ModuleSummary:
     bindings: Dict[Tuple[str, str], List[str]] = field(default_factory=dict)
     #: the runner framework's hooks, runners, runner builds and autocast switches here
     framework: FrameworkFacts = field(default_factory=FrameworkFacts)
+    #: top-level optimizer wrapper classes -> the attribute holding the wrapped optimizer
+    #: (``optimizer_wrappers.wrapped_attribute``)
+    optimizer_wrappers: Dict[str, str] = field(default_factory=dict)
+    #: top-level class -> its bases as dotted names, and the names its body defines
+    class_bases: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    class_members: Dict[str, Set[str]] = field(default_factory=dict)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -294,6 +301,11 @@ class _Reader(ast.NodeVisitor):
                 if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
                 and not any(_decorator_name(d) == "staticmethod" for d in stmt.decorator_list)
             }
+            self.s.class_bases[node.name] = base_texts(node)
+            self.s.class_members[node.name] = class_members(node)
+            attr = wrapped_attribute(node)
+            if attr is not None:
+                self.s.optimizer_wrappers[node.name] = attr
         self._visit_def(node, node.name, True)
 
     # --- uses -----------------------------------------------------------------------------

@@ -18,10 +18,11 @@ on as a value).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .framework_plan import framework_route, module_level_note
+from .optimizer_wrappers import PROVEN_MEMBERS
 from .repo_index import (
     MODULE_LEVEL,
     SAME_OBJECT,
@@ -98,6 +99,10 @@ class FilePlan:
     #: GradScalers of the component, one per apex loss id (``num_losses=2``): then the
     #: scaler passed around is their list
     loss_scalers: int = 1
+    #: optimizer wrapper classes this file names (its own or imported; see
+    #: ``optimizer_wrappers``): (local name, the attribute holding the wrapped optimizer),
+    #: proven for the class and every subclass of it in the repository
+    optimizer_wrappers: Tuple[Tuple[str, str], ...] = ()
 
     #: (class, method, expression) of this file's framework hooks/runners: the GradScaler is
     #: read from the runner the framework hands them (``runner.grad_scaler``, see
@@ -123,7 +128,7 @@ class FilePlan:
 
     def dropped(self, reason: str) -> "FilePlan":
         """This file without its planned part, noting ``reason`` at every site."""
-        return FilePlan(notes=((ANY_DEFINITION, reason),))
+        return FilePlan(notes=((ANY_DEFINITION, reason),), optimizer_wrappers=self.optimizer_wrappers)
 
 
 @dataclass
@@ -201,14 +206,16 @@ class _Definitions:
             self.read[path] = summarise(path, shown, source)
         return self.read[path]
 
-    def find(self, module: str, name: str, importer: str) -> Optional[Def]:
+    def find(self, module: str, name: str, importer: str, anywhere: bool = False) -> Optional[Def]:
+        """The definition ``module.name`` denotes in ``importer``: in an indexed file, or with
+        ``anywhere`` in any walked file."""
         for _ in range(self.HOPS):
             target = self.resolver.resolve(module, importer)
             summary = self.summary(target) if target is not None else None
             if summary is None:
                 return None
             if name in summary.functions | summary.classes:
-                return (target, name) if target in self.by_path else None
+                return (target, name) if target in self.by_path or anywhere else None
             if name not in summary.imports or not summary.imports[name][1]:
                 return None
             module, name = summary.imports[name]
@@ -469,7 +476,7 @@ def build_plan(
     links = _amp_links(by_path, launchers, definitions)
     if not planned and not links and not riding.carried:
         plan.add_notes(notes)
-        return plan
+        return _with_wrappers(plan, by_path, unindexed, definitions)
 
     # components: files joined by planned calls
     parent: Dict[str, str] = {}
@@ -575,5 +582,74 @@ def build_plan(
             framework_autocast=riding.autocast.get(path, ""),
         )
     plan.add_notes(notes)
+    return _with_wrappers(plan, by_path, unindexed, definitions)
+
+
+def _with_wrappers(
+    plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed: Dict[str, Tuple[str, bytes]], definitions
+) -> RepoPlan:
+    """``plan`` with the optimizer wrapper classes each file that scales a loss names."""
+    proven: Dict[Def, bool] = {}
+    for path, summary in by_path.items():
+        if not any(site.member == "scale_loss" for site in summary.amp_sites):
+            continue
+        candidates = [(name, (path, name)) for name in summary.optimizer_wrappers]
+        for local, (module, attr) in summary.imports.items():
+            item = definitions.find(module, attr, path, anywhere=True) if attr else None
+            if item is not None:
+                candidates.append((local, item))
+        found: Dict[str, str] = {}
+        for local, item in candidates:
+            owner = definitions.summary(item[0])
+            held = owner.optimizer_wrappers.get(item[1]) if owner is not None else None
+            if held is None:
+                continue
+            if item not in proven:
+                proven[item] = _no_overriding_heir(item, by_path, unindexed, definitions)
+            if proven[item]:
+                found[local] = held
+        if found:
+            own = plan.files.get(path, FilePlan())
+            plan.files[path] = replace(own, optimizer_wrappers=tuple(sorted(found.items())))
     return plan
+
+
+def _no_overriding_heir(item: Def, by_path, unindexed, definitions) -> bool:
+    """Whether no class of the walked files that derives from ``item`` (directly or not)
+    redefines ``step`` or ``param_groups``, so an instance of any of them is stepped as
+    ``item`` proves."""
+    family, names = {item}, {item[1]}
+    grew = True
+    while grew:
+        grew = False
+        for path in list(by_path) + list(unindexed):
+            if path not in by_path and not any(n.encode() in unindexed[path][1] for n in names):
+                continue
+            summary = definitions.summary(path)
+            if summary is None:
+                continue
+            for cls, bases in summary.class_bases.items():
+                if (path, cls) in family or not any(_base_def(b, path, summary, definitions) in family for b in bases):
+                    continue
+                if summary.class_members.get(cls, set()) & PROVEN_MEMBERS:
+                    return False
+                family.add((path, cls))
+                names.add(cls)
+                grew = True
+    return True
+
+
+def _base_def(text: str, path: str, summary: ModuleSummary, definitions) -> Optional[Def]:
+    """The definition a base class written ``text`` in ``path`` denotes, if found."""
+    head, _, rest = text.partition(".")
+    if not rest:
+        if text in summary.classes:
+            return (path, text)
+        module, attr = summary.imports.get(text, ("", ""))
+        return definitions.find(module, attr, path, anywhere=True) if attr else None
+    module, attr = summary.imports.get(head, ("", ""))
+    if not module or attr:
+        return None
+    middle, _, name = rest.rpartition(".")
+    return definitions.find(f"{module}.{middle}" if middle else module, name, path, anywhere=True)
 

@@ -36,6 +36,8 @@ _BARRIER_CALLS = ("step", "backward")
 _PRECISION_CONTEXTS = frozenset(
     {"autocast", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "scale_loss", "disable_casts"}
 )
+#: a context that only turns gradients on: the training forward pass may run inside it
+_GRAD_ON = frozenset({"enable_grad"})
 #: the native autocast context managers whose switch can be widened
 _AUTOCAST_NAMES = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
 #: calls into torch itself (``torch.Generator()``, ``torch.randn``) are data, not the model
@@ -103,12 +105,13 @@ class AutocastPlacement(AmpRule):
     @classmethod
     def _is_plain_with(cls, stmt: Any) -> bool:
         """``with Nvtx("forward"):``, ``with timer:``: a ``with`` that changes nothing about
-        precision or gradients, around statements the autocast may extend over."""
+        precision and leaves gradients on (``with torch.enable_grad(), ctx:`` too), around
+        statements the autocast may extend over."""
         if not isinstance(stmt, cst.With) or not isinstance(stmt.body, cst.IndentedBlock):
             return False
         for item in stmt.items:
             call = item.item.func if isinstance(item.item, cst.Call) else item.item
-            if code_of(call).split(".")[-1] in _PRECISION_CONTEXTS:
+            if code_of(call).split(".")[-1] in _PRECISION_CONTEXTS - _GRAD_ON:
                 return False
         return all(not cls._is_barrier(inner) for inner in stmt.body.body)
 

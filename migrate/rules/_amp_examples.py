@@ -1957,8 +1957,9 @@ def train(model, optimizer, batches):
         codes=('APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX222', 'APX301', 'APX311'),
     ),
     # stylegan2's shape: the helper that scales the loss is used through functools.partial, so
-    # neither its callers' optimizer steps nor a GradScaler parameter can be followed; the
-    # reason names the use
+    # neither its callers' optimizer steps nor a GradScaler parameter can be followed, and the
+    # caller's class reaches the initializing class only through its attribute: the reason
+    # names both
     Example(
         "helper-used-through-partial-stays-on-apexcompat",
         before="""\
@@ -1982,11 +1983,16 @@ class GAN:
             self.generator, self.optimizer = amp.initialize(generator, optimizer, opt_level="O1", num_losses=2)
 
 
-def train_step(gan, batch, fp16):
-    backwards = partial(loss_backwards, fp16)
-    loss = gan.generator(batch).mean()
-    backwards(loss, gan.optimizer, loss_id=0)
-    gan.optimizer.step()
+class Trainer:
+    def __init__(self, generator, optimizer, fp16):
+        self.fp16 = fp16
+        self.GAN = GAN(generator, optimizer, fp16)
+
+    def train_step(self, batch):
+        backwards = partial(loss_backwards, self.fp16)
+        loss = self.GAN.generator(batch).mean()
+        backwards(loss, self.GAN.optimizer, loss_id=0)
+        self.GAN.optimizer.step()
 """,
         after="""\
 from functools import partial
@@ -1998,12 +2004,16 @@ def loss_backwards(fp16, loss, optimizer, loss_id):
     if fp16:
         # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss, and
         #   its callers cannot be followed: loss_backwards is also used as a value (`backwards =
-        #   partial(loss_backwards, fp16)` in train_step()); this file keeps apex.amp semantics
-        #   through apexcompat.amp, migrate it by hand
+        #   partial(loss_backwards, self.fp16)` in Trainer.train_step()); the calls there would
+        #   need the GradScaler of the GAN that Trainer keeps as self.GAN, which is not followed
+        #   through another object's attribute; this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
         # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
         #   loss_backwards: loss_backwards is also used as a value (`backwards =
-        #   partial(loss_backwards, fp16)` in train_step()); this file keeps apex.amp semantics
-        #   through apexcompat.amp, migrate it by hand
+        #   partial(loss_backwards, self.fp16)` in Trainer.train_step()); the calls there would
+        #   need the GradScaler of the GAN that Trainer keeps as self.GAN, which is not followed
+        #   through another object's attribute; this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
         with amp.scale_loss(loss, optimizer, loss_id) as scaled_loss:
             scaled_loss.backward()
     else:
@@ -2017,11 +2027,16 @@ class GAN:
             self.generator, self.optimizer = amp.initialize(generator, optimizer, opt_level="O1", num_losses=2)
 
 
-def train_step(gan, batch, fp16):
-    backwards = partial(loss_backwards, fp16)
-    loss = gan.generator(batch).mean()
-    backwards(loss, gan.optimizer, loss_id=0)
-    gan.optimizer.step()
+class Trainer:
+    def __init__(self, generator, optimizer, fp16):
+        self.fp16 = fp16
+        self.GAN = GAN(generator, optimizer, fp16)
+
+    def train_step(self, batch):
+        backwards = partial(loss_backwards, self.fp16)
+        loss = self.GAN.generator(batch).mean()
+        backwards(loss, self.GAN.optimizer, loss_id=0)
+        self.GAN.optimizer.step()
 """,
         codes=('APX102', 'APX220', 'APX220'),
     ),

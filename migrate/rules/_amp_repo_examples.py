@@ -1935,4 +1935,131 @@ class EpochBasedRunnerAmp(EpochBasedRunner):
         codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX225", "APX226", "APX301", "APX311", "APX325",
                "APX401", "APX402"),
     ),
+    Example(
+        "optimizer-wrapper-stepped-for-the-scaled-optimizer",
+        before="""\
+# file: optim.py
+class WarmupOptimizer:
+    \"\"\"Holds a torch optimizer; step(where=...) sets its lr for that point of training first.\"\"\"
+
+    def __init__(self, optimizer, base_lr, warmup=0.1):
+        self.optimizer = optimizer
+        self.base_lr = base_lr
+        self.warmup = warmup
+
+    @property
+    def param_groups(self):
+        return self.optimizer.param_groups
+
+    def step(self, *, closure=None, where):
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.base_lr * min(1.0, where / self.warmup)
+        if closure is None:
+            self.optimizer.step()
+        else:
+            self.optimizer.step(closure)
+
+    def zero_grad(self):
+        self.optimizer.zero_grad()
+# file: task.py
+import torch
+from apex import amp
+from torch.nn.utils import clip_grad_norm_
+
+from optim import WarmupOptimizer
+
+
+class Task:
+    def __init__(self, model, use_native=False):
+        self.model = model
+        self.opt = None
+        self.use_native = use_native
+        self.native_scaler = torch.amp.GradScaler("cuda") if use_native else None
+
+    def set_optimizer(self, optimizer: WarmupOptimizer):
+        self.opt = optimizer
+
+    def prepare(self, amp_args=None):
+        if amp_args is not None and not self.use_native:
+            self.model, self.opt.optimizer = amp.initialize(self.model, self.opt.optimizer, **amp_args)
+
+    def train_step(self, x, where):
+        with torch.autocast("cuda", enabled=self.use_native):
+            loss = self.model(x).mean()
+        self.opt.zero_grad()
+        if self.use_native:
+            self.native_scaler.scale(loss).backward()
+            self.native_scaler.step(self.opt, where=where)
+            self.native_scaler.update()
+        else:
+            with amp.scale_loss(loss, self.opt.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            clip_grad_norm_(amp.master_params(self.opt.optimizer), 1.0)
+            self.opt.step(where=where)
+""",
+        after="""\
+# file: optim.py
+class WarmupOptimizer:
+    \"\"\"Holds a torch optimizer; step(where=...) sets its lr for that point of training first.\"\"\"
+
+    def __init__(self, optimizer, base_lr, warmup=0.1):
+        self.optimizer = optimizer
+        self.base_lr = base_lr
+        self.warmup = warmup
+
+    @property
+    def param_groups(self):
+        return self.optimizer.param_groups
+
+    def step(self, *, closure=None, where):
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.base_lr * min(1.0, where / self.warmup)
+        if closure is None:
+            self.optimizer.step()
+        else:
+            self.optimizer.step(closure)
+
+    def zero_grad(self):
+        self.optimizer.zero_grad()
+# file: task.py
+import torch
+from torch.nn.utils import clip_grad_norm_
+
+from optim import WarmupOptimizer
+
+
+class Task:
+    def __init__(self, model, use_native=False):
+        self.model = model
+        self.opt = None
+        self.use_native = use_native
+        self.native_scaler = torch.amp.GradScaler("cuda") if use_native else None
+
+    def set_optimizer(self, optimizer: WarmupOptimizer):
+        self.opt = optimizer
+
+    def prepare(self, amp_args=None):
+        amp_options = dict(amp_args) if (amp_args is not None and not self.use_native) else {"enabled": False}
+        amp_loss_scale = amp_options.get("loss_scale", "dynamic")
+        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
+        self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+
+    def train_step(self, x, where):
+        with torch.autocast("cuda", enabled=self.use_native or self.scaler.is_enabled()):
+            loss = self.model(x).mean()
+        self.opt.zero_grad()
+        if self.use_native:
+            self.native_scaler.scale(loss).backward()
+            self.native_scaler.step(self.opt, where=where)
+            self.native_scaler.update()
+        else:
+            self.scaler.scale(loss).backward()
+            self.scaler.unscale_(self.opt)
+            clip_grad_norm_((p for group in self.opt.optimizer.param_groups for p in group["params"]), 1.0)
+            self.scaler.step(self.opt, where=where)
+            self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX228", "APX301", "APX321"),
+    ),
 ]

@@ -26,6 +26,7 @@ import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
+from ._amp_wrapper import wrapper_holder
 from ._edits import code_of
 from ._tree import walk
 
@@ -123,6 +124,10 @@ class ScaleLossSite:
     as_name: Optional[str]
     #: which of the GradScalers scales this loss (``loss_id``, with one per loss id)
     loss_id: int = 0
+    #: optimizers stepped through a proven wrapper holding them (``_amp_wrapper``): the
+    #: wrapper's expression (now in ``optimizers``) -> (the optimizer scale_loss named, the
+    #: wrapper class)
+    wrapped: Dict[str, Tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(eq=False, repr=False)
@@ -933,7 +938,25 @@ def _scale_loss_site(rule, call: cst.Call, info: AmpFile) -> Optional[ScaleLossS
             info.blockers.append(Blocker(call, "amp.scale_loss result is unpacked"))
             return None
         as_name = item.asname.name.value
-    return ScaleLossSite(with_stmt, call, enclosing_function(parents, call), loss, elements(opts), as_name)
+    site = ScaleLossSite(with_stmt, call, enclosing_function(parents, call), loss, elements(opts), as_name)
+    _through_wrappers(rule, site, info)
+    return site
+
+
+def _through_wrappers(rule, site: ScaleLossSite, info: AmpFile) -> None:
+    """An optimizer the function never steps itself but steps through the proven wrapper
+    that holds it (``_amp_wrapper``) is replaced in ``site.optimizers`` by that wrapper: the
+    GradScaler unscales and steps the wrapper."""
+    wrappers = dict(info.plan.optimizer_wrappers) if info.plan is not None else {}
+    if not wrappers or site.func is None:
+        return
+    for index, opt in enumerate(site.optimizers):
+        if not isinstance(opt, cst.Attribute) or find_steps(rule, site, code_of(opt)):
+            continue
+        holder, wrapper = wrapper_holder(rule, site.func, opt, wrappers)
+        if holder is not None and find_steps(rule, site, holder):
+            site.optimizers[index] = opt.value
+            site.wrapped[holder] = (code_of(opt), wrapper)
 
 
 def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
@@ -1646,30 +1669,42 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 info.needs.append(Need(call, "step", func))
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
-            gap = _caller_steps(rule, site, code_of(opt))[1] or _holder_steps(rule, site, opt)
+            gap = _caller_steps(rule, site, code_of(opt))[1] or _holder_steps(rule, site, opt, info)
             if gap is None and site.func is not None and isinstance(rule.parents.get(site.func), cst.Module):
                 gap = unreached_reason(rule, site.func, None, info) or None
                 gap = f"its callers cannot be followed: {gap}" if gap else None
             info.blockers.append(Blocker(site.with_stmt, f"{message}, and {gap}" if gap else message))
         for call in calls:
             holder = rule.parents.get(call)
-            if call.args or not isinstance(holder, cst.Expr):
+            if code_of(opt) in site.wrapped and isinstance(holder, cst.Expr):
+                if any(a.keyword is None or a.keyword.value == "closure" for a in call.args):
+                    info.blockers.append(
+                        Blocker(call, f"{code_of(call)}: GradScaler.step passes no closure or positional arguments on")
+                    )
+            elif call.args or not isinstance(holder, cst.Expr):
                 info.blockers.append(
                     Blocker(call, f"{code_of(call)}: only a plain optimizer.step() statement can go through the scaler")
                 )
 
 
-def _holder_steps(rule, site: ScaleLossSite, opt: cst.BaseExpression) -> Optional[str]:
+def _holder_steps(rule, site: ScaleLossSite, opt: cst.BaseExpression, info: AmpFile) -> Optional[str]:
     """When the scaled optimizer is an attribute of an object the function steps instead
     (``amp.scale_loss(loss, self.optimizer.optimizer)`` then ``self.optimizer.step(where=w)``,
     a wrapper that steps what it holds), that step, for the finding: GradScaler.step must be
     given the optimizer it unscaled, and what the wrapper's step does is not visible here."""
     body = site.func.body if site.func is not None else rule.tree
     holder = opt.value if isinstance(opt, cst.Attribute) else None
+    first = holder
     while isinstance(holder, (cst.Attribute, cst.Name)):
         calls = step_calls(body, code_of(holder))
         if calls:
-            return f"{code_of(calls[0])} steps {code_of(holder)}, which holds it: not provably the same step"
+            # the object that holds the optimizer directly: why it is not a proven wrapper
+            # (wrapper classes are read by the whole-repository run only)
+            why = ""
+            if holder is first and info.plan is not None:
+                why = wrapper_holder(rule, site.func, opt, dict(info.plan.optimizer_wrappers))[1]
+            why = why or "not provably the same step"
+            return f"{code_of(calls[0])} steps {code_of(holder)}, which holds it: {why}"
         holder = holder.value if isinstance(holder, cst.Attribute) else None
     return None
 
@@ -1830,7 +1865,7 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
                 continue
             stmt = rule.statement_of(node) if hasattr(rule, "statement_of") else None
             text = code_of(stmt).strip().splitlines()[0] if stmt is not None else code_of(parent)
-            return f"{name} is also used as a value (`{text}` {place})"
+            return f"{name} is also used as a value (`{text}` {place}){_kept_note(rule, where, home_cls, info)}"
         if _callers(rule, func) == []:
             return f"{name} is not called in this file"
         return ""
@@ -1841,20 +1876,13 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
     if calls is None:
         return f"{func.name.value} is a method of class {cls.name.value}, which is used other than by calls here"
     method = f"{func.name.value} is a method of class {cls.name.value}"
-    holder = ""
-    if home_cls is not None:
-        for node in walk(cls):
-            if (
-                isinstance(node, cst.Assign)
-                and isinstance(node.value, cst.Call)
-                and code_of(node.value.func) == home_cls.name.value
-                and len(node.targets) == 1
-            ):
-                holder = (
-                    f" (the GradScaler would live on the {home_cls.name.value} it keeps as "
-                    f"{code_of(node.targets[0].target)}, and is not followed through another object's attribute)"
-                )
-                break
+    kept = _kept_instance(cls, home_cls)
+    holder = (
+        f" (the GradScaler would live on the {home_cls.name.value} it keeps as {kept}, and is not followed "
+        "through another object's attribute)"
+        if kept
+        else ""
+    )
     if not calls:
         return (
             f"{method}, which is not instantiated in this file, so its __init__ cannot be given the "
@@ -1870,6 +1898,39 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
     if places:
         return f"{method}, instantiated in {', '.join(places)}, where no GradScaler exists{holder}"
     return ""
+
+
+def _kept_instance(cls: Any, home_cls: Any) -> str:
+    """``self.GAN`` when ``cls`` keeps an instance of ``home_cls`` (the class whose method
+    initializes) there (``self.GAN = StyleGAN2(...)``); "" otherwise."""
+    if cls is None or home_cls is None:
+        return ""
+    for node in walk(cls):
+        if (
+            isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Call)
+            and code_of(node.value.func) == home_cls.name.value
+            and len(node.targets) == 1
+        ):
+            return code_of(node.targets[0].target)
+    return ""
+
+
+def _kept_note(rule: Any, where: Any, home_cls: Any, info: AmpFile) -> str:
+    """For a function used as a value in the method ``where``: when that method's class keeps
+    an instance of the class that initializes, the note that its calls there could reach the
+    GradScaler only through that instance."""
+    parents = rule.parents
+    if home_cls is None and info.training_inits:
+        home_cls = class_of_method(parents, info.training_inits[0].func)
+    cls: Any = class_of_method(parents, where) if where is not None else None
+    kept = _kept_instance(cls, home_cls) if cls is not home_cls else ""
+    if not kept:
+        return ""
+    return (
+        f"; the calls there would need the GradScaler of the {home_cls.name.value} that {cls.name.value} keeps "
+        f"as {kept}, which is not followed through another object's attribute"
+    )
 
 
 def _qualified(parents: Any, func: Any) -> str:

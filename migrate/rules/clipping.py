@@ -166,6 +166,7 @@ class ClippingRule(AmpRule):
 
     def _master_uses(self, module: cst.Module, info: Any, lookup: Any) -> List[_Use]:
         uses = []
+        held = {orig: wrapper for site in info.scale_losses for wrapper, (orig, _cls) in site.wrapped.items()}
         for need in sorted((n for n in info.needs if n.kind == "master_params"), key=lambda n: self.line_of(n.node)):
             scaler = lookup(need.node)
             call = need.node
@@ -179,7 +180,11 @@ class ClippingRule(AmpRule):
             stmt = self.statement_of(call)
             outer = self.parents.get(self.parents.get(call))
             what = code_of(outer.func) + "(...)" if isinstance(outer, cst.Call) else f"amp.master_params({opt_text})"
-            use = _Use(call, stmt, "master", need.func, scaler.expr, what, opt=opt_text)
+            # an optimizer stepped through its wrapper is unscaled through it too: GradScaler
+            # keeps its unscaled state per object, so unscale_(held) + step(wrapper) would
+            # unscale twice
+            stepped = held.get(opt_text, opt_text)
+            use = _Use(call, stmt, "master", need.func, scaler.expr, what, opt=stepped)
             merged = self._merge_branches(stmt, call)
             if merged is not None:
                 if_stmt, other, params = merged
@@ -531,7 +536,8 @@ class ClippingRule(AmpRule):
                 self.report(use.merged[0], "APX322", message, fixed=True, severity="info")
                 self._nan_todo(use.func, use.merged[1])
             else:
-                message = f"amp.master_params({use.opt}) -> {use.params}" + (f", after {after}" if after else "")
+                named = code_of(arg_value(use.node, 0, "optimizer"))
+                message = f"amp.master_params({named}) -> {use.params}" + (f", after {after}" if after else "")
                 self.report(use.node, "APX321", message, fixed=True, severity="info")
                 self._nan_todo(use.func, use.stmt)
         if use.status == "unscale" and use.kind != "master":

@@ -116,6 +116,8 @@ class StepRule(AmpRule):
         "APX311": "optimizer.step() goes through the GradScaler, followed by scaler.update()",
         "APX312": "a step after the loop (leftover accumulated gradients) runs only when some gradient is left",
         "APX313": "a step after the loop may find no gradient, and GradScaler.step() then raises: guard it by hand",
+        "APX228": "wrapper.step(**kw) of an optimizer wrapper whose step steps the optimizer amp.scale_loss named "
+        "-> scaler.step(wrapper, **kw)",
     }
     TRIGGERS = (b"scale_loss", b"step with possibly no gradients:")
     CODE_WORDS = ("apex",)
@@ -129,6 +131,7 @@ class StepRule(AmpRule):
             return
         lookup = find_scalers(self, module)
         chosen: Dict[cst.Call, str] = {}
+        through: Dict[cst.Call, Tuple[str, str]] = {}  # a wrapper's step -> what it steps, its class
         loops: Dict[cst.Call, cst.For] = {}
         backward_lines: List[int] = []
         for site in info.scale_losses:
@@ -141,6 +144,8 @@ class StepRule(AmpRule):
                     here = lookup(call)
                     if here is not None:
                         chosen[call] = info.loss_scaler(here.expr, site.loss_id)
+                        if code_of(opt) in site.wrapped:
+                            through[call] = site.wrapped[code_of(opt)]
                     if code_of(cast(Any, call.func).value) != code_of(opt):
                         # a step of each optimizer of a list, in a loop: one update after it
                         loops[call] = cast(cst.For, stepping_loop(self, call))
@@ -165,6 +170,9 @@ class StepRule(AmpRule):
                 block = self.parents[anchor]
             by_block.setdefault((block, scaler), []).append((self.line_of(call), call, anchor))
             opt_text = code_of(cast(Any, call.func).value)
+            if call in through:
+                self._wrapper_step(call, scaler, *through[call])
+                continue
             self.replace_node(call, expression(f"{scaler}.step({opt_text})"))
             self.report(
                 call,
@@ -186,6 +194,22 @@ class StepRule(AmpRule):
                 if nxt is not None and not any(line < b < nxt for b in backward_lines):
                     continue
                 self.edits.insert_after(anchor, [statement(f"{scaler}.update()\n")])
+
+    def _wrapper_step(self, call: cst.Call, scaler: str, held: str, wrapper: str) -> None:
+        """``self.optimizer.step(where=w)`` of a proven wrapper -> ``scaler.step(self.optimizer,
+        where=w)``: GradScaler.step passes the keywords on to the wrapper's step."""
+        opt = cast(cst.Attribute, call.func).value
+        args = [cst.Arg(opt)] + [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in call.args]
+        new = cst.Call(func=expression(f"{scaler}.step"), args=args)
+        self.replace_node(call, new)
+        self.report(
+            call,
+            "APX228",
+            f"{code_of(call)} -> {code_of(new)} + {scaler}.update(): {wrapper}.step() steps {held} once and its "
+            f"param_groups are {held}'s, so the GradScaler unscales and steps what amp.scale_loss named through it",
+            fixed=True,
+            severity="info",
+        )
 
     def _guard(self, steps: Sequence[Any], scaler: str) -> bool:
         """A flush step alone on its line (no other step sharing its update) runs, with its

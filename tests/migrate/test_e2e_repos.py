@@ -7,8 +7,9 @@ already on apexcompat.amp, a timm-family launcher, alternative initializes, the 
 caller of the function that scales the loss, an initialize in a method __init__ calls under an if,
 loss-scaler settings in a stepper class of another file that scales the loss its caller computes, a
 task configured by a dict beside a native branch, apex.amp kept by a helper class and read for its
-master params, mmcv's runner handed to a registered optimizer hook and a runner subclass, a forward
-pass before the branches that compute and scale the loss).  Once per module:
+master params, a task that steps an optimizer wrapper holding the optimizer apex scales for, mmcv's
+runner handed to a registered optimizer hook and a runner subclass, a forward pass before the
+branches that compute and scale the loss).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -166,6 +167,17 @@ LAYOUTS: Dict[str, dict] = {
     # (--fp16 0: the plain runner, no apex) must train bitwise as before
     "r16_framework_hook": dict(launcher="train.py", amp=[], fp32=["--fp16", "0"], steps=24, metric="loss",
                                native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
+    # r14's shape with ClassyVision's optimizer wrapper: amp.initialize and amp.scale_loss name
+    # the torch optimizer a ScheduledOptimizer holds, the task steps the wrapper
+    # (step(where=...) sets the lr, then steps what it holds; its param_groups are the held
+    # optimizer's): scaler.step(wrapper, where=...) and unscale_(wrapper) in the clipping
+    # method (amp.master_params of the held optimizer); the other branches: gradient
+    # accumulation (the gradients rescaled at the boundary), a static loss_scale, amp off, the
+    # task's own native branch
+    "r17_optimizer_wrapper": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                  metric="loss", native=[], fallbacks=[],
+                                  branches={"accumulate": ["--accumulate", "2"], "static": ["--loss-scale", "128.0"],
+                                            "none": ["--amp-type", "none"], "native": ["--amp-type", "native"]}),
     # image-classification launcher shape: `outputs = model(x)` before `if accumulate:`, each
     # branch computing the loss from the outputs and scaling it, the opt level from the command
     # line (O0: no amp, apex optional), checkpoints in utils.py: autocast goes around the forward
@@ -417,9 +429,9 @@ BRANCHES = [(name, branch) for name, cfg in LAYOUTS.items() for branch in cfg.ge
 @pytest.mark.parametrize(("name", "branch"), BRANCHES)
 def test_other_branches_of_the_launcher_match_the_original(repos, name, branch):
     """A launcher's other configurations train the same way: the metric decreases and the
-    weights track the original's.  r10, r14: a static loss_scale=128.0 instead of the dynamic
-    one stays put in both; r14: the task's own native GradScaler; r12 and r13 'off', r14
-    'none': apex never set up, so the migrated run is the original fp32 run bit for bit and
+    weights track the original's.  r10, r14, r17: a static loss_scale=128.0 instead of the dynamic
+    one stays put in both; r14, r17: the task's own native GradScaler; r17: two micro-steps per
+    step; r12 and r13 'off', r14 and r17 'none': apex never set up, so the migrated run is the original fp32 run bit for bit and
     neither checkpoint has an amp entry."""
     for group in ("orig", "migrated"):
         values = _metric(_run(repos, group, name, branch)["stdout"], LAYOUTS[name]["metric"])
