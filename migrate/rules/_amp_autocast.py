@@ -133,6 +133,29 @@ class AutocastPlacement(AmpRule):
                 return True
         return False
 
+    @classmethod
+    def _is_exit_guard(cls, stmt: cst.BaseStatement, loss_texts: set) -> bool:
+        """``if not torch.isfinite(loss): return``, ``if loss is None: continue``: an ``if``
+        without ``else`` that only leaves (its last statement returns, raises, continues or
+        breaks), calls no step or backward and assigns none of the loss.  It may stand between
+        the loss computation and its scale_loss: it runs outside the autocast region and the
+        scale_loss is skipped on that path, as under apex."""
+        if not isinstance(stmt, cst.If) or stmt.orelse is not None or not isinstance(stmt.body, cst.IndentedBlock):
+            return False
+        last = stmt.body.body[-1] if stmt.body.body else None
+        if not isinstance(last, cst.SimpleStatementLine) or not isinstance(
+            last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break)
+        ):
+            return False
+        if assigned_names(stmt) & loss_texts:
+            return False
+        for sub in walk(stmt):
+            if isinstance(sub, (cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef, cst.Yield)):
+                return False
+            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) and sub.func.attr.value in _BARRIER_CALLS:
+                return False
+        return True
+
     @staticmethod
     def _is_plain_with_block(stmt: cst.With) -> bool:
         """A ``with`` one may leave to look for the forward pass before it."""
@@ -336,6 +359,8 @@ class AutocastPlacement(AmpRule):
             for j in range(index - 1, -1, -1):
                 if assigned_names(body[j]) & loss_texts and self._switched_autocast(body[j]) is not None:
                     return [[body[j]]]  # already under an autocast, switched for another path
+                if self._is_exit_guard(body[j], loss_texts):
+                    continue
                 if self._is_barrier(body[j]):
                     blocked = True
                     break

@@ -2892,4 +2892,47 @@ def main(args):
         codes=("APX101", "APX201", "APX202", "APX207", "APX209", "APX232", "APX301", "APX311", "APX321"),
         settings=Settings(dtype="bfloat16"),
     ),
+    Example(
+        # an if that only leaves the loop (or the function) between the loss and its
+        # scale_loss stays where it is, outside the autocast region: the forward pass before it
+        # is still found
+        "exit-guard-between-loss-and-scale-loss",
+        before="""\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for step, (x, y) in enumerate(loader):
+    logits = model(x)
+    loss = torch.nn.functional.cross_entropy(logits, y)
+    if not torch.isfinite(loss):
+        print("skipping a batch with a non-finite loss at step", step)
+        continue
+    optimizer.zero_grad()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+""",
+        after="""\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda")
+for step, (x, y) in enumerate(loader):
+    with torch.autocast("cuda", dtype=torch.float16):
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+    if not torch.isfinite(loss):
+        print("skipping a batch with a non-finite loss at step", step)
+        continue
+    optimizer.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]

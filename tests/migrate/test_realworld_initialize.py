@@ -212,3 +212,52 @@ def test_forward_wrapped_for_one_branch_is_not_asked_for_by_the_other():
     assert text.count("torch.autocast(") == 1
     assert TODO_PREFIX not in text
     assert "APX210" not in [f.code for f in result.all_findings()]
+
+
+# --- sweep: an exit guard between the loss and its scale_loss ---------------------------------
+
+GUARDED = """\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, fp16, world_size):
+    if fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in batches:
+        out = model(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+        if world_size > 1:
+            loss *= world_size
+        {guard}
+        if fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("leave", ["return out", "raise RuntimeError(loss)", "continue", "break"])
+def test_forward_before_an_if_that_only_leaves_is_wrapped(leave):
+    result = migrate(GUARDED.format(guard=f"if not torch.isfinite(loss):\n            print(loss)\n            {leave}"))
+    text = result.new.decode()
+    assert manual(result) == []
+    # the forward pass and the loss arithmetic under autocast, the guard after it, unwrapped
+    assert "enabled=fp16):\n            out = model(x)\n" in text, text
+    assert "                loss *= world_size\n        if not torch.isfinite(loss):\n" in text, text
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        # the guard steps the optimizer, assigns the loss, or has an else: not a plain exit
+        "if not torch.isfinite(loss):\n            optimizer.step()\n            continue",
+        "if not torch.isfinite(loss):\n            loss = out.sum()\n            continue",
+        "if not torch.isfinite(loss):\n            continue\n        else:\n            print(loss)",
+    ],
+)
+def test_an_if_that_does_more_than_leave_still_stops_the_search(guard):
+    result = migrate(GUARDED.format(guard=guard))
+    assert "APX210" in manual(result) or "APX220" in manual(result), result.new.decode()
