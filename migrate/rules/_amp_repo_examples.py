@@ -1935,4 +1935,81 @@ class EpochBasedRunnerAmp(EpochBasedRunner):
         codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX225", "APX226", "APX301", "APX311", "APX325",
                "APX401", "APX402"),
     ),
+    Example(
+        # apex.amp imported inside __init__ is bound there only: the class's other methods do
+        # not see it, so their amp.scale_loss is no site and no scaler is handed to the class
+        # (it would not take one); the launcher keeps apex.amp semantics
+        "amp-imported-in-another-method",
+        before="""\
+# file: train.py
+import torch
+
+from trainer import Trainer
+
+
+def main(args):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    Trainer(model, optimizer, fp16=args.fp16).fit(load_batches())
+# file: trainer.py
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16=False):
+        self.model, self.optimizer, self.fp16 = model, optimizer, fp16
+        if fp16:
+            from apex import amp  # bound in __init__ only: fit() below cannot see it
+
+    def fit(self, batches):
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+            if self.fp16:
+                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            self.optimizer.step()
+""",
+        after="""\
+# file: train.py
+import torch
+
+from trainer import Trainer
+
+
+def main(args):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        from apexcompat import amp
+        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;
+        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    Trainer(model, optimizer, fp16=args.fp16).fit(load_batches())
+# file: trainer.py
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16=False):
+        self.model, self.optimizer, self.fp16 = model, optimizer, fp16
+
+    def fit(self, batches):
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+            if self.fp16:
+                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            self.optimizer.step()
+""",
+        codes=("APX101", "APX102", "APX220"),
+    ),
 ]
