@@ -120,16 +120,22 @@ class AutocastPlacement(AmpRule):
             return False
         if not isinstance(stmt, (cst.SimpleStatementLine, cst.If)):
             return True
+        return cls._nests_or_steps(stmt) or any(
+            isinstance(sub, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for sub in walk(stmt)
+        )
+
+    @staticmethod
+    def _nests_or_steps(stmt: cst.BaseStatement) -> bool:
+        """Whether ``stmt`` holds a loop, ``with``, ``try``, definition or ``yield``, or calls a
+        step or a backward."""
         for sub in walk(stmt):
-            if isinstance(sub, (cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)):
+            if isinstance(sub, (cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef, cst.Yield)):
                 return True
             if (
                 isinstance(sub, cst.Call)
                 and isinstance(sub.func, cst.Attribute)
                 and sub.func.attr.value in _BARRIER_CALLS
             ):
-                return True
-            if isinstance(sub, (cst.Return, cst.Raise, cst.Continue, cst.Break, cst.Yield)):
                 return True
         return False
 
@@ -147,14 +153,7 @@ class AutocastPlacement(AmpRule):
             last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break)
         ):
             return False
-        if assigned_names(stmt) & loss_texts:
-            return False
-        for sub in walk(stmt):
-            if isinstance(sub, (cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef, cst.Yield)):
-                return False
-            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) and sub.func.attr.value in _BARRIER_CALLS:
-                return False
-        return True
+        return not assigned_names(stmt) & loss_texts and not cls._nests_or_steps(stmt)
 
     @staticmethod
     def _is_plain_with_block(stmt: cst.With) -> bool:
