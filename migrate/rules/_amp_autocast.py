@@ -144,8 +144,10 @@ class AutocastPlacement(AmpRule):
         """``if not torch.isfinite(loss): return``, ``if loss is None: continue``: an ``if``
         without ``else`` that only leaves (its last statement returns, raises, continues or
         breaks), calls no step or backward and assigns none of the loss.  It may stand between
-        the loss computation and its scale_loss: it runs outside the autocast region and the
-        scale_loss is skipped on that path, as under apex."""
+        the loss computation and its scale_loss (it stays outside the autocast region), or
+        between the forward pass and the last statement that changes the loss (it goes inside:
+        leaving a ``with`` closes the autocast); either way the scale_loss is skipped on that
+        path, as under apex."""
         if not isinstance(stmt, cst.If) or stmt.orelse is not None or not isinstance(stmt.body, cst.IndentedBlock):
             return False
         last = stmt.body.body[-1] if stmt.body.body else None
@@ -385,7 +387,7 @@ class AutocastPlacement(AmpRule):
         models = self._model_texts(info)
         start = None
         for j in range(end, -1, -1):
-            if j != end and self._is_barrier(body[j]):
+            if j != end and self._is_barrier(body[j]) and not self._is_exit_guard(body[j], loss_texts):
                 break
             if self._is_model_call(body[j], models, via_args=j == end):
                 start = j

@@ -261,3 +261,37 @@ def test_forward_before_an_if_that_only_leaves_is_wrapped(leave):
 def test_an_if_that_does_more_than_leave_still_stops_the_search(guard):
     result = migrate(GUARDED.format(guard=guard))
     assert "APX210" in manual(result) or "APX220" in manual(result), result.new.decode()
+
+
+GUARD_BEFORE_LOSS_ARITHMETIC = """\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, batch_size):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in batches:
+        out = model(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+        if not torch.isfinite(loss):
+            return None
+        loss *= batch_size / 64
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+"""
+
+
+def test_an_if_that_only_leaves_between_the_forward_and_the_last_loss_change_goes_inside_the_autocast():
+    result = migrate(GUARD_BEFORE_LOSS_ARITHMETIC)
+    text = result.new.decode()
+    assert manual(result) == []
+    assert (
+        '        with torch.autocast("cuda", dtype=torch.float16):\n'
+        "            out = model(x)\n"
+        "            loss = torch.nn.functional.mse_loss(out, y)\n"
+        "            if not torch.isfinite(loss):\n"
+        "                return None\n"
+        "            loss *= batch_size / 64\n"
+        "        scaler.scale(loss).backward()\n"
+    ) in text, text
