@@ -125,11 +125,14 @@ class AutocastPlacement(AmpRule):
         )
 
     @staticmethod
-    def _nests_or_steps(stmt: cst.BaseStatement) -> bool:
-        """Whether ``stmt`` holds a loop, ``with``, ``try``, definition or ``yield``, or calls a
-        step or a backward."""
+    def _nests_or_steps(stmt: cst.BaseStatement, nests: bool = True) -> bool:
+        """Whether ``stmt`` holds a definition or ``yield``, or calls a step or a backward, or
+        (with ``nests``) holds a loop, ``with`` or ``try``."""
+        kinds: Tuple[type, ...] = (cst.FunctionDef, cst.ClassDef, cst.Yield)
+        if nests:
+            kinds += (cst.For, cst.While, cst.With, cst.Try)
         for sub in walk(stmt):
-            if isinstance(sub, (cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef, cst.Yield)):
+            if isinstance(sub, kinds):
                 return True
             if (
                 isinstance(sub, cst.Call)
@@ -138,6 +141,29 @@ class AutocastPlacement(AmpRule):
             ):
                 return True
         return False
+
+    @classmethod
+    def _is_bystander(cls, stmt: cst.BaseStatement, loss_texts: set) -> bool:
+        """A statement between the loss and its scale_loss that leaves both alone: metrics
+        under ``torch.no_grad()``, a logging loop.  It binds none of the loss (no assignment,
+        loop or ``with ... as`` target, ``del``), steps nothing, calls no backward, defines
+        nothing and never leaves (no return, raise, continue, break); it stays where it is,
+        outside the autocast region."""
+        if cls._nests_or_steps(stmt, nests=False):
+            return False
+        bound = set(assigned_names(stmt))
+        for sub in walk(stmt):
+            if isinstance(sub, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+                return False
+            targets: List[Any] = []
+            if isinstance(sub, cst.For):
+                targets = [sub.target]
+            elif isinstance(sub, cst.WithItem) and sub.asname is not None:
+                targets = [sub.asname.name]
+            elif isinstance(sub, cst.Del):
+                targets = [sub.target]
+            bound.update(code_of(n) for t in targets for n in walk(t) if isinstance(n, (cst.Name, cst.Attribute)))
+        return not bound & loss_texts
 
     @classmethod
     def _is_exit_guard(cls, stmt: cst.BaseStatement, loss_texts: set) -> bool:
@@ -360,7 +386,7 @@ class AutocastPlacement(AmpRule):
             for j in range(index - 1, -1, -1):
                 if assigned_names(body[j]) & loss_texts and self._switched_autocast(body[j]) is not None:
                     return [[body[j]]]  # already under an autocast, switched for another path
-                if self._is_exit_guard(body[j], loss_texts):
+                if self._is_exit_guard(body[j], loss_texts) or self._is_bystander(body[j], loss_texts):
                     continue
                 if self._is_barrier(body[j]):
                     blocked = True

@@ -2935,4 +2935,49 @@ for step, (x, y) in enumerate(loader):
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # metrics under torch.no_grad() and a logging loop between the loss and its scale_loss
+        # leave the loss alone: they stay outside the autocast region, the forward pass before
+        # them is still found
+        "metrics-between-loss-and-scale-loss",
+        before="""\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    logits = model(x)
+    loss = torch.nn.functional.cross_entropy(logits, y)
+    with torch.no_grad():
+        accuracy = (logits.argmax(dim=1) == y).float().mean()
+    for meter, value in ((loss_meter, loss), (accuracy_meter, accuracy)):
+        meter.update(value.item(), x.size(0))
+    optimizer.zero_grad()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+""",
+        after="""\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+    with torch.no_grad():
+        accuracy = (logits.argmax(dim=1) == y).float().mean()
+    for meter, value in ((loss_meter, loss), (accuracy_meter, accuracy)):
+        meter.update(value.item(), x.size(0))
+    optimizer.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]

@@ -295,3 +295,58 @@ def test_an_if_that_only_leaves_between_the_forward_and_the_last_loss_change_goe
         "            loss *= batch_size / 64\n"
         "        scaler.scale(loss).backward()\n"
     ) in text, text
+
+
+BYSTANDERS = """\
+import torch
+from apex import amp
+
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    {between}
+    optimizer.zero_grad()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "with torch.no_grad():\n        acc = (out.argmax(1) == y).float().mean()",
+        "for meter in meters:\n        meter.update(loss.item())",
+        "try:\n        log(loss.item())\n    except OSError:\n        pass",
+    ],
+    ids=["no-grad-metrics", "logging-loop", "try-log"],
+)
+def test_statements_that_leave_the_loss_alone_stay_outside_the_autocast(between):
+    result = migrate(BYSTANDERS.format(between=between))
+    text = result.new.decode()
+    assert manual(result) == []
+    assert (
+        '    with torch.autocast("cuda", dtype=torch.float16):\n'
+        "        out = model(x)\n"
+        "        loss = criterion(out, y)\n"
+        f"    {between.splitlines()[0]}\n"
+    ) in text, text
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        # rebinds the loss, jumps (even within its own loop: kept simple), steps or calls a
+        # backward: the search stops there
+        "for loss in [loss * 2]:\n        pass",
+        "with torch.no_grad() as loss:\n        pass",
+        "for meter in meters:\n        if meter.full:\n            break",
+        "with torch.no_grad():\n        out.sum().backward()",
+        "for sub in extra:\n        sub.optimizer.step()",
+    ],
+    ids=["loop-target", "with-target", "break", "backward", "step"],
+)
+def test_statements_that_touch_the_loss_or_the_step_still_stop_the_search(between):
+    result = migrate(BYSTANDERS.format(between=between))
+    assert {"APX210", "APX220"} & set(manual(result)), result.new.decode()
