@@ -149,6 +149,59 @@ class Trainer:
         return loss.item()
 """
 
+#: a linear model's loop with statements between its loss and its scale_loss (two examples)
+BETWEEN_LOSS_AND_SCALE_LOSS = """\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for {loop}:
+    logits = model(x)
+    loss = torch.nn.functional.cross_entropy(logits, y)
+{between}    optimizer.zero_grad()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+"""
+
+#: BETWEEN_LOSS_AND_SCALE_LOSS migrated: the statements between stay after the autocast region
+BETWEEN_LOSS_AND_SCALE_LOSS_MIGRATED = """\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda")
+for {loop}:
+    with torch.autocast("cuda", dtype=torch.float16):
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+{between}    optimizer.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+"""
+
+#: an if that only leaves, and statements that leave the loss alone (metrics, logging)
+EXIT_GUARD = dict(
+    loop="step, (x, y) in enumerate(loader)",
+    between="""\
+    if not torch.isfinite(loss):
+        print("skipping a batch with a non-finite loss at step", step)
+        continue
+""",
+)
+METRICS = dict(
+    loop="x, y in loader",
+    between="""\
+    with torch.no_grad():
+        accuracy = (logits.argmax(dim=1) == y).float().mean()
+    for meter, value in ((loss_meter, loss), (accuracy_meter, accuracy)):
+        meter.update(value.item(), x.size(0))
+""",
+)
+
 EXAMPLES: List[Example] = [
     Example(
         "opt-level-literal",
@@ -2697,6 +2750,24 @@ class Task:
             'APX401', 'APX402', 'APX901', 'APX902',
         ),
     ),
+    Example(
+        # an if that only leaves the loop (or the function) between the loss and its
+        # scale_loss stays where it is, outside the autocast region: the forward pass before it
+        # is still found
+        "exit-guard-between-loss-and-scale-loss",
+        before=BETWEEN_LOSS_AND_SCALE_LOSS.format(**EXIT_GUARD),
+        after=BETWEEN_LOSS_AND_SCALE_LOSS_MIGRATED.format(**EXIT_GUARD),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # metrics under torch.no_grad() and a logging loop between the loss and its scale_loss
+        # leave the loss alone: they stay outside the autocast region, the forward pass before
+        # them is still found
+        "metrics-between-loss-and-scale-loss",
+        before=BETWEEN_LOSS_AND_SCALE_LOSS.format(**METRICS),
+        after=BETWEEN_LOSS_AND_SCALE_LOSS_MIGRATED.format(**METRICS),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [
@@ -2891,93 +2962,5 @@ def main(args):
         after=TRAINER_BUILT_AFTER_INITIALIZE_MIGRATED.replace("dtype=torch.float16", "dtype=torch.bfloat16"),
         codes=("APX101", "APX201", "APX202", "APX207", "APX209", "APX232", "APX301", "APX311", "APX321"),
         settings=Settings(dtype="bfloat16"),
-    ),
-    Example(
-        # an if that only leaves the loop (or the function) between the loss and its
-        # scale_loss stays where it is, outside the autocast region: the forward pass before it
-        # is still found
-        "exit-guard-between-loss-and-scale-loss",
-        before="""\
-import torch
-from apex import amp
-
-model = torch.nn.Linear(10, 2).cuda()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-for step, (x, y) in enumerate(loader):
-    logits = model(x)
-    loss = torch.nn.functional.cross_entropy(logits, y)
-    if not torch.isfinite(loss):
-        print("skipping a batch with a non-finite loss at step", step)
-        continue
-    optimizer.zero_grad()
-    with amp.scale_loss(loss, optimizer) as scaled_loss:
-        scaled_loss.backward()
-    optimizer.step()
-""",
-        after="""\
-import torch
-
-model = torch.nn.Linear(10, 2).cuda()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-scaler = torch.amp.GradScaler("cuda")
-for step, (x, y) in enumerate(loader):
-    with torch.autocast("cuda", dtype=torch.float16):
-        logits = model(x)
-        loss = torch.nn.functional.cross_entropy(logits, y)
-    if not torch.isfinite(loss):
-        print("skipping a batch with a non-finite loss at step", step)
-        continue
-    optimizer.zero_grad()
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-""",
-        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
-    ),
-    Example(
-        # metrics under torch.no_grad() and a logging loop between the loss and its scale_loss
-        # leave the loss alone: they stay outside the autocast region, the forward pass before
-        # them is still found
-        "metrics-between-loss-and-scale-loss",
-        before="""\
-import torch
-from apex import amp
-
-model = torch.nn.Linear(10, 2).cuda()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-for x, y in loader:
-    logits = model(x)
-    loss = torch.nn.functional.cross_entropy(logits, y)
-    with torch.no_grad():
-        accuracy = (logits.argmax(dim=1) == y).float().mean()
-    for meter, value in ((loss_meter, loss), (accuracy_meter, accuracy)):
-        meter.update(value.item(), x.size(0))
-    optimizer.zero_grad()
-    with amp.scale_loss(loss, optimizer) as scaled_loss:
-        scaled_loss.backward()
-    optimizer.step()
-""",
-        after="""\
-import torch
-
-model = torch.nn.Linear(10, 2).cuda()
-optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-scaler = torch.amp.GradScaler("cuda")
-for x, y in loader:
-    with torch.autocast("cuda", dtype=torch.float16):
-        logits = model(x)
-        loss = torch.nn.functional.cross_entropy(logits, y)
-    with torch.no_grad():
-        accuracy = (logits.argmax(dim=1) == y).float().mean()
-    for meter, value in ((loss_meter, loss), (accuracy_meter, accuracy)):
-        meter.update(value.item(), x.size(0))
-    optimizer.zero_grad()
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-""",
-        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
 ]
