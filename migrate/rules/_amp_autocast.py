@@ -389,6 +389,9 @@ class AutocastPlacement(AmpRule):
                 if self._is_exit_guard(body[j], loss_texts) or self._is_bystander(body[j], loss_texts):
                     continue
                 if self._is_barrier(body[j]):
+                    branches = self._branch_spans(body[j], loss_texts, info)
+                    if branches is not None:
+                        return branches
                     blocked = True
                     break
                 if assigned_names(body[j]) & loss_texts:
@@ -421,6 +424,57 @@ class AutocastPlacement(AmpRule):
             return self._split_spans(body, end, models)
         members = self._unplanned(body[start : end + 1])
         return None if members is None else [members]
+
+    def _branch_spans(self, chain: Any, loss_texts: set, info: AmpFile) -> Optional[List[List[Any]]]:
+        """``if with_apex: loss = model(x)`` / ``else: with autocast(): loss = model(x)``: an
+        if/elif/else each branch of which computes the loss.  A branch that computes it under an
+        autocast already is left alone (its switch widened when it has one,
+        ``_switched_autocast``); each other branch's forward pass is a span of its own, wrapped
+        under the scaler's switch, so autocast runs exactly where the GradScaler does.  None when
+        ``chain`` is no such if: no ``else`` (a path keeps the loss from before), a jump, a step
+        or a backward in it, or a branch whose forward pass is not found."""
+        if not isinstance(chain, cst.If) or not assigned_names(chain) & loss_texts:
+            return None
+        if self._nests_or_steps(chain, nests=False) or any(
+            isinstance(n, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for n in walk(chain)
+        ):
+            return None
+        blocks: List[Any] = []
+        link: Any = chain
+        while isinstance(link, cst.If):
+            blocks.append(link.body)
+            link = link.orelse
+        if not isinstance(link, cst.Else):
+            return None
+        blocks.append(link.body)
+        models = self._model_texts(info)
+        spans: List[List[Any]] = []
+        for block in blocks:
+            stmts: List[Any] = list(block.body) if isinstance(block, cst.IndentedBlock) else []
+            end = next((k for k in range(len(stmts) - 1, -1, -1) if assigned_names(stmts[k]) & loss_texts), None)
+            if end is None:
+                return None
+            last = stmts[end]
+            if isinstance(last, cst.With) and any(
+                code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] == "autocast"
+                for i in last.items
+            ):
+                if self._switched_autocast(last) is not None:
+                    spans.append([last])
+                continue
+            if self._is_barrier(last):
+                return None
+            start = None
+            for k in range(end, -1, -1):
+                if k != end and self._is_barrier(stmts[k]):
+                    break
+                if self._is_model_call(stmts[k], models, via_args=k == end):
+                    start = k
+            members = None if start is None else self._unplanned(stmts[start : end + 1])
+            if members is None:
+                return None
+            spans.append(members)
+        return spans or None
 
     def _unplanned(self, members: List[Any]) -> Optional[List[Any]]:
         """``members``, unless another edit already covers some of them (a span planned for

@@ -2768,6 +2768,63 @@ class Task:
         after=BETWEEN_LOSS_AND_SCALE_LOSS_MIGRATED.format(**METRICS),
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # the loss computed in an if/else, the native branch already under autocast: the apex
+        # branch's forward pass gets an autocast of its own, the native one's switch is
+        # widened (a no-op where the apex scaler is off), the GradScaler takes a free name
+        "apex-branch-beside-native-autocast",
+        before="""\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda", enabled=args.native_amp)
+if args.apex_amp:
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    optimizer.zero_grad()
+    if args.apex_amp:
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    else:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=args.native_amp):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+    if args.apex_amp:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+    else:
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        after="""\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda", enabled=args.native_amp)
+use_amp = args.apex_amp
+grad_scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+for x, y in loader:
+    optimizer.zero_grad()
+    if args.apex_amp:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+    else:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=args.native_amp or use_amp):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+    if args.apex_amp:
+        grad_scaler.scale(loss).backward()
+        grad_scaler.step(optimizer)
+        grad_scaler.update()
+    else:
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

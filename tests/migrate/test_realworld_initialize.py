@@ -350,3 +350,68 @@ def test_statements_that_leave_the_loss_alone_stay_outside_the_autocast(between)
 def test_statements_that_touch_the_loss_or_the_step_still_stop_the_search(between):
     result = migrate(BYSTANDERS.format(between=between))
     assert {"APX210", "APX220"} & set(manual(result)), result.new.decode()
+
+
+# --- sweep: the loss computed in an if/else beside a native autocast branch ---------------------
+
+BRANCHES = """\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, with_apex, mixed_precision):
+    scaler = torch.amp.GradScaler("cuda", enabled=mixed_precision)
+    if with_apex:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in loader:
+{forward}
+        del x
+        if with_apex:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+"""
+
+APEX_BRANCH = "        if with_apex:\n            out = model(x)\n            loss = out.sum()\n"
+NATIVE_BRANCH = (
+    "        else:\n"
+    "            with torch.autocast('cuda', enabled=mixed_precision):\n"
+    "                loss = model(x).sum()\n"
+)
+
+
+def test_the_apex_branch_of_a_forward_if_gets_its_own_autocast():
+    result = migrate(BRANCHES.format(forward=APEX_BRANCH + NATIVE_BRANCH))
+    text = result.new.decode()
+    assert manual(result) == [], text
+    assert (
+        "        if with_apex:\n"
+        '            with torch.autocast("cuda", dtype=torch.float16, enabled=with_apex):\n'
+        "                out = model(x)\n"
+        "                loss = out.sum()\n"
+    ) in text, text
+    # the native branch keeps its autocast, on wherever the apex scaler is too
+    assert "enabled=mixed_precision or with_apex):\n                loss = model(x).sum()\n" in text, text
+
+
+@pytest.mark.parametrize(
+    "forward",
+    [
+        # no else (on that path the loss would come from before the if), in an if that holds
+        # a with (a plain if is wrapped whole)
+        "        if with_apex:\n            with torch.no_grad():\n                pass\n"
+        "            loss = model(x).sum()\n",
+        # a branch with no model call, a branch that steps, a branch that leaves
+        APEX_BRANCH + "        else:\n            for _ in range(1):\n                loss = y.sum()\n",
+        APEX_BRANCH + NATIVE_BRANCH + "            optimizer.step()\n",
+        APEX_BRANCH + NATIVE_BRANCH + "            continue\n",
+    ],
+    ids=["no-else", "no-model-call", "steps", "leaves"],
+)
+def test_a_forward_if_that_is_not_one_loss_per_branch_still_stops_the_search(forward):
+    result = migrate(BRANCHES.format(forward=forward))
+    assert {"APX210", "APX220"} & set(manual(result)), result.new.decode()
