@@ -9,7 +9,7 @@ loss-scaler settings in a stepper class of another file that scales the loss its
 task configured by a dict beside a native branch, apex.amp kept by a helper class and read for its
 master params, mmcv's runner handed to a registered optimizer hook and a runner subclass, a forward
 pass before the branches that compute and scale the loss, an if that only returns between the loss
-and its scale_loss).  Once per module:
+and its scale_loss, apex beside native mixed precision in one loop).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -183,6 +183,12 @@ LAYOUTS: Dict[str, dict] = {
     "r19_exit_guard": dict(launcher="train.py", amp=[], fp32=["--fp32"], steps=24, metric="loss", native=[],
                            fallbacks=[],
                            branches={"accumulate": ["--accumulate", "2"], "world": ["--world-size", "2"]}),
+    # apex and native mixed precision side by side (--amp-impl): the loss from an if/else whose
+    # native branch already runs under autocast: the apex branch's forward gets an autocast of
+    # its own, the native branch's switch is widened (off there), the GradScaler takes a free
+    # name; the other branch: the native implementation, which must train as before
+    "r20_apex_beside_native": dict(launcher="train.py", amp=[], fp32=["--fp32"], steps=24, metric="loss",
+                                   native=[], fallbacks=[], branches={"native": ["--amp-impl", "native"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
