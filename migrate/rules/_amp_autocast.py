@@ -48,6 +48,15 @@ _NOT_FORWARD = frozenset(
 )
 
 
+#: the statements that leave a block
+_JUMPS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def _jumps(stmt: Any) -> bool:
+    """Whether ``stmt`` holds a return, raise, continue or break, at any depth."""
+    return any(isinstance(sub, _JUMPS) for sub in walk(stmt))
+
+
 def _reads(stmt: Any, names: set) -> bool:
     """Whether ``stmt`` mentions one of ``names`` (``out``, ``self.out``)."""
     return any(isinstance(n, (cst.Name, cst.Attribute)) and code_of(n) in names for n in walk(stmt))
@@ -120,9 +129,7 @@ class AutocastPlacement(AmpRule):
             return False
         if not isinstance(stmt, (cst.SimpleStatementLine, cst.If)):
             return True
-        return cls._nests_or_steps(stmt) or any(
-            isinstance(sub, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for sub in walk(stmt)
-        )
+        return cls._nests_or_steps(stmt) or _jumps(stmt)
 
     @staticmethod
     def _nests_or_steps(stmt: cst.BaseStatement, nests: bool = True) -> bool:
@@ -149,12 +156,10 @@ class AutocastPlacement(AmpRule):
         loop or ``with ... as`` target, ``del``), steps nothing, calls no backward, defines
         nothing and never leaves (no return, raise, continue, break); it stays where it is,
         outside the autocast region."""
-        if cls._nests_or_steps(stmt, nests=False):
+        if cls._nests_or_steps(stmt, nests=False) or _jumps(stmt):
             return False
         bound = set(assigned_names(stmt))
         for sub in walk(stmt):
-            if isinstance(sub, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
-                return False
             targets: List[Any] = []
             if isinstance(sub, cst.For):
                 targets = [sub.target]
@@ -177,9 +182,7 @@ class AutocastPlacement(AmpRule):
         if not isinstance(stmt, cst.If) or stmt.orelse is not None or not isinstance(stmt.body, cst.IndentedBlock):
             return False
         last = stmt.body.body[-1] if stmt.body.body else None
-        if not isinstance(last, cst.SimpleStatementLine) or not isinstance(
-            last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break)
-        ):
+        if not isinstance(last, cst.SimpleStatementLine) or not isinstance(last.body[-1], _JUMPS):
             return False
         return not assigned_names(stmt) & loss_texts and not cls._nests_or_steps(stmt)
 
@@ -435,9 +438,7 @@ class AutocastPlacement(AmpRule):
         or a backward in it, or a branch whose forward pass is not found."""
         if not isinstance(chain, cst.If) or not assigned_names(chain) & loss_texts:
             return None
-        if self._nests_or_steps(chain, nests=False) or any(
-            isinstance(n, (cst.Return, cst.Raise, cst.Continue, cst.Break)) for n in walk(chain)
-        ):
+        if self._nests_or_steps(chain, nests=False) or _jumps(chain):
             return None
         blocks: List[Any] = []
         link: Any = chain

@@ -241,7 +241,9 @@ def train(model, optimizer, batches, fp16, world_size):
 
 @pytest.mark.parametrize("leave", ["return out", "raise RuntimeError(loss)", "continue", "break"])
 def test_forward_before_an_if_that_only_leaves_is_wrapped(leave):
-    result = migrate(GUARDED.format(guard=f"if not torch.isfinite(loss):\n            print(loss)\n            {leave}"))
+    result = migrate(
+        GUARDED.format(guard=f"if not torch.isfinite(loss):\n            print(loss)\n            {leave}")
+    )
     text = result.new.decode()
     assert manual(result) == []
     # the forward pass and the loss arithmetic under autocast, the guard after it, unwrapped
