@@ -208,8 +208,11 @@ class _Reader(ast.NodeVisitor):
         self.s = summary
         self.owner = MODULE_LEVEL
         self.method = ""
-        #: local names that denote the amp module, and names bound to one of its members
+        #: module-level names that denote the amp module, and names bound to one of its members
         self.amp_names: Set[str] = set()
+        #: the names a function imports the amp module as, one set per function being visited
+        #: (innermost last): they denote it in that function and the functions nested in it only
+        self.local_amp_names: List[Set[str]] = []
         self.apex_roots: Set[str] = set()
         self.member_names: Dict[str, str] = {}
         #: the (chain, branch) pairs of the if/elif/else chains being visited; None in a loop
@@ -222,7 +225,7 @@ class _Reader(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             if alias.name in AMP_MODULES and alias.asname:
-                self.amp_names.add(alias.asname)
+                self._amp_scope().add(alias.asname)
             elif alias.name.split(".")[0] in ("apex", "apexcompat") and not alias.asname:
                 self.apex_roots.add(alias.name.split(".")[0])
             local = alias.asname or alias.name.split(".")[0]
@@ -235,11 +238,20 @@ class _Reader(ast.NodeVisitor):
         for alias in node.names:
             local = alias.asname or alias.name
             if f"{module}.{alias.name}" in AMP_MODULES:
-                self.amp_names.add(local)
+                self._amp_scope().add(local)
             elif module in AMP_MODULES:
                 self.member_names[local] = alias.name
             elif alias.name != "*":
                 self.s.imports[local] = (module, alias.name)
+
+    def _amp_scope(self) -> Set[str]:
+        """Where an import of the amp module binds its name: the function being visited, else
+        the module (as Python scopes it: ``from apex import amp`` in ``__init__`` is not seen by
+        the class's other methods, and the rules do not take their ``amp`` for apex's)."""
+        return self.local_amp_names[-1] if self.local_amp_names else self.amp_names
+
+    def _is_amp(self, name: str) -> bool:
+        return name in self.amp_names or any(name in scope for scope in self.local_amp_names)
 
     # --- definitions ----------------------------------------------------------------------
 
@@ -258,6 +270,7 @@ class _Reader(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self.s.identifiers.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
         outer, self.branches = self.branches, ()
+        self.local_amp_names.append(set())
         if self.owner in self.s.classes and not self.method:
             self.method = node.name
             self.method_params = [a.arg for a in node.args.posonlyargs + node.args.args]
@@ -266,6 +279,7 @@ class _Reader(ast.NodeVisitor):
             self.method_params = []
         else:
             self._visit_def(node, node.name, False)
+        self.local_amp_names.pop()
         self.branches = outer
 
     def _visit_chain(self, node: ast.If, chain: int, branch: int) -> None:
@@ -316,7 +330,7 @@ class _Reader(ast.NodeVisitor):
         if not isinstance(func, ast.Attribute):
             return None
         value = func.value
-        if isinstance(value, ast.Name) and value.id in self.amp_names:
+        if isinstance(value, ast.Name) and self._is_amp(value.id):
             return func.attr
         if (
             isinstance(value, ast.Attribute)
@@ -379,7 +393,7 @@ class _Reader(ast.NodeVisitor):
             if imported is not None and not imported[1]:
                 text = f"{func.value.id}.{func.attr}"
                 self.s.calls.append(CallSite(text, imported[0], func.attr, node.lineno, self.owner))
-            elif imported is None and func.value.id not in self.amp_names:
+            elif imported is None and not self._is_amp(func.value.id):
                 self.s.method_calls.append(MethodCall(func.value.id, func.attr, node.lineno, self.owner))
         # the callee itself is visited as a call, not as an escaping reference
         for child in ast.iter_child_nodes(node):
@@ -429,13 +443,13 @@ class _Reader(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         self.s.identifiers.add(node.id)
-        if node.id in self.amp_names:
+        if self._is_amp(node.id):
             self.s.amp_values.append(node.lineno)
         elif isinstance(node.ctx, ast.Load):
             self.s.escaping.add(node.id)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if isinstance(node.value, ast.Name) and node.value.id in self.amp_names:
+        if isinstance(node.value, ast.Name) and self._is_amp(node.value.id):
             self.s.identifiers.add(node.value.id)
             return  # amp.<member>: a member use, not amp as a value
         if isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
@@ -455,7 +469,7 @@ class _Reader(ast.NodeVisitor):
             ("", i, a) for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)
         ]
         for keyword, position, value in passed:
-            if isinstance(value, ast.Name) and value.id in self.amp_names:
+            if isinstance(value, ast.Name) and self._is_amp(value.id):
                 self.s.amp_arguments.append(
                     AmpArgument(node.func.id, module, name, keyword, position, node.lineno, self.owner)
                 )

@@ -50,6 +50,15 @@ _NOT_FORWARD = frozenset(
 )
 
 
+#: the statements that leave a block
+_JUMPS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def _jumps(stmt: Any) -> bool:
+    """Whether ``stmt`` holds a return, raise, continue or break, at any depth."""
+    return any(isinstance(sub, _JUMPS) for sub in walk(stmt))
+
+
 def _reads(stmt: Any, names: set) -> bool:
     """Whether ``stmt`` mentions one of ``names`` (``out``, ``self.out``)."""
     return any(isinstance(n, (cst.Name, cst.Attribute)) and code_of(n) in names for n in walk(stmt))
@@ -123,8 +132,17 @@ class AutocastPlacement(AmpRule):
             return False
         if not isinstance(stmt, (cst.SimpleStatementLine, cst.If)):
             return True
+        return cls._nests_or_steps(stmt) or _jumps(stmt)
+
+    @staticmethod
+    def _nests_or_steps(stmt: cst.BaseStatement, nests: bool = True) -> bool:
+        """Whether ``stmt`` holds a definition or ``yield``, or calls a step or a backward, or
+        (with ``nests``) holds a loop, ``with`` or ``try``."""
+        kinds: Tuple[type, ...] = (cst.FunctionDef, cst.ClassDef, cst.Yield)
+        if nests:
+            kinds += (cst.For, cst.While, cst.With, cst.Try)
         for sub in walk(stmt):
-            if isinstance(sub, (cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)):
+            if isinstance(sub, kinds):
                 return True
             if (
                 isinstance(sub, cst.Call)
@@ -132,9 +150,44 @@ class AutocastPlacement(AmpRule):
                 and sub.func.attr.value in _BARRIER_CALLS
             ):
                 return True
-            if isinstance(sub, (cst.Return, cst.Raise, cst.Continue, cst.Break, cst.Yield)):
-                return True
         return False
+
+    @classmethod
+    def _is_bystander(cls, stmt: cst.BaseStatement, loss_texts: set) -> bool:
+        """A statement between the loss and its scale_loss that leaves both alone: metrics
+        under ``torch.no_grad()``, a logging loop.  It binds none of the loss (no assignment,
+        loop or ``with ... as`` target, ``del``), steps nothing, calls no backward, defines
+        nothing and never leaves (no return, raise, continue, break); it stays where it is,
+        outside the autocast region."""
+        if cls._nests_or_steps(stmt, nests=False) or _jumps(stmt):
+            return False
+        bound = set(assigned_names(stmt))
+        for sub in walk(stmt):
+            targets: List[Any] = []
+            if isinstance(sub, cst.For):
+                targets = [sub.target]
+            elif isinstance(sub, cst.WithItem) and sub.asname is not None:
+                targets = [sub.asname.name]
+            elif isinstance(sub, cst.Del):
+                targets = [sub.target]
+            bound.update(code_of(n) for t in targets for n in walk(t) if isinstance(n, (cst.Name, cst.Attribute)))
+        return not bound & loss_texts
+
+    @classmethod
+    def _is_exit_guard(cls, stmt: cst.BaseStatement, loss_texts: set) -> bool:
+        """``if not torch.isfinite(loss): return``, ``if loss is None: continue``: an ``if``
+        without ``else`` that only leaves (its last statement returns, raises, continues or
+        breaks), calls no step or backward and assigns none of the loss.  It may stand between
+        the loss computation and its scale_loss (it stays outside the autocast region), or
+        between the forward pass and the last statement that changes the loss (it goes inside:
+        leaving a ``with`` closes the autocast); either way the scale_loss is skipped on that
+        path, as under apex."""
+        if not isinstance(stmt, cst.If) or stmt.orelse is not None or not isinstance(stmt.body, cst.IndentedBlock):
+            return False
+        last = stmt.body.body[-1] if stmt.body.body else None
+        if not isinstance(last, cst.SimpleStatementLine) or not isinstance(last.body[-1], _JUMPS):
+            return False
+        return not assigned_names(stmt) & loss_texts and not cls._nests_or_steps(stmt)
 
     @staticmethod
     def _is_plain_with_block(stmt: cst.With) -> bool:
@@ -339,7 +392,12 @@ class AutocastPlacement(AmpRule):
             for j in range(index - 1, -1, -1):
                 if assigned_names(body[j]) & loss_texts and self._switched_autocast(body[j]) is not None:
                     return [[body[j]]]  # already under an autocast, switched for another path
+                if self._is_exit_guard(body[j], loss_texts) or self._is_bystander(body[j], loss_texts):
+                    continue
                 if self._is_barrier(body[j]):
+                    branches = self._branch_spans(body[j], loss_texts, info)
+                    if branches is not None:
+                        return branches
                     blocked = True
                     break
                 if assigned_names(body[j]) & loss_texts:
@@ -364,7 +422,7 @@ class AutocastPlacement(AmpRule):
         models = self._model_texts(info)
         start = None
         for j in range(end, -1, -1):
-            if j != end and self._is_barrier(body[j]):
+            if j != end and self._is_barrier(body[j]) and not self._is_exit_guard(body[j], loss_texts):
                 break
             if self._is_model_call(body[j], models, via_args=j == end):
                 start = j
@@ -372,6 +430,55 @@ class AutocastPlacement(AmpRule):
             return self._split_spans(body, end, models)
         members = self._unplanned(body[start : end + 1])
         return None if members is None else [members]
+
+    def _branch_spans(self, chain: Any, loss_texts: set, info: AmpFile) -> Optional[List[List[Any]]]:
+        """``if with_apex: loss = model(x)`` / ``else: with autocast(): loss = model(x)``: an
+        if/elif/else each branch of which computes the loss.  A branch that computes it under an
+        autocast already is left alone (its switch widened when it has one,
+        ``_switched_autocast``); each other branch's forward pass is a span of its own, wrapped
+        under the scaler's switch, so autocast runs exactly where the GradScaler does.  None when
+        ``chain`` is no such if: no ``else`` (a path keeps the loss from before), a jump, a step
+        or a backward in it, or a branch whose forward pass is not found."""
+        if not isinstance(chain, cst.If) or not assigned_names(chain) & loss_texts:
+            return None
+        if self._nests_or_steps(chain, nests=False) or _jumps(chain):
+            return None
+        blocks: List[Any] = []
+        link: Any = chain
+        while isinstance(link, cst.If):
+            blocks.append(link.body)
+            link = link.orelse
+        if not isinstance(link, cst.Else):
+            return None
+        blocks.append(link.body)
+        models = self._model_texts(info)
+        spans: List[List[Any]] = []
+        for block in blocks:
+            stmts: List[Any] = list(block.body) if isinstance(block, cst.IndentedBlock) else []
+            end = next((k for k in range(len(stmts) - 1, -1, -1) if assigned_names(stmts[k]) & loss_texts), None)
+            if end is None:
+                return None
+            last = stmts[end]
+            if isinstance(last, cst.With) and any(
+                code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] == "autocast"
+                for i in last.items
+            ):
+                if self._switched_autocast(last) is not None:
+                    spans.append([last])
+                continue
+            if self._is_barrier(last):
+                return None
+            start = None
+            for k in range(end, -1, -1):
+                if k != end and self._is_barrier(stmts[k]):
+                    break
+                if self._is_model_call(stmts[k], models, via_args=k == end):
+                    start = k
+            members = None if start is None else self._unplanned(stmts[start : end + 1])
+            if members is None:
+                return None
+            spans.append(members)
+        return spans or None
 
     def _unplanned(self, members: List[Any]) -> Optional[List[Any]]:
         """``members``, unless another edit already covers some of them (a span planned for

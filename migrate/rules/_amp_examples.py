@@ -149,6 +149,59 @@ class Trainer:
         return loss.item()
 """
 
+#: a linear model's loop with statements between its loss and its scale_loss (two examples)
+BETWEEN_LOSS_AND_SCALE_LOSS = """\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for {loop}:
+    logits = model(x)
+    loss = torch.nn.functional.cross_entropy(logits, y)
+{between}    optimizer.zero_grad()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+"""
+
+#: BETWEEN_LOSS_AND_SCALE_LOSS migrated: the statements between stay after the autocast region
+BETWEEN_LOSS_AND_SCALE_LOSS_MIGRATED = """\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda")
+for {loop}:
+    with torch.autocast("cuda", dtype=torch.float16):
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+{between}    optimizer.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+"""
+
+#: an if that only leaves, and statements that leave the loss alone (metrics, logging)
+EXIT_GUARD = dict(
+    loop="step, (x, y) in enumerate(loader)",
+    between="""\
+    if not torch.isfinite(loss):
+        print("skipping a batch with a non-finite loss at step", step)
+        continue
+""",
+)
+METRICS = dict(
+    loop="x, y in loader",
+    between="""\
+    with torch.no_grad():
+        accuracy = (logits.argmax(dim=1) == y).float().mean()
+    for meter, value in ((loss_meter, loss), (accuracy_meter, accuracy)):
+        meter.update(value.item(), x.size(0))
+""",
+)
+
 EXAMPLES: List[Example] = [
     Example(
         "opt-level-literal",
@@ -2711,6 +2764,81 @@ class Task:
             'APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX301', 'APX311',
             'APX401', 'APX402', 'APX901', 'APX902',
         ),
+    ),
+    Example(
+        # an if that only leaves the loop (or the function) between the loss and its
+        # scale_loss stays where it is, outside the autocast region: the forward pass before it
+        # is still found
+        "exit-guard-between-loss-and-scale-loss",
+        before=BETWEEN_LOSS_AND_SCALE_LOSS.format(**EXIT_GUARD),
+        after=BETWEEN_LOSS_AND_SCALE_LOSS_MIGRATED.format(**EXIT_GUARD),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # metrics under torch.no_grad() and a logging loop between the loss and its scale_loss
+        # leave the loss alone: they stay outside the autocast region, the forward pass before
+        # them is still found
+        "metrics-between-loss-and-scale-loss",
+        before=BETWEEN_LOSS_AND_SCALE_LOSS.format(**METRICS),
+        after=BETWEEN_LOSS_AND_SCALE_LOSS_MIGRATED.format(**METRICS),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the loss computed in an if/else, the native branch already under autocast: the apex
+        # branch's forward pass gets an autocast of its own, the native one's switch is
+        # widened (a no-op where the apex scaler is off), the GradScaler takes a free name
+        "apex-branch-beside-native-autocast",
+        before="""\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda", enabled=args.native_amp)
+if args.apex_amp:
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    optimizer.zero_grad()
+    if args.apex_amp:
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    else:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=args.native_amp):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+    if args.apex_amp:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+    else:
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        after="""\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda", enabled=args.native_amp)
+use_amp = args.apex_amp
+grad_scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+for x, y in loader:
+    optimizer.zero_grad()
+    if args.apex_amp:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+    else:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=args.native_amp or use_amp):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+    if args.apex_amp:
+        grad_scaler.scale(loss).backward()
+        grad_scaler.step(optimizer)
+        grad_scaler.update()
+    else:
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
 ]
 

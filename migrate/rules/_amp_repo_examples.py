@@ -113,6 +113,41 @@ class Detector(torch.nn.Module):
         return dict(loss=self(**data))
 """
 
+#: a launcher that initializes and a Trainer that imports apex.amp in ``__init__`` but scales
+#: in ``fit`` (before and after differ in the imports and the launcher's TODO only)
+AMP_IMPORTED_IN_ANOTHER_METHOD = """\
+# file: train.py
+import torch
+
+from trainer import Trainer
+
+
+def main(args):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+{launcher_import}        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    Trainer(model, optimizer, fp16=args.fp16).fit(load_batches())
+# file: trainer.py
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16=False):
+        self.model, self.optimizer, self.fp16 = model, optimizer, fp16
+{trainer_import}
+    def fit(self, batches):
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+            if self.fp16:
+                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            self.optimizer.step()
+"""
+
 REPOSITORY_EXAMPLES: List[Example] = [
     # DLE-GNMT's shape: the trainer computes the loss and hands it to a stepper object of another
     # file (kept on self) that scales it: autocast goes around the trainer's forward pass
@@ -2061,5 +2096,23 @@ class Task:
             self.scaler.update()
 """,
         codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX228", "APX301", "APX321"),
+    ),
+    Example(
+        # apex.amp imported inside __init__ is bound there only: the class's other methods do
+        # not see it, so their amp.scale_loss is no site and no scaler is handed to the class
+        # (it would not take one); the launcher keeps apex.amp semantics
+        "amp-imported-in-another-method",
+        before=AMP_IMPORTED_IN_ANOTHER_METHOD.format(
+            launcher_import="        from apex import amp\n",
+            trainer_import="        if fp16:\n"
+            "            from apex import amp  # bound in __init__ only: fit() below cannot see it\n",
+        ),
+        after=AMP_IMPORTED_IN_ANOTHER_METHOD.format(
+            launcher_import="        from apexcompat import amp\n"
+            "        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;\n"
+            "        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n",
+            trainer_import="",
+        ),
+        codes=("APX101", "APX102", "APX220"),
     ),
 ]

@@ -9,7 +9,8 @@ loss-scaler settings in a stepper class of another file that scales the loss its
 task configured by a dict beside a native branch, apex.amp kept by a helper class and read for its
 master params, a task that steps an optimizer wrapper holding the optimizer apex scales for, mmcv's
 runner handed to a registered optimizer hook and a runner subclass, a forward pass before the
-branches that compute and scale the loss).  Once per module:
+branches that compute and scale the loss, an if that only returns between the loss and its
+scale_loss, apex beside native mixed precision in one loop).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -186,6 +187,20 @@ LAYOUTS: Dict[str, dict] = {
                                       metric="loss", native=[], fallbacks=[],
                                       branches={"accumulate": ["--accumulation-steps", "2"],
                                                 "noclip": ["--clip-grad", "0"]}),
+    # early one-stage detector shape: the loop in engine.py multiplies the loss by the world
+    # size and returns on a non-finite loss (an if that only leaves) between the loss and its
+    # scale_loss: autocast goes around the forward and the loss arithmetic, the guard stays
+    # after it; the launcher turns mixed precision on when apex imports; the other branches:
+    # gradient accumulation, the loss scaled by a world size of 2
+    "r19_exit_guard": dict(launcher="train.py", amp=[], fp32=["--fp32"], steps=24, metric="loss", native=[],
+                           fallbacks=[],
+                           branches={"accumulate": ["--accumulate", "2"], "world": ["--world-size", "2"]}),
+    # apex and native mixed precision side by side (--amp-impl): the loss from an if/else whose
+    # native branch already runs under autocast: the apex branch's forward gets an autocast of
+    # its own, the native branch's switch is widened (off there), the GradScaler takes a free
+    # name; the other branch: the native implementation, which must train as before
+    "r20_apex_beside_native": dict(launcher="train.py", amp=[], fp32=["--fp32"], steps=24, metric="loss",
+                                   native=[], fallbacks=[], branches={"native": ["--amp-impl", "native"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)

@@ -212,3 +212,208 @@ def test_forward_wrapped_for_one_branch_is_not_asked_for_by_the_other():
     assert text.count("torch.autocast(") == 1
     assert TODO_PREFIX not in text
     assert "APX210" not in [f.code for f in result.all_findings()]
+
+
+# --- sweep: an exit guard between the loss and its scale_loss ---------------------------------
+
+GUARDED = """\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, fp16, world_size):
+    if fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in batches:
+        out = model(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+        if world_size > 1:
+            loss *= world_size
+        {guard}
+        if fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("leave", ["return out", "raise RuntimeError(loss)", "continue", "break"])
+def test_forward_before_an_if_that_only_leaves_is_wrapped(leave):
+    result = migrate(
+        GUARDED.format(guard=f"if not torch.isfinite(loss):\n            print(loss)\n            {leave}")
+    )
+    text = result.new.decode()
+    assert manual(result) == []
+    # the forward pass and the loss arithmetic under autocast, the guard after it, unwrapped
+    assert "enabled=fp16):\n            out = model(x)\n" in text, text
+    assert "                loss *= world_size\n        if not torch.isfinite(loss):\n" in text, text
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        # the guard steps the optimizer, assigns the loss, or has an else: not a plain exit
+        "if not torch.isfinite(loss):\n            optimizer.step()\n            continue",
+        "if not torch.isfinite(loss):\n            loss = out.sum()\n            continue",
+        "if not torch.isfinite(loss):\n            continue\n        else:\n            print(loss)",
+    ],
+)
+def test_an_if_that_does_more_than_leave_still_stops_the_search(guard):
+    result = migrate(GUARDED.format(guard=guard))
+    assert "APX210" in manual(result) or "APX220" in manual(result), result.new.decode()
+
+
+GUARD_BEFORE_LOSS_ARITHMETIC = """\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, batch_size):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in batches:
+        out = model(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+        if not torch.isfinite(loss):
+            return None
+        loss *= batch_size / 64
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+"""
+
+
+def test_an_if_that_only_leaves_between_the_forward_and_the_last_loss_change_goes_inside_the_autocast():
+    result = migrate(GUARD_BEFORE_LOSS_ARITHMETIC)
+    text = result.new.decode()
+    assert manual(result) == []
+    assert (
+        '        with torch.autocast("cuda", dtype=torch.float16):\n'
+        "            out = model(x)\n"
+        "            loss = torch.nn.functional.mse_loss(out, y)\n"
+        "            if not torch.isfinite(loss):\n"
+        "                return None\n"
+        "            loss *= batch_size / 64\n"
+        "        scaler.scale(loss).backward()\n"
+    ) in text, text
+
+
+BYSTANDERS = """\
+import torch
+from apex import amp
+
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    out = model(x)
+    loss = criterion(out, y)
+    {between}
+    optimizer.zero_grad()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "with torch.no_grad():\n        acc = (out.argmax(1) == y).float().mean()",
+        "for meter in meters:\n        meter.update(loss.item())",
+        "try:\n        log(loss.item())\n    except OSError:\n        pass",
+    ],
+    ids=["no-grad-metrics", "logging-loop", "try-log"],
+)
+def test_statements_that_leave_the_loss_alone_stay_outside_the_autocast(between):
+    result = migrate(BYSTANDERS.format(between=between))
+    text = result.new.decode()
+    assert manual(result) == []
+    assert (
+        '    with torch.autocast("cuda", dtype=torch.float16):\n'
+        "        out = model(x)\n"
+        "        loss = criterion(out, y)\n"
+        f"    {between.splitlines()[0]}\n"
+    ) in text, text
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        # rebinds the loss, jumps (even within its own loop: kept simple), steps or calls a
+        # backward: the search stops there
+        "for loss in [loss * 2]:\n        pass",
+        "with torch.no_grad() as loss:\n        pass",
+        "for meter in meters:\n        if meter.full:\n            break",
+        "with torch.no_grad():\n        out.sum().backward()",
+        "for sub in extra:\n        sub.optimizer.step()",
+    ],
+    ids=["loop-target", "with-target", "break", "backward", "step"],
+)
+def test_statements_that_touch_the_loss_or_the_step_still_stop_the_search(between):
+    result = migrate(BYSTANDERS.format(between=between))
+    assert {"APX210", "APX220"} & set(manual(result)), result.new.decode()
+
+
+# --- sweep: the loss computed in an if/else beside a native autocast branch ---------------------
+
+BRANCHES = """\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, with_apex, mixed_precision):
+    scaler = torch.amp.GradScaler("cuda", enabled=mixed_precision)
+    if with_apex:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in loader:
+{forward}
+        del x
+        if with_apex:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+"""
+
+APEX_BRANCH = "        if with_apex:\n            out = model(x)\n            loss = out.sum()\n"
+NATIVE_BRANCH = (
+    "        else:\n"
+    "            with torch.autocast('cuda', enabled=mixed_precision):\n"
+    "                loss = model(x).sum()\n"
+)
+
+
+def test_the_apex_branch_of_a_forward_if_gets_its_own_autocast():
+    result = migrate(BRANCHES.format(forward=APEX_BRANCH + NATIVE_BRANCH))
+    text = result.new.decode()
+    assert manual(result) == [], text
+    assert (
+        "        if with_apex:\n"
+        '            with torch.autocast("cuda", dtype=torch.float16, enabled=with_apex):\n'
+        "                out = model(x)\n"
+        "                loss = out.sum()\n"
+    ) in text, text
+    # the native branch keeps its autocast, on wherever the apex scaler is too
+    assert "enabled=mixed_precision or with_apex):\n                loss = model(x).sum()\n" in text, text
+
+
+@pytest.mark.parametrize(
+    "forward",
+    [
+        # no else (on that path the loss would come from before the if), in an if that holds
+        # a with (a plain if is wrapped whole)
+        "        if with_apex:\n            with torch.no_grad():\n                pass\n"
+        "            loss = model(x).sum()\n",
+        # a branch with no model call, a branch that steps, a branch that leaves
+        APEX_BRANCH + "        else:\n            for _ in range(1):\n                loss = y.sum()\n",
+        APEX_BRANCH + NATIVE_BRANCH + "            optimizer.step()\n",
+        APEX_BRANCH + NATIVE_BRANCH + "            continue\n",
+    ],
+    ids=["no-else", "no-model-call", "steps", "leaves"],
+)
+def test_a_forward_if_that_is_not_one_loss_per_branch_still_stops_the_search(forward):
+    result = migrate(BRANCHES.format(forward=forward))
+    assert {"APX210", "APX220"} & set(manual(result)), result.new.decode()

@@ -144,6 +144,30 @@ def test_the_index_reads_amp_sites_calls_and_escaping_names(tmp_path):
     assert summary.functions == {"main"} and summary.classes == {"Trainer"}
 
 
+def test_an_amp_imported_in_a_function_is_seen_there_and_in_its_nested_functions_only():
+    source = textwrap.dedent(
+        """\
+        class Trainer:
+            def __init__(self, model, optimizer):
+                from apex import amp
+                self.model, self.optimizer = amp.initialize(model, optimizer)
+
+                def backward(loss):
+                    with amp.scale_loss(loss, self.optimizer) as scaled:
+                        scaled.backward()
+
+            def fit(self, loss):
+                with amp.scale_loss(loss, self.optimizer) as scaled:
+                    scaled.backward()
+        """
+    ).encode()
+    summary = summarise("/r/x.py", "x.py", source)
+    assert [(s.member, s.method, s.line) for s in summary.amp_sites] == [
+        ("initialize", "__init__", 4),
+        ("scale_loss", "__init__", 7),
+    ]
+
+
 _INIT = "model, opt = amp.initialize(model, opt, {})"
 
 
