@@ -40,11 +40,12 @@ def test_old_api_golden(golden_path, capsys):
 
 
 def test_init_turns_o1_casting_on_for_this_thread():
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # where amp.init casts
     handle = amp.init()
     assert handle.is_active()
-    assert torch.mm(torch.rand(2, 2), torch.rand(2, 2)).dtype == torch.float16
+    assert torch.mm(torch.rand(2, 2, device=device), torch.rand(2, 2, device=device)).dtype == torch.float16
     reset_state()
-    assert torch.mm(torch.rand(2, 2), torch.rand(2, 2)).dtype == torch.float32
+    assert torch.mm(torch.rand(2, 2, device=device), torch.rand(2, 2, device=device)).dtype == torch.float32
 
 
 def test_noop_handle_scale_loss_yields_the_loss():
