@@ -17,11 +17,12 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO_ROOT / "examples"
 
 
-def _env(*extra_paths: Path) -> dict:
+def _env(*extra_paths: Path, gpu: bool = False) -> dict:
     env = dict(os.environ)
     paths = [str(p) for p in extra_paths] + [str(REPO_ROOT)]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, paths + [env.get("PYTHONPATH", "")]))
-    env["CUDA_VISIBLE_DEVICES"] = ""
+    if not gpu:
+        env["CUDA_VISIBLE_DEVICES"] = ""
     return env
 
 
@@ -89,6 +90,38 @@ def test_apex_script_migrates_runs_and_resumes_an_apex_checkpoint(tmp_path: Path
     resumed = _losses(_run([str(sample / "train.py"), "--epochs", "2", "--resume", str(checkpoint)], tmp_path, _env()))
     assert len(resumed) == 2, resumed
     assert resumed[0] < apex_losses[0] and resumed[1] < resumed[0], (apex_losses, resumed)
+
+
+def _has_cuda() -> bool:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - the docs tests run with torch installed
+        return False
+    return torch.cuda.is_available()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _has_cuda(), reason="needs a CUDA device")
+@pytest.mark.parametrize("opt_level", ["O1", "O2"])
+def test_apex_script_trains_the_same_on_cuda_before_and_after_migration(tmp_path: Path, opt_level: str):
+    """On a GPU the script picks CUDA: the original through the shim (apex alias) and its
+    native migration (torch.autocast("cuda") + GradScaler) print the same epoch losses, and
+    the native one resumes the original's apex-format checkpoint."""
+    alias = _apex_alias(tmp_path)
+    args = ["--opt-level", opt_level, "--epochs", "3"]
+    original = _losses(_run([str(EXAMPLES / "apex_script" / "train.py"), *args, "--checkpoint", "apex.pt"],
+                            tmp_path, _env(alias, gpu=True)))
+    sample = tmp_path / "apex_script"
+    shutil.copytree(EXAMPLES / "apex_script", sample, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([sys.executable, "-m", "migrate", "--allow-no-vcs", "apex_script"], cwd=tmp_path, env=_env(),
+                   capture_output=True, timeout=300, check=False)
+    assert "GradScaler" in (sample / "train.py").read_text()
+    native = _losses(_run([str(sample / "train.py"), *args], tmp_path, _env(gpu=True)))
+    assert len(original) == len(native) == 3 and native[2] < native[0], (original, native)
+    assert native == pytest.approx(original, rel=2e-3), (original, native)
+    resumed = _losses(_run([str(sample / "train.py"), "--opt-level", opt_level, "--epochs", "1", "--resume",
+                            str(tmp_path / "apex.pt")], tmp_path, _env(gpu=True)))
+    assert len(resumed) == 1 and resumed[0] < original[2], (original, resumed)
 
 
 def test_two_file_sample_migrates_natively_across_files(tmp_path: Path):
