@@ -21,6 +21,8 @@ from .optimizer_wrappers import base_texts, class_members, wrapped_attribute
 AMP_MODULES = ("apex.amp", "apexcompat.amp")
 #: amp members whose use needs the GradScaler in native code
 SCALER_MEMBERS = frozenset({"scale_loss", "state_dict", "load_state_dict"})
+#: the text whose absence from every file of a repository proves that no loss is scaled
+SCALE_LOSS_TEXT = b"scale_loss"
 #: where a name is used when it is not inside any top-level def
 MODULE_LEVEL = "<module>"
 #: context managers that do nothing when entered without arguments
@@ -118,6 +120,9 @@ class ModuleSummary:
     calls: List[CallSite] = field(default_factory=list)
     #: every identifier of the file (to choose new names that clash with nothing)
     identifiers: Set[str] = field(default_factory=set)
+    #: the text ``scale_loss`` occurs anywhere in the file (a loss may be scaled here through
+    #: some name of amp the index does not follow: ``self.amp.scale_loss``, an old-API handle)
+    names_scale_loss: bool = False
     #: names referenced other than as a callee (passed on, stored, decorated, subclassed);
     #: after ``summarise``, only the file's own top-level defs and its imported names
     escaping: Set[str] = field(default_factory=set)
@@ -619,7 +624,7 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
         tree = ast.parse(source, filename=shown)
     except (SyntaxError, ValueError):
         return None
-    summary = ModuleSummary(path, shown)
+    summary = ModuleSummary(path, shown, names_scale_loss=SCALE_LOSS_TEXT in source)
     _Reader(summary).visit(tree)
     _functions(tree, summary)
     summary.framework = read_framework_facts(tree, summary.imports)

@@ -112,6 +112,9 @@ class InitSite:
     #: ``cfg`` of ``amp.initialize(model, optimizer, **cfg)``: the options come from a
     #: mapping at run time (opt level, enabled, loss_scale are read from it there)
     options: Optional[cst.BaseExpression] = None
+    #: a training initialize no ``scale_loss`` of the repository follows (apex trained
+    #: unscaled): its models' forward passes get autocast, no GradScaler is created
+    unscaled: bool = False
 
 
 @dataclass(eq=False, repr=False)
@@ -1085,6 +1088,20 @@ def _old_api_uses(rule, module: cst.Module, handles: Dict[str, InitSite], info: 
             info.blockers.append(Blocker(node, f"the old amp handle {node.value} is used for more than scale_loss"))
 
 
+def _unscaled_refusal(init: InitSite, info: AmpFile) -> Optional[str]:
+    """Why the initialize of a repository that scales no loss cannot become autocast around
+    its models' forward passes (None: it can).  Each model must be a name or attribute whose
+    ``forward`` can be replaced, and nothing else of the file may need apex's loss scaler."""
+    nothing = "no file of the repository calls amp.scale_loss, so apex trained this model without loss scaling"
+    odd = [m for m in init.models if not isinstance(m, (cst.Name, cst.Attribute))]
+    if odd or not init.models:
+        return f"{nothing}; but the model {code_of(odd[0]) if odd else '(none)'} is not a name whose forward can be wrapped"
+    kinds = sorted({n.kind for n in info.needs if n.kind != "master_params"})
+    if kinds:
+        return f"{nothing}; but this file still uses apex's loss scaler ({', '.join(kinds)})"
+    return None
+
+
 def _check_layout(rule, info: AmpFile) -> None:
     """Decide the scaler's home and how it reaches every site; record blockers."""
     parents = rule.parents
@@ -1119,6 +1136,11 @@ def _check_layout(rule, info: AmpFile) -> None:
             if note is None:
                 return
         elsewhere = "no amp.scale_loss in this file: the losses are scaled elsewhere"
+        if note == elsewhere and info.plan is not None and info.plan.nothing_scaled:
+            note = _unscaled_refusal(training[0], info)
+            if note is None:
+                training[0].unscaled = True
+                return
         if note in (None, elsewhere) and info.plan is not None:
             note = info.plan.note_for(SCALED_ELSEWHERE) or note
         for init in training:
