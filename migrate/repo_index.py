@@ -10,7 +10,9 @@ imported functions and classes each definition calls.  The cross-file plan
 from __future__ import annotations
 
 import ast
+import io
 import os
+import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -122,7 +124,7 @@ class ModuleSummary:
     identifiers: Set[str] = field(default_factory=set)
     #: the text ``scale_loss`` occurs anywhere in the file (a loss may be scaled here through
     #: some name of amp the index does not follow: ``self.amp.scale_loss``, an old-API handle)
-    names_scale_loss: bool = False
+    scale_loss_named: bool = False
     #: names referenced other than as a callee (passed on, stored, decorated, subclassed);
     #: after ``summarise``, only the file's own top-level defs and its imported names
     escaping: Set[str] = field(default_factory=set)
@@ -617,6 +619,22 @@ def _functions(tree: ast.Module, summary: ModuleSummary) -> None:
         summary.parameter_uses[stmt.name] = _parameter_uses(func, parents, kept)  # type: ignore[attr-defined]
 
 
+def names_scale_loss(source: bytes) -> bool:
+    """Whether the code of ``source`` (not its comments) names ``scale_loss``, as a name,
+    an attribute or inside a string (``getattr(amp, "scale_loss")``); True when it cannot
+    be read, so that nothing is taken as unscaled on a guess."""
+    if SCALE_LOSS_TEXT not in source:
+        return False
+    word = SCALE_LOSS_TEXT.decode()
+    try:
+        for token in tokenize.tokenize(io.BytesIO(source).readline):
+            if token.type in (tokenize.NAME, tokenize.STRING) and word in token.string:
+                return True
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return True
+    return False
+
+
 def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     """The summary of one file, or None when the stdlib parser rejects it (the engine
     reports that file's parse error itself)."""
@@ -624,7 +642,7 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
         tree = ast.parse(source, filename=shown)
     except (SyntaxError, ValueError):
         return None
-    summary = ModuleSummary(path, shown, names_scale_loss=SCALE_LOSS_TEXT in source)
+    summary = ModuleSummary(path, shown, scale_loss_named=names_scale_loss(source))
     _Reader(summary).visit(tree)
     _functions(tree, summary)
     summary.framework = read_framework_facts(tree, summary.imports)

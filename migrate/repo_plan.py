@@ -27,10 +27,10 @@ from .repo_index import (
     MODULE_LEVEL,
     SAME_OBJECT,
     SCALER_MEMBERS,
-    SCALE_LOSS_TEXT,
     STATE_USES,
     ModuleResolver,
     ModuleSummary,
+    names_scale_loss,
     summarise,
 )
 
@@ -594,9 +594,9 @@ def build_plan(
 def _mark_nothing_scaled(
     plan: RepoPlan, by_path: Dict[str, ModuleSummary], launchers: Set[str], others: Sequence[Tuple[str, str, bytes]]
 ) -> None:
-    """Tell the launchers of no component when no file of the repository (with apex or
-    without) contains the text ``scale_loss``: then no loss of their initialize is scaled."""
-    if any(s.names_scale_loss for s in by_path.values()) or any(SCALE_LOSS_TEXT in src for _p, _s, src in others):
+    """Tell the launchers of no component when the code of no file of the repository (with
+    apex or without) names ``scale_loss``: then no loss of their initialize is scaled."""
+    if any(s.scale_loss_named for s in by_path.values()) or any(names_scale_loss(src) for _p, _s, src in others):
         return
     for path in sorted(launchers):
         current = plan.files.get(path, FilePlan())

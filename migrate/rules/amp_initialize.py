@@ -916,6 +916,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 )
             )
         self.report(site.call, "APX229", message, fixed=True, severity="warning")
+        for name in INIT_PARAMS:
+            value = _param(site.call, name, INIT_PARAMS)
+            if name not in ("enabled", "opt_level") and value is not None:
+                why = "no loss is scaled and the weights stay fp32 under autocast"
+                self.report(value, "APX203", f"{name}={code_of(value)} dropped: {why}", fixed=True, severity="info")
         self._place(site, new + wraps)
 
     def _inference(self, site: InitSite, level: Optional[str], new: List[cst.BaseStatement]) -> None:
