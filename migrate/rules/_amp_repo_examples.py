@@ -2168,7 +2168,8 @@ class Task:
         ),
         after=INITIALIZE_WITHOUT_SCALE_LOSS.format(
             setup_import="from apexcompat import amp\n",
-            setup_body="        # TODO(apexcompat): no file of the repository calls amp.scale_loss, so apex trained this\n"
+            setup_body="        # TODO(apexcompat): no file of the repository calls amp.scale_loss, so apex trained "
+            "this\n"
             "        #   model without loss scaling; but this file still uses apex's loss scaler\n"
             "        #   (state_dict); this file keeps apex.amp semantics through apexcompat.amp, migrate it\n"
             "        #   by hand\n"

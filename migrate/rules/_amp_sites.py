@@ -1095,7 +1095,8 @@ def _unscaled_refusal(init: InitSite, info: AmpFile) -> Optional[str]:
     nothing = "no file of the repository calls amp.scale_loss, so apex trained this model without loss scaling"
     odd = [m for m in init.models if not isinstance(m, (cst.Name, cst.Attribute))]
     if odd or not init.models:
-        return f"{nothing}; but the model {code_of(odd[0]) if odd else '(none)'} is not a name whose forward can be wrapped"
+        model = code_of(odd[0]) if odd else "(none)"
+        return f"{nothing}; but the model {model} is not a name whose forward can be wrapped"
     kinds = sorted({n.kind for n in info.needs if n.kind != "master_params"})
     if kinds:
         return f"{nothing}; but this file still uses apex's loss scaler ({', '.join(kinds)})"

@@ -893,10 +893,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         enabled = f", enabled={switch}" if switch else ""
         texts = [code_of(m) for m in site.models]
         device = device_type_at(self, site.stmt, texts)
-        wraps = [
-            statement(f"{t}.forward = torch.autocast({device}, dtype=torch.{self.settings.dtype}{enabled})({t}.forward)\n")
-            for t in texts
-        ]
+        autocast = f"torch.autocast({device}, dtype=torch.{self.settings.dtype}{enabled})"
+        wraps = [statement(f"{t}.forward = {autocast}({t}.forward)\n") for t in texts]
         self._kept = getattr(self, "_kept", set()) | set(new) | set(wraps)
         AddImportsVisitor.add_needed_import(self.context, "torch")
         message = (
