@@ -1159,15 +1159,16 @@ def _check_layout(rule, info: AmpFile) -> None:
         _check_steps(rule, site, info)
     needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
     home = training[0].func
+    per_method = False
     if len(training) > 1 and not _alternatives(parents, training):
-        for init in training[1:]:
-            info.blockers.append(
-                Blocker(
-                    init.call, "amp.initialize is called for training more than once; one GradScaler cannot follow both"
-                )
-            )
-        return
-    info.alternatives = len(training) > 1
+        why = _per_method_refusal(rule, training, info)
+        if why != "":
+            message = why or "amp.initialize is called for training more than once; one GradScaler cannot follow both"
+            for init in training[1:]:
+                info.blockers.append(Blocker(init.call, message))
+            return
+        per_method = True
+    info.alternatives = len(training) > 1 and not per_method
     home_cls = class_of_method(parents, home)
     if home_cls is not None and any(f is not home and class_of_method(parents, f) is home_cls for f in needy):
         info.storage = "self"
@@ -1221,8 +1222,61 @@ def _check_layout(rule, info: AmpFile) -> None:
         return  # no use in the helper itself
     if info.alternatives:
         _no_use_among_alternatives(rule, training, in_home, info)
+    elif per_method:
+        for init in training:
+            uses = [s.with_stmt for s in info.scale_losses if s.func is init.func]
+            _scaler_before_the_if(rule, init, uses + [n.node for n in info.needs if n.func is init.func], info)
     else:
         _scaler_before_the_if(rule, training[0], in_home, info)
+
+
+def _per_method_refusal(rule, inits: List[InitSite], info: AmpFile) -> Optional[str]:
+    """Initializes in different methods of one class, each method's sites its own: they
+    share ``self.<scaler>``, which each initialize re-creates as apex replaced its loss
+    scalers at every initialize.  "" when that is proven; None when the initializes are not
+    one per method of one class (the plain refusal); else the whole reason why not."""
+    parents = rule.parents
+    funcs = [init.func for init in inits if init.func is not None]
+    cls = class_of_method(parents, funcs[0]) if len(funcs) == len(inits) else None
+    if cls is None or len(set(funcs)) != len(funcs) or any(class_of_method(parents, f) is not cls for f in funcs):
+        return None
+    anchor_line = {init.func: rule.line_of(init.stmt) for init in inits}
+    methods = " and ".join(f"{f.name.value}()" for f in funcs)
+    but = f"amp.initialize is called for training in {methods} of {cls.name.value}, each could create its own "
+    but += "GradScaler, but"
+    why = _not_each_ones_own(rule, cls, anchor_line, info)
+    return f"{but} {why}" if why else ""
+
+
+def _not_each_ones_own(rule, cls: Any, anchor_line: Dict[Any, int], info: AmpFile) -> str:
+    """Why the sites of ``info`` are not each the own of one initializing method of ``cls``
+    (``anchor_line``: those methods -> the line of their initialize); "" when they are."""
+    parents = rule.parents
+    sites = [(s.with_stmt, s.func) for s in info.scale_losses] + [(n.node, n.func) for n in info.needs]
+    for node, func in sites:
+        if func in anchor_line:
+            if rule.line_of(node) < anchor_line[func]:
+                return f"a site of {func.name.value}() comes before its amp.initialize"
+            continue
+        if func is None or class_of_method(parents, func) is not cls:
+            return f"a site outside the methods of {cls.name.value} uses the scaler"
+        name = func.name.value
+        for ref in walk(rule.tree):
+            if not (isinstance(ref, cst.Name) and ref.value == name and ref is not func.name):
+                continue
+            attr, call = parents.get(ref), parents.get(parents.get(ref))
+            caller = enclosing_function(parents, ref)
+            if not (
+                isinstance(attr, cst.Attribute)
+                and attr.attr is ref
+                and isinstance(call, cst.Call)
+                and call.func is attr
+                and caller in anchor_line
+                and code_of(attr.value) == self_name(caller)
+                and rule.line_of(call) > anchor_line[caller]
+            ):
+                return f"{name}() is also called elsewhere than after the amp.initialize of one of them"
+    return ""
 
 
 def _returned_scaler(rule, inits: List[InitSite], needy: List[Any]) -> Optional[Tuple[cst.Call, List[cst.Return]]]:

@@ -11,7 +11,7 @@ master params, a task that steps an optimizer wrapper holding the optimizer apex
 runner handed to a registered optimizer hook and a runner subclass, a forward pass before the
 branches that compute and scale the loss, an if that only returns between the loss and its
 scale_loss, apex beside native mixed precision in one loop, an initialize whose repository scales no
-loss).  Once per module:
+loss, two methods of one class that each initialize and scale their own losses).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -209,6 +209,12 @@ LAYOUTS: Dict[str, dict] = {
     "r23_initialize_without_scale_loss": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                               metric="loss", native=[], fallbacks=[], scaled=False,
                                               branches={"off": ["--no-fp16"]}),
+    # NLP learner shape: find_lr() and fit() each initialize with an optimizer of their own and
+    # scale their own losses (find_lr's in a helper only it calls, after its initialize): both
+    # create self.scaler afresh where they initialized, as apex replaced its loss scaler at each
+    # initialize; fit's checkpoints carry its state; the other branch: --no-fp16
+    "r24_initialize_per_method": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                      metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
