@@ -243,6 +243,24 @@ PER_METHOD_APEX = dict(
     extra="",
 )
 
+#: a trainer that imports apex.amp in __init__ and uses it in another method
+UNBOUND_AMP = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer, self.fp16 = model, optimizer, fp16
+{import_block}
+    def step(self, loss):
+        if self.fp16:
+{todo}            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.optimizer.step()
+"""
+
 #: each initialize of INITIALIZE_PER_METHOD migrated
 PER_METHOD_SCALER = '        use_amp = self.fp16\n        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)\n'
 #: a method that calls the range test's helper without an initialize before it
@@ -2885,6 +2903,19 @@ for x, y in loader:
         scaler.update()
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # apex.amp imported inside __init__ only: step() reads a name that is not bound there,
+        # a NameError in the original as in the output; the finding says so where it fails
+        "amp-unbound-where-it-is-used",
+        before=UNBOUND_AMP.format(import_block="        if fp16:\n            from apex import amp\n", todo=""),
+        after=UNBOUND_AMP.format(
+            import_block="",
+            todo="            # TODO(apexcompat): amp.scale_loss: the name amp is bound only inside __init__() (its\n"
+            "            #   apex.amp import), so this line raises NameError when it runs, in the original too;\n"
+            "            #   import apex.amp where it is used (or keep it on self) before migrating\n",
+        ),
+        codes=("APX101", "APX234"),
     ),
     Example(
         # two methods of one class each initialize, and each one's losses are scaled only in

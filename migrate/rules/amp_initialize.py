@@ -55,6 +55,7 @@ from ._edits import (
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 from ._amp_repo_examples import REPOSITORY_EXAMPLES
 from ._amp_device import device_type_at
+from ._amp_unbound import UNBOUND_TODO, unbound_amp_uses
 from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_context_var import LIBRARY_CHECKPOINT_TODO, LIBRARY_WRAPPERS, library_checkpoint_todo
 
@@ -185,19 +186,23 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "is given instead",
         "APX225": "the runner a framework (mmcv) hands its hooks carries the GradScaler: the launcher puts it "
         "on the runner it builds, hooks and runner methods read it from there",
+        "APX234": "amp.<member> where the name amp is not bound (apex.amp imported only inside another "
+        "function): that line raises NameError, in the original too",
         "APX229": "no file of the repository scales a loss (apex trained unscaled): each initialized model's "
         "forward is wrapped in torch.autocast and no GradScaler is created",
         "APX226": "the forward passes run inside the framework, under its autocast decorator (mmcv's "
         "@auto_fp16 with fp16_enabled set), not under a torch.autocast the tool placed: check the version "
         "the finding names",
     }
-    KNOWN = {LIBRARY_CHECKPOINT_TODO: ("APX216", "warning", True)}
+    KNOWN = {LIBRARY_CHECKPOINT_TODO: ("APX216", "warning", True), UNBOUND_TODO: ("APX234", "warning", False)}
     TRIGGERS = (b"apex",)
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("apex",)
     NAMESPACES = APEX_AMP
 
     def plan(self, module: cst.Module) -> None:
+        for use, message in unbound_amp_uses(self, module):
+            self.todo(use, "APX234", message, severity="warning")
         info = analyse(self, module)
         if not info.uses_amp:
             return
