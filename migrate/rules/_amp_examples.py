@@ -1233,11 +1233,13 @@ from apexcompat import amp
 
 class Engine:
     def __init__(self, model, optimizer):
-        # TODO(apexcompat): apex.amp is passed on as a value here; its uses cannot be followed;
-        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): apex.amp is stored as self.amp here; its uses through that attribute
+        #   cannot be followed; this file keeps apex.amp semantics through apexcompat.amp,
+        #   migrate it by hand
         self.amp = amp
-        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;
-        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled through
+        #   self.amp, not followed; this file keeps apex.amp semantics through apexcompat.amp,
+        #   migrate it by hand
         self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
 
     def backward(self, loss):

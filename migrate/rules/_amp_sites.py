@@ -188,6 +188,8 @@ class AmpFile:
     #: the training initializes are alternatives (branches of one if/elif/else, never
     #: two in one run): each branch creates the scaler with its own options
     alternatives: bool = False
+    #: ``model.amp`` of ``model.amp = amp``: apex.amp kept on an object (its uses not followed)
+    stored_as: str = ""
     #: the helper that initializes returns the scaler to its one caller: that call (its
     #: assignment unpacks one more value) and the helper's returns (each returns it last)
     returned_to: Optional[cst.Call] = None
@@ -423,6 +425,10 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                 info.needs.append(Need(ref.expr, "amp_value", enclosing_function(parents, ref.expr)))
             else:
                 message = "apex.amp is passed on as a value here; its uses cannot be followed"
+                holder = _stored_on_an_object(parents, ref.expr)
+                if holder is not None:
+                    info.stored_as = holder
+                    message = f"apex.amp is stored as {holder} here; its uses through that attribute cannot be followed"
                 note = _plan_note(rule, info, ref.expr)
                 info.blockers.append(Blocker(ref.expr, f"{message} ({note})" if note else message))
         elif member == "__dict__" and _member_probe(parents, ref.expr) is not None:
@@ -1088,6 +1094,15 @@ def _old_api_uses(rule, module: cst.Module, handles: Dict[str, InitSite], info: 
             info.blockers.append(Blocker(node, f"the old amp handle {node.value} is used for more than scale_loss"))
 
 
+def _stored_on_an_object(parents, expr: Any) -> Optional[str]:
+    """``obj.attr`` when ``expr`` (apex.amp itself) is the value of ``obj.attr = amp``."""
+    assign = parents.get(expr)
+    if not (isinstance(assign, cst.Assign) and assign.value is expr and len(assign.targets) == 1):
+        return None
+    target = assign.targets[0].target
+    return code_of(target) if isinstance(target, cst.Attribute) else None
+
+
 def _unscaled_refusal(init: InitSite, info: AmpFile) -> Optional[str]:
     """Why the initialize of a repository that scales no loss cannot become autocast around
     its models' forward passes (None: it can).  Each model must be a name or attribute whose
@@ -1137,6 +1152,8 @@ def _check_layout(rule, info: AmpFile) -> None:
             if note is None:
                 return
         elsewhere = "no amp.scale_loss in this file: the losses are scaled elsewhere"
+        if note == elsewhere and info.stored_as:
+            note = f"no amp.scale_loss in this file: the losses are scaled through {info.stored_as}, not followed"
         if note == elsewhere and info.plan is not None and info.plan.nothing_scaled:
             note = _unscaled_refusal(training[0], info)
             if note is None:
