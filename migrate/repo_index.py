@@ -10,7 +10,9 @@ imported functions and classes each definition calls.  The cross-file plan
 from __future__ import annotations
 
 import ast
+import io
 import os
+import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -21,6 +23,8 @@ from .optimizer_wrappers import base_texts, class_members, wrapped_attribute
 AMP_MODULES = ("apex.amp", "apexcompat.amp")
 #: amp members whose use needs the GradScaler in native code
 SCALER_MEMBERS = frozenset({"scale_loss", "state_dict", "load_state_dict"})
+#: the text whose absence from every file of a repository proves that no loss is scaled
+SCALE_LOSS_TEXT = b"scale_loss"
 #: where a name is used when it is not inside any top-level def
 MODULE_LEVEL = "<module>"
 #: context managers that do nothing when entered without arguments
@@ -118,6 +122,9 @@ class ModuleSummary:
     calls: List[CallSite] = field(default_factory=list)
     #: every identifier of the file (to choose new names that clash with nothing)
     identifiers: Set[str] = field(default_factory=set)
+    #: the text ``scale_loss`` occurs anywhere in the file (a loss may be scaled here through
+    #: some name of amp the index does not follow: ``self.amp.scale_loss``, an old-API handle)
+    scale_loss_named: bool = False
     #: names referenced other than as a callee (passed on, stored, decorated, subclassed);
     #: after ``summarise``, only the file's own top-level defs and its imported names
     escaping: Set[str] = field(default_factory=set)
@@ -612,6 +619,22 @@ def _functions(tree: ast.Module, summary: ModuleSummary) -> None:
         summary.parameter_uses[stmt.name] = _parameter_uses(func, parents, kept)  # type: ignore[attr-defined]
 
 
+def names_scale_loss(source: bytes) -> bool:
+    """Whether the code of ``source`` (not its comments) names ``scale_loss``, as a name,
+    an attribute or inside a string (``getattr(amp, "scale_loss")``); True when it cannot
+    be read, so that nothing is taken as unscaled on a guess."""
+    if SCALE_LOSS_TEXT not in source:
+        return False
+    word = SCALE_LOSS_TEXT.decode()
+    try:
+        for token in tokenize.tokenize(io.BytesIO(source).readline):
+            if token.type in (tokenize.NAME, tokenize.STRING) and word in token.string:
+                return True
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return True
+    return False
+
+
 def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     """The summary of one file, or None when the stdlib parser rejects it (the engine
     reports that file's parse error itself)."""
@@ -619,7 +642,7 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
         tree = ast.parse(source, filename=shown)
     except (SyntaxError, ValueError):
         return None
-    summary = ModuleSummary(path, shown)
+    summary = ModuleSummary(path, shown, scale_loss_named=names_scale_loss(source))
     _Reader(summary).visit(tree)
     _functions(tree, summary)
     summary.framework = read_framework_facts(tree, summary.imports)

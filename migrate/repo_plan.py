@@ -30,6 +30,7 @@ from .repo_index import (
     STATE_USES,
     ModuleResolver,
     ModuleSummary,
+    names_scale_loss,
     summarise,
 )
 
@@ -113,6 +114,9 @@ class FilePlan:
     runner_builds: Tuple[Tuple[str, str, int], ...] = ()
     #: in the launcher: why its forward passes run under autocast (the framework's decorator)
     framework_autocast: str = ""
+    #: in a launcher: no file of the repository names ``scale_loss``, so apex never scaled a
+    #: loss of its initialize (it trained unscaled): autocast without a GradScaler
+    nothing_scaled: bool = False
 
     @property
     def takes_scaler(self) -> bool:
@@ -476,6 +480,7 @@ def build_plan(
     links = _amp_links(by_path, launchers, definitions)
     if not planned and not links and not riding.carried:
         plan.add_notes(notes)
+        _mark_nothing_scaled(plan, by_path, launchers, others)
         return _with_wrappers(plan, by_path, unindexed, definitions)
 
     # components: files joined by planned calls
@@ -582,7 +587,21 @@ def build_plan(
             framework_autocast=riding.autocast.get(path, ""),
         )
     plan.add_notes(notes)
+    _mark_nothing_scaled(plan, by_path, launchers, others)
     return _with_wrappers(plan, by_path, unindexed, definitions)
+
+
+def _mark_nothing_scaled(
+    plan: RepoPlan, by_path: Dict[str, ModuleSummary], launchers: Set[str], others: Sequence[Tuple[str, str, bytes]]
+) -> None:
+    """Tell the launchers of no component when the code of no file of the repository (with
+    apex or without) names ``scale_loss``: then no loss of their initialize is scaled."""
+    if any(s.scale_loss_named for s in by_path.values()) or any(names_scale_loss(src) for _p, _s, src in others):
+        return
+    for path in sorted(launchers):
+        current = plan.files.get(path, FilePlan())
+        if current.component is None:
+            plan.files[path] = replace(current, nothing_scaled=True)
 
 
 def _with_wrappers(

@@ -202,6 +202,70 @@ METRICS = dict(
 """,
 )
 
+#: a learner whose range test and training each initialize and scale their own losses; the
+#: range test's loss is scaled in a helper method (``{extra}``: one more method, or nothing)
+INITIALIZE_PER_METHOD = """\
+import torch
+{import_line}
+
+class Learner:
+    def __init__(self, model, fp16):
+        self.model, self.fp16 = model, fp16
+
+    def lr_range_test(self, batches, lr):
+        optimizer = torch.optim.SGD(self.model.parameters(), lr=lr)
+{range_init}        for x, y in batches:
+            self._probe(optimizer, x, y)
+
+    def _probe(self, optimizer, x, y):
+        optimizer.zero_grad()
+{probe_loss}{probe_backward}{probe_step}
+    def fit(self, batches, lr):
+        optimizer = torch.optim.AdamW(self.model.parameters(), lr=lr)
+{fit_init}        for x, y in batches:
+            optimizer.zero_grad()
+{fit_loss}{fit_backward}{fit_step}{extra}"""
+
+#: the parts of INITIALIZE_PER_METHOD written with apex.amp
+PER_METHOD_APEX = dict(
+    import_line="from apex import amp\n",
+    range_init="        if self.fp16:\n"
+    "            self.model, optimizer = amp.initialize(self.model, optimizer, opt_level=\"O1\")\n",
+    probe_loss="        loss = torch.nn.functional.mse_loss(self.model(x), y)\n",
+    probe_backward="        with amp.scale_loss(loss, optimizer) as scaled_loss:\n            scaled_loss.backward()\n",
+    probe_step="        optimizer.step()\n",
+    fit_init="        if self.fp16:\n"
+    "            self.model, optimizer = amp.initialize(self.model, optimizer, opt_level=\"O1\")\n",
+    fit_loss="            loss = torch.nn.functional.mse_loss(self.model(x), y)\n",
+    fit_backward="            with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
+    "                scaled_loss.backward()\n",
+    fit_step="            optimizer.step()\n",
+    extra="",
+)
+
+#: a trainer that imports apex.amp in __init__ and uses it in another method
+UNBOUND_AMP = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer, self.fp16 = model, optimizer, fp16
+{import_block}
+    def step(self, loss):
+        if self.fp16:
+{todo}            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.optimizer.step()
+"""
+
+#: each initialize of INITIALIZE_PER_METHOD migrated
+PER_METHOD_SCALER = '        use_amp = self.fp16\n        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)\n'
+#: a method that calls the range test's helper without an initialize before it
+WARM_UP = "\n    def warm_up(self, optimizer, x, y):\n        self._probe(optimizer, x, y)\n"
+
 EXAMPLES: List[Example] = [
     Example(
         "opt-level-literal",
@@ -1169,11 +1233,13 @@ from apexcompat import amp
 
 class Engine:
     def __init__(self, model, optimizer):
-        # TODO(apexcompat): apex.amp is passed on as a value here; its uses cannot be followed;
-        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): apex.amp is stored as self.amp here; its uses through that attribute
+        #   cannot be followed; this file keeps apex.amp semantics through apexcompat.amp,
+        #   migrate it by hand
         self.amp = amp
-        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;
-        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled through
+        #   self.amp, not followed; this file keeps apex.amp semantics through apexcompat.amp,
+        #   migrate it by hand
         self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
 
     def backward(self, loss):
@@ -2839,6 +2905,64 @@ for x, y in loader:
         scaler.update()
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # apex.amp imported inside __init__ only: step() reads a name that is not bound there,
+        # a NameError in the original as in the output; the finding says so where it fails
+        "amp-unbound-where-it-is-used",
+        before=UNBOUND_AMP.format(import_block="        if fp16:\n            from apex import amp\n", todo=""),
+        after=UNBOUND_AMP.format(
+            import_block="",
+            todo="            # TODO(apexcompat): amp.scale_loss: the name amp is bound only inside __init__() (its\n"
+            "            #   apex.amp import), so this line raises NameError when it runs, in the original too;\n"
+            "            #   import apex.amp where it is used (or keep it on self) before migrating\n",
+        ),
+        codes=("APX101", "APX234"),
+    ),
+    Example(
+        # two methods of one class each initialize, and each one's losses are scaled only in
+        # it or in a helper only it calls (after its initialize): each re-creates self.scaler,
+        # as apex started a fresh loss scaler at every initialize
+        "initialize-in-two-methods-of-one-class",
+        before=INITIALIZE_PER_METHOD.format(**PER_METHOD_APEX),
+        after=INITIALIZE_PER_METHOD.format(
+            import_line="",
+            range_init=PER_METHOD_SCALER,
+            probe_loss="        with torch.autocast(\"cuda\", dtype=torch.float16, enabled=self.scaler.is_enabled()):\n"
+            "            loss = torch.nn.functional.mse_loss(self.model(x), y)\n",
+            probe_backward="        self.scaler.scale(loss).backward()\n",
+            probe_step="        self.scaler.step(optimizer)\n        self.scaler.update()\n",
+            fit_init=PER_METHOD_SCALER,
+            fit_loss="            with torch.autocast(\"cuda\", dtype=torch.float16, "
+            "enabled=self.scaler.is_enabled()):\n"
+            "                loss = torch.nn.functional.mse_loss(self.model(x), y)\n",
+            fit_backward="            self.scaler.scale(loss).backward()\n",
+            fit_step="            self.scaler.step(optimizer)\n            self.scaler.update()\n",
+            extra="",
+        ),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # ... but when the helper is also called from a method that never initialized, the
+        # scaler it would read is not proven to exist there: the reason names the helper
+        "fallback-initialize-in-two-methods-helper-called-elsewhere",
+        before=INITIALIZE_PER_METHOD.format(
+            **dict(PER_METHOD_APEX, extra=WARM_UP)
+        ),
+        after=INITIALIZE_PER_METHOD.format(
+            **dict(
+                PER_METHOD_APEX,
+                import_line="from apexcompat import amp\n",
+                fit_init="        if self.fp16:\n"
+                "            # TODO(apexcompat): amp.initialize is called for training in lr_range_test() and fit()\n"
+                "            #   of Learner, each could create its own GradScaler, but _probe() is also called\n"
+                "            #   elsewhere than after the amp.initialize of one of them; this file keeps apex.amp\n"
+                "            #   semantics through apexcompat.amp, migrate it by hand\n"
+                "            self.model, optimizer = amp.initialize(self.model, optimizer, opt_level=\"O1\")\n",
+                extra=WARM_UP,
+            )
+        ),
+        codes=("APX102", "APX220"),
     ),
 ]
 

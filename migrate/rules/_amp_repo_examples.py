@@ -141,11 +141,38 @@ class Trainer:
             self.optimizer.zero_grad()
             loss = torch.nn.functional.mse_loss(self.model(x), y)
             if self.fp16:
-                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+{fit_todo}                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
                     scaled_loss.backward()
             else:
                 loss.backward()
             self.optimizer.step()
+"""
+
+#: an initialize in a setup helper and a training loop of another file that never scales a
+#: loss (a plain ``loss.backward()``): apex trained unscaled there
+INITIALIZE_WITHOUT_SCALE_LOSS = """\
+# file: setup.py
+import torch
+{setup_import}
+
+def make_encoder(args):
+    encoder = torch.nn.Linear(16, 8).to(args.device)
+    optimizer = torch.optim.Adam(encoder.parameters(), lr=1e-3)
+    if args.mixed_precision:
+{setup_body}    return encoder, optimizer
+# file: pretrain.py
+import torch.nn.functional as F
+
+from setup import make_encoder
+
+
+def pretrain(args, pairs):
+    encoder, optimizer = make_encoder(args)
+    for a, b in pairs:
+        optimizer.zero_grad()
+        loss = 1 - F.cosine_similarity(encoder(a), encoder(b)).mean()
+        loss.backward()
+        optimizer.step()
 """
 
 REPOSITORY_EXAMPLES: List[Example] = [
@@ -2106,13 +2133,54 @@ class Task:
             launcher_import="        from apex import amp\n",
             trainer_import="        if fp16:\n"
             "            from apex import amp  # bound in __init__ only: fit() below cannot see it\n",
+            fit_todo="",
         ),
         after=AMP_IMPORTED_IN_ANOTHER_METHOD.format(
             launcher_import="        from apexcompat import amp\n"
             "        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;\n"
             "        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n",
             trainer_import="",
+            fit_todo="                # TODO(apexcompat): amp.scale_loss: the name amp is bound only inside __init__() "
+            "(its\n"
+            "                #   apex.amp import), so this line raises NameError when it runs, in the original too;\n"
+            "                #   import apex.amp where it is used (or keep it on self) before migrating\n",
         ),
-        codes=("APX101", "APX102", "APX220"),
+        codes=("APX101", "APX102", "APX220", "APX234"),
+    ),
+    Example(
+        # no file names scale_loss: apex never scaled a loss of this initialize (O1 casts only),
+        # so no GradScaler is made; the encoder's forward runs under autocast wherever it is called
+        "initialize-without-any-scale-loss",
+        before=INITIALIZE_WITHOUT_SCALE_LOSS.format(
+            setup_import="from apex import amp\n",
+            setup_body="        encoder, optimizer = amp.initialize(encoder, optimizer, opt_level=\"O1\")\n",
+        ),
+        after=INITIALIZE_WITHOUT_SCALE_LOSS.format(
+            setup_import="",
+            setup_body="        encoder.forward = torch.autocast(torch.device(args.device).type, dtype=torch.float16)"
+            "(encoder.forward)\n",
+        ),
+        codes=("APX101", "APX229"),
+    ),
+    Example(
+        # ... but a file that keeps apex's loss-scaler state needs a scaler that nothing feeds:
+        # the reason says exactly that instead of "the losses are scaled elsewhere"
+        "initialize-without-any-scale-loss-but-its-state-saved",
+        before=INITIALIZE_WITHOUT_SCALE_LOSS.format(
+            setup_import="from apex import amp\n",
+            setup_body="        encoder, optimizer = amp.initialize(encoder, optimizer, opt_level=\"O1\")\n"
+            "        torch.save(amp.state_dict(), \"amp.pt\")\n",
+        ),
+        after=INITIALIZE_WITHOUT_SCALE_LOSS.format(
+            setup_import="from apexcompat import amp\n",
+            setup_body="        # TODO(apexcompat): no file of the repository calls amp.scale_loss, so apex trained "
+            "this\n"
+            "        #   model without loss scaling; but this file still uses apex's loss scaler\n"
+            "        #   (state_dict); this file keeps apex.amp semantics through apexcompat.amp, migrate it\n"
+            "        #   by hand\n"
+            "        encoder, optimizer = amp.initialize(encoder, optimizer, opt_level=\"O1\")\n"
+            "        torch.save(amp.state_dict(), \"amp.pt\")\n",
+        ),
+        codes=("APX102", "APX220"),
     ),
 ]

@@ -112,6 +112,9 @@ class InitSite:
     #: ``cfg`` of ``amp.initialize(model, optimizer, **cfg)``: the options come from a
     #: mapping at run time (opt level, enabled, loss_scale are read from it there)
     options: Optional[cst.BaseExpression] = None
+    #: a training initialize no ``scale_loss`` of the repository follows (apex trained
+    #: unscaled): its models' forward passes get autocast, no GradScaler is created
+    unscaled: bool = False
 
 
 @dataclass(eq=False, repr=False)
@@ -185,6 +188,8 @@ class AmpFile:
     #: the training initializes are alternatives (branches of one if/elif/else, never
     #: two in one run): each branch creates the scaler with its own options
     alternatives: bool = False
+    #: ``model.amp`` of ``model.amp = amp``: apex.amp kept on an object (its uses not followed)
+    stored_as: str = ""
     #: the helper that initializes returns the scaler to its one caller: that call (its
     #: assignment unpacks one more value) and the helper's returns (each returns it last)
     returned_to: Optional[cst.Call] = None
@@ -420,6 +425,10 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                 info.needs.append(Need(ref.expr, "amp_value", enclosing_function(parents, ref.expr)))
             else:
                 message = "apex.amp is passed on as a value here; its uses cannot be followed"
+                holder = _stored_on_an_object(parents, ref.expr)
+                if holder is not None:
+                    info.stored_as = holder
+                    message = f"apex.amp is stored as {holder} here; its uses through that attribute cannot be followed"
                 note = _plan_note(rule, info, ref.expr)
                 info.blockers.append(Blocker(ref.expr, f"{message} ({note})" if note else message))
         elif member == "__dict__" and _member_probe(parents, ref.expr) is not None:
@@ -1085,6 +1094,30 @@ def _old_api_uses(rule, module: cst.Module, handles: Dict[str, InitSite], info: 
             info.blockers.append(Blocker(node, f"the old amp handle {node.value} is used for more than scale_loss"))
 
 
+def _stored_on_an_object(parents, expr: Any) -> Optional[str]:
+    """``obj.attr`` when ``expr`` (apex.amp itself) is the value of ``obj.attr = amp``."""
+    assign = parents.get(expr)
+    if not (isinstance(assign, cst.Assign) and assign.value is expr and len(assign.targets) == 1):
+        return None
+    target = assign.targets[0].target
+    return code_of(target) if isinstance(target, cst.Attribute) else None
+
+
+def _unscaled_refusal(init: InitSite, info: AmpFile) -> Optional[str]:
+    """Why the initialize of a repository that scales no loss cannot become autocast around
+    its models' forward passes (None: it can).  Each model must be a name or attribute whose
+    ``forward`` can be replaced, and nothing else of the file may need apex's loss scaler."""
+    nothing = "no file of the repository calls amp.scale_loss, so apex trained this model without loss scaling"
+    odd = [m for m in init.models if not isinstance(m, (cst.Name, cst.Attribute))]
+    if odd or not init.models:
+        model = code_of(odd[0]) if odd else "(none)"
+        return f"{nothing}; but the model {model} is not a name whose forward can be wrapped"
+    kinds = sorted({n.kind for n in info.needs if n.kind != "master_params"})
+    if kinds:
+        return f"{nothing}; but this file still uses apex's loss scaler ({', '.join(kinds)})"
+    return None
+
+
 def _check_layout(rule, info: AmpFile) -> None:
     """Decide the scaler's home and how it reaches every site; record blockers."""
     parents = rule.parents
@@ -1119,6 +1152,13 @@ def _check_layout(rule, info: AmpFile) -> None:
             if note is None:
                 return
         elsewhere = "no amp.scale_loss in this file: the losses are scaled elsewhere"
+        if note == elsewhere and info.stored_as:
+            note = f"no amp.scale_loss in this file: the losses are scaled through {info.stored_as}, not followed"
+        if note == elsewhere and info.plan is not None and info.plan.nothing_scaled:
+            note = _unscaled_refusal(training[0], info)
+            if note is None:
+                training[0].unscaled = True
+                return
         if note in (None, elsewhere) and info.plan is not None:
             note = info.plan.note_for(SCALED_ELSEWHERE) or note
         for init in training:
@@ -1136,15 +1176,16 @@ def _check_layout(rule, info: AmpFile) -> None:
         _check_steps(rule, site, info)
     needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
     home = training[0].func
+    per_method = False
     if len(training) > 1 and not _alternatives(parents, training):
-        for init in training[1:]:
-            info.blockers.append(
-                Blocker(
-                    init.call, "amp.initialize is called for training more than once; one GradScaler cannot follow both"
-                )
-            )
-        return
-    info.alternatives = len(training) > 1
+        why = _per_method_refusal(rule, training, info)
+        if why != "":
+            message = why or "amp.initialize is called for training more than once; one GradScaler cannot follow both"
+            for init in training[1:]:
+                info.blockers.append(Blocker(init.call, message))
+            return
+        per_method = True
+    info.alternatives = len(training) > 1 and not per_method
     home_cls = class_of_method(parents, home)
     if home_cls is not None and any(f is not home and class_of_method(parents, f) is home_cls for f in needy):
         info.storage = "self"
@@ -1198,8 +1239,61 @@ def _check_layout(rule, info: AmpFile) -> None:
         return  # no use in the helper itself
     if info.alternatives:
         _no_use_among_alternatives(rule, training, in_home, info)
+    elif per_method:
+        for init in training:
+            uses = [s.with_stmt for s in info.scale_losses if s.func is init.func]
+            _scaler_before_the_if(rule, init, uses + [n.node for n in info.needs if n.func is init.func], info)
     else:
         _scaler_before_the_if(rule, training[0], in_home, info)
+
+
+def _per_method_refusal(rule, inits: List[InitSite], info: AmpFile) -> Optional[str]:
+    """Initializes in different methods of one class, each method's sites its own: they
+    share ``self.<scaler>``, which each initialize re-creates as apex replaced its loss
+    scalers at every initialize.  "" when that is proven; None when the initializes are not
+    one per method of one class (the plain refusal); else the whole reason why not."""
+    parents = rule.parents
+    funcs = [init.func for init in inits if init.func is not None]
+    cls = class_of_method(parents, funcs[0]) if len(funcs) == len(inits) else None
+    if cls is None or len(set(funcs)) != len(funcs) or any(class_of_method(parents, f) is not cls for f in funcs):
+        return None
+    anchor_line = {init.func: rule.line_of(init.stmt) for init in inits}
+    methods = " and ".join(f"{f.name.value}()" for f in funcs)
+    but = f"amp.initialize is called for training in {methods} of {cls.name.value}, each could create its own "
+    but += "GradScaler, but"
+    why = _not_each_ones_own(rule, cls, anchor_line, info)
+    return f"{but} {why}" if why else ""
+
+
+def _not_each_ones_own(rule, cls: Any, anchor_line: Dict[Any, int], info: AmpFile) -> str:
+    """Why the sites of ``info`` are not each the own of one initializing method of ``cls``
+    (``anchor_line``: those methods -> the line of their initialize); "" when they are."""
+    parents = rule.parents
+    sites = [(s.with_stmt, s.func) for s in info.scale_losses] + [(n.node, n.func) for n in info.needs]
+    for node, func in sites:
+        if func in anchor_line:
+            if rule.line_of(node) < anchor_line[func]:
+                return f"a site of {func.name.value}() comes before its amp.initialize"
+            continue
+        if func is None or class_of_method(parents, func) is not cls:
+            return f"a site outside the methods of {cls.name.value} uses the scaler"
+        name = func.name.value
+        for ref in walk(rule.tree):
+            if not (isinstance(ref, cst.Name) and ref.value == name and ref is not func.name):
+                continue
+            attr, call = parents.get(ref), parents.get(parents.get(ref))
+            caller = enclosing_function(parents, ref)
+            if not (
+                isinstance(attr, cst.Attribute)
+                and attr.attr is ref
+                and isinstance(call, cst.Call)
+                and call.func is attr
+                and caller in anchor_line
+                and code_of(attr.value) == self_name(caller)
+                and rule.line_of(call) > anchor_line[caller]
+            ):
+                return f"{name}() is also called elsewhere than after the amp.initialize of one of them"
+    return ""
 
 
 def _returned_scaler(rule, inits: List[InitSite], needy: List[Any]) -> Optional[Tuple[cst.Call, List[cst.Return]]]:

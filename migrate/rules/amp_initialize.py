@@ -55,6 +55,7 @@ from ._edits import (
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 from ._amp_repo_examples import REPOSITORY_EXAMPLES
 from ._amp_device import device_type_at
+from ._amp_unbound import UNBOUND_TODO, unbound_amp_uses
 from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_context_var import LIBRARY_CHECKPOINT_TODO, LIBRARY_WRAPPERS, library_checkpoint_todo
 
@@ -185,17 +186,23 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "is given instead",
         "APX225": "the runner a framework (mmcv) hands its hooks carries the GradScaler: the launcher puts it "
         "on the runner it builds, hooks and runner methods read it from there",
+        "APX234": "amp.<member> where the name amp is not bound (apex.amp imported only inside another "
+        "function): that line raises NameError, in the original too",
+        "APX229": "no file of the repository scales a loss (apex trained unscaled): each initialized model's "
+        "forward is wrapped in torch.autocast and no GradScaler is created",
         "APX226": "the forward passes run inside the framework, under its autocast decorator (mmcv's "
         "@auto_fp16 with fp16_enabled set), not under a torch.autocast the tool placed: check the version "
         "the finding names",
     }
-    KNOWN = {LIBRARY_CHECKPOINT_TODO: ("APX216", "warning", True)}
+    KNOWN = {LIBRARY_CHECKPOINT_TODO: ("APX216", "warning", True), UNBOUND_TODO: ("APX234", "warning", False)}
     TRIGGERS = (b"apex",)
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("apex",)
     NAMESPACES = APEX_AMP
 
     def plan(self, module: cst.Module) -> None:
+        for use, message in unbound_amp_uses(self, module):
+            self.todo(use, "APX234", message, severity="warning")
         info = analyse(self, module)
         if not info.uses_amp:
             return
@@ -369,6 +376,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             return
         if not site.has_optimizers and not site.old_api:
             self._inference(site, level, new)
+            return
+        if site.unscaled:
+            self._unscaled(site, level, level_node, new)
             return
         variable = self._launcher_autocast(site, info)
         if variable is not None:
@@ -871,6 +881,50 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             severity="warning",
         )
         return [f"init_scale={scale}", f"growth_interval={growth}"]
+
+    def _unscaled(
+        self, site: InitSite, level: Optional[str], level_node: Any, new: List[cst.BaseStatement]
+    ) -> None:
+        """No loss of the repository is scaled: apex trained unscaled, casting the forward
+        passes (O1).  Each model's ``forward`` is wrapped in ``torch.autocast`` where the
+        initialize stood (inside its ``if``), switched by the opt level; no GradScaler."""
+        site.anchor = site.stmt
+        self.guards[site] = []  # the wrap stays inside the ifs that chose the initialize
+        parts = self._switch_parts(site)
+        if parts is None:  # O0 or enabled=False: apex changed nothing
+            self._place(site, new)
+            return
+        switch = " and ".join(f"({text})" if paren and len(parts) > 1 else text for text, paren in parts)
+        enabled = f", enabled={switch}" if switch else ""
+        texts = [code_of(m) for m in site.models]
+        device = device_type_at(self, site.stmt, texts)
+        autocast = f"torch.autocast({device}, dtype=torch.{self.settings.dtype}{enabled})"
+        wraps = [statement(f"{t}.forward = {autocast}({t}.forward)\n") for t in texts]
+        self._kept = getattr(self, "_kept", set()) | set(new) | set(wraps)
+        AddImportsVisitor.add_needed_import(self.context, "torch")
+        message = (
+            "no file of the repository calls amp.scale_loss: apex never scaled a loss here, so no GradScaler is "
+            f"created; {', '.join(texts)} now run{'s' if len(texts) == 1 else ''} forward under torch.autocast. "
+            "Losses computed outside that forward see its float16 outputs (apex O1 ran loss functions in float32): "
+            "compute them under the same autocast or from .float() outputs"
+        )
+        if level in ("O2", "O3") or level is None:
+            message += (
+                f"; {'a run-time' if level is None else level} opt level: the weights stay fp32 under autocast"
+                + (
+                    " (apex O2 without amp.scale_loss never updated them: its fp32 master weights get gradients "
+                    "only inside scale_loss; the migrated model trains)"
+                    if level in ("O2", None)
+                    else ""
+                )
+            )
+        self.report(site.call, "APX229", message, fixed=True, severity="warning")
+        for name in INIT_PARAMS:
+            value = _param(site.call, name, INIT_PARAMS)
+            if name not in ("enabled", "opt_level") and value is not None:
+                why = "no loss is scaled and the weights stay fp32 under autocast"
+                self.report(value, "APX203", f"{name}={code_of(value)} dropped: {why}", fixed=True, severity="info")
+        self._place(site, new + wraps)
 
     def _inference(self, site: InitSite, level: Optional[str], new: List[cst.BaseStatement]) -> None:
         """No optimizers: O3 -> ``model.half()``; O1/O2 -> autocast by hand; O0 -> nothing.

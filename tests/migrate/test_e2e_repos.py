@@ -10,7 +10,8 @@ task configured by a dict beside a native branch, apex.amp kept by a helper clas
 master params, a task that steps an optimizer wrapper holding the optimizer apex scales for, mmcv's
 runner handed to a registered optimizer hook and a runner subclass, a forward pass before the
 branches that compute and scale the loss, an if that only returns between the loss and its
-scale_loss, apex beside native mixed precision in one loop).  Once per module:
+scale_loss, apex beside native mixed precision in one loop, an initialize whose repository scales no
+loss, two methods of one class that each initialize and scale their own losses).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -201,6 +202,19 @@ LAYOUTS: Dict[str, dict] = {
     # name; the other branch: the native implementation, which must train as before
     "r20_apex_beside_native": dict(launcher="train.py", amp=[], fp32=["--fp32"], steps=24, metric="loss",
                                    native=[], fallbacks=[], branches={"native": ["--amp-impl", "native"]}),
+    # self-supervised shape: models.py initializes (opt level from the command line), train.py
+    # trains with a plain loss.backward() and no file scales a loss (apex trained unscaled): the
+    # model's forward is wrapped in autocast, no GradScaler exists ('scaled': False: the
+    # checkpoints hold no amp entry); the other branch: --no-fp16, apex never set up
+    "r23_initialize_without_scale_loss": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                              metric="loss", native=[], fallbacks=[], scaled=False,
+                                              branches={"off": ["--no-fp16"]}),
+    # NLP learner shape: find_lr() and fit() each initialize with an optimizer of their own and
+    # scale their own losses (find_lr's in a helper only it calls, after its initialize): both
+    # create self.scaler afresh where they initialized, as apex replaced its loss scaler at each
+    # initialize; fit's checkpoints carry its state; the other branch: --no-fp16
+    "r24_initialize_per_method": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                      metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -375,6 +389,8 @@ def test_native_output_trains_with_an_enabled_cpu_grad_scaler(repos, name):
     imported apexcompat (blocked by the runner, so the run would have failed)."""
     _native(repos, name)
     _run(repos, "migrated", name, "resumed")
+    if not LAYOUTS[name].get("scaled", True):
+        pytest.skip(f"{name}: no loss is scaled anywhere, in the original or the migrated layout")
     states = torch.load(repos["work"] / f"migrated-{name}-resumed.ckpt.pt")["amp"]
     for state in states if isinstance(states, list) else [states]:
         assert "scale" in state and state["scale"] >= 1.0, states
@@ -419,6 +435,12 @@ def test_apex_checkpoint_written_by_the_original_resumes_in_the_migrated_layout(
     stdout = _run(repos, "migrated", name, "resumed")["stdout"]
     steps = [int(s) for s in re.findall(rf"^metric {cfg['metric']} (\d+) ", stdout, re.M)]
     assert steps == list(range(cfg["steps"] // 2, cfg["steps"])), "the resumed run did not start where the checkpoint ended"
+    if not cfg.get("scaled", True):  # apex never scaled a loss: no loss-scaler state on either side
+        assert "amp" not in torch.load(repos["work"] / f"orig-{name}-half.ckpt.pt")
+        assert "amp" not in torch.load(repos["work"] / f"migrated-{name}-resumed.ckpt.pt")
+        _assert_matches(repos, _params(repos, "migrated", name, "resumed"), _params(repos, "orig", name, "full"),
+                        name, "migrated, resumed from the original's checkpoint, vs the uninterrupted original")
+        return
     entry = torch.load(repos["work"] / f"orig-{name}-half.ckpt.pt")["amp"]
     assert set(entry) == {"loss_scaler0"} | ({"loss_scaler1"} if name == "r3_model_owned_step" else set()), entry
     # the scaler state at the end equals the uninterrupted original's: the scale rarely moves on

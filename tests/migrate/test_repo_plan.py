@@ -673,3 +673,60 @@ def test_apex_amp_given_to_a_helper_is_followed_only_when_it_only_serves_state(t
     findings = report(tmp_path, "--to", "native", "--allow-no-vcs")["findings"]
     fallback = [f["message"] for f in findings if f["code"] == "APX220"]
     assert bool(fallback) == (not given), fallback
+
+
+@pytest.mark.parametrize(
+    "source, named",
+    [
+        (b"x = 1\n", False),
+        (b"# amp.scale_loss is not called here\nx = 1\n", False),  # a comment (a TODO of ours) names nothing
+        (b"with self.amp.scale_loss(loss, opt) as s:\n    s.backward()\n", True),
+        (b"scale = getattr(amp, 'scale_loss')\n", True),
+        (b"def f(:\n    scale_loss\n", True),  # unreadable: nothing is taken as unscaled on a guess
+    ],
+)
+def test_the_index_tells_code_that_names_scale_loss(source, named):
+    from migrate.repo_index import names_scale_loss
+
+    assert names_scale_loss(source) is named
+
+
+UNSCALED_SETUP = """\
+import torch
+from apex import amp
+
+
+def build(args):
+    net = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    net, optimizer = amp.initialize(net, optimizer, opt_level="O1")
+    return net, optimizer
+"""
+
+
+def test_a_launcher_is_told_when_no_file_of_the_repository_scales_a_loss(tmp_path):
+    loop = "from setup import build\n\n\ndef run(args, x):\n    net, opt = build(args)\n    net(x).sum().backward()\n"
+    write_tree(tmp_path, {"setup.py": UNSCALED_SETUP, "loop.py": loop})
+    assert plan_for(tmp_path).files[str(tmp_path / "setup.py")].nothing_scaled
+    # a file without apex that scales through another name of amp (argus's self.amp) says otherwise
+    (tmp_path / "steps.py").write_text("def step(self, loss, opt):\n    with self.amp.scale_loss(loss, opt) as s:\n"
+                                       "        s.backward()\n")
+    summaries = [summarise(str(p), p.name, p.read_bytes()) for p in sorted(tmp_path.glob("*.py"))]
+    others = [(str(tmp_path / "steps.py"), "steps.py", (tmp_path / "steps.py").read_bytes())]
+    plan = build_plan([s for s in summaries if s and s.amp_sites], [str(tmp_path)], others)
+    assert str(tmp_path / "setup.py") not in plan.files or not plan.files[str(tmp_path / "setup.py")].nothing_scaled
+
+
+def test_an_unscaled_initialize_comes_out_native_without_a_scaler(tmp_path):
+    loop = "from setup import build\n\n\ndef run(args, x):\n    net, opt = build(args)\n    net(x).sum().backward()\n"
+    write_tree(tmp_path, {"setup.py": UNSCALED_SETUP, "loop.py": loop})
+    found = report(tmp_path, "--allow-no-vcs")
+    assert [f["code"] for f in found["findings"] if f["needs_manual_work"]] == []
+    assert "APX229" in {f["code"] for f in found["findings"]}
+    proc = run_cli(tmp_path, "--allow-no-vcs")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    setup = (tmp_path / "setup.py").read_text()
+    assert "apex" not in setup and "GradScaler" not in setup
+    assert 'net.forward = torch.autocast("cuda", dtype=torch.float16)(net.forward)' in setup
+    assert (tmp_path / "loop.py").read_text() == loop
+    assert run_cli(tmp_path, "--check").returncode == 0, "a second run has nothing left to do"

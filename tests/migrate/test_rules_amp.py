@@ -144,3 +144,38 @@ def test_initializes_that_may_both_run_keep_the_shim(choice: str) -> None:
     assert [f.message for f in result.findings if f.code == "APX220"] == [
         f"{_TWICE}; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand"
     ]
+
+
+UNBOUND_SHAPE = """\
+import torch
+{module_level}
+
+class Trainer:
+    def __init__(self, optimizer, fp16):
+        self.optimizer = optimizer
+        if fp16:
+{import_line}
+
+    def backward(self, loss):
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+"""
+
+
+@pytest.mark.parametrize(
+    "module_level, import_line, expected",
+    [
+        ("", "            from apex import amp", 1),  # bound in __init__ only: NameError in backward()
+        ("", "            from apex import amp as amp_module", 0),  # another name: amp is not apex's here
+        ("", "            global amp\n            from apex import amp", 0),  # binds the module's amp
+        ("from apex import amp\n", "            from apex import amp", 0),  # bound at module level too
+        ("amp = None\n", "            from apex import amp", 0),  # some module binding: not our call
+    ],
+)
+def test_an_amp_member_read_where_amp_is_unbound_is_reported(module_level, import_line, expected):
+    result = migrate(UNBOUND_SHAPE.format(module_level=module_level, import_line=import_line))
+    found = [f for f in result.findings if f.code == "APX234"]
+    assert len(found) == expected, result.findings
+    if expected:
+        assert found[0].line == 11 and found[0].severity == "warning" and not found[0].fixed
+        assert "bound only inside __init__()" in found[0].message and "NameError" in found[0].message
