@@ -242,10 +242,13 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
     members, outermost first in source order."""
     parents = rule.parents
     refs: List[AmpRef] = []
+    declared = globals_bound_to(module, prefix) if prefix == AMP else set()
     for node in walk(module):
         if not isinstance(node, (cst.Name, cst.Attribute)):
             continue
         names = rule.qualified_names(node)
+        if not names and isinstance(node, cst.Name) and node.value in declared and plain_read(parents, node):
+            names = {prefix}  # resolved to the module global the function's import binds
         if not names or _inside_import(parents, node):
             continue
         if isinstance(node, cst.Attribute) and any(
@@ -264,6 +267,42 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
             if member is not None:
                 refs.append(AmpRef(node, member.split(".")[0]))
     return refs
+
+
+def globals_bound_to(module: cst.Module, prefix: str) -> Set[str]:
+    """Names a function declares ``global`` and binds to apex.amp by an import in its body
+    (``from apex import amp`` then ``global amp``): Python binds the module's name, read
+    from every function, where the scope analysis, taking the statements in order, keeps
+    the import local and leaves the other reads unresolved."""
+    package, _, member = prefix.rpartition(".")
+    found: Set[str] = set()
+    for func in walk(module):
+        if not isinstance(func, cst.FunctionDef):
+            continue
+        declared = {n.name.value for g in walk(func.body) if isinstance(g, cst.Global) for n in g.names}
+        for node in walk(func.body):
+            if isinstance(node, cst.ImportFrom) and not node.relative and isinstance(node.names, Sequence):
+                if node.module is not None and code_of(node.module) == package:
+                    for alias in node.names:
+                        bound = code_of(alias.asname.name) if alias.asname else code_of(alias.name)
+                        if code_of(alias.name) == member and bound in declared:
+                            found.add(bound)
+            elif isinstance(node, cst.Import):
+                for alias in node.names:
+                    if code_of(alias.name) == prefix and alias.asname and code_of(alias.asname.name) in declared:
+                        found.add(code_of(alias.asname.name))
+    return found
+
+
+def plain_read(parents, node: cst.Name) -> bool:
+    """``node`` reads a variable: not an attribute's member, a keyword, a parameter, a
+    definition's name or an import's alias."""
+    parent = parents.get(node)
+    if isinstance(parent, cst.Attribute) and parent.attr is node:
+        return False
+    if isinstance(parent, (cst.Arg, cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.NameItem)):
+        return isinstance(parent, cst.Arg) and parent.value is node
+    return not _inside_import(parents, node)
 
 
 # --- structure helpers -----------------------------------------------------------------------
@@ -450,6 +489,10 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             info.blockers.append(Blocker(ref.expr, f"amp.{member} is used without being called here"))
         # casting hooks need no scaler; their own rule handles them
 
+    for site in info.inits:
+        stale = _guard_set_by_its_branch(rule.parents, site)
+        if stale is not None:
+            info.blockers.append(Blocker(site.call, stale))
     _old_api_uses(rule, module, handles, info)
     _module_probes(rule, module, info)
     _one_scaler_per_loss(info, wanted)
@@ -1311,6 +1354,74 @@ def outermost_if(parents, stmt: Any) -> Any:
         while isinstance(parents.get(owner), cst.If) and parents[owner].orelse is owner:
             owner = parents[owner]
         top = cur = owner
+
+
+def _assigned_texts(stmt: Any) -> Set[str]:
+    """The names and attributes (``flag``, ``self.ready``) that ``stmt`` or anything in it
+    assigns, augmented or annotated assignments and walrus targets included."""
+    out: Set[str] = set()
+    for node in walk(stmt):
+        targets: List[Any] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+            targets = [node.target]
+        while targets:
+            target = targets.pop()
+            if isinstance(target, (cst.Tuple, cst.List)):
+                targets.extend(e.value for e in target.elements)
+            elif isinstance(target, cst.StarredElement):
+                targets.append(target.value)
+            elif isinstance(target, (cst.Name, cst.Attribute)):
+                out.add(code_of(target))  # ``self.ready``, not the ``self`` it is set on
+    return out
+
+
+def _guard_set_by_its_branch(parents, site: InitSite) -> Optional[str]:
+    """Why the scaler's switch cannot be the tests around the initialize: one of them reads
+    what the branch it guards assigns (``if not self.amp_ready: ...initialize...;
+    self.amp_ready = True``, a run-once guard).  The GradScaler is created after the
+    outermost ``if`` with those tests as its switch; there the test has flipped, so the
+    scaler would be created disabled (fp32 training without a word), and on every later
+    call.  None when no test reads what its branch assigns (the initialize's own targets,
+    the same model and optimizer back, do not count)."""
+    cur: Any = site.stmt
+    while True:
+        block = parents.get(cur)
+        owner = parents.get(block) if block is not None else None
+        if isinstance(owner, cst.Else):
+            owner = parents.get(owner)
+        elif not (isinstance(owner, cst.If) and owner.body is block):
+            return None
+        chain = [owner]
+        while isinstance(parents.get(chain[0]), cst.If) and parents[chain[0]].orelse is chain[0]:
+            chain.insert(0, parents[chain[0]])
+        assigned = set()
+        for stmt in _branch_statements(owner, cur):
+            if stmt is not site.stmt:
+                assigned |= _assigned_texts(stmt)
+        for test in (link.test for link in chain):
+            read = next(
+                (code_of(n) for n in walk(test) if isinstance(n, (cst.Name, cst.Attribute)) and code_of(n) in assigned),
+                None,
+            )
+            if read is not None:
+                return (
+                    f"the test `{code_of(test)}` around amp.initialize reads {read}, which its own branch assigns "
+                    "(a run-once guard): a GradScaler created after that if with this test as its switch would be "
+                    "disabled"
+                )
+        cur = chain[0]
+
+
+def _branch_statements(owner: cst.If, cur: Any) -> List[Any]:
+    """The statements of the branch of ``owner`` that holds ``cur`` (its body or else)."""
+    block = owner.body if any(s is cur for s in owner.body.body) else None
+    if block is None and isinstance(owner.orelse, cst.Else):
+        block = owner.orelse.body
+    if block is None:
+        return [cur]
+    return list(block.body) if isinstance(block, cst.IndentedBlock) else [cur]
 
 
 def _no_use_among_alternatives(rule, inits: List[InitSite], uses: List[Any], info: AmpFile) -> None:
