@@ -490,6 +490,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         # casting hooks need no scaler; their own rule handles them
 
     for site in info.inits:
+        if not (site.has_optimizers or site.old_api):
+            continue  # no GradScaler replaces an initialize for inference
         stale = _guard_set_by_its_branch(rule.parents, site)
         if stale is not None:
             info.blockers.append(Blocker(site.call, stale))
@@ -1356,11 +1358,15 @@ def outermost_if(parents, stmt: Any) -> Any:
         top = cur = owner
 
 
-def _assigned_texts(stmt: Any) -> Set[str]:
-    """The names and attributes (``flag``, ``self.ready``) that ``stmt`` or anything in it
-    assigns, augmented or annotated assignments and walrus targets included."""
+def _assigned_texts(stmt: Any, skip: Any) -> Set[str]:
+    """The names, attributes and items (``flag``, ``self.ready``, ``state["done"]``) that
+    ``stmt`` or anything in it but ``skip`` assigns, augmented or annotated assignments and
+    walrus targets included."""
     out: Set[str] = set()
+    skipped = {id(n) for n in walk(skip)}
     for node in walk(stmt):
+        if id(node) in skipped:
+            continue
         targets: List[Any] = []
         if isinstance(node, cst.Assign):
             targets = [t.target for t in node.targets]
@@ -1372,19 +1378,21 @@ def _assigned_texts(stmt: Any) -> Set[str]:
                 targets.extend(e.value for e in target.elements)
             elif isinstance(target, cst.StarredElement):
                 targets.append(target.value)
-            elif isinstance(target, (cst.Name, cst.Attribute)):
+            elif isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)):
                 out.add(code_of(target))  # ``self.ready``, not the ``self`` it is set on
     return out
 
 
 def _guard_set_by_its_branch(parents, site: InitSite) -> Optional[str]:
     """Why the scaler's switch cannot be the tests around the initialize: one of them reads
-    what the branch it guards assigns (``if not self.amp_ready: ...initialize...;
+    what the ``if`` around it assigns (``if not self.amp_ready: ...initialize...;
     self.amp_ready = True``, a run-once guard).  The GradScaler is created after the
     outermost ``if`` with those tests as its switch; there the test has flipped, so the
     scaler would be created disabled (fp32 training without a word), and on every later
-    call.  None when no test reads what its branch assigns (the initialize's own targets,
+    call.  None when no test reads what the ``if`` assigns (the initialize's own targets,
     the same model and optimizer back, do not count)."""
+    tests: List[cst.BaseExpression] = []
+    top: Any = None
     cur: Any = site.stmt
     while True:
         block = parents.get(cur)
@@ -1392,36 +1400,42 @@ def _guard_set_by_its_branch(parents, site: InitSite) -> Optional[str]:
         if isinstance(owner, cst.Else):
             owner = parents.get(owner)
         elif not (isinstance(owner, cst.If) and owner.body is block):
-            return None
-        chain = [owner]
-        while isinstance(parents.get(chain[0]), cst.If) and parents[chain[0]].orelse is chain[0]:
-            chain.insert(0, parents[chain[0]])
-        assigned = set()
-        for stmt in _branch_statements(owner, cur):
-            if stmt is not site.stmt:
-                assigned |= _assigned_texts(stmt)
-        for test in (link.test for link in chain):
-            read = next(
-                (code_of(n) for n in walk(test) if isinstance(n, (cst.Name, cst.Attribute)) and code_of(n) in assigned),
-                None,
+            break
+        tests.append(owner.test)
+        while isinstance(parents.get(owner), cst.If) and parents[owner].orelse is owner:
+            owner = parents[owner]
+            tests.append(owner.test)
+        top = cur = owner
+    if top is None:
+        return None
+    assigned = _assigned_texts(top, skip=site.stmt)
+    for test in tests:
+        read = next((text for text in _read_texts(test) if text in assigned), None)
+        if read is not None:
+            return (
+                f"the test `{code_of(test)}` around amp.initialize reads {read}, which its own branch assigns "
+                "(a run-once guard): a GradScaler created after that if with this test as its switch would be "
+                "disabled"
             )
-            if read is not None:
-                return (
-                    f"the test `{code_of(test)}` around amp.initialize reads {read}, which its own branch assigns "
-                    "(a run-once guard): a GradScaler created after that if with this test as its switch would be "
-                    "disabled"
-                )
-        cur = chain[0]
+    return None
 
 
-def _branch_statements(owner: cst.If, cur: Any) -> List[Any]:
-    """The statements of the branch of ``owner`` that holds ``cur`` (its body or else)."""
-    block = owner.body if any(s is cur for s in owner.body.body) else None
-    if block is None and isinstance(owner.orelse, cst.Else):
-        block = owner.orelse.body
-    if block is None:
-        return [cur]
-    return list(block.body) if isinstance(block, cst.IndentedBlock) else [cur]
+def _read_texts(test: cst.BaseExpression) -> List[str]:
+    """The names and attributes ``test`` reads, ``getattr(obj, "name", ...)`` and
+    ``hasattr(obj, "name")`` as ``obj.name``."""
+    out = []
+    members = {id(n.attr) for n in walk(test) if isinstance(n, cst.Attribute)}
+    for node in walk(test):
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)) and id(node) not in members:
+            out.append(code_of(node))
+        elif (
+            isinstance(node, cst.Call)
+            and code_of(node.func) in ("getattr", "hasattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1].value, cst.SimpleString)
+        ):
+            out.append(f"{code_of(node.args[0].value)}.{node.args[1].value.evaluated_value}")
+    return out
 
 
 def _no_use_among_alternatives(rule, inits: List[InitSite], uses: List[Any], info: AmpFile) -> None:
