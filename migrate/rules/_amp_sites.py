@@ -1433,6 +1433,7 @@ def _read_texts(test: cst.BaseExpression) -> List[str]:
             and code_of(node.func) in ("getattr", "hasattr")
             and len(node.args) >= 2
             and isinstance(node.args[1].value, cst.SimpleString)
+            and isinstance(node.args[1].value.evaluated_value, str)
         ):
             out.append(f"{code_of(node.args[0].value)}.{node.args[1].value.evaluated_value}")
     return out

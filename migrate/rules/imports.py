@@ -382,7 +382,7 @@ class ImportsRule(AmpRule):
             line = self.parents.get(node)
             rest = [n for n in node.names if n.name.value != binding]
             if rest:
-                names = [n.with_changes(comma=cst.MaybeSentinel.DEFAULT) if i == len(rest) - 1 else n for i, n in enumerate(rest)]
+                names = rest[:-1] + [rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
                 self.replace_node(node, node.with_changes(names=names))
             elif isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
                 self.edits.replace(line, [])

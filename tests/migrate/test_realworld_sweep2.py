@@ -59,7 +59,12 @@ class Trainer:
         ("self.ready = False", "if not self.ready:", "self.ready = True", "self.ready"),
         ("self.ready = False", "if torch.cuda.is_available() and not self.ready:", "self.ready = True", "self.ready"),
         ("self.calls = 0", "if self.calls == 0:", "self.calls += 1", "self.calls"),
-        ("self.state = {}", "if not getattr(self, 'done', False) and self.state is not None:", "self.state = None", "self.state"),
+        (
+            "self.state = {}",
+            "if not getattr(self, 'done', False) and self.state is not None:",
+            "self.state = None",
+            "self.state",
+        ),
     ],
 )
 def test_a_test_that_its_own_branch_changes_keeps_the_file_on_the_shim(init_flag, guard, set_flag, read):
