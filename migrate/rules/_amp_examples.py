@@ -202,6 +202,46 @@ METRICS = dict(
 """,
 )
 
+#: a run-once guard around the initialize (the shim keeps it: see fallback-run-once-guard)
+RUN_ONCE_GUARD = """\
+import torch
+
+try:
+    from apex import amp
+except ImportError:
+    amp = None
+
+
+class Fitter:
+    def __init__(self, net, half):
+        self.net = net
+        self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        self.half = half
+        self.amp_ready = False
+
+    def prepare(self):
+        if self.half and not self.amp_ready:
+            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
+            self.amp_ready = True
+
+    def fit_batch(self, x, y):
+        self.prepare()
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.opt.zero_grad()
+        with amp.scale_loss(loss, self.opt) as scaled:
+            scaled.backward()
+        self.opt.step()
+        return loss.item()
+"""
+RUN_ONCE_INIT = '            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")\n'
+RUN_ONCE_TODO = """\
+            # TODO(apexcompat): the test `self.half and not self.amp_ready` around amp.initialize
+            #   reads self.amp_ready, which its own branch assigns (a run-once guard): a GradScaler
+            #   created after that if with this test as its switch would be disabled; this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+"""
+
+
 EXAMPLES: List[Example] = [
     Example(
         "opt-level-literal",
@@ -2844,70 +2884,10 @@ for x, y in loader:
         # a run-once flag in the test around the initialize, set by the branch it guards: a
         # GradScaler created after that if, switched by the same test, would always be off
         "fallback-run-once-guard",
-        before="""\
-import torch
-
-try:
-    from apex import amp
-except ImportError:
-    amp = None
-
-
-class Fitter:
-    def __init__(self, net, half):
-        self.net = net
-        self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
-        self.half = half
-        self.amp_ready = False
-
-    def prepare(self):
-        if self.half and not self.amp_ready:
-            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
-            self.amp_ready = True
-
-    def fit_batch(self, x, y):
-        self.prepare()
-        loss = torch.nn.functional.mse_loss(self.net(x), y)
-        self.opt.zero_grad()
-        with amp.scale_loss(loss, self.opt) as scaled:
-            scaled.backward()
-        self.opt.step()
-        return loss.item()
-""",
-        after="""\
-import torch
-
-try:
-    from apexcompat import amp
-except ImportError:
-    amp = None
-
-
-class Fitter:
-    def __init__(self, net, half):
-        self.net = net
-        self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
-        self.half = half
-        self.amp_ready = False
-
-    def prepare(self):
-        if self.half and not self.amp_ready:
-            # TODO(apexcompat): the test `self.half and not self.amp_ready` around amp.initialize
-            #   reads self.amp_ready, which its own branch assigns (a run-once guard): a GradScaler
-            #   created after that if with this test as its switch would be disabled; this file
-            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
-            self.amp_ready = True
-
-    def fit_batch(self, x, y):
-        self.prepare()
-        loss = torch.nn.functional.mse_loss(self.net(x), y)
-        self.opt.zero_grad()
-        with amp.scale_loss(loss, self.opt) as scaled:
-            scaled.backward()
-        self.opt.step()
-        return loss.item()
-""",
+        before=RUN_ONCE_GUARD,
+        after=RUN_ONCE_GUARD.replace("    from apex import amp\n", "    from apexcompat import amp\n").replace(
+            RUN_ONCE_INIT, RUN_ONCE_TODO + RUN_ONCE_INIT
+        ),
         codes=("APX102", "APX220"),
     ),
     Example(

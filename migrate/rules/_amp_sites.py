@@ -1343,19 +1343,29 @@ def _alternatives(parents, inits: List[InitSite]) -> bool:
     )
 
 
-def outermost_if(parents, stmt: Any) -> Any:
-    """The outermost statement holding ``stmt`` through if/elif/else branches only."""
-    top, cur = stmt, stmt
+def ifs_around(parents, stmt: Any) -> List[cst.If]:
+    """The ``if`` statements whose branches hold ``stmt``, innermost first, with the earlier
+    links of an if/elif chain (whose tests failed) after the link that holds it."""
+    found: List[cst.If] = []
+    cur = stmt
     while True:
         block = parents.get(cur)
         owner = parents.get(block) if block is not None else None
         if isinstance(owner, cst.Else):
             owner = parents.get(owner)
         elif not (isinstance(owner, cst.If) and owner.body is block):
-            return top
+            return found
+        found.append(owner)
         while isinstance(parents.get(owner), cst.If) and parents[owner].orelse is owner:
             owner = parents[owner]
-        top = cur = owner
+            found.append(owner)
+        cur = owner
+
+
+def outermost_if(parents, stmt: Any) -> Any:
+    """The outermost statement holding ``stmt`` through if/elif/else branches only."""
+    ifs = ifs_around(parents, stmt)
+    return ifs[-1] if ifs else stmt
 
 
 def _assigned_texts(stmt: Any, skip: Any) -> Set[str]:
@@ -1391,25 +1401,11 @@ def _guard_set_by_its_branch(parents, site: InitSite) -> Optional[str]:
     scaler would be created disabled (fp32 training without a word), and on every later
     call.  None when no test reads what the ``if`` assigns (the initialize's own targets,
     the same model and optimizer back, do not count)."""
-    tests: List[cst.BaseExpression] = []
-    top: Any = None
-    cur: Any = site.stmt
-    while True:
-        block = parents.get(cur)
-        owner = parents.get(block) if block is not None else None
-        if isinstance(owner, cst.Else):
-            owner = parents.get(owner)
-        elif not (isinstance(owner, cst.If) and owner.body is block):
-            break
-        tests.append(owner.test)
-        while isinstance(parents.get(owner), cst.If) and parents[owner].orelse is owner:
-            owner = parents[owner]
-            tests.append(owner.test)
-        top = cur = owner
-    if top is None:
+    ifs = ifs_around(parents, site.stmt)
+    if not ifs:
         return None
-    assigned = _assigned_texts(top, skip=site.stmt)
-    for test in tests:
+    assigned = _assigned_texts(ifs[-1], skip=site.stmt)
+    for test in (link.test for link in ifs):
         read = next((text for text in _read_texts(test) if text in assigned), None)
         if read is not None:
             return (

@@ -99,6 +99,8 @@ class ImportsRule(AmpRule):
         self.removed_trys: List[cst.CSTNode] = []
         self.dropped_stars: Set[cst.CSTNode] = set()
         self.dropped_globals: List[cst.CSTNode] = []
+        #: a ``global`` line that named the import's binding and more: what is left of it
+        self.narrowed_globals: Dict[cst.CSTNode, cst.SimpleStatementLine] = {}
         imports = self._apex_imports(module)
         for stmt in self.dropped_stars:
             self._drop_star(stmt)
@@ -380,11 +382,14 @@ class ImportsRule(AmpRule):
             if enclosing_function(self.parents, node) is not func:
                 continue
             line = self.parents.get(node)
+            if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
+                continue
             rest = [n for n in node.names if n.name.value != binding]
             if rest:
                 names = rest[:-1] + [rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
-                self.replace_node(node, node.with_changes(names=names))
-            elif isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+                self.narrowed_globals[line] = line.with_changes(body=[node.with_changes(names=names)])
+                self.edits.replace(line, [self.narrowed_globals[line]])
+            else:
                 self.edits.replace(line, [])
                 self.dropped_globals.append(line)
 
@@ -480,7 +485,7 @@ class ImportsRule(AmpRule):
             return True  # ``import apexcompat.amp`` goes in its place (apex.amp.x chains, shim)
         if owner.finalbody is not None or not all(self._catches_import_error(h) for h in owner.handlers):
             return True
-        rest = [s for s in body if s not in apex_lines and s not in self.dropped_globals]
+        rest = [self.narrowed_globals.get(s, s) for s in body if s not in apex_lines and s not in self.dropped_globals]
         if any(isinstance(small, (cst.Import, cst.ImportFrom)) for s in rest for small in small_statements(s)):
             return True  # the guard still protects another import (amp_C, a package of its own)
         set_in_body = {

@@ -10,6 +10,7 @@ import ast
 import pytest
 
 from migrate.engine import migrate_source
+from migrate.rules._amp_examples import EXAMPLES
 from migrate.settings import Settings
 
 
@@ -119,33 +120,9 @@ def test_a_branch_that_sets_nothing_its_tests_read_is_migrated(guard, set_flag):
     assert "APX220" not in codes(result)
 
 
-GLOBAL_AMP = """\
-import torch
-
-counter = 0
-
-
-class Learner:
-    def __init__(self, net, half):
-        self.net = net
-        self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
-        self.half = half
-        if half:
-            from apex import amp
-            global {declared}
-            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
-            counter = 1
-
-    def learn(self, x, y):
-        loss = self.net(x).sum()
-        self.opt.zero_grad()
-        if self.half:
-            with amp.scale_loss(loss, self.opt) as scaled:
-                scaled.backward()
-        else:
-            loss.backward()
-        self.opt.step()
-"""
+#: the documented example: ``from apex import amp`` then ``global amp`` in ``__init__``
+GLOBAL_AMP = next(e.before for e in EXAMPLES if e.id == "amp-imported-into-a-global")
+INIT_LINE = '            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")\n'
 
 
 def test_an_initialize_for_inference_under_a_flag_its_branch_sets_is_not_refused():
@@ -167,7 +144,7 @@ def _names(text: str):
 
 
 def test_amp_imported_into_a_global_is_migrated_and_the_declaration_goes_with_the_import():
-    result = migrate(GLOBAL_AMP.format(declared="amp"))
+    result = migrate(GLOBAL_AMP)
     text = result.new.decode()
     assert "apex" not in text and "global" not in text and "amp" not in _names(text)
     assert "self.scaler.scale(loss).backward()" in text and "self.scaler.step(self.opt)" in text
@@ -175,14 +152,16 @@ def test_amp_imported_into_a_global_is_migrated_and_the_declaration_goes_with_th
 
 
 def test_a_global_declaration_naming_more_keeps_the_other_names():
-    text = migrate(GLOBAL_AMP.format(declared="amp, counter")).new.decode()
+    source = "counter = 0\n" + GLOBAL_AMP.replace("global amp\n", "global amp, counter\n")
+    source = source.replace(INIT_LINE, INIT_LINE + "            counter = 1\n")
+    text = migrate(source).new.decode()
     assert "global counter\n" in text and "amp" not in _names(text)
 
 
 def test_amp_imported_into_a_global_on_the_shim_keeps_its_declaration():
-    source = GLOBAL_AMP.format(declared="amp").replace("if half:", "if half and not getattr(self, 'ready', 0):")
-    source = source.replace("            counter = 1\n", "            self.ready = 1\n")
+    source = GLOBAL_AMP.replace("if half:", "if half and not getattr(self, 'ready', 0):")
+    source = source.replace(INIT_LINE, INIT_LINE + "            self.ready = 1\n")
     result = migrate(source)
     text = result.new.decode()
-    assert "from apexcompat import amp\n            global amp\n" in text
+    assert "from apexcompat import amp\n                global amp\n" in text
     assert "with amp.scale_loss(loss, self.opt) as scaled:" in text and "APX220" in codes(result)
