@@ -227,18 +227,16 @@ class _Definitions:
         return None
 
 
-def _note_unreachable(needy, callers, local_callers, by_path, launchers, notes: Dict[str, Dict[str, str]]) -> None:
+def _note_unreachable(
+    needy, callers, local_callers, by_path, launchers, notes: Dict[str, Dict[str, str]], others=(), definitions=None
+) -> None:
     """Why a definition that scales a loss (a train step class registered by a decorator and
     called through the registry with the task) gets no GradScaler: no call in the repository
     reaches it.  With one launcher, its note says where its losses are scaled."""
     orphans = sorted(d for d in needy if d not in callers and not local_callers(d))
     how: Dict[Def, str] = {}
     for path, name in orphans:
-        how[(path, name)] = (
-            "decorated, registered or passed on as a value, never called directly"
-            if name in by_path[path].escaping
-            else "called from no file"
-        )
+        how[(path, name)] = _why_unreached(path, name, by_path, others, definitions)
         notes.setdefault(path, {}).setdefault(
             name, f"{name} is {how[(path, name)]}, so the GradScaler cannot follow its callers"
         )
@@ -249,6 +247,27 @@ def _note_unreachable(needy, callers, local_callers, by_path, launchers, notes: 
             f"no amp.scale_loss in this file: the losses are scaled in {by_path[path].shown} ({name}){more}, "
             f"which is {how[orphans[0]]}: the GradScaler cannot reach it"
         )
+def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
+    """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
+    if name in by_path[path].escaping:
+        return "decorated, registered or passed on as a value, never called directly"
+    if definitions is not None:
+        for other_path, other in by_path.items():
+            for local, (module, attr) in other.imports.items():
+                if (
+                    attr == name
+                    and local in other.escaping
+                    and definitions.find(module, attr, other_path) == (path, name)
+                ):
+                    return f"subclassed, passed on or stored in {other.shown}, never called directly"
+        outside = _callers_elsewhere(name, path, others, definitions)
+        if outside:
+            shown, line, owner = outside[0]
+            where = f"{shown}:{line}, in {owner}" if owner != MODULE_LEVEL else shown
+            return f"called only from files without apex.amp ({where}), where no GradScaler exists"
+    return "called from no file"
+
+
 def _built_before_the_scaler(item: Def, calls: List[Tuple[Def, int]], by_path: Dict[str, ModuleSummary]) -> bool:
     """Every construction of the class ``item`` is in a launcher, before its amp.initialize in
     the same definition: the instance exists before the GradScaler, so its ``__init__`` cannot
@@ -461,7 +480,7 @@ def build_plan(
     for path, by_name in riding.notes.items():
         notes.setdefault(path, {}).update(by_name)
     _note_unreachable(needy - set(riding.carried) - {d for p, n in riding.notes.items() for d in ((p, k) for k in n)},
-                      callers, local_callers, by_path, launchers, notes)
+                      callers, local_callers, by_path, launchers, notes, others, definitions)
     for path, note in module_level_note(riding, launchers, by_path).items():
         notes.setdefault(path, {}).setdefault(MODULE_LEVEL, note)
     planned = {d: c for d, c in entries.items() if d not in refused}

@@ -247,10 +247,13 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
     members, outermost first in source order."""
     parents = rule.parents
     refs: List[AmpRef] = []
+    declared = globals_bound_to(module, prefix) if prefix == AMP else set()
     for node in walk(module):
         if not isinstance(node, (cst.Name, cst.Attribute)):
             continue
         names = rule.qualified_names(node)
+        if not names and isinstance(node, cst.Name) and node.value in declared and plain_read(parents, node):
+            names = {prefix}  # resolved to the module global the function's import binds
         if not names or _inside_import(parents, node):
             continue
         if isinstance(node, cst.Attribute) and any(
@@ -269,6 +272,42 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
             if member is not None:
                 refs.append(AmpRef(node, member.split(".")[0]))
     return refs
+
+
+def globals_bound_to(module: cst.Module, prefix: str) -> Set[str]:
+    """Names a function declares ``global`` and binds to apex.amp by an import in its body
+    (``from apex import amp`` then ``global amp``): Python binds the module's name, read
+    from every function, where the scope analysis, taking the statements in order, keeps
+    the import local and leaves the other reads unresolved."""
+    package, _, member = prefix.rpartition(".")
+    found: Set[str] = set()
+    for func in walk(module):
+        if not isinstance(func, cst.FunctionDef):
+            continue
+        declared = {n.name.value for g in walk(func.body) if isinstance(g, cst.Global) for n in g.names}
+        for node in walk(func.body):
+            if isinstance(node, cst.ImportFrom) and not node.relative and isinstance(node.names, Sequence):
+                if node.module is not None and code_of(node.module) == package:
+                    for alias in node.names:
+                        bound = code_of(alias.asname.name) if alias.asname else code_of(alias.name)
+                        if code_of(alias.name) == member and bound in declared:
+                            found.add(bound)
+            elif isinstance(node, cst.Import):
+                for alias in node.names:
+                    if code_of(alias.name) == prefix and alias.asname and code_of(alias.asname.name) in declared:
+                        found.add(code_of(alias.asname.name))
+    return found
+
+
+def plain_read(parents, node: cst.Name) -> bool:
+    """``node`` reads a variable: not an attribute's member, a keyword, a parameter, a
+    definition's name or an import's alias."""
+    parent = parents.get(node)
+    if isinstance(parent, cst.Attribute) and parent.attr is node:
+        return False
+    if isinstance(parent, (cst.Arg, cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.NameItem)):
+        return isinstance(parent, cst.Arg) and parent.value is node
+    return not _inside_import(parents, node)
 
 
 # --- structure helpers -----------------------------------------------------------------------
@@ -459,6 +498,12 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             info.blockers.append(Blocker(ref.expr, f"amp.{member} is used without being called here"))
         # casting hooks need no scaler; their own rule handles them
 
+    for site in info.inits:
+        if not (site.has_optimizers or site.old_api):
+            continue  # no GradScaler replaces an initialize for inference
+        stale = _guard_set_by_its_branch(rule.parents, site)
+        if stale is not None:
+            info.blockers.append(Blocker(site.call, stale))
     _old_api_uses(rule, module, handles, info)
     _module_probes(rule, module, info)
     _one_scaler_per_loss(info, wanted)
@@ -1392,19 +1437,96 @@ def _alternatives(parents, inits: List[InitSite]) -> bool:
     )
 
 
-def outermost_if(parents, stmt: Any) -> Any:
-    """The outermost statement holding ``stmt`` through if/elif/else branches only."""
-    top, cur = stmt, stmt
+def ifs_around(parents, stmt: Any) -> List[cst.If]:
+    """The ``if`` statements whose branches hold ``stmt``, innermost first, with the earlier
+    links of an if/elif chain (whose tests failed) after the link that holds it."""
+    found: List[cst.If] = []
+    cur = stmt
     while True:
         block = parents.get(cur)
         owner = parents.get(block) if block is not None else None
         if isinstance(owner, cst.Else):
             owner = parents.get(owner)
         elif not (isinstance(owner, cst.If) and owner.body is block):
-            return top
+            return found
+        found.append(owner)
         while isinstance(parents.get(owner), cst.If) and parents[owner].orelse is owner:
             owner = parents[owner]
-        top = cur = owner
+            found.append(owner)
+        cur = owner
+
+
+def outermost_if(parents, stmt: Any) -> Any:
+    """The outermost statement holding ``stmt`` through if/elif/else branches only."""
+    ifs = ifs_around(parents, stmt)
+    return ifs[-1] if ifs else stmt
+
+
+def _assigned_texts(stmt: Any, skip: Any) -> Set[str]:
+    """The names, attributes and items (``flag``, ``self.ready``, ``state["done"]``) that
+    ``stmt`` or anything in it but ``skip`` assigns, augmented or annotated assignments and
+    walrus targets included."""
+    out: Set[str] = set()
+    skipped = {id(n) for n in walk(skip)}
+    for node in walk(stmt):
+        if id(node) in skipped:
+            continue
+        targets: List[Any] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+            targets = [node.target]
+        while targets:
+            target = targets.pop()
+            if isinstance(target, (cst.Tuple, cst.List)):
+                targets.extend(e.value for e in target.elements)
+            elif isinstance(target, cst.StarredElement):
+                targets.append(target.value)
+            elif isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)):
+                out.add(code_of(target))  # ``self.ready``, not the ``self`` it is set on
+    return out
+
+
+def _guard_set_by_its_branch(parents, site: InitSite) -> Optional[str]:
+    """Why the scaler's switch cannot be the tests around the initialize: one of them reads
+    what the ``if`` around it assigns (``if not self.amp_ready: ...initialize...;
+    self.amp_ready = True``, a run-once guard).  The GradScaler is created after the
+    outermost ``if`` with those tests as its switch; there the test has flipped, so the
+    scaler would be created disabled (fp32 training without a word), and on every later
+    call.  None when no test reads what the ``if`` assigns (the initialize's own targets,
+    the same model and optimizer back, do not count)."""
+    ifs = ifs_around(parents, site.stmt)
+    if not ifs:
+        return None
+    assigned = _assigned_texts(ifs[-1], skip=site.stmt)
+    for test in (link.test for link in ifs):
+        read = next((text for text in _read_texts(test) if text in assigned), None)
+        if read is not None:
+            return (
+                f"the test `{code_of(test)}` around amp.initialize reads {read}, which its own branch assigns "
+                "(a run-once guard): a GradScaler created after that if with this test as its switch would be "
+                "disabled"
+            )
+    return None
+
+
+def _read_texts(test: cst.BaseExpression) -> List[str]:
+    """The names and attributes ``test`` reads, ``getattr(obj, "name", ...)`` and
+    ``hasattr(obj, "name")`` as ``obj.name``."""
+    out = []
+    members = {id(n.attr) for n in walk(test) if isinstance(n, cst.Attribute)}
+    for node in walk(test):
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)) and id(node) not in members:
+            out.append(code_of(node))
+        elif (
+            isinstance(node, cst.Call)
+            and code_of(node.func) in ("getattr", "hasattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1].value, cst.SimpleString)
+            and isinstance(node.args[1].value.evaluated_value, str)
+        ):
+            out.append(f"{code_of(node.args[0].value)}.{node.args[1].value.evaluated_value}")
+    return out
 
 
 def _no_use_among_alternatives(rule, inits: List[InitSite], uses: List[Any], info: AmpFile) -> None:

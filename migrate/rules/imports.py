@@ -30,7 +30,7 @@ from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from ._amp_rule import AmpRule
-from ._amp_sites import enclosing_function, walk
+from ._amp_sites import AMP, enclosing_function, globals_bound_to, plain_read, walk
 from ._edits import code_of, kept_leading, move_leading, prepend_lines, read_todos, small_statements
 from ._neighbour_base import APEX_STAR_EXPORTS
 from ..settings import Settings
@@ -98,6 +98,9 @@ class ImportsRule(AmpRule):
         self.reported_guards: Set[cst.CSTNode] = set()
         self.removed_trys: List[cst.CSTNode] = []
         self.dropped_stars: Set[cst.CSTNode] = set()
+        self.dropped_globals: List[cst.CSTNode] = []
+        #: a ``global`` line that named the import's binding and more: what is left of it
+        self.narrowed_globals: Dict[cst.CSTNode, cst.SimpleStatementLine] = {}
         imports = self._apex_imports(module)
         for stmt in self.dropped_stars:
             self._drop_star(stmt)
@@ -147,7 +150,7 @@ class ImportsRule(AmpRule):
             if not self._simplify_try(stmt, imp_stmts={s for s, *_ in imports}) and self._all_removed(stmt):
                 self._close_gap(stmt)
                 gone.append(stmt)
-        gone += self.removed_trys
+        gone += self.removed_trys + self.dropped_globals
         self._keep_neighbouring_comments(gone)
         self._drop_emptied_ifs(gone)
 
@@ -309,6 +312,7 @@ class ImportsRule(AmpRule):
         """Name text -> qualified names of the dotted expressions it starts, for every name
         used outside import statements."""
         in_imports = {id(n) for imp in walk(module) if isinstance(imp, (cst.Import, cst.ImportFrom)) for n in walk(imp)}
+        declared = globals_bound_to(module, AMP)
         used: Dict[str, Set[str]] = {}
         for node in walk(module):
             if not isinstance(node, cst.Name) or id(node) in in_imports:
@@ -317,7 +321,10 @@ class ImportsRule(AmpRule):
             while isinstance(self.parents.get(top), cst.Attribute) and self.parents[top].value is top:
                 top = self.parents[top]
             names = self.qualified_names(top) if top is not node else set()
-            used.setdefault(node.value, set()).update(names or self.qualified_names(node))
+            names = names or self.qualified_names(node)
+            if not names and node.value in declared and plain_read(self.parents, node):
+                names = {AMP}  # the module global a function's import binds (``global amp``)
+            used.setdefault(node.value, set()).update(names)
         return used
 
     def _amp_chains(self, module: cst.Module, binding: str) -> bool:
@@ -361,6 +368,30 @@ class ImportsRule(AmpRule):
             RemoveImportsVisitor.remove_unused_import(self.context, name, None, alias.evaluated_alias)
         self.removed.add(alias)
         self.report(imp, "APX101", f"unused import of {target} removed", fixed=True, severity="info")
+        self._drop_global(imp, alias.evaluated_alias or name.split(".")[0])
+
+    def _drop_global(self, imp: Any, binding: str) -> None:
+        """``from apex import amp`` then ``global amp`` in one function: the declaration only
+        served the import, so it goes with it (the name is no longer used anywhere)."""
+        func = enclosing_function(self.parents, imp)
+        if func is None:
+            return
+        for node in walk(func.body):
+            if not isinstance(node, cst.Global) or binding not in {n.name.value for n in node.names}:
+                continue
+            if enclosing_function(self.parents, node) is not func:
+                continue
+            line = self.parents.get(node)
+            if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
+                continue
+            rest = [n for n in node.names if n.name.value != binding]
+            if rest:
+                names = rest[:-1] + [rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+                self.narrowed_globals[line] = line.with_changes(body=[node.with_changes(names=names)])
+                self.edits.replace(line, [self.narrowed_globals[line]])
+            else:
+                self.edits.replace(line, [])
+                self.dropped_globals.append(line)
 
     def _report_dead_guard(self, stmt: Any, imp: Any, binding: str, target: str) -> None:
         """``try: from apex.parallel import DistributedDataParallel as ApexDDP / except
@@ -454,7 +485,7 @@ class ImportsRule(AmpRule):
             return True  # ``import apexcompat.amp`` goes in its place (apex.amp.x chains, shim)
         if owner.finalbody is not None or not all(self._catches_import_error(h) for h in owner.handlers):
             return True
-        rest = [s for s in body if s not in apex_lines]
+        rest = [self.narrowed_globals.get(s, s) for s in body if s not in apex_lines and s not in self.dropped_globals]
         if any(isinstance(small, (cst.Import, cst.ImportFrom)) for s in rest for small in small_statements(s)):
             return True  # the guard still protects another import (amp_C, a package of its own)
         set_in_body = {

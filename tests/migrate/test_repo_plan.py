@@ -730,3 +730,38 @@ def test_an_unscaled_initialize_comes_out_native_without_a_scaler(tmp_path):
     assert 'net.forward = torch.autocast("cuda", dtype=torch.float16)(net.forward)' in setup
     assert (tmp_path / "loop.py").read_text() == loop
     assert run_cli(tmp_path, "--check").returncode == 0, "a second run has nothing left to do"
+
+
+# --- why a definition that scales a loss is not reached ----------------------------------------
+
+LAUNCHER_ALONE = textwrap.dedent(
+    """\
+    import torch
+    from apex import amp
+
+
+    def build():
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        return amp.initialize(model, optimizer, opt_level="O1")
+    """
+)
+
+
+def test_a_step_called_only_from_a_file_without_apex_says_where(tmp_path):
+    loop = "from engine import train_one_epoch\n\n\ndef run(model, optimizer):\n    train_one_epoch(model, optimizer, 0)\n"
+    write_tree(tmp_path, {"train.py": LAUNCHER_ALONE, "engine.py": ENGINE, "loop.py": loop})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert (
+        "train_one_epoch is called only from files without apex.amp (loop.py:5, in run), where no GradScaler exists"
+        in proc.stdout + proc.stderr
+    )
+
+
+def test_a_step_class_subclassed_in_another_file_says_so(tmp_path):
+    engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
+    engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def step")
+    other = "from apex import amp\n\nfrom engine import Stepper\n\n\nclass Loud(Stepper):\n    pass\n"
+    write_tree(tmp_path, {"train.py": LAUNCHER_ALONE, "engine.py": engine, "other.py": other})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert "Stepper is subclassed, passed on or stored in other.py, never called directly" in proc.stdout + proc.stderr
