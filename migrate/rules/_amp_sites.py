@@ -26,6 +26,7 @@ import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
+from ._amp_carrier import CarrierRoute, carrier_route
 from ._amp_wrapper import wrapper_holder
 from ._edits import code_of
 from ._tree import walk
@@ -208,6 +209,9 @@ class AmpFile:
     carried_functions: Set[cst.FunctionDef] = field(default_factory=set)
     #: in the launcher: the runner builds the GradScaler is put on (statement -> runner name)
     carriers: Dict[cst.SimpleStatementLine, str] = field(default_factory=dict)
+    #: apex.amp kept on a carrier object (``args.amp = amp``) whose route is proven: the
+    #: GradScaler goes on the carrier instead
+    carrier: Optional[CarrierRoute] = None
     #: optimizer text -> its loss id (with several GradScalers)
     loss_ids: Dict[str, int] = field(default_factory=dict)
 
@@ -424,11 +428,19 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             elif _given_for_the_scaler(parents, ref.expr, info.plan):
                 info.needs.append(Need(ref.expr, "amp_value", enclosing_function(parents, ref.expr)))
             else:
+                route = carrier_route(rule, module, ref.expr, info.plan) if info.carrier is None else None
+                if isinstance(route, CarrierRoute):
+                    info.carrier = route
+                    info.access.update(route.access)
+                    info.refs.extend(AmpRef(use, member) for use, member in route.uses)  # handled below
+                    continue
                 message = "apex.amp is passed on as a value here; its uses cannot be followed"
                 holder = _stored_on_an_object(parents, ref.expr)
                 if holder is not None:
                     info.stored_as = holder
                     message = f"apex.amp is stored as {holder} here; its uses through that attribute cannot be followed"
+                    if route:
+                        message += f" ({route})"
                 note = _plan_note(rule, info, ref.expr)
                 info.blockers.append(Blocker(ref.expr, f"{message} ({note})" if note else message))
         elif member == "__dict__" and _member_probe(parents, ref.expr) is not None:
@@ -2135,10 +2147,15 @@ def find_scalers(rule, module: cst.Module):
         return found
 
     carried = {(cls, method): access for cls, method, access in (plan.carried if plan is not None else ())}
+    #: top-level functions handed the carrier the GradScaler is kept on (``args.scaler``)
+    on_carrier: Dict[str, str] = rule.file_state().get("carrier_functions", {})
 
     def _lookup(node: cst.CSTNode) -> Optional[ScalerRef]:
         func = enclosing_function(parents, node)
         start = func
+        if func is not None and isinstance(parents.get(func), cst.Module) and func.name.value in on_carrier:
+            access = on_carrier[func.name.value]
+            return ScalerRef(access, f"{access}.is_enabled()")
         owner = class_of_method(parents, func)
         if owner is not None and (owner.name.value, func.name.value) in carried:
             access = carried[(owner.name.value, func.name.value)]

@@ -444,6 +444,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         self.file_state()["scaler"] = info.scaler_name
         self.file_state()["loss_scalers"] = info.loss_scalers
         new.append(with_leading(created, [line for t in self.scaler_todos for line in todo_lines(t)]))
+        if info.carrier is not None and site.func is info.carrier.launcher:
+            route = info.carrier
+            new.append(statement(f"{route.carrier}.{route.new_attribute} = {target}\n"))
+            # the later rules find the GradScaler there; the scale_loss rule drops the store
+            self.file_state()["carrier_functions"] = {f.name.value: a for f, a in route.access.items()}
         what = "amp.init()" if site.old_api else "amp.initialize"
         self.report(
             call,

@@ -1,0 +1,72 @@
+"""What the carrier route needs to know about the rest of the repository.
+
+A launcher may keep apex.amp on an object it hands around (``args.amp = amp``) and scale
+through that attribute (``args.amp.scale_loss(...)``).  The per-file rule proves the route
+inside the launcher's file; these facts say where the object could be read elsewhere: the
+file's definitions that other files call (they would be handed objects without the new
+attribute), and the imported names whose defining file reads an attribute of the stored
+name (the object handed to them may be read there).  Pure data, from the index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Set, Tuple
+
+from .repo_index import ModuleSummary
+
+#: stands for every definition of a file another file imports with ``from m import *``, and
+#: for every name a file takes with ``from m import *``
+STAR = "*"
+
+
+@dataclass(frozen=True)
+class CarrierFacts:
+    """The repository around one file that stores apex.amp on an attribute."""
+
+    #: (top-level definition of this file, shown path of another file that calls it)
+    called_elsewhere: Tuple[Tuple[str, str], ...] = ()
+    #: (local name imported here, shown path of its file), where that file reads an attribute
+    #: named as one apex.amp is stored on here
+    readers: Tuple[Tuple[str, str], ...] = ()
+
+
+def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[str, CarrierFacts]:
+    """The facts for every indexed file that stores apex.amp on an attribute
+    (``definitions``: ``repo_plan._Definitions``, which also reads the files the index left
+    out)."""
+    facts: Dict[str, CarrierFacts] = {}
+    for path, summary in by_path.items():
+        if not summary.amp_stores:
+            continue
+        called: Set[Tuple[str, str]] = set()
+        for other_path, other in by_path.items():
+            if other_path == path:
+                continue
+            for call in other.calls:
+                callee = definitions.find(call.module, call.name, other_path)
+                if callee is not None and callee[0] == path:
+                    called.add((callee[1], other.shown))
+            if any(definitions.resolver.resolve(m, other_path) == path for m in other.star_imports):
+                called.add((STAR, other.shown))
+        readers: Set[Tuple[str, str]] = set()
+        for local, (module, name) in summary.imports.items():
+            found = definitions.find(module, name, path, anywhere=True) if name else None
+            target = found[0] if found is not None else None
+            if target is None and name:
+                target = definitions.resolver.resolve(f"{module}.{name}", path)
+            if target is None:
+                target = definitions.resolver.resolve(module, path)
+            if target is not None and _reads(definitions, target, summary.amp_stores):
+                readers.add((local, definitions.summary(target).shown))
+        for module in summary.star_imports:
+            target = definitions.resolver.resolve(module, path)
+            if target is not None and _reads(definitions, target, summary.amp_stores):
+                readers.add((STAR, definitions.summary(target).shown))
+        facts[path] = CarrierFacts(tuple(sorted(called)), tuple(sorted(readers)))
+    return facts
+
+
+def _reads(definitions: Any, path: str, attributes: Set[str]) -> bool:
+    summary = definitions.summary(path)
+    return summary is not None and bool(summary.loaded_attributes & attributes)
