@@ -96,7 +96,7 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
     for func in route.access:
         where = called.get(func.name.value) or called.get(STAR)
         if where is not None:
-            return f"{func.name.value}() is also called from {where}, whose {attribute} is not followed"
+            return f"{func.name.value}() is also called from {where}, which this route does not follow"
     state["carrier_attribute"] = new_attribute
     return route
 
@@ -120,14 +120,14 @@ def _use(rule: Any, node: cst.Attribute, route: CarrierRoute, functions: Dict[st
     name = node.value.value
     func = _top_level_function(parents, node)
     if func is route.launcher:
-        if name != route.carrier or rule.line_of(node) < stored_line or _rebinds(func, name):
+        if name != route.carrier or rule.line_of(node) < stored_line or _rebinds(rule, func, name, stored_line):
             return f"{shown} is read in {func.name.value}() other than through {route.carrier} after it is stored"
         route.uses.append((member, member.attr.value))
         return ""
     if func is None:
-        return f"{shown} is read outside a top-level function"
+        return f"{shown} is read in a method, a nested function or at module level, which are not followed"
     params = [p.name.value for p in func.params.params]
-    if name not in params or _rebinds(func, name):
+    if name not in params or _rebinds(rule, func, name, 0):
         return f"{shown} in {func.name.value}() is not read from a parameter the carrier is handed to"
     if func not in route.access:
         why = _callers_hand_carrier(rule, func, params.index(name), name, route, stored_line)
@@ -179,7 +179,7 @@ def _escapes(rule: Any, route: CarrierRoute, functions: Dict[str, cst.FunctionDe
         for node in walk(func):
             if not isinstance(node, cst.Call) or rule.line_of(node) < after:
                 continue
-            if not any(_mentions(a.value, name) for a in node.args):
+            if not any(_hands(rule, a.value, name) for a in node.args):
                 continue
             callee = node.func
             if isinstance(callee, cst.Name):
@@ -195,14 +195,14 @@ def _escapes(rule: Any, route: CarrierRoute, functions: Dict[str, cst.FunctionDe
                     continue
                 if text in readers or (STAR in readers and not _imported_here(rule, callee)):
                     where = readers.get(text, readers.get(STAR))
-                    return f"{route.carrier} is handed to {text}() of {where}, which reads .{route.attribute}"
+                    return f"{route.carrier} is handed to {text}() of {where}, a file that reads .{route.attribute}"
             elif isinstance(callee, cst.Attribute):
                 base = callee.value
                 while isinstance(base, cst.Attribute):
                     base = base.value
                 if isinstance(base, cst.Name) and base.value in readers:
                     return (f"{route.carrier} is handed to {code_of(callee)}() of {readers[base.value]}, "
-                            f"which reads .{route.attribute}")
+                            f"a file that reads .{route.attribute}")
     return ""
 
 
@@ -221,17 +221,26 @@ def _imported_here(rule: Any, name: cst.Name) -> bool:
     return bool(rule.qualified_names(name))
 
 
-def _mentions(expr: cst.CSTNode, name: str) -> bool:
-    return any(isinstance(n, cst.Name) and n.value == name for n in walk(expr))
+def _hands(rule: Any, expr: cst.CSTNode, name: str) -> bool:
+    """``expr`` may hand over the object ``name`` itself (``args``, ``[args]``), not only
+    something read from it (``args.output_path``)."""
+    return any(
+        isinstance(n, cst.Name)
+        and n.value == name
+        and not (isinstance(rule.parents.get(n), cst.Attribute) and rule.parents[n].value is n)
+        for n in walk(expr)
+    )
 
 
 def _reads_attribute(func: cst.CSTNode, attribute: str) -> bool:
     return any(isinstance(n, cst.Attribute) and n.attr.value == attribute for n in walk(func))
 
 
-def _rebinds(func: cst.FunctionDef, name: str) -> bool:
-    """``name`` is assigned anywhere in ``func`` (other than as its parameter)."""
+def _rebinds(rule: Any, func: cst.FunctionDef, name: str, after: int) -> bool:
+    """``name`` is assigned in ``func`` (other than as its parameter) from line ``after`` on."""
     for node in walk(func.body):
+        if isinstance(node, cst.CSTNode) and after and rule.line_of(node) < after:
+            continue
         targets: List[Any] = []
         if isinstance(node, cst.Assign):
             targets = [t.target for t in node.targets]
