@@ -136,7 +136,9 @@ class FilePlan:
 
     def dropped(self, reason: str) -> "FilePlan":
         """This file without its planned part, noting ``reason`` at every site."""
-        return FilePlan(notes=((ANY_DEFINITION, reason),), optimizer_wrappers=self.optimizer_wrappers)
+        return FilePlan(
+            notes=((ANY_DEFINITION, reason),), optimizer_wrappers=self.optimizer_wrappers, carrier=self.carrier
+        )
 
 
 @dataclass

@@ -75,6 +75,8 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
         return f"{' and '.join(CARRIER_ATTRIBUTES)} are both taken as attribute names in this file"
     route = CarrierRoute(store, launcher, carrier, attribute, new_attribute)
     stored_line = rule.line_of(store)
+    if _rebinds(rule, launcher, carrier, stored_line + 1):
+        return f"{carrier} is bound again in {launcher.name.value}() after apex.amp is stored on it"
     functions: Dict[str, cst.FunctionDef] = {
         s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)
     }
@@ -99,6 +101,15 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
             return f"{func.name.value}() is also called from {where}, which this route does not follow"
     state["carrier_attribute"] = new_attribute
     return route
+
+
+def initialized_before(rule: Any, route: CarrierRoute, inits: List[Any]) -> Optional[str]:
+    """Why the GradScaler would not be on the carrier when the sites run (None: it is): the
+    training initialize (``inits``, where it is created) must be in the launcher, before
+    the store (the calls that hand the carrier come after the store)."""
+    if inits and all(i.func is route.launcher and rule.line_of(i.call) < rule.line_of(route.store) for i in inits):
+        return None
+    return f"amp.initialize does not run in {route.launcher.name.value}() before apex.amp is stored on {route.carrier}"
 
 
 def _use(rule: Any, node: cst.Attribute, route: CarrierRoute, functions: Dict[str, cst.FunctionDef],
@@ -148,7 +159,7 @@ def _callers_hand_carrier(rule: Any, func: cst.FunctionDef, index: int, param: s
     module = parents.get(func)
     found = False
     for node in walk(module):
-        if not (isinstance(node, cst.Name) and node.value == func.name.value) or node is func.name:
+        if not (isinstance(node, cst.Name) and node.value == func.name.value) or not _is_reference(parents, node):
             continue
         call = parents.get(node)
         if not (isinstance(call, cst.Call) and call.func is node):
@@ -204,6 +215,17 @@ def _escapes(rule: Any, route: CarrierRoute, functions: Dict[str, cst.FunctionDe
                     return (f"{route.carrier} is handed to {code_of(callee)}() of {readers[base.value]}, "
                             f"a file that reads .{route.attribute}")
     return ""
+
+
+def _is_reference(parents: Any, node: cst.Name) -> bool:
+    """The Name refers to what it names (not ``x.name``, ``f(name=...)``, ``def name``)."""
+    parent = parents.get(node)
+    return not (
+        (isinstance(parent, cst.Attribute) and parent.attr is node)
+        or (isinstance(parent, cst.Arg) and parent.keyword is node)
+        or isinstance(parent, (cst.Param, cst.ImportAlias))
+        or (isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node)
+    )
 
 
 def _imported_names(module: cst.Module) -> Set[str]:

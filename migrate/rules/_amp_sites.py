@@ -26,7 +26,7 @@ import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
-from ._amp_carrier import CarrierRoute, carrier_route
+from ._amp_carrier import CarrierRoute, carrier_route, initialized_before
 from ._amp_wrapper import wrapper_holder
 from ._edits import code_of
 from ._tree import walk
@@ -431,6 +431,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                 route = carrier_route(rule, module, ref.expr, info.plan) if info.carrier is None else None
                 if isinstance(route, CarrierRoute):
                     info.carrier = route
+                    info.stored_as = f"{route.carrier}.{route.attribute}"
                     info.access.update(route.access)
                     info.refs.extend(AmpRef(use, member) for use, member in route.uses)  # handled below
                     continue
@@ -471,6 +472,10 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             info.blockers.append(Blocker(ref.expr, f"amp.{member} is used without being called here"))
         # casting hooks need no scaler; their own rule handles them
 
+    if info.carrier is not None and info.inits:  # the later rules run after the initialize is gone
+        why = initialized_before(rule, info.carrier, info.training_inits)
+        if why is not None:
+            info.blockers.append(Blocker(info.carrier.store, f"apex.amp is stored as {info.stored_as} here; {why}"))
     _old_api_uses(rule, module, handles, info)
     _module_probes(rule, module, info)
     _one_scaler_per_loss(info, wanted)
