@@ -60,10 +60,10 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
     carrier, attribute = target.value.value, target.attr.value
     store = parents.get(assign)
     launcher = _top_level_function(parents, store)
-    if not isinstance(store, cst.SimpleStatementLine) or len(store.body) != 1 or launcher is None:
-        return "it is not stored by a statement of its own in a top-level function"
-    if carrier == "self":
-        return "self is not a plain name of the function"
+    if launcher is None or carrier == "self":
+        return "it is stored in a method, a nested function or at module level, which are not followed"
+    if not isinstance(store, cst.SimpleStatementLine) or len(store.body) != 1:
+        return "it is not stored by a statement of its own"
     facts = getattr(plan, "carrier", None)
     if facts is None:
         return "the repository around this file was not indexed"
@@ -294,7 +294,8 @@ def _top_level_function(parents: Any, node: Any) -> Optional[cst.FunctionDef]:
     cur = node
     while cur in parents:
         cur = parents[cur]
-        if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            top = isinstance(cur, cst.FunctionDef) and isinstance(parents.get(cur), cst.Module)
-            return cur if top else None
+        if isinstance(cur, cst.FunctionDef):
+            return cur if isinstance(parents.get(cur), cst.Module) else None
+        if isinstance(cur, (cst.ClassDef, cst.Lambda)):
+            return None
     return None

@@ -2288,7 +2288,9 @@ class Task:
         ),
         after=AMP_ON_OPTIONS.format(
             report_import=", save_state", forward=APEX_FORWARD, backward=APEX_BACKWARD, step=APEX_STEP,
-            setup=APEX_SETUP.format(init_todo=OPTIONS_INIT_TODO, todo=OPTIONS_STORE_TODO).replace("from apex import", "from apexcompat import"),
+            setup=APEX_SETUP.format(init_todo=OPTIONS_INIT_TODO, todo=OPTIONS_STORE_TODO).replace(
+                "from apex import", "from apexcompat import"
+            ),
             after_loop="    save_state(opts, net)\n", report_torch="import torch\n", report_extra=SAVE_STATE,
         ),
         codes=("APX102", "APX220"),

@@ -45,7 +45,7 @@ def main(opts):
         try:
             from apex import amp
         except ImportError:
-            raise ImportError("--fp16 needs apex (https://github.com/NVIDIA/apex)")
+            raise ImportError("--fp16 needs apex (https://github.com/NVIDIA/apex)") from None
         model, optimizer = amp.initialize(model, optimizer, opt_level=opts.fp16_opt_level, verbosity=0)
         opts.amp = amp
 
