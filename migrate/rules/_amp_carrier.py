@@ -159,7 +159,7 @@ def _callers_hand_carrier(rule: Any, func: cst.FunctionDef, index: int, param: s
     module = parents.get(func)
     found = False
     for node in walk(module):
-        if not (isinstance(node, cst.Name) and node.value == func.name.value) or not _is_reference(parents, node):
+        if not (isinstance(node, cst.Name) and node.value == func.name.value) or not is_reference(parents, node):
             continue
         call = parents.get(node)
         if not (isinstance(call, cst.Call) and call.func is node):
@@ -217,7 +217,7 @@ def _escapes(rule: Any, route: CarrierRoute, functions: Dict[str, cst.FunctionDe
     return ""
 
 
-def _is_reference(parents: Any, node: cst.Name) -> bool:
+def is_reference(parents: Any, node: cst.Name) -> bool:
     """The Name refers to what it names (not ``x.name``, ``f(name=...)``, ``def name``)."""
     parent = parents.get(node)
     return not (

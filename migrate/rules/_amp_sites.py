@@ -26,7 +26,7 @@ import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
-from ._amp_carrier import CarrierRoute, carrier_route, initialized_before
+from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_reference
 from ._amp_wrapper import wrapper_holder
 from ._edits import code_of
 from ._tree import walk
@@ -1875,13 +1875,7 @@ def _callers_reach(rule, func, calls, home, home_cls, info: AmpFile, visiting: S
 
 def _is_member_name(parents, node: cst.Name) -> bool:
     """``x.name``, ``f(name=...)``, ``def f(name)``: the Name is not a reference to ``name``."""
-    parent = parents.get(node)
-    return (
-        (isinstance(parent, cst.Attribute) and parent.attr is node)
-        or (isinstance(parent, cst.Arg) and parent.keyword is node)
-        or isinstance(parent, (cst.Param, cst.ImportAlias))
-        or (isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node)
-    )
+    return not is_reference(parents, node)
 
 
 def heirs(parents: Any, cls: Any, method: str) -> List[cst.ClassDef]:
