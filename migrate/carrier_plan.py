@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Dict, Set, Tuple
 
-from .repo_index import ModuleSummary
+from .repo_index import MODULE_LEVEL, ModuleSummary
 
 #: stands for every definition of a file another file imports with ``from m import *``, and
 #: for every name a file takes with ``from m import *``
@@ -26,8 +26,9 @@ class CarrierFacts:
 
     #: (top-level definition of this file, shown path of another file that calls it)
     called_elsewhere: Tuple[Tuple[str, str], ...] = ()
-    #: (local name imported here, shown path of its file), where that file reads an attribute
-    #: named as one apex.amp is stored on here
+    #: (local name imported here, shown path of its file): a function or class that reads an
+    #: attribute named as one apex.amp is stored on here (itself, or what it calls), or a
+    #: module (``import m``, ``from m import *``) whose file reads one
     readers: Tuple[Tuple[str, str], ...] = ()
 
 
@@ -52,19 +53,47 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
         readers: Set[Tuple[str, str]] = set()
         for local, (module, name) in summary.imports.items():
             found = definitions.find(module, name, path, anywhere=True) if name else None
-            target = found[0] if found is not None else None
-            if target is None and name:
-                target = definitions.resolver.resolve(f"{module}.{name}", path)
-            if target is None:
-                target = definitions.resolver.resolve(module, path)
+            if found is not None:  # a function or class: what it and everything it calls reads
+                if summary.amp_stores & _reads_through(definitions, found, set()):
+                    readers.add((local, definitions.summary(found[0]).shown))
+                continue
+            target = definitions.resolver.resolve(f"{module}.{name}", path) if name else None
+            target = target or definitions.resolver.resolve(module, path)
             if target is not None and _reads(definitions, target, summary.amp_stores):
                 readers.add((local, definitions.summary(target).shown))
         for module in summary.star_imports:
             target = definitions.resolver.resolve(module, path)
-            if target is not None and _reads(definitions, target, summary.amp_stores):
-                readers.add((STAR, definitions.summary(target).shown))
+            star = definitions.summary(target) if target is not None else None
+            if star is None:
+                continue
+            if summary.amp_stores & star.definition_attributes.get(MODULE_LEVEL, set()):
+                readers.add((STAR, star.shown))  # its module level reads it: any name may
+            for name in star.functions | star.classes:
+                if summary.amp_stores & _reads_through(definitions, (target, name), set()):
+                    readers.add((name, star.shown))
         facts[path] = CarrierFacts(tuple(sorted(called)), tuple(sorted(readers)))
     return facts
+
+
+def _reads_through(definitions: Any, item: Tuple[str, str], seen: Set[Tuple[str, str]]) -> Set[str]:
+    """The attribute names the definition ``item`` reads, with those of every definition of
+    the repository it calls (its file's, and imported ones), and of its file's module level."""
+    if item in seen:
+        return set()
+    seen.add(item)
+    path, name = item
+    summary = definitions.summary(path)
+    if summary is None:
+        return set()
+    found = set(summary.definition_attributes.get(name, ())) | summary.definition_attributes.get(MODULE_LEVEL, set())
+    for local in summary.local_calls.get(name, ()):
+        found |= _reads_through(definitions, (path, local), seen)
+    for call in summary.calls:
+        if call.owner == name:
+            callee = definitions.find(call.module, call.name, path, anywhere=True)
+            if callee is not None:
+                found |= _reads_through(definitions, callee, seen)
+    return found
 
 
 def _reads(definitions: Any, path: str, attributes: Set[str]) -> bool:

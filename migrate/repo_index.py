@@ -165,6 +165,8 @@ class ModuleSummary:
     #: every attribute name read anywhere in the file (``x.amp``, ``self.args.amp``), apex's
     #: own ``apex.amp`` left out
     loaded_attributes: Set[str] = field(default_factory=set)
+    #: the same per top-level definition (a class: all its methods), MODULE_LEVEL for the rest
+    definition_attributes: Dict[str, Set[str]] = field(default_factory=dict)
     #: modules imported with ``from m import *`` (absolute)
     star_imports: Set[str] = field(default_factory=set)
 
@@ -471,6 +473,7 @@ class _Reader(ast.NodeVisitor):
             isinstance(node.value, ast.Name) and self.s.imports.get(node.value.id) == ("apex", "")
         ):
             self.s.loaded_attributes.add(node.attr)
+            self.s.definition_attributes.setdefault(self.owner, set()).add(node.attr)
         if isinstance(node.value, ast.Name) and self._is_amp(node.value.id):
             self.s.identifiers.add(node.value.id)
             return  # amp.<member>: a member use, not amp as a value

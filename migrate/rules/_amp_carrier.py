@@ -91,7 +91,7 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
             return why
     if not any(member == "scale_loss" for _use_node, member in route.uses):
         return f"no loss is scaled through {carrier}.{attribute} in this file"
-    escaped = _escapes(rule, route, functions, facts, stored_line)
+    escaped = _escapes(rule, route, module, facts)
     if escaped:
         return escaped
     called = dict(facts.called_elsewhere)
@@ -179,34 +179,31 @@ def _callers_hand_carrier(rule: Any, func: cst.FunctionDef, index: int, param: s
     return "" if found else f"{func.name.value}() is never called"
 
 
-def _escapes(rule: Any, route: CarrierRoute, functions: Dict[str, cst.FunctionDef], facts: Any,
-             stored_line: int) -> str:
-    """Why the carrier (in the launcher after the store, or a parameter that receives it)
-    may reach code that reads the stored attribute ("": it reaches none)."""
+def _escapes(rule: Any, route: CarrierRoute, module: cst.Module, facts: Any) -> str:
+    """Why the carrier (anywhere in the launcher: what it is handed before the store may keep
+    it, or a parameter that receives it) may reach code that reads the stored attribute
+    ("": it reaches none)."""
     readers = dict(facts.readers)
-    holders: List[Tuple[cst.FunctionDef, str, int]] = [(route.launcher, route.carrier, stored_line)]
-    holders += [(f, access.split(".")[0], 0) for f, access in route.access.items()]
-    for func, name, after in holders:
+    local_defs = {s.name.value: s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+    holders: List[Tuple[cst.FunctionDef, str]] = [(route.launcher, route.carrier)]
+    holders += [(f, access.split(".")[0]) for f, access in route.access.items()]
+    for func, name in holders:
         for node in walk(func):
-            if not isinstance(node, cst.Call) or rule.line_of(node) < after:
-                continue
-            if not any(_hands(rule, a.value, name) for a in node.args):
+            if not isinstance(node, cst.Call) or not any(_hands(rule, a.value, name) for a in node.args):
                 continue
             callee = node.func
             if isinstance(callee, cst.Name):
                 text = callee.value
                 if text in ATTRIBUTE_READERS:
                     return f"{route.carrier} is handed to {text}(), which reads attributes by name"
-                local = functions.get(text)
+                local = local_defs.get(text)
                 if local is not None:
-                    if local in route.access:
-                        continue
-                    if _reads_attribute(local, route.attribute):
+                    if local not in route.access and _reads_locally(rule, local, route.attribute, readers):
                         return f"{route.carrier} is handed to {text}(), which reads .{route.attribute} otherwise"
                     continue
                 if text in readers or (STAR in readers and not _imported_here(rule, callee)):
                     where = readers.get(text, readers.get(STAR))
-                    return f"{route.carrier} is handed to {text}() of {where}, a file that reads .{route.attribute}"
+                    return f"{route.carrier} is handed to {text}() of {where}, which reads .{route.attribute}"
             elif isinstance(callee, cst.Attribute):
                 base = callee.value
                 while isinstance(base, cst.Attribute):
@@ -215,6 +212,18 @@ def _escapes(rule: Any, route: CarrierRoute, functions: Dict[str, cst.FunctionDe
                     return (f"{route.carrier} is handed to {code_of(callee)}() of {readers[base.value]}, "
                             f"a file that reads .{route.attribute}")
     return ""
+
+
+def _reads_locally(rule: Any, definition: cst.CSTNode, attribute: str, readers: Dict[str, str]) -> bool:
+    """The same-file function or class reads ``.attribute`` itself or calls an imported
+    name that does."""
+    if _reads_attribute(definition, attribute):
+        return True
+    return any(
+        isinstance(n, cst.Call) and isinstance(n.func, cst.Name)
+        and (n.func.value in readers or (STAR in readers and not _imported_here(rule, n.func)))
+        for n in walk(definition)
+    )
 
 
 def is_reference(parents: Any, node: cst.Name) -> bool:

@@ -237,8 +237,8 @@ OPTIONS_INIT_TODO = """\
 """
 OPTIONS_STORE_TODO = """\
         # TODO(apexcompat): apex.amp is stored as opts.amp here; its uses through that attribute
-        #   cannot be followed (opts is handed to log_progress() of report.py, a file that reads
-        #   .amp); this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        #   cannot be followed (opts is handed to save_state() of report.py, which reads .amp);
+        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
 """
 APEX_FORWARD = "    loss = torch.nn.functional.cross_entropy(net(inputs), targets)\n"
 APEX_BACKWARD = "        with opts.amp.scale_loss(loss, opt) as scaled:\n            scaled.backward()\n"
@@ -2277,9 +2277,9 @@ class Task:
         codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311"),
     ),
     Example(
-        # ... but handed, once it holds apex.amp, to a function of a file that reads .amp (its
-        # save_state saves opts.amp's state): that read is not covered, so the launcher keeps
-        # apex.amp, with the reason
+        # ... but handed to a function of another file that reads .amp (save_state saves
+        # opts.amp's state): that read is not covered, so the launcher keeps apex.amp, with the
+        # reason
         "amp-kept-on-the-options-object-read-elsewhere",
         before=AMP_ON_OPTIONS.format(
             report_import=", save_state", forward=APEX_FORWARD, backward=APEX_BACKWARD, step=APEX_STEP,

@@ -75,7 +75,7 @@ def test_a_taken_attribute_name_gives_the_other_one():
                 "train.py": _launcher(imports="from tools import show\n", loop="        show(opts)\n"),
                 "tools.py": "def show(o):\n    print(o.amp)\n",
             },
-            "opts is handed to show() of tools.py, a file that reads .amp",
+            "opts is handed to show() of tools.py, which reads .amp",
         ),
         # the carrier name is bound to another object after the store
         (
@@ -114,5 +114,5 @@ def test_the_plan_tells_where_the_carrier_may_be_read():
     plan = build_plan([s for s in summaries if s is not None], ["/r"])
     facts = plan.files["/r/train.py"].carrier
     assert facts is not None
-    assert set(facts.readers) == {("show", "tools.py"), ("*", "shapes.py")}
+    assert set(facts.readers) == {("show", "tools.py"), ("area", "shapes.py")}
     assert ("step", "more.py") in facts.called_elsewhere
