@@ -6,11 +6,15 @@ name of the launcher (not ``self``); every read of the stored attribute in the f
 ``N.amp.<member>(...)`` for a member the GradScaler replaces, either on the carrier itself
 later in the launcher or on a parameter ``N`` of a top-level function that only the launcher
 calls, after the store, handing the carrier in that slot; no other file calls such a
-function; and the carrier, once it holds apex.amp, is handed to no code of the repository
-that reads an attribute of that name (``repo_plan.FilePlan.carrier``).  Then the launcher
-puts the GradScaler on the carrier where it creates it (``args.scaler = scaler``, on every
-path) and the sites read it from there (``args.scaler``).  Anything else is refused with
-the reason.
+function or the launcher; the carrier is not bound again after the store; and the launcher
+hands the carrier to no function or class of the repository that reads an attribute of
+that name, itself or through what it calls (``carrier_plan``).  Then the launcher puts the
+GradScaler on the carrier where it creates it (``args.scaler = scaler``, on every path) and
+the sites read it from there (``args.scaler``).  Anything else is refused with the reason.
+
+Not followed (a read there of the attribute that no longer exists raises AttributeError on
+the mixed-precision path): calls through a subscript or a method of some object that hand
+the carrier over, and attributes read by name (``getattr``) in code the carrier reaches so.
 """
 
 from __future__ import annotations
@@ -95,7 +99,7 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
     if escaped:
         return escaped
     called = dict(facts.called_elsewhere)
-    for func in route.access:
+    for func in [launcher, *route.access]:
         where = called.get(func.name.value) or called.get(STAR)
         if where is not None:
             return f"{func.name.value}() is also called from {where}, which this route does not follow"

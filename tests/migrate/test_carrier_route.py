@@ -69,6 +69,11 @@ def test_a_taken_attribute_name_gives_the_other_one():
             {"train.py": _launcher(), "other.py": "from train import step\n\n\ndef go(o, n, p, x):\n    step(o, n, p, x)\n"},
             "step() is also called from other.py, which this route does not follow",
         ),
+        # another file runs the launcher and may read what it stored on the options it hands
+        (
+            {"train.py": _launcher(), "run.py": "from train import main\n\n\ndef go(o):\n    main(o)\n"},
+            "main() is also called from run.py, which this route does not follow",
+        ),
         # the options object is handed to a function of a file that reads .amp
         (
             {
@@ -93,7 +98,7 @@ def test_a_taken_attribute_name_gives_the_other_one():
             "amp.initialize does not run in main() before apex.amp is stored on opts",
         ),
     ],
-    ids=["called-elsewhere", "handed-to-a-reader", "rebound", "other-use", "stored-first"],
+    ids=["called-elsewhere", "launcher-called-elsewhere", "handed-to-a-reader", "rebound", "other-use", "stored-first"],
 )
 def test_an_uncovered_read_keeps_the_shim_with_its_reason(files, reason):
     result = _run(files)["train.py"]
