@@ -49,6 +49,8 @@ class CarrierRoute:
     uses: List[Tuple[cst.Attribute, str]] = field(default_factory=list)
     #: function given the carrier -> the expression of the GradScaler inside it
     access: Dict[cst.FunctionDef, str] = field(default_factory=dict)
+    #: the launcher's calls that hand the carrier to those functions
+    calls: List[cst.Call] = field(default_factory=list)
 
 
 def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -> Union[CarrierRoute, str, None]:
@@ -179,6 +181,7 @@ def _callers_hand_carrier(rule: Any, func: cst.FunctionDef, index: int, param: s
         )
         if not (isinstance(handed, cst.Name) and handed.value == route.carrier):
             return f"{func.name.value}() is not handed {route.carrier} as {param}"
+        route.calls.append(call)
         found = True
     return "" if found else f"{func.name.value}() is never called"
 

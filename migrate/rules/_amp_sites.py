@@ -1252,6 +1252,8 @@ def _check_layout(rule, info: AmpFile) -> None:
                 info.blockers.append(Blocker(call, f"{func.name.value}() is called before amp.initialize"))
             elif enclosing_function(parents, call) is home:
                 in_home.append(call)
+    if info.carrier is not None:
+        in_home.extend(info.carrier.calls)  # they read the GradScaler off the carrier
     if info.returned_to is not None:
         return  # no use in the helper itself
     if info.alternatives:
@@ -1514,7 +1516,9 @@ def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) 
     assigned = {
         name
         for node in walk(init.anchor)
-        if isinstance(node, cst.SimpleStatementLine) and node is not init.stmt
+        if isinstance(node, cst.SimpleStatementLine)
+        and node is not init.stmt
+        and (info.carrier is None or node is not info.carrier.store)  # it stores on the carrier only
         for name in assigned_names(node)
     }
     clash = sorted(needed & assigned)

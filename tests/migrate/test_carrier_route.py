@@ -56,6 +56,14 @@ def test_a_proven_route_puts_the_scaler_on_the_carrier():
     assert "apex" not in new and "opts.amp" not in new
 
 
+def test_a_call_inside_the_initialize_if_gets_the_scaler_before_that_if():
+    setup = "    if opts.fp16:\n        net, opt = amp.initialize(net, opt)\n        opts.amp = amp\n" \
+            "        step(opts, net, opt, torch.randn(2, 4))\n"
+    new = _run({"train.py": _launcher(setup=setup)})["train.py"].new.decode()
+    scaler_at, carried_at, if_at = (new.index(t) for t in ("scaler = torch.amp", "opts.scaler = scaler", "if opts.fp16"))
+    assert scaler_at < carried_at < if_at
+
+
 def test_a_taken_attribute_name_gives_the_other_one():
     new = _run({"train.py": _launcher(setup=INIT + STORE + "    opts.scaler = None\n")})["train.py"].new.decode()
     assert "opts.grad_scaler = scaler" in new and "opts.grad_scaler.scale(loss)" in new
