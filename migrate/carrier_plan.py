@@ -11,12 +11,12 @@ name (the object handed to them may be read there).  Pure data, from the index.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Set, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
 from .repo_index import MODULE_LEVEL, ModuleSummary
 
-#: stands for every definition of a file another file imports with ``from m import *``, and
-#: for every name a file takes with ``from m import *``
+#: stands for every name a file takes with ``from m import *`` from a module whose module
+#: level reads the stored attribute
 STAR = "*"
 
 
@@ -24,7 +24,8 @@ STAR = "*"
 class CarrierFacts:
     """The repository around one file that stores apex.amp on an attribute."""
 
-    #: (top-level definition of this file, shown path of another file that calls it)
+    #: (top-level definition of this file, shown path of another file that calls it or names
+    #: it after ``from this import *``)
     called_elsewhere: Tuple[Tuple[str, str], ...] = ()
     #: (local name imported here, shown path of its file): a function or class that reads an
     #: attribute named as one apex.amp is stored on here (itself, or what it calls), or a
@@ -37,19 +38,29 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
     (``definitions``: ``repo_plan._Definitions``, which also reads the files the index left
     out)."""
     facts: Dict[str, CarrierFacts] = {}
+    walked: List[Tuple[str, ModuleSummary]] = []
     for path, summary in by_path.items():
         if not summary.amp_stores:
             continue
+        if not walked:  # every walked file, with apex or not: a second run sees the same callers
+            walked = list(by_path.items()) + [
+                (p, s) for p in sorted(definitions.unindexed) for s in [definitions.summary(p)] if s is not None
+            ]
         called: Set[Tuple[str, str]] = set()
-        for other_path, other in by_path.items():
+        for other_path, other in walked:
             if other_path == path:
                 continue
             for call in other.calls:
-                callee = definitions.find(call.module, call.name, other_path)
+                callee = definitions.find(call.module, call.name, other_path, anywhere=True)
                 if callee is not None and callee[0] == path:
                     called.add((callee[1], other.shown))
             if any(definitions.resolver.resolve(m, other_path) == path for m in other.star_imports):
-                called.add((STAR, other.shown))
+                # ``from this import *``: each name of this file that file names and does not
+                # define itself (its own ``def main`` is the one its ``main()`` calls)
+                own = other.functions | other.classes
+                named = other.identifiers | other.called_names
+                for name in (summary.functions | summary.classes) & named - own:
+                    called.add((name, other.shown))
         readers: Set[Tuple[str, str]] = set()
         for local, (module, name) in summary.imports.items():
             found = definitions.find(module, name, path, anywhere=True) if name else None

@@ -169,6 +169,8 @@ class ModuleSummary:
     definition_attributes: Dict[str, Set[str]] = field(default_factory=dict)
     #: modules imported with ``from m import *`` (absolute)
     star_imports: Set[str] = field(default_factory=set)
+    #: plain names called anywhere (``main()``; not in ``identifiers``)
+    called_names: Set[str] = field(default_factory=set)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -401,6 +403,7 @@ class _Reader(ast.NodeVisitor):
         ):
             self.s.self_calls.add((self.owner, func.attr))
         if isinstance(func, ast.Name):
+            self.s.called_names.add(func.id)
             if func.id in self.s.imports and self.s.imports[func.id][1]:
                 module, name = self.s.imports[func.id]
                 self.s.calls.append(CallSite(func.id, module, name, node.lineno, self.owner))

@@ -100,9 +100,11 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
     escaped = _escapes(rule, route, module, facts)
     if escaped:
         return escaped
-    called = dict(facts.called_elsewhere)
+    called: Dict[str, str] = {}
+    for name, where in facts.called_elsewhere:
+        called.setdefault(name, where)  # the first in path order
     for func in [launcher, *route.access]:
-        where = called.get(func.name.value) or called.get(STAR)
+        where = called.get(func.name.value)
         if where is not None:
             return f"{func.name.value}() is also called from {where}, which this route does not follow"
     state["carrier_attribute"] = new_attribute
