@@ -160,6 +160,17 @@ class ModuleSummary:
     #: top-level class -> its bases as dotted names, and the names its body defines
     class_bases: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     class_members: Dict[str, Set[str]] = field(default_factory=dict)
+    #: attributes apex.amp itself is stored on (``args.amp = amp``: "amp")
+    amp_stores: Set[str] = field(default_factory=set)
+    #: every attribute name read anywhere in the file (``x.amp``, ``self.args.amp``), apex's
+    #: own ``apex.amp`` left out
+    loaded_attributes: Set[str] = field(default_factory=set)
+    #: the same per top-level definition (a class: all its methods), MODULE_LEVEL for the rest
+    definition_attributes: Dict[str, Set[str]] = field(default_factory=dict)
+    #: modules imported with ``from m import *`` (absolute)
+    star_imports: Set[str] = field(default_factory=set)
+    #: plain names called anywhere (``main()``; not in ``identifiers``)
+    called_names: Set[str] = field(default_factory=set)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -250,6 +261,8 @@ class _Reader(ast.NodeVisitor):
                 self.member_names[local] = alias.name
             elif alias.name != "*":
                 self.s.imports[local] = (module, alias.name)
+            else:
+                self.s.star_imports.add(module)
 
     def _amp_scope(self) -> Set[str]:
         """Where an import of the amp module binds its name: the function being visited, else
@@ -390,6 +403,7 @@ class _Reader(ast.NodeVisitor):
         ):
             self.s.self_calls.add((self.owner, func.attr))
         if isinstance(func, ast.Name):
+            self.s.called_names.add(func.id)
             if func.id in self.s.imports and self.s.imports[func.id][1]:
                 module, name = self.s.imports[func.id]
                 self.s.calls.append(CallSite(func.id, module, name, node.lineno, self.owner))
@@ -446,6 +460,8 @@ class _Reader(ast.NodeVisitor):
             denoted = None
         if denoted in NOOP_CONTEXTS:
             self.s.noop_contexts.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        if isinstance(value, ast.Name) and self._is_amp(value.id):
+            self.s.amp_stores.update(t.attr for t in node.targets if isinstance(t, ast.Attribute))
         self.generic_visit(node)
 
     def visit_Name(self, node: ast.Name) -> None:
@@ -456,6 +472,11 @@ class _Reader(ast.NodeVisitor):
             self.s.escaping.add(node.id)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.ctx, ast.Load) and not (
+            isinstance(node.value, ast.Name) and self.s.imports.get(node.value.id) == ("apex", "")
+        ):
+            self.s.loaded_attributes.add(node.attr)
+            self.s.definition_attributes.setdefault(self.owner, set()).add(node.attr)
         if isinstance(node.value, ast.Name) and self._is_amp(node.value.id):
             self.s.identifiers.add(node.value.id)
             return  # amp.<member>: a member use, not amp as a value

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .carrier_plan import CarrierFacts, carrier_facts
 from .framework_plan import framework_route, module_level_note
 from .optimizer_wrappers import PROVEN_MEMBERS
 from .repo_index import (
@@ -117,6 +118,9 @@ class FilePlan:
     #: in a launcher: no file of the repository names ``scale_loss``, so apex never scaled a
     #: loss of its initialize (it trained unscaled): autocast without a GradScaler
     nothing_scaled: bool = False
+    #: apex.amp is stored on an attribute here (``args.amp = amp``): where else the object
+    #: may be read (``carrier_plan``); None when this file stores it nowhere
+    carrier: Optional[CarrierFacts] = None
 
     @property
     def takes_scaler(self) -> bool:
@@ -132,7 +136,9 @@ class FilePlan:
 
     def dropped(self, reason: str) -> "FilePlan":
         """This file without its planned part, noting ``reason`` at every site."""
-        return FilePlan(notes=((ANY_DEFINITION, reason),), optimizer_wrappers=self.optimizer_wrappers)
+        return FilePlan(
+            notes=((ANY_DEFINITION, reason),), optimizer_wrappers=self.optimizer_wrappers, carrier=self.carrier
+        )
 
 
 @dataclass
@@ -499,6 +505,7 @@ def build_plan(
     links = _amp_links(by_path, launchers, definitions)
     if not planned and not links and not riding.carried:
         plan.add_notes(notes)
+        _add_carrier_facts(plan, by_path, definitions)
         _mark_nothing_scaled(plan, by_path, launchers, others)
         return _with_wrappers(plan, by_path, unindexed, definitions)
 
@@ -606,8 +613,15 @@ def build_plan(
             framework_autocast=riding.autocast.get(path, ""),
         )
     plan.add_notes(notes)
+    _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others)
     return _with_wrappers(plan, by_path, unindexed, definitions)
+
+
+def _add_carrier_facts(plan: RepoPlan, by_path: Dict[str, ModuleSummary], definitions) -> None:
+    """Tell each file that stores apex.amp on an attribute where else that object may be read."""
+    for path, facts in carrier_facts(by_path, definitions).items():
+        plan.files[path] = replace(plan.files.get(path, FilePlan()), carrier=facts)
 
 
 def _mark_nothing_scaled(

@@ -1274,7 +1274,8 @@ from apexcompat import amp
 class Engine:
     def __init__(self, model, optimizer):
         # TODO(apexcompat): apex.amp is stored as self.amp here; its uses through that attribute
-        #   cannot be followed; this file keeps apex.amp semantics through apexcompat.amp,
+        #   cannot be followed (it is stored in a method, a nested function or at module level,
+        #   which are not followed); this file keeps apex.amp semantics through apexcompat.amp,
         #   migrate it by hand
         self.amp = amp
         # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled through

@@ -26,6 +26,7 @@ import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
+from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_reference
 from ._amp_wrapper import wrapper_holder
 from ._edits import code_of
 from ._tree import walk
@@ -208,6 +209,9 @@ class AmpFile:
     carried_functions: Set[cst.FunctionDef] = field(default_factory=set)
     #: in the launcher: the runner builds the GradScaler is put on (statement -> runner name)
     carriers: Dict[cst.SimpleStatementLine, str] = field(default_factory=dict)
+    #: apex.amp kept on a carrier object (``args.amp = amp``) whose route is proven: the
+    #: GradScaler goes on the carrier instead
+    carrier: Optional[CarrierRoute] = None
     #: optimizer text -> its loss id (with several GradScalers)
     loss_ids: Dict[str, int] = field(default_factory=dict)
 
@@ -463,11 +467,20 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             elif _given_for_the_scaler(parents, ref.expr, info.plan):
                 info.needs.append(Need(ref.expr, "amp_value", enclosing_function(parents, ref.expr)))
             else:
+                route = carrier_route(rule, module, ref.expr, info.plan) if info.carrier is None else None
+                if isinstance(route, CarrierRoute):
+                    info.carrier = route
+                    info.stored_as = f"{route.carrier}.{route.attribute}"
+                    info.access.update(route.access)
+                    info.refs.extend(AmpRef(use, member) for use, member in route.uses)  # handled below
+                    continue
                 message = "apex.amp is passed on as a value here; its uses cannot be followed"
                 holder = _stored_on_an_object(parents, ref.expr)
                 if holder is not None:
                     info.stored_as = holder
                     message = f"apex.amp is stored as {holder} here; its uses through that attribute cannot be followed"
+                    if route:
+                        message += f" ({route})"
                 note = _plan_note(rule, info, ref.expr)
                 info.blockers.append(Blocker(ref.expr, f"{message} ({note})" if note else message))
         elif member == "__dict__" and _member_probe(parents, ref.expr) is not None:
@@ -504,6 +517,10 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         stale = _guard_set_by_its_branch(rule.parents, site)
         if stale is not None:
             info.blockers.append(Blocker(site.call, stale))
+    if info.carrier is not None and info.inits:  # the later rules run after the initialize is gone
+        why = initialized_before(rule, info.carrier, info.training_inits)
+        if why is not None:
+            info.blockers.append(Blocker(info.carrier.store, f"apex.amp is stored as {info.stored_as} here; {why}"))
     _old_api_uses(rule, module, handles, info)
     _module_probes(rule, module, info)
     _one_scaler_per_loss(info, wanted)
@@ -1280,6 +1297,8 @@ def _check_layout(rule, info: AmpFile) -> None:
                 info.blockers.append(Blocker(call, f"{func.name.value}() is called before amp.initialize"))
             elif enclosing_function(parents, call) is home:
                 in_home.append(call)
+    if info.carrier is not None:
+        in_home.extend(info.carrier.calls)  # they read the GradScaler off the carrier
     if info.returned_to is not None:
         return  # no use in the helper itself
     if info.alternatives:
@@ -1619,7 +1638,9 @@ def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) 
     assigned = {
         name
         for node in walk(init.anchor)
-        if isinstance(node, cst.SimpleStatementLine) and node is not init.stmt
+        if isinstance(node, cst.SimpleStatementLine)
+        and node is not init.stmt
+        and (info.carrier is None or node is not info.carrier.store)  # it stores on the carrier only
         for name in assigned_names(node)
     }
     clash = sorted(needed & assigned)
@@ -1980,13 +2001,7 @@ def _callers_reach(rule, func, calls, home, home_cls, info: AmpFile, visiting: S
 
 def _is_member_name(parents, node: cst.Name) -> bool:
     """``x.name``, ``f(name=...)``, ``def f(name)``: the Name is not a reference to ``name``."""
-    parent = parents.get(node)
-    return (
-        (isinstance(parent, cst.Attribute) and parent.attr is node)
-        or (isinstance(parent, cst.Arg) and parent.keyword is node)
-        or isinstance(parent, (cst.Param, cst.ImportAlias))
-        or (isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node)
-    )
+    return not is_reference(parents, node)
 
 
 def heirs(parents: Any, cls: Any, method: str) -> List[cst.ClassDef]:
@@ -2257,10 +2272,15 @@ def find_scalers(rule, module: cst.Module):
         return found
 
     carried = {(cls, method): access for cls, method, access in (plan.carried if plan is not None else ())}
+    #: top-level functions handed the carrier the GradScaler is kept on (``args.scaler``)
+    on_carrier: Dict[str, str] = rule.file_state().get("carrier_functions", {})
 
     def _lookup(node: cst.CSTNode) -> Optional[ScalerRef]:
         func = enclosing_function(parents, node)
         start = func
+        if func is not None and isinstance(parents.get(func), cst.Module) and func.name.value in on_carrier:
+            access = on_carrier[func.name.value]
+            return ScalerRef(access, f"{access}.is_enabled()")
         owner = class_of_method(parents, func)
         if owner is not None and (owner.name.value, func.name.value) in carried:
             access = carried[(owner.name.value, func.name.value)]

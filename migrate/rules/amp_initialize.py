@@ -188,6 +188,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "on the runner it builds, hooks and runner methods read it from there",
         "APX234": "amp.<member> where the name amp is not bound (apex.amp imported only inside another "
         "function): that line raises NameError, in the original too",
+        "APX237": "apex.amp kept on a carrier object (args.amp = amp) becomes the GradScaler on that object "
+        "(args.scaler = scaler): the functions handed the carrier read it from there",
         "APX229": "no file of the repository scales a loss (apex trained unscaled): each initialized model's "
         "forward is wrapped in torch.autocast and no GradScaler is created",
         "APX226": "the forward passes run inside the framework, under its autocast decorator (mmcv's "
@@ -444,6 +446,20 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         self.file_state()["scaler"] = info.scaler_name
         self.file_state()["loss_scalers"] = info.loss_scalers
         new.append(with_leading(created, [line for t in self.scaler_todos for line in todo_lines(t)]))
+        if info.carrier is not None and site.func is info.carrier.launcher and info.carrier.access:
+            route = info.carrier
+            new.append(statement(f"{route.carrier}.{route.new_attribute} = {target}\n"))
+            # the later rules find the GradScaler there; the scale_loss rule drops the store
+            self.file_state()["carrier_functions"] = {f.name.value: a for f, a in route.access.items()}
+            readers = ", ".join(f"{f.name.value}()" for f in route.access)
+            self.report(
+                route.store,
+                "APX237",
+                f"apex.amp kept on {route.carrier}.{route.attribute}: {route.carrier}.{route.new_attribute} "
+                f"holds the GradScaler instead, read by {readers}",
+                fixed=True,
+                severity="info",
+            )
         what = "amp.init()" if site.old_api else "amp.initialize"
         self.report(
             call,

@@ -41,6 +41,8 @@ class ScaleLossRule(AmpRule):
             if scaler is None:
                 continue
             self._rewrite(site, info.loss_scaler(scaler.expr, site.loss_id), by_loss_id=info.loss_scalers > 1)
+        if info.carrier is not None:
+            self.edits.replace(info.carrier.store, [])  # the carrier holds the GradScaler now
 
     def _rewrite(self, site, scaler: str, by_loss_id: bool = False) -> None:
         call = site.call

@@ -11,7 +11,8 @@ master params, a task that steps an optimizer wrapper holding the optimizer apex
 runner handed to a registered optimizer hook and a runner subclass, a forward pass before the
 branches that compute and scale the loss, an if that only returns between the loss and its
 scale_loss, apex beside native mixed precision in one loop, an initialize whose repository scales no
-loss, two methods of one class that each initialize and scale their own losses).  Once per module:
+loss, two methods of one class that each initialize and scale their own losses, apex.amp kept on the
+options object the launcher hands its step function).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -215,6 +216,13 @@ LAYOUTS: Dict[str, dict] = {
     # initialize; fit's checkpoints carry its state; the other branch: --no-fp16
     "r24_initialize_per_method": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                       metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # fine-tuning script shape: main() keeps apex.amp on the options object (opts.amp = amp)
+    # and hands opts to this file's step function, which scales through opts.amp; models.py is
+    # handed opts too but reads no .amp: the GradScaler goes on opts (opts.scaler) where it is
+    # created, on both paths; the checkpoints' amp entry is read and written through opts.amp
+    # in main(); the other branch: --no-fp16
+    "r25_amp_on_args": dict(launcher="train.py", amp=[], fp32=["--fp16-opt-level", "O0"], steps=24,
+                            metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)

@@ -1,0 +1,319 @@
+"""apex.amp kept on a carrier object: ``args.amp = amp`` in the launcher, scaled through
+``args.amp.scale_loss(...)`` in a function of the same file the launcher hands ``args`` to.
+
+The route is proven per file, from the stored object's name outwards: the carrier is a plain
+name of the launcher (not ``self``); every read of the stored attribute in the file is
+``N.amp.<member>(...)`` for a member the GradScaler replaces, either on the carrier itself
+later in the launcher or on a parameter ``N`` of a top-level function that only the launcher
+calls, after the store, handing the carrier in that slot; no other file calls such a
+function or the launcher; the carrier is not bound again after the store; and the launcher
+hands the carrier to no function or class of the repository that reads an attribute of
+that name, itself or through what it calls (``carrier_plan``).  Then the launcher puts the
+GradScaler on the carrier where it creates it (``args.scaler = scaler``, on every path) and
+the sites read it from there (``args.scaler``).  Anything else is refused with the reason.
+
+Not followed (a read there of the attribute that no longer exists raises AttributeError on
+the mixed-precision path): calls through a subscript or a method of some object that hand
+the carrier over, and attributes read by name (``getattr``) in code the carrier reaches so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple, Union
+
+import libcst as cst
+
+from ..carrier_plan import STAR
+from ._edits import code_of
+from ._tree import walk
+
+#: members of apex.amp read through the carrier that have a GradScaler rewrite
+CARRIED_MEMBERS = frozenset({"scale_loss", "master_params", "state_dict", "load_state_dict"})
+#: attribute names the GradScaler may take on the carrier, in order of preference
+CARRIER_ATTRIBUTES = ("scaler", "grad_scaler")
+#: builtins that read an object's attributes by name
+ATTRIBUTE_READERS = frozenset({"getattr", "hasattr", "vars", "setattr", "delattr"})
+
+
+@dataclass(eq=False)
+class CarrierRoute:
+    """A proven carrier: the store, the carrier's name, and how each site reaches it."""
+
+    store: cst.SimpleStatementLine
+    launcher: cst.FunctionDef
+    carrier: str
+    attribute: str
+    new_attribute: str
+    #: the ``N.amp.<member>`` expressions, in source order, with their member
+    uses: List[Tuple[cst.Attribute, str]] = field(default_factory=list)
+    #: function given the carrier -> the expression of the GradScaler inside it
+    access: Dict[cst.FunctionDef, str] = field(default_factory=dict)
+    #: the launcher's calls that hand the carrier to those functions
+    calls: List[cst.Call] = field(default_factory=list)
+
+
+def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -> Union[CarrierRoute, str, None]:
+    """The route of apex.amp stored by the assignment whose value is ``expr``; a string
+    says why it is not proven; None: ``expr`` is not stored as ``name.attr = amp``."""
+    parents = rule.parents
+    assign = parents.get(expr)
+    if not (isinstance(assign, cst.Assign) and assign.value is expr and len(assign.targets) == 1):
+        return None
+    target = assign.targets[0].target
+    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+        return None
+    carrier, attribute = target.value.value, target.attr.value
+    store = parents.get(assign)
+    launcher = _top_level_function(parents, store)
+    if launcher is None or carrier == "self":
+        return "it is stored in a method, a nested function or at module level, which are not followed"
+    if not isinstance(store, cst.SimpleStatementLine) or len(store.body) != 1:
+        return "it is not stored by a statement of its own"
+    facts = getattr(plan, "carrier", None)
+    if facts is None:
+        return "the repository around this file was not indexed"
+    state = rule.file_state()  # the first rule to prove the route names the attribute for all
+    new_attribute = state.get("carrier_attribute") or next(
+        (a for a in CARRIER_ATTRIBUTES if not _named_anywhere(module, a)), None
+    )
+    if new_attribute is None:
+        return f"{' and '.join(CARRIER_ATTRIBUTES)} are both taken as attribute names in this file"
+    route = CarrierRoute(store, launcher, carrier, attribute, new_attribute)
+    stored_line = rule.line_of(store)
+    if _rebinds(rule, launcher, carrier, stored_line + 1):
+        return f"{carrier} is bound again in {launcher.name.value}() after apex.amp is stored on it"
+    functions: Dict[str, cst.FunctionDef] = {
+        s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)
+    }
+    modules = _imported_names(module)
+    for node in walk(module):
+        if not (isinstance(node, cst.Attribute) and node.attr.value == attribute and node is not target):
+            continue
+        if isinstance(node.value, cst.Name) and node.value.value in modules:
+            continue  # apex.amp, torch.amp: a module's member, not the carrier's
+        why = _use(rule, node, route, functions, stored_line)
+        if why:
+            return why
+    if not any(member == "scale_loss" for _use_node, member in route.uses):
+        return f"no loss is scaled through {carrier}.{attribute} in this file"
+    escaped = _escapes(rule, route, module, facts)
+    if escaped:
+        return escaped
+    called: Dict[str, str] = {}
+    for name, where in facts.called_elsewhere:
+        called.setdefault(name, where)  # the first in path order
+    for func in [launcher, *route.access]:
+        where = called.get(func.name.value)
+        if where is not None:
+            return f"{func.name.value}() is also called from {where}, which this route does not follow"
+    state["carrier_attribute"] = new_attribute
+    return route
+
+
+def initialized_before(rule: Any, route: CarrierRoute, inits: List[Any]) -> Optional[str]:
+    """Why the GradScaler would not be on the carrier when the sites run (None: it is): the
+    training initialize (``inits``, where it is created) must be in the launcher, before
+    the store (the calls that hand the carrier come after the store)."""
+    if inits and all(i.func is route.launcher and rule.line_of(i.call) < rule.line_of(route.store) for i in inits):
+        return None
+    return f"amp.initialize does not run in {route.launcher.name.value}() before apex.amp is stored on {route.carrier}"
+
+
+def _use(rule: Any, node: cst.Attribute, route: CarrierRoute, functions: Dict[str, cst.FunctionDef],
+         stored_line: int) -> str:
+    """Why the read ``node`` (``N.amp``) is not covered ("": it is, and is recorded)."""
+    parents = rule.parents
+    shown = code_of(node)
+    member = parents.get(node)
+    call = parents.get(member)
+    if not (
+        isinstance(node.value, cst.Name)
+        and isinstance(member, cst.Attribute)
+        and member.value is node
+        and member.attr.value in CARRIED_MEMBERS
+        and isinstance(call, cst.Call)
+        and call.func is member
+    ):
+        return f"{shown} is used here other than by a call of {'/'.join(sorted(CARRIED_MEMBERS))}"
+    name = node.value.value
+    func = _top_level_function(parents, node)
+    if func is route.launcher:
+        if name != route.carrier or rule.line_of(node) < stored_line or _rebinds(rule, func, name, stored_line):
+            return f"{shown} is read in {func.name.value}() other than through {route.carrier} after it is stored"
+        route.uses.append((member, member.attr.value))
+        return ""
+    if func is None:
+        return f"{shown} is read in a method, a nested function or at module level, which are not followed"
+    params = [p.name.value for p in func.params.params]
+    if name not in params or _rebinds(rule, func, name, 0):
+        return f"{shown} in {func.name.value}() is not read from a parameter the carrier is handed to"
+    if func not in route.access:
+        why = _callers_hand_carrier(rule, func, params.index(name), name, route, stored_line)
+        if why:
+            return why
+        route.access[func] = f"{name}.{route.new_attribute}"
+    elif route.access[func] != f"{name}.{route.new_attribute}":
+        return f"{func.name.value}() reads apex.amp through two parameters"
+    route.uses.append((member, member.attr.value))
+    return ""
+
+
+def _callers_hand_carrier(rule: Any, func: cst.FunctionDef, index: int, param: str, route: CarrierRoute,
+                          stored_line: int) -> str:
+    """Every reference to ``func`` in the file is a call in the launcher, after the store,
+    that hands the carrier as the parameter ``param`` (position ``index``)."""
+    parents = rule.parents
+    module = parents.get(func)
+    found = False
+    for node in walk(module):
+        if not (isinstance(node, cst.Name) and node.value == func.name.value) or not is_reference(parents, node):
+            continue
+        call = parents.get(node)
+        if not (isinstance(call, cst.Call) and call.func is node):
+            return f"{func.name.value} is used here other than by a call"
+        if _top_level_function(parents, call) is not route.launcher or rule.line_of(call) < stored_line:
+            return f"{func.name.value}() is called where {route.carrier} holds no apex.amp"
+        positional = [a for a in call.args if a.keyword is None]
+        if any(a.star for a in call.args):
+            return f"{func.name.value}() is given *args/**kwargs"
+        keyword = next((a for a in call.args if a.keyword is not None and a.keyword.value == param), None)
+        handed = keyword.value if keyword is not None else (
+            positional[index].value if index < len(positional) else None
+        )
+        if not (isinstance(handed, cst.Name) and handed.value == route.carrier):
+            return f"{func.name.value}() is not handed {route.carrier} as {param}"
+        route.calls.append(call)
+        found = True
+    return "" if found else f"{func.name.value}() is never called"
+
+
+def _escapes(rule: Any, route: CarrierRoute, module: cst.Module, facts: Any) -> str:
+    """Why the carrier (anywhere in the launcher: what it is handed before the store may keep
+    it, or a parameter that receives it) may reach code that reads the stored attribute
+    ("": it reaches none)."""
+    readers = dict(facts.readers)
+    local_defs = {s.name.value: s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+    holders: List[Tuple[cst.FunctionDef, str]] = [(route.launcher, route.carrier)]
+    holders += [(f, access.split(".")[0]) for f, access in route.access.items()]
+    for func, name in holders:
+        for node in walk(func):
+            if not isinstance(node, cst.Call) or not any(_hands(rule, a.value, name) for a in node.args):
+                continue
+            callee = node.func
+            if isinstance(callee, cst.Name):
+                text = callee.value
+                if text in ATTRIBUTE_READERS:
+                    return f"{route.carrier} is handed to {text}(), which reads attributes by name"
+                local = local_defs.get(text)
+                if local is not None:
+                    if local not in route.access and _reads_locally(rule, local, route.attribute, readers):
+                        return f"{route.carrier} is handed to {text}(), which reads .{route.attribute} otherwise"
+                    continue
+                if text in readers or (STAR in readers and not _imported_here(rule, callee)):
+                    where = readers.get(text, readers.get(STAR))
+                    return f"{route.carrier} is handed to {text}() of {where}, which reads .{route.attribute}"
+            elif isinstance(callee, cst.Attribute):
+                base = callee.value
+                while isinstance(base, cst.Attribute):
+                    base = base.value
+                if isinstance(base, cst.Name) and base.value in readers:
+                    return (f"{route.carrier} is handed to {code_of(callee)}() of {readers[base.value]}, "
+                            f"a file that reads .{route.attribute}")
+    return ""
+
+
+def _reads_locally(rule: Any, definition: cst.CSTNode, attribute: str, readers: Dict[str, str]) -> bool:
+    """The same-file function or class reads ``.attribute`` itself or calls an imported
+    name that does."""
+    if _reads_attribute(definition, attribute):
+        return True
+    return any(
+        isinstance(n, cst.Call) and isinstance(n.func, cst.Name)
+        and (n.func.value in readers or (STAR in readers and not _imported_here(rule, n.func)))
+        for n in walk(definition)
+    )
+
+
+def is_reference(parents: Any, node: cst.Name) -> bool:
+    """The Name refers to what it names (not ``x.name``, ``f(name=...)``, ``def name``)."""
+    parent = parents.get(node)
+    return not (
+        (isinstance(parent, cst.Attribute) and parent.attr is node)
+        or (isinstance(parent, cst.Arg) and parent.keyword is node)
+        or isinstance(parent, (cst.Param, cst.ImportAlias))
+        or (isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node)
+    )
+
+
+def _imported_names(module: cst.Module) -> Set[str]:
+    """The names the file's imports bind (``torch``, ``apex``, ``np``)."""
+    names: Set[str] = set()
+    for node in walk(module):
+        if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                names.add(code_of(bound).split(".")[0])
+    return names
+
+
+def _imported_here(rule: Any, name: cst.Name) -> bool:
+    return bool(rule.qualified_names(name))
+
+
+def _hands(rule: Any, expr: cst.CSTNode, name: str) -> bool:
+    """``expr`` may hand over the object ``name`` itself (``args``, ``[args]``), not only
+    something read from it (``args.output_path``)."""
+    return any(
+        isinstance(n, cst.Name)
+        and n.value == name
+        and not (isinstance(rule.parents.get(n), cst.Attribute) and rule.parents[n].value is n)
+        for n in walk(expr)
+    )
+
+
+def _reads_attribute(func: cst.CSTNode, attribute: str) -> bool:
+    return any(isinstance(n, cst.Attribute) and n.attr.value == attribute for n in walk(func))
+
+
+def _rebinds(rule: Any, func: cst.FunctionDef, name: str, after: int) -> bool:
+    """``name`` is assigned in ``func`` (other than as its parameter) from line ``after`` on."""
+    for node in walk(func.body):
+        if isinstance(node, cst.CSTNode) and after and rule.line_of(node) < after:
+            continue
+        targets: List[Any] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor)):
+            targets = [node.target]
+        elif isinstance(node, cst.AsName):
+            targets = [node.name]
+        if any(bound == name for t in targets for bound in _bound_names(t)):
+            return True
+    return False
+
+
+def _bound_names(target: Any) -> Iterator[str]:
+    """The plain names an assignment target binds (``a``, ``a, (b, *c)``), not ``a.x``/``a[i]``."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _bound_names(element.value)
+
+
+def _named_anywhere(module: cst.Module, attribute: str) -> bool:
+    return any(isinstance(n, cst.Attribute) and n.attr.value == attribute for n in walk(module))
+
+
+def _top_level_function(parents: Any, node: Any) -> Optional[cst.FunctionDef]:
+    """The module-level function ``node`` is directly in (through blocks, not through a
+    nested function, class or lambda), else None."""
+    cur = node
+    while cur in parents:
+        cur = parents[cur]
+        if isinstance(cur, cst.FunctionDef):
+            return cur if isinstance(parents.get(cur), cst.Module) else None
+        if isinstance(cur, (cst.ClassDef, cst.Lambda)):
+            return None
+    return None
