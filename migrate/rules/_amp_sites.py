@@ -29,7 +29,7 @@ from ..repo_plan import SCALED_ELSEWHERE
 from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_reference
 from ._amp_wrapper import wrapper_holder
 from ._edits import code_of
-from ._tree import walk
+from ._tree import module_code, walk
 
 AMP = "apex.amp"
 GRADSCALER_NAMES = frozenset(
@@ -285,10 +285,14 @@ def globals_bound_to(module: cst.Module, prefix: str) -> Set[str]:
     the import local and leaves the other reads unresolved."""
     package, _, member = prefix.rpartition(".")
     found: Set[str] = set()
+    if "global" not in module_code(module):  # no walk of every function body for the usual file
+        return found
     for func in walk(module):
         if not isinstance(func, cst.FunctionDef):
             continue
         declared = {n.name.value for g in walk(func.body) if isinstance(g, cst.Global) for n in g.names}
+        if not declared:
+            continue
         for node in walk(func.body):
             if isinstance(node, cst.ImportFrom) and not node.relative and isinstance(node.names, Sequence):
                 if node.module is not None and code_of(node.module) == package:
