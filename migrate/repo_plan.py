@@ -253,6 +253,8 @@ def _note_unreachable(
             f"no amp.scale_loss in this file: the losses are scaled in {by_path[path].shown} ({name}){more}, "
             f"which is {how[orphans[0]]}: the GradScaler cannot reach it"
         )
+
+
 def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
     if name in by_path[path].escaping:

@@ -20,11 +20,12 @@ the carrier over, and attributes read by name (``getattr``) in code the carrier 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple, Union
+from typing import Any, Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from ..carrier_plan import STAR
+from ._binding import target_binds
 from ._edits import code_of
 from ._tree import walk
 
@@ -279,8 +280,6 @@ def _reads_attribute(func: cst.CSTNode, attribute: str) -> bool:
 def _rebinds(rule: Any, func: cst.FunctionDef, name: str, after: int) -> bool:
     """``name`` is assigned in ``func`` (other than as its parameter) from line ``after`` on."""
     for node in walk(func.body):
-        if isinstance(node, cst.CSTNode) and after and rule.line_of(node) < after:
-            continue
         targets: List[Any] = []
         if isinstance(node, cst.Assign):
             targets = [t.target for t in node.targets]
@@ -288,18 +287,9 @@ def _rebinds(rule: Any, func: cst.FunctionDef, name: str, after: int) -> bool:
             targets = [node.target]
         elif isinstance(node, cst.AsName):
             targets = [node.name]
-        if any(bound == name for t in targets for bound in _bound_names(t)):
+        if any(target_binds(t, name) for t in targets) and not (after and rule.line_of(node) < after):
             return True
     return False
-
-
-def _bound_names(target: Any) -> Iterator[str]:
-    """The plain names an assignment target binds (``a``, ``a, (b, *c)``), not ``a.x``/``a[i]``."""
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _bound_names(element.value)
 
 
 def _named_anywhere(module: cst.Module, attribute: str) -> bool:

@@ -251,7 +251,7 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
     members, outermost first in source order."""
     parents = rule.parents
     refs: List[AmpRef] = []
-    declared = globals_bound_to(module, prefix) if prefix == AMP else set()
+    declared = globals_bound_to(parents, module, prefix) if prefix == AMP else set()
     for node in walk(module):
         if not isinstance(node, (cst.Name, cst.Attribute)):
             continue
@@ -278,44 +278,51 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
     return refs
 
 
-def globals_bound_to(module: cst.Module, prefix: str) -> Set[str]:
+def globals_bound_to(parents: Any, module: cst.Module, prefix: str) -> Set[str]:
     """Names a function declares ``global`` and binds to apex.amp by an import in its body
     (``from apex import amp`` then ``global amp``): Python binds the module's name, read
     from every function, where the scope analysis, taking the statements in order, keeps
     the import local and leaves the other reads unresolved."""
     package, _, member = prefix.rpartition(".")
     found: Set[str] = set()
-    if "global" not in module_code(module):  # no walk of every function body for the usual file
+    if "global" not in module_code(module):  # no walk for the usual file
         return found
-    for func in walk(module):
-        if not isinstance(func, cst.FunctionDef):
+    #: function -> names its body (nested definitions included) declares global / imports amp as
+    declared: Dict[cst.CSTNode, Set[str]] = {}
+    bound: Dict[cst.CSTNode, Set[str]] = {}
+    for node in walk(module):
+        if isinstance(node, cst.Global):
+            names, into = {n.name.value for n in node.names}, declared
+        elif isinstance(node, cst.ImportFrom) and not node.relative and isinstance(node.names, Sequence):
+            if node.module is None or code_of(node.module) != package:
+                continue
+            names = {
+                code_of(a.asname.name) if a.asname else code_of(a.name) for a in node.names if code_of(a.name) == member
+            }
+            into = bound
+        elif isinstance(node, cst.Import):
+            names = {code_of(a.asname.name) for a in node.names if code_of(a.name) == prefix and a.asname}
+            into = bound
+        else:
             continue
-        declared = {n.name.value for g in walk(func.body) if isinstance(g, cst.Global) for n in g.names}
-        if not declared:
-            continue
-        for node in walk(func.body):
-            if isinstance(node, cst.ImportFrom) and not node.relative and isinstance(node.names, Sequence):
-                if node.module is not None and code_of(node.module) == package:
-                    for alias in node.names:
-                        bound = code_of(alias.asname.name) if alias.asname else code_of(alias.name)
-                        if code_of(alias.name) == member and bound in declared:
-                            found.add(bound)
-            elif isinstance(node, cst.Import):
-                for alias in node.names:
-                    if code_of(alias.name) == prefix and alias.asname and code_of(alias.asname.name) in declared:
-                        found.add(code_of(alias.asname.name))
+        cur = node
+        while cur in parents:
+            cur = parents[cur]
+            if isinstance(cur, cst.FunctionDef):
+                into.setdefault(cur, set()).update(names)
+    for func, names in bound.items():
+        found |= names & declared.get(func, set())
     return found
 
 
 def plain_read(parents, node: cst.Name) -> bool:
     """``node`` reads a variable: not an attribute's member, a keyword, a parameter, a
-    definition's name or an import's alias."""
-    parent = parents.get(node)
-    if isinstance(parent, cst.Attribute) and parent.attr is node:
-        return False
-    if isinstance(parent, (cst.Arg, cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.NameItem)):
-        return isinstance(parent, cst.Arg) and parent.value is node
-    return not _inside_import(parents, node)
+    definition's name, an import's alias or a name a ``global`` statement declares."""
+    return (
+        is_reference(parents, node)
+        and not isinstance(parents.get(node), cst.NameItem)
+        and not _inside_import(parents, node)
+    )
 
 
 # --- structure helpers -----------------------------------------------------------------------

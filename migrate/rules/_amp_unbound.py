@@ -20,22 +20,25 @@ UNBOUND_TODO = "(its apex.amp import), so this line raises NameError when it run
 AMP_PACKAGES = ("apex", "apexcompat")
 
 
-def _amp_imports(module: cst.Module) -> Dict[str, Set[str]]:
+def _amp_imports(parents: Any, module: cst.Module) -> Dict[str, Set[str]]:
     """The local names that ``from apex import amp [as x]`` binds inside a function -> the
-    names of the functions that hold such an import."""
+    names of the functions that hold such an import (every enclosing one)."""
     names: Dict[str, Set[str]] = {}
-    for func in walk(module):
-        if not isinstance(func, cst.FunctionDef):
+    for node in walk(module):
+        if not isinstance(node, cst.ImportFrom) or node.module is None or node.relative:
             continue
-        for node in walk(func.body):
-            if not isinstance(node, cst.ImportFrom) or node.module is None or node.relative:
-                continue
-            if code_of(node.module) not in AMP_PACKAGES or isinstance(node.names, cst.ImportStar):
-                continue
-            for alias in node.names:
-                if code_of(alias.name) == "amp":
-                    local = code_of(alias.asname.name) if alias.asname is not None else "amp"
-                    names.setdefault(local, set()).add(func.name.value)
+        if code_of(node.module) not in AMP_PACKAGES or isinstance(node.names, cst.ImportStar):
+            continue
+        owners = []
+        cur = node
+        while cur in parents:
+            cur = parents[cur]
+            if isinstance(cur, cst.FunctionDef):
+                owners.append(cur.name.value)
+        for alias in node.names:
+            if owners and code_of(alias.name) == "amp":
+                local = code_of(alias.asname.name) if alias.asname is not None else "amp"
+                names.setdefault(local, set()).update(owners)
     return names
 
 
@@ -49,7 +52,7 @@ def _declared_global(module: cst.Module, names: Iterable[str]) -> bool:
 def unbound_amp_uses(rule: Any, module: cst.Module) -> List[Tuple[cst.Attribute, str]]:
     """``amp.<member>`` reads whose ``amp`` (a name the file binds to apex.amp inside some
     function only) resolves to no binding in its scope, each with its APX234 message."""
-    imports = _amp_imports(module)
+    imports = _amp_imports(rule.parents, module)
     if not imports or _declared_global(module, imports):
         return []
     found: List[Tuple[cst.Attribute, str]] = []

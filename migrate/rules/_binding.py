@@ -39,13 +39,13 @@ def bound_at(
                 return False
             if isinstance(home, GlobalScope):
                 return True  # read from a function: the module binding exists when it runs
-        elif isinstance(parent, cst.For) and parent.body is current and _target_binds(parent.target, name):
+        elif isinstance(parent, cst.For) and parent.body is current and target_binds(parent.target, name):
             return True
         elif isinstance(parent, cst.With) and parent.body is current:
-            if any(item.asname is not None and _target_binds(item.asname.name, name) for item in parent.items):
+            if any(item.asname is not None and target_binds(item.asname.name, name) for item in parent.items):
                 return True
         elif isinstance(parent, cst.ExceptHandler) and parent.body is current:
-            if parent.name is not None and _target_binds(parent.name.name, name):
+            if parent.name is not None and target_binds(parent.name.name, name):
                 return True
         if parent is owner:
             return False
@@ -71,14 +71,14 @@ def param_names(params: cst.Parameters) -> List[str]:
     return names
 
 
-def _target_binds(target: cst.BaseExpression, name: str) -> bool:
+def target_binds(target: cst.BaseExpression, name: str) -> bool:
     """An assignment target (``x``, ``a, (b, *c)``) that binds ``name``."""
     if isinstance(target, cst.Name):
         return target.value == name
     if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_target_binds(e.value, name) for e in target.elements)
+        return any(target_binds(e.value, name) for e in target.elements)
     if isinstance(target, cst.StarredElement):
-        return _target_binds(target.value, name)
+        return target_binds(target.value, name)
     return False
 
 
@@ -97,11 +97,11 @@ def _import_binds(small: cst.BaseSmallStatement, name: str) -> bool:
 
 def _small_binds(small: cst.BaseSmallStatement, name: str) -> bool:
     if isinstance(small, cst.Assign):
-        return any(_target_binds(t.target, name) for t in small.targets)
+        return any(target_binds(t.target, name) for t in small.targets)
     if isinstance(small, cst.AnnAssign):
-        return small.value is not None and _target_binds(small.target, name)
+        return small.value is not None and target_binds(small.target, name)
     if isinstance(small, cst.AugAssign):
-        return _target_binds(small.target, name)  # raises before going on if it was unbound
+        return target_binds(small.target, name)  # raises before going on if it was unbound
     return _import_binds(small, name)
 
 

@@ -312,7 +312,7 @@ class ImportsRule(AmpRule):
         """Name text -> qualified names of the dotted expressions it starts, for every name
         used outside import statements."""
         in_imports = {id(n) for imp in walk(module) if isinstance(imp, (cst.Import, cst.ImportFrom)) for n in walk(imp)}
-        declared = globals_bound_to(module, AMP)
+        declared = globals_bound_to(self.parents, module, AMP)
         used: Dict[str, Set[str]] = {}
         for node in walk(module):
             if not isinstance(node, cst.Name) or id(node) in in_imports:
