@@ -70,8 +70,10 @@ class CallSite:
 
 @dataclass
 class AmpArgument:
-    """``amp`` itself passed to a call of an imported function (``restore(path, amp=amp)``):
-    by ``keyword``, else at ``position``, inside the top-level definition ``owner``."""
+    """``amp`` itself passed to a call of an imported function (``restore(path, amp=amp)``),
+    or of a method on a plain name (``state.track_amp_state(amp)``: ``receiver`` "state",
+    ``name`` the method, ``module`` empty): by ``keyword``, else at ``position``, inside the
+    top-level definition ``owner``."""
 
     text: str
     module: str
@@ -80,6 +82,7 @@ class AmpArgument:
     position: int
     line: int
     owner: str
+    receiver: str = ""
 
 
 #: how a helper may use a parameter that receives apex.amp for the GradScaler to do instead:
@@ -87,6 +90,13 @@ class AmpArgument:
 #: parameters, for apex.amp too), tests of whether anything was passed, and keeping it on
 #: ``self`` in a class's ``__init__`` for the methods to use so
 STATE_USES = frozenset({"state_dict", "load_state_dict", "master_params", "none_check", "stored"})
+#: how a consumer may use what it is given for an object that stands in apex.amp's place
+#: without the consumer being rewritten (``checkpoints.HOLDER``): its two state methods, a
+#: test, keeping it, and ``load_state_dict(x, strict=False)``, which raises TypeError for
+#: apex.amp as for the stand-in (both take the state alone)
+HOLDER_USES = frozenset({"state_dict", "load_state_dict", "none_check", "stored", "type_error"})
+#: the key of ``parameter_uses`` for the values a function's ``**kwargs`` is given
+VAR_KEYWORD = "**"
 
 
 @dataclass
@@ -138,8 +148,15 @@ class ModuleSummary:
     amp_arguments: List[AmpArgument] = field(default_factory=list)
     #: top-level function -> its positional parameters in order, then its keyword-only ones
     parameters: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]] = field(default_factory=dict)
-    #: top-level function -> parameter -> how the body uses it (``STATE_USES`` or "other")
+    #: top-level function -> parameter -> how the body uses it (``STATE_USES`` or "other");
+    #: ``VAR_KEYWORD`` for the values of its ``**kwargs`` when the body only loops over them
     parameter_uses: Dict[str, Dict[str, Set[str]]] = field(default_factory=dict)
+    #: (top-level class, method defined in its body) -> its positional parameters after the
+    #: first, then its keyword-only ones, and how the method uses each
+    method_parameters: Dict[Tuple[str, str], Tuple[Tuple[str, ...], Tuple[str, ...]]] = field(default_factory=dict)
+    method_parameter_uses: Dict[Tuple[str, str], Dict[str, Set[str]]] = field(default_factory=dict)
+    #: top-level class -> its class methods every ``return`` of which builds ``cls(...)``
+    class_factories: Dict[str, Set[str]] = field(default_factory=dict)
     #: top-level class -> its methods but the static ones: reading one through the class
     #: (``GAN.train_step``, a class method that may build an instance) hands the class away,
     #: reading a class attribute or a static method does not
@@ -323,7 +340,21 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
         self.branches = outer
 
-    visit_For = visit_AsyncFor = visit_While = _visit_loop  # type: ignore[assignment]
+    def visit_For(self, node: ast.AST) -> None:
+        self._bind([node.target], None)  # type: ignore[attr-defined]
+        self._visit_loop(node)
+
+    def visit_With(self, node: ast.AST) -> None:
+        self._bind([item.optional_vars for item in node.items if item.optional_vars is not None], None)  # type: ignore[attr-defined]
+        self.generic_visit(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self._bind([node.target], None)
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For  # type: ignore[assignment]
+    visit_AsyncWith = visit_With  # type: ignore[assignment]
+    visit_While = _visit_loop  # type: ignore[assignment]
 
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
@@ -489,22 +520,47 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _amp_arguments(self, node: ast.Call) -> None:
-        """``helper(..., amp=amp)``: ``amp`` itself given to a call of an imported function."""
-        if not (isinstance(node.func, ast.Name) and self.s.imports.get(node.func.id, ("", ""))[1]):
+        """``helper(..., amp=amp)``: ``amp`` itself (or ``apex.amp``) given to a call of an
+        imported function, or of a method on a plain local name (``state.keep(amp)``)."""
+        func = node.func
+        receiver = ""
+        if isinstance(func, ast.Name) and self.s.imports.get(func.id, ("", ""))[1]:
+            module, name = self.s.imports[func.id]
+            text = func.id
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id not in self.s.imports
+            and not self._is_amp(func.value.id)
+        ):
+            module, name, receiver = "", func.attr, func.value.id
+            text = f"{receiver}.{name}"
+        else:
             return
-        module, name = self.s.imports[node.func.id]
         passed = [(k.arg, -1, k.value) for k in node.keywords if k.arg] + [
             ("", i, a) for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)
         ]
         for keyword, position, value in passed:
-            if isinstance(value, ast.Name) and self._is_amp(value.id):
+            if self._is_amp_value(value):
                 self.s.amp_arguments.append(
-                    AmpArgument(node.func.id, module, name, keyword, position, node.lineno, self.owner)
+                    AmpArgument(text, module, name, keyword, position, node.lineno, self.owner, receiver)
                 )
+
+    def _is_amp_value(self, value: ast.AST) -> bool:
+        """``amp`` (a name of the amp module) or ``apex.amp`` itself."""
+        if isinstance(value, ast.Name):
+            return self._is_amp(value.id)
+        return (
+            isinstance(value, ast.Attribute)
+            and isinstance(value.value, ast.Name)
+            and f"{self.s.imports.get(value.value.id, ('', ''))[0]}.{value.attr}" in AMP_MODULES
+            and not self.s.imports[value.value.id][1]
+        )
 
 
 def _constructed(value: Optional[ast.AST]) -> Optional[str]:
-    """``C(...)`` or ``C(...).to(device)``: the name ``C``."""
+    """``C(...)`` or ``C(...).to(device)``: the name ``C``; ``C.load(...)``: ``C.load`` (an
+    instance of ``C`` when ``load`` is one of its ``class_factories``)."""
     while (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Attribute)
@@ -513,6 +569,8 @@ def _constructed(value: Optional[ast.AST]) -> Optional[str]:
         value = value.func.value
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
         return value.func.id
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name):
+        return f"{value.func.value.id}.{value.func.attr}"
     return None
 
 
@@ -552,6 +610,8 @@ def _use_kind(node: ast.expr, parents: Dict[ast.AST, ast.AST]) -> str:
             and not any(isinstance(a, ast.Starred) for a in call.args)
         ):
             return parent.attr
+        if _refused_load(parent.attr, call, parent):
+            return "type_error"
         return "other"
     if isinstance(parent, ast.Compare):
         none = (
@@ -571,6 +631,74 @@ def _use_kind(node: ast.expr, parents: Dict[ast.AST, ast.AST]) -> str:
     return "other"
 
 
+def _refused_load(attr: str, call: Optional[ast.AST], func: ast.AST) -> bool:
+    """``x.load_state_dict(state, strict=False)``: a call that apex.amp's ``load_state_dict``
+    (which takes the state alone) refuses with TypeError before doing anything."""
+    return (
+        attr == "load_state_dict"
+        and isinstance(call, ast.Call)
+        and call.func is func
+        and len(call.args) == 1
+        and not isinstance(call.args[0], ast.Starred)
+        and bool(call.keywords)
+        and all(k.arg not in (None, "state_dict") for k in call.keywords)
+    )
+
+
+def _loop_value_uses(name: ast.Name, func: ast.AST, parents: Dict[ast.AST, ast.AST]) -> Set[str]:
+    """How ``func`` uses the values of its ``**kwargs`` (the Name ``name``): only through
+    ``for key, value in kwargs.items()`` / ``for value in kwargs.values()``, each loop value
+    used as ``_use_kind`` says inside its loop and nowhere else; else {"other"}."""
+    attr = parents.get(name)
+    call = parents.get(attr)
+    loop = parents.get(call)
+    if not (
+        isinstance(attr, ast.Attribute)
+        and attr.attr in ("items", "values")
+        and isinstance(call, ast.Call)
+        and call.func is attr
+        and not call.args
+        and not call.keywords
+        and isinstance(loop, ast.For)
+        and loop.iter is call
+    ):
+        return {"other"}
+    target = loop.target
+    if attr.attr == "items":
+        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+            return {"other"}
+        target = target.elts[1]
+    if not isinstance(target, ast.Name):
+        return {"other"}
+    inside = {id(n) for stmt in loop.body for n in ast.walk(stmt)}
+    uses: Set[str] = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and node.id == target.id and node is not target:
+            uses.add(_use_kind(node, parents) if id(node) in inside else "other")
+    return uses
+
+
+def _factories(cls: ast.ClassDef) -> Set[str]:
+    """The class methods of ``cls`` every ``return`` of which builds ``cls(...)`` (its first
+    parameter called), with at least one such return."""
+    found = set()
+    for method in cls.body:
+        if not (
+            isinstance(method, ast.FunctionDef)
+            and any(_decorator_name(d) == "classmethod" for d in method.decorator_list)
+            and method.args.args
+        ):
+            continue
+        me = method.args.args[0].arg
+        returns = [n for n in ast.walk(method) if isinstance(n, ast.Return)]
+        if returns and all(
+            isinstance(r.value, ast.Call) and isinstance(r.value.func, ast.Name) and r.value.func.id == me
+            for r in returns
+        ):
+            found.add(method.name)
+    return found
+
+
 def _parameter_uses(
     func: ast.AST,
     parents: Dict[ast.AST, ast.AST],
@@ -585,7 +713,13 @@ def _parameter_uses(
     names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
     me = args.args[0].arg if kept is not None and args.args else None
     uses: Dict[str, Set[str]] = {name: set() for name in names}
+    catchall = args.kwarg.arg if args.kwarg is not None else None
+    if catchall is not None:
+        uses[VAR_KEYWORD] = set()
     for node in ast.walk(func):
+        if catchall is not None and isinstance(node, ast.Name) and node.id == catchall:
+            uses[VAR_KEYWORD] |= _loop_value_uses(node, func, parents)
+            continue
         if not (isinstance(node, ast.Name) and node.id in names):
             continue
         parent = parents.get(node)
@@ -632,12 +766,26 @@ def _functions(tree: ast.Module, summary: ModuleSummary) -> None:
         elif isinstance(stmt, ast.ClassDef):
             func = next((m for m in stmt.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
             kept = stmt
+            _methods(stmt, summary, parents)
         if func is None:
             continue
         args = func.args  # type: ignore[attr-defined]
         positional = tuple(a.arg for a in args.posonlyargs + args.args)[1 if kept is not None else 0 :]
         summary.parameters[stmt.name] = (positional, tuple(a.arg for a in args.kwonlyargs))  # type: ignore[attr-defined]
         summary.parameter_uses[stmt.name] = _parameter_uses(func, parents, kept)  # type: ignore[attr-defined]
+
+
+def _methods(cls: ast.ClassDef, summary: ModuleSummary, parents: Dict[ast.AST, ast.AST]) -> None:
+    """The parameters of the plain methods ``cls`` defines and how each uses them, and its
+    class methods that build an instance (``class_factories``)."""
+    summary.class_factories[cls.name] = _factories(cls)
+    for method in cls.body:
+        if not isinstance(method, ast.FunctionDef) or method.decorator_list or not method.args.args:
+            continue
+        args = method.args
+        positional = tuple(a.arg for a in args.posonlyargs + args.args)[1:]
+        summary.method_parameters[(cls.name, method.name)] = (positional, tuple(a.arg for a in args.kwonlyargs))
+        summary.method_parameter_uses[(cls.name, method.name)] = _parameter_uses(method, parents, cls)
 
 
 def names_scale_loss(source: bytes) -> bool:

@@ -25,10 +25,14 @@ from .carrier_plan import CarrierFacts, carrier_facts
 from .framework_plan import framework_route, module_level_note
 from .optimizer_wrappers import PROVEN_MEMBERS
 from .repo_index import (
+    HOLDER_USES,
     MODULE_LEVEL,
+    OTHER,
     SAME_OBJECT,
     SCALER_MEMBERS,
     STATE_USES,
+    VAR_KEYWORD,
+    AmpArgument,
     ModuleResolver,
     ModuleSummary,
     names_scale_loss,
@@ -95,6 +99,10 @@ class FilePlan:
     amp_arguments: Tuple[str, ...] = ()
     #: (function, parameter) of this file that receive apex.amp from such a call
     amp_parameters: Tuple[Tuple[str, str], ...] = ()
+    #: those of ``amp_arguments`` (``restart(path, amp=amp)``, ``state.keep(amp)``) whose
+    #: consumer, left as it is, may load an apex checkpoint entry into what it is given: they
+    #: are given ``ScalerCheckpoint(scaler)`` (``checkpoints.HOLDER``), which converts it
+    amp_holders: Tuple[str, ...] = ()
     #: those of ``amp_arguments`` whose function reads ``amp.master_params(opt)``: gradients
     #: it uses, which must be unscaled before the call
     amp_gradients: Tuple[str, ...] = ()
@@ -344,6 +352,8 @@ def _amp_links(
     links = []
     for path in sorted(launchers):
         for arg in by_path[path].amp_arguments:
+            if arg.receiver:
+                continue
             callee = definitions.find(arg.module, arg.name, path)
             if callee is None or callee[0] == path:
                 continue
@@ -356,6 +366,74 @@ def _amp_links(
             if uses and uses <= STATE_USES:
                 links.append((path, arg.text, callee, param, "master_params" in uses))
     return links
+
+
+def _consumer_uses(arg: AmpArgument, path: str, by_path: Dict[str, ModuleSummary], definitions) -> Optional[Set[str]]:
+    """How the consumer of ``arg`` (a call in ``path`` given apex.amp) uses it: the function
+    it calls (its parameter, or the values of its ``**kwargs`` loop), or the method of the
+    class the receiver is proven to be an instance of; None when not proven."""
+    user = by_path[path]
+    if not arg.receiver:
+        callee = definitions.find(arg.module, arg.name, path, anywhere=True)
+        target = definitions.summary(callee[0]) if callee is not None else None
+        if target is None or callee[1] not in target.functions:
+            return None
+        positional, kwonly = target.parameters[callee[1]]
+        uses = target.parameter_uses[callee[1]]
+    else:
+        if arg.owner not in user.functions or arg.receiver in user.parameters[arg.owner][0] + user.parameters[arg.owner][1]:
+            return None
+        item = _instance_of(user.bindings.get((arg.owner, arg.receiver), []), path, user, definitions)
+        target = definitions.summary(item[0]) if item is not None else None
+        if target is None or (item[1], arg.name) not in target.method_parameters:
+            return None
+        positional, kwonly = target.method_parameters[(item[1], arg.name)]
+        uses = target.method_parameter_uses[(item[1], arg.name)]
+    if arg.keyword:
+        param = arg.keyword if arg.keyword in positional + kwonly else VAR_KEYWORD
+    else:
+        param = positional[arg.position] if arg.position < len(positional) else ""
+    return uses.get(param) or None
+
+
+def _instance_of(kinds: List[str], path: str, user: ModuleSummary, definitions) -> Optional[Def]:
+    """The one class every binding in ``kinds`` builds an instance of: its constructor
+    (``TrainingState(...)``) or one of its ``class_factories`` (``TrainingState.load(...)``),
+    the class defined in ``path`` or imported; None when any binding is something else."""
+    found: Set[Def] = set()
+    for kind in kinds:
+        if kind in (SAME_OBJECT, OTHER):
+            return None
+        name, _, factory = kind.partition(".")
+        item = (path, name) if name in user.classes else None
+        if item is None and user.imports.get(name, ("", ""))[1]:
+            item = definitions.find(*user.imports[name], path, anywhere=True)
+        owner = definitions.summary(item[0]) if item is not None else None
+        if owner is None or item[1] not in owner.classes:
+            return None
+        if factory and factory not in owner.class_factories.get(item[1], set()):
+            return None
+        found.add(item)
+    return found.pop() if len(found) == 1 else None
+
+
+def _amp_holders(
+    by_path: Dict[str, ModuleSummary], launchers: Set[str], definitions, linked: Set[Tuple[str, str]]
+) -> List[Tuple[str, str, bool]]:
+    """Calls in a launcher that give apex.amp to a consumer the plan leaves as it is (a
+    function of any walked file, its ``**kwargs`` loop, a method of the class the receiver
+    is built from), proven to do nothing with it but save/load its state: (launcher, call
+    text, whether the consumer may load state into it, so that it needs the converting
+    stand-in rather than the GradScaler itself)."""
+    found = []
+    for path in sorted(launchers):
+        for arg in by_path[path].amp_arguments:
+            if (path, arg.text) in linked:
+                continue
+            uses = _consumer_uses(arg, path, by_path, definitions)
+            if uses and uses <= HOLDER_USES:
+                found.append((path, arg.text, "load_state_dict" in uses))
+    return found
 
 
 def build_plan(
@@ -505,7 +583,8 @@ def build_plan(
         method_entries.setdefault(item[0], []).extend((item[1], m) for m in methods)
         method_calls[item] = passing
     links = _amp_links(by_path, launchers, definitions)
-    if not planned and not links and not riding.carried:
+    holders = _amp_holders(by_path, launchers, definitions, {(c, t) for c, t, _d, _p, _r in links})
+    if not planned and not links and not holders and not riding.carried:
         plan.add_notes(notes)
         _add_carrier_facts(plan, by_path, definitions)
         _mark_nothing_scaled(plan, by_path, launchers, others)
@@ -524,6 +603,8 @@ def build_plan(
             parent[find(caller_path)] = find(callee_path)
     for caller_path, _text, (callee_path, _name), _param, _reads in links:
         parent[find(caller_path)] = find(callee_path)
+    for caller_path, _text, _loads in holders:
+        find(caller_path)  # the consumer is left as it is: the launcher alone, or with its own
     for launcher in riding.attach:
         for carried_path, _name in riding.carried:
             parent[find(carried_path)] = find(launcher)
@@ -606,7 +687,10 @@ def build_plan(
             autocast_at_caller=tuple(sorted(at_caller.get(path, ()))),
             loss_methods=tuple(sorted(loss_methods.get(path, ()))),
             method_entries=tuple(sorted(method_entries.get(path, ()))),
-            amp_arguments=tuple(sorted({text for caller, text, _d, _p, _r in links if caller == path})),
+            amp_arguments=tuple(
+                sorted({text for caller, text, _d, _p, _r in links if caller == path} | {t for c, t, _l in holders if c == path})
+            ),
+            amp_holders=tuple(sorted({text for caller, text, loads in holders if caller == path and loads})),
             amp_parameters=tuple(sorted({(d[1], param) for _c, _t, d, param, _r in links if d[0] == path})),
             amp_gradients=tuple(sorted({text for caller, text, _d, _p, reads in links if caller == path and reads})),
             loss_scalers=losses[component[path]],

@@ -10,6 +10,7 @@ import libcst as cst
 from ._amp_rule import AmpRule
 from ._amp_sites import AmpFile, enclosing, init_method, self_name
 from ._edits import code_of, expression, statement
+from .checkpoints import HELPER, HELPER_NAME, HOLDER, HOLDER_NAME, add_helpers
 
 
 class ScalerThreading(AmpRule):
@@ -143,12 +144,26 @@ class ScalerThreading(AmpRule):
             severity="info",
         )
 
-    def _scaler_for_amp(self, node: cst.Name, info: AmpFile) -> None:
+    def _scaler_for_amp(self, node: cst.Name, info: AmpFile, module: cst.Module) -> None:
         """``restore(path, model, optimizer, amp=amp)``: the function of another file uses
         that argument only for its state (the cross-file plan proved it), so the GradScaler
-        goes in apex.amp's place (APX223)."""
+        goes in apex.amp's place (APX223); where that consumer is left as it is and may load
+        a checkpoint entry into it, ``ScalerCheckpoint(scaler)``, which reads apex's (APX242)."""
         call: Any = self.parents[self.parents[node]]
         access = info.access.get(enclosing(self.parents, call, cst.FunctionDef), info.scaler_name)
+        if info.plan is not None and code_of(call.func) in info.plan.amp_holders:
+            self.replace_node(node, expression(f"{HOLDER_NAME}({access})"))
+            add_helpers(self, module, [(HELPER_NAME, HELPER), (HOLDER_NAME, HOLDER)])
+            self.report(
+                node,
+                "APX242",
+                f"{code_of(call.func)}() only saves/loads the state of the apex.amp it is given: it is given "
+                f"{HOLDER_NAME}({access}), which saves the GradScaler's state and also loads apex.amp's checkpoint "
+                "entries",
+                fixed=True,
+                severity="info",
+            )
+            return
         self.replace_node(node, expression(access))
         self.report(
             node,

@@ -184,6 +184,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "(a ceiling or floor for the scale), or apex ignored it (a growth interval of a static loss scale)",
         "APX223": "apex.amp given to another file's function that only saves/loads its state: the GradScaler "
         "is given instead",
+        "APX242": "apex.amp given to a consumer left as it is (a **kwargs loop, a method of another file's class) "
+        "that may load a checkpoint entry into it: ScalerCheckpoint(scaler) is given, which also loads apex.amp's "
+        "entries",
         "APX225": "the runner a framework (mmcv) hands its hooks carries the GradScaler: the launcher puts it "
         "on the runner it builds, hooks and runner methods read it from there",
         "APX234": "amp.<member> where the name amp is not bound (apex.amp imported only inside another "
@@ -244,7 +247,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             self._carry_scaler(stmt, runner, info)
         for need in info.needs:
             if need.kind == "amp_value":
-                self._scaler_for_amp(need.node, info)
+                self._scaler_for_amp(need.node, info, module)
         self._return_scaler(info)
         for need in info.needs:
             if need.kind == "loss_call":

@@ -104,6 +104,27 @@ PASSING_HELPER = (
 )
 
 
+HOLDER_NAME = "ScalerCheckpoint"
+#: what a launcher gives, in apex.amp's place, to a consumer it leaves as it is that may load
+#: a checkpoint entry into it (``restart(path, model=model, amp=apex.amp)`` looping over its
+#: ``**kwargs``): the GradScaler's state, read through ``load_scaler_state``; like apex.amp's,
+#: its ``load_state_dict`` takes the state alone
+HOLDER = '''class ScalerCheckpoint:
+    """The GradScaler where apex.amp was handed over for its state: it saves the scaler's
+    state and loads an entry written by GradScaler or by apex.amp (``load_scaler_state``).
+    """
+
+    def __init__(self, scaler):
+        self.scaler = scaler
+
+    def state_dict(self):
+        return self.scaler.state_dict()
+
+    def load_state_dict(self, state_dict):
+        load_scaler_state(self.scaler, state_dict)
+'''
+
+
 def _is_import_like(stmt: Any) -> bool:
     if isinstance(stmt, cst.SimpleStatementLine):
         return all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body) or (
@@ -231,20 +252,7 @@ class CheckpointRule(AmpRule):
             self._add_helper(module, PASSING_HELPER if modern else legacy)
 
     def _add_helper(self, module: cst.Module, text: str, name: str = HELPER_NAME) -> None:
-        """The helper ``name`` after the file's leading imports, unless it is there."""
-        if not any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in module.body):
-            helper = statement(text)
-            anchor = helper_anchor(module)
-            if anchor is None:
-                first = module.body[0]
-                self.edits.insert_before(
-                    first,
-                    [
-                        helper.with_changes(leading_lines=[]),
-                    ],
-                )
-            else:
-                self.edits.insert_after(anchor, [helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])])
+        add_helpers(self, module, [(name, text)])
 
     def _without_scaler(self, need: Any) -> None:
         """--dtype bfloat16 (no scaler): saving writes ``{}`` under the user's key, so the
@@ -315,6 +323,22 @@ class CheckpointRule(AmpRule):
                 self.todo(need.node, "APX403", message)
             if stmt is not None:
                 self.replace_node(stmt, _without_unreachable_todo)
+
+
+def add_helpers(rule: Any, module: cst.Module, helpers: List[Any]) -> None:
+    """The ``(name, text)`` definitions, in order, after the file's leading imports, but
+    those the file defines already."""
+    defined = {s.name.value for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
+    new = [statement(text) for name, text in helpers if name not in defined]
+    if not new:
+        return
+    anchor = helper_anchor(module)
+    if anchor is None:
+        new[0] = new[0].with_changes(leading_lines=[])
+        rule.edits.insert_before(module.body[0], new)
+    else:
+        spaced = [cst.EmptyLine(), cst.EmptyLine()]
+        rule.edits.insert_after(anchor, [s.with_changes(leading_lines=spaced) for s in new])
 
 
 def _held_as(owner: Any, param: str) -> str:

@@ -12,7 +12,7 @@ runner handed to a registered optimizer hook and a runner subclass, a forward pa
 branches that compute and scale the loss, an if that only returns between the loss and its
 scale_loss, apex beside native mixed precision in one loop, an initialize whose repository scales no
 loss, two methods of one class that each initialize and scale their own losses, apex.amp kept on the
-options object the launcher hands its step function).  Once per module:
+options object the launcher hands its step function, apex.amp handed to a resume helper's **kwargs).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -223,6 +223,11 @@ LAYOUTS: Dict[str, dict] = {
     # in main(); the other branch: --no-fp16
     "r25_amp_on_args": dict(launcher="train.py", amp=[], fp32=["--fp16-opt-level", "O0"], steps=24,
                             metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # apex.amp handed by keyword to a resume helper that loads every keyword object through a
+    # **kwargs loop (strict=False first, the plain call on TypeError): the helper is left as it
+    # is and given ScalerCheckpoint(scaler), which loads the original's apex-format entry
+    "r28_amp_into_checkpointer": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                      metric="loss", native=[], fallbacks=[]),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
