@@ -92,9 +92,9 @@ class AmpArgument:
 STATE_USES = frozenset({"state_dict", "load_state_dict", "master_params", "none_check", "stored"})
 #: how a consumer may use what it is given for an object that stands in apex.amp's place
 #: without the consumer being rewritten (``checkpoints.HOLDER``): its two state methods, a
-#: test, keeping it, and ``load_state_dict(x, strict=False)``, which raises TypeError for
-#: apex.amp as for the stand-in (both take the state alone)
-HOLDER_USES = frozenset({"state_dict", "load_state_dict", "none_check", "stored", "type_error"})
+#: test, and ``load_state_dict(x, strict=False)``, which raises TypeError for apex.amp as for
+#: the stand-in (both take the state alone); not keeping it, which other code may then read
+HOLDER_USES = frozenset({"state_dict", "load_state_dict", "none_check", "type_error"})
 #: the key of ``parameter_uses`` for the values a function's ``**kwargs`` is given
 VAR_KEYWORD = "**"
 
@@ -650,8 +650,8 @@ def _loop_value_uses(name: ast.Name, func: ast.AST, parents: Dict[ast.AST, ast.A
     ``for key, value in kwargs.items()`` / ``for value in kwargs.values()``, each loop value
     used as ``_use_kind`` says inside its loop and nowhere else; else {"other"}."""
     attr = parents.get(name)
-    call = parents.get(attr)
-    loop = parents.get(call)
+    call = parents.get(attr) if attr is not None else None
+    loop = parents.get(call) if call is not None else None
     if not (
         isinstance(attr, ast.Attribute)
         and attr.attr in ("items", "values")

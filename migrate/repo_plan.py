@@ -376,16 +376,16 @@ def _consumer_uses(arg: AmpArgument, path: str, by_path: Dict[str, ModuleSummary
     if not arg.receiver:
         callee = definitions.find(arg.module, arg.name, path, anywhere=True)
         target = definitions.summary(callee[0]) if callee is not None else None
-        if target is None or callee[1] not in target.functions:
+        if callee is None or target is None or callee[1] not in target.functions:
             return None
         positional, kwonly = target.parameters[callee[1]]
         uses = target.parameter_uses[callee[1]]
     else:
-        if arg.owner not in user.functions or arg.receiver in user.parameters[arg.owner][0] + user.parameters[arg.owner][1]:
+        if arg.owner not in user.functions or arg.receiver in sum(user.parameters[arg.owner], ()):
             return None
         item = _instance_of(user.bindings.get((arg.owner, arg.receiver), []), path, user, definitions)
         target = definitions.summary(item[0]) if item is not None else None
-        if target is None or (item[1], arg.name) not in target.method_parameters:
+        if item is None or target is None or (item[1], arg.name) not in target.method_parameters:
             return None
         positional, kwonly = target.method_parameters[(item[1], arg.name)]
         uses = target.method_parameter_uses[(item[1], arg.name)]
@@ -405,11 +405,11 @@ def _instance_of(kinds: List[str], path: str, user: ModuleSummary, definitions) 
         if kind in (SAME_OBJECT, OTHER):
             return None
         name, _, factory = kind.partition(".")
-        item = (path, name) if name in user.classes else None
+        item: Optional[Def] = (path, name) if name in user.classes else None
         if item is None and user.imports.get(name, ("", ""))[1]:
             item = definitions.find(*user.imports[name], path, anywhere=True)
         owner = definitions.summary(item[0]) if item is not None else None
-        if owner is None or item[1] not in owner.classes:
+        if item is None or owner is None or item[1] not in owner.classes:
             return None
         if factory and factory not in owner.class_factories.get(item[1], set()):
             return None
@@ -425,15 +425,19 @@ def _amp_holders(
     is built from), proven to do nothing with it but save/load its state: (launcher, call
     text, whether the consumer may load state into it, so that it needs the converting
     stand-in rather than the GradScaler itself)."""
-    found = []
+    proven: Dict[Tuple[str, str], bool] = {}
+    loads: Set[Tuple[str, str]] = set()
     for path in sorted(launchers):
         for arg in by_path[path].amp_arguments:
-            if (path, arg.text) in linked:
+            key = (path, arg.text)
+            if key in linked:
                 continue
             uses = _consumer_uses(arg, path, by_path, definitions)
-            if uses and uses <= HOLDER_USES:
-                found.append((path, arg.text, "load_state_dict" in uses))
-    return found
+            # one call text, one rewrite: every call so written must be proven
+            proven[key] = proven.get(key, True) and bool(uses) and uses <= HOLDER_USES  # type: ignore[operator]
+            if uses and "load_state_dict" in uses:
+                loads.add(key)
+    return [(path, text, (path, text) in loads) for (path, text), ok in sorted(proven.items()) if ok]
 
 
 def build_plan(
@@ -688,7 +692,7 @@ def build_plan(
             loss_methods=tuple(sorted(loss_methods.get(path, ()))),
             method_entries=tuple(sorted(method_entries.get(path, ()))),
             amp_arguments=tuple(
-                sorted({text for caller, text, _d, _p, _r in links if caller == path} | {t for c, t, _l in holders if c == path})
+                sorted({t for c, t, _d, _p, _r in links if c == path} | {t for c, t, _l in holders if c == path})
             ),
             amp_holders=tuple(sorted({text for caller, text, loads in holders if caller == path and loads})),
             amp_parameters=tuple(sorted({(d[1], param) for _c, _t, d, param, _r in links if d[0] == path})),
