@@ -399,14 +399,14 @@ def _consumer_uses(arg: AmpArgument, path: str, by_path: Dict[str, ModuleSummary
 def _instance_of(kinds: List[str], path: str, user: ModuleSummary, definitions) -> Optional[Def]:
     """The one class every binding in ``kinds`` builds an instance of: its constructor
     (``TrainingState(...)``) or one of its ``class_factories`` (``TrainingState.load(...)``),
-    the class defined in ``path`` or imported; None when any binding is something else."""
+    a class ``path`` imports; None when any binding is something else."""
     found: Set[Def] = set()
     for kind in kinds:
         if kind in (SAME_OBJECT, OTHER):
             return None
         name, _, factory = kind.partition(".")
-        item: Optional[Def] = (path, name) if name in user.classes else None
-        if item is None and user.imports.get(name, ("", ""))[1]:
+        item: Optional[Def] = None  # a class of another file (this one's are read by its own rules)
+        if name not in user.classes and user.imports.get(name, ("", ""))[1]:
             item = definitions.find(*user.imports[name], path, anywhere=True)
         owner = definitions.summary(item[0]) if item is not None else None
         if item is None or owner is None or item[1] not in owner.classes:

@@ -126,3 +126,9 @@ def test_one_call_text_with_an_unproven_twin_is_left_alone(tmp_path: Path):
     )
     write_tree(tmp_path, {"train.py": launcher, "state.py": STATE.format(use="self.saved = amp.state_dict()")})
     assert str(tmp_path / "train.py") not in plan_for(tmp_path).files
+
+
+def test_a_class_of_the_launchers_own_file_is_not_a_consumer_left_as_it_is(tmp_path: Path):
+    launcher = LAUNCHER.format(binding="state = RunState()").replace("from state import RunState, make_state\n", "")
+    write_tree(tmp_path, {"train.py": launcher + "\n\n" + STATE.format(use="self.saved = amp.state_dict()")})
+    assert str(tmp_path / "train.py") not in plan_for(tmp_path).files
