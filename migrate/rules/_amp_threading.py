@@ -163,6 +163,8 @@ class ScalerThreading(AmpRule):
         """The helper that creates the scaler returns it as one more value, and the
         assignment of its one call unpacks it (APX217)."""
         call = info.returned_to
+        if info.returned_elsewhere:
+            self._return_scaler_elsewhere(info)
         if call is None:
             return
         name = info.scaler_name
@@ -180,6 +182,36 @@ class ScalerThreading(AmpRule):
             fixed=True,
             severity="info",
         )
+
+    def _return_scaler_elsewhere(self, info: AmpFile) -> None:
+        """A model factory returns the GradScaler its initializes make as one more value, to
+        its one caller in another file, which unpacks it (APX244)."""
+        name = info.scaler_name
+        factory: Any = enclosing(self.parents, info.returns[0], cst.FunctionDef)
+        for ret in info.returns:
+            self.replace_node(ret.value, lambda upd: _one_more(upd, name))
+        self.report(
+            factory,
+            "APX244",
+            f"{factory.name.value}() returns the GradScaler it creates as one more value to its one caller, "
+            f"in {info.returned_elsewhere}, which unpacks it",
+            fixed=True,
+            severity="info",
+        )
+
+    def _unpack_received(self, info: AmpFile) -> None:
+        """``a, b = create_optimizer(...)`` -> ``a, b, scaler = create_optimizer(...)``: the
+        GradScaler the factory of another file now returns last (APX244)."""
+        for func, assign in info.received.items():
+            self.replace_node(assign.targets[0].target, lambda upd: _one_more(upd, info.scaler_name))
+            self.report(
+                assign,
+                "APX244",
+                f"{code_of(assign.value.func)}() now returns the GradScaler as one more value: "  # type: ignore[attr-defined]
+                f"{func.name.value}() unpacks it as `{info.scaler_name}`",
+                fixed=True,
+                severity="info",
+            )
 
     @staticmethod
     def _append_arg(args: List[cst.Arg], arg: cst.Arg) -> List[cst.Arg]:
