@@ -557,7 +557,21 @@ class AutocastPlacement(AmpRule):
                 for members in [m for m, _build in self.edits.groups.values()] + list(self.pending):
                     if body[j] in members:
                         return members
-                return None
+                return self._extend_pending(body, j)
+        return None
+
+    def _extend_pending(self, body: List[Any], j: int) -> Optional[List[Any]]:
+        """A GAN step computes the generator's loss right after the discriminator's, then hands
+        each to the backward helper: the span found for the earlier call (not wrapped yet) grows
+        over the statements after it through ``body[j]``, when none of them is a barrier."""
+        for members in self.pending:
+            if members[-1] not in body:
+                continue
+            last = body.index(members[-1])
+            tail = body[last + 1 : j + 1]
+            if last < j and not any(self._is_barrier(s) or self.edits.planned(s) for s in tail):
+                members.extend(tail)
+                return members
         return None
 
     def _is_forward_loop(self, stmt: Any) -> bool:

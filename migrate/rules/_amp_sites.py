@@ -204,6 +204,8 @@ class AmpFile:
     #: the plan's ``received``: function -> the assignment that unpacks the GradScaler the
     #: factory of another file returns
     received: Dict[cst.FunctionDef, cst.Assign] = field(default_factory=dict)
+    #: why such an assignment was not found (the file's sites report it)
+    received_refusal: str = ""
     #: the initialize is in a method ``__init__`` calls only under an ``if``: the statement of
     #: ``__init__`` before which a disabled scaler is created, so every instance has one
     fallback: Optional[cst.BaseStatement] = None
@@ -768,13 +770,11 @@ def _received_sites(rule, module: cst.Module, info: AmpFile) -> None:
         if func is None or not isinstance(target, (cst.Tuple, cst.List)) or any(
             isinstance(e, cst.StarredElement) for e in target.elements
         ):
-            info.blockers.append(
-                Blocker(
-                    calls[0] if calls else (func or module),
-                    f"what {text}() returns is not unpacked into names by one statement of {name}() itself, "
-                    "so the GradScaler it would return cannot be unpacked with it",
-                )
+            info.received_refusal = (
+                f"what {text}() returns is not unpacked into names by one statement of {name}() itself, "
+                "so the GradScaler it would return cannot be unpacked with it"
             )
+            info.blockers.append(Blocker(calls[0] if calls else (func or module), info.received_refusal))
             continue
         info.received[func] = assign
         info.access[func] = info.scaler_name
@@ -1255,6 +1255,9 @@ def _check_layout(rule, info: AmpFile) -> None:
     if info.scale_losses and not training:
         for site in info.scale_losses:
             message = "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"
+            if info.received_refusal:
+                info.blockers.append(Blocker(site.with_stmt, info.received_refusal))
+                continue
             note = _plan_note(rule, info, site.with_stmt)
             info.blockers.append(Blocker(site.with_stmt, f"{message} ({note})" if note else message))
         return
