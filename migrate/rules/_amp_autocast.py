@@ -401,6 +401,9 @@ class AutocastPlacement(AmpRule):
                     return [[body[j]]]  # already under an autocast, switched for another path
                 if self._is_exit_guard(body[j], loss_texts) or self._is_bystander(body[j], loss_texts):
                     continue
+                if self._is_forward_loop(body[j]) and assigned_names(body[j]) & loss_texts:
+                    end = j  # ``for critic in critics: loss_g = loss_g + ...``
+                    break
                 if self._is_barrier(body[j]):
                     branches = self._branch_spans(body[j], loss_texts, info)
                     if branches is not None:
