@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
@@ -776,7 +776,7 @@ def _received_sites(rule, module: cst.Module, info: AmpFile) -> None:
             )
             info.blockers.append(Blocker(calls[0] if calls else (func or module), info.received_refusal))
             continue
-        info.received[func] = assign
+        info.received[func] = cast(cst.Assign, assign)
         info.access[func] = info.scaler_name
 
 
@@ -1417,11 +1417,7 @@ def _not_in_sequence(rule, inits: List[InitSite]) -> str:
         return "amp.initialize is called for training more than once, not one after the other on one path"
 
     def options(init: InitSite) -> List[str]:
-        return [
-            f"{code_of(a.keyword) if a.keyword is not None else i}={code_of(a.value)}"
-            for i, a in enumerate(init.call.args)
-            if (a.keyword is None and i >= 2) or (a.keyword is not None and a.keyword.value not in ("models", "optimizers"))
-        ]
+        return [code_of(a).strip().rstrip(",").strip() for a in _option_args(init)]
 
     first = options(inits[0])
     for init in inits[1:]:
@@ -1432,6 +1428,15 @@ def _not_in_sequence(rule, inits: List[InitSite]) -> str:
                 "one GradScaler cannot follow both"
             )
     return ""
+
+
+def _option_args(init: InitSite) -> List[cst.Arg]:
+    """The arguments of an initialize beside its models and optimizers."""
+    return [
+        a
+        for i, a in enumerate(init.call.args)
+        if (a.keyword is None and i >= 2) or (a.keyword is not None and a.keyword.value not in ("models", "optimizers"))
+    ]
 
 
 def _per_method_refusal(rule, inits: List[InitSite], info: AmpFile) -> Optional[str]:
@@ -1762,11 +1767,7 @@ def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) 
     inside = [n for n in uses if any(p is init.anchor for p in _ancestors(rule.parents, n))]
     if not inside:
         return
-    options = [
-        a.value
-        for i, a in enumerate(init.call.args)
-        if (a.keyword is None and i >= 2) or (a.keyword is not None and a.keyword.value not in ("models", "optimizers"))
-    ]
+    options = [a.value for a in _option_args(init)]
     needed = {name for node in options + list(init.guards) for name in names_in(node)}
     assigned = {
         name
@@ -1828,11 +1829,14 @@ def _check_remote_layout(rule, info: AmpFile) -> None:
             )
     for func, assign in info.received.items():
         line = rule.line_of(assign)
-        early = [c for calls in info.threaded.values() for c in calls if enclosing_function(rule.parents, c) is func]
-        early += [s.with_stmt for s in info.scale_losses if s.func is func] + [n.node for n in info.needs if n.func is func]
+        early: List[Any] = [
+            c for calls in info.threaded.values() for c in calls if enclosing_function(rule.parents, c) is func
+        ]
+        early += [s.with_stmt for s in info.scale_losses if s.func is func]
+        early += [n.node for n in info.needs if n.func is func]
         for node in early:
             if rule.line_of(node) < line:
-                made = code_of(assign.value.func)
+                made = code_of(cast(cst.Call, assign.value).func)
                 info.blockers.append(Blocker(node, f"this comes before {made}() returns the GradScaler it would use"))
 
 
