@@ -161,43 +161,25 @@ class ScalerThreading(AmpRule):
 
     def _return_scaler(self, info: AmpFile) -> None:
         """The helper that creates the scaler returns it as one more value, and the
-        assignment of its one call unpacks it (APX217)."""
+        assignment of its one call unpacks it (APX217); a model factory returns it so to its
+        one caller in another file, which unpacks it there (APX244)."""
         call = info.returned_to
-        if info.returned_elsewhere:
-            self._return_scaler_elsewhere(info)
-        if call is None:
+        if call is None and not info.returned_elsewhere:
             return
         name = info.scaler_name
         helper: Any = enclosing(self.parents, info.returns[0], cst.FunctionDef)
         for ret in info.returns:
             self.replace_node(ret.value, lambda upd: _one_more(upd, name))
+        said = f"{helper.name.value}() returns the GradScaler it creates as one more value"
+        if call is None:
+            said += f" to its one caller, in {info.returned_elsewhere}, which unpacks it"
+            self.report(helper, "APX244", said, fixed=True, severity="info")
+            return
         assign: Any = self.parents[call]
         self.replace_node(assign.targets[0].target, lambda upd: _one_more(upd, name))
         caller: Any = enclosing(self.parents, call, cst.FunctionDef)
-        self.report(
-            helper,
-            "APX217",
-            f"{helper.name.value}() returns the GradScaler it creates as one more value; "
-            f"its call in {caller.name.value}() unpacks it as `{name}`",
-            fixed=True,
-            severity="info",
-        )
-
-    def _return_scaler_elsewhere(self, info: AmpFile) -> None:
-        """A model factory returns the GradScaler its initializes make as one more value, to
-        its one caller in another file, which unpacks it (APX244)."""
-        name = info.scaler_name
-        factory: Any = enclosing(self.parents, info.returns[0], cst.FunctionDef)
-        for ret in info.returns:
-            self.replace_node(ret.value, lambda upd: _one_more(upd, name))
-        self.report(
-            factory,
-            "APX244",
-            f"{factory.name.value}() returns the GradScaler it creates as one more value to its one caller, "
-            f"in {info.returned_elsewhere}, which unpacks it",
-            fixed=True,
-            severity="info",
-        )
+        said += f"; its call in {caller.name.value}() unpacks it as `{name}`"
+        self.report(helper, "APX217", said, fixed=True, severity="info")
 
     def _unpack_received(self, info: AmpFile) -> None:
         """``a, b = create_optimizer(...)`` -> ``a, b, scaler = create_optimizer(...)``: the
