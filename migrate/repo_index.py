@@ -206,6 +206,15 @@ class ModuleSummary:
             for b in paths[i + 1 :]
         )
 
+    def initializes_in_sequence(self) -> bool:
+        """Several training initializes one after the other in one definition, on one path
+        (the same if/elif/else branches, no loop around them): apex replaced its loss scalers
+        at each, so the last one's serve every optimizer."""
+        inits = self.training_inits
+        if len(inits) < 2 or len({s.owner for s in inits}) != 1 or any(s.branches is None for s in inits):
+            return False
+        return len({s.branches for s in inits}) == 1
+
     def owners_needing_scaler(self) -> Set[str]:
         return {s.owner for s in self.amp_sites if s.member in SCALER_MEMBERS}
 

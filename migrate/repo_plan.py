@@ -129,6 +129,13 @@ class FilePlan:
     #: apex.amp is stored on an attribute here (``args.amp = amp``): where else the object
     #: may be read (``carrier_plan``); None when this file stores it nowhere
     carrier: Optional[CarrierFacts] = None
+    #: in a launcher: the top-level function (a model factory) whose amp.initialize calls
+    #: make the GradScaler, returned as one more value to its one caller in ``returned_to``
+    returns_scaler: str = ""
+    returned_to: str = ""
+    #: in the file of that caller: (its function, the call text) whose assignment unpacks
+    #: the GradScaler as one more value (``..., scaler = create_optimizer(opt, models)``)
+    received: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def takes_scaler(self) -> bool:
@@ -465,6 +472,12 @@ def build_plan(
             edges.setdefault((path, call.owner), []).append((callee, call.text))
             callers.setdefault(callee, []).append(((path, call.owner), call.line))
 
+    # a model factory returns what its initializes made to its one caller in another file:
+    # that caller holds the GradScaler from then on, as a launcher would
+    factories = _factory_routes(by_path, launchers, callers, others, definitions)
+    for factory_path, (_factory, receiver, _text) in factories.items():
+        launchers |= {factory_path, receiver[0]}
+
     # definitions that need the scaler, from the sites upwards through their callers
     needy: Set[Def] = set()
     work = [
@@ -588,7 +601,7 @@ def build_plan(
         method_calls[item] = passing
     links = _amp_links(by_path, launchers, definitions)
     holders = _amp_holders(by_path, launchers, definitions, {(c, t) for c, t, _d, _p, _r in links})
-    if not planned and not links and not holders and not riding.carried:
+    if not planned and not links and not holders and not riding.carried and not factories:
         plan.add_notes(notes)
         _add_carrier_facts(plan, by_path, definitions)
         _mark_nothing_scaled(plan, by_path, launchers, others)
@@ -612,6 +625,8 @@ def build_plan(
     for launcher in riding.attach:
         for carried_path, _name in riding.carried:
             parent[find(carried_path)] = find(launcher)
+    for factory_path, (_factory, receiver, _text) in factories.items():
+        parent[find(receiver[0])] = find(factory_path)
     roots_of = sorted({find(p) for p in parent})
     component = {p: roots_of.index(find(p)) for p in parent}
 
@@ -621,7 +636,7 @@ def build_plan(
         counts = {s.num_losses for p in members for s in by_path[p].training_inits}
         losses[number] = counts.pop() if len(counts) == 1 else 1
     names: Dict[str, str] = {}
-    for callee_path, _name in planned:
+    for callee_path in [d[0] for d in planned] + [r[0] for _f, r, _t in factories.values()]:
         used = by_path[callee_path].identifiers
         choices = SCALERS_PARAM_NAMES if losses[component[callee_path]] > 1 else SCALER_PARAM_NAMES
         names[callee_path] = next((n for n in choices if n not in used), "apexcompat_" + choices[-1])
@@ -701,11 +716,58 @@ def build_plan(
             carried=tuple(sorted((n, m, a) for (p, n), ms in riding.carried.items() if p == path for m, a in ms)),
             runner_builds=riding.attach.get(path, ()),
             framework_autocast=riding.autocast.get(path, ""),
+            returns_scaler=factories[path][0] if path in factories else "",
+            returned_to=by_path[factories[path][1][0]].shown if path in factories else "",
+            received=tuple(sorted((r[1], t) for _f, r, t in factories.values() if r[0] == path)),
         )
     plan.add_notes(notes)
     _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others)
     return _with_wrappers(plan, by_path, unindexed, definitions)
+
+
+def _factory_routes(
+    by_path: Dict[str, ModuleSummary],
+    launchers: Set[str],
+    callers: Dict[Def, List[Tuple[Def, int]]],
+    others: Sequence[Tuple[str, str, bytes]],
+    definitions: "_Definitions",
+) -> Dict[str, Tuple[str, Def, str]]:
+    """Model factories: a file whose training initializes (one, alternatives, or several in
+    sequence) are all in one top-level function that scales nothing itself, called from
+    exactly one place in the walked files: a top-level function of another file with apex.amp
+    that needs the scaler (it scales a loss there), the factory used nowhere else (not passed
+    on, not called from files without apex).  Each becomes factory file -> (factory,
+    receiving definition, call text); the receiving file proves the call unpacks a tuple."""
+    routes: Dict[str, Tuple[str, Def, str]] = {}
+    for path, summary in by_path.items():
+        inits = summary.training_inits
+        owners = {s.owner for s in inits}
+        if not inits or len(owners) != 1 or summary.owners_needing_scaler():
+            continue
+        if not (summary.initializes_once() or summary.initializes_in_sequence()):
+            continue
+        factory = owners.pop()
+        if factory not in summary.functions or any(s.num_losses != 1 for s in inits):
+            continue
+        calls = callers.get((path, factory), [])
+        if len(calls) != 1 or any(factory in called for called in summary.local_calls.values()):
+            continue
+        (receiver, _line), = calls
+        user = by_path[receiver[0]]
+        if receiver[0] in launchers or receiver[1] not in user.functions or not user.owners_needing_scaler():
+            continue
+        if handed_away(summary, factory, summary, factory) or _callers_elsewhere(factory, path, others, definitions):
+            continue
+        if any(
+            attr == factory and handed_away(other, local, summary, factory)
+            for other in by_path.values()
+            for local, (_module, attr) in other.imports.items()
+        ):
+            continue
+        text = next(c.text for c in user.calls if c.owner == receiver[1] and c.line == _line)
+        routes[path] = (factory, receiver, text)
+    return routes
 
 
 def _add_carrier_facts(plan: RepoPlan, by_path: Dict[str, ModuleSummary], definitions) -> None:

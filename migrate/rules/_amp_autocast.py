@@ -75,6 +75,11 @@ class AutocastPlacement(AmpRule):
 
     #: initialize site -> the ``enabled=`` switch text of its scaler (None: always on)
     switches: Dict[InitSite, Optional[str]]
+    #: backward helpers (``loss_backward(opt, loss, optimizer)``) whose callers are being
+    #: searched for forward passes: a call of one steps, so no autocast region crosses it
+    helpers: frozenset = frozenset()
+    #: the spans found so far for the calls of one backward helper (not yet wrapped)
+    pending: Tuple[List[Any], ...] = ()
 
     def _model_texts(self, info: AmpFile) -> set:
         texts = set()
@@ -88,6 +93,9 @@ class AutocastPlacement(AmpRule):
                     target = target.elements[0].value
                 if not site.has_optimizers or target is not holder.targets[0].target:
                     texts.update(flat_texts(target))
+        for assign in info.received.values():
+            # what a model factory of another file returned (the models among them)
+            texts.update(flat_texts(assign.targets[0].target))
         return texts | {t.split(".")[-1] for t in texts}
 
     def _is_model_call(self, node: cst.CSTNode, models: set, via_args: bool = False) -> bool:
@@ -111,8 +119,7 @@ class AutocastPlacement(AmpRule):
                 return False
         return False
 
-    @classmethod
-    def _is_plain_with(cls, stmt: Any) -> bool:
+    def _is_plain_with(self, stmt: Any) -> bool:
         """``with Nvtx("forward"):``, ``with timer:``: a ``with`` that changes nothing about
         precision and leaves gradients on (``with torch.enable_grad(), ctx:`` too), around
         statements the autocast may extend over."""
@@ -122,22 +129,21 @@ class AutocastPlacement(AmpRule):
             call = item.item.func if isinstance(item.item, cst.Call) else item.item
             if code_of(call).split(".")[-1] in _PRECISION_CONTEXTS - _GRAD_ON:
                 return False
-        return all(not cls._is_barrier(inner) for inner in stmt.body.body)
+        return all(not self._is_barrier(inner) for inner in stmt.body.body)
 
-    @classmethod
-    def _is_barrier(cls, stmt: cst.BaseStatement) -> bool:
+    def _is_barrier(self, stmt: cst.BaseStatement) -> bool:
         """Statements the autocast region does not extend over: loops and other compound
         statements (a plain ``if`` or ``with`` is fine), steps, backwards, jumps."""
-        if cls._is_plain_with(stmt):
+        if self._is_plain_with(stmt):
             return False
         if not isinstance(stmt, (cst.SimpleStatementLine, cst.If)):
             return True
-        return cls._nests_or_steps(stmt) or _jumps(stmt)
+        return self._nests_or_steps(stmt) or _jumps(stmt)
 
-    @staticmethod
-    def _nests_or_steps(stmt: cst.BaseStatement, nests: bool = True) -> bool:
-        """Whether ``stmt`` holds a definition or ``yield``, or calls a step or a backward, or
-        (with ``nests``) holds a loop, ``with`` or ``try``."""
+    def _nests_or_steps(self, stmt: cst.BaseStatement, nests: bool = True) -> bool:
+        """Whether ``stmt`` holds a definition or ``yield``, or calls a step or a backward (or
+        a backward helper whose callers are being searched: it steps), or (with ``nests``)
+        holds a loop, ``with`` or ``try``."""
         kinds: Tuple[type, ...] = (cst.FunctionDef, cst.ClassDef, cst.Yield)
         if nests:
             kinds += (cst.For, cst.While, cst.With, cst.Try)
@@ -150,16 +156,17 @@ class AutocastPlacement(AmpRule):
                 and sub.func.attr.value in _BARRIER_CALLS
             ):
                 return True
+            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Name) and sub.func.value in self.helpers:
+                return True
         return False
 
-    @classmethod
-    def _is_bystander(cls, stmt: cst.BaseStatement, loss_texts: set) -> bool:
+    def _is_bystander(self, stmt: cst.BaseStatement, loss_texts: set) -> bool:
         """A statement between the loss and its scale_loss that leaves both alone: metrics
         under ``torch.no_grad()``, a logging loop.  It binds none of the loss (no assignment,
         loop or ``with ... as`` target, ``del``), steps nothing, calls no backward, defines
         nothing and never leaves (no return, raise, continue, break); it stays where it is,
         outside the autocast region."""
-        if cls._nests_or_steps(stmt, nests=False) or _jumps(stmt):
+        if self._nests_or_steps(stmt, nests=False) or _jumps(stmt):
             return False
         bound = set(assigned_names(stmt))
         for sub in walk(stmt):
@@ -173,8 +180,7 @@ class AutocastPlacement(AmpRule):
             bound.update(code_of(n) for t in targets for n in walk(t) if isinstance(n, (cst.Name, cst.Attribute)))
         return not bound & loss_texts
 
-    @classmethod
-    def _is_exit_guard(cls, stmt: cst.BaseStatement, loss_texts: set) -> bool:
+    def _is_exit_guard(self, stmt: cst.BaseStatement, loss_texts: set) -> bool:
         """``if not torch.isfinite(loss): return``, ``if loss is None: continue``: an ``if``
         without ``else`` that only leaves (its last statement returns, raises, continues or
         breaks), calls no step or backward and assigns none of the loss.  It may stand between
@@ -187,7 +193,7 @@ class AutocastPlacement(AmpRule):
         last = stmt.body.body[-1] if stmt.body.body else None
         if not isinstance(last, cst.SimpleStatementLine) or not isinstance(last.body[-1], _JUMPS):
             return False
-        return not assigned_names(stmt) & loss_texts and not cls._nests_or_steps(stmt)
+        return not assigned_names(stmt) & loss_texts and not self._nests_or_steps(stmt)
 
     @staticmethod
     def _is_plain_with_block(stmt: cst.With) -> bool:
@@ -381,6 +387,7 @@ class AutocastPlacement(AmpRule):
         scale_loss of the same loss already wrapped comes back as it is (nothing to wrap
         again)."""
         anchor: Any = stmt
+        looped = False  # climbed out of a loop: only a span already found may hold the loss
         while True:
             if self._inside_autocast(anchor):
                 return None
@@ -394,6 +401,9 @@ class AutocastPlacement(AmpRule):
                     return [[body[j]]]  # already under an autocast, switched for another path
                 if self._is_exit_guard(body[j], loss_texts) or self._is_bystander(body[j], loss_texts):
                     continue
+                if self._is_forward_loop(body[j]) and assigned_names(body[j]) & loss_texts:
+                    end = j  # ``for critic in critics: loss_g = loss_g + ...``
+                    break
                 if self._is_barrier(body[j]):
                     branches = self._branch_spans(body[j], loss_texts, info)
                     if branches is not None:
@@ -403,6 +413,8 @@ class AutocastPlacement(AmpRule):
                 if assigned_names(body[j]) & loss_texts:
                     end = j
                     break
+            if end is not None and looped:
+                return None
             if end is not None:
                 break
             owner = self.parents.get(block)
@@ -414,6 +426,11 @@ class AutocastPlacement(AmpRule):
             if blocked:
                 wrapped = self._wrapped_before(body, index, loss_texts)
                 return None if wrapped is None else [wrapped]
+            if self.helpers and index >= 0 and isinstance(owner, cst.For) and not owner.orelse:
+                # ``for s in scales: loss_backward(opt, losses[s], opts[s])``: the losses come
+                # from a forward pass before the loop, wrapped for an earlier call
+                anchor, looped = owner, True
+                continue
             if index < 0 or not isinstance(owner, cst.If):
                 return None
             while isinstance(self.parents.get(owner), cst.If) and self.parents[owner].orelse is owner:
@@ -423,7 +440,8 @@ class AutocastPlacement(AmpRule):
         start = None
         for j in range(end, -1, -1):
             if j != end and self._is_barrier(body[j]) and not self._is_exit_guard(body[j], loss_texts):
-                break
+                if not self._is_forward_loop(body[j]):
+                    break
             if self._is_model_call(body[j], models, via_args=j == end):
                 start = j
         if start is None:
@@ -539,11 +557,36 @@ class AutocastPlacement(AmpRule):
         optimizer before the other loss's backward); None otherwise."""
         for j in range(index - 1, -1, -1):
             if assigned_names(body[j]) & loss_texts:
-                for members, _build in self.edits.groups.values():
+                for members in [m for m, _build in self.edits.groups.values()] + list(self.pending):
                     if body[j] in members:
                         return members
-                return None
+                return self._extend_pending(body, j)
         return None
+
+    def _extend_pending(self, body: List[Any], j: int) -> Optional[List[Any]]:
+        """A GAN step computes the generator's loss right after the discriminator's, then hands
+        each to the backward helper: the span found for the earlier call (not wrapped yet) grows
+        over the statements after it through ``body[j]``, when none of them is a barrier."""
+        for members in self.pending:
+            if members[-1] not in body:
+                continue
+            last = body.index(members[-1])
+            tail = body[last + 1 : j + 1]
+            if last < j and not any(self._is_barrier(s) or self.edits.planned(s) for s in tail):
+                members.extend(tail)
+                return members
+        return None
+
+    def _is_forward_loop(self, stmt: Any) -> bool:
+        """A ``for`` loop that only runs forward passes (a discriminator per temporal scale):
+        no step, backward or backward helper, no ``with``/``try``/definition, no jump, no
+        ``else``; the autocast region of a backward helper's caller may hold it, only then."""
+        if not self.helpers or not isinstance(stmt, cst.For) or stmt.orelse is not None or _jumps(stmt):
+            return False
+        inner = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else []
+        return all(
+            isinstance(s, (cst.SimpleStatementLine, cst.If)) and not self._nests_or_steps(s) for s in inner
+        )
 
     def _spans_at_callers(self, site: ScaleLossSite, info: AmpFile) -> List[Tuple[Any, Any]]:
         """``def backward(self, loss): with amp.scale_loss(loss, ...)`` called as
@@ -578,7 +621,15 @@ class AutocastPlacement(AmpRule):
             if passed is None or not isinstance(stmt, cst.SimpleStatementLine):
                 return [(None, None)]
             texts = {code_of(n) for n in walk(passed) if isinstance(n, (cst.Name, cst.Attribute))}
-            spans.append((self._forward_span(stmt, texts, info), enclosing(self.parents, call, cst.FunctionDef)))
+            outer, self.helpers = self.helpers, self.helpers | {func.name.value}
+            try:
+                span = self._forward_span(stmt, texts, info)
+            finally:
+                self.helpers = outer
+            spans.append((span, enclosing(self.parents, call, cst.FunctionDef)))
+            if span is not None:
+                self.pending += (span,)  # a later call's loss may come from it
+        self.pending = ()
         return spans
 
     def _switch_in(self, func: Optional[cst.FunctionDef], info: AmpFile):

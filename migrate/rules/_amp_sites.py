@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
@@ -195,6 +195,17 @@ class AmpFile:
     #: assignment unpacks one more value) and the helper's returns (each returns it last)
     returned_to: Optional[cst.Call] = None
     returns: List[cst.Return] = field(default_factory=list)
+    #: a model factory (the plan's ``returns_scaler``): its returns give the GradScaler to
+    #: its one caller, in this file of the repository (shown)
+    returned_elsewhere: str = ""
+    #: initializes in sequence in that factory after the first: apex replaced the loss scalers
+    #: at each, so the first's GradScaler (same options) serves all; they only go
+    absorbed: List[InitSite] = field(default_factory=list)
+    #: the plan's ``received``: function -> the assignment that unpacks the GradScaler the
+    #: factory of another file returns
+    received: Dict[cst.FunctionDef, cst.Assign] = field(default_factory=dict)
+    #: why such an assignment was not found (the file's sites report it)
+    received_refusal: str = ""
     #: the initialize is in a method ``__init__`` calls only under an ``if``: the statement of
     #: ``__init__`` before which a disabled scaler is created, so every instance has one
     fallback: Optional[cst.BaseStatement] = None
@@ -703,6 +714,7 @@ def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
                 info.needs.append(Need(node, "pass_scaler", enclosing_function(parents, node)))
     _loss_calls(rule, module, info)
     _framework_sites(rule, module, info)
+    _received_sites(rule, module, info)
     methods = dict.fromkeys(plan.method_entries)
     for stmt in module.body:
         if isinstance(stmt, cst.ClassDef) and any(cls == stmt.name.value for cls, _m in methods):
@@ -734,6 +746,38 @@ def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
                 )
                 continue
             info.class_threaded[stmt] = calls
+
+
+def _received_sites(rule, module: cst.Module, info: AmpFile) -> None:
+    """The plan's ``received``: ``a, b, opt = create_optimizer(...)``, a statement of the
+    function's own body, unpacks the GradScaler the factory of another file returns as one
+    more value; from there on the function has it (else a blocker says why not)."""
+    for name, text in info.plan.received:
+        func = next((f for f in module.body if isinstance(f, cst.FunctionDef) and f.name.value == name), None)
+        body = list(func.body.body) if func is not None and isinstance(func.body, cst.IndentedBlock) else []
+        found = [
+            line.body[0]
+            for line in body
+            if isinstance(line, cst.SimpleStatementLine)
+            and len(line.body) == 1
+            and isinstance(line.body[0], cst.Assign)
+            and isinstance(line.body[0].value, cst.Call)
+            and code_of(line.body[0].value.func) == text
+        ]
+        calls = [n for n in walk(func) if isinstance(n, cst.Call) and code_of(n.func) == text] if func else []
+        assign = found[0] if len(found) == 1 and len(calls) == 1 else None
+        target = assign.targets[0].target if assign is not None and len(assign.targets) == 1 else None
+        if func is None or not isinstance(target, (cst.Tuple, cst.List)) or any(
+            isinstance(e, cst.StarredElement) for e in target.elements
+        ):
+            info.received_refusal = (
+                f"what {text}() returns is not unpacked into names by one statement of {name}() itself, "
+                "so the GradScaler it would return cannot be unpacked with it"
+            )
+            info.blockers.append(Blocker(calls[0] if calls else (func or module), info.received_refusal))
+            continue
+        info.received[func] = cast(cst.Assign, assign)
+        info.access[func] = info.scaler_name
 
 
 def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
@@ -1198,7 +1242,11 @@ def _check_layout(rule, info: AmpFile) -> None:
     if training and info.plan is not None and info.plan.refusal:
         info.blockers.extend(Blocker(init.call, info.plan.refusal) for init in training)
         return
-    remote = bool(info.entry_functions or info.class_threaded or info.carried_functions) and not training
+    remote = bool(info.entry_functions or info.class_threaded or info.carried_functions or info.received)
+    remote = remote and not training
+    if training and info.plan is not None and info.plan.returns_scaler and not info.scale_losses and not info.needs:
+        _check_factory(rule, info)
+        return
     if remote:
         _check_remote_layout(rule, info)
         return
@@ -1207,6 +1255,9 @@ def _check_layout(rule, info: AmpFile) -> None:
     if info.scale_losses and not training:
         for site in info.scale_losses:
             message = "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"
+            if info.received_refusal:
+                info.blockers.append(Blocker(site.with_stmt, info.received_refusal))
+                continue
             note = _plan_note(rule, info, site.with_stmt)
             info.blockers.append(Blocker(site.with_stmt, f"{message} ({note})" if note else message))
         return
@@ -1322,6 +1373,72 @@ def _check_layout(rule, info: AmpFile) -> None:
         _scaler_before_the_if(rule, training[0], in_home, info)
 
 
+def _check_factory(rule, info: AmpFile) -> None:
+    """The plan's model factory: its initializes (one, alternatives, or several in sequence
+    with the same options) make the GradScaler, and every ``return`` of the factory, each a
+    tuple after them, gives it back as one more value (else blockers say why not)."""
+    parents = rule.parents
+    training = info.training_inits
+    factory = info.plan.returns_scaler
+    func = training[0].func
+    if func is None or func.name.value != factory or any(init.func is not func for init in training):
+        for init in training:
+            info.blockers.append(Blocker(init.call, f"amp.initialize is not only in {factory}()"))
+        return
+    info.alternatives = len(training) > 1 and _alternatives(parents, training)
+    if len(training) > 1 and not info.alternatives:
+        why = _not_in_sequence(rule, training)
+        if why:
+            for init in training[1:]:
+                info.blockers.append(Blocker(init.call, why))
+            return
+        info.absorbed = training[1:]
+    returns = _tuple_returns(rule, func, training, None)
+    if not returns:
+        for init in training:
+            info.blockers.append(
+                Blocker(
+                    init.call,
+                    f"{factory}() does not return a tuple after its amp.initialize on every path, "
+                    "so the GradScaler cannot be returned with what it makes",
+                )
+            )
+        return
+    info.returns = returns
+    info.returned_elsewhere = info.plan.returned_to
+
+
+def _not_in_sequence(rule, inits: List[InitSite]) -> str:
+    """Why initializes of one function are not one after the other with the same options
+    (then one GradScaler after the last is apex's: each initialize replaced all loss scalers,
+    so the last one's scaled every loss); "" when they are."""
+    paths = [_branches_around(rule.parents, init.stmt) for init in inits]
+    if any(p is None for p in paths) or any(p != paths[0] for p in paths):
+        return "amp.initialize is called for training more than once, not one after the other on one path"
+
+    def options(init: InitSite) -> List[str]:
+        return [code_of(a).strip().rstrip(",").strip() for a in _option_args(init)]
+
+    first = options(inits[0])
+    for init in inits[1:]:
+        if options(init) != first:
+            return (
+                "amp.initialize is called for training more than once with different options "
+                f"({', '.join(options(init)) or 'none'} here, {', '.join(first) or 'none'} first): "
+                "one GradScaler cannot follow both"
+            )
+    return ""
+
+
+def _option_args(init: InitSite) -> List[cst.Arg]:
+    """The arguments of an initialize beside its models and optimizers."""
+    return [
+        a
+        for i, a in enumerate(init.call.args)
+        if (a.keyword is None and i >= 2) or (a.keyword is not None and a.keyword.value not in ("models", "optimizers"))
+    ]
+
+
 def _per_method_refusal(rule, inits: List[InitSite], info: AmpFile) -> Optional[str]:
     """Initializes in different methods of one class, each method's sites its own: they
     share ``self.<scaler>``, which each initialize re-creates as apex replaced its loss
@@ -1403,25 +1520,35 @@ def _returned_scaler(rule, inits: List[InitSite], needy: List[Any]) -> Optional[
     width = len(assign.targets[0].target.elements)
     if any(isinstance(e, cst.StarredElement) for e in assign.targets[0].target.elements):
         return None
+    returns = _tuple_returns(rule, helper, inits, width)
+    return (call, returns) if returns else None
+
+
+def _tuple_returns(rule, helper: cst.FunctionDef, inits: List[InitSite], width: Optional[int]) -> List[cst.Return]:
+    """Every ``return`` of ``helper``, each after the ``if`` that holds its initializes and
+    each a tuple of ``width`` values (with None: of one width); [] when one is not, or the
+    helper yields."""
+    parents = rule.parents
     body = list(helper.body.body) if isinstance(helper.body, cst.IndentedBlock) else []
     anchors = {outermost_if(parents, init.stmt) for init in inits}
     if len(anchors) != 1 or next(iter(anchors)) not in body:
-        return None
+        return []
     after = body.index(next(iter(anchors)))
     returns: List[cst.Return] = []
     for node in walk(helper):
         if isinstance(node, (cst.Yield, cst.Await)):
-            return None
+            return []
         if not isinstance(node, cst.Return) or enclosing(parents, node, (cst.FunctionDef, cst.Lambda)) is not helper:
             continue
         top = next(p for p in [node] + _ancestors(parents, node) if parents.get(p) is helper.body)
         value = node.value
-        if body.index(top) <= after or not isinstance(value, cst.Tuple) or len(value.elements) != width:
-            return None
-        if any(isinstance(e, cst.StarredElement) for e in value.elements):
-            return None
+        if body.index(top) <= after or not isinstance(value, cst.Tuple):
+            return []
+        width = len(value.elements) if width is None else width
+        if len(value.elements) != width or any(isinstance(e, cst.StarredElement) for e in value.elements):
+            return []
         returns.append(node)
-    return (call, returns) if returns else None
+    return returns
 
 
 def _branches_around(parents, node: Any) -> Optional[Dict[Any, int]]:
@@ -1640,11 +1767,7 @@ def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) 
     inside = [n for n in uses if any(p is init.anchor for p in _ancestors(rule.parents, n))]
     if not inside:
         return
-    options = [
-        a.value
-        for i, a in enumerate(init.call.args)
-        if (a.keyword is None and i >= 2) or (a.keyword is not None and a.keyword.value not in ("models", "optimizers"))
-    ]
+    options = [a.value for a in _option_args(init)]
     needed = {name for node in options + list(init.guards) for name in names_in(node)}
     assigned = {
         name
@@ -1704,6 +1827,17 @@ def _check_remote_layout(rule, info: AmpFile) -> None:
             info.blockers.append(
                 Blocker(node, f"the GradScaler passed in from another file cannot be passed on to {name}")
             )
+    for func, assign in info.received.items():
+        line = rule.line_of(assign)
+        early: List[Any] = [
+            c for calls in info.threaded.values() for c in calls if enclosing_function(rule.parents, c) is func
+        ]
+        early += [s.with_stmt for s in info.scale_losses if s.func is func]
+        early += [n.node for n in info.needs if n.func is func]
+        for node in early:
+            if rule.line_of(node) < line:
+                made = code_of(cast(cst.Call, assign.value).func)
+                info.blockers.append(Blocker(node, f"this comes before {made}() returns the GradScaler it would use"))
 
 
 def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
@@ -1964,7 +2098,8 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
     if func in info.access:
         return info.access[func]
     name = info.scaler_name
-    remote = bool(info.entry_functions or info.class_threaded or info.carried_functions) and not info.training_inits
+    remote = bool(info.entry_functions or info.class_threaded or info.carried_functions or info.received)
+    remote = remote and not info.training_inits
     result: Optional[str] = None
     if func in info.entry_functions:
         calls = _callers(rule, func, allow_none=True)
@@ -2251,6 +2386,13 @@ def find_scalers(rule, module: cst.Module):
                 attrs[cls] = (target.attr.value, enabled, func)
 
     _returned_scalers(rule, module, local)
+    if plan is not None and plan.received:
+        # ``..., scaler = create_optimizer(...)``: the factory of another file returned it
+        received = {name for name, _text in plan.received}
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in received and stmt not in local:
+                local[stmt] = (plan.scaler_name, f"{plan.scaler_name}.is_enabled()")
+                names.add(plan.scaler_name)
     for node in walk(module):
         if not (
             isinstance(node, cst.Assign)

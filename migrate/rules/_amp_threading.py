@@ -176,25 +176,39 @@ class ScalerThreading(AmpRule):
 
     def _return_scaler(self, info: AmpFile) -> None:
         """The helper that creates the scaler returns it as one more value, and the
-        assignment of its one call unpacks it (APX217)."""
+        assignment of its one call unpacks it (APX217); a model factory returns it so to its
+        one caller in another file, which unpacks it there (APX244)."""
         call = info.returned_to
-        if call is None:
+        if call is None and not info.returned_elsewhere:
             return
         name = info.scaler_name
         helper: Any = enclosing(self.parents, info.returns[0], cst.FunctionDef)
         for ret in info.returns:
             self.replace_node(ret.value, lambda upd: _one_more(upd, name))
+        said = f"{helper.name.value}() returns the GradScaler it creates as one more value"
+        if call is None:
+            said += f" to its one caller, in {info.returned_elsewhere}, which unpacks it"
+            self.report(helper, "APX244", said, fixed=True, severity="info")
+            return
         assign: Any = self.parents[call]
         self.replace_node(assign.targets[0].target, lambda upd: _one_more(upd, name))
         caller: Any = enclosing(self.parents, call, cst.FunctionDef)
-        self.report(
-            helper,
-            "APX217",
-            f"{helper.name.value}() returns the GradScaler it creates as one more value; "
-            f"its call in {caller.name.value}() unpacks it as `{name}`",
-            fixed=True,
-            severity="info",
-        )
+        said += f"; its call in {caller.name.value}() unpacks it as `{name}`"
+        self.report(helper, "APX217", said, fixed=True, severity="info")
+
+    def _unpack_received(self, info: AmpFile) -> None:
+        """``a, b = create_optimizer(...)`` -> ``a, b, scaler = create_optimizer(...)``: the
+        GradScaler the factory of another file now returns last (APX244)."""
+        for func, assign in info.received.items():
+            self.replace_node(assign.targets[0].target, lambda upd: _one_more(upd, info.scaler_name))
+            self.report(
+                assign,
+                "APX244",
+                f"{code_of(assign.value.func)}() now returns the GradScaler as one more value: "  # type: ignore[attr-defined]
+                f"{func.name.value}() unpacks it as `{info.scaler_name}`",
+                fixed=True,
+                severity="info",
+            )
 
     @staticmethod
     def _append_arg(args: List[cst.Arg], arg: cst.Arg) -> List[cst.Arg]:

@@ -193,6 +193,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "function): that line raises NameError, in the original too",
         "APX237": "apex.amp kept on a carrier object (args.amp = amp) becomes the GradScaler on that object "
         "(args.scaler = scaler): the functions handed the carrier read it from there",
+        "APX244": "a model factory of another file returns the GradScaler its amp.initialize makes as one more "
+        "value; its one caller unpacks it and passes it on to what scales the losses",
+        "APX245": "amp.initialize called again in sequence with the same options: apex replaced its loss scaler "
+        "there, so one GradScaler serves every optimizer",
         "APX229": "no file of the repository scales a loss (apex trained unscaled): each initialized model's "
         "forward is wrapped in torch.autocast and no GradScaler is created",
         "APX226": "the forward passes run inside the framework, under its autocast decorator (mmcv's "
@@ -228,7 +232,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         self._fold_checks(info)
         self._settled: set = set()
         for site in info.inits:
-            self._rewrite_init(site, info)
+            if site in info.absorbed:
+                self._absorb_init(site, info)
+            else:
+                self._rewrite_init(site, info)
         if info.alternatives:
             self._scaler_on_other_paths(info)
         if info.fallback is not None:
@@ -249,6 +256,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             if need.kind == "amp_value":
                 self._scaler_for_amp(need.node, info, module)
         self._return_scaler(info)
+        self._unpack_received(info)
         for need in info.needs:
             if need.kind == "loss_call":
                 self._place_autocast_at_call(need.node, need.func, info)
@@ -474,6 +482,24 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             severity="info",
         )
         self._place(site, new)
+
+    def _absorb_init(self, site: InitSite, info: AmpFile) -> None:
+        """A later initialize in sequence with the first, with the same options: apex replaced
+        its loss scalers there, and the GradScaler the first one creates serves every
+        optimizer as the last one's did (APX245); only its assignment, if any, stays."""
+        kept = self._kept_assignment(site)
+        new = [kept] if kept is not None else []
+        if not new:
+            self._todos_to_next(site.stmt, site.stmt)
+        self.edits.replace(site.stmt, lambda upd: self._carry(upd, new))
+        self.report(
+            site.call,
+            "APX245",
+            f"amp.initialize again with the same options: apex replaced its loss scaler here, so the one "
+            f"GradScaler ({info.scaler_name}) created for the first initialize scales the losses of every optimizer",
+            fixed=True,
+            severity="info",
+        )
 
     def _scaler_updates(self, info: AmpFile) -> None:
         """Loss-scaler settings not folded into the constructor (in another method, in another

@@ -12,7 +12,8 @@ runner handed to a registered optimizer hook and a runner subclass, a forward pa
 branches that compute and scale the loss, an if that only returns between the loss and its
 scale_loss, apex beside native mixed precision in one loop, an initialize whose repository scales no
 loss, two methods of one class that each initialize and scale their own losses, apex.amp kept on the
-options object the launcher hands its step function, apex.amp handed to a resume helper's **kwargs).  Once per module:
+options object the launcher hands its step function, apex.amp handed to a resume helper's **kwargs, a model
+factory that initializes twice and returns its networks to a loop that scales through a backward helper).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -228,6 +229,14 @@ LAYOUTS: Dict[str, dict] = {
     # is and given ScalerCheckpoint(scaler), which loads the original's apex-format entry
     "r28_amp_into_checkpointer": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                       metric="loss", native=[], fallbacks=[]),
+    # video-GAN shape: a model factory in nets/ builds the generator and one critic per scale and
+    # initializes them in sequence (the generator with its optimizer, then the critics with
+    # theirs), returning them to train.py, whose loss_backward helper scales each loss: the
+    # factory returns one GradScaler as one more value (apex replaced its scalers at the
+    # second initialize), main() unpacks it, hands it to loss_backward and puts autocast around
+    # the forward passes (the critics' loop inside it); the other branch: --no-fp16
+    "r29_factory_initialize": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=30,
+                                   metric="distance", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)

@@ -765,3 +765,74 @@ def test_a_step_class_subclassed_in_another_file_says_so(tmp_path):
     write_tree(tmp_path, {"train.py": LAUNCHER_ALONE, "engine.py": engine, "other.py": other})
     proc = run_cli(tmp_path, "--to", "native", "--diff")
     assert "Stepper is subclassed, passed on or stored in other.py, never called directly" in proc.stdout + proc.stderr
+
+
+FACTORY = """\
+    import torch
+    from apex import amp
+
+
+    def build(cfg):
+        net = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        if cfg.amp:
+            net, opt = amp.initialize(net, opt, opt_level="O1"{more})
+        return net, opt
+    """
+FACTORY_USER = """\
+    import torch
+    from apex import amp
+
+    from factory import build
+
+
+    def backward(loss, opt):
+        with amp.scale_loss(loss, opt) as scaled:
+            scaled.backward()
+        opt.step()
+
+
+    def {name}(cfg):
+        net, opt = build(cfg)
+        backward(net(torch.randn(2, 4)).sum(), opt)
+    """
+
+
+def test_a_model_factory_returns_the_scaler_to_its_one_caller(tmp_path):
+    write_tree(tmp_path, {"factory.py": FACTORY.format(more=""), "train.py": FACTORY_USER.format(name="main")})
+    plan = plan_for(tmp_path)
+    factory, user = plan.files[str(tmp_path / "factory.py")], plan.files[str(tmp_path / "train.py")]
+    assert (factory.returns_scaler, factory.returned_to) == ("build", "train.py")
+    assert user.received == (("main", "build"),) and user.component == factory.component is not None
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        # called from two files: the GradScaler would have two ways out
+        {"factory.py": FACTORY.format(more=""), "train.py": FACTORY_USER.format(name="main"),
+         "tune.py": FACTORY_USER.format(name="tune")},
+        # one loss scaler per loss id: not this route
+        {"factory.py": FACTORY.format(more=", num_losses=2"), "train.py": FACTORY_USER.format(name="main")},
+    ],
+)
+def test_no_factory_route_without_its_proof(tmp_path, files):
+    write_tree(tmp_path, files)
+    plan = plan_for(tmp_path)
+    assert not any(f.returns_scaler or f.received for f in plan.files.values())
+
+
+def test_factory_initializes_in_sequence_with_other_options_keep_the_shim(tmp_path):
+    factory = FACTORY.format(more="").replace(
+        "        return net, opt\n",
+        "            net2 = torch.nn.Linear(4, 1)\n"
+        "            net2 = amp.initialize(net2, torch.optim.SGD(net2.parameters(), lr=0.1), opt_level=\"O2\")\n"
+        "        return net, opt\n",
+    )
+    write_tree(tmp_path, {"factory.py": factory, "train.py": FACTORY_USER.format(name="main")})
+    messages = [f["message"] for f in report(tmp_path, "--to", "native")["findings"] if f["code"] == "APX220"]
+    assert any(
+        "amp.initialize is called for training more than once with different options "
+        "(opt_level=\"O2\" here, opt_level=\"O1\" first): one GradScaler cannot follow both" in m
+        for m in messages
+    ), messages
