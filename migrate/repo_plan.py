@@ -23,6 +23,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .carrier_plan import CarrierFacts, carrier_facts
 from .framework_plan import framework_route, module_level_note
+from .heir_plan import add_heir_routes
 from .optimizer_wrappers import PROVEN_MEMBERS
 from .repo_index import (
     MODULE_LEVEL,
@@ -121,6 +122,15 @@ class FilePlan:
     #: apex.amp is stored on an attribute here (``args.amp = amp``): where else the object
     #: may be read (``carrier_plan``); None when this file stores it nowhere
     carrier: Optional[CarrierFacts] = None
+    #: the inheritance route (``heir_plan``): (class, method) of this file, a subclass of the
+    #: launcher's initializing class, whose ``amp.scale_loss`` uses the inherited
+    #: ``self.<scaler_name>`` (also in ``carried``); classes whose override of the
+    #: initializing method re-creates it; in the launcher, that class; the optimizer
+    #: attribute the base initialized
+    heir_methods: Tuple[Tuple[str, str], ...] = ()
+    heir_inits: Tuple[str, ...] = ()
+    heir_base: str = ""
+    heir_optimizer: str = ""
 
     @property
     def takes_scaler(self) -> bool:
@@ -137,7 +147,12 @@ class FilePlan:
     def dropped(self, reason: str) -> "FilePlan":
         """This file without its planned part, noting ``reason`` at every site."""
         return FilePlan(
-            notes=((ANY_DEFINITION, reason),), optimizer_wrappers=self.optimizer_wrappers, carrier=self.carrier
+            notes=((ANY_DEFINITION, reason),),
+            optimizer_wrappers=self.optimizer_wrappers,
+            carrier=self.carrier,
+            # a class whose subclasses in other files keep apex.amp keeps it too: they share
+            # the apex.amp state its initialize sets up
+            refusal=reason if self.heir_base else "",
         )
 
 
@@ -509,7 +524,8 @@ def build_plan(
         plan.add_notes(notes)
         _add_carrier_facts(plan, by_path, definitions)
         _mark_nothing_scaled(plan, by_path, launchers, others)
-        return _with_wrappers(plan, by_path, unindexed, definitions)
+        return _with_wrappers(add_heir_routes(plan, by_path, unindexed, launchers, definitions), by_path, unindexed,
+                              definitions)
 
     # components: files joined by planned calls
     parent: Dict[str, str] = {}
@@ -617,6 +633,7 @@ def build_plan(
     plan.add_notes(notes)
     _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others)
+    plan = add_heir_routes(plan, by_path, unindexed, launchers, definitions)
     return _with_wrappers(plan, by_path, unindexed, definitions)
 
 

@@ -134,6 +134,20 @@ class AutocastPlacement(AmpRule):
             return True
         return cls._nests_or_steps(stmt) or _jumps(stmt)
 
+    @classmethod
+    def _accumulates_loss(cls, stmt: cst.BaseStatement, loss_texts: set) -> bool:
+        """``for i in range(len(outputs)): ... loss += w[i] * crit(outputs[i], y[i])``: a plain
+        ``for`` loop that computes the loss from the outputs (no ``else``, nothing nested but
+        plain ifs, no step, backward or jump): part of the forward pass autocast covers."""
+        return (
+            isinstance(stmt, cst.For)
+            and stmt.orelse is None
+            and stmt.asynchronous is None
+            and bool(assigned_names(stmt) & loss_texts)
+            and not cls._nests_or_steps(stmt.body)
+            and not _jumps(stmt)
+        )
+
     @staticmethod
     def _nests_or_steps(stmt: cst.BaseStatement, nests: bool = True) -> bool:
         """Whether ``stmt`` holds a definition or ``yield``, or calls a step or a backward, or
@@ -207,10 +221,19 @@ class AutocastPlacement(AmpRule):
                 return True
         return False
 
+    def _inherited(self, site: ScaleLossSite) -> bool:
+        """Whether the plan's inheritance route reaches ``site`` (its method's forward pass
+        is its own, not a framework's)."""
+        plan = self.repo_plan()
+        cls = class_of_method(self.parents, site.func)
+        if plan is None or cls is None or site.func is None:
+            return False
+        return (cls.name.value, site.func.name.value) in plan.heir_methods
+
     def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
         if self._inside_autocast(site.with_stmt):
             return
-        if site.func in info.carried_functions:
+        if site.func in info.carried_functions and not self._inherited(site):
             self.report(
                 site.with_stmt,
                 "APX226",
@@ -394,6 +417,9 @@ class AutocastPlacement(AmpRule):
                     return [[body[j]]]  # already under an autocast, switched for another path
                 if self._is_exit_guard(body[j], loss_texts) or self._is_bystander(body[j], loss_texts):
                     continue
+                if self._accumulates_loss(body[j], loss_texts):
+                    end = j
+                    break
                 if self._is_barrier(body[j]):
                     branches = self._branch_spans(body[j], loss_texts, info)
                     if branches is not None:

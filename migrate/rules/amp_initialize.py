@@ -38,6 +38,7 @@ from ._amp_sites import (
     enclosing_function,
     names_in,
     self_name,
+    stale_flag,
     string_value,
     walk,
 )
@@ -180,6 +181,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "APX220": "apex.amp cannot be migrated natively here; the file keeps working through apexcompat.amp",
         "APX221": "the initialize's method runs only under an if: __init__ creates a disabled GradScaler "
         "before it, so every method finds one",
+        "APX238": "amp.initialize under a run-once guard (if not self.ready: ...; self.ready = True): the "
+        "GradScaler is created in the guard's branch and __init__ creates a disabled one where it first sets "
+        "the flag, so every method finds one",
         "APX222": "an amp._amp_state loss-scaler setting was dropped: GradScaler has no counterpart for it "
         "(a ceiling or floor for the scale), or apex ignored it (a growth interval of a static loss scale)",
         "APX223": "apex.amp given to another file's function that only saves/loads its state: the GradScaler "
@@ -222,6 +226,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         if info.alternatives:
             for site in info.training_inits:
                 self.guards[site] = []  # inside its branch, the tests that chose it hold
+        if info.scaler_in_branch:
+            for site in info.training_inits:
+                self.guards[site], site.anchor = [], site.stmt  # created in the guard's branch
         self._fold_checks(info)
         self._settled: set = set()
         for site in info.inits:
@@ -230,6 +237,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             self._scaler_on_other_paths(info)
         if info.fallback is not None:
             self._scaler_in_init(info)
+        if info.run_once is not None:
+            self._scaler_before_the_flag(info)
         self._scaler_updates(info)
         for func, calls in info.threaded.items():
             self._thread(func, calls, info, remote=func in info.entry_functions)
@@ -411,7 +420,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             new.append(statement(f"{switch} = {joined}\n"))
         self.switches[site] = switch
         target = self._scaler_target(site, info)
-        if info.alternatives or info.fallback is not None:  # several creations: autocast follows whichever ran
+        if info.alternatives or info.fallback is not None or info.scaler_in_branch:
+            # several creations: autocast follows whichever ran
             self.switches[site] = f"{info.loss_scaler(target, 0)}.is_enabled()"
 
         self.scaler_todos: List[str] = []
@@ -630,6 +640,27 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             anchor,
             "APX221",
             f"{target} is created disabled here and replaced in {method}(), which runs only under this if",
+            fixed=True,
+            severity="info",
+        )
+
+    def _scaler_before_the_flag(self, info: AmpFile) -> None:
+        """The initialize is under a run-once guard: its branch creates the enabled scaler;
+        ``__init__`` creates a disabled one just before it first sets the guard's flag, so
+        every method finds one and the fp32 path trains as before (APX238)."""
+        site, anchor = info.training_inits[0], info.run_once
+        assert anchor is not None
+        init = enclosing_function(self.parents, anchor)
+        self.need_torch()
+        ctor = "torch.amp.GradScaler" if self.settings.torch_at_least(2, 3) else "torch.cuda.amp.GradScaler"
+        target = f"{self_name(init)}.{info.scaler_name}"
+        self.edits.insert_before(anchor, [statement(f"{target} = {ctor}(enabled=False)\n")])
+        method = site.func.name.value if site.func is not None else ""
+        self.report(
+            anchor,
+            "APX238",
+            f"{target} is created disabled here and replaced in {method}() the first time its run-once "
+            f"guard on {stale_flag(self.parents, site)} passes",
             fixed=True,
             severity="info",
         )

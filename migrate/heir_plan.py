@@ -1,0 +1,95 @@
+"""The cross-file plan's inheritance route: amp.initialize in a method of a base class,
+``amp.scale_loss`` in methods of its subclasses in other files.
+
+The launcher's class keeps the GradScaler on ``self`` (``self.scaler``), created where the
+initialize was; every subclass of it, in any walked file, inherits that attribute.  So a
+subclass's method that scales a loss through the optimizer the base initialized
+(``amp.scale_loss(loss, self.optimizer)``) uses ``self.<scaler>`` instead, and a subclass
+that overrides the initializing method with its own initialize (another opt level)
+re-creates the same attribute.  The launcher and those files form one component: migrated
+together or not at all (``pipeline.migrate_planned``).  Pure data from the index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Dict, List, Set, Tuple
+
+from .repo_index import ModuleSummary
+
+Def = Tuple[str, str]
+#: names the inherited GradScaler attribute may take, in order of preference
+HEIR_SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler", "amp_grad_scaler")
+
+
+def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], unindexed, launchers: Set[str], definitions):
+    """``plan`` with one component per launcher whose initializing class has subclasses
+    with apex.amp sites in other indexed files (files already in a component are left)."""
+    from .repo_plan import FilePlan, _base_def
+
+    taken = {p for p, f in plan.files.items() if f.component is not None}
+    number = max((f.component for f in plan.files.values() if f.component is not None), default=-1) + 1
+    for launcher in sorted(launchers):
+        inits = by_path[launcher].training_inits
+        if len(inits) != 1 or not inits[0].method or not inits[0].optimizer_attr:
+            continue
+        site = inits[0]
+        base: Def = (launcher, site.owner)
+        family = _family(base, by_path, unindexed, definitions, _base_def)
+        heirs = sorted({p for p, _c in family if p != launcher and p in by_path and by_path[p].amp_sites})
+        if not heirs or launcher in taken or taken & set(heirs):
+            continue
+        if any(cls in (definitions.summary(p) or ModuleSummary(p, p)).unchained_inits for p, cls in family - {base}):
+            continue  # an instance of that class may lack the GradScaler the base's __init__ makes
+        members = [launcher] + heirs
+        used: Set[str] = set()
+        for path in members:
+            used |= by_path[path].identifiers
+        scaler = next((n for n in HEIR_SCALER_NAMES if n not in used), "apexcompat_grad_scaler")
+        for path in members:
+            classes = {c for p, c in family if p == path}
+            summary = by_path[path]
+            methods: List[Tuple[str, str, str]] = []
+            overrides: List[str] = []
+            for amp_site in summary.amp_sites:
+                if amp_site.owner not in classes or not amp_site.method:
+                    continue
+                if amp_site.member == "scale_loss" and amp_site.optimizer_attr == site.optimizer_attr:
+                    methods.append((amp_site.owner, amp_site.method, f"{amp_site.receiver}.{scaler}"))
+                elif amp_site.member == "initialize" and amp_site.training and amp_site.method == site.method:
+                    overrides.append(amp_site.owner)
+            own = plan.files.get(path, FilePlan())
+            plan.files[path] = replace(
+                own,
+                component=number,
+                scaler_name=scaler,
+                carried=tuple(sorted(set(own.carried) | set(methods))),
+                heir_methods=tuple(sorted({(c, m) for c, m, _a in methods})),
+                heir_inits=tuple(sorted(set(overrides))),
+                heir_base=site.owner if path == launcher else "",
+                heir_optimizer=site.optimizer_attr,
+            )
+        taken |= set(members)
+        number += 1
+    return plan
+
+
+def _family(base: Def, by_path, unindexed, definitions, base_def) -> Set[Def]:
+    """``base`` and every class of the walked files that derives from it, directly or not."""
+    family, names = {base}, {base[1]}
+    grew = True
+    while grew:
+        grew = False
+        for path in list(by_path) + list(unindexed):
+            if path not in by_path and not any(n.encode() in unindexed[path][1] for n in names):
+                continue
+            summary = definitions.summary(path)
+            if summary is None:
+                continue
+            for cls, bases in summary.class_bases.items():
+                if (path, cls) in family or not any(base_def(b, path, summary, definitions) in family for b in bases):
+                    continue
+                family.add((path, cls))
+                names.add(cls)
+                grew = True
+    return family
