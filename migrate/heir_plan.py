@@ -51,11 +51,19 @@ def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], unindexed, launcher
             summary = by_path[path]
             methods: List[Tuple[str, str, str]] = []
             overrides: List[str] = []
+            notes: List[Tuple[str, str]] = []
             for amp_site in summary.amp_sites:
-                if amp_site.owner not in classes or not amp_site.method:
-                    continue
+                if amp_site.owner not in classes or not amp_site.method or (path, amp_site.owner) == base:
+                    continue  # the base's own methods find the scaler in their own file
                 if amp_site.member == "scale_loss" and amp_site.optimizer_attr == site.optimizer_attr:
                     methods.append((amp_site.owner, amp_site.method, f"{amp_site.receiver}.{scaler}"))
+                elif amp_site.member == "scale_loss":
+                    given = amp_site.optimizer_attr and f"{amp_site.receiver}.{amp_site.optimizer_attr}"
+                    notes.append((amp_site.owner, (
+                        f"{amp_site.owner} derives from the class whose {site.method}() initializes, but "
+                        f"{amp_site.method}() scales its loss for {given or 'another optimizer'}, not for "
+                        f"{amp_site.receiver}.{site.optimizer_attr}, whose GradScaler that class keeps"
+                    )))
                 elif amp_site.member == "initialize" and amp_site.training and amp_site.method == site.method:
                     overrides.append(amp_site.owner)
             own = plan.files.get(path, FilePlan())
@@ -68,6 +76,8 @@ def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], unindexed, launcher
                 heir_inits=tuple(sorted(set(overrides))),
                 heir_base=site.owner if path == launcher else "",
                 heir_optimizer=site.optimizer_attr,
+                heir_from=f"{site.owner}.{site.method}() in {by_path[launcher].shown}",
+                notes=tuple(dict(list(own.notes) + notes).items()),
             )
         taken |= set(members)
         number += 1

@@ -131,6 +131,8 @@ class FilePlan:
     heir_inits: Tuple[str, ...] = ()
     heir_base: str = ""
     heir_optimizer: str = ""
+    #: where the inherited GradScaler is made: ``Class.method() in path``
+    heir_from: str = ""
 
     @property
     def takes_scaler(self) -> bool:

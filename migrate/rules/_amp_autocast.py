@@ -144,7 +144,7 @@ class AutocastPlacement(AmpRule):
             and stmt.orelse is None
             and stmt.asynchronous is None
             and bool(assigned_names(stmt) & loss_texts)
-            and not cls._nests_or_steps(stmt.body)
+            and not cls._nests_or_steps(stmt.body)  # type: ignore[arg-type]
             and not _jumps(stmt)
         )
 

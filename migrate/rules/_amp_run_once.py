@@ -26,7 +26,7 @@ def run_once_anchor(rule: Any, inits: List[Any], cls: cst.ClassDef) -> Tuple[Opt
     from ._amp_sites import class_of_method, init_method, self_name, stale_flag
 
     if len(inits) != 1:
-        return None, "and amp.initialize is called for training more than once"
+        return None, "amp.initialize is called for training more than once"
     site = inits[0]
     flag = stale_flag(rule.parents, site)
     method = site.func
@@ -34,22 +34,22 @@ def run_once_anchor(rule: Any, inits: List[Any], cls: cst.ClassDef) -> Tuple[Opt
         return None, ""
     me = self_name(method)
     if not (flag.startswith(f"{me}.") and flag[len(me) + 1 :].isidentifier()):
-        return None, f"and {flag} is not an attribute of {me}"
+        return None, f"{flag} is not an attribute of {me}"
     attr = flag[len(me) + 1 :]
     init = init_method(cls)
     if init is None or class_of_method(rule.parents, init) is not cls:
-        return None, f"and {cls.name.value} has no __init__ that sets {flag}"
+        return None, f"{cls.name.value} has no __init__ that sets {flag}"
     body = list(init.body.body) if isinstance(init.body, cst.IndentedBlock) else []
     target = f"{self_name(init)}.{attr}"
     anchor = next((stmt for stmt in body if _sets(stmt, target)), None)
     if anchor is None:
-        return None, f"and {cls.name.value}.__init__ does not set {target} in its own body"
+        return None, f"{cls.name.value}.__init__ does not set {target} in its own body"
     for stmt in body[: body.index(anchor)]:
         for node in walk(stmt):
             if isinstance(node, cst.Return):
-                return None, f"and {cls.name.value}.__init__ may return before it sets {target}"
+                return None, f"{cls.name.value}.__init__ may return before it sets {target}"
             if isinstance(node, cst.Call) and _on_self(node.func, self_name(init)):
-                return None, f"and {cls.name.value}.__init__ calls {code_of(node.func)}() before it sets {target}"
+                return None, f"{cls.name.value}.__init__ calls {code_of(node.func)}() before it sets {target}"
     return anchor, ""
 
 

@@ -553,7 +553,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         # no native place for a scaler under a run-once guard
         for site in info.inits:
             stale = site.stale_guard
-            if stale is not None and not any(b.node is site.call and b.message.startswith(stale) for b in info.blockers):
+            said = any(b.node is site.call and b.message.startswith(stale or "") for b in info.blockers)
+            if stale is not None and not said:
                 info.blockers.append(Blocker(site.call, stale))
     _check_settings(rule, info)
     return info
@@ -1292,7 +1293,8 @@ def _check_layout(rule, info: AmpFile) -> None:
 
             info.run_once, why = run_once_anchor(rule, training, home_cls)
             if info.run_once is None:
-                info.blockers.append(Blocker(training[0].call, f"{training[0].stale_guard} {why}".strip()))
+                where = f"; the GradScaler created in its branch instead needs a disabled one first: {why}"
+                info.blockers.append(Blocker(training[0].call, training[0].stale_guard + (where if why else "")))
                 return
             info.scaler_in_branch = True
         guard = _conditional_call(rule, home, home_cls) if home is not None and not info.scaler_in_branch else None

@@ -31,6 +31,7 @@ from ._amp_sites import (
     InitSite,
     ScaleLossSite,
     arg_value,
+    class_of_method,
     analyse,
     assigned_names,
     code_of,
@@ -184,6 +185,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "APX238": "amp.initialize under a run-once guard (if not self.ready: ...; self.ready = True): the "
         "GradScaler is created in the guard's branch and __init__ creates a disabled one where it first sets "
         "the flag, so every method finds one",
+        "APX239": "amp.scale_loss in a subclass of the class whose method initializes (another file): it uses "
+        "the GradScaler that class keeps on self, created where its amp.initialize was",
         "APX222": "an amp._amp_state loss-scaler setting was dropped: GradScaler has no counterpart for it "
         "(a ceiling or floor for the scale), or apex ignored it (a growth interval of a static loss scale)",
         "APX223": "apex.amp given to another file's function that only saves/loads its state: the GradScaler "
@@ -258,7 +261,18 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         for need in info.needs:
             if need.kind == "loss_call":
                 self._place_autocast_at_call(need.node, need.func, info)
+        heirs = set(info.plan.heir_methods) if info.plan is not None else set()
         for scaled in info.scale_losses:
+            owner = class_of_method(self.parents, scaled.func)
+            if owner is not None and (owner.name.value, scaled.func.name.value) in heirs:  # type: ignore[union-attr]
+                self.report(
+                    scaled.with_stmt,
+                    "APX239",
+                    f"{info.access.get(scaled.func, info.scaler_name)} is inherited: {owner.name.value} derives from "
+                    f"the class whose amp.initialize became it ({info.plan.heir_from})",
+                    fixed=True,
+                    severity="info",
+                )
             self._place_autocast(scaled, info)
             callee = scaled.call.func
             if isinstance(callee, cst.Attribute) and code_of(callee.value) in self._handles(info):
