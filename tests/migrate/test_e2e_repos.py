@@ -12,7 +12,8 @@ runner handed to a registered optimizer hook and a runner subclass, a forward pa
 branches that compute and scale the loss, an if that only returns between the loss and its
 scale_loss, apex beside native mixed precision in one loop, an initialize whose repository scales no
 loss, two methods of one class that each initialize and scale their own losses, apex.amp kept on the
-options object the launcher hands its step function).  Once per module:
+options object the launcher hands its step function, a base class that initializes once behind
+a run-once flag with a subclass in another module that scales the loss).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -223,6 +224,13 @@ LAYOUTS: Dict[str, dict] = {
     # in main(); the other branch: --no-fp16
     "r25_amp_on_args": dict(launcher="train.py", amp=[], fp32=["--fp16-opt-level", "O0"], steps=24,
                             metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # segmentation-trainer shape: the base class sets up amp once, in a method behind a run-once
+    # flag (a checkpoint load clears it and sets up again), and a subclass in another module
+    # overrides the iteration that scales the loss and clips: the base keeps self.scaler, made
+    # in the guard's branch (a disabled one where __init__ sets the flag), the subclass uses
+    # the inherited one and unscales before its clipping; the other branch: --no-fp16
+    "r26_base_class_guard": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                 metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
