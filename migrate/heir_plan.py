@@ -18,14 +18,12 @@ from typing import Dict, List, Set, Tuple
 from .repo_index import ModuleSummary
 
 Def = Tuple[str, str]
-#: names the inherited GradScaler attribute may take, in order of preference
-HEIR_SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler", "amp_grad_scaler")
 
 
 def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], unindexed, launchers: Set[str], definitions):
     """``plan`` with one component per launcher whose initializing class has subclasses
     with apex.amp sites in other indexed files (files already in a component are left)."""
-    from .repo_plan import FilePlan, _base_def
+    from .repo_plan import SCALER_PARAM_NAMES, FilePlan, derived_classes
 
     taken = {p for p, f in plan.files.items() if f.component is not None}
     number = max((f.component for f in plan.files.values() if f.component is not None), default=-1) + 1
@@ -35,8 +33,10 @@ def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], unindexed, launcher
             continue
         site = inits[0]
         base: Def = (launcher, site.owner)
-        family = _family(base, by_path, unindexed, definitions, _base_def)
-        heirs = sorted({p for p, _c in family if p != launcher and p in by_path and by_path[p].amp_sites})
+        family = derived_classes(base, by_path, unindexed, definitions)
+        heirs = sorted(
+            {p for p, c in family if p != launcher and p in by_path and any(a.owner == c for a in by_path[p].amp_sites)}
+        )
         if not heirs or launcher in taken or taken & set(heirs):
             continue
         if any(cls in (definitions.summary(p) or ModuleSummary(p, p)).unchained_inits for p, cls in family - {base}):
@@ -45,7 +45,7 @@ def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], unindexed, launcher
         used: Set[str] = set()
         for path in members:
             used |= by_path[path].identifiers
-        scaler = next((n for n in HEIR_SCALER_NAMES if n not in used), "apexcompat_grad_scaler")
+        scaler = next((n for n in SCALER_PARAM_NAMES if n not in used), "apexcompat_grad_scaler")
         for path in members:
             classes = {c for p, c in family if p == path}
             summary = by_path[path]
@@ -83,23 +83,3 @@ def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], unindexed, launcher
         number += 1
     return plan
 
-
-def _family(base: Def, by_path, unindexed, definitions, base_def) -> Set[Def]:
-    """``base`` and every class of the walked files that derives from it, directly or not."""
-    family, names = {base}, {base[1]}
-    grew = True
-    while grew:
-        grew = False
-        for path in list(by_path) + list(unindexed):
-            if path not in by_path and not any(n.encode() in unindexed[path][1] for n in names):
-                continue
-            summary = definitions.summary(path)
-            if summary is None:
-                continue
-            for cls, bases in summary.class_bases.items():
-                if (path, cls) in family or not any(base_def(b, path, summary, definitions) in family for b in bases):
-                    continue
-                family.add((path, cls))
-                names.add(cls)
-                grew = True
-    return family

@@ -691,6 +691,16 @@ def _no_overriding_heir(item: Def, by_path, unindexed, definitions) -> bool:
     """Whether no class of the walked files that derives from ``item`` (directly or not)
     redefines ``step`` or ``param_groups``, so an instance of any of them is stepped as
     ``item`` proves."""
+    for path, cls in derived_classes(item, by_path, unindexed, definitions) - {item}:
+        summary = definitions.summary(path)
+        if summary is not None and summary.class_members.get(cls, set()) & PROVEN_MEMBERS:
+            return False
+    return True
+
+
+def derived_classes(item: Def, by_path, unindexed, definitions) -> Set[Def]:
+    """``item`` and every class of the walked files that derives from it, directly or not
+    (a file the index left out is read only when it names one of them)."""
     family, names = {item}, {item[1]}
     grew = True
     while grew:
@@ -704,12 +714,10 @@ def _no_overriding_heir(item: Def, by_path, unindexed, definitions) -> bool:
             for cls, bases in summary.class_bases.items():
                 if (path, cls) in family or not any(_base_def(b, path, summary, definitions) in family for b in bases):
                     continue
-                if summary.class_members.get(cls, set()) & PROVEN_MEMBERS:
-                    return False
                 family.add((path, cls))
                 names.add(cls)
                 grew = True
-    return True
+    return family
 
 
 def _base_def(text: str, path: str, summary: ModuleSummary, definitions) -> Optional[Def]:
