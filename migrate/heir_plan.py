@@ -39,8 +39,21 @@ def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], unindexed, launcher
         )
         if not heirs or launcher in taken or taken & set(heirs):
             continue
-        if any(cls in (definitions.summary(p) or ModuleSummary(p, p)).unchained_inits for p, cls in family - {base}):
-            continue  # an instance of that class may lack the GradScaler the base's __init__ makes
+        unchained = sorted(
+            (p, c) for p, c in family - {base} if c in (definitions.summary(p) or ModuleSummary(p, p)).unchained_inits
+        )
+        if unchained:
+            # its instances may lack what the base's __init__ sets; the base keeps apex.amp
+            # with the subclasses that scale through it (they share apex's state)
+            path, cls = unchained[0]
+            where = (definitions.summary(path) or ModuleSummary(path, path)).shown
+            reason = (
+                f"{cls} in {where} derives from {site.owner} but its __init__ does not call the base's, so its "
+                f"instances would lack the GradScaler {site.owner} keeps on self; subclasses in other files scale "
+                "their losses through it"
+            )
+            plan.files[launcher] = replace(plan.files.get(launcher, FilePlan()), refusal=reason)
+            continue
         members = [launcher] + heirs
         used: Set[str] = set()
         for path in members:
