@@ -641,8 +641,24 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         """The initialize's method runs only when ``__init__``'s ``if`` holds: ``__init__``
         creates a disabled scaler before that ``if``, which the method replaces, so every
         method finds one and the fp32 path trains as before (APX221)."""
-        site, anchor = info.training_inits[0], info.fallback
-        assert anchor is not None
+        assert info.fallback is not None
+        self._disabled_scaler_before(
+            info.fallback, info, "APX221", "replaced in {method}(), which runs only under this if"
+        )
+
+    def _scaler_before_the_flag(self, info: AmpFile) -> None:
+        """The initialize is under a run-once guard: its branch creates the enabled scaler;
+        ``__init__`` creates a disabled one just before it first sets the guard's flag, so
+        every method finds one and the fp32 path trains as before (APX238)."""
+        assert info.run_once is not None
+        flag = stale_flag(self.parents, info.training_inits[0])
+        replaced = f"replaced in {{method}}() the first time its run-once guard on {flag} passes"
+        self._disabled_scaler_before(info.run_once, info, "APX238", replaced)
+
+    def _disabled_scaler_before(self, anchor: Any, info: AmpFile, code: str, replaced: str) -> None:
+        """``self.<scaler> = GradScaler(enabled=False)`` before ``anchor``, a statement of
+        ``__init__``, reported under ``code`` with how the initializing method replaces it."""
+        site = info.training_inits[0]
         init = enclosing_function(self.parents, anchor)
         # a disabled scaler never touches a device: the default ("cuda") is right anywhere
         self.need_torch()
@@ -650,34 +666,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         target = f"{self_name(init)}.{info.scaler_name}"
         self.edits.insert_before(anchor, [statement(f"{target} = {ctor}(enabled=False)\n")])
         method = site.func.name.value if site.func is not None else ""
-        self.report(
-            anchor,
-            "APX221",
-            f"{target} is created disabled here and replaced in {method}(), which runs only under this if",
-            fixed=True,
-            severity="info",
-        )
-
-    def _scaler_before_the_flag(self, info: AmpFile) -> None:
-        """The initialize is under a run-once guard: its branch creates the enabled scaler;
-        ``__init__`` creates a disabled one just before it first sets the guard's flag, so
-        every method finds one and the fp32 path trains as before (APX238)."""
-        site, anchor = info.training_inits[0], info.run_once
-        assert anchor is not None
-        init = enclosing_function(self.parents, anchor)
-        self.need_torch()
-        ctor = "torch.amp.GradScaler" if self.settings.torch_at_least(2, 3) else "torch.cuda.amp.GradScaler"
-        target = f"{self_name(init)}.{info.scaler_name}"
-        self.edits.insert_before(anchor, [statement(f"{target} = {ctor}(enabled=False)\n")])
-        method = site.func.name.value if site.func is not None else ""
-        self.report(
-            anchor,
-            "APX238",
-            f"{target} is created disabled here and replaced in {method}() the first time its run-once "
-            f"guard on {stale_flag(self.parents, site)} passes",
-            fixed=True,
-            severity="info",
-        )
+        message = f"{target} is created disabled here and " + replaced.format(method=method)
+        self.report(anchor, code, message, fixed=True, severity="info")
 
     def _place(self, site: InitSite, new: List[cst.BaseStatement]) -> None:
         """Put ``new`` where the initialize statement was; when it sat in an ``if``, the
