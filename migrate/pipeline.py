@@ -100,7 +100,10 @@ def _fallback_reason(result: "MigrationResult") -> Optional[str]:
             # must write the same text again
             return f"in {failure.path}, {failure.message.split('; this file keeps')[0]}"
     if failures:  # only repeats of an earlier run's dropped plan: the reason they carry
-        return failures[0].message.split(DROPPED)[-1].split("; this file keeps")[0].rstrip(")")
+        message = failures[0].message
+        reason = message.split(DROPPED)[-1].split("; this file keeps")[0]
+        # a site's own words around the plan's note: ``... (<DROPPED><reason>)``
+        return reason[:-1] if f"({DROPPED}" in message and reason.endswith(")") else reason
     return None
 
 

@@ -54,6 +54,11 @@ class AmpSite:
     loss_name: str = ""
     #: ``num_losses=N`` of an initialize, when a literal (apex keeps one loss scaler per loss)
     num_losses: int = 1
+    #: in a method: its first parameter (``self``); and the attribute of it given as the
+    #: optimizer (``self.optimizer`` of ``amp.initialize(self.net, self.optimizer)`` or of
+    #: ``amp.scale_loss(loss, self.optimizer)``: "optimizer"), else ""
+    receiver: str = ""
+    optimizer_attr: str = ""
 
 
 @dataclass
@@ -188,6 +193,9 @@ class ModuleSummary:
     star_imports: Set[str] = field(default_factory=set)
     #: plain names called anywhere (``main()``; not in ``identifiers``)
     called_names: Set[str] = field(default_factory=set)
+    #: top-level classes whose own ``__init__`` calls no ``super().__init__`` nor
+    #: ``<name>.__init__``: their instances may lack what a base's ``__init__`` sets
+    unchained_inits: Set[str] = field(default_factory=set)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -376,6 +384,8 @@ class _Reader(ast.NodeVisitor):
                 and not any(_decorator_name(d) == "staticmethod" for d in stmt.decorator_list)
             }
             self.s.class_bases[node.name] = base_texts(node)
+            if not _init_chained(node):
+                self.s.unchained_inits.add(node.name)
             self.s.class_members[node.name] = class_members(node)
             attr = wrapped_attribute(node)
             if attr is not None:
@@ -429,6 +439,15 @@ class _Reader(ast.NodeVisitor):
                 dynamic=dynamic,
                 num_losses=losses.value if isinstance(losses, ast.Constant) and type(losses.value) is int else 1,
             )
+            if self.method_params:
+                site.receiver = self.method_params[0]
+                given = node.args[1] if len(node.args) >= 2 else None
+                if (
+                    isinstance(given, ast.Attribute)
+                    and isinstance(given.value, ast.Name)
+                    and given.value.id == site.receiver
+                ):
+                    site.optimizer_attr = given.attr
             loss = node.args[0] if node.args else None
             if member == "scale_loss" and isinstance(loss, ast.Name) and loss.id in self.method_params[1:]:
                 site.loss_param, site.loss_name = self.method_params.index(loss.id), loss.id
@@ -586,6 +605,18 @@ def _constructed(value: Optional[ast.AST]) -> Optional[str]:
 def _same_names(item: ast.Name, models: Sequence[ast.AST]) -> bool:
     """``model, opt = amp.initialize(model, ...)``: the one model comes back to its own name."""
     return len(models) == 1 and isinstance(models[0], ast.Name) and models[0].id == item.id
+
+
+def _init_chained(cls: ast.ClassDef) -> bool:
+    """Whether ``cls`` has no ``__init__`` of its own, or one that calls a base's
+    (``super().__init__(...)``, ``Base.__init__(self, ...)``)."""
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return True
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
+        for n in ast.walk(init)
+    )
 
 
 def _decorator_name(node: ast.AST) -> str:

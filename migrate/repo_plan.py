@@ -23,6 +23,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .carrier_plan import CarrierFacts, carrier_facts
 from .framework_plan import framework_route, module_level_note
+from .heir_plan import add_heir_routes
 from .optimizer_wrappers import PROVEN_MEMBERS
 from .repo_index import (
     HOLDER_USES,
@@ -136,6 +137,17 @@ class FilePlan:
     #: in the file of that caller: (its function, the call text) whose assignment unpacks
     #: the GradScaler as one more value (``..., scaler = create_optimizer(opt, models)``)
     received: Tuple[Tuple[str, str], ...] = ()
+    #: the inheritance route (``heir_plan``): (class, method) of this file, a subclass of the
+    #: launcher's initializing class, whose ``amp.scale_loss`` uses the inherited
+    #: ``self.<scaler_name>`` (also in ``carried``); classes whose override of the
+    #: initializing method re-creates it; in the launcher, that class; the optimizer
+    #: attribute the base initialized
+    heir_methods: Tuple[Tuple[str, str], ...] = ()
+    heir_inits: Tuple[str, ...] = ()
+    heir_base: str = ""
+    heir_optimizer: str = ""
+    #: where the inherited GradScaler is made: ``Class.method() in path``
+    heir_from: str = ""
 
     @property
     def takes_scaler(self) -> bool:
@@ -152,7 +164,12 @@ class FilePlan:
     def dropped(self, reason: str) -> "FilePlan":
         """This file without its planned part, noting ``reason`` at every site."""
         return FilePlan(
-            notes=((ANY_DEFINITION, reason),), optimizer_wrappers=self.optimizer_wrappers, carrier=self.carrier
+            notes=((ANY_DEFINITION, reason),),
+            optimizer_wrappers=self.optimizer_wrappers,
+            carrier=self.carrier,
+            # a class whose subclasses in other files keep apex.amp keeps it too: they share
+            # the apex.amp state its initialize sets up
+            refusal=reason if self.heir_base else "",
         )
 
 
@@ -605,7 +622,8 @@ def build_plan(
         plan.add_notes(notes)
         _add_carrier_facts(plan, by_path, definitions)
         _mark_nothing_scaled(plan, by_path, launchers, others)
-        return _with_wrappers(plan, by_path, unindexed, definitions)
+        return _with_wrappers(add_heir_routes(plan, by_path, unindexed, launchers, definitions), by_path, unindexed,
+                              definitions)
 
     # components: files joined by planned calls
     parent: Dict[str, str] = {}
@@ -723,6 +741,7 @@ def build_plan(
     plan.add_notes(notes)
     _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others)
+    plan = add_heir_routes(plan, by_path, unindexed, launchers, definitions)
     return _with_wrappers(plan, by_path, unindexed, definitions)
 
 
@@ -822,6 +841,16 @@ def _no_overriding_heir(item: Def, by_path, unindexed, definitions) -> bool:
     """Whether no class of the walked files that derives from ``item`` (directly or not)
     redefines ``step`` or ``param_groups``, so an instance of any of them is stepped as
     ``item`` proves."""
+    for path, cls in derived_classes(item, by_path, unindexed, definitions) - {item}:
+        summary = definitions.summary(path)
+        if summary is not None and summary.class_members.get(cls, set()) & PROVEN_MEMBERS:
+            return False
+    return True
+
+
+def derived_classes(item: Def, by_path, unindexed, definitions) -> Set[Def]:
+    """``item`` and every class of the walked files that derives from it, directly or not
+    (a file the index left out is read only when it names one of them)."""
     family, names = {item}, {item[1]}
     grew = True
     while grew:
@@ -835,12 +864,10 @@ def _no_overriding_heir(item: Def, by_path, unindexed, definitions) -> bool:
             for cls, bases in summary.class_bases.items():
                 if (path, cls) in family or not any(_base_def(b, path, summary, definitions) in family for b in bases):
                     continue
-                if summary.class_members.get(cls, set()) & PROVEN_MEMBERS:
-                    return False
                 family.add((path, cls))
                 names.add(cls)
                 grew = True
-    return True
+    return family
 
 
 def _base_def(text: str, path: str, summary: ModuleSummary, definitions) -> Optional[Def]:

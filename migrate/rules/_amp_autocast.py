@@ -140,6 +140,19 @@ class AutocastPlacement(AmpRule):
             return True
         return self._nests_or_steps(stmt) or _jumps(stmt)
 
+    def _accumulates_loss(self, stmt: cst.BaseStatement, loss_texts: set) -> bool:
+        """``for i in range(len(outputs)): ... loss += w[i] * crit(outputs[i], y[i])``: a plain
+        ``for`` loop that computes the loss from the outputs (no ``else``, nothing nested but
+        plain ifs, no step, backward or jump): part of the forward pass autocast covers."""
+        return (
+            isinstance(stmt, cst.For)
+            and stmt.orelse is None
+            and stmt.asynchronous is None
+            and bool(assigned_names(stmt) & loss_texts)
+            and not self._nests_or_steps(stmt.body)  # type: ignore[arg-type]
+            and not _jumps(stmt)
+        )
+
     def _nests_or_steps(self, stmt: cst.BaseStatement, nests: bool = True) -> bool:
         """Whether ``stmt`` holds a definition or ``yield``, or calls a step or a backward (or
         a backward helper whose callers are being searched: it steps), or (with ``nests``)
@@ -213,10 +226,19 @@ class AutocastPlacement(AmpRule):
                 return True
         return False
 
+    def _inherited(self, site: ScaleLossSite) -> bool:
+        """Whether the plan's inheritance route reaches ``site`` (its method's forward pass
+        is its own, not a framework's)."""
+        plan = self.repo_plan()
+        cls = class_of_method(self.parents, site.func)
+        if plan is None or cls is None or site.func is None:
+            return False
+        return (cls.name.value, site.func.name.value) in plan.heir_methods
+
     def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
         if self._inside_autocast(site.with_stmt):
             return
-        if site.func in info.carried_functions:
+        if site.func in info.carried_functions and not self._inherited(site):
             self.report(
                 site.with_stmt,
                 "APX226",
@@ -401,7 +423,7 @@ class AutocastPlacement(AmpRule):
                     return [[body[j]]]  # already under an autocast, switched for another path
                 if self._is_exit_guard(body[j], loss_texts) or self._is_bystander(body[j], loss_texts):
                     continue
-                if self._is_forward_loop(body[j]) and assigned_names(body[j]) & loss_texts:
+                if self._accumulates_loss(body[j], loss_texts):
                     end = j  # ``for critic in critics: loss_g = loss_g + ...``
                     break
                 if self._is_barrier(body[j]):

@@ -266,7 +266,8 @@ PER_METHOD_SCALER = '        use_amp = self.fp16\n        self.scaler = torch.am
 #: a method that calls the range test's helper without an initialize before it
 WARM_UP = "\n    def warm_up(self, optimizer, x, y):\n        self._probe(optimizer, x, y)\n"
 
-#: a run-once guard around the initialize (the shim keeps it: see fallback-run-once-guard)
+#: a run-once guard around the initialize whose flag ``__init__`` never sets (the shim keeps
+#: it: see fallback-run-once-guard; with the flag set there, run-once-guard-scaler-in-its-branch)
 RUN_ONCE_GUARD = """\
 import torch
 
@@ -281,10 +282,9 @@ class Fitter:
         self.net = net
         self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
         self.half = half
-        self.amp_ready = False
 
     def prepare(self):
-        if self.half and not self.amp_ready:
+        if self.half and not getattr(self, "amp_ready", False):
             self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
             self.amp_ready = True
 
@@ -299,10 +299,12 @@ class Fitter:
 """
 RUN_ONCE_INIT = '            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")\n'
 RUN_ONCE_TODO = """\
-            # TODO(apexcompat): the test `self.half and not self.amp_ready` around amp.initialize
-            #   reads self.amp_ready, which its own branch assigns (a run-once guard): a GradScaler
-            #   created after that if with this test as its switch would be disabled; this file
-            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            # TODO(apexcompat): the test `self.half and not getattr(self, "amp_ready", False)`
+            #   around amp.initialize reads self.amp_ready, which its own branch assigns (a run-once
+            #   guard): a GradScaler created after that if with this test as its switch would be
+            #   disabled; the GradScaler created in its branch instead needs a disabled one first:
+            #   Fitter.__init__ does not set self.amp_ready in its own body; this file keeps
+            #   apex.amp semantics through apexcompat.amp, migrate it by hand
 """
 
 
@@ -3071,6 +3073,43 @@ class Learner:
         return loss.item()
 """,
         codes=("APX101", "APX103", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a run-once guard whose flag __init__ sets first: the GradScaler is made in the guard's
+        # branch (where the initialize was) and a disabled one just before __init__ sets the
+        # flag, so every method finds one; autocast reads the scaler, not the flipped flag
+        "run-once-guard-scaler-in-its-branch",
+        before=RUN_ONCE_GUARD.replace(
+            "        self.half = half\n", "        self.half = half\n        self.amp_ready = False\n"
+        ).replace('not getattr(self, "amp_ready", False)', "not self.amp_ready"),
+        after="""\
+import torch
+
+
+class Fitter:
+    def __init__(self, net, half):
+        self.net = net
+        self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        self.half = half
+        self.scaler = torch.amp.GradScaler(enabled=False)
+        self.amp_ready = False
+
+    def prepare(self):
+        if self.half and not self.amp_ready:
+            self.scaler = torch.amp.GradScaler("cuda")
+            self.amp_ready = True
+
+    def fit_batch(self, x, y):
+        self.prepare()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.opt.zero_grad()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.opt)
+        self.scaler.update()
+        return loss.item()
+""",
+        codes=("APX101", "APX103", "APX201", "APX209", "APX238", "APX301", "APX311"),
     ),
 ]
 

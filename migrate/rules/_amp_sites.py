@@ -116,6 +116,10 @@ class InitSite:
     #: a training initialize no ``scale_loss`` of the repository follows (apex trained
     #: unscaled): its models' forward passes get autocast, no GradScaler is created
     unscaled: bool = False
+    #: the initialize sits under a run-once guard (``if not self.amp_ready: ...;
+    #: self.amp_ready = True``): why a scaler after the guard's ``if`` would be wrong.  The
+    #: route of ``_amp_run_once`` creates it in the branch instead (``AmpFile.run_once``)
+    stale_guard: Optional[str] = None
 
 
 @dataclass(eq=False, repr=False)
@@ -209,6 +213,13 @@ class AmpFile:
     #: the initialize is in a method ``__init__`` calls only under an ``if``: the statement of
     #: ``__init__`` before which a disabled scaler is created, so every instance has one
     fallback: Optional[cst.BaseStatement] = None
+    #: the initialize is under a run-once guard on a flag of ``self``: the statement of the
+    #: class's ``__init__`` that first sets that flag, before which a disabled scaler is
+    #: created; the initialize's branch replaces it with an enabled one
+    run_once: Optional[cst.BaseStatement] = None
+    #: the initialize is under a run-once guard and the scaler is created in its branch (with
+    #: ``run_once`` in this file, else in a base class's ``__init__`` in another file)
+    scaler_in_branch: bool = False
     #: initializes of this file that cannot be rewritten (their blocker says why): the other
     #: sites are not reported as if the file had no initialize
     refused_inits: int = 0
@@ -536,9 +547,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     for site in info.inits:
         if not (site.has_optimizers or site.old_api):
             continue  # no GradScaler replaces an initialize for inference
-        stale = _guard_set_by_its_branch(rule.parents, site)
-        if stale is not None:
-            info.blockers.append(Blocker(site.call, stale))
+        site.stale_guard = _guard_set_by_its_branch(rule.parents, site)
     if info.carrier is not None and info.inits:  # the later rules run after the initialize is gone
         why = initialized_before(rule, info.carrier, info.training_inits)
         if why is not None:
@@ -551,6 +560,13 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     if info.plan is not None:
         _planned_sites(rule, module, info)
     _check_layout(rule, info)
+    if not info.scaler_in_branch and not (info.plan is not None and info.plan.refusal):
+        # no native place for a scaler under a run-once guard
+        for site in info.inits:
+            stale = site.stale_guard
+            said = any(b.node is site.call and b.message.startswith(stale or "") for b in info.blockers)
+            if stale is not None and not said:
+                info.blockers.append(Blocker(site.call, stale))
     _check_settings(rule, info)
     return info
 
@@ -786,6 +802,7 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
     given the optimizer the initialize returns (else a blocker)."""
     plan = info.plan
     carried = {(cls, method): access for cls, method, access in plan.carried}
+    heirs = set(plan.heir_methods)
     for stmt in module.body:
         if isinstance(stmt, cst.ClassDef):
             for method in methods_of(stmt):
@@ -797,13 +814,17 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
         if site.func not in info.carried_functions:
             continue
         # the GradScaler on the runner steps the optimizer the runner carries (the one the
-        # launcher's initialize returned)
-        carried_optimizer = info.access[site.func].rsplit(".", 1)[0] + ".optimizer"
+        # launcher's initialize returned); an inherited one, the optimizer the base initialized
+        cls = class_of_method(rule.parents, site.func)
+        inherited = cls is not None and (cls.name.value, site.func.name.value) in heirs  # type: ignore[union-attr]
+        attr = plan.heir_optimizer if inherited else "optimizer"
+        carried_optimizer = info.access[site.func].rsplit(".", 1)[0] + "." + attr
         handed = [code_of(o) for o in site.optimizers]
         if handed != [carried_optimizer]:
+            holder = "the base class keeps" if inherited else "the runner carries"
             info.blockers.append(
                 Blocker(site.with_stmt, f"this amp.scale_loss is given {', '.join(handed) or 'no optimizer'}, "
-                        f"not {carried_optimizer}, whose GradScaler the runner carries")
+                        f"not {carried_optimizer}, whose GradScaler {holder}")
             )
     if not plan.runner_builds:
         return
@@ -1261,13 +1282,14 @@ def _check_layout(rule, info: AmpFile) -> None:
             note = _plan_note(rule, info, site.with_stmt)
             info.blockers.append(Blocker(site.with_stmt, f"{message} ({note})" if note else message))
         return
-    if training and not info.scale_losses and not info.passes and not info.carriers and all(
+    inherited = _inherited_home(rule, training, info)
+    if training and not info.scale_losses and not info.passes and not info.carriers and not inherited and all(
         s.old_api for s in training
     ):
         for init in training:  # ``amp_handle = amp.init(...)`` in an evaluation script
             init.inference = True
         return
-    if training and not info.scale_losses and not info.passes and not info.carriers:
+    if training and not info.scale_losses and not info.passes and not info.carriers and not inherited:
         note = info.plan.note_for(MODULE_LEVEL) if info.plan is not None else None
         if note is None and len(training) == 1:
             from ._amp_context_var import library_wrappers_beside
@@ -1311,9 +1333,22 @@ def _check_layout(rule, info: AmpFile) -> None:
         per_method = True
     info.alternatives = len(training) > 1 and not per_method
     home_cls = class_of_method(parents, home)
-    if home_cls is not None and any(f is not home and class_of_method(parents, f) is home_cls for f in needy):
+    if home_cls is not None and (
+        inherited or any(f is not home and class_of_method(parents, f) is home_cls for f in needy)
+    ):
         info.storage = "self"
-        guard = _conditional_call(rule, home, home_cls) if home is not None else None
+        if training[0].stale_guard is not None and inherited == "override":
+            info.scaler_in_branch = True  # the base's __init__ makes the disabled one
+        elif training[0].stale_guard is not None:
+            from ._amp_run_once import run_once_anchor
+
+            info.run_once, why = run_once_anchor(rule, training, home_cls)
+            if info.run_once is None:
+                where = f"; the GradScaler created in its branch instead needs a disabled one first: {why}"
+                info.blockers.append(Blocker(training[0].call, training[0].stale_guard + (where if why else "")))
+                return
+            info.scaler_in_branch = True
+        guard = _conditional_call(rule, home, home_cls) if home is not None and not info.scaler_in_branch else None
         if home is not None and guard is not None:
             info.fallback, why = _fallback_before(rule, home, home_cls, guard, needy, info.scaler_name)
             if info.fallback is None:
@@ -1437,6 +1472,20 @@ def _option_args(init: InitSite) -> List[cst.Arg]:
         for i, a in enumerate(init.call.args)
         if (a.keyword is None and i >= 2) or (a.keyword is not None and a.keyword.value not in ("models", "optimizers"))
     ]
+
+
+def _inherited_home(rule, training: List[InitSite], info: AmpFile) -> str:
+    """The plan's inheritance route for the one training initialize: "base" in the
+    launcher's initializing class (subclasses in other files scale through its
+    ``self.<scaler>``), "override" in a subclass's override of that method; else ""."""
+    if info.plan is None or len(training) != 1 or training[0].func is None:
+        return ""
+    cls = class_of_method(rule.parents, training[0].func)
+    if cls is None:
+        return ""
+    if cls.name.value == info.plan.heir_base:
+        return "base"
+    return "override" if cls.name.value in info.plan.heir_inits else ""
 
 
 def _per_method_refusal(rule, inits: List[InitSite], info: AmpFile) -> Optional[str]:
@@ -1652,6 +1701,26 @@ def _guard_set_by_its_branch(parents, site: InitSite) -> Optional[str]:
     scaler would be created disabled (fp32 training without a word), and on every later
     call.  None when no test reads what the ``if`` assigns (the initialize's own targets,
     the same model and optimizer back, do not count)."""
+    found = _stale_test(parents, site)
+    if found is None:
+        return None
+    test, read = found
+    return (
+        f"the test `{code_of(test)}` around amp.initialize reads {read}, which its own branch assigns "
+        "(a run-once guard): a GradScaler created after that if with this test as its switch would be "
+        "disabled"
+    )
+
+
+def stale_flag(parents, site: InitSite) -> Optional[str]:
+    """The flag of the run-once guard around ``site`` (``self.amp_ready``), if there is one."""
+    found = _stale_test(parents, site)
+    return found[1] if found is not None else None
+
+
+def _stale_test(parents, site: InitSite) -> Optional[Tuple[cst.BaseExpression, str]]:
+    """The first test around the initialize that reads what its outermost ``if`` assigns,
+    and what it reads there."""
     ifs = ifs_around(parents, site.stmt)
     if not ifs:
         return None
@@ -1659,11 +1728,7 @@ def _guard_set_by_its_branch(parents, site: InitSite) -> Optional[str]:
     for test in (link.test for link in ifs):
         read = next((text for text in _read_texts(test) if text in assigned), None)
         if read is not None:
-            return (
-                f"the test `{code_of(test)}` around amp.initialize reads {read}, which its own branch assigns "
-                "(a run-once guard): a GradScaler created after that if with this test as its switch would be "
-                "disabled"
-            )
+            return test, read
     return None
 
 

@@ -31,6 +31,7 @@ from ._amp_sites import (
     InitSite,
     ScaleLossSite,
     arg_value,
+    class_of_method,
     analyse,
     assigned_names,
     code_of,
@@ -38,6 +39,7 @@ from ._amp_sites import (
     enclosing_function,
     names_in,
     self_name,
+    stale_flag,
     string_value,
     walk,
 )
@@ -180,6 +182,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "APX220": "apex.amp cannot be migrated natively here; the file keeps working through apexcompat.amp",
         "APX221": "the initialize's method runs only under an if: __init__ creates a disabled GradScaler "
         "before it, so every method finds one",
+        "APX238": "amp.initialize under a run-once guard (if not self.ready: ...; self.ready = True): the "
+        "GradScaler is created in the guard's branch and __init__ creates a disabled one where it first sets "
+        "the flag, so every method finds one",
+        "APX239": "amp.scale_loss in a subclass of the class whose method initializes (another file): it uses "
+        "the GradScaler that class keeps on self, created where its amp.initialize was",
         "APX222": "an amp._amp_state loss-scaler setting was dropped: GradScaler has no counterpart for it "
         "(a ceiling or floor for the scale), or apex ignored it (a growth interval of a static loss scale)",
         "APX223": "apex.amp given to another file's function that only saves/loads its state: the GradScaler "
@@ -229,6 +236,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         if info.alternatives:
             for site in info.training_inits:
                 self.guards[site] = []  # inside its branch, the tests that chose it hold
+        if info.scaler_in_branch:
+            for site in info.training_inits:
+                self.guards[site], site.anchor = [], site.stmt  # created in the guard's branch
         self._fold_checks(info)
         self._settled: set = set()
         for site in info.inits:
@@ -240,6 +250,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             self._scaler_on_other_paths(info)
         if info.fallback is not None:
             self._scaler_in_init(info)
+        if info.run_once is not None:
+            self._scaler_before_the_flag(info)
         self._scaler_updates(info)
         for func, calls in info.threaded.items():
             self._thread(func, calls, info, remote=func in info.entry_functions)
@@ -260,7 +272,18 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         for need in info.needs:
             if need.kind == "loss_call":
                 self._place_autocast_at_call(need.node, need.func, info)
+        heirs = set(info.plan.heir_methods) if info.plan is not None else set()
         for scaled in info.scale_losses:
+            owner = class_of_method(self.parents, scaled.func)
+            if owner is not None and (owner.name.value, scaled.func.name.value) in heirs:  # type: ignore[union-attr]
+                self.report(
+                    scaled.with_stmt,
+                    "APX239",
+                    f"{info.access.get(scaled.func, info.scaler_name)} is inherited: {owner.name.value} derives from "
+                    f"the class whose amp.initialize became it ({info.plan.heir_from})",
+                    fixed=True,
+                    severity="info",
+                )
             self._place_autocast(scaled, info)
             callee = scaled.call.func
             if isinstance(callee, cst.Attribute) and code_of(callee.value) in self._handles(info):
@@ -422,7 +445,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             new.append(statement(f"{switch} = {joined}\n"))
         self.switches[site] = switch
         target = self._scaler_target(site, info)
-        if info.alternatives or info.fallback is not None:  # several creations: autocast follows whichever ran
+        if info.alternatives or info.fallback is not None or info.scaler_in_branch:
+            # several creations: autocast follows whichever ran
             self.switches[site] = f"{info.loss_scaler(target, 0)}.is_enabled()"
 
         self.scaler_todos: List[str] = []
@@ -646,8 +670,24 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         """The initialize's method runs only when ``__init__``'s ``if`` holds: ``__init__``
         creates a disabled scaler before that ``if``, which the method replaces, so every
         method finds one and the fp32 path trains as before (APX221)."""
-        site, anchor = info.training_inits[0], info.fallback
-        assert anchor is not None
+        assert info.fallback is not None
+        self._disabled_scaler_before(
+            info.fallback, info, "APX221", "replaced in {method}(), which runs only under this if"
+        )
+
+    def _scaler_before_the_flag(self, info: AmpFile) -> None:
+        """The initialize is under a run-once guard: its branch creates the enabled scaler;
+        ``__init__`` creates a disabled one just before it first sets the guard's flag, so
+        every method finds one and the fp32 path trains as before (APX238)."""
+        assert info.run_once is not None
+        flag = stale_flag(self.parents, info.training_inits[0])
+        replaced = f"replaced in {{method}}() the first time its run-once guard on {flag} passes"
+        self._disabled_scaler_before(info.run_once, info, "APX238", replaced)
+
+    def _disabled_scaler_before(self, anchor: Any, info: AmpFile, code: str, replaced: str) -> None:
+        """``self.<scaler> = GradScaler(enabled=False)`` before ``anchor``, a statement of
+        ``__init__``, reported under ``code`` with how the initializing method replaces it."""
+        site = info.training_inits[0]
         init = enclosing_function(self.parents, anchor)
         # a disabled scaler never touches a device: the default ("cuda") is right anywhere
         self.need_torch()
@@ -655,13 +695,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         target = f"{self_name(init)}.{info.scaler_name}"
         self.edits.insert_before(anchor, [statement(f"{target} = {ctor}(enabled=False)\n")])
         method = site.func.name.value if site.func is not None else ""
-        self.report(
-            anchor,
-            "APX221",
-            f"{target} is created disabled here and replaced in {method}(), which runs only under this if",
-            fixed=True,
-            severity="info",
-        )
+        message = f"{target} is created disabled here and " + replaced.format(method=method)
+        self.report(anchor, code, message, fixed=True, severity="info")
 
     def _place(self, site: InitSite, new: List[cst.BaseStatement]) -> None:
         """Put ``new`` where the initialize statement was; when it sat in an ``if``, the

@@ -13,7 +13,8 @@ branches that compute and scale the loss, an if that only returns between the lo
 scale_loss, apex beside native mixed precision in one loop, an initialize whose repository scales no
 loss, two methods of one class that each initialize and scale their own losses, apex.amp kept on the
 options object the launcher hands its step function, apex.amp handed to a resume helper's **kwargs, a model
-factory that initializes twice and returns its networks to a loop that scales through a backward helper).  Once per module:
+factory that initializes twice and returns its networks to a loop that scales through a backward helper, a base
+class that initializes once behind a run-once flag with a subclass in another module that scales the loss).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -237,6 +238,13 @@ LAYOUTS: Dict[str, dict] = {
     # the forward passes (the critics' loop inside it); the other branch: --no-fp16
     "r29_factory_initialize": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=30,
                                    metric="distance", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # segmentation-trainer shape: the base class sets up amp once, in a method behind a run-once
+    # flag (a checkpoint load clears it and sets up again), and a subclass in another module
+    # overrides the iteration that scales the loss and clips: the base keeps self.scaler, made
+    # in the guard's branch (a disabled one where __init__ sets the flag), the subclass uses
+    # the inherited one and unscales before its clipping; the other branch: --no-fp16
+    "r26_base_class_guard": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                 metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)

@@ -1,6 +1,7 @@
 """Shapes from a second sweep of unseen apex repositories: a run-once guard around
-``amp.initialize`` (a test that reads what its own branch sets, nnU-Net's trainer) is refused
-rather than given a GradScaler switched by the flipped test; ``from apex import amp`` followed
+``amp.initialize`` (a test that reads what its own branch sets, nnU-Net's trainer) gets its
+GradScaler in that branch, with a disabled one where ``__init__`` first sets the flag, never one
+switched by the flipped test (else it is refused); ``from apex import amp`` followed
 by ``global amp`` in a method (mt-dnn) binds the module's name, read by the other methods."""
 
 from __future__ import annotations
@@ -68,12 +69,36 @@ class Trainer:
         ),
     ],
 )
-def test_a_test_that_its_own_branch_changes_keeps_the_file_on_the_shim(init_flag, guard, set_flag, read):
+def test_a_run_once_guard_gets_its_scaler_in_the_branch_and_a_disabled_one_where_init_sets_the_flag(
+    init_flag, guard, set_flag, read
+):
     result = migrate(RUN_ONCE.format(init_flag=init_flag, guard=guard, set_flag=set_flag))
     text = result.new.decode()
+    assert "apex" not in text and "APX220" not in codes(result) and "APX238" in codes(result)
+    # the disabled one right before __init__ first sets the flag; the enabled one in the branch
+    assert f"        self.scaler = torch.amp.GradScaler(enabled=False)\n        {init_flag}\n" in text
+    assert f'            self.scaler = torch.amp.GradScaler("cuda")\n            {set_flag}\n' in text
+    # the forward's switch reads the scaler, never the flipped flag
+    assert "enabled=self.scaler.is_enabled()" in text
+    ast.parse(text)
+
+
+@pytest.mark.parametrize(
+    "init_flag, why",
+    [
+        # nothing in __init__ sets the flag: an instance may reach a use with no scaler
+        ("pass", "Trainer.__init__ does not set self.ready in its own body"),
+        # __init__ calls a method before it sets the flag (it could use the scaler)
+        ("self.setup()\n        self.ready = False", "Trainer.__init__ calls self.setup() before it sets self.ready"),
+    ],
+)
+def test_a_run_once_guard_without_a_proven_first_scaler_keeps_the_file_on_the_shim(init_flag, why):
+    result = migrate(RUN_ONCE.format(init_flag=init_flag, guard="if not getattr(self, 'ready', False):",
+                                     set_flag="self.ready = True"))
+    text = result.new.decode()
     assert "from apexcompat import amp" in text and "GradScaler(" not in text
-    assert "APX220" in codes(result)
-    assert f"reads {read}, which its own branch assigns (a run-once guard)" in refusals(result)
+    assert "reads self.ready, which its own branch assigns (a run-once guard)" in refusals(result)
+    assert why in refusals(result)
 
 
 NESTED = """\

@@ -1,0 +1,98 @@
+"""The cross-file plan's inheritance route: amp.initialize in a method of a base class,
+``amp.scale_loss`` in methods of its subclasses in other files.
+
+The launcher's class keeps the GradScaler on ``self`` (``self.scaler``), created where the
+initialize was; every subclass of it, in any walked file, inherits that attribute.  So a
+subclass's method that scales a loss through the optimizer the base initialized
+(``amp.scale_loss(loss, self.optimizer)``) uses ``self.<scaler>`` instead, and a subclass
+that overrides the initializing method with its own initialize (another opt level)
+re-creates the same attribute.  The launcher and those files form one component: migrated
+together or not at all (``pipeline.migrate_planned``).  Pure data from the index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Dict, List, Set, Tuple
+
+from .repo_index import ModuleSummary
+
+Def = Tuple[str, str]
+
+
+def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], unindexed, launchers: Set[str], definitions):
+    """``plan`` with one component per launcher whose initializing class has subclasses
+    with apex.amp sites in other indexed files (files already in a component are left)."""
+    from .repo_plan import SCALER_PARAM_NAMES, FilePlan, derived_classes
+
+    taken = {p for p, f in plan.files.items() if f.component is not None}
+    number = max((f.component for f in plan.files.values() if f.component is not None), default=-1) + 1
+    for launcher in sorted(launchers):
+        inits = by_path[launcher].training_inits
+        if len(inits) != 1 or not inits[0].method or not inits[0].optimizer_attr:
+            continue
+        site = inits[0]
+        base: Def = (launcher, site.owner)
+        family = derived_classes(base, by_path, unindexed, definitions)
+        heirs = sorted(
+            {p for p, c in family if p != launcher and p in by_path and any(a.owner == c for a in by_path[p].amp_sites)}
+        )
+        if not heirs or launcher in taken or taken & set(heirs):
+            continue
+        unchained = sorted(
+            (p, c) for p, c in family - {base} if c in (definitions.summary(p) or ModuleSummary(p, p)).unchained_inits
+        )
+        if unchained:
+            # its instances may lack what the base's __init__ sets; the base keeps apex.amp
+            # with the subclasses that scale through it (they share apex's state)
+            path, cls = unchained[0]
+            where = (definitions.summary(path) or ModuleSummary(path, path)).shown
+            reason = (
+                f"{cls} in {where} derives from {site.owner} but its __init__ does not call the base's, so its "
+                f"instances would lack the GradScaler {site.owner} keeps on self; subclasses in other files scale "
+                "their losses through it"
+            )
+            plan.files[launcher] = replace(plan.files.get(launcher, FilePlan()), refusal=reason)
+            continue
+        members = [launcher] + heirs
+        used: Set[str] = set()
+        for path in members:
+            used |= by_path[path].identifiers
+        scaler = next((n for n in SCALER_PARAM_NAMES if n not in used), "apexcompat_grad_scaler")
+        for path in members:
+            classes = {c for p, c in family if p == path}
+            summary = by_path[path]
+            methods: List[Tuple[str, str, str]] = []
+            overrides: List[str] = []
+            notes: List[Tuple[str, str]] = []
+            for amp_site in summary.amp_sites:
+                if amp_site.owner not in classes or not amp_site.method or (path, amp_site.owner) == base:
+                    continue  # the base's own methods find the scaler in their own file
+                if amp_site.member == "scale_loss" and amp_site.optimizer_attr == site.optimizer_attr:
+                    methods.append((amp_site.owner, amp_site.method, f"{amp_site.receiver}.{scaler}"))
+                elif amp_site.member == "scale_loss":
+                    given = amp_site.optimizer_attr and f"{amp_site.receiver}.{amp_site.optimizer_attr}"
+                    notes.append((amp_site.owner, (
+                        f"{amp_site.owner} derives from the class whose {site.method}() initializes, but "
+                        f"{amp_site.method}() scales its loss for {given or 'another optimizer'}, not for "
+                        f"{amp_site.receiver}.{site.optimizer_attr}, whose GradScaler that class keeps"
+                    )))
+                elif amp_site.member == "initialize" and amp_site.training and amp_site.method == site.method:
+                    overrides.append(amp_site.owner)
+            own = plan.files.get(path, FilePlan())
+            plan.files[path] = replace(
+                own,
+                component=number,
+                scaler_name=scaler,
+                carried=tuple(sorted(set(own.carried) | set(methods))),
+                heir_methods=tuple(sorted({(c, m) for c, m, _a in methods})),
+                heir_inits=tuple(sorted(set(overrides))),
+                heir_base=site.owner if path == launcher else "",
+                heir_optimizer=site.optimizer_attr,
+                heir_from=f"{site.owner}.{site.method}() in {by_path[launcher].shown}",
+                notes=tuple(dict(list(own.notes) + notes).items()),
+            )
+        taken |= set(members)
+        number += 1
+    return plan
+
