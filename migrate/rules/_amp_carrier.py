@@ -24,15 +24,13 @@ from typing import Any, Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from ..carrier_plan import STAR
+from ..carrier_plan import CARRIER_ATTRIBUTES, STAR
 from ._binding import target_binds
 from ._edits import code_of
 from ._tree import walk
 
 #: members of apex.amp read through the carrier that have a GradScaler rewrite
 CARRIED_MEMBERS = frozenset({"scale_loss", "master_params", "state_dict", "load_state_dict"})
-#: attribute names the GradScaler may take on the carrier, in order of preference
-CARRIER_ATTRIBUTES = ("scaler", "grad_scaler")
 #: builtins that read an object's attributes by name
 ATTRIBUTE_READERS = frozenset({"getattr", "hasattr", "vars", "setattr", "delattr"})
 
@@ -52,6 +50,9 @@ class CarrierRoute:
     access: Dict[cst.FunctionDef, str] = field(default_factory=dict)
     #: the launcher's calls that hand the carrier to those functions
     calls: List[cst.Call] = field(default_factory=list)
+    #: functions of other files the launcher hands the carrier to (shown as ``name() of
+    #: path``), which read the GradScaler from it (``carrier_plan.share_carriers``)
+    lent: List[str] = field(default_factory=list)
 
 
 def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -> Union[CarrierRoute, str, None]:
@@ -78,6 +79,10 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
     new_attribute = state.get("carrier_attribute") or next(
         (a for a in CARRIER_ATTRIBUTES if not _named_anywhere(module, a)), None
     )
+    if facts.attribute and not state.get("carrier_attribute"):  # one name in every file sharing it
+        if _named_anywhere(module, facts.attribute):
+            return f"{facts.attribute}, the attribute its files share the GradScaler on, is taken in this file"
+        new_attribute = facts.attribute
     if new_attribute is None:
         return f"{' and '.join(CARRIER_ATTRIBUTES)} are both taken as attribute names in this file"
     route = CarrierRoute(store, launcher, carrier, attribute, new_attribute)
@@ -96,18 +101,28 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
         why = _use(rule, node, route, functions, stored_line)
         if why:
             return why
-    if not any(member == "scale_loss" for _use_node, member in route.uses):
+    for local, where, position, param in facts.borrowed:
+        why = _lends(rule, module, local, where, position, param, route, stored_line)
+        if why:
+            return why
+    scaled_here = any(member == "scale_loss" for _use_node, member in route.uses)
+    if not scaled_here and not route.lent:
         return f"no loss is scaled through {carrier}.{attribute} in this file"
+    if not scaled_here and route.uses:  # its state is read here, the losses scaled elsewhere
+        return (f"{code_of(route.uses[0][0])} is read here while the losses are scaled in "
+                f"{route.lent[0]}, which this route does not follow")
     escaped = _escapes(rule, route, module, facts)
     if escaped:
         return escaped
     called: Dict[str, str] = {}
     for name, where in facts.called_elsewhere:
         called.setdefault(name, where)  # the first in path order
+    unshared = dict(facts.unshared)
     for func in [launcher, *route.access]:
-        where = called.get(func.name.value)
-        if where is not None:
-            return f"{func.name.value}() is also called from {where}, which this route does not follow"
+        name = func.name.value
+        where = called.get(name)
+        if where is not None and name not in facts.shared:
+            return unshared.get(name, f"{name}() is also called from {where}, which this route does not follow")
     state["carrier_attribute"] = new_attribute
     return route
 
@@ -189,11 +204,45 @@ def _callers_hand_carrier(rule: Any, func: cst.FunctionDef, index: int, param: s
     return "" if found else f"{func.name.value}() is never called"
 
 
+def _lends(rule: Any, module: cst.Module, local: str, where: str, position: int, param: str, route: CarrierRoute,
+           stored_line: int) -> str:
+    """Every reference to ``local`` (a shared function of ``where``) in this file is a call in
+    the launcher, after the store, that hands the carrier as its parameter ``param``
+    (position ``position``) ("": so, and the calls are recorded)."""
+    parents = rule.parents
+    found = False
+    for node in walk(module):
+        if not (isinstance(node, cst.Name) and node.value == local) or not is_reference(parents, node):
+            continue
+        if isinstance(parents.get(node), (cst.ImportAlias, cst.AsName)):
+            continue
+        call = parents.get(node)
+        if not (isinstance(call, cst.Call) and call.func is node):
+            return f"{local} of {where} is used here other than by a call"
+        if _top_level_function(parents, call) is not route.launcher or rule.line_of(call) < stored_line:
+            return f"{local}() of {where} is called where {route.carrier} holds no apex.amp"
+        if any(a.star for a in call.args):
+            return f"{local}() of {where} is given *args/**kwargs"
+        positional = [a for a in call.args if a.keyword is None]
+        keyword = next((a for a in call.args if a.keyword is not None and a.keyword.value == param), None)
+        handed = keyword.value if keyword is not None else (
+            positional[position].value if position < len(positional) else None
+        )
+        if not (isinstance(handed, cst.Name) and handed.value == route.carrier):
+            return f"{local}() of {where} is not handed {route.carrier} as {param}"
+        route.calls.append(call)
+        found = True
+    if found:
+        route.lent.append(f"{local}() of {where}")
+    return ""
+
+
 def _escapes(rule: Any, route: CarrierRoute, module: cst.Module, facts: Any) -> str:
     """Why the carrier (anywhere in the launcher: what it is handed before the store may keep
     it, or a parameter that receives it) may reach code that reads the stored attribute
     ("": it reaches none)."""
-    readers = dict(facts.readers)
+    lent = {local for local, _where, _position, _param in facts.borrowed}
+    readers = {name: where for name, where in facts.readers if name not in lent}  # handed as proven
     local_defs = {s.name.value: s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
     holders: List[Tuple[cst.FunctionDef, str]] = [(route.launcher, route.carrier)]
     holders += [(f, access.split(".")[0]) for f, access in route.access.items()]

@@ -1210,13 +1210,14 @@ def _check_layout(rule, info: AmpFile) -> None:
             note = _plan_note(rule, info, site.with_stmt)
             info.blockers.append(Blocker(site.with_stmt, f"{message} ({note})" if note else message))
         return
-    if training and not info.scale_losses and not info.passes and not info.carriers and all(
+    lent = info.carrier is not None and bool(info.carrier.lent)  # scaled in another file's function
+    if training and not info.scale_losses and not info.passes and not info.carriers and not lent and all(
         s.old_api for s in training
     ):
         for init in training:  # ``amp_handle = amp.init(...)`` in an evaluation script
             init.inference = True
         return
-    if training and not info.scale_losses and not info.passes and not info.carriers:
+    if training and not info.scale_losses and not info.passes and not info.carriers and not lent:
         note = info.plan.note_for(MODULE_LEVEL) if info.plan is not None else None
         if note is None and len(training) == 1:
             from ._amp_context_var import library_wrappers_beside

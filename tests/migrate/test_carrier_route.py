@@ -75,7 +75,8 @@ def test_a_taken_attribute_name_gives_the_other_one():
         # another file calls the step function with an options object of its own
         (
             {"train.py": _launcher(), "other.py": "from train import step\n\n\ndef go(o, n, p, x):\n    step(o, n, p, x)\n"},
-            "step() is also called from other.py, which this route does not follow",
+            "step() is also called from other.py, which stores no apex.amp as .amp on what it hands it as opts "
+            "(no GradScaler would be there)",
         ),
         # another file runs the launcher and may read what it stored on the options it hands
         (
