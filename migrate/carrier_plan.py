@@ -43,6 +43,9 @@ class CarrierFacts:
     attribute: str = ""
     #: (function of this file, why the launchers of other files that use it cannot share it)
     unshared: Tuple[Tuple[str, str], ...] = ()
+    #: in a launcher: (local name, why that function of another file, which reads the stored
+    #: attribute, cannot be handed this file's carrier)
+    unlent: Tuple[Tuple[str, str], ...] = ()
 
     def alone(self) -> "CarrierFacts":
         """These facts without the sharing (a component whose plan was dropped)."""
@@ -150,7 +153,7 @@ def share_carriers(
             continue
         shared: List[str] = []
         unshared: Dict[str, str] = {}
-        borrowers: List[Tuple[str, str, int, str, str]] = []  # (path, local, file, position, name)
+        borrowers: List[Tuple[str, str, str, int, str]] = []  # (path, local, file, position, name)
         for attribute in sorted(summary.amp_stores):
             for function in sorted(summary.functions):
                 carriers = {n for n, a in summary.name_attributes.get(function, ()) if a == attribute}
@@ -166,13 +169,20 @@ def share_carriers(
                     if user is None or attribute not in user.amp_stores:
                         shown = user.shown if user is not None else definitions.summary(user_path).shown
                         why = (f"{function}() is also called from {shown}, which stores no apex.amp as "
-                               f".{attribute} on what it hands it as {param} (no GradScaler would be there)")
+                               f".{attribute} on what it hands it as {param}, so no GradScaler would be there")
                     elif user_path in planned or path in planned:
                         why = f"{function}() is also called from {user.shown}, a file of another GradScaler plan"
                     if why:
                         break
                 if why:
                     unshared[function] = why
+                    for user_path, local in users:
+                        if user_path in facts:
+                            unlent = facts[user_path].unlent + (
+                                (local, f"{local}() of {summary.shown} reads .{attribute} but cannot be given the "
+                                        f"GradScaler: {why}"),
+                            )
+                            facts[user_path] = replace(facts[user_path], unlent=tuple(sorted(set(unlent))))
                     continue
                 shared.append(function)
                 borrowers += [(p, local, summary.shown, positional.index(param), param) for p, local in users]
@@ -182,9 +192,8 @@ def share_carriers(
             continue
         facts[path] = replace(facts[path], shared=tuple(shared))
         for user_path, local, shown, position, param in borrowers:
-            facts[user_path] = replace(
-                facts[user_path], borrowed=tuple(sorted(set(facts[user_path].borrowed) | {(local, shown, position, param)}))
-            )
+            borrowed = set(facts[user_path].borrowed) | {(local, shown, position, param)}
+            facts[user_path] = replace(facts[user_path], borrowed=tuple(sorted(borrowed)))
             parent[root(user_path)] = root(path)
     groups: Dict[str, List[str]] = {}
     for path in parent:

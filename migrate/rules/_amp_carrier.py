@@ -106,8 +106,10 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
         if why:
             return why
     scaled_here = any(member == "scale_loss" for _use_node, member in route.uses)
-    if not scaled_here and not route.lent:
-        return f"no loss is scaled through {carrier}.{attribute} in this file"
+    if not scaled_here and not route.lent:  # the most exact reason first
+        handed = [why for local, why in facts.unlent if _named(module, local)]
+        return (handed[0] if handed else _escapes(rule, route, module, facts)
+                or f"no loss is scaled through {carrier}.{attribute} in this file")
     if not scaled_here and route.uses:  # its state is read here, the losses scaled elsewhere
         return (f"{code_of(route.uses[0][0])} is read here while the losses are scaled in "
                 f"{route.lent[0]}, which this route does not follow")
@@ -339,6 +341,10 @@ def _rebinds(rule: Any, func: cst.FunctionDef, name: str, after: int) -> bool:
         if any(target_binds(t, name) for t in targets) and not (after and rule.line_of(node) < after):
             return True
     return False
+
+
+def _named(module: cst.Module, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in walk(module))
 
 
 def _named_anywhere(module: cst.Module, attribute: str) -> bool:
