@@ -181,62 +181,53 @@ def _callers_hand_carrier(rule: Any, func: cst.FunctionDef, index: int, param: s
                           stored_line: int) -> str:
     """Every reference to ``func`` in the file is a call in the launcher, after the store,
     that hands the carrier as the parameter ``param`` (position ``index``)."""
-    parents = rule.parents
-    module = parents.get(func)
-    found = False
-    for node in walk(module):
-        if not (isinstance(node, cst.Name) and node.value == func.name.value) or not is_reference(parents, node):
-            continue
-        call = parents.get(node)
-        if not (isinstance(call, cst.Call) and call.func is node):
-            return f"{func.name.value} is used here other than by a call"
-        if _top_level_function(parents, call) is not route.launcher or rule.line_of(call) < stored_line:
-            return f"{func.name.value}() is called where {route.carrier} holds no apex.amp"
-        positional = [a for a in call.args if a.keyword is None]
-        if any(a.star for a in call.args):
-            return f"{func.name.value}() is given *args/**kwargs"
-        keyword = next((a for a in call.args if a.keyword is not None and a.keyword.value == param), None)
-        handed = keyword.value if keyword is not None else (
-            positional[index].value if index < len(positional) else None
-        )
-        if not (isinstance(handed, cst.Name) and handed.value == route.carrier):
-            return f"{func.name.value}() is not handed {route.carrier} as {param}"
-        route.calls.append(call)
-        found = True
-    return "" if found else f"{func.name.value}() is never called"
+    name = func.name.value
+    why, found = _calls_hand_carrier(rule, rule.parents.get(func), name, (name, f"{name}()"), index, param, route,
+                                     stored_line)
+    return why or ("" if found else f"{name}() is never called")
 
 
 def _lends(rule: Any, module: cst.Module, local: str, where: str, position: int, param: str, route: CarrierRoute,
            stored_line: int) -> str:
-    """Every reference to ``local`` (a shared function of ``where``) in this file is a call in
-    the launcher, after the store, that hands the carrier as its parameter ``param``
-    (position ``position``) ("": so, and the calls are recorded)."""
+    """The same for ``local``, a shared function of the file ``where`` (``carrier_plan``),
+    which this file need not call; the calls found make the route lend the carrier to it."""
+    shown = (f"{local} of {where}", f"{local}() of {where}")
+    why, found = _calls_hand_carrier(rule, module, local, shown, position, param, route, stored_line)
+    if found and not why:
+        route.lent.append(shown[1])
+    return why
+
+
+def _calls_hand_carrier(rule: Any, module: Any, name: str, shown: Tuple[str, str], index: int, param: str,
+                        route: CarrierRoute, stored_line: int) -> Tuple[str, bool]:
+    """Why a reference to the function ``name`` in ``module`` is not a call in the launcher,
+    after the store, that hands the carrier as the parameter ``param`` (position ``index``),
+    and whether any call was found (each one is recorded in ``route.calls``); ``shown``: how
+    the messages name the function and its call."""
     parents = rule.parents
     found = False
     for node in walk(module):
-        if not (isinstance(node, cst.Name) and node.value == local) or not is_reference(parents, node):
+        if not (isinstance(node, cst.Name) and node.value == name) or not is_reference(parents, node):
             continue
         if isinstance(parents.get(node), (cst.ImportAlias, cst.AsName)):
             continue
         call = parents.get(node)
         if not (isinstance(call, cst.Call) and call.func is node):
-            return f"{local} of {where} is used here other than by a call"
+            return f"{shown[0]} is used here other than by a call", found
         if _top_level_function(parents, call) is not route.launcher or rule.line_of(call) < stored_line:
-            return f"{local}() of {where} is called where {route.carrier} holds no apex.amp"
+            return f"{shown[1]} is called where {route.carrier} holds no apex.amp", found
         if any(a.star for a in call.args):
-            return f"{local}() of {where} is given *args/**kwargs"
+            return f"{shown[1]} is given *args/**kwargs", found
         positional = [a for a in call.args if a.keyword is None]
         keyword = next((a for a in call.args if a.keyword is not None and a.keyword.value == param), None)
         handed = keyword.value if keyword is not None else (
-            positional[position].value if position < len(positional) else None
+            positional[index].value if index < len(positional) else None
         )
         if not (isinstance(handed, cst.Name) and handed.value == route.carrier):
-            return f"{local}() of {where} is not handed {route.carrier} as {param}"
+            return f"{shown[1]} is not handed {route.carrier} as {param}", found
         route.calls.append(call)
         found = True
-    if found:
-        route.lent.append(f"{local}() of {where}")
-    return ""
+    return "", found
 
 
 def _escapes(rule: Any, route: CarrierRoute, module: cst.Module, facts: Any) -> str:
