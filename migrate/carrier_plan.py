@@ -10,7 +10,7 @@ name (the object handed to them may be read there).  Pure data, from the index.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Set, Tuple
 
 from .repo_index import MODULE_LEVEL, ModuleSummary
@@ -18,6 +18,8 @@ from .repo_index import MODULE_LEVEL, ModuleSummary
 #: stands for every name a file takes with ``from m import *`` from a module whose module
 #: level reads the stored attribute
 STAR = "*"
+#: attribute names the GradScaler may take on the carrier, in order of preference
+CARRIER_ATTRIBUTES = ("scaler", "grad_scaler")
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,23 @@ class CarrierFacts:
     #: attribute named as one apex.amp is stored on here (itself, or what it calls), or a
     #: module (``import m``, ``from m import *``) whose file reads one
     readers: Tuple[Tuple[str, str], ...] = ()
+    #: top-level functions of this file that read the stored attribute through a parameter
+    #: and that launchers of other files hand their carrier to (``sharing``)
+    shared: Tuple[str, ...] = ()
+    #: in a launcher: (local name, shown path of its file, position, name) of the parameter
+    #: of another file's shared function that must be handed the carrier
+    borrowed: Tuple[Tuple[str, str, int, str], ...] = ()
+    #: the attribute every file of a sharing component keeps the GradScaler on ("": no sharing)
+    attribute: str = ""
+    #: (function of this file, why the launchers of other files that use it cannot share it)
+    unshared: Tuple[Tuple[str, str], ...] = ()
+    #: in a launcher: (local name, why that function of another file, which reads the stored
+    #: attribute, cannot be handed this file's carrier)
+    unlent: Tuple[Tuple[str, str], ...] = ()
+
+    def alone(self) -> "CarrierFacts":
+        """These facts without the sharing (a component whose plan was dropped)."""
+        return replace(self, shared=(), borrowed=(), attribute="")
 
 
 def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[str, CarrierFacts]:
@@ -42,10 +61,8 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
     for path, summary in by_path.items():
         if not summary.amp_stores:
             continue
-        if not walked:  # every walked file, with apex or not: a second run sees the same callers
-            walked = list(by_path.items()) + [
-                (p, s) for p in sorted(definitions.unindexed) for s in [definitions.summary(p)] if s is not None
-            ]
+        if not walked:
+            walked = _walked(by_path, definitions)
         called: Set[Tuple[str, str]] = set()
         for other_path, other in walked:
             if other_path == path:
@@ -110,3 +127,112 @@ def _reads_through(definitions: Any, item: Tuple[str, str], seen: Set[Tuple[str,
 def _reads(definitions: Any, path: str, attributes: Set[str]) -> bool:
     summary = definitions.summary(path)
     return summary is not None and bool(summary.loaded_attributes & attributes)
+
+
+def share_carriers(
+    by_path: Dict[str, ModuleSummary], definitions: Any, facts: Dict[str, CarrierFacts], planned: Set[str]
+) -> List[Tuple[str, ...]]:
+    """Join the launchers that hand their carrier to a function of another file that reads
+    the stored attribute through a parameter (``train_model(args, ...)`` of a sibling
+    script, which scales through ``args.amp``): ``facts`` gain the shared functions, the
+    calls to check in each launcher and one attribute name for the GradScaler; the joined
+    files are returned, one tuple per component (``planned``: files already in another
+    component, which are left alone).  A function some other file uses without storing
+    apex.amp on that attribute (or as a module's attribute) is not shared: ``unshared`` says
+    why, and the per-file route refuses with it."""
+    walked = _walked(by_path, definitions)
+    parent: Dict[str, str] = {}
+
+    def root(p: str) -> str:
+        while parent.setdefault(p, p) != p:
+            p = parent[p]
+        return p
+
+    for path, summary in sorted(by_path.items()):
+        if path not in facts:
+            continue
+        shared: List[str] = []
+        unshared: Dict[str, str] = {}
+        borrowers: List[Tuple[str, str, str, int, str]] = []  # (path, local, file, position, name)
+        for attribute in sorted(summary.amp_stores):
+            for function in sorted(summary.functions):
+                carriers = {n for n, a in summary.name_attributes.get(function, ()) if a == attribute}
+                positional = summary.parameters.get(function, ((), ()))[0]
+                if len(carriers) != 1 or not carriers <= set(positional):
+                    continue  # the per-file route says why (not read through one parameter)
+                param = next(iter(carriers))
+                users, why = _users(walked, definitions, path, function)
+                if not users and not why:
+                    continue
+                for user_path, _local in users:
+                    user = by_path.get(user_path)
+                    if user is None or attribute not in user.amp_stores:
+                        shown = user.shown if user is not None else definitions.summary(user_path).shown
+                        why = (f"{function}() is also called from {shown}, which stores no apex.amp as "
+                               f".{attribute} on what it hands it as {param}, so no GradScaler would be there")
+                    elif user_path in planned or path in planned:
+                        why = f"{function}() is also called from {user.shown}, a file of another GradScaler plan"
+                    if why:
+                        break
+                if why:
+                    unshared[function] = why
+                    for user_path, local in users:
+                        if user_path in facts:
+                            unlent = facts[user_path].unlent + (
+                                (local, f"{local}() of {summary.shown} reads .{attribute} but cannot be given the "
+                                        f"GradScaler: {why}"),
+                            )
+                            facts[user_path] = replace(facts[user_path], unlent=tuple(sorted(set(unlent))))
+                    continue
+                shared.append(function)
+                borrowers += [(p, local, summary.shown, positional.index(param), param) for p, local in users]
+        if unshared:
+            facts[path] = replace(facts[path], unshared=tuple(sorted(unshared.items())))
+        if not shared:
+            continue
+        facts[path] = replace(facts[path], shared=tuple(shared))
+        for user_path, local, shown, position, param in borrowers:
+            borrowed = set(facts[user_path].borrowed) | {(local, shown, position, param)}
+            facts[user_path] = replace(facts[user_path], borrowed=tuple(sorted(borrowed)))
+            parent[root(user_path)] = root(path)
+    groups: Dict[str, List[str]] = {}
+    for path in parent:
+        groups.setdefault(root(path), []).append(path)
+    components = [tuple(sorted(g)) for g in groups.values()]
+    for group in components:
+        taken = set().union(*(by_path[p].loaded_attributes for p in group))
+        attribute = next((a for a in CARRIER_ATTRIBUTES if a not in taken), CARRIER_ATTRIBUTES[0])
+        for path in group:
+            facts[path] = replace(facts[path], attribute=attribute)
+    return sorted(components)
+
+
+def _walked(by_path: Dict[str, ModuleSummary], definitions: Any) -> List[Tuple[str, ModuleSummary]]:
+    """Every walked file, with apex or not (a second run sees the same callers)."""
+    return list(by_path.items()) + [
+        (p, s) for p in sorted(definitions.unindexed) for s in [definitions.summary(p)] if s is not None
+    ]
+
+
+def _users(walked: List[Tuple[str, ModuleSummary]], definitions: Any, path: str,
+           function: str) -> Tuple[List[Tuple[str, str]], str]:
+    """The other files that name ``function`` of ``path`` (imported by name, or named after
+    ``from that import *``), each with its local name; or why they cannot be followed (a
+    call through the module's attribute)."""
+    users: List[Tuple[str, str]] = []
+    for other_path, other in walked:
+        if other_path == path:
+            continue
+        for local, (module, name) in sorted(other.imports.items()):
+            if name and definitions.find(module, name, other_path, anywhere=True) == (path, function):
+                users.append((other_path, local))
+        for call in other.calls:
+            if "." in call.text and definitions.find(call.module, call.name, other_path, anywhere=True) == (
+                path, function
+            ):
+                return [], f"{function}() is called as {call.text} in {other.shown}, which this route does not follow"
+        if any(definitions.resolver.resolve(m, other_path) == path for m in other.star_imports):
+            named = (other.identifiers | other.called_names) - (other.functions | other.classes)
+            if function in named:
+                users.append((other_path, function))
+    return users, ""

@@ -189,6 +189,9 @@ class ModuleSummary:
     loaded_attributes: Set[str] = field(default_factory=set)
     #: the same per top-level definition (a class: all its methods), MODULE_LEVEL for the rest
     definition_attributes: Dict[str, Set[str]] = field(default_factory=dict)
+    #: per top-level definition: the (name, attribute) pairs read as ``name.attribute``
+    #: (``args.amp`` in ``train_step``: which parameter carries the attribute)
+    name_attributes: Dict[str, Set[Tuple[str, str]]] = field(default_factory=dict)
     #: modules imported with ``from m import *`` (absolute)
     star_imports: Set[str] = field(default_factory=set)
     #: plain names called anywhere (``main()``; not in ``identifiers``)
@@ -544,6 +547,7 @@ class _Reader(ast.NodeVisitor):
             # counts as handing the name away only when a plain method is read so
             self.s.identifiers.add(node.value.id)
             self.s.attribute_reads.setdefault(node.value.id, set()).add(node.attr)
+            self.s.name_attributes.setdefault(self.owner, set()).add((node.value.id, node.attr))
             return
         self.generic_visit(node)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .carrier_plan import CarrierFacts, carrier_facts
+from .carrier_plan import CarrierFacts, carrier_facts, share_carriers
 from .framework_plan import framework_route, module_level_note
 from .heir_plan import add_heir_routes
 from .optimizer_wrappers import PROVEN_MEMBERS
@@ -166,7 +166,7 @@ class FilePlan:
         return FilePlan(
             notes=((ANY_DEFINITION, reason),),
             optimizer_wrappers=self.optimizer_wrappers,
-            carrier=self.carrier,
+            carrier=self.carrier.alone() if self.carrier is not None else None,
             # a class whose subclasses in other files keep apex.amp keeps it too: they share
             # the apex.amp state its initialize sets up
             refusal=reason if self.heir_base else "",
@@ -790,9 +790,23 @@ def _factory_routes(
 
 
 def _add_carrier_facts(plan: RepoPlan, by_path: Dict[str, ModuleSummary], definitions) -> None:
-    """Tell each file that stores apex.amp on an attribute where else that object may be read."""
-    for path, facts in carrier_facts(by_path, definitions).items():
-        plan.files[path] = replace(plan.files.get(path, FilePlan()), carrier=facts)
+    """Tell each file that stores apex.amp on an attribute where else that object may be read;
+    launchers that hand it to a function of another file that reads it form a component
+    with that file (``carrier_plan.share_carriers``)."""
+    facts = carrier_facts(by_path, definitions)
+    planned = {p for p, f in plan.files.items() if f.component is not None}
+    groups = share_carriers(by_path, definitions, facts, planned)
+    first = 1 + max((f.component for f in plan.files.values() if f.component is not None), default=-1)
+    component = {path: first + number for number, group in enumerate(groups) for path in group}
+    dynamic = {}
+    for number, group in enumerate(groups):
+        inits = [site.dynamic for p in group for site in by_path[p].training_inits]
+        dynamic[first + number] = bool(inits) and all(inits)
+    for path, found in facts.items():
+        current = plan.files.get(path, FilePlan())
+        if path in component:
+            current = replace(current, component=component[path], dynamic_scaler=dynamic[component[path]])
+        plan.files[path] = replace(current, carrier=found)
 
 
 def _mark_nothing_scaled(

@@ -24,15 +24,13 @@ from typing import Any, Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from ..carrier_plan import STAR
+from ..carrier_plan import CARRIER_ATTRIBUTES, STAR
 from ._binding import target_binds
 from ._edits import code_of
 from ._tree import walk
 
 #: members of apex.amp read through the carrier that have a GradScaler rewrite
 CARRIED_MEMBERS = frozenset({"scale_loss", "master_params", "state_dict", "load_state_dict"})
-#: attribute names the GradScaler may take on the carrier, in order of preference
-CARRIER_ATTRIBUTES = ("scaler", "grad_scaler")
 #: builtins that read an object's attributes by name
 ATTRIBUTE_READERS = frozenset({"getattr", "hasattr", "vars", "setattr", "delattr"})
 
@@ -52,6 +50,9 @@ class CarrierRoute:
     access: Dict[cst.FunctionDef, str] = field(default_factory=dict)
     #: the launcher's calls that hand the carrier to those functions
     calls: List[cst.Call] = field(default_factory=list)
+    #: functions of other files the launcher hands the carrier to (shown as ``name() of
+    #: path``), which read the GradScaler from it (``carrier_plan.share_carriers``)
+    lent: List[str] = field(default_factory=list)
 
 
 def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -> Union[CarrierRoute, str, None]:
@@ -78,6 +79,10 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
     new_attribute = state.get("carrier_attribute") or next(
         (a for a in CARRIER_ATTRIBUTES if not _named_anywhere(module, a)), None
     )
+    if facts.attribute and not state.get("carrier_attribute"):  # one name in every file sharing it
+        if _named_anywhere(module, facts.attribute):
+            return f"{facts.attribute}, the attribute its files share the GradScaler on, is taken in this file"
+        new_attribute = facts.attribute
     if new_attribute is None:
         return f"{' and '.join(CARRIER_ATTRIBUTES)} are both taken as attribute names in this file"
     route = CarrierRoute(store, launcher, carrier, attribute, new_attribute)
@@ -96,18 +101,30 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
         why = _use(rule, node, route, functions, stored_line)
         if why:
             return why
-    if not any(member == "scale_loss" for _use_node, member in route.uses):
-        return f"no loss is scaled through {carrier}.{attribute} in this file"
+    for local, where, position, param in facts.borrowed:
+        why = _lends(rule, module, local, where, position, param, route, stored_line)
+        if why:
+            return why
+    scaled_here = any(member == "scale_loss" for _use_node, member in route.uses)
+    if not scaled_here and not route.lent:  # the most exact reason first
+        handed = [why for local, why in facts.unlent if _named(module, local)]
+        return (handed[0] if handed else _escapes(rule, route, module, facts)
+                or f"no loss is scaled through {carrier}.{attribute} in this file")
+    if not scaled_here and route.uses:  # its state is read here, the losses scaled elsewhere
+        return (f"{code_of(route.uses[0][0])} is read here while the losses are scaled in "
+                f"{route.lent[0]}, which this route does not follow")
     escaped = _escapes(rule, route, module, facts)
     if escaped:
         return escaped
     called: Dict[str, str] = {}
     for name, where in facts.called_elsewhere:
         called.setdefault(name, where)  # the first in path order
+    unshared = dict(facts.unshared)
     for func in [launcher, *route.access]:
-        where = called.get(func.name.value)
-        if where is not None:
-            return f"{func.name.value}() is also called from {where}, which this route does not follow"
+        name = func.name.value
+        where = called.get(name)
+        if where is not None and name not in facts.shared:
+            return unshared.get(name, f"{name}() is also called from {where}, which this route does not follow")
     state["carrier_attribute"] = new_attribute
     return route
 
@@ -164,36 +181,61 @@ def _callers_hand_carrier(rule: Any, func: cst.FunctionDef, index: int, param: s
                           stored_line: int) -> str:
     """Every reference to ``func`` in the file is a call in the launcher, after the store,
     that hands the carrier as the parameter ``param`` (position ``index``)."""
+    name = func.name.value
+    why, found = _calls_hand_carrier(rule, rule.parents.get(func), name, (name, f"{name}()"), index, param, route,
+                                     stored_line)
+    return why or ("" if found else f"{name}() is never called")
+
+
+def _lends(rule: Any, module: cst.Module, local: str, where: str, position: int, param: str, route: CarrierRoute,
+           stored_line: int) -> str:
+    """The same for ``local``, a shared function of the file ``where`` (``carrier_plan``),
+    which this file need not call; the calls found make the route lend the carrier to it."""
+    shown = (f"{local} of {where}", f"{local}() of {where}")
+    why, found = _calls_hand_carrier(rule, module, local, shown, position, param, route, stored_line)
+    if found and not why:
+        route.lent.append(shown[1])
+    return why
+
+
+def _calls_hand_carrier(rule: Any, module: Any, name: str, shown: Tuple[str, str], index: int, param: str,
+                        route: CarrierRoute, stored_line: int) -> Tuple[str, bool]:
+    """Why a reference to the function ``name`` in ``module`` is not a call in the launcher,
+    after the store, that hands the carrier as the parameter ``param`` (position ``index``),
+    and whether any call was found (each one is recorded in ``route.calls``); ``shown``: how
+    the messages name the function and its call."""
     parents = rule.parents
-    module = parents.get(func)
     found = False
     for node in walk(module):
-        if not (isinstance(node, cst.Name) and node.value == func.name.value) or not is_reference(parents, node):
+        if not (isinstance(node, cst.Name) and node.value == name) or not is_reference(parents, node):
+            continue
+        if isinstance(parents.get(node), (cst.ImportAlias, cst.AsName)):
             continue
         call = parents.get(node)
         if not (isinstance(call, cst.Call) and call.func is node):
-            return f"{func.name.value} is used here other than by a call"
+            return f"{shown[0]} is used here other than by a call", found
         if _top_level_function(parents, call) is not route.launcher or rule.line_of(call) < stored_line:
-            return f"{func.name.value}() is called where {route.carrier} holds no apex.amp"
-        positional = [a for a in call.args if a.keyword is None]
+            return f"{shown[1]} is called where {route.carrier} holds no apex.amp", found
         if any(a.star for a in call.args):
-            return f"{func.name.value}() is given *args/**kwargs"
+            return f"{shown[1]} is given *args/**kwargs", found
+        positional = [a for a in call.args if a.keyword is None]
         keyword = next((a for a in call.args if a.keyword is not None and a.keyword.value == param), None)
         handed = keyword.value if keyword is not None else (
             positional[index].value if index < len(positional) else None
         )
         if not (isinstance(handed, cst.Name) and handed.value == route.carrier):
-            return f"{func.name.value}() is not handed {route.carrier} as {param}"
+            return f"{shown[1]} is not handed {route.carrier} as {param}", found
         route.calls.append(call)
         found = True
-    return "" if found else f"{func.name.value}() is never called"
+    return "", found
 
 
 def _escapes(rule: Any, route: CarrierRoute, module: cst.Module, facts: Any) -> str:
     """Why the carrier (anywhere in the launcher: what it is handed before the store may keep
     it, or a parameter that receives it) may reach code that reads the stored attribute
     ("": it reaches none)."""
-    readers = dict(facts.readers)
+    lent = {local for local, _where, _position, _param in facts.borrowed}
+    readers = {name: where for name, where in facts.readers if name not in lent}  # handed as proven
     local_defs = {s.name.value: s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))}
     holders: List[Tuple[cst.FunctionDef, str]] = [(route.launcher, route.carrier)]
     holders += [(f, access.split(".")[0]) for f, access in route.access.items()]
@@ -290,6 +332,10 @@ def _rebinds(rule: Any, func: cst.FunctionDef, name: str, after: int) -> bool:
         if any(target_binds(t, name) for t in targets) and not (after and rule.line_of(node) < after):
             return True
     return False
+
+
+def _named(module: cst.Module, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in walk(module))
 
 
 def _named_anywhere(module: cst.Module, attribute: str) -> bool:

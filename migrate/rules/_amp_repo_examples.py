@@ -393,6 +393,78 @@ def _heir_apex(module: str, heir_opt: str, base_todo: str = "", heir_todo: str =
     )
 
 
+#: a launcher whose step function a sibling launcher imports, both keeping apex.amp on their
+#: options object (the before and after texts of two examples)
+SHARED_STEP = """\
+# file: classify.py
+import torch
+from torch.nn.utils import clip_grad_norm_
+
+
+def train_batch(args, model, optimizer, batch):
+    inputs, labels = (t.to(args.device) for t in batch)
+{forward}    if args.fp16:
+{backward}    else:
+        loss.backward()
+{step}    optimizer.zero_grad()
+    return loss
+
+
+def main(args, model, loader):
+    model = model.to(args.device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+{classify_setup}    for batch in loader:
+        train_batch(args, model, optimizer, batch)
+# file: regress.py
+import torch
+
+from classify import train_batch
+
+
+def main(args, model, loader):
+    model = model.to(args.device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
+{regress_setup}    for epoch in range(args.epochs):
+        for batch in loader:
+            train_batch(args, model, optimizer, batch)
+{probe}"""
+SHARED_STEP_APEX = dict(
+    forward="    loss = torch.nn.functional.cross_entropy(model(inputs), labels)\n",
+    backward="        with args.amp.scale_loss(loss, optimizer) as scaled_loss:\n"
+    "            scaled_loss.backward()\n",
+    step="    clip_grad_norm_(model.parameters(), args.max_grad_norm)\n    optimizer.step()\n",
+)
+#: the launchers' apex set-up, with {todo_init} / {todo_store} lines
+SHARED_STEP_SETUP = """\
+    if args.fp16:
+        from {package} import amp
+{todo_init}        model, optimizer = amp.initialize(model, optimizer, opt_level=args.fp16_opt_level)
+{todo_store}        args.amp = amp
+"""
+SHARED_STEP_NATIVE_SETUP = """\
+    use_amp = args.fp16 and args.fp16_opt_level != "O0"
+    scaler = torch.amp.GradScaler(torch.device(args.device).type, enabled=use_amp)
+    args.scaler = scaler
+"""
+#: a third file hands its own options object to the shared step with no apex.amp on it
+SHARED_STEP_PROBE = """\
+# file: probe.py
+import torch
+
+from classify import train_batch
+
+
+def smoke_test(args, model, batch):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+    train_batch(args, model, optimizer, batch)
+"""
+SHARED_STEP_INIT_TODO = """\
+        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled through
+        #   args.amp, not followed; this file keeps apex.amp semantics through apexcompat.amp,
+        #   migrate it by hand
+"""
+
+
 REPOSITORY_EXAMPLES: List[Example] = [
     # DLE-GNMT's shape: the trainer computes the loss and hands it to a stepper object of another
     # file (kept on self) that scales it: autocast goes around the trainer's forward pass
@@ -2723,6 +2795,64 @@ def main(model, optimizer, loader, resume=None):
             heir_todo="            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach"
             " this\n            #   amp.scale_loss (the GradScaler plan across files was dropped: in\n"
             + HEIR_REASON.format(close=")"),
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # apex.amp kept on the options object by two launchers, the losses scaled in the step
+        # function of one of them that the other imports: every file that names train_batch
+        # stores apex.amp on what it hands it, so the files are migrated together, each
+        # launcher putting the GradScaler on its options under one name (args.scaler), the
+        # shared step reading it there (autocast, unscale_ before the clipping, step/update)
+        "amp-kept-on-the-options-object-shared-across-launchers",
+        before=SHARED_STEP.format(
+            **SHARED_STEP_APEX,
+            classify_setup=SHARED_STEP_SETUP.format(package="apex", todo_init="", todo_store=""),
+            regress_setup=SHARED_STEP_SETUP.format(package="apex", todo_init="", todo_store=""), probe="",
+        ),
+        after=SHARED_STEP.format(
+            forward="    with torch.autocast(torch.device(args.device).type, dtype=torch.float16, "
+            "enabled=args.scaler.is_enabled()):\n"
+            "        loss = torch.nn.functional.cross_entropy(model(inputs), labels)\n",
+            backward="        args.scaler.scale(loss).backward()\n",
+            step="    args.scaler.unscale_(optimizer)\n"
+            "    clip_grad_norm_(model.parameters(), args.max_grad_norm)\n"
+            "    args.scaler.step(optimizer)\n    args.scaler.update()\n",
+            classify_setup=SHARED_STEP_NATIVE_SETUP, regress_setup=SHARED_STEP_NATIVE_SETUP, probe="",
+        ),
+        codes=("APX101", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311", "APX325"),
+    ),
+    Example(
+        # ... but a third file hands the shared step an options object on which it stores no
+        # apex.amp (it never sets apex up): no GradScaler would be there, so both launchers
+        # keep apex.amp, each with the reason
+        "amp-kept-on-the-options-object-shared-with-a-file-without-it",
+        before=SHARED_STEP.format(
+            **SHARED_STEP_APEX,
+            classify_setup=SHARED_STEP_SETUP.format(package="apex", todo_init="", todo_store=""),
+            regress_setup=SHARED_STEP_SETUP.format(package="apex", todo_init="", todo_store=""),
+            probe=SHARED_STEP_PROBE,
+        ),
+        after=SHARED_STEP.format(
+            **SHARED_STEP_APEX,
+            classify_setup=SHARED_STEP_SETUP.format(
+                package="apexcompat", todo_init=SHARED_STEP_INIT_TODO,
+                todo_store="        # TODO(apexcompat): apex.amp is stored as args.amp here; its uses through that "
+                "attribute\n"
+                "        #   cannot be followed (train_batch() is also called from probe.py, which stores no\n"
+                "        #   apex.amp as .amp on what it hands it as args, so no GradScaler would be there); this\n"
+                "        #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n",
+            ),
+            regress_setup=SHARED_STEP_SETUP.format(
+                package="apexcompat", todo_init=SHARED_STEP_INIT_TODO,
+                todo_store="        # TODO(apexcompat): apex.amp is stored as args.amp here; its uses through that "
+                "attribute\n"
+                "        #   cannot be followed (train_batch() of classify.py reads .amp but cannot be given the\n"
+                "        #   GradScaler: train_batch() is also called from probe.py, which stores no apex.amp as\n"
+                "        #   .amp on what it hands it as args, so no GradScaler would be there); this file keeps\n"
+                "        #   apex.amp semantics through apexcompat.amp, migrate it by hand\n",
+            ),
+            probe=SHARED_STEP_PROBE,
         ),
         codes=("APX102", "APX220"),
     ),

@@ -195,6 +195,9 @@ class AmpFile:
     alternatives: bool = False
     #: ``model.amp`` of ``model.amp = amp``: apex.amp kept on an object (its uses not followed)
     stored_as: str = ""
+    #: why the carrier route of a launcher that hands its carrier to a step function of
+    #: another file is not proven ("": proven, or no such launcher)
+    lending_refused: str = ""
     #: the helper that initializes returns the scaler to its one caller: that call (its
     #: assignment unpacks one more value) and the helper's returns (each returns it last)
     returned_to: Optional[cst.Call] = None
@@ -514,6 +517,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                     message = f"apex.amp is stored as {holder} here; its uses through that attribute cannot be followed"
                     if route:
                         message += f" ({route})"
+                        facts = getattr(info.plan, "carrier", None)
+                        info.lending_refused = route if facts is not None and facts.borrowed else ""
                 note = _plan_note(rule, info, ref.expr)
                 info.blockers.append(Blocker(ref.expr, f"{message} ({note})" if note else message))
         elif member == "__dict__" and _member_probe(parents, ref.expr) is not None:
@@ -1283,13 +1288,20 @@ def _check_layout(rule, info: AmpFile) -> None:
             info.blockers.append(Blocker(site.with_stmt, f"{message} ({note})" if note else message))
         return
     inherited = _inherited_home(rule, training, info)
-    if training and not info.scale_losses and not info.passes and not info.carriers and not inherited and all(
-        s.old_api for s in training
-    ):
+    lent = info.carrier is not None and bool(info.carrier.lent)  # scaled in another file's function
+    scaled_elsewhere = (
+        bool(training)
+        and not info.scale_losses
+        and not info.passes
+        and not info.carriers
+        and not inherited
+        and not lent
+    )
+    if scaled_elsewhere and all(s.old_api for s in training):
         for init in training:  # ``amp_handle = amp.init(...)`` in an evaluation script
             init.inference = True
         return
-    if training and not info.scale_losses and not info.passes and not info.carriers and not inherited:
+    if scaled_elsewhere:
         note = info.plan.note_for(MODULE_LEVEL) if info.plan is not None else None
         if note is None and len(training) == 1:
             from ._amp_context_var import library_wrappers_beside
@@ -1300,6 +1312,8 @@ def _check_layout(rule, info: AmpFile) -> None:
         elsewhere = "no amp.scale_loss in this file: the losses are scaled elsewhere"
         if note == elsewhere and info.stored_as:
             note = f"no amp.scale_loss in this file: the losses are scaled through {info.stored_as}, not followed"
+            if info.lending_refused:
+                note += f" ({info.lending_refused})"
         if note == elsewhere and info.plan is not None and info.plan.nothing_scaled:
             note = _unscaled_refusal(training[0], info)
             if note is None:

@@ -481,12 +481,14 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         self.file_state()["scaler"] = info.scaler_name
         self.file_state()["loss_scalers"] = info.loss_scalers
         new.append(with_leading(created, [line for t in self.scaler_todos for line in todo_lines(t)]))
-        if info.carrier is not None and site.func is info.carrier.launcher and info.carrier.access:
-            route = info.carrier
+        route = info.carrier
+        if route is not None and site.func is route.launcher and (route.access or route.lent):
             new.append(statement(f"{route.carrier}.{route.new_attribute} = {target}\n"))
             # the later rules find the GradScaler there; the scale_loss rule drops the store
             self.file_state()["carrier_functions"] = {f.name.value: a for f, a in route.access.items()}
-            readers = ", ".join(f"{f.name.value}()" for f in route.access)
+            if not route.uses:
+                self.edits.replace(route.store, [])  # no scale_loss rule runs on this file
+            readers = ", ".join([f"{f.name.value}()" for f in route.access] + route.lent)
             self.report(
                 route.store,
                 "APX237",

@@ -12,9 +12,10 @@ runner handed to a registered optimizer hook and a runner subclass, a forward pa
 branches that compute and scale the loss, an if that only returns between the loss and its
 scale_loss, apex beside native mixed precision in one loop, an initialize whose repository scales no
 loss, two methods of one class that each initialize and scale their own losses, apex.amp kept on the
-options object the launcher hands its step function, apex.amp handed to a resume helper's **kwargs, a model
-factory that initializes twice and returns its networks to a loop that scales through a backward helper, a base
-class that initializes once behind a run-once flag with a subclass in another module that scales the loss).  Once per module:
+options object the launcher hands its step function, and the same handed to a step function of another
+launcher's file, apex.amp handed to a resume helper's **kwargs, a model factory that initializes twice and
+returns its networks to a loop that scales through a backward helper, a base class that initializes once
+behind a run-once flag with a subclass in another module that scales the loss).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -245,6 +246,14 @@ LAYOUTS: Dict[str, dict] = {
     # the inherited one and unscales before its clipping; the other branch: --no-fp16
     "r26_base_class_guard": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                  metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # r25 across files: train.py's step function (it scales through cfg.amp and clips) is
+    # imported by a sibling script, tune.py, which keeps apex.amp on its own options object:
+    # both launchers put the GradScaler on their options as .scaler, the step reads it there;
+    # the 'tune' branch runs tune.py (its own launcher, 'launchers'), 'tune-off' without fp16
+    "r27_amp_on_args_shared": dict(launcher="train.py", amp=[], fp32=["--fp16-opt-level", "O0"], steps=24,
+                                   metric="loss", native=[], fallbacks=[],
+                                   branches={"off": ["--no-fp16"], "tune": [], "tune-off": ["--no-fp16"]},
+                                   launchers={"tune": "tune.py", "tune-off": "tune.py"}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -280,8 +289,10 @@ def _plan_runs(group: str, name: str, root: Path, work: Path, outcome: str = "")
     for branch, extra in cfg.get("branches", {}).items():  # the launcher's other branches, both groups
         variants[branch] = ["--steps", str(steps), "--ckpt-out", str(work / f"{group}-{name}-{branch}.ckpt.pt")]
         variants[branch] += extra
+    scripts = cfg.get("launchers", {})  # a branch run by another launcher of the layout
     return [{
-        "id": f"{group}:{name}:{variant}", "script": str(root / cfg["launcher"]), "cwd": str(work), "root": str(root),
+        "id": f"{group}:{name}:{variant}", "script": str(root / scripts.get(variant, cfg["launcher"])),
+        "cwd": str(work), "root": str(root),
         # the argparse REMAINDER of r7 takes what follows the first positional: options go first
         "argv": argv + ["--params-out", str(work / f"{group}-{name}-{variant}.params.pt")]
         + cfg["fp32" if variant == "fp32" else "amp"],
@@ -506,7 +517,7 @@ def test_other_branches_of_the_launcher_match_the_original(repos, name, branch):
     migrated_params, original_params = _params(repos, "migrated", name, branch), _params(repos, "orig", name, branch)
     original = torch.load(repos["work"] / f"orig-{name}-{branch}.ckpt.pt")
     migrated = torch.load(repos["work"] / f"migrated-{name}-{branch}.ckpt.pt")
-    if branch in ("off", "none"):
+    if branch in ("off", "none", "tune-off"):
         assert _max_diff(migrated_params, original_params) == 0.0, "migrated vs original, apex never set up"
         assert "amp" not in original and "amp" not in migrated, (original.keys(), migrated.keys())
         return
