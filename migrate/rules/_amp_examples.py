@@ -306,6 +306,65 @@ RUN_ONCE_TODO = """\
 """
 
 
+SETUP_LOOP = """\
+import torch
+{head}
+
+def fit(heads, opts, batches, half, level):
+{setup}    for x, y in batches:
+        for k in range(len(heads)):
+            head, opt = heads[k], opts[k]
+            opt.zero_grad()
+{train}"""
+SETUP_LOOP_APEX = """\
+    if half:
+        for k in range(len(heads)):
+            head, opt = amp.initialize(heads[k], opts[k], opt_level=level)
+            heads[k], opts[k] = head, opt
+"""
+SETUP_LOOP_NATIVE = """\
+    if half:
+        for k in range(len(heads)):
+            head, opt = heads[k], opts[k]
+            heads[k], opts[k] = head, opt
+    use_amp = half and level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+"""
+SETUP_LOOP_TRAIN_APEX = """\
+            loss = torch.nn.functional.mse_loss(head(x), y)
+            if half:
+                with amp.scale_loss(loss, opt) as scaled:
+                    scaled.backward()
+            else:
+                loss.backward()
+            opt.step()
+"""
+SETUP_LOOP_TRAIN_NATIVE = """\
+            with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+                loss = torch.nn.functional.mse_loss(head(x), y)
+            if half:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            scaler.step(opt)
+            scaler.update()
+"""
+SETUP_LOOP_VARYING = """\
+    levels = ["O1", "O2"]
+    for k in range(len(heads)):
+        head, opt = amp.initialize(heads[k], opts[k], opt_level=levels[k])
+        heads[k], opts[k] = head, opt
+"""
+SETUP_LOOP_VARYING_TODO = """\
+    levels = ["O1", "O2"]
+    for k in range(len(heads)):
+        # TODO(apexcompat): amp.initialize runs in a loop whose passes change its options (k):
+        #   one GradScaler cannot follow each pass; this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
+        head, opt = amp.initialize(heads[k], opts[k], opt_level=levels[k])
+        heads[k], opts[k] = head, opt
+"""
+
 EXAMPLES: List[Example] = [
     Example(
         "opt-level-literal",
@@ -3071,6 +3130,24 @@ class Learner:
         return loss.item()
 """,
         codes=("APX101", "APX103", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # one initialize per model in a loop that only stores the results, under the fp16
+        # switch: apex kept the last pass's loss scaler, so one GradScaler made after the if
+        # serves every objective and exists (disabled) on the fp32 path the loop never ran on
+        "initialize-in-a-setup-loop",
+        before=SETUP_LOOP.format(head="from apex import amp\n", setup=SETUP_LOOP_APEX, train=SETUP_LOOP_TRAIN_APEX),
+        after=SETUP_LOOP.format(head="", setup=SETUP_LOOP_NATIVE, train=SETUP_LOOP_TRAIN_NATIVE),
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a loop whose passes initialize with different options cannot share one GradScaler
+        "fallback-initialize-in-a-loop-with-changing-options",
+        before=SETUP_LOOP.format(head="from apex import amp\n", setup=SETUP_LOOP_VARYING, train=SETUP_LOOP_TRAIN_APEX),
+        after=SETUP_LOOP.format(
+            head="from apexcompat import amp\n", setup=SETUP_LOOP_VARYING_TODO, train=SETUP_LOOP_TRAIN_APEX
+        ),
+        codes=("APX102", "APX220"),
     ),
 ]
 

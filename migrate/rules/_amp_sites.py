@@ -27,6 +27,7 @@ import libcst as cst
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
 from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_reference
+from ._amp_setup_loop import option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
 from ._edits import code_of
 from ._tree import module_code, walk
@@ -947,6 +948,13 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
     while True:
         block = parents.get(cur)
         owner = parents.get(block) if block is not None else None
+        loop, refused = setup_loop(parents, block, call)
+        if refused:
+            info.blockers.append(Blocker(call, refused))
+            return None
+        if loop is not None:
+            anchor = cur = loop
+            continue
         if isinstance(owner, cst.If) and owner.body is block:
             guards.insert(0, owner.test)
             anchor = owner
@@ -1640,12 +1648,7 @@ def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) 
     inside = [n for n in uses if any(p is init.anchor for p in _ancestors(rule.parents, n))]
     if not inside:
         return
-    options = [
-        a.value
-        for i, a in enumerate(init.call.args)
-        if (a.keyword is None and i >= 2) or (a.keyword is not None and a.keyword.value not in ("models", "optimizers"))
-    ]
-    needed = {name for node in options + list(init.guards) for name in names_in(node)}
+    needed = {name for node in option_values(init.call) + list(init.guards) for name in names_in(node)}
     assigned = {
         name
         for node in walk(init.anchor)
