@@ -3149,6 +3149,57 @@ class Learner:
         ),
         codes=("APX102", "APX220"),
     ),
+    Example(
+        # metrics under torch.no_grad() and an if that filters the outputs (and may skip the
+        # batch) between the forward pass and the loss: the autocast region covers them too,
+        # as apex's O1 casts did; leaving it with continue closes it
+        "filtering-between-forward-and-loss",
+        before="""\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y, keep in loader:
+    out = model(x)
+    with torch.no_grad():
+        hits = (out.argmax(1) == y).float().mean().item()
+    if keep is not None:
+        out, y = out[keep], y[keep]
+        if not len(y):
+            continue
+    loss = torch.nn.functional.cross_entropy(out, y)
+    meter.update(loss.item(), hits)
+    optimizer.zero_grad()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+""",
+        after="""\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda")
+for x, y, keep in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        out = model(x)
+        with torch.no_grad():
+            hits = (out.argmax(1) == y).float().mean().item()
+        if keep is not None:
+            out, y = out[keep], y[keep]
+            if not len(y):
+                continue
+        loss = torch.nn.functional.cross_entropy(out, y)
+    meter.update(loss.item(), hits)
+    optimizer.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

@@ -9,7 +9,8 @@ fp32 path, or after a loop that ran no pass, would be a NameError).
 
 A loop whose initialize options change from pass to pass (``opt_level=levels[i]``) cannot be
 served by one scaler: it is refused with that reason.  Any other loop (one that trains, logs
-through a call of its own, branches) is left to the rules as before."""
+through a call of its own, branches) is left to the rules as before.  The repository index
+asks the same of its ``ast`` (``migrate/setup_loops.py``)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,8 @@ from typing import Any, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from ..setup_loops import SETUP_BUILTINS, SETUP_METHODS
 from ._tree import walk
-
-#: calls a setup loop may make besides the initialize: storing results, reading sizes
-SETUP_METHODS = {"append", "extend", "insert"}
-SETUP_BUILTINS = {"len", "range", "zip", "enumerate", "list", "tuple", "getattr", "setattr", "isinstance"}
 
 
 def option_values(call: cst.Call) -> List[cst.BaseExpression]:

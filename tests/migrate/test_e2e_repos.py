@@ -12,7 +12,8 @@ runner handed to a registered optimizer hook and a runner subclass, a forward pa
 branches that compute and scale the loss, an if that only returns between the loss and its
 scale_loss, apex beside native mixed precision in one loop, an initialize whose repository scales no
 loss, two methods of one class that each initialize and scale their own losses, apex.amp kept on the
-options object the launcher hands its step function).  Once per module:
+options object the launcher hands its step function, a loop that initializes several models under
+the fp16 switch, with a metric and a filter between each forward pass and its loss).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -223,6 +224,15 @@ LAYOUTS: Dict[str, dict] = {
     # in main(); the other branch: --no-fp16
     "r25_amp_on_args": dict(launcher="train.py", amp=[], fp32=["--fp16-opt-level", "O0"], steps=24,
                             metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # multi-objective fitting shape: under the fp16 switch, a loop initializes each model with
+    # its optimizer and only stores the results; engine.py trains each model in turn, with a
+    # metric under torch.no_grad() and a filter that may skip the model's batch (continue)
+    # between its forward pass and its loss: one GradScaler after that loop and its if, so it
+    # and its switch exist on the fp32 path too; the autocast covers the metric and the filter;
+    # the other branches: --fp32 (apex never set up, bitwise as before), the filter on
+    "r30_setup_loop": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
+                           native=[], fallbacks=[],
+                           branches={"off": ["--fp32"], "filter": ["--max-error", "0.9"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
