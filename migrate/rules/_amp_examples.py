@@ -365,6 +365,30 @@ SETUP_LOOP_VARYING_TODO = """\
         heads[k], opts[k] = head, opt
 """
 
+WORKING_LOOP = """\
+import torch
+{head}
+
+def fit(models, optimizers, batches, half):
+    if half:
+        for k in range(len(models)):
+            model, optimizer = amp.initialize(models[k], optimizers[k], opt_level="O1")
+            models[k] = torch.nn.DataParallel(model)
+            optimizers[k] = optimizer
+    for x, y in batches:
+        for k in range(len(models)):
+            model, optimizer = models[k], optimizers[k]
+            loss = torch.nn.functional.mse_loss(model(x), y)
+{todo}            with amp.scale_loss(loss, optimizer) as scaled:
+                scaled.backward()
+            optimizer.step()
+"""
+WORKING_LOOP_TODO = """\
+            # TODO(apexcompat): amp.initialize runs inside the loop at line 7, which does more than
+            #   initialize, and the GradScaler is used after it; this file keeps apex.amp semantics
+            #   through apexcompat.amp, migrate it by hand
+"""
+
 EXAMPLES: List[Example] = [
     Example(
         "opt-level-literal",
@@ -3199,6 +3223,51 @@ for x, y, keep in loader:
     scaler.update()
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # an initialize per fold, in a loop that trains each fold: its GradScaler is made afresh
+        # in each pass, where the initialize was, as apex replaced its loss scaler there
+        "initialize-per-pass-of-a-training-loop",
+        before="""\
+import torch
+from apex import amp
+
+
+def cross_validate(folds, half):
+    for fold in folds:
+        net, opt = fold.build()
+        if half:
+            net, opt = amp.initialize(net, opt, opt_level="O1")
+        for x, y in fold.batches:
+            loss = torch.nn.functional.mse_loss(net(x), y)
+            with amp.scale_loss(loss, opt) as scaled:
+                scaled.backward()
+            opt.step()
+""",
+        after="""\
+import torch
+
+
+def cross_validate(folds, half):
+    for fold in folds:
+        net, opt = fold.build()
+        scaler = torch.amp.GradScaler("cuda", enabled=half)
+        for x, y in fold.batches:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=half):
+                loss = torch.nn.functional.mse_loss(net(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a loop that initializes and does more (wraps each model) under the fp16 switch, the
+        # GradScaler used after it: a scaler made in the loop would be missing on the fp32 path
+        "fallback-initialize-in-a-working-loop-used-after-it",
+        before=WORKING_LOOP.format(head="from apex import amp\n", todo=""),
+        after=WORKING_LOOP.format(head="from apexcompat import amp\n", todo=WORKING_LOOP_TODO),
+        codes=("APX102", "APX220"),
     ),
 ]
 

@@ -1328,6 +1328,7 @@ def _check_layout(rule, info: AmpFile) -> None:
             _scaler_before_the_if(rule, init, uses + [n.node for n in info.needs if n.func is init.func], info)
     else:
         _scaler_before_the_if(rule, training[0], in_home, info)
+        _used_after_its_loop(rule, training[0], in_home, info)
 
 
 def _per_method_refusal(rule, inits: List[InitSite], info: AmpFile) -> Optional[str]:
@@ -1636,6 +1637,25 @@ def _fallback_before(
             if isinstance(node, cst.Attribute) and code_of(node) in users:
                 return None, f"__init__ calls {code_of(node)}() before that if, and it uses the scaler"
     return top, ""
+
+
+def _used_after_its_loop(rule, init: InitSite, uses: List[Any], info: AmpFile) -> None:
+    """An initialize in a loop that does more than initialize (``_amp_setup_loop``) creates its
+    GradScaler in that loop, afresh each pass, as apex replaced its loss scaler; a use of the
+    scaler after the loop would find none when the loop ran no pass or skipped the
+    initialize: refused, with the use named."""
+    loop = enclosing(rule.parents, init.anchor, (cst.For, cst.While, cst.FunctionDef))
+    if not isinstance(loop, (cst.For, cst.While)):
+        return
+    for node in uses:
+        if not any(p is loop for p in _ancestors(rule.parents, node)):
+            info.blockers.append(
+                Blocker(
+                    node,
+                    f"amp.initialize runs inside the loop at line {rule.line_of(loop)}, which does more than "
+                    "initialize, and the GradScaler is used after it",
+                )
+            )
 
 
 def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) -> None:
