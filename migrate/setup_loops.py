@@ -11,7 +11,9 @@ import ast
 
 #: calls a setup loop may make besides the initialize: storing results, reading sizes, printing
 SETUP_METHODS = frozenset({"append", "extend", "insert"})
-SETUP_BUILTINS = frozenset({"print", "len", "range", "zip", "enumerate", "list", "tuple", "getattr", "setattr", "isinstance"})
+SETUP_BUILTINS = frozenset(
+    {"print", "len", "range", "zip", "enumerate", "list", "tuple", "getattr", "setattr", "isinstance"}
+)
 
 _LEAVES = (ast.Return, ast.Break, ast.Continue, ast.Raise, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)
 
