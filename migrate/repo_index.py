@@ -18,6 +18,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .runner_frameworks import FrameworkFacts, read_framework_facts
 from .optimizer_wrappers import base_texts, class_members, wrapped_attribute
+from .setup_loops import initializes_only
 
 #: the modules whose ``amp`` the tool migrates
 AMP_MODULES = ("apex.amp", "apexcompat.amp")
@@ -356,7 +357,10 @@ class _Reader(ast.NodeVisitor):
         self._visit_chain(node, id(node), 0)
 
     def _visit_loop(self, node: ast.AST) -> None:
-        outer, self.branches = self.branches, None
+        # a loop that only initializes is no loop for the scaler: it is made once, after it
+        outer = self.branches
+        if not initializes_only(node):
+            self.branches = None
         self.generic_visit(node)
         self.branches = outer
 

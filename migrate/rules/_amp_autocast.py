@@ -38,6 +38,8 @@ _PRECISION_CONTEXTS = frozenset(
 )
 #: a context that only turns gradients on: the training forward pass may run inside it
 _GRAD_ON = frozenset({"enable_grad"})
+#: contexts that only turn gradients off: metrics or a teacher's forward pass inside the span
+_GRAD_OFF = frozenset({"no_grad", "inference_mode"})
 #: the native autocast context managers whose switch can be widened
 _AUTOCAST_NAMES = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
 #: calls into torch itself (``torch.Generator()``, ``torch.randn``) are data, not the model
@@ -207,6 +209,20 @@ class AutocastPlacement(AmpRule):
         if not isinstance(last, cst.SimpleStatementLine) or not isinstance(last.body[-1], _JUMPS):
             return False
         return not assigned_names(stmt) & loss_texts and not self._nests_or_steps(stmt)
+
+    def _rides_in_span(self, stmt: cst.BaseStatement) -> bool:
+        """A compound statement between the forward pass and the loss that the autocast
+        region covers with them: an ``if`` (``if only_valid: out = out[keep]; if not len(out):
+        continue``; leaving a ``with`` closes the autocast) or a ``with torch.no_grad():``
+        block (metrics on the outputs, a teacher's forward pass), neither holding a loop, a
+        nested ``with`` or ``try``, a definition, a step or a backward.  apex's O1 ran them
+        with its casts too."""
+        if isinstance(stmt, cst.If):
+            return not self._nests_or_steps(stmt)
+        if not isinstance(stmt, cst.With) or not isinstance(stmt.body, cst.IndentedBlock):
+            return False
+        contexts = {code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] for i in stmt.items}
+        return contexts <= _GRAD_OFF and not any(self._nests_or_steps(inner) for inner in stmt.body.body)
 
     @staticmethod
     def _is_plain_with_block(stmt: cst.With) -> bool:
@@ -461,7 +477,7 @@ class AutocastPlacement(AmpRule):
         models = self._model_texts(info)
         start = None
         for j in range(end, -1, -1):
-            if j != end and self._is_barrier(body[j]) and not self._is_exit_guard(body[j], loss_texts):
+            if j != end and self._is_barrier(body[j]) and not self._rides_in_span(body[j]):
                 if not self._is_forward_loop(body[j]):
                     break
             if self._is_model_call(body[j], models, via_args=j == end):

@@ -308,6 +308,89 @@ RUN_ONCE_TODO = """\
 """
 
 
+SETUP_LOOP = """\
+import torch
+{head}
+
+def fit(heads, opts, batches, half, level):
+{setup}    for x, y in batches:
+        for k in range(len(heads)):
+            head, opt = heads[k], opts[k]
+            opt.zero_grad()
+{train}"""
+SETUP_LOOP_APEX = """\
+    if half:
+        for k in range(len(heads)):
+            head, opt = amp.initialize(heads[k], opts[k], opt_level=level)
+            heads[k], opts[k] = head, opt
+"""
+SETUP_LOOP_NATIVE = """\
+    if half:
+        for k in range(len(heads)):
+            head, opt = heads[k], opts[k]
+            heads[k], opts[k] = head, opt
+    use_amp = half and level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+"""
+SETUP_LOOP_TRAIN_APEX = """\
+            loss = torch.nn.functional.mse_loss(head(x), y)
+            if half:
+                with amp.scale_loss(loss, opt) as scaled:
+                    scaled.backward()
+            else:
+                loss.backward()
+            opt.step()
+"""
+SETUP_LOOP_TRAIN_NATIVE = """\
+            with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+                loss = torch.nn.functional.mse_loss(head(x), y)
+            if half:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            scaler.step(opt)
+            scaler.update()
+"""
+SETUP_LOOP_VARYING = """\
+    levels = ["O1", "O2"]
+    for k in range(len(heads)):
+        head, opt = amp.initialize(heads[k], opts[k], opt_level=levels[k])
+        heads[k], opts[k] = head, opt
+"""
+SETUP_LOOP_VARYING_TODO = """\
+    levels = ["O1", "O2"]
+    for k in range(len(heads)):
+        # TODO(apexcompat): amp.initialize runs in a loop whose passes change its options (k):
+        #   one GradScaler cannot follow each pass; this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
+        head, opt = amp.initialize(heads[k], opts[k], opt_level=levels[k])
+        heads[k], opts[k] = head, opt
+"""
+
+WORKING_LOOP = """\
+import torch
+{head}
+
+def fit(models, optimizers, batches, half):
+    if half:
+        for k in range(len(models)):
+            model, optimizer = amp.initialize(models[k], optimizers[k], opt_level="O1")
+            models[k] = torch.nn.DataParallel(model)
+            optimizers[k] = optimizer
+    for x, y in batches:
+        for k in range(len(models)):
+            model, optimizer = models[k], optimizers[k]
+            loss = torch.nn.functional.mse_loss(model(x), y)
+{todo}            with amp.scale_loss(loss, optimizer) as scaled:
+                scaled.backward()
+            optimizer.step()
+"""
+WORKING_LOOP_TODO = """\
+            # TODO(apexcompat): amp.initialize runs inside the loop at line 7, which does more than
+            #   initialize, and the GradScaler is used after it; this file keeps apex.amp semantics
+            #   through apexcompat.amp, migrate it by hand
+"""
+
 EXAMPLES: List[Example] = [
     Example(
         "opt-level-literal",
@@ -3110,6 +3193,120 @@ class Fitter:
         return loss.item()
 """,
         codes=("APX101", "APX103", "APX201", "APX209", "APX238", "APX301", "APX311"),
+    ),
+    Example(
+        # one initialize per model in a loop that only stores the results, under the fp16
+        # switch: apex kept the last pass's loss scaler, so one GradScaler made after the if
+        # serves every objective and exists (disabled) on the fp32 path the loop never ran on
+        "initialize-in-a-setup-loop",
+        before=SETUP_LOOP.format(head="from apex import amp\n", setup=SETUP_LOOP_APEX, train=SETUP_LOOP_TRAIN_APEX),
+        after=SETUP_LOOP.format(head="", setup=SETUP_LOOP_NATIVE, train=SETUP_LOOP_TRAIN_NATIVE),
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a loop whose passes initialize with different options cannot share one GradScaler
+        "fallback-initialize-in-a-loop-with-changing-options",
+        before=SETUP_LOOP.format(head="from apex import amp\n", setup=SETUP_LOOP_VARYING, train=SETUP_LOOP_TRAIN_APEX),
+        after=SETUP_LOOP.format(
+            head="from apexcompat import amp\n", setup=SETUP_LOOP_VARYING_TODO, train=SETUP_LOOP_TRAIN_APEX
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # metrics under torch.no_grad() and an if that filters the outputs (and may skip the
+        # batch) between the forward pass and the loss: the autocast region covers them too,
+        # as apex's O1 casts did; leaving it with continue closes it
+        "filtering-between-forward-and-loss",
+        before="""\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y, keep in loader:
+    out = model(x)
+    with torch.no_grad():
+        hits = (out.argmax(1) == y).float().mean().item()
+    if keep is not None:
+        out, y = out[keep], y[keep]
+        if not len(y):
+            continue
+    loss = torch.nn.functional.cross_entropy(out, y)
+    meter.update(loss.item(), hits)
+    optimizer.zero_grad()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+""",
+        after="""\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda")
+for x, y, keep in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        out = model(x)
+        with torch.no_grad():
+            hits = (out.argmax(1) == y).float().mean().item()
+        if keep is not None:
+            out, y = out[keep], y[keep]
+            if not len(y):
+                continue
+        loss = torch.nn.functional.cross_entropy(out, y)
+    meter.update(loss.item(), hits)
+    optimizer.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # an initialize per fold, in a loop that trains each fold: its GradScaler is made afresh
+        # in each pass, where the initialize was, as apex replaced its loss scaler there
+        "initialize-per-pass-of-a-training-loop",
+        before="""\
+import torch
+from apex import amp
+
+
+def cross_validate(folds, half):
+    for fold in folds:
+        net, opt = fold.build()
+        if half:
+            net, opt = amp.initialize(net, opt, opt_level="O1")
+        for x, y in fold.batches:
+            loss = torch.nn.functional.mse_loss(net(x), y)
+            with amp.scale_loss(loss, opt) as scaled:
+                scaled.backward()
+            opt.step()
+""",
+        after="""\
+import torch
+
+
+def cross_validate(folds, half):
+    for fold in folds:
+        net, opt = fold.build()
+        scaler = torch.amp.GradScaler("cuda", enabled=half)
+        for x, y in fold.batches:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=half):
+                loss = torch.nn.functional.mse_loss(net(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a loop that initializes and does more (wraps each model) under the fp16 switch, the
+        # GradScaler used after it: a scaler made in the loop would be missing on the fp32 path
+        "fallback-initialize-in-a-working-loop-used-after-it",
+        before=WORKING_LOOP.format(head="from apex import amp\n", todo=""),
+        after=WORKING_LOOP.format(head="from apexcompat import amp\n", todo=WORKING_LOOP_TODO),
+        codes=("APX102", "APX220"),
     ),
 ]
 

@@ -27,6 +27,7 @@ import libcst as cst
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
 from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_reference
+from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
 from ._edits import code_of
 from ._tree import module_code, walk
@@ -1017,6 +1018,13 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
     while True:
         block = parents.get(cur)
         owner = parents.get(block) if block is not None else None
+        loop, refused = setup_loop(parents, block, call)
+        if refused:
+            info.blockers.append(Blocker(call, refused))
+            return None
+        if loop is not None:
+            anchor = cur = loop
+            continue
         if isinstance(owner, cst.If) and owner.body is block:
             guards.insert(0, owner.test)
             anchor = owner
@@ -1420,6 +1428,7 @@ def _check_layout(rule, info: AmpFile) -> None:
             _scaler_before_the_if(rule, init, uses + [n.node for n in info.needs if n.func is init.func], info)
     else:
         _scaler_before_the_if(rule, training[0], in_home, info)
+        _used_after_its_loop(rule, training[0], in_home, info)
 
 
 def _check_factory(rule, info: AmpFile) -> None:
@@ -1466,7 +1475,7 @@ def _not_in_sequence(rule, inits: List[InitSite]) -> str:
         return "amp.initialize is called for training more than once, not one after the other on one path"
 
     def options(init: InitSite) -> List[str]:
-        return [code_of(a).strip().rstrip(",").strip() for a in _option_args(init)]
+        return [code_of(a).strip().rstrip(",").strip() for a in option_args(init.call)]
 
     first = options(inits[0])
     for init in inits[1:]:
@@ -1477,15 +1486,6 @@ def _not_in_sequence(rule, inits: List[InitSite]) -> str:
                 "one GradScaler cannot follow both"
             )
     return ""
-
-
-def _option_args(init: InitSite) -> List[cst.Arg]:
-    """The arguments of an initialize beside its models and optimizers."""
-    return [
-        a
-        for i, a in enumerate(init.call.args)
-        if (a.keyword is None and i >= 2) or (a.keyword is not None and a.keyword.value not in ("models", "optimizers"))
-    ]
 
 
 def _inherited_home(rule, training: List[InitSite], info: AmpFile) -> str:
@@ -1836,6 +1836,25 @@ def _fallback_before(
     return top, ""
 
 
+def _used_after_its_loop(rule, init: InitSite, uses: List[Any], info: AmpFile) -> None:
+    """An initialize in a loop that does more than initialize (``_amp_setup_loop``) creates its
+    GradScaler in that loop, afresh each pass, as apex replaced its loss scaler; a use of the
+    scaler after the loop would find none when the loop ran no pass or skipped the
+    initialize: refused, with the use named."""
+    loop = enclosing(rule.parents, init.anchor, (cst.For, cst.While, cst.FunctionDef))
+    if not isinstance(loop, (cst.For, cst.While)):
+        return
+    for node in uses:
+        if not any(p is loop for p in _ancestors(rule.parents, node)):
+            info.blockers.append(
+                Blocker(
+                    node,
+                    f"amp.initialize runs inside the loop at line {rule.line_of(loop)}, which does more than "
+                    "initialize, and the GradScaler is used after it",
+                )
+            )
+
+
 def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) -> None:
     """The scaler normally goes after the ``if`` that holds the initialize, so it exists on
     every path; a use inside that ``if`` (``model, opt = amp.initialize(...)`` then
@@ -1846,8 +1865,7 @@ def _scaler_before_the_if(rule, init: InitSite, uses: List[Any], info: AmpFile) 
     inside = [n for n in uses if any(p is init.anchor for p in _ancestors(rule.parents, n))]
     if not inside:
         return
-    options = [a.value for a in _option_args(init)]
-    needed = {name for node in options + list(init.guards) for name in names_in(node)}
+    needed = {name for node in option_values(init.call) + list(init.guards) for name in names_in(node)}
     assigned = {
         name
         for node in walk(init.anchor)

@@ -57,6 +57,7 @@ from ._edits import (
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 from ._amp_repo_examples import REPOSITORY_EXAMPLES
 from ._amp_device import device_type_at
+from ._amp_setup_loop import setup_loop
 from ._amp_unbound import UNBOUND_TODO, unbound_amp_uses
 from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_context_var import LIBRARY_CHECKPOINT_TODO, LIBRARY_WRAPPERS, library_checkpoint_todo
@@ -336,6 +337,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         while True:
             block = parents.get(cur)
             owner = parents.get(block) if block is not None else None
+            loop, _ = setup_loop(parents, block, site.call)
+            if loop is not None:  # a loop that only initializes: one scaler after it
+                anchor = cur = loop
+                continue
             if isinstance(owner, cst.If) and owner.body is block:
                 top, taken, earlier = owner, [(owner.test, False)], []
             elif isinstance(owner, cst.Else) and isinstance(parents.get(owner), cst.If):

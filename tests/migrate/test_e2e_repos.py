@@ -15,7 +15,8 @@ loss, two methods of one class that each initialize and scale their own losses, 
 options object the launcher hands its step function, and the same handed to a step function of another
 launcher's file, apex.amp handed to a resume helper's **kwargs, a model factory that initializes twice and
 returns its networks to a loop that scales through a backward helper, a base class that initializes once
-behind a run-once flag with a subclass in another module that scales the loss).  Once per module:
+behind a run-once flag with a subclass in another module that scales the loss, a loop that initializes several
+models under the fp16 switch, with a metric and a filter between each forward pass and its loss).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -254,6 +255,15 @@ LAYOUTS: Dict[str, dict] = {
                                    metric="loss", native=[], fallbacks=[],
                                    branches={"off": ["--no-fp16"], "tune": [], "tune-off": ["--no-fp16"]},
                                    launchers={"tune": "tune.py", "tune-off": "tune.py"}),
+    # multi-objective fitting shape: under the fp16 switch, a loop initializes each model with
+    # its optimizer and only stores the results; engine.py trains each model in turn, with a
+    # metric under torch.no_grad() and a filter that may skip the model's batch (continue)
+    # between its forward pass and its loss: one GradScaler after that loop and its if, so it
+    # and its switch exist on the fp32 path too; the autocast covers the metric and the filter;
+    # the other branches: --fp32 (apex never set up, bitwise as before), the filter on
+    "r30_setup_loop": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
+                           native=[], fallbacks=[],
+                           branches={"off": ["--fp32"], "filter": ["--max-error", "0.9"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)

@@ -181,8 +181,15 @@ _INIT = "model, opt = amp.initialize(model, opt, {})"
         ([_INIT.format(""), _INIT.format("loss_scale=8")], False),  # one after the other
         (["if a:", "    " + _INIT.format(""), "if b:", "    " + _INIT.format("")], False),  # two ifs: both may run
         (["for a in b:", "    if a:", "        " + _INIT.format(""), "    else:", "        " + _INIT.format("")], False),
+        # a loop that only initializes and stores: the scaler is made once, after it
+        (["if a:", "    for k in range(len(b)):", "        " + _INIT.format(""), "        b[k] = model"], True),
+        (["for k in b:", "    " + _INIT.format(""), "    b.append(model)"], True),
+        # a loop that does anything else between its initializes (here: trains) is a loop
+        (["for k in b:", "    " + _INIT.format(""), "    train(model, opt)"], False),
+        (["for k in b:", "    " + _INIT.format(""), "    if k:", "        break"], False),
     ],
-    ids=["one", "if-elif", "else-if", "nested-if-else", "in-sequence", "two-ifs", "in-a-loop"],
+    ids=["one", "if-elif", "else-if", "nested-if-else", "in-sequence", "two-ifs", "in-a-loop", "setup-loop-in-if",
+         "setup-loop-append", "loop-that-trains", "loop-that-breaks"],
 )
 def test_the_index_knows_alternative_initializes(body, once):
     source = "from apex import amp\n\ndef main(model, opt, a, b):\n" + "".join(f"    {line}\n" for line in body)
