@@ -18,7 +18,7 @@ import libcst.helpers
 from libcst import BatchableCSTVisitor
 from libcst.codemod import Codemod, CodemodContext, SkipFile
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-from libcst.metadata import MetadataWrapper
+from libcst.metadata import ExpressionContextProvider, MetadataWrapper, ScopeProvider
 
 from .codes import INTERNAL_ERROR, PARSE_ERROR, UNDECODABLE
 from .file_facts import words_in_code
@@ -28,7 +28,8 @@ from .import_edits import imports_present, remove_imports_without_scopes
 from .positions import to_original
 from .repo_plan import FILE_STATE_KEY, REPO_PLAN_KEY, FilePlan
 from .rules import ALL_RULES
-from .rules._tree import remember_code
+from .rules._metadata import expression_contexts, resolve_scopes
+from .rules._tree import module_bytes, remember_code
 from .rules.base import Rule
 from .settings import Settings
 from .triggers import RULES_ENV, admitted
@@ -152,7 +153,8 @@ class LeanMetadataWrapper(MetadataWrapper):
     batchable (positions, parents, the qualified names), LibCST's resolver still walks the
     whole tree with an empty batch of visitors; and the scope and expression-context
     providers do all their work in ``visit_Module`` (each runs a visitor of its own), after
-    which the batched walk goes on over every node with nothing to call.  Both are skipped."""
+    which the batched walk goes on over every node with nothing to call.  Both are skipped,
+    and both come from cheaper walks of ours (``rules._metadata``)."""
 
     def visit_batched(
         self,
@@ -169,7 +171,12 @@ class LeanMetadataWrapper(MetadataWrapper):
                     for visitor in visitors:
                         stack.enter_context(visitor.resolve(self))
                     for visitor in visitors:
-                        visitor.visit_Module(self.module)  # type: ignore[attr-defined]
+                        if type(visitor) is ExpressionContextProvider:
+                            visitor._computed.update(expression_contexts(self.module))
+                        elif type(visitor) is ScopeProvider:
+                            resolve_scopes(visitor, self.module)
+                        else:
+                            visitor.visit_Module(self.module)  # type: ignore[attr-defined]
                 return self.module
         return super().visit_batched(visitors, before_visit, after_leave)
 
@@ -183,6 +190,22 @@ class _SharedMetadata:
     ``transform_module``; only where the metadata comes from changes."""
 
     _shared_wrapper: Optional[MetadataWrapper] = None
+    #: set when some ``on_leave`` of this rule's visit returned another node than the one it
+    #: was given; while unset, the visit's output has the text of its input
+    _edited = False
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        result = super().on_leave(original_node, updated_node)  # type: ignore[misc]
+        if result is not updated_node:
+            self._edited = True
+        return result
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        # the rebuilt tree of an unedited visit holds new nodes with the old text: handing
+        # the input back lets the engine skip printing it (and keeps its metadata valid)
+        self._edited = False
+        out: cst.Module = super().transform_module_impl(tree)  # type: ignore[misc]
+        return out if self._edited else tree
 
     def _instantiate_and_run(self, transform: Type[Codemod], tree: cst.Module) -> cst.Module:
         # LibCST runs AddImportsVisitor (two full passes over the tree) whenever a rule asked
@@ -259,11 +282,12 @@ def _run_rules(
             rule = _shared(rule_cls)(context, settings, findings)
             rule._shared_wrapper = wrapper  # type: ignore[attr-defined]
             try:
-                new = rule.transform_module(wrapper.module).bytes
+                out = rule.transform_module(wrapper.module)
+                new = texts[-1] if out is wrapper.module else module_bytes(out)
                 if new != texts[-1]:
                     # re-parsing is cheaper than deep-cloning and proves the text parses
                     wrapper = LeanMetadataWrapper(cst.parse_module(new), unsafe_skip_copy=True)
-                    remember_code(wrapper.module, new)
+                remember_code(wrapper.module, new)
             except SkipFile:
                 continue
             except Exception as exc:

@@ -32,7 +32,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from .rules._edits import kept_leading, prepend_lines
-from .rules._tree import walk
+from .rules._tree import module_code, walk
 
 _ImportNode = Union[cst.Import, cst.ImportFrom]
 _STRING_PARTS = (cst.SimpleString, cst.FormattedStringText)
@@ -179,7 +179,7 @@ def remove_imports_without_scopes(context: CodemodContext, tree: cst.Module) -> 
     """``RemoveImportsVisitor(context).transform_module(tree)`` when the scheduled names are
     certainly unused (same edits, no scope analysis); None when LibCST must decide."""
     scheduled = context.scratch.get(RemoveImportsVisitor.CONTEXT_KEY, [])
-    used = certainly_used_roots(tree.code, {_bound_root(*entry) for entry in scheduled})
+    used = certainly_used_roots(module_code(tree), {_bound_root(*entry) for entry in scheduled})
     scheduled = [entry for entry in scheduled if _bound_root(*entry) not in used]
     if not scheduled:
         return tree

@@ -30,7 +30,7 @@ from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_re
 from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
 from ._edits import code_of
-from ._tree import module_code, walk
+from ._tree import module_code, walk, walk_of
 
 AMP = "apex.amp"
 GRADSCALER_NAMES = frozenset(
@@ -278,9 +278,7 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
     parents = rule.parents
     refs: List[AmpRef] = []
     declared = globals_bound_to(parents, module, prefix) if prefix == AMP else set()
-    for node in walk(module):
-        if not isinstance(node, (cst.Name, cst.Attribute)):
-            continue
+    for node in walk_of(module, cst.Name, cst.Attribute):
         names = rule.qualified_names(node)
         if not names and isinstance(node, cst.Name) and node.value in declared and plain_read(parents, node):
             names = {prefix}  # resolved to the module global the function's import binds
@@ -316,7 +314,7 @@ def globals_bound_to(parents: Any, module: cst.Module, prefix: str) -> Set[str]:
     #: function -> names its body (nested definitions included) declares global / imports amp as
     declared: Dict[cst.CSTNode, Set[str]] = {}
     bound: Dict[cst.CSTNode, Set[str]] = {}
-    for node in walk(module):
+    for node in walk_of(module, cst.Global, cst.ImportFrom, cst.Import):
         if isinstance(node, cst.Global):
             names, into = {n.name.value for n in node.names}, declared
         elif isinstance(node, cst.ImportFrom) and not node.relative and isinstance(node.names, Sequence):
@@ -480,8 +478,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     if not info.refs:
         return info
     parents = rule.parents
-    used = {n.value for n in walk(module) if isinstance(n, cst.Name) and not _is_member_name(parents, n)}
-    used |= {n.value for n in walk(module) if isinstance(n, cst.Name) and isinstance(parents.get(n), cst.Param)}
+    used = {n.value for n in walk_of(module, cst.Name) if not _is_member_name(parents, n)}
+    used |= {n.value for n in walk_of(module, cst.Name) if isinstance(parents.get(n), cst.Param)}
     info.scaler_name = next((n for n in SCALER_NAMES if n not in used), "amp_grad_scaler")
     info.plan = rule.repo_plan()
     if info.plan is not None and info.plan.scaler_name:
@@ -702,17 +700,16 @@ def _module_probes(rule, module: cst.Module, info: AmpFile) -> None:
     unavailable ...")`` unless it holds): an availability check like ``amp is not None``,
     as long as the file imports nothing from apex but apex.amp (else apex's other parts
     may be what it guards)."""
-    for node in walk(module):
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
-            names = [code_of(node.module)] if isinstance(node, cst.ImportFrom) and node.module else []
-            if isinstance(node, cst.Import):
-                names = [code_of(a.name) for a in node.names]
-            elif names == ["apex"] and not isinstance(node.names, cst.ImportStar):
-                names = [f"apex.{code_of(a.name)}" for a in node.names]
-            if any(n.split(".")[0] == "apex" and n not in ("apex", AMP) for n in names):
-                return
-    for node in walk(module):
-        if not (isinstance(node, cst.Comparison) and len(node.comparisons) == 1):
+    for node in walk_of(module, cst.Import, cst.ImportFrom):
+        names = [code_of(node.module)] if isinstance(node, cst.ImportFrom) and node.module else []
+        if isinstance(node, cst.Import):
+            names = [code_of(a.name) for a in node.names]
+        elif names == ["apex"] and not isinstance(node.names, cst.ImportStar):
+            names = [f"apex.{code_of(a.name)}" for a in node.names]
+        if any(n.split(".")[0] == "apex" and n not in ("apex", AMP) for n in names):
+            return
+    for node in walk_of(module, cst.Comparison):
+        if len(node.comparisons) != 1:
             continue
         target = node.comparisons[0]
         if (
@@ -2421,10 +2418,9 @@ def _callers(rule, func: cst.FunctionDef, allow_none: bool = False) -> Optional[
     name = func.name.value
     module = rule.tree
     calls = []
-    for node in walk(module):
+    for node in walk_of(module, cst.Name):
         if (
-            isinstance(node, cst.Name)
-            and node.value == name
+            node.value == name
             and node is not func.name
             and not _is_member_name(rule.parents, node)
         ):
@@ -2458,8 +2454,8 @@ def find_scalers(rule, module: cst.Module):
     #: the GradScaler the initialize rule created: it wins over a user's own scaler beside it
     created = rule.file_state().get("scaler")
     names: Set[str] = set(external)
-    for node in walk(module):
-        if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
+    for node in walk_of(module, cst.Assign):
+        if len(node.targets) != 1:
             continue
         # ``scalers = [GradScaler(...) for _ in range(2)]``: one per loss id
         value = node.value.elt if isinstance(node.value, cst.ListComp) else node.value
@@ -2570,10 +2566,9 @@ def _returned_scalers(rule, module: cst.Module, local: Dict[Any, Tuple[str, Opti
     """``model, opt, scaler = setup(...)`` where the module-level ``setup`` creates ``scaler``
     and returns it last (APX217): the caller has it too, switched as the helper's is."""
     helpers = {f.name.value: v for f, v in local.items() if f is not None and rule.parents.get(f) is module}
-    for node in walk(module):
+    for node in walk_of(module, cst.Assign):
         if not (
-            isinstance(node, cst.Assign)
-            and len(node.targets) == 1
+            len(node.targets) == 1
             and isinstance(node.targets[0].target, (cst.Tuple, cst.List))
             and isinstance(node.value, cst.Call)
             and isinstance(node.value.func, cst.Name)

@@ -19,6 +19,7 @@ from libcst.metadata import (
 )
 
 from ._edits import code_of
+from ._tree import module_code
 from ._namespace_gate import Gate, stub_skipped
 from ._metadata import ParentProvider, QualifiedNameProvider
 from ._edits import expression as expr
@@ -164,7 +165,7 @@ class NeighbourRule(Rule):
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
         self._module = node
-        self._lines = node.code.splitlines()
+        self._lines = module_code(node).splitlines()
         self._default_indent = node.default_indent
         self._torch_aliases = _torch_aliases(node)
         self._star_names = _star_names(node, self.STAR_EXPORTS)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import dataclasses
 import operator
 import threading
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Tuple
+from functools import lru_cache
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -88,14 +89,62 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
             break
     found: List[cst.CSTNode] = []
     for value in fields.read(node):
-        if isinstance(value, cst.CSTNode):
+        kind = type(value)
+        if _NODE_CLASSES.get(kind) or (kind not in _NODE_CLASSES and _is_node_class(kind)):
             found.append(value)
-        elif type(value) is tuple or type(value) is list:
-            found.extend(c for c in value if isinstance(c, cst.CSTNode))
+        elif kind is tuple or kind is list:
+            found.extend(c for c in value if _NODE_CLASSES.get(type(c)) or _is_node_class(type(c)))
     return found
 
 
+#: class -> whether it is a LibCST node class (``isinstance`` against LibCST's abstract base
+#: class, once per field of every node of every walk, cost more than the walks' own work)
+_NODE_CLASSES: Dict[type, bool] = {}
+
+
+def _is_node_class(kind: type) -> bool:
+    known = _NODE_CLASSES.get(kind)
+    if known is None:
+        known = _NODE_CLASSES[kind] = issubclass(kind, cst.CSTNode)
+    return known
+
+
 _last_walks = threading.local()
+
+
+class _ModuleWalk:
+    """A module's nodes in source order, and (built on first use) where each node class
+    occurs among them."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.nodes = tuple(_walk(module))
+        self._positions: Optional[Dict[type, List[int]]] = None
+
+    def of(self, kinds: FrozenSet[type]) -> List[cst.CSTNode]:
+        positions = self._positions
+        if positions is None:
+            positions = self._positions = {}
+            for index, node in enumerate(self.nodes):
+                positions.setdefault(type(node), []).append(index)
+        found = [positions[kind] for kind in kinds if kind in positions]
+        if not found:
+            return []
+        order = found[0] if len(found) == 1 else sorted(i for part in found for i in part)
+        nodes = self.nodes
+        return [nodes[i] for i in order]
+
+
+def _module_walk(module: cst.Module) -> _ModuleWalk:
+    walks = getattr(_last_walks, "entries", None)
+    if walks is None:
+        walks = _last_walks.entries = []
+    for entry in walks:
+        if entry.module is module:
+            return entry
+    entry = _ModuleWalk(module)
+    walks[:] = [entry] + walks[:1]
+    return entry
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -104,15 +153,29 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     dozens of times, and a walk costs far more than reading a list."""
     if not isinstance(node, cst.Module):
         return _walk(node)
-    walks = getattr(_last_walks, "entries", None)
-    if walks is None:
-        walks = _last_walks.entries = []
-    for module, nodes in walks:
-        if module is node:
-            return iter(nodes)
-    nodes = tuple(_walk(node))
-    walks[:] = [(node, nodes)] + walks[:1]
-    return iter(nodes)
+    return iter(_module_walk(node).nodes)
+
+
+def walk_of(node: cst.CSTNode, *classes: type) -> Iterable[Any]:
+    """The nodes of ``walk(node)`` that are instances of ``classes``, in source order; for a
+    whole module read from an index of the remembered walk (a filter of every node through
+    ``isinstance`` against LibCST's abstract classes cost more than the scans' own work)."""
+    if not isinstance(node, cst.Module):
+        return (n for n in _walk(node) if isinstance(n, classes))
+    return _module_walk(node).of(node_classes(classes))
+
+
+@lru_cache(maxsize=None)
+def node_classes(classes: Tuple[type, ...]) -> FrozenSet[type]:
+    """``classes`` and every class derived from them."""
+    found: Set[type] = set()
+    pending = list(classes)
+    while pending:
+        cls = pending.pop()
+        if cls not in found:
+            found.add(cls)
+            pending.extend(cls.__subclasses__())
+    return frozenset(found)
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -132,6 +195,12 @@ def remember_code(tree: cst.Module, text: bytes) -> None:
     if b"\r" not in text:
         _last_code.tree = tree
         _last_code.code = text.decode(tree.encoding)
+
+
+def module_bytes(tree: cst.Module) -> bytes:
+    """``tree.bytes``, printed through ``module_code`` (so a text already printed is not
+    printed again)."""
+    return module_code(tree).encode(tree.encoding)
 
 
 def module_code(tree: cst.Module) -> str:

@@ -20,6 +20,7 @@ from libcst.metadata import CodeRange, MetadataWrapper
 from ..file_facts import OWN_TODO
 from ..findings import Finding
 from ..settings import Settings
+from ._dispatch import FastTransformerDispatch
 from ._metadata import QualifiedNameProvider
 from ._namespace_gate import Gate, statements_naming
 from ._node_ranges import PositionProvider
@@ -54,7 +55,7 @@ class Example:
     settings: Settings = Settings()
 
 
-class Rule(CodemodCommand, cst.CSTTransformer):
+class Rule(FastTransformerDispatch, CodemodCommand, cst.CSTTransformer):
     """Base class: holds the run's settings and the shared findings list.
 
     A plain ``CSTTransformer`` rather than LibCST's ``VisitorBasedCodemodCommand``: that one
