@@ -2856,4 +2856,123 @@ def main(model, optimizer, loader, resume=None):
         ),
         codes=("APX102", "APX220"),
     ),
+    Example(
+        # a setup helper of a package initializes and returns the model and optimizer to two
+        # scripts, each unpacking its result in its own statement and scaling its own losses
+        # (neither script runs the other): every call of the helper makes one GradScaler and
+        # returns it as one more value; each script unpacks its own and trains with it
+        "model-factory-returns-a-scaler-to-each-of-its-callers",
+        before="""\
+# file: tools/__init__.py
+# file: tools/setup.py
+import torch
+
+
+def prepare(model, optimizer, fp16, level="O1"):
+    model.cuda()
+    if fp16:
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer, opt_level=level)
+    return model, optimizer
+# file: pretrain.py
+import torch
+from apex import amp
+
+from tools.setup import prepare
+
+
+def pretrain(args, batches):
+    model = torch.nn.Linear(8, 8)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = prepare(model, optimizer, args.fp16)
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+# file: finetune.py
+import torch
+from apex import amp
+
+from tools.setup import prepare
+
+
+def finetune(args, batches, labels):
+    model = torch.nn.Linear(8, 2)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model, optimizer = prepare(model, optimizer, args.fp16, level=args.level)
+    for x, y in zip(batches, labels):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled:
+                scaled.backward()
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+""",
+        after="""\
+# file: tools/__init__.py
+# file: tools/setup.py
+import torch
+
+
+def prepare(model, optimizer, fp16, level="O1"):
+    model.cuda()
+    use_amp = fp16 and level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    return model, optimizer, scaler
+# file: pretrain.py
+import torch
+
+from tools.setup import prepare
+
+
+def pretrain(args, batches):
+    model = torch.nn.Linear(8, 8)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer, scaler = prepare(model, optimizer, args.fp16)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+# file: finetune.py
+import torch
+
+from tools.setup import prepare
+
+
+def finetune(args, batches, labels):
+    model = torch.nn.Linear(8, 2)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model, optimizer, scaler = prepare(model, optimizer, args.fp16, level=args.level)
+    for x, y in zip(batches, labels):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        if args.fp16:
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX244", "APX301", "APX311", "APX321"),
+    ),
 ]

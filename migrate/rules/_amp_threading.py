@@ -177,7 +177,7 @@ class ScalerThreading(AmpRule):
     def _return_scaler(self, info: AmpFile) -> None:
         """The helper that creates the scaler returns it as one more value, and the
         assignment of its one call unpacks it (APX217); a model factory returns it so to its
-        one caller in another file, which unpacks it there (APX244)."""
+        callers in other files, which unpack it there (APX244)."""
         call = info.returned_to
         if call is None and not info.returned_elsewhere:
             return
@@ -187,7 +187,12 @@ class ScalerThreading(AmpRule):
             self.replace_node(ret.value, lambda upd: _one_more(upd, name))
         said = f"{helper.name.value}() returns the GradScaler it creates as one more value"
         if call is None:
-            said += f" to its one caller, in {info.returned_elsewhere}, which unpacks it"
+            several = ", " in info.returned_elsewhere
+            said += (
+                f" to each of its callers, in {info.returned_elsewhere}, which unpack it"
+                if several
+                else f" to its one caller, in {info.returned_elsewhere}, which unpacks it"
+            )
             self.report(helper, "APX244", said, fixed=True, severity="info")
             return
         assign: Any = self.parents[call]

@@ -813,12 +813,31 @@ def test_a_model_factory_returns_the_scaler_to_its_one_caller(tmp_path):
     assert user.received == (("main", "build"),) and user.component == factory.component is not None
 
 
+def test_a_model_factory_returns_a_scaler_to_each_caller_of_its_own(tmp_path):
+    tree = {"factory.py": FACTORY.format(more=""), "train.py": FACTORY_USER.format(name="main"),
+            "tune.py": FACTORY_USER.format(name="tune")}
+    write_tree(tmp_path, tree)
+    plan = plan_for(tmp_path)
+    factory = plan.files[str(tmp_path / "factory.py")]
+    train, tune = plan.files[str(tmp_path / "train.py")], plan.files[str(tmp_path / "tune.py")]
+    assert (factory.returns_scaler, factory.returned_to) == ("build", "train.py, tune.py")
+    assert (train.received, tune.received) == ((("main", "build"),), (("tune", "build"),))
+    assert train.component == tune.component == factory.component is not None
+
+
 @pytest.mark.parametrize(
     "files",
     [
-        # called from two files: the GradScaler would have two ways out
+        # called from two files, one of which runs the other: which GradScaler scales the
+        # first caller's losses after the second's call would be unproven
         {"factory.py": FACTORY.format(more=""), "train.py": FACTORY_USER.format(name="main"),
-         "tune.py": FACTORY_USER.format(name="tune")},
+         "tune.py": FACTORY_USER.format(name="tune").replace(
+             "from factory import build\n", "from factory import build\n    from train import main\n"
+         ).replace("        net, opt = build(cfg)\n", "        main(cfg)\n        net, opt = build(cfg)\n")},
+        # called twice from one file: not this route
+        {"factory.py": FACTORY.format(more=""),
+         "train.py": FACTORY_USER.format(name="main")
+         + "\n\n    def tune(cfg):\n        net, opt = build(cfg)\n        backward(net(torch.randn(2, 4)).sum(), opt)\n"},
         # one loss scaler per loss id: not this route
         {"factory.py": FACTORY.format(more=", num_losses=2"), "train.py": FACTORY_USER.format(name="main")},
     ],
