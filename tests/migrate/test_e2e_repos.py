@@ -264,6 +264,15 @@ LAYOUTS: Dict[str, dict] = {
     "r30_setup_loop": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
                            native=[], fallbacks=[],
                            branches={"off": ["--fp32"], "filter": ["--max-error", "0.9"]}),
+    # r29's factory called by two scripts that share nothing else: train.py and tune.py (its
+    # own losses and backward step) each unpack what build_gan() returns and scale their own
+    # losses: the factory returns a GradScaler to each, each script unpacks its own, threads it
+    # and puts autocast around its forward passes; the 'tune' branch runs tune.py, 'tune-off'
+    # without fp16, 'off' train.py without fp16
+    "r31_factory_two_callers": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=30,
+                                    metric="distance", native=[], fallbacks=[],
+                                    branches={"off": ["--no-fp16"], "tune": [], "tune-off": ["--no-fp16"]},
+                                    launchers={"tune": "tune.py", "tune-off": "tune.py"}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
