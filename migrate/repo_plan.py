@@ -492,7 +492,7 @@ def build_plan(
 
     # a model factory returns what its initializes made to each of its callers in other
     # files: each caller holds its own GradScaler from then on, as a launcher would
-    factories = _factory_routes(by_path, launchers, callers, edges, others, definitions)
+    factories, factory_refusals = _factory_routes(by_path, launchers, callers, edges, others, definitions)
     for factory_path, (_factory, receivers) in factories.items():
         launchers |= {factory_path} | {receiver[0] for receiver, _text in receivers}
 
@@ -619,6 +619,7 @@ def build_plan(
         method_calls[item] = passing
     links = _amp_links(by_path, launchers, definitions)
     holders = _amp_holders(by_path, launchers, definitions, {(c, t) for c, t, _d, _p, _r in links})
+    _refuse_factories(plan, notes, factory_refusals)
     if not planned and not links and not holders and not riding.carried and not factories:
         plan.add_notes(notes)
         _add_carrier_facts(plan, by_path, definitions)
@@ -754,7 +755,7 @@ def _factory_routes(
     edges: Dict[Def, List[Tuple[Def, str]]],
     others: Sequence[Tuple[str, str, bytes]],
     definitions: "_Definitions",
-) -> Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]]:
+) -> Tuple[Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]], Dict[str, Tuple[str, str]]]:
     """Model factories: a file whose training initializes (one, alternatives, or several in
     sequence) are all in one top-level function that scales nothing itself, called only from
     top-level functions of other files with apex.amp that need the scaler (they scale a loss
@@ -762,8 +763,15 @@ def _factory_routes(
     files without apex).  Several callers must be in separate files that call nothing of one
     another, so that each caller's GradScaler is the one apex's initialize of that call made
     for the losses it scales.  Each becomes factory file -> (factory, ((receiving definition,
-    call text), ...)); each receiving file proves its call unpacks a tuple."""
+    call text), ...)); each receiving file proves its call unpacks a tuple.
+
+    A caller may also be the ``__init__`` of a class whose other methods scale (the receiving
+    definition is then ``Class.__init__``): it keeps the GradScaler on ``self``
+    (``_class_receiver``).  When such a class cannot be proven, the factory and every one of
+    its callers stay as they are, and the second mapping says why: file -> (the calling
+    definition, "" in the factory's file; the reason)."""
     routes: Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]] = {}
+    refusals: Dict[str, Tuple[str, str]] = {}
     for path, summary in by_path.items():
         inits = summary.training_inits
         owners = {s.owner for s in inits}
@@ -779,7 +787,7 @@ def _factory_routes(
             continue
         receiver_files = {receiver[0] for receiver, _line in calls}
         if len(receiver_files) != len(calls) or not all(
-            _receives(by_path, launchers, receiver) for receiver, _line in calls
+            _receives(by_path, launchers, receiver, line) for receiver, line in calls
         ):
             continue
         if any(
@@ -789,7 +797,7 @@ def _factory_routes(
             for callee, _text in called
         ):
             continue  # one caller runs another: whose GradScaler scales what would be unproven
-        if handed_away(summary, factory, summary, factory) or _callers_elsewhere(factory, path, others, definitions):
+        if handed_away(summary, factory, summary, factory):
             continue
         if any(
             attr == factory and handed_away(other, local, summary, factory)
@@ -797,19 +805,90 @@ def _factory_routes(
             for local, (_module, attr) in other.imports.items()
         ):
             continue
+        outside = _callers_elsewhere(factory, path, others, definitions)
+        why = next(
+            (w for receiver, _line in sorted(calls) if receiver[1] in by_path[receiver[0]].classes
+             for w in [_class_receiver(by_path, receiver, definitions)] if w),
+            "",
+        )
+        if outside:
+            shown, line, owner = outside[0]
+            why = (
+                f"{factory}() is also called from {shown}:{line} ({owner}), a file without apex.amp that is not "
+                "rewritten, where what it returns would have one more value than that call takes"
+            )
+        if why:
+            refusals[path] = ("", why)
+            for receiver, _line in calls:
+                refusals[receiver[0]] = (receiver[1], why)
+            continue
         receivers = tuple(
-            (receiver, next(c.text for c in by_path[receiver[0]].calls if c.owner == receiver[1] and c.line == line))
+            (
+                (receiver[0], f"{receiver[1]}.__init__" if receiver[1] in by_path[receiver[0]].classes else receiver[1]),
+                next(c.text for c in by_path[receiver[0]].calls if c.owner == receiver[1] and c.line == line),
+            )
             for receiver, line in sorted(calls)
         )
         routes[path] = (factory, receivers)
-    return routes
+    return routes, refusals
 
 
-def _receives(by_path: Dict[str, ModuleSummary], launchers: Set[str], receiver: Def) -> bool:
+def _receives(by_path: Dict[str, ModuleSummary], launchers: Set[str], receiver: Def, line: int) -> bool:
     """Whether a caller of a model factory can hold the GradScaler it returns: a top-level
-    function of a file with apex.amp, no launcher itself, that needs the scaler."""
+    function of a file with apex.amp, no launcher itself, that needs the scaler; or the
+    ``__init__`` of such a file's class whose methods need it."""
     user = by_path[receiver[0]]
-    return receiver[0] not in launchers and receiver[1] in user.functions and bool(user.owners_needing_scaler())
+    needing = user.owners_needing_scaler()
+    if receiver[0] in launchers or not needing:
+        return False
+    if receiver[1] in user.functions:
+        return True
+    return receiver[1] in needing and receiver[1] in user.classes and any(
+        c.owner == receiver[1] and c.line == line and c.method == "__init__" for c in user.calls
+    )
+
+
+def _class_receiver(by_path: Dict[str, ModuleSummary], receiver: Def, definitions: "_Definitions") -> str:
+    """Why the class whose ``__init__`` calls a model factory cannot keep the GradScaler it
+    returns on ``self`` for its methods that scale ("" when it can): each of them must be a
+    plain method (run on an instance, so after ``__init__``), and no class of the walked
+    files may derive from it with an ``__init__`` that skips the base's (its instances would
+    lack the attribute) or with apex.amp sites of its own (not followed)."""
+    path, cls = receiver
+    summary = by_path[path]
+    plain = summary.plain_methods.get(cls, set())
+    for site in summary.amp_sites:
+        if site.owner == cls and site.member in SCALER_MEMBERS and site.method not in plain:
+            return (
+                f"{cls}.{site.method or '<class body>'} in {summary.shown} uses apex.amp without an instance, "
+                f"so it could run without the GradScaler {cls}.__init__ would keep on self"
+            )
+    family = derived_classes(receiver, by_path, definitions.unindexed, definitions) - {receiver}
+    for heir_path, heir in sorted(family):
+        heir_summary = definitions.summary(heir_path) or ModuleSummary(heir_path, heir_path)
+        if heir in heir_summary.unchained_inits:
+            return (
+                f"{heir} in {heir_summary.shown} derives from {cls} but its __init__ does not call the base's, so "
+                f"its instances would lack the GradScaler {cls}.__init__ would keep on self"
+            )
+        if any(site.owner == heir for site in heir_summary.amp_sites):
+            return (
+                f"{heir} in {heir_summary.shown} derives from {cls} and uses apex.amp itself, which the GradScaler "
+                f"{cls}.__init__ would keep on self does not follow"
+            )
+    return ""
+
+
+def _refuse_factories(
+    plan: RepoPlan, notes: Dict[str, Dict[str, str]], refusals: Dict[str, Tuple[str, str]]
+) -> None:
+    """A model factory whose callers cannot all keep the GradScaler: the factory's
+    initialize keeps apex.amp with that reason, and each caller's sites say it."""
+    for path, (caller, reason) in refusals.items():
+        if not caller:
+            plan.files[path] = replace(plan.files.get(path, FilePlan()), refusal=reason)
+        else:
+            notes.setdefault(path, {})[caller] = f"the model factory it calls keeps apex.amp: {reason}"
 
 
 def _shown_receivers(by_path: Dict[str, ModuleSummary], receivers: Tuple[Tuple[Def, str], ...]) -> str:

@@ -205,12 +205,13 @@ class ScalerThreading(AmpRule):
         """``a, b = create_optimizer(...)`` -> ``a, b, scaler = create_optimizer(...)``: the
         GradScaler the factory of another file now returns last (APX244)."""
         for func, assign in info.received.items():
-            self.replace_node(assign.targets[0].target, lambda upd: _one_more(upd, info.scaler_name))
+            kept = info.access.get(func, info.scaler_name)  # ``self.scaler`` in a class's __init__
+            self.replace_node(assign.targets[0].target, lambda upd, kept=kept: _one_more(upd, kept))
             self.report(
                 assign,
                 "APX244",
                 f"{code_of(assign.value.func)}() now returns the GradScaler as one more value: "  # type: ignore[attr-defined]
-                f"{func.name.value}() unpacks it as `{info.scaler_name}`",
+                f"{func.name.value}() unpacks it as `{kept}`",
                 fixed=True,
                 severity="info",
             )
@@ -236,7 +237,7 @@ def _one_more(node: Any, name: str) -> Any:
     last = elements[-1]
     if last.comma is cst.MaybeSentinel.DEFAULT:
         elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        elements.append(cst.Element(cst.Name(name)))
+        elements.append(cst.Element(cst.parse_expression(name)))
     else:
-        elements.append(cst.Element(cst.Name(name), comma=last.comma))
+        elements.append(cst.Element(cst.parse_expression(name), comma=last.comma))
     return node.with_changes(elements=elements)
