@@ -1944,19 +1944,35 @@ def _check_remote_layout(rule, info: AmpFile) -> None:
         early += [s.with_stmt for s in info.scale_losses if s.func is func]
         early += [n.node for n in info.needs if n.func is func]
         if func is home:
-            # a method __init__ calls on self before the call: it would run without it
-            early += [
-                n
-                for n in walk(func)
-                if isinstance(n, cst.Call)
-                and isinstance(n.func, cst.Attribute)
-                and code_of(n.func.value) == self_name(func)
-                and any(f is not None and f.name.value == n.func.attr for f in needy)
-            ]
+            # a method __init__ calls on self before the call (or one that calls it so): it
+            # would run without the GradScaler
+            using = _methods_reaching(home_cls, {f.name.value for f in needy if f is not None})
+            early += [c for c, name in _self_calls(func) if name in using]
         for node in early:
             if rule.line_of(node) < line:
                 made = code_of(cast(cst.Call, assign.value).func)
                 info.blockers.append(Blocker(node, f"this comes before {made}() returns the GradScaler it would use"))
+
+
+def _self_calls(func: cst.FunctionDef) -> List[Tuple[cst.Call, str]]:
+    """The ``self.<method>(...)`` calls in a method: (call, method name)."""
+    me = self_name(func) if func.params.params else ""
+    return [
+        (n, n.func.attr.value)
+        for n in walk(func)
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and code_of(n.func.value) == me
+    ]
+
+
+def _methods_reaching(cls: cst.ClassDef, names: Set[str]) -> Set[str]:
+    """``names`` and the methods of ``cls`` that call one of them on self, directly or not."""
+    calls = {m.name.value: {name for _c, name in _self_calls(m)} for m in methods_of(cls)}
+    found, grew = set(names), True
+    while grew:
+        more = {m for m, called in calls.items() if m not in found and called & found}
+        found |= more
+        grew = bool(more)
+    return found
 
 
 def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
