@@ -824,10 +824,10 @@ def _factory_routes(
             continue
         receivers = tuple(
             (
-                (receiver[0], f"{receiver[1]}.__init__" if receiver[1] in by_path[receiver[0]].classes else receiver[1]),
-                next(c.text for c in by_path[receiver[0]].calls if c.owner == receiver[1] and c.line == line),
+                (path_, f"{owner}.__init__" if owner in by_path[path_].classes else owner),
+                next(c.text for c in by_path[path_].calls if c.owner == owner and c.line == line),
             )
-            for receiver, line in sorted(calls)
+            for (path_, owner), line in sorted(calls)
         )
         routes[path] = (factory, receivers)
     return routes, refusals

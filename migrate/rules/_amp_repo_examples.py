@@ -3010,7 +3010,7 @@ class RetrievalTrainer:
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
         model, optimizer = place(model, optimizer, cfg.device, cfg.fp16, cfg.level)
         self.encoder = model
-        self.optimizer = optimizer
+        self.opt = optimizer
 
     def train_epoch(self, batches):
         for query, passage in batches:
@@ -3019,17 +3019,17 @@ class RetrievalTrainer:
             if self.cfg.fp16:
                 from apex import amp
 
-                with amp.scale_loss(loss, self.optimizer) as scaled:
+                with amp.scale_loss(loss, self.opt) as scaled:
                     scaled.backward()
-                torch.nn.utils.clip_grad_norm_(amp.master_params(self.optimizer), 2.0)
+                torch.nn.utils.clip_grad_norm_(amp.master_params(self.opt), 2.0)
             else:
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.encoder.parameters(), 2.0)
-            self.optimizer.step()
-            self.optimizer.zero_grad()
+            self.opt.step()
+            self.opt.zero_grad()
 
     def save(self, path):
-        state = {"encoder": self.encoder.state_dict(), "optimizer": self.optimizer.state_dict()}
+        state = {"encoder": self.encoder.state_dict(), "optimizer": self.opt.state_dict()}
         if self.cfg.fp16:
             from apex import amp
 
@@ -3048,7 +3048,7 @@ class ReaderTrainer:
         optimizer = torch.optim.SGD(reader.parameters(), lr=0.1)
         reader, optimizer = place(reader, optimizer, cfg.device, cfg.fp16)
         self.reader = reader
-        self.optimizer = optimizer
+        self.opt = optimizer
 
     def train_epoch(self, batches):
         for x, span in batches:
@@ -3056,12 +3056,12 @@ class ReaderTrainer:
             if self.cfg.fp16:
                 from apex import amp
 
-                with amp.scale_loss(loss, self.optimizer) as scaled:
+                with amp.scale_loss(loss, self.opt) as scaled:
                     scaled.backward()
             else:
                 loss.backward()
-            self.optimizer.step()
-            self.optimizer.zero_grad()
+            self.opt.step()
+            self.opt.zero_grad()
 """,
         after="""\
 # file: kit/__init__.py
@@ -3089,7 +3089,7 @@ class RetrievalTrainer:
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
         model, optimizer, self.scaler = place(model, optimizer, cfg.device, cfg.fp16, cfg.level)
         self.encoder = model
-        self.optimizer = optimizer
+        self.opt = optimizer
 
     def train_epoch(self, batches):
         for query, passage in batches:
@@ -3098,17 +3098,17 @@ class RetrievalTrainer:
                 loss = torch.nn.functional.cross_entropy(scores, torch.arange(len(query)))
             if self.cfg.fp16:
                 self.scaler.scale(loss).backward()
-                self.scaler.unscale_(self.optimizer)
-                torch.nn.utils.clip_grad_norm_((p for group in self.optimizer.param_groups for p in group["params"]), 2.0)
+                self.scaler.unscale_(self.opt)
+                torch.nn.utils.clip_grad_norm_((p for group in self.opt.param_groups for p in group["params"]), 2.0)
             else:
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.encoder.parameters(), 2.0)
-            self.scaler.step(self.optimizer)
+            self.scaler.step(self.opt)
             self.scaler.update()
-            self.optimizer.zero_grad()
+            self.opt.zero_grad()
 
     def save(self, path):
-        state = {"encoder": self.encoder.state_dict(), "optimizer": self.optimizer.state_dict()}
+        state = {"encoder": self.encoder.state_dict(), "optimizer": self.opt.state_dict()}
         if self.cfg.fp16:
             state["amp"] = self.scaler.state_dict()
         torch.save(state, path)
@@ -3125,7 +3125,7 @@ class ReaderTrainer:
         optimizer = torch.optim.SGD(reader.parameters(), lr=0.1)
         reader, optimizer, self.scaler = place(reader, optimizer, cfg.device, cfg.fp16)
         self.reader = reader
-        self.optimizer = optimizer
+        self.opt = optimizer
 
     def train_epoch(self, batches):
         for x, span in batches:
@@ -3135,9 +3135,9 @@ class ReaderTrainer:
                 self.scaler.scale(loss).backward()
             else:
                 loss.backward()
-            self.scaler.step(self.optimizer)
+            self.scaler.step(self.opt)
             self.scaler.update()
-            self.optimizer.zero_grad()
+            self.opt.zero_grad()
 """,
         codes=("APX101", "APX201", "APX202", "APX209", "APX244", "APX301", "APX311", "APX321", "APX401"),
     ),

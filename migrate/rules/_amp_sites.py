@@ -778,8 +778,10 @@ def _received_sites(rule, module: cst.Module, info: AmpFile) -> None:
     more value; from there on the function has it (else a blocker says why not)."""
     for name, text in info.plan.received:
         owner, _, method = name.partition(".")
-        top = next((d for d in module.body if isinstance(d, (cst.FunctionDef, cst.ClassDef)) and d.name.value == owner), None)
-        func = (init_method(top) if method else top) if isinstance(top, cst.ClassDef) == bool(method) else None
+        top: Any = next(
+            (d for d in module.body if isinstance(d, (cst.FunctionDef, cst.ClassDef)) and d.name.value == owner), None
+        )
+        func: Any = (init_method(top) if method else top) if isinstance(top, cst.ClassDef) == bool(method) else None
         body = list(func.body.body) if func is not None and isinstance(func.body, cst.IndentedBlock) else []
         found = [
             line.body[0]
@@ -1946,7 +1948,7 @@ def _check_remote_layout(rule, info: AmpFile) -> None:
         if func is home:
             # a method __init__ calls on self before the call (or one that calls it so): it
             # would run without the GradScaler
-            using = _methods_reaching(home_cls, {f.name.value for f in needy if f is not None})
+            using = _methods_reaching(cast(cst.ClassDef, home_cls), {f.name.value for f in needy if f is not None})
             early += [c for c, name in _self_calls(func) if name in using]
         for node in early:
             if rule.line_of(node) < line:
@@ -2530,9 +2532,10 @@ def find_scalers(rule, module: cst.Module):
                 local[stmt] = (plan.scaler_name, f"{plan.scaler_name}.is_enabled()")
                 names.add(plan.scaler_name)
             init = init_method(stmt) if isinstance(stmt, cst.ClassDef) else None
-            if init is not None and f"{stmt.name.value}.__init__" in received and stmt not in attrs:
-                kept = f"{self_name(init)}.{plan.scaler_name}"
-                attrs[stmt] = (plan.scaler_name, f"{kept}.is_enabled()", None)
+            if isinstance(stmt, cst.ClassDef) and init is not None and stmt not in attrs:
+                if f"{stmt.name.value}.__init__" in received:
+                    kept = f"{self_name(init)}.{plan.scaler_name}"
+                    attrs[stmt] = (plan.scaler_name, f"{kept}.is_enabled()", None)
     for node in walk(module):
         if not (
             isinstance(node, cst.Assign)

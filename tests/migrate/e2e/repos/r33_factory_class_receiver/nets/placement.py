@@ -9,8 +9,8 @@ def place(model, optimizer, device, fp16=False, opt_level="O1"):
     if fp16:
         try:
             from apex import amp
-        except ImportError:
-            raise ImportError("fp16 training needs apex")
+        except ImportError as missing:
+            raise ImportError("fp16 training needs apex") from missing
 
         model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level, verbosity=0)
     if torch.cuda.device_count() > 1:
