@@ -804,6 +804,28 @@ FACTORY_USER = """\
         backward(net(torch.randn(2, 4)).sum(), opt)
     """
 
+CLASS_USER = """\
+    import torch
+    from apex import amp
+
+    from factory import build
+
+
+    class {name}:
+        def __init__(self, cfg):
+            self.cfg = cfg
+            net, opt = build(cfg)
+            self.net = net
+            self.opt = opt
+
+        def fit(self, x):
+            loss = self.net(x).sum()
+            with amp.scale_loss(loss, self.opt) as scaled:
+                scaled.backward()
+            self.opt.step()
+    """
+
+
 
 def test_a_model_factory_returns_the_scaler_to_its_one_caller(tmp_path):
     write_tree(tmp_path, {"factory.py": FACTORY.format(more=""), "train.py": FACTORY_USER.format(name="main")})
@@ -813,15 +835,25 @@ def test_a_model_factory_returns_the_scaler_to_its_one_caller(tmp_path):
     assert user.received == (("main", "build"),) and user.component == factory.component is not None
 
 
-def test_a_model_factory_returns_a_scaler_to_each_caller_of_its_own(tmp_path):
-    tree = {"factory.py": FACTORY.format(more=""), "train.py": FACTORY_USER.format(name="main"),
-            "tune.py": FACTORY_USER.format(name="tune")}
+@pytest.mark.parametrize(
+    "user, names, received",
+    [
+        # top-level functions
+        (FACTORY_USER, ("main", "tune"), ("main", "tune")),
+        # the __init__ of a trainer class each, kept on self for the methods that scale
+        (CLASS_USER, ("Trainer", "Tuner"), ("Trainer.__init__", "Tuner.__init__")),
+    ],
+    ids=["functions", "class-inits"],
+)
+def test_a_model_factory_returns_a_scaler_to_each_caller_of_its_own(tmp_path, user, names, received):
+    tree = {"factory.py": FACTORY.format(more=""), "train.py": user.format(name=names[0]),
+            "tune.py": user.format(name=names[1])}
     write_tree(tmp_path, tree)
     plan = plan_for(tmp_path)
     factory = plan.files[str(tmp_path / "factory.py")]
     train, tune = plan.files[str(tmp_path / "train.py")], plan.files[str(tmp_path / "tune.py")]
     assert (factory.returns_scaler, factory.returned_to) == ("build", "train.py, tune.py")
-    assert (train.received, tune.received) == ((("main", "build"),), (("tune", "build"),))
+    assert (train.received, tune.received) == (((received[0], "build"),), ((received[1], "build"),))
     assert train.component == tune.component == factory.component is not None
 
 
@@ -863,41 +895,6 @@ def test_factory_initializes_in_sequence_with_other_options_keep_the_shim(tmp_pa
         for m in messages
     ), messages
 
-
-CLASS_USER = """\
-    import torch
-    from apex import amp
-
-    from factory import build
-
-
-    class {name}:
-        def __init__(self, cfg):
-            self.cfg = cfg
-            net, opt = build(cfg)
-            self.net = net
-            self.opt = opt
-
-        def fit(self, x):
-            loss = self.net(x).sum()
-            with amp.scale_loss(loss, self.opt) as scaled:
-                scaled.backward()
-            self.opt.step()
-    """
-
-
-def test_a_model_factory_returns_a_scaler_to_each_trainer_class_init(tmp_path):
-    tree = {"factory.py": FACTORY.format(more=""), "train.py": CLASS_USER.format(name="Trainer"),
-            "tune.py": CLASS_USER.format(name="Tuner")}
-    write_tree(tmp_path, tree)
-    plan = plan_for(tmp_path)
-    factory = plan.files[str(tmp_path / "factory.py")]
-    train, tune = plan.files[str(tmp_path / "train.py")], plan.files[str(tmp_path / "tune.py")]
-    assert (factory.returns_scaler, factory.returned_to) == ("build", "train.py, tune.py")
-    assert (train.received, tune.received) == ((("Trainer.__init__", "build"),), (("Tuner.__init__", "build"),))
-    assert train.component == tune.component == factory.component is not None
-    findings = report(tmp_path, "--to", "native")["findings"]
-    assert not [f for f in findings if f["code"] == "APX220"], findings
 
 
 @pytest.mark.parametrize(
