@@ -105,6 +105,8 @@ def _refusal(framework, items, candidates, by_path, launchers, others, route: Fr
     for path in sorted(launchers):
         summary = by_path[path]
         inits = summary.training_inits
+        if not inits:
+            continue  # a model factory's caller: the factory made its GradScaler
         owner = inits[0].owner
         first = min(s.line for s in inits)
         for build in summary.framework.builds:

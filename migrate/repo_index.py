@@ -72,6 +72,8 @@ class CallSite:
     name: str
     line: int
     owner: str
+    #: the method of the top-level class ``owner`` it is in ("" elsewhere)
+    method: str = ""
 
 
 @dataclass
@@ -472,14 +474,14 @@ class _Reader(ast.NodeVisitor):
             self.s.called_names.add(func.id)
             if func.id in self.s.imports and self.s.imports[func.id][1]:
                 module, name = self.s.imports[func.id]
-                self.s.calls.append(CallSite(func.id, module, name, node.lineno, self.owner))
+                self.s.calls.append(CallSite(func.id, module, name, node.lineno, self.owner, self.method))
             elif self.owner != MODULE_LEVEL:
                 self.s.local_calls[self.owner].add(func.id)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             imported = self.s.imports.get(func.value.id)
             if imported is not None and not imported[1]:
                 text = f"{func.value.id}.{func.attr}"
-                self.s.calls.append(CallSite(text, imported[0], func.attr, node.lineno, self.owner))
+                self.s.calls.append(CallSite(text, imported[0], func.attr, node.lineno, self.owner, self.method))
             elif imported is None and not self._is_amp(func.value.id):
                 self.s.method_calls.append(MethodCall(func.value.id, func.attr, node.lineno, self.owner))
         # the callee itself is visited as a call, not as an escaping reference

@@ -131,7 +131,8 @@ class FilePlan:
     #: may be read (``carrier_plan``); None when this file stores it nowhere
     carrier: Optional[CarrierFacts] = None
     #: in a launcher: the top-level function (a model factory) whose amp.initialize calls
-    #: make the GradScaler, returned as one more value to its one caller in ``returned_to``
+    #: make the GradScaler, returned as one more value to its callers in ``returned_to``
+    #: (their files, comma-separated)
     returns_scaler: str = ""
     returned_to: str = ""
     #: in the file of that caller: (its function, the call text) whose assignment unpacks
@@ -489,11 +490,11 @@ def build_plan(
             edges.setdefault((path, call.owner), []).append((callee, call.text))
             callers.setdefault(callee, []).append(((path, call.owner), call.line))
 
-    # a model factory returns what its initializes made to its one caller in another file:
-    # that caller holds the GradScaler from then on, as a launcher would
-    factories = _factory_routes(by_path, launchers, callers, others, definitions)
-    for factory_path, (_factory, receiver, _text) in factories.items():
-        launchers |= {factory_path, receiver[0]}
+    # a model factory returns what its initializes made to each of its callers in other
+    # files: each caller holds its own GradScaler from then on, as a launcher would
+    factories, factory_refusals = _factory_routes(by_path, launchers, callers, edges, others, definitions)
+    for factory_path, (_factory, receivers) in factories.items():
+        launchers |= {factory_path} | {receiver[0] for receiver, _text in receivers}
 
     # definitions that need the scaler, from the sites upwards through their callers
     needy: Set[Def] = set()
@@ -618,6 +619,7 @@ def build_plan(
         method_calls[item] = passing
     links = _amp_links(by_path, launchers, definitions)
     holders = _amp_holders(by_path, launchers, definitions, {(c, t) for c, t, _d, _p, _r in links})
+    _refuse_factories(plan, notes, factory_refusals)
     if not planned and not links and not holders and not riding.carried and not factories:
         plan.add_notes(notes)
         _add_carrier_facts(plan, by_path, definitions)
@@ -643,8 +645,9 @@ def build_plan(
     for launcher in riding.attach:
         for carried_path, _name in riding.carried:
             parent[find(carried_path)] = find(launcher)
-    for factory_path, (_factory, receiver, _text) in factories.items():
-        parent[find(receiver[0])] = find(factory_path)
+    for factory_path, (_factory, receivers) in factories.items():
+        for receiver, _text in receivers:
+            parent[find(receiver[0])] = find(factory_path)
     roots_of = sorted({find(p) for p in parent})
     component = {p: roots_of.index(find(p)) for p in parent}
 
@@ -654,7 +657,7 @@ def build_plan(
         counts = {s.num_losses for p in members for s in by_path[p].training_inits}
         losses[number] = counts.pop() if len(counts) == 1 else 1
     names: Dict[str, str] = {}
-    for callee_path in [d[0] for d in planned] + [r[0] for _f, r, _t in factories.values()]:
+    for callee_path in [d[0] for d in planned] + [r[0] for _f, rs in factories.values() for r, _t in rs]:
         used = by_path[callee_path].identifiers
         choices = SCALERS_PARAM_NAMES if losses[component[callee_path]] > 1 else SCALER_PARAM_NAMES
         names[callee_path] = next((n for n in choices if n not in used), "apexcompat_" + choices[-1])
@@ -735,8 +738,8 @@ def build_plan(
             runner_builds=riding.attach.get(path, ()),
             framework_autocast=riding.autocast.get(path, ""),
             returns_scaler=factories[path][0] if path in factories else "",
-            returned_to=by_path[factories[path][1][0]].shown if path in factories else "",
-            received=tuple(sorted((r[1], t) for _f, r, t in factories.values() if r[0] == path)),
+            returned_to=_shown_receivers(by_path, factories[path][1]) if path in factories else "",
+            received=tuple(sorted((r[1], t) for _f, rs in factories.values() for r, t in rs if r[0] == path)),
         )
     plan.add_notes(notes)
     _add_carrier_facts(plan, by_path, definitions)
@@ -749,16 +752,26 @@ def _factory_routes(
     by_path: Dict[str, ModuleSummary],
     launchers: Set[str],
     callers: Dict[Def, List[Tuple[Def, int]]],
+    edges: Dict[Def, List[Tuple[Def, str]]],
     others: Sequence[Tuple[str, str, bytes]],
     definitions: "_Definitions",
-) -> Dict[str, Tuple[str, Def, str]]:
+) -> Tuple[Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]], Dict[str, Tuple[str, str]]]:
     """Model factories: a file whose training initializes (one, alternatives, or several in
-    sequence) are all in one top-level function that scales nothing itself, called from
-    exactly one place in the walked files: a top-level function of another file with apex.amp
-    that needs the scaler (it scales a loss there), the factory used nowhere else (not passed
-    on, not called from files without apex).  Each becomes factory file -> (factory,
-    receiving definition, call text); the receiving file proves the call unpacks a tuple."""
-    routes: Dict[str, Tuple[str, Def, str]] = {}
+    sequence) are all in one top-level function that scales nothing itself, called only from
+    top-level functions of other files with apex.amp that need the scaler (they scale a loss
+    there), once from each, the factory used nowhere else (not passed on, not called from
+    files without apex).  Several callers must be in separate files that call nothing of one
+    another, so that each caller's GradScaler is the one apex's initialize of that call made
+    for the losses it scales.  Each becomes factory file -> (factory, ((receiving definition,
+    call text), ...)); each receiving file proves its call unpacks a tuple.
+
+    A caller may also be the ``__init__`` of a class whose other methods scale (the receiving
+    definition is then ``Class.__init__``): it keeps the GradScaler on ``self``
+    (``_class_receiver``).  When such a class cannot be proven, the factory and every one of
+    its callers stay as they are, and the second mapping says why: file -> (the calling
+    definition, "" in the factory's file; the reason)."""
+    routes: Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]] = {}
+    refusals: Dict[str, Tuple[str, str]] = {}
     for path, summary in by_path.items():
         inits = summary.training_inits
         owners = {s.owner for s in inits}
@@ -770,13 +783,21 @@ def _factory_routes(
         if factory not in summary.functions or any(s.num_losses != 1 for s in inits):
             continue
         calls = callers.get((path, factory), [])
-        if len(calls) != 1 or any(factory in called for called in summary.local_calls.values()):
+        if not calls or any(factory in called for called in summary.local_calls.values()):
             continue
-        (receiver, _line), = calls
-        user = by_path[receiver[0]]
-        if receiver[0] in launchers or receiver[1] not in user.functions or not user.owners_needing_scaler():
+        receiver_files = {receiver[0] for receiver, _line in calls}
+        if len(receiver_files) != len(calls) or not all(
+            _receives(by_path, launchers, receiver, line) for receiver, line in calls
+        ):
             continue
-        if handed_away(summary, factory, summary, factory) or _callers_elsewhere(factory, path, others, definitions):
+        if any(
+            callee[0] in receiver_files - {caller[0]}
+            for caller, called in edges.items()
+            if caller[0] in receiver_files
+            for callee, _text in called
+        ):
+            continue  # one caller runs another: whose GradScaler scales what would be unproven
+        if handed_away(summary, factory, summary, factory):
             continue
         if any(
             attr == factory and handed_away(other, local, summary, factory)
@@ -784,9 +805,95 @@ def _factory_routes(
             for local, (_module, attr) in other.imports.items()
         ):
             continue
-        text = next(c.text for c in user.calls if c.owner == receiver[1] and c.line == _line)
-        routes[path] = (factory, receiver, text)
-    return routes
+        outside = _callers_elsewhere(factory, path, others, definitions)
+        why = next(
+            (w for receiver, _line in sorted(calls) if receiver[1] in by_path[receiver[0]].classes
+             for w in [_class_receiver(by_path, receiver, definitions)] if w),
+            "",
+        )
+        if outside:
+            shown, line, owner = outside[0]
+            why = (
+                f"{factory}() is also called from {shown}:{line} ({owner}), a file without apex.amp that is not "
+                "rewritten, where what it returns would have one more value than that call takes"
+            )
+        if why:
+            refusals[path] = ("", why)
+            for receiver, _line in calls:
+                refusals[receiver[0]] = (receiver[1], why)
+            continue
+        receivers = tuple(
+            (
+                (path_, f"{owner}.__init__" if owner in by_path[path_].classes else owner),
+                next(c.text for c in by_path[path_].calls if c.owner == owner and c.line == line),
+            )
+            for (path_, owner), line in sorted(calls)
+        )
+        routes[path] = (factory, receivers)
+    return routes, refusals
+
+
+def _receives(by_path: Dict[str, ModuleSummary], launchers: Set[str], receiver: Def, line: int) -> bool:
+    """Whether a caller of a model factory can hold the GradScaler it returns: a top-level
+    function of a file with apex.amp, no launcher itself, that needs the scaler; or the
+    ``__init__`` of such a file's class whose methods need it."""
+    user = by_path[receiver[0]]
+    needing = user.owners_needing_scaler()
+    if receiver[0] in launchers or not needing:
+        return False
+    if receiver[1] in user.functions:
+        return True
+    return receiver[1] in needing and receiver[1] in user.classes and any(
+        c.owner == receiver[1] and c.line == line and c.method == "__init__" for c in user.calls
+    )
+
+
+def _class_receiver(by_path: Dict[str, ModuleSummary], receiver: Def, definitions: "_Definitions") -> str:
+    """Why the class whose ``__init__`` calls a model factory cannot keep the GradScaler it
+    returns on ``self`` for its methods that scale ("" when it can): each of them must be a
+    plain method (run on an instance, so after ``__init__``), and no class of the walked
+    files may derive from it with an ``__init__`` that skips the base's (its instances would
+    lack the attribute) or with apex.amp sites of its own (not followed)."""
+    path, cls = receiver
+    summary = by_path[path]
+    plain = summary.plain_methods.get(cls, set())
+    for site in summary.amp_sites:
+        if site.owner == cls and site.member in SCALER_MEMBERS and site.method not in plain:
+            return (
+                f"{cls}.{site.method or '<class body>'} in {summary.shown} uses apex.amp without an instance, "
+                f"so it could run without the GradScaler {cls}.__init__ would keep on self"
+            )
+    family = derived_classes(receiver, by_path, definitions.unindexed, definitions) - {receiver}
+    for heir_path, heir in sorted(family):
+        heir_summary = definitions.summary(heir_path) or ModuleSummary(heir_path, heir_path)
+        if heir in heir_summary.unchained_inits:
+            return (
+                f"{heir} in {heir_summary.shown} derives from {cls} but its __init__ does not call the base's, so "
+                f"its instances would lack the GradScaler {cls}.__init__ would keep on self"
+            )
+        if any(site.owner == heir for site in heir_summary.amp_sites):
+            return (
+                f"{heir} in {heir_summary.shown} derives from {cls} and uses apex.amp itself, which the GradScaler "
+                f"{cls}.__init__ would keep on self does not follow"
+            )
+    return ""
+
+
+def _refuse_factories(
+    plan: RepoPlan, notes: Dict[str, Dict[str, str]], refusals: Dict[str, Tuple[str, str]]
+) -> None:
+    """A model factory whose callers cannot all keep the GradScaler: the factory's
+    initialize keeps apex.amp with that reason, and each caller's sites say it."""
+    for path, (caller, reason) in refusals.items():
+        if not caller:
+            plan.files[path] = replace(plan.files.get(path, FilePlan()), refusal=reason)
+        else:
+            notes.setdefault(path, {})[caller] = f"the model factory it calls keeps apex.amp: {reason}"
+
+
+def _shown_receivers(by_path: Dict[str, ModuleSummary], receivers: Tuple[Tuple[Def, str], ...]) -> str:
+    """The files of a factory's callers as the messages name them: ``a.py`` or ``a.py, b.py``."""
+    return ", ".join(by_path[receiver[0]].shown for receiver, _text in receivers)
 
 
 def _add_carrier_facts(plan: RepoPlan, by_path: Dict[str, ModuleSummary], definitions) -> None:

@@ -214,6 +214,8 @@ class AmpFile:
     received: Dict[cst.FunctionDef, cst.Assign] = field(default_factory=dict)
     #: why such an assignment was not found (the file's sites report it)
     received_refusal: str = ""
+    #: the class whose ``__init__`` is the function receiving it (kept on ``self``)
+    received_class: Optional[cst.ClassDef] = None
     #: the initialize is in a method ``__init__`` calls only under an ``if``: the statement of
     #: ``__init__`` before which a disabled scaler is created, so every instance has one
     fallback: Optional[cst.BaseStatement] = None
@@ -772,7 +774,11 @@ def _received_sites(rule, module: cst.Module, info: AmpFile) -> None:
     function's own body, unpacks the GradScaler the factory of another file returns as one
     more value; from there on the function has it (else a blocker says why not)."""
     for name, text in info.plan.received:
-        func = next((f for f in module.body if isinstance(f, cst.FunctionDef) and f.name.value == name), None)
+        owner, _, method = name.partition(".")
+        top: Any = next(
+            (d for d in module.body if isinstance(d, (cst.FunctionDef, cst.ClassDef)) and d.name.value == owner), None
+        )
+        func: Any = (init_method(top) if method else top) if isinstance(top, cst.ClassDef) == bool(method) else None
         body = list(func.body.body) if func is not None and isinstance(func.body, cst.IndentedBlock) else []
         found = [
             line.body[0]
@@ -796,7 +802,13 @@ def _received_sites(rule, module: cst.Module, info: AmpFile) -> None:
             info.blockers.append(Blocker(calls[0] if calls else (func or module), info.received_refusal))
             continue
         info.received[func] = cast(cst.Assign, assign)
-        info.access[func] = info.scaler_name
+        if method:
+            # a class's __init__: kept on self for the methods that scale, as a class whose
+            # __init__ initializes keeps it (``_check_remote_layout`` reaches them so)
+            info.storage, info.received_class = "self", cast(cst.ClassDef, top)
+            info.access[func] = f"{self_name(func)}.{info.scaler_name}"
+        else:
+            info.access[func] = info.scaler_name
 
 
 def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
@@ -1910,10 +1922,12 @@ def _check_remote_layout(rule, info: AmpFile) -> None:
         _check_steps(rule, site, info)
     needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
     needy += [enclosing_function(rule.parents, c) for calls in info.class_threaded.values() for c in calls]
+    home_cls = info.received_class
+    home = next((f for f in info.received if class_of_method(rule.parents, f) is home_cls), None) if home_cls else None
     for func in info.entry_functions:
-        _access(rule, func, None, None, info, set())
+        _access(rule, func, home, home_cls, info, set())
     for func in dict.fromkeys(needy):
-        if _access(rule, func, None, None, info, set()) is None:
+        if _access(rule, func, home, home_cls, info, set()) is None:
             node = next((s.with_stmt for s in info.scale_losses if s.func is func), None) or next(
                 n.node for n in info.needs if n.func is func
             )
@@ -1928,10 +1942,36 @@ def _check_remote_layout(rule, info: AmpFile) -> None:
         ]
         early += [s.with_stmt for s in info.scale_losses if s.func is func]
         early += [n.node for n in info.needs if n.func is func]
+        if func is home:
+            # a method __init__ calls on self before the call (or one that calls it so): it
+            # would run without the GradScaler
+            using = _methods_reaching(cast(cst.ClassDef, home_cls), {f.name.value for f in needy if f is not None})
+            early += [c for c, name in _self_calls(func) if name in using]
         for node in early:
             if rule.line_of(node) < line:
                 made = code_of(cast(cst.Call, assign.value).func)
                 info.blockers.append(Blocker(node, f"this comes before {made}() returns the GradScaler it would use"))
+
+
+def _self_calls(func: cst.FunctionDef) -> List[Tuple[cst.Call, str]]:
+    """The ``self.<method>(...)`` calls in a method: (call, method name)."""
+    me = self_name(func) if func.params.params else ""
+    return [
+        (n, n.func.attr.value)
+        for n in walk(func)
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and code_of(n.func.value) == me
+    ]
+
+
+def _methods_reaching(cls: cst.ClassDef, names: Set[str]) -> Set[str]:
+    """``names`` and the methods of ``cls`` that call one of them on self, directly or not."""
+    calls = {m.name.value: {name for _c, name in _self_calls(m)} for m in methods_of(cls)}
+    found, grew = set(names), True
+    while grew:
+        more = {m for m, called in calls.items() if m not in found and called & found}
+        found |= more
+        grew = bool(more)
+    return found
 
 
 def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
@@ -2480,12 +2520,18 @@ def find_scalers(rule, module: cst.Module):
 
     _returned_scalers(rule, module, local)
     if plan is not None and plan.received:
-        # ``..., scaler = create_optimizer(...)``: the factory of another file returned it
+        # ``..., scaler = create_optimizer(...)``: the factory of another file returned it;
+        # ``..., self.scaler = create_optimizer(...)`` in a class's __init__
         received = {name for name, _text in plan.received}
         for stmt in module.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value in received and stmt not in local:
                 local[stmt] = (plan.scaler_name, f"{plan.scaler_name}.is_enabled()")
                 names.add(plan.scaler_name)
+            init = init_method(stmt) if isinstance(stmt, cst.ClassDef) else None
+            if isinstance(stmt, cst.ClassDef) and init is not None and stmt not in attrs:
+                if f"{stmt.name.value}.__init__" in received:
+                    kept = f"{self_name(init)}.{plan.scaler_name}"
+                    attrs[stmt] = (plan.scaler_name, f"{kept}.is_enabled()", None)
     for node in walk(module):
         if not (
             isinstance(node, cst.Assign)

@@ -177,7 +177,7 @@ class ScalerThreading(AmpRule):
     def _return_scaler(self, info: AmpFile) -> None:
         """The helper that creates the scaler returns it as one more value, and the
         assignment of its one call unpacks it (APX217); a model factory returns it so to its
-        one caller in another file, which unpacks it there (APX244)."""
+        callers in other files, which unpack it there (APX244)."""
         call = info.returned_to
         if call is None and not info.returned_elsewhere:
             return
@@ -187,7 +187,12 @@ class ScalerThreading(AmpRule):
             self.replace_node(ret.value, lambda upd: _one_more(upd, name))
         said = f"{helper.name.value}() returns the GradScaler it creates as one more value"
         if call is None:
-            said += f" to its one caller, in {info.returned_elsewhere}, which unpacks it"
+            several = ", " in info.returned_elsewhere
+            said += (
+                f" to each of its callers, in {info.returned_elsewhere}, which unpack it"
+                if several
+                else f" to its one caller, in {info.returned_elsewhere}, which unpacks it"
+            )
             self.report(helper, "APX244", said, fixed=True, severity="info")
             return
         assign: Any = self.parents[call]
@@ -200,12 +205,13 @@ class ScalerThreading(AmpRule):
         """``a, b = create_optimizer(...)`` -> ``a, b, scaler = create_optimizer(...)``: the
         GradScaler the factory of another file now returns last (APX244)."""
         for func, assign in info.received.items():
-            self.replace_node(assign.targets[0].target, lambda upd: _one_more(upd, info.scaler_name))
+            kept = info.access.get(func, info.scaler_name)  # ``self.scaler`` in a class's __init__
+            self.replace_node(assign.targets[0].target, lambda upd, kept=kept: _one_more(upd, kept))
             self.report(
                 assign,
                 "APX244",
                 f"{code_of(assign.value.func)}() now returns the GradScaler as one more value: "  # type: ignore[attr-defined]
-                f"{func.name.value}() unpacks it as `{info.scaler_name}`",
+                f"{func.name.value}() unpacks it as `{kept}`",
                 fixed=True,
                 severity="info",
             )
@@ -231,7 +237,7 @@ def _one_more(node: Any, name: str) -> Any:
     last = elements[-1]
     if last.comma is cst.MaybeSentinel.DEFAULT:
         elements[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        elements.append(cst.Element(cst.Name(name)))
+        elements.append(cst.Element(cst.parse_expression(name)))
     else:
-        elements.append(cst.Element(cst.Name(name), comma=last.comma))
+        elements.append(cst.Element(cst.parse_expression(name), comma=last.comma))
     return node.with_changes(elements=elements)

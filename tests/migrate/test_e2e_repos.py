@@ -16,7 +16,8 @@ options object the launcher hands its step function, and the same handed to a st
 launcher's file, apex.amp handed to a resume helper's **kwargs, a model factory that initializes twice and
 returns its networks to a loop that scales through a backward helper, a base class that initializes once
 behind a run-once flag with a subclass in another module that scales the loss, a loop that initializes several
-models under the fp16 switch, with a metric and a filter between each forward pass and its loss).  Once per module:
+models under the fp16 switch, with a metric and a filter between each forward pass and its loss, a placement
+helper that initializes and returns to the __init__ of a trainer class in each of two scripts).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -264,6 +265,25 @@ LAYOUTS: Dict[str, dict] = {
     "r30_setup_loop": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
                            native=[], fallbacks=[],
                            branches={"off": ["--fp32"], "filter": ["--max-error", "0.9"]}),
+    # r29's factory called by two scripts that share nothing else: train.py and tune.py (its
+    # own losses and backward step) each unpack what build_gan() returns and scale their own
+    # losses: the factory returns a GradScaler to each, each script unpacks its own, threads it
+    # and puts autocast around its forward passes; the 'tune' branch runs tune.py, 'tune-off'
+    # without fp16, 'off' train.py without fp16
+    "r31_factory_two_callers": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=30,
+                                    metric="distance", native=[], fallbacks=[],
+                                    branches={"off": ["--no-fp16"], "tune": [], "tune-off": ["--no-fp16"]},
+                                    launchers={"tune": "tune.py", "tune-off": "tune.py"}),
+    # DPR's shape: a placement helper initializes and returns model and optimizer to the
+    # __init__ of a trainer class in train.py and of another in tune.py, each keeping them on
+    # self; their other methods scale, clip on master_params, step, save and load apex's state
+    # (train.py's __init__ loads it after the helper returned): the helper returns a GradScaler
+    # to each __init__, unpacked onto self.scaler; 'tune' runs tune.py, 'tune-off' and 'off'
+    # without fp16
+    "r33_factory_class_receiver": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=30,
+                                       metric="loss", native=[], fallbacks=[],
+                                       branches={"off": ["--no-fp16"], "tune": [], "tune-off": ["--no-fp16"]},
+                                       launchers={"tune": "tune.py", "tune-off": "tune.py"}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)

@@ -804,6 +804,28 @@ FACTORY_USER = """\
         backward(net(torch.randn(2, 4)).sum(), opt)
     """
 
+CLASS_USER = """\
+    import torch
+    from apex import amp
+
+    from factory import build
+
+
+    class {name}:
+        def __init__(self, cfg):
+            self.cfg = cfg
+            net, opt = build(cfg)
+            self.net = net
+            self.opt = opt
+
+        def fit(self, x):
+            loss = self.net(x).sum()
+            with amp.scale_loss(loss, self.opt) as scaled:
+                scaled.backward()
+            self.opt.step()
+    """
+
+
 
 def test_a_model_factory_returns_the_scaler_to_its_one_caller(tmp_path):
     write_tree(tmp_path, {"factory.py": FACTORY.format(more=""), "train.py": FACTORY_USER.format(name="main")})
@@ -814,11 +836,40 @@ def test_a_model_factory_returns_the_scaler_to_its_one_caller(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "user, names, received",
+    [
+        # top-level functions
+        (FACTORY_USER, ("main", "tune"), ("main", "tune")),
+        # the __init__ of a trainer class each, kept on self for the methods that scale
+        (CLASS_USER, ("Trainer", "Tuner"), ("Trainer.__init__", "Tuner.__init__")),
+    ],
+    ids=["functions", "class-inits"],
+)
+def test_a_model_factory_returns_a_scaler_to_each_caller_of_its_own(tmp_path, user, names, received):
+    tree = {"factory.py": FACTORY.format(more=""), "train.py": user.format(name=names[0]),
+            "tune.py": user.format(name=names[1])}
+    write_tree(tmp_path, tree)
+    plan = plan_for(tmp_path)
+    factory = plan.files[str(tmp_path / "factory.py")]
+    train, tune = plan.files[str(tmp_path / "train.py")], plan.files[str(tmp_path / "tune.py")]
+    assert (factory.returns_scaler, factory.returned_to) == ("build", "train.py, tune.py")
+    assert (train.received, tune.received) == (((received[0], "build"),), ((received[1], "build"),))
+    assert train.component == tune.component == factory.component is not None
+
+
+@pytest.mark.parametrize(
     "files",
     [
-        # called from two files: the GradScaler would have two ways out
+        # called from two files, one of which runs the other: which GradScaler scales the
+        # first caller's losses after the second's call would be unproven
         {"factory.py": FACTORY.format(more=""), "train.py": FACTORY_USER.format(name="main"),
-         "tune.py": FACTORY_USER.format(name="tune")},
+         "tune.py": FACTORY_USER.format(name="tune").replace(
+             "from factory import build\n", "from factory import build\n    from train import main\n"
+         ).replace("        net, opt = build(cfg)\n", "        main(cfg)\n        net, opt = build(cfg)\n")},
+        # called twice from one file: not this route
+        {"factory.py": FACTORY.format(more=""),
+         "train.py": FACTORY_USER.format(name="main")
+         + "\n\n    def tune(cfg):\n        net, opt = build(cfg)\n        backward(net(torch.randn(2, 4)).sum(), opt)\n"},
         # one loss scaler per loss id: not this route
         {"factory.py": FACTORY.format(more=", num_losses=2"), "train.py": FACTORY_USER.format(name="main")},
     ],
@@ -843,3 +894,42 @@ def test_factory_initializes_in_sequence_with_other_options_keep_the_shim(tmp_pa
         "(opt_level=\"O2\" here, opt_level=\"O1\" first): one GradScaler cannot follow both" in m
         for m in messages
     ), messages
+
+
+
+@pytest.mark.parametrize(
+    "extra, reason",
+    [
+        # a subclass whose __init__ skips the base's: its instances would have no GradScaler
+        ({"distill.py": "from train import Trainer\n\n\nclass Distill(Trainer):\n"
+                        "    def __init__(self, cfg):\n        self.cfg = cfg\n"},
+         "Distill in distill.py derives from Trainer but its __init__ does not call the base's"),
+        # a subclass that scales through apex.amp itself: not followed
+        ({"tune.py": "from apex import amp\n\nfrom train import Trainer\n\n\nclass Tuner(Trainer):\n"
+                     "    def fit(self, x):\n        with amp.scale_loss(self.net(x).sum(), self.opt) as s:\n"
+                     "            s.backward()\n"},
+         "Tuner in tune.py derives from Trainer and uses apex.amp itself"),
+        # the factory also called from a file without apex.amp, whose unpacking would break
+        ({"serve.py": "from factory import build\n\n\ndef serve(cfg):\n    net, _ = build(cfg)\n    return net\n"},
+         "build() is also called from serve.py:5 (serve), a file without apex.amp that is not rewritten"),
+    ],
+)
+def test_a_trainer_class_that_cannot_keep_the_factory_scaler_keeps_the_shim(tmp_path, extra, reason):
+    write_tree(tmp_path, {"factory.py": FACTORY.format(more=""), "train.py": CLASS_USER.format(name="Trainer"),
+                          **extra})
+    findings = report(tmp_path, "--to", "native")["findings"]
+    messages = [f["message"] for f in findings if f["code"] == "APX220" and f["path"] in ("factory.py", "train.py")]
+    assert len(messages) == 2 and all(reason in m for m in messages), findings
+
+
+@pytest.mark.parametrize("early", ["self.fit(torch.randn(2, 4))", "self.warm_up()"])
+def test_a_method_the_init_runs_before_the_factory_returns_keeps_the_shim(tmp_path, early):
+    # a method that scales, or one that calls it, run by __init__ before the factory's
+    # GradScaler is on self
+    user = CLASS_USER.format(name="Trainer").replace(
+        "            net, opt = build(cfg)\n",
+        f"            {early}\n            net, opt = build(cfg)\n",
+    ) + "\n        def warm_up(self):\n            self.fit(torch.randn(2, 4))\n"
+    write_tree(tmp_path, {"factory.py": FACTORY.format(more=""), "train.py": user})
+    messages = [f["message"] for f in report(tmp_path, "--to", "native")["findings"] if f["code"] == "APX220"]
+    assert any("this comes before build() returns the GradScaler it would use" in m for m in messages), messages

@@ -1,0 +1,1 @@
+"""Networks and their placement for the two trainers."""
