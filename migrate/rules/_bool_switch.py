@@ -6,11 +6,12 @@ TypeError), and a GradScaler keeps whatever it was given and hands it back from
 (``args.fp16``, an opt level that defaults to None) is wrapped once, where the migration
 writes it, unless its shape proves a bool: a comparison, ``not``, ``True``/``False``,
 ``bool()``/``isinstance()`` and a few other builtins that always return one, ``and``/``or``/
-``x if c else y`` over such operands, or a name its scope assigns only from them."""
+``x if c else y`` over such operands, or a name the scope that binds it (its function, an
+enclosing one, the module) assigns only from them."""
 
 from __future__ import annotations
 
-from typing import Any, FrozenSet, List, Optional
+from typing import Any, FrozenSet, List, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -18,44 +19,60 @@ import libcst as cst
 BOOL_BUILTINS: FrozenSet[str] = frozenset({"bool", "isinstance", "issubclass", "hasattr", "callable", "any", "all"})
 
 
-def is_provably_bool(node: cst.BaseExpression, scope: Optional[cst.CSTNode] = None) -> bool:
+Scopes = Union[cst.CSTNode, Sequence[cst.CSTNode], None]
+
+
+def is_provably_bool(node: cst.BaseExpression, scope: Scopes = None) -> bool:
     """Whether ``node`` always evaluates to ``True`` or ``False``; a bare name counts when
-    ``scope`` (its function, or the module) assigns it only from such expressions."""
-    return _proves(node, scope, frozenset())
+    the scope that binds it (``scope``: its function, or a list of scopes innermost first as
+    ``scope_at`` gives, ending with the module) assigns it only from such expressions."""
+    if scope is None:
+        scopes: List[cst.CSTNode] = []
+    elif isinstance(scope, cst.CSTNode):
+        scopes = [scope]
+    else:
+        scopes = list(scope)
+    return _proves(node, scopes, frozenset())
 
 
-def as_bool(text: str, scope: Optional[cst.CSTNode] = None) -> str:
+def as_bool(text: str, scope: Scopes = None) -> str:
     """``text`` unchanged when it is provably a bool, else ``bool(text)``."""
     if is_provably_bool(cst.parse_expression(text), scope):
         return text
     return f"bool({text})"
 
 
-def _proves(node: Any, scope: Optional[cst.CSTNode], seen: FrozenSet[str]) -> bool:
+def _proves(node: Any, scopes: List[cst.CSTNode], seen: FrozenSet[str]) -> bool:
     if isinstance(node, cst.Comparison):
         return True
     if isinstance(node, cst.UnaryOperation):
         return isinstance(node.operator, cst.Not)
     if isinstance(node, cst.BooleanOperation):
-        return _proves(node.left, scope, seen) and _proves(node.right, scope, seen)
+        return _proves(node.left, scopes, seen) and _proves(node.right, scopes, seen)
     if isinstance(node, cst.IfExp):
-        return _proves(node.body, scope, seen) and _proves(node.orelse, scope, seen)
+        return _proves(node.body, scopes, seen) and _proves(node.orelse, scopes, seen)
     if isinstance(node, cst.Call):
         return isinstance(node.func, cst.Name) and node.func.value in BOOL_BUILTINS
     if isinstance(node, cst.Name):
         if node.value in ("True", "False"):
             return True
-        if scope is None or node.value in seen:
+        if node.value in seen:
             return False
-        values = _assigned_values(scope, node.value)
-        return bool(values) and all(_proves(v, scope, seen | {node.value}) for v in values or ())
+        for index, scope in enumerate(scopes):
+            values = _assigned_values(scope, node.value)
+            if values is None:
+                return False
+            if values:  # the innermost scope that binds the name decides
+                outer = scopes[index:]
+                return all(_proves(v, outer, seen | {node.value}) for v in values)
     return False
 
 
 def _assigned_values(scope: cst.CSTNode, name: str) -> Optional[List[cst.BaseExpression]]:
     """The values ``scope`` assigns to ``name`` (its own statements, not nested functions'
-    or classes'); None when the name is bound some other way there too (a parameter, a loop
-    target, ``+=``, ``global``), since then its value is not one of them."""
+    or classes'; empty: it does not bind the name); None when the name is bound some other
+    way there too (a parameter, a loop target, ``+=``, ``global``, a function of the module
+    declaring it ``global``), since then its value is not one of them."""
     if isinstance(scope, cst.FunctionDef):
         params = scope.params
         every = list(params.params) + list(params.kwonly_params) + list(params.posonly_params)
@@ -68,6 +85,9 @@ def _assigned_values(scope: cst.CSTNode, name: str) -> Optional[List[cst.BaseExp
     if isinstance(scope, cst.Module):
         for stmt in scope.body:
             stmt.visit(finder)
+        declared = _Declared(name)
+        scope.visit(declared)
+        finder.other = finder.other or declared.found
     elif isinstance(scope, cst.FunctionDef):
         scope.body.visit(finder)
     else:
@@ -151,12 +171,27 @@ class _Bindings(cst.CSTVisitor):
             self.other = True
 
 
-def scope_at(parents: Any, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-    """The function holding ``node``, else the module (where its names are looked up)."""
+class _Declared(cst.CSTVisitor):
+    """Whether some function declares the name ``global`` (and may rebind it to anything)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found = False
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.found = self.found or any(n.name.value == self.name for n in node.names)
+
+
+def scope_at(parents: Any, node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The scopes a name read at ``node`` is looked up in, innermost first: the functions
+    holding it, then the module (class bodies are skipped, as Python skips them)."""
+    scopes: List[cst.CSTNode] = []
     cur: Any = parents.get(node)
     last: Any = node
     while cur is not None:
         if isinstance(cur, cst.FunctionDef):
-            return cur
+            scopes.append(cur)
         last, cur = cur, parents.get(cur)
-    return last if isinstance(last, cst.Module) else None
+    if isinstance(last, cst.Module):
+        scopes.append(last)
+    return scopes

@@ -102,11 +102,49 @@ def test_module_scope_names():
     assert not is_provably_bool(module.body[-1].body[0].value, module)  # type: ignore[attr-defined]
 
 
-def test_scope_at_finds_the_function_else_the_module():
-    module = cst.parse_module("def f():\n    x = 1\ny = 2\n")
+def _switch_in(code: str) -> bool:
+    """Whether the value of the last statement of ``train`` in ``code`` is provably a bool,
+    its names looked up through ``scope_at``."""
+    module = cst.parse_module(code)
     wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
     parents = wrapper.resolve(cst.metadata.ParentNodeProvider)
-    func = module.body[0]
-    inner = func.body.body[0]  # type: ignore[attr-defined]
-    assert scope_at(parents, inner) is func
-    assert scope_at(parents, module.body[1]) is module
+    train = next(n for n in parents if isinstance(n, cst.FunctionDef) and n.name.value == "train")
+    last = train.body.body[-1]
+    return is_provably_bool(last.body[0].value, scope_at(parents, last))  # type: ignore[attr-defined]
+
+
+APEX_PROBE = "try:\n    from apex import amp\n    mixed = True\nexcept ImportError:\n    mixed = False\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        # a module global set only to True/False (yolov5's apex probe)
+        (APEX_PROBE + "def train():\n    x = mixed\n", True),
+        # a function of the module may rebind it to anything
+        (APEX_PROBE + "def off():\n    global mixed\n    mixed = None\ndef train():\n    x = mixed\n", False),
+        # the function's own binding hides the global
+        (APEX_PROBE + "def train(mixed):\n    x = mixed\n", False),
+        (APEX_PROBE + "def train():\n    mixed = opts.fp16\n    x = mixed\n", False),
+        # an enclosing function's binding
+        ("def outer(a):\n    on = a > 0\n    def train():\n        x = on\n    return train\n", True),
+        ("def outer(on):\n    def train():\n        x = on\n    return train\n", False),
+        # an import binds it to something unknown
+        ("from config import mixed\ndef train():\n    x = mixed\n", False),
+        # bound nowhere
+        ("def train():\n    x = mixed\n", False),
+    ],
+)
+def test_names_from_enclosing_scopes(code, expected):
+    assert _switch_in(code) is expected
+
+
+def test_scope_at_lists_the_functions_then_the_module():
+    module = cst.parse_module("class C:\n    def f(self):\n        def g():\n            x = 1\ny = 2\n")
+    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    parents = wrapper.resolve(cst.metadata.ParentNodeProvider)
+    cls = module.body[0]
+    f = cls.body.body[0]  # type: ignore[attr-defined]
+    g = f.body.body[0]
+    assert scope_at(parents, g.body.body[0]) == [g, f, module]  # the class body is skipped
+    assert scope_at(parents, module.body[1]) == [module]
