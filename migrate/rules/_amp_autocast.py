@@ -144,16 +144,21 @@ class AutocastPlacement(AmpRule):
 
     def _accumulates_loss(self, stmt: cst.BaseStatement, loss_texts: set) -> bool:
         """``for i in range(len(outputs)): ... loss += w[i] * crit(outputs[i], y[i])``: a plain
-        ``for`` loop that computes the loss from the outputs (no ``else``, nothing nested but
-        plain ifs, no step, backward or jump): part of the forward pass autocast covers."""
-        return (
-            isinstance(stmt, cst.For)
-            and stmt.orelse is None
-            and stmt.asynchronous is None
-            and bool(assigned_names(stmt) & loss_texts)
-            and not self._nests_or_steps(stmt.body)  # type: ignore[arg-type]
-            and not _jumps(stmt)
-        )
+        ``for`` loop (``_is_plain_loop``) that computes the loss from the outputs: part of the
+        forward pass autocast covers."""
+        return self._is_plain_loop(stmt) and bool(assigned_names(stmt) & loss_texts)
+
+    def _is_plain_loop(self, stmt: Any) -> bool:
+        """A synchronous ``for`` loop without ``else`` whose body is simple statements and
+        ifs (no ``match`` or ``try`` there; no loop, ``with``, ``try`` or definition at any
+        depth), with no step, backward, backward helper or jump: autocast may span it whole."""
+        if not isinstance(stmt, cst.For) or stmt.asynchronous is not None or stmt.orelse is not None:
+            return False
+        if isinstance(stmt.body, cst.IndentedBlock):
+            inner: List[Any] = list(stmt.body.body)
+            if not all(isinstance(s, (cst.SimpleStatementLine, cst.If)) for s in inner):
+                return False
+        return not _jumps(stmt) and not self._nests_or_steps(stmt.body)  # type: ignore[arg-type]
 
     def _nests_or_steps(self, stmt: cst.BaseStatement, nests: bool = True) -> bool:
         """Whether ``stmt`` holds a definition or ``yield``, or calls a step or a backward (or
@@ -616,15 +621,10 @@ class AutocastPlacement(AmpRule):
         return None
 
     def _is_forward_loop(self, stmt: Any) -> bool:
-        """A ``for`` loop that only runs forward passes (a discriminator per temporal scale):
-        no step, backward or backward helper, no ``with``/``try``/definition, no jump, no
-        ``else``; the autocast region of a backward helper's caller may hold it, only then."""
-        if not self.helpers or not isinstance(stmt, cst.For) or stmt.orelse is not None or _jumps(stmt):
-            return False
-        inner = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else []
-        return all(
-            isinstance(s, (cst.SimpleStatementLine, cst.If)) and not self._nests_or_steps(s) for s in inner
-        )
+        """A plain ``for`` loop (``_is_plain_loop``) that runs forward passes (a discriminator
+        per temporal scale): the autocast region of a backward helper's caller may hold it,
+        only then."""
+        return bool(self.helpers) and self._is_plain_loop(stmt)
 
     def _spans_at_callers(self, site: ScaleLossSite, info: AmpFile) -> List[Tuple[Any, Any]]:
         """``def backward(self, loss): with amp.scale_loss(loss, ...)`` called as

@@ -262,7 +262,10 @@ class Trainer:
 """
 
 #: each initialize of INITIALIZE_PER_METHOD migrated
-PER_METHOD_SCALER = '        use_amp = self.fp16\n        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)\n'
+PER_METHOD_SCALER = (
+    '        use_amp = bool(self.fp16)\n'
+    '        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)\n'
+)
 #: a method that calls the range test's helper without an initialize before it
 WARM_UP = "\n    def warm_up(self, optimizer, x, y):\n        self._probe(optimizer, x, y)\n"
 
@@ -329,7 +332,7 @@ SETUP_LOOP_NATIVE = """\
         for k in range(len(heads)):
             head, opt = heads[k], opts[k]
             heads[k], opts[k] = head, opt
-    use_amp = half and level != "O0"
+    use_amp = bool(half and level != "O0")
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
 """
 SETUP_LOOP_TRAIN_APEX = """\
@@ -507,7 +510,7 @@ def main():
     args = parser.parse_args()
     model = torch.nn.Linear(10, 2).cuda()
     optimizer = torch.optim.Adam(model.parameters())
-    use_amp = args.fp16 and args.opt_level != "O0"
+    use_amp = bool(args.fp16 and args.opt_level != "O0")
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for x, y in loader:
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
@@ -685,9 +688,10 @@ import torch
 
 
 def fit(model, optimizer, data, use_fp16):
-    scaler = torch.amp.GradScaler("cuda", enabled=use_fp16)
+    use_amp = bool(use_fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for x in data:
-        with torch.autocast("cuda", dtype=torch.float16, enabled=use_fp16):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             loss = model(x).mean()
         scaler.scale(loss).backward()
         scaler.step(optimizer)
@@ -794,7 +798,7 @@ import torch
 
 
 def fit(model, optimizer, batches, args):
-    use_amp = args.fp16
+    use_amp = bool(args.fp16)
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for x in batches:
         optimizer.zero_grad()
@@ -826,7 +830,7 @@ def train_epoch(model, optimizer, loader, scaler):
 def main(args):
     model = build_model().cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
-    use_amp = args.fp16 and args.opt_level != "O0"
+    use_amp = bool(args.fp16 and args.opt_level != "O0")
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for epoch in range(args.epochs):
         train_epoch(model, optimizer, loader, scaler)
@@ -922,7 +926,7 @@ from tqdm import tqdm
 
 
 def train(args, train_dataloader, model, optimizer, scheduler):
-    use_amp = args.fp16 and args.fp16_opt_level != "O0"
+    use_amp = bool(args.fp16 and args.fp16_opt_level != "O0")
     scaler = torch.amp.GradScaler(torch.device(args.device).type, enabled=use_amp)
 
     # multi-gpu training (should be after apex fp16 initialization)
@@ -993,7 +997,7 @@ def train(model, optimizer, batches, args):
     scaler = StandardScaler()
     if args.cpu:
         model = model.cpu()
-    use_amp = not args.cpu and args.fp16
+    use_amp = bool(not args.cpu and args.fp16)
     grad_scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for x in batches:
         x = scaler.transform(x)
@@ -1287,7 +1291,7 @@ import torch
 
 
 def main(args, model, optimizer, loader):
-    use_amp = args.fp16 and args.opt_level != "O0"
+    use_amp = bool(args.fp16 and args.opt_level != "O0")
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for x in loader:
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
@@ -1623,7 +1627,7 @@ class Trainer:
         self.model = model
         self.optimizer = optimizer
         self.use_amp = use_amp
-        amp_enabled = self.use_amp
+        amp_enabled = bool(self.use_amp)
         self.scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
 
     def loss(self, inputs, model):
@@ -1950,7 +1954,8 @@ import torch
 def prepare(model, lr, fp16, total_steps):
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     scheduler = None
-    scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     if total_steps is not None:
         scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, total_iters=total_steps)
     return model, optimizer, scheduler, scaler
@@ -2010,7 +2015,8 @@ def setup(model, fp16, training):
     if fp16:
         initialized = model if optimizer is None else (model, optimizer)
         model, optimizer = initialized if training else (initialized, None)
-    scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     return model, optimizer, scaler
 
 
@@ -2056,10 +2062,11 @@ import torch
 
 
 def train(model, optimizer, loader, use_apex, use_native):
-    scaler = torch.amp.GradScaler("cuda", enabled=use_apex)
+    use_amp = bool(use_apex)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     native_scaler = torch.amp.GradScaler("cuda", enabled=use_native)
     for x, y in loader:
-        with torch.autocast("cuda", enabled=use_native or use_apex):
+        with torch.autocast("cuda", enabled=use_native or use_amp):
             loss = torch.nn.functional.mse_loss(model(x), y)
         if use_apex:
             scaler.scale(loss).backward()
@@ -2557,9 +2564,10 @@ import torch
 
 
 def train(model, optimizer, loader, fp16):
-    scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for x, y in loader:
-        with torch.autocast("cuda", dtype=torch.float16, enabled=fp16):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             loss = torch.nn.functional.mse_loss(model(x), y)
         if fp16:
             scaler.scale(loss).backward()
@@ -3011,7 +3019,7 @@ import torch
 model = torch.nn.Linear(10, 2).cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 scaler = torch.amp.GradScaler("cuda", enabled=args.native_amp)
-use_amp = args.apex_amp
+use_amp = bool(args.apex_amp)
 grad_scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
 for x, y in loader:
     optimizer.zero_grad()
@@ -3141,7 +3149,8 @@ class Learner:
         self.net = net
         self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
         self.half = half
-        self.scaler = torch.amp.GradScaler("cuda", enabled=half)
+        use_amp = bool(half)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
 
     def learn(self, x, y):
         with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
@@ -3290,9 +3299,10 @@ import torch
 def cross_validate(folds, half):
     for fold in folds:
         net, opt = fold.build()
-        scaler = torch.amp.GradScaler("cuda", enabled=half)
+        use_amp = bool(half)
+        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
         for x, y in fold.batches:
-            with torch.autocast("cuda", dtype=torch.float16, enabled=half):
+            with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
                 loss = torch.nn.functional.mse_loss(net(x), y)
             scaler.scale(loss).backward()
             scaler.step(opt)
@@ -3487,7 +3497,7 @@ def train_epoch(model, optimizer, loader, use_amp):
 def main(args):
     model = build_model().cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
-    use_amp = args.fp16 and args.opt_level != "O0"
+    use_amp = bool(args.fp16 and args.opt_level != "O0")
     for epoch in range(args.epochs):
         train_epoch(model, optimizer, loader, use_amp)
 """,

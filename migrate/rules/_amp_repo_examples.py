@@ -442,7 +442,7 @@ SHARED_STEP_SETUP = """\
 {todo_store}        args.amp = amp
 """
 SHARED_STEP_NATIVE_SETUP = """\
-    use_amp = args.fp16 and args.fp16_opt_level != "O0"
+    use_amp = bool(args.fp16 and args.fp16_opt_level != "O0")
     scaler = torch.amp.GradScaler(torch.device(args.device).type, enabled=use_amp)
     args.scaler = scaler
 """
@@ -530,7 +530,8 @@ from steppers import AmpStepper, Fp32Stepper
 class Trainer:
     def __init__(self, model, optimizer, fp16):
         self.model, self.optimizer = model, optimizer
-        self.scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+        use_amp = bool(fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
         if fp16:
             self.stepper = AmpStepper(self.model, scaler=self.scaler)
         else:
@@ -2211,7 +2212,8 @@ def train_detector(model, data_loaders, cfg):
             for m in model.modules():
                 if hasattr(m, "fp16_enabled"):
                     m.fp16_enabled = True
-    use_amp = cfg.optimizer_config.get("type") == "AccumOptimizerHook" and cfg.optimizer_config.get("use_fp16", False)
+    use_amp = bool(cfg.optimizer_config.get("type") == "AccumOptimizerHook" and \
+cfg.optimizer_config.get("use_fp16", False))
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     runner = build_runner(cfg.runner, default_args=dict(model=model, optimizer=optimizer, work_dir=cfg.work_dir))
     runner.grad_scaler = scaler
@@ -2489,7 +2491,7 @@ class Task:
             "        loss = torch.nn.functional.cross_entropy(net(inputs), targets)\n",
             backward="        opts.scaler.scale(loss).backward()\n",
             step="    opts.scaler.step(opt)\n    opts.scaler.update()\n",
-            setup="    use_amp = opts.fp16 and opts.fp16_opt_level != \"O0\"\n"
+            setup="    use_amp = bool(opts.fp16 and opts.fp16_opt_level != \"O0\")\n"
             "    scaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\n"
             "    opts.scaler = scaler\n",
             after_loop="", report_torch="", report_extra="",
@@ -2534,7 +2536,7 @@ def build_gan(cfg):
     disc = torch.nn.Linear(16, 1).cuda()
     opt_g = torch.optim.Adam(gen.parameters(), lr=2e-4)
     opt_d = torch.optim.Adam(disc.parameters(), lr=2e-4)
-    use_amp = cfg.amp
+    use_amp = bool(cfg.amp)
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     return gen, disc, opt_g, opt_d, scaler
 # file: train.py
@@ -2926,7 +2928,7 @@ import torch
 
 def prepare(model, optimizer, fp16, level="O1"):
     model.cuda()
-    use_amp = fp16 and level != "O0"
+    use_amp = bool(fp16 and level != "O0")
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     return model, optimizer, scaler
 # file: pretrain.py
@@ -3071,7 +3073,7 @@ import torch
 
 def place(model, optimizer, device, fp16=False, level="O1"):
     model.to(device)
-    use_amp = fp16 and level != "O0"
+    use_amp = bool(fp16 and level != "O0")
     scaler = torch.amp.GradScaler(torch.device(device).type, enabled=use_amp)
     if torch.cuda.device_count() > 1:
         model = torch.nn.DataParallel(model)

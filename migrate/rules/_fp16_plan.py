@@ -10,6 +10,8 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, cast
 
 import libcst as cst
 
+from ._bool_switch import as_bool, scope_at
+from ._metadata import ParentProvider
 from ._edits import NO_GROWTH, StatementEdits, move_leading
 from ._tree import walk
 from ._neighbour_base import NeighbourRule, bind_args, code_of, literal_value
@@ -209,7 +211,7 @@ class FP16Planning(NeighbourRule):
         self._find_model(plan, region)
         if not self._uses(plan, region) or not self._thread(plan, region):
             return reject()
-        plan.scaler_args = None if args is None else args + ([f"enabled={code_of(guard.test)}"] if guard else [])
+        plan.scaler_args = None if args is None else args + ([f"enabled={self._guard_switch(guard)}"] if guard else [])
         return plan
 
     def _thread(self, plan: _Plan, region: cst.CSTNode) -> bool:
@@ -264,6 +266,11 @@ class FP16Planning(NeighbourRule):
             return plan.params
         model = thread[2]
         return f"{model}.parameters()" if model else None
+
+    def _guard_switch(self, guard: cst.If) -> str:
+        """The on/off switch of the guard's test, a real bool (``bool(args.fp16)``)."""
+        parents = self.context.wrapper.resolve(ParentProvider)  # type: ignore[union-attr]
+        return as_bool(code_of(guard.test), scope_at(parents, guard))
 
     def _guard(self, stmt: cst.CSTNode):  # type: ignore[no-untyped-def]
         """None: the construction is unconditional; an If: it is the only thing the ``if``
@@ -517,7 +524,7 @@ class FP16Planning(NeighbourRule):
                         enabled = (
                             f", enabled={plan.scaler}.is_enabled()"
                             if inside
-                            else f", enabled={code_of(plan.guard.test)}"
+                            else f", enabled={self._guard_switch(plan.guard)}"
                         )
                     autocast = code_of(self.torch_name("torch.autocast", call))
                     float16 = code_of(self.torch_name("torch.float16", call))

@@ -61,6 +61,7 @@ from ._amp_setup_loop import setup_loop
 from ._amp_unbound import UNBOUND_TODO, unbound_amp_uses
 from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_context_var import LIBRARY_CHECKPOINT_TODO, LIBRARY_WRAPPERS, library_checkpoint_todo
+from ._bool_switch import as_bool, scope_at
 
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
 # positions of initialize's parameters (apex signature)
@@ -89,6 +90,13 @@ def _paren(code: str, node: cst.BaseExpression) -> str:
     if isinstance(node, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)) and not node.lpar:
         return f"({code})"
     return code
+
+
+def _joined(parts: List[Tuple[str, bool]]) -> str:
+    """The switch text of ``parts`` (see ``_switch_parts``): their ``and``."""
+    if len(parts) == 1:
+        return parts[0][0]
+    return " and ".join(f"({text})" if paren else text for text, paren in parts)
 
 
 def _literal_number(node: Optional[cst.BaseExpression]) -> Optional[float]:
@@ -439,15 +447,14 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             switch = "False"
         elif not parts:
             switch = None
-        elif len(parts) == 1 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", parts[0][0]):
-            switch = parts[0][0]
         else:
-            switch = info.switch_name
-            if len(parts) == 1:
-                joined = parts[0][0]
+            scope = scope_at(self.parents, site.stmt)
+            joined = _joined(parts)
+            if len(parts) == 1 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", joined) and as_bool(joined, scope) == joined:
+                switch = joined
             else:
-                joined = " and ".join(f"({text})" if paren else text for text, paren in parts)
-            new.append(statement(f"{switch} = {joined}\n"))
+                switch = info.switch_name
+                new.append(statement(f"{switch} = {as_bool(joined, scope)}\n"))
         self.switches[site] = switch
         target = self._scaler_target(site, info)
         if info.alternatives or info.fallback is not None or info.scaler_in_branch:
@@ -981,7 +988,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         if parts is None:  # O0 or enabled=False: apex changed nothing
             self._place(site, new)
             return
-        switch = " and ".join(f"({text})" if paren and len(parts) > 1 else text for text, paren in parts)
+        switch = as_bool(_joined(parts), scope_at(self.parents, site.stmt)) if parts else ""
         enabled = f", enabled={switch}" if switch else ""
         texts = [code_of(m) for m in site.models]
         device = device_type_at(self, site.stmt, texts)

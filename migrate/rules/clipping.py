@@ -747,7 +747,7 @@ import torch
 
 
 def train(model, optimizer, batches, args):
-    use_amp = args.fp16
+    use_amp = bool(args.fp16)
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):

@@ -288,9 +288,10 @@ class FP16OptimizerRule(FP16Planning):
             "    # TODO(apexcompat): " + STATIC_TODO + "\n"
             '    scaler = torch.amp.GradScaler(\n        "cuda",\n'
             "        init_scale=2.0**16 if args.dynamic_loss_scale else args.static_loss_scale,\n"
-            "        growth_interval=2000 if args.dynamic_loss_scale else 10**9,\n        enabled=args.fp16,\n    )\n"
+            "        growth_interval=2000 if args.dynamic_loss_scale else 10**9,\n"
+            "        enabled=bool(args.fp16),\n    )\n"
             "    for data, targets in batches:\n"
-            '        with torch.autocast("cuda", dtype=torch.float16, enabled=args.fp16):\n'
+            '        with torch.autocast("cuda", dtype=torch.float16, enabled=bool(args.fp16)):\n'
             "            output = model(data)\n            loss = criterion(output, targets)\n"
             "        optimizer.zero_grad()\n        if args.fp16:\n            scaler.scale(loss).backward()\n"
             "        else:\n            loss.backward()\n"
@@ -311,7 +312,7 @@ class FP16OptimizerRule(FP16Planning):
             "        optimizer.step()\n        print(to_python_float(loss.data))\n",
             "import torch\n\n\ndef main(args):\n    model = build_model().cuda()\n"
             "    optimizer = torch.optim.SGD(model.parameters(), args.lr, momentum=args.momentum)\n"
-            '    scaler = torch.amp.GradScaler("cuda", enabled=args.fp16)\n'
+            '    scaler = torch.amp.GradScaler("cuda", enabled=bool(args.fp16))\n'
             "    for epoch in range(args.epochs):\n"
             "        train(loader, model, criterion, optimizer, args, scaler=scaler)\n\n\n"
             "def train(loader, model, criterion, optimizer, args, scaler):\n    for input, target in loader:\n"

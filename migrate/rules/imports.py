@@ -723,7 +723,7 @@ APEX_AVAILABLE = True
 
 
 def fit(model, optimizer, batches, use_amp):
-    amp_enabled = use_amp and APEX_AVAILABLE
+    amp_enabled = bool(use_amp and APEX_AVAILABLE)
     scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16, enabled=amp_enabled):

@@ -347,9 +347,10 @@ import torch
 
 
 def train(model, optimizer, batches, fp16=True):
-    scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for step, (x, y) in enumerate(batches):
-        with torch.autocast("cuda", dtype=torch.float16, enabled=fp16):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             out = model(x)
             loss = torch.nn.functional.mse_loss(out, y)
         if fp16:

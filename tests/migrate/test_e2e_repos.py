@@ -125,8 +125,11 @@ LAYOUTS: Dict[str, dict] = {
     "r15_amp_kept_by_helpers": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                     metric="loss", native=[], fallbacks=[], given=["engine/tools.py"]),
     # loss_scale=cfg.SOLVER.LOSS_SCALE: the tool cannot know it is "dynamic" (APX205, like s2)
+    # 'unset': the config's amp switch set to None (apex ran fp32; the migrated switch is
+    # bool(...) because torch.autocast raises TypeError on enabled=None)
     "r7_config_opt_level": dict(launcher="tools/train.py", amp=[], fp32=["SOLVER.AMP_OPT_LEVEL", "O0"], steps=24,
-                                metric="loss", native=["APX205"], fallbacks=[]),
+                                metric="loss", native=["APX205"], fallbacks=[],
+                                branches={"unset": ["SOLVER.AMP_ENABLED", "None"]}),
     "r8_already_apexcompat": dict(launcher="scripts/train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                   metric="loss", native=[], fallbacks=[]),
     # one file: backward_chunk scales each chunk's loss (delay_unscale but on the last chunk), its
@@ -316,16 +319,16 @@ def _plan_runs(group: str, name: str, root: Path, work: Path, outcome: str = "")
     else:
         variants["resumed"] = ["--steps", str(half), "--resume", str(ckpt),
                                "--ckpt-out", str(work / f"{group}-{name}-resumed.ckpt.pt")]
-    for branch, extra in cfg.get("branches", {}).items():  # the launcher's other branches, both groups
+    for branch in cfg.get("branches", {}):  # the launcher's other branches, both groups
         variants[branch] = ["--steps", str(steps), "--ckpt-out", str(work / f"{group}-{name}-{branch}.ckpt.pt")]
-        variants[branch] += extra
     scripts = cfg.get("launchers", {})  # a branch run by another launcher of the layout
     return [{
         "id": f"{group}:{name}:{variant}", "script": str(root / scripts.get(variant, cfg["launcher"])),
         "cwd": str(work), "root": str(root),
-        # the argparse REMAINDER of r7 takes what follows the first positional: options go first
+        # the argparse REMAINDER of r7 takes what follows the first positional: options go
+        # first, a branch's own arguments (r7's config overrides) last
         "argv": argv + ["--params-out", str(work / f"{group}-{name}-{variant}.params.pt")]
-        + cfg["fp32" if variant == "fp32" else "amp"],
+        + cfg["fp32" if variant == "fp32" else "amp"] + cfg.get("branches", {}).get(variant, []),
         "env": {}, "blocked": blocked, "sys_path": sys_path,
     } for variant, argv in variants.items()]
 
@@ -539,7 +542,7 @@ def test_other_branches_of_the_launcher_match_the_original(repos, name, branch):
     """A launcher's other configurations train the same way: the metric decreases and the
     weights track the original's.  r10, r14, r17: a static loss_scale=128.0 instead of the dynamic
     one stays put in both; r14, r17: the task's own native GradScaler; r17: two micro-steps per
-    step; r12 and r13 'off', r14 and r17 'none': apex never set up, so the migrated run is the original fp32 run bit for bit and
+    step; r12 and r13 'off', r14 and r17 'none', r7 'unset' (its switch None): apex never set up, so the migrated run is the original fp32 run bit for bit and
     neither checkpoint has an amp entry."""
     for group in ("orig", "migrated"):
         values = _metric(_run(repos, group, name, branch)["stdout"], LAYOUTS[name]["metric"])
@@ -547,7 +550,7 @@ def test_other_branches_of_the_launcher_match_the_original(repos, name, branch):
     migrated_params, original_params = _params(repos, "migrated", name, branch), _params(repos, "orig", name, branch)
     original = torch.load(repos["work"] / f"orig-{name}-{branch}.ckpt.pt")
     migrated = torch.load(repos["work"] / f"migrated-{name}-{branch}.ckpt.pt")
-    if branch in ("off", "none", "tune-off"):
+    if branch in ("off", "none", "tune-off", "unset"):
         assert _max_diff(migrated_params, original_params) == 0.0, "migrated vs original, apex never set up"
         assert "amp" not in original and "amp" not in migrated, (original.keys(), migrated.keys())
         return

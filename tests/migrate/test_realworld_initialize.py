@@ -247,7 +247,7 @@ def test_forward_before_an_if_that_only_leaves_is_wrapped(leave):
     text = result.new.decode()
     assert manual(result) == []
     # the forward pass and the loss arithmetic under autocast, the guard after it, unwrapped
-    assert "enabled=fp16):\n            out = model(x)\n" in text, text
+    assert "enabled=use_amp):\n            out = model(x)\n" in text, text
     assert "                loss *= world_size\n        if not torch.isfinite(loss):\n" in text, text
 
 
@@ -392,12 +392,12 @@ def test_the_apex_branch_of_a_forward_if_gets_its_own_autocast():
     assert manual(result) == [], text
     assert (
         "        if with_apex:\n"
-        '            with torch.autocast("cuda", dtype=torch.float16, enabled=with_apex):\n'
+        '            with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):\n'
         "                out = model(x)\n"
         "                loss = out.sum()\n"
     ) in text, text
     # the native branch keeps its autocast, on wherever the apex scaler is too
-    assert "enabled=mixed_precision or with_apex):\n                loss = model(x).sum()\n" in text, text
+    assert "enabled=mixed_precision or use_amp):\n                loss = model(x).sum()\n" in text, text
 
 
 @pytest.mark.parametrize(
