@@ -391,6 +391,43 @@ WORKING_LOOP_TODO = """\
             #   through apexcompat.amp, migrate it by hand
 """
 
+AMP_OR_NONE_PASSED_ON = """\
+import torch
+
+
+def run_epoch(model, optimizer, batches, amp, clip):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if amp is not None:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if amp:
+            params = amp.master_params(optimizer)
+        else:
+            params = model.parameters()
+        torch.nn.utils.clip_grad_norm_(params, clip)
+        optimizer.step()
+    report(amp)
+    return amp.state_dict() if amp else None
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    if args.opt_level:
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    else:
+        amp = None
+    for epoch in range(args.epochs):
+        amp_state = run_epoch(model, optimizer, loader, amp, args.clip)
+    torch.save({"model": model.state_dict(), "amp": amp_state}, "last.pt")
+"""
+
+
 EXAMPLES: List[Example] = [
     Example(
         "opt-level-literal",
@@ -3306,6 +3343,124 @@ def cross_validate(folds, half):
         "fallback-initialize-in-a-working-loop-used-after-it",
         before=WORKING_LOOP.format(head="from apex import amp\n", todo=""),
         after=WORKING_LOOP.format(head="from apexcompat import amp\n", todo=WORKING_LOOP_TODO),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # apex.amp or None handed to a same-file training function: the GradScaler fills that
+        # slot (disabled where apex was never initialized) and the parameter's tests read its switch
+        "amp-or-none-passed-to-a-training-function",
+        before="""\
+import torch
+
+
+def run_epoch(model, optimizer, batches, amp, clip):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if amp is not None:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if amp:
+            params = amp.master_params(optimizer)
+        else:
+            params = model.parameters()
+        torch.nn.utils.clip_grad_norm_(params, clip)
+        optimizer.step()
+    return amp.state_dict() if amp else None
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    if args.opt_level:
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    else:
+        amp = None
+    for epoch in range(args.epochs):
+        amp_state = run_epoch(model, optimizer, loader, amp, args.clip)
+    torch.save({"model": model.state_dict(), "amp": amp_state}, "last.pt")
+""",
+        after="""\
+import torch
+
+
+def run_epoch(model, optimizer, batches, amp, clip):
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=amp.is_enabled()):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        if amp.is_enabled():
+            amp.scale(loss).backward()
+        else:
+            loss.backward()
+        amp.unscale_(optimizer)
+        params = model.parameters()
+        torch.nn.utils.clip_grad_norm_(params, clip)
+        amp.step(optimizer)
+        amp.update()
+    return amp.state_dict() if amp.is_enabled() else None
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    if args.opt_level:
+        pass
+    else:
+        amp = None
+    use_amp = args.opt_level and args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for epoch in range(args.epochs):
+        amp_state = run_epoch(model, optimizer, loader, scaler, args.clip)
+    torch.save({"model": model.state_dict(), "amp": amp_state}, "last.pt")
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX230", "APX301", "APX311", "APX322", "APX325", "APX401"),
+    ),
+    Example(
+        # the function hands its apex.amp parameter on: the parameter cannot carry the scaler
+        "fallback-amp-parameter-passed-on",
+        before=AMP_OR_NONE_PASSED_ON,
+        after="""\
+import torch
+
+
+def run_epoch(model, optimizer, batches, amp, clip):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if amp is not None:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if amp:
+            params = amp.master_params(optimizer)
+        else:
+            params = model.parameters()
+        torch.nn.utils.clip_grad_norm_(params, clip)
+        optimizer.step()
+    # TODO(apexcompat): apex.amp (or None) is given to run_epoch() as its parameter amp,
+    #   which passes it on as a value here, so that parameter cannot carry the GradScaler;
+    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    report(amp)
+    return amp.state_dict() if amp else None
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    if args.opt_level:
+        from apexcompat import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    else:
+        amp = None
+    for epoch in range(args.epochs):
+        amp_state = run_epoch(model, optimizer, loader, amp, args.clip)
+    torch.save({"model": model.state_dict(), "amp": amp_state}, "last.pt")
+""",
         codes=("APX102", "APX220"),
     ),
 ]
