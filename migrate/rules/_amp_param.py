@@ -72,12 +72,22 @@ def amp_parameters(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, Tuple
                 continue
             args = [_slot(call, index, name) for call in callers]
             if all(
-                a is not None and isinstance(a.value, cst.Name) and AMP in rule.qualified_names(a.value)
-                for a in args
+                a is not None and isinstance(a.value, cst.Name) and AMP in rule.qualified_names(a.value) for a in args
             ) and _reads_only(parents, func, name):
                 found[func] = (name, [a for a in args if a is not None])
                 break
     return found
+
+
+def parameters_given_amp(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, str]:
+    """function -> its parameter read as apex.amp: the ones ``amp_parameters`` finds, and
+    after the initialize rule ran (the calls then pass the GradScaler) the ones it recorded."""
+    given = {func: name for func, (name, _) in amp_parameters(rule, module).items()}
+    kept = rule.file_state().get("scaler_parameters", {})
+    for func in module.body:
+        if isinstance(func, cst.FunctionDef) and func.name.value in kept:
+            given[func] = kept[func.name.value]
+    return given
 
 
 def _plain_calls(rule: Any, module: cst.Module, func: cst.FunctionDef) -> Optional[List[cst.Call]]:

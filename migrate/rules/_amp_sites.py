@@ -26,7 +26,7 @@ import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
-from ._amp_param import amp_parameters
+from ._amp_param import amp_parameters, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
@@ -279,10 +279,7 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
     parents = rule.parents
     refs: List[AmpRef] = []
     declared = globals_bound_to(parents, module, prefix) if prefix == AMP else set()
-    given = {f: name for f, (name, _) in amp_parameters(rule, module).items()} if prefix == AMP else {}
-    if prefix == AMP:  # after the initialize rule: the parameters it handed the GradScaler
-        kept = rule.file_state().get("scaler_parameters", {})
-        given.update({f: kept[f.name.value] for f in module.body if isinstance(f, cst.FunctionDef) and f.name.value in kept})
+    given = parameters_given_amp(rule, module) if prefix == AMP else {}
     for node in walk(module):
         if not isinstance(node, (cst.Name, cst.Attribute)):
             continue
@@ -291,8 +288,8 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
             names = {prefix}  # resolved to the module global the function's import binds
         if given and isinstance(node, cst.Name) and node.value in given.values() and plain_read(parents, node):
             owner = parents.get(node)
-            member = owner.attr.value if isinstance(owner, cst.Attribute) and owner.value is node else ""
-            if given.get(enclosing_function(parents, node)) == node.value and member != "is_enabled":
+            read = owner.attr.value if isinstance(owner, cst.Attribute) and owner.value is node else ""
+            if given.get(enclosing_function(parents, node)) == node.value and read != "is_enabled":
                 names = {prefix}  # the parameter every call fills with apex.amp (is_enabled: its scaler's)
         if not names or _inside_import(parents, node):
             continue
@@ -501,7 +498,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         (names for names in OPTION_LOCALS if not set(names) & used), tuple("apex_" + n for n in OPTION_LOCALS[0])
     )
     wanted = _wanted_loss_scalers(rule, info)
-    given_args = set()
+    given_args: Set[cst.CSTNode] = set()
     given_params = amp_parameters(rule, module)
     for callee, (param, args) in given_params.items():
         info.access[callee] = param  # the parameter carries the GradScaler there
