@@ -140,7 +140,7 @@ def share_carriers(
     component, which are left alone).  A function some other file uses without storing
     apex.amp on that attribute (or as a module's attribute) is not shared: ``unshared`` says
     why, and the per-file route refuses with it."""
-    walked = _walked(by_path, definitions)
+    walked: List[Tuple[str, ModuleSummary]] = []  # read on first need: most trees store no carrier
     parent: Dict[str, str] = {}
 
     def root(p: str) -> str:
@@ -161,6 +161,7 @@ def share_carriers(
                 if len(carriers) != 1 or not carriers <= set(positional):
                     continue  # the per-file route says why (not read through one parameter)
                 param = next(iter(carriers))
+                walked = walked or _walked(by_path, definitions)
                 users, why = _users(walked, definitions, path, function)
                 if not users and not why:
                     continue
