@@ -195,6 +195,12 @@ class ModuleSummary:
     name_attributes: Dict[str, Set[Tuple[str, str]]] = field(default_factory=dict)
     #: modules imported with ``from m import *`` (absolute)
     star_imports: Set[str] = field(default_factory=set)
+    #: what each import statement names, absolute, -> its first line: ``m.a.b`` for ``import
+    #: m.a.b``, ``m.name`` for ``from m import name``, ``m.*`` for ``from m import *``
+    import_lines: Dict[str, int] = field(default_factory=dict)
+    #: plain names of this file (not imported) called with apex.amp itself as an argument
+    #: (``run_epoch(model, amp)``): a same-file function that may take it as a parameter
+    amp_local_calls: Set[str] = field(default_factory=set)
     #: plain names called anywhere (``main()``; not in ``identifiers``)
     called_names: Set[str] = field(default_factory=set)
     #: top-level classes whose own ``__init__`` calls no ``super().__init__`` nor
@@ -286,6 +292,7 @@ class _Reader(ast.NodeVisitor):
                 self.apex_roots.add(alias.name.split(".")[0])
             local = alias.asname or alias.name.split(".")[0]
             self.s.imports[local] = (alias.name if alias.asname else local, "")
+            self.s.import_lines.setdefault(alias.name, node.lineno)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = _absolute(node, self.s.path)
@@ -293,6 +300,7 @@ class _Reader(ast.NodeVisitor):
             return
         for alias in node.names:
             local = alias.asname or alias.name
+            self.s.import_lines.setdefault(f"{module}.{alias.name}", node.lineno)
             if f"{module}.{alias.name}" in AMP_MODULES:
                 self._amp_scope().add(local)
             elif module in AMP_MODULES:
@@ -571,6 +579,10 @@ class _Reader(ast.NodeVisitor):
         ):
             module, name, receiver = "", func.attr, func.value.id
             text = f"{receiver}.{name}"
+        elif isinstance(func, ast.Name) and func.id not in self.s.imports and not self._is_amp(func.id):
+            if any(self._is_amp_value(a) for a in node.args) or any(self._is_amp_value(k.value) for k in node.keywords):
+                self.s.amp_local_calls.add(func.id)
+            return
         else:
             return
         passed = [(k.arg, -1, k.value) for k in node.keywords if k.arg] + [

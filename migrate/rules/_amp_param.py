@@ -6,7 +6,9 @@ and to None on the other, and ``train`` scales, clips and saves through its para
 every call hands the GradScaler in the same slot (disabled where apex was never
 initialized), which the parameter then carries on every path (APX230).  Bound only when the
 function is called in this file and nowhere used another way, every call passes apex.amp at
-that slot, and the function never rebinds the parameter or reads it from a nested scope.
+that slot, the function never rebinds the parameter or reads it from a nested scope, and no
+other walked file refers to the function (the plan's ``used_elsewhere``: such a file would
+still hand it apex.amp or None, so this file keeps the shim with that reason).
 """
 
 from __future__ import annotations
@@ -55,7 +57,38 @@ def _reads_only(parents: Any, func: cst.FunctionDef, name: str) -> bool:
 
 def amp_parameters(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, Tuple[str, List[cst.Arg]]]:
     """Module-level functions that take apex.amp as a parameter: function -> (the
-    parameter's name, the arguments that pass it, one per call in this file)."""
+    parameter's name, the arguments that pass it, one per call in this file); a function
+    another walked file refers to is left out (``outside_refusals`` says why)."""
+    elsewhere = _used_elsewhere(rule)
+    return {func: found for func, found in _given(rule, module).items() if func.name.value not in elsewhere}
+
+
+def outside_refusals(rule: Any, module: cst.Module) -> Dict[cst.CSTNode, str]:
+    """The apex.amp arguments of this file's calls of a function that would take it as a
+    parameter but that another walked file refers to (the plan's ``used_elsewhere``) ->
+    why the parameter cannot carry the GradScaler."""
+    elsewhere = _used_elsewhere(rule)
+    refusals: Dict[cst.CSTNode, str] = {}
+    for func, (param, args) in _given(rule, module).items():
+        name = func.name.value
+        if name in elsewhere:
+            why = (
+                f"apex.amp (or None) is given to {name}() as its parameter {param}, and {name} is also used "
+                f"from {elsewhere[name]}, which would still hand it apex.amp or None, so that parameter "
+                "cannot carry the GradScaler"
+            )
+            refusals.update((a.value, why) for a in args)
+    return refusals
+
+
+def _used_elsewhere(rule: Any) -> Dict[str, str]:
+    plan = rule.repo_plan()
+    return dict(plan.used_elsewhere) if plan is not None else {}
+
+
+def _given(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, Tuple[str, List[cst.Arg]]]:
+    """Module-level functions every call of which in this file hands apex.amp to one
+    parameter that the body only reads."""
     parents = rule.parents
     found: Dict[cst.FunctionDef, Tuple[str, List[cst.Arg]]] = {}
     if "apex" not in module_code(module):
@@ -82,7 +115,7 @@ def amp_parameters(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, Tuple
 def parameters_given_amp(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, str]:
     """function -> its parameter read as apex.amp: the ones ``amp_parameters`` finds, and
     after the initialize rule ran (the calls then pass the GradScaler) the ones it recorded."""
-    given = {func: name for func, (name, _) in amp_parameters(rule, module).items()}
+    given = {func: name for func, (name, _) in _given(rule, module).items()}  # refused ones too: their sites
     kept = rule.file_state().get("scaler_parameters", {})
     for func in module.body:
         if isinstance(func, cst.FunctionDef) and func.name.value in kept:

@@ -26,7 +26,7 @@ import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
-from ._amp_param import amp_parameters, parameters_given_amp
+from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
@@ -500,6 +500,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     wanted = _wanted_loss_scalers(rule, info)
     given_args: Set[cst.CSTNode] = set()
     given_params = amp_parameters(rule, module)
+    refused_args = outside_refusals(rule, module) if info.plan is not None else {}
     for callee, (param, args) in given_params.items():
         info.access[callee] = param  # the parameter carries the GradScaler there
         given_args.update(a.value for a in args)
@@ -537,6 +538,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                         f"{given_params[callee][0]}, which passes it on as a value here, so that parameter "
                         "cannot carry the GradScaler"
                     )
+                message = refused_args.get(ref.expr, message)
                 holder = _stored_on_an_object(parents, ref.expr)
                 if holder is not None:
                     info.stored_as = holder

@@ -843,3 +843,90 @@ def test_factory_initializes_in_sequence_with_other_options_keep_the_shim(tmp_pa
         "(opt_level=\"O2\" here, opt_level=\"O1\" first): one GradScaler cannot follow both" in m
         for m in messages
     ), messages
+
+
+# --- a function handed apex.amp in its own file, referred to from another file -----------------
+
+AMP_PARAM_TRAIN = """\
+import torch
+
+
+def run_epoch(model, optimizer, batches, amp):
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if amp is not None:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+
+
+def main(args, model, optimizer, batches):
+    if args.half:
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    else:
+        amp = None
+    run_epoch(model, optimizer, batches, amp)
+"""
+
+
+def _outside_plan(tmp_path: Path, files: Dict[str, str]):
+    """The plan of ``train.py`` plus ``files``, as the pipeline builds it: files without apex
+    are not indexed, only searched."""
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/train.py": AMP_PARAM_TRAIN, **files})
+    paths = sorted(tmp_path.rglob("*.py"))
+    texts = {p: p.read_bytes() for p in paths}
+    summaries = [summarise(str(p), str(p.relative_to(tmp_path)), texts[p]) for p in paths if b"apex" in texts[p]]
+    others = [(str(p), str(p.relative_to(tmp_path)), texts[p]) for p in paths if b"apex" not in texts[p]]
+    return build_plan([s for s in summaries if s], [str(tmp_path)], others).files.get(str(tmp_path / "pkg/train.py"))
+
+
+@pytest.mark.parametrize(
+    "files, where",
+    [
+        ({"tune.py": "from pkg.train import run_epoch\n\n\ndef tune(m, o, b):\n    run_epoch(m, o, b, None)\n"},
+         "tune.py:5"),
+        ({"tune.py": "import pkg.train\n\n\ndef tune(m, o, b):\n    pkg.train.run_epoch(m, o, b, None)\n"},
+         "tune.py:1"),
+        ({"tune.py": "from pkg import train\n\nSTEP = train.run_epoch\n"}, "tune.py:1"),
+        ({"pkg/tune.py": "from .train import *\n"}, "pkg/tune.py:1"),
+        # a file with apex of its own (indexed) that imports it under another name
+        ({"tune.py": "from apex import amp\nfrom pkg.train import run_epoch as epoch\n\n\n"
+                     "def tune(m, o, b):\n    epoch(m, o, b, amp)\n"}, "tune.py:6"),
+    ],
+)
+def test_a_function_given_amp_in_its_file_and_used_from_another_is_noted(tmp_path, files, where):
+    plan = _outside_plan(tmp_path, files)
+    assert plan is not None and plan.used_elsewhere == (("run_epoch", where),)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {},
+        # the module's other functions, a same-named function of another module, the name in text only
+        {"tune.py": "from pkg.train import main\n\nmain(None, None, None, [])\n"},
+        {"other.py": "def run_epoch():\n    pass\n", "tune.py": "from other import run_epoch\n\nrun_epoch()\n"},
+        {"notes.py": "# pkg.train.run_epoch trains one epoch\n"},
+    ],
+)
+def test_a_function_given_amp_used_only_in_its_file_has_no_such_note(tmp_path, files):
+    plan = _outside_plan(tmp_path, files)
+    assert plan is None or plan.used_elsewhere == ()
+
+
+def test_a_function_given_amp_and_used_from_another_file_keeps_the_shim_with_the_reason(tmp_path):
+    tune = "from pkg.train import run_epoch\n\n\ndef tune(m, o, b):\n    run_epoch(m, o, b, None)\n"
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/train.py": AMP_PARAM_TRAIN, "tune.py": tune})
+    messages = [f["message"] for f in report(tmp_path, "--to", "native")["findings"] if f["code"] == "APX220"]
+    assert messages == [
+        "apex.amp (or None) is given to run_epoch() as its parameter amp, and run_epoch is also used from "
+        "tune.py:5, which would still hand it apex.amp or None, so that parameter cannot carry the GradScaler; "
+        "this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand"
+    ]
+    # without that file the function takes the GradScaler (APX230)
+    (tmp_path / "tune.py").unlink()
+    codes = {f["code"] for f in report(tmp_path, "--to", "native")["findings"]}
+    assert "APX230" in codes and "APX220" not in codes
