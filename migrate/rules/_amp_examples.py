@@ -3407,10 +3407,6 @@ def run_epoch(model, optimizer, batches, amp, clip):
 def main(args):
     model = build_model().cuda()
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    if args.opt_level:
-        pass
-    else:
-        amp = None
     use_amp = args.opt_level and args.opt_level != "O0"
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for epoch in range(args.epochs):
@@ -3431,6 +3427,72 @@ def main(args):
             "    report(amp)\n",
         ),
         codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the fp32 branch hands None, which the clipping helper reads as "not apex, choose the
+        # parameters yourself": not the optimizer's parameters, so the branches are not merged
+        # (the apex path keeps clipping what apex.amp's master_params gave)
+        "master-params-beside-a-none-sentinel-stay-in-their-branch",
+        before='''\
+import torch
+from apex import amp
+
+
+def clip_gradients(model, max_norm, master=None):
+    if master is None:  # in fp32 the frozen embedding is left out
+        master = [p for name, p in model.named_parameters() if not name.startswith("embed.")]
+    return torch.nn.utils.clip_grad_norm_(master, max_norm)
+
+
+def main(args, model, optimizer, loader):
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if args.fp16:
+            master = amp.master_params(optimizer)
+        else:
+            master = None
+        clip_gradients(model, args.clip, master)
+        optimizer.step()
+''',
+        after='''\
+import torch
+
+
+def clip_gradients(model, max_norm, master=None):
+    if master is None:  # in fp32 the frozen embedding is left out
+        master = [p for name, p in model.named_parameters() if not name.startswith("embed.")]
+    return torch.nn.utils.clip_grad_norm_(master, max_norm)
+
+
+def main(args, model, optimizer, loader):
+    use_amp = args.fp16
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.unscale_(optimizer)
+        if args.fp16:
+            master = (p for group in optimizer.param_groups for p in group["params"])
+        else:
+            master = None
+        clip_gradients(model, args.clip, master)
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX321", "APX325"),
     ),
 ]
 
