@@ -872,6 +872,19 @@ def main(args, model, optimizer, batches):
 """
 
 
+def test_the_index_reads_import_lines_and_local_calls_given_amp(tmp_path):
+    source = (
+        "import pkg.train\nfrom . import steps\nfrom .train import *\nfrom apex import amp\n\n\n"
+        "def main(m, o, fp16):\n    if fp16:\n        from apex import amp as local_amp\n"
+        "        run_epoch(m, o, local_amp)\n    log(amp=amp)\n    run_epoch(m, o, None)\n    steps.go(amp)\n"
+    )
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/launch.py": source})
+    summary = summarise(str(tmp_path / "pkg/launch.py"), "pkg/launch.py", source.encode())
+    assert summary is not None
+    assert summary.import_lines == {"pkg.train": 1, "pkg.steps": 2, "pkg.train.*": 3, "apex.amp": 4}
+    assert summary.amp_local_calls == {"run_epoch", "log"}  # not a method call, not a call without amp
+
+
 def _outside_plan(tmp_path: Path, files: Dict[str, str]):
     """The plan of ``train.py`` plus ``files``, as the pipeline builds it: files without apex
     are not indexed, only searched."""
