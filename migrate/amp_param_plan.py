@@ -46,7 +46,7 @@ def _users(path: str, names: Set[str], by_path, unindexed, definitions) -> Dict[
     for other_path, (_shown, source) in sorted(unindexed.items()):
         if other_path == path or needle not in source:
             continue
-        if b"*" in source or any(n.encode() in source for n in names):
+        if b"import *" in source or any(n.encode() in source for n in names):
             summary = definitions.summary(other_path)
             if summary is not None:
                 others.append((other_path, summary))
