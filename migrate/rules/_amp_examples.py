@@ -428,6 +428,9 @@ def main(args):
 """
 
 
+#: the same without the function passing its parameter on (natively migrated)
+AMP_OR_NONE_GIVEN = AMP_OR_NONE_PASSED_ON.replace("    report(amp)\n", "")
+
 EXAMPLES: List[Example] = [
     Example(
         "opt-level-literal",
@@ -3349,40 +3352,7 @@ def cross_validate(folds, half):
         # apex.amp or None handed to a same-file training function: the GradScaler fills that
         # slot (disabled where apex was never initialized) and the parameter's tests read its switch
         "amp-or-none-passed-to-a-training-function",
-        before="""\
-import torch
-
-
-def run_epoch(model, optimizer, batches, amp, clip):
-    for x, y in batches:
-        optimizer.zero_grad()
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        if amp is not None:
-            with amp.scale_loss(loss, optimizer) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            loss.backward()
-        if amp:
-            params = amp.master_params(optimizer)
-        else:
-            params = model.parameters()
-        torch.nn.utils.clip_grad_norm_(params, clip)
-        optimizer.step()
-    return amp.state_dict() if amp else None
-
-
-def main(args):
-    model = build_model().cuda()
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    if args.opt_level:
-        from apex import amp
-        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
-    else:
-        amp = None
-    for epoch in range(args.epochs):
-        amp_state = run_epoch(model, optimizer, loader, amp, args.clip)
-    torch.save({"model": model.state_dict(), "amp": amp_state}, "last.pt")
-""",
+        before=AMP_OR_NONE_GIVEN,
         after="""\
 import torch
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import List
 
+from ._amp_examples import AMP_OR_NONE_GIVEN
 from .base import Example
 from .checkpoints import HELPER, HOLDER, LIST_HELPER, PASSING_HELPER
 
@@ -2859,32 +2860,10 @@ def main(model, optimizer, loader, resume=None):
 ]
 
 #: apex.amp (or None) handed to the launcher's own epoch function, which another file imports
-AMP_PARAM_IMPORTED = """\
-# file: train.py
-import torch
-
-
-def run_epoch(model, optimizer, batches, amp, clip):
-    for x, y in batches:
-        optimizer.zero_grad()
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        if amp is not None:
-            with amp.scale_loss(loss, optimizer) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            loss.backward()
-        optimizer.step()
-
-
-def main(args, model, loader):
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
-    if args.opt_level:
-        from apex import amp
-        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
-    else:
-        amp = None
-    for epoch in range(args.epochs):
-        run_epoch(model, optimizer, loader, amp, args.clip)
+AMP_PARAM_IMPORTED = (
+    "# file: train.py\n"
+    + AMP_OR_NONE_GIVEN
+    + """\
 # file: finetune.py
 import torch
 
@@ -2895,6 +2874,7 @@ def finetune(model, loader):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     run_epoch(model, optimizer, loader, None, 1.0)
 """
+)
 
 REPOSITORY_EXAMPLES.append(
     Example(
@@ -2904,12 +2884,12 @@ REPOSITORY_EXAMPLES.append(
         "amp-or-none-argument-of-a-function-another-file-imports",
         before=AMP_PARAM_IMPORTED,
         after=AMP_PARAM_IMPORTED.replace("from apex import amp", "from apexcompat import amp").replace(
-            "        run_epoch(model, optimizer, loader, amp, args.clip)\n",
+            "        amp_state = run_epoch(model, optimizer, loader, amp, args.clip)\n",
             "        # TODO(apexcompat): apex.amp (or None) is given to run_epoch() as its parameter amp, and\n"
             "        #   run_epoch is also used from finetune.py:8, which would still hand it apex.amp or\n"
             "        #   None, so that parameter cannot carry the GradScaler; this file keeps apex.amp\n"
             "        #   semantics through apexcompat.amp, migrate it by hand\n"
-            "        run_epoch(model, optimizer, loader, amp, args.clip)\n",
+            "        amp_state = run_epoch(model, optimizer, loader, amp, args.clip)\n",
         ),
         codes=("APX102", "APX220"),
     )

@@ -16,6 +16,7 @@ import pytest
 
 from migrate.repo_index import ModuleResolver, summarise
 from migrate.repo_plan import build_plan
+from migrate.rules._amp_examples import AMP_OR_NONE_GIVEN
 
 
 def write_tree(root: Path, files: Dict[str, str]) -> None:
@@ -847,29 +848,7 @@ def test_factory_initializes_in_sequence_with_other_options_keep_the_shim(tmp_pa
 
 # --- a function handed apex.amp in its own file, referred to from another file -----------------
 
-AMP_PARAM_TRAIN = """\
-import torch
-
-
-def run_epoch(model, optimizer, batches, amp):
-    for x, y in batches:
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        if amp is not None:
-            with amp.scale_loss(loss, optimizer) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            loss.backward()
-        optimizer.step()
-
-
-def main(args, model, optimizer, batches):
-    if args.half:
-        from apex import amp
-        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    else:
-        amp = None
-    run_epoch(model, optimizer, batches, amp)
-"""
+AMP_PARAM_TRAIN = AMP_OR_NONE_GIVEN  # run_epoch(model, optimizer, batches, amp, clip), called in main
 
 
 def test_the_index_reads_import_lines_and_local_calls_given_amp(tmp_path):
