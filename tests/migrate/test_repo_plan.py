@@ -862,6 +862,12 @@ def test_the_index_reads_import_lines_and_local_calls_given_amp(tmp_path):
     assert summary is not None
     assert summary.import_lines == {"pkg.train": 1, "pkg.steps": 2, "pkg.train.*": 3, "apex.amp": 4}
     assert summary.amp_local_calls == {"run_epoch", "log"}  # not a method call, not a call without amp
+    # ``global amp`` in a setup function binds the module's name there
+    setup = (
+        "def setup(m, o):\n    global amp\n    from apex import amp\n    return amp.initialize(m, o)\n\n\n"
+        "def main(m, o):\n    m, o = setup(m, o)\n    run_epoch(m, o, amp)\n"
+    )
+    assert summarise("setup.py", "setup.py", setup.encode()).amp_local_calls == {"run_epoch"}
 
 
 def _outside_plan(tmp_path: Path, files: Dict[str, str]):
