@@ -197,6 +197,13 @@ class ModuleSummary:
     name_attributes: Dict[str, Set[Tuple[str, str]]] = field(default_factory=dict)
     #: modules imported with ``from m import *`` (absolute)
     star_imports: Set[str] = field(default_factory=set)
+    #: what each import statement names, absolute, -> its first line: ``m.a.b`` for ``import
+    #: m.a.b``, ``m.name`` for ``from m import name``, ``m.*`` for ``from m import *``
+    import_lines: Dict[str, int] = field(default_factory=dict)
+    #: plain names of this file (not imported) called with apex.amp itself as an argument
+    #: (``run_epoch(model, amp)``; any name some scope imports amp as counts): a same-file
+    #: function that may take it as a parameter
+    amp_local_calls: Set[str] = field(default_factory=set)
     #: plain names called anywhere (``main()``; not in ``identifiers``)
     called_names: Set[str] = field(default_factory=set)
     #: top-level classes whose own ``__init__`` calls no ``super().__init__`` nor
@@ -277,6 +284,16 @@ class _Reader(ast.NodeVisitor):
         self.branches: Optional[Tuple[Tuple[int, int], ...]] = ()
         #: the positional parameters of the method being visited
         self.method_params: List[str] = []
+        #: plain names of this file called, -> the plain names given to them; the names any
+        #: function imported the amp module as
+        self.local_call_names: Dict[str, Set[str]] = {}
+        self.every_local_amp_name: Set[str] = set()
+
+    def amp_local_calls(self) -> Set[str]:
+        """``amp_local_calls``, counting a name any scope binds to the amp module (a superset:
+        the plan only searches other files for these functions)."""
+        amp = self.amp_names | self.every_local_amp_name
+        return self.s.amp_local_calls | {f for f, names in self.local_call_names.items() if names & amp}
 
     # --- imports ------------------------------------------------------------------------
 
@@ -288,6 +305,7 @@ class _Reader(ast.NodeVisitor):
                 self.apex_roots.add(alias.name.split(".")[0])
             local = alias.asname or alias.name.split(".")[0]
             self.s.imports[local] = (alias.name if alias.asname else local, "")
+            self.s.import_lines.setdefault(alias.name, node.lineno)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = _absolute(node, self.s.path)
@@ -295,6 +313,7 @@ class _Reader(ast.NodeVisitor):
             return
         for alias in node.names:
             local = alias.asname or alias.name
+            self.s.import_lines.setdefault(f"{module}.{alias.name}", node.lineno)
             if f"{module}.{alias.name}" in AMP_MODULES:
                 self._amp_scope().add(local)
             elif module in AMP_MODULES:
@@ -339,7 +358,7 @@ class _Reader(ast.NodeVisitor):
             self.method_params = []
         else:
             self._visit_def(node, node.name, False)
-        self.local_amp_names.pop()
+        self.every_local_amp_name |= self.local_amp_names.pop()
         self.branches = outer
 
     def _visit_chain(self, node: ast.If, chain: int, branch: int) -> None:
@@ -573,6 +592,14 @@ class _Reader(ast.NodeVisitor):
         ):
             module, name, receiver = "", func.attr, func.value.id
             text = f"{receiver}.{name}"
+        elif isinstance(func, ast.Name) and func.id not in self.s.imports and not self._is_amp(func.id):
+            values = list(node.args) + [k.value for k in node.keywords]
+            if any(self._is_amp_value(v) for v in values):
+                self.s.amp_local_calls.add(func.id)
+            # a name some other scope binds to amp (``global amp`` in a setup function): decided
+            # once every scope has been read (``amp_local_calls``)
+            self.local_call_names.setdefault(func.id, set()).update(v.id for v in values if isinstance(v, ast.Name))
+            return
         else:
             return
         passed = [(k.arg, -1, k.value) for k in node.keywords if k.arg] + [
@@ -862,7 +889,9 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     except (SyntaxError, ValueError):
         return None
     summary = ModuleSummary(path, shown, scale_loss_named=names_scale_loss(source))
-    _Reader(summary).visit(tree)
+    reader = _Reader(summary)
+    reader.visit(tree)
+    summary.amp_local_calls = reader.amp_local_calls()
     _functions(tree, summary)
     summary.framework = read_framework_facts(tree, summary.imports)
     summary.escaping &= summary.functions | summary.classes | set(summary.imports)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .amp_param_plan import add_outside_users
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers
 from .framework_plan import framework_route, module_level_note
 from .heir_plan import add_heir_routes
@@ -149,6 +150,10 @@ class FilePlan:
     heir_optimizer: str = ""
     #: where the inherited GradScaler is made: ``Class.method() in path``
     heir_from: str = ""
+    #: (top-level function handed apex.amp by a call in this file, ``path:line`` of another
+    #: walked file that refers to it): its parameter cannot carry the GradScaler
+    #: (``amp_param_plan``)
+    used_elsewhere: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def takes_scaler(self) -> bool:
@@ -171,6 +176,7 @@ class FilePlan:
             # a class whose subclasses in other files keep apex.amp keeps it too: they share
             # the apex.amp state its initialize sets up
             refusal=reason if self.heir_base else "",
+            used_elsewhere=self.used_elsewhere,
         )
 
 
@@ -624,8 +630,8 @@ def build_plan(
         plan.add_notes(notes)
         _add_carrier_facts(plan, by_path, definitions)
         _mark_nothing_scaled(plan, by_path, launchers, others)
-        return _with_wrappers(add_heir_routes(plan, by_path, unindexed, launchers, definitions), by_path, unindexed,
-                              definitions)
+        plan = add_heir_routes(plan, by_path, unindexed, launchers, definitions)
+        return add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
 
     # components: files joined by planned calls
     parent: Dict[str, str] = {}
@@ -745,7 +751,7 @@ def build_plan(
     _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others)
     plan = add_heir_routes(plan, by_path, unindexed, launchers, definitions)
-    return _with_wrappers(plan, by_path, unindexed, definitions)
+    return add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
 
 
 def _factory_routes(

@@ -67,6 +67,11 @@ def fold(expr: Any, consts: Dict[Any, bool]) -> Tuple[Optional[bool], Any]:
     return None, expr
 
 
+def _taken(ifexp: cst.IfExp, branch: cst.BaseExpression) -> cst.BaseExpression:
+    """``branch`` of ``ifexp`` in its place, inside the parentheses of both."""
+    return branch.with_changes(lpar=[*ifexp.lpar, *branch.lpar], rpar=[*branch.rpar, *ifexp.rpar])
+
+
 class AvailabilityChecks(AmpRule):
     """Folds apex.amp availability checks (part of the initialize rule)."""
 
@@ -99,6 +104,9 @@ class AvailabilityChecks(AmpRule):
                     self.edits.replace(holder, lambda upd: self._lift(upd, upd.orelse.body))
                 else:
                     self.edits.replace(holder, lambda upd: [upd.orelse.with_changes(leading_lines=upd.leading_lines)])
+            elif isinstance(holder, cst.IfExp) and holder.test is top and value is not None:
+                # ``amp.state_dict() if amp else None``: the branch the check takes
+                self.replace_node(holder, lambda upd, value=value: _taken(upd, upd.body if value else upd.orelse))
             elif isinstance(holder, cst.Assert) and holder.test is top and value is True:
                 stmt = self.statement_of(holder)
                 guard = self._guard_of_only(stmt, anchors)

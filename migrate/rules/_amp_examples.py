@@ -394,6 +394,46 @@ WORKING_LOOP_TODO = """\
             #   through apexcompat.amp, migrate it by hand
 """
 
+AMP_OR_NONE_PASSED_ON = """\
+import torch
+
+
+def run_epoch(model, optimizer, batches, amp, clip):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if amp is not None:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if amp:
+            params = amp.master_params(optimizer)
+        else:
+            params = model.parameters()
+        torch.nn.utils.clip_grad_norm_(params, clip)
+        optimizer.step()
+    report(amp)
+    return amp.state_dict() if amp else None
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    if args.opt_level:
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    else:
+        amp = None
+    for epoch in range(args.epochs):
+        amp_state = run_epoch(model, optimizer, loader, amp, args.clip)
+    torch.save({"model": model.state_dict(), "amp": amp_state}, "last.pt")
+"""
+
+
+#: the same without the function passing its parameter on (natively migrated)
+AMP_OR_NONE_GIVEN = AMP_OR_NONE_PASSED_ON.replace("    report(amp)\n", "")
+
 EXAMPLES: List[Example] = [
     Example(
         "opt-level-literal",
@@ -3317,6 +3357,122 @@ def cross_validate(folds, half):
         before=WORKING_LOOP.format(head="from apex import amp\n", todo=""),
         after=WORKING_LOOP.format(head="from apexcompat import amp\n", todo=WORKING_LOOP_TODO),
         codes=("APX102", "APX220"),
+    ),
+    Example(
+        # apex.amp or None handed to a same-file training function: the GradScaler fills that
+        # slot (disabled where apex was never initialized) and the parameter's tests read its switch
+        "amp-or-none-passed-to-a-training-function",
+        before=AMP_OR_NONE_GIVEN,
+        after="""\
+import torch
+
+
+def run_epoch(model, optimizer, batches, amp, clip):
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=amp.is_enabled()):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        if amp.is_enabled():
+            amp.scale(loss).backward()
+        else:
+            loss.backward()
+        amp.unscale_(optimizer)
+        params = model.parameters()
+        torch.nn.utils.clip_grad_norm_(params, clip)
+        amp.step(optimizer)
+        amp.update()
+    return amp.state_dict() if amp.is_enabled() else None
+
+
+def main(args):
+    model = build_model().cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+    use_amp = bool(args.opt_level and args.opt_level != "O0")
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for epoch in range(args.epochs):
+        amp_state = run_epoch(model, optimizer, loader, scaler, args.clip)
+    torch.save({"model": model.state_dict(), "amp": amp_state}, "last.pt")
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX230", "APX301", "APX311", "APX322", "APX325", "APX401"),
+    ),
+    Example(
+        # the function hands its apex.amp parameter on: the parameter cannot carry the scaler
+        "fallback-amp-parameter-passed-on",
+        before=AMP_OR_NONE_PASSED_ON,
+        after=AMP_OR_NONE_PASSED_ON.replace("from apex import amp", "from apexcompat import amp").replace(
+            "    report(amp)\n",
+            "    # TODO(apexcompat): apex.amp (or None) is given to run_epoch() as its parameter amp,\n"
+            "    #   which passes it on as a value here, so that parameter cannot carry the GradScaler;\n"
+            "    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n"
+            "    report(amp)\n",
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the fp32 branch hands None, which the clipping helper reads as "not apex, choose the
+        # parameters yourself": not the optimizer's parameters, so the branches are not merged
+        # (the apex path keeps clipping what apex.amp's master_params gave)
+        "master-params-beside-a-none-sentinel-stay-in-their-branch",
+        before='''\
+import torch
+from apex import amp
+
+
+def clip_gradients(model, max_norm, master=None):
+    if master is None:  # in fp32 the frozen embedding is left out
+        master = [p for name, p in model.named_parameters() if not name.startswith("embed.")]
+    return torch.nn.utils.clip_grad_norm_(master, max_norm)
+
+
+def main(args, model, optimizer, loader):
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if args.fp16:
+            master = amp.master_params(optimizer)
+        else:
+            master = None
+        clip_gradients(model, args.clip, master)
+        optimizer.step()
+''',
+        after='''\
+import torch
+
+
+def clip_gradients(model, max_norm, master=None):
+    if master is None:  # in fp32 the frozen embedding is left out
+        master = [p for name, p in model.named_parameters() if not name.startswith("embed.")]
+    return torch.nn.utils.clip_grad_norm_(master, max_norm)
+
+
+def main(args, model, optimizer, loader):
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.unscale_(optimizer)
+        if args.fp16:
+            master = (p for group in optimizer.param_groups for p in group["params"])
+        else:
+            master = None
+        clip_gradients(model, args.clip, master)
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX321", "APX325"),
     ),
 ]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import List
 
+from ._amp_examples import AMP_OR_NONE_GIVEN
 from .base import Example
 from .checkpoints import HELPER, HOLDER, LIST_HELPER, PASSING_HELPER
 
@@ -3271,3 +3272,39 @@ class DistillTrainer(RetrievalTrainer):
         codes=("APX102", "APX220"),
     ),
 ]
+
+#: apex.amp (or None) handed to the launcher's own epoch function, which another file imports
+AMP_PARAM_IMPORTED = (
+    "# file: train.py\n"
+    + AMP_OR_NONE_GIVEN
+    + """\
+# file: finetune.py
+import torch
+
+from train import run_epoch
+
+
+def finetune(model, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    run_epoch(model, optimizer, loader, None, 1.0)
+"""
+)
+
+REPOSITORY_EXAMPLES.append(
+    Example(
+        # the epoch function would take the GradScaler in apex.amp's slot (APX230), but
+        # finetune.py calls it too and would still hand it None (or apex.amp): train.py keeps
+        # apex.amp through the shim and says where the other use is
+        "amp-or-none-argument-of-a-function-another-file-imports",
+        before=AMP_PARAM_IMPORTED,
+        after=AMP_PARAM_IMPORTED.replace("from apex import amp", "from apexcompat import amp").replace(
+            "        amp_state = run_epoch(model, optimizer, loader, amp, args.clip)\n",
+            "        # TODO(apexcompat): apex.amp (or None) is given to run_epoch() as its parameter amp, and\n"
+            "        #   run_epoch is also used from finetune.py:8, which would still hand it apex.amp or\n"
+            "        #   None, so that parameter cannot carry the GradScaler; this file keeps apex.amp\n"
+            "        #   semantics through apexcompat.amp, migrate it by hand\n"
+            "        amp_state = run_epoch(model, optimizer, loader, amp, args.clip)\n",
+        ),
+        codes=("APX102", "APX220"),
+    )
+)

@@ -26,6 +26,7 @@ import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
+from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
@@ -280,10 +281,16 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
     parents = rule.parents
     refs: List[AmpRef] = []
     declared = globals_bound_to(parents, module, prefix) if prefix == AMP else set()
+    given = parameters_given_amp(rule, module) if prefix == AMP else {}
     for node in walk_of(module, cst.Name, cst.Attribute):
         names = rule.qualified_names(node)
         if not names and isinstance(node, cst.Name) and node.value in declared and plain_read(parents, node):
             names = {prefix}  # resolved to the module global the function's import binds
+        if given and isinstance(node, cst.Name) and node.value in given.values() and plain_read(parents, node):
+            owner = parents.get(node)
+            read = owner.attr.value if isinstance(owner, cst.Attribute) and owner.value is node else ""
+            if given.get(enclosing_function(parents, node)) == node.value and read != "is_enabled":
+                names = {prefix}  # the parameter every call fills with apex.amp (is_enabled: its scaler's)
         if not names or _inside_import(parents, node):
             continue
         if isinstance(node, cst.Attribute) and any(
@@ -491,6 +498,12 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         (names for names in OPTION_LOCALS if not set(names) & used), tuple("apex_" + n for n in OPTION_LOCALS[0])
     )
     wanted = _wanted_loss_scalers(rule, info)
+    given_args: Set[cst.CSTNode] = set()
+    given_params = amp_parameters(rule, module)
+    refused_args = outside_refusals(rule, module) if info.plan is not None else {}
+    for callee, (param, args) in given_params.items():
+        info.access[callee] = param  # the parameter carries the GradScaler there
+        given_args.update(a.value for a in args)
     handles: Dict[str, InitSite] = {}
 
     for ref in info.refs:
@@ -499,8 +512,14 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         member = ref.member
         if member == "":
             check = availability_check(parents, ref.expr)
-            if check is not None:
+            if check is not None and enclosing_function(parents, ref.expr) in given_params:
+                # apex.amp or None: the test asks whether amp is on, the scaler's switch
+                func = enclosing_function(parents, ref.expr)
+                info.needs.append(Need(check[0], "amp_param_on" if check[1] else "amp_param_off", func))
+            elif check is not None:
                 info.checks[check[0]] = check[1]
+            elif ref.expr in given_args:
+                info.needs.append(Need(ref.expr, "amp_param", enclosing_function(parents, ref.expr)))
             elif _given_for_the_scaler(parents, ref.expr, info.plan):
                 info.needs.append(Need(ref.expr, "amp_value", enclosing_function(parents, ref.expr)))
             else:
@@ -512,6 +531,14 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                     info.refs.extend(AmpRef(use, member) for use, member in route.uses)  # handled below
                     continue
                 message = "apex.amp is passed on as a value here; its uses cannot be followed"
+                callee = enclosing_function(parents, ref.expr)
+                if callee in given_params:
+                    message = (
+                        f"apex.amp (or None) is given to {callee.name.value}() as its parameter "
+                        f"{given_params[callee][0]}, which passes it on as a value here, so that parameter "
+                        "cannot carry the GradScaler"
+                    )
+                message = refused_args.get(ref.expr, message)
                 holder = _stored_on_an_object(parents, ref.expr)
                 if holder is not None:
                     info.stored_as = holder
@@ -2565,7 +2592,8 @@ def find_scalers(rule, module: cst.Module):
 
     carried = {(cls, method): access for cls, method, access in (plan.carried if plan is not None else ())}
     #: top-level functions handed the carrier the GradScaler is kept on (``args.scaler``)
-    on_carrier: Dict[str, str] = rule.file_state().get("carrier_functions", {})
+    on_carrier: Dict[str, str] = dict(rule.file_state().get("carrier_functions", {}))
+    on_carrier.update(rule.file_state().get("scaler_parameters", {}))  # apex.amp's parameter carries it
 
     def _lookup(node: cst.CSTNode) -> Optional[ScalerRef]:
         func = enclosing_function(parents, node)

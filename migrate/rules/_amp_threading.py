@@ -7,6 +7,7 @@ from typing import Any, List, Optional
 
 import libcst as cst
 
+from ._amp_param import amp_parameters
 from ._amp_rule import AmpRule
 from ._amp_sites import AmpFile, enclosing, init_method, self_name
 from ._edits import code_of, expression, statement
@@ -170,6 +171,24 @@ class ScalerThreading(AmpRule):
             "APX223",
             f"{code_of(call.func)}() uses the apex.amp it is given only to save/load its state or to read "
             f"master_params(): it is given the GradScaler `{access}` instead",
+            fixed=True,
+            severity="info",
+        )
+
+    def _scaler_for_parameter(self, node: cst.Name, info: AmpFile, module: cst.Module) -> None:
+        """``train(model, optimizer, amp)``: ``train`` scales, clips and saves through that
+        parameter, whose uses the rules rewrite as the GradScaler's; the call passes the
+        scaler, disabled where apex.amp was None, in the same slot (APX230)."""
+        call: Any = self.parents[self.parents[node]]
+        access = info.access.get(enclosing(self.parents, call, cst.FunctionDef), info.scaler_name)
+        self.replace_node(node, expression(access))
+        carried = self.file_state().setdefault("scaler_parameters", {})
+        carried.update({f.name.value: name for f, (name, _) in amp_parameters(self, module).items()})
+        self.report(
+            node,
+            "APX230",
+            f"{code_of(call.func)}() scales, clips or saves through the apex.amp it is given: it is given the "
+            f"GradScaler `{access}` in that slot (disabled where apex.amp was not initialized)",
             fixed=True,
             severity="info",
         )

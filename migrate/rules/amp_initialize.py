@@ -198,6 +198,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "the GradScaler that class keeps on self, created where its amp.initialize was",
         "APX222": "an amp._amp_state loss-scaler setting was dropped: GradScaler has no counterpart for it "
         "(a ceiling or floor for the scale), or apex ignored it (a growth interval of a static loss scale)",
+        "APX230": "apex.amp (or None) given to a same-file function whose parameter it fills: the GradScaler "
+        "fills that slot, and the function's uses of the parameter become the scaler's",
         "APX223": "apex.amp given to another file's function that only saves/loads its state: the GradScaler "
         "is given instead",
         "APX242": "apex.amp given to a consumer left as it is (a **kwargs loop, a method of another file's class) "
@@ -276,6 +278,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         for need in info.needs:
             if need.kind == "amp_value":
                 self._scaler_for_amp(need.node, info, module)
+            elif need.kind == "amp_param":
+                self._scaler_for_parameter(need.node, info, module)
+            elif need.kind in ("amp_param_on", "amp_param_off"):
+                switch = f"{info.access[need.func]}.is_enabled()"
+                self.replace_node(need.node, expression(switch if need.kind == "amp_param_on" else f"not {switch}"))
         self._return_scaler(info)
         self._unpack_received(info)
         for need in info.needs:

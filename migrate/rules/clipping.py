@@ -666,9 +666,11 @@ class ClippingRule(AmpRule):
             return None
         params = theirs[len(prefix) : len(theirs) - len(suffix)]
         try:
-            cst.parse_expression(params)
+            value = cst.parse_expression(params)
         except cst.ParserSyntaxError:
             return None
+        if _is_literal(value):
+            return None  # ``else: params = None``: a sentinel its reader takes for "not apex", no parameters
         return if_stmt, other_body[0].with_changes(leading_lines=[]), params
 
     def _params_of(self, module: cst.Module, opt_text: str) -> str:
@@ -713,6 +715,13 @@ class ClippingRule(AmpRule):
                     "use math.isfinite(...) (or torch.isfinite) if this check decides anything",
                     severity="warning",
                 )
+
+
+def _is_literal(node: cst.BaseExpression) -> bool:
+    """``None``, ``False``, a number, a string: no parameters to clip."""
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "True", "False")
+    return isinstance(node, (cst.BaseNumber, cst.BaseString))
 
 
 # Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule

@@ -29,6 +29,7 @@ import libcst as cst
 from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
+from ._amp_carrier import is_reference
 from ._amp_rule import AmpRule
 from ._amp_sites import AMP, enclosing_function, globals_bound_to, plain_read, walk
 from ._edits import code_of, kept_leading, move_leading, prepend_lines, read_todos, small_statements
@@ -192,15 +193,52 @@ class ImportsRule(AmpRule):
         for block, stmts in by_block.items():
             owner = self.parents.get(block)
             if (
-                isinstance(block, cst.IndentedBlock)
-                and isinstance(owner, cst.If)
-                and owner.orelse is None
-                and owner.body is block
-                and set(block.body) <= stmts
-                and not isinstance(self.parents.get(owner), cst.If)
-                and not self._has_effects(owner.test)
+                not isinstance(block, cst.IndentedBlock)
+                or not isinstance(owner, cst.If)
+                or owner.body is not block
+                or isinstance(self.parents.get(owner), cst.If)
             ):
+                continue
+            dead_else = self._dead_fallback(owner, stmts)
+            if owner.orelse is not None and not dead_else:
+                continue
+            if set(block.body) <= stmts and not self._has_effects(owner.test):
                 self.edits.replace(owner, [])
+            elif dead_else:
+                self.edits.replace(owner, lambda upd: [upd.with_changes(orelse=None)])
+
+    def _dead_fallback(self, owner: cst.If, stmts: Set[cst.CSTNode]) -> bool:
+        """``if c: from apex import amp ... else: amp = None``, the import removed and the
+        name read nowhere else in its scope any more: the ``else`` only bound what nothing reads."""
+        if not isinstance(owner.orelse, cst.Else) or not isinstance(owner.orelse.body, cst.IndentedBlock):
+            return False
+        bound = {
+            alias.evaluated_alias or (get_full_name_for_node(alias.name) or "").split(".")[0]
+            for stmt in stmts
+            for small in small_statements(stmt)
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar)
+            for alias in small.names
+            if alias in self.removed
+        }
+        targets: List[cst.Name] = []
+        for line in owner.orelse.body.body:
+            small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+            if not (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+                and small.targets[0].target.value in bound
+                and code_of(small.value) == "None"
+            ):
+                return False
+            targets.append(small.targets[0].target)
+        names = {t.value for t in targets}
+        scope = enclosing_function(self.parents, owner) or self.tree
+        skip = {id(n) for stmt in stmts for n in walk(stmt)} | {id(t) for t in targets}
+        return not any(
+            isinstance(n, cst.Name) and n.value in names and id(n) not in skip and is_reference(self.parents, n)
+            for n in walk(scope)
+        )
 
     @staticmethod
     def _has_effects(test: cst.BaseExpression) -> bool:

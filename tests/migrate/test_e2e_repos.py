@@ -287,6 +287,12 @@ LAYOUTS: Dict[str, dict] = {
                                        metric="loss", native=[], fallbacks=[],
                                        branches={"off": ["--no-fp16"], "tune": [], "tune-off": ["--no-fp16"]},
                                        launchers={"tune": "tune.py", "tune-off": "tune.py"}),
+    # speech-synthesis recipe shape: apex.amp, or None under --fp32, handed to the same file's
+    # step function, which scales, clips through amp.master_params and returns amp's state
+    # through that parameter: the call passes the GradScaler (disabled under --fp32) in that
+    # slot and the parameter's tests read its switch (APX230); --fp32: bitwise as before
+    "r32_amp_or_none_argument": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                     metric="loss", native=[], fallbacks=[], branches={"off": ["--fp32"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)

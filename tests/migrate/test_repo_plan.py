@@ -16,6 +16,7 @@ import pytest
 
 from migrate.repo_index import ModuleResolver, summarise
 from migrate.repo_plan import build_plan
+from migrate.rules._amp_examples import AMP_OR_NONE_GIVEN
 
 
 def write_tree(root: Path, files: Dict[str, str]) -> None:
@@ -933,3 +934,87 @@ def test_a_method_the_init_runs_before_the_factory_returns_keeps_the_shim(tmp_pa
     write_tree(tmp_path, {"factory.py": FACTORY.format(more=""), "train.py": user})
     messages = [f["message"] for f in report(tmp_path, "--to", "native")["findings"] if f["code"] == "APX220"]
     assert any("this comes before build() returns the GradScaler it would use" in m for m in messages), messages
+
+
+# --- a function handed apex.amp in its own file, referred to from another file -----------------
+
+AMP_PARAM_TRAIN = AMP_OR_NONE_GIVEN  # run_epoch(model, optimizer, batches, amp, clip), called in main
+
+
+def test_the_index_reads_import_lines_and_local_calls_given_amp(tmp_path):
+    source = (
+        "import pkg.train\nfrom . import steps\nfrom .train import *\nfrom apex import amp\n\n\n"
+        "def main(m, o, fp16):\n    if fp16:\n        from apex import amp as local_amp\n"
+        "        run_epoch(m, o, local_amp)\n    log(amp=amp)\n    run_epoch(m, o, None)\n    steps.go(amp)\n"
+    )
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/launch.py": source})
+    summary = summarise(str(tmp_path / "pkg/launch.py"), "pkg/launch.py", source.encode())
+    assert summary is not None
+    assert summary.import_lines == {"pkg.train": 1, "pkg.steps": 2, "pkg.train.*": 3, "apex.amp": 4}
+    assert summary.amp_local_calls == {"run_epoch", "log"}  # not a method call, not a call without amp
+    # ``global amp`` in a setup function binds the module's name there
+    setup = (
+        "def setup(m, o):\n    global amp\n    from apex import amp\n    return amp.initialize(m, o)\n\n\n"
+        "def main(m, o):\n    m, o = setup(m, o)\n    run_epoch(m, o, amp)\n"
+    )
+    assert summarise("setup.py", "setup.py", setup.encode()).amp_local_calls == {"run_epoch"}
+
+
+def _outside_plan(tmp_path: Path, files: Dict[str, str]):
+    """The plan of ``train.py`` plus ``files``, as the pipeline builds it: files without apex
+    are not indexed, only searched."""
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/train.py": AMP_PARAM_TRAIN, **files})
+    paths = sorted(tmp_path.rglob("*.py"))
+    texts = {p: p.read_bytes() for p in paths}
+    summaries = [summarise(str(p), str(p.relative_to(tmp_path)), texts[p]) for p in paths if b"apex" in texts[p]]
+    others = [(str(p), str(p.relative_to(tmp_path)), texts[p]) for p in paths if b"apex" not in texts[p]]
+    return build_plan([s for s in summaries if s], [str(tmp_path)], others).files.get(str(tmp_path / "pkg/train.py"))
+
+
+@pytest.mark.parametrize(
+    "files, where",
+    [
+        ({"tune.py": "from pkg.train import run_epoch\n\n\ndef tune(m, o, b):\n    run_epoch(m, o, b, None)\n"},
+         "tune.py:5"),
+        ({"tune.py": "import pkg.train\n\n\ndef tune(m, o, b):\n    pkg.train.run_epoch(m, o, b, None)\n"},
+         "tune.py:1"),
+        ({"tune.py": "from pkg import train\n\nSTEP = train.run_epoch\n"}, "tune.py:1"),
+        ({"pkg/tune.py": "from .train import *\n"}, "pkg/tune.py:1"),
+        # a file with apex of its own (indexed) that imports it under another name
+        ({"tune.py": "from apex import amp\nfrom pkg.train import run_epoch as epoch\n\n\n"
+                     "def tune(m, o, b):\n    epoch(m, o, b, amp)\n"}, "tune.py:6"),
+    ],
+)
+def test_a_function_given_amp_in_its_file_and_used_from_another_is_noted(tmp_path, files, where):
+    plan = _outside_plan(tmp_path, files)
+    assert plan is not None and plan.used_elsewhere == (("run_epoch", where),)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {},
+        # the module's other functions, a same-named function of another module, the name in text only
+        {"tune.py": "from pkg.train import main\n\nmain(None, None, None, [])\n"},
+        {"other.py": "def run_epoch():\n    pass\n", "tune.py": "from other import run_epoch\n\nrun_epoch()\n"},
+        {"notes.py": "# pkg.train.run_epoch trains one epoch\n"},
+    ],
+)
+def test_a_function_given_amp_used_only_in_its_file_has_no_such_note(tmp_path, files):
+    plan = _outside_plan(tmp_path, files)
+    assert plan is None or plan.used_elsewhere == ()
+
+
+def test_a_function_given_amp_and_used_from_another_file_keeps_the_shim_with_the_reason(tmp_path):
+    tune = "from pkg.train import run_epoch\n\n\ndef tune(m, o, b):\n    run_epoch(m, o, b, None)\n"
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/train.py": AMP_PARAM_TRAIN, "tune.py": tune})
+    messages = [f["message"] for f in report(tmp_path, "--to", "native")["findings"] if f["code"] == "APX220"]
+    assert messages == [
+        "apex.amp (or None) is given to run_epoch() as its parameter amp, and run_epoch is also used from "
+        "tune.py:5, which would still hand it apex.amp or None, so that parameter cannot carry the GradScaler; "
+        "this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand"
+    ]
+    # without that file the function takes the GradScaler (APX230)
+    (tmp_path / "tune.py").unlink()
+    codes = {f["code"] for f in report(tmp_path, "--to", "native")["findings"]}
+    assert "APX230" in codes and "APX220" not in codes

@@ -1,0 +1,130 @@
+"""apex.amp (or None) handed to a same-file function as an argument.
+
+``train(model, optimizer, amp)`` where the launcher binds ``amp`` to apex.amp on one branch
+and to None on the other, and ``train`` scales, clips and saves through its parameter
+``amp``: the parameter is read as apex.amp itself, so the usual rules rewrite its uses, and
+every call hands the GradScaler in the same slot (disabled where apex was never
+initialized), which the parameter then carries on every path (APX230).  Bound only when the
+function is called in this file and nowhere used another way, every call passes apex.amp at
+that slot, the function never rebinds the parameter or reads it from a nested scope, and no
+other walked file refers to the function (the plan's ``used_elsewhere``: such a file would
+still hand it apex.amp or None, so this file keeps the shim with that reason).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from ._tree import module_code, walk
+
+AMP = "apex.amp"
+
+#: the finding of a call whose apex.amp argument became the GradScaler
+FINDING = "APX230"
+
+
+def _slot(call: cst.Call, index: int, name: str) -> Optional[cst.Arg]:
+    """The argument of ``call`` bound to parameter ``name`` at position ``index``."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional[: index + 1]):
+        return None
+    return positional[index] if index < len(positional) else None
+
+
+def _reads_only(parents: Any, func: cst.FunctionDef, name: str) -> bool:
+    """``name`` is only read in ``func``'s body, never rebound, never used by a nested
+    definition (whose scope a rebinding there would change)."""
+    for node in walk(func.body):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            if any(isinstance(n, cst.Name) and n.value == name for n in walk(node)):
+                return False
+        if not (isinstance(node, cst.Name) and node.value == name):
+            continue
+        parent = parents.get(node)
+        if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName, cst.NamedExpr)):
+            return False
+        if isinstance(parent, (cst.Global, cst.Nonlocal, cst.NameItem, cst.Del)):
+            return False
+        if isinstance(parent, (cst.Tuple, cst.List, cst.Element)):
+            return False  # an unpacking target (or a tuple holding it: left to the shim)
+    return True
+
+
+def amp_parameters(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, Tuple[str, List[cst.Arg]]]:
+    """Module-level functions that take apex.amp as a parameter: function -> (the
+    parameter's name, the arguments that pass it, one per call in this file); a function
+    another walked file refers to is left out (``outside_refusals`` says why)."""
+    elsewhere = _used_elsewhere(rule)
+    return {func: found for func, found in _given(rule, module).items() if func.name.value not in elsewhere}
+
+
+def outside_refusals(rule: Any, module: cst.Module) -> Dict[cst.CSTNode, str]:
+    """The apex.amp arguments of this file's calls of a function that would take it as a
+    parameter but that another walked file refers to (the plan's ``used_elsewhere``) ->
+    why the parameter cannot carry the GradScaler."""
+    elsewhere = _used_elsewhere(rule)
+    refusals: Dict[cst.CSTNode, str] = {}
+    for func, (param, args) in _given(rule, module).items():
+        name = func.name.value
+        if name in elsewhere:
+            why = (
+                f"apex.amp (or None) is given to {name}() as its parameter {param}, and {name} is also used "
+                f"from {elsewhere[name]}, which would still hand it apex.amp or None, so that parameter "
+                "cannot carry the GradScaler"
+            )
+            refusals.update((a.value, why) for a in args)
+    return refusals
+
+
+def _used_elsewhere(rule: Any) -> Dict[str, str]:
+    plan = rule.repo_plan()
+    return dict(plan.used_elsewhere) if plan is not None else {}
+
+
+def _given(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, Tuple[str, List[cst.Arg]]]:
+    """Module-level functions every call of which in this file hands apex.amp to one
+    parameter that the body only reads."""
+    parents = rule.parents
+    found: Dict[cst.FunctionDef, Tuple[str, List[cst.Arg]]] = {}
+    if "apex" not in module_code(module):
+        return found
+    for func in module.body:
+        if not isinstance(func, cst.FunctionDef) or func.decorators:
+            continue
+        callers = _plain_calls(rule, module, func)
+        if not callers:
+            continue
+        for index, param in enumerate(func.params.params):
+            name = param.name.value
+            if param.default is not None:
+                continue
+            args = [_slot(call, index, name) for call in callers]
+            if all(
+                a is not None and isinstance(a.value, cst.Name) and AMP in rule.qualified_names(a.value) for a in args
+            ) and _reads_only(parents, func, name):
+                found[func] = (name, [a for a in args if a is not None])
+                break
+    return found
+
+
+def parameters_given_amp(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, str]:
+    """function -> its parameter read as apex.amp: the ones ``amp_parameters`` finds, and
+    after the initialize rule ran (the calls then pass the GradScaler) the ones it recorded."""
+    given = {func: name for func, (name, _) in _given(rule, module).items()}  # refused ones too: their sites
+    kept = rule.file_state().get("scaler_parameters", {})
+    for func in module.body:
+        if isinstance(func, cst.FunctionDef) and func.name.value in kept:
+            given[func] = kept[func.name.value]
+    return given
+
+
+def _plain_calls(rule: Any, module: cst.Module, func: cst.FunctionDef) -> Optional[List[cst.Call]]:
+    """Every call of ``func`` in this file, or None when it is also used another way."""
+    from ._amp_sites import _callers  # the threading route's own notion of "only called"
+
+    return _callers(rule, func)
