@@ -93,6 +93,27 @@ class _QualifiedNames(Mapping[cst.CSTNode, Collection[QualifiedName]]):
 
 
 _LOAD, _STORE, _DEL = ExpressionContext.LOAD, ExpressionContext.STORE, ExpressionContext.DEL
+#: the nodes that get a context of their own: the one they are reached with
+_HAS_CONTEXT = frozenset({cst.Name, cst.Attribute, cst.Subscript, cst.Tuple, cst.List, cst.StarredElement})
+#: node class -> the fields the walk goes on with, and the context each gets (None: the
+#: node's own); every field not named is not visited (an attribute's name, a definition's
+#: type parameters); a class not listed passes its context to all its children
+_FIELDS: Dict[type, Tuple[Tuple[str, Optional[ExpressionContext]], ...]] = {
+    cst.Name: (),
+    cst.Attribute: (("value", _LOAD),),
+    cst.Subscript: (("value", _LOAD), ("slice", _LOAD)),
+    cst.Assign: (("targets", _STORE), ("value", None)),
+    cst.AnnAssign: (("target", _STORE), ("annotation", None), ("value", None)),
+    cst.AugAssign: (("target", _STORE), ("value", None)),
+    cst.NamedExpr: (("target", _STORE), ("value", None)),
+    cst.AsName: (("name", _STORE),),
+    cst.CompFor: (("target", _STORE), ("iter", None), ("ifs", None), ("inner_for_in", None)),
+    cst.For: (("target", _STORE), ("iter", None), ("body", None), ("orelse", None)),
+    cst.Del: (("target", _DEL),),
+    cst.ClassDef: (("name", _STORE), ("body", None), ("bases", None), ("keywords", None), ("decorators", None)),
+    cst.FunctionDef: (("name", _STORE), ("params", None), ("body", None), ("decorators", None), ("returns", None)),
+    cst.Param: (("name", _STORE), ("annotation", None), ("default", None)),
+}
 
 
 def expression_contexts(module: cst.Module) -> Dict[cst.CSTNode, ExpressionContext]:
@@ -101,68 +122,22 @@ def expression_contexts(module: cst.Module) -> Dict[cst.CSTNode, ExpressionConte
     visitor per target: that provider was about a tenth of a file's migration time."""
     found: Dict[cst.CSTNode, ExpressionContext] = {}
     stack: List[Tuple[Any, ExpressionContext]] = [(module, _LOAD)]
-    push = stack.append
     while stack:
         node, context = stack.pop()
         kind = type(node)
-        if kind is cst.Name:
+        if kind in _HAS_CONTEXT:
             found[node] = context
-        elif kind is cst.Attribute:
-            found[node] = context
-            push((node.value, _LOAD))  # the attribute's own name gets no context
-        elif kind is cst.Subscript:
-            found[node] = context
-            push((node.value, _LOAD))
-            stack.extend((element, _LOAD) for element in node.slice)
-        elif kind is cst.Tuple or kind is cst.List or kind is cst.StarredElement:
-            found[node] = context
+        fields = _FIELDS.get(kind)
+        if fields is None:
             stack.extend((child, context) for child in children(node))
-        elif kind is cst.Assign:
-            stack.extend((target, _STORE) for target in node.targets)
-            push((node.value, context))
-        elif kind is cst.AnnAssign:
-            push((node.target, _STORE))
-            push((node.annotation, context))
-            if node.value is not None:
-                push((node.value, context))
-        elif kind is cst.AugAssign or kind is cst.NamedExpr:
-            push((node.target, _STORE))
-            push((node.value, context))
-        elif kind is cst.AsName:
-            push((node.name, _STORE))
-        elif kind is cst.CompFor:
-            push((node.target, _STORE))
-            push((node.iter, context))
-            stack.extend((test, context) for test in node.ifs)
-            if node.inner_for_in is not None:
-                push((node.inner_for_in, context))
-        elif kind is cst.For:
-            push((node.target, _STORE))
-            push((node.iter, context))
-            push((node.body, context))
-            if node.orelse is not None:
-                push((node.orelse, context))
-        elif kind is cst.Del:
-            push((node.target, _DEL))
-        elif kind is cst.ClassDef:  # type parameters get no context
-            push((node.name, _STORE))
-            push((node.body, context))
-            stack.extend((child, context) for child in (*node.bases, *node.keywords, *node.decorators))
-        elif kind is cst.FunctionDef:
-            push((node.name, _STORE))
-            push((node.params, context))
-            push((node.body, context))
-            stack.extend((decorator, context) for decorator in node.decorators)
-            if node.returns is not None:
-                push((node.returns, context))
-        elif kind is cst.Param:
-            push((node.name, _STORE))
-            if node.annotation is not None:
-                push((node.annotation, context))
-            if node.default is not None:
-                push((node.default, context))
-        else:
-            stack.extend((child, context) for child in children(node))
+            continue
+        for name, given in fields:
+            value = getattr(node, name)
+            inner = context if given is None else given
+            if isinstance(value, (tuple, list)):
+                stack.extend((item, inner) for item in value)
+            elif value is not None:
+                stack.append((value, inner))
     return found
 
 
