@@ -15,6 +15,8 @@ from typing import Any, FrozenSet, List, Optional, Sequence, Union
 
 import libcst as cst
 
+from ._tree import walk_of
+
 #: builtins whose result is always a bool
 BOOL_BUILTINS: FrozenSet[str] = frozenset({"bool", "isinstance", "issubclass", "hasattr", "callable", "any", "all"})
 
@@ -85,9 +87,8 @@ def _assigned_values(scope: cst.CSTNode, name: str) -> Optional[List[cst.BaseExp
     if isinstance(scope, cst.Module):
         for stmt in scope.body:
             stmt.visit(finder)
-        declared = _Declared(name)
-        scope.visit(declared)
-        finder.other = finder.other or declared.found
+        declared = any(n.name.value == name for node in walk_of(scope, cst.Global) for n in node.names)
+        finder.other = finder.other or declared
     elif isinstance(scope, cst.FunctionDef):
         scope.body.visit(finder)
     else:
@@ -169,17 +170,6 @@ class _Bindings(cst.CSTVisitor):
         bound = node.asname.name if node.asname is not None else node.name
         if isinstance(bound, cst.Name) and bound.value == self.name:
             self.other = True
-
-
-class _Declared(cst.CSTVisitor):
-    """Whether some function declares the name ``global`` (and may rebind it to anything)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.found = False
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.found = self.found or any(n.name.value == self.name for n in node.names)
 
 
 def scope_at(parents: Any, node: cst.CSTNode) -> List[cst.CSTNode]:
