@@ -26,10 +26,11 @@ from . import shim_inputs
 from .findings import Finding
 from .import_edits import imports_present, remove_imports_without_scopes
 from .positions import to_original
+from .reparse import StatementTexts, next_tree
 from .repo_plan import FILE_STATE_KEY, REPO_PLAN_KEY, FilePlan
 from .rules import ALL_RULES
 from .rules._metadata import expression_contexts, resolve_scopes
-from .rules._tree import module_bytes, remember_code
+from .rules._tree import remember_code
 from .rules.base import Rule
 from .settings import Settings
 from .triggers import RULES_ENV, admitted
@@ -190,22 +191,6 @@ class _SharedMetadata:
     ``transform_module``; only where the metadata comes from changes."""
 
     _shared_wrapper: Optional[MetadataWrapper] = None
-    #: set when some ``on_leave`` of this rule's visit returned another node than the one it
-    #: was given; while unset, the visit's output has the text of its input
-    _edited = False
-
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
-        result = super().on_leave(original_node, updated_node)  # type: ignore[misc]
-        if result is not updated_node:
-            self._edited = True
-        return result
-
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        # the rebuilt tree of an unedited visit holds new nodes with the old text: handing
-        # the input back lets the engine skip printing it (and keeps its metadata valid)
-        self._edited = False
-        out: cst.Module = super().transform_module_impl(tree)  # type: ignore[misc]
-        return out if self._edited else tree
 
     def _instantiate_and_run(self, transform: Type[Codemod], tree: cst.Module) -> cst.Module:
         # LibCST runs AddImportsVisitor (two full passes over the tree) whenever a rule asked
@@ -271,6 +256,7 @@ def _run_rules(
     wrapper = LeanMetadataWrapper(module, unsafe_skip_copy=True)  # fresh from the parser
     remember_code(module, source)
     state: dict = {}  # shared by the rules of this file (FILE_STATE_KEY)
+    statement_texts = StatementTexts()
     try:
         for rule_cls in rules:
             if not _has_work(rule_cls, texts[-1]):
@@ -283,10 +269,13 @@ def _run_rules(
             rule._shared_wrapper = wrapper  # type: ignore[attr-defined]
             try:
                 out = rule.transform_module(wrapper.module)
-                new = texts[-1] if out is wrapper.module else module_bytes(out)
-                if new != texts[-1]:
-                    # re-parsing is cheaper than deep-cloning and proves the text parses
-                    wrapper = LeanMetadataWrapper(cst.parse_module(new), unsafe_skip_copy=True)
+                if out is wrapper.module:
+                    new = texts[-1]
+                else:
+                    # parsing again is cheaper than deep-cloning and proves the text parses
+                    new, tree = next_tree(wrapper.module, texts[-1], out, statement_texts)
+                    if tree is not wrapper.module:
+                        wrapper = LeanMetadataWrapper(tree, unsafe_skip_copy=True)
                 remember_code(wrapper.module, new)
             except SkipFile:
                 continue

@@ -30,6 +30,7 @@ import libcst as cst
 from libcst.metadata import BaseMetadataProvider, ExpressionContext, QualifiedName, Scope, ScopeProvider
 
 from ._dispatch import FastVisitorDispatch
+from ._traverse import visit
 from ._tree import node_classes, children
 
 if TYPE_CHECKING:
@@ -154,11 +155,21 @@ def _fast_scope_visitor() -> Optional[type]:
     assignment_like = node_classes(tuple(_ASSIGNMENT_LIKE_NODES))
 
     class FastScopeVisitor(FastVisitorDispatch, ScopeVisitor):  # type: ignore[misc,valid-type]
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            # LibCST's traversal enters here (at the module, and at each part a scope hook
+            # visits by itself): the table-driven walk takes the whole subtree, so LibCST
+            # copies nothing and calls no more than the ``on_leave`` below
+            visit(node, self, record_scope)
+            return False
+
         def on_leave(self, original_node: cst.CSTNode) -> None:
-            self.provider._computed[original_node] = self.scope
-            if type(original_node) in assignment_like:
-                self.scope._assignment_count += 1
-            FastVisitorDispatch.on_leave(self, original_node)
+            pass  # done by the walk, for every node
+
+    def record_scope(visitor: Any, node: cst.CSTNode) -> None:
+        visitor.provider._computed[node] = visitor.scope
+        if type(node) in assignment_like:
+            visitor.scope._assignment_count += 1
+        FastVisitorDispatch.on_leave(visitor, node)
 
     return FastScopeVisitor
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import ClassVar, Dict, List, Optional, Sequence, Set, Tuple
+from typing import ClassVar, Dict, List, Optional, Sequence, Set, Tuple, cast
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
@@ -24,6 +24,7 @@ from ._dispatch import FastTransformerDispatch
 from ._metadata import QualifiedNameProvider
 from ._namespace_gate import Gate, statements_naming
 from ._node_ranges import PositionProvider
+from ._traverse import transform
 from ._tree import module_code
 
 TODO_PREFIX = "# TODO(apexcompat): "
@@ -86,7 +87,8 @@ class Rule(FastTransformerDispatch, CodemodCommand, cst.CSTTransformer):
         self.findings = findings
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        return tree.visit(self)
+        # LibCST's traversal would copy every node; an untouched tree comes back as itself
+        return cast(cst.Module, transform(tree, self))
 
     @classmethod
     def applies_to(cls, settings: Settings) -> bool:

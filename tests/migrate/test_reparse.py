@@ -1,0 +1,114 @@
+"""``reparse.next_tree`` gives the text LibCST prints for a rule's output and a tree equal to
+a parse of that whole text, reusing the statements the rule did not touch."""
+
+from __future__ import annotations
+
+from typing import Callable, List
+
+import libcst as cst
+import pytest
+
+from migrate.reparse import StatementTexts, next_tree
+from migrate.rules._traverse import transform
+from migrate.rules.base import Rule
+from migrate.settings import Settings
+
+TEXT = '''"""Module docstring."""
+# leading comment of the imports
+import os
+
+# a comment before f
+def f(x):
+    # first line of f
+    return x + 1
+    # trailing comment of f's block
+
+# a comment before y
+y = f(2)  # trailing
+z = [
+    1,  # one
+]
+
+
+class C:
+    def g(self):
+        return old
+    # the class block's trailing comment
+# a comment at the end of the file
+'''
+
+
+def _edit(source: str, change: Callable[[cst.Module], cst.Module]):
+    before = cst.parse_module(source)
+    after = change(before)
+    text, tree = next_tree(before, source.encode(), after, StatementTexts())
+    return before, after, text, tree
+
+
+def _replace_statement(index: int, code: str) -> Callable[[cst.Module], cst.Module]:
+    def change(module: cst.Module) -> cst.Module:
+        body = list(module.body)
+        body[index : index + 1] = cst.parse_module(code).body
+        return module.with_changes(body=body)
+
+    return change
+
+
+CASES = [
+    ("replace a middle statement", _replace_statement(3, "y = f(3)\n")),
+    ("replace by two statements", _replace_statement(3, "# new comment\ny = 1\nw = 2\n")),
+    (
+        "replace the function with its comments",
+        _replace_statement(2, "\n# lead\ndef f(x):\n    return x\n    # tail\n"),
+    ),
+    ("replace the last statement", _replace_statement(5, "class C:\n    pass\n")),
+    ("replace the first statement", _replace_statement(0, '"""Other docstring."""\n')),
+    ("remove a statement", lambda m: m.with_changes(body=[s for i, s in enumerate(m.body) if i != 4])),
+    ("duplicate a statement object", lambda m: m.with_changes(body=[*m.body, m.body[3]])),
+    ("change the footer", lambda m: m.with_changes(footer=())),
+    ("no change", lambda m: m),
+]
+
+
+@pytest.mark.parametrize("name, change", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_text_is_libcsts_and_tree_is_a_parse_of_it(name: str, change, newline: str) -> None:
+    source = TEXT.replace("\n", newline)
+    before, after, text, tree = _edit(source, change)
+    assert text == after.bytes
+    assert tree.deep_equals(cst.parse_module(text))
+    assert tree.bytes == text
+    if text == source.encode():
+        assert tree is before
+
+
+def test_untouched_statements_are_reused_and_the_changed_ones_parsed_afresh() -> None:
+    before, after, text, tree = _edit(TEXT, _replace_statement(3, "y = f(3)\n"))
+    assert [a is b for a, b in zip(tree.body, before.body)] == [True, True, True, False, True, True]
+    assert tree.body[3] is not after.body[3]  # the rule's own node is not kept: parsed again
+
+
+def test_a_file_without_final_newline_is_parsed_whole() -> None:
+    source = TEXT.rstrip("\n")
+    before, after, text, tree = _edit(source, _replace_statement(3, "y = f(3)\n"))
+    assert text == after.bytes and tree.deep_equals(cst.parse_module(text))
+    assert not any(a is b for a, b in zip(tree.body, before.body))
+
+
+class _Renamer(Rule):
+    CODES = {"APX999": "test"}
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        return updated_node.with_changes(value="new") if updated_node.value == "old" else updated_node
+
+
+def test_a_rules_output_keeps_all_but_the_edited_statement() -> None:
+    from libcst.codemod import CodemodContext
+
+    before = cst.parse_module(TEXT)
+    out = transform(before, _Renamer(CodemodContext(), Settings(), []))
+    assert isinstance(out, cst.Module)
+    text, tree = next_tree(before, TEXT.encode(), out, StatementTexts())
+    assert text == TEXT.replace("old", "new").encode()
+    kept: List[bool] = [a is b for a, b in zip(tree.body, before.body)]
+    assert kept == [True, True, True, True, True, False]
