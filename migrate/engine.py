@@ -26,11 +26,11 @@ from . import shim_inputs
 from .findings import Finding
 from .import_edits import imports_present, remove_imports_without_scopes
 from .positions import to_original
-from .reparse import StatementTexts, next_tree
+from .reparse import next_tree
 from .repo_plan import FILE_STATE_KEY, REPO_PLAN_KEY, FilePlan
 from .rules import ALL_RULES
 from .rules._metadata import expression_contexts, resolve_scopes
-from .rules._tree import remember_code
+from .rules._tree import StatementTexts, printing_by_statement, remember_code
 from .rules.base import Rule
 from .settings import Settings
 from .triggers import RULES_ENV, admitted
@@ -258,34 +258,35 @@ def _run_rules(
     state: dict = {}  # shared by the rules of this file (FILE_STATE_KEY)
     statement_texts = StatementTexts()
     try:
-        for rule_cls in rules:
-            if not _has_work(rule_cls, texts[-1]):
-                continue
-            scratch: dict = {FILE_STATE_KEY: state}
-            if plan is not None:
-                scratch[REPO_PLAN_KEY] = plan
-            context = CodemodContext(filename=path, scratch=scratch)
-            rule = _shared(rule_cls)(context, settings, findings)
-            rule._shared_wrapper = wrapper  # type: ignore[attr-defined]
-            try:
-                out = rule.transform_module(wrapper.module)
-                if out is wrapper.module:
-                    new = texts[-1]
-                else:
-                    # parsing again is cheaper than deep-cloning and proves the text parses
-                    new, tree = next_tree(wrapper.module, texts[-1], out, statement_texts)
-                    if tree is not wrapper.module:
-                        wrapper = LeanMetadataWrapper(tree, unsafe_skip_copy=True)
-                remember_code(wrapper.module, new)
-            except SkipFile:
-                continue
-            except Exception as exc:
-                raise RuleCrashed(rule_cls, exc) from exc
-            finally:
-                versions.extend([len(texts) - 1] * (len(findings) - len(versions)))
-            if new != texts[-1]:
-                texts.append(new)
-                changed_by.append(rule_cls)
+        with printing_by_statement(statement_texts):
+            for rule_cls in rules:
+                if not _has_work(rule_cls, texts[-1]):
+                    continue
+                scratch: dict = {FILE_STATE_KEY: state}
+                if plan is not None:
+                    scratch[REPO_PLAN_KEY] = plan
+                context = CodemodContext(filename=path, scratch=scratch)
+                rule = _shared(rule_cls)(context, settings, findings)
+                rule._shared_wrapper = wrapper  # type: ignore[attr-defined]
+                try:
+                    out = rule.transform_module(wrapper.module)
+                    if out is wrapper.module:
+                        new = texts[-1]
+                    else:
+                        # parsing again is cheaper than deep-cloning and proves the text parses
+                        new, tree = next_tree(wrapper.module, texts[-1], out, statement_texts)
+                        if tree is not wrapper.module:
+                            wrapper = LeanMetadataWrapper(tree, unsafe_skip_copy=True)
+                    remember_code(wrapper.module, new)
+                except SkipFile:
+                    continue
+                except Exception as exc:
+                    raise RuleCrashed(rule_cls, exc) from exc
+                finally:
+                    versions.extend([len(texts) - 1] * (len(findings) - len(versions)))
+                if new != texts[-1]:
+                    texts.append(new)
+                    changed_by.append(rule_cls)
     finally:
         findings[:] = to_original(findings, versions, texts)
     return texts[-1], changed_by

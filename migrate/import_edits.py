@@ -28,7 +28,7 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple, Union, cast
 
 import libcst as cst
 import libcst.helpers
-from libcst.codemod import CodemodContext
+from libcst.codemod import Codemod, CodemodContext, ContextAwareTransformer
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from .rules._edits import kept_leading, prepend_lines
@@ -175,6 +175,20 @@ class _KnownUnusedRemoval(RemoveImportsVisitor):
         self._unused_imports = dict(self._known_unused)
 
 
+class _WithoutMatcherTables(ContextAwareTransformer):
+    """A codemod transformer whose ``leave_Import``/``leave_ImportFrom`` are called by hand
+    and that never visits: LibCST's matcher-decorator tables, which it builds for each new
+    instance by inspecting every attribute (more time than the edits), are not built."""
+
+    def __init__(self, context: CodemodContext) -> None:
+        Codemod.__init__(self, context)
+        cst.CSTTransformer.__init__(self)
+
+
+class _KnownUnusedLineEdits(_KnownUnusedRemoval, _WithoutMatcherTables):
+    """``_KnownUnusedRemoval`` for ``_edit_top_level_imports`` (the line edits only)."""
+
+
 def remove_imports_without_scopes(context: CodemodContext, tree: cst.Module) -> Optional[cst.Module]:
     """``RemoveImportsVisitor(context).transform_module(tree)`` when the scheduled names are
     certainly unused (same edits, no scope analysis); None when LibCST must decide."""
@@ -186,9 +200,14 @@ def remove_imports_without_scopes(context: CodemodContext, tree: cst.Module) -> 
     unused = certainly_unused_aliases(tree, scheduled)
     if unused is None:
         return None
+    line_edits = _KnownUnusedLineEdits(context, unused)
+    line_edits.visit_Module(tree)
+    edited = _edit_top_level_imports(tree, line_edits, set(unused.values()))
+    if edited is not None:
+        return edited
     removal = _KnownUnusedRemoval(context, unused)
     removal.visit_Module(tree)
-    return _edit_top_level_imports(tree, removal, set(unused.values())) or tree.visit(removal)
+    return tree.visit(removal)
 
 
 def _edit_top_level_imports(

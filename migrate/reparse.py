@@ -16,29 +16,15 @@ printed and parsed as before.
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
-from .rules._tree import module_bytes
+from .rules._tree import StatementTexts, module_bytes
 
 _Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
 #: set to check every statement-wise parse against a parse of the whole text (tests)
 VERIFY_ENV = "APEXCOMPAT_MIGRATE_VERIFY_REPARSE"
-
-
-class StatementTexts:
-    """The printed text of top-level statements, by node, for the trees of one file's run
-    (the nodes are kept, so that their ids stay theirs)."""
-
-    def __init__(self) -> None:
-        self._texts: Dict[int, Tuple[cst.CSTNode, str]] = {}
-
-    def text(self, module: cst.Module, statement: cst.CSTNode) -> str:
-        known = self._texts.get(id(statement))
-        if known is None:
-            known = self._texts[id(statement)] = (statement, module.code_for_node(statement))
-        return known[1]
 
 
 def _same_frame(before: cst.Module, after: cst.Module) -> bool:
@@ -94,9 +80,7 @@ def next_tree(
     return new, tree
 
 
-def _splice(
-    before: cst.Module, after: cst.Module, texts: StatementTexts
-) -> Optional[Tuple[str, List[_Statement]]]:
+def _splice(before: cst.Module, after: cst.Module, texts: StatementTexts) -> Optional[Tuple[str, List[_Statement]]]:
     kept = {id(statement) for statement in before.body}
     seen: set = set()
     parts = [before.code_for_node(line) for line in before.header]

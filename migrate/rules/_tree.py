@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import threading
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
 
@@ -186,7 +187,44 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(children(cur)))
 
 
+class StatementTexts:
+    """The printed text of statements, by node, for the trees of one file's run (the nodes
+    are kept, so that their ids stay theirs): a tree a rule returns shares most of its
+    statements with the tree it was given, and printing it again cost as much as a walk."""
+
+    def __init__(self) -> None:
+        self._texts: Dict[Tuple[int, str, str], Tuple[cst.CSTNode, str]] = {}
+
+    def text(self, module: cst.Module, statement: cst.CSTNode) -> str:
+        """``module.code_for_node(statement)``, printed once."""
+        key = (id(statement), module.default_indent, module.default_newline)
+        known = self._texts.get(key)
+        if known is None:
+            known = self._texts[key] = (statement, module.code_for_node(statement))
+        return known[1]
+
+    def code(self, module: cst.Module) -> Optional[str]:
+        """``module.code`` from the statements' texts; None for a module without statements
+        or without a final newline (LibCST's printing treats those ends apart)."""
+        if not module.body or not module.has_trailing_newline:
+            return None
+        parts = [module.code_for_node(line) for line in module.header]
+        parts.extend(self.text(module, statement) for statement in module.body)
+        parts.extend(module.code_for_node(line) for line in module.footer)
+        return "".join(parts)
+
+
 _last_code = threading.local()
+
+
+@contextmanager
+def printing_by_statement(texts: StatementTexts) -> Iterator[None]:
+    """While active (on this thread), ``module_code`` prints a tree from ``texts``."""
+    _last_code.texts = texts
+    try:
+        yield
+    finally:
+        _last_code.texts = None
 
 
 def remember_code(tree: cst.Module, text: bytes) -> None:
@@ -207,6 +245,8 @@ def module_code(tree: cst.Module) -> str:
     """``tree.code``, remembered (per thread) for the last tree: the rules that skip a file
     pass the same object on, and printing a big module costs as much as a walk over it."""
     if getattr(_last_code, "tree", None) is not tree:
+        texts: Optional[StatementTexts] = getattr(_last_code, "texts", None)
+        code = texts.code(tree) if texts is not None else None
         _last_code.tree = tree
-        _last_code.code = tree.code
+        _last_code.code = tree.code if code is None else code
     return _last_code.code

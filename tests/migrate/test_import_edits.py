@@ -8,7 +8,13 @@ import pytest
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import RemoveImportsVisitor
 
-from migrate.import_edits import certainly_unused_aliases, certainly_used_roots, remove_imports_without_scopes
+from migrate.import_edits import (
+    _KnownUnusedLineEdits,
+    _KnownUnusedRemoval,
+    certainly_unused_aliases,
+    certainly_used_roots,
+    remove_imports_without_scopes,
+)
 
 
 def _context(*scheduled: tuple) -> CodemodContext:
@@ -103,3 +109,12 @@ def test_comments_above_a_removed_import_stay_unless_they_name_apex() -> None:
 def test_comments_above_a_removed_last_import_stay_in_the_footer() -> None:
     removed = remove_imports_without_scopes(_context(AMP), cst.parse_module("x = 1\n# end\nfrom apex import amp\n"))
     assert removed is not None and removed.code == "x = 1\n# end\n"
+
+
+def test_line_edits_have_the_state_of_libcsts_removal_but_its_matcher_tables() -> None:
+    context = CodemodContext(scratch={RemoveImportsVisitor.CONTEXT_KEY: [("apex", None, None)]})
+    full, lean = _KnownUnusedRemoval(context, {}), _KnownUnusedLineEdits(context, {})
+    missing = set(vars(full)) - set(vars(lean))
+    assert missing == {"_extra_visit_funcs", "_extra_leave_funcs", "_MatcherDecoratableTransformer__matchers"}
+    assert all(full.__dict__[name] == lean.__dict__[name] for name in vars(lean))
+    assert lean.unused_module_imports == {"apex": None}
