@@ -196,10 +196,15 @@ def migrate_repository(
     if settings.target == "native":
         from .repo_index import summarise
         from .repo_plan import build_plan
-        from .triggers import admitted
+        from .walk import imports_apex
 
         summaries = [summarise(key, shown, source) for (shown, source), key in zip(jobs, keys)]
-        apex_free = {key: source for (_shown, source), key in zip(jobs, keys) if not admitted(source)}
+        # admitted, but no apex.amp in them: no rule changes them (a docstring naming apex)
+        apex_free = {
+            key: source
+            for (_shown, source), key, summary in zip(jobs, keys, summaries)
+            if summary is not None and not summary.amp_sites and not imports_apex(source)
+        }
         plan = build_plan([s for s in summaries if s is not None], roots, others, apex_free)
     results = migrate_planned(jobs, keys, settings, workers, plan)
     if plan is None or not plan.caller_edits:

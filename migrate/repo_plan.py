@@ -895,7 +895,11 @@ def _outside_edits(
     edits: List[CallerEdit] = []
     for caller_path, (shown, source, lines) in sorted(found.items()):
         summary = definitions.summary(caller_path)
-        texts = {c.text for c in summary.calls if c.line in lines} if summary is not None else set()
+        texts = {
+            c.text
+            for c in (summary.calls if summary is not None else [])
+            if c.line in lines and definitions.find(c.module, c.name, caller_path) == (path, factory)
+        }
         edit = caller_edit(factory, texts, sorted(lines), caller_path, shown, source)
         if isinstance(edit, str):
             return edit
