@@ -241,8 +241,18 @@ def _edit_factory_callers(
         return MigrationResult(shown, source, new, findings)
 
     for i, ((shown, source), key) in enumerate(zip(jobs, keys)):
-        if key in plan.caller_edits and not results[i].changed:
+        if key not in plan.caller_edits:
+            continue
+        if not results[i].changed:
             results[i] = edited(shown, source, plan.caller_edits[key]) or results[i]
+            continue
+        # no rule changes a file without apex.amp; should one ever, its edit is not guessed
+        pending = edited(shown, source, plan.caller_edits[key])
+        for finding in pending.findings if pending is not None else []:
+            results[i].findings.append(
+                Finding(shown, finding.line, 1, CODE, f"{finding.message.split(':')[0]}: add `, _` to this "
+                        "unpacking by hand (the file was also rewritten, so the tool did not)")
+            )
     extra = []
     for path, shown, source in others:
         if path in plan.caller_edits:
