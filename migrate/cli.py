@@ -375,6 +375,9 @@ class Run:
             guard = None if (self.mode != "write" or self.args.allow_dirty) else DirtyGuard()
             workers = self.args.jobs or default_workers()
             results = migrate_repository(jobs, where, self.settings, workers, self.args.paths, others)
+            # past the jobs: files without apex.amp the plan edits (callers of a model factory)
+            edited = {shown: path for path, shown, _source in others}
+            where += [edited[result.path] for result in results[len(where) :]]
             for path, result in zip(where, results):
                 self.add(result.all_findings())
                 if result.changed:

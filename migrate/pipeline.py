@@ -189,12 +189,74 @@ def migrate_repository(
 ) -> List["MigrationResult"]:
     """Index the admitted files (``jobs``, their real paths in ``keys``), plan across them
     (a native run; ``others`` are the walked files the prefilter left out, searched for
-    callers) and migrate each file once."""
+    callers) and migrate each file once.  One result per job, then one per file of
+    ``others`` the plan edits (a file without apex.amp that calls a model factory,
+    ``factory_callers``), in the order of ``others``."""
     plan = None
     if settings.target == "native":
         from .repo_index import summarise
         from .repo_plan import build_plan
+        from .walk import imports_apex
 
         summaries = [summarise(key, shown, source) for (shown, source), key in zip(jobs, keys)]
-        plan = build_plan([s for s in summaries if s is not None], roots, others)
-    return migrate_planned(jobs, keys, settings, workers, plan)
+        # admitted, but no apex.amp in them: no rule changes them (a docstring naming apex)
+        apex_free = {
+            key: source
+            for (_shown, source), key, summary in zip(jobs, keys, summaries)
+            if summary is not None and not summary.amp_sites and not imports_apex(source)
+        }
+        plan = build_plan([s for s in summaries if s is not None], roots, others, apex_free)
+    results = migrate_planned(jobs, keys, settings, workers, plan)
+    if plan is None or not plan.caller_edits:
+        return results
+    return _edit_factory_callers(plan, jobs, keys, results, others)
+
+
+def _edit_factory_callers(
+    plan: "RepoPlan",
+    jobs: Sequence[Tuple[str, bytes]],
+    keys: Sequence[str],
+    results: List["MigrationResult"],
+    others: Sequence[Tuple[str, str, bytes]],
+) -> List["MigrationResult"]:
+    """The plan's edits of files without apex.amp whose model factory came out native (its
+    component was not dropped): the unpackings of its calls take the GradScaler it now
+    returns too."""
+    from .engine import MigrationResult
+    from .factory_callers import CODE, apply_edit, edit_message
+    from .findings import Finding
+
+    kept = {f.component for f in plan.files.values() if f.component is not None}
+
+    def edited(shown: str, source: bytes, edits) -> Optional["MigrationResult"]:
+        live = [edit for component, edit in edits if component in kept]
+        if not live:
+            return None
+        new = source
+        findings = []
+        for edit in live:
+            new = apply_edit(new, edit)
+            line = min(line for line, _ in edit.inserts)
+            findings.append(Finding(shown, line, 1, CODE, edit_message(edit), fixed=True, severity="warning"))
+        return MigrationResult(shown, source, new, findings)
+
+    for i, ((shown, source), key) in enumerate(zip(jobs, keys)):
+        if key not in plan.caller_edits:
+            continue
+        if not results[i].changed:
+            results[i] = edited(shown, source, plan.caller_edits[key]) or results[i]
+            continue
+        # no rule changes a file without apex.amp; should one ever, its edit is not guessed
+        pending = edited(shown, source, plan.caller_edits[key])
+        for finding in pending.findings if pending is not None else []:
+            results[i].findings.append(
+                Finding(shown, finding.line, 1, CODE, f"{finding.message.split(':')[0]}: add `, _` to this "
+                        "unpacking by hand (the file was also rewritten, so the tool did not)")
+            )
+    extra = []
+    for path, shown, source in others:
+        if path in plan.caller_edits:
+            result = edited(shown, source, plan.caller_edits[path])
+            if result is not None:
+                extra.append(result)
+    return results + extra

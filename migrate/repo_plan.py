@@ -19,10 +19,11 @@ on as a value).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from .amp_param_plan import add_outside_users
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers
+from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
 from .heir_plan import add_heir_routes
 from .optimizer_wrappers import PROVEN_MEMBERS
@@ -185,6 +186,9 @@ class RepoPlan:
     files: Dict[str, FilePlan] = field(default_factory=dict)
     #: definition -> why it cannot get the scaler (for the per-file report)
     unplanned: Dict[Def, str] = field(default_factory=dict)
+    #: files without apex.amp that call a model factory: real path -> (the factory's
+    #: component, the edit that keeps their calls working, ``factory_callers``)
+    caller_edits: Dict[str, List[Tuple[int, CallerEdit]]] = field(default_factory=dict)
 
     def without(self, component: int) -> None:
         self.files = {p: f for p, f in self.files.items() if f.component != component}
@@ -475,9 +479,12 @@ def build_plan(
     summaries: Iterable[ModuleSummary],
     roots: Sequence[str],
     others: Sequence[Tuple[str, str, bytes]] = (),
+    apex_free: Optional[Dict[str, bytes]] = None,
 ) -> RepoPlan:
     """The plan for the indexed files; ``others`` are the walked files the index left out
-    (no apex in them), searched only for callers of the definitions that need the scaler."""
+    (no apex in them), searched only for callers of the definitions that need the scaler;
+    ``apex_free`` are indexed files the rules will not change (no apex.amp in them), by
+    path, with their bytes."""
     by_path = {s.path: s for s in summaries}
     unindexed = {path: (shown, source) for path, shown, source in others}
     resolver = ModuleResolver(list(by_path) + list(unindexed), roots)
@@ -498,7 +505,9 @@ def build_plan(
 
     # a model factory returns what its initializes made to each of its callers in other
     # files: each caller holds its own GradScaler from then on, as a launcher would
-    factories, factory_refusals = _factory_routes(by_path, launchers, callers, edges, others, definitions)
+    factories, factory_refusals, caller_edits = _factory_routes(
+        by_path, launchers, callers, edges, others, definitions, apex_free or {}
+    )
     for factory_path, (_factory, receivers) in factories.items():
         launchers |= {factory_path} | {receiver[0] for receiver, _text in receivers}
 
@@ -747,6 +756,9 @@ def build_plan(
             returned_to=_shown_receivers(by_path, factories[path][1]) if path in factories else "",
             received=tuple(sorted((r[1], t) for _f, rs in factories.values() for r, t in rs if r[0] == path)),
         )
+    for factory_path, edits in caller_edits.items():
+        for edit in edits:
+            plan.caller_edits.setdefault(edit.path, []).append((component[factory_path], edit))
     plan.add_notes(notes)
     _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others)
@@ -761,7 +773,10 @@ def _factory_routes(
     edges: Dict[Def, List[Tuple[Def, str]]],
     others: Sequence[Tuple[str, str, bytes]],
     definitions: "_Definitions",
-) -> Tuple[Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]], Dict[str, Tuple[str, str]]]:
+    apex_free: Dict[str, bytes],
+) -> Tuple[
+    Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]], Dict[str, Tuple[str, str]], Dict[str, List[CallerEdit]]
+]:
     """Model factories: a file whose training initializes (one, alternatives, or several in
     sequence) are all in one top-level function that scales nothing itself, called only from
     top-level functions of other files with apex.amp that need the scaler (they scale a loss
@@ -775,9 +790,14 @@ def _factory_routes(
     definition is then ``Class.__init__``): it keeps the GradScaler on ``self``
     (``_class_receiver``).  When such a class cannot be proven, the factory and every one of
     its callers stay as they are, and the second mapping says why: file -> (the calling
-    definition, "" in the factory's file; the reason)."""
+    definition, "" in the factory's file; the reason).
+
+    Callers in files without apex.amp (walked, or indexed but left to no rule) get the
+    minimal edit that keeps their calls working (``factory_callers``; the third mapping:
+    factory file -> those edits); one whose shape cannot be proven refuses the factory."""
     routes: Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]] = {}
     refusals: Dict[str, Tuple[str, str]] = {}
+    edits: Dict[str, List[CallerEdit]] = {}
     for path, summary in by_path.items():
         inits = summary.training_inits
         owners = {s.owner for s in inits}
@@ -788,7 +808,8 @@ def _factory_routes(
         factory = owners.pop()
         if factory not in summary.functions or any(s.num_losses != 1 for s in inits):
             continue
-        calls = callers.get((path, factory), [])
+        every_call = callers.get((path, factory), [])
+        calls = [c for c in every_call if c[0][0] not in apex_free]
         if not calls or any(factory in called for called in summary.local_calls.values()):
             continue
         receiver_files = {receiver[0] for receiver, _line in calls}
@@ -811,18 +832,14 @@ def _factory_routes(
             for local, (_module, attr) in other.imports.items()
         ):
             continue
-        outside = _callers_elsewhere(factory, path, others, definitions)
         why = next(
             (w for receiver, _line in sorted(calls) if receiver[1] in by_path[receiver[0]].classes
              for w in [_class_receiver(by_path, receiver, definitions)] if w),
             "",
         )
-        if outside:
-            shown, line, owner = outside[0]
-            why = (
-                f"{factory}() is also called from {shown}:{line} ({owner}), a file without apex.amp that is not "
-                "rewritten, where what it returns would have one more value than that call takes"
-            )
+        outside = _outside_edits(factory, path, every_call, apex_free, others, by_path, definitions)
+        if isinstance(outside, str):
+            why = why or outside
         if why:
             refusals[path] = ("", why)
             for receiver, _line in calls:
@@ -836,7 +853,58 @@ def _factory_routes(
             for (path_, owner), line in sorted(calls)
         )
         routes[path] = (factory, receivers)
-    return routes, refusals
+        edits[path] = [e for e in outside if e.changes] if not isinstance(outside, str) else []
+    return routes, refusals, edits
+
+
+def _outside_edits(
+    factory: str,
+    path: str,
+    calls: List[Tuple[Def, int]],
+    apex_free: Dict[str, bytes],
+    others: Sequence[Tuple[str, str, bytes]],
+    by_path: Dict[str, ModuleSummary],
+    definitions: "_Definitions",
+) -> Union[List[CallerEdit], str]:
+    """The edits that keep the calls of the model factory ``factory`` (of ``path``) in files
+    without apex.amp working once it returns the GradScaler too, or why one cannot be
+    proven: indexed files the rules leave alone (``calls`` from them) and walked files the
+    index left out."""
+    found: Dict[str, Tuple[str, bytes, Set[int]]] = {}
+    for (caller_path, _owner), line in calls:
+        if caller_path in apex_free:
+            found.setdefault(caller_path, (by_path[caller_path].shown, apex_free[caller_path], set()))[2].add(line)
+    for other_path, shown, source in others:
+        if factory.encode() not in source:
+            continue
+        summary = definitions.summary(other_path)
+        if summary is None:
+            continue
+        for local, (module, attr) in summary.imports.items():
+            if (
+                attr == factory
+                and definitions.find(module, attr, other_path) == (path, factory)
+                and handed_away(summary, local, by_path[path], factory)
+            ):
+                return f"{factory}() is used other than by calls in {shown}, a file without apex.amp"
+        if summary.star_imports and factory not in summary.functions | summary.classes:
+            return f"{shown}, a file without apex.amp, imports names with `*`: its calls of {factory}() cannot be found"
+        for call in summary.calls:
+            if definitions.find(call.module, call.name, other_path) == (path, factory):
+                found.setdefault(other_path, (shown, source, set()))[2].add(call.line)
+    edits: List[CallerEdit] = []
+    for caller_path, (shown, source, lines) in sorted(found.items()):
+        summary = definitions.summary(caller_path)
+        texts = {
+            c.text
+            for c in (summary.calls if summary is not None else [])
+            if c.line in lines and definitions.find(c.module, c.name, caller_path) == (path, factory)
+        }
+        edit = caller_edit(factory, texts, sorted(lines), caller_path, shown, source)
+        if isinstance(edit, str):
+            return edit
+        edits.append(edit)
+    return edits
 
 
 def _receives(by_path: Dict[str, ModuleSummary], launchers: Set[str], receiver: Def, line: int) -> bool:

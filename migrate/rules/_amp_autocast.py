@@ -117,9 +117,26 @@ class AutocastPlacement(AmpRule):
                 # handed to a helper, so its forward runs inside this call
                 if via_args and any(code_of(a.value) in models for a in sub.args):
                     return True
+                if via_args and self._own_method_runs_model(sub, text, models):
+                    return True
             if isinstance(sub, (cst.FunctionDef, cst.Lambda)):
                 return False
         return False
+
+    def _own_method_runs_model(self, call: cst.Call, text: str, models: set) -> bool:
+        """``loss = self._calc_loss(batch)``: a plain method of the same class whose own body
+        (not a function nested in it) calls the model, so the forward pass runs in this call."""
+        func = enclosing(self.parents, call, cst.FunctionDef)
+        cls = class_of_method(self.parents, func)
+        receiver, _, method = text.partition(".")
+        if cls is None or not method or "." in method or receiver != self_name(func):
+            return False
+        target = next(
+            (d for d in cls.body.body if isinstance(d, cst.FunctionDef) and d.name.value == method), None
+        )
+        if target is None or class_of_method(self.parents, target) is not cls:
+            return False
+        return any(self._is_model_call(stmt, models) for stmt in target.body.body)
 
     def _is_plain_with(self, stmt: Any) -> bool:
         """``with Nvtx("forward"):``, ``with timer:``: a ``with`` that changes nothing about

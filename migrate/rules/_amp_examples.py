@@ -1536,22 +1536,21 @@ def train(model, optimizer, batches):
         codes=("APX101", "APX201", "APX209", "APX301", "APX303", "APX311"),
     ),
     Example(
-        # the loss comes from a method that hides the model: no autocast can be placed
-        # provably, so the site is manual work (error: --check fails until it is done)
+        # the loss comes from a callable the trainer was handed, which hides the model: no
+        # autocast can be placed provably, so the site is manual work (error: --check fails
+        # until it is done)
         "forward-pass-out-of-sight",
         before="""\
 from apex import amp
 
 
 class Trainer:
-    def __init__(self, model, optimizer):
+    def __init__(self, model, optimizer, objective):
         self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
-
-    def compute_loss(self, batch):
-        return self.model(batch).mean()
+        self.objective = objective
 
     def train_step(self, batch):
-        loss = self.compute_loss(batch)
+        loss = self.objective(batch)
         with amp.scale_loss(loss, self.optimizer) as scaled_loss:
             scaled_loss.backward()
         self.optimizer.step()
@@ -1561,15 +1560,13 @@ import torch
 
 
 class Trainer:
-    def __init__(self, model, optimizer):
+    def __init__(self, model, optimizer, objective):
         self.model, self.optimizer = model, optimizer
         self.scaler = torch.amp.GradScaler("cuda")
-
-    def compute_loss(self, batch):
-        return self.model(batch).mean()
+        self.objective = objective
 
     def train_step(self, batch):
-        loss = self.compute_loss(batch)
+        loss = self.objective(batch)
         # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap
         #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
         self.scaler.scale(loss).backward()
@@ -3473,6 +3470,49 @@ def main(args, model, optimizer, loader):
         scaler.update()
 ''',
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX321", "APX325"),
+    ),
+    Example(
+        # the loss comes from a plain method of the same class whose own body runs the model
+        # (DPR's reader: ``loss = self._calc_loss(batch)``): the forward pass is in that call,
+        # so the autocast goes around it
+        "forward-pass-in-a-method-of-the-same-class",
+        before="""\
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def compute_loss(self, batch):
+        return self.model(batch).mean()
+
+    def train_step(self, batch):
+        loss = self.compute_loss(batch)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def compute_loss(self, batch):
+        return self.model(batch).mean()
+
+    def train_step(self, batch):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.compute_loss(batch)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
 ]
 

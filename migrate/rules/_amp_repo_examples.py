@@ -3308,3 +3308,134 @@ REPOSITORY_EXAMPLES.append(
         codes=("APX102", "APX220"),
     )
 )
+
+#: a setup helper that initializes and returns model and optimizer, the trainer class that
+#: scales (its own method runs the model and the loss), and an evaluation script without
+#: apex.amp that builds its model through the same helper
+FACTORY_WITH_EVAL_SCRIPT = """\
+# file: kit/__init__.py
+# file: kit/place.py
+import torch
+
+
+def place(model, optimizer, device, fp16=False, level="O1"):
+    model.to(device)
+    if fp16:
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer, opt_level=level)
+    if torch.cuda.device_count() > 1:
+        model = torch.nn.DataParallel(model)
+    return model, optimizer
+# file: train.py
+import torch
+
+from kit.place import place
+
+
+class ReaderTrainer:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.device = cfg.device
+        reader = torch.nn.Linear(16, 2)
+        optimizer = torch.optim.AdamW(reader.parameters(), lr=1e-4)
+        self.reader, self.optimizer = place(reader, optimizer, cfg.device, cfg.fp16)
+
+    def _loss_of(self, batch):
+        inputs, targets = batch
+        logits = self.reader(inputs.to(self.device))
+        return torch.nn.functional.cross_entropy(logits, targets.to(self.device))
+
+    def train_epoch(self, batches):
+        for batch in batches:
+            loss = self._loss_of(batch)
+            if self.cfg.fp16:
+                from apex import amp
+
+                with amp.scale_loss(loss, self.optimizer) as scaled:
+                    scaled.backward()
+            else:
+                loss.backward()
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+# file: evaluate.py
+import torch
+
+from kit.place import place
+
+
+def evaluate(cfg, batches):
+    reader, _ = place(torch.nn.Linear(16, 2), None, cfg.device)
+    baseline = place(torch.nn.Linear(16, 2), None, cfg.device)[0]
+    reader.eval()
+    with torch.no_grad():
+        return sum((reader(x).argmax(-1) == y).sum().item() for x, y in batches), baseline
+"""
+
+REPOSITORY_EXAMPLES.append(
+    Example(
+        # the helper returns the GradScaler to the trainer's __init__ (kept on self; the method
+        # that runs the model and the loss goes under autocast), and the evaluation script,
+        # which has no apex.amp and is otherwise left alone, takes the extra value into `_`
+        # (APX235); its call indexed [0] keeps working as it is
+        "model-factory-also-called-from-a-file-without-apex",
+        before=FACTORY_WITH_EVAL_SCRIPT,
+        after="""\
+# file: kit/__init__.py
+# file: kit/place.py
+import torch
+
+
+def place(model, optimizer, device, fp16=False, level="O1"):
+    model.to(device)
+    use_amp = bool(fp16 and level != "O0")
+    scaler = torch.amp.GradScaler(torch.device(device).type, enabled=use_amp)
+    if torch.cuda.device_count() > 1:
+        model = torch.nn.DataParallel(model)
+    return model, optimizer, scaler
+# file: train.py
+import torch
+
+from kit.place import place
+
+
+class ReaderTrainer:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.device = cfg.device
+        reader = torch.nn.Linear(16, 2)
+        optimizer = torch.optim.AdamW(reader.parameters(), lr=1e-4)
+        self.reader, self.optimizer, self.scaler = place(reader, optimizer, cfg.device, cfg.fp16)
+
+    def _loss_of(self, batch):
+        inputs, targets = batch
+        logits = self.reader(inputs.to(self.device))
+        return torch.nn.functional.cross_entropy(logits, targets.to(self.device))
+
+    def train_epoch(self, batches):
+        for batch in batches:
+            with torch.autocast(torch.device(self.device).type, dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = self._loss_of(batch)
+            if self.cfg.fp16:
+                self.scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            self.optimizer.zero_grad()
+# file: evaluate.py
+import torch
+
+from kit.place import place
+
+
+def evaluate(cfg, batches):
+    reader, _, _ = place(torch.nn.Linear(16, 2), None, cfg.device)
+    baseline = place(torch.nn.Linear(16, 2), None, cfg.device)[0]
+    reader.eval()
+    with torch.no_grad():
+        return sum((reader(x).argmax(-1) == y).sum().item() for x, y in batches), baseline
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX235", "APX244", "APX301", "APX311"),
+    )
+)

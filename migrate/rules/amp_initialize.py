@@ -213,6 +213,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "(args.scaler = scaler): the functions handed the carrier read it from there",
         "APX244": "a model factory of another file returns the GradScaler its amp.initialize makes as one more "
         "value; its one caller unpacks it and passes it on to what scales the losses",
+        "APX235": "a file without apex.amp calls a model factory that now returns the GradScaler as one more value: "
+        "its unpacking takes it into `_` (a call discarded or indexed by a literal is left as it is)",
         "APX245": "amp.initialize called again in sequence with the same options: apex replaced its loss scaler "
         "there, so one GradScaler serves every optimizer",
         "APX229": "no file of the repository scales a loss (apex trained unscaled): each initialized model's "

@@ -127,14 +127,12 @@ from apex import amp
 
 
 class Trainer:
-    def __init__(self, model, optimizer):
+    def __init__(self, model, optimizer, objective):
         self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
-
-    def compute_loss(self, batch):
-        return self.model(batch).mean()
+        self.objective = objective
 
     def train_step(self, batch):
-        loss = self.compute_loss(batch)
+        loss = self.objective(batch)
         with amp.scale_loss(loss, self.optimizer) as scaled_loss:
             scaled_loss.backward()
         self.optimizer.step()

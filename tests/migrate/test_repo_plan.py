@@ -910,9 +910,10 @@ def test_factory_initializes_in_sequence_with_other_options_keep_the_shim(tmp_pa
                      "    def fit(self, x):\n        with amp.scale_loss(self.net(x).sum(), self.opt) as s:\n"
                      "            s.backward()\n"},
          "Tuner in tune.py derives from Trainer and uses apex.amp itself"),
-        # the factory also called from a file without apex.amp, whose unpacking would break
-        ({"serve.py": "from factory import build\n\n\ndef serve(cfg):\n    net, _ = build(cfg)\n    return net\n"},
-         "build() is also called from serve.py:5 (serve), a file without apex.amp that is not rewritten"),
+        # the factory also called from a file without apex.amp that returns what it gets:
+        # one more value there cannot be proven harmless
+        ({"serve.py": "from factory import build\n\n\ndef serve(cfg):\n    return build(cfg)\n"},
+         "what build() returns at serve.py:5, a file without apex.amp, is used other than by an assignment"),
     ],
 )
 def test_a_trainer_class_that_cannot_keep_the_factory_scaler_keeps_the_shim(tmp_path, extra, reason):
@@ -1018,3 +1019,85 @@ def test_a_function_given_amp_and_used_from_another_file_keeps_the_shim_with_the
     (tmp_path / "tune.py").unlink()
     codes = {f["code"] for f in report(tmp_path, "--to", "native")["findings"]}
     assert "APX230" in codes and "APX220" not in codes
+
+
+SERVE = "from factory import build\n\n\ndef serve(cfg):\n{body}"
+#: a training script that builds its model through the factory and scales its loss
+TRAIN = """\
+    import torch
+    from apex import amp
+
+    from factory import build
+
+
+    def main(cfg):
+        net, opt = build(cfg)
+        for step in range(2):
+            loss = net(torch.randn(2, 4)).sum()
+            with amp.scale_loss(loss, opt) as scaled:
+                scaled.backward()
+            opt.step()
+    """
+
+
+@pytest.mark.parametrize(
+    "body, edited",
+    [
+        # unpacked into names: the unpacking takes the GradScaler into ``_``
+        ("    net, _ = build(cfg)\n    return net\n", "    net, _, _ = build(cfg)\n    return net\n"),
+        ("    (net, opt) = build(cfg)\n    return net\n", "    (net, opt, _) = build(cfg)\n    return net\n"),
+        ("    [net, opt] = build(\n        cfg,\n    )\n    return net\n",
+         "    [net, opt, _] = build(\n        cfg,\n    )\n    return net\n"),
+        # discarded, indexed by a literal, or kept in a name only indexed so: nothing to change
+        ("    build(cfg)\n", None),
+        ("    return build(cfg)[0]\n", None),
+        ("    pair = build(cfg)\n    return pair[0], pair[1]\n", None),
+    ],
+    ids=["names", "parenthesised", "list-over-lines", "discarded", "indexed", "name-indexed"],
+)
+def test_a_factory_caller_without_apex_keeps_working(tmp_path, body, edited):
+    serve = SERVE.format(body=body)
+    write_tree(tmp_path, {"factory.py": FACTORY.format(more=""), "train.py": TRAIN, "serve.py": serve})
+    proc = run_cli(tmp_path, "--to", "native", "--allow-no-vcs")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "apex" not in (tmp_path / "factory.py").read_text() + (tmp_path / "train.py").read_text()
+    assert "return net, opt, scaler" in (tmp_path / "factory.py").read_text()
+    assert (tmp_path / "serve.py").read_text() == (serve if edited is None else SERVE.format(body=edited))
+    said = proc.stdout + proc.stderr
+    assert ("serve.py:5:1: APX235 [*] build() now returns the GradScaler" in said) == (edited is not None), said
+    again = run_cli(tmp_path, "--to", "native", "--check")
+    assert again.returncode == 0 and "0 files would be rewritten" in again.stdout + again.stderr, again
+
+
+@pytest.mark.parametrize(
+    "body, why",
+    [
+        ("    net, *rest = build(cfg)\n    return net\n", "is unpacked with a starred name"),
+        ("    pair = build(cfg)\n    net, opt = pair\n    return net\n",
+         "is kept in `pair`, which is used other than by a literal index k >= 0"),
+        ("    return build(cfg)[-1]\n", "is indexed other than by a literal k >= 0"),
+        ("    net, _ = build(cfg)\n    return _(net)\n", "is unpacked in a file that reads `_` itself"),
+        ("    return len(build(cfg))\n", "is used other than by an assignment of its own"),
+    ],
+    ids=["starred", "name-unpacked", "negative-index", "reads-underscore", "passed-on"],
+)
+def test_a_factory_caller_without_apex_that_cannot_be_proven_keeps_the_shim(tmp_path, body, why):
+    serve = SERVE.format(body=body)
+    write_tree(tmp_path, {"factory.py": FACTORY.format(more=""), "train.py": TRAIN, "serve.py": serve})
+    findings = report(tmp_path, "--to", "native")["findings"]
+    messages = [f["message"] for f in findings if f["code"] == "APX220"]
+    reason = f"what build() returns at serve.py:5, a file without apex.amp, {why}"
+    assert len(messages) == 2 and all(reason in m for m in messages), messages
+    assert not any(f["code"] == "APX235" for f in findings)
+
+
+def test_a_factory_caller_without_apex_is_left_alone_when_the_component_falls_back(tmp_path):
+    # train.py keeps apex.amp for a reason of its own (private amp state): the component is
+    # dropped, so the factory keeps returning two values and serve.py must not change
+    serve = SERVE.format(body="    net, _ = build(cfg)\n    return net\n")
+    user = TRAIN + "        print(amp._amp_state)\n"
+    write_tree(tmp_path, {"factory.py": FACTORY.format(more=""), "train.py": user, "serve.py": serve})
+    proc = run_cli(tmp_path, "--to", "native", "--allow-no-vcs")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "apexcompat" in (tmp_path / "factory.py").read_text()
+    assert (tmp_path / "serve.py").read_text() == serve and "APX235" not in proc.stdout + proc.stderr
