@@ -76,8 +76,9 @@ def _is_import_guard(stmt: Any) -> bool:
     if not isinstance(stmt, cst.Try) or stmt.orelse is not None or stmt.finalbody is not None:
         return False
     body = list(stmt.body.body) if isinstance(stmt.body, cst.IndentedBlock) else []
+    imports = (cst.Import, cst.ImportFrom)
     if not body or not all(
-        isinstance(line, cst.SimpleStatementLine) and all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in line.body)
+        isinstance(line, cst.SimpleStatementLine) and all(isinstance(small, imports) for small in line.body)
         for line in body
     ):
         return False
@@ -553,7 +554,8 @@ class AutocastPlacement(AmpRule):
                         return None
                     start = j  # ``for clip in clips: outs.append(step(model, clip))``
                     continue
-            if self._is_model_call(body[j], models, via_args=j == end or self._feeds_loss(body[j], body[j + 1 : end + 1])):
+            via_args = j == end or self._feeds_loss(body[j], body[j + 1 : end + 1])
+            if self._is_model_call(body[j], models, via_args=via_args):
                 start = j
         if start is None:
             return self._split_spans(body, end, models)

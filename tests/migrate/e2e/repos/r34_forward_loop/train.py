@@ -40,7 +40,7 @@ def run_steps(args, model, optimizer, data, device, start):
             try:
                 from apex import amp
             except ImportError:
-                raise ImportError("mixed precision needs apex; pass --fp32 to train without it")
+                raise ImportError("mixed precision needs apex; pass --fp32 to train without it")  # noqa: B904
             with amp.scale_loss(loss, optimizer) as scaled_loss:
                 scaled_loss.backward()
             torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
@@ -59,7 +59,7 @@ def main(args):
         try:
             from apex import amp
         except ImportError:
-            raise ImportError("mixed precision needs apex; pass --fp32 to train without it")
+            raise ImportError("mixed precision needs apex; pass --fp32 to train without it")  # noqa: B904
         model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level, verbosity=0)
 
     start = 0
