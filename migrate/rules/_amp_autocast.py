@@ -14,6 +14,7 @@ from ._amp_context_var import autocast_variable
 from ._amp_device import device_type_at
 from ._amp_rule import AmpRule
 from ._amp_sites import (
+    PRECISION_CONTEXTS,
     MODEL_CALL,
     AmpFile,
     InitSite,
@@ -32,10 +33,7 @@ from ._amp_sites import (
 from ._edits import expression, statement
 
 _BARRIER_CALLS = ("step", "backward")
-#: context managers that change precision or gradients: never crossed or wrapped as plain
-_PRECISION_CONTEXTS = frozenset(
-    {"autocast", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "scale_loss", "disable_casts"}
-)
+_PRECISION_CONTEXTS = PRECISION_CONTEXTS
 #: a context that only turns gradients on: the training forward pass may run inside it
 _GRAD_ON = frozenset({"enable_grad"})
 #: contexts that only turn gradients off: metrics or a teacher's forward pass inside the span

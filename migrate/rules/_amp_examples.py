@@ -3732,6 +3732,75 @@ def train(cfg, net, opt, loader):
 """,
         codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # the setup helper that initializes is called inside a with block that only times it:
+        # the block's body always runs and binds in the function, so the helper still returns the
+        # GradScaler to its caller, which threads it into the training function
+        "setup-helper-called-in-a-timing-block",
+        before="""\
+import torch
+from apex import amp
+
+
+def make_net_and_opt(cfg):
+    net = build_net(cfg).cuda()
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    if cfg.mixed:
+        net, opt = amp.initialize(net, opt, opt_level="O1")
+    return net, opt
+
+
+def fit(cfg, net, opt, batches):
+    for x, y in batches:
+        loss = torch.nn.functional.smooth_l1_loss(net(x), y)
+        opt.zero_grad()
+        if cfg.mixed:
+            with amp.scale_loss(loss, opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        opt.step()
+
+
+def main(cfg, batches):
+    with Stopwatch("setup"):
+        net, opt = make_net_and_opt(cfg)
+    with Stopwatch("training"):
+        fit(cfg, net, opt, batches)
+""",
+        after="""\
+import torch
+
+
+def make_net_and_opt(cfg):
+    net = build_net(cfg).cuda()
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    use_amp = bool(cfg.mixed)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    return net, opt, scaler
+
+
+def fit(cfg, net, opt, batches, scaler):
+    for x, y in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.smooth_l1_loss(net(x), y)
+        opt.zero_grad()
+        if cfg.mixed:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(opt)
+        scaler.update()
+
+
+def main(cfg, batches):
+    with Stopwatch("setup"):
+        net, opt, scaler = make_net_and_opt(cfg)
+    with Stopwatch("training"):
+        fit(cfg, net, opt, batches, scaler)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX217", "APX301", "APX311"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [
