@@ -552,7 +552,7 @@ class AutocastPlacement(AmpRule):
                         return None
                     start = j  # ``for clip in clips: outs.append(step(model, clip))``
                     continue
-            via_args = j == end or self._feeds_loss(body[j], body[j + 1 : end + 1])
+            via_args = j == end or self._feeds_loss(body[j], body[j + 1 : end + 1], models)
             if self._is_model_call(body[j], models, via_args=via_args):
                 start = j
         if start is None:
@@ -689,11 +689,15 @@ class AutocastPlacement(AmpRule):
         return None
 
     @staticmethod
-    def _feeds_loss(stmt: Any, span: List[Any]) -> bool:
+    def _feeds_loss(stmt: Any, span: List[Any], models: set) -> bool:
         """Whether what simple statement ``stmt`` assigns is read on the way to the loss
         (``outputs, ids = forward_step(model, batch)`` before ``loss = outputs["loss"]``): a
-        helper handed the model there runs the forward pass, as at the loss itself."""
+        helper handed the model there runs the forward pass, as at the loss itself.  A
+        statement that binds the model (``model, opt = amp.initialize(model, opt)``, ``model =
+        wrap(model)``) builds it and runs no forward pass."""
         bound = assigned_names(stmt) if isinstance(stmt, cst.SimpleStatementLine) else set()
+        if bound & models:
+            return False
         return bool(bound) and any(_reads(s, bound) for s in span)
 
     def _feeds_span(self, stmt: Any, span: List[Any], models: set) -> bool:
