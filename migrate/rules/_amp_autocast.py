@@ -14,6 +14,7 @@ from ._amp_context_var import autocast_variable
 from ._amp_device import device_type_at
 from ._amp_rule import AmpRule
 from ._amp_sites import (
+    PRECISION_CONTEXTS,
     MODEL_CALL,
     AmpFile,
     InitSite,
@@ -32,10 +33,7 @@ from ._amp_sites import (
 from ._edits import expression, statement
 
 _BARRIER_CALLS = ("step", "backward")
-#: context managers that change precision or gradients: never crossed or wrapped as plain
-_PRECISION_CONTEXTS = frozenset(
-    {"autocast", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "scale_loss", "disable_casts"}
-)
+_PRECISION_CONTEXTS = PRECISION_CONTEXTS
 #: a context that only turns gradients on: the training forward pass may run inside it
 _GRAD_ON = frozenset({"enable_grad"})
 #: contexts that only turn gradients off: metrics or a teacher's forward pass inside the span
@@ -44,6 +42,8 @@ _GRAD_OFF = frozenset({"no_grad", "inference_mode"})
 _AUTOCAST_NAMES = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
 #: calls into torch itself (``torch.Generator()``, ``torch.randn``) are data, not the model
 _TORCH_API = ("torch.", "nn.", "F.")
+#: methods that fill a container in place (what a loop of forward passes collects)
+_FILLING_METHODS = frozenset({"append", "extend", "insert", "update", "add", "setdefault"})
 #: nn.Module methods that are not the forward pass
 _NOT_FORWARD = frozenset(
     "train eval zero_grad to cuda cpu half float double bfloat16 parameters named_parameters buffers "
@@ -64,6 +64,51 @@ def _jumps(stmt: Any) -> bool:
 def _reads(stmt: Any, names: set) -> bool:
     """Whether ``stmt`` mentions one of ``names`` (``out``, ``self.out``)."""
     return any(isinstance(n, (cst.Name, cst.Attribute)) and code_of(n) in names for n in walk(stmt))
+
+
+def _is_import_guard(stmt: Any) -> bool:
+    """``try: from apex import amp`` / ``except ImportError: raise ImportError("...")``: a
+    ``try`` whose body only imports and whose handlers only raise, log or pass (no ``else`` or
+    ``finally``).  It neither computes nor touches the loss: the search for the forward pass
+    goes on before it."""
+    if not isinstance(stmt, cst.Try) or stmt.orelse is not None or stmt.finalbody is not None:
+        return False
+    body = list(stmt.body.body) if isinstance(stmt.body, cst.IndentedBlock) else []
+    imports = (cst.Import, cst.ImportFrom)
+    if not body or not all(
+        isinstance(line, cst.SimpleStatementLine) and all(isinstance(small, imports) for small in line.body)
+        for line in body
+    ):
+        return False
+    for handler in stmt.handlers:
+        lines = list(handler.body.body) if isinstance(handler.body, cst.IndentedBlock) else []
+        for line in lines:
+            if not isinstance(line, cst.SimpleStatementLine):
+                return False
+            for small in line.body:
+                if isinstance(small, (cst.Raise, cst.Pass)):
+                    continue
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                    continue  # ``print(...)``, ``logger.warning(...)``
+                return False
+    return True
+
+
+def _fills(line: Any) -> set:
+    """What a simple statement binds (``out = ...``) or fills in place (``outs.append(x)``,
+    ``batch["x"] = ...``)."""
+    bound = set(assigned_names(line))
+    for sub in walk(line):
+        if isinstance(sub, cst.Subscript) and isinstance(sub.value, cst.Name) and code_of(sub) in bound:
+            bound.add(sub.value.value)
+        elif (
+            isinstance(sub, cst.Call)
+            and isinstance(sub.func, cst.Attribute)
+            and isinstance(sub.func.value, cst.Name)
+            and sub.func.attr.value in _FILLING_METHODS
+        ):
+            bound.add(sub.func.value.value)
+    return bound
 
 
 def flat_texts(node: Any) -> List[str]:
@@ -240,11 +285,24 @@ class AutocastPlacement(AmpRule):
         nested ``with`` or ``try``, a definition, a step or a backward.  apex's O1 ran them
         with its casts too."""
         if isinstance(stmt, cst.If):
-            return not self._nests_or_steps(stmt)
+            return not self._nests_or_steps(stmt) or self._branches_with_plain_withs(stmt)
         if not isinstance(stmt, cst.With) or not isinstance(stmt.body, cst.IndentedBlock):
             return False
         contexts = {code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] for i in stmt.items}
         return contexts <= _GRAD_OFF and not any(self._nests_or_steps(inner) for inner in stmt.body.body)
+
+    def _branches_with_plain_withs(self, stmt: cst.If) -> bool:
+        """``if sync_now: out = model(x)`` / ``else: with model.no_sync(): out = model(x)``: an
+        ``if`` whose only nested blocks are plain ``with`` statements (``_is_plain_with``: no
+        precision or gradient switch, no loop, step or backward inside) and that never leaves."""
+        if _jumps(stmt) or self._nests_or_steps(stmt, nests=False):
+            return False
+        for sub in walk(stmt):
+            if isinstance(sub, (cst.For, cst.While, cst.Try)):
+                return False
+            if isinstance(sub, cst.With) and not self._is_plain_with(sub):
+                return False
+        return True
 
     @staticmethod
     def _is_plain_with_block(stmt: cst.With) -> bool:
@@ -461,6 +519,8 @@ class AutocastPlacement(AmpRule):
                     return [[body[j]]]  # already under an autocast, switched for another path
                 if self._is_exit_guard(body[j], loss_texts) or self._is_bystander(body[j], loss_texts):
                     continue
+                if _is_import_guard(body[j]):
+                    continue
                 if self._accumulates_loss(body[j], loss_texts):
                     end = j  # ``for critic in critics: loss_g = loss_g + ...``
                     break
@@ -501,8 +561,16 @@ class AutocastPlacement(AmpRule):
         for j in range(end, -1, -1):
             if j != end and self._is_barrier(body[j]) and not self._rides_in_span(body[j]):
                 if not self._is_forward_loop(body[j]):
-                    break
-            if self._is_model_call(body[j], models, via_args=j == end):
+                    if not self._feeds_span(body[j], body[j + 1 : end + 1], models):
+                        break
+                    if not self._is_plain_loop(body[j]):
+                        # the model runs in a block autocast cannot span: wrapping only what
+                        # follows would leave the forward pass in float32
+                        return None
+                    start = j  # ``for clip in clips: outs.append(step(model, clip))``
+                    continue
+            via_args = j == end or self._feeds_loss(body[j], body[j + 1 : end + 1], models)
+            if self._is_model_call(body[j], models, via_args=via_args):
                 start = j
         if start is None:
             return self._split_spans(body, end, models)
@@ -636,6 +704,40 @@ class AutocastPlacement(AmpRule):
                 members.extend(tail)
                 return members
         return None
+
+    @staticmethod
+    def _feeds_loss(stmt: Any, span: List[Any], models: set) -> bool:
+        """Whether what simple statement ``stmt`` assigns is read on the way to the loss
+        (``outputs, ids = forward_step(model, batch)`` before ``loss = outputs["loss"]``): a
+        helper handed the model there runs the forward pass, as at the loss itself.  A
+        statement that binds the model (``model, opt = amp.initialize(model, opt)``, ``model =
+        wrap(model)``) builds it and runs no forward pass."""
+        bound = assigned_names(stmt) if isinstance(stmt, cst.SimpleStatementLine) else set()
+        if bound & models:
+            return False
+        return bool(bound) and any(_reads(s, bound) for s in span)
+
+    def _feeds_span(self, stmt: Any, span: List[Any], models: set) -> bool:
+        """Whether ``stmt`` (a block the region stops at) runs the model, called or handed to a
+        helper, and what that returns reaches ``span``: ``for clip in clips: out =
+        forward_step(model, clip); logits.append(out)`` before ``loss = crit(stack(logits))``.
+        What a line holding the model call binds or fills counts, and what lines reading that
+        bind or fill in turn (an evaluation call in an ``except`` that binds nothing the span
+        reads does not count)."""
+        lines = [line for line in walk(stmt) if isinstance(line, cst.SimpleStatementLine)]
+        produced: set = set()
+        seeded = {id(line) for line in lines if self._is_model_call(line, models, via_args=True)}
+        changed = True
+        while changed:
+            changed = False
+            for line in lines:
+                if id(line) in seeded or _reads(line, produced):
+                    fresh = _fills(line) - produced
+                    if fresh:
+                        produced |= fresh
+                        changed = True
+        produced -= {text.split(".")[-1] for text in models} | models
+        return any(_reads(s, produced) for s in span)
 
     def _is_forward_loop(self, stmt: Any) -> bool:
         """A plain ``for`` loop (``_is_plain_loop``) that runs forward passes (a discriminator

@@ -3472,6 +3472,333 @@ def main(args, model, optimizer, loader):
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX321", "APX325"),
     ),
     Example(
+        # the model runs once per crop in a plain loop whose results the loss is computed from: the
+        # autocast region takes the loop in with the pooling and the loss
+        "forward-passes-in-a-loop-before-the-loss",
+        before="""\
+import torch
+from apex import amp
+
+net = build_encoder().cuda()
+opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
+net, opt = amp.initialize(net, opt, opt_level="O1")
+for crops, label in loader:
+    scores = []
+    for crop in crops:
+        feats = embed(net, crop)
+        scores.append(feats["logits"])
+    scores = torch.stack(scores).mean(0)
+    loss = net.head.loss(scores, label)
+    opt.zero_grad()
+    with amp.scale_loss(loss, opt) as scaled:
+        scaled.backward()
+    opt.step()
+""",
+        after="""\
+import torch
+
+net = build_encoder().cuda()
+opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
+scaler = torch.amp.GradScaler("cuda")
+for crops, label in loader:
+    scores = []
+    with torch.autocast("cuda", dtype=torch.float16):
+        for crop in crops:
+            feats = embed(net, crop)
+            scores.append(feats["logits"])
+        scores = torch.stack(scores).mean(0)
+        loss = net.head.loss(scores, label)
+    opt.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the forward pass runs in a try block that feeds the loss: autocast cannot take the block in,
+        # and wrapping only the loss after it would leave the model in float32, so the site is left
+        # to a person (in a repository run the file falls back to the shim, APX220)
+        "forward-pass-in-a-try-before-the-loss-left-by-hand",
+        before="""\
+import torch
+from apex import amp
+
+net = build_encoder().cuda()
+opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
+net, opt = amp.initialize(net, opt, opt_level="O1")
+for x, label in loader:
+    try:
+        out = net(x)
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        continue
+    loss = net.head.loss(out, label)
+    opt.zero_grad()
+    with amp.scale_loss(loss, opt) as scaled:
+        scaled.backward()
+    opt.step()
+""",
+        after="""\
+import torch
+
+net = build_encoder().cuda()
+opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
+scaler = torch.amp.GradScaler("cuda")
+for x, label in loader:
+    try:
+        out = net(x)
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        continue
+    loss = net.head.loss(out, label)
+    opt.zero_grad()
+    # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap
+    #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
+    ),
+    Example(
+        # between accumulation boundaries the forward pass runs under DDP's no_sync() in one branch of
+        # an if: a plain with inside the if, so the autocast region covers the whole if
+        "forward-pass-under-no-sync-in-a-branch",
+        before="""\
+import torch
+from apex import amp
+
+
+def fit(args, ddp_model, opt, batches):
+    if args.half:
+        ddp_model, opt = amp.initialize(ddp_model, opt, opt_level=args.level)
+    for i, (x, y) in enumerate(batches, 1):
+        boundary = i % args.accum == 0
+        if boundary:
+            pred = ddp_model(x)
+        else:
+            with ddp_model.no_sync():
+                pred = ddp_model(x)
+        loss = torch.nn.functional.l1_loss(pred, y) / args.accum
+        if args.half:
+            with amp.scale_loss(loss, opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        if boundary:
+            opt.step()
+            opt.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def fit(args, ddp_model, opt, batches):
+    use_amp = bool(args.half and args.level != "O0")
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for i, (x, y) in enumerate(batches, 1):
+        boundary = i % args.accum == 0
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            if boundary:
+                pred = ddp_model(x)
+            else:
+                with ddp_model.no_sync():
+                    pred = ddp_model(x)
+            loss = torch.nn.functional.l1_loss(pred, y) / args.accum
+        if args.half:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if boundary:
+            scaler.step(opt)
+            scaler.update()
+            opt.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a try/except ImportError around `from apex import amp` right before the scale_loss neither
+        # computes nor touches the loss: the search for the forward pass goes on before it, and the
+        # guard goes away with the import
+        "apex-import-guard-before-scale-loss",
+        before="""\
+import torch
+
+
+def run_epoch(args, net, opt, batches):
+    for x, y in batches:
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        if args.half:
+            try:
+                from apex import amp
+            except ImportError:
+                raise ImportError("apex is needed for --half")
+            with amp.scale_loss(loss, opt) as scaled:
+                scaled.backward()
+            torch.nn.utils.clip_grad_norm_(amp.master_params(opt), args.clip)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), args.clip)
+        opt.step()
+        opt.zero_grad()
+
+
+def main(args, net, opt, batches):
+    if args.half:
+        try:
+            from apex import amp
+        except ImportError:
+            raise ImportError("apex is needed for --half")
+        net, opt = amp.initialize(net, opt, opt_level="O1")
+    run_epoch(args, net, opt, batches)
+""",
+        after="""\
+import torch
+
+
+def run_epoch(args, net, opt, batches, scaler):
+    for x, y in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.cross_entropy(net(x), y)
+        if args.half:
+            scaler.scale(loss).backward()
+            scaler.unscale_(opt)
+            torch.nn.utils.clip_grad_norm_((p for group in opt.param_groups for p in group["params"]), args.clip)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), args.clip)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+
+
+def main(args, net, opt, batches):
+    use_amp = bool(args.half)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    run_epoch(args, net, opt, batches, scaler)
+""",
+        codes=("APX101", "APX103", "APX201", "APX207", "APX209", "APX301", "APX311", "APX321"),
+    ),
+    Example(
+        # a helper handed the model returns the outputs the loss is then computed from: it runs the
+        # forward pass, so the autocast region starts at it
+        "helper-handed-the-model-before-the-loss",
+        before="""\
+import torch
+from apex import amp
+
+
+def shared_step(net, batch):
+    keys = batch.pop("keys")
+    return net(batch), keys
+
+
+def train(cfg, net, opt, loader):
+    net, opt = amp.initialize(net, opt, enabled=cfg.half, opt_level="O2")
+    for batch in loader:
+        out, keys = shared_step(net, batch)
+        loss = out["loss"].mean() * cfg.weight
+        log_loss(keys, loss.item())
+        with amp.scale_loss(loss, opt) as scaled:
+            scaled.backward()
+        opt.step()
+        opt.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def shared_step(net, batch):
+    keys = batch.pop("keys")
+    return net(batch), keys
+
+
+def train(cfg, net, opt, loader):
+    use_amp = bool(cfg.half)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for batch in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            out, keys = shared_step(net, batch)
+            loss = out["loss"].mean() * cfg.weight
+        log_loss(keys, loss.item())
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the setup helper that initializes is called inside a with block that only times it:
+        # the block's body always runs and binds in the function, so the helper still returns the
+        # GradScaler to its caller, which threads it into the training function
+        "setup-helper-called-in-a-timing-block",
+        before="""\
+import torch
+from apex import amp
+
+
+def make_net_and_opt(cfg):
+    net = build_net(cfg).cuda()
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    if cfg.mixed:
+        net, opt = amp.initialize(net, opt, opt_level="O1")
+    return net, opt
+
+
+def fit(cfg, net, opt, batches):
+    for x, y in batches:
+        loss = torch.nn.functional.smooth_l1_loss(net(x), y)
+        opt.zero_grad()
+        if cfg.mixed:
+            with amp.scale_loss(loss, opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        opt.step()
+
+
+def main(cfg, batches):
+    with Stopwatch("setup"):
+        net, opt = make_net_and_opt(cfg)
+    with Stopwatch("training"):
+        fit(cfg, net, opt, batches)
+""",
+        after="""\
+import torch
+
+
+def make_net_and_opt(cfg):
+    net = build_net(cfg).cuda()
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    use_amp = bool(cfg.mixed)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    return net, opt, scaler
+
+
+def fit(cfg, net, opt, batches, scaler):
+    for x, y in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.smooth_l1_loss(net(x), y)
+        opt.zero_grad()
+        if cfg.mixed:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(opt)
+        scaler.update()
+
+
+def main(cfg, batches):
+    with Stopwatch("setup"):
+        net, opt, scaler = make_net_and_opt(cfg)
+    with Stopwatch("training"):
+        fit(cfg, net, opt, batches, scaler)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX217", "APX301", "APX311"),
+    ),
+    Example(
         # the loss comes from a plain method of the same class whose own body runs the model
         # (DPR's reader: ``loss = self._calc_loss(batch)``): the forward pass is in that call,
         # so the autocast goes around it

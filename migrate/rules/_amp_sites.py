@@ -1613,7 +1613,7 @@ def _returned_scaler(rule, inits: List[InitSite], needy: List[Any]) -> Optional[
         and caller is not None
         and isinstance(parents.get(caller), cst.Module)
         and isinstance(caller.body, cst.IndentedBlock)
-        and line in caller.body.body
+        and _in_body_through_plain_withs(parents, line, caller.body)
     ):
         return None
     width = len(assign.targets[0].target.elements)
@@ -1621,6 +1621,29 @@ def _returned_scaler(rule, inits: List[InitSite], needy: List[Any]) -> Optional[
         return None
     returns = _tuple_returns(rule, helper, inits, width)
     return (call, returns) if returns else None
+
+
+#: context managers that change precision or gradients: never crossed or wrapped as plain
+PRECISION_CONTEXTS = frozenset(
+    {"autocast", "no_grad", "enable_grad", "inference_mode", "set_grad_enabled", "scale_loss", "disable_casts"}
+)
+
+
+def _in_body_through_plain_withs(parents: Dict[Any, Any], line: Any, body: cst.IndentedBlock) -> bool:
+    """Whether ``line`` is a statement of ``body``, or of ``with`` blocks in it that only time
+    or log (``with TimerBlock("Building the model") as block:``, nested too): their bodies run
+    unconditionally and bind in the function's scope, so what the line unpacks is there after."""
+    while line not in body.body:
+        block = parents.get(line)
+        owner = parents.get(block)
+        if not isinstance(block, cst.IndentedBlock) or not isinstance(owner, cst.With):
+            return False
+        for item in owner.items:
+            context = item.item.func if isinstance(item.item, cst.Call) else item.item
+            if code_of(context).split(".")[-1] in PRECISION_CONTEXTS:
+                return False
+        line = owner
+    return True
 
 
 def _tuple_returns(rule, helper: cst.FunctionDef, inits: List[InitSite], width: Optional[int]) -> List[cst.Return]:

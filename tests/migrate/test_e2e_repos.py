@@ -18,7 +18,8 @@ returns its networks to a loop that scales through a backward helper, a base cla
 behind a run-once flag with a subclass in another module that scales the loss, a loop that initializes several
 models under the fp16 switch, with a metric and a filter between each forward pass and its loss, a placement
 helper that initializes and returns to the __init__ of a trainer class in each of two scripts, the same
-helper also called from a script without apex.amp).  Once per module:
+helper also called from a script without apex.amp, apex imported behind ImportError guards with the forward
+pass run in chunks by a helper handed the model).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -303,6 +304,14 @@ LAYOUTS: Dict[str, dict] = {
                                             metric="loss", native=[], fallbacks=[], given=["probe.py"],
                                             branches={"off": ["--no-fp16"], "apex-free": []},
                                             launchers={"apex-free": "probe.py"}),
+    # fine-tuning-script shape of the pytorch-transformers era: apex imported behind an
+    # ImportError guard in main (before initialize) and again right before the scale_loss; the
+    # batch runs through the model in chunks, each by a helper of steps.py handed the model,
+    # in a loop that collects the outputs the loss is computed from: the guards go, the
+    # autocast takes the chunk loop in with the loss, the step loop gets the GradScaler as a
+    # parameter and unscales before clipping; --fp32 never touches apex (bitwise as before)
+    "r34_forward_loop": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
+                             native=[], fallbacks=[], branches={"off": ["--fp32"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
