@@ -12,6 +12,11 @@ import pytest
 TESTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_DIR.parent
 
+# every migration the tests run (the CLI's subprocesses too) checks the engine's statement-wise
+# parse against a parse of the whole text (``migrate.reparse.VERIFY_ENV``; named here, not
+# imported: the torch-matrix environments have no libcst)
+os.environ.setdefault("APEXCOMPAT_MIGRATE_VERIFY_REPARSE", "1")
+
 
 def golden_dirs() -> List[Path]:
     """Where golden traces live, most authoritative first.

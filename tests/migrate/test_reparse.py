@@ -3,12 +3,14 @@ a parse of that whole text, reusing the statements the rule did not touch."""
 
 from __future__ import annotations
 
+import os
 from typing import Callable, List
 
 import libcst as cst
 import pytest
 
-from migrate.reparse import StatementTexts, next_tree
+from migrate.reparse import VERIFY_ENV, next_tree
+from migrate.rules._tree import StatementTexts
 from migrate.rules._traverse import transform
 from migrate.rules.base import Rule
 from migrate.settings import Settings
@@ -80,6 +82,10 @@ def test_text_is_libcsts_and_tree_is_a_parse_of_it(name: str, change, newline: s
     assert tree.bytes == text
     if text == source.encode():
         assert tree is before
+
+
+def test_the_tests_check_every_statement_wise_parse() -> None:
+    assert os.environ.get(VERIFY_ENV) == "1"  # set by tests/conftest.py
 
 
 def test_untouched_statements_are_reused_and_the_changed_ones_parsed_afresh() -> None:
