@@ -6,8 +6,9 @@ After each rule that changed a file the engine needs the new text and a fresh tr
 the very objects of the statements it did not touch (``rules._traverse``), so those keep
 their text and their nodes; each run of changed statements is printed and parsed on its
 own, with the module's indentation and newline, and put in their place.  Wherever that
-could differ from parsing the whole text (the file's first statement, whose leading
-comments a whole parse gives to the module's header; a text without a final newline or
+could differ from parsing the whole text (a changed or removed first statement: a whole
+parse gives the blank lines and comments leading the file's first statement to the
+module's header; a text without a final newline or
 with a carriage return; a changed header or footer; a statement that does not parse on
 its own, or whose trailing comments would go to the end of the file), the whole text is
 printed and parsed as before.
@@ -28,8 +29,13 @@ VERIFY_ENV = "APEXCOMPAT_MIGRATE_VERIFY_REPARSE"
 
 
 def _same_frame(before: cst.Module, after: cst.Module) -> bool:
+    """The same header, footer, first statement and printing settings (a whole parse gives
+    the blank lines and comments leading the file's first statement to the header)."""
     return (
-        _same_nodes(before.header, after.header)
+        bool(before.body)
+        and bool(after.body)
+        and before.body[0] is after.body[0]
+        and _same_nodes(before.header, after.header)
         and _same_nodes(before.footer, after.footer)
         and before.encoding == after.encoding
         and before.default_indent == after.default_indent
@@ -90,8 +96,6 @@ def _splice(before: cst.Module, after: cst.Module, texts: StatementTexts) -> Opt
     def flush() -> bool:
         if not run:
             return True
-        if not body:  # the file's first statement: its leading comments may be the header's
-            return False
         code = "".join(after.code_for_node(statement) for statement in run)
         parsed = _parse_run(after, code)
         if parsed is None:

@@ -66,6 +66,9 @@ CASES = [
     ("replace the last statement", _replace_statement(5, "class C:\n    pass\n")),
     ("replace the first statement", _replace_statement(0, '"""Other docstring."""\n')),
     ("remove a statement", lambda m: m.with_changes(body=[s for i, s in enumerate(m.body) if i != 4])),
+    ("remove the first statement", lambda m: m.with_changes(body=list(m.body[1:]))),
+    ("remove the last statement", lambda m: m.with_changes(body=list(m.body[:-1]))),
+    ("remove the two last statements", lambda m: m.with_changes(body=list(m.body[:-2]))),
     ("duplicate a statement object", lambda m: m.with_changes(body=[*m.body, m.body[3]])),
     ("change the footer", lambda m: m.with_changes(footer=())),
     ("no change", lambda m: m),
@@ -118,3 +121,14 @@ def test_a_rules_output_keeps_all_but_the_edited_statement() -> None:
     assert text == TEXT.replace("old", "new").encode()
     kept: List[bool] = [a is b for a, b in zip(tree.body, before.body)]
     assert kept == [True, True, True, True, True, False]
+
+
+def test_a_statement_that_becomes_the_first_is_parsed_with_the_whole_text() -> None:
+    # a whole parse gives the form feed line leading ``def g`` to the module's header once
+    # the import above it is gone
+    source = "from apex import amp\n\x0c\ndef g(): pass\nmodel = amp.initialize(model); y = 2\n"
+    before = cst.parse_module(source)
+    after = before.with_changes(body=[before.body[1], cst.parse_statement("model = model; y = 2\n")])
+    text, tree = next_tree(before, source.encode(), after, StatementTexts())
+    assert text == after.bytes
+    assert tree.deep_equals(cst.parse_module(text))
