@@ -3,58 +3,31 @@ walk.
 
 LibCST's ``CSTNode.children`` rebuilds the node through ``_visit_and_replace_children``
 (a copy of every child, validated) just to list them, and ``ParentNodeProvider`` calls it
-once per node: together about a quarter of a file's migration time.  Here each node class's
-child fields are learnt once, in the order LibCST itself visits them, by letting that same
-method report the attribute names without descending; afterwards listing children is a
-field read.  A class that visits a field only when it is set (``format_spec`` of an f-string
-expression) is learnt again from the first instance where that field is set.
+once per node: together about a quarter of a file's migration time.  Here listing children
+is a read of the fields LibCST itself visits, in its order (``_child_fields``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import operator
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, NamedTuple, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-_UNSET = (None, cst.MaybeSentinel.DEFAULT, ())
+from ._child_fields import child_fields
+
+#: node class -> its visited fields' values, in visiting order (None: LibCST lists them)
+_READERS: Dict[type, Optional[Callable[[Any], Tuple[Any, ...]]]] = {}
 
 
-class _ChildFields(NamedTuple):
-    #: node -> the values of its visited fields, in visiting order
-    read: Callable[[Any], Tuple[Any, ...]]
-    #: fields LibCST skipped because they were unset on the node the order was learnt from
-    unset: Tuple[str, ...]
-    order: Tuple[str, ...]
-
-
-class _FieldRecorder(cst.CSTVisitor):
-    """Notes the attribute names LibCST visits on one node, without going below it."""
-
-    def __init__(self, node: cst.CSTNode) -> None:
-        super().__init__()
-        self.node = node
-        self.fields: List[str] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        return False
-
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        if node is self.node:
-            self.fields.append(attribute)
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-
-_FIELDS: Dict[type, _ChildFields] = {}
-
-
-def _reader(order: Tuple[str, ...]) -> Callable[[Any], Tuple[Any, ...]]:
+def _reader(kind: type) -> Optional[Callable[[Any], Tuple[Any, ...]]]:
+    fields = child_fields(kind)
+    if fields is None:
+        return None
+    order = tuple(name for name, _ in fields)
     if len(order) > 1:
         return operator.attrgetter(*order)  # type: ignore[return-value]
     if order:
@@ -63,33 +36,17 @@ def _reader(order: Tuple[str, ...]) -> Callable[[Any], Tuple[Any, ...]]:
     return lambda node: ()
 
 
-def _learn(node: cst.CSTNode) -> _ChildFields:
-    recorder = _FieldRecorder(node)
-    node._visit_and_replace_children(recorder)
-    cls = type(node)
-    known = _FIELDS[cls].order if cls in _FIELDS else ()
-    order = tuple(recorder.fields) + tuple(f for f in known if f not in recorder.fields)
-    unset = tuple(
-        f.name
-        for f in dataclasses.fields(node)  # type: ignore[arg-type]
-        if f.name not in order and getattr(node, f.name) in _UNSET
-    )
-    fields = _FIELDS[cls] = _ChildFields(_reader(order), unset, order)
-    return fields
-
-
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """``node.children``: the same nodes in the same (source) order, without copying."""
-    fields = _FIELDS.get(type(node))
-    if fields is None:
-        fields = _learn(node)
-    for name in fields.unset:
-        value = getattr(node, name)
-        if value is not None and value is not cst.MaybeSentinel.DEFAULT and value != ():
-            fields = _learn(node)
-            break
+    kind = type(node)
+    if kind in _READERS:
+        read = _READERS[kind]
+    else:
+        read = _READERS[kind] = _reader(kind)
+    if read is None:
+        return list(node.children)
     found: List[cst.CSTNode] = []
-    for value in fields.read(node):
+    for value in read(node):
         kind = type(value)
         if _NODE_CLASSES.get(kind) or (kind not in _NODE_CLASSES and _is_node_class(kind)):
             found.append(value)

@@ -14,6 +14,7 @@ from libcst.metadata import QualifiedNameProvider as LibcstQualifiedNameProvider
 import migrate
 from migrate.rules import _tree
 from migrate.rules._metadata import ParentProvider, QualifiedNameProvider
+from migrate.rules._child_fields import child_fields
 from migrate.rules._tree import children, walk
 
 HERE = os.path.dirname(__file__)
@@ -42,12 +43,12 @@ def _libcst_walk(node: cst.CSTNode):
         stack.extend(reversed(cur.children))
 
 
-def test_a_field_visited_only_when_set_is_learnt_from_the_first_node_that_sets_it(monkeypatch) -> None:
-    monkeypatch.setattr(_tree, "_FIELDS", {})  # learn from this file's order: no spec first
+def test_a_field_visited_only_when_set_is_read_where_it_is_set(monkeypatch) -> None:
+    monkeypatch.setattr(_tree, "_READERS", {})  # read afresh, from this file's order: no spec first
     module = cst.parse_module(FSTRINGS)
     for node in _libcst_walk(module):
         assert children(node) == list(node.children)
-    assert "format_spec" in _tree._FIELDS[cst.FormattedStringExpression].order
+    assert "format_spec" in [name for name, _ in child_fields(cst.FormattedStringExpression)]
 
 
 def test_same_children_and_parents_as_libcst_on_the_corpus() -> None:
