@@ -30,6 +30,7 @@ from .reparse import next_tree
 from .repo_plan import FILE_STATE_KEY, REPO_PLAN_KEY, FilePlan
 from .rules import ALL_RULES
 from .rules._metadata import expression_contexts, resolve_scopes
+from .rules._node_ranges import print_by_statement
 from .rules._tree import StatementTexts, printing_by_statement, remember_code
 from .rules.base import Rule
 from .settings import Settings
@@ -149,6 +150,22 @@ class RuleCrashed(Exception):
         self.error = error
 
 
+_HOOKS_OF_CLASS: Dict[type, frozenset] = {}
+
+
+def _visitor_hooks(visitor: BatchableCSTVisitor) -> frozenset:
+    """The names LibCST's ``get_visitors`` gives for ``visitor``, learnt once per class
+    (LibCST inspects every attribute of the instance on each call: 4 ms, twice per rule).
+    An instance holding a callable of its own is asked directly."""
+    if any(callable(value) for value in vars(visitor).values()):
+        return frozenset(visitor.get_visitors())
+    cls = type(visitor)
+    hooks = _HOOKS_OF_CLASS.get(cls)
+    if hooks is None:
+        hooks = _HOOKS_OF_CLASS[cls] = frozenset(visitor.get_visitors())
+    return hooks
+
+
 class LeanMetadataWrapper(MetadataWrapper):
     """LibCST's wrapper less its wasted walks: after computing a provider that is not
     batchable (positions, parents, the qualified names), LibCST's resolver still walks the
@@ -167,7 +184,7 @@ class LeanMetadataWrapper(MetadataWrapper):
         if before_visit is None and after_leave is None:
             if not visitors:
                 return self.module
-            if all(set(v.get_visitors()) == {"visit_Module"} for v in visitors):
+            if all(_visitor_hooks(v) == {"visit_Module"} for v in visitors):
                 with ExitStack() as stack:
                     for visitor in visitors:
                         stack.enter_context(visitor.resolve(self))
@@ -244,11 +261,13 @@ def _run_rules(
     findings: List[Finding],
     plan: Optional[FilePlan] = None,
     read: Optional[bytes] = None,
+    statement_texts: Optional[StatementTexts] = None,
 ) -> Tuple[bytes, List[Type[Rule]]]:
     """Apply ``rules`` in order, skipping those whose triggers the current text lacks;
     returns the new text and the rules that changed it.  ``findings`` gets what the rules
     reported, positioned in ``read`` (the file as read, when ``source`` is a normalised
-    text of it) or ``source`` (each rule saw the text the previous ones left)."""
+    text of it) or ``source`` (each rule saw the text the previous ones left).
+    ``statement_texts``: what is known already of ``module``'s statements' printing."""
     changed_by: List[Type[Rule]] = []
     texts = [source] if read is None else [read, source]
     #: the index in ``texts`` of the text each finding was reported on
@@ -256,7 +275,8 @@ def _run_rules(
     wrapper = LeanMetadataWrapper(module, unsafe_skip_copy=True)  # fresh from the parser
     remember_code(module, source)
     state: dict = {}  # shared by the rules of this file (FILE_STATE_KEY)
-    statement_texts = StatementTexts()
+    if statement_texts is None:
+        statement_texts = StatementTexts()
     try:
         with printing_by_statement(statement_texts):
             for rule_cls in rules:
@@ -372,7 +392,8 @@ def _migrate_parsed(
     # LibCST drops the final newline of a file whose lines end in a lone "\r" (old Mac
     # style); put back a lost suffix, and refuse any other round-trip difference
     lost_suffix = b""
-    roundtrip = module.bytes
+    statement_texts = StatementTexts()
+    roundtrip = print_by_statement(module, statement_texts).encode(module.encoding)
     if roundtrip != source:
         if not source.startswith(roundtrip):
             return MigrationResult(
@@ -391,7 +412,7 @@ def _migrate_parsed(
         lost_suffix = source[len(roundtrip) :]
     findings: List[Finding] = []
     try:
-        new, ran = _run_rules(module, source, path, settings, active, findings, plan, read)
+        new, ran = _run_rules(module, source, path, settings, active, findings, plan, read, statement_texts)
     except RuleCrashed as crash:  # a bug in a rule must not stop the whole run
         failure = crash.error
         frame = traceback.extract_tb(failure.__traceback__)[-1]

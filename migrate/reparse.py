@@ -21,11 +21,9 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
-from .rules._tree import StatementTexts, module_bytes
+from .rules._tree import VERIFY_ENV, StatementTexts, module_bytes
 
 _Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
-#: set to check every statement-wise parse against a parse of the whole text (tests)
-VERIFY_ENV = "APEXCOMPAT_MIGRATE_VERIFY_REPARSE"
 
 
 def _same_frame(before: cst.Module, after: cst.Module) -> bool:

@@ -10,18 +10,28 @@ The values are the same: LibCST splits each token on ``\\r\\n``, ``\\r`` and ``\
 line starts after every such match inside a token, and a column counts the characters
 since the last line start; the syntactic positions of ``record_syntactic_position``
 (with their hoisted start and end nodes) are recorded the way LibCST records them.
+
+During a file's run (``_tree.printing_by_statement``) the offsets are worked out one
+top-level statement at a time, only up to the statement holding the node asked about, and
+kept per statement object: a rule's output shares most statements with its input, so the
+next rule's positions mostly come from offsets already known.  A top-level statement
+starts a line, and its code does not depend on what comes before it, so a node's line is
+the lines before its statement plus its line within it, and its column is the same.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_right
 from types import TracebackType
-from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, NamedTuple, Optional, Tuple, Type
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import BaseMetadataProvider, CodePosition, CodeRange
+
+from ._tree import VERIFY_ENV, StatementTexts, active_statement_texts
 
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
@@ -103,6 +113,13 @@ class _SyntacticPosition:
         offsets[self.node] = (start, end)
 
 
+def _position_in(line_starts: List[int], lines_before: int, offset: int) -> CodePosition:
+    """The position of ``offset`` in a text of ``line_starts`` that starts a line after
+    ``lines_before`` others."""
+    line = bisect_right(line_starts, offset)
+    return CodePosition(lines_before + line, offset - line_starts[line - 1])
+
+
 class _Ranges(Mapping[cst.CSTNode, CodeRange]):
     """Node -> its ``CodeRange``, worked out from the offsets when asked."""
 
@@ -111,8 +128,7 @@ class _Ranges(Mapping[cst.CSTNode, CodeRange]):
         self._line_starts = line_starts
 
     def _position(self, offset: int) -> CodePosition:
-        line = bisect_right(self._line_starts, offset)
-        return CodePosition(line, offset - self._line_starts[line - 1])
+        return _position_in(self._line_starts, 0, offset)
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
         start, end = self._offsets[node]
@@ -128,13 +144,97 @@ class _Ranges(Mapping[cst.CSTNode, CodeRange]):
         return len(self._offsets)
 
 
+class _StatementOffsets(NamedTuple):
+    """A top-level statement's nodes' offsets, and its line starts, from its own start."""
+
+    offsets: _Offsets
+    line_starts: List[int]
+
+
+def _statement_offsets(module: cst.Module, statement: cst.CSTNode, texts: StatementTexts) -> _StatementOffsets:
+    key = (id(statement), module.default_indent, module.default_newline)
+    known = texts.offsets.get(key)
+    if known is None:
+        state = _OffsetCodegenState(module)
+        statement._codegen(state)
+        known = texts.offsets[key] = (statement, _StatementOffsets(state.offsets, state.line_starts))
+        texts.learn(module, statement, "".join(state.tokens))
+    return known[1]  # type: ignore[no-any-return]
+
+
+def print_by_statement(module: cst.Module, texts: StatementTexts) -> str:
+    """``module.code``, learning each top-level statement's text and nodes' offsets into
+    ``texts`` on the way (for the positions and printings of the trees that follow)."""
+    if module.body and module.has_trailing_newline:
+        for statement in module.body:
+            _statement_offsets(module, statement, texts)
+        code = texts.code(module)
+        if code is not None:
+            return code
+    return module.code
+
+
+def _whole_module_ranges(module: cst.Module) -> _Ranges:
+    state = _OffsetCodegenState(module)
+    module._codegen(state)
+    return _Ranges(state.offsets, state.line_starts)
+
+
+class _StatementwiseRanges(Mapping[cst.CSTNode, CodeRange]):
+    """Node -> its ``CodeRange``, from the offsets of the top-level statement holding it;
+    the module itself and its header and footer lines from a whole printing."""
+
+    def __init__(self, module: cst.Module, texts: StatementTexts) -> None:
+        self._module = module
+        self._texts = texts
+        header = _OffsetCodegenState(module)
+        for line in module.header:
+            line._codegen(header)
+        self._header_lines = len(header.line_starts) - 1
+        self._whole: Optional[_Ranges] = None
+
+    def _whole_ranges(self) -> _Ranges:
+        if self._whole is None:
+            self._whole = _whole_module_ranges(self._module)
+        return self._whole
+
+    def _range(self, node: cst.CSTNode) -> Optional[CodeRange]:
+        lines_before = self._header_lines
+        for statement in self._module.body:
+            part = _statement_offsets(self._module, statement, self._texts)
+            found = part.offsets.get(node)
+            if found is not None:
+                start = _position_in(part.line_starts, lines_before, found[0])
+                return CodeRange(start, _position_in(part.line_starts, lines_before, found[1]))
+            lines_before += len(part.line_starts) - 1
+        return None
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        found = self._range(node)
+        if found is None:
+            return self._whole_ranges()[node]
+        if os.environ.get(VERIFY_ENV) and found != self._whole_ranges()[node]:
+            raise AssertionError(f"statement-wise position {found} differs from {self._whole_ranges()[node]}")
+        return found
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._whole_ranges()
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self._whole_ranges())
+
+    def __len__(self) -> int:
+        return len(self._whole_ranges())
+
+
 class PositionProvider(BaseMetadataProvider[CodeRange]):
     """Each node's syntactic range (what ``libcst.metadata.PositionProvider`` gives)."""
 
     def _gen(self, wrapper: "MetadataWrapper") -> Mapping[cst.CSTNode, CodeRange]:
-        state = _OffsetCodegenState(wrapper.module)
-        wrapper.module._codegen(state)
-        return _Ranges(state.offsets, state.line_starts)
+        texts = active_statement_texts()
+        if texts is not None and wrapper.module.body:
+            return _StatementwiseRanges(wrapper.module, texts)
+        return _whole_module_ranges(wrapper.module)
 
     def _gen_impl(self, module: cst.Module) -> None:  # pragma: no cover - _gen does the work
         raise NotImplementedError

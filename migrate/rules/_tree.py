@@ -151,6 +151,12 @@ class StatementTexts:
 
     def __init__(self) -> None:
         self._texts: Dict[Tuple[int, str, str], Tuple[cst.CSTNode, str]] = {}
+        #: what ``_node_ranges`` learns of a statement's nodes' offsets, under the same keys
+        self.offsets: Dict[Tuple[int, str, str], Tuple[cst.CSTNode, Any]] = {}
+
+    def learn(self, module: cst.Module, statement: cst.CSTNode, text: str) -> None:
+        """Remember ``statement``'s text, printed by someone else."""
+        self._texts.setdefault((id(statement), module.default_indent, module.default_newline), (statement, text))
 
     def text(self, module: cst.Module, statement: cst.CSTNode) -> str:
         """``module.code_for_node(statement)``, printed once."""
@@ -171,6 +177,9 @@ class StatementTexts:
         return "".join(parts)
 
 
+#: set to check every statement-wise parse and position against the whole text (tests)
+VERIFY_ENV = "APEXCOMPAT_MIGRATE_VERIFY_REPARSE"
+
 _last_code = threading.local()
 
 
@@ -182,6 +191,11 @@ def printing_by_statement(texts: StatementTexts) -> Iterator[None]:
         yield
     finally:
         _last_code.texts = None
+
+
+def active_statement_texts() -> Optional[StatementTexts]:
+    """The ``StatementTexts`` of ``printing_by_statement`` on this thread, if any."""
+    return getattr(_last_code, "texts", None)
 
 
 def remember_code(tree: cst.Module, text: bytes) -> None:
@@ -202,7 +216,7 @@ def module_code(tree: cst.Module) -> str:
     """``tree.code``, remembered (per thread) for the last tree: the rules that skip a file
     pass the same object on, and printing a big module costs as much as a walk over it."""
     if getattr(_last_code, "tree", None) is not tree:
-        texts: Optional[StatementTexts] = getattr(_last_code, "texts", None)
+        texts = active_statement_texts()
         code = texts.code(tree) if texts is not None else None
         _last_code.tree = tree
         _last_code.code = tree.code if code is None else code
