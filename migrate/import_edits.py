@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ast
 import symtable
-from typing import Dict, Iterable, List, Optional, Set, Tuple, Union, cast
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Set, Tuple, Union, cast
 
 import libcst as cst
 import libcst.helpers
@@ -32,7 +32,7 @@ from libcst.codemod import Codemod, CodemodContext, ContextAwareTransformer
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from .rules._edits import kept_leading, prepend_lines
-from .rules._tree import module_code, walk
+from .rules._tree import module_code, statement_facts, walk
 
 _ImportNode = Union[cst.Import, cst.ImportFrom]
 _STRING_PARTS = (cst.SimpleString, cst.FormattedStringText)
@@ -68,37 +68,57 @@ def _called_name(call: cst.Call) -> Optional[str]:
     return func.value if isinstance(func, cst.Name) else None
 
 
+class _NameFacts(NamedTuple):
+    """What the unused-import test reads of a subtree: its import statements, the names it
+    reads or binds outside them, and the nodes LibCST may read names from strings in."""
+
+    imports: Tuple[_ImportNode, ...]
+    names: FrozenSet[str]
+    string_holders: Tuple[cst.CSTNode, ...]
+
+
+def _name_facts(top: cst.CSTNode) -> _NameFacts:
+    imports: List[_ImportNode] = []
+    not_references: Set[int] = set()  # names inside imports, ``x.attr``, ``f(keyword=...)``
+    names: Set[str] = set()
+    string_holders: List[cst.CSTNode] = []
+    for node in walk(top):
+        kind = type(node)  # the classes tested have no subclasses: no abstract isinstance
+        if kind is cst.Import or kind is cst.ImportFrom:
+            imports.append(cast(_ImportNode, node))
+            not_references.update(id(n) for n in walk(node))
+        elif kind is cst.Name:
+            if id(node) not in not_references:
+                names.add(cast(cst.Name, node).value)
+        elif kind is cst.Attribute:
+            not_references.add(id(cast(cst.Attribute, node).attr))
+        elif kind is cst.Arg:
+            keyword = cast(cst.Arg, node).keyword
+            if keyword is not None:
+                not_references.add(id(keyword))
+        elif kind is cst.Annotation or (kind is cst.Call and _called_name(cast(cst.Call, node)) == "TypeVar"):
+            string_holders.append(node)
+    return _NameFacts(tuple(imports), frozenset(names), tuple(string_holders))
+
+
 def certainly_unused_aliases(
     tree: cst.Module, scheduled: Iterable[Tuple[str, Optional[str], Optional[str]]]
 ) -> Optional[Dict[cst.ImportAlias, _ImportNode]]:
     """The import aliases of ``tree`` that bind a scheduled name which is used nowhere else
     in the module, or None when some scheduled name does occur (then only scope analysis
-    can tell).  ``torch.amp`` or ``f(amp=1)`` do not use a binding named ``amp``."""
+    can tell).  ``torch.amp`` or ``f(amp=1)`` do not use a binding named ``amp``.  During a
+    file's run the facts of each statement are kept (``_tree.statement_facts``)."""
     roots = {_bound_root(*entry) for entry in scheduled}
-    imports: List[_ImportNode] = []
-    not_references: Set[int] = set()  # names inside imports, ``x.attr``, ``f(keyword=...)``
-    names: Set[str] = set()
-    string_holders: List[cst.CSTNode] = []
-    for node in walk(tree):
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
-            imports.append(node)
-            not_references.update(id(n) for n in walk(node))
-        elif isinstance(node, cst.Name):
-            if id(node) not in not_references:
-                names.add(node.value)
-        elif isinstance(node, cst.Attribute):
-            not_references.add(id(node.attr))
-        elif isinstance(node, cst.Arg) and node.keyword is not None:
-            not_references.add(id(node.keyword))
-        elif isinstance(node, cst.Annotation) or (isinstance(node, cst.Call) and _called_name(node) == "TypeVar"):
-            string_holders.append(node)
+    parts = statement_facts(tree, "import names", _name_facts) or [_name_facts(tree)]
+    names: Set[str] = set().union(*(part.names for part in parts))
     if not roots.isdisjoint(names):
         return None
     # the strings LibCST reads names from: ``__all__`` entries, string annotations
-    holders = [tree] if "__all__" in names else string_holders
+    holders = [tree] if "__all__" in names else [holder for part in parts for holder in part.string_holders]
     for text in (n.value for holder in holders for n in walk(holder) if isinstance(n, _STRING_PARTS)):
         if any(root in text for root in roots):
             return None
+    imports = [imp for part in parts for imp in part.imports]
     unused: Dict[cst.ImportAlias, _ImportNode] = {}
     for imp in imports:
         # the imports LibCST's unused-import search considers at all

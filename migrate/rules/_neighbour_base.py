@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import ClassVar, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     GlobalScope,
@@ -20,6 +20,7 @@ from libcst.metadata import (
 
 from ._edits import code_of
 from ._tree import module_code
+from ._unused_import_schedule import schedule_unused_imports_of
 from ._namespace_gate import Gate, stub_skipped
 from ._metadata import ParentProvider, QualifiedNameProvider
 from ._edits import expression as expr
@@ -284,7 +285,7 @@ class NeighbourRule(Rule):
             for assignment in scope[root.value]:
                 if isinstance(assignment, ImportAssignment) and self._inside_try(assignment.node):
                     return
-        RemoveImportsVisitor.remove_unused_import_by_node(self.context, node)
+        schedule_unused_imports_of(self.context, node)
 
     def _inside_try(self, node: cst.CSTNode) -> bool:
         current = self.parent(node)

@@ -13,11 +13,13 @@ import operator
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar
 
 import libcst as cst
 
 from ._child_fields import child_fields
+
+_T = TypeVar("_T")
 
 #: node class -> its visited fields' values, in visiting order (None: LibCST lists them)
 _READERS: Dict[type, Optional[Callable[[Any], Tuple[Any, ...]]]] = {}
@@ -76,7 +78,7 @@ class _ModuleWalk:
 
     def __init__(self, module: cst.Module) -> None:
         self.module = module
-        self.nodes = tuple(_walk(module))
+        self.nodes = _module_nodes(module)
         self._positions: Optional[Dict[type, List[int]]] = None
 
     def of(self, kinds: FrozenSet[type]) -> List[cst.CSTNode]:
@@ -91,6 +93,34 @@ class _ModuleWalk:
         order = found[0] if len(found) == 1 else sorted(i for part in found for i in part)
         nodes = self.nodes
         return [nodes[i] for i in order]
+
+
+def _module_nodes(module: cst.Module) -> Tuple[cst.CSTNode, ...]:
+    """``tuple(_walk(module))``; during a file's run, from each statement's walk, kept."""
+    facts = active_statement_texts()
+    if facts is None:
+        return tuple(_walk(module))
+    nodes: List[cst.CSTNode] = [module]
+    for line in module.header:
+        nodes.extend(_walk(line))
+    for statement in module.body:
+        nodes.extend(facts.fact("walk", statement, _walked))
+    for line in module.footer:
+        nodes.extend(_walk(line))
+    return tuple(nodes)
+
+
+def _walked(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
+    return tuple(_walk(node))
+
+
+def statement_facts(module: cst.Module, kind: str, compute: Callable[[cst.CSTNode], _T]) -> Optional[List[_T]]:
+    """``compute`` of each of ``module``'s statements, in order, kept per statement object
+    during a file's run (``printing_by_statement``); None outside one."""
+    facts = active_statement_texts()
+    if facts is None:
+        return None
+    return [facts.fact(kind, statement, compute) for statement in module.body]
 
 
 def _module_walk(module: cst.Module) -> _ModuleWalk:
@@ -153,6 +183,16 @@ class StatementTexts:
         self._texts: Dict[Tuple[int, str, str], Tuple[cst.CSTNode, str]] = {}
         #: what ``_node_ranges`` learns of a statement's nodes' offsets, under the same keys
         self.offsets: Dict[Tuple[int, str, str], Tuple[cst.CSTNode, Any]] = {}
+        self._facts: Dict[Tuple[str, int], Tuple[cst.CSTNode, Any]] = {}
+
+    def fact(self, kind: str, statement: cst.CSTNode, compute: Callable[[cst.CSTNode], _T]) -> _T:
+        """``compute(statement)``, worked out once per statement object and ``kind``
+        (a statement object is the same subtree wherever it occurs: nodes do not change)."""
+        key = (kind, id(statement))
+        known = self._facts.get(key)
+        if known is None:
+            known = self._facts[key] = (statement, compute(statement))
+        return known[1]  # type: ignore[no-any-return]
 
     def learn(self, module: cst.Module, statement: cst.CSTNode, text: str) -> None:
         """Remember ``statement``'s text, printed by someone else."""

@@ -213,7 +213,7 @@ class DistributedDataParallelRule(NeighbourRule):
             return self._bound_at(root, call, scope)
 
         for region in regions:
-            found = _Candidates(self).scan(region)
+            found = self._candidates(region)
             candidates = found.set_device + found.cuda_device + found.local_rank_names
             for text in candidates + found.local_rank_attributes + found.env_assignments:
                 if reachable(text):
@@ -222,6 +222,14 @@ class DistributedDataParallelRule(NeighbourRule):
             if reachable(name):
                 return name
         return self._parsed_args_with_local_rank(call, scope)
+
+    def _candidates(self, region: cst.CSTNode) -> "_Candidates":
+        """The scan of ``region``, made once per region and text."""
+        scans = self.__dict__.setdefault("_scans", {})
+        key = (id(self._module), id(region))
+        if key not in scans:
+            scans[key] = (region, _Candidates(self).scan(region))
+        return scans[key][1]  # type: ignore[no-any-return]
 
     def _bound_at(self, name: str, node: cst.CSTNode, scope) -> bool:  # type: ignore[no-untyped-def]
         return bound_at(name, node, self.parent, scope)
@@ -239,7 +247,7 @@ class DistributedDataParallelRule(NeighbourRule):
 
     def _parsed_args_with_local_rank(self, call: cst.Call, scope) -> Optional[str]:  # type: ignore[no-untyped-def]
         """``parser.add_argument("--local_rank")`` + ``args = parser.parse_args()`` bound at ``call``."""
-        found = _Candidates(self).scan(self._module)
+        found = self._candidates(self._module)
         if not found.local_rank_flag:
             return None
         for name in found.parse_args_targets:
@@ -379,7 +387,11 @@ class _Candidates:
         return self
 
     def visit_Call(self, node: cst.Call) -> None:
-        func = code_of(node.func)
+        callee = node.func
+        last = callee.attr.value if isinstance(callee, cst.Attribute) else getattr(callee, "value", None)
+        if not isinstance(last, str) or not last.endswith(_CALL_ENDINGS):
+            return  # the callee's code ends with its last name: none of those below
+        func = code_of(callee)
         device = node.args[0] if len(node.args) == 1 and _simple(node.args[0].value) else None
         if device is not None and func.endswith("cuda.set_device"):
             self.set_device.append(code_of(device.value))
@@ -411,6 +423,10 @@ class _Candidates:
         if node.name.value in LOCAL_RANK_NAMES:
             self.local_rank_names.append(node.name.value)
 
+
+#: how the callee of a call ``_Candidates.visit_Call`` looks at ends (a parenthesized one or
+#: one that is not a name or attribute ends in a bracket: never one of these)
+_CALL_ENDINGS = ("set_device", "cuda", "add_argument")
 
 _LOOKS: Dict[type, Callable[[_Candidates, Any], None]] = {
     cst.Call: _Candidates.visit_Call,

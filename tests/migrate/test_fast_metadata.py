@@ -18,8 +18,8 @@ from libcst.metadata import ExpressionContextProvider, MetadataWrapper, Qualifie
 import migrate
 from migrate.engine import LeanMetadataWrapper, _shared
 from migrate.rules._dispatch import FastTransformerDispatch, FastVisitorDispatch
-from migrate.rules._metadata import expression_contexts
-from migrate.rules._tree import walk, walk_of
+from migrate.rules._metadata import ParentProvider, expression_contexts
+from migrate.rules._tree import StatementTexts, printing_by_statement, walk, walk_of
 from migrate.rules.base import Rule
 from migrate.settings import Settings
 
@@ -198,3 +198,42 @@ def test_an_unedited_rule_hands_its_input_back(text: str, edited: bool) -> None:
     out = rule.transform_module(module)
     assert (out is not module) is edited
     assert out.code == text.replace("old", "new")
+
+
+def _shares_statements(module: cst.Module) -> cst.Module:
+    """``module`` with a new statement in front and its second statement held twice: a tree
+    sharing statement objects with the one before it, as a rule's output does."""
+    body = list(module.body)
+    extra = cst.parse_statement("added = [x for x in range(3)]\n")
+    return module.with_changes(body=[extra, *body, *body[1:2]])
+
+
+@pytest.mark.parametrize("index", [0, 1, 5, 9])
+def test_statementwise_walk_parents_and_contexts_are_the_whole_ones(index: int) -> None:
+    """During a file's run the walk, parents and expression contexts come from facts kept
+    per statement; they equal the whole module's, on the first tree and on one sharing its
+    statements (held twice: the whole walk's order decides which parent a node gets)."""
+    first = MODULES[index]
+    second = _shares_statements(first)
+    expected = []
+    for module in (first, second):
+        walk_before = list(walk(module))
+        parents = dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(ParentProvider))
+        expected.append((walk_before, parents, expression_contexts(module)))
+    facts = StatementTexts()
+    with printing_by_statement(facts):
+        for module, (walked, parents, contexts) in zip((first, second), expected):
+            _forget_walks()
+            assert list(walk(module)) == walked
+            ours = dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(ParentProvider))
+            assert ours == parents
+            assert all(ours[node] is parents[node] for node in parents)
+            assert expression_contexts(module) == contexts
+    assert len(facts._facts) >= 3 * len(first.body)  # the second tree reused the first's
+    assert len(facts._facts) <= 3 * (len(first.body) + 1)
+
+
+def _forget_walks() -> None:
+    from migrate.rules import _tree
+
+    _tree._last_walks.entries = []

@@ -8,6 +8,7 @@ import pytest
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import RemoveImportsVisitor
 
+from migrate.rules._tree import StatementTexts, printing_by_statement
 from migrate.import_edits import (
     _KnownUnusedLineEdits,
     _KnownUnusedRemoval,
@@ -68,10 +69,21 @@ CERTAINLY_USED = [
 ]
 
 
+@pytest.fixture(params=["whole", "statementwise"])
+def within_a_run(request):
+    """Outside a file's run, and inside one (each statement's facts kept and reused)."""
+    if request.param == "whole":
+        yield
+        return
+    with printing_by_statement(StatementTexts()):
+        yield
+
+
 @pytest.mark.parametrize("source, scheduled", UNUSED)
-def test_same_removal_as_libcst_without_scopes(source: str, scheduled: tuple) -> None:
+def test_same_removal_as_libcst_without_scopes(source: str, scheduled: tuple, within_a_run) -> None:
     tree = cst.parse_module(source)
     assert certainly_unused_aliases(tree, scheduled) is not None
+    assert certainly_unused_aliases(tree, scheduled) is not None  # asked again: kept facts
     fast = remove_imports_without_scopes(_context(*scheduled), tree)
     assert fast is not None
     assert fast.code == _libcst(source, scheduled)
@@ -79,7 +91,7 @@ def test_same_removal_as_libcst_without_scopes(source: str, scheduled: tuple) ->
 
 
 @pytest.mark.parametrize("source, scheduled", STILL_UNDECIDED)
-def test_left_to_libcst_when_a_scheduled_name_occurs(source: str, scheduled: tuple) -> None:
+def test_left_to_libcst_when_a_scheduled_name_occurs(source: str, scheduled: tuple, within_a_run) -> None:
     assert certainly_unused_aliases(cst.parse_module(source), scheduled) is None
     assert not certainly_used_roots(source, [entry[0].split(".")[0] if entry[1] is None else entry[1]
                                              for entry in scheduled])
