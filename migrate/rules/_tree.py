@@ -175,9 +175,11 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 class StatementTexts:
-    """The printed text of statements, by node, for the trees of one file's run (the nodes
-    are kept, so that their ids stay theirs): a tree a rule returns shares most of its
-    statements with the tree it was given, and printing it again cost as much as a walk."""
+    """What is known of each top-level statement object during one file's run: its printed
+    text, its nodes' offsets (``_node_ranges``) and other facts (``fact``: its walk, parent
+    links, expression contexts...).  The nodes are kept, so that their ids stay theirs.  A
+    tree a rule returns shares most of its statements with the tree it was given, and
+    working any of these out again for the whole tree cost as much as a walk or more."""
 
     def __init__(self) -> None:
         self._texts: Dict[Tuple[int, str, str], Tuple[cst.CSTNode, str]] = {}
