@@ -23,6 +23,8 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, List, Sequence, Set, Tuple, Union
 
+from .repo_index import parent_links
+
 #: what an unpacking of a factory's call gains in a file without apex.amp
 THROWAWAY = "_"
 #: the finding of such an edit
@@ -48,10 +50,6 @@ class CallerEdit:
 
 def _non_negative_index(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int and node.value >= 0
-
-
-def _parents(tree: ast.AST) -> Dict[ast.AST, ast.AST]:
-    return {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
 
 
 def _indexed_only(name: str, assign: ast.Assign, parents: Dict[ast.AST, ast.AST]) -> bool:
@@ -118,7 +116,7 @@ def caller_edit(
         tree = ast.parse(source, filename=shown)
     except (SyntaxError, ValueError):
         return f"{shown} does not parse"
-    parents = _parents(tree)
+    parents = parent_links(tree)
     calls = [
         n
         for n in ast.walk(tree)

@@ -660,11 +660,15 @@ def _decorator_name(node: ast.AST) -> str:
     return node.id if isinstance(node, ast.Name) else ""
 
 
-def _parents(node: ast.AST) -> Dict[ast.AST, ast.AST]:
+def parent_links(node: ast.AST) -> Dict[ast.AST, ast.AST]:
+    """Each node under ``node`` -> its parent."""
     parents: Dict[ast.AST, ast.AST] = {}
-    for item in ast.walk(node):
+    stack = [node]
+    while stack:  # one pass over each node's children (``ast.walk`` would be a second)
+        item = stack.pop()
         for child in ast.iter_child_nodes(item):
             parents[child] = item
+            stack.append(child)
     return parents
 
 
@@ -780,12 +784,15 @@ def _parameter_uses(
     func: ast.AST,
     parents: Dict[ast.AST, ast.AST],
     kept: Optional[ast.ClassDef] = None,
-    attribute_uses: Optional[Dict[str, Set[str]]] = None,
+    class_uses: Optional[Dict[ast.ClassDef, Dict[str, Set[str]]]] = None,
 ) -> Dict[str, Set[str]]:
     """How ``func``'s body uses each of its parameters (``_use_kind``; ``parents`` maps every
     node of the file to its parent).  For the ``__init__`` of ``kept``, ``self.amp = amp``
     keeps the parameter: then the uses of ``self.amp`` in every method of the class count,
-    as ``stored`` plus theirs (``attribute_uses``: ``_attribute_uses`` of ``kept``)."""
+    as ``stored`` plus theirs (``_attribute_uses`` of ``kept``, kept in ``class_uses`` for
+    the class's other methods)."""
+    if class_uses is None:
+        class_uses = {}
     args = func.args  # type: ignore[attr-defined]
     names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
     me = args.args[0].arg if kept is not None and args.args else None
@@ -809,9 +816,9 @@ def _parameter_uses(
             and isinstance(parent.targets[0].value, ast.Name)
             and parent.targets[0].value.id == me
         ):
-            if attribute_uses is None:
-                attribute_uses = _attribute_uses(kept, parents)
-            uses[node.id] |= {"stored"} | attribute_uses.get(parent.targets[0].attr, {"other"})
+            if kept not in class_uses:
+                class_uses[kept] = _attribute_uses(kept, parents)
+            uses[node.id] |= {"stored"} | class_uses[kept].get(parent.targets[0].attr, {"other"})
         else:
             uses[node.id].add(_use_kind(node, parents))
     return uses
@@ -834,7 +841,8 @@ def _attribute_uses(cls: ast.ClassDef, parents: Dict[ast.AST, ast.AST]) -> Dict[
 def _functions(tree: ast.Module, summary: ModuleSummary) -> None:
     """The parameters of the file's top-level functions (and of its classes' ``__init__``,
     under the class name, ``self`` left out) and how each is used."""
-    parents = _parents(tree)
+    parents = parent_links(tree)
+    class_uses: Dict[ast.ClassDef, Dict[str, Set[str]]] = {}
     for stmt in tree.body:
         func: Optional[ast.AST] = None
         kept = None
@@ -843,16 +851,21 @@ def _functions(tree: ast.Module, summary: ModuleSummary) -> None:
         elif isinstance(stmt, ast.ClassDef):
             func = next((m for m in stmt.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
             kept = stmt
-            _methods(stmt, summary, parents)
+            _methods(stmt, summary, parents, class_uses)
         if func is None:
             continue
         args = func.args  # type: ignore[attr-defined]
         positional = tuple(a.arg for a in args.posonlyargs + args.args)[1 if kept is not None else 0 :]
         summary.parameters[stmt.name] = (positional, tuple(a.arg for a in args.kwonlyargs))  # type: ignore[attr-defined]
-        summary.parameter_uses[stmt.name] = _parameter_uses(func, parents, kept)  # type: ignore[attr-defined]
+        summary.parameter_uses[stmt.name] = _parameter_uses(func, parents, kept, class_uses)  # type: ignore[attr-defined]
 
 
-def _methods(cls: ast.ClassDef, summary: ModuleSummary, parents: Dict[ast.AST, ast.AST]) -> None:
+def _methods(
+    cls: ast.ClassDef,
+    summary: ModuleSummary,
+    parents: Dict[ast.AST, ast.AST],
+    class_uses: Dict[ast.ClassDef, Dict[str, Set[str]]],
+) -> None:
     """The parameters of the plain methods ``cls`` defines and how each uses them, and its
     class methods that build an instance (``class_factories``)."""
     summary.class_factories[cls.name] = _factories(cls)
@@ -862,7 +875,7 @@ def _methods(cls: ast.ClassDef, summary: ModuleSummary, parents: Dict[ast.AST, a
         args = method.args
         positional = tuple(a.arg for a in args.posonlyargs + args.args)[1:]
         summary.method_parameters[(cls.name, method.name)] = (positional, tuple(a.arg for a in args.kwonlyargs))
-        summary.method_parameter_uses[(cls.name, method.name)] = _parameter_uses(method, parents, cls)
+        summary.method_parameter_uses[(cls.name, method.name)] = _parameter_uses(method, parents, cls, class_uses)
 
 
 def names_scale_loss(source: bytes) -> bool:

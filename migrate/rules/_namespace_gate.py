@@ -21,25 +21,33 @@ from __future__ import annotations
 import ast
 import threading
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set
 
 import libcst as cst
 
+from ._tree import active_statement_texts, statement_facts
 
 #: statements that bind a name of an enclosing scope from inside a body
 _OUTWARD_BINDINGS = (ast.Global, ast.Nonlocal, ast.NamedExpr)
 
 
 class _FileFacts:
-    """What one walk over a file's stdlib tree gives the gate: local name -> the dotted names
-    its absolute imports (at any depth) bind it to, the modules it star-imports, and whether
-    a body binds a name outside itself (``global``, ``nonlocal``, ``:=``)."""
+    """What one walk over a file's stdlib tree (or a statement's) gives the gate: local name
+    -> the dotted names its absolute imports (at any depth) bind it to, the modules it
+    star-imports, whether a body binds a name outside itself (``global``, ``nonlocal``,
+    ``:=``), and every dotted name it reads (``a.b.c`` gives ``a.b.c``, ``a.b`` and ``a``)."""
 
     def __init__(self, tree: ast.AST) -> None:
         self.bound: Dict[str, Set[str]] = {}
         self.star_modules: Set[str] = set()
         self.outward = False
+        dotted: Set[str] = set()
         for node in ast.walk(tree):
+            if isinstance(node, (ast.Name, ast.Attribute)):
+                name = _dotted(node)
+                if name is not None:
+                    dotted.add(name)
+                continue
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -55,6 +63,14 @@ class _FileFacts:
                         self.bound.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
             elif isinstance(node, _OUTWARD_BINDINGS):
                 self.outward = True
+        self.dotted: FrozenSet[str] = frozenset(dotted)
+
+    def merge(self, other: "_FileFacts") -> None:
+        """Take in the import facts of another part of the same file."""
+        for name, targets in other.bound.items():
+            self.bound.setdefault(name, set()).update(targets)
+        self.star_modules |= other.star_modules
+        self.outward = self.outward or other.outward
 
 
 def _dotted(node: ast.AST) -> Optional[str]:
@@ -72,13 +88,8 @@ def _inside(dotted: str, namespaces: Sequence[str]) -> bool:
     return any(dotted == ns or dotted.startswith(ns + ".") for ns in namespaces)
 
 
-def _names_into(statement: ast.AST, bound: Dict[str, Set[str]], namespaces: Sequence[str]) -> bool:
-    for node in ast.walk(statement):
-        if not isinstance(node, (ast.Name, ast.Attribute)):
-            continue
-        dotted = _dotted(node)
-        if dotted is None:
-            continue
+def _names_into(dotted_names: Iterable[str], bound: Dict[str, Set[str]], namespaces: Sequence[str]) -> bool:
+    for dotted in dotted_names:
         root, _, rest = dotted.partition(".")
         for target in bound.get(root, ()):
             if _inside(f"{target}.{rest}" if rest else target, namespaces):
@@ -127,28 +138,64 @@ def statements_naming(source: str, module: cst.Module, namespaces: Sequence[str]
 
 
 def _gate(source: str, module: cst.Module, namespaces: Sequence[str]) -> Optional[Gate]:
-    tree = _parsed(source)
-    if tree is None:
+    lines = _facts_by_line(source, module)
+    if lines is None:
         return None
-    facts = _FileFacts(tree)
+    facts = _FileFacts(ast.Module(body=[], type_ignores=[]))
+    for part in lines:
+        facts.merge(part)
     if any(_inside(ns, [module]) or _inside(module, [ns]) for module in facts.star_modules for ns in namespaces):
         return None  # a star import may bind any name into them
     bound = {name: targets for name, targets in facts.bound.items()
              if any(_inside(ns, [t]) or _inside(t, [ns]) for t in targets for ns in namespaces)}
-    statements = iter(tree.body)
     kept: Set[int] = set()
+    if bound:
+        kept = {id(line) for line, part in zip(module.body, lines) if _names_into(part.dotted, bound, namespaces)}
+    return Gate(frozenset(kept), not facts.outward)
+
+
+def _facts_by_line(source: str, module: cst.Module) -> Optional[List[_FileFacts]]:
+    """The facts of each top-level line of ``module``: during a file's run from each line's
+    own text, kept per line object (a top-level statement parses alone exactly when it
+    parses in its file: nothing before it changes how it reads); else from one parse of
+    ``source``.  None when the stdlib cannot parse it or its statements do not line up."""
+    texts = active_statement_texts()
+    if texts is not None:
+        kind = f"gate facts {module.default_indent!r} {module.default_newline!r}"
+        lines = statement_facts(module, kind, lambda line: _line_facts(texts.text(module, line), line))
+        if lines is not None and all(part is not None for part in lines):
+            return lines  # type: ignore[return-value]
+    tree = _parsed(source)
+    if tree is None:
+        return None
+    statements = iter(tree.body)
+    found: List[_FileFacts] = []
     for line in module.body:
-        # one LibCST line of ``a; b`` holds as many stdlib statements
-        count = len(line.body) if isinstance(line, cst.SimpleStatementLine) else 1
-        for _ in range(count):
+        part = ast.Module(body=[], type_ignores=[])
+        for _ in range(_stdlib_count(line)):
             statement = next(statements, None)
             if statement is None:
                 return None
-            if bound and _names_into(statement, bound, namespaces):
-                kept.add(id(line))
+            part.body.append(statement)
+        found.append(_FileFacts(part))
     if next(statements, None) is not None:
         return None
-    return Gate(frozenset(kept), not facts.outward)
+    return found
+
+
+def _stdlib_count(line: cst.CSTNode) -> int:
+    """How many stdlib statements a LibCST top-level line holds (``a; b``: two)."""
+    return len(line.body) if isinstance(line, cst.SimpleStatementLine) else 1
+
+
+def _line_facts(text: str, line: cst.CSTNode) -> Optional[_FileFacts]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    if len(tree.body) != _stdlib_count(line):
+        return None
+    return _FileFacts(tree)
 
 
 _STUB_BODY = cst.SimpleStatementSuite(body=[cst.Expr(cst.Ellipsis())])

@@ -8,7 +8,8 @@ import pytest
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import RemoveImportsVisitor
 
-from migrate.rules._tree import StatementTexts, printing_by_statement
+import run_modes
+
 from migrate.import_edits import (
     _KnownUnusedLineEdits,
     _KnownUnusedRemoval,
@@ -16,6 +17,8 @@ from migrate.import_edits import (
     certainly_used_roots,
     remove_imports_without_scopes,
 )
+
+within_a_run = run_modes.within_a_run  # the fixture, both ways
 
 
 def _context(*scheduled: tuple) -> CodemodContext:
@@ -67,16 +70,6 @@ CERTAINLY_USED = [
      (("torch", None, None),)),
     ("import torch\nfrom apex import amp\nscaler = torch.amp.GradScaler()\n", (("torch", None, None), AMP)),  # mixed
 ]
-
-
-@pytest.fixture(params=["whole", "statementwise"])
-def within_a_run(request):
-    """Outside a file's run, and inside one (each statement's facts kept and reused)."""
-    if request.param == "whole":
-        yield
-        return
-    with printing_by_statement(StatementTexts()):
-        yield
 
 
 @pytest.mark.parametrize("source, scheduled", UNUSED)
