@@ -100,6 +100,8 @@ def _splice(before: cst.Module, after: cst.Module, texts: StatementTexts) -> Opt
             return False
         parts.append(code)
         body.extend(parsed)
+        if len(parsed) == 1:  # its text is all of ``code`` (a parse prints back what it read)
+            texts.learn(after, parsed[0], code)
         run.clear()
         return True
 

@@ -97,6 +97,21 @@ def test_untouched_statements_are_reused_and_the_changed_ones_parsed_afresh() ->
     assert tree.body[3] is not after.body[3]  # the rule's own node is not kept: parsed again
 
 
+def test_a_statement_parsed_alone_has_its_text_known(monkeypatch) -> None:
+    """The text a changed statement was parsed from is its text: printing the next rule's
+    output does not print it again."""
+    before = cst.parse_module(TEXT)
+    texts = StatementTexts()
+    _, tree = next_tree(before, TEXT.encode(), _replace_statement(3, "y = f(3)  # kept\n")(before), texts)
+    fresh = tree.body[3]
+    printed: List[cst.CSTNode] = []
+    real = cst.Module.code_for_node
+    monkeypatch.setattr(cst.Module, "code_for_node", lambda self, node: printed.append(node) or real(self, node))
+    known = texts.text(tree, fresh)
+    assert printed == []
+    assert known == "y = f(3)  # kept\n" == real(tree, fresh)
+
+
 def test_a_file_without_final_newline_is_parsed_whole() -> None:
     source = TEXT.rstrip("\n")
     before, after, text, tree = _edit(source, _replace_statement(3, "y = f(3)\n"))
