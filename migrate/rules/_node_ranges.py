@@ -152,14 +152,13 @@ class _StatementOffsets(NamedTuple):
 
 
 def _statement_offsets(module: cst.Module, statement: cst.CSTNode, texts: StatementTexts) -> _StatementOffsets:
-    key = (id(statement), module.default_indent, module.default_newline)
-    known = texts.offsets.get(key)
-    if known is None:
+    def printed(statement: cst.CSTNode) -> _StatementOffsets:
         state = _OffsetCodegenState(module)
         statement._codegen(state)
-        known = texts.offsets[key] = (statement, _StatementOffsets(state.offsets, state.line_starts))
         texts.learn(module, statement, "".join(state.tokens))
-    return known[1]  # type: ignore[no-any-return]
+        return _StatementOffsets(state.offsets, state.line_starts)
+
+    return texts.fact(f"offsets {module.default_indent!r} {module.default_newline!r}", statement, printed)
 
 
 def print_by_statement(module: cst.Module, texts: StatementTexts) -> str:

@@ -183,8 +183,6 @@ class StatementTexts:
 
     def __init__(self) -> None:
         self._texts: Dict[Tuple[int, str, str], Tuple[cst.CSTNode, str]] = {}
-        #: what ``_node_ranges`` learns of a statement's nodes' offsets, under the same keys
-        self.offsets: Dict[Tuple[int, str, str], Tuple[cst.CSTNode, Any]] = {}
         self._facts: Dict[Tuple[str, int], Tuple[cst.CSTNode, Any]] = {}
 
     def fact(self, kind: str, statement: cst.CSTNode, compute: Callable[[cst.CSTNode], _T]) -> _T:

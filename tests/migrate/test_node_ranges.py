@@ -82,13 +82,13 @@ def test_statement_offsets_are_reused_by_the_next_tree() -> None:
     texts = StatementTexts()
     last_call = first.body[2].body[0].value
     assert _statementwise(first, texts)[last_call].start == CodePosition(6, 4)
-    printed = len(texts.offsets)
+    printed = len(texts._facts)
     assert printed == 3
     longer = cst.parse_statement("y = (\n    2)\n")
     second = first.with_changes(body=[first.body[0], longer, *first.body[1:]])
     ranges = _statementwise(second, texts)
     assert ranges[last_call].start == CodePosition(8, 4)
-    assert len(texts.offsets) == printed + 1  # only the new statement was printed
+    assert len(texts._facts) == printed + 1  # only the new statement was printed
     theirs = MetadataWrapper(second, unsafe_skip_copy=True).resolve(LibcstPositions)
     assert ranges[last_call] == theirs[last_call]
 
