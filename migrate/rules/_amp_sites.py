@@ -31,6 +31,7 @@ from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_re
 from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
 from ._edits import code_of
+from ._namespace_gate import statements_naming
 from ._tree import module_code, walk, walk_of
 
 AMP = "apex.amp"
@@ -282,7 +283,11 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
     refs: List[AmpRef] = []
     declared = globals_bound_to(parents, module, prefix) if prefix == AMP else set()
     given = parameters_given_amp(rule, module) if prefix == AMP else {}
+    roots = _possible_roots(module, prefix, declared | set(given.values()))
     for node in walk_of(module, cst.Name, cst.Attribute):
+        root = _chain_root(node)
+        if roots is not None and root is not None and root not in roots:
+            continue
         names = rule.qualified_names(node)
         if not names and isinstance(node, cst.Name) and node.value in declared and plain_read(parents, node):
             names = {prefix}  # resolved to the module global the function's import binds
@@ -309,6 +314,30 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
             if member is not None:
                 refs.append(AmpRef(node, member.split(".")[0]))
     return refs
+
+
+def _possible_roots(module: cst.Module, prefix: str, also: Set[str]) -> Optional[Set[str]]:
+    """The names a chain that denotes ``prefix`` or one of its members can start with: those
+    an import binds in or above it, the first part of ``prefix`` (a module-level definition
+    of that name gives its attributes the same qualified names), and ``also``; None when
+    that cannot be told (a star import into it, text the stdlib does not read, a class or
+    function named like ``prefix``'s first part: the names inside get qualified under it)."""
+    first = prefix.split(".")[0]
+    code = module_code(module)
+    if re.search(rf"\b(class|def)\s+{re.escape(first)}\b", code):
+        return None
+    gate = statements_naming(code, module, (prefix,))
+    if gate is None:
+        return None
+    return set(gate.names) | {first} | also
+
+
+def _chain_root(node: cst.CSTNode) -> Optional[str]:
+    """The name a ``Name`` or a chain of attributes starts with; None for any other start
+    (a call, a subscript: such a chain is never skipped)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
 
 
 def globals_bound_to(parents: Any, module: cst.Module, prefix: str) -> Set[str]:

@@ -105,6 +105,8 @@ class Gate:
 
     kept: FrozenSet[int]
     stubbable: bool
+    #: the local names some import of the file binds to a dotted name in or above them
+    names: FrozenSet[str] = frozenset()
 
 
 _last_parse = threading.local()
@@ -151,7 +153,7 @@ def _gate(source: str, module: cst.Module, namespaces: Sequence[str]) -> Optiona
     kept: Set[int] = set()
     if bound:
         kept = {id(line) for line, part in zip(module.body, lines) if _names_into(part.dotted, bound, namespaces)}
-    return Gate(frozenset(kept), not facts.outward)
+    return Gate(frozenset(kept), not facts.outward, frozenset(bound))
 
 
 def _facts_by_line(source: str, module: cst.Module) -> Optional[List[_FileFacts]]:
