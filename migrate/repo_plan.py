@@ -281,11 +281,13 @@ class _Definitions:
 
 
 def _note_unreachable(
-    needy, callers, local_callers, by_path, launchers, notes: Dict[str, Dict[str, str]], others=(), definitions=None
+    needy, callers, local_callers, by_path, launchers, notes: Dict[str, Dict[str, str]], others=(), definitions=None,
+    edges=None,
 ) -> None:
     """Why a definition that scales a loss (a train step class registered by a decorator and
     called through the registry with the task) gets no GradScaler: no call in the repository
-    reaches it.  With one launcher, its note says where its losses are scaled."""
+    reaches it.  With one launcher, its note says where its losses are scaled (through which
+    unreached definition, when that one only calls the one that scales)."""
     orphans = sorted(d for d in needy if d not in callers and not local_callers(d))
     how: Dict[Def, str] = {}
     for path, name in orphans:
@@ -296,10 +298,32 @@ def _note_unreachable(
     if len(launchers) == 1 and orphans:
         path, name = orphans[0]
         more = f" and {len(orphans) - 1} more" if len(orphans) > 1 else ""
+        site = _scaling_callee((path, name), by_path, edges or {})
+        if site is None:
+            where = f"{by_path[path].shown} ({name}){more}, which is {how[orphans[0]]}"
+        else:
+            where = (f"{by_path[site[0]].shown} ({site[1]}), reached through {by_path[path].shown} ({name}){more}, "
+                     f"which is {how[orphans[0]]}")
         notes.setdefault(next(iter(launchers)), {})[SCALED_ELSEWHERE] = (
-            f"no amp.scale_loss in this file: the losses are scaled in {by_path[path].shown} ({name}){more}, "
-            f"which is {how[orphans[0]]}: the GradScaler cannot reach it"
+            f"no amp.scale_loss in this file: the losses are scaled in {where}: the GradScaler cannot reach it"
         )
+
+
+def _scaling_callee(item: Def, by_path: Dict[str, ModuleSummary], edges) -> Optional[Def]:
+    """The definition of another file ``item`` calls (through others) that uses amp itself,
+    when ``item`` does not; None when ``item`` does or none is found."""
+    if item[1] in by_path[item[0]].owners_needing_scaler():
+        return None
+    seen, work = {item}, [item]
+    while work:
+        for callee, _text in sorted(edges.get(work.pop(0), [])):
+            if callee in seen:
+                continue
+            if callee[1] in by_path[callee[0]].owners_needing_scaler():
+                return callee
+            seen.add(callee)
+            work.append(callee)
+    return None
 
 
 def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
@@ -629,7 +653,8 @@ def build_plan(
     unreferenced = unreferenced_definitions(
         {d for d in orphans if not local_callers(d) and d[0] in {p for p, _n in planned}}, by_path, definitions
     )
-    _note_unreachable(orphans - unreferenced, callers, local_callers, by_path, launchers, notes, others, definitions)
+    _note_unreachable(orphans - unreferenced, callers, local_callers, by_path, launchers, notes, others, definitions,
+                      edges)
     for path, note in module_level_note(riding, launchers, by_path).items():
         notes.setdefault(path, {}).setdefault(MODULE_LEVEL, note)
     # a class built before the GradScaler exists: its methods that scale take it instead
