@@ -3440,38 +3440,8 @@ def evaluate(cfg, batches):
     )
 )
 
-REPOSITORY_EXAMPLES += [
-    # a restorer class of another module, imported under another name, saves and loads the amp
-    # state of the launcher's run: its ``__init__`` takes the GradScaler and the launcher passes
-    # it; a sibling class no file of the repository builds takes it too (a required parameter:
-    # a construction elsewhere fails at once, not at its first checkpoint)
-    Example(
-        "restorer-class-of-another-file-beside-one-nothing-builds",
-        before="""\
-# file: train.py
-import torch
-from apex import amp
-
-from utils.restore import RunRestorer as Restorer
-
-
-def main(cfg):
-    model = torch.nn.Linear(8, 1).cuda()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    model, optimizer = amp.initialize(model, optimizer, enabled=cfg.fp16, opt_level="O2")
-    restorer = Restorer(cfg, model, optimizer)
-    for step in range(restorer.step_done, cfg.steps):
-        loss = model(torch.randn(32, 8, device="cuda")).pow(2).mean()
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        restorer.step()
-# file: utils/restore.py
-import os
-
-import torch
-from apex import amp
+#: a restorer class of another module that keeps the amp state, and a sibling class nothing builds
+RESTORER_CLASSES = """\
 
 
 class KeyedRestorer:
@@ -3518,8 +3488,36 @@ class RunRestorer:
         self.optimizer.load_state_dict(state["optimizer"])
         if self.amp:
             amp.load_state_dict(state["amp"])
-""",
-        after="""\
+"""
+#: what the launcher and the restorers become
+RESTORER_CLASSES_NATIVE = (
+    RESTORER_CLASSES.replace("(self, cfg, **objects):\n", "(self, cfg, *, scaler, **objects):\n        self.scaler = scaler\n")
+    .replace("(self, cfg, model, optimizer):\n", "(self, cfg, model, optimizer, scaler):\n        self.scaler = scaler\n")
+    .replace("amp.state_dict()", "self.scaler.state_dict()")
+    .replace('amp.load_state_dict(state["amp"])', 'load_scaler_state(self.scaler, state["amp"])')
+)
+RESTORER_LAUNCHER = """\
+# file: train.py
+import torch
+from apex import amp
+
+from utils.restore import RunRestorer as Restorer
+
+
+def main(cfg):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model, optimizer = amp.initialize(model, optimizer, enabled=cfg.fp16, opt_level="O2")
+    restorer = Restorer(cfg, model, optimizer)
+    for step in range(restorer.step_done, cfg.steps):
+        loss = model(torch.randn(32, 8, device="cuda")).pow(2).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        restorer.step()
+"""
+RESTORER_LAUNCHER_NATIVE = """\
 # file: train.py
 import torch
 
@@ -3540,73 +3538,95 @@ def main(cfg):
         scaler.update()
         optimizer.zero_grad()
         restorer.step()
-# file: utils/restore.py
-import os
+"""
+#: a restorer also built by a script without apex.amp (the before text; TODOs in the kept one)
+SHARED_RESTORER = """\
+# file: train.py
+import torch
+from apex import amp
 
+from restore import Restorer
+
+
+def main(cfg):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    restorer = Restorer(cfg, model, optimizer)
+    for step in range(restorer.step_done, cfg.steps):
+        loss = model(torch.randn(32, 8, device="cuda")).pow(2).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        restorer.step()
+# file: evaluate.py
 import torch
 
-
-def load_scaler_state(scaler, state):
-    \"\"\"Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
-
-    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
-    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
-    \"\"\"
-    if "loss_scaler0" in state:
-        apex_state = state["loss_scaler0"]
-        state = dict(scaler.state_dict())
-        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
-    if state:
-        scaler.load_state_dict(state)
+from restore import Restorer
 
 
-class KeyedRestorer:
-    \"\"\"Keeps every object handed in by keyword; nothing builds it yet.\"\"\"
-
-    def __init__(self, cfg, *, scaler, **objects):
-        self.scaler = scaler
-        self.path = os.path.join(cfg.output_dir, "restore.pt")
-        self.objects = objects
-        self.amp = cfg.fp16
-
-    def save(self):
-        state = {k: v.state_dict() for k, v in self.objects.items()}
-        if self.amp:
-            state["amp"] = self.scaler.state_dict()
-        torch.save(state, self.path)
+def main(cfg):
+    model = torch.nn.Linear(8, 1)
+    restorer = Restorer(cfg, model, torch.optim.SGD(model.parameters(), lr=0.0))
+    print(model(torch.randn(4, 8)), restorer.step_done)
+# file: restore.py
+import torch
+from apex import amp
 
 
-class RunRestorer:
-    def __init__(self, cfg, model, optimizer, scaler):
-        self.scaler = scaler
-        self.path = os.path.join(cfg.output_dir, "restore.pt")
+class Restorer:
+    def __init__(self, cfg, model, optimizer):
+        self.path = cfg.restore_path
         self.model = model
         self.optimizer = optimizer
-        self.amp = cfg.fp16
-        self.every = cfg.save_steps
         self.step_done = 0
-        if os.path.exists(self.path):
-            self.restore()
+        if cfg.resume:
+            state = torch.load(self.path)
+            self.step_done = state["step"]
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            amp.load_state_dict(state["amp"])
 
     def step(self):
         self.step_done += 1
-        if self.step_done % self.every == 0:
-            self.save()
-
-    def save(self):
         state = {"step": self.step_done, "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict()}
-        if self.amp:
-            state["amp"] = self.scaler.state_dict()
-        torch.save(state, self.path)
-
-    def restore(self):
-        state = torch.load(self.path)
-        self.step_done = state["step"]
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        if self.amp:
-            load_scaler_state(self.scaler, state["amp"])
+        torch.save(dict(state, amp=amp.state_dict()), self.path)
+"""
+SHARED_RESTORER_TODOS = (
+    """\
+    # TODO(apexcompat): the amp state is saved or loaded in restore.py (Restorer), which
+    #   cannot get the GradScaler: Restorer is also called from evaluate.py:8 (main), where
+    #   no GradScaler exists; this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
 """,
+    """\
+            # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
+            #   amp.initialize, which is created in another file: pass that scaler here and call
+            #   `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
+            #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
+            #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
+            #   its own amp.initialize, so this line fails once that file is migrated
+""",
+    """\
+        # TODO(apexcompat): amp.state_dict() needs the GradScaler that replaces amp.initialize,
+        #   which is created in another file: pass that scaler here and call
+        #   `scaler.state_dict()` instead. apexcompat.amp's state is set up only by its own
+        #   amp.initialize, so this line fails once that file is migrated
+""",
+)
+
+REPOSITORY_EXAMPLES += [
+    # a restorer class of another module, imported under another name, saves and loads the amp
+    # state of the launcher's run: its ``__init__`` takes the GradScaler and the launcher passes
+    # it; a sibling class no file of the repository builds takes it too (a required parameter:
+    # a construction elsewhere fails at once, not at its first checkpoint)
+    Example(
+        "restorer-class-of-another-file-beside-one-nothing-builds",
+        before=RESTORER_LAUNCHER + "# file: utils/restore.py\nimport os\n\nimport torch\nfrom apex import amp\n"
+        + RESTORER_CLASSES,
+        after=RESTORER_LAUNCHER_NATIVE + "# file: utils/restore.py\nimport os\n\nimport torch\n\n\n" + HELPER
+        + RESTORER_CLASSES_NATIVE,
         codes=("APX101", "APX201", "APX202", "APX209", "APX213", "APX214", "APX301", "APX311", "APX401", "APX402"),
     ),
     # the restorer is also built by a script without apex.amp, where no GradScaler exists: it
@@ -3614,126 +3634,11 @@ class RunRestorer:
     # migrated in every file or in none)
     Example(
         "fallback-restorer-also-built-where-no-scaler-exists",
-        before="""\
-# file: train.py
-import torch
-from apex import amp
-
-from restore import Restorer
-
-
-def main(cfg):
-    model = torch.nn.Linear(8, 1).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    restorer = Restorer(cfg, model, optimizer)
-    for step in range(restorer.step_done, cfg.steps):
-        loss = model(torch.randn(32, 8, device="cuda")).pow(2).mean()
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        restorer.step()
-# file: evaluate.py
-import torch
-
-from restore import Restorer
-
-
-def main(cfg):
-    model = torch.nn.Linear(8, 1)
-    restorer = Restorer(cfg, model, torch.optim.SGD(model.parameters(), lr=0.0))
-    print(model(torch.randn(4, 8)), restorer.step_done)
-# file: restore.py
-import torch
-from apex import amp
-
-
-class Restorer:
-    def __init__(self, cfg, model, optimizer):
-        self.path = cfg.restore_path
-        self.model = model
-        self.optimizer = optimizer
-        self.step_done = 0
-        if cfg.resume:
-            state = torch.load(self.path)
-            self.step_done = state["step"]
-            model.load_state_dict(state["model"])
-            optimizer.load_state_dict(state["optimizer"])
-            amp.load_state_dict(state["amp"])
-
-    def step(self):
-        self.step_done += 1
-        state = {"step": self.step_done, "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict()}
-        torch.save(dict(state, amp=amp.state_dict()), self.path)
-""",
-        after="""\
-# file: train.py
-import torch
-from apexcompat import amp
-
-from restore import Restorer
-
-
-def main(cfg):
-    model = torch.nn.Linear(8, 1).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    # TODO(apexcompat): the amp state is saved or loaded in restore.py (Restorer), which
-    #   cannot get the GradScaler: Restorer is also called from evaluate.py:8 (main), where
-    #   no GradScaler exists; this file keeps apex.amp semantics through apexcompat.amp,
-    #   migrate it by hand
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    restorer = Restorer(cfg, model, optimizer)
-    for step in range(restorer.step_done, cfg.steps):
-        loss = model(torch.randn(32, 8, device="cuda")).pow(2).mean()
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        restorer.step()
-# file: evaluate.py
-import torch
-
-from restore import Restorer
-
-
-def main(cfg):
-    model = torch.nn.Linear(8, 1)
-    restorer = Restorer(cfg, model, torch.optim.SGD(model.parameters(), lr=0.0))
-    print(model(torch.randn(4, 8)), restorer.step_done)
-# file: restore.py
-import torch
-from apexcompat import amp
-
-
-class Restorer:
-    def __init__(self, cfg, model, optimizer):
-        self.path = cfg.restore_path
-        self.model = model
-        self.optimizer = optimizer
-        self.step_done = 0
-        if cfg.resume:
-            state = torch.load(self.path)
-            self.step_done = state["step"]
-            model.load_state_dict(state["model"])
-            optimizer.load_state_dict(state["optimizer"])
-            # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
-            #   amp.initialize, which is created in another file: pass that scaler here and call
-            #   `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
-            #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
-            #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
-            #   its own amp.initialize, so this line fails once that file is migrated
-            amp.load_state_dict(state["amp"])
-
-    def step(self):
-        self.step_done += 1
-        state = {"step": self.step_done, "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict()}
-        # TODO(apexcompat): amp.state_dict() needs the GradScaler that replaces amp.initialize,
-        #   which is created in another file: pass that scaler here and call
-        #   `scaler.state_dict()` instead. apexcompat.amp's state is set up only by its own
-        #   amp.initialize, so this line fails once that file is migrated
-        torch.save(dict(state, amp=amp.state_dict()), self.path)
-""",
+        before=SHARED_RESTORER,
+        after=SHARED_RESTORER.replace("from apex import amp", "from apexcompat import amp")
+        .replace("    model, optimizer = amp.initialize", SHARED_RESTORER_TODOS[0] + "    model, optimizer = amp.initialize")
+        .replace('            amp.load_state_dict(', SHARED_RESTORER_TODOS[1] + '            amp.load_state_dict(')
+        .replace("        torch.save(dict(state, amp=", SHARED_RESTORER_TODOS[2] + "        torch.save(dict(state, amp="),
         codes=("APX102", "APX220", "APX403"),
     ),
 ]
