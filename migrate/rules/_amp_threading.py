@@ -95,7 +95,7 @@ class ScalerThreading(AmpRule):
                 + ("no file of the repository calls it: a call elsewhere must pass it" if unreferenced
                    else "every call passes it"),
                 fixed=True,
-                severity="info",
+                severity="warning" if unreferenced else "info",
             )
             return
         self.report(
