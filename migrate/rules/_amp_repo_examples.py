@@ -3490,9 +3490,10 @@ class RunRestorer:
             amp.load_state_dict(state["amp"])
 """
 #: what the launcher and the restorers become
+KEEP_SCALER = "        self.scaler = scaler\n"
 RESTORER_CLASSES_NATIVE = (
-    RESTORER_CLASSES.replace("(self, cfg, **objects):\n", "(self, cfg, *, scaler, **objects):\n        self.scaler = scaler\n")
-    .replace("(self, cfg, model, optimizer):\n", "(self, cfg, model, optimizer, scaler):\n        self.scaler = scaler\n")
+    RESTORER_CLASSES.replace("(self, cfg, **objects):\n", "(self, cfg, *, scaler, **objects):\n" + KEEP_SCALER)
+    .replace("(self, cfg, model, optimizer):\n", "(self, cfg, model, optimizer, scaler):\n" + KEEP_SCALER)
     .replace("amp.state_dict()", "self.scaler.state_dict()")
     .replace('amp.load_state_dict(state["amp"])', 'load_scaler_state(self.scaler, state["amp"])')
 )
@@ -3636,9 +3637,9 @@ REPOSITORY_EXAMPLES += [
         "fallback-restorer-also-built-where-no-scaler-exists",
         before=SHARED_RESTORER,
         after=SHARED_RESTORER.replace("from apex import amp", "from apexcompat import amp")
-        .replace("    model, optimizer = amp.initialize", SHARED_RESTORER_TODOS[0] + "    model, optimizer = amp.initialize")
+        .replace("    model, optimizer = amp.init", SHARED_RESTORER_TODOS[0] + "    model, optimizer = amp.init")
         .replace('            amp.load_state_dict(', SHARED_RESTORER_TODOS[1] + '            amp.load_state_dict(')
-        .replace("        torch.save(dict(state, amp=", SHARED_RESTORER_TODOS[2] + "        torch.save(dict(state, amp="),
+        .replace("        torch.save(dict(state,", SHARED_RESTORER_TODOS[2] + "        torch.save(dict(state,"),
         codes=("APX102", "APX220", "APX403"),
     ),
 ]
