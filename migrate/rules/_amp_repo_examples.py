@@ -3541,26 +3541,7 @@ def main(cfg):
         restorer.step()
 """
 #: a restorer also built by a script without apex.amp (the before text; TODOs in the kept one)
-SHARED_RESTORER = """\
-# file: train.py
-import torch
-from apex import amp
-
-from restore import Restorer
-
-
-def main(cfg):
-    model = torch.nn.Linear(8, 1).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    restorer = Restorer(cfg, model, optimizer)
-    for step in range(restorer.step_done, cfg.steps):
-        loss = model(torch.randn(32, 8, device="cuda")).pow(2).mean()
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        restorer.step()
+SHARED_RESTORER = RESTORER_LAUNCHER.replace("utils.restore import RunRestorer as", "restore import") + """\
 # file: evaluate.py
 import torch
 
