@@ -26,6 +26,7 @@ from .carrier_plan import CarrierFacts, carrier_facts, share_carriers
 from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
 from .heir_plan import add_heir_routes
+from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
 from .repo_index import (
     HOLDER_USES,
@@ -93,6 +94,8 @@ class FilePlan:
     #: parameter name) of those classes; its calls of that method on the instances get the
     #: autocast around the forward pass that computes the loss handed over
     loss_methods: Tuple[Tuple[str, str, int, str], ...] = ()
+    #: those of ``entries`` that no file refers to (``unreferenced``): no call passes it yet
+    unreferenced: Tuple[str, ...] = ()
     #: (class, method) of this file whose method takes the GradScaler as a new parameter: the
     #: instance is built before the scaler exists (``model = GAN()`` before amp.initialize),
     #: so the calls of the method pass it (``model.train_step(..., scaler=scaler)``)
@@ -174,9 +177,10 @@ class FilePlan:
             notes=((ANY_DEFINITION, reason),),
             optimizer_wrappers=self.optimizer_wrappers,
             carrier=self.carrier.alone() if self.carrier is not None else None,
-            # a class whose subclasses in other files keep apex.amp keeps it too: they share
-            # the apex.amp state its initialize sets up
-            refusal=reason if self.heir_base else "",
+            # a class whose subclasses in other files keep apex.amp keeps it too, as does a
+            # launcher that passed the GradScaler to other files: they share the apex.amp
+            # state its initialize sets up
+            refusal=reason if self.heir_base or self.pass_to else "",
             used_elsewhere=self.used_elsewhere,
         )
 
@@ -277,11 +281,13 @@ class _Definitions:
 
 
 def _note_unreachable(
-    needy, callers, local_callers, by_path, launchers, notes: Dict[str, Dict[str, str]], others=(), definitions=None
+    needy, callers, local_callers, by_path, launchers, notes: Dict[str, Dict[str, str]], others=(), definitions=None,
+    edges=None,
 ) -> None:
     """Why a definition that scales a loss (a train step class registered by a decorator and
     called through the registry with the task) gets no GradScaler: no call in the repository
-    reaches it.  With one launcher, its note says where its losses are scaled."""
+    reaches it.  With one launcher, its note says where its losses are scaled (through which
+    unreached definition, when that one only calls the one that scales)."""
     orphans = sorted(d for d in needy if d not in callers and not local_callers(d))
     how: Dict[Def, str] = {}
     for path, name in orphans:
@@ -292,10 +298,32 @@ def _note_unreachable(
     if len(launchers) == 1 and orphans:
         path, name = orphans[0]
         more = f" and {len(orphans) - 1} more" if len(orphans) > 1 else ""
+        site = _scaling_callee((path, name), by_path, edges or {})
+        if site is None:
+            where = f"{by_path[path].shown} ({name}){more}, which is {how[orphans[0]]}"
+        else:
+            where = (f"{by_path[site[0]].shown} ({site[1]}), reached through {by_path[path].shown} ({name}){more}, "
+                     f"which is {how[orphans[0]]}")
         notes.setdefault(next(iter(launchers)), {})[SCALED_ELSEWHERE] = (
-            f"no amp.scale_loss in this file: the losses are scaled in {by_path[path].shown} ({name}){more}, "
-            f"which is {how[orphans[0]]}: the GradScaler cannot reach it"
+            f"no amp.scale_loss in this file: the losses are scaled in {where}: the GradScaler cannot reach it"
         )
+
+
+def _scaling_callee(item: Def, by_path: Dict[str, ModuleSummary], edges) -> Optional[Def]:
+    """The definition of another file ``item`` calls (through others) that uses amp itself,
+    when ``item`` does not; None when ``item`` does or none is found."""
+    if item[1] in by_path[item[0]].owners_needing_scaler():
+        return None
+    seen, work = {item}, [item]
+    while work:
+        for callee, _text in sorted(edges.get(work.pop(0), [])):
+            if callee in seen:
+                continue
+            if callee[1] in by_path[callee[0]].owners_needing_scaler():
+                return callee
+            seen.add(callee)
+            work.append(callee)
+    return None
 
 
 def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
@@ -599,6 +627,8 @@ def build_plan(
                 refused.add(item)
                 changed = True
     notes: Dict[str, Dict[str, str]] = {}
+    #: launchers whose amp instance reaches a definition that keeps apex.amp: they keep it too
+    held: Dict[str, str] = {}
     for item in refused:
         path, name = item
         reason = plan.unplanned.get(item)
@@ -607,19 +637,26 @@ def build_plan(
             reason = f"it passes the GradScaler on to {blocked[1]} in {by_path[blocked[0]].shown}, which cannot get it"
         plan.unplanned[item] = reason
         notes.setdefault(path, {})[name] = reason
+        scales = any(s.owner == name and s.member == "scale_loss" for s in by_path[path].amp_sites)
         for (caller_path, _def), _line in entries[item]:
             if caller_path in launchers:
-                notes.setdefault(caller_path, {})[MODULE_LEVEL] = (
-                    f"the losses are scaled in {by_path[path].shown} ({name}), "
-                    f"which cannot get the GradScaler: {reason}"
+                notes.setdefault(caller_path, {})[MODULE_LEVEL] = held[caller_path] = (
+                    f"{'the losses are scaled' if scales else 'the amp state is saved or loaded'} in "
+                    f"{by_path[path].shown} ({name}), which cannot get the GradScaler: {reason}"
                 )
     for path, by_name in riding.notes.items():
         notes.setdefault(path, {}).update(by_name)
-    _note_unreachable(needy - set(riding.carried) - {d for p, n in riding.notes.items() for d in ((p, k) for k in n)},
-                      callers, local_callers, by_path, launchers, notes, others, definitions)
+    planned = {d: c for d, c in entries.items() if d not in refused}
+    # a definition no file refers to, beside planned entries of its file, takes the GradScaler
+    # too (a required parameter: a construction elsewhere fails at once)
+    orphans = needy - set(callers) - set(riding.carried) - {(p, k) for p, n in riding.notes.items() for k in n}
+    unreferenced = unreferenced_definitions(
+        {d for d in orphans if not local_callers(d) and d[0] in {p for p, _n in planned}}, by_path, definitions
+    )
+    _note_unreachable(orphans - unreferenced, callers, local_callers, by_path, launchers, notes, others, definitions,
+                      edges)
     for path, note in module_level_note(riding, launchers, by_path).items():
         notes.setdefault(path, {}).setdefault(MODULE_LEVEL, note)
-    planned = {d: c for d, c in entries.items() if d not in refused}
     # a class built before the GradScaler exists: its methods that scale take it instead
     method_entries: Dict[str, List[Tuple[str, str]]] = {}
     method_calls: Dict[Def, List[Tuple[str, str]]] = {}
@@ -637,6 +674,7 @@ def build_plan(
     _refuse_factories(plan, notes, factory_refusals)
     if not planned and not links and not holders and not riding.carried and not factories:
         plan.add_notes(notes)
+        _hold(plan, held)
         _add_carrier_facts(plan, by_path, definitions)
         _mark_nothing_scaled(plan, by_path, launchers, others)
         plan = add_heir_routes(plan, by_path, unindexed, launchers, definitions)
@@ -688,6 +726,8 @@ def build_plan(
             for callee, text in edges.get((caller_path, caller_def), []):
                 if callee == (callee_path, name):
                     pass_of.setdefault(caller_path, {})[text] = names[callee_path]
+    for callee_path, name in unreferenced:
+        entries_of.setdefault(callee_path, []).append(name)
     # a loss-scaler class called as ``loss_scaler(loss, optimizer)`` from a launcher that has a
     # no-op autocast variable: the launcher's forward passes get the autocast, not the class
     from_caller: Dict[str, Set[str]] = {}
@@ -735,6 +775,7 @@ def build_plan(
             component=component[path],
             scaler_name=names.get(path, ""),
             entries=tuple(sorted(entries_of.get(path, []))),
+            unreferenced=tuple(sorted(n for p, n in unreferenced if p == path)),
             pass_to=tuple(sorted(pass_of.get(path, {}).items())),
             autocast_from_caller=tuple(sorted(from_caller.get(path, ()))),
             autocast_for_calls=tuple(sorted(for_calls.get(path, ()))),
@@ -760,6 +801,7 @@ def build_plan(
         for edit in edits:
             plan.caller_edits.setdefault(edit.path, []).append((component[factory_path], edit))
     plan.add_notes(notes)
+    _hold(plan, held)
     _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others)
     plan = add_heir_routes(plan, by_path, unindexed, launchers, definitions)
@@ -951,6 +993,14 @@ def _class_receiver(by_path: Dict[str, ModuleSummary], receiver: Def, definition
                 f"{cls}.__init__ would keep on self does not follow"
             )
     return ""
+
+
+def _hold(plan: RepoPlan, held: Dict[str, str]) -> None:
+    """A launcher whose losses are scaled or whose amp state is kept by a definition of
+    another file that cannot get the GradScaler keeps apex.amp too: one amp instance comes
+    out native in every file or in none."""
+    for path, reason in held.items():
+        plan.files[path] = replace(plan.files.get(path, FilePlan()), refusal=reason)
 
 
 def _refuse_factories(

@@ -86,13 +86,16 @@ class ScalerThreading(AmpRule):
             )
             self.replace_node(call, lambda upd, arg=arg: upd.with_changes(args=self._append_arg(list(upd.args), arg)))
         if remote:
+            shown = say or func.name.value
+            unreferenced = info.plan is not None and shown.split(".")[0] in info.plan.unreferenced
             self.report(
                 func,
                 "APX213",
-                f"{say or func.name.value}() takes the GradScaler created in another file as a new parameter "
-                f"`{name}`; every call passes it",
+                f"{shown}() takes the GradScaler created in another file as a new parameter `{name}`; "
+                + ("no file of the repository calls it: a call elsewhere must pass it" if unreferenced
+                   else "every call passes it"),
                 fixed=True,
-                severity="info",
+                severity="warning" if unreferenced else "info",
             )
             return
         self.report(

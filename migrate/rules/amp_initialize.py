@@ -181,7 +181,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "APX210": "autocast could not be placed: wrap the forward pass and loss by hand",
         "APX211": "old API amp.init(): its handle's scale_loss goes through the GradScaler",
         "APX212": "an apex availability check (amp is None, not amp) became a constant and was simplified",
-        "APX213": "the GradScaler created in another file reaches this function or class as a new parameter",
+        "APX213": "the GradScaler created in another file reaches this function or class as a new parameter "
+        "(a warning where no file of the repository calls it: a call elsewhere must pass it too)",
         "APX214": "the GradScaler is passed to a function or class of another file that needs it",
         "APX215": "a no-op autocast variable (amp_autocast = suppress) is bound to torch.autocast where "
         "amp.initialize was, so the forward passes it wraps run under autocast as under O1",

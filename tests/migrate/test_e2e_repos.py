@@ -19,7 +19,8 @@ behind a run-once flag with a subclass in another module that scales the loss, a
 models under the fp16 switch, with a metric and a filter between each forward pass and its loss, a placement
 helper that initializes and returns to the __init__ of a trainer class in each of two scripts, the same
 helper also called from a script without apex.amp, apex imported behind ImportError guards with the forward
-pass run in chunks by a helper handed the model).  Once per module:
+pass run in chunks by a helper handed the model, a restorer class of another module that keeps amp's state
+beside a sibling class no file builds).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -312,6 +313,13 @@ LAYOUTS: Dict[str, dict] = {
     # parameter and unscales before clipping; --fp32 never touches apex (bitwise as before)
     "r34_forward_loop": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
                              native=[], fallbacks=[], branches={"off": ["--fp32"]}),
+    # video-language trainer shape: a restorer class of another module, imported under another
+    # name, keeps the model, the optimizer and (under fp16) amp's state, resuming in its
+    # constructor; a sibling class no file builds saves amp's state too: both take the
+    # GradScaler ('round-trip': the run saves half way, goes on two steps, and a second restorer
+    # rewinds it to that native checkpoint; 'off': --no-fp16, bitwise as before)
+    "r38_restorer_class": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
+                               native=[], fallbacks=[], branches={"off": ["--no-fp16"], "round-trip": ["--round-trip"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -585,6 +593,22 @@ def test_other_branches_of_the_launcher_match_the_original(repos, name, branch):
     if branch == "static":
         original, migrated = original["amp"]["loss_scaler0"], migrated["amp"]
         assert original["loss_scale"] == 128.0 and migrated["scale"] == 128.0, (original, migrated)
+
+
+def test_native_checkpoint_rewinds_the_grad_scaler(repos):
+    """r38 'round-trip': the migrated run saves a native checkpoint half way, trains two more
+    steps, and a second restorer rewinds it to that checkpoint: its GradScaler ends where the
+    uninterrupted original's loss scaler did (without the rewind its count of clean steps would
+    be two ahead), and the run where the original's round trip ended."""
+    name = "r38_restorer_class"
+    _native(repos, name)
+    _run(repos, "migrated", name, "round-trip")
+    migrated = torch.load(repos["work"] / f"migrated-{name}-round-trip.ckpt.pt")
+    straight = torch.load(repos["work"] / f"orig-{name}-full.ckpt.pt")
+    assert migrated["step"] == straight["step"] == LAYOUTS[name]["steps"], (migrated["step"], straight["step"])
+    state = migrated["amp"]
+    apex_view = {"loss_scale": state["scale"], "unskipped": state["_growth_tracker"]}
+    assert apex_view == straight["amp"]["loss_scaler0"], (state, straight["amp"])
 
 
 def test_report_measured_differences(repos, capsys):

@@ -240,7 +240,11 @@ def load_checkpoint(path):
 """
 
 
-def test_checkpoint_file_without_initialize_is_manual_work_and_says_where_the_scaler_is(tmp_path):
+def test_checkpoint_file_without_initialize_gets_the_scaler_of_the_launcher(tmp_path):
+    """The launcher passes its GradScaler to save_checkpoint; load_checkpoint, which no file
+    of the repository calls, takes it as a required parameter too (a warning: a call elsewhere
+    must pass it).  Neither file keeps apex.amp, and nothing is left half migrated (the
+    launcher native while the helpers still need apex.amp's state)."""
     from helpers_driver import run_cli
 
     root = tmp_path / "repo"
@@ -249,19 +253,14 @@ def test_checkpoint_file_without_initialize_is_manual_work_and_says_where_the_sc
     (root / "utils" / "checkpoint.py").write_bytes(CHECKPOINT)
     proc = run_cli(["--allow-no-vcs", "."], root, rules=None)
     out = proc.stdout.decode()
-    assert proc.returncode == 1, out + proc.stderr.decode()
-    assert "torch.amp.GradScaler" in (root / "train.py").read_text()
+    assert proc.returncode == 0, out + proc.stderr.decode()
+    train = (root / "train.py").read_text()
+    assert "torch.amp.GradScaler" in train and 'save_checkpoint(model, optimizer, "ckpt.pt", scaler=scaler)' in train
     text = (root / "utils" / "checkpoint.py").read_text()
     compile(text, "checkpoint.py", "exec")
-    # manual work at both sites, saying the scaler comes from elsewhere and what to call
-    assert out.count("utils/checkpoint.py:7:") == 1 and "utils/checkpoint.py:7:24: APX403" in out
-    assert "utils/checkpoint.py:11:5: APX403" in out
-    assert "2 sites need manual work" in out
-    assert "created in another file: pass that scaler here and call `scaler.state_dict()`" in " ".join(
-        m for _, m in todo_comments(text)
-    )
-    assert 'scaler.load_state_dict(torch.load(path)["amp"])' in " ".join(m for _, m in todo_comments(text))
-    # and nothing in the file says it keeps working through the shim
-    assert "keeps apex.amp semantics" not in text and "keeps apex.amp semantics" not in out
+    assert "def save_checkpoint(model, optimizer, path, scaler):" in text and '"amp": scaler.state_dict()' in text
+    assert 'def load_checkpoint(path, scaler):\n    load_scaler_state(scaler, torch.load(path)["amp"])' in text
+    assert "utils/checkpoint.py:10:1: APX213" in out and "no file of the repository calls it" in out
+    assert "APX403" not in out and "apexcompat" not in train + text
     again = run_cli(["--check", "."], root, rules=None)
-    assert again.returncode == 1 and again.stdout.decode().count("APX403") == 2
+    assert again.returncode == 0, again.stdout.decode()

@@ -1101,3 +1101,97 @@ def test_a_factory_caller_without_apex_is_left_alone_when_the_component_falls_ba
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "apexcompat" in (tmp_path / "factory.py").read_text()
     assert (tmp_path / "serve.py").read_text() == serve and "APX235" not in proc.stdout + proc.stderr
+
+
+# --- a state-keeping class of another file, beside one no file builds -------------------------
+
+RESTORER_LAUNCHER = """\
+    import torch
+    from apex import amp
+
+    from keep import Keeper
+
+
+    def main():
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        keeper = Keeper(model, optimizer)
+        loss = model(torch.randn(8, 4)).pow(2).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        keeper.save("last.pt")
+    """
+RESTORER_KEEP = """\
+    import torch
+    from apex import amp
+
+
+    class Keeper:
+        def __init__(self, model, optimizer):
+            self.objects = (model, optimizer)
+
+        def save(self, path):
+            torch.save([o.state_dict() for o in self.objects] + [amp.state_dict()], path)
+
+
+    class OldKeeper:
+        def __init__(self, **objects):
+            self.objects = objects
+
+        def save(self, path):
+            torch.save(dict(amp=amp.state_dict()), path)
+    """
+
+
+@pytest.mark.parametrize(
+    ("other", "unreferenced"),
+    [
+        ({}, ("OldKeeper",)),
+        # named by another file, even without a call: its users are not followed
+        ({"tools.py": "from keep import OldKeeper\n\nKINDS = [OldKeeper]\n"}, ()),
+        ({"tools.py": "import keep\n\nKIND = keep.OldKeeper\n"}, ()),
+        ({"tools.py": "from keep import *\n\nKIND = OldKeeper\n"}, ()),
+    ],
+)
+def test_a_class_no_file_names_takes_the_scaler_beside_a_planned_one(tmp_path, other, unreferenced):
+    write_tree(tmp_path, {"train.py": RESTORER_LAUNCHER, "keep.py": RESTORER_KEEP, **other})
+    keep = build_plan(
+        [s for p in sorted(tmp_path.rglob("*.py")) for s in [summarise(str(p), p.name, p.read_bytes())] if s],
+        [str(tmp_path)],
+    ).files[str(tmp_path / "keep.py")]
+    assert keep.unreferenced == unreferenced
+    assert keep.entries == tuple(sorted({"Keeper", *unreferenced}))
+
+
+def test_a_launcher_whose_state_keeper_cannot_get_the_scaler_keeps_the_shim(tmp_path):
+    """Keeper is also built by a script without apex.amp: keep.py stays on the shim, and so
+    does the launcher (it scales its own loss, but its amp state is kept in keep.py)."""
+    files = {"train.py": RESTORER_LAUNCHER, "keep.py": RESTORER_KEEP.split("\n\n\nclass OldKeeper")[0] + "\n",
+             "probe.py": "import torch\n\nfrom keep import Keeper\n\n\ndef probe(model):\n"
+                         "    return Keeper(model, torch.optim.SGD(model.parameters(), lr=0.0))\n"}
+    write_tree(tmp_path, files)
+    launcher = plan_for(tmp_path).files[str(tmp_path / "train.py")]
+    assert launcher.refusal == (
+        "the amp state is saved or loaded in keep.py (Keeper), which cannot get the GradScaler: "
+        "Keeper is also called from probe.py:7 (probe), where no GradScaler exists"
+    )
+    found = report(tmp_path)["findings"]
+    shim = sorted((f["path"], f["code"]) for f in found if f["code"] in ("APX102", "APX220"))
+    assert shim == [("keep.py", "APX102"), ("train.py", "APX102"), ("train.py", "APX220")], found
+
+
+def test_a_launcher_keeps_the_shim_when_the_file_it_passes_the_scaler_to_falls_back(tmp_path):
+    """The plan would pass the GradScaler to Keeper, but keep.py falls back (apex's private
+    state): the component is dropped, and the launcher, which scales its own loss, keeps
+    apex.amp too rather than coming out native beside a file that reads apex.amp's state."""
+    keep = RESTORER_KEEP.split("\n\n\nclass OldKeeper")[0] + "\n" + (
+        "\n\n    def scale_now():\n        return amp._amp_state.loss_scalers[0].loss_scale()\n"
+    )
+    write_tree(tmp_path, {"train.py": RESTORER_LAUNCHER, "keep.py": keep})
+    found = report(tmp_path)["findings"]
+    shim = sorted((f["path"], f["code"]) for f in found if f["code"] in ("APX102", "APX220"))
+    assert ("train.py", "APX102") in shim and ("train.py", "APX220") in shim, found
+    launcher = [f["message"] for f in found if f["path"] == "train.py" and f["code"] == "APX220"]
+    assert launcher and launcher[0].startswith("the GradScaler plan across files was dropped: in keep.py"), launcher

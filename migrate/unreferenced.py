@@ -1,0 +1,38 @@
+"""Top-level definitions no file of the repository refers to.
+
+A class or function of a file whose other definitions get the GradScaler from another file
+may itself save the amp state (a second checkpoint class nobody builds).  When no walked
+file names it, imports it, reads it as an attribute of its module or names it after a
+``from module import *``, and its own file neither calls it nor uses it as a value, it can
+take the GradScaler as a required parameter like its neighbours: no call in the repository
+needs changing, and a construction elsewhere fails at once instead of at its first
+checkpoint.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Set, Tuple
+
+from .carrier_plan import _users, _walked
+from .repo_index import ModuleSummary
+
+Def = Tuple[str, str]  # (file path, top-level definition name)
+
+
+def unreferenced_definitions(candidates: Set[Def], by_path: Dict[str, ModuleSummary], definitions: Any) -> Set[Def]:
+    """Those of ``candidates`` that nothing outside their own definition refers to."""
+    if not candidates:
+        return set()
+    walked = _walked(by_path, definitions)
+    found = set()
+    for path, name in sorted(candidates):
+        own = by_path[path]
+        if name in own.escaping or name in own.called_names or name in own.attribute_reads:
+            continue
+        users, why = _users(walked, definitions, path, name)
+        if users or why:
+            continue
+        if any(name in other.loaded_attributes for other_path, other in walked if other_path != path):
+            continue  # ``module.Name`` somewhere: a use this search does not follow
+        found.add((path, name))
+    return found
