@@ -3841,6 +3841,44 @@ class Trainer:
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # the project's own clipping helper is handed the parameters through a comprehension:
+        # it reads their gradients, which GradScaler leaves scaled until the step (clipping
+        # the scaled ones at the same threshold would cut every update down by the loss scale)
+        "own-clip-helper-given-parameters-through-a-comprehension",
+        before="""\
+import torch
+from apex import amp
+
+
+def fit(net, opt, batches, max_norm):
+    net, opt = amp.initialize(net, opt, opt_level="O1")
+    for x, y in batches:
+        opt.zero_grad()
+        loss = torch.nn.functional.l1_loss(net(x), y)
+        with amp.scale_loss(loss, opt) as scaled:
+            scaled.backward()
+        trim_gradients([(name, w) for name, w in net.named_parameters() if w.requires_grad], limit=max_norm)
+        opt.step()
+""",
+        after="""\
+import torch
+
+
+def fit(net, opt, batches, max_norm):
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in batches:
+        opt.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.l1_loss(net(x), y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        trim_gradients([(name, w) for name, w in net.named_parameters() if w.requires_grad], limit=max_norm)
+        scaler.step(opt)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX325"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [
