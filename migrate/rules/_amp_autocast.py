@@ -94,6 +94,24 @@ def _is_import_guard(stmt: Any) -> bool:
     return True
 
 
+def _only_adds_to(stmt: Any, loss_texts: set) -> bool:
+    """Whether every assignment of the loss in ``stmt`` builds on the loss it had
+    (``loss += w * extra``, ``loss = loss + extra``): the loss exists before ``stmt`` on every
+    path, and ``stmt`` only adds a term to it."""
+    for sub in walk(stmt):
+        if isinstance(sub, cst.AugAssign) and code_of(sub.target) in loss_texts:
+            continue
+        if isinstance(sub, cst.Assign):
+            hit = {code_of(n) for t in sub.targets for n in walk(t.target)} & loss_texts
+            if hit and not _reads(sub.value, hit):
+                return False
+        elif isinstance(sub, (cst.AnnAssign, cst.For, cst.WithItem)):
+            target = sub.target if not isinstance(sub, cst.WithItem) else sub.asname
+            if target is not None and {code_of(n) for n in walk(target)} & loss_texts:
+                return False
+    return True
+
+
 def _fills(line: Any) -> set:
     """What a simple statement binds (``out = ...``) or fills in place (``outs.append(x)``,
     ``batch["x"] = ...``)."""
@@ -575,6 +593,7 @@ class AutocastPlacement(AmpRule):
                     assigned_names(body[j]) & loss_texts
                     and isinstance(body[j], cst.If)
                     and not _jumps(body[j])
+                    and _only_adds_to(body[j], loss_texts)
                     and self._rides_in_span(body[j])
                 ):
                     end = j  # ``if kl_w > 0: with torch.no_grad(): ref = ...; loss += kl_w * kl(out, ref)``
