@@ -94,6 +94,24 @@ def _is_import_guard(stmt: Any) -> bool:
     return True
 
 
+def _only_adds_to(stmt: Any, loss_texts: set) -> bool:
+    """Whether every assignment of the loss in ``stmt`` builds on the loss it had
+    (``loss += w * extra``, ``loss = loss + extra``): the loss exists before ``stmt`` on every
+    path, and ``stmt`` only adds a term to it."""
+    for sub in walk(stmt):
+        if isinstance(sub, cst.AugAssign) and code_of(sub.target) in loss_texts:
+            continue
+        if isinstance(sub, cst.Assign):
+            hit = {code_of(n) for t in sub.targets for n in walk(t.target)} & loss_texts
+            if hit and not _reads(sub.value, hit):
+                return False
+        elif isinstance(sub, (cst.AnnAssign, cst.For, cst.WithItem)):
+            target = sub.target if not isinstance(sub, cst.WithItem) else sub.asname
+            if target is not None and {code_of(n) for n in walk(target)} & loss_texts:
+                return False
+    return True
+
+
 def _fills(line: Any) -> set:
     """What a simple statement binds (``out = ...``) or fills in place (``outs.append(x)``,
     ``batch["x"] = ...``)."""
@@ -282,25 +300,37 @@ class AutocastPlacement(AmpRule):
         region covers with them: an ``if`` (``if only_valid: out = out[keep]; if not len(out):
         continue``; leaving a ``with`` closes the autocast) or a ``with torch.no_grad():``
         block (metrics on the outputs, a teacher's forward pass), neither holding a loop, a
-        nested ``with`` or ``try``, a definition, a step or a backward.  apex's O1 ran them
-        with its casts too."""
+        nested ``with`` or ``try``, a definition, a step or a backward; or an ``if`` that
+        never leaves whose nested blocks are only such plain ones
+        (``_branches_with_plain_blocks``).  apex's O1 ran them with its casts too."""
         if isinstance(stmt, cst.If):
-            return not self._nests_or_steps(stmt) or self._branches_with_plain_withs(stmt)
+            return not self._nests_or_steps(stmt) or self._branches_with_plain_blocks(stmt)
+        return self._is_grad_off_block(stmt)
+
+    def _is_grad_off_block(self, stmt: Any) -> bool:
+        """``with torch.no_grad(): ...`` holding no loop, nested ``with``, ``try``, definition,
+        step or backward (metrics on the outputs, a teacher's forward pass)."""
         if not isinstance(stmt, cst.With) or not isinstance(stmt.body, cst.IndentedBlock):
             return False
         contexts = {code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] for i in stmt.items}
         return contexts <= _GRAD_OFF and not any(self._nests_or_steps(inner) for inner in stmt.body.body)
 
-    def _branches_with_plain_withs(self, stmt: cst.If) -> bool:
-        """``if sync_now: out = model(x)`` / ``else: with model.no_sync(): out = model(x)``: an
-        ``if`` whose only nested blocks are plain ``with`` statements (``_is_plain_with``: no
-        precision or gradient switch, no loop, step or backward inside) and that never leaves."""
+    def _branches_with_plain_blocks(self, stmt: cst.If) -> bool:
+        """``if sync_now: out = model(x)`` / ``else: with model.no_sync(): out = model(x)``;
+        ``if teacher is not None: with torch.no_grad(): soft = teacher(x)``; ``if multi: for
+        name, part in parts: log(name, part.item())``: an ``if`` that never leaves and whose
+        only nested blocks are plain ``with`` statements (``_is_plain_with``: no precision or
+        gradient switch, no loop, step or backward inside), gradient-off ``with`` blocks
+        (``_is_grad_off_block``) and plain loops (``_is_plain_loop``: simple statements and
+        ifs, no jump, step or backward)."""
         if _jumps(stmt) or self._nests_or_steps(stmt, nests=False):
             return False
         for sub in walk(stmt):
-            if isinstance(sub, (cst.For, cst.While, cst.Try)):
+            if isinstance(sub, (cst.While, cst.Try)):
                 return False
-            if isinstance(sub, cst.With) and not self._is_plain_with(sub):
+            if isinstance(sub, cst.For) and not self._is_plain_loop(sub):
+                return False
+            if isinstance(sub, cst.With) and not (self._is_plain_with(sub) or self._is_grad_off_block(sub)):
                 return False
         return True
 
@@ -363,7 +393,42 @@ class AutocastPlacement(AmpRule):
                 f'`with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
             )
             return
+        handed = self._handed_forward_results(site, info)
+        if handed and site.func is not None:
+            self.todo(
+                site.with_stmt,
+                "APX210",
+                f"the forward pass and loss are not next to this amp.scale_loss: {site.func.name.value}() is "
+                f"handed {handed}, which the class's own forward() computes with the models, called from "
+                "elsewhere: wrap that forward pass in "
+                f'`with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
+            )
+            return
         self._wrap_spans(spans, switches, info)
+
+    def _handed_forward_results(self, site: ScaleLossSite, info: AmpFile) -> str:
+        """``def gen_update(self, x_ab, s_a, ...)`` of a module whose own ``forward()`` runs
+        the models and returns ``x_ab, s_a, ...``, which a training script computes first and
+        then hands over: the forward pass of these outputs happens outside this method (and
+        outside any autocast placed here).  The names handed over that way, or "" when there
+        are none."""
+        func = site.func
+        cls = class_of_method(self.parents, func)
+        if func is None or cls is None or func.name.value == "forward":
+            return ""
+        forward = next((m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value == "forward"), None)
+        if forward is None:
+            return ""
+        models = self._model_texts(info)
+        if not any(self._is_model_call(stmt, models) for stmt in forward.body.body):
+            return ""
+        returned: List[str] = []
+        for node in walk(forward.body):
+            if isinstance(node, cst.Return) and node.value is not None:
+                returned += [t for t in flat_texts(node.value) if t.isidentifier()]
+        params = [p.name.value for p in func.params.params]
+        handed = [name for name in params if name in returned]
+        return ", ".join(handed[:3]) + (", ..." if len(handed) > 3 else "")
 
     def _place_autocast_at_call(self, call: cst.Call, func: Any, info: AmpFile) -> None:
         """A call that hands a loss to a method of another file's class which scales it
@@ -524,6 +589,15 @@ class AutocastPlacement(AmpRule):
                 if self._accumulates_loss(body[j], loss_texts):
                     end = j  # ``for critic in critics: loss_g = loss_g + ...``
                     break
+                if (
+                    assigned_names(body[j]) & loss_texts
+                    and isinstance(body[j], cst.If)
+                    and not _jumps(body[j])
+                    and _only_adds_to(body[j], loss_texts)
+                    and self._rides_in_span(body[j])
+                ):
+                    end = j  # ``if kl_w > 0: with torch.no_grad(): ref = ...; loss += kl_w * kl(out, ref)``
+                    break
                 if self._is_barrier(body[j]):
                     branches = self._branch_spans(body[j], loss_texts, info)
                     if branches is not None:
@@ -560,6 +634,8 @@ class AutocastPlacement(AmpRule):
         start = None
         for j in range(end, -1, -1):
             if j != end and self._is_barrier(body[j]) and not self._rides_in_span(body[j]):
+                if self._is_plain_loop(body[j]) and not self._is_model_call(body[j], models, via_args=True):
+                    continue  # ``for name, part in parts: log(name, part.item())``: rides along
                 if not self._is_forward_loop(body[j]):
                     if not self._feeds_span(body[j], body[j + 1 : end + 1], models):
                         break
@@ -571,6 +647,10 @@ class AutocastPlacement(AmpRule):
                     continue
             via_args = j == end or self._feeds_loss(body[j], body[j + 1 : end + 1], models)
             if self._is_model_call(body[j], models, via_args=via_args):
+                if j != end and self._nests_or_steps(body[j]) and not self._feeds_span(
+                    body[j], body[j + 1 : end + 1], models
+                ):
+                    continue  # ``if warm: for k in ks: model.set_k(k)``: rides, starts nothing
                 start = j
         if start is None:
             return self._split_spans(body, end, models)

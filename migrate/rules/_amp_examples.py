@@ -3841,6 +3841,287 @@ class Trainer:
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # the project's own clipping helper is handed the parameters through a comprehension:
+        # it reads their gradients, which GradScaler leaves scaled until the step (clipping
+        # the scaled ones at the same threshold would cut every update down by the loss scale)
+        "own-clip-helper-given-parameters-through-a-comprehension",
+        before="""\
+import torch
+from apex import amp
+
+
+def fit(net, opt, batches, max_norm):
+    net, opt = amp.initialize(net, opt, opt_level="O1")
+    for x, y in batches:
+        opt.zero_grad()
+        loss = torch.nn.functional.l1_loss(net(x), y)
+        with amp.scale_loss(loss, opt) as scaled:
+            scaled.backward()
+        trim_gradients([(name, w) for name, w in net.named_parameters() if w.requires_grad], limit=max_norm)
+        opt.step()
+""",
+        after="""\
+import torch
+
+
+def fit(net, opt, batches, max_norm):
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in batches:
+        opt.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.l1_loss(net(x), y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        trim_gradients([(name, w) for name, w in net.named_parameters() if w.requires_grad], limit=max_norm)
+        scaler.step(opt)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX325"),
+    ),
+    Example(
+        # a loop that only logs the loss terms stands between the forward pass and the last
+        # change to the loss: it rides in the autocast (apex's O1 cast it too); the warm-up
+        # block before the forward pass only tunes the model, so the autocast starts after it
+        "logging-loop-between-forward-and-loss",
+        before="""\
+from apex import amp
+
+
+def fit(net, opt, batches, meters, weights, warm_steps):
+    net, opt = amp.initialize(net, opt, opt_level="O1")
+    for step, (x, y) in enumerate(batches):
+        if step < warm_steps:
+            for k in range(len(weights)):
+                net.set_weight(k, weights[k] * step / warm_steps)
+        parts = net(x, y)
+        total = sum(parts.values())
+        for name, part in parts.items():
+            meters[name].update(part.item())
+        total = total.mean()
+        opt.zero_grad()
+        with amp.scale_loss(total, opt) as scaled:
+            scaled.backward()
+        opt.step()
+""",
+        after="""\
+import torch
+
+
+def fit(net, opt, batches, meters, weights, warm_steps):
+    scaler = torch.amp.GradScaler("cuda")
+    for step, (x, y) in enumerate(batches):
+        if step < warm_steps:
+            for k in range(len(weights)):
+                net.set_weight(k, weights[k] * step / warm_steps)
+        with torch.autocast("cuda", dtype=torch.float16):
+            parts = net(x, y)
+            total = sum(parts.values())
+            for name, part in parts.items():
+                meters[name].update(part.item())
+            total = total.mean()
+        opt.zero_grad()
+        scaler.scale(total).backward()
+        scaler.step(opt)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a branch runs a frozen teacher under no_grad() and hands its output to the student's
+        # forward pass: the branch rides in the autocast with it; so does a branch after the
+        # forward pass that logs the loss terms in a loop
+        "teacher-forward-in-a-branch-before-the-loss",
+        before="""\
+import torch
+from apex import amp
+
+
+def fit(student_model, teacher_model, opt, batches, args, log):
+    if args.fp16:
+        student_model, opt = amp.initialize(student_model, opt, opt_level=args.opt_level)
+    for x, y in batches:
+        feed = {"x": x, "y": y}
+        if teacher_model is not None:
+            with torch.no_grad():
+                feed["soft"] = teacher_model(x)
+        loss, terms = student_model(**feed)
+        if args.verbose:
+            for key in terms:
+                log(key, terms[key].item())
+        if args.fp16:
+            with amp.scale_loss(loss, opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        opt.step()
+        opt.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def fit(student_model, teacher_model, opt, batches, args, log):
+    use_amp = bool(args.fp16 and args.opt_level != "O0")
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x, y in batches:
+        feed = {"x": x, "y": y}
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            if teacher_model is not None:
+                with torch.no_grad():
+                    feed["soft"] = teacher_model(x)
+            loss, terms = student_model(**feed)
+        if args.verbose:
+            for key in terms:
+                log(key, terms[key].item())
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a GAN trainer initializes its generator and its discriminator one after the other with
+        # the same options: apex replaced its loss scaler at the second call, so one GradScaler,
+        # created where the first one was, scales both losses (APX245)
+        "initializes-one-after-another-in-a-gan-trainer",
+        before="""\
+import torch
+from apex import amp
+
+
+class GanTrainer:
+    def __init__(self, gen, dis, use_fp16):
+        self.gen, self.dis = gen.cuda(), dis.cuda()
+        self.g_opt = torch.optim.Adam(self.gen.parameters(), lr=2e-4)
+        self.d_opt = torch.optim.Adam(self.dis.parameters(), lr=2e-4)
+        self.use_fp16 = use_fp16
+        if use_fp16:
+            self.gen, self.g_opt = amp.initialize(self.gen, self.g_opt, opt_level="O1")
+            self.dis, self.d_opt = amp.initialize(self.dis, self.d_opt, opt_level="O1")
+
+    def dis_step(self, real, noise):
+        self.d_opt.zero_grad()
+        fake = self.gen(noise).detach()
+        loss = self.dis(fake).mean() - self.dis(real).mean()
+        if self.use_fp16:
+            with amp.scale_loss(loss, self.d_opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        self.d_opt.step()
+
+    def gen_step(self, noise):
+        self.g_opt.zero_grad()
+        loss = -self.dis(self.gen(noise)).mean()
+        if self.use_fp16:
+            with amp.scale_loss(loss, self.g_opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        self.g_opt.step()
+""",
+        after="""\
+import torch
+
+
+class GanTrainer:
+    def __init__(self, gen, dis, use_fp16):
+        self.gen, self.dis = gen.cuda(), dis.cuda()
+        self.g_opt = torch.optim.Adam(self.gen.parameters(), lr=2e-4)
+        self.d_opt = torch.optim.Adam(self.dis.parameters(), lr=2e-4)
+        self.use_fp16 = use_fp16
+        use_amp = bool(use_fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def dis_step(self, real, noise):
+        self.d_opt.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            fake = self.gen(noise).detach()
+            loss = self.dis(fake).mean() - self.dis(real).mean()
+        if self.use_fp16:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.scaler.step(self.d_opt)
+        self.scaler.update()
+
+    def gen_step(self, noise):
+        self.g_opt.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = -self.dis(self.gen(noise)).mean()
+        if self.use_fp16:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.scaler.step(self.g_opt)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX245", "APX301", "APX311"),
+    ),
+    Example(
+        # the scaled method is handed what the module's own forward() returns (a training script
+        # calls forward() first, then the update): that forward pass is out of this file's
+        # sight, so no autocast placed here would cover it; left to a person (in a repository
+        # run the file keeps apex.amp through the shim, APX220)
+        "update-handed-what-the-modules-forward-returns",
+        before="""\
+import torch
+from apex import amp
+
+
+class PairTrainer(torch.nn.Module):
+    def __init__(self, encoder, head):
+        super().__init__()
+        self.encoder, self.head_net = encoder, head
+        self.opt = torch.optim.Adam(list(encoder.parameters()) + list(head.parameters()), lr=1e-4)
+        self.encoder, self.opt = amp.initialize(self.encoder, self.opt, opt_level="O1")
+
+    def forward(self, left, right):
+        z_left = self.encoder(left)
+        z_right = self.encoder(right)
+        return z_left, z_right
+
+    def update(self, z_left, z_right, target):
+        self.opt.zero_grad()
+        loss = torch.nn.functional.cosine_embedding_loss(self.head_net(z_left), self.head_net(z_right), target)
+        with amp.scale_loss(loss, self.opt) as scaled:
+            scaled.backward()
+        self.opt.step()
+""",
+        after="""\
+import torch
+
+
+class PairTrainer(torch.nn.Module):
+    def __init__(self, encoder, head):
+        super().__init__()
+        self.encoder, self.head_net = encoder, head
+        self.opt = torch.optim.Adam(list(encoder.parameters()) + list(head.parameters()), lr=1e-4)
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def forward(self, left, right):
+        z_left = self.encoder(left)
+        z_right = self.encoder(right)
+        return z_left, z_right
+
+    def update(self, z_left, z_right, target):
+        self.opt.zero_grad()
+        loss = torch.nn.functional.cosine_embedding_loss(self.head_net(z_left), self.head_net(z_right), target)
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss:
+        #   update() is handed z_left, z_right, which the class's own forward() computes with
+        #   the models, called from elsewhere: wrap that forward pass in `with
+        #   torch.autocast("cuda", dtype=torch.float16):` by hand
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.opt)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

@@ -1410,7 +1410,9 @@ def _check_layout(rule, info: AmpFile) -> None:
     needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
     home = training[0].func
     per_method = False
-    if len(training) > 1 and not _alternatives(parents, training):
+    if len(training) > 1 and not _alternatives(parents, training) and _in_sequence(rule, training, info):
+        info.absorbed = training[1:]
+    elif len(training) > 1 and not _alternatives(parents, training):
         why = _per_method_refusal(rule, training, info)
         if why != "":
             message = why or "amp.initialize is called for training more than once; one GradScaler cannot follow both"
@@ -1418,7 +1420,7 @@ def _check_layout(rule, info: AmpFile) -> None:
                 info.blockers.append(Blocker(init.call, message))
             return
         per_method = True
-    info.alternatives = len(training) > 1 and not per_method
+    info.alternatives = len(training) > 1 and not per_method and not info.absorbed
     home_cls = class_of_method(parents, home)
     if home_cls is not None and (
         inherited or any(f is not home and class_of_method(parents, f) is home_cls for f in needy)
@@ -1529,6 +1531,18 @@ def _check_factory(rule, info: AmpFile) -> None:
         return
     info.returns = returns
     info.returned_elsewhere = info.plan.returned_to
+
+
+def _in_sequence(rule, inits: List[InitSite], info: AmpFile) -> bool:
+    """Initializes of one function one after the other on one path with the same options
+    (``g, g_opt = amp.initialize(g, g_opt, ...)`` then ``d, d_opt = amp.initialize(d, d_opt,
+    ...)``, a GAN's setup), with no loss scaled between them: one GradScaler created at the
+    first serves them all, as the last one's loss scaler served every optimizer under apex."""
+    func = inits[0].func
+    if any(init.func is not func for init in inits) or _not_in_sequence(rule, inits):
+        return False
+    first, last = rule.line_of(inits[0].stmt), rule.line_of(inits[-1].stmt)
+    return not any(s.func is func and first < rule.line_of(s.with_stmt) < last for s in info.scale_losses)
 
 
 def _not_in_sequence(rule, inits: List[InitSite]) -> str:

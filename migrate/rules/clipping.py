@@ -5,7 +5,8 @@ scaled until ``scaler.step``, so anything that reads them in between (clipping, 
 ``p.grad``) needs ``scaler.unscale_(optimizer)`` first.  A *phase* is one rewritten
 ``<opt>.step()`` and the gradient uses before it: ``torch.nn.utils.clip_grad_norm_`` /
 ``clip_grad_value_`` (any spelling that resolves to them) on any parameters, a call that is
-given ``x.parameters()``, a ``p.grad`` read, and ``amp.master_params(opt)`` (in a file that
+given ``x.parameters()`` (directly, or through a comprehension or collector over them), a
+``p.grad`` read, and ``amp.master_params(opt)`` (in a file that
 mentions clipping, a gradient norm, ``.grad`` or ``master_params`` at all).  One
 ``scaler.unscale_(opt)`` per phase is inserted before the first of them, for every optimizer
 of the ``amp.scale_loss`` before the use (only ``opt`` for ``amp.master_params(opt)``), when
@@ -114,18 +115,22 @@ class ClippingRule(AmpRule):
         "APX218": "amp.master_params(opt) in a file that scales no loss (a helper) -> the optimizer's param groups",
     }
     #: gradient uses are looked for only in files that mention one of these (besides
-    #: master_params: clipping, norms, ``p.grad``), so files without them cost nothing here
+    #: master_params: clipping, norms, ``p.grad``, parameters handed to a helper), so files
+    #: without them cost nothing here
     TRIGGERS = (
         b"master_params",
         b"clip_grad",
         b"grad_norm",
         b".grad",
         b"get_total_norm",
+        b"parameters(",
         b"per-micro-step gradient use:",
         b"gradients used after the scaled",
     )
     CODE_WORDS = ("apex",)
-    LIVE_TRIGGERS = ("master_params", "clip_grad", "grad_norm", ".grad", "get_total_norm", ACCUM_TODO, UNKNOWN_TODO)
+    LIVE_TRIGGERS = (
+        "master_params", "clip_grad", "grad_norm", ".grad", "get_total_norm", "parameters(", ACCUM_TODO, UNKNOWN_TODO
+    )
     NAMESPACES = APEX_AMP
     KNOWN = {ACCUM_TODO: ("APX326", "error", False), UNKNOWN_TODO: ("APX327", "error", False)}
 
@@ -294,16 +299,20 @@ class ClippingRule(AmpRule):
         return plan is not None and code_of(call.func) in plan.amp_gradients
 
     def _given_parameters(self, call: cst.Call) -> bool:
+        """``clip(model.parameters(), 1.0)``, and the parameters handed on through a
+        comprehension or a collector (``clip([(n, p) for n, p in model.named_parameters() if
+        p.requires_grad], ...)``, ``clip(filter(f, model.parameters()))``): a call given the
+        parameters reads their gradients (a project's own clipping or norm helper)."""
         if isinstance(call.func, cst.Name) and call.func.value in _COLLECTORS:
             return False
         for arg in call.args:
-            value = arg.value
-            if (
-                isinstance(value, cst.Call)
-                and isinstance(value.func, cst.Attribute)
-                and value.func.attr.value in ("parameters", "named_parameters")
-            ):
-                return True
+            for value in walk(arg.value):
+                if (
+                    isinstance(value, cst.Call)
+                    and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value in ("parameters", "named_parameters")
+                ):
+                    return True
         return False
 
     # --- the phase of each use ---------------------------------------------------------------

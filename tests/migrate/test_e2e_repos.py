@@ -20,7 +20,8 @@ models under the fp16 switch, with a metric and a filter between each forward pa
 helper that initializes and returns to the __init__ of a trainer class in each of two scripts, the same
 helper also called from a script without apex.amp, apex imported behind ImportError guards with the forward
 pass run in chunks by a helper handed the model, a restorer class of another module that keeps amp's state
-beside a sibling class no file builds).  Once per module:
+beside a sibling class no file builds, a GAN trainer class that initializes its networks one after the other
+and clips through a helper handed its named parameters).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -320,6 +321,17 @@ LAYOUTS: Dict[str, dict] = {
     # rewinds it to that native checkpoint; 'off': --no-fp16, bitwise as before)
     "r38_restorer_class": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
                                native=[], fallbacks=[], branches={"off": ["--no-fp16"], "round-trip": ["--round-trip"]}),
+    # domain-adaptation GAN shape: a trainer class initializes its predictor and two critics one
+    # after the other under fp16 (one GradScaler for all, as apex's last loss scaler served
+    # every optimizer); the predictor's update logs its loss terms in a loop and adds a
+    # consistency term computed under no_grad() inside an if, both between the forward pass and
+    # the scale_loss (the autocast covers them), then clips through another module's helper
+    # handed the named parameters in a comprehension (unscale_ before it); the critics share
+    # one scaled backward and two steps; the trainer saves and loads amp's state itself; the
+    # other branches: --no-fp16 (apex never set up), the consistency term off
+    "r35_gan_trainer": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
+                            native=[], fallbacks=[],
+                            branches={"off": ["--no-fp16"], "noconsistency": ["--consistency", "0"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
