@@ -62,7 +62,7 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
         if not summary.amp_stores:
             continue
         if not walked:
-            walked = _walked(by_path, definitions)
+            walked = walked_files(by_path, definitions)
         called: Set[Tuple[str, str]] = set()
         for other_path, other in walked:
             if other_path == path:
@@ -161,8 +161,8 @@ def share_carriers(
                 if len(carriers) != 1 or not carriers <= set(positional):
                     continue  # the per-file route says why (not read through one parameter)
                 param = next(iter(carriers))
-                walked = walked or _walked(by_path, definitions)
-                users, why = _users(walked, definitions, path, function)
+                walked = walked or walked_files(by_path, definitions)
+                users, why = users_of(walked, definitions, path, function)
                 if not users and not why:
                     continue
                 for user_path, _local in users:
@@ -208,14 +208,14 @@ def share_carriers(
     return sorted(components)
 
 
-def _walked(by_path: Dict[str, ModuleSummary], definitions: Any) -> List[Tuple[str, ModuleSummary]]:
+def walked_files(by_path: Dict[str, ModuleSummary], definitions: Any) -> List[Tuple[str, ModuleSummary]]:
     """Every walked file, with apex or not (a second run sees the same callers)."""
     return list(by_path.items()) + [
         (p, s) for p in sorted(definitions.unindexed) for s in [definitions.summary(p)] if s is not None
     ]
 
 
-def _users(walked: List[Tuple[str, ModuleSummary]], definitions: Any, path: str,
+def users_of(walked: List[Tuple[str, ModuleSummary]], definitions: Any, path: str,
            function: str) -> Tuple[List[Tuple[str, str]], str]:
     """The other files that name ``function`` of ``path`` (imported by name, or named after
     ``from that import *``), each with its local name; or why they cannot be followed (a

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Set, Tuple
 
-from .carrier_plan import _users, _walked
+from .carrier_plan import users_of, walked_files
 from .repo_index import ModuleSummary
 
 Def = Tuple[str, str]  # (file path, top-level definition name)
@@ -23,13 +23,13 @@ def unreferenced_definitions(candidates: Set[Def], by_path: Dict[str, ModuleSumm
     """Those of ``candidates`` that nothing outside their own definition refers to."""
     if not candidates:
         return set()
-    walked = _walked(by_path, definitions)
+    walked = walked_files(by_path, definitions)
     found = set()
     for path, name in sorted(candidates):
         own = by_path[path]
         if name in own.escaping or name in own.called_names or name in own.attribute_reads:
             continue
-        users, why = _users(walked, definitions, path, name)
+        users, why = users_of(walked, definitions, path, name)
         if users or why:
             continue
         if any(name in other.loaded_attributes for other_path, other in walked if other_path != path):

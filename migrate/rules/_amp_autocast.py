@@ -33,7 +33,6 @@ from ._amp_sites import (
 from ._edits import expression, statement
 
 _BARRIER_CALLS = ("step", "backward")
-_PRECISION_CONTEXTS = PRECISION_CONTEXTS
 #: a context that only turns gradients on: the training forward pass may run inside it
 _GRAD_ON = frozenset({"enable_grad"})
 #: contexts that only turn gradients off: metrics or a teacher's forward pass inside the span
@@ -209,7 +208,7 @@ class AutocastPlacement(AmpRule):
             return False
         for item in stmt.items:
             call = item.item.func if isinstance(item.item, cst.Call) else item.item
-            if code_of(call).split(".")[-1] in _PRECISION_CONTEXTS - _GRAD_ON:
+            if code_of(call).split(".")[-1] in PRECISION_CONTEXTS - _GRAD_ON:
                 return False
         return all(not self._is_barrier(inner) for inner in stmt.body.body)
 
@@ -338,7 +337,7 @@ class AutocastPlacement(AmpRule):
     def _is_plain_with_block(stmt: cst.With) -> bool:
         """A ``with`` one may leave to look for the forward pass before it."""
         return not any(
-            code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] in _PRECISION_CONTEXTS
+            code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] in PRECISION_CONTEXTS
             for i in stmt.items
         )
 
