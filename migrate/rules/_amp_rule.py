@@ -140,9 +140,13 @@ class AmpRule(Rule):
         self.node_replacements[node] = new
 
     def todo(self, node: cst.CSTNode, code: str, message: str, *, severity: str = "error", fixed: bool = False) -> None:
-        """Report ``message`` at ``node`` and put it above node's statement as a TODO comment."""
-        self.report(node, code, message, severity=severity, fixed=fixed)
+        """Report ``message`` at ``node`` and put it above node's statement as a TODO comment;
+        once, however many of the rule's sites lead to the same node (two clip calls, one in
+        each branch, feeding one ``isnan`` check)."""
         stmt = self.statement_of(node)
+        if stmt is not None and message in self.todos.get(stmt, ()):
+            return
+        self.report(node, code, message, severity=severity, fixed=fixed)
         if stmt is not None:
             self.todos.setdefault(stmt, []).append(message)
 

@@ -816,6 +816,63 @@ def train(model, optimizer, batches, max_norm):
         codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX321"),
     ),
     Example(
+        "nan-check-after-clips-in-both-branches-gets-one-todo",
+        before="""\
+import math
+
+import torch
+from apex import amp
+
+
+def train(model, batches, fp16):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+    for x in batches:
+        loss = model(x).sum()
+        if fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if fp16:
+            grad_norm = torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+            overflow = math.isnan(grad_norm)
+        else:
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+""",
+        after="""\
+import math
+
+import torch
+
+
+def train(model, batches, fp16):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        if fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.unscale_(optimizer)
+        if fp16:
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            # TODO(apexcompat): math.isnan(grad_norm) misses inf: GradScaler skips steps with inf or
+            #   nan grads, use math.isfinite(...) (or torch.isfinite) if this check decides anything
+            overflow = math.isnan(grad_norm)
+        else:
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX301", "APX311", "APX321", "APX323", "APX324"),
+    ),
+    Example(
         "nan-check-gets-todo",
         before="""\
 import math

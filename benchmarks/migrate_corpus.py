@@ -1,0 +1,217 @@
+"""How much of a real repository does ``apexcompat-migrate --to native`` bring to plain PyTorch?
+
+One command::
+
+    python benchmarks/migrate_corpus.py ROOT [--manifest benchmarks/corpus.toml] [--out DIR]
+
+``ROOT`` holds one extracted checkout per repository (``ROOT/<checkout or name>``, ``git archive``
+of the commit the entry names); an entry with a ``subdir`` measures that folder of it alone.  Each entry is copied to a scratch folder, migrated whole with
+``apexcompat-migrate --to native`` in place, then checked:
+
+* **apex.amp files**: the files that import apex's amp (or ``apexcompat.amp``) before the run;
+  **native**: those of them with no ``apex`` or ``apexcompat`` import left afterwards.  Every
+  other one is listed with the first finding the tool gave for it, so no file is left unexplained;
+* **internal errors**: APX002 findings or exit status 2;
+* **compile**: every rewritten file still compiles;
+* **second run**: ``--check`` on the migrated copy would rewrite nothing (idempotence).
+
+Prints a table per entry and the totals per group, writes ``DIR/<name>.diff`` (the whole
+change, ``git diff``), ``DIR/<name>.json`` (the run's findings) and ``DIR/results.json``; with
+``--baseline DIR`` it also says which entries' outputs changed since an earlier run's results.
+Whether an output trains correctly is for a person reading the diffs: this script counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - the benchmarks run on the development machine's Python
+    import tomli as tomllib
+
+HERE = Path(__file__).resolve().parent
+AMP_IMPORT = re.compile(
+    r"^\s*from\s+(apex|apexcompat)\s+import\s+[^\n]*\bamp\b|\b(apex|apexcompat)\.amp\b", re.MULTILINE
+)
+ANY_APEX_IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.MULTILINE)
+
+
+@dataclass
+class Entry:
+    """One manifest entry: a repository (or one folder of it) measured as a whole."""
+
+    name: str
+    github: str
+    commit: str
+    group: str
+    subdir: str = ""
+    checkout: str = ""
+
+
+@dataclass
+class Outcome:
+    """What one entry's run gave."""
+
+    name: str
+    group: str
+    amp_files: List[str] = field(default_factory=list)
+    native: List[str] = field(default_factory=list)
+    left: Dict[str, str] = field(default_factory=dict)
+    internal_errors: int = 0
+    exit_status: int = 0
+    changed_files: int = 0
+    not_compiling: List[str] = field(default_factory=list)
+    second_run_changes: List[str] = field(default_factory=list)
+    diff_sha: str = ""
+
+
+def load_manifest(path: Path) -> List[Entry]:
+    with path.open("rb") as handle:
+        document = tomllib.load(handle)
+    return [Entry(**item) for item in document.get("repo", [])]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _amp_files(tree: Path) -> List[str]:
+    found = []
+    for path in sorted(tree.rglob("*.py")):
+        if path.is_file() and AMP_IMPORT.search(_read(path)):
+            found.append(path.relative_to(tree).as_posix())
+    return found
+
+
+def _migrate(tree: Path, *extra: str) -> dict:
+    command = [sys.executable, "-m", "migrate", "--to", "native", "--allow-no-vcs", "--output-format", "json"]
+    command += [*extra, "."]
+    done = subprocess.run(command, cwd=tree, capture_output=True, text=True)
+    try:
+        document = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        document = {"findings": [], "summary": {"changed_files": [], "internal_errors": 1}}
+        sys.stderr.write(f"{tree}: no JSON from the tool (exit {done.returncode}):\n{done.stderr[-2000:]}\n")
+    document["exit"] = done.returncode
+    return document
+
+
+def _git(tree: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=tree, capture_output=True, text=True, check=True).stdout
+
+
+def _first_reason(findings: List[dict], path: str) -> str:
+    for finding in findings:
+        if finding.get("path", "").lstrip("./") == path and finding.get("needs_manual_work"):
+            return f"{finding['code']} line {finding.get('line', 0)}: {finding['message']}"
+    return "no finding names this file"
+
+
+def measure(entry: Entry, root: Path, out: Path) -> Outcome:
+    source = root / (entry.checkout or entry.name) / entry.subdir
+    if not source.is_dir():
+        raise SystemExit(f"{source} is missing: extract {entry.github}@{entry.commit} there first")
+    outcome = Outcome(entry.name, entry.group)
+    with tempfile.TemporaryDirectory(prefix="apexcompat-corpus-") as scratch:
+        tree = Path(scratch) / entry.name
+        shutil.copytree(source, tree, symlinks=True)
+        _git(tree, "init", "-q")
+        _git(tree, "add", "-A")
+        _git(tree, "-c", "user.name=corpus", "-c", "user.email=corpus@localhost", "commit", "-qm", "before")
+        outcome.amp_files = _amp_files(tree)
+        first = _migrate(tree)
+        (out / f"{entry.name}.json").write_text(json.dumps(first, indent=1) + "\n")
+        summary = first["summary"]
+        outcome.exit_status = first["exit"]
+        outcome.internal_errors = int(summary.get("internal_errors", 0)) + (first["exit"] == 2)
+        outcome.changed_files = len(summary.get("changed_files", []))
+        for relative in outcome.amp_files:
+            if ANY_APEX_IMPORT.search(_read(tree / relative)):
+                outcome.left[relative] = _first_reason(first["findings"], relative)
+            else:
+                outcome.native.append(relative)
+        for relative in summary.get("changed_files", []):
+            path = tree / relative
+            try:
+                compile(path.read_bytes(), str(path), "exec")
+            except (SyntaxError, ValueError, OSError):
+                outcome.not_compiling.append(relative)
+        diff = _git(tree, "diff")
+        (out / f"{entry.name}.diff").write_text(diff)
+        outcome.diff_sha = subprocess.run(
+            ["git", "hash-object", "--stdin"], input=diff, capture_output=True, text=True
+        ).stdout.strip()
+        _git(tree, "add", "-A")
+        _git(tree, "-c", "user.name=corpus", "-c", "user.email=corpus@localhost", "commit", "-qm", "after", "--allow-empty")
+        second = _migrate(tree, "--check")
+        outcome.second_run_changes = list(second["summary"].get("changed_files", []))
+    return outcome
+
+
+def _print(outcomes: List[Outcome], baseline: Optional[Dict[str, dict]]) -> None:
+    groups: Dict[str, List[int]] = {}
+    for outcome in outcomes:
+        total, native = len(outcome.amp_files), len(outcome.native)
+        flags = []
+        if outcome.internal_errors:
+            flags.append(f"{outcome.internal_errors} internal error(s)")
+        if outcome.not_compiling:
+            flags.append(f"not compiling: {', '.join(outcome.not_compiling)}")
+        if outcome.second_run_changes:
+            flags.append(f"second run rewrites: {', '.join(outcome.second_run_changes)}")
+        if baseline is not None:
+            before = baseline.get(outcome.name)
+            if before is None:
+                flags.append("new")
+            elif before.get("diff_sha") != outcome.diff_sha:
+                flags.append(f"output changed (native {len(before['native'])} -> {native})")
+        print(f"{outcome.group:8} {outcome.name:34} {native:3}/{total:<3} {'; '.join(flags)}")
+        for path, reason in outcome.left.items():
+            print(f"{'':12}{path}: {reason[:160]}")
+        counts = groups.setdefault(outcome.group, [0, 0, 0])
+        counts[0] += native
+        counts[1] += total
+        counts[2] += outcome.internal_errors
+    print()
+    for group, (native, total, errors) in sorted(groups.items()):
+        share = f"{100 * native / total:.0f}%" if total else "-"
+        print(f"{group:8} native {native}/{total} ({share}), internal errors {errors}")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("root", type=Path, help="folder holding one extracted checkout per entry (ROOT/<name>)")
+    parser.add_argument("--manifest", type=Path, default=HERE / "corpus.toml")
+    parser.add_argument("--out", type=Path, default=Path("corpus-results"), help="where diffs and results go")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME", help="only these entries (or groups)")
+    parser.add_argument("--baseline", type=Path, help="an earlier --out folder to compare the outputs with")
+    args = parser.parse_args(argv)
+    entries = load_manifest(args.manifest)
+    if args.only:
+        entries = [e for e in entries if e.name in args.only or e.group in args.only]
+    args.out.mkdir(parents=True, exist_ok=True)
+    baseline = None
+    if args.baseline is not None:
+        baseline = {o["name"]: o for o in json.loads((args.baseline / "results.json").read_text())}
+    outcomes = [measure(entry, args.root.resolve(), args.out) for entry in entries]
+    (args.out / "results.json").write_text(json.dumps([asdict(o) for o in outcomes], indent=1) + "\n")
+    _print(outcomes, baseline)
+    broken = any(o.internal_errors or o.not_compiling or o.second_run_changes for o in outcomes)
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
