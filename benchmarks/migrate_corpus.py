@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -99,7 +100,9 @@ def _amp_files(tree: Path) -> List[str]:
 def _migrate(tree: Path, *extra: str) -> dict:
     command = [sys.executable, "-m", "migrate", "--to", "native", "--allow-no-vcs", "--output-format", "json"]
     command += [*extra, "."]
-    done = subprocess.run(command, cwd=tree, capture_output=True, text=True)
+    # the checkout this script belongs to, whatever is installed (a worktree measures its own code)
+    path = os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))
+    done = subprocess.run(command, cwd=tree, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path})
     try:
         document = json.loads(done.stdout)
     except json.JSONDecodeError:
