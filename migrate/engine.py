@@ -20,6 +20,7 @@ from libcst.codemod import Codemod, CodemodContext, SkipFile
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ExpressionContextProvider, MetadataWrapper, ScopeProvider
 
+from .added_imports import add_imports
 from .codes import INTERNAL_ERROR, PARSE_ERROR, UNDECODABLE
 from .file_facts import words_in_code
 from . import shim_inputs
@@ -211,10 +212,15 @@ class _SharedMetadata:
 
     def _instantiate_and_run(self, transform: Type[Codemod], tree: cst.Module) -> cst.Module:
         # LibCST runs AddImportsVisitor (two full passes over the tree) whenever a rule asked
-        # for an import, even when the file already has it; most rules ask for ``torch``
+        # for an import, even when the file already has it (most rules ask for ``torch``);
+        # when it has not, the same edits are made on the top-level statements alone
         context = self.context  # type: ignore[attr-defined]
-        if transform is AddImportsVisitor and imports_present(context, tree):
-            return tree
+        if transform is AddImportsVisitor:
+            if imports_present(context, tree):
+                return tree
+            added = add_imports(context, tree)
+            if added is not None:
+                return added
         if transform is RemoveImportsVisitor:
             removed = remove_imports_without_scopes(context, tree)
             if removed is not None:

@@ -138,8 +138,9 @@ def certainly_used_roots(code: str, roots: Iterable[str]) -> Set[str]:
     of a function or class, never by a dotted ``import a.b``) and reads as a global
     somewhere: every import binding one of them is in use, by Python's rules and by
     LibCST's (which also counts string annotations and ``__all__``, so it can only find
-    more uses, never fewer).  LibCST tells ``import a.b`` from ``import a.c`` apart: a read
-    of ``a.c.x`` does not use the first, so names bound that way are never certain here."""
+    more uses, never fewer).  Where ``import a.b`` binds the name too, LibCST gives a read
+    of ``a.b.x`` to that import alone: the name is certain only with a read of it that no
+    such import takes (``a.c.x``, or ``a`` itself)."""
     wanted = set(roots)
     try:
         top = symtable.symtable(code, "<migrated>", "exec")
@@ -167,19 +168,33 @@ def certainly_used_roots(code: str, roots: Iterable[str]) -> Set[str]:
                 wanted.discard(name)  # bound in an inner scope too: scope analysis decides
     used &= wanted
     if used:
-        used -= _dotted_import_roots(code)
+        used -= _read_only_through_dotted_imports(code, used)
     return used
 
 
-def _dotted_import_roots(code: str) -> Set[str]:
-    """The names ``import a.b`` statements (without ``as``) bind, anywhere in ``code``."""
-    return {
-        alias.name.split(".")[0]
-        for node in ast.walk(ast.parse(code))
-        if isinstance(node, ast.Import)
-        for alias in node.names
-        if "." in alias.name and alias.asname is None
-    }
+def _read_only_through_dotted_imports(code: str, roots: Set[str]) -> Set[str]:
+    """The names of ``roots`` that ``import a.b`` statements (without ``as``) bind and that
+    ``code`` never reads other than as ``a.b...``.  LibCST records such an import under
+    ``a``, ``a.b`` and every longer prefix, and gives a read of ``a.b.x`` to the longest
+    recorded prefix, so only the dotted import counts it as a use; a read of ``a.c.x`` or of
+    ``a`` alone goes to every import binding ``a``."""
+    tree = ast.parse(code)
+    dotted: Set[str] = set()  # the recorded prefixes longer than the root: a.b, a.b.c
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if alias.asname is None and len(parts) > 1 and parts[0] in roots:
+                    dotted.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+    unsure = {name.split(".")[0] for name in dotted}
+    if not unsure:
+        return set()
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Name) and child.id in unsure and isinstance(child.ctx, ast.Load):
+                if not (isinstance(node, ast.Attribute) and node.value is child and f"{child.id}.{node.attr}" in dotted):
+                    unsure.discard(child.id)
+    return unsure
 
 
 class _KnownUnusedRemoval(RemoveImportsVisitor):

@@ -870,7 +870,7 @@ def train(model, batches, fp16):
         scaler.step(optimizer)
         scaler.update()
 """,
-        codes=("APX101", "APX201", "APX202", "APX301", "APX311", "APX321", "APX323", "APX324"),
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX321", "APX323", "APX325"),
     ),
     Example(
         "nan-check-gets-todo",

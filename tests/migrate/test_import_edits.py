@@ -60,6 +60,9 @@ STILL_UNDECIDED = [
     # LibCST tells the bindings of ``import a.b`` and ``import a.c`` apart: a read of a.c is not a use of a.b
     ("import apex.amp\nimport apex.parallel\napex.parallel.x()\n", (("apex.amp", None, None),)),
     ("import torch\ndef f():\n    import torch\n    return torch.autocast('cuda')\n", (("torch", None, None),)),
+    # every read of torch goes through ``import torch.utils.data``: LibCST removes ``import torch``
+    ("import torch\nimport torch.utils.data\nloader = torch.utils.data.DataLoader(x)\n", (("torch", None, None),)),
+    ("import torch\nimport torch.utils.data\nloader = torch.utils.DataLoader(x)\n", (("torch", None, None),)),
 ]
 
 #: a scheduled name read as a global somewhere and bound nowhere else: LibCST keeps the import
@@ -69,6 +72,10 @@ CERTAINLY_USED = [
     ("import torch\n\nclass T:\n    def f(self):\n        return [torch.zeros(i) for i in range(2)]\n",
      (("torch", None, None),)),
     ("import torch\nfrom apex import amp\nscaler = torch.amp.GradScaler()\n", (("torch", None, None), AMP)),  # mixed
+    # a dotted import binds torch too; a read it does not take (torch.amp, torch alone) uses both
+    ("import torch\nimport torch.utils.data\nscaler = torch.amp.GradScaler()\nd = torch.utils.data.x\n",
+     (("torch", None, None),)),
+    ("import torch\nimport torch.utils.data.distributed\n\ndef f():\n    return g(torch)\n", (("torch", None, None),)),
 ]
 
 
