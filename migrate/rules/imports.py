@@ -31,6 +31,7 @@ from libcst.helpers import get_full_name_for_node
 
 from ._amp_carrier import is_reference
 from ._amp_rule import AmpRule
+from ._metadata import QualifiedNameProvider
 from ._amp_sites import AMP, enclosing_function, globals_bound_to, plain_read, walk
 from ._edits import code_of, kept_leading, move_leading, prepend_lines, read_todos, small_statements
 from ._neighbour_base import APEX_STAR_EXPORTS
@@ -87,6 +88,8 @@ class ImportsRule(AmpRule):
         "APX104": "apex import guard left as it is: its shape is not one the tool knows",
         "APX105": "apex availability probe inside a function left as it is",
         "APX106": "unused `import apex` inside a function left as it is",
+        "APX107": "apex imported by name at run time (importlib.import_module): apex.amp now comes from "
+        "apexcompat.amp; anything else, and the native migration, need an import statement",
     }
     TRIGGERS = (b"apex",)
     CODE_WORDS = ("apex",)
@@ -94,6 +97,7 @@ class ImportsRule(AmpRule):
     NATIVE_ONLY = False
 
     def plan(self, module: cst.Module) -> None:
+        self._imported_by_name(module)  # first: the TODOs it finds again are not reported twice
         self.report_earlier_todos(module)
         self.removed: Set[cst.CSTNode] = set()
         self.reported_guards: Set[cst.CSTNode] = set()
@@ -260,6 +264,45 @@ class ImportsRule(AmpRule):
         self._amend(body[1], strip)
 
     # --- finding imports and their uses ---------------------------------------------------
+
+    def _imported_by_name(self, module: cst.Module) -> None:
+        """``importlib.import_module("apex.amp")`` (or ``__import__``): no import statement
+        for the other rules to follow, and a file that needs apex all the same.  apex.amp
+        asked for by name is pointed at the shim (same API); with ``--to native`` that is
+        only a first step, and any other apex module is left to a person."""
+        for call in walk(module):
+            if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword is not None:
+                continue
+            literal = call.args[0].value
+            if not isinstance(literal, cst.SimpleString):
+                continue
+            target = literal.evaluated_value
+            if not isinstance(target, str) or not _is_apex(target):
+                continue
+            names = {q.name for q in self.get_metadata(QualifiedNameProvider, call.func, set())}
+            if not names & {"importlib.import_module", "builtins.__import__"}:
+                continue
+            shown = code_of(call)
+            if target != "apex.amp":
+                self.todo(
+                    call,
+                    "APX107",
+                    f"{shown} imports apex by name at run time: the tool follows import statements only; "
+                    "import what is used from apex with import statements (the tool then replaces them) or "
+                    "migrate by hand",
+                )
+                continue
+            self.replace_node(literal, literal.with_changes(value=f"{literal.prefix}{literal.quote}apexcompat.amp{literal.quote}"))
+            if self.settings.target == "native":
+                self.todo(
+                    call,
+                    "APX107",
+                    f"{shown} imports apex.amp by name at run time: it now imports apexcompat.amp (same API, "
+                    "apex no longer needed); for native PyTorch import it with `from apexcompat import amp`, "
+                    "use `amp` directly and run the tool again",
+                )
+            else:
+                self.report(call, "APX107", f"{shown} now imports apexcompat.amp", fixed=True, severity="info")
 
     def _apex_imports(self, module: cst.Module):
         found: List[Any] = []
@@ -733,6 +776,140 @@ class ImportsRule(AmpRule):
 # Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
 EXAMPLES: List[Example] = [
+    Example(
+        "apex-amp-imported-by-name-goes-to-the-shim-with-a-todo",
+        before="""\
+import importlib
+
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16=False):
+        self.model, self.optimizer, self.fp16 = model, optimizer, fp16
+        if fp16:
+            try:
+                self.amp = importlib.import_module("apex.amp")
+            except ImportError:
+                raise ImportError("Install NVIDIA APEX to use fp16 training!")
+            self.model, self.optimizer = self.amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def backward(self, loss):
+        if self.fp16:
+            with self.amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+""",
+        after="""\
+import importlib
+
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16=False):
+        self.model, self.optimizer, self.fp16 = model, optimizer, fp16
+        if fp16:
+            try:
+                # TODO(apexcompat): importlib.import_module("apex.amp") imports apex.amp by name at run
+                #   time: it now imports apexcompat.amp (same API, apex no longer needed); for native
+                #   PyTorch import it with `from apexcompat import amp`, use `amp` directly and run the
+                #   tool again
+                self.amp = importlib.import_module("apexcompat.amp")
+            except ImportError:
+                raise ImportError("Install NVIDIA APEX to use fp16 training!")
+            self.model, self.optimizer = self.amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def backward(self, loss):
+        if self.fp16:
+            with self.amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+""",
+        codes=("APX107",),
+    ),
+    Example(
+        "apex-amp-imported-by-name-shim-target",
+        before="""\
+import importlib
+
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16=False):
+        self.model, self.optimizer, self.fp16 = model, optimizer, fp16
+        if fp16:
+            try:
+                self.amp = importlib.import_module("apex.amp")
+            except ImportError:
+                raise ImportError("Install NVIDIA APEX to use fp16 training!")
+            self.model, self.optimizer = self.amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def backward(self, loss):
+        if self.fp16:
+            with self.amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+""",
+        after="""\
+import importlib
+
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16=False):
+        self.model, self.optimizer, self.fp16 = model, optimizer, fp16
+        if fp16:
+            try:
+                self.amp = importlib.import_module("apexcompat.amp")
+            except ImportError:
+                raise ImportError("Install NVIDIA APEX to use fp16 training!")
+            self.model, self.optimizer = self.amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def backward(self, loss):
+        if self.fp16:
+            with self.amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+""",
+        codes=("APX107",),
+        settings=Settings(target="shim"),
+    ),
+    Example(
+        "other-apex-modules-imported-by-name-get-a-todo",
+        before="""\
+from importlib import import_module
+
+
+def optional_apex_parts(opt_level):
+    parallel = import_module("apex.parallel")
+    amp = import_module("apex.amp")
+    return parallel, amp
+""",
+        after="""\
+from importlib import import_module
+
+
+def optional_apex_parts(opt_level):
+    # TODO(apexcompat): import_module("apex.parallel") imports apex by name at run time: the
+    #   tool follows import statements only; import what is used from apex with import
+    #   statements (the tool then replaces them) or migrate by hand
+    parallel = import_module("apex.parallel")
+    # TODO(apexcompat): import_module("apex.amp") imports apex.amp by name at run time: it
+    #   now imports apexcompat.amp (same API, apex no longer needed); for native PyTorch
+    #   import it with `from apexcompat import amp`, use `amp` directly and run the tool
+    #   again
+    amp = import_module("apexcompat.amp")
+    return parallel, amp
+""",
+        codes=("APX107",),
+    ),
     Example(
         "try-flag-stays-true",
         before="""\

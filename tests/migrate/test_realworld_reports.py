@@ -264,3 +264,33 @@ def test_checkpoint_file_without_initialize_gets_the_scaler_of_the_launcher(tmp_
     assert "APX403" not in out and "apexcompat" not in train + text
     again = run_cli(["--check", "."], root, rules=None)
     assert again.returncode == 0, again.stdout.decode()
+
+
+def test_apex_imported_by_name_is_not_a_clean_check(tmp_path):
+    """A trainer that takes apex.amp from ``importlib.import_module`` (no import statement)
+    once passed ``--check`` with "0 files would be rewritten" while still needing apex: now
+    the check fails with APX107, the write points it at the shim, and a second run reports
+    the same manual work and writes nothing."""
+    from helpers_driver import make_repo, run_cli
+
+    source = (
+        b"import importlib\n\n\nclass Trainer:\n    def __init__(self, model, optimizer):\n"
+        b"        self.amp = importlib.import_module('apex.amp')\n"
+        b"        self.model, self.optimizer = self.amp.initialize(model, optimizer, opt_level='O1')\n"
+    )
+    root = make_repo(tmp_path / "repo", {"trainer.py": source})
+    check = run_cli(["--check", "."], root, rules=None)
+    assert check.returncode == 1
+    assert "trainer.py:6:20: APX107" in check.stdout.decode()
+    first = run_cli(["--allow-dirty", "."], root, rules=None)
+    assert first.returncode == 1
+    written = (root / "trainer.py").read_bytes()
+    assert b"        self.amp = importlib.import_module('apexcompat.amp')\n" in written
+    second = run_cli(["--allow-dirty", "."], root, rules=None)
+    assert (root / "trainer.py").read_bytes() == written
+    assert second.returncode == 1
+
+    def messages(proc):
+        return [line.split(": ", 1)[1] for line in proc.stdout.decode().splitlines() if ": APX" in line]
+
+    assert messages(second) == messages(first) == messages(check)
