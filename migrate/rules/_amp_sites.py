@@ -518,6 +518,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     parents = rule.parents
     used = {n.value for n in walk_of(module, cst.Name) if not _is_member_name(parents, n)}
     used |= {n.value for n in walk_of(module, cst.Name) if isinstance(parents.get(n), cst.Param)}
+    # the class placement keeps the scaler and the switch on ``self``: a ``self.scaler`` the
+    # file already has (its own torch.cuda.amp path) must not be overwritten by ours
+    used |= self_attributes(module)
     info.scaler_name = next((n for n in SCALER_NAMES if n not in used), "amp_grad_scaler")
     info.plan = rule.repo_plan()
     if info.plan is not None and info.plan.scaler_name:
@@ -2370,6 +2373,16 @@ def _callers_reach(rule, func, calls, home, home_cls, info: AmpFile, visiting: S
         )
     finally:
         visiting.discard(func)
+
+
+def self_attributes(module: cst.Module) -> Set[str]:
+    """The attribute names the file reads or sets on ``self`` (``self.scaler``,
+    ``self.use_amp``): names a GradScaler or a switch kept on ``self`` must not take."""
+    return {
+        node.attr.value
+        for node in walk_of(module, cst.Attribute)
+        if isinstance(node.value, cst.Name) and node.value.value == "self"
+    }
 
 
 def _is_member_name(parents, node: cst.Name) -> bool:
