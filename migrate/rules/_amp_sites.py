@@ -916,6 +916,8 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
         node, assign = found
         given = arg_value(assign.value, 99, "default_args") if isinstance(assign.value, cst.Call) else None
         optimizer = arg_value(given, 99, "optimizer") if isinstance(given, cst.Call) else None
+        if given is None and isinstance(assign.value, cst.Call):  # Runner(model, optimizer=...)
+            optimizer = arg_value(assign.value, 99, "optimizer")
         if optimizer is None or code_of(optimizer) not in optimizers:
             info.blockers.append(
                 Blocker(node, f"the runner built here is not given the optimizer amp.initialize returns "
