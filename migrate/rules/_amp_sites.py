@@ -231,6 +231,9 @@ class AmpFile:
     #: initializes of this file that cannot be rewritten (their blocker says why): the other
     #: sites are not reported as if the file had no initialize
     refused_inits: int = 0
+    #: where this file's amp.scale_loss calls that cannot be rewritten are (``in train()``;
+    #: their blocker says why): the initialize is then not told the losses are scaled elsewhere
+    refused_scales: List[str] = field(default_factory=list)
     #: GradScalers, one per apex loss id (``num_losses=2``, each optimizer stepped after the
     #: losses of one loss id): then the scaler is their list; 1: one GradScaler serves all
     loss_scalers: int = 1
@@ -598,6 +601,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             scaled = _scale_loss_site(rule, parent, info)
             if scaled is not None:
                 info.scale_losses.append(scaled)
+            else:
+                func = enclosing_function(parents, parent)
+                info.refused_scales.append(f"in {func.name.value}()" if func is not None else "at module level")
         elif member in ("state_dict", "load_state_dict", "master_params") and is_call:
             if member == "state_dict" and parent.args:
                 info.blockers.append(Blocker(parent, "amp.state_dict(destination) has no native rewrite"))
@@ -1388,6 +1394,9 @@ def _check_layout(rule, info: AmpFile) -> None:
             if note is None:
                 return
         elsewhere = "no amp.scale_loss in this file: the losses are scaled elsewhere"
+        if note == elsewhere and info.refused_scales:
+            note = (f"the amp.scale_loss of this file ({info.refused_scales[0]}) has no native rewrite "
+                    "(the finding there says why)")
         if note == elsewhere and info.stored_as:
             note = f"no amp.scale_loss in this file: the losses are scaled through {info.stored_as}, not followed"
             if info.lending_refused:
