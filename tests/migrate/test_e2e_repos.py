@@ -21,7 +21,8 @@ helper that initializes and returns to the __init__ of a trainer class in each o
 helper also called from a script without apex.amp, apex imported behind ImportError guards with the forward
 pass run in chunks by a helper handed the model, a restorer class of another module that keeps amp's state
 beside a sibling class no file builds, a GAN trainer class that initializes its networks one after the other
-and clips through a helper handed its named parameters).  Once per module:
+and clips through a helper handed its named parameters, mmcv's runner built by calling its class through
+a local alias on each branch).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -182,6 +183,13 @@ LAYOUTS: Dict[str, dict] = {
     # (--fp16 0: the plain runner, no apex) must train bitwise as before
     "r16_framework_hook": dict(launcher="train.py", amp=[], fp32=["--fp16", "0"], steps=24, metric="loss",
                                native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
+    # r16 with the runner built by calling its class through a local alias, the amp runner
+    # on the fp16 branch and the library's own on the other (Video-Swin-Transformer, sweep6),
+    # and a unit test of the layout that builds a runner for another hook: each runner the
+    # launcher builds carries the GradScaler, so the 'off' branch (the plain runner, whose
+    # hook now steps through runner.grad_scaler) runs too
+    "r37_runner_built_by_class": dict(launcher="train.py", amp=[], fp32=["--fp16", "0"], steps=24, metric="loss",
+                                      native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
     # r14's shape with ClassyVision's optimizer wrapper: amp.initialize and amp.scale_loss name
     # the torch optimizer a ScheduledOptimizer holds, the task steps the wrapper
     # (step(where=...) sets the lr, then steps what it holds; its param_groups are the held
