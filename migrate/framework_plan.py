@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from .repo_index import MODULE_LEVEL, SCALER_MEMBERS, ModuleSummary
-from .runner_frameworks import CARRIER_ATTRIBUTE, RUNNER, FrameworkClass, framework_named
+from .runner_frameworks import CARRIER_ATTRIBUTE, RUNNER, FrameworkClass, RunnerBuild, framework_named
 
 Def = Tuple[str, str]
 
@@ -41,10 +41,56 @@ class FrameworkRoute:
     notes: Dict[str, Dict[str, str]] = field(default_factory=dict)
 
 
-def _outside_builds(builders: Sequence[str], others: Sequence[Tuple[str, str, bytes]]) -> List[str]:
-    """Files without apex that may call a runner builder (its definition is no call): their names."""
+def _outside_builds(
+    builders: Sequence[str], others: Sequence[Tuple[str, str, bytes]], carried: Sequence[str] = ()
+) -> List[str]:
+    """Files without apex that may call a runner builder (its definition is no call): their
+    names.  A test file (under ``tests/``, ``test_*.py``) that never names the classes that
+    need the GradScaler (``carried``, by class or by a config's ``type=``) builds runners for
+    other hooks: it is left out."""
     calls = re.compile(rb"(?<!def )\b(?:" + b"|".join(re.escape(b.encode()) for b in builders) + rb")\s*\(")
-    return [shown for _path, shown, source in others if calls.search(source)]
+    return [
+        shown
+        for path, shown, source in others
+        if calls.search(source) and not (_is_test_file(path) and not any(n.encode() in source for n in carried))
+    ]
+
+
+def _test_for_other_hooks(path: str, summary: ModuleSummary, carried: Sequence[str]) -> bool:
+    """An indexed test file without apex.amp that imports none of the classes needing the
+    GradScaler: the runners it builds serve other hooks (as in ``_outside_builds``)."""
+    if not _is_test_file(path) or summary.amp_sites or summary.training_inits:
+        return False
+    imported = set(summary.imports) | {attr for _module, attr in summary.imports.values()}
+    return not imported & set(carried)
+
+
+def _is_test_file(path: str) -> bool:
+    parts = path.replace("\\", "/").split("/")
+    return any(p in ("tests", "test") for p in parts[:-1]) or parts[-1].startswith("test_")
+
+
+def _runner_builds(framework, summary: ModuleSummary, runner_classes: Set[str]) -> List[RunnerBuild]:
+    """The runners of ``framework`` a file builds: through its builder, or by calling a
+    runner class (one of the repository's runner subclasses, or a runner of the framework
+    imported from it) with the optimizer, directly or through a local alias."""
+    builds = [b for b in summary.framework.builds if b.framework == framework.name]
+    for made in summary.framework.constructions:
+        if any(_is_runner(framework, summary, name, runner_classes) for name in made.classes):
+            builds.append(RunnerBuild(framework.name, made.owner, made.line, made.target, made.optimizer))
+    return sorted(builds, key=lambda b: b.line)
+
+
+def _is_runner(framework, summary: ModuleSummary, name: str, runner_classes: Set[str]) -> bool:
+    if name in summary.framework.classes:
+        return summary.framework.classes[name].role == RUNNER
+    imported = summary.imports.get(name)
+    if imported is None:
+        return False
+    module, attr = imported
+    if module.split(".")[0] == framework.package:
+        return attr in framework.runner_bases
+    return attr in runner_classes
 
 
 def framework_route(
@@ -101,6 +147,10 @@ def _refusal(framework, items, candidates, by_path, launchers, others, route: Fr
                     "runner carries cannot reach it"
                 )
     shown = ", ".join(sorted(f"{n} ({by_path[p].shown})" for p, n in items))
+    runner_classes = {
+        n for summary in by_path.values() for n, c in summary.framework.classes.items()
+        if c.role == RUNNER and c.framework == framework.name
+    }
     found = []
     for path in sorted(launchers):
         summary = by_path[path]
@@ -109,19 +159,23 @@ def _refusal(framework, items, candidates, by_path, launchers, others, route: Fr
             continue  # a model factory's caller: the factory made its GradScaler
         owner = inits[0].owner
         first = min(s.line for s in inits)
-        for build in summary.framework.builds:
-            if build.framework == framework.name and build.owner == owner and build.line > first:
+        for build in _runner_builds(framework, summary, runner_classes):
+            if build.owner == owner and build.line > first:
                 found.append((path, build))
-    if len(found) != 1:
+    if not found or len({(path, build.owner) for path, build in found}) != 1:
         return (
             f"{shown} get the runner from {framework.name}, but "
             + ("no file with amp.initialize builds" if not found else "more than one place builds")
             + f" a runner ({' / '.join(framework.builders)} given the optimizer) after it to carry the GradScaler"
         )
     path, build = found[0]
+    chosen = {(p, b.line) for p, b in found}  # the branches of one launcher: each carries it
+    carried_names = [n for _p, n in items]
     for other_path, summary in sorted(by_path.items()):
-        for build_other in summary.framework.builds:
-            if (other_path, build_other) != (path, build) and build_other.framework == framework.name:
+        if _test_for_other_hooks(other_path, summary, carried_names):
+            continue
+        for build_other in _runner_builds(framework, summary, runner_classes):
+            if (other_path, build_other.line) not in chosen:
                 return (
                     f"a runner ({framework.name}) is also built at {summary.shown}:{build_other.line}, "
                     f"which would carry no GradScaler to {shown}"
@@ -131,7 +185,7 @@ def _refusal(framework, items, candidates, by_path, launchers, others, route: Fr
                 f"a runner ({framework.name}) is also built at {summary.shown}:{line}, "
                 f"which would carry no GradScaler to {shown}"
             )
-    outside = _outside_builds(framework.builders, others)
+    outside = _outside_builds(framework.builders, others, [n for _p, n in items])
     if outside:
         return (
             f"a runner ({framework.name}) may also be built in {outside[0]}, which would carry no GradScaler to {shown}"
@@ -150,7 +204,7 @@ def _refusal(framework, items, candidates, by_path, launchers, others, route: Fr
             f"@{framework.autocast_decorator}, which puts them under autocast once `.{framework.autocast_switch} = "
             "True` is set: nothing proves them under autocast"
         )
-    route.attach[path] = ((build.owner, build.target, build.line),)
+    route.attach[path] = tuple((b.owner, b.target, b.line) for _p, b in found)
     route.autocast[path] = (
         f"the forward passes run in {framework.name}: its @{framework.autocast_decorator} puts the methods it "
         f"decorates under torch.cuda.amp.autocast on modules whose {framework.autocast_switch} is True, set at "

@@ -344,6 +344,20 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
             shown, line, owner = outside[0]
             where = f"{shown}:{line}, in {owner}" if owner != MODULE_LEVEL else shown
             return f"called only from files without apex.amp ({where}), where no GradScaler exists"
+        for other_path, other in sorted(by_path.items()):
+            if other_path == path:
+                continue
+            for local, attributes in sorted(other.attribute_reads.items()):
+                module, attr = other.imports.get(local, ("", ""))
+                # ``default_backward.amp_backward`` read, not called: handed on as a value
+                if name in attributes and module and definitions.find(
+                    f"{module}.{attr}" if attr else module, name, other_path
+                ) == (path, name):
+                    return f"read as {local}.{name} in {other.shown} and passed on as a value, never called directly"
+            for module in sorted(other.star_imports):
+                if name in other.called_names and definitions.find(module, name, other_path) == (path, name):
+                    return (f"called in {other.shown}, which imports it with `from {module} import *`: "
+                            "calls through a star import are not followed")
     return "called from no file"
 
 

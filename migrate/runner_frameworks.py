@@ -106,10 +106,26 @@ class RunnerBuild:
     optimizer: str
 
 
+@dataclass(frozen=True)
+class RunnerConstruction:
+    """``runner = Runner(model, optimizer=opt, ...)`` in a top-level function (``owner``):
+    a class called directly with the optimizer, by its name or through a local alias
+    (``Runner = EpochBasedRunnerAmp``, ``Runner = A if c else B``).  ``classes`` are the names
+    it may call; the cross-file plan decides whether they are runners."""
+
+    owner: str
+    line: int
+    target: str
+    optimizer: str
+    classes: Tuple[str, ...]
+
+
 @dataclass
 class FrameworkFacts:
     classes: Dict[str, FrameworkClass] = field(default_factory=dict)
     builds: List[RunnerBuild] = field(default_factory=list)
+    #: classes called directly with ``optimizer=`` (runners among them are builds too)
+    constructions: List[RunnerConstruction] = field(default_factory=list)
     #: top-level definitions that call a framework's builder without a provable runner
     #: name or optimizer (the runner it builds would carry no GradScaler)
     other_builds: List[Tuple[str, int]] = field(default_factory=list)
@@ -117,7 +133,7 @@ class FrameworkFacts:
     switches: Dict[str, List[Tuple[str, int]]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.classes or self.builds or self.other_builds or self.switches)
+        return bool(self.classes or self.builds or self.constructions or self.other_builds or self.switches)
 
 
 def _framework_of(node: ast.AST, imports: Dict[str, Tuple[str, str]], names: Tuple[str, ...]) -> Optional[str]:
@@ -180,6 +196,36 @@ def _build(node: ast.Call, holder: Optional[ast.AST], owner: str, imports, facts
             facts.builds.append(RunnerBuild(framework.name, owner, node.lineno, target, ast.unparse(optimizer)))
 
 
+def _class_aliases(function: ast.AST) -> Dict[str, Tuple[str, ...]]:
+    """``Runner = EpochBasedRunnerAmp`` / ``Runner = A if c else B`` in ``function``: the
+    local name -> the names it may be bound to (every such binding, together)."""
+    aliases: Dict[str, Tuple[str, ...]] = {}
+    for stmt in ast.walk(function):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        value = stmt.value
+        options = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+        if all(isinstance(o, ast.Name) for o in options):
+            name = stmt.targets[0].id
+            aliases[name] = aliases.get(name, ()) + tuple(o.id for o in options)  # type: ignore[attr-defined]
+    return aliases
+
+
+def _construction(node: ast.Call, holder: Optional[ast.AST], owner: str, aliases, facts: FrameworkFacts) -> None:
+    """Record ``node`` when it is ``target = Name(..., optimizer=opt, ...)``."""
+    if not isinstance(node.func, ast.Name):
+        return
+    optimizer = next((k.value for k in node.keywords if k.arg == "optimizer"), None)
+    if optimizer is None:
+        return
+    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)):
+        return
+    classes = aliases.get(node.func.id, (node.func.id,))
+    facts.constructions.append(
+        RunnerConstruction(owner, node.lineno, holder.targets[0].id, ast.unparse(optimizer), classes)
+    )
+
+
 def read_framework_facts(tree: ast.Module, imports: Dict[str, Tuple[str, str]]) -> FrameworkFacts:
     """The framework hooks, runners, runner builds and autocast switches of one file."""
     facts = FrameworkFacts()
@@ -192,9 +238,12 @@ def read_framework_facts(tree: ast.Module, imports: Dict[str, Tuple[str, str]]) 
             if found is not None:
                 facts.classes[top.name] = found
         parents = {child: parent for parent in ast.walk(top) for child in ast.iter_child_nodes(parent)}
+        aliases = _class_aliases(top) if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef)) else {}
         for stmt in ast.walk(top):
             if isinstance(stmt, ast.Call):
                 _build(stmt, parents.get(stmt), owner, imports, facts)
+                if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    _construction(stmt, parents.get(stmt), owner, aliases, facts)
             if (
                 isinstance(stmt, ast.Assign)
                 and len(stmt.targets) == 1

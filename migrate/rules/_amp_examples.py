@@ -1381,6 +1381,126 @@ def main(config, model, optimizer, loader):
         codes=("APX101", "APX103", "APX201", "APX209", "APX212", "APX301", "APX311"),
     ),
     Example(
+        # the class already keeps its own torch.cuda.amp GradScaler as self.scaler (another
+        # --fp16 path): ours takes a free name, else it would overwrite that one with a
+        # disabled scaler and the native path would train in float16 without loss scaling
+        # (facebookresearch/CodeGen's Trainer, sweep6)
+        "class-with-its-own-self-scaler-keeps-it",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16, apex):
+        self.model = model
+        self.optimizer = optimizer
+        self.fp16 = fp16
+        self.apex = apex
+        self.scaler = None
+        if fp16 and not apex:
+            self.scaler = torch.cuda.amp.GradScaler()
+        if fp16 and apex:
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        if not self.fp16:
+            loss.backward()
+            self.optimizer.step()
+        elif self.apex:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+        else:
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16, apex):
+        self.model = model
+        self.optimizer = optimizer
+        self.fp16 = fp16
+        self.apex = apex
+        self.scaler = None
+        if fp16 and not apex:
+            self.scaler = torch.amp.GradScaler("cuda")
+        use_amp = bool(fp16 and apex)
+        self.grad_scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.grad_scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        if not self.fp16:
+            loss.backward()
+            self.optimizer.step()
+        elif self.apex:
+            self.grad_scaler.scale(loss).backward()
+            self.grad_scaler.step(self.optimizer)
+            self.grad_scaler.update()
+        else:
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX902"),
+    ),
+    Example(
+        # the file's amp.scale_loss is entered through an ExitStack (myrtlespeech's callback,
+        # sweep6): the initialize's reason points at it (it said the losses were scaled
+        # elsewhere)
+        "fallback-scale-loss-outside-a-with-named-at-the-initialize",
+        before="""\
+import contextlib
+
+from apex import amp
+
+
+class MixedPrecision:
+    def __init__(self, trainer, opt_level="O1"):
+        self.trainer = trainer
+        trainer.model, trainer.optim = amp.initialize(trainer.model, trainer.optim, opt_level=opt_level)
+        self.stack = contextlib.ExitStack()
+
+    def on_backward_begin(self, loss):
+        return self.stack.enter_context(amp.scale_loss(loss, self.trainer.optim))
+
+    def on_backward_end(self):
+        self.stack.close()
+""",
+        after="""\
+import contextlib
+
+from apexcompat import amp
+
+
+class MixedPrecision:
+    def __init__(self, trainer, opt_level="O1"):
+        self.trainer = trainer
+        # TODO(apexcompat): the amp.scale_loss of this file (in on_backward_begin()) has no
+        #   native rewrite (the finding there says why); this file keeps apex.amp semantics
+        #   through apexcompat.amp, migrate it by hand
+        trainer.model, trainer.optim = amp.initialize(trainer.model, trainer.optim, opt_level=opt_level)
+        self.stack = contextlib.ExitStack()
+
+    def on_backward_begin(self, loss):
+        # TODO(apexcompat): amp.scale_loss is used outside a with statement; this file keeps
+        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        return self.stack.enter_context(amp.scale_loss(loss, self.trainer.optim))
+
+    def on_backward_end(self):
+        self.stack.close()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         "fallback-amp-stored-on-object",
         before="""\
 from apex import amp

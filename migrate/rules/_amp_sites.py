@@ -231,6 +231,9 @@ class AmpFile:
     #: initializes of this file that cannot be rewritten (their blocker says why): the other
     #: sites are not reported as if the file had no initialize
     refused_inits: int = 0
+    #: where this file's amp.scale_loss calls that cannot be rewritten are (``in train()``;
+    #: their blocker says why): the initialize is then not told the losses are scaled elsewhere
+    refused_scales: List[str] = field(default_factory=list)
     #: GradScalers, one per apex loss id (``num_losses=2``, each optimizer stepped after the
     #: losses of one loss id): then the scaler is their list; 1: one GradScaler serves all
     loss_scalers: int = 1
@@ -518,6 +521,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     parents = rule.parents
     used = {n.value for n in walk_of(module, cst.Name) if not _is_member_name(parents, n)}
     used |= {n.value for n in walk_of(module, cst.Name) if isinstance(parents.get(n), cst.Param)}
+    # the class placement keeps the scaler and the switch on ``self``: a ``self.scaler`` the
+    # file already has (its own torch.cuda.amp path) must not be overwritten by ours
+    used |= self_attributes(module)
     info.scaler_name = next((n for n in SCALER_NAMES if n not in used), "amp_grad_scaler")
     info.plan = rule.repo_plan()
     if info.plan is not None and info.plan.scaler_name:
@@ -595,6 +601,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             scaled = _scale_loss_site(rule, parent, info)
             if scaled is not None:
                 info.scale_losses.append(scaled)
+            else:
+                func = enclosing_function(parents, parent)
+                info.refused_scales.append(f"in {func.name.value}()" if func is not None else "at module level")
         elif member in ("state_dict", "load_state_dict", "master_params") and is_call:
             if member == "state_dict" and parent.args:
                 info.blockers.append(Blocker(parent, "amp.state_dict(destination) has no native rewrite"))
@@ -913,6 +922,8 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
         node, assign = found
         given = arg_value(assign.value, 99, "default_args") if isinstance(assign.value, cst.Call) else None
         optimizer = arg_value(given, 99, "optimizer") if isinstance(given, cst.Call) else None
+        if given is None and isinstance(assign.value, cst.Call):  # Runner(model, optimizer=...)
+            optimizer = arg_value(assign.value, 99, "optimizer")
         if optimizer is None or code_of(optimizer) not in optimizers:
             info.blockers.append(
                 Blocker(node, f"the runner built here is not given the optimizer amp.initialize returns "
@@ -1383,6 +1394,9 @@ def _check_layout(rule, info: AmpFile) -> None:
             if note is None:
                 return
         elsewhere = "no amp.scale_loss in this file: the losses are scaled elsewhere"
+        if note == elsewhere and info.refused_scales:
+            note = (f"the amp.scale_loss of this file ({info.refused_scales[0]}) has no native rewrite "
+                    "(the finding there says why)")
         if note == elsewhere and info.stored_as:
             note = f"no amp.scale_loss in this file: the losses are scaled through {info.stored_as}, not followed"
             if info.lending_refused:
@@ -2370,6 +2384,16 @@ def _callers_reach(rule, func, calls, home, home_cls, info: AmpFile, visiting: S
         )
     finally:
         visiting.discard(func)
+
+
+def self_attributes(module: cst.Module) -> Set[str]:
+    """The attribute names the file reads or sets on ``self`` (``self.scaler``,
+    ``self.use_amp``): names a GradScaler or a switch kept on ``self`` must not take."""
+    return {
+        node.attr.value
+        for node in walk_of(module, cst.Attribute)
+        if isinstance(node.value, cst.Name) and node.value.value == "self"
+    }
 
 
 def _is_member_name(parents, node: cst.Name) -> bool:

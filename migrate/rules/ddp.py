@@ -81,6 +81,24 @@ MODULE_VALUE_TODO = (
     "torch.nn.SyncBatchNorm.convert_sync_batchnorm, SyncBatchNorm -> torch.nn.SyncBatchNorm) and drop the import"
 )
 
+SUBCLASS_INIT = (
+    "def __init__(self, module, **kwargs):\n"
+    "    # apex DistributedDataParallel's options: torch's DDP buckets and overlaps the all-reduce\n"
+    "    # by itself, and apex did not broadcast buffers\n"
+    "    for option in (\n"
+    "{options}"
+    "    ):\n"
+    "        kwargs.pop(option, None)\n"
+    "    if not kwargs.pop(\"gradient_average\", True):\n"
+    "        raise ValueError(\"gradient_average=False (apex summed the gradients) has no torch DDP equivalent\")\n"
+    "    kwargs.setdefault(\"broadcast_buffers\", False)\n"
+    "    super().__init__(module, **kwargs)\n"
+)
+SUBCLASS_INIT_TODO = (
+    "this class subclassed apex's DistributedDataParallel and now subclasses torch's: its __init__ must not "
+    "hand apex's options (delay_allreduce, message_size, ...) on to torch's DDP, which rejects them"
+)
+
 
 class DistributedDataParallelRule(NeighbourRule):
     """apex.parallel.DistributedDataParallel -> torch.nn.parallel.DistributedDataParallel."""
@@ -149,6 +167,45 @@ class DistributedDataParallelRule(NeighbourRule):
         if local_rank is None and not gloo:
             self.todo(original, "APX602", NO_LOCAL_RANK_TODO, fixed=True, severity="warning")
         return self.replace_call(call, self.torch_name(TORCH_DDP, original), args)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        """A subclass of apex's DDP (its base becomes torch's) is built with apex's options,
+        here or in other files (``CustomApexDDP(model, delay_allreduce=True)``): without an
+        ``__init__`` of its own it gets one that drops them, as the call rewrite does."""
+        if not self.settings.code_enabled("APX601"):
+            return updated_node
+        if not any(self.names_of(base.value) & APEX_DDP for base in original_node.bases):
+            return updated_node
+        body = updated_node.body
+        if not isinstance(body, cst.IndentedBlock):
+            return updated_node
+        if any(isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__" for stmt in body.body):
+            self.todo(original_node, "APX603", SUBCLASS_INIT_TODO)
+            return updated_node
+        options = "".join(f'        "{o}",\n' for o in TUNING_ONLY)
+        init = cst.parse_statement(SUBCLASS_INIT.format(options=options))
+        stmts = list(body.body)
+        first = stmts[0] if stmts else None
+        docstring = (
+            isinstance(first, cst.SimpleStatementLine)
+            and isinstance(first.body[0], cst.Expr)
+            and isinstance(first.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+        )
+        if docstring:
+            init = init.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        at = 1 if docstring else 0
+        if at < len(stmts) and isinstance(stmts[at], (cst.FunctionDef, cst.ClassDef)) and not stmts[at].leading_lines:
+            stmts[at] = stmts[at].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        stmts.insert(at, init)
+        self.report(
+            original_node,
+            "APX601",
+            "subclass of apex DistributedDataParallel: its new __init__ drops apex's options (its callers pass "
+            "them) and keeps broadcast_buffers=False as apex did",
+            fixed=True,
+            severity="info",
+        )
+        return updated_node.with_changes(body=body.with_changes(body=stmts))
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
         return self._reference(original_node, updated_node)
@@ -339,6 +396,68 @@ class DistributedDataParallelRule(NeighbourRule):
             "            self._ddp = parallel\n\n    def wrap(self, model):\n"
             "        return self._ddp.DistributedDataParallel(model, delay_allreduce=True)\n",
             ("APX605",),
+        ),
+        Example(
+            # CodeGen's CustomApexDDP, built elsewhere as CustomApexDDP(model, delay_allreduce=True):
+            # with torch's DDP as its base that call raised TypeError (sweep6)
+            "subclass-gets-an-init-dropping-apex-options",
+            '''\
+from apex.parallel import DistributedDataParallel
+
+
+class WrappedDDP(DistributedDataParallel):
+    """Reads the wrapped model's attributes through the wrapper."""
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.module, name)
+
+
+def wrap(model):
+    return WrappedDDP(model, delay_allreduce=True)
+''',
+            '''\
+import torch
+
+
+class WrappedDDP(torch.nn.parallel.DistributedDataParallel):
+    """Reads the wrapped model's attributes through the wrapper."""
+
+    def __init__(self, module, **kwargs):
+        # apex DistributedDataParallel's options: torch's DDP buckets and overlaps the all-reduce
+        # by itself, and apex did not broadcast buffers
+        for option in (
+            "message_size",
+            "delay_allreduce",
+            "shared_param",
+            "allreduce_trigger_params",
+            "retain_allreduce_buffers",
+            "allreduce_always_fp32",
+            "num_allreduce_streams",
+            "allreduce_communicators",
+            "gradient_predivide_factor",
+            "gradient_average_split_factor",
+            "prof",
+        ):
+            kwargs.pop(option, None)
+        if not kwargs.pop("gradient_average", True):
+            raise ValueError("gradient_average=False (apex summed the gradients) has no torch DDP equivalent")
+        kwargs.setdefault("broadcast_buffers", False)
+        super().__init__(module, **kwargs)
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.module, name)
+
+
+def wrap(model):
+    return WrappedDDP(model, delay_allreduce=True)
+''',
+            ("APX601", "APX601"),
         ),
         Example(
             "reducer-reported",

@@ -21,7 +21,8 @@ helper that initializes and returns to the __init__ of a trainer class in each o
 helper also called from a script without apex.amp, apex imported behind ImportError guards with the forward
 pass run in chunks by a helper handed the model, a restorer class of another module that keeps amp's state
 beside a sibling class no file builds, a GAN trainer class that initializes its networks one after the other
-and clips through a helper handed its named parameters).  Once per module:
+and clips through a helper handed its named parameters, mmcv's runner built by calling its class through
+a local alias on each branch, a trainer with its own GradScaler beside apex).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -182,6 +183,23 @@ LAYOUTS: Dict[str, dict] = {
     # (--fp16 0: the plain runner, no apex) must train bitwise as before
     "r16_framework_hook": dict(launcher="train.py", amp=[], fp32=["--fp16", "0"], steps=24, metric="loss",
                                native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
+    # r16 with the runner built by calling its class through a local alias, the amp runner
+    # on the fp16 branch and the library's own on the other (Video-Swin-Transformer, sweep6),
+    # and a unit test of the layout that builds a runner for another hook: each runner the
+    # launcher builds carries the GradScaler, so the 'off' branch (the plain runner, whose
+    # hook now steps through runner.grad_scaler) runs too
+    # CodeGen's trainer: its own GradScaler as self.scaler for --fp16 --apex 0 beside apex for
+    # --apex 1 (initialized in a method __init__ calls when --amp >= 0), the forward under the
+    # model's own autocast, "scaler" and "amp" checkpoint entries each on its own branch: the
+    # GradScaler replacing apex takes another name (sweep6: it overwrote self.scaler with a
+    # disabled one, so the 'own-scaler' branch trained without loss scaling and the resume from
+    # the apex checkpoint found a "scaler" it never wrote); 'off' is plain fp32 without apex
+    "r39_own_scaler_beside_apex": dict(launcher="train.py", amp=[], fp32=["--fp16", "0", "--amp", "0"], steps=24,
+                                       metric="loss", native=[], fallbacks=[],
+                                       branches={"off": ["--fp16", "0", "--amp", "-1"],
+                                                 "own-scaler": ["--apex", "0", "--amp", "-1"]}),
+    "r37_runner_built_by_class": dict(launcher="train.py", amp=[], fp32=["--fp16", "0"], steps=24, metric="loss",
+                                      native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
     # r14's shape with ClassyVision's optimizer wrapper: amp.initialize and amp.scale_loss name
     # the torch optimizer a ScheduledOptimizer holds, the task steps the wrapper
     # (step(where=...) sets the lr, then steps what it holds; its param_groups are the held
@@ -590,7 +608,7 @@ def test_other_branches_of_the_launcher_match_the_original(repos, name, branch):
     one stays put in both; r14, r17: the task's own native GradScaler; r17: two micro-steps per
     step; r12 and r13 'off', r14 and r17 'none', r7 'unset' (its switch None): apex never set up, so the migrated run is the original fp32 run bit for bit and
     neither checkpoint has an amp entry; r36 'apex-free': the script without apex.amp, fp32, the
-    same."""
+    same; r39 'own-scaler': the trainer's own GradScaler, whose state matches the original's."""
     for group in ("orig", "migrated"):
         values = _metric(_run(repos, group, name, branch)["stdout"], LAYOUTS[name]["metric"])
         assert len(values) == LAYOUTS[name]["steps"] and sum(values[-4:]) < 0.7 * sum(values[:4]), (group, values)
@@ -602,6 +620,9 @@ def test_other_branches_of_the_launcher_match_the_original(repos, name, branch):
         assert "amp" not in original and "amp" not in migrated, (original.keys(), migrated.keys())
         return
     _assert_matches(repos, migrated_params, original_params, name, f"migrated vs original, {branch} branch")
+    if branch == "own-scaler":  # r39: the trainer's own GradScaler still scales, as it did
+        assert original["scaler"]["scale"] > 1.0 and migrated["scaler"] == original["scaler"], (
+            original["scaler"], migrated["scaler"])
     if branch == "static":
         original, migrated = original["amp"]["loss_scaler0"], migrated["amp"]
         assert original["loss_scale"] == 128.0 and migrated["scale"] == 128.0, (original, migrated)
