@@ -211,6 +211,8 @@ class ModuleSummary:
     #: plain names called at module level outside ``if __name__ == "__main__":`` (what
     #: importing the file runs; the file's own top-level defs among them)
     module_calls: Set[str] = field(default_factory=set)
+    #: the file has a module-level ``if __name__ == "__main__":`` (it is run as a script)
+    main_guard: bool = False
     #: top-level classes whose own ``__init__`` calls no ``super().__init__`` nor
     #: ``<name>.__init__``: their instances may lack what a base's ``__init__`` sets
     unchained_inits: Set[str] = field(default_factory=set)
@@ -379,6 +381,7 @@ class _Reader(ast.NodeVisitor):
             self.branches = None if outer is None else outer + ((chain, index),)
             guard = self.main_guard
             self.main_guard = guard or (block is node.body and self.owner == MODULE_LEVEL and _is_main_guard(node.test))
+            self.s.main_guard = self.s.main_guard or self.main_guard
             for stmt in block:
                 self.visit(stmt)
             self.main_guard = guard

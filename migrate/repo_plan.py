@@ -1084,13 +1084,13 @@ def _scales_natively(summary: ModuleSummary, name: str) -> bool:
 def _may_reach_a_scaled_loss(
     launcher: str, by_path: Dict[str, ModuleSummary], definitions: "_Definitions", others
 ) -> Optional[str]:
-    """None only when it is proven that no code the launcher runs scales a loss: every
-    top-level definition of the launcher, what each calls in its own file and in others
-    (a class reached with all its methods), what importing each file reached runs, and
-    every definition a reached file hands on as a value, owns no ``amp.scale_loss`` and no
-    GradScaler use.  Anything not followed (a file that cannot be read, a star import, a
-    call into a repository module that names no definition of it, a ``scale_loss`` the index
-    does not place anywhere in the repository, a launcher other files import) answers why not (a sentence for debugging and tests)."""
+    """None only when it is proven that no code the launcher runs scales a loss: the launcher
+    is a script (a ``__main__`` guard) no other file imports, and every top-level definition
+    of it, what each calls in its own file and in others (a class reached with all its
+    methods), what importing each reached file runs outside its ``__main__`` guard, and every
+    definition a reached file hands on as a value owns no ``amp.scale_loss`` and no GradScaler
+    use.  Otherwise (a file that cannot be read, a star import of the repository, a
+    ``scale_loss`` the index does not place) it says why not, for debugging and tests."""
     resolver = definitions.resolver
     for summary in by_path.values():
         if summary.scale_loss_named and not any(site.member == "scale_loss" for site in summary.amp_sites):
@@ -1098,6 +1098,8 @@ def _may_reach_a_scaled_loss(
     for _p, shown, source in others:
         if names_scale_loss(source):
             return f"{shown} names scale_loss"
+    if not by_path[launcher].main_guard:
+        return "the launcher is no script (no __name__ == \"__main__\" guard): its callers are not known"
     stem = launcher.rsplit("/", 1)[-1][: -len(".py")] if launcher.endswith(".py") else ""
     if not stem or stem == "__init__":
         return "the launcher is a package"

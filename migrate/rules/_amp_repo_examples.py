@@ -264,6 +264,10 @@ def evaluate(batches, fp16):
     model = torch.nn.Linear(4, 2).cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 {test_body}    return {called}(model, {args})
+
+
+if __name__ == "__main__":
+    print(evaluate([torch.randn(8, 4).cuda()], fp16=True))
 """
 
 EVAL_TRAIN_APEX = """\
