@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tokenize
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -89,10 +90,34 @@ def _read(path: Path) -> str:
         return ""
 
 
+def _code(text: str) -> str:
+    """``text`` with its comments and string literals blanked out (``# via apex.amp`` or a
+    docstring that names apex.amp makes no apex.amp file); the text itself when it does not
+    tokenize."""
+    lines = text.splitlines(keepends=True)
+    try:
+        tokens = list(tokenize.generate_tokens(iter(lines).__next__))
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        return text
+    for token in reversed(tokens):
+        if token.type not in (tokenize.COMMENT, tokenize.STRING):
+            continue
+        (row, col), (end_row, end_col) = token.start, token.end
+        if row == end_row:
+            line = lines[row - 1]
+            lines[row - 1] = line[:col] + line[end_col:]
+        else:
+            lines[row - 1] = lines[row - 1][:col] + "\n"
+            for middle in range(row, end_row - 1):
+                lines[middle] = "\n"
+            lines[end_row - 1] = lines[end_row - 1][end_col:]
+    return "".join(lines)
+
+
 def _amp_files(tree: Path) -> List[str]:
     found = []
     for path in sorted(tree.rglob("*.py")):
-        if path.is_file() and AMP_IMPORT.search(_read(path)):
+        if path.is_file() and AMP_IMPORT.search(_code(_read(path))):
             found.append(path.relative_to(tree).as_posix())
     return found
 
@@ -142,7 +167,7 @@ def measure(entry: Entry, root: Path, out: Path) -> Outcome:
         outcome.internal_errors = int(summary.get("internal_errors", 0)) + (first["exit"] == 2)
         outcome.changed_files = len(summary.get("changed_files", []))
         for relative in outcome.amp_files:
-            if ANY_APEX_IMPORT.search(_read(tree / relative)):
+            if ANY_APEX_IMPORT.search(_code(_read(tree / relative))):
                 outcome.left[relative] = _first_reason(first["findings"], relative)
             else:
                 outcome.native.append(relative)

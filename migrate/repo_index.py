@@ -74,6 +74,8 @@ class CallSite:
     owner: str
     #: the method of the top-level class ``owner`` it is in ("" elsewhere)
     method: str = ""
+    #: at module level under ``if __name__ == "__main__":`` (it does not run on import)
+    guarded: bool = False
 
 
 @dataclass
@@ -206,6 +208,11 @@ class ModuleSummary:
     amp_local_calls: Set[str] = field(default_factory=set)
     #: plain names called anywhere (``main()``; not in ``identifiers``)
     called_names: Set[str] = field(default_factory=set)
+    #: plain names called at module level outside ``if __name__ == "__main__":`` (what
+    #: importing the file runs; the file's own top-level defs among them)
+    module_calls: Set[str] = field(default_factory=set)
+    #: the file has a module-level ``if __name__ == "__main__":`` (it is run as a script)
+    main_guard: bool = False
     #: top-level classes whose own ``__init__`` calls no ``super().__init__`` nor
     #: ``<name>.__init__``: their instances may lack what a base's ``__init__`` sets
     unchained_inits: Set[str] = field(default_factory=set)
@@ -288,6 +295,8 @@ class _Reader(ast.NodeVisitor):
         #: function imported the amp module as
         self.local_call_names: Dict[str, Set[str]] = {}
         self.every_local_amp_name: Set[str] = set()
+        #: inside the body of a module-level ``if __name__ == "__main__":``
+        self.main_guard = False
 
     def amp_local_calls(self) -> Set[str]:
         """``amp_local_calls``, counting a name any scope binds to the amp module (a superset:
@@ -370,8 +379,12 @@ class _Reader(ast.NodeVisitor):
                 self._visit_chain(block[0], chain, branch + 1)
                 continue
             self.branches = None if outer is None else outer + ((chain, index),)
+            guard = self.main_guard
+            self.main_guard = guard or (block is node.body and self.owner == MODULE_LEVEL and _is_main_guard(node.test))
+            self.s.main_guard = self.s.main_guard or self.main_guard
             for stmt in block:
                 self.visit(stmt)
+            self.main_guard = guard
             self.branches = outer
 
     def visit_If(self, node: ast.If) -> None:
@@ -489,18 +502,23 @@ class _Reader(ast.NodeVisitor):
             and func.value.id == self.method_params[0]
         ):
             self.s.self_calls.add((self.owner, func.attr))
+        guarded = self.main_guard and self.owner == MODULE_LEVEL
         if isinstance(func, ast.Name):
             self.s.called_names.add(func.id)
             if func.id in self.s.imports and self.s.imports[func.id][1]:
                 module, name = self.s.imports[func.id]
-                self.s.calls.append(CallSite(func.id, module, name, node.lineno, self.owner, self.method))
+                self.s.calls.append(CallSite(func.id, module, name, node.lineno, self.owner, self.method, guarded))
             elif self.owner != MODULE_LEVEL:
                 self.s.local_calls[self.owner].add(func.id)
+            elif not guarded:
+                self.s.module_calls.add(func.id)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             imported = self.s.imports.get(func.value.id)
             if imported is not None and not imported[1]:
                 text = f"{func.value.id}.{func.attr}"
-                self.s.calls.append(CallSite(text, imported[0], func.attr, node.lineno, self.owner, self.method))
+                self.s.calls.append(
+                    CallSite(text, imported[0], func.attr, node.lineno, self.owner, self.method, guarded)
+                )
             elif imported is None and not self._is_amp(func.value.id):
                 self.s.method_calls.append(MethodCall(func.value.id, func.attr, node.lineno, self.owner))
         # the callee itself is visited as a call, not as an escaping reference
@@ -894,6 +912,16 @@ def names_scale_loss(source: bytes) -> bool:
     return False
 
 
+def _is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides) and any(
+        isinstance(x, ast.Constant) and x.value == "__main__" for x in sides
+    )
+
+
 def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     """The summary of one file, or None when the stdlib parser rejects it (the engine
     reports that file's parse error itself)."""
@@ -908,6 +936,7 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     _functions(tree, summary)
     summary.framework = read_framework_facts(tree, summary.imports)
     summary.escaping &= summary.functions | summary.classes | set(summary.imports)
+    summary.module_calls &= summary.functions | summary.classes
     return summary
 
 

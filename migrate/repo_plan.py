@@ -18,6 +18,7 @@ on as a value).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
@@ -132,6 +133,9 @@ class FilePlan:
     #: in a launcher: no file of the repository names ``scale_loss``, so apex never scaled a
     #: loss of its initialize (it trained unscaled): autocast without a GradScaler
     nothing_scaled: bool = False
+    #: with ``nothing_scaled``: the repository scales losses, but proven not from this
+    #: launcher's code (``_may_reach_a_scaled_loss``)
+    unscaled_here: bool = False
     #: apex.amp is stored on an attribute here (``args.amp = amp``): where else the object
     #: may be read (``carrier_plan``); None when this file stores it nowhere
     carrier: Optional[CarrierFacts] = None
@@ -690,7 +694,7 @@ def build_plan(
         plan.add_notes(notes)
         _hold(plan, held)
         _add_carrier_facts(plan, by_path, definitions)
-        _mark_nothing_scaled(plan, by_path, launchers, others)
+        _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
         plan = add_heir_routes(plan, by_path, unindexed, launchers, definitions)
         return add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
 
@@ -817,7 +821,7 @@ def build_plan(
     plan.add_notes(notes)
     _hold(plan, held)
     _add_carrier_facts(plan, by_path, definitions)
-    _mark_nothing_scaled(plan, by_path, launchers, others)
+    _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
     plan = add_heir_routes(plan, by_path, unindexed, launchers, definitions)
     return add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
 
@@ -1055,16 +1059,148 @@ def _add_carrier_facts(plan: RepoPlan, by_path: Dict[str, ModuleSummary], defini
 
 
 def _mark_nothing_scaled(
-    plan: RepoPlan, by_path: Dict[str, ModuleSummary], launchers: Set[str], others: Sequence[Tuple[str, str, bytes]]
+    plan: RepoPlan,
+    by_path: Dict[str, ModuleSummary],
+    launchers: Set[str],
+    others: Sequence[Tuple[str, str, bytes]],
+    definitions: "_Definitions",
 ) -> None:
-    """Tell the launchers of no component when the code of no file of the repository (with
-    apex or without) names ``scale_loss``: then no loss of their initialize is scaled."""
-    if any(s.scale_loss_named for s in by_path.values()) or any(names_scale_loss(src) for _p, _s, src in others):
-        return
+    """Tell the launchers of no component when apex scaled no loss of their initialize: when
+    the code of no file of the repository (with apex or without) names ``scale_loss`` or a
+    GradScaler, or else when what the launcher's code calls, followed through the repository,
+    reaches no ``amp.scale_loss`` (``_may_reach_a_scaled_loss``).  The second is what makes a
+    second run agree with the first: an evaluation script beside a training script that
+    scales keeps neither answer only because the first run migrated the training script."""
+    anywhere = any(s.scale_loss_named or _names_a_scaler(s) for s in by_path.values()) or any(
+        names_scale_loss(src) or b"GradScaler" in src for _p, _s, src in others
+    )
     for path in sorted(launchers):
         current = plan.files.get(path, FilePlan())
-        if current.component is None:
+        if current.component is not None:
+            continue
+        if not anywhere:
             plan.files[path] = replace(current, nothing_scaled=True)
+        elif _may_reach_a_scaled_loss(path, by_path, definitions, others) is None:
+            plan.files[path] = replace(current, nothing_scaled=True, unscaled_here=True)
+
+
+def _names_a_scaler(summary: ModuleSummary) -> bool:
+    return "GradScaler" in summary.identifiers or "GradScaler" in summary.loaded_attributes
+
+
+def _scales_natively(summary: ModuleSummary, name: str) -> bool:
+    """Whether the top-level ``name`` may scale a loss through a GradScaler (what a first
+    run made of an ``amp.scale_loss``): it reads ``.scale`` and ``.update`` or ``.step``."""
+    read = summary.definition_attributes.get(name, set())
+    return "scale" in read and bool(read & {"update", "step", "unscale_"})
+
+
+def _may_reach_a_scaled_loss(
+    launcher: str, by_path: Dict[str, ModuleSummary], definitions: "_Definitions", others
+) -> Optional[str]:
+    """None only when it is proven that no code the launcher runs scales a loss: the launcher
+    is a script (a ``__main__`` guard) no other file imports, and every top-level definition
+    of it, what each calls in its own file and in others (a class reached with all its
+    methods), what importing each reached file runs outside its ``__main__`` guard, and every
+    definition a reached file hands on as a value owns no ``amp.scale_loss`` and no GradScaler
+    use.  Otherwise (a file that cannot be read, a star import of the repository, a
+    ``scale_loss`` the index does not place) it says why not, for debugging and tests."""
+    resolver = definitions.resolver
+    for summary in by_path.values():
+        if summary.scale_loss_named and not any(site.member == "scale_loss" for site in summary.amp_sites):
+            return f"{summary.shown} names scale_loss through a name the index does not follow"
+    for _p, shown, source in others:
+        if names_scale_loss(source):
+            return f"{shown} names scale_loss"
+    if not by_path[launcher].main_guard:
+        return "the launcher is no script (no __name__ == \"__main__\" guard): its callers are not known"
+    stem = launcher.rsplit("/", 1)[-1][: -len(".py")] if launcher.endswith(".py") else ""
+    if not stem or stem == "__init__":
+        return "the launcher is a package"
+    for path, summary in by_path.items():
+        if path != launcher and any(stem in name.split(".") for name in summary.import_lines):
+            return f"{summary.shown} imports the launcher"
+    imports_it = re.compile(rb"^[ \t]*(from|import)[ \t][^\n]*\b" + re.escape(stem.encode()) + rb"\b", re.MULTILINE)
+    for _p, shown, source in others:
+        if imports_it.search(source):
+            return f"{shown} may import the launcher"  # a text search: no summary of every file
+    seen: Set[Def] = set()
+    files: Set[str] = set()
+    work: List[Def] = []
+
+    def reach_file(path: str) -> Optional[str]:
+        """Queue what importing ``path`` runs and hands on; why not, when it cannot be followed."""
+        if path in files:
+            return None
+        files.add(path)
+        summary = definitions.summary(path)
+        if summary is None:
+            return f"{path} cannot be read"
+        attributed = {site.owner for site in summary.amp_sites if site.member == "scale_loss"}
+        if summary.scale_loss_named and not attributed:
+            return f"{summary.shown} names scale_loss through a name the index does not follow"
+        if _names_a_scaler(summary) and path != launcher:
+            return f"{summary.shown} uses a GradScaler"
+        for module in summary.star_imports:
+            if resolver.resolve(module, path) is not None:
+                return f"{summary.shown} star-imports {module}"
+        own = summary.functions | summary.classes
+        work.append((path, MODULE_LEVEL))
+        work.extend((path, name) for name in summary.module_calls | (summary.escaping & own))
+        for local, (module, attr) in summary.imports.items():
+            # importing runs the module (and a submodule imported by name)
+            for dotted in (module, f"{module}.{attr}") if attr else (module,):
+                target = resolver.resolve(dotted, path)
+                why = reach_file(target) if target is not None else None
+                if why is not None:
+                    return why
+            if not attr or local not in summary.escaping:
+                continue  # an imported name is followed where it is called
+            # a value of a repository module handed on was built by that module's own code,
+            # reached above (a function bound to another name is one of its escaping names)
+            item = definitions.find(module, attr, path, anywhere=True)
+            if item is not None:
+                work.append(item)
+        return None
+
+    for name in {MODULE_LEVEL} | by_path[launcher].functions | by_path[launcher].classes:
+        work.append((launcher, name))
+    why = reach_file(launcher)
+    if why is not None:
+        return why
+    while work:
+        item = work.pop()
+        if item in seen:
+            continue
+        seen.add(item)
+        path, name = item
+        why = reach_file(path)
+        if why is not None:
+            return why
+        summary = definitions.summary(path)
+        if summary is None:
+            return f"{path} cannot be read"
+        if any(site.owner == name and site.member == "scale_loss" for site in summary.amp_sites):
+            return f"{name} of {summary.shown} scales a loss"
+        if _scales_natively(summary, name):
+            return f"{name} of {summary.shown} may scale through a GradScaler"
+        own = summary.functions | summary.classes
+        work.extend((path, callee) for callee in summary.local_calls.get(name, set()) & own)
+        for call in summary.calls:
+            if call.owner != name or (call.guarded and path != launcher):
+                continue
+            callee = definitions.find(call.module, call.name, path, anywhere=True)
+            if callee is not None:
+                work.append(callee)
+                continue
+            # a value of a repository module (``nms = amp.float_function(_C.nms)``, an instance,
+            # a submodule's function) was made by code reached with its module
+            for dotted in (call.module, f"{call.module}.{call.name}"):
+                target = resolver.resolve(dotted, path)
+                why = reach_file(target) if target is not None else None
+                if why is not None:
+                    return why
+    return None
 
 
 def _with_wrappers(

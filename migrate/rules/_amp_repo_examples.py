@@ -233,6 +233,65 @@ def pretrain(args, pairs):
         optimizer.step()
 """
 
+#: an evaluation script that initializes for inference only, beside the training script that
+#: scales its losses and whose test loop it borrows (Scene-Graph-Benchmark's
+#: tools/image_retrieval_test.py next to image_retrieval_main.py)
+EVALUATION_BESIDE_TRAINING = """\
+# file: train_net.py
+import torch
+{train_import}
+
+def run_test(model, batches):
+    model.eval()
+    with torch.no_grad():
+        return [model(x) for x in batches]
+
+
+def train(model, optimizer, batches):
+{train_body}    return model
+
+
+if __name__ == "__main__":
+    net = torch.nn.Linear(4, 2).cuda()
+    train(net, torch.optim.SGD(net.parameters(), lr=0.1), [torch.randn(8, 4).cuda()])
+# file: test_net.py
+import torch
+{test_import}
+from train_net import {borrowed}
+
+
+def evaluate(batches, fp16):
+    model = torch.nn.Linear(4, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+{test_body}    return {called}(model, {args})
+
+
+if __name__ == "__main__":
+    print(evaluate([torch.randn(8, 4).cuda()], fp16=True))
+"""
+
+EVAL_TRAIN_APEX = """\
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        optimizer.zero_grad()
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+"""
+EVAL_TRAIN_NATIVE = """\
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+"""
+EVAL_INIT_APEX = "    model, optimizer = amp.initialize(model, optimizer, opt_level=\"O1\" if fp16 else \"O0\")\n"
+
+
 #: a launcher that keeps apex.amp on its options object and scales through it in a function
 #: of the same file it hands the options to; a helper module is handed the options too
 AMP_ON_OPTIONS = """\
@@ -2835,6 +2894,42 @@ class Task:
             "                #   import apex.amp where it is used (or keep it on self) before migrating\n",
         ),
         codes=("APX101", "APX102", "APX220", "APX234"),
+    ),
+    Example(
+        # an evaluation script's initialize reaches no amp.scale_loss: what it calls (run_test
+        # of the training script, not train) is followed through the repository, so apex
+        # never scaled a loss of it and it gets autocast without a GradScaler, while the
+        # training script beside it gets its own; a second run agrees (it used to see no
+        # scale_loss left anywhere and migrate the file the first run had kept)
+        "evaluation-initialize-beside-a-training-script",
+        before=EVALUATION_BESIDE_TRAINING.format(
+            train_import="from apex import amp\n", train_body=EVAL_TRAIN_APEX, test_import="from apex import amp\n",
+            borrowed="run_test", test_body=EVAL_INIT_APEX, called="run_test", args="batches",
+        ),
+        after=EVALUATION_BESIDE_TRAINING.format(
+            train_import="", train_body=EVAL_TRAIN_NATIVE, test_import="", borrowed="run_test",
+            test_body="    model.forward = torch.autocast(\"cuda\", dtype=torch.float16, "
+            "enabled=(\"O1\" if fp16 else \"O0\") != \"O0\")(model.forward)\n",
+            called="run_test", args="batches",
+        ),
+        codes=("APX101", "APX201", "APX209", "APX229", "APX301", "APX311"),
+    ),
+    Example(
+        # ... but one that calls the training function reaches its amp.scale_loss: it keeps
+        # apex.amp, and so does the second run
+        "evaluation-initialize-that-calls-the-training-function",
+        before=EVALUATION_BESIDE_TRAINING.format(
+            train_import="from apex import amp\n", train_body=EVAL_TRAIN_APEX, test_import="from apex import amp\n",
+            borrowed="train", test_body=EVAL_INIT_APEX, called="train", args="optimizer, batches",
+        ),
+        after=EVALUATION_BESIDE_TRAINING.format(
+            train_import="", train_body=EVAL_TRAIN_NATIVE, test_import="from apexcompat import amp\n",
+            borrowed="train",
+            test_body="    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;\n"
+            "    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n" + EVAL_INIT_APEX,
+            called="train", args="optimizer, batches",
+        ),
+        codes=("APX101", "APX102", "APX201", "APX209", "APX220", "APX301", "APX311"),
     ),
     Example(
         # no file names scale_loss: apex never scaled a loss of this initialize (O1 casts only),

@@ -119,6 +119,8 @@ class InitSite:
     #: a training initialize no ``scale_loss`` of the repository follows (apex trained
     #: unscaled): its models' forward passes get autocast, no GradScaler is created
     unscaled: bool = False
+    #: why, when not because no file of the repository scales a loss
+    unscaled_why: str = ""
     #: the initialize sits under a run-once guard (``if not self.amp_ready: ...;
     #: self.amp_ready = True``): why a scaler after the guard's ``if`` would be wrong.  The
     #: route of ``_amp_run_once`` creates it in the branch instead (``AmpFile.run_once``)
@@ -1330,11 +1332,21 @@ def _stored_on_an_object(parents, expr: Any) -> Optional[str]:
     return code_of(target) if isinstance(target, cst.Attribute) else None
 
 
+#: why a launcher's initialize scaled no loss, when some file of the repository scales one
+UNSCALED_HERE = "no amp.scale_loss is reached from this file (its calls, followed through the repository, reach none)"
+
+
+def _unscaled_why(info: AmpFile) -> str:
+    if info.plan is not None and info.plan.unscaled_here:
+        return UNSCALED_HERE
+    return "no file of the repository calls amp.scale_loss"
+
+
 def _unscaled_refusal(init: InitSite, info: AmpFile) -> Optional[str]:
     """Why the initialize of a repository that scales no loss cannot become autocast around
     its models' forward passes (None: it can).  Each model must be a name or attribute whose
     ``forward`` can be replaced, and nothing else of the file may need apex's loss scaler."""
-    nothing = "no file of the repository calls amp.scale_loss, so apex trained this model without loss scaling"
+    nothing = f"{_unscaled_why(info)}, so apex trained this model without loss scaling"
     odd = [m for m in init.models if not isinstance(m, (cst.Name, cst.Attribute))]
     if odd or not init.models:
         model = code_of(odd[0]) if odd else "(none)"
@@ -1405,6 +1417,7 @@ def _check_layout(rule, info: AmpFile) -> None:
             note = _unscaled_refusal(training[0], info)
             if note is None:
                 training[0].unscaled = True
+                training[0].unscaled_why = UNSCALED_HERE if info.plan.unscaled_here else ""
                 return
         if note in (None, elsewhere) and info.plan is not None:
             note = info.plan.note_for(SCALED_ELSEWHERE) or note

@@ -218,8 +218,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "its unpacking takes it into `_` (a call discarded or indexed by a literal is left as it is)",
         "APX245": "amp.initialize called again in sequence with the same options: apex replaced its loss scaler "
         "there, so one GradScaler serves every optimizer",
-        "APX229": "no file of the repository scales a loss (apex trained unscaled): each initialized model's "
-        "forward is wrapped in torch.autocast and no GradScaler is created",
+        "APX229": "no file of the repository scales a loss, or none is reached from the initializing file (apex "
+        "trained unscaled): each initialized model's forward is wrapped in torch.autocast and no GradScaler is "
+        "created",
         "APX226": "the forward passes run inside the framework, under its autocast decorator (mmcv's "
         "@auto_fp16 with fp16_enabled set), not under a torch.autocast the tool placed: check the version "
         "the finding names",
@@ -1007,7 +1008,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         self._kept = getattr(self, "_kept", set()) | set(new) | set(wraps)
         AddImportsVisitor.add_needed_import(self.context, "torch")
         message = (
-            "no file of the repository calls amp.scale_loss: apex never scaled a loss here, so no GradScaler is "
+            f"{site.unscaled_why or 'no file of the repository calls amp.scale_loss'}: apex never scaled a loss "
+            "here, so no GradScaler is "
             f"created; {', '.join(texts)} now run{'s' if len(texts) == 1 else ''} forward under torch.autocast. "
             "Losses computed outside that forward see its float16 outputs (apex O1 ran loss functions in float32): "
             "compute them under the same autocast or from .float() outputs"

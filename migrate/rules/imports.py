@@ -113,12 +113,30 @@ class ImportsRule(AmpRule):
             return
         used = self._used_bindings(module)
         unused_in: Dict[cst.CSTNode, List[cst.ImportAlias]] = {}
+        # ``import apex.amp`` binds ``apex`` too: its ``apex.amp.x`` chains go with that import
+        # (a shim file's ``import apexcompat.amp`` beside an ``import apex`` kept for other
+        # apex names reads as both on a second run)
+        def binds_amp(imp: cst.CSTNode, alias: cst.ImportAlias) -> bool:
+            return (
+                isinstance(imp, cst.Import)
+                and alias.asname is None
+                and get_full_name_for_node(alias.name) == "apex.amp"
+            )
+
+        amp_bound = False
         for stmt, imp, alias, binding, target in imports:
+            if target == "apex" and binds_amp(imp, alias) and self._amp_chains(module, binding):
+                if not amp_bound:
+                    self._to_shim(imp, alias, "apex.amp", module)
+                amp_bound = True
+        for stmt, imp, alias, binding, target in imports:
+            if target == "apex" and binds_amp(imp, alias) and amp_bound:
+                continue
             if target == "apex.amp" or target.startswith("apex.amp."):
                 if self._binding_used(binding, target, used):
                     self._to_shim(imp, alias, target, module)
                     continue
-            elif target == "apex" and self._amp_chains(module, binding):
+            elif target == "apex" and not amp_bound and self._amp_chains(module, binding):
                 self._import_apex_amp_chain(imp, module)
                 if self._binding_used(binding, target, used, ignore_amp=True):
                     continue
@@ -1005,6 +1023,51 @@ def has_kernels():
     return fused
 """,
         codes=("APX101",),
+    ),
+    Example(
+        # a file kept on the shim keeps ``import apex`` for other apex names (``apex.__version__``, swav's apex.parallel calls) beside the new
+        # ``import apexcompat.amp``; a second run reads that import as ``import apex.amp``, which
+        # binds ``apex`` too: it goes back to apexcompat.amp alone (it used to be kept, with
+        # one more ``import apexcompat.amp`` for the chains of ``import apex``: swav's main_swav.py)
+        "import-apex-kept-beside-the-shim",
+        before="""\
+import apex
+
+from checkpoints import restart
+
+
+def main(model, optimizer, loader):
+    group = apex.__version__
+    model, optimizer = apex.amp.initialize(model, optimizer, opt_level="O1")
+    restart("ckpt", amp=apex.amp)
+    for x in loader:
+        loss = model(x).sum()
+        with apex.amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+    return group
+""",
+        after="""\
+import apexcompat.amp
+import apex
+
+from checkpoints import restart
+
+
+def main(model, optimizer, loader):
+    group = apex.__version__
+    model, optimizer = apexcompat.amp.initialize(model, optimizer, opt_level="O1")
+    # TODO(apexcompat): apex.amp is passed on as a value here; its uses cannot be followed;
+    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    restart("ckpt", amp=apexcompat.amp)
+    for x in loader:
+        loss = model(x).sum()
+        with apexcompat.amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+    return group
+""",
+        codes=("APX102", "APX220"),
     ),
     Example(
         "try-reraise-removed",
