@@ -1161,6 +1161,16 @@ def _may_reach_a_scaled_loss(
             item = definitions.find(module, attr, path, anywhere=True)
             if item is not None:
                 work.append(item)
+        # a function of a repository module read as ``module.function`` (handed on as a value:
+        # ``runner.override_backward(default_backward.amp_backward)``) may run
+        for local, attribute in {pair for pairs in summary.name_attributes.values() for pair in pairs}:
+            if local not in summary.imports:
+                continue
+            module, attr = summary.imports[local]
+            target = resolver.resolve(f"{module}.{attr}" if attr else module, path)
+            read = definitions.summary(target) if target is not None else None
+            if read is not None and attribute in read.functions | read.classes:
+                work.append((target, attribute))
         return None
 
     for name in {MODULE_LEVEL} | by_path[launcher].functions | by_path[launcher].classes:
