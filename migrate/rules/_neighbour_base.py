@@ -213,7 +213,11 @@ class NeighbourRule(Rule):
 
     def names_of(self, node: cst.CSTNode) -> Set[str]:
         """Imported dotted names ``node`` refers to.  Empty when the name is (also) defined
-        in this file, e.g. a fallback class in ``except ImportError:`` or a lookalike."""
+        in this file, e.g. a fallback class in ``except ImportError:`` or a lookalike.  Empty
+        for a call too: LibCST names ``f(a)`` after ``f``, but ``f(a)(b)`` calls what ``f``
+        returned, not ``f``."""
+        if isinstance(node, cst.Call):
+            return set()
         names = self.get_metadata(QualifiedNameProvider, node, set())
         if any(q.source is QualifiedNameSource.LOCAL for q in names):
             return set()

@@ -418,6 +418,15 @@ class FusedKernelsRule(NeighbourRule):
 
     EXAMPLES = [
         Example(
+            # the layer is built and called in one expression: the call of the built layer
+            # keeps its own argument
+            "fused-layer-norm-built-and-called-at-once",
+            "from apex.normalization import FusedLayerNorm\n\n\ndef normed(x, width):\n"
+            "    return FusedLayerNorm(width)(x)\n",
+            "import torch\n\n\ndef normed(x, width):\n    return torch.nn.LayerNorm(width)(x)\n",
+            ("APX804",),
+        ),
+        Example(
             "fused-adam-to-adamw",
             "from apex.optimizers import FusedAdam\n\noptimizer = FusedAdam(model.parameters(), lr=1e-4)\n",
             "import torch\n\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.0)\n",

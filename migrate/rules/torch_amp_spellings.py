@@ -187,6 +187,15 @@ class TorchAmpSpellingsRule(NeighbourRule):
 
     EXAMPLES = [
         Example(
+            # autocast(...) used as a decorator and its result called at once: only the
+            # inner call is autocast's (mmgeneration's auto_fp16 wraps a method this way)
+            "autocast-called-as-a-decorator-in-place",
+            "from torch.cuda.amp import autocast\n\n\ndef run(method, *args):\n"
+            "    return autocast(enabled=True)(method)(*args)\n",
+            'import torch\n\n\ndef run(method, *args):\n    return torch.autocast("cuda", enabled=True)(method)(*args)\n',
+            ("APX901",),
+        ),
+        Example(
             "cuda-autocast-context",
             "import torch\n\nwith torch.cuda.amp.autocast():\n    loss = model(x)\n",
             'import torch\n\nwith torch.autocast("cuda"):\n    loss = model(x)\n',
