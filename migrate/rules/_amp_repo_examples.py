@@ -527,6 +527,80 @@ SHARED_STEP_INIT_TODO = """\
 
 REPOSITORY_EXAMPLES: List[Example] = [
     Example(
+        # mmgeneration's runner: its own GradScaler (self.loss_scaler) serves the torch.cuda.amp
+        # path, apex.amp the other; amp.initialize is in another file.  The apex state it loads
+        # is not that scaler's: the load keeps apex.amp with the true reason (before, it became
+        # load_scaler_state(self.loss_scaler, ...): an AttributeError where the apex path builds
+        # no loss_scaler, and the shim's loss scale never restored)
+        "runner-own-scaler-is-not-apex-state-of-another-file",
+        before="""\
+# file: runner.py
+import torch
+
+
+class Runner:
+    def __init__(self, model, scaler_options=None, use_apex_amp=False):
+        self.model = model
+        if scaler_options is not None:
+            self.loss_scaler = torch.amp.GradScaler("cuda", **scaler_options)
+        self.use_apex_amp = use_apex_amp
+
+    def resume(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        if "loss_scaler" in state:
+            self.loss_scaler.load_state_dict(state["loss_scaler"])
+        if self.use_apex_amp:
+            from apex import amp
+            amp.load_state_dict(state["amp"])
+# file: setup_amp.py
+from apex import amp
+
+
+def amp_initialize(models, optimizers, options):
+    models, optimizers = amp.initialize(models, optimizers, **options)
+    return models, optimizers
+""",
+        after="""\
+# file: runner.py
+import torch
+
+
+class Runner:
+    def __init__(self, model, scaler_options=None, use_apex_amp=False):
+        self.model = model
+        if scaler_options is not None:
+            self.loss_scaler = torch.amp.GradScaler("cuda", **scaler_options)
+        self.use_apex_amp = use_apex_amp
+
+    def resume(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        if "loss_scaler" in state:
+            self.loss_scaler.load_state_dict(state["loss_scaler"])
+        if self.use_apex_amp:
+            from apexcompat import amp
+            # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
+            #   amp.initialize, which is created in another file: pass that scaler here and call
+            #   `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
+            #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
+            #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
+            #   its own amp.initialize, so this line fails once that file is migrated
+            amp.load_state_dict(state["amp"])
+# file: setup_amp.py
+from apexcompat import amp
+
+
+def amp_initialize(models, optimizers, options):
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in runner.py
+    #   (Runner), which is called from no file: the GradScaler cannot reach it; this file
+    #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    models, optimizers = amp.initialize(models, optimizers, **options)
+    return models, optimizers
+""",
+        codes=("APX102", "APX220", "APX403"),
+    ),
+    Example(
         # a function of another module that scales the loss, handed to a runner as
         # ``module.function`` (SimpleCV's ``override_backward(default_backward.amp_backward)``):
         # the launcher's initialize reaches that amp.scale_loss, so both keep apex.amp (before, the

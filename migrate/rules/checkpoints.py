@@ -25,7 +25,7 @@ from typing import Any, List
 import libcst as cst
 
 from ._amp_rule import APEX_AMP, SHIM_FALLBACK_TODO, AmpRule
-from ._amp_sites import analyse, code_of, find_scalers, optimizer_params, walk
+from ._amp_sites import GRADSCALER_NAMES, analyse, code_of, find_scalers, optimizer_params, walk
 from ._edits import expression, statement, without_todos
 from .base import Example
 
@@ -172,6 +172,7 @@ class CheckpointRule(AmpRule):
             return
         lookup = find_scalers(self, module)
         if not info.scale_losses:
+            lookup = _without_own_scalers(self, module, lookup)
             self._scaler_elsewhere(info, lookup)
         helper_needed = False
         for need in info.needs:
@@ -323,6 +324,28 @@ class CheckpointRule(AmpRule):
                 self.todo(need.node, "APX403", message)
             if stmt is not None:
                 self.replace_node(stmt, _without_unreachable_todo)
+
+
+def _without_own_scalers(rule: Any, module: cst.Module, lookup: Any) -> Any:
+    """``lookup`` less the GradScalers the file made itself (not the one the initialize rule
+    made of its amp.initialize).  In a file with neither amp.initialize nor amp.scale_loss
+    such a scaler is the user's own native one (a runner's
+    ``self.loss_scaler`` for its torch.cuda.amp path, beside its apex path): apex's loss
+    scale is not in it, so amp state saved or loaded there is not its state."""
+    own = set()
+    created = rule.file_state().get("scaler")  # the initialize rule's, earlier in this run
+    for node in walk(module):
+        if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Call)):
+            continue
+        if rule.qualified_names(node.value.func) & GRADSCALER_NAMES:
+            own.add(code_of(node.targets[0].target))
+    own = {expr for expr in own if expr.rsplit(".", 1)[-1] != created}
+
+    def outside(node: cst.CSTNode) -> Any:
+        found = lookup(node)
+        return None if found is not None and found.expr in own else found
+
+    return outside
 
 
 def add_helpers(rule: Any, module: cst.Module, helpers: List[Any]) -> None:
