@@ -515,6 +515,36 @@ def step_calls(func_body: cst.CSTNode, optimizer_text: str) -> List[cst.Call]:
 # --- the analysis ----------------------------------------------------------------------------
 
 
+#: why a gradient read inside the ``with amp.scale_loss(...)`` block keeps apex.amp
+_SCALED_INSIDE = (
+    "{code} is read inside the amp.scale_loss block, where apex's gradients are still scaled and "
+    "(O1) hold only this backward's, while a GradScaler's hold every backward since the step: "
+    "clipping there has no exact native rewrite (after the block apex had unscaled them)"
+)
+
+
+def _scale_loss_blocks(parents: Dict[Any, Any], refs: List[AmpRef]) -> Set[cst.With]:
+    """The ``with amp.scale_loss(...)`` statements among ``refs``."""
+    blocks = set()
+    for ref in refs:
+        call = parents.get(ref.expr)
+        item = parents.get(call)
+        block = parents.get(item)
+        if ref.member == "scale_loss" and isinstance(item, cst.WithItem) and isinstance(block, cst.With):
+            blocks.add(block)
+    return blocks
+
+
+def _inside_any(parents: Dict[Any, Any], node: Any, blocks: Set[cst.With]) -> Optional[cst.With]:
+    """The one of ``blocks`` whose body holds ``node``, if any."""
+    while node is not None:
+        parent = parents.get(node)
+        if parent in blocks and parent.body is node:
+            return parent
+        node = parent
+    return None
+
+
 def analyse(rule, module: cst.Module) -> AmpFile:
     """Collect the apex.amp sites of ``module`` and decide how the scaler reaches them."""
     info = AmpFile(refs=find_amp_refs(rule, module))
@@ -542,6 +572,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         info.access[callee] = param  # the parameter carries the GradScaler there
         given_args.update(a.value for a in args)
     handles: Dict[str, InitSite] = {}
+    scaling_blocks = _scale_loss_blocks(parents, info.refs)
 
     for ref in info.refs:
         parent = parents.get(ref.expr)
@@ -607,7 +638,10 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                 func = enclosing_function(parents, parent)
                 info.refused_scales.append(f"in {func.name.value}()" if func is not None else "at module level")
         elif member in ("state_dict", "load_state_dict", "master_params") and is_call:
-            if member == "state_dict" and parent.args:
+            block = _inside_any(parents, parent, scaling_blocks) if member == "master_params" else None
+            if block is not None:
+                info.blockers.append(Blocker(parent, _SCALED_INSIDE.format(code=code_of(parent))))
+            elif member == "state_dict" and parent.args:
                 info.blockers.append(Blocker(parent, "amp.state_dict(destination) has no native rewrite"))
             else:
                 info.needs.append(Need(parent, member, enclosing_function(parents, parent)))
