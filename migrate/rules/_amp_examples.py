@@ -4184,6 +4184,112 @@ class GanTrainer:
         codes=("APX101", "APX201", "APX209", "APX245", "APX301", "APX311"),
     ),
     Example(
+        # a second initialize, for a frozen target network that only runs under no_grad, sits in
+        # a branch nested inside the first one's: whenever it runs the first ran before it, so
+        # the one GradScaler created for the first serves both, as apex's last loss scaler did
+        # (APX245); nothing is scaled between the two
+        "second-initialize-in-a-nested-branch-shares-the-scaler",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(args, online, target, batches):
+    optimizer = torch.optim.SGD(online.parameters(), lr=0.1)
+    if args.fp16:
+        online, optimizer = amp.initialize(online, optimizer, opt_level=args.opt_level)
+        if args.with_target:
+            frozen = torch.optim.SGD(target.parameters(), lr=0.0)
+            target, frozen = amp.initialize(target, frozen, opt_level=args.opt_level)
+    for x in batches:
+        prediction = online(x)
+        with torch.no_grad():
+            goal = target(x)
+        loss = torch.nn.functional.mse_loss(prediction, goal)
+        optimizer.zero_grad()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def main(args, online, target, batches):
+    optimizer = torch.optim.SGD(online.parameters(), lr=0.1)
+    if args.fp16:
+        if args.with_target:
+            frozen = torch.optim.SGD(target.parameters(), lr=0.0)
+    use_amp = bool(args.fp16 and args.opt_level != "O0")
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            prediction = online(x)
+            with torch.no_grad():
+                goal = target(x)
+            loss = torch.nn.functional.mse_loss(prediction, goal)
+        optimizer.zero_grad()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX245", "APX301", "APX311"),
+    ),
+    Example(
+        # the other way round, the first initialize nested and a later one on an outer path:
+        # the later one runs where the first (and a GradScaler made there) did not, so no one
+        # GradScaler is proven to exist wherever it is used; the file keeps apex.amp
+        "later-initialize-outside-the-first-ones-branch-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(args, online, target, batches):
+    optimizer = torch.optim.SGD(online.parameters(), lr=0.1)
+    if args.fp16:
+        if args.with_target:
+            frozen = torch.optim.SGD(target.parameters(), lr=0.0)
+            target, frozen = amp.initialize(target, frozen, opt_level="O1")
+        online, optimizer = amp.initialize(online, optimizer, opt_level="O1")
+    for x in batches:
+        loss = torch.nn.functional.mse_loss(online(x), target(x).detach())
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def main(args, online, target, batches):
+    optimizer = torch.optim.SGD(online.parameters(), lr=0.1)
+    if args.fp16:
+        if args.with_target:
+            frozen = torch.optim.SGD(target.parameters(), lr=0.0)
+            target, frozen = amp.initialize(target, frozen, opt_level="O1")
+        # TODO(apexcompat): amp.initialize is called for training more than once; one GradScaler
+        #   cannot follow both; this file keeps apex.amp semantics through apexcompat.amp,
+        #   migrate it by hand
+        online, optimizer = amp.initialize(online, optimizer, opt_level="O1")
+    for x in batches:
+        loss = torch.nn.functional.mse_loss(online(x), target(x).detach())
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         # the scaled method is handed what the module's own forward() returns (a training script
         # calls forward() first, then the update): that forward pass is out of this file's
         # sight, so no autocast placed here would cover it; left to a person (in a repository

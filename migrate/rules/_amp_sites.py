@@ -1574,10 +1574,15 @@ def _in_sequence(rule, inits: List[InitSite], info: AmpFile) -> bool:
 
 def _not_in_sequence(rule, inits: List[InitSite]) -> str:
     """Why initializes of one function are not one after the other with the same options
-    (then one GradScaler after the last is apex's: each initialize replaced all loss scalers,
-    so the last one's scaled every loss); "" when they are."""
+    (then the one GradScaler the first creates is apex's: each initialize replaced all loss
+    scalers, so the last one's scaled every loss); "" when they are.  A later one may sit in
+    a branch nested inside the first one's (``if args.moco:`` under ``if args.amp:``): the
+    first, and its GradScaler, ran on every path that reaches it."""
     paths = [_branches_around(rule.parents, init.stmt) for init in inits]
-    if any(p is None for p in paths) or any(p != paths[0] for p in paths):
+    first_path = paths[0]
+    if first_path is None or any(
+        p is None or any(p.get(chain) != branch for chain, branch in first_path.items()) for p in paths
+    ):
         return "amp.initialize is called for training more than once, not one after the other on one path"
 
     def options(init: InitSite) -> List[str]:
