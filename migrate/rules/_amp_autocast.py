@@ -60,6 +60,20 @@ def _jumps(stmt: Any) -> bool:
     return any(isinstance(sub, _JUMPS) for sub in walk(stmt))
 
 
+def _is_plain_try(stmt: Any) -> bool:
+    """``try: batch = next(extra)`` / ``except StopIteration: extra = iter(loader); batch =
+    next(extra)``: a ``try`` without ``else`` or ``finally`` whose body and handlers hold only
+    simple statements.  Inside an autocast region it catches what it caught before; what it
+    lets escape closes the ``with`` on its way out."""
+    if not isinstance(stmt, cst.Try) or stmt.orelse is not None or stmt.finalbody is not None:
+        return False
+    blocks = [stmt.body] + [handler.body for handler in stmt.handlers]
+    return all(
+        isinstance(block, cst.IndentedBlock) and all(isinstance(s, cst.SimpleStatementLine) for s in block.body)
+        for block in blocks
+    )
+
+
 def _reads(stmt: Any, names: set) -> bool:
     """Whether ``stmt`` mentions one of ``names`` (``out``, ``self.out``)."""
     return any(isinstance(n, (cst.Name, cst.Attribute)) and code_of(n) in names for n in walk(stmt))
@@ -325,7 +339,9 @@ class AutocastPlacement(AmpRule):
         if _jumps(stmt) or self._nests_or_steps(stmt, nests=False):
             return False
         for sub in walk(stmt):
-            if isinstance(sub, (cst.While, cst.Try)):
+            if isinstance(sub, cst.Try) and not _is_plain_try(sub):
+                return False
+            if isinstance(sub, cst.While):
                 return False
             if isinstance(sub, cst.For) and not self._is_plain_loop(sub):
                 return False

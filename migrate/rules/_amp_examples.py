@@ -4242,6 +4242,60 @@ def main(args, online, target, batches):
         codes=("APX101", "APX201", "APX202", "APX209", "APX245", "APX301", "APX311"),
     ),
     Example(
+        # an extra loss term under an ``if`` that draws its batch from a second iterator, started
+        # again when it runs dry (``try: next(it)`` / ``except StopIteration:``): a try whose body
+        # and handlers are simple statements rides inside the autocast region with the forward
+        # passes around it; it catches what it caught before
+        "plain-try-in-the-forward-pass-rides-in-the-autocast",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, extra_loader, args):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    extra = iter(extra_loader)
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        if args.consistency:
+            try:
+                x2 = next(extra)
+            except StopIteration:
+                extra = iter(extra_loader)
+                x2 = next(extra)
+            a, b = model(x2), model(x2.flip(-1))
+            loss += args.weight * torch.nn.functional.mse_loss(a, b)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, loader, extra_loader, args):
+    scaler = torch.amp.GradScaler("cuda")
+    extra = iter(extra_loader)
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            if args.consistency:
+                try:
+                    x2 = next(extra)
+                except StopIteration:
+                    extra = iter(extra_loader)
+                    x2 = next(extra)
+                a, b = model(x2), model(x2.flip(-1))
+                loss += args.weight * torch.nn.functional.mse_loss(a, b)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # the other way round, the first initialize nested and a later one on an outer path:
         # the later one runs where the first (and a GradScaler made there) did not, so no one
         # GradScaler is proven to exist wherever it is used; the file keeps apex.amp
