@@ -125,6 +125,18 @@ def _only_adds_to(stmt: Any, loss_texts: set) -> bool:
     return True
 
 
+def _sets_on_every_branch(stmt: Any, loss_texts: set) -> bool:
+    """``if aux: loss = 0; for p, w in zip(outs, ws): loss += w * crit(p, y)`` / ``else: loss =
+    crit(outs, y)``: an if/elif/else chain with an ``else`` whose every branch assigns the
+    loss, so the loss after it comes from it on every path (none from before it)."""
+    branch: Any = stmt
+    while isinstance(branch, cst.If):
+        if not assigned_names(branch.body) & loss_texts:
+            return False
+        branch = branch.orelse
+    return isinstance(branch, cst.Else) and bool(assigned_names(branch.body) & loss_texts)
+
+
 def _fills(line: Any) -> set:
     """What a simple statement binds (``out = ...``) or fills in place (``outs.append(x)``,
     ``batch["x"] = ...``)."""
@@ -608,7 +620,7 @@ class AutocastPlacement(AmpRule):
                     assigned_names(body[j]) & loss_texts
                     and isinstance(body[j], cst.If)
                     and not _jumps(body[j])
-                    and _only_adds_to(body[j], loss_texts)
+                    and (_only_adds_to(body[j], loss_texts) or _sets_on_every_branch(body[j], loss_texts))
                     and self._rides_in_span(body[j])
                 ):
                     end = j  # ``if kl_w > 0: with torch.no_grad(): ref = ...; loss += kl_w * kl(out, ref)``

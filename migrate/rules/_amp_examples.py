@@ -1523,9 +1523,8 @@ from apexcompat import amp
 class Engine:
     def __init__(self, model, optimizer):
         # TODO(apexcompat): apex.amp is stored as self.amp here; its uses through that attribute
-        #   cannot be followed (it is stored in a method, a nested function or at module level,
-        #   which are not followed); this file keeps apex.amp semantics through apexcompat.amp,
-        #   migrate it by hand
+        #   cannot be followed (the repository around this file was not indexed); this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
         self.amp = amp
         # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled through
         #   self.amp, not followed; this file keeps apex.amp semantics through apexcompat.amp,
@@ -4299,6 +4298,53 @@ def main(args, online, target, batches):
         scaler.update()
 """,
         codes=("APX101", "APX201", "APX202", "APX209", "APX245", "APX301", "APX311"),
+    ),
+    Example(
+        # the loss is computed afresh on every branch of an if/else after the forward pass (a
+        # weighted sum over the heads in a loop, or one term): it comes from that if on every
+        # path, so the autocast region runs from the model call through it
+        "loss-set-on-every-branch-of-an-if-after-the-forward-pass",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, head_weights=None):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in batches:
+        optimizer.zero_grad()
+        outputs = model(x)
+        if head_weights is not None:
+            loss = 0
+            for out, weight in zip(outputs, head_weights):
+                loss += weight * torch.nn.functional.cross_entropy(out, y)
+        else:
+            loss = torch.nn.functional.cross_entropy(outputs, y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches, head_weights=None):
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            outputs = model(x)
+            if head_weights is not None:
+                loss = 0
+                for out, weight in zip(outputs, head_weights):
+                    loss += weight * torch.nn.functional.cross_entropy(out, y)
+            else:
+                loss = torch.nn.functional.cross_entropy(outputs, y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
         # an extra loss term under an ``if`` that draws its batch from a second iterator, started
