@@ -46,6 +46,9 @@ class CarrierFacts:
     #: in a launcher: (local name, why that function of another file, which reads the stored
     #: attribute, cannot be handed this file's carrier)
     unlent: Tuple[Tuple[str, str], ...] = ()
+    #: shown paths of the other files that read an attribute named as one apex.amp is stored
+    #: on here (``model.amp``): an object of this file may carry it there
+    read_elsewhere: Tuple[str, ...] = ()
 
     def alone(self) -> "CarrierFacts":
         """These facts without the sharing (a component whose plan was dropped)."""
@@ -64,9 +67,12 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
         if not walked:
             walked = walked_files(by_path, definitions)
         called: Set[Tuple[str, str]] = set()
+        elsewhere: Set[str] = set()
         for other_path, other in walked:
             if other_path == path:
                 continue
+            if other.loaded_attributes & summary.amp_stores:
+                elsewhere.add(other.shown)
             for call in other.calls:
                 callee = definitions.find(call.module, call.name, other_path, anywhere=True)
                 if callee is not None and callee[0] == path:
@@ -99,7 +105,9 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
             for name in star.functions | star.classes:
                 if summary.amp_stores & _reads_through(definitions, (target, name), set()):
                     readers.add((name, star.shown))
-        facts[path] = CarrierFacts(tuple(sorted(called)), tuple(sorted(readers)))
+        facts[path] = CarrierFacts(
+            tuple(sorted(called)), tuple(sorted(readers)), read_elsewhere=tuple(sorted(elsewhere))
+        )
     return facts
 
 

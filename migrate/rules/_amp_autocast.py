@@ -60,6 +60,20 @@ def _jumps(stmt: Any) -> bool:
     return any(isinstance(sub, _JUMPS) for sub in walk(stmt))
 
 
+def _is_plain_try(stmt: Any) -> bool:
+    """``try: batch = next(extra)`` / ``except StopIteration: extra = iter(loader); batch =
+    next(extra)``: a ``try`` without ``else`` or ``finally`` whose body and handlers hold only
+    simple statements.  Inside an autocast region it catches what it caught before; what it
+    lets escape closes the ``with`` on its way out."""
+    if not isinstance(stmt, cst.Try) or stmt.orelse is not None or stmt.finalbody is not None:
+        return False
+    blocks = [stmt.body] + [handler.body for handler in stmt.handlers]
+    return all(
+        isinstance(block, cst.IndentedBlock) and all(isinstance(s, cst.SimpleStatementLine) for s in block.body)
+        for block in blocks
+    )
+
+
 def _reads(stmt: Any, names: set) -> bool:
     """Whether ``stmt`` mentions one of ``names`` (``out``, ``self.out``)."""
     return any(isinstance(n, (cst.Name, cst.Attribute)) and code_of(n) in names for n in walk(stmt))
@@ -109,6 +123,18 @@ def _only_adds_to(stmt: Any, loss_texts: set) -> bool:
             if target is not None and {code_of(n) for n in walk(target)} & loss_texts:
                 return False
     return True
+
+
+def _sets_on_every_branch(stmt: Any, loss_texts: set) -> bool:
+    """``if aux: loss = 0; for p, w in zip(outs, ws): loss += w * crit(p, y)`` / ``else: loss =
+    crit(outs, y)``: an if/elif/else chain with an ``else`` whose every branch assigns the
+    loss, so the loss after it comes from it on every path (none from before it)."""
+    branch: Any = stmt
+    while isinstance(branch, cst.If):
+        if not assigned_names(branch.body) & loss_texts:
+            return False
+        branch = branch.orelse
+    return isinstance(branch, cst.Else) and bool(assigned_names(branch.body) & loss_texts)
 
 
 def _fills(line: Any) -> set:
@@ -325,7 +351,9 @@ class AutocastPlacement(AmpRule):
         if _jumps(stmt) or self._nests_or_steps(stmt, nests=False):
             return False
         for sub in walk(stmt):
-            if isinstance(sub, (cst.While, cst.Try)):
+            if isinstance(sub, cst.Try) and not _is_plain_try(sub):
+                return False
+            if isinstance(sub, cst.While):
                 return False
             if isinstance(sub, cst.For) and not self._is_plain_loop(sub):
                 return False
@@ -592,7 +620,7 @@ class AutocastPlacement(AmpRule):
                     assigned_names(body[j]) & loss_texts
                     and isinstance(body[j], cst.If)
                     and not _jumps(body[j])
-                    and _only_adds_to(body[j], loss_texts)
+                    and (_only_adds_to(body[j], loss_texts) or _sets_on_every_branch(body[j], loss_texts))
                     and self._rides_in_span(body[j])
                 ):
                     end = j  # ``if kl_w > 0: with torch.no_grad(): ref = ...; loss += kl_w * kl(out, ref)``

@@ -67,8 +67,10 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
         return None
     carrier, attribute = target.value.value, target.attr.value
     store = parents.get(assign)
+    if carrier == "self":
+        return _self_route(rule, module, store, target, plan)
     launcher = _top_level_function(parents, store)
-    if launcher is None or carrier == "self":
+    if launcher is None:
         return "it is stored in a method, a nested function or at module level, which are not followed"
     if not isinstance(store, cst.SimpleStatementLine) or len(store.body) != 1:
         return "it is not stored by a statement of its own"
@@ -132,8 +134,14 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
 def initialized_before(rule: Any, route: CarrierRoute, inits: List[Any]) -> Optional[str]:
     """Why the GradScaler would not be on the carrier when the sites run (None: it is): the
     training initialize (``inits``, where it is created) must be in the launcher, before
-    the store (the calls that hand the carrier come after the store)."""
-    if inits and all(i.func is route.launcher and rule.line_of(i.call) < rule.line_of(route.store) for i in inits):
+    the store (the calls that hand the carrier come after the store); on ``self``, through
+    the stored attribute in ``__init__`` after the store (the other methods run later)."""
+    stored = rule.line_of(route.store)
+    if route.carrier == "self":
+        if inits and all(i.func is route.launcher and rule.line_of(i.call) > stored for i in inits):
+            return None
+        return "amp.initialize does not run in __init__() after apex.amp is stored on self"
+    if inits and all(i.func is route.launcher and rule.line_of(i.call) < stored for i in inits):
         return None
     return f"amp.initialize does not run in {route.launcher.name.value}() before apex.amp is stored on {route.carrier}"
 
@@ -175,6 +183,85 @@ def _use(rule: Any, node: cst.Attribute, route: CarrierRoute, functions: Dict[st
         return f"{func.name.value}() reads apex.amp through two parameters"
     route.uses.append((member, member.attr.value))
     return ""
+
+
+def _self_route(
+    rule: Any, module: cst.Module, store: Any, target: cst.Attribute, plan: Any
+) -> Union[CarrierRoute, str]:
+    """``self.amp = amp`` in ``__init__``, every read of ``.amp`` in the repository being
+    ``self.amp.<member>(...)`` in a method of that class (``self.amp.initialize`` in
+    ``__init__`` after the store): the reads are apex.amp's, and the class keeps the
+    GradScaler on ``self`` as for ``amp.<member>`` (the store goes).  ``__init__`` calls no
+    method and hands ``self`` to nothing after the store, so no site runs before the
+    GradScaler exists."""
+    from ._amp_sites import class_of_method  # (a cycle at import time)
+
+    parents = rule.parents
+    attribute = target.attr.value
+    method = _enclosing_function(parents, store)
+    owner = class_of_method(parents, method) if method is not None else None
+    if method is None or owner is None or method.name.value != "__init__":
+        return (
+            "it is stored in a method other than __init__, a nested function or at module level, "
+            "which are not followed"
+        )
+    if not isinstance(store, cst.SimpleStatementLine) or len(store.body) != 1:
+        return "it is not stored by a statement of its own"
+    facts = getattr(plan, "carrier", None)
+    if facts is None:
+        return "the repository around this file was not indexed"
+    if facts.read_elsewhere:
+        return f"an attribute named {attribute} is also read in {facts.read_elsewhere[0]}"
+    route = CarrierRoute(store, method, "self", attribute, "")
+    stored_line = rule.line_of(store)
+    for node in walk(module):
+        if isinstance(node, cst.Call) and code_of(node.func) in ATTRIBUTE_READERS:
+            return f"{code_of(node.func)}() reads attributes by name in this file"
+        if not (isinstance(node, cst.Attribute) and node.attr.value == attribute and node is not target):
+            continue
+        if isinstance(node.value, cst.Name) and node.value.value in _imported_names(module):
+            continue  # apex.amp, torch.amp: a module's member
+        member, call = parents.get(node), parents.get(parents.get(node))
+        func = _enclosing_function(parents, node)
+        allowed = CARRIED_MEMBERS | {"initialize"} if func is method else CARRIED_MEMBERS
+        if not (
+            isinstance(node.value, cst.Name)
+            and node.value.value == "self"
+            and isinstance(member, cst.Attribute)
+            and member.attr.value in allowed
+            and isinstance(call, cst.Call)
+            and call.func is member
+            and func is not None
+            and class_of_method(parents, func) is owner
+            and not _rebinds(rule, func, "self", 0)
+        ):
+            return (
+                f"{code_of(node)} is read here other than as self.{attribute}.<member>() "
+                f"in a method of {owner.name.value}"
+            )
+        if func is method and rule.line_of(node) < stored_line:
+            return f"{code_of(node)} is read in __init__() before apex.amp is stored on self"
+        route.uses.append((member, member.attr.value))
+    for node in walk(method):
+        if rule.line_of(node) <= stored_line or not isinstance(node, (cst.Call, cst.Arg)):
+            continue
+        if isinstance(node, cst.Arg) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            return "__init__() hands self on after apex.amp is stored on it"
+        head = node.func if isinstance(node, cst.Call) else None
+        while isinstance(head, cst.Attribute):
+            if isinstance(head.value, cst.Name) and head.value.value == "self" and head.attr.value != attribute:
+                return f"__init__() calls {code_of(node.func)}() after apex.amp is stored on self"
+            head = head.value
+        if isinstance(head, cst.Call) and code_of(head.func) == "super":
+            return "__init__() calls the base class after apex.amp is stored on self"
+    return route
+
+
+def _enclosing_function(parents: Any, node: Any) -> Optional[cst.FunctionDef]:
+    cur = parents.get(node)
+    while cur is not None and not isinstance(cur, cst.FunctionDef):
+        cur = parents.get(cur)
+    return cur
 
 
 def _callers_hand_carrier(rule: Any, func: cst.FunctionDef, index: int, param: str, route: CarrierRoute,

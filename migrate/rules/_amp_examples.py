@@ -1523,9 +1523,8 @@ from apexcompat import amp
 class Engine:
     def __init__(self, model, optimizer):
         # TODO(apexcompat): apex.amp is stored as self.amp here; its uses through that attribute
-        #   cannot be followed (it is stored in a method, a nested function or at module level,
-        #   which are not followed); this file keeps apex.amp semantics through apexcompat.amp,
-        #   migrate it by hand
+        #   cannot be followed (the repository around this file was not indexed); this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
         self.amp = amp
         # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled through
         #   self.amp, not followed; this file keeps apex.amp semantics through apexcompat.amp,
@@ -3253,6 +3252,65 @@ for x, y in loader:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # the launcher imports apex.amp inside main() and initializes there; the loss is scaled
+        # in step(), which reads a global amp that does not exist: no GradScaler can reach that
+        # line, and the reason at the initialize says so (not "scaled elsewhere")
+        "initialize-beside-an-unbound-scale-loss-names-it",
+        before="""\
+import torch
+
+
+def step(model, optimizer, x, y, fp16):
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    optimizer.zero_grad()
+    if fp16:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+
+
+def main(args, model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in batches:
+        step(model, optimizer, x, y, args.fp16)
+""",
+        after="""\
+import torch
+
+
+def step(model, optimizer, x, y, fp16):
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    optimizer.zero_grad()
+    if fp16:
+        # TODO(apexcompat): amp.scale_loss: the name amp is bound only inside main() (its
+        #   apex.amp import), so this line raises NameError when it runs, in the original too;
+        #   import apex.amp where it is used (or keep it on self) before migrating
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+
+
+def main(args, model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        from apexcompat import amp
+        # TODO(apexcompat): the amp.scale_loss of this file (in step()) reads a name amp that is
+        #   not bound there, so it raises NameError, in the original too (APX234): fix that
+        #   first; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in batches:
+        step(model, optimizer, x, y, args.fp16)
+""",
+        codes=("APX102", "APX220", "APX234"),
+    ),
+    Example(
         # apex.amp imported inside __init__ only: step() reads a name that is not bound there,
         # a NameError in the original as in the output; the finding says so where it fails
         "amp-unbound-where-it-is-used",
@@ -4237,6 +4295,213 @@ class GanTrainer:
         self.scaler.update()
 """,
         codes=("APX101", "APX201", "APX209", "APX245", "APX301", "APX311"),
+    ),
+    Example(
+        # a second initialize, for a frozen target network that only runs under no_grad, sits in
+        # a branch nested inside the first one's: whenever it runs the first ran before it, so
+        # the one GradScaler created for the first serves both, as apex's last loss scaler did
+        # (APX245); nothing is scaled between the two
+        "second-initialize-in-a-nested-branch-shares-the-scaler",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(args, online, target, batches):
+    optimizer = torch.optim.SGD(online.parameters(), lr=0.1)
+    if args.fp16:
+        online, optimizer = amp.initialize(online, optimizer, opt_level=args.opt_level)
+        if args.with_target:
+            frozen = torch.optim.SGD(target.parameters(), lr=0.0)
+            target, frozen = amp.initialize(target, frozen, opt_level=args.opt_level)
+    for x in batches:
+        prediction = online(x)
+        with torch.no_grad():
+            goal = target(x)
+        loss = torch.nn.functional.mse_loss(prediction, goal)
+        optimizer.zero_grad()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def main(args, online, target, batches):
+    optimizer = torch.optim.SGD(online.parameters(), lr=0.1)
+    if args.fp16:
+        if args.with_target:
+            frozen = torch.optim.SGD(target.parameters(), lr=0.0)
+    use_amp = bool(args.fp16 and args.opt_level != "O0")
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            prediction = online(x)
+            with torch.no_grad():
+                goal = target(x)
+            loss = torch.nn.functional.mse_loss(prediction, goal)
+        optimizer.zero_grad()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX245", "APX301", "APX311"),
+    ),
+    Example(
+        # the loss is computed afresh on every branch of an if/else after the forward pass (a
+        # weighted sum over the heads in a loop, or one term): it comes from that if on every
+        # path, so the autocast region runs from the model call through it
+        "loss-set-on-every-branch-of-an-if-after-the-forward-pass",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, head_weights=None):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in batches:
+        optimizer.zero_grad()
+        outputs = model(x)
+        if head_weights is not None:
+            loss = 0
+            for out, weight in zip(outputs, head_weights):
+                loss += weight * torch.nn.functional.cross_entropy(out, y)
+        else:
+            loss = torch.nn.functional.cross_entropy(outputs, y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches, head_weights=None):
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            outputs = model(x)
+            if head_weights is not None:
+                loss = 0
+                for out, weight in zip(outputs, head_weights):
+                    loss += weight * torch.nn.functional.cross_entropy(out, y)
+            else:
+                loss = torch.nn.functional.cross_entropy(outputs, y)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # an extra loss term under an ``if`` that draws its batch from a second iterator, started
+        # again when it runs dry (``try: next(it)`` / ``except StopIteration:``): a try whose body
+        # and handlers are simple statements rides inside the autocast region with the forward
+        # passes around it; it catches what it caught before
+        "plain-try-in-the-forward-pass-rides-in-the-autocast",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, extra_loader, args):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    extra = iter(extra_loader)
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        if args.consistency:
+            try:
+                x2 = next(extra)
+            except StopIteration:
+                extra = iter(extra_loader)
+                x2 = next(extra)
+            a, b = model(x2), model(x2.flip(-1))
+            loss += args.weight * torch.nn.functional.mse_loss(a, b)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, loader, extra_loader, args):
+    scaler = torch.amp.GradScaler("cuda")
+    extra = iter(extra_loader)
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            if args.consistency:
+                try:
+                    x2 = next(extra)
+                except StopIteration:
+                    extra = iter(extra_loader)
+                    x2 = next(extra)
+                a, b = model(x2), model(x2.flip(-1))
+                loss += args.weight * torch.nn.functional.mse_loss(a, b)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the other way round, the first initialize nested and a later one on an outer path:
+        # the later one runs where the first (and a GradScaler made there) did not, so no one
+        # GradScaler is proven to exist wherever it is used; the file keeps apex.amp
+        "later-initialize-outside-the-first-ones-branch-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(args, online, target, batches):
+    optimizer = torch.optim.SGD(online.parameters(), lr=0.1)
+    if args.fp16:
+        if args.with_target:
+            frozen = torch.optim.SGD(target.parameters(), lr=0.0)
+            target, frozen = amp.initialize(target, frozen, opt_level="O1")
+        online, optimizer = amp.initialize(online, optimizer, opt_level="O1")
+    for x in batches:
+        loss = torch.nn.functional.mse_loss(online(x), target(x).detach())
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def main(args, online, target, batches):
+    optimizer = torch.optim.SGD(online.parameters(), lr=0.1)
+    if args.fp16:
+        if args.with_target:
+            frozen = torch.optim.SGD(target.parameters(), lr=0.0)
+            target, frozen = amp.initialize(target, frozen, opt_level="O1")
+        # TODO(apexcompat): amp.initialize is called for training more than once; one GradScaler
+        #   cannot follow both; this file keeps apex.amp semantics through apexcompat.amp,
+        #   migrate it by hand
+        online, optimizer = amp.initialize(online, optimizer, opt_level="O1")
+    for x in batches:
+        loss = torch.nn.functional.mse_loss(online(x), target(x).detach())
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        codes=("APX102", "APX220"),
     ),
     Example(
         # the scaled method is handed what the module's own forward() returns (a training script

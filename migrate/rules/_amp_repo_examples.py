@@ -601,6 +601,183 @@ def amp_initialize(models, optimizers, options):
         codes=("APX102", "APX220", "APX403"),
     ),
     Example(
+        # the same class, but another file reads an attribute named amp (the object it builds
+        # may carry apex.amp there): the reads cannot all be proven apex.amp's, so the class
+        # keeps it through the shim, with that reason
+        "amp-kept-on-self-read-in-another-file-keeps-the-shim",
+        before="""\
+# file: src/models.py
+import torch
+
+
+class Classifier:
+    def __init__(self, net, params):
+        self.net = net.cuda()
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=params["lr"])
+        self.use_amp = "amp" in params
+        if self.use_amp:
+            from apex import amp
+            self.amp = amp
+            self.net, self.optimizer = self.amp.initialize(
+                self.net, self.optimizer, opt_level=params["amp"]["opt_level"]
+            )
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(self.net(x), y)
+        if self.use_amp:
+            with self.amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.optimizer.step()
+        return loss.item()
+# file: train.py
+from src.models import Classifier
+
+
+def main(net, batches):
+    model = Classifier(net, {"lr": 1e-3, "amp": {"opt_level": "O1"}})
+    for x, y in batches:
+        model.train_step(x, y)
+    return model.amp.state_dict()
+
+
+if __name__ == "__main__":
+    main(None, [])
+""",
+        after="""\
+# file: src/models.py
+import torch
+
+
+class Classifier:
+    def __init__(self, net, params):
+        self.net = net.cuda()
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=params["lr"])
+        self.use_amp = "amp" in params
+        if self.use_amp:
+            from apexcompat import amp
+            # TODO(apexcompat): apex.amp is stored as self.amp here; its uses through that attribute
+            #   cannot be followed (an attribute named amp is also read in train.py); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            self.amp = amp
+            self.net, self.optimizer = self.amp.initialize(
+                self.net, self.optimizer, opt_level=params["amp"]["opt_level"]
+            )
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(self.net(x), y)
+        if self.use_amp:
+            with self.amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.optimizer.step()
+        return loss.item()
+# file: train.py
+from src.models import Classifier
+
+
+def main(net, batches):
+    model = Classifier(net, {"lr": 1e-3, "amp": {"opt_level": "O1"}})
+    for x, y in batches:
+        model.train_step(x, y)
+    return model.amp.state_dict()
+
+
+if __name__ == "__main__":
+    main(None, [])
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # apex.amp kept on self in __init__ (imported there, under the switch) and read only as
+        # self.amp.initialize there and self.amp.scale_loss in another method of the class, no
+        # other file reading an attribute of that name: the reads are apex.amp's, so the class
+        # keeps its GradScaler on self as for amp.<member> and the store goes (APX237)
+        "amp-kept-on-self-in-init-read-by-its-methods",
+        before="""\
+# file: src/models.py
+import torch
+
+
+class Classifier:
+    def __init__(self, net, params):
+        self.net = net.cuda()
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=params["lr"])
+        self.use_amp = "amp" in params
+        if self.use_amp:
+            from apex import amp
+            self.amp = amp
+            self.net, self.optimizer = self.amp.initialize(
+                self.net, self.optimizer, opt_level=params["amp"]["opt_level"]
+            )
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(self.net(x), y)
+        if self.use_amp:
+            with self.amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.optimizer.step()
+        return loss.item()
+# file: train.py
+from src.models import Classifier
+
+
+def main(net, batches):
+    model = Classifier(net, {"lr": 1e-3, "amp": {"opt_level": "O1"}})
+    for x, y in batches:
+        model.train_step(x, y)
+
+
+if __name__ == "__main__":
+    main(None, [])
+""",
+        after="""\
+# file: src/models.py
+import torch
+
+
+class Classifier:
+    def __init__(self, net, params):
+        self.net = net.cuda()
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=params["lr"])
+        self.use_amp = "amp" in params
+        amp_enabled = bool(self.use_amp and params["amp"]["opt_level"] != "O0")
+        self.scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.cross_entropy(self.net(x), y)
+        if self.use_amp:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return loss.item()
+# file: train.py
+from src.models import Classifier
+
+
+def main(net, batches):
+    model = Classifier(net, {"lr": 1e-3, "amp": {"opt_level": "O1"}})
+    for x, y in batches:
+        model.train_step(x, y)
+
+
+if __name__ == "__main__":
+    main(None, [])
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311"),
+    ),
+    Example(
         # a function of another module that scales the loss, handed to a runner as
         # ``module.function`` (SimpleCV's ``override_backward(default_backward.amp_backward)``):
         # the launcher's initialize reaches that amp.scale_loss, so both keep apex.amp (before, the

@@ -30,6 +30,7 @@ from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
+from ._amp_unbound import unbound_amp_uses
 from ._edits import code_of
 from ._namespace_gate import statements_naming
 from ._tree import module_code, walk, walk_of
@@ -200,6 +201,8 @@ class AmpFile:
     alternatives: bool = False
     #: ``model.amp`` of ``model.amp = amp``: apex.amp kept on an object (its uses not followed)
     stored_as: str = ""
+    #: where this file's ``amp.scale_loss`` reads an ``amp`` bound in no scope it can see (APX234)
+    unbound_scales: List[str] = field(default_factory=list)
     #: why the carrier route of a launcher that hands its carrier to a step function of
     #: another file is not proven ("": proven, or no such launcher)
     lending_refused: str = ""
@@ -666,6 +669,11 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         info.scaler_name = next((n for n in SCALERS_NAMES if n not in used), "amp_grad_scalers")
     if info.plan is not None:
         _planned_sites(rule, module, info)
+    info.unbound_scales = [
+        _where(enclosing_function(parents, use))
+        for use, _message in unbound_amp_uses(rule, module)
+        if use.attr.value == "scale_loss"
+    ]
     _check_layout(rule, info)
     if not info.scaler_in_branch and not (info.plan is not None and info.plan.refusal):
         # no native place for a scaler under a run-once guard
@@ -1391,6 +1399,12 @@ def _unscaled_refusal(init: InitSite, info: AmpFile) -> Optional[str]:
     return None
 
 
+def _where(func: Optional[cst.FunctionDef]) -> str:
+    """``in train()``, or ``at module level``: where a site stands, for a reason (a line
+    number would move with the TODOs written above it)."""
+    return f"in {func.name.value}()" if func is not None else "at module level"
+
+
 def _check_layout(rule, info: AmpFile) -> None:
     """Decide the scaler's home and how it reaches every site; record blockers."""
     parents = rule.parents
@@ -1443,6 +1457,9 @@ def _check_layout(rule, info: AmpFile) -> None:
         if note == elsewhere and info.refused_scales:
             note = (f"the amp.scale_loss of this file ({info.refused_scales[0]}) has no native rewrite "
                     "(the finding there says why)")
+        if note == elsewhere and info.unbound_scales:
+            note = (f"the amp.scale_loss of this file ({info.unbound_scales[0]}) reads a name amp that is not "
+                    "bound there, so it raises NameError, in the original too (APX234): fix that first")
         if note == elsewhere and info.stored_as:
             note = f"no amp.scale_loss in this file: the losses are scaled through {info.stored_as}, not followed"
             if info.lending_refused:
@@ -1608,10 +1625,15 @@ def _in_sequence(rule, inits: List[InitSite], info: AmpFile) -> bool:
 
 def _not_in_sequence(rule, inits: List[InitSite]) -> str:
     """Why initializes of one function are not one after the other with the same options
-    (then one GradScaler after the last is apex's: each initialize replaced all loss scalers,
-    so the last one's scaled every loss); "" when they are."""
+    (then the one GradScaler the first creates is apex's: each initialize replaced all loss
+    scalers, so the last one's scaled every loss); "" when they are.  A later one may sit in
+    a branch nested inside the first one's (``if args.moco:`` under ``if args.amp:``): the
+    first, and its GradScaler, ran on every path that reaches it."""
     paths = [_branches_around(rule.parents, init.stmt) for init in inits]
-    if any(p is None for p in paths) or any(p != paths[0] for p in paths):
+    first_path = paths[0]
+    if first_path is None or any(
+        p is None or any(p.get(chain) != branch for chain, branch in first_path.items()) for p in paths
+    ):
         return "amp.initialize is called for training more than once, not one after the other on one path"
 
     def options(init: InitSite) -> List[str]:

@@ -14,12 +14,13 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import (
     GlobalScope,
     ImportAssignment,
+    QualifiedName,
     QualifiedNameSource,
     ScopeProvider,
 )
 
 from ._edits import code_of
-from ._tree import module_code
+from ._tree import module_code, walk
 from ._unused_import_schedule import schedule_unused_imports_of
 from ._namespace_gate import Gate, stub_skipped
 from ._metadata import ParentProvider, QualifiedNameProvider
@@ -220,7 +221,9 @@ class NeighbourRule(Rule):
             return set()
         names = self.get_metadata(QualifiedNameProvider, node, set())
         if any(q.source is QualifiedNameSource.LOCAL for q in names):
-            return set()
+            if not self._removed_import_with_none_fallback(node, names):
+                return set()
+            names = {q for q in names if q.source is not QualifiedNameSource.LOCAL}
         found = {q.name for q in names if q.source is QualifiedNameSource.IMPORT}
         if len(found) > 1:
             # ``try: from apex... import X / except ImportError: from torch... import X``:
@@ -229,6 +232,60 @@ class NeighbourRule(Rule):
         if not found and isinstance(node, cst.Name) and node.value in self._star_names and self._is_load(node):
             found = {self._star_names[node.value]}
         return found
+
+    def _removed_import_with_none_fallback(self, node: cst.CSTNode, names: Set[QualifiedName]) -> bool:
+        """``try: from apex.parallel import DistributedDataParallel as DDP`` / ``except
+        ImportError: DDP = None``: the name's only local definitions are such ``= None``
+        fallbacks of a module the 2025 removal deleted.  The apex run always took the import
+        (without apex the fallback makes every use fail); the torch equivalent is always there,
+        so the name resolves to the import and the fallback goes with the guard."""
+        from .imports import is_removed_module
+
+        imported = [q.name for q in names if q.source is QualifiedNameSource.IMPORT]
+        if not isinstance(node, cst.Name) or not imported or not all(is_removed_module(n) for n in imported):
+            return False
+        scope = self.get_metadata(ScopeProvider, node, None)
+        if scope is None:
+            return False
+        for assignment in scope[node.value]:
+            if any(not self._uses_the_class(access.node) for access in assignment.references):
+                return False
+            if isinstance(assignment, ImportAssignment):
+                continue
+            if not self._none_in_import_error_handler(getattr(assignment, "node", None)):
+                return False
+        return True
+
+    def _uses_the_class(self, name: cst.CSTNode) -> bool:
+        """``DDP(model)``, ``isinstance(m, DDP)``, ``(nn.DataParallel, DDP)``: a read that uses
+        the class itself, never one that tests it against the ``None`` fallback (``DDP is
+        None``, ``if DDP:``): those keep the guard for a person."""
+        parent = self.parent(name)
+        if isinstance(parent, cst.Call) and parent.func is name:
+            return True
+        return isinstance(parent, (cst.Arg, cst.Element))
+
+    def _none_in_import_error_handler(self, target: Optional[cst.CSTNode]) -> bool:
+        """``target`` is the name of ``NAME = None`` standing in an ``except ImportError:``
+        (or ``ModuleNotFoundError``) handler of a ``try`` that imports it."""
+        assign = self.parent(self.parent(target))
+        if not isinstance(target, cst.Name) or not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return False
+        if not (isinstance(assign.value, cst.Name) and assign.value.value == "None"):
+            return False
+        handler = self.parent(self.parent(self.parent(assign)))
+        if not isinstance(handler, cst.ExceptHandler) or handler.type is None:
+            return False
+        caught = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+        kinds = {code_of(e.value if isinstance(e, cst.Element) else e) for e in caught}
+        if not kinds <= {"ImportError", "ModuleNotFoundError"}:
+            return False
+        owner = self.parent(handler)
+        return isinstance(owner, cst.Try) and any(
+            isinstance(sub, cst.ImportAlias) and code_of(sub.asname.name if sub.asname else sub.name) == target.value
+            for stmt in owner.body.body
+            for sub in walk(stmt)
+        )
 
     def resolve_one(self, node: cst.CSTNode, table: Dict[str, object]) -> Optional[str]:
         """The one key of ``table`` that ``node`` refers to, if any."""

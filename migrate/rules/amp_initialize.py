@@ -520,6 +520,16 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 fixed=True,
                 severity="info",
             )
+        if route is not None and route.carrier == "self" and site.func is route.launcher:
+            # (the scale_loss rule drops the store once it has rewritten the reads)
+            self.report(
+                route.store,
+                "APX237",
+                f"apex.amp kept on self.{route.attribute}: the methods of this class read it only to scale, "
+                f"so {target} holds the GradScaler instead",
+                fixed=True,
+                severity="info",
+            )
         what = "amp.init()" if site.old_api else "amp.initialize"
         self.report(
             call,

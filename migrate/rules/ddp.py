@@ -136,12 +136,18 @@ class DistributedDataParallelRule(NeighbourRule):
     def _ddp(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
         bound = bind_args(call, DDP_PARAMS)
         if bound is None or "module" not in bound or not set(bound) <= set(DDP_PARAMS):
+            unknown = sorted(set(bound or ()) - set(DDP_PARAMS))
+            why = (
+                f"{', '.join(unknown)} {'is no argument' if len(unknown) == 1 else 'are no arguments'} of apex's "
+                "DistributedDataParallel: this call raises TypeError under apex too"
+                if unknown
+                else "its arguments could not be read"
+            )
             self.todo(
                 original,
                 "APX603",
                 "replace apex.parallel.DistributedDataParallel with torch.nn.parallel.DistributedDataParallel"
-                "(module, device_ids=[local_rank], output_device=local_rank, broadcast_buffers=False); "
-                "its arguments could not be read",
+                f"(module, device_ids=[local_rank], output_device=local_rank, broadcast_buffers=False); {why}",
             )
             return None
         args: List[cst.Arg] = [bound["module"].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)]
@@ -321,6 +327,64 @@ class DistributedDataParallelRule(NeighbourRule):
         )
 
     EXAMPLES = [
+        Example(
+            # apex's DDP behind an import guard whose fallback is None: the apex run always took
+            # the import, and every read here uses the class (a call, isinstance), none tests it
+            # against None; torch's DDP is always there, so the uses are rewritten and the guard
+            # goes (a read that tests for None keeps the guard: removed-module-none-fallback-reported)
+            "guarded-ddp-with-a-none-fallback",
+            """\
+import torch
+
+try:
+    from apex.parallel import DistributedDataParallel as DDP
+except ImportError:
+    DDP = None
+
+
+class Runner:
+    def __init__(self, net, local_rank):
+        self.local_rank = local_rank
+        torch.cuda.set_device(local_rank)
+        self.net = DDP(net.cuda())
+
+    def bare(self):
+        return self.net.module if isinstance(self.net, DDP) else self.net
+""",
+            """\
+import torch
+
+
+class Runner:
+    def __init__(self, net, local_rank):
+        self.local_rank = local_rank
+        torch.cuda.set_device(local_rank)
+        self.net = torch.nn.parallel.DistributedDataParallel(
+            net.cuda(),
+            device_ids=[local_rank],
+            output_device=local_rank,
+            broadcast_buffers=False,
+        )
+
+    def bare(self):
+        return self.net.module if isinstance(self.net, torch.nn.parallel.DistributedDataParallel) else self.net
+""",
+            ("APX101", "APX103", "APX601"),
+        ),
+        Example(
+            # torch's device_ids handed to apex's DDP, which has no such parameter: the call
+            # fails under apex already, so it is left for a person and the finding says why
+            "ddp-given-a-keyword-apex-never-took",
+            "from apex.parallel import DistributedDataParallel\n\n\ndef wrap(model, rank):\n"
+            "    return DistributedDataParallel(model, device_ids=[rank])\n",
+            "from apex.parallel import DistributedDataParallel\n\n\ndef wrap(model, rank):\n"
+            "    # TODO(apexcompat): replace apex.parallel.DistributedDataParallel with "
+            "torch.nn.parallel.DistributedDataParallel(module, device_ids=[local_rank], output_device=local_rank, "
+            "broadcast_buffers=False); device_ids is no argument of apex's DistributedDataParallel: this call "
+            "raises TypeError under apex too\n"
+            "    return DistributedDataParallel(model, device_ids=[rank])\n",
+            ("APX603",),
+        ),
         Example(
             "ddp-with-args-local-rank",
             "import torch\nfrom apex.parallel import DistributedDataParallel as DDP\n\n\n"

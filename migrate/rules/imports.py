@@ -56,7 +56,8 @@ def _is_apex(name: Optional[str]) -> bool:
 _REMOVED = ("apex.parallel", "apex.fp16_utils", "apex.RNN")
 
 
-def _is_removed_module(name: str) -> bool:
+def is_removed_module(name: str) -> bool:
+    """``name`` lies in a module apex's 2025 removal deleted (not apex.amp)."""
     return any(name == m or name.startswith(m + ".") for m in _REMOVED)
 
 
@@ -497,7 +498,7 @@ class ImportsRule(AmpRule):
         ImportError: ApexDDP = None``: the module was removed from apex, so once the project
         runs without (an old) apex the ``except`` branch always wins, and the other rules do
         not touch a name the file also assigns.  Not silent: a TODO at the import."""
-        if not _is_removed_module(target):
+        if not is_removed_module(target):
             return
         block = self.parents.get(stmt)
         owner = self.parents.get(block) if block is not None else None
