@@ -27,11 +27,10 @@ def _expected(group_size: int, world_size: int, rank: int):
     return blocks, blocks[rank // group_size]
 
 
-@pytest.mark.parametrize("world_size", [1, 2, 4, 8])
-@pytest.mark.parametrize("group_size", [0, 1, 2, 4, 8])
+@pytest.mark.parametrize(
+    "world_size, group_size", [(w, g) for w in (1, 2, 4, 8) for g in (0, 1, 2, 4, 8) if g <= w]
+)
 def test_every_rank_creates_every_block_and_keeps_its_own(world_size, group_size):
-    if group_size > world_size:
-        pytest.skip("apex refused a group larger than the world")
     helper = _helper()
     for rank in range(world_size):
         created = []
