@@ -1667,10 +1667,9 @@ import torch
 
 
 def train(model, optimizer, batches, args):
-    # TODO(apexcompat): loss_scale=args.loss_scale is chosen at run time; the GradScaler is
-    #   dynamic. If it is a number, pass init_scale=<it>, growth_interval=10**9 to the
-    #   GradScaler
-    scaler = torch.amp.GradScaler("cuda")
+    amp_loss_scale = args.loss_scale
+    amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
+    scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16):
             loss = model(x).sum()
@@ -1678,7 +1677,91 @@ def train(model, optimizer, batches, args):
         scaler.step(optimizer)
         scaler.update()
 """,
-        codes=("APX101", "APX201", "APX202", "APX205", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the GradScaler goes after the if; the value is the parameter's, never rebound
+        "loss-scale-chosen-from-a-parameter-read-after-the-if",
+        before="""\
+from apex import amp
+
+
+def setup(model, optimizer, loss_scale, use_fp16):
+    if use_fp16:
+        model, optimizer = amp.initialize(
+            model, optimizer, opt_level="O2", loss_scale="dynamic" if loss_scale == 0 else loss_scale
+        )
+    return model, optimizer
+
+
+def train(model, optimizer, batches, loss_scale, use_fp16):
+    model, optimizer = setup(model, optimizer, loss_scale, use_fp16)
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def setup(model, optimizer, loss_scale, use_fp16):
+    use_amp = bool(use_fp16)
+    amp_loss_scale = ("dynamic" if loss_scale == 0 else loss_scale) if use_fp16 else "dynamic"
+    amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
+    scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    return model, optimizer, scaler
+
+
+def train(model, optimizer, batches, loss_scale, use_fp16):
+    model, optimizer, scaler = setup(model, optimizer, loss_scale, use_fp16)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX217", "APX301", "APX311"),
+    ),
+    Example(
+        # the value may change between the initialize and the GradScaler after the if
+        "loss-scale-rebound-after-the-initialize-reported",
+        before="""\
+from apex import amp
+
+
+def train(model, optimizer, batches, loss_scale, use_fp16):
+    if use_fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1", loss_scale=loss_scale)
+        loss_scale = None
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches, loss_scale, use_fp16):
+    if use_fp16:
+        loss_scale = None
+    use_amp = bool(use_fp16)
+    # TODO(apexcompat): loss_scale=loss_scale is chosen at run time; the GradScaler is
+    #   dynamic. If it is a number, pass init_scale=<it>, growth_interval=10**9 to the
+    #   GradScaler
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX205", "APX209", "APX301", "APX311"),
     ),
     Example(
         "forward-pass-in-a-helper",

@@ -62,6 +62,7 @@ from ._amp_unbound import UNBOUND_TODO, unbound_amp_uses
 from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_context_var import LIBRARY_CHECKPOINT_TODO, LIBRARY_WRAPPERS, library_checkpoint_todo
 from ._bool_switch import as_bool, scope_at
+from ._run_time_loss_scale import run_time_scale_lines
 
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
 # positions of initialize's parameters (apex signature)
@@ -172,7 +173,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "APX202": "O2/O3: fp16 model weights and fp32 master weights become fp32 weights under float16 autocast",
         "APX203": "an initialize option with no native counterpart was dropped",
         "APX204": "static loss_scale: GradScaler starts there, never grows, but still skips steps with inf/nan grads",
-        "APX205": "loss_scale is chosen at run time: set init_scale/growth_interval by hand if it is a number",
+        "APX205": "loss_scale is chosen at run time and cannot be read where the GradScaler is created (or the "
+        "opt level is not a literal O1/O2): set init_scale/growth_interval by hand if it is a number",
         "APX206": "inference-only initialize (no optimizers): the model is cast or autocast must be added by hand",
         "APX207": "the scaler is passed to a same-file function as a new parameter",
         "APX208": "amp._amp_state loss-scaler settings became GradScaler arguments, or updates of the "
@@ -473,7 +475,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             self.switches[site] = f"{info.loss_scaler(target, 0)}.is_enabled()"
 
         self.scaler_todos: List[str] = []
-        kwargs = self._scaler_options(site, table, level, level_node)
+        self.scale_lines: List[str] = []
+        kwargs = self._scaler_options(site, table, level, level_node, parts or [])
+        new.extend(statement(line) for line in self.scale_lines)
         if switch is not None:
             kwargs.append(f"enabled={switch}")
         for need in self._settings_after(site, info):
@@ -866,7 +870,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                     return True
         return False
 
-    def _scaler_options(self, site: InitSite, table, level, level_node) -> List[str]:
+    def _scaler_options(self, site: InitSite, table, level, level_node, guards=()) -> List[str]:
         call = site.call
         kwargs: List[str] = []
         if site.options is not None:
@@ -882,7 +886,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             )
         elif loss_scale is not None and string_value(loss_scale) != "dynamic":
             number = _literal_number(loss_scale)
-            if number is None:
+            run_time = None if number is not None else self._run_time_scale(site, loss_scale, level, guards)
+            if run_time is not None:
+                kwargs += run_time
+            elif number is None:
                 message = (
                     f"loss_scale={code_of(loss_scale)} is chosen at run time; the GradScaler is dynamic. "
                     f"If it is a number, pass init_scale=<it>, growth_interval={NO_GROWTH} to the GradScaler"
@@ -966,6 +973,28 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
                 fixed=True,
                 severity="info",
             )
+        return kwargs
+
+    def _run_time_scale(self, site: InitSite, loss_scale: Any, level, guards) -> Optional[List[str]]:
+        """The GradScaler options read from a run-time ``loss_scale`` (see
+        ``_run_time_loss_scale``); the lines that compute them go before it.  None: APX205."""
+        _, value_name, scale, growth = self.info.option_locals
+        in_place = site.anchor is site.stmt or bool(self.info.alternatives) and site in self.info.training_inits
+        names = (value_name, scale, growth)
+        found = run_time_scale_lines(self.parents, site, loss_scale, level, guards, names, in_place)
+        if found is None:
+            return None
+        lines, kwargs = found
+        self.scale_lines.extend(lines)
+        self.report(
+            loss_scale,
+            "APX204",
+            f"loss_scale={code_of(loss_scale)} is read at run time, as apex read it: \"dynamic\" (or None) "
+            "keeps the dynamic GradScaler, a number makes it static (it starts there and never grows), but unlike "
+            "apex it skips a step whose grads hold inf/nan and halves the scale; check that this is acceptable",
+            fixed=True,
+            severity="warning",
+        )
         return kwargs
 
     def _mapping_scaler_options(self, site: InitSite) -> List[str]:

@@ -1,15 +1,21 @@
 """APX61x: apex's synchronized batch norm (removed with apex.parallel) -> torch.nn.SyncBatchNorm:
 ``convert_syncbn_model`` -> ``SyncBatchNorm.convert_sync_batchnorm``, the class itself 1:1,
-apex-only options (``channel_last``, ``fuse_relu``) and ``create_syncbn_process_group`` as TODOs."""
+apex-only options (``channel_last``, ``fuse_relu``) as TODOs, and ``create_syncbn_process_group``
+-> a small helper written once into the file that builds the same groups with
+``torch.distributed.new_group``."""
 
 from __future__ import annotations
 
 from typing import List, Optional
 
 import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import ScopeProvider
 
+from ._edits import statement
 from ._neighbour_base import NeighbourRule, as_keyword, bind_args, literal_value
 from .base import Example
+from .checkpoints import helper_anchor
 
 CONVERT = {"apex.parallel.convert_syncbn_model", "apex.parallel.sync_batchnorm.convert_syncbn_model"}
 SYNC_BN = {
@@ -37,6 +43,24 @@ CHANNEL_LAST_TODO = (
 FUSE_RELU_TODO = (
     "apex fused a ReLU into this SyncBatchNorm (fuse_relu=True): apply torch.nn.functional.relu to its output"
 )
+GROUP_HELPER_NAME = "syncbn_process_group"
+GROUP_HELPER = '''def syncbn_process_group(group_size):
+    """What apex.parallel.create_syncbn_process_group returned: None for 0 (the whole world),
+    else this rank's group among the blocks of group_size consecutive ranks (every rank
+    creates every block's group, as torch.distributed.new_group requires)."""
+    if group_size == 0:
+        return None
+    world_size = torch.distributed.get_world_size()
+    if group_size > world_size or world_size % group_size:
+        raise ValueError(f"group_size {group_size} does not divide the world size {world_size}")
+    rank = torch.distributed.get_rank()
+    own = None
+    for first in range(0, world_size, group_size):
+        group = torch.distributed.new_group(ranks=list(range(first, first + group_size)))
+        if first <= rank < first + group_size:
+            own = group
+    return own
+'''
 GROUP_TODO = (
     "apex.parallel.create_syncbn_process_group was removed: build the group with "
     "torch.distributed.new_group(ranks) for the block of group_size consecutive ranks that holds this rank "
@@ -52,7 +76,8 @@ class SyncBatchNormRule(NeighbourRule):
         "APX611": "apex convert_syncbn_model -> torch.nn.SyncBatchNorm.convert_sync_batchnorm",
         "APX612": "apex SyncBatchNorm -> torch.nn.SyncBatchNorm",
         "APX613": "apex SyncBatchNorm option without a torch equivalent",
-        "APX614": "apex create_syncbn_process_group was removed",
+        "APX614": "apex create_syncbn_process_group -> the local syncbn_process_group helper (a TODO where "
+        "that name is taken)",
     }
     TRIGGERS = (b"syncbn", b"SyncBatchNorm", b"apex.parallel")
     CODE_WORDS = ("apex",)
@@ -65,6 +90,10 @@ class SyncBatchNormRule(NeighbourRule):
         GROUP_TODO: ("APX614", "error"),
     }
 
+    def visit_Module(self, node: cst.Module) -> Optional[bool]:
+        self._group_helper = False
+        return super().visit_Module(node)
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         names = self.names_of(original_node.func)
         new: Optional[cst.Call] = None
@@ -72,8 +101,8 @@ class SyncBatchNormRule(NeighbourRule):
             new = self._convert(original_node, updated_node)
         elif names & SYNC_BN and self.settings.code_enabled("APX612"):
             new = self._sync_bn(original_node, updated_node)
-        elif names & CREATE_GROUP:
-            self.todo(original_node, "APX614", GROUP_TODO)
+        elif names & CREATE_GROUP and self.settings.code_enabled("APX614"):
+            new = self._create_group(original_node, updated_node)
         if new is None:
             return updated_node
         self.forget(original_node.func)
@@ -124,6 +153,46 @@ class SyncBatchNormRule(NeighbourRule):
             self.todo(original, "APX613", FUSE_RELU_TODO)
         self.report(original, "APX612", "apex SyncBatchNorm -> torch.nn.SyncBatchNorm", fixed=True, severity="info")
         return self.replace_call(call, self.torch_name(TORCH_SYNC_BN, original), args)
+
+    def _create_group(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
+        """``create_syncbn_process_group(n)`` -> ``syncbn_process_group(n)``, the helper this
+        file gets; a TODO where the file binds that name itself or the call is not plain."""
+        bound = bind_args(call, ("group_size",))
+        if bound is None or set(bound) != {"group_size"} or self._name_taken(GROUP_HELPER_NAME, original):
+            self.todo(original, "APX614", GROUP_TODO)
+            return None
+        self._group_helper = True
+        self.report(
+            original,
+            "APX614",
+            f"create_syncbn_process_group -> {GROUP_HELPER_NAME}, a helper added to this file that builds the "
+            "same groups with torch.distributed.new_group",
+            fixed=True,
+            severity="info",
+        )
+        return call.with_changes(func=cst.Name(GROUP_HELPER_NAME))
+
+    def _name_taken(self, name: str, at: cst.CSTNode) -> bool:
+        """Whether ``name`` is bound where ``at`` stands or at module level (the helper would
+        be shadowed, or shadow it)."""
+        scope = self.get_metadata(ScopeProvider, at, None)
+        return scope is None or bool(scope[name]) or bool(scope.globals[name])
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        updated_node = super().leave_Module(original_node, updated_node)
+        if not self._group_helper:
+            return updated_node
+        AddImportsVisitor.add_needed_import(self.context, "torch")
+        helper = statement(GROUP_HELPER)
+        anchor = helper_anchor(updated_node)
+        body = list(updated_node.body)
+        if anchor is None:
+            body.insert(0, helper)
+        else:
+            spaced = [cst.EmptyLine(), cst.EmptyLine()]
+            at = next(i for i, stmt in enumerate(body) if stmt is anchor)
+            body.insert(at + 1, helper.with_changes(leading_lines=spaced))
+        return updated_node.with_changes(body=body)
 
     def _channel_last(self, original: cst.Call, bound) -> None:  # type: ignore[no-untyped-def]
         flag = bound.get("channel_last")
@@ -186,10 +255,19 @@ class SyncBatchNormRule(NeighbourRule):
         ),
         Example(
             "create-syncbn-process-group",
-            "from apex.parallel import create_syncbn_process_group\n\ngroup = create_syncbn_process_group(8)\n",
-            "from apex.parallel import create_syncbn_process_group\n\n# TODO(apexcompat): "
-            + GROUP_TODO
-            + "\ngroup = create_syncbn_process_group(8)\n",
+            "import torch\nfrom apex.parallel import convert_syncbn_model, create_syncbn_process_group\n\n"
+            "group = create_syncbn_process_group(args.syncbn_group_size)\n"
+            "model = convert_syncbn_model(model, process_group=group)\n",
+            "import torch\n\n\n" + GROUP_HELPER + "\ngroup = syncbn_process_group(args.syncbn_group_size)\n"
+            "model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model, process_group=group)\n",
+            ("APX614", "APX611"),
+        ),
+        Example(
+            "create-syncbn-process-group-name-taken",
+            "from apex.parallel import create_syncbn_process_group\n\nsyncbn_process_group = None\n"
+            "group = create_syncbn_process_group(8)\n",
+            "from apex.parallel import create_syncbn_process_group\n\nsyncbn_process_group = None\n"
+            "# TODO(apexcompat): " + GROUP_TODO + "\ngroup = create_syncbn_process_group(8)\n",
             ("APX614",),
         ),
     ]
