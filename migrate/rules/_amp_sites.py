@@ -26,6 +26,7 @@ import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
+from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
 from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
@@ -125,6 +126,9 @@ class InitSite:
     #: self.amp_ready = True``): why a scaler after the guard's ``if`` would be wrong.  The
     #: route of ``_amp_run_once`` creates it in the branch instead (``AmpFile.run_once``)
     stale_guard: Optional[str] = None
+    #: apex raised at this initialize: it passes again what ``__init__``'s initialize passed
+    #: (``_amp_reinit``); absorbed into that one, with this said
+    raised: str = ""
 
 
 @dataclass(eq=False, repr=False)
@@ -1438,6 +1442,10 @@ def _check_layout(rule, info: AmpFile) -> None:
     home = training[0].func
     per_method = False
     if len(training) > 1 and not _alternatives(parents, training) and _in_sequence(rule, training, info):
+        info.absorbed = training[1:]
+    elif len(training) > 1 and raised_reinitializes(rule, training):
+        for init in training[1:]:
+            init.raised = APEX_REFUSAL
         info.absorbed = training[1:]
     elif len(training) > 1 and not _alternatives(parents, training):
         why = _per_method_refusal(rule, training, info)
