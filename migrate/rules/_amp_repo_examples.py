@@ -527,6 +527,117 @@ SHARED_STEP_INIT_TODO = """\
 
 REPOSITORY_EXAMPLES: List[Example] = [
     Example(
+        # a method that clips amp.master_params (gradients apex had unscaled when scale_loss
+        # exited) is also called from another file after a plain backward (allennlp's
+        # learning-rate finder calls trainer.rescale_gradients()): a scaler.unscale_ in the
+        # method would divide that caller's unscaled gradients by the scale, so the file keeps
+        # apex.amp and says why (without the other file it comes out native)
+        "master-params-method-called-from-another-file-keeps-the-shim",
+        before='''\
+# file: fitter.py
+import torch
+from apex import amp
+
+
+class Fitter:
+    """Fits a network with gradient clipping."""
+
+    def __init__(self, net, opt, half=None, max_norm=1.0):
+        self.net = net
+        self.opt = opt
+        self.half = half
+        self.max_norm = max_norm
+        if self.half is not None:
+            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level=self.half)
+
+    def clip(self):
+        if self.half is not None:
+            params = list(amp.master_params(self.opt))
+        else:
+            params = list(self.net.parameters())
+        return torch.nn.utils.clip_grad_norm_(params, self.max_norm)
+
+    def step(self, x, y):
+        self.opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        if self.half is not None:
+            with amp.scale_loss(loss, self.opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        self.clip()
+        self.opt.step()
+        return loss.item()
+# file: tools/lr_sweep.py
+import torch
+
+
+def sweep(fitter, batches, rates):
+    """Tries each learning rate for one plain step."""
+    for rate, (x, y) in zip(rates, batches):
+        for group in fitter.opt.param_groups:
+            group["lr"] = rate
+        fitter.opt.zero_grad()
+        torch.nn.functional.mse_loss(fitter.net(x), y).backward()
+        fitter.clip()
+        fitter.opt.step()
+''',
+        after='''\
+# file: fitter.py
+import torch
+from apexcompat import amp
+
+
+class Fitter:
+    """Fits a network with gradient clipping."""
+
+    def __init__(self, net, opt, half=None, max_norm=1.0):
+        self.net = net
+        self.opt = opt
+        self.half = half
+        self.max_norm = max_norm
+        if self.half is not None:
+            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level=self.half)
+
+    def clip(self):
+        if self.half is not None:
+            # TODO(apexcompat): Fitter.clip() reads the gradients apex had unscaled; natively it
+            #   would unscale them itself, but it is also called from tools/lr_sweep.py:11, after a
+            #   backward no GradScaler scales; this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+            params = list(amp.master_params(self.opt))
+        else:
+            params = list(self.net.parameters())
+        return torch.nn.utils.clip_grad_norm_(params, self.max_norm)
+
+    def step(self, x, y):
+        self.opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        if self.half is not None:
+            with amp.scale_loss(loss, self.opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        self.clip()
+        self.opt.step()
+        return loss.item()
+# file: tools/lr_sweep.py
+import torch
+
+
+def sweep(fitter, batches, rates):
+    """Tries each learning rate for one plain step."""
+    for rate, (x, y) in zip(rates, batches):
+        for group in fitter.opt.param_groups:
+            group["lr"] = rate
+        fitter.opt.zero_grad()
+        torch.nn.functional.mse_loss(fitter.net(x), y).backward()
+        fitter.clip()
+        fitter.opt.step()
+''',
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         # a function of another module that scales the loss, handed to a runner as
         # ``module.function`` (SimpleCV's ``override_backward(default_backward.amp_backward)``):
         # the launcher's initialize reaches that amp.scale_loss, so both keep apex.amp (before, the

@@ -1438,6 +1438,8 @@ def _check_layout(rule, info: AmpFile) -> None:
         return
     for site in info.scale_losses:
         _check_steps(rule, site, info)
+    if _helpers_called_elsewhere(rule, info):
+        return
     needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
     home = training[0].func
     per_method = False
@@ -1566,6 +1568,27 @@ def _check_factory(rule, info: AmpFile) -> None:
         return
     info.returns = returns
     info.returned_elsewhere = info.plan.returned_to
+
+
+def _helpers_called_elsewhere(rule, info: AmpFile) -> bool:
+    """Block each ``amp.master_params`` of a method that another file also calls (the plan's
+    ``helpers_called_elsewhere``): a ``scaler.unscale_`` there would divide gradients that
+    caller's plain backward never scaled.  True when one was blocked."""
+    elsewhere = dict(info.plan.helpers_called_elsewhere) if info.plan is not None else {}
+    blocked = False
+    for need in info.needs:
+        cls = class_of_method(rule.parents, need.func) if need.kind == "master_params" else None
+        key = f"{cls.name.value}.{need.func.name.value}" if cls is not None else ""
+        if key in elsewhere:
+            info.blockers.append(
+                Blocker(
+                    need.node,
+                    f"{key}() reads the gradients apex had unscaled; natively it would unscale them itself, "
+                    f"but it is also called from {elsewhere[key]}, after a backward no GradScaler scales",
+                )
+            )
+            blocked = True
+    return blocked
 
 
 def _in_sequence(rule, inits: List[InitSite], info: AmpFile) -> bool:
