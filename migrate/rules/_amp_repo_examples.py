@@ -529,10 +529,10 @@ REPOSITORY_EXAMPLES: List[Example] = [
     Example(
         # a method that clips amp.master_params (gradients apex had unscaled when scale_loss
         # exited) is also called from another file after a plain backward (allennlp's
-        # learning-rate finder calls trainer.rescale_gradients()): a scaler.unscale_ in the
-        # method would divide that caller's unscaled gradients by the scale, so the file keeps
-        # apex.amp and says why (without the other file it comes out native)
-        "master-params-method-called-from-another-file-keeps-the-shim",
+        # learning-rate finder calls trainer.rescale_gradients()): a scaler.unscale_ inside it
+        # would divide that caller's unscaled gradients by the scale, so it goes before this
+        # file's call instead, where the scaled backward and the step are
+        "master-params-method-called-from-another-file-is-unscaled-at-its-caller",
         before='''\
 # file: fitter.py
 import torch
@@ -585,6 +585,115 @@ def sweep(fitter, batches, rates):
         after='''\
 # file: fitter.py
 import torch
+
+
+class Fitter:
+    """Fits a network with gradient clipping."""
+
+    def __init__(self, net, opt, half=None, max_norm=1.0):
+        self.net = net
+        self.opt = opt
+        self.half = half
+        self.max_norm = max_norm
+        use_amp = self.half is not None and self.half != "O0"
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def clip(self):
+        params = list(self.net.parameters())
+        return torch.nn.utils.clip_grad_norm_(params, self.max_norm)
+
+    def step(self, x, y):
+        self.opt.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+        if self.half is not None:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.scaler.unscale_(self.opt)
+        self.clip()
+        self.scaler.step(self.opt)
+        self.scaler.update()
+        return loss.item()
+# file: tools/lr_sweep.py
+import torch
+
+
+def sweep(fitter, batches, rates):
+    """Tries each learning rate for one plain step."""
+    for rate, (x, y) in zip(rates, batches):
+        for group in fitter.opt.param_groups:
+            group["lr"] = rate
+        fitter.opt.zero_grad()
+        torch.nn.functional.mse_loss(fitter.net(x), y).backward()
+        fitter.clip()
+        fitter.opt.step()
+''',
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX322", "APX325"),
+    ),
+    Example(
+        # ... but when the loss is stepped in another method than the one that scales it,
+        # another file could call the method between the two, on gradients still scaled: the
+        # file keeps apex.amp and says why
+        "master-params-method-called-from-another-file-stepped-apart-keeps-the-shim",
+        before='''\
+# file: fitter.py
+import torch
+from apex import amp
+
+
+class Fitter:
+    """Fits a network with gradient clipping."""
+
+    def __init__(self, net, opt, half=None, max_norm=1.0):
+        self.net = net
+        self.opt = opt
+        self.half = half
+        self.max_norm = max_norm
+        if self.half is not None:
+            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level=self.half)
+
+    def clip(self):
+        if self.half is not None:
+            params = list(amp.master_params(self.opt))
+        else:
+            params = list(self.net.parameters())
+        return torch.nn.utils.clip_grad_norm_(params, self.max_norm)
+
+    def backward(self, loss):
+        if self.half is not None:
+            with amp.scale_loss(loss, self.opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+
+    def update(self):
+        self.clip()
+        self.opt.step()
+
+    def step(self, x, y):
+        self.opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.backward(loss)
+        self.update()
+        return loss.item()
+# file: tools/lr_sweep.py
+import torch
+
+
+def sweep(fitter, batches, rates):
+    """Tries each learning rate for one plain step."""
+    for rate, (x, y) in zip(rates, batches):
+        for group in fitter.opt.param_groups:
+            group["lr"] = rate
+        fitter.opt.zero_grad()
+        torch.nn.functional.mse_loss(fitter.net(x), y).backward()
+        fitter.clip()
+        fitter.opt.step()
+''',
+        after='''\
+# file: fitter.py
+import torch
 from apexcompat import amp
 
 
@@ -601,25 +710,31 @@ class Fitter:
 
     def clip(self):
         if self.half is not None:
-            # TODO(apexcompat): Fitter.clip() reads the gradients apex had unscaled; natively it
-            #   would unscale them itself, but it is also called from tools/lr_sweep.py:11, after a
-            #   backward no GradScaler scales; this file keeps apex.amp semantics through
-            #   apexcompat.amp, migrate it by hand
+            # TODO(apexcompat): Fitter.clip() reads the gradients apex had unscaled and is also
+            #   called from tools/lr_sweep.py:11, after a backward no GradScaler scales, so the
+            #   unscale_ cannot go inside it; the loss scaled in backward() is not stepped there
+            #   alone; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
             params = list(amp.master_params(self.opt))
         else:
             params = list(self.net.parameters())
         return torch.nn.utils.clip_grad_norm_(params, self.max_norm)
 
-    def step(self, x, y):
-        self.opt.zero_grad()
-        loss = torch.nn.functional.mse_loss(self.net(x), y)
+    def backward(self, loss):
         if self.half is not None:
             with amp.scale_loss(loss, self.opt) as scaled:
                 scaled.backward()
         else:
             loss.backward()
+
+    def update(self):
         self.clip()
         self.opt.step()
+
+    def step(self, x, y):
+        self.opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.backward(loss)
+        self.update()
         return loss.item()
 # file: tools/lr_sweep.py
 import torch

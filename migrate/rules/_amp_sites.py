@@ -224,6 +224,9 @@ class AmpFile:
     received_refusal: str = ""
     #: the class whose ``__init__`` is the function receiving it (kept on ``self``)
     received_class: Optional[cst.ClassDef] = None
+    #: methods reading ``amp.master_params`` that other files call too: their gradients are
+    #: unscaled before this file's calls of them, not inside (``_helpers_called_elsewhere``)
+    unscale_at_callers: Set[Any] = field(default_factory=set)
     #: the initialize is in a method ``__init__`` calls only under an ``if``: the statement of
     #: ``__init__`` before which a disabled scaler is created, so every instance has one
     fallback: Optional[cst.BaseStatement] = None
@@ -1571,24 +1574,54 @@ def _check_factory(rule, info: AmpFile) -> None:
 
 
 def _helpers_called_elsewhere(rule, info: AmpFile) -> bool:
-    """Block each ``amp.master_params`` of a method that another file also calls (the plan's
-    ``helpers_called_elsewhere``): a ``scaler.unscale_`` there would divide gradients that
-    caller's plain backward never scaled.  True when one was blocked."""
-    elsewhere = dict(info.plan.helpers_called_elsewhere) if info.plan is not None else {}
+    """An ``amp.master_params`` of a method that another file also calls (the plan's
+    ``helpers_called_elsewhere``) cannot get a ``scaler.unscale_`` of its own: it would divide
+    gradients that caller's plain backward never scaled.  The unscale_ goes before this
+    file's calls of the method instead (``unscale_at_callers``) when every loss of the file
+    is stepped in the function that scales it, so no other file calls the method between a
+    scaled backward and its step; else the site is blocked.  True when one was blocked."""
     blocked = False
+    for need, where in helpers_called_elsewhere(rule, info):
+        key = f"{class_of_method(rule.parents, need.func).name.value}.{need.func.name.value}"
+        why = _stepped_apart(rule, info)
+        if not why:
+            info.unscale_at_callers.add(need.func)
+            continue
+        info.blockers.append(
+            Blocker(
+                need.node,
+                f"{key}() reads the gradients apex had unscaled and is also called from {where}, "
+                f"after a backward no GradScaler scales, so the unscale_ cannot go inside it; {why}",
+            )
+        )
+        blocked = True
+    return blocked
+
+
+def helpers_called_elsewhere(rule, info: AmpFile) -> List[Tuple[Need, str]]:
+    """The ``amp.master_params`` needs of methods the plan found called from another file
+    (``FilePlan.helpers_called_elsewhere``), each with where."""
+    elsewhere = dict(info.plan.helpers_called_elsewhere) if info.plan is not None else {}
+    found = []
     for need in info.needs:
         cls = class_of_method(rule.parents, need.func) if need.kind == "master_params" else None
         key = f"{cls.name.value}.{need.func.name.value}" if cls is not None else ""
         if key in elsewhere:
-            info.blockers.append(
-                Blocker(
-                    need.node,
-                    f"{key}() reads the gradients apex had unscaled; natively it would unscale them itself, "
-                    f"but it is also called from {elsewhere[key]}, after a backward no GradScaler scales",
-                )
-            )
-            blocked = True
-    return blocked
+            found.append((need, elsewhere[key]))
+    return found
+
+
+def _stepped_apart(rule, info: AmpFile) -> str:
+    """Why a loss of this file may be stepped outside the function that scales it ("" when
+    each is stepped there): between the two, another file could call a helper on gradients
+    the GradScaler still holds scaled."""
+    for site in info.scale_losses:
+        for opt in site.optimizers:
+            steps = find_steps(rule, site, code_of(opt)) if isinstance(opt, (cst.Name, cst.Attribute)) else []
+            if not steps or any(enclosing_function(rule.parents, c) is not site.func for c in steps):
+                name = site.func.name.value if site.func is not None else "module level"
+                return f"the loss scaled in {name}() is not stepped there alone"
+    return ""
 
 
 def _in_sequence(rule, inits: List[InitSite], info: AmpFile) -> bool:

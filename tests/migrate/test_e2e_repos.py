@@ -350,6 +350,15 @@ LAYOUTS: Dict[str, dict] = {
     "r35_gan_trainer": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
                             native=[], fallbacks=[],
                             branches={"off": ["--no-fp16"], "noconsistency": ["--consistency", "0"]}),
+    # research NLP trainer shape: the constructor initializes under an opt level, a public
+    # clipping method reads amp.master_params, and a learning-rate probe of another file (no
+    # apex) calls it after a plain backward: the unscale_ goes before the trainer's own call,
+    # not inside the method (the probe's gradients were never scaled); resuming initializes the
+    # same objects again before amp.load_state_dict (apex raised there: the re-initialize goes,
+    # the constructor's GradScaler loads the original's apex-format entry); the other branch:
+    # --no-fp16
+    "r40_helper_called_elsewhere": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                        metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
