@@ -1590,8 +1590,9 @@ def _helpers_called_elsewhere(rule, info: AmpFile) -> bool:
         info.blockers.append(
             Blocker(
                 need.node,
-                f"{key}() reads the gradients apex had unscaled and is also called from {where}, "
-                f"after a backward no GradScaler scales, so the unscale_ cannot go inside it; {why}",
+                f"{key}() reads the gradients apex had unscaled, and {where} calls a method of that name "
+                f"(after a backward no GradScaler scales, if it is this one), so the unscale_ cannot go "
+                f"inside it; {why}",
             )
         )
         blocked = True

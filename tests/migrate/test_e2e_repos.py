@@ -22,7 +22,8 @@ helper also called from a script without apex.amp, apex imported behind ImportEr
 pass run in chunks by a helper handed the model, a restorer class of another module that keeps amp's state
 beside a sibling class no file builds, a GAN trainer class that initializes its networks one after the other
 and clips through a helper handed its named parameters, mmcv's runner built by calling its class through
-a local alias on each branch, a trainer with its own GradScaler beside apex).  Once per module:
+a local alias on each branch, a trainer with its own GradScaler beside apex, a trainer whose clipping
+method a probe of another file calls after a plain backward and whose resume initializes again).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
