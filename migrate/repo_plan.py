@@ -29,6 +29,7 @@ from .framework_plan import framework_route, module_level_note
 from .heir_plan import add_heir_routes
 from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
+from .gradient_helpers_plan import helpers_called_elsewhere
 from .repo_index import (
     HOLDER_USES,
     MODULE_LEVEL,
@@ -162,6 +163,10 @@ class FilePlan:
     #: walked file that refers to it): its parameter cannot carry the GradScaler
     #: (``amp_param_plan``)
     used_elsewhere: Tuple[Tuple[str, str], ...] = ()
+    #: (``Class.method`` of this file that reads ``amp.master_params`` and scales no loss,
+    #: ``path:line`` of a call of it in another file): it cannot unscale the gradients itself
+    #: (``gradient_helpers_plan``)
+    helpers_called_elsewhere: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def takes_scaler(self) -> bool:
@@ -186,6 +191,7 @@ class FilePlan:
             # state its initialize sets up
             refusal=reason if self.heir_base or self.pass_to else "",
             used_elsewhere=self.used_elsewhere,
+            helpers_called_elsewhere=self.helpers_called_elsewhere,
         )
 
 
@@ -696,7 +702,7 @@ def build_plan(
         _add_carrier_facts(plan, by_path, definitions)
         _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
         plan = add_heir_routes(plan, by_path, unindexed, launchers, definitions)
-        return add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
+        return _finished(plan, by_path, unindexed, others, definitions)
 
     # components: files joined by planned calls
     parent: Dict[str, str] = {}
@@ -823,7 +829,16 @@ def build_plan(
     _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
     plan = add_heir_routes(plan, by_path, unindexed, launchers, definitions)
-    return add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
+    return _finished(plan, by_path, unindexed, others, definitions)
+
+
+def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, others, definitions) -> RepoPlan:
+    """The plan with what every route adds last: optimizer wrappers, outside users of the
+    parameters handed apex.amp, methods reading master_params that other files call."""
+    plan = add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
+    for path, helpers in helpers_called_elsewhere(by_path, others).items():
+        plan.files[path] = replace(plan.files.get(path, FilePlan()), helpers_called_elsewhere=helpers)
+    return plan
 
 
 def _factory_routes(

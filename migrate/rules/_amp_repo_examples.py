@@ -525,6 +525,100 @@ SHARED_STEP_INIT_TODO = """\
 """
 
 
+#: a fitter whose clipping method (amp.master_params) a learning-rate sweep of another file
+#: also calls after a plain backward
+CLIP_CALLED_ELSEWHERE = '''\
+# file: fitter.py
+import torch
+from apex import amp
+
+
+class Fitter:
+    """Fits a network with gradient clipping."""
+
+    def __init__(self, net, opt, half=None, max_norm=1.0):
+        self.net = net
+        self.opt = opt
+        self.half = half
+        self.max_norm = max_norm
+        if self.half is not None:
+            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level=self.half)
+
+    def clip(self):
+        if self.half is not None:
+            params = list(amp.master_params(self.opt))
+        else:
+            params = list(self.net.parameters())
+        return torch.nn.utils.clip_grad_norm_(params, self.max_norm)
+
+    def step(self, x, y):
+        self.opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        if self.half is not None:
+            with amp.scale_loss(loss, self.opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        self.clip()
+        self.opt.step()
+        return loss.item()
+# file: tools/lr_sweep.py
+import torch
+
+
+def sweep(fitter, batches, rates):
+    """Tries each learning rate for one plain step."""
+    for rate, (x, y) in zip(rates, batches):
+        for group in fitter.opt.param_groups:
+            group["lr"] = rate
+        fitter.opt.zero_grad()
+        torch.nn.functional.mse_loss(fitter.net(x), y).backward()
+        fitter.clip()
+        fitter.opt.step()
+'''
+#: its step, and the same split into a method that scales and one that steps
+CLIP_STEP = '''\
+    def step(self, x, y):
+        self.opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        if self.half is not None:
+            with amp.scale_loss(loss, self.opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        self.clip()
+        self.opt.step()
+        return loss.item()
+'''
+CLIP_STEP_SPLIT = '''\
+    def backward(self, loss):
+        if self.half is not None:
+            with amp.scale_loss(loss, self.opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+
+    def update(self):
+        self.clip()
+        self.opt.step()
+
+    def step(self, x, y):
+        self.opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.backward(loss)
+        self.update()
+        return loss.item()
+'''
+#: the reason the split fitter keeps apex.amp
+CLIP_SPLIT_TODO = (
+    "            # TODO(apexcompat): Fitter.clip() reads the gradients apex had unscaled, and\n"
+    "            #   tools/lr_sweep.py:11 calls a method of that name (after a backward no GradScaler\n"
+    "            #   scales, if it is this one), so the unscale_ cannot go inside it; the loss scaled in\n"
+    "            #   backward() is not stepped there alone; this file keeps apex.amp semantics through\n"
+    "            #   apexcompat.amp, migrate it by hand\n"
+)
+
+
 REPOSITORY_EXAMPLES: List[Example] = [
     Example(
         # mmgeneration's runner: its own GradScaler (self.loss_scaler) serves the torch.cuda.amp
@@ -776,6 +870,75 @@ if __name__ == "__main__":
     main(None, [])
 """,
         codes=("APX101", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311"),
+    ),
+    Example(
+        # a method that clips amp.master_params (gradients apex had unscaled when scale_loss
+        # exited) is also called from another file after a plain backward (allennlp's
+        # learning-rate finder calls trainer.rescale_gradients()): a scaler.unscale_ inside it
+        # would divide that caller's unscaled gradients by the scale, so it goes before this
+        # file's call instead, where the scaled backward and the step are
+        "master-params-method-called-from-another-file-is-unscaled-at-its-caller",
+        before=CLIP_CALLED_ELSEWHERE,
+        after='''\
+# file: fitter.py
+import torch
+
+
+class Fitter:
+    """Fits a network with gradient clipping."""
+
+    def __init__(self, net, opt, half=None, max_norm=1.0):
+        self.net = net
+        self.opt = opt
+        self.half = half
+        self.max_norm = max_norm
+        use_amp = self.half is not None and self.half != "O0"
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def clip(self):
+        params = list(self.net.parameters())
+        return torch.nn.utils.clip_grad_norm_(params, self.max_norm)
+
+    def step(self, x, y):
+        self.opt.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+        if self.half is not None:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.scaler.unscale_(self.opt)
+        self.clip()
+        self.scaler.step(self.opt)
+        self.scaler.update()
+        return loss.item()
+# file: tools/lr_sweep.py
+import torch
+
+
+def sweep(fitter, batches, rates):
+    """Tries each learning rate for one plain step."""
+    for rate, (x, y) in zip(rates, batches):
+        for group in fitter.opt.param_groups:
+            group["lr"] = rate
+        fitter.opt.zero_grad()
+        torch.nn.functional.mse_loss(fitter.net(x), y).backward()
+        fitter.clip()
+        fitter.opt.step()
+''',
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX322", "APX325"),
+    ),
+    Example(
+        # ... but when the loss is stepped in another method than the one that scales it,
+        # another file could call the method between the two, on gradients still scaled: the
+        # file keeps apex.amp and says why
+        "master-params-method-called-from-another-file-stepped-apart-keeps-the-shim",
+        before=CLIP_CALLED_ELSEWHERE.replace(CLIP_STEP, CLIP_STEP_SPLIT),
+        after=CLIP_CALLED_ELSEWHERE.replace(CLIP_STEP, CLIP_STEP_SPLIT)
+        .replace("from apex import amp", "from apexcompat import amp")
+        .replace("            params = list(amp.master_params(self.opt))\n",
+                 CLIP_SPLIT_TODO + "            params = list(amp.master_params(self.opt))\n"),
+        codes=("APX102", "APX220"),
     ),
     Example(
         # a function of another module that scales the loss, handed to a runner as

@@ -26,6 +26,7 @@ import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
+from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
 from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
@@ -126,6 +127,9 @@ class InitSite:
     #: self.amp_ready = True``): why a scaler after the guard's ``if`` would be wrong.  The
     #: route of ``_amp_run_once`` creates it in the branch instead (``AmpFile.run_once``)
     stale_guard: Optional[str] = None
+    #: apex raised at this initialize: it passes again what ``__init__``'s initialize passed
+    #: (``_amp_reinit``); absorbed into that one, with this said
+    raised: str = ""
 
 
 @dataclass(eq=False, repr=False)
@@ -223,6 +227,9 @@ class AmpFile:
     received_refusal: str = ""
     #: the class whose ``__init__`` is the function receiving it (kept on ``self``)
     received_class: Optional[cst.ClassDef] = None
+    #: methods reading ``amp.master_params`` that other files call too: their gradients are
+    #: unscaled before this file's calls of them, not inside (``_helpers_called_elsewhere``)
+    unscale_at_callers: Set[Any] = field(default_factory=set)
     #: the initialize is in a method ``__init__`` calls only under an ``if``: the statement of
     #: ``__init__`` before which a disabled scaler is created, so every instance has one
     fallback: Optional[cst.BaseStatement] = None
@@ -1485,10 +1492,16 @@ def _check_layout(rule, info: AmpFile) -> None:
         return
     for site in info.scale_losses:
         _check_steps(rule, site, info)
+    if _helpers_called_elsewhere(rule, info):
+        return
     needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
     home = training[0].func
     per_method = False
     if len(training) > 1 and not _alternatives(parents, training) and _in_sequence(rule, training, info):
+        info.absorbed = training[1:]
+    elif len(training) > 1 and raised_reinitializes(rule, training):
+        for init in training[1:]:
+            init.raised = APEX_REFUSAL
         info.absorbed = training[1:]
     elif len(training) > 1 and not _alternatives(parents, training):
         why = _per_method_refusal(rule, training, info)
@@ -1609,6 +1622,58 @@ def _check_factory(rule, info: AmpFile) -> None:
         return
     info.returns = returns
     info.returned_elsewhere = info.plan.returned_to
+
+
+def _helpers_called_elsewhere(rule, info: AmpFile) -> bool:
+    """An ``amp.master_params`` of a method that another file also calls (the plan's
+    ``helpers_called_elsewhere``) cannot get a ``scaler.unscale_`` of its own: it would divide
+    gradients that caller's plain backward never scaled.  The unscale_ goes before this
+    file's calls of the method instead (``unscale_at_callers``) when every loss of the file
+    is stepped in the function that scales it, so no other file calls the method between a
+    scaled backward and its step; else the site is blocked.  True when one was blocked."""
+    blocked = False
+    for need, where in helpers_called_elsewhere(rule, info):
+        key = f"{class_of_method(rule.parents, need.func).name.value}.{need.func.name.value}"
+        why = _stepped_apart(rule, info)
+        if not why:
+            info.unscale_at_callers.add(need.func)
+            continue
+        info.blockers.append(
+            Blocker(
+                need.node,
+                f"{key}() reads the gradients apex had unscaled, and {where} calls a method of that name "
+                f"(after a backward no GradScaler scales, if it is this one), so the unscale_ cannot go "
+                f"inside it; {why}",
+            )
+        )
+        blocked = True
+    return blocked
+
+
+def helpers_called_elsewhere(rule, info: AmpFile) -> List[Tuple[Need, str]]:
+    """The ``amp.master_params`` needs of methods the plan found called from another file
+    (``FilePlan.helpers_called_elsewhere``), each with where."""
+    elsewhere = dict(info.plan.helpers_called_elsewhere) if info.plan is not None else {}
+    found = []
+    for need in info.needs:
+        cls = class_of_method(rule.parents, need.func) if need.kind == "master_params" else None
+        key = f"{cls.name.value}.{need.func.name.value}" if cls is not None else ""
+        if key in elsewhere:
+            found.append((need, elsewhere[key]))
+    return found
+
+
+def _stepped_apart(rule, info: AmpFile) -> str:
+    """Why a loss of this file may be stepped outside the function that scales it ("" when
+    each is stepped there): between the two, another file could call a helper on gradients
+    the GradScaler still holds scaled."""
+    for site in info.scale_losses:
+        for opt in site.optimizers:
+            steps = find_steps(rule, site, code_of(opt)) if isinstance(opt, (cst.Name, cst.Attribute)) else []
+            if not steps or any(enclosing_function(rule.parents, c) is not site.func for c in steps):
+                name = site.func.name.value if site.func is not None else "module level"
+                return f"the loss scaled in {name}() is not stepped there alone"
+    return ""
 
 
 def _in_sequence(rule, inits: List[InitSite], info: AmpFile) -> bool:

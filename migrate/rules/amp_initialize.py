@@ -220,6 +220,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "its unpacking takes it into `_` (a call discarded or indexed by a literal is left as it is)",
         "APX245": "amp.initialize called again in sequence with the same options: apex replaced its loss scaler "
         "there, so one GradScaler serves every optimizer",
+        "APX246": "amp.initialize in a method again on the models and optimizer __init__ already passed through "
+        "it (a restore before amp.load_state_dict): apex raised RuntimeError there; it goes, and the GradScaler "
+        "__init__ creates serves that path too",
         "APX229": "no file of the repository scales a loss, or none is reached from the initializing file (apex "
         "trained unscaled): each initialized model's forward is wrapped in torch.autocast and no GradScaler is "
         "created",
@@ -555,6 +558,18 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         if not new:
             self._todos_to_next(site.stmt, site.stmt)
         self.edits.replace(site.stmt, lambda upd: self._carry(upd, new))
+        if site.raised:
+            first = info.training_inits[0]
+            self.report(
+                site.call,
+                "APX246",
+                f"amp.initialize again on what {first.func.name.value}() already passed through amp.initialize: "
+                f"apex raised RuntimeError here ('{site.raised}'), so this path never trained under apex; "
+                f"it now goes on with the GradScaler ({info.scaler_name}) created there",
+                fixed=True,
+                severity="warning",
+            )
+            return
         self.report(
             site.call,
             "APX245",

@@ -49,6 +49,7 @@ from ._amp_sites import (
     exclusive,
     find_scalers,
     find_steps,
+    helpers_called_elsewhere,
     methods_of,
     self_name,
     walk,
@@ -139,6 +140,8 @@ class ClippingRule(AmpRule):
         if info.inits:
             return
         self._info = info
+        # proven when the initialize was rewritten (else the file kept apex.amp)
+        info.unscale_at_callers = {need.func for need, _where in helpers_called_elsewhere(self, info)}
         lookup = find_scalers(self, module)
         sites = [s for s in info.scale_losses if lookup(s.with_stmt) is not None]
         # every rewritten step -> the optimizer it steps
@@ -270,6 +273,8 @@ class ClippingRule(AmpRule):
         if callee is None or callee in seen:
             return None
         seen.add(callee)
+        if callee in self._info.unscale_at_callers:
+            return callee  # its master_params use is unscaled here, at the call
         if any(m.func is callee for m in masters):
             return None
         for node in walk(callee.body):
@@ -319,6 +324,9 @@ class ClippingRule(AmpRule):
 
     def _decide(self, use: _Use, sites, steps: Dict[cst.Call, str], flush: Set[cst.Call]) -> List[Tuple[str, Any]]:
         """Set ``use.status`` (unscale/legacy/accum/unknown/skip); the phases it joins."""
+        if use.kind == "master" and use.func in self._info.unscale_at_callers:
+            use.status = "skip"  # unscaled before this file's calls of its method
+            return []
         here = start_of(self, use.node)
         # the last scaled backward before the use in its function: a scale_loss there, or a
         # call of a function of this file that holds one (with the optimizers it passes)

@@ -22,7 +22,8 @@ helper also called from a script without apex.amp, apex imported behind ImportEr
 pass run in chunks by a helper handed the model, a restorer class of another module that keeps amp's state
 beside a sibling class no file builds, a GAN trainer class that initializes its networks one after the other
 and clips through a helper handed its named parameters, mmcv's runner built by calling its class through
-a local alias on each branch, a trainer with its own GradScaler beside apex).  Once per module:
+a local alias on each branch, a trainer with its own GradScaler beside apex, a trainer whose clipping
+method a probe of another file calls after a plain backward and whose resume initializes again).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -350,6 +351,15 @@ LAYOUTS: Dict[str, dict] = {
     "r35_gan_trainer": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
                             native=[], fallbacks=[],
                             branches={"off": ["--no-fp16"], "noconsistency": ["--consistency", "0"]}),
+    # research NLP trainer shape: the constructor initializes under an opt level, a public
+    # clipping method reads amp.master_params, and a learning-rate probe of another file (no
+    # apex) calls it after a plain backward: the unscale_ goes before the trainer's own call,
+    # not inside the method (the probe's gradients were never scaled); resuming initializes the
+    # same objects again before amp.load_state_dict (apex raised there: the re-initialize goes,
+    # the constructor's GradScaler loads the original's apex-format entry); the other branch:
+    # --no-fp16
+    "r40_helper_called_elsewhere": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                        metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)

@@ -1,0 +1,56 @@
+"""Methods that read apex's gradients through ``amp.master_params`` and are also called from
+other files.
+
+apex unscaled the gradients when ``amp.scale_loss`` exited, so a method such as
+``rescale_gradients(self)`` that clips ``amp.master_params(self.optimizer)`` read unscaled
+gradients whoever called it.  Natively the method would unscale them itself
+(``scaler.unscale_``), which is right only after a backward the GradScaler scaled: a caller
+in another file that runs a plain ``loss.backward()`` first (allennlp's learning-rate finder
+calls ``trainer.rescale_gradients()``) would divide its gradients by the scale, then fail on
+the next call.  This module finds such methods, for the rule to keep their file on the shim.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .repo_index import ModuleSummary
+
+
+def helpers_called_elsewhere(
+    by_path: Dict[str, ModuleSummary], others: Sequence[Tuple[str, str, bytes]]
+) -> Dict[str, Tuple[Tuple[str, str], ...]]:
+    """Path -> (``Class.method``, ``shown:line`` of a call in another file) for each method
+    that reads ``amp.master_params`` without scaling a loss itself and whose name is called
+    as a method in another file (the receiver's class is not followed: any such call counts)."""
+    found: Dict[str, List[Tuple[str, str]]] = {}
+    for path, summary in by_path.items():
+        scaled = {(s.owner, s.method) for s in summary.amp_sites if s.member == "scale_loss"}
+        helpers = {
+            (s.owner, s.method)
+            for s in summary.amp_sites
+            if s.member == "master_params" and s.method and (s.owner, s.method) not in scaled
+        }
+        for owner, method in sorted(helpers):
+            where = _call_elsewhere(method, path, by_path, others)
+            if where is not None:
+                found.setdefault(path, []).append((f"{owner}.{method}", where))
+    return {path: tuple(items) for path, items in found.items()}
+
+
+def _call_elsewhere(
+    method: str, path: str, by_path: Dict[str, ModuleSummary], others: Sequence[Tuple[str, str, bytes]]
+) -> Optional[str]:
+    for other, summary in sorted(by_path.items()):
+        if other != path:
+            call = next((c for c in summary.method_calls if c.method == method), None)
+            if call is not None:
+                return f"{summary.shown}:{call.line}"
+    pattern = re.compile(rb"\." + re.escape(method.encode()) + rb"\s*\(")
+    for _other, shown, source in others:
+        match = pattern.search(source)
+        if match is not None:
+            line = source.count(b"\n", 0, match.start()) + 1
+            return f"{shown}:{line}"
+    return None
