@@ -1636,6 +1636,46 @@ def fit(model, optimizer, batches, fp16, opt_level, accumulation, max_norm):
         codes=("APX102", "APX220"),
     ),
     Example(
+        # apex's old amp.init() called after amp.initialize (neural_sp's asr and lm train.py, on
+        # their torch < 1.6 branch): the reason names it (before: "amp.initialize is called for
+        # training more than once")
+        "fallback-old-init-beside-initialize-named",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    amp.init()
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def main(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    # TODO(apexcompat): amp.init() (apex's old handle API) is called beside amp.initialize
+    #   for training; one GradScaler cannot follow both; this file keeps apex.amp semantics
+    #   through apexcompat.amp, migrate it by hand
+    amp.init()
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         "fallback-scale-loss-without-initialize",
         before="""\
 from apex import amp

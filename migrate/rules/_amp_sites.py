@@ -1506,7 +1506,7 @@ def _check_layout(rule, info: AmpFile) -> None:
     elif len(training) > 1 and not _alternatives(parents, training):
         why = _per_method_refusal(rule, training, info)
         if why != "":
-            message = why or "amp.initialize is called for training more than once; one GradScaler cannot follow both"
+            message = why or _twice_why(training)
             for init in training[1:]:
                 info.blockers.append(Blocker(init.call, message))
             return
@@ -1686,6 +1686,17 @@ def _in_sequence(rule, inits: List[InitSite], info: AmpFile) -> bool:
         return False
     first, last = rule.line_of(inits[0].stmt), rule.line_of(inits[-1].stmt)
     return not any(s.func is func and first < rule.line_of(s.with_stmt) < last for s in info.scale_losses)
+
+
+def _twice_why(training: List[InitSite]) -> str:
+    """Why more than one training initialize keeps the shim, naming apex's old ``amp.init()``
+    where it is one of them (neural_sp calls it after amp.initialize)."""
+    if any(s.old_api for s in training) and not all(s.old_api for s in training):
+        return (
+            "amp.init() (apex's old handle API) is called beside amp.initialize for training; "
+            "one GradScaler cannot follow both"
+        )
+    return "amp.initialize is called for training more than once; one GradScaler cannot follow both"
 
 
 def _not_in_sequence(rule, inits: List[InitSite]) -> str:
