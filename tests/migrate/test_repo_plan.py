@@ -397,6 +397,66 @@ def test_a_reviewed_autocast_todo_keeps_the_native_rewrite(tmp_path):
     run_cli(tmp_path, "--allow-no-vcs")
     text = (tmp_path / "train.py").read_text()
     assert "torch.amp.GradScaler(" in text and "apexcompat import" not in text
+
+
+MICRO_STEP_CLIP = """\
+    import torch
+    from apex import amp
+
+
+    def train(model, optimizer, loader, accumulation, clipper):
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+        for i, (x, y) in enumerate(loader):
+            loss = torch.nn.functional.mse_loss(model(x), y) / accumulation
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            clipper.step(amp.master_params(optimizer)){comment}
+            if (i + 1) % accumulation == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+    """
+
+
+def test_a_call_given_the_gradients_on_every_micro_step_keeps_the_shim(tmp_path):
+    """A clipper of the user's called after every backward, the step at the accumulation
+    boundary: apex handed it unscaled gradients, a GradScaler could only hand it scaled ones
+    (unscale_ runs once per step), so as written the native file would clip at the threshold
+    times the loss scale: it keeps apex.amp through the shim, says why, and a second run
+    changes nothing (DLE-BERT run_squad.py's GradientClipper)."""
+    write_tree(tmp_path, {"train.py": MICRO_STEP_CLIP.format(comment="")})
+    found = report(tmp_path)
+    manual = [f for f in found["findings"] if f["needs_manual_work"]]
+    assert [f["code"] for f in manual] == ["APX220"]
+    assert manual[0]["message"].startswith(
+        "as written, a native rewrite would clip scaled gradients on every micro-step: per-micro-step "
+        "gradient use: clipper.step(...) runs after every backward"
+    )
+    run_cli(tmp_path, "--allow-no-vcs")
+    first = (tmp_path / "train.py").read_text()
+    assert "from apexcompat import amp" in first and "GradScaler" not in first
+    run_cli(tmp_path, "--allow-no-vcs")
+    assert (tmp_path / "train.py").read_text() == first
+
+
+def test_a_norm_read_on_every_micro_step_keeps_the_native_rewrite_and_its_todo(tmp_path):
+    """A call not named as a clip (a norm read for the log, Swin's get_grad_norm) leaves the
+    gradients the step uses alone: the file stays native, with its TODO."""
+    source = MICRO_STEP_CLIP.format(comment="").replace("clipper.step(", "log_norm(").replace(", clipper)", ", log_norm)")
+    write_tree(tmp_path, {"train.py": source})
+    run_cli(tmp_path, "--allow-no-vcs")
+    text = (tmp_path / "train.py").read_text()
+    assert "torch.amp.GradScaler(" in text and "apexcompat import" not in text
+    assert "# TODO(apexcompat): per-micro-step gradient use: log_norm(...)" in text
+
+
+def test_a_reviewed_micro_step_todo_keeps_the_native_rewrite(tmp_path):
+    """A suppressed APX326 means the user took the rewrite as it is: it stays native."""
+    write_tree(tmp_path, {"train.py": MICRO_STEP_CLIP.format(comment="  # apexcompat: ignore[APX326]")})
+    run_cli(tmp_path, "--allow-no-vcs")
+    text = (tmp_path / "train.py").read_text()
+    assert "torch.amp.GradScaler(" in text and "apexcompat import" not in text
+
+
 SCALERS = """\
     from apex import amp
 
