@@ -379,11 +379,19 @@ OUT_OF_REACH = """\
 def test_a_single_file_whose_forward_cannot_be_autocast_keeps_the_shim(tmp_path):
     """As written, the native rewrite would train in float32 (the TODO notwithstanding): the
     file keeps apex.amp through the shim, says why, and a second run changes nothing."""
-    write_tree(tmp_path, {"train.py": OUT_OF_REACH.format(comment="")})
+    _keeps_the_shim_saying(
+        tmp_path, OUT_OF_REACH.format(comment=""), "as written, a native rewrite would train in float32: the forward pass"
+    )
+
+
+def _keeps_the_shim_saying(tmp_path: Path, source: str, reason: str) -> None:
+    """``source`` as train.py keeps apex.amp through the shim, its one manual finding starts
+    with ``reason``, and a second run changes nothing."""
+    write_tree(tmp_path, {"train.py": source})
     found = report(tmp_path)
     manual = [f for f in found["findings"] if f["needs_manual_work"]]
     assert [f["code"] for f in manual] == ["APX220"]
-    assert manual[0]["message"].startswith("as written, a native rewrite would train in float32: the forward pass")
+    assert manual[0]["message"].startswith(reason)
     run_cli(tmp_path, "--allow-no-vcs")
     first = (tmp_path / "train.py").read_text()
     assert "from apexcompat import amp" in first and "GradScaler" not in first
@@ -423,19 +431,12 @@ def test_a_call_given_the_gradients_on_every_micro_step_keeps_the_shim(tmp_path)
     (unscale_ runs once per step), so as written the native file would clip at the threshold
     times the loss scale: it keeps apex.amp through the shim, says why, and a second run
     changes nothing (DLE-BERT run_squad.py's GradientClipper)."""
-    write_tree(tmp_path, {"train.py": MICRO_STEP_CLIP.format(comment="")})
-    found = report(tmp_path)
-    manual = [f for f in found["findings"] if f["needs_manual_work"]]
-    assert [f["code"] for f in manual] == ["APX220"]
-    assert manual[0]["message"].startswith(
+    _keeps_the_shim_saying(
+        tmp_path,
+        MICRO_STEP_CLIP.format(comment=""),
         "as written, a native rewrite would clip scaled gradients on every micro-step: per-micro-step "
-        "gradient use: clipper.step(...) runs after every backward"
+        "gradient use: clipper.step(...) runs after every backward",
     )
-    run_cli(tmp_path, "--allow-no-vcs")
-    first = (tmp_path / "train.py").read_text()
-    assert "from apexcompat import amp" in first and "GradScaler" not in first
-    run_cli(tmp_path, "--allow-no-vcs")
-    assert (tmp_path / "train.py").read_text() == first
 
 
 def test_a_norm_read_on_every_micro_step_keeps_the_native_rewrite_and_its_todo(tmp_path):
