@@ -16,7 +16,8 @@ if TYPE_CHECKING:  # the engine imports LibCST: load it only when a file needs p
 #: codes by which a native run says a file stayed on apex.amp semantics (apexcompat.amp)
 SHIM_FALLBACK_CODES = frozenset({"APX220", "APX102"})
 #: codes that make a planned component fall back too: a forward pass left out of autocast
-#: would train in float32 while the GradScaler scales (migrated, but not as apex trained)
+#: would train in float32 while the GradScaler scales (migrated, but not as apex trained);
+#: and a clip on every micro-step (``_clips_scaled_gradients``)
 COMPONENT_FALLBACK_CODES = SHIM_FALLBACK_CODES | {"APX210"}
 
 #: (path as shown, source bytes), optionally with the file's part of the cross-file plan
@@ -93,7 +94,11 @@ def _fallback_reason(result: "MigrationResult") -> Optional[str]:
     unchanged by a parse or internal error), as ``in path, message``; None when it can.  A
     finding that only repeats an earlier run's dropped plan is not a reason of its own."""
     failures = [f for f in (result.parse_error, result.internal_error) if f is not None]
-    failures += [f for f in result.findings if f.code in COMPONENT_FALLBACK_CODES and not f.fixed]
+    failures += [
+        f
+        for f in result.findings
+        if (f.code in COMPONENT_FALLBACK_CODES or _clips_scaled_gradients(f)) and not f.fixed
+    ]
     for failure in failures:
         if DROPPED not in failure.message:
             # no line number: the TODOs this run writes move the lines, and a second run
@@ -109,6 +114,22 @@ def _fallback_reason(result: "MigrationResult") -> Optional[str]:
 
 #: why a file whose forward pass stays outside autocast keeps apex.amp
 FLOAT32_REFUSAL = "as written, a native rewrite would train in float32: "
+#: why a file that clips the gradients after every backward, stepping only at the
+#: accumulation boundary, keeps apex.amp (apex had unscaled them; a GradScaler unscales once
+#: per step, so the clip would act on the gradients times the loss scale)
+MICRO_STEP_REFUSAL = "as written, a native rewrite would clip scaled gradients on every micro-step: "
+#: the unfixed TODOs after which a file of no component keeps apex.amp, and how its reason starts
+REFUSED_TODOS = {"APX210": FLOAT32_REFUSAL, "APX326": MICRO_STEP_REFUSAL}
+
+
+def _clips_scaled_gradients(finding: "Finding") -> bool:
+    """An APX326 TODO whose call is named as a clip (``gradClipper.step(...)``, ``self._clip()``):
+    it changes the gradients the step uses, so as written the native file trains differently.
+    A call named otherwise (a norm read for the log) keeps its TODO in the native file."""
+    if finding.code != "APX326":
+        return False
+    used = finding.message.split("per-micro-step gradient use: ")[-1].split(" runs after every backward")[0]
+    return "clip" in used.lower()
 
 
 def _reviewed(finding: "Finding", source: bytes) -> bool:
@@ -123,19 +144,30 @@ def _keep_apex_where_float32(
     jobs: Sequence[Job], results: List["MigrationResult"], settings: Settings, workers: int
 ) -> List["MigrationResult"]:
     """A file of no component whose forward pass could not be put under autocast would train
-    in float32 as written (the TODO says so, but the script runs): it keeps apex.amp through
-    the shim instead, with the reason, as a component would."""
+    in float32 as written (the TODO says so, but the script runs), one that clips the
+    gradients on every micro-step would clip scaled ones: it keeps apex.amp through the shim
+    instead, with the reason, as a component would."""
     again: Dict[int, Job] = {}
     for i, (job, result) in enumerate(zip(jobs, results)):
         own_plan = job[2] if len(job) > 2 else None  # type: ignore[misc]
         if own_plan is not None and own_plan.component is not None:
             continue
-        todo = next((f for f in result.findings if f.code == "APX210" and not f.fixed), None)
-        if todo is not None and not _reviewed(todo, job[1]):
+        todo = next(
+            (
+                f
+                for f in result.findings
+                if (f.code == "APX210" or _clips_scaled_gradients(f)) and not f.fixed and not _reviewed(f, job[1])
+            ),
+            None,
+        )
+        if todo is not None:
             from .repo_plan import FilePlan
 
             notes = own_plan.notes if own_plan is not None else ()
-            reason = FLOAT32_REFUSAL + todo.message.replace("this amp.scale_loss", "its amp.scale_loss")
+            prefix = REFUSED_TODOS[todo.code]
+            # a second run may read the first run's TODO back as the finding's message
+            message = todo.message.split(prefix)[-1].split("; this file keeps")[0]
+            reason = prefix + message.replace("this amp.scale_loss", "its amp.scale_loss")
             again[i] = (job[0], job[1], FilePlan(notes=notes, refusal=reason))
     for i, result in zip(again, migrate_all(list(again.values()), settings, workers)):
         results[i] = result

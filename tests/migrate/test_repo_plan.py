@@ -379,11 +379,19 @@ OUT_OF_REACH = """\
 def test_a_single_file_whose_forward_cannot_be_autocast_keeps_the_shim(tmp_path):
     """As written, the native rewrite would train in float32 (the TODO notwithstanding): the
     file keeps apex.amp through the shim, says why, and a second run changes nothing."""
-    write_tree(tmp_path, {"train.py": OUT_OF_REACH.format(comment="")})
+    _keeps_the_shim_saying(
+        tmp_path, OUT_OF_REACH.format(comment=""), "as written, a native rewrite would train in float32: the forward pass"
+    )
+
+
+def _keeps_the_shim_saying(tmp_path: Path, source: str, reason: str) -> None:
+    """``source`` as train.py keeps apex.amp through the shim, its one manual finding starts
+    with ``reason``, and a second run changes nothing."""
+    write_tree(tmp_path, {"train.py": source})
     found = report(tmp_path)
     manual = [f for f in found["findings"] if f["needs_manual_work"]]
     assert [f["code"] for f in manual] == ["APX220"]
-    assert manual[0]["message"].startswith("as written, a native rewrite would train in float32: the forward pass")
+    assert manual[0]["message"].startswith(reason)
     run_cli(tmp_path, "--allow-no-vcs")
     first = (tmp_path / "train.py").read_text()
     assert "from apexcompat import amp" in first and "GradScaler" not in first
@@ -397,6 +405,59 @@ def test_a_reviewed_autocast_todo_keeps_the_native_rewrite(tmp_path):
     run_cli(tmp_path, "--allow-no-vcs")
     text = (tmp_path / "train.py").read_text()
     assert "torch.amp.GradScaler(" in text and "apexcompat import" not in text
+
+
+MICRO_STEP_CLIP = """\
+    import torch
+    from apex import amp
+
+
+    def train(model, optimizer, loader, accumulation, clipper):
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+        for i, (x, y) in enumerate(loader):
+            loss = torch.nn.functional.mse_loss(model(x), y) / accumulation
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            clipper.step(amp.master_params(optimizer)){comment}
+            if (i + 1) % accumulation == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+    """
+
+
+def test_a_call_given_the_gradients_on_every_micro_step_keeps_the_shim(tmp_path):
+    """A clipper of the user's called after every backward, the step at the accumulation
+    boundary: apex handed it unscaled gradients, a GradScaler could only hand it scaled ones
+    (unscale_ runs once per step), so as written the native file would clip at the threshold
+    times the loss scale: it keeps apex.amp through the shim, says why, and a second run
+    changes nothing (DLE-BERT run_squad.py's GradientClipper)."""
+    _keeps_the_shim_saying(
+        tmp_path,
+        MICRO_STEP_CLIP.format(comment=""),
+        "as written, a native rewrite would clip scaled gradients on every micro-step: per-micro-step "
+        "gradient use: clipper.step(...) runs after every backward",
+    )
+
+
+def test_a_norm_read_on_every_micro_step_keeps_the_native_rewrite_and_its_todo(tmp_path):
+    """A call not named as a clip (a norm read for the log, Swin's get_grad_norm) leaves the
+    gradients the step uses alone: the file stays native, with its TODO."""
+    source = MICRO_STEP_CLIP.format(comment="").replace("clipper.step(", "log_norm(").replace(", clipper)", ", log_norm)")
+    write_tree(tmp_path, {"train.py": source})
+    run_cli(tmp_path, "--allow-no-vcs")
+    text = (tmp_path / "train.py").read_text()
+    assert "torch.amp.GradScaler(" in text and "apexcompat import" not in text
+    assert "# TODO(apexcompat): per-micro-step gradient use: log_norm(...)" in text
+
+
+def test_a_reviewed_micro_step_todo_keeps_the_native_rewrite(tmp_path):
+    """A suppressed APX326 means the user took the rewrite as it is: it stays native."""
+    write_tree(tmp_path, {"train.py": MICRO_STEP_CLIP.format(comment="  # apexcompat: ignore[APX326]")})
+    run_cli(tmp_path, "--allow-no-vcs")
+    text = (tmp_path / "train.py").read_text()
+    assert "torch.amp.GradScaler(" in text and "apexcompat import" not in text
+
+
 SCALERS = """\
     from apex import amp
 
