@@ -402,6 +402,19 @@ class FusedKernelsRule(NeighbourRule):
                 self.forget(original)
                 return self.replacement(self.torch_name("torch.nn.LayerNorm", original))
             return updated
+        optimizer = sorted(names & (FUSED_ADAM | FUSED_SGD | FUSED_ADAGRAD))
+        if optimizer and not self.is_callee(original) and self.is_outermost(original):
+            parent = self.parent(original)
+            if not isinstance(parent, (cst.ImportAlias, cst.AsName)) and optimizer[0] not in self._kept_reported:
+                self._kept_reported.add(optimizer[0])
+                self.report(
+                    original,
+                    "APX809",
+                    f"{optimizer[0]} used as a value here (not called): kept; where every call of it passes only "
+                    "arguments the torch optimizer takes, use that class instead",
+                    severity="info",
+                )
+            return updated
         for name in sorted(names):
             if name == RNN or name.startswith(RNN + "."):
                 torch_class = {"LSTM": "LSTM", "GRU": "GRU", "mLSTM": "LSTM"}.get(
@@ -417,6 +430,17 @@ class FusedKernelsRule(NeighbourRule):
         return updated
 
     EXAMPLES = [
+        Example(
+            # the class is handed on as a value (chosen by a flag, called later through another
+            # name): its calls are not followed, so it stays, and the report says so (it was kept
+            # without a word before)
+            "fused-sgd-used-as-a-value-is-kept-and-reported",
+            "import torch\nfrom apex.optimizers import FusedSGD\n\n\ndef build(params, fused):\n"
+            "    make = torch.optim.SGD\n    if fused:\n        make = FusedSGD\n"
+            "    return make(params, lr=0.1, momentum=0.9)\n",
+            None,
+            ("APX809",),
+        ),
         Example(
             "fused-adam-to-adamw",
             "from apex.optimizers import FusedAdam\n\noptimizer = FusedAdam(model.parameters(), lr=1e-4)\n",
