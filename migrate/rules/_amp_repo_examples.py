@@ -525,20 +525,14 @@ SHARED_STEP_INIT_TODO = """\
 """
 
 
-REPOSITORY_EXAMPLES: List[Example] = [
-    Example(
-        # apex.amp kept on self, read once other than as a member call (an assert): the shim,
-        # for that reason; the training script beside it comes out native and now reads
-        # torch.amp, a module's attribute, not an object's: a second run gives the same reason
-        # and changes nothing (it used to name the script and write a second TODO)
-        "amp-kept-on-self-beside-a-native-script-second-run-agrees",
-        before="""\
+#: a plugin keeping apex.amp on self and reading it once other than as a member call (the
+#: before and after text of one example)
+AMP_ON_SELF_PLUGIN = """\
 # file: plugin.py
 class AmpPlugin:
     def __init__(self, trainer, opt_level):
         self.trainer = trainer
-        from apex import amp
-        self.amp = amp
+{import_and_todo}        self.amp = amp
         self.trainer.model, self.trainer.optimizer = self.amp.initialize(
             self.trainer.model, self.trainer.optimizer, opt_level=opt_level
         )
@@ -547,6 +541,16 @@ class AmpPlugin:
         assert self.amp is not None
         with self.amp.scale_loss(loss, self.trainer.optimizer) as scaled_loss:
             scaled_loss.backward()
+"""
+
+REPOSITORY_EXAMPLES: List[Example] = [
+    Example(
+        # apex.amp kept on self, read once other than as a member call (an assert): the shim,
+        # for that reason; the training script beside it comes out native and now reads
+        # torch.amp, a module's attribute, not an object's: a second run gives the same reason
+        # and changes nothing (it used to name the script and write a second TODO)
+        "amp-kept-on-self-beside-a-native-script-second-run-agrees",
+        before=AMP_ON_SELF_PLUGIN.format(import_and_todo="        from apex import amp\n") + """\
 # file: train.py
 import torch
 from apex import amp
@@ -566,25 +570,13 @@ def main(model, batches):
 if __name__ == "__main__":
     main(None, [])
 """,
-        after="""\
-# file: plugin.py
-class AmpPlugin:
-    def __init__(self, trainer, opt_level):
-        self.trainer = trainer
-        from apexcompat import amp
-        # TODO(apexcompat): apex.amp is stored as self.amp here; its uses through that attribute
-        #   cannot be followed (self.amp is read here other than as self.amp.<member>() in a
-        #   method of AmpPlugin); this file keeps apex.amp semantics through apexcompat.amp,
-        #   migrate it by hand
-        self.amp = amp
-        self.trainer.model, self.trainer.optimizer = self.amp.initialize(
-            self.trainer.model, self.trainer.optimizer, opt_level=opt_level
-        )
-
-    def backward(self, loss):
-        assert self.amp is not None
-        with self.amp.scale_loss(loss, self.trainer.optimizer) as scaled_loss:
-            scaled_loss.backward()
+        after=AMP_ON_SELF_PLUGIN.format(
+            import_and_todo="        from apexcompat import amp\n"
+            "        # TODO(apexcompat): apex.amp is stored as self.amp here; its uses through that attribute\n"
+            "        #   cannot be followed (self.amp is read here other than as self.amp.<member>() in a\n"
+            "        #   method of AmpPlugin); this file keeps apex.amp semantics through apexcompat.amp,\n"
+            "        #   migrate it by hand\n"
+        ) + """\
 # file: train.py
 import torch
 
