@@ -71,7 +71,7 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
         for other_path, other in walked:
             if other_path == path:
                 continue
-            if other.loaded_attributes & summary.amp_stores:
+            if other.object_attributes & summary.amp_stores:
                 elsewhere.add(other.shown)
             for call in other.calls:
                 callee = definitions.find(call.module, call.name, other_path, anywhere=True)

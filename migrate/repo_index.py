@@ -192,6 +192,9 @@ class ModuleSummary:
     #: every attribute name read anywhere in the file (``x.amp``, ``self.args.amp``), apex's
     #: own ``apex.amp`` left out
     loaded_attributes: Set[str] = field(default_factory=set)
+    #: the same, only those read off an object rather than an imported module (``model.amp``,
+    #: not ``torch.amp`` or ``torch.cuda.amp``)
+    object_attributes: Set[str] = field(default_factory=set)
     #: the same per top-level definition (a class: all its methods), MODULE_LEVEL for the rest
     definition_attributes: Dict[str, Set[str]] = field(default_factory=dict)
     #: per top-level definition: the (name, attribute) pairs read as ``name.attribute``
@@ -582,6 +585,11 @@ class _Reader(ast.NodeVisitor):
         ):
             self.s.loaded_attributes.add(node.attr)
             self.s.definition_attributes.setdefault(self.owner, set()).add(node.attr)
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if not (isinstance(root, ast.Name) and root.id in self.s.imports):
+                self.s.object_attributes.add(node.attr)
         if isinstance(node.value, ast.Name) and self._is_amp(node.value.id):
             self.s.identifiers.add(node.value.id)
             return  # amp.<member>: a member use, not amp as a value

@@ -620,7 +620,13 @@ class AutocastPlacement(AmpRule):
                     assigned_names(body[j]) & loss_texts
                     and isinstance(body[j], cst.If)
                     and not _jumps(body[j])
-                    and (_only_adds_to(body[j], loss_texts) or _sets_on_every_branch(body[j], loss_texts))
+                    and (
+                        _only_adds_to(body[j], loss_texts)
+                        or (  # the loss from outputs computed before it, on every path
+                            _sets_on_every_branch(body[j], loss_texts)
+                            and not self._is_model_call(body[j], self._model_texts(info))
+                        )
+                    )
                     and self._rides_in_span(body[j])
                 ):
                     end = j  # ``if kl_w > 0: with torch.no_grad(): ref = ...; loss += kl_w * kl(out, ref)``

@@ -208,10 +208,6 @@ def _self_route(
     if not isinstance(store, cst.SimpleStatementLine) or len(store.body) != 1:
         return "it is not stored by a statement of its own"
     facts = getattr(plan, "carrier", None)
-    if facts is None:
-        return "the repository around this file was not indexed"
-    if facts.read_elsewhere:
-        return f"an attribute named {attribute} is also read in {facts.read_elsewhere[0]}"
     route = CarrierRoute(store, method, "self", attribute, "")
     stored_line = rule.line_of(store)
     for node in walk(module):
@@ -242,6 +238,11 @@ def _self_route(
         if func is method and rule.line_of(node) < stored_line:
             return f"{code_of(node)} is read in __init__() before apex.amp is stored on self"
         route.uses.append((member, member.attr.value))
+    # this file's own reads first: they read the same on a second run, whatever the others became
+    if facts is None:
+        return "the repository around this file was not indexed"
+    if facts.read_elsewhere:
+        return f"an attribute named {attribute} is also read off an object in {facts.read_elsewhere[0]}"
     for node in walk(method):
         if rule.line_of(node) <= stored_line or not isinstance(node, (cst.Call, cst.Arg)):
             continue

@@ -328,50 +328,6 @@ class DistributedDataParallelRule(NeighbourRule):
 
     EXAMPLES = [
         Example(
-            # apex's DDP behind an import guard whose fallback is None: the apex run always took
-            # the import, and every read here uses the class (a call, isinstance), none tests it
-            # against None; torch's DDP is always there, so the uses are rewritten and the guard
-            # goes (a read that tests for None keeps the guard: removed-module-none-fallback-reported)
-            "guarded-ddp-with-a-none-fallback",
-            """\
-import torch
-
-try:
-    from apex.parallel import DistributedDataParallel as DDP
-except ImportError:
-    DDP = None
-
-
-class Runner:
-    def __init__(self, net, local_rank):
-        self.local_rank = local_rank
-        torch.cuda.set_device(local_rank)
-        self.net = DDP(net.cuda())
-
-    def bare(self):
-        return self.net.module if isinstance(self.net, DDP) else self.net
-""",
-            """\
-import torch
-
-
-class Runner:
-    def __init__(self, net, local_rank):
-        self.local_rank = local_rank
-        torch.cuda.set_device(local_rank)
-        self.net = torch.nn.parallel.DistributedDataParallel(
-            net.cuda(),
-            device_ids=[local_rank],
-            output_device=local_rank,
-            broadcast_buffers=False,
-        )
-
-    def bare(self):
-        return self.net.module if isinstance(self.net, torch.nn.parallel.DistributedDataParallel) else self.net
-""",
-            ("APX101", "APX103", "APX601"),
-        ),
-        Example(
             # torch's device_ids handed to apex's DDP, which has no such parameter: the call
             # fails under apex already, so it is left for a person and the finding says why
             "ddp-given-a-keyword-apex-never-took",

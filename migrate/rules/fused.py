@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
-from libcst.metadata import QualifiedNameSource
+from libcst.metadata import QualifiedNameSource, ScopeProvider
 
 from ._metadata import QualifiedNameProvider
+from ._tree import walk
 from .base import Example
 from ._neighbour_base import NeighbourRule, as_keyword, bind_args, kwarg, literal_value
 from ..settings import Settings
@@ -402,6 +403,30 @@ class FusedKernelsRule(NeighbourRule):
                 self.forget(original)
                 return self.replacement(self.torch_name("torch.nn.LayerNorm", original))
             return updated
+        optimizer = sorted(names & (FUSED_ADAM | FUSED_SGD | FUSED_ADAGRAD))
+        if optimizer and not self.is_callee(original) and self.is_outermost(original):
+            parent = self.parent(original)
+            if names & FUSED_SGD and self._sgd_only_called_as_sgd(original) and self.settings.code_enabled("APX802"):
+                self.report(
+                    original,
+                    "APX802",
+                    "FusedSGD -> torch.optim.SGD (same update rule; every call through the name it is stored "
+                    "in passes only SGD's arguments)",
+                    fixed=True,
+                    severity="info",
+                )
+                self.forget(original)
+                return self.replacement(self.torch_name("torch.optim.SGD", original))
+            if not isinstance(parent, (cst.ImportAlias, cst.AsName)) and optimizer[0] not in self._kept_reported:
+                self._kept_reported.add(optimizer[0])
+                self.report(
+                    original,
+                    "APX809",
+                    f"{optimizer[0]} used as a value here (not called): kept; where every call of it passes only "
+                    "arguments the torch optimizer takes, use that class instead",
+                    severity="info",
+                )
+            return updated
         for name in sorted(names):
             if name == RNN or name.startswith(RNN + "."):
                 torch_class = {"LSTM": "LSTM", "GRU": "GRU", "mLSTM": "LSTM"}.get(
@@ -416,6 +441,31 @@ class FusedKernelsRule(NeighbourRule):
                 self.report(original, "APX809", f"{name}: {message}", severity="info")
         return updated
 
+    def _sgd_only_called_as_sgd(self, node: cst.CSTNode) -> bool:
+        """``make = FusedSGD`` where every read of ``make`` in its scope is a call passing only
+        what torch.optim.SGD takes, with the same meaning (params, lr, momentum, dampening,
+        weight_decay, nesterov; no ``*args``): the class itself may then be torch's."""
+        assign = self.parent(node)
+        if not (isinstance(assign, cst.Assign) and assign.value is node and len(assign.targets) == 1):
+            return False
+        target = assign.targets[0].target
+        if not isinstance(target, cst.Name):
+            return False
+        scope = self.get_metadata(ScopeProvider, target, None)
+        if scope is None or any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in walk(self._module)):
+            return False
+        accesses = [access.node for assignment in scope[target.value] for access in assignment.references]
+        if not accesses:
+            return False
+        for read in accesses:
+            call = self.parent(read)
+            if not (isinstance(call, cst.Call) and call.func is read):
+                return False
+            bound = bind_args(call, SGD_PARAMS)
+            if bound is None or not set(bound) <= set(SGD_PARAMS) - {"wd_after_momentum"}:
+                return False
+        return True
+
     EXAMPLES = [
         Example(
             # the layer is built and called in one expression: the call of the built layer
@@ -425,6 +475,37 @@ class FusedKernelsRule(NeighbourRule):
             "    return FusedLayerNorm(width)(x)\n",
             "import torch\n\n\ndef normed(x, width):\n    return torch.nn.LayerNorm(width)(x)\n",
             ("APX804",),
+        ),
+        Example(
+            # the class is handed on as a value (chosen by a flag, called later through another
+            # name): its calls are not followed, so it stays, and the report says so (it was kept
+            # without a word before)
+            "fused-sgd-used-as-a-value-is-kept-and-reported",
+            "import torch\nfrom apex.optimizers import FusedSGD\n\n"
+            "OPTIMIZERS = {\"sgd\": torch.optim.SGD, \"fused_sgd\": FusedSGD}\n",
+            None,
+            ("APX809",),
+        ),
+        Example(
+            # stored in a name chosen by a flag, and every call through that name passes only
+            # what torch.optim.SGD takes, with the same meaning: the class becomes torch's
+            "fused-sgd-stored-in-a-name-called-with-sgd-arguments",
+            "import torch\nfrom apex.optimizers import FusedSGD\n\n\ndef build(params, fused):\n"
+            "    make = torch.optim.SGD\n    if fused:\n        make = FusedSGD\n"
+            "    return make(params, lr=0.1, momentum=0.9, nesterov=True)\n",
+            "import torch\n\n\ndef build(params, fused):\n"
+            "    make = torch.optim.SGD\n    if fused:\n        make = torch.optim.SGD\n"
+            "    return make(params, lr=0.1, momentum=0.9, nesterov=True)\n",
+            ("APX802",),
+        ),
+        Example(
+            # a call through the name passes an option only FusedSGD has: kept, and reported
+            "fused-sgd-stored-in-a-name-called-with-its-own-option-is-kept",
+            "import torch\nfrom apex.optimizers import FusedSGD\n\n\ndef build(params, fused):\n"
+            "    make = torch.optim.SGD\n    if fused:\n        make = FusedSGD\n"
+            "    return make(params, lr=0.1, materialize_master_grads=False)\n",
+            None,
+            ("APX809",),
         ),
         Example(
             "fused-adam-to-adamw",

@@ -1243,6 +1243,50 @@ def unwrap(model):
         codes=("APX104",),
     ),
     Example(
+        # apex's DDP behind an import guard whose fallback is None: the apex run always took
+        # the import, and every read here uses the class (a call, isinstance), none tests it
+        # against None; torch's DDP is always there, so the uses are rewritten and the guard
+        # goes (a read that tests for None keeps the guard: the example above)
+        "guarded-ddp-with-a-none-fallback",
+        before="""\
+import torch
+
+try:
+    from apex.parallel import DistributedDataParallel as DDP
+except ImportError:
+    DDP = None
+
+
+class Runner:
+    def __init__(self, net, local_rank):
+        self.local_rank = local_rank
+        torch.cuda.set_device(local_rank)
+        self.net = DDP(net.cuda())
+
+    def bare(self):
+        return self.net.module if isinstance(self.net, DDP) else self.net
+""",
+        after="""\
+import torch
+
+
+class Runner:
+    def __init__(self, net, local_rank):
+        self.local_rank = local_rank
+        torch.cuda.set_device(local_rank)
+        self.net = torch.nn.parallel.DistributedDataParallel(
+            net.cuda(),
+            device_ids=[local_rank],
+            output_device=local_rank,
+            broadcast_buffers=False,
+        )
+
+    def bare(self):
+        return self.net.module if isinstance(self.net, torch.nn.parallel.DistributedDataParallel) else self.net
+""",
+        codes=("APX101", "APX103", "APX601"),
+    ),
+    Example(
         # `import apex` as the availability check of a function's amp switch: the same guard
         # as at module level, so the flag keeps its "available" value (left alone, it would
         # turn amp off for good once apex is uninstalled)
