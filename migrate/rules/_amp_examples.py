@@ -516,6 +516,50 @@ for x, y in loader:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # the comment lines below an if that goes with its initialize (LibCST gives them to
+        # the if's block, up to the last one indented into it) stay as they were
+        "comments-below-a-removed-initialize-if-stay",
+        before="""\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+if args.fp16:
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+# model = torch.compile(model)
+#     (off: slow to start)
+    # see the compile notes
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+""",
+        after="""\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+use_amp = bool(args.fp16)
+scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+# model = torch.compile(model)
+#     (off: slow to start)
+    # see the compile notes
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         "autocast-starts-at-the-forward-pass",
         before="""\
 import torch
