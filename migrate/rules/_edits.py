@@ -173,6 +173,8 @@ class StatementEdits:
         self.before: Dict[Any, List[Any]] = {}
         self.after: Dict[Any, List[Any]] = {}
         self.groups: Dict[Any, Any] = {}
+        #: lines a replacement gave up for the statement after it (see :meth:`lead_next`)
+        self._to_next: List[Any] = []
 
     def __bool__(self) -> bool:
         return bool(self.replacements or self.before or self.after or self.groups)
@@ -193,33 +195,49 @@ class StatementEdits:
     def planned(self, stmt: Any) -> bool:
         return stmt in self.replacements or stmt in self.before or stmt in self.after
 
+    def lead_next(self, lines: Sequence[Any]) -> None:
+        """Called by a replacement while :meth:`apply` runs: ``lines`` (comments of what it
+        removes) lead the next statement of the same body; with none after it they go."""
+        self._to_next.extend(lines)
+
     def apply(self, original: Sequence[Any], updated: Sequence[Any]) -> List[Any]:
         body: List[Any] = []
         pairs = list(zip(original, updated))
         skip: set = set()
+        carried: List[Any] = []
         for index, (orig, upd) in enumerate(pairs):
             if orig in skip:
                 continue
-            group = self.groups.get(orig)
-            if group is not None:
-                members, fn = group
-                ups = [u for o, u in pairs[index : index + len(members)]]
-                skip.update(members[1:])
-                body.extend(fn(ups))
-                continue
-            before = self.before.get(orig, [])
-            if before:
-                # comments above the original statement stay above what is inserted before it
-                body.extend([move_leading(upd, before[0])] + list(before[1:]))
-                upd = upd.with_changes(leading_lines=[])
-            repl = self.replacements.get(orig)
-            if repl is None:
-                body.append(upd)
-            else:
-                new = list(repl(upd) if callable(repl) else repl)
-                body.extend(new)
-            body.extend(self.after.get(orig, []))
+            start = len(body)
+            self._apply_one(index, pairs, skip, body)
+            if carried and len(body) > start:
+                body[start] = body[start].with_changes(leading_lines=[*carried, *body[start].leading_lines])
+                carried = []
+            carried.extend(self._to_next)
+            self._to_next = []
         return body
+
+    def _apply_one(self, index: int, pairs: List[Any], skip: set, body: List[Any]) -> None:
+        orig, upd = pairs[index]
+        group = self.groups.get(orig)
+        if group is not None:
+            members, fn = group
+            ups = [u for o, u in pairs[index : index + len(members)]]
+            skip.update(members[1:])
+            body.extend(fn(ups))
+            return
+        before = self.before.get(orig, [])
+        if before:
+            # comments above the original statement stay above what is inserted before it
+            body.extend([move_leading(upd, before[0])] + list(before[1:]))
+            upd = upd.with_changes(leading_lines=[])
+        repl = self.replacements.get(orig)
+        if repl is None:
+            body.append(upd)
+        else:
+            new = list(repl(upd) if callable(repl) else repl)
+            body.extend(new)
+        body.extend(self.after.get(orig, []))
 
 
 def block_body(block: Any, body: List[Any]) -> Any:

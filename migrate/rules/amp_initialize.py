@@ -126,15 +126,6 @@ def _footer_outside(stmt: Any, default_indent: str) -> List[cst.EmptyLine]:
     ]
 
 
-def _next_statement(parents: Any, stmt: Any) -> Optional[Any]:
-    """The statement after ``stmt`` in its module or block, if any."""
-    body = getattr(parents.get(stmt), "body", None)
-    if not isinstance(body, (list, tuple)):
-        return None
-    index = next((i for i, s in enumerate(body) if s is stmt), None)
-    return body[index + 1] if index is not None and index + 1 < len(body) else None
-
-
 def _prune_empty_elifs(node: Any) -> Any:
     """``if a: x  elif b: pass`` / ``if a: x  else: pass`` (the initialize that was there is
     gone) -> ``if a: x``."""
@@ -794,20 +785,15 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             self.edits.insert_before(site.anchor, created)
             created = []
 
-        #: the comment lines below the if's block, when the if goes (LibCST gives them to the block)
-        footer: List[cst.EmptyLine] = []
-
         def after_if(upd: Any) -> List[cst.BaseStatement]:
             upd = _prune_empty_elifs(upd)
             if is_empty_shell(upd):
-                footer.extend(_footer_outside(upd, self.tree.default_indent))
+                # the comment lines below the block (LibCST gives them to it) stay where they were
+                self.edits.lead_next(_footer_outside(upd, self.tree.default_indent))
                 return [move_leading(upd, created[0])] + created[1:] if created else []
             return [upd] + created
 
         self.edits.replace(site.anchor, after_if)
-        following = _next_statement(self.parents, site.anchor)
-        if following is not None and not self.edits.planned(following):
-            self.edits.replace(following, lambda upd: [upd.with_changes(leading_lines=[*footer, *upd.leading_lines])])
 
     def _library_wrappers(self, info: AmpFile) -> None:
         """``ApexScaler()`` of an installed library -> its native twin (``NativeScaler()``),
