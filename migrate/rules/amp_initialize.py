@@ -115,7 +115,7 @@ def _literal_number(node: Optional[cst.BaseExpression]) -> Optional[float]:
 def _footer_outside(stmt: Any, default_indent: str) -> List[cst.EmptyLine]:
     """The comment lines LibCST gave the block of ``stmt`` (those below its last statement,
     up to the last one indented into the block), printed as they were at ``stmt``'s own
-    level: what stays of them when ``stmt`` goes.  None when they hold no comment."""
+    level: what stays of them when ``stmt`` goes; empty when they hold no comment."""
     block = stmt.body
     if not isinstance(block, cst.IndentedBlock) or not any(line.comment for line in block.footer):
         return []
