@@ -7,7 +7,9 @@ gradients whoever called it.  Natively the method would unscale them itself
 (``scaler.unscale_``), which is right only after a backward the GradScaler scaled: a caller
 in another file that runs a plain ``loss.backward()`` first (allennlp's learning-rate finder
 calls ``trainer.rescale_gradients()``) would divide its gradients by the scale, then fail on
-the next call.  This module finds such methods, for the rule to keep their file on the shim.
+the next call.  This module finds such methods; the initialize rule then puts the unscale_
+before its own file's calls of them, or keeps the file on the shim where it cannot
+(``_amp_sites._helpers_called_elsewhere``).
 """
 
 from __future__ import annotations

@@ -645,8 +645,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             if scaled is not None:
                 info.scale_losses.append(scaled)
             else:
-                func = enclosing_function(parents, parent)
-                info.refused_scales.append(f"in {func.name.value}()" if func is not None else "at module level")
+                info.refused_scales.append(_where(enclosing_function(parents, parent)))
         elif member in ("state_dict", "load_state_dict", "master_params") and is_call:
             block = _inside_any(parents, parent, scaling_blocks) if member == "master_params" else None
             if block is not None:
