@@ -113,8 +113,10 @@ def test_apex_script_trains_the_same_on_cuda_before_and_after_migration(tmp_path
                             tmp_path, _env(alias, gpu=True)))
     sample = tmp_path / "apex_script"
     shutil.copytree(EXAMPLES / "apex_script", sample, ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run([sys.executable, "-m", "migrate", "--allow-no-vcs", "apex_script"], cwd=tmp_path, env=_env(),
-                   capture_output=True, timeout=300, check=False)
+    migration = subprocess.run([sys.executable, "-m", "migrate", "--allow-no-vcs", "apex_script"], cwd=tmp_path,
+                               env=_env(), capture_output=True, text=True, timeout=300, check=False)
+    # 0: rewritten, 1: rewritten with findings; 2 (a crash, libcst missing) must show why
+    assert migration.returncode in (0, 1), migration.stderr
     assert "GradScaler" in (sample / "train.py").read_text()
     native = _losses(_run([str(sample / "train.py"), *args], tmp_path, _env(gpu=True)))
     assert len(original) == len(native) == 3 and native[2] < native[0], (original, native)
