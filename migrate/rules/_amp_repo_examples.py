@@ -4709,3 +4709,230 @@ REPOSITORY_EXAMPLES += [
         codes=("APX102", "APX220", "APX403"),
     ),
 ]
+
+#: an old-mmcv launcher that hands the runner the function running each batch's forward pass
+#: (``Runner(model, batch_processor, optimizer, ...)``) and registers an optimizer hook it
+#: builds itself; ``{signature}`` is the processor's parameter list
+BATCH_PROCESSOR_LAUNCHER = """\
+# file: train.py
+import torch
+from mmcv.runner import Runner
+
+from step_hook import StepHook
+
+try:
+    import apex
+except ImportError:
+    print("apex is not installed")
+
+
+def run_batch({signature}):
+    '''The forward pass and loss of one batch, for the runner.'''
+    losses = model(**data)
+    total = sum(value.mean() for value in losses.values())
+    return dict(loss=total, num_samples=len(data["img"]))
+
+
+def train_distributed(model, loaders, cfg):
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    if cfg.get("fp16", False):
+        model, optimizer = apex.amp.initialize(model.cuda(), optimizer, opt_level="O1")
+    runner = Runner(model, run_batch, optimizer, cfg.work_dir)
+    runner.register_hook(StepHook(**cfg.step_config))
+    runner.run(loaders, cfg.workflow, cfg.epochs)
+
+
+def train_single(model, loaders, cfg):
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    runner = Runner(model, run_batch, optimizer, cfg.work_dir)
+    runner.register_training_hooks(cfg.lr_config, cfg.step_config)
+    runner.run(loaders, cfg.workflow, cfg.epochs)
+"""
+
+#: its optimizer hook, which scales the loss the runner keeps from the processor
+BATCH_PROCESSOR_HOOK = """\
+# file: step_hook.py
+from mmcv.runner import OptimizerHook
+
+try:
+    import apex
+except ImportError:
+    print("apex is not installed")
+
+
+class StepHook(OptimizerHook):
+    def __init__(self, accumulate=1, grad_clip=None, fp16=False):
+        self.accumulate = accumulate
+        self.grad_clip = grad_clip
+        self.fp16 = fp16
+
+    def after_train_iter(self, runner):
+        runner.outputs["loss"] /= self.accumulate
+        if self.fp16:
+            with apex.amp.scale_loss(runner.outputs["loss"], runner.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            runner.outputs["loss"].backward()
+        if self.every_n_iters(runner, self.accumulate):
+            if self.grad_clip is not None:
+                self.clip_grads(runner.model.parameters())
+            runner.optimizer.step()
+            runner.optimizer.zero_grad()
+"""
+
+REPOSITORY_EXAMPLES += [
+    # old mmcv (OpenSelfSup, sweep4): the runner runs each batch through the launcher's
+    # batch processor and keeps what it returns as runner.outputs, whose loss the hook the
+    # launcher builds scales. The hook takes the GradScaler through its constructor; the
+    # processor gets a switch (off by default) that puts its body under autocast, and the
+    # runner the hook serves is handed it switched by the GradScaler's state. The runner of
+    # the other function (no amp) keeps the plain processor
+    Example(
+        "old-mmcv-runner-runs-a-batch-processor-put-under-autocast",
+        before=BATCH_PROCESSOR_LAUNCHER.format(signature="model, data, train_mode") + BATCH_PROCESSOR_HOOK,
+        after="""\
+# file: train.py
+import torch
+from mmcv.runner import Runner
+
+from step_hook import StepHook
+import functools
+
+
+def run_batch(model, data, train_mode, amp_enabled=False):
+    '''The forward pass and loss of one batch, for the runner.'''
+    with torch.autocast("cuda", dtype=torch.float16, enabled=amp_enabled):
+        losses = model(**data)
+        total = sum(value.mean() for value in losses.values())
+        return dict(loss=total, num_samples=len(data["img"]))
+
+
+def train_distributed(model, loaders, cfg):
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    if cfg.get("fp16", False):
+        model = model.cuda()
+    use_amp = bool(cfg.get("fp16", False))
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    runner = Runner(model, functools.partial(run_batch, amp_enabled=scaler.is_enabled()), optimizer, cfg.work_dir)
+    runner.register_hook(StepHook(**cfg.step_config, scaler=scaler))
+    runner.run(loaders, cfg.workflow, cfg.epochs)
+
+
+def train_single(model, loaders, cfg):
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    runner = Runner(model, run_batch, optimizer, cfg.work_dir)
+    runner.register_training_hooks(cfg.lr_config, cfg.step_config)
+    runner.run(loaders, cfg.workflow, cfg.epochs)
+# file: step_hook.py
+from mmcv.runner import OptimizerHook
+
+
+class StepHook(OptimizerHook):
+    def __init__(self, accumulate=1, grad_clip=None, fp16=False, *, scaler):
+        self.scaler = scaler
+        self.accumulate = accumulate
+        self.grad_clip = grad_clip
+        self.fp16 = fp16
+
+    def after_train_iter(self, runner):
+        runner.outputs["loss"] /= self.accumulate
+        if self.fp16:
+            self.scaler.scale(runner.outputs["loss"]).backward()
+        else:
+            runner.outputs["loss"].backward()
+        if self.every_n_iters(runner, self.accumulate):
+            if self.grad_clip is not None:
+                self.scaler.unscale_(runner.optimizer)
+                self.clip_grads(runner.model.parameters())
+            self.scaler.step(runner.optimizer)
+            self.scaler.update()
+            runner.optimizer.zero_grad()
+""",
+        codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX247", "APX301", "APX311", "APX325"),
+    ),
+    # the same with a processor that takes **kwargs (no switch can be added to it, provably):
+    # the hook's loss is the runner's output, which nothing puts under autocast; both files
+    # keep apex.amp through the shim with that reason
+    Example(
+        "fallback-batch-processor-that-takes-no-new-parameter",
+        before=BATCH_PROCESSOR_LAUNCHER.format(signature="model, data, train_mode, **kwargs") + BATCH_PROCESSOR_HOOK,
+        after="""\
+# file: train.py
+import torch
+from mmcv.runner import Runner
+
+from step_hook import StepHook
+
+try:
+    import apexcompat.amp
+except ImportError:
+    print("apex is not installed")
+
+
+def run_batch(model, data, train_mode, **kwargs):
+    '''The forward pass and loss of one batch, for the runner.'''
+    losses = model(**data)
+    total = sum(value.mean() for value in losses.values())
+    return dict(loss=total, num_samples=len(data["img"]))
+
+
+def train_distributed(model, loaders, cfg):
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    if cfg.get("fp16", False):
+        # TODO(apexcompat): the GradScaler plan across files was dropped: in step_hook.py, the
+        #   forward pass and loss are not next to this amp.scale_loss: the loss is the runner's
+        #   output, computed where the framework runs the forward pass, and no autocast can be
+        #   put there: the batch processor run_batch is not a top-level function of train.py
+        #   that takes a new keyword parameter (it is imported, decorated, or takes *args or
+        #   **kwargs); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+        #   hand
+        model, optimizer = apexcompat.amp.initialize(model.cuda(), optimizer, opt_level="O1")
+    runner = Runner(model, run_batch, optimizer, cfg.work_dir)
+    runner.register_hook(StepHook(**cfg.step_config))
+    runner.run(loaders, cfg.workflow, cfg.epochs)
+
+
+def train_single(model, loaders, cfg):
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    runner = Runner(model, run_batch, optimizer, cfg.work_dir)
+    runner.register_training_hooks(cfg.lr_config, cfg.step_config)
+    runner.run(loaders, cfg.workflow, cfg.epochs)
+# file: step_hook.py
+from mmcv.runner import OptimizerHook
+
+try:
+    import apexcompat.amp
+except ImportError:
+    print("apex is not installed")
+
+
+class StepHook(OptimizerHook):
+    def __init__(self, accumulate=1, grad_clip=None, fp16=False):
+        self.accumulate = accumulate
+        self.grad_clip = grad_clip
+        self.fp16 = fp16
+
+    def after_train_iter(self, runner):
+        runner.outputs["loss"] /= self.accumulate
+        if self.fp16:
+            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+            #   amp.scale_loss (the GradScaler plan across files was dropped: in step_hook.py, the
+            #   forward pass and loss are not next to this amp.scale_loss: the loss is the runner's
+            #   output, computed where the framework runs the forward pass, and no autocast can be
+            #   put there: the batch processor run_batch is not a top-level function of train.py
+            #   that takes a new keyword parameter (it is imported, decorated, or takes *args or
+            #   **kwargs)); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+            #   hand
+            with apexcompat.amp.scale_loss(runner.outputs["loss"], runner.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            runner.outputs["loss"].backward()
+        if self.every_n_iters(runner, self.accumulate):
+            if self.grad_clip is not None:
+                self.clip_grads(runner.model.parameters())
+            runner.optimizer.step()
+            runner.optimizer.zero_grad()
+""",
+        codes=("APX101", "APX102", "APX220"),
+    ),
+]
