@@ -112,7 +112,8 @@ class ProcessorAutocast(AmpRule):
         def build(ups: Any, head: str = head) -> Any:
             with_node: Any = statement(head)
             inner = [ups[0].with_changes(leading_lines=[])] + list(ups[1:])
-            return [with_node.with_changes(body=with_node.body.with_changes(body=inner), leading_lines=ups[0].leading_lines)]
+            body = with_node.body.with_changes(body=inner)
+            return [with_node.with_changes(body=body, leading_lines=ups[0].leading_lines)]
 
         self.edits.wrap(members, build)
         self.need_torch()
@@ -131,7 +132,9 @@ class ProcessorAutocast(AmpRule):
             return False
         why = dict(plan.processor_autocast).get(name)
         if why is not None:
-            self.report(site.with_stmt, "APX247", f"the loss is the runner's output: {why}", fixed=True, severity="info")
+            self.report(
+                site.with_stmt, "APX247", f"the loss is the runner's output: {why}", fixed=True, severity="info"
+            )
             return True
         refusal = dict(plan.processor_refusals).get(name)
         if refusal is None:
