@@ -18,8 +18,9 @@ to runs as before), and the runner the hook serves is handed
   its training ``amp.initialize``;
 * that function builds each of its framework runners by calling a runner class after the
   initialize, handing each the same top-level function of its own file, one a keyword
-  parameter can be added to (no decorator, no ``*args``/``**kwargs``), and calls no
-  runner builder (a runner built from a config, whose forward pass is elsewhere).
+  parameter can be added to (no decorator, no ``*args``/``**kwargs``), calls no runner
+  builder (a runner built from a config, whose forward pass is elsewhere) and constructs
+  nothing else given ``optimizer=`` (a runner subclass of the repository, say).
 
 Otherwise the hook's file is told why (``processor_refusals``): a loss it reads from the
 runner's outputs keeps apex.amp with that reason.
@@ -75,6 +76,13 @@ def _processor(summary: ModuleSummary, owner: str) -> Union[Tuple[str, Tuple[int
     names = {h.processor for h in handoffs}
     if len(names) != 1 or "" in names:
         return f"the runners {owner}() builds are not all handed one batch processor named there"
+    lines = {h.line for h in handoffs}
+    others = sorted(c.line for c in facts.constructions if c.owner == owner and c.line not in lines)
+    if others:
+        return (
+            f"{owner}() also builds an object given the optimizer at line {others[0]}, which may be a runner "
+            "whose forward pass this plan does not see"
+        )
     early = [h.line for h in handoffs if h.line < min(inits)]
     if early:
         return f"{owner}() builds a runner at line {early[0]}, before its amp.initialize"
