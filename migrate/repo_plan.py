@@ -27,6 +27,7 @@ from .carrier_plan import CarrierFacts, carrier_facts, share_carriers
 from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
 from .heir_plan import add_heir_routes
+from .processor_plan import add_processor_routes
 from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
 from .gradient_helpers_plan import helpers_called_elsewhere
@@ -131,6 +132,17 @@ class FilePlan:
     runner_builds: Tuple[Tuple[str, str, int], ...] = ()
     #: in the launcher: why its forward passes run under autocast (the framework's decorator)
     framework_autocast: str = ""
+    #: in the launcher: (function, batch processor, line of the runner call, switch) of each
+    #: runner built there handed a batch processor of this file: the processor runs its body
+    #: under autocast while its new keyword parameter ``switch`` is true, which that call
+    #: sets from the GradScaler's state (``processor_plan``)
+    processors: Tuple[Tuple[str, str, int, str], ...] = ()
+    #: in a hook's file: the hook classes whose losses come from the runner's outputs, which
+    #: that processor computes, and where (shown to the user)
+    processor_autocast: Tuple[Tuple[str, str], ...] = ()
+    #: in a hook's file: (hook class, why its losses, read from the runner's outputs, cannot
+    #: be put under autocast) for the hooks the batch-processor route refused
+    processor_refusals: Tuple[Tuple[str, str], ...] = ()
     #: in a launcher: no file of the repository names ``scale_loss``, so apex never scaled a
     #: loss of its initialize (it trained unscaled): autocast without a GradScaler
     nothing_scaled: bool = False
@@ -821,6 +833,7 @@ def build_plan(
             returned_to=_shown_receivers(by_path, factories[path][1]) if path in factories else "",
             received=tuple(sorted((r[1], t) for _f, rs in factories.values() for r, t in rs if r[0] == path)),
         )
+    add_processor_routes(plan, by_path, launchers, callers)
     for factory_path, edits in caller_edits.items():
         for edit in edits:
             plan.caller_edits.setdefault(edit.path, []).append((component[factory_path], edit))

@@ -48,6 +48,12 @@ class RunnerFramework:
     autocast_switch: str
     autocast_decorator: str
     autocast_since: str
+    #: runner classes of the framework whose constructor takes the function that runs the
+    #: forward pass (``Runner(model, batch_processor, optimizer)``): that argument, by position
+    #: and keyword; the runner calls it as ``processor(model, batch, train_mode=..., **kwargs)``
+    processor_runners: Tuple[str, ...] = ()
+    processor_position: int = 1
+    processor_keyword: str = ""
 
 
 MMCV = RunnerFramework(
@@ -75,6 +81,9 @@ MMCV = RunnerFramework(
     # mmcv PR #951: auto_fp16 enters torch.cuda.amp.autocast from this release on (with
     # torch >= 1.6); before it only cast the decorated arguments to float16
     autocast_since="1.3.2",
+    # mmcv 0.x's Runner and 1.x's EpochBasedRunner/IterBasedRunner (Runner kept as an alias)
+    processor_runners=("Runner", "EpochBasedRunner", "IterBasedRunner"),
+    processor_keyword="batch_processor",
 )
 
 FRAMEWORKS: Tuple[RunnerFramework, ...] = (MMCV,)
@@ -120,6 +129,18 @@ class RunnerConstruction:
     classes: Tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class ProcessorHandoff:
+    """``Runner(model, batch_processor, optimizer, ...)`` in a top-level function (``owner``):
+    a framework runner built by calling its class, handed ``processor``, the name of the
+    function it runs the forward passes with ("" when it is given none, or not a plain name)."""
+
+    framework: str
+    owner: str
+    line: int
+    processor: str
+
+
 @dataclass
 class FrameworkFacts:
     classes: Dict[str, FrameworkClass] = field(default_factory=dict)
@@ -131,9 +152,16 @@ class FrameworkFacts:
     other_builds: List[Tuple[str, int]] = field(default_factory=list)
     #: (owner, line) of ``<module>.<switch> = True`` per framework
     switches: Dict[str, List[Tuple[str, int]]] = field(default_factory=dict)
+    #: framework runners built by calling a class that takes a batch processor
+    handoffs: List[ProcessorHandoff] = field(default_factory=list)
+    #: top-level functions a keyword parameter can be added to (undecorated, no ``*args``
+    #: or ``**kwargs``): their parameter names
+    open_functions: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.classes or self.builds or self.constructions or self.other_builds or self.switches)
+        return bool(
+            self.classes or self.builds or self.constructions or self.other_builds or self.switches or self.handoffs
+        )
 
 
 def _framework_of(node: ast.AST, imports: Dict[str, Tuple[str, str]], names: Tuple[str, ...]) -> Optional[str]:
@@ -226,6 +254,34 @@ def _construction(node: ast.Call, holder: Optional[ast.AST], owner: str, aliases
     )
 
 
+def _handoff(node: ast.Call, owner: str, imports, aliases, facts: FrameworkFacts) -> None:
+    """Record ``node`` when it calls a framework runner class that takes a batch processor
+    (by its imported name, or a local alias bound only to such names)."""
+    if not isinstance(node.func, ast.Name):
+        return
+    for framework in FRAMEWORKS:
+        if not framework.processor_runners:
+            continue
+        names = aliases.get(node.func.id, (node.func.id,))
+        if not all(
+            _framework_of(ast.Name(id=name), imports, framework.processor_runners) == framework.name for name in names
+        ):
+            continue
+        given = next((k.value for k in node.keywords if k.arg == framework.processor_keyword), None)
+        position = framework.processor_position
+        if given is None and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1]):
+            given = node.args[position] if len(node.args) > position else None
+        processor = given.id if isinstance(given, ast.Name) else ""
+        facts.handoffs.append(ProcessorHandoff(framework.name, owner, node.lineno, processor))
+
+
+def _open_function(node: ast.AST) -> Optional[Tuple[str, ...]]:
+    if not isinstance(node, ast.FunctionDef) or node.decorator_list or node.args.vararg or node.args.kwarg:
+        return None
+    arguments = node.args
+    return tuple(a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs)
+
+
 def read_framework_facts(tree: ast.Module, imports: Dict[str, Tuple[str, str]]) -> FrameworkFacts:
     """The framework hooks, runners, runner builds and autocast switches of one file."""
     facts = FrameworkFacts()
@@ -237,6 +293,9 @@ def read_framework_facts(tree: ast.Module, imports: Dict[str, Tuple[str, str]]) 
             found = _class_facts(top, imports)
             if found is not None:
                 facts.classes[top.name] = found
+        params = _open_function(top)
+        if params is not None:
+            facts.open_functions[owner] = params
         parents = {child: parent for parent in ast.walk(top) for child in ast.iter_child_nodes(parent)}
         aliases = _class_aliases(top) if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef)) else {}
         for stmt in ast.walk(top):
@@ -244,6 +303,7 @@ def read_framework_facts(tree: ast.Module, imports: Dict[str, Tuple[str, str]]) 
                 _build(stmt, parents.get(stmt), owner, imports, facts)
                 if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     _construction(stmt, parents.get(stmt), owner, aliases, facts)
+                    _handoff(stmt, owner, imports, aliases, facts)
             if (
                 isinstance(stmt, ast.Assign)
                 and len(stmt.targets) == 1

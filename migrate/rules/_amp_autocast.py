@@ -391,6 +391,8 @@ class AutocastPlacement(AmpRule):
     def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
         if self._inside_autocast(site.with_stmt):
             return
+        if self._loss_from_processor(site, info):  # type: ignore[attr-defined]
+            return
         if site.func in info.carried_functions and not self._inherited(site):
             self.report(
                 site.with_stmt,

@@ -148,6 +148,29 @@ def train_one_epoch(model, optimizer, epoch, scaler):
         scaler.update()
 """
 
+#: the methods of an mmcv optimizer hook that scales the loss the runner holds, divided for
+#: gradient accumulation, and steps every update_interval iterations after an optional clip
+#: (the before text of several examples, below a class line)
+ACCUMULATING_HOOK_METHODS = """\
+    def __init__(self, update_interval=1, grad_clip=None, use_fp16=False):
+        self.update_interval = update_interval
+        self.grad_clip = grad_clip
+        self.use_fp16 = use_fp16
+
+    def after_train_iter(self, runner):
+        runner.outputs["loss"] /= self.update_interval
+        if self.use_fp16:
+            with apex.amp.scale_loss(runner.outputs["loss"], runner.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            runner.outputs["loss"].backward()
+        if self.every_n_iters(runner, self.update_interval):
+            if self.grad_clip is not None:
+                self.clip_grads(runner.model.parameters())
+            runner.optimizer.step()
+            runner.optimizer.zero_grad()
+"""
+
 #: a model of an mmcv-based repository (unchanged by the migration): its forward runs under
 #: mmcv's autocast once fp16_enabled is set
 MMCV_MODEL = """\
@@ -2790,23 +2813,9 @@ except ImportError:
 
 @HOOKS.register_module()
 class AccumOptimizerHook(OptimizerHook):
-    def __init__(self, update_interval=1, grad_clip=None, use_fp16=False):
-        self.update_interval = update_interval
-        self.grad_clip = grad_clip
-        self.use_fp16 = use_fp16
-
-    def after_train_iter(self, runner):
-        runner.outputs["loss"] /= self.update_interval
-        if self.use_fp16:
-            with apex.amp.scale_loss(runner.outputs["loss"], runner.optimizer) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            runner.outputs["loss"].backward()
-        if self.every_n_iters(runner, self.update_interval):
-            if self.grad_clip is not None:
-                self.clip_grads(runner.model.parameters())
-            runner.optimizer.step()
-            runner.optimizer.zero_grad()
+"""
+        + ACCUMULATING_HOOK_METHODS
+        + """\
 # file: custom/runner/checkpoint.py
 import torch
 
@@ -3012,23 +3021,9 @@ except ImportError:
 
 @HOOKS.register_module()
 class DistOptimizerHook(OptimizerHook):
-    def __init__(self, update_interval=1, grad_clip=None, use_fp16=False):
-        self.update_interval = update_interval
-        self.grad_clip = grad_clip
-        self.use_fp16 = use_fp16
-
-    def after_train_iter(self, runner):
-        runner.outputs["loss"] /= self.update_interval
-        if self.use_fp16:
-            with apex.amp.scale_loss(runner.outputs["loss"], runner.optimizer) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            runner.outputs["loss"].backward()
-        if self.every_n_iters(runner, self.update_interval):
-            if self.grad_clip is not None:
-                self.clip_grads(runner.model.parameters())
-            runner.optimizer.step()
-            runner.optimizer.zero_grad()
+"""
+        + ACCUMULATING_HOOK_METHODS
+        + """\
 # file: custom/runner/__init__.py
 from .epoch_based_runner import EpochBasedRunnerAmp
 
@@ -4707,5 +4702,176 @@ REPOSITORY_EXAMPLES += [
         .replace('            amp.load_state_dict(', SHARED_RESTORER_TODOS[1] + '            amp.load_state_dict(')
         .replace("        torch.save(dict(state,", SHARED_RESTORER_TODOS[2] + "        torch.save(dict(state,"),
         codes=("APX102", "APX220", "APX403"),
+    ),
+]
+
+#: an old-mmcv launcher that hands the runner the function running each batch's forward pass
+#: (``Runner(model, batch_processor, optimizer, ...)``) and registers an optimizer hook it
+#: builds itself; ``{signature}`` is the processor's parameter list
+BATCH_PROCESSOR_LAUNCHER = """\
+# file: train.py
+import torch
+from mmcv.runner import Runner
+
+from step_hook import StepHook
+
+try:
+    import apex
+except ImportError:
+    print("apex is not installed")
+
+
+def run_batch({signature}):
+    '''The forward pass and loss of one batch, for the runner.'''
+    losses = model(**data)
+    total = sum(value.mean() for value in losses.values())
+    return dict(loss=total, num_samples=len(data["img"]))
+
+
+def train_distributed(model, loaders, cfg):
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    if cfg.get("fp16", False):
+        model, optimizer = apex.amp.initialize(model.cuda(), optimizer, opt_level="O1")
+    runner = Runner(model, run_batch, optimizer, cfg.work_dir)
+    runner.register_hook(StepHook(**cfg.step_config))
+    runner.run(loaders, cfg.workflow, cfg.epochs)
+
+
+def train_single(model, loaders, cfg):
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    runner = Runner(model, run_batch, optimizer, cfg.work_dir)
+    runner.register_training_hooks(cfg.lr_config, cfg.step_config)
+    runner.run(loaders, cfg.workflow, cfg.epochs)
+"""
+
+#: its optimizer hook, which scales the loss the runner keeps from the processor
+BATCH_PROCESSOR_HOOK = (
+    """\
+# file: step_hook.py
+from mmcv.runner import OptimizerHook
+
+try:
+    import apex
+except ImportError:
+    print("apex is not installed")
+
+
+class StepHook(OptimizerHook):
+"""
+    + ACCUMULATING_HOOK_METHODS
+)
+
+#: the launcher and hook above with a batch processor that takes **kwargs (no switch can be
+#: added to it): the TODOs its fallback writes at the initialize and at the scale_loss
+PROCESSOR_FALLBACK_BEFORE = (
+    BATCH_PROCESSOR_LAUNCHER.format(signature="model, data, train_mode, **kwargs") + BATCH_PROCESSOR_HOOK
+)
+PROCESSOR_FALLBACK_SITES = (
+    "        model, optimizer = apexcompat.amp.init",
+    "            with apexcompat.amp.scale_loss(",
+)
+PROCESSOR_FALLBACK_TODOS = (
+    (
+        '        # TODO(apexcompat): the GradScaler plan across files was dropped: in step_hook.py, the\n'
+        "        #   forward pass and loss are not next to this amp.scale_loss: the loss is the runner's\n"
+        '        #   output, computed where the framework runs the forward pass, and no autocast can be\n'
+        '        #   put there: the batch processor run_batch is not a top-level function of train.py\n'
+        '        #   that takes a new keyword parameter (it is imported, decorated, or takes *args or\n'
+        '        #   **kwargs); this file keeps apex.amp semantics through apexcompat.amp, migrate it by\n'
+        '        #   hand\n'
+    ),
+    (
+        '            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this\n'
+        '            #   amp.scale_loss (the GradScaler plan across files was dropped: in step_hook.py, the\n'
+        "            #   forward pass and loss are not next to this amp.scale_loss: the loss is the runner's\n"
+        '            #   output, computed where the framework runs the forward pass, and no autocast can be\n'
+        '            #   put there: the batch processor run_batch is not a top-level function of train.py\n'
+        '            #   that takes a new keyword parameter (it is imported, decorated, or takes *args or\n'
+        '            #   **kwargs)); this file keeps apex.amp semantics through apexcompat.amp, migrate it by\n'
+        '            #   hand\n'
+    ),
+)
+
+REPOSITORY_EXAMPLES += [
+    # old mmcv (OpenSelfSup, sweep4): the runner runs each batch through the launcher's
+    # batch processor and keeps what it returns as runner.outputs, whose loss the hook the
+    # launcher builds scales. The hook takes the GradScaler through its constructor; the
+    # processor gets a switch (off by default) that puts its body under autocast, and the
+    # runner the hook serves is handed it switched by the GradScaler's state. The runner of
+    # the other function (no amp) keeps the plain processor
+    Example(
+        "old-mmcv-runner-runs-a-batch-processor-put-under-autocast",
+        before=BATCH_PROCESSOR_LAUNCHER.format(signature="model, data, train_mode") + BATCH_PROCESSOR_HOOK,
+        after="""\
+# file: train.py
+import torch
+from mmcv.runner import Runner
+
+from step_hook import StepHook
+import functools
+
+
+def run_batch(model, data, train_mode, amp_enabled=False):
+    '''The forward pass and loss of one batch, for the runner.'''
+    with torch.autocast("cuda", dtype=torch.float16, enabled=amp_enabled):
+        losses = model(**data)
+        total = sum(value.mean() for value in losses.values())
+        return dict(loss=total, num_samples=len(data["img"]))
+
+
+def train_distributed(model, loaders, cfg):
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    if cfg.get("fp16", False):
+        model = model.cuda()
+    use_amp = bool(cfg.get("fp16", False))
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    runner = Runner(model, functools.partial(run_batch, amp_enabled=scaler.is_enabled()), optimizer, cfg.work_dir)
+    runner.register_hook(StepHook(**cfg.step_config, scaler=scaler))
+    runner.run(loaders, cfg.workflow, cfg.epochs)
+
+
+def train_single(model, loaders, cfg):
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+    runner = Runner(model, run_batch, optimizer, cfg.work_dir)
+    runner.register_training_hooks(cfg.lr_config, cfg.step_config)
+    runner.run(loaders, cfg.workflow, cfg.epochs)
+# file: step_hook.py
+from mmcv.runner import OptimizerHook
+
+
+class StepHook(OptimizerHook):
+    def __init__(self, update_interval=1, grad_clip=None, use_fp16=False, *, scaler):
+        self.scaler = scaler
+        self.update_interval = update_interval
+        self.grad_clip = grad_clip
+        self.use_fp16 = use_fp16
+
+    def after_train_iter(self, runner):
+        runner.outputs["loss"] /= self.update_interval
+        if self.use_fp16:
+            self.scaler.scale(runner.outputs["loss"]).backward()
+        else:
+            runner.outputs["loss"].backward()
+        if self.every_n_iters(runner, self.update_interval):
+            if self.grad_clip is not None:
+                self.scaler.unscale_(runner.optimizer)
+                self.clip_grads(runner.model.parameters())
+            self.scaler.step(runner.optimizer)
+            self.scaler.update()
+            runner.optimizer.zero_grad()
+""",
+        codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX247", "APX301", "APX311", "APX325"),
+    ),
+    # the same with a processor that takes **kwargs (no switch can be added to it, provably):
+    # the hook's loss is the runner's output, which nothing puts under autocast; both files
+    # keep apex.amp through the shim with that reason
+    Example(
+        "fallback-batch-processor-that-takes-no-new-parameter",
+        before=PROCESSOR_FALLBACK_BEFORE,
+        after=PROCESSOR_FALLBACK_BEFORE.replace("import apex\n", "import apexcompat.amp\n")
+        .replace("apex.amp.", "apexcompat.amp.")
+        .replace(PROCESSOR_FALLBACK_SITES[0], PROCESSOR_FALLBACK_TODOS[0] + PROCESSOR_FALLBACK_SITES[0])
+        .replace(PROCESSOR_FALLBACK_SITES[1], PROCESSOR_FALLBACK_TODOS[1] + PROCESSOR_FALLBACK_SITES[1]),
+        codes=("APX101", "APX102", "APX220"),
     ),
 ]

@@ -20,6 +20,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from ._amp_autocast import AutocastPlacement, flat_texts
+from ._amp_processor import ProcessorAutocast
 from ._amp_availability import AvailabilityChecks, fold
 from ._amp_rule import APEX_AMP, is_empty_shell
 from ._amp_threading import ScalerThreading
@@ -176,7 +177,7 @@ def _binds_on_every_path(body: List[Any], stmts: set) -> bool:
     return False
 
 
-class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
+class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, AutocastPlacement):
     """amp.initialize -> switch + GradScaler, scaler threading, autocast placement."""
 
     CODES = {
@@ -240,6 +241,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
         "APX229": "no file of the repository scales a loss, or none is reached from the initializing file (apex "
         "trained unscaled): each initialized model's forward is wrapped in torch.autocast and no GradScaler is "
         "created",
+        "APX247": "the forward passes run in the batch processor the launcher hands the framework's runner "
+        "(mmcv's Runner(model, batch_processor, optimizer)): its body runs under torch.autocast, switched on "
+        "where that runner serves the hook that scales the loss (by the GradScaler's state), off elsewhere",
         "APX226": "the forward passes run inside the framework, under its autocast decorator (mmcv's "
         "@auto_fp16 with fp16_enabled set), not under a torch.autocast the tool placed: check the version "
         "the finding names",
@@ -298,6 +302,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             self._pass_scaler(call, keyword, info)
         for stmt, runner in info.carriers.items():
             self._carry_scaler(stmt, runner, info)
+        self._autocast_processors(module, info)
         for need in info.needs:
             if need.kind == "amp_value":
                 self._scaler_for_amp(need.node, info, module)

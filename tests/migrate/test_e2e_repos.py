@@ -23,7 +23,8 @@ pass run in chunks by a helper handed the model, a restorer class of another mod
 beside a sibling class no file builds, a GAN trainer class that initializes its networks one after the other
 and clips through a helper handed its named parameters, mmcv's runner built by calling its class through
 a local alias on each branch, a trainer with its own GradScaler beside apex, a trainer whose clipping
-method a probe of another file calls after a plain backward and whose resume initializes again).  Once per module:
+method a probe of another file calls after a plain backward and whose resume initializes again,
+an old mmcv runner handed the launcher's batch processor and an optimizer hook the launcher builds).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -360,6 +361,18 @@ LAYOUTS: Dict[str, dict] = {
     # --no-fp16
     "r40_helper_called_elsewhere": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                         metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # self-supervised shape on old mmcv: the distributed path initializes under fp16 and builds
+    # Runner(model, batch_processor, optimizer), registering an optimizer hook it builds itself,
+    # which scales runner.outputs["loss"] (divided for accumulation) and clips at the step;
+    # the launcher function saves and loads amp's state with the runner's checkpoints; the
+    # single-device path builds a runner with the same processor and the library's hook. The
+    # hook takes the GradScaler through its constructor, the processor a switch that puts its
+    # body under autocast, turned on by the GradScaler's state where the hook's runner is
+    # handed it; the other branches: gradient accumulation, fp16 off, the single-device path
+    "r41_batch_processor_runner": dict(launcher="train.py", amp=[], fp32=["--fp16", "0"], steps=24, metric="loss",
+                                       native=[], fallbacks=[],
+                                       branches={"accumulate": ["--update-interval", "2"], "off": ["--fp16", "0"],
+                                                 "single": ["--fp16", "0", "--dist", "0"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
