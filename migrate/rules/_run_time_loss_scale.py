@@ -33,15 +33,19 @@ def run_time_scale_lines(
     guards: Sequence[Tuple[str, bool]],
     names: Tuple[str, str, str],
     in_place: bool,
+    level_node: Optional[cst.BaseExpression] = None,
 ) -> Optional[Tuple[List[str], List[str]]]:
     """(statements before the GradScaler, its keyword arguments) for ``loss_scale``, or
     None where the value at the GradScaler may differ from the initialize's (or the opt
-    level, not O1/O2, gives None another meaning).  ``names``: the locals for the value,
-    the initial scale and the growth interval; ``in_place``: the GradScaler replaces the
-    initialize statement itself."""
-    if level not in DYNAMIC_BY_DEFAULT:
+    level, a literal other than O1/O2, gives None another meaning).  ``names``: the locals
+    for the value, the initial scale and the growth interval; ``in_place``: the GradScaler
+    replaces the initialize statement itself; ``level_node``: the opt level expression when
+    it is chosen at run time (``level`` None), read there to give None apex's meaning."""
+    run_time_level = level is None and level_node is not None
+    if level not in DYNAMIC_BY_DEFAULT and not run_time_level:
         return None
-    if not in_place and not _unchanged_until_anchor(parents, site.stmt, loss_scale):
+    checked = [loss_scale] + ([level_node] if run_time_level and level_node is not None else [])
+    if not in_place and not all(_unchanged_until_anchor(parents, site.stmt, e) for e in checked):
         return None
     value_name, scale, growth = names
     text = code_of(loss_scale)
@@ -50,10 +54,15 @@ def run_time_scale_lines(
     if guards:
         joined = " and ".join(f"({t})" if paren else t for t, paren in guards)
         text = f'{text} if {joined} else "dynamic"'
+    if run_time_level and level_node is not None:
+        # None is apex's per-level default: dynamic for O1/O2, a static 1.0 for O0/O3
+        dynamic = f'{value_name} == "dynamic" or {value_name} is None and {code_of(level_node)} in {DYNAMIC_BY_DEFAULT!r}'
+        static = f"1.0 if {value_name} is None else {value_name}"
+    else:
+        dynamic, static = f'{value_name} in (None, "dynamic")', value_name
     lines = [
         f"{value_name} = {text}\n",
-        f'{scale}, {growth} = (65536.0, 2000) if {value_name} in (None, "dynamic") '
-        f"else (float({value_name}), {NO_GROWTH})\n",
+        f"{scale}, {growth} = (65536.0, 2000) if {dynamic} else (float({static}), {NO_GROWTH})\n",
     ]
     return lines, [f"init_scale={scale}", f"growth_interval={growth}"]
 
