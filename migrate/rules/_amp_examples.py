@@ -4249,6 +4249,54 @@ def train(cfg, net, opt, loader):
         codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # the run-time loss_scale is read from a configuration the function also writes to, but
+        # at another attribute: the value at the GradScaler is still the initialize's, so the
+        # GradScaler reads it (the default 128.0 of such a recipe stays a static scale)
+        "run-time-loss-scale-beside-another-attribute-assignment",
+        before="""\
+import torch
+from apex import amp
+
+
+def train_net(args, config, model, optimizer, loader):
+    config.TRAIN.BEGIN_EPOCH = 0
+    if config.TRAIN.FP16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2",
+                                          loss_scale=config.TRAIN.FP16_LOSS_SCALE)
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        if config.TRAIN.FP16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train_net(args, config, model, optimizer, loader):
+    config.TRAIN.BEGIN_EPOCH = 0
+    use_amp = bool(config.TRAIN.FP16)
+    amp_loss_scale = config.TRAIN.FP16_LOSS_SCALE if config.TRAIN.FP16 else "dynamic"
+    amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
+    scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        if config.TRAIN.FP16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # loss_scale and the opt level are both read from the configuration at run time (a CTC
         # recipe defaults the scale to a static 1): the GradScaler reads the scale as apex did,
         # None taking the level's default, instead of a dynamic GradScaler and a TODO

@@ -69,8 +69,10 @@ def run_time_scale_lines(
 
 def _unchanged_until_anchor(parents: Any, stmt: Any, expression: cst.BaseExpression) -> bool:
     """Every name ``expression`` starts from is a parameter of the function holding
-    ``stmt`` that the function never binds again, and no attribute or item of it is
-    assigned there."""
+    ``stmt`` that the function never binds again, and nothing the expression reads is
+    assigned there: no assignment target is a dotted path it reads, a part of one, or an
+    attribute or item below one (``config.TRAIN.BEGIN_EPOCH = e`` leaves
+    ``config.TRAIN.FP16_LOSS_SCALE`` alone; ``config.TRAIN = t`` or ``config = c`` does not)."""
     function = enclosing_function(parents, stmt)
     if function is None:
         return False
@@ -78,7 +80,36 @@ def _unchanged_until_anchor(parents: Any, stmt: Any, expression: cst.BaseExpress
     roots = _roots(expression)
     if not roots or not roots <= params:
         return False
-    return not any(_target_roots(target) & roots for target in _bound_targets(function))
+    read = _paths(expression)
+    return not any(
+        _overlaps(bound, path)
+        for target in _bound_targets(function)
+        for bound in _target_paths(target)
+        if bound.split(".")[0] in roots
+        for path in read
+    )
+
+
+def _overlaps(bound: str, path: str) -> bool:
+    """Whether assigning dotted path ``bound`` may change what reading ``path`` gives."""
+    return bound == path or path.startswith(bound + ".") or bound.startswith(path + ".")
+
+
+def _paths(expression: cst.BaseExpression) -> Set[str]:
+    """The dotted paths ``expression`` reads (``config.TRAIN.FP16_LOSS_SCALE``; the
+    subscripted part of ``cfg.opts["scale"]``, ``cfg.opts``)."""
+    inner = {id(n.value) for n in walk(expression) if isinstance(n, cst.Attribute)}
+    return {
+        code_of(n)
+        for n in walk(expression)
+        if isinstance(n, (cst.Name, cst.Attribute)) and id(n) not in inner and _dotted(n)
+    }
+
+
+def _dotted(node: Any) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def _all_params(params: cst.Parameters) -> List[cst.Param]:
@@ -122,12 +153,13 @@ def _bound_targets(function: cst.FunctionDef) -> List[Any]:
     return out
 
 
-def _target_roots(target: Any) -> Set[str]:
-    """The first names of an assignment target (each element of a tuple or list)."""
+def _target_paths(target: Any) -> Set[str]:
+    """The dotted paths an assignment target binds (each element of a tuple or list); an
+    item assignment binds the path it indexes (``x.a[0] = v``: ``x.a``)."""
     if isinstance(target, (cst.Tuple, cst.List)):
-        return {r for e in target.elements for r in _target_roots(e.value)}
+        return {r for e in target.elements for r in _target_paths(e.value)}
     if isinstance(target, cst.StarredElement):
-        return _target_roots(target.value)
-    while isinstance(target, (cst.Attribute, cst.Subscript)):
+        return _target_paths(target.value)
+    while isinstance(target, cst.Subscript) or isinstance(target, cst.Attribute) and not _dotted(target):
         target = target.value
-    return {target.value} if isinstance(target, cst.Name) else set()
+    return {code_of(target)} if isinstance(target, (cst.Name, cst.Attribute)) else set()
