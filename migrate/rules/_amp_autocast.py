@@ -192,8 +192,11 @@ class AutocastPlacement(AmpRule):
         """Whether ``node`` calls the model; with ``via_args`` also when it hands the model
         to a helper (only asked of the statement that computes the loss)."""
         for sub in walk(node):
-            if isinstance(sub, cst.Call) and isinstance(sub.func, (cst.Name, cst.Attribute)):
-                text = code_of(sub.func)
+            func = sub.func if isinstance(sub, cst.Call) else None
+            while isinstance(func, cst.Subscript):
+                func = func.value  # ``self.encoder[0](x)``: one model of a list of them
+            if isinstance(sub, cst.Call) and isinstance(func, (cst.Name, cst.Attribute)):
+                text = code_of(func)
                 last = text.split(".")[-1]
                 if last in _NOT_FORWARD or text.startswith(_TORCH_API):
                     continue

@@ -4249,6 +4249,133 @@ def train(cfg, net, opt, loader):
         codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # the run-time loss_scale is read from a configuration the function also writes to, but
+        # at another attribute: the value at the GradScaler is still the initialize's, so the
+        # GradScaler reads it (the default 128.0 of such a recipe stays a static scale)
+        "run-time-loss-scale-beside-another-attribute-assignment",
+        before="""\
+import torch
+from apex import amp
+
+
+def train_net(args, config, model, optimizer, loader):
+    config.TRAIN.BEGIN_EPOCH = 0
+    if config.TRAIN.FP16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2",
+                                          loss_scale=config.TRAIN.FP16_LOSS_SCALE)
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        if config.TRAIN.FP16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train_net(args, config, model, optimizer, loader):
+    config.TRAIN.BEGIN_EPOCH = 0
+    use_amp = bool(config.TRAIN.FP16)
+    amp_loss_scale = config.TRAIN.FP16_LOSS_SCALE if config.TRAIN.FP16 else "dynamic"
+    amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
+    scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        if config.TRAIN.FP16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # loss_scale and the opt level are both read from the configuration at run time (a CTC
+        # recipe defaults the scale to a static 1): the GradScaler reads the scale as apex did,
+        # None taking the level's default, instead of a dynamic GradScaler and a TODO
+        "run-time-loss-scale-with-run-time-opt-level",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(cfg, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=cfg.opt_level, loss_scale=cfg.loss_scale)
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(cfg, model, optimizer, loader):
+    use_amp = cfg.opt_level != "O0"
+    amp_loss_scale = cfg.loss_scale if cfg.opt_level != "O0" else "dynamic"
+    amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" or amp_loss_scale is None and cfg.opt_level in ('O1', 'O2') else (float(1.0 if amp_loss_scale is None else amp_loss_scale), 10**9)
+    scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # one model of a list is called through a subscript before the one named like a model:
+        # the forward pass starts at the subscripted call, so the autocast region covers both
+        # (it once began at the decoder, leaving the encoder in float32)
+        "subscripted-model-call-starts-the-forward-pass",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(encoders, decoder, opt, loader):
+    [encoders, decoder], opt = amp.initialize([encoders, decoder], opt, opt_level="O1")
+    for x, y in loader:
+        x = x.cuda()
+        feats = encoders[0](x)
+        out = decoder(feats)
+        loss = torch.nn.functional.mse_loss(out, y)
+        with amp.scale_loss(loss, opt) as scaled:
+            scaled.backward()
+        opt.step()
+        opt.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(encoders, decoder, opt, loader):
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in loader:
+        x = x.cuda()
+        with torch.autocast("cuda", dtype=torch.float16):
+            feats = encoders[0](x)
+            out = decoder(feats)
+            loss = torch.nn.functional.mse_loss(out, y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # the setup helper that initializes is called inside a with block that only times it:
         # the block's body always runs and binds in the function, so the helper still returns the
         # GradScaler to its caller, which threads it into the training function

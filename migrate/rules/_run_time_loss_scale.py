@@ -33,15 +33,19 @@ def run_time_scale_lines(
     guards: Sequence[Tuple[str, bool]],
     names: Tuple[str, str, str],
     in_place: bool,
+    level_node: Optional[cst.BaseExpression] = None,
 ) -> Optional[Tuple[List[str], List[str]]]:
     """(statements before the GradScaler, its keyword arguments) for ``loss_scale``, or
     None where the value at the GradScaler may differ from the initialize's (or the opt
-    level, not O1/O2, gives None another meaning).  ``names``: the locals for the value,
-    the initial scale and the growth interval; ``in_place``: the GradScaler replaces the
-    initialize statement itself."""
-    if level not in DYNAMIC_BY_DEFAULT:
+    level, a literal other than O1/O2, gives None another meaning).  ``names``: the locals
+    for the value, the initial scale and the growth interval; ``in_place``: the GradScaler
+    replaces the initialize statement itself; ``level_node``: the opt level expression when
+    it is chosen at run time (``level`` None), read there to give None apex's meaning."""
+    run_time_level = level is None and level_node is not None
+    if level not in DYNAMIC_BY_DEFAULT and not run_time_level:
         return None
-    if not in_place and not _unchanged_until_anchor(parents, site.stmt, loss_scale):
+    checked = [loss_scale] + ([level_node] if run_time_level and level_node is not None else [])
+    if not in_place and not all(_unchanged_until_anchor(parents, site.stmt, e) for e in checked):
         return None
     value_name, scale, growth = names
     text = code_of(loss_scale)
@@ -50,18 +54,25 @@ def run_time_scale_lines(
     if guards:
         joined = " and ".join(f"({t})" if paren else t for t, paren in guards)
         text = f'{text} if {joined} else "dynamic"'
+    if run_time_level and level_node is not None:
+        # None is apex's per-level default: dynamic for O1/O2, a static 1.0 for O0/O3
+        dynamic = f'{value_name} == "dynamic" or {value_name} is None and {code_of(level_node)} in {DYNAMIC_BY_DEFAULT!r}'
+        static = f"1.0 if {value_name} is None else {value_name}"
+    else:
+        dynamic, static = f'{value_name} in (None, "dynamic")', value_name
     lines = [
         f"{value_name} = {text}\n",
-        f'{scale}, {growth} = (65536.0, 2000) if {value_name} in (None, "dynamic") '
-        f"else (float({value_name}), {NO_GROWTH})\n",
+        f"{scale}, {growth} = (65536.0, 2000) if {dynamic} else (float({static}), {NO_GROWTH})\n",
     ]
     return lines, [f"init_scale={scale}", f"growth_interval={growth}"]
 
 
 def _unchanged_until_anchor(parents: Any, stmt: Any, expression: cst.BaseExpression) -> bool:
     """Every name ``expression`` starts from is a parameter of the function holding
-    ``stmt`` that the function never binds again, and no attribute or item of it is
-    assigned there."""
+    ``stmt`` that the function never binds again, and nothing the expression reads is
+    assigned there: no assignment target is a dotted path it reads, a part of one, or an
+    attribute or item below one (``config.TRAIN.BEGIN_EPOCH = e`` leaves
+    ``config.TRAIN.FP16_LOSS_SCALE`` alone; ``config.TRAIN = t`` or ``config = c`` does not)."""
     function = enclosing_function(parents, stmt)
     if function is None:
         return False
@@ -69,7 +80,36 @@ def _unchanged_until_anchor(parents: Any, stmt: Any, expression: cst.BaseExpress
     roots = _roots(expression)
     if not roots or not roots <= params:
         return False
-    return not any(_target_roots(target) & roots for target in _bound_targets(function))
+    read = _paths(expression)
+    return not any(
+        _overlaps(bound, path)
+        for target in _bound_targets(function)
+        for bound in _target_paths(target)
+        if bound.split(".")[0] in roots
+        for path in read
+    )
+
+
+def _overlaps(bound: str, path: str) -> bool:
+    """Whether assigning dotted path ``bound`` may change what reading ``path`` gives."""
+    return bound == path or path.startswith(bound + ".") or bound.startswith(path + ".")
+
+
+def _paths(expression: cst.BaseExpression) -> Set[str]:
+    """The dotted paths ``expression`` reads (``config.TRAIN.FP16_LOSS_SCALE``; the
+    subscripted part of ``cfg.opts["scale"]``, ``cfg.opts``)."""
+    inner = {id(n.value) for n in walk(expression) if isinstance(n, cst.Attribute)}
+    return {
+        code_of(n)
+        for n in walk(expression)
+        if isinstance(n, (cst.Name, cst.Attribute)) and id(n) not in inner and _dotted(n)
+    }
+
+
+def _dotted(node: Any) -> bool:
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
 
 
 def _all_params(params: cst.Parameters) -> List[cst.Param]:
@@ -113,12 +153,13 @@ def _bound_targets(function: cst.FunctionDef) -> List[Any]:
     return out
 
 
-def _target_roots(target: Any) -> Set[str]:
-    """The first names of an assignment target (each element of a tuple or list)."""
+def _target_paths(target: Any) -> Set[str]:
+    """The dotted paths an assignment target binds (each element of a tuple or list); an
+    item assignment binds the path it indexes (``x.a[0] = v``: ``x.a``)."""
     if isinstance(target, (cst.Tuple, cst.List)):
-        return {r for e in target.elements for r in _target_roots(e.value)}
+        return {r for e in target.elements for r in _target_paths(e.value)}
     if isinstance(target, cst.StarredElement):
-        return _target_roots(target.value)
-    while isinstance(target, (cst.Attribute, cst.Subscript)):
+        return _target_paths(target.value)
+    while isinstance(target, cst.Subscript) or isinstance(target, cst.Attribute) and not _dotted(target):
         target = target.value
-    return {target.value} if isinstance(target, cst.Name) else set()
+    return {code_of(target)} if isinstance(target, (cst.Name, cst.Attribute)) else set()

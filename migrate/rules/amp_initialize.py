@@ -922,7 +922,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             )
         elif loss_scale is not None and string_value(loss_scale) != "dynamic":
             number = _literal_number(loss_scale)
-            run_time = None if number is not None else self._run_time_scale(site, loss_scale, level, guards)
+            run_time = None if number is not None else self._run_time_scale(site, loss_scale, level, guards, level_node)
             if run_time is not None:
                 kwargs += run_time
             elif number is None:
@@ -1011,13 +1011,13 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             )
         return kwargs
 
-    def _run_time_scale(self, site: InitSite, loss_scale: Any, level, guards) -> Optional[List[str]]:
+    def _run_time_scale(self, site: InitSite, loss_scale: Any, level, guards, level_node=None) -> Optional[List[str]]:
         """The GradScaler options read from a run-time ``loss_scale`` (see
         ``_run_time_loss_scale``); the lines that compute them go before it.  None: APX205."""
         _, value_name, scale, growth = self.info.option_locals
         in_place = site.anchor is site.stmt or bool(self.info.alternatives) and site in self.info.training_inits
         names = (value_name, scale, growth)
-        found = run_time_scale_lines(self.parents, site, loss_scale, level, guards, names, in_place)
+        found = run_time_scale_lines(self.parents, site, loss_scale, level, guards, names, in_place, level_node)
         if found is None:
             return None
         lines, kwargs = found
@@ -1025,7 +1025,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         self.report(
             loss_scale,
             "APX204",
-            f"loss_scale={code_of(loss_scale)} is read at run time, as apex read it: \"dynamic\" (or None) "
+            f"loss_scale={code_of(loss_scale)} is read at run time, as apex read it: \"dynamic\" (or None under O1/O2) "
             "keeps the dynamic GradScaler, a number makes it static (it starts there and never grows), but unlike "
             "apex it skips a step whose grads hold inf/nan and halves the scale; check that this is acceptable",
             fixed=True,
