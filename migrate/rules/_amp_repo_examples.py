@@ -362,6 +362,70 @@ APEX_BACKWARD = "        with opts.amp.scale_loss(loss, opt) as scaled:\n       
 APEX_STEP = "    opt.step()\n"
 
 
+#: apex.amp kept on the options object, scaled through it in a method of a trainer class the
+#: launcher picks from a table and hands the options to (``{tune}``: a second script)
+AMP_ON_OPTIONS_METHOD = """\
+# file: pretrain.py
+import torch
+
+
+class StepTrainer:
+    def __init__(self, opts):
+        self.every = opts.accumulation
+
+    def compute(self, net, batch):
+        raise NotImplementedError
+
+    def fit(self, opts, net, opt, batches):
+        net.train()
+        for i, batch in enumerate(batches):
+{forward}            if opts.fp16:
+{backward}            else:
+                loss.backward()
+            if (i + 1) % self.every == 0:
+{step}                net.zero_grad()
+
+
+class ClassifyTrainer(StepTrainer):
+    def compute(self, net, batch):
+        inputs, targets = batch
+        return torch.nn.functional.cross_entropy(net(inputs), targets) / self.every
+
+
+TRAINERS = {{"classify": ClassifyTrainer}}
+
+
+def launch(opts):
+    torch.manual_seed(0)
+    worker(opts, torch.nn.Linear(16, 4))
+
+
+def worker(opts, net):
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
+{setup}    trainer = TRAINERS[opts.task](opts)
+    batches = [(torch.randn(8, 16), torch.randint(0, 4, (8,))) for _ in range(10)]
+    trainer.fit(opts, net, opt, batches)
+# file: main.py
+import pretrain{tune}
+"""
+METHOD_FORWARD = "            loss = self.compute(net, batch)\n"
+METHOD_BACKWARD = "                with opts.amp.scale_loss(loss, opt) as scaled:\n                    scaled.backward()\n"
+METHOD_STEP = "                opt.step()\n"
+#: the second script of the refused example: it hands a trainer's fit() an options object of
+#: its own, which never holds the GradScaler
+METHOD_TUNE = """
+
+
+def tune(opts, trainer, net, opt, batches):
+    trainer.fit(opts, net, opt, batches)"""
+METHOD_STORE_TODO = """\
+        # TODO(apexcompat): apex.amp is stored as opts.amp here; its uses through that attribute
+        #   cannot be followed (a method named fit() is given a value for opts in main.py, which
+        #   this route does not follow); this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
+"""
+
+
 #: a trainer base class whose method initializes under a run-once guard, and a subclass in
 #: another file that overrides the step (``{opt}``: the optimizer its scale_loss is given)
 HEIR_BASE = """\
@@ -3600,6 +3664,46 @@ class Task:
                 "from apex import", "from apexcompat import"
             ),
             after_loop="    save_state(opts, net)\n", report_torch="import torch\n", report_extra=SAVE_STATE,
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the same with the scaling in a method: the launcher hands the options to fit() of a
+        # trainer object it picks from a table of classes; every call in the repository of a
+        # method named fit() that fills the options' slot is the launcher's, after the store,
+        # handing opts (net.train() fills none): fit() reads the GradScaler from opts.scaler
+        "amp-kept-on-the-options-object-read-in-a-method",
+        before=AMP_ON_OPTIONS_METHOD.format(
+            forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP,
+            setup=APEX_SETUP.format(init_todo="", todo=""), tune="",
+        ),
+        after=AMP_ON_OPTIONS_METHOD.format(
+            forward="            with torch.autocast(\"cuda\", dtype=torch.float16, enabled=opts.scaler.is_enabled()):\n"
+            "                loss = self.compute(net, batch)\n",
+            backward="                opts.scaler.scale(loss).backward()\n",
+            step="                opts.scaler.step(opt)\n                opts.scaler.update()\n",
+            setup="    use_amp = bool(opts.fp16 and opts.fp16_opt_level != \"O0\")\n"
+            "    scaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\n"
+            "    opts.scaler = scaler\n",
+            tune="",
+        ),
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311"),
+    ),
+    Example(
+        # ... but another file calls a method named fit() with something in that slot (its
+        # receiver is not followed: it may be a trainer of this file, handed options that never
+        # hold the GradScaler): the launcher keeps apex.amp, with the reason
+        "amp-kept-on-the-options-object-read-in-a-method-called-elsewhere",
+        before=AMP_ON_OPTIONS_METHOD.format(
+            forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP,
+            setup=APEX_SETUP.format(init_todo="", todo=""), tune=METHOD_TUNE,
+        ),
+        after=AMP_ON_OPTIONS_METHOD.format(
+            forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP,
+            setup=APEX_SETUP.format(init_todo=OPTIONS_INIT_TODO, todo=METHOD_STORE_TODO).replace(
+                "from apex import", "from apexcompat import"
+            ),
+            tune=METHOD_TUNE,
         ),
         codes=("APX102", "APX220"),
     ),

@@ -23,7 +23,8 @@ pass run in chunks by a helper handed the model, a restorer class of another mod
 beside a sibling class no file builds, a GAN trainer class that initializes its networks one after the other
 and clips through a helper handed its named parameters, mmcv's runner built by calling its class through
 a local alias on each branch, a trainer with its own GradScaler beside apex, a trainer whose clipping
-method a probe of another file calls after a plain backward and whose resume initializes again).  Once per module:
+method a probe of another file calls after a plain backward and whose resume initializes again,
+apex.amp kept on the options object handed to a method of a trainer picked from a table).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -360,6 +361,14 @@ LAYOUTS: Dict[str, dict] = {
     # --no-fp16
     "r40_helper_called_elsewhere": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                         metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # r25 with the step in a method: worker() keeps apex.amp on opts and hands opts to fit() of
+    # a trainer object picked from a table of classes; fit() scales through opts.amp on every
+    # micro-step and steps at the accumulation boundary (every step by default: apex counts
+    # its unskipped steps per backward, a GradScaler per step): the GradScaler goes on opts
+    # (opts.scaler) where it is created and fit() reads it there (no other call of a method
+    # named fit() hands anything in its slot); the other branch: --no-fp16
+    "r41_amp_on_args_method": dict(launcher="train.py", amp=[], fp32=["--fp16-opt-level", "O0"], steps=24,
+                                   metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
