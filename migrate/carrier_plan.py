@@ -54,6 +54,10 @@ class CarrierFacts:
     #: that name in another file (``repo_index.ModuleSummary.attribute_calls``): the receiver
     #: is not followed, so it may be an object of this file
     method_calls_elsewhere: Tuple[Tuple[str, int, Tuple[str, ...], bool, str], ...] = ()
+    #: (method name, shown path) for each top-level class of another file that defines a
+    #: method of a name this file's classes define and reads an attribute named as one apex.amp
+    #: is stored on here: a call by that name may reach it instead
+    methods_reading_elsewhere: Tuple[Tuple[str, str], ...] = ()
 
     def alone(self) -> "CarrierFacts":
         """These facts without the sharing (a component whose plan was dropped)."""
@@ -75,11 +79,15 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
         elsewhere: Set[str] = set()
         methods = set().union(*summary.class_members.values())
         method_calls: Set[Tuple[str, int, Tuple[str, ...], bool, str]] = set()
+        reading: Set[Tuple[str, str]] = set()
         for other_path, other in walked:
             if other_path == path:
                 continue
             for method in methods & set(other.attribute_calls):
                 method_calls.update((method, *slots, other.shown) for slots in other.attribute_calls[method])
+            for cls, members in other.class_members.items():
+                if summary.amp_stores & other.definition_attributes.get(cls, set()):
+                    reading.update((method, other.shown) for method in methods & members)
             if other.object_attributes & summary.amp_stores:
                 elsewhere.add(other.shown)
             for call in other.calls:
@@ -116,7 +124,7 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
                     readers.add((name, star.shown))
         facts[path] = CarrierFacts(
             tuple(sorted(called)), tuple(sorted(readers)), read_elsewhere=tuple(sorted(elsewhere)),
-            method_calls_elsewhere=tuple(sorted(method_calls)),
+            method_calls_elsewhere=tuple(sorted(method_calls)), methods_reading_elsewhere=tuple(sorted(reading)),
         )
     return facts
 

@@ -418,10 +418,23 @@ METHOD_TUNE = """
 
 def tune(opts, trainer, net, opt, batches):
     trainer.fit(opts, net, opt, batches)"""
+#: the second file of another refused example: a class of its own whose fit() reads .amp
+METHOD_ELSEWHERE = """
+
+
+class StateTrainer:
+    def fit(self, opts, net, opt, batches):
+        return opts.amp.state_dict()"""
 METHOD_STORE_TODO = """\
         # TODO(apexcompat): apex.amp is stored as opts.amp here; its uses through that attribute
         #   cannot be followed (a method named fit() is given a value for opts in main.py, which
         #   this route does not follow); this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
+"""
+METHOD_ELSEWHERE_TODO = """\
+        # TODO(apexcompat): apex.amp is stored as opts.amp here; its uses through that attribute
+        #   cannot be followed (a class of main.py also defines fit() and reads .amp: the
+        #   launcher's call of fit() may reach it); this file keeps apex.amp semantics through
         #   apexcompat.amp, migrate it by hand
 """
 
@@ -3704,6 +3717,23 @@ class Task:
                 "from apex import", "from apexcompat import"
             ),
             tune=METHOD_TUNE,
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # ... or another file has a class of its own with a method of that name reading .amp
+        # (the launcher's receiver is not followed: it may be one of those)
+        "amp-kept-on-the-options-object-read-in-a-method-defined-elsewhere",
+        before=AMP_ON_OPTIONS_METHOD.format(
+            forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP,
+            setup=APEX_SETUP.format(init_todo="", todo=""), tune=METHOD_ELSEWHERE,
+        ),
+        after=AMP_ON_OPTIONS_METHOD.format(
+            forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP,
+            setup=APEX_SETUP.format(init_todo=OPTIONS_INIT_TODO, todo=METHOD_ELSEWHERE_TODO).replace(
+                "from apex import", "from apexcompat import"
+            ),
+            tune=METHOD_ELSEWHERE,
         ),
         codes=("APX102", "APX220"),
     ),
