@@ -58,6 +58,10 @@ class CarrierFacts:
     #: method of a name this file's classes define and reads an attribute named as one apex.amp
     #: is stored on here: a call by that name may reach it instead
     methods_reading_elsewhere: Tuple[Tuple[str, str], ...] = ()
+    #: (method name, shown path): another file reads an attribute named as a method of this
+    #: file's classes other than by calling it (``Thread(target=runner.fit)``): its calls
+    #: there are not known
+    method_values_elsewhere: Tuple[Tuple[str, str], ...] = ()
 
     def alone(self) -> "CarrierFacts":
         """These facts without the sharing (a component whose plan was dropped)."""
@@ -80,11 +84,13 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
         methods = set().union(*summary.class_members.values())
         method_calls: Set[Tuple[str, int, Tuple[str, ...], bool, str]] = set()
         reading: Set[Tuple[str, str]] = set()
+        values: Set[Tuple[str, str]] = set()
         for other_path, other in walked:
             if other_path == path:
                 continue
             for method in methods & set(other.attribute_calls):
                 method_calls.update((method, *slots, other.shown) for slots in other.attribute_calls[method])
+            values.update((method, other.shown) for method in methods & other.attribute_values)
             for cls, members in other.class_members.items():
                 if summary.amp_stores & other.definition_attributes.get(cls, set()):
                     reading.update((method, other.shown) for method in methods & members)
@@ -125,6 +131,7 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
         facts[path] = CarrierFacts(
             tuple(sorted(called)), tuple(sorted(readers)), read_elsewhere=tuple(sorted(elsewhere)),
             method_calls_elsewhere=tuple(sorted(method_calls)), methods_reading_elsewhere=tuple(sorted(reading)),
+            method_values_elsewhere=tuple(sorted(values)),
         )
     return facts
 

@@ -220,6 +220,8 @@ class ModuleSummary:
     #: (``runner.fit(opts, net)``, ``make()[k].fit(opts)``), -> how each fills the callee's
     #: slots: (positional count, keyword names, whether it unpacks ``*``/``**``)
     attribute_calls: Dict[str, List[Tuple[int, Tuple[str, ...], bool]]] = field(default_factory=dict)
+    #: attribute names read other than as the callee of a call (``Thread(target=runner.fit)``)
+    attribute_values: Set[str] = field(default_factory=set)
     #: top-level classes whose own ``__init__`` calls no ``super().__init__`` nor
     #: ``<name>.__init__``: their instances may lack what a base's ``__init__`` sets
     unchained_inits: Set[str] = field(default_factory=set)
@@ -302,6 +304,8 @@ class _Reader(ast.NodeVisitor):
         #: function imported the amp module as
         self.local_call_names: Dict[str, Set[str]] = {}
         self.every_local_amp_name: Set[str] = set()
+        #: the attributes visited as the callee of a call (``attribute_values`` leaves them out)
+        self.callees: Set[ast.AST] = set()
         #: inside the body of a module-level ``if __name__ == "__main__":``
         self.main_guard = False
 
@@ -539,6 +543,7 @@ class _Reader(ast.NodeVisitor):
             if child is not func:
                 self.visit(child)
         if not isinstance(func, ast.Name):
+            self.callees.add(func)
             self.visit(func)
 
     def _bind(self, targets: Sequence[ast.AST], value: Optional[ast.AST]) -> None:
@@ -590,6 +595,8 @@ class _Reader(ast.NodeVisitor):
             self.s.escaping.add(node.id)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.ctx, ast.Load) and node not in self.callees:
+            self.s.attribute_values.add(node.attr)
         if isinstance(node.ctx, ast.Load) and not (
             isinstance(node.value, ast.Name) and self.s.imports.get(node.value.id) == ("apex", "")
         ):

@@ -224,6 +224,9 @@ def _method_use(rule: Any, node: cst.Attribute, member: cst.Attribute, route: Ca
     for other, positional, keywords, starred, path in facts.method_calls_elsewhere:
         if other == called and (starred or positional > slot or name in keywords):
             return f"a method named {called}() is given a value for {name} in {path}, which this route does not follow"
+    for other, path in facts.method_values_elsewhere:
+        if other == called:
+            return f"an attribute named {called} is read other than by a call in {path}, so the calls of {where} are not known"
     for other, path in facts.methods_reading_elsewhere:
         if other == called:
             return (f"a class of {path} also defines {called}() and reads .{route.attribute}: the launcher's "

@@ -425,18 +425,31 @@ METHOD_ELSEWHERE = """
 class StateTrainer:
     def fit(self, opts, net, opt, batches):
         return opts.amp.state_dict()"""
-METHOD_STORE_TODO = """\
-        # TODO(apexcompat): apex.amp is stored as opts.amp here; its uses through that attribute
-        #   cannot be followed (a method named fit() is given a value for opts in main.py, which
-        #   this route does not follow); this file keeps apex.amp semantics through
-        #   apexcompat.amp, migrate it by hand
-"""
-METHOD_ELSEWHERE_TODO = """\
-        # TODO(apexcompat): apex.amp is stored as opts.amp here; its uses through that attribute
-        #   cannot be followed (a class of main.py also defines fit() and reads .amp: the
-        #   launcher's call of fit() may reach it); this file keeps apex.amp semantics through
-        #   apexcompat.amp, migrate it by hand
-"""
+#: ... and one that hands a trainer's fit on as a value
+METHOD_AS_VALUE = """
+import threading
+
+
+def start(trainer, opts, net, opt, batches):
+    threading.Thread(target=trainer.fit, args=(opts, net, opt, batches)).start()"""
+
+
+def _method_route_refused(name: str, other_file: str, why: str) -> Example:
+    """A refused variant of ``amp-kept-on-the-options-object-read-in-a-method``: main.py holds
+    ``other_file``; ``why``: the TODO's lines after its first, as the tool wraps them."""
+    apex = dict(forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP, tune=other_file)
+    todo = "        # TODO(apexcompat): apex.amp is stored as opts.amp here; its uses through that attribute\n" + "".join(
+        f"        #   {line}\n" for line in why.splitlines()
+    )
+    return Example(
+        name,
+        before=AMP_ON_OPTIONS_METHOD.format(setup=APEX_SETUP.format(init_todo="", todo=""), **apex),
+        after=AMP_ON_OPTIONS_METHOD.format(
+            setup=APEX_SETUP.format(init_todo=OPTIONS_INIT_TODO, todo=todo).replace("from apex import", "from apexcompat import"),
+            **apex,
+        ),
+        codes=("APX102", "APX220"),
+    )
 
 
 #: a trainer base class whose method initializes under a run-once guard, and a subclass in
@@ -3702,41 +3715,25 @@ class Task:
         ),
         codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311"),
     ),
-    Example(
-        # ... but another file calls a method named fit() with something in that slot (its
-        # receiver is not followed: it may be a trainer of this file, handed options that never
-        # hold the GradScaler): the launcher keeps apex.amp, with the reason
-        "amp-kept-on-the-options-object-read-in-a-method-called-elsewhere",
-        before=AMP_ON_OPTIONS_METHOD.format(
-            forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP,
-            setup=APEX_SETUP.format(init_todo="", todo=""), tune=METHOD_TUNE,
-        ),
-        after=AMP_ON_OPTIONS_METHOD.format(
-            forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP,
-            setup=APEX_SETUP.format(init_todo=OPTIONS_INIT_TODO, todo=METHOD_STORE_TODO).replace(
-                "from apex import", "from apexcompat import"
-            ),
-            tune=METHOD_TUNE,
-        ),
-        codes=("APX102", "APX220"),
-    ),
-    Example(
-        # ... or another file has a class of its own with a method of that name reading .amp
-        # (the launcher's receiver is not followed: it may be one of those)
-        "amp-kept-on-the-options-object-read-in-a-method-defined-elsewhere",
-        before=AMP_ON_OPTIONS_METHOD.format(
-            forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP,
-            setup=APEX_SETUP.format(init_todo="", todo=""), tune=METHOD_ELSEWHERE,
-        ),
-        after=AMP_ON_OPTIONS_METHOD.format(
-            forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP,
-            setup=APEX_SETUP.format(init_todo=OPTIONS_INIT_TODO, todo=METHOD_ELSEWHERE_TODO).replace(
-                "from apex import", "from apexcompat import"
-            ),
-            tune=METHOD_ELSEWHERE,
-        ),
-        codes=("APX102", "APX220"),
-    ),
+    # ... but another file calls a method named fit() with something in that slot (its
+    # receiver is not followed: it may be a trainer of this file, handed options that never
+    # hold the GradScaler): the launcher keeps apex.amp, with the reason
+    _method_route_refused("amp-kept-on-the-options-object-read-in-a-method-called-elsewhere", METHOD_TUNE,
+                          "cannot be followed (a method named fit() is given a value for opts in main.py, which\n"
+                          "this route does not follow); this file keeps apex.amp semantics through\n"
+                          "apexcompat.amp, migrate it by hand"),
+    # ... or another file has a class of its own with a method of that name reading .amp
+    # (the launcher's receiver is not followed: it may be one of those)
+    _method_route_refused("amp-kept-on-the-options-object-read-in-a-method-defined-elsewhere", METHOD_ELSEWHERE,
+                          "cannot be followed (a class of main.py also defines fit() and reads .amp: the\n"
+                          "launcher's call of fit() may reach it); this file keeps apex.amp semantics through\n"
+                          "apexcompat.amp, migrate it by hand"),
+    # ... or another file reads an attribute of that name other than by a call (hands a
+    # trainer's fit to a thread): its calls there are not known
+    _method_route_refused("amp-kept-on-the-options-object-read-in-a-method-handed-on", METHOD_AS_VALUE,
+                          "cannot be followed (an attribute named fit is read other than by a call in main.py,\n"
+                          "so the calls of StepTrainer.fit() are not known); this file keeps apex.amp semantics\n"
+                          "through apexcompat.amp, migrate it by hand"),
     Example(
         # a model factory of another file initializes both networks of a GAN (apex replaced its
         # loss scalers at the second initialize: one GradScaler serves both optimizers) and

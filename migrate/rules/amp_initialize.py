@@ -535,7 +535,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             }
             if not route.uses:
                 self.edits.replace(route.store, [])  # no scale_loss rule runs on this file
-            readers = ", ".join([f"{f.name.value}()" for f in route.access] + route.lent)
+            readers = ", ".join([f"{carrier_key(self.parents, f)}()" for f in route.access] + route.lent)
             self.report(
                 route.store,
                 "APX237",
