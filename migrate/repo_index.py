@@ -532,11 +532,7 @@ class _Reader(ast.NodeVisitor):
                 )
             elif imported is None and not self._is_amp(func.value.id):
                 self.s.method_calls.append(MethodCall(func.value.id, func.attr, node.lineno, self.owner))
-        if isinstance(func, ast.Attribute) and node.args + node.keywords and not (
-            isinstance(func.value, ast.Name)
-            and func.value.id in self.s.imports
-            and not self.s.imports[func.value.id][1]
-        ):
+        if isinstance(func, ast.Attribute) and node.args + node.keywords and not self._module_member(func):
             self.s.attribute_calls.setdefault(func.attr, []).append(_filled_slots(node))
         # the callee itself is visited as a call, not as an escaping reference
         for child in ast.iter_child_nodes(node):
@@ -594,8 +590,13 @@ class _Reader(ast.NodeVisitor):
         elif isinstance(node.ctx, ast.Load):
             self.s.escaping.add(node.id)
 
+    def _module_member(self, node: ast.Attribute) -> bool:
+        """``tf.train``, ``lgb.train(...)``: read off a module this file imports (``import m``)."""
+        value = node.value
+        return isinstance(value, ast.Name) and value.id in self.s.imports and not self.s.imports[value.id][1]
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if isinstance(node.ctx, ast.Load) and node not in self.callees:
+        if isinstance(node.ctx, ast.Load) and node not in self.callees and not self._module_member(node):
             self.s.attribute_values.add(node.attr)
         if isinstance(node.ctx, ast.Load) and not (
             isinstance(node.value, ast.Name) and self.s.imports.get(node.value.id) == ("apex", "")

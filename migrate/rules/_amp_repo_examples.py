@@ -418,6 +418,11 @@ METHOD_TUNE = """
 
 def tune(opts, trainer, net, opt, batches):
     trainer.fit(opts, net, opt, batches)"""
+#: the second file of the native example: ``fit`` read off a module (not a method of a trainer)
+METHOD_MODULE_MEMBER = """
+import stats
+
+ESTIMATORS = {"line": stats.fit}"""
 #: the second file of another refused example: a class of its own whose fit() reads .amp
 METHOD_ELSEWHERE = """
 
@@ -3697,11 +3702,12 @@ class Task:
         # the same with the scaling in a method: the launcher hands the options to fit() of a
         # trainer object it picks from a table of classes; every call in the repository of a
         # method named fit() that fills the options' slot is the launcher's, after the store,
-        # handing opts (net.train() fills none): fit() reads the GradScaler from opts.scaler
+        # handing opts (net.train() fills none; stats.fit is a module's): fit() reads the
+        # GradScaler from opts.scaler
         "amp-kept-on-the-options-object-read-in-a-method",
         before=AMP_ON_OPTIONS_METHOD.format(
             forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP,
-            setup=APEX_SETUP.format(init_todo="", todo=""), tune="",
+            setup=APEX_SETUP.format(init_todo="", todo=""), tune=METHOD_MODULE_MEMBER,
         ),
         after=AMP_ON_OPTIONS_METHOD.format(
             forward="            with torch.autocast(\"cuda\", dtype=torch.float16, enabled=opts.scaler.is_enabled()):\n"
@@ -3711,7 +3717,7 @@ class Task:
             setup="    use_amp = bool(opts.fp16 and opts.fp16_opt_level != \"O0\")\n"
             "    scaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\n"
             "    opts.scaler = scaler\n",
-            tune="",
+            tune=METHOD_MODULE_MEMBER,
         ),
         codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311"),
     ),
