@@ -49,6 +49,19 @@ class CarrierFacts:
     #: shown paths of the other files that read an attribute named as one apex.amp is stored
     #: on here (``model.amp``): an object of this file may carry it there
     read_elsewhere: Tuple[str, ...] = ()
+    #: (name of a method of a top-level class of this file, positional count, keyword names,
+    #: whether it unpacks, shown path) for each call given arguments through an attribute of
+    #: that name in another file (``repo_index.ModuleSummary.attribute_calls``): the receiver
+    #: is not followed, so it may be an object of this file
+    method_calls_elsewhere: Tuple[Tuple[str, int, Tuple[str, ...], bool, str], ...] = ()
+    #: (method name, shown path) for each top-level class of another file that defines a
+    #: method of a name this file's classes define and reads an attribute named as one apex.amp
+    #: is stored on here: a call by that name may reach it instead
+    methods_reading_elsewhere: Tuple[Tuple[str, str], ...] = ()
+    #: (method name, shown path): another file reads an attribute named as a method of this
+    #: file's classes other than by calling it (``Thread(target=runner.fit)``): its calls
+    #: there are not known
+    method_values_elsewhere: Tuple[Tuple[str, str], ...] = ()
 
     def alone(self) -> "CarrierFacts":
         """These facts without the sharing (a component whose plan was dropped)."""
@@ -68,9 +81,19 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
             walked = walked_files(by_path, definitions)
         called: Set[Tuple[str, str]] = set()
         elsewhere: Set[str] = set()
+        methods = set().union(*summary.class_members.values())
+        method_calls: Set[Tuple[str, int, Tuple[str, ...], bool, str]] = set()
+        reading: Set[Tuple[str, str]] = set()
+        values: Set[Tuple[str, str]] = set()
         for other_path, other in walked:
             if other_path == path:
                 continue
+            for method in methods & set(other.attribute_calls):
+                method_calls.update((method, *slots, other.shown) for slots in other.attribute_calls[method])
+            values.update((method, other.shown) for method in methods & other.attribute_values)
+            for cls, members in other.class_members.items():
+                if summary.amp_stores & other.definition_attributes.get(cls, set()):
+                    reading.update((method, other.shown) for method in methods & members)
             if other.object_attributes & summary.amp_stores:
                 elsewhere.add(other.shown)
             for call in other.calls:
@@ -106,7 +129,9 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
                 if summary.amp_stores & _reads_through(definitions, (target, name), set()):
                     readers.add((name, star.shown))
         facts[path] = CarrierFacts(
-            tuple(sorted(called)), tuple(sorted(readers)), read_elsewhere=tuple(sorted(elsewhere))
+            tuple(sorted(called)), tuple(sorted(readers)), read_elsewhere=tuple(sorted(elsewhere)),
+            method_calls_elsewhere=tuple(sorted(method_calls)), methods_reading_elsewhere=tuple(sorted(reading)),
+            method_values_elsewhere=tuple(sorted(values)),
         )
     return facts
 

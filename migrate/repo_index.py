@@ -216,6 +216,12 @@ class ModuleSummary:
     module_calls: Set[str] = field(default_factory=set)
     #: the file has a module-level ``if __name__ == "__main__":`` (it is run as a script)
     main_guard: bool = False
+    #: calls given arguments through an attribute of anything but a module this file imports
+    #: (``runner.fit(opts, net)``, ``make()[k].fit(opts)``), -> how each fills the callee's
+    #: slots: (positional count, keyword names, whether it unpacks ``*``/``**``)
+    attribute_calls: Dict[str, List[Tuple[int, Tuple[str, ...], bool]]] = field(default_factory=dict)
+    #: attribute names read other than as the callee of a call (``Thread(target=runner.fit)``)
+    attribute_values: Set[str] = field(default_factory=set)
     #: top-level classes whose own ``__init__`` calls no ``super().__init__`` nor
     #: ``<name>.__init__``: their instances may lack what a base's ``__init__`` sets
     unchained_inits: Set[str] = field(default_factory=set)
@@ -298,6 +304,8 @@ class _Reader(ast.NodeVisitor):
         #: function imported the amp module as
         self.local_call_names: Dict[str, Set[str]] = {}
         self.every_local_amp_name: Set[str] = set()
+        #: the attributes visited as the callee of a call (``attribute_values`` leaves them out)
+        self.callees: Set[ast.AST] = set()
         #: inside the body of a module-level ``if __name__ == "__main__":``
         self.main_guard = False
 
@@ -524,11 +532,14 @@ class _Reader(ast.NodeVisitor):
                 )
             elif imported is None and not self._is_amp(func.value.id):
                 self.s.method_calls.append(MethodCall(func.value.id, func.attr, node.lineno, self.owner))
+        if isinstance(func, ast.Attribute) and node.args + node.keywords and not self._module_member(func):
+            self.s.attribute_calls.setdefault(func.attr, []).append(_filled_slots(node))
         # the callee itself is visited as a call, not as an escaping reference
         for child in ast.iter_child_nodes(node):
             if child is not func:
                 self.visit(child)
         if not isinstance(func, ast.Name):
+            self.callees.add(func)
             self.visit(func)
 
     def _bind(self, targets: Sequence[ast.AST], value: Optional[ast.AST]) -> None:
@@ -579,7 +590,14 @@ class _Reader(ast.NodeVisitor):
         elif isinstance(node.ctx, ast.Load):
             self.s.escaping.add(node.id)
 
+    def _module_member(self, node: ast.Attribute) -> bool:
+        """``tf.train``, ``lgb.train(...)``: read off a module this file imports (``import m``)."""
+        value = node.value
+        return isinstance(value, ast.Name) and value.id in self.s.imports and not self.s.imports[value.id][1]
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.ctx, ast.Load) and node not in self.callees and not self._module_member(node):
+            self.s.attribute_values.add(node.attr)
         if isinstance(node.ctx, ast.Load) and not (
             isinstance(node.value, ast.Name) and self.s.imports.get(node.value.id) == ("apex", "")
         ):
@@ -663,6 +681,13 @@ def _constructed(value: Optional[ast.AST]) -> Optional[str]:
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and isinstance(value.func.value, ast.Name):
         return f"{value.func.value.id}.{value.func.attr}"
     return None
+
+
+def _filled_slots(call: ast.Call) -> Tuple[int, Tuple[str, ...], bool]:
+    """How ``call`` fills its callee's parameters (``attribute_calls``)."""
+    starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+    named = tuple(k.arg for k in call.keywords if k.arg is not None)
+    return len(call.args), named, starred
 
 
 def _same_names(item: ast.Name, models: Sequence[ast.AST]) -> bool:

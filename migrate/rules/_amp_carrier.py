@@ -4,9 +4,11 @@
 The route is proven per file, from the stored object's name outwards: the carrier is a plain
 name of the launcher (not ``self``); every read of the stored attribute in the file is
 ``N.amp.<member>(...)`` for a member the GradScaler replaces, either on the carrier itself
-later in the launcher or on a parameter ``N`` of a top-level function that only the launcher
-calls, after the store, handing the carrier in that slot; no other file calls such a
-function or the launcher; the carrier is not bound again after the store; and the launcher
+later in the launcher, on a parameter ``N`` of a top-level function that only the launcher
+calls, after the store, handing the carrier in that slot, or on a parameter ``N`` of a method
+of a top-level class every call of which by name (``trainer.fit(args, ...)``; the receiver is
+not followed) that fills that slot, in any file, is such a call of the launcher; no other
+file calls such a function or the launcher; the carrier is not bound again after the store; and the launcher
 hands the carrier to no function or class of the repository that reads an attribute of
 that name, itself or through what it calls (``carrier_plan``).  Then the launcher puts the
 GradScaler on the carrier where it creates it (``args.scaler = scaler``, on every path) and
@@ -100,7 +102,7 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
             continue
         if isinstance(node.value, cst.Name) and node.value.value in modules:
             continue  # apex.amp, torch.amp: a module's member, not the carrier's
-        why = _use(rule, node, route, functions, stored_line)
+        why = _use(rule, node, route, functions, stored_line, module, facts)
         if why:
             return why
     for local, where, position, param in facts.borrowed:
@@ -123,6 +125,8 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
         called.setdefault(name, where)  # the first in path order
     unshared = dict(facts.unshared)
     for func in [launcher, *route.access]:
+        if not isinstance(parents.get(func), cst.Module):
+            continue  # a method: its calls elsewhere were checked by name (_method_use)
         name = func.name.value
         where = called.get(name)
         if where is not None and name not in facts.shared:
@@ -147,7 +151,7 @@ def initialized_before(rule: Any, route: CarrierRoute, inits: List[Any]) -> Opti
 
 
 def _use(rule: Any, node: cst.Attribute, route: CarrierRoute, functions: Dict[str, cst.FunctionDef],
-         stored_line: int) -> str:
+         stored_line: int, module: cst.Module, facts: Any) -> str:
     """Why the read ``node`` (``N.amp``) is not covered ("": it is, and is recorded)."""
     parents = rule.parents
     shown = code_of(node)
@@ -170,7 +174,7 @@ def _use(rule: Any, node: cst.Attribute, route: CarrierRoute, functions: Dict[st
         route.uses.append((member, member.attr.value))
         return ""
     if func is None:
-        return f"{shown} is read in a method, a nested function or at module level, which are not followed"
+        return _method_use(rule, node, member, route, stored_line, module, facts)
     params = [p.name.value for p in func.params.params]
     if name not in params or _rebinds(rule, func, name, 0):
         return f"{shown} in {func.name.value}() is not read from a parameter the carrier is handed to"
@@ -181,6 +185,83 @@ def _use(rule: Any, node: cst.Attribute, route: CarrierRoute, functions: Dict[st
         route.access[func] = f"{name}.{route.new_attribute}"
     elif route.access[func] != f"{name}.{route.new_attribute}":
         return f"{func.name.value}() reads apex.amp through two parameters"
+    route.uses.append((member, member.attr.value))
+    return ""
+
+
+def _method_use(rule: Any, node: cst.Attribute, member: cst.Attribute, route: CarrierRoute,
+                stored_line: int, module: cst.Module, facts: Any) -> str:
+    """Why ``node`` (``N.amp``, called as a carried member), read in a method, is not
+    covered ("": it is, and is recorded).  Covered: ``N`` is a parameter without a default
+    of a plain method of a top-level class, and every call in the repository of a method of
+    that name that fills the parameter's slot is the launcher's, after the store, handing
+    the carrier there (a call that leaves the slot empty is not this method's, or raises
+    TypeError).  The receivers are not followed: the calls are matched by the method's name."""
+    from ._amp_sites import class_of_method  # (a cycle at import time)
+
+    parents = rule.parents
+    shown = code_of(node)
+    method = _enclosing_function(parents, node)
+    owner = class_of_method(parents, method) if method is not None else None
+    if method is None or owner is None or not isinstance(parents.get(owner), cst.Module) or method.decorators:
+        return f"{shown} is read in a nested function, a decorated method or at module level, which are not followed"
+    name = node.value.value  # type: ignore[attr-defined]
+    params = list(method.params.params)
+    names = [p.name.value for p in params]
+    where = f"{owner.name.value}.{method.name.value}()"
+    if name not in names[1:] or _rebinds(rule, method, name, 0):
+        return f"{shown} in {where} is not read from a parameter the carrier is handed to"
+    if params[names.index(name)].default is not None:
+        return f"{name} of {where} has a default, so its callers need not hand the carrier"
+    access = f"{name}.{route.new_attribute}"
+    if method in route.access:
+        if route.access[method] != access:
+            return f"{where} reads apex.amp through two parameters"
+        route.uses.append((member, member.attr.value))
+        return ""
+    slot = names.index(name) - 1  # the receiver takes the first
+    called = method.name.value
+    for other, positional, keywords, starred, path in facts.method_calls_elsewhere:
+        if other == called and (starred or positional > slot or name in keywords):
+            return f"a method named {called}() is given a value for {name} in {path}, which this route does not follow"
+    for other, path in facts.method_values_elsewhere:
+        if other == called:
+            return f"an attribute named {called} is read other than by a call in {path}, so the calls of {where} are not known"
+    for other, path in facts.methods_reading_elsewhere:
+        if other == called:
+            return (f"a class of {path} also defines {called}() and reads .{route.attribute}: the launcher's "
+                    f"call of {called}() may reach it")
+    classes = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
+    found = False
+    for ref in walk(module):
+        if not (isinstance(ref, cst.Attribute) and ref.attr.value == called):
+            continue
+        call = parents.get(ref)
+        if not (isinstance(call, cst.Call) and call.func is ref):
+            return f"{code_of(ref)} is used here other than by a call, so the calls of {where} are not known"
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        keyword = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+        starred = any(a.star for a in call.args)
+        if not (starred or keyword is not None or slot < len(positional)):
+            continue  # the slot stays empty: not this method, or a TypeError
+        handed = keyword.value if keyword is not None else (positional[slot].value if slot < len(positional) else None)
+        receiver = ref.value
+        if (
+            starred
+            or not isinstance(receiver, cst.Name)
+            or receiver.value in classes
+            or _top_level_function(parents, call) is not route.launcher
+            or rule.line_of(call) < stored_line
+            or not (isinstance(handed, cst.Name) and handed.value == route.carrier)
+        ):
+            return (f"{code_of(call.func)}() is called here other than by {route.launcher.name.value}() "
+                    f"on an object handed {route.carrier} as {name} after the store, so {where} may "
+                    "read it where no GradScaler is on it")
+        route.calls.append(call)
+        found = True
+    if not found:
+        return f"{where} is never called on an object handed {route.carrier}"
+    route.access[method] = access
     route.uses.append((member, member.attr.value))
     return ""
 
@@ -256,6 +337,17 @@ def _self_route(
         if isinstance(head, cst.Call) and code_of(head.func) == "super":
             return "__init__() calls the base class after apex.amp is stored on self"
     return route
+
+
+def carrier_key(parents: Any, func: cst.FunctionDef) -> str:
+    """How the file state names a function the carrier is handed to: ``fit`` for a
+    top-level function, ``Runner.fit`` for a method ("" for anything else)."""
+    owner = parents.get(parents.get(func))
+    if isinstance(parents.get(func), cst.Module):
+        return func.name.value
+    if isinstance(owner, cst.ClassDef) and isinstance(parents.get(owner), cst.Module):
+        return f"{owner.name.value}.{func.name.value}"
+    return ""
 
 
 def _enclosing_function(parents: Any, node: Any) -> Optional[cst.FunctionDef]:

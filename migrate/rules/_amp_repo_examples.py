@@ -385,6 +385,101 @@ APEX_BACKWARD = "        with opts.amp.scale_loss(loss, opt) as scaled:\n       
 APEX_STEP = "    opt.step()\n"
 
 
+#: apex.amp kept on the options object, scaled through it in a method of a trainer class the
+#: launcher picks from a table and hands the options to (``{tune}``: a second script)
+AMP_ON_OPTIONS_METHOD = """\
+# file: pretrain.py
+import torch
+
+
+class StepTrainer:
+    def __init__(self, opts):
+        self.every = opts.accumulation
+
+    def compute(self, net, batch):
+        raise NotImplementedError
+
+    def fit(self, opts, net, opt, batches):
+        net.train()
+        for i, batch in enumerate(batches):
+{forward}            if opts.fp16:
+{backward}            else:
+                loss.backward()
+            if (i + 1) % self.every == 0:
+{step}                net.zero_grad()
+
+
+class ClassifyTrainer(StepTrainer):
+    def compute(self, net, batch):
+        inputs, targets = batch
+        return torch.nn.functional.cross_entropy(net(inputs), targets) / self.every
+
+
+TRAINERS = {{"classify": ClassifyTrainer}}
+
+
+def launch(opts):
+    torch.manual_seed(0)
+    worker(opts, torch.nn.Linear(16, 4))
+
+
+def worker(opts, net):
+    opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
+{setup}    trainer = TRAINERS[opts.task](opts)
+    batches = [(torch.randn(8, 16), torch.randint(0, 4, (8,))) for _ in range(10)]
+    trainer.fit(opts, net, opt, batches)
+# file: main.py
+import pretrain{tune}
+"""
+METHOD_FORWARD = "            loss = self.compute(net, batch)\n"
+METHOD_BACKWARD = "                with opts.amp.scale_loss(loss, opt) as scaled:\n                    scaled.backward()\n"
+METHOD_STEP = "                opt.step()\n"
+#: the second script of the refused example: it hands a trainer's fit() an options object of
+#: its own, which never holds the GradScaler
+METHOD_TUNE = """
+
+
+def tune(opts, trainer, net, opt, batches):
+    trainer.fit(opts, net, opt, batches)"""
+#: the second file of the native example: ``fit`` read off a module (not a method of a trainer)
+METHOD_MODULE_MEMBER = """
+import stats
+
+ESTIMATORS = {"line": stats.fit}"""
+#: the second file of another refused example: a class of its own whose fit() reads .amp
+METHOD_ELSEWHERE = """
+
+
+class StateTrainer:
+    def fit(self, opts, net, opt, batches):
+        return opts.amp.state_dict()"""
+#: ... and one that hands a trainer's fit on as a value
+METHOD_AS_VALUE = """
+import threading
+
+
+def start(trainer, opts, net, opt, batches):
+    threading.Thread(target=trainer.fit, args=(opts, net, opt, batches)).start()"""
+
+
+def _method_route_refused(name: str, other_file: str, why: str) -> Example:
+    """A refused variant of ``amp-kept-on-the-options-object-read-in-a-method``: main.py holds
+    ``other_file``; ``why``: the TODO's lines after its first, as the tool wraps them."""
+    apex = dict(forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP, tune=other_file)
+    todo = "        # TODO(apexcompat): apex.amp is stored as opts.amp here; its uses through that attribute\n" + "".join(
+        f"        #   {line}\n" for line in why.splitlines()
+    )
+    return Example(
+        name,
+        before=AMP_ON_OPTIONS_METHOD.format(setup=APEX_SETUP.format(init_todo="", todo=""), **apex),
+        after=AMP_ON_OPTIONS_METHOD.format(
+            setup=APEX_SETUP.format(init_todo=OPTIONS_INIT_TODO, todo=todo).replace("from apex import", "from apexcompat import"),
+            **apex,
+        ),
+        codes=("APX102", "APX220"),
+    )
+
+
 #: a trainer base class whose method initializes under a run-once guard, and a subclass in
 #: another file that overrides the step (``{opt}``: the optimizer its scale_loss is given)
 HEIR_BASE = """\
@@ -3598,6 +3693,48 @@ class Task:
         ),
         codes=("APX102", "APX220"),
     ),
+    Example(
+        # the same with the scaling in a method: the launcher hands the options to fit() of a
+        # trainer object it picks from a table of classes; every call in the repository of a
+        # method named fit() that fills the options' slot is the launcher's, after the store,
+        # handing opts (net.train() fills none; stats.fit is a module's): fit() reads the
+        # GradScaler from opts.scaler
+        "amp-kept-on-the-options-object-read-in-a-method",
+        before=AMP_ON_OPTIONS_METHOD.format(
+            forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP,
+            setup=APEX_SETUP.format(init_todo="", todo=""), tune=METHOD_MODULE_MEMBER,
+        ),
+        after=AMP_ON_OPTIONS_METHOD.format(
+            forward="            with torch.autocast(\"cuda\", dtype=torch.float16, enabled=opts.scaler.is_enabled()):\n"
+            "                loss = self.compute(net, batch)\n",
+            backward="                opts.scaler.scale(loss).backward()\n",
+            step="                opts.scaler.step(opt)\n                opts.scaler.update()\n",
+            setup="    use_amp = bool(opts.fp16 and opts.fp16_opt_level != \"O0\")\n"
+            "    scaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\n"
+            "    opts.scaler = scaler\n",
+            tune=METHOD_MODULE_MEMBER,
+        ),
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311"),
+    ),
+    # ... but another file calls a method named fit() with something in that slot (its
+    # receiver is not followed: it may be a trainer of this file, handed options that never
+    # hold the GradScaler): the launcher keeps apex.amp, with the reason
+    _method_route_refused("amp-kept-on-the-options-object-read-in-a-method-called-elsewhere", METHOD_TUNE,
+                          "cannot be followed (a method named fit() is given a value for opts in main.py, which\n"
+                          "this route does not follow); this file keeps apex.amp semantics through\n"
+                          "apexcompat.amp, migrate it by hand"),
+    # ... or another file has a class of its own with a method of that name reading .amp
+    # (the launcher's receiver is not followed: it may be one of those)
+    _method_route_refused("amp-kept-on-the-options-object-read-in-a-method-defined-elsewhere", METHOD_ELSEWHERE,
+                          "cannot be followed (a class of main.py also defines fit() and reads .amp: the\n"
+                          "launcher's call of fit() may reach it); this file keeps apex.amp semantics through\n"
+                          "apexcompat.amp, migrate it by hand"),
+    # ... or another file reads an attribute of that name other than by a call (hands a
+    # trainer's fit to a thread): its calls there are not known
+    _method_route_refused("amp-kept-on-the-options-object-read-in-a-method-handed-on", METHOD_AS_VALUE,
+                          "cannot be followed (an attribute named fit is read other than by a call in main.py,\n"
+                          "so the calls of StepTrainer.fit() are not known); this file keeps apex.amp semantics\n"
+                          "through apexcompat.amp, migrate it by hand"),
     Example(
         # a model factory of another file initializes both networks of a GAN (apex replaced its
         # loss scalers at the second initialize: one GradScaler serves both optimizers) and

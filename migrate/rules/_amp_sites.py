@@ -28,7 +28,7 @@ from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
 from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
 from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
-from ._amp_carrier import CarrierRoute, carrier_route, initialized_before, is_reference
+from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
 from ._amp_unbound import unbound_amp_uses
@@ -2832,8 +2832,8 @@ def find_scalers(rule, module: cst.Module):
     def _lookup(node: cst.CSTNode) -> Optional[ScalerRef]:
         func = enclosing_function(parents, node)
         start = func
-        if func is not None and isinstance(parents.get(func), cst.Module) and func.name.value in on_carrier:
-            access = on_carrier[func.name.value]
+        if func is not None and carrier_key(parents, func) in on_carrier:
+            access = on_carrier[carrier_key(parents, func)]
             return ScalerRef(access, f"{access}.is_enabled()")
         owner = class_of_method(parents, func)
         if owner is not None and (owner.name.value, func.name.value) in carried:

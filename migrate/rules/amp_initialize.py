@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
+from ._amp_carrier import carrier_key
 from ._amp_autocast import AutocastPlacement, flat_texts
 from ._amp_processor import ProcessorAutocast
 from ._amp_availability import AvailabilityChecks, fold
@@ -534,10 +535,12 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         if route is not None and site.func is route.launcher and (route.access or route.lent):
             new.append(statement(f"{route.carrier}.{route.new_attribute} = {target}\n"))
             # the later rules find the GradScaler there; the scale_loss rule drops the store
-            self.file_state()["carrier_functions"] = {f.name.value: a for f, a in route.access.items()}
+            self.file_state()["carrier_functions"] = {
+                carrier_key(self.parents, f): a for f, a in route.access.items()
+            }
             if not route.uses:
                 self.edits.replace(route.store, [])  # no scale_loss rule runs on this file
-            readers = ", ".join([f"{f.name.value}()" for f in route.access] + route.lent)
+            readers = ", ".join([f"{carrier_key(self.parents, f)}()" for f in route.access] + route.lent)
             self.report(
                 route.store,
                 "APX237",

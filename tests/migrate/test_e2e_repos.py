@@ -24,7 +24,8 @@ beside a sibling class no file builds, a GAN trainer class that initializes its 
 and clips through a helper handed its named parameters, mmcv's runner built by calling its class through
 a local alias on each branch, a trainer with its own GradScaler beside apex, a trainer whose clipping
 method a probe of another file calls after a plain backward and whose resume initializes again,
-an old mmcv runner handed the launcher's batch processor and an optimizer hook the launcher builds).  Once per module:
+an old mmcv runner handed the launcher's batch processor and an optimizer hook the launcher builds,
+apex.amp kept on the options object handed to a method of a trainer picked from a table).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -373,6 +374,14 @@ LAYOUTS: Dict[str, dict] = {
                                        native=[], fallbacks=[],
                                        branches={"accumulate": ["--update-interval", "2"], "off": ["--fp16", "0"],
                                                  "single": ["--fp16", "0", "--dist", "0"]}),
+    # r25 with the step in a method: worker() keeps apex.amp on opts and hands opts to fit() of
+    # a trainer object picked from a table of classes; fit() scales through opts.amp on every
+    # micro-step and steps at the accumulation boundary (every step by default: apex counts
+    # its unskipped steps per backward, a GradScaler per step): the GradScaler goes on opts
+    # (opts.scaler) where it is created and fit() reads it there (no other call of a method
+    # named fit() hands anything in its slot); the other branch: --no-fp16
+    "r42_amp_on_args_method": dict(launcher="train.py", amp=[], fp32=["--fp16-opt-level", "O0"], steps=24,
+                                   metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
