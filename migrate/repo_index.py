@@ -195,6 +195,9 @@ class ModuleSummary:
     #: the same, only those read off an object rather than an imported module (``model.amp``,
     #: not ``torch.amp`` or ``torch.cuda.amp``)
     object_attributes: Set[str] = field(default_factory=set)
+    #: the others: those read off a chain rooted at an imported name (``core.train``,
+    #: ``lib.core.steps.train``), a module's function among them
+    imported_attributes: Set[str] = field(default_factory=set)
     #: the same per top-level definition (a class: all its methods), MODULE_LEVEL for the rest
     definition_attributes: Dict[str, Set[str]] = field(default_factory=dict)
     #: per top-level definition: the (name, attribute) pairs read as ``name.attribute``
@@ -590,6 +593,8 @@ class _Reader(ast.NodeVisitor):
                 root = root.value
             if not (isinstance(root, ast.Name) and root.id in self.s.imports):
                 self.s.object_attributes.add(node.attr)
+            else:
+                self.s.imported_attributes.add(node.attr)
         if isinstance(node.value, ast.Name) and self._is_amp(node.value.id):
             self.s.identifiers.add(node.value.id)
             return  # amp.<member>: a member use, not amp as a value

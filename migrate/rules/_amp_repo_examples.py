@@ -4708,4 +4708,109 @@ REPOSITORY_EXAMPLES += [
         .replace("        torch.save(dict(state,", SHARED_RESTORER_TODOS[2] + "        torch.save(dict(state,"),
         codes=("APX102", "APX220", "APX403"),
     ),
+    # a training function of a file no other file calls, nor names, nor reads as a module
+    # attribute (``model.train()`` elsewhere is a method): it takes the GradScaler as a
+    # required parameter, so a caller outside the repository that does not pass it fails at
+    # once (it said "called from no file" and kept apex.amp); its forward passes run in a
+    # loop over sampled architectures, a nested loop picking each layer's choice first:
+    # autocast spans the loop whole, as apex's O1 casts did
+    Example(
+        "scaling-function-no-file-calls-takes-the-scaler-as-a-required-parameter",
+        before="""\
+# file: launch.py
+import torch.nn.functional as F
+from apex import amp
+
+from steps import fit
+
+
+def main(model, optimizer, loader, cfg):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    model.train()
+    fit(model, optimizer, loader)
+# file: steps.py
+import torch.nn.functional as F
+from apex import amp
+
+
+def fit(model, optimizer, loader):
+    for x, y in loader:
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+# file: search.py
+import torch
+import torch.nn.functional as F
+
+
+def train(model, optimizer, loader, cfg):
+    model.train()
+    for x, y in loader:
+        optimizer.zero_grad()
+        losses = []
+        for _ in range(cfg.samples):
+            for layer in model.layers:
+                layer.pick(cfg.choices)
+            losses.append(F.cross_entropy(model(x), y))
+        loss = torch.stack(losses).sum()
+        if cfg.use_amp:
+            from apex import amp
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+# file: launch.py
+import torch.nn.functional as F
+
+from steps import fit
+import torch
+
+
+def main(model, optimizer, loader, cfg):
+    scaler = torch.amp.GradScaler("cuda")
+    model.train()
+    fit(model, optimizer, loader, scaler=scaler)
+# file: steps.py
+import torch.nn.functional as F
+import torch
+
+
+def fit(model, optimizer, loader, scaler):
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+# file: search.py
+import torch
+import torch.nn.functional as F
+
+
+def train(model, optimizer, loader, cfg, scaler):
+    model.train()
+    for x, y in loader:
+        optimizer.zero_grad()
+        losses = []
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            for _ in range(cfg.samples):
+                for layer in model.layers:
+                    layer.pick(cfg.choices)
+                losses.append(F.cross_entropy(model(x), y))
+            loss = torch.stack(losses).sum()
+        if cfg.use_amp:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX101", "APX201", "APX209", "APX213", "APX213", "APX214", "APX301", "APX301", "APX311", "APX311"),
+    ),
 ]
