@@ -8,7 +8,14 @@ GradScaler starts there and never grows.  The expression is evaluated where the 
 is created, under the tests that chose the initialize; that is the initialize's own value
 only where nothing between the two can change it: the GradScaler stands where the
 initialize stood, or every name the expression starts from is a parameter of the enclosing
-function that the function never rebinds (and no attribute of it is assigned there).
+function that the function never rebinds (and no attribute of it is assigned there), or a
+local the function binds once, before the initialize on its way there (``loss_scale =
+"dynamic" if dali else 128.0`` in the ``if`` that initializes), the GradScaler created after
+that ``if``.
+
+The opt level is O1 or O2, or chosen at run time among literals of which O1 or O2 is one and
+none but O0 is another (``"O2" if mixed else "O0"``): O0 turns the GradScaler off, so its
+options then do not matter.
 """
 
 from __future__ import annotations
@@ -17,12 +24,14 @@ from typing import Any, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from ._amp_sites import enclosing_function
+from ._amp_sites import enclosing_function, string_value
 from ._edits import NO_GROWTH, code_of
 from ._tree import walk
 
 #: the opt levels whose ``loss_scale=None`` default is dynamic
 DYNAMIC_BY_DEFAULT = ("O1", "O2")
+#: an opt level that turns the GradScaler off: its options do not matter there
+AMP_OFF = "O0"
 
 
 def run_time_scale_lines(
@@ -33,15 +42,18 @@ def run_time_scale_lines(
     guards: Sequence[Tuple[str, bool]],
     names: Tuple[str, str, str],
     in_place: bool,
+    level_node: Optional[cst.BaseExpression] = None,
 ) -> Optional[Tuple[List[str], List[str]]]:
     """(statements before the GradScaler, its keyword arguments) for ``loss_scale``, or
     None where the value at the GradScaler may differ from the initialize's (or the opt
     level, not O1/O2, gives None another meaning).  ``names``: the locals for the value,
     the initial scale and the growth interval; ``in_place``: the GradScaler replaces the
-    initialize statement itself."""
-    if level not in DYNAMIC_BY_DEFAULT:
+    initialize statement itself; ``level_node``: the opt level's expression, read when
+    ``level`` (its literal value) is None."""
+    levels = {level} if level is not None else literal_levels(level_node)
+    if not levels or not levels & set(DYNAMIC_BY_DEFAULT) or not levels <= {*DYNAMIC_BY_DEFAULT, AMP_OFF}:
         return None
-    if not in_place and not _unchanged_until_anchor(parents, site.stmt, loss_scale):
+    if not in_place and not _unchanged_until_anchor(parents, site, loss_scale):
         return None
     value_name, scale, growth = names
     text = code_of(loss_scale)
@@ -58,18 +70,71 @@ def run_time_scale_lines(
     return lines, [f"init_scale={scale}", f"growth_interval={growth}"]
 
 
-def _unchanged_until_anchor(parents: Any, stmt: Any, expression: cst.BaseExpression) -> bool:
-    """Every name ``expression`` starts from is a parameter of the function holding
-    ``stmt`` that the function never binds again, and no attribute or item of it is
-    assigned there."""
-    function = enclosing_function(parents, stmt)
+def literal_levels(node: Optional[cst.BaseExpression]) -> Set[str]:
+    """The opt levels ``node`` can give when it is made of string literals only (``"O2" if
+    mixed else "O0"``, nested conditionals of them); empty otherwise."""
+    if isinstance(node, cst.IfExp):
+        body, orelse = literal_levels(node.body), literal_levels(node.orelse)
+        return body | orelse if body and orelse else set()
+    value = string_value(node) if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) else None
+    return {value} if value is not None else set()
+
+
+def _unchanged_until_anchor(parents: Any, site: Any, expression: cst.BaseExpression) -> bool:
+    """Every name ``expression`` starts from is a parameter of the function holding the
+    initialize that the function never binds again, and no attribute or item of it is
+    assigned there; or a local bound once before the initialize (``_bound_once_before``)."""
+    function = enclosing_function(parents, site.stmt)
     if function is None:
         return False
     params = {p.name.value for p in _all_params(function.params)}
     roots = _roots(expression)
-    if not roots or not roots <= params:
+    if not roots:
         return False
-    return not any(_target_roots(target) & roots for target in _bound_targets(function))
+    targets = _bound_targets(function)
+    for root in roots:
+        bindings = [t for t in targets if root in _target_roots(t)]
+        if root in params and not bindings:
+            continue
+        if root not in params and _bound_once_before(parents, site, function, root, bindings):
+            continue
+        return False
+    return True
+
+
+def _bound_once_before(parents: Any, site: Any, function: cst.FunctionDef, name: str, bindings: List[Any]) -> bool:
+    """``name`` is bound by one plain ``name = value`` of ``function`` (nothing else binds it
+    or any attribute or item of it), whose statement lies in a block on the way from the
+    function's body to the initialize, before it, inside no loop and in no ``else`` (the
+    tests that chose the initialize, read again at the GradScaler, then say it ran), while
+    the GradScaler is created after the ``if`` that holds the initialize (not before it)."""
+    if site.scaler_first or len(bindings) != 1 or not isinstance(bindings[0], cst.Name):
+        return False
+    assign = parents.get(bindings[0])
+    assign = parents.get(assign) if isinstance(assign, cst.AssignTarget) else None
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return False
+    line = parents.get(assign)
+    block = parents.get(line)
+    if not isinstance(line, cst.SimpleStatementLine) or not isinstance(block, cst.IndentedBlock):
+        return False
+    # the initialize's statement, or the compound statement of ``block`` that holds it
+    holder: Any = site.stmt
+    while holder is not None and parents.get(holder) is not block:
+        holder = parents.get(holder)
+    if holder is None or list(block.body).index(holder) <= list(block.body).index(line):
+        return False
+    node: Any = block
+    while node is not function.body:
+        owner = parents.get(node)
+        if not isinstance(owner, (cst.If, cst.With, cst.Try)) or getattr(owner, "body", None) is not node:
+            return False  # a loop, an ``else``, a handler
+        if isinstance(owner, cst.If) and isinstance(parents.get(owner), cst.If):
+            return False  # an ``elif``: its test alone does not say it ran
+        node = parents.get(owner)
+        if not isinstance(node, cst.IndentedBlock):
+            return False
+    return True
 
 
 def _all_params(params: cst.Parameters) -> List[cst.Param]:

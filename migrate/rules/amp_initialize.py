@@ -917,7 +917,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             )
         elif loss_scale is not None and string_value(loss_scale) != "dynamic":
             number = _literal_number(loss_scale)
-            run_time = None if number is not None else self._run_time_scale(site, loss_scale, level, guards)
+            run_time = None if number is not None else self._run_time_scale(site, loss_scale, level, guards, level_node)
             if run_time is not None:
                 kwargs += run_time
             elif number is None:
@@ -1006,13 +1006,13 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             )
         return kwargs
 
-    def _run_time_scale(self, site: InitSite, loss_scale: Any, level, guards) -> Optional[List[str]]:
+    def _run_time_scale(self, site: InitSite, loss_scale: Any, level, guards, level_node=None) -> Optional[List[str]]:
         """The GradScaler options read from a run-time ``loss_scale`` (see
         ``_run_time_loss_scale``); the lines that compute them go before it.  None: APX205."""
         _, value_name, scale, growth = self.info.option_locals
         in_place = site.anchor is site.stmt or bool(self.info.alternatives) and site in self.info.training_inits
         names = (value_name, scale, growth)
-        found = run_time_scale_lines(self.parents, site, loss_scale, level, guards, names, in_place)
+        found = run_time_scale_lines(self.parents, site, loss_scale, level, guards, names, in_place, level_node)
         if found is None:
             return None
         lines, kwargs = found
