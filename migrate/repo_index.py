@@ -16,6 +16,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .forward_fed import handed_calls
 from .runner_frameworks import FrameworkFacts, read_framework_facts
 from .optimizer_wrappers import base_texts, class_members, wrapped_attribute
 from .setup_loops import initializes_only
@@ -212,6 +213,9 @@ class ModuleSummary:
     #: (``run_epoch(model, amp)``; any name some scope imports amp as counts): a same-file
     #: function that may take it as a parameter
     amp_local_calls: Set[str] = field(default_factory=set)
+    #: method name -> the arguments of each ``R.method(...)`` call, marked forward outputs or
+    #: not (``forward_fed.handed_calls``)
+    handed_calls: Dict[str, List[Tuple[Tuple[str, bool], ...]]] = field(default_factory=dict)
     #: plain names called anywhere (``main()``; not in ``identifiers``)
     called_names: Set[str] = field(default_factory=set)
     #: plain names called at module level outside ``if __name__ == "__main__":`` (what
@@ -948,6 +952,7 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     summary.amp_local_calls = reader.amp_local_calls()
     _functions(tree, summary)
     summary.framework = read_framework_facts(tree, summary.imports)
+    summary.handed_calls = handed_calls(tree)
     summary.escaping &= summary.functions | summary.classes | set(summary.imports)
     summary.module_calls &= summary.functions | summary.classes
     return summary

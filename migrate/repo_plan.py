@@ -29,6 +29,7 @@ from .framework_plan import framework_route, module_level_note
 from .heir_plan import add_heir_routes
 from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
+from .forward_fed import HandedArgs, calls_in_repository
 from .gradient_helpers_plan import helpers_called_elsewhere
 from .repo_index import (
     HOLDER_USES,
@@ -167,6 +168,9 @@ class FilePlan:
     #: ``path:line`` of a call of it in another file): it cannot unscale the gradients itself
     #: (``gradient_helpers_plan``)
     helpers_called_elsewhere: Tuple[Tuple[str, str], ...] = ()
+    #: (method of this file that scales a loss, the arguments of each call of it in the
+    #: repository, marked forward outputs or not: ``forward_fed``)
+    handed_calls: Tuple[Tuple[str, Tuple[HandedArgs, ...]], ...] = ()
 
     @property
     def takes_scaler(self) -> bool:
@@ -192,6 +196,7 @@ class FilePlan:
             refusal=reason if self.heir_base or self.pass_to else "",
             used_elsewhere=self.used_elsewhere,
             helpers_called_elsewhere=self.helpers_called_elsewhere,
+            handed_calls=self.handed_calls,
         )
 
 
@@ -866,10 +871,22 @@ def build_plan(
 
 def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, others, definitions) -> RepoPlan:
     """The plan with what every route adds last: optimizer wrappers, outside users of the
-    parameters handed apex.amp, methods reading master_params that other files call."""
+    parameters handed apex.amp, methods reading master_params that other files call, the
+    calls of the methods that scale a loss in a class with its own forward()."""
     plan = add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
     for path, helpers in helpers_called_elsewhere(by_path, others).items():
         plan.files[path] = replace(plan.files.get(path, FilePlan()), helpers_called_elsewhere=helpers)
+    for path, summary in by_path.items():
+        # a method of a class with a forward() of its own that scales a loss it may be handed
+        methods = sorted({
+            s.method
+            for s in summary.amp_sites
+            if s.member == "scale_loss" and s.method and "forward" in summary.class_members.get(s.owner, set())
+        })
+        if methods:
+            calls = calls_in_repository(methods, by_path, unindexed, definitions)
+            handed = tuple((m, tuple(calls[m])) for m in methods)
+            plan.files[path] = replace(plan.files.get(path, FilePlan()), handed_calls=handed)
     return plan
 
 
