@@ -23,7 +23,8 @@ pass run in chunks by a helper handed the model, a restorer class of another mod
 beside a sibling class no file builds, a GAN trainer class that initializes its networks one after the other
 and clips through a helper handed its named parameters, mmcv's runner built by calling its class through
 a local alias on each branch, a trainer with its own GradScaler beside apex, a trainer whose clipping
-method a probe of another file calls after a plain backward and whose resume initializes again).  Once per module:
+method a probe of another file calls after a plain backward and whose resume initializes again, a
+trainer module whose forward() outputs the launcher hands to its update method).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -360,6 +361,13 @@ LAYOUTS: Dict[str, dict] = {
     # --no-fp16
     "r40_helper_called_elsewhere": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                         metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # image-translation GAN trainer shape: a module's forward() runs the networks, the launcher
+    # (no apex) hands its outputs (one a clone) to the update method, which runs a head on them
+    # and scales the loss: forward() goes under autocast too (every call of the update method
+    # hands it forward's outputs), beside the update's own forward pass; the trainer saves and
+    # loads amp's state itself; the other branch: --no-fp16
+    "r41_forward_fed_update": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                   metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
