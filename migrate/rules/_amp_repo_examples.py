@@ -4683,6 +4683,57 @@ SHARED_RESTORER_TODOS = (
 """,
 )
 
+#: a module whose update method is handed what its forward() returned (two repository examples)
+FORWARD_FED_MODULE = """\
+# file: gan.py
+import torch
+import torch.nn as nn
+from apex import amp
+
+
+class Pair(nn.Module):
+    def __init__(self, fp16):
+        super().__init__()
+        self.gen = nn.Linear(4, 4)
+        self.gen_opt = torch.optim.SGD(self.gen.parameters(), lr=0.1)
+        self.fp16 = fp16
+        if fp16:
+            self.gen, self.gen_opt = amp.initialize(self.gen, self.gen_opt, opt_level="O1")
+
+    def forward(self, x):
+        fake = self.gen(x)
+        return fake, x
+
+    def gen_update(self, fake, real):
+        self.gen_opt.zero_grad()
+        again = self.gen(fake)
+        loss = (again - real).abs().mean()
+        if self.fp16:
+            with amp.scale_loss(loss, self.gen_opt) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.gen_opt.step()
+"""
+FORWARD_FED_LAUNCHER = """\
+# file: train.py
+from gan import Pair
+
+
+def main(batches, fp16):
+    pair = Pair(fp16).cuda()
+    for x in batches:
+        fake, real = pair.forward(x.cuda())
+        pair.gen_update(fake.clone(), real)
+"""
+FORWARD_FED_OTHER_CALLER = """\
+
+
+def finetune(pair, batches):
+    for x in batches:
+        pair.gen_update(pair.gen(x), x)
+"""
+
 REPOSITORY_EXAMPLES += [
     # a restorer class of another module, imported under another name, saves and loads the amp
     # state of the launcher's run: its ``__init__`` takes the GradScaler and the launcher passes
@@ -4820,46 +4871,7 @@ def train(model, optimizer, loader, cfg, scaler):
     # apex.amp: "gen_update() is handed fake, ..."), DG-Net's trainer
     Example(
         "update-method-handed-forward-outputs-by-every-call-gets-autocast-in-forward",
-        before="""\
-# file: gan.py
-import torch
-import torch.nn as nn
-from apex import amp
-
-
-class Pair(nn.Module):
-    def __init__(self, fp16):
-        super().__init__()
-        self.gen = nn.Linear(4, 4)
-        self.gen_opt = torch.optim.SGD(self.gen.parameters(), lr=0.1)
-        self.fp16 = fp16
-        if fp16:
-            self.gen, self.gen_opt = amp.initialize(self.gen, self.gen_opt, opt_level="O1")
-
-    def forward(self, x):
-        fake = self.gen(x)
-        return fake, x
-
-    def gen_update(self, fake, real):
-        self.gen_opt.zero_grad()
-        again = self.gen(fake)
-        loss = (again - real).abs().mean()
-        if self.fp16:
-            with amp.scale_loss(loss, self.gen_opt) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            loss.backward()
-        self.gen_opt.step()
-# file: train.py
-from gan import Pair
-
-
-def main(batches, fp16):
-    pair = Pair(fp16).cuda()
-    for x in batches:
-        fake, real = pair.forward(x.cuda())
-        pair.gen_update(fake.clone(), real)
-""",
+        before=FORWARD_FED_MODULE + FORWARD_FED_LAUNCHER,
         after="""\
 # file: gan.py
 import torch
@@ -4907,51 +4919,7 @@ def main(batches, fp16):
     # pass of forward(), so nothing proves those outputs run under autocast; the shim stays
     Example(
         "fallback-update-method-also-handed-other-values",
-        before="""\
-# file: gan.py
-import torch
-import torch.nn as nn
-from apex import amp
-
-
-class Pair(nn.Module):
-    def __init__(self, fp16):
-        super().__init__()
-        self.gen = nn.Linear(4, 4)
-        self.gen_opt = torch.optim.SGD(self.gen.parameters(), lr=0.1)
-        self.fp16 = fp16
-        if fp16:
-            self.gen, self.gen_opt = amp.initialize(self.gen, self.gen_opt, opt_level="O1")
-
-    def forward(self, x):
-        fake = self.gen(x)
-        return fake, x
-
-    def gen_update(self, fake, real):
-        self.gen_opt.zero_grad()
-        again = self.gen(fake)
-        loss = (again - real).abs().mean()
-        if self.fp16:
-            with amp.scale_loss(loss, self.gen_opt) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            loss.backward()
-        self.gen_opt.step()
-# file: train.py
-from gan import Pair
-
-
-def main(batches, fp16):
-    pair = Pair(fp16).cuda()
-    for x in batches:
-        fake, real = pair.forward(x.cuda())
-        pair.gen_update(fake.clone(), real)
-
-
-def finetune(pair, batches):
-    for x in batches:
-        pair.gen_update(pair.gen(x), x)
-""",
+        before=FORWARD_FED_MODULE + FORWARD_FED_LAUNCHER + FORWARD_FED_OTHER_CALLER,
         after="""\
 # file: gan.py
 import torch
@@ -4987,21 +4955,7 @@ class Pair(nn.Module):
         else:
             loss.backward()
         self.gen_opt.step()
-# file: train.py
-from gan import Pair
-
-
-def main(batches, fp16):
-    pair = Pair(fp16).cuda()
-    for x in batches:
-        fake, real = pair.forward(x.cuda())
-        pair.gen_update(fake.clone(), real)
-
-
-def finetune(pair, batches):
-    for x in batches:
-        pair.gen_update(pair.gen(x), x)
-""",
+""" + FORWARD_FED_LAUNCHER + FORWARD_FED_OTHER_CALLER,
         codes=("APX102", "APX220"),
     ),
 ]
