@@ -55,9 +55,11 @@ def handed_calls(tree: ast.Module) -> Dict[str, List[HandedArgs]]:
 
 
 def _scopes(tree: ast.Module) -> Iterator[ast.AST]:
+    """The module and every function, class body and lambda in it: together their own nodes
+    (``_own_nodes``) are every node of the file, so no call is missed."""
     yield tree
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             yield node
 
 
@@ -76,7 +78,7 @@ def _bindings(scope: ast.AST, nodes: List[ast.AST]) -> Dict[str, List[Optional[a
     """Name -> what each binding in the scope assigns it: the right-hand side of a plain or
     unpacking assignment, None for any other binding (a parameter, a loop target, ...)."""
     out: Dict[str, List[Optional[ast.expr]]] = {}
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         params = scope.args
         for arg in params.posonlyargs + params.args + params.kwonlyargs + [params.vararg, params.kwarg]:
             if arg is not None:
