@@ -16,6 +16,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .forward_fed import handed_calls
 from .runner_frameworks import FrameworkFacts, read_framework_facts
 from .optimizer_wrappers import base_texts, class_members, wrapped_attribute
 from .setup_loops import initializes_only
@@ -195,6 +196,9 @@ class ModuleSummary:
     #: the same, only those read off an object rather than an imported module (``model.amp``,
     #: not ``torch.amp`` or ``torch.cuda.amp``)
     object_attributes: Set[str] = field(default_factory=set)
+    #: the others: those read off a chain rooted at an imported name (``core.train``,
+    #: ``lib.core.steps.train``), a module's function among them
+    imported_attributes: Set[str] = field(default_factory=set)
     #: the same per top-level definition (a class: all its methods), MODULE_LEVEL for the rest
     definition_attributes: Dict[str, Set[str]] = field(default_factory=dict)
     #: per top-level definition: the (name, attribute) pairs read as ``name.attribute``
@@ -209,6 +213,9 @@ class ModuleSummary:
     #: (``run_epoch(model, amp)``; any name some scope imports amp as counts): a same-file
     #: function that may take it as a parameter
     amp_local_calls: Set[str] = field(default_factory=set)
+    #: method name -> the arguments of each ``R.method(...)`` call, marked forward outputs or
+    #: not (``forward_fed.handed_calls``)
+    handed_calls: Dict[str, List[Tuple[Tuple[str, bool], ...]]] = field(default_factory=dict)
     #: plain names called anywhere (``main()``; not in ``identifiers``)
     called_names: Set[str] = field(default_factory=set)
     #: plain names called at module level outside ``if __name__ == "__main__":`` (what
@@ -608,6 +615,8 @@ class _Reader(ast.NodeVisitor):
                 root = root.value
             if not (isinstance(root, ast.Name) and root.id in self.s.imports):
                 self.s.object_attributes.add(node.attr)
+            else:
+                self.s.imported_attributes.add(node.attr)
         if isinstance(node.value, ast.Name) and self._is_amp(node.value.id):
             self.s.identifiers.add(node.value.id)
             return  # amp.<member>: a member use, not amp as a value
@@ -968,6 +977,7 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     summary.amp_local_calls = reader.amp_local_calls()
     _functions(tree, summary)
     summary.framework = read_framework_facts(tree, summary.imports)
+    summary.handed_calls = handed_calls(tree)
     summary.escaping &= summary.functions | summary.classes | set(summary.imports)
     summary.module_calls &= summary.functions | summary.classes
     return summary

@@ -30,6 +30,7 @@ from .heir_plan import add_heir_routes
 from .processor_plan import add_processor_routes
 from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
+from .forward_fed import HandedArgs, calls_in_repository
 from .gradient_helpers_plan import helpers_called_elsewhere
 from .repo_index import (
     HOLDER_USES,
@@ -179,6 +180,9 @@ class FilePlan:
     #: ``path:line`` of a call of it in another file): it cannot unscale the gradients itself
     #: (``gradient_helpers_plan``)
     helpers_called_elsewhere: Tuple[Tuple[str, str], ...] = ()
+    #: (method of this file that scales a loss, the arguments of each call of it in the
+    #: repository, marked forward outputs or not: ``forward_fed``)
+    handed_calls: Tuple[Tuple[str, Tuple[HandedArgs, ...]], ...] = ()
 
     @property
     def takes_scaler(self) -> bool:
@@ -204,6 +208,7 @@ class FilePlan:
             refusal=reason if self.heir_base or self.pass_to else "",
             used_elsewhere=self.used_elsewhere,
             helpers_called_elsewhere=self.helpers_called_elsewhere,
+            handed_calls=self.handed_calls,
         )
 
 
@@ -329,6 +334,24 @@ def _note_unreachable(
         notes.setdefault(next(iter(launchers)), {})[SCALED_ELSEWHERE] = (
             f"no amp.scale_loss in this file: the losses are scaled in {where}: the GradScaler cannot reach it"
         )
+
+
+def _scaling_function(summary: ModuleSummary, name: str) -> bool:
+    """``name`` is a top-level function of ``summary`` that scales a loss itself or through
+    the definitions of its file it calls."""
+    if name not in summary.functions:
+        return False
+    scaling = {s.owner for s in summary.amp_sites if s.member == "scale_loss"}
+    seen, work = {name}, [name]
+    while work:
+        current = work.pop()
+        if current in scaling:
+            return True
+        for callee in summary.local_calls.get(current, ()):
+            if callee not in seen:
+                seen.add(callee)
+                work.append(callee)
+    return False
 
 
 def _scaling_callee(item: Def, by_path: Dict[str, ModuleSummary], edges) -> Optional[Def]:
@@ -683,11 +706,21 @@ def build_plan(
     for path, by_name in riding.notes.items():
         notes.setdefault(path, {}).update(by_name)
     planned = {d: c for d, c in entries.items() if d not in refused}
-    # a definition no file refers to, beside planned entries of its file, takes the GradScaler
-    # too (a required parameter: a construction elsewhere fails at once)
+    # a definition no file refers to, beside planned entries of its file or a training function
+    # that scales its losses, takes the GradScaler as a required parameter: no call in the
+    # repository needs it, and a call from outside that does not pass it fails at once
     orphans = needy - set(callers) - set(riding.carried) - {(p, k) for p, n in riding.notes.items() for k in n}
     unreferenced = unreferenced_definitions(
-        {d for d in orphans if not local_callers(d) and d[0] in {p for p, _n in planned}}, by_path, definitions
+        {
+            d
+            for d in orphans
+            if not local_callers(d)
+            and (d[0] in {p for p, _n in planned} or _scaling_function(by_path[d[0]], d[1]))
+            # a model factory of another file initializes for it: its scaler comes from there
+            and not any(by_path[callee[0]].training_inits for callee, _text in edges.get(d, []))
+        },
+        by_path,
+        definitions,
     )
     _note_unreachable(orphans - unreferenced, callers, local_callers, by_path, launchers, notes, others, definitions,
                       edges)
@@ -708,7 +741,7 @@ def build_plan(
     links = _amp_links(by_path, launchers, definitions)
     holders = _amp_holders(by_path, launchers, definitions, {(c, t) for c, t, _d, _p, _r in links})
     _refuse_factories(plan, notes, factory_refusals)
-    if not planned and not links and not holders and not riding.carried and not factories:
+    if not planned and not links and not holders and not riding.carried and not factories and not unreferenced:
         plan.add_notes(notes)
         _hold(plan, held)
         _add_carrier_facts(plan, by_path, definitions)
@@ -731,6 +764,8 @@ def build_plan(
         parent[find(caller_path)] = find(callee_path)
     for caller_path, _text, _loads in holders:
         find(caller_path)  # the consumer is left as it is: the launcher alone, or with its own
+    for unreferenced_path, _name in unreferenced:
+        find(unreferenced_path)  # alone, or with the planned entries of its file
     for launcher in riding.attach:
         for carried_path, _name in riding.carried:
             parent[find(carried_path)] = find(launcher)
@@ -746,7 +781,9 @@ def build_plan(
         counts = {s.num_losses for p in members for s in by_path[p].training_inits}
         losses[number] = counts.pop() if len(counts) == 1 else 1
     names: Dict[str, str] = {}
-    for callee_path in [d[0] for d in planned] + [r[0] for _f, rs in factories.values() for r, _t in rs]:
+    for callee_path in (
+        [d[0] for d in planned] + [d[0] for d in unreferenced] + [r[0] for _f, rs in factories.values() for r, _t in rs]
+    ):
         used = by_path[callee_path].identifiers
         choices = SCALERS_PARAM_NAMES if losses[component[callee_path]] > 1 else SCALER_PARAM_NAMES
         names[callee_path] = next((n for n in choices if n not in used), "apexcompat_" + choices[-1])
@@ -847,10 +884,22 @@ def build_plan(
 
 def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, others, definitions) -> RepoPlan:
     """The plan with what every route adds last: optimizer wrappers, outside users of the
-    parameters handed apex.amp, methods reading master_params that other files call."""
+    parameters handed apex.amp, methods reading master_params that other files call, the
+    calls of the methods that scale a loss in a class with its own forward()."""
     plan = add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
     for path, helpers in helpers_called_elsewhere(by_path, others).items():
         plan.files[path] = replace(plan.files.get(path, FilePlan()), helpers_called_elsewhere=helpers)
+    for path, summary in by_path.items():
+        # a method of a class with a forward() of its own that scales a loss it may be handed
+        methods = sorted({
+            s.method
+            for s in summary.amp_sites
+            if s.member == "scale_loss" and s.method and "forward" in summary.class_members.get(s.owner, set())
+        })
+        if methods:
+            calls = calls_in_repository(methods, by_path, unindexed, definitions)
+            handed = tuple((m, tuple(calls[m])) for m in methods)
+            plan.files[path] = replace(plan.files.get(path, FilePlan()), handed_calls=handed)
     return plan
 
 

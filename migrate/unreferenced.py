@@ -6,7 +6,12 @@ file names it, imports it, reads it as an attribute of its module or names it af
 ``from module import *``, and its own file neither calls it nor uses it as a value, it can
 take the GradScaler as a required parameter like its neighbours: no call in the repository
 needs changing, and a construction elsewhere fails at once instead of at its first
-checkpoint.
+checkpoint.  So can a training function that scales its losses in a file no other definition
+of which gets the GradScaler (a public ``train(loader, model, optimizer, ...)`` nothing in the
+repository calls): a call from outside that does not pass the scaler fails at once.
+
+A read of ``X.name`` through an imported name (``module.name``) in another file counts as a
+use this search does not follow; one off an object (``model.train()``) does not.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ def unreferenced_definitions(candidates: Set[Def], by_path: Dict[str, ModuleSumm
         users, why = users_of(walked, definitions, path, name)
         if users or why:
             continue
-        if any(name in other.loaded_attributes for other_path, other in walked if other_path != path):
+        if any(name in other.imported_attributes for other_path, other in walked if other_path != path):
             continue  # ``module.Name`` somewhere: a use this search does not follow
         found.add((path, name))
     return found

@@ -31,6 +31,7 @@ from ._amp_sites import (
     walk,
 )
 from ._edits import expression, statement
+from ..forward_fed import forward_fed
 
 _BARRIER_CALLS = ("step", "backward")
 #: a context that only turns gradients on: the training forward pass may run inside it
@@ -257,16 +258,20 @@ class AutocastPlacement(AmpRule):
         return self._is_plain_loop(stmt) and bool(assigned_names(stmt) & loss_texts)
 
     def _is_plain_loop(self, stmt: Any) -> bool:
-        """A synchronous ``for`` loop without ``else`` whose body is simple statements and
-        ifs (no ``match`` or ``try`` there; no loop, ``with``, ``try`` or definition at any
-        depth), with no step, backward, backward helper or jump: autocast may span it whole."""
+        """A synchronous ``for`` loop without ``else`` whose body is simple statements, ifs
+        and plain loops again (``for layer in layers: arch.append(sample(layer))`` before the
+        forward pass of a sampled architecture; no ``match`` or ``try`` there; no ``while``,
+        ``with``, ``try`` or definition at any depth, no loop inside an ``if``), with no step,
+        backward, backward helper or jump: autocast may span it whole."""
         if not isinstance(stmt, cst.For) or stmt.asynchronous is not None or stmt.orelse is not None:
             return False
-        if isinstance(stmt.body, cst.IndentedBlock):
-            inner: List[Any] = list(stmt.body.body)
-            if not all(isinstance(s, (cst.SimpleStatementLine, cst.If)) for s in inner):
-                return False
-        return not _jumps(stmt) and not self._nests_or_steps(stmt.body)  # type: ignore[arg-type]
+        inner: List[Any] = list(stmt.body.body) if isinstance(stmt.body, cst.IndentedBlock) else []
+        if not all(isinstance(s, (cst.SimpleStatementLine, cst.If)) or self._is_plain_loop(s) for s in inner):
+            return False
+        rest = [s for s in inner if not isinstance(s, cst.For)]
+        return not _jumps(stmt) and not any(self._nests_or_steps(s) for s in rest) and not any(
+            self._nests_or_steps(s, nests=False) for s in inner
+        )
 
     def _nests_or_steps(self, stmt: cst.BaseStatement, nests: bool = True) -> bool:
         """Whether ``stmt`` holds a definition or ``yield``, or calls a step or a backward (or
@@ -427,40 +432,70 @@ class AutocastPlacement(AmpRule):
             return
         handed = self._handed_forward_results(site, info)
         if handed and site.func is not None:
-            self.todo(
-                site.with_stmt,
-                "APX210",
-                f"the forward pass and loss are not next to this amp.scale_loss: {site.func.name.value}() is "
-                f"handed {handed}, which the class's own forward() computes with the models, called from "
-                "elsewhere: wrap that forward pass in "
-                f'`with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
-            )
-            return
+            fed = self._fed_forward(site, info)
+            if fed is None:
+                self.todo(
+                    site.with_stmt,
+                    "APX210",
+                    f"the forward pass and loss are not next to this amp.scale_loss: {site.func.name.value}() is "
+                    f"handed {', '.join(handed[:3]) + (', ...' if len(handed) > 3 else '')}, which the class's own "
+                    "forward() computes with the models, called from elsewhere: wrap that forward pass in "
+                    f'`with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
+                )
+                return
+            if fed:
+                spans, switches = spans + [fed[0]], switches + [fed[1]]
         self._wrap_spans(spans, switches, info)
 
-    def _handed_forward_results(self, site: ScaleLossSite, info: AmpFile) -> str:
+    def _fed_forward(self, site: ScaleLossSite, info: AmpFile) -> Optional[Tuple[Any, ...]]:
+        """``forward()`` of the class whose outputs ``site``'s method is handed, when every call
+        of that method in the repository hands it what the receiver's ``forward()`` returned
+        (``forward_fed``): its whole body is a span, ``((statements, forward), switch)``; ``()``
+        when it runs under an autocast already; None when not proven (no plan, a call that
+        hands something else, a generator, the scaler out of reach there)."""
+        func, cls = site.func, class_of_method(self.parents, site.func)
+        if func is None or cls is None or info.plan is None:
+            return None
+        handed = set(self._handed_forward_results(site, info))
+        params = [p.name.value for p in func.params.params][1:]
+        positions = [(index, name) for index, name in enumerate(params) if name in handed]
+        calls = dict(info.plan.handed_calls).get(func.name.value)
+        if not positions or len(positions) != len(handed) or not forward_fed(positions, list(calls or ())):
+            return None
+        forward = next(m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value == "forward")
+        members = list(forward.body.body) if isinstance(forward.body, cst.IndentedBlock) else []
+        if members and isinstance(members[0], cst.SimpleStatementLine) and isinstance(members[0].body[0], cst.Expr):
+            if isinstance(members[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+                members = members[1:]  # the docstring stays first
+        if not members or any(isinstance(n, cst.Yield) for n in walk(forward.body)):
+            return None
+        if self._inside_autocast(members[0]):
+            return ()
+        switch = self._switch_in(forward, info)
+        return None if switch is False else ((members, forward), switch)
+
+    def _handed_forward_results(self, site: ScaleLossSite, info: AmpFile) -> List[str]:
         """``def gen_update(self, x_ab, s_a, ...)`` of a module whose own ``forward()`` runs
         the models and returns ``x_ab, s_a, ...``, which a training script computes first and
         then hands over: the forward pass of these outputs happens outside this method (and
-        outside any autocast placed here).  The names handed over that way, or "" when there
-        are none."""
+        outside any autocast placed here).  The names handed over that way (none: empty)."""
         func = site.func
         cls = class_of_method(self.parents, func)
         if func is None or cls is None or func.name.value == "forward":
-            return ""
+            return []
         forward = next((m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value == "forward"), None)
         if forward is None:
-            return ""
+            return []
         models = self._model_texts(info)
         if not any(self._is_model_call(stmt, models) for stmt in forward.body.body):
-            return ""
+            return []
         returned: List[str] = []
         for node in walk(forward.body):
             if isinstance(node, cst.Return) and node.value is not None:
                 returned += [t for t in flat_texts(node.value) if t.isidentifier()]
         params = [p.name.value for p in func.params.params]
-        handed = [name for name in params if name in returned]
-        return ", ".join(handed[:3]) + (", ..." if len(handed) > 3 else "")
+        return [name for name in params if name in returned]
+
 
     def _place_autocast_at_call(self, call: cst.Call, func: Any, info: AmpFile) -> None:
         """A call that hands a loss to a method of another file's class which scales it

@@ -1852,6 +1852,53 @@ def train(model, optimizer, batches, loss_scale, use_fp16):
         codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX217", "APX301", "APX311"),
     ),
     Example(
+        # the value is a local bound once, in the if that initializes, before the initialize
+        # (nothing else binds it), and the opt level is chosen at run time among literals,
+        # O2 or O0 (O0 turns the GradScaler off): the GradScaler after the if reads it under
+        # the if's test, so the static 128 stays static (it became a dynamic scale, with a
+        # TODO)
+        "loss-scale-from-a-local-of-the-initializing-if-with-a-chosen-opt-level",
+        before="""\
+from apex import amp
+
+
+def train(model, optimizer, batches, half, use_apex, fast_loader):
+    if use_apex:
+        scale = "dynamic" if fast_loader else "128.0"
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2" if half else "O0", loss_scale=scale)
+    for x in batches:
+        loss = model(x).sum()
+        if use_apex:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches, half, use_apex, fast_loader):
+    if use_apex:
+        scale = "dynamic" if fast_loader else "128.0"
+    use_amp = bool(use_apex and ("O2" if half else "O0") != "O0")
+    amp_loss_scale = scale if use_apex and ("O2" if half else "O0") != "O0" else "dynamic"
+    amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
+    scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        if use_apex:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # the value may change between the initialize and the GradScaler after the if
         "loss-scale-rebound-after-the-initialize-reported",
         before="""\

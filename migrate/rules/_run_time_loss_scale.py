@@ -8,7 +8,15 @@ GradScaler starts there and never grows.  The expression is evaluated where the 
 is created, under the tests that chose the initialize; that is the initialize's own value
 only where nothing between the two can change it: the GradScaler stands where the
 initialize stood, or every name the expression starts from is a parameter of the enclosing
-function that the function never rebinds (and no attribute of it is assigned there).
+function that the function never rebinds (and nothing the expression reads is assigned
+there), or a local the function binds once, before the initialize on its way there
+(``loss_scale = "dynamic" if dali else 128.0`` in the ``if`` that initializes), the
+GradScaler created after that ``if``.
+
+The opt level is O1 or O2; or chosen at run time among literals of which O1 or O2 is one and
+none but O0 is another (``"O2" if mixed else "O0"``: O0 turns the GradScaler off, so its
+options then do not matter); or any other run-time expression that is as unchanged at the
+GradScaler as the scale, read there to give None apex's per-level meaning.
 """
 
 from __future__ import annotations
@@ -17,12 +25,14 @@ from typing import Any, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from ._amp_sites import enclosing_function
+from ._amp_sites import enclosing_function, string_value
 from ._edits import NO_GROWTH, code_of
 from ._tree import walk
 
 #: the opt levels whose ``loss_scale=None`` default is dynamic
 DYNAMIC_BY_DEFAULT = ("O1", "O2")
+#: an opt level that turns the GradScaler off: its options do not matter there
+AMP_OFF = "O0"
 
 
 def run_time_scale_lines(
@@ -41,11 +51,14 @@ def run_time_scale_lines(
     for the value, the initial scale and the growth interval; ``in_place``: the GradScaler
     replaces the initialize statement itself; ``level_node``: the opt level expression when
     it is chosen at run time (``level`` None), read there to give None apex's meaning."""
-    run_time_level = level is None and level_node is not None
-    if level not in DYNAMIC_BY_DEFAULT and not run_time_level:
+    levels = {level} if level is not None else literal_levels(level_node)
+    if levels and (not levels & set(DYNAMIC_BY_DEFAULT) or not levels <= {*DYNAMIC_BY_DEFAULT, AMP_OFF}):
+        return None
+    run_time_level = not levels and level_node is not None
+    if not levels and not run_time_level:
         return None
     checked = [loss_scale] + ([level_node] if run_time_level and level_node is not None else [])
-    if not in_place and not all(_unchanged_until_anchor(parents, site.stmt, e) for e in checked):
+    if not in_place and not all(_unchanged_until_anchor(parents, site, e) for e in checked):
         return None
     value_name, scale, growth = names
     text = code_of(loss_scale)
@@ -67,27 +80,47 @@ def run_time_scale_lines(
     return lines, [f"init_scale={scale}", f"growth_interval={growth}"]
 
 
-def _unchanged_until_anchor(parents: Any, stmt: Any, expression: cst.BaseExpression) -> bool:
-    """Every name ``expression`` starts from is a parameter of the function holding
-    ``stmt`` that the function never binds again, and nothing the expression reads is
-    assigned there: no assignment target is a dotted path it reads, a part of one, or an
-    attribute or item below one (``config.TRAIN.BEGIN_EPOCH = e`` leaves
-    ``config.TRAIN.FP16_LOSS_SCALE`` alone; ``config.TRAIN = t`` or ``config = c`` does not)."""
-    function = enclosing_function(parents, stmt)
+def literal_levels(node: Optional[cst.BaseExpression]) -> Set[str]:
+    """The opt levels ``node`` can give when it is made of string literals only (``"O2" if
+    mixed else "O0"``, nested conditionals of them); empty otherwise."""
+    if isinstance(node, cst.IfExp):
+        body, orelse = literal_levels(node.body), literal_levels(node.orelse)
+        return body | orelse if body and orelse else set()
+    value = string_value(node) if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)) else None
+    return {value} if value is not None else set()
+
+
+def _unchanged_until_anchor(parents: Any, site: Any, expression: cst.BaseExpression) -> bool:
+    """Every name ``expression`` starts from is either a parameter of the function holding
+    the initialize that the function never binds again, with nothing the expression reads
+    of it assigned there (no assignment target is a dotted path it reads, a part of one, or
+    an attribute or item below one: ``config.TRAIN.BEGIN_EPOCH = e`` leaves
+    ``config.TRAIN.FP16_LOSS_SCALE`` alone; ``config.TRAIN = t`` or ``config = c`` does
+    not); or a local bound once before the initialize (``_bound_once_before``)."""
+    function = enclosing_function(parents, site.stmt)
     if function is None:
         return False
     params = {p.name.value for p in _all_params(function.params)}
     roots = _roots(expression)
-    if not roots or not roots <= params:
+    if not roots:
         return False
+    targets = _bound_targets(function)
     read = _paths(expression)
-    return not any(
-        _overlaps(bound, path)
-        for target in _bound_targets(function)
-        for bound in _target_paths(target)
-        if bound.split(".")[0] in roots
-        for path in read
-    )
+    for root in roots:
+        if root in params:
+            if any(
+                _overlaps(bound, path)
+                for target in targets
+                for bound in _target_paths(target)
+                if bound.split(".")[0] == root
+                for path in read
+            ):
+                return False
+            continue
+        bindings = [t for t in targets if root in _target_roots(t)]
+        if not _bound_once_before(parents, site, function, root, bindings):
+            return False
+    return True
 
 
 def _overlaps(bound: str, path: str) -> bool:
@@ -110,6 +143,41 @@ def _dotted(node: Any) -> bool:
     while isinstance(node, cst.Attribute):
         node = node.value
     return isinstance(node, cst.Name)
+
+
+def _bound_once_before(parents: Any, site: Any, function: cst.FunctionDef, name: str, bindings: List[Any]) -> bool:
+    """``name`` is bound by one plain ``name = value`` of ``function`` (nothing else binds it
+    or any attribute or item of it), whose statement lies in a block on the way from the
+    function's body to the initialize, before it, inside no loop and in no ``else`` (the
+    tests that chose the initialize, read again at the GradScaler, then say it ran), while
+    the GradScaler is created after the ``if`` that holds the initialize (not before it)."""
+    if site.scaler_first or len(bindings) != 1 or not isinstance(bindings[0], cst.Name):
+        return False
+    assign = parents.get(bindings[0])
+    assign = parents.get(assign) if isinstance(assign, cst.AssignTarget) else None
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return False
+    line = parents.get(assign)
+    block = parents.get(line)
+    if not isinstance(line, cst.SimpleStatementLine) or not isinstance(block, cst.IndentedBlock):
+        return False
+    # the initialize's statement, or the compound statement of ``block`` that holds it
+    holder: Any = site.stmt
+    while holder is not None and parents.get(holder) is not block:
+        holder = parents.get(holder)
+    if holder is None or list(block.body).index(holder) <= list(block.body).index(line):
+        return False
+    node: Any = block
+    while node is not function.body:
+        owner = parents.get(node)
+        if not isinstance(owner, (cst.If, cst.With, cst.Try)) or getattr(owner, "body", None) is not node:
+            return False  # a loop, an ``else``, a handler
+        if isinstance(owner, cst.If) and isinstance(parents.get(owner), cst.If):
+            return False  # an ``elif``: its test alone does not say it ran
+        node = parents.get(owner)
+        if not isinstance(node, cst.IndentedBlock):
+            return False
+    return True
 
 
 def _all_params(params: cst.Parameters) -> List[cst.Param]:
@@ -163,3 +231,14 @@ def _target_paths(target: Any) -> Set[str]:
     while isinstance(target, cst.Subscript) or isinstance(target, cst.Attribute) and not _dotted(target):
         target = target.value
     return {code_of(target)} if isinstance(target, (cst.Name, cst.Attribute)) else set()
+
+
+def _target_roots(target: Any) -> Set[str]:
+    """The first names of an assignment target (each element of a tuple or list)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {r for e in target.elements for r in _target_roots(e.value)}
+    if isinstance(target, cst.StarredElement):
+        return _target_roots(target.value)
+    while isinstance(target, (cst.Attribute, cst.Subscript)):
+        target = target.value
+    return {target.value} if isinstance(target, cst.Name) else set()

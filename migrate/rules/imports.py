@@ -506,6 +506,17 @@ class ImportsRule(AmpRule):
             return
         for handler in owner.handlers:
             for node in walk(handler.body):
+                if isinstance(node, (cst.Import, cst.ImportFrom)) and self._rebinds(node, binding):
+                    self.todo(
+                        imp,
+                        "APX104",
+                        f"`{target}` was removed from apex: without apex this import fails and the except "
+                        f"branch's `{code_of(node)}` binds {binding}, so the file runs the path it has for no "
+                        "apex; make that import the only one by hand (with what the file does on apex's path) "
+                        "to leave apex",
+                        severity="error",
+                    )
+                    return
                 if (
                     isinstance(node, cst.Assign)
                     and any(code_of(t.target) == binding for t in node.targets)
@@ -522,6 +533,19 @@ class ImportsRule(AmpRule):
                         severity="error",
                     )
                     return
+
+    @staticmethod
+    def _rebinds(node: Any, binding: str) -> bool:
+        """Whether import statement ``node`` binds ``binding`` (``from torch.nn.parallel import
+        DistributedDataParallel as DDP`` in the ``except`` of apex's)."""
+        if isinstance(node.names, cst.ImportStar):
+            return False
+        for alias in node.names:
+            name = get_full_name_for_node(alias.name) or ""
+            bound = alias.evaluated_alias or (name if isinstance(node, cst.ImportFrom) else name.split(".")[0])
+            if bound == binding:
+                return True
+        return False
 
     def _unusual_guard(self, stmt: Any) -> bool:
         """An import in a ``try`` this rule does not know how to simplify stays (reported once)."""
@@ -1239,6 +1263,46 @@ def unwrap(model):
     if ApexDDP is not None and isinstance(model, ApexDDP):
         return model.module
     return model
+""",
+        codes=("APX104",),
+    ),
+    Example(
+        # apex's DDP behind a guard whose except branch imports torch's under the same name,
+        # the class chosen by the guard's flag: the calls cannot tell which class they get,
+        # so the guard stays, with a TODO saying why the file keeps apex (it said nothing)
+        "removed-module-with-a-torch-import-fallback-reported",
+        before="""\
+try:
+    from apex.parallel import DistributedDataParallel as Wrapper
+    fused_allreduce = True
+except ImportError:
+    from torch.nn.parallel import DistributedDataParallel as Wrapper
+    fused_allreduce = False
+
+
+def wrap(net, rank):
+    if fused_allreduce:
+        return Wrapper(net, delay_allreduce=True)
+    return Wrapper(net, device_ids=[rank])
+""",
+        after="""\
+try:
+    # TODO(apexcompat): `apex.parallel.DistributedDataParallel` was removed from apex:
+    #   without apex this import fails and the except branch's `from torch.nn.parallel
+    #   import DistributedDataParallel as Wrapper` binds Wrapper, so the file runs the path
+    #   it has for no apex; make that import the only one by hand (with what the file does
+    #   on apex's path) to leave apex
+    from apex.parallel import DistributedDataParallel as Wrapper
+    fused_allreduce = True
+except ImportError:
+    from torch.nn.parallel import DistributedDataParallel as Wrapper
+    fused_allreduce = False
+
+
+def wrap(net, rank):
+    if fused_allreduce:
+        return Wrapper(net, delay_allreduce=True)
+    return Wrapper(net, device_ids=[rank])
 """,
         codes=("APX104",),
     ),

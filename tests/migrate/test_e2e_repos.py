@@ -25,7 +25,8 @@ and clips through a helper handed its named parameters, mmcv's runner built by c
 a local alias on each branch, a trainer with its own GradScaler beside apex, a trainer whose clipping
 method a probe of another file calls after a plain backward and whose resume initializes again,
 an old mmcv runner handed the launcher's batch processor and an optimizer hook the launcher builds,
-apex.amp kept on the options object handed to a method of a trainer picked from a table).  Once per module:
+apex.amp kept on the options object handed to a method of a trainer picked from a table, a trainer
+module whose forward() outputs the launcher hands to its update method).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -381,6 +382,13 @@ LAYOUTS: Dict[str, dict] = {
     # (opts.scaler) where it is created and fit() reads it there (no other call of a method
     # named fit() hands anything in its slot); the other branch: --no-fp16
     "r42_amp_on_args_method": dict(launcher="train.py", amp=[], fp32=["--fp16-opt-level", "O0"], steps=24,
+                                   metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # image-translation GAN trainer shape: a module's forward() runs the networks, the launcher
+    # (no apex) hands its outputs (one a clone) to the update method, which runs a head on them
+    # and scales the loss: forward() goes under autocast too (every call of the update method
+    # hands it forward's outputs), beside the update's own forward pass; the trainer saves and
+    # loads amp's state itself; the other branch: --no-fp16
+    "r43_forward_fed_update": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                    metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
 }
 
