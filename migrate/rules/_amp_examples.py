@@ -476,6 +476,89 @@ def main(args):
 #: the same without the function passing its parameter on (natively migrated)
 AMP_OR_NONE_GIVEN = AMP_OR_NONE_PASSED_ON.replace("    report(amp)\n", "")
 
+
+#: a script whose training runs under its ``__main__`` guard, the initialize in an ``if``
+#: there and the losses scaled by module-level functions
+MAIN_GUARD_SCRIPT = """\
+import argparse
+
+import torch
+from apex import amp
+
+
+def update(loss, optimizer, half):
+    if half:
+        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+
+
+def fit(net, optimizer, batches, half):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        update(loss, optimizer, half)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--half", action="store_true")
+    args = parser.parse_args()
+    net = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    if args.half:
+        net, optimizer = amp.initialize(net, optimizer, opt_level="O1")
+    fit(net, optimizer, [], args.half)
+"""
+MAIN_GUARD_SCRIPT_NATIVE = """\
+import argparse
+
+import torch
+
+
+def update(loss, optimizer, half):
+    if half:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+    scaler.step(optimizer)
+    scaler.update()
+
+
+def fit(net, optimizer, batches, half):
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(net(x), y)
+        update(loss, optimizer, half)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--half", action="store_true")
+    args = parser.parse_args()
+    net = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    use_amp = bool(args.half)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    fit(net, optimizer, [], args.half)
+"""
+#: the options, parsed inside the guard (MAIN_GUARD_SCRIPT) or before it
+MAIN_GUARD_ARGS = """\
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--half", action="store_true")
+    args = parser.parse_args()
+"""
+
+
+def _args_outside(text: str) -> str:
+    outside = "".join(line[4:] + "\n" for line in MAIN_GUARD_ARGS.splitlines())
+    guard = 'if __name__ == "__main__":\n'
+    return text.replace(MAIN_GUARD_ARGS, "").replace(guard, outside + guard)
+
+
 EXAMPLES: List[Example] = [
     Example(
         "opt-level-literal",
@@ -4847,6 +4930,24 @@ class PairTrainer(torch.nn.Module):
         self.scaler.update()
 """,
         codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
+    ),
+    Example(
+        # the script's __main__ guard is no condition around the initialize: the GradScaler
+        # goes where the initialize's own if was, inside the guard and before the training
+        # (before: the test reading `args`, which the guard's body assigns, was taken for a
+        # run-once guard and the file kept the shim)
+        "main-guard-is-not-a-condition",
+        before=MAIN_GUARD_SCRIPT,
+        after=MAIN_GUARD_SCRIPT_NATIVE,
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the same with the options parsed outside the guard (before: the GradScaler was
+        # created after the guard, once the training had run: a NameError in update())
+        "main-guard-scaler-before-the-training",
+        before=_args_outside(MAIN_GUARD_SCRIPT),
+        after=_args_outside(MAIN_GUARD_SCRIPT_NATIVE),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
 ]
 

@@ -37,6 +37,7 @@ from ._amp_sites import (
     code_of,
     enclosing,
     enclosing_function,
+    is_main_guard,
     names_in,
     self_name,
     stale_flag,
@@ -379,6 +380,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, AutocastPlacement):
             if loop is not None:  # a loop that only initializes: one scaler after it
                 anchor = cur = loop
                 continue
+            if is_main_guard(parents, owner):
+                break  # the script itself: the scaler is created inside it
             if isinstance(owner, cst.If) and owner.body is block:
                 top, taken, earlier = owner, [(owner.test, False)], []
             elif isinstance(owner, cst.Else) and isinstance(parents.get(owner), cst.If):
