@@ -137,6 +137,9 @@ class FilePlan:
     #: with ``nothing_scaled``: the repository scales losses, but proven not from this
     #: launcher's code (``_may_reach_a_scaled_loss``)
     unscaled_here: bool = False
+    #: in a launcher that names no scale_loss: why its code is not proven to reach none
+    #: (``_may_reach_a_scaled_loss``), for the reason it keeps the shim
+    maybe_scaled: str = ""
     #: apex.amp is stored on an attribute here (``args.amp = amp``): where else the object
     #: may be read (``carrier_plan``); None when this file stores it nowhere
     carrier: Optional[CarrierFacts] = None
@@ -273,9 +276,13 @@ class _Definitions:
             self.read[path] = summarise(path, shown, source)
         return self.read[path]
 
-    def find(self, module: str, name: str, importer: str, anywhere: bool = False) -> Optional[Def]:
+    def find(
+        self, module: str, name: str, importer: str, anywhere: bool = False, through_stars: bool = False
+    ) -> Optional[Def]:
         """The definition ``module.name`` denotes in ``importer``: in an indexed file, or with
-        ``anywhere`` in any walked file."""
+        ``anywhere`` in any walked file; with ``through_stars`` also through a package's
+        ``from .x import *`` (only to say why a definition is not followed: the plan does not
+        follow those)."""
         for _ in range(self.HOPS):
             target = self.resolver.resolve(module, importer)
             summary = self.summary(target) if target is not None else None
@@ -283,11 +290,28 @@ class _Definitions:
                 return None
             if name in summary.functions | summary.classes:
                 return (target, name) if target in self.by_path or anywhere else None
-            if name not in summary.imports or not summary.imports[name][1]:
-                return None
-            module, name = summary.imports[name]
+            if name in summary.imports and summary.imports[name][1]:
+                module, name = summary.imports[name]
+            else:
+                module = (self._star_source(summary, target, name) if through_stars else None) or ""
+                if not module:
+                    return None
             importer = target
         return None
+
+    def _star_source(self, summary: ModuleSummary, path: str, name: str) -> Optional[str]:
+        """The module a ``from module import *`` of ``path`` (a package's ``__init__.py``:
+        ``from .trainer import *``) takes the public ``name`` from, when exactly one of them
+        defines or imports it."""
+        if name.startswith("_"):
+            return None
+        found = []
+        for module in sorted(summary.star_imports):
+            target = self.resolver.resolve(module, path)
+            other = self.summary(target) if target is not None else None
+            if other is not None and (name in other.functions | other.classes or name in other.imports):
+                found.append(module)
+        return found[0] if len(found) == 1 else None
 
 
 def _note_unreachable(
@@ -346,7 +370,7 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                 if (
                     attr == name
                     and local in other.escaping
-                    and definitions.find(module, attr, other_path) == (path, name)
+                    and definitions.find(module, attr, other_path, through_stars=True) == (path, name)
                 ):
                     return f"subclassed, passed on or stored in {other.shown}, never called directly"
         outside = _callers_elsewhere(name, path, others, definitions)
@@ -368,6 +392,15 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                 if name in other.called_names and definitions.find(module, name, other_path) == (path, name):
                     return (f"called in {other.shown}, which imports it with `from {module} import *`: "
                             "calls through a star import are not followed")
+            for local, (module, attr) in sorted(other.imports.items()):
+                if (
+                    attr == name
+                    and local in other.called_names
+                    and definitions.find(module, attr, other_path) is None
+                    and definitions.find(module, attr, other_path, through_stars=True) == (path, name)
+                ):
+                    return (f"called in {other.shown}, which imports it from {module}, a package that re-exports it "
+                            "with a star import: calls through a star import are not followed")
     return "called from no file"
 
 
@@ -1100,8 +1133,11 @@ def _mark_nothing_scaled(
         if any(site.member == "scale_loss" for site in by_path[path].amp_sites):
             continue  # the proof starts from every definition of the launcher: it reaches these
         around = around or _AroundLaunchers(by_path, others)
-        if _may_reach_a_scaled_loss(path, by_path, definitions, around) is None:
+        why = _may_reach_a_scaled_loss(path, by_path, definitions, around)
+        if why is None:
             plan.files[path] = replace(current, nothing_scaled=True, unscaled_here=True)
+        else:
+            plan.files[path] = replace(current, maybe_scaled=why)
 
 
 class _AroundLaunchers:

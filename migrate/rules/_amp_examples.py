@@ -4949,6 +4949,99 @@ class PairTrainer(torch.nn.Module):
         after=_args_outside(MAIN_GUARD_SCRIPT_NATIVE),
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # the opt level tested in the initialize's own if, in single quotes: the switch says it
+        # once (before: `use_amp = level != 'O0' and level != "O0"`, X-CLIP's main.py)
+        "opt-level-test-in-the-if-not-repeated",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(config, model, optimizer, loader):
+    if config.OPT_LEVEL != 'O0':
+        model, optimizer = amp.initialize(model, optimizer, opt_level=config.OPT_LEVEL)
+    for x in loader:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        if config.OPT_LEVEL != 'O0':
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def main(config, model, optimizer, loader):
+    use_amp = config.OPT_LEVEL != 'O0'
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        optimizer.zero_grad()
+        if config.OPT_LEVEL != 'O0':
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # loss_scale chosen at run time in a local set before the initialize's if (negative
+        # means dynamic) and not touched in it: the GradScaler after the if reads it as apex
+        # did (before: a dynamic GradScaler beside a TODO, second.pytorch's train.py)
+        "run-time-loss-scale-local-set-before-the-if",
+        before="""\
+import torch
+
+
+def train(cfg, net, optimizer, batches):
+    loss_scale = cfg.loss_scale_factor
+    if loss_scale < 0:
+        loss_scale = "dynamic"
+    if cfg.enable_mixed_precision:
+        from apex import amp
+        net, optimizer = amp.initialize(net, optimizer, opt_level="O1", loss_scale=loss_scale)
+    for x in batches:
+        loss = net(x).sum()
+        if cfg.enable_mixed_precision:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(cfg, net, optimizer, batches):
+    loss_scale = cfg.loss_scale_factor
+    if loss_scale < 0:
+        loss_scale = "dynamic"
+    use_amp = bool(cfg.enable_mixed_precision)
+    amp_loss_scale = loss_scale if cfg.enable_mixed_precision else "dynamic"
+    amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
+    scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = net(x).sum()
+        if cfg.enable_mixed_precision:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX204", "APX209", "APX301", "APX311"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

@@ -41,7 +41,7 @@ def run_time_scale_lines(
     initialize statement itself."""
     if level not in DYNAMIC_BY_DEFAULT:
         return None
-    if not in_place and not _unchanged_until_anchor(parents, site.stmt, loss_scale):
+    if not in_place and not _unchanged_until_anchor(parents, site, loss_scale):
         return None
     value_name, scale, growth = names
     text = code_of(loss_scale)
@@ -58,18 +58,24 @@ def run_time_scale_lines(
     return lines, [f"init_scale={scale}", f"growth_interval={growth}"]
 
 
-def _unchanged_until_anchor(parents: Any, stmt: Any, expression: cst.BaseExpression) -> bool:
-    """Every name ``expression`` starts from is a parameter of the function holding
-    ``stmt`` that the function never binds again, and no attribute or item of it is
-    assigned there."""
-    function = enclosing_function(parents, stmt)
+def _unchanged_until_anchor(parents: Any, site: Any, expression: cst.BaseExpression) -> bool:
+    """Every name ``expression`` starts from keeps its value from the initialize to the
+    GradScaler after the ``if`` that holds it (``site.anchor``): the ``if`` binds none of
+    them, nor an attribute or item of one (``loss_scale = cfg.scale; if loss_scale < 0:
+    loss_scale = "dynamic"`` before it is the initialize's value too, second.pytorch), or
+    each is a parameter of the enclosing function that the function never binds again."""
+    function = enclosing_function(parents, site.stmt)
     if function is None:
         return False
-    params = {p.name.value for p in _all_params(function.params)}
     roots = _roots(expression)
-    if not roots or not roots <= params:
+    if not roots:
         return False
-    return not any(_target_roots(target) & roots for target in _bound_targets(function))
+    if not any(_target_roots(target) & roots for target in _bound_targets(site.anchor)):
+        return True
+    params = {p.name.value for p in _all_params(function.params)}
+    if not roots <= params:
+        return False
+    return not any(_target_roots(target) & roots for target in _bound_targets(function.body))
 
 
 def _all_params(params: cst.Parameters) -> List[cst.Param]:
@@ -90,10 +96,10 @@ def _roots(expression: cst.BaseExpression) -> Set[str]:
     return {n.value for n in nodes if isinstance(n, cst.Name) and id(n) not in attributes} - {"None", "True", "False"}
 
 
-def _bound_targets(function: cst.FunctionDef) -> List[Any]:
-    """What the function's body assigns, deletes, loops over, imports or binds with ``as``."""
+def _bound_targets(code: cst.CSTNode) -> List[Any]:
+    """What ``code`` assigns, deletes, loops over, imports or binds with ``as``."""
     out: List[Any] = []
-    for node in walk(function.body):
+    for node in walk(code):
         if isinstance(node, cst.Assign):
             out.extend(t.target for t in node.targets)
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
