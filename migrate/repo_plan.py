@@ -670,6 +670,11 @@ def build_plan(
             if outside:
                 shown, line, owner = outside[0]
                 reason = f"{name} is also called from {shown}:{line} ({owner}), where no GradScaler exists"
+        if reason is None:
+            base = _needy_base(item, by_path, definitions, needy - set(entries) - set(riding.carried))
+            if base is not None:
+                reason = (f"{name} derives from {base[1]} in {by_path[base[0]].shown}, whose methods use amp "
+                          "where the GradScaler cannot reach them")
         if reason is not None:
             plan.unplanned[item] = reason
             refused.add(item)
@@ -1345,6 +1350,30 @@ def _no_overriding_heir(item: Def, by_path, unindexed, definitions) -> bool:
         if summary is not None and summary.class_members.get(cls, set()) & PROVEN_MEMBERS:
             return False
     return True
+
+
+def _needy_base(item: Def, by_path: Dict[str, ModuleSummary], definitions, unreached: Set[Def]) -> Optional[Def]:
+    """A base class of the class ``item`` (directly or not) among ``unreached``: definitions
+    that use amp (save its state, scale a loss) and that no route gives the GradScaler, in a
+    file without an initialize of its own (a pytorch-template ``BaseTrainer`` whose
+    ``_save_checkpoint`` saves ``amp.state_dict()``).  An instance of ``item`` runs those
+    methods, so ``item`` cannot come out native while they keep apex.amp."""
+    seen: Set[Def] = set()
+    work = [item]
+    while work:
+        path, cls = work.pop()
+        summary = by_path.get(path)
+        if summary is None or (path, cls) in seen:
+            continue
+        seen.add((path, cls))
+        for text in summary.class_bases.get(cls, ()):
+            base = _base_def(text, path, summary, definitions)
+            if base is None or base[0] not in by_path:
+                continue
+            if base in unreached and not by_path[base[0]].training_inits:
+                return base
+            work.append(base)
+    return None
 
 
 def derived_classes(item: Def, by_path, unindexed, definitions) -> Set[Def]:
