@@ -137,10 +137,6 @@ class FilePlan:
     #: with ``nothing_scaled``: the repository scales losses, but proven not from this
     #: launcher's code (``_may_reach_a_scaled_loss``)
     unscaled_here: bool = False
-    #: in a launcher of a repository where no file names scale_loss but some use a GradScaler:
-    #: why its code is not proven to reach none (``_may_reach_a_scaled_loss``), for the
-    #: reason it keeps the shim
-    maybe_scaled: str = ""
     #: apex.amp is stored on an attribute here (``args.amp = amp``): where else the object
     #: may be read (``carrier_plan``); None when this file stores it nowhere
     carrier: Optional[CarrierFacts] = None
@@ -1125,9 +1121,8 @@ def _mark_nothing_scaled(
     reaches no ``amp.scale_loss`` (``_may_reach_a_scaled_loss``).  The second is what makes a
     second run agree with the first: an evaluation script beside a training script that
     scales keeps neither answer only because the first run migrated the training script."""
-    named = any(s.scale_loss_named for s in by_path.values()) or any(names_scale_loss(src) for _p, _s, src in others)
-    anywhere = named or any(_names_a_scaler(s) for s in by_path.values()) or any(
-        b"GradScaler" in src for _p, _s, src in others
+    anywhere = any(s.scale_loss_named or _names_a_scaler(s) for s in by_path.values()) or any(
+        names_scale_loss(src) or b"GradScaler" in src for _p, _s, src in others
     )
     around: Optional[_AroundLaunchers] = None
     for path in sorted(launchers):
@@ -1140,11 +1135,8 @@ def _mark_nothing_scaled(
         if any(site.member == "scale_loss" for site in by_path[path].amp_sites):
             continue  # the proof starts from every definition of the launcher: it reaches these
         around = around or _AroundLaunchers(by_path, others)
-        why = _may_reach_a_scaled_loss(path, by_path, definitions, around)
-        if why is None:
+        if _may_reach_a_scaled_loss(path, by_path, definitions, around) is None:
             plan.files[path] = replace(current, nothing_scaled=True, unscaled_here=True)
-        elif not named:  # only GradScalers of the repository's own stand in the way
-            plan.files[path] = replace(current, maybe_scaled=why)
 
 
 class _AroundLaunchers:

@@ -1478,9 +1478,6 @@ def _check_layout(rule, info: AmpFile) -> None:
                 return
         if note in (None, elsewhere) and info.plan is not None:
             note = info.plan.note_for(SCALED_ELSEWHERE) or note
-        if note == elsewhere and info.plan is not None and info.plan.maybe_scaled:
-            note = ("no amp.scale_loss in this file, and it is not proven that the code it runs scales no "
-                    f"loss ({info.plan.maybe_scaled})")
         for init in training:
             info.blockers.append(Blocker(init.call, note or elsewhere))
         return
