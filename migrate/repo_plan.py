@@ -290,9 +290,13 @@ class _Definitions:
             self.read[path] = summarise(path, shown, source)
         return self.read[path]
 
-    def find(self, module: str, name: str, importer: str, anywhere: bool = False) -> Optional[Def]:
+    def find(
+        self, module: str, name: str, importer: str, anywhere: bool = False, through_stars: bool = False
+    ) -> Optional[Def]:
         """The definition ``module.name`` denotes in ``importer``: in an indexed file, or with
-        ``anywhere`` in any walked file."""
+        ``anywhere`` in any walked file; with ``through_stars`` also through a package's
+        ``from .x import *`` (only to say why a definition is not followed: the plan does not
+        follow those)."""
         for _ in range(self.HOPS):
             target = self.resolver.resolve(module, importer)
             summary = self.summary(target) if target is not None else None
@@ -300,11 +304,28 @@ class _Definitions:
                 return None
             if name in summary.functions | summary.classes:
                 return (target, name) if target in self.by_path or anywhere else None
-            if name not in summary.imports or not summary.imports[name][1]:
-                return None
-            module, name = summary.imports[name]
+            if name in summary.imports and summary.imports[name][1]:
+                module, name = summary.imports[name]
+            else:
+                module = (self._star_source(summary, target, name) if through_stars else None) or ""
+                if not module:
+                    return None
             importer = target
         return None
+
+    def _star_source(self, summary: ModuleSummary, path: str, name: str) -> Optional[str]:
+        """The module a ``from module import *`` of ``path`` (a package's ``__init__.py``:
+        ``from .trainer import *``) takes the public ``name`` from, when exactly one of them
+        defines or imports it."""
+        if name.startswith("_"):
+            return None
+        found = []
+        for module in sorted(summary.star_imports):
+            target = self.resolver.resolve(module, path)
+            other = self.summary(target) if target is not None else None
+            if other is not None and (name in other.functions | other.classes or name in other.imports):
+                found.append(module)
+        return found[0] if len(found) == 1 else None
 
 
 def _note_unreachable(
@@ -381,7 +402,7 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                 if (
                     attr == name
                     and local in other.escaping
-                    and definitions.find(module, attr, other_path) == (path, name)
+                    and definitions.find(module, attr, other_path, through_stars=True) == (path, name)
                 ):
                     return f"subclassed, passed on or stored in {other.shown}, never called directly"
         outside = _callers_elsewhere(name, path, others, definitions)
@@ -403,6 +424,15 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                 if name in other.called_names and definitions.find(module, name, other_path) == (path, name):
                     return (f"called in {other.shown}, which imports it with `from {module} import *`: "
                             "calls through a star import are not followed")
+            for local, (module, attr) in sorted(other.imports.items()):
+                if (
+                    attr == name
+                    and local in other.called_names
+                    and definitions.find(module, attr, other_path) is None
+                    and definitions.find(module, attr, other_path, through_stars=True) == (path, name)
+                ):
+                    return (f"called in {other.shown}, which imports it from {module}, a package that re-exports it "
+                            "with a star import: calls through a star import are not followed")
     return "called from no file"
 
 
@@ -672,6 +702,11 @@ def build_plan(
             if outside:
                 shown, line, owner = outside[0]
                 reason = f"{name} is also called from {shown}:{line} ({owner}), where no GradScaler exists"
+        if reason is None:
+            base = _needy_base(item, by_path, definitions, needy - set(entries) - set(riding.carried))
+            if base is not None:
+                reason = (f"{name} derives from {base[1]} in {by_path[base[0]].shown}, whose methods use amp "
+                          "where the GradScaler cannot reach them")
         if reason is not None:
             plan.unplanned[item] = reason
             refused.add(item)
@@ -1371,6 +1406,30 @@ def _no_overriding_heir(item: Def, by_path, unindexed, definitions) -> bool:
         if summary is not None and summary.class_members.get(cls, set()) & PROVEN_MEMBERS:
             return False
     return True
+
+
+def _needy_base(item: Def, by_path: Dict[str, ModuleSummary], definitions, unreached: Set[Def]) -> Optional[Def]:
+    """A base class of the class ``item`` (directly or not) among ``unreached``: definitions
+    that use amp (save its state, scale a loss) and that no route gives the GradScaler, in a
+    file without an initialize of its own (a pytorch-template ``BaseTrainer`` whose
+    ``_save_checkpoint`` saves ``amp.state_dict()``).  An instance of ``item`` runs those
+    methods, so ``item`` cannot come out native while they keep apex.amp."""
+    seen: Set[Def] = set()
+    work = [item]
+    while work:
+        path, cls = work.pop()
+        summary = by_path.get(path)
+        if summary is None or (path, cls) in seen:
+            continue
+        seen.add((path, cls))
+        for text in summary.class_bases.get(cls, ()):
+            base = _base_def(text, path, summary, definitions)
+            if base is None or base[0] not in by_path:
+                continue
+            if base in unreached and not by_path[base[0]].training_inits:
+                return base
+            work.append(base)
+    return None
 
 
 def derived_classes(item: Def, by_path, unindexed, definitions) -> Set[Def]:

@@ -476,6 +476,89 @@ def main(args):
 #: the same without the function passing its parameter on (natively migrated)
 AMP_OR_NONE_GIVEN = AMP_OR_NONE_PASSED_ON.replace("    report(amp)\n", "")
 
+
+#: a script whose training runs under its ``__main__`` guard, the initialize in an ``if``
+#: there and the losses scaled by module-level functions
+MAIN_GUARD_SCRIPT = """\
+import argparse
+
+import torch
+from apex import amp
+
+
+def update(loss, optimizer, half):
+    if half:
+        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+
+
+def fit(net, optimizer, batches, half):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        update(loss, optimizer, half)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--half", action="store_true")
+    args = parser.parse_args()
+    net = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    if args.half:
+        net, optimizer = amp.initialize(net, optimizer, opt_level="O1")
+    fit(net, optimizer, [], args.half)
+"""
+MAIN_GUARD_SCRIPT_NATIVE = """\
+import argparse
+
+import torch
+
+
+def update(loss, optimizer, half):
+    if half:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+    scaler.step(optimizer)
+    scaler.update()
+
+
+def fit(net, optimizer, batches, half):
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(net(x), y)
+        update(loss, optimizer, half)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--half", action="store_true")
+    args = parser.parse_args()
+    net = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    use_amp = bool(args.half)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    fit(net, optimizer, [], args.half)
+"""
+#: the options, parsed inside the guard (MAIN_GUARD_SCRIPT) or before it
+MAIN_GUARD_ARGS = """\
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--half", action="store_true")
+    args = parser.parse_args()
+"""
+
+
+def _args_outside(text: str) -> str:
+    outside = "".join(line[4:] + "\n" for line in MAIN_GUARD_ARGS.splitlines())
+    guard = 'if __name__ == "__main__":\n'
+    return text.replace(MAIN_GUARD_ARGS, "").replace(guard, outside + guard)
+
+
 EXAMPLES: List[Example] = [
     Example(
         "opt-level-literal",
@@ -5021,6 +5104,117 @@ class PairTrainer(torch.nn.Module):
         self.scaler.update()
 """,
         codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
+    ),
+    Example(
+        # the script's __main__ guard is no condition around the initialize: the GradScaler
+        # goes where the initialize's own if was, inside the guard and before the training
+        # (before: the test reading `args`, which the guard's body assigns, was taken for a
+        # run-once guard and the file kept the shim)
+        "main-guard-is-not-a-condition",
+        before=MAIN_GUARD_SCRIPT,
+        after=MAIN_GUARD_SCRIPT_NATIVE,
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the same with the options parsed outside the guard (before: the GradScaler was
+        # created after the guard, once the training had run: a NameError in update())
+        "main-guard-scaler-before-the-training",
+        before=_args_outside(MAIN_GUARD_SCRIPT),
+        after=_args_outside(MAIN_GUARD_SCRIPT_NATIVE),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the opt level tested in the initialize's own if, in single quotes: the switch says it
+        # once (before: `use_amp = level != 'O0' and level != "O0"`, X-CLIP's main.py)
+        "opt-level-test-in-the-if-not-repeated",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(config, model, optimizer, loader):
+    if config.OPT_LEVEL != 'O0':
+        model, optimizer = amp.initialize(model, optimizer, opt_level=config.OPT_LEVEL)
+    for x in loader:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        if config.OPT_LEVEL != 'O0':
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def main(config, model, optimizer, loader):
+    use_amp = config.OPT_LEVEL != 'O0'
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        optimizer.zero_grad()
+        if config.OPT_LEVEL != 'O0':
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # loss_scale chosen at run time in a local set before the initialize's if (negative
+        # means dynamic) and not touched in it: the GradScaler after the if reads it as apex
+        # did (before: a dynamic GradScaler beside a TODO, second.pytorch's train.py)
+        "run-time-loss-scale-local-set-before-the-if",
+        before="""\
+import torch
+
+
+def train(cfg, net, optimizer, batches):
+    loss_scale = cfg.loss_scale_factor
+    if loss_scale < 0:
+        loss_scale = "dynamic"
+    if cfg.enable_mixed_precision:
+        from apex import amp
+        net, optimizer = amp.initialize(net, optimizer, opt_level="O1", loss_scale=loss_scale)
+    for x in batches:
+        loss = net(x).sum()
+        if cfg.enable_mixed_precision:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(cfg, net, optimizer, batches):
+    loss_scale = cfg.loss_scale_factor
+    if loss_scale < 0:
+        loss_scale = "dynamic"
+    use_amp = bool(cfg.enable_mixed_precision)
+    amp_loss_scale = loss_scale if cfg.enable_mixed_precision else "dynamic"
+    amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
+    scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = net(x).sum()
+        if cfg.enable_mixed_precision:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX204", "APX209", "APX301", "APX311"),
     ),
 ]
 

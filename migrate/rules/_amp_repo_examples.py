@@ -1781,6 +1781,361 @@ def load_checkpoint(path, model, optimizer, scaler):
 """,
         codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311', 'APX401', 'APX402'),
     ),
+    # a file on the shim whose amp code goes native while it keeps other apex names: its
+    # `import apexcompat.amp` (read as `import apex.amp`) goes beside the `import apex` it sits
+    # with (before: it stayed as `import apex.amp`, a module apex no longer ships)
+    Example(
+        "shim-import-beside-import-apex-goes-with-the-amp-code",
+        before="""\
+# file: build.py
+try:
+    import apexcompat.amp
+    import apex
+except ImportError:
+    pass
+
+
+def build(model, opt, optimizer):
+    try:
+        import apexcompat.amp
+        import apex
+    except ImportError:
+        raise ImportError("no apex")
+    if opt.level:
+        model, optimizer = apexcompat.amp.initialize(model, optimizer, opt_level="O1")
+    else:
+        optimizer = apex.optimizers.FusedLAMB(optimizer.param_groups)
+    return model, optimizer
+# file: train.py
+from build import build
+
+
+def main(model, opt, optimizer):
+    return build(model, opt, optimizer)
+""",
+        after="""\
+# file: build.py
+import torch
+
+try:
+    import apex
+except ImportError:
+    pass
+
+
+def build(model, opt, optimizer):
+    try:
+        import apex
+    except ImportError:
+        raise ImportError("no apex")
+    if opt.level:
+        model.forward = torch.autocast("cuda", dtype=torch.float16)(model.forward)
+    else:
+        optimizer = apex.optimizers.FusedLAMB(optimizer.param_groups)
+    return model, optimizer
+# file: train.py
+from build import build
+
+
+def main(model, opt, optimizer):
+    return build(model, opt, optimizer)
+""",
+        codes=("APX101", "APX229", "APX809"),
+    ),
+    # the trainer class is imported from its package, whose __init__ re-exports it with a
+    # star import (pytorch-template's layout): that route is not followed, and the reasons
+    # say so (before: "Trainer is called from no file": severstal's sever/trainer)
+    Example(
+        "class-re-exported-by-a-star-import-says-so",
+        before="""\
+# file: main.py
+import torch
+from apex import amp
+
+from engine import Trainer
+
+
+def main(batches):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    Trainer(model, optimizer).fit(batches)
+# file: engine/__init__.py
+from .trainer import *
+# file: engine/trainer.py
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, batches):
+        for x in batches:
+            loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+""",
+        after="""\
+# file: main.py
+import torch
+from apexcompat import amp
+
+from engine import Trainer
+
+
+def main(batches):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in
+    #   engine/trainer.py (Trainer), which is called in main.py, which imports it from
+    #   engine, a package that re-exports it with a star import: calls through a star import
+    #   are not followed: the GradScaler cannot reach it; this file keeps apex.amp semantics
+    #   through apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    Trainer(model, optimizer).fit(batches)
+# file: engine/__init__.py
+from .trainer import *
+# file: engine/trainer.py
+import torch
+from apexcompat import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, batches):
+        for x in batches:
+            loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+            #   amp.scale_loss (Trainer is called in main.py, which imports it from engine, a
+            #   package that re-exports it with a star import: calls through a star import are not
+            #   followed, so the GradScaler cannot follow its callers); this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    # the trainer that scales derives from a base class of another file whose method saves
+    # the amp state, out of the GradScaler's reach: the trainer and its launcher keep the
+    # shim too, with that reason (before: both came out native while the base kept
+    # amp.state_dict() on the shim, which fails at the first checkpoint: severstal's layout)
+    Example(
+        "trainer-deriving-from-a-base-that-saves-the-amp-state-keeps-the-shim",
+        before="""\
+# file: main.py
+import torch
+from apex import amp
+
+from trainer import Trainer
+
+
+def main(loader):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    Trainer(model, optimizer, loader).train(3)
+# file: trainer.py
+import torch
+from apex import amp
+
+from base_trainer import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, optimizer, loader):
+        super().__init__(model, optimizer)
+        self.loader = loader
+
+    def _train_epoch(self, epoch):
+        for x in self.loader:
+            loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+# file: base_trainer.py
+import torch
+from apex import amp
+
+
+class BaseTrainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self._train_epoch(epoch)
+            self._save_checkpoint(epoch)
+
+    def _train_epoch(self, epoch):
+        raise NotImplementedError
+
+    def _save_checkpoint(self, epoch):
+        state = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "amp": amp.state_dict()}
+        torch.save(state, f"ckpt{epoch}.pth")
+""",
+        after="""\
+# file: main.py
+import torch
+from apexcompat import amp
+
+from trainer import Trainer
+
+
+def main(loader):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    # TODO(apexcompat): the losses are scaled in trainer.py (Trainer), which cannot get the
+    #   GradScaler: Trainer derives from BaseTrainer in base_trainer.py, whose methods use
+    #   amp where the GradScaler cannot reach them; this file keeps apex.amp semantics
+    #   through apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    Trainer(model, optimizer, loader).train(3)
+# file: trainer.py
+import torch
+from apexcompat import amp
+
+from base_trainer import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, optimizer, loader):
+        super().__init__(model, optimizer)
+        self.loader = loader
+
+    def _train_epoch(self, epoch):
+        for x in self.loader:
+            loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+            #   amp.scale_loss (Trainer derives from BaseTrainer in base_trainer.py, whose methods
+            #   use amp where the GradScaler cannot reach them); this file keeps apex.amp semantics
+            #   through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+# file: base_trainer.py
+import torch
+from apexcompat import amp
+
+
+class BaseTrainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self._train_epoch(epoch)
+            self._save_checkpoint(epoch)
+
+    def _train_epoch(self, epoch):
+        raise NotImplementedError
+
+    def _save_checkpoint(self, epoch):
+        # TODO(apexcompat): amp.state_dict() needs the GradScaler that replaces amp.initialize,
+        #   which is created in another file: pass that scaler here and call
+        #   `scaler.state_dict()` instead. apexcompat.amp's state is set up only by its own
+        #   amp.initialize, so this line fails once that file is migrated
+        state = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "amp": amp.state_dict()}
+        torch.save(state, f"ckpt{epoch}.pth")
+""",
+        codes=("APX102", "APX220", "APX403"),
+    ),
+    # a TODO names another file's line (tune.py's call), and the first run moves that line
+    # (the unused import above it goes): a second run, which words the same TODO with the
+    # new number, finds it already there and writes nothing (before: a second copy)
+    Example(
+        "todo-naming-a-moved-line-written-once",
+        before="""\
+# file: train.py
+import torch
+from apex import amp
+
+from engine import fit
+
+
+def main():
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    fit(model, optimizer)
+# file: engine.py
+import torch
+from apex import amp
+
+
+def fit(model, optimizer):
+    for _ in range(100):
+        loss = model(torch.randn(32, 8, device="cuda")).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+# file: tune.py
+import torch
+from apex import amp
+
+from engine import fit
+
+
+def tune(model, optimizer):
+    fit(model, optimizer)
+""",
+        after="""\
+# file: train.py
+import torch
+from apexcompat import amp
+
+from engine import fit
+
+
+def main():
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    # TODO(apexcompat): the losses are scaled in engine.py (fit), which cannot get the
+    #   GradScaler: fit is also called from tune.py:8 (tune), where no GradScaler exists;
+    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    fit(model, optimizer)
+# file: engine.py
+import torch
+from apexcompat import amp
+
+
+def fit(model, optimizer):
+    for _ in range(100):
+        loss = model(torch.randn(32, 8, device="cuda")).pow(2).mean()
+        optimizer.zero_grad()
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (fit is also called from tune.py:8 (tune), where no GradScaler
+        #   exists); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+        #   hand
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+# file: tune.py
+import torch
+
+from engine import fit
+
+
+def tune(model, optimizer):
+    fit(model, optimizer)
+""",
+        codes=("APX101", "APX102", "APX220"),
+    ),
     # the training function is also called where no GradScaler exists: no plan is proven, both
     # files stay on apexcompat.amp, and the report names the caller
     Example(

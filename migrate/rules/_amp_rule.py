@@ -15,7 +15,7 @@ from ..repo_plan import FILE_STATE_KEY, REPO_PLAN_KEY
 from ..settings import Settings
 from ._metadata import ParentProvider, QualifiedNameProvider
 from ._tree import children, module_code
-from ._edits import StatementEdits, block_body, code_of, read_todos, todo_lines, with_leading
+from ._edits import StatementEdits, block_body, code_of, read_todos, todo_key, todo_lines, with_leading
 from .base import Rule
 
 
@@ -170,14 +170,17 @@ class AmpRule(Rule):
                     sites.setdefault(message, []).append(node)
         if not sites:
             return
-        reported = Counter(f.message for f in self.findings if f.message in sites)
+        # keyed without line numbers: a site found again may name lines the first run moved
+        keys = {todo_key(message) for message in sites}
+        reported = Counter(todo_key(f.message) for f in self.findings if todo_key(f.message) in keys)
         for message, nodes in sites.items():
             code, severity, fixed = known_todo(message) or ("", "", False)
             if not self.settings.code_enabled(code):
                 continue
-            if reported[message]:
+            found_again = reported[todo_key(message)]
+            if found_again:
                 # the comments on sites that are still apex code are the ones found again
-                nodes = sorted(nodes, key=lambda n: not self._mentions_apex(n))[reported[message] :]
+                nodes = sorted(nodes, key=lambda n: not self._mentions_apex(n))[found_again:]
             for node in nodes:
                 pos = self.position(node).start
                 path = self.context.filename or "<string>"

@@ -1151,7 +1151,7 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
         if loop is not None:
             anchor = cur = loop
             continue
-        if isinstance(owner, cst.If) and owner.body is block:
+        if isinstance(owner, cst.If) and owner.body is block and not is_main_guard(parents, owner):
             guards.insert(0, owner.test)
             anchor = owner
             cur = owner
@@ -1917,9 +1917,28 @@ def _alternatives(parents, inits: List[InitSite]) -> bool:
     )
 
 
+def is_main_guard(parents, node: Any) -> bool:
+    """Whether ``node`` is the script's entry guard, a module-level ``if __name__ ==
+    "__main__":`` (either way round): its body is the script itself, so it is no condition
+    around an initialize (a GradScaler created after it would come after the training)."""
+    if not (isinstance(node, cst.If) and isinstance(parents.get(node), cst.Module)):
+        return False
+    test = node.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, cst.Equal):
+        return False
+    sides = [test.left, target.comparator]
+    return any(isinstance(x, cst.Name) and x.value == "__name__" for x in sides) and any(
+        string_value(x) == "__main__" for x in sides
+    )
+
+
 def ifs_around(parents, stmt: Any) -> List[cst.If]:
     """The ``if`` statements whose branches hold ``stmt``, innermost first, with the earlier
-    links of an if/elif chain (whose tests failed) after the link that holds it."""
+    links of an if/elif chain (whose tests failed) after the link that holds it; the
+    script's ``__main__`` guard is not one of them."""
     found: List[cst.If] = []
     cur = stmt
     while True:
@@ -1927,7 +1946,7 @@ def ifs_around(parents, stmt: Any) -> List[cst.If]:
         owner = parents.get(block) if block is not None else None
         if isinstance(owner, cst.Else):
             owner = parents.get(owner)
-        elif not (isinstance(owner, cst.If) and owner.body is block):
+        elif not (isinstance(owner, cst.If) and owner.body is block) or is_main_guard(parents, owner):
             return found
         found.append(owner)
         while isinstance(parents.get(owner), cst.If) and parents[owner].orelse is owner:

@@ -7,6 +7,7 @@ whole rewrite first and nested edits still compose."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -74,6 +75,17 @@ def read_todos(lines: Sequence[cst.EmptyLine]) -> List[str]:
     return found
 
 
+#: a line number a TODO names (``utils/ckpt.py:89``, ``at line 45``): a first run's edits
+#: move the lines it points at, so a second run words the same TODO with other numbers
+_LINE_NUMBER = re.compile(r"(\.py:|\bline )\d+")
+
+
+def todo_key(message: str) -> str:
+    """``message`` without the line numbers it names: two TODOs with the same key say the
+    same thing about a file whose lines moved in between."""
+    return _LINE_NUMBER.sub(r"\1#", message)
+
+
 def comment_line(text: str) -> cst.EmptyLine:
     return cst.EmptyLine(comment=cst.Comment("# " + text))
 
@@ -82,11 +94,11 @@ def with_leading(stmt: Any, lines: Sequence[cst.EmptyLine], *, first: bool = Fal
     """``stmt`` with ``lines`` added to its leading lines (after the existing ones unless
     ``first``); a TODO already there is not added again."""
     existing = list(stmt.leading_lines)
-    present = set(read_todos(existing))
+    present = {todo_key(todo) for todo in read_todos(existing)}
     new: List[cst.EmptyLine] = []
     for group in _todo_groups(lines):
         todo = read_todos(group)
-        if not (todo and todo[0] in present):
+        if not (todo and todo_key(todo[0]) in present):
             new.extend(group)
     if not new:
         return stmt

@@ -91,20 +91,26 @@ def literal_levels(node: Optional[cst.BaseExpression]) -> Set[str]:
 
 
 def _unchanged_until_anchor(parents: Any, site: Any, expression: cst.BaseExpression) -> bool:
-    """Every name ``expression`` starts from is either a parameter of the function holding
-    the initialize that the function never binds again, with nothing the expression reads
-    of it assigned there (no assignment target is a dotted path it reads, a part of one, or
-    an attribute or item below one: ``config.TRAIN.BEGIN_EPOCH = e`` leaves
-    ``config.TRAIN.FP16_LOSS_SCALE`` alone; ``config.TRAIN = t`` or ``config = c`` does
-    not); or a local bound once before the initialize (``_bound_once_before``)."""
+    """Every name ``expression`` starts from keeps its value from the initialize to the
+    GradScaler beside the ``if`` that holds it (``site.anchor``): the ``if`` binds none of
+    them, nor an attribute or item of one (``loss_scale = cfg.scale; if loss_scale < 0:
+    loss_scale = "dynamic"`` before it is the initialize's value too); or each is either a
+    parameter of the function holding the initialize that the function never binds again,
+    with nothing the expression reads of it assigned there (no assignment target is a dotted
+    path it reads, a part of one, or an attribute or item below one:
+    ``config.TRAIN.BEGIN_EPOCH = e`` leaves ``config.TRAIN.FP16_LOSS_SCALE`` alone;
+    ``config.TRAIN = t`` or ``config = c`` does not), or a local bound once before the
+    initialize (``_bound_once_before``)."""
     function = enclosing_function(parents, site.stmt)
     if function is None:
         return False
-    params = {p.name.value for p in _all_params(function.params)}
     roots = _roots(expression)
     if not roots:
         return False
-    targets = _bound_targets(function)
+    if not any(_target_roots(target) & roots for target in _bound_targets(site.anchor)):
+        return True
+    params = {p.name.value for p in _all_params(function.params)}
+    targets = _bound_targets(function.body)
     read = _paths(expression)
     for root in roots:
         if root in params:
@@ -198,10 +204,10 @@ def _roots(expression: cst.BaseExpression) -> Set[str]:
     return {n.value for n in nodes if isinstance(n, cst.Name) and id(n) not in attributes} - {"None", "True", "False"}
 
 
-def _bound_targets(function: cst.FunctionDef) -> List[Any]:
-    """What the function's body assigns, deletes, loops over, imports or binds with ``as``."""
+def _bound_targets(code: cst.CSTNode) -> List[Any]:
+    """What ``code`` assigns, deletes, loops over, imports or binds with ``as``."""
     out: List[Any] = []
-    for node in walk(function.body):
+    for node in walk(code):
         if isinstance(node, cst.Assign):
             out.extend(t.target for t in node.targets)
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):

@@ -13,6 +13,7 @@ mixins in ``_amp_availability``, ``_amp_threading`` and ``_amp_autocast``."""
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -39,6 +40,7 @@ from ._amp_sites import (
     code_of,
     enclosing,
     enclosing_function,
+    is_main_guard,
     names_in,
     self_name,
     stale_flag,
@@ -100,6 +102,15 @@ def _joined(parts: List[Tuple[str, bool]]) -> str:
     if len(parts) == 1:
         return parts[0][0]
     return " and ".join(f"({text})" if paren else text for text, paren in parts)
+
+
+def _same_test(a: str, b: str) -> bool:
+    """Whether two test texts are the same expression, however their strings are quoted
+    (``level != 'O0'`` and ``level != "O0"``)."""
+    try:
+        return ast.dump(ast.parse(a.strip(), mode="eval")) == ast.dump(ast.parse(b.strip(), mode="eval"))
+    except SyntaxError:
+        return a == b
 
 
 def _literal_number(node: Optional[cst.BaseExpression]) -> Optional[float]:
@@ -385,6 +396,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             if loop is not None:  # a loop that only initializes: one scaler after it
                 anchor = cur = loop
                 continue
+            if is_main_guard(parents, owner):
+                break  # the script itself: the scaler is created inside it
             if isinstance(owner, cst.If) and owner.body is block:
                 top, taken, earlier = owner, [(owner.test, False)], []
             elif isinstance(owner, cst.Else) and isinstance(parents.get(owner), cst.If):
@@ -438,7 +451,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                 return None
             else:
                 cond = f'{_paren(code_of(level), level)} != "O0"'
-                if all(cond != text for text, _ in parts):
+                if not any(_same_test(cond, text) for text, _ in parts):
                     parts.append((cond, False))
         return parts
 

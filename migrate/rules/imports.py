@@ -127,8 +127,8 @@ class ImportsRule(AmpRule):
         amp_bound = False
         for stmt, imp, alias, binding, target in imports:
             if target == "apex" and binds_amp(imp, alias) and self._amp_chains(module, binding):
-                if not amp_bound:
-                    self._to_shim(imp, alias, "apex.amp", module)
+                # each one: the module's and a function's own (OpenNMT-py's optimizers.py)
+                self._to_shim(imp, alias, "apex.amp", module)
                 amp_bound = True
         for stmt, imp, alias, binding, target in imports:
             if target == "apex" and binds_amp(imp, alias) and amp_bound:
@@ -141,6 +141,9 @@ class ImportsRule(AmpRule):
                 self._import_apex_amp_chain(imp, module)
                 if self._binding_used(binding, target, used, ignore_amp=True):
                     continue
+            elif binds_amp(imp, alias) and self._binding_used(binding, target, used):
+                self._import_apex_without_amp(stmt, imp, alias)
+                continue
             elif self._binding_used(binding, target, used):
                 self._report_dead_guard(stmt, imp, binding, target)
                 continue
@@ -795,6 +798,28 @@ class ImportsRule(AmpRule):
                 severity="info" if self.settings.target == "shim" else "warning",
             )
 
+    def _import_apex_without_amp(self, stmt: Any, imp: cst.Import, alias: cst.ImportAlias) -> None:
+        """``import apex.amp`` whose ``apex.amp`` chains are gone while other ``apex.x`` names
+        stay (a shim file's ``import apexcompat.amp``, read as apex.amp, once its amp code went
+        native): ``import apex``, or nothing beside an ``import apex`` of the same block.
+        Left as it was, it imported apex.amp, which apex no longer ships."""
+        block = self.parents.get(stmt)
+        siblings = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        plain = any(
+            isinstance(small, cst.Import)
+            and any(a.asname is None and get_full_name_for_node(a.name) == "apex" for a in small.names)
+            for line in siblings
+            if line is not stmt
+            for small in small_statements(line)
+        )
+        if plain and len(imp.names) == 1 and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+            self.edits.replace(stmt, [])
+            self._close_gap(stmt)
+        else:
+            self.replace_node(alias, alias.with_changes(name=cst.Name("apex")))
+        self.report(imp, "APX101", "unused import of apex.amp removed (apex itself is still used)", fixed=True,
+                    severity="info")
+
     def _rename_chains(self, module: cst.Module, target: str) -> None:
         for node in walk(module):
             if (
@@ -1091,6 +1116,65 @@ def main(model, optimizer, loader):
             scaled_loss.backward()
         optimizer.step()
     return group
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # `import apex` at module level and again inside a function, both read as
+        # `apex.amp.x`: a file kept on the shim gets `import apexcompat.amp` beside each, and
+        # a second run, which reads both as `import apex.amp`, maps each back (before: only
+        # the first, and the function's became `import apex.amp`: OpenNMT-py's optimizers.py)
+        "import-apex-in-a-function-too-kept-beside-the-shim",
+        before="""\
+try:
+    import apex
+except ImportError:
+    apex = None
+
+
+def build(model, optimizer):
+    try:
+        import apex
+    except ImportError:
+        raise ImportError("needs apex")
+    print("apex", apex.__version__)
+    return apex.amp.initialize(model, optimizer, opt_level="O1")
+
+
+def backward(loss, optimizer):
+    with apex.amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+
+
+HOOKS = {"backward": backward}
+""",
+        after="""\
+try:
+    import apexcompat.amp
+    import apex
+except ImportError:
+    apex = None
+
+
+def build(model, optimizer):
+    try:
+        import apexcompat.amp
+        import apex
+    except ImportError:
+        raise ImportError("needs apex")
+    print("apex", apex.__version__)
+    # TODO(apexcompat): amp.initialize is used inside an expression; rewrite it as a
+    #   statement first; this file keeps apex.amp semantics through apexcompat.amp, migrate
+    #   it by hand
+    return apexcompat.amp.initialize(model, optimizer, opt_level="O1")
+
+
+def backward(loss, optimizer):
+    with apexcompat.amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+
+
+HOOKS = {"backward": backward}
 """,
         codes=("APX102", "APX220"),
     ),
