@@ -133,12 +133,15 @@ LAYOUTS: Dict[str, dict] = {
     # GradScaler; the launcher unscales before the clipping helper
     "r15_amp_kept_by_helpers": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                     metric="loss", native=[], fallbacks=[], given=["engine/tools.py"]),
-    # loss_scale=cfg.SOLVER.LOSS_SCALE: the tool cannot know it is "dynamic" (APX205, like s2)
+    # loss_scale=cfg.SOLVER.LOSS_SCALE, opt_level=cfg.SOLVER.AMP_OPT_LEVEL: nothing rebinds cfg
+    # between the initialize and the GradScaler, which reads both as apex did ("dynamic" or
+    # None under O1/O2: dynamic; a number: static); 'static': the config's scale set to 128.0;
     # 'unset': the config's amp switch set to None (apex ran fp32; the migrated switch is
     # bool(...) because torch.autocast raises TypeError on enabled=None)
     "r7_config_opt_level": dict(launcher="tools/train.py", amp=[], fp32=["SOLVER.AMP_OPT_LEVEL", "O0"], steps=24,
-                                metric="loss", native=["APX205"], fallbacks=[],
-                                branches={"unset": ["SOLVER.AMP_ENABLED", "None"]}),
+                                metric="loss", native=[], fallbacks=[],
+                                branches={"unset": ["SOLVER.AMP_ENABLED", "None"],
+                                          "static": ["SOLVER.LOSS_SCALE", "128.0"]}),
     "r8_already_apexcompat": dict(launcher="scripts/train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                   metric="loss", native=[], fallbacks=[]),
     # one file: backward_chunk scales each chunk's loss (delay_unscale but on the last chunk), its
