@@ -18,7 +18,7 @@ import libcst as cst
 
 from ._amp_setup_loop import option_args
 from ._edits import code_of
-from ._tree import walk
+from ._tree import inside, walk
 
 #: what apex says when an optimizer comes through amp.initialize a second time
 APEX_REFUSAL = "A given optimizer should only be passed through amp.initialize once"
@@ -106,7 +106,7 @@ def _set_only_before(rule: Any, cls: cst.ClassDef, init: Any, first: Any, attrs:
     allowed = {id(site.stmt.body[0]) for site in [first] + again}
     first_line = rule.line_of(first.stmt)
     for node in walk(rule.tree):
-        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and not _inside(rule.parents, node, cls):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and not inside(rule.parents, node, cls):
             if any(_assigns_attr(node, attrs)):
                 return False  # ``fitter.opt = ...`` from outside the class
     for node in walk(cls):
@@ -126,14 +126,6 @@ def _set_only_before(rule: Any, cls: cst.ClassDef, init: Any, first: Any, attrs:
                     continue
                 return False
     return True
-
-
-def _inside(parents: Any, node: Any, outer: Any) -> bool:
-    while node in parents:
-        node = parents[node]
-        if node is outer:
-            return True
-    return False
 
 
 def _assigns_attr(node: Any, attrs: Set[str]) -> List[bool]:

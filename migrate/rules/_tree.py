@@ -166,6 +166,17 @@ def node_classes(classes: Tuple[type, ...]) -> FrozenSet[type]:
     return frozenset(found)
 
 
+def inside(parents: Any, node: Any, outer: Any) -> bool:
+    """Whether ``outer`` is an ancestor of ``node`` (not ``node`` itself) in the parent
+    links ``parents``."""
+    cur = parents.get(node)
+    while cur is not None:
+        if cur is outer:
+            return True
+        cur = parents.get(cur)
+    return False
+
+
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = [node]
     while stack:

@@ -36,6 +36,7 @@ from ._amp_sites import (
     walk,
 )
 from ._edits import expression, statement
+from ._tree import inside
 from .base import Example
 
 #: the start of the TODO written where a flush step cannot be guarded (also a trigger, so a
@@ -66,12 +67,12 @@ def flush_steps(rule: Any, info: Any, lookup: Any) -> Set[cst.Call]:
         steps = [c for c in step_calls(scope, text) if enclosing_function(parents, c) is func]
         feeding = [n for n, f, t in backwards if f is func and t == text]
         for loop in _loops_around(parents, node):
-            if not any(_inside(parents, c, loop) for c in steps):
+            if not any(inside(parents, c, loop) for c in steps):
                 continue
             loop_end = end_of(rule, loop)
             for call in steps:
                 here = start_of(rule, call)
-                if _inside(parents, call, loop) or here <= loop_end:
+                if inside(parents, call, loop) or here <= loop_end:
                     continue
                 if any(loop_end < start_of(rule, n) < here for n in feeding):
                     continue
@@ -88,15 +89,6 @@ def _loops_around(parents: Any, node: cst.CSTNode) -> List[cst.CSTNode]:
             loops.append(cur)
         cur = parents.get(cur)
     return loops
-
-
-def _inside(parents: Any, node: cst.CSTNode, outer: cst.CSTNode) -> bool:
-    cur = parents.get(node)
-    while cur is not None:
-        if cur is outer:
-            return True
-        cur = parents.get(cur)
-    return False
 
 
 def start_of(rule: Any, node: cst.CSTNode) -> Tuple[int, int]:
