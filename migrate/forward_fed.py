@@ -23,19 +23,24 @@ import ast
 import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from .ast_table import SCOPE_NODES, NodeTable
+
 #: per argument: its key (the position as text, or the keyword) and whether it is forward's
 HandedArgs = Tuple[Tuple[str, bool], ...]
 #: methods that give a tensor of the same values and dtype back
 _SAME_VALUES = frozenset({"clone", "detach"})
 
 
-def handed_calls(tree: ast.Module) -> Dict[str, List[HandedArgs]]:
+def handed_calls(table: NodeTable) -> Dict[str, List[HandedArgs]]:
     """Method name -> the arguments of each call of it on some receiver, each marked with
-    whether it is a name bound only from that receiver's forward pass in the calling scope."""
+    whether it is a name bound only from that receiver's forward pass in the calling scope
+    (``table``: the file's nodes)."""
     found: Dict[str, List[HandedArgs]] = {}
-    for scope in _scopes(tree):
-        statements = list(_own_nodes(scope))
-        bindings = _bindings(scope, statements)
+    # the module and every function, class body and lambda in it: together their own
+    # nodes are every node of the file, so no call is missed
+    for scope in [table.nodes[0]] + [n for n in table.nodes if isinstance(n, SCOPE_NODES)]:
+        statements = table.own_nodes(scope)
+        bindings = _bindings(scope, statements, table)
         for node in statements:
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
                 continue
@@ -54,27 +59,7 @@ def handed_calls(tree: ast.Module) -> Dict[str, List[HandedArgs]]:
     return found
 
 
-def _scopes(tree: ast.Module) -> Iterator[ast.AST]:
-    """The module and every function, class body and lambda in it: together their own nodes
-    (``_own_nodes``) are every node of the file, so no call is missed."""
-    yield tree
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            yield node
-
-
-def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of ``scope`` outside the functions, classes and lambdas defined in it."""
-    work = list(ast.iter_child_nodes(scope))
-    while work:
-        node = work.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        yield node
-        work.extend(ast.iter_child_nodes(node))
-
-
-def _bindings(scope: ast.AST, nodes: List[ast.AST]) -> Dict[str, List[Optional[ast.expr]]]:
+def _bindings(scope: ast.AST, nodes: List[ast.AST], table: NodeTable) -> Dict[str, List[Optional[ast.expr]]]:
     """Name -> what each binding in the scope assigns it: the right-hand side of a plain or
     unpacking assignment, None for any other binding (a parameter, a loop target, ...)."""
     out: Dict[str, List[Optional[ast.expr]]] = {}
@@ -83,7 +68,7 @@ def _bindings(scope: ast.AST, nodes: List[ast.AST]) -> Dict[str, List[Optional[a
         for arg in params.posonlyargs + params.args + params.kwonlyargs + [params.vararg, params.kwarg]:
             if arg is not None:
                 out.setdefault(arg.arg, []).append(None)
-    assigned = {id(sub) for node in nodes if isinstance(node, ast.Assign) for t in node.targets for sub in ast.walk(t)}
+    assigned = {id(sub) for node in nodes if isinstance(node, ast.Assign) for t in node.targets for sub in table.under(t)}
     for node in nodes:
         if isinstance(node, ast.Assign):
             for target in node.targets:

@@ -16,6 +16,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .ast_table import FastNodeVisitor, NodeTable
 from .forward_fed import handed_calls
 from .runner_frameworks import FrameworkFacts, read_framework_facts
 from .optimizer_wrappers import base_texts, class_members, wrapped_attribute
@@ -289,7 +290,7 @@ def _absolute(node: ast.ImportFrom, path: str) -> Optional[str]:
     return ".".join(package + ([node.module] if node.module else []))
 
 
-class _Reader(ast.NodeVisitor):
+class _Reader(FastNodeVisitor):
     """Fills one summary in a single walk of the tree."""
 
     def __init__(self, summary: ModuleSummary) -> None:
@@ -722,14 +723,7 @@ def _decorator_name(node: ast.AST) -> str:
 
 def parent_links(node: ast.AST) -> Dict[ast.AST, ast.AST]:
     """Each node under ``node`` -> its parent."""
-    parents: Dict[ast.AST, ast.AST] = {}
-    stack = [node]
-    while stack:  # one pass over each node's children (``ast.walk`` would be a second)
-        item = stack.pop()
-        for child in ast.iter_child_nodes(item):
-            parents[child] = item
-            stack.append(child)
-    return parents
+    return NodeTable(node).parents
 
 
 def _use_kind(node: ast.expr, parents: Dict[ast.AST, ast.AST]) -> str:
@@ -786,10 +780,11 @@ def _refused_load(attr: str, call: Optional[ast.AST], func: ast.AST) -> bool:
     )
 
 
-def _loop_value_uses(name: ast.Name, func: ast.AST, parents: Dict[ast.AST, ast.AST]) -> Set[str]:
+def _loop_value_uses(name: ast.Name, func: ast.AST, table: NodeTable) -> Set[str]:
     """How ``func`` uses the values of its ``**kwargs`` (the Name ``name``): only through
     ``for key, value in kwargs.items()`` / ``for value in kwargs.values()``, each loop value
     used as ``_use_kind`` says inside its loop and nowhere else; else {"other"}."""
+    parents = table.parents
     attr = parents.get(name)
     call = parents.get(attr) if attr is not None else None
     loop = parents.get(call) if call is not None else None
@@ -811,15 +806,15 @@ def _loop_value_uses(name: ast.Name, func: ast.AST, parents: Dict[ast.AST, ast.A
         target = target.elts[1]
     if not isinstance(target, ast.Name):
         return {"other"}
-    inside = {id(n) for stmt in loop.body for n in ast.walk(stmt)}
+    inside = {id(n) for stmt in loop.body for n in table.under(stmt)}
     uses: Set[str] = set()
-    for node in ast.walk(func):
+    for node in table.under(func):
         if isinstance(node, ast.Name) and node.id == target.id and node is not target:
             uses.add(_use_kind(node, parents) if id(node) in inside else "other")
     return uses
 
 
-def _factories(cls: ast.ClassDef) -> Set[str]:
+def _factories(cls: ast.ClassDef, table: NodeTable) -> Set[str]:
     """The class methods of ``cls`` every ``return`` of which builds ``cls(...)`` (its first
     parameter called), with at least one such return."""
     found = set()
@@ -831,7 +826,7 @@ def _factories(cls: ast.ClassDef) -> Set[str]:
         ):
             continue
         me = method.args.args[0].arg
-        returns = [n for n in ast.walk(method) if isinstance(n, ast.Return)]
+        returns = [n for n in table.under(method) if isinstance(n, ast.Return)]
         if returns and all(
             isinstance(r.value, ast.Call) and isinstance(r.value.func, ast.Name) and r.value.func.id == me
             for r in returns
@@ -842,12 +837,12 @@ def _factories(cls: ast.ClassDef) -> Set[str]:
 
 def _parameter_uses(
     func: ast.AST,
-    parents: Dict[ast.AST, ast.AST],
+    table: NodeTable,
     kept: Optional[ast.ClassDef] = None,
     class_uses: Optional[Dict[ast.ClassDef, Dict[str, Set[str]]]] = None,
 ) -> Dict[str, Set[str]]:
-    """How ``func``'s body uses each of its parameters (``_use_kind``; ``parents`` maps every
-    node of the file to its parent).  For the ``__init__`` of ``kept``, ``self.amp = amp``
+    """How ``func``'s body uses each of its parameters (``_use_kind``; ``table`` holds every
+    node of the file).  For the ``__init__`` of ``kept``, ``self.amp = amp``
     keeps the parameter: then the uses of ``self.amp`` in every method of the class count,
     as ``stored`` plus theirs (``_attribute_uses`` of ``kept``, kept in ``class_uses`` for
     the class's other methods)."""
@@ -860,9 +855,10 @@ def _parameter_uses(
     catchall = args.kwarg.arg if args.kwarg is not None else None
     if catchall is not None:
         uses[VAR_KEYWORD] = set()
-    for node in ast.walk(func):
+    parents = table.parents
+    for node in table.under(func):
         if catchall is not None and isinstance(node, ast.Name) and node.id == catchall:
-            uses[VAR_KEYWORD] |= _loop_value_uses(node, func, parents)
+            uses[VAR_KEYWORD] |= _loop_value_uses(node, func, table)
             continue
         if not (isinstance(node, ast.Name) and node.id in names):
             continue
@@ -877,19 +873,20 @@ def _parameter_uses(
             and parent.targets[0].value.id == me
         ):
             if kept not in class_uses:
-                class_uses[kept] = _attribute_uses(kept, parents)
+                class_uses[kept] = _attribute_uses(kept, table)
             uses[node.id] |= {"stored"} | class_uses[kept].get(parent.targets[0].attr, {"other"})
         else:
             uses[node.id].add(_use_kind(node, parents))
     return uses
 
 
-def _attribute_uses(cls: ast.ClassDef, parents: Dict[ast.AST, ast.AST]) -> Dict[str, Set[str]]:
+def _attribute_uses(cls: ast.ClassDef, table: NodeTable) -> Dict[str, Set[str]]:
     """For each attribute ``x`` stored exactly once in ``cls`` as ``<name>.x = ...``, how the
     methods of ``cls`` use it otherwise (an attribute stored more often counts "other")."""
     kinds: Dict[str, Set[str]] = {}
     stores: Dict[str, int] = {}
-    for node in ast.walk(cls):
+    parents = table.parents
+    for node in table.under(cls):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if isinstance(node.ctx, ast.Store):
                 stores[node.attr] = stores.get(node.attr, 0) + 1
@@ -898,10 +895,11 @@ def _attribute_uses(cls: ast.ClassDef, parents: Dict[ast.AST, ast.AST]) -> Dict[
     return {attr: kinds.get(attr, set()) | (set() if count == 1 else {"other"}) for attr, count in stores.items()}
 
 
-def _functions(tree: ast.Module, summary: ModuleSummary) -> None:
+def _functions(table: NodeTable, summary: ModuleSummary) -> None:
     """The parameters of the file's top-level functions (and of its classes' ``__init__``,
     under the class name, ``self`` left out) and how each is used."""
-    parents = parent_links(tree)
+    tree = table.nodes[0]
+    assert isinstance(tree, ast.Module)
     class_uses: Dict[ast.ClassDef, Dict[str, Set[str]]] = {}
     for stmt in tree.body:
         func: Optional[ast.AST] = None
@@ -911,31 +909,31 @@ def _functions(tree: ast.Module, summary: ModuleSummary) -> None:
         elif isinstance(stmt, ast.ClassDef):
             func = next((m for m in stmt.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None)
             kept = stmt
-            _methods(stmt, summary, parents, class_uses)
+            _methods(stmt, summary, table, class_uses)
         if func is None:
             continue
         args = func.args  # type: ignore[attr-defined]
         positional = tuple(a.arg for a in args.posonlyargs + args.args)[1 if kept is not None else 0 :]
         summary.parameters[stmt.name] = (positional, tuple(a.arg for a in args.kwonlyargs))  # type: ignore[attr-defined]
-        summary.parameter_uses[stmt.name] = _parameter_uses(func, parents, kept, class_uses)  # type: ignore[attr-defined]
+        summary.parameter_uses[stmt.name] = _parameter_uses(func, table, kept, class_uses)  # type: ignore[attr-defined]
 
 
 def _methods(
     cls: ast.ClassDef,
     summary: ModuleSummary,
-    parents: Dict[ast.AST, ast.AST],
+    table: NodeTable,
     class_uses: Dict[ast.ClassDef, Dict[str, Set[str]]],
 ) -> None:
     """The parameters of the plain methods ``cls`` defines and how each uses them, and its
     class methods that build an instance (``class_factories``)."""
-    summary.class_factories[cls.name] = _factories(cls)
+    summary.class_factories[cls.name] = _factories(cls, table)
     for method in cls.body:
         if not isinstance(method, ast.FunctionDef) or method.decorator_list or not method.args.args:
             continue
         args = method.args
         positional = tuple(a.arg for a in args.posonlyargs + args.args)[1:]
         summary.method_parameters[(cls.name, method.name)] = (positional, tuple(a.arg for a in args.kwonlyargs))
-        summary.method_parameter_uses[(cls.name, method.name)] = _parameter_uses(method, parents, cls, class_uses)
+        summary.method_parameter_uses[(cls.name, method.name)] = _parameter_uses(method, table, cls, class_uses)
 
 
 def names_scale_loss(source: bytes) -> bool:
@@ -975,9 +973,10 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     reader = _Reader(summary)
     reader.visit(tree)
     summary.amp_local_calls = reader.amp_local_calls()
-    _functions(tree, summary)
+    table = NodeTable(tree)
+    _functions(table, summary)
     summary.framework = read_framework_facts(tree, summary.imports)
-    summary.handed_calls = handed_calls(tree)
+    summary.handed_calls = handed_calls(table)
     summary.escaping &= summary.functions | summary.classes | set(summary.imports)
     summary.module_calls &= summary.functions | summary.classes
     return summary

@@ -1,0 +1,149 @@
+"""Every node of one stdlib ``ast`` tree in pre-order, with parent links and subtree ends,
+from a single pass.
+
+The index reads each file's tree many times over: a walk of every function for its
+parameters' uses, of every scope for its bindings, a parent map, ...  ``ast.walk`` and
+``ast.iter_child_nodes`` build generators field by field, and over a repository those walks
+cost more than parsing.  Here one pass lists the nodes; a subtree is then a slice of that
+list (``under``), in pre-order (source order), where ``ast.walk`` goes breadth-first:
+callers that use it must not depend on the order of what they collect.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+#: node class -> its fields (``_fields``), read once per class
+_FIELDS: Dict[type, Tuple[str, ...]] = {}
+#: the classes of the nodes the parser shares between all their uses (``ast.Load()``, the
+#: operators): no walk of the index looks for them, and a shared node has no one parent
+_SHARED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+#: value class -> whether it is a node to list (a node class, not a shared one)
+_LISTED: Dict[type, bool] = {}
+
+
+def _is_node(value: object) -> bool:
+    kind = type(value)
+    listed = _LISTED.get(kind)
+    if listed is None:
+        listed = _LISTED[kind] = issubclass(kind, ast.AST) and not issubclass(kind, _SHARED)
+    return listed
+
+
+#: fields that never hold a node to list, in any class (names, flags, ``ctx``)
+_PLAIN_FIELDS = frozenset({"ctx", "id", "attr", "module", "level", "conversion", "is_async", "type_comment", "asname", "tag"})
+
+
+def _node_fields(kind: type) -> Tuple[str, ...]:
+    """The fields of ``kind`` that may hold nodes to list."""
+    if kind is ast.Constant:
+        return ()
+    return tuple(f for f in kind._fields if f not in _PLAIN_FIELDS)
+
+
+#: the classes whose nodes open a scope of their own
+SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+class NodeTable:
+    """The nodes of ``tree`` in pre-order (``nodes``), each one's parent (``parents``) and
+    where its subtree ends in ``nodes``."""
+
+    def __init__(self, tree: ast.AST) -> None:
+        nodes: List[ast.AST] = []
+        parent_index: List[int] = []
+        parents: Dict[ast.AST, ast.AST] = {}
+        stack: List[Tuple[ast.AST, int]] = [(tree, -1)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            node, up = pop()
+            here = len(nodes)
+            nodes.append(node)
+            parent_index.append(up)
+            kind = type(node)
+            fields = _FIELDS.get(kind)
+            if fields is None:
+                fields = _FIELDS[kind] = _node_fields(kind)
+            children: List[ast.AST] = []
+            for name in fields:
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    children.extend(item for item in value if _is_node(item))
+                elif value is not None and _is_node(value):
+                    children.append(value)
+            for child in reversed(children):
+                parents[child] = node
+                push((child, here))
+        sizes = [1] * len(nodes)
+        for index in range(len(nodes) - 1, 0, -1):
+            sizes[parent_index[index]] += sizes[index]
+        self.nodes = nodes
+        self.parents = parents
+        self._index: Dict[int, int] = {id(node): index for index, node in enumerate(nodes)}
+        self._sizes = sizes
+
+    def span(self, node: ast.AST) -> Optional[Tuple[int, int]]:
+        """Where ``node``'s subtree lies in ``nodes`` (start, end); None for a node of another tree."""
+        index = self._index.get(id(node))
+        if index is None or self.nodes[index] is not node:
+            return None
+        return index, index + self._sizes[index]
+
+    def under(self, node: ast.AST) -> List[ast.AST]:
+        """``node`` and every node below it, in pre-order."""
+        span = self.span(node)
+        if span is None:
+            return list(ast.walk(node))
+        return self.nodes[span[0] : span[1]]
+
+    def own_nodes(self, scope: ast.AST) -> List[ast.AST]:
+        """The nodes below ``scope`` outside the functions, classes and lambdas defined in it
+        (those nodes themselves left out too)."""
+        span = self.span(scope)
+        if span is None:
+            return []
+        nodes, sizes = self.nodes, self._sizes
+        found: List[ast.AST] = []
+        index, end = span[0] + 1, span[1]
+        while index < end:
+            node = nodes[index]
+            if isinstance(node, SCOPE_NODES):
+                index += sizes[index]
+                continue
+            found.append(node)
+            index += 1
+        return found
+
+
+#: (visitor class, node class) -> the method that visits such a node
+_DISPATCH: Dict[Tuple[type, type], Callable[[Any, ast.AST], Any]] = {}
+
+
+class FastNodeVisitor(ast.NodeVisitor):
+    """``ast.NodeVisitor`` with its dispatch looked up once per visitor class and node class
+    (the stdlib formats the method name and looks it up on every node), and a
+    ``generic_visit`` over the fields that may hold nodes.  The parser's shared nodes
+    (``ast.Load()``, the operators) are not visited: a subclass must not define
+    ``visit_Load``, ``visit_Add`` and the like."""
+
+    def visit(self, node: ast.AST) -> Any:
+        key = (type(self), type(node))
+        method = _DISPATCH.get(key)
+        if method is None:
+            method = _DISPATCH[key] = getattr(key[0], "visit_" + key[1].__name__, key[0].generic_visit)
+        return method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        kind = type(node)
+        fields = _FIELDS.get(kind)
+        if fields is None:
+            fields = _FIELDS[kind] = _node_fields(kind)
+        for name in fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if _is_node(item):
+                        self.visit(item)
+            elif value is not None and _is_node(value):
+                self.visit(value)
