@@ -23,6 +23,7 @@ import ast
 from dataclasses import dataclass
 from typing import Dict, List, Sequence, Set, Tuple, Union
 
+from . import stdlib_trees
 from .repo_index import parent_links
 
 #: what an unpacking of a factory's call gains in a file without apex.amp
@@ -112,9 +113,8 @@ def caller_edit(
     """The edit that keeps the calls of ``factory`` (written as one of ``texts``, at
     ``lines``) in this file without apex.amp working once it returns one more value, or
     why it cannot be proven (naming the ``shown:line``)."""
-    try:
-        tree = ast.parse(source, filename=shown)
-    except (SyntaxError, ValueError):
+    tree = stdlib_trees.parse(source)
+    if tree is None:
         return f"{shown} does not parse"
     parents = parent_links(tree)
     calls = [

@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 from typing import FrozenSet, Optional, Set
 
+from . import stdlib_trees
+
 #: the start of every TODO comment the rules write (``rules.base.TODO_PREFIX``)
 OWN_TODO = b"TODO(apexcompat)"
 
@@ -59,8 +61,7 @@ def words_in_code(source: bytes, words: FrozenSet[str]) -> Optional[FrozenSet[st
     present = frozenset(w for w in words if w.encode() in source)
     if not present:
         return present
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    tree = stdlib_trees.parse(source)
+    if tree is None:
         return None
     return _named_in_code(tree, present)

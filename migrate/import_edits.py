@@ -31,6 +31,7 @@ import libcst.helpers
 from libcst.codemod import Codemod, CodemodContext, ContextAwareTransformer
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
+from . import stdlib_trees
 from .rules._edits import kept_leading, prepend_lines
 from .rules._tree import module_code, statement_facts, walk
 
@@ -178,7 +179,7 @@ def _read_only_through_dotted_imports(code: str, roots: Set[str]) -> Set[str]:
     ``a``, ``a.b`` and every longer prefix, and gives a read of ``a.b.x`` to the longest
     recorded prefix, so only the dotted import counts it as a use; a read of ``a.c.x`` or of
     ``a`` alone goes to every import binding ``a``."""
-    tree = ast.parse(code)
+    tree = stdlib_trees.parse(code) or ast.parse(code)  # (a text the stdlib rejects raises)
     dotted: Set[str] = set()  # the recorded prefixes longer than the root: a.b, a.b.c
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

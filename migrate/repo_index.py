@@ -16,6 +16,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from . import stdlib_trees
 from .ast_table import FastNodeVisitor, NodeTable
 from .forward_fed import handed_calls
 from .runner_frameworks import FrameworkFacts, read_framework_facts
@@ -965,9 +966,8 @@ def _is_main_guard(test: ast.expr) -> bool:
 def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     """The summary of one file, or None when the stdlib parser rejects it (the engine
     reports that file's parse error itself)."""
-    try:
-        tree = ast.parse(source, filename=shown)
-    except (SyntaxError, ValueError):
+    tree = stdlib_trees.parse(source)
+    if tree is None:
         return None
     summary = ModuleSummary(path, shown, scale_loss_named=names_scale_loss(source))
     reader = _Reader(summary)

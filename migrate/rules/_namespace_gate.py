@@ -25,6 +25,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set
 
 import libcst as cst
 
+from .. import stdlib_trees
 from ._tree import active_statement_texts, statement_facts
 
 #: statements that bind a name of an enclosing scope from inside a body
@@ -109,19 +110,9 @@ class Gate:
     names: FrozenSet[str] = frozenset()
 
 
-_last_parse = threading.local()
-
-
 def _parsed(source: str) -> Optional[ast.Module]:
-    """``ast.parse(source)``, remembered for the last text (every rule of a file asks again
-    until one changes the text); None when it does not parse."""
-    if getattr(_last_parse, "source", None) is not source:
-        try:
-            tree: Optional[ast.Module] = ast.parse(source)
-        except (SyntaxError, ValueError):
-            tree = None
-        _last_parse.source, _last_parse.tree = source, tree
-    return _last_parse.tree
+    """``ast.parse(source)``, None when it does not parse."""
+    return stdlib_trees.parse(source)
 
 
 _last_gate = threading.local()
@@ -164,9 +155,20 @@ def _facts_by_line(source: str, module: cst.Module) -> Optional[List[_FileFacts]
     texts = active_statement_texts()
     if texts is not None:
         kind = f"gate facts {module.default_indent!r} {module.default_newline!r}"
+        if sum(not texts.knows(kind, line) for line in module.body) > 1:
+            # the whole text's tree (the index parsed it already) rather than a parse per line
+            whole = _whole_facts(source, module)
+            for line, part in zip(module.body, whole or ()):
+                texts.fact(kind, line, lambda _line, part=part: part)
         lines = statement_facts(module, kind, lambda line: _line_facts(texts.text(module, line), line))
         if lines is not None and all(part is not None for part in lines):
             return lines  # type: ignore[return-value]
+    return _whole_facts(source, module)
+
+
+def _whole_facts(source: str, module: cst.Module) -> Optional[List[_FileFacts]]:
+    """The facts of each top-level line of ``module`` from one parse of ``source``; None
+    when the stdlib cannot parse it or its statements do not line up."""
     tree = _parsed(source)
     if tree is None:
         return None

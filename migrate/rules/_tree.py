@@ -13,7 +13,7 @@ import operator
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 import libcst as cst
 
@@ -104,14 +104,35 @@ def _module_nodes(module: cst.Module) -> Tuple[cst.CSTNode, ...]:
     for line in module.header:
         nodes.extend(_walk(line))
     for statement in module.body:
-        nodes.extend(facts.fact("walk", statement, _walked))
+        nodes.extend(facts.statement_walk(statement).nodes)
     for line in module.footer:
         nodes.extend(_walk(line))
     return tuple(nodes)
 
 
 def _walked(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
-    return tuple(_walk(node))
+    return _StatementWalk(node).nodes
+
+
+class _StatementWalk:
+    """A top-level statement's nodes in source order (``_walk``), with where each node's
+    subtree ends among them: a walk of any node inside is then a slice (``walk``)."""
+
+    def __init__(self, statement: cst.CSTNode) -> None:
+        nodes: List[cst.CSTNode] = []
+        up: List[int] = []
+        stack: List[Tuple[cst.CSTNode, int]] = [(statement, -1)]
+        while stack:
+            node, parent = stack.pop()
+            here = len(nodes)
+            nodes.append(node)
+            up.append(parent)
+            stack.extend((child, here) for child in reversed(children(node)))
+        sizes = [1] * len(nodes)
+        for index in range(len(nodes) - 1, 0, -1):
+            sizes[up[index]] += sizes[index]
+        self.nodes = tuple(nodes)
+        self.sizes = sizes
 
 
 def statement_facts(module: cst.Module, kind: str, compute: Callable[[cst.CSTNode], _T]) -> Optional[List[_T]]:
@@ -137,11 +158,18 @@ def _module_walk(module: cst.Module) -> _ModuleWalk:
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node under ``node`` (itself included), in source order.  A whole module's nodes
-    are remembered (per thread, for the last two modules): the rules walk the same tree
-    dozens of times, and a walk costs far more than reading a list."""
+    are remembered (per thread, for the last two modules), and so is each top-level
+    statement's during a file's run (a walk of a node inside one is a slice of it): the
+    rules walk the same tree dozens of times, and a walk costs far more than reading a list."""
     if not isinstance(node, cst.Module):
-        return _walk(node)
+        return iter(_subtree(node))
     return iter(_module_walk(node).nodes)
+
+
+def _subtree(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    facts = active_statement_texts()
+    found = facts.subtree(node) if facts is not None else None
+    return found if found is not None else _walk(node)
 
 
 def walk_of(node: cst.CSTNode, *classes: type) -> Iterable[Any]:
@@ -149,7 +177,7 @@ def walk_of(node: cst.CSTNode, *classes: type) -> Iterable[Any]:
     whole module read from an index of the remembered walk (a filter of every node through
     ``isinstance`` against LibCST's abstract classes cost more than the scans' own work)."""
     if not isinstance(node, cst.Module):
-        return (n for n in _walk(node) if isinstance(n, classes))
+        return (n for n in _subtree(node) if isinstance(n, classes))
     return _module_walk(node).of(node_classes(classes))
 
 
@@ -195,6 +223,32 @@ class StatementTexts:
     def __init__(self) -> None:
         self._texts: Dict[Tuple[int, str, str], Tuple[cst.CSTNode, str]] = {}
         self._facts: Dict[Tuple[str, int], Tuple[cst.CSTNode, Any]] = {}
+        #: id of a node walked as part of a statement -> that statement's walk, its index
+        self._walked: Dict[int, Tuple[_StatementWalk, int]] = {}
+
+    def statement_walk(self, statement: cst.CSTNode) -> "_StatementWalk":
+        """The walk of a top-level ``statement``, worked out once; a later ``subtree`` of any
+        node inside it is a slice of it."""
+        key = ("walk", id(statement))
+        known = self._facts.get(key)
+        if known is None:
+            found = _StatementWalk(statement)
+            known = self._facts[key] = (statement, found)
+            walked = self._walked
+            for index, node in enumerate(found.nodes):
+                walked.setdefault(id(node), (found, index))
+        return known[1]  # type: ignore[no-any-return]
+
+    def subtree(self, node: cst.CSTNode) -> Optional[Sequence[cst.CSTNode]]:
+        """``node`` and every node below it in source order, when a statement walk holds
+        ``node``; else None."""
+        known = self._walked.get(id(node))
+        if known is None:
+            return None
+        found, index = known
+        if found.nodes[index] is not node:
+            return None
+        return found.nodes[index : index + found.sizes[index]]
 
     def fact(self, kind: str, statement: cst.CSTNode, compute: Callable[[cst.CSTNode], _T]) -> _T:
         """``compute(statement)``, worked out once per statement object and ``kind``
@@ -204,6 +258,10 @@ class StatementTexts:
         if known is None:
             known = self._facts[key] = (statement, compute(statement))
         return known[1]  # type: ignore[no-any-return]
+
+    def knows(self, kind: str, statement: cst.CSTNode) -> bool:
+        """Whether ``fact(kind, statement, ...)`` is worked out already."""
+        return (kind, id(statement)) in self._facts
 
     def learn(self, module: cst.Module, statement: cst.CSTNode, text: str) -> None:
         """Remember ``statement``'s text, printed by someone else."""

@@ -1,0 +1,74 @@
+"""The stdlib ``ast`` tree of a text, parsed once per run.
+
+The index summarises each admitted file, the engine reads the same file's code words, and
+the rules' gates and import clean-up read its statements again: each used to parse the
+same text on its own, and parsing was a fifth of a run's time.  Trees are kept for the
+most recent texts up to a bound on their total size (a tree takes some 35 times its
+text's memory); worker processes forked after the index inherit the index's trees.
+
+The trees are shared: a caller must not change one.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import threading
+import tokenize
+from collections import OrderedDict
+from typing import Optional, Tuple, Union
+
+#: the most source text (in characters) whose trees are kept
+MAX_TEXT = 4_000_000
+
+_lock = threading.Lock()
+_trees: "OrderedDict[str, Optional[ast.Module]]" = OrderedDict()
+_kept_text = 0
+
+
+def decoded(source: bytes) -> Optional[str]:
+    """``source`` as text, decoded as Python reads a file (coding cookie, BOM); None where
+    it cannot be."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        return source.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
+
+
+def parse(source: Union[str, bytes]) -> Optional[ast.Module]:
+    """``ast.parse(source)``, or None where the stdlib rejects it (or cannot decode it)."""
+    text = decoded(source) if isinstance(source, bytes) else source
+    if text is None:
+        return None
+    tree, known = _lookup(text)
+    if known:
+        return tree
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        tree = None
+    _remember(text, tree)
+    return tree
+
+
+def _lookup(text: str) -> Tuple[Optional[ast.Module], bool]:
+    with _lock:
+        if text in _trees:
+            _trees.move_to_end(text)
+            return _trees[text], True
+    return None, False
+
+
+def _remember(text: str, tree: Optional[ast.Module]) -> None:
+    global _kept_text
+    if len(text) > MAX_TEXT:
+        return
+    with _lock:
+        if text in _trees:
+            return
+        _trees[text] = tree
+        _kept_text += len(text)
+        while _kept_text > MAX_TEXT:
+            old, _ = _trees.popitem(last=False)
+            _kept_text -= len(old)
