@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .forward_fed import handed_calls
+from .built_route import ObjectBuild, read_object_builds
 from .runner_frameworks import FrameworkFacts, read_framework_facts
 from .optimizer_wrappers import base_texts, class_members, wrapped_attribute
 from .setup_loops import initializes_only
@@ -232,6 +233,8 @@ class ModuleSummary:
     #: top-level classes whose own ``__init__`` calls no ``super().__init__`` nor
     #: ``<name>.__init__``: their instances may lack what a base's ``__init__`` sets
     unchained_inits: Set[str] = field(default_factory=set)
+    #: ``target = Class(...)`` / ``target = (A if c else B)(...)`` (``built_route``)
+    object_builds: List[ObjectBuild] = field(default_factory=list)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -977,6 +980,7 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     summary.amp_local_calls = reader.amp_local_calls()
     _functions(tree, summary)
     summary.framework = read_framework_facts(tree, summary.imports)
+    summary.object_builds = read_object_builds(tree)
     summary.handed_calls = handed_calls(tree)
     summary.escaping &= summary.functions | summary.classes | set(summary.imports)
     summary.module_calls &= summary.functions | summary.classes

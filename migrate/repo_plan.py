@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from .amp_param_plan import add_outside_users
+from .built_route import built_route
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers
 from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
@@ -131,6 +132,11 @@ class FilePlan:
     #: in the launcher: (function, runner name, line) of the runner build the GradScaler is
     #: put on right after
     runner_builds: Tuple[Tuple[str, str, int], ...] = ()
+    #: in the launcher: (function, target, line) of the objects built there that carry the
+    #: GradScaler to the methods of their class (``built_route``); in that class's file, those
+    #: (class, method), which run their own forward pass
+    object_builds: Tuple[Tuple[str, str, int], ...] = ()
+    built_methods: Tuple[Tuple[str, str], ...] = ()
     #: in the launcher: why its forward passes run under autocast (the framework's decorator)
     framework_autocast: str = ""
     #: in the launcher: (function, batch processor, line of the runner call, switch) of each
@@ -355,6 +361,18 @@ def _note_unreachable(
         notes.setdefault(next(iter(launchers)), {})[SCALED_ELSEWHERE] = (
             f"no amp.scale_loss in this file: the losses are scaled in {where}: the GradScaler cannot reach it"
         )
+
+
+def _note_unbuilt(built, by_path: Dict[str, ModuleSummary], launchers: Set[str], notes) -> None:
+    """The built-object route's refusals: on the class, and on its launcher."""
+    for path, by_name in sorted(built.notes.items()):
+        for name, reason in sorted(by_name.items()):
+            notes.setdefault(path, {})[name] = f"{reason}, so the GradScaler cannot reach it on the object built"
+            if len(launchers) == 1:
+                notes.setdefault(next(iter(launchers)), {})[SCALED_ELSEWHERE] = (
+                    f"no amp.scale_loss in this file: the losses are scaled in {by_path[path].shown} ({name}), "
+                    f"which cannot get the GradScaler: {reason}"
+                )
 
 
 def _scaling_function(summary: ModuleSummary, name: str) -> bool:
@@ -662,6 +680,11 @@ def build_plan(
     def local_callers(item: Def) -> List[Def]:
         return [(item[0], o) for o, called in by_path[item[0]].local_calls.items() if item[1] in called]
 
+    # a class only built by the launcher (``(A if c else B)(...)``) gets it on the object built
+    built = built_route(by_path, launchers, {d for d in needy - set(riding.carried) if d not in callers}, others,
+                        definitions)
+    riding.carried.update(built.carried)
+
     reached: Set[Def] = set(riding.carried)
     grew = True
     while grew:
@@ -759,6 +782,7 @@ def build_plan(
     )
     _note_unreachable(orphans - unreferenced, callers, local_callers, by_path, launchers, notes, others, definitions,
                       edges)
+    _note_unbuilt(built, by_path, launchers, notes)
     for path, note in module_level_note(riding, launchers, by_path).items():
         notes.setdefault(path, {}).setdefault(MODULE_LEVEL, note)
     # a class built before the GradScaler exists: its methods that scale take it instead
@@ -803,7 +827,10 @@ def build_plan(
         find(unreferenced_path)  # alone, or with the planned entries of its file
     for launcher in riding.attach:
         for carried_path, _name in riding.carried:
-            parent[find(carried_path)] = find(launcher)
+            if (carried_path, _name) not in built.built_in:
+                parent[find(carried_path)] = find(launcher)
+    for (carried_path, _name), launcher in built.built_in.items():
+        parent[find(carried_path)] = find(launcher)
     for factory_path, (_factory, receivers) in factories.items():
         for receiver, _text in receivers:
             parent[find(receiver[0])] = find(factory_path)
@@ -900,6 +927,8 @@ def build_plan(
             loss_scalers=losses[component[path]],
             carried=tuple(sorted((n, m, a) for (p, n), ms in riding.carried.items() if p == path for m, a in ms)),
             runner_builds=riding.attach.get(path, ()),
+            object_builds=built.attach.get(path, ()),
+            built_methods=tuple(sorted((n, m) for (p, n), ms in built.carried.items() if p == path for m, _a in ms)),
             framework_autocast=riding.autocast.get(path, ""),
             returns_scaler=factories[path][0] if path in factories else "",
             returned_to=_shown_receivers(by_path, factories[path][1]) if path in factories else "",
