@@ -94,8 +94,6 @@ def built_route(
     by_path, launchers: Set[str], orphans: Set[Def], others: Sequence[Tuple[str, str, bytes]], definitions
 ) -> BuiltRoute:
     """The route for the classes among ``orphans`` (needy definitions no call reaches)."""
-    from .repo_plan import derived_classes
-
     route = BuiltRoute()
     for item in sorted(orphans):
         path, name = item
@@ -112,13 +110,12 @@ def built_route(
         if len(builds) != 1:
             continue  # no build of it, or several: the usual reason stays
         launcher, build = builds[0]
-        reason = _refusal(item, launcher, build, by_path, launchers, others, definitions, derived_classes)
+        reason = _refusal(item, launcher, build, by_path, launchers, others, definitions)
         if reason is not None:
             route.notes.setdefault(path, {})[name] = reason
             continue
-        methods = sorted({s.method for s in sites})
-        receiver = sites[0].receiver
-        route.carried[item] = tuple((m, f"{receiver}.{CARRIER_ATTRIBUTE}") for m in methods)
+        methods = sorted({(s.method, s.receiver) for s in sites})
+        route.carried[item] = tuple((m, f"{receiver}.{CARRIER_ATTRIBUTE}") for m, receiver in methods)
         route.attach[launcher] = route.attach.get(launcher, ()) + ((build.owner, build.target, build.line),)
         route.built_in[item] = launcher
     return route
@@ -137,8 +134,9 @@ def _builds_of(item: Def, by_path, definitions) -> List[Tuple[str, ObjectBuild]]
     return found
 
 
-def _refusal(item: Def, launcher: str, build: ObjectBuild, by_path, launchers, others, definitions, derived):
+def _refusal(item: Def, launcher: str, build: ObjectBuild, by_path, launchers, others, definitions):
     """Why the object built by ``build`` cannot carry the GradScaler to ``item`` (None: it can)."""
+    from .repo_plan import derived_classes  # the plan imports this module
     path, name = item
     summary, user = by_path[path], by_path[launcher]
     where = f"{name} is built in {user.shown}:{build.line}"
@@ -155,7 +153,7 @@ def _refusal(item: Def, launcher: str, build: ObjectBuild, by_path, launchers, o
     called = sorted(m for c, m in summary.self_calls if c == name and m in scaling)
     if called:
         return f"{name} calls its own {called[0]}() on self, maybe before the GradScaler is put on it"
-    family = derived(item, by_path, {p: (s, src) for p, s, src in others}, definitions) - {item}
+    family = derived_classes(item, by_path, {p: (s, src) for p, s, src in others}, definitions) - {item}
     if family:
         sub_path, sub = sorted(family)[0]
         shown = by_path[sub_path].shown if sub_path in by_path else sub_path

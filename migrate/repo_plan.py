@@ -254,7 +254,7 @@ def handed_away(user: ModuleSummary, local: str, owner: Optional[ModuleSummary],
 
 def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, str, bytes]], definitions):
     """Where files outside the index refer to ``name`` of ``module_path``: (shown, line,
-    calling definition)."""
+    calling definition); line 0 where it is used as a value there (subclassed, passed on)."""
     found = []
     needle = name.encode()
     for path, shown, source in others:
@@ -271,7 +271,7 @@ def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, 
             if calls:
                 found.append((shown, calls[0].line, calls[0].owner))
             elif attr and handed_away(summary, local, definitions.summary(module_path), name):
-                found.append((shown, 1, MODULE_LEVEL))  # imported and used as a value (a re-export is not)
+                found.append((shown, 0, MODULE_LEVEL))  # imported and used as a value (a re-export is not)
     return found
 
 
@@ -412,7 +412,7 @@ def _scaling_callee(item: Def, by_path: Dict[str, ModuleSummary], edges) -> Opti
 
 def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
-    if name in by_path[path].escaping:
+    if name in by_path[path].escaping - by_path[path].super_only:
         return "decorated, registered or passed on as a value, never called directly"
     if definitions is not None:
         for other_path, other in by_path.items():
@@ -426,6 +426,8 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
         outside = _callers_elsewhere(name, path, others, definitions)
         if outside:
             shown, line, owner = outside[0]
+            if not line:
+                return f"subclassed, passed on or stored in {shown}, a file without apex.amp, never called directly"
             where = f"{shown}:{line}, in {owner}" if owner != MODULE_LEVEL else shown
             return f"called only from files without apex.amp ({where}), where no GradScaler exists"
         for other_path, other in sorted(by_path.items()):
@@ -543,6 +545,8 @@ def _consumer_uses(arg: AmpArgument, path: str, by_path: Dict[str, ModuleSummary
     it calls (its parameter, or the values of its ``**kwargs`` loop), or the method of the
     class the receiver is proven to be an instance of; None when not proven."""
     user = by_path[path]
+    if arg.text == "dict" and not arg.receiver:
+        return _spread_uses(arg, path, user, definitions)
     if not arg.receiver:
         callee = definitions.find(arg.module, arg.name, path, anywhere=True)
         target = definitions.summary(callee[0]) if callee is not None else None
@@ -564,6 +568,33 @@ def _consumer_uses(arg: AmpArgument, path: str, by_path: Dict[str, ModuleSummary
     else:
         param = positional[arg.position] if arg.position < len(positional) else ""
     return uses.get(param) or None
+
+
+def _spread_uses(arg: AmpArgument, path: str, user: ModuleSummary, definitions) -> Optional[Set[str]]:
+    """``extra.update(dict(amp=amp))`` then ``Checkpointer(model, **extra)``: how every call
+    the dict is spread into uses its keyword (``dict_spreads``): a function's parameter or
+    ``**kwargs`` loop, or a class's ``__init__`` parameter or ``**kwargs`` kept on self (its
+    methods' uses of the values); None when not proven (``dict`` rebound here, a call not
+    of an imported function or class, a class with bases)."""
+    spreads = user.dict_spreads.get(arg.line)
+    if not spreads or not arg.keyword or "dict" in user.functions | user.classes:
+        return None
+    found: Set[str] = set()
+    for local in spreads:
+        module, name = user.imports.get(local, ("", ""))
+        callee = definitions.find(module, name, path, anywhere=True) if name else None
+        target = definitions.summary(callee[0]) if callee is not None else None
+        if callee is None or target is None or callee[1] not in target.parameters:
+            return None
+        if callee[1] in target.classes and set(target.class_bases.get(callee[1], ())) - {"object"}:
+            return None  # a base's methods may use what it keeps
+        positional, kwonly = target.parameters[callee[1]]
+        param = arg.keyword if arg.keyword in positional + kwonly else VAR_KEYWORD
+        uses = target.parameter_uses[callee[1]].get(param)
+        if not uses:
+            return None
+        found |= uses
+    return found
 
 
 def _instance_of(kinds: List[str], path: str, user: ModuleSummary, definitions) -> Optional[Def]:
@@ -722,7 +753,9 @@ def build_plan(
                         reason = f"{name} is passed on as a value in {other.shown}, so its callers cannot be followed"
         if reason is None:
             outside = _callers_elsewhere(name, path, others, definitions)
-            if outside:
+            if outside and not outside[0][1]:
+                reason = f"{name} is also subclassed, passed on or stored in {outside[0][0]}, where no GradScaler exists"
+            elif outside:
                 shown, line, owner = outside[0]
                 reason = f"{name} is also called from {shown}:{line} ({owner}), where no GradScaler exists"
         if reason is None:
