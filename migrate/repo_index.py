@@ -19,6 +19,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from . import stdlib_trees
 from .ast_table import FastNodeVisitor, NodeTable
 from .forward_fed import handed_calls
+from .built_route import ObjectBuild, read_object_builds
+from .dict_spreads import read_dict_spreads
 from .runner_frameworks import FrameworkFacts, read_framework_facts
 from .optimizer_wrappers import base_texts, class_members, wrapped_attribute
 from .setup_loops import initializes_only
@@ -234,6 +236,14 @@ class ModuleSummary:
     #: top-level classes whose own ``__init__`` calls no ``super().__init__`` nor
     #: ``<name>.__init__``: their instances may lack what a base's ``__init__`` sets
     unchained_inits: Set[str] = field(default_factory=set)
+    #: ``target = Class(...)`` / ``target = (A if c else B)(...)`` (``built_route``)
+    object_builds: List[ObjectBuild] = field(default_factory=list)
+    #: names given to ``super(Name, self)``; those named as values nowhere else (``escaping``
+    #: holds both)
+    super_named: Set[str] = field(default_factory=set)
+    super_only: Set[str] = field(default_factory=set)
+    #: ``dict(...)`` call line -> the calls its local is spread into (``dict_spreads``)
+    dict_spreads: Dict[int, Tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -315,6 +325,8 @@ class _Reader(FastNodeVisitor):
         self.every_local_amp_name: Set[str] = set()
         #: the attributes visited as the callee of a call (``attribute_values`` leaves them out)
         self.callees: Set[ast.AST] = set()
+        #: the class names given to ``super(Class, self)``
+        self.super_args: Set[ast.AST] = set()
         #: inside the body of a module-level ``if __name__ == "__main__":``
         self.main_guard = False
 
@@ -543,6 +555,8 @@ class _Reader(FastNodeVisitor):
                 self.s.method_calls.append(MethodCall(func.value.id, func.attr, node.lineno, self.owner))
         if isinstance(func, ast.Attribute) and node.args + node.keywords and not self._module_member(func):
             self.s.attribute_calls.setdefault(func.attr, []).append(_filled_slots(node))
+        if isinstance(func, ast.Name) and func.id == "super" and node.args and isinstance(node.args[0], ast.Name):
+            self.super_args.add(node.args[0])
         # the callee itself is visited as a call, not as an escaping reference
         for child in ast.iter_child_nodes(node):
             if child is not func:
@@ -596,6 +610,8 @@ class _Reader(FastNodeVisitor):
         self.s.identifiers.add(node.id)
         if self._is_amp(node.id):
             self.s.amp_values.append(node.lineno)
+        elif isinstance(node.ctx, ast.Load) and node in self.super_args:
+            self.s.super_named.add(node.id)
         elif isinstance(node.ctx, ast.Load):
             self.s.escaping.add(node.id)
 
@@ -647,6 +663,11 @@ class _Reader(FastNodeVisitor):
         ):
             module, name, receiver = "", func.attr, func.value.id
             text = f"{receiver}.{name}"
+        elif isinstance(func, ast.Name) and func.id == "dict" and func.id not in self.s.imports:
+            # ``dict(amp=amp)``: where it goes is read once the file is (``dict_spreads``)
+            module, name, text = "", "dict", "dict"
+            if any(self._is_amp_value(k.value) for k in node.keywords):
+                self.s.amp_local_calls.add(func.id)
         elif isinstance(func, ast.Name) and func.id not in self.s.imports and not self._is_amp(func.id):
             values = list(node.args) + [k.value for k in node.keywords]
             if any(self._is_amp_value(v) for v in values):
@@ -859,7 +880,11 @@ def _parameter_uses(
     parents = table.parents
     for node in table.under(func):
         if catchall is not None and isinstance(node, ast.Name) and node.id == catchall:
-            uses[VAR_KEYWORD] |= _loop_value_uses(node, func, table)
+            kept_as = _kept_mapping(node, parents, me) if kept is not None else None
+            if kept_as is not None:  # ``self.extra = copy.copy(kwargs)``: its values' uses in the class
+                uses[VAR_KEYWORD] |= _kept_values_uses(kept, kept_as, table)  # type: ignore[arg-type]
+            else:
+                uses[VAR_KEYWORD] |= _loop_value_uses(node, func, table)
             continue
         if not (isinstance(node, ast.Name) and node.id in names):
             continue
@@ -879,6 +904,80 @@ def _parameter_uses(
         else:
             uses[node.id].add(_use_kind(node, parents))
     return uses
+
+
+def _kept_mapping(name: ast.Name, parents: Dict[ast.AST, ast.AST], me: Optional[str]) -> Optional[str]:
+    """``self.x = kwargs`` / ``self.x = copy.copy(kwargs)`` / ``self.x = dict(kwargs)``: ``x``."""
+    value: ast.AST = name
+    call = parents.get(name)
+    if (
+        isinstance(call, ast.Call)
+        and call.args == [name]
+        and not call.keywords
+        and ast.unparse(call.func) in ("copy.copy", "copy", "dict")
+    ):
+        value = call
+    stmt = parents.get(value)
+    if (
+        isinstance(stmt, ast.Assign)
+        and stmt.value is value
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Attribute)
+        and isinstance(stmt.targets[0].value, ast.Name)
+        and stmt.targets[0].value.id == me
+    ):
+        return stmt.targets[0].attr
+    return None
+
+
+def _kept_values_uses(cls: ast.ClassDef, attr: str, table: NodeTable) -> Set[str]:
+    """How the methods of ``cls`` use the values of the mapping it keeps as ``self.<attr>``
+    (stored once): ``for key, value in self.x.items()`` loops, ``value = self.x[key]`` and
+    ``self.x[key].<member>(...)`` count as ``_use_kind`` says; keys alone (``key in self.x``,
+    ``for key in self.x``) use no value; anything else is "other"."""
+    uses: Set[str] = set()
+    stores = 0
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in table.under(method):
+            if not (isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name)):
+                continue
+            if isinstance(node.ctx, ast.Store):
+                stores += 1
+                continue
+            uses |= _mapping_use(node, method, table)
+    return uses if stores == 1 else uses | {"other"}
+
+
+def _mapping_use(node: ast.Attribute, method: ast.AST, table: NodeTable) -> Set[str]:
+    parents = table.parents
+    parent = parents.get(node)
+    if isinstance(parent, ast.Attribute) and parent.attr in ("items", "values"):
+        return _loop_value_uses(node, method, table)  # type: ignore[arg-type]
+    if isinstance(parent, ast.Attribute) and parent.attr == "keys":
+        return set()
+    if isinstance(parent, ast.Compare) and node in parent.comparators and all(
+        isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops
+    ):
+        return set()
+    loop = parents.get(parent) if isinstance(parent, ast.IfExp) and parent.test is not node else parent
+    if isinstance(loop, ast.For) and loop.iter in (node, parent):
+        return set()
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        stmt = parents.get(parent)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            local = stmt.targets[0].id
+            found: Set[str] = set()
+            for use in table.under(method):
+                if isinstance(use, ast.Name) and use.id == local:
+                    if isinstance(use.ctx, ast.Store) and use is not stmt.targets[0]:
+                        return {"other"}
+                    if not isinstance(use.ctx, ast.Store):
+                        found.add(_use_kind(use, parents))
+            return found
+        return {_use_kind(parent, parents)}
+    return {"other"}
 
 
 def _attribute_uses(cls: ast.ClassDef, table: NodeTable) -> Dict[str, Set[str]]:
@@ -976,7 +1075,14 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     table = NodeTable(tree)
     _functions(table, summary)
     summary.framework = read_framework_facts(tree, summary.imports)
+    summary.object_builds = read_object_builds(tree)
+    if any(a.text == "dict" for a in summary.amp_arguments):
+        summary.dict_spreads = read_dict_spreads(tree)
     summary.handed_calls = handed_calls(table)
+    # a class named only in ``super(Class, self)`` is handed to nobody; the plan still counts
+    # it as escaping, only the reasons tell the two apart
+    summary.super_only = summary.super_named - summary.escaping
+    summary.escaping |= summary.super_named
     summary.escaping &= summary.functions | summary.classes | set(summary.imports)
     summary.module_calls &= summary.functions | summary.classes
     return summary

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from .amp_param_plan import add_outside_users
+from .built_route import built_route
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers
 from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
@@ -131,6 +132,11 @@ class FilePlan:
     #: in the launcher: (function, runner name, line) of the runner build the GradScaler is
     #: put on right after
     runner_builds: Tuple[Tuple[str, str, int], ...] = ()
+    #: in the launcher: (function, target, line) of the objects built there that carry the
+    #: GradScaler to the methods of their class (``built_route``); in that class's file, those
+    #: (class, method), which run their own forward pass
+    object_builds: Tuple[Tuple[str, str, int], ...] = ()
+    built_methods: Tuple[Tuple[str, str], ...] = ()
     #: in the launcher: why its forward passes run under autocast (the framework's decorator)
     framework_autocast: str = ""
     #: in the launcher: (function, batch processor, line of the runner call, switch) of each
@@ -248,7 +254,7 @@ def handed_away(user: ModuleSummary, local: str, owner: Optional[ModuleSummary],
 
 def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, str, bytes]], definitions):
     """Where files outside the index refer to ``name`` of ``module_path``: (shown, line,
-    calling definition)."""
+    calling definition); line 0 where it is used as a value there (subclassed, passed on)."""
     found = []
     needle = name.encode()
     for path, shown, source in others:
@@ -265,7 +271,7 @@ def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, 
             if calls:
                 found.append((shown, calls[0].line, calls[0].owner))
             elif attr and handed_away(summary, local, definitions.summary(module_path), name):
-                found.append((shown, 1, MODULE_LEVEL))  # imported and used as a value (a re-export is not)
+                found.append((shown, 0, MODULE_LEVEL))  # imported and used as a value (a re-export is not)
     return found
 
 
@@ -357,6 +363,18 @@ def _note_unreachable(
         )
 
 
+def _note_unbuilt(built, by_path: Dict[str, ModuleSummary], launchers: Set[str], notes) -> None:
+    """The built-object route's refusals: on the class, and on its launcher."""
+    for path, by_name in sorted(built.notes.items()):
+        for name, reason in sorted(by_name.items()):
+            notes.setdefault(path, {})[name] = f"{reason}, so the GradScaler cannot reach it on the object built"
+            if len(launchers) == 1:
+                notes.setdefault(next(iter(launchers)), {})[SCALED_ELSEWHERE] = (
+                    f"no amp.scale_loss in this file: the losses are scaled in {by_path[path].shown} ({name}), "
+                    f"which cannot get the GradScaler: {reason}"
+                )
+
+
 def _scaling_function(summary: ModuleSummary, name: str) -> bool:
     """``name`` is a top-level function of ``summary`` that scales a loss itself or through
     the definitions of its file it calls."""
@@ -394,7 +412,7 @@ def _scaling_callee(item: Def, by_path: Dict[str, ModuleSummary], edges) -> Opti
 
 def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
-    if name in by_path[path].escaping:
+    if name in by_path[path].escaping - by_path[path].super_only:
         return "decorated, registered or passed on as a value, never called directly"
     if definitions is not None:
         for other_path, other in by_path.items():
@@ -408,6 +426,8 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
         outside = _callers_elsewhere(name, path, others, definitions)
         if outside:
             shown, line, owner = outside[0]
+            if not line:
+                return f"subclassed, passed on or stored in {shown}, a file without apex.amp, never called directly"
             where = f"{shown}:{line}, in {owner}" if owner != MODULE_LEVEL else shown
             return f"called only from files without apex.amp ({where}), where no GradScaler exists"
         for other_path, other in sorted(by_path.items()):
@@ -525,6 +545,8 @@ def _consumer_uses(arg: AmpArgument, path: str, by_path: Dict[str, ModuleSummary
     it calls (its parameter, or the values of its ``**kwargs`` loop), or the method of the
     class the receiver is proven to be an instance of; None when not proven."""
     user = by_path[path]
+    if arg.text == "dict" and not arg.receiver:
+        return _spread_uses(arg, path, user, definitions)
     if not arg.receiver:
         callee = definitions.find(arg.module, arg.name, path, anywhere=True)
         target = definitions.summary(callee[0]) if callee is not None else None
@@ -546,6 +568,33 @@ def _consumer_uses(arg: AmpArgument, path: str, by_path: Dict[str, ModuleSummary
     else:
         param = positional[arg.position] if arg.position < len(positional) else ""
     return uses.get(param) or None
+
+
+def _spread_uses(arg: AmpArgument, path: str, user: ModuleSummary, definitions) -> Optional[Set[str]]:
+    """``extra.update(dict(amp=amp))`` then ``Checkpointer(model, **extra)``: how every call
+    the dict is spread into uses its keyword (``dict_spreads``): a function's parameter or
+    ``**kwargs`` loop, or a class's ``__init__`` parameter or ``**kwargs`` kept on self (its
+    methods' uses of the values); None when not proven (``dict`` rebound here, a call not
+    of an imported function or class, a class with bases)."""
+    spreads = user.dict_spreads.get(arg.line)
+    if not spreads or not arg.keyword or "dict" in user.functions | user.classes:
+        return None
+    found: Set[str] = set()
+    for local in spreads:
+        module, name = user.imports.get(local, ("", ""))
+        callee = definitions.find(module, name, path, anywhere=True) if name else None
+        target = definitions.summary(callee[0]) if callee is not None else None
+        if callee is None or target is None or callee[1] not in target.parameters:
+            return None
+        if callee[1] in target.classes and set(target.class_bases.get(callee[1], ())) - {"object"}:
+            return None  # a base's methods may use what it keeps
+        positional, kwonly = target.parameters[callee[1]]
+        param = arg.keyword if arg.keyword in positional + kwonly else VAR_KEYWORD
+        uses = target.parameter_uses[callee[1]].get(param)
+        if not uses:
+            return None
+        found |= uses
+    return found
 
 
 def _instance_of(kinds: List[str], path: str, user: ModuleSummary, definitions) -> Optional[Def]:
@@ -662,6 +711,11 @@ def build_plan(
     def local_callers(item: Def) -> List[Def]:
         return [(item[0], o) for o, called in by_path[item[0]].local_calls.items() if item[1] in called]
 
+    # a class only built by the launcher (``(A if c else B)(...)``) gets it on the object built
+    built = built_route(by_path, launchers, {d for d in needy - set(riding.carried) if d not in callers}, others,
+                        definitions)
+    riding.carried.update(built.carried)
+
     reached: Set[Def] = set(riding.carried)
     grew = True
     while grew:
@@ -699,7 +753,9 @@ def build_plan(
                         reason = f"{name} is passed on as a value in {other.shown}, so its callers cannot be followed"
         if reason is None:
             outside = _callers_elsewhere(name, path, others, definitions)
-            if outside:
+            if outside and not outside[0][1]:
+                reason = f"{name} is also subclassed, passed on or stored in {outside[0][0]}, where no GradScaler exists"
+            elif outside:
                 shown, line, owner = outside[0]
                 reason = f"{name} is also called from {shown}:{line} ({owner}), where no GradScaler exists"
         if reason is None:
@@ -759,6 +815,7 @@ def build_plan(
     )
     _note_unreachable(orphans - unreferenced, callers, local_callers, by_path, launchers, notes, others, definitions,
                       edges)
+    _note_unbuilt(built, by_path, launchers, notes)
     for path, note in module_level_note(riding, launchers, by_path).items():
         notes.setdefault(path, {}).setdefault(MODULE_LEVEL, note)
     # a class built before the GradScaler exists: its methods that scale take it instead
@@ -803,7 +860,10 @@ def build_plan(
         find(unreferenced_path)  # alone, or with the planned entries of its file
     for launcher in riding.attach:
         for carried_path, _name in riding.carried:
-            parent[find(carried_path)] = find(launcher)
+            if (carried_path, _name) not in built.built_in:
+                parent[find(carried_path)] = find(launcher)
+    for (carried_path, _name), launcher in built.built_in.items():
+        parent[find(carried_path)] = find(launcher)
     for factory_path, (_factory, receivers) in factories.items():
         for receiver, _text in receivers:
             parent[find(receiver[0])] = find(factory_path)
@@ -900,6 +960,8 @@ def build_plan(
             loss_scalers=losses[component[path]],
             carried=tuple(sorted((n, m, a) for (p, n), ms in riding.carried.items() if p == path for m, a in ms)),
             runner_builds=riding.attach.get(path, ()),
+            object_builds=built.attach.get(path, ()),
+            built_methods=tuple(sorted((n, m) for (p, n), ms in built.carried.items() if p == path for m, _a in ms)),
             framework_autocast=riding.autocast.get(path, ""),
             returns_scaler=factories[path][0] if path in factories else "",
             returned_to=_shown_receivers(by_path, factories[path][1]) if path in factories else "",

@@ -254,6 +254,9 @@ class AmpFile:
     carried_functions: Set[cst.FunctionDef] = field(default_factory=set)
     #: in the launcher: the runner builds the GradScaler is put on (statement -> runner name)
     carriers: Dict[cst.SimpleStatementLine, str] = field(default_factory=dict)
+    #: those of ``carriers`` that build an object of the repository (``built_route``), not a
+    #: framework's runner
+    object_carriers: Set[cst.SimpleStatementLine] = field(default_factory=set)
     #: apex.amp kept on a carrier object (``args.amp = amp``) whose route is proven: the
     #: GradScaler goes on the carrier instead
     carrier: Optional[CarrierRoute] = None
@@ -933,6 +936,7 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
     plan = info.plan
     carried = {(cls, method): access for cls, method, access in plan.carried}
     heirs = set(plan.heir_methods)
+    built = set(plan.built_methods)
     for stmt in module.body:
         if isinstance(stmt, cst.ClassDef):
             for method in methods_of(stmt):
@@ -950,12 +954,24 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
         attr = plan.heir_optimizer if inherited else "optimizer"
         carried_optimizer = info.access[site.func].rsplit(".", 1)[0] + "." + attr
         handed = [code_of(o) for o in site.optimizers]
+        if cls is not None and (cls.name.value, site.func.name.value) in built:  # type: ignore[union-attr]
+            # an optimizer the object keeps: apex scaled only for an optimizer its one
+            # initialize returned, which the launcher handed to the object's constructor
+            receiver = info.access[site.func].rsplit(".", 1)[0]
+            if len(handed) != 1 or handed[0].rsplit(".", 1)[0] != receiver:
+                info.blockers.append(
+                    Blocker(site.with_stmt, f"this amp.scale_loss is given {', '.join(handed) or 'no optimizer'}, "
+                            f"not an optimizer kept on {receiver}, the object that carries the GradScaler")
+                )
+            continue
         if handed != [carried_optimizer]:
             holder = "the base class keeps" if inherited else "the runner carries"
             info.blockers.append(
                 Blocker(site.with_stmt, f"this amp.scale_loss is given {', '.join(handed) or 'no optimizer'}, "
                         f"not {carried_optimizer}, whose GradScaler {holder}")
             )
+    if plan.object_builds:
+        _object_builds(rule, module, info)
     if not plan.runner_builds:
         return
     optimizers = {code_of(o) for init in info.training_inits for o in init.optimizers}
@@ -981,6 +997,40 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
             )
             continue
         info.carriers[node] = target
+        info.needs.append(Need(node, "carry_scaler", func))
+
+
+def _object_builds(rule, module: cst.Module, info: AmpFile) -> None:
+    """The plan's built-object route in the launcher: the object built at each build
+    (``self._trainer = (A if c else B)(model, data, optimizer)``) carries the GradScaler to the
+    methods of its class; it must be handed the optimizer the initialize returns."""
+    optimizers = {code_of(o) for init in info.training_inits for o in init.optimizers}
+    home = enclosing(rule.parents, info.training_inits[0].call, cst.FunctionDef) if info.training_inits else None
+    for _owner, target, _line in info.plan.object_builds:  # type: ignore[union-attr]
+        # the lines of a file the earlier passes edited have moved: the one call assigned to
+        # the target in the initializing function is the build (the plan found one)
+        found = [
+            (node, node.body[0])
+            for node in (walk(home) if home is not None else ())
+            if isinstance(node, cst.SimpleStatementLine)
+            and len(node.body) == 1
+            and isinstance(node.body[0], cst.Assign)
+            and isinstance(node.body[0].value, cst.Call)
+            and code_of(node.body[0].targets[0].target) == target
+        ]
+        if len(found) != 1:
+            continue
+        node, assign = found[0]
+        given = {code_of(a.value) for a in assign.value.args}  # type: ignore[union-attr]
+        if not given & optimizers:
+            info.blockers.append(
+                Blocker(node, f"the object built here is not given the optimizer amp.initialize returns "
+                        f"({', '.join(sorted(optimizers))}): the GradScaler it would carry steps another one")
+            )
+            continue
+        func = enclosing(rule.parents, node, cst.FunctionDef)
+        info.carriers[node] = target
+        info.object_carriers.add(node)
         info.needs.append(Need(node, "carry_scaler", func))
 
 

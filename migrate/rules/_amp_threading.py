@@ -161,7 +161,7 @@ class ScalerThreading(AmpRule):
             self.report(
                 node,
                 "APX242",
-                f"{code_of(call.func)}() only saves/loads the state of the apex.amp it is given: it is given "
+                f"{_consumer(call)} only saves/loads the state of the apex.amp it is given: it is given "
                 f"{HOLDER_NAME}({access}), which saves the GradScaler's state and also loads apex.amp's checkpoint "
                 "entries",
                 fixed=True,
@@ -172,7 +172,7 @@ class ScalerThreading(AmpRule):
         self.report(
             node,
             "APX223",
-            f"{code_of(call.func)}() uses the apex.amp it is given only to save/load its state or to read "
+            f"{_consumer(call)} uses the apex.amp it is given only to save/load its state or to read "
             f"master_params(): it is given the GradScaler `{access}` instead",
             fixed=True,
             severity="info",
@@ -263,3 +263,11 @@ def _one_more(node: Any, name: str) -> Any:
     else:
         elements.append(cst.Element(cst.parse_expression(name), comma=last.comma))
     return node.with_changes(elements=elements)
+
+
+def _consumer(call: Any) -> str:
+    """The consumer of apex.amp given to ``call``, as the findings name it: a ``dict(...)`` is
+    spread into the calls that use it (``Keeper(net, **extras)``)."""
+    if code_of(call.func) == "dict":
+        return "every call the dict built here is spread into (**)"
+    return f"{code_of(call.func)}()"

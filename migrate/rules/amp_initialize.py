@@ -352,6 +352,16 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         access = info.access.get(enclosing(self.parents, stmt, cst.FunctionDef), info.scaler_name)
         attach = f"{runner}.{CARRIER_ATTRIBUTE} = {access}\n"
         self.edits.insert_after(stmt, [statement(attach)])
+        if stmt in info.object_carriers:
+            self.report(
+                stmt,
+                "APX225",
+                f"the object built here carries the GradScaler to the methods of its class that scale: "
+                f"{attach.strip()}",
+                fixed=True,
+                severity="info",
+            )
+            return
         self.report(
             stmt,
             "APX225",
@@ -578,6 +588,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             "APX211" if site.old_api else "APX201",
             f"{what} rewritten: {target} = {ctor}(...) and torch.autocast around the forward pass"
             if not info.carriers
+            else f"{what} rewritten: {target} = {ctor}(...), which the object built carries (APX225)"
+            if info.object_carriers
             else f"{what} rewritten: {target} = {ctor}(...), which the framework's runner carries (APX225)",
             fixed=True,
             severity="info",

@@ -26,7 +26,8 @@ a local alias on each branch, a trainer with its own GradScaler beside apex, a t
 method a probe of another file calls after a plain backward and whose resume initializes again,
 an old mmcv runner handed the launcher's batch processor and an optimizer hook the launcher builds,
 apex.amp kept on the options object handed to a method of a trainer picked from a table, a trainer
-module whose forward() outputs the launcher hands to its update method).  Once per module:
+module whose forward() outputs the launcher hands to its update method, a stepper class the launcher
+picks at run time beside a keeper handed apex.amp in a dict it spreads).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -393,6 +394,14 @@ LAYOUTS: Dict[str, dict] = {
     # loads amp's state itself; the other branch: --no-fp16
     "r43_forward_fed_update": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                    metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # re-identification trainer shape: the launcher's class initializes under the fp16 switch,
+    # picks the stepper class by that switch ((MixedStepper if fp16 else PlainStepper)(...), no
+    # file calls either by name) and spreads a dict holding the optimizer, and apex.amp when on,
+    # into a keeper of another module that saves/loads every value it keeps: the object built
+    # carries the GradScaler (self.stepper.grad_scaler), the keeper is given
+    # ScalerCheckpoint(scaler) in the dict; the other branch: --no-fp16
+    "r44_picked_trainer_keeper": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                      metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)

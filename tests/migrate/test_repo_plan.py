@@ -836,6 +836,31 @@ def test_a_step_class_subclassed_in_another_file_says_so(tmp_path):
     assert "Stepper is subclassed, passed on or stored in other.py, never called directly" in proc.stdout + proc.stderr
 
 
+def test_a_step_class_named_in_its_own_super_call_is_not_called_handed_away(tmp_path):
+    # super(Stepper, self) hands the class to nobody: the reason is its subclass in other.py,
+    # not "decorated, registered or passed on as a value"
+    engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
+    engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def __init__(self):\n"
+                            "        super(Stepper, self).__init__()\n\n    def step")
+    other = "from apex import amp\n\nfrom engine import Stepper\n\n\nclass Loud(Stepper):\n    pass\n"
+    write_tree(tmp_path, {"train.py": LAUNCHER_ALONE, "engine.py": engine, "other.py": other})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert "Stepper is subclassed, passed on or stored in other.py, never called directly" in proc.stdout + proc.stderr
+    assert "decorated, registered" not in proc.stdout + proc.stderr
+
+
+def test_a_step_class_subclassed_in_a_file_without_apex_is_not_called_there(tmp_path):
+    engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
+    engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def step")
+    other = "from engine import Stepper\n\n\nclass Loud(Stepper):\n    pass\n"
+    write_tree(tmp_path, {"train.py": LAUNCHER_ALONE, "engine.py": engine, "other.py": other})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert (
+        "Stepper is subclassed, passed on or stored in other.py, a file without apex.amp, never called directly"
+        in proc.stdout + proc.stderr
+    )
+
+
 FACTORY = """\
     import torch
     from apex import amp
