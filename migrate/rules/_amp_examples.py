@@ -5216,6 +5216,116 @@ def train(cfg, net, optimizer, batches):
 """,
         codes=("APX101", "APX201", "APX204", "APX209", "APX301", "APX311"),
     ),
+    # mocona's S.inject returns the function it decorates (it only turns the scoped-variable
+    # markers among its defaults into their variables): the epoch function takes the scaler
+    Example(
+        "epoch-function-under-a-decorator-that-returns-it-takes-the-scaler",
+        before="""\
+import torch
+from apex import amp
+from mocona.scopedvar import S, V
+
+
+@S.inject
+def train_one_epoch(model, optimizer, batches, epoch, epoch_num=V.epoch_num):
+    S.assign(epoch_num, epoch)
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, batches, epoch)
+""",
+        after="""\
+import torch
+from mocona.scopedvar import S, V
+
+
+@S.inject
+def train_one_epoch(model, optimizer, batches, epoch, epoch_num=V.epoch_num, *, scaler):
+    S.assign(epoch_num, epoch)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+
+def main(batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, batches, epoch, scaler=scaler)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
+    ),
+    # any other decorator may wrap the function in one that does not take the new parameter
+    Example(
+        "epoch-function-under-another-decorator-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+from tools import timed
+
+
+@timed
+def train_one_epoch(model, optimizer, batches):
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, batches)
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+from tools import timed
+
+
+@timed
+def train_one_epoch(model, optimizer, batches):
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
+        #   train_one_epoch: train_one_epoch is decorated; this file keeps apex.amp semantics
+        #   through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, batches)
+""",
+        codes=("APX102", "APX220"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

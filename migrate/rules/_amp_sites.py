@@ -2640,7 +2640,7 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
         return ""
     if isinstance(parents.get(func), cst.Module):
         name = func.name.value
-        if func.decorators:
+        if not keeps_the_function(rule, func):
             return f"{name} is decorated"
         for node in walk(rule.tree):
             if not (isinstance(node, cst.Name) and node.value == name and node is not func.name):
@@ -2729,11 +2729,24 @@ def _qualified(parents: Any, func: Any) -> str:
     return f"{cls.name.value}.{func.name.value}" if cls is not None else func.name.value
 
 
+#: decorators proven to return the function they are given, so that a call of the decorated
+#: name is a call of the function itself, with whatever arguments it is given: mocona's
+#: ``S.inject`` (HRFormer's ``train_one_epoch``) swaps the scoped-variable markers among the
+#: function's defaults for their variables in place and returns the same function object
+SAME_FUNCTION_DECORATORS = frozenset({"mocona.scopedvar.S.inject"})
+
+
+def keeps_the_function(rule: Any, func: cst.FunctionDef) -> bool:
+    """Every decorator of ``func`` returns ``func`` itself (none: trivially)."""
+    return all(rule.qualified_names(d.decorator) & SAME_FUNCTION_DECORATORS for d in func.decorators)
+
+
 def _callers(rule, func: cst.FunctionDef, allow_none: bool = False) -> Optional[List[cst.Call]]:
     """Every call ``f(...)`` of a module-level function in this file, or None if ``f`` is
-    also used another way (passed on, reassigned, decorated) — then it cannot be threaded.
-    ``allow_none``: no call in this file is fine (the plan's entries, called from others)."""
-    if func.decorators:
+    also used another way (passed on, reassigned, decorated but by a decorator that returns
+    it) — then it cannot be threaded.  ``allow_none``: no call in this file is fine (the
+    plan's entries, called from others)."""
+    if not keeps_the_function(rule, func):
         return None
     name = func.name.value
     module = rule.tree
