@@ -5216,6 +5216,150 @@ def train(cfg, net, optimizer, batches):
 """,
         codes=("APX101", "APX201", "APX204", "APX209", "APX301", "APX311"),
     ),
+    # the loss is summed over a dict of outputs in an if before the accumulation if: the if
+    # (a plain loop inside, no step) is part of the forward span, not a barrier before it
+    Example(
+        "loss-summed-over-the-outputs-in-an-if-before-the-accumulation-branches",
+        before="""\
+import torch
+from apex import amp
+
+
+def train_one_epoch(model, criterion, loader, optimizer, steps):
+    for idx, (samples, targets) in enumerate(loader):
+        outputs = model(samples)
+        if isinstance(outputs, dict):
+            loss = 0.0
+            for name, pred in outputs.items():
+                if "aux" in name:
+                    loss += 0.1 * criterion(pred, targets)
+                else:
+                    loss += criterion(pred, targets)
+        else:
+            loss = criterion(outputs, targets)
+        if steps > 1:
+            loss = loss / steps
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            if (idx + 1) % steps == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+        else:
+            optimizer.zero_grad()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+
+
+def main(model, criterion, loader, optimizer):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    train_one_epoch(model, criterion, loader, optimizer, 2)
+""",
+        after="""\
+import torch
+
+
+def train_one_epoch(model, criterion, loader, optimizer, steps, scaler):
+    for idx, (samples, targets) in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            outputs = model(samples)
+            if isinstance(outputs, dict):
+                loss = 0.0
+                for name, pred in outputs.items():
+                    if "aux" in name:
+                        loss += 0.1 * criterion(pred, targets)
+                    else:
+                        loss += criterion(pred, targets)
+            else:
+                loss = criterion(outputs, targets)
+        if steps > 1:
+            loss = loss / steps
+            scaler.scale(loss).backward()
+            if (idx + 1) % steps == 0:
+                scaler.step(optimizer)
+                scaler.update()
+                optimizer.zero_grad()
+        else:
+            optimizer.zero_grad()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+
+
+def main(model, criterion, loader, optimizer):
+    scaler = torch.amp.GradScaler("cuda")
+    train_one_epoch(model, criterion, loader, optimizer, 2, scaler)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
+    ),
+    # the helper that initializes is called on the training and on the evaluation path: it
+    # cannot return the GradScaler to one caller, and the reason says so
+    Example(
+        "setup-helper-called-in-two-places-says-why-the-scaler-cannot-be-returned",
+        before="""\
+import torch
+from apex import amp
+
+
+def setup(model, lr):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer
+
+
+def train(model, optimizer, batches):
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(do_train, batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    if do_train:
+        model, optimizer = setup(model, 0.1)
+        train(model, optimizer, batches)
+    else:
+        model, _ = setup(model, 0.0)
+        return model(batches[0])
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def setup(model, lr):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer
+
+
+def train(model, optimizer, batches):
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
+        #   amp.initialize is in setup(), which is called in 2 places in this file, so the
+        #   GradScaler cannot be returned to one caller; this file keeps apex.amp semantics
+        #   through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(do_train, batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    if do_train:
+        model, optimizer = setup(model, 0.1)
+        train(model, optimizer, batches)
+    else:
+        model, _ = setup(model, 0.0)
+        return model(batches[0])
+""",
+        codes=("APX102", "APX220"),
+    ),
     # mocona's S.inject returns the function it decorates (it only turns the scoped-variable
     # markers among its defaults into their variables): the epoch function takes the scaler
     Example(

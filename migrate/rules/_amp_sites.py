@@ -1558,7 +1558,7 @@ def _check_layout(rule, info: AmpFile) -> None:
             n.node for n in info.needs if n.func is func
         )
         name = func.name.value if func is not None else "module level"
-        why = unreached_reason(rule, func, home_cls, info)
+        why = unreached_reason(rule, func, home_cls, info) or _not_returned(rule, training, needy)
         message = f"the scaler created at amp.initialize cannot be passed to {name}"
         info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
@@ -1822,6 +1822,32 @@ def _returned_scaler(rule, inits: List[InitSite], needy: List[Any]) -> Optional[
         return None
     returns = _tuple_returns(rule, helper, inits, width)
     return (call, returns) if returns else None
+
+
+def _not_returned(rule, inits: List[InitSite], needy: List[Any]) -> str:
+    """Why the helper holding the initialize (``setup(...)``, a module-level function that
+    needs no scaler itself) cannot return the GradScaler to its caller (``_returned_scaler``);
+    "" when there is no such helper or nothing stands in the way."""
+    helper = inits[0].func
+    if helper is None or not isinstance(rule.parents.get(helper), cst.Module) or helper in needy:
+        return ""
+    calls = _callers(rule, helper)
+    shown = f"{helper.name.value}()"
+    if calls is None:
+        return ""
+    if len(calls) != 1:
+        return (f"amp.initialize is in {shown}, which is called in {len(calls)} places in this file, so the "
+                "GradScaler cannot be returned to one caller")
+    caller = enclosing_function(rule.parents, calls[0])
+    line = rule.parents.get(rule.parents.get(calls[0]))
+    if (
+        caller is None
+        or not isinstance(caller.body, cst.IndentedBlock)
+        or not _in_body_through_plain_withs(rule.parents, line, caller.body)
+    ):
+        return (f"amp.initialize is in {shown}, whose call is not a statement of its caller's own body "
+                "unpacking what it returns, so the GradScaler cannot be returned there")
+    return ""
 
 
 #: context managers that change precision or gradients: never crossed or wrapped as plain
