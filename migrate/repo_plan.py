@@ -382,14 +382,15 @@ def _optional_entries(
     for item, calls in sorted(entries.items()):
         if local_callers(item) or not saves_or_loads_only(item, by_path, edges, needy):
             continue
-        given = {c[0] for c, _line in calls if c[0] in launchers or c in reached}
-        if not given:
+        if not any(c[0] in launchers or c in reached for c, _line in calls):
             continue  # no call has a GradScaler: nothing to pass
         walked = walked if walked is not None else walked_files(by_path, definitions)
         users, why = users_of(walked, definitions, item[0], item[1])
-        # a file that only re-exports it (a package's ``__init__.py``) uses it nowhere itself
+        # a file that only re-exports it (a package's ``__init__.py``) uses it nowhere itself;
+        # one the calls above do not cover (a star import, a file without apex) is checked whole
         used = {p for p, local in users if _uses_name(definitions.summary(p), local)}
-        without = {c[0] for c, _line in calls if c[0] not in given} | (used - given)
+        without = {c[0] for c, _line in calls if c[0] not in launchers and c not in reached}
+        without |= used - {c[0] for c, _line in calls}
         if why or not without:
             continue
         around = around or _AroundLaunchers(by_path, others)
