@@ -27,6 +27,74 @@ for x, y in loader:
     optimizer.step()
 """
 
+#: an epoch function under a decorator not known to return it: the scaler cannot be passed
+OTHER_DECORATOR = """\
+import torch
+from apex import amp
+
+from tools import timed
+
+
+@timed
+def train_one_epoch(model, optimizer, batches):
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, batches)
+"""
+OTHER_DECORATOR_TODO = """\
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
+        #   train_one_epoch: train_one_epoch is decorated; this file keeps apex.amp semantics
+        #   through apexcompat.amp, migrate it by hand
+"""
+
+#: a setup helper holding the initialize, called on the training and the evaluation path
+SETUP_CALLED_TWICE = """\
+import torch
+from apex import amp
+
+
+def setup(model, lr):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer
+
+
+def train(model, optimizer, batches):
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(do_train, batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    if do_train:
+        model, optimizer = setup(model, 0.1)
+        train(model, optimizer, batches)
+    else:
+        model, _ = setup(model, 0.0)
+        return model(batches[0])
+"""
+SETUP_CALLED_TWICE_TODO = """\
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
+        #   amp.initialize is in setup(), which is called in 2 places in this file, so the
+        #   GradScaler cannot be returned to one caller; this file keeps apex.amp semantics
+        #   through apexcompat.amp, migrate it by hand
+"""
+
 #: a Trainer class built after initialize, the scaler handed to it (two examples use it)
 TRAINER_BUILT_AFTER_INITIALIZE = '''\
 import torch
@@ -5296,68 +5364,10 @@ def main(model, criterion, loader, optimizer):
     # cannot return the GradScaler to one caller, and the reason says so
     Example(
         "setup-helper-called-in-two-places-says-why-the-scaler-cannot-be-returned",
-        before="""\
-import torch
-from apex import amp
-
-
-def setup(model, lr):
-    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    return model, optimizer
-
-
-def train(model, optimizer, batches):
-    for x in batches:
-        loss = model(x).pow(2).mean()
-        optimizer.zero_grad()
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-
-
-def main(do_train, batches):
-    model = torch.nn.Linear(8, 1).cuda()
-    if do_train:
-        model, optimizer = setup(model, 0.1)
-        train(model, optimizer, batches)
-    else:
-        model, _ = setup(model, 0.0)
-        return model(batches[0])
-""",
-        after="""\
-import torch
-from apexcompat import amp
-
-
-def setup(model, lr):
-    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    return model, optimizer
-
-
-def train(model, optimizer, batches):
-    for x in batches:
-        loss = model(x).pow(2).mean()
-        optimizer.zero_grad()
-        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
-        #   amp.initialize is in setup(), which is called in 2 places in this file, so the
-        #   GradScaler cannot be returned to one caller; this file keeps apex.amp semantics
-        #   through apexcompat.amp, migrate it by hand
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-
-
-def main(do_train, batches):
-    model = torch.nn.Linear(8, 1).cuda()
-    if do_train:
-        model, optimizer = setup(model, 0.1)
-        train(model, optimizer, batches)
-    else:
-        model, _ = setup(model, 0.0)
-        return model(batches[0])
-""",
+        before=SETUP_CALLED_TWICE,
+        after=SETUP_CALLED_TWICE.replace("from apex import amp", "from apexcompat import amp").replace(
+            "        with amp.scale_loss(", SETUP_CALLED_TWICE_TODO + "        with amp.scale_loss("
+        ),
         codes=("APX102", "APX220"),
     ),
     # mocona's S.inject returns the function it decorates (it only turns the scoped-variable
@@ -5417,57 +5427,10 @@ def main(batches):
     # any other decorator may wrap the function in one that does not take the new parameter
     Example(
         "epoch-function-under-another-decorator-keeps-the-shim",
-        before="""\
-import torch
-from apex import amp
-
-from tools import timed
-
-
-@timed
-def train_one_epoch(model, optimizer, batches):
-    for x in batches:
-        loss = model(x).pow(2).mean()
-        optimizer.zero_grad()
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-
-
-def main(batches):
-    model = torch.nn.Linear(8, 1).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    for epoch in range(10):
-        train_one_epoch(model, optimizer, batches)
-""",
-        after="""\
-import torch
-from apexcompat import amp
-
-from tools import timed
-
-
-@timed
-def train_one_epoch(model, optimizer, batches):
-    for x in batches:
-        loss = model(x).pow(2).mean()
-        optimizer.zero_grad()
-        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
-        #   train_one_epoch: train_one_epoch is decorated; this file keeps apex.amp semantics
-        #   through apexcompat.amp, migrate it by hand
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-
-
-def main(batches):
-    model = torch.nn.Linear(8, 1).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    for epoch in range(10):
-        train_one_epoch(model, optimizer, batches)
-""",
+        before=OTHER_DECORATOR,
+        after=OTHER_DECORATOR.replace("from apex import amp", "from apexcompat import amp").replace(
+            "        with amp.scale_loss(", OTHER_DECORATOR_TODO + "        with amp.scale_loss("
+        ),
         codes=("APX102", "APX220"),
     ),
 ]
