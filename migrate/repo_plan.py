@@ -24,13 +24,15 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from .amp_param_plan import add_outside_users
 from .built_route import built_route
-from .carrier_plan import CarrierFacts, carrier_facts, share_carriers
+from .carrier_plan import CarrierFacts, carrier_facts, share_carriers, users_of, walked_files
 from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
 from .heir_plan import add_heir_routes
 from .processor_plan import add_processor_routes
 from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
+from .optional_scaler import module_stem, runs_alone, saves_or_loads_only
+from .reach import what_a_run_reaches
 from .forward_fed import HandedArgs, calls_in_repository
 from .gradient_helpers_plan import helpers_called_elsewhere
 from .repo_index import (
@@ -101,6 +103,10 @@ class FilePlan:
     loss_methods: Tuple[Tuple[str, str, int, str], ...] = ()
     #: those of ``entries`` that no file refers to (``unreferenced``): no call passes it yet
     unreferenced: Tuple[str, ...] = ()
+    #: those of ``entries`` also called from scripts that run alone, without a GradScaler: the
+    #: parameter defaults to None and each amp site is used only when it is given
+    #: (``optional_scaler``)
+    optional_entries: Tuple[str, ...] = ()
     #: (class, method) of this file whose method takes the GradScaler as a new parameter: the
     #: instance is built before the scaler exists (``model = GAN()`` before amp.initialize),
     #: so the calls of the method pass it (``model.train_step(..., scaler=scaler)``)
@@ -253,7 +259,7 @@ def handed_away(user: ModuleSummary, local: str, owner: Optional[ModuleSummary],
 
 
 def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, str, bytes]], definitions):
-    """Where files outside the index refer to ``name`` of ``module_path``: (shown, line,
+    """Where files outside the index refer to ``name`` of ``module_path``: (path, shown, line,
     calling definition); line 0 where it is used as a value there (subclassed, passed on)."""
     found = []
     needle = name.encode()
@@ -269,9 +275,9 @@ def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, 
                 continue
             calls = [c for c in summary.calls if c.text == text]
             if calls:
-                found.append((shown, calls[0].line, calls[0].owner))
+                found.append((path, shown, calls[0].line, calls[0].owner))
             elif attr and handed_away(summary, local, definitions.summary(module_path), name):
-                found.append((shown, 0, MODULE_LEVEL))  # imported and used as a value (a re-export is not)
+                found.append((path, shown, 0, MODULE_LEVEL))  # imported and used as a value (a re-export is not)
     return found
 
 
@@ -332,6 +338,84 @@ class _Definitions:
             if other is not None and (name in other.functions | other.classes or name in other.imports):
                 found.append(module)
         return found[0] if len(found) == 1 else None
+
+
+def _needy(
+    by_path: Dict[str, ModuleSummary],
+    launchers: Set[str],
+    callers: Dict[Def, List[Tuple[Def, int]]],
+    optional: Set[Def] = frozenset(),  # type: ignore[assignment]
+    reached: Set[Def] = frozenset(),  # type: ignore[assignment]
+) -> Set[Def]:
+    """The definitions that need the GradScaler: those with amp sites outside the launchers,
+    and upwards every definition that calls one (but a launcher's).  An ``optional`` one
+    passes the need on only to its callers the GradScaler reaches."""
+    needy: Set[Def] = set()
+    work = [
+        (p, owner)
+        for p, s in by_path.items()
+        if p not in launchers and not s.training_inits
+        for owner in s.owners_needing_scaler()
+        if owner != MODULE_LEVEL
+    ]
+    while work:
+        item = work.pop()
+        if item in needy:
+            continue
+        needy.add(item)
+        path, name = item
+        summary = by_path[path]
+        for owner, called in summary.local_calls.items():
+            if name in called and owner != MODULE_LEVEL and path not in launchers:
+                work.append((path, owner))
+        for caller, _line in callers.get(item, []):
+            if caller[0] not in launchers and caller[1] != MODULE_LEVEL and (item not in optional or caller in reached):
+                work.append(caller)
+    return needy
+
+
+def _optional_entries(
+    entries: Dict[Def, List[Tuple[Def, int]]], local_callers, reached: Set[Def], launchers: Set[str],
+    needy: Set[Def], edges, by_path: Dict[str, ModuleSummary], definitions: "_Definitions",
+    others: Sequence[Tuple[str, str, bytes]],
+) -> Set[Def]:
+    """The entries that take the GradScaler as ``scaler=None`` (``optional_scaler``): some
+    call of each has it, and every other file naming it runs only where no training
+    initialize runs."""
+    found: Set[Def] = set()
+    around: Optional[_AroundLaunchers] = None
+    walked: Optional[List[Tuple[str, ModuleSummary]]] = None
+    for item, calls in sorted(entries.items()):
+        if local_callers(item) or not saves_or_loads_only(item, by_path, edges, needy):
+            continue
+        if not any(c[0] in launchers or c in reached for c, _line in calls):
+            continue  # no call has a GradScaler: nothing to pass
+        walked = walked if walked is not None else walked_files(by_path, definitions)
+        users, why = users_of(walked, definitions, item[0], item[1])
+        # a file that only re-exports it (a package's ``__init__.py``) uses it nowhere itself;
+        # one the calls above do not cover (a star import, a file without apex) is checked whole
+        used = {p for p, local in users if _uses_name(definitions.summary(p), local)}
+        without = {c[0] for c, _line in calls if c[0] not in launchers and c not in reached}
+        without |= used - {c[0] for c, _line in calls}
+        if why or not without:
+            continue
+        around = around or _AroundLaunchers(by_path, others)
+
+        def importers(path: str, around: _AroundLaunchers = around) -> List[str]:
+            stem = module_stem(path)
+            indexed = [p for p, s in by_path.items() if any(stem in n.split(".") for n in s.import_lines)]
+            return indexed + [p for p, _shown in around.importers(stem)]
+
+        if all(runs_alone(p, definitions, importers) is None for p in sorted(without)):
+            found.add(item)
+    return found
+
+
+def _uses_name(summary: Optional[ModuleSummary], local: str) -> bool:
+    """``local`` is called, handed on or read from in ``summary``, not only imported."""
+    return summary is None or bool(
+        local in summary.called_names or local in summary.escaping or local in summary.attribute_reads
+    )
 
 
 def _note_unreachable(
@@ -425,7 +509,7 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                     return f"subclassed, passed on or stored in {other.shown}, never called directly"
         outside = _callers_elsewhere(name, path, others, definitions)
         if outside:
-            shown, line, owner = outside[0]
+            _path, shown, line, owner = outside[0]
             if not line:
                 return f"subclassed, passed on or stored in {shown}, a file without apex.amp, never called directly"
             where = f"{shown}:{line}, in {owner}" if owner != MODULE_LEVEL else shown
@@ -678,27 +762,7 @@ def build_plan(
         launchers |= {factory_path} | {receiver[0] for receiver, _text in receivers}
 
     # definitions that need the scaler, from the sites upwards through their callers
-    needy: Set[Def] = set()
-    work = [
-        (p, owner)
-        for p, s in by_path.items()
-        if p not in launchers and not s.training_inits
-        for owner in s.owners_needing_scaler()
-        if owner != MODULE_LEVEL
-    ]
-    while work:
-        item = work.pop()
-        if item in needy:
-            continue
-        needy.add(item)
-        path, name = item
-        summary = by_path[path]
-        for owner, called in summary.local_calls.items():
-            if name in called and owner != MODULE_LEVEL and path not in launchers:
-                work.append((path, owner))
-        for caller, _line in callers.get(item, []):
-            if caller[0] not in launchers and caller[1] != MODULE_LEVEL:
-                work.append(caller)
+    needy = _needy(by_path, launchers, callers)
 
     # framework hooks and runners (mmcv) get it from the runner the launcher builds
     riding = framework_route(
@@ -731,11 +795,22 @@ def build_plan(
     entries: Dict[Def, List[Tuple[Def, int]]] = {
         d: callers[d] for d in needy if d in callers and d not in riding.carried
     }
+    # a checkpoint function also called from scripts that run alone takes it as ``scaler=None``
+    optional = _optional_entries(entries, local_callers, reached, launchers, needy, edges, by_path, definitions, others)
+    if optional:
+        needy = _needy(by_path, launchers, callers, optional, reached)
+        entries = {
+            d: [c for c in calls if d not in optional or c[0][0] in launchers or c[0] in reached]
+            for d, calls in entries.items()
+            if d in needy
+        }
     refused: Set[Def] = set()
     for item, calls in entries.items():
         path, name = item
         reason = None
         for caller, line in calls + [(c, 0) for c in local_callers(item)]:
+            if item in optional:
+                break  # its callers without a GradScaler call it as before
             if caller[0] not in launchers and caller not in reached:
                 where = f"{by_path[caller[0]].shown}:{line}" if line else by_path[caller[0]].shown
                 reason = f"{name} is also called from {where} ({caller[1]}), where no GradScaler exists"
@@ -751,12 +826,12 @@ def build_plan(
                         and definitions.find(module, attr, other_path) == item
                     ):
                         reason = f"{name} is passed on as a value in {other.shown}, so its callers cannot be followed"
-        if reason is None:
+        if reason is None and item not in optional:
             outside = _callers_elsewhere(name, path, others, definitions)
-            if outside and not outside[0][1]:
-                reason = f"{name} is also subclassed, passed on or stored in {outside[0][0]}, where no GradScaler exists"
+            if outside and not outside[0][2]:
+                reason = f"{name} is also subclassed, passed on or stored in {outside[0][1]}, where no GradScaler exists"
             elif outside:
-                shown, line, owner = outside[0]
+                _path, shown, line, owner = outside[0]
                 reason = f"{name} is also called from {shown}:{line} ({owner}), where no GradScaler exists"
         if reason is None:
             base = _needy_base(item, by_path, definitions, needy - set(entries) - set(riding.carried))
@@ -944,6 +1019,7 @@ def build_plan(
             scaler_name=names.get(path, ""),
             entries=tuple(sorted(entries_of.get(path, []))),
             unreferenced=tuple(sorted(n for p, n in unreferenced if p == path)),
+            optional_entries=tuple(sorted(n for p, n in optional if p == path)),
             pass_to=tuple(sorted(pass_of.get(path, {}).items())),
             autocast_from_caller=tuple(sorted(from_caller.get(path, ()))),
             autocast_for_calls=tuple(sorted(for_calls.get(path, ()))),
@@ -1285,19 +1361,24 @@ class _AroundLaunchers:
                 for part in name.split("."):
                     self.imported_parts.setdefault(part, (path, summary.shown))
         self.others = others
-        #: a word on an import line of a file the index left out -> that file's shown path
-        self.import_line_words: Dict[bytes, str] = {}
-        for _p, shown, source in others:
+        #: a word on an import line of a file the index left out -> those files (path, shown)
+        self.import_line_words: Dict[bytes, List[Tuple[str, str]]] = {}
+        for path, shown, source in others:
             for line in _IMPORT_LINE.findall(source):
-                for word in re.findall(rb"\w+", line):
-                    self.import_line_words.setdefault(word, shown)
+                for word in set(re.findall(rb"\w+", line)):
+                    self.import_line_words.setdefault(word, []).append((path, shown))
 
     def may_import(self, stem: str) -> Optional[str]:
         """The first file the index left out with ``stem`` as a word on an import line."""
+        found = self.importers(stem)
+        return found[0][1] if found else None
+
+    def importers(self, stem: str) -> List[Tuple[str, str]]:
+        """The files the index left out with ``stem`` as a word on an import line."""
         if re.fullmatch(r"\w+", stem, re.ASCII):
-            return self.import_line_words.get(stem.encode())
+            return self.import_line_words.get(stem.encode(), [])
         line = re.compile(rb"^[ \t]*(from|import)[ \t][^\n]*\b" + re.escape(stem.encode()) + rb"\b", re.MULTILINE)
-        return next((shown for _p, shown, source in self.others if line.search(source)), None)
+        return [(p, shown) for p, shown, source in self.others if line.search(source)]
 
 
 _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from|import)[ \t][^\n]*", re.MULTILINE)
@@ -1324,7 +1405,6 @@ def _may_reach_a_scaled_loss(
     definition a reached file hands on as a value owns no ``amp.scale_loss`` and no GradScaler
     use.  Otherwise (a file that cannot be read, a star import of the repository, a
     ``scale_loss`` the index does not place) it says why not, for debugging and tests."""
-    resolver = definitions.resolver
     if around.unplaced is not None:
         return around.unplaced
     if not by_path[launcher].main_guard:
@@ -1341,93 +1421,23 @@ def _may_reach_a_scaled_loss(
     shown = around.may_import(stem)
     if shown is not None:
         return f"{shown} may import the launcher"  # a text search: no summary of every file
-    seen: Set[Def] = set()
-    files: Set[str] = set()
-    work: List[Def] = []
 
-    def reach_file(path: str) -> Optional[str]:
-        """Queue what importing ``path`` runs and hands on; why not, when it cannot be followed."""
-        if path in files:
-            return None
-        files.add(path)
-        summary = definitions.summary(path)
-        if summary is None:
-            return f"{path} cannot be read"
+    def file_check(path: str, summary: ModuleSummary) -> Optional[str]:
         attributed = {site.owner for site in summary.amp_sites if site.member == "scale_loss"}
         if summary.scale_loss_named and not attributed:
             return f"{summary.shown} names scale_loss through a name the index does not follow"
         if _names_a_scaler(summary) and path != launcher:
             return f"{summary.shown} uses a GradScaler"
-        for module in summary.star_imports:
-            if resolver.resolve(module, path) is not None:
-                return f"{summary.shown} star-imports {module}"
-        own = summary.functions | summary.classes
-        work.append((path, MODULE_LEVEL))
-        work.extend((path, name) for name in summary.module_calls | (summary.escaping & own))
-        for local, (module, attr) in summary.imports.items():
-            # importing runs the module (and a submodule imported by name)
-            for dotted in (module, f"{module}.{attr}") if attr else (module,):
-                target = resolver.resolve(dotted, path)
-                why = reach_file(target) if target is not None else None
-                if why is not None:
-                    return why
-            if not attr or local not in summary.escaping:
-                continue  # an imported name is followed where it is called
-            # a value of a repository module handed on was built by that module's own code,
-            # reached above (a function bound to another name is one of its escaping names)
-            item = definitions.find(module, attr, path, anywhere=True)
-            if item is not None:
-                work.append(item)
-        # a function of a repository module read as ``module.function`` (handed on as a value:
-        # ``runner.override_backward(default_backward.amp_backward)``) may run
-        for local, attribute in {pair for pairs in summary.name_attributes.values() for pair in pairs}:
-            if local not in summary.imports:
-                continue
-            module, attr = summary.imports[local]
-            target = resolver.resolve(f"{module}.{attr}" if attr else module, path)
-            read = definitions.summary(target) if target is not None else None
-            if read is not None and attribute in read.functions | read.classes:
-                work.append((target, attribute))
         return None
 
-    for name in {MODULE_LEVEL} | by_path[launcher].functions | by_path[launcher].classes:
-        work.append((launcher, name))
-    why = reach_file(launcher)
-    if why is not None:
-        return why
-    while work:
-        item = work.pop()
-        if item in seen:
-            continue
-        seen.add(item)
-        path, name = item
-        why = reach_file(path)
-        if why is not None:
-            return why
-        summary = definitions.summary(path)
-        if summary is None:
-            return f"{path} cannot be read"
+    def item_check(path: str, summary: ModuleSummary, name: str) -> Optional[str]:
         if any(site.owner == name and site.member == "scale_loss" for site in summary.amp_sites):
             return f"{name} of {summary.shown} scales a loss"
         if _scales_natively(summary, name):
             return f"{name} of {summary.shown} may scale through a GradScaler"
-        own = summary.functions | summary.classes
-        work.extend((path, callee) for callee in summary.local_calls.get(name, set()) & own)
-        for call in summary.calls:
-            if call.owner != name or (call.guarded and path != launcher):
-                continue
-            callee = definitions.find(call.module, call.name, path, anywhere=True)
-            if callee is not None:
-                work.append(callee)
-                continue
-            # a value of a repository module (``nms = amp.float_function(_C.nms)``, an instance,
-            # a submodule's function) was made by code reached with its module
-            for dotted in (call.module, f"{call.module}.{call.name}"):
-                target = resolver.resolve(dotted, path)
-                why = reach_file(target) if target is not None else None
-                if why is not None:
-                    return why
-    return None
+        return None
+
+    return what_a_run_reaches(launcher, definitions, file_check, item_check)
 
 
 def _with_wrappers(

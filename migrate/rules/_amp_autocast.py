@@ -808,11 +808,13 @@ class AutocastPlacement(AmpRule):
         if chain not in outer or self._inside_autocast(chain):
             return None
         at = outer.index(chain)
+        # an ``if`` the region covers (the loss summed over a dict of outputs) is no barrier
+        stops = [j for j in range(at - 1, -1, -1) if self._is_barrier(outer[j]) and not self._rides_in_span(outer[j])]
         start = next(
-            (j for j in range(at - 1, -1, -1) if self._is_barrier(outer[j]) or self._is_model_call(outer[j], models)),
+            (j for j in range(at - 1, -1, -1) if j in stops or self._is_model_call(outer[j], models)),
             None,
         )
-        if start is None or self._is_barrier(outer[start]):
+        if start is None or start in stops:
             return None
         forward = outer[start:at]
         produced = set().union(*(assigned_names(m) for m in forward))

@@ -27,6 +27,74 @@ for x, y in loader:
     optimizer.step()
 """
 
+#: an epoch function under a decorator not known to return it: the scaler cannot be passed
+OTHER_DECORATOR = """\
+import torch
+from apex import amp
+
+from tools import timed
+
+
+@timed
+def train_one_epoch(model, optimizer, batches):
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, batches)
+"""
+OTHER_DECORATOR_TODO = """\
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
+        #   train_one_epoch: train_one_epoch is decorated; this file keeps apex.amp semantics
+        #   through apexcompat.amp, migrate it by hand
+"""
+
+#: a setup helper holding the initialize, called on the training and the evaluation path
+SETUP_CALLED_TWICE = """\
+import torch
+from apex import amp
+
+
+def setup(model, lr):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer
+
+
+def train(model, optimizer, batches):
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(do_train, batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    if do_train:
+        model, optimizer = setup(model, 0.1)
+        train(model, optimizer, batches)
+    else:
+        model, _ = setup(model, 0.0)
+        return model(batches[0])
+"""
+SETUP_CALLED_TWICE_TODO = """\
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
+        #   amp.initialize is in setup(), which is called in 2 places in this file, so the
+        #   GradScaler cannot be returned to one caller; this file keeps apex.amp semantics
+        #   through apexcompat.amp, migrate it by hand
+"""
+
 #: a Trainer class built after initialize, the scaler handed to it (two examples use it)
 TRAINER_BUILT_AFTER_INITIALIZE = '''\
 import torch
@@ -5215,6 +5283,155 @@ def train(cfg, net, optimizer, batches):
         optimizer.zero_grad()
 """,
         codes=("APX101", "APX201", "APX204", "APX209", "APX301", "APX311"),
+    ),
+    # the loss is summed over a dict of outputs in an if before the accumulation if: the if
+    # (a plain loop inside, no step) is part of the forward span, not a barrier before it
+    Example(
+        "loss-summed-over-the-outputs-in-an-if-before-the-accumulation-branches",
+        before="""\
+import torch
+from apex import amp
+
+
+def train_one_epoch(model, criterion, loader, optimizer, steps):
+    for idx, (samples, targets) in enumerate(loader):
+        outputs = model(samples)
+        if isinstance(outputs, dict):
+            loss = 0.0
+            for name, pred in outputs.items():
+                if "aux" in name:
+                    loss += 0.1 * criterion(pred, targets)
+                else:
+                    loss += criterion(pred, targets)
+        else:
+            loss = criterion(outputs, targets)
+        if steps > 1:
+            loss = loss / steps
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            if (idx + 1) % steps == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+        else:
+            optimizer.zero_grad()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+
+
+def main(model, criterion, loader, optimizer):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    train_one_epoch(model, criterion, loader, optimizer, 2)
+""",
+        after="""\
+import torch
+
+
+def train_one_epoch(model, criterion, loader, optimizer, steps, scaler):
+    for idx, (samples, targets) in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            outputs = model(samples)
+            if isinstance(outputs, dict):
+                loss = 0.0
+                for name, pred in outputs.items():
+                    if "aux" in name:
+                        loss += 0.1 * criterion(pred, targets)
+                    else:
+                        loss += criterion(pred, targets)
+            else:
+                loss = criterion(outputs, targets)
+        if steps > 1:
+            loss = loss / steps
+            scaler.scale(loss).backward()
+            if (idx + 1) % steps == 0:
+                scaler.step(optimizer)
+                scaler.update()
+                optimizer.zero_grad()
+        else:
+            optimizer.zero_grad()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+
+
+def main(model, criterion, loader, optimizer):
+    scaler = torch.amp.GradScaler("cuda")
+    train_one_epoch(model, criterion, loader, optimizer, 2, scaler)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
+    ),
+    # the helper that initializes is called on the training and on the evaluation path: it
+    # cannot return the GradScaler to one caller, and the reason says so
+    Example(
+        "setup-helper-called-in-two-places-says-why-the-scaler-cannot-be-returned",
+        before=SETUP_CALLED_TWICE,
+        after=SETUP_CALLED_TWICE.replace("from apex import amp", "from apexcompat import amp").replace(
+            "        with amp.scale_loss(", SETUP_CALLED_TWICE_TODO + "        with amp.scale_loss("
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    # mocona's S.inject returns the function it decorates (it only turns the scoped-variable
+    # markers among its defaults into their variables): the epoch function takes the scaler
+    Example(
+        "epoch-function-under-a-decorator-that-returns-it-takes-the-scaler",
+        before="""\
+import torch
+from apex import amp
+from mocona.scopedvar import S, V
+
+
+@S.inject
+def train_one_epoch(model, optimizer, batches, epoch, epoch_num=V.epoch_num):
+    S.assign(epoch_num, epoch)
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def main(batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, batches, epoch)
+""",
+        after="""\
+import torch
+from mocona.scopedvar import S, V
+
+
+@S.inject
+def train_one_epoch(model, optimizer, batches, epoch, epoch_num=V.epoch_num, *, scaler):
+    S.assign(epoch_num, epoch)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+
+def main(batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    for epoch in range(10):
+        train_one_epoch(model, optimizer, batches, epoch, scaler=scaler)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
+    ),
+    # any other decorator may wrap the function in one that does not take the new parameter
+    Example(
+        "epoch-function-under-another-decorator-keeps-the-shim",
+        before=OTHER_DECORATOR,
+        after=OTHER_DECORATOR.replace("from apex import amp", "from apexcompat import amp").replace(
+            "        with amp.scale_loss(", OTHER_DECORATOR_TODO + "        with amp.scale_loss("
+        ),
+        codes=("APX102", "APX220"),
     ),
 ]
 

@@ -1608,7 +1608,7 @@ def _check_layout(rule, info: AmpFile) -> None:
             n.node for n in info.needs if n.func is func
         )
         name = func.name.value if func is not None else "module level"
-        why = unreached_reason(rule, func, home_cls, info)
+        why = unreached_reason(rule, func, home_cls, info) or _not_returned(rule, training, needy)
         message = f"the scaler created at amp.initialize cannot be passed to {name}"
         info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
@@ -1872,6 +1872,32 @@ def _returned_scaler(rule, inits: List[InitSite], needy: List[Any]) -> Optional[
         return None
     returns = _tuple_returns(rule, helper, inits, width)
     return (call, returns) if returns else None
+
+
+def _not_returned(rule, inits: List[InitSite], needy: List[Any]) -> str:
+    """Why the helper holding the initialize (``setup(...)``, a module-level function that
+    needs no scaler itself) cannot return the GradScaler to its caller (``_returned_scaler``);
+    "" when there is no such helper or nothing stands in the way."""
+    helper = inits[0].func
+    if helper is None or not isinstance(rule.parents.get(helper), cst.Module) or helper in needy:
+        return ""
+    calls = _callers(rule, helper)
+    shown = f"{helper.name.value}()"
+    if calls is None:
+        return ""
+    if len(calls) != 1:
+        return (f"amp.initialize is in {shown}, which is called in {len(calls)} places in this file, so the "
+                "GradScaler cannot be returned to one caller")
+    caller = enclosing_function(rule.parents, calls[0])
+    line = rule.parents.get(rule.parents.get(calls[0]))
+    if (
+        caller is None
+        or not isinstance(caller.body, cst.IndentedBlock)
+        or not _in_body_through_plain_withs(rule.parents, line, caller.body)
+    ):
+        return (f"amp.initialize is in {shown}, whose call is not a statement of its caller's own body "
+                "unpacking what it returns, so the GradScaler cannot be returned there")
+    return ""
 
 
 #: context managers that change precision or gradients: never crossed or wrapped as plain
@@ -2690,7 +2716,7 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
         return ""
     if isinstance(parents.get(func), cst.Module):
         name = func.name.value
-        if func.decorators:
+        if not keeps_the_function(rule, func):
             return f"{name} is decorated"
         for node in walk(rule.tree):
             if not (isinstance(node, cst.Name) and node.value == name and node is not func.name):
@@ -2779,11 +2805,24 @@ def _qualified(parents: Any, func: Any) -> str:
     return f"{cls.name.value}.{func.name.value}" if cls is not None else func.name.value
 
 
+#: decorators proven to return the function they are given, so that a call of the decorated
+#: name is a call of the function itself, with whatever arguments it is given: mocona's
+#: ``S.inject`` (HRFormer's ``train_one_epoch``) swaps the scoped-variable markers among the
+#: function's defaults for their variables in place and returns the same function object
+SAME_FUNCTION_DECORATORS = frozenset({"mocona.scopedvar.S.inject"})
+
+
+def keeps_the_function(rule: Any, func: cst.FunctionDef) -> bool:
+    """Every decorator of ``func`` returns ``func`` itself (none: trivially)."""
+    return all(rule.qualified_names(d.decorator) & SAME_FUNCTION_DECORATORS for d in func.decorators)
+
+
 def _callers(rule, func: cst.FunctionDef, allow_none: bool = False) -> Optional[List[cst.Call]]:
     """Every call ``f(...)`` of a module-level function in this file, or None if ``f`` is
-    also used another way (passed on, reassigned, decorated) — then it cannot be threaded.
-    ``allow_none``: no call in this file is fine (the plan's entries, called from others)."""
-    if func.decorators:
+    also used another way (passed on, reassigned, decorated but by a decorator that returns
+    it) — then it cannot be threaded.  ``allow_none``: no call in this file is fine (the
+    plan's entries, called from others)."""
+    if not keeps_the_function(rule, func):
         return None
     name = func.name.value
     module = rule.tree

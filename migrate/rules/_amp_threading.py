@@ -49,6 +49,7 @@ class ScalerThreading(AmpRule):
         has defaults or stars) and ``calls`` pass it; ``remote``: the plan's entry, which the
         other files' calls pass by keyword."""
         name = info.scaler_name
+        optional = remote and info.plan is not None and func.name.value in info.plan.optional_entries
         params = func.params
         plain = not params.star_arg or isinstance(params.star_arg, cst.MaybeSentinel)
         simple = (
@@ -58,14 +59,17 @@ class ScalerThreading(AmpRule):
             and all(p.default is None for p in params.params)
         )
 
+        # an optional one (``scaler=None``) is used only where a caller gives it
+        param = cst.Param(cst.Name(name))
+        if optional:
+            bare = cst.SimpleWhitespace("")
+            param = param.with_changes(default=cst.Name("None"), equal=cst.AssignEqual(bare, bare))
+
         def add_param(upd: cst.FunctionDef) -> cst.FunctionDef:
             p = upd.params
             if simple:
-                new_params = list(p.params)
-                if new_params and new_params[-1].comma is cst.MaybeSentinel.DEFAULT:
-                    pass
-                return upd.with_changes(params=p.with_changes(params=new_params + [cst.Param(cst.Name(name))]))
-            kwonly = list(p.kwonly_params) + [cst.Param(cst.Name(name))]
+                return upd.with_changes(params=p.with_changes(params=list(p.params) + [param]))
+            kwonly = list(p.kwonly_params) + [param]
             star = p.star_arg if not isinstance(p.star_arg, cst.MaybeSentinel) else cst.ParamStar()
             return upd.with_changes(params=p.with_changes(kwonly_params=kwonly, star_arg=star))
 
@@ -88,12 +92,18 @@ class ScalerThreading(AmpRule):
         if remote:
             shown = say or func.name.value
             unreferenced = info.plan is not None and shown.split(".")[0] in info.plan.unreferenced
+            if optional:
+                how = (f"as a new parameter `{name}=None`, used only when given; the calls that have it pass it, "
+                       "the scripts without one that run alone call it as before")
+            else:
+                how = f"as a new parameter `{name}`; " + (
+                    "no file of the repository calls it: a call elsewhere must pass it" if unreferenced
+                    else "every call passes it"
+                )
             self.report(
                 func,
                 "APX213",
-                f"{shown}() takes the GradScaler created in another file as a new parameter `{name}`; "
-                + ("no file of the repository calls it: a call elsewhere must pass it" if unreferenced
-                   else "every call passes it"),
+                f"{shown}() takes the GradScaler created in another file {how}",
                 fixed=True,
                 severity="warning" if unreferenced else "info",
             )

@@ -175,6 +175,7 @@ class CheckpointRule(AmpRule):
             lookup = _without_own_scalers(self, module, lookup)
             self._scaler_elsewhere(info, lookup)
         helper_needed = False
+        optional = plan.optional_entries if plan is not None else ()
         for need in info.needs:
             if need.kind not in ("state_dict", "load_state_dict"):
                 continue
@@ -201,6 +202,8 @@ class CheckpointRule(AmpRule):
                     severity="info",
                 )
                 helper_needed = True
+            if self.settings.dtype != "bfloat16" and _in_optional_entry(self, need.func, optional):
+                _only_when_given(self, need.node, scaler.expr)
         if helper_needed:
             self._add_helper(module, HELPER)
             if info.loss_scalers > 1:
@@ -324,6 +327,58 @@ class CheckpointRule(AmpRule):
                 self.todo(need.node, "APX403", message)
             if stmt is not None:
                 self.replace_node(stmt, _without_unreachable_todo)
+
+
+def _in_optional_entry(rule: Any, func: Any, optional: Any) -> bool:
+    """``func`` is a top-level function whose GradScaler parameter defaults to None."""
+    return func is not None and func.name.value in optional and isinstance(rule.parents.get(func), cst.Module)
+
+
+def _only_when_given(rule: Any, call: cst.Call, scaler: str) -> None:
+    """The site ``call`` of a function whose GradScaler parameter defaults to None runs only
+    when it is given: the ``if`` holding its statement alone gets ``and scaler is not None``,
+    else the statement goes under ``if scaler is not None:``; a site inside a larger
+    statement becomes ``(... if scaler is not None else {})`` (None for a load)."""
+    given = f"{scaler} is not None"
+    stmt = rule.statement_of(call)
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    alone = (isinstance(small, cst.Expr) and small.value is call) or (
+        isinstance(small, cst.Assign) and small.value is call
+    )
+    if not alone:
+        empty = "{}" if isinstance(call.func, cst.Attribute) and call.func.attr.value == "state_dict" else "None"
+        rewrite = rule.node_replacements.get(call)
+        rule.replace_node(call, lambda upd: cst.IfExp(
+            test=expression(given),
+            body=rewrite(upd) if callable(rewrite) else rewrite if rewrite is not None else upd,
+            orelse=expression(empty),
+            lpar=[cst.LeftParen()],
+            rpar=[cst.RightParen()],
+        ))
+        return
+    block = rule.parents.get(stmt)
+    guard = rule.parents.get(block)
+    if isinstance(guard, cst.If) and guard.body is block and guard.orelse is None and len(block.body) == 1:
+        rule.replace_node(guard.test, lambda upd: cst.BooleanOperation(
+            left=_parenthesized(upd), operator=cst.And(), right=expression(given)
+        ))
+        return
+    rule.edits.replace(stmt, lambda upd: [cst.If(
+        test=expression(given),
+        body=cst.IndentedBlock(body=[upd.with_changes(leading_lines=[])]),
+        leading_lines=upd.leading_lines,
+    )])
+
+
+def _parenthesized(test: Any) -> Any:
+    """``test`` as the left operand of ``and``: an ``or``, a conditional expression, a lambda
+    or an assignment expression in parentheses."""
+    loose = (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or)) or isinstance(
+        test, (cst.IfExp, cst.Lambda, cst.NamedExpr)
+    )
+    if loose and not test.lpar:
+        return test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return test
 
 
 def _without_own_scalers(rule: Any, module: cst.Module, lookup: Any) -> Any:

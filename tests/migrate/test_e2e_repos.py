@@ -27,7 +27,8 @@ method a probe of another file calls after a plain backward and whose resume ini
 an old mmcv runner handed the launcher's batch processor and an optimizer hook the launcher builds,
 apex.amp kept on the options object handed to a method of a trainer picked from a table, a trainer
 module whose forward() outputs the launcher hands to its update method, a stepper class the launcher
-picks at run time beside a keeper handed apex.amp in a dict it spreads).  Once per module:
+picks at run time beside a keeper handed apex.amp in a dict it spreads, checkpoint helpers whose loader
+an evaluation script run on its own also calls without a loss scaler).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -80,8 +81,11 @@ clip_grads (the hook's) by 4.7e-1 (1.1e-4 with it).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Dict, List
@@ -402,6 +406,11 @@ LAYOUTS: Dict[str, dict] = {
     # ScalerCheckpoint(scaler) in the dict; the other branch: --no-fp16
     "r44_picked_trainer_keeper": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                       metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # r5's checkpoint helpers, whose loader an evaluation script (no apex, run on its own) also
+    # calls without a loss scaler: the loader takes the GradScaler as scaler=None and loads its
+    # state only when given (test_a_script_without_a_grad_scaler_still_loads_the_model)
+    "r45_optional_checkpoint_scaler": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                           metric="loss", native=[], fallbacks=[]),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -694,6 +703,32 @@ def test_native_checkpoint_rewinds_the_grad_scaler(repos):
     state = migrated["amp"]
     apex_view = {"loss_scale": state["scale"], "unskipped": state["_growth_tracker"]}
     assert apex_view == straight["amp"]["loss_scaler0"], (state, straight["amp"])
+
+
+def test_a_script_without_a_grad_scaler_still_loads_the_model(repos):
+    """r44: the migrated evaluate.py calls the checkpoint loader, which now takes the GradScaler
+    as ``scaler=None``, without one: it restores the model from the original's apex checkpoint
+    and leaves the loss-scaler entry alone, with apex and apexcompat unimportable."""
+    name = "r45_optional_checkpoint_scaler"
+    _native(repos, name)
+    _run(repos, "orig", name, "half")
+    checkpoint = repos["work"] / f"orig-{name}-half.ckpt.pt"
+    code = (
+        "import runpy, sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('apex', 'apexcompat'):\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        f"sys.argv = ['evaluate.py', {str(checkpoint)!r}]\n"
+        "runpy.run_path('evaluate.py', run_name='__main__')\n"
+    )
+    directory = repos["dirs"][name]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(directory), str(SCRIPTS_DIR)]))
+    done = subprocess.run([sys.executable, "-c", code], cwd=directory, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert re.search(rf"^step {LAYOUTS[name]['steps'] // 2}: eval loss ", done.stdout, re.M), done.stdout
 
 
 def test_report_measured_differences(repos, capsys):
