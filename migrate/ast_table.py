@@ -32,7 +32,9 @@ def _is_node(value: object) -> bool:
 
 
 #: fields that never hold a node to list, in any class (names, flags, ``ctx``)
-_PLAIN_FIELDS = frozenset({"ctx", "id", "attr", "module", "level", "conversion", "is_async", "type_comment", "asname", "tag"})
+_PLAIN_FIELDS = frozenset(
+    {"ctx", "id", "attr", "module", "level", "conversion", "is_async", "type_comment", "asname", "tag"}
+)
 
 
 def _node_fields(kind: type) -> Tuple[str, ...]:
