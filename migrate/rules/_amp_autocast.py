@@ -417,6 +417,12 @@ class AutocastPlacement(AmpRule):
         if spans[0][0] is None:
             spans = self._spans_at_callers(site, info)
         switches = [self._switch_in(func, info) for _, func in spans]
+        if not spans:
+            own = self._loss_from_own_forward(site, info)
+            if own == ():
+                return
+            if own is not None:
+                spans, switches = [own[0]], [own[1]]
         if not spans and self._under_callers_autocast(site, info):
             return
         if not spans and self._at_callers_in_launcher(site, info):
@@ -426,8 +432,9 @@ class AutocastPlacement(AmpRule):
             self.todo(
                 site.with_stmt,
                 "APX210",
-                "the forward pass and loss are not next to this amp.scale_loss: wrap them in "
-                f'`with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
+                "the forward pass and loss are not next to this amp.scale_loss"
+                + (self._why_not_own_forward(site) if not spans else "")
+                + f': wrap them in `with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
             )
             return
         handed = self._handed_forward_results(site, info)
@@ -462,6 +469,73 @@ class AutocastPlacement(AmpRule):
         calls = dict(info.plan.handed_calls).get(func.name.value)
         if not positions or len(positions) != len(handed) or not forward_fed(positions, list(calls or ())):
             return None
+        return self._forward_body_span(cls, info)
+
+    def _loss_from_own_forward(self, site: ScaleLossSite, info: AmpFile) -> Optional[Tuple[Any, ...]]:
+        """``def update_params(self, loss): loss /= accum; with amp.scale_loss(loss, ...)`` of a
+        module whose every caller in the repository hands it what the receiver's own
+        ``forward()`` returned (``loss = box(x); box.update_params(loss)``, ``forward_fed``):
+        the whole forward pass of the loss runs in that ``forward()``, which becomes the span
+        (``_forward_body_span``).  None when not proven: the loss is no parameter, or is
+        reassigned in the method from anything but itself (``loss = loss / n``), the class
+        defines ``__call__`` (a call of it need not run ``forward()``) or a same-file subclass
+        overrides ``forward()``."""
+        func, cls = site.func, class_of_method(self.parents, site.func)
+        if func is None or cls is None or info.plan is None or func.name.value == "forward":
+            return None
+        if not isinstance(site.loss, cst.Name):
+            return None
+        name = site.loss.value
+        params = [p.name.value for p in func.params.params][1:]
+        if name not in params:
+            return None
+        members = {m.name.value for m in cls.body.body if isinstance(m, cst.FunctionDef)}
+        if "forward" not in members or "__call__" in members or self._overridden_in_same_file(cls, "forward"):
+            return None
+        models = self._model_texts(info)
+        for node in walk(func.body):
+            if isinstance(node, cst.NamedExpr) and name in assigned_names(node):
+                return None
+            if isinstance(node, cst.SimpleStatementLine) and name in assigned_names(node):
+                if self._is_model_call(node, models, via_args=True):
+                    return None
+        if not _only_adds_to(func.body, {name}):
+            return None
+        calls = dict(info.plan.handed_calls).get(func.name.value)
+        if not forward_fed([(params.index(name), name)], list(calls or ())):
+            return None
+        return self._forward_body_span(cls, info)
+
+    def _why_not_own_forward(self, site: ScaleLossSite) -> str:
+        """Where the loss is a parameter of a method of a module with its own ``forward()``
+        (``_loss_from_own_forward`` did not prove that route): the words that say so."""
+        func, cls = site.func, class_of_method(self.parents, site.func)
+        if func is None or cls is None or not isinstance(site.loss, cst.Name):
+            return ""
+        if site.loss.value not in [p.name.value for p in func.params.params][1:]:
+            return ""
+        if not any(isinstance(m, cst.FunctionDef) and m.name.value == "forward" for m in cls.body.body):
+            return ""
+        return (
+            f" ({func.name.value}() is handed {site.loss.value}, and not every call of it in the repository "
+            f"provably hands it what the receiver's own forward() returned)"
+        )
+
+    def _overridden_in_same_file(self, cls: cst.ClassDef, method: str) -> bool:
+        """Whether a class of this file derives from ``cls`` (by its plain name) and defines
+        ``method`` itself."""
+        for node in walk(self.tree):
+            if not isinstance(node, cst.ClassDef) or node is cls:
+                continue
+            if any(isinstance(b.value, cst.Name) and b.value.value == cls.name.value for b in node.bases):
+                if any(isinstance(m, cst.FunctionDef) and m.name.value == method for m in node.body.body):
+                    return True
+        return False
+
+    def _forward_body_span(self, cls: cst.ClassDef, info: AmpFile) -> Optional[Tuple[Any, ...]]:
+        """The whole body of ``cls.forward()`` (after its docstring) as a span, with the
+        scaler's switch there: ``((statements, forward), switch)``; ``()`` when it runs under
+        an autocast already; None for a generator, an empty body or the scaler out of reach."""
         forward = next(m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value == "forward")
         members = list(forward.body.body) if isinstance(forward.body, cst.IndentedBlock) else []
         if members and isinstance(members[0], cst.SimpleStatementLine) and isinstance(members[0].body[0], cst.Expr):
