@@ -215,9 +215,11 @@ class AutocastPlacement(AmpRule):
                 return False
         return False
 
-    def _own_method_runs_model(self, call: cst.Call, text: str, models: set) -> bool:
+    def _own_method_runs_model(self, call: cst.Call, text: str, models: set, depth: int = 0) -> bool:
         """``loss = self._calc_loss(batch)``: a plain method of the same class whose own body
-        (not a function nested in it) calls the model, so the forward pass runs in this call."""
+        (not a function nested in it) calls the model, so the forward pass runs in this call;
+        also through a chain of such methods (``self.train_forward(x)`` returning
+        ``self.common_forward(x)``, which calls the model), at most three deep."""
         func = enclosing(self.parents, call, cst.FunctionDef)
         cls = class_of_method(self.parents, func)
         receiver, _, method = text.partition(".")
@@ -228,7 +230,16 @@ class AutocastPlacement(AmpRule):
         )
         if target is None or class_of_method(self.parents, target) is not cls:
             return False
-        return any(self._is_model_call(stmt, models) for stmt in target.body.body)
+        if any(self._is_model_call(stmt, models) for stmt in target.body.body):
+            return True
+        if depth >= 2:
+            return False
+        return any(
+            isinstance(sub, cst.Call)
+            and isinstance(sub.func, cst.Attribute)
+            and self._own_method_runs_model(sub, code_of(sub.func), models, depth + 1)
+            for sub in walk(target.body)
+        )
 
     def _is_plain_with(self, stmt: Any) -> bool:
         """``with Nvtx("forward"):``, ``with timer:``: a ``with`` that changes nothing about

@@ -4618,6 +4618,90 @@ class Trainer:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # the loss handed to the backward helper comes from a method of the same class that
+        # runs the model only through another such method (TorchBlocks' trainer:
+        # ``outputs = self.train_forward(x)``, which returns ``self.train_common_forward(x)``):
+        # the forward pass is in that call all the same, so the autocast goes around it at
+        # the helper's caller
+        "forward-pass-through-a-chain-of-methods-of-the-same-class",
+        before="""\
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer = model, optimizer
+        self.fp16 = fp16
+
+    def setup(self):
+        if self.fp16:
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def plain_forward(self, batch):
+        self.model.train()
+        return {"loss": self.model(batch).mean()}
+
+    def train_forward(self, batch, twice):
+        if twice:
+            first = self.plain_forward(batch)
+            return {"loss": first["loss"] + self.plain_forward(batch)["loss"]}
+        return self.plain_forward(batch)
+
+    def backward(self, loss):
+        if self.fp16:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+
+    def train_step(self, batch, twice):
+        outputs = self.train_forward(batch, twice)
+        self.backward(outputs["loss"])
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+        return outputs
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer = model, optimizer
+        self.fp16 = fp16
+
+    def setup(self):
+        use_amp = bool(self.fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def plain_forward(self, batch):
+        self.model.train()
+        return {"loss": self.model(batch).mean()}
+
+    def train_forward(self, batch, twice):
+        if twice:
+            first = self.plain_forward(batch)
+            return {"loss": first["loss"] + self.plain_forward(batch)["loss"]}
+        return self.plain_forward(batch)
+
+    def backward(self, loss):
+        if self.fp16:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+
+    def train_step(self, batch, twice):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            outputs = self.train_forward(batch, twice)
+        self.backward(outputs["loss"])
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+        return outputs
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+    ),
+    Example(
         # the project's own clipping helper is handed the parameters through a comprehension:
         # it reads their gradients, which GradScaler leaves scaled until the step (clipping
         # the scaled ones at the same threshold would cut every update down by the loss scale)
