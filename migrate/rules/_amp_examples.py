@@ -5300,6 +5300,137 @@ def train(cfg, net, optimizer, batches):
 """,
         codes=("APX101", "APX201", "APX204", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # the optimizer apex returned is stored on another object (``stepper.optimizer = opt``)
+        # that steps it in a method of its own after a learning-rate warm-up (BiSeNet's fp16
+        # script): GradScaler.step needs the optimizer itself; the finding says so (it named the
+        # module-level caller of train() before)
+        "fallback-optimizer-stepped-through-the-object-that-holds-it",
+        before="""\
+import torch
+from apex import amp
+
+from lr import WarmupStepper
+
+
+def train(net, batches):
+    stepper = WarmupStepper(net, lr=0.1)
+    net, opt = amp.initialize(net, stepper.optimizer, opt_level="O1")
+    stepper.optimizer = opt
+    for x, y in batches:
+        stepper.zero_grad()
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        with amp.scale_loss(loss, opt) as scaled_loss:
+            scaled_loss.backward()
+        stepper.step()
+
+
+if __name__ == "__main__":
+    train(torch.nn.Linear(2, 2).cuda(), [])
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+from lr import WarmupStepper
+
+
+def train(net, batches):
+    stepper = WarmupStepper(net, lr=0.1)
+    net, opt = amp.initialize(net, stepper.optimizer, opt_level="O1")
+    stepper.optimizer = opt
+    for x, y in batches:
+        stepper.zero_grad()
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        # TODO(apexcompat): opt.step() is not in the same function as amp.scale_loss, and opt is
+        #   stored as stepper.optimizer and stepped through stepper.step(), a method of that
+        #   object, not here: GradScaler.step needs the optimizer itself, so that method would
+        #   have to step it through the scaler; this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, opt) as scaled_loss:
+            scaled_loss.backward()
+        stepper.step()
+
+
+if __name__ == "__main__":
+    train(torch.nn.Linear(2, 2).cuda(), [])
+""",
+        codes=('APX102', 'APX220'),
+    ),
+    Example(
+        # the function that scales the loss is also called from an evaluation function without
+        # the GradScaler (rsna-ich-appian42's run_nn, called by valid() and test()): the finding
+        # names those callers (it gave no reason before)
+        "fallback-epoch-function-also-called-from-an-evaluation-function",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, fp16):
+    if fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for epoch in range(3):
+        run_epoch("train", model, loader, optimizer, fp16=fp16)
+
+
+def evaluate(model, loader):
+    with torch.no_grad():
+        return run_epoch("valid", model, loader)
+
+
+def run_epoch(mode, model, loader, optimizer=None, fp16=None):
+    total = 0.0
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        total += loss.item()
+        if mode == "train":
+            if fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    return total
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(model, optimizer, loader, fp16):
+    if fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for epoch in range(3):
+        run_epoch("train", model, loader, optimizer, fp16=fp16)
+
+
+def evaluate(model, loader):
+    with torch.no_grad():
+        return run_epoch("valid", model, loader)
+
+
+def run_epoch(mode, model, loader, optimizer=None, fp16=None):
+    total = 0.0
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        total += loss.item()
+        if mode == "train":
+            if fp16:
+                # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to run_epoch:
+                #   run_epoch() is also called from evaluate(), where no GradScaler exists; this file
+                #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    return total
+""",
+        codes=('APX102', 'APX220'),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

@@ -2416,6 +2416,36 @@ def _caller_steps(rule, site: ScaleLossSite, opt_text: str) -> Tuple[List[cst.Ca
     return found, None
 
 
+def _stepped_through_holder(rule, site: ScaleLossSite, opt_text: str) -> Optional[str]:
+    """``optim.optim = opt`` in the function of ``site`` and ``optim.step()`` there: the
+    optimizer is stepped through another object's method, which may do more than step it
+    (a learning-rate warm-up) and which ``GradScaler.step`` cannot take (it needs the
+    optimizer itself).  The words for the finding, or None."""
+    if site.func is None:
+        return None
+    for node in walk(site.func.body):
+        if not (isinstance(node, cst.Assign) and code_of(node.value) == opt_text):
+            continue
+        for target in node.targets:
+            holder = target.target.value if isinstance(target.target, cst.Attribute) else None
+            if holder is None:
+                continue
+            text = code_of(holder)
+            if any(
+                isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "step"
+                and code_of(call.func.value) == text
+                for call in walk(site.func.body)
+            ):
+                return (
+                    f"{opt_text} is stored as {code_of(target.target)} and stepped through {text}.step(), "
+                    "a method of that object, not here: GradScaler.step needs the optimizer itself, so that "
+                    "method would have to step it through the scaler"
+                )
+    return None
+
+
 def _loops_around(rule, node: Any) -> List[Any]:
     loops, cur = [], node
     while cur in rule.parents:
@@ -2455,7 +2485,11 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 info.needs.append(Need(call, "step", func))
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
-            gap = _caller_steps(rule, site, code_of(opt))[1] or _holder_steps(rule, site, opt, info)
+            gap = (
+                _stepped_through_holder(rule, site, code_of(opt))
+                or _caller_steps(rule, site, code_of(opt))[1]
+                or _holder_steps(rule, site, opt, info)
+            )
             if gap is None and site.func is not None and isinstance(rule.parents.get(site.func), cst.Module):
                 gap = unreached_reason(rule, site.func, None, info) or None
                 gap = f"its callers cannot be followed: {gap}" if gap else None
@@ -2657,8 +2691,21 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
             stmt = rule.statement_of(node) if hasattr(rule, "statement_of") else None
             text = code_of(stmt).strip().splitlines()[0] if stmt is not None else code_of(parent)
             return f"{name} is also used as a value (`{text}` {place}){_kept_note(rule, where, home_cls, info)}"
-        if _callers(rule, func) == []:
+        calls = _callers(rule, func)
+        if calls == []:
             return f"{name} is not called in this file"
+        places = sorted(
+            {
+                f"{_qualified(parents, where)}()"
+                for where in (enclosing_function(parents, c) for c in calls or [])
+                if where is not None
+                and where is not func
+                and where not in info.access
+                and where not in {init.func for init in info.training_inits}
+            }
+        )
+        if places:
+            return f"{name}() is also called from {', '.join(places)}, where no GradScaler exists"
         return ""
     cls = class_of_method(parents, func)
     if cls is None or cls is home_cls:
