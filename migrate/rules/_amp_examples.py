@@ -5431,6 +5431,92 @@ def run_epoch(mode, model, loader, optimizer=None, fp16=None):
 """,
         codes=('APX102', 'APX220'),
     ),
+    Example(
+        # a helper handed apex.amp or None tests it before its amp.initialize (an apex workaround:
+        # ``if amp: optimizer.state = {}``), creates the GradScaler and uses it (the amp state
+        # loaded), while its caller scales the losses (unilm's s2s-ft): the findings say what the
+        # test is, and that the helper does not hand the GradScaler back (no reason was given)
+        "fallback-helper-tests-amp-before-initialize-and-uses-the-scaler-its-caller-needs",
+        before="""\
+import torch
+
+
+def prepare(args, model, state, amp):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if state:
+        optimizer.load_state_dict(state["optimizer"])
+        if amp:
+            optimizer.state = {}
+    if amp:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.level)
+        if state:
+            amp.load_state_dict(state["amp"])
+    return model, optimizer
+
+
+def train(args, model, batches, state):
+    if args.fp16:
+        from apex import amp
+    else:
+        amp = None
+    model, optimizer = prepare(args, model, state, amp=amp)
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    if args.fp16:
+        torch.save({"amp": amp.state_dict()}, "ckpt.pt")
+""",
+        after="""\
+import torch
+
+
+def prepare(args, model, state, amp):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if state:
+        optimizer.load_state_dict(state["optimizer"])
+        # TODO(apexcompat): the test `amp` (whether apex.amp was handed in: the GradScaler's
+        #   switch) comes before amp.initialize in the same function, where no GradScaler exists
+        #   yet; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        if amp:
+            optimizer.state = {}
+    if amp:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.level)
+        if state:
+            amp.load_state_dict(state["amp"])
+    return model, optimizer
+
+
+def train(args, model, batches, state):
+    if args.fp16:
+        from apexcompat import amp
+    else:
+        amp = None
+    model, optimizer = prepare(args, model, state, amp=amp)
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if args.fp16:
+            # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
+            #   train() gets the model and optimizer from prepare(), where amp.initialize is, which
+            #   uses the GradScaler itself after creating it, so it is not handed back as one more
+            #   returned value; this file keeps apex.amp semantics through apexcompat.amp, migrate
+            #   it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    if args.fp16:
+        torch.save({"amp": amp.state_dict()}, "ckpt.pt")
+""",
+        codes=('APX102', 'APX220'),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

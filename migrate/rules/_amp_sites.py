@@ -1558,14 +1558,21 @@ def _check_layout(rule, info: AmpFile) -> None:
             n.node for n in info.needs if n.func is func
         )
         name = func.name.value if func is not None else "module level"
-        why = unreached_reason(rule, func, home_cls, info)
+        why = _no_return_route(rule, training, func, needy) or unreached_reason(rule, func, home_cls, info)
         message = f"the scaler created at amp.initialize cannot be passed to {name}"
         info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
     in_home += [n.node for n in info.needs if n.func is home]
+    tests = {n.node for n in info.needs if n.kind in ("amp_param_on", "amp_param_off")}
     for node in in_home:
         if rule.line_of(node) < first_anchor_line:
-            info.blockers.append(Blocker(node, "this site comes before amp.initialize in the same function"))
+            what = "this site"
+            if node in tests:
+                # ``if amp: optimizer.state = {}`` before ``amp.initialize`` (unilm's s2s-ft)
+                what = f"the test `{code_of(node).strip()}` (whether apex.amp was handed in: the GradScaler's switch)"
+            info.blockers.append(
+                Blocker(node, f"{what} comes before amp.initialize in the same function, where no GradScaler exists yet")
+            )
     threaded: List[Any] = list(info.threaded.items()) + list(info.class_threaded.items())
     for func, calls in threaded:
         for call in calls:
@@ -1822,6 +1829,26 @@ def _returned_scaler(rule, inits: List[InitSite], needy: List[Any]) -> Optional[
         return None
     returns = _tuple_returns(rule, helper, inits, width)
     return (call, returns) if returns else None
+
+
+def _no_return_route(rule, inits: List[InitSite], func: Any, needy: List[Any]) -> str:
+    """Why ``func``, which calls the module-level helper holding the initialize, cannot get
+    the scaler back from it as one more returned value (``_returned_scaler``), for the
+    finding; "" when ``func`` calls no such helper or the reason is none of these."""
+    parents = rule.parents
+    helper = inits[0].func
+    if func is None or helper is None or not isinstance(parents.get(helper), cst.Module):
+        return ""
+    calls = [c for c in _callers(rule, helper) or [] if enclosing_function(parents, c) is func]
+    if not calls:
+        return ""
+    where = f"{func.name.value}() gets the model and optimizer from {helper.name.value}(), where amp.initialize is"
+    if helper in needy:
+        return (
+            f"{where}, which uses the GradScaler itself after creating it, so it is not handed back as one more "
+            "returned value"
+        )
+    return ""
 
 
 #: context managers that change precision or gradients: never crossed or wrapped as plain
@@ -2694,18 +2721,13 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
         calls = _callers(rule, func)
         if calls == []:
             return f"{name} is not called in this file"
-        places = sorted(
-            {
-                f"{_qualified(parents, where)}()"
-                for where in (enclosing_function(parents, c) for c in calls or [])
-                if where is not None
-                and where is not func
-                and where not in info.access
-                and where not in {init.func for init in info.training_inits}
-            }
-        )
-        if places:
-            return f"{name}() is also called from {', '.join(places)}, where no GradScaler exists"
+        callers = {enclosing_function(parents, c) for c in calls or []} - {func}
+        homes = {init.func for init in info.training_inits}
+        unreached = {where for where in callers if where not in info.access and where not in homes}
+        if unreached:
+            places = ", ".join(sorted(f"{_qualified(parents, where)}()" for where in unreached))
+            also = " also" if unreached != callers else ""
+            return f"{name}() is{also} called from {places}, where no GradScaler exists"
         return ""
     cls = class_of_method(parents, func)
     if cls is None or cls is home_cls:
