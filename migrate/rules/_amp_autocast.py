@@ -269,17 +269,22 @@ class AutocastPlacement(AmpRule):
         return self._is_plain_loop(stmt) and bool(assigned_names(stmt) & loss_texts)
 
     def _is_plain_loop(self, stmt: Any) -> bool:
-        """A synchronous ``for`` loop without ``else`` whose body is simple statements, ifs
-        and plain loops again (``for layer in layers: arch.append(sample(layer))`` before the
+        """A synchronous ``for`` loop without ``else`` whose body is simple statements, ifs,
+        plain loops again (``for layer in layers: arch.append(sample(layer))`` before the
         forward pass of a sampled architecture; no ``match`` or ``try`` there; no ``while``,
-        ``with``, ``try`` or definition at any depth, no loop inside an ``if``), with no step,
-        backward, backward helper or jump: autocast may span it whole."""
+        ``with``, ``try`` or definition at any depth, no loop inside an ``if``) and gradient-off
+        blocks (``_is_grad_off_block``: swav's per-crop ``with torch.no_grad(): q =
+        sinkhorn(out)`` before the crop's loss term), with no step, backward, backward helper
+        or jump: autocast may span it whole."""
         if not isinstance(stmt, cst.For) or stmt.asynchronous is not None or stmt.orelse is not None:
             return False
         inner: List[Any] = list(stmt.body.body) if isinstance(stmt.body, cst.IndentedBlock) else []
-        if not all(isinstance(s, (cst.SimpleStatementLine, cst.If)) or self._is_plain_loop(s) for s in inner):
+        if not all(
+            isinstance(s, (cst.SimpleStatementLine, cst.If)) or self._is_plain_loop(s) or self._is_grad_off_block(s)
+            for s in inner
+        ):
             return False
-        rest = [s for s in inner if not isinstance(s, cst.For)]
+        rest = [s for s in inner if not isinstance(s, (cst.For, cst.With))]
         return not _jumps(stmt) and not any(self._nests_or_steps(s) for s in rest) and not any(
             self._nests_or_steps(s, nests=False) for s in inner
         )

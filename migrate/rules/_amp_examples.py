@@ -5517,6 +5517,64 @@ def train(args, model, batches, state):
 """,
         codes=('APX102', 'APX220'),
     ),
+    Example(
+        # the loss is summed over views in a loop whose body computes each view's target under
+        # ``torch.no_grad()`` from the model's outputs (swav's per-crop assignments): the loop is
+        # part of the loss computation autocast covers (apex's O1 casts ran it too); before, the
+        # ``with`` in the loop stopped the search and the shim stayed
+        "loss-summed-in-a-loop-with-a-no-grad-target-per-view",
+        before="""\
+import torch
+import torch.nn.functional as F
+from apex import amp
+
+
+def train(model, optimizer, loader, views, fp16):
+    if fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for inputs in loader:
+        scores = model(inputs)
+        loss = 0
+        for k in range(views):
+            with torch.no_grad():
+                target = torch.softmax(scores[k].detach() / 0.05, dim=1)
+            loss -= torch.mean(torch.sum(target * F.log_softmax(scores[1 - k], dim=1), dim=1))
+        loss /= views
+        optimizer.zero_grad()
+        if fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+import torch.nn.functional as F
+
+
+def train(model, optimizer, loader, views, fp16):
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for inputs in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            scores = model(inputs)
+            loss = 0
+            for k in range(views):
+                with torch.no_grad():
+                    target = torch.softmax(scores[k].detach() / 0.05, dim=1)
+                loss -= torch.mean(torch.sum(target * F.log_softmax(scores[1 - k], dim=1), dim=1))
+            loss /= views
+        optimizer.zero_grad()
+        if fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [
