@@ -449,7 +449,7 @@ class AutocastPlacement(AmpRule):
                 site.with_stmt,
                 "APX210",
                 "the forward pass and loss are not next to this amp.scale_loss"
-                + (self._why_not_own_forward(site) if not spans else "")
+                + (self._why_not_own_forward(site) or self._why_handed_callable(site) if not spans else "")
                 + f': wrap them in `with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
             )
             return
@@ -536,6 +536,32 @@ class AutocastPlacement(AmpRule):
             f" ({func.name.value}() is handed {site.loss.value}, and not every call of it in the repository "
             f"provably hands it what the receiver's own forward() returned)"
         )
+
+    def _why_handed_callable(self, site: ScaleLossSite) -> str:
+        """``for fn in loss_funcs: loss, log = fn(batch)`` before the scale_loss: the loss comes
+        from calling a function the method is handed (a parameter, or a loop over one), whose
+        forward passes, and what the callers put in its arguments, are not followed.  The
+        words that say so, or ""."""
+        func = site.func
+        if func is None or not isinstance(site.loss, cst.Name):
+            return ""
+        params = {p.name.value for p in func.params.params}
+        handed = set(params)
+        for node in walk(func.body):
+            if isinstance(node, cst.For) and _reads(node.iter, params):
+                handed |= {n.value for n in walk(node.target) if isinstance(n, cst.Name)}
+        for node in walk(func.body):
+            if not isinstance(node, cst.Assign) or not isinstance(node.value, cst.Call):
+                continue
+            callee = node.value.func
+            if not isinstance(callee, cst.Name) or callee.value not in handed - {site.loss.value}:
+                continue
+            if site.loss.value in {n.value for t in node.targets for n in walk(t.target) if isinstance(n, cst.Name)}:
+                return (
+                    f" (the loss comes from {callee.value}(), a function {func.name.value}() is handed: "
+                    "its forward passes, and those of the callers that fill its arguments, are not followed)"
+                )
+        return ""
 
     def _overridden_in_same_file(self, cls: cst.ClassDef, method: str) -> bool:
         """Whether a class of this file derives from ``cls`` (by its plain name) and defines

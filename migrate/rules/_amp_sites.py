@@ -1266,7 +1266,35 @@ def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
         return
     if ok and _scaler_alias(rule, sub, info):
         return
-    info.blockers.append(Blocker(ref.expr, "private amp._amp_state use has no native equivalent"))
+    info.blockers.append(Blocker(ref.expr, _amp_state_refusal(rule, ref)))
+
+
+def _amp_state_refusal(rule, ref: AmpRef) -> str:
+    """Why a use of ``amp._amp_state`` stays (for the finding): what it reads of apex's loss
+    scalers when that is their scale or their overflow flag, read off all of them (DeepPrivacy
+    logs ``{i: s._loss_scale for i, s in enumerate(amp._amp_state.loss_scalers)}``), else that
+    it has no native equivalent."""
+    parents = rule.parents
+    chain = parents.get(ref.expr)
+    where: Any = chain
+    while where is not None and not isinstance(where, (cst.SimpleStatementLine, cst.For, cst.While, cst.If)):
+        where = parents.get(where)
+    read = set()
+    for node in walk(where) if where is not None else []:
+        if isinstance(node, cst.Attribute) and node.attr.value in ("_loss_scale", "loss_scale", "_has_overflow"):
+            read.add(node.attr.value)
+    if not (isinstance(chain, cst.Attribute) and chain.attr.value == "loss_scalers") or not read:
+        return "private amp._amp_state use has no native equivalent"
+    whose = "apex's loss scalers (one per loss id)"
+    if read & {"_loss_scale", "loss_scale"} and "_has_overflow" not in read:
+        return (
+            f"private amp._amp_state use: it reads the current scale of {whose}, what GradScaler.get_scale() "
+            "gives natively, but only amp._amp_state.loss_scalers[0].loss_scale() is rewritten to it"
+        )
+    return (
+        f"private amp._amp_state use: it reads whether one of {whose} found an overflow in the last "
+        "backward (_has_overflow), which a GradScaler keeps private (natively: the scale scaler.update() lowered)"
+    )
 
 
 def _scaler_use(rule, scaler: cst.BaseExpression, info: AmpFile) -> bool:
