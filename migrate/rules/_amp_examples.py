@@ -4699,7 +4699,7 @@ class Trainer:
         self.optimizer.zero_grad()
         return outputs
 """,
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
         # the project's own clipping helper is handed the parameters through a comprehension:
@@ -5355,7 +5355,7 @@ def train(net, batches):
 if __name__ == "__main__":
     train(torch.nn.Linear(2, 2).cuda(), [])
 """,
-        codes=('APX102', 'APX220'),
+        codes=("APX102", "APX220"),
     ),
     Example(
         # the function that scales the loss is also called from an evaluation function without
@@ -5429,7 +5429,7 @@ def run_epoch(mode, model, loader, optimizer=None, fp16=None):
             optimizer.zero_grad()
     return total
 """,
-        codes=('APX102', 'APX220'),
+        codes=("APX102", "APX220"),
     ),
     Example(
         # a helper handed apex.amp or None tests it before its amp.initialize (an apex workaround:
@@ -5515,7 +5515,7 @@ def train(args, model, batches, state):
     if args.fp16:
         torch.save({"amp": amp.state_dict()}, "ckpt.pt")
 """,
-        codes=('APX102', 'APX220'),
+        codes=("APX102", "APX220"),
     ),
     Example(
         # the loss is summed over views in a loop whose body computes each view's target under
@@ -5573,7 +5573,7 @@ def train(model, optimizer, loader, views, fp16):
         scaler.step(optimizer)
         scaler.update()
 """,
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311'),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
         # the loss comes from a loss function the method is handed (a loop over ``loss_funcs``)
@@ -5632,7 +5632,7 @@ class GanStep:
         batch["real_scores"] = self.disc(batch["img"])
         self.backward(batch, self.criteria, self.opt_d)
 """,
-        codes=('APX101', 'APX201', 'APX210', 'APX301', 'APX311'),
+        codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
     ),
     Example(
         # the scales of all apex loss scalers are read for logging (DeepPrivacy's StatsLogger):
@@ -5698,7 +5698,7 @@ class GanStep:
         #   apex.amp semantics through apexcompat.amp, migrate it by hand
         return {i: s._loss_scale for i, s in enumerate(amp._amp_state.loss_scalers)}
 """,
-        codes=('APX102', 'APX220'),
+        codes=("APX102", "APX220"),
     ),
 ]
 

@@ -5541,7 +5541,7 @@ class Box(nn.Module):
         self.scaler.update()
         self.optimizer.zero_grad()
 """ + OWN_FORWARD_LOSS_LAUNCHER,
-        codes=('APX101', 'APX103', 'APX201', 'APX209', 'APX301', 'APX311'),
+        codes=("APX101", "APX103", "APX201", "APX209", "APX301", "APX311"),
     ),
     # another call hands it a loss computed outside forward() (``box.net(x)``): nothing proves
     # that forward pass runs under autocast; the shim stays, and the TODO says why
@@ -5602,7 +5602,7 @@ class Box(nn.Module):
 def finetune(box, x, y):
     box.update_params((box.net(x) - y).pow(2).mean())
 """,
-        codes=('APX102', 'APX220'),
+        codes=("APX102", "APX220"),
     ),
 ]
 

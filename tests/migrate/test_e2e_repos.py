@@ -26,7 +26,8 @@ a local alias on each branch, a trainer with its own GradScaler beside apex, a t
 method a probe of another file calls after a plain backward and whose resume initializes again,
 an old mmcv runner handed the launcher's batch processor and an optimizer hook the launcher builds,
 apex.amp kept on the options object handed to a method of a trainer picked from a table, a trainer
-module whose forward() outputs the launcher hands to its update method).  Once per module:
+module whose forward() outputs the launcher hands to its update method, a training module whose
+call returns the loss the launcher hands back to its update method).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -393,6 +394,15 @@ LAYOUTS: Dict[str, dict] = {
     # loads amp's state itself; the other branch: --no-fp16
     "r43_forward_fed_update": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                    metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # loss = box(x, y); box.update_params(loss): the loss the update method scales is what
+    # calling the module returned, so forward() goes under autocast, switched like the GradScaler
+    # (created where the initialize was, beside an accelerator branch whose device it must not
+    # name); the update divides the loss for accumulation and clips amp.master_params at the
+    # step (every step by default: apex counts its unskipped steps per backward, a GradScaler
+    # per step); the other branches: --accumulate 2, --no-fp16
+    "r44_loss_from_module_call": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                      metric="loss", native=[], fallbacks=[],
+                                      branches={"accumulate": ["--accumulate", "2"], "off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
