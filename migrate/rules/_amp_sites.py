@@ -1586,7 +1586,9 @@ def _check_layout(rule, info: AmpFile) -> None:
             n.node for n in info.needs if n.func is func
         )
         name = func.name.value if func is not None else "module level"
-        why = _no_return_route(rule, training, func, needy) or unreached_reason(rule, func, home_cls, info)
+        why = _no_return_route(rule, training, func, needy) or unreached_reason(
+            rule, func, home_cls, info, reaches=lambda where: _reaches(rule, where, home, home_cls, info)
+        )
         message = f"the scaler created at amp.initialize cannot be passed to {name}"
         info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
@@ -2719,11 +2721,22 @@ def _class_callers(rule: Any, cls: Any, cross_file: bool = False) -> Optional[Li
     return calls if (calls or cross_file) else None
 
 
-def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
+def _reaches(rule, func: Any, home: Any, home_cls: Any, info: AmpFile) -> bool:
+    """Whether the scaler reaches ``func`` (``_access``), leaving the threading maps as they were."""
+    saved = (dict(info.access), dict(info.threaded), dict(info.class_threaded))
+    try:
+        return _access(rule, func, home, home_cls, info, set()) is not None
+    finally:
+        info.access, info.threaded, info.class_threaded = saved  # type: ignore[assignment]
+
+
+def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile, reaches: Any = None) -> str:
     """Why no GradScaler can be handed to ``func`` (for the finding), when it is plain: a
     module-level function used other than by calls (stylegan2's ``backwards =
     partial(loss_backwards, self.fp16)``), decorated or never called here; a method of a
-    class that is used other than by calls or never instantiated in this file.  "" else."""
+    class that is used other than by calls or never instantiated in this file; with
+    ``reaches`` (whether the scaler reaches a function), a module-level function called from
+    functions it does not reach.  "" else."""
     parents = rule.parents
     if func is None:
         return ""
@@ -2750,8 +2763,7 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
         if calls == []:
             return f"{name} is not called in this file"
         callers = {enclosing_function(parents, c) for c in calls or []} - {func}
-        homes = {init.func for init in info.training_inits}
-        unreached = {where for where in callers if where not in info.access and where not in homes}
+        unreached = {where for where in callers if reaches is not None and not reaches(where)}
         if unreached:
             places = ", ".join(sorted(f"{_qualified(parents, where)}()" for where in unreached))
             also = " also" if unreached != callers else ""
