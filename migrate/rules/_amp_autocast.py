@@ -215,9 +215,11 @@ class AutocastPlacement(AmpRule):
                 return False
         return False
 
-    def _own_method_runs_model(self, call: cst.Call, text: str, models: set) -> bool:
+    def _own_method_runs_model(self, call: cst.Call, text: str, models: set, depth: int = 0) -> bool:
         """``loss = self._calc_loss(batch)``: a plain method of the same class whose own body
-        (not a function nested in it) calls the model, so the forward pass runs in this call."""
+        (not a function nested in it) calls the model, so the forward pass runs in this call;
+        also through a chain of such methods (``self.train_forward(x)`` returning
+        ``self.common_forward(x)``, which calls the model), at most three deep."""
         func = enclosing(self.parents, call, cst.FunctionDef)
         cls = class_of_method(self.parents, func)
         receiver, _, method = text.partition(".")
@@ -228,7 +230,16 @@ class AutocastPlacement(AmpRule):
         )
         if target is None or class_of_method(self.parents, target) is not cls:
             return False
-        return any(self._is_model_call(stmt, models) for stmt in target.body.body)
+        if any(self._is_model_call(stmt, models) for stmt in target.body.body):
+            return True
+        if depth >= 2:
+            return False
+        return any(
+            isinstance(sub, cst.Call)
+            and isinstance(sub.func, cst.Attribute)
+            and self._own_method_runs_model(sub, code_of(sub.func), models, depth + 1)
+            for sub in walk(target.body)
+        )
 
     def _is_plain_with(self, stmt: Any) -> bool:
         """``with Nvtx("forward"):``, ``with timer:``: a ``with`` that changes nothing about
@@ -258,17 +269,22 @@ class AutocastPlacement(AmpRule):
         return self._is_plain_loop(stmt) and bool(assigned_names(stmt) & loss_texts)
 
     def _is_plain_loop(self, stmt: Any) -> bool:
-        """A synchronous ``for`` loop without ``else`` whose body is simple statements, ifs
-        and plain loops again (``for layer in layers: arch.append(sample(layer))`` before the
+        """A synchronous ``for`` loop without ``else`` whose body is simple statements, ifs,
+        plain loops again (``for layer in layers: arch.append(sample(layer))`` before the
         forward pass of a sampled architecture; no ``match`` or ``try`` there; no ``while``,
-        ``with``, ``try`` or definition at any depth, no loop inside an ``if``), with no step,
-        backward, backward helper or jump: autocast may span it whole."""
+        ``with``, ``try`` or definition at any depth, no loop inside an ``if``) and gradient-off
+        blocks (``_is_grad_off_block``: swav's per-crop ``with torch.no_grad(): q =
+        sinkhorn(out)`` before the crop's loss term), with no step, backward, backward helper
+        or jump: autocast may span it whole."""
         if not isinstance(stmt, cst.For) or stmt.asynchronous is not None or stmt.orelse is not None:
             return False
         inner: List[Any] = list(stmt.body.body) if isinstance(stmt.body, cst.IndentedBlock) else []
-        if not all(isinstance(s, (cst.SimpleStatementLine, cst.If)) or self._is_plain_loop(s) for s in inner):
+        if not all(
+            isinstance(s, (cst.SimpleStatementLine, cst.If)) or self._is_plain_loop(s) or self._is_grad_off_block(s)
+            for s in inner
+        ):
             return False
-        rest = [s for s in inner if not isinstance(s, cst.For)]
+        rest = [s for s in inner if not isinstance(s, (cst.For, cst.With))]
         return not _jumps(stmt) and not any(self._nests_or_steps(s) for s in rest) and not any(
             self._nests_or_steps(s, nests=False) for s in inner
         )
@@ -417,6 +433,12 @@ class AutocastPlacement(AmpRule):
         if spans[0][0] is None:
             spans = self._spans_at_callers(site, info)
         switches = [self._switch_in(func, info) for _, func in spans]
+        if not spans:
+            own = self._loss_from_own_forward(site, info)
+            if own == ():
+                return
+            if own is not None:
+                spans, switches = [own[0]], [own[1]]
         if not spans and self._under_callers_autocast(site, info):
             return
         if not spans and self._at_callers_in_launcher(site, info):
@@ -426,8 +448,9 @@ class AutocastPlacement(AmpRule):
             self.todo(
                 site.with_stmt,
                 "APX210",
-                "the forward pass and loss are not next to this amp.scale_loss: wrap them in "
-                f'`with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
+                "the forward pass and loss are not next to this amp.scale_loss"
+                + (self._why_not_own_forward(site) or self._why_handed_callable(site) if not spans else "")
+                + f': wrap them in `with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
             )
             return
         handed = self._handed_forward_results(site, info)
@@ -462,6 +485,99 @@ class AutocastPlacement(AmpRule):
         calls = dict(info.plan.handed_calls).get(func.name.value)
         if not positions or len(positions) != len(handed) or not forward_fed(positions, list(calls or ())):
             return None
+        return self._forward_body_span(cls, info)
+
+    def _loss_from_own_forward(self, site: ScaleLossSite, info: AmpFile) -> Optional[Tuple[Any, ...]]:
+        """``def update_params(self, loss): loss /= accum; with amp.scale_loss(loss, ...)`` of a
+        module whose every caller in the repository hands it what the receiver's own
+        ``forward()`` returned (``loss = box(x); box.update_params(loss)``, ``forward_fed``):
+        the whole forward pass of the loss runs in that ``forward()``, which becomes the span
+        (``_forward_body_span``).  None when not proven: the loss is no parameter, or is
+        reassigned in the method from anything but itself (``loss = loss / n``), the class
+        defines ``__call__`` (a call of it need not run ``forward()``) or a same-file subclass
+        overrides ``forward()``."""
+        func, cls = site.func, class_of_method(self.parents, site.func)
+        if func is None or cls is None or info.plan is None or func.name.value == "forward":
+            return None
+        if not isinstance(site.loss, cst.Name):
+            return None
+        name = site.loss.value
+        params = [p.name.value for p in func.params.params][1:]
+        if name not in params:
+            return None
+        members = {m.name.value for m in cls.body.body if isinstance(m, cst.FunctionDef)}
+        if "forward" not in members or "__call__" in members or self._overridden_in_same_file(cls, "forward"):
+            return None
+        models = self._model_texts(info)
+        for node in walk(func.body):
+            if isinstance(node, cst.NamedExpr) and name in assigned_names(node):
+                return None
+            if isinstance(node, cst.SimpleStatementLine) and name in assigned_names(node):
+                if self._is_model_call(node, models, via_args=True):
+                    return None
+        if not _only_adds_to(func.body, {name}):
+            return None
+        calls = dict(info.plan.handed_calls).get(func.name.value)
+        if not forward_fed([(params.index(name), name)], list(calls or ())):
+            return None
+        return self._forward_body_span(cls, info)
+
+    def _why_not_own_forward(self, site: ScaleLossSite) -> str:
+        """Where the loss is a parameter of a method of a module with its own ``forward()``
+        (``_loss_from_own_forward`` did not prove that route): the words that say so."""
+        func, cls = site.func, class_of_method(self.parents, site.func)
+        if func is None or cls is None or not isinstance(site.loss, cst.Name):
+            return ""
+        if site.loss.value not in [p.name.value for p in func.params.params][1:]:
+            return ""
+        if not any(isinstance(m, cst.FunctionDef) and m.name.value == "forward" for m in cls.body.body):
+            return ""
+        return (
+            f" ({func.name.value}() is handed {site.loss.value}, and not every call of it in the repository "
+            f"provably hands it what the receiver's own forward() returned)"
+        )
+
+    def _why_handed_callable(self, site: ScaleLossSite) -> str:
+        """``for fn in loss_funcs: loss, log = fn(batch)`` before the scale_loss: the loss comes
+        from calling a function the method is handed (a parameter, or a loop over one), whose
+        forward passes, and what the callers put in its arguments, are not followed.  The
+        words that say so, or ""."""
+        func = site.func
+        if func is None or not isinstance(site.loss, cst.Name):
+            return ""
+        params = {p.name.value for p in func.params.params}
+        handed = set(params)
+        for node in walk(func.body):
+            if isinstance(node, cst.For) and _reads(node.iter, params):
+                handed |= {n.value for n in walk(node.target) if isinstance(n, cst.Name)}
+        for node in walk(func.body):
+            if not isinstance(node, cst.Assign) or not isinstance(node.value, cst.Call):
+                continue
+            callee = node.value.func
+            if not isinstance(callee, cst.Name) or callee.value not in handed - {site.loss.value}:
+                continue
+            if site.loss.value in {n.value for t in node.targets for n in walk(t.target) if isinstance(n, cst.Name)}:
+                return (
+                    f" (the loss comes from {callee.value}(), a function {func.name.value}() is handed: "
+                    "its forward passes, and those of the callers that fill its arguments, are not followed)"
+                )
+        return ""
+
+    def _overridden_in_same_file(self, cls: cst.ClassDef, method: str) -> bool:
+        """Whether a class of this file derives from ``cls`` (by its plain name) and defines
+        ``method`` itself."""
+        for node in walk(self.tree):
+            if not isinstance(node, cst.ClassDef) or node is cls:
+                continue
+            if any(isinstance(b.value, cst.Name) and b.value.value == cls.name.value for b in node.bases):
+                if any(isinstance(m, cst.FunctionDef) and m.name.value == method for m in node.body.body):
+                    return True
+        return False
+
+    def _forward_body_span(self, cls: cst.ClassDef, info: AmpFile) -> Optional[Tuple[Any, ...]]:
+        """The whole body of ``cls.forward()`` (after its docstring) as a span, with the
+        scaler's switch there: ``((statements, forward), switch)``; ``()`` when it runs under
+        an autocast already; None for a generator, an empty body or the scaler out of reach."""
         forward = next(m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value == "forward")
         members = list(forward.body.body) if isinstance(forward.body, cst.IndentedBlock) else []
         if members and isinstance(members[0], cst.SimpleStatementLine) and isinstance(members[0].body[0], cst.Expr):

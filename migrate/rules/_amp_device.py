@@ -101,6 +101,8 @@ def device_type_at(rule: Any, node: Any, model_texts: Iterable[str]) -> str:
             root = _root(target)
             if not bound_at(root, node, rule.parents.get, scope):
                 continue
+            if _guarded_elsewhere(rule, target, node):
+                continue
             text = code_of(target)
             if isinstance(target, cst.Name) and _assigned_from_torch_device(rule, region, text):
                 return f"{text}.type"
@@ -109,6 +111,31 @@ def device_type_at(rule: Any, node: Any, model_texts: Iterable[str]) -> str:
             # ``def do_train(model, loader, optimizer, device)``: the caller chose the device
             return f"torch.device({DEVICE_PARAM}).type"
     return _module_method_device(rule, node) or CUDA
+
+
+def _guarded_elsewhere(rule: Any, target: Any, node: Any) -> bool:
+    """``if self.accelerator is not None: teacher.to(self.accelerator.device)`` while ``node``
+    is on the other branch: an attribute of an attribute (``self.accelerator.device``) moved
+    to inside an ``if`` branch that does not also hold ``node`` may not exist where ``node``
+    runs (its holder None there), so it names no device there."""
+    if not isinstance(target, cst.Attribute) or not isinstance(target.value, cst.Attribute):
+        return False
+    cur = target
+    while cur in rule.parents:
+        parent = rule.parents[cur]
+        if isinstance(parent, (cst.If, cst.Else)) and cur is parent.body:
+            return not _is_within(rule, node, cur)
+        if isinstance(parent, (cst.FunctionDef, cst.Module)):
+            return False
+        cur = parent
+    return False
+
+
+def _is_within(rule: Any, node: Any, block: Any) -> bool:
+    cur = node
+    while cur is not None and cur is not block:
+        cur = rule.parents.get(cur)
+    return cur is block
 
 
 def _module_method_device(rule: Any, node: Any) -> Optional[str]:

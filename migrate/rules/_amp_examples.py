@@ -4686,6 +4686,90 @@ class Trainer:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # the loss handed to the backward helper comes from a method of the same class that
+        # runs the model only through another such method (TorchBlocks' trainer:
+        # ``outputs = self.train_forward(x)``, which returns ``self.train_common_forward(x)``):
+        # the forward pass is in that call all the same, so the autocast goes around it at
+        # the helper's caller
+        "forward-pass-through-a-chain-of-methods-of-the-same-class",
+        before="""\
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer = model, optimizer
+        self.fp16 = fp16
+
+    def setup(self):
+        if self.fp16:
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def plain_forward(self, batch):
+        self.model.train()
+        return {"loss": self.model(batch).mean()}
+
+    def train_forward(self, batch, twice):
+        if twice:
+            first = self.plain_forward(batch)
+            return {"loss": first["loss"] + self.plain_forward(batch)["loss"]}
+        return self.plain_forward(batch)
+
+    def backward(self, loss):
+        if self.fp16:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+
+    def train_step(self, batch, twice):
+        outputs = self.train_forward(batch, twice)
+        self.backward(outputs["loss"])
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+        return outputs
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer = model, optimizer
+        self.fp16 = fp16
+
+    def setup(self):
+        use_amp = bool(self.fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def plain_forward(self, batch):
+        self.model.train()
+        return {"loss": self.model(batch).mean()}
+
+    def train_forward(self, batch, twice):
+        if twice:
+            first = self.plain_forward(batch)
+            return {"loss": first["loss"] + self.plain_forward(batch)["loss"]}
+        return self.plain_forward(batch)
+
+    def backward(self, loss):
+        if self.fp16:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+
+    def train_step(self, batch, twice):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            outputs = self.train_forward(batch, twice)
+        self.backward(outputs["loss"])
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+        return outputs
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # the project's own clipping helper is handed the parameters through a comprehension:
         # it reads their gradients, which GradScaler leaves scaled until the step (clipping
         # the scaled ones at the same threshold would cut every update down by the loss scale)
@@ -5431,6 +5515,406 @@ def main(batches):
         after=OTHER_DECORATOR.replace("from apex import amp", "from apexcompat import amp").replace(
             "        with amp.scale_loss(", OTHER_DECORATOR_TODO + "        with amp.scale_loss("
         ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the optimizer apex returned is stored on another object (``stepper.optimizer = opt``)
+        # that steps it in a method of its own after a learning-rate warm-up (BiSeNet's fp16
+        # script): GradScaler.step needs the optimizer itself; the finding says so (it named the
+        # module-level caller of train() before)
+        "fallback-optimizer-stepped-through-the-object-that-holds-it",
+        before="""\
+import torch
+from apex import amp
+
+from lr import WarmupStepper
+
+
+def train(net, batches):
+    stepper = WarmupStepper(net, lr=0.1)
+    net, opt = amp.initialize(net, stepper.optimizer, opt_level="O1")
+    stepper.optimizer = opt
+    for x, y in batches:
+        stepper.zero_grad()
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        with amp.scale_loss(loss, opt) as scaled_loss:
+            scaled_loss.backward()
+        stepper.step()
+
+
+if __name__ == "__main__":
+    train(torch.nn.Linear(2, 2).cuda(), [])
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+from lr import WarmupStepper
+
+
+def train(net, batches):
+    stepper = WarmupStepper(net, lr=0.1)
+    net, opt = amp.initialize(net, stepper.optimizer, opt_level="O1")
+    stepper.optimizer = opt
+    for x, y in batches:
+        stepper.zero_grad()
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        # TODO(apexcompat): opt.step() is not in the same function as amp.scale_loss, and opt is
+        #   stored as stepper.optimizer and stepped through stepper.step(), a method of that
+        #   object, not here: GradScaler.step needs the optimizer itself, so that method would
+        #   have to step it through the scaler; this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, opt) as scaled_loss:
+            scaled_loss.backward()
+        stepper.step()
+
+
+if __name__ == "__main__":
+    train(torch.nn.Linear(2, 2).cuda(), [])
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the function that scales the loss is also called from an evaluation function without
+        # the GradScaler (rsna-ich-appian42's run_nn, called by valid() and test()): the finding
+        # names those callers (it gave no reason before)
+        "fallback-epoch-function-also-called-from-an-evaluation-function",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, fp16):
+    if fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for epoch in range(3):
+        run_epoch("train", model, loader, optimizer, fp16=fp16)
+
+
+def evaluate(model, loader):
+    with torch.no_grad():
+        return run_epoch("valid", model, loader)
+
+
+def run_epoch(mode, model, loader, optimizer=None, fp16=None):
+    total = 0.0
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        total += loss.item()
+        if mode == "train":
+            if fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    return total
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(model, optimizer, loader, fp16):
+    if fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for epoch in range(3):
+        run_epoch("train", model, loader, optimizer, fp16=fp16)
+
+
+def evaluate(model, loader):
+    with torch.no_grad():
+        return run_epoch("valid", model, loader)
+
+
+def run_epoch(mode, model, loader, optimizer=None, fp16=None):
+    total = 0.0
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        total += loss.item()
+        if mode == "train":
+            if fp16:
+                # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to run_epoch:
+                #   run_epoch() is also called from evaluate(), where no GradScaler exists; this file
+                #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    return total
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # a helper handed apex.amp or None tests it before its amp.initialize (an apex workaround:
+        # ``if amp: optimizer.state = {}``), creates the GradScaler and uses it (the amp state
+        # loaded), while its caller scales the losses (unilm's s2s-ft): the findings say what the
+        # test is, and that the helper does not hand the GradScaler back (no reason was given)
+        "fallback-helper-tests-amp-before-initialize-and-uses-the-scaler-its-caller-needs",
+        before="""\
+import torch
+
+
+def prepare(args, model, state, amp):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if state:
+        optimizer.load_state_dict(state["optimizer"])
+        if amp:
+            optimizer.state = {}
+    if amp:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.level)
+        if state:
+            amp.load_state_dict(state["amp"])
+    return model, optimizer
+
+
+def train(args, model, batches, state):
+    if args.fp16:
+        from apex import amp
+    else:
+        amp = None
+    model, optimizer = prepare(args, model, state, amp=amp)
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    if args.fp16:
+        torch.save({"amp": amp.state_dict()}, "ckpt.pt")
+""",
+        after="""\
+import torch
+
+
+def prepare(args, model, state, amp):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if state:
+        optimizer.load_state_dict(state["optimizer"])
+        # TODO(apexcompat): the test `amp` (whether apex.amp was handed in: the GradScaler's
+        #   switch) comes before amp.initialize in the same function, where no GradScaler exists
+        #   yet; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        if amp:
+            optimizer.state = {}
+    if amp:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.level)
+        if state:
+            amp.load_state_dict(state["amp"])
+    return model, optimizer
+
+
+def train(args, model, batches, state):
+    if args.fp16:
+        from apexcompat import amp
+    else:
+        amp = None
+    model, optimizer = prepare(args, model, state, amp=amp)
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if args.fp16:
+            # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
+            #   train() gets the model and optimizer from prepare(), where amp.initialize is, which
+            #   uses the GradScaler itself after creating it, so it is not handed back as one more
+            #   returned value; this file keeps apex.amp semantics through apexcompat.amp, migrate
+            #   it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    if args.fp16:
+        torch.save({"amp": amp.state_dict()}, "ckpt.pt")
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the loss is summed over views in a loop whose body computes each view's target under
+        # ``torch.no_grad()`` from the model's outputs (swav's per-crop assignments): the loop is
+        # part of the loss computation autocast covers (apex's O1 casts ran it too); before, the
+        # ``with`` in the loop stopped the search and the shim stayed
+        "loss-summed-in-a-loop-with-a-no-grad-target-per-view",
+        before="""\
+import torch
+import torch.nn.functional as F
+from apex import amp
+
+
+def train(model, optimizer, loader, views, fp16):
+    if fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for inputs in loader:
+        scores = model(inputs)
+        loss = 0
+        for k in range(views):
+            with torch.no_grad():
+                target = torch.softmax(scores[k].detach() / 0.05, dim=1)
+            loss -= torch.mean(torch.sum(target * F.log_softmax(scores[1 - k], dim=1), dim=1))
+        loss /= views
+        optimizer.zero_grad()
+        if fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+import torch.nn.functional as F
+
+
+def train(model, optimizer, loader, views, fp16):
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for inputs in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            scores = model(inputs)
+            loss = 0
+            for k in range(views):
+                with torch.no_grad():
+                    target = torch.softmax(scores[k].detach() / 0.05, dim=1)
+                loss -= torch.mean(torch.sum(target * F.log_softmax(scores[1 - k], dim=1), dim=1))
+            loss /= views
+        optimizer.zero_grad()
+        if fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the loss comes from a loss function the method is handed (a loop over ``loss_funcs``)
+        # from a batch its caller fills with forward passes (DeepPrivacy's LossOptimizer): the
+        # TODO says so, not only that the forward pass is not next to the scale_loss
+        "loss-from-a-handed-loss-function-says-so",
+        before="""\
+import torch
+from apex import amp
+
+
+class GanStep:
+    def __init__(self, gen, disc, opt_d, criteria):
+        self.criteria = criteria
+        [self.gen, self.disc], self.opt_d = amp.initialize([gen, disc], opt_d, opt_level="O1")
+
+    def backward(self, batch, loss_funcs, optimizer):
+        for fn in loss_funcs:
+            loss, parts = fn(batch)
+            loss = loss.mean()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        optimizer.step()
+
+    def step_d(self, batch):
+        with torch.no_grad():
+            batch["fake"] = self.gen(batch["z"])
+        batch["real_scores"] = self.disc(batch["img"])
+        self.backward(batch, self.criteria, self.opt_d)
+""",
+        after="""\
+import torch
+
+
+class GanStep:
+    def __init__(self, gen, disc, opt_d, criteria):
+        self.criteria = criteria
+        [self.gen, self.disc], self.opt_d = [gen, disc], opt_d
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def backward(self, batch, loss_funcs, optimizer):
+        for fn in loss_funcs:
+            loss, parts = fn(batch)
+            loss = loss.mean()
+            # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss (the
+            #   loss comes from fn(), a function backward() is handed: its forward passes, and those
+            #   of the callers that fill its arguments, are not followed): wrap them in `with
+            #   torch.autocast("cuda", dtype=torch.float16):` by hand
+            self.scaler.scale(loss).backward()
+        self.scaler.step(optimizer)
+        self.scaler.update()
+
+    def step_d(self, batch):
+        with torch.no_grad():
+            batch["fake"] = self.gen(batch["z"])
+        batch["real_scores"] = self.disc(batch["img"])
+        self.backward(batch, self.criteria, self.opt_d)
+""",
+        codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
+    ),
+    Example(
+        # the scales of all apex loss scalers are read for logging (DeepPrivacy's StatsLogger):
+        # GradScaler.get_scale() is their native equivalent, but only loss scaler 0's
+        # ``loss_scale()`` is rewritten to it; the finding says what is read (it said there was
+        # no native equivalent)
+        "fallback-amp-state-scales-of-every-loss-scaler-logged",
+        before="""\
+import torch
+from apex import amp
+
+
+class GanStep:
+    def __init__(self, gen, disc, opt_d, criteria):
+        self.criteria = criteria
+        [self.gen, self.disc], self.opt_d = amp.initialize([gen, disc], opt_d, opt_level="O1")
+
+    def backward(self, batch, loss_funcs, optimizer):
+        for fn in loss_funcs:
+            loss, parts = fn(batch)
+            loss = loss.mean()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        optimizer.step()
+
+    def step_d(self, batch):
+        with torch.no_grad():
+            batch["fake"] = self.gen(batch["z"])
+        batch["real_scores"] = self.disc(batch["img"])
+        self.backward(batch, self.criteria, self.opt_d)
+
+    def scales(self):
+        return {i: s._loss_scale for i, s in enumerate(amp._amp_state.loss_scalers)}
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+class GanStep:
+    def __init__(self, gen, disc, opt_d, criteria):
+        self.criteria = criteria
+        [self.gen, self.disc], self.opt_d = amp.initialize([gen, disc], opt_d, opt_level="O1")
+
+    def backward(self, batch, loss_funcs, optimizer):
+        for fn in loss_funcs:
+            loss, parts = fn(batch)
+            loss = loss.mean()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        optimizer.step()
+
+    def step_d(self, batch):
+        with torch.no_grad():
+            batch["fake"] = self.gen(batch["z"])
+        batch["real_scores"] = self.disc(batch["img"])
+        self.backward(batch, self.criteria, self.opt_d)
+
+    def scales(self):
+        # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
+        #   loss scalers (one per loss id), what GradScaler.get_scale() gives natively, but only
+        #   amp._amp_state.loss_scalers[0].loss_scale() is rewritten to it; this file keeps
+        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        return {i: s._loss_scale for i, s in enumerate(amp._amp_state.loss_scalers)}
+""",
         codes=("APX102", "APX220"),
     ),
 ]

@@ -1316,7 +1316,35 @@ def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
         return
     if ok and _scaler_alias(rule, sub, info):
         return
-    info.blockers.append(Blocker(ref.expr, "private amp._amp_state use has no native equivalent"))
+    info.blockers.append(Blocker(ref.expr, _amp_state_refusal(rule, ref)))
+
+
+def _amp_state_refusal(rule, ref: AmpRef) -> str:
+    """Why a use of ``amp._amp_state`` stays (for the finding): what it reads of apex's loss
+    scalers when that is their scale or their overflow flag, read off all of them (DeepPrivacy
+    logs ``{i: s._loss_scale for i, s in enumerate(amp._amp_state.loss_scalers)}``), else that
+    it has no native equivalent."""
+    parents = rule.parents
+    chain = parents.get(ref.expr)
+    where: Any = chain
+    while where is not None and not isinstance(where, (cst.SimpleStatementLine, cst.For, cst.While, cst.If)):
+        where = parents.get(where)
+    read = set()
+    for node in walk(where) if where is not None else []:
+        if isinstance(node, cst.Attribute) and node.attr.value in ("_loss_scale", "loss_scale", "_has_overflow"):
+            read.add(node.attr.value)
+    if not (isinstance(chain, cst.Attribute) and chain.attr.value == "loss_scalers") or not read:
+        return "private amp._amp_state use has no native equivalent"
+    whose = "apex's loss scalers (one per loss id)"
+    if read & {"_loss_scale", "loss_scale"} and "_has_overflow" not in read:
+        return (
+            f"private amp._amp_state use: it reads the current scale of {whose}, what GradScaler.get_scale() "
+            "gives natively, but only amp._amp_state.loss_scalers[0].loss_scale() is rewritten to it"
+        )
+    return (
+        f"private amp._amp_state use: it reads whether one of {whose} found an overflow in the last "
+        "backward (_has_overflow), which a GradScaler keeps private (natively: the scale scaler.update() lowered)"
+    )
 
 
 def _scaler_use(rule, scaler: cst.BaseExpression, info: AmpFile) -> bool:
@@ -1608,14 +1636,27 @@ def _check_layout(rule, info: AmpFile) -> None:
             n.node for n in info.needs if n.func is func
         )
         name = func.name.value if func is not None else "module level"
-        why = unreached_reason(rule, func, home_cls, info) or _not_returned(rule, training, needy)
+        why = (
+            _no_return_route(rule, training, func, needy)
+            or unreached_reason(
+                rule, func, home_cls, info, reaches=lambda where: _reaches(rule, where, home, home_cls, info)
+            )
+            or _not_returned(rule, training, needy)
+        )
         message = f"the scaler created at amp.initialize cannot be passed to {name}"
         info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
     in_home += [n.node for n in info.needs if n.func is home]
+    tests = {n.node for n in info.needs if n.kind in ("amp_param_on", "amp_param_off")}
     for node in in_home:
         if rule.line_of(node) < first_anchor_line:
-            info.blockers.append(Blocker(node, "this site comes before amp.initialize in the same function"))
+            what = "this site"
+            if node in tests:
+                # ``if amp: optimizer.state = {}`` before ``amp.initialize`` (unilm's s2s-ft)
+                what = f"the test `{code_of(node).strip()}` (whether apex.amp was handed in: the GradScaler's switch)"
+            info.blockers.append(
+                Blocker(node, f"{what} comes before amp.initialize in the same function, where no GradScaler exists yet")
+            )
     threaded: List[Any] = list(info.threaded.items()) + list(info.class_threaded.items())
     for func, calls in threaded:
         for call in calls:
@@ -1897,6 +1938,26 @@ def _not_returned(rule, inits: List[InitSite], needy: List[Any]) -> str:
     ):
         return (f"amp.initialize is in {shown}, whose call is not a statement of its caller's own body "
                 "unpacking what it returns, so the GradScaler cannot be returned there")
+    return ""
+
+
+def _no_return_route(rule, inits: List[InitSite], func: Any, needy: List[Any]) -> str:
+    """Why ``func``, which calls the module-level helper holding the initialize, cannot get
+    the scaler back from it as one more returned value (``_returned_scaler``), for the
+    finding; "" when ``func`` calls no such helper or the reason is none of these."""
+    parents = rule.parents
+    helper = inits[0].func
+    if func is None or helper is None or not isinstance(parents.get(helper), cst.Module):
+        return ""
+    calls = [c for c in _callers(rule, helper) or [] if enclosing_function(parents, c) is func]
+    if not calls:
+        return ""
+    where = f"{func.name.value}() gets the model and optimizer from {helper.name.value}(), where amp.initialize is"
+    if helper in needy:
+        return (
+            f"{where}, which uses the GradScaler itself after creating it, so it is not handed back as one more "
+            "returned value"
+        )
     return ""
 
 
@@ -2492,6 +2553,36 @@ def _caller_steps(rule, site: ScaleLossSite, opt_text: str) -> Tuple[List[cst.Ca
     return found, None
 
 
+def _stepped_through_holder(rule, site: ScaleLossSite, opt_text: str) -> Optional[str]:
+    """``optim.optim = opt`` in the function of ``site`` and ``optim.step()`` there: the
+    optimizer is stepped through another object's method, which may do more than step it
+    (a learning-rate warm-up) and which ``GradScaler.step`` cannot take (it needs the
+    optimizer itself).  The words for the finding, or None."""
+    if site.func is None:
+        return None
+    for node in walk(site.func.body):
+        if not (isinstance(node, cst.Assign) and code_of(node.value) == opt_text):
+            continue
+        for target in node.targets:
+            holder = target.target.value if isinstance(target.target, cst.Attribute) else None
+            if holder is None:
+                continue
+            text = code_of(holder)
+            if any(
+                isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "step"
+                and code_of(call.func.value) == text
+                for call in walk(site.func.body)
+            ):
+                return (
+                    f"{opt_text} is stored as {code_of(target.target)} and stepped through {text}.step(), "
+                    "a method of that object, not here: GradScaler.step needs the optimizer itself, so that "
+                    "method would have to step it through the scaler"
+                )
+    return None
+
+
 def _loops_around(rule, node: Any) -> List[Any]:
     loops, cur = [], node
     while cur in rule.parents:
@@ -2531,7 +2622,11 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 info.needs.append(Need(call, "step", func))
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
-            gap = _caller_steps(rule, site, code_of(opt))[1] or _holder_steps(rule, site, opt, info)
+            gap = (
+                _stepped_through_holder(rule, site, code_of(opt))
+                or _caller_steps(rule, site, code_of(opt))[1]
+                or _holder_steps(rule, site, opt, info)
+            )
             if gap is None and site.func is not None and isinstance(rule.parents.get(site.func), cst.Module):
                 gap = unreached_reason(rule, site.func, None, info) or None
                 gap = f"its callers cannot be followed: {gap}" if gap else None
@@ -2706,11 +2801,22 @@ def _class_callers(rule: Any, cls: Any, cross_file: bool = False) -> Optional[Li
     return calls if (calls or cross_file) else None
 
 
-def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
+def _reaches(rule, func: Any, home: Any, home_cls: Any, info: AmpFile) -> bool:
+    """Whether the scaler reaches ``func`` (``_access``), leaving the threading maps as they were."""
+    saved = (dict(info.access), dict(info.threaded), dict(info.class_threaded))
+    try:
+        return _access(rule, func, home, home_cls, info, set()) is not None
+    finally:
+        info.access, info.threaded, info.class_threaded = saved  # type: ignore[assignment]
+
+
+def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile, reaches: Any = None) -> str:
     """Why no GradScaler can be handed to ``func`` (for the finding), when it is plain: a
     module-level function used other than by calls (stylegan2's ``backwards =
     partial(loss_backwards, self.fp16)``), decorated or never called here; a method of a
-    class that is used other than by calls or never instantiated in this file.  "" else."""
+    class that is used other than by calls or never instantiated in this file; with
+    ``reaches`` (whether the scaler reaches a function), a module-level function called from
+    functions it does not reach.  "" else."""
     parents = rule.parents
     if func is None:
         return ""
@@ -2733,8 +2839,15 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile) -> str:
             stmt = rule.statement_of(node) if hasattr(rule, "statement_of") else None
             text = code_of(stmt).strip().splitlines()[0] if stmt is not None else code_of(parent)
             return f"{name} is also used as a value (`{text}` {place}){_kept_note(rule, where, home_cls, info)}"
-        if _callers(rule, func) == []:
+        calls = _callers(rule, func)
+        if calls == []:
             return f"{name} is not called in this file"
+        callers = {enclosing_function(parents, c) for c in calls or []} - {func}
+        unreached = {where for where in callers if reaches is not None and not reaches(where)}
+        if unreached:
+            places = ", ".join(sorted(f"{_qualified(parents, where)}()" for where in unreached))
+            also = " also" if unreached != callers else ""
+            return f"{name}() is{also} called from {places}, where no GradScaler exists"
         return ""
     cls = class_of_method(parents, func)
     if cls is None or cls is home_cls:

@@ -28,7 +28,8 @@ an old mmcv runner handed the launcher's batch processor and an optimizer hook t
 apex.amp kept on the options object handed to a method of a trainer picked from a table, a trainer
 module whose forward() outputs the launcher hands to its update method, a stepper class the launcher
 picks at run time beside a keeper handed apex.amp in a dict it spreads, checkpoint helpers whose loader
-an evaluation script run on its own also calls without a loss scaler).  Once per module:
+an evaluation script run on its own also calls without a loss scaler, a training module whose call
+returns the loss the launcher hands back to its update method).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -411,6 +412,15 @@ LAYOUTS: Dict[str, dict] = {
     # state only when given (test_a_script_without_a_grad_scaler_still_loads_the_model)
     "r45_optional_checkpoint_scaler": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                            metric="loss", native=[], fallbacks=[]),
+    # loss = box(x, y); box.update_params(loss): the loss the update method scales is what
+    # calling the module returned, so forward() goes under autocast, switched like the GradScaler
+    # (created where the initialize was, beside an accelerator branch whose device it must not
+    # name); the update divides the loss for accumulation and clips amp.master_params at the
+    # step (every step by default: apex counts its unskipped steps per backward, a GradScaler
+    # per step); the other branches: --accumulate 2, --no-fp16
+    "r46_loss_from_module_call": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                      metric="loss", native=[], fallbacks=[],
+                                      branches={"accumulate": ["--accumulate", "2"], "off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
