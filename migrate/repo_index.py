@@ -232,6 +232,21 @@ class ModuleSummary:
     #: top-level classes whose own ``__init__`` calls no ``super().__init__`` nor
     #: ``<name>.__init__``: their instances may lack what a base's ``__init__`` sets
     unchained_inits: Set[str] = field(default_factory=set)
+    #: what a ``from <this module> import *`` may take (``star_imports``): the names of a
+    #: static module-level ``__all__`` (a list or tuple of strings), None without one;
+    #: ``all_dynamic`` when ``__all__`` is anything else or changed after (then unknown)
+    all_names: Optional[Tuple[str, ...]] = None
+    all_dynamic: bool = False
+    #: names bound other than by a top-level def, class or import: assignment, loop, with,
+    #: except and comprehension targets, parameters, nested defs, ``global``, in any scope
+    bound_names: Set[str] = field(default_factory=set)
+    #: the same, only those bound at module level (a ``global`` declaration counts)
+    module_bound: Set[str] = field(default_factory=set)
+    #: top-level def or class -> the line it starts on
+    def_lines: Dict[str, int] = field(default_factory=dict)
+    #: calls of plain names not imported by name (``Fitter(...)``: a star import may bind it);
+    #: ``module`` is empty
+    plain_calls: List[CallSite] = field(default_factory=list)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -315,6 +330,8 @@ class _Reader(ast.NodeVisitor):
         self.callees: Set[ast.AST] = set()
         #: inside the body of a module-level ``if __name__ == "__main__":``
         self.main_guard = False
+        #: how many statements bind ``__all__`` (one static assignment, or it is dynamic)
+        self.all_stores = 0
 
     def amp_local_calls(self) -> Set[str]:
         """``amp_local_calls``, counting a name any scope binds to the amp module (a superset:
@@ -364,6 +381,7 @@ class _Reader(ast.NodeVisitor):
     def _visit_def(self, node: ast.AST, name: str, is_class: bool) -> None:
         if self.owner == MODULE_LEVEL:
             (self.s.classes if is_class else self.s.functions).add(name)
+            self.s.def_lines.setdefault(name, getattr(node, "lineno", 0))
             if getattr(node, "decorator_list", None):
                 self.s.escaping.add(name)
             self.owner = name
@@ -371,10 +389,12 @@ class _Reader(ast.NodeVisitor):
             self.generic_visit(node)
             self.owner = MODULE_LEVEL
         else:
+            self.s.bound_names.add(name)
             self.generic_visit(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self.s.identifiers.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
+        self.s.bound_names.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
         outer, self.branches = self.branches, ()
         self.local_amp_names.append(set())
         if self.owner in self.s.classes and not self.method:
@@ -526,10 +546,12 @@ class _Reader(ast.NodeVisitor):
             if func.id in self.s.imports and self.s.imports[func.id][1]:
                 module, name = self.s.imports[func.id]
                 self.s.calls.append(CallSite(func.id, module, name, node.lineno, self.owner, self.method, guarded))
-            elif self.owner != MODULE_LEVEL:
-                self.s.local_calls[self.owner].add(func.id)
-            elif not guarded:
-                self.s.module_calls.add(func.id)
+            else:
+                self.s.plain_calls.append(CallSite(func.id, "", func.id, node.lineno, self.owner, self.method, guarded))
+                if self.owner != MODULE_LEVEL:
+                    self.s.local_calls[self.owner].add(func.id)
+                elif not guarded:
+                    self.s.module_calls.add(func.id)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             imported = self.s.imports.get(func.value.id)
             if imported is not None and not imported[1]:
@@ -568,14 +590,20 @@ class _Reader(ast.NodeVisitor):
                         self._bind([item], None)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if isinstance(node.target, ast.Name) and node.target.id == "__all__":
+            self.s.all_dynamic = True
         self._bind([node.target], node.value)
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Name) and node.target.id == "__all__":
+            self.s.all_dynamic = True
         self._bind([node.target], None)
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            self._dunder_all(node)
         self._bind(node.targets, node.value)
         value = node.value
         if isinstance(value, ast.Name):
@@ -590,8 +618,55 @@ class _Reader(ast.NodeVisitor):
             self.s.amp_stores.update(t.attr for t in node.targets if isinstance(t, ast.Attribute))
         self.generic_visit(node)
 
+    def _bound(self, name: Optional[str]) -> None:
+        """``name`` bound by an assignment-like statement of the scope being visited."""
+        if name:
+            self.s.bound_names.add(name)
+            if self.owner == MODULE_LEVEL:
+                self.s.module_bound.add(name)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self._bound(node.name)
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        for name in node.names:
+            self.s.bound_names.add(name)
+            self.s.module_bound.add(name)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if not isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and node.value.id == "__all__":
+            self.s.all_dynamic = True
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.AST) -> None:
+        self._bound(getattr(node, "name", None))
+        self.generic_visit(node)
+
+    visit_MatchStar = visit_MatchAs  # type: ignore[assignment]
+
+    def visit_MatchMapping(self, node: ast.AST) -> None:
+        self._bound(getattr(node, "rest", None))
+        self.generic_visit(node)
+
+    def _dunder_all(self, node: ast.AST) -> None:
+        """A module-level binding of ``__all__``: static once, as a list or tuple of strings."""
+        value = node.value if isinstance(node, ast.Assign) else None
+        names = (
+            [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if isinstance(value, (ast.List, ast.Tuple))
+            else None
+        )
+        if self.owner != MODULE_LEVEL or self.s.all_names is not None or names is None or len(names) != len(value.elts):
+            self.s.all_dynamic = True
+        else:
+            self.s.all_names = tuple(names)
+
     def visit_Name(self, node: ast.Name) -> None:
         self.s.identifiers.add(node.id)
+        if not isinstance(node.ctx, ast.Load):
+            self._bound(node.id)
+            self.all_stores += node.id == "__all__"
         if self._is_amp(node.id):
             self.s.amp_values.append(node.lineno)
         elif isinstance(node.ctx, ast.Load):
@@ -603,6 +678,8 @@ class _Reader(ast.NodeVisitor):
         return isinstance(value, ast.Name) and value.id in self.s.imports and not self.s.imports[value.id][1]
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.value, ast.Name) and node.value.id == "__all__":
+            self.s.all_dynamic = True  # ``__all__.extend(...)``, ``__all__ += ...`` alike
         if isinstance(node.ctx, ast.Load) and node not in self.callees and not self._module_member(node):
             self.s.attribute_values.add(node.attr)
         if isinstance(node.ctx, ast.Load) and not (
@@ -978,7 +1055,11 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     _functions(tree, summary)
     summary.framework = read_framework_facts(tree, summary.imports)
     summary.handed_calls = handed_calls(tree)
-    summary.escaping &= summary.functions | summary.classes | set(summary.imports)
+    if reader.all_stores != (1 if summary.all_names is not None else 0):
+        summary.all_dynamic = True
+    # a name no statement of the file binds may come from a star import (``star_imports``)
+    unbound = summary.identifiers - summary.bound_names if summary.star_imports else set()
+    summary.escaping &= summary.functions | summary.classes | set(summary.imports) | unbound
     summary.module_calls &= summary.functions | summary.classes
     return summary
 

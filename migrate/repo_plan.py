@@ -23,11 +23,13 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from .amp_param_plan import add_outside_users
+from .base_plan import carried_methods, check_heirs, lendable_base
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers
 from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
 from .heir_plan import add_heir_routes
 from .processor_plan import add_processor_routes
+from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
 from .forward_fed import HandedArgs, calls_in_repository
@@ -277,18 +279,33 @@ class _Definitions:
     HOPS = 4
 
     def __init__(self, by_path: Dict[str, ModuleSummary], unindexed: Dict[str, Tuple[str, bytes]], resolver) -> None:
-        self.by_path = by_path
         self.unindexed = unindexed
         self.resolver = resolver
         self.read: Dict[str, Optional[ModuleSummary]] = {}
+        self.resolved: Dict[str, Optional[ModuleSummary]] = {}
+        self.raw_by_path = by_path
+        self.stars = StarImports(self._raw, resolver)
+        #: the indexed files' summaries, their star-imported names read as imports by name
+        self.by_path = {p: self.stars.resolved(s) for p, s in by_path.items()}
 
-    def summary(self, path: str) -> Optional[ModuleSummary]:
-        if path in self.by_path:
-            return self.by_path[path]
+    def _raw(self, path: str) -> Optional[ModuleSummary]:
+        """The summary of ``path`` as the index read it (None outside the walked files)."""
+        if path in self.raw_by_path:
+            return self.raw_by_path[path]
+        if path not in self.unindexed:
+            return None
         if path not in self.read:
             shown, source = self.unindexed[path]
             self.read[path] = summarise(path, shown, source)
         return self.read[path]
+
+    def summary(self, path: str) -> Optional[ModuleSummary]:
+        if path in self.by_path:
+            return self.by_path[path]
+        if path not in self.resolved:
+            raw = self._raw(path)
+            self.resolved[path] = self.stars.resolved(raw) if raw is not None else None
+        return self.resolved[path]
 
     def find(
         self, module: str, name: str, importer: str, anywhere: bool = False, through_stars: bool = False
@@ -303,13 +320,38 @@ class _Definitions:
             if summary is None:
                 return None
             if name in summary.functions | summary.classes:
-                return (target, name) if target in self.by_path or anywhere else None
+                kind, later = self.stars.binder(target, name, after=summary.def_lines.get(name, 0))
+                if kind == NOT_BOUND:
+                    return (target, name) if target in self.by_path or anywhere else None
+                if kind == UNKNOWN:
+                    return None
+                module = later  # a star import after the def binds the name again
+            elif name in summary.imports and summary.imports[name][1]:
+                module, name = summary.imports[name]
+            else:
+                kind, module = self.stars.binder(target, name)
+                if kind != BINDS:
+                    module = (self._star_source(summary, target, name) if through_stars else None) or ""
+                if not module:
+                    return None
+            importer = target
+        return None
+
+    def star_why(self, module: str, name: str, importer: str) -> Optional[str]:
+        """Why ``module.name`` in ``importer`` is not followed through the star imports that
+        re-export it, when one of them gives an unknown answer."""
+        for _ in range(self.HOPS):
+            target = self.resolver.resolve(module, importer)
+            summary = self.summary(target) if target is not None else None
+            if summary is None or name in summary.functions | summary.classes:
+                return None
             if name in summary.imports and summary.imports[name][1]:
                 module, name = summary.imports[name]
             else:
-                module = (self._star_source(summary, target, name) if through_stars else None) or ""
-                if not module:
-                    return None
+                kind, detail = self.stars.binder(target, name)
+                if kind != BINDS:
+                    return detail or None
+                module = detail
             importer = target
         return None
 
@@ -422,8 +464,9 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                     return f"read as {local}.{name} in {other.shown} and passed on as a value, never called directly"
             for module in sorted(other.star_imports):
                 if name in other.called_names and definitions.find(module, name, other_path) == (path, name):
-                    return (f"called in {other.shown}, which imports it with `from {module} import *`: "
-                            "calls through a star import are not followed")
+                    why = definitions.stars.why_not(other_path, name) or "the star import is not proven to bind it"
+                    return (f"called in {other.shown}, which imports it with `from {module} import *`, but "
+                            f"{why}")
             for local, (module, attr) in sorted(other.imports.items()):
                 if (
                     attr == name
@@ -431,8 +474,9 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                     and definitions.find(module, attr, other_path) is None
                     and definitions.find(module, attr, other_path, through_stars=True) == (path, name)
                 ):
+                    why = definitions.star_why(module, attr, other_path) or "the star import is not proven to bind it"
                     return (f"called in {other.shown}, which imports it from {module}, a package that re-exports it "
-                            "with a star import: calls through a star import are not followed")
+                            f"with a star import, but {why}")
     return "called from no file"
 
 
@@ -606,6 +650,7 @@ def build_plan(
     unindexed = {path: (shown, source) for path, shown, source in others}
     resolver = ModuleResolver(list(by_path) + list(unindexed), roots)
     definitions = _Definitions(by_path, unindexed, resolver)
+    by_path = definitions.by_path
     launchers = {p for p, s in by_path.items() if s.training_inits and s.initializes_once()}
     plan = RepoPlan()
 
@@ -678,6 +723,8 @@ def build_plan(
         d: callers[d] for d in needy if d in callers and d not in riding.carried
     }
     refused: Set[Def] = set()
+    #: base classes whose methods read the GradScaler their subclasses keep (``base_plan``)
+    lent: Dict[Def, Set[Def]] = {}
     for item, calls in entries.items():
         path, name = item
         reason = None
@@ -702,15 +749,24 @@ def build_plan(
             if outside:
                 shown, line, owner = outside[0]
                 reason = f"{name} is also called from {shown}:{line} ({owner}), where no GradScaler exists"
-        if reason is None:
-            base = _needy_base(item, by_path, definitions, needy - set(entries) - set(riding.carried))
-            if base is not None:
+        unreached = needy - set(entries) - set(riding.carried)
+        while reason is None:
+            base = _needy_base(item, by_path, definitions, unreached)
+            if base is None:
+                break
+            why = lendable_base(base, by_path, lambda d: bool(callers.get(d) or local_callers(d)),
+                                lambda n, p: _callers_elsewhere(n, p, others, definitions), definitions)
+            if why is not None:
                 reason = (f"{name} derives from {base[1]} in {by_path[base[0]].shown}, whose methods use amp "
-                          "where the GradScaler cannot reach them")
+                          f"where the GradScaler cannot reach them ({why})")
+            else:
+                lent.setdefault(base, set()).add(item)  # it reads the GradScaler the subclasses keep
+                unreached = unreached - {base}
         if reason is not None:
             plan.unplanned[item] = reason
             refused.add(item)
-    # a refusal spreads to everything that would pass the scaler through it
+    # a refusal spreads to everything that would pass the scaler through it, and to the
+    # subclasses of a base that reads it on self when one of them does not get it
     changed = True
     while changed:
         changed = False
@@ -720,6 +776,12 @@ def build_plan(
             if any(callee in refused for callee, _ in edges.get(item, [])):
                 refused.add(item)
                 changed = True
+        family = lambda b: derived_classes(b, by_path, unindexed, definitions)  # noqa: E731
+        for item, reason in check_heirs(lent, family, set(entries), refused, by_path).items():
+            plan.unplanned[item] = reason
+            refused.add(item)
+            changed = True
+    lent = {b: h for b, h in lent.items() if not h & refused}
     notes: Dict[str, Dict[str, str]] = {}
     #: launchers whose amp instance reaches a definition that keeps apex.amp: they keep it too
     held: Dict[str, str] = {}
@@ -745,6 +807,7 @@ def build_plan(
     # that scales its losses, takes the GradScaler as a required parameter: no call in the
     # repository needs it, and a call from outside that does not pass it fails at once
     orphans = needy - set(callers) - set(riding.carried) - {(p, k) for p, n in riding.notes.items() for k in n}
+    orphans -= set(lent)
     unreferenced = unreferenced_definitions(
         {
             d
@@ -807,6 +870,9 @@ def build_plan(
     for factory_path, (_factory, receivers) in factories.items():
         for receiver, _text in receivers:
             parent[find(receiver[0])] = find(factory_path)
+    for (base_path, _name), heirs in lent.items():
+        for heir_path, _heir in heirs:
+            parent[find(base_path)] = find(heir_path)
     roots_of = sorted({find(p) for p in parent})
     component = {p: roots_of.index(find(p)) for p in parent}
 
@@ -822,6 +888,16 @@ def build_plan(
         used = by_path[callee_path].identifiers
         choices = SCALERS_PARAM_NAMES if losses[component[callee_path]] > 1 else SCALER_PARAM_NAMES
         names[callee_path] = next((n for n in choices if n not in used), "apexcompat_" + choices[-1])
+    lent_access: Dict[str, List[Tuple[str, str, str]]] = {}
+    for base, heirs in sorted(lent.items()):
+        # one attribute for the base and every subclass that keeps the GradScaler on self
+        group = sorted({base[0]} | {p for p, _n in heirs})
+        used = set().union(*(by_path[p].identifiers for p in group))
+        choices = SCALERS_PARAM_NAMES if losses[component[base[0]]] > 1 else SCALER_PARAM_NAMES
+        shared = next((n for n in choices if n not in used), "apexcompat_" + choices[-1])
+        for member in group:
+            names[member] = shared
+        lent_access.setdefault(base[0], []).extend(carried_methods(base, by_path[base[0]], shared))
     entries_of: Dict[str, List[str]] = {}
     pass_of: Dict[str, Dict[str, str]] = {}
     for (callee_path, name), calls in planned.items():
@@ -898,7 +974,10 @@ def build_plan(
             amp_parameters=tuple(sorted({(d[1], param) for _c, _t, d, param, _r in links if d[0] == path})),
             amp_gradients=tuple(sorted({text for caller, text, _d, _p, reads in links if caller == path and reads})),
             loss_scalers=losses[component[path]],
-            carried=tuple(sorted((n, m, a) for (p, n), ms in riding.carried.items() if p == path for m, a in ms)),
+            carried=tuple(sorted(
+                [(n, m, a) for (p, n), ms in riding.carried.items() if p == path for m, a in ms]
+                + lent_access.get(path, [])
+            )),
             runner_builds=riding.attach.get(path, ()),
             framework_autocast=riding.autocast.get(path, ""),
             returns_scaler=factories[path][0] if path in factories else "",
