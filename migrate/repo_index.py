@@ -10,6 +10,7 @@ imported functions and classes each definition calls.  The cross-file plan
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import os
 import tokenize
@@ -247,6 +248,9 @@ class ModuleSummary:
     #: calls of plain names not imported by name (``Fitter(...)``: a star import may bind it);
     #: ``module`` is empty
     plain_calls: List[CallSite] = field(default_factory=list)
+    #: ``amp.scale_loss(...)`` where ``amp`` is apex.amp only in another function's scope (its
+    #: import there): (top-level definition, method, line); it raises NameError (APX234)
+    unbound_scales: List[Tuple[str, str, int]] = field(default_factory=list)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -332,6 +336,8 @@ class _Reader(ast.NodeVisitor):
         self.main_guard = False
         #: how many statements bind ``__all__`` (one static assignment, or it is dynamic)
         self.all_stores = 0
+        #: ``X.scale_loss(...)`` where ``X`` is not apex.amp in that scope: (X, owner, method, line)
+        self.name_scales: List[Tuple[str, str, str, int]] = []
 
     def amp_local_calls(self) -> Set[str]:
         """``amp_local_calls``, counting a name any scope binds to the amp module (a superset:
@@ -533,6 +539,13 @@ class _Reader(ast.NodeVisitor):
             self.s.amp_sites.append(site)
         self._amp_arguments(node)
         func = node.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "scale_loss"
+            and isinstance(func.value, ast.Name)
+            and not self._is_amp(func.value.id)
+        ):
+            self.name_scales.append((func.value.id, self.owner, self.method, node.lineno))
         if (
             self.method_params
             and isinstance(func, ast.Attribute)
@@ -1055,6 +1068,18 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     _functions(tree, summary)
     summary.framework = read_framework_facts(tree, summary.imports)
     summary.handed_calls = handed_calls(tree)
+    # bound nowhere at all (a first run removed the function's unused apex.amp import): the
+    # same NameError, and the same answer on a second run
+    nowhere = summary.bound_names | summary.module_bound | set(summary.imports) | summary.functions | summary.classes
+    summary.unbound_scales = [
+        (owner, method, line)
+        for name, owner, method, line in reader.name_scales
+        if name not in reader.amp_names
+        and (
+            name in reader.every_local_amp_name
+            or (name not in nowhere and not summary.star_imports and not hasattr(builtins, name))
+        )
+    ]
     if reader.all_stores != (1 if summary.all_names is not None else 0):
         summary.all_dynamic = True
     # a name no statement of the file binds may come from a star import (``star_imports``)
@@ -1087,8 +1112,14 @@ class ModuleResolver:
     def resolve(self, module: str, importer: str) -> Optional[str]:
         """The indexed file ``module`` denotes for ``importer``, or None (not in the
         repository, not indexed, or ambiguous)."""
+        found = self.candidates(module, importer)
+        return found[0] if len(found) == 1 else None
+
+    def candidates(self, module: str, importer: str) -> List[str]:
+        """Every indexed file ``module`` may denote for ``importer`` (several: which one an
+        import finds depends on ``sys.path``)."""
         if not module:
-            return None
+            return []
         relative = module.replace(".", os.sep)
         found = []
         for directory in self._search_dirs(importer):
@@ -1096,5 +1127,4 @@ class ModuleResolver:
                 path = os.path.join(directory, candidate)
                 if path in self.files:
                     found.append(path)
-        found = list(dict.fromkeys(found))
-        return found[0] if len(found) == 1 else None
+        return list(dict.fromkeys(found))

@@ -29,6 +29,7 @@ from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
 from .heir_plan import add_heir_routes
 from .processor_plan import add_processor_routes
+from .launcher_notes import ambiguous_import_note, unbound_scale_note
 from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
@@ -385,6 +386,28 @@ def _note_unreachable(
         notes.setdefault(path, {}).setdefault(
             name, f"{name} is {how[(path, name)]}, so the GradScaler cannot follow its callers"
         )
+    # a definition its own file calls only from such an orphan (a library's step function
+    # that create_supervised_trainer builds) says where that chain starts
+    for path, name in sorted(d for d in needy if d not in callers and local_callers(d)):
+        if name in (by_path[path].all_names or ()):  # exported itself: outside callers, whatever calls it here
+            how[(path, name)] = _why_unreached(path, name, by_path, others, definitions)
+            notes.setdefault(path, {}).setdefault(
+                name, f"{name} is {how[(path, name)]}, so the GradScaler cannot follow its callers"
+            )
+            continue
+        chain, seen = [(path, name)], {(path, name)}
+        while chain and chain[-1] not in how:
+            nxt = [c for c in local_callers(chain[-1]) if c not in seen and c in needy and c not in callers]
+            if len(nxt) != 1 or len(local_callers(chain[-1])) != 1:
+                break
+            seen.add(nxt[0])
+            chain.append(nxt[0])
+        if len(chain) > 1 and chain[-1] in how:
+            top = chain[-1][1]
+            notes.setdefault(path, {}).setdefault(
+                name, f"{name} is called only by {top} of this file, which is {how[chain[-1]]}, so the GradScaler "
+                "cannot follow its callers"
+            )
     if len(launchers) == 1 and orphans:
         path, name = orphans[0]
         more = f" and {len(orphans) - 1} more" if len(orphans) > 1 else ""
@@ -438,6 +461,9 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
     if name in by_path[path].escaping:
         return "decorated, registered or passed on as a value, never called directly"
+    if name in (by_path[path].all_names or ()):
+        return (f"exported by the __all__ of {by_path[path].shown}: code outside the repository may call it after "
+                "an amp.initialize of its own, which no GradScaler of this repository can follow")
     if definitions is not None:
         for other_path, other in by_path.items():
             for local, (module, attr) in other.imports.items():
@@ -822,6 +848,13 @@ def build_plan(
     )
     _note_unreachable(orphans - unreferenced, callers, local_callers, by_path, launchers, notes, others, definitions,
                       edges)
+    for launcher in sorted(launchers):
+        if not any(s.member == "scale_loss" for s in by_path[launcher].amp_sites):
+            note = unbound_scale_note(launcher, by_path, edges) or ambiguous_import_note(
+                launcher, by_path, definitions, needy
+            )
+            if note is not None:
+                notes.setdefault(launcher, {}).setdefault(SCALED_ELSEWHERE, note)
     for path, note in module_level_note(riding, launchers, by_path).items():
         notes.setdefault(path, {}).setdefault(MODULE_LEVEL, note)
     # a class built before the GradScaler exists: its methods that scale take it instead
@@ -1278,6 +1311,14 @@ def _mark_nothing_scaled(
         around = around or _AroundLaunchers(by_path, others)
         if _may_reach_a_scaled_loss(path, by_path, definitions, around) is None:
             plan.files[path] = replace(current, nothing_scaled=True, unscaled_here=True)
+            continue
+        # what the launcher itself says (a first run does not change it): no other note names
+        # the place, so the reason says what is unknown
+        unknown = _not_a_script(path, by_path[path])
+        if unknown is not None and current.note_for(SCALED_ELSEWHERE) is None:
+            note = ("no amp.scale_loss in this file, and it is not proven that no loss is scaled after its "
+                    f"amp.initialize: {unknown}")
+            plan.files[path] = replace(current, notes=current.notes + ((SCALED_ELSEWHERE, note),))
 
 
 class _AroundLaunchers:
@@ -1331,6 +1372,16 @@ def _scales_natively(summary: ModuleSummary, name: str) -> bool:
     return "scale" in read and bool(read & {"update", "step", "unscale_"})
 
 
+def _not_a_script(launcher: str, summary: ModuleSummary) -> Optional[str]:
+    """Why the launcher's callers are not known from the launcher itself, if they are not."""
+    if not summary.main_guard:
+        return "the launcher is no script (no __name__ == \"__main__\" guard): its callers are not known"
+    stem = launcher.rsplit("/", 1)[-1][: -len(".py")] if launcher.endswith(".py") else ""
+    if not stem or stem == "__init__":
+        return "the launcher is a package"
+    return None
+
+
 def _may_reach_a_scaled_loss(
     launcher: str, by_path: Dict[str, ModuleSummary], definitions: "_Definitions", around: _AroundLaunchers
 ) -> Optional[str]:
@@ -1344,11 +1395,10 @@ def _may_reach_a_scaled_loss(
     resolver = definitions.resolver
     if around.unplaced is not None:
         return around.unplaced
-    if not by_path[launcher].main_guard:
-        return "the launcher is no script (no __name__ == \"__main__\" guard): its callers are not known"
-    stem = launcher.rsplit("/", 1)[-1][: -len(".py")] if launcher.endswith(".py") else ""
-    if not stem or stem == "__init__":
-        return "the launcher is a package"
+    why = _not_a_script(launcher, by_path[launcher])
+    if why is not None:
+        return why
+    stem = launcher.rsplit("/", 1)[-1][: -len(".py")]
     importer = around.imported_parts.get(stem)
     if importer is not None and importer[0] != launcher:
         return f"{importer[1]} imports the launcher"
