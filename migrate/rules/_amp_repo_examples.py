@@ -4253,6 +4253,99 @@ class Fitter:
 """,
         codes=('APX102', 'APX220'),
     ),
+    # the star-imported class is followed, but the launcher builds it before amp.initialize
+    # (Kaggle-2020-Alaska2's Fitter, which makes its own optimizer): its constructor cannot be
+    # given the GradScaler, and the reason names that call (before: 'this site comes before
+    # amp.initialize in the same function', said of the initialize)
+    Example(
+        "fallback-class-built-before-the-initialize-through-a-star-import",
+        before="""\
+# file: main.py
+from apex import amp
+
+from fitter import *
+
+
+def main(model, loader, fp16):
+    fitter = Fitter(model, loader)
+    if fp16:
+        fitter.model, fitter.optimizer = amp.initialize(fitter.model, fitter.optimizer, opt_level="O1")
+    fitter.fit()
+# file: fitter.py
+import torch
+from apex import amp
+
+
+class Fitter:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            self.train_one_epoch()
+            self.save("ckpt.pth")
+
+    def train_one_epoch(self):
+        for x in self.loader:
+            loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "amp": amp.state_dict()}, path)
+""",
+        after="""\
+# file: main.py
+from apexcompat import amp
+
+from fitter import *
+
+
+def main(model, loader, fp16):
+    fitter = Fitter(model, loader)
+    if fp16:
+        # TODO(apexcompat): the GradScaler plan across files was dropped: in main.py, Fitter()
+        #   is called before amp.initialize, so it cannot be given the GradScaler; this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        fitter.model, fitter.optimizer = amp.initialize(fitter.model, fitter.optimizer, opt_level="O1")
+    fitter.fit()
+# file: fitter.py
+import torch
+from apexcompat import amp
+
+
+class Fitter:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            self.train_one_epoch()
+            self.save("ckpt.pth")
+
+    def train_one_epoch(self):
+        for x in self.loader:
+            loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+            #   amp.scale_loss (the GradScaler plan across files was dropped: in main.py, Fitter()
+            #   is called before amp.initialize, so it cannot be given the GradScaler); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "amp": amp.state_dict()}, path)
+""",
+        codes=('APX102', 'APX220'),
+    ),
     # the trainer imports apex.amp only in its __init__ and scales in another method, where the
     # name is not bound (Bert-Multi-Label's pybert trainer): that line raises NameError, in the
     # original too, and the launcher's reason names it (before: 'the losses are scaled

@@ -1563,8 +1563,12 @@ def _check_layout(rule, info: AmpFile) -> None:
         info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
     in_home += [n.node for n in info.needs if n.func is home]
+    passing = {n.node for n in info.needs if n.kind == "pass_scaler"}
     for node in in_home:
-        if rule.line_of(node) < first_anchor_line:
+        if rule.line_of(node) < first_anchor_line and node in passing:
+            info.blockers.append(Blocker(node, f"{code_of(node.func)}() is called before amp.initialize, so it cannot "
+                                         "be given the GradScaler"))
+        elif rule.line_of(node) < first_anchor_line:
             info.blockers.append(Blocker(node, "this site comes before amp.initialize in the same function"))
     threaded: List[Any] = list(info.threaded.items()) + list(info.class_threaded.items())
     for func, calls in threaded:
