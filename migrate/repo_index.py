@@ -62,6 +62,8 @@ class AmpSite:
     #: ``amp.scale_loss(loss, self.optimizer)``: "optimizer"), else ""
     receiver: str = ""
     optimizer_attr: str = ""
+    #: the optimizer given as ``name.attribute`` (``fitter.optimizer``), anywhere, else ""
+    optimizer_text: str = ""
 
 
 @dataclass
@@ -156,6 +158,8 @@ class ModuleSummary:
     noop_contexts: Set[str] = field(default_factory=set)
     #: (class, method) pairs a method of that class calls on ``self``
     self_calls: Set[Tuple[str, str]] = field(default_factory=set)
+    #: (class, method) -> the methods of that class it calls on ``self``
+    method_self_calls: Dict[Tuple[str, str], Set[str]] = field(default_factory=dict)
     #: calls of imported functions given ``amp`` itself as an argument
     amp_arguments: List[AmpArgument] = field(default_factory=list)
     #: top-level function -> its positional parameters in order, then its keyword-only ones
@@ -524,6 +528,8 @@ class _Reader(ast.NodeVisitor):
                 dynamic=dynamic,
                 num_losses=losses.value if isinstance(losses, ast.Constant) and type(losses.value) is int else 1,
             )
+            if isinstance(optimizers, ast.Attribute) and isinstance(optimizers.value, ast.Name):
+                site.optimizer_text = f"{optimizers.value.id}.{optimizers.attr}"
             if self.method_params:
                 site.receiver = self.method_params[0]
                 given = node.args[1] if len(node.args) >= 2 else None
@@ -553,6 +559,7 @@ class _Reader(ast.NodeVisitor):
             and func.value.id == self.method_params[0]
         ):
             self.s.self_calls.add((self.owner, func.attr))
+            self.s.method_self_calls.setdefault((self.owner, self.method), set()).add(func.attr)
         guarded = self.main_guard and self.owner == MODULE_LEVEL
         if isinstance(func, ast.Name):
             self.s.called_names.add(func.id)

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from .amp_param_plan import add_outside_users
+from .attach_plan import attach_route
+from .attach_plan import carried_methods as attached_methods
 from .base_plan import carried_methods, check_heirs, lendable_base
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers
 from .factory_callers import CallerEdit, caller_edit
@@ -134,6 +136,12 @@ class FilePlan:
     #: in the launcher: (function, runner name, line) of the runner build the GradScaler is
     #: put on right after
     runner_builds: Tuple[Tuple[str, str, int], ...] = ()
+    #: the attach route (``attach_plan``): (definition, instance, attribute) of this launcher,
+    #: whose GradScaler goes on an instance built before it: ``instance.attribute = scaler``
+    attach_scaler: Tuple[Tuple[str, str, str], ...] = ()
+    #: (class, method) of this file that read that GradScaler on self (also in ``carried``):
+    #: their forward passes are their own, autocast goes there
+    attached_methods: Tuple[Tuple[str, str], ...] = ()
     #: in the launcher: why its forward passes run under autocast (the framework's decorator)
     framework_autocast: str = ""
     #: in the launcher: (function, batch processor, line of the runner call, switch) of each
@@ -860,12 +868,19 @@ def build_plan(
     # a class built before the GradScaler exists: its methods that scale take it instead
     method_entries: Dict[str, List[Tuple[str, str]]] = {}
     method_calls: Dict[Def, List[Tuple[str, str]]] = {}
+    #: a class built before the initialize -> (launcher, its definition, the instance's name)
+    attach_of: Dict[Def, Tuple[str, str, str]] = {}
     for item, calls in list(planned.items()):
         if not _built_before_the_scaler(item, calls, by_path):
             continue
         route = _method_route(item, by_path, launchers, others, definitions)
         if isinstance(route, str):
-            continue  # the constructor route stays; the launcher reports why it cannot be
+            heirs = derived_classes(item, by_path, unindexed, definitions)
+            attached = attach_route(item, calls, by_path, launchers, definitions, heirs)
+            if not isinstance(attached, str):
+                attach_of[item] = attached  # the launcher puts it on the instance; no call passes it
+                method_calls[item] = []
+            continue  # else the constructor route stays; the launcher reports why it cannot be
         methods, passing = route
         method_entries.setdefault(item[0], []).extend((item[1], m) for m in methods)
         method_calls[item] = passing
@@ -931,6 +946,13 @@ def build_plan(
         for member in group:
             names[member] = shared
         lent_access.setdefault(base[0], []).extend(carried_methods(base, by_path[base[0]], shared))
+    attach_scaler: Dict[str, List[Tuple[str, str, str]]] = {}
+    own_forward: Dict[str, List[Tuple[str, str]]] = {}
+    for item, (launcher, definition, instance) in sorted(attach_of.items()):
+        methods = attached_methods(item, by_path[item[0]], names[item[0]])
+        lent_access.setdefault(item[0], []).extend(methods)
+        own_forward.setdefault(item[0], []).extend((c, m) for c, m, _a in methods)
+        attach_scaler.setdefault(launcher, []).append((definition, instance, names[item[0]]))
     entries_of: Dict[str, List[str]] = {}
     pass_of: Dict[str, Dict[str, str]] = {}
     for (callee_path, name), calls in planned.items():
@@ -1012,6 +1034,8 @@ def build_plan(
                 + lent_access.get(path, [])
             )),
             runner_builds=riding.attach.get(path, ()),
+            attach_scaler=tuple(attach_scaler.get(path, ())),
+            attached_methods=tuple(own_forward.get(path, ())),
             framework_autocast=riding.autocast.get(path, ""),
             returns_scaler=factories[path][0] if path in factories else "",
             returned_to=_shown_receivers(by_path, factories[path][1]) if path in factories else "",

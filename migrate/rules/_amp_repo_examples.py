@@ -4253,12 +4253,14 @@ class Fitter:
 """,
         codes=('APX102', 'APX220'),
     ),
-    # the star-imported class is followed, but the launcher builds it before amp.initialize
-    # (Kaggle-2020-Alaska2's Fitter, which makes its own optimizer): its constructor cannot be
-    # given the GradScaler, and the reason names that call (before: 'this site comes before
+    # the star-imported class is followed, and the launcher builds it before amp.initialize
+    # (Kaggle-2020-Alaska2's Fitter, which makes its own optimizer, then initializes
+    # fitter.model, fitter.optimizer): its constructor cannot take the GradScaler, so the
+    # launcher puts it on the instance where it is created, on every path (APX248), and the
+    # methods that used amp read it on self (before: the shim, 'this site comes before
     # amp.initialize in the same function', said of the initialize)
     Example(
-        "fallback-class-built-before-the-initialize-through-a-star-import",
+        "class-built-before-the-initialize-gets-the-scaler-on-the-instance",
         before="""\
 # file: main.py
 from apex import amp
@@ -4300,6 +4302,92 @@ class Fitter:
 """,
         after="""\
 # file: main.py
+from fitter import *
+import torch
+
+
+def main(model, loader, fp16):
+    fitter = Fitter(model, loader)
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    fitter.scaler = scaler
+    fitter.fit()
+# file: fitter.py
+import torch
+
+
+class Fitter:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            self.train_one_epoch()
+            self.save("ckpt.pth")
+
+    def train_one_epoch(self):
+        for x in self.loader:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "amp": self.scaler.state_dict()}, path)
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX248', 'APX301', 'APX311', 'APX401'),
+    ),
+    # the launcher runs a method of that instance before the initialize (a checkpoint saved
+    # before training): the GradScaler would not be there yet, so the shim stays, and the
+    # reason names the constructor call before the initialize
+    Example(
+        "fallback-class-built-before-the-initialize-and-used-before-it",
+        before="""\
+# file: main.py
+from apex import amp
+
+from fitter import *
+
+
+def main(model, loader, fp16):
+    fitter = Fitter(model, loader)
+    fitter.save("untrained.pth")
+    if fp16:
+        fitter.model, fitter.optimizer = amp.initialize(fitter.model, fitter.optimizer, opt_level="O1")
+    fitter.fit()
+# file: fitter.py
+import torch
+from apex import amp
+
+
+class Fitter:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            self.train_one_epoch()
+            self.save("ckpt.pth")
+
+    def train_one_epoch(self):
+        for x in self.loader:
+            loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "amp": amp.state_dict()}, path)
+""",
+        after="""\
+# file: main.py
 from apexcompat import amp
 
 from fitter import *
@@ -4307,6 +4395,7 @@ from fitter import *
 
 def main(model, loader, fp16):
     fitter = Fitter(model, loader)
+    fitter.save("untrained.pth")
     if fp16:
         # TODO(apexcompat): the GradScaler plan across files was dropped: in main.py, Fitter()
         #   is called before amp.initialize, so it cannot be given the GradScaler; this file

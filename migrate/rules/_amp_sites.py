@@ -1439,6 +1439,7 @@ def _check_layout(rule, info: AmpFile) -> None:
         return
     inherited = _inherited_home(rule, training, info)
     lent = info.carrier is not None and bool(info.carrier.lent)  # scaled in another file's function
+    lent = lent or (info.plan is not None and bool(info.plan.attach_scaler))  # on an instance (APX248)
     scaled_elsewhere = (
         bool(training)
         and not info.scale_losses
