@@ -68,8 +68,3 @@ def attach_route(
         return f"{instance}.{early[0].method}() runs before amp.initialize"
     return (launcher, definition, instance)
 
-
-def carried_methods(item: Def, summary: ModuleSummary, attribute: str) -> List[Tuple[str, str, str]]:
-    """The class's methods that use amp, each reading the GradScaler as ``self.<attribute>``."""
-    methods = sorted({s.method for s in summary.amp_sites if s.owner == item[1]})
-    return [(item[1], m, f"self.{attribute}") for m in methods]

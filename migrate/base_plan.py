@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
-from .repo_index import MODULE_LEVEL, ModuleSummary
+from .repo_index import ModuleSummary
 
 Def = Tuple[str, str]
 
@@ -82,7 +82,8 @@ def check_heirs(
     return refusals
 
 
-def carried_methods(base: Def, summary: ModuleSummary, scaler: str) -> List[Tuple[str, str, str]]:
-    """The base's methods that use amp, each reading the GradScaler as ``self.<scaler>``."""
-    methods = {s.method for s in summary.amp_sites if s.owner == base[1] and s.owner != MODULE_LEVEL}
-    return [(base[1], m, f"self.{scaler}") for m in sorted(methods)]
+def carried_methods(cls: Def, summary: ModuleSummary, scaler: str) -> List[Tuple[str, str, str]]:
+    """The methods of the class ``cls`` that use amp, each reading the GradScaler as
+    ``self.<scaler>`` (the plan's ``carried``; the attach route's too)."""
+    methods = {s.method for s in summary.amp_sites if s.owner == cls[1]}
+    return [(cls[1], m, f"self.{scaler}") for m in sorted(methods)]

@@ -24,7 +24,6 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from .amp_param_plan import add_outside_users
 from .attach_plan import attach_route
-from .attach_plan import carried_methods as attached_methods
 from .base_plan import carried_methods, check_heirs, lendable_base
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers
 from .factory_callers import CallerEdit, caller_edit
@@ -949,7 +948,7 @@ def build_plan(
     attach_scaler: Dict[str, List[Tuple[str, str, str]]] = {}
     own_forward: Dict[str, List[Tuple[str, str]]] = {}
     for item, (launcher, definition, instance) in sorted(attach_of.items()):
-        methods = attached_methods(item, by_path[item[0]], names[item[0]])
+        methods = carried_methods(item, by_path[item[0]], names[item[0]])
         lent_access.setdefault(item[0], []).extend(methods)
         own_forward.setdefault(item[0], []).extend((c, m) for c, m, _a in methods)
         attach_scaler.setdefault(launcher, []).append((definition, instance, names[item[0]]))

@@ -26,7 +26,9 @@ a local alias on each branch, a trainer with its own GradScaler beside apex, a t
 method a probe of another file calls after a plain backward and whose resume initializes again,
 an old mmcv runner handed the launcher's batch processor and an optimizer hook the launcher builds,
 apex.amp kept on the options object handed to a method of a trainer picked from a table, a trainer
-module whose forward() outputs the launcher hands to its update method).  Once per module:
+module whose forward() outputs the launcher hands to its update method, a star-imported fitter built
+before amp.initialize, a trainer re-exported by a star import whose base class keeps amp's state in
+its checkpoints).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -393,6 +395,19 @@ LAYOUTS: Dict[str, dict] = {
     # loads amp's state itself; the other branch: --no-fp16
     "r43_forward_fed_update": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                    metric="loss", native=[], fallbacks=[], branches={"off": ["--no-fp16"]}),
+    # Kaggle-2020-Alaska2's shape: the launcher star-imports the fitter module and builds the
+    # fitter (which makes its own optimizer) before amp.initialize of fitter.model /
+    # fitter.optimizer: the GradScaler goes on the instance where it is created (APX248), the
+    # fitter's methods read it on self, and its checkpoints keep it
+    "r44_fitter_built_first": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                   metric="loss", native=[], fallbacks=[]),
+    # severstal's (pytorch-template's) shape: the trainer is imported from a package that
+    # re-exports it with a star import, and derives from a base class of another file that saves
+    # and loads amp's state: the trainer keeps the GradScaler on self first thing in __init__, the
+    # base reads it there; the other branch accumulates two micro-batches (delay_unscale)
+    "r45_base_saves_amp_state": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                     metric="loss", native=[], fallbacks=[],
+                                     branches={"accumulate": ["--accumulate", "2"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
