@@ -468,9 +468,6 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
     if name in by_path[path].escaping:
         return "decorated, registered or passed on as a value, never called directly"
-    if name in (by_path[path].all_names or ()):
-        return (f"exported by the __all__ of {by_path[path].shown}: code outside the repository may call it after "
-                "an amp.initialize of its own, which no GradScaler of this repository can follow")
     if definitions is not None:
         for other_path, other in by_path.items():
             for local, (module, attr) in other.imports.items():
@@ -510,6 +507,9 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                     why = definitions.star_why(module, attr, other_path) or "the star import is not proven to bind it"
                     return (f"called in {other.shown}, which imports it from {module}, a package that re-exports it "
                             f"with a star import, but {why}")
+    if name in (by_path[path].all_names or ()):
+        return (f"exported by the __all__ of {by_path[path].shown}: code outside the repository may call it after "
+                "an amp.initialize of its own, which no GradScaler of this repository can follow")
     return "called from no file"
 
 
