@@ -4435,83 +4435,6 @@ class Fitter:
 """,
         codes=('APX102', 'APX220'),
     ),
-    # the trainer imports apex.amp only in its __init__ and scales in another method, where the
-    # name is not bound (Bert-Multi-Label's pybert trainer): that line raises NameError, in the
-    # original too, and the launcher's reason names it (before: 'the losses are scaled
-    # elsewhere'); a second run, after the unused import went, says the same
-    Example(
-        "fallback-launcher-whose-trainer-scales-through-an-unbound-amp-names-it",
-        before="""\
-# file: run.py
-import torch
-
-from trainer import Trainer
-
-
-def run(args, model, loader):
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    if args.fp16:
-        from apex import amp
-        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    Trainer(args, model, optimizer).train_epoch(loader)
-# file: trainer.py
-class Trainer:
-    def __init__(self, args, model, optimizer):
-        self.args = args
-        self.model = model
-        self.optimizer = optimizer
-        if args.fp16:
-            from apex import amp
-
-    def train_epoch(self, loader):
-        for x in loader:
-            loss = self.model(x).sum()
-            if self.args.fp16:
-                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
-                    scaled_loss.backward()
-            else:
-                loss.backward()
-            self.optimizer.step()
-""",
-        after="""\
-# file: run.py
-import torch
-
-from trainer import Trainer
-
-
-def run(args, model, loader):
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    if args.fp16:
-        from apexcompat import amp
-        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in trainer.py
-        #   (Trainer.train_epoch()), whose amp.scale_loss reads a name amp that is not bound
-        #   there, so it raises NameError, in the original too (APX234): fix that first; this
-        #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    Trainer(args, model, optimizer).train_epoch(loader)
-# file: trainer.py
-class Trainer:
-    def __init__(self, args, model, optimizer):
-        self.args = args
-        self.model = model
-        self.optimizer = optimizer
-
-    def train_epoch(self, loader):
-        for x in loader:
-            loss = self.model(x).sum()
-            if self.args.fp16:
-                # TODO(apexcompat): amp.scale_loss: the name amp is bound only inside __init__() (its
-                #   apex.amp import), so this line raises NameError when it runs, in the original too;
-                #   import apex.amp where it is used (or keep it on self) before migrating
-                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
-                    scaled_loss.backward()
-            else:
-                loss.backward()
-            self.optimizer.step()
-""",
-        codes=('APX101', 'APX102', 'APX220', 'APX234'),
-    ),
     Example(
         "optimizer-wrapper-stepped-for-the-scaled-optimizer",
         before="""\
@@ -4642,7 +4565,8 @@ class Task:
     Example(
         # apex.amp imported inside __init__ is bound there only: the class's other methods do
         # not see it, so their amp.scale_loss is no site and no scaler is handed to the class
-        # (it would not take one); the launcher keeps apex.amp semantics
+        # (it would not take one); the launcher keeps apex.amp semantics, and its reason names
+        # that scale_loss (before: 'the losses are scaled elsewhere'; Bert-Multi-Label's shape)
         "amp-imported-in-another-method",
         before=AMP_IMPORTED_IN_ANOTHER_METHOD.format(
             launcher_import="        from apex import amp\n",
@@ -4652,8 +4576,10 @@ class Task:
         ),
         after=AMP_IMPORTED_IN_ANOTHER_METHOD.format(
             launcher_import="        from apexcompat import amp\n"
-            "        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;\n"
-            "        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n",
+            "        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in trainer.py\n"
+            "        #   (Trainer.fit()), whose amp.scale_loss reads a name amp that is not bound there, so\n"
+            "        #   it raises NameError, in the original too (APX234): fix that first; this file keeps\n"
+            "        #   apex.amp semantics through apexcompat.amp, migrate it by hand\n",
             trainer_import="",
             fit_todo="                # TODO(apexcompat): amp.scale_loss: the name amp is bound only inside __init__() "
             "(its\n"
