@@ -10,6 +10,7 @@ imported functions and classes each definition calls.  The cross-file plan
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import os
 import tokenize
@@ -65,6 +66,8 @@ class AmpSite:
     #: ``amp.scale_loss(loss, self.optimizer)``: "optimizer"), else ""
     receiver: str = ""
     optimizer_attr: str = ""
+    #: the optimizer given as ``name.attribute`` (``fitter.optimizer``), anywhere, else ""
+    optimizer_text: str = ""
 
 
 @dataclass
@@ -159,6 +162,8 @@ class ModuleSummary:
     noop_contexts: Set[str] = field(default_factory=set)
     #: (class, method) pairs a method of that class calls on ``self``
     self_calls: Set[Tuple[str, str]] = field(default_factory=set)
+    #: (class, method) -> the methods of that class it calls on ``self``
+    method_self_calls: Dict[Tuple[str, str], Set[str]] = field(default_factory=dict)
     #: calls of imported functions given ``amp`` itself as an argument
     amp_arguments: List[AmpArgument] = field(default_factory=list)
     #: top-level function -> its positional parameters in order, then its keyword-only ones
@@ -244,6 +249,24 @@ class ModuleSummary:
     super_only: Set[str] = field(default_factory=set)
     #: ``dict(...)`` call line -> the calls its local is spread into (``dict_spreads``)
     dict_spreads: Dict[int, Tuple[str, ...]] = field(default_factory=dict)
+    #: what a ``from <this module> import *`` may take (``star_imports``): the names of a
+    #: static module-level ``__all__`` (a list or tuple of strings), None without one;
+    #: ``all_dynamic`` when ``__all__`` is anything else or changed after (then unknown)
+    all_names: Optional[Tuple[str, ...]] = None
+    all_dynamic: bool = False
+    #: names bound other than by a top-level def, class or import: assignment, loop, with,
+    #: except and comprehension targets, parameters, nested defs, ``global``, in any scope
+    bound_names: Set[str] = field(default_factory=set)
+    #: the same, only those bound at module level (a ``global`` declaration counts)
+    module_bound: Set[str] = field(default_factory=set)
+    #: top-level def or class -> the line it starts on
+    def_lines: Dict[str, int] = field(default_factory=dict)
+    #: calls of plain names not imported by name (``Fitter(...)``: a star import may bind it);
+    #: ``module`` is empty
+    plain_calls: List[CallSite] = field(default_factory=list)
+    #: ``amp.scale_loss(...)`` where ``amp`` is apex.amp only in another function's scope (its
+    #: import there): (top-level definition, method, line); it raises NameError (APX234)
+    unbound_scales: List[Tuple[str, str, int]] = field(default_factory=list)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -329,6 +352,10 @@ class _Reader(FastNodeVisitor):
         self.super_args: Set[ast.AST] = set()
         #: inside the body of a module-level ``if __name__ == "__main__":``
         self.main_guard = False
+        #: how many statements bind ``__all__`` (one static assignment, or it is dynamic)
+        self.all_stores = 0
+        #: ``X.scale_loss(...)`` where ``X`` is not apex.amp in that scope: (X, owner, method, line)
+        self.name_scales: List[Tuple[str, str, str, int]] = []
 
     def amp_local_calls(self) -> Set[str]:
         """``amp_local_calls``, counting a name any scope binds to the amp module (a superset:
@@ -378,6 +405,7 @@ class _Reader(FastNodeVisitor):
     def _visit_def(self, node: ast.AST, name: str, is_class: bool) -> None:
         if self.owner == MODULE_LEVEL:
             (self.s.classes if is_class else self.s.functions).add(name)
+            self.s.def_lines.setdefault(name, getattr(node, "lineno", 0))
             if getattr(node, "decorator_list", None):
                 self.s.escaping.add(name)
             self.owner = name
@@ -385,10 +413,12 @@ class _Reader(FastNodeVisitor):
             self.generic_visit(node)
             self.owner = MODULE_LEVEL
         else:
+            self.s.bound_names.add(name)
             self.generic_visit(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         self.s.identifiers.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
+        self.s.bound_names.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
         outer, self.branches = self.branches, ()
         self.local_amp_names.append(set())
         if self.owner in self.s.classes and not self.method:
@@ -512,6 +542,8 @@ class _Reader(FastNodeVisitor):
                 dynamic=dynamic,
                 num_losses=losses.value if isinstance(losses, ast.Constant) and type(losses.value) is int else 1,
             )
+            if isinstance(optimizers, ast.Attribute) and isinstance(optimizers.value, ast.Name):
+                site.optimizer_text = f"{optimizers.value.id}.{optimizers.attr}"
             if self.method_params:
                 site.receiver = self.method_params[0]
                 given = node.args[1] if len(node.args) >= 2 else None
@@ -528,22 +560,32 @@ class _Reader(FastNodeVisitor):
         self._amp_arguments(node)
         func = node.func
         if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "scale_loss"
+            and isinstance(func.value, ast.Name)
+            and not self._is_amp(func.value.id)
+        ):
+            self.name_scales.append((func.value.id, self.owner, self.method, node.lineno))
+        if (
             self.method_params
             and isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Name)
             and func.value.id == self.method_params[0]
         ):
             self.s.self_calls.add((self.owner, func.attr))
+            self.s.method_self_calls.setdefault((self.owner, self.method), set()).add(func.attr)
         guarded = self.main_guard and self.owner == MODULE_LEVEL
         if isinstance(func, ast.Name):
             self.s.called_names.add(func.id)
             if func.id in self.s.imports and self.s.imports[func.id][1]:
                 module, name = self.s.imports[func.id]
                 self.s.calls.append(CallSite(func.id, module, name, node.lineno, self.owner, self.method, guarded))
-            elif self.owner != MODULE_LEVEL:
-                self.s.local_calls[self.owner].add(func.id)
-            elif not guarded:
-                self.s.module_calls.add(func.id)
+            else:
+                self.s.plain_calls.append(CallSite(func.id, "", func.id, node.lineno, self.owner, self.method, guarded))
+                if self.owner != MODULE_LEVEL:
+                    self.s.local_calls[self.owner].add(func.id)
+                elif not guarded:
+                    self.s.module_calls.add(func.id)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             imported = self.s.imports.get(func.value.id)
             if imported is not None and not imported[1]:
@@ -584,14 +626,20 @@ class _Reader(FastNodeVisitor):
                         self._bind([item], None)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if isinstance(node.target, ast.Name) and node.target.id == "__all__":
+            self.s.all_dynamic = True
         self._bind([node.target], node.value)
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Name) and node.target.id == "__all__":
+            self.s.all_dynamic = True
         self._bind([node.target], None)
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            self._dunder_all(node)
         self._bind(node.targets, node.value)
         value = node.value
         if isinstance(value, ast.Name):
@@ -606,8 +654,55 @@ class _Reader(FastNodeVisitor):
             self.s.amp_stores.update(t.attr for t in node.targets if isinstance(t, ast.Attribute))
         self.generic_visit(node)
 
+    def _bound(self, name: Optional[str]) -> None:
+        """``name`` bound by an assignment-like statement of the scope being visited."""
+        if name:
+            self.s.bound_names.add(name)
+            if self.owner == MODULE_LEVEL:
+                self.s.module_bound.add(name)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self._bound(node.name)
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        for name in node.names:
+            self.s.bound_names.add(name)
+            self.s.module_bound.add(name)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if not isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and node.value.id == "__all__":
+            self.s.all_dynamic = True
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.AST) -> None:
+        self._bound(getattr(node, "name", None))
+        self.generic_visit(node)
+
+    visit_MatchStar = visit_MatchAs  # type: ignore[assignment]
+
+    def visit_MatchMapping(self, node: ast.AST) -> None:
+        self._bound(getattr(node, "rest", None))
+        self.generic_visit(node)
+
+    def _dunder_all(self, node: ast.AST) -> None:
+        """A module-level binding of ``__all__``: static once, as a list or tuple of strings."""
+        value = node.value if isinstance(node, ast.Assign) else None
+        names = (
+            [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if isinstance(value, (ast.List, ast.Tuple))
+            else None
+        )
+        if self.owner != MODULE_LEVEL or self.s.all_names is not None or names is None or len(names) != len(value.elts):
+            self.s.all_dynamic = True
+        else:
+            self.s.all_names = tuple(names)
+
     def visit_Name(self, node: ast.Name) -> None:
         self.s.identifiers.add(node.id)
+        if not isinstance(node.ctx, ast.Load):
+            self._bound(node.id)
+            self.all_stores += node.id == "__all__"
         if self._is_amp(node.id):
             self.s.amp_values.append(node.lineno)
         elif isinstance(node.ctx, ast.Load) and node in self.super_args:
@@ -621,6 +716,8 @@ class _Reader(FastNodeVisitor):
         return isinstance(value, ast.Name) and value.id in self.s.imports and not self.s.imports[value.id][1]
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.value, ast.Name) and node.value.id == "__all__":
+            self.s.all_dynamic = True  # ``__all__.extend(...)``, ``__all__ += ...`` alike
         if isinstance(node.ctx, ast.Load) and node not in self.callees and not self._module_member(node):
             self.s.attribute_values.add(node.attr)
         if isinstance(node.ctx, ast.Load) and not (
@@ -1083,7 +1180,23 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     # it as escaping, only the reasons tell the two apart
     summary.super_only = summary.super_named - summary.escaping
     summary.escaping |= summary.super_named
-    summary.escaping &= summary.functions | summary.classes | set(summary.imports)
+    # bound nowhere at all (a first run removed the function's unused apex.amp import): the
+    # same NameError, and the same answer on a second run
+    nowhere = summary.bound_names | summary.module_bound | set(summary.imports) | summary.functions | summary.classes
+    summary.unbound_scales = [
+        (owner, method, line)
+        for name, owner, method, line in reader.name_scales
+        if name not in reader.amp_names
+        and (
+            name in reader.every_local_amp_name
+            or (name not in nowhere and not summary.star_imports and not hasattr(builtins, name))
+        )
+    ]
+    if reader.all_stores != (1 if summary.all_names is not None else 0):
+        summary.all_dynamic = True
+    # a name no statement of the file binds may come from a star import (``star_imports``)
+    unbound = summary.identifiers - summary.bound_names if summary.star_imports else set()
+    summary.escaping &= summary.functions | summary.classes | set(summary.imports) | unbound
     summary.module_calls &= summary.functions | summary.classes
     return summary
 
@@ -1111,8 +1224,14 @@ class ModuleResolver:
     def resolve(self, module: str, importer: str) -> Optional[str]:
         """The indexed file ``module`` denotes for ``importer``, or None (not in the
         repository, not indexed, or ambiguous)."""
+        found = self.candidates(module, importer)
+        return found[0] if len(found) == 1 else None
+
+    def candidates(self, module: str, importer: str) -> List[str]:
+        """Every indexed file ``module`` may denote for ``importer`` (several: which one an
+        import finds depends on ``sys.path``)."""
         if not module:
-            return None
+            return []
         relative = module.replace(".", os.sep)
         found = []
         for directory in self._search_dirs(importer):
@@ -1120,5 +1239,4 @@ class ModuleResolver:
                 path = os.path.join(directory, candidate)
                 if path in self.files:
                     found.append(path)
-        found = list(dict.fromkeys(found))
-        return found[0] if len(found) == 1 else None
+        return list(dict.fromkeys(found))

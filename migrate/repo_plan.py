@@ -23,12 +23,16 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from .amp_param_plan import add_outside_users
+from .attach_plan import attach_route
+from .base_plan import carried_methods, check_heirs, lendable_base
 from .built_route import built_route
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers, users_of, walked_files
 from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
 from .heir_plan import add_heir_routes
 from .processor_plan import add_processor_routes
+from .launcher_notes import ambiguous_import_note, unbound_scale_note
+from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
 from .optional_scaler import module_stem, runs_alone, saves_or_loads_only
@@ -143,6 +147,12 @@ class FilePlan:
     #: (class, method), which run their own forward pass
     object_builds: Tuple[Tuple[str, str, int], ...] = ()
     built_methods: Tuple[Tuple[str, str], ...] = ()
+    #: the attach route (``attach_plan``): (definition, instance, attribute) of this launcher,
+    #: whose GradScaler goes on an instance built before it: ``instance.attribute = scaler``
+    attach_scaler: Tuple[Tuple[str, str, str], ...] = ()
+    #: (class, method) of this file that read that GradScaler on self (also in ``carried``):
+    #: their forward passes are their own, autocast goes there
+    attached_methods: Tuple[Tuple[str, str], ...] = ()
     #: in the launcher: why its forward passes run under autocast (the framework's decorator)
     framework_autocast: str = ""
     #: in the launcher: (function, batch processor, line of the runner call, switch) of each
@@ -289,18 +299,33 @@ class _Definitions:
     HOPS = 4
 
     def __init__(self, by_path: Dict[str, ModuleSummary], unindexed: Dict[str, Tuple[str, bytes]], resolver) -> None:
-        self.by_path = by_path
         self.unindexed = unindexed
         self.resolver = resolver
         self.read: Dict[str, Optional[ModuleSummary]] = {}
+        self.resolved: Dict[str, Optional[ModuleSummary]] = {}
+        self.raw_by_path = by_path
+        self.stars = StarImports(self._raw, resolver)
+        #: the indexed files' summaries, their star-imported names read as imports by name
+        self.by_path = {p: self.stars.resolved(s) for p, s in by_path.items()}
 
-    def summary(self, path: str) -> Optional[ModuleSummary]:
-        if path in self.by_path:
-            return self.by_path[path]
+    def _raw(self, path: str) -> Optional[ModuleSummary]:
+        """The summary of ``path`` as the index read it (None outside the walked files)."""
+        if path in self.raw_by_path:
+            return self.raw_by_path[path]
+        if path not in self.unindexed:
+            return None
         if path not in self.read:
             shown, source = self.unindexed[path]
             self.read[path] = summarise(path, shown, source)
         return self.read[path]
+
+    def summary(self, path: str) -> Optional[ModuleSummary]:
+        if path in self.by_path:
+            return self.by_path[path]
+        if path not in self.resolved:
+            raw = self._raw(path)
+            self.resolved[path] = self.stars.resolved(raw) if raw is not None else None
+        return self.resolved[path]
 
     def find(
         self, module: str, name: str, importer: str, anywhere: bool = False, through_stars: bool = False
@@ -315,13 +340,38 @@ class _Definitions:
             if summary is None:
                 return None
             if name in summary.functions | summary.classes:
-                return (target, name) if target in self.by_path or anywhere else None
+                kind, later = self.stars.binder(target, name, after=summary.def_lines.get(name, 0))
+                if kind == NOT_BOUND:
+                    return (target, name) if target in self.by_path or anywhere else None
+                if kind == UNKNOWN:
+                    return None
+                module = later  # a star import after the def binds the name again
+            elif name in summary.imports and summary.imports[name][1]:
+                module, name = summary.imports[name]
+            else:
+                kind, module = self.stars.binder(target, name)
+                if kind != BINDS:
+                    module = (self._star_source(summary, target, name) if through_stars else None) or ""
+                if not module:
+                    return None
+            importer = target
+        return None
+
+    def star_why(self, module: str, name: str, importer: str) -> Optional[str]:
+        """Why ``module.name`` in ``importer`` is not followed through the star imports that
+        re-export it, when one of them gives an unknown answer."""
+        for _ in range(self.HOPS):
+            target = self.resolver.resolve(module, importer)
+            summary = self.summary(target) if target is not None else None
+            if summary is None or name in summary.functions | summary.classes:
+                return None
             if name in summary.imports and summary.imports[name][1]:
                 module, name = summary.imports[name]
             else:
-                module = (self._star_source(summary, target, name) if through_stars else None) or ""
-                if not module:
-                    return None
+                kind, detail = self.stars.binder(target, name)
+                if kind != BINDS:
+                    return detail or None
+                module = detail
             importer = target
         return None
 
@@ -433,6 +483,28 @@ def _note_unreachable(
         notes.setdefault(path, {}).setdefault(
             name, f"{name} is {how[(path, name)]}, so the GradScaler cannot follow its callers"
         )
+    # a definition its own file calls only from such an orphan (a library's step function
+    # that create_supervised_trainer builds) says where that chain starts
+    for path, name in sorted(d for d in needy if d not in callers and local_callers(d)):
+        if name in (by_path[path].all_names or ()):  # exported itself: outside callers, whatever calls it here
+            how[(path, name)] = _why_unreached(path, name, by_path, others, definitions)
+            notes.setdefault(path, {}).setdefault(
+                name, f"{name} is {how[(path, name)]}, so the GradScaler cannot follow its callers"
+            )
+            continue
+        chain, seen = [(path, name)], {(path, name)}
+        while chain and chain[-1] not in how:
+            nxt = [c for c in local_callers(chain[-1]) if c not in seen and c in needy and c not in callers]
+            if len(nxt) != 1 or len(local_callers(chain[-1])) != 1:
+                break
+            seen.add(nxt[0])
+            chain.append(nxt[0])
+        if len(chain) > 1 and chain[-1] in how:
+            top = chain[-1][1]
+            notes.setdefault(path, {}).setdefault(
+                name, f"{name} is called only by {top} of this file, which is {how[chain[-1]]}, so the GradScaler "
+                "cannot follow its callers"
+            )
     if len(launchers) == 1 and orphans:
         path, name = orphans[0]
         more = f" and {len(orphans) - 1} more" if len(orphans) > 1 else ""
@@ -526,8 +598,9 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                     return f"read as {local}.{name} in {other.shown} and passed on as a value, never called directly"
             for module in sorted(other.star_imports):
                 if name in other.called_names and definitions.find(module, name, other_path) == (path, name):
-                    return (f"called in {other.shown}, which imports it with `from {module} import *`: "
-                            "calls through a star import are not followed")
+                    why = definitions.stars.why_not(other_path, name) or "the star import is not proven to bind it"
+                    return (f"called in {other.shown}, which imports it with `from {module} import *`, but "
+                            f"{why}")
             for local, (module, attr) in sorted(other.imports.items()):
                 if (
                     attr == name
@@ -535,8 +608,12 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                     and definitions.find(module, attr, other_path) is None
                     and definitions.find(module, attr, other_path, through_stars=True) == (path, name)
                 ):
+                    why = definitions.star_why(module, attr, other_path) or "the star import is not proven to bind it"
                     return (f"called in {other.shown}, which imports it from {module}, a package that re-exports it "
-                            "with a star import: calls through a star import are not followed")
+                            f"with a star import, but {why}")
+    if name in (by_path[path].all_names or ()):
+        return (f"exported by the __all__ of {by_path[path].shown}: code outside the repository may call it after "
+                "an amp.initialize of its own, which no GradScaler of this repository can follow")
     return "called from no file"
 
 
@@ -739,6 +816,7 @@ def build_plan(
     unindexed = {path: (shown, source) for path, shown, source in others}
     resolver = ModuleResolver(list(by_path) + list(unindexed), roots)
     definitions = _Definitions(by_path, unindexed, resolver)
+    by_path = definitions.by_path
     launchers = {p for p, s in by_path.items() if s.training_inits and s.initializes_once()}
     plan = RepoPlan()
 
@@ -805,6 +883,8 @@ def build_plan(
             if d in needy
         }
     refused: Set[Def] = set()
+    #: base classes whose methods read the GradScaler their subclasses keep (``base_plan``)
+    lent: Dict[Def, Set[Def]] = {}
     for item, calls in entries.items():
         path, name = item
         reason = None
@@ -833,15 +913,24 @@ def build_plan(
             elif outside:
                 _path, shown, line, owner = outside[0]
                 reason = f"{name} is also called from {shown}:{line} ({owner}), where no GradScaler exists"
-        if reason is None:
-            base = _needy_base(item, by_path, definitions, needy - set(entries) - set(riding.carried))
-            if base is not None:
+        unreached = needy - set(entries) - set(riding.carried)
+        while reason is None:
+            base = _needy_base(item, by_path, definitions, unreached)
+            if base is None:
+                break
+            why = lendable_base(base, by_path, lambda d: bool(callers.get(d) or local_callers(d)),
+                                lambda n, p: _callers_elsewhere(n, p, others, definitions), definitions)
+            if why is not None:
                 reason = (f"{name} derives from {base[1]} in {by_path[base[0]].shown}, whose methods use amp "
-                          "where the GradScaler cannot reach them")
+                          f"where the GradScaler cannot reach them ({why})")
+            else:
+                lent.setdefault(base, set()).add(item)  # it reads the GradScaler the subclasses keep
+                unreached = unreached - {base}
         if reason is not None:
             plan.unplanned[item] = reason
             refused.add(item)
-    # a refusal spreads to everything that would pass the scaler through it
+    # a refusal spreads to everything that would pass the scaler through it, and to the
+    # subclasses of a base that reads it on self when one of them does not get it
     changed = True
     while changed:
         changed = False
@@ -851,6 +940,12 @@ def build_plan(
             if any(callee in refused for callee, _ in edges.get(item, [])):
                 refused.add(item)
                 changed = True
+        family = lambda b: derived_classes(b, by_path, unindexed, definitions)  # noqa: E731
+        for item, reason in check_heirs(lent, family, set(entries), refused, by_path).items():
+            plan.unplanned[item] = reason
+            refused.add(item)
+            changed = True
+    lent = {b: h for b, h in lent.items() if not h & refused}
     notes: Dict[str, Dict[str, str]] = {}
     #: launchers whose amp instance reaches a definition that keeps apex.amp: they keep it too
     held: Dict[str, str] = {}
@@ -876,6 +971,7 @@ def build_plan(
     # that scales its losses, takes the GradScaler as a required parameter: no call in the
     # repository needs it, and a call from outside that does not pass it fails at once
     orphans = needy - set(callers) - set(riding.carried) - {(p, k) for p, n in riding.notes.items() for k in n}
+    orphans -= set(lent)
     unreferenced = unreferenced_definitions(
         {
             d
@@ -891,17 +987,31 @@ def build_plan(
     _note_unreachable(orphans - unreferenced, callers, local_callers, by_path, launchers, notes, others, definitions,
                       edges)
     _note_unbuilt(built, by_path, launchers, notes)
+    for launcher in sorted(launchers):
+        if not any(s.member == "scale_loss" for s in by_path[launcher].amp_sites):
+            note = unbound_scale_note(launcher, by_path, edges) or ambiguous_import_note(
+                launcher, by_path, definitions, needy
+            )
+            if note is not None:
+                notes.setdefault(launcher, {}).setdefault(SCALED_ELSEWHERE, note)
     for path, note in module_level_note(riding, launchers, by_path).items():
         notes.setdefault(path, {}).setdefault(MODULE_LEVEL, note)
     # a class built before the GradScaler exists: its methods that scale take it instead
     method_entries: Dict[str, List[Tuple[str, str]]] = {}
     method_calls: Dict[Def, List[Tuple[str, str]]] = {}
+    #: a class built before the initialize -> (launcher, its definition, the instance's name)
+    attach_of: Dict[Def, Tuple[str, str, str]] = {}
     for item, calls in list(planned.items()):
         if not _built_before_the_scaler(item, calls, by_path):
             continue
         route = _method_route(item, by_path, launchers, others, definitions)
         if isinstance(route, str):
-            continue  # the constructor route stays; the launcher reports why it cannot be
+            heirs = derived_classes(item, by_path, unindexed, definitions)
+            attached = attach_route(item, calls, by_path, launchers, definitions, heirs)
+            if not isinstance(attached, str):
+                attach_of[item] = attached  # the launcher puts it on the instance; no call passes it
+                method_calls[item] = []
+            continue  # else the constructor route stays; the launcher reports why it cannot be
         methods, passing = route
         method_entries.setdefault(item[0], []).extend((item[1], m) for m in methods)
         method_calls[item] = passing
@@ -942,6 +1052,9 @@ def build_plan(
     for factory_path, (_factory, receivers) in factories.items():
         for receiver, _text in receivers:
             parent[find(receiver[0])] = find(factory_path)
+    for (base_path, _name), heirs in lent.items():
+        for heir_path, _heir in heirs:
+            parent[find(base_path)] = find(heir_path)
     roots_of = sorted({find(p) for p in parent})
     component = {p: roots_of.index(find(p)) for p in parent}
 
@@ -957,6 +1070,23 @@ def build_plan(
         used = by_path[callee_path].identifiers
         choices = SCALERS_PARAM_NAMES if losses[component[callee_path]] > 1 else SCALER_PARAM_NAMES
         names[callee_path] = next((n for n in choices if n not in used), "apexcompat_" + choices[-1])
+    lent_access: Dict[str, List[Tuple[str, str, str]]] = {}
+    for base, heirs in sorted(lent.items()):
+        # one attribute for the base and every subclass that keeps the GradScaler on self
+        group = sorted({base[0]} | {p for p, _n in heirs})
+        used = set().union(*(by_path[p].identifiers for p in group))
+        choices = SCALERS_PARAM_NAMES if losses[component[base[0]]] > 1 else SCALER_PARAM_NAMES
+        shared = next((n for n in choices if n not in used), "apexcompat_" + choices[-1])
+        for member in group:
+            names[member] = shared
+        lent_access.setdefault(base[0], []).extend(carried_methods(base, by_path[base[0]], shared))
+    attach_scaler: Dict[str, List[Tuple[str, str, str]]] = {}
+    own_forward: Dict[str, List[Tuple[str, str]]] = {}
+    for item, (launcher, definition, instance) in sorted(attach_of.items()):
+        methods = carried_methods(item, by_path[item[0]], names[item[0]])
+        lent_access.setdefault(item[0], []).extend(methods)
+        own_forward.setdefault(item[0], []).extend((c, m) for c, m, _a in methods)
+        attach_scaler.setdefault(launcher, []).append((definition, instance, names[item[0]]))
     entries_of: Dict[str, List[str]] = {}
     pass_of: Dict[str, Dict[str, str]] = {}
     for (callee_path, name), calls in planned.items():
@@ -1034,10 +1164,15 @@ def build_plan(
             amp_parameters=tuple(sorted({(d[1], param) for _c, _t, d, param, _r in links if d[0] == path})),
             amp_gradients=tuple(sorted({text for caller, text, _d, _p, reads in links if caller == path and reads})),
             loss_scalers=losses[component[path]],
-            carried=tuple(sorted((n, m, a) for (p, n), ms in riding.carried.items() if p == path for m, a in ms)),
+            carried=tuple(sorted(
+                [(n, m, a) for (p, n), ms in riding.carried.items() if p == path for m, a in ms]
+                + lent_access.get(path, [])
+            )),
             runner_builds=riding.attach.get(path, ()),
             object_builds=built.attach.get(path, ()),
             built_methods=tuple(sorted((n, m) for (p, n), ms in built.carried.items() if p == path for m, _a in ms)),
+            attach_scaler=tuple(attach_scaler.get(path, ())),
+            attached_methods=tuple(own_forward.get(path, ())),
             framework_autocast=riding.autocast.get(path, ""),
             returns_scaler=factories[path][0] if path in factories else "",
             returned_to=_shown_receivers(by_path, factories[path][1]) if path in factories else "",
@@ -1337,6 +1472,14 @@ def _mark_nothing_scaled(
         around = around or _AroundLaunchers(by_path, others)
         if _may_reach_a_scaled_loss(path, by_path, definitions, around) is None:
             plan.files[path] = replace(current, nothing_scaled=True, unscaled_here=True)
+            continue
+        # what the launcher itself says (a first run does not change it): no other note names
+        # the place, so the reason says what is unknown
+        unknown = _not_a_script(path, by_path[path])
+        if unknown is not None and current.note_for(SCALED_ELSEWHERE) is None:
+            note = ("no amp.scale_loss in this file, and it is not proven that no loss is scaled after its "
+                    f"amp.initialize: {unknown}")
+            plan.files[path] = replace(current, notes=current.notes + ((SCALED_ELSEWHERE, note),))
 
 
 class _AroundLaunchers:
@@ -1395,6 +1538,16 @@ def _scales_natively(summary: ModuleSummary, name: str) -> bool:
     return "scale" in read and bool(read & {"update", "step", "unscale_"})
 
 
+def _not_a_script(launcher: str, summary: ModuleSummary) -> Optional[str]:
+    """Why the launcher's callers are not known from the launcher itself, if they are not."""
+    if not summary.main_guard:
+        return "the launcher is no script (no __name__ == \"__main__\" guard): its callers are not known"
+    stem = launcher.rsplit("/", 1)[-1][: -len(".py")] if launcher.endswith(".py") else ""
+    if not stem or stem == "__init__":
+        return "the launcher is a package"
+    return None
+
+
 def _may_reach_a_scaled_loss(
     launcher: str, by_path: Dict[str, ModuleSummary], definitions: "_Definitions", around: _AroundLaunchers
 ) -> Optional[str]:
@@ -1407,11 +1560,10 @@ def _may_reach_a_scaled_loss(
     ``scale_loss`` the index does not place) it says why not, for debugging and tests."""
     if around.unplaced is not None:
         return around.unplaced
-    if not by_path[launcher].main_guard:
-        return "the launcher is no script (no __name__ == \"__main__\" guard): its callers are not known"
-    stem = launcher.rsplit("/", 1)[-1][: -len(".py")] if launcher.endswith(".py") else ""
-    if not stem or stem == "__init__":
-        return "the launcher is a package"
+    why = _not_a_script(launcher, by_path[launcher])
+    if why is not None:
+        return why
+    stem = launcher.rsplit("/", 1)[-1][: -len(".py")]
     importer = around.imported_parts.get(stem)
     if importer is not None and importer[0] != launcher:
         return f"{importer[1]} imports the launcher"

@@ -410,7 +410,8 @@ class AutocastPlacement(AmpRule):
         cls = class_of_method(self.parents, site.func)
         if plan is None or cls is None or site.func is None:
             return False
-        return (cls.name.value, site.func.name.value) in set(plan.heir_methods) | set(plan.built_methods)
+        key = (cls.name.value, site.func.name.value)
+        return key in plan.heir_methods or key in plan.built_methods or key in plan.attached_methods
 
     def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
         if self._inside_autocast(site.with_stmt):

@@ -2035,11 +2035,13 @@ def main(model, opt, optimizer):
 """,
         codes=("APX101", "APX229", "APX809"),
     ),
-    # the trainer class is imported from its package, whose __init__ re-exports it with a
-    # star import (pytorch-template's layout): that route is not followed, and the reasons
-    # say so (before: "Trainer is called from no file": severstal's sever/trainer)
+    # the trainer class is imported from its package, whose __init__ re-exports it with star
+    # imports (pytorch-template's layout): the last star import that binds the name is known
+    # (a static __all__ here; the other module's public names do not hold it), so the call is
+    # followed as if the class were imported by name (before: the shim, 'calls through a star
+    # import are not followed': severstal's sever/trainer)
     Example(
-        "class-re-exported-by-a-star-import-says-so",
+        "class-re-exported-by-a-star-import-is-followed",
         before="""\
 # file: main.py
 import torch
@@ -2054,10 +2056,103 @@ def main(batches):
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     Trainer(model, optimizer).fit(batches)
 # file: engine/__init__.py
+from .meters import *
 from .trainer import *
+# file: engine/meters.py
+class Meter:
+    def __init__(self):
+        self.total = 0.0
 # file: engine/trainer.py
 import torch
 from apex import amp
+
+__all__ = ["Trainer"]
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, batches):
+        for x in batches:
+            loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+""",
+        after="""\
+# file: main.py
+import torch
+
+from engine import Trainer
+
+
+def main(batches):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    Trainer(model, optimizer, scaler=scaler).fit(batches)
+# file: engine/__init__.py
+from .meters import *
+from .trainer import *
+# file: engine/meters.py
+class Meter:
+    def __init__(self):
+        self.total = 0.0
+# file: engine/trainer.py
+import torch
+
+__all__ = ["Trainer"]
+
+
+class Trainer:
+    def __init__(self, model, optimizer, scaler):
+        self.scaler = scaler
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, batches):
+        for x in batches:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311'),
+    ),
+    # the same with an __all__ computed at run time: what the star import binds is unknown,
+    # and the reason says so
+    Example(
+        "fallback-class-re-exported-by-a-star-import-with-a-dynamic-all",
+        before="""\
+# file: main.py
+import torch
+from apex import amp
+
+from engine import Trainer
+
+
+def main(batches):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    Trainer(model, optimizer).fit(batches)
+# file: engine/__init__.py
+from .meters import *
+from .trainer import *
+# file: engine/meters.py
+class Meter:
+    def __init__(self):
+        self.total = 0.0
+# file: engine/trainer.py
+import torch
+from apex import amp
+
+__all__ = ["Trainer"] + [n for n in dir() if n.startswith("make_")]
 
 
 class Trainer:
@@ -2086,16 +2181,24 @@ def main(batches):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in
     #   engine/trainer.py (Trainer), which is called in main.py, which imports it from
-    #   engine, a package that re-exports it with a star import: calls through a star import
-    #   are not followed: the GradScaler cannot reach it; this file keeps apex.amp semantics
-    #   through apexcompat.amp, migrate it by hand
+    #   engine, a package that re-exports it with a star import, but the __all__ of
+    #   engine/trainer.py (star-imported) is not a static list of names: the GradScaler
+    #   cannot reach it; this file keeps apex.amp semantics through apexcompat.amp, migrate
+    #   it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     Trainer(model, optimizer).fit(batches)
 # file: engine/__init__.py
+from .meters import *
 from .trainer import *
+# file: engine/meters.py
+class Meter:
+    def __init__(self):
+        self.total = 0.0
 # file: engine/trainer.py
 import torch
 from apexcompat import amp
+
+__all__ = ["Trainer"] + [n for n in dir() if n.startswith("make_")]
 
 
 class Trainer:
@@ -2109,21 +2212,23 @@ class Trainer:
             self.optimizer.zero_grad()
             # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
             #   amp.scale_loss (Trainer is called in main.py, which imports it from engine, a
-            #   package that re-exports it with a star import: calls through a star import are not
-            #   followed, so the GradScaler cannot follow its callers); this file keeps apex.amp
-            #   semantics through apexcompat.amp, migrate it by hand
+            #   package that re-exports it with a star import, but the __all__ of engine/trainer.py
+            #   (star-imported) is not a static list of names, so the GradScaler cannot follow its
+            #   callers); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+            #   hand
             with amp.scale_loss(loss, self.optimizer) as scaled_loss:
                 scaled_loss.backward()
             self.optimizer.step()
 """,
-        codes=("APX102", "APX220"),
+        codes=('APX102', 'APX220'),
     ),
-    # the trainer that scales derives from a base class of another file whose method saves
-    # the amp state, out of the GradScaler's reach: the trainer and its launcher keep the
-    # shim too, with that reason (before: both came out native while the base kept
-    # amp.state_dict() on the shim, which fails at the first checkpoint: severstal's layout)
+    # the trainer that scales derives from a base class of another file whose methods save and
+    # load the amp state: the trainer keeps the GradScaler on self first thing in its __init__
+    # (before the base's runs), the base is built nowhere and has no other subclass, so its
+    # methods read it there and its file joins the component (before: all three kept the shim,
+    # 'whose methods use amp where the GradScaler cannot reach them': severstal's layout)
     Example(
-        "trainer-deriving-from-a-base-that-saves-the-amp-state-keeps-the-shim",
+        "trainer-deriving-from-a-base-that-saves-the-amp-state-lends-it-the-scaler",
         before="""\
 # file: main.py
 import torch
@@ -2174,9 +2279,159 @@ class BaseTrainer:
     def _train_epoch(self, epoch):
         raise NotImplementedError
 
+    def _resume(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        amp.load_state_dict(state["amp"])
+
     def _save_checkpoint(self, epoch):
         state = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "amp": amp.state_dict()}
         torch.save(state, f"ckpt{epoch}.pth")
+""",
+        after="""\
+# file: main.py
+import torch
+
+from trainer import Trainer
+
+
+def main(loader):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    Trainer(model, optimizer, loader, scaler=scaler).train(3)
+# file: trainer.py
+import torch
+
+from base_trainer import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, optimizer, loader, scaler):
+        self.scaler = scaler
+        super().__init__(model, optimizer)
+        self.loader = loader
+
+    def _train_epoch(self, epoch):
+        for x in self.loader:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+# file: base_trainer.py
+import torch
+
+
+def load_scaler_state(scaler, state):
+    \"\"\"Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
+
+    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
+    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
+    \"\"\"
+    if "loss_scaler0" in state:
+        apex_state = state["loss_scaler0"]
+        state = dict(scaler.state_dict())
+        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
+    if state:
+        scaler.load_state_dict(state)
+
+
+class BaseTrainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self._train_epoch(epoch)
+            self._save_checkpoint(epoch)
+
+    def _train_epoch(self, epoch):
+        raise NotImplementedError
+
+    def _resume(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        load_scaler_state(self.scaler, state["amp"])
+
+    def _save_checkpoint(self, epoch):
+        state = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "amp": self.scaler.state_dict()}
+        torch.save(state, f"ckpt{epoch}.pth")
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311', 'APX401', 'APX402'),
+    ),
+    # another subclass of that base gets no GradScaler (no launcher builds it): its instances
+    # would run the base's checkpoint code without one, so every file keeps the shim, and the
+    # reason names that subclass
+    Example(
+        "fallback-base-saving-the-amp-state-with-a-subclass-no-launcher-builds",
+        before="""\
+# file: main.py
+import torch
+from apex import amp
+
+from trainer import Trainer
+
+
+def main(loader):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    Trainer(model, optimizer, loader).train(3)
+# file: trainer.py
+import torch
+from apex import amp
+
+from base_trainer import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, optimizer, loader):
+        super().__init__(model, optimizer)
+        self.loader = loader
+
+    def _train_epoch(self, epoch):
+        for x in self.loader:
+            loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+# file: base_trainer.py
+import torch
+from apex import amp
+
+
+class BaseTrainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def train(self, epochs):
+        for epoch in range(epochs):
+            self._train_epoch(epoch)
+            self._save_checkpoint(epoch)
+
+    def _train_epoch(self, epoch):
+        raise NotImplementedError
+
+    def _resume(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        amp.load_state_dict(state["amp"])
+
+    def _save_checkpoint(self, epoch):
+        state = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "amp": amp.state_dict()}
+        torch.save(state, f"ckpt{epoch}.pth")
+# file: evaluate.py
+from base_trainer import BaseTrainer
+
+
+class Evaluator(BaseTrainer):
+    def _train_epoch(self, epoch):
+        pass
 """,
         after="""\
 # file: main.py
@@ -2190,9 +2445,10 @@ def main(loader):
     model = torch.nn.Linear(4, 1).cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     # TODO(apexcompat): the losses are scaled in trainer.py (Trainer), which cannot get the
-    #   GradScaler: Trainer derives from BaseTrainer in base_trainer.py, whose methods use
-    #   amp where the GradScaler cannot reach them; this file keeps apex.amp semantics
-    #   through apexcompat.amp, migrate it by hand
+    #   GradScaler: Trainer derives from BaseTrainer in base_trainer.py, whose methods save
+    #   or load the amp state: they could read the GradScaler its subclasses keep on self,
+    #   but Evaluator in evaluate.py derives from it too and does not get the GradScaler;
+    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     Trainer(model, optimizer, loader).train(3)
 # file: trainer.py
@@ -2213,8 +2469,10 @@ class Trainer(BaseTrainer):
             self.optimizer.zero_grad()
             # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
             #   amp.scale_loss (Trainer derives from BaseTrainer in base_trainer.py, whose methods
-            #   use amp where the GradScaler cannot reach them); this file keeps apex.amp semantics
-            #   through apexcompat.amp, migrate it by hand
+            #   save or load the amp state: they could read the GradScaler its subclasses keep on
+            #   self, but Evaluator in evaluate.py derives from it too and does not get the
+            #   GradScaler); this file keeps apex.amp semantics through apexcompat.amp, migrate it
+            #   by hand
             with amp.scale_loss(loss, self.optimizer) as scaled_loss:
                 scaled_loss.backward()
             self.optimizer.step()
@@ -2236,6 +2494,17 @@ class BaseTrainer:
     def _train_epoch(self, epoch):
         raise NotImplementedError
 
+    def _resume(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
+        #   amp.initialize, which is created in another file: pass that scaler here and call
+        #   `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
+        #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
+        #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
+        #   its own amp.initialize, so this line fails once that file is migrated
+        amp.load_state_dict(state["amp"])
+
     def _save_checkpoint(self, epoch):
         # TODO(apexcompat): amp.state_dict() needs the GradScaler that replaces amp.initialize,
         #   which is created in another file: pass that scaler here and call
@@ -2243,8 +2512,15 @@ class BaseTrainer:
         #   amp.initialize, so this line fails once that file is migrated
         state = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "amp": amp.state_dict()}
         torch.save(state, f"ckpt{epoch}.pth")
+# file: evaluate.py
+from base_trainer import BaseTrainer
+
+
+class Evaluator(BaseTrainer):
+    def _train_epoch(self, epoch):
+        pass
 """,
-        codes=("APX102", "APX220", "APX403"),
+        codes=('APX102', 'APX220', 'APX403'),
     ),
     # a TODO names another file's line (tune.py's call), and the first run moves that line
     # (the unused import above it goes): a second run, which words the same TODO with the
@@ -3978,9 +4254,8 @@ def test_lr_hook(model, optimizer, tmp_path):
         codes=("APX101", "APX103", "APX201", "APX225", "APX226", "APX301", "APX311", "APX325", "APX402"),
     ),
     # the losses are scaled in a function another file only reads (SimpleCV hands its
-    # amp_backward to the launcher as a value) or calls through a star import (the
-    # Kaggle-2020-Alaska2 Fitter): the shim stays, and the reason says which (it said
-    # "called from no file"), sweep6
+    # amp_backward to the launcher as a value): the shim stays, and the reason says so (it
+    # said "called from no file"), sweep6
     Example(
         "fallback-scaling-function-handed-on-as-a-module-attribute",
         before="""\
@@ -4074,12 +4349,18 @@ def amp_backward(loss, optimizer):
 """,
         codes=("APX102", "APX220"),
     ),
+    # a class called through `from fitter import *` (Kaggle-2020-Alaska2's Fitter): fitter.py
+    # has no __all__ and defines the public name after its own star import, the launcher binds
+    # it nowhere else and no star import after that one binds it, so the call is followed as if
+    # the name were imported (before: the shim, 'calls through a star import are not
+    # followed')
     Example(
-        "fallback-scaling-class-called-through-a-star-import",
+        "scaling-class-called-through-a-star-import",
         before="""\
 # file: main.py
 from apex import amp
 
+from helpers import *
 from fitter import *
 
 
@@ -4088,8 +4369,96 @@ def main(model, optimizer, loader):
     fitter = Fitter(model, optimizer)
     for x in loader:
         fitter.step(x)
+# file: helpers.py
+import os
+
+
+def seed_everything(seed):
+    os.environ["PYTHONHASHSEED"] = str(seed)
 # file: fitter.py
 from apex import amp
+
+from helpers import *
+
+
+class Fitter:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def step(self, x):
+        loss = self.model(x).sum()
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        after="""\
+# file: main.py
+from helpers import *
+from fitter import *
+import torch
+
+
+def main(model, optimizer, loader):
+    scaler = torch.amp.GradScaler("cuda")
+    fitter = Fitter(model, optimizer, scaler=scaler)
+    for x in loader:
+        fitter.step(x)
+# file: helpers.py
+import os
+
+
+def seed_everything(seed):
+    os.environ["PYTHONHASHSEED"] = str(seed)
+# file: fitter.py
+from helpers import *
+import torch
+
+
+class Fitter:
+    def __init__(self, model, optimizer, scaler):
+        self.scaler = scaler
+        self.model = model
+        self.optimizer = optimizer
+
+    def step(self, x):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(x).sum()
+        self.optimizer.zero_grad()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311'),
+    ),
+    # a later star import of a module outside the repository may bind the same name: which
+    # class the call builds is unknown, and the reason says so
+    Example(
+        "fallback-star-import-from-outside-the-repository-after-it",
+        before="""\
+# file: main.py
+from apex import amp
+
+from fitter import *
+from torchvision.models import *
+
+
+def main(model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    fitter = Fitter(model, optimizer)
+    for x in loader:
+        fitter.step(x)
+# file: helpers.py
+import os
+
+
+def seed_everything(seed):
+    os.environ["PYTHONHASHSEED"] = str(seed)
+# file: fitter.py
+from apex import amp
+
+from helpers import *
 
 
 class Fitter:
@@ -4109,19 +4478,29 @@ class Fitter:
 from apexcompat import amp
 
 from fitter import *
+from torchvision.models import *
 
 
 def main(model, optimizer, loader):
     # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in fitter.py
-    #   (Fitter), which is called in main.py, which imports it with `from fitter import *`:
-    #   calls through a star import are not followed: the GradScaler cannot reach it; this
-    #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   (Fitter), which is called in main.py, which imports it with `from fitter import *`,
+    #   but `from torchvision.models import *` imports a module outside the repository: the
+    #   GradScaler cannot reach it; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     fitter = Fitter(model, optimizer)
     for x in loader:
         fitter.step(x)
+# file: helpers.py
+import os
+
+
+def seed_everything(seed):
+    os.environ["PYTHONHASHSEED"] = str(seed)
 # file: fitter.py
 from apexcompat import amp
+
+from helpers import *
 
 
 class Fitter:
@@ -4134,14 +4513,286 @@ class Fitter:
         self.optimizer.zero_grad()
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
         #   amp.scale_loss (Fitter is called in main.py, which imports it with `from fitter
-        #   import *`: calls through a star import are not followed, so the GradScaler cannot
+        #   import *`, but `from torchvision.models import *` imports a module outside the
+        #   repository, so the GradScaler cannot follow its callers); this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        codes=('APX102', 'APX220'),
+    ),
+    # the launcher binds the name again itself: not followed, with that reason
+    Example(
+        "fallback-star-imported-name-bound-again",
+        before="""\
+# file: main.py
+from apex import amp
+
+from helpers import *
+from fitter import *
+
+
+def main(model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for Fitter in (Fitter,):
+        fitter = Fitter(model, optimizer)
+    for x in loader:
+        fitter.step(x)
+# file: helpers.py
+import os
+
+
+def seed_everything(seed):
+    os.environ["PYTHONHASHSEED"] = str(seed)
+# file: fitter.py
+from apex import amp
+
+from helpers import *
+
+
+class Fitter:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def step(self, x):
+        loss = self.model(x).sum()
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        after="""\
+# file: main.py
+from apexcompat import amp
+
+from helpers import *
+from fitter import *
+
+
+def main(model, optimizer, loader):
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in fitter.py
+    #   (Fitter), which is called in main.py, which imports it with `from fitter import *`,
+    #   but main.py also binds the name Fitter itself: the GradScaler cannot reach it; this
+    #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for Fitter in (Fitter,):
+        fitter = Fitter(model, optimizer)
+    for x in loader:
+        fitter.step(x)
+# file: helpers.py
+import os
+
+
+def seed_everything(seed):
+    os.environ["PYTHONHASHSEED"] = str(seed)
+# file: fitter.py
+from apexcompat import amp
+
+from helpers import *
+
+
+class Fitter:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def step(self, x):
+        loss = self.model(x).sum()
+        self.optimizer.zero_grad()
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (Fitter is called in main.py, which imports it with `from fitter
+        #   import *`, but main.py also binds the name Fitter itself, so the GradScaler cannot
         #   follow its callers); this file keeps apex.amp semantics through apexcompat.amp,
         #   migrate it by hand
         with amp.scale_loss(loss, self.optimizer) as scaled_loss:
             scaled_loss.backward()
         self.optimizer.step()
 """,
-        codes=("APX102", "APX220"),
+        codes=('APX102', 'APX220'),
+    ),
+    # the star-imported class is followed, and the launcher builds it before amp.initialize
+    # (Kaggle-2020-Alaska2's Fitter, which makes its own optimizer, then initializes
+    # fitter.model, fitter.optimizer): its constructor cannot take the GradScaler, so the
+    # launcher puts it on the instance where it is created, on every path (APX248), and the
+    # methods that used amp read it on self (before: the shim, 'this site comes before
+    # amp.initialize in the same function', said of the initialize)
+    Example(
+        "class-built-before-the-initialize-gets-the-scaler-on-the-instance",
+        before="""\
+# file: main.py
+from apex import amp
+
+from fitter import *
+
+
+def main(model, loader, fp16):
+    fitter = Fitter(model, loader)
+    if fp16:
+        fitter.model, fitter.optimizer = amp.initialize(fitter.model, fitter.optimizer, opt_level="O1")
+    fitter.fit()
+# file: fitter.py
+import torch
+from apex import amp
+
+
+class Fitter:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            self.train_one_epoch()
+            self.save("ckpt.pth")
+
+    def train_one_epoch(self):
+        for x in self.loader:
+            loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "amp": amp.state_dict()}, path)
+""",
+        after="""\
+# file: main.py
+from fitter import *
+import torch
+
+
+def main(model, loader, fp16):
+    fitter = Fitter(model, loader)
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    fitter.scaler = scaler
+    fitter.fit()
+# file: fitter.py
+import torch
+
+
+class Fitter:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            self.train_one_epoch()
+            self.save("ckpt.pth")
+
+    def train_one_epoch(self):
+        for x in self.loader:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "amp": self.scaler.state_dict()}, path)
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX248', 'APX301', 'APX311', 'APX401'),
+    ),
+    # the launcher runs a method of that instance before the initialize (a checkpoint saved
+    # before training): the GradScaler would not be there yet, so the shim stays, and the
+    # reason names the constructor call before the initialize
+    Example(
+        "fallback-class-built-before-the-initialize-and-used-before-it",
+        before="""\
+# file: main.py
+from apex import amp
+
+from fitter import *
+
+
+def main(model, loader, fp16):
+    fitter = Fitter(model, loader)
+    fitter.save("untrained.pth")
+    if fp16:
+        fitter.model, fitter.optimizer = amp.initialize(fitter.model, fitter.optimizer, opt_level="O1")
+    fitter.fit()
+# file: fitter.py
+import torch
+from apex import amp
+
+
+class Fitter:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            self.train_one_epoch()
+            self.save("ckpt.pth")
+
+    def train_one_epoch(self):
+        for x in self.loader:
+            loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "amp": amp.state_dict()}, path)
+""",
+        after="""\
+# file: main.py
+from apexcompat import amp
+
+from fitter import *
+
+
+def main(model, loader, fp16):
+    fitter = Fitter(model, loader)
+    fitter.save("untrained.pth")
+    if fp16:
+        # TODO(apexcompat): the GradScaler plan across files was dropped: in main.py, Fitter()
+        #   is called before amp.initialize, so it cannot be given the GradScaler; this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        fitter.model, fitter.optimizer = amp.initialize(fitter.model, fitter.optimizer, opt_level="O1")
+    fitter.fit()
+# file: fitter.py
+import torch
+from apexcompat import amp
+
+
+class Fitter:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            self.train_one_epoch()
+            self.save("ckpt.pth")
+
+    def train_one_epoch(self):
+        for x in self.loader:
+            loss = self.model(x).sum()
+            self.optimizer.zero_grad()
+            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+            #   amp.scale_loss (the GradScaler plan across files was dropped: in main.py, Fitter()
+            #   is called before amp.initialize, so it cannot be given the GradScaler); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "amp": amp.state_dict()}, path)
+""",
+        codes=('APX102', 'APX220'),
     ),
     Example(
         "optimizer-wrapper-stepped-for-the-scaled-optimizer",
@@ -4273,7 +4924,8 @@ class Task:
     Example(
         # apex.amp imported inside __init__ is bound there only: the class's other methods do
         # not see it, so their amp.scale_loss is no site and no scaler is handed to the class
-        # (it would not take one); the launcher keeps apex.amp semantics
+        # (it would not take one); the launcher keeps apex.amp semantics, and its reason names
+        # that scale_loss (before: 'the losses are scaled elsewhere'; Bert-Multi-Label's shape)
         "amp-imported-in-another-method",
         before=AMP_IMPORTED_IN_ANOTHER_METHOD.format(
             launcher_import="        from apex import amp\n",
@@ -4283,8 +4935,10 @@ class Task:
         ),
         after=AMP_IMPORTED_IN_ANOTHER_METHOD.format(
             launcher_import="        from apexcompat import amp\n"
-            "        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;\n"
-            "        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n",
+            "        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in trainer.py\n"
+            "        #   (Trainer.fit()), whose amp.scale_loss reads a name amp that is not bound there, so\n"
+            "        #   it raises NameError, in the original too (APX234): fix that first; this file keeps\n"
+            "        #   apex.amp semantics through apexcompat.amp, migrate it by hand\n",
             trainer_import="",
             fit_todo="                # TODO(apexcompat): amp.scale_loss: the name amp is bound only inside __init__() "
             "(its\n"

@@ -1517,6 +1517,7 @@ def _check_layout(rule, info: AmpFile) -> None:
         return
     inherited = _inherited_home(rule, training, info)
     lent = info.carrier is not None and bool(info.carrier.lent)  # scaled in another file's function
+    lent = lent or (info.plan is not None and bool(info.plan.attach_scaler))  # on an instance (APX248)
     scaled_elsewhere = (
         bool(training)
         and not info.scale_losses
@@ -1648,15 +1649,21 @@ def _check_layout(rule, info: AmpFile) -> None:
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
     in_home += [n.node for n in info.needs if n.func is home]
     tests = {n.node for n in info.needs if n.kind in ("amp_param_on", "amp_param_off")}
+    passing = {n.node for n in info.needs if n.kind == "pass_scaler"}
     for node in in_home:
-        if rule.line_of(node) < first_anchor_line:
-            what = "this site"
-            if node in tests:
-                # ``if amp: optimizer.state = {}`` before ``amp.initialize`` (unilm's s2s-ft)
-                what = f"the test `{code_of(node).strip()}` (whether apex.amp was handed in: the GradScaler's switch)"
-            info.blockers.append(
-                Blocker(node, f"{what} comes before amp.initialize in the same function, where no GradScaler exists yet")
-            )
+        if rule.line_of(node) >= first_anchor_line:
+            continue
+        if node in passing:
+            info.blockers.append(Blocker(node, f"{code_of(node.func)}() is called before amp.initialize, so it cannot "
+                                         "be given the GradScaler"))
+            continue
+        what = "this site"
+        if node in tests:
+            # ``if amp: optimizer.state = {}`` before ``amp.initialize`` (unilm's s2s-ft)
+            what = f"the test `{code_of(node).strip()}` (whether apex.amp was handed in: the GradScaler's switch)"
+        info.blockers.append(
+            Blocker(node, f"{what} comes before amp.initialize in the same function, where no GradScaler exists yet")
+        )
     threaded: List[Any] = list(info.threaded.items()) + list(info.class_threaded.items())
     for func, calls in threaded:
         for call in calls:

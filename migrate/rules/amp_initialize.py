@@ -256,6 +256,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "APX247": "the forward passes run in the batch processor the launcher hands the framework's runner "
         "(mmcv's Runner(model, batch_processor, optimizer)): its body runs under torch.autocast, switched on "
         "where that runner serves the hook that scales the loss (by the GradScaler's state), off elsewhere",
+        "APX248": "an instance of a class of another file built before amp.initialize (it makes the optimizer the "
+        "initialize receives): the GradScaler goes on it where it is created (fitter.scaler = scaler), and the "
+        "class's methods that used amp read it on self",
         "APX226": "the forward passes run inside the framework, under its autocast decorator (mmcv's "
         "@auto_fp16 with fp16_enabled set), not under a torch.autocast the tool placed: check the version "
         "the finding names",
@@ -554,6 +557,16 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         self.file_state()["scaler"] = info.scaler_name
         self.file_state()["loss_scalers"] = info.loss_scalers
         new.append(with_leading(created, [line for t in self.scaler_todos for line in todo_lines(t)]))
+        for instance, attribute in self._attached(site, info):
+            new.append(statement(f"{instance}.{attribute} = {target}\n"))
+            self.report(
+                call,
+                "APX248",
+                f"{instance} was built before amp.initialize: {instance}.{attribute} holds the GradScaler, "
+                "which its methods read on self",
+                fixed=True,
+                severity="info",
+            )
         route = info.carrier
         if route is not None and site.func is route.launcher and (route.access or route.lent):
             new.append(statement(f"{route.carrier}.{route.new_attribute} = {target}\n"))
@@ -595,6 +608,18 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             severity="info",
         )
         self._place(site, new)
+
+    def _attached(self, site: InitSite, info: AmpFile) -> List[Tuple[str, str]]:
+        """The plan's attach route: (instance, attribute) pairs for the GradScaler this
+        initialize creates, in the definition the plan names."""
+        if info.plan is None or not info.plan.attach_scaler:
+            return []
+        top = site.func
+        while top is not None and enclosing_function(self.parents, top) is not None:
+            top = enclosing_function(self.parents, top)
+        cls = class_of_method(self.parents, top) if top is not None else None
+        names = {n.name.value for n in (top, cls) if n is not None}
+        return [(i, a) for d, i, a in info.plan.attach_scaler if d in names]
 
     def _absorb_init(self, site: InitSite, info: AmpFile) -> None:
         """A later initialize in sequence with the first, with the same options: apex replaced

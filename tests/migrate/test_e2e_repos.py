@@ -29,7 +29,9 @@ apex.amp kept on the options object handed to a method of a trainer picked from 
 module whose forward() outputs the launcher hands to its update method, a stepper class the launcher
 picks at run time beside a keeper handed apex.amp in a dict it spreads, checkpoint helpers whose loader
 an evaluation script run on its own also calls without a loss scaler, a training module whose call
-returns the loss the launcher hands back to its update method).  Once per module:
+returns the loss the launcher hands back to its update method, a star-imported fitter built before
+amp.initialize, a trainer re-exported by a star import whose base class keeps amp's state in its
+checkpoints).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -421,6 +423,19 @@ LAYOUTS: Dict[str, dict] = {
     "r46_loss_from_module_call": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                       metric="loss", native=[], fallbacks=[],
                                       branches={"accumulate": ["--accumulate", "2"], "off": ["--no-fp16"]}),
+    # Kaggle-2020-Alaska2's shape: the launcher star-imports the fitter module and builds the
+    # fitter (which makes its own optimizer) before amp.initialize of fitter.model /
+    # fitter.optimizer: the GradScaler goes on the instance where it is created (APX248), the
+    # fitter's methods read it on self, and its checkpoints keep it
+    "r47_fitter_built_first": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                   metric="loss", native=[], fallbacks=[]),
+    # severstal's (pytorch-template's) shape: the trainer is imported from a package that
+    # re-exports it with a star import, and derives from a base class of another file that saves
+    # and loads amp's state: the trainer keeps the GradScaler on self first thing in __init__, the
+    # base reads it there; the other branch accumulates two micro-batches (delay_unscale)
+    "r48_base_saves_amp_state": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                     metric="loss", native=[], fallbacks=[],
+                                     branches={"accumulate": ["--accumulate", "2"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
