@@ -1639,10 +1639,10 @@ def _check_layout(rule, info: AmpFile) -> None:
         name = func.name.value if func is not None else "module level"
         why = (
             _no_return_route(rule, training, func, needy)
+            or _not_returned(rule, training, needy)
             or unreached_reason(
                 rule, func, home_cls, info, reaches=lambda where: _reaches(rule, where, home, home_cls, info)
             )
-            or _not_returned(rule, training, needy)
         )
         message = f"the scaler created at amp.initialize cannot be passed to {name}"
         info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
