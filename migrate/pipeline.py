@@ -247,13 +247,18 @@ def migrate_repository(
     callers) and migrate each file once.  One result per job, then one per file of
     ``others`` the plan edits (a file without apex.amp that calls a model factory,
     ``factory_callers``), in the order of ``others``."""
-    with fewer_collections():
-        plan = _plan(jobs, keys, settings, roots, others)
-        gc.freeze()
-        results = migrate_planned(jobs, keys, settings, workers, plan)
-    if plan is None or not plan.caller_edits:
-        return results
-    return _edit_factory_callers(plan, jobs, keys, results, others)
+    from . import stdlib_trees
+
+    try:
+        with fewer_collections():
+            plan = _plan(jobs, keys, settings, roots, others)
+            gc.freeze()
+            results = migrate_planned(jobs, keys, settings, workers, plan)
+        if plan is None or not plan.caller_edits:
+            return results
+        return _edit_factory_callers(plan, jobs, keys, results, others)
+    finally:
+        stdlib_trees.forget()  # the trees served this run; a caller that goes on need not keep them
 
 
 def _plan(

@@ -72,3 +72,11 @@ def _remember(text: str, tree: Optional[ast.Module]) -> None:
         while _kept_text > MAX_TEXT:
             old, _ = _trees.popitem(last=False)
             _kept_text -= len(old)
+
+
+def forget() -> None:
+    """Drop every kept tree (the end of a run)."""
+    global _kept_text
+    with _lock:
+        _trees.clear()
+        _kept_text = 0
