@@ -110,10 +110,6 @@ def _module_nodes(module: cst.Module) -> Tuple[cst.CSTNode, ...]:
     return tuple(nodes)
 
 
-def _walked(node: cst.CSTNode) -> Tuple[cst.CSTNode, ...]:
-    return _StatementWalk(node).nodes
-
-
 class _StatementWalk:
     """A top-level statement's nodes in source order (``_walk``), with where each node's
     subtree ends among them: a walk of any node inside is then a slice (``walk``)."""
