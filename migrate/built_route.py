@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Set, Tuple
 
+from .ast_table import NodeTable
 from .runner_frameworks import CARRIER_ATTRIBUTE
 
 Def = Tuple[str, str]
@@ -44,10 +45,11 @@ class ObjectBuild:
     classes: Tuple[str, ...]
 
 
-def read_object_builds(tree: ast.Module) -> List[ObjectBuild]:
-    """The object builds of one file whose target is a name or ``self.<attr>``."""
+def read_object_builds(table: NodeTable) -> List[ObjectBuild]:
+    """The object builds of one file (``table``: its nodes) whose target is a name or
+    ``self.<attr>``."""
     builds: List[ObjectBuild] = []
-    for top in tree.body:
+    for top in table.nodes[0].body:  # type: ignore[attr-defined]
         if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions = [("", top)]
         elif isinstance(top, ast.ClassDef):
@@ -55,7 +57,7 @@ def read_object_builds(tree: ast.Module) -> List[ObjectBuild]:
         else:
             continue
         for method, func in functions:
-            for stmt in ast.walk(func):
+            for stmt in table.under(func):
                 if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)):
                     continue
                 target = stmt.targets[0]

@@ -15,22 +15,25 @@ from __future__ import annotations
 import ast
 from typing import Dict, Optional, Tuple
 
+from .ast_table import NodeTable
 
-def read_dict_spreads(tree: ast.Module) -> Dict[int, Tuple[str, ...]]:
+
+def read_dict_spreads(table: NodeTable) -> Dict[int, Tuple[str, ...]]:
     """``dict(...)`` call line -> the names of the calls its local is spread into (only
-    where every use of that local is proven so; a local spread nowhere gives ())."""
+    where every use of that local is proven so; a local spread nowhere gives ()); ``table``:
+    the file's nodes."""
     found: Dict[int, Tuple[str, ...]] = {}
-    for func in ast.walk(tree):
+    parents = table.parents
+    for func in table.nodes:
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        parents = {child: parent for parent in ast.walk(func) for child in ast.iter_child_nodes(parent)}
-        for node in ast.walk(func):
+        for node in table.under(func):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict"):
                 continue
             local = _local_of(node, parents)
             if local is None:
                 continue
-            spreads = _spreads_of(local, func, parents)
+            spreads = _spreads_of(local, func, table)
             if spreads is not None:
                 found[node.lineno] = spreads
     return found
@@ -60,11 +63,12 @@ def _merge_into(call: Optional[ast.AST], parents) -> Optional[str]:
     return None
 
 
-def _spreads_of(local: str, func: ast.AST, parents) -> Optional[Tuple[str, ...]]:
+def _spreads_of(local: str, func: ast.AST, table: NodeTable) -> Optional[Tuple[str, ...]]:
     """The names of the calls ``**local`` is spread into in ``func``, or None when ``local``
     is used any other way (or bound to anything but a ``dict(...)`` / ``{...}``)."""
     calls = []
-    for node in ast.walk(func):
+    parents = table.parents
+    for node in table.under(func):
         if not (isinstance(node, ast.Name) and node.id == local):
             continue
         parent = parents.get(node)

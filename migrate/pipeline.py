@@ -12,7 +12,6 @@ from .settings import Settings
 
 if TYPE_CHECKING:  # the engine imports LibCST: load it only when a file needs parsing
     from .engine import MigrationResult
-    from .repo_index import ModuleSummary
     from .findings import Finding
     from .repo_plan import FilePlan, RepoPlan
 
@@ -282,41 +281,7 @@ def _plan(
         for (_shown, source), key, summary in zip(jobs, keys, summaries)
         if summary is not None and not summary.amp_sites and not imports_apex(source)
     }
-    plan = build_plan([s for s in summaries if s is not None], roots, others, apex_free)
-    _drop_routes_through_unedited_files(plan, {s.path: s for s in summaries if s is not None})
-    return plan
-
-
-def _names_amp(summary: "ModuleSummary") -> bool:
-    """Whether the rules will find apex.amp in this file (they edit no file without it)."""
-    if summary.amp_sites or summary.amp_values or summary.amp_arguments:
-        return True
-    # ``from apex import amp``, ``from apex.amp import ...``, ``import apex.amp``, the same of apexcompat
-    return any(
-        [*module.split(".")[:2], attr][:2] in (["apex", "amp"], ["apexcompat", "amp"])
-        for module, attr in summary.imports.values()
-    )
-
-
-def _drop_routes_through_unedited_files(plan: "RepoPlan", summaries: Dict[str, "ModuleSummary"]) -> None:
-    """A component whose GradScaler would be handed through a file that names no apex.amp
-    (it mentions apex in a comment, or imports only apex's DDP): no rule edits that file, so
-    its definitions would not take the scaler their callers pass.  The component is
-    migrated without the plan, each of its files told why."""
-    failed: Dict[int, str] = {}
-    for path, fp in plan.files.items():
-        summary = summaries.get(path)
-        if fp.component is None or fp.component in failed or summary is None or _names_amp(summary):
-            continue
-        if fp.takes_scaler or fp.optional_entries or fp.pass_to or fp.received:
-            names = ", ".join(sorted(fp.entries) or sorted(m for m, _ in fp.pass_to)) or "its definitions"
-            failed[fp.component] = (
-                f"in {summary.shown}, the GradScaler would be handed through {names}, but that file names "
-                "no apex.amp and the tool does not edit it: pass the scaler there by hand"
-            )
-    for path, fp in list(plan.files.items()):
-        if fp.component in failed:
-            plan.files[path] = fp.dropped(DROPPED + failed[fp.component])
+    return build_plan([s for s in summaries if s is not None], roots, others, apex_free)
 
 
 def _edit_factory_callers(

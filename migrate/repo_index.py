@@ -1172,9 +1172,9 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     table = NodeTable(tree)
     _functions(table, summary)
     summary.framework = read_framework_facts(tree, summary.imports)
-    summary.object_builds = read_object_builds(tree)
+    summary.object_builds = read_object_builds(table)
     if any(a.text == "dict" for a in summary.amp_arguments):
-        summary.dict_spreads = read_dict_spreads(tree)
+        summary.dict_spreads = read_dict_spreads(table)
     summary.handed_calls = handed_calls(table)
     # a class named only in ``super(Class, self)`` is handed to nobody; the plan still counts
     # it as escaping, only the reasons tell the two apart

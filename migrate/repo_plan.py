@@ -1208,7 +1208,42 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
             calls = calls_in_repository(methods, by_path, unindexed, definitions)
             handed = tuple((m, tuple(calls[m])) for m in methods)
             plan.files[path] = replace(plan.files.get(path, FilePlan()), handed_calls=handed)
+    _drop_routes_through_unedited_files(plan, by_path)
     return plan
+
+
+def _names_amp(summary: ModuleSummary) -> bool:
+    """Whether the rules will find apex.amp in this file (they edit no file without it)."""
+    if summary.amp_sites or summary.amp_values or summary.amp_arguments:
+        return True
+    # ``from apex import amp``, ``from apex.amp import ...``, ``import apex.amp``, the same of apexcompat
+    return any(
+        [*module.split(".")[:2], attr][:2] in (["apex", "amp"], ["apexcompat", "amp"])
+        for module, attr in summary.imports.values()
+    )
+
+
+def _drop_routes_through_unedited_files(plan: RepoPlan, summaries: Dict[str, ModuleSummary]) -> None:
+    """A component whose GradScaler would be handed through a file that names no apex.amp
+    (it mentions apex in a comment, or imports only apex's DDP): no rule edits that file, so
+    its definitions would not take the scaler their callers pass.  The component is
+    migrated without the plan, each of its files told why."""
+    from .pipeline import DROPPED  # (the pipeline says so for the components it drops itself)
+
+    failed: Dict[int, str] = {}
+    for path, fp in plan.files.items():
+        summary = summaries.get(path)
+        if fp.component is None or fp.component in failed or summary is None or _names_amp(summary):
+            continue
+        if fp.takes_scaler or fp.optional_entries or fp.pass_to or fp.received:
+            names = ", ".join(sorted(fp.entries) or sorted(m for m, _ in fp.pass_to)) or "its definitions"
+            failed[fp.component] = (
+                f"in {summary.shown}, the GradScaler would be handed through {names}, but that file names "
+                "no apex.amp and the tool does not edit it: pass the scaler there by hand"
+            )
+    for path, fp in list(plan.files.items()):
+        if fp.component in failed:
+            plan.files[path] = fp.dropped(DROPPED + failed[fp.component])
 
 
 def _factory_routes(
