@@ -943,7 +943,7 @@ def train(model, criterion, optimizer, batches, accum):
             scaler.step(optimizer)
             scaler.update()
 """,
-        codes=("APX101", "APX201", "APX209", "APX209", "APX209", "APX301", "APX301", "APX311", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX209", "APX209", "APX301", "APX301", "APX311", "APX311", "APX314"),
     ),
     Example(
         "enabled-argument",
@@ -1243,7 +1243,7 @@ def train(args, train_dataloader, model, optimizer, scheduler):
             global_step += 1
     return global_step, tr_loss / global_step
 """,
-        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX301", "APX311", "APX322"),
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX301", "APX311", "APX314", "APX322"),
     ),
     Example(
         "elif-guard-and-a-variable-named-scaler",
@@ -4332,7 +4332,7 @@ def fit(args, ddp_model, opt, batches):
             scaler.update()
             opt.zero_grad()
 """,
-        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX314"),
     ),
     Example(
         # a try/except ImportError around `from apex import amp` right before the scale_loss neither
@@ -5442,7 +5442,7 @@ def main(model, criterion, loader, optimizer):
     scaler = torch.amp.GradScaler("cuda")
     train_one_epoch(model, criterion, loader, optimizer, 2, scaler)
 """,
-        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311", "APX314"),
     ),
     # the helper that initializes is called on the training and on the evaluation path: it
     # cannot return the GradScaler to one caller, and the reason says so

@@ -5082,7 +5082,7 @@ class Task:
             "    opts.scaler = scaler\n",
             tune=METHOD_MODULE_MEMBER,
         ),
-        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311"),
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311", "APX314"),
     ),
     # ... but another file calls a method named fit() with something in that slot (its
     # receiver is not followed: it may be a trainer of this file, handed options that never

@@ -34,7 +34,7 @@ from ._amp_wrapper import wrapper_holder
 from ._amp_unbound import unbound_amp_uses
 from ._edits import code_of
 from ._namespace_gate import statements_naming
-from ._tree import module_code, walk, walk_of
+from ._tree import inside, module_code, walk, walk_of
 
 AMP = "apex.amp"
 GRADSCALER_NAMES = frozenset(
@@ -2440,6 +2440,41 @@ def _later_call_steps(rule, call: cst.Call, site: ScaleLossSite) -> bool:
     if isinstance(common, cst.Else):
         common = rule.parents.get(common)
     return common is branch
+
+
+def accumulation_boundary(parents: Any, with_stmt: cst.CSTNode, step: cst.CSTNode) -> Optional[cst.If]:
+    """The ``if`` that lets ``step`` run on only some iterations of the loop holding both
+    ``with_stmt`` (a scale_loss block) and ``step``, in the same function: a gradient
+    accumulation boundary (``if (i + 1) % accum == 0: opt.step()``); None when the step runs
+    whenever the backward does, or the two are in no common loop."""
+    loop: Any = parents.get(with_stmt)
+    while loop is not None and not isinstance(loop, (cst.For, cst.While)):
+        if isinstance(loop, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        loop = parents.get(loop)
+    if loop is None:
+        return None
+    # the tests the scale_loss block itself is under (``if args.fp16:``) are no boundary
+    # when the step is under the same test
+    backward_tests = set()
+    cur: Any = parents.get(with_stmt)
+    while cur is not None and cur is not loop:
+        if isinstance(cur, cst.If):
+            backward_tests.add(code_of(cur.test).strip())
+        cur = parents.get(cur)
+    boundary = None
+    cur = parents.get(step)
+    while cur is not None and cur is not loop:
+        if isinstance(cur, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if (
+            isinstance(cur, cst.If)
+            and not inside(parents, with_stmt, cur)
+            and code_of(cur.test).strip() not in backward_tests
+        ):
+            boundary = cur
+        cur = parents.get(cur)
+    return boundary if cur is loop else None
 
 
 def stepping_loop(rule, call: cst.Call) -> Optional[cst.For]:

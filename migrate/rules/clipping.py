@@ -1035,7 +1035,7 @@ def train(model, optimizer, loader, accumulation_steps, max_norm):
             scaler.update()
             optimizer.zero_grad()
 """,
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX328'),
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX328'),
     ),
     Example(
         "norm-helper-on-every-micro-step-reported",
@@ -1076,7 +1076,7 @@ def train(model, optimizer, loader, accumulation_steps, grad_norm_of):
             scaler.update()
             optimizer.zero_grad()
 """,
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX326'),
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX326'),
     ),
     Example(
         "clip-before-a-step-in-another-method-reported",

@@ -1,4 +1,4 @@
-"""APX311-APX313: the optimizer step apex patched -> ``scaler.step(optimizer)``, then one
+"""APX311-APX314: the optimizer step apex patched -> ``scaler.step(optimizer)``, then one
 ``scaler.update()`` after the last step of each phase.
 
 Only ``step()`` calls of optimizers passed to an ``amp.scale_loss`` in the same function are
@@ -15,7 +15,13 @@ the batch count was a multiple of the accumulation count.  apex's ``optimizer.st
 nothing then, but ``GradScaler.step`` raises ("No inf checks were recorded for this
 optimizer"), so the rewritten step and its update run only when some parameter of that
 optimizer has a gradient; where that guard cannot be written (several steps share the
-update, or the step shares its line) the site is reported instead."""
+update, or the step shares its line) the site is reported instead.
+
+Where the step runs only at such a boundary while every iteration scales its loss without
+``delay_unscale``, the loss scale's growth changes pace (APX314, a warning): apex updated its
+dynamic scale at every ``amp.scale_loss`` exit, so it doubled after 2000 overflow-free
+backwards; a GradScaler updates once per step, so it doubles after 2000 overflow-free steps.
+The gradients are unscaled the same either way; the finding says how to keep apex's pace."""
 
 from __future__ import annotations
 
@@ -25,7 +31,9 @@ import libcst as cst
 
 from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_sites import (
+    accumulation_boundary,
     analyse,
+    arg_value,
     caller_links,
     code_of,
     enclosing_function,
@@ -110,6 +118,8 @@ class StepRule(AmpRule):
         "APX313": "a step after the loop may find no gradient, and GradScaler.step() then raises: guard it by hand",
         "APX228": "wrapper.step(**kw) of an optimizer wrapper whose step steps the optimizer amp.scale_loss named "
         "-> scaler.step(wrapper, **kw)",
+        "APX314": "gradient accumulation without delay_unscale: apex's loss scale grew per micro-batch, "
+        "a GradScaler's grows per step",
     }
     TRIGGERS = (b"scale_loss", b"step with possibly no gradients:")
     CODE_WORDS = ("apex",)
@@ -136,6 +146,7 @@ class StepRule(AmpRule):
                     here = lookup(call)
                     if here is not None:
                         chosen[call] = info.loss_scaler(here.expr, site.loss_id)
+                        self._report_growth_pace(site, call)
                         if code_of(opt) in site.wrapped:
                             through[call] = site.wrapped[code_of(opt)]
                     if code_of(cast(Any, call.func).value) != code_of(opt):
@@ -186,6 +197,36 @@ class StepRule(AmpRule):
                 if nxt is not None and not any(line < b < nxt for b in backward_lines):
                     continue
                 self.edits.insert_after(anchor, [statement(f"{scaler}.update()\n")])
+
+    def _report_growth_pace(self, site: Any, call: cst.Call) -> None:
+        """APX314 where the step runs at an accumulation boundary of the loop that scales each
+        micro-batch's loss without ``delay_unscale``: apex updated its dynamic loss scale on
+        every ``amp.scale_loss`` exit then, so its 2000 clean iterations before growth were
+        micro-batches; a GradScaler counts updates, that is steps."""
+        delay = arg_value(site.call, 4, "delay_unscale")
+        if delay is not None and code_of(delay).strip() != "False":
+            return
+        boundary = accumulation_boundary(self.parents, site.with_stmt, call)
+        if boundary is None:
+            return
+        reported = self.__dict__.setdefault("_growth_reported", set())
+        if boundary in reported:
+            return
+        reported.add(boundary)
+        opt = code_of(cast(Any, call.func).value)
+        test = code_of(boundary.test).strip()
+        self.report(
+            call,
+            "APX314",
+            f"{opt}.step() runs only when `{test}`, while each iteration scales its loss through "
+            "amp.scale_loss without delay_unscale: apex counted every such backward toward the 2000 "
+            "overflow-free iterations after which it doubles the loss scale, a GradScaler counts steps, so "
+            f"where `{test}` skips iterations (gradient accumulation) the scale now grows more slowly (the "
+            "gradients are unscaled the same). To keep apex's pace, give the GradScaler "
+            "growth_interval=2000 // <backwards per step>",
+            fixed=True,
+            severity="warning",
+        )
 
     def _wrapper_step(self, call: cst.Call, scaler: str, held: str, wrapper: str) -> None:
         """``self.optimizer.step(where=w)`` of a proven wrapper -> ``scaler.step(self.optimizer,
@@ -284,6 +325,39 @@ def train(model, optimizer, loader, accumulation_steps=4):
         codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311"),
     ),
     Example(
+        "accumulation-without-delay-unscale-grows-more-slowly",
+        before="""\
+from apex import amp
+
+
+def train(model, optimizer, loader, accumulation_steps=4):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y) / accumulation_steps
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        if (i + 1) % accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, loader, accumulation_steps=4):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, (x, y) in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = criterion(model(x), y) / accumulation_steps
+        scaler.scale(loss).backward()
+        if (i + 1) % accumulation_steps == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX314"),
+    ),
+    Example(
         "two-optimizers-one-update",
         before="""\
 from apex import amp
@@ -352,7 +426,7 @@ def train(model, optimizer, batches, fp16=True):
         if step % 2 == 0: scaler.step(optimizer); scaler.update(); optimizer.zero_grad()
     return {"amp": scaler.state_dict() if fp16 else None}
 """,
-        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX401"),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX314", "APX401"),
     ),
     Example(
         "flush-step-after-the-loop-is-guarded",
@@ -435,7 +509,7 @@ def train(model, opt_body, opt_head, loader, accumulation_steps):
     scaler.step(opt_head)
     scaler.update()
 """,
-        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX313"),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX313", "APX314"),
     ),
     # a step before the training loop, with no gradient yet (UNITER's "quick hack for amp
     # delay_unscale bug"): GradScaler.step() would raise there, so it stays optimizer.step()
