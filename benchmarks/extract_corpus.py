@@ -94,6 +94,9 @@ def main() -> int:
             print(f"{entry.name}: no mirror of {entry.github} at {git} (fetch it first)")
             status = 1
             continue
+        if (args.root / folder).exists():  # a checkout an earlier entry (or run) wrote
+            print(f"{folder}: already there, kept")
+            continue
         missing = write_tree(git, entry.commit, args.root / folder)
         lost = [p for p in missing if p.endswith(".py")]
         print(f"{folder}: {entry.github}@{entry.commit[:12]}, {len(missing)} blob(s) missing"

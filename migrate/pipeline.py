@@ -272,9 +272,12 @@ def _plan(
         return None
     from .repo_index import summarise
     from .repo_plan import build_plan
-    from .walk import imports_apex
+    from .walk import imports_apex, repository_names
 
-    summaries = [summarise(key, shown, source) for (shown, source), key in zip(jobs, keys)]
+    # the plan names files relative to their repository, not to the folder the tool runs in
+    names = repository_names([(key, shown) for (shown, _), key in zip(jobs, keys)] + [o[:2] for o in others], roots)
+    others = [(path, names[path], source) for path, _shown, source in others]
+    summaries = [summarise(key, names[key], source) for (_shown, source), key in zip(jobs, keys)]
     # admitted, but no apex.amp in them: no rule changes them (a docstring naming apex)
     apex_free = {
         key: source

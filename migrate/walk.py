@@ -76,6 +76,25 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
     return rel.replace(os.sep, "/")
 
 
+def repository_names(files: Iterable[Tuple[str, str]], roots: Sequence[str]) -> Dict[str, str]:
+    """Absolute path -> its name relative to the work tree of the git repository holding it,
+    else to the folder named on the command line (``roots``) that holds it, else the name it
+    is shown by (``files``: (absolute path, shown name)).  The cross-file plan names other
+    files so in its messages: a TODO comment written into a file then reads the same whatever
+    folder the tool was run from, and names no path of the machine it ran on."""
+    cache: Dict[str, Optional[str]] = {}
+    folders = sorted(
+        {os.path.abspath(os.path.dirname(r) or "." if os.path.isfile(r) else r) for r in roots}, key=len, reverse=True
+    )
+    names = {}
+    for path, shown in files:
+        base = find_repo_root(os.path.dirname(path), cache) or next(
+            (f for f in folders if path.startswith(f.rstrip(os.sep) + os.sep)), None
+        )
+        names[path] = os.path.relpath(path, base).replace(os.sep, "/") if base else shown
+    return names
+
+
 def is_vendored_apex(directory: str, names: Iterable[str]) -> bool:
     """Whether ``directory`` (whose entries are ``names``) is a copy of the apex package."""
     if os.path.basename(directory) != "apex":
