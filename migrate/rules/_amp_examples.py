@@ -978,6 +978,36 @@ def fit(model, optimizer, data, use_fp16):
         codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # apex's dynamic scaler starts at min(max_loss_scale, 2**16): a lower cap is the start
+        "max-loss-scale-below-the-initial-scale-is-where-the-scaler-starts",
+        before="""\
+from apex import amp
+
+
+def fit(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1", max_loss_scale=512.0)
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def fit(model, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda", init_scale=512.0)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         "static-loss-scale-and-dropped-options",
         before="""\
 from apex import amp

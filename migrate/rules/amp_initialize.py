@@ -113,6 +113,10 @@ def _same_test(a: str, b: str) -> bool:
         return a == b
 
 
+#: the scale apex's dynamic loss scaler starts from (below its max_loss_scale)
+APEX_INIT_SCALE = 2.0**16
+
+
 def _literal_number(node: Optional[cst.BaseExpression]) -> Optional[float]:
     if isinstance(node, (cst.Integer, cst.Float)):
         return float(node.evaluated_value)
@@ -1034,6 +1038,12 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                     "min_loss_scale": "GradScaler has no floor for the scale",
                     "max_loss_scale": "GradScaler has no ceiling for the scale",
                 }.get(name, "weights stay fp32 under autocast")
+                cap = _literal_number(value) if name == "max_loss_scale" else None
+                dynamic = loss_scale is None or string_value(loss_scale) == "dynamic"
+                if cap is not None and cap < APEX_INIT_SCALE and dynamic and self.settings.dtype != "bfloat16":
+                    # apex's dynamic scaler started at min(max_loss_scale, 2**16)
+                    kwargs.append(f"init_scale={code_of(value)}")
+                    why = f"the GradScaler starts at {code_of(value)} as apex did, but has no ceiling: it may grow past it"
                 self.report(value, "APX203", f"{name}={code_of(value)} dropped: {why}", fixed=True, severity="warning")
         num_losses = _param(call, "num_losses", table)
         if num_losses is not None and self.info.loss_scalers > 1:
