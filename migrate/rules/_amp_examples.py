@@ -629,6 +629,72 @@ def _args_outside(text: str) -> str:
 
 EXAMPLES: List[Example] = [
     Example(
+        # ``optimizer = self.optimizer`` is no alias when the function binds ``self.optimizer``
+        # again (StepRule's step-through-the-attribute-the-optimizer-was-read-from)
+        "step-through-an-attribute-rebound-in-the-function-keeps-the-shim",
+        before="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, args, model):
+        self.args = args
+        self.model = model
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+
+    def train(self, batches):
+        model = self.model
+        optimizer = self.optimizer
+        if self.args.fp16:
+            from apex import amp
+
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for x, y in batches:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            if self.args.fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            self.optimizer.step()
+            if self.args.restart:
+                self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            model.zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, args, model):
+        self.args = args
+        self.model = model
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+
+    def train(self, batches):
+        model = self.model
+        optimizer = self.optimizer
+        if self.args.fp16:
+            from apexcompat import amp
+
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for x, y in batches:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            if self.args.fp16:
+                # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss; this
+                #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            self.optimizer.step()
+            if self.args.restart:
+                self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            model.zero_grad()
+""",
+        codes=("APX102", "APX220",),
+    ),
+    Example(
         "opt-level-literal",
         before=LINEAR_LOOP,
         after="""\

@@ -2394,6 +2394,8 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
     (``caller_steps``)."""
     body = site.func.body if site.func is not None else rule.tree
     calls = step_calls(body, opt_text) + _loop_steps(rule, body, opt_text, site)
+    for alias in optimizer_aliases(rule, site, opt_text):
+        calls += step_calls(body, alias)
     calls = [c for c in calls if not _runs_before(rule, c, site.with_stmt) or _later_call_steps(rule, c, site)]
     cls = class_of_method(rule.parents, site.func)
     if not calls and cls is not None and opt_text.startswith(self_name(site.func) + "."):
@@ -2407,6 +2409,55 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
     if not calls:
         calls = caller_steps(rule, site, opt_text)
     return calls
+
+
+def optimizer_aliases(rule, site: ScaleLossSite, opt_text: str) -> List[str]:
+    """``optimizer = self.optimizer`` at the top of the function, before the amp.initialize
+    that rebinds ``optimizer`` (apex gives back the optimizer object it was handed): the two
+    names denote one object there, so ``self.optimizer.step()`` steps the loss scale_loss
+    scaled.  Only where nothing else in the function, nested functions included, binds either
+    name (or the attribute's base); else no alias."""
+    func = site.func
+    if func is None or not opt_text.isidentifier():
+        return []
+    params = func.params
+    if any(p.name.value == opt_text for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
+        return []
+    alias_stmt, source = None, ""
+    for stmt in func.body.body:
+        small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        if (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and code_of(small.targets[0].target) == opt_text
+            and isinstance(small.value, (cst.Name, cst.Attribute))
+        ):
+            alias_stmt, source = stmt, code_of(small.value)
+            break
+    if alias_stmt is None or rule.line_of(alias_stmt) >= rule.line_of(site.with_stmt):
+        return []
+    guarded = {opt_text, source, source.split(".")[0]}
+    for node in walk(func.body):
+        if node is alias_stmt:
+            continue
+        if isinstance(node, cst.SimpleStatementLine):
+            bound = assigned_names(node) & guarded
+            small = node.body[0] if len(node.body) == 1 else None
+            rebinds_by_apex = (
+                bound == {opt_text}
+                and isinstance(small, cst.Assign)
+                and isinstance(small.value, cst.Call)
+                and "apex.amp.initialize" in rule.qualified_names(small.value.func)
+            )
+            if bound and not rebinds_by_apex:
+                return []
+        elif isinstance(node, (cst.For, cst.CompFor)) and names_in(node.target) & guarded:
+            return []
+        elif isinstance(node, cst.WithItem) and node.asname is not None and names_in(node.asname) & guarded:
+            return []
+        elif isinstance(node, (cst.Global, cst.Nonlocal)) and {n.name.value for n in node.names} & guarded:
+            return []
+    return [source]
 
 
 def exclusive(parents: Any, a: cst.CSTNode, b: cst.CSTNode) -> bool:

@@ -149,9 +149,10 @@ class StepRule(AmpRule):
                         self._report_growth_pace(site, call)
                         if code_of(opt) in site.wrapped:
                             through[call] = site.wrapped[code_of(opt)]
-                    if code_of(cast(Any, call.func).value) != code_of(opt):
+                    loop = stepping_loop(self, call) if code_of(cast(Any, call.func).value) != code_of(opt) else None
+                    if loop is not None:
                         # a step of each optimizer of a list, in a loop: one update after it
-                        loops[call] = cast(cst.For, stepping_loop(self, call))
+                        loops[call] = loop
         for node in walk(module):
             if (
                 isinstance(node, cst.Call)
@@ -356,6 +357,65 @@ def train(model, optimizer, loader, accumulation_steps=4):
             optimizer.zero_grad()
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX314"),
+    ),
+    Example(
+        # ``optimizer = self.optimizer`` then the initialize that hands the same object back:
+        # ``self.optimizer.step()`` is the step of the loss scale_loss scaled
+        "step-through-the-attribute-the-optimizer-was-read-from",
+        before="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, args, model):
+        self.args = args
+        self.model = model
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+
+    def train(self, batches):
+        model = self.model
+        optimizer = self.optimizer
+        if self.args.fp16:
+            from apex import amp
+
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for x, y in batches:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            if self.args.fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            self.optimizer.step()
+            model.zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, args, model):
+        self.args = args
+        self.model = model
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+
+    def train(self, batches):
+        model = self.model
+        optimizer = self.optimizer
+        use_amp = bool(self.args.fp16)
+        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        for x, y in batches:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+                loss = torch.nn.functional.mse_loss(model(x), y)
+            if self.args.fp16:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            scaler.step(self.optimizer)
+            scaler.update()
+            model.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311",),
     ),
     Example(
         "two-optimizers-one-update",
