@@ -627,12 +627,9 @@ def _args_outside(text: str) -> str:
     return text.replace(MAIN_GUARD_ARGS, "").replace(guard, outside + guard)
 
 
-EXAMPLES: List[Example] = [
-    Example(
-        # ``optimizer = self.optimizer`` is no alias when the function binds ``self.optimizer``
-        # again (StepRule's step-through-the-attribute-the-optimizer-was-read-from)
-        "step-through-an-attribute-rebound-in-the-function-keeps-the-shim",
-        before="""\
+#: a trainer method that reads its optimizer off ``self`` before amp.initialize rebinds the
+#: local name (StepRule's example and, with the attribute bound again, a fallback)
+OPTIMIZER_READ_FROM_SELF = """\
 import torch
 
 
@@ -657,11 +654,9 @@ class Trainer:
             else:
                 loss.backward()
             self.optimizer.step()
-            if self.args.restart:
-                self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
             model.zero_grad()
-""",
-        after="""\
+"""
+OPTIMIZER_READ_FROM_SELF_NATIVE = """\
 import torch
 
 
@@ -674,24 +669,37 @@ class Trainer:
     def train(self, batches):
         model = self.model
         optimizer = self.optimizer
-        if self.args.fp16:
-            from apexcompat import amp
-
-            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        use_amp = bool(self.args.fp16)
+        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
         for x, y in batches:
-            loss = torch.nn.functional.mse_loss(model(x), y)
+            with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+                loss = torch.nn.functional.mse_loss(model(x), y)
             if self.args.fp16:
-                # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss; this
-                #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-                with amp.scale_loss(loss, optimizer) as scaled_loss:
-                    scaled_loss.backward()
+                scaler.scale(loss).backward()
             else:
                 loss.backward()
-            self.optimizer.step()
-            if self.args.restart:
-                self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            scaler.step(self.optimizer)
+            scaler.update()
             model.zero_grad()
-""",
+"""
+_STEP_OF_SELF = "            self.optimizer.step()\n"
+_SELF_REBOUND = "            if self.args.restart:\n                self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+_SCALED_IN_THE_LOOP = "                with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
+_SHIM_TODO_IN_THE_LOOP = (
+    "                # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss; this\n"
+    "                #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n"
+)
+
+
+EXAMPLES: List[Example] = [
+    Example(
+        # ``optimizer = self.optimizer`` is no alias when the function binds ``self.optimizer``
+        # again (StepRule's step-through-the-attribute-the-optimizer-was-read-from)
+        "step-through-an-attribute-rebound-in-the-function-keeps-the-shim",
+        before=OPTIMIZER_READ_FROM_SELF.replace(_STEP_OF_SELF, _STEP_OF_SELF + _SELF_REBOUND),
+        after=OPTIMIZER_READ_FROM_SELF.replace(_STEP_OF_SELF, _STEP_OF_SELF + _SELF_REBOUND)
+        .replace("from apex import amp", "from apexcompat import amp")
+        .replace(_SCALED_IN_THE_LOOP, _SHIM_TODO_IN_THE_LOOP + _SCALED_IN_THE_LOOP),
         codes=("APX102", "APX220",),
     ),
     Example(

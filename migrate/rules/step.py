@@ -45,6 +45,7 @@ from ._amp_sites import (
 )
 from ._edits import expression, statement
 from ._tree import inside
+from ._amp_examples import OPTIMIZER_READ_FROM_SELF, OPTIMIZER_READ_FROM_SELF_NATIVE
 from .base import Example
 
 #: the start of the TODO written where a flush step cannot be guarded (also a trigger, so a
@@ -289,12 +290,8 @@ class StepRule(AmpRule):
         )
 
 
-# Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
-# pipeline (apex.amp rewrites span several rules) and the docs page lists them.
-EXAMPLES: List[Example] = [
-    Example(
-        "accumulation-boundary-with-delay-unscale",
-        before="""\
+#: a gradient-accumulation loop that delays the unscale to its boundary, and its rewrite
+ACCUMULATION_LOOP = """\
 from apex import amp
 
 
@@ -307,8 +304,8 @@ def train(model, optimizer, loader, accumulation_steps=4):
         if (i + 1) % accumulation_steps == 0:
             optimizer.step()
             optimizer.zero_grad()
-""",
-        after="""\
+"""
+ACCUMULATION_LOOP_NATIVE = """\
 import torch
 
 
@@ -322,100 +319,31 @@ def train(model, optimizer, loader, accumulation_steps=4):
             scaler.step(optimizer)
             scaler.update()
             optimizer.zero_grad()
-""",
+"""
+
+# Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
+# pipeline (apex.amp rewrites span several rules) and the docs page lists them.
+EXAMPLES: List[Example] = [
+    Example(
+        "accumulation-boundary-with-delay-unscale",
+        before=ACCUMULATION_LOOP,
+        after=ACCUMULATION_LOOP_NATIVE,
         codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311"),
     ),
     Example(
+        # the same loop without delay_unscale: apex grew its scale per backward
         "accumulation-without-delay-unscale-grows-more-slowly",
-        before="""\
-from apex import amp
-
-
-def train(model, optimizer, loader, accumulation_steps=4):
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    for i, (x, y) in enumerate(loader):
-        loss = criterion(model(x), y) / accumulation_steps
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        if (i + 1) % accumulation_steps == 0:
-            optimizer.step()
-            optimizer.zero_grad()
-""",
-        after="""\
-import torch
-
-
-def train(model, optimizer, loader, accumulation_steps=4):
-    scaler = torch.amp.GradScaler("cuda")
-    for i, (x, y) in enumerate(loader):
-        with torch.autocast("cuda", dtype=torch.float16):
-            loss = criterion(model(x), y) / accumulation_steps
-        scaler.scale(loss).backward()
-        if (i + 1) % accumulation_steps == 0:
-            scaler.step(optimizer)
-            scaler.update()
-            optimizer.zero_grad()
-""",
+        before=ACCUMULATION_LOOP.replace(", delay_unscale=(i + 1) % accumulation_steps != 0", ""),
+        after=ACCUMULATION_LOOP_NATIVE,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX314"),
     ),
     Example(
         # ``optimizer = self.optimizer`` then the initialize that hands the same object back:
         # ``self.optimizer.step()`` is the step of the loss scale_loss scaled
         "step-through-the-attribute-the-optimizer-was-read-from",
-        before="""\
-import torch
-
-
-class Trainer:
-    def __init__(self, args, model):
-        self.args = args
-        self.model = model
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
-
-    def train(self, batches):
-        model = self.model
-        optimizer = self.optimizer
-        if self.args.fp16:
-            from apex import amp
-
-            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-        for x, y in batches:
-            loss = torch.nn.functional.mse_loss(model(x), y)
-            if self.args.fp16:
-                with amp.scale_loss(loss, optimizer) as scaled_loss:
-                    scaled_loss.backward()
-            else:
-                loss.backward()
-            self.optimizer.step()
-            model.zero_grad()
-""",
-        after="""\
-import torch
-
-
-class Trainer:
-    def __init__(self, args, model):
-        self.args = args
-        self.model = model
-        self.optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
-
-    def train(self, batches):
-        model = self.model
-        optimizer = self.optimizer
-        use_amp = bool(self.args.fp16)
-        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
-        for x, y in batches:
-            with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
-                loss = torch.nn.functional.mse_loss(model(x), y)
-            if self.args.fp16:
-                scaler.scale(loss).backward()
-            else:
-                loss.backward()
-            scaler.step(self.optimizer)
-            scaler.update()
-            model.zero_grad()
-""",
-        codes=("APX101", "APX201", "APX209", "APX301", "APX311",),
+        before=OPTIMIZER_READ_FROM_SELF,
+        after=OPTIMIZER_READ_FROM_SELF_NATIVE,
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
         "two-optimizers-one-update",
@@ -781,6 +709,7 @@ def main(model, optimizer, loader):
         codes=('APX101', 'APX201', 'APX207', 'APX207', 'APX209', 'APX301', 'APX302', 'APX311', 'APX311', 'APX312'),
     ),
 ]
+
 
 NOOP_EXAMPLES: List[Example] = []
 
