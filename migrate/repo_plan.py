@@ -995,10 +995,9 @@ def build_plan(
             if note is not None:
                 notes.setdefault(launcher, {}).setdefault(SCALED_ELSEWHERE, note)
     for path, note in module_level_note(riding, launchers, by_path).items():
-        if SCALED_ELSEWHERE not in notes.get(path, {}):
-            # a runner carrying the GradScaler would not reach losses scaled outside the
-            # framework's classes: where those are, and why they are not reached, comes first
-            notes.setdefault(path, {}).setdefault(MODULE_LEVEL, note)
+        # a runner carrying the GradScaler would not reach losses scaled outside the
+        # framework's classes: where those are, and why they are not reached, comes first
+        notes.setdefault(path, {}).setdefault(MODULE_LEVEL, notes[path].get(SCALED_ELSEWHERE, note))
     # a class built before the GradScaler exists: its methods that scale take it instead
     method_entries: Dict[str, List[Tuple[str, str]]] = {}
     method_calls: Dict[Def, List[Tuple[str, str]]] = {}

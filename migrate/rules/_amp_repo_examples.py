@@ -6718,6 +6718,95 @@ PROCESSOR_FALLBACK_TODOS = (
     ),
 )
 
+
+#: an mmcv runner restoring the amp state, a model class handed to a registry, a setup function
+#: with amp.initialize called by a file without apex.amp (the shape of mmgeneration)
+REGISTERED_MODEL_RUNNER = """\
+# file: amp_setup.py
+from apex import amp
+
+
+def init_amp(models, optimizers, options):
+    models, optimizers = amp.initialize(models, optimizers, **options)
+    return models, optimizers
+# file: models.py
+import torch
+from apex import amp
+from mmcv.utils import Registry
+
+MODELS = Registry("model")
+
+
+@MODELS.register_module()
+class Regressor(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(4, 1)
+
+    def train_step(self, batch, optimizer, use_amp=False):
+        loss = self.net(batch).pow(2).mean()
+        optimizer.zero_grad()
+        if use_amp:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        return dict(loss=loss.item())
+# file: runner.py
+import torch
+from apex import amp
+from mmcv.runner import IterBasedRunner
+
+
+class AmpRunner(IterBasedRunner):
+    def __init__(self, *args, use_amp=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.use_amp = use_amp
+
+    def resume(self, path):
+        state = torch.load(path)
+        if self.use_amp:
+            amp.load_state_dict(state["amp"])
+# file: train.py
+from mmcv.runner import build_runner
+
+from amp_setup import init_amp
+
+
+def train(model, optimizer, cfg):
+    model, optimizer = init_amp(model, optimizer, cfg.amp)
+    runner = build_runner(cfg.runner, default_args=dict(model=model, optimizer=optimizer, use_amp=True))
+    runner.run()
+"""
+
+REGISTERED_MODEL_RUNNER_TODOS = (
+    """\
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in models.py
+    #   (Regressor), which is handed to its decorator @MODELS.register_module(), which may
+    #   keep it to build it by name, never called directly: the GradScaler cannot reach it;
+    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+""",
+    """\
+            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+            #   amp.scale_loss (Regressor is handed to its decorator @MODELS.register_module(),
+            #   which may keep it to build it by name, never called directly, so the GradScaler
+            #   cannot follow its callers); this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+""",
+    """\
+            # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
+            #   amp.initialize, which is created in another file and cannot reach this line
+            #   (AmpRunner (runner.py) get the runner from mmcv, but amp.initialize is in init_amp()
+            #   of amp_setup.py, which builds no runner: train.py, a file without apex.amp, calls
+            #   init_amp() and builds the runner, so no GradScaler is there to put on it): pass that
+            #   scaler here and call `scaler.load_state_dict(state["amp"])` instead (a checkpoint
+            #   apex wrote holds {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s,
+            #   _growth_tracker=n into scaler.state_dict() and load that). apexcompat.amp's state is
+            #   set up only by its own amp.initialize, so this line fails once that file is migrated
+""",
+)
+
 REPOSITORY_EXAMPLES += [
     # old mmcv (OpenSelfSup, sweep4): the runner runs each batch through the launcher's
     # batch processor and keeps what it returns as runner.outputs, whose loss the hook the
@@ -6990,140 +7079,11 @@ def step(net, optimizer, batch):
     # runner's load says that its runner is built by the setup function's caller
     Example(
         "registered-model-stepped-by-a-framework-runner-keeps-the-shim",
-        before="""\
-# file: amp_setup.py
-from apex import amp
-
-
-def init_amp(models, optimizers, options):
-    models, optimizers = amp.initialize(models, optimizers, **options)
-    return models, optimizers
-# file: models.py
-import torch
-from apex import amp
-from mmcv.utils import Registry
-
-MODELS = Registry("model")
-
-
-@MODELS.register_module()
-class Regressor(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.net = torch.nn.Linear(4, 1)
-
-    def train_step(self, batch, optimizer, use_amp=False):
-        loss = self.net(batch).pow(2).mean()
-        optimizer.zero_grad()
-        if use_amp:
-            with amp.scale_loss(loss, optimizer) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            loss.backward()
-        optimizer.step()
-        return dict(loss=loss.item())
-# file: runner.py
-import torch
-from apex import amp
-from mmcv.runner import IterBasedRunner
-
-
-class AmpRunner(IterBasedRunner):
-    def __init__(self, *args, use_amp=False, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.use_amp = use_amp
-
-    def resume(self, path):
-        state = torch.load(path)
-        if self.use_amp:
-            amp.load_state_dict(state["amp"])
-# file: train.py
-from mmcv.runner import build_runner
-
-from amp_setup import init_amp
-
-
-def train(model, optimizer, cfg):
-    model, optimizer = init_amp(model, optimizer, cfg.amp)
-    runner = build_runner(cfg.runner, default_args=dict(model=model, optimizer=optimizer, use_amp=True))
-    runner.run()
-""",
-        after="""\
-# file: amp_setup.py
-from apexcompat import amp
-
-
-def init_amp(models, optimizers, options):
-    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in models.py
-    #   (Regressor), which is handed to its decorator @MODELS.register_module(), which may
-    #   keep it to build it by name, never called directly: the GradScaler cannot reach it;
-    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-    models, optimizers = amp.initialize(models, optimizers, **options)
-    return models, optimizers
-# file: models.py
-import torch
-from apexcompat import amp
-from mmcv.utils import Registry
-
-MODELS = Registry("model")
-
-
-@MODELS.register_module()
-class Regressor(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.net = torch.nn.Linear(4, 1)
-
-    def train_step(self, batch, optimizer, use_amp=False):
-        loss = self.net(batch).pow(2).mean()
-        optimizer.zero_grad()
-        if use_amp:
-            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
-            #   amp.scale_loss (Regressor is handed to its decorator @MODELS.register_module(),
-            #   which may keep it to build it by name, never called directly, so the GradScaler
-            #   cannot follow its callers); this file keeps apex.amp semantics through
-            #   apexcompat.amp, migrate it by hand
-            with amp.scale_loss(loss, optimizer) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            loss.backward()
-        optimizer.step()
-        return dict(loss=loss.item())
-# file: runner.py
-import torch
-from apexcompat import amp
-from mmcv.runner import IterBasedRunner
-
-
-class AmpRunner(IterBasedRunner):
-    def __init__(self, *args, use_amp=False, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.use_amp = use_amp
-
-    def resume(self, path):
-        state = torch.load(path)
-        if self.use_amp:
-            # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
-            #   amp.initialize, which is created in another file and cannot reach this line
-            #   (AmpRunner (runner.py) get the runner from mmcv, but amp.initialize is in init_amp()
-            #   of amp_setup.py, which builds no runner: train.py, a file without apex.amp, calls
-            #   init_amp() and builds the runner, so no GradScaler is there to put on it): pass that
-            #   scaler here and call `scaler.load_state_dict(state["amp"])` instead (a checkpoint
-            #   apex wrote holds {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s,
-            #   _growth_tracker=n into scaler.state_dict() and load that). apexcompat.amp's state is
-            #   set up only by its own amp.initialize, so this line fails once that file is migrated
-            amp.load_state_dict(state["amp"])
-# file: train.py
-from mmcv.runner import build_runner
-
-from amp_setup import init_amp
-
-
-def train(model, optimizer, cfg):
-    model, optimizer = init_amp(model, optimizer, cfg.amp)
-    runner = build_runner(cfg.runner, default_args=dict(model=model, optimizer=optimizer, use_amp=True))
-    runner.run()
-""",
+        before=REGISTERED_MODEL_RUNNER,
+        after=REGISTERED_MODEL_RUNNER.replace("from apex import", "from apexcompat import")
+        .replace("    models, optimizers = amp.init", REGISTERED_MODEL_RUNNER_TODOS[0] + "    models, optimizers = amp.init")
+        .replace("            with amp.scale_loss(", REGISTERED_MODEL_RUNNER_TODOS[1] + "            with amp.scale_loss(")
+        .replace("            amp.load_state_dict(", REGISTERED_MODEL_RUNNER_TODOS[2] + "            amp.load_state_dict("),
         codes=("APX102", "APX220", "APX403"),
     ),
 ]
