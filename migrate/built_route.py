@@ -150,7 +150,7 @@ def _refusal(item: Def, launcher: str, build: ObjectBuild, by_path, launchers, o
     ):
         return f"{where}, not after the amp.initialize in the same function"
     if name in summary.escaping - summary.super_only:
-        return f"{name} is decorated, registered or passed on as a value in {summary.shown}"
+        return f"{name} is {summary.handed_away(name)} in {summary.shown}"
     scaling = {s.method for s in summary.amp_sites if s.owner == name}
     called = sorted(m for c, m in summary.self_calls if c == name and m in scaling)
     if called:

@@ -162,6 +162,10 @@ def _refusal(framework, items, candidates, by_path, launchers, others, route: Fr
         for build in _runner_builds(framework, summary, runner_classes):
             if build.owner == owner and build.line > first:
                 found.append((path, build))
+    if not found:
+        helper = _helper_caller_builds(framework, launchers, by_path, others, runner_classes)
+        if helper is not None:
+            return f"{shown} get the runner from {framework.name}, but {helper}"
     if not found or len({(path, build.owner) for path, build in found}) != 1:
         return (
             f"{shown} get the runner from {framework.name}, but "
@@ -211,6 +215,35 @@ def _refusal(framework, items, candidates, by_path, launchers, others, route: Fr
         f"line {switches[0]} (this needs {framework.name} >= {framework.autocast_since}; earlier releases only "
         "cast their inputs to float16). Only decorated forward methods run in float16"
     )
+    return None
+
+
+def _helper_caller_builds(framework, launchers, by_path, others, runner_classes) -> Optional[str]:
+    """When the training ``amp.initialize`` is in a setup function that builds no runner and
+    a file without apex.amp both calls that function and builds a runner: saying so (the
+    GradScaler would have to be returned there, to a file no rule edits)."""
+    for path in sorted(launchers):
+        inits = by_path[path].training_inits
+        if not inits or inits[0].owner == MODULE_LEVEL:
+            continue
+        owner = inits[0].owner
+        calls = re.compile(rb"(?<!def )\b" + re.escape(owner.encode()) + rb"\s*\(")
+        callers = [
+            other.shown
+            for other in by_path.values()
+            if not other.amp_sites and owner in other.called_names and _runner_builds(framework, other, runner_classes)
+        ]
+        callers += [
+            shown
+            for shown in _outside_builds(framework.builders, others)
+            if calls.search(next(src for _p, name, src in others if name == shown))
+        ]
+        if callers:
+            return (
+                f"amp.initialize is in {owner}() of {by_path[path].shown}, which builds no runner: "
+                f"{callers[0]}, a file without apex.amp, calls {owner}() and builds the runner, so no GradScaler "
+                "is there to put on it"
+            )
     return None
 
 

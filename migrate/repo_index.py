@@ -247,6 +247,8 @@ class ModuleSummary:
     #: holds both)
     super_named: Set[str] = field(default_factory=set)
     super_only: Set[str] = field(default_factory=set)
+    #: top-level definition -> the source of each of its decorators (``MODELS.register_module()``)
+    decorators: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     #: ``dict(...)`` call line -> the calls its local is spread into (``dict_spreads``)
     dict_spreads: Dict[int, Tuple[str, ...]] = field(default_factory=dict)
     #: what a ``from <this module> import *`` may take (``star_imports``): the names of a
@@ -296,6 +298,16 @@ class ModuleSummary:
 
     def owners_needing_scaler(self) -> Set[str]:
         return {s.owner for s in self.amp_sites if s.member in SCALER_MEMBERS}
+
+    def handed_away(self, name: str) -> str:
+        """How the top-level definition ``name``, which this file hands on, is handed on: by
+        its decorators when it has any (a registry's ``@MODELS.register_module()`` keeps the
+        class to build it by name), else as a value."""
+        decorators = self.decorators.get(name, ())
+        if decorators:
+            shown = " and ".join(f"@{text}" for text in decorators)
+            return f"handed to its decorator {shown}, which may keep it to build it by name"
+        return "registered or passed on as a value"
 
     def called_wrappers(self) -> Set[str]:
         """Top-level classes whose ``__call__`` scales a loss: ``loss_scaler(loss, optimizer)``."""
@@ -408,6 +420,7 @@ class _Reader(FastNodeVisitor):
             self.s.def_lines.setdefault(name, getattr(node, "lineno", 0))
             if getattr(node, "decorator_list", None):
                 self.s.escaping.add(name)
+                self.s.decorators[name] = tuple(ast.unparse(d) for d in node.decorator_list)  # type: ignore[attr-defined]
             self.owner = name
             self.s.local_calls.setdefault(name, set())
             self.generic_visit(node)

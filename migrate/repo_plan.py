@@ -569,7 +569,7 @@ def _scaling_callee(item: Def, by_path: Dict[str, ModuleSummary], edges) -> Opti
 def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
     if name in by_path[path].escaping - by_path[path].super_only:
-        return "decorated, registered or passed on as a value, never called directly"
+        return f"{by_path[path].handed_away(name)}, never called directly"
     if definitions is not None:
         for other_path, other in by_path.items():
             for local, (module, attr) in other.imports.items():
@@ -995,7 +995,9 @@ def build_plan(
             if note is not None:
                 notes.setdefault(launcher, {}).setdefault(SCALED_ELSEWHERE, note)
     for path, note in module_level_note(riding, launchers, by_path).items():
-        notes.setdefault(path, {}).setdefault(MODULE_LEVEL, note)
+        # a runner carrying the GradScaler would not reach losses scaled outside the
+        # framework's classes: where those are, and why they are not reached, comes first
+        notes.setdefault(path, {}).setdefault(MODULE_LEVEL, notes[path].get(SCALED_ELSEWHERE, note))
     # a class built before the GradScaler exists: its methods that scale take it instead
     method_entries: Dict[str, List[Tuple[str, str]]] = {}
     method_calls: Dict[Def, List[Tuple[str, str]]] = {}

@@ -691,6 +691,40 @@ _SHIM_TODO_IN_THE_LOOP = (
 )
 
 
+#: a penalty term scaled by hand with apex's second loss scaler, kept in a local
+PENALTY_WITH_SECOND_SCALER = """\
+import torch
+from apex import amp
+
+
+def penalty(net, x):
+    from apex.amp._amp_state import _amp_state
+
+    scaler = _amp_state.loss_scalers[1]
+    x = x.clone().requires_grad_()
+    out = scaler.loss_scale() * net(x).sum()
+    (grad,) = torch.autograd.grad(out, x, create_graph=True)
+    return (grad / scaler.loss_scale()).pow(2).mean()
+
+
+def train(net, optimizer, batches):
+    net, optimizer = amp.initialize(net, optimizer, opt_level="O1", num_losses=2)
+    for x in batches:
+        loss = net(x).mean() + penalty(net, x)
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer, loss_id=1) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+"""
+
+PENALTY_SCALER_TODO = """\
+    # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
+    #   loss scaler 1 (one per loss id), kept in scaler, what GradScaler.get_scale() gives
+    #   natively, but only amp._amp_state.loss_scalers[0].loss_scale() read in place is
+    #   rewritten to it; this file keeps apex.amp semantics through apexcompat.amp, migrate
+    #   it by hand
+"""
+
 EXAMPLES: List[Example] = [
     Example(
         # ``optimizer = self.optimizer`` is no alias when the function binds ``self.optimizer``
@@ -6019,6 +6053,17 @@ class GanStep:
         #   apex.amp semantics through apexcompat.amp, migrate it by hand
         return {i: s._loss_scale for i, s in enumerate(amp._amp_state.loss_scalers)}
 """,
+        codes=("APX102", "APX220"),
+    ),
+    # a penalty term scaled and unscaled by hand with apex's second loss scaler, kept in a
+    # local first: the reason names the scaler and what is read off it (the scale, which
+    # GradScaler.get_scale() gives), not "no native equivalent"
+    Example(
+        "loss-scaler-kept-in-a-local-says-what-is-read-off-it",
+        before=PENALTY_WITH_SECOND_SCALER,
+        after=PENALTY_WITH_SECOND_SCALER.replace("from apex", "from apexcompat").replace(
+            "    scaler = _amp_state", PENALTY_SCALER_TODO + "    scaler = _amp_state"
+        ),
         codes=("APX102", "APX220"),
     ),
 ]

@@ -209,7 +209,9 @@ TRAINS_FIRST_INIT_TODO = """\
 """
 TRAINS_FIRST_LOAD_TODO = """\
     # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
-    #   amp.initialize, which is created in another file: pass that scaler here and call
+    #   amp.initialize, which is created in another file and cannot reach this line
+    #   (load_checkpoint is also called from evaluate.py:11 (train_then_evaluate), where no
+    #   GradScaler exists): pass that scaler here and call
     #   `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
     #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
     #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
@@ -1004,11 +1006,12 @@ class Runner:
         if self.use_apex_amp:
             from apexcompat import amp
             # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
-            #   amp.initialize, which is created in another file: pass that scaler here and call
-            #   `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
-            #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
-            #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
-            #   its own amp.initialize, so this line fails once that file is migrated
+            #   amp.initialize, which is created in another file and cannot reach this line (Runner
+            #   is called from no file, so the GradScaler cannot follow its callers): pass that
+            #   scaler here and call `scaler.load_state_dict(state["amp"])` instead (a checkpoint
+            #   apex wrote holds {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s,
+            #   _growth_tracker=n into scaler.state_dict() and load that). apexcompat.amp's state is
+            #   set up only by its own amp.initialize, so this line fails once that file is migrated
             amp.load_state_dict(state["amp"])
 # file: setup_amp.py
 from apexcompat import amp
@@ -2498,8 +2501,10 @@ class BaseTrainer:
         state = torch.load(path)
         self.model.load_state_dict(state["model"])
         # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
-        #   amp.initialize, which is created in another file: pass that scaler here and call
-        #   `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
+        #   amp.initialize, which is created in another file and cannot reach this line
+        #   (BaseTrainer is subclassed, passed on or stored in trainer.py, never called
+        #   directly, so the GradScaler cannot follow its callers): pass that scaler here and
+        #   call `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
         #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
         #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
         #   its own amp.initialize, so this line fails once that file is migrated
@@ -2507,7 +2512,9 @@ class BaseTrainer:
 
     def _save_checkpoint(self, epoch):
         # TODO(apexcompat): amp.state_dict() needs the GradScaler that replaces amp.initialize,
-        #   which is created in another file: pass that scaler here and call
+        #   which is created in another file and cannot reach this line (BaseTrainer is
+        #   subclassed, passed on or stored in trainer.py, never called directly, so the
+        #   GradScaler cannot follow its callers): pass that scaler here and call
         #   `scaler.state_dict()` instead. apexcompat.amp's state is set up only by its own
         #   amp.initialize, so this line fails once that file is migrated
         state = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "amp": amp.state_dict()}
@@ -3452,7 +3459,8 @@ if __name__ == "__main__":
     ),
     # the loss is scaled in a train step class that a decorator registers and the trainer
     # calls through the registry, with the task that holds the optimizer: no call reaches it,
-    # so no GradScaler can; both files keep apexcompat.amp, and say where the losses are scaled
+    # so no GradScaler can; both files keep apexcompat.amp, say where the losses are scaled
+    # and name the decorator the class is handed to
     Example(
         "train-step-in-a-registry",
         before="""\
@@ -3506,9 +3514,9 @@ class Task:
     def prepare(self):
         if self.amp_args is not None:
             # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in steps.py
-            #   (StandardStep), which is decorated, registered or passed on as a value, never called
-            #   directly: the GradScaler cannot reach it; this file keeps apex.amp semantics through
-            #   apexcompat.amp, migrate it by hand
+            #   (StandardStep), which is handed to its decorator @register_step('standard'), which
+            #   may keep it to build it by name, never called directly: the GradScaler cannot reach
+            #   it; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
             self.model, self.optimizer = amp.initialize(self.model, self.optimizer, **self.amp_args)
 # file: steps.py
 import torch
@@ -3531,9 +3539,10 @@ class StandardStep:
         loss = torch.nn.functional.mse_loss(task.model(x), y)
         task.optimizer.zero_grad()
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
-        #   amp.scale_loss (StandardStep is decorated, registered or passed on as a value, never
-        #   called directly, so the GradScaler cannot follow its callers); this file keeps
-        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        #   amp.scale_loss (StandardStep is handed to its decorator @register_step('standard'),
+        #   which may keep it to build it by name, never called directly, so the GradScaler
+        #   cannot follow its callers); this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
         with amp.scale_loss(loss, task.optimizer) as scaled_loss:
             scaled_loss.backward()
         task.optimizer.step()
@@ -6169,16 +6178,19 @@ SHARED_RESTORER_TODOS = (
 """,
     """\
             # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
-            #   amp.initialize, which is created in another file: pass that scaler here and call
-            #   `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
-            #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
-            #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
-            #   its own amp.initialize, so this line fails once that file is migrated
+            #   amp.initialize, which is created in another file and cannot reach this line
+            #   (Restorer is also called from evaluate.py:8 (main), where no GradScaler exists):
+            #   pass that scaler here and call `scaler.load_state_dict(state["amp"])` instead (a
+            #   checkpoint apex wrote holds {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put
+            #   scale=s, _growth_tracker=n into scaler.state_dict() and load that). apexcompat.amp's
+            #   state is set up only by its own amp.initialize, so this line fails once that file is
+            #   migrated
 """,
     """\
         # TODO(apexcompat): amp.state_dict() needs the GradScaler that replaces amp.initialize,
-        #   which is created in another file: pass that scaler here and call
-        #   `scaler.state_dict()` instead. apexcompat.amp's state is set up only by its own
+        #   which is created in another file and cannot reach this line (Restorer is also called
+        #   from evaluate.py:8 (main), where no GradScaler exists): pass that scaler here and
+        #   call `scaler.state_dict()` instead. apexcompat.amp's state is set up only by its own
         #   amp.initialize, so this line fails once that file is migrated
 """,
 )
@@ -6706,6 +6718,95 @@ PROCESSOR_FALLBACK_TODOS = (
     ),
 )
 
+
+#: an mmcv runner restoring the amp state, a model class handed to a registry, a setup function
+#: with amp.initialize called by a file without apex.amp (the shape of mmgeneration)
+REGISTERED_MODEL_RUNNER = """\
+# file: amp_setup.py
+from apex import amp
+
+
+def init_amp(models, optimizers, options):
+    models, optimizers = amp.initialize(models, optimizers, **options)
+    return models, optimizers
+# file: models.py
+import torch
+from apex import amp
+from mmcv.utils import Registry
+
+MODELS = Registry("model")
+
+
+@MODELS.register_module()
+class Regressor(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(4, 1)
+
+    def train_step(self, batch, optimizer, use_amp=False):
+        loss = self.net(batch).pow(2).mean()
+        optimizer.zero_grad()
+        if use_amp:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        return dict(loss=loss.item())
+# file: runner.py
+import torch
+from apex import amp
+from mmcv.runner import IterBasedRunner
+
+
+class AmpRunner(IterBasedRunner):
+    def __init__(self, *args, use_amp=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.use_amp = use_amp
+
+    def resume(self, path):
+        state = torch.load(path)
+        if self.use_amp:
+            amp.load_state_dict(state["amp"])
+# file: train.py
+from mmcv.runner import build_runner
+
+from amp_setup import init_amp
+
+
+def train(model, optimizer, cfg):
+    model, optimizer = init_amp(model, optimizer, cfg.amp)
+    runner = build_runner(cfg.runner, default_args=dict(model=model, optimizer=optimizer, use_amp=True))
+    runner.run()
+"""
+
+REGISTERED_MODEL_RUNNER_TODOS = (
+    """\
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in models.py
+    #   (Regressor), which is handed to its decorator @MODELS.register_module(), which may
+    #   keep it to build it by name, never called directly: the GradScaler cannot reach it;
+    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+""",
+    """\
+            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+            #   amp.scale_loss (Regressor is handed to its decorator @MODELS.register_module(),
+            #   which may keep it to build it by name, never called directly, so the GradScaler
+            #   cannot follow its callers); this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+""",
+    """\
+            # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
+            #   amp.initialize, which is created in another file and cannot reach this line
+            #   (AmpRunner (runner.py) get the runner from mmcv, but amp.initialize is in init_amp()
+            #   of amp_setup.py, which builds no runner: train.py, a file without apex.amp, calls
+            #   init_amp() and builds the runner, so no GradScaler is there to put on it): pass that
+            #   scaler here and call `scaler.load_state_dict(state["amp"])` instead (a checkpoint
+            #   apex wrote holds {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s,
+            #   _growth_tracker=n into scaler.state_dict() and load that). apexcompat.amp's state is
+            #   set up only by its own amp.initialize, so this line fails once that file is migrated
+""",
+)
+
 REPOSITORY_EXAMPLES += [
     # old mmcv (OpenSelfSup, sweep4): the runner runs each batch through the launcher's
     # batch processor and keeps what it returns as runner.outputs, whose loss the hook the
@@ -6969,5 +7070,20 @@ def step(net, optimizer, batch):
     optimizer.zero_grad()
 """,
         codes=("APX102", "APX220"),
+    ),
+    # an mmcv runner subclass restores the amp state, a model class handed to a registry's
+    # decorator scales the losses in the train_step the runner calls, and amp.initialize is in a
+    # setup function that a file without apex.amp calls before building the runner: no route
+    # reaches the model class, so the launcher names where the losses are scaled (before: why
+    # no runner carries the GradScaler, which would not reach that class either), and the
+    # runner's load says that its runner is built by the setup function's caller
+    Example(
+        "registered-model-stepped-by-a-framework-runner-keeps-the-shim",
+        before=REGISTERED_MODEL_RUNNER,
+        after=REGISTERED_MODEL_RUNNER.replace("from apex import", "from apexcompat import")
+        .replace("    models, optimizers = amp.init", REGISTERED_MODEL_RUNNER_TODOS[0] + "    models, optimizers = amp.init")
+        .replace("            with amp.scale_loss(", REGISTERED_MODEL_RUNNER_TODOS[1] + "            with amp.scale_loss(")
+        .replace("            amp.load_state_dict(", REGISTERED_MODEL_RUNNER_TODOS[2] + "            amp.load_state_dict("),
+        codes=("APX102", "APX220", "APX403"),
     ),
 ]

@@ -628,7 +628,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                         message += f" ({route})"
                         facts = getattr(info.plan, "carrier", None)
                         info.lending_refused = route if facts is not None and facts.borrowed else ""
-                note = _plan_note(rule, info, ref.expr)
+                note = plan_note(rule, info, ref.expr)
                 info.blockers.append(Blocker(ref.expr, f"{message} ({note})" if note else message))
         elif member == "__dict__" and _member_probe(parents, ref.expr) is not None:
             probe = _member_probe(parents, ref.expr)
@@ -1329,22 +1329,60 @@ def _amp_state_refusal(rule, ref: AmpRef) -> str:
     where: Any = chain
     while where is not None and not isinstance(where, (cst.SimpleStatementLine, cst.For, cst.While, cst.If)):
         where = parents.get(where)
-    read = set()
-    for node in walk(where) if where is not None else []:
-        if isinstance(node, cst.Attribute) and node.attr.value in ("_loss_scale", "loss_scale", "_has_overflow"):
-            read.add(node.attr.value)
+    read = _scaler_reads(where)
+    alias, index = _loss_scaler_alias(parents, chain)
+    if alias is not None:
+        func = enclosing(parents, chain, (cst.FunctionDef,))
+        read |= _scaler_reads(func, alias)
     if not (isinstance(chain, cst.Attribute) and chain.attr.value == "loss_scalers") or not read:
         return "private amp._amp_state use has no native equivalent"
     whose = "apex's loss scalers (one per loss id)"
+    if index is not None:
+        whose = f"apex's loss scaler {index} (one per loss id)"
+    if alias is not None:
+        whose += f", kept in {alias}"
     if read & {"_loss_scale", "loss_scale"} and "_has_overflow" not in read:
+        in_place = " read in place" if alias is not None else ""
         return (
             f"private amp._amp_state use: it reads the current scale of {whose}, what GradScaler.get_scale() "
-            "gives natively, but only amp._amp_state.loss_scalers[0].loss_scale() is rewritten to it"
+            f"gives natively, but only amp._amp_state.loss_scalers[0].loss_scale(){in_place} is rewritten to it"
         )
     return (
         f"private amp._amp_state use: it reads whether one of {whose} found an overflow in the last "
         "backward (_has_overflow), which a GradScaler keeps private (natively: the scale scaler.update() lowered)"
     )
+
+
+def _scaler_reads(node: Any, alias: Optional[str] = None) -> Set[str]:
+    """The loss scaler attributes apex code reads under ``node`` that have a meaning
+    natively (its scale, its overflow flag): on anything, or only on the name ``alias``."""
+    read = set()
+    for found in walk(node) if node is not None else []:
+        if isinstance(found, cst.Attribute) and found.attr.value in ("_loss_scale", "loss_scale", "_has_overflow"):
+            if alias is None or (isinstance(found.value, cst.Name) and found.value.value == alias):
+                read.add(found.attr.value)
+    return read
+
+
+def _loss_scaler_alias(parents, chain: Any) -> Tuple[Optional[str], Optional[int]]:
+    """``name = <amp state>.loss_scalers[i]`` as a statement: ``name`` (None for another
+    use), and ``i`` when it is a number."""
+    sub = parents.get(chain)
+    if not isinstance(sub, cst.Subscript) or sub.value is not chain or len(sub.slice) != 1:
+        return None, None
+    index = sub.slice[0].slice
+    number = (
+        int(index.value.value) if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) else None
+    )
+    assign = parents.get(sub)
+    if (
+        isinstance(assign, cst.Assign)
+        and assign.value is sub
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, cst.Name)
+    ):
+        return assign.targets[0].target.value, number
+    return None, number
 
 
 def _scaler_use(rule, scaler: cst.BaseExpression, info: AmpFile) -> bool:
@@ -1512,7 +1550,7 @@ def _check_layout(rule, info: AmpFile) -> None:
             if info.received_refusal:
                 info.blockers.append(Blocker(site.with_stmt, info.received_refusal))
                 continue
-            note = _plan_note(rule, info, site.with_stmt)
+            note = plan_note(rule, info, site.with_stmt)
             info.blockers.append(Blocker(site.with_stmt, f"{message} ({note})" if note else message))
         return
     inherited = _inherited_home(rule, training, info)
@@ -2315,7 +2353,7 @@ def _ancestors(parents, node: Any) -> List[Any]:
     return found
 
 
-def _plan_note(rule, info: AmpFile, node: Any) -> Optional[str]:
+def plan_note(rule, info: AmpFile, node: Any) -> Optional[str]:
     """The cross-file plan's reason why the top-level definition holding ``node`` gets no
     GradScaler from another file, if it gave one."""
     if info.plan is None:

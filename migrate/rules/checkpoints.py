@@ -20,12 +20,12 @@ for that site."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, List
+from typing import Any, List, Optional
 
 import libcst as cst
 
 from ._amp_rule import APEX_AMP, SHIM_FALLBACK_TODO, AmpRule
-from ._amp_sites import GRADSCALER_NAMES, analyse, code_of, find_scalers, optimizer_params, walk
+from ._amp_sites import GRADSCALER_NAMES, analyse, code_of, find_scalers, optimizer_params, plan_note, walk
 from ._edits import expression, statement, without_todos
 from .base import Example
 
@@ -40,9 +40,10 @@ def _unreachable(message: str) -> bool:
     return message.startswith(_UNREACHABLE) and SHIM_FALLBACK_TODO in message
 
 
-def elsewhere_todo(need: Any) -> str:
+def elsewhere_todo(need: Any, why: Optional[str] = None) -> str:
     """The APX403 message for ``amp.state_dict()`` / ``amp.load_state_dict(x)`` in a file
-    without amp.initialize: what to write instead."""
+    without amp.initialize: what to write instead, and ``why`` (the cross-file plan's reason)
+    when the plan tried to bring the GradScaler here and could not."""
     call = need.node
     if need.kind == "state_dict":
         instead = "`scaler.state_dict()` instead"
@@ -53,8 +54,9 @@ def elsewhere_todo(need: Any) -> str:
             '{"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n into '
             "scaler.state_dict() and load that)"
         )
+    unreached = f" and cannot reach this line ({why})" if why else ""
     return (
-        f"{code_of(call)} {ELSEWHERE_TODO}: pass that scaler here and call {instead}. "
+        f"{code_of(call)} {ELSEWHERE_TODO}{unreached}: pass that scaler here and call {instead}. "
         "apexcompat.amp's state is set up only by its own amp.initialize, so this line fails once that file "
         "is migrated"
     )
@@ -313,7 +315,7 @@ class CheckpointRule(AmpRule):
         for need in info.needs:
             if need.kind not in ("state_dict", "load_state_dict") or lookup(need.node) is not None:
                 continue
-            message = elsewhere_todo(need)
+            message = elsewhere_todo(need, plan_note(self, info, need.node))
             stmt = self.statement_of(need.node)
             index = matched.get(id(need))
             if index is not None:
