@@ -56,6 +56,17 @@ def _is_apex(name: Optional[str]) -> bool:
 _REMOVED = ("apex.parallel", "apex.fp16_utils", "apex.RNN")
 
 
+#: apex modules that left apex earlier, still used by old code: module -> the TODO it gets
+_MOVED_OUT = {
+    "apex.pyprof": (
+        "`apex.pyprof` is no longer part of apex (NVIDIA moved it to its own PyProf repository, "
+        "github.com/NVIDIA/PyProf, not the unrelated `pyprof` on PyPI): without it this import fails. It only "
+        "annotates the profiler's NVTX ranges; natively, torch.autograd.profiler.emit_nvtx(record_shapes=True) "
+        "marks each op with its input shapes: use that and delete this import with its pyprof calls"
+    ),
+}
+
+
 def is_removed_module(name: str) -> bool:
     """``name`` lies in a module apex's 2025 removal deleted (not apex.amp)."""
     return any(name == m or name.startswith(m + ".") for m in _REMOVED)
@@ -146,6 +157,7 @@ class ImportsRule(AmpRule):
                 continue
             elif self._binding_used(binding, target, used):
                 self._report_dead_guard(stmt, imp, binding, target)
+                self._report_moved_out(imp, target)
                 continue
             if self._unusual_guard(stmt):
                 continue
@@ -537,6 +549,15 @@ class ImportsRule(AmpRule):
                     )
                     return
 
+    def _report_moved_out(self, imp: Any, target: str) -> None:
+        """A used name of a module that left apex before the amp removal (``apex.pyprof``):
+        no rule rewrites it, so the import would stay without a word.  A TODO at the import
+        says where it went and what torch has instead."""
+        for module, message in _MOVED_OUT.items():
+            if target == module or target.startswith(module + "."):
+                self.todo(imp, "APX104", message, severity="error")
+                return
+
     @staticmethod
     def _rebinds(node: Any, binding: str) -> bool:
         """Whether import statement ``node`` binds ``binding`` (``from torch.nn.parallel import
@@ -844,6 +865,41 @@ class ImportsRule(AmpRule):
 # Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
 EXAMPLES: List[Example] = [
+    Example(
+        "profiler-annotations-from-apex-pyprof-get-a-todo",
+        before="""\
+import torch
+
+
+def profile_steps(model, batches, annotate):
+    if annotate:
+        from apex import pyprof
+
+        pyprof.nvtx.init()
+    with torch.autograd.profiler.emit_nvtx(enabled=annotate):
+        for batch in batches:
+            model(batch).sum().backward()
+""",
+        after="""\
+import torch
+
+
+def profile_steps(model, batches, annotate):
+    if annotate:
+        # TODO(apexcompat): `apex.pyprof` is no longer part of apex (NVIDIA moved it to its own
+        #   PyProf repository, github.com/NVIDIA/PyProf, not the unrelated `pyprof` on PyPI):
+        #   without it this import fails. It only annotates the profiler's NVTX ranges;
+        #   natively, torch.autograd.profiler.emit_nvtx(record_shapes=True) marks each op with
+        #   its input shapes: use that and delete this import with its pyprof calls
+        from apex import pyprof
+
+        pyprof.nvtx.init()
+    with torch.autograd.profiler.emit_nvtx(enabled=annotate):
+        for batch in batches:
+            model(batch).sum().backward()
+""",
+        codes=("APX104",),
+    ),
     Example(
         "apex-amp-imported-by-name-goes-to-the-shim-with-a-todo",
         before="""\
