@@ -30,6 +30,7 @@ from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from ._amp_carrier import is_reference
+from ._apex_path import only_dead_reads_left
 from ._amp_rule import AmpRule
 from ._metadata import QualifiedNameProvider
 from ._amp_sites import AMP, enclosing_function, globals_bound_to, plain_read, walk
@@ -155,7 +156,9 @@ class ImportsRule(AmpRule):
             elif binds_amp(imp, alias) and self._binding_used(binding, target, used):
                 self._import_apex_without_amp(stmt, imp, alias)
                 continue
-            elif self._binding_used(binding, target, used):
+            elif self._binding_used(binding, target, used) and not only_dead_reads_left(
+                module, self.parents.get, binding, target
+            ):
                 self._report_dead_guard(stmt, imp, binding, target)
                 self._report_moved_out(imp, target)
                 continue
@@ -1405,6 +1408,50 @@ def unwrap(model):
     return model
 """,
         codes=("APX104",),
+    ),
+    Example(
+        # the same guard, each call in a branch of `if flag:`: the apex run took the import, so
+        # the call in the body is apex's (rewritten as one) and the else branch never ran; the
+        # apex import goes, the flag keeps True and the torch import stays for the dead branch
+        "torch-fallback-guard-whose-flag-picks-each-call-goes-native",
+        before="""\
+import torch
+
+try:
+    from apex.parallel import DistributedDataParallel as Wrapper
+    fused_allreduce = True
+except ImportError:
+    from torch.nn.parallel import DistributedDataParallel as Wrapper
+    fused_allreduce = False
+
+
+def wrap(net, local_rank):
+    if fused_allreduce:
+        net = Wrapper(net, delay_allreduce=True)
+    else:
+        net = Wrapper(net, device_ids=[local_rank])
+    return net
+""",
+        after="""\
+import torch
+
+fused_allreduce = True
+from torch.nn.parallel import DistributedDataParallel as Wrapper
+
+
+def wrap(net, local_rank):
+    if fused_allreduce:
+        net = torch.nn.parallel.DistributedDataParallel(
+            net,
+            device_ids=[local_rank],
+            output_device=local_rank,
+            broadcast_buffers=False,
+        )
+    else:
+        net = Wrapper(net, device_ids=[local_rank])
+    return net
+""",
+        codes=("APX101", "APX103", "APX601"),
     ),
     Example(
         # apex's DDP behind a guard whose except branch imports torch's under the same name,
