@@ -867,10 +867,8 @@ class ImportsRule(AmpRule):
 
 # Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
-EXAMPLES: List[Example] = [
-    Example(
-        "profiler-annotations-from-apex-pyprof-get-a-todo",
-        before="""\
+#: profiler annotations through apex.pyprof, imported only when asked for
+PYPROF_ANNOTATIONS = """\
 import torch
 
 
@@ -882,25 +880,33 @@ def profile_steps(model, batches, annotate):
     with torch.autograd.profiler.emit_nvtx(enabled=annotate):
         for batch in batches:
             model(batch).sum().backward()
-""",
-        after="""\
-import torch
+"""
 
+#: apex's DDP with torch's under the same name as the fallback, picked by a flag
+TORCH_FALLBACK_GUARD = """\
+try:
+    from apex.parallel import DistributedDataParallel as Wrapper
+    fused_allreduce = True
+except ImportError:
+    from torch.nn.parallel import DistributedDataParallel as Wrapper
+    fused_allreduce = False
+"""
 
-def profile_steps(model, batches, annotate):
-    if annotate:
+EXAMPLES: List[Example] = [
+    Example(
+        "profiler-annotations-from-apex-pyprof-get-a-todo",
+        before=PYPROF_ANNOTATIONS,
+        after=PYPROF_ANNOTATIONS.replace(
+            "        from apex import pyprof\n",
+            """\
         # TODO(apexcompat): `apex.pyprof` is no longer part of apex (NVIDIA moved it to its own
         #   PyProf repository, github.com/NVIDIA/PyProf, not the unrelated `pyprof` on PyPI):
         #   without it this import fails. It only annotates the profiler's NVTX ranges;
         #   natively, torch.autograd.profiler.emit_nvtx(record_shapes=True) marks each op with
         #   its input shapes: use that and delete this import with its pyprof calls
         from apex import pyprof
-
-        pyprof.nvtx.init()
-    with torch.autograd.profiler.emit_nvtx(enabled=annotate):
-        for batch in batches:
-            model(batch).sum().backward()
 """,
+        ),
         codes=("APX104",),
     ),
     Example(
@@ -1414,16 +1420,7 @@ def unwrap(model):
         # the call in the body is apex's (rewritten as one) and the else branch never ran; the
         # apex import goes, the flag keeps True and the torch import stays for the dead branch
         "torch-fallback-guard-whose-flag-picks-each-call-goes-native",
-        before="""\
-import torch
-
-try:
-    from apex.parallel import DistributedDataParallel as Wrapper
-    fused_allreduce = True
-except ImportError:
-    from torch.nn.parallel import DistributedDataParallel as Wrapper
-    fused_allreduce = False
-
+        before="import torch\n\n" + TORCH_FALLBACK_GUARD + """
 
 def wrap(net, local_rank):
     if fused_allreduce:
@@ -1458,14 +1455,7 @@ def wrap(net, local_rank):
         # the class chosen by the guard's flag: the calls cannot tell which class they get,
         # so the guard stays, with a TODO saying why the file keeps apex (it said nothing)
         "removed-module-with-a-torch-import-fallback-reported",
-        before="""\
-try:
-    from apex.parallel import DistributedDataParallel as Wrapper
-    fused_allreduce = True
-except ImportError:
-    from torch.nn.parallel import DistributedDataParallel as Wrapper
-    fused_allreduce = False
-
+        before=TORCH_FALLBACK_GUARD + """
 
 def wrap(net, rank):
     if fused_allreduce:
