@@ -4,7 +4,7 @@ tuning knobs dropped or turned into TODOs; ``Reducer`` is reported."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
@@ -549,6 +549,20 @@ class _Candidates:
         #: set_device arguments assigned anew after that call (``torch.cuda.set_device(args.local_rank)``
         #: then ``args.local_rank = dist.get_rank()``): from there on they hold another value
         self.rebound_after_set_device: List[str] = []
+        self._set_device_lines: List[Tuple[str, Optional[Tuple[cst.CSTNode, int]]]] = []
+
+    def _line_of(self, node: cst.CSTNode) -> Optional[Tuple[cst.CSTNode, int]]:
+        """The block holding ``node``'s statement line and the line's place in it: a later
+        line of the same block runs after it on every path."""
+        line = self.rule.parent(node)
+        while line is not None and not isinstance(line, cst.SimpleStatementLine):
+            line = self.rule.parent(line)
+        block = self.rule.parent(line) if line is not None else None
+        body = getattr(block, "body", None)
+        if line is None or not isinstance(body, (list, tuple)):
+            return None
+        index = next((i for i, stmt in enumerate(body) if stmt is line), None)
+        return (block, index) if index is not None else None
 
     def scan(self, region: cst.CSTNode) -> "_Candidates":
         """Look at every node of ``region`` in source order."""
@@ -567,6 +581,7 @@ class _Candidates:
         device = node.args[0] if len(node.args) == 1 and _simple(node.args[0].value) else None
         if device is not None and func.endswith("cuda.set_device"):
             self.set_device.append(code_of(device.value))
+            self._set_device_lines.append((code_of(device.value), self._line_of(node)))
         elif device is not None and func.endswith(".cuda") and device.keyword is None:
             self.cuda_device.append(code_of(device.value))
         if func.endswith("add_argument") and any(
@@ -580,9 +595,14 @@ class _Candidates:
             self.local_rank_attributes.append(code_of(node))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        line = self._line_of(node)
         for target_node in node.targets:
-            if code_of(target_node.target) in self.set_device:
-                self.rebound_after_set_device.append(code_of(target_node.target))
+            text = code_of(target_node.target)
+            if line is not None and any(
+                t == text and where is not None and where[0] is line[0] and where[1] < line[1]
+                for t, where in self._set_device_lines
+            ):
+                self.rebound_after_set_device.append(text)
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             return
         target = node.targets[0].target.value
