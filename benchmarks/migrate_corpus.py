@@ -142,9 +142,14 @@ def _git(tree: Path, *args: str) -> str:
 
 
 def _first_reason(findings: List[dict], path: str) -> str:
-    for finding in findings:
-        if finding.get("path", "").lstrip("./") == path and finding.get("needs_manual_work"):
-            return f"{finding['code']} line {finding.get('line', 0)}: {finding['message']}"
+    """The first finding of ``path`` that asks for manual work; else the first one the tool
+    did not fix (an apex kernel kept because torch has no equivalent, an apex availability
+    probe left as it is: the file keeps apex for that, with no work asked)."""
+    own = [f for f in findings if f.get("path", "").lstrip("./") == path]
+    for wanted in (lambda f: f.get("needs_manual_work"), lambda f: not f.get("fixed")):
+        for finding in own:
+            if wanted(finding):
+                return f"{finding['code']} line {finding.get('line', 0)}: {finding['message']}"
     return "no finding names this file"
 
 

@@ -725,6 +725,38 @@ PENALTY_SCALER_TODO = """\
     #   it by hand
 """
 
+#: apex.amp only where an old torch lacks torch.cuda.amp (neural_sp's train.py shape)
+OLD_TORCH_BRANCH = """\
+from distutils.version import LooseVersion
+
+import torch
+
+
+def train(model, optimizer, batches, mixed):
+    scaler = None
+    if mixed:
+        if LooseVersion(torch.__version__) >= LooseVersion("1.6.0"):
+            scaler = torch.cuda.amp.GradScaler()
+        else:
+            from apex import amp
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+            amp.init()
+    for x in batches:
+        loss = model(x).sum()
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        elif mixed:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        else:
+            loss.backward()
+            optimizer.step()
+        optimizer.zero_grad()
+"""
+
 EXAMPLES: List[Example] = [
     Example(
         # ``optimizer = self.optimizer`` is no alias when the function binds ``self.optimizer``
@@ -2007,6 +2039,27 @@ def main(model, optimizer, batches):
         optimizer.zero_grad()
 """,
         codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the same pair on the old-torch side of a version test, the newer side creating a
+        # GradScaler of its own: the reason says that branch is dead on the torch the native
+        # rewrite needs (before: "amp.init() (apex's old handle API) is called beside ...")
+        "fallback-initialize-only-on-an-old-torch-branch-says-so",
+        before=OLD_TORCH_BRANCH,
+        after=OLD_TORCH_BRANCH.replace("torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")').replace(
+            "            from apex import amp\n", "            from apexcompat import amp\n"
+        ).replace(
+            "            amp.init()\n",
+            """\
+            # TODO(apexcompat): amp.initialize runs only in the branch of
+            #   `LooseVersion(torch.__version__) >= LooseVersion("1.6.0")` (line 9) that no torch
+            #   from 2.4 on (--target-torch) takes, so under the native rewrite this apex.amp code
+            #   never runs: delete that branch (and what only it sets) by hand; this file keeps
+            #   apex.amp semantics through apexcompat.amp, migrate it by hand
+            amp.init()
+""",
+        ),
+        codes=("APX102", "APX220", "APX902"),
     ),
     Example(
         "fallback-scale-loss-without-initialize",

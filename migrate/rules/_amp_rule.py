@@ -49,6 +49,7 @@ KNOWN_TODOS: Dict[str, Tuple[str, str, bool]] = {
     # imports: a star import of a removed module that is still used stays (found again each run)
     "was removed from apex; replace those names": ("APX104", "error", False),
     "was removed from apex: without apex this import fails": ("APX104", "error", False),
+    "is no longer part of apex (NVIDIA moved it": ("APX104", "error", False),
     # imports: apex asked for by name (importlib.import_module); apex.amp is pointed at the shim
     "imports apex by name at run time: the tool follows import statements only": ("APX107", "error", False),
     "imports apex.amp by name at run time: it now imports apexcompat.amp": ("APX107", "error", False),

@@ -33,6 +33,7 @@ from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
 from ._amp_unbound import unbound_amp_uses
 from ._edits import code_of
+from ._torch_version import old_torch_branch
 from ._namespace_gate import statements_naming
 from ._tree import inside, module_code, walk, walk_of
 
@@ -1622,7 +1623,7 @@ def _check_layout(rule, info: AmpFile) -> None:
     elif len(training) > 1 and not _alternatives(parents, training):
         why = _per_method_refusal(rule, training, info)
         if why != "":
-            message = why or _twice_why(training)
+            message = why or _old_torch_only(rule, training) or _twice_why(training)
             for init in training[1:]:
                 info.blockers.append(Blocker(init.call, message))
             return
@@ -1821,6 +1822,21 @@ def _in_sequence(rule, inits: List[InitSite], info: AmpFile) -> bool:
         return False
     first, last = rule.line_of(inits[0].stmt), rule.line_of(inits[-1].stmt)
     return not any(s.func is func and first < rule.line_of(s.with_stmt) < last for s in info.scale_losses)
+
+
+def _old_torch_only(rule, training: List[InitSite]) -> str:
+    """Why the initializes keep the shim when each runs only on a torch older than the one
+    the native rewrite needs ("" otherwise): the file already has its own torch path."""
+    branches = [old_torch_branch(rule.parents, init.stmt, rule.settings.target_torch) for init in training]
+    if any(branch is None for branch in branches):
+        return ""
+    first = branches[0]
+    assert first is not None
+    return (
+        f"amp.initialize runs only in the branch of `{code_of(first.test)}` (line {rule.line_of(first)}) "
+        f"that no torch from {'.'.join(map(str, rule.settings.target_torch))} on (--target-torch) takes, so "
+        "under the native rewrite this apex.amp code never runs: delete that branch (and what only it sets) by hand"
+    )
 
 
 def _twice_why(training: List[InitSite]) -> str:

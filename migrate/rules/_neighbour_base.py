@@ -25,6 +25,7 @@ from ._unused_import_schedule import schedule_unused_imports_of
 from ._namespace_gate import Gate, stub_skipped
 from ._metadata import ParentProvider, QualifiedNameProvider
 from ._edits import expression as expr
+from ._apex_path import apex_path_name
 from .base import TODO_PREFIX, Rule
 
 #: a rewritten call whose line would get longer than this is split one argument per line
@@ -227,8 +228,9 @@ class NeighbourRule(Rule):
         found = {q.name for q in names if q.source is QualifiedNameSource.IMPORT}
         if len(found) > 1:
             # ``try: from apex... import X / except ImportError: from torch... import X``:
-            # the fallback already names the native class; the import rule keeps it
-            return set()
+            # the fallback already names the native class; the import rule keeps it, unless
+            # ``node`` runs only on apex's path (see ``apex_path_name``)
+            return apex_path_name(self._module, self.parent, node, found)
         if not found and isinstance(node, cst.Name) and node.value in self._star_names and self._is_load(node):
             found = {self._star_names[node.value]}
         return found

@@ -4,7 +4,7 @@ tuning knobs dropped or turned into TODOs; ``Reducer`` is reported."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
@@ -70,6 +70,11 @@ NO_LOCAL_RANK_TODO = (
     "pass device_ids=[local_rank], output_device=local_rank (the GPU this process uses) "
     "to DistributedDataParallel if the model sits on one GPU; no local-rank variable was found in scope"
 )
+REBOUND_RANK_TODO = (
+    "pass device_ids=[local_rank], output_device=local_rank (the GPU this process uses) to "
+    "DistributedDataParallel if the model sits on one GPU; {text} is assigned anew after "
+    "torch.cuda.set_device({text}), so it may no longer be this process's GPU (a global rank)"
+)
 REDUCER_TODO = (
     "apex.parallel.Reducer was removed: after backward, call torch.distributed.all_reduce(p.grad) "
     "on every gradient and divide by torch.distributed.get_world_size() (or wrap the model in "
@@ -118,6 +123,7 @@ class DistributedDataParallelRule(NeighbourRule):
     KNOWN_TODOS = {
         GRADIENT_SUM_TODO: ("APX603", "error"),
         NO_LOCAL_RANK_TODO: ("APX602", "warning"),
+        REBOUND_RANK_TODO.split("{", 1)[0]: ("APX602", "warning"),
         REDUCER_TODO: ("APX604", "error"),
         MODULE_VALUE_TODO: ("APX605", "error"),
     }
@@ -171,7 +177,9 @@ class DistributedDataParallelRule(NeighbourRule):
             note += "; no device_ids: the gloo process group means CPU modules"
         self.report(original, "APX601", note + ")", fixed=True, severity="info")
         if local_rank is None and not gloo:
-            self.todo(original, "APX602", NO_LOCAL_RANK_TODO, fixed=True, severity="warning")
+            rebound = self._rebound_ranks(original)
+            message = REBOUND_RANK_TODO.format(text=rebound[0]) if rebound else NO_LOCAL_RANK_TODO
+            self.todo(original, "APX602", message, fixed=True, severity="warning")
         return self.replace_call(call, self.torch_name(TORCH_DDP, original), args)
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
@@ -271,9 +279,11 @@ class DistributedDataParallelRule(NeighbourRule):
             return None
         regions = self._enclosing_regions(call)
 
+        rebound = set(self._rebound_ranks(call))
+
         def reachable(text: str) -> bool:
             root = text.split(".", 1)[0].split("[", 1)[0]
-            return self._bound_at(root, call, scope)
+            return text not in rebound and self._bound_at(root, call, scope)
 
         for region in regions:
             found = self._candidates(region)
@@ -284,7 +294,12 @@ class DistributedDataParallelRule(NeighbourRule):
         for name in LOCAL_RANK_NAMES:
             if reachable(name):
                 return name
-        return self._parsed_args_with_local_rank(call, scope)
+        parsed = self._parsed_args_with_local_rank(call, scope)
+        return None if parsed in rebound else parsed
+
+    def _rebound_ranks(self, call: cst.Call) -> List[str]:
+        """The set_device arguments around ``call`` that are assigned anew after that call."""
+        return [t for region in self._enclosing_regions(call) for t in self._candidates(region).rebound_after_set_device]
 
     def _candidates(self, region: cst.CSTNode) -> "_Candidates":
         """The scan of ``region``, made once per region and text."""
@@ -352,6 +367,21 @@ class DistributedDataParallelRule(NeighbourRule):
             "        device_ids=[args.local_rank],\n"
             "        output_device=args.local_rank,\n        broadcast_buffers=False,\n    )\n",
             ("APX601",),
+        ),
+        Example(
+            # the local rank handed to set_device, then replaced by the global rank: from there
+            # on it is no GPU index of this node, so device_ids is left out (torch DDP then uses
+            # the module's device, as apex's did) and the TODO says why
+            "ddp-local-rank-rebound-after-set-device-is-not-used",
+            "import torch\nimport torch.distributed as dist\nfrom apex.parallel import DistributedDataParallel as DDP\n\n\n"
+            "def main(args):\n    torch.cuda.set_device(args.local_rank)\n    args.local_rank = dist.get_rank()\n"
+            "    model = Net().cuda()\n    model = DDP(model, delay_allreduce=True)\n",
+            "import torch\nimport torch.distributed as dist\n\n\n"
+            "def main(args):\n    torch.cuda.set_device(args.local_rank)\n    args.local_rank = dist.get_rank()\n"
+            "    model = Net().cuda()\n"
+            "    # TODO(apexcompat): " + REBOUND_RANK_TODO.format(text="args.local_rank") + "\n"
+            "    model = torch.nn.parallel.DistributedDataParallel(model, broadcast_buffers=False)\n",
+            ("APX601", "APX602"),
         ),
         Example(
             "ddp-local-rank-from-environment",
@@ -516,6 +546,23 @@ class _Candidates:
         self.env_assignments: List[str] = []
         self.parse_args_targets: List[str] = []
         self.local_rank_flag = False
+        #: set_device arguments assigned anew after that call (``torch.cuda.set_device(args.local_rank)``
+        #: then ``args.local_rank = dist.get_rank()``): from there on they hold another value
+        self.rebound_after_set_device: List[str] = []
+        self._set_device_lines: List[Tuple[str, Optional[Tuple[cst.CSTNode, int]]]] = []
+
+    def _line_of(self, node: cst.CSTNode) -> Optional[Tuple[cst.CSTNode, int]]:
+        """The block holding ``node``'s statement line and the line's place in it: a later
+        line of the same block runs after it on every path."""
+        line = self.rule.parent(node)
+        while line is not None and not isinstance(line, cst.SimpleStatementLine):
+            line = self.rule.parent(line)
+        block = self.rule.parent(line) if line is not None else None
+        body = getattr(block, "body", None)
+        if line is None or not isinstance(body, (list, tuple)):
+            return None
+        index = next((i for i, stmt in enumerate(body) if stmt is line), None)
+        return (block, index) if index is not None else None
 
     def scan(self, region: cst.CSTNode) -> "_Candidates":
         """Look at every node of ``region`` in source order."""
@@ -534,6 +581,7 @@ class _Candidates:
         device = node.args[0] if len(node.args) == 1 and _simple(node.args[0].value) else None
         if device is not None and func.endswith("cuda.set_device"):
             self.set_device.append(code_of(device.value))
+            self._set_device_lines.append((code_of(device.value), self._line_of(node)))
         elif device is not None and func.endswith(".cuda") and device.keyword is None:
             self.cuda_device.append(code_of(device.value))
         if func.endswith("add_argument") and any(
@@ -547,6 +595,14 @@ class _Candidates:
             self.local_rank_attributes.append(code_of(node))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        line = self._line_of(node)
+        for target_node in node.targets:
+            text = code_of(target_node.target)
+            if line is not None and any(
+                t == text and where is not None and where[0] is line[0] and where[1] < line[1]
+                for t, where in self._set_device_lines
+            ):
+                self.rebound_after_set_device.append(text)
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             return
         target = node.targets[0].target.value

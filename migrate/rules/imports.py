@@ -30,6 +30,7 @@ from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from ._amp_carrier import is_reference
+from ._apex_path import only_dead_reads_left
 from ._amp_rule import AmpRule
 from ._metadata import QualifiedNameProvider
 from ._amp_sites import AMP, enclosing_function, globals_bound_to, plain_read, walk
@@ -54,6 +55,17 @@ def _is_apex(name: Optional[str]) -> bool:
 
 #: apex modules the 2025 removal deleted (besides apex.amp, which goes to the shim)
 _REMOVED = ("apex.parallel", "apex.fp16_utils", "apex.RNN")
+
+
+#: apex modules that left apex earlier, still used by old code: module -> the TODO it gets
+_MOVED_OUT = {
+    "apex.pyprof": (
+        "`apex.pyprof` is no longer part of apex (NVIDIA moved it to its own PyProf repository, "
+        "github.com/NVIDIA/PyProf, not the unrelated `pyprof` on PyPI): without it this import fails. It only "
+        "annotates the profiler's NVTX ranges; natively, torch.autograd.profiler.emit_nvtx(record_shapes=True) "
+        "marks each op with its input shapes: use that and delete this import with its pyprof calls"
+    ),
+}
 
 
 def is_removed_module(name: str) -> bool:
@@ -144,8 +156,11 @@ class ImportsRule(AmpRule):
             elif binds_amp(imp, alias) and self._binding_used(binding, target, used):
                 self._import_apex_without_amp(stmt, imp, alias)
                 continue
-            elif self._binding_used(binding, target, used):
+            elif self._binding_used(binding, target, used) and not only_dead_reads_left(
+                module, self.parents.get, binding, target
+            ):
                 self._report_dead_guard(stmt, imp, binding, target)
+                self._report_moved_out(imp, target)
                 continue
             if self._unusual_guard(stmt):
                 continue
@@ -537,6 +552,15 @@ class ImportsRule(AmpRule):
                     )
                     return
 
+    def _report_moved_out(self, imp: Any, target: str) -> None:
+        """A used name of a module that left apex before the amp removal (``apex.pyprof``):
+        no rule rewrites it, so the import would stay without a word.  A TODO at the import
+        says where it went and what torch has instead."""
+        for module, message in _MOVED_OUT.items():
+            if target == module or target.startswith(module + "."):
+                self.todo(imp, "APX104", message, severity="error")
+                return
+
     @staticmethod
     def _rebinds(node: Any, binding: str) -> bool:
         """Whether import statement ``node`` binds ``binding`` (``from torch.nn.parallel import
@@ -843,7 +867,48 @@ class ImportsRule(AmpRule):
 
 # Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
+#: profiler annotations through apex.pyprof, imported only when asked for
+PYPROF_ANNOTATIONS = """\
+import torch
+
+
+def profile_steps(model, batches, annotate):
+    if annotate:
+        from apex import pyprof
+
+        pyprof.nvtx.init()
+    with torch.autograd.profiler.emit_nvtx(enabled=annotate):
+        for batch in batches:
+            model(batch).sum().backward()
+"""
+
+#: apex's DDP with torch's under the same name as the fallback, picked by a flag
+TORCH_FALLBACK_GUARD = """\
+try:
+    from apex.parallel import DistributedDataParallel as Wrapper
+    fused_allreduce = True
+except ImportError:
+    from torch.nn.parallel import DistributedDataParallel as Wrapper
+    fused_allreduce = False
+"""
+
 EXAMPLES: List[Example] = [
+    Example(
+        "profiler-annotations-from-apex-pyprof-get-a-todo",
+        before=PYPROF_ANNOTATIONS,
+        after=PYPROF_ANNOTATIONS.replace(
+            "        from apex import pyprof\n",
+            """\
+        # TODO(apexcompat): `apex.pyprof` is no longer part of apex (NVIDIA moved it to its own
+        #   PyProf repository, github.com/NVIDIA/PyProf, not the unrelated `pyprof` on PyPI):
+        #   without it this import fails. It only annotates the profiler's NVTX ranges;
+        #   natively, torch.autograd.profiler.emit_nvtx(record_shapes=True) marks each op with
+        #   its input shapes: use that and delete this import with its pyprof calls
+        from apex import pyprof
+""",
+        ),
+        codes=("APX104",),
+    ),
     Example(
         "apex-amp-imported-by-name-goes-to-the-shim-with-a-todo",
         before="""\
@@ -1351,18 +1416,46 @@ def unwrap(model):
         codes=("APX104",),
     ),
     Example(
+        # the same guard, each call in a branch of `if flag:`: the apex run took the import, so
+        # the call in the body is apex's (rewritten as one) and the else branch never ran; the
+        # apex import goes, the flag keeps True and the torch import stays for the dead branch
+        "torch-fallback-guard-whose-flag-picks-each-call-goes-native",
+        before="import torch\n\n" + TORCH_FALLBACK_GUARD + """
+
+def wrap(net, local_rank):
+    if fused_allreduce:
+        net = Wrapper(net, delay_allreduce=True)
+    else:
+        net = Wrapper(net, device_ids=[local_rank])
+    return net
+""",
+        after="""\
+import torch
+
+fused_allreduce = True
+from torch.nn.parallel import DistributedDataParallel as Wrapper
+
+
+def wrap(net, local_rank):
+    if fused_allreduce:
+        net = torch.nn.parallel.DistributedDataParallel(
+            net,
+            device_ids=[local_rank],
+            output_device=local_rank,
+            broadcast_buffers=False,
+        )
+    else:
+        net = Wrapper(net, device_ids=[local_rank])
+    return net
+""",
+        codes=("APX101", "APX103", "APX601"),
+    ),
+    Example(
         # apex's DDP behind a guard whose except branch imports torch's under the same name,
         # the class chosen by the guard's flag: the calls cannot tell which class they get,
         # so the guard stays, with a TODO saying why the file keeps apex (it said nothing)
         "removed-module-with-a-torch-import-fallback-reported",
-        before="""\
-try:
-    from apex.parallel import DistributedDataParallel as Wrapper
-    fused_allreduce = True
-except ImportError:
-    from torch.nn.parallel import DistributedDataParallel as Wrapper
-    fused_allreduce = False
-
+        before=TORCH_FALLBACK_GUARD + """
 
 def wrap(net, rank):
     if fused_allreduce:
