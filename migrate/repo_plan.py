@@ -566,6 +566,19 @@ def _scaling_callee(item: Def, by_path: Dict[str, ModuleSummary], edges) -> Opti
     return None
 
 
+def _calls_shown(outside: Sequence[Tuple[str, str, int, str]], most: int = 3) -> str:
+    """Every file of ``outside`` (``_callers_elsewhere``) that calls the definition, one place
+    each (``train.py:59, in train``): each of them would have to hand the GradScaler on, so the
+    reason names them all, up to ``most`` and a count of the rest."""
+    places = [
+        f"{shown}:{line}, in {owner}" if owner != MODULE_LEVEL else shown
+        for _path, shown, line, owner in outside
+        if line
+    ]
+    rest = len(places) - most
+    return "; ".join(places[:most]) + (f"; and {rest} more" if rest > 0 else "")
+
+
 def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
     if name in by_path[path].escaping - by_path[path].super_only:
@@ -584,8 +597,7 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
             _path, shown, line, owner = outside[0]
             if not line:
                 return f"subclassed, passed on or stored in {shown}, a file without apex.amp, never called directly"
-            where = f"{shown}:{line}, in {owner}" if owner != MODULE_LEVEL else shown
-            return f"called only from files without apex.amp ({where}), where no GradScaler exists"
+            return f"called only from files without apex.amp ({_calls_shown(outside)}), where no GradScaler exists"
         for other_path, other in sorted(by_path.items()):
             if other_path == path:
                 continue

@@ -827,6 +827,18 @@ def test_a_step_called_only_from_a_file_without_apex_says_where(tmp_path):
     )
 
 
+def test_a_step_called_from_several_files_without_apex_names_each(tmp_path):
+    # each caller would have to hand the GradScaler on: the reason names every one of them
+    loop = "from engine import train_one_epoch\n\n\ndef run(model, optimizer):\n    train_one_epoch(model, optimizer, 0)\n"
+    tune = loop.replace("def run(", "def tune(")
+    write_tree(tmp_path, {"train.py": LAUNCHER_ALONE, "engine.py": ENGINE, "loop.py": loop, "tune.py": tune})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert (
+        "train_one_epoch is called only from files without apex.amp (loop.py:5, in run; tune.py:5, in tune), "
+        "where no GradScaler exists" in proc.stdout + proc.stderr
+    )
+
+
 def test_a_step_class_subclassed_in_another_file_says_so(tmp_path):
     engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
     engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def step")
