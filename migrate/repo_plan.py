@@ -907,7 +907,9 @@ def build_plan(
                 where = f"{by_path[caller[0]].shown}:{line}" if line else by_path[caller[0]].shown
                 reason = f"{name} is also called from {where} ({caller[1]}), where no GradScaler exists"
                 break
-        if reason is None and handed_away(by_path[path], name, by_path[path], name):
+        # ``super(Class, self)`` in its own body hands the class to nobody
+        own = by_path[path]
+        if reason is None and name not in own.super_only and handed_away(own, name, own, name):
             reason = f"{name} is used other than by calls in {by_path[path].shown}, so its callers cannot be followed"
         if reason is None:
             for other_path, other in by_path.items():

@@ -861,6 +861,68 @@ def test_a_step_class_named_in_its_own_super_call_is_not_called_handed_away(tmp_
     assert "decorated, registered" not in proc.stdout + proc.stderr
 
 
+def test_a_step_class_named_in_its_own_super_call_is_refused_for_what_its_builder_does(tmp_path):
+    # DL-Art-School's ConfigurableStep: super(Step, self) in its own file is no use other than
+    # by calls; what keeps the GradScaler from it is that the launcher builds it before the
+    # initialize
+    engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
+    engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def __init__(self):\n"
+                            "        super(Stepper, self).__init__()\n\n    def step")
+    launcher = textwrap.dedent(
+        """\
+        import torch
+        from apex import amp
+
+        from engine import Stepper
+
+
+        def main():
+            steppers = [Stepper() for _ in range(2)]
+            model = torch.nn.Linear(4, 1)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+            for stepper in steppers:
+                stepper.step(model, optimizer, 0)
+        """
+    )
+    write_tree(tmp_path, {"train.py": launcher, "engine.py": engine})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert "Stepper() is called before amp.initialize, so it cannot be given the GradScaler" in proc.stdout + proc.stderr
+    assert "used other than by calls" not in proc.stdout + proc.stderr
+
+
+def test_a_step_class_named_in_its_own_super_call_takes_the_scaler_when_built_after_the_initialize(tmp_path):
+    engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
+    engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def __init__(self):\n"
+                            "        super(Stepper, self).__init__()\n\n    def step")
+    launcher = textwrap.dedent(
+        """\
+        import torch
+        from apex import amp
+
+        from engine import Stepper
+
+
+        def main():
+            model = torch.nn.Linear(4, 1)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+            for stepper in [Stepper() for _ in range(2)]:
+                stepper.step(model, optimizer, 0)
+        """
+    )
+    write_tree(tmp_path, {"train.py": launcher, "engine.py": engine})
+    found = report(tmp_path, "--allow-no-vcs")
+    assert [f["code"] for f in found["findings"] if f["needs_manual_work"]] == []
+    proc = run_cli(tmp_path, "--allow-no-vcs")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    engine_after = (tmp_path / "engine.py").read_text()
+    assert "apex" not in engine_after and "super(Stepper, self).__init__()" in engine_after
+    assert "def __init__(self, scaler):" in engine_after and "self.scaler.step(optimizer)" in engine_after
+    assert "Stepper(scaler=scaler)" in (tmp_path / "train.py").read_text()
+    assert run_cli(tmp_path, "--check").returncode == 0, "a second run has nothing left to do"
+
+
 def test_a_step_class_subclassed_in_a_file_without_apex_is_not_called_there(tmp_path):
     engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
     engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def step")
