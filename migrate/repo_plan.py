@@ -19,6 +19,7 @@ on as a value).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
@@ -37,6 +38,7 @@ from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
 from .optional_scaler import module_stem, runs_alone, saves_or_loads_only
 from .reach import what_a_run_reaches
+from .runtime_classes import runtime_build_of
 from .forward_fed import HandedArgs, calls_in_repository
 from .gradient_helpers_plan import helpers_called_elsewhere
 from .repo_index import (
@@ -579,6 +581,32 @@ def _calls_shown(outside: Sequence[Tuple[str, str, int, str]], most: int = 3) ->
     return "; ".join(places[:most]) + (f"; and {rest} more" if rest > 0 else "")
 
 
+def _runtime_note(path: str, name: str, by_path, others, definitions) -> str:
+    """Where ``name`` of ``path``, or a class deriving from it, is built from a module
+    imported by name at run time (``runtime_classes``), as a clause of the reason; "" where
+    nowhere."""
+    unindexed = {p: (shown, source) for p, shown, source in others}
+    names = {n for _p, n in derived_classes((path, name), by_path, unindexed, definitions)}
+    where = runtime_build_of(names, _indexed_sources(by_path) + [(shown, source) for _p, shown, source in others])
+    if where is None:
+        return ""
+    shown, line, owner, built = where
+    what = "it" if built == name else f"{built}, which derives from it,"
+    return (f"; {what} is built as `.{built}(...)` of a module imported by name at run time ({shown}:{line}, "
+            f"in {owner}): which class that is, no GradScaler route can tell")
+
+
+def _indexed_sources(by_path: Dict[str, ModuleSummary]) -> List[Tuple[str, bytes]]:
+    """(shown path, text) of the indexed files that can still be read."""
+    found = []
+    for path, summary in sorted(by_path.items()):
+        try:
+            found.append((summary.shown, Path(path).read_bytes()))
+        except OSError:
+            continue
+    return found
+
+
 def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
     if name in by_path[path].escaping - by_path[path].super_only:
@@ -591,12 +619,14 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                     and local in other.escaping
                     and definitions.find(module, attr, other_path, through_stars=True) == (path, name)
                 ):
-                    return f"subclassed, passed on or stored in {other.shown}, never called directly"
+                    return (f"subclassed, passed on or stored in {other.shown}, never called directly"
+                            + _runtime_note(path, name, by_path, others, definitions))
         outside = _callers_elsewhere(name, path, others, definitions)
         if outside:
             _path, shown, line, owner = outside[0]
             if not line:
-                return f"subclassed, passed on or stored in {shown}, a file without apex.amp, never called directly"
+                return (f"subclassed, passed on or stored in {shown}, a file without apex.amp, never called directly"
+                        + _runtime_note(path, name, by_path, others, definitions))
             return f"called only from files without apex.amp ({_calls_shown(outside)}), where no GradScaler exists"
         for other_path, other in sorted(by_path.items()):
             if other_path == path:

@@ -923,6 +923,30 @@ def test_a_step_class_named_in_its_own_super_call_takes_the_scaler_when_built_af
     assert run_cli(tmp_path, "--check").returncode == 0, "a second run has nothing left to do"
 
 
+def test_a_step_class_built_from_a_module_imported_by_name_says_so(tmp_path):
+    # imaginaire's get_trainer: importlib.import_module(cfg.trainer.type).Trainer(...)
+    engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
+    engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def step")
+    other = "from engine import Stepper as Base\n\n\nclass Stepper(Base):\n    pass\n"
+    factory = textwrap.dedent(
+        """\
+        import importlib
+
+
+        def get_stepper(kind):
+            lib = importlib.import_module(kind)
+            return lib.Stepper()
+        """
+    )
+    write_tree(tmp_path, {"train.py": LAUNCHER_ALONE, "engine.py": engine, "other.py": other, "factory.py": factory})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert (
+        "Stepper is subclassed, passed on or stored in other.py, a file without apex.amp, never called directly; "
+        "it is built as `.Stepper(...)` of a module imported by name at run time (factory.py:6, in get_stepper): "
+        "which class that is, no GradScaler route can tell" in " ".join((proc.stdout + proc.stderr).split())
+    )
+
+
 def test_a_step_class_subclassed_in_a_file_without_apex_is_not_called_there(tmp_path):
     engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
     engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def step")
