@@ -930,12 +930,19 @@ def build_plan(
     for item, calls in entries.items():
         path, name = item
         reason = None
-        for caller, line in calls + [(c, 0) for c in local_callers(item)]:
+        every = calls + [(c, 0) for c in local_callers(item)]
+        for caller, line in every:
             if item in optional:
                 break  # its callers without a GradScaler call it as before
             if caller[0] not in launchers and caller not in reached:
                 where = f"{by_path[caller[0]].shown}:{line}" if line else by_path[caller[0]].shown
-                reason = f"{name} is also called from {where} ({caller[1]}), where no GradScaler exists"
+                # "also" only where some call of it has the GradScaler
+                if any(c[0] in launchers or c in reached for c, _line in every):
+                    reason = f"{name} is also called from {where} ({caller[1]}), where no GradScaler exists"
+                    break
+                outside = [o for o in _callers_elsewhere(name, path, others, definitions) if o[2]]
+                elsewhere = f", and from files without apex.amp ({_calls_shown(outside)})" if outside else ""
+                reason = f"{name} is called from {where} ({caller[1]}){elsewhere}, none of which has a GradScaler"
                 break
         # ``super(Class, self)`` in its own body hands the class to nobody
         own = by_path[path]

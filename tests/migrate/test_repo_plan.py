@@ -947,6 +947,39 @@ def test_a_step_class_built_from_a_module_imported_by_name_says_so(tmp_path):
     )
 
 
+def test_a_step_class_no_call_of_which_has_the_scaler_names_every_caller(tmp_path):
+    # FARM's Trainer: built by an example that names apex only in a comment and by scripts
+    # without apex.amp; none has a GradScaler, so none is "also" a caller without one
+    engine = textwrap.dedent(
+        """\
+        import torch
+        from apex import amp
+
+
+        class Stepper:
+            def __init__(self, model, optimizer):
+                self.model = model
+                self.optimizer = optimizer
+
+            def step(self):
+                loss = self.model(torch.randn(8, 4)).pow(2).mean()
+                self.optimizer.zero_grad()
+                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+                self.optimizer.step()
+        """
+    )
+    example = "# fp16 needs apex installed\nfrom engine import Stepper\n\n\ndef run(model, optimizer):\n" \
+        "    Stepper(model, optimizer).step()\n"
+    other = "from engine import Stepper\n\n\ndef tune(model, optimizer):\n    Stepper(model, optimizer).step()\n"
+    write_tree(tmp_path, {"train.py": LAUNCHER_ALONE, "engine.py": engine, "example.py": example, "other.py": other})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert (
+        "Stepper is called from example.py:6 (run), and from files without apex.amp (other.py:5, in tune), "
+        "none of which has a GradScaler" in " ".join((proc.stdout + proc.stderr).split())
+    )
+
+
 def test_a_step_class_subclassed_in_a_file_without_apex_is_not_called_there(tmp_path):
     engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
     engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def step")
