@@ -24,16 +24,7 @@ _IMPORTERS = frozenset({"importlib.import_module", "import_module", "__import__"
 
 def _importer_call(node: Optional[ast.AST]) -> bool:
     """``node`` is ``importlib.import_module(...)`` (or ``import_module(...)``, ``__import__(...)``)."""
-    return isinstance(node, ast.Call) and _dotted(node.func) in _IMPORTERS
-
-
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
-        return f"{head}.{node.attr}" if head else ""
-    return ""
+    return isinstance(node, ast.Call) and ast.unparse(node.func) in _IMPORTERS
 
 
 def runtime_builds(tree: ast.Module) -> List[Tuple[int, str, str]]:

@@ -848,12 +848,19 @@ def test_a_step_class_subclassed_in_another_file_says_so(tmp_path):
     assert "Stepper is subclassed, passed on or stored in other.py, never called directly" in proc.stdout + proc.stderr
 
 
+#: ENGINE's step as a method of a class that names itself in ``super(Stepper, self)``
+SUPER_STEPPER_ENGINE = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace(
+    "\n    ", "\n        "
+).replace(
+    "class Stepper:\n        def step",
+    "class Stepper:\n    def __init__(self):\n        super(Stepper, self).__init__()\n\n    def step",
+)
+
+
 def test_a_step_class_named_in_its_own_super_call_is_not_called_handed_away(tmp_path):
     # super(Stepper, self) hands the class to nobody: the reason is its subclass in other.py,
     # not "decorated, registered or passed on as a value"
-    engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
-    engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def __init__(self):\n"
-                            "        super(Stepper, self).__init__()\n\n    def step")
+    engine = SUPER_STEPPER_ENGINE
     other = "from apex import amp\n\nfrom engine import Stepper\n\n\nclass Loud(Stepper):\n    pass\n"
     write_tree(tmp_path, {"train.py": LAUNCHER_ALONE, "engine.py": engine, "other.py": other})
     proc = run_cli(tmp_path, "--to", "native", "--diff")
@@ -861,57 +868,31 @@ def test_a_step_class_named_in_its_own_super_call_is_not_called_handed_away(tmp_
     assert "decorated, registered" not in proc.stdout + proc.stderr
 
 
+def _stepper_launcher(built_first: bool) -> str:
+    """A launcher that builds two Steppers before or after its amp.initialize and steps each."""
+    build = "    steppers = [Stepper() for _ in range(2)]\n"
+    initialize = (
+        "    model = torch.nn.Linear(4, 1)\n"
+        "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        '    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n'
+    )
+    body = build + initialize if built_first else initialize + build
+    head = "import torch\nfrom apex import amp\n\nfrom engine import Stepper\n\n\ndef main():\n"
+    return head + body + "    for stepper in steppers:\n        stepper.step(model, optimizer, 0)\n"
+
+
 def test_a_step_class_named_in_its_own_super_call_is_refused_for_what_its_builder_does(tmp_path):
     # DL-Art-School's ConfigurableStep: super(Step, self) in its own file is no use other than
     # by calls; what keeps the GradScaler from it is that the launcher builds it before the
     # initialize
-    engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
-    engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def __init__(self):\n"
-                            "        super(Stepper, self).__init__()\n\n    def step")
-    launcher = textwrap.dedent(
-        """\
-        import torch
-        from apex import amp
-
-        from engine import Stepper
-
-
-        def main():
-            steppers = [Stepper() for _ in range(2)]
-            model = torch.nn.Linear(4, 1)
-            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-            for stepper in steppers:
-                stepper.step(model, optimizer, 0)
-        """
-    )
-    write_tree(tmp_path, {"train.py": launcher, "engine.py": engine})
+    write_tree(tmp_path, {"train.py": _stepper_launcher(built_first=True), "engine.py": SUPER_STEPPER_ENGINE})
     proc = run_cli(tmp_path, "--to", "native", "--diff")
     assert "Stepper() is called before amp.initialize, so it cannot be given the GradScaler" in proc.stdout + proc.stderr
     assert "used other than by calls" not in proc.stdout + proc.stderr
 
 
 def test_a_step_class_named_in_its_own_super_call_takes_the_scaler_when_built_after_the_initialize(tmp_path):
-    engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
-    engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def __init__(self):\n"
-                            "        super(Stepper, self).__init__()\n\n    def step")
-    launcher = textwrap.dedent(
-        """\
-        import torch
-        from apex import amp
-
-        from engine import Stepper
-
-
-        def main():
-            model = torch.nn.Linear(4, 1)
-            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-            for stepper in [Stepper() for _ in range(2)]:
-                stepper.step(model, optimizer, 0)
-        """
-    )
-    write_tree(tmp_path, {"train.py": launcher, "engine.py": engine})
+    write_tree(tmp_path, {"train.py": _stepper_launcher(built_first=False), "engine.py": SUPER_STEPPER_ENGINE})
     found = report(tmp_path, "--allow-no-vcs")
     assert [f["code"] for f in found["findings"] if f["needs_manual_work"]] == []
     proc = run_cli(tmp_path, "--allow-no-vcs")
