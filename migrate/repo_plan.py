@@ -656,6 +656,8 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     if name in (by_path[path].all_names or ()):
         return (f"exported by the __all__ of {by_path[path].shown}: code outside the repository may call it after "
                 "an amp.initialize of its own, which no GradScaler of this repository can follow")
+    if any(c.text == name and c.guarded for c in by_path[path].plain_calls):
+        return 'run only as its file\'s script (under `if __name__ == "__main__":`), where no GradScaler exists'
     return "called from no file"
 
 
@@ -941,8 +943,11 @@ def build_plan(
                     reason = f"{name} is also called from {where} ({caller[1]}), where no GradScaler exists"
                     break
                 outside = [o for o in _callers_elsewhere(name, path, others, definitions) if o[2]]
-                elsewhere = f", and from files without apex.amp ({_calls_shown(outside)})" if outside else ""
-                reason = f"{name} is called from {where} ({caller[1]}){elsewhere}, none of which has a GradScaler"
+                if outside:
+                    reason = (f"{name} is called from {where} ({caller[1]}), and from files without apex.amp "
+                              f"({_calls_shown(outside)}), none of which has a GradScaler")
+                else:
+                    reason = f"{name} is called only from {where} ({caller[1]}), where no GradScaler exists"
                 break
         # ``super(Class, self)`` in its own body hands the class to nobody
         own = by_path[path]

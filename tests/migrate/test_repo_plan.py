@@ -961,6 +961,25 @@ def test_a_step_class_no_call_of_which_has_the_scaler_names_every_caller(tmp_pat
     )
 
 
+def test_a_script_function_between_the_launcher_and_the_scaling_says_it_runs_as_a_script(tmp_path):
+    # FARM's custom-optimizer example: indexed for a comment naming apex, its function (run
+    # only under the file's __main__ guard) calls the step that scales; it has no GradScaler
+    script = (
+        "# fp16 needs apex installed\nfrom engine import train_one_epoch\n\n\ndef main(model, optimizer):\n"
+        "    train_one_epoch(model, optimizer, 0)\n\n\nif __name__ == \"__main__\":\n    main(None, None)\n"
+    )
+    launcher = LAUNCHER_ALONE.replace(
+        "    return amp.initialize(", "    model, optimizer = amp.initialize("
+    ) + "    return model, optimizer\n"
+    write_tree(tmp_path, {"train.py": launcher, "engine.py": ENGINE, "script.py": script})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert "train_one_epoch is called only from script.py:6 (main), where no GradScaler exists" in proc.stderr
+    assert (
+        "reached through script.py (main), which is run only as its file's script "
+        '(under `if __name__ == "__main__":`), where no GradScaler exists' in " ".join((proc.stdout + proc.stderr).split())
+    )
+
+
 def test_a_step_class_subclassed_in_a_file_without_apex_is_not_called_there(tmp_path):
     engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
     engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def step")
