@@ -19,6 +19,7 @@ on as a value).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
@@ -37,6 +38,7 @@ from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
 from .optional_scaler import module_stem, runs_alone, saves_or_loads_only
 from .reach import what_a_run_reaches
+from .runtime_classes import runtime_build_of
 from .forward_fed import HandedArgs, calls_in_repository
 from .gradient_helpers_plan import helpers_called_elsewhere
 from .repo_index import (
@@ -566,6 +568,45 @@ def _scaling_callee(item: Def, by_path: Dict[str, ModuleSummary], edges) -> Opti
     return None
 
 
+def _calls_shown(outside: Sequence[Tuple[str, str, int, str]], most: int = 3) -> str:
+    """Every file of ``outside`` (``_callers_elsewhere``) that calls the definition, one place
+    each (``train.py:59, in train``): each of them would have to hand the GradScaler on, so the
+    reason names them all, up to ``most`` and a count of the rest."""
+    places = [
+        f"{shown}:{line}, in {owner}" if owner != MODULE_LEVEL else shown
+        for _path, shown, line, owner in outside
+        if line
+    ]
+    rest = len(places) - most
+    return "; ".join(places[:most]) + (f"; and {rest} more" if rest > 0 else "")
+
+
+def _runtime_note(path: str, name: str, by_path, others, definitions) -> str:
+    """Where ``name`` of ``path``, or a class deriving from it, is built from a module
+    imported by name at run time (``runtime_classes``), as a clause of the reason; "" where
+    nowhere."""
+    unindexed = {p: (shown, source) for p, shown, source in others}
+    names = {n for _p, n in derived_classes((path, name), by_path, unindexed, definitions)}
+    where = runtime_build_of(names, _indexed_sources(by_path) + [(shown, source) for _p, shown, source in others])
+    if where is None:
+        return ""
+    shown, line, owner, built = where
+    what = "it" if built == name else f"{built}, which derives from it,"
+    return (f"; {what} is built as `.{built}(...)` of a module imported by name at run time ({shown}:{line}, "
+            f"in {owner}): which class that is, no GradScaler route can tell")
+
+
+def _indexed_sources(by_path: Dict[str, ModuleSummary]) -> List[Tuple[str, bytes]]:
+    """(shown path, text) of the indexed files that can still be read."""
+    found = []
+    for path, summary in sorted(by_path.items()):
+        try:
+            found.append((summary.shown, Path(path).read_bytes()))
+        except OSError:
+            continue
+    return found
+
+
 def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
     if name in by_path[path].escaping - by_path[path].super_only:
@@ -578,14 +619,15 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                     and local in other.escaping
                     and definitions.find(module, attr, other_path, through_stars=True) == (path, name)
                 ):
-                    return f"subclassed, passed on or stored in {other.shown}, never called directly"
+                    return (f"subclassed, passed on or stored in {other.shown}, never called directly"
+                            + _runtime_note(path, name, by_path, others, definitions))
         outside = _callers_elsewhere(name, path, others, definitions)
         if outside:
             _path, shown, line, owner = outside[0]
             if not line:
-                return f"subclassed, passed on or stored in {shown}, a file without apex.amp, never called directly"
-            where = f"{shown}:{line}, in {owner}" if owner != MODULE_LEVEL else shown
-            return f"called only from files without apex.amp ({where}), where no GradScaler exists"
+                return (f"subclassed, passed on or stored in {shown}, a file without apex.amp, never called directly"
+                        + _runtime_note(path, name, by_path, others, definitions))
+            return f"called only from files without apex.amp ({_calls_shown(outside)}), where no GradScaler exists"
         for other_path, other in sorted(by_path.items()):
             if other_path == path:
                 continue
@@ -614,6 +656,8 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     if name in (by_path[path].all_names or ()):
         return (f"exported by the __all__ of {by_path[path].shown}: code outside the repository may call it after "
                 "an amp.initialize of its own, which no GradScaler of this repository can follow")
+    if any(c.text == name and c.guarded for c in by_path[path].plain_calls):
+        return 'run only as its file\'s script (under `if __name__ == "__main__":`), where no GradScaler exists'
     return "called from no file"
 
 
@@ -888,14 +932,26 @@ def build_plan(
     for item, calls in entries.items():
         path, name = item
         reason = None
-        for caller, line in calls + [(c, 0) for c in local_callers(item)]:
+        every = calls + [(c, 0) for c in local_callers(item)]
+        for caller, line in every:
             if item in optional:
                 break  # its callers without a GradScaler call it as before
             if caller[0] not in launchers and caller not in reached:
                 where = f"{by_path[caller[0]].shown}:{line}" if line else by_path[caller[0]].shown
-                reason = f"{name} is also called from {where} ({caller[1]}), where no GradScaler exists"
+                # "also" only where some call of it has the GradScaler
+                if any(c[0] in launchers or c in reached for c, _line in every):
+                    reason = f"{name} is also called from {where} ({caller[1]}), where no GradScaler exists"
+                    break
+                outside = [o for o in _callers_elsewhere(name, path, others, definitions) if o[2]]
+                if outside:
+                    reason = (f"{name} is called from {where} ({caller[1]}), and from files without apex.amp "
+                              f"({_calls_shown(outside)}), none of which has a GradScaler")
+                else:
+                    reason = f"{name} is called only from {where} ({caller[1]}), where no GradScaler exists"
                 break
-        if reason is None and handed_away(by_path[path], name, by_path[path], name):
+        # ``super(Class, self)`` in its own body hands the class to nobody
+        own = by_path[path]
+        if reason is None and name not in own.super_only and handed_away(own, name, own, name):
             reason = f"{name} is used other than by calls in {by_path[path].shown}, so its callers cannot be followed"
         if reason is None:
             for other_path, other in by_path.items():

@@ -2943,9 +2943,24 @@ def _class_callers(rule: Any, cls: Any, cross_file: bool = False) -> Optional[Li
                 and enclosing_function(rule.parents, parent) is not None
             ):
                 calls.append(parent)
-            else:
+            elif not _own_super_argument(rule.parents, node, cls):
                 return None
     return calls if (calls or cross_file) else None
+
+
+def _own_super_argument(parents: Any, node: cst.Name, cls: cst.ClassDef) -> bool:
+    """``node`` is the class named in ``super(Class, self)`` inside its own body: that builds
+    nothing and hands the class to nobody."""
+    arg = parents.get(node)
+    call = parents.get(arg)
+    return (
+        isinstance(arg, cst.Arg)
+        and isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Name)
+        and call.func.value == "super"
+        and call.args[0] is arg
+        and enclosing(parents, call, cst.ClassDef) is cls
+    )
 
 
 def _reaches(rule, func: Any, home: Any, home_cls: Any, info: AmpFile) -> bool:

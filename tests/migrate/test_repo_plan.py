@@ -827,6 +827,18 @@ def test_a_step_called_only_from_a_file_without_apex_says_where(tmp_path):
     )
 
 
+def test_a_step_called_from_several_files_without_apex_names_each(tmp_path):
+    # each caller would have to hand the GradScaler on: the reason names every one of them
+    loop = "from engine import train_one_epoch\n\n\ndef run(model, optimizer):\n    train_one_epoch(model, optimizer, 0)\n"
+    tune = loop.replace("def run(", "def tune(")
+    write_tree(tmp_path, {"train.py": LAUNCHER_ALONE, "engine.py": ENGINE, "loop.py": loop, "tune.py": tune})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert (
+        "train_one_epoch is called only from files without apex.amp (loop.py:5, in run; tune.py:5, in tune), "
+        "where no GradScaler exists" in proc.stdout + proc.stderr
+    )
+
+
 def test_a_step_class_subclassed_in_another_file_says_so(tmp_path):
     engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
     engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def step")
@@ -836,17 +848,136 @@ def test_a_step_class_subclassed_in_another_file_says_so(tmp_path):
     assert "Stepper is subclassed, passed on or stored in other.py, never called directly" in proc.stdout + proc.stderr
 
 
+#: ENGINE's step as a method of a class that names itself in ``super(Stepper, self)``
+SUPER_STEPPER_ENGINE = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace(
+    "\n    ", "\n        "
+).replace(
+    "class Stepper:\n        def step",
+    "class Stepper:\n    def __init__(self):\n        super(Stepper, self).__init__()\n\n    def step",
+)
+
+
 def test_a_step_class_named_in_its_own_super_call_is_not_called_handed_away(tmp_path):
     # super(Stepper, self) hands the class to nobody: the reason is its subclass in other.py,
     # not "decorated, registered or passed on as a value"
-    engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
-    engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def __init__(self):\n"
-                            "        super(Stepper, self).__init__()\n\n    def step")
+    engine = SUPER_STEPPER_ENGINE
     other = "from apex import amp\n\nfrom engine import Stepper\n\n\nclass Loud(Stepper):\n    pass\n"
     write_tree(tmp_path, {"train.py": LAUNCHER_ALONE, "engine.py": engine, "other.py": other})
     proc = run_cli(tmp_path, "--to", "native", "--diff")
     assert "Stepper is subclassed, passed on or stored in other.py, never called directly" in proc.stdout + proc.stderr
     assert "decorated, registered" not in proc.stdout + proc.stderr
+
+
+def _stepper_launcher(built_first: bool) -> str:
+    """A launcher that builds two Steppers before or after its amp.initialize and steps each."""
+    build = "    steppers = [Stepper() for _ in range(2)]\n"
+    initialize = (
+        "    model = torch.nn.Linear(4, 1)\n"
+        "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        '    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n'
+    )
+    body = build + initialize if built_first else initialize + build
+    head = "import torch\nfrom apex import amp\n\nfrom engine import Stepper\n\n\ndef main():\n"
+    return head + body + "    for stepper in steppers:\n        stepper.step(model, optimizer, 0)\n"
+
+
+def test_a_step_class_named_in_its_own_super_call_is_refused_for_what_its_builder_does(tmp_path):
+    # DL-Art-School's ConfigurableStep: super(Step, self) in its own file is no use other than
+    # by calls; what keeps the GradScaler from it is that the launcher builds it before the
+    # initialize
+    write_tree(tmp_path, {"train.py": _stepper_launcher(built_first=True), "engine.py": SUPER_STEPPER_ENGINE})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert "Stepper() is called before amp.initialize, so it cannot be given the GradScaler" in proc.stdout + proc.stderr
+    assert "used other than by calls" not in proc.stdout + proc.stderr
+
+
+def test_a_step_class_named_in_its_own_super_call_takes_the_scaler_when_built_after_the_initialize(tmp_path):
+    write_tree(tmp_path, {"train.py": _stepper_launcher(built_first=False), "engine.py": SUPER_STEPPER_ENGINE})
+    found = report(tmp_path, "--allow-no-vcs")
+    assert [f["code"] for f in found["findings"] if f["needs_manual_work"]] == []
+    proc = run_cli(tmp_path, "--allow-no-vcs")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    engine_after = (tmp_path / "engine.py").read_text()
+    assert "apex" not in engine_after and "super(Stepper, self).__init__()" in engine_after
+    assert "def __init__(self, scaler):" in engine_after and "self.scaler.step(optimizer)" in engine_after
+    assert "Stepper(scaler=scaler)" in (tmp_path / "train.py").read_text()
+    assert run_cli(tmp_path, "--check").returncode == 0, "a second run has nothing left to do"
+
+
+def test_a_step_class_built_from_a_module_imported_by_name_says_so(tmp_path):
+    # imaginaire's get_trainer: importlib.import_module(cfg.trainer.type).Trainer(...)
+    engine = ENGINE.replace("def train_one_epoch(", "class Stepper:\n    def step(self, ").replace("\n    ", "\n        ")
+    engine = engine.replace("class Stepper:\n        def step", "class Stepper:\n    def step")
+    other = "from engine import Stepper as Base\n\n\nclass Stepper(Base):\n    pass\n"
+    factory = textwrap.dedent(
+        """\
+        import importlib
+
+
+        def get_stepper(kind):
+            lib = importlib.import_module(kind)
+            return lib.Stepper()
+        """
+    )
+    write_tree(tmp_path, {"train.py": LAUNCHER_ALONE, "engine.py": engine, "other.py": other, "factory.py": factory})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert (
+        "Stepper is subclassed, passed on or stored in other.py, a file without apex.amp, never called directly; "
+        "it is built as `.Stepper(...)` of a module imported by name at run time (factory.py:6, in get_stepper): "
+        "which class that is, no GradScaler route can tell" in " ".join((proc.stdout + proc.stderr).split())
+    )
+
+
+def test_a_step_class_no_call_of_which_has_the_scaler_names_every_caller(tmp_path):
+    # FARM's Trainer: built by an example that names apex only in a comment and by scripts
+    # without apex.amp; none has a GradScaler, so none is "also" a caller without one
+    engine = textwrap.dedent(
+        """\
+        import torch
+        from apex import amp
+
+
+        class Stepper:
+            def __init__(self, model, optimizer):
+                self.model = model
+                self.optimizer = optimizer
+
+            def step(self):
+                loss = self.model(torch.randn(8, 4)).pow(2).mean()
+                self.optimizer.zero_grad()
+                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+                self.optimizer.step()
+        """
+    )
+    example = "# fp16 needs apex installed\nfrom engine import Stepper\n\n\ndef run(model, optimizer):\n" \
+        "    Stepper(model, optimizer).step()\n"
+    other = "from engine import Stepper\n\n\ndef tune(model, optimizer):\n    Stepper(model, optimizer).step()\n"
+    write_tree(tmp_path, {"train.py": LAUNCHER_ALONE, "engine.py": engine, "example.py": example, "other.py": other})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert (
+        "Stepper is called from example.py:6 (run), and from files without apex.amp (other.py:5, in tune), "
+        "none of which has a GradScaler" in " ".join((proc.stdout + proc.stderr).split())
+    )
+
+
+def test_a_script_function_between_the_launcher_and_the_scaling_says_it_runs_as_a_script(tmp_path):
+    # FARM's custom-optimizer example: indexed for a comment naming apex, its function (run
+    # only under the file's __main__ guard) calls the step that scales; it has no GradScaler
+    script = (
+        "# fp16 needs apex installed\nfrom engine import train_one_epoch\n\n\ndef main(model, optimizer):\n"
+        "    train_one_epoch(model, optimizer, 0)\n\n\nif __name__ == \"__main__\":\n    main(None, None)\n"
+    )
+    launcher = LAUNCHER_ALONE.replace(
+        "    return amp.initialize(", "    model, optimizer = amp.initialize("
+    ) + "    return model, optimizer\n"
+    write_tree(tmp_path, {"train.py": launcher, "engine.py": ENGINE, "script.py": script})
+    proc = run_cli(tmp_path, "--to", "native", "--diff")
+    assert "train_one_epoch is called only from script.py:6 (main), where no GradScaler exists" in proc.stderr
+    assert (
+        "reached through script.py (main), which is run only as its file's script "
+        '(under `if __name__ == "__main__":`), where no GradScaler exists' in " ".join((proc.stdout + proc.stderr).split())
+    )
 
 
 def test_a_step_class_subclassed_in_a_file_without_apex_is_not_called_there(tmp_path):

@@ -1,0 +1,60 @@
+"""Classes built through a module imported by name at run time.
+
+A trainer factory may pick its class from the configuration::
+
+    trainer_lib = importlib.import_module(cfg.trainer.type)
+    trainer = trainer_lib.Trainer(cfg, net_G, net_D, opt_G, opt_D)
+
+Which ``Trainer`` that builds depends on a string known only when the script runs, so no
+route of the plan can follow the GradScaler into it.  The reasons for a class that scales its
+losses but is never called directly name such a build when it uses the class's name or the
+name of a class deriving from it.  Pure data from the source text.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable, List, Optional, Set, Tuple
+
+from . import stdlib_trees
+
+#: the calls that import a module named by a value
+_IMPORTERS = frozenset({"importlib.import_module", "import_module", "__import__"})
+
+
+def _importer_call(node: Optional[ast.AST]) -> bool:
+    """``node`` is ``importlib.import_module(...)`` (or ``import_module(...)``, ``__import__(...)``)."""
+    return isinstance(node, ast.Call) and ast.unparse(node.func) in _IMPORTERS
+
+
+def runtime_builds(tree: ast.Module) -> List[Tuple[int, str, str]]:
+    """(line, top-level definition, attribute) of each ``m.Attr(...)`` in ``tree`` whose ``m``
+    is an imported module chosen at run time: ``importlib.import_module(...)`` itself, or a
+    name the same definition binds from one."""
+    found: List[Tuple[int, str, str]] = []
+    for top in tree.body:
+        owner = getattr(top, "name", "<module>")
+        modules: Set[str] = set()
+        for node in ast.walk(top):
+            if isinstance(node, ast.Assign) and _importer_call(node.value):
+                modules.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        for node in ast.walk(top):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            receiver = node.func.value
+            if _importer_call(receiver) or (isinstance(receiver, ast.Name) and receiver.id in modules):
+                found.append((node.lineno, owner, node.func.attr))
+    return sorted(found)
+
+
+def runtime_build_of(names: Set[str], sources: Iterable[Tuple[str, bytes]]) -> Optional[Tuple[str, int, str, str]]:
+    """Where one of ``names`` is built from a module imported by name at run time, among
+    ``sources`` ((shown path, text)): (shown, line, definition, the name); None where nowhere."""
+    for shown, source in sources:
+        if not any(n.encode() in source for n in names) or b"import" not in source:
+            continue
+        tree = stdlib_trees.parse(source)
+        for line, owner, attr in runtime_builds(tree) if tree is not None else ():
+            if attr in names:
+                return shown, line, owner, attr
+    return None
