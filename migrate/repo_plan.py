@@ -172,6 +172,10 @@ class FilePlan:
     #: with ``nothing_scaled``: the repository scales losses, but proven not from this
     #: launcher's code (``_may_reach_a_scaled_loss``)
     unscaled_here: bool = False
+    #: with ``unscaled_here``: the ``amp.scale_loss`` the launcher's code does reach, each of
+    #: which reads a name amp bound only in another function (NameError before it scales, in
+    #: the original too): where the first one is (``pybert/trainer.py (Trainer.fit())``)
+    unbound_reached: str = ""
     #: apex.amp is stored on an attribute here (``args.amp = amp``): where else the object
     #: may be read (``carrier_plan``); None when this file stores it nowhere
     carrier: Optional[CarrierFacts] = None
@@ -1505,8 +1509,11 @@ def _mark_nothing_scaled(
         if any(site.member == "scale_loss" for site in by_path[path].amp_sites):
             continue  # the proof starts from every definition of the launcher: it reaches these
         around = around or _AroundLaunchers(by_path, others)
-        if _may_reach_a_scaled_loss(path, by_path, definitions, around) is None:
-            plan.files[path] = replace(current, nothing_scaled=True, unscaled_here=True)
+        unbound: List[str] = []
+        if _may_reach_a_scaled_loss(path, by_path, definitions, around, unbound) is None:
+            plan.files[path] = replace(
+                current, nothing_scaled=True, unscaled_here=True, unbound_reached=unbound[0] if unbound else ""
+            )
             continue
         # what the launcher itself says (a first run does not change it): no other note names
         # the place, so the reason says what is unknown
@@ -1526,7 +1533,9 @@ class _AroundLaunchers:
         #: why a ``scale_loss`` somewhere cannot be placed, else None
         self.unplaced: Optional[str] = None
         for summary in by_path.values():
-            if summary.scale_loss_named and not any(site.member == "scale_loss" for site in summary.amp_sites):
+            if summary.scale_loss_named and not summary.scale_loss_placed and not any(
+                site.member == "scale_loss" for site in summary.amp_sites
+            ):
                 self.unplaced = f"{summary.shown} names scale_loss through a name the index does not follow"
                 break
         else:
@@ -1584,7 +1593,11 @@ def _not_a_script(launcher: str, summary: ModuleSummary) -> Optional[str]:
 
 
 def _may_reach_a_scaled_loss(
-    launcher: str, by_path: Dict[str, ModuleSummary], definitions: "_Definitions", around: _AroundLaunchers
+    launcher: str,
+    by_path: Dict[str, ModuleSummary],
+    definitions: "_Definitions",
+    around: _AroundLaunchers,
+    unbound: Optional[List[str]] = None,
 ) -> Optional[str]:
     """None only when it is proven that no code the launcher runs scales a loss: the launcher
     is a script (a ``__main__`` guard) no other file imports, and every top-level definition
@@ -1592,7 +1605,10 @@ def _may_reach_a_scaled_loss(
     methods), what importing each reached file runs outside its ``__main__`` guard, and every
     definition a reached file hands on as a value owns no ``amp.scale_loss`` and no GradScaler
     use.  Otherwise (a file that cannot be read, a star import of the repository, a
-    ``scale_loss`` the index does not place) it says why not, for debugging and tests."""
+    ``scale_loss`` the index does not place) it says why not, for debugging and tests.
+    An ``amp.scale_loss`` that reads a name amp bound only in another function raises
+    NameError before it scales, in the original too: it scales nothing, and where it is
+    reached goes into ``unbound``."""
     if around.unplaced is not None:
         return around.unplaced
     why = _not_a_script(launcher, by_path[launcher])
@@ -1611,7 +1627,7 @@ def _may_reach_a_scaled_loss(
 
     def file_check(path: str, summary: ModuleSummary) -> Optional[str]:
         attributed = {site.owner for site in summary.amp_sites if site.member == "scale_loss"}
-        if summary.scale_loss_named and not attributed:
+        if summary.scale_loss_named and not attributed and not summary.scale_loss_placed:
             return f"{summary.shown} names scale_loss through a name the index does not follow"
         if _names_a_scaler(summary) and path != launcher:
             return f"{summary.shown} uses a GradScaler"
@@ -1622,6 +1638,12 @@ def _may_reach_a_scaled_loss(
             return f"{name} of {summary.shown} scales a loss"
         if _scales_natively(summary, name):
             return f"{name} of {summary.shown} may scale through a GradScaler"
+        if name in summary.scale_loss_owners:
+            return f"{name} of {summary.shown} scales a loss through an attribute scale_loss"
+        for owner, method, _line in summary.unbound_scales if unbound is not None else ():
+            if owner == name:
+                where = f"{name}.{method}()" if method else f"{name}()"
+                unbound.append(f"this file ({where})" if path == launcher else f"{summary.shown} ({where})")
         return None
 
     return what_a_run_reaches(launcher, definitions, file_check, item_check)

@@ -261,6 +261,9 @@ class Detector(torch.nn.Module):
 
 #: a launcher that initializes and a Trainer that imports apex.amp in ``__init__`` but scales
 #: in ``fit`` (before and after differ in the imports and the launcher's TODO only)
+#: what makes a launcher a script that no other file imports
+SCRIPT_GUARD = '\n\nif __name__ == "__main__":\n    main(parse_args())\n'
+
 AMP_IMPORTED_IN_ANOTHER_METHOD = """\
 # file: train.py
 import torch
@@ -274,7 +277,7 @@ def main(args):
     if args.fp16:
 {launcher_import}        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     Trainer(model, optimizer, fp16=args.fp16).fit(load_batches())
-# file: trainer.py
+{guard}# file: trainer.py
 import torch
 
 
@@ -4932,6 +4935,7 @@ class Task:
             trainer_import="        if fp16:\n"
             "            from apex import amp  # bound in __init__ only: fit() below cannot see it\n",
             fit_todo="",
+            guard="",
         ),
         after=AMP_IMPORTED_IN_ANOTHER_METHOD.format(
             launcher_import="        from apexcompat import amp\n"
@@ -4944,8 +4948,37 @@ class Task:
             "(its\n"
             "                #   apex.amp import), so this line raises NameError when it runs, in the original too;\n"
             "                #   import apex.amp where it is used (or keep it on self) before migrating\n",
+            guard="",
         ),
         codes=("APX101", "APX102", "APX220", "APX234"),
+    ),
+    Example(
+        # the same trainer run by a script (a __main__ guard, imported by no file): what the
+        # script runs, followed through the repository, reaches no amp.scale_loss but that one,
+        # which raises NameError before it scales, in the original too. apex never scaled a loss
+        # of this initialize, so it becomes autocast around the model's forward (no GradScaler)
+        # and the migrated run fails at the same line under the same flags
+        "initialize-whose-only-scale-loss-reads-an-unbound-amp-gets-autocast",
+        before=AMP_IMPORTED_IN_ANOTHER_METHOD.format(
+            launcher_import="        from apex import amp\n",
+            trainer_import="        if fp16:\n"
+            "            from apex import amp  # bound in __init__ only: fit() below cannot see it\n",
+            fit_todo="",
+            guard=SCRIPT_GUARD,
+        ),
+        after=AMP_IMPORTED_IN_ANOTHER_METHOD.format(
+            launcher_import="",
+            trainer_import="",
+            fit_todo="                # TODO(apexcompat): amp.scale_loss: the name amp is bound only inside __init__() "
+            "(its\n"
+            "                #   apex.amp import), so this line raises NameError when it runs, in the original too;\n"
+            "                #   import apex.amp where it is used (or keep it on self) before migrating\n",
+            guard=SCRIPT_GUARD,
+        ).replace(
+            '        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n',
+            '        model.forward = torch.autocast("cuda", dtype=torch.float16)(model.forward)\n',
+        ),
+        codes=("APX101", "APX229", "APX234"),
     ),
     Example(
         # an evaluation script's initialize reaches no amp.scale_loss: what it calls (run_test
