@@ -616,6 +616,12 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                     continue
                 message = "apex.amp is passed on as a value here; its uses cannot be followed"
                 callee = enclosing_function(parents, ref.expr)
+                if isinstance(parent, cst.Return) and callee is not None:
+                    message = (
+                        f"apex.amp is returned by {callee.name.value}() here: what its callers do with the module "
+                        "they get (amp.initialize, amp.scale_loss on it) is not followed, and no GradScaler can "
+                        "stand for a module handed back as a value"
+                    )
                 if callee in given_params:
                     message = (
                         f"apex.amp (or None) is given to {callee.name.value}() as its parameter "
