@@ -31,6 +31,7 @@ from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
 from .heir_plan import add_heir_routes
 from .processor_plan import add_processor_routes
+from .launcher_importers import importer_refusal
 from .launcher_notes import ambiguous_import_note, unbound_scale_note
 from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
@@ -323,6 +324,10 @@ class _Definitions:
             self.read[path] = summarise(path, shown, source)
         return self.read[path]
 
+    def raw(self, path: str) -> Optional[ModuleSummary]:
+        """The summary of ``path`` with its star imports as written (None outside the walked files)."""
+        return self._raw(path)
+
     def summary(self, path: str) -> Optional[ModuleSummary]:
         if path in self.by_path:
             return self.by_path[path]
@@ -454,13 +459,7 @@ def _optional_entries(
         if why or not without:
             continue
         around = around or _AroundLaunchers(by_path, others)
-
-        def importers(path: str, around: _AroundLaunchers = around) -> List[str]:
-            stem = module_stem(path)
-            indexed = [p for p, s in by_path.items() if any(stem in n.split(".") for n in s.import_lines)]
-            return indexed + [p for p, _shown in around.importers(stem)]
-
-        if all(runs_alone(p, definitions, importers) is None for p in sorted(without)):
+        if all(runs_alone(p, definitions, around.files_importing) is None for p in sorted(without)):
             found.add(item)
     return found
 
@@ -1541,13 +1540,8 @@ class _AroundLaunchers:
         else:
             named = next((shown for _p, shown, source in others if names_scale_loss(source)), None)
             self.unplaced = f"{named} names scale_loss" if named is not None else None
-        #: a dotted part of a name an indexed file imports -> that file's shown path (the first)
-        self.imported_parts: Dict[str, Tuple[str, str]] = {}
-        for path, summary in by_path.items():
-            for name in summary.import_lines:
-                for part in name.split("."):
-                    self.imported_parts.setdefault(part, (path, summary.shown))
         self.others = others
+        self.by_path = by_path
         #: a word on an import line of a file the index left out -> those files (path, shown)
         self.import_line_words: Dict[bytes, List[Tuple[str, str]]] = {}
         for path, shown, source in others:
@@ -1555,10 +1549,12 @@ class _AroundLaunchers:
                 for word in set(re.findall(rb"\w+", line)):
                     self.import_line_words.setdefault(word, []).append((path, shown))
 
-    def may_import(self, stem: str) -> Optional[str]:
-        """The first file the index left out with ``stem`` as a word on an import line."""
-        found = self.importers(stem)
-        return found[0][1] if found else None
+    def files_importing(self, path: str) -> List[str]:
+        """The files naming the module of ``path`` on an import line: indexed files by the
+        names they import, the others by a text search."""
+        stem = module_stem(path)
+        indexed = [p for p, s in self.by_path.items() if any(stem in n.split(".") for n in s.import_lines)]
+        return indexed + [p for p, _shown in self.importers(stem)]
 
     def importers(self, stem: str) -> List[Tuple[str, str]]:
         """The files the index left out with ``stem`` as a word on an import line."""
@@ -1614,16 +1610,11 @@ def _may_reach_a_scaled_loss(
     why = _not_a_script(launcher, by_path[launcher])
     if why is not None:
         return why
-    stem = launcher.rsplit("/", 1)[-1][: -len(".py")]
-    importer = around.imported_parts.get(stem)
-    if importer is not None and importer[0] != launcher:
-        return f"{importer[1]} imports the launcher"
-    for path, summary in by_path.items():  # the launcher imports a namesake of its own
-        if importer is not None and path != launcher and any(stem in n.split(".") for n in summary.import_lines):
-            return f"{summary.shown} imports the launcher"
-    shown = around.may_import(stem)
-    if shown is not None:
-        return f"{shown} may import the launcher"  # a text search: no summary of every file
+    # each file that may import the launcher must be proven unable to run its initialize
+    for path in around.files_importing(launcher):
+        why = importer_refusal(path, launcher, definitions) if path != launcher else None
+        if why is not None:
+            return why
 
     def file_check(path: str, summary: ModuleSummary) -> Optional[str]:
         attributed = {site.owner for site in summary.amp_sites if site.member == "scale_loss"}
@@ -1643,10 +1634,10 @@ def _may_reach_a_scaled_loss(
         for owner, method, _line in summary.unbound_scales if unbound is not None else ():
             if owner == name:
                 where = f"{name}.{method}()" if method else f"{name}()"
-                unbound.append(f"this file ({where})" if path == launcher else f"{summary.shown} ({where})")
+                unbound.append(f"{where} of this file" if path == launcher else f"{summary.shown} ({where})")
         return None
 
-    return what_a_run_reaches(launcher, definitions, file_check, item_check)
+    return what_a_run_reaches(launcher, definitions, file_check, item_check, follow_stars=True)
 
 
 def _with_wrappers(
