@@ -273,6 +273,10 @@ class ModuleSummary:
     #: every ``scale_loss`` the code names is an apex.amp site or one of those reads, so the
     #: definitions above (and the amp sites) are all that may scale a loss here
     scale_loss_placed: bool = False
+    #: the names ``unbound_scales`` read (``amp``), and the names the module level binds to
+    #: apex.amp (a star import of this file hands them on)
+    unbound_names: Set[str] = field(default_factory=set)
+    module_amp_names: Set[str] = field(default_factory=set)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -1218,8 +1222,10 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
         )
     ]
     summary.unbound_scales = [(owner, method, line) for _name, owner, method, line in unbound]
+    summary.module_amp_names = set(reader.amp_names)
     if reader.attribute_scales:
         failing = {name for name, *_rest in unbound} - summary.module_bound  # no ``global amp``
+        summary.unbound_names = failing
         summary.scale_loss_owners = {owner for owner, receiver in reader.attribute_scales if receiver not in failing}
         sites = sum(1 for site in summary.amp_sites if site.member == "scale_loss")
         summary.scale_loss_placed = scale_loss_mentions(source) == sites + len(reader.attribute_scales)

@@ -1632,12 +1632,35 @@ def _may_reach_a_scaled_loss(
         if name in summary.scale_loss_owners:
             return f"{name} of {summary.shown} scales a loss through an attribute scale_loss"
         for owner, method, _line in summary.unbound_scales if unbound is not None else ():
+            if owner == name and _star_may_bind(definitions, path, summary.unbound_names):
+                names = ", ".join(sorted(summary.unbound_names))
+                return f"{name} of {summary.shown} reads {names}, which a star import may bind"
             if owner == name:
                 where = f"{name}.{method}()" if method else f"{name}()"
                 unbound.append(f"{where} of this file" if path == launcher else f"{summary.shown} ({where})")
         return None
 
     return what_a_run_reaches(launcher, definitions, file_check, item_check, follow_stars=True)
+
+
+def _star_may_bind(definitions: "_Definitions", path: str, names: Set[str], seen: Optional[Set[str]] = None) -> bool:
+    """Whether a star import of ``path`` (or of the modules it star-imports) may bind one of
+    ``names``: a module outside the repository, one that binds it, or one whose module level
+    imports apex.amp under it."""
+    seen = seen if seen is not None else {path}
+    summary = definitions.raw(path)
+    for module in sorted(summary.star_imports if summary is not None else ()):
+        target = definitions.resolver.resolve(module, path)
+        star = definitions.raw(target) if target is not None else None
+        if star is None or names & star.module_amp_names:
+            return True
+        if any(definitions.stars.exports(module, path, n)[0] != NOT_BOUND for n in names):
+            return True
+        if target not in seen:
+            seen.add(target)
+            if _star_may_bind(definitions, target, names, seen):
+                return True
+    return False
 
 
 def _with_wrappers(
