@@ -337,6 +337,21 @@ if __name__ == "__main__":
     main()
 """
 
+#: the launcher's initialize and the TODO its train() gets (UNBOUND_SCALE_IMPORTED_LAUNCHER)
+TAGGER_INITIALIZE = '        from apex import amp\n        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n'
+UNBOUND_TRAIN_TODO = (
+    "        # TODO(apexcompat): amp.scale_loss: the name amp is bound only inside main() (its\n"
+    "        #   apex.amp import), so this line raises NameError when it runs, in the original too;\n"
+    "        #   import apex.amp where it is used (or keep it on self) before migrating\n"
+)
+
+
+
+def tagger_launcher(taken: str, initialize: str = TAGGER_INITIALIZE, train_todo: str = "") -> str:
+    """UNBOUND_SCALE_IMPORTED_LAUNCHER with what tag.py takes, the initialize and train()'s TODO."""
+    return UNBOUND_SCALE_IMPORTED_LAUNCHER.format(taken=taken, initialize=initialize, train_todo=train_todo)
+
+
 #: what makes a launcher a script that no other file imports
 SCRIPT_GUARD = '\n\nif __name__ == "__main__":\n    main(parse_args())\n'
 
@@ -5063,18 +5078,11 @@ class Task:
         # The launcher star-imports a module of the repository, whose definitions all count as
         # reached. No loss is scaled: autocast around the forward, and the same NameError
         "launcher-imported-by-scripts-that-cannot-run-its-initialize-gets-autocast",
-        before=UNBOUND_SCALE_IMPORTED_LAUNCHER.format(
-            train_todo="",
-            initialize="        from apex import amp\n"
-            '        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n',
-            taken="Tagger",
-        ),
-        after=UNBOUND_SCALE_IMPORTED_LAUNCHER.format(
-            train_todo="        # TODO(apexcompat): amp.scale_loss: the name amp is bound only inside main() (its\n"
-            "        #   apex.amp import), so this line raises NameError when it runs, in the original too;\n"
-            "        #   import apex.amp where it is used (or keep it on self) before migrating\n",
-            initialize='        model.forward = torch.autocast("cuda", dtype=torch.float16)(model.forward)\n',
-            taken="Tagger",
+        before=tagger_launcher("Tagger"),
+        after=tagger_launcher(
+            "Tagger",
+            '        model.forward = torch.autocast("cuda", dtype=torch.float16)(model.forward)\n',
+            UNBOUND_TRAIN_TODO,
         ),
         codes=("APX101", "APX229", "APX234"),
     ),
@@ -5082,22 +5090,17 @@ class Task:
         # the same, but one script imports main() itself: it may run the initialize and go on
         # with what it does, which the proof does not follow; the reason stays the NameError's
         "fallback-launcher-whose-initializing-main-another-script-imports",
-        before=UNBOUND_SCALE_IMPORTED_LAUNCHER.format(
-            train_todo="",
-            initialize="        from apex import amp\n"
-            '        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n',
-            taken="Tagger, main as train_tagger",
-        ),
-        after=UNBOUND_SCALE_IMPORTED_LAUNCHER.format(
-            train_todo="        # TODO(apexcompat): amp.scale_loss: the name amp is bound only inside main() (its\n"
-            "        #   apex.amp import), so this line raises NameError when it runs, in the original too;\n"
-            "        #   import apex.amp where it is used (or keep it on self) before migrating\n",
-            initialize="        from apexcompat import amp\n"
-            "        # TODO(apexcompat): the amp.scale_loss of this file (in train()) reads a name amp that\n"
-            "        #   is not bound there, so it raises NameError, in the original too (APX234): fix that\n"
-            "        #   first; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n"
-            '        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n',
-            taken="Tagger, main as train_tagger",
+        before=tagger_launcher("Tagger, main as train_tagger"),
+        after=tagger_launcher(
+            "Tagger, main as train_tagger",
+            TAGGER_INITIALIZE.replace("from apex import", "from apexcompat import").replace(
+                "        model, optimizer",
+                "        # TODO(apexcompat): the amp.scale_loss of this file (in train()) reads a name amp that\n"
+                "        #   is not bound there, so it raises NameError, in the original too (APX234): fix that\n"
+                "        #   first; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n"
+                "        model, optimizer",
+            ),
+            UNBOUND_TRAIN_TODO,
         ),
         codes=("APX102", "APX220", "APX234"),
     ),
