@@ -47,6 +47,8 @@ def what_a_run_reaches(
             if target is not None and not follow_stars:
                 return f"{summary.shown} star-imports {module}"
             named = definitions.summary(target) if target is not None else None
+            if target is not None and named is None:
+                return f"{summary.shown} star-imports {module}, which cannot be read"
             if named is not None:
                 work.extend((target, name) for name in named.functions | named.classes)
                 why = reach_file(target)

@@ -269,6 +269,16 @@ class ModuleSummary:
     #: ``amp.scale_loss(...)`` where ``amp`` is apex.amp only in another function's scope (its
     #: import there): (top-level definition, method, line); it raises NameError (APX234)
     unbound_scales: List[Tuple[str, str, int]] = field(default_factory=list)
+    #: top-level definitions (or MODULE_LEVEL) that read ``.scale_loss`` off something other
+    #: than apex.amp (``args.amp.scale_loss``, an old-API handle), ``unbound_scales`` left out
+    scale_loss_owners: Set[str] = field(default_factory=set)
+    #: every ``scale_loss`` the code names is an apex.amp site or one of those reads, so the
+    #: definitions above (and the amp sites) are all that may scale a loss here
+    scale_loss_placed: bool = False
+    #: the names ``unbound_scales`` read (``amp``), and the names the module level binds to
+    #: apex.amp (a star import of this file hands them on)
+    unbound_names: Set[str] = field(default_factory=set)
+    module_amp_names: Set[str] = field(default_factory=set)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -368,6 +378,9 @@ class _Reader(FastNodeVisitor):
         self.all_stores = 0
         #: ``X.scale_loss(...)`` where ``X`` is not apex.amp in that scope: (X, owner, method, line)
         self.name_scales: List[Tuple[str, str, str, int]] = []
+        #: every ``<expr>.scale_loss`` read where ``<expr>`` is not apex.amp in that scope:
+        #: (owner, the name ``<expr>`` is, else "")
+        self.attribute_scales: List[Tuple[str, str]] = []
 
     def amp_local_calls(self) -> Set[str]:
         """``amp_local_calls``, counting a name any scope binds to the amp module (a superset:
@@ -748,6 +761,8 @@ class _Reader(FastNodeVisitor):
         if isinstance(node.value, ast.Name) and self._is_amp(node.value.id):
             self.s.identifiers.add(node.value.id)
             return  # amp.<member>: a member use, not amp as a value
+        if node.attr == "scale_loss":
+            self.attribute_scales.append((self.owner, node.value.id if isinstance(node.value, ast.Name) else ""))
         if isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
             # ``GAN.LATENT``, ``GAN.real_batch(...)``: read through the name, which the plan
             # counts as handing the name away only when a plain method is read so
@@ -1146,6 +1161,20 @@ def _methods(
         summary.method_parameter_uses[(cls.name, method.name)] = _parameter_uses(method, table, cls, class_uses)
 
 
+def scale_loss_mentions(source: bytes) -> Optional[int]:
+    """How many names and strings of the code of ``source`` hold ``scale_loss`` (None when
+    it cannot be tokenized)."""
+    word = SCALE_LOSS_TEXT.decode()
+    try:
+        return sum(
+            1
+            for token in tokenize.tokenize(io.BytesIO(source).readline)
+            if token.type in (tokenize.NAME, tokenize.STRING) and word in token.string
+        )
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return None
+
+
 def names_scale_loss(source: bytes) -> bool:
     """Whether the code of ``source`` (not its comments) names ``scale_loss``, as a name,
     an attribute or inside a string (``getattr(amp, "scale_loss")``); True when it cannot
@@ -1196,8 +1225,8 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     # bound nowhere at all (a first run removed the function's unused apex.amp import): the
     # same NameError, and the same answer on a second run
     nowhere = summary.bound_names | summary.module_bound | set(summary.imports) | summary.functions | summary.classes
-    summary.unbound_scales = [
-        (owner, method, line)
+    unbound = [
+        (name, owner, method, line)
         for name, owner, method, line in reader.name_scales
         if name not in reader.amp_names
         and (
@@ -1205,6 +1234,14 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
             or (name not in nowhere and not summary.star_imports and not hasattr(builtins, name))
         )
     ]
+    summary.unbound_scales = [(owner, method, line) for _name, owner, method, line in unbound]
+    summary.module_amp_names = set(reader.amp_names)
+    if reader.attribute_scales:
+        failing = {name for name, *_rest in unbound} - summary.module_bound  # no ``global amp``
+        summary.unbound_names = failing
+        summary.scale_loss_owners = {owner for owner, receiver in reader.attribute_scales if receiver not in failing}
+        sites = sum(1 for site in summary.amp_sites if site.member == "scale_loss")
+        summary.scale_loss_placed = scale_loss_mentions(source) == sites + len(reader.attribute_scales)
     if reader.all_stores != (1 if summary.all_names is not None else 0):
         summary.all_dynamic = True
     # a name no statement of the file binds may come from a star import (``star_imports``)

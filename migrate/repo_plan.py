@@ -32,6 +32,7 @@ from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
 from .heir_plan import add_heir_routes
 from .processor_plan import add_processor_routes
+from .launcher_importers import importer_refusal
 from .launcher_notes import ambiguous_import_note, unbound_scale_note
 from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
@@ -174,6 +175,10 @@ class FilePlan:
     #: with ``nothing_scaled``: the repository scales losses, but proven not from this
     #: launcher's code (``_may_reach_a_scaled_loss``)
     unscaled_here: bool = False
+    #: with ``unscaled_here``: the ``amp.scale_loss`` the launcher's code does reach, each of
+    #: which reads a name amp bound only in another function (NameError before it scales, in
+    #: the original too): where the first one is (``pybert/trainer.py (Trainer.fit())``)
+    unbound_reached: str = ""
     #: apex.amp is stored on an attribute here (``args.amp = amp``): where else the object
     #: may be read (``carrier_plan``); None when this file stores it nowhere
     carrier: Optional[CarrierFacts] = None
@@ -321,6 +326,10 @@ class _Definitions:
             self.read[path] = summarise(path, shown, source)
         return self.read[path]
 
+    def raw(self, path: str) -> Optional[ModuleSummary]:
+        """The summary of ``path`` with its star imports as written (None outside the walked files)."""
+        return self._raw(path)
+
     def summary(self, path: str) -> Optional[ModuleSummary]:
         if path in self.by_path:
             return self.by_path[path]
@@ -452,13 +461,7 @@ def _optional_entries(
         if why or not without:
             continue
         around = around or _AroundLaunchers(by_path, others)
-
-        def importers(path: str, around: _AroundLaunchers = around) -> List[str]:
-            stem = module_stem(path)
-            indexed = [p for p, s in by_path.items() if any(stem in n.split(".") for n in s.import_lines)]
-            return indexed + [p for p, _shown in around.importers(stem)]
-
-        if all(runs_alone(p, definitions, importers) is None for p in sorted(without)):
+        if all(runs_alone(p, definitions, around.files_importing) is None for p in sorted(without)):
             found.add(item)
     return found
 
@@ -1563,8 +1566,11 @@ def _mark_nothing_scaled(
         if any(site.member == "scale_loss" for site in by_path[path].amp_sites):
             continue  # the proof starts from every definition of the launcher: it reaches these
         around = around or _AroundLaunchers(by_path, others)
-        if _may_reach_a_scaled_loss(path, by_path, definitions, around) is None:
-            plan.files[path] = replace(current, nothing_scaled=True, unscaled_here=True)
+        unbound: List[str] = []
+        if _may_reach_a_scaled_loss(path, by_path, definitions, around, unbound) is None:
+            plan.files[path] = replace(
+                current, nothing_scaled=True, unscaled_here=True, unbound_reached=unbound[0] if unbound else ""
+            )
             continue
         # what the launcher itself says (a first run does not change it): no other note names
         # the place, so the reason says what is unknown
@@ -1584,19 +1590,16 @@ class _AroundLaunchers:
         #: why a ``scale_loss`` somewhere cannot be placed, else None
         self.unplaced: Optional[str] = None
         for summary in by_path.values():
-            if summary.scale_loss_named and not any(site.member == "scale_loss" for site in summary.amp_sites):
+            if summary.scale_loss_named and not summary.scale_loss_placed and not any(
+                site.member == "scale_loss" for site in summary.amp_sites
+            ):
                 self.unplaced = f"{summary.shown} names scale_loss through a name the index does not follow"
                 break
         else:
             named = next((shown for _p, shown, source in others if names_scale_loss(source)), None)
             self.unplaced = f"{named} names scale_loss" if named is not None else None
-        #: a dotted part of a name an indexed file imports -> that file's shown path (the first)
-        self.imported_parts: Dict[str, Tuple[str, str]] = {}
-        for path, summary in by_path.items():
-            for name in summary.import_lines:
-                for part in name.split("."):
-                    self.imported_parts.setdefault(part, (path, summary.shown))
         self.others = others
+        self.by_path = by_path
         #: a word on an import line of a file the index left out -> those files (path, shown)
         self.import_line_words: Dict[bytes, List[Tuple[str, str]]] = {}
         for path, shown, source in others:
@@ -1604,10 +1607,12 @@ class _AroundLaunchers:
                 for word in set(re.findall(rb"\w+", line)):
                     self.import_line_words.setdefault(word, []).append((path, shown))
 
-    def may_import(self, stem: str) -> Optional[str]:
-        """The first file the index left out with ``stem`` as a word on an import line."""
-        found = self.importers(stem)
-        return found[0][1] if found else None
+    def files_importing(self, path: str) -> List[str]:
+        """The files naming the module of ``path`` on an import line: indexed files by the
+        names they import, the others by a text search."""
+        stem = module_stem(path)
+        indexed = [p for p, s in self.by_path.items() if any(stem in n.split(".") for n in s.import_lines)]
+        return indexed + [p for p, _shown in self.importers(stem)]
 
     def importers(self, stem: str) -> List[Tuple[str, str]]:
         """The files the index left out with ``stem`` as a word on an import line."""
@@ -1642,7 +1647,11 @@ def _not_a_script(launcher: str, summary: ModuleSummary) -> Optional[str]:
 
 
 def _may_reach_a_scaled_loss(
-    launcher: str, by_path: Dict[str, ModuleSummary], definitions: "_Definitions", around: _AroundLaunchers
+    launcher: str,
+    by_path: Dict[str, ModuleSummary],
+    definitions: "_Definitions",
+    around: _AroundLaunchers,
+    unbound: Optional[List[str]] = None,
 ) -> Optional[str]:
     """None only when it is proven that no code the launcher runs scales a loss: the launcher
     is a script (a ``__main__`` guard) no other file imports, and every top-level definition
@@ -1650,26 +1659,24 @@ def _may_reach_a_scaled_loss(
     methods), what importing each reached file runs outside its ``__main__`` guard, and every
     definition a reached file hands on as a value owns no ``amp.scale_loss`` and no GradScaler
     use.  Otherwise (a file that cannot be read, a star import of the repository, a
-    ``scale_loss`` the index does not place) it says why not, for debugging and tests."""
+    ``scale_loss`` the index does not place) it says why not, for debugging and tests.
+    An ``amp.scale_loss`` that reads a name amp bound only in another function raises
+    NameError before it scales, in the original too: it scales nothing, and where it is
+    reached goes into ``unbound``."""
     if around.unplaced is not None:
         return around.unplaced
     why = _not_a_script(launcher, by_path[launcher])
     if why is not None:
         return why
-    stem = launcher.rsplit("/", 1)[-1][: -len(".py")]
-    importer = around.imported_parts.get(stem)
-    if importer is not None and importer[0] != launcher:
-        return f"{importer[1]} imports the launcher"
-    for path, summary in by_path.items():  # the launcher imports a namesake of its own
-        if importer is not None and path != launcher and any(stem in n.split(".") for n in summary.import_lines):
-            return f"{summary.shown} imports the launcher"
-    shown = around.may_import(stem)
-    if shown is not None:
-        return f"{shown} may import the launcher"  # a text search: no summary of every file
+    # each file that may import the launcher must be proven unable to run its initialize
+    for path in around.files_importing(launcher):
+        why = importer_refusal(path, launcher, definitions) if path != launcher else None
+        if why is not None:
+            return why
 
     def file_check(path: str, summary: ModuleSummary) -> Optional[str]:
         attributed = {site.owner for site in summary.amp_sites if site.member == "scale_loss"}
-        if summary.scale_loss_named and not attributed:
+        if summary.scale_loss_named and not attributed and not summary.scale_loss_placed:
             return f"{summary.shown} names scale_loss through a name the index does not follow"
         if _names_a_scaler(summary) and path != launcher:
             return f"{summary.shown} uses a GradScaler"
@@ -1680,9 +1687,38 @@ def _may_reach_a_scaled_loss(
             return f"{name} of {summary.shown} scales a loss"
         if _scales_natively(summary, name):
             return f"{name} of {summary.shown} may scale through a GradScaler"
+        if name in summary.scale_loss_owners:
+            return f"{name} of {summary.shown} scales a loss through an attribute scale_loss"
+        for owner, method, _line in summary.unbound_scales if unbound is not None else ():
+            if owner == name and _star_may_bind(definitions, path, summary.unbound_names):
+                names = ", ".join(sorted(summary.unbound_names))
+                return f"{name} of {summary.shown} reads {names}, which a star import may bind"
+            if owner == name:
+                where = f"{name}.{method}()" if method else f"{name}()"
+                unbound.append(f"{where} of this file" if path == launcher else f"{summary.shown} ({where})")
         return None
 
-    return what_a_run_reaches(launcher, definitions, file_check, item_check)
+    return what_a_run_reaches(launcher, definitions, file_check, item_check, follow_stars=True)
+
+
+def _star_may_bind(definitions: "_Definitions", path: str, names: Set[str], seen: Optional[Set[str]] = None) -> bool:
+    """Whether a star import of ``path`` (or of the modules it star-imports) may bind one of
+    ``names``: a module outside the repository, one that binds it, or one whose module level
+    imports apex.amp under it."""
+    seen = seen if seen is not None else {path}
+    summary = definitions.raw(path)
+    for module in sorted(summary.star_imports if summary is not None else ()):
+        target = definitions.resolver.resolve(module, path)
+        star = definitions.raw(target) if target is not None else None
+        if star is None or names & star.module_amp_names:
+            return True
+        if any(definitions.stars.exports(module, path, n)[0] != NOT_BOUND for n in names):
+            return True
+        if target not in seen:
+            seen.add(target)
+            if _star_may_bind(definitions, target, names, seen):
+                return True
+    return False
 
 
 def _with_wrappers(

@@ -6119,6 +6119,43 @@ class GanStep:
         ),
         codes=("APX102", "APX220"),
     ),
+    Example(
+        # a factory hands apex.amp (or None) back to its callers, which initialize and scale
+        # through what they get: the reason says it is returned (nlp-recipes' get_amp)
+        "fallback-amp-module-returned-by-a-factory",
+        before="""\
+import torch
+
+
+def mixed_precision_module(fp16):
+    if fp16:
+        from apex import amp
+
+        amp.register_half_function(torch, "einsum")
+    else:
+        amp = None
+    return amp
+""",
+        after="""\
+import torch
+
+
+def mixed_precision_module(fp16):
+    if fp16:
+        from apexcompat import amp
+
+        # amp.register_half_function(torch, "einsum") removed: native autocast already runs einsum in float16
+        pass
+    else:
+        amp = None
+    # TODO(apexcompat): apex.amp is returned by mixed_precision_module() here: what its
+    #   callers do with the module they get (amp.initialize, amp.scale_loss on it) is not
+    #   followed, and no GradScaler can stand for a module handed back as a value; this file
+    #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    return amp
+""",
+        codes=("APX102", "APX220", "APX502"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

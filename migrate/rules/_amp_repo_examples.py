@@ -263,6 +263,100 @@ class Detector(torch.nn.Module):
 
 #: a launcher that initializes and a Trainer that imports apex.amp in ``__init__`` but scales
 #: in ``fit`` (before and after differ in the imports and the launcher's TODO only)
+#: a launcher script whose amp.scale_loss reads an unbound amp (imported in main() only),
+#: imported by two inference scripts: one takes a class, one star-imports it and defines its
+#: own main after that import (``{taken}``: what the first one takes)
+UNBOUND_SCALE_IMPORTED_LAUNCHER = """\
+# file: run_tagger.py
+import torch
+
+from layers import *
+
+
+class Tagger(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = linear_layer(4, 1)
+
+    def forward(self, x, y):
+        return torch.nn.functional.mse_loss(self.proj(x), y)
+
+
+def train(args, model, optimizer, x, y):
+    optimizer.zero_grad()
+    loss = model(x, y)
+    if args.fp16:
+{train_todo}        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+    return loss
+
+
+def main():
+    args = parse_args()
+    model = Tagger().cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+{initialize}    for x, y in load_batches():
+        train(args, model, optimizer, x, y)
+
+
+if __name__ == "__main__":
+    main()
+# file: layers.py
+import torch
+
+
+def linear_layer(n, m):
+    return torch.nn.Linear(n, m)
+# file: tag.py
+from run_tagger import {taken}
+
+
+def main():
+    model = Tagger()
+    model.load_state_dict(torch.load("tagger.pt"))
+    return model
+
+
+if __name__ == "__main__":
+    main()
+# file: tag_all.py
+import torch
+
+from run_tagger import *
+
+
+def main():
+    model = Tagger()
+    model.load_state_dict(torch.load("tagger.pt"))
+    return model
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+#: the launcher's initialize and the TODO its train() gets (UNBOUND_SCALE_IMPORTED_LAUNCHER)
+TAGGER_INITIALIZE = '        from apex import amp\n        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n'
+UNBOUND_TRAIN_TODO = (
+    "        # TODO(apexcompat): amp.scale_loss: the name amp is bound only inside main() (its\n"
+    "        #   apex.amp import), so this line raises NameError when it runs, in the original too;\n"
+    "        #   import apex.amp where it is used (or keep it on self) before migrating\n"
+)
+
+
+
+def tagger_launcher(taken: str, initialize: str = TAGGER_INITIALIZE, train_todo: str = "") -> str:
+    """UNBOUND_SCALE_IMPORTED_LAUNCHER with what tag.py takes, the initialize and train()'s TODO."""
+    return UNBOUND_SCALE_IMPORTED_LAUNCHER.format(taken=taken, initialize=initialize, train_todo=train_todo)
+
+
+#: what makes a launcher a script that no other file imports
+SCRIPT_GUARD = '\n\nif __name__ == "__main__":\n    main(parse_args())\n'
+
 AMP_IMPORTED_IN_ANOTHER_METHOD = """\
 # file: train.py
 import torch
@@ -276,7 +370,7 @@ def main(args):
     if args.fp16:
 {launcher_import}        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     Trainer(model, optimizer, fp16=args.fp16).fit(load_batches())
-# file: trainer.py
+{guard}# file: trainer.py
 import torch
 
 
@@ -4941,6 +5035,7 @@ class Task:
             trainer_import="        if fp16:\n"
             "            from apex import amp  # bound in __init__ only: fit() below cannot see it\n",
             fit_todo="",
+            guard="",
         ),
         after=AMP_IMPORTED_IN_ANOTHER_METHOD.format(
             launcher_import="        from apexcompat import amp\n"
@@ -4953,8 +5048,70 @@ class Task:
             "(its\n"
             "                #   apex.amp import), so this line raises NameError when it runs, in the original too;\n"
             "                #   import apex.amp where it is used (or keep it on self) before migrating\n",
+            guard="",
         ),
         codes=("APX101", "APX102", "APX220", "APX234"),
+    ),
+    Example(
+        # the same trainer run by a script (a __main__ guard, imported by no file): what the
+        # script runs, followed through the repository, reaches no amp.scale_loss but that one,
+        # which raises NameError before it scales, in the original too. apex never scaled a loss
+        # of this initialize, so it becomes autocast around the model's forward (no GradScaler)
+        # and the migrated run fails at the same line under the same flags
+        "initialize-whose-only-scale-loss-reads-an-unbound-amp-gets-autocast",
+        before=AMP_IMPORTED_IN_ANOTHER_METHOD.format(
+            launcher_import="        from apex import amp\n",
+            trainer_import="        if fp16:\n"
+            "            from apex import amp  # bound in __init__ only: fit() below cannot see it\n",
+            fit_todo="",
+            guard=SCRIPT_GUARD,
+        ),
+        after=AMP_IMPORTED_IN_ANOTHER_METHOD.format(
+            launcher_import="",
+            trainer_import="",
+            fit_todo="                # TODO(apexcompat): amp.scale_loss: the name amp is bound only inside __init__() "
+            "(its\n"
+            "                #   apex.amp import), so this line raises NameError when it runs, in the original too;\n"
+            "                #   import apex.amp where it is used (or keep it on self) before migrating\n",
+            guard=SCRIPT_GUARD,
+        ).replace(
+            '        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n',
+            '        model.forward = torch.autocast("cuda", dtype=torch.float16)(model.forward)\n',
+        ),
+        codes=("APX101", "APX229", "APX234"),
+    ),
+    Example(
+        # the launcher script holds both the initialize (in main()) and the amp.scale_loss that
+        # cannot see its amp (in train()); other scripts import it, but none can run main(): one
+        # takes a class, one star-imports it and defines a main of its own after that import.
+        # The launcher star-imports a module of the repository, whose definitions all count as
+        # reached. No loss is scaled: autocast around the forward, and the same NameError
+        "launcher-imported-by-scripts-that-cannot-run-its-initialize-gets-autocast",
+        before=tagger_launcher("Tagger"),
+        after=tagger_launcher(
+            "Tagger",
+            '        model.forward = torch.autocast("cuda", dtype=torch.float16)(model.forward)\n',
+            UNBOUND_TRAIN_TODO,
+        ),
+        codes=("APX101", "APX229", "APX234"),
+    ),
+    Example(
+        # the same, but one script imports main() itself: it may run the initialize and go on
+        # with what it does, which the proof does not follow; the reason stays the NameError's
+        "fallback-launcher-whose-initializing-main-another-script-imports",
+        before=tagger_launcher("Tagger, main as train_tagger"),
+        after=tagger_launcher(
+            "Tagger, main as train_tagger",
+            TAGGER_INITIALIZE.replace("from apex import", "from apexcompat import").replace(
+                "        model, optimizer",
+                "        # TODO(apexcompat): the amp.scale_loss of this file (in train()) reads a name amp that\n"
+                "        #   is not bound there, so it raises NameError, in the original too (APX234): fix that\n"
+                "        #   first; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n"
+                "        model, optimizer",
+            ),
+            UNBOUND_TRAIN_TODO,
+        ),
+        codes=("APX102", "APX220", "APX234"),
     ),
     Example(
         # an evaluation script's initialize reaches no amp.scale_loss: what it calls (run_test

@@ -124,6 +124,9 @@ class InitSite:
     unscaled: bool = False
     #: why, when not because no file of the repository scales a loss
     unscaled_why: str = ""
+    #: with ``unscaled``: the ``amp.scale_loss`` its losses reach raises NameError (APX234),
+    #: in the original too, so the run fails there rather than training unscaled
+    unscaled_fails: bool = False
     #: the initialize sits under a run-once guard (``if not self.amp_ready: ...;
     #: self.amp_ready = True``): why a scaler after the guard's ``if`` would be wrong.  The
     #: route of ``_amp_run_once`` creates it in the branch instead (``AmpFile.run_once``)
@@ -614,6 +617,12 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                     continue
                 message = "apex.amp is passed on as a value here; its uses cannot be followed"
                 callee = enclosing_function(parents, ref.expr)
+                if isinstance(parent, cst.Return) and callee is not None:
+                    message = (
+                        f"apex.amp is returned by {callee.name.value}() here: what its callers do with the module "
+                        "they get (amp.initialize, amp.scale_loss on it) is not followed, and no GradScaler can "
+                        "stand for a module handed back as a value"
+                    )
                 if callee in given_params:
                     message = (
                         f"apex.amp (or None) is given to {callee.name.value}() as its parameter "
@@ -1502,6 +1511,10 @@ UNSCALED_HERE = "no amp.scale_loss is reached from this file (its calls, followe
 
 
 def _unscaled_why(info: AmpFile) -> str:
+    if info.plan is not None and info.plan.unbound_reached:
+        return (f"the amp.scale_loss reached from this file, in {info.plan.unbound_reached}, reads a name amp "
+                "that is not bound there, so it raises NameError before it scales, in the original too (APX234), "
+                "and the migrated code fails there the same way")
     if info.plan is not None and info.plan.unscaled_here:
         return UNSCALED_HERE
     return "no file of the repository calls amp.scale_loss"
@@ -1511,7 +1524,10 @@ def _unscaled_refusal(init: InitSite, info: AmpFile) -> Optional[str]:
     """Why the initialize of a repository that scales no loss cannot become autocast around
     its models' forward passes (None: it can).  Each model must be a name or attribute whose
     ``forward`` can be replaced, and nothing else of the file may need apex's loss scaler."""
-    nothing = f"{_unscaled_why(info)}, so apex trained this model without loss scaling"
+    fails = info.plan is not None and bool(info.plan.unbound_reached)
+    nothing = f"{_unscaled_why(info)}, so apex {'never scaled a loss of' if fails else 'trained'} this model" + (
+        "" if fails else " without loss scaling"
+    )
     odd = [m for m in init.models if not isinstance(m, (cst.Name, cst.Attribute))]
     if odd or not init.models:
         model = code_of(odd[0]) if odd else "(none)"
@@ -1581,7 +1597,7 @@ def _check_layout(rule, info: AmpFile) -> None:
         if note == elsewhere and info.refused_scales:
             note = (f"the amp.scale_loss of this file ({info.refused_scales[0]}) has no native rewrite "
                     "(the finding there says why)")
-        if note == elsewhere and info.unbound_scales:
+        if note == elsewhere and info.unbound_scales and not (info.plan is not None and info.plan.unbound_reached):
             note = (f"the amp.scale_loss of this file ({info.unbound_scales[0]}) reads a name amp that is not "
                     "bound there, so it raises NameError, in the original too (APX234): fix that first")
         if note == elsewhere and info.stored_as:
@@ -1592,7 +1608,8 @@ def _check_layout(rule, info: AmpFile) -> None:
             note = _unscaled_refusal(training[0], info)
             if note is None:
                 training[0].unscaled = True
-                training[0].unscaled_why = UNSCALED_HERE if info.plan.unscaled_here else ""
+                training[0].unscaled_why = _unscaled_why(info) if info.plan.unscaled_here else ""
+                training[0].unscaled_fails = bool(info.plan.unbound_reached)
                 return
         if note in (None, elsewhere) and info.plan is not None:
             note = info.plan.note_for(SCALED_ELSEWHERE) or note

@@ -1152,7 +1152,12 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             "Losses computed outside that forward see its float16 outputs (apex O1 ran loss functions in float32): "
             "compute them under the same autocast or from .float() outputs"
         )
-        if level in ("O2", "O3") or level is None:
+        if site.unscaled_fails:  # no loss reaches a backward: only the forward passes before it run
+            message = (
+                f"{site.unscaled_why}: no GradScaler is created; {', '.join(texts)} now "
+                f"run{'s' if len(texts) == 1 else ''} forward under torch.autocast, as apex cast it up to that line"
+            )
+        elif level in ("O2", "O3") or level is None:
             message += (
                 f"; {'a run-time' if level is None else level} opt level: the weights stay fp32 under autocast"
                 + (

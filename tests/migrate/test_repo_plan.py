@@ -1448,3 +1448,31 @@ def test_a_library_step_and_its_tests_say_where_the_losses_are_scaled(tmp_path):
         "no amp.scale_loss in this file, and it is not proven that no loss is scaled after its amp.initialize: the "
         "launcher is no script"
     ), why
+
+
+UNBOUND_SCALE_BESIDE_A_STAR_IMPORT = {
+    "train.py": 'import torch\n\nfrom trainer import Trainer\n\n\ndef main(args):\n    model = torch.nn.Linear(4, 1)\n'
+    '    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n    if args.fp16:\n        from apex import amp\n'
+    '        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n'
+    "    Trainer(model, optimizer).fit(args.batches)\n\n\nif __name__ == \"__main__\":\n    main(parse_args())\n",
+    "trainer.py": "import torch\n{star}\n\nclass Trainer:\n    def __init__(self, model, optimizer):\n"
+    "        self.model, self.optimizer = model, optimizer\n        from apex import amp\n\n"
+    "    def fit(self, batches):\n        for x in batches:\n            loss = self.model(x).sum()\n"
+    "            with amp.scale_loss(loss, self.optimizer) as scaled_loss:\n                scaled_loss.backward()\n"
+    "            self.optimizer.step()\n",
+    "amp_setup.py": "from mixed import amp_module\n\namp = amp_module()\n",
+}
+
+
+@pytest.mark.parametrize("star, proven", [("", True), ("from amp_setup import *\n", False)])
+def test_a_scale_loss_read_through_a_star_imported_amp_is_no_unbound_one(tmp_path, star, proven):
+    """fit()'s amp is bound in __init__ only, so its amp.scale_loss raises NameError and the
+    launcher's initialize scales no loss (autocast, no GradScaler), unless a star import of
+    the trainer may bind amp (amp_setup.py's module level does): then fit() may scale."""
+    files = dict(UNBOUND_SCALE_BESIDE_A_STAR_IMPORT)
+    files["trainer.py"] = files["trainer.py"].format(star=star)
+    write_tree(tmp_path, files)
+    plan = plan_for(tmp_path)
+    launcher = plan.files[str(tmp_path / "train.py")]
+    assert launcher.nothing_scaled is proven
+    assert bool(launcher.unbound_reached) is proven
