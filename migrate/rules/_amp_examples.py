@@ -1816,10 +1816,13 @@ def fit(model, optimizer, batches, fp16, opt_level, accumulation, max_norm):
             with amp.scale_loss(loss, optimizer) as scaled_loss:
                 scaled_loss.backward()
                 # TODO(apexcompat): amp.master_params(optimizer) is read inside the amp.scale_loss
-                #   block, where apex's gradients are still scaled and (O1) hold only this backward's,
-                #   while a GradScaler's hold every backward since the step: clipping there has no exact
-                #   native rewrite (after the block apex had unscaled them); this file keeps apex.amp
-                #   semantics through apexcompat.amp, migrate it by hand
+                #   block, where (O1) apex's gradients are still scaled and hold only this backward's: a
+                #   clip there cuts the scaled gradients at its threshold before apex divides them by
+                #   the loss scale, so moving it after scaler.unscale_() changes what trains, and a
+                #   GradScaler's gradients hold every backward since the step, so a clip right after
+                #   scaler.scale(loss).backward() is the same only where the step and zero_grad() follow
+                #   every backward, which is not proven here; this file keeps apex.amp semantics through
+                #   apexcompat.amp, migrate it by hand
                 torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
         else:
             loss.backward()
@@ -1827,6 +1830,64 @@ def fit(model, optimizer, batches, fp16, opt_level, accumulation, max_norm):
         if (i + 1) % accumulation == 0:
             optimizer.step()
             optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the scaled optimizer is held by a parameter that the function steps instead
+        # (glow-tts's train(): amp.scale_loss(loss, optimizer_g._optim), then optimizer_g.step()):
+        # the parameter's class is not followed into the function, so the reason says that,
+        # instead of "not provably the same step"
+        "fallback-optimizer-held-by-a-parameter-stepped-through-it",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, schedule, batches, fp16):
+    for x in batches:
+        schedule.zero_grad()
+        loss = model(x).mean()
+        if fp16:
+            with amp.scale_loss(loss, schedule.inner) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        schedule.step()
+
+
+def main(model, schedule, batches, fp16):
+    if fp16:
+        model, schedule.inner = amp.initialize(model, schedule.inner, opt_level="O1")
+    train(model, schedule, batches, fp16)
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(model, schedule, batches, fp16):
+    for x in batches:
+        schedule.zero_grad()
+        loss = model(x).mean()
+        if fp16:
+            # TODO(apexcompat): schedule.inner.step() is not in the same function as amp.scale_loss,
+            #   and schedule.step() steps schedule, which holds it: schedule is a parameter of
+            #   train(), whose class is not followed into it, so its step() is not proven to step
+            #   schedule.inner once (GradScaler.step needs the optimizer it unscaled, or a proven
+            #   wrapper of it); this file keeps apex.amp semantics through apexcompat.amp, migrate
+            #   it by hand
+            with amp.scale_loss(loss, schedule.inner) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        schedule.step()
+
+
+def main(model, schedule, batches, fp16):
+    if fp16:
+        model, schedule.inner = amp.initialize(model, schedule.inner, opt_level="O1")
+    train(model, schedule, batches, fp16)
 """,
         codes=("APX102", "APX220"),
     ),

@@ -530,9 +530,12 @@ def step_calls(func_body: cst.CSTNode, optimizer_text: str) -> List[cst.Call]:
 
 #: why a gradient read inside the ``with amp.scale_loss(...)`` block keeps apex.amp
 _SCALED_INSIDE = (
-    "{code} is read inside the amp.scale_loss block, where apex's gradients are still scaled and "
-    "(O1) hold only this backward's, while a GradScaler's hold every backward since the step: "
-    "clipping there has no exact native rewrite (after the block apex had unscaled them)"
+    "{code} is read inside the amp.scale_loss block, where (O1) apex's gradients are still scaled and "
+    "hold only this backward's: a clip there cuts the scaled gradients at its threshold before apex "
+    "divides them by the loss scale, so moving it after scaler.unscale_() changes what trains, and a "
+    "GradScaler's gradients hold every backward since the step, so a clip right after "
+    "scaler.scale(loss).backward() is the same only where the step and zero_grad() follow every "
+    "backward, which is not proven here"
 )
 
 
@@ -2667,10 +2670,27 @@ def _holder_steps(rule, site: ScaleLossSite, opt: cst.BaseExpression, info: AmpF
             why = ""
             if holder is first and info.plan is not None:
                 why = wrapper_holder(rule, site.func, opt, dict(info.plan.optimizer_wrappers))[1]
-            why = why or "not provably the same step"
+            why = why or _unfollowed_parameter(site.func, holder, opt) or "not provably the same step"
             return f"{code_of(calls[0])} steps {code_of(holder)}, which holds it: {why}"
         holder = holder.value if isinstance(holder, cst.Attribute) else None
     return None
+
+
+def _unfollowed_parameter(func: Any, holder: Any, opt: cst.BaseExpression) -> str:
+    """Why a holder that is a plain parameter of ``func`` (``def train(..., optimizer_g)``
+    stepping ``optimizer_g`` after scaling ``optimizer_g._optim``) is no proven wrapper: its
+    class is not followed into the function.  "" for any other holder."""
+    if not isinstance(func, cst.FunctionDef) or not isinstance(holder, cst.Name) or holder is not opt.value:
+        return ""
+    params = func.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    if holder.value not in names:
+        return ""
+    return (
+        f"{holder.value} is a parameter of {func.name.value}(), whose class is not followed into it, so its "
+        f"step() is not proven to step {code_of(opt)} once (GradScaler.step needs the optimizer it "
+        "unscaled, or a proven wrapper of it)"
+    )
 
 
 def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optional[str]:
