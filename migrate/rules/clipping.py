@@ -20,7 +20,10 @@ while the clip runs on every micro-step) an ``unscale_`` there would run twice b
 threshold times ``scaler.get_scale()`` instead, which is what apex's clip of the unscaled
 ones did (APX328; a norm it returns is divided back); any other use on every micro-step (a
 norm helper) has no exact native equivalent and is reported (APX326) with a TODO to move it
-to the step boundary.  A clip whose step or scaled
+to the step boundary, unless the count of ``if <x> % K == 0`` is 1 under the default flags
+(``K`` an ``add_argument`` default of the file, ``_default_flags``): every backward is then a
+step and ``unscale_`` goes before the use (APX329); with ``K > 1`` the next ``unscale_``
+raises, so no run trains otherwise than apex did without failing.  A clip whose step or scaled
 backward is not in the same function, or whose step is a guarded flush step after the loop,
 is reported (APX327).
 
@@ -56,6 +59,7 @@ from ._amp_sites import (
 )
 from ._edits import expression, move_leading, statement, suite_statements
 from .base import Example
+from ._default_flags import every_time_by_default
 from .step import end_of, flush_steps, start_of
 
 #: the clipping functions of torch.nn.utils (their gradients must be unscaled)
@@ -98,6 +102,8 @@ class _Use:
     unscaled: List[str] = field(default_factory=list)
     #: with one GradScaler per loss id: their list (``scaler`` is then the one of this use)
     scalers: str = ""
+    #: status defaults: the test of the accumulation if around the step
+    boundary: str = ""
 
 
 class ClippingRule(AmpRule):
@@ -113,6 +119,7 @@ class ClippingRule(AmpRule):
         "APX326": "gradients clipped or read on every micro-step, the step only at the accumulation boundary",
         "APX327": "gradients clipped or read after the scaled backward where the step or backward is not known",
         "APX328": "a clip on every micro-step clips the scaled gradients at the threshold times the loss scale",
+        "APX329": "a gradient use on every micro-step, the step under an accumulation count that is 1 by default",
         "APX218": "amp.master_params(opt) in a file that scales no loss (a helper) -> the optimizer's param groups",
     }
     #: gradient uses are looked for only in files that mention one of these (besides
@@ -389,11 +396,37 @@ class ClippingRule(AmpRule):
                 )
                 return []
             if self._phase_stmt(use, step) is None:
-                use.status, use.opt = "accum", opt
-                return []
+                count = self._stepped_every_time_by_default(use, step) if len(opts) == 1 else None
+                if count is None:
+                    use.status, use.opt = "accum", opt
+                    return []
+                use.status, use.opt, use.reason = "defaults", opt, count
+                use.boundary = code_of(self.parents[self.parents[self.statement_of(step)]].test)
+                return [(opt, step)]
             keys.append((opt, step))
         use.status = "unscale"
         return keys
+
+    def _stepped_every_time_by_default(self, use: _Use, step: cst.Call) -> Optional[str]:
+        """A use on every micro-step that is not a norm or value clip (a project's own
+        clipper, which cannot be given a scaled threshold), before a step that runs only
+        under ``if <x> % K == 0:`` (the step alone in that if, the use beside the if), when
+        ``K`` is 1 under the default flags: the step then follows every backward, so
+        ``unscale_`` before the use is apex's order.  Should ``K`` be larger, the next
+        backward's ``unscale_`` raises (GradScaler unscales once per step): no silent
+        change.  ``K``'s code, or None."""
+        if use.kind == "clip" and self.qualified_names(use.node.func) & SCALABLE_CLIPS:
+            return None  # clipped at the threshold times the scale, exact for every K (APX328)
+        step_stmt = self.statement_of(step)
+        block = self.parents.get(step_stmt)
+        guard = self.parents.get(block)
+        if not isinstance(step_stmt, cst.SimpleStatementLine) or not isinstance(guard, cst.If):
+            return None
+        if guard.body is not block or guard.orelse is not None:
+            return None
+        if self.parents.get(guard) is not self.parents.get(use.stmt):
+            return None  # the use and the accumulation if side by side in one block
+        return every_time_by_default(self.tree, use.func, guard.test)
 
     def _stepped_since(self, backward: Any, use: _Use, opt: str, steps: Dict[cst.Call, str]) -> bool:
         """Whether a step of ``opt`` surely ran between the scaled backward (``backward``: the
@@ -509,13 +542,15 @@ class ClippingRule(AmpRule):
         """One ``scaler.unscale_(opt)`` per phase, before its first use."""
         inserted: Dict[cst.CSTNode, List[str]] = {}
         for (opt, step), members in phases.items():
-            members = [u for u in members if u.status in ("unscale", "legacy")]
+            members = [u for u in members if u.status in ("unscale", "legacy", "defaults")]
             if not members:
                 continue
             if members[0].status == "legacy":
                 point = members[0].stmt
             else:
-                point = self._first_point([self._phase_stmt(u, step) for u in members])
+                point = self._first_point(
+                    [u.stmt if u.status == "defaults" else self._phase_stmt(u, step) for u in members]
+                )
             scaler = self._info.scaler_of(members[0].scalers or members[0].scaler, opt)
             if opt in inserted.setdefault(point, []):
                 continue
@@ -581,6 +616,18 @@ class ClippingRule(AmpRule):
                     fixed=True,
                     severity="warning",
                 )
+        elif use.status == "defaults":
+            self.report(
+                use.node,
+                "APX329",
+                f"{use.what} runs after every backward, {use.opt}.step() only when {use.boundary}: "
+                f"{use.reason} is 1 under the default flags, so every backward is a step and {after} goes "
+                f"before {use.what}, as apex had unscaled the gradients; with {use.reason} > 1 the next "
+                f"backward's unscale_ raises (one per step): to accumulate, move {use.what} into that if, "
+                f"after {use.scaler}.unscale_({use.opt})",
+                fixed=True,
+                severity="warning",
+            )
         elif use.status == "accum" and self._scale_threshold(use):
             pass
         elif use.status == "accum":
@@ -1077,6 +1124,105 @@ def train(model, optimizer, loader, accumulation_steps, grad_norm_of):
             optimizer.zero_grad()
 """,
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX326'),
+    ),
+    Example(
+        # a project's own clipper on every micro-step (DLE-BERT run_squad.py's GradientClipper),
+        # the step under an accumulation count whose flag defaults to 1: with the default
+        # flags every backward is a step, so unscale_ goes before the clipper, as apex had
+        # unscaled; with a larger count the next unscale_ raises instead of training otherwise
+        "own-clipper-on-every-micro-step-with-a-count-of-one-by-default-gets-unscale",
+        before="""\
+import argparse
+
+import torch
+from apex import amp
+
+
+class NormCutter:
+    def __init__(self, limit):
+        self.limit = limit
+
+    def step(self, parameters):
+        grads = [p.grad for p in parameters if p.grad is not None]
+        total = torch.norm(torch.stack([g.norm() for g in grads])).item()
+        if total > self.limit:
+            for g in grads:
+                g.mul_(self.limit / total)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--accumulate", type=int, default=1)
+    parser.add_argument("--fp16", action="store_true")
+    args = parser.parse_args()
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    cutter = NormCutter(1.0)
+    for step in range(8):
+        loss = model(torch.randn(2, 4).cuda()).mean() / args.accumulate
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        cutter.step(amp.master_params(optimizer))
+        if (step + 1) % args.accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    main()
+""",
+        after="""\
+import argparse
+
+import torch
+
+
+class NormCutter:
+    def __init__(self, limit):
+        self.limit = limit
+
+    def step(self, parameters):
+        grads = [p.grad for p in parameters if p.grad is not None]
+        total = torch.norm(torch.stack([g.norm() for g in grads])).item()
+        if total > self.limit:
+            for g in grads:
+                g.mul_(self.limit / total)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--accumulate", type=int, default=1)
+    parser.add_argument("--fp16", action="store_true")
+    args = parser.parse_args()
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    cutter = NormCutter(1.0)
+    for step in range(8):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(torch.randn(2, 4).cuda()).mean() / args.accumulate
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.unscale_(optimizer)
+        cutter.step(model.parameters())
+        if (step + 1) % args.accumulate == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    main()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX329'),
     ),
     Example(
         "clip-before-a-step-in-another-method-reported",
