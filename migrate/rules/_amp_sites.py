@@ -27,6 +27,7 @@ import libcst as cst
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
 from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
+from ._exit_unscale import exit_unscale_count
 from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
@@ -535,7 +536,7 @@ _SCALED_INSIDE = (
     "divides them by the loss scale, so moving it after scaler.unscale_() changes what trains, and a "
     "GradScaler's gradients hold every backward since the step, so a clip right after "
     "scaler.scale(loss).backward() is the same only where the step and zero_grad() follow every "
-    "backward, which is not proven here"
+    "backward and the opt level is O1 under the default flags, which is not proven here"
 )
 
 
@@ -589,6 +590,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         given_args.update(a.value for a in args)
     handles: Dict[str, InitSite] = {}
     scaling_blocks = _scale_loss_blocks(parents, info.refs)
+    inside: List[Tuple[cst.Call, cst.With]] = []  # amp.master_params(...) in a scale_loss block
 
     for ref in info.refs:
         parent = parents.get(ref.expr)
@@ -655,7 +657,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         elif member in ("state_dict", "load_state_dict", "master_params") and is_call:
             block = _inside_any(parents, parent, scaling_blocks) if member == "master_params" else None
             if block is not None:
-                info.blockers.append(Blocker(parent, _SCALED_INSIDE.format(code=code_of(parent))))
+                inside.append((parent, block))
             elif member == "state_dict" and parent.args:
                 info.blockers.append(Blocker(parent, "amp.state_dict(destination) has no native rewrite"))
             else:
@@ -666,6 +668,11 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             info.blockers.append(Blocker(ref.expr, f"amp.{member} is used without being called here"))
         # casting hooks need no scaler; their own rule handles them
 
+    for call, block in inside:
+        if exit_unscale_count(rule, module, call, block, info) is None:
+            info.blockers.append(Blocker(call, _SCALED_INSIDE.format(code=code_of(call))))
+        else:
+            info.needs.append(Need(call, "master_params", enclosing_function(parents, call)))
     for site in info.inits:
         if not (site.has_optimizers or site.old_api):
             continue  # no GradScaler replaces an initialize for inference

@@ -9,7 +9,7 @@ else in the file can give the attribute another value.  Every answer is None whe
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import libcst as cst
 
@@ -28,31 +28,52 @@ def every_time_by_default(module: cst.Module, func: Any, test: cst.BaseExpressio
     left = test.left
     if not (isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo)):
         return None
-    if default_integer(module, func, left.right) != 1:
+    if default_literal(module, func, left.right) != 1:
         return None
     return code_of(left.right)
 
 
-def default_integer(module: cst.Module, func: Any, expr: cst.BaseExpression) -> Optional[int]:
-    """The integer ``expr`` holds under the default flags: a literal; ``<args>.<dest>`` of an
-    ``add_argument`` of this file with a literal integer default, never assigned in the file;
+def default_literal(module: cst.Module, func: Any, expr: cst.BaseExpression) -> Union[int, str, None]:
+    """The integer or string ``expr`` holds under the default flags: a literal;
+    ``<args>.<dest>`` of an ``add_argument`` of this file with a literal default, ``args``
+    bound once in ``func`` by ``parse_args()`` and the attribute never assigned in the file;
     or a local of ``func`` bound once, by a plain assignment of one of those."""
-    literal = _integer(expr)
+    literal = _literal(expr)
     if literal is not None:
         return literal
     if not isinstance(func, cst.FunctionDef):
         return None
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
-        parsed = _bound_once(func, expr.value.value)
-        if not (isinstance(parsed, cst.Call) and isinstance(parsed.func, cst.Attribute)):
-            return None
-        if parsed.func.attr.value != "parse_args":
+        if not _parsed_flags(module, _bound_once(func, expr.value.value)):
             return None  # args rebuilt from a config file, a Namespace(...), a caller
         return _flag_default(module, expr.attr.value)
     if isinstance(expr, cst.Name):
         value = _bound_once(func, expr.value)
-        return default_integer(module, func, value) if value is not None and not isinstance(value, cst.Name) else None
+        return default_literal(module, func, value) if value is not None and not isinstance(value, cst.Name) else None
     return None
+
+
+def _parsed_flags(module: cst.Module, value: Any) -> bool:
+    """``parser.parse_args()``, or a call of a function of the file whose every return is
+    that (``def parse_args(): ...; return parser.parse_args()``)."""
+    if not isinstance(value, cst.Call) or value.args:
+        return False
+    if isinstance(value.func, cst.Attribute):
+        return value.func.attr.value == "parse_args"
+    if not isinstance(value.func, cst.Name):
+        return False
+    defs = [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == value.func.value]
+    if len(defs) != 1 or defs[0].asynchronous is not None:
+        return False
+    returns = [n for n in walk(defs[0].body) if isinstance(n, cst.Return)]
+    nested = any(isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in walk(defs[0].body))
+    return bool(returns) and not nested and all(_parsed_flags(module, r.value) for r in returns)
+
+
+def _literal(expr: Any) -> Union[int, str, None]:
+    if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
+        return expr.evaluated_value
+    return _integer(expr)
 
 
 def _integer(expr: Any) -> Optional[int]:
@@ -64,9 +85,9 @@ def _integer(expr: Any) -> Optional[int]:
     return None
 
 
-def _flag_default(module: cst.Module, dest: str) -> Optional[int]:
+def _flag_default(module: cst.Module, dest: str) -> Union[int, str, None]:
     """The default of the flag stored in ``dest``: every ``add_argument`` of the file storing
-    there gives the same literal integer default, and nothing else in the file sets it (an
+    there gives the same literal default, and nothing else in the file sets it (an
     attribute assignment, ``set_defaults``, ``setattr``)."""
     defaults = set()
     for node in walk(module):
@@ -86,7 +107,7 @@ def _flag_default(module: cst.Module, dest: str) -> Optional[int]:
         if name != "add_argument" or _dest(node) != dest:
             continue
         default = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "default"), None)
-        value = _integer(default)
+        value = _literal(default)
         if value is None:
             return None
         defaults.add(value)

@@ -60,6 +60,7 @@ from ._amp_sites import (
 from ._edits import expression, move_leading, statement, suite_statements
 from .base import Example
 from ._default_flags import every_time_by_default
+from ._exit_unscale import exit_unscale_count
 from .step import end_of, flush_steps, start_of
 
 #: the clipping functions of torch.nn.utils (their gradients must be unscaled)
@@ -120,6 +121,7 @@ class ClippingRule(AmpRule):
         "APX327": "gradients clipped or read after the scaled backward where the step or backward is not known",
         "APX328": "a clip on every micro-step clips the scaled gradients at the threshold times the loss scale",
         "APX329": "a gradient use on every micro-step, the step under an accumulation count that is 1 by default",
+        "APX330": "a gradient use inside the amp.scale_loss block stays on the scaled gradients, unscale_ after it",
         "APX218": "amp.master_params(opt) in a file that scales no loss (a helper) -> the optimizer's param groups",
     }
     #: gradient uses are looked for only in files that mention one of these (besides
@@ -175,6 +177,8 @@ class ClippingRule(AmpRule):
                 use.scalers, use.scaler = use.scaler, info.loss_scaler(use.scaler, ids.pop())
         self._unscale(phases)
         for use in uses:
+            if use.status == "exit":
+                self._unscale_at_exit(use, sites)
             self._report(use, phases)
 
     # --- collecting the uses ----------------------------------------------------------------
@@ -334,6 +338,13 @@ class ClippingRule(AmpRule):
         if use.kind == "master" and use.func in self._info.unscale_at_callers:
             use.status = "skip"  # unscaled before this file's calls of its method
             return []
+        block = next((s.with_stmt for s in sites if self._inside(use.stmt, s.with_stmt.body)), None)
+        if block is not None and use.kind == "master":
+            # proven by the analysis (else amp.master_params there kept the file on apex.amp)
+            count = exit_unscale_count(self, self.tree, use.node, block, self._info)
+            if count is not None:
+                use.status, use.reason = "exit", count
+                return []
         here = start_of(self, use.node)
         # the last scaled backward before the use in its function: a scale_loss there, or a
         # call of a function of this file that holds one (with the optimizers it passes)
@@ -560,6 +571,16 @@ class ClippingRule(AmpRule):
             for use in members:
                 use.unscaled.append(opt)
 
+    def _unscale_at_exit(self, use: _Use, sites) -> None:
+        """``scaler.unscale_(opt)`` after the last statement of the scale_loss block holding
+        ``use``: where apex unscaled when the block exited (the scale_loss rule keeps the
+        block's statements, in order, after the scaled backward)."""
+        site = next(s for s in sites if self._inside(use.stmt, s.with_stmt.body))
+        opt = use.opt or code_of(site.optimizers[0])
+        scaler = self._info.scaler_of(use.scalers or use.scaler, opt)
+        self.edits.insert_after(list(site.with_stmt.body.body)[-1], [statement(f"{scaler}.unscale_({opt})\n")])
+        use.unscaled.append(opt)
+
     def _first_point(self, stmts: List[Any]) -> Any:
         """The first statement of the deepest block holding all of ``stmts`` that is or holds
         one of them."""
@@ -589,7 +610,8 @@ class ClippingRule(AmpRule):
                 self._nan_todo(use.func, use.merged[1])
             else:
                 named = code_of(arg_value(use.node, 0, "optimizer"))
-                message = f"amp.master_params({named}) -> {use.params}" + (f", after {after}" if after else "")
+                before = after and use.status != "exit"  # at the exit the unscale_ comes after it
+                message = f"amp.master_params({named}) -> {use.params}" + (f", after {after}" if before else "")
                 self.report(use.node, "APX321", message, fixed=True, severity="info")
                 self._nan_todo(use.func, use.stmt)
         if use.status == "unscale" and use.kind != "master":
@@ -616,6 +638,22 @@ class ClippingRule(AmpRule):
                     fixed=True,
                     severity="warning",
                 )
+        elif use.status == "exit":
+            count = (
+                f"every backward is a step ({use.reason} is 1 under the default flags; with {use.reason} > 1 the "
+                "next backward's unscale_ raises)"
+                if use.reason
+                else "every backward is a step"
+            )
+            self.report(
+                use.node,
+                "APX330",
+                f"{use.what} inside the amp.scale_loss block reads the scaled gradients of this backward, as under "
+                f"apex's O1 (the default opt level here); {after} follows the block, where apex unscaled them: "
+                f"the same while {count}",
+                fixed=True,
+                severity="warning" if use.reason else "info",
+            )
         elif use.status == "defaults":
             self.report(
                 use.node,
@@ -1223,6 +1261,85 @@ if __name__ == "__main__":
     main()
 """,
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX329'),
+    ),
+    Example(
+        # a clip inside the scale_loss block (GPT2-Chinese's train.py): it clips this backward's
+        # scaled gradients, as under apex's O1 (the opt-level flag's default), and the step
+        # follows every backward (the count's default is 1): the clip stays after the scaled
+        # backward and unscale_ follows it, where apex unscaled; a count > 1 raises there
+        "clip-inside-the-block-stays-on-the-scaled-gradients-with-a-count-of-one-by-default",
+        before="""\
+import argparse
+
+import torch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--accumulate", type=int, default=1)
+    parser.add_argument("--fp16", action="store_true")
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    accumulate = args.accumulate
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for step in range(8):
+        loss = model(torch.randn(2, 4).cuda()).mean() / accumulate
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if (step + 1) % accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    main()
+""",
+        after="""\
+import argparse
+
+import torch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--accumulate", type=int, default=1)
+    parser.add_argument("--fp16", action="store_true")
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    accumulate = args.accumulate
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    use_amp = bool(args.fp16 and args.opt_level != "O0")
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for step in range(8):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(torch.randn(2, 4).cuda()).mean() / accumulate
+        if args.fp16:
+            scaler.scale(loss).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.unscale_(optimizer)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if (step + 1) % accumulate == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    main()
+""",
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX321', 'APX330'),
     ),
     Example(
         "clip-before-a-step-in-another-method-reported",

@@ -39,6 +39,15 @@ def test_a_count_that_defaults_to_one_makes_every_pass_a_step():
     assert count(test="i % steps == 0") == "steps"  # a local bound once from the flag
 
 
+def test_flags_parsed_by_a_function_of_the_file():
+    source = SCRIPT.format(default="1", parsed="parse()", extra="pass", test="(i + 1) % args.grad_accum == 0")
+    source = source.replace("def main():", "def parse():\n    return argparse.ArgumentParser().parse_args()\n\n\ndef main():")
+    module = cst.parse_module(source)
+    main = module.body[2]
+    guard = main.body.body[-1].body.body[0]
+    assert every_time_by_default(module, main, guard.test) == "args.grad_accum"
+
+
 @pytest.mark.parametrize(
     "changes",
     [
