@@ -27,6 +27,39 @@ for x, y in loader:
     optimizer.step()
 """
 
+#: an optimizer held by a parameter of the function that scales the loss, stepped through it
+HELD_BY_A_PARAMETER = """\
+import torch
+from apex import amp
+
+
+def train(model, schedule, batches, fp16):
+    for x in batches:
+        schedule.zero_grad()
+        loss = model(x).mean()
+        if fp16:
+            with amp.scale_loss(loss, schedule.inner) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        schedule.step()
+
+
+def main(model, schedule, batches, fp16):
+    if fp16:
+        model, schedule.inner = amp.initialize(model, schedule.inner, opt_level="O1")
+    train(model, schedule, batches, fp16)
+"""
+HELD_BY_A_PARAMETER_TODO = """\
+            # TODO(apexcompat): schedule.inner.step() is not in the same function as amp.scale_loss,
+            #   and schedule.step() steps schedule, which holds it: schedule is a parameter of
+            #   train(), whose class is not followed into it, so its step() is not proven to step
+            #   schedule.inner once (GradScaler.step needs the optimizer it unscaled, or a proven
+            #   wrapper of it); this file keeps apex.amp semantics through apexcompat.amp, migrate
+            #   it by hand
+"""
+
+
 #: an epoch function under a decorator not known to return it: the scaler cannot be passed
 OTHER_DECORATOR = """\
 import torch
@@ -1839,56 +1872,10 @@ def fit(model, optimizer, batches, fp16, opt_level, accumulation, max_norm):
         # the parameter's class is not followed into the function, so the reason says that,
         # instead of "not provably the same step"
         "fallback-optimizer-held-by-a-parameter-stepped-through-it",
-        before="""\
-import torch
-from apex import amp
-
-
-def train(model, schedule, batches, fp16):
-    for x in batches:
-        schedule.zero_grad()
-        loss = model(x).mean()
-        if fp16:
-            with amp.scale_loss(loss, schedule.inner) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            loss.backward()
-        schedule.step()
-
-
-def main(model, schedule, batches, fp16):
-    if fp16:
-        model, schedule.inner = amp.initialize(model, schedule.inner, opt_level="O1")
-    train(model, schedule, batches, fp16)
-""",
-        after="""\
-import torch
-from apexcompat import amp
-
-
-def train(model, schedule, batches, fp16):
-    for x in batches:
-        schedule.zero_grad()
-        loss = model(x).mean()
-        if fp16:
-            # TODO(apexcompat): schedule.inner.step() is not in the same function as amp.scale_loss,
-            #   and schedule.step() steps schedule, which holds it: schedule is a parameter of
-            #   train(), whose class is not followed into it, so its step() is not proven to step
-            #   schedule.inner once (GradScaler.step needs the optimizer it unscaled, or a proven
-            #   wrapper of it); this file keeps apex.amp semantics through apexcompat.amp, migrate
-            #   it by hand
-            with amp.scale_loss(loss, schedule.inner) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            loss.backward()
-        schedule.step()
-
-
-def main(model, schedule, batches, fp16):
-    if fp16:
-        model, schedule.inner = amp.initialize(model, schedule.inner, opt_level="O1")
-    train(model, schedule, batches, fp16)
-""",
+        before=HELD_BY_A_PARAMETER,
+        after=HELD_BY_A_PARAMETER.replace("from apex import amp", "from apexcompat import amp").replace(
+            "            with amp.scale_loss(", HELD_BY_A_PARAMETER_TODO + "            with amp.scale_loss("
+        ),
         codes=("APX102", "APX220"),
     ),
     Example(

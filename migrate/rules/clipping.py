@@ -828,6 +828,39 @@ def _is_literal(node: cst.BaseExpression) -> bool:
 
 # Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
+#: the pieces of the two examples whose accumulation flag defaults to 1: a project's own
+#: norm clipper, the flags, the model and the script's entry
+_NORM_CUTTER = """\
+class NormCutter:
+    def __init__(self, limit):
+        self.limit = limit
+
+    def step(self, parameters):
+        grads = [p.grad for p in parameters if p.grad is not None]
+        total = torch.norm(torch.stack([g.norm() for g in grads])).item()
+        if total > self.limit:
+            for g in grads:
+                g.mul_(self.limit / total)
+
+
+"""
+_FLAGS = '''\
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--accumulate", type=int, default=1)
+    parser.add_argument("--fp16", action="store_true")
+'''
+_MODEL = '''\
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+'''
+_ENTRY = '''
+
+if __name__ == "__main__":
+    main()
+'''
+
+
 EXAMPLES: List[Example] = [
     Example(
         "fp16-and-fp32-branches-merged",
@@ -1176,25 +1209,14 @@ import torch
 from apex import amp
 
 
-class NormCutter:
-    def __init__(self, limit):
-        self.limit = limit
-
-    def step(self, parameters):
-        grads = [p.grad for p in parameters if p.grad is not None]
-        total = torch.norm(torch.stack([g.norm() for g in grads])).item()
-        if total > self.limit:
-            for g in grads:
-                g.mul_(self.limit / total)
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--accumulate", type=int, default=1)
-    parser.add_argument("--fp16", action="store_true")
+"""
+        + _NORM_CUTTER
+        + _FLAGS
+        + """\
     args = parser.parse_args()
-    model = torch.nn.Linear(4, 1).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+        + _MODEL
+        + """\
     if args.fp16:
         model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     cutter = NormCutter(1.0)
@@ -1209,36 +1231,22 @@ def main():
         if (step + 1) % args.accumulate == 0:
             optimizer.step()
             optimizer.zero_grad()
-
-
-if __name__ == "__main__":
-    main()
-""",
+"""
+        + _ENTRY,
         after="""\
 import argparse
 
 import torch
 
 
-class NormCutter:
-    def __init__(self, limit):
-        self.limit = limit
-
-    def step(self, parameters):
-        grads = [p.grad for p in parameters if p.grad is not None]
-        total = torch.norm(torch.stack([g.norm() for g in grads])).item()
-        if total > self.limit:
-            for g in grads:
-                g.mul_(self.limit / total)
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--accumulate", type=int, default=1)
-    parser.add_argument("--fp16", action="store_true")
+"""
+        + _NORM_CUTTER
+        + _FLAGS
+        + """\
     args = parser.parse_args()
-    model = torch.nn.Linear(4, 1).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+        + _MODEL
+        + """\
     use_amp = bool(args.fp16)
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     cutter = NormCutter(1.0)
@@ -1255,11 +1263,8 @@ def main():
             scaler.step(optimizer)
             scaler.update()
             optimizer.zero_grad()
-
-
-if __name__ == "__main__":
-    main()
-""",
+"""
+        + _ENTRY,
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX329'),
     ),
     Example(
@@ -1274,15 +1279,15 @@ import argparse
 import torch
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--accumulate", type=int, default=1)
-    parser.add_argument("--fp16", action="store_true")
+"""
+        + _FLAGS
+        + """\
     parser.add_argument("--opt-level", default="O1")
     args = parser.parse_args()
     accumulate = args.accumulate
-    model = torch.nn.Linear(4, 1).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+        + _MODEL
+        + """\
     if args.fp16:
         from apex import amp
         model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
@@ -1298,26 +1303,23 @@ def main():
         if (step + 1) % accumulate == 0:
             optimizer.step()
             optimizer.zero_grad()
-
-
-if __name__ == "__main__":
-    main()
-""",
+"""
+        + _ENTRY,
         after="""\
 import argparse
 
 import torch
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--accumulate", type=int, default=1)
-    parser.add_argument("--fp16", action="store_true")
+"""
+        + _FLAGS
+        + """\
     parser.add_argument("--opt-level", default="O1")
     args = parser.parse_args()
     accumulate = args.accumulate
-    model = torch.nn.Linear(4, 1).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+        + _MODEL
+        + """\
     use_amp = bool(args.fp16 and args.opt_level != "O0")
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for step in range(8):
@@ -1334,11 +1336,8 @@ def main():
             scaler.step(optimizer)
             scaler.update()
             optimizer.zero_grad()
-
-
-if __name__ == "__main__":
-    main()
-""",
+"""
+        + _ENTRY,
         codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX321', 'APX330'),
     ),
     Example(

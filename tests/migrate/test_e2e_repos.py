@@ -738,6 +738,24 @@ def test_native_checkpoint_rewinds_the_grad_scaler(repos):
     assert apex_view == straight["amp"]["loss_scaler0"], (state, straight["amp"])
 
 
+def _run_without_apex(directory: Path, argv: List[str]) -> "subprocess.CompletedProcess[str]":
+    """Runs ``argv`` (a script of ``directory`` and its arguments) as __main__ with apex and
+    apexcompat unimportable."""
+    code = (
+        "import runpy, sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('apex', 'apexcompat'):\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        f"sys.argv = {argv!r}\n"
+        f"runpy.run_path({argv[0]!r}, run_name='__main__')\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(directory), str(SCRIPTS_DIR)]))
+    return subprocess.run([sys.executable, "-c", code], cwd=directory, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
 def test_a_script_without_a_grad_scaler_still_loads_the_model(repos):
     """r44: the migrated evaluate.py calls the checkpoint loader, which now takes the GradScaler
     as ``scaler=None``, without one: it restores the model from the original's apex checkpoint
@@ -746,20 +764,7 @@ def test_a_script_without_a_grad_scaler_still_loads_the_model(repos):
     _native(repos, name)
     _run(repos, "orig", name, "half")
     checkpoint = repos["work"] / f"orig-{name}-half.ckpt.pt"
-    code = (
-        "import runpy, sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('apex', 'apexcompat'):\n"
-        "            raise ImportError(name)\n"
-        "sys.meta_path.insert(0, Block())\n"
-        f"sys.argv = ['evaluate.py', {str(checkpoint)!r}]\n"
-        "runpy.run_path('evaluate.py', run_name='__main__')\n"
-    )
-    directory = repos["dirs"][name]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(directory), str(SCRIPTS_DIR)]))
-    done = subprocess.run([sys.executable, "-c", code], cwd=directory, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = _run_without_apex(repos["dirs"][name], ["evaluate.py", str(checkpoint)])
     assert done.returncode == 0, done.stderr
     assert re.search(rf"^step {LAYOUTS[name]['steps'] // 2}: eval loss ", done.stdout, re.M), done.stdout
 
@@ -770,20 +775,7 @@ def test_a_clip_kept_inside_the_backward_raises_when_backwards_accumulate(repos)
     backwards per step the second unscale_ raises, where a silent run would clip their sum."""
     name = "r49_clip_inside_scale_loss"
     _native(repos, name)
-    directory = repos["dirs"][name]
-    code = (
-        "import runpy, sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('apex', 'apexcompat'):\n"
-        "            raise ImportError(name)\n"
-        "sys.meta_path.insert(0, Block())\n"
-        "sys.argv = ['train.py', '--gradient-accumulation', '2', '--steps', '4']\n"
-        "runpy.run_path('train.py', run_name='__main__')\n"
-    )
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(directory), str(SCRIPTS_DIR)]))
-    done = subprocess.run([sys.executable, "-c", code], cwd=directory, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = _run_without_apex(repos["dirs"][name], ["train.py", "--gradient-accumulation", "2", "--steps", "4"])
     assert done.returncode != 0 and "unscale_() has already been called" in done.stderr, done.stderr
 
 
