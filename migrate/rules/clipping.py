@@ -176,9 +176,10 @@ class ClippingRule(AmpRule):
             if info.loss_scalers > 1 and len(ids) == 1:
                 use.scalers, use.scaler = use.scaler, info.loss_scaler(use.scaler, ids.pop())
         self._unscale(phases)
+        exits: Set[Tuple[Any, str]] = set()
         for use in uses:
             if use.status == "exit":
-                self._unscale_at_exit(use, sites)
+                self._unscale_at_exit(use, sites, exits)
             self._report(use, phases)
 
     # --- collecting the uses ----------------------------------------------------------------
@@ -571,15 +572,18 @@ class ClippingRule(AmpRule):
             for use in members:
                 use.unscaled.append(opt)
 
-    def _unscale_at_exit(self, use: _Use, sites) -> None:
+    def _unscale_at_exit(self, use: _Use, sites, done: Set[Tuple[Any, str]]) -> None:
         """``scaler.unscale_(opt)`` after the last statement of the scale_loss block holding
-        ``use``: where apex unscaled when the block exited (the scale_loss rule keeps the
-        block's statements, in order, after the scaled backward)."""
+        ``use`` (once per block, ``done``): where apex unscaled when the block exited (the
+        scale_loss rule keeps the block's statements, in order, after the scaled backward)."""
         site = next(s for s in sites if self._inside(use.stmt, s.with_stmt.body))
         opt = use.opt or code_of(site.optimizers[0])
+        use.unscaled.append(opt)
+        if (site.with_stmt, opt) in done:
+            return
+        done.add((site.with_stmt, opt))
         scaler = self._info.scaler_of(use.scalers or use.scaler, opt)
         self.edits.insert_after(list(site.with_stmt.body.body)[-1], [statement(f"{scaler}.unscale_({opt})\n")])
-        use.unscaled.append(opt)
 
     def _first_point(self, stmts: List[Any]) -> Any:
         """The first statement of the deepest block holding all of ``stmts`` that is or holds
