@@ -27,6 +27,39 @@ for x, y in loader:
     optimizer.step()
 """
 
+#: an optimizer held by a parameter of the function that scales the loss, stepped through it
+HELD_BY_A_PARAMETER = """\
+import torch
+from apex import amp
+
+
+def train(model, schedule, batches, fp16):
+    for x in batches:
+        schedule.zero_grad()
+        loss = model(x).mean()
+        if fp16:
+            with amp.scale_loss(loss, schedule.inner) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        schedule.step()
+
+
+def main(model, schedule, batches, fp16):
+    if fp16:
+        model, schedule.inner = amp.initialize(model, schedule.inner, opt_level="O1")
+    train(model, schedule, batches, fp16)
+"""
+HELD_BY_A_PARAMETER_TODO = """\
+            # TODO(apexcompat): schedule.inner.step() is not in the same function as amp.scale_loss,
+            #   and schedule.step() steps schedule, which holds it: schedule is a parameter of
+            #   train(), whose class is not followed into it, so its step() is not proven to step
+            #   schedule.inner once (GradScaler.step needs the optimizer it unscaled, or a proven
+            #   wrapper of it); this file keeps apex.amp semantics through apexcompat.amp, migrate
+            #   it by hand
+"""
+
+
 #: an epoch function under a decorator not known to return it: the scaler cannot be passed
 OTHER_DECORATOR = """\
 import torch
@@ -1986,10 +2019,13 @@ def fit(model, optimizer, batches, fp16, opt_level, accumulation, max_norm):
             with amp.scale_loss(loss, optimizer) as scaled_loss:
                 scaled_loss.backward()
                 # TODO(apexcompat): amp.master_params(optimizer) is read inside the amp.scale_loss
-                #   block, where apex's gradients are still scaled and (O1) hold only this backward's,
-                #   while a GradScaler's hold every backward since the step: clipping there has no exact
-                #   native rewrite (after the block apex had unscaled them); this file keeps apex.amp
-                #   semantics through apexcompat.amp, migrate it by hand
+                #   block, where (O1) apex's gradients are still scaled and hold only this backward's: a
+                #   clip there cuts the scaled gradients at its threshold before apex divides them by
+                #   the loss scale, so moving it after scaler.unscale_() changes what trains, and a
+                #   GradScaler's gradients hold every backward since the step, so a clip right after
+                #   scaler.scale(loss).backward() is the same only where the step and zero_grad() follow
+                #   every backward and the opt level is O1 under the default flags, which is not proven
+                #   here; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
                 torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
         else:
             loss.backward()
@@ -1998,6 +2034,18 @@ def fit(model, optimizer, batches, fp16, opt_level, accumulation, max_norm):
             optimizer.step()
             optimizer.zero_grad()
 """,
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the scaled optimizer is held by a parameter that the function steps instead
+        # (glow-tts's train(): amp.scale_loss(loss, optimizer_g._optim), then optimizer_g.step()):
+        # the parameter's class is not followed into the function, so the reason says that,
+        # instead of "not provably the same step"
+        "fallback-optimizer-held-by-a-parameter-stepped-through-it",
+        before=HELD_BY_A_PARAMETER,
+        after=HELD_BY_A_PARAMETER.replace("from apex import amp", "from apexcompat import amp").replace(
+            "            with amp.scale_loss(", HELD_BY_A_PARAMETER_TODO + "            with amp.scale_loss("
+        ),
         codes=("APX102", "APX220"),
     ),
     Example(

@@ -27,6 +27,7 @@ import libcst as cst
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
 from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
+from ._exit_unscale import exit_unscale_count
 from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
@@ -534,9 +535,12 @@ def step_calls(func_body: cst.CSTNode, optimizer_text: str) -> List[cst.Call]:
 
 #: why a gradient read inside the ``with amp.scale_loss(...)`` block keeps apex.amp
 _SCALED_INSIDE = (
-    "{code} is read inside the amp.scale_loss block, where apex's gradients are still scaled and "
-    "(O1) hold only this backward's, while a GradScaler's hold every backward since the step: "
-    "clipping there has no exact native rewrite (after the block apex had unscaled them)"
+    "{code} is read inside the amp.scale_loss block, where (O1) apex's gradients are still scaled and "
+    "hold only this backward's: a clip there cuts the scaled gradients at its threshold before apex "
+    "divides them by the loss scale, so moving it after scaler.unscale_() changes what trains, and a "
+    "GradScaler's gradients hold every backward since the step, so a clip right after "
+    "scaler.scale(loss).backward() is the same only where the step and zero_grad() follow every "
+    "backward and the opt level is O1 under the default flags, which is not proven here"
 )
 
 
@@ -590,6 +594,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         given_args.update(a.value for a in args)
     handles: Dict[str, InitSite] = {}
     scaling_blocks = _scale_loss_blocks(parents, info.refs)
+    inside: List[Tuple[cst.Call, cst.With]] = []  # amp.master_params(...) in a scale_loss block
 
     for ref in info.refs:
         parent = parents.get(ref.expr)
@@ -662,7 +667,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         elif member in ("state_dict", "load_state_dict", "master_params") and is_call:
             block = _inside_any(parents, parent, scaling_blocks) if member == "master_params" else None
             if block is not None:
-                info.blockers.append(Blocker(parent, _SCALED_INSIDE.format(code=code_of(parent))))
+                inside.append((parent, block))
             elif member == "state_dict" and parent.args:
                 info.blockers.append(Blocker(parent, "amp.state_dict(destination) has no native rewrite"))
             else:
@@ -673,6 +678,11 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             info.blockers.append(Blocker(ref.expr, f"amp.{member} is used without being called here"))
         # casting hooks need no scaler; their own rule handles them
 
+    for call, block in inside:
+        if exit_unscale_count(rule, module, call, block, info) is None:
+            info.blockers.append(Blocker(call, _SCALED_INSIDE.format(code=code_of(call))))
+        else:
+            info.needs.append(Need(call, "master_params", enclosing_function(parents, call)))
     for site in info.inits:
         if not (site.has_optimizers or site.old_api):
             continue  # no GradScaler replaces an initialize for inference
@@ -2824,10 +2834,27 @@ def _holder_steps(rule, site: ScaleLossSite, opt: cst.BaseExpression, info: AmpF
             why = ""
             if holder is first and info.plan is not None:
                 why = wrapper_holder(rule, site.func, opt, dict(info.plan.optimizer_wrappers))[1]
-            why = why or "not provably the same step"
+            why = why or _unfollowed_parameter(site.func, holder, opt) or "not provably the same step"
             return f"{code_of(calls[0])} steps {code_of(holder)}, which holds it: {why}"
         holder = holder.value if isinstance(holder, cst.Attribute) else None
     return None
+
+
+def _unfollowed_parameter(func: Any, holder: Any, opt: cst.BaseExpression) -> str:
+    """Why a holder that is a plain parameter of ``func`` (``def train(..., optimizer_g)``
+    stepping ``optimizer_g`` after scaling ``optimizer_g._optim``) is no proven wrapper: its
+    class is not followed into the function.  "" for any other holder."""
+    if not isinstance(func, cst.FunctionDef) or not isinstance(holder, cst.Name) or holder is not opt.value:
+        return ""
+    params = func.params
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    if holder.value not in names:
+        return ""
+    return (
+        f"{holder.value} is a parameter of {func.name.value}(), whose class is not followed into it, so its "
+        f"step() is not proven to step {code_of(opt)} once (GradScaler.step needs the optimizer it "
+        "unscaled, or a proven wrapper of it)"
+    )
 
 
 def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optional[str]:

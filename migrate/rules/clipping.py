@@ -20,7 +20,10 @@ while the clip runs on every micro-step) an ``unscale_`` there would run twice b
 threshold times ``scaler.get_scale()`` instead, which is what apex's clip of the unscaled
 ones did (APX328; a norm it returns is divided back); any other use on every micro-step (a
 norm helper) has no exact native equivalent and is reported (APX326) with a TODO to move it
-to the step boundary.  A clip whose step or scaled
+to the step boundary, unless the count of ``if <x> % K == 0`` is 1 under the default flags
+(``K`` an ``add_argument`` default of the file, ``_default_flags``): every backward is then a
+step and ``unscale_`` goes before the use (APX329); with ``K > 1`` the next ``unscale_``
+raises, so no run trains otherwise than apex did without failing.  A clip whose step or scaled
 backward is not in the same function, or whose step is a guarded flush step after the loop,
 is reported (APX327).
 
@@ -56,6 +59,8 @@ from ._amp_sites import (
 )
 from ._edits import expression, move_leading, statement, suite_statements
 from .base import Example
+from ._default_flags import every_time_by_default
+from ._exit_unscale import exit_unscale_count
 from .step import end_of, flush_steps, start_of
 
 #: the clipping functions of torch.nn.utils (their gradients must be unscaled)
@@ -98,6 +103,8 @@ class _Use:
     unscaled: List[str] = field(default_factory=list)
     #: with one GradScaler per loss id: their list (``scaler`` is then the one of this use)
     scalers: str = ""
+    #: status defaults: the test of the accumulation if around the step
+    boundary: str = ""
 
 
 class ClippingRule(AmpRule):
@@ -113,6 +120,8 @@ class ClippingRule(AmpRule):
         "APX326": "gradients clipped or read on every micro-step, the step only at the accumulation boundary",
         "APX327": "gradients clipped or read after the scaled backward where the step or backward is not known",
         "APX328": "a clip on every micro-step clips the scaled gradients at the threshold times the loss scale",
+        "APX329": "a gradient use on every micro-step, the step under an accumulation count that is 1 by default",
+        "APX330": "a gradient use inside the amp.scale_loss block stays on the scaled gradients, unscale_ after it",
         "APX218": "amp.master_params(opt) in a file that scales no loss (a helper) -> the optimizer's param groups",
     }
     #: gradient uses are looked for only in files that mention one of these (besides
@@ -167,7 +176,10 @@ class ClippingRule(AmpRule):
             if info.loss_scalers > 1 and len(ids) == 1:
                 use.scalers, use.scaler = use.scaler, info.loss_scaler(use.scaler, ids.pop())
         self._unscale(phases)
+        exits: Set[Tuple[Any, str]] = set()
         for use in uses:
+            if use.status == "exit":
+                self._unscale_at_exit(use, sites, exits)
             self._report(use, phases)
 
     # --- collecting the uses ----------------------------------------------------------------
@@ -327,6 +339,13 @@ class ClippingRule(AmpRule):
         if use.kind == "master" and use.func in self._info.unscale_at_callers:
             use.status = "skip"  # unscaled before this file's calls of its method
             return []
+        block = next((s.with_stmt for s in sites if self._inside(use.stmt, s.with_stmt.body)), None)
+        if block is not None and use.kind == "master":
+            # proven by the analysis (else amp.master_params there kept the file on apex.amp)
+            count = exit_unscale_count(self, self.tree, use.node, block, self._info)
+            if count is not None:
+                use.status, use.reason = "exit", count
+                return []
         here = start_of(self, use.node)
         # the last scaled backward before the use in its function: a scale_loss there, or a
         # call of a function of this file that holds one (with the optimizers it passes)
@@ -389,11 +408,37 @@ class ClippingRule(AmpRule):
                 )
                 return []
             if self._phase_stmt(use, step) is None:
-                use.status, use.opt = "accum", opt
-                return []
+                count = self._stepped_every_time_by_default(use, step) if len(opts) == 1 else None
+                if count is None:
+                    use.status, use.opt = "accum", opt
+                    return []
+                use.status, use.opt, use.reason = "defaults", opt, count
+                use.boundary = code_of(self.parents[self.parents[self.statement_of(step)]].test)
+                return [(opt, step)]
             keys.append((opt, step))
         use.status = "unscale"
         return keys
+
+    def _stepped_every_time_by_default(self, use: _Use, step: cst.Call) -> Optional[str]:
+        """A use on every micro-step that is not a norm or value clip (a project's own
+        clipper, which cannot be given a scaled threshold), before a step that runs only
+        under ``if <x> % K == 0:`` (the step alone in that if, the use beside the if), when
+        ``K`` is 1 under the default flags: the step then follows every backward, so
+        ``unscale_`` before the use is apex's order.  Should ``K`` be larger, the next
+        backward's ``unscale_`` raises (GradScaler unscales once per step): no silent
+        change.  ``K``'s code, or None."""
+        if use.kind == "clip" and self.qualified_names(use.node.func) & SCALABLE_CLIPS:
+            return None  # clipped at the threshold times the scale, exact for every K (APX328)
+        step_stmt = self.statement_of(step)
+        block = self.parents.get(step_stmt)
+        guard = self.parents.get(block)
+        if not isinstance(step_stmt, cst.SimpleStatementLine) or not isinstance(guard, cst.If):
+            return None
+        if guard.body is not block or guard.orelse is not None:
+            return None
+        if self.parents.get(guard) is not self.parents.get(use.stmt):
+            return None  # the use and the accumulation if side by side in one block
+        return every_time_by_default(self.tree, use.func, guard.test)
 
     def _stepped_since(self, backward: Any, use: _Use, opt: str, steps: Dict[cst.Call, str]) -> bool:
         """Whether a step of ``opt`` surely ran between the scaled backward (``backward``: the
@@ -509,13 +554,15 @@ class ClippingRule(AmpRule):
         """One ``scaler.unscale_(opt)`` per phase, before its first use."""
         inserted: Dict[cst.CSTNode, List[str]] = {}
         for (opt, step), members in phases.items():
-            members = [u for u in members if u.status in ("unscale", "legacy")]
+            members = [u for u in members if u.status in ("unscale", "legacy", "defaults")]
             if not members:
                 continue
             if members[0].status == "legacy":
                 point = members[0].stmt
             else:
-                point = self._first_point([self._phase_stmt(u, step) for u in members])
+                point = self._first_point(
+                    [u.stmt if u.status == "defaults" else self._phase_stmt(u, step) for u in members]
+                )
             scaler = self._info.scaler_of(members[0].scalers or members[0].scaler, opt)
             if opt in inserted.setdefault(point, []):
                 continue
@@ -524,6 +571,19 @@ class ClippingRule(AmpRule):
             self._update_before_continue(point, scaler)
             for use in members:
                 use.unscaled.append(opt)
+
+    def _unscale_at_exit(self, use: _Use, sites, done: Set[Tuple[Any, str]]) -> None:
+        """``scaler.unscale_(opt)`` after the last statement of the scale_loss block holding
+        ``use`` (once per block, ``done``): where apex unscaled when the block exited (the
+        scale_loss rule keeps the block's statements, in order, after the scaled backward)."""
+        site = next(s for s in sites if self._inside(use.stmt, s.with_stmt.body))
+        opt = use.opt or code_of(site.optimizers[0])
+        use.unscaled.append(opt)
+        if (site.with_stmt, opt) in done:
+            return
+        done.add((site.with_stmt, opt))
+        scaler = self._info.scaler_of(use.scalers or use.scaler, opt)
+        self.edits.insert_after(list(site.with_stmt.body.body)[-1], [statement(f"{scaler}.unscale_({opt})\n")])
 
     def _first_point(self, stmts: List[Any]) -> Any:
         """The first statement of the deepest block holding all of ``stmts`` that is or holds
@@ -554,7 +614,8 @@ class ClippingRule(AmpRule):
                 self._nan_todo(use.func, use.merged[1])
             else:
                 named = code_of(arg_value(use.node, 0, "optimizer"))
-                message = f"amp.master_params({named}) -> {use.params}" + (f", after {after}" if after else "")
+                before = after and use.status != "exit"  # at the exit the unscale_ comes after it
+                message = f"amp.master_params({named}) -> {use.params}" + (f", after {after}" if before else "")
                 self.report(use.node, "APX321", message, fixed=True, severity="info")
                 self._nan_todo(use.func, use.stmt)
         if use.status == "unscale" and use.kind != "master":
@@ -581,6 +642,34 @@ class ClippingRule(AmpRule):
                     fixed=True,
                     severity="warning",
                 )
+        elif use.status == "exit":
+            count = (
+                f"every backward is a step ({use.reason} is 1 under the default flags; with {use.reason} > 1 the "
+                "next backward's unscale_ raises)"
+                if use.reason
+                else "every backward is a step"
+            )
+            self.report(
+                use.node,
+                "APX330",
+                f"{use.what} inside the amp.scale_loss block reads the scaled gradients of this backward, as under "
+                f"apex's O1 (the default opt level here); {after} follows the block, where apex unscaled them: "
+                f"the same while {count}",
+                fixed=True,
+                severity="warning" if use.reason else "info",
+            )
+        elif use.status == "defaults":
+            self.report(
+                use.node,
+                "APX329",
+                f"{use.what} runs after every backward, {use.opt}.step() only when {use.boundary}: "
+                f"{use.reason} is 1 under the default flags, so every backward is a step and {after} goes "
+                f"before {use.what}, as apex had unscaled the gradients; with {use.reason} > 1 the next "
+                f"backward's unscale_ raises (one per step): to accumulate, move {use.what} into that if, "
+                f"after {use.scaler}.unscale_({use.opt})",
+                fixed=True,
+                severity="warning",
+            )
         elif use.status == "accum" and self._scale_threshold(use):
             pass
         elif use.status == "accum":
@@ -743,6 +832,39 @@ def _is_literal(node: cst.BaseExpression) -> bool:
 
 # Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
+#: the pieces of the two examples whose accumulation flag defaults to 1: a project's own
+#: norm clipper, the flags, the model and the script's entry
+_NORM_CUTTER = """\
+class NormCutter:
+    def __init__(self, limit):
+        self.limit = limit
+
+    def step(self, parameters):
+        grads = [p.grad for p in parameters if p.grad is not None]
+        total = torch.norm(torch.stack([g.norm() for g in grads])).item()
+        if total > self.limit:
+            for g in grads:
+                g.mul_(self.limit / total)
+
+
+"""
+_FLAGS = '''\
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--accumulate", type=int, default=1)
+    parser.add_argument("--fp16", action="store_true")
+'''
+_MODEL = '''\
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+'''
+_ENTRY = '''
+
+if __name__ == "__main__":
+    main()
+'''
+
+
 EXAMPLES: List[Example] = [
     Example(
         "fp16-and-fp32-branches-merged",
@@ -1077,6 +1199,150 @@ def train(model, optimizer, loader, accumulation_steps, grad_norm_of):
             optimizer.zero_grad()
 """,
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX326'),
+    ),
+    Example(
+        # a project's own clipper on every micro-step (DLE-BERT run_squad.py's GradientClipper),
+        # the step under an accumulation count whose flag defaults to 1: with the default
+        # flags every backward is a step, so unscale_ goes before the clipper, as apex had
+        # unscaled; with a larger count the next unscale_ raises instead of training otherwise
+        "own-clipper-on-every-micro-step-with-a-count-of-one-by-default-gets-unscale",
+        before="""\
+import argparse
+
+import torch
+from apex import amp
+
+
+"""
+        + _NORM_CUTTER
+        + _FLAGS
+        + """\
+    args = parser.parse_args()
+"""
+        + _MODEL
+        + """\
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    cutter = NormCutter(1.0)
+    for step in range(8):
+        loss = model(torch.randn(2, 4).cuda()).mean() / args.accumulate
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        cutter.step(amp.master_params(optimizer))
+        if (step + 1) % args.accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+"""
+        + _ENTRY,
+        after="""\
+import argparse
+
+import torch
+
+
+"""
+        + _NORM_CUTTER
+        + _FLAGS
+        + """\
+    args = parser.parse_args()
+"""
+        + _MODEL
+        + """\
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    cutter = NormCutter(1.0)
+    for step in range(8):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(torch.randn(2, 4).cuda()).mean() / args.accumulate
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.unscale_(optimizer)
+        cutter.step(model.parameters())
+        if (step + 1) % args.accumulate == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+"""
+        + _ENTRY,
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX329'),
+    ),
+    Example(
+        # a clip inside the scale_loss block (GPT2-Chinese's train.py): it clips this backward's
+        # scaled gradients, as under apex's O1 (the opt-level flag's default), and the step
+        # follows every backward (the count's default is 1): the clip stays after the scaled
+        # backward and unscale_ follows it, where apex unscaled; a count > 1 raises there
+        "clip-inside-the-block-stays-on-the-scaled-gradients-with-a-count-of-one-by-default",
+        before="""\
+import argparse
+
+import torch
+
+
+"""
+        + _FLAGS
+        + """\
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    accumulate = args.accumulate
+"""
+        + _MODEL
+        + """\
+    if args.fp16:
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for step in range(8):
+        loss = model(torch.randn(2, 4).cuda()).mean() / accumulate
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if (step + 1) % accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+"""
+        + _ENTRY,
+        after="""\
+import argparse
+
+import torch
+
+
+"""
+        + _FLAGS
+        + """\
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    accumulate = args.accumulate
+"""
+        + _MODEL
+        + """\
+    use_amp = bool(args.fp16 and args.opt_level != "O0")
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for step in range(8):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(torch.randn(2, 4).cuda()).mean() / accumulate
+        if args.fp16:
+            scaler.scale(loss).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.unscale_(optimizer)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if (step + 1) % accumulate == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+"""
+        + _ENTRY,
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX321', 'APX330'),
     ),
     Example(
         "clip-before-a-step-in-another-method-reported",

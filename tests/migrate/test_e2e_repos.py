@@ -31,7 +31,8 @@ picks at run time beside a keeper handed apex.amp in a dict it spreads, checkpoi
 an evaluation script run on its own also calls without a loss scaler, a training module whose call
 returns the loss the launcher hands back to its update method, a star-imported fitter built before
 amp.initialize, a trainer re-exported by a star import whose base class keeps amp's state in its
-checkpoints).  Once per module:
+checkpoints, a script that clips inside the amp.scale_loss block with an accumulation count of 1
+by default).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -436,6 +437,13 @@ LAYOUTS: Dict[str, dict] = {
     "r48_base_saves_amp_state": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                      metric="loss", native=[], fallbacks=[],
                                      branches={"accumulate": ["--accumulate", "2"]}),
+    # GPT2-Chinese's shape: the clip inside the amp.scale_loss block (the scaled gradients of this
+    # backward, at max_norm), the step under (step + 1) % count == 0 with the count's flag 1 by
+    # default and the opt level's O1: the clip stays after the scaled backward and unscale_
+    # follows it (APX330); with a count of 2 the migrated script raises at the second backward
+    "r49_clip_inside_scale_loss": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                       metric="loss", native=[], fallbacks=[],
+                                       branches={"off": ["--no-fp16"], "tight": ["--max-norm", "10000"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -730,6 +738,24 @@ def test_native_checkpoint_rewinds_the_grad_scaler(repos):
     assert apex_view == straight["amp"]["loss_scaler0"], (state, straight["amp"])
 
 
+def _run_without_apex(directory: Path, argv: List[str]) -> "subprocess.CompletedProcess[str]":
+    """Runs ``argv`` (a script of ``directory`` and its arguments) as __main__ with apex and
+    apexcompat unimportable."""
+    code = (
+        "import runpy, sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('apex', 'apexcompat'):\n"
+        "            raise ImportError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        f"sys.argv = {argv!r}\n"
+        f"runpy.run_path({argv[0]!r}, run_name='__main__')\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(directory), str(SCRIPTS_DIR)]))
+    return subprocess.run([sys.executable, "-c", code], cwd=directory, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
 def test_a_script_without_a_grad_scaler_still_loads_the_model(repos):
     """r44: the migrated evaluate.py calls the checkpoint loader, which now takes the GradScaler
     as ``scaler=None``, without one: it restores the model from the original's apex checkpoint
@@ -738,22 +764,19 @@ def test_a_script_without_a_grad_scaler_still_loads_the_model(repos):
     _native(repos, name)
     _run(repos, "orig", name, "half")
     checkpoint = repos["work"] / f"orig-{name}-half.ckpt.pt"
-    code = (
-        "import runpy, sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('apex', 'apexcompat'):\n"
-        "            raise ImportError(name)\n"
-        "sys.meta_path.insert(0, Block())\n"
-        f"sys.argv = ['evaluate.py', {str(checkpoint)!r}]\n"
-        "runpy.run_path('evaluate.py', run_name='__main__')\n"
-    )
-    directory = repos["dirs"][name]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(directory), str(SCRIPTS_DIR)]))
-    done = subprocess.run([sys.executable, "-c", code], cwd=directory, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = _run_without_apex(repos["dirs"][name], ["evaluate.py", str(checkpoint)])
     assert done.returncode == 0, done.stderr
     assert re.search(rf"^step {LAYOUTS[name]['steps'] // 2}: eval loss ", done.stdout, re.M), done.stdout
+
+
+def test_a_clip_kept_inside_the_backward_raises_when_backwards_accumulate(repos):
+    """r49: the migrated script clips the scaled gradients of one backward and unscales after,
+    which is apex's O1 only while every backward is a step (the count's default, 1): with two
+    backwards per step the second unscale_ raises, where a silent run would clip their sum."""
+    name = "r49_clip_inside_scale_loss"
+    _native(repos, name)
+    done = _run_without_apex(repos["dirs"][name], ["train.py", "--gradient-accumulation", "2", "--steps", "4"])
+    assert done.returncode != 0 and "unscale_() has already been called" in done.stderr, done.stderr
 
 
 def test_report_measured_differences(repos, capsys):

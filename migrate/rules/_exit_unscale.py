@@ -1,0 +1,105 @@
+"""A gradient use inside ``with amp.scale_loss(...)``, after the backward.
+
+Under O1 apex's gradients there are this backward's only, times the loss scale, and apex
+unscaled them when the block exited (GPT2-Chinese's ``clip_grad_norm_(amp.master_params(
+optimizer), max_norm)`` in the block clips the scaled gradients at ``max_norm``).  Natively
+the statement stays after ``scaler.scale(loss).backward()`` on the scaled gradients and
+``scaler.unscale_(optimizer)`` follows it where the block ended: the same operation, as long
+as no earlier backward's gradients are in them, that is when every backward is a step.  That
+holds when the optimizer's one step follows the block in the same loop body, unconditionally
+or under ``if <x> % K == 0:`` with ``K`` 1 under the default flags, and every training
+``amp.initialize`` of the file is O1 under the default flags (under O2 the master gradients
+in the block are the last step's).  With ``K > 1`` the next backward's ``unscale_`` raises.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import libcst as cst
+
+from ._default_flags import default_literal, every_time_by_default
+from ._edits import code_of
+
+#: the file state key: whether this file's training initializes are O1 under the default
+#: flags (read by the rules that run after the initialize rule removed them)
+O1_KEY = "o1_by_default"
+
+
+def exit_unscale_count(rule: Any, module: cst.Module, call: Any, block: cst.With, info: Any) -> Optional[str]:
+    """For ``call`` (a gradient use) in the scale_loss statement ``block``: the accumulation
+    count that is 1 by default ("" when the step is unconditional) when the use can stay on
+    the scaled gradients with ``unscale_`` after the block, as above; None otherwise."""
+    from ._amp_sites import enclosing_function, find_steps
+
+    if not _o1_by_default(rule, module, info):
+        return None
+    body = block.body.body if isinstance(block.body, cst.IndentedBlock) else ()
+    stmt = rule.statement_of(call)
+    if stmt not in body or body.index(stmt) == 0:
+        return None
+    site = next((s for s in info.scale_losses if s.with_stmt is block), None)
+    if site is None or site.func is None or len(site.optimizers) != 1:
+        return None
+    steps = find_steps(rule, site, code_of(site.optimizers[0]))
+    if len(steps) != 1 or enclosing_function(rule.parents, steps[0]) is not site.func:
+        return None
+    step_stmt = rule.statement_of(steps[0])
+    if not (isinstance(step_stmt, cst.SimpleStatementLine) and len(step_stmt.body) == 1):
+        return None
+    on_the_way = _blocks_up_to_the_loop(rule.parents, block)
+    holder = rule.parents.get(step_stmt)
+    if _after(holder, step_stmt, on_the_way):
+        return ""
+    guard = rule.parents.get(holder)
+    if not (isinstance(guard, cst.If) and guard.body is holder and guard.orelse is None):
+        return None
+    if not _after(rule.parents.get(guard), guard, on_the_way):
+        return None
+    return every_time_by_default(module, site.func, guard.test)
+
+
+def _after(block: Any, stmt: Any, on_the_way: dict) -> bool:
+    """Whether ``stmt`` of ``block`` comes after the statement of ``block`` that holds the
+    scale_loss statement."""
+    if block not in on_the_way:
+        return False
+    statements = list(block.body)
+    return statements.index(stmt) > statements.index(on_the_way[block])
+
+
+def _blocks_up_to_the_loop(parents: dict, node: Any) -> dict:
+    """The blocks around ``node`` inside its innermost loop (a step in one of them, after
+    it, follows each of its passes), each with its statement on the way to ``node``."""
+    found = {}
+    cur = node
+    while True:
+        parent = parents.get(cur)
+        if parent is None or isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return found
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            found[parent] = cur
+        if isinstance(parent, (cst.For, cst.While)):
+            return found
+        cur = parent
+
+
+def _o1_by_default(rule: Any, module: cst.Module, info: Any) -> bool:
+    """Every training initialize of the file is O1 under the default flags; remembered for
+    the rules that run after the initialize is gone (never proven for an initialize of
+    another file)."""
+    from ._amp_sites import arg_value
+
+    state = rule.file_state()
+    training = [s for s in info.inits if s.has_optimizers and not s.old_api]
+    if not training:
+        return bool(state.get(O1_KEY))
+    proven = True
+    for site in training:
+        level = arg_value(site.call, 3, "opt_level")
+        if site.options is not None:
+            proven = False
+        elif level is not None and default_literal(module, site.func, level) != "O1":
+            proven = False  # apex's own default opt_level is O1
+    state[O1_KEY] = proven
+    return proven
