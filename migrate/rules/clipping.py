@@ -1269,7 +1269,7 @@ import torch
             optimizer.zero_grad()
 """
         + _ENTRY,
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX329'),
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX329'),
     ),
     Example(
         # a clip inside the scale_loss block (GPT2-Chinese's train.py): it clips this backward's
@@ -1342,7 +1342,7 @@ import torch
             optimizer.zero_grad()
 """
         + _ENTRY,
-        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX321', 'APX330'),
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX330'),
     ),
     Example(
         "clip-before-a-step-in-another-method-reported",
