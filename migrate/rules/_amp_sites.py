@@ -27,6 +27,7 @@ import libcst as cst
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
 from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
+from ._clip_functions import CLIP_FUNCTIONS
 from ._exit_unscale import exit_unscale_count
 from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
@@ -535,13 +536,23 @@ def step_calls(func_body: cst.CSTNode, optimizer_text: str) -> List[cst.Call]:
 
 #: why a gradient read inside the ``with amp.scale_loss(...)`` block keeps apex.amp
 _SCALED_INSIDE = (
-    "{code} is read inside the amp.scale_loss block, where (O1) apex's gradients are still scaled and "
+    "{code} {use} inside the amp.scale_loss block, where (O1) apex's gradients are still scaled and "
     "hold only this backward's: a clip there cuts the scaled gradients at its threshold before apex "
     "divides them by the loss scale, so moving it after scaler.unscale_() changes what trains, and a "
     "GradScaler's gradients hold every backward since the step, so a clip right after "
     "scaler.scale(loss).backward() is the same only where the step and zero_grad() follow every "
     "backward and the opt level is O1 under the default flags, which is not proven here"
 )
+
+
+def _clips_inside(rule, blocks: Set[cst.With]) -> List[Tuple[cst.Call, cst.With]]:
+    """The calls of torch's clipping functions in the bodies of the scale_loss ``blocks``."""
+    found = []
+    for block in blocks:
+        for node in walk(block.body):
+            if isinstance(node, cst.Call) and rule.qualified_names(node.func) & CLIP_FUNCTIONS:
+                found.append((node, block))
+    return found
 
 
 def _scale_loss_blocks(parents: Dict[Any, Any], refs: List[AmpRef]) -> Set[cst.With]:
@@ -680,9 +691,15 @@ def analyse(rule, module: cst.Module) -> AmpFile:
 
     for call, block in inside:
         if exit_unscale_count(rule, module, call, block, info) is None:
-            info.blockers.append(Blocker(call, _SCALED_INSIDE.format(code=code_of(call))))
+            info.blockers.append(Blocker(call, _SCALED_INSIDE.format(code=code_of(call), use="is read")))
         else:
             info.needs.append(Need(call, "master_params", enclosing_function(parents, call)))
+    # a torch clip of other parameters in the block: the same gradients, without a rewrite of
+    # its own (the step's unscale follows it), so the same proof or the shim
+    around_master = {id(n) for call, _ in inside for n in _ancestors(parents, call)}
+    for clip, block in _clips_inside(rule, scaling_blocks):
+        if id(clip) not in around_master and exit_unscale_count(rule, module, clip, block, info) is None:
+            info.blockers.append(Blocker(clip, _SCALED_INSIDE.format(code=code_of(clip), use="runs")))
     for site in info.inits:
         if not (site.has_optimizers or site.old_api):
             continue  # no GradScaler replaces an initialize for inference

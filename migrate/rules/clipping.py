@@ -60,21 +60,10 @@ from ._amp_sites import (
 from ._edits import expression, move_leading, statement, suite_statements
 from .base import Example
 from ._default_flags import every_time_by_default
+from ._clip_functions import CLIP_FUNCTIONS, SCALABLE_CLIPS
 from ._exit_unscale import exit_unscale_count
 from .step import end_of, flush_steps, start_of
 
-#: the clipping functions of torch.nn.utils (their gradients must be unscaled)
-CLIP_FUNCTIONS = frozenset(
-    f"{module}.{name}"
-    for module in ("torch.nn.utils", "torch.nn.utils.clip_grad")
-    for name in ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm")
-)
-#: the clips whose threshold scales with the gradients (norm and value clipping)
-SCALABLE_CLIPS = frozenset(
-    f"{module}.{name}"
-    for module in ("torch.nn.utils", "torch.nn.utils.clip_grad")
-    for name in ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_")
-)
 #: calls that only collect the parameters they are given
 _COLLECTORS = frozenset({"list", "tuple", "iter", "filter", "enumerate", "zip", "sorted", "len", "set", "dict"})
 #: the start of the TODO written for a gradient use on every micro-step (APX326) and for one
