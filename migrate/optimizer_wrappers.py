@@ -23,7 +23,8 @@ def wrapped_attribute(cls: ast.ClassDef) -> Optional[str]:
     """The attribute ``cls`` keeps its optimizer in, when ``cls`` is a wrapper as above:
     ``param_groups`` a property returning ``self.<attr>.param_groups``; ``step`` a plain
     method that calls ``self.<attr>.step(...)`` once on every path that returns (a path may
-    raise instead); no other method of the class steps ``self.<attr>``.  None otherwise."""
+    raise instead) and sets no attribute of the instance (``_advances_own_state``); no other
+    method of the class steps ``self.<attr>``.  None otherwise."""
     methods = {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     if any(name in PROVEN_MEMBERS for name in _assigned_names(cls)):
         return None  # ``step = ...`` in the class body: not (only) the method read here
@@ -39,12 +40,37 @@ def wrapped_attribute(cls: ast.ClassDef) -> Optional[str]:
     flow = _flow(step.body, self_name, attr, {0})
     if flow is None or (flow[0] | flow[1]) != {1}:
         return None
+    if _advances_own_state(step, self_name):
+        return None
     for method in methods.values():
         if method is step or not method.args.args:
             continue
         if _steps_in(method, method.args.args[0].arg, attr):
             return None
     return attr
+
+
+def _advances_own_state(step: ast.FunctionDef, self_name: str) -> bool:
+    """Whether ``step`` assigns to an attribute of its instance (``self._step += 1``, a
+    learning rate kept on ``self``).  GradScaler.step skips the whole wrapper step on inf/nan
+    where apex skipped only the inner optimizer's, so such state would fall behind by the
+    skipped steps; a wrapper that derives everything from its arguments (ClassyVision's
+    ``where``) loses nothing."""
+    for node in ast.walk(step):
+        targets: List[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, (ast.Attribute, ast.Subscript)):
+                    root = part.value
+                    while isinstance(root, (ast.Attribute, ast.Subscript)):
+                        root = root.value
+                    if isinstance(root, ast.Name) and root.id == self_name:
+                        return True
+    return False
 
 
 def class_members(cls: ast.ClassDef) -> Set[str]:

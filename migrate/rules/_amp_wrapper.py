@@ -47,7 +47,8 @@ def wrapper_holder(
     if wrapper not in wrappers:
         return None, (
             f"{wrapper} is not a proven optimizer wrapper (its step() must call self.<optimizer>.step() once on "
-            "every path and its param_groups property return that optimizer's, with no subclass overriding either)"
+            "every path and set no attribute of its own, and its param_groups property return that optimizer's, "
+            "with no subclass overriding either)"
         )
     if wrappers[wrapper] != opt.attr.value:
         return None, f"{wrapper} wraps self.{wrappers[wrapper]}, not {opt.attr.value}"

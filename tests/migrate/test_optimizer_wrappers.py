@@ -34,7 +34,7 @@ def wrapper(step_body: str, extra: str = PARAM_GROUPS) -> ast.ClassDef:
         "if where is None:\n    raise RuntimeError('where')\nassert where >= 0\nself.inner.step()\n",
         "if closure is None:\n    self.inner.step()\nelse:\n    self.inner.step(closure)\n",
         "return self.inner.step(closure)\n",
-        "self.count = 1\nloss = self.inner.step()\nreturn loss\n",
+        "loss = self.inner.step()\nfor group in self.inner.param_groups:\n    group['lr'] = where\nreturn loss\n",
     ],
 )
 def test_a_step_that_steps_the_held_optimizer_once_on_every_path_is_proven(body):
@@ -45,6 +45,10 @@ def test_a_step_that_steps_the_held_optimizer_once_on_every_path_is_proven(body)
     "body, extra",
     [
         ("if where is None:\n    return\nself.inner.step()\n", PARAM_GROUPS),  # a path without a step
+        # state of its own, which would fall behind on the steps a GradScaler skips whole
+        ("self._step += 1\nself.inner.step()\n", PARAM_GROUPS),
+        ("self.count = 1\nloss = self.inner.step()\nreturn loss\n", PARAM_GROUPS),
+        ("self.rates[0] = where\nself.inner.step()\n", PARAM_GROUPS),
         ("self.inner.step()\nself.inner.step()\n", PARAM_GROUPS),  # twice
         ("for _ in range(2):\n    self.inner.step()\n", PARAM_GROUPS),  # in a loop
         ("with lock:\n    self.inner.step()\n", PARAM_GROUPS),  # not followed into a with
