@@ -57,12 +57,7 @@ def _advances_own_state(step: ast.FunctionDef, self_name: str) -> bool:
     skipped steps; a wrapper that derives everything from its arguments (ClassyVision's
     ``where``) loses nothing."""
     for node in ast.walk(step):
-        targets: List[ast.AST] = []
-        if isinstance(node, ast.Assign):
-            targets = list(node.targets)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
-        for target in targets:
+        for target in _targets(node):
             for part in ast.walk(target):
                 if isinstance(part, (ast.Attribute, ast.Subscript)):
                     root = part.value
@@ -96,14 +91,19 @@ def _dotted(node: ast.AST) -> str:
 def _assigned_names(cls: ast.ClassDef) -> Set[str]:
     names: Set[str] = set()
     for stmt in cls.body:
-        targets: List[ast.AST] = []
-        if isinstance(stmt, ast.Assign):
-            targets = list(stmt.targets)
-        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-            targets = [stmt.target]
-        for target in targets:
+        for target in _targets(stmt):
             names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
     return names
+
+
+def _targets(node: ast.AST) -> List[ast.AST]:
+    """What an assignment statement (plain, annotated or augmented) assigns to; [] for any
+    other node."""
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        return [node.target]
+    return []
 
 
 def _property_of_held(func: ast.FunctionDef) -> Optional[str]:
