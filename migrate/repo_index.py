@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from . import stdlib_trees
+from .runtime_classes import RUNTIME_IMPORT_MARKERS, runtime_builds
 from .ast_table import FastNodeVisitor, NodeTable
 from .forward_fed import handed_calls
 from .built_route import ObjectBuild, read_object_builds
@@ -249,6 +250,9 @@ class ModuleSummary:
     super_only: Set[str] = field(default_factory=set)
     #: top-level definition -> the source of each of its decorators (``MODELS.register_module()``)
     decorators: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    #: (line, top-level definition, attribute) of each ``m.Attr(...)`` whose ``m`` is a module
+    #: imported by name at run time (``runtime_classes.runtime_builds``)
+    runtime_builds: List[Tuple[int, str, str]] = field(default_factory=list)
     #: ``dict(...)`` call line -> the calls its local is spread into (``dict_spreads``)
     dict_spreads: Dict[int, Tuple[str, ...]] = field(default_factory=dict)
     #: what a ``from <this module> import *`` may take (``star_imports``): the names of a
@@ -1214,6 +1218,8 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     table = NodeTable(tree)
     _functions(table, summary)
     summary.framework = read_framework_facts(tree, summary.imports)
+    if any(marker in source for marker in RUNTIME_IMPORT_MARKERS):
+        summary.runtime_builds = runtime_builds(tree)
     summary.object_builds = read_object_builds(table)
     if any(a.text == "dict" for a in summary.amp_arguments):
         summary.dict_spreads = read_dict_spreads(table)

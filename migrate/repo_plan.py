@@ -19,7 +19,6 @@ on as a value).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
@@ -590,24 +589,14 @@ def _runtime_note(path: str, name: str, by_path, others, definitions) -> str:
     nowhere."""
     unindexed = {p: (shown, source) for p, shown, source in others}
     names = {n for _p, n in derived_classes((path, name), by_path, unindexed, definitions)}
-    where = runtime_build_of(names, _indexed_sources(by_path) + [(shown, source) for _p, shown, source in others])
+    indexed = [(summary.shown, summary.runtime_builds) for _p, summary in sorted(by_path.items())]
+    where = runtime_build_of(names, indexed, [(shown, source) for _p, shown, source in others])
     if where is None:
         return ""
     shown, line, owner, built = where
     what = "it" if built == name else f"{built}, which derives from it,"
     return (f"; {what} is built as `.{built}(...)` of a module imported by name at run time ({shown}:{line}, "
             f"in {owner}): which class that is, no GradScaler route can tell")
-
-
-def _indexed_sources(by_path: Dict[str, ModuleSummary]) -> List[Tuple[str, bytes]]:
-    """(shown path, text) of the indexed files that can still be read."""
-    found = []
-    for path, summary in sorted(by_path.items()):
-        try:
-            found.append((summary.shown, Path(path).read_bytes()))
-        except OSError:
-            continue
-    return found
 
 
 def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:

@@ -20,6 +20,8 @@ from . import stdlib_trees
 
 #: the calls that import a module named by a value
 _IMPORTERS = frozenset({"importlib.import_module", "import_module", "__import__"})
+#: text one of them needs in a file (files without it are not walked)
+RUNTIME_IMPORT_MARKERS = (b"import_module", b"__import__")
 
 
 def _importer_call(node: Optional[ast.AST]) -> bool:
@@ -47,11 +49,18 @@ def runtime_builds(tree: ast.Module) -> List[Tuple[int, str, str]]:
     return sorted(found)
 
 
-def runtime_build_of(names: Set[str], sources: Iterable[Tuple[str, bytes]]) -> Optional[Tuple[str, int, str, str]]:
-    """Where one of ``names`` is built from a module imported by name at run time, among
-    ``sources`` ((shown path, text)): (shown, line, definition, the name); None where nowhere."""
-    for shown, source in sources:
-        if not any(n.encode() in source for n in names) or b"import" not in source:
+def runtime_build_of(
+    names: Set[str], indexed: Iterable[Tuple[str, List[Tuple[int, str, str]]]], others: Iterable[Tuple[str, bytes]]
+) -> Optional[Tuple[str, int, str, str]]:
+    """Where one of ``names`` is built from a module imported by name at run time: among the
+    indexed files' ``runtime_builds`` ((shown path, builds)), then the unindexed ``others``
+    ((shown path, text)): (shown, line, definition, the name); None where nowhere."""
+    for shown, builds in indexed:
+        for line, owner, attr in builds:
+            if attr in names:
+                return shown, line, owner, attr
+    for shown, source in others:
+        if not any(n.encode() in source for n in names) or not any(m in source for m in RUNTIME_IMPORT_MARKERS):
             continue
         tree = stdlib_trees.parse(source)
         for line, owner, attr in runtime_builds(tree) if tree is not None else ():

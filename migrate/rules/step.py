@@ -129,6 +129,7 @@ class StepRule(AmpRule):
     KNOWN = {FLUSH_TODO: ("APX313", "error", False)}
 
     def plan(self, module: cst.Module) -> None:
+        self._growth_reported: Set[cst.If] = set()  # the boundaries APX314 named
         info = analyse(self, module)
         if not info.scale_losses or info.inits:
             return
@@ -211,10 +212,9 @@ class StepRule(AmpRule):
         boundary = accumulation_boundary(self.parents, site.with_stmt, call)
         if boundary is None:
             return
-        reported = self.__dict__.setdefault("_growth_reported", set())
-        if boundary in reported:
+        if boundary in self._growth_reported:
             return
-        reported.add(boundary)
+        self._growth_reported.add(boundary)
         opt = code_of(cast(Any, call.func).value)
         test = code_of(boundary.test).strip()
         self.report(
