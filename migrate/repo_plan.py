@@ -41,6 +41,7 @@ from .reach import what_a_run_reaches
 from .runtime_classes import runtime_build_of
 from .forward_fed import HandedArgs, calls_in_repository
 from .gradient_helpers_plan import helpers_called_elsewhere
+from .override_plan import overridden_methods
 from .repo_index import (
     HOLDER_USES,
     MODULE_LEVEL,
@@ -211,6 +212,9 @@ class FilePlan:
     #: (method of this file that scales a loss, the arguments of each call of it in the
     #: repository, marked forward outputs or not: ``forward_fed``)
     handed_calls: Tuple[Tuple[str, Tuple[HandedArgs, ...]], ...] = ()
+    #: (class, method, overriding class and its file) for the methods of this file's classes
+    #: that scale a loss which a subclass in some walked file redefines (``override_plan``)
+    overridden: Tuple[Tuple[str, str, str], ...] = ()
 
     @property
     def takes_scaler(self) -> bool:
@@ -237,6 +241,7 @@ class FilePlan:
             used_elsewhere=self.used_elsewhere,
             helpers_called_elsewhere=self.helpers_called_elsewhere,
             handed_calls=self.handed_calls,
+            overridden=self.overridden,
         )
 
 
@@ -1247,6 +1252,8 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
     plan = add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
     for path, helpers in helpers_called_elsewhere(by_path, others).items():
         plan.files[path] = replace(plan.files.get(path, FilePlan()), helpers_called_elsewhere=helpers)
+    for path, overrides in overridden_methods(by_path, unindexed, definitions).items():
+        plan.files[path] = replace(plan.files.get(path, FilePlan()), overridden=overrides)
     for path, summary in by_path.items():
         # a method of a class with a forward() of its own that scales a loss it may be handed
         methods = sorted({

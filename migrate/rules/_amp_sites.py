@@ -2811,6 +2811,14 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
             func = enclosing_function(rule.parents, call)
             if func is not site.func:
                 info.needs.append(Need(call, "step", func))
+                heir = _overriding_heir(rule, func, info)
+                if heir:
+                    cls_name = class_of_method(rule.parents, func).name.value
+                    info.blockers.append(Blocker(call, (
+                        f"{code_of(call)} is in {cls_name}.{func.name.value}(), which {heir} overrides: a native "
+                        "rewrite steps the base's through the GradScaler, but the override would still step the "
+                        "scaled gradients itself (apex patched every optimizer.step)"
+                    )))
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
             gap = (
@@ -2833,6 +2841,26 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 info.blockers.append(
                     Blocker(call, f"{code_of(call)}: only a plain optimizer.step() statement can go through the scaler")
                 )
+
+
+def _overriding_heir(rule, func: Any, info: AmpFile) -> str:
+    """Where a subclass redefines the method ``func`` that holds a step (``HVDTrainer in
+    trainer/hvd.py``, from the repository plan; else a class of this file deriving from
+    ``func``'s by name); "" when none does or ``func`` is no method."""
+    cls = class_of_method(rule.parents, func)
+    if cls is None:
+        return ""
+    method = func.name.value
+    if info.plan is not None:
+        return next((w for c, m, w in info.plan.overridden if (c, m) == (cls.name.value, method)), "")
+    for node in walk(rule.tree):
+        if (
+            isinstance(node, cst.ClassDef)
+            and any(code_of(b.value).split(".")[-1] == cls.name.value for b in node.bases)
+            and any(m.name.value == method for m in methods_of(node))
+        ):
+            return node.name.value
+    return ""
 
 
 def _holder_steps(rule, site: ScaleLossSite, opt: cst.BaseExpression, info: AmpFile) -> Optional[str]:
