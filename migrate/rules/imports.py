@@ -721,6 +721,10 @@ class ImportsRule(AmpRule):
     @staticmethod
     def _handler_statement(stmt: cst.BaseStatement, set_in_body: Set[str]) -> Optional[cst.BaseStatement]:
         """What a statement of the except branch becomes once the import cannot fail."""
+        if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)) and stmt.name.value in set_in_body:
+            # the fallback of a name the try binds (``X = apex...FusedLayerNorm`` there,
+            # ``class X`` here): the try always runs now, so this definition never would
+            return None
         if not isinstance(stmt, cst.SimpleStatementLine):
             return stmt  # a fallback implementation (if/def/class): keep it
         small = stmt.body[0] if len(stmt.body) == 1 else None
@@ -1305,6 +1309,51 @@ def build(model):
     return model
 """,
         codes=("APX101", "APX103"),
+    ),
+    Example(
+        # the try binds the name to apex's fused layer norm (now torch's), the except defines
+        # a fallback class of the same name: the try always runs now, so the class goes with
+        # the handler (kept, it would silently replace torch's LayerNorm, the module apex
+        # gave, by this hand-written one, which autocast runs in float16)
+        "fallback-class-of-a-name-the-try-binds-dropped",
+        before="""\
+import torch
+from torch import nn
+
+try:
+    import apex.normalization
+
+    NormLayer = apex.normalization.FusedLayerNorm
+except ImportError:
+    print("apex not found: using the layer norm written here")
+
+    class NormLayer(nn.Module):
+        def __init__(self, size, eps=1e-12):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(size))
+            self.bias = nn.Parameter(torch.zeros(size))
+            self.eps = eps
+
+        def forward(self, x):
+            mean = x.mean(-1, keepdim=True)
+            var = (x - mean).pow(2).mean(-1, keepdim=True)
+            return self.weight * (x - mean) / torch.sqrt(var + self.eps) + self.bias
+
+
+def block(size):
+    return nn.Sequential(nn.Linear(size, size), NormLayer(size, eps=1e-12))
+""",
+        after="""\
+import torch
+from torch import nn
+
+NormLayer = nn.LayerNorm
+
+
+def block(size):
+    return nn.Sequential(nn.Linear(size, size), NormLayer(size, eps=1e-12))
+""",
+        codes=("APX101", "APX103", "APX804"),
     ),
     Example(
         # apex.fp16_utils was removed from apex and its names are a known list: the other
