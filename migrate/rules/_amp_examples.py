@@ -3065,6 +3065,71 @@ def train(model, optimizer, batches):
 """,
         codes=('APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX222', 'APX301', 'APX311'),
     ),
+    # a module-level helper scales the loss it is handed, its caller (a method) steps: the
+    # GradScaler kept on self is passed to the helper as a new parameter, which the scale-loss
+    # and step rules must find there too (they did not when no plain name held the scaler:
+    # the initialize was rewritten, the scale_loss and the step were left on apexcompat.amp,
+    # which then raised as uninitialized, with no finding)
+    Example(
+        "backward-helper-called-by-a-method-keeping-the-scaler-on-self",
+        before="""\
+import torch
+from apex import amp
+
+
+def backward_scaled(use_fp16, loss, optimizer):
+    if use_fp16:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+
+
+class Runner:
+    def __init__(self, net, use_fp16=False):
+        self.net = net
+        self.optim = torch.optim.SGD(net.parameters(), lr=0.01)
+        self.use_fp16 = use_fp16
+        if use_fp16:
+            self.net, self.optim = amp.initialize(self.net, self.optim, opt_level="O1")
+
+    def fit(self, batches):
+        for x, y in batches:
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+            backward_scaled(self.use_fp16, loss, self.optim)
+            self.optim.step()
+            self.optim.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def backward_scaled(use_fp16, loss, optimizer, scaler):
+    if use_fp16:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+
+
+class Runner:
+    def __init__(self, net, use_fp16=False):
+        self.net = net
+        self.optim = torch.optim.SGD(net.parameters(), lr=0.01)
+        self.use_fp16 = use_fp16
+        use_amp = bool(use_fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def fit(self, batches):
+        for x, y in batches:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = torch.nn.functional.mse_loss(self.net(x), y)
+            backward_scaled(self.use_fp16, loss, self.optim, self.scaler)
+            self.scaler.step(self.optim)
+            self.scaler.update()
+            self.optim.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
+    ),
     # stylegan2's shape: the helper that scales the loss is used through functools.partial, so
     # neither its callers' optimizer steps nor a GradScaler parameter can be followed, and the
     # caller's class reaches the initializing class only through its attribute: the reason

@@ -3326,7 +3326,11 @@ def find_scalers(rule, module: cst.Module):
             # initialize rule created, after any scaler the user made on one branch only:
             # Transformer-XL's ``scaler`` is None on the apex path) comes first
             final = {n for n, _ in local.values()} | external
-            for name in sorted((n for n in params if n in names), key=lambda n: (n != created, n not in final)):
+            # the initialize rule threads its GradScaler into this file's helpers as a new
+            # parameter of its own name, also where it keeps the scaler on self
+            # (``self.scaler``, so no plain name holds it)
+            known = names | ({created} if created else set())
+            for name in sorted((n for n in params if n in known), key=lambda n: (n != created, n not in final)):
                 enabled = next((e for n, e in local.values() if n == name), None)
                 enabled = enabled or ("external" if name in external else None)
                 return ScalerRef(name, f"{name}.is_enabled()" if enabled else None)
