@@ -123,7 +123,11 @@ def _amp_files(tree: Path) -> List[str]:
 
 
 def _migrate(tree: Path, *extra: str) -> dict:
-    command = [sys.executable, "-m", "migrate", "--to", "native", "--allow-no-vcs", "--output-format", "json"]
+    # ``python -m migrate`` run inside the tree would import the repository's own top-level
+    # ``migrate`` package (DeepGNN has one) and take the tool's submodules from whatever is
+    # installed: the checkout this script belongs to goes first on the path instead
+    start = f"import runpy, sys; sys.path.insert(0, {str(HERE.parent)!r}); runpy.run_module('migrate', run_name='__main__')"
+    command = [sys.executable, "-c", start, "--to", "native", "--allow-no-vcs", "--output-format", "json"]
     command += [*extra, "."]
     # the checkout this script belongs to, whatever is installed (a worktree measures its own code)
     path = os.pathsep.join(filter(None, [str(HERE.parent), os.environ.get("PYTHONPATH")]))
