@@ -33,8 +33,9 @@ def overridden_methods(by_path: Dict[str, ModuleSummary], unindexed, definitions
         owners = sorted({s.owner for s in summary.amp_sites if s.member == "scale_loss" and s.method})
         for owner in owners:
             members = summary.class_members.get(owner, set())
-            family = derived_classes((path, owner), by_path, unindexed, definitions)
-            heirs = sorted((family | _heirs_by_name(path, owner, by_path, unindexed, definitions)) - {(path, owner)})
+            # a superset is safe here: an override found only keeps the base's file on the shim
+            family = derived_classes((path, owner), by_path, unindexed, definitions, by_name=True)
+            heirs = sorted(family - {(path, owner)})
             for method in sorted(members):
                 for heir_path, heir in heirs:
                     heir_summary = definitions.summary(heir_path)
@@ -44,38 +45,20 @@ def overridden_methods(by_path: Dict[str, ModuleSummary], unindexed, definitions
     return {path: tuple(items) for path, items in found.items()}
 
 
-def _heirs_by_name(path: str, owner: str, by_path, unindexed, definitions) -> Set[Def]:
-    """The classes deriving from ``owner`` of ``path``, directly or not, matched by names
-    where the import cannot be resolved to a file (a package imported by its own name,
-    ``from deepgnn.pytorch.training.trainer_fp16 import FP16Trainer``, measured from inside
-    that package): a base written as the class's name, imported from a module whose last
-    part is the defining file's name, or defined in the same file.  A superset is safe here:
-    an override found only keeps the base's file on the shim."""
-    family: Set[Def] = {(path, owner)}
-    grew = True
-    while grew:
-        grew = False
-        names = {cls: _stem(where) for where, cls in family}
-        for other in list(by_path) + list(unindexed):
-            if other not in by_path and not any(n.encode() in unindexed[other][1] for n in names):
-                continue
-            summary = definitions.summary(other)
-            if summary is None:
-                continue
-            for cls, bases in summary.class_bases.items():
-                if (other, cls) in family:
-                    continue
-                for base in bases:
-                    name = base.rpartition(".")[2]
-                    if name not in names:
-                        continue
-                    module = summary.imports.get(name, ("", ""))[0] or base.rpartition(".")[0]
-                    same_file = name in summary.classes and (other, name) in family
-                    if same_file or module.rpartition(".")[2] == names[name]:
-                        family.add((other, cls))
-                        grew = True
-                        break
-    return family
+def named_base(text: str, summary: ModuleSummary, family: Set[Def]) -> bool:
+    """Whether the base written ``text`` in the file of ``summary`` names a class of
+    ``family`` where the import cannot be resolved to a file (a package imported by its own
+    name, ``from deepgnn.pytorch.training.trainer_fp16 import FP16Trainer``, measured from
+    inside that package): the class's name, imported from a module whose last part is the
+    defining file's name, or a class of that name in the same file."""
+    name = text.rpartition(".")[2]
+    module = summary.imports.get(name, ("", ""))[0] or text.rpartition(".")[0]
+    for where, cls in family:
+        if cls != name:
+            continue
+        if where == summary.path or module.rpartition(".")[2] == _stem(where):
+            return True
+    return False
 
 
 def _stem(path: str) -> str:

@@ -41,7 +41,7 @@ from .reach import what_a_run_reaches
 from .runtime_classes import runtime_build_of
 from .forward_fed import HandedArgs, calls_in_repository
 from .gradient_helpers_plan import helpers_called_elsewhere
-from .override_plan import overridden_methods
+from .override_plan import named_base, overridden_methods
 from .repo_index import (
     HOLDER_USES,
     MODULE_LEVEL,
@@ -1781,9 +1781,11 @@ def _needy_base(item: Def, by_path: Dict[str, ModuleSummary], definitions, unrea
     return None
 
 
-def derived_classes(item: Def, by_path, unindexed, definitions) -> Set[Def]:
+def derived_classes(item: Def, by_path, unindexed, definitions, by_name: bool = False) -> Set[Def]:
     """``item`` and every class of the walked files that derives from it, directly or not
-    (a file the index left out is read only when it names one of them)."""
+    (a file the index left out is read only when it names one of them).  ``by_name``: also a
+    base no import resolves to a file but whose names match (``named_base``), a superset
+    for the checks that only refuse."""
     family, names = {item}, {item[1]}
     grew = True
     while grew:
@@ -1795,7 +1797,10 @@ def derived_classes(item: Def, by_path, unindexed, definitions) -> Set[Def]:
             if summary is None:
                 continue
             for cls, bases in summary.class_bases.items():
-                if (path, cls) in family or not any(_base_def(b, path, summary, definitions) in family for b in bases):
+                if (path, cls) in family or not any(
+                    _base_def(b, path, summary, definitions) in family or (by_name and named_base(b, summary, family))
+                    for b in bases
+                ):
                     continue
                 family.add((path, cls))
                 names.add(cls)
