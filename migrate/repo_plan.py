@@ -29,6 +29,7 @@ from .built_route import built_route
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers, users_of, walked_files
 from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
+from .glue_plan import GlueRoute, glue_route
 from .heir_plan import add_heir_routes
 from .processor_plan import add_processor_routes
 from .launcher_importers import importer_refusal
@@ -101,8 +102,10 @@ class FilePlan:
     #: every training initialize of this file's component makes a dynamic loss scaler
     dynamic_scaler: bool = False
     #: ``Class.method`` of this file's entry classes whose loss (a parameter) the launchers
-    #: compute: autocast goes around their forward passes there
+    #: compute: autocast goes around their forward passes there; a top-level function's name
+    #: when its caller is a launcher without apex.amp (``glue_plan``), shown in ``glued_from``
     autocast_at_caller: Tuple[str, ...] = ()
+    glued_from: str = ""
     #: in the launcher: (constructor call text, method, loss position without self, loss
     #: parameter name) of those classes; its calls of that method on the instances get the
     #: autocast around the forward pass that computes the loss handed over
@@ -843,11 +846,13 @@ def build_plan(
     roots: Sequence[str],
     others: Sequence[Tuple[str, str, bytes]] = (),
     apex_free: Optional[Dict[str, bytes]] = None,
+    glued: bool = True,
 ) -> RepoPlan:
     """The plan for the indexed files; ``others`` are the walked files the index left out
     (no apex in them), searched only for callers of the definitions that need the scaler;
     ``apex_free`` are indexed files the rules will not change (no apex.amp in them), by
-    path, with their bytes."""
+    path, with their bytes; ``glued``: a launcher without apex.amp may hand a model
+    factory's GradScaler on (``glue_plan``; the float16 target, where there is one)."""
     by_path = {s.path: s for s in summaries}
     unindexed = {path: (shown, source) for path, shown, source in others}
     resolver = ModuleResolver(list(by_path) + list(unindexed), roots)
@@ -869,9 +874,12 @@ def build_plan(
 
     # a model factory returns what its initializes made to each of its callers in other
     # files: each caller holds its own GradScaler from then on, as a launcher would
-    factories, factory_refusals, caller_edits = _factory_routes(
-        by_path, launchers, callers, edges, others, definitions, apex_free or {}
+    factories, factory_refusals, caller_edits, glues = _factory_routes(
+        by_path, launchers, callers, edges, others, definitions, apex_free or {}, glued
     )
+    #: helpers handed the GradScaler by a launcher without apex.amp: planned entries no
+    #: indexed file calls
+    glued_helpers = {h: fp for fp, route in glues.items() for h in route.helpers}
     for factory_path, (_factory, receivers) in factories.items():
         launchers |= {factory_path} | {receiver[0] for receiver, _text in receivers}
 
@@ -1015,11 +1023,12 @@ def build_plan(
     for path, by_name in riding.notes.items():
         notes.setdefault(path, {}).update(by_name)
     planned = {d: c for d, c in entries.items() if d not in refused}
+    planned.update({h: [] for h in glued_helpers})
     # a definition no file refers to, beside planned entries of its file or a training function
     # that scales its losses, takes the GradScaler as a required parameter: no call in the
     # repository needs it, and a call from outside that does not pass it fails at once
     orphans = needy - set(callers) - set(riding.carried) - {(p, k) for p, n in riding.notes.items() for k in n}
-    orphans -= set(lent)
+    orphans -= set(lent) | set(glued_helpers)
     unreferenced = unreferenced_definitions(
         {
             d
@@ -1102,6 +1111,8 @@ def build_plan(
     for factory_path, (_factory, receivers) in factories.items():
         for receiver, _text in receivers:
             parent[find(receiver[0])] = find(factory_path)
+    for (helper_path, _name), factory_path in glued_helpers.items():
+        parent[find(helper_path)] = find(factory_path)
     for (base_path, _name), heirs in lent.items():
         for heir_path, _heir in heirs:
             parent[find(base_path)] = find(heir_path)
@@ -1188,6 +1199,12 @@ def build_plan(
                         loss_methods.setdefault(caller_path, set()).add(
                             (text, site.method, site.loss_param - 1, site.loss_name)
                         )
+    # the glue route's helpers: their launcher without apex.amp wraps the forward passes
+    glued_names: Dict[str, Set[str]] = {}
+    glued_from: Dict[str, str] = {}
+    for (helper_path, name), factory_path in glued_helpers.items():
+        glued_names.setdefault(helper_path, set()).add(name)
+        glued_from[helper_path] = glues[factory_path].shown
     inits_of: Dict[int, List[bool]] = {}
     for p in launchers:
         if p in component:
@@ -1204,7 +1221,8 @@ def build_plan(
             autocast_from_caller=tuple(sorted(from_caller.get(path, ()))),
             autocast_for_calls=tuple(sorted(for_calls.get(path, ()))),
             dynamic_scaler=dynamic[component[path]],
-            autocast_at_caller=tuple(sorted(at_caller.get(path, ()))),
+            autocast_at_caller=tuple(sorted(at_caller.get(path, set()) | glued_names.get(path, set()))),
+            glued_from=glued_from.get(path, ""),
             loss_methods=tuple(sorted(loss_methods.get(path, ()))),
             method_entries=tuple(sorted(method_entries.get(path, ()))),
             amp_arguments=tuple(
@@ -1225,7 +1243,8 @@ def build_plan(
             attached_methods=tuple(own_forward.get(path, ())),
             framework_autocast=riding.autocast.get(path, ""),
             returns_scaler=factories[path][0] if path in factories else "",
-            returned_to=_shown_receivers(by_path, factories[path][1]) if path in factories else "",
+            returned_to=(glues[path].shown if path in glues else _shown_receivers(by_path, factories[path][1]))
+            if path in factories else "",
             received=tuple(sorted((r[1], t) for _f, rs in factories.values() for r, t in rs if r[0] == path)),
         )
     add_processor_routes(plan, by_path, launchers, callers)
@@ -1304,8 +1323,12 @@ def _factory_routes(
     others: Sequence[Tuple[str, str, bytes]],
     definitions: "_Definitions",
     apex_free: Dict[str, bytes],
+    glued: bool = True,
 ) -> Tuple[
-    Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]], Dict[str, Tuple[str, str]], Dict[str, List[CallerEdit]]
+    Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]],
+    Dict[str, Tuple[str, str]],
+    Dict[str, List[CallerEdit]],
+    Dict[str, "GlueRoute"],
 ]:
     """Model factories: a file whose training initializes (one, alternatives, or several in
     sequence) are all in one top-level function that scales nothing itself, called only from
@@ -1324,10 +1347,15 @@ def _factory_routes(
 
     Callers in files without apex.amp (walked, or indexed but left to no rule) get the
     minimal edit that keeps their calls working (``factory_callers``; the third mapping:
-    factory file -> those edits); one whose shape cannot be proven refuses the factory."""
+    factory file -> those edits); one whose shape cannot be proven refuses the factory.
+
+    A factory called only from files without apex.amp may be joined to the helpers that
+    scale the losses by one of them (``glue_plan``, where ``glued``): the fourth mapping,
+    factory file -> that route, whose edit replaces the launcher's ``, _``."""
     routes: Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]] = {}
     refusals: Dict[str, Tuple[str, str]] = {}
     edits: Dict[str, List[CallerEdit]] = {}
+    glues: Dict[str, GlueRoute] = {}
     for path, summary in by_path.items():
         inits = summary.training_inits
         owners = {s.owner for s in inits}
@@ -1340,8 +1368,18 @@ def _factory_routes(
             continue
         every_call = callers.get((path, factory), [])
         calls = [c for c in every_call if c[0][0] not in apex_free]
-        if not calls or any(factory in called for called in summary.local_calls.values()):
+        if any(factory in called for called in summary.local_calls.values()):
             continue
+        glue = None
+        if not calls:
+            # its caller is a file without apex.amp: it may hand the GradScaler on (``glue_plan``)
+            glue = glue_route(path, factory, by_path, callers, others, definitions, SCALER_PARAM_NAMES) if glued else None
+            if glue is None:
+                continue
+            if isinstance(glue, str):
+                refusals[path] = ("", f"{factory}() is called only from files without apex.amp, and the GradScaler "
+                                      f"cannot be handed on through them: {glue}")
+                continue
         receiver_files = {receiver[0] for receiver, _line in calls}
         if len(receiver_files) != len(calls) or not all(
             _receives(by_path, launchers, receiver, line) for receiver, line in calls
@@ -1384,7 +1422,11 @@ def _factory_routes(
         )
         routes[path] = (factory, receivers)
         edits[path] = [e for e in outside if e.changes] if not isinstance(outside, str) else []
-    return routes, refusals, edits
+        if glue is not None:
+            # the launcher's unpacking binds the GradScaler instead of taking it into ``_``
+            edits[path] = [e for e in edits[path] if e.path != glue.path] + [glue]  # type: ignore[list-item]
+            glues[path] = glue
+    return routes, refusals, edits, glues
 
 
 def _outside_edits(

@@ -644,16 +644,20 @@ class AutocastPlacement(AmpRule):
         losses they hand over (each call, or they keep apex.amp and the component with it)."""
         func = site.func
         cls = class_of_method(self.parents, func)
-        if info.plan is None or cls is None or func is None:
+        if info.plan is None or func is None:
             return False
-        method = f"{cls.name.value}.{func.name.value}"
+        method = f"{cls.name.value}.{func.name.value}" if cls is not None else func.name.value
         if method not in info.plan.autocast_at_caller:
             return False
+        where = (
+            "its callers in the file that creates the GradScaler"
+            if cls is not None
+            else f"its caller in {info.plan.glued_from}, which hands it the GradScaler"
+        )
         self.report(
             site.with_stmt,
             "APX209",
-            f"the loss handed to {method}() is computed by its callers in the file that "
-            "creates the GradScaler: autocast goes around their forward passes there",
+            f"the loss handed to {method}() is computed by {where}: autocast goes around their forward passes there",
             fixed=True,
             severity="info",
         )
