@@ -45,6 +45,17 @@ class GlueRoute:
         return (self.edit.unpack,)
 
 
+@dataclass(frozen=True)
+class GlueRefusal:
+    """Why a launcher without apex.amp that calls the factory and the helpers cannot hand
+    the GradScaler on: said at the factory's initialize and at each helper's sites."""
+
+    reason: str
+    #: where: ``train.py (train)``; the helpers it calls
+    where: str
+    helpers: Tuple[Def, ...]
+
+
 def glue_route(
     path: str,
     factory: str,
@@ -53,80 +64,88 @@ def glue_route(
     others: Sequence[Tuple[str, str, bytes]],
     definitions,
     scaler_names: Sequence[str],
-) -> Union[None, str, GlueRoute]:
+) -> Union[None, GlueRefusal, GlueRoute]:
     """The glue route of the factory ``factory`` of ``path``; None when the shape is not
     there (no helper is called from the function that calls the factory), else the route
     or why it cannot be proven."""
+    why = _glue_route(path, factory, by_path, callers, others, definitions, scaler_names)
+    if not isinstance(why, tuple):
+        return why
+    reason, where, helpers = why
+    return GlueRefusal(reason, where, helpers)
+
+
+def _glue_route(path, factory, by_path, callers, others, definitions, scaler_names):
+    """``glue_route``, a refusal as (reason, where, helpers)."""
     from .repo_plan import handed_away
 
     unindexed = {p: (shown, source) for p, shown, source in others}
     using = sorted((p, owner) for p, s in by_path.items() if p != path for owner in s.owners_needing_scaler())
     calls_of = {item: _calls_in(unindexed, item, by_path, definitions) for item in using}
+    factory_calls = _calls_in(unindexed, (path, factory), by_path, definitions)
     # the factory's calls from a function that also calls a definition using amp
-    joined = [
-        c for c in _calls_in(unindexed, (path, factory), by_path, definitions)
-        if any((f[0], f[1]) == (c[0], c[1]) for found in calls_of.values() for f in found)
-    ]
+    joined = [c for c in factory_calls if any(f[:2] == c[:2] for found in calls_of.values() for f in found)]
     if not joined:
         return None
     launcher, function, factory_line, factory_texts = joined[0]
     shown, source = unindexed[launcher]
     summary = definitions.summary(launcher)
+    where = f"{shown} ({function})"
+    helpers = tuple(i for i in using if any(f[:2] == (launcher, function) for f in calls_of[i]))
+    why = _unproven(path, factory, joined, factory_calls, using, helpers, calls_of, callers, by_path, unindexed,
+                    summary, definitions, handed_away)
+    if why:
+        return why, where, helpers
+    helper_texts = {t: item[1] for item in helpers for _p, _o, _line, texts in calls_of[item] for t in texts}
+    hpath = helpers[0][0]
+    used = by_path[hpath].identifiers
+    keyword = next((n for n in scaler_names if n not in used), "apexcompat_" + scaler_names[-1])
+    name = keyword if fresh_name(source, (keyword,)) else fresh_name(source, scaler_names)
+    if name is None:
+        return f"{shown} already uses every name the GradScaler could take there", where, helpers
+    edit = glue_edit(source, shown, function, factory_line, factory_texts, helper_texts, name, keyword)
+    if isinstance(edit, str):
+        return edit, where, helpers
+    return GlueRoute(launcher, shown, function, helpers, edit, factory)
+
+
+def _unproven(path, factory, joined, factory_calls, using, helpers, calls_of, callers, by_path, unindexed, summary,
+              definitions, handed_away) -> str:
+    """Why the helpers' calls and the factory's call in the launcher are not the proven
+    shape ("" when they are)."""
+    launcher, function = joined[0][:2]
+    shown = unindexed[launcher][0]
+    where = f"{shown} ({function})"
     if len(joined) != 1:
         return f"{factory}() is called from {len(joined)} functions that also call the helpers scaling the losses"
     if summary is None or function == MODULE_LEVEL or function not in summary.functions:
         return f"{factory}() is called in {shown} outside a top-level function"
-    if sum(1 for c in _calls_in(unindexed, (path, factory), by_path, definitions) if c[0] == launcher) != 1:
+    if sum(1 for c in factory_calls if c[0] == launcher) != 1:
         return f"{shown} calls {factory}() more than once"
-    helpers: List[Def] = []
-    helper_texts: Dict[str, str] = {}
-    for item in using:
-        found = calls_of[item]
-        if not any(f[0] == launcher and f[1] == function for f in found):
-            continue
-        helpers.append(item)
-        for _p, _o, _line, texts in found:
-            helper_texts.update({t: item[1] for t in texts})
-    where = f"{shown} ({function})"
+    if summary.star_imports:
+        return f"{shown} imports names with `*`: the calls it makes cannot all be known"
     for item in using:
         hpath, name = item
         own = by_path[hpath]
         if item not in helpers:
-            return (f"{name} of {own.shown} uses amp too, and is not called from {where}, which hands the GradScaler "
-                    "on to the helpers it calls")
-        if name not in own.functions or name == MODULE_LEVEL:
+            return f"{name} of {own.shown} uses amp too, and {where}, which would hand the GradScaler on, does not call it"
+        if name not in own.functions:
             return f"{name} of {own.shown}, called from {where}, is not a top-level function"
         if callers.get(item) or any(name in called for called in own.local_calls.values()):
             return f"{name} of {own.shown} is also called from files with apex.amp, which {where} does not reach"
         if handed_away(own, name, own, name) or any(
             attr == name and handed_away(other, local, own, name)
-            for other in by_path.values()
+            for other in list(by_path.values()) + [summary]
             for local, (_module, attr) in other.imports.items()
         ):
             return f"{name} of {own.shown} is used other than by calls"
-        for other_path, _function, line, _texts in _calls_in(unindexed, item, by_path, definitions):
-            if (other_path, _function) != (launcher, function):
-                return f"{name} of {own.shown} is also called from {unindexed[other_path][0]}:{line}, which has no GradScaler"
-        for local, (module, attr) in summary.imports.items():
-            if attr == name and definitions.find(module, attr, launcher) == item and handed_away(
-                summary, local, own, name
-            ):
-                return f"{name} of {own.shown} is used other than by calls in {shown}"
-    if summary.star_imports:
-        return f"{shown} imports names with `*`: the calls it makes cannot all be known"
-    files = {h[0] for h in helpers}
-    if len(files) != 1:
+        for other_path, other_function, line, _texts in calls_of[item]:
+            if (other_path, other_function) != (launcher, function):
+                return (f"{name} of {own.shown} is also called from {unindexed[other_path][0]}:{line} "
+                        f"({other_function}), where no GradScaler exists")
+    if len({h[0] for h in helpers}) != 1:
         return f"the helpers {where} calls are in several files"
-    hpath = files.pop()
-    used = by_path[hpath].identifiers
-    keyword = next((n for n in scaler_names if n not in used), "apexcompat_" + scaler_names[-1])
-    name = keyword if fresh_name(source, (keyword,)) else fresh_name(source, scaler_names)
-    if name is None:
-        return f"{shown} already uses every name the GradScaler could take there ({', '.join(scaler_names)})"
-    edit = glue_edit(source, shown, function, factory_line, factory_texts, helper_texts, name, keyword)
-    if isinstance(edit, str):
-        return edit
-    return GlueRoute(launcher, shown, function, tuple(sorted(helpers)), edit, factory)
+    return ""
 
 
 def _calls_in(

@@ -29,7 +29,7 @@ from .built_route import built_route
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers, users_of, walked_files
 from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
-from .glue_plan import GlueRoute, glue_route
+from .glue_plan import GlueRefusal, GlueRoute, glue_route
 from .heir_plan import add_heir_routes
 from .processor_plan import add_processor_routes
 from .launcher_importers import importer_refusal
@@ -879,7 +879,8 @@ def build_plan(
     )
     #: helpers handed the GradScaler by a launcher without apex.amp: planned entries no
     #: indexed file calls
-    glued_helpers = {h: fp for fp, route in glues.items() for h in route.helpers}
+    glued_helpers = {h: fp for fp, route in glues.items() if isinstance(route, GlueRoute) for h in route.helpers}
+    glue_notes = _glue_refusals(glues, by_path)
     for factory_path, (_factory, receivers) in factories.items():
         launchers |= {factory_path} | {receiver[0] for receiver, _text in receivers}
 
@@ -1043,6 +1044,8 @@ def build_plan(
     )
     _note_unreachable(orphans - unreferenced, callers, local_callers, by_path, launchers, notes, others, definitions,
                       edges)
+    for path, by_name in glue_notes.items():
+        notes.setdefault(path, {}).update(by_name)  # the glue route says why, more exactly
     _note_unbuilt(built, by_path, launchers, notes)
     for launcher in sorted(launchers):
         if not any(s.member == "scale_loss" for s in by_path[launcher].amp_sites):
@@ -1328,7 +1331,7 @@ def _factory_routes(
     Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]],
     Dict[str, Tuple[str, str]],
     Dict[str, List[CallerEdit]],
-    Dict[str, "GlueRoute"],
+    Dict[str, Union["GlueRoute", "GlueRefusal"]],
 ]:
     """Model factories: a file whose training initializes (one, alternatives, or several in
     sequence) are all in one top-level function that scales nothing itself, called only from
@@ -1351,11 +1354,12 @@ def _factory_routes(
 
     A factory called only from files without apex.amp may be joined to the helpers that
     scale the losses by one of them (``glue_plan``, where ``glued``): the fourth mapping,
-    factory file -> that route, whose edit replaces the launcher's ``, _``."""
+    factory file -> that route, whose edit replaces the launcher's ``, _``, or why the
+    launcher cannot hand it on (said at the factory's initialize and the helpers' sites)."""
     routes: Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]] = {}
     refusals: Dict[str, Tuple[str, str]] = {}
     edits: Dict[str, List[CallerEdit]] = {}
-    glues: Dict[str, GlueRoute] = {}
+    glues: Dict[str, Union[GlueRoute, GlueRefusal]] = {}
     for path, summary in by_path.items():
         inits = summary.training_inits
         owners = {s.owner for s in inits}
@@ -1364,22 +1368,25 @@ def _factory_routes(
         if not (summary.initializes_once() or summary.initializes_in_sequence()):
             continue
         factory = owners.pop()
-        if factory not in summary.functions or any(s.num_losses != 1 for s in inits):
+        if factory not in summary.functions:
             continue
         every_call = callers.get((path, factory), [])
         calls = [c for c in every_call if c[0][0] not in apex_free]
         if any(factory in called for called in summary.local_calls.values()):
             continue
         glue = None
-        if not calls:
+        if not calls and glued:
             # its caller is a file without apex.amp: it may hand the GradScaler on (``glue_plan``)
-            glue = glue_route(path, factory, by_path, callers, others, definitions, SCALER_PARAM_NAMES) if glued else None
-            if glue is None:
-                continue
-            if isinstance(glue, str):
-                refusals[path] = ("", f"{factory}() is called only from files without apex.amp, and the GradScaler "
-                                      f"cannot be handed on through them: {glue}")
-                continue
+            glue = glue_route(path, factory, by_path, callers, others, definitions, SCALER_PARAM_NAMES)
+        losses = max(s.num_losses for s in inits)
+        if isinstance(glue, GlueRoute) and losses != 1:
+            glue = GlueRefusal(f"amp.initialize keeps {losses} loss scalers there (num_losses={losses}), one per "
+                               "loss id, and the route hands on one GradScaler", glue.shown, glue.helpers)
+        if isinstance(glue, GlueRefusal):
+            glues[path] = glue
+            continue
+        if (glue is None and not calls) or losses != 1:
+            continue
         receiver_files = {receiver[0] for receiver, _line in calls}
         if len(receiver_files) != len(calls) or not all(
             _receives(by_path, launchers, receiver, line) for receiver, line in calls
@@ -1427,6 +1434,26 @@ def _factory_routes(
             edits[path] = [e for e in edits[path] if e.path != glue.path] + [glue]  # type: ignore[list-item]
             glues[path] = glue
     return routes, refusals, edits, glues
+
+
+def _glue_refusals(glues, by_path: Dict[str, ModuleSummary]) -> Dict[str, Dict[str, str]]:
+    """The notes of the glue route's refusals (``glue_plan``): at the factory's initialize
+    (the launcher's note) and at the helpers' definitions."""
+    notes: Dict[str, Dict[str, str]] = {}
+    for factory_path, refusal in glues.items():
+        if not isinstance(refusal, GlueRefusal):
+            continue
+        names = ", ".join(f"{h[1]}() of {by_path[h[0]].shown}" for h in refusal.helpers)
+        notes.setdefault(factory_path, {})[SCALED_ELSEWHERE] = (
+            f"no amp.scale_loss in this file: the losses are scaled in {names}, called from {refusal.where}, a file "
+            f"without apex.amp that calls this model factory too; it cannot hand the GradScaler on: {refusal.reason}"
+        )
+        for path, name in refusal.helpers:
+            notes.setdefault(path, {})[name] = (
+                f"{name} is called from {refusal.where}, a file without apex.amp that gets the model from "
+                f"the factory in {by_path[factory_path].shown}, and it cannot hand the GradScaler on: {refusal.reason}"
+            )
+    return notes
 
 
 def _outside_edits(
