@@ -38,6 +38,8 @@ from .repo_index import parent_links
 
 #: the statements a forward span may hold
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
+#: autocast's device type where the function names none
+CUDA = '"cuda"'
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,9 @@ class GlueEdit:
     passes: Tuple[Tuple[int, int, str], ...]
     #: (first line, last line) of each run of statements that goes under autocast
     wraps: Tuple[Tuple[int, int], ...]
+    #: autocast's device type: the device the function moves its models or data to
+    #: (``device.type``), else ``"cuda"``, where apex ran
+    device: str = CUDA
 
 
 def _names_read(node: ast.AST) -> Set[str]:
@@ -68,10 +73,6 @@ def _names_bound(stmt: ast.AST) -> Set[str]:
     elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
         targets = [stmt.target]
     return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-
-
-def _has_call(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Call) for n in ast.walk(node))
 
 
 def _statement_of(node: ast.AST, parents: Dict[ast.AST, ast.AST]) -> ast.AST:
@@ -180,7 +181,8 @@ def glue_edit(
         if span:
             spans.append(span)
     wraps = _merged(spans)
-    why = _unwrapped_forward(func, helper_calls, wraps, assign, factory_names | {name}, parents, shown)
+    why = _unwrapped_forward(func, helper_calls, wraps, assign, factory_names | {name}, parents, shown,
+                             set(helper_texts))
     if why:
         return why
     for first, last_line in wraps:
@@ -188,7 +190,52 @@ def glue_edit(
         if why:
             return why
     helpers = tuple(sorted(set(helper_texts.values())))
-    return GlueEdit(name, keyword, helpers, unpack, tuple(sorted(passes)), tuple(wraps))
+    device = _device_type(func, assign, factory_names) if wraps else CUDA
+    return GlueEdit(name, keyword, helpers, unpack, tuple(sorted(passes)), tuple(wraps), device)
+
+
+def _device_type(func: ast.FunctionDef, factory_stmt: ast.stmt, models: Set[str]) -> str:
+    """``D.type`` (``torch.device(D).type``) where ``func`` hands the factory ``D`` (a name
+    naming a device), or moves a model the factory returned, or data, to ``D``
+    (``x.to(device)``), a name bound once: a parameter, or a statement of the function's
+    body before the factory's call; else ``"cuda"``."""
+    params = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}
+    bindings: Dict[str, List[ast.AST]] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bindings.setdefault(node.id, []).append(node)
+    # the device handed to the factory first: its GradScaler follows that one
+    handed = factory_stmt.value if isinstance(factory_stmt, ast.Assign) else None
+    on_model: List[str] = [
+        a.id for a in getattr(handed, "args", []) + [k.value for k in getattr(handed, "keywords", [])]
+        if isinstance(a, ast.Name) and "device" in a.id.lower()
+    ]
+    on_data: List[str] = []
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to"):
+            continue
+        given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
+        if not isinstance(given, ast.Name):
+            continue
+        receiver = node.func.value
+        if isinstance(receiver, ast.Name) and receiver.id in models:
+            on_model.append(given.id)
+        elif "device" in given.id.lower():
+            on_data.append(given.id)
+    for name in on_model + on_data:
+        bound = bindings.get(name, [])
+        if name in params and not bound:
+            return f"torch.device({name}).type"
+        if len(bound) != 1 or name in params:
+            continue
+        stmt = next((s for s in func.body if s.lineno < factory_stmt.lineno and bound[0] in ast.walk(s)), None)
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or stmt.targets[0] is not bound[0]:
+            continue
+        value = stmt.value
+        if isinstance(value, ast.Call) and ast.unparse(value.func) == "torch.device":
+            return f"{name}.type"
+        return f"torch.device({name}).type"
+    return CUDA
 
 
 def _torch_module(tree: ast.Module, shown: str) -> str:
@@ -305,12 +352,14 @@ def _unwrapped_forward(
     exempt: Set[str],
     parents: Dict[ast.AST, ast.AST],
     shown: str,
+    helper_texts: Set[str],
 ) -> str:
     """Why a value the helper calls are handed may come from a forward pass outside the
     wrapped lines ("" when none does): every binding in ``func`` of a name they read
     (through the statements that compute it) is a parameter, a statement of the function's
     body before the factory's call (no model of the factory exists yet), a loop whose
-    iterable reads no name the factory returned, a statement without calls, or a wrapped
+    iterable reads no name the factory returned, a statement without calls or whose calls
+    are all of the helpers (what they return, their own files compute), or a wrapped
     statement."""
     factory_line = factory_stmt.lineno
 
@@ -348,7 +397,8 @@ def _unwrapped_forward(
                     return f"`{name}` is bound at {line} by a loop over what the factory returned"
                 needed |= reads - exempt
             elif isinstance(holder, _SIMPLE):
-                if _has_call(holder) and not wrapped(holder):
+                calls = [n for n in ast.walk(holder) if isinstance(n, ast.Call)]
+                if any(ast.unparse(c.func) not in helper_texts for c in calls) and not wrapped(holder):
                     return (
                         f"`{name}`, handed on to the helper that scales the loss, is computed at {line} by a call "
                         "the autocast the tool can place does not cover (the forward pass would run in float32)"
@@ -374,13 +424,15 @@ def _wrappable(lines: List[bytes], tokens: List[tokenize.TokenInfo], first: int,
     return ""
 
 
-def autocast_header(indent: bytes, name: str, dtype: str, newline: bytes) -> bytes:
-    return indent + f'with torch.autocast("cuda", dtype=torch.{dtype}, enabled={name}.is_enabled()):'.encode() + newline
+def autocast_header(indent: bytes, edit: GlueEdit, dtype: str, newline: bytes, device: str) -> bytes:
+    head = f"with torch.autocast({device}, dtype=torch.{dtype}, enabled={edit.name}.is_enabled()):"
+    return indent + head.encode() + newline
 
 
-def apply_glue(source: bytes, edit: GlueEdit, dtype: str = "float16") -> bytes:
+def apply_glue(source: bytes, edit: GlueEdit, dtype: str = "float16", device_types: bool = True) -> bytes:
     """``source`` with the glue edit's splices: the in-line inserts first (they keep the
-    line numbers), then each wrapped run from the last up."""
+    line numbers), then each wrapped run from the last up; ``device_types``: the target
+    torch has a CPU GradScaler (2.3), so autocast may follow a device chosen at run time."""
     lines = source.splitlines(keepends=True)
     inserts = [(edit.unpack[0], edit.unpack[1], f", {edit.name}")] + list(edit.passes)
     for line, column, text in sorted(inserts, reverse=True):
@@ -392,7 +444,8 @@ def apply_glue(source: bytes, edit: GlueEdit, dtype: str = "float16") -> bytes:
         for row in range(first, last + 1):
             if lines[row - 1].strip():
                 lines[row - 1] = b"    " + lines[row - 1]
-        lines.insert(first - 1, autocast_header(indent, edit.name, dtype, newline))
+        device = edit.device if device_types else CUDA  # no CPU GradScaler before torch 2.3
+        lines.insert(first - 1, autocast_header(indent, edit, dtype, newline, device))
     return b"".join(lines)
 
 

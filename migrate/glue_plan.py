@@ -64,22 +64,27 @@ def glue_route(
     others: Sequence[Tuple[str, str, bytes]],
     definitions,
     scaler_names: Sequence[str],
+    apex_free: Dict[str, bytes],
 ) -> Union[None, GlueRefusal, GlueRoute]:
     """The glue route of the factory ``factory`` of ``path``; None when the shape is not
     there (no helper is called from the function that calls the factory), else the route
-    or why it cannot be proven."""
-    why = _glue_route(path, factory, by_path, callers, others, definitions, scaler_names)
+    or why it cannot be proven.  The launcher is a walked file the index left out, or an
+    indexed one without apex.amp (``apex_free``: it names apex in a comment)."""
+    why = _glue_route(path, factory, by_path, callers, others, definitions, scaler_names, apex_free)
     if not isinstance(why, tuple):
         return why
     reason, where, helpers = why
     return GlueRefusal(reason, where, helpers)
 
 
-def _glue_route(path, factory, by_path, callers, others, definitions, scaler_names):
+def _glue_route(path, factory, by_path, callers, others, definitions, scaler_names, apex_free):
     """``glue_route``, a refusal as (reason, where, helpers)."""
     from .repo_plan import handed_away
 
     unindexed = {p: (shown, source) for p, shown, source in others}
+    unindexed.update({p: (by_path[p].shown, source) for p, source in apex_free.items()})
+    # calls from files without apex.amp are followed here, through their text
+    callers = {d: [c for c in calls if c[0][0] not in apex_free] for d, calls in callers.items()}
     using = sorted((p, owner) for p, s in by_path.items() if p != path for owner in s.owners_needing_scaler())
     calls_of = {item: _calls_in(unindexed, item, by_path, definitions) for item in using}
     factory_calls = _calls_in(unindexed, (path, factory), by_path, definitions)
@@ -135,7 +140,7 @@ def _unproven(path, factory, joined, factory_calls, using, helpers, calls_of, ca
             return f"{name} of {own.shown} is also called from files with apex.amp, which {where} does not reach"
         if handed_away(own, name, own, name) or any(
             attr == name and handed_away(other, local, own, name)
-            for other in list(by_path.values()) + [summary]
+            for other in [s for p, s in by_path.items() if p not in unindexed] + [summary]
             for local, (_module, attr) in other.imports.items()
         ):
             return f"{name} of {own.shown} is used other than by calls"

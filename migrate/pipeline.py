@@ -255,7 +255,7 @@ def migrate_repository(
             results = migrate_planned(jobs, keys, settings, workers, plan)
         if plan is None or not plan.caller_edits:
             return results
-        return _edit_factory_callers(plan, jobs, keys, results, others, settings.dtype)
+        return _edit_factory_callers(plan, jobs, keys, results, others, settings)
     finally:
         stdlib_trees.forget()  # the trees served this run; a caller that goes on need not keep them
 
@@ -295,7 +295,7 @@ def _edit_factory_callers(
     keys: Sequence[str],
     results: List["MigrationResult"],
     others: Sequence[Tuple[str, str, bytes]],
-    dtype: str = "float16",
+    settings: Optional[Settings] = None,
 ) -> List["MigrationResult"]:
     """The plan's edits of files without apex.amp whose model factory came out native (its
     component was not dropped): the unpackings of its calls take the GradScaler it now
@@ -317,7 +317,11 @@ def _edit_factory_callers(
         findings = []
         for edit in live:
             glued = isinstance(edit, GlueRoute)
-            new = apply_glue(new, edit.edit, dtype) if glued else apply_edit(new, edit)
+            new = (
+                apply_glue(new, edit.edit, settings.dtype, settings.torch_at_least(2, 3))
+                if glued and settings is not None
+                else apply_glue(new, edit.edit) if glued else apply_edit(new, edit)
+            )
             line = min(line for line, _ in edit.inserts)
             message = glue_message(edit.factory, edit.edit) if glued else edit_message(edit)
             findings.append(Finding(shown, line, 1, CODE, message, fixed=True, severity="warning"))

@@ -884,8 +884,10 @@ def build_plan(
     for factory_path, (_factory, receivers) in factories.items():
         launchers |= {factory_path} | {receiver[0] for receiver, _text in receivers}
 
-    # definitions that need the scaler, from the sites upwards through their callers
-    needy = _needy(by_path, launchers, callers)
+    # definitions that need the scaler, from the sites upwards through their callers (a glue
+    # launcher's own definitions hand it on by the edits of ``glue_calls``)
+    glue_files = {route.path for route in glues.values() if isinstance(route, GlueRoute)}
+    needy = {d for d in _needy(by_path, launchers, callers) if d[0] not in glue_files}
 
     # framework hooks and runners (mmcv) get it from the runner the launcher builds
     riding = framework_route(
@@ -916,12 +918,12 @@ def build_plan(
     # a needy definition called from another file must be reached on every path, and used
     # only by calls
     entries: Dict[Def, List[Tuple[Def, int]]] = {
-        d: callers[d] for d in needy if d in callers and d not in riding.carried
+        d: callers[d] for d in needy if d in callers and d not in riding.carried and d not in glued_helpers
     }
     # a checkpoint function also called from scripts that run alone takes it as ``scaler=None``
     optional = _optional_entries(entries, local_callers, reached, launchers, needy, edges, by_path, definitions, others)
     if optional:
-        needy = _needy(by_path, launchers, callers, optional, reached)
+        needy = {d for d in _needy(by_path, launchers, callers, optional, reached) if d[0] not in glue_files}
         entries = {
             d: [c for c in calls if d not in optional or c[0][0] in launchers or c[0] in reached]
             for d, calls in entries.items()
@@ -1377,7 +1379,7 @@ def _factory_routes(
         glue = None
         if not calls and glued:
             # its caller is a file without apex.amp: it may hand the GradScaler on (``glue_plan``)
-            glue = glue_route(path, factory, by_path, callers, others, definitions, SCALER_PARAM_NAMES)
+            glue = glue_route(path, factory, by_path, callers, others, definitions, SCALER_PARAM_NAMES, apex_free)
         losses = max(s.num_losses for s in inits)
         if isinstance(glue, GlueRoute) and losses != 1:
             glue = GlueRefusal(f"amp.initialize keeps {losses} loss scalers there (num_losses={losses}), one per "
