@@ -40,6 +40,11 @@ from .repo_index import parent_links
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
 #: autocast's device type where the function names none
 CUDA = '"cuda"'
+#: methods of a model or an optimizer that run no forward pass
+NO_FORWARD = frozenset({
+    "state_dict", "load_state_dict", "parameters", "named_parameters", "buffers", "modules", "children",
+    "train", "eval", "zero_grad", "to", "cuda", "cpu", "float", "half",
+})
 
 
 @dataclass(frozen=True)
@@ -182,7 +187,8 @@ def glue_edit(
             spans.append(span)
     wraps = _merged(spans)
     why = _unwrapped_forward(func, helper_calls, wraps, assign, factory_names | {name}, parents, shown,
-                             set(helper_texts))
+                             set(helper_texts)) or _model_used_elsewhere(func, assign, factory_names, wraps,
+                                                                         helper_calls, parents, shown)
     if why:
         return why
     for first, last_line in wraps:
@@ -406,6 +412,36 @@ def _unwrapped_forward(
                 needed |= _names_read(holder) - exempt
             else:
                 return f"`{name}`, handed on to the helper that scales the loss, is bound at {line} in a way not followed"
+    return ""
+
+
+def _model_used_elsewhere(
+    func: ast.FunctionDef,
+    factory_stmt: ast.stmt,
+    factory_names: Set[str],
+    wraps: List[Tuple[int, int]],
+    helper_calls: List[ast.Call],
+    parents: Dict[ast.AST, ast.AST],
+    shown: str,
+) -> str:
+    """Why a model the factory returned may run its forward pass outside the wrapped lines
+    ("" when it cannot): every read of a name the factory's call binds is in a wrapped
+    statement, an argument of a helper call (its own file places the autocast), or the
+    receiver of a method that runs no forward pass (``model.state_dict()``,
+    ``optimizer.zero_grad()``).  Then no forward pass of them runs anywhere else."""
+    handed = {id(a) for c in helper_calls for a in list(c.args) + [k.value for k in c.keywords]}
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Name) and node.id in factory_names and isinstance(node.ctx, ast.Load)):
+            continue
+        if id(node) in handed or any(first <= node.lineno <= last for first, last in wraps):
+            continue
+        outer = parents.get(node)
+        if isinstance(outer, ast.Attribute) and outer.attr in NO_FORWARD and isinstance(parents.get(outer), ast.Call):
+            continue
+        return (
+            f"`{node.id}`, which the factory returns, is used at {shown}:{node.lineno} outside the statements "
+            "autocast would go around (it may run a forward pass in float32 there)"
+        )
     return ""
 
 

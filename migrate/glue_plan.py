@@ -79,8 +79,6 @@ def glue_route(
 
 def _glue_route(path, factory, by_path, callers, others, definitions, scaler_names, apex_free):
     """``glue_route``, a refusal as (reason, where, helpers)."""
-    from .repo_plan import handed_away
-
     unindexed = {p: (shown, source) for p, shown, source in others}
     unindexed.update({p: (by_path[p].shown, source) for p, source in apex_free.items()})
     # calls from files without apex.amp are followed here, through their text
@@ -98,7 +96,7 @@ def _glue_route(path, factory, by_path, callers, others, definitions, scaler_nam
     where = f"{shown} ({function})"
     helpers = tuple(i for i in using if any(f[:2] == (launcher, function) for f in calls_of[i]))
     why = _unproven(path, factory, joined, factory_calls, using, helpers, calls_of, callers, by_path, unindexed,
-                    summary, definitions, handed_away)
+                    summary, definitions, others)
     if why:
         return why, where, helpers
     helper_texts = {t: item[1] for item in helpers for _p, _o, _line, texts in calls_of[item] for t in texts}
@@ -115,9 +113,11 @@ def _glue_route(path, factory, by_path, callers, others, definitions, scaler_nam
 
 
 def _unproven(path, factory, joined, factory_calls, using, helpers, calls_of, callers, by_path, unindexed, summary,
-              definitions, handed_away) -> str:
+              definitions, others) -> str:
     """Why the helpers' calls and the factory's call in the launcher are not the proven
     shape ("" when they are)."""
+    from .repo_plan import _callers_elsewhere, handed_away
+
     launcher, function = joined[0][:2]
     shown = unindexed[launcher][0]
     where = f"{shown} ({function})"
@@ -140,10 +140,13 @@ def _unproven(path, factory, joined, factory_calls, using, helpers, calls_of, ca
             return f"{name} of {own.shown} is also called from files with apex.amp, which {where} does not reach"
         if handed_away(own, name, own, name) or any(
             attr == name and handed_away(other, local, own, name)
-            for other in [s for p, s in by_path.items() if p not in unindexed] + [summary]
+            for other in list(by_path.values()) + [summary]
             for local, (_module, attr) in other.imports.items()
         ):
             return f"{name} of {own.shown} is used other than by calls"
+        valued = [o for o in _callers_elsewhere(name, hpath, others, definitions) if not o[2]]
+        if valued:
+            return f"{name} of {own.shown} is subclassed, passed on or stored in {valued[0][1]}, a file without apex.amp"
         for other_path, other_function, line, _texts in calls_of[item]:
             if (other_path, other_function) != (launcher, function):
                 return (f"{name} of {own.shown} is also called from {unindexed[other_path][0]}:{line} "

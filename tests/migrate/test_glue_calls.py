@@ -103,3 +103,25 @@ def test_no_torch_import_refuses():
     source = (HEAD.replace("import torch\n", "import torch as th\n") + "    step(cfg, 0, optimizer)\n").encode()
     edit = glue_edit(source, "train.py", "main", 9, {"build"}, {"step": "step"}, "scaler", "scaler")
     assert isinstance(edit, str) and "import torch" in edit, edit
+
+
+def test_a_model_handed_to_another_object_is_refused():
+    _source, edit = _edit("""\
+    watcher = torch.nn.ModuleList([model])
+    for x in batches:
+        loss = model(x).sum()
+        step(cfg, loss, optimizer)
+""")
+    assert isinstance(edit, str) and "`model`" in edit and "train.py:10" in edit, edit
+
+
+def test_a_model_used_for_its_state_and_handed_to_the_helpers_is_accepted():
+    source, edit = _edit("""\
+    model.train()
+    for x in batches:
+        loss = model(x).sum()
+        step(cfg, loss, optimizer, model)
+    torch.save(model.state_dict(), "m.pt")
+""")
+    assert isinstance(edit, GlueEdit), edit
+    ast.parse(apply_glue(source, edit))
