@@ -127,57 +127,40 @@ def test_a_model_used_for_its_state_and_handed_to_the_helpers_is_accepted():
     ast.parse(apply_glue(source, edit))
 
 
-FACTORY = """\
-import torch
+
+#: the helper computes the loss from the model it is handed (the launcher hands it the model)
+HELPER_RUNS_THE_MODEL = """\
+from apex import amp
 
 
-def build(args):
-    model = torch.nn.Linear(4, 2)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    if args.fp16:
-        from apex import amp
-        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    return model, optimizer
-"""
-HELPER = """\
-def backward_step(args, {params}, optimizer):
+def backward_step(cfg, model, inputs, optimizer):
     optimizer.zero_grad()
-{compute}    if args.fp16:
-        from apex import amp
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-    else:
-        loss.backward()
+    loss = score(model, inputs)
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
     optimizer.step()
 
 
-def compute(model, x):
-    return model(x).pow(2).mean()
-"""
-LAUNCHER = """\
-import torch
-
-from pkg.factory import build
-from pkg.losses import backward_step
-
-
-def train(args, batches):
-    model, optimizer = build(args)
-    for x in batches:
-{body}
+def score(model, inputs):
+    return model(inputs).square().mean()
 """
 
 
-def _migrate_layout(tmp_path, helper: str, body: str) -> str:
+def _migrate_layout(tmp_path, replace=None) -> str:
+    """The repository example's launcher layout (``GLUE_LAUNCHER``), some files replaced,
+    migrated with the CLI: its diff and findings."""
+    import re
     import subprocess
     import sys
     from pathlib import Path
 
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "factory.py").write_text(FACTORY)
-    (tmp_path / "pkg" / "losses.py").write_text(helper)
-    (tmp_path / "train.py").write_text(LAUNCHER.format(body=body))
+    from migrate.rules._amp_repo_examples import GLUE_LAUNCHER
+
+    parts = re.split(r"^# file: (.*)\n", GLUE_LAUNCHER.format(more=""), flags=re.M)
+    files = dict(zip(parts[1::2], parts[2::2]), **(replace or {}))
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
     root = Path(__file__).resolve().parents[2]
     done = subprocess.run([sys.executable, "-m", "migrate", "--to", "native", "--allow-no-vcs", "--diff", str(tmp_path)],
                           capture_output=True, text=True, cwd=root, env={"PYTHONPATH": str(root), "PATH": ""})
@@ -185,15 +168,30 @@ def _migrate_layout(tmp_path, helper: str, body: str) -> str:
 
 
 def test_the_launcher_wraps_the_forward_pass_of_a_loss_it_hands_over(tmp_path):
-    out = _migrate_layout(tmp_path, HELPER.format(params="loss", compute=""),
-                          "        loss = model(x).pow(2).mean()\n        backward_step(args, loss, optimizer)")
-    assert "+        backward_step(args, loss, optimizer, scaler=scaler)" in out, out
+    out = _migrate_layout(tmp_path)
+    assert "+        backward_step(cfg, loss, optimizer, scaler=scaler)" in out, out
     assert '+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):' in out, out
     assert "APX220" not in out, out
 
 
 def test_a_helper_that_runs_the_model_it_is_handed_keeps_the_shim(tmp_path):
-    # the helper computes the loss from the model itself: no autocast of the launcher covers it
-    out = _migrate_layout(tmp_path, HELPER.format(params="model, x", compute="    loss = compute(model, x)\n"),
-                          "        backward_step(args, model, x, optimizer)")
+    # no autocast of the launcher covers the forward pass the helper runs
+    out = _migrate_layout(tmp_path, {
+        "nets/losses.py": HELPER_RUNS_THE_MODEL,
+        "train.py": _LAUNCHER_HANDING_THE_MODEL,
+    })
     assert "APX220" in out and "scaler=scaler" not in out, out
+
+
+_LAUNCHER_HANDING_THE_MODEL = """\
+import torch
+
+from nets.build import build_model
+from nets.losses import backward_step
+
+
+def train(cfg, batches):
+    model, optimizer = build_model(cfg)
+    for inputs, _targets in batches:
+        backward_step(cfg, model, inputs.cuda(), optimizer)
+"""
