@@ -245,7 +245,8 @@ def _device_type(func: ast.FunctionDef, factory_stmt: ast.stmt, models: Set[str]
 
 
 def _torch_module(tree: ast.Module, shown: str) -> str:
-    """"" when ``torch`` is bound once, by ``import torch`` at module level; else why not."""
+    """"" when ``torch`` is the module: imported as ``import torch`` at module level, bound
+    to nothing else anywhere in the file; else why not."""
     imported = any(
         isinstance(s, ast.Import) and any(a.name == "torch" and a.asname is None for a in s.names) for s in tree.body
     )
@@ -255,10 +256,16 @@ def _torch_module(tree: ast.Module, shown: str) -> str:
             bindings += 1
         elif isinstance(node, ast.arg) and node.arg == "torch":
             bindings += 1
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bindings += sum(1 for a in node.names if (a.asname or a.name.split(".")[0]) == "torch")
-    if not imported or bindings != 1:
-        return f"{shown} does not import torch once as `import torch` at module level, where autocast would come from"
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == "torch":
+            bindings += 1
+        elif isinstance(node, ast.Import):
+            # ``import torch.nn.functional`` binds torch to the same module
+            bindings += sum(1 for a in node.names if a.asname == "torch")
+        elif isinstance(node, ast.ImportFrom):
+            bindings += sum(1 for a in node.names if (a.asname or a.name) == "torch")
+    if not imported or bindings:
+        return (f"{shown} does not import torch as `import torch` at module level, or binds the name to something "
+                "else: autocast would come from there")
     return ""
 
 
