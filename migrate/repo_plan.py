@@ -1435,6 +1435,16 @@ def _factory_routes(
             # the launcher's unpacking binds the GradScaler instead of taking it into ``_``
             edits[path] = [e for e in edits[path] if e.path != glue.path] + [glue]  # type: ignore[list-item]
             glues[path] = glue
+    # two factories glued through one launcher would each bind and pass a GradScaler there
+    shared = [p for p, g in glues.items() if isinstance(g, GlueRoute)
+              and sum(1 for o in glues.values() if isinstance(o, GlueRoute) and o.path == g.path) > 1]
+    for path in shared:
+        route = glues[path]
+        glues[path] = GlueRefusal(f"{route.shown} calls the model factories of several files",
+                                  f"{route.shown} ({route.function})",
+                                  route.helpers)
+        routes.pop(path, None)
+        edits.pop(path, None)
     return routes, refusals, edits, glues
 
 
