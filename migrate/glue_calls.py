@@ -146,11 +146,13 @@ def glue_edit(
     if len(assign.targets) != 1 or not isinstance(assign.targets[0], (ast.Tuple, ast.List)):
         return f"what the factory returns at {shown}:{factory_line} is not unpacked into names"
     target = assign.targets[0]
-    if not target.elts or not all(isinstance(e, ast.Name) for e in target.elts):
-        return f"what the factory returns at {shown}:{factory_line} is not unpacked into plain names"
+    inner = [n for n in ast.walk(target) if n is not target]
+    if not target.elts or not all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Load, ast.Store)) for n in inner):
+        return f"what the factory returns at {shown}:{factory_line} is not unpacked into names"
     last = target.elts[-1]
+    # after the last element (a nested ``[opt_g, opt_d]`` included: its bracket ends it)
     unpack = (last.end_lineno or 0, last.end_col_offset or 0)
-    factory_names = {e.id for e in target.elts}  # type: ignore[attr-defined]
+    factory_names = {n.id for n in inner if isinstance(n, ast.Name)}
 
     helper_calls = [
         n for n in ast.walk(tree) if isinstance(n, ast.Call) and ast.unparse(n.func) in helper_texts

@@ -195,3 +195,11 @@ def train(cfg, batches):
     for inputs, _targets in batches:
         backward_step(cfg, model, inputs.cuda(), optimizer)
 """
+
+
+def test_a_nested_unpacking_of_the_factory_takes_the_scaler_after_its_last_bracket():
+    source = HEAD.replace("    model, optimizer = build(cfg, device)\n",
+                          "    model, [opt_g, opt_d] = build(cfg, device)\n").encode() + b"    step(cfg, 0, opt_g)\n"
+    edit = glue_edit(source, "train.py", "main", 9, {"build"}, {"step": "step"}, "scaler", "scaler")
+    assert isinstance(edit, GlueEdit), edit
+    assert "    model, [opt_g, opt_d], scaler = build(cfg, device)\n" in apply_glue(source, edit).decode()
