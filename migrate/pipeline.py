@@ -255,7 +255,7 @@ def migrate_repository(
             results = migrate_planned(jobs, keys, settings, workers, plan)
         if plan is None or not plan.caller_edits:
             return results
-        return _edit_factory_callers(plan, jobs, keys, results, others)
+        return _edit_factory_callers(plan, jobs, keys, results, others, settings)
     finally:
         stdlib_trees.forget()  # the trees served this run; a caller that goes on need not keep them
 
@@ -284,7 +284,9 @@ def _plan(
         for (_shown, source), key, summary in zip(jobs, keys, summaries)
         if summary is not None and not summary.amp_sites and not imports_apex(source)
     }
-    return build_plan([s for s in summaries if s is not None], roots, others, apex_free)
+    return build_plan(
+        [s for s in summaries if s is not None], roots, others, apex_free, glued=settings.dtype == "float16"
+    )
 
 
 def _edit_factory_callers(
@@ -293,13 +295,17 @@ def _edit_factory_callers(
     keys: Sequence[str],
     results: List["MigrationResult"],
     others: Sequence[Tuple[str, str, bytes]],
+    settings: Optional[Settings] = None,
 ) -> List["MigrationResult"]:
     """The plan's edits of files without apex.amp whose model factory came out native (its
     component was not dropped): the unpackings of its calls take the GradScaler it now
-    returns too."""
+    returns too; a launcher joining the factory to the helpers that scale the losses binds
+    it and hands it on to them (``glue_calls``)."""
     from .engine import MigrationResult
     from .factory_callers import CODE, apply_edit, edit_message
     from .findings import Finding
+    from .glue_calls import apply_glue, glue_message
+    from .glue_plan import GlueRoute
 
     kept = {f.component for f in plan.files.values() if f.component is not None}
 
@@ -310,9 +316,15 @@ def _edit_factory_callers(
         new = source
         findings = []
         for edit in live:
-            new = apply_edit(new, edit)
+            glued = isinstance(edit, GlueRoute)
+            new = (
+                apply_glue(new, edit.edit, settings.dtype, settings.torch_at_least(2, 3))
+                if glued and settings is not None
+                else apply_glue(new, edit.edit) if glued else apply_edit(new, edit)
+            )
             line = min(line for line, _ in edit.inserts)
-            findings.append(Finding(shown, line, 1, CODE, edit_message(edit), fixed=True, severity="warning"))
+            message = glue_message(edit.factory, edit.edit) if glued else edit_message(edit)
+            findings.append(Finding(shown, line, 1, CODE, message, fixed=True, severity="warning"))
         return MigrationResult(shown, source, new, findings)
 
     for i, ((shown, source), key) in enumerate(zip(jobs, keys)):

@@ -29,6 +29,7 @@ from .built_route import built_route
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers, users_of, walked_files
 from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
+from .glue_plan import GlueRefusal, GlueRoute, glue_route
 from .heir_plan import add_heir_routes
 from .processor_plan import add_processor_routes
 from .launcher_importers import importer_refusal
@@ -102,8 +103,10 @@ class FilePlan:
     #: every training initialize of this file's component makes a dynamic loss scaler
     dynamic_scaler: bool = False
     #: ``Class.method`` of this file's entry classes whose loss (a parameter) the launchers
-    #: compute: autocast goes around their forward passes there
+    #: compute: autocast goes around their forward passes there; a top-level function's name
+    #: when its caller is a launcher without apex.amp (``glue_plan``), shown in ``glued_from``
     autocast_at_caller: Tuple[str, ...] = ()
+    glued_from: str = ""
     #: in the launcher: (constructor call text, method, loss position without self, loss
     #: parameter name) of those classes; its calls of that method on the instances get the
     #: autocast around the forward pass that computes the loss handed over
@@ -848,11 +851,13 @@ def build_plan(
     roots: Sequence[str],
     others: Sequence[Tuple[str, str, bytes]] = (),
     apex_free: Optional[Dict[str, bytes]] = None,
+    glued: bool = True,
 ) -> RepoPlan:
     """The plan for the indexed files; ``others`` are the walked files the index left out
     (no apex in them), searched only for callers of the definitions that need the scaler;
     ``apex_free`` are indexed files the rules will not change (no apex.amp in them), by
-    path, with their bytes."""
+    path, with their bytes; ``glued``: a launcher without apex.amp may hand a model
+    factory's GradScaler on (``glue_plan``; the float16 target, where there is one)."""
     by_path = {s.path: s for s in summaries}
     unindexed = {path: (shown, source) for path, shown, source in others}
     resolver = ModuleResolver(list(by_path) + list(unindexed), roots)
@@ -874,14 +879,20 @@ def build_plan(
 
     # a model factory returns what its initializes made to each of its callers in other
     # files: each caller holds its own GradScaler from then on, as a launcher would
-    factories, factory_refusals, caller_edits = _factory_routes(
-        by_path, launchers, callers, edges, others, definitions, apex_free or {}
+    factories, factory_refusals, caller_edits, glues = _factory_routes(
+        by_path, launchers, callers, edges, others, definitions, apex_free or {}, glued
     )
+    #: helpers handed the GradScaler by a launcher without apex.amp: planned entries no
+    #: indexed file calls
+    glued_helpers = {h: fp for fp, route in glues.items() if isinstance(route, GlueRoute) for h in route.helpers}
+    glue_notes = _glue_refusals(glues, by_path)
     for factory_path, (_factory, receivers) in factories.items():
         launchers |= {factory_path} | {receiver[0] for receiver, _text in receivers}
 
-    # definitions that need the scaler, from the sites upwards through their callers
-    needy = _needy(by_path, launchers, callers)
+    # definitions that need the scaler, from the sites upwards through their callers (a glue
+    # launcher's own definitions hand it on by the edits of ``glue_calls``)
+    glue_files = {route.path for route in glues.values() if isinstance(route, GlueRoute)}
+    needy = {d for d in _needy(by_path, launchers, callers) if d[0] not in glue_files}
 
     # framework hooks and runners (mmcv) get it from the runner the launcher builds
     riding = framework_route(
@@ -912,12 +923,12 @@ def build_plan(
     # a needy definition called from another file must be reached on every path, and used
     # only by calls
     entries: Dict[Def, List[Tuple[Def, int]]] = {
-        d: callers[d] for d in needy if d in callers and d not in riding.carried
+        d: callers[d] for d in needy if d in callers and d not in riding.carried and d not in glued_helpers
     }
     # a checkpoint function also called from scripts that run alone takes it as ``scaler=None``
     optional = _optional_entries(entries, local_callers, reached, launchers, needy, edges, by_path, definitions, others)
     if optional:
-        needy = _needy(by_path, launchers, callers, optional, reached)
+        needy = {d for d in _needy(by_path, launchers, callers, optional, reached) if d[0] not in glue_files}
         entries = {
             d: [c for c in calls if d not in optional or c[0][0] in launchers or c[0] in reached]
             for d, calls in entries.items()
@@ -1020,11 +1031,12 @@ def build_plan(
     for path, by_name in riding.notes.items():
         notes.setdefault(path, {}).update(by_name)
     planned = {d: c for d, c in entries.items() if d not in refused}
+    planned.update({h: [] for h in glued_helpers})
     # a definition no file refers to, beside planned entries of its file or a training function
     # that scales its losses, takes the GradScaler as a required parameter: no call in the
     # repository needs it, and a call from outside that does not pass it fails at once
     orphans = needy - set(callers) - set(riding.carried) - {(p, k) for p, n in riding.notes.items() for k in n}
-    orphans -= set(lent)
+    orphans -= set(lent) | set(glued_helpers)
     unreferenced = unreferenced_definitions(
         {
             d
@@ -1039,6 +1051,8 @@ def build_plan(
     )
     _note_unreachable(orphans - unreferenced, callers, local_callers, by_path, launchers, notes, others, definitions,
                       edges)
+    for path, by_name in glue_notes.items():
+        notes.setdefault(path, {}).update(by_name)  # the glue route says why, more exactly
     _note_unbuilt(built, by_path, launchers, notes)
     for launcher in sorted(launchers):
         if not any(s.member == "scale_loss" for s in by_path[launcher].amp_sites):
@@ -1107,6 +1121,8 @@ def build_plan(
     for factory_path, (_factory, receivers) in factories.items():
         for receiver, _text in receivers:
             parent[find(receiver[0])] = find(factory_path)
+    for (helper_path, _name), factory_path in glued_helpers.items():
+        parent[find(helper_path)] = find(factory_path)
     for (base_path, _name), heirs in lent.items():
         for heir_path, _heir in heirs:
             parent[find(base_path)] = find(heir_path)
@@ -1193,6 +1209,12 @@ def build_plan(
                         loss_methods.setdefault(caller_path, set()).add(
                             (text, site.method, site.loss_param - 1, site.loss_name)
                         )
+    # the glue route's helpers: their launcher without apex.amp wraps the forward passes
+    glued_names: Dict[str, Set[str]] = {}
+    glued_from: Dict[str, str] = {}
+    for (helper_path, name), factory_path in glued_helpers.items():
+        glued_names.setdefault(helper_path, set()).add(name)
+        glued_from[helper_path] = glues[factory_path].shown
     inits_of: Dict[int, List[bool]] = {}
     for p in launchers:
         if p in component:
@@ -1209,7 +1231,8 @@ def build_plan(
             autocast_from_caller=tuple(sorted(from_caller.get(path, ()))),
             autocast_for_calls=tuple(sorted(for_calls.get(path, ()))),
             dynamic_scaler=dynamic[component[path]],
-            autocast_at_caller=tuple(sorted(at_caller.get(path, ()))),
+            autocast_at_caller=tuple(sorted(at_caller.get(path, set()) | glued_names.get(path, set()))),
+            glued_from=glued_from.get(path, ""),
             loss_methods=tuple(sorted(loss_methods.get(path, ()))),
             method_entries=tuple(sorted(method_entries.get(path, ()))),
             amp_arguments=tuple(
@@ -1230,7 +1253,8 @@ def build_plan(
             attached_methods=tuple(own_forward.get(path, ())),
             framework_autocast=riding.autocast.get(path, ""),
             returns_scaler=factories[path][0] if path in factories else "",
-            returned_to=_shown_receivers(by_path, factories[path][1]) if path in factories else "",
+            returned_to=(glues[path].shown if path in glues else _shown_receivers(by_path, factories[path][1]))
+            if path in factories else "",
             received=tuple(sorted((r[1], t) for _f, rs in factories.values() for r, t in rs if r[0] == path)),
         )
     add_processor_routes(plan, by_path, launchers, callers)
@@ -1311,8 +1335,12 @@ def _factory_routes(
     others: Sequence[Tuple[str, str, bytes]],
     definitions: "_Definitions",
     apex_free: Dict[str, bytes],
+    glued: bool = True,
 ) -> Tuple[
-    Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]], Dict[str, Tuple[str, str]], Dict[str, List[CallerEdit]]
+    Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]],
+    Dict[str, Tuple[str, str]],
+    Dict[str, List[CallerEdit]],
+    Dict[str, Union["GlueRoute", "GlueRefusal"]],
 ]:
     """Model factories: a file whose training initializes (one, alternatives, or several in
     sequence) are all in one top-level function that scales nothing itself, called only from
@@ -1331,10 +1359,16 @@ def _factory_routes(
 
     Callers in files without apex.amp (walked, or indexed but left to no rule) get the
     minimal edit that keeps their calls working (``factory_callers``; the third mapping:
-    factory file -> those edits); one whose shape cannot be proven refuses the factory."""
+    factory file -> those edits); one whose shape cannot be proven refuses the factory.
+
+    A factory called only from files without apex.amp may be joined to the helpers that
+    scale the losses by one of them (``glue_plan``, where ``glued``): the fourth mapping,
+    factory file -> that route, whose edit replaces the launcher's ``, _``, or why the
+    launcher cannot hand it on (said at the factory's initialize and the helpers' sites)."""
     routes: Dict[str, Tuple[str, Tuple[Tuple[Def, str], ...]]] = {}
     refusals: Dict[str, Tuple[str, str]] = {}
     edits: Dict[str, List[CallerEdit]] = {}
+    glues: Dict[str, Union[GlueRoute, GlueRefusal]] = {}
     for path, summary in by_path.items():
         inits = summary.training_inits
         owners = {s.owner for s in inits}
@@ -1343,11 +1377,24 @@ def _factory_routes(
         if not (summary.initializes_once() or summary.initializes_in_sequence()):
             continue
         factory = owners.pop()
-        if factory not in summary.functions or any(s.num_losses != 1 for s in inits):
+        if factory not in summary.functions:
             continue
         every_call = callers.get((path, factory), [])
         calls = [c for c in every_call if c[0][0] not in apex_free]
-        if not calls or any(factory in called for called in summary.local_calls.values()):
+        if any(factory in called for called in summary.local_calls.values()):
+            continue
+        glue = None
+        if not calls and glued:
+            # its caller is a file without apex.amp: it may hand the GradScaler on (``glue_plan``)
+            glue = glue_route(path, factory, by_path, callers, others, definitions, SCALER_PARAM_NAMES, apex_free)
+        losses = max(s.num_losses for s in inits)
+        if isinstance(glue, GlueRoute) and losses != 1:
+            glue = GlueRefusal(f"amp.initialize keeps {losses} loss scalers there (num_losses={losses}), one per "
+                               "loss id, and the route hands on one GradScaler", glue.shown, glue.helpers)
+        if isinstance(glue, GlueRefusal):
+            glues[path] = glue
+            continue
+        if (glue is None and not calls) or losses != 1:
             continue
         receiver_files = {receiver[0] for receiver, _line in calls}
         if len(receiver_files) != len(calls) or not all(
@@ -1391,7 +1438,41 @@ def _factory_routes(
         )
         routes[path] = (factory, receivers)
         edits[path] = [e for e in outside if e.changes] if not isinstance(outside, str) else []
-    return routes, refusals, edits
+        if glue is not None:
+            # the launcher's unpacking binds the GradScaler instead of taking it into ``_``
+            edits[path] = [e for e in edits[path] if e.path != glue.path] + [glue]  # type: ignore[list-item]
+            glues[path] = glue
+    # two factories glued through one launcher would each bind and pass a GradScaler there
+    shared = [p for p, g in glues.items() if isinstance(g, GlueRoute)
+              and sum(1 for o in glues.values() if isinstance(o, GlueRoute) and o.path == g.path) > 1]
+    for path in shared:
+        route = glues[path]
+        glues[path] = GlueRefusal(f"{route.shown} calls the model factories of several files",
+                                  f"{route.shown} ({route.function})",
+                                  route.helpers)
+        routes.pop(path, None)
+        edits.pop(path, None)
+    return routes, refusals, edits, glues
+
+
+def _glue_refusals(glues, by_path: Dict[str, ModuleSummary]) -> Dict[str, Dict[str, str]]:
+    """The notes of the glue route's refusals (``glue_plan``): at the factory's initialize
+    (the launcher's note) and at the helpers' definitions."""
+    notes: Dict[str, Dict[str, str]] = {}
+    for factory_path, refusal in glues.items():
+        if not isinstance(refusal, GlueRefusal):
+            continue
+        names = ", ".join(f"{h[1]}() of {by_path[h[0]].shown}" for h in refusal.helpers)
+        notes.setdefault(factory_path, {})[SCALED_ELSEWHERE] = (
+            f"no amp.scale_loss in this file: the losses are scaled in {names}, called from {refusal.where}, a file "
+            f"without apex.amp that calls this model factory too; it cannot hand the GradScaler on: {refusal.reason}"
+        )
+        for path, name in refusal.helpers:
+            notes.setdefault(path, {})[name] = (
+                f"{name} is called from {refusal.where}, a file without apex.amp that gets the model from "
+                f"the factory in {by_path[factory_path].shown}, and it cannot hand the GradScaler on: {refusal.reason}"
+            )
+    return notes
 
 
 def _outside_edits(

@@ -7324,3 +7324,139 @@ REPOSITORY_EXAMPLES += [
         codes=("APX102", "APX220"),
     ),
 ]
+
+#: a launcher without apex.amp between a model factory and the helper that scales the loss
+#: (the before text of two examples; ``{more}`` adds files)
+GLUE_LAUNCHER = """\
+# file: nets/__init__.py
+# file: nets/build.py
+import torch
+from apex import amp
+
+
+def build_model(cfg):
+    model = torch.nn.Linear(8, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if cfg.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer
+# file: nets/losses.py
+from apex import amp
+
+
+def backward_step(cfg, loss, optimizer):
+    optimizer.zero_grad()
+    if cfg.fp16:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+# file: train.py
+import torch
+
+from nets.build import build_model
+from nets.losses import backward_step
+
+
+def train(cfg, batches):
+    model, optimizer = build_model(cfg)
+    for inputs, targets in batches:
+        logits = model(inputs.cuda())
+        loss = torch.nn.functional.cross_entropy(logits, targets.cuda())
+        backward_step(cfg, loss, optimizer)
+{more}"""
+#: a second caller of the helper, without a GradScaler (an adaptation step at test time)
+GLUE_SECOND_CALLER = """\
+# file: adapt.py
+import torch
+
+from nets.losses import backward_step
+
+
+def adapt(cfg, model, batch):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    loss = model(batch).square().mean()
+    backward_step(cfg, loss, optimizer)
+"""
+#: the TODOs of the factory and of the helper when the launcher cannot hand the scaler on
+GLUE_TODOS = (
+    """\
+        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in
+        #   backward_step() of nets/losses.py, called from train.py (train), a file without
+        #   apex.amp that calls this model factory too; it cannot hand the GradScaler on:
+        #   backward_step of nets/losses.py is also called from adapt.py:9 (adapt), where no
+        #   GradScaler exists; this file keeps apex.amp semantics through apexcompat.amp,
+        #   migrate it by hand
+""",
+    """\
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (backward_step is called from train.py (train), a file without
+        #   apex.amp that gets the model from the factory in nets/build.py, and it cannot hand
+        #   the GradScaler on: backward_step of nets/losses.py is also called from adapt.py:9
+        #   (adapt), where no GradScaler exists); this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
+""",
+)
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # the launcher names no apex.amp: it gets the model from a factory of nets/ and hands
+        # each loss to a helper of another module there, which scales it and steps.  The
+        # factory returns the GradScaler, the launcher binds it (not into `_`), passes it to
+        # the helper as scaler= and puts autocast around the forward pass feeding the loss
+        # (APX235); the helper takes it as a parameter and steps through it
+        "launcher-without-apex-hands-the-factory-scaler-to-the-loss-helper",
+        before=GLUE_LAUNCHER.format(more=""),
+        after="""\
+# file: nets/__init__.py
+# file: nets/build.py
+import torch
+
+
+def build_model(cfg):
+    model = torch.nn.Linear(8, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    use_amp = bool(cfg.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    return model, optimizer, scaler
+# file: nets/losses.py
+def backward_step(cfg, loss, optimizer, scaler):
+    optimizer.zero_grad()
+    if cfg.fp16:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+    scaler.step(optimizer)
+    scaler.update()
+# file: train.py
+import torch
+
+from nets.build import build_model
+from nets.losses import backward_step
+
+
+def train(cfg, batches):
+    model, optimizer, scaler = build_model(cfg)
+    for inputs, targets in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            logits = model(inputs.cuda())
+            loss = torch.nn.functional.cross_entropy(logits, targets.cuda())
+        backward_step(cfg, loss, optimizer, scaler=scaler)
+""",
+        codes=("APX101", "APX201", "APX209", "APX213", "APX235", "APX244", "APX301", "APX311"),
+    ),
+    Example(
+        # ... but a script without a GradScaler calls the helper too (an adaptation step at
+        # test time, where apex's scale_loss ran without an initialize of its process): the
+        # helper cannot take the GradScaler, so the factory and the helper keep apex.amp, and
+        # both say where the launcher's route stops
+        "launcher-without-apex-whose-loss-helper-is-called-elsewhere-keeps-the-shim",
+        before=GLUE_LAUNCHER.format(more=GLUE_SECOND_CALLER),
+        after=GLUE_LAUNCHER.format(more=GLUE_SECOND_CALLER)
+        .replace("from apex import", "from apexcompat import")
+        .replace("        model, optimizer = amp.initialize(", GLUE_TODOS[0] + "        model, optimizer = amp.initialize(")
+        .replace("        with amp.scale_loss(", GLUE_TODOS[1] + "        with amp.scale_loss("),
+        codes=("APX102", "APX220"),
+    ),
+]

@@ -32,7 +32,8 @@ an evaluation script run on its own also calls without a loss scaler, a training
 returns the loss the launcher hands back to its update method, a star-imported fitter built before
 amp.initialize, a trainer re-exported by a star import whose base class keeps amp's state in its
 checkpoints, a script that clips inside the amp.scale_loss block with an accumulation count of 1
-by default).  Once per module:
+by default, a launcher without apex.amp that joins a model factory to the helpers that scale
+the loss and keep amp's state).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -444,6 +445,14 @@ LAYOUTS: Dict[str, dict] = {
     "r49_clip_inside_scale_loss": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                        metric="loss", native=[], fallbacks=[],
                                        branches={"off": ["--no-fp16"], "tight": ["--max-norm", "10000"]}),
+    # video-synthesis shape: the launcher names no apex.amp (it mentions apex only in its
+    # docstring); it gets model and optimizer from a factory in nets/ (apex initializes there)
+    # and hands each loss to a backward helper of another module of nets/, which scales it and
+    # steps, beside checkpoint helpers that keep amp's state: the factory returns the
+    # GradScaler, the launcher binds it (not into _), passes it to each helper as scaler= and
+    # puts autocast around the forward pass that feeds the loss; 'off': --no-fp16
+    "r50_glue_launcher": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
+                              native=[], fallbacks=[], given=["train.py"], branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
