@@ -724,6 +724,78 @@ _SHIM_TODO_IN_THE_LOOP = (
 )
 
 
+#: a GAN whose two optimizers are each stepped after the losses of one loss id (num_losses=2)
+GAN_TWO_LOSS_IDS = """\
+import torch
+from apex import amp
+
+netG, netD = Generator().cuda(), Discriminator().cuda()
+optG = torch.optim.Adam(netG.parameters())
+optD = torch.optim.Adam(netD.parameters())
+[netG, netD], [optG, optD] = amp.initialize([netG, netD], [optG, optD], opt_level="O1", num_losses=2)
+for real, noise in loader:
+    fake = netG(noise)
+    loss_d = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+    loss_g = criterion(netD(fake), ones)
+
+    optG.zero_grad()
+    with amp.scale_loss(loss_g, optG, loss_id=0) as scaled_loss:
+        scaled_loss.backward()
+    optG.step()
+
+    optD.zero_grad()
+    with amp.scale_loss(loss_d, optD, loss_id=1) as scaled_loss:
+        scaled_loss.backward()
+    optD.step()
+"""
+GAN_TWO_LOSS_IDS_NATIVE = """\
+import torch
+
+netG, netD = Generator().cuda(), Discriminator().cuda()
+optG = torch.optim.Adam(netG.parameters())
+optD = torch.optim.Adam(netD.parameters())
+scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+for real, noise in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        fake = netG(noise)
+        loss_d = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+        loss_g = criterion(netD(fake), ones)
+
+    optG.zero_grad()
+    scalers[0].scale(loss_g).backward()
+    scalers[0].step(optG)
+    scalers[0].update()
+
+    optD.zero_grad()
+    scalers[1].scale(loss_d).backward()
+    scalers[1].step(optD)
+    scalers[1].update()
+"""
+#: two loss ids feed one optimizer (natively one GradScaler serves both)
+TWO_LOSS_IDS_ONE_OPTIMIZER = """\
+import torch
+from apex import amp
+
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1", num_losses=2)
+for x, y in loader:
+    optimizer.zero_grad()
+    loss_main = criterion(model(x), y)
+    with amp.scale_loss(loss_main, optimizer, loss_id=0) as scaled_loss:
+        scaled_loss.backward()
+    loss_aux = model.regularizer()
+    with amp.scale_loss(loss_aux, optimizer, loss_id=1) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+"""
+#: what a script logs of apex's loss scales after the GAN's step (appended to the loop)
+SCALES_OF_BOTH_LOSS_IDS = """\
+    print(amp._amp_state.loss_scalers[0].loss_scale(), amp._amp_state.loss_scalers[1]._loss_scale)
+"""
+SCALE_OF_LOSS_ID_0 = """\
+    print(amp._amp_state.loss_scalers[0].loss_scale())
+"""
+
+
 #: a penalty term scaled by hand with apex's second loss scaler, kept in a local
 PENALTY_WITH_SECOND_SCALER = """\
 import torch
@@ -753,9 +825,9 @@ def train(net, optimizer, batches):
 PENALTY_SCALER_TODO = """\
     # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
     #   loss scaler 1 (one per loss id), kept in scaler, what GradScaler.get_scale() gives
-    #   natively, but only amp._amp_state.loss_scalers[0].loss_scale() read in place is
-    #   rewritten to it; this file keeps apex.amp semantics through apexcompat.amp, migrate
-    #   it by hand
+    #   natively, but only a read in place, amp._amp_state.loss_scalers[1].loss_scale() or
+    #   ._loss_scale, is rewritten to it; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
 """
 
 #: apex.amp only where an old torch lacks torch.cuda.amp (neural_sp's train.py shape)
@@ -1611,73 +1683,15 @@ def train(netD, netG, optD, optG, loader, args):
     ),
     Example(
         "second-loss-from-the-same-forward-block",
-        before="""\
-import torch
-from apex import amp
-
-netG, netD = Generator().cuda(), Discriminator().cuda()
-optG = torch.optim.Adam(netG.parameters())
-optD = torch.optim.Adam(netD.parameters())
-[netG, netD], [optG, optD] = amp.initialize([netG, netD], [optG, optD], opt_level="O1", num_losses=2)
-for real, noise in loader:
-    fake = netG(noise)
-    loss_d = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
-    loss_g = criterion(netD(fake), ones)
-
-    optG.zero_grad()
-    with amp.scale_loss(loss_g, optG, loss_id=0) as scaled_loss:
-        scaled_loss.backward()
-    optG.step()
-
-    optD.zero_grad()
-    with amp.scale_loss(loss_d, optD, loss_id=1) as scaled_loss:
-        scaled_loss.backward()
-    optD.step()
-""",
-        after="""\
-import torch
-
-netG, netD = Generator().cuda(), Discriminator().cuda()
-optG = torch.optim.Adam(netG.parameters())
-optD = torch.optim.Adam(netD.parameters())
-scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
-for real, noise in loader:
-    with torch.autocast("cuda", dtype=torch.float16):
-        fake = netG(noise)
-        loss_d = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
-        loss_g = criterion(netD(fake), ones)
-
-    optG.zero_grad()
-    scalers[0].scale(loss_g).backward()
-    scalers[0].step(optG)
-    scalers[0].update()
-
-    optD.zero_grad()
-    scalers[1].scale(loss_d).backward()
-    scalers[1].step(optD)
-    scalers[1].update()
-""",
+        before=GAN_TWO_LOSS_IDS,
+        after=GAN_TWO_LOSS_IDS_NATIVE,
         codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX301", "APX311", "APX311"),
     ),
     # two loss ids feed one optimizer: one GradScaler.step must see both at one scale, so one
     # GradScaler serves both losses (apex unscaled each loss with its own scale)
     Example(
         "two-loss-ids-into-one-optimizer-share-one-scaler",
-        before="""\
-import torch
-from apex import amp
-
-model, optimizer = amp.initialize(model, optimizer, opt_level="O1", num_losses=2)
-for x, y in loader:
-    optimizer.zero_grad()
-    loss_main = criterion(model(x), y)
-    with amp.scale_loss(loss_main, optimizer, loss_id=0) as scaled_loss:
-        scaled_loss.backward()
-    loss_aux = model.regularizer()
-    with amp.scale_loss(loss_aux, optimizer, loss_id=1) as scaled_loss:
-        scaled_loss.backward()
-    optimizer.step()
-""",
+        before=TWO_LOSS_IDS_ONE_OPTIMIZER,
         after="""\
 import torch
 
@@ -1694,6 +1708,31 @@ for x, y in loader:
     scaler.update()
 """,
         codes=("APX101", "APX201", "APX203", "APX209", "APX209", "APX301", "APX301", "APX302", "APX302", "APX311"),
+    ),
+    # apex kept one loss scaler per loss id; with one GradScaler per loss id the scale of
+    # scaler i (loss_scale() or its _loss_scale) is scalers[i].get_scale() (before: the read
+    # became scalers.get_scale(), an AttributeError on the list)
+    Example(
+        "scale-of-each-loss-id-read-from-its-own-grad-scaler",
+        before=GAN_TWO_LOSS_IDS + SCALES_OF_BOTH_LOSS_IDS,
+        after=GAN_TWO_LOSS_IDS_NATIVE + "    print(scalers[0].get_scale(), scalers[1].get_scale())\n",
+        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX301", "APX311", "APX311", "APX506", "APX506"),
+    ),
+    # where one GradScaler serves the losses of both loss ids, its scale is not apex's scale of
+    # loss scaler 0 alone (before: rewritten to scaler.get_scale())
+    Example(
+        "fallback-scale-of-one-loss-id-where-one-grad-scaler-serves-every-loss",
+        before=TWO_LOSS_IDS_ONE_OPTIMIZER + SCALE_OF_LOSS_ID_0,
+        after=TWO_LOSS_IDS_ONE_OPTIMIZER.replace("from apex", "from apexcompat")
+        + """\
+    # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
+    #   loss scaler 0 (one per loss id), of num_losses=2, but natively one GradScaler serves
+    #   every loss (optimizer is stepped after the losses of loss ids 0, 1): its scale is
+    #   not that loss scaler's; this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
+"""
+        + SCALE_OF_LOSS_ID_0,
+        codes=("APX102", "APX220"),
     ),
     Example(
         "target-torch-2.2-uses-cuda-gradscaler",
@@ -6148,10 +6187,11 @@ class GanStep:
         self.backward(batch, self.criteria, self.opt_d)
 
     def scales(self):
-        # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
-        #   loss scalers (one per loss id), what GradScaler.get_scale() gives natively, but only
-        #   amp._amp_state.loss_scalers[0].loss_scale() is rewritten to it; this file keeps
-        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): private amp._amp_state use: it reads the current scale of every one
+        #   of apex's loss scalers (one per loss id), going over amp._amp_state.loss_scalers;
+        #   natively each is the get_scale() of its loss id's GradScaler, but only a read of one
+        #   by its number, amp._amp_state.loss_scalers[i].loss_scale(), is rewritten to it; this
+        #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
         return {i: s._loss_scale for i, s in enumerate(amp._amp_state.loss_scalers)}
 """,
         codes=("APX102", "APX220"),

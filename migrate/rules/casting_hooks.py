@@ -151,10 +151,9 @@ class CastingHooksRule(AmpRule):
             scaler = lookup(need.node)
             if scaler is None:
                 continue
-            self.replace_node(need.node, expression(f"{scaler.expr}.get_scale()"))
-            self.report(
-                need.node, "APX506", f"{code_of(need.node)} -> {scaler.expr}.get_scale()", fixed=True, severity="info"
-            )
+            native = f"{info.loss_scaler(scaler.expr, need.loss_id)}.get_scale()"
+            self.replace_node(need.node, expression(native))
+            self.report(need.node, "APX506", f"{code_of(need.node)} -> {native}", fixed=True, severity="info")
 
     def _native_scaler_exists(self, module) -> bool:
         from ._amp_sites import find_scalers
