@@ -796,6 +796,24 @@ SCALE_OF_LOSS_ID_0 = """\
 """
 
 
+#: apex's loss scale logged between the amp.scale_loss block and the step
+SCALE_READ_BEFORE_THE_STEP = """\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        print("scale", amp._amp_state.loss_scalers[0].loss_scale())
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
 #: a penalty term scaled by hand with apex's second loss scaler, kept in a local
 PENALTY_WITH_SECOND_SCALER = """\
 import torch
@@ -1732,6 +1750,25 @@ for x, y in loader:
     #   migrate it by hand
 """
         + SCALE_OF_LOSS_ID_0,
+        codes=("APX102", "APX220"),
+    ),
+    # apex updates its scale where the amp.scale_loss block exits, a GradScaler in update()
+    # after the step: read between the two, the scales differ on an overflow or a growth
+    # (before: rewritten to scaler.get_scale())
+    Example(
+        "fallback-scale-read-between-the-scale-loss-block-and-the-step",
+        before=SCALE_READ_BEFORE_THE_STEP,
+        after=SCALE_READ_BEFORE_THE_STEP.replace("from apex", "from apexcompat").replace(
+            "        print(",
+            """\
+        # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
+        #   loss scaler 0 (one per loss id), after the amp.scale_loss block of line 9 and before
+        #   optimizer.step() (line 12): apex updated that scale where the block exited (halved
+        #   on an overflow, doubled after its run of clean steps), a GradScaler updates it in
+        #   scaler.update() after the step, so there the two differ; this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
+        print(""",
+        ),
         codes=("APX102", "APX220"),
     ),
     Example(

@@ -868,8 +868,33 @@ def _check_scale_reads(rule, info: AmpFile, wanted: int, shared_why: str) -> Non
                 "its scale is not that loss scaler's"
             )
         else:
-            continue
+            between = _read_before_step(rule, info, need)
+            if between is None:
+                continue
+            block, step = between
+            why = (
+                f"{what}, after the amp.scale_loss block of line {rule.line_of(block)} and before "
+                f"{code_of(step)} (line {rule.line_of(step)}): apex updated that scale where the block exited "
+                "(halved on an overflow, doubled after its run of clean steps), a GradScaler updates it in scaler.update() "
+                "after the step, so there the two differ"
+            )
         info.blockers.append(Blocker(need.node, why))
+
+
+def _read_before_step(rule, info: AmpFile, need: Need) -> Optional[Tuple[cst.With, cst.Call]]:
+    """A scale_loss block of the read's function that ends before the read and a step of its
+    optimizer in that function after the read (the block and the step), if any."""
+    if need.func is None:
+        return None
+    line = rule.line_of(need.node)
+    for site in info.scale_losses:
+        if site.func is not need.func or rule.position(site.with_stmt).end.line >= line:
+            continue
+        for opt in site.optimizers:
+            later = [c for c in step_calls(need.func.body, code_of(opt)) if rule.line_of(c) > line]
+            if later:
+                return site.with_stmt, later[0]
+    return None
 
 
 def _unknown_loss_count(rule, info: AmpFile, wanted: int) -> Optional[str]:

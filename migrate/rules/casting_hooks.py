@@ -98,7 +98,8 @@ class CastingHooksRule(AmpRule):
         "APX503": "amp.register_*_function on a function native autocast does not cast: cast it by hand",
         "APX504": "amp.float_function/half_function -> the local autocast_function(dtype) helper",
         "APX505": "amp.promote_function has no native counterpart",
-        "APX506": "amp._amp_state.loss_scalers[0].loss_scale() -> scaler.get_scale()",
+        "APX506": "amp._amp_state.loss_scalers[i].loss_scale() (or ._loss_scale) -> scaler.get_scale() "
+        "(scalers[i].get_scale() with one GradScaler per loss id)",
     }
     TRIGGERS = (b"disable_casts", b"_function", b"_amp_state")
     CODE_WORDS = ("apex",)
