@@ -791,6 +791,9 @@ for x, y in loader:
 SCALES_OF_BOTH_LOSS_IDS = """\
     print(amp._amp_state.loss_scalers[0].loss_scale(), amp._amp_state.loss_scalers[1]._loss_scale)
 """
+SECOND_SCALER_STARTS_LOW = """\
+amp._amp_state.loss_scalers[1]._loss_scale = 1024.0
+"""
 SCALE_OF_LOSS_ID_0 = """\
     print(amp._amp_state.loss_scalers[0].loss_scale())
 """
@@ -1735,6 +1738,16 @@ for x, y in loader:
         before=GAN_TWO_LOSS_IDS + SCALES_OF_BOTH_LOSS_IDS,
         after=GAN_TWO_LOSS_IDS_NATIVE + "    print(scalers[0].get_scale(), scalers[1].get_scale())\n",
         codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX301", "APX311", "APX311", "APX506", "APX506"),
+    ),
+    # a setting of apex's loss scaler 1 alone updates loss id 1's GradScaler (before: one
+    # GradScaler served both losses, the setting applied to both)
+    Example(
+        "setting-of-one-loss-scaler-updates-that-loss-ids-grad-scaler",
+        before=GAN_TWO_LOSS_IDS.replace("num_losses=2)\n", "num_losses=2)\n" + SECOND_SCALER_STARTS_LOW),
+        after=GAN_TWO_LOSS_IDS_NATIVE.replace(
+            "range(2)]\n", 'range(2)]\nscalers[1].load_state_dict({**scalers[1].state_dict(), "scale": 1024.0})\n'
+        ),
+        codes=("APX101", "APX201", "APX203", "APX208", "APX209", "APX301", "APX301", "APX311", "APX311"),
     ),
     # where one GradScaler serves the losses of both loss ids, its scale is not apex's scale of
     # loss scaler 0 alone (before: rewritten to scaler.get_scale())

@@ -825,8 +825,6 @@ def _one_scaler_per_loss(info: AmpFile, wanted: int) -> str:
     shared = next((text for text, found in ids.items() if len(found) > 1), None)
     if not why and shared is not None:
         why = f"{shared} is stepped after the losses of loss ids {', '.join(map(str, sorted(ids[shared])))}"
-    if not why and any(n.kind == "scaler_setting" for n in info.needs):
-        why = "amp._amp_state sets loss scaler 0 alone"
     if not why:
         info.loss_scalers = wanted
         info.loss_ids = {text: found.pop() for text, found in ids.items()}
@@ -848,16 +846,24 @@ def _check_scale_reads(rule, info: AmpFile, wanted: int, shared_why: str) -> Non
     scaler ``i``: natively the ``get_scale()`` of loss id ``i``'s GradScaler where there is one
     per loss id, of the one GradScaler where apex kept one scaler too.  Where apex kept
     several and one GradScaler serves them all, or the count is no number, no GradScaler
-    holds that scale; a loss id apex had no scaler for raised IndexError there."""
-    reads = [need for need in info.needs if need.kind == "get_scale"]
-    if not reads:
+    holds that scale; a loss id apex had no scaler for raised IndexError there.  A setting
+    of loss scaler ``i`` (``._loss_scale = x``) goes to the same GradScaler, on the same
+    conditions."""
+    uses = [need for need in info.needs if need.kind in ("get_scale", "scaler_setting")]
+    if not uses:
         return
     unknown = _unknown_loss_count(rule, info, wanted)
-    for need in reads:
-        what = (
-            f"private amp._amp_state use: it reads the current scale of apex's loss scaler {need.loss_id} "
-            f"(one per loss id)"
-        )
+    for need in uses:
+        if need.kind == "scaler_setting":
+            attr = need.node.body[0].targets[0].target.attr.value
+            what = f"private amp._amp_state use: it sets {attr} of apex's loss scaler {need.loss_id} (one per loss id)"
+        else:
+            what = (
+                f"private amp._amp_state use: it reads the current scale of apex's loss scaler {need.loss_id} "
+                f"(one per loss id)"
+            )
+        if need.kind == "scaler_setting" and wanted <= 1 and need.loss_id == 0 and unknown is None:
+            continue
         if unknown is not None:
             why = f"{what}, of num_losses={unknown}: which GradScaler holds that scale is not told here"
         elif need.loss_id >= wanted:
@@ -867,6 +873,8 @@ def _check_scale_reads(rule, info: AmpFile, wanted: int, shared_why: str) -> Non
                 f"{what}, of num_losses={wanted}, but natively one GradScaler serves every loss ({shared_why}): "
                 "its scale is not that loss scaler's"
             )
+        elif need.kind == "scaler_setting":
+            continue
         else:
             between = _read_before_step(rule, info, need)
             if between is None:
@@ -1422,7 +1430,7 @@ def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
         loss_id = _loss_scaler_alias(parents, chain)[1]
     if loss_id is not None and _scaler_use(rule, sub, info, loss_id):
         return
-    if loss_id == 0 and _scaler_alias(rule, sub, info):
+    if loss_id is not None and _scaler_alias(rule, sub, info, loss_id):
         return
     info.blockers.append(Blocker(ref.expr, _amp_state_refusal(rule, ref)))
 
@@ -1530,9 +1538,8 @@ def _loss_scaler_alias(parents, chain: Any) -> Tuple[Optional[str], Optional[int
 
 
 def _scaler_use(rule, scaler: cst.BaseExpression, info: AmpFile, loss_id: int = 0) -> bool:
-    """``<scaler>.loss_scale()`` (``scaler`` denoting apex's loss scaler ``loss_id``) or
-    ``<scaler>._loss_scale = x`` (a statement of its own, on loss scaler 0): recorded as a
-    need."""
+    """``<scaler>.loss_scale()`` or ``<scaler>._loss_scale = x`` (a statement of its own),
+    ``scaler`` denoting apex's loss scaler ``loss_id``: recorded as a need."""
     parents = rule.parents
     attr = parents.get(scaler)
     if not (isinstance(attr, cst.Attribute) and attr.value is scaler):
@@ -1547,8 +1554,6 @@ def _scaler_use(rule, scaler: cst.BaseExpression, info: AmpFile, loss_id: int = 
         # what loss_scale() returns: apex's LossScaler keeps its current scale there
         info.needs.append(Need(attr, "get_scale", enclosing_function(parents, attr), loss_id))
         return True
-    if loss_id != 0:
-        return False
     if attr.attr.value not in AMP_STATE_SETTINGS and attr.attr.value not in AMP_STATE_DROPPED:
         return False
     target = parents.get(attr)
@@ -1561,13 +1566,13 @@ def _scaler_use(rule, scaler: cst.BaseExpression, info: AmpFile, loss_id: int = 
         and isinstance(stmt, cst.SimpleStatementLine)
         and len(stmt.body) == 1
     ):
-        info.needs.append(Need(stmt, "scaler_setting", enclosing_function(parents, stmt)))
+        info.needs.append(Need(stmt, "scaler_setting", enclosing_function(parents, stmt), loss_id))
         return True
     return False
 
 
-def _scaler_alias(rule, sub: cst.Subscript, info: AmpFile) -> bool:
-    """``name = amp._amp_state.loss_scalers[0]`` as a statement of its own in a function,
+def _scaler_alias(rule, sub: cst.Subscript, info: AmpFile, loss_id: int = 0) -> bool:
+    """``name = amp._amp_state.loss_scalers[loss_id]`` as a statement of its own in a function,
     where every other use of ``name`` in that function is a known use of the scaler (and the
     function assigns ``name`` nowhere else): the statement is recorded as a need of kind
     ``scaler_alias``, each use as its own need."""
@@ -1600,7 +1605,7 @@ def _scaler_alias(rule, sub: cst.Subscript, info: AmpFile) -> bool:
     if any(p.name.value == name for p in list(func.params.params) + list(func.params.kwonly_params)):
         return False
     found = AmpFile()
-    if not all(_scaler_use(rule, use, found) for use in uses):
+    if not all(_scaler_use(rule, use, found, loss_id) for use in uses):
         return False
     if any(n.func is not func or n.kind != "scaler_setting" for n in found.needs):
         return False  # a read through the alias, or a use in a nested function

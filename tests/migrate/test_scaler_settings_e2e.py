@@ -155,3 +155,18 @@ def test_the_scale_of_each_loss_id_is_its_own_grad_scalers() -> None:
     # halve only its scale, the one of loss 1 (step 5) only the other's
     expected = [(32768.0, 32768.0), (16384.0, 32768.0)] + [(8192.0, 16384.0)] * 3 + [(8192.0, 8192.0)] * 3
     _compare(PER_LOSS_ID, "per_loss_id", "scalers[1].get_scale()", expected)
+
+
+def test_a_setting_of_one_loss_scaler_updates_that_loss_ids_grad_scaler() -> None:
+    # apex: scaler 1 starts at 1024, scaler 0 grows after 2 clean steps; each setting reaches
+    # only its own loss id's scaler (before: one GradScaler for both losses, both at 1024)
+    source = PER_LOSS_ID.replace(
+        '        [first, second], [opt_first, opt_second], opt_level="O1", num_losses=2, verbosity=0\n    )\n',
+        '        [first, second], [opt_first, opt_second], opt_level="O1", num_losses=2, verbosity=0\n    )\n'
+        "    amp._amp_state.loss_scalers[1]._loss_scale = 1024.0\n"
+        "    amp._amp_state.loss_scalers[0]._scale_seq_len = 2\n",
+    )
+    assert source != PER_LOSS_ID
+    expected = [(32768.0, 1024.0), (16384.0, 1024.0), (8192.0, 1024.0), (8192.0, 1024.0), (16384.0, 1024.0)]
+    expected += [(16384.0, 512.0), (32768.0, 512.0), (32768.0, 512.0)]
+    _compare(source, "per_loss_id_settings", "scalers[1].load_state_dict(", expected)
