@@ -817,6 +817,28 @@ def train(model, optimizer, batches):
 """
 
 
+#: a gradient statistic undone by hand with the scale of the loss id its caller names
+SCALE_OF_A_GIVEN_LOSS_ID = """\
+import torch
+from apex import amp
+
+
+def grad_norm(module, loss_id):
+    scale = amp._amp_state.loss_scalers[loss_id].loss_scale()
+    return module.weight.grad.norm().item() / scale
+
+
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
 #: a penalty term scaled by hand with apex's second loss scaler, kept in a local
 PENALTY_WITH_SECOND_SCALER = """\
 import torch
@@ -1781,6 +1803,22 @@ for x, y in loader:
         #   scaler.update() after the step, so there the two differ; this file keeps apex.amp
         #   semantics through apexcompat.amp, migrate it by hand
         print(""",
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    # the loss id is a parameter: which loss scaler is read, so which GradScaler would stand
+    # for it, is not told in the file; the reason says so (it said only scaler 0 is rewritten)
+    Example(
+        "fallback-scale-of-a-loss-id-given-as-a-parameter",
+        before=SCALE_OF_A_GIVEN_LOSS_ID,
+        after=SCALE_OF_A_GIVEN_LOSS_ID.replace("from apex", "from apexcompat").replace(
+            "    scale = amp",
+            """\
+    # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
+    #   loss scaler for the loss id loss_id (a parameter of grad_norm()), which is no
+    #   number: which GradScaler (one per loss id) holds that scale natively is not told
+    #   here; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    scale = amp""",
         ),
         codes=("APX102", "APX220"),
     ),

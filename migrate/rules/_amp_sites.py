@@ -1472,10 +1472,11 @@ def _amp_state_refusal(rule, ref: AmpRef) -> str:
     if index is None:
         func = enclosing(parents, chain, (cst.FunctionDef,))
         params = {p.name.value for p in func.params.params} if isinstance(func, cst.FunctionDef) else set()
-        given = f", a parameter of {func.name.value}()" if loss_id in params else ""
+        given = f" (a parameter of {func.name.value}())" if loss_id in params else ""
         return (
-            f"private amp._amp_state use: it reads the current scale of apex's loss scaler {loss_id}{given}, "
-            "a loss id that is no number: which GradScaler holds that scale natively is not told here"
+            f"private amp._amp_state use: it reads the current scale of apex's loss scaler for the loss id "
+            f"{loss_id}{given}, which is no number: which GradScaler (one per loss id) holds that scale natively "
+            "is not told here"
         )
     kept = f", kept in {alias}" if alias is not None else ""
     return (
