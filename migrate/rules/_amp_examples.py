@@ -799,24 +799,22 @@ SCALE_OF_LOSS_ID_0 = """\
 """
 
 
-#: apex's loss scale logged between the amp.scale_loss block and the step
-SCALE_READ_BEFORE_THE_STEP = """\
-import torch
-from apex import amp
-
-
+#: an O1 training loop (the two examples below add a loss-scale read to it)
+O1_TRAIN = """\
 def train(model, optimizer, batches):
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     for x in batches:
         loss = model(x).sum()
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
-        print("scale", amp._amp_state.loss_scalers[0].loss_scale())
         optimizer.step()
         optimizer.zero_grad()
 """
-
-
+#: apex's loss scale logged between the amp.scale_loss block and the step
+SCALE_READ_BEFORE_THE_STEP = "import torch\nfrom apex import amp\n\n\n" + O1_TRAIN.replace(
+    "        optimizer.step()",
+    '        print("scale", amp._amp_state.loss_scalers[0].loss_scale())\n        optimizer.step()',
+)
 #: a gradient statistic undone by hand with the scale of the loss id its caller names
 SCALE_OF_A_GIVEN_LOSS_ID = """\
 import torch
@@ -828,15 +826,7 @@ def grad_norm(module, loss_id):
     return module.weight.grad.norm().item() / scale
 
 
-def train(model, optimizer, batches):
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    for x in batches:
-        loss = model(x).sum()
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-"""
+""" + O1_TRAIN
 
 
 #: a penalty term scaled by hand with apex's second loss scaler, kept in a local
