@@ -829,6 +829,19 @@ def grad_norm(module, loss_id):
 """ + O1_TRAIN
 
 
+#: whether any of apex's loss scalers saw an overflow, asked by a helper
+ANY_OVERFLOW = """\
+import torch
+from apex import amp
+
+
+def any_overflow():
+    return any(s._has_overflow for s in amp._amp_state.loss_scalers)
+
+
+""" + O1_TRAIN
+
+
 #: a penalty term scaled by hand with apex's second loss scaler, kept in a local
 PENALTY_WITH_SECOND_SCALER = """\
 import torch
@@ -1787,8 +1800,8 @@ for x, y in loader:
             "        print(",
             """\
         # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
-        #   loss scaler 0 (one per loss id), after the amp.scale_loss block of line 9 and before
-        #   optimizer.step() (line 12): apex updated that scale where the block exited (halved
+        #   loss scaler 0 (one per loss id), after an amp.scale_loss block and before
+        #   optimizer.step() in train(): apex updated that scale where the block exited (halved
         #   on an overflow, doubled after its run of clean steps), a GradScaler updates it in
         #   scaler.update() after the step, so there the two differ; this file keeps apex.amp
         #   semantics through apexcompat.amp, migrate it by hand
@@ -1809,6 +1822,25 @@ for x, y in loader:
     #   number: which GradScaler (one per loss id) holds that scale natively is not told
     #   here; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
     scale = amp""",
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    # apex's overflow flag: set where the scale_loss block exits; a GradScaler keeps its
+    # found-inf private, seen only as the scale update() lowers: the reason says when each is
+    # set (it said only "the scale scaler.update() lowered")
+    Example(
+        "fallback-overflow-flag-of-the-loss-scalers",
+        before=ANY_OVERFLOW,
+        after=ANY_OVERFLOW.replace("from apex", "from apexcompat").replace(
+            "    return any(",
+            """\
+    # TODO(apexcompat): private amp._amp_state use: it reads whether one of apex's loss
+    #   scalers (one per loss id) found an overflow in the last backward (_has_overflow, set
+    #   where the amp.scale_loss block exited, before the step it skips), which a GradScaler
+    #   keeps private: it finds the inf/nan in scaler.unscale_() or scaler.step() and shows
+    #   it only as the lower scale scaler.update() leaves; this file keeps apex.amp
+    #   semantics through apexcompat.amp, migrate it by hand
+    return any(""",
         ),
         codes=("APX102", "APX220"),
     ),

@@ -879,10 +879,9 @@ def _check_scale_reads(rule, info: AmpFile, wanted: int, shared_why: str) -> Non
             between = _read_before_step(rule, info, need)
             if between is None:
                 continue
-            block, step = between
             why = (
-                f"{what}, after the amp.scale_loss block of line {rule.line_of(block)} and before "
-                f"{code_of(step)} (line {rule.line_of(step)}): apex updated that scale where the block exited "
+                f"{what}, after an amp.scale_loss block and before {code_of(between[1])} in "
+                f"{need.func.name.value}(): apex updated that scale where the block exited "
                 "(halved on an overflow, doubled after its run of clean steps), a GradScaler updates it in scaler.update() "
                 "after the step, so there the two differ"
             )
@@ -891,8 +890,9 @@ def _check_scale_reads(rule, info: AmpFile, wanted: int, shared_why: str) -> Non
 
 def _read_before_step(rule, info: AmpFile, need: Need) -> Optional[Tuple[cst.With, cst.Call]]:
     """A scale_loss block of the read's function that ends before the read and a step of its
-    optimizer in that function after the read (the block and the step), if any."""
-    if need.func is None:
+    optimizer in that function after the read (the block and the step), if any.  The reason
+    names no line: the TODO written above the read moves the lines after it."""
+    if not isinstance(need.func, cst.FunctionDef):
         return None
     line = rule.line_of(need.node)
     for site in info.scale_losses:
@@ -1457,8 +1457,8 @@ def _amp_state_refusal(rule, ref: AmpRef) -> str:
         return (
             "private amp._amp_state use: it reads whether one of apex's loss scalers (one per loss id) found an "
             "overflow in the last backward (_has_overflow, set where the amp.scale_loss block exited, before the "
-            "step it skips), which a GradScaler keeps private: it finds the inf/nan in scaler.step() and shows it "
-            "only as the lower scale scaler.update() leaves"
+            "step it skips), which a GradScaler keeps private: it finds the inf/nan in scaler.unscale_() or "
+            "scaler.step() and shows it only as the lower scale scaler.update() leaves"
         )
     sub = parents.get(chain)
     loss_id = _loss_id_code(sub, chain)
