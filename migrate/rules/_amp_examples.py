@@ -724,6 +724,124 @@ _SHIM_TODO_IN_THE_LOOP = (
 )
 
 
+#: a GAN whose two optimizers are each stepped after the losses of one loss id (num_losses=2)
+GAN_TWO_LOSS_IDS = """\
+import torch
+from apex import amp
+
+netG, netD = Generator().cuda(), Discriminator().cuda()
+optG = torch.optim.Adam(netG.parameters())
+optD = torch.optim.Adam(netD.parameters())
+[netG, netD], [optG, optD] = amp.initialize([netG, netD], [optG, optD], opt_level="O1", num_losses=2)
+for real, noise in loader:
+    fake = netG(noise)
+    loss_d = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+    loss_g = criterion(netD(fake), ones)
+
+    optG.zero_grad()
+    with amp.scale_loss(loss_g, optG, loss_id=0) as scaled_loss:
+        scaled_loss.backward()
+    optG.step()
+
+    optD.zero_grad()
+    with amp.scale_loss(loss_d, optD, loss_id=1) as scaled_loss:
+        scaled_loss.backward()
+    optD.step()
+"""
+GAN_TWO_LOSS_IDS_NATIVE = """\
+import torch
+
+netG, netD = Generator().cuda(), Discriminator().cuda()
+optG = torch.optim.Adam(netG.parameters())
+optD = torch.optim.Adam(netD.parameters())
+scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+for real, noise in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        fake = netG(noise)
+        loss_d = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+        loss_g = criterion(netD(fake), ones)
+
+    optG.zero_grad()
+    scalers[0].scale(loss_g).backward()
+    scalers[0].step(optG)
+    scalers[0].update()
+
+    optD.zero_grad()
+    scalers[1].scale(loss_d).backward()
+    scalers[1].step(optD)
+    scalers[1].update()
+"""
+#: two loss ids feed one optimizer (natively one GradScaler serves both)
+TWO_LOSS_IDS_ONE_OPTIMIZER = """\
+import torch
+from apex import amp
+
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1", num_losses=2)
+for x, y in loader:
+    optimizer.zero_grad()
+    loss_main = criterion(model(x), y)
+    with amp.scale_loss(loss_main, optimizer, loss_id=0) as scaled_loss:
+        scaled_loss.backward()
+    loss_aux = model.regularizer()
+    with amp.scale_loss(loss_aux, optimizer, loss_id=1) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+"""
+#: what a script logs of apex's loss scales after the GAN's step (appended to the loop)
+SCALES_OF_BOTH_LOSS_IDS = """\
+    print(amp._amp_state.loss_scalers[0].loss_scale(), amp._amp_state.loss_scalers[1]._loss_scale)
+"""
+SECOND_SCALER_STARTS_LOW = """\
+amp._amp_state.loss_scalers[1]._loss_scale = 1024.0
+"""
+SCALE_OF_LOSS_ID_0 = """\
+    print(amp._amp_state.loss_scalers[0].loss_scale())
+"""
+
+
+#: an O1 training loop (the two examples below add a loss-scale read to it)
+O1_TRAIN = """\
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+#: apex's loss scale logged between the amp.scale_loss block and the step
+SCALE_READ_BEFORE_THE_STEP = "import torch\nfrom apex import amp\n\n\n" + O1_TRAIN.replace(
+    "        optimizer.step()",
+    '        print("scale", amp._amp_state.loss_scalers[0].loss_scale())\n        optimizer.step()',
+)
+#: a gradient statistic undone by hand with the scale of the loss id its caller names
+SCALE_OF_A_GIVEN_LOSS_ID = """\
+import torch
+from apex import amp
+
+
+def grad_norm(module, loss_id):
+    scale = amp._amp_state.loss_scalers[loss_id].loss_scale()
+    return module.weight.grad.norm().item() / scale
+
+
+""" + O1_TRAIN
+
+
+#: whether any of apex's loss scalers saw an overflow, asked by a helper
+ANY_OVERFLOW = """\
+import torch
+from apex import amp
+
+
+def any_overflow():
+    return any(s._has_overflow for s in amp._amp_state.loss_scalers)
+
+
+""" + O1_TRAIN
+
+
 #: a penalty term scaled by hand with apex's second loss scaler, kept in a local
 PENALTY_WITH_SECOND_SCALER = """\
 import torch
@@ -753,9 +871,9 @@ def train(net, optimizer, batches):
 PENALTY_SCALER_TODO = """\
     # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
     #   loss scaler 1 (one per loss id), kept in scaler, what GradScaler.get_scale() gives
-    #   natively, but only amp._amp_state.loss_scalers[0].loss_scale() read in place is
-    #   rewritten to it; this file keeps apex.amp semantics through apexcompat.amp, migrate
-    #   it by hand
+    #   natively, but only a read in place, amp._amp_state.loss_scalers[1].loss_scale() or
+    #   ._loss_scale, is rewritten to it; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
 """
 
 #: apex.amp only where an old torch lacks torch.cuda.amp (neural_sp's train.py shape)
@@ -1611,73 +1729,15 @@ def train(netD, netG, optD, optG, loader, args):
     ),
     Example(
         "second-loss-from-the-same-forward-block",
-        before="""\
-import torch
-from apex import amp
-
-netG, netD = Generator().cuda(), Discriminator().cuda()
-optG = torch.optim.Adam(netG.parameters())
-optD = torch.optim.Adam(netD.parameters())
-[netG, netD], [optG, optD] = amp.initialize([netG, netD], [optG, optD], opt_level="O1", num_losses=2)
-for real, noise in loader:
-    fake = netG(noise)
-    loss_d = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
-    loss_g = criterion(netD(fake), ones)
-
-    optG.zero_grad()
-    with amp.scale_loss(loss_g, optG, loss_id=0) as scaled_loss:
-        scaled_loss.backward()
-    optG.step()
-
-    optD.zero_grad()
-    with amp.scale_loss(loss_d, optD, loss_id=1) as scaled_loss:
-        scaled_loss.backward()
-    optD.step()
-""",
-        after="""\
-import torch
-
-netG, netD = Generator().cuda(), Discriminator().cuda()
-optG = torch.optim.Adam(netG.parameters())
-optD = torch.optim.Adam(netD.parameters())
-scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
-for real, noise in loader:
-    with torch.autocast("cuda", dtype=torch.float16):
-        fake = netG(noise)
-        loss_d = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
-        loss_g = criterion(netD(fake), ones)
-
-    optG.zero_grad()
-    scalers[0].scale(loss_g).backward()
-    scalers[0].step(optG)
-    scalers[0].update()
-
-    optD.zero_grad()
-    scalers[1].scale(loss_d).backward()
-    scalers[1].step(optD)
-    scalers[1].update()
-""",
+        before=GAN_TWO_LOSS_IDS,
+        after=GAN_TWO_LOSS_IDS_NATIVE,
         codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX301", "APX311", "APX311"),
     ),
     # two loss ids feed one optimizer: one GradScaler.step must see both at one scale, so one
     # GradScaler serves both losses (apex unscaled each loss with its own scale)
     Example(
         "two-loss-ids-into-one-optimizer-share-one-scaler",
-        before="""\
-import torch
-from apex import amp
-
-model, optimizer = amp.initialize(model, optimizer, opt_level="O1", num_losses=2)
-for x, y in loader:
-    optimizer.zero_grad()
-    loss_main = criterion(model(x), y)
-    with amp.scale_loss(loss_main, optimizer, loss_id=0) as scaled_loss:
-        scaled_loss.backward()
-    loss_aux = model.regularizer()
-    with amp.scale_loss(loss_aux, optimizer, loss_id=1) as scaled_loss:
-        scaled_loss.backward()
-    optimizer.step()
-""",
+        before=TWO_LOSS_IDS_ONE_OPTIMIZER,
         after="""\
 import torch
 
@@ -1694,6 +1754,95 @@ for x, y in loader:
     scaler.update()
 """,
         codes=("APX101", "APX201", "APX203", "APX209", "APX209", "APX301", "APX301", "APX302", "APX302", "APX311"),
+    ),
+    # apex kept one loss scaler per loss id; with one GradScaler per loss id the scale of
+    # scaler i (loss_scale() or its _loss_scale) is scalers[i].get_scale() (before: the read
+    # became scalers.get_scale(), an AttributeError on the list)
+    Example(
+        "scale-of-each-loss-id-read-from-its-own-grad-scaler",
+        before=GAN_TWO_LOSS_IDS + SCALES_OF_BOTH_LOSS_IDS,
+        after=GAN_TWO_LOSS_IDS_NATIVE + "    print(scalers[0].get_scale(), scalers[1].get_scale())\n",
+        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX301", "APX311", "APX311", "APX506", "APX506"),
+    ),
+    # a setting of apex's loss scaler 1 alone updates loss id 1's GradScaler (before: one
+    # GradScaler served both losses, the setting applied to both)
+    Example(
+        "setting-of-one-loss-scaler-updates-that-loss-ids-grad-scaler",
+        before=GAN_TWO_LOSS_IDS.replace("num_losses=2)\n", "num_losses=2)\n" + SECOND_SCALER_STARTS_LOW),
+        after=GAN_TWO_LOSS_IDS_NATIVE.replace(
+            "range(2)]\n", 'range(2)]\nscalers[1].load_state_dict({**scalers[1].state_dict(), "scale": 1024.0})\n'
+        ),
+        codes=("APX101", "APX201", "APX203", "APX208", "APX209", "APX301", "APX301", "APX311", "APX311"),
+    ),
+    # where one GradScaler serves the losses of both loss ids, its scale is not apex's scale of
+    # loss scaler 0 alone (before: rewritten to scaler.get_scale())
+    Example(
+        "fallback-scale-of-one-loss-id-where-one-grad-scaler-serves-every-loss",
+        before=TWO_LOSS_IDS_ONE_OPTIMIZER + SCALE_OF_LOSS_ID_0,
+        after=TWO_LOSS_IDS_ONE_OPTIMIZER.replace("from apex", "from apexcompat")
+        + """\
+    # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
+    #   loss scaler 0 (one per loss id), of num_losses=2, but natively one GradScaler serves
+    #   every loss (optimizer is stepped after the losses of loss ids 0, 1): its scale is
+    #   not that loss scaler's; this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
+"""
+        + SCALE_OF_LOSS_ID_0,
+        codes=("APX102", "APX220"),
+    ),
+    # apex updates its scale where the amp.scale_loss block exits, a GradScaler in update()
+    # after the step: read between the two, the scales differ on an overflow or a growth
+    # (before: rewritten to scaler.get_scale())
+    Example(
+        "fallback-scale-read-between-the-scale-loss-block-and-the-step",
+        before=SCALE_READ_BEFORE_THE_STEP,
+        after=SCALE_READ_BEFORE_THE_STEP.replace("from apex", "from apexcompat").replace(
+            "        print(",
+            """\
+        # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
+        #   loss scaler 0 (one per loss id), after an amp.scale_loss block and before
+        #   optimizer.step() in train(): apex updated that scale where the block exited (halved
+        #   on an overflow, doubled after its run of clean steps), a GradScaler updates it in
+        #   scaler.update() after the step, so there the two differ; this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
+        print(""",
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    # the loss id is a parameter: which loss scaler is read, so which GradScaler would stand
+    # for it, is not told in the file; the reason says so (it said only scaler 0 is rewritten)
+    Example(
+        "fallback-scale-of-a-loss-id-given-as-a-parameter",
+        before=SCALE_OF_A_GIVEN_LOSS_ID,
+        after=SCALE_OF_A_GIVEN_LOSS_ID.replace("from apex", "from apexcompat").replace(
+            "    scale = amp",
+            """\
+    # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
+    #   loss scaler for the loss id loss_id (a parameter of grad_norm()), which is no
+    #   number: which GradScaler (one per loss id) holds that scale natively is not told
+    #   here; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    scale = amp""",
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    # apex's overflow flag: set where the scale_loss block exits; a GradScaler keeps its
+    # found-inf private, seen only as the scale update() lowers: the reason says when each is
+    # set (it said only "the scale scaler.update() lowered")
+    Example(
+        "fallback-overflow-flag-of-the-loss-scalers",
+        before=ANY_OVERFLOW,
+        after=ANY_OVERFLOW.replace("from apex", "from apexcompat").replace(
+            "    return any(",
+            """\
+    # TODO(apexcompat): private amp._amp_state use: it reads whether one of apex's loss
+    #   scalers (one per loss id) found an overflow in the last backward (_has_overflow, set
+    #   where the amp.scale_loss block exited, before the step it skips), which a GradScaler
+    #   keeps private: it finds the inf/nan in scaler.unscale_() or scaler.step() and shows
+    #   it only as the lower scale scaler.update() leaves; this file keeps apex.amp
+    #   semantics through apexcompat.amp, migrate it by hand
+    return any(""",
+        ),
+        codes=("APX102", "APX220"),
     ),
     Example(
         "target-torch-2.2-uses-cuda-gradscaler",
@@ -6213,10 +6362,11 @@ class GanStep:
         self.backward(batch, self.criteria, self.opt_d)
 
     def scales(self):
-        # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
-        #   loss scalers (one per loss id), what GradScaler.get_scale() gives natively, but only
-        #   amp._amp_state.loss_scalers[0].loss_scale() is rewritten to it; this file keeps
-        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): private amp._amp_state use: it reads the current scale of every one
+        #   of apex's loss scalers (one per loss id), going over amp._amp_state.loss_scalers;
+        #   natively each is the get_scale() of its loss id's GradScaler, but only a read of one
+        #   by its number, amp._amp_state.loss_scalers[i].loss_scale(), is rewritten to it; this
+        #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
         return {i: s._loss_scale for i, s in enumerate(amp._amp_state.loss_scalers)}
 """,
         codes=("APX102", "APX220"),

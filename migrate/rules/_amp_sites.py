@@ -162,6 +162,8 @@ class Need:
     node: Any
     kind: str
     func: Any
+    #: for a read of apex's loss scale (``get_scale``): the loss id of the scaler it reads
+    loss_id: int = 0
 
 
 @dataclass(eq=False, repr=False)
@@ -710,7 +712,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             info.blockers.append(Blocker(info.carrier.store, f"apex.amp is stored as {info.stored_as} here; {why}"))
     _old_api_uses(rule, module, handles, info)
     _module_probes(rule, module, info)
-    _one_scaler_per_loss(info, wanted)
+    shared_why = _one_scaler_per_loss(info, wanted)
+    _check_scale_reads(rule, info, wanted, shared_why)
     if info.loss_scalers > 1 and not (info.plan is not None and info.plan.scaler_name):
         info.scaler_name = next((n for n in SCALERS_NAMES if n not in used), "amp_grad_scalers")
     if info.plan is not None:
@@ -796,15 +799,16 @@ def _wanted_loss_scalers(rule, info: AmpFile) -> int:
     return info.plan.loss_scalers if info.plan is not None else 1
 
 
-def _one_scaler_per_loss(info: AmpFile, wanted: int) -> None:
+def _one_scaler_per_loss(info: AmpFile, wanted: int) -> str:
     """apex keeps one dynamic loss scaler per loss id (``num_losses=2``): its own scale, its
     own count of clean steps, its own entry in the checkpoint.  One GradScaler per loss id
     does the same when every ``loss_id`` is a number below N and each optimizer is stepped
     after the losses of one loss id.  Otherwise (an optimizer fed by two loss ids, whose
     gradients one GradScaler.step must see at one scale) one GradScaler serves every loss,
-    unless the cross-file plan already passes their list to other files (a blocker then)."""
+    unless the cross-file plan already passes their list to other files (a blocker then).
+    Returns why one GradScaler serves every loss of several loss ids ("" otherwise)."""
     if wanted <= 1:
-        return
+        return ""
     ids: Dict[str, Set[int]] = {}
     why = ""
     for site in info.scale_losses:
@@ -821,12 +825,10 @@ def _one_scaler_per_loss(info: AmpFile, wanted: int) -> None:
     shared = next((text for text, found in ids.items() if len(found) > 1), None)
     if not why and shared is not None:
         why = f"{shared} is stepped after the losses of loss ids {', '.join(map(str, sorted(ids[shared])))}"
-    if not why and any(n.kind == "scaler_setting" for n in info.needs):
-        why = "amp._amp_state sets loss scaler 0 alone"
     if not why:
         info.loss_scalers = wanted
         info.loss_ids = {text: found.pop() for text, found in ids.items()}
-        return
+        return ""
     for site in info.scale_losses:
         site.loss_id = 0
     if info.plan is not None and info.plan.loss_scalers > 1:
@@ -836,6 +838,83 @@ def _one_scaler_per_loss(info: AmpFile, wanted: int) -> None:
                 f"the GradScalers come from another file, one per loss id (num_losses={wanted}), but {why}",
             )
         )
+    return why
+
+
+def _check_scale_reads(rule, info: AmpFile, wanted: int, shared_why: str) -> None:
+    """``amp._amp_state.loss_scalers[i].loss_scale()`` is the current scale of apex's loss
+    scaler ``i``: natively the ``get_scale()`` of loss id ``i``'s GradScaler where there is one
+    per loss id, of the one GradScaler where apex kept one scaler too.  Where apex kept
+    several and one GradScaler serves them all, or the count is no number, no GradScaler
+    holds that scale; a loss id apex had no scaler for raised IndexError there.  A setting
+    of loss scaler ``i`` (``._loss_scale = x``) goes to the same GradScaler, on the same
+    conditions."""
+    uses = [need for need in info.needs if need.kind in ("get_scale", "scaler_setting")]
+    if not uses:
+        return
+    unknown = _unknown_loss_count(rule, info, wanted)
+    for need in uses:
+        if need.kind == "scaler_setting":
+            attr = need.node.body[0].targets[0].target.attr.value
+            what = f"private amp._amp_state use: it sets {attr} of apex's loss scaler {need.loss_id} (one per loss id)"
+        else:
+            what = (
+                f"private amp._amp_state use: it reads the current scale of apex's loss scaler {need.loss_id} "
+                f"(one per loss id)"
+            )
+        if need.kind == "scaler_setting" and wanted <= 1 and need.loss_id == 0 and unknown is None:
+            continue
+        if unknown is not None:
+            why = f"{what}, of num_losses={unknown}: which GradScaler holds that scale is not told here"
+        elif need.loss_id >= wanted:
+            why = f"{what}, but apex made num_losses={wanted}: this read raises IndexError, apex.amp kept for it"
+        elif wanted > 1 and info.loss_scalers == 1:
+            why = (
+                f"{what}, of num_losses={wanted}, but natively one GradScaler serves every loss ({shared_why}): "
+                "its scale is not that loss scaler's"
+            )
+        elif need.kind == "scaler_setting":
+            continue
+        else:
+            between = _read_before_step(rule, info, need)
+            if between is None:
+                continue
+            why = (
+                f"{what}, after an amp.scale_loss block and before {code_of(between[1])} in "
+                f"{need.func.name.value}(): apex updated that scale where the block exited "
+                "(halved on an overflow, doubled after its run of clean steps), a GradScaler updates it in scaler.update() "
+                "after the step, so there the two differ"
+            )
+        info.blockers.append(Blocker(need.node, why))
+
+
+def _read_before_step(rule, info: AmpFile, need: Need) -> Optional[Tuple[cst.With, cst.Call]]:
+    """A scale_loss block of the read's function that ends before the read and a step of its
+    optimizer in that function after the read (the block and the step), if any.  The reason
+    names no line: the TODO written above the read moves the lines after it."""
+    if not isinstance(need.func, cst.FunctionDef):
+        return None
+    line = rule.line_of(need.node)
+    for site in info.scale_losses:
+        if site.func is not need.func or rule.position(site.with_stmt).end.line >= line:
+            continue
+        for opt in site.optimizers:
+            later = [c for c in step_calls(need.func.body, code_of(opt)) if rule.line_of(c) > line]
+            if later:
+                return site.with_stmt, later[0]
+    return None
+
+
+def _unknown_loss_count(rule, info: AmpFile, wanted: int) -> Optional[str]:
+    """The ``num_losses`` of an initialize of this file (its code) when it is not the count
+    ``wanted`` was read as: no number, or given by position."""
+    for ref in info.refs:
+        call = rule.parents.get(ref.expr)
+        if ref.member == "initialize" and isinstance(call, cst.Call) and call.func is ref.expr:
+            value = arg_value(call, 10, "num_losses")
+            if value is not None and not (isinstance(value, cst.Integer) and int(value.value) == wanted):
+                return code_of(value)
+    return None
 
 
 def _given_for_the_scaler(parents, node: cst.CSTNode, plan: Any) -> bool:
@@ -1345,22 +1424,23 @@ def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
         and chain.attr.value == "loss_scalers"
         and isinstance(parents.get(chain), cst.Subscript)
     )
+    loss_id = None
     if ok:
         sub = parents[chain]
-        index = sub.slice[0].slice if len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index) else None
-        ok = index is not None and isinstance(index.value, cst.Integer) and index.value.value == "0"
-    if ok and _scaler_use(rule, sub, info):
+        loss_id = _loss_scaler_alias(parents, chain)[1]
+    if loss_id is not None and _scaler_use(rule, sub, info, loss_id):
         return
-    if ok and _scaler_alias(rule, sub, info):
+    if loss_id is not None and _scaler_alias(rule, sub, info, loss_id):
         return
     info.blockers.append(Blocker(ref.expr, _amp_state_refusal(rule, ref)))
 
 
 def _amp_state_refusal(rule, ref: AmpRef) -> str:
     """Why a use of ``amp._amp_state`` stays (for the finding): what it reads of apex's loss
-    scalers when that is their scale or their overflow flag, read off all of them (DeepPrivacy
-    logs ``{i: s._loss_scale for i, s in enumerate(amp._amp_state.loss_scalers)}``), else that
-    it has no native equivalent."""
+    scalers when that is their scale or their overflow flag, and why no GradScaler stands for
+    it there: a loop over all of them (DeepPrivacy logs ``{i: s._loss_scale for i, s in
+    enumerate(amp._amp_state.loss_scalers)}``), a loss id that is no number, the scaler kept in
+    a local; else that it has no native equivalent."""
     parents = rule.parents
     chain = parents.get(ref.expr)
     where: Any = chain
@@ -1373,21 +1453,57 @@ def _amp_state_refusal(rule, ref: AmpRef) -> str:
         read |= _scaler_reads(func, alias)
     if not (isinstance(chain, cst.Attribute) and chain.attr.value == "loss_scalers") or not read:
         return "private amp._amp_state use has no native equivalent"
-    whose = "apex's loss scalers (one per loss id)"
-    if index is not None:
-        whose = f"apex's loss scaler {index} (one per loss id)"
-    if alias is not None:
-        whose += f", kept in {alias}"
-    if read & {"_loss_scale", "loss_scale"} and "_has_overflow" not in read:
-        in_place = " read in place" if alias is not None else ""
+    if "_has_overflow" in read:
         return (
-            f"private amp._amp_state use: it reads the current scale of {whose}, what GradScaler.get_scale() "
-            f"gives natively, but only amp._amp_state.loss_scalers[0].loss_scale(){in_place} is rewritten to it"
+            "private amp._amp_state use: it reads whether one of apex's loss scalers (one per loss id) found an "
+            "overflow in the last backward (_has_overflow, set where the amp.scale_loss block exited, before the "
+            "step it skips), which a GradScaler keeps private: it finds the inf/nan in scaler.unscale_() or "
+            "scaler.step() and shows it only as the lower scale scaler.update() leaves"
         )
+    sub = parents.get(chain)
+    loss_id = _loss_id_code(sub, chain)
+    if loss_id is None:
+        return (
+            "private amp._amp_state use: it reads the current scale of every one of apex's loss scalers (one per "
+            "loss id), going over amp._amp_state.loss_scalers; natively each is the get_scale() of its loss id's "
+            "GradScaler, but only a read of one by its number, amp._amp_state.loss_scalers[i].loss_scale(), is "
+            "rewritten to it"
+        )
+    if index is None:
+        func = enclosing(parents, chain, (cst.FunctionDef,))
+        params = {p.name.value for p in func.params.params} if isinstance(func, cst.FunctionDef) else set()
+        given = f" (a parameter of {func.name.value}())" if loss_id in params else ""
+        return (
+            f"private amp._amp_state use: it reads the current scale of apex's loss scaler for the loss id "
+            f"{loss_id}{given}, which is no number: which GradScaler (one per loss id) holds that scale natively "
+            "is not told here"
+        )
+    kept = f", kept in {alias}" if alias is not None else ""
     return (
-        f"private amp._amp_state use: it reads whether one of {whose} found an overflow in the last "
-        "backward (_has_overflow), which a GradScaler keeps private (natively: the scale scaler.update() lowered)"
+        f"private amp._amp_state use: it reads the current scale of apex's loss scaler {index} (one per loss id)"
+        f"{kept}, what GradScaler.get_scale() gives natively, but only a read in place, "
+        f"amp._amp_state.loss_scalers[{index}].loss_scale() or ._loss_scale, is rewritten to it"
     )
+
+
+def _is_read(parents, node: cst.BaseExpression) -> bool:
+    """Whether ``node`` is only read where it stands: no target (or part of one) of an
+    assignment, an augmented assignment, a ``del``, a ``for`` or a ``with ... as``."""
+    child, parent = node, parents.get(node)
+    while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+        child, parent = parent, parents.get(parent)
+    if isinstance(parent, (cst.AssignTarget, cst.Del, cst.AsName)):
+        return False
+    return not (isinstance(parent, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)) and parent.target is child)
+
+
+def _loss_id_code(sub: Any, chain: Any) -> Optional[str]:
+    """The code of ``i`` in ``<amp state>.loss_scalers[i]`` (None where ``loss_scalers`` is
+    not subscripted so)."""
+    if not isinstance(sub, cst.Subscript) or sub.value is not chain or len(sub.slice) != 1:
+        return None
+    index = sub.slice[0].slice
+    return code_of(index.value) if isinstance(index, cst.Index) else None
 
 
 def _scaler_reads(node: Any, alias: Optional[str] = None) -> Set[str]:
@@ -1422,9 +1538,9 @@ def _loss_scaler_alias(parents, chain: Any) -> Tuple[Optional[str], Optional[int
     return None, number
 
 
-def _scaler_use(rule, scaler: cst.BaseExpression, info: AmpFile) -> bool:
+def _scaler_use(rule, scaler: cst.BaseExpression, info: AmpFile, loss_id: int = 0) -> bool:
     """``<scaler>.loss_scale()`` or ``<scaler>._loss_scale = x`` (a statement of its own),
-    where ``scaler`` denotes apex's loss scaler 0: recorded as a need."""
+    ``scaler`` denoting apex's loss scaler ``loss_id``: recorded as a need."""
     parents = rule.parents
     attr = parents.get(scaler)
     if not (isinstance(attr, cst.Attribute) and attr.value is scaler):
@@ -1432,9 +1548,13 @@ def _scaler_use(rule, scaler: cst.BaseExpression, info: AmpFile) -> bool:
     if attr.attr.value == AMP_STATE_SCALE_READ:
         call = parents.get(attr)
         if isinstance(call, cst.Call) and call.func is attr and not call.args:
-            info.needs.append(Need(call, "get_scale", enclosing_function(parents, call)))
+            info.needs.append(Need(call, "get_scale", enclosing_function(parents, call), loss_id))
             return True
         return False
+    if attr.attr.value == "_loss_scale" and _is_read(parents, attr):
+        # what loss_scale() returns: apex's LossScaler keeps its current scale there
+        info.needs.append(Need(attr, "get_scale", enclosing_function(parents, attr), loss_id))
+        return True
     if attr.attr.value not in AMP_STATE_SETTINGS and attr.attr.value not in AMP_STATE_DROPPED:
         return False
     target = parents.get(attr)
@@ -1447,13 +1567,13 @@ def _scaler_use(rule, scaler: cst.BaseExpression, info: AmpFile) -> bool:
         and isinstance(stmt, cst.SimpleStatementLine)
         and len(stmt.body) == 1
     ):
-        info.needs.append(Need(stmt, "scaler_setting", enclosing_function(parents, stmt)))
+        info.needs.append(Need(stmt, "scaler_setting", enclosing_function(parents, stmt), loss_id))
         return True
     return False
 
 
-def _scaler_alias(rule, sub: cst.Subscript, info: AmpFile) -> bool:
-    """``name = amp._amp_state.loss_scalers[0]`` as a statement of its own in a function,
+def _scaler_alias(rule, sub: cst.Subscript, info: AmpFile, loss_id: int = 0) -> bool:
+    """``name = amp._amp_state.loss_scalers[loss_id]`` as a statement of its own in a function,
     where every other use of ``name`` in that function is a known use of the scaler (and the
     function assigns ``name`` nowhere else): the statement is recorded as a need of kind
     ``scaler_alias``, each use as its own need."""
@@ -1486,7 +1606,7 @@ def _scaler_alias(rule, sub: cst.Subscript, info: AmpFile) -> bool:
     if any(p.name.value == name for p in list(func.params.params) + list(func.params.kwonly_params)):
         return False
     found = AmpFile()
-    if not all(_scaler_use(rule, use, found) for use in uses):
+    if not all(_scaler_use(rule, use, found, loss_id) for use in uses):
         return False
     if any(n.func is not func or n.kind != "scaler_setting" for n in found.needs):
         return False  # a read through the alias, or a use in a nested function

@@ -683,6 +683,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             scaler = info.access.get(need.func)
             if scaler is None:
                 continue  # unreachable: the analysis made every need's function reach the scaler
+            scaler = info.loss_scaler(scaler, need.loss_id)
             assign = need.node.body[0]
             attr = assign.targets[0].target.attr.value
             if attr in AMP_STATE_DROPPED:
@@ -720,8 +721,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         evaluated where the scaler is created).  The others become state updates of the
         scaler (CastingHooksRule)."""
         mine = [n for n in info.needs if n.kind in ("scaler_setting", "scaler_alias") and n.func is site.func]
-        if not mine or site.func is None or info.alternatives:
-            return []
+        if not mine or site.func is None or info.alternatives or info.loss_scalers > 1:
+            return []  # one GradScaler per loss id: each setting updates its loss id's
         start = self.line_of(site.stmt)
         blocks = {self.parents.get(site.stmt), self.parents.get(site.anchor)}
         for need in mine:

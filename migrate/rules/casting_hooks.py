@@ -98,7 +98,8 @@ class CastingHooksRule(AmpRule):
         "APX503": "amp.register_*_function on a function native autocast does not cast: cast it by hand",
         "APX504": "amp.float_function/half_function -> the local autocast_function(dtype) helper",
         "APX505": "amp.promote_function has no native counterpart",
-        "APX506": "amp._amp_state.loss_scalers[0].loss_scale() -> scaler.get_scale()",
+        "APX506": "amp._amp_state.loss_scalers[i].loss_scale() (or ._loss_scale) -> scaler.get_scale() "
+        "(scalers[i].get_scale() with one GradScaler per loss id)",
     }
     TRIGGERS = (b"disable_casts", b"_function", b"_amp_state")
     CODE_WORDS = ("apex",)
@@ -151,10 +152,9 @@ class CastingHooksRule(AmpRule):
             scaler = lookup(need.node)
             if scaler is None:
                 continue
-            self.replace_node(need.node, expression(f"{scaler.expr}.get_scale()"))
-            self.report(
-                need.node, "APX506", f"{code_of(need.node)} -> {scaler.expr}.get_scale()", fixed=True, severity="info"
-            )
+            native = f"{info.loss_scaler(scaler.expr, need.loss_id)}.get_scale()"
+            self.replace_node(need.node, expression(native))
+            self.report(need.node, "APX506", f"{code_of(need.node)} -> {native}", fixed=True, severity="info")
 
     def _native_scaler_exists(self, module) -> bool:
         from ._amp_sites import find_scalers

@@ -6,6 +6,8 @@ GradScaler's constructor) and the settings in a method called half way through t
 updates of the GradScaler where they stand).  Each script logs the loss scale after every step
 and overflows on purpose at two steps, so the trajectory shows the initial scale, the halving,
 the growth interval and a scale set mid-run; native and original must log the same scales.
+A third script keeps one loss scaler per loss id (``num_losses=2``) and logs the scale of each
+(``loss_scalers[i].loss_scale()`` / ``._loss_scale``): natively each loss id's GradScaler.
 """
 
 from __future__ import annotations
@@ -116,3 +118,55 @@ def test_settings_in_a_method_update_the_scaler_mid_run() -> None:
     expected = [32768.0, 32768.0, 16384.0, 8192.0, 8192.0, 8192.0]
     expected += [512.0, 512.0, 512.0, 512.0, 256.0, 256.0, 512.0, 512.0, 1024.0, 1024.0]
     _compare(IN_A_METHOD, "in_a_method", "set_growth_interval(window)", expected)
+
+
+PER_LOSS_ID = COMMON + '''
+def main(argv):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    torch.manual_seed(0)
+    first, second = torch.nn.Linear(8, 2).to(device), torch.nn.Linear(8, 2).to(device)
+    opt_first = torch.optim.SGD(first.parameters(), lr=0.05)
+    opt_second = torch.optim.SGD(second.parameters(), lr=0.05)
+    [first, second], [opt_first, opt_second] = amp.initialize(
+        [first, second], [opt_first, opt_second], opt_level="O1", num_losses=2, verbosity=0
+    )
+    scales, losses = [], []
+    for step, x, y in batches(device, 8):
+        loss_first = F.mse_loss(first(x), y) * (float("inf") if step in (1, 2) else 1.0)
+        opt_first.zero_grad()
+        with amp.scale_loss(loss_first, opt_first, loss_id=0) as scaled_loss:
+            scaled_loss.backward()
+        opt_first.step()
+        loss_second = F.mse_loss(second(x), y) * (float("inf") if step == 5 else 1.0)
+        opt_second.zero_grad()
+        with amp.scale_loss(loss_second, opt_second, loss_id=1) as scaled_loss:
+            scaled_loss.backward()
+        opt_second.step()
+        scales.append((amp._amp_state.loss_scalers[0].loss_scale(), amp._amp_state.loss_scalers[1]._loss_scale))
+        losses.append(loss_first.item() + loss_second.item())
+    params = [p.detach().clone() for m in (first, second) for p in m.parameters()]
+    return {"scales": scales, "losses": losses, "params": params}
+'''
+
+
+def test_the_scale_of_each_loss_id_is_its_own_grad_scalers() -> None:
+    # apex keeps one scaler per loss id: both start at 65536, which float16 overflows on its own
+    # at step 0 (the second loss again at step 2); the forced overflows of loss 0 (steps 1, 2)
+    # halve only its scale, the one of loss 1 (step 5) only the other's
+    expected = [(32768.0, 32768.0), (16384.0, 32768.0)] + [(8192.0, 16384.0)] * 3 + [(8192.0, 8192.0)] * 3
+    _compare(PER_LOSS_ID, "per_loss_id", "scalers[1].get_scale()", expected)
+
+
+def test_a_setting_of_one_loss_scaler_updates_that_loss_ids_grad_scaler() -> None:
+    # apex: scaler 1 starts at 1024, scaler 0 grows after 2 clean steps; each setting reaches
+    # only its own loss id's scaler (before: one GradScaler for both losses, both at 1024)
+    source = PER_LOSS_ID.replace(
+        '        [first, second], [opt_first, opt_second], opt_level="O1", num_losses=2, verbosity=0\n    )\n',
+        '        [first, second], [opt_first, opt_second], opt_level="O1", num_losses=2, verbosity=0\n    )\n'
+        "    amp._amp_state.loss_scalers[1]._loss_scale = 1024.0\n"
+        "    amp._amp_state.loss_scalers[0]._scale_seq_len = 2\n",
+    )
+    assert source != PER_LOSS_ID
+    expected = [(32768.0, 1024.0), (16384.0, 1024.0), (8192.0, 1024.0), (8192.0, 1024.0), (16384.0, 1024.0)]
+    expected += [(16384.0, 512.0), (32768.0, 512.0), (32768.0, 512.0)]
+    _compare(source, "per_loss_id_settings", "scalers[1].load_state_dict(", expected)
