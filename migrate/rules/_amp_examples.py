@@ -121,11 +121,84 @@ def main(do_train, batches):
         model, _ = setup(model, 0.0)
         return model(batches[0])
 """
-SETUP_CALLED_TWICE_TODO = """\
+SETUP_CALLED_TWICE_NATIVE = """\
+import torch
+
+
+def setup(model, lr):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    scaler = torch.amp.GradScaler("cuda")
+    return model, optimizer, scaler
+
+
+def train(model, optimizer, batches, scaler):
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+
+def main(do_train, batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    if do_train:
+        model, optimizer, scaler = setup(model, 0.1)
+        train(model, optimizer, batches, scaler)
+    else:
+        model, _, scaler = setup(model, 0.0)
+        return model(batches[0])
+"""
+#: the setup helper called in a branch, the training function after that branch: the name it
+#: would unpack is not bound on the path that skips the branch
+SETUP_IN_A_BRANCH_TODO = """\
         # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
-        #   amp.initialize is in setup(), which is called in 2 places in this file, so the
-        #   GradScaler cannot be returned to one caller; this file keeps apex.amp semantics
-        #   through apexcompat.amp, migrate it by hand
+        #   amp.initialize is in setup(), and main() calls train() where no call of setup()
+        #   before it in the same block would hand the GradScaler back; this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
+"""
+#: an epoch function the training path hands the optimizer to and the evaluation path calls
+#: without one: the evaluation path has no GradScaler to pass
+EPOCH_ALSO_RUN_BY_EVALUATION = """\
+import torch
+from apex import amp
+
+
+def run_epoch(model, batches, optimizer=None, fp16=False):
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        if optimizer is not None:
+            if fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            optimizer.step()
+
+
+def train(args, model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        amp.initialize(model, optimizer, opt_level="O1")
+    run_epoch(model, batches, optimizer, fp16=args.fp16)
+
+
+def evaluate(model, batches):
+    with torch.no_grad():
+        run_epoch(model, batches)
+
+
+def main(args, batches):
+    if args.mode == "train":
+        train(args, torch.nn.Linear(8, 1).cuda(), batches)
+    else:
+        evaluate(torch.nn.Linear(8, 1).cuda(), batches)
+"""
+EPOCH_ALSO_RUN_BY_EVALUATION_TODO = """\
+                # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to run_epoch:
+                #   run_epoch() is also called from evaluate(), where no GradScaler exists; this file
+                #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
 """
 
 #: a Trainer class built after initialize, the scaler handed to it (two examples use it)
@@ -5683,13 +5756,61 @@ def main(model, criterion, loader, optimizer):
 """,
         codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311", "APX314"),
     ),
-    # the helper that initializes is called on the training and on the evaluation path: it
-    # cannot return the GradScaler to one caller, and the reason says so
+    # the helper that initializes is called on the training and on the evaluation path, each
+    # call unpacking what it returns in a branch of the caller: each unpacks the GradScaler
+    # too, and the training function called after the training path's call gets it
     Example(
-        "setup-helper-called-in-two-places-says-why-the-scaler-cannot-be-returned",
+        "setup-helper-called-on-two-paths-returns-the-scaler-to-each",
         before=SETUP_CALLED_TWICE,
-        after=SETUP_CALLED_TWICE.replace("from apex import amp", "from apexcompat import amp").replace(
-            "        with amp.scale_loss(", SETUP_CALLED_TWICE_TODO + "        with amp.scale_loss("
+        after=SETUP_CALLED_TWICE_NATIVE,
+        codes=("APX101", "APX201", "APX207", "APX209", "APX217", "APX301", "APX311"),
+    ),
+    # the setup helper runs in a branch, the training function after it on every path: the
+    # GradScaler it would return is not bound where the branch is skipped, and the reason says so
+    Example(
+        "training-function-called-after-the-branch-that-runs-the-setup-keeps-the-shim",
+        before=SETUP_CALLED_TWICE.replace(
+            """    if do_train:
+        model, optimizer = setup(model, 0.1)
+        train(model, optimizer, batches)
+    else:
+        model, _ = setup(model, 0.0)
+        return model(batches[0])
+""",
+            """    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if do_train:
+        model, optimizer = setup(model, 0.1)
+    train(model, optimizer, batches)
+""",
+        ),
+        after=SETUP_CALLED_TWICE.replace("from apex import amp", "from apexcompat import amp")
+        .replace(
+            "        with amp.scale_loss(", SETUP_IN_A_BRANCH_TODO + "        with amp.scale_loss("
+        )
+        .replace(
+            """    if do_train:
+        model, optimizer = setup(model, 0.1)
+        train(model, optimizer, batches)
+    else:
+        model, _ = setup(model, 0.0)
+        return model(batches[0])
+""",
+            """    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if do_train:
+        model, optimizer = setup(model, 0.1)
+    train(model, optimizer, batches)
+""",
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    # the epoch function is run by the training path, which has the GradScaler, and by the
+    # evaluation path, which has none: the reason names the evaluation path, not the return
+    # route of the function that initializes (it calls the epoch function itself)
+    Example(
+        "epoch-function-also-run-where-no-scaler-exists-names-that-caller",
+        before=EPOCH_ALSO_RUN_BY_EVALUATION,
+        after=EPOCH_ALSO_RUN_BY_EVALUATION.replace("from apex import amp", "from apexcompat import amp").replace(
+            "                with amp.scale_loss(", EPOCH_ALSO_RUN_BY_EVALUATION_TODO + "                with amp.scale_loss("
         ),
         codes=("APX102", "APX220"),
     ),

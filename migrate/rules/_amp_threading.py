@@ -208,17 +208,17 @@ class ScalerThreading(AmpRule):
 
     def _return_scaler(self, info: AmpFile) -> None:
         """The helper that creates the scaler returns it as one more value, and the
-        assignment of its one call unpacks it (APX217); a model factory returns it so to its
-        callers in other files, which unpack it there (APX244)."""
-        call = info.returned_to
-        if call is None and not info.returned_elsewhere:
+        assignment of each of its calls unpacks it (APX217); a model factory returns it so to
+        its callers in other files, which unpack it there (APX244)."""
+        calls = info.returned_to
+        if not calls and not info.returned_elsewhere:
             return
         name = info.scaler_name
         helper: Any = enclosing(self.parents, info.returns[0], cst.FunctionDef)
         for ret in info.returns:
             self.replace_node(ret.value, lambda upd: _one_more(upd, name))
         said = f"{helper.name.value}() returns the GradScaler it creates as one more value"
-        if call is None:
+        if not calls:
             several = ", " in info.returned_elsewhere
             said += (
                 f" to each of its callers, in {info.returned_elsewhere}, which unpack it"
@@ -227,10 +227,12 @@ class ScalerThreading(AmpRule):
             )
             self.report(helper, "APX244", said, fixed=True, severity="info")
             return
-        assign: Any = self.parents[call]
-        self.replace_node(assign.targets[0].target, lambda upd: _one_more(upd, name))
-        caller: Any = enclosing(self.parents, call, cst.FunctionDef)
-        said += f"; its call in {caller.name.value}() unpacks it as `{name}`"
+        for call in calls:
+            assign: Any = self.parents[call]
+            self.replace_node(assign.targets[0].target, lambda upd: _one_more(upd, name))
+        caller: Any = enclosing(self.parents, calls[0], cst.FunctionDef)
+        which = "its call" if len(calls) == 1 else f"each of its {len(calls)} calls"
+        said += f"; {which} in {caller.name.value}() unpacks it as `{name}`"
         self.report(helper, "APX217", said, fixed=True, severity="info")
 
     def _unpack_received(self, info: AmpFile) -> None:
