@@ -381,9 +381,21 @@ class AutocastPlacement(AmpRule):
                 return False
             if isinstance(sub, cst.For) and not self._is_plain_loop(sub):
                 return False
-            if isinstance(sub, cst.With) and not (self._is_plain_with(sub) or self._is_grad_off_block(sub)):
+            if isinstance(sub, cst.With) and not (
+                self._is_plain_with(sub) or self._is_grad_off_block(sub) or self._is_autocast_block(sub)
+            ):
                 return False
         return True
+
+    def _is_autocast_block(self, stmt: Any) -> bool:
+        """``with torch.cuda.amp.autocast(enabled=True): out = model(x)`` in the branch of
+        another backend (fairscale's, beside apex's): a ``with`` of autocasts only, around no
+        loop, nested ``with``, ``try``, definition, step or backward.  An autocast spanning its
+        ``if`` leaves it as it was: the inner one decides inside it."""
+        if not isinstance(stmt, cst.With) or not isinstance(stmt.body, cst.IndentedBlock):
+            return False
+        contexts = {code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] for i in stmt.items}
+        return contexts == {"autocast"} and not any(self._nests_or_steps(inner) for inner in stmt.body.body)
 
     @staticmethod
     def _is_plain_with_block(stmt: cst.With) -> bool:

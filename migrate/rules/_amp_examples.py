@@ -2961,6 +2961,71 @@ def main(args):
 """,
         codes=("APX101", "APX201", "APX209", "APX217", "APX301", "APX311"),
     ),
+    # another backend's branch runs the forward pass under its own autocast, the apex branch
+    # without one (SwinBERT's fairscale beside apex): the autocast switched like the GradScaler
+    # spans the whole if, the inner one still decides in its branch
+    Example(
+        "forward-under-another-backends-autocast-in-one-branch-is-spanned-whole",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(args, loader):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    native = args.backend == "native"
+    if native:
+        grads = torch.amp.GradScaler("cuda")
+    else:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        if native:
+            with torch.autocast("cuda"):
+                out = model(x)
+        else:
+            out = model(x)
+        loss = out.pow(2).mean()
+        if native:
+            grads.scale(loss).backward()
+            grads.step(optimizer)
+            grads.update()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def main(args, loader):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    native = args.backend == "native"
+    if native:
+        grads = torch.amp.GradScaler("cuda")
+    use_amp = not native
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            if native:
+                with torch.autocast("cuda"):
+                    out = model(x)
+            else:
+                out = model(x)
+            loss = out.pow(2).mean()
+        if native:
+            grads.scale(loss).backward()
+            grads.step(optimizer)
+            grads.update()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
     # the forward already runs under an autocast switched on for a native branch only: it is
     # switched on for the GradScaler too, and the apex branch gets the new scaler, not the user's
     Example(
