@@ -1714,7 +1714,7 @@ def _check_layout(rule, info: AmpFile) -> None:
         early = _use_before_the_unpacking(rule, caller, route[0], info) if not missed else None
         if early is not None:
             unbound_use = (
-                f"amp.initialize is in {home.name.value}(), and {caller.name.value}() calls {early}() where no call "
+                f"amp.initialize is in {home.name.value}(), and {caller.name.value}() {early} where no call "
                 f"of {home.name.value}() before it in the same block would hand the GradScaler back"
             )
         if missed or home in info.access or early is not None:
@@ -2077,20 +2077,22 @@ def _called_from(rule, func: Any, home: Any) -> bool:
 
 
 def _use_before_the_unpacking(rule, caller: Any, calls: List[cst.Call], info: AmpFile) -> Optional[str]:
-    """The name of a function or class ``caller`` hands the scaler to (the threaded ones)
-    at a call that is not a statement after one of the helper's ``calls`` in that call's
-    block, nor nested in one that is: there the name they unpack may be unbound.  None when
-    every such call follows one."""
+    """What in ``caller`` uses the scaler (a call of a function or class it is handed to,
+    an amp site of ``caller`` itself) where that is not a statement after one of the helper's
+    ``calls`` in that call's block, nor nested in one that is: there the name they unpack may
+    be unbound.  None when every such use follows one."""
     parents = rule.parents
     lines = [_through_plain_withs(parents, parents[parents[c]]) for c in calls]
-    threaded: List[Tuple[Any, Any]] = [(f, c) for f, cs in info.threaded.items() for c in cs]
-    threaded += [(k, c) for k, cs in info.class_threaded.items() for c in cs]
-    for target, call in threaded:
-        if enclosing_function(parents, call) is not caller:
+    uses: List[Tuple[str, Any]] = [(f"calls {f.name.value}()", c) for f, cs in info.threaded.items() for c in cs]
+    uses += [(f"builds {k.name.value}", c) for k, cs in info.class_threaded.items() for c in cs]
+    uses += [("scales a loss", s.with_stmt) for s in info.scale_losses if s.func is caller]
+    uses += [("uses the scaler", n.node) for n in info.needs if n.func is caller]
+    for what, node in uses:
+        if enclosing_function(parents, node) is not caller:
             continue
-        chain = [call] + _ancestors(parents, call)
+        chain = [node] + _ancestors(parents, node)
         if not any(_statement_after(parents, line, chain) for line in lines):
-            return target.name.value
+            return what
     return None
 
 
