@@ -800,6 +800,10 @@ class AutocastPlacement(AmpRule):
                 ):
                     end = j  # ``if kl_w > 0: with torch.no_grad(): ref = ...; loss += kl_w * kl(out, ref)``
                     break
+                branch = self._loss_in_one_branch(body[j], loss_texts)
+                split = self._split_spans(*branch, self._model_texts(info)) if branch is not None else None
+                if split:
+                    return split
                 if self._is_barrier(body[j]):
                     branches = self._branch_spans(body[j], loss_texts, info)
                     if branches is not None:
@@ -858,6 +862,22 @@ class AutocastPlacement(AmpRule):
             return self._split_spans(body, end, models)
         members = self._unplanned(body[start : end + 1])
         return None if members is None else [members]
+
+    def _loss_in_one_branch(self, stmt: Any, loss_texts: set) -> Optional[Tuple[List[Any], int]]:
+        """``if mode in ("train", "valid"): loss = criterion(outputs, y)`` (no ``else``) before
+        the ``if`` that scales it: the branch's statements and the index of the last one that
+        assigns the loss, a simple statement (``_split_spans`` then finds the forward pass before
+        the ``if``); None when ``stmt`` is no such ``if``: an ``else``, a jump, a step or a
+        backward in it.  Where the branch is skipped no loss is computed, in the original too."""
+        if not isinstance(stmt, cst.If) or stmt.orelse is not None or not isinstance(stmt.body, cst.IndentedBlock):
+            return None
+        if _jumps(stmt) or self._nests_or_steps(stmt, nests=False) or not assigned_names(stmt) & loss_texts:
+            return None
+        branch = list(stmt.body.body)
+        end = next((k for k in range(len(branch) - 1, -1, -1) if assigned_names(branch[k]) & loss_texts), None)
+        if end is None or not isinstance(branch[end], cst.SimpleStatementLine):
+            return None
+        return branch, end
 
     def _branch_spans(self, chain: Any, loss_texts: set, info: AmpFile) -> Optional[List[List[Any]]]:
         """``if with_apex: loss = model(x)`` / ``else: with autocast(): loss = model(x)``: an

@@ -197,8 +197,15 @@ def main(args, batches):
 """
 EPOCH_ALSO_RUN_BY_EVALUATION_TODO = """\
                 # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to run_epoch:
-                #   run_epoch() is also called from evaluate(), where no GradScaler exists; this file
-                #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+                #   run_epoch() is also called from evaluate(), finetune(), where no GradScaler exists;
+                #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+"""
+#: a second caller without a GradScaler whose call may reach the scale_loss
+FINETUNE_WITHOUT_SCALER = """\
+
+
+def finetune(model, batches, optimizer):
+    run_epoch(model, batches, optimizer, fp16=True)
 """
 
 #: a Trainer class built after initialize, the scaler handed to it (two examples use it)
@@ -5922,15 +5929,107 @@ def main(args, loader):
 """,
         codes=("APX102", "APX220"),
     ),
+    # the loss is computed in an if of its own (training and validation), from outputs the
+    # model returned before it, and scaled under a later if (training only): the forward pass
+    # and the loss's statement are each wrapped, where they are
+    Example(
+        "loss-computed-in-an-if-before-the-one-that-scales-it",
+        before="""\
+import torch
+from apex import amp
+
+
+def fit(model, optimizer, loader, mode="train"):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    losses = []
+    for x, y in loader:
+        outputs = model(x)
+        if mode in ("train", "valid"):
+            loss = torch.nn.functional.mse_loss(outputs, y)
+            losses.append(loss.item())
+        if mode == "train":
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    return losses
+""",
+        after="""\
+import torch
+
+
+def fit(model, optimizer, loader, mode="train"):
+    scaler = torch.amp.GradScaler("cuda")
+    losses = []
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            outputs = model(x)
+        if mode in ("train", "valid"):
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = torch.nn.functional.mse_loss(outputs, y)
+            losses.append(loss.item())
+        if mode == "train":
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+    return losses
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
     # the epoch function is run by the training path, which has the GradScaler, and by the
-    # evaluation path, which has none: the reason names the evaluation path, not the return
-    # route of the function that initializes (it calls the epoch function itself)
+    # evaluation path, which has none and leaves the optimizer at its default None: there the
+    # test around the scale_loss is false, so that call hands over a disabled GradScaler
+    # (autocast off, as without apex's initialize) and the training path its own
+    Example(
+        "epoch-function-also-run-where-no-scaler-exists-gets-a-disabled-one",
+        before=EPOCH_ALSO_RUN_BY_EVALUATION,
+        after="""\
+import torch
+
+
+def run_epoch(model, batches, optimizer=None, fp16=False, *, scaler):
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).pow(2).mean()
+        if optimizer is not None:
+            if fp16:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            scaler.step(optimizer)
+            scaler.update()
+
+
+def train(args, model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    run_epoch(model, batches, optimizer, fp16=args.fp16, scaler=scaler)
+
+
+def evaluate(model, batches):
+    with torch.no_grad():
+        run_epoch(model, batches, scaler=torch.amp.GradScaler("cuda", enabled=False))
+
+
+def main(args, batches):
+    if args.mode == "train":
+        train(args, torch.nn.Linear(8, 1).cuda(), batches)
+    else:
+        evaluate(torch.nn.Linear(8, 1).cuda(), batches)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
+    ),
+    # the same epoch function also run by a fine-tuning path without a GradScaler that hands
+    # it an optimizer and fp16=True: its scale_loss may run there, so the reason names that
+    # caller (not the return route of the function that initializes, which calls it itself)
     Example(
         "epoch-function-also-run-where-no-scaler-exists-names-that-caller",
-        before=EPOCH_ALSO_RUN_BY_EVALUATION,
+        before=EPOCH_ALSO_RUN_BY_EVALUATION + FINETUNE_WITHOUT_SCALER,
         after=EPOCH_ALSO_RUN_BY_EVALUATION.replace("from apex import amp", "from apexcompat import amp").replace(
             "                with amp.scale_loss(", EPOCH_ALSO_RUN_BY_EVALUATION_TODO + "                with amp.scale_loss("
-        ),
+        ) + FINETUNE_WITHOUT_SCALER,
         codes=("APX102", "APX220"),
     ),
     # mocona's S.inject returns the function it decorates (it only turns the scoped-variable
@@ -6055,9 +6154,10 @@ if __name__ == "__main__":
     ),
     Example(
         # the function that scales the loss is also called from an evaluation function without
-        # the GradScaler (rsna-ich-appian42's run_nn, called by valid() and test()): the finding
-        # names those callers (it gave no reason before)
-        "fallback-epoch-function-also-called-from-an-evaluation-function",
+        # the GradScaler (rsna-ich-appian42's run_nn, called by valid() and test()) with another
+        # mode: `mode == "train"` is false there, so that call hands over a disabled GradScaler
+        # (autocast off, as in the original run without amp.initialize)
+        "epoch-function-also-called-from-an-evaluation-function-in-another-mode-gets-a-disabled-scaler",
         before="""\
 import torch
 from apex import amp
@@ -6092,40 +6192,37 @@ def run_epoch(mode, model, loader, optimizer=None, fp16=None):
 """,
         after="""\
 import torch
-from apexcompat import amp
 
 
 def train(model, optimizer, loader, fp16):
-    if fp16:
-        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for epoch in range(3):
-        run_epoch("train", model, loader, optimizer, fp16=fp16)
+        run_epoch("train", model, loader, optimizer, fp16=fp16, scaler=scaler)
 
 
 def evaluate(model, loader):
     with torch.no_grad():
-        return run_epoch("valid", model, loader)
+        return run_epoch("valid", model, loader, scaler=torch.amp.GradScaler("cuda", enabled=False))
 
 
-def run_epoch(mode, model, loader, optimizer=None, fp16=None):
+def run_epoch(mode, model, loader, optimizer=None, fp16=None, *, scaler):
     total = 0.0
     for x, y in loader:
-        loss = torch.nn.functional.mse_loss(model(x), y)
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(model(x), y)
         total += loss.item()
         if mode == "train":
             if fp16:
-                # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to run_epoch:
-                #   run_epoch() is also called from evaluate(), where no GradScaler exists; this file
-                #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-                with amp.scale_loss(loss, optimizer) as scaled_loss:
-                    scaled_loss.backward()
+                scaler.scale(loss).backward()
             else:
                 loss.backward()
-            optimizer.step()
+            scaler.step(optimizer)
+            scaler.update()
             optimizer.zero_grad()
     return total
 """,
-        codes=("APX102", "APX220"),
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
     ),
     Example(
         # a helper handed apex.amp or None tests it before its amp.initialize (an apex workaround:

@@ -220,6 +220,9 @@ class AmpFile:
     #: assignment unpacks one more value) and the helper's returns (each returns it last)
     returned_to: List[cst.Call] = field(default_factory=list)
     returns: List[cst.Return] = field(default_factory=list)
+    #: calls of a threaded function from where no GradScaler exists that provably run none of
+    #: its amp sites: they hand it a disabled one (``_amp_dead_calls``)
+    disabled_calls: List[cst.Call] = field(default_factory=list)
     #: a model factory (the plan's ``returns_scaler``): its returns give the GradScaler to
     #: its one caller, in this file of the repository (shown)
     returned_elsewhere: str = ""
@@ -1708,6 +1711,7 @@ def _check_layout(rule, info: AmpFile) -> None:
     unbound_use = ""
     if route is not None:
         passed = (info.access, info.threaded, info.class_threaded)
+        disabled, info.disabled_calls = info.disabled_calls, []
         info.access, info.threaded, info.class_threaded = (dict(x) for x in saved)  # type: ignore[assignment]
         caller = enclosing_function(parents, route[0][0])
         missed = [f for f in dict.fromkeys(needy) if _access(rule, f, caller, None, info, set()) is None]
@@ -1719,6 +1723,7 @@ def _check_layout(rule, info: AmpFile) -> None:
             )
         if missed or home in info.access or early is not None:
             info.access, info.threaded, info.class_threaded = passed
+            info.disabled_calls = disabled
         else:
             info.returned_to, info.returns = route
             unreached, home, first_anchor_line = [], caller, min(rule.line_of(c) for c in route[0])
@@ -3008,9 +3013,39 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
         if calls and _callers_reach(rule, func, calls, home, home_cls, info, visiting):
             info.threaded[func] = calls
             result = name
+        elif calls and _disabled_where_unreached(rule, func, calls, home, home_cls, info, visiting):
+            info.threaded[func] = calls
+            result = name
     if result is not None:
         info.access[func] = result
     return result
+
+
+def _disabled_where_unreached(rule, func, calls, home, home_cls, info: AmpFile, visiting: Set) -> bool:
+    """Some of ``calls`` (of the module-level ``func``) are in functions the scaler reaches,
+    the others provably run none of ``func``'s own amp sites (``_amp_dead_calls``), and
+    ``func`` calls no other function or class that needs the scaler: those others hand it a
+    disabled GradScaler (recorded in ``info.disabled_calls``)."""
+    from ._amp_dead_calls import dead_on_call
+
+    sites = [s.with_stmt for s in info.scale_losses if s.func is func] + [n.node for n in info.needs if n.func is func]
+    if not sites:
+        return False
+    needy = {s.func for s in info.scale_losses} | {n.func for n in info.needs}
+    names = {f.name.value for f in needy if f is not None and f is not func}
+    names |= {c.name.value for c in (class_of_method(rule.parents, f) for f in needy if f is not None) if c}
+    if any(isinstance(n, cst.Call) and code_of(n.func).split(".")[-1] in names for n in walk(func.body)):
+        return False  # it would hand the disabled GradScaler on: not followed
+    visiting.add(func)
+    try:
+        reached = [c for c in calls if _access(rule, enclosing_function(rule.parents, c), home, home_cls, info, visiting)]
+    finally:
+        visiting.discard(func)
+    others = [c for c in calls if c not in reached]
+    if not reached or not all(dead_on_call(rule.parents, func, c, sites) for c in others):
+        return False
+    info.disabled_calls.extend(others)
+    return True
 
 
 def _callers_reach(rule, func, calls, home, home_cls, info: AmpFile, visiting: Set) -> bool:
@@ -3124,10 +3159,12 @@ def _own_super_argument(parents: Any, node: cst.Name, cls: cst.ClassDef) -> bool
 def _reaches(rule, func: Any, home: Any, home_cls: Any, info: AmpFile) -> bool:
     """Whether the scaler reaches ``func`` (``_access``), leaving the threading maps as they were."""
     saved = (dict(info.access), dict(info.threaded), dict(info.class_threaded))
+    disabled = list(info.disabled_calls)
     try:
         return _access(rule, func, home, home_cls, info, set()) is not None
     finally:
         info.access, info.threaded, info.class_threaded = saved  # type: ignore[assignment]
+        info.disabled_calls = disabled
 
 
 def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile, reaches: Any = None) -> str:

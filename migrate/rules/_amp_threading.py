@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, List, Optional
 
 import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
 
 from ._amp_param import amp_parameters
 from ._amp_rule import AmpRule
@@ -74,9 +75,13 @@ class ScalerThreading(AmpRule):
             return upd.with_changes(params=p.with_changes(kwonly_params=kwonly, star_arg=star))
 
         self.replace_node(func, add_param)
+        disabled = [c for c in calls if c in info.disabled_calls]
         for call in calls:
             caller = enclosing(self.parents, call, cst.FunctionDef)
             access = info.access.get(caller, name)
+            if call in disabled:
+                access = f'torch.amp.GradScaler("{self._disabled_device(info)}", enabled=False)'
+                AddImportsVisitor.add_needed_import(self.context, "torch")
             positional_only = all(a.keyword is None and not a.star for a in call.args)
             by_position = simple and positional_only and len(call.args) == len(params.params) - skip
             arg = (
@@ -108,14 +113,24 @@ class ScalerThreading(AmpRule):
                 severity="warning" if unreferenced else "info",
             )
             return
+        passed = "every call in this file passes it"
+        if disabled:
+            callers = sorted({f"{enclosing(self.parents, c, cst.FunctionDef).name.value}()" for c in disabled})
+            passed = (
+                f"the calls in {', '.join(callers)}, where no GradScaler exists and which provably reach none of "
+                "its amp sites (a parameter test decides against them), pass a disabled one, the others pass it"
+            )
         self.report(
             func,
             "APX207",
-            f"{say or func.name.value}() takes the GradScaler as a new parameter `{name}`; "
-            "every call in this file passes it",
+            f"{say or func.name.value}() takes the GradScaler as a new parameter `{name}`; {passed}",
             fixed=True,
             severity="info",
         )
+
+    def _disabled_device(self, info: AmpFile) -> str:
+        """The device type of the disabled GradScaler a call without one hands over."""
+        return "cuda"
 
     def _holder_init(self, cls: cst.ClassDef, info: AmpFile) -> None:
         """``class ApexScaler:`` (no ``__init__``, no base) built in another file: it becomes a
