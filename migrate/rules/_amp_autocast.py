@@ -800,14 +800,14 @@ class AutocastPlacement(AmpRule):
                 ):
                     end = j  # ``if kl_w > 0: with torch.no_grad(): ref = ...; loss += kl_w * kl(out, ref)``
                     break
-                branch = self._loss_in_one_branch(body[j], loss_texts)
-                split = self._split_spans(*branch, self._model_texts(info)) if branch is not None else None
-                if split:
-                    return split
                 if self._is_barrier(body[j]):
                     branches = self._branch_spans(body[j], loss_texts, info)
                     if branches is not None:
                         return branches
+                    branch = self._loss_in_one_branch(body[j], loss_texts)
+                    split = self._split_spans(*branch, self._model_texts(info)) if branch is not None else None
+                    if split:
+                        return split
                     blocked = True
                     break
                 if assigned_names(body[j]) & loss_texts:

@@ -5929,9 +5929,9 @@ def main(args, loader):
 """,
         codes=("APX102", "APX220"),
     ),
-    # the loss is computed in an if of its own (training and validation), from outputs the
-    # model returned before it, and scaled under a later if (training only): the forward pass
-    # and the loss's statement are each wrapped, where they are
+    # the loss is computed in an if of its own (training and validation) that also holds a
+    # no_grad block, from outputs the model returned before it, and scaled under a later if
+    # (training only): the forward pass and the loss's statement are each wrapped, where they are
     Example(
         "loss-computed-in-an-if-before-the-one-that-scales-it",
         before="""\
@@ -5946,7 +5946,8 @@ def fit(model, optimizer, loader, mode="train"):
         outputs = model(x)
         if mode in ("train", "valid"):
             loss = torch.nn.functional.mse_loss(outputs, y)
-            losses.append(loss.item())
+            with torch.no_grad():
+                losses.append(loss.item())
         if mode == "train":
             with amp.scale_loss(loss, optimizer) as scaled_loss:
                 scaled_loss.backward()
@@ -5967,7 +5968,8 @@ def fit(model, optimizer, loader, mode="train"):
         if mode in ("train", "valid"):
             with torch.autocast("cuda", dtype=torch.float16):
                 loss = torch.nn.functional.mse_loss(outputs, y)
-            losses.append(loss.item())
+            with torch.no_grad():
+                losses.append(loss.item())
         if mode == "train":
             scaler.scale(loss).backward()
             scaler.step(optimizer)
