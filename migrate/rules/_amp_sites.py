@@ -2025,18 +2025,19 @@ def _returned_scaler(
 
 def _why_not_unpacked(rule, calls: List[cst.Call]) -> str:
     """Why the helper's ``calls`` cannot each unpack one more returned value in their one
-    caller ("" when they can): each must be the whole value of a one-statement line that
-    assigns a tuple without a star, in the body of one module-level function (or branches
-    and plain ``with`` blocks in it)."""
+    caller, as the clause after ``amp.initialize is in setup(), `` ("" when they can): each
+    must be the whole value of a one-statement line that assigns a tuple without a star, in
+    the body of one module-level function (or branches and plain ``with`` blocks in it)."""
     parents = rule.parents
     callers = {enclosing_function(parents, c) for c in calls}
     if len(callers) != 1:
-        return "called from more than one function"
+        return f"which is called from {len(callers)} functions in this file, so the GradScaler cannot be returned to one caller"
     caller = callers.pop()
     if caller is None or not isinstance(parents.get(caller), cst.Module) or not isinstance(
         caller.body, cst.IndentedBlock
     ):
-        return "called other than from a module-level function"
+        where = f"{caller.name.value}()" if caller is not None else "module level"
+        return f"which is called in {where}, no module-level function, so the GradScaler cannot be returned there"
     for call in calls:
         assign, line = parents.get(call), parents.get(parents.get(call))
         if not (
@@ -2049,7 +2050,9 @@ def _why_not_unpacked(rule, calls: List[cst.Call]) -> str:
             and len(line.body) == 1
             and _in_body_through_branches(parents, line, caller.body)
         ):
-            return "not a statement of its caller's own body unpacking what it returns"
+            which = "whose call is" if len(calls) == 1 else "a call of which is"
+            return (f"{which} not a statement of its caller's own body unpacking what it returns, so the "
+                    "GradScaler cannot be returned there")
     return ""
 
 
@@ -2140,12 +2143,7 @@ def _not_returned(rule, inits: List[InitSite], needy: List[Any]) -> str:
     if calls is None:
         return ""
     why = _why_not_unpacked(rule, calls)
-    if why:
-        where = "whose call is" if len(calls) == 1 else f"which is called in {len(calls)} places in this file,"
-        if why.startswith("not"):
-            return (f"amp.initialize is in {shown}, {where} {why}, so the GradScaler cannot be returned there")
-        return f"amp.initialize is in {shown}, which is {why}, so the GradScaler cannot be returned to one caller"
-    return ""
+    return f"amp.initialize is in {shown}, {why}" if why else ""
 
 
 def _no_return_route(rule, inits: List[InitSite], func: Any, needy: List[Any]) -> str:
