@@ -158,6 +158,35 @@ SETUP_IN_A_BRANCH_TODO = """\
         #   before it in the same block would hand the GradScaler back; this file keeps apex.amp
         #   semantics through apexcompat.amp, migrate it by hand
 """
+#: the setup helper run in a branch, the loss scaled after that branch in the same function
+LOSS_SCALED_AFTER_THE_SETUP_BRANCH = """\
+import torch
+from apex import amp
+
+
+def setup(model):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer
+
+
+def main(args, loader):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        model, optimizer = setup(model)
+    for x in loader:
+        loss = model(x).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+"""
+LOSS_SCALED_AFTER_THE_SETUP_BRANCH_TODO = """\
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to main:
+        #   amp.initialize is in setup(), and main() scales a loss where no call of setup()
+        #   before it in the same block would hand the GradScaler back; this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
+"""
 #: an epoch function the training path hands the optimizer to and the evaluation path calls
 #: without one: the evaluation path has no GradScaler to pass
 EPOCH_ALSO_RUN_BY_EVALUATION = """\
@@ -5879,54 +5908,10 @@ def main(model, criterion, loader, optimizer):
     # path that skips the branch the name it would unpack is unbound, so the route is refused
     Example(
         "loss-scaled-after-the-branch-that-runs-the-setup-keeps-the-shim",
-        before="""\
-import torch
-from apex import amp
-
-
-def setup(model):
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    return model, optimizer
-
-
-def main(args, loader):
-    model = torch.nn.Linear(8, 1).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    if args.fp16:
-        model, optimizer = setup(model)
-    for x in loader:
-        loss = model(x).mean()
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-""",
-        after="""\
-import torch
-from apexcompat import amp
-
-
-def setup(model):
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    return model, optimizer
-
-
-def main(args, loader):
-    model = torch.nn.Linear(8, 1).cuda()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    if args.fp16:
-        model, optimizer = setup(model)
-    for x in loader:
-        loss = model(x).mean()
-        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to main:
-        #   amp.initialize is in setup(), and main() scales a loss where no call of setup()
-        #   before it in the same block would hand the GradScaler back; this file keeps apex.amp
-        #   semantics through apexcompat.amp, migrate it by hand
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-        optimizer.step()
-""",
+        before=LOSS_SCALED_AFTER_THE_SETUP_BRANCH,
+        after=LOSS_SCALED_AFTER_THE_SETUP_BRANCH.replace("from apex import amp", "from apexcompat import amp").replace(
+            "        with amp.scale_loss(", LOSS_SCALED_AFTER_THE_SETUP_BRANCH_TODO + "        with amp.scale_loss("
+        ),
         codes=("APX102", "APX220"),
     ),
     # the loss is computed in an if of its own (training and validation) that also holds a
