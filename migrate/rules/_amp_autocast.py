@@ -423,9 +423,21 @@ class AutocastPlacement(AmpRule):
                 return False
             if isinstance(sub, cst.For) and not self._is_plain_loop(sub):
                 return False
-            if isinstance(sub, cst.With) and not (self._is_plain_with(sub) or self._is_grad_off_block(sub)):
+            if isinstance(sub, cst.With) and not (
+                self._is_plain_with(sub) or self._is_grad_off_block(sub) or self._is_autocast_block(sub)
+            ):
                 return False
         return True
+
+    def _is_autocast_block(self, stmt: Any) -> bool:
+        """``with torch.cuda.amp.autocast(enabled=True): out = model(x)`` in the branch of
+        another backend (fairscale's, beside apex's): a ``with`` of autocasts only, around no
+        loop, nested ``with``, ``try``, definition, step or backward.  An autocast spanning its
+        ``if`` leaves it as it was: the inner one decides inside it."""
+        if not isinstance(stmt, cst.With) or not isinstance(stmt.body, cst.IndentedBlock):
+            return False
+        contexts = {code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] for i in stmt.items}
+        return contexts == {"autocast"} and not any(self._nests_or_steps(inner) for inner in stmt.body.body)
 
     @staticmethod
     def _is_plain_with_block(stmt: cst.With) -> bool:
@@ -840,6 +852,10 @@ class AutocastPlacement(AmpRule):
                     branches = self._branch_spans(body[j], loss_texts, info)
                     if branches is not None:
                         return branches
+                    branch = self._loss_in_one_branch(body[j], loss_texts)
+                    split = self._split_spans(*branch, self._model_texts(info)) if branch is not None else None
+                    if split:
+                        return split
                     blocked = True
                     break
                 if assigned_names(body[j]) & loss_texts:
@@ -894,6 +910,22 @@ class AutocastPlacement(AmpRule):
             return self._split_spans(body, end, models)
         members = self._unplanned(body[start : end + 1])
         return None if members is None else [members]
+
+    def _loss_in_one_branch(self, stmt: Any, loss_texts: set) -> Optional[Tuple[List[Any], int]]:
+        """``if mode in ("train", "valid"): loss = criterion(outputs, y)`` (no ``else``) before
+        the ``if`` that scales it: the branch's statements and the index of the last one that
+        assigns the loss, a simple statement (``_split_spans`` then finds the forward pass before
+        the ``if``); None when ``stmt`` is no such ``if``: an ``else``, a jump, a step or a
+        backward in it.  Where the branch is skipped no loss is computed, in the original too."""
+        if not isinstance(stmt, cst.If) or stmt.orelse is not None or not isinstance(stmt.body, cst.IndentedBlock):
+            return None
+        if _jumps(stmt) or self._nests_or_steps(stmt, nests=False) or not assigned_names(stmt) & loss_texts:
+            return None
+        branch = list(stmt.body.body)
+        end = next((k for k in range(len(branch) - 1, -1, -1) if assigned_names(branch[k]) & loss_texts), None)
+        if end is None or not isinstance(branch[end], cst.SimpleStatementLine):
+            return None
+        return branch, end
 
     def _branch_spans(self, chain: Any, loss_texts: set, info: AmpFile) -> Optional[List[List[Any]]]:
         """``if with_apex: loss = model(x)`` / ``else: with autocast(): loss = model(x)``: an

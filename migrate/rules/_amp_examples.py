@@ -121,11 +121,120 @@ def main(do_train, batches):
         model, _ = setup(model, 0.0)
         return model(batches[0])
 """
-SETUP_CALLED_TWICE_TODO = """\
+SETUP_CALLED_TWICE_NATIVE = """\
+import torch
+
+
+def setup(model, lr):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    scaler = torch.amp.GradScaler("cuda")
+    return model, optimizer, scaler
+
+
+def train(model, optimizer, batches, scaler):
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+
+def main(do_train, batches):
+    model = torch.nn.Linear(8, 1).cuda()
+    if do_train:
+        model, optimizer, scaler = setup(model, 0.1)
+        train(model, optimizer, batches, scaler)
+    else:
+        model, _, scaler = setup(model, 0.0)
+        return model(batches[0])
+"""
+#: the setup helper called in a branch, the training function after that branch: the name it
+#: would unpack is not bound on the path that skips the branch
+SETUP_IN_A_BRANCH_TODO = """\
         # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
-        #   amp.initialize is in setup(), which is called in 2 places in this file, so the
-        #   GradScaler cannot be returned to one caller; this file keeps apex.amp semantics
-        #   through apexcompat.amp, migrate it by hand
+        #   amp.initialize is in setup(), and main() calls train() where no call of setup()
+        #   before it in the same block would hand the GradScaler back; this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
+"""
+#: the setup helper run in a branch, the loss scaled after that branch in the same function
+LOSS_SCALED_AFTER_THE_SETUP_BRANCH = """\
+import torch
+from apex import amp
+
+
+def setup(model):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer
+
+
+def main(args, loader):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        model, optimizer = setup(model)
+    for x in loader:
+        loss = model(x).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+"""
+LOSS_SCALED_AFTER_THE_SETUP_BRANCH_TODO = """\
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to main:
+        #   amp.initialize is in setup(), and main() scales a loss where no call of setup()
+        #   before it in the same block would hand the GradScaler back; this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
+"""
+#: an epoch function the training path hands the optimizer to and the evaluation path calls
+#: without one: the evaluation path has no GradScaler to pass
+EPOCH_ALSO_RUN_BY_EVALUATION = """\
+import torch
+from apex import amp
+
+
+def run_epoch(model, batches, optimizer=None, fp16=False):
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        if optimizer is not None:
+            if fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            optimizer.step()
+
+
+def train(args, model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        amp.initialize(model, optimizer, opt_level="O1")
+    run_epoch(model, batches, optimizer, fp16=args.fp16)
+
+
+def evaluate(model, batches):
+    with torch.no_grad():
+        run_epoch(model, batches)
+
+
+def main(args, batches):
+    if args.mode == "train":
+        train(args, torch.nn.Linear(8, 1).cuda(), batches)
+    else:
+        evaluate(torch.nn.Linear(8, 1).cuda(), batches)
+"""
+EPOCH_ALSO_RUN_BY_EVALUATION_TODO = """\
+                # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to run_epoch:
+                #   run_epoch() is also called from evaluate(), finetune(), where no GradScaler exists;
+                #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+"""
+#: a second caller without a GradScaler whose call may reach the scale_loss
+FINETUNE_WITHOUT_SCALER = """\
+
+
+def finetune(model, batches, optimizer):
+    run_epoch(model, batches, optimizer, fp16=True)
 """
 
 #: a Trainer class built after initialize, the scaler handed to it (two examples use it)
@@ -3037,6 +3146,71 @@ def main(args):
 """,
         codes=("APX101", "APX201", "APX209", "APX217", "APX301", "APX311"),
     ),
+    # another backend's branch runs the forward pass under its own autocast, the apex branch
+    # without one (SwinBERT's fairscale beside apex): the autocast switched like the GradScaler
+    # spans the whole if, the inner one still decides in its branch
+    Example(
+        "forward-under-another-backends-autocast-in-one-branch-is-spanned-whole",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(args, loader):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    native = args.backend == "native"
+    if native:
+        grads = torch.amp.GradScaler("cuda")
+    else:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        if native:
+            with torch.autocast("cuda"):
+                out = model(x)
+        else:
+            out = model(x)
+        loss = out.pow(2).mean()
+        if native:
+            grads.scale(loss).backward()
+            grads.step(optimizer)
+            grads.update()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def main(args, loader):
+    model = torch.nn.Linear(8, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    native = args.backend == "native"
+    if native:
+        grads = torch.amp.GradScaler("cuda")
+    use_amp = not native
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            if native:
+                with torch.autocast("cuda"):
+                    out = model(x)
+            else:
+                out = model(x)
+            loss = out.pow(2).mean()
+        if native:
+            grads.scale(loss).backward()
+            grads.step(optimizer)
+            grads.update()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
     # the forward already runs under an autocast switched on for a native branch only: it is
     # switched on for the GradScaler too, and the apex branch gets the new scaler, not the user's
     Example(
@@ -5897,14 +6071,166 @@ def main(model, criterion, loader, optimizer):
 """,
         codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311", "APX314"),
     ),
-    # the helper that initializes is called on the training and on the evaluation path: it
-    # cannot return the GradScaler to one caller, and the reason says so
+    # the helper that initializes is called on the training and on the evaluation path, each
+    # call unpacking what it returns in a branch of the caller: each unpacks the GradScaler
+    # too, and the training function called after the training path's call gets it
     Example(
-        "setup-helper-called-in-two-places-says-why-the-scaler-cannot-be-returned",
+        "setup-helper-called-on-two-paths-returns-the-scaler-to-each",
         before=SETUP_CALLED_TWICE,
-        after=SETUP_CALLED_TWICE.replace("from apex import amp", "from apexcompat import amp").replace(
-            "        with amp.scale_loss(", SETUP_CALLED_TWICE_TODO + "        with amp.scale_loss("
+        after=SETUP_CALLED_TWICE_NATIVE,
+        codes=("APX101", "APX201", "APX207", "APX209", "APX217", "APX301", "APX311"),
+    ),
+    # the setup helper runs in a branch, the training function after it on every path: the
+    # GradScaler it would return is not bound where the branch is skipped, and the reason says so
+    Example(
+        "training-function-called-after-the-branch-that-runs-the-setup-keeps-the-shim",
+        before=SETUP_CALLED_TWICE.replace(
+            """    if do_train:
+        model, optimizer = setup(model, 0.1)
+        train(model, optimizer, batches)
+    else:
+        model, _ = setup(model, 0.0)
+        return model(batches[0])
+""",
+            """    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if do_train:
+        model, optimizer = setup(model, 0.1)
+    train(model, optimizer, batches)
+""",
         ),
+        after=SETUP_CALLED_TWICE.replace("from apex import amp", "from apexcompat import amp")
+        .replace(
+            "        with amp.scale_loss(", SETUP_IN_A_BRANCH_TODO + "        with amp.scale_loss("
+        )
+        .replace(
+            """    if do_train:
+        model, optimizer = setup(model, 0.1)
+        train(model, optimizer, batches)
+    else:
+        model, _ = setup(model, 0.0)
+        return model(batches[0])
+""",
+            """    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if do_train:
+        model, optimizer = setup(model, 0.1)
+    train(model, optimizer, batches)
+""",
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    # the caller scales the loss itself after the branch that runs the setup helper: on the
+    # path that skips the branch the name it would unpack is unbound, so the route is refused
+    Example(
+        "loss-scaled-after-the-branch-that-runs-the-setup-keeps-the-shim",
+        before=LOSS_SCALED_AFTER_THE_SETUP_BRANCH,
+        after=LOSS_SCALED_AFTER_THE_SETUP_BRANCH.replace("from apex import amp", "from apexcompat import amp").replace(
+            "        with amp.scale_loss(", LOSS_SCALED_AFTER_THE_SETUP_BRANCH_TODO + "        with amp.scale_loss("
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    # the loss is computed in an if of its own (training and validation) that also holds a
+    # no_grad block, from outputs the model returned before it, and scaled under a later if
+    # (training only): the forward pass and the loss's statement are each wrapped, where they are
+    Example(
+        "loss-computed-in-an-if-before-the-one-that-scales-it",
+        before="""\
+import torch
+from apex import amp
+
+
+def fit(model, optimizer, loader, mode="train"):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    losses = []
+    for x, y in loader:
+        outputs = model(x)
+        if mode in ("train", "valid"):
+            loss = torch.nn.functional.mse_loss(outputs, y)
+            with torch.no_grad():
+                losses.append(loss.item())
+        if mode == "train":
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+    return losses
+""",
+        after="""\
+import torch
+
+
+def fit(model, optimizer, loader, mode="train"):
+    scaler = torch.amp.GradScaler("cuda")
+    losses = []
+    for x, y in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            outputs = model(x)
+        if mode in ("train", "valid"):
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = torch.nn.functional.mse_loss(outputs, y)
+            with torch.no_grad():
+                losses.append(loss.item())
+        if mode == "train":
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+    return losses
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    # the epoch function is run by the training path, which has the GradScaler, and by the
+    # evaluation path, which has none and leaves the optimizer at its default None: there the
+    # test around the scale_loss is false, so that call hands over a disabled GradScaler
+    # (autocast off, as without apex's initialize) and the training path its own
+    Example(
+        "epoch-function-also-run-where-no-scaler-exists-gets-a-disabled-one",
+        before=EPOCH_ALSO_RUN_BY_EVALUATION,
+        after="""\
+import torch
+
+
+def run_epoch(model, batches, optimizer=None, fp16=False, *, scaler):
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).pow(2).mean()
+        if optimizer is not None:
+            if fp16:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            scaler.step(optimizer)
+            scaler.update()
+
+
+def train(args, model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    run_epoch(model, batches, optimizer, fp16=args.fp16, scaler=scaler)
+
+
+def evaluate(model, batches):
+    with torch.no_grad():
+        run_epoch(model, batches, scaler=torch.amp.GradScaler("cuda", enabled=False))
+
+
+def main(args, batches):
+    if args.mode == "train":
+        train(args, torch.nn.Linear(8, 1).cuda(), batches)
+    else:
+        evaluate(torch.nn.Linear(8, 1).cuda(), batches)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
+    ),
+    # the same epoch function also run by a fine-tuning path without a GradScaler that hands
+    # it an optimizer and fp16=True: its scale_loss may run there, so the reason names that
+    # caller (not the return route of the function that initializes, which calls it itself)
+    Example(
+        "epoch-function-also-run-where-no-scaler-exists-names-that-caller",
+        before=EPOCH_ALSO_RUN_BY_EVALUATION + FINETUNE_WITHOUT_SCALER,
+        after=EPOCH_ALSO_RUN_BY_EVALUATION.replace("from apex import amp", "from apexcompat import amp").replace(
+            "                with amp.scale_loss(", EPOCH_ALSO_RUN_BY_EVALUATION_TODO + "                with amp.scale_loss("
+        ) + FINETUNE_WITHOUT_SCALER,
         codes=("APX102", "APX220"),
     ),
     # mocona's S.inject returns the function it decorates (it only turns the scoped-variable
@@ -6029,9 +6355,10 @@ if __name__ == "__main__":
     ),
     Example(
         # the function that scales the loss is also called from an evaluation function without
-        # the GradScaler (rsna-ich-appian42's run_nn, called by valid() and test()): the finding
-        # names those callers (it gave no reason before)
-        "fallback-epoch-function-also-called-from-an-evaluation-function",
+        # the GradScaler (rsna-ich-appian42's run_nn, called by valid() and test()) with another
+        # mode: `mode == "train"` is false there, so that call hands over a disabled GradScaler
+        # (autocast off, as in the original run without amp.initialize)
+        "epoch-function-also-called-from-an-evaluation-function-in-another-mode-gets-a-disabled-scaler",
         before="""\
 import torch
 from apex import amp
@@ -6066,40 +6393,37 @@ def run_epoch(mode, model, loader, optimizer=None, fp16=None):
 """,
         after="""\
 import torch
-from apexcompat import amp
 
 
 def train(model, optimizer, loader, fp16):
-    if fp16:
-        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for epoch in range(3):
-        run_epoch("train", model, loader, optimizer, fp16=fp16)
+        run_epoch("train", model, loader, optimizer, fp16=fp16, scaler=scaler)
 
 
 def evaluate(model, loader):
     with torch.no_grad():
-        return run_epoch("valid", model, loader)
+        return run_epoch("valid", model, loader, scaler=torch.amp.GradScaler("cuda", enabled=False))
 
 
-def run_epoch(mode, model, loader, optimizer=None, fp16=None):
+def run_epoch(mode, model, loader, optimizer=None, fp16=None, *, scaler):
     total = 0.0
     for x, y in loader:
-        loss = torch.nn.functional.mse_loss(model(x), y)
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(model(x), y)
         total += loss.item()
         if mode == "train":
             if fp16:
-                # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to run_epoch:
-                #   run_epoch() is also called from evaluate(), where no GradScaler exists; this file
-                #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-                with amp.scale_loss(loss, optimizer) as scaled_loss:
-                    scaled_loss.backward()
+                scaler.scale(loss).backward()
             else:
                 loss.backward()
-            optimizer.step()
+            scaler.step(optimizer)
+            scaler.update()
             optimizer.zero_grad()
     return total
 """,
-        codes=("APX102", "APX220"),
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
     ),
     Example(
         # a helper handed apex.amp or None tests it before its amp.initialize (an apex workaround:

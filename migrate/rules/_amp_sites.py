@@ -218,10 +218,13 @@ class AmpFile:
     #: why the carrier route of a launcher that hands its carrier to a step function of
     #: another file is not proven ("": proven, or no such launcher)
     lending_refused: str = ""
-    #: the helper that initializes returns the scaler to its one caller: that call (its
+    #: the helper that initializes returns the scaler to its caller: its calls there (each
     #: assignment unpacks one more value) and the helper's returns (each returns it last)
-    returned_to: Optional[cst.Call] = None
+    returned_to: List[cst.Call] = field(default_factory=list)
     returns: List[cst.Return] = field(default_factory=list)
+    #: calls of a threaded function from where no GradScaler exists that provably run none of
+    #: its amp sites: they hand it a disabled one (``_amp_dead_calls``)
+    disabled_calls: List[cst.Call] = field(default_factory=list)
     #: a model factory (the plan's ``returns_scaler``): its returns give the GradScaler to
     #: its one caller, in this file of the repository (shown)
     returned_elsewhere: str = ""
@@ -1825,28 +1828,39 @@ def _check_layout(rule, info: AmpFile) -> None:
     saved = (dict(info.access), dict(info.threaded), dict(info.class_threaded))
     unreached = [func for func in dict.fromkeys(needy) if _access(rule, func, home, home_cls, info, set()) is None]
     route = _returned_scaler(rule, training, needy) if unreached else None
+    unbound_use = ""
     if route is not None:
         passed = (info.access, info.threaded, info.class_threaded)
+        disabled, info.disabled_calls = info.disabled_calls, []
         info.access, info.threaded, info.class_threaded = (dict(x) for x in saved)  # type: ignore[assignment]
-        caller = enclosing_function(parents, route[0])
+        caller = enclosing_function(parents, route[0][0])
         missed = [f for f in dict.fromkeys(needy) if _access(rule, f, caller, None, info, set()) is None]
-        if missed or home in info.access:
+        early = _use_before_the_unpacking(rule, caller, route[0], info) if not missed else None
+        if early is not None:
+            unbound_use = (
+                f"amp.initialize is in {home.name.value}(), and {caller.name.value}() {early} where no call "
+                f"of {home.name.value}() before it in the same block would hand the GradScaler back"
+            )
+        if missed or home in info.access or early is not None:
             info.access, info.threaded, info.class_threaded = passed
+            info.disabled_calls = disabled
         else:
             info.returned_to, info.returns = route
-            unreached, home, first_anchor_line = [], caller, rule.line_of(route[0])
+            unreached, home, first_anchor_line = [], caller, min(rule.line_of(c) for c in route[0])
     for func in unreached:
         node = next((s.with_stmt for s in info.scale_losses if s.func is func), None) or next(
             n.node for n in info.needs if n.func is func
         )
         name = func.name.value if func is not None else "module level"
-        why = (
-            _no_return_route(rule, training, func, needy)
-            or _not_returned(rule, training, needy)
-            or unreached_reason(
-                rule, func, home_cls, info, reaches=lambda where: _reaches(rule, where, home, home_cls, info)
-            )
+        reason = unreached_reason(
+            rule, func, home_cls, info, reaches=lambda where: _reaches(rule, where, home, home_cls, info)
         )
+        if reason and _called_from(rule, func, home):
+            why = reason  # the GradScaler reaches some calls: the others stand in the way, not where it is made
+        else:
+            why = _no_return_route(rule, training, func, needy) or unbound_use or _not_returned(
+                rule, training, needy
+            ) or reason
         message = f"the scaler created at amp.initialize cannot be passed to {name}"
         info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
@@ -1876,7 +1890,7 @@ def _check_layout(rule, info: AmpFile) -> None:
                 in_home.append(call)
     if info.carrier is not None:
         in_home.extend(info.carrier.calls)  # they read the GradScaler off the carrier
-    if info.returned_to is not None:
+    if info.returned_to:
         return  # no use in the helper itself
     if info.alternatives:
         _no_use_among_alternatives(rule, training, in_home, info)
@@ -2104,40 +2118,137 @@ def _not_each_ones_own(rule, cls: Any, anchor_line: Dict[Any, int], info: AmpFil
     return ""
 
 
-def _returned_scaler(rule, inits: List[InitSite], needy: List[Any]) -> Optional[Tuple[cst.Call, List[cst.Return]]]:
+def _returned_scaler(
+    rule, inits: List[InitSite], needy: List[Any]
+) -> Optional[Tuple[List[cst.Call], List[cst.Return]]]:
     """A module-level helper that initializes (``model, opt, sched = setup(model, ...)``) and
     uses no scaler itself can return the scaler to its caller as one more value, when that is
-    provable: one call in the file, a statement of the caller's body of its own that unpacks
-    a tuple, and every ``return`` of the helper a tuple of as many values, after the ``if``
-    that creates the scaler.  Returns that call and the helper's returns."""
+    provable: its calls in the file all in one module-level function, each a statement of
+    that function's body, or of ``if``/``else`` branches or plain ``with`` blocks in it
+    (``if args.do_train: ... = setup(...)`` / ``elif args.do_eval: ... = setup(...)``), that
+    unpacks a tuple of one width, and every ``return`` of the helper a tuple of as many
+    values, after the ``if`` that creates the scaler.  Returns those calls and the helper's
+    returns (``_uses_follow_the_unpacking`` checks that the scaler is used only after one)."""
     parents = rule.parents
     helper = inits[0].func
     if helper is None or not isinstance(parents.get(helper), cst.Module) or helper in needy:
         return None
     calls = _callers(rule, helper)
-    if not calls or len(calls) != 1:
+    if not calls or _why_not_unpacked(rule, calls):
         return None
-    call = calls[0]
-    assign, line = parents.get(call), parents.get(parents.get(call))
-    caller = enclosing_function(parents, call)
-    if not (
-        isinstance(assign, cst.Assign)
-        and assign.value is call
-        and len(assign.targets) == 1
-        and isinstance(assign.targets[0].target, (cst.Tuple, cst.List))
-        and isinstance(line, cst.SimpleStatementLine)
-        and len(line.body) == 1
-        and caller is not None
-        and isinstance(parents.get(caller), cst.Module)
-        and isinstance(caller.body, cst.IndentedBlock)
-        and _in_body_through_plain_withs(parents, line, caller.body)
+    widths = {len(parents[c].targets[0].target.elements) for c in calls}
+    if len(widths) != 1:
+        return None
+    returns = _tuple_returns(rule, helper, inits, widths.pop())
+    return (calls, returns) if returns else None
+
+
+def _why_not_unpacked(rule, calls: List[cst.Call]) -> str:
+    """Why the helper's ``calls`` cannot each unpack one more returned value in their one
+    caller, as the clause after ``amp.initialize is in setup(), `` ("" when they can): each
+    must be the whole value of a one-statement line that assigns a tuple without a star, in
+    the body of one module-level function (or branches and plain ``with`` blocks in it)."""
+    parents = rule.parents
+    callers = {enclosing_function(parents, c) for c in calls}
+    if len(callers) != 1:
+        return f"which is called from {len(callers)} functions in this file, so the GradScaler cannot be returned to one caller"
+    caller = callers.pop()
+    if caller is None or not isinstance(parents.get(caller), cst.Module) or not isinstance(
+        caller.body, cst.IndentedBlock
     ):
-        return None
-    width = len(assign.targets[0].target.elements)
-    if any(isinstance(e, cst.StarredElement) for e in assign.targets[0].target.elements):
-        return None
-    returns = _tuple_returns(rule, helper, inits, width)
-    return (call, returns) if returns else None
+        where = f"{caller.name.value}()" if caller is not None else "module level"
+        return f"which is called in {where}, no module-level function, so the GradScaler cannot be returned there"
+    for call in calls:
+        assign, line = parents.get(call), parents.get(parents.get(call))
+        if not (
+            isinstance(assign, cst.Assign)
+            and assign.value is call
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, (cst.Tuple, cst.List))
+            and not any(isinstance(e, cst.StarredElement) for e in assign.targets[0].target.elements)
+            and isinstance(line, cst.SimpleStatementLine)
+            and len(line.body) == 1
+            and _in_body_through_branches(parents, line, caller.body)
+        ):
+            which = "whose call is" if len(calls) == 1 else "a call of which is"
+            return (f"{which} not a statement of its caller's own body unpacking what it returns, so the "
+                    "GradScaler cannot be returned there")
+    return ""
+
+
+def _in_body_through_branches(parents: Dict[Any, Any], line: Any, body: cst.IndentedBlock) -> bool:
+    """Whether ``line`` is a statement of ``body``, or of ``if``/``elif``/``else`` branches and
+    plain ``with`` blocks in it (no precision context, ``_in_body_through_plain_withs``), no
+    loop, ``try`` or nested definition between: what it binds is bound in the function's
+    scope from there on in its block."""
+    while line not in body.body:
+        block = parents.get(line)
+        owner = parents.get(block)
+        if isinstance(owner, cst.Else):
+            owner = parents.get(owner)
+        if not isinstance(block, cst.IndentedBlock):
+            return False
+        if isinstance(owner, cst.If):
+            while isinstance(parents.get(owner), cst.If) and parents[owner].orelse is owner:
+                owner = parents[owner]  # an elif: its statement is the first if
+        elif not (isinstance(owner, cst.With) and _in_body_through_plain_withs(parents, line, block)):
+            return False
+        line = owner
+    return True
+
+
+def _called_from(rule, func: Any, home: Any) -> bool:
+    """Whether the module-level function ``func`` is called in ``home`` (where the scaler is)."""
+    if func is None or home is None or not isinstance(rule.parents.get(func), cst.Module):
+        return False
+    return any(enclosing_function(rule.parents, c) is home for c in _callers(rule, func) or [])
+
+
+def _use_before_the_unpacking(rule, caller: Any, calls: List[cst.Call], info: AmpFile) -> Optional[str]:
+    """What in ``caller`` uses the scaler (a call of a function or class it is handed to,
+    an amp site of ``caller`` itself) where that is not a statement after one of the helper's
+    ``calls`` in that call's block, nor nested in one that is: there the name they unpack may
+    be unbound.  None when every such use follows one."""
+    parents = rule.parents
+    lines = [_through_plain_withs(parents, parents[parents[c]]) for c in calls]
+    uses: List[Tuple[str, Any]] = [(f"calls {f.name.value}()", c) for f, cs in info.threaded.items() for c in cs]
+    uses += [(f"builds {k.name.value}", c) for k, cs in info.class_threaded.items() for c in cs]
+    uses += [("scales a loss", s.with_stmt) for s in info.scale_losses if s.func is caller]
+    uses += [("uses the scaler", n.node) for n in info.needs if n.func is caller]
+    for what, node in uses:
+        if enclosing_function(parents, node) is not caller:
+            continue
+        chain = [node] + _ancestors(parents, node)
+        if not any(_statement_after(parents, line, chain) for line in lines):
+            return what
+    return None
+
+
+def _through_plain_withs(parents: Dict[Any, Any], line: Any) -> Any:
+    """The outermost of the plain ``with`` blocks (``_in_body_through_plain_withs``: timing,
+    logging) nested around ``line``, or ``line`` when there is none: their bodies run straight
+    through, so what ``line`` binds is bound after that ``with`` statement."""
+    while True:
+        block = parents.get(line)
+        owner = parents.get(block)
+        if not (
+            isinstance(block, cst.IndentedBlock)
+            and isinstance(owner, cst.With)
+            and _in_body_through_plain_withs(parents, line, block)
+        ):
+            return line
+        line = owner
+
+
+def _statement_after(parents: Dict[Any, Any], line: Any, chain: List[Any]) -> bool:
+    """Whether one of ``chain`` (a node and its ancestors) is a statement of the block
+    holding ``line``, after it."""
+    block = parents.get(line)
+    statements = list(block.body) if isinstance(block, cst.IndentedBlock) else []
+    if line not in statements:
+        return False
+    later = statements[statements.index(line) + 1 :]
+    return any(node in later for node in chain)
 
 
 def _not_returned(rule, inits: List[InitSite], needy: List[Any]) -> str:
@@ -2151,19 +2262,8 @@ def _not_returned(rule, inits: List[InitSite], needy: List[Any]) -> str:
     shown = f"{helper.name.value}()"
     if calls is None:
         return ""
-    if len(calls) != 1:
-        return (f"amp.initialize is in {shown}, which is called in {len(calls)} places in this file, so the "
-                "GradScaler cannot be returned to one caller")
-    caller = enclosing_function(rule.parents, calls[0])
-    line = rule.parents.get(rule.parents.get(calls[0]))
-    if (
-        caller is None
-        or not isinstance(caller.body, cst.IndentedBlock)
-        or not _in_body_through_plain_withs(rule.parents, line, caller.body)
-    ):
-        return (f"amp.initialize is in {shown}, whose call is not a statement of its caller's own body "
-                "unpacking what it returns, so the GradScaler cannot be returned there")
-    return ""
+    why = _why_not_unpacked(rule, calls)
+    return f"amp.initialize is in {shown}, {why}" if why else ""
 
 
 def _no_return_route(rule, inits: List[InitSite], func: Any, needy: List[Any]) -> str:
@@ -3059,9 +3159,39 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
         if calls and _callers_reach(rule, func, calls, home, home_cls, info, visiting):
             info.threaded[func] = calls
             result = name
+        elif calls and _disabled_where_unreached(rule, func, calls, home, home_cls, info, visiting):
+            info.threaded[func] = calls
+            result = name
     if result is not None:
         info.access[func] = result
     return result
+
+
+def _disabled_where_unreached(rule, func, calls, home, home_cls, info: AmpFile, visiting: Set) -> bool:
+    """Some of ``calls`` (of the module-level ``func``) are in functions the scaler reaches,
+    the others provably run none of ``func``'s own amp sites (``_amp_dead_calls``), and
+    ``func`` calls no other function or class that needs the scaler: those others hand it a
+    disabled GradScaler (recorded in ``info.disabled_calls``)."""
+    from ._amp_dead_calls import dead_on_call
+
+    sites = [s.with_stmt for s in info.scale_losses if s.func is func] + [n.node for n in info.needs if n.func is func]
+    if not sites:
+        return False
+    needy = {s.func for s in info.scale_losses} | {n.func for n in info.needs}
+    names = {f.name.value for f in needy if f is not None and f is not func}
+    names |= {c.name.value for c in (class_of_method(rule.parents, f) for f in needy if f is not None) if c}
+    if any(isinstance(n, cst.Call) and code_of(n.func).split(".")[-1] in names for n in walk(func.body)):
+        return False  # it would hand the disabled GradScaler on: not followed
+    visiting.add(func)
+    try:
+        reached = [c for c in calls if _access(rule, enclosing_function(rule.parents, c), home, home_cls, info, visiting)]
+    finally:
+        visiting.discard(func)
+    others = [c for c in calls if c not in reached]
+    if not reached or not all(dead_on_call(rule.parents, func, c, sites) for c in others):
+        return False
+    info.disabled_calls.extend(others)
+    return True
 
 
 def _callers_reach(rule, func, calls, home, home_cls, info: AmpFile, visiting: Set) -> bool:
@@ -3175,10 +3305,12 @@ def _own_super_argument(parents: Any, node: cst.Name, cls: cst.ClassDef) -> bool
 def _reaches(rule, func: Any, home: Any, home_cls: Any, info: AmpFile) -> bool:
     """Whether the scaler reaches ``func`` (``_access``), leaving the threading maps as they were."""
     saved = (dict(info.access), dict(info.threaded), dict(info.class_threaded))
+    disabled = list(info.disabled_calls)
     try:
         return _access(rule, func, home, home_cls, info, set()) is not None
     finally:
         info.access, info.threaded, info.class_threaded = saved  # type: ignore[assignment]
+        info.disabled_calls = disabled
 
 
 def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile, reaches: Any = None) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, List, Optional
 
 import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor
 
 from ._amp_param import amp_parameters
 from ._amp_rule import AmpRule
@@ -74,9 +75,13 @@ class ScalerThreading(AmpRule):
             return upd.with_changes(params=p.with_changes(kwonly_params=kwonly, star_arg=star))
 
         self.replace_node(func, add_param)
+        disabled = [c for c in calls if c in info.disabled_calls]
         for call in calls:
             caller = enclosing(self.parents, call, cst.FunctionDef)
             access = info.access.get(caller, name)
+            if call in disabled:
+                access = f'torch.amp.GradScaler("{self._disabled_device(info)}", enabled=False)'
+                AddImportsVisitor.add_needed_import(self.context, "torch")
             positional_only = all(a.keyword is None and not a.star for a in call.args)
             by_position = simple and positional_only and len(call.args) == len(params.params) - skip
             arg = (
@@ -108,14 +113,24 @@ class ScalerThreading(AmpRule):
                 severity="warning" if unreferenced else "info",
             )
             return
+        passed = "every call in this file passes it"
+        if disabled:
+            callers = sorted({f"{enclosing(self.parents, c, cst.FunctionDef).name.value}()" for c in disabled})
+            passed = (
+                f"the calls in {', '.join(callers)}, where no GradScaler exists and which provably reach none of "
+                "its amp sites (a parameter test decides against them), pass a disabled one, the others pass it"
+            )
         self.report(
             func,
             "APX207",
-            f"{say or func.name.value}() takes the GradScaler as a new parameter `{name}`; "
-            "every call in this file passes it",
+            f"{say or func.name.value}() takes the GradScaler as a new parameter `{name}`; {passed}",
             fixed=True,
             severity="info",
         )
+
+    def _disabled_device(self, info: AmpFile) -> str:
+        """The device type of the disabled GradScaler a call without one hands over."""
+        return "cuda"
 
     def _holder_init(self, cls: cst.ClassDef, info: AmpFile) -> None:
         """``class ApexScaler:`` (no ``__init__``, no base) built in another file: it becomes a
@@ -208,17 +223,17 @@ class ScalerThreading(AmpRule):
 
     def _return_scaler(self, info: AmpFile) -> None:
         """The helper that creates the scaler returns it as one more value, and the
-        assignment of its one call unpacks it (APX217); a model factory returns it so to its
-        callers in other files, which unpack it there (APX244)."""
-        call = info.returned_to
-        if call is None and not info.returned_elsewhere:
+        assignment of each of its calls unpacks it (APX217); a model factory returns it so to
+        its callers in other files, which unpack it there (APX244)."""
+        calls = info.returned_to
+        if not calls and not info.returned_elsewhere:
             return
         name = info.scaler_name
         helper: Any = enclosing(self.parents, info.returns[0], cst.FunctionDef)
         for ret in info.returns:
             self.replace_node(ret.value, lambda upd: _one_more(upd, name))
         said = f"{helper.name.value}() returns the GradScaler it creates as one more value"
-        if call is None:
+        if not calls:
             several = ", " in info.returned_elsewhere
             said += (
                 f" to each of its callers, in {info.returned_elsewhere}, which unpack it"
@@ -227,10 +242,12 @@ class ScalerThreading(AmpRule):
             )
             self.report(helper, "APX244", said, fixed=True, severity="info")
             return
-        assign: Any = self.parents[call]
-        self.replace_node(assign.targets[0].target, lambda upd: _one_more(upd, name))
-        caller: Any = enclosing(self.parents, call, cst.FunctionDef)
-        said += f"; its call in {caller.name.value}() unpacks it as `{name}`"
+        for call in calls:
+            assign: Any = self.parents[call]
+            self.replace_node(assign.targets[0].target, lambda upd: _one_more(upd, name))
+        caller: Any = enclosing(self.parents, calls[0], cst.FunctionDef)
+        which = "its call" if len(calls) == 1 else f"each of its {len(calls)} calls"
+        said += f"; {which} in {caller.name.value}() unpacks it as `{name}`"
         self.report(helper, "APX217", said, fixed=True, severity="info")
 
     def _unpack_received(self, info: AmpFile) -> None:

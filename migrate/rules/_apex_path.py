@@ -93,6 +93,78 @@ def only_dead_reads_left(module: cst.Module, parent: Parent, binding: str, targe
     return all(branch_of(parent, node, guard[1]) == "torch" for node in _reads(module, binding))
 
 
+def only_class_tests_with_twin(module: cst.Module, parent: Parent, binding: str, target: str) -> bool:
+    """``try: from apex.parallel import DistributedDataParallel as Apex_DDP`` / ``except
+    ImportError: Apex_DDP = DistributedDataParallel`` (torch's class, imported at module level
+    under that name) where every read of ``binding`` is a class that ``isinstance`` or
+    ``issubclass`` tests against (alone or in a tuple): the apex import can go.  Once apex is
+    gone nothing builds apex's class (the DDP rule builds torch's where apex's was), so a test
+    against torch's twin finds what the test against both found."""
+    twin = TORCH_TWINS.get(target)
+    if twin is None:
+        return False
+    guard = next(
+        (
+            owner for owner in module.body
+            if isinstance(owner, cst.Try) and owner.finalbody is None and _imported(owner.body, binding)
+        ),
+        None,
+    )
+    if guard is None or _imported(guard.body, binding) != [target]:
+        return False
+    handler = next((h for h in guard.handlers if _catches_import_error(h)), None)
+    if handler is None or len(guard.handlers) != 1:
+        return False
+    fallback = _assigned(handler.body, binding)
+    top = cst.IndentedBlock(body=[s for s in module.body if isinstance(s, cst.SimpleStatementLine)])
+    if fallback is None or _imported(top, fallback) != [twin]:
+        return False
+    if any(_is_store(parent, n) for n in _reads(module, fallback)):
+        return False  # torch's class rebound somewhere: the fallback may not be it
+    reads = _reads(module, binding)
+    bound = [n for n in reads if _is_store(parent, n)]
+    return len(bound) == 1 and all(n in bound or _tested_class(parent, n) for n in reads)
+
+
+def _assigned(block: cst.BaseSuite, binding: str) -> Optional[str]:
+    """``X`` of the one ``binding = X`` (a plain name) among the block's own statements."""
+    found = [
+        small.value.value
+        for stmt in getattr(block, "body", ())
+        for small in getattr(stmt, "body", ())
+        if isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and small.targets[0].target.value == binding
+        and isinstance(small.value, cst.Name)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _is_store(parent: Parent, node: cst.Name) -> bool:
+    """``node`` is the whole target of an assignment."""
+    target = parent(node)
+    return isinstance(target, cst.AssignTarget) and target.target is node
+
+
+def _tested_class(parent: Parent, node: cst.Name) -> bool:
+    """``node`` is the class argument of ``isinstance(x, node)`` / ``issubclass(c, node)``,
+    or an element of a tuple that is."""
+    arg = parent(node)
+    if isinstance(arg, cst.Element):
+        tuple_ = parent(arg)
+        arg = parent(tuple_) if isinstance(tuple_, cst.Tuple) else None
+    call = parent(arg) if isinstance(arg, cst.Arg) else None
+    return (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Name)
+        and call.func.value in ("isinstance", "issubclass")
+        and len(call.args) == 2
+        and call.args[1] is arg
+        and arg.keyword is None
+    )
+
+
 def _reads(module: cst.Module, binding: str) -> List[cst.Name]:
     """Every occurrence of ``binding`` outside import statements."""
     in_imports = {id(n) for imp in walk(module) if isinstance(imp, (cst.Import, cst.ImportFrom)) for n in walk(imp)}

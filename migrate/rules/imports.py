@@ -30,7 +30,7 @@ from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from ._amp_carrier import is_reference
-from ._apex_path import only_dead_reads_left
+from ._apex_path import only_class_tests_with_twin, only_dead_reads_left
 from ._amp_rule import AmpRule
 from ._metadata import QualifiedNameProvider
 from ._amp_sites import AMP, enclosing_function, globals_bound_to, plain_read, walk
@@ -156,8 +156,10 @@ class ImportsRule(AmpRule):
             elif binds_amp(imp, alias) and self._binding_used(binding, target, used):
                 self._import_apex_without_amp(stmt, imp, alias)
                 continue
-            elif self._binding_used(binding, target, used) and not only_dead_reads_left(
-                module, self.parents.get, binding, target
+            elif (
+                self._binding_used(binding, target, used)
+                and not only_dead_reads_left(module, self.parents.get, binding, target)
+                and not only_class_tests_with_twin(module, self.parents.get, binding, target)
             ):
                 self._report_dead_guard(stmt, imp, binding, target)
                 self._report_moved_out(imp, target)
@@ -887,6 +889,15 @@ def profile_steps(model, batches, annotate):
 """
 
 #: apex's DDP with torch's under the same name as the fallback, picked by a flag
+#: apex's DDP, or torch's class (imported above under its own name) assigned in the except
+ASSIGNED_FALLBACK_GUARD = """\
+from torch.nn.parallel import DistributedDataParallel
+
+try:
+    from apex.parallel import DistributedDataParallel as ApexDDP
+except ImportError:
+    ApexDDP = DistributedDataParallel
+"""
 TORCH_FALLBACK_GUARD = """\
 try:
     from apex.parallel import DistributedDataParallel as Wrapper
@@ -1529,6 +1540,59 @@ def wrap(net, rank):
     if fused_allreduce:
         return Wrapper(net, delay_allreduce=True)
     return Wrapper(net, device_ids=[rank])
+""",
+        codes=("APX104",),
+    ),
+    Example(
+        # apex's DDP behind a guard whose except branch names torch's class (imported above
+        # under its own name), read only as a class isinstance tests against: once apex is gone
+        # nothing builds apex's class, so the apex import goes and the fallback binds the name
+        "ddp-fallback-read-only-by-isinstance-goes-native",
+        before=ASSIGNED_FALLBACK_GUARD + """
+
+def unwrapped(net):
+    if isinstance(net, (DistributedDataParallel, ApexDDP)):
+        return net.module
+    return net
+""",
+        after="""\
+from torch.nn.parallel import DistributedDataParallel
+
+ApexDDP = DistributedDataParallel
+
+
+def unwrapped(net):
+    if isinstance(net, (DistributedDataParallel, ApexDDP)):
+        return net.module
+    return net
+""",
+        codes=("APX101", "APX103"),
+    ),
+    Example(
+        # the same guard, the name also called: which class that call builds is the guard's
+        # choice, so the guard stays with its TODO
+        "ddp-fallback-also-called-keeps-the-guard",
+        before=ASSIGNED_FALLBACK_GUARD + """
+
+def wrap(net):
+    if isinstance(net, ApexDDP):
+        return net
+    return ApexDDP(net)
+""",
+        after=ASSIGNED_FALLBACK_GUARD.replace(
+            "try:\n",
+            """try:
+    # TODO(apexcompat): `apex.parallel.DistributedDataParallel` was removed from apex:
+    #   without apex this import fails and ApexDDP = DistributedDataParallel (the except
+    #   branch) from then on; rewrite or delete what the file does with ApexDDP, then this
+    #   guard
+""",
+        ) + """
+
+def wrap(net):
+    if isinstance(net, ApexDDP):
+        return net
+    return ApexDDP(net)
 """,
         codes=("APX104",),
     ),
