@@ -10,8 +10,10 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 from libcst.metadata import QualifiedNameSource, ScopeProvider
 
+from ._edits import StatementEdits, block_body, code_of, move_leading
+from ._kernel_norm_clip import L2NORM, plan_norm_clips
 from ._metadata import QualifiedNameProvider
-from ._tree import walk
+from ._tree import module_code, walk
 from .base import Example
 from ._neighbour_base import NeighbourRule, as_keyword, bind_args, kwarg, literal_value
 from ..settings import Settings
@@ -96,6 +98,7 @@ class FusedKernelsRule(NeighbourRule):
         "APX808": "apex fused optimizer with options torch lacks: kept",
         "APX809": "still-shipped apex kernel without a torch equivalent: kept",
         "APX810": "apex.RNN was removed: use torch.nn.LSTM/GRU/RNN",
+        "APX811": "a global-norm clip written with amp_C's l2norm and scale kernels -> torch.nn.utils.clip_grad_norm_",
     }
     # every name this rule handles contains one of these (``apex.optimizers.FusedAdam``, ``RNN.LSTM``)
     TRIGGERS = (b"Fused", b"fused_", b"contrib", b"apex.mlp", b"import mlp", b"amp_C", b"multi_tensor", b"RNN")
@@ -106,7 +109,55 @@ class FusedKernelsRule(NeighbourRule):
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
         self._kept_reported: Set[str] = set()
-        return super().visit_Module(node)
+        self._edits = StatementEdits()
+        self._gone: Set[int] = set()
+        descend = super().visit_Module(node)
+        if L2NORM.rsplit(".", 1)[1] in module_code(node) and self.settings.code_enabled("APX811"):
+            self._plan_norm_clips(node)
+        return descend
+
+    # --- a global-norm clip written with amp_C's kernels (_kernel_norm_clip) -------------
+
+    def _plan_norm_clips(self, module: cst.Module) -> None:
+        plan = plan_norm_clips(module, self.names_of)
+        for clip in plan.clips:
+            self.report(
+                clip.statements[1],
+                "APX811",
+                "the gradient clip written with amp_C.multi_tensor_l2norm and amp_C.multi_tensor_scale (scale by "
+                "max_norm / (norm + 1e-6) when below 1) -> torch.nn.utils.clip_grad_norm_(params, max_norm), the "
+                "same coefficient; only a non-finite norm differs (apex's clip then left the gradients as they were, "
+                "torch's makes them 0 or NaN): a GradScaler skips that step either way",
+                fixed=True,
+                severity="info",
+            )
+            call = self.call_statement(
+                code_of(self.torch_name("torch.nn.utils.clip_grad_norm_", clip.statements[0])),
+                [code_of(clip.params), code_of(clip.max_norm)],
+                clip.statements[0],
+            )
+            self._edits.wrap(clip.statements, lambda ups, new=call: [move_leading(ups[0], new)])
+        for stmt in plan.removed:
+            self._edits.replace(stmt, [])
+        for ref in [r for clip in plan.clips for r in clip.apex_refs] + [
+            n for stmt in plan.removed for n in walk(stmt) if isinstance(n, (cst.Name, cst.Attribute))
+        ]:
+            if self.names_of(ref) and self.is_outermost(ref):
+                self.forget(ref)
+        self._gone = plan.gone()
+        for call, reason in plan.kept:
+            self.report(
+                call,
+                "APX809",
+                f"{L2NORM}: this global-norm clip would be torch.nn.utils.clip_grad_norm_(params, max_norm), but "
+                f"{reason}; kept",
+                severity="info",
+            )
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.BaseSuite:
+        if not self._edits:
+            return updated_node
+        return block_body(updated_node, self._edits.apply(original_node.body, updated_node.body))
 
     # --- calls -------------------------------------------------------------------------
 
@@ -394,6 +445,8 @@ class FusedKernelsRule(NeighbourRule):
         return self._reference(original_node, updated_node)
 
     def _reference(self, original, updated):  # type: ignore[no-untyped-def]
+        if id(original) in self._gone:
+            return updated
         names = self.names_of(original)
         if not names:
             return updated
