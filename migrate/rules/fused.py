@@ -677,6 +677,97 @@ class FusedKernelsRule(NeighbourRule):
             ("APX809", "APX809"),
         ),
         Example(
+            # a clipper class written with apex's kernels (attributes bound to them under the
+            # availability guard): the same coefficient max_norm / (norm + 1e-6), scaled when
+            # below 1, is torch's clip; its one caller is given amp.master_params after the
+            # scaled backward, so the unscale_ goes before that call
+            "kernel-norm-clip-class-becomes-clip-grad-norm",
+            "import torch\nfrom apex import amp\nfrom apex.multi_tensor_apply import multi_tensor_applier\n\n\n"
+            "class NormClipper:\n    def __init__(self, limit):\n        self.limit = limit\n"
+            "        if multi_tensor_applier.available:\n            import amp_C\n"
+            "            self.flag = torch.zeros(1, dtype=torch.int)\n"
+            "            self.norm_kernel = amp_C.multi_tensor_l2norm\n"
+            "            self.scale_kernel = amp_C.multi_tensor_scale\n        else:\n"
+            "            raise RuntimeError(\"needs apex's CUDA extensions\")\n\n"
+            "    def clip(self, params):\n        grads = [p.grad for p in params if p.grad is not None]\n"
+            "        norm, _ = multi_tensor_applier(self.norm_kernel, self.flag, [grads], False)\n"
+            "        norm = norm.item()\n        if norm == float(\"inf\"):\n            return\n"
+            "        factor = self.limit / (norm + 1e-6)\n        if factor < 1:\n"
+            "            multi_tensor_applier(self.scale_kernel, self.flag, [grads, grads], factor)\n\n\n"
+            "def train(model, optimizer, batches):\n"
+            "    model, optimizer = amp.initialize(model, optimizer, opt_level=\"O2\")\n"
+            "    clipper = NormClipper(1.0)\n    for x, y in batches:\n"
+            "        loss = torch.nn.functional.mse_loss(model(x), y)\n"
+            "        with amp.scale_loss(loss, optimizer) as scaled:\n            scaled.backward()\n"
+            "        clipper.clip(amp.master_params(optimizer))\n        optimizer.step()\n"
+            "        optimizer.zero_grad()\n\n\nif __name__ == \"__main__\":\n    train(*build())\n",
+            "import torch\n\n\n"
+            "class NormClipper:\n    def __init__(self, limit):\n        self.limit = limit\n\n"
+            "    def clip(self, params):\n        torch.nn.utils.clip_grad_norm_(params, self.limit)\n\n\n"
+            "def train(model, optimizer, batches):\n    scaler = torch.amp.GradScaler(\"cuda\")\n"
+            "    clipper = NormClipper(1.0)\n    for x, y in batches:\n"
+            "        with torch.autocast(\"cuda\", dtype=torch.float16):\n"
+            "            loss = torch.nn.functional.mse_loss(model(x), y)\n"
+            "        scaler.scale(loss).backward()\n        scaler.unscale_(optimizer)\n"
+            "        clipper.clip((p for group in optimizer.param_groups for p in group[\"params\"]))\n"
+            "        scaler.step(optimizer)\n        scaler.update()\n        optimizer.zero_grad()\n\n\n"
+            "if __name__ == \"__main__\":\n    train(*build())\n",
+            ("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX321", "APX811"),
+        ),
+        Example(
+            # the kernels named directly in a function of a script, called with the model's
+            # parameters: the module-level import of amp_C goes too
+            "kernel-norm-clip-function-becomes-clip-grad-norm",
+            "import amp_C\nimport torch\nfrom apex.multi_tensor_apply import multi_tensor_applier\n\n"
+            "FLAG = torch.zeros(1, dtype=torch.int)\n\n\ndef clip_gradients(params, limit):\n"
+            "    grads = [p.grad for p in params if p.grad is not None]\n"
+            "    norm, _ = multi_tensor_applier(amp_C.multi_tensor_l2norm, FLAG, [grads], False)\n"
+            "    coef = limit / (norm + 1e-6)\n    if coef < 1:\n"
+            "        multi_tensor_applier(amp_C.multi_tensor_scale, FLAG, [grads, grads], coef)\n\n\n"
+            "def train(model, optimizer, batches):\n    for x, y in batches:\n"
+            "        torch.nn.functional.mse_loss(model(x), y).backward()\n"
+            "        clip_gradients(model.parameters(), 1.0)\n        optimizer.step()\n\n\n"
+            "if __name__ == \"__main__\":\n    train(*build())\n",
+            "import torch\n\n"
+            "FLAG = torch.zeros(1, dtype=torch.int)\n\n\ndef clip_gradients(params, limit):\n"
+            "    torch.nn.utils.clip_grad_norm_(params, limit)\n\n\n"
+            "def train(model, optimizer, batches):\n    for x, y in batches:\n"
+            "        torch.nn.functional.mse_loss(model(x), y).backward()\n"
+            "        clip_gradients(model.parameters(), 1.0)\n        optimizer.step()\n\n\n"
+            "if __name__ == \"__main__\":\n    train(*build())\n",
+            ("APX811",),
+        ),
+        Example(
+            # the caller hands a list of gradients kept from before: nothing proves an unscale_
+            # before that call, where apex had unscaled them; the kernels stay, with the reason
+            "kernel-norm-clip-given-a-kept-list-is-kept",
+            "import amp_C\nimport torch\nfrom apex.multi_tensor_apply import multi_tensor_applier\n\n"
+            "FLAG = torch.zeros(1, dtype=torch.int)\n\n\ndef clip_gradients(params, limit):\n"
+            "    grads = [p.grad for p in params if p.grad is not None]\n"
+            "    norm, _ = multi_tensor_applier(amp_C.multi_tensor_l2norm, FLAG, [grads], False)\n"
+            "    coef = limit / (norm + 1e-6)\n    if coef < 1:\n"
+            "        multi_tensor_applier(amp_C.multi_tensor_scale, FLAG, [grads, grads], coef)\n\n\n"
+            "def train(model, optimizer, batches):\n    params = list(model.parameters())\n"
+            "    for x, y in batches:\n        torch.nn.functional.mse_loss(model(x), y).backward()\n"
+            "        clip_gradients(params, 1.0)\n        optimizer.step()\n\n\n"
+            "if __name__ == \"__main__\":\n    train(*build())\n",
+            None,
+            ("APX809",),
+        ),
+        Example(
+            # the norm is returned too: torch's clip would have to give it back in its place
+            "kernel-norm-clip-whose-norm-is-returned-is-kept",
+            "import amp_C\nimport torch\nfrom apex.multi_tensor_apply import multi_tensor_applier\n\n"
+            "FLAG = torch.zeros(1, dtype=torch.int)\n\n\ndef clip_gradients(params, limit):\n"
+            "    grads = [p.grad for p in params if p.grad is not None]\n"
+            "    norm, _ = multi_tensor_applier(amp_C.multi_tensor_l2norm, FLAG, [grads], False)\n"
+            "    coef = limit / (norm + 1e-6)\n    if coef < 1:\n"
+            "        multi_tensor_applier(amp_C.multi_tensor_scale, FLAG, [grads, grads], coef)\n"
+            "    return norm\n",
+            None,
+            ("APX809",),
+        ),
+        Example(
             "apex-rnn-removed",
             "from apex import RNN\n\nrnn = RNN.LSTM(256, 512, 2)\n",
             "from apex import RNN\n\n"
