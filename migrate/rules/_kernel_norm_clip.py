@@ -16,7 +16,13 @@ that exist, the same coefficient ``max_norm / (norm + 1e-6)`` and an in-place sc
 below 1 (torch multiplies by the coefficient clamped at 1, which leaves the gradients as they
 are otherwise).  With a finite norm the two agree up to rounding.  A non-finite norm (an
 overflow) differs: apex's clip left those gradients alone, torch's multiplies them by 0 or
-NaN; a GradScaler skips that step in both cases, as apex's loss scaler did.
+NaN; a GradScaler skips that step in both cases, as apex's loss scaler did.  torch takes each
+gradient's norm in its own dtype, apex's kernel in float32: the same for the float32
+gradients of a native model (autocast keeps the weights in float32).
+
+torch's clip must see unscaled gradients, where apex's amp.scale_loss had left them: the
+clip is rewritten only where the clipping rule puts ``scaler.unscale_`` before every call of
+it (``_callers_unscale``).
 
 The kernels are named directly (``amp_C.multi_tensor_l2norm``) or through an attribute of the
 instance that one assignment of the class binds to them (``self.l2 = amp_C.multi_tensor_l2norm``).

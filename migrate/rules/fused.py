@@ -1,7 +1,9 @@
 """APX8xx: apex's still-shipped fused kernels.  Optimizers and norms with an exact torch
 equivalent are rewritten to it (``FusedAdam`` -> ``AdamW``, ``FusedLayerNorm`` ->
-``LayerNorm``, ...); the rest (FusedLAMB, NovoGrad, apex.mlp, xentropy, amp_C, ...) keep their
-import and are reported at info level.  The removed ``apex.RNN`` is reported."""
+``LayerNorm``, ...), and so is a global-norm clip written with amp_C's kernels
+(``_kernel_norm_clip``: -> ``torch.nn.utils.clip_grad_norm_``); the rest (FusedLAMB,
+NovoGrad, apex.mlp, xentropy, amp_C, ...) keep their import and are reported at info level.
+The removed ``apex.RNN`` is reported."""
 
 from __future__ import annotations
 
@@ -126,8 +128,9 @@ class FusedKernelsRule(NeighbourRule):
                 "APX811",
                 "the gradient clip written with amp_C.multi_tensor_l2norm and amp_C.multi_tensor_scale (scale by "
                 "max_norm / (norm + 1e-6) when below 1) -> torch.nn.utils.clip_grad_norm_(params, max_norm), the "
-                "same coefficient; only a non-finite norm differs (apex's clip then left the gradients as they were, "
-                "torch's makes them 0 or NaN): a GradScaler skips that step either way",
+                "same coefficient (torch takes each gradient's norm in its dtype: float32 gradients, as the native "
+                "model's are, give apex's float32 norm); only a non-finite norm differs (apex's clip then left the "
+                "gradients as they were, torch's makes them 0 or NaN): a GradScaler skips that step either way",
                 fixed=True,
                 severity="info",
             )
