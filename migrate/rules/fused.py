@@ -84,6 +84,17 @@ ADAGRAD_PARAMS = ("params", "lr", "eps", "weight_decay", "set_grad_none", "adagr
 NORM_PARAMS = ("normalized_shape", "eps", "elementwise_affine", "memory_efficient")
 
 
+#: a rule example's clip function written with apex's kernels (amp_C named directly)
+_KERNEL_CLIP_FUNCTION = (
+    "import amp_C\nimport torch\nfrom apex.multi_tensor_apply import multi_tensor_applier\n\n"
+    "FLAG = torch.zeros(1, dtype=torch.int)\n\n\ndef clip_gradients(params, limit):\n"
+    "    grads = [p.grad for p in params if p.grad is not None]\n"
+    "    norm, _ = multi_tensor_applier(amp_C.multi_tensor_l2norm, FLAG, [grads], False)\n"
+    "    coef = limit / (norm + 1e-6)\n    if coef < 1:\n"
+    "        multi_tensor_applier(amp_C.multi_tensor_scale, FLAG, [grads, grads], coef)\n"
+)
+
+
 class FusedKernelsRule(NeighbourRule):
     """FusedAdam/FusedSGD/FusedAdagrad -> torch.optim; FusedLayerNorm/FusedRMSNorm and their
     functional forms -> torch.nn; apex.contrib clip_grad_norm_ -> torch's; the rest reported."""
@@ -721,12 +732,8 @@ class FusedKernelsRule(NeighbourRule):
             # the kernels named directly in a function of a script, called with the model's
             # parameters: the module-level import of amp_C goes too
             "kernel-norm-clip-function-becomes-clip-grad-norm",
-            "import amp_C\nimport torch\nfrom apex.multi_tensor_apply import multi_tensor_applier\n\n"
-            "FLAG = torch.zeros(1, dtype=torch.int)\n\n\ndef clip_gradients(params, limit):\n"
-            "    grads = [p.grad for p in params if p.grad is not None]\n"
-            "    norm, _ = multi_tensor_applier(amp_C.multi_tensor_l2norm, FLAG, [grads], False)\n"
-            "    coef = limit / (norm + 1e-6)\n    if coef < 1:\n"
-            "        multi_tensor_applier(amp_C.multi_tensor_scale, FLAG, [grads, grads], coef)\n\n\n"
+            _KERNEL_CLIP_FUNCTION
+            + "\n\n"
             "def train(model, optimizer, batches):\n    for x, y in batches:\n"
             "        torch.nn.functional.mse_loss(model(x), y).backward()\n"
             "        clip_gradients(model.parameters(), 1.0)\n        optimizer.step()\n\n\n"
@@ -744,12 +751,8 @@ class FusedKernelsRule(NeighbourRule):
             # the caller hands a list of gradients kept from before: nothing proves an unscale_
             # before that call, where apex had unscaled them; the kernels stay, with the reason
             "kernel-norm-clip-given-a-kept-list-is-kept",
-            "import amp_C\nimport torch\nfrom apex.multi_tensor_apply import multi_tensor_applier\n\n"
-            "FLAG = torch.zeros(1, dtype=torch.int)\n\n\ndef clip_gradients(params, limit):\n"
-            "    grads = [p.grad for p in params if p.grad is not None]\n"
-            "    norm, _ = multi_tensor_applier(amp_C.multi_tensor_l2norm, FLAG, [grads], False)\n"
-            "    coef = limit / (norm + 1e-6)\n    if coef < 1:\n"
-            "        multi_tensor_applier(amp_C.multi_tensor_scale, FLAG, [grads, grads], coef)\n\n\n"
+            _KERNEL_CLIP_FUNCTION
+            + "\n\n"
             "def train(model, optimizer, batches):\n    params = list(model.parameters())\n"
             "    for x, y in batches:\n        torch.nn.functional.mse_loss(model(x), y).backward()\n"
             "        clip_gradients(params, 1.0)\n        optimizer.step()\n\n\n"
@@ -760,13 +763,7 @@ class FusedKernelsRule(NeighbourRule):
         Example(
             # the norm is returned too: torch's clip would have to give it back in its place
             "kernel-norm-clip-whose-norm-is-returned-is-kept",
-            "import amp_C\nimport torch\nfrom apex.multi_tensor_apply import multi_tensor_applier\n\n"
-            "FLAG = torch.zeros(1, dtype=torch.int)\n\n\ndef clip_gradients(params, limit):\n"
-            "    grads = [p.grad for p in params if p.grad is not None]\n"
-            "    norm, _ = multi_tensor_applier(amp_C.multi_tensor_l2norm, FLAG, [grads], False)\n"
-            "    coef = limit / (norm + 1e-6)\n    if coef < 1:\n"
-            "        multi_tensor_applier(amp_C.multi_tensor_scale, FLAG, [grads, grads], coef)\n"
-            "    return norm\n",
+            _KERNEL_CLIP_FUNCTION + "    return norm\n",
             None,
             ("APX809",),
         ),
