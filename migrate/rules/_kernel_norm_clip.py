@@ -91,7 +91,8 @@ def plan_norm_clips(module: cst.Module, names_of: NamesOf) -> NormClipPlan:
                 if not isinstance(found, str):
                     found = _callers_unscale(module, func, owner) or found
                 if isinstance(found, str):
-                    plan.kept.append((call, found))
+                    if _scales(func, attrs, names_of):  # a norm computed for itself is no clip
+                        plan.kept.append((call, found))
                 else:
                     class_clips.append(found)
         plan.clips.extend(class_clips)
@@ -164,6 +165,10 @@ def _applier_call(
     if any(arg.keyword is not None or arg.star for arg in node.args):
         return None
     return node if _kernel(node.args[0].value, func, attrs, names_of) == kernel else None
+
+
+def _scales(func: cst.FunctionDef, attrs: Dict[str, str], names_of: NamesOf) -> bool:
+    return any(_applier_call(n, SCALE, func, attrs, names_of) is not None for n in walk(func.body))
 
 
 def _l2norm_calls(func: cst.FunctionDef, attrs: Dict[str, str], names_of: NamesOf) -> List[cst.Call]:

@@ -163,8 +163,9 @@ class FusedKernelsRule(NeighbourRule):
             self.report(
                 call,
                 "APX809",
-                f"{L2NORM}: this global-norm clip would be torch.nn.utils.clip_grad_norm_(params, max_norm), but "
-                f"{reason}; kept",
+                f"{L2NORM}: the gradients are clipped here with apex's kernels (multi_tensor_l2norm, then "
+                f"multi_tensor_scale), which is torch.nn.utils.clip_grad_norm_(params, max_norm) only in the shape "
+                f"the tool rewrites (APX811), but {reason}; kept",
                 severity="info",
             )
 
