@@ -1017,6 +1017,22 @@ def train(model, optimizer, batches, mixed):
         optimizer.zero_grad()
 """
 
+#: a clipper class written with apex's kernels (through attributes), for the examples here and
+#: in fused.py
+KERNEL_CLIP_CLASS = (
+    "class NormClipper:\n    def __init__(self, limit):\n        self.limit = limit\n"
+    "        if multi_tensor_applier.available:\n            import amp_C\n"
+    "            self.flag = torch.zeros(1, dtype=torch.int)\n"
+    "            self.norm_kernel = amp_C.multi_tensor_l2norm\n"
+    "            self.scale_kernel = amp_C.multi_tensor_scale\n        else:\n"
+    "            raise RuntimeError(\"needs apex's CUDA extensions\")\n\n"
+    "    def clip(self, params):\n        grads = [p.grad for p in params if p.grad is not None]\n"
+    "        norm, _ = multi_tensor_applier(self.norm_kernel, self.flag, [grads], False)\n"
+    "        norm = norm.item()\n        if norm == float(\"inf\"):\n            return\n"
+    "        factor = self.limit / (norm + 1e-6)\n        if factor < 1:\n"
+    "            multi_tensor_applier(self.scale_kernel, self.flag, [grads, grads], factor)\n"
+)
+
 EXAMPLES: List[Example] = [
     Example(
         # ``optimizer = self.optimizer`` is no alias when the function binds ``self.optimizer``
@@ -6742,6 +6758,33 @@ def mixed_precision_module(fp16):
     return amp
 """,
         codes=("APX102", "APX220", "APX502"),
+    ),
+    Example(
+        # a clipper class written with apex's kernels, called on amp.master_params after the
+        # scaled backward: the fused-kernels rule makes it torch's clip_grad_norm_ (APX811),
+        # the clipping rule puts scaler.unscale_ before its call, as apex had unscaled
+        "kernel-norm-clip-after-scale-loss",
+        "import torch\nfrom apex import amp\nfrom apex.multi_tensor_apply import multi_tensor_applier\n\n\n"
+        + KERNEL_CLIP_CLASS
+        + "\n\ndef train(model, optimizer, batches):\n"
+        "    model, optimizer = amp.initialize(model, optimizer, opt_level=\"O2\")\n"
+        "    clipper = NormClipper(1.0)\n    for x, y in batches:\n"
+        "        loss = torch.nn.functional.mse_loss(model(x), y)\n"
+        "        with amp.scale_loss(loss, optimizer) as scaled:\n            scaled.backward()\n"
+        "        clipper.clip(amp.master_params(optimizer))\n        optimizer.step()\n"
+        "        optimizer.zero_grad()\n\n\nif __name__ == \"__main__\":\n    train(*build())\n",
+        "import torch\n\n\n"
+        "class NormClipper:\n    def __init__(self, limit):\n        self.limit = limit\n\n"
+        "    def clip(self, params):\n        torch.nn.utils.clip_grad_norm_(params, self.limit)\n\n\n"
+        "def train(model, optimizer, batches):\n    scaler = torch.amp.GradScaler(\"cuda\")\n"
+        "    clipper = NormClipper(1.0)\n    for x, y in batches:\n"
+        "        with torch.autocast(\"cuda\", dtype=torch.float16):\n"
+        "            loss = torch.nn.functional.mse_loss(model(x), y)\n"
+        "        scaler.scale(loss).backward()\n        scaler.unscale_(optimizer)\n"
+        "        clipper.clip((p for group in optimizer.param_groups for p in group[\"params\"]))\n"
+        "        scaler.step(optimizer)\n        scaler.update()\n        optimizer.zero_grad()\n\n\n"
+        "if __name__ == \"__main__\":\n    train(*build())\n",
+        ("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX321", "APX811"),
     ),
 ]
 

@@ -1,7 +1,9 @@
 """APX8xx: apex's still-shipped fused kernels.  Optimizers and norms with an exact torch
 equivalent are rewritten to it (``FusedAdam`` -> ``AdamW``, ``FusedLayerNorm`` ->
-``LayerNorm``, ...); the rest (FusedLAMB, NovoGrad, apex.mlp, xentropy, amp_C, ...) keep their
-import and are reported at info level.  The removed ``apex.RNN`` is reported."""
+``LayerNorm``, ...), and so is a global-norm clip written with amp_C's kernels
+(``_kernel_norm_clip``: -> ``torch.nn.utils.clip_grad_norm_``); the rest (FusedLAMB,
+NovoGrad, apex.mlp, xentropy, amp_C, ...) keep their import and are reported at info level.
+The removed ``apex.RNN`` is reported."""
 
 from __future__ import annotations
 
@@ -10,8 +12,11 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 from libcst.metadata import QualifiedNameSource, ScopeProvider
 
+from ._amp_examples import KERNEL_CLIP_CLASS
+from ._edits import StatementEdits, block_body, code_of, move_leading
+from ._kernel_norm_clip import L2NORM, plan_norm_clips
 from ._metadata import QualifiedNameProvider
-from ._tree import walk
+from ._tree import module_code, walk
 from .base import Example
 from ._neighbour_base import NeighbourRule, as_keyword, bind_args, kwarg, literal_value
 from ..settings import Settings
@@ -80,6 +85,17 @@ ADAGRAD_PARAMS = ("params", "lr", "eps", "weight_decay", "set_grad_none", "adagr
 NORM_PARAMS = ("normalized_shape", "eps", "elementwise_affine", "memory_efficient")
 
 
+#: a rule example's clip function written with apex's kernels (amp_C named directly)
+_KERNEL_CLIP_FUNCTION = (
+    "import amp_C\nimport torch\nfrom apex.multi_tensor_apply import multi_tensor_applier\n\n"
+    "FLAG = torch.zeros(1, dtype=torch.int)\n\n\ndef clip_gradients(params, limit):\n"
+    "    grads = [p.grad for p in params if p.grad is not None]\n"
+    "    norm, _ = multi_tensor_applier(amp_C.multi_tensor_l2norm, FLAG, [grads], False)\n"
+    "    coef = limit / (norm + 1e-6)\n    if coef < 1:\n"
+    "        multi_tensor_applier(amp_C.multi_tensor_scale, FLAG, [grads, grads], coef)\n"
+)
+
+
 class FusedKernelsRule(NeighbourRule):
     """FusedAdam/FusedSGD/FusedAdagrad -> torch.optim; FusedLayerNorm/FusedRMSNorm and their
     functional forms -> torch.nn; apex.contrib clip_grad_norm_ -> torch's; the rest reported."""
@@ -96,6 +112,7 @@ class FusedKernelsRule(NeighbourRule):
         "APX808": "apex fused optimizer with options torch lacks: kept",
         "APX809": "still-shipped apex kernel without a torch equivalent: kept",
         "APX810": "apex.RNN was removed: use torch.nn.LSTM/GRU/RNN",
+        "APX811": "a global-norm clip written with amp_C's l2norm and scale kernels -> torch.nn.utils.clip_grad_norm_",
     }
     # every name this rule handles contains one of these (``apex.optimizers.FusedAdam``, ``RNN.LSTM``)
     TRIGGERS = (b"Fused", b"fused_", b"contrib", b"apex.mlp", b"import mlp", b"amp_C", b"multi_tensor", b"RNN")
@@ -106,7 +123,57 @@ class FusedKernelsRule(NeighbourRule):
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
         self._kept_reported: Set[str] = set()
-        return super().visit_Module(node)
+        self._edits = StatementEdits()
+        self._gone: Set[int] = set()
+        descend = super().visit_Module(node)
+        if L2NORM.rsplit(".", 1)[1] in module_code(node) and self.settings.code_enabled("APX811"):
+            self._plan_norm_clips(node)
+        return descend
+
+    # --- a global-norm clip written with amp_C's kernels (_kernel_norm_clip) -------------
+
+    def _plan_norm_clips(self, module: cst.Module) -> None:
+        plan = plan_norm_clips(module, self.names_of)
+        for clip in plan.clips:
+            self.report(
+                clip.statements[1],
+                "APX811",
+                "the gradient clip written with amp_C.multi_tensor_l2norm and amp_C.multi_tensor_scale (scale by "
+                "max_norm / (norm + 1e-6) when below 1) -> torch.nn.utils.clip_grad_norm_(params, max_norm), the "
+                "same coefficient (torch takes each gradient's norm in its dtype: float32 gradients, as the native "
+                "model's are, give apex's float32 norm); only a non-finite norm differs (apex's clip then left the "
+                "gradients as they were, torch's makes them 0 or NaN): a GradScaler skips that step either way",
+                fixed=True,
+                severity="info",
+            )
+            call = self.call_statement(
+                code_of(self.torch_name("torch.nn.utils.clip_grad_norm_", clip.statements[0])),
+                [code_of(clip.params), code_of(clip.max_norm)],
+                clip.statements[0],
+            )
+            self._edits.wrap(clip.statements, lambda ups, new=call: [move_leading(ups[0], new)])
+        for stmt in plan.removed:
+            self._edits.replace(stmt, [])
+        for ref in [r for clip in plan.clips for r in clip.apex_refs] + [
+            n for stmt in plan.removed for n in walk(stmt) if isinstance(n, (cst.Name, cst.Attribute))
+        ]:
+            if self.names_of(ref) and self.is_outermost(ref):
+                self.forget(ref)
+        self._gone = plan.gone()
+        for call, reason in plan.kept:
+            self.report(
+                call,
+                "APX809",
+                f"{L2NORM}: the gradients are clipped here with apex's kernels (multi_tensor_l2norm, then "
+                f"multi_tensor_scale), which is torch.nn.utils.clip_grad_norm_(params, max_norm) only in the shape "
+                f"the tool rewrites (APX811), but {reason}; kept",
+                severity="info",
+            )
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.BaseSuite:
+        if not self._edits:
+            return updated_node
+        return block_body(updated_node, self._edits.apply(original_node.body, updated_node.body))
 
     # --- calls -------------------------------------------------------------------------
 
@@ -394,6 +461,8 @@ class FusedKernelsRule(NeighbourRule):
         return self._reference(original_node, updated_node)
 
     def _reference(self, original, updated):  # type: ignore[no-untyped-def]
+        if id(original) in self._gone:
+            return updated
         names = self.names_of(original)
         if not names:
             return updated
@@ -622,6 +691,67 @@ class FusedKernelsRule(NeighbourRule):
             "norm, _ = multi_tensor_applier(amp_C.multi_tensor_l2norm, overflow_buf, [grads], False)\n",
             None,
             ("APX809", "APX809"),
+        ),
+        Example(
+            # a clipper class written with apex's kernels (attributes bound to them under the
+            # availability guard): the same coefficient max_norm / (norm + 1e-6), scaled when
+            # below 1, is torch's clip; its one caller in this script hands it parameters, so
+            # the clipping rule would put an unscale_ before that call after a scaled backward
+            # (the amp example "kernel-norm-clip-after-scale-loss" shows that)
+            "kernel-norm-clip-class-becomes-clip-grad-norm",
+            "import torch\nfrom apex.multi_tensor_apply import multi_tensor_applier\n\n\n"
+            + KERNEL_CLIP_CLASS
+            + "\n\ndef train(model, optimizer, batches):\n    clipper = NormClipper(1.0)\n"
+            "    for x, y in batches:\n        torch.nn.functional.mse_loss(model(x), y).backward()\n"
+            "        clipper.clip(model.parameters())\n        optimizer.step()\n\n\n"
+            "if __name__ == \"__main__\":\n    train(*build())\n",
+            "import torch\n\n\n"
+            "class NormClipper:\n    def __init__(self, limit):\n        self.limit = limit\n\n"
+            "    def clip(self, params):\n        torch.nn.utils.clip_grad_norm_(params, self.limit)\n\n\n"
+            "def train(model, optimizer, batches):\n    clipper = NormClipper(1.0)\n"
+            "    for x, y in batches:\n        torch.nn.functional.mse_loss(model(x), y).backward()\n"
+            "        clipper.clip(model.parameters())\n        optimizer.step()\n\n\n"
+            "if __name__ == \"__main__\":\n    train(*build())\n",
+            ("APX811",),
+        ),
+        Example(
+            # the kernels named directly in a function of a script, called with the model's
+            # parameters: the module-level import of amp_C goes too
+            "kernel-norm-clip-function-becomes-clip-grad-norm",
+            _KERNEL_CLIP_FUNCTION
+            + "\n\n"
+            "def train(model, optimizer, batches):\n    for x, y in batches:\n"
+            "        torch.nn.functional.mse_loss(model(x), y).backward()\n"
+            "        clip_gradients(model.parameters(), 1.0)\n        optimizer.step()\n\n\n"
+            "if __name__ == \"__main__\":\n    train(*build())\n",
+            "import torch\n\n"
+            "FLAG = torch.zeros(1, dtype=torch.int)\n\n\ndef clip_gradients(params, limit):\n"
+            "    torch.nn.utils.clip_grad_norm_(params, limit)\n\n\n"
+            "def train(model, optimizer, batches):\n    for x, y in batches:\n"
+            "        torch.nn.functional.mse_loss(model(x), y).backward()\n"
+            "        clip_gradients(model.parameters(), 1.0)\n        optimizer.step()\n\n\n"
+            "if __name__ == \"__main__\":\n    train(*build())\n",
+            ("APX811",),
+        ),
+        Example(
+            # the caller hands a list of gradients kept from before: nothing proves an unscale_
+            # before that call, where apex had unscaled them; the kernels stay, with the reason
+            "kernel-norm-clip-given-a-kept-list-is-kept",
+            _KERNEL_CLIP_FUNCTION
+            + "\n\n"
+            "def train(model, optimizer, batches):\n    params = list(model.parameters())\n"
+            "    for x, y in batches:\n        torch.nn.functional.mse_loss(model(x), y).backward()\n"
+            "        clip_gradients(params, 1.0)\n        optimizer.step()\n\n\n"
+            "if __name__ == \"__main__\":\n    train(*build())\n",
+            None,
+            ("APX809", "APX809", "APX809", "APX809"),
+        ),
+        Example(
+            # the norm is returned too: torch's clip would have to give it back in its place
+            "kernel-norm-clip-whose-norm-is-returned-is-kept",
+            _KERNEL_CLIP_FUNCTION + "    return norm\n",
+            None,
+            ("APX809", "APX809", "APX809", "APX809"),
         ),
         Example(
             "apex-rnn-removed",

@@ -33,7 +33,8 @@ returns the loss the launcher hands back to its update method, a star-imported f
 amp.initialize, a trainer re-exported by a star import whose base class keeps amp's state in its
 checkpoints, a script that clips inside the amp.scale_loss block with an accumulation count of 1
 by default, a launcher without apex.amp that joins a model factory to the helpers that scale
-the loss and keep amp's state).  Once per module:
+the loss and keep amp's state, a clipper class written with apex's fused kernels called after
+every backward).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -453,6 +454,16 @@ LAYOUTS: Dict[str, dict] = {
     # puts autocast around the forward pass that feeds the loss; 'off': --no-fp16
     "r50_glue_launcher": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
                               native=[], fallbacks=[], given=["train.py"], branches={"off": ["--no-fp16"]}),
+    # NVIDIA's BERT scripts: a clipper class written with apex's kernels (amp_C's l2norm and
+    # scale through multi_tensor_applier; the fake apex carries both) called on
+    # amp.master_params after every backward, the step under a count of 1 by default: the
+    # class becomes torch's clip_grad_norm_ and the unscale_ goes before its call (APX329);
+    # 'amp-off': amp off, the clip on the plain gradients (torch's norm and apex's kernels
+    # round differently: not bitwise, so not an 'off' branch); 'loose': a threshold no step
+    # reaches
+    "r51_kernel_norm_clip": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                 metric="loss", native=[], fallbacks=[],
+                                 branches={"amp-off": ["--no-fp16"], "loose": ["--max-norm", "100"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -785,6 +796,16 @@ def test_a_clip_kept_inside_the_backward_raises_when_backwards_accumulate(repos)
     name = "r49_clip_inside_scale_loss"
     _native(repos, name)
     done = _run_without_apex(repos["dirs"][name], ["train.py", "--gradient-accumulation", "2", "--steps", "4"])
+    assert done.returncode != 0 and "unscale_() has already been called" in done.stderr, done.stderr
+
+
+def test_the_kernel_clip_raises_when_backwards_accumulate(repos):
+    """r50: the migrated clipper runs after an unscale_ on every backward, apex's order while
+    every backward is a step (the count's default, 1); with two backwards per step the second
+    unscale_ raises, where a silent run would clip scaled or half-unscaled gradients."""
+    name = "r51_kernel_norm_clip"
+    _native(repos, name)
+    done = _run_without_apex(repos["dirs"][name], ["train.py", "--gradient_accumulation_steps", "2", "--steps", "4"])
     assert done.returncode != 0 and "unscale_() has already been called" in done.stderr, done.stderr
 
 
