@@ -13,6 +13,8 @@ their calls passes it), the factory returns it, the launcher binds and hands it 
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
@@ -84,12 +86,16 @@ def _glue_route(path, factory, by_path, callers, others, definitions, scaler_nam
     # calls from files without apex.amp are followed here, through their text
     callers = {d: [c for c in calls if c[0][0] not in apex_free] for d, calls in callers.items()}
     using = sorted((p, owner) for p, s in by_path.items() if p != path for owner in s.owners_needing_scaler())
-    calls_of = {item: _calls_in(unindexed, item, by_path, definitions) for item in using}
-    factory_calls = _calls_in(unindexed, (path, factory), by_path, definitions)
+    importers = {p: entry for p, entry in unindexed.items() if _imports_module_of(entry[1], path)}
+    factory_calls = _calls_in(importers, (path, factory), by_path, definitions)
     # the factory's calls from a function that also calls a definition using amp
-    joined = [c for c in factory_calls if any(f[:2] == c[:2] for found in calls_of.values() for f in found)]
+    launchers = {p: unindexed[p] for p in {c[0] for c in factory_calls}}
+    near = [f[:2] for item in using for f in _calls_in(launchers, item, by_path, definitions)]
+    joined = [c for c in factory_calls if c[:2] in near]
     if not joined:
         return None
+    # a candidate: every call of the helpers counts now, wherever it is
+    calls_of = {item: _calls_in(unindexed, item, by_path, definitions) for item in using}
     launcher, function, factory_line, factory_texts = joined[0]
     shown, source = unindexed[launcher]
     summary = definitions.summary(launcher)
@@ -154,6 +160,26 @@ def _unproven(path, factory, joined, factory_calls, using, helpers, calls_of, ca
     if len({h[0] for h in helpers}) != 1:
         return f"the helpers {where} calls are in several files"
     return ""
+
+
+def _imports_module_of(source: bytes, path: str) -> bool:
+    """Whether ``source`` holds an import statement that may bind a name of the module at
+    ``path``: a relative one, or an absolute one naming that module.  Only the factory's
+    callers are looked for among these (a factory is often a script's ``main``, a name most
+    files of a large tree call); a launcher that imports the factory through a package
+    re-exporting it is not seen, and the factory then keeps the outcome it had without
+    the glue route."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if stem == "__init__":
+        stem = os.path.basename(os.path.dirname(path))
+    name = re.escape(stem).encode()
+    word = rb"\b" + name + rb"\b"
+    pattern = (
+        rb"^[ \t]*(?:from[ \t]+(?:\.|[\w.]*" + word + rb")"  # relative, or from the module itself
+        + rb"|from[ \t]+[\w.]+[ \t]+import[ \t]*\([^)]*" + word  # the module among parenthesized names
+        + rb"|(?:from[ \t]+[\w.]+[ \t]+)?import[ \t](?:[^\n]|\\\n)*" + word + rb")"  # one logical line
+    )
+    return re.search(pattern, source, re.M) is not None
 
 
 def _calls_in(

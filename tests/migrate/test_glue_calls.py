@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from migrate.glue_calls import GlueEdit, apply_glue, glue_edit
+from migrate.glue_plan import _imports_module_of
 
 HEAD = """\
 import torch
@@ -203,3 +206,24 @@ def test_a_nested_unpacking_of_the_factory_takes_the_scaler_after_its_last_brack
     edit = glue_edit(source, "train.py", "main", 9, {"build"}, {"step": "step"}, "scaler", "scaler")
     assert isinstance(edit, GlueEdit), edit
     assert "    model, [opt_g, opt_d], scaler = build(cfg, device)\n" in apply_glue(source, edit).decode()
+
+
+@pytest.mark.parametrize(
+    "source, found",
+    [
+        (b"from nets.build import make\n", True),
+        (b"from .build import make\n", True),
+        (b"from . import build\n", True),
+        (b"import nets.build as b\n", True),
+        (b"    from nets import build\n", True),
+        (b"from nets import (\n    a,\n    build,\n)\n", True),
+        (b"from nets import a, \\\n    build\n", True),
+        (b"from nets import make\n", False),
+        (b"from rebuild import make\n", False),
+        (b"text = 'from build import make'\n", False),
+        (b"def main():\n    build()\n", False),
+    ],
+)
+def test_launcher_candidates_import_the_factory_module(source, found):
+    # the glue route looks for the factory's callers only among the files that may import it
+    assert _imports_module_of(source, "repo/nets/build.py") is found
