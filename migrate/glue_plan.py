@@ -166,9 +166,8 @@ def _imports_module_of(source: bytes, path: str) -> bool:
     """Whether ``source`` holds an import statement that may bind a name of the module at
     ``path``: a relative one, or an absolute one naming that module.  Only the factory's
     callers are looked for among these (a factory is often a script's ``main``, a name most
-    files of a large tree call); a launcher that imports the factory through a package
-    re-exporting it is not seen, and the factory then keeps the outcome it had without
-    the glue route."""
+    files of a large tree call); a launcher that imports the factory only through a
+    package re-exporting it is not seen by the route."""
     stem = os.path.splitext(os.path.basename(path))[0]
     if stem == "__init__":
         stem = os.path.basename(os.path.dirname(path))
