@@ -295,7 +295,7 @@ def _edit_factory_callers(
     keys: Sequence[str],
     results: List["MigrationResult"],
     others: Sequence[Tuple[str, str, bytes]],
-    settings: Optional[Settings] = None,
+    settings: Settings,
 ) -> List["MigrationResult"]:
     """The plan's edits of files without apex.amp whose model factory came out native (its
     component was not dropped): the unpackings of its calls take the GradScaler it now
@@ -319,8 +319,8 @@ def _edit_factory_callers(
             glued = isinstance(edit, GlueRoute)
             new = (
                 apply_glue(new, edit.edit, settings.dtype, settings.torch_at_least(2, 3))
-                if glued and settings is not None
-                else apply_glue(new, edit.edit) if glued else apply_edit(new, edit)
+                if glued
+                else apply_edit(new, edit)
             )
             line = min(line for line, _ in edit.inserts)
             message = glue_message(edit.factory, edit.edit) if glued else edit_message(edit)
