@@ -18,6 +18,7 @@ from .ddp import DistributedDataParallelRule
 from .fp16_optimizer import FP16OptimizerRule
 from .fused import FusedKernelsRule
 from .larc import LarcRule
+from .old_torch_branches import OldTorchBranchRule
 from .syncbn import SyncBatchNormRule
 from .torch_amp_spellings import TorchAmpSpellingsRule
 
@@ -30,6 +31,7 @@ ALL_RULES: List[Type[Rule]] = [
     FusedKernelsRule,
     TorchAmpSpellingsRule,
     # --- apex.amp (M2) ---
+    OldTorchBranchRule,  # first: the apex.amp rules see the branch the target torch runs
     InitializeRule,
     CheckpointRule,
     ClippingRule,

@@ -110,7 +110,7 @@ def _exits(small: cst.BaseSmallStatement) -> bool:
     return isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break))
 
 
-def _block_binds(block: cst.BaseSuite, name: str) -> bool:
+def block_binds(block: cst.BaseSuite, name: str) -> bool:
     """Every way through ``block`` that goes on after it binds ``name``."""
     return any(_binds(stmt, name) for stmt in block.body)
 
@@ -124,16 +124,16 @@ def _binds(stmt: cst.CSTNode, name: str) -> bool:
     if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
         return stmt.name.value == name
     if isinstance(stmt, cst.If):
-        if not _block_binds(stmt.body, name) or stmt.orelse is None:
+        if not block_binds(stmt.body, name) or stmt.orelse is None:
             return False
         if isinstance(stmt.orelse, cst.If):
             return _binds(stmt.orelse, name)
-        return _block_binds(stmt.orelse.body, name)
+        return block_binds(stmt.orelse.body, name)
     if isinstance(stmt, cst.With):
-        return _block_binds(stmt.body, name)
+        return block_binds(stmt.body, name)
     if isinstance(stmt, cst.Try):
-        if stmt.finalbody is not None and _block_binds(stmt.finalbody.body, name):
+        if stmt.finalbody is not None and block_binds(stmt.finalbody.body, name):
             return True
-        body = _block_binds(stmt.body, name) or (stmt.orelse is not None and _block_binds(stmt.orelse.body, name))
-        return body and all(_block_binds(h.body, name) for h in stmt.handlers)
+        body = block_binds(stmt.body, name) or (stmt.orelse is not None and block_binds(stmt.orelse.body, name))
+        return body and all(block_binds(h.body, name) for h in stmt.handlers)
     return False

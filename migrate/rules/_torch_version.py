@@ -25,7 +25,7 @@ def old_torch_branch(parents: Dict[Any, Any], node: cst.CSTNode, target: Tuple[i
     child, current = node, parents.get(node)
     while current is not None:
         if isinstance(current, cst.If) and child in (current.body, current.orelse):
-            new_torch = _newer_torch_passes(current.test, target)
+            new_torch = newer_torch_passes(current.test, target)
             in_body = child is current.body
             if new_torch is not None and new_torch != in_body and isinstance(child, (cst.IndentedBlock, cst.Else)):
                 return current
@@ -33,7 +33,7 @@ def old_torch_branch(parents: Dict[Any, Any], node: cst.CSTNode, target: Tuple[i
     return None
 
 
-def _newer_torch_passes(test: cst.BaseExpression, target: Tuple[int, int]) -> Optional[bool]:
+def newer_torch_passes(test: cst.BaseExpression, target: Tuple[int, int]) -> Optional[bool]:
     """What ``test`` gives on every torch from ``target`` on; None when it is no such version
     test or the answer depends on the version."""
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
