@@ -36,6 +36,7 @@ from ._metadata import QualifiedNameProvider
 from ._amp_sites import AMP, enclosing_function, globals_bound_to, plain_read, walk
 from ._edits import code_of, kept_leading, move_leading, prepend_lines, read_todos, small_statements
 from ._neighbour_base import APEX_STAR_EXPORTS
+from ._pyprof_calls import PYPROF_REMOVED, annotation_switches
 from ..settings import Settings
 from .base import Example
 
@@ -117,6 +118,8 @@ class ImportsRule(AmpRule):
         self.removed_trys: List[cst.CSTNode] = []
         self.dropped_stars: Set[cst.CSTNode] = set()
         self.dropped_globals: List[cst.CSTNode] = []
+        #: lines that only switched apex.pyprof's annotations on, deleted with its import
+        self.pyprof_switches: List[cst.CSTNode] = []
         #: a ``global`` line that named the import's binding and more: what is left of it
         self.narrowed_globals: Dict[cst.CSTNode, cst.SimpleStatementLine] = {}
         imports = self._apex_imports(module)
@@ -161,9 +164,10 @@ class ImportsRule(AmpRule):
                 and not only_dead_reads_left(module, self.parents.get, binding, target)
                 and not only_class_tests_with_twin(module, self.parents.get, binding, target)
             ):
-                self._report_dead_guard(stmt, imp, binding, target)
-                self._report_moved_out(imp, target)
-                continue
+                if not self._drop_pyprof_switches(imp, binding, target):
+                    self._report_dead_guard(stmt, imp, binding, target)
+                    self._report_moved_out(imp, target)
+                    continue
             if self._unusual_guard(stmt):
                 continue
             if self._is_probe(stmt):
@@ -194,7 +198,7 @@ class ImportsRule(AmpRule):
             if not self._simplify_try(stmt, imp_stmts={s for s, *_ in imports}) and self._all_removed(stmt):
                 self._close_gap(stmt)
                 gone.append(stmt)
-        gone += self.removed_trys + self.dropped_globals
+        gone += self.removed_trys + self.dropped_globals + self.pyprof_switches
         self._keep_neighbouring_comments(gone)
         self._drop_emptied_ifs(gone)
 
@@ -209,14 +213,19 @@ class ImportsRule(AmpRule):
             if not isinstance(block, (cst.Module, cst.IndentedBlock)):
                 continue
             carry: List[cst.EmptyLine] = []
+            opening = isinstance(block, cst.IndentedBlock)  # no statement of the block kept yet
             for stmt in block.body:
                 if stmt in gone_set:
                     carry += kept_leading(getattr(stmt, "leading_lines", ()))
                     # moved here, so whichever pass removes the statement has none to keep
                     self._amend(stmt, lambda upd: upd.with_changes(leading_lines=[]))
+                    continue
+                if opening and carry:
+                    # the block's new first statement opens it without a blank line
+                    self._amend(stmt, lambda upd, carry=carry: _without_opening_blanks(prepend_lines(upd, carry)))
                 elif carry:
                     self._amend(stmt, lambda upd, carry=carry: prepend_lines(upd, carry))
-                    carry = []
+                carry, opening = [], False
 
     def _amend(self, node: Any, fn: Any) -> None:
         """``replace_node`` that composes with a replacement already planned for ``node``."""
@@ -247,6 +256,9 @@ class ImportsRule(AmpRule):
                 continue
             if set(block.body) <= stmts and not self._has_effects(owner.test):
                 self.edits.replace(owner, [])
+                around = self.parents.get(owner)
+                if isinstance(around, cst.IndentedBlock) and len(around.body) > 1 and around.body[0] is owner:
+                    self._amend(around.body[1], _without_opening_blanks)
             elif dead_else:
                 self.edits.replace(owner, lambda upd: [upd.with_changes(orelse=None)])
 
@@ -553,6 +565,22 @@ class ImportsRule(AmpRule):
                         severity="error",
                     )
                     return
+
+    def _drop_pyprof_switches(self, imp: Any, binding: str, target: str) -> bool:
+        """Native target: an apex.pyprof import whose name only switches its annotations on
+        goes with those lines (``_pyprof_calls``), with a warning; False where it stays."""
+        if self.settings.target != "native" or not (target == "apex.pyprof" or target.startswith("apex.pyprof.")):
+            return False
+        scope = enclosing_function(self.parents, imp) or self.tree
+        imports = [n for n in walk(scope) if isinstance(n, (cst.Import, cst.ImportFrom))]
+        lines = annotation_switches(scope, self.parents, binding, imports)
+        if not lines:
+            return False
+        for line in lines:
+            self.edits.replace(line, [])
+        self.pyprof_switches += lines
+        self.report(imp, "APX104", PYPROF_REMOVED, fixed=True, severity="warning")
+        return True
 
     def _report_moved_out(self, imp: Any, target: str) -> None:
         """A used name of a module that left apex before the amp removal (``apex.pyprof``):
@@ -871,6 +899,13 @@ class ImportsRule(AmpRule):
         return upd.with_changes(names=names)
 
 
+def _without_opening_blanks(stmt: Any) -> Any:
+    lines = list(stmt.leading_lines)
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    return stmt.with_changes(leading_lines=lines)
+
+
 # Documented examples: tests/migrate/test_rules_amp.py runs them through the whole rule
 # pipeline (apex.amp rewrites span several rules) and the docs page lists them.
 #: profiler annotations through apex.pyprof, imported only when asked for
@@ -886,6 +921,16 @@ def profile_steps(model, batches, annotate):
     with torch.autograd.profiler.emit_nvtx(enabled=annotate):
         for batch in batches:
             model(batch).sum().backward()
+"""
+
+#: the same, with apex.pyprof's module read as a value: its uses are not only switches
+PYPROF_READ = PYPROF_ANNOTATIONS.replace("        pyprof.nvtx.init()\n", "        marker = pyprof.nvtx\n        marker.init()\n")
+PYPROF_TODO = """\
+        # TODO(apexcompat): `apex.pyprof` is no longer part of apex (NVIDIA moved it to its own
+        #   PyProf repository, github.com/NVIDIA/PyProf, not the unrelated `pyprof` on PyPI):
+        #   without it this import fails. It only annotates the profiler's NVTX ranges;
+        #   natively, torch.autograd.profiler.emit_nvtx(record_shapes=True) marks each op with
+        #   its input shapes: use that and delete this import with its pyprof calls
 """
 
 #: apex's DDP with torch's under the same name as the fallback, picked by a flag
@@ -909,19 +954,30 @@ except ImportError:
 
 EXAMPLES: List[Example] = [
     Example(
-        "profiler-annotations-from-apex-pyprof-get-a-todo",
+        "profiler-annotations-from-apex-pyprof-deleted-with-a-warning",
         before=PYPROF_ANNOTATIONS,
         after=PYPROF_ANNOTATIONS.replace(
-            "        from apex import pyprof\n",
             """\
-        # TODO(apexcompat): `apex.pyprof` is no longer part of apex (NVIDIA moved it to its own
-        #   PyProf repository, github.com/NVIDIA/PyProf, not the unrelated `pyprof` on PyPI):
-        #   without it this import fails. It only annotates the profiler's NVTX ranges;
-        #   natively, torch.autograd.profiler.emit_nvtx(record_shapes=True) marks each op with
-        #   its input shapes: use that and delete this import with its pyprof calls
+    if annotate:
         from apex import pyprof
+
+        pyprof.nvtx.init()
 """,
+            "",
         ),
+        codes=("APX101", "APX104"),
+    ),
+    Example(
+        "profiler-annotations-from-apex-pyprof-get-a-todo-on-the-shim",
+        before=PYPROF_ANNOTATIONS,
+        after=PYPROF_ANNOTATIONS.replace("        from apex import pyprof\n", PYPROF_TODO + "        from apex import pyprof\n"),
+        codes=("APX104",),
+        settings=Settings(target="shim"),
+    ),
+    Example(
+        "apex-pyprof-read-as-a-value-gets-a-todo",
+        before=PYPROF_READ,
+        after=PYPROF_READ.replace("        from apex import pyprof\n", PYPROF_TODO + "        from apex import pyprof\n"),
         codes=("APX104",),
     ),
     Example(
