@@ -48,6 +48,20 @@ DDP_PARAMS = (
 )
 #: apex options that only tune communication (torch DDP buckets and overlaps by itself) or,
 #: with fp32 gradients under native AMP, do not change the result
+#: torch's DistributedDataParallel parameters that apex's class does not have
+TORCH_ONLY_PARAMS = (
+    "device_ids",
+    "output_device",
+    "dim",
+    "broadcast_buffers",
+    "process_group",
+    "bucket_cap_mb",
+    "find_unused_parameters",
+    "check_reduction",
+    "gradient_as_bucket_view",
+    "static_graph",
+)
+
 TUNING_ONLY = (
     "message_size",
     "delay_allreduce",
@@ -141,6 +155,9 @@ class DistributedDataParallelRule(NeighbourRule):
 
     def _ddp(self, original: cst.Call, call: cst.Call) -> Optional[cst.Call]:
         bound = bind_args(call, DDP_PARAMS)
+        torch_own = [name for name in (bound or {}) if name not in DDP_PARAMS]
+        if bound is not None and "module" in bound and torch_own and set(torch_own) <= set(TORCH_ONLY_PARAMS):
+            return self._ddp_written_for_torch(original, call, bound, torch_own)
         if bound is None or "module" not in bound or not set(bound) <= set(DDP_PARAMS):
             unknown = sorted(set(bound or ()) - set(DDP_PARAMS))
             why = (
@@ -180,6 +197,35 @@ class DistributedDataParallelRule(NeighbourRule):
             rebound = self._rebound_ranks(original)
             message = REBOUND_RANK_TODO.format(text=rebound[0]) if rebound else NO_LOCAL_RANK_TODO
             self.todo(original, "APX602", message, fixed=True, severity="warning")
+        return self.replace_call(call, self.torch_name(TORCH_DDP, original), args)
+
+    def _ddp_written_for_torch(
+        self, original: cst.Call, call: cst.Call, bound: Dict[str, cst.Arg], torch_own: List[str]
+    ) -> cst.Call:
+        """apex's DDP handed only keywords of torch's (``device_ids=[rank]``): apex raised
+        TypeError there, so no apex run ever got past it; torch's DDP is what the arguments
+        were written for, and gets them as written (apex's tuning options dropped, buffers
+        not broadcast as under apex unless the call says otherwise)."""
+        args: List[cst.Arg] = [bound["module"].with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)]
+        args += [bound[name] for name in torch_own]
+        if "broadcast_buffers" not in bound:
+            args.append(kwarg("broadcast_buffers", "False"))
+        average = bound.get("gradient_average")
+        if average is not None and literal_value(average.value) is not True:
+            self.todo(original, "APX603", GRADIENT_SUM_TODO)
+        named = ", ".join(torch_own)
+        dropped = [name for name in TUNING_ONLY if name in bound]
+        tail = f"; dropped {', '.join(dropped)}: torch DDP buckets and overlaps the all-reduce itself" if dropped else ""
+        self.report(
+            original,
+            "APX601",
+            f"apex DistributedDataParallel called with {named}, which apex's class does not take (the original raised "
+            "TypeError here, so no apex run got past this call) and torch's does: it becomes "
+            "torch.nn.parallel.DistributedDataParallel with them as written (broadcast_buffers=False as apex did); "
+            f"check that this is the wrapping you meant{tail}",
+            fixed=True,
+            severity="warning",
+        )
         return self.replace_call(call, self.torch_name(TORCH_DDP, original), args)
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
@@ -344,16 +390,27 @@ class DistributedDataParallelRule(NeighbourRule):
     EXAMPLES = [
         Example(
             # torch's device_ids handed to apex's DDP, which has no such parameter: the call
-            # fails under apex already, so it is left for a person and the finding says why
-            "ddp-given-a-keyword-apex-never-took",
+            # raised TypeError under apex, so no apex run got past it; torch's DDP is what the
+            # arguments were written for and takes them as written
+            "ddp-given-torchs-keyword-apex-never-took-becomes-torchs",
             "from apex.parallel import DistributedDataParallel\n\n\ndef wrap(model, rank):\n"
             "    return DistributedDataParallel(model, device_ids=[rank])\n",
+            "import torch\n\n\ndef wrap(model, rank):\n"
+            "    return torch.nn.parallel.DistributedDataParallel(\n"
+            "        model,\n        device_ids=[rank],\n        broadcast_buffers=False,\n    )\n",
+            ("APX601",),
+        ),
+        Example(
+            # a keyword neither apex's DDP nor torch's takes: left for a person, saying why
+            "ddp-given-a-keyword-no-ddp-takes",
+            "from apex.parallel import DistributedDataParallel\n\n\ndef wrap(model, rank):\n"
+            "    return DistributedDataParallel(model, devices=[rank])\n",
             "from apex.parallel import DistributedDataParallel\n\n\ndef wrap(model, rank):\n"
             "    # TODO(apexcompat): replace apex.parallel.DistributedDataParallel with "
             "torch.nn.parallel.DistributedDataParallel(module, device_ids=[local_rank], output_device=local_rank, "
-            "broadcast_buffers=False); device_ids is no argument of apex's DistributedDataParallel: this call "
+            "broadcast_buffers=False); devices is no argument of apex's DistributedDataParallel: this call "
             "raises TypeError under apex too\n"
-            "    return DistributedDataParallel(model, device_ids=[rank])\n",
+            "    return DistributedDataParallel(model, devices=[rank])\n",
             ("APX603",),
         ),
         Example(
