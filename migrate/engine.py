@@ -35,6 +35,7 @@ from .rules._node_ranges import print_by_statement
 from .rules._tree import StatementTexts, printing_by_statement, remember_code
 from .rules.base import Rule
 from .settings import Settings
+from .parse_hints import parse_hint
 from .triggers import RULES_ENV, admitted
 from .write import compile_error
 
@@ -128,10 +129,11 @@ def _parse_failure(source: bytes, path: str, exc: Exception) -> Finding:
     if isinstance(exc, cst.ParserSyntaxError):
         py_error = compile_error(source, path)
         if py_error is not None and py_error.lineno:
+            hint = parse_hint(source, py_error.lineno)
             return _error_finding(
                 path,
                 PARSE_ERROR,
-                f"could not parse, file left unchanged: {py_error.msg}",
+                f"could not parse, file left unchanged: {py_error.msg}" + (f"; {hint}" if hint else ""),
                 py_error,
             )
         match = _LIBCST_POSITION.search(str(exc))

@@ -118,6 +118,19 @@ def test_syntax_errors_are_reported_with_position_and_left_alone(source, line, c
     assert "could not parse" in error.message
 
 
+@pytest.mark.parametrize(
+    "source, hint",
+    [
+        (b"import apex\nx = 1\ny.cuda(async=True)\n", "write `non_blocking=True`"),
+        (b"import apex\n\n\nprint 'hello'\n", "Python 2 syntax"),
+    ],
+    ids=["async-keyword", "python2-print"],
+)
+def test_a_syntax_error_of_old_python_says_what_to_change(source, hint):
+    error = migrate(source).parse_error
+    assert error is not None and hint in error.message
+
+
 def test_parses_but_does_not_compile_is_left_alone():
     # LibCST accepts this; CPython refuses it: report, never write
     source = b"import apex\nfrom apex import amp\nreturn amp.initialize(model)\n"
