@@ -36,6 +36,77 @@ _GRAD_SCALERS = {
 _NAMED_CALLS = 6
 
 
+#: the version test's branches inside a setup function: the new torch's GradScaler, apex's initialize
+OLD_TORCH_BRANCH = """\
+        if LooseVersion(torch.__version__) >= LooseVersion("1.6.0"):
+            scaler = torch.cuda.amp.GradScaler()
+        else:
+            from apex import amp
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+            if resume:
+                amp.load_state_dict(torch.load(resume)["amp"])
+"""
+OLD_TORCH_SETUP = (
+    """\
+from distutils.version import LooseVersion
+
+import torch
+
+
+def setup(model, optimizer, use_amp, resume):
+    amp, scaler = None, None
+    if use_amp:
+        # mixed precision
+"""
+    + OLD_TORCH_BRANCH
+    + """\
+    return model, optimizer, amp, scaler
+"""
+)
+#: a training loop with a path for each: apex's scale_loss runs only where no scaler was made
+TRAIN_ON_EITHER_PATH = """\
+
+
+def train(model, optimizer, batches, amp, scaler):
+    for inputs, targets in batches:
+        if scaler is not None:
+            with torch.cuda.amp.autocast():
+                loss = torch.nn.functional.mse_loss(model(inputs), targets)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            loss = torch.nn.functional.mse_loss(model(inputs), targets)
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        optimizer.zero_grad()
+"""
+#: ``amp`` bound only by the dead branch, read after the ``if``
+UNBOUND_AFTER_THE_IF = """\
+from distutils.version import LooseVersion
+
+import torch
+
+
+def setup(model, optimizer):
+    if LooseVersion(torch.__version__) >= LooseVersion("1.6.0"):
+        scaler = torch.cuda.amp.GradScaler()
+    else:
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer, amp, scaler
+"""
+_NO_SCALE_LOSS_TODO = """\
+        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;
+        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+"""
+_PASSED_ON_TODO = """\
+    # TODO(apexcompat): apex.amp is passed on as a value here; its uses cannot be followed;
+    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+"""
+
+
 class OldTorchBranchRule(NeighbourRule):
     """Keep only the live branch of a torch version test whose dead branch is apex.amp's."""
 
@@ -130,96 +201,19 @@ class OldTorchBranchRule(NeighbourRule):
     EXAMPLES = [
         Example(
             "apex-branch-of-an-old-torch-dropped-beside-the-files-own-grad-scaler",
-            "from distutils.version import LooseVersion\n"
-            "\n"
-            "import torch\n"
-            "\n"
-            "\n"
-            "def setup(model, optimizer, use_amp, resume):\n"
-            "    amp, scaler = None, None\n"
-            "    if use_amp:\n"
-            "        # mixed precision\n"
-            '        if LooseVersion(torch.__version__) >= LooseVersion("1.6.0"):\n'
-            "            scaler = torch.cuda.amp.GradScaler()\n"
-            "        else:\n"
-            "            from apex import amp\n"
-            '            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n'
-            "            if resume:\n"
-            '                amp.load_state_dict(torch.load(resume)["amp"])\n'
-            "    return model, optimizer, amp, scaler\n"
-            "\n"
-            "\n"
-            "def train(model, optimizer, batches, amp, scaler):\n"
-            "    for inputs, targets in batches:\n"
-            "        if scaler is not None:\n"
-            "            with torch.cuda.amp.autocast():\n"
-            "                loss = torch.nn.functional.mse_loss(model(inputs), targets)\n"
-            "            scaler.scale(loss).backward()\n"
-            "            scaler.step(optimizer)\n"
-            "            scaler.update()\n"
-            "        else:\n"
-            "            loss = torch.nn.functional.mse_loss(model(inputs), targets)\n"
-            "            with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
-            "                scaled_loss.backward()\n"
-            "            optimizer.step()\n"
-            "        optimizer.zero_grad()\n",
-            "import torch\n"
-            "\n"
-            "\n"
-            "def setup(model, optimizer, use_amp, resume):\n"
-            "    amp, scaler = None, None\n"
-            "    if use_amp:\n"
-            "        # mixed precision\n"
-            '        scaler = torch.amp.GradScaler("cuda")\n'
-            "    return model, optimizer, amp, scaler\n"
-            "\n"
-            "\n"
-            "def train(model, optimizer, batches, amp, scaler):\n"
-            "    for inputs, targets in batches:\n"
-            "        if scaler is not None:\n"
-            '            with torch.autocast("cuda"):\n'
-            "                loss = torch.nn.functional.mse_loss(model(inputs), targets)\n"
-            "            scaler.scale(loss).backward()\n"
-            "            scaler.step(optimizer)\n"
-            "            scaler.update()\n"
-            "        else:\n"
-            "            loss = torch.nn.functional.mse_loss(model(inputs), targets)\n"
-            "            with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
-            "                scaled_loss.backward()\n"
-            "            optimizer.step()\n"
-            "        optimizer.zero_grad()\n",
+            OLD_TORCH_SETUP + TRAIN_ON_EITHER_PATH,
+            OLD_TORCH_SETUP.replace("from distutils.version import LooseVersion\n\n", "").replace(
+                OLD_TORCH_BRANCH, '        scaler = torch.amp.GradScaler("cuda")\n'
+            )
+            + TRAIN_ON_EITHER_PATH.replace("torch.cuda.amp.autocast()", 'torch.autocast("cuda")'),
             ("APX249", "APX901", "APX902"),
         ),
         Example(
             "apex-branch-of-an-old-torch-kept-where-a-name-it-binds-is-read-after-the-if",
-            "from distutils.version import LooseVersion\n"
-            "\n"
-            "import torch\n"
-            "\n"
-            "\n"
-            "def setup(model, optimizer):\n"
-            '    if LooseVersion(torch.__version__) >= LooseVersion("1.6.0"):\n'
-            "        scaler = torch.cuda.amp.GradScaler()\n"
-            "    else:\n"
-            "        from apex import amp\n"
-            '        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n'
-            "    return model, optimizer, amp, scaler\n",
-            "from distutils.version import LooseVersion\n"
-            "\n"
-            "import torch\n"
-            "\n"
-            "\n"
-            "def setup(model, optimizer):\n"
-            '    if LooseVersion(torch.__version__) >= LooseVersion("1.6.0"):\n'
-            '        scaler = torch.amp.GradScaler("cuda")\n'
-            "    else:\n"
-            "        from apexcompat import amp\n"
-            "        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;\n"
-            "        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n"
-            '        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")\n'
-            "    # TODO(apexcompat): apex.amp is passed on as a value here; its uses cannot be followed;\n"
-            "    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n"
-            "    return model, optimizer, amp, scaler\n",
+            UNBOUND_AFTER_THE_IF,
+            UNBOUND_AFTER_THE_IF.replace("torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")')
+            .replace("        from apex import amp\n", "        from apexcompat import amp\n" + _NO_SCALE_LOSS_TODO)
+            .replace("    return model,", _PASSED_ON_TODO + "    return model,"),
             ("APX102", "APX220", "APX220", "APX902"),
         ),
     ]
