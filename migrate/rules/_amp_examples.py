@@ -1047,6 +1047,14 @@ def fit(gen, disc, opt_g, opt_d, noise_batches):
         history = {k: sc.get_scale() for k, sc in enumerate(scalers)}
 """
 
+#: a gradient norm undone by hand with the scale of the loss id its caller names
+UNSCALED_NORM_BY_LOSS_ID = """
+
+
+def unscaled_norm(module, loss_id):
+    return module.weight.grad.norm() / amp._amp_state.loss_scalers[loss_id]._loss_scale
+"""
+
 #: a hand-written all-reduce of the master gradients that runs apex's overflow check and
 #: scale update itself, on the loss scaler it keeps in a local
 HAND_UPDATED_SCALER = """\
@@ -2065,8 +2073,8 @@ for x, y in loader:
         ),
         codes=("APX102", "APX220"),
     ),
-    # the loss id is a parameter: which loss scaler is read, so which GradScaler would stand
-    # for it, is not told in the file; the reason says so (it said only scaler 0 is rewritten)
+    # the loss id is a parameter and apex kept one loss scaler: only loss id 0 had one (any
+    # other raised IndexError), which nothing here proves; the reason says so
     Example(
         "fallback-scale-of-a-loss-id-given-as-a-parameter",
         before=SCALE_OF_A_GIVEN_LOSS_ID,
@@ -2075,11 +2083,31 @@ for x, y in loader:
             """\
     # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
     #   loss scaler for the loss id loss_id (a parameter of grad_norm()), which is no
-    #   number: which GradScaler (one per loss id) holds that scale natively is not told
-    #   here; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   number: apex kept one loss scaler, and nothing here proves the loss id is 0 (any
+    #   other raised IndexError); this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
     scale = amp""",
         ),
         codes=("APX102", "APX220"),
+    ),
+    # the loss id is a parameter, and each of apex's two loss ids has its GradScaler: the same
+    # index into the list of GradScalers picks the same loss id's (and raises the same
+    # IndexError past the end), which reaches the helper as a parameter
+    Example(
+        "scale-of-a-loss-id-given-as-a-parameter-indexes-the-gradscalers",
+        before=GAN_LOGS_EVERY_SCALE.replace(
+            "        history = {k: sc.loss_scale() for k, sc in enumerate(amp._amp_state.loss_scalers)}\n",
+            "        print(unscaled_norm(gen, 1))\n",
+        )
+        + UNSCALED_NORM_BY_LOSS_ID,
+        after=GAN_LOGS_EVERY_SCALE_NATIVE.replace(
+            "        history = {k: sc.get_scale() for k, sc in enumerate(scalers)}\n",
+            "        print(unscaled_norm(gen, 1, scalers))\n",
+        )
+        + UNSCALED_NORM_BY_LOSS_ID.replace("loss_id):", "loss_id, scalers):").replace(
+            "amp._amp_state.loss_scalers[loss_id]._loss_scale", "scalers[loss_id].get_scale()"
+        ),
+        codes=("APX101", "APX201", "APX203", "APX207", "APX209", "APX301", "APX311", "APX506"),
     ),
     # apex's overflow flag: set where the scale_loss block exits; a GradScaler keeps its
     # found-inf private, seen only as the scale update() lowers: the reason says when each is

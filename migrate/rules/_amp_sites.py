@@ -880,6 +880,21 @@ def _check_scale_reads(rule, info: AmpFile, wanted: int, shared_why: str) -> Non
             )
         if need.kind == "scaler_setting" and wanted <= 1 and need.loss_id == 0 and unknown is None:
             continue
+        if isinstance(need.loss_id, str):  # a loss id that is no number, read in place
+            why = _indexed_read_refusal(need, wanted, info, unknown, shared_why)
+            if why is None:
+                between = _read_before_step(rule, info, need)
+                if between is None:
+                    continue
+                why = (
+                    f"private amp._amp_state use: it reads the current scale of apex's loss scaler for the loss id "
+                    f"{need.loss_id}, after an amp.scale_loss block and before {code_of(between[1])} in "
+                    f"{need.func.name.value}(): apex updated that scale where the block exited, a GradScaler "
+                    "updates it in scaler.update() after the step, so there the two differ"
+                )
+            info.blockers.append(Blocker(need.node, why))
+            refused.add(id(need.node))
+            continue
         if uncounted and (need.kind == "scaler_list" or need.loss_id >= wanted):
             why = f"{what}: how many apex keeps (the num_losses of its amp.initialize) is not told in this file"
         elif unknown is not None and need.kind == "scaler_list":
@@ -910,8 +925,32 @@ def _check_scale_reads(rule, info: AmpFile, wanted: int, shared_why: str) -> Non
             info.blockers.append(Blocker(where, why))
         if need.kind == "scaler_list":
             refused.add(id(need.node))
-    # a loop left to apex needs no GradScaler (its reason is said once)
-    info.needs = [n for n in info.needs if id(n.node) not in refused and id(n.via) not in refused]
+    # a loop or read left to apex needs no GradScaler here (its reason is said once); in a
+    # file without the initialize, that none reaches it is said too
+    if info.training_inits:
+        info.needs = [n for n in info.needs if id(n.node) not in refused and id(n.via) not in refused]
+
+
+def _indexed_read_refusal(need: Need, wanted: int, info: AmpFile, unknown: Optional[str], shared: str) -> Optional[str]:
+    """Why the read of apex's loss scaler ``loss_scalers[code]`` (``code``, the need's loss id,
+    no number) has no GradScaler picked by the same index: only a list of them as long as
+    apex's has one (None then)."""
+    if unknown is None and wanted > 1 and info.loss_scalers == wanted:
+        return None
+    code = need.loss_id
+    params = [p.name.value for p in need.func.params.params] if isinstance(need.func, cst.FunctionDef) else []
+    given = f" (a parameter of {need.func.name.value}())" if code in params else ""
+    what = (
+        f"private amp._amp_state use: it reads the current scale of apex's loss scaler for the loss id {code}{given}, "
+        "which is no number"
+    )
+    if unknown is not None:
+        return f"{what}, of num_losses={unknown}: which GradScaler holds that scale is not told here"
+    if wanted > 1:
+        return f"{what}, of num_losses={wanted}, but natively one GradScaler serves every loss ({shared})"
+    if not info.training_inits:
+        return f"{what}: how many loss scalers apex keeps (the num_losses of its amp.initialize) is not told in this file"
+    return f"{what}: apex kept one loss scaler, and nothing here proves the loss id is 0 (any other raised IndexError)"
 
 
 def _read_before_step(rule, info: AmpFile, need: Need) -> Optional[Tuple[cst.With, cst.Call]]:
@@ -1442,7 +1481,10 @@ def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
     = x`` / ``._scale_seq_len = n`` (settings that map to GradScaler arguments; ``_max_loss_scale``
     / ``_min_loss_scale``, which have none, are dropped with a warning) and the same through a
     local alias (DLE-GNMT: ``loss_scaler = amp._amp_state.loss_scalers[0]`` then
-    ``loss_scaler._loss_scale = loss_scale``, settings only) are known; anything else is reported."""
+    ``loss_scaler._loss_scale = loss_scale``; reads of the scale too), a read in place by a loss
+    id that is no number (``loss_scalers[loss_id].loss_scale()``: the same index into the list
+    of GradScalers, checked with the other reads) and a loop over all of them whose variable
+    only reads the scale are known; anything else is reported."""
     parents = rule.parents
     chain = parents.get(ref.expr)
     ok = (
@@ -1460,7 +1502,27 @@ def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
         return
     if not ok and _scaler_loop(rule, chain, info):
         return
+    if ok and loss_id is None and _read_by_index(rule, sub, chain, info):
+        return
     info.blockers.append(Blocker(ref.expr, _amp_state_refusal(rule, ref)))
+
+
+def _read_by_index(rule, sub: cst.Subscript, chain: Any, info: AmpFile) -> bool:
+    """``amp._amp_state.loss_scalers[loss_id].loss_scale()`` (or ``._loss_scale``) read in
+    place, ``loss_id`` no number: recorded as a read whose loss id is that code.  Indexing the
+    list of GradScalers, as long as apex's list, with the same value picks the same loss id's
+    scaler (and raises the same IndexError); ``_check_scale_reads`` keeps the shim where
+    there is no such list."""
+    code = _loss_id_code(sub, chain)
+    if code is None:
+        return False
+    found = AmpFile()
+    if not _scaler_use(rule, sub, found, 0) or any(n.kind != "get_scale" for n in found.needs):
+        return False
+    for need in found.needs:
+        need.loss_id = code  # type: ignore[assignment]
+    info.needs.extend(found.needs)
+    return True
 
 
 def _scaler_loop(rule, chain: Any, info: AmpFile) -> bool:

@@ -174,7 +174,8 @@ def test_a_setting_of_one_loss_scaler_updates_that_loss_ids_grad_scaler() -> Non
     _compare(source, "per_loss_id_settings", "scalers[1].load_state_dict(", expected)
 
 
-#: the per-loss-id scales read through a local kept from the start, and in a comprehension
+#: the per-loss-id scales read through a local kept from the start, in a comprehension, and
+#: by a loss id that is a loop variable
 PER_LOSS_ID_INDIRECT_READS = (
     PER_LOSS_ID.replace(
         "    scales, losses = [], []\n",
@@ -184,7 +185,9 @@ PER_LOSS_ID_INDIRECT_READS = (
         "        scales.append((amp._amp_state.loss_scalers[0].loss_scale(), amp._amp_state.loss_scalers[1]._loss_scale))\n",
         "        both = tuple(s._loss_scale for s in amp._amp_state.loss_scalers)\n"
         "        scales.append((first_scaler.loss_scale(), both[1]))\n"
-        "        assert both[0] == first_scaler.loss_scale()\n",
+        "        assert both[0] == first_scaler.loss_scale()\n"
+        "        for k in range(2):\n"
+        "            assert amp._amp_state.loss_scalers[k].loss_scale() == both[k]\n",
     )
 )
 
@@ -193,5 +196,6 @@ def test_loss_scalers_read_through_a_local_and_a_comprehension_are_the_grad_scal
     # the same trajectories as read in place (before: the file kept apex.amp for these reads)
     assert "first_scaler.loss_scale()" in PER_LOSS_ID_INDIRECT_READS
     assert "in amp._amp_state.loss_scalers)" in PER_LOSS_ID_INDIRECT_READS
+    assert "loss_scalers[k]" in PER_LOSS_ID_INDIRECT_READS
     expected = [(32768.0, 32768.0), (16384.0, 32768.0)] + [(8192.0, 16384.0)] * 3 + [(8192.0, 8192.0)] * 3
-    _compare(PER_LOSS_ID_INDIRECT_READS, "per_loss_id_indirect", "for s in scalers)", expected)
+    _compare(PER_LOSS_ID_INDIRECT_READS, "per_loss_id_indirect", "scalers[k].get_scale() == both[k]", expected)
