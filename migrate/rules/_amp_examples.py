@@ -6831,6 +6831,30 @@ class GanStep:
         after=GAN_LOGS_EVERY_SCALE_NATIVE,
         codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX311", "APX506"),
     ),
+    # apex kept one loss scaler (no num_losses): a comprehension over the list of them goes
+    # over a list holding the one GradScaler
+    Example(
+        "loss-scalers-looped-over-with-one-gradscaler",
+        before="import torch\nfrom apex import amp\n\n\n"
+        + O1_TRAIN
+        + "    return [s.loss_scale() for s in amp._amp_state.loss_scalers]\n",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+    return [s.get_scale() for s in [scaler]]
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX506"),
+    ),
     # the loss scaler kept in a local also runs apex's own overflow check and scale update
     # after a hand-written all-reduce (tape's distributed fp16 step): the reason names what
     # a GradScaler has no public counterpart of (it said only the scale was read)
