@@ -977,12 +977,151 @@ def train(net, optimizer, batches):
         optimizer.step()
 """
 
-PENALTY_SCALER_TODO = """\
-    # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
-    #   loss scaler 1 (one per loss id), kept in scaler, what GradScaler.get_scale() gives
-    #   natively, but only a read in place, amp._amp_state.loss_scalers[1].loss_scale() or
-    #   ._loss_scale, is rewritten to it; this file keeps apex.amp semantics through
-    #   apexcompat.amp, migrate it by hand
+PENALTY_WITH_SECOND_SCALER_NATIVE = """\
+import torch
+
+
+def penalty(net, x, scalers):
+    x = x.clone().requires_grad_()
+    out = scalers[1].get_scale() * net(x).sum()
+    (grad,) = torch.autograd.grad(out, x, create_graph=True)
+    return (grad / scalers[1].get_scale()).pow(2).mean()
+
+
+def train(net, optimizer, batches):
+    scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = net(x).mean() + penalty(net, x, scalers)
+        optimizer.zero_grad()
+        scalers[1].scale(loss).backward()
+        scalers[1].step(optimizer)
+        scalers[1].update()
+"""
+
+#: a GAN with one loss id per network that logs every loss scale, in a loop and in a
+#: comprehension that use the same name
+GAN_LOGS_EVERY_SCALE = """\
+import torch
+from apex import amp
+
+
+def fit(gen, disc, opt_g, opt_d, noise_batches):
+    [gen, disc], [opt_g, opt_d] = amp.initialize([gen, disc], [opt_g, opt_d], opt_level="O1", num_losses=2)
+    for it, z in enumerate(noise_batches):
+        critic_loss = disc(gen(z).detach()).mean()
+        opt_d.zero_grad()
+        with amp.scale_loss(critic_loss, opt_d, loss_id=0) as scaled:
+            scaled.backward()
+        opt_d.step()
+        gen_loss = -disc(gen(z)).mean()
+        opt_g.zero_grad()
+        with amp.scale_loss(gen_loss, opt_g, loss_id=1) as scaled:
+            scaled.backward()
+        opt_g.step()
+        for sc in amp._amp_state.loss_scalers:
+            print("scale", sc._loss_scale)
+        history = {k: sc.loss_scale() for k, sc in enumerate(amp._amp_state.loss_scalers)}
+"""
+GAN_LOGS_EVERY_SCALE_NATIVE = """\
+import torch
+
+
+def fit(gen, disc, opt_g, opt_d, noise_batches):
+    scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+    for it, z in enumerate(noise_batches):
+        with torch.autocast("cuda", dtype=torch.float16):
+            critic_loss = disc(gen(z).detach()).mean()
+        opt_d.zero_grad()
+        scalers[0].scale(critic_loss).backward()
+        scalers[0].step(opt_d)
+        scalers[0].update()
+        with torch.autocast("cuda", dtype=torch.float16):
+            gen_loss = -disc(gen(z)).mean()
+        opt_g.zero_grad()
+        scalers[1].scale(gen_loss).backward()
+        scalers[1].step(opt_g)
+        scalers[1].update()
+        for sc in scalers:
+            print("scale", sc.get_scale())
+        history = {k: sc.get_scale() for k, sc in enumerate(scalers)}
+"""
+
+#: a gradient norm undone by hand with the scale of the loss id its caller names
+UNSCALED_NORM_BY_LOSS_ID = """
+
+
+def unscaled_norm(module, loss_id):
+    return module.weight.grad.norm() / amp._amp_state.loss_scalers[loss_id]._loss_scale
+"""
+
+#: a hand-written all-reduce of the master gradients that runs apex's overflow check and
+#: scale update itself, on the loss scaler it keeps in a local
+HAND_UPDATED_SCALER = """\
+import torch
+from apex import amp
+
+
+class Runner:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O2")
+        self.overflow = torch.zeros(1, dtype=torch.int, device="cuda")
+
+    def backward(self, loss):
+        with amp.scale_loss(loss, self.optimizer, delay_overflow_check=True) as scaled_loss:
+            scaled_loss.backward()
+
+    def step(self):
+        scaler = amp._amp_state.loss_scalers[0]
+        grads = [p.grad for p in amp.master_params(self.optimizer) if p.grad is not None]
+        for g in grads:
+            torch.distributed.all_reduce(g.div_(scaler.loss_scale()))
+            self.overflow.fill_(int(not torch.isfinite(g).all()))
+        scaler._overflow_buf = self.overflow
+        if not scaler.update_scale():
+            self.optimizer.step()
+"""
+HAND_UPDATED_SCALER_TODO = """\
+        # TODO(apexcompat): private amp._amp_state use: it keeps apex's loss scaler 0 in scaler
+        #   and uses what a GradScaler has no public counterpart of: _overflow_buf,
+        #   update_scale() (apex's own overflow buffer and scale update); this file keeps
+        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+"""
+
+#: DeepPrivacy's shape: a loss id per criterion, and every loss scale read for the log
+GAN_STEP_LOGGING_SCALES = """\
+import torch
+from apex import amp
+
+
+class GanStep:
+    def __init__(self, gen, disc, opt_d, criteria):
+        self.criteria = criteria
+        [self.gen, self.disc], self.opt_d = amp.initialize(
+            [gen, disc], opt_d, opt_level="O1", num_losses=len(criteria)
+        )
+
+    def backward(self, batch, loss_funcs, optimizer):
+        for i, fn in enumerate(loss_funcs):
+            loss, parts = fn(batch)
+            with amp.scale_loss(loss.mean(), optimizer, loss_id=i) as scaled_loss:
+                scaled_loss.backward()
+        optimizer.step()
+
+    def step_d(self, batch):
+        with torch.no_grad():
+            batch["fake"] = self.gen(batch["z"])
+        batch["real_scores"] = self.disc(batch["img"])
+        self.backward(batch, self.criteria, self.opt_d)
+
+    def scales(self):
+        return {i: s._loss_scale for i, s in enumerate(amp._amp_state.loss_scalers)}
+"""
+GAN_STEP_SCALES_TODO = """\
+        # TODO(apexcompat): private amp._amp_state use: it reads the current scale of every one
+        #   of apex's loss scalers (one per loss id), going over amp._amp_state.loss_scalers, of
+        #   num_losses=len(criteria): how many GradScalers stand for them is not told here; this
+        #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
 """
 
 #: apex.amp only where an old torch lacks torch.cuda.amp (neural_sp's train.py shape)
@@ -1934,8 +2073,8 @@ for x, y in loader:
         ),
         codes=("APX102", "APX220"),
     ),
-    # the loss id is a parameter: which loss scaler is read, so which GradScaler would stand
-    # for it, is not told in the file; the reason says so (it said only scaler 0 is rewritten)
+    # the loss id is a parameter and apex kept one loss scaler: only loss id 0 had one (any
+    # other raised IndexError), which nothing here proves; the reason says so
     Example(
         "fallback-scale-of-a-loss-id-given-as-a-parameter",
         before=SCALE_OF_A_GIVEN_LOSS_ID,
@@ -1944,11 +2083,31 @@ for x, y in loader:
             """\
     # TODO(apexcompat): private amp._amp_state use: it reads the current scale of apex's
     #   loss scaler for the loss id loss_id (a parameter of grad_norm()), which is no
-    #   number: which GradScaler (one per loss id) holds that scale natively is not told
-    #   here; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   number: apex kept one loss scaler, and nothing here proves the loss id is 0 (any
+    #   other raised IndexError); this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
     scale = amp""",
         ),
         codes=("APX102", "APX220"),
+    ),
+    # the loss id is a parameter, and each of apex's two loss ids has its GradScaler: the same
+    # index into the list of GradScalers picks the same loss id's (and raises the same
+    # IndexError past the end), which reaches the helper as a parameter
+    Example(
+        "scale-of-a-loss-id-given-as-a-parameter-indexes-the-gradscalers",
+        before=GAN_LOGS_EVERY_SCALE.replace(
+            "        history = {k: sc.loss_scale() for k, sc in enumerate(amp._amp_state.loss_scalers)}\n",
+            "        print(unscaled_norm(gen, 1))\n",
+        )
+        + UNSCALED_NORM_BY_LOSS_ID,
+        after=GAN_LOGS_EVERY_SCALE_NATIVE.replace(
+            "        history = {k: sc.get_scale() for k, sc in enumerate(scalers)}\n",
+            "        print(unscaled_norm(gen, 1, scalers))\n",
+        )
+        + UNSCALED_NORM_BY_LOSS_ID.replace("loss_id):", "loss_id, scalers):").replace(
+            "amp._amp_state.loss_scalers[loss_id]._loss_scale", "scalers[loss_id].get_scale()"
+        ),
+        codes=("APX101", "APX201", "APX203", "APX207", "APX209", "APX301", "APX311", "APX506"),
     ),
     # apex's overflow flag: set where the scale_loss block exits; a GradScaler keeps its
     # found-inf private, seen only as the scale update() lowers: the reason says when each is
@@ -6645,80 +6804,65 @@ class GanStep:
         codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
     ),
     Example(
-        # the scales of all apex loss scalers are read for logging (DeepPrivacy's StatsLogger):
-        # GradScaler.get_scale() is their native equivalent, but only loss scaler 0's
-        # ``loss_scale()`` is rewritten to it; the finding says what is read (it said there was
-        # no native equivalent)
+        # the scales of all apex loss scalers are read for logging (DeepPrivacy's StatsLogger),
+        # as many as the criteria the class is given (num_losses=len(criteria)): how many
+        # GradScalers stand for them is not told, so the file keeps the shim and says so
         "fallback-amp-state-scales-of-every-loss-scaler-logged",
-        before="""\
-import torch
-from apex import amp
-
-
-class GanStep:
-    def __init__(self, gen, disc, opt_d, criteria):
-        self.criteria = criteria
-        [self.gen, self.disc], self.opt_d = amp.initialize([gen, disc], opt_d, opt_level="O1")
-
-    def backward(self, batch, loss_funcs, optimizer):
-        for fn in loss_funcs:
-            loss, parts = fn(batch)
-            loss = loss.mean()
-            with amp.scale_loss(loss, optimizer) as scaled_loss:
-                scaled_loss.backward()
-        optimizer.step()
-
-    def step_d(self, batch):
-        with torch.no_grad():
-            batch["fake"] = self.gen(batch["z"])
-        batch["real_scores"] = self.disc(batch["img"])
-        self.backward(batch, self.criteria, self.opt_d)
-
-    def scales(self):
-        return {i: s._loss_scale for i, s in enumerate(amp._amp_state.loss_scalers)}
-""",
-        after="""\
-import torch
-from apexcompat import amp
-
-
-class GanStep:
-    def __init__(self, gen, disc, opt_d, criteria):
-        self.criteria = criteria
-        [self.gen, self.disc], self.opt_d = amp.initialize([gen, disc], opt_d, opt_level="O1")
-
-    def backward(self, batch, loss_funcs, optimizer):
-        for fn in loss_funcs:
-            loss, parts = fn(batch)
-            loss = loss.mean()
-            with amp.scale_loss(loss, optimizer) as scaled_loss:
-                scaled_loss.backward()
-        optimizer.step()
-
-    def step_d(self, batch):
-        with torch.no_grad():
-            batch["fake"] = self.gen(batch["z"])
-        batch["real_scores"] = self.disc(batch["img"])
-        self.backward(batch, self.criteria, self.opt_d)
-
-    def scales(self):
-        # TODO(apexcompat): private amp._amp_state use: it reads the current scale of every one
-        #   of apex's loss scalers (one per loss id), going over amp._amp_state.loss_scalers;
-        #   natively each is the get_scale() of its loss id's GradScaler, but only a read of one
-        #   by its number, amp._amp_state.loss_scalers[i].loss_scale(), is rewritten to it; this
-        #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-        return {i: s._loss_scale for i, s in enumerate(amp._amp_state.loss_scalers)}
-""",
+        before=GAN_STEP_LOGGING_SCALES,
+        after=GAN_STEP_LOGGING_SCALES.replace("from apex", "from apexcompat").replace(
+            "        return {i: s._loss_scale", GAN_STEP_SCALES_TODO + "        return {i: s._loss_scale"
+        ),
         codes=("APX102", "APX220"),
     ),
     # a penalty term scaled and unscaled by hand with apex's second loss scaler, kept in a
-    # local first: the reason names the scaler and what is read off it (the scale, which
-    # GradScaler.get_scale() gives), not "no native equivalent"
+    # local first: the local goes, and each read of the scale through it becomes the
+    # get_scale() of loss id 1's GradScaler, which the penalty takes as a parameter
     Example(
-        "loss-scaler-kept-in-a-local-says-what-is-read-off-it",
+        "loss-scaler-kept-in-a-local-is-read-off-its-gradscaler",
         before=PENALTY_WITH_SECOND_SCALER,
-        after=PENALTY_WITH_SECOND_SCALER.replace("from apex", "from apexcompat").replace(
-            "    scaler = _amp_state", PENALTY_SCALER_TODO + "    scaler = _amp_state"
+        after=PENALTY_WITH_SECOND_SCALER_NATIVE,
+        codes=("APX101", "APX201", "APX203", "APX207", "APX209", "APX301", "APX311", "APX506"),
+    ),
+    # a GAN's two loss ids, each with its GradScaler: a loop and a comprehension over apex's
+    # loss scalers go over the GradScalers, each read of the scale is get_scale()
+    Example(
+        "loss-scalers-looped-over-are-the-gradscalers",
+        before=GAN_LOGS_EVERY_SCALE,
+        after=GAN_LOGS_EVERY_SCALE_NATIVE,
+        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX311", "APX506"),
+    ),
+    # apex kept one loss scaler (no num_losses): a comprehension over the list of them goes
+    # over a list holding the one GradScaler
+    Example(
+        "loss-scalers-looped-over-with-one-gradscaler",
+        before="import torch\nfrom apex import amp\n\n\n"
+        + O1_TRAIN
+        + "    return [s.loss_scale() for s in amp._amp_state.loss_scalers]\n",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+    return [s.get_scale() for s in [scaler]]
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX506"),
+    ),
+    # the loss scaler kept in a local also runs apex's own overflow check and scale update
+    # after a hand-written all-reduce (tape's distributed fp16 step): the reason names what
+    # a GradScaler has no public counterpart of (it said only the scale was read)
+    Example(
+        "loss-scaler-kept-in-a-local-for-its-internals-keeps-the-shim",
+        before=HAND_UPDATED_SCALER,
+        after=HAND_UPDATED_SCALER.replace("from apex", "from apexcompat").replace(
+            "        scaler = amp._amp_state", HAND_UPDATED_SCALER_TODO + "        scaler = amp._amp_state"
         ),
         codes=("APX102", "APX220"),
     ),

@@ -164,6 +164,9 @@ class Need:
     func: Any
     #: for a read of apex's loss scale (``get_scale``): the loss id of the scaler it reads
     loss_id: int = 0
+    #: for a read through a local (``s = amp._amp_state.loss_scalers[0]; s.loss_scale()``):
+    #: the statement binding it, which goes once the reads through it are rewritten
+    via: Any = None
 
 
 @dataclass(eq=False, repr=False)
@@ -852,14 +855,24 @@ def _check_scale_reads(rule, info: AmpFile, wanted: int, shared_why: str) -> Non
     holds that scale; a loss id apex had no scaler for raised IndexError there.  A setting
     of loss scaler ``i`` (``._loss_scale = x``) goes to the same GradScaler, on the same
     conditions."""
-    uses = [need for need in info.needs if need.kind in ("get_scale", "scaler_setting")]
+    uses = [need for need in info.needs if need.kind in ("get_scale", "scaler_setting", "scaler_list", "each_scale")]
     if not uses:
         return
     unknown = _unknown_loss_count(rule, info, wanted)
+    # counted in another file, where a count that is no number reads as 1
+    uncounted = unknown is None and not info.training_inits and wanted <= 1
+    refused: Set[int] = set()
     for need in uses:
         if need.kind == "scaler_setting":
             attr = need.node.body[0].targets[0].target.attr.value
             what = f"private amp._amp_state use: it sets {attr} of apex's loss scaler {need.loss_id} (one per loss id)"
+        elif need.kind == "each_scale":
+            continue  # said with its list
+        elif need.kind == "scaler_list":
+            what = (
+                "private amp._amp_state use: it reads the current scale of every one of apex's loss scalers (one per "
+                "loss id), going over amp._amp_state.loss_scalers"
+            )
         else:
             what = (
                 f"private amp._amp_state use: it reads the current scale of apex's loss scaler {need.loss_id} "
@@ -867,7 +880,26 @@ def _check_scale_reads(rule, info: AmpFile, wanted: int, shared_why: str) -> Non
             )
         if need.kind == "scaler_setting" and wanted <= 1 and need.loss_id == 0 and unknown is None:
             continue
-        if unknown is not None:
+        if isinstance(need.loss_id, str):  # a loss id that is no number, read in place
+            why = _indexed_read_refusal(need, wanted, info, unknown, shared_why)
+            if why is None:
+                between = _read_before_step(rule, info, need)
+                if between is None:
+                    continue
+                why = (
+                    f"private amp._amp_state use: it reads the current scale of apex's loss scaler for the loss id "
+                    f"{need.loss_id}, after an amp.scale_loss block and before {code_of(between[1])} in "
+                    f"{need.func.name.value}(): apex updated that scale where the block exited, a GradScaler "
+                    "updates it in scaler.update() after the step, so there the two differ"
+                )
+            info.blockers.append(Blocker(need.node, why))
+            refused.add(id(need.node))
+            continue
+        if uncounted and (need.kind == "scaler_list" or need.loss_id >= wanted):
+            why = f"{what}: how many apex keeps (the num_losses of its amp.initialize) is not told in this file"
+        elif unknown is not None and need.kind == "scaler_list":
+            why = f"{what}, of num_losses={unknown}: how many GradScalers stand for them is not told here"
+        elif unknown is not None:
             why = f"{what}, of num_losses={unknown}: which GradScaler holds that scale is not told here"
         elif need.loss_id >= wanted:
             why = f"{what}, but apex made num_losses={wanted}: this read raises IndexError, apex.amp kept for it"
@@ -888,7 +920,37 @@ def _check_scale_reads(rule, info: AmpFile, wanted: int, shared_why: str) -> Non
                 "(halved on an overflow, doubled after its run of clean steps), a GradScaler updates it in scaler.update() "
                 "after the step, so there the two differ"
             )
-        info.blockers.append(Blocker(need.node, why))
+        where = need.via if need.via is not None else need.node  # a local's reads: said once, where it is bound
+        if not any(b.node is where and b.message == why for b in info.blockers):
+            info.blockers.append(Blocker(where, why))
+        if need.kind == "scaler_list":
+            refused.add(id(need.node))
+    # a loop or read left to apex needs no GradScaler here (its reason is said once); in a
+    # file without the initialize, that none reaches it is said too
+    if info.training_inits:
+        info.needs = [n for n in info.needs if id(n.node) not in refused and id(n.via) not in refused]
+
+
+def _indexed_read_refusal(need: Need, wanted: int, info: AmpFile, unknown: Optional[str], shared: str) -> Optional[str]:
+    """Why the read of apex's loss scaler ``loss_scalers[code]`` (``code``, the need's loss id,
+    no number) has no GradScaler picked by the same index: only a list of them as long as
+    apex's has one (None then)."""
+    if unknown is None and wanted > 1 and info.loss_scalers == wanted:
+        return None
+    code = need.loss_id
+    params = [p.name.value for p in need.func.params.params] if isinstance(need.func, cst.FunctionDef) else []
+    given = f" (a parameter of {need.func.name.value}())" if code in params else ""
+    what = (
+        f"private amp._amp_state use: it reads the current scale of apex's loss scaler for the loss id {code}{given}, "
+        "which is no number"
+    )
+    if unknown is not None:
+        return f"{what}, of num_losses={unknown}: which GradScaler holds that scale is not told here"
+    if wanted > 1:
+        return f"{what}, of num_losses={wanted}, but natively one GradScaler serves every loss ({shared})"
+    if not info.training_inits:
+        return f"{what}: how many loss scalers apex keeps (the num_losses of its amp.initialize) is not told in this file"
+    return f"{what}: apex kept one loss scaler, and nothing here proves the loss id is 0 (any other raised IndexError)"
 
 
 def _read_before_step(rule, info: AmpFile, need: Need) -> Optional[Tuple[cst.With, cst.Call]]:
@@ -1419,7 +1481,10 @@ def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
     = x`` / ``._scale_seq_len = n`` (settings that map to GradScaler arguments; ``_max_loss_scale``
     / ``_min_loss_scale``, which have none, are dropped with a warning) and the same through a
     local alias (DLE-GNMT: ``loss_scaler = amp._amp_state.loss_scalers[0]`` then
-    ``loss_scaler._loss_scale = loss_scale``, settings only) are known; anything else is reported."""
+    ``loss_scaler._loss_scale = loss_scale``; reads of the scale too), a read in place by a loss
+    id that is no number (``loss_scalers[loss_id].loss_scale()``: the same index into the list
+    of GradScalers, checked with the other reads) and a loop over all of them whose variable
+    only reads the scale are known; anything else is reported."""
     parents = rule.parents
     chain = parents.get(ref.expr)
     ok = (
@@ -1435,7 +1500,93 @@ def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
         return
     if loss_id is not None and _scaler_alias(rule, sub, info, loss_id):
         return
+    if not ok and _scaler_loop(rule, chain, info):
+        return
+    if ok and loss_id is None and _read_by_index(rule, sub, chain, info):
+        return
     info.blockers.append(Blocker(ref.expr, _amp_state_refusal(rule, ref)))
+
+
+def _read_by_index(rule, sub: cst.Subscript, chain: Any, info: AmpFile) -> bool:
+    """``amp._amp_state.loss_scalers[loss_id].loss_scale()`` (or ``._loss_scale``) read in
+    place, ``loss_id`` no number: recorded as a read whose loss id is that code.  Indexing the
+    list of GradScalers, as long as apex's list, with the same value picks the same loss id's
+    scaler (and raises the same IndexError); ``_check_scale_reads`` keeps the shim where
+    there is no such list."""
+    code = _loss_id_code(sub, chain)
+    if code is None:
+        return False
+    found = AmpFile()
+    if not _scaler_use(rule, sub, found, 0) or any(n.kind != "get_scale" for n in found.needs):
+        return False
+    for need in found.needs:
+        need.loss_id = code  # type: ignore[assignment]
+    info.needs.extend(found.needs)
+    return True
+
+
+def _scaler_loop(rule, chain: Any, info: AmpFile) -> bool:
+    """``for s in amp._amp_state.loss_scalers:`` (or ``enumerate(...)`` of it, also as the
+    first ``for`` of a comprehension) where every other use of ``s`` in its function is a
+    read of its scale inside the loop: apex's list of loss scalers, one per loss id, is
+    natively the list of GradScalers (``[scaler]`` where apex kept one), and each read
+    ``s.get_scale()``.  Recorded as a need of kind ``scaler_list`` (the list) and one of kind
+    ``each_scale`` per read (``via`` the list); the count is checked with the other reads."""
+    parents = rule.parents
+    if not (isinstance(chain, cst.Attribute) and chain.attr.value == "loss_scalers"):
+        return False
+    iterated, holder = chain, parents.get(chain)
+    counted = False
+    if isinstance(holder, cst.Arg):
+        call = parents.get(holder)
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value == "enumerate"
+            and list(call.args) == [holder]
+            and holder.keyword is None
+            and not holder.star
+        ):
+            return False
+        iterated, holder, counted = call, parents.get(call), True
+    if not (isinstance(holder, (cst.For, cst.CompFor)) and holder.iter is iterated):
+        return False
+    target = holder.target
+    if counted:
+        elements = target.elements if isinstance(target, cst.Tuple) else ()
+        if len(elements) != 2 or not isinstance(elements[1].value, cst.Name):
+            return False
+        target = elements[1].value
+    if not isinstance(target, cst.Name):
+        return False
+    func = enclosing(parents, holder, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+    if isinstance(func, (cst.Lambda, cst.ClassDef)):
+        return False
+    # a for statement's name lives on in its function; a comprehension's only inside it
+    loop = holder.body if isinstance(holder, cst.For) else parents.get(holder)
+    scope = loop if isinstance(holder, cst.CompFor) else func if func is not None else rule.tree
+    within = {id(n) for n in walk(loop)}
+    uses = [
+        n
+        for n in walk(scope)
+        if isinstance(n, cst.Name)
+        and n.value == target.value
+        and n is not target
+        and not _is_member_name(parents, n)
+        and not (isinstance(holder, cst.For) and _comprehension_binds(parents, n))
+    ]
+    if not uses or any(id(n) not in within for n in uses):
+        return False
+    found = AmpFile()
+    if not all(_scaler_use(rule, use, found) for use in uses) or any(n.kind != "get_scale" for n in found.needs):
+        return False
+    function = enclosing_function(parents, chain)
+    if any(n.func is not function for n in found.needs):
+        return False  # a read in a nested function
+    info.needs.append(Need(chain, "scaler_list", function))
+    for need in found.needs:
+        info.needs.append(Need(need.node, "each_scale", function, via=chain))
+    return True
 
 
 def _amp_state_refusal(rule, ref: AmpRef) -> str:
@@ -1451,9 +1602,24 @@ def _amp_state_refusal(rule, ref: AmpRef) -> str:
         where = parents.get(where)
     read = _scaler_reads(where)
     alias, index = _loss_scaler_alias(parents, chain)
+    internals: List[str] = []
     if alias is not None:
         func = enclosing(parents, chain, (cst.FunctionDef,))
         read |= _scaler_reads(func, alias)
+        internals = _scaler_internals(func, alias)
+    if isinstance(chain, cst.Attribute) and chain.attr.value == "opt_properties":
+        option = parents.get(chain)
+        named = option.attr.value if isinstance(option, cst.Attribute) and option.value is chain else ""
+        return (
+            f"private amp._amp_state use: it reads apex's option {named or 'opt_properties'} of the opt_level "
+            "(opt_properties), which neither a GradScaler nor torch.autocast has (natively no fp32 master "
+            "weights are kept beside the model's)"
+        )
+    if internals and index is not None:
+        return (
+            f"private amp._amp_state use: it keeps apex's loss scaler {index} in {alias} and uses what a GradScaler "
+            f"has no public counterpart of: {', '.join(internals)} (apex's own overflow buffer and scale update)"
+        )
     if not (isinstance(chain, cst.Attribute) and chain.attr.value == "loss_scalers") or not read:
         return "private amp._amp_state use has no native equivalent"
     if "_has_overflow" in read:
@@ -1469,8 +1635,8 @@ def _amp_state_refusal(rule, ref: AmpRef) -> str:
         return (
             "private amp._amp_state use: it reads the current scale of every one of apex's loss scalers (one per "
             "loss id), going over amp._amp_state.loss_scalers; natively each is the get_scale() of its loss id's "
-            "GradScaler, but only a read of one by its number, amp._amp_state.loss_scalers[i].loss_scale(), is "
-            "rewritten to it"
+            "GradScaler, but only a loop or comprehension over them whose variable is used for nothing but reading "
+            "its scale goes over the GradScalers, and this is none"
         )
     if index is None:
         func = enclosing(parents, chain, (cst.FunctionDef,))
@@ -1518,6 +1684,35 @@ def _scaler_reads(node: Any, alias: Optional[str] = None) -> Set[str]:
             if alias is None or (isinstance(found.value, cst.Name) and found.value.value == alias):
                 read.add(found.attr.value)
     return read
+
+
+def _comprehension_binds(parents, name: cst.Name) -> bool:
+    """Whether a comprehension around ``name`` binds it in one of its ``for`` targets (the
+    name there is the comprehension's own, not the function's)."""
+    node = parents.get(name)
+    while node is not None and not isinstance(node, (cst.FunctionDef, cst.Module)):
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            fors = [n for n in walk(node.for_in) if isinstance(n, cst.CompFor)]
+            if any(name.value in {n.value for n in walk(f.target) if isinstance(n, cst.Name)} for f in fors):
+                return True
+        node = parents.get(node)
+    return False
+
+
+def _scaler_internals(func: Any, alias: str) -> List[str]:
+    """What code reads, calls or sets on the local ``alias`` of apex's loss scaler beyond its
+    scale and the settings a GradScaler takes (``update_scale()``, ``_overflow_buf``), in
+    order of first use."""
+    known = {"_loss_scale", "loss_scale", "_has_overflow", *AMP_STATE_SETTINGS, *AMP_STATE_DROPPED}
+    nodes = list(walk(func)) if func is not None else []
+    called = {id(n.func) for n in nodes if isinstance(n, cst.Call)}
+    found: List[str] = []
+    for node in nodes:
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == alias:
+            name = node.attr.value + ("()" if id(node) in called else "")
+            if node.attr.value not in known and name not in found:
+                found.append(name)
+    return found
 
 
 def _loss_scaler_alias(parents, chain: Any) -> Tuple[Optional[str], Optional[int]]:
@@ -1577,8 +1772,10 @@ def _scaler_use(rule, scaler: cst.BaseExpression, info: AmpFile, loss_id: int = 
 
 def _scaler_alias(rule, sub: cst.Subscript, info: AmpFile, loss_id: int = 0) -> bool:
     """``name = amp._amp_state.loss_scalers[loss_id]`` as a statement of its own in a function,
-    where every other use of ``name`` in that function is a known use of the scaler (and the
-    function assigns ``name`` nowhere else): the statement is recorded as a need of kind
+    where every other use of ``name`` in that function, after it, is a known use of the scaler
+    (a setting, or a read of its scale: apex's loss scaler is one object for the whole run, so
+    a read through the alias sees the scale of that moment, as ``get_scale()`` does) and the
+    function assigns ``name`` nowhere else: the statement is recorded as a need of kind
     ``scaler_alias``, each use as its own need."""
     parents = rule.parents
     assign = parents.get(sub)
@@ -1611,11 +1808,13 @@ def _scaler_alias(rule, sub: cst.Subscript, info: AmpFile, loss_id: int = 0) -> 
     found = AmpFile()
     if not all(_scaler_use(rule, use, found, loss_id) for use in uses):
         return False
-    if any(n.func is not func or n.kind != "scaler_setting" for n in found.needs):
-        return False  # a read through the alias, or a use in a nested function
+    if any(n.func is not func for n in found.needs):
+        return False  # a use in a nested function
     if any(rule.line_of(need.node) < rule.line_of(stmt) for need in found.needs):
         return False
     info.needs.append(Need(stmt, "scaler_alias", func))
+    for need in found.needs:
+        need.via = stmt if need.kind == "get_scale" else None
     info.needs.extend(found.needs)
     return True
 
@@ -1770,6 +1969,8 @@ def _check_layout(rule, info: AmpFile) -> None:
         for need in info.needs:
             if need.kind == "master_params" and not info.scale_losses:
                 continue  # the optimizer's param groups, what apex yielded: no scaler needed
+            if need.via is not None:
+                continue  # said once, where the local or the loop takes apex's loss scaler
             info.blockers.append(
                 Blocker(need.node, "amp.initialize is not in this file, so the scaler cannot reach this site")
             )

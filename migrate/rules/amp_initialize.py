@@ -537,9 +537,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             kwargs.append(f"enabled={switch}")
         for need in self._settings_after(site, info):
             self._settled.add(need)
-            self.edits.replace(need.node, [])
             if need.kind == "scaler_alias":
+                if not _read_through(need, info):
+                    self.edits.replace(need.node, [])
                 continue
+            self.edits.replace(need.node, [])
             assign = need.node.body[0]
             attr = assign.targets[0].target.attr.value
             if attr in AMP_STATE_DROPPED:
@@ -678,7 +680,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             if need.kind not in ("scaler_setting", "scaler_alias") or need in self._settled:
                 continue
             if need.kind == "scaler_alias":
-                self.edits.replace(need.node, [])
+                if not _read_through(need, info):
+                    self.edits.replace(need.node, [])  # else it goes with the reads (CastingHooksRule)
                 continue
             scaler = info.access.get(need.func)
             if scaler is None:
@@ -730,6 +733,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             if line < start or self.parents.get(need.node) not in blocks:
                 return []
             if any(start < self.line_of(s.with_stmt) < line for s in info.scale_losses if s.func is site.func):
+                return []
+            # a read of the scale before the setting saw apex's first scale, not the one set
+            if any(n.kind == "get_scale" and n.func is site.func and self.line_of(n.node) < line for n in info.needs):
                 return []
             if need.kind == "scaler_alias":
                 continue
@@ -1223,3 +1229,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
 
 InitializeRule.EXAMPLES = EXAMPLES + REPOSITORY_EXAMPLES
 InitializeRule.NOOP_EXAMPLES = NOOP_EXAMPLES
+
+
+def _read_through(alias: Any, info: AmpFile) -> bool:
+    """Whether the scale is read through the loss scaler ``alias`` binds: the statement stays
+    for the rule that rewrites those reads, which removes it with them."""
+    return any(n.kind == "get_scale" and n.via is alias.node for n in info.needs)

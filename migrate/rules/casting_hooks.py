@@ -146,15 +146,39 @@ class CastingHooksRule(AmpRule):
         from ._amp_sites import find_scalers
 
         lookup = find_scalers(self, module)
+        kept = set()  # the locals binding apex's loss scaler that a read is left through
+        rewritten = set()
         for need in info.needs:
             if need.kind != "get_scale":
                 continue
             scaler = lookup(need.node)
             if scaler is None:
+                kept.add(need.via)
                 continue
             native = f"{info.loss_scaler(scaler.expr, need.loss_id)}.get_scale()"
             self.replace_node(need.node, expression(native))
             self.report(need.node, "APX506", f"{code_of(need.node)} -> {native}", fixed=True, severity="info")
+            rewritten.add(need.via)
+        for alias in rewritten - kept - {None}:
+            self._remove_with(alias, [])
+        self._scale_loops(info, lookup)
+
+    def _scale_loops(self, info, lookup) -> None:
+        """``for s in amp._amp_state.loss_scalers`` -> over the GradScalers (one per loss id,
+        or the one in a list), each ``s.loss_scale()`` / ``s._loss_scale`` -> ``s.get_scale()``."""
+        for need in info.needs:
+            if need.kind != "scaler_list":
+                continue
+            scaler = lookup(need.node)
+            if scaler is None:
+                continue
+            native = scaler.expr if info.loss_scalers > 1 else f"[{scaler.expr}]"
+            self.replace_node(need.node, expression(native))
+            self.report(need.node, "APX506", f"{code_of(need.node)} -> {native}", fixed=True, severity="info")
+            for read in info.needs:
+                if read.kind == "each_scale" and read.via is need.node:
+                    receiver = read.node.func.value if isinstance(read.node, cst.Call) else read.node.value
+                    self.replace_node(read.node, expression(f"{code_of(receiver)}.get_scale()"))
 
     def _native_scaler_exists(self, module) -> bool:
         from ._amp_sites import find_scalers

@@ -7,7 +7,9 @@ updates of the GradScaler where they stand).  Each script logs the loss scale af
 and overflows on purpose at two steps, so the trajectory shows the initial scale, the halving,
 the growth interval and a scale set mid-run; native and original must log the same scales.
 A third script keeps one loss scaler per loss id (``num_losses=2``) and logs the scale of each
-(``loss_scalers[i].loss_scale()`` / ``._loss_scale``): natively each loss id's GradScaler.
+(``loss_scalers[i].loss_scale()`` / ``._loss_scale``): natively each loss id's GradScaler; so
+do its variants that keep a loss scaler in a local and read it later, and that go over all of
+them in a comprehension (natively over the list of GradScalers).
 """
 
 from __future__ import annotations
@@ -170,3 +172,30 @@ def test_a_setting_of_one_loss_scaler_updates_that_loss_ids_grad_scaler() -> Non
     expected = [(32768.0, 1024.0), (16384.0, 1024.0), (8192.0, 1024.0), (8192.0, 1024.0), (16384.0, 1024.0)]
     expected += [(16384.0, 512.0), (32768.0, 512.0), (32768.0, 512.0)]
     _compare(source, "per_loss_id_settings", "scalers[1].load_state_dict(", expected)
+
+
+#: the per-loss-id scales read through a local kept from the start, in a comprehension, and
+#: by a loss id that is a loop variable
+PER_LOSS_ID_INDIRECT_READS = (
+    PER_LOSS_ID.replace(
+        "    scales, losses = [], []\n",
+        "    first_scaler = amp._amp_state.loss_scalers[0]\n    scales, losses = [], []\n",
+    )
+    .replace(
+        "        scales.append((amp._amp_state.loss_scalers[0].loss_scale(), amp._amp_state.loss_scalers[1]._loss_scale))\n",
+        "        both = tuple(s._loss_scale for s in amp._amp_state.loss_scalers)\n"
+        "        scales.append((first_scaler.loss_scale(), both[1]))\n"
+        "        assert both[0] == first_scaler.loss_scale()\n"
+        "        for k in range(2):\n"
+        "            assert amp._amp_state.loss_scalers[k].loss_scale() == both[k]\n",
+    )
+)
+
+
+def test_loss_scalers_read_through_a_local_and_a_comprehension_are_the_grad_scalers() -> None:
+    # the same trajectories as read in place (before: the file kept apex.amp for these reads)
+    assert "first_scaler.loss_scale()" in PER_LOSS_ID_INDIRECT_READS
+    assert "in amp._amp_state.loss_scalers)" in PER_LOSS_ID_INDIRECT_READS
+    assert "loss_scalers[k]" in PER_LOSS_ID_INDIRECT_READS
+    expected = [(32768.0, 32768.0), (16384.0, 32768.0)] + [(8192.0, 16384.0)] * 3 + [(8192.0, 8192.0)] * 3
+    _compare(PER_LOSS_ID_INDIRECT_READS, "per_loss_id_indirect", "scalers[k].get_scale() == both[k]", expected)
