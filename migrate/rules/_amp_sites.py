@@ -29,6 +29,8 @@ from ..repo_plan import SCALED_ELSEWHERE
 from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
 from ._clip_functions import CLIP_FUNCTIONS
 from ._exit_unscale import exit_unscale_count
+from ._amp_holder import held_instance
+from ._amp_partial import bound_offset, partial_calls
 from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
@@ -1798,7 +1800,9 @@ def _check_layout(rule, info: AmpFile) -> None:
     info.alternatives = len(training) > 1 and not per_method and not info.absorbed
     home_cls = class_of_method(parents, home)
     if home_cls is not None and (
-        inherited or any(f is not home and class_of_method(parents, f) is home_cls for f in needy)
+        inherited
+        or any(f is not home and class_of_method(parents, f) is home_cls for f in needy)
+        or any(held_instance(rule, class_of_method(parents, f), home_cls)[0] for f in needy)
     ):
         info.storage = "self"
         if training[0].stale_guard is not None and inherited == "override":
@@ -2902,8 +2906,8 @@ def caller_links(rule, site: ScaleLossSite) -> Optional[List[CallerLink]]:
     if not calls:
         return None
     params = func.params
-    if not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None:
-        return None
+    if isinstance(params.star_arg, cst.Param):
+        return None  # (a bare ``*`` or a ``**kwargs`` leaves the mapping of the named ones as it is)
     positional = [p.name.value for p in list(params.posonly_params) + list(params.params)]
     reassigned: Set[str] = set()
     for node in walk(func.body):
@@ -2925,9 +2929,12 @@ def caller_links(rule, site: ScaleLossSite) -> Optional[List[CallerLink]]:
         if caller is None or any(a.star for a in call.args):
             return None
         mapped: Dict[str, str] = {}
+        shift = bound_offset(rule, call)
         for text in wanted:
-            index = positional.index(text) if text in positional else len(call.args) + 1
-            value = arg_value(call, index, text)
+            index = positional.index(text) if text in positional else len(call.args) + 1 + shift
+            if index < shift:
+                return None  # the partial bound the optimizer: not what this call passes
+            value = arg_value(call, index - shift, text)
             if not isinstance(value, (cst.Name, cst.Attribute)):
                 return None
             mapped[text] = code_of(value)
@@ -3145,6 +3152,9 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
         result = name  # module-level initialize: a global
     elif info.storage == "self" and class_of_method(parents, func) is home_cls:
         result = self_name(func) + "." + name
+    elif info.storage == "self" and held_instance(rule, class_of_method(parents, func), home_cls)[0]:
+        held = held_instance(rule, class_of_method(parents, func), home_cls)[0]
+        result = f"{self_name(func)}.{held}.{name}"  # the initializing object its class keeps
     elif func is not None and func not in visiting and class_of_method(parents, func) is not None:
         cls = class_of_method(parents, func)
         if cls in info.class_threaded:
@@ -3455,7 +3465,10 @@ def _callers(rule, func: cst.FunctionDef, allow_none: bool = False) -> Optional[
                     return None  # called at module level: no scaler there
                 calls.append(parent)
             else:
-                return None
+                bound = partial_calls(rule, node)  # ``back = partial(f, x)``: its calls are f's
+                if bound is None:
+                    return None
+                calls.extend(bound)
     return calls if (calls or allow_none) else None
 
 
@@ -3593,6 +3606,11 @@ def find_scalers(rule, module: cst.Module):
                 if func is home:
                     return ScalerRef(expr, enabled)
                 return ScalerRef(expr, f"{expr}.is_enabled()" if enabled else None)
+            for keeper, (attr, enabled, _home) in attrs.items():
+                held = held_instance(rule, cls, keeper)[0]  # ``self.GAN.scaler``: the object it keeps
+                if held:
+                    expr = f"{self_name(func)}.{held}.{attr}"
+                    return ScalerRef(expr, f"{expr}.is_enabled()" if enabled else None)
         return None
 
     return lookup

@@ -143,6 +143,9 @@ class StepRule(AmpRule):
             if scaler is None:
                 continue
             backward_lines.append(self.line_of(site.with_stmt))
+            # a call of the helper holding it is a backward of its caller (the next step
+            # after one steps other gradients, and takes an update of its own before)
+            backward_lines.extend(self.line_of(link.call) for link in caller_links(self, site) or [])
             for opt in site.optimizers:
                 for call in find_steps(self, site, code_of(opt)):
                     here = lookup(call)
