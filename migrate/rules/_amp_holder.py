@@ -54,6 +54,8 @@ def _kept_attributes(rule: Any, cls: Any, home_cls: Any) -> set:
 def _store_refusal(rule: Any, node: cst.Attribute, cls: Any, home_cls: Any) -> str:
     """Why the occurrence ``node`` of ``x.<attr>`` may put something other than an instance
     of ``home_cls`` (or None) there ("" for a read, a ``del``, a proven assignment)."""
+    from ._amp_sites import enclosing_function
+
     parents = rule.parents
     parent = parents.get(node)
     if isinstance(parent, cst.AssignTarget):
@@ -62,7 +64,8 @@ def _store_refusal(rule: Any, node: cst.Attribute, cls: Any, home_cls: Any) -> s
         if not _on_self(rule, node, cls):
             return f"assigned through {code_of(node.value)} outside {cls.name.value}'s methods"
         if not (_builds(value, home_cls) or (isinstance(value, cst.Name) and value.value == "None")):
-            return f"assigned {code_of(value).strip()}" if value is not None else "assigned"
+            func = enclosing_function(parents, node)
+            return f"assigned `{code_of(value).strip() if value is not None else '...'}` in {func.name.value}()"
         return ""
     if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
         return "assigned another way"

@@ -20,10 +20,11 @@ partial fixed (the routes that need it from the call refuse).
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 import libcst as cst
 
+from ._edits import code_of
 from ._tree import walk
 
 PARTIAL = "functools.partial"
@@ -32,9 +33,15 @@ PARTIAL = "functools.partial"
 def partial_calls(rule: Any, ref: cst.Name) -> Optional[List[cst.Call]]:
     """``ref`` names a module-level helper as the first argument of a proven partial (see the
     module docstring): the calls of the name it is bound to, else None."""
+    return bound_calls(rule, ref)[0]
+
+
+def bound_calls(rule: Any, ref: cst.Name) -> Tuple[Optional[List[cst.Call]], str]:
+    """``partial_calls`` and, for a partial whose calls are not all proven, why (the
+    occurrence of the bound name that is no call of its function); "" for no partial."""
     binding = _binding(rule, ref)
     if binding is None:
-        return None
+        return None, ""
     stmt, bound, func = binding
     assign: Any = stmt.body[0]
     calls: List[cst.Call] = []
@@ -44,14 +51,18 @@ def partial_calls(rule: Any, ref: cst.Name) -> Optional[List[cst.Call]]:
         if node is assign.targets[0].target:
             continue
         parent = rule.parents.get(node)
-        if not (isinstance(parent, cst.Call) and parent.func is node):
-            return None
-        if _scope_of(rule.parents, parent) is not func or any(a.star for a in parent.args):
-            return None
+        if not (isinstance(parent, cst.Call) and parent.func is node) or _scope_of(rule.parents, parent) is not func:
+            line = rule.statement_of(node) if hasattr(rule, "statement_of") else None
+            text = code_of(line).strip().splitlines()[0] if line is not None else code_of(parent)
+            return None, f"the name it binds, {bound}, is also used other than by a call of {func.name.value}() (`{text}`)"
+        if any(a.star for a in parent.args):
+            return None, f"{bound}() is called with a star argument (`{code_of(parent)}`)"
         if rule.position(parent).start.line <= rule.position(stmt).end.line:
-            return None
+            return None, f"{bound}() is called before the partial binds it"
         calls.append(parent)
-    return calls or None
+    if not calls:
+        return None, f"the name it binds, {bound}, is never called"
+    return calls, ""
 
 
 def bound_offset(rule: Any, call: cst.Call) -> int:

@@ -80,6 +80,8 @@ class ScalerThreading(AmpRule):
         for call in calls:
             caller = enclosing(self.parents, call, cst.FunctionDef)
             access = info.access.get(caller, name)
+            if info.call_loss_id(call) is not None:
+                access = info.loss_scaler(access, info.call_loss_id(call))  # the GradScaler of its loss id
             if call in disabled:
                 access = f'torch.amp.GradScaler("{self._disabled_device(info)}", enabled=False)'
                 AddImportsVisitor.add_needed_import(self.context, "torch")
