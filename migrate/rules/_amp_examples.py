@@ -3582,6 +3582,134 @@ class Trainer:
 """,
         codes=('APX101', 'APX201', 'APX203', 'APX207', 'APX209', 'APX209', 'APX301', 'APX311', 'APX311'),
     ),
+    # stylegan2's contrastive regularizer: a module built around the critic keeps what each call
+    # of it computes (its value is discarded), under an if and in a loop, and the loss is read off
+    # it afterwards: autocast spans those calls too, the module read through the attribute that
+    # keeps the initializing object
+    Example(
+        "forward-kept-by-a-wrapper-of-the-model-is-under-the-autocast-of-the-loss-read-off-it",
+        before="""\
+from functools import partial
+
+import torch
+from apex import amp
+
+
+def backward_scaled(fp16, loss, optimizer):
+    if fp16:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+
+
+class Collector(torch.nn.Module):
+    # runs the critic and keeps its outputs until the loss is asked for
+
+    def __init__(self, critic):
+        super().__init__()
+        self.net = critic
+        self.kept = []
+
+    def forward(self, x):
+        self.kept.append(self.net(x))
+
+    def spread_loss(self):
+        loss = -torch.cat(self.kept).std()
+        self.kept = []
+        return loss
+
+
+class Critic(torch.nn.Module):
+    def __init__(self, fp16=False):
+        super().__init__()
+        self.D = torch.nn.Linear(8, 1)
+        self.D_reg = Collector(self.D)
+        self.D_opt = torch.optim.SGD(self.D.parameters(), lr=0.1)
+        self.fp16 = fp16
+        if fp16:
+            self.D, self.D_opt = amp.initialize(self.D, self.D_opt, opt_level="O1")
+
+
+class Trainer:
+    def __init__(self, fp16=False):
+        self.fp16 = fp16
+        self.critic = Critic(fp16)
+
+    def regularize(self, batches, extra):
+        backwards = partial(backward_scaled, self.fp16)
+        self.critic.D_opt.zero_grad()
+        if extra is not None:
+            for x in extra:
+                self.critic.D_reg(x)
+        for x in batches:
+            self.critic.D_reg(x)
+        loss = self.critic.D_reg.spread_loss()
+        backwards(loss, self.critic.D_opt)
+        self.critic.D_opt.step()
+""",
+        after="""\
+from functools import partial
+
+import torch
+
+
+def backward_scaled(fp16, loss, optimizer, scaler):
+    if fp16:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+
+
+class Collector(torch.nn.Module):
+    # runs the critic and keeps its outputs until the loss is asked for
+
+    def __init__(self, critic):
+        super().__init__()
+        self.net = critic
+        self.kept = []
+
+    def forward(self, x):
+        self.kept.append(self.net(x))
+
+    def spread_loss(self):
+        loss = -torch.cat(self.kept).std()
+        self.kept = []
+        return loss
+
+
+class Critic(torch.nn.Module):
+    def __init__(self, fp16=False):
+        super().__init__()
+        self.D = torch.nn.Linear(8, 1)
+        self.D_reg = Collector(self.D)
+        self.D_opt = torch.optim.SGD(self.D.parameters(), lr=0.1)
+        self.fp16 = fp16
+        use_amp = bool(fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+
+class Trainer:
+    def __init__(self, fp16=False):
+        self.fp16 = fp16
+        self.critic = Critic(fp16)
+
+    def regularize(self, batches, extra):
+        backwards = partial(backward_scaled, self.fp16)
+        self.critic.D_opt.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.critic.scaler.is_enabled()):
+            if extra is not None:
+                for x in extra:
+                    self.critic.D_reg(x)
+            for x in batches:
+                self.critic.D_reg(x)
+            loss = self.critic.D_reg.spread_loss()
+        backwards(loss, self.critic.D_opt, self.critic.scaler)
+        self.critic.scaler.step(self.critic.D_opt)
+        self.critic.scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX207', 'APX209', 'APX301', 'APX311'),
+    ),
     # the name the partial binds is handed to another method: its calls there are not followed
     Example(
         "partial-of-the-backward-helper-handed-on-keeps-the-shim",

@@ -54,18 +54,15 @@ def _kept_attributes(rule: Any, cls: Any, home_cls: Any) -> set:
 def _store_refusal(rule: Any, node: cst.Attribute, cls: Any, home_cls: Any) -> str:
     """Why the occurrence ``node`` of ``x.<attr>`` may put something other than an instance
     of ``home_cls`` (or None) there ("" for a read, a ``del``, a proven assignment)."""
-    from ._amp_sites import enclosing_function
-
     parents = rule.parents
     parent = parents.get(node)
     if isinstance(parent, cst.AssignTarget):
         assign = parents.get(parent)
         value = assign.value if isinstance(assign, cst.Assign) else None
         if not _on_self(rule, node, cls):
-            return f"assigned through {code_of(node.value)} outside {cls.name.value}'s methods"
+            return f"the name of an attribute {code_of(node)} set {_place(rule, node)}"
         if not (_builds(value, home_cls) or (isinstance(value, cst.Name) and value.value == "None")):
-            func = enclosing_function(parents, node)
-            return f"assigned `{code_of(value).strip() if value is not None else '...'}` in {func.name.value}()"
+            return f"assigned `{code_of(value).strip() if value is not None else '...'}` {_place(rule, node)}"
         return ""
     if isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.target is node:
         return "assigned another way"
@@ -78,6 +75,17 @@ def _store_refusal(rule: Any, node: cst.Attribute, cls: Any, home_cls: Any) -> s
     if isinstance(parent, cst.AsName):
         return "bound by a with or except"
     return ""
+
+
+def _place(rule: Any, node: Any) -> str:
+    """``in Collector.__init__()``, ``in load()``, ``at module level``: where ``node`` is."""
+    from ._amp_sites import class_of_method, enclosing_function
+
+    func = enclosing_function(rule.parents, node)
+    if func is None:
+        return "at module level"
+    owner = class_of_method(rule.parents, func)
+    return f"in {owner.name.value + '.' if owner is not None else ''}{func.name.value}()"
 
 
 def _in_target(parents: Any, node: Any) -> bool:
