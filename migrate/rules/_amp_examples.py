@@ -3842,9 +3842,9 @@ def loss_backwards(fp16, loss, optimizer):
         # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
         #   loss_backwards: loss_backwards() is called from Trainer.train(), where no GradScaler
         #   exists; the calls there would need the GradScaler of the Model that Trainer keeps as
-        #   self.model, and self.model is also assigned `other` in swap(), so it may hold an
-        #   object without one; this file keeps apex.amp semantics through apexcompat.amp,
-        #   migrate it by hand
+        #   self.model, and self.model is also assigned `other` in Trainer.swap(), so it may
+        #   hold an object without one; this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
     else:
@@ -3874,8 +3874,8 @@ class Trainer:
         # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
         #   train is a method of class Trainer, which is used other than by calls here (the
         #   GradScaler would live on the Model it keeps as self.model, and self.model is also
-        #   assigned `other` in swap(), so it may hold an object without one); this file keeps
-        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        #   assigned `other` in Trainer.swap(), so it may hold an object without one); this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
         self.model.opt.step()
 """,
         codes=('APX102', 'APX220', 'APX220'),
