@@ -1033,6 +1033,114 @@ KERNEL_CLIP_CLASS = (
     "            multi_tensor_applier(self.scale_kernel, self.flag, [grads, grads], factor)\n"
 )
 
+#: a module built around a model that keeps what each call computes until its loss is read
+KEEPING_WRAPPER = """\
+class Collector(torch.nn.Module):
+    # runs the critic and keeps its outputs until the loss is asked for
+
+    def __init__(self, critic):
+        super().__init__()
+        self.net = critic
+        self.kept = []
+
+    def forward(self, x):
+        self.kept.append(self.net(x))
+
+    def spread_loss(self):
+        loss = -torch.cat(self.kept).std()
+        self.kept = []
+        return loss
+
+
+"""
+#: a backward helper the trainers of the partial route call through ``functools.partial``
+PARTIAL_HELPER = """\
+from functools import partial
+
+import torch
+from apex import amp
+
+
+def loss_backwards(fp16, loss, optimizer):
+    if fp16:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+
+
+"""
+#: the name the partial binds handed to another method
+BOUND_NAME_HANDED_ON = PARTIAL_HELPER + """\
+class Runner:
+    def __init__(self, net, fp16):
+        self.net = net
+        self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        self.fp16 = fp16
+        if fp16:
+            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
+
+    def phase(self, backwards, x):
+        loss = self.net(x).mean()
+        backwards(loss, self.opt)
+
+    def fit(self, x):
+        backwards = partial(loss_backwards, self.fp16)
+        self.phase(backwards, x)
+        self.opt.step()
+"""
+BOUND_NAME_HANDED_ON_TODO = """\
+        # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss, and
+        #   its callers cannot be followed: loss_backwards is also used as a value (`backwards =
+        #   partial(loss_backwards, self.fp16)` in Runner.fit()); the name it binds, backwards,
+        #   is also used other than by a call of fit() (`self.phase(backwards, x)`); this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
+        #   loss_backwards: loss_backwards is also used as a value (`backwards =
+        #   partial(loss_backwards, self.fp16)` in Runner.fit()); the name it binds, backwards,
+        #   is also used other than by a call of fit() (`self.phase(backwards, x)`); this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+"""
+#: the attribute keeping the initializing object also set to what a caller hands in
+HOLDER_ALSO_ASSIGNED = PARTIAL_HELPER + """\
+class Model:
+    def __init__(self, fp16):
+        self.net = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+        if fp16:
+            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
+
+
+class Trainer:
+    def __init__(self, fp16):
+        self.fp16 = fp16
+        self.model = Model(fp16)
+
+    def swap(self, other):
+        self.model = other
+
+    def train(self, x):
+        backwards = partial(loss_backwards, self.fp16)
+        loss = self.model.net(x).mean()
+        backwards(loss, self.model.opt)
+        self.model.opt.step()
+"""
+HOLDER_ALSO_ASSIGNED_TODOS = ("""\
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
+        #   loss_backwards: loss_backwards() is called from Trainer.train(), where no GradScaler
+        #   exists; the calls there would need the GradScaler of the Model that Trainer keeps as
+        #   self.model, and self.model is also assigned `other` in Trainer.swap(), so it may
+        #   hold an object without one; this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
+""", """\
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
+        #   train is a method of class Trainer, which is used other than by calls here (the
+        #   GradScaler would live on the Model it keeps as self.model, and self.model is also
+        #   assigned `other` in Trainer.swap(), so it may hold an object without one); this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+""")
+
+
 EXAMPLES: List[Example] = [
     Example(
         # ``optimizer = self.optimizer`` is no alias when the function binds ``self.optimizer``
@@ -3603,23 +3711,7 @@ def backward_scaled(fp16, loss, optimizer):
         loss.backward()
 
 
-class Collector(torch.nn.Module):
-    # runs the critic and keeps its outputs until the loss is asked for
-
-    def __init__(self, critic):
-        super().__init__()
-        self.net = critic
-        self.kept = []
-
-    def forward(self, x):
-        self.kept.append(self.net(x))
-
-    def spread_loss(self):
-        loss = -torch.cat(self.kept).std()
-        self.kept = []
-        return loss
-
-
+""" + KEEPING_WRAPPER + """\
 class Critic(torch.nn.Module):
     def __init__(self, fp16=False):
         super().__init__()
@@ -3661,23 +3753,7 @@ def backward_scaled(fp16, loss, optimizer, scaler):
         loss.backward()
 
 
-class Collector(torch.nn.Module):
-    # runs the critic and keeps its outputs until the loss is asked for
-
-    def __init__(self, critic):
-        super().__init__()
-        self.net = critic
-        self.kept = []
-
-    def forward(self, x):
-        self.kept.append(self.net(x))
-
-    def spread_loss(self):
-        loss = -torch.cat(self.kept).std()
-        self.kept = []
-        return loss
-
-
+""" + KEEPING_WRAPPER + """\
 class Critic(torch.nn.Module):
     def __init__(self, fp16=False):
         super().__init__()
@@ -3713,171 +3789,20 @@ class Trainer:
     # the name the partial binds is handed to another method: its calls there are not followed
     Example(
         "partial-of-the-backward-helper-handed-on-keeps-the-shim",
-        before="""\
-from functools import partial
-
-import torch
-from apex import amp
-
-
-def loss_backwards(fp16, loss, optimizer):
-    if fp16:
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-    else:
-        loss.backward()
-
-
-class Runner:
-    def __init__(self, net, fp16):
-        self.net = net
-        self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
-        self.fp16 = fp16
-        if fp16:
-            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
-
-    def phase(self, backwards, x):
-        loss = self.net(x).mean()
-        backwards(loss, self.opt)
-
-    def fit(self, x):
-        backwards = partial(loss_backwards, self.fp16)
-        self.phase(backwards, x)
-        self.opt.step()
-""",
-        after="""\
-from functools import partial
-
-import torch
-from apexcompat import amp
-
-
-def loss_backwards(fp16, loss, optimizer):
-    if fp16:
-        # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss, and
-        #   its callers cannot be followed: loss_backwards is also used as a value (`backwards =
-        #   partial(loss_backwards, self.fp16)` in Runner.fit()); the name it binds, backwards,
-        #   is also used other than by a call of fit() (`self.phase(backwards, x)`); this file
-        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
-        #   loss_backwards: loss_backwards is also used as a value (`backwards =
-        #   partial(loss_backwards, self.fp16)` in Runner.fit()); the name it binds, backwards,
-        #   is also used other than by a call of fit() (`self.phase(backwards, x)`); this file
-        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-    else:
-        loss.backward()
-
-
-class Runner:
-    def __init__(self, net, fp16):
-        self.net = net
-        self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
-        self.fp16 = fp16
-        if fp16:
-            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
-
-    def phase(self, backwards, x):
-        loss = self.net(x).mean()
-        backwards(loss, self.opt)
-
-    def fit(self, x):
-        backwards = partial(loss_backwards, self.fp16)
-        self.phase(backwards, x)
-        self.opt.step()
-""",
+        before=BOUND_NAME_HANDED_ON,
+        after=BOUND_NAME_HANDED_ON.replace("from apex import amp", "from apexcompat import amp").replace(
+            "        with amp.scale_loss(", BOUND_NAME_HANDED_ON_TODO + "        with amp.scale_loss("
+        ),
         codes=('APX102', 'APX220', 'APX220'),
     ),
     # the attribute that keeps the initializing object is also assigned what a caller hands in: it
     # may hold an object without a GradScaler
     Example(
         "initializing-object-in-an-attribute-also-assigned-another-way-keeps-the-shim",
-        before="""\
-from functools import partial
-
-import torch
-from apex import amp
-
-
-def loss_backwards(fp16, loss, optimizer):
-    if fp16:
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-    else:
-        loss.backward()
-
-
-class Model:
-    def __init__(self, fp16):
-        self.net = torch.nn.Linear(2, 1)
-        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
-        if fp16:
-            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
-
-
-class Trainer:
-    def __init__(self, fp16):
-        self.fp16 = fp16
-        self.model = Model(fp16)
-
-    def swap(self, other):
-        self.model = other
-
-    def train(self, x):
-        backwards = partial(loss_backwards, self.fp16)
-        loss = self.model.net(x).mean()
-        backwards(loss, self.model.opt)
-        self.model.opt.step()
-""",
-        after="""\
-from functools import partial
-
-import torch
-from apexcompat import amp
-
-
-def loss_backwards(fp16, loss, optimizer):
-    if fp16:
-        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
-        #   loss_backwards: loss_backwards() is called from Trainer.train(), where no GradScaler
-        #   exists; the calls there would need the GradScaler of the Model that Trainer keeps as
-        #   self.model, and self.model is also assigned `other` in Trainer.swap(), so it may
-        #   hold an object without one; this file keeps apex.amp semantics through
-        #   apexcompat.amp, migrate it by hand
-        with amp.scale_loss(loss, optimizer) as scaled_loss:
-            scaled_loss.backward()
-    else:
-        loss.backward()
-
-
-class Model:
-    def __init__(self, fp16):
-        self.net = torch.nn.Linear(2, 1)
-        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
-        if fp16:
-            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
-
-
-class Trainer:
-    def __init__(self, fp16):
-        self.fp16 = fp16
-        self.model = Model(fp16)
-
-    def swap(self, other):
-        self.model = other
-
-    def train(self, x):
-        backwards = partial(loss_backwards, self.fp16)
-        loss = self.model.net(x).mean()
-        backwards(loss, self.model.opt)
-        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
-        #   train is a method of class Trainer, which is used other than by calls here (the
-        #   GradScaler would live on the Model it keeps as self.model, and self.model is also
-        #   assigned `other` in Trainer.swap(), so it may hold an object without one); this file
-        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-        self.model.opt.step()
-""",
+        before=HOLDER_ALSO_ASSIGNED,
+        after=HOLDER_ALSO_ASSIGNED.replace("from apex import amp", "from apexcompat import amp")
+        .replace("        with amp.scale_loss(", HOLDER_ALSO_ASSIGNED_TODOS[0] + "        with amp.scale_loss(")
+        .replace("        self.model.opt.step()", HOLDER_ALSO_ASSIGNED_TODOS[1] + "        self.model.opt.step()"),
         codes=('APX102', 'APX220', 'APX220'),
     ),
     # XLM's trainer: __init__ calls the method that initializes only under an if, and the

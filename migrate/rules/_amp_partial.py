@@ -20,7 +20,7 @@ partial fixed (the routes that need it from the call refuse).
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Optional, Tuple, cast
 
 import libcst as cst
 
@@ -74,16 +74,11 @@ def bound_offset(rule: Any, call: cst.Call) -> int:
     if func is None:
         return 0
     for node in walk(func):
-        if (
-            isinstance(node, cst.SimpleStatementLine)
-            and len(node.body) == 1
-            and isinstance(node.body[0], cst.Assign)
-            and len(node.body[0].targets) == 1
-            and isinstance(node.body[0].targets[0].target, cst.Name)
-            and node.body[0].targets[0].target.value == call.func.value
-            and _partial_value(rule, node.body[0].value) is not None
-        ):
-            return len(node.body[0].value.args) - 1  # type: ignore[attr-defined]
+        if not (isinstance(node, cst.Assign) and code_of(node.targets[0].target) == call.func.value):
+            continue
+        value = _partial_value(rule, node.value)
+        if value is not None and lone_assignment(rule.parents, value) is not None:
+            return len(value.args) - 1
     return 0
 
 
@@ -97,21 +92,27 @@ def _binding(rule: Any, ref: cst.Name) -> Optional[tuple]:
         return None
     if _partial_value(rule, call) is None:
         return None
-    assign = parents.get(call)
+    stmt = lone_assignment(parents, call)
+    func = _scope_of(parents, stmt) if stmt is not None else None
+    if func is None:
+        return None
+    return stmt, cast(Any, stmt).body[0].targets[0].target.value, func
+
+
+def lone_assignment(parents: Any, value: Any) -> Optional[cst.SimpleStatementLine]:
+    """The line ``name = value`` when it is all of its line (one target, a plain name)."""
+    assign = parents.get(value)
     stmt = parents.get(assign)
-    if not (
+    if (
         isinstance(assign, cst.Assign)
-        and assign.value is call
+        and assign.value is value
         and len(assign.targets) == 1
         and isinstance(assign.targets[0].target, cst.Name)
         and isinstance(stmt, cst.SimpleStatementLine)
         and len(stmt.body) == 1
     ):
-        return None
-    func = _scope_of(parents, stmt)
-    if func is None:
-        return None
-    return stmt, assign.targets[0].target.value, func
+        return stmt
+    return None
 
 
 def _partial_value(rule: Any, value: Any) -> Optional[cst.Call]:

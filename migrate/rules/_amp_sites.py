@@ -30,7 +30,7 @@ from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
 from ._clip_functions import CLIP_FUNCTIONS
 from ._exit_unscale import exit_unscale_count
 from ._amp_holder import held_instance
-from ._amp_partial import bound_calls, bound_offset, partial_calls
+from ._amp_partial import bound_calls, bound_offset, lone_assignment, partial_calls
 from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
@@ -1635,17 +1635,10 @@ def _scaler_alias(rule, sub: cst.Subscript, info: AmpFile, loss_id: int = 0) -> 
     function assigns ``name`` nowhere else): the statement is recorded as a need of kind
     ``scaler_alias``, each use as its own need."""
     parents = rule.parents
-    assign = parents.get(sub)
-    stmt = parents.get(assign) if assign is not None else None
-    if not (
-        isinstance(assign, cst.Assign)
-        and assign.value is sub
-        and len(assign.targets) == 1
-        and isinstance(assign.targets[0].target, cst.Name)
-        and isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-    ):
+    stmt = lone_assignment(parents, sub)
+    if stmt is None:
         return False
+    assign = parents[sub]
     func = enclosing(parents, stmt, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
     name = assign.targets[0].target.value
     if not isinstance(func, cst.FunctionDef):
