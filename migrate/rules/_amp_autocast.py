@@ -12,11 +12,14 @@ from libcst.codemod.visitors import AddImportsVisitor
 
 from ._amp_context_var import autocast_variable
 from ._amp_device import device_type_at
+from ._amp_partial import bound_offset
+from ._amp_models import held_model_texts
 from ._amp_rule import AmpRule
 from ._amp_sites import (
     PRECISION_CONTEXTS,
     MODEL_CALL,
     AmpFile,
+    _callers,
     InitSite,
     ScaleLossSite,
     assigned_names,
@@ -229,6 +232,7 @@ class AutocastPlacement(AmpRule):
         for assign in info.received.values():
             # what a model factory of another file returned (the models among them)
             texts.update(flat_texts(assign.targets[0].target))
+        texts |= held_model_texts(self, info, texts)
         return texts | {t.split(".")[-1] for t in texts}
 
     def _is_model_call(self, node: cst.CSTNode, models: set, via_args: bool = False) -> bool:
@@ -1079,6 +1083,17 @@ class AutocastPlacement(AmpRule):
         lines = [line for line in walk(stmt) if isinstance(line, cst.SimpleStatementLine)]
         produced: set = set()
         seeded = {id(line) for line in lines if self._is_model_call(line, models, via_args=True)}
+        # ``self.learner(x, accumulate=True)``: a forward pass run for what it keeps in the model,
+        # which the span reads there (``loss = self.learner.calculate_loss()``)
+        kept = {
+            code_of(small.value.func)
+            for line in lines
+            if id(line) in seeded
+            for small in line.body
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and self._is_model_call(small, models)
+        }
+        if any(_reads(s, kept) for s in span):
+            return True
         changed = True
         while changed:
             changed = False
@@ -1121,9 +1136,11 @@ class AutocastPlacement(AmpRule):
                     calls.append(node)
             elif cls is None and isinstance(node.func, cst.Name) and node.func.value == func.name.value:
                 calls.append(node)
+        if cls is None:  # the calls through a name a partial binds in its function
+            calls += [c for c in _callers(self, func) or [] if c not in calls]
         spans = []
         for call in calls:
-            shift = 1 if cls is not None else 0
+            shift = 1 if cls is not None else bound_offset(self, call)
             args = [a for a in call.args if a.keyword is None and not a.star]
             passed = args[index - shift].value if 0 <= index - shift < len(args) else None
             stmt = self.statement_of(call)

@@ -34,6 +34,8 @@ UNKNOWN = object()
 
 def dead_on_call(parents: Dict[Any, Any], func: cst.FunctionDef, call: cst.Call, sites: List[Any]) -> bool:
     """Whether none of ``sites`` (nodes in ``func``) can run on ``call`` of ``func``."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == func.name.value):
+        return False  # a call through another name (a partial's) may hold bound arguments first
     values = _bound_literals(func, call)
     if values is None or not sites:
         return False

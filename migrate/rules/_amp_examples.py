@@ -1172,6 +1172,114 @@ KERNEL_CLIP_CLASS = (
     "            multi_tensor_applier(self.scale_kernel, self.flag, [grads, grads], factor)\n"
 )
 
+#: a module built around a model that keeps what each call computes until its loss is read
+KEEPING_WRAPPER = """\
+class Collector(torch.nn.Module):
+    # runs the critic and keeps its outputs until the loss is asked for
+
+    def __init__(self, critic):
+        super().__init__()
+        self.net = critic
+        self.kept = []
+
+    def forward(self, x):
+        self.kept.append(self.net(x))
+
+    def spread_loss(self):
+        loss = -torch.cat(self.kept).std()
+        self.kept = []
+        return loss
+
+
+"""
+#: a backward helper the trainers of the partial route call through ``functools.partial``
+PARTIAL_HELPER = """\
+from functools import partial
+
+import torch
+from apex import amp
+
+
+def loss_backwards(fp16, loss, optimizer):
+    if fp16:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+
+
+"""
+#: the name the partial binds handed to another method
+BOUND_NAME_HANDED_ON = PARTIAL_HELPER + """\
+class Runner:
+    def __init__(self, net, fp16):
+        self.net = net
+        self.opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        self.fp16 = fp16
+        if fp16:
+            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
+
+    def phase(self, backwards, x):
+        loss = self.net(x).mean()
+        backwards(loss, self.opt)
+
+    def fit(self, x):
+        backwards = partial(loss_backwards, self.fp16)
+        self.phase(backwards, x)
+        self.opt.step()
+"""
+BOUND_NAME_HANDED_ON_TODO = """\
+        # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss, and
+        #   its callers cannot be followed: loss_backwards is also used as a value (`backwards =
+        #   partial(loss_backwards, self.fp16)` in Runner.fit()); the name it binds, backwards,
+        #   is also used other than by a call of fit() (`self.phase(backwards, x)`); this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
+        #   loss_backwards: loss_backwards is also used as a value (`backwards =
+        #   partial(loss_backwards, self.fp16)` in Runner.fit()); the name it binds, backwards,
+        #   is also used other than by a call of fit() (`self.phase(backwards, x)`); this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+"""
+#: the attribute keeping the initializing object also set to what a caller hands in
+HOLDER_ALSO_ASSIGNED = PARTIAL_HELPER + """\
+class Model:
+    def __init__(self, fp16):
+        self.net = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+        if fp16:
+            self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
+
+
+class Trainer:
+    def __init__(self, fp16):
+        self.fp16 = fp16
+        self.model = Model(fp16)
+
+    def swap(self, other):
+        self.model = other
+
+    def train(self, x):
+        backwards = partial(loss_backwards, self.fp16)
+        loss = self.model.net(x).mean()
+        backwards(loss, self.model.opt)
+        self.model.opt.step()
+"""
+HOLDER_ALSO_ASSIGNED_TODOS = ("""\
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
+        #   loss_backwards: loss_backwards() is called from Trainer.train(), where no GradScaler
+        #   exists; the calls there would need the GradScaler of the Model that Trainer keeps as
+        #   self.model, and self.model is also assigned `other` in Trainer.swap(), so it may
+        #   hold an object without one; this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
+""", """\
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
+        #   train is a method of class Trainer, which is used other than by calls here (the
+        #   GradScaler would live on the Model it keeps as self.model, and self.model is also
+        #   assigned `other` in Trainer.swap(), so it may hold an object without one); this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+""")
+
+
 EXAMPLES: List[Example] = [
     Example(
         # ``optimizer = self.optimizer`` is no alias when the function binds ``self.optimizer``
@@ -3628,88 +3736,232 @@ class Runner:
 """,
         codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
     ),
-    # stylegan2's shape: the helper that scales the loss is used through functools.partial, so
-    # neither its callers' optimizer steps nor a GradScaler parameter can be followed, and the
-    # caller's class reaches the initializing class only through its attribute: the reason
-    # names both
+    # lucidrains' trainers (stylegan2, unet-stylegan2, denoising-diffusion): the helper that scales
+    # the loss is called through `backwards = partial(helper, self.fp16)` in one method, and that
+    # method's class keeps the object whose __init__ initializes as self.pair: each call passes
+    # the GradScaler of its loss id by keyword, read through self.pair, as are the models autocast
+    # covers (also the module built around one, D_wrapped); each step gets its own update
     Example(
-        "helper-used-through-partial-stays-on-apexcompat",
+        "backward-helper-bound-by-partial-in-a-trainer-keeping-the-initializing-object",
         before="""\
 from functools import partial
 
+import torch
 from apex import amp
 
 
-def loss_backwards(fp16, loss, optimizer, loss_id):
+def backward_scaled(fp16, loss, optimizer, loss_id, **kwargs):
     if fp16:
         with amp.scale_loss(loss, optimizer, loss_id) as scaled_loss:
-            scaled_loss.backward()
+            scaled_loss.backward(**kwargs)
     else:
-        loss.backward()
+        loss.backward(**kwargs)
 
 
-class GAN:
-    def __init__(self, generator, optimizer, fp16):
-        self.generator, self.optimizer = generator, optimizer
+class Adversaries(torch.nn.Module):
+    def __init__(self, fp16=False):
+        super().__init__()
+        self.G = torch.nn.Linear(8, 8)
+        self.D = torch.nn.Linear(8, 1)
+        self.D_wrapped = torch.nn.Sequential(self.D)
+        self.G_opt = torch.optim.Adam(self.G.parameters(), lr=1e-3)
+        self.D_opt = torch.optim.Adam(self.D.parameters(), lr=1e-3)
+        self.fp16 = fp16
         if fp16:
-            self.generator, self.optimizer = amp.initialize(generator, optimizer, opt_level="O1", num_losses=2)
+            (self.G, self.D), (self.G_opt, self.D_opt) = amp.initialize(
+                [self.G, self.D], [self.G_opt, self.D_opt], opt_level="O1", num_losses=2
+            )
 
 
 class Trainer:
-    def __init__(self, generator, optimizer, fp16):
+    def __init__(self, fp16=False):
         self.fp16 = fp16
-        self.GAN = GAN(generator, optimizer, fp16)
+        self.pair = None
 
-    def train_step(self, batch):
-        backwards = partial(loss_backwards, self.fp16)
-        loss = self.GAN.generator(batch).mean()
-        backwards(loss, self.GAN.optimizer, loss_id=0)
-        self.GAN.optimizer.step()
+    def build(self):
+        self.pair = Adversaries(fp16=self.fp16)
+
+    def train(self, reals):
+        if self.pair is None:
+            self.build()
+        backwards = partial(backward_scaled, self.fp16)
+        self.pair.D_opt.zero_grad()
+        fakes = self.pair.G(torch.randn_like(reals)).detach()
+        d_loss = torch.relu(1 + self.pair.D_wrapped(fakes)).mean() + torch.relu(1 - self.pair.D(reals)).mean()
+        backwards(d_loss, self.pair.D_opt, loss_id=0)
+        self.pair.D_opt.step()
+        self.pair.G_opt.zero_grad()
+        g_loss = -self.pair.D(self.pair.G(torch.randn_like(reals))).mean()
+        backwards(g_loss, self.pair.G_opt, loss_id=1)
+        self.pair.G_opt.step()
 """,
         after="""\
 from functools import partial
 
-from apexcompat import amp
+import torch
 
 
-def loss_backwards(fp16, loss, optimizer, loss_id):
+def backward_scaled(fp16, loss, optimizer, loss_id, *, scalers, **kwargs):
     if fp16:
-        # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss, and
-        #   its callers cannot be followed: loss_backwards is also used as a value (`backwards =
-        #   partial(loss_backwards, self.fp16)` in Trainer.train_step()); the calls there would
-        #   need the GradScaler of the GAN that Trainer keeps as self.GAN, which is not followed
-        #   through another object's attribute; this file keeps apex.amp semantics through
-        #   apexcompat.amp, migrate it by hand
-        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
-        #   loss_backwards: loss_backwards is also used as a value (`backwards =
-        #   partial(loss_backwards, self.fp16)` in Trainer.train_step()); the calls there would
-        #   need the GradScaler of the GAN that Trainer keeps as self.GAN, which is not followed
-        #   through another object's attribute; this file keeps apex.amp semantics through
-        #   apexcompat.amp, migrate it by hand
-        with amp.scale_loss(loss, optimizer, loss_id) as scaled_loss:
+        scalers.scale(loss).backward(**kwargs)
+    else:
+        loss.backward(**kwargs)
+
+
+class Adversaries(torch.nn.Module):
+    def __init__(self, fp16=False):
+        super().__init__()
+        self.G = torch.nn.Linear(8, 8)
+        self.D = torch.nn.Linear(8, 1)
+        self.D_wrapped = torch.nn.Sequential(self.D)
+        self.G_opt = torch.optim.Adam(self.G.parameters(), lr=1e-3)
+        self.D_opt = torch.optim.Adam(self.D.parameters(), lr=1e-3)
+        self.fp16 = fp16
+        use_amp = bool(fp16)
+        self.scalers = [torch.amp.GradScaler("cuda", enabled=use_amp) for _ in range(2)]
+
+
+class Trainer:
+    def __init__(self, fp16=False):
+        self.fp16 = fp16
+        self.pair = None
+
+    def build(self):
+        self.pair = Adversaries(fp16=self.fp16)
+
+    def train(self, reals):
+        if self.pair is None:
+            self.build()
+        backwards = partial(backward_scaled, self.fp16)
+        self.pair.D_opt.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.pair.scalers[0].is_enabled()):
+            fakes = self.pair.G(torch.randn_like(reals)).detach()
+            d_loss = torch.relu(1 + self.pair.D_wrapped(fakes)).mean() + torch.relu(1 - self.pair.D(reals)).mean()
+        backwards(d_loss, self.pair.D_opt, loss_id=0, scalers=self.pair.scalers[0])
+        self.pair.scalers[0].step(self.pair.D_opt)
+        self.pair.scalers[0].update()
+        self.pair.G_opt.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.pair.scalers[0].is_enabled()):
+            g_loss = -self.pair.D(self.pair.G(torch.randn_like(reals))).mean()
+        backwards(g_loss, self.pair.G_opt, loss_id=1, scalers=self.pair.scalers[1])
+        self.pair.scalers[1].step(self.pair.G_opt)
+        self.pair.scalers[1].update()
+""",
+        codes=('APX101', 'APX201', 'APX203', 'APX207', 'APX209', 'APX209', 'APX301', 'APX311', 'APX311'),
+    ),
+    # stylegan2's contrastive regularizer: a module built around the critic keeps what each call
+    # of it computes (its value is discarded), under an if and in a loop, and the loss is read off
+    # it afterwards: autocast spans those calls too, the module read through the attribute that
+    # keeps the initializing object
+    Example(
+        "forward-kept-by-a-wrapper-of-the-model-is-under-the-autocast-of-the-loss-read-off-it",
+        before="""\
+from functools import partial
+
+import torch
+from apex import amp
+
+
+def backward_scaled(fp16, loss, optimizer):
+    if fp16:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
     else:
         loss.backward()
 
 
-class GAN:
-    def __init__(self, generator, optimizer, fp16):
-        self.generator, self.optimizer = generator, optimizer
+""" + KEEPING_WRAPPER + """\
+class Critic(torch.nn.Module):
+    def __init__(self, fp16=False):
+        super().__init__()
+        self.D = torch.nn.Linear(8, 1)
+        self.D_reg = Collector(self.D)
+        self.D_opt = torch.optim.SGD(self.D.parameters(), lr=0.1)
+        self.fp16 = fp16
         if fp16:
-            self.generator, self.optimizer = amp.initialize(generator, optimizer, opt_level="O1", num_losses=2)
+            self.D, self.D_opt = amp.initialize(self.D, self.D_opt, opt_level="O1")
 
 
 class Trainer:
-    def __init__(self, generator, optimizer, fp16):
+    def __init__(self, fp16=False):
         self.fp16 = fp16
-        self.GAN = GAN(generator, optimizer, fp16)
+        self.critic = Critic(fp16)
 
-    def train_step(self, batch):
-        backwards = partial(loss_backwards, self.fp16)
-        loss = self.GAN.generator(batch).mean()
-        backwards(loss, self.GAN.optimizer, loss_id=0)
-        self.GAN.optimizer.step()
+    def regularize(self, batches, extra):
+        backwards = partial(backward_scaled, self.fp16)
+        self.critic.D_opt.zero_grad()
+        if extra is not None:
+            for x in extra:
+                self.critic.D_reg(x)
+        for x in batches:
+            self.critic.D_reg(x)
+        loss = self.critic.D_reg.spread_loss()
+        backwards(loss, self.critic.D_opt)
+        self.critic.D_opt.step()
 """,
+        after="""\
+from functools import partial
+
+import torch
+
+
+def backward_scaled(fp16, loss, optimizer, scaler):
+    if fp16:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+
+
+""" + KEEPING_WRAPPER + """\
+class Critic(torch.nn.Module):
+    def __init__(self, fp16=False):
+        super().__init__()
+        self.D = torch.nn.Linear(8, 1)
+        self.D_reg = Collector(self.D)
+        self.D_opt = torch.optim.SGD(self.D.parameters(), lr=0.1)
+        self.fp16 = fp16
+        use_amp = bool(fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+
+class Trainer:
+    def __init__(self, fp16=False):
+        self.fp16 = fp16
+        self.critic = Critic(fp16)
+
+    def regularize(self, batches, extra):
+        backwards = partial(backward_scaled, self.fp16)
+        self.critic.D_opt.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.critic.scaler.is_enabled()):
+            if extra is not None:
+                for x in extra:
+                    self.critic.D_reg(x)
+            for x in batches:
+                self.critic.D_reg(x)
+            loss = self.critic.D_reg.spread_loss()
+        backwards(loss, self.critic.D_opt, self.critic.scaler)
+        self.critic.scaler.step(self.critic.D_opt)
+        self.critic.scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX207', 'APX209', 'APX301', 'APX311'),
+    ),
+    # the name the partial binds is handed to another method: its calls there are not followed
+    Example(
+        "partial-of-the-backward-helper-handed-on-keeps-the-shim",
+        before=BOUND_NAME_HANDED_ON,
+        after=BOUND_NAME_HANDED_ON.replace("from apex import amp", "from apexcompat import amp").replace(
+            "        with amp.scale_loss(", BOUND_NAME_HANDED_ON_TODO + "        with amp.scale_loss("
+        ),
+        codes=('APX102', 'APX220', 'APX220'),
+    ),
+    # the attribute that keeps the initializing object is also assigned what a caller hands in: it
+    # may hold an object without a GradScaler
+    Example(
+        "initializing-object-in-an-attribute-also-assigned-another-way-keeps-the-shim",
+        before=HOLDER_ALSO_ASSIGNED,
+        after=HOLDER_ALSO_ASSIGNED.replace("from apex import amp", "from apexcompat import amp")
+        .replace("        with amp.scale_loss(", HOLDER_ALSO_ASSIGNED_TODOS[0] + "        with amp.scale_loss(")
+        .replace("        self.model.opt.step()", HOLDER_ALSO_ASSIGNED_TODOS[1] + "        self.model.opt.step()"),
         codes=('APX102', 'APX220', 'APX220'),
     ),
     # XLM's trainer: __init__ calls the method that initializes only under an if, and the

@@ -127,4 +127,7 @@ def _plain_calls(rule: Any, module: cst.Module, func: cst.FunctionDef) -> Option
     """Every call of ``func`` in this file, or None when it is also used another way."""
     from ._amp_sites import _callers  # the threading route's own notion of "only called"
 
-    return _callers(rule, func)
+    calls = _callers(rule, func)
+    if calls and any(not (isinstance(c.func, cst.Name) and c.func.value == func.name.value) for c in calls):
+        return None  # a partial's calls: their slots are shifted by what it bound
+    return calls

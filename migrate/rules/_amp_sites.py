@@ -29,6 +29,8 @@ from ..repo_plan import SCALED_ELSEWHERE
 from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
 from ._clip_functions import CLIP_FUNCTIONS
 from ._exit_unscale import exit_unscale_count
+from ._amp_holder import held_instance
+from ._amp_partial import bound_calls, bound_offset, lone_assignment, partial_calls
 from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
@@ -148,6 +150,10 @@ class ScaleLossSite:
     as_name: Optional[str]
     #: which of the GradScalers scales this loss (``loss_id``, with one per loss id)
     loss_id: int = 0
+    #: ``loss_id`` a parameter of the helper holding the site, given a number by each of its
+    #: calls (``backwards(loss, opt, loss_id=1)``): call -> that loss id, whose GradScaler the
+    #: call hands the helper (which then scales with the one it is given)
+    call_loss_ids: Dict[cst.Call, int] = field(default_factory=dict)
     #: optimizers stepped through a proven wrapper holding them (``_amp_wrapper``): the
     #: wrapper's expression (now in ``optimizers``) -> (the optimizer scale_loss named, the
     #: wrapper class)
@@ -284,6 +290,16 @@ class AmpFile:
     def scaler_of(self, expr: str, optimizer: str) -> str:
         """The GradScaler that steps ``optimizer``."""
         return self.loss_scaler(expr, self.loss_ids.get(optimizer, 0))
+
+    def site_scaler(self, expr: str, site: "ScaleLossSite") -> str:
+        """The GradScaler that scales the loss of ``site``: the one its function is handed
+        where each call picks the loss id's (``call_loss_ids``)."""
+        return expr if site.call_loss_ids else self.loss_scaler(expr, site.loss_id)
+
+    def call_loss_id(self, call: cst.Call) -> Optional[int]:
+        """The loss id whose GradScaler ``call`` (of a helper whose loss id is a parameter)
+        hands over; None for any other call."""
+        return next((s.call_loss_ids[call] for s in self.scale_losses if call in s.call_loss_ids), None)
 
     @property
     def uses_amp(self) -> bool:
@@ -718,7 +734,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             info.blockers.append(Blocker(info.carrier.store, f"apex.amp is stored as {info.stored_as} here; {why}"))
     _old_api_uses(rule, module, handles, info)
     _module_probes(rule, module, info)
-    shared_why = _one_scaler_per_loss(info, wanted)
+    shared_why = _one_scaler_per_loss(rule, info, wanted)
     _check_scale_reads(rule, info, wanted, shared_why)
     if info.loss_scalers > 1 and not (info.plan is not None and info.plan.scaler_name):
         info.scaler_name = next((n for n in SCALERS_NAMES if n not in used), "amp_grad_scalers")
@@ -805,7 +821,7 @@ def _wanted_loss_scalers(rule, info: AmpFile) -> int:
     return info.plan.loss_scalers if info.plan is not None else 1
 
 
-def _one_scaler_per_loss(info: AmpFile, wanted: int) -> str:
+def _one_scaler_per_loss(rule, info: AmpFile, wanted: int) -> str:
     """apex keeps one dynamic loss scaler per loss id (``num_losses=2``): its own scale, its
     own count of clean steps, its own entry in the checkpoint.  One GradScaler per loss id
     does the same when every ``loss_id`` is a number below N and each optimizer is stepped
@@ -820,8 +836,19 @@ def _one_scaler_per_loss(info: AmpFile, wanted: int) -> str:
     for site in info.scale_losses:
         value = arg_value(site.call, 2, "loss_id")
         if value is not None and not isinstance(value, cst.Integer):
-            why = f"loss_id={code_of(value)} is not a number"
-            break
+            by_call = _loss_ids_of_calls(rule, site, value)
+            if by_call is None:
+                why = f"loss_id={code_of(value)} is not a number"
+                break
+            site.call_loss_ids = {link.call: loss_id for link, loss_id in by_call}
+            too_big = [i for i in site.call_loss_ids.values() if i >= wanted]
+            if too_big:
+                why = f"loss_id={too_big[0]} is not below num_losses={wanted}"
+                break
+            for link, loss_id in by_call:
+                for text in link.optimizers.values():
+                    ids.setdefault(text, set()).add(loss_id)
+            continue
         site.loss_id = int(value.value) if isinstance(value, cst.Integer) else 0
         if site.loss_id >= wanted:
             why = f"loss_id={site.loss_id} is not below num_losses={wanted}"
@@ -836,7 +863,7 @@ def _one_scaler_per_loss(info: AmpFile, wanted: int) -> str:
         info.loss_ids = {text: found.pop() for text, found in ids.items()}
         return ""
     for site in info.scale_losses:
-        site.loss_id = 0
+        site.loss_id, site.call_loss_ids = 0, {}
     if info.plan is not None and info.plan.loss_scalers > 1:
         info.blockers.append(
             Blocker(
@@ -845,6 +872,33 @@ def _one_scaler_per_loss(info: AmpFile, wanted: int) -> str:
             )
         )
     return why
+
+
+def _loss_ids_of_calls(rule, site: ScaleLossSite, value: Any) -> Optional[List[Tuple["CallerLink", int]]]:
+    """``def backwards(fp16, loss, opt, loss_id): with amp.scale_loss(loss, opt, loss_id)``: the
+    loss id each call of the module-level helper gives (a number, by position, keyword or the
+    parameter's default), with the call's link (``caller_links``); None when ``loss_id`` is no
+    parameter the helper leaves as it is or a call gives no number."""
+    func = site.func
+    if not isinstance(value, cst.Name) or func is None or not isinstance(rule.parents.get(func), cst.Module):
+        return None
+    params = list(func.params.posonly_params) + list(func.params.params)
+    param = next((p for p in params + list(func.params.kwonly_params) if p.name.value == value.value), None)
+    if param is None or any(value.value in assigned_names(n) for n in walk(func.body) if isinstance(n, cst.SimpleStatementLine)):
+        return None
+    links = caller_links(rule, site)
+    if not links:
+        return None
+    found = []
+    for link in links:
+        shift = bound_offset(rule, link.call)
+        index = params.index(param) if param in params else len(link.call.args) + 1 + shift
+        given = arg_value(link.call, index - shift, value.value) if index >= shift else None
+        given = given if given is not None or index < shift else param.default
+        if not isinstance(given, cst.Integer):
+            return None
+        found.append((link, int(given.value)))
+    return found
 
 
 def _check_scale_reads(rule, info: AmpFile, wanted: int, shared_why: str) -> None:
@@ -1778,17 +1832,10 @@ def _scaler_alias(rule, sub: cst.Subscript, info: AmpFile, loss_id: int = 0) -> 
     function assigns ``name`` nowhere else: the statement is recorded as a need of kind
     ``scaler_alias``, each use as its own need."""
     parents = rule.parents
-    assign = parents.get(sub)
-    stmt = parents.get(assign) if assign is not None else None
-    if not (
-        isinstance(assign, cst.Assign)
-        and assign.value is sub
-        and len(assign.targets) == 1
-        and isinstance(assign.targets[0].target, cst.Name)
-        and isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-    ):
+    stmt = lone_assignment(parents, sub)
+    if stmt is None:
         return False
+    assign = parents[sub]
     func = enclosing(parents, stmt, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
     name = assign.targets[0].target.value
     if not isinstance(func, cst.FunctionDef):
@@ -1999,7 +2046,9 @@ def _check_layout(rule, info: AmpFile) -> None:
     info.alternatives = len(training) > 1 and not per_method and not info.absorbed
     home_cls = class_of_method(parents, home)
     if home_cls is not None and (
-        inherited or any(f is not home and class_of_method(parents, f) is home_cls for f in needy)
+        inherited
+        or any(f is not home and class_of_method(parents, f) is home_cls for f in needy)
+        or any(held_instance(rule, class_of_method(parents, f), home_cls)[0] for f in needy)
     ):
         info.storage = "self"
         if training[0].stale_guard is not None and inherited == "override":
@@ -3103,8 +3152,8 @@ def caller_links(rule, site: ScaleLossSite) -> Optional[List[CallerLink]]:
     if not calls:
         return None
     params = func.params
-    if not isinstance(params.star_arg, cst.MaybeSentinel) or params.star_kwarg is not None:
-        return None
+    if isinstance(params.star_arg, cst.Param):
+        return None  # (a bare ``*`` or a ``**kwargs`` leaves the mapping of the named ones as it is)
     positional = [p.name.value for p in list(params.posonly_params) + list(params.params)]
     reassigned: Set[str] = set()
     for node in walk(func.body):
@@ -3126,9 +3175,12 @@ def caller_links(rule, site: ScaleLossSite) -> Optional[List[CallerLink]]:
         if caller is None or any(a.star for a in call.args):
             return None
         mapped: Dict[str, str] = {}
+        shift = bound_offset(rule, call)
         for text in wanted:
-            index = positional.index(text) if text in positional else len(call.args) + 1
-            value = arg_value(call, index, text)
+            index = positional.index(text) if text in positional else len(call.args) + 1 + shift
+            if index < shift:
+                return None  # the partial bound the optimizer: not what this call passes
+            value = arg_value(call, index - shift, text)
             if not isinstance(value, (cst.Name, cst.Attribute)):
                 return None
             mapped[text] = code_of(value)
@@ -3346,6 +3398,9 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
         result = name  # module-level initialize: a global
     elif info.storage == "self" and class_of_method(parents, func) is home_cls:
         result = self_name(func) + "." + name
+    elif info.storage == "self" and held_instance(rule, class_of_method(parents, func), home_cls)[0]:
+        held = held_instance(rule, class_of_method(parents, func), home_cls)[0]
+        result = f"{self_name(func)}.{held}.{name}"  # the initializing object its class keeps
     elif func is not None and func not in visiting and class_of_method(parents, func) is not None:
         cls = class_of_method(parents, func)
         if cls in info.class_threaded:
@@ -3540,9 +3595,16 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile, reaches: Any
                 if where is None:
                     return f"{name}() is called at module level, where no GradScaler exists"
                 continue
+            bound, partial_why = bound_calls(rule, node)
+            if bound is not None:
+                continue  # ``back = partial(f, x)``: its calls are f's, checked below
             stmt = rule.statement_of(node) if hasattr(rule, "statement_of") else None
             text = code_of(stmt).strip().splitlines()[0] if stmt is not None else code_of(parent)
-            return f"{name} is also used as a value (`{text}` {place}){_kept_note(rule, where, home_cls, info)}"
+            partial_why = f"; {partial_why}" if partial_why else ""
+            return (
+                f"{name} is also used as a value (`{text}` {place}){partial_why}"
+                f"{_kept_note(rule, where, home_cls, info)}"
+            )
         calls = _callers(rule, func)
         if calls == []:
             return f"{name} is not called in this file"
@@ -3551,22 +3613,25 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile, reaches: Any
         if unreached:
             places = ", ".join(sorted(f"{_qualified(parents, where)}()" for where in unreached))
             also = " also" if unreached != callers else ""
-            return f"{name}() is{also} called from {places}, where no GradScaler exists"
+            notes = "".join(sorted({_kept_note(rule, where, home_cls, info) for where in unreached}))
+            return f"{name}() is{also} called from {places}, where no GradScaler exists{notes}"
         return ""
     cls = class_of_method(parents, func)
     if cls is None or cls is home_cls:
         return ""
     calls = _class_callers(rule, cls)
-    if calls is None:
-        return f"{func.name.value} is a method of class {cls.name.value}, which is used other than by calls here"
     method = f"{func.name.value} is a method of class {cls.name.value}"
+    if home_cls is None and info.training_inits:
+        home_cls = class_of_method(parents, info.training_inits[0].func)
     kept = _kept_instance(cls, home_cls)
     holder = (
-        f" (the GradScaler would live on the {home_cls.name.value} it keeps as {kept}, and is not followed "
-        "through another object's attribute)"
+        f" (the GradScaler would live on the {home_cls.name.value} it keeps as {kept}, and "
+        f"{_unfollowed(rule, cls, home_cls)})"
         if kept
         else ""
     )
+    if calls is None:
+        return f"{method}, which is used other than by calls here{holder}"
     if not calls:
         return (
             f"{method}, which is not instantiated in this file, so its __init__ cannot be given the "
@@ -3613,8 +3678,18 @@ def _kept_note(rule: Any, where: Any, home_cls: Any, info: AmpFile) -> str:
         return ""
     return (
         f"; the calls there would need the GradScaler of the {home_cls.name.value} that {cls.name.value} keeps "
-        f"as {kept}, which is not followed through another object's attribute"
+        f"as {kept}, and {_unfollowed(rule, cls, home_cls)}"
     )
+
+
+def _unfollowed(rule: Any, cls: Any, home_cls: Any) -> str:
+    """Why the GradScaler of the ``home_cls`` object ``cls`` keeps is not read through it."""
+    held, why = held_instance(rule, cls, home_cls)
+    if why:
+        return f"{why}, so it may hold an object without one"
+    if held:
+        return "the GradScaler is not kept on that object (no method of its class scales a loss)"
+    return "that attribute is not followed"
 
 
 def _qualified(parents: Any, func: Any) -> str:
@@ -3656,7 +3731,10 @@ def _callers(rule, func: cst.FunctionDef, allow_none: bool = False) -> Optional[
                     return None  # called at module level: no scaler there
                 calls.append(parent)
             else:
-                return None
+                bound = partial_calls(rule, node)  # ``back = partial(f, x)``: its calls are f's
+                if bound is None:
+                    return None
+                calls.extend(bound)
     return calls if (calls or allow_none) else None
 
 
@@ -3794,6 +3872,11 @@ def find_scalers(rule, module: cst.Module):
                 if func is home:
                     return ScalerRef(expr, enabled)
                 return ScalerRef(expr, f"{expr}.is_enabled()" if enabled else None)
+            for keeper, (attr, enabled, _home) in attrs.items():
+                held = held_instance(rule, cls, keeper)[0]  # ``self.GAN.scaler``: the object it keeps
+                if held:
+                    expr = f"{self_name(func)}.{held}.{attr}"
+                    return ScalerRef(expr, f"{expr}.is_enabled()" if enabled else None)
         return None
 
     return lookup

@@ -9,6 +9,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
 from ._amp_param import amp_parameters
+from ._amp_partial import bound_offset
 from ._amp_rule import AmpRule
 from ._amp_sites import AmpFile, enclosing, init_method, self_name
 from ._edits import code_of, expression, statement
@@ -79,11 +80,14 @@ class ScalerThreading(AmpRule):
         for call in calls:
             caller = enclosing(self.parents, call, cst.FunctionDef)
             access = info.access.get(caller, name)
+            if info.call_loss_id(call) is not None:
+                access = info.loss_scaler(access, info.call_loss_id(call))  # the GradScaler of its loss id
             if call in disabled:
                 access = f'torch.amp.GradScaler("{self._disabled_device(info)}", enabled=False)'
                 AddImportsVisitor.add_needed_import(self.context, "torch")
             positional_only = all(a.keyword is None and not a.star for a in call.args)
-            by_position = simple and positional_only and len(call.args) == len(params.params) - skip
+            given = len(call.args) + bound_offset(self, call)  # a partial's bound arguments come first
+            by_position = simple and positional_only and given == len(params.params) - skip
             arg = (
                 cst.Arg(expression(access))
                 if by_position

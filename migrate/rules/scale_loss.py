@@ -40,7 +40,7 @@ class ScaleLossRule(AmpRule):
             scaler = lookup(site.with_stmt)
             if scaler is None:
                 continue
-            self._rewrite(site, info.loss_scaler(scaler.expr, site.loss_id), by_loss_id=info.loss_scalers > 1)
+            self._rewrite(site, info.site_scaler(scaler.expr, site), by_loss_id=info.loss_scalers > 1)
         if info.carrier is not None:
             self.edits.replace(info.carrier.store, [])  # the carrier holds the GradScaler now
 

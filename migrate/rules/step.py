@@ -143,11 +143,18 @@ class StepRule(AmpRule):
             if scaler is None:
                 continue
             backward_lines.append(self.line_of(site.with_stmt))
+            # a call of the helper holding it is a backward of its caller (the next step
+            # after one steps other gradients, and takes an update of its own before)
+            backward_lines.extend(self.line_of(link.call) for link in caller_links(self, site) or [])
             for opt in site.optimizers:
                 for call in find_steps(self, site, code_of(opt)):
                     here = lookup(call)
                     if here is not None:
-                        chosen[call] = info.loss_scaler(here.expr, site.loss_id)
+                        chosen[call] = (  # where each call picks the loss id's, the one stepping it
+                            info.scaler_of(here.expr, code_of(cast(Any, call.func).value))
+                            if site.call_loss_ids
+                            else info.loss_scaler(here.expr, site.loss_id)
+                        )
                         self._report_growth_pace(site, call)
                         if code_of(opt) in site.wrapped:
                             through[call] = site.wrapped[code_of(opt)]

@@ -34,7 +34,8 @@ amp.initialize, a trainer re-exported by a star import whose base class keeps am
 checkpoints, a script that clips inside the amp.scale_loss block with an accumulation count of 1
 by default, a launcher without apex.amp that joins a model factory to the helpers that scale
 the loss and keep amp's state, a clipper class written with apex's fused kernels called after
-every backward).  Once per module:
+every backward, a backward helper bound by functools.partial in a trainer that keeps the
+initializing GAN module as an attribute).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -464,6 +465,15 @@ LAYOUTS: Dict[str, dict] = {
     "r51_kernel_norm_clip": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                  metric="loss", native=[], fallbacks=[],
                                  branches={"amp-off": ["--no-fp16"], "loose": ["--max-norm", "100"]}),
+    # lucidrains' trainers: the backward helper is called through `backwards = partial(helper,
+    # self.fp16)` in the trainer's train(), which reaches the networks, their optimizers and
+    # (migrated) the GradScalers through the GAN module it keeps as self.GAN, whose __init__
+    # initializes with num_losses=2; each call hands over its loss id's GradScaler, the
+    # checkpoint's loss_scaler0/loss_scaler1 resume into them; 'off': --no-fp16 (apex never set
+    # up); 'accumulate': two micro-batches per step in each phase
+    "r52_partial_backward_gan": dict(launcher="train.py", amp=[], fp32=["--no-fp16"], steps=24, metric="loss",
+                                     native=[], fallbacks=[],
+                                     branches={"off": ["--no-fp16"], "accumulate": ["--accumulate", "2"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -694,7 +704,8 @@ def test_apex_checkpoint_written_by_the_original_resumes_in_the_migrated_layout(
                         name, "migrated, resumed from the original's checkpoint, vs the uninterrupted original")
         return
     entry = torch.load(repos["work"] / f"orig-{name}-half.ckpt.pt")["amp"]
-    assert set(entry) == {"loss_scaler0"} | ({"loss_scaler1"} if name == "r3_model_owned_step" else set()), entry
+    two_ids = name in ("r3_model_owned_step", "r52_partial_backward_gan")  # num_losses=2
+    assert set(entry) == {"loss_scaler0"} | ({"loss_scaler1"} if two_ids else set()), entry
     # the scaler state at the end equals the uninterrupted original's: the scale rarely moves on
     # these models, so this is what proves the checkpoint's scaler state was loaded (the count of
     # clean steps goes on from the checkpoint's instead of restarting at 0)
