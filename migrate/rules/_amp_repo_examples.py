@@ -7459,4 +7459,183 @@ def train(cfg, batches):
         .replace("        with amp.scale_loss(", GLUE_TODOS[1] + "        with amp.scale_loss("),
         codes=("APX102", "APX220"),
     ),
+    Example(
+        # no file imports probe.py, whose module level runs the initialize, and pytest alone
+        # runs the test module's functions: what runs after each initialize is what their own
+        # code calls, which reaches no amp.scale_loss (train.py's is its own), so apex never
+        # scaled a loss of them and they get autocast without a GradScaler.  helpers.py is
+        # neither: code outside the repository may call half_net() and scale afterwards
+        "scripts-without-a-guard-get-autocast",
+        before="""\
+# file: helpers.py
+import torch
+from apex import amp
+
+
+def half_net():
+    net = torch.nn.Linear(4, 2).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    net, opt = amp.initialize(net, opt, opt_level="O1")
+    return net, opt
+# file: probe.py
+import torch
+from apex import amp
+
+net = torch.nn.Linear(4, 2).cuda()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+net, opt = amp.initialize(net, opt, opt_level="O1")
+print(net(torch.randn(8, 4).cuda()).dtype)
+# file: tests/test_half.py
+import torch
+from apex import amp
+
+
+def test_forward_is_half():
+    net = torch.nn.Linear(4, 2).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    net, opt = amp.initialize(net, opt, opt_level="O1")
+    assert net(torch.randn(8, 4).cuda()).dtype == torch.float16
+# file: train.py
+import torch
+from apex import amp
+
+
+def fit(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        optimizer.zero_grad()
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    net = torch.nn.Linear(4, 2).cuda()
+    fit(net, torch.optim.SGD(net.parameters(), lr=0.1), [torch.randn(8, 4).cuda()])
+""",
+        after="""\
+# file: helpers.py
+import torch
+from apexcompat import amp
+
+
+def half_net():
+    net = torch.nn.Linear(4, 2).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    # TODO(apexcompat): no amp.scale_loss in this file, and it is not proven that no loss is
+    #   scaled after its amp.initialize: the launcher is no script (no __name__ ==
+    #   "__main__" guard, no test module, and importing it runs no amp.initialize): its
+    #   callers are not known; this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
+    net, opt = amp.initialize(net, opt, opt_level="O1")
+    return net, opt
+# file: probe.py
+import torch
+
+net = torch.nn.Linear(4, 2).cuda()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+net.forward = torch.autocast("cuda", dtype=torch.float16)(net.forward)
+print(net(torch.randn(8, 4).cuda()).dtype)
+# file: tests/test_half.py
+import torch
+
+
+def test_forward_is_half():
+    net = torch.nn.Linear(4, 2).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    net.forward = torch.autocast("cuda", dtype=torch.float16)(net.forward)
+    assert net(torch.randn(8, 4).cuda()).dtype == torch.float16
+# file: train.py
+import torch
+
+
+def fit(model, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+
+if __name__ == "__main__":
+    net = torch.nn.Linear(4, 2).cuda()
+    fit(net, torch.optim.SGD(net.parameters(), lr=0.1), [torch.randn(8, 4).cuda()])
+""",
+        codes=("APX101", "APX102", "APX201", "APX209", "APX220", "APX229", "APX301", "APX311"),
+    ),
+    Example(
+        # the loop the launcher calls already trains with torch.amp (its GradScaler, written
+        # by the authors, is no rewrite of an amp.scale_loss: the launcher still imports
+        # apex): apex scaled no loss of the initialize, so it becomes autocast around the
+        # model's forward, and the loop keeps its own GradScaler
+        "launcher-whose-training-loop-has-its-own-gradscaler",
+        before="""\
+# file: loops/__init__.py
+# file: loops/fit.py
+import torch
+
+
+def fit(model, optimizer, batches, use_amp=False):
+    scaler = torch.cuda.amp.GradScaler(enabled=use_amp)
+    for x in batches:
+        optimizer.zero_grad()
+        with torch.cuda.amp.autocast(enabled=use_amp):
+            loss = model(x).float().pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+# file: run.py
+import torch
+from apex import amp
+
+from loops.fit import fit
+
+
+def main():
+    net = torch.nn.Linear(4, 2).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    net, opt = amp.initialize(net, opt, opt_level="O1")
+    fit(net, opt, [torch.randn(8, 4).cuda()], use_amp=True)
+
+
+if __name__ == "__main__":
+    main()
+""",
+        after="""\
+# file: loops/__init__.py
+# file: loops/fit.py
+import torch
+
+
+def fit(model, optimizer, batches, use_amp=False):
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", enabled=use_amp):
+            loss = model(x).float().pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+# file: run.py
+import torch
+
+from loops.fit import fit
+
+
+def main():
+    net = torch.nn.Linear(4, 2).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    net.forward = torch.autocast("cuda", dtype=torch.float16)(net.forward)
+    fit(net, opt, [torch.randn(8, 4).cuda()], use_amp=True)
+
+
+if __name__ == "__main__":
+    main()
+""",
+        codes=("APX101", "APX229", "APX901", "APX902"),
+    ),
 ]
