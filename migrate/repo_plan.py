@@ -1762,8 +1762,9 @@ def _may_reach_a_scaled_loss(
     definition of it, what each calls in its own file and in others (a class reached with all
     its methods), what importing each reached file runs outside its ``__main__`` guard, and
     every definition a reached file hands on as a value owns no ``amp.scale_loss`` (and, for a
-    launcher on apexcompat.amp, no GradScaler use: ``launcher_scripts.on_the_shim``).  Otherwise (a file that cannot be read, a star import of the repository, a
-    ``scale_loss`` the index does not place) it says why not, for debugging and tests.
+    launcher on apexcompat.amp, no GradScaler use: ``launcher_scripts.on_the_shim``).
+    Otherwise (a file that cannot be read, a star import of the repository, a ``scale_loss``
+    the index does not place) it says why not, for debugging and tests.
     An ``amp.scale_loss`` that reads a name amp bound only in another function raises
     NameError before it scales, in the original too: it scales nothing, and where it is
     reached goes into ``unbound``."""
