@@ -264,7 +264,7 @@ LAYOUTS: Dict[str, dict] = {
     # own: apex scaled no loss, so the forward is wrapped in autocast and the loop keeps its
     # GradScaler, whose state the checkpoints carry under "scaler" ('scaled': False: no amp
     # entry); the other branch: --no-fp16, apex never set up and the loop's scaler disabled
-    "r52_loop_with_own_scaler": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+    "r53_loop_with_own_scaler": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                      metric="loss", native=[], fallbacks=[], scaled=False,
                                      branches={"off": ["--no-fp16"]}),
     # NLP learner shape: find_lr() and fit() each initialize with an optimizer of their own and
