@@ -3,9 +3,10 @@
 Starting from every top-level definition of the script and its module-level code, the walk
 follows what each reached definition calls (in its own file and, through its imports, in
 others), what importing each reached file runs outside its ``__main__`` guard, and every
-definition a reached file hands on as a value.  The caller's checks decide what may not be
-reached; a file that cannot be read or star-imports a module of the repository stops the walk
-(it cannot be followed)."""
+definition a reached file hands on as a value.  A module name several files of the repository
+answer to (which one an import finds depends on ``sys.path``) is followed into each of them.
+The caller's checks decide what may not be reached; a file that cannot be read or
+star-imports a module of the repository stops the walk (it cannot be followed)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,17 @@ def what_a_run_reaches(
     seen: Set[Def] = set()
     files: Set[str] = set()
     work: List[Def] = []
+
+    def each_definition(module: str, name: str, importer: str) -> None:
+        """Queue ``module.name`` in every file an ambiguous ``module`` may denote (one that
+        binds no such name fails the import there: nothing runs)."""
+        for target in resolver.candidates(module, importer):
+            found = definitions.find_at(target, name, anywhere=True)
+            if found is not None:
+                work.append(found)
+
+    def ambiguous(module: str, importer: str) -> bool:
+        return len(resolver.candidates(module, importer)) > 1
 
     def reach_file(path: str) -> Optional[str]:
         """Queue what importing ``path`` runs and hands on; why not, when it cannot be followed."""
@@ -60,14 +72,17 @@ def what_a_run_reaches(
         for local, (module, attr) in summary.imports.items():
             # importing runs the module (and a submodule imported by name)
             for dotted in (module, f"{module}.{attr}") if attr else (module,):
-                target = resolver.resolve(dotted, path)
-                why = reach_file(target) if target is not None else None
-                if why is not None:
-                    return why
+                for target in resolver.candidates(dotted, path):
+                    why = reach_file(target)
+                    if why is not None:
+                        return why
             if not attr or local not in summary.escaping:
                 continue  # an imported name is followed where it is called
             # a value of a repository module handed on was built by that module's own code,
             # reached above (a function bound to another name is one of its escaping names)
+            if ambiguous(module, path):
+                each_definition(module, attr, path)
+                continue
             item = definitions.find(module, attr, path, anywhere=True)
             if item is not None:
                 work.append(item)
@@ -77,10 +92,10 @@ def what_a_run_reaches(
             if local not in summary.imports:
                 continue
             module, attr = summary.imports[local]
-            target = resolver.resolve(f"{module}.{attr}" if attr else module, path)
-            read = definitions.summary(target) if target is not None else None
-            if read is not None and attribute in read.functions | read.classes:
-                work.append((target, attribute))
+            for target in resolver.candidates(f"{module}.{attr}" if attr else module, path):
+                read = definitions.summary(target)
+                if read is not None and attribute in read.functions | read.classes:
+                    work.append((target, attribute))
         return None
 
     started = definitions.summary(start)
@@ -111,6 +126,9 @@ def what_a_run_reaches(
         for call in summary.calls:
             if call.owner != name or (call.guarded and path != start):
                 continue
+            if ambiguous(call.module, path):
+                each_definition(call.module, call.name, path)
+                continue
             callee = definitions.find(call.module, call.name, path, anywhere=True)
             if callee is not None:
                 work.append(callee)
@@ -118,8 +136,8 @@ def what_a_run_reaches(
             # a value of a repository module (``nms = amp.float_function(_C.nms)``, an instance,
             # a submodule's function) was made by code reached with its module
             for dotted in (call.module, f"{call.module}.{call.name}"):
-                target = resolver.resolve(dotted, path)
-                why = reach_file(target) if target is not None else None
-                if why is not None:
-                    return why
+                for target in resolver.candidates(dotted, path):
+                    why = reach_file(target)
+                    if why is not None:
+                        return why
     return None

@@ -33,6 +33,7 @@ from .glue_plan import GlueRefusal, GlueRoute, glue_route
 from .heir_plan import add_heir_routes
 from .processor_plan import add_processor_routes
 from .launcher_importers import importer_refusal
+from .launcher_scripts import not_a_script, on_the_shim
 from .launcher_notes import ambiguous_import_note, unbound_scale_note
 from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
@@ -352,8 +353,15 @@ class _Definitions:
         ``anywhere`` in any walked file; with ``through_stars`` also through a package's
         ``from .x import *`` (only to say why a definition is not followed: the plan does not
         follow those)."""
-        for _ in range(self.HOPS):
-            target = self.resolver.resolve(module, importer)
+        target = self.resolver.resolve(module, importer)
+        return self.find_at(target, name, anywhere, through_stars) if target is not None else None
+
+    def find_at(self, target: str, name: str, anywhere: bool = False, through_stars: bool = False) -> Optional[Def]:
+        """The definition ``name`` denotes in the file ``target`` (``find`` after resolving)."""
+        module, importer = "", target
+        for hop in range(self.HOPS):
+            if hop:
+                target = self.resolver.resolve(module, importer)
             summary = self.summary(target) if target is not None else None
             if summary is None:
                 return None
@@ -529,6 +537,24 @@ def _note_unreachable(
         notes.setdefault(next(iter(launchers)), {})[SCALED_ELSEWHERE] = (
             f"no amp.scale_loss in this file: the losses are scaled in {where}: the GradScaler cannot reach it"
         )
+
+
+def _note_blind_call(path: str, summary: ModuleSummary, call, definitions: "_Definitions", blind: Dict[Def, str]) -> None:
+    """A call through a module name several files of the repository answer to (which one the
+    import finds depends on sys.path): each definition it may call cannot be handed the
+    GradScaler along it, so it keeps apex.amp (``blind``: callee -> why)."""
+    found = definitions.resolver.candidates(call.module, path)
+    if len(found) < 2:
+        return
+    for target in found:
+        callee = definitions.find_at(target, call.name)
+        if callee is not None and callee[0] != path:
+            shown = ", ".join((definitions.summary(p) or ModuleSummary(p, p)).shown for p in found)
+            blind.setdefault(callee, (
+                f"{call.name} is called from {summary.shown}:{call.line} ({call.owner}) through {call.module}, a "
+                f"module name {len(found)} files of the repository answer to ({shown}): which one the import finds "
+                "depends on sys.path, so no GradScaler can be sent along that call"
+            ))
 
 
 def _note_unbuilt(built, by_path: Dict[str, ModuleSummary], launchers: Set[str], notes) -> None:
@@ -869,9 +895,13 @@ def build_plan(
     # calls between files: (caller file, caller def) -> [(callee def, call text)]
     edges: Dict[Def, List[Tuple[Def, str]]] = {}
     callers: Dict[Def, List[Tuple[Def, int]]] = {}
+    #: calls through a module name several files answer to: callee -> why no GradScaler follows one
+    blind_calls: Dict[Def, str] = {}
     for path, summary in by_path.items():
         for call in summary.calls:
             callee = definitions.find(call.module, call.name, path)
+            if callee is None:
+                _note_blind_call(path, summary, call, definitions, blind_calls)
             if callee is None or callee[0] == path:
                 continue
             edges.setdefault((path, call.owner), []).append((callee, call.text))
@@ -993,6 +1023,10 @@ def build_plan(
         if reason is not None:
             plan.unplanned[item] = reason
             refused.add(item)
+    for item in sorted(needy & set(blind_calls)):
+        if item not in refused:
+            plan.unplanned[item] = blind_calls[item]
+            refused.add(item)
     # a refusal spreads to everything that would pass the scaler through it, and to the
     # subclasses of a base that reads it on self when one of them does not get it
     changed = True
@@ -1022,7 +1056,7 @@ def build_plan(
         plan.unplanned[item] = reason
         notes.setdefault(path, {})[name] = reason
         scales = any(s.owner == name and s.member == "scale_loss" for s in by_path[path].amp_sites)
-        for (caller_path, _def), _line in entries[item]:
+        for (caller_path, _def), _line in entries.get(item, ()):
             if caller_path in launchers:
                 notes.setdefault(caller_path, {})[MODULE_LEVEL] = held[caller_path] = (
                     f"{'the losses are scaled' if scales else 'the amp state is saved or loaded'} in "
@@ -1036,7 +1070,7 @@ def build_plan(
     # that scales its losses, takes the GradScaler as a required parameter: no call in the
     # repository needs it, and a call from outside that does not pass it fails at once
     orphans = needy - set(callers) - set(riding.carried) - {(p, k) for p, n in riding.notes.items() for k in n}
-    orphans -= set(lent) | set(glued_helpers)
+    orphans -= set(lent) | set(glued_helpers) | refused
     unreferenced = unreferenced_definitions(
         {
             d
@@ -1060,7 +1094,10 @@ def build_plan(
                 launcher, by_path, definitions, needy
             )
             if note is not None:
-                notes.setdefault(launcher, {}).setdefault(SCALED_ELSEWHERE, note)
+                # what the launcher's own call says comes first: a note of _note_unreachable is
+                # written only while the launcher is the repository's one, which a sibling
+                # launcher migrated by a first run makes it on a second
+                notes.setdefault(launcher, {})[SCALED_ELSEWHERE] = note
     for path, note in module_level_note(riding, launchers, by_path).items():
         # a runner carrying the GradScaler would not reach losses scaled outside the
         # framework's classes: where those are, and why they are not reached, comes first
@@ -1651,7 +1688,7 @@ def _mark_nothing_scaled(
             continue
         # what the launcher itself says (a first run does not change it): no other note names
         # the place, so the reason says what is unknown
-        unknown = _not_a_script(path, by_path[path])
+        unknown = not_a_script(path, by_path[path])
         if unknown is not None and current.note_for(SCALED_ELSEWHERE) is None:
             note = ("no amp.scale_loss in this file, and it is not proven that no loss is scaled after its "
                     f"amp.initialize: {unknown}")
@@ -1713,16 +1750,6 @@ def _scales_natively(summary: ModuleSummary, name: str) -> bool:
     return "scale" in read and bool(read & {"update", "step", "unscale_"})
 
 
-def _not_a_script(launcher: str, summary: ModuleSummary) -> Optional[str]:
-    """Why the launcher's callers are not known from the launcher itself, if they are not."""
-    if not summary.main_guard:
-        return "the launcher is no script (no __name__ == \"__main__\" guard): its callers are not known"
-    stem = launcher.rsplit("/", 1)[-1][: -len(".py")] if launcher.endswith(".py") else ""
-    if not stem or stem == "__init__":
-        return "the launcher is a package"
-    return None
-
-
 def _may_reach_a_scaled_loss(
     launcher: str,
     by_path: Dict[str, ModuleSummary],
@@ -1731,18 +1758,19 @@ def _may_reach_a_scaled_loss(
     unbound: Optional[List[str]] = None,
 ) -> Optional[str]:
     """None only when it is proven that no code the launcher runs scales a loss: the launcher
-    is a script (a ``__main__`` guard) no other file imports, and every top-level definition
-    of it, what each calls in its own file and in others (a class reached with all its
-    methods), what importing each reached file runs outside its ``__main__`` guard, and every
-    definition a reached file hands on as a value owns no ``amp.scale_loss`` and no GradScaler
-    use.  Otherwise (a file that cannot be read, a star import of the repository, a
-    ``scale_loss`` the index does not place) it says why not, for debugging and tests.
+    is a script (``launcher_scripts.not_a_script``) no other file imports, and every top-level
+    definition of it, what each calls in its own file and in others (a class reached with all
+    its methods), what importing each reached file runs outside its ``__main__`` guard, and
+    every definition a reached file hands on as a value owns no ``amp.scale_loss`` (and, for a
+    launcher on apexcompat.amp, no GradScaler use: ``launcher_scripts.on_the_shim``).
+    Otherwise (a file that cannot be read, a star import of the repository, a ``scale_loss``
+    the index does not place) it says why not, for debugging and tests.
     An ``amp.scale_loss`` that reads a name amp bound only in another function raises
     NameError before it scales, in the original too: it scales nothing, and where it is
     reached goes into ``unbound``."""
     if around.unplaced is not None:
         return around.unplaced
-    why = _not_a_script(launcher, by_path[launcher])
+    why = not_a_script(launcher, by_path[launcher])
     if why is not None:
         return why
     # each file that may import the launcher must be proven unable to run its initialize
@@ -1751,18 +1779,20 @@ def _may_reach_a_scaled_loss(
         if why is not None:
             return why
 
+    shim = on_the_shim(by_path[launcher])
+
     def file_check(path: str, summary: ModuleSummary) -> Optional[str]:
         attributed = {site.owner for site in summary.amp_sites if site.member == "scale_loss"}
         if summary.scale_loss_named and not attributed and not summary.scale_loss_placed:
             return f"{summary.shown} names scale_loss through a name the index does not follow"
-        if _names_a_scaler(summary) and path != launcher:
+        if shim and _names_a_scaler(summary) and path != launcher:
             return f"{summary.shown} uses a GradScaler"
         return None
 
     def item_check(path: str, summary: ModuleSummary, name: str) -> Optional[str]:
         if any(site.owner == name and site.member == "scale_loss" for site in summary.amp_sites):
             return f"{name} of {summary.shown} scales a loss"
-        if _scales_natively(summary, name):
+        if shim and _scales_natively(summary, name):
             return f"{name} of {summary.shown} may scale through a GradScaler"
         if name in summary.scale_loss_owners:
             return f"{name} of {summary.shown} scales a loss through an attribute scale_loss"

@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from ..carrier_plan import CARRIER_ATTRIBUTES, STAR
+from ..carrier_plan import CARRIER_ATTRIBUTES, STAR, CarrierFacts
 from ._binding import target_binds
 from ._edits import code_of
 from ._tree import walk
@@ -113,7 +113,7 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
     if not scaled_here and not route.lent:  # the most exact reason first
         handed = [why for local, why in facts.unlent if _named(module, local)]
         return (handed[0] if handed else _escapes(rule, route, module, facts)
-                or f"no loss is scaled through {carrier}.{attribute} in this file")
+                or f"no loss is scaled through {carrier}.{attribute} in this file" + _read_elsewhere(facts, attribute))
     if not scaled_here and route.uses:  # its state is read here, the losses scaled elsewhere
         return (f"{code_of(route.uses[0][0])} is read here while the losses are scaled in "
                 f"{route.lent[0]}, which this route does not follow")
@@ -533,3 +533,10 @@ def _top_level_function(parents: Any, node: Any) -> Optional[cst.FunctionDef]:
         if isinstance(cur, (cst.ClassDef, cst.Lambda)):
             return None
     return None
+
+
+def _read_elsewhere(facts: CarrierFacts, attribute: str) -> str:
+    """Where else an attribute of that name is read off an object, as a clause ("" where nowhere)."""
+    if not facts.read_elsewhere:
+        return ""
+    return f", and an attribute named {attribute} is read off an object in {', '.join(facts.read_elsewhere)}"

@@ -536,6 +536,15 @@ OPTIONS_INIT_TODO = """\
         #   opts.amp, not followed; this file keeps apex.amp semantics through apexcompat.amp,
         #   migrate it by hand
 """
+
+
+def _init_todo_read_in(carrier: str, reader: str) -> str:
+    """The launcher's reason where another file reads an attribute named like the carrier's."""
+    return (
+        "        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled through\n"
+        f"        #   {carrier} (read off an object in {reader}), not followed; this file keeps apex.amp\n"
+        "        #   semantics through apexcompat.amp, migrate it by hand\n"
+    )
 OPTIONS_STORE_TODO = """\
         # TODO(apexcompat): apex.amp is stored as opts.amp here; its uses through that attribute
         #   cannot be followed (opts is handed to save_state() of report.py, which reads .amp);
@@ -623,9 +632,10 @@ def start(trainer, opts, net, opt, batches):
     threading.Thread(target=trainer.fit, args=(opts, net, opt, batches)).start()"""
 
 
-def _method_route_refused(name: str, other_file: str, why: str) -> Example:
+def _method_route_refused(name: str, other_file: str, why: str, reader: str = "") -> Example:
     """A refused variant of ``amp-kept-on-the-options-object-read-in-a-method``: main.py holds
-    ``other_file``; ``why``: the TODO's lines after its first, as the tool wraps them."""
+    ``other_file``; ``why``: the TODO's lines after its first, as the tool wraps them;
+    ``reader``: the file that reads an attribute named amp, when one does."""
     apex = dict(forward=METHOD_FORWARD, backward=METHOD_BACKWARD, step=METHOD_STEP, tune=other_file)
     todo = "        # TODO(apexcompat): apex.amp is stored as opts.amp here; its uses through that attribute\n" + "".join(
         f"        #   {line}\n" for line in why.splitlines()
@@ -634,7 +644,9 @@ def _method_route_refused(name: str, other_file: str, why: str) -> Example:
         name,
         before=AMP_ON_OPTIONS_METHOD.format(setup=APEX_SETUP.format(init_todo="", todo=""), **apex),
         after=AMP_ON_OPTIONS_METHOD.format(
-            setup=APEX_SETUP.format(init_todo=OPTIONS_INIT_TODO, todo=todo).replace("from apex import", "from apexcompat import"),
+            setup=APEX_SETUP.format(
+                init_todo=_init_todo_read_in("opts.amp", reader) if reader else OPTIONS_INIT_TODO, todo=todo
+            ).replace("from apex import", "from apexcompat import"),
             **apex,
         ),
         codes=("APX102", "APX220"),
@@ -5220,7 +5232,7 @@ class Task:
         ),
         after=AMP_ON_OPTIONS.format(
             report_import=", save_state", forward=APEX_FORWARD, backward=APEX_BACKWARD, step=APEX_STEP,
-            setup=APEX_SETUP.format(init_todo=OPTIONS_INIT_TODO, todo=OPTIONS_STORE_TODO).replace(
+            setup=APEX_SETUP.format(init_todo=_init_todo_read_in("opts.amp", "report.py"), todo=OPTIONS_STORE_TODO).replace(
                 "from apex import", "from apexcompat import"
             ),
             after_loop="    save_state(opts, net)\n", report_torch="import torch\n", report_extra=SAVE_STATE,
@@ -5262,7 +5274,7 @@ class Task:
     _method_route_refused("amp-kept-on-the-options-object-read-in-a-method-defined-elsewhere", METHOD_ELSEWHERE,
                           "cannot be followed (a class of main.py also defines fit() and reads .amp: the\n"
                           "launcher's call of fit() may reach it); this file keeps apex.amp semantics through\n"
-                          "apexcompat.amp, migrate it by hand"),
+                          "apexcompat.amp, migrate it by hand", reader="main.py"),
     # ... or another file reads an attribute of that name other than by a call (hands a
     # trainer's fit to a thread): its calls there are not known
     _method_route_refused("amp-kept-on-the-options-object-read-in-a-method-handed-on", METHOD_AS_VALUE,
@@ -5598,7 +5610,7 @@ def main(model, optimizer, loader, resume=None):
                 "        #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n",
             ),
             regress_setup=SHARED_STEP_SETUP.format(
-                package="apexcompat", todo_init=SHARED_STEP_INIT_TODO,
+                package="apexcompat", todo_init=_init_todo_read_in("args.amp", "classify.py"),
                 todo_store="        # TODO(apexcompat): apex.amp is stored as args.amp here; its uses through that "
                 "attribute\n"
                 "        #   cannot be followed (train_batch() of classify.py reads .amp but cannot be given the\n"
@@ -7457,6 +7469,285 @@ def train(cfg, batches):
         .replace("from apex import", "from apexcompat import")
         .replace("        model, optimizer = amp.initialize(", GLUE_TODOS[0] + "        model, optimizer = amp.initialize(")
         .replace("        with amp.scale_loss(", GLUE_TODOS[1] + "        with amp.scale_loss("),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # no file imports probe.py, whose module level runs the initialize, and pytest alone
+        # runs the test module's functions: what runs after each initialize is what their own
+        # code calls, which reaches no amp.scale_loss (train.py's is its own), so apex never
+        # scaled a loss of them and they get autocast without a GradScaler.  helpers.py is
+        # neither: code outside the repository may call half_net() and scale afterwards
+        "scripts-without-a-guard-get-autocast",
+        before="""\
+# file: helpers.py
+import torch
+from apex import amp
+
+
+def half_net():
+    net = torch.nn.Linear(4, 2).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    net, opt = amp.initialize(net, opt, opt_level="O1")
+    return net, opt
+# file: probe.py
+import torch
+from apex import amp
+
+net = torch.nn.Linear(4, 2).cuda()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+net, opt = amp.initialize(net, opt, opt_level="O1")
+print(net(torch.randn(8, 4).cuda()).dtype)
+# file: tests/test_half.py
+import torch
+from apex import amp
+
+
+def test_forward_is_half():
+    net = torch.nn.Linear(4, 2).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    net, opt = amp.initialize(net, opt, opt_level="O1")
+    assert net(torch.randn(8, 4).cuda()).dtype == torch.float16
+# file: train.py
+import torch
+from apex import amp
+
+
+def fit(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        optimizer.zero_grad()
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    net = torch.nn.Linear(4, 2).cuda()
+    fit(net, torch.optim.SGD(net.parameters(), lr=0.1), [torch.randn(8, 4).cuda()])
+""",
+        after="""\
+# file: helpers.py
+import torch
+from apexcompat import amp
+
+
+def half_net():
+    net = torch.nn.Linear(4, 2).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    # TODO(apexcompat): no amp.scale_loss in this file, and it is not proven that no loss is
+    #   scaled after its amp.initialize: the launcher is no script (no __name__ ==
+    #   "__main__" guard, no test module, and importing it runs no amp.initialize): its
+    #   callers are not known; this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
+    net, opt = amp.initialize(net, opt, opt_level="O1")
+    return net, opt
+# file: probe.py
+import torch
+
+net = torch.nn.Linear(4, 2).cuda()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+net.forward = torch.autocast("cuda", dtype=torch.float16)(net.forward)
+print(net(torch.randn(8, 4).cuda()).dtype)
+# file: tests/test_half.py
+import torch
+
+
+def test_forward_is_half():
+    net = torch.nn.Linear(4, 2).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    net.forward = torch.autocast("cuda", dtype=torch.float16)(net.forward)
+    assert net(torch.randn(8, 4).cuda()).dtype == torch.float16
+# file: train.py
+import torch
+
+
+def fit(model, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+
+if __name__ == "__main__":
+    net = torch.nn.Linear(4, 2).cuda()
+    fit(net, torch.optim.SGD(net.parameters(), lr=0.1), [torch.randn(8, 4).cuda()])
+""",
+        codes=("APX101", "APX102", "APX201", "APX209", "APX220", "APX229", "APX301", "APX311"),
+    ),
+    Example(
+        # the loop the launcher calls already trains with torch.amp (its GradScaler, written
+        # by the authors, is no rewrite of an amp.scale_loss: the launcher still imports
+        # apex): apex scaled no loss of the initialize, so it becomes autocast around the
+        # model's forward, and the loop keeps its own GradScaler
+        "launcher-whose-training-loop-has-its-own-gradscaler",
+        before="""\
+# file: loops/__init__.py
+# file: loops/fit.py
+import torch
+
+
+def fit(model, optimizer, batches, use_amp=False):
+    scaler = torch.cuda.amp.GradScaler(enabled=use_amp)
+    for x in batches:
+        optimizer.zero_grad()
+        with torch.cuda.amp.autocast(enabled=use_amp):
+            loss = model(x).float().pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+# file: run.py
+import torch
+from apex import amp
+
+from loops.fit import fit
+
+
+def main():
+    net = torch.nn.Linear(4, 2).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    net, opt = amp.initialize(net, opt, opt_level="O1")
+    fit(net, opt, [torch.randn(8, 4).cuda()], use_amp=True)
+
+
+if __name__ == "__main__":
+    main()
+""",
+        after="""\
+# file: loops/__init__.py
+# file: loops/fit.py
+import torch
+
+
+def fit(model, optimizer, batches, use_amp=False):
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", enabled=use_amp):
+            loss = model(x).float().pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+# file: run.py
+import torch
+
+from loops.fit import fit
+
+
+def main():
+    net = torch.nn.Linear(4, 2).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    net.forward = torch.autocast("cuda", dtype=torch.float16)(net.forward)
+    fit(net, opt, [torch.randn(8, 4).cuda()], use_amp=True)
+
+
+if __name__ == "__main__":
+    main()
+""",
+        codes=("APX101", "APX229", "APX901", "APX902"),
+    ),
+    Example(
+        # apex.amp goes onto the runner object, and runner.py (no apex import) scales through
+        # self.amp: that read is not followed, so the setup keeps apex.amp, and its reason
+        # names the file that reads the attribute (before: only "not followed")
+        "amp-stored-on-an-object-another-file-reads-names-that-file",
+        before="""\
+# file: amp_setup.py
+def enable_amp(runner, opt_level="O1"):
+    from apex import amp
+
+    runner.net, runner.opt = amp.initialize(runner.net, runner.opt, opt_level=opt_level)
+    runner.amp = amp
+# file: runner.py
+import torch
+
+
+class Runner:
+    def __init__(self, net, opt):
+        self.net, self.opt = net, opt
+        self.amp = None
+
+    def step(self, x):
+        self.opt.zero_grad()
+        loss = self.net(x).float().pow(2).mean()
+        if self.amp is not None:
+            with self.amp.scale_loss(loss, self.opt) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.opt.step()
+        return loss.item()
+# file: train.py
+import torch
+
+from amp_setup import enable_amp
+from runner import Runner
+
+
+def main():
+    net = torch.nn.Linear(4, 2).cuda()
+    runner = Runner(net, torch.optim.SGD(net.parameters(), lr=0.1))
+    enable_amp(runner)
+    runner.step(torch.randn(8, 4).cuda())
+
+
+if __name__ == "__main__":
+    main()
+""",
+        after="""\
+# file: amp_setup.py
+def enable_amp(runner, opt_level="O1"):
+    from apexcompat import amp
+
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled through
+    #   runner.amp (read off an object in runner.py), not followed; this file keeps apex.amp
+    #   semantics through apexcompat.amp, migrate it by hand
+    runner.net, runner.opt = amp.initialize(runner.net, runner.opt, opt_level=opt_level)
+    # TODO(apexcompat): apex.amp is stored as runner.amp here; its uses through that
+    #   attribute cannot be followed (no loss is scaled through runner.amp in this file, and
+    #   an attribute named amp is read off an object in runner.py); this file keeps apex.amp
+    #   semantics through apexcompat.amp, migrate it by hand
+    runner.amp = amp
+# file: runner.py
+import torch
+
+
+class Runner:
+    def __init__(self, net, opt):
+        self.net, self.opt = net, opt
+        self.amp = None
+
+    def step(self, x):
+        self.opt.zero_grad()
+        loss = self.net(x).float().pow(2).mean()
+        if self.amp is not None:
+            with self.amp.scale_loss(loss, self.opt) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.opt.step()
+        return loss.item()
+# file: train.py
+import torch
+
+from amp_setup import enable_amp
+from runner import Runner
+
+
+def main():
+    net = torch.nn.Linear(4, 2).cuda()
+    runner = Runner(net, torch.optim.SGD(net.parameters(), lr=0.1))
+    enable_amp(runner)
+    runner.step(torch.randn(8, 4).cuda())
+
+
+if __name__ == "__main__":
+    main()
+""",
         codes=("APX102", "APX220"),
     ),
 ]

@@ -1997,7 +1997,9 @@ def _check_layout(rule, info: AmpFile) -> None:
             note = (f"the amp.scale_loss of this file ({info.unbound_scales[0]}) reads a name amp that is not "
                     "bound there, so it raises NameError, in the original too (APX234): fix that first")
         if note == elsewhere and info.stored_as:
-            note = f"no amp.scale_loss in this file: the losses are scaled through {info.stored_as}, not followed"
+            facts = getattr(info.plan, "carrier", None)
+            read = f" (read off an object in {', '.join(facts.read_elsewhere)})" if facts and facts.read_elsewhere else ""
+            note = f"no amp.scale_loss in this file: the losses are scaled through {info.stored_as}{read}, not followed"
             if info.lending_refused:
                 note += f" ({info.lending_refused})"
         if note == elsewhere and info.plan is not None and info.plan.nothing_scaled:

@@ -35,7 +35,8 @@ checkpoints, a script that clips inside the amp.scale_loss block with an accumul
 by default, a launcher without apex.amp that joins a model factory to the helpers that scale
 the loss and keep amp's state, a clipper class written with apex's fused kernels called after
 every backward, a backward helper bound by functools.partial in a trainer that keeps the
-initializing GAN module as an attribute).  Once per module:
+initializing GAN module as an attribute, a launcher whose training loop already scales with a
+GradScaler of its own).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -259,6 +260,14 @@ LAYOUTS: Dict[str, dict] = {
     "r23_initialize_without_scale_loss": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                               metric="loss", native=[], fallbacks=[], scaled=False,
                                               branches={"off": ["--no-fp16"]}),
+    # aitoolbox's / scene_graph_benchmark's shape: the launcher still initializes through apex,
+    # while the loop it calls (engine/loop.py, no apex) already scales with a GradScaler of its
+    # own: apex scaled no loss, so the forward is wrapped in autocast and the loop keeps its
+    # GradScaler, whose state the checkpoints carry under "scaler" ('scaled': False: no amp
+    # entry); the other branch: --no-fp16, apex never set up and the loop's scaler disabled
+    "r53_loop_with_own_scaler": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                     metric="loss", native=[], fallbacks=[], scaled=False,
+                                     branches={"off": ["--no-fp16"]}),
     # NLP learner shape: find_lr() and fit() each initialize with an optimizer of their own and
     # scale their own losses (find_lr's in a helper only it calls, after its initialize): both
     # create self.scaler afresh where they initialized, as apex replaced its loss scaler at each
