@@ -220,6 +220,8 @@ def test_a_nested_unpacking_of_the_factory_takes_the_scaler_after_its_last_brack
         (b"from nets import a, \\\n    build\n", True),
         (b"from nets import make\n", False),
         (b"from rebuild import make\n", False),
+        (b"from .other import make\n", False),
+        (b"from . import make\n", False),
         (b"text = 'from build import make'\n", False),
         (b"def main():\n    build()\n", False),
     ],
@@ -227,3 +229,17 @@ def test_a_nested_unpacking_of_the_factory_takes_the_scaler_after_its_last_brack
 def test_launcher_candidates_import_the_factory_module(source, found):
     # the glue route looks for the factory's callers only among the files that may import it
     assert _imports_module_of(source, "repo/nets/build.py") is found
+
+
+@pytest.mark.parametrize(
+    "source, found",
+    [
+        (b"from . import make\n", True),
+        (b"from .. import make\n", True),
+        (b"from repo.nets import make\n", True),
+        (b"from .build import make\n", False),
+    ],
+)
+def test_launcher_candidates_of_a_package_factory_import_the_package(source, found):
+    # a relative import names no module when it takes the names of its own package
+    assert _imports_module_of(source, "repo/nets/__init__.py") is found
