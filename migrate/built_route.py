@@ -155,7 +155,7 @@ def _refusal(item: Def, launcher: str, build: ObjectBuild, by_path, launchers, o
     called = sorted(m for c, m in summary.self_calls if c == name and m in scaling)
     if called:
         return f"{name} calls its own {called[0]}() on self, maybe before the GradScaler is put on it"
-    family = derived_classes(item, by_path, {p: (s, src) for p, s, src in others}, definitions) - {item}
+    family = derived_classes(item, by_path, definitions) - {item}
     if family:
         sub_path, sub = sorted(family)[0]
         shown = by_path[sub_path].shown if sub_path in by_path else sub_path

@@ -20,7 +20,7 @@ from .repo_index import ModuleSummary
 Def = Tuple[str, str]
 
 
-def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], unindexed, launchers: Set[str], definitions):
+def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set[str], definitions):
     """``plan`` with one component per launcher whose initializing class has subclasses
     with apex.amp sites in other indexed files (files already in a component are left)."""
     from .repo_plan import SCALER_PARAM_NAMES, FilePlan, derived_classes
@@ -33,7 +33,7 @@ def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], unindexed, launcher
             continue
         site = inits[0]
         base: Def = (launcher, site.owner)
-        family = derived_classes(base, by_path, unindexed, definitions)
+        family = derived_classes(base, by_path, definitions)
         heirs = sorted(
             {p for p, c in family if p != launcher and p in by_path and any(a.owner == c for a in by_path[p].amp_sites)}
         )

@@ -23,7 +23,7 @@ Def = Tuple[str, str]
 Override = Tuple[str, str, str]
 
 
-def overridden_methods(by_path: Dict[str, ModuleSummary], unindexed, definitions) -> Dict[str, Tuple[Override, ...]]:
+def overridden_methods(by_path: Dict[str, ModuleSummary], definitions) -> Dict[str, Tuple[Override, ...]]:
     """Path -> the overrides of the methods of its classes that scale a loss, for every
     indexed file with an ``amp.scale_loss`` in a method (first overriding class, by path)."""
     from .repo_plan import derived_classes
@@ -34,7 +34,7 @@ def overridden_methods(by_path: Dict[str, ModuleSummary], unindexed, definitions
         for owner in owners:
             members = summary.class_members.get(owner, set())
             # a superset is safe here: an override found only keeps the base's file on the shim
-            family = derived_classes((path, owner), by_path, unindexed, definitions, by_name=True)
+            family = derived_classes((path, owner), by_path, definitions, by_name=True)
             heirs = sorted(family - {(path, owner)})
             for method in sorted(members):
                 for heir_path, heir in heirs:

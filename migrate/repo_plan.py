@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from .amp_param_plan import add_outside_users
 from .attach_plan import attach_route
@@ -318,6 +318,7 @@ class _Definitions:
         self.resolver = resolver
         self.read: Dict[str, Optional[ModuleSummary]] = {}
         self.resolved: Dict[str, Optional[ModuleSummary]] = {}
+        self._naming: Dict[str, FrozenSet[str]] = {}
         self.raw_by_path = by_path
         self.stars = StarImports(self._raw, resolver)
         #: the indexed files' summaries, their star-imported names read as imports by name
@@ -333,6 +334,13 @@ class _Definitions:
             shown, source = self.unindexed[path]
             self.read[path] = summarise(path, shown, source)
         return self.read[path]
+
+    def naming(self, word: str) -> FrozenSet[str]:
+        """The files the index left out whose text holds ``word``, searched once per run."""
+        if word not in self._naming:
+            needle = word.encode()
+            self._naming[word] = frozenset(p for p, (_shown, source) in self.unindexed.items() if needle in source)
+        return self._naming[word]
 
     def raw(self, path: str) -> Optional[ModuleSummary]:
         """The summary of ``path`` with its star imports as written (None outside the walked files)."""
@@ -621,8 +629,7 @@ def _runtime_note(path: str, name: str, by_path, others, definitions) -> str:
     """Where ``name`` of ``path``, or a class deriving from it, is built from a module
     imported by name at run time (``runtime_classes``), as a clause of the reason; "" where
     nowhere."""
-    unindexed = {p: (shown, source) for p, shown, source in others}
-    names = {n for _p, n in derived_classes((path, name), by_path, unindexed, definitions)}
+    names = {n for _p, n in derived_classes((path, name), by_path, definitions)}
     indexed = [(summary.shown, summary.runtime_builds) for _p, summary in sorted(by_path.items())]
     where = runtime_build_of(names, indexed, [(shown, source) for _p, shown, source in others])
     if where is None:
@@ -1038,7 +1045,7 @@ def build_plan(
             if any(callee in refused for callee, _ in edges.get(item, [])):
                 refused.add(item)
                 changed = True
-        family = lambda b: derived_classes(b, by_path, unindexed, definitions)  # noqa: E731
+        family = lambda b: derived_classes(b, by_path, definitions)  # noqa: E731
         for item, reason in check_heirs(lent, family, set(entries), refused, by_path).items():
             plan.unplanned[item] = reason
             refused.add(item)
@@ -1112,7 +1119,7 @@ def build_plan(
             continue
         route = _method_route(item, by_path, launchers, others, definitions)
         if isinstance(route, str):
-            heirs = derived_classes(item, by_path, unindexed, definitions)
+            heirs = derived_classes(item, by_path, definitions)
             attached = attach_route(item, calls, by_path, launchers, definitions, heirs)
             if not isinstance(attached, str):
                 attach_of[item] = attached  # the launcher puts it on the instance; no call passes it
@@ -1129,7 +1136,7 @@ def build_plan(
         _hold(plan, held)
         _add_carrier_facts(plan, by_path, definitions)
         _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
-        plan = add_heir_routes(plan, by_path, unindexed, launchers, definitions)
+        plan = add_heir_routes(plan, by_path, launchers, definitions)
         return _finished(plan, by_path, unindexed, others, definitions)
 
     # components: files joined by planned calls
@@ -1302,7 +1309,7 @@ def build_plan(
     _hold(plan, held)
     _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
-    plan = add_heir_routes(plan, by_path, unindexed, launchers, definitions)
+    plan = add_heir_routes(plan, by_path, launchers, definitions)
     return _finished(plan, by_path, unindexed, others, definitions)
 
 
@@ -1313,7 +1320,7 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
     plan = add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
     for path, helpers in helpers_called_elsewhere(by_path, others).items():
         plan.files[path] = replace(plan.files.get(path, FilePlan()), helpers_called_elsewhere=helpers)
-    for path, overrides in overridden_methods(by_path, unindexed, definitions).items():
+    for path, overrides in overridden_methods(by_path, definitions).items():
         plan.files[path] = replace(plan.files.get(path, FilePlan()), overridden=overrides)
     for path, summary in by_path.items():
         # a method of a class with a forward() of its own that scales a loss it may be handed
@@ -1592,7 +1599,7 @@ def _class_receiver(by_path: Dict[str, ModuleSummary], receiver: Def, definition
                 f"{cls}.{site.method or '<class body>'} in {summary.shown} uses apex.amp without an instance, "
                 f"so it could run without the GradScaler {cls}.__init__ would keep on self"
             )
-    family = derived_classes(receiver, by_path, definitions.unindexed, definitions) - {receiver}
+    family = derived_classes(receiver, by_path, definitions) - {receiver}
     for heir_path, heir in sorted(family):
         heir_summary = definitions.summary(heir_path) or ModuleSummary(heir_path, heir_path)
         if heir in heir_summary.unchained_inits:
@@ -1848,7 +1855,7 @@ def _with_wrappers(
             if held is None:
                 continue
             if item not in proven:
-                proven[item] = _no_overriding_heir(item, by_path, unindexed, definitions)
+                proven[item] = _no_overriding_heir(item, by_path, definitions)
             if proven[item]:
                 found[local] = held
         if found:
@@ -1857,11 +1864,11 @@ def _with_wrappers(
     return plan
 
 
-def _no_overriding_heir(item: Def, by_path, unindexed, definitions) -> bool:
+def _no_overriding_heir(item: Def, by_path, definitions) -> bool:
     """Whether no class of the walked files that derives from ``item`` (directly or not)
     redefines ``step`` or ``param_groups``, so an instance of any of them is stepped as
     ``item`` proves."""
-    for path, cls in derived_classes(item, by_path, unindexed, definitions) - {item}:
+    for path, cls in derived_classes(item, by_path, definitions) - {item}:
         summary = definitions.summary(path)
         if summary is not None and summary.class_members.get(cls, set()) & PROVEN_MEMBERS:
             return False
@@ -1892,7 +1899,7 @@ def _needy_base(item: Def, by_path: Dict[str, ModuleSummary], definitions, unrea
     return None
 
 
-def derived_classes(item: Def, by_path, unindexed, definitions, by_name: bool = False) -> Set[Def]:
+def derived_classes(item: Def, by_path, definitions, by_name: bool = False) -> Set[Def]:
     """``item`` and every class of the walked files that derives from it, directly or not
     (a file the index left out is read only when it names one of them).  ``by_name``: also a
     base no import resolves to a file but whose names match (``named_base``), a superset
@@ -1901,9 +1908,8 @@ def derived_classes(item: Def, by_path, unindexed, definitions, by_name: bool = 
     grew = True
     while grew:
         grew = False
-        for path in list(by_path) + list(unindexed):
-            if path not in by_path and not any(n.encode() in unindexed[path][1] for n in names):
-                continue
+        naming = frozenset().union(*(definitions.naming(n) for n in names))
+        for path in list(by_path) + [p for p in definitions.unindexed if p in naming]:
             summary = definitions.summary(path)
             if summary is None:
                 continue

@@ -58,10 +58,18 @@ def _parse(comment: str, line: int, col: int) -> List[Suppression]:
     return found
 
 
+def _may_suppress(source: bytes) -> bool:
+    """``_MARKER.search(source)``: every walked file is asked, and a case-blind expression
+    scans bytes some seven times slower than ``in`` on the lowered text (0.29 s -> 0.04 s
+    over DeepLearningExamples' 19 MB)."""
+    lowered = source.lower()
+    return b"apexcompat" in lowered or (b"noqa" in lowered and _MARKER.search(source) is not None)
+
+
 def suppressions_in(source: bytes) -> List[Suppression]:
     """The suppression comments of a Python source (comments only, never text in strings;
     a file that does not tokenize is scanned line by line)."""
-    if not _MARKER.search(source):
+    if not _may_suppress(source):
         return []
     found: List[Suppression] = []
     try:

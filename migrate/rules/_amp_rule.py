@@ -14,7 +14,7 @@ from libcst.metadata import ScopeProvider
 from ..repo_plan import FILE_STATE_KEY, REPO_PLAN_KEY
 from ..settings import Settings
 from ._metadata import ParentProvider, QualifiedNameProvider
-from ._tree import children, module_code
+from ._tree import children, module_code, walk_of
 from ._edits import StatementEdits, block_body, code_of, read_todos, todo_key, todo_lines, with_leading
 from .base import Rule
 
@@ -165,7 +165,7 @@ class AmpRule(Rule):
 
         prefixes = tuple(only)
         sites: Dict[str, List[cst.CSTNode]] = {}
-        for node in _walk_statements(module):
+        for node in walk_of(module, cst.BaseStatement):
             for message in read_todos(getattr(node, "leading_lines", ())):
                 if known_todo(message) is not None and (not prefixes or message.startswith(prefixes)):
                     sites.setdefault(message, []).append(node)
@@ -290,17 +290,6 @@ def _walk_statements_and_names(node: cst.CSTNode):
         cur = stack.pop()
         if isinstance(cur, (cst.Name, cst.Attribute)):
             yield cur
-        stack.extend(reversed(children(cur)))
-
-
-def _walk_statements(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, cst.BaseStatement):
-            yield cur
-        if isinstance(cur, (cst.BaseExpression,)):
-            continue
         stack.extend(reversed(children(cur)))
 
 

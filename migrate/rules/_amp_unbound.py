@@ -11,7 +11,7 @@ import libcst as cst
 from libcst.metadata import BuiltinScope, ScopeProvider
 
 from ._edits import code_of
-from ._tree import walk
+from ._tree import walk, walk_of
 
 #: the fixed part of the APX234 message (its TODO is reported again by later runs)
 UNBOUND_TODO = "(its apex.amp import), so this line raises NameError when it runs, in the original too"
@@ -24,8 +24,8 @@ def _amp_imports(parents: Any, module: cst.Module) -> Dict[str, Set[str]]:
     """The local names that ``from apex import amp [as x]`` binds inside a function -> the
     names of the functions that hold such an import (every enclosing one)."""
     names: Dict[str, Set[str]] = {}
-    for node in walk(module):
-        if not isinstance(node, cst.ImportFrom) or node.module is None or node.relative:
+    for node in walk_of(module, cst.ImportFrom):
+        if node.module is None or node.relative:
             continue
         if code_of(node.module) not in AMP_PACKAGES or isinstance(node.names, cst.ImportStar):
             continue

@@ -20,7 +20,7 @@ from libcst.metadata import (
 )
 
 from ._edits import code_of
-from ._tree import module_code, walk
+from ._tree import module_code, node_classes, walk
 from ._unused_import_schedule import schedule_unused_imports_of
 from ._namespace_gate import Gate, stub_skipped
 from ._metadata import ParentProvider, QualifiedNameProvider
@@ -31,7 +31,9 @@ from .base import TODO_PREFIX, Rule
 #: a rewritten call whose line would get longer than this is split one argument per line
 MAX_LINE = 99
 
-_STATEMENT_TYPES = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+#: the statement classes, abstract and concrete: ``on_visit`` and ``on_leave`` ask of every
+#: node of every file, and ``isinstance`` against LibCST's abstract classes goes through ``ABCMeta``
+_STATEMENT_CLASSES = node_classes((cst.SimpleStatementLine, cst.BaseCompoundStatement))
 
 
 def kwarg(name: str, value: Union[str, cst.BaseExpression]) -> cst.Arg:
@@ -370,7 +372,7 @@ class NeighbourRule(Rule):
             self._todos.setdefault(id(self._statements[-1]), []).append(message)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, _STATEMENT_TYPES):
+        if type(node) in _STATEMENT_CLASSES:
             self._statements.append(node)
         if id(node) in self._skipped:
             return False
@@ -378,7 +380,7 @@ class NeighbourRule(Rule):
 
     def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
         result = super().on_leave(original_node, updated_node)
-        if isinstance(original_node, _STATEMENT_TYPES):
+        if type(original_node) in _STATEMENT_CLASSES:
             self._statements.pop()
             result = self._finish_statement(original_node, result)
         return result

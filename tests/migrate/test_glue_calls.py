@@ -208,22 +208,32 @@ def test_a_nested_unpacking_of_the_factory_takes_the_scaler_after_its_last_brack
     assert "    model, [opt_g, opt_d], scaler = build(cfg, device)\n" in apply_glue(source, edit).decode()
 
 
+FACTORY_MODULE, FACTORY_PACKAGE = "repo/nets/build.py", "repo/nets/__init__.py"
+
+
 @pytest.mark.parametrize(
-    "source, found",
+    "source, path, found",
     [
-        (b"from nets.build import make\n", True),
-        (b"from .build import make\n", True),
-        (b"from . import build\n", True),
-        (b"import nets.build as b\n", True),
-        (b"    from nets import build\n", True),
-        (b"from nets import (\n    a,\n    build,\n)\n", True),
-        (b"from nets import a, \\\n    build\n", True),
-        (b"from nets import make\n", False),
-        (b"from rebuild import make\n", False),
-        (b"text = 'from build import make'\n", False),
-        (b"def main():\n    build()\n", False),
+        (b"from nets.build import make\n", FACTORY_MODULE, True),
+        (b"from .build import make\n", FACTORY_MODULE, True),
+        (b"from . import build\n", FACTORY_MODULE, True),
+        (b"import nets.build as b\n", FACTORY_MODULE, True),
+        (b"    from nets import build\n", FACTORY_MODULE, True),
+        (b"from nets import (\n    a,\n    build,\n)\n", FACTORY_MODULE, True),
+        (b"from nets import a, \\\n    build\n", FACTORY_MODULE, True),
+        (b"from nets import make\n", FACTORY_MODULE, False),
+        (b"from rebuild import make\n", FACTORY_MODULE, False),
+        (b"text = 'from build import make'\n", FACTORY_MODULE, False),
+        (b"def main():\n    build()\n", FACTORY_MODULE, False),
+        # a relative import counts where it names the module, or takes the factory package's names
+        (b"from .other import make\n", FACTORY_MODULE, False),
+        (b"from . import make\n", FACTORY_MODULE, False),
+        (b"from . import make\n", FACTORY_PACKAGE, True),
+        (b"from .. import make\n", FACTORY_PACKAGE, True),
+        (b"from repo.nets import make\n", FACTORY_PACKAGE, True),
+        (b"from .build import make\n", FACTORY_PACKAGE, False),
     ],
 )
-def test_launcher_candidates_import_the_factory_module(source, found):
+def test_launcher_candidates_import_the_factory_module(source, path, found):
     # the glue route looks for the factory's callers only among the files that may import it
-    assert _imports_module_of(source, "repo/nets/build.py") is found
+    assert _imports_module_of(source, path) is found
