@@ -33,6 +33,7 @@ from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
+from ._amp_method_step_gap import method_step_gap
 from ._amp_unbound import unbound_amp_uses
 from ._edits import code_of
 from ._torch_version import old_torch_branch
@@ -3045,6 +3046,7 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 _stepped_through_holder(rule, site, code_of(opt))
                 or _caller_steps(rule, site, code_of(opt))[1]
                 or _holder_steps(rule, site, opt, info)
+                or method_step_gap(rule, site.func, opt)
             )
             if gap is None and site.func is not None and isinstance(rule.parents.get(site.func), cst.Module):
                 gap = unreached_reason(rule, site.func, None, info) or None
