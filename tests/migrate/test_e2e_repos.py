@@ -34,7 +34,8 @@ amp.initialize, a trainer re-exported by a star import whose base class keeps am
 checkpoints, a script that clips inside the amp.scale_loss block with an accumulation count of 1
 by default, a launcher without apex.amp that joins a model factory to the helpers that scale
 the loss and keep amp's state, a clipper class written with apex's fused kernels called after
-every backward).  Once per module:
+every backward, an optimizer wrapper of another file with a warm-up count of its own whose held
+optimizer apex scales for).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -464,6 +465,18 @@ LAYOUTS: Dict[str, dict] = {
     "r51_kernel_norm_clip": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                  metric="loss", native=[], fallbacks=[],
                                  branches={"amp-off": ["--no-fp16"], "loose": ["--max-norm", "100"]}),
+    # glow-tts' shape: an optimizer wrapper of another file (no apex.amp) whose step() steps the
+    # torch optimizer it holds, then advances a warm-up count of its own; apex initializes and
+    # scales for the held optimizer, train_steps() (handed the wrapper by main) clips
+    # amp.master_params of it and steps the wrapper; one loss is blown up so that step overflows:
+    # the wrapper's step takes the GradScaler (scaler=None) and steps the held optimizer through
+    # it, so the overflow skips that inner step alone and the count still advances, as under
+    # apex; 'off': --no-fp16 (the wrapper called with a disabled GradScaler).  Measured: full~O1
+    # 7.9e-4 (2.9e-4 without the overflow: lr 0.2 carries the float16 rounding further); a count
+    # held back on the skipped step, as scaler.step(wrapper) would, moves the weights by 7.8e-3
+    "r52_wrapper_step_given_the_scaler": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                              metric="loss", native=[], fallbacks=[], given=["warmup.py"],
+                                              branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
