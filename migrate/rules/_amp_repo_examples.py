@@ -7489,6 +7489,20 @@ POLY_WRAPPER_GIVEN_THE_SCALER = POLY_WRAPPER.replace("    def step(self):", "   
     "        self.sgd.step()\n",
     "        if scaler is None:\n            self.sgd.step()\n        else:\n            scaler.step(self.sgd)\n",
 )
+#: the body of the examples' training loop after zero_grad(), scaling for {opt}, and natively
+POLY_LOOP = """\
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        with amp.scale_loss(loss, {opt}) as scaled_loss:
+            scaled_loss.backward()
+        schedule.step()
+"""
+POLY_LOOP_NATIVE = """\
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.cross_entropy(net(x), y)
+        scaler.scale(loss).backward()
+        schedule.step(scaler)
+        scaler.update()
+"""
 #: the wrapper's SGD initialized by apex and stored back into it (BiSeNet's fp16 script)
 POLY_STORED_BACK = """\
 # file: train.py
@@ -7551,17 +7565,7 @@ REPOSITORY_EXAMPLES += [
         + POLY_STORED_BACK.replace("from apex import amp\n", "").replace(
             '    net, opt = amp.initialize(net, schedule.sgd, opt_level="O1")\n',
             '    opt = schedule.sgd\n    scaler = torch.amp.GradScaler("cuda")\n',
-        ).replace(
-            "        loss = torch.nn.functional.cross_entropy(net(x), y)\n"
-            "        with amp.scale_loss(loss, opt) as scaled_loss:\n"
-            "            scaled_loss.backward()\n"
-            "        schedule.step()\n",
-            '        with torch.autocast("cuda", dtype=torch.float16):\n'
-            "            loss = torch.nn.functional.cross_entropy(net(x), y)\n"
-            "        scaler.scale(loss).backward()\n"
-            "        schedule.step(scaler)\n"
-            "        scaler.update()\n",
-        ),
+        ).replace(POLY_LOOP.format(opt="opt"), POLY_LOOP_NATIVE),
         codes=("APX101", "APX201", "APX209", "APX301", "APX315"),
     ),
     Example(
@@ -7573,17 +7577,7 @@ REPOSITORY_EXAMPLES += [
         + POLY_HANDED_ON.format(build="PolySGD(net, lr=0.01, total=len(batches))")
         .replace("from apex import amp\n", "")
         .replace("def train(net, schedule, batches):", "def train(net, schedule, batches, scaler):")
-        .replace(
-            "        loss = torch.nn.functional.cross_entropy(net(x), y)\n"
-            "        with amp.scale_loss(loss, schedule.sgd) as scaled_loss:\n"
-            "            scaled_loss.backward()\n"
-            "        schedule.step()\n",
-            '        with torch.autocast("cuda", dtype=torch.float16):\n'
-            "            loss = torch.nn.functional.cross_entropy(net(x), y)\n"
-            "        scaler.scale(loss).backward()\n"
-            "        schedule.step(scaler)\n"
-            "        scaler.update()\n",
-        )
+        .replace(POLY_LOOP.format(opt="schedule.sgd"), POLY_LOOP_NATIVE)
         .replace(
             '    net, schedule.sgd = amp.initialize(net, schedule.sgd, opt_level="O1")\n'
             "    train(net, schedule, batches)\n",
