@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Set, Tuple
 
+from .wrapper_step_edit import PARAMETER, shares_lines as _shares_lines
+
 #: what a subclass must not redefine for its parent's proof to hold for its instances
 PROVEN_MEMBERS = frozenset({"step", "param_groups"})
 
@@ -79,6 +81,10 @@ def scaler_steppable_attribute(cls: ast.ClassDef) -> Optional[str]:
     if len(attrs) != 1:
         return None
     (attr,) = attrs
+    if any(isinstance(n, ast.Name) and n.id == PARAMETER for n in ast.walk(step)):
+        return None  # the name the edit would give the GradScaler is taken
+    if any(_shares_lines(step, n) for n in steps):
+        return None  # the edit rewrites the inner step's own lines
     flow = _flow(step.body, self_name, attr, {0})
     if flow is None or (flow[0] | flow[1]) != {1}:
         return None

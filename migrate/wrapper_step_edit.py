@@ -48,7 +48,7 @@ def edit_wrapper_step(source: bytes, cls_name: str, attr: str) -> Optional[bytes
         return None
     lines: List[bytes] = source.splitlines(keepends=True)
     stmt = inner[0]
-    if _shares_lines(step, stmt):
+    if shares_lines(step, stmt):
         return None
     line = lines[stmt.lineno - 1]
     indent = line[: len(line) - len(line.lstrip())]
@@ -76,7 +76,7 @@ def edit_wrapper_step(source: bytes, cls_name: str, attr: str) -> Optional[bytes
     return b"".join(lines)
 
 
-def _shares_lines(step: ast.FunctionDef, stmt: ast.stmt) -> bool:
+def shares_lines(step: ast.FunctionDef, stmt: ast.stmt) -> bool:
     """Whether another statement of ``step`` starts or ends on a line of ``stmt`` (``a();
     self.opt.step()``), or ``stmt`` is the def's own line (``def step(self): self.o.step()``)."""
     if stmt.lineno == step.lineno:
