@@ -474,7 +474,7 @@ LAYOUTS: Dict[str, dict] = {
     # apex; 'off': --no-fp16 (the wrapper called with a disabled GradScaler).  Measured: full~O1
     # 7.9e-4 (2.9e-4 without the overflow: lr 0.2 carries the float16 rounding further); a count
     # held back on the skipped step, as scaler.step(wrapper) would, moves the weights by 7.8e-3
-    "r52_wrapper_step_given_the_scaler": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+    "r53_wrapper_step_given_the_scaler": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                               metric="loss", native=[], fallbacks=[], given=["warmup.py"],
                                               branches={"off": ["--no-fp16"]}),
 }
