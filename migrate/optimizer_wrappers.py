@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 from typing import List, Optional, Set, Tuple
 
+from .wrapper_step_edit import PARAMETER, shares_lines as _shares_lines
+
 #: what a subclass must not redefine for its parent's proof to hold for its instances
 PROVEN_MEMBERS = frozenset({"step", "param_groups"})
 
@@ -48,6 +50,62 @@ def wrapped_attribute(cls: ast.ClassDef) -> Optional[str]:
         if _steps_in(method, method.args.args[0].arg, attr):
             return None
     return attr
+
+
+def scaler_steppable_attribute(cls: ast.ClassDef) -> Optional[str]:
+    """The attribute ``cls`` keeps an optimizer in, when its ``step`` can be handed a
+    GradScaler for it: ``def step(self)`` (no other parameter, no decorator, no yield) that
+    runs ``self.<attr>.step()`` as a statement of its own exactly once on every path that
+    returns; no other method of the class steps ``self.<attr>`` or, but ``__init__``, rebinds
+    it, and the class body binds no ``step`` of its own.  Unlike :func:`wrapped_attribute` the step may advance the wrapper's
+    own state (a step count, a learning rate it sets on the param groups): once the inner step
+    goes through ``scaler.step(self.<attr>)``, apex's skip of an overflowing step is the
+    GradScaler's skip of that one call, and the rest of the wrapper's step runs as it did under
+    apex (``migrate.wrapper_step_edit``).  None otherwise."""
+    methods = {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    step = methods.get("step")
+    if "step" in _assigned_names(cls) or not isinstance(step, ast.FunctionDef) or step.decorator_list:
+        return None
+    args = step.args
+    if len(args.args) != 1 or args.posonlyargs or args.kwonlyargs or args.vararg or args.kwarg:
+        return None
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(step)):
+        return None
+    self_name = args.args[0].arg
+    steps = [
+        n for n in ast.walk(step) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call)
+        and isinstance(n.value.func, ast.Attribute) and n.value.func.attr == "step"
+        and not n.value.args and not n.value.keywords
+    ]
+    attrs = {_held(n.value.func.value, self_name) for n in steps} - {None}
+    if len(attrs) != 1:
+        return None
+    (attr,) = attrs
+    if any(isinstance(n, ast.Name) and n.id == PARAMETER for n in ast.walk(step)):
+        return None  # the name the edit would give the GradScaler is taken
+    if any(_shares_lines(step, n) for n in steps):
+        return None  # the edit rewrites the inner step's own lines
+    flow = _flow(step.body, self_name, attr, {0})
+    if flow is None or (flow[0] | flow[1]) != {1}:
+        return None
+    for method in methods.values():
+        if method is step or not method.args.args:
+            continue
+        me = method.args.args[0].arg
+        if _steps_in(method, me, attr) or (method.name != "__init__" and _assigns_held(method, me, attr)):
+            return None
+    return attr
+
+
+def _assigns_held(method: ast.AST, self_name: str, attr: str) -> bool:
+    """Whether ``method`` rebinds ``self.<attr>`` (the optimizer the step steps may then not
+    be the one a caller scaled the loss for)."""
+    return any(
+        _held(part, self_name) == attr
+        for node in ast.walk(method)
+        for target in _targets(node)
+        for part in ast.walk(target)
+    )
 
 
 def _advances_own_state(step: ast.FunctionDef, self_name: str) -> bool:

@@ -253,7 +253,10 @@ def migrate_repository(
             plan = _plan(jobs, keys, settings, roots, others)
             gc.freeze()
             results = migrate_planned(jobs, keys, settings, workers, plan)
-        if plan is None or not plan.caller_edits:
+        if plan is None:
+            return results
+        results = _edit_steppable_wrappers(plan, jobs, keys, results, others)
+        if not plan.caller_edits:
             return results
         return _edit_factory_callers(plan, jobs, keys, results, others, settings)
     finally:
@@ -287,6 +290,66 @@ def _plan(
     return build_plan(
         [s for s in summaries if s is not None], roots, others, apex_free, glued=settings.dtype == "float16"
     )
+
+
+def _edit_steppable_wrappers(
+    plan: "RepoPlan",
+    jobs: Sequence[Tuple[str, bytes]],
+    keys: Sequence[str],
+    results: List["MigrationResult"],
+    others: Sequence[Tuple[str, str, bytes]],
+) -> List["MigrationResult"]:
+    """The wrapper classes (files without apex.amp) whose step a migrated file now hands the
+    GradScaler (its finding ``HANDED_CODE`` names the class) get the ``scaler=None``
+    parameter that takes it (``wrapper_step_edit``); a wrapper the edit cannot reach leaves
+    an error on the file that calls it so."""
+    from .engine import MigrationResult
+    from .findings import Finding
+    from .rules.step import HANDED_CODE
+    from .wrapper_step_edit import edit_wrapper_step, wrapper_step_line
+
+    wanted: Dict[str, Dict[Tuple[str, str], Tuple[int, Finding]]] = {}
+    for i, key in enumerate(keys):
+        entries = plan.files[key].scaler_steppable if key in plan.files else ()
+        handed = [f for f in results[i].findings if f.code == HANDED_CODE]
+        for local, attr, path, cls in entries:
+            for finding in handed:
+                if f" {local}.step() steps " in finding.message:
+                    wanted.setdefault(path, {})[(cls, attr)] = (i, finding)
+    if not wanted:
+        return results
+
+    def edited(shown: str, source: bytes, classes) -> Optional["MigrationResult"]:
+        new, findings = source, []
+        for (cls, attr), (i, finding) in sorted(classes.items()):
+            changed = edit_wrapper_step(new, cls, attr)
+            if changed is None:
+                results[i].findings.append(Finding(
+                    finding.path, finding.line, finding.col, HANDED_CODE,
+                    f"{shown}: add a scaler=None parameter to {cls}.step() and step its self.{attr} through "
+                    f"scaler.step(self.{attr}) when one is given, by hand (the tool could not edit that text)",
+                    severity="error",
+                ))
+                continue
+            new = changed
+            findings.append(Finding(
+                shown, wrapper_step_line(new, cls), 1, HANDED_CODE,
+                f"{cls}.step() takes the GradScaler of {finding.path} (scaler=None) and steps self.{attr} "
+                f"through it when given one; called without it, it steps as before",
+                fixed=True, severity="info",
+            ))
+        return MigrationResult(shown, source, new, findings) if new != source else None
+
+    for i, ((shown, source), key) in enumerate(zip(jobs, keys)):
+        if key in wanted and not results[i].changed:
+            results[i] = edited(shown, source, wanted.pop(key)) or results[i]
+    extra = []
+    for path, shown, source in others:
+        if path in wanted and path not in plan.caller_edits:
+            result = edited(shown, source, wanted.pop(path))
+            if result is not None:
+                extra.append(result)
+    return results + extra
 
 
 def _edit_factory_callers(

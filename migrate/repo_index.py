@@ -24,7 +24,7 @@ from .forward_fed import handed_calls
 from .built_route import ObjectBuild, read_object_builds
 from .dict_spreads import read_dict_spreads
 from .runner_frameworks import FrameworkFacts, read_framework_facts
-from .optimizer_wrappers import base_texts, class_members, wrapped_attribute
+from .optimizer_wrappers import base_texts, class_members, scaler_steppable_attribute, wrapped_attribute
 from .setup_loops import initializes_only
 
 #: the modules whose ``amp`` the tool migrates
@@ -195,6 +195,9 @@ class ModuleSummary:
     #: top-level optimizer wrapper classes -> the attribute holding the wrapped optimizer
     #: (``optimizer_wrappers.wrapped_attribute``)
     optimizer_wrappers: Dict[str, str] = field(default_factory=dict)
+    #: top-level classes whose step can be handed a GradScaler for the optimizer they hold
+    #: -> that attribute (``optimizer_wrappers.scaler_steppable_attribute``)
+    scaler_steppable: Dict[str, str] = field(default_factory=dict)
     #: top-level class -> its bases as dotted names, and the names its body defines
     class_bases: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     class_members: Dict[str, Set[str]] = field(default_factory=dict)
@@ -523,6 +526,9 @@ class _Reader(FastNodeVisitor):
             attr = wrapped_attribute(node)
             if attr is not None:
                 self.s.optimizer_wrappers[node.name] = attr
+            held = scaler_steppable_attribute(node)
+            if held is not None:
+                self.s.scaler_steppable[node.name] = held
         self._visit_def(node, node.name, True)
 
     # --- uses -----------------------------------------------------------------------------

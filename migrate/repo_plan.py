@@ -38,6 +38,7 @@ from .launcher_notes import ambiguous_import_note, unbound_scale_note
 from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
+from .steppable_plan import with_steppable_wrappers
 from .optional_scaler import module_stem, runs_alone, saves_or_loads_only
 from .reach import what_a_run_reaches
 from .runtime_classes import runtime_build_of
@@ -141,6 +142,10 @@ class FilePlan:
     #: ``optimizer_wrappers``): (local name, the attribute holding the wrapped optimizer),
     #: proven for the class and every subclass of it in the repository
     optimizer_wrappers: Tuple[Tuple[str, str], ...] = ()
+    #: classes of other files without apex.amp whose step this file may hand the GradScaler
+    #: (``steppable_plan``): (local name, the attribute holding the optimizer, their file,
+    #: the class name there)
+    scaler_steppable: Tuple[Tuple[str, str, str, str], ...] = ()
 
     #: (class, method, expression) of this file's framework hooks/runners: the GradScaler is
     #: read from the runner the framework hands them (``runner.grad_scaler``, see
@@ -1318,6 +1323,7 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
     parameters handed apex.amp, methods reading master_params that other files call, the
     calls of the methods that scale a loss in a class with its own forward()."""
     plan = add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
+    plan = with_steppable_wrappers(plan, by_path, unindexed, definitions)
     for path, helpers in helpers_called_elsewhere(by_path, others).items():
         plan.files[path] = replace(plan.files.get(path, FilePlan()), helpers_called_elsewhere=helpers)
     for path, overrides in overridden_methods(by_path, definitions).items():

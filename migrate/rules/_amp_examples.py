@@ -1278,6 +1278,106 @@ HOLDER_ALSO_ASSIGNED_TODOS = ("""\
         #   assigned `other` in Trainer.swap(), so it may hold an object without one); this file
         #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
 """)
+MIXIN_FACTORY = """\
+import torch
+from apex import amp
+
+
+def with_mixed_precision(base):
+    class MixedPrecision(base):
+        def setup(self):
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+        def backward(self, loss):
+            self.optimizer.zero_grad()
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+
+    return MixedPrecision
+"""
+MIXIN_FACTORY_TODO = """\
+            # TODO(apexcompat): self.optimizer.step() is not in the same function as amp.scale_loss,
+            #   and no method of MixedPrecision steps self.optimizer: it derives from base, a
+            #   parameter of with_mixed_precision(), whose methods are not followed; this file keeps
+            #   apex.amp semantics through apexcompat.amp, migrate it by hand
+"""
+LOSS_CARRYING_ITS_OPTIMIZER = """\
+import torch
+from apex import amp
+
+
+class ScaledLoss:
+    def __init__(self, value, optimizer):
+        self.value = value
+        self.optimizer = optimizer
+
+    def backward(self):
+        with amp.scale_loss(self.value, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+
+    def item(self):
+        return self.value.item()
+
+
+class Learner:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def loss(self, x, y):
+        return ScaledLoss(torch.nn.functional.mse_loss(self.model(x), y), self.optimizer)
+
+    def step(self):
+        self.optimizer.step()
+"""
+LOSS_CARRYING_ITS_OPTIMIZER_TODO = """\
+        # TODO(apexcompat): self.optimizer.step() is not in the same function as amp.scale_loss,
+        #   and no method of ScaledLoss steps self.optimizer, which its constructor is handed
+        #   (optimizer): what steps that optimizer, and whether after this backward, is decided
+        #   by the code holding it; this file keeps apex.amp semantics through apexcompat.amp,
+        #   migrate it by hand
+        # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to backward:
+        #   backward is a method of class ScaledLoss, instantiated in Learner.loss(), where no
+        #   GradScaler exists; this file keeps apex.amp semantics through apexcompat.amp,
+        #   migrate it by hand
+"""
+CONTEXT_STEPPING_WHAT_IT_IS_HANDED = """\
+import torch
+from apex import amp
+
+
+class TrainContext:
+    def __init__(self):
+        self.models = []
+        self.optimizers = []
+
+    def wrap(self, model, optimizer):
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        self.models.append(model)
+        self.optimizers.append(optimizer)
+        return model, optimizer
+
+    def backward(self, loss):
+        with amp.scale_loss(loss, self.optimizers) as scaled_loss:
+            scaled_loss.backward()
+
+    def step_optimizer(self, optimizer):
+        run = optimizer.step
+        run()
+        optimizer.zero_grad()
+"""
+CONTEXT_STEPPING_WHAT_IT_IS_HANDED_TODO = """\
+        # TODO(apexcompat): self.optimizers.step() is not in the same function as
+        #   amp.scale_loss, and no method of TrainContext steps self.optimizers;
+        #   TrainContext.step_optimizer() steps the optimizer it is handed (optimizer), so which
+        #   optimizer is stepped, and whether after this backward, is decided by the code
+        #   calling both; this file keeps apex.amp semantics through apexcompat.amp, migrate it
+        #   by hand
+"""
+
+
+def _shim_after(before: str, anchor: str, todo: str) -> str:
+    """``before`` on apexcompat.amp with ``todo`` above the line ``anchor`` opens."""
+    return before.replace("from apex import amp", "from apexcompat import amp").replace(anchor, todo + anchor, 1)
 
 
 EXAMPLES: List[Example] = [
@@ -6778,6 +6878,40 @@ def train(net, batches):
 if __name__ == "__main__":
     train(torch.nn.Linear(2, 2).cuda(), [])
 """,
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the class that scales the loss is made by a function from the class it is handed
+        # (a mixin factory): the step of self.optimizer is in that class's methods, unknown here
+        "fallback-loss-scaled-in-a-class-deriving-from-a-parameter-names-the-mixin-factory",
+        before=MIXIN_FACTORY,
+        after=_shim_after(
+            MIXIN_FACTORY, "            with amp.scale_loss(loss, self.optimizer)", MIXIN_FACTORY_TODO
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # a loss object carries the optimizer it scales for and is handed to whoever calls its
+        # backward(): the step is taken by the code that holds the optimizer, in its own order
+        "fallback-loss-object-carrying-its-optimizer-says-the-step-is-elsewhere",
+        before=LOSS_CARRYING_ITS_OPTIMIZER,
+        after=_shim_after(
+            LOSS_CARRYING_ITS_OPTIMIZER,
+            "        with amp.scale_loss(self.value, self.optimizer)",
+            LOSS_CARRYING_ITS_OPTIMIZER_TODO,
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # a training context whose backward() scales for all its optimizers and whose
+        # step_optimizer(optimizer) steps the one it is handed: the order is its callers'
+        "fallback-context-stepping-the-optimizer-it-is-handed-names-that-method",
+        before=CONTEXT_STEPPING_WHAT_IT_IS_HANDED,
+        after=_shim_after(
+            CONTEXT_STEPPING_WHAT_IT_IS_HANDED,
+            "        with amp.scale_loss(loss, self.optimizers)",
+            CONTEXT_STEPPING_WHAT_IT_IS_HANDED_TODO,
+        ),
         codes=("APX102", "APX220"),
     ),
     Example(

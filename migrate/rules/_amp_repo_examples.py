@@ -7751,3 +7751,149 @@ if __name__ == "__main__":
         codes=("APX102", "APX220"),
     ),
 ]
+
+#: an optimizer wrapper of its own module (no apex.amp): a polynomial learning rate set from a
+#: count of its step() calls, then the step of the SGD it holds
+POLY_WRAPPER = """\
+# file: lr.py
+import torch
+
+
+class PolySGD:
+    def __init__(self, model, lr, total):
+        self.lr0 = lr
+        self.total = total
+        self.done = 0
+        self.sgd = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+
+    def step(self):
+        self.lr = self.lr0 * (1 - self.done / self.total) ** 0.9
+        for group in self.sgd.param_groups:
+            group["lr"] = self.lr
+        self.done += 1
+        self.sgd.step()
+
+    def zero_grad(self):
+        self.sgd.zero_grad()
+"""
+POLY_WRAPPER_GIVEN_THE_SCALER = POLY_WRAPPER.replace("    def step(self):", "    def step(self, scaler=None):").replace(
+    "        self.sgd.step()\n",
+    "        if scaler is None:\n            self.sgd.step()\n        else:\n            scaler.step(self.sgd)\n",
+)
+#: the body of the examples' training loop after zero_grad(), scaling for {opt}, and natively
+POLY_LOOP = """\
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        with amp.scale_loss(loss, {opt}) as scaled_loss:
+            scaled_loss.backward()
+        schedule.step()
+"""
+POLY_LOOP_NATIVE = """\
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.cross_entropy(net(x), y)
+        scaler.scale(loss).backward()
+        schedule.step(scaler)
+        scaler.update()
+"""
+#: the wrapper's SGD initialized by apex and stored back into it (BiSeNet's fp16 script)
+POLY_STORED_BACK = """\
+# file: train.py
+import torch
+from apex import amp
+
+from lr import PolySGD
+
+
+def train(net, batches, total):
+    schedule = PolySGD(net, lr=0.01, total=total)
+    net, opt = amp.initialize(net, schedule.sgd, opt_level="O1")
+    schedule.sgd = opt
+    for x, y in batches:
+        schedule.zero_grad()
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        with amp.scale_loss(loss, opt) as scaled_loss:
+            scaled_loss.backward()
+        schedule.step()
+"""
+#: the wrapper handed to the training function by a caller (glow-tts' train()): {build} is
+#: how the caller gets it
+POLY_HANDED_ON = """\
+# file: train.py
+import torch
+from apex import amp
+
+from lr import PolySGD
+
+
+def make_schedule(net, total):
+    return PolySGD(net, lr=0.01, total=total)
+
+
+def train(net, schedule, batches):
+    for x, y in batches:
+        schedule.zero_grad()
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        with amp.scale_loss(loss, schedule.sgd) as scaled_loss:
+            scaled_loss.backward()
+        schedule.step()
+
+
+def main(net, batches):
+    schedule = {build}
+    net, schedule.sgd = amp.initialize(net, schedule.sgd, opt_level="O1")
+    train(net, schedule, batches)
+"""
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # the loss is scaled for the SGD an optimizer wrapper of another file holds, and the
+        # script steps the wrapper, whose step also sets the learning rate from a count of its
+        # calls: apex skipped only the inner step on an overflow and the count went on.  The
+        # wrapper's step takes the GradScaler (scaler=None, so its other callers step as before)
+        # and steps the SGD through it; the script hands it over and updates after
+        "optimizer-wrapper-with-a-schedule-of-its-own-is-handed-the-scaler",
+        before=POLY_WRAPPER + POLY_STORED_BACK,
+        after=POLY_WRAPPER_GIVEN_THE_SCALER
+        + POLY_STORED_BACK.replace("from apex import amp\n", "").replace(
+            '    net, opt = amp.initialize(net, schedule.sgd, opt_level="O1")\n',
+            '    opt = schedule.sgd\n    scaler = torch.amp.GradScaler("cuda")\n',
+        ).replace(POLY_LOOP.format(opt="opt"), POLY_LOOP_NATIVE),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX315"),
+    ),
+    Example(
+        # the same wrapper handed to the training function by its one caller, which builds it
+        # with the wrapper's constructor: the class is followed into train()
+        "optimizer-wrapper-handed-to-the-training-function-is-handed-the-scaler",
+        before=POLY_WRAPPER + POLY_HANDED_ON.format(build="PolySGD(net, lr=0.01, total=len(batches))"),
+        after=POLY_WRAPPER_GIVEN_THE_SCALER
+        + POLY_HANDED_ON.format(build="PolySGD(net, lr=0.01, total=len(batches))")
+        .replace("from apex import amp\n", "")
+        .replace("def train(net, schedule, batches):", "def train(net, schedule, batches, scaler):")
+        .replace(POLY_LOOP.format(opt="schedule.sgd"), POLY_LOOP_NATIVE)
+        .replace(
+            '    net, schedule.sgd = amp.initialize(net, schedule.sgd, opt_level="O1")\n'
+            "    train(net, schedule, batches)\n",
+            '    scaler = torch.amp.GradScaler("cuda")\n    train(net, schedule, batches, scaler)\n',
+        ),
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX315"),
+    ),
+    Example(
+        # ... but where the caller gets it from a helper, its class is not proven in train():
+        # the file keeps apex.amp and the wrapper's file is left alone
+        "optimizer-wrapper-from-a-helper-keeps-the-shim",
+        before=POLY_WRAPPER + POLY_HANDED_ON.format(build="make_schedule(net, len(batches))"),
+        after=POLY_WRAPPER
+        + POLY_HANDED_ON.format(build="make_schedule(net, len(batches))")
+        .replace("from apex import amp", "from apexcompat import amp")
+        .replace(
+            "        with amp.scale_loss(",
+            "        # TODO(apexcompat): schedule.sgd.step() is not in the same function as amp.scale_loss,\n"
+            "        #   and schedule.step() steps schedule, which holds it: schedule is a parameter of\n"
+            "        #   train(), whose class is not followed into it, so its step() is not proven to step\n"
+            "        #   schedule.sgd once (GradScaler.step needs the optimizer it unscaled, or a proven\n"
+            "        #   wrapper of it); this file keeps apex.amp semantics through apexcompat.amp, migrate\n"
+            "        #   it by hand\n"
+            "        with amp.scale_loss(",
+        ),
+        codes=("APX102", "APX220"),
+    ),
+]

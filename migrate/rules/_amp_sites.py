@@ -35,6 +35,8 @@ from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
+from ._amp_handed_wrapper import steppable_holder
+from ._amp_method_step_gap import method_step_gap
 from ._amp_unbound import unbound_amp_uses
 from ._edits import code_of
 from ._torch_version import old_torch_branch
@@ -158,6 +160,10 @@ class ScaleLossSite:
     #: wrapper's expression (now in ``optimizers``) -> (the optimizer scale_loss named, the
     #: wrapper class)
     wrapped: Dict[str, Tuple[str, str]] = field(default_factory=dict)
+    #: optimizers stepped through a wrapper whose step is handed the GradScaler
+    #: (``_amp_handed_wrapper``): the optimizer scale_loss named -> (the wrapper's
+    #: expression, the wrapper class)
+    handed: Dict[str, Tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(eq=False, repr=False)
@@ -1511,6 +1517,7 @@ def _scale_loss_site(rule, call: cst.Call, info: AmpFile) -> Optional[ScaleLossS
         as_name = item.asname.name.value
     site = ScaleLossSite(with_stmt, call, enclosing_function(parents, call), loss, elements(opts), as_name)
     _through_wrappers(rule, site, info)
+    _through_handed_wrappers(rule, site, info)
     return site
 
 
@@ -1528,6 +1535,25 @@ def _through_wrappers(rule, site: ScaleLossSite, info: AmpFile) -> None:
         if holder is not None and find_steps(rule, site, holder):
             site.optimizers[index] = opt.value
             site.wrapped[holder] = (code_of(opt), wrapper)
+
+
+def _through_handed_wrappers(rule, site: ScaleLossSite, info: AmpFile) -> None:
+    """An optimizer the function never steps itself but steps through a wrapper of another
+    file whose step can be handed the GradScaler (``_amp_handed_wrapper``): recorded in
+    ``site.handed``, so ``find_steps`` finds the wrapper's step."""
+    plan = info.plan
+    if plan is None or not plan.scaler_steppable or site.func is None:
+        return
+    wrappers = {local: attr for local, attr, _path, _cls in plan.scaler_steppable}
+    entries = tuple(plan.entries) + tuple(plan.optional_entries)
+    for opt in site.optimizers:
+        if not isinstance(opt, (cst.Name, cst.Attribute)) or code_of(opt) in site.wrapped:
+            continue
+        if find_steps(rule, site, code_of(opt)):
+            continue
+        found = steppable_holder(rule, site, opt, wrappers, entries)
+        if found is not None:
+            site.handed[code_of(opt)] = (found[0], found[1])
 
 
 def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
@@ -2964,6 +2990,8 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
     (``caller_steps``)."""
     body = site.func.body if site.func is not None else rule.tree
     calls = step_calls(body, opt_text) + _loop_steps(rule, body, opt_text, site)
+    if opt_text in site.handed:
+        calls += step_calls(body, site.handed[opt_text][0])
     for alias in optimizer_aliases(rule, site, opt_text):
         calls += step_calls(body, alias)
     calls = [c for c in calls if not _runs_before(rule, c, site.with_stmt) or _later_call_steps(rule, c, site)]
@@ -3300,6 +3328,7 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 _stepped_through_holder(rule, site, code_of(opt))
                 or _caller_steps(rule, site, code_of(opt))[1]
                 or _holder_steps(rule, site, opt, info)
+                or method_step_gap(rule, site.func, opt)
             )
             if gap is None and site.func is not None and isinstance(rule.parents.get(site.func), cst.Module):
                 gap = unreached_reason(rule, site.func, None, info) or None

@@ -48,6 +48,10 @@ from ._tree import inside
 from ._amp_examples import OPTIMIZER_READ_FROM_SELF, OPTIMIZER_READ_FROM_SELF_NATIVE
 from .base import Example
 
+#: the finding of a wrapper's step handed the GradScaler (the pipeline edits the wrapper's
+#: file where a file reports it)
+HANDED_CODE = "APX315"
+
 #: the start of the TODO written where a flush step cannot be guarded (also a trigger, so a
 #: later run reports the comment again)
 FLUSH_TODO = "step with possibly no gradients:"
@@ -119,6 +123,9 @@ class StepRule(AmpRule):
         "APX313": "a step after the loop may find no gradient, and GradScaler.step() then raises: guard it by hand",
         "APX228": "wrapper.step(**kw) of an optimizer wrapper whose step steps the optimizer amp.scale_loss named "
         "-> scaler.step(wrapper, **kw)",
+        HANDED_CODE: "wrapper.step() of an optimizer wrapper of another file whose step steps the optimizer "
+        "amp.scale_loss named -> wrapper.step(scaler), the wrapper's step given a scaler parameter that steps "
+        "that optimizer through it",
         "APX314": "gradient accumulation without delay_unscale: apex's loss scale grew per micro-batch, "
         "a GradScaler's grows per step",
     }
@@ -136,6 +143,7 @@ class StepRule(AmpRule):
         lookup = find_scalers(self, module)
         chosen: Dict[cst.Call, str] = {}
         through: Dict[cst.Call, Tuple[str, str]] = {}  # a wrapper's step -> what it steps, its class
+        handed: Dict[cst.Call, Tuple[str, str]] = {}  # a step handed the scaler -> the same
         loops: Dict[cst.Call, cst.For] = {}
         backward_lines: List[int] = []
         for site in info.scale_losses:
@@ -149,6 +157,8 @@ class StepRule(AmpRule):
             for opt in site.optimizers:
                 for call in find_steps(self, site, code_of(opt)):
                     here = lookup(call)
+                    receiver = code_of(cast(Any, call.func).value)
+                    is_handed = site.handed.get(code_of(opt), ("",))[0] == receiver
                     if here is not None:
                         chosen[call] = (  # where each call picks the loss id's, the one stepping it
                             info.scaler_of(here.expr, code_of(cast(Any, call.func).value))
@@ -158,7 +168,9 @@ class StepRule(AmpRule):
                         self._report_growth_pace(site, call)
                         if code_of(opt) in site.wrapped:
                             through[call] = site.wrapped[code_of(opt)]
-                    loop = stepping_loop(self, call) if code_of(cast(Any, call.func).value) != code_of(opt) else None
+                        if is_handed:
+                            handed[call] = (code_of(opt), site.handed[code_of(opt)][1])
+                    loop = stepping_loop(self, call) if receiver != code_of(opt) and not is_handed else None
                     if loop is not None:
                         # a step of each optimizer of a list, in a loop: one update after it
                         loops[call] = loop
@@ -185,6 +197,9 @@ class StepRule(AmpRule):
             opt_text = code_of(cast(Any, call.func).value)
             if call in through:
                 self._wrapper_step(call, scaler, *through[call])
+                continue
+            if call in handed:
+                self._handed_step(call, scaler, *handed[call])
                 continue
             self.replace_node(call, expression(f"{scaler}.step({opt_text})"))
             self.report(
@@ -249,6 +264,22 @@ class StepRule(AmpRule):
             "APX228",
             f"{code_of(call)} -> {code_of(new)} + {scaler}.update(): {wrapper}.step() steps {held} once and its "
             f"param_groups are {held}'s, so the GradScaler unscales and steps what amp.scale_loss named through it",
+            fixed=True,
+            severity="info",
+        )
+
+    def _handed_step(self, call: cst.Call, scaler: str, held: str, wrapper: str) -> None:
+        """``optim.step()`` of a wrapper whose step the plan hands the GradScaler ->
+        ``optim.step(scaler)``: its step then runs ``scaler.step`` on the optimizer it holds
+        (``migrate.wrapper_step_edit``, applied to the wrapper's file)."""
+        receiver = code_of(cast(cst.Attribute, call.func).value)
+        self.replace_node(call, expression(f"{receiver}.step({scaler})"))
+        self.report(
+            call,
+            HANDED_CODE,
+            f"{receiver}.step() -> {receiver}.step({scaler}) + {scaler}.update(): {wrapper}.step() steps {held} "
+            f"once; it now takes the GradScaler and steps {held} through it (the rest of its step runs as under "
+            "apex, overflowing or not)",
             fixed=True,
             severity="info",
         )

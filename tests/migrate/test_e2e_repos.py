@@ -36,7 +36,8 @@ by default, a launcher without apex.amp that joins a model factory to the helper
 the loss and keep amp's state, a clipper class written with apex's fused kernels called after
 every backward, a backward helper bound by functools.partial in a trainer that keeps the
 initializing GAN module as an attribute, a launcher whose training loop already scales with a
-GradScaler of its own).  Once per module:
+GradScaler of its own, an optimizer wrapper of another file with a warm-up count of its own
+whose held optimizer apex scales for).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -483,6 +484,18 @@ LAYOUTS: Dict[str, dict] = {
     "r52_partial_backward_gan": dict(launcher="train.py", amp=[], fp32=["--no-fp16"], steps=24, metric="loss",
                                      native=[], fallbacks=[],
                                      branches={"off": ["--no-fp16"], "accumulate": ["--accumulate", "2"]}),
+    # glow-tts' shape: an optimizer wrapper of another file (no apex.amp) whose step() steps the
+    # torch optimizer it holds, then advances a warm-up count of its own; apex initializes and
+    # scales for the held optimizer, train_steps() (handed the wrapper by main) clips
+    # amp.master_params of it and steps the wrapper; one loss is blown up so that step overflows:
+    # the wrapper's step takes the GradScaler (scaler=None) and steps the held optimizer through
+    # it, so the overflow skips that inner step alone and the count still advances, as under
+    # apex; 'off': --no-fp16 (the wrapper called with a disabled GradScaler).  Measured: full~O1
+    # 7.9e-4 (2.9e-4 without the overflow: lr 0.2 carries the float16 rounding further); a count
+    # held back on the skipped step, as scaler.step(wrapper) would, moves the weights by 7.8e-3
+    "r54_wrapper_step_given_the_scaler": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                              metric="loss", native=[], fallbacks=[], given=["warmup.py"],
+                                              branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
