@@ -35,7 +35,7 @@ def with_steppable_wrappers(plan: Any, by_path: Dict[str, ModuleSummary], uninde
             if attr is None or item[0] == path or not _apex_free(item[0], owner, by_path, unindexed):
                 continue
             if item not in proven:
-                heirs = derived_classes(item, by_path, unindexed, definitions) - {item}
+                heirs = derived_classes(item, by_path, definitions) - {item}
                 proven[item] = not any(
                     "step" in (definitions.summary(p) or ModuleSummary(p, p)).class_members.get(c, set())
                     for p, c in heirs
