@@ -7253,6 +7253,46 @@ def train(model, optimizer, batches):
         codes=("APX102", "APX220"),
     ),
     Example(
+        # O2's master-weight switch read off apex's private state (tape's resume path, catalyst's
+        # engine): the reason names the property read, which has no native counterpart
+        "fallback-opt-level-property-read-off-amp-state",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+    if amp._amp_state.opt_properties.master_weights:
+        print("fp32 master weights kept")
+    for x in torch.randn(4, 3, 2):
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(model, optimizer):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+    # TODO(apexcompat): private amp._amp_state use: it reads the opt_level's master_weights
+    #   (opt_properties.master_weights), which neither a GradScaler nor torch.autocast has
+    #   (natively no fp32 master weights are kept beside the model's); this file keeps
+    #   apex.amp semantics through apexcompat.amp, migrate it by hand
+    if amp._amp_state.opt_properties.master_weights:
+        print("fp32 master weights kept")
+    for x in torch.randn(4, 3, 2):
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         # a factory hands apex.amp (or None) back to its callers, which initialize and scale
         # through what they get: the reason says it is returned (nlp-recipes' get_amp)
         "fallback-amp-module-returned-by-a-factory",

@@ -1690,10 +1690,10 @@ def _amp_state_refusal(rule, ref: AmpRef) -> str:
     if isinstance(chain, cst.Attribute) and chain.attr.value == "opt_properties":
         option = parents.get(chain)
         named = option.attr.value if isinstance(option, cst.Attribute) and option.value is chain else ""
+        what = f"the opt_level's {named} (opt_properties.{named})" if named else "the opt_level's properties"
         return (
-            f"private amp._amp_state use: it reads apex's option {named or 'opt_properties'} of the opt_level "
-            "(opt_properties), which neither a GradScaler nor torch.autocast has (natively no fp32 master "
-            "weights are kept beside the model's)"
+            f"private amp._amp_state use: it reads {what}, which neither a GradScaler nor torch.autocast has "
+            "(natively no fp32 master weights are kept beside the model's)"
         )
     if internals and index is not None:
         return (
