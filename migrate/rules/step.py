@@ -123,7 +123,7 @@ class StepRule(AmpRule):
         "APX313": "a step after the loop may find no gradient, and GradScaler.step() then raises: guard it by hand",
         "APX228": "wrapper.step(**kw) of an optimizer wrapper whose step steps the optimizer amp.scale_loss named "
         "-> scaler.step(wrapper, **kw)",
-        HANDED_CODE: "wrapper.step() of an optimizer wrapper of another file whose step steps the optimizer "
+        "APX315": "wrapper.step() of an optimizer wrapper of another file whose step steps the optimizer "
         "amp.scale_loss named -> wrapper.step(scaler), the wrapper's step given a scaler parameter that steps "
         "that optimizer through it",
         "APX314": "gradient accumulation without delay_unscale: apex's loss scale grew per micro-batch, "
