@@ -142,6 +142,49 @@ def _sets_on_every_branch(stmt: Any, loss_texts: set) -> bool:
     return isinstance(branch, cst.Else) and bool(assigned_names(branch.body) & loss_texts)
 
 
+def _origin_before(body: List[Any], start: int, end: int, loss_texts: set) -> bool:
+    """Whether the loss the span ``body[start:end+1]`` ends with was computed before the span:
+    every assignment of it there builds on the loss it had (``total_loss = total_loss /
+    accum``), and no statement before the span in the block sets it from constants only
+    (``loss = 0`` before ``for out in outs: loss += crit(out)``).  Then the forward pass that
+    feeds it is elsewhere (an outer block, a loop the search stops at), and a region over this
+    span alone would leave it in float32."""
+    span = body[start : end + 1]
+    if any(assigned_names(s) & loss_texts and not _builds_on(s, loss_texts) for s in span):
+        return False
+    for stmt in reversed(body[:start]):
+        if assigned_names(stmt) & loss_texts:
+            calls = [n for n in walk(stmt) if isinstance(n, cst.Call)]
+            return not isinstance(stmt, cst.SimpleStatementLine) or any(
+                not code_of(c.func).startswith(_TORCH_API) for c in calls
+            )
+    return True
+
+
+def _builds_on(stmt: Any, loss_texts: set) -> bool:
+    """Whether every assignment of the loss in simple statement ``stmt`` reads the loss it had
+    (``loss = loss / accum``, ``loss += extra``); an attribute's name (``self.loss(...)``) is
+    no read of ``loss``."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.AugAssign) and code_of(small.target) in loss_texts:
+            continue
+        if isinstance(small, cst.Assign):
+            hit = {code_of(n) for t in small.targets for n in walk(t.target)} & loss_texts
+            attrs = {id(n.attr) for n in walk(small.value) if isinstance(n, cst.Attribute)}
+            read = {
+                code_of(n)
+                for n in walk(small.value)
+                if isinstance(n, (cst.Name, cst.Attribute)) and id(n) not in attrs
+            }
+            if hit and not hit & read:
+                return False
+        elif assigned_names(small) & loss_texts:
+            return False
+    return True
+
+
 def _fills(line: Any) -> set:
     """What a simple statement binds (``out = ...``) or fills in place (``outs.append(x)``,
     ``batch["x"] = ...``)."""
@@ -910,7 +953,7 @@ class AutocastPlacement(AmpRule):
                 ):
                     continue  # ``if warm: for k in ks: model.set_k(k)``: rides, starts nothing
                 start = j
-        if start is None:
+        if start is None or _origin_before(body, start, end, loss_texts):
             return self._split_spans(body, end, models)
         members = self._unplanned(body[start : end + 1])
         return None if members is None else [members]

@@ -1375,6 +1375,35 @@ CONTEXT_STEPPING_WHAT_IT_IS_HANDED_TODO = """\
 """
 
 
+RESCALED_LOSS_OF_A_SKIPPING_LOOP = """\
+import torch
+from apex import amp
+
+
+class CriterionStep:
+    def __init__(self, net, optimizer, criteria, meter):
+        self.net, self.optimizer = amp.initialize(net, optimizer, opt_level="O1")
+        self.criteria = criteria
+        self.meter = meter
+
+    def net_label(self):
+        return type(self.net).__name__
+
+    def train_step(self, batch):
+        total = 0
+        for criterion in self.criteria:
+            if criterion.skipped:
+                continue
+            total += criterion(self.net(batch), batch)
+        if isinstance(total, torch.Tensor):
+            self.meter.add(self.net_label(), total)
+            total = total / 2
+            with amp.scale_loss(total, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+"""
+
+
 def _shim_after(before: str, anchor: str, todo: str) -> str:
     """``before`` on apexcompat.amp with ``todo`` above the line ``anchor`` opens."""
     return before.replace("from apex import amp", "from apexcompat import amp").replace(anchor, todo + anchor, 1)
@@ -2995,6 +3024,79 @@ def train(model, optimizer, batches):
         scaler.update()
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX303", "APX311"),
+    ),
+    Example(
+        # the list of optimizers one method scales the loss for is stepped one by one in a loop
+        # of another method of the class: each step goes through the GradScaler, and its update
+        # follows the loop
+        "list-of-optimizers-stepped-in-a-loop-of-another-method",
+        before="""\
+import torch
+from apex import amp
+
+
+class PairStep:
+    def __init__(self, encoder, decoder, optimizers):
+        [self.encoder, self.decoder], self.optimizers = amp.initialize(
+            [encoder, decoder], optimizers, opt_level="O1"
+        )
+
+    def backward(self, x):
+        loss = self.decoder(self.encoder(x)).sum()
+        with amp.scale_loss(loss, self.optimizers) as scaled_loss:
+            scaled_loss.backward()
+
+    def step(self):
+        for optimizer in self.optimizers:
+            optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class PairStep:
+    def __init__(self, encoder, decoder, optimizers):
+        [self.encoder, self.decoder], self.optimizers = [encoder, decoder], optimizers
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def backward(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.decoder(self.encoder(x)).sum()
+        self.scaler.scale(loss).backward()
+
+    def step(self):
+        for optimizer in self.optimizers:
+            self.scaler.step(optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the statement next to the scale_loss only rescales a loss computed before its block
+        # (in a loop that skips criteria, which no autocast region can start inside): a region
+        # over the rescale and a metric call would leave the forward pass in float32
+        "autocast-not-over-a-rescale-of-a-loss-computed-outside-its-block",
+        before=RESCALED_LOSS_OF_A_SKIPPING_LOOP,
+        after=RESCALED_LOSS_OF_A_SKIPPING_LOOP.replace("from apex import amp\n", "")
+        .replace(
+            'amp.initialize(net, optimizer, opt_level="O1")\n',
+            'net, optimizer\n        self.scaler = torch.amp.GradScaler("cuda")\n',
+        )
+        .replace(
+            """\
+            with amp.scale_loss(total, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+""",
+            """\
+            # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap
+            #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+            self.scaler.scale(total).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+""",
+        ),
+        codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
     ),
     Example(
         # the loss comes from a callable the trainer was handed, which hides the model: no

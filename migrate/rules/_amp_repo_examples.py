@@ -4816,10 +4816,10 @@ class Fitter:
         codes=('APX101', 'APX201', 'APX209', 'APX248', 'APX301', 'APX311', 'APX401'),
     ),
     # the launcher runs a method of that instance before the initialize (a checkpoint saved
-    # before training): the GradScaler would not be there yet, so the shim stays, and the
-    # reason names the constructor call before the initialize
+    # before training): the GradScaler, whose switch reads nothing bound in between, is made
+    # before the instance is built and handed to its constructor, so it is there for that save
     Example(
-        "fallback-class-built-before-the-initialize-and-used-before-it",
+        "class-built-and-used-before-the-initialize-takes-a-scaler-made-first",
         before="""\
 # file: main.py
 from apex import amp
@@ -4862,27 +4862,23 @@ class Fitter:
 """,
         after="""\
 # file: main.py
-from apexcompat import amp
-
 from fitter import *
+import torch
 
 
 def main(model, loader, fp16):
-    fitter = Fitter(model, loader)
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    fitter = Fitter(model, loader, scaler=scaler)
     fitter.save("untrained.pth")
-    if fp16:
-        # TODO(apexcompat): the GradScaler plan across files was dropped: in main.py, Fitter()
-        #   is called before amp.initialize, so it cannot be given the GradScaler; this file
-        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-        fitter.model, fitter.optimizer = amp.initialize(fitter.model, fitter.optimizer, opt_level="O1")
     fitter.fit()
 # file: fitter.py
 import torch
-from apexcompat import amp
 
 
 class Fitter:
-    def __init__(self, model, loader):
+    def __init__(self, model, loader, scaler):
+        self.scaler = scaler
         self.model = model
         self.loader = loader
         self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -4894,20 +4890,17 @@ class Fitter:
 
     def train_one_epoch(self):
         for x in self.loader:
-            loss = self.model(x).sum()
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = self.model(x).sum()
             self.optimizer.zero_grad()
-            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
-            #   amp.scale_loss (the GradScaler plan across files was dropped: in main.py, Fitter()
-            #   is called before amp.initialize, so it cannot be given the GradScaler); this file
-            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
-                scaled_loss.backward()
-            self.optimizer.step()
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
 
     def save(self, path):
-        torch.save({"model": self.model.state_dict(), "amp": amp.state_dict()}, path)
+        torch.save({"model": self.model.state_dict(), "amp": self.scaler.state_dict()}, path)
 """,
-        codes=('APX102', 'APX220'),
+        codes=('APX101', 'APX201', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311', 'APX401'),
     ),
     Example(
         "optimizer-wrapper-stepped-for-the-scaled-optimizer",

@@ -30,6 +30,7 @@ from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
 from ._clip_functions import CLIP_FUNCTIONS
 from ._exit_unscale import exit_unscale_count
 from ._amp_holder import held_instance
+from ._amp_hoist import hoist_target
 from ._amp_partial import bound_calls, bound_offset, lone_assignment, partial_calls
 from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
@@ -122,6 +123,9 @@ class InitSite:
     inference: bool = False
     #: the scaler is created before ``anchor`` (the ``if``), not after it: used inside it
     scaler_first: bool = False
+    #: the statement of ``anchor``'s block the scaler is created before: calls there are
+    #: handed it before the initialize runs (``_amp_hoist``)
+    hoist_before: Optional[cst.BaseStatement] = None
     #: ``cfg`` of ``amp.initialize(model, optimizer, **cfg)``: the options come from a
     #: mapping at run time (opt level, enabled, loss_scale are read from it there)
     options: Optional[cst.BaseExpression] = None
@@ -2145,12 +2149,19 @@ def _check_layout(rule, info: AmpFile) -> None:
     in_home += [n.node for n in info.needs if n.func is home]
     tests = {n.node for n in info.needs if n.kind in ("amp_param_on", "amp_param_off")}
     passing = {n.node for n in info.needs if n.kind == "pass_scaler"}
+    early = [n for n in in_home if rule.line_of(n) < first_anchor_line]
+    hoist_why = ""
+    if early and all(n in passing for n in early) and _plain_creation(training, info, per_method):
+        training[0].hoist_before, hoist_why = hoist_target(rule, training[0], early)
     for node in in_home:
         if rule.line_of(node) >= first_anchor_line:
             continue
+        if node in passing and training[0].hoist_before is not None:
+            continue  # the GradScaler is created before the statement holding the first of them
         if node in passing:
+            why = f" ({hoist_why})" if hoist_why else ""
             info.blockers.append(Blocker(node, f"{code_of(node.func)}() is called before amp.initialize, so it cannot "
-                                         "be given the GradScaler"))
+                                         f"be given the GradScaler{why}"))
             continue
         what = "this site"
         if node in tests:
@@ -2855,6 +2866,20 @@ def _fallback_before(
     return top, ""
 
 
+def _plain_creation(training: List[InitSite], info: AmpFile, per_method: bool) -> bool:
+    """One initialize whose GradScaler is made once, beside it (no alternative branches, no
+    disabled one made elsewhere first, no carrier): the one that may be made earlier."""
+    return (
+        len(training) == 1
+        and not per_method
+        and not info.alternatives
+        and not info.scaler_in_branch
+        and info.fallback is None
+        and info.run_once is None
+        and info.carrier is None
+    )
+
+
 def _used_after_its_loop(rule, init: InitSite, uses: List[Any], info: AmpFile) -> None:
     """An initialize in a loop that does more than initialize (``_amp_setup_loop``) creates its
     GradScaler in that loop, afresh each pass, as apex replaced its loss scaler; a use of the
@@ -3003,7 +3028,7 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
                 and class_of_method(rule.parents, method) is cls
                 and self_name(method) == self_name(site.func)
             ):
-                calls.extend(step_calls(method.body, opt_text))
+                calls.extend(step_calls(method.body, opt_text) + _loop_steps(rule, method.body, opt_text, site))
     if not calls:
         calls = caller_steps(rule, site, opt_text)
     return calls

@@ -842,7 +842,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         scaler goes after that ``if`` so it exists on both paths.  A TODO written at the
         initialize stays in the file: on the first statement that replaces it, else on a
         ``pass`` left in its place.  Alternative initializes create theirs in their branch."""
-        if site.anchor is site.stmt or self.info.alternatives and site in self.info.training_inits:
+        hoisted = site.hoist_before is not None
+        if not hoisted and (site.anchor is site.stmt or self.info.alternatives and site in self.info.training_inits):
             if not new:
                 self._todos_to_next(site.stmt, site.stmt)
             self.edits.replace(site.stmt, lambda upd: self._carry(upd, new))
@@ -852,6 +853,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         if not kept and not created:
             self._todos_to_next(site.stmt, site.anchor)
         self.edits.replace(site.stmt, lambda upd: self._carry(upd, kept))
+        if hoisted:  # handed to calls before the initialize: created before the first
+            self.edits.insert_before(site.hoist_before, created)
+            created = []
+            if site.anchor is site.stmt:
+                return
         if site.scaler_first:  # used inside the if too: created before it
             self.edits.insert_before(site.anchor, created)
             created = []

@@ -37,7 +37,8 @@ the loss and keep amp's state, a clipper class written with apex's fused kernels
 every backward, a backward helper bound by functools.partial in a trainer that keeps the
 initializing GAN module as an attribute, a launcher whose training loop already scales with a
 GradScaler of its own, an optimizer wrapper of another file with a warm-up count of its own
-whose held optimizer apex scales for).  Once per module:
+whose held optimizer apex scales for, a trainer that builds its training steps before it
+initializes apex).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -495,6 +496,15 @@ LAYOUTS: Dict[str, dict] = {
     # held back on the skipped step, as scaler.step(wrapper) would, moves the weights by 7.8e-3
     "r54_wrapper_step_given_the_scaler": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                               metric="loss", native=[], fallbacks=[], given=["warmup.py"],
+                                              branches={"off": ["--no-fp16"]}),
+    # DL-Art-School's trainer shape: the trainer builds its training steps (steps.py) before it
+    # initializes apex under the fp16 flag; the GradScaler, whose arguments read nothing bound in
+    # between, is made before the steps are built and handed to each; a step scales its loss for
+    # its list of optimizers and steps them in a loop of another method (scaler.update() after
+    # the loop); one loss overflows; the trainer's checkpoints keep the scaler's state; 'off':
+    # --no-fp16 (the steps handed a disabled GradScaler)
+    "r57_steps_built_before_initialize": dict(launcher="trainer.py", amp=[], fp32=["--opt-level", "O0"],
+                                              steps=24, metric="loss", native=[], fallbacks=[],
                                               branches={"off": ["--no-fp16"]}),
 }
 
