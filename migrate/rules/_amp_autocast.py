@@ -259,6 +259,9 @@ class AutocastPlacement(AmpRule):
     helpers: frozenset = frozenset()
     #: the spans found so far for the calls of one backward helper (not yet wrapped)
     pending: Tuple[List[Any], ...] = ()
+    #: the statement next to the scale_loss that only rescales a loss computed before its
+    #: block, where no forward span was found (said in the APX210 reason)
+    rescale_only: Optional[cst.BaseStatement] = None
 
     def _model_texts(self, info: AmpFile) -> set:
         texts = set()
@@ -530,6 +533,7 @@ class AutocastPlacement(AmpRule):
             )
             return
         loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
+        self.rescale_only = None
         found = self._forward_spans(site.with_stmt, loss_texts, info)
         spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found] if found else [(None, site.func)]
         if spans[0][0] is None:
@@ -552,6 +556,7 @@ class AutocastPlacement(AmpRule):
                 "APX210",
                 "the forward pass and loss are not next to this amp.scale_loss"
                 + (self._why_not_own_forward(site) or self._why_handed_callable(site) if not spans else "")
+                + self._why_rescale_only()
                 + f': wrap them in `with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
             )
             return
@@ -623,6 +628,17 @@ class AutocastPlacement(AmpRule):
         if not forward_fed([(params.index(name), name)], list(calls or ())):
             return None
         return self._forward_body_span(cls, info)
+
+    def _why_rescale_only(self) -> str:
+        if self.rescale_only is None:
+            return ""
+        stmt = self.rescale_only
+        parts = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+        text = "; ".join(code_of(part).strip() for part in parts)  # without the comments above it
+        return (
+            f" (`{text}` before it only rescales a loss computed before its block, where no forward pass "
+            "autocast could wrap was found)"
+        )
 
     def _why_not_own_forward(self, site: ScaleLossSite) -> str:
         """Where the loss is a parameter of a method of a module with its own ``forward()``
@@ -953,7 +969,12 @@ class AutocastPlacement(AmpRule):
                 ):
                     continue  # ``if warm: for k in ks: model.set_k(k)``: rides, starts nothing
                 start = j
-        if start is None or _origin_before(body, start, end, loss_texts):
+        if start is not None and _origin_before(body, start, end, loss_texts):
+            split = self._split_spans(body, end, models)
+            if split is None:
+                self.rescale_only = body[end]
+            return split
+        if start is None:
             return self._split_spans(body, end, models)
         members = self._unplanned(body[start : end + 1])
         return None if members is None else [members]

@@ -3089,8 +3089,10 @@ class PairStep:
             self.optimizer.step()
 """,
             """\
-            # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap
-            #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+            # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss
+            #   (`total = total / 2` before it only rescales a loss computed before its block, where
+            #   no forward pass autocast could wrap was found): wrap them in `with
+            #   torch.autocast("cuda", dtype=torch.float16):` by hand
             self.scaler.scale(total).backward()
             self.scaler.step(self.optimizer)
             self.scaler.update()
