@@ -65,6 +65,9 @@ class GlueEdit:
     #: autocast's device type: the device the function moves its models or data to
     #: (``device.type``), else ``"cuda"``, where apex ran
     device: str = CUDA
+    #: ``[0]`` where the name holds the list of GradScalers, one per loss id (all switched
+    #: alike), else ""
+    first: str = ""
 
 
 def _names_read(node: ast.AST) -> Set[str]:
@@ -470,7 +473,7 @@ def _wrappable(lines: List[bytes], tokens: List[tokenize.TokenInfo], first: int,
 
 
 def autocast_header(indent: bytes, edit: GlueEdit, dtype: str, newline: bytes, device: str) -> bytes:
-    head = f"with torch.autocast({device}, dtype=torch.{dtype}, enabled={edit.name}.is_enabled()):"
+    head = f"with torch.autocast({device}, dtype=torch.{dtype}, enabled={edit.name}{edit.first}.is_enabled()):"
     return indent + head.encode() + newline
 
 
@@ -500,7 +503,8 @@ def glue_message(factory: str, edit: GlueEdit) -> str:
         "; the statements computing what they are handed run under torch.autocast, switched by the GradScaler"
         if edit.wraps else ""
     )
+    what = "the list of GradScalers, one per loss id," if edit.first else "the GradScaler"
     return (
-        f"{factory}() now returns the GradScaler as one more value: this file binds it to `{edit.name}` and hands it "
+        f"{factory}() now returns {what} as one more value: this file binds it to `{edit.name}` and hands it "
         f"to {helpers} as `{edit.keyword}=`{wrapped}"
     )

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from .glue_calls import GlueEdit, fresh_name, glue_edit
+from .glue_loss_ids import glue_loss_ids
 from .repo_index import MODULE_LEVEL, ModuleSummary
 
 Def = Tuple[str, str]
@@ -37,6 +38,9 @@ class GlueRoute:
     #: the launcher's edits, and the factory they come from (for the finding)
     edit: GlueEdit
     factory: str
+    #: with one GradScaler per loss id: (helper, parameter) given as each helper's
+    #: ``loss_id``, a number below N at every call of the launcher
+    loss_ids: Tuple[Def, ...] = ()
 
     @property
     def changes(self) -> bool:
@@ -67,19 +71,21 @@ def glue_route(
     definitions,
     scaler_names: Sequence[str],
     apex_free: Dict[str, bytes],
+    losses: int = 1,
 ) -> Union[None, GlueRefusal, GlueRoute]:
     """The glue route of the factory ``factory`` of ``path``; None when the shape is not
     there (no helper is called from the function that calls the factory), else the route
     or why it cannot be proven.  The launcher is a walked file the index left out, or an
-    indexed one without apex.amp (``apex_free``: it names apex in a comment)."""
-    why = _glue_route(path, factory, by_path, callers, others, definitions, scaler_names, apex_free)
+    indexed one without apex.amp (``apex_free``: it names apex in a comment).  With
+    ``losses`` > 1 (``num_losses``) the list of GradScalers is handed on (``glue_loss_ids``)."""
+    why = _glue_route(path, factory, by_path, callers, others, definitions, scaler_names, apex_free, losses)
     if not isinstance(why, tuple):
         return why
     reason, where, helpers = why
     return GlueRefusal(reason, where, helpers)
 
 
-def _glue_route(path, factory, by_path, callers, others, definitions, scaler_names, apex_free):
+def _glue_route(path, factory, by_path, callers, others, definitions, scaler_names, apex_free, losses):
     """``glue_route``, a refusal as (reason, where, helpers)."""
     unindexed = {p: (shown, source) for p, shown, source in others}
     unindexed.update({p: (by_path[p].shown, source) for p, source in apex_free.items()})
@@ -115,7 +121,13 @@ def _glue_route(path, factory, by_path, callers, others, definitions, scaler_nam
     edit = glue_edit(source, shown, function, factory_line, factory_texts, helper_texts, name, keyword)
     if isinstance(edit, str):
         return edit, where, helpers
-    return GlueRoute(launcher, shown, function, helpers, edit, factory)
+    if losses <= 1:
+        return GlueRoute(launcher, shown, function, helpers, edit, factory)
+    ids = glue_loss_ids(source, helper_texts, helpers, by_path, losses)
+    if isinstance(ids, str):
+        return (f"amp.initialize keeps {losses} loss scalers there (num_losses={losses}), one per loss id, and "
+                f"{ids}"), where, helpers
+    return GlueRoute(launcher, shown, function, helpers, replace(edit, first="[0]"), factory, ids)
 
 
 def _unproven(path, factory, joined, factory_calls, using, helpers, calls_of, callers, by_path, unindexed, summary,

@@ -69,6 +69,10 @@ class AmpSite:
     optimizer_attr: str = ""
     #: the optimizer given as ``name.attribute`` (``fitter.optimizer``), anywhere, else ""
     optimizer_text: str = ""
+    #: a ``scale_loss``'s optimizer and ``loss_id`` where each is a bare name (else ""):
+    #: the glue route matches them with the parameters of a top-level helper
+    optimizer_name: str = ""
+    loss_id_name: str = ""
 
 
 @dataclass
@@ -147,6 +151,8 @@ class ModuleSummary:
     classes: Set[str] = field(default_factory=set)
     #: top-level definition -> names of the same file's top-level defs it calls
     local_calls: Dict[str, Set[str]] = field(default_factory=dict)
+    #: top-level function -> its positional parameters' names, in order
+    function_params: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     amp_sites: List[AmpSite] = field(default_factory=list)
     calls: List[CallSite] = field(default_factory=list)
     #: every identifier of the file (to choose new names that clash with nothing)
@@ -443,6 +449,9 @@ class _Reader(FastNodeVisitor):
                 self.s.decorators[name] = tuple(ast.unparse(d) for d in node.decorator_list)  # type: ignore[attr-defined]
             self.owner = name
             self.s.local_calls.setdefault(name, set())
+            if isinstance(node, ast.FunctionDef):
+                args = node.args
+                self.s.function_params[name] = tuple(a.arg for a in args.posonlyargs + args.args)
             self.generic_visit(node)
             self.owner = MODULE_LEVEL
         else:
@@ -590,6 +599,13 @@ class _Reader(FastNodeVisitor):
                 ):
                     site.optimizer_attr = given.attr
             loss = node.args[0] if node.args else None
+            if member == "scale_loss":
+                given = node.args[1] if len(node.args) >= 2 else None
+                loss_id = node.args[2] if len(node.args) >= 3 else next(
+                    (k.value for k in node.keywords if k.arg == "loss_id"), None
+                )
+                site.optimizer_name = given.id if isinstance(given, ast.Name) else ""
+                site.loss_id_name = loss_id.id if isinstance(loss_id, ast.Name) else ""
             if member == "scale_loss" and isinstance(loss, ast.Name) and loss.id in self.method_params[1:]:
                 site.loss_param, site.loss_name = self.method_params.index(loss.id), loss.id
             self.s.amp_sites.append(site)

@@ -138,6 +138,10 @@ class FilePlan:
     #: GradScalers of the component, one per apex loss id (``num_losses=2``): then the
     #: scaler passed around is their list
     loss_scalers: int = 1
+    #: (helper, parameter) of this file given as ``loss_id`` to its amp.scale_loss, which the
+    #: glue route's launcher gives a number below ``loss_scalers`` at every call: the helper
+    #: takes the list and picks ``scalers[parameter]`` (``glue_plan``)
+    glued_loss_ids: Tuple[Tuple[str, str], ...] = ()
     #: optimizer wrapper classes this file names (its own or imported; see
     #: ``optimizer_wrappers``): (local name, the attribute holding the wrapped optimizer),
     #: proven for the class and every subclass of it in the repository
@@ -1261,9 +1265,11 @@ def build_plan(
     # the glue route's helpers: their launcher without apex.amp wraps the forward passes
     glued_names: Dict[str, Set[str]] = {}
     glued_from: Dict[str, str] = {}
+    glued_ids: Dict[str, Set[Tuple[str, str]]] = {}
     for (helper_path, name), factory_path in glued_helpers.items():
         glued_names.setdefault(helper_path, set()).add(name)
         glued_from[helper_path] = glues[factory_path].shown
+        glued_ids.setdefault(helper_path, set()).update(glues[factory_path].loss_ids)
     inits_of: Dict[int, List[bool]] = {}
     for p in launchers:
         if p in component:
@@ -1282,6 +1288,7 @@ def build_plan(
             dynamic_scaler=dynamic[component[path]],
             autocast_at_caller=tuple(sorted(at_caller.get(path, set()) | glued_names.get(path, set()))),
             glued_from=glued_from.get(path, ""),
+            glued_loss_ids=tuple(sorted(glued_ids.get(path, ()))),
             loss_methods=tuple(sorted(loss_methods.get(path, ()))),
             method_entries=tuple(sorted(method_entries.get(path, ()))),
             amp_arguments=tuple(
@@ -1434,17 +1441,16 @@ def _factory_routes(
         if any(factory in called for called in summary.local_calls.values()):
             continue
         glue = None
-        if not calls and glued:
-            # its caller is a file without apex.amp: it may hand the GradScaler on (``glue_plan``)
-            glue = glue_route(path, factory, by_path, callers, others, definitions, SCALER_PARAM_NAMES, apex_free)
         losses = max(s.num_losses for s in inits)
-        if isinstance(glue, GlueRoute) and losses != 1:
-            glue = GlueRefusal(f"amp.initialize keeps {losses} loss scalers there (num_losses={losses}), one per "
-                               "loss id, and the route hands on one GradScaler", glue.shown, glue.helpers)
+        if not calls and glued:
+            # its caller is a file without apex.amp: it may hand the GradScaler on (``glue_plan``),
+            # or their list, one per loss id, each call giving its loss id as a number
+            names = SCALERS_PARAM_NAMES if losses > 1 else SCALER_PARAM_NAMES
+            glue = glue_route(path, factory, by_path, callers, others, definitions, names, apex_free, losses)
         if isinstance(glue, GlueRefusal):
             glues[path] = glue
             continue
-        if (glue is None and not calls) or losses != 1:
+        if (glue is None and not calls) or (losses != 1 and glue is None):
             continue
         receiver_files = {receiver[0] for receiver, _line in calls}
         if len(receiver_files) != len(calls) or not all(

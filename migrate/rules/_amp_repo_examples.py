@@ -7890,3 +7890,139 @@ REPOSITORY_EXAMPLES += [
         codes=("APX102", "APX220"),
     ),
 ]
+
+#: a launcher without apex.amp between a model factory that keeps one loss scaler per loss id
+#: (``num_losses=2``) and a helper whose ``loss_id`` is its parameter (the before text of two
+#: examples; ``{critic_id}`` is the loss id the critic's call gives)
+GLUE_TWO_LOSS_IDS = """\
+# file: nets/__init__.py
+# file: nets/factory.py
+import torch
+from apex import amp
+
+
+def make_pair(cfg):
+    actor = torch.nn.Linear(4, 4).cuda()
+    critic = torch.nn.Linear(4, 1).cuda()
+    opt_actor = torch.optim.SGD(actor.parameters(), lr=0.05)
+    opt_critic = torch.optim.SGD(critic.parameters(), lr=0.05)
+    if cfg.mixed:
+        [actor, critic], [opt_actor, opt_critic] = amp.initialize(
+            [actor, critic], [opt_actor, opt_critic], opt_level="O1", num_losses=2
+        )
+    return actor, critic, [opt_actor, opt_critic]
+# file: nets/update.py
+from apex import amp
+
+
+def apply_loss(cfg, loss, optimizer, loss_id):
+    optimizer.zero_grad()
+    if cfg.mixed:
+        with amp.scale_loss(loss, optimizer, loss_id=loss_id) as scaled:
+            scaled.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+# file: run.py
+import torch
+
+from nets.factory import make_pair
+from nets.update import apply_loss
+
+
+def run(cfg, states):
+    actor, critic, [opt_actor, opt_critic] = make_pair(cfg)
+    for state in states:
+        value = critic(actor(state).detach()).mean()
+        apply_loss(cfg, value, opt_critic, {critic_id})
+        score = -critic(actor(state)).mean()
+        apply_loss(cfg, score, opt_actor, 0)
+"""
+#: the same launcher handing the critic's optimizer on with both loss ids
+GLUE_ONE_OPTIMIZER_TWO_IDS = GLUE_TWO_LOSS_IDS.format(critic_id=1).replace(
+    "apply_loss(cfg, score, opt_actor, 0)", "apply_loss(cfg, score, opt_critic, 0)"
+)
+#: the TODOs of the factory and of the helper there
+GLUE_TWO_IDS_TODOS = (
+    """\
+        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in
+        #   apply_loss() of nets/update.py, called from run.py (run), a file without apex.amp
+        #   that calls this model factory too; it cannot hand the GradScaler on: amp.initialize
+        #   keeps 2 loss scalers there (num_losses=2), one per loss id, and opt_critic is handed
+        #   on with the losses of loss ids 0, 1; this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
+""",
+    """\
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (apply_loss is called from run.py (run), a file without apex.amp that
+        #   gets the model from the factory in nets/factory.py, and it cannot hand the
+        #   GradScaler on: amp.initialize keeps 2 loss scalers there (num_losses=2), one per
+        #   loss id, and opt_critic is handed on with the losses of loss ids 0, 1); this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+""",
+)
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # the factory keeps one loss scaler per loss id and the launcher, which names no
+        # apex.amp, gives the helper's loss_id a number at each call, each optimizer with one
+        # of them: the factory returns the list of GradScalers, the launcher hands it on, and
+        # the helper picks the one of its loss id where apex picked its loss scaler (APX235;
+        # before: the shim, 'the route hands on one GradScaler')
+        "launcher-without-apex-hands-one-scaler-per-loss-id-to-the-helper",
+        before=GLUE_TWO_LOSS_IDS.format(critic_id=1),
+        after="""\
+# file: nets/__init__.py
+# file: nets/factory.py
+import torch
+
+
+def make_pair(cfg):
+    actor = torch.nn.Linear(4, 4).cuda()
+    critic = torch.nn.Linear(4, 1).cuda()
+    opt_actor = torch.optim.SGD(actor.parameters(), lr=0.05)
+    opt_critic = torch.optim.SGD(critic.parameters(), lr=0.05)
+    use_amp = bool(cfg.mixed)
+    scalers = [torch.amp.GradScaler("cuda", enabled=use_amp) for _ in range(2)]
+    return actor, critic, [opt_actor, opt_critic], scalers
+# file: nets/update.py
+def apply_loss(cfg, loss, optimizer, loss_id, scalers):
+    optimizer.zero_grad()
+    if cfg.mixed:
+        scalers[loss_id].scale(loss).backward()
+    else:
+        loss.backward()
+    scalers[loss_id].step(optimizer)
+    scalers[loss_id].update()
+# file: run.py
+import torch
+
+from nets.factory import make_pair
+from nets.update import apply_loss
+
+
+def run(cfg, states):
+    actor, critic, [opt_actor, opt_critic], scalers = make_pair(cfg)
+    for state in states:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scalers[0].is_enabled()):
+            value = critic(actor(state).detach()).mean()
+        apply_loss(cfg, value, opt_critic, 1, scalers=scalers)
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scalers[0].is_enabled()):
+            score = -critic(actor(state)).mean()
+        apply_loss(cfg, score, opt_actor, 0, scalers=scalers)
+""",
+        codes=("APX101", "APX201", "APX203", "APX209", "APX213", "APX235", "APX244", "APX301", "APX311"),
+    ),
+    Example(
+        # ... but the launcher hands the critic's optimizer on with loss ids 1 and 0: apex
+        # stepped it after losses of two loss scalers, which no one GradScaler per loss id
+        # reproduces, so the factory and the helper keep apex.amp and both say why
+        "launcher-without-apex-feeding-one-optimizer-two-loss-ids-keeps-the-shim",
+        before=GLUE_ONE_OPTIMIZER_TWO_IDS,
+        after=GLUE_ONE_OPTIMIZER_TWO_IDS.replace("from apex import", "from apexcompat import")
+        .replace("        [actor, critic], [opt_actor, opt_critic] = amp.initialize(",
+                 GLUE_TWO_IDS_TODOS[0] + "        [actor, critic], [opt_actor, opt_critic] = amp.initialize(")
+        .replace("        with amp.scale_loss(", GLUE_TWO_IDS_TODOS[1] + "        with amp.scale_loss("),
+        codes=("APX102", "APX220"),
+    ),
+]

@@ -846,6 +846,14 @@ def _one_scaler_per_loss(rule, info: AmpFile, wanted: int) -> str:
     for site in info.scale_losses:
         value = arg_value(site.call, 2, "loss_id")
         if value is not None and not isinstance(value, cst.Integer):
+            glued = _glued_loss_id(rule, info, site, value)
+            if glued:
+                # a launcher without apex.amp gives it a number at each call (``glue_plan``):
+                # the GradScaler of that loss id is picked where it is used
+                site.loss_id = glued  # type: ignore[assignment]
+                for opt in site.optimizers:
+                    ids.setdefault(code_of(opt), set()).add(glued)  # type: ignore[arg-type]
+                continue
             by_call = _loss_ids_of_calls(rule, site, value)
             if by_call is None:
                 why = f"loss_id={code_of(value)} is not a number"
@@ -882,6 +890,22 @@ def _one_scaler_per_loss(rule, info: AmpFile, wanted: int) -> str:
             )
         )
     return why
+
+
+def _glued_loss_id(rule, info: AmpFile, site: ScaleLossSite, value: Any) -> str:
+    """The parameter given as ``loss_id`` to this scale_loss of a helper the glue route hands
+    the list of GradScalers, whose every call the launcher makes with a number below N
+    (``FilePlan.glued_loss_ids``), where this file leaves it as it is; "" otherwise."""
+    func = site.func
+    if info.plan is None or not isinstance(value, cst.Name) or func is None:
+        return ""
+    if (func.name.value, value.value) not in info.plan.glued_loss_ids:
+        return ""
+    if not isinstance(rule.parents.get(func), cst.Module) or any(
+        value.value in assigned_names(n) for n in walk(func.body) if isinstance(n, cst.SimpleStatementLine)
+    ):
+        return ""
+    return value.value
 
 
 def _loss_ids_of_calls(rule, site: ScaleLossSite, value: Any) -> Optional[List[Tuple["CallerLink", int]]]:

@@ -250,7 +250,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "APX235": "a file without apex.amp calls a model factory that now returns the GradScaler as one more value: "
         "its unpacking takes it into `_` (a call discarded or indexed by a literal is left as it is); where that "
         "file also calls the helpers that scale the losses, it binds the GradScaler, passes it to them as "
-        "`scaler=` and puts autocast around the forward passes feeding them",
+        "`scaler=` (the list of GradScalers as `scalers=`, one per loss id, where each call gives the helper's "
+        "loss_id a number) and puts autocast around the forward passes feeding them",
         "APX245": "amp.initialize called again in sequence with the same options: apex replaced its loss scaler "
         "there, so one GradScaler serves every optimizer",
         "APX246": "amp.initialize in a method again on the models and optimizer __init__ already passed through "

@@ -466,6 +466,15 @@ LAYOUTS: Dict[str, dict] = {
     # puts autocast around the forward pass that feeds the loss; 'off': --no-fp16
     "r50_glue_launcher": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
                               native=[], fallbacks=[], given=["train.py"], branches={"off": ["--no-fp16"]}),
+    # few-shot-vid2vid's shape: r50's launcher without apex.amp, but the factory initializes two
+    # networks and their optimizers with num_losses=2 and the launcher gives the backward
+    # helper's loss_id a number at each call (the head's loss 1, the encoder's 0): the factory
+    # returns the list of GradScalers, the launcher hands it to the helpers as scalers= and the
+    # helper steps through scalers[loss_id]; the checkpoint's loss_scaler0/loss_scaler1 resume
+    # into them; 'off': --no-fp16
+    "r56_helper_called_from_plain_file": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                              metric="loss", native=[], fallbacks=[], given=["train.py"],
+                                              branches={"off": ["--no-fp16"]}),
     # NVIDIA's BERT scripts: a clipper class written with apex's kernels (amp_C's l2norm and
     # scale through multi_tensor_applier; the fake apex carries both) called on
     # amp.master_params after every backward, the step under a count of 1 by default: the
@@ -736,7 +745,8 @@ def test_apex_checkpoint_written_by_the_original_resumes_in_the_migrated_layout(
                         name, "migrated, resumed from the original's checkpoint, vs the uninterrupted original")
         return
     entry = torch.load(repos["work"] / f"orig-{name}-half.ckpt.pt")["amp"]
-    two_ids = name in ("r3_model_owned_step", "r52_partial_backward_gan")  # num_losses=2
+    # num_losses=2
+    two_ids = name in ("r3_model_owned_step", "r52_partial_backward_gan", "r56_helper_called_from_plain_file")
     assert set(entry) == {"loss_scaler0"} | ({"loss_scaler1"} if two_ids else set()), entry
     # the scaler state at the end equals the uninterrupted original's: the scale rarely moves on
     # these models, so this is what proves the checkpoint's scaler state was loaded (the count of
