@@ -461,6 +461,18 @@ class DistributedDataParallelRule(NeighbourRule):
             ("APX601",),
         ),
         Example(
+            "ddp-tuple-of-wrapper-classes-stays-a-tuple",
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel\n\n"
+            "try:\n    from apex.parallel import DistributedDataParallel as ApexDDP\n"
+            "    WRAPPERS = (ApexDDP, DistributedDataParallel)\n"
+            "except ImportError:\n    WRAPPERS = (DistributedDataParallel,)\n"
+            "ALL_WRAPPERS = WRAPPERS + (torch.nn.DataParallel,)\n",
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel\n\n"
+            "WRAPPERS = (DistributedDataParallel,)\n"
+            "ALL_WRAPPERS = WRAPPERS + (torch.nn.DataParallel,)\n",
+            ("APX101", "APX103", "APX601"),
+        ),
+        Example(
             "ddp-no-local-rank-in-scope",
             "from apex.parallel import DistributedDataParallel\n\n\ndef wrap(model):\n"
             "    return DistributedDataParallel(model)\n",
