@@ -1443,6 +1443,51 @@ for x, y in loader:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # both branches initialize: each makes its GradScaler in place, where its test held,
+        # so a branch that also rebinds what the test reads is no run-once guard (before: the
+        # shim, "a GradScaler created after that if ... would be disabled")
+        "initialize-in-both-branches-of-a-test-its-branch-rebinds",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, teacher, optimizer, batches, level):
+    if teacher is not None:
+        [model, teacher], optimizer = amp.initialize([model, teacher], optimizer, opt_level=level)
+        teacher = torch.nn.DataParallel(teacher)
+    else:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=level)
+    for x in batches:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, teacher, optimizer, batches, level):
+    if teacher is not None:
+        use_amp = level != "O0"
+        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        teacher = torch.nn.DataParallel(teacher)
+    else:
+        use_amp = level != "O0"
+        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).sum()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         "initialize-line-comment-kept",
         before=LINEAR_LOOP.replace('opt_level="O1")\n', 'opt_level="O1")  # mixed precision, see README\n'),
         after="""\
