@@ -675,6 +675,10 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                 if name in attributes and module and definitions.find(
                     f"{module}.{attr}" if attr else module, name, other_path
                 ) == (path, name):
+                    if attr and name not in other.attribute_values:
+                        # only called so: ``from pkg import hooks`` then ``hooks.Hook(...)``
+                        return (f"called as {local}.{name}(...) in {other.shown}, through the module that "
+                                f"`from {module} import {attr}` binds, a call no GradScaler route follows")
                     return f"read as {local}.{name} in {other.shown} and passed on as a value, never called directly"
             for module in sorted(other.star_imports):
                 if name in other.called_names and definitions.find(module, name, other_path) == (path, name):
