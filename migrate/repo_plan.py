@@ -645,6 +645,16 @@ def _runtime_note(path: str, name: str, by_path, others, definitions) -> str:
             f"in {owner}): which class that is, no GradScaler route can tell")
 
 
+def _no_launcher_why(summary: ModuleSummary) -> str:
+    """Why a file with training initializes hands no GradScaler on, as a clause: its
+    initializes are in several definitions, or in one that also scales; "" otherwise."""
+    owners = sorted({s.owner for s in summary.training_inits})
+    if len(owners) > 1:
+        return (f": {summary.shown} initializes amp in several functions ({', '.join(owners)}), and no GradScaler "
+                "route plans for a launcher with more than one")
+    return ""
+
+
 def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
     if name in by_path[path].escaping - by_path[path].super_only:
@@ -1002,6 +1012,7 @@ def build_plan(
                               f"({_calls_shown(outside)}), none of which has a GradScaler")
                 else:
                     reason = f"{name} is called only from {where} ({caller[1]}), where no GradScaler exists"
+                reason += _no_launcher_why(by_path[caller[0]])
                 break
         # ``super(Class, self)`` in its own body hands the class to nobody
         own = by_path[path]
@@ -1114,6 +1125,15 @@ def build_plan(
                 # written only while the launcher is the repository's one, which a sibling
                 # launcher migrated by a first run makes it on a second
                 notes.setdefault(launcher, {})[SCALED_ELSEWHERE] = note
+    for path, summary in sorted(by_path.items()):
+        why = _no_launcher_why(summary)
+        if path not in launchers and why and not any(s.member == "scale_loss" for s in summary.amp_sites):
+            owners = ", ".join(sorted({s.owner for s in summary.training_inits}))
+            notes.setdefault(path, {}).setdefault(
+                SCALED_ELSEWHERE,
+                f"no amp.scale_loss in this file, which initializes amp in several functions ({owners}): no "
+                "GradScaler route plans for a launcher with more than one",
+            )
     for path, note in module_level_note(riding, launchers, by_path).items():
         # a runner carrying the GradScaler would not reach losses scaled outside the
         # framework's classes: where those are, and why they are not reached, comes first

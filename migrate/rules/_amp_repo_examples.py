@@ -1606,6 +1606,86 @@ class Runner:
 """,
         codes=("APX102", "APX220"),
     ),
+    # a launcher whose initializes are in several functions (wetectron's train and train_cdb):
+    # no route plans for it, and the reasons say so instead of "the losses are scaled
+    # elsewhere" / "where no GradScaler exists"
+    Example(
+        "launcher-initializing-in-several-functions-says-so",
+        before="""\
+# file: engine.py
+from apex import amp
+
+
+def fit(model, batches, optimizer):
+    for x in batches:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+# file: train.py
+import torch
+from apex import amp
+
+from engine import fit
+
+
+def pretrain(model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    fit(model, batches, optimizer)
+
+
+def finetune(model, batches):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    fit(model, batches, optimizer)
+""",
+        after="""\
+# file: engine.py
+from apexcompat import amp
+
+
+def fit(model, batches, optimizer):
+    for x in batches:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (fit is called only from train.py:10 (pretrain), where no GradScaler
+        #   exists: train.py initializes amp in several functions (finetune, pretrain), and no
+        #   GradScaler route plans for a launcher with more than one); this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+# file: train.py
+import torch
+from apexcompat import amp
+
+from engine import fit
+
+
+def pretrain(model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    # TODO(apexcompat): no amp.scale_loss in this file, which initializes amp in several
+    #   functions (finetune, pretrain): no GradScaler route plans for a launcher with more
+    #   than one; this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+    #   hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    fit(model, batches, optimizer)
+
+
+def finetune(model, batches):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    # TODO(apexcompat): no amp.scale_loss in this file, which initializes amp in several
+    #   functions (finetune, pretrain): no GradScaler route plans for a launcher with more
+    #   than one; this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+    #   hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    fit(model, batches, optimizer)
+""",
+        codes=("APX102", "APX220"),
+    ),
     # DLE-GNMT's shape: the trainer computes the loss and hands it to a stepper object of another
     # file (kept on self) that scales it: autocast goes around the trainer's forward pass
     Example(
