@@ -462,15 +462,14 @@ class DistributedDataParallelRule(NeighbourRule):
         ),
         Example(
             "ddp-tuple-of-wrapper-classes-stays-a-tuple",
-            "import torch\nfrom torch.nn.parallel import DistributedDataParallel\n\n"
-            "try:\n    from apex.parallel import DistributedDataParallel as ApexDDP\n"
-            "    WRAPPERS = (ApexDDP, DistributedDataParallel)\n"
-            "except ImportError:\n    WRAPPERS = (DistributedDataParallel,)\n"
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel\n"
+            "from apex.parallel import DistributedDataParallel as ApexDDP\n\n"
+            "WRAPPERS = (ApexDDP, DistributedDataParallel)\n"
             "ALL_WRAPPERS = WRAPPERS + (torch.nn.DataParallel,)\n",
             "import torch\nfrom torch.nn.parallel import DistributedDataParallel\n\n"
             "WRAPPERS = (DistributedDataParallel,)\n"
             "ALL_WRAPPERS = WRAPPERS + (torch.nn.DataParallel,)\n",
-            ("APX101", "APX103", "APX601"),
+            ("APX601",),
         ),
         Example(
             "ddp-no-local-rank-in-scope",
