@@ -56,6 +56,11 @@ def _parse_run(module: cst.Module, code: str) -> Optional[List[_Statement]]:
         return None
     if parsed.footer or not parsed.body or not parsed.has_trailing_newline:
         return None
+    if parsed.default_indent != module.default_indent:
+        # LibCST infers the indentation from the text, not the config: a block indented as
+        # the run's own default would print with the file's (a 4-space function in a file
+        # whose first block is indented by 8 came out re-indented by 8)
+        return None
     body = list(parsed.body)
     if parsed.header:  # inside a file these lines lead its first statement
         first = body[0]

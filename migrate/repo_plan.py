@@ -649,6 +649,16 @@ def _runtime_note(path: str, name: str, by_path, others, definitions) -> str:
             f"in {owner}): which class that is, no GradScaler route can tell")
 
 
+def _no_launcher_why(summary: ModuleSummary) -> str:
+    """Why a file with training initializes hands no GradScaler on, as a clause: its
+    initializes are in several definitions, or in one that also scales; "" otherwise."""
+    owners = sorted({s.owner for s in summary.training_inits})
+    if len(owners) > 1:
+        return (f": {summary.shown} initializes amp in several functions ({', '.join(owners)}), and no GradScaler "
+                "route plans for a launcher with more than one")
+    return ""
+
+
 def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
     if name in by_path[path].escaping - by_path[path].super_only:
@@ -679,6 +689,10 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                 if name in attributes and module and definitions.find(
                     f"{module}.{attr}" if attr else module, name, other_path
                 ) == (path, name):
+                    if attr and name not in other.attribute_values:
+                        # only called so: ``from pkg import hooks`` then ``hooks.Hook(...)``
+                        return (f"called as {local}.{name}(...) in {other.shown}, through the module that "
+                                f"`from {module} import {attr}` binds, a call no GradScaler route follows")
                     return f"read as {local}.{name} in {other.shown} and passed on as a value, never called directly"
             for module in sorted(other.star_imports):
                 if name in other.called_names and definitions.find(module, name, other_path) == (path, name):
@@ -1002,6 +1016,7 @@ def build_plan(
                               f"({_calls_shown(outside)}), none of which has a GradScaler")
                 else:
                     reason = f"{name} is called only from {where} ({caller[1]}), where no GradScaler exists"
+                reason += _no_launcher_why(by_path[caller[0]])
                 break
         # ``super(Class, self)`` in its own body hands the class to nobody
         own = by_path[path]
@@ -1114,6 +1129,15 @@ def build_plan(
                 # written only while the launcher is the repository's one, which a sibling
                 # launcher migrated by a first run makes it on a second
                 notes.setdefault(launcher, {})[SCALED_ELSEWHERE] = note
+    for path, summary in sorted(by_path.items()):
+        why = _no_launcher_why(summary)
+        if path not in launchers and why and not any(s.member == "scale_loss" for s in summary.amp_sites):
+            owners = ", ".join(sorted({s.owner for s in summary.training_inits}))
+            notes.setdefault(path, {}).setdefault(
+                SCALED_ELSEWHERE,
+                f"no amp.scale_loss in this file, which initializes amp in several functions ({owners}): no "
+                "GradScaler route plans for a launcher with more than one",
+            )
     for path, note in module_level_note(riding, launchers, by_path).items():
         # a runner carrying the GradScaler would not reach losses scaled outside the
         # framework's classes: where those are, and why they are not reached, comes first

@@ -61,8 +61,27 @@ _JUMPS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 
 def _jumps(stmt: Any) -> bool:
-    """Whether ``stmt`` holds a return, raise, continue or break, at any depth."""
-    return any(isinstance(sub, _JUMPS) for sub in walk(stmt))
+    """Whether ``stmt`` holds a return, raise, continue or break that may leave it: at any
+    depth, but a ``continue``/``break`` of a loop inside ``stmt`` stays in that loop, and
+    nothing in a nested function or class runs where it is written."""
+    pending = [(stmt, False)]
+    while pending:
+        node, in_loop = pending.pop()
+        if isinstance(node, (cst.Continue, cst.Break)):
+            if not in_loop:
+                return True
+        elif isinstance(node, _JUMPS):
+            return True
+        if node is not stmt and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        inner = in_loop or (node is not stmt and isinstance(node, (cst.For, cst.While)))
+        if node is stmt and isinstance(node, (cst.For, cst.While)):
+            inner = True  # the loop's own continue/break stay in it, too
+        for child in node.children:
+            # a loop's else block runs after it: its continue/break belong to the outer loop
+            loop_else = isinstance(node, (cst.For, cst.While)) and child is node.orelse
+            pending.append((child, in_loop if loop_else else inner))
+    return False
 
 
 def _is_plain_try(stmt: Any) -> bool:

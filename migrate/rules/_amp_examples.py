@@ -1440,6 +1440,83 @@ for x, y in loader:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # a ``continue`` of a loop inside the forward pass stays in that loop: it does not
+        # leave the autocast region (the loop was taken for a jump, and the file kept the shim)
+        "forward-pass-with-a-loop-that-continues-goes-under-autocast",
+        before=LINEAR_LOOP.replace(
+            "    loss = torch.nn.functional.cross_entropy(model(x), y)\n",
+            "    loss = torch.nn.functional.cross_entropy(model(x), y)\n"
+            "    for weight in model.parameters():\n"
+            "        if weight.dim() < 2:\n"
+            "            continue\n"
+            "        loss = loss + 1e-4 * weight.pow(2).sum()\n",
+        ),
+        after="""\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        for weight in model.parameters():
+            if weight.dim() < 2:
+                continue
+            loss = loss + 1e-4 * weight.pow(2).sum()
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # both branches initialize: each makes its GradScaler in place, where its test held,
+        # so a branch that also rebinds what the test reads is no run-once guard (before: the
+        # shim, "a GradScaler created after that if ... would be disabled")
+        "initialize-in-both-branches-of-a-test-its-branch-rebinds",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, teacher, optimizer, batches, level):
+    if teacher is not None:
+        [model, teacher], optimizer = amp.initialize([model, teacher], optimizer, opt_level=level)
+        teacher = torch.nn.DataParallel(teacher)
+    else:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=level)
+    for x in batches:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, teacher, optimizer, batches, level):
+    if teacher is not None:
+        use_amp = level != "O0"
+        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        teacher = torch.nn.DataParallel(teacher)
+    else:
+        use_amp = level != "O0"
+        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).sum()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         "initialize-line-comment-kept",
         before=LINEAR_LOOP.replace('opt_level="O1")\n', 'opt_level="O1")  # mixed precision, see README\n'),
         after="""\

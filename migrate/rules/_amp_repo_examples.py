@@ -1540,6 +1540,152 @@ if __name__ == "__main__":
 """,
         codes=("APX102", "APX220"),
     ),
+    # a hook class built through a module bound by ``from pkg import hooks`` (cvpods' shape): the
+    # reason says it is called there, not "passed on as a value, never called directly"
+    Example(
+        "hook-built-through-a-module-from-imported-says-it-is-called",
+        before="""\
+# file: pkg/__init__.py
+# file: pkg/hooks.py
+from apex import amp
+
+
+class BackwardHook:
+    def __init__(self, trainer):
+        self.trainer = trainer
+
+    def after_step(self, loss):
+        with amp.scale_loss(loss, self.trainer.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.trainer.optimizer.step()
+# file: runner.py
+from apex import amp
+
+from pkg import hooks
+
+
+class Runner:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        self.hooks = [hooks.BackwardHook(self)]
+""",
+        after="""\
+# file: pkg/__init__.py
+# file: pkg/hooks.py
+from apexcompat import amp
+
+
+class BackwardHook:
+    def __init__(self, trainer):
+        self.trainer = trainer
+
+    def after_step(self, loss):
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (BackwardHook is called as hooks.BackwardHook(...) in runner.py,
+        #   through the module that `from pkg import hooks` binds, a call no GradScaler route
+        #   follows, so the GradScaler cannot follow its callers); this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, self.trainer.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.trainer.optimizer.step()
+# file: runner.py
+from apexcompat import amp
+
+from pkg import hooks
+
+
+class Runner:
+    def __init__(self, model, optimizer):
+        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in
+        #   pkg/hooks.py (BackwardHook), which is called as hooks.BackwardHook(...) in
+        #   runner.py, through the module that `from pkg import hooks` binds, a call no
+        #   GradScaler route follows: the GradScaler cannot reach it; this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        self.hooks = [hooks.BackwardHook(self)]
+""",
+        codes=("APX102", "APX220"),
+    ),
+    # a launcher whose initializes are in several functions (wetectron's train and train_cdb):
+    # no route plans for it, and the reasons say so instead of "the losses are scaled
+    # elsewhere" / "where no GradScaler exists"
+    Example(
+        "launcher-initializing-in-several-functions-says-so",
+        before="""\
+# file: engine.py
+from apex import amp
+
+
+def fit(model, batches, optimizer):
+    for x in batches:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+# file: train.py
+import torch
+from apex import amp
+
+from engine import fit
+
+
+def pretrain(model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    fit(model, batches, optimizer)
+
+
+def finetune(model, batches):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    fit(model, batches, optimizer)
+""",
+        after="""\
+# file: engine.py
+from apexcompat import amp
+
+
+def fit(model, batches, optimizer):
+    for x in batches:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (fit is called only from train.py:10 (pretrain), where no GradScaler
+        #   exists: train.py initializes amp in several functions (finetune, pretrain), and no
+        #   GradScaler route plans for a launcher with more than one); this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+# file: train.py
+import torch
+from apexcompat import amp
+
+from engine import fit
+
+
+def pretrain(model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    # TODO(apexcompat): no amp.scale_loss in this file, which initializes amp in several
+    #   functions (finetune, pretrain): no GradScaler route plans for a launcher with more
+    #   than one; this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+    #   hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    fit(model, batches, optimizer)
+
+
+def finetune(model, batches):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    # TODO(apexcompat): no amp.scale_loss in this file, which initializes amp in several
+    #   functions (finetune, pretrain): no GradScaler route plans for a launcher with more
+    #   than one; this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+    #   hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    fit(model, batches, optimizer)
+""",
+        codes=("APX102", "APX220"),
+    ),
     # DLE-GNMT's shape: the trainer computes the loss and hands it to a stepper object of another
     # file (kept on self) that scales it: autocast goes around the trainer's forward pass
     Example(

@@ -757,8 +757,11 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     ]
     _check_layout(rule, info)
     if not info.scaler_in_branch and not (info.plan is not None and info.plan.refusal):
-        # no native place for a scaler under a run-once guard
+        # no native place for a scaler under a run-once guard; alternatives (each branch of
+        # one if/else initializes) create theirs in place, where the test that chose it holds
         for site in info.inits:
+            if info.alternatives and site in info.training_inits:
+                continue
             stale = site.stale_guard
             said = any(b.node is site.call and b.message.startswith(stale or "") for b in info.blockers)
             if stale is not None and not said:

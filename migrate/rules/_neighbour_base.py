@@ -180,7 +180,26 @@ class NeighbourRule(Rule):
         #: the statements holding a rebuilt call (only those can have grown too long)
         self._rebuilt_in: Set[int] = set()
         self._replacements: Set[int] = set()
+        self._class_tests: Optional[Set[int]] = None
         return True
+
+    def _read_as_class_test(self, node: cst.Tuple) -> bool:
+        """Whether ``node`` (of the original module) is ``isinstance``/``issubclass``'s second
+        argument or an ``except`` clause's type, where one class reads the same as a tuple
+        of it.  The module is searched once, the first time a tuple loses a duplicate."""
+        if self._class_tests is None:
+            self._class_tests = set()
+            for found in walk(self._module):
+                if (
+                    isinstance(found, cst.Call)
+                    and isinstance(found.func, cst.Name)
+                    and found.func.value in ("isinstance", "issubclass")
+                    and len(found.args) == 2
+                ):
+                    self._class_tests.add(id(found.args[1].value))
+                elif isinstance(found, cst.ExceptHandler) and found.type is not None:
+                    self._class_tests.add(id(found.type))
+        return id(node) in self._class_tests
 
     def replacement(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """Mark ``node`` as a name this rule substituted (see ``leave_Tuple``)."""
@@ -189,7 +208,9 @@ class NeighbourRule(Rule):
 
     def leave_Tuple(self, original_node: cst.Tuple, updated_node: cst.Tuple) -> cst.BaseExpression:
         """``isinstance(m, (DDP, ApexDDP))`` would list torch's class twice after the
-        rewrite: keep the first, and unwrap a tuple left with one class."""
+        rewrite: keep the first, and unwrap a tuple left with one class where it is read as a
+        class test; elsewhere (``TYPES = (DDP, ApexDDP)``, later ``TYPES + (...)``) it stays a
+        tuple of one."""
         elements = updated_node.elements
         if not any(id(e.value) in self._replacements for e in elements):
             return updated_node
@@ -202,9 +223,10 @@ class NeighbourRule(Rule):
                 kept.append(element)
         if len(kept) == len(elements):
             return updated_node
-        if len(kept) == 1 and updated_node.lpar and not isinstance(kept[0], cst.StarredElement):
+        one = len(kept) == 1 and not isinstance(kept[0], cst.StarredElement)
+        if one and updated_node.lpar and self._read_as_class_test(original_node):
             return kept[0].value
-        last = elements[-1].comma
+        last = cst.Comma() if one else elements[-1].comma
         kept[-1] = kept[-1].with_changes(comma=last)
         return updated_node.with_changes(elements=kept)
 

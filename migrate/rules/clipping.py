@@ -747,6 +747,9 @@ class ClippingRule(AmpRule):
         if_stmt = self.parents.get(block) if block is not None else None
         if not isinstance(if_stmt, cst.If) or if_stmt.body is not block or not isinstance(if_stmt.orelse, cst.Else):
             return None
+        outer = self.parents.get(if_stmt)
+        if isinstance(outer, cst.If) and outer.orelse is if_stmt:
+            return None  # an ``elif``: no statement of a block, so no edit could replace it
         body = suite_statements(if_stmt.body)
         other_body = suite_statements(if_stmt.orelse.body)
         if len(body) != 1 or len(other_body) != 1:
@@ -900,6 +903,53 @@ def train(model, optimizer, batches, args):
         optimizer.zero_grad()
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX322"),
+    ),
+    Example(
+        # an ``elif`` is no statement of a block: merging it with its ``else`` was reported
+        # (APX322) but never written, and the file kept apex's master_params through the shim
+        "master-params-clipped-in-an-elif-is-rewritten-in-place",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, args):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        if args.max_grad_norm <= 0:
+            pass
+        elif args.fp16:
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), args.max_grad_norm)
+        else:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, batches, args):
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        if args.max_grad_norm <= 0:
+            pass
+        elif args.fp16:
+            torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), args.max_grad_norm)
+        else:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX321", "APX325"),
     ),
     Example(
         "master-params-without-else",

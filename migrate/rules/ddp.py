@@ -461,6 +461,17 @@ class DistributedDataParallelRule(NeighbourRule):
             ("APX601",),
         ),
         Example(
+            "ddp-tuple-of-wrapper-classes-stays-a-tuple",
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel\n"
+            "from apex.parallel import DistributedDataParallel as ApexDDP\n\n"
+            "WRAPPERS = (ApexDDP, DistributedDataParallel)\n"
+            "ALL_WRAPPERS = WRAPPERS + (torch.nn.DataParallel,)\n",
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel\n\n"
+            "WRAPPERS = (DistributedDataParallel,)\n"
+            "ALL_WRAPPERS = WRAPPERS + (torch.nn.DataParallel,)\n",
+            ("APX601",),
+        ),
+        Example(
             "ddp-no-local-rank-in-scope",
             "from apex.parallel import DistributedDataParallel\n\n\ndef wrap(model):\n"
             "    return DistributedDataParallel(model)\n",

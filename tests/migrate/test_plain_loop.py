@@ -24,6 +24,8 @@ PLAIN = [
     "for i in range(n):\n    loss = loss + crit(out[i], y[i])\n",
     "for i in range(n):\n    if w[i]:\n        loss = loss + w[i] * crit(out[i], y[i])\n",
     "for i in range(n): loss = loss + crit(out[i], y[i])\n",
+    # a break of the loop itself stays in it: autocast may span the loop whole
+    "for o in outs:\n    loss = loss + crit(o, y)\n    if loss > 1:\n        break\n",
 ]
 NOT_PLAIN = {
     "async": "async for o in outs:\n    loss = loss + crit(o, y)\n",
@@ -33,7 +35,6 @@ NOT_PLAIN = {
     "try": "for o in outs:\n    try:\n        loss = loss + crit(o, y)\n    except ValueError:\n        pass\n",
     "match": "for o in outs:\n    match o:\n        case _:\n            loss = loss + crit(o, y)\n",
     "with": "for o in outs:\n    with ctx():\n        loss = loss + crit(o, y)\n",
-    "break": "for o in outs:\n    loss = loss + crit(o, y)\n    if loss > 1:\n        break\n",
     "step": "for o in outs:\n    loss = loss + crit(o, y)\n    optimizer.step()\n",
     "backward": "for o in outs:\n    loss = crit(o, y)\n    loss.backward()\n",
     "def": "for o in outs:\n    def f():\n        return o\n    loss = loss + f()\n",

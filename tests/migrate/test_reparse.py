@@ -147,3 +147,19 @@ def test_a_statement_that_becomes_the_first_is_parsed_with_the_whole_text() -> N
     text, tree = next_tree(before, source.encode(), after, StatementTexts())
     assert text == after.bytes
     assert tree.deep_equals(cst.parse_module(text))
+
+
+def test_a_statement_indented_unlike_the_file_keeps_its_indentation() -> None:
+    # the file's indentation is the first block's (8 spaces); the edited function is indented
+    # by 4: parsed alone, LibCST takes 4 for its default and would print the block with 8
+    source = "def f(x):\n        return x\n\n\ndef old():\n    if x:\n        return 1\n"
+    before, after, text, tree = _edit(source, lambda m: transform(m, _renamer()))
+    assert text == source.replace("def old", "def new").encode()
+    assert tree.code.encode() == text
+    assert tree.deep_equals(cst.parse_module(text))
+
+
+def _renamer() -> "_Renamer":
+    from libcst.codemod import CodemodContext
+
+    return _Renamer(CodemodContext(), Settings(), [])
