@@ -7780,6 +7780,14 @@ POLY_WRAPPER_GIVEN_THE_SCALER = POLY_WRAPPER.replace("    def step(self):", "   
     "        self.sgd.step()\n",
     "        if scaler is None:\n            self.sgd.step()\n        else:\n            scaler.step(self.sgd)\n",
 )
+#: an evaluation helper after the wrapper in its module, under the autocast spelled {autocast}
+POLY_EVAL = """\
+
+
+def predict(net, x):
+    with {autocast}:
+        return net(x).argmax(1)
+"""
 #: the body of the examples' training loop after zero_grad(), scaling for {opt}, and natively
 POLY_LOOP = """\
         loss = torch.nn.functional.cross_entropy(net(x), y)
@@ -7875,6 +7883,20 @@ REPOSITORY_EXAMPLES += [
             '    scaler = torch.amp.GradScaler("cuda")\n    train(net, schedule, batches, scaler)\n',
         ),
         codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX315"),
+    ),
+    Example(
+        # the wrapper's module is rewritten by another rule too (its evaluation helper spells
+        # torch.cuda.amp.autocast): the step edit lands on top of that rewrite (it was skipped,
+        # and the script's schedule.step(scaler) raised TypeError)
+        "optimizer-wrapper-in-a-module-another-rule-rewrites-is-handed-the-scaler",
+        before=POLY_WRAPPER + POLY_EVAL.format(autocast="torch.cuda.amp.autocast()") + POLY_STORED_BACK,
+        after=POLY_WRAPPER_GIVEN_THE_SCALER
+        + POLY_EVAL.format(autocast='torch.autocast("cuda")')
+        + POLY_STORED_BACK.replace("from apex import amp\n", "").replace(
+            '    net, opt = amp.initialize(net, schedule.sgd, opt_level="O1")\n',
+            '    opt = schedule.sgd\n    scaler = torch.amp.GradScaler("cuda")\n',
+        ).replace(POLY_LOOP.format(opt="opt"), POLY_LOOP_NATIVE),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX315", "APX901"),
     ),
     Example(
         # ... but where the caller gets it from a helper, its class is not proven in train():
