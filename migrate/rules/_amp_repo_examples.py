@@ -7919,3 +7919,62 @@ REPOSITORY_EXAMPLES += [
         codes=("APX102", "APX220"),
     ),
 ]
+
+#: a package offering a loss scaler class under its own name that no file of the repository
+#: builds (a library's helper for code elsewhere)
+OFFERED_SCALER = """\
+# file: kit/__init__.py
+from .amp_step import BackwardAndStep
+# file: kit/amp_step.py
+import torch
+from apex import amp
+
+
+class BackwardAndStep:
+    state_dict_key = "amp"
+
+    def __call__(self, loss, optimizer, max_norm=None):
+        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+        if max_norm is not None:
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+        optimizer.step()
+
+    def state_dict(self):
+        return amp.state_dict()
+
+    def load_state_dict(self, state):
+        amp.load_state_dict(state)
+"""
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # no file builds the class (the package only re-exports it): it takes the GradScaler
+        # in a new __init__, so code elsewhere that builds it without one fails at once; the
+        # loss it is handed is its callers' to compute under autocast (a warning says so)
+        "loss-scaler-class-no-file-builds-takes-the-scaler-in-its-constructor",
+        before=OFFERED_SCALER,
+        after=OFFERED_SCALER.replace("from apex import amp\n", "").replace(
+            "\n\nclass BackwardAndStep:\n    state_dict_key = \"amp\"\n",
+            "\n\n" + HELPER + "\n\nclass BackwardAndStep:\n    state_dict_key = \"amp\"\n\n"
+            "    def __init__(self, scaler):\n        self.scaler = scaler\n",
+        ).replace(
+            """        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+        if max_norm is not None:
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+        optimizer.step()
+""",
+            """        self.scaler.scale(loss).backward()
+        if max_norm is not None:
+            self.scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), max_norm)
+        self.scaler.step(optimizer)
+        self.scaler.update()
+""",
+        ).replace("        return amp.state_dict()", "        return self.scaler.state_dict()").replace(
+            "        amp.load_state_dict(state)", "        load_scaler_state(self.scaler, state)"
+        ),
+        codes=("APX101", "APX209", "APX213", "APX301", "APX311", "APX321", "APX401", "APX402"),
+    ),
+]
