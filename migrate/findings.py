@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Dict
+from dataclasses import dataclass, field, fields
+from typing import Any, Dict, Tuple
 
 #: ``error``: manual work is needed (the run exits 1); ``warning``: the tool rewrote the site
 #: but behaviour changes and the user should look; ``info``: nothing to do (e.g. a
@@ -26,9 +26,13 @@ class Finding:
     message: str
     fixed: bool = False
     severity: str = "error"
+    #: what the finding is about, as data for the driver's later steps (APX315: the path of
+    #: the wrapper's file and its class, whose step the file now hands the GradScaler); not
+    #: compared, not rendered
+    about: Tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def needs_manual_work(self) -> bool:
         return not self.fixed and self.severity == "error"
 
     def to_dict(self) -> Dict[str, Any]:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "about"}

@@ -300,55 +300,76 @@ def _edit_steppable_wrappers(
     others: Sequence[Tuple[str, str, bytes]],
 ) -> List["MigrationResult"]:
     """The wrapper classes (files without apex.amp) whose step a migrated file now hands the
-    GradScaler (its finding ``HANDED_CODE`` names the class) get the ``scaler=None``
-    parameter that takes it (``wrapper_step_edit``); a wrapper the edit cannot reach leaves
-    an error on the file that calls it so."""
+    GradScaler (its finding ``HANDED_CODE`` carries the class and its file in ``about``) get
+    the ``scaler=None`` parameter that takes it (``wrapper_step_edit``), also in a file some
+    rule rewrote (on top of that rewrite); a wrapper the edit cannot reach (its text, or a
+    file the glue route edits too) leaves an error on the line that calls it so."""
     from .engine import MigrationResult
     from .findings import Finding
     from .rules.step import HANDED_CODE
     from .wrapper_step_edit import edit_wrapper_step, wrapper_step_line
 
-    wanted: Dict[str, Dict[Tuple[str, str], Tuple[int, Finding]]] = {}
+    wanted: Dict[str, Dict[Tuple[str, str], List[Tuple[int, Finding]]]] = {}
     for i, key in enumerate(keys):
-        entries = plan.files[key].scaler_steppable if key in plan.files else ()
-        handed = [f for f in results[i].findings if f.code == HANDED_CODE]
-        for local, attr, path, cls in entries:
-            for finding in handed:
-                if f" {local}.step() steps " in finding.message:
-                    wanted.setdefault(path, {})[(cls, attr)] = (i, finding)
+        planned = {(path, cls): attr for _local, attr, path, cls in (plan.files[key].scaler_steppable if key in
+                                                                      plan.files else ())}
+        for finding in results[i].findings:
+            if finding.code == HANDED_CODE and tuple(finding.about) in planned:
+                path, cls = finding.about
+                wanted.setdefault(path, {}).setdefault((cls, planned[(path, cls)]), []).append((i, finding))
     if not wanted:
         return results
 
-    def edited(shown: str, source: bytes, classes) -> Optional["MigrationResult"]:
-        new, findings = source, []
-        for (cls, attr), (i, finding) in sorted(classes.items()):
+    def unedited(shown: str, cls: str, attr: str, callers: List[Tuple[int, Finding]], why: str) -> None:
+        for i, finding in callers:
+            results[i].findings.append(Finding(
+                finding.path, finding.line, finding.col, HANDED_CODE,
+                f"{shown}: add a scaler=None parameter to {cls}.step() and step its self.{attr} through "
+                f"scaler.step(self.{attr}) when one is given, by hand ({why}); until then this call raises "
+                "TypeError",
+                severity="error",
+            ))
+
+    def edited(shown: str, old: bytes, source: bytes, classes, findings: List[Finding]) -> Optional["MigrationResult"]:
+        new, findings = source, list(findings)
+        for (cls, attr), callers in sorted(classes.items()):
             changed = edit_wrapper_step(new, cls, attr)
             if changed is None:
-                results[i].findings.append(Finding(
-                    finding.path, finding.line, finding.col, HANDED_CODE,
-                    f"{shown}: add a scaler=None parameter to {cls}.step() and step its self.{attr} through "
-                    f"scaler.step(self.{attr}) when one is given, by hand (the tool could not edit that text)",
-                    severity="error",
-                ))
+                unedited(shown, cls, attr, callers, "the tool could not edit that text")
                 continue
             new = changed
             findings.append(Finding(
                 shown, wrapper_step_line(new, cls), 1, HANDED_CODE,
-                f"{cls}.step() takes the GradScaler of {finding.path} (scaler=None) and steps self.{attr} "
+                f"{cls}.step() takes the GradScaler of {callers[0][1].path} (scaler=None) and steps self.{attr} "
                 f"through it when given one; called without it, it steps as before",
                 fixed=True, severity="info",
             ))
-        return MigrationResult(shown, source, new, findings) if new != source else None
+        return MigrationResult(shown, old, new, findings) if new != source else None
 
     for i, ((shown, source), key) in enumerate(zip(jobs, keys)):
-        if key in wanted and not results[i].changed:
-            results[i] = edited(shown, source, wanted.pop(key)) or results[i]
+        if key not in wanted:
+            continue
+        done = results[i]  # a rule may have rewritten it (a torch.cuda.amp spelling): edit on top
+        if done.parse_error is not None or done.internal_error is not None:
+            for (cls, attr), callers in sorted(wanted.pop(key).items()):
+                unedited(shown, cls, attr, callers, "the tool left that file unchanged")
+            continue
+        results[i] = edited(shown, source, done.new, wanted.pop(key), done.findings) or done
     extra = []
     for path, shown, source in others:
-        if path in wanted and path not in plan.caller_edits:
-            result = edited(shown, source, wanted.pop(path))
-            if result is not None:
-                extra.append(result)
+        if path not in wanted:
+            continue
+        if path in plan.caller_edits:
+            for (cls, attr), callers in sorted(wanted.pop(path).items()):
+                unedited(shown, cls, attr, callers, "the glue route also edits that file, and the two edits are "
+                         "not made on one text")
+            continue
+        result = edited(shown, source, source, wanted.pop(path), [])
+        if result is not None:
+            extra.append(result)
+    for path, classes in sorted(wanted.items()):
+        for (cls, attr), callers in sorted(classes.items()):
+            unedited(path, cls, attr, callers, "the tool did not find that file among those it read")
     return results + extra
 
 

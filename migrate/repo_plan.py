@@ -588,8 +588,11 @@ def _note_unbuilt(built, by_path: Dict[str, ModuleSummary], launchers: Set[str],
 
 def _scaling_function(summary: ModuleSummary, name: str) -> bool:
     """``name`` is a top-level function of ``summary`` that scales a loss itself or through
-    the definitions of its file it calls."""
-    if name not in summary.functions:
+    the definitions of its file it calls, or a class of no base whose methods scale one (a
+    loss scaler class: ``ApexScaler.__call__(loss, optimizer)``; a subclass reads what its
+    base keeps instead)."""
+    standalone = name in summary.classes and summary.class_bases.get(name, ()) in ((), ("object",))
+    if name not in summary.functions and not standalone:
         return False
     scaling = {s.owner for s in summary.amp_sites if s.member == "scale_loss"}
     seen, work = {name}, [name]

@@ -35,9 +35,36 @@ def unreferenced_definitions(candidates: Set[Def], by_path: Dict[str, ModuleSumm
         if name in own.escaping or name in own.called_names or name in own.attribute_reads:
             continue
         users, why = users_of(walked, definitions, path, name)
+        users = [(p, local) for p, local in users if not _re_export(dict(walked).get(p), local)]
         if users or why:
             continue
         if any(name in other.imported_attributes for other_path, other in walked if other_path != path):
             continue  # ``module.Name`` somewhere: a use this search does not follow
+        if name in own.classes and any(_names(other, name) for other_path, other in walked if other_path != path):
+            continue  # a class named in another file's code, through an import not followed (a star's)
         found.add((path, name))
     return found
+
+
+def _names(summary: ModuleSummary, name: str) -> bool:
+    """``summary``'s code calls or reads ``name`` (not as an attribute), or imports it other
+    than to re-export it."""
+    if name in summary.called_names or name in summary.identifiers:
+        return True
+    return any(local == name or attr == name for local, (_m, attr) in summary.imports.items()) and not _re_export(
+        summary, name
+    )
+
+
+def _re_export(summary: Any, local: str) -> bool:
+    """A package's ``__init__.py`` that imports ``local`` only to offer it under the package's
+    name (``from .cuda import ApexScaler``), using it nowhere itself: a file importing it from
+    the package is found as a user of the definition itself."""
+    if summary is None or not summary.path.endswith("__init__.py"):
+        return False
+    return not (
+        local in summary.called_names
+        or local in summary.escaping
+        or local in summary.attribute_reads
+        or local in summary.identifiers
+    )

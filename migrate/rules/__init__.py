@@ -18,6 +18,7 @@ from .ddp import DistributedDataParallelRule
 from .fp16_optimizer import FP16OptimizerRule
 from .fused import FusedKernelsRule
 from .larc import LarcRule
+from .native_clip import NativeClipRule
 from .old_torch_branches import OldTorchBranchRule
 from .syncbn import SyncBatchNormRule
 from .torch_amp_spellings import TorchAmpSpellingsRule
@@ -39,6 +40,7 @@ ALL_RULES: List[Type[Rule]] = [
     ScaleLossRule,
     CastingHooksRule,
     Bfloat16ScalerRule,  # --dtype bfloat16 only: runs after every rule that uses the scaler
+    NativeClipRule,  # reads the native loops the rules above left
     # --- import clean-up, runs last (M2) ---
     ImportsRule,
 ]

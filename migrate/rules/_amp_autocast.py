@@ -568,6 +568,8 @@ class AutocastPlacement(AmpRule):
             return
         if not spans and self._at_callers_in_launcher(site, info):
             return
+        if not spans and self._at_outside_callers(site, info):
+            return
         if not spans or any(span is None for span, _ in spans) or any(sw is False for sw in switches):
             # manual work: without it the migrated script trains in float32 with a GradScaler
             self.todo(
@@ -798,6 +800,31 @@ class AutocastPlacement(AmpRule):
             f"the loss handed to {method}() is computed by {where}: autocast goes around their forward passes there",
             fixed=True,
             severity="info",
+        )
+        return True
+
+    def _at_outside_callers(self, site: ScaleLossSite, info: AmpFile) -> bool:
+        """A method of a class no file of the repository refers to (the plan's
+        ``unreferenced``: a loss scaler class offered to other code, ``ApexScaler.__call__(self,
+        loss, optimizer)``) scales the loss it is handed, computing no forward pass itself:
+        the class now takes the GradScaler in its constructor, so a caller elsewhere that does
+        not pass one fails there at once; one that does made it where its amp.initialize was,
+        and its forward passes go under autocast there, as its own (a warning says so)."""
+        func = site.func
+        cls = class_of_method(self.parents, func)
+        if info.plan is None or func is None or cls is None or cls.name.value not in info.plan.unreferenced:
+            return False
+        params = [p.name.value for p in func.params.params]
+        if not isinstance(site.loss, cst.Name) or site.loss.value not in params[1:] or not _runs_no_forward(func):
+            return False
+        self.report(
+            site.with_stmt,
+            "APX209",
+            f"the loss handed to {cls.name.value}.{func.name.value}() is computed by its callers, none of them in "
+            f"this repository: each must build {cls.name.value} with its GradScaler and compute that loss under "
+            f'`torch.autocast("cuda", dtype=torch.{self.settings.dtype})`',
+            fixed=True,
+            severity="warning",
         )
         return True
 

@@ -7919,6 +7919,14 @@ POLY_WRAPPER_GIVEN_THE_SCALER = POLY_WRAPPER.replace("    def step(self):", "   
     "        self.sgd.step()\n",
     "        if scaler is None:\n            self.sgd.step()\n        else:\n            scaler.step(self.sgd)\n",
 )
+#: an evaluation helper after the wrapper in its module, under the autocast spelled {autocast}
+POLY_EVAL = """\
+
+
+def predict(net, x):
+    with {autocast}:
+        return net(x).argmax(1)
+"""
 #: the body of the examples' training loop after zero_grad(), scaling for {opt}, and natively
 POLY_LOOP = """\
         loss = torch.nn.functional.cross_entropy(net(x), y)
@@ -8014,6 +8022,20 @@ REPOSITORY_EXAMPLES += [
             '    scaler = torch.amp.GradScaler("cuda")\n    train(net, schedule, batches, scaler)\n',
         ),
         codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX315"),
+    ),
+    Example(
+        # the wrapper's module is rewritten by another rule too (its evaluation helper spells
+        # torch.cuda.amp.autocast): the step edit lands on top of that rewrite (it was skipped,
+        # and the script's schedule.step(scaler) raised TypeError)
+        "optimizer-wrapper-in-a-module-another-rule-rewrites-is-handed-the-scaler",
+        before=POLY_WRAPPER + POLY_EVAL.format(autocast="torch.cuda.amp.autocast()") + POLY_STORED_BACK,
+        after=POLY_WRAPPER_GIVEN_THE_SCALER
+        + POLY_EVAL.format(autocast='torch.autocast("cuda")')
+        + POLY_STORED_BACK.replace("from apex import amp\n", "").replace(
+            '    net, opt = amp.initialize(net, schedule.sgd, opt_level="O1")\n',
+            '    opt = schedule.sgd\n    scaler = torch.amp.GradScaler("cuda")\n',
+        ).replace(POLY_LOOP.format(opt="opt"), POLY_LOOP_NATIVE),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX315", "APX901"),
     ),
     Example(
         # ... but where the caller gets it from a helper, its class is not proven in train():
@@ -8170,5 +8192,64 @@ def run(cfg, states):
                  GLUE_TWO_IDS_TODOS[0] + "        [actor, critic], [opt_actor, opt_critic] = amp.initialize(")
         .replace("        with amp.scale_loss(", GLUE_TWO_IDS_TODOS[1] + "        with amp.scale_loss("),
         codes=("APX102", "APX220"),
+    ),
+]
+
+#: a package offering a loss scaler class under its own name that no file of the repository
+#: builds (a library's helper for code elsewhere)
+OFFERED_SCALER = """\
+# file: kit/__init__.py
+from .amp_step import BackwardAndStep
+# file: kit/amp_step.py
+import torch
+from apex import amp
+
+
+class BackwardAndStep:
+    state_dict_key = "amp"
+
+    def __call__(self, loss, optimizer, max_norm=None):
+        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+        if max_norm is not None:
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+        optimizer.step()
+
+    def state_dict(self):
+        return amp.state_dict()
+
+    def load_state_dict(self, state):
+        amp.load_state_dict(state)
+"""
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # no file builds the class (the package only re-exports it): it takes the GradScaler
+        # in a new __init__, so code elsewhere that builds it without one fails at once; the
+        # loss it is handed is its callers' to compute under autocast (a warning says so)
+        "loss-scaler-class-no-file-builds-takes-the-scaler-in-its-constructor",
+        before=OFFERED_SCALER,
+        after=OFFERED_SCALER.replace("from apex import amp\n", "").replace(
+            "\n\nclass BackwardAndStep:\n    state_dict_key = \"amp\"\n",
+            "\n\n" + HELPER + "\n\nclass BackwardAndStep:\n    state_dict_key = \"amp\"\n\n"
+            "    def __init__(self, scaler):\n        self.scaler = scaler\n",
+        ).replace(
+            """        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+        if max_norm is not None:
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+        optimizer.step()
+""",
+            """        self.scaler.scale(loss).backward()
+        if max_norm is not None:
+            self.scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), max_norm)
+        self.scaler.step(optimizer)
+        self.scaler.update()
+""",
+        ).replace("        return amp.state_dict()", "        return self.scaler.state_dict()").replace(
+            "        amp.load_state_dict(state)", "        load_scaler_state(self.scaler, state)"
+        ),
+        codes=("APX101", "APX209", "APX213", "APX301", "APX311", "APX321", "APX401", "APX402"),
     ),
 ]

@@ -166,8 +166,8 @@ class ScaleLossSite:
     wrapped: Dict[str, Tuple[str, str]] = field(default_factory=dict)
     #: optimizers stepped through a wrapper whose step is handed the GradScaler
     #: (``_amp_handed_wrapper``): the optimizer scale_loss named -> (the wrapper's
-    #: expression, the wrapper class)
-    handed: Dict[str, Tuple[str, str]] = field(default_factory=dict)
+    #: expression, the wrapper class's local name, the path of its file, its class name)
+    handed: Dict[str, Tuple[str, str, str, str]] = field(default_factory=dict)
 
 
 @dataclass(eq=False, repr=False)
@@ -1576,6 +1576,7 @@ def _through_handed_wrappers(rule, site: ScaleLossSite, info: AmpFile) -> None:
     if plan is None or not plan.scaler_steppable or site.func is None:
         return
     wrappers = {local: attr for local, attr, _path, _cls in plan.scaler_steppable}
+    defined = {local: (path, cls) for local, _attr, path, cls in plan.scaler_steppable}
     entries = tuple(plan.entries) + tuple(plan.optional_entries)
     for opt in site.optimizers:
         if not isinstance(opt, (cst.Name, cst.Attribute)) or code_of(opt) in site.wrapped:
@@ -1584,7 +1585,7 @@ def _through_handed_wrappers(rule, site: ScaleLossSite, info: AmpFile) -> None:
             continue
         found = steppable_holder(rule, site, opt, wrappers, entries)
         if found is not None:
-            site.handed[code_of(opt)] = (found[0], found[1])
+            site.handed[code_of(opt)] = (found[0], found[1]) + defined[found[1]]
 
 
 def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:

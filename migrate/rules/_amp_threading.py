@@ -149,13 +149,20 @@ class ScalerThreading(AmpRule):
             self.edits.replace(body[index], lambda upd: [upd.with_changes(leading_lines=[cst.EmptyLine(indent=False)])])
         elif body:
             self.edits.insert_after(body[-1], [init.with_changes(leading_lines=[cst.EmptyLine(indent=False)])])
+        unreferenced = info.plan is not None and cls.name.value in info.plan.unreferenced
         self.report(
             cls,
             "APX213",
             f"{cls.name.value} takes the GradScaler created in another file in a new __init__ and keeps it as "
-            f"self.{name}; every construction passes it",
+            f"self.{name}; "
+            + (
+                "no file of the repository builds it: a construction elsewhere must pass it (one that does not "
+                "fails there at once)"
+                if unreferenced
+                else "every construction passes it"
+            ),
             fixed=True,
-            severity="info",
+            severity="warning" if unreferenced else "info",
         )
 
     def _pass_scaler(self, call: cst.Call, keyword: str, info: AmpFile) -> None:

@@ -139,8 +139,10 @@ class Rule(FastTransformerDispatch, CodemodCommand, cst.CSTTransformer):
         *,
         fixed: bool = False,
         severity: str = "error",
+        about: Tuple[str, ...] = (),
     ) -> None:
-        """Record a finding at ``node``'s start position (1-based line, 1-based column)."""
+        """Record a finding at ``node``'s start position (1-based line, 1-based column);
+        ``about``: data for the driver (``Finding.about``)."""
         if code not in self.CODES:
             raise KeyError(f"{type(self).__name__} reports undeclared code {code}")
         if not self.settings.code_enabled(code):
@@ -155,5 +157,6 @@ class Rule(FastTransformerDispatch, CodemodCommand, cst.CSTTransformer):
                 message=message,
                 fixed=fixed,
                 severity=severity,
+                about=about,
             )
         )

@@ -143,7 +143,7 @@ class StepRule(AmpRule):
         lookup = find_scalers(self, module)
         chosen: Dict[cst.Call, str] = {}
         through: Dict[cst.Call, Tuple[str, str]] = {}  # a wrapper's step -> what it steps, its class
-        handed: Dict[cst.Call, Tuple[str, str]] = {}  # a step handed the scaler -> the same
+        handed: Dict[cst.Call, Tuple[str, str, str, str]] = {}  # a step handed the scaler -> the same, its class
         loops: Dict[cst.Call, cst.For] = {}
         backward_lines: List[int] = []
         for site in info.scale_losses:
@@ -169,7 +169,7 @@ class StepRule(AmpRule):
                         if code_of(opt) in site.wrapped:
                             through[call] = site.wrapped[code_of(opt)]
                         if is_handed:
-                            handed[call] = (code_of(opt), site.handed[code_of(opt)][1])
+                            handed[call] = (code_of(opt),) + site.handed[code_of(opt)][1:]
                     loop = stepping_loop(self, call) if receiver != code_of(opt) and not is_handed else None
                     if loop is not None:
                         # a step of each optimizer of a list, in a loop: one update after it
@@ -268,10 +268,11 @@ class StepRule(AmpRule):
             severity="info",
         )
 
-    def _handed_step(self, call: cst.Call, scaler: str, held: str, wrapper: str) -> None:
+    def _handed_step(self, call: cst.Call, scaler: str, held: str, wrapper: str, path: str, cls: str) -> None:
         """``optim.step()`` of a wrapper whose step the plan hands the GradScaler ->
         ``optim.step(scaler)``: its step then runs ``scaler.step`` on the optimizer it holds
-        (``migrate.wrapper_step_edit``, applied to the wrapper's file)."""
+        (``migrate.wrapper_step_edit``, applied to the wrapper's file: the finding carries
+        that file's path and the class, for the driver)."""
         receiver = code_of(cast(cst.Attribute, call.func).value)
         self.replace_node(call, expression(f"{receiver}.step({scaler})"))
         self.report(
@@ -282,6 +283,7 @@ class StepRule(AmpRule):
             "apex, overflowing or not)",
             fixed=True,
             severity="info",
+            about=(path, cls),
         )
 
     def _guard(self, steps: Sequence[Any], scaler: str) -> bool:

@@ -67,3 +67,20 @@ def test_the_edit_follows_the_files_indentation():
     two = COUNTING.replace("    ", "  ")
     new = edit_wrapper_step(two.encode(), "Warm", "inner").decode()
     assert "    if scaler is None:\n      self.inner.step()\n    else:\n      scaler.step(self.inner)\n" in new
+
+
+def test_the_handed_step_finding_names_the_wrapper_class_and_its_file_as_data():
+    """The driver finds the wrapper to edit from the finding's ``about`` (its file, its class),
+    not from the words of its message; the JSON report does not show it."""
+    from migrate.pipeline import migrate_repository
+    from migrate.rules._amp_repo_examples import POLY_STORED_BACK, POLY_WRAPPER
+    from migrate.rules.base import example_files
+    from migrate.rules.step import HANDED_CODE
+    from migrate.settings import Settings
+
+    files = example_files(POLY_WRAPPER + POLY_STORED_BACK)
+    keys = [f"/repo/{name}" for name, _ in files]
+    results = migrate_repository([(n, t.encode()) for n, t in files], keys, Settings(), 1, ["/repo"])
+    handed = [f for r in results for f in r.findings if f.code == HANDED_CODE and f.path == "train.py"]
+    assert [f.about for f in handed] == [("/repo/lr.py", "PolySGD")]
+    assert "about" not in handed[0].to_dict()

@@ -1,0 +1,215 @@
+"""APX331: a native GradScaler loop that clips the gradients it left scaled.
+
+``scaler.scale(loss).backward()`` leaves every gradient multiplied by the loss scale until
+``scaler.unscale_(optimizer)`` (or ``scaler.step``, which unscales what is still scaled);
+a norm or value clip between the two cuts the scaled gradients, so its threshold is met
+at the scale times the real norm (65536 at the start): it almost never clips.  The rules
+that rewrite ``amp.scale_loss`` put the ``unscale_`` before every clip they see; a loop the
+original already wrote with its own GradScaler (neural_sp's ``torch >= 1.6`` branch, kept
+by APX249) is its authors', and the tool does not change what it trains.  It warns instead,
+with a TODO above the clip that names it and says to call ``scaler.unscale_(optimizer)``
+before it.
+
+Fires where, in one function (or the module's top level), source order gives a
+``S.scale(...).backward()``, then the clip, then ``S.step(...)``, and no ``S.unscale_(...)``
+between that backward and the step, nor a call there of a same-file function or method that
+calls ``unscale_``.  A clip whose threshold reads ``S.get_scale()`` (the tool's own rewrite
+of a clip on every micro-step, APX328) is meant for the scaled gradients and is left alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from ._amp_rule import AmpRule
+from ._clip_functions import SCALABLE_CLIPS
+from ._amp_sites import exclusive
+from ._edits import code_of
+from ._tree import walk
+from .base import Example
+
+#: the fixed start of the TODO this rule writes (a later run reports the comment again)
+CLIP_TODO = "clips the gradients that"
+
+CODE = "APX331"
+
+#: a training loop with a GradScaler of its own that clips at the accumulation boundary
+OWN_LOOP = """\
+import torch
+{head}
+
+def fit(model, optimizer, batches, accumulate, max_norm):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, (x, y) in enumerate(batches):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(model(x), y) / accumulate
+        scaler.scale(loss).backward()
+        if (i + 1) % accumulate == 0:
+{unscale}{todo}            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+"""
+#: a loop whose half branch unscales before its clip and whose float32 branch clips as it is
+BRANCHED_LOOP = """\
+import torch
+
+# apex's amp used to scale this loop
+
+
+def fit(model, optimizer, batches, half, max_norm):
+    scaler = torch.amp.GradScaler("cuda", enabled=half)
+    for x, y in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=half):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        if half:
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        scaler.step(optimizer)
+        scaler.update()
+"""
+OWN_LOOP_TODO = """\
+            # TODO(apexcompat): torch.nn.utils.clip_grad_norm_(...) clips the gradients that
+            #   scaler.scale(loss).backward() left multiplied by the loss scale (its threshold is
+            #   met at scaler.get_scale() times the real norm): call scaler.unscale_(optimizer)
+            #   before it
+"""
+
+
+def _receiver(call: cst.Call, method: str) -> Optional[str]:
+    """``S`` of a call ``S.<method>(...)``."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == method:
+        return code_of(func.value)
+    return None
+
+
+def _scaled_backward(call: cst.Call) -> Optional[str]:
+    """``S`` of ``S.scale(loss).backward(...)``."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "backward" and isinstance(func.value, cst.Call):
+        return _receiver(func.value, "scale")
+    return None
+
+
+def _own_calls(body: cst.CSTNode) -> Iterator[cst.Call]:
+    """The calls of ``body`` in source order, not those of nested definitions."""
+    stack: List[Any] = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            yield node
+        kids = [c for c in node.children if not isinstance(c, (cst.FunctionDef, cst.ClassDef, cst.Lambda))]
+        stack.extend(reversed(kids))
+
+
+class NativeClipRule(AmpRule):
+    """A clip between a native GradScaler's scaled backward and its step, with no unscale_
+    before it, gets a warning TODO."""
+
+    DESCRIPTION = "Warn where a native GradScaler loop clips the gradients it left scaled."
+    CODES = {
+        "APX331": "a native GradScaler loop clips the scaled gradients: call scaler.unscale_(optimizer) before the clip",
+    }
+    TRIGGERS = (b"clip_grad",)
+    LIVE_TRIGGERS = ("clip_grad",)
+    KNOWN = {CLIP_TODO: (CODE, "warning", False)}
+    EXAMPLES = [
+        Example(
+            # the file's own native loop (beside an apex import it no longer uses) clips
+            # before the step with no unscale_: warned, left as its authors wrote it
+            "native-loop-clipping-scaled-gradients-is-warned",
+            before=OWN_LOOP.format(head="from apex import amp  # the old fp16 path\n", todo="", unscale=""),
+            after=OWN_LOOP.format(head="", todo=OWN_LOOP_TODO, unscale=""),
+            codes=("APX101", "APX331"),
+        ),
+    ]
+    NOOP_EXAMPLES = [
+        Example(
+            # the same loop with the unscale_ before the clip: nothing to say
+            "native-loop-unscaling-before-its-clip",
+            before=OWN_LOOP.format(
+                head="# ported from apex amp\n", todo="", unscale="            scaler.unscale_(optimizer)\n"
+            ),
+            after=None,
+        ),
+        Example(
+            # the clip without unscale_ is on the float32 branch, which never scaled: the
+            # scaled backward is in the other branch of the same if
+            "native-loop-clipping-on-its-unscaled-branch",
+            before=BRANCHED_LOOP,
+            after=None,
+        ),
+    ]
+
+    def plan(self, module: cst.Module) -> None:
+        unscaling = self._unscaling_functions(module)
+        scopes: List[Any] = [module] + [n for n in walk(module) if isinstance(n, cst.FunctionDef)]
+        for scope in scopes:
+            self._check(scope.body if isinstance(scope, cst.FunctionDef) else scope, unscaling)
+
+    def _unscaling_functions(self, module: cst.Module) -> Set[str]:
+        """Names of the file's functions and methods that call ``unscale_`` themselves."""
+        return {
+            node.name.value
+            for node in walk(module)
+            if isinstance(node, cst.FunctionDef)
+            and any(_receiver(c, "unscale_") is not None for c in _own_calls(node.body))
+        }
+
+    def _check(self, body: cst.CSTNode, unscaling: Set[str]) -> None:
+        events: List[Tuple[int, str, str, cst.Call]] = []
+        for call in _own_calls(body):
+            line = self.line_of(call)
+            scaled = _scaled_backward(call)
+            if scaled is not None:
+                events.append((line, "backward", scaled, call))
+            elif _receiver(call, "unscale_") is not None:
+                events.append((line, "unscale", _receiver(call, "unscale_") or "", call))
+            elif _receiver(call, "step") is not None and call.args:
+                events.append((line, "step", _receiver(call, "step") or "", call))
+            elif self.qualified_names(call.func) & SCALABLE_CLIPS:
+                events.append((line, "clip", "", call))
+            elif code_of(call.func).split(".")[-1] in unscaling:
+                events.append((line, "unscale", "*", call))
+        events.sort(key=lambda e: e[0])
+        for line, kind, _, call in events:
+            if kind == "clip":
+                scaler = self._left_scaled(events, call, line)
+                if scaler is not None:
+                    self._warn(call, scaler)
+
+    def _left_scaled(self, events: List[Tuple[int, str, str, cst.Call]], clip: cst.Call, at: int) -> Optional[str]:
+        """The GradScaler whose scaled gradients the clip at line ``at`` cuts: the latest scaled
+        backward before it that can run with it, then a step of that scaler after it, and no
+        unscale_ that can run with the clip between the two; None when there is none."""
+        parents = self.parents
+        live = [e for e in events if not exclusive(parents, e[3], clip)]
+        backwards = [(line, s) for line, kind, s, _ in live if kind == "backward" and line < at]
+        if not backwards:
+            return None
+        start, name = backwards[-1]
+        if f"{name}.get_scale" in code_of(clip):
+            return None  # meant for the scaled gradients (APX328)
+        steps = [line for line, kind, s, _ in live if kind == "step" and s == name and line > at]
+        if not steps:
+            return None
+        if any(kind == "unscale" and s in (name, "*") and start < line < steps[0] for line, kind, s, _ in live):
+            return None
+        return name
+
+    def _warn(self, clip: cst.Call, scaler: str) -> None:
+        self.todo(
+            clip,
+            CODE,
+            f"{code_of(clip.func)}(...) {CLIP_TODO} {scaler}.scale(loss).backward() left multiplied by the loss "
+            f"scale (its threshold is met at {scaler}.get_scale() times the real norm): call "
+            f"{scaler}.unscale_(optimizer) before it",
+            severity="warning",
+        )
