@@ -99,7 +99,8 @@ def _splice(before: cst.Module, after: cst.Module, texts: StatementTexts) -> Opt
     def flush() -> bool:
         if not run:
             return True
-        code = "".join(after.code_for_node(statement) for statement in run)
+        # printed once: a rule's import edits may have printed the new statements already
+        code = "".join(texts.text(after, statement) for statement in run)
         parsed = _parse_run(after, code)
         if parsed is None:
             return False

@@ -42,7 +42,7 @@ from ._amp_unbound import unbound_amp_uses
 from ._edits import code_of
 from ._torch_version import old_torch_branch
 from ._namespace_gate import statements_naming
-from ._tree import inside, module_code, walk, walk_of
+from ._tree import inside, module_code, names_spelled, walk, walk_of
 
 AMP = "apex.amp"
 GRADSCALER_NAMES = frozenset(
@@ -3803,10 +3803,9 @@ def _callers(rule, func: cst.FunctionDef, allow_none: bool = False) -> Optional[
     name = func.name.value
     module = rule.tree
     calls = []
-    for node in walk_of(module, cst.Name):
+    for node in names_spelled(module, name):
         if (
-            node.value == name
-            and node is not func.name
+            node is not func.name
             and not _is_member_name(rule.parents, node)
         ):
             parent = rule.parents.get(node)

@@ -155,25 +155,31 @@ def _facts_by_line(source: str, module: cst.Module) -> Optional[List[_FileFacts]
     texts = active_statement_texts()
     if texts is not None:
         kind = f"gate facts {module.default_indent!r} {module.default_newline!r}"
-        if sum(not texts.knows(kind, line) for line in module.body) > 1:
-            # the whole text's tree (the index parsed it already) rather than a parse per line
-            whole = _whole_facts(source, module)
+        unknown = {id(line) for line in module.body if not texts.knows(kind, line)}
+        if len(unknown) > 1:
+            # the whole text's tree (the index parsed it already) rather than a parse per line;
+            # facts only for the lines not known yet
+            whole = _whole_facts(source, module, unknown)
             for line, part in zip(module.body, whole or ()):
-                texts.fact(kind, line, lambda _line, part=part: part)
+                if part is not None:
+                    texts.fact(kind, line, lambda _line, part=part: part)
         lines = statement_facts(module, kind, lambda line: _line_facts(texts.text(module, line), line))
         if lines is not None and all(part is not None for part in lines):
             return lines  # type: ignore[return-value]
-    return _whole_facts(source, module)
+    return _whole_facts(source, module)  # type: ignore[return-value]
 
 
-def _whole_facts(source: str, module: cst.Module) -> Optional[List[_FileFacts]]:
-    """The facts of each top-level line of ``module`` from one parse of ``source``; None
-    when the stdlib cannot parse it or its statements do not line up."""
+def _whole_facts(
+    source: str, module: cst.Module, only: Optional[Set[int]] = None
+) -> Optional[List[Optional[_FileFacts]]]:
+    """The facts of each top-level line of ``module`` from one parse of ``source`` (of the
+    lines whose ``id`` is in ``only``, when given; None for the others); None when the
+    stdlib cannot parse it or its statements do not line up."""
     tree = _parsed(source)
     if tree is None:
         return None
     statements = iter(tree.body)
-    found: List[_FileFacts] = []
+    found: List[Optional[_FileFacts]] = []
     for line in module.body:
         part = ast.Module(body=[], type_ignores=[])
         for _ in range(_stdlib_count(line)):
@@ -181,7 +187,7 @@ def _whole_facts(source: str, module: cst.Module) -> Optional[List[_FileFacts]]:
             if statement is None:
                 return None
             part.body.append(statement)
-        found.append(_FileFacts(part))
+        found.append(_FileFacts(part) if only is None or id(line) in only else None)
     if next(statements, None) is not None:
         return None
     return found

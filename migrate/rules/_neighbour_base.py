@@ -6,7 +6,7 @@ comments that are never duplicated."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union, cast
+from typing import ClassVar, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -144,6 +144,9 @@ class NeighbourRule(Rule):
     #: ids of the top-level statements this run does not descend into
     _skipped: Set[int] = frozenset()  # type: ignore[assignment]
     _gate: Optional[Gate] = None
+    #: the wrapper whose parent map ``_parents`` is (``parent``)
+    _parents_of: object = object()
+    _parents: Mapping[cst.CSTNode, cst.CSTNode] = {}
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         gate = self.namespace_gate(tree)
@@ -328,8 +331,13 @@ class NeighbourRule(Rule):
     def parent(self, node: Optional[cst.CSTNode]) -> Optional[cst.CSTNode]:
         if node is None:
             return None
-        # worked out on first use, like positions: most files need no parent link at all
-        return self.context.wrapper.resolve(ParentProvider).get(node)  # type: ignore[union-attr]
+        # worked out on first use, like positions: most files need no parent link at all;
+        # the map is kept per wrapper (LibCST's resolve costs more than the lookup)
+        wrapper = self.context.wrapper
+        if wrapper is not self._parents_of:
+            self._parents_of = wrapper
+            self._parents = wrapper.resolve(ParentProvider)  # type: ignore[union-attr]
+        return self._parents.get(node)
 
     def is_callee(self, node: cst.CSTNode) -> bool:
         parent = self.parent(node)
