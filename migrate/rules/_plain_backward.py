@@ -57,15 +57,14 @@ def plain_backwards(rule: Any, site: ScaleLossSite, others: List[cst.With]) -> L
     the function steps (an optimizer apex did not scale for would be handed scaled gradients).
     ``others``: every ``with amp.scale_loss`` of the file (their backwards are scaled already)."""
     func = site.func
-    if func is None:
-        return []
+    body = func.body if func is not None else rule.tree  # a script's loop at module level
     steps: List[cst.Call] = []
     for opt in site.optimizers:
-        steps.extend(c for c in find_steps(rule, site, code_of(opt)) if inside(rule.parents, c, func))
+        steps.extend(c for c in find_steps(rule, site, code_of(opt)) if inside(rule.parents, c, body))
     if not steps:
         return []
     stepped = {code_of(c.func.value) for c in steps}  # type: ignore[attr-defined]
-    for node in walk(func.body):
+    for node in walk(body):
         if (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
@@ -76,7 +75,7 @@ def plain_backwards(rule: Any, site: ScaleLossSite, others: List[cst.With]) -> L
             return []
     start, last_step = rule.line_of(site.with_stmt), max(rule.line_of(c) for c in steps)
     found = []
-    for call in _backward_calls(func.body):
+    for call in _backward_calls(body):
         receiver = call.func.value  # type: ignore[attr-defined]
         if (
             isinstance(receiver, cst.Call)  # scaler.scale(x).backward(), torch.autograd.backward
