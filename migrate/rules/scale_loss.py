@@ -15,7 +15,7 @@ import libcst as cst
 from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_sites import analyse, arg_value, code_of, find_scalers, names_in
 from ._edits import move_leading, statement, suite_statements, trailing_comment, with_trailing_comments
-from ._tree import walk
+from ._tree import inside, walk
 from .base import Example
 
 
@@ -93,8 +93,17 @@ class ScaleLossRule(AmpRule):
             return False
         end = self.position(site.with_stmt).end.line
         scope = site.func.body if site.func is not None else self.tree
+        rebinding = [  # another ``with ... as <name>`` binds its own (its backward reads that one)
+            node
+            for node in walk(scope)
+            if isinstance(node, cst.With)
+            and any(i.asname is not None and code_of(i.asname.name) == site.as_name for i in node.items)
+        ]
         return any(
-            isinstance(node, cst.Name) and node.value == site.as_name and self.line_of(node) > end
+            isinstance(node, cst.Name)
+            and node.value == site.as_name
+            and self.line_of(node) > end
+            and not any(inside(self.parents, node, other) for other in rebinding)
             for node in walk(scope)
         )
 
