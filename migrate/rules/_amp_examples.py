@@ -1421,6 +1421,75 @@ EXAMPLES: List[Example] = [
         codes=("APX102", "APX220",),
     ),
     Example(
+        # adversarial training (FGM): the perturbed loss's plain backward adds to the gradients
+        # apex had already unscaled; a GradScaler unscales them all at the step (StepRule)
+        "plain-backward-between-the-scaled-one-and-the-step-is-scaled-too",
+        before="""\
+from apex import amp
+
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    perturb.attack()
+    adv_loss = criterion(model(x), y)
+    adv_loss.backward()
+    perturb.restore()
+    optimizer.step()
+""",
+        after="""\
+import torch
+
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    perturb.attack()
+    adv_loss = criterion(model(x), y)
+    scaler.scale(adv_loss).backward()
+    perturb.restore()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX316"),
+    ),
+    Example(
+        # the scaled loss read after the block (its ratio to the loss is apex's scale, used to
+        # unscale an input's gradient by hand): the name stays bound (ScaleLossRule)
+        "scaled-loss-read-after-the-block-stays-bound",
+        before="""\
+from apex import amp
+
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x + delta), y)
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    factor = scaled_loss.item() / loss.item()
+    optimizer.step()
+""",
+        after="""\
+import torch
+
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = criterion(model(x + delta), y)
+    scaled_loss = scaler.scale(loss)
+    scaled_loss.backward()
+    factor = scaled_loss.item() / loss.item()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         "opt-level-literal",
         before=LINEAR_LOOP,
         after="""\

@@ -15,6 +15,7 @@ import libcst as cst
 from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_sites import analyse, arg_value, code_of, find_scalers, names_in
 from ._edits import move_leading, statement, suite_statements, trailing_comment, with_trailing_comments
+from ._tree import inside, walk
 from .base import Example
 
 
@@ -52,7 +53,7 @@ class ScaleLossRule(AmpRule):
         rest = body
         first = body[0] if body else None
         backward = self._backward_args(first, site.as_name)
-        used_later = any(site.as_name in names_in(s) for s in body[1:])
+        used_later = any(site.as_name in names_in(s) for s in body[1:]) or self._read_after(site)
         # end-of-line comments of the `with` line and of the backward line it replaces
         comments = [_header_comment(site.with_stmt)]
         if backward is not None and not used_later:
@@ -84,6 +85,27 @@ class ScaleLossRule(AmpRule):
                 fixed=True,
                 severity="warning",
             )
+
+    def _read_after(self, site) -> bool:
+        """Whether the ``as`` name is read after the ``with`` block, in its function
+        (``amp_scale = scaled_loss.item() // loss.item()``): it must stay bound then."""
+        if not site.as_name:
+            return False
+        end = self.position(site.with_stmt).end.line
+        scope = site.func.body if site.func is not None else self.tree
+        rebinding = [  # another ``with ... as <name>`` binds its own (its backward reads that one)
+            node
+            for node in walk(scope)
+            if isinstance(node, cst.With)
+            and any(i.asname is not None and code_of(i.asname.name) == site.as_name for i in node.items)
+        ]
+        return any(
+            isinstance(node, cst.Name)
+            and node.value == site.as_name
+            and self.line_of(node) > end
+            and not any(inside(self.parents, node, other) for other in rebinding)
+            for node in walk(scope)
+        )
 
     @staticmethod
     def _has_arg(call: cst.Call, name: str) -> bool:

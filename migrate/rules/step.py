@@ -44,6 +44,7 @@ from ._amp_sites import (
     walk,
 )
 from ._edits import expression, statement
+from ._plain_backward import plain_backwards
 from ._tree import inside
 from ._amp_examples import OPTIMIZER_READ_FROM_SELF, OPTIMIZER_READ_FROM_SELF_NATIVE
 from .base import Example
@@ -128,6 +129,8 @@ class StepRule(AmpRule):
         "that optimizer through it",
         "APX314": "gradient accumulation without delay_unscale: apex's loss scale grew per micro-batch, "
         "a GradScaler's grows per step",
+        "APX316": "a plain loss.backward() between the scaled backward and the step -> "
+        "scaler.scale(loss).backward(): apex had unscaled the scaled loss's gradients before it added its own",
     }
     TRIGGERS = (b"scale_loss", b"step with possibly no gradients:")
     CODE_WORDS = ("apex",)
@@ -174,6 +177,11 @@ class StepRule(AmpRule):
                     if loop is not None:
                         # a step of each optimizer of a list, in a loop: one update after it
                         loops[call] = loop
+            stepping = [chosen[c] for o in site.optimizers for c in find_steps(self, site, code_of(o)) if c in chosen]
+            if stepping:
+                withs = [other.with_stmt for other in info.scale_losses]
+                for plain in plain_backwards(self, site, withs):
+                    self._scale_plain(plain, stepping[0], site)
         for node in walk(module):
             if (
                 isinstance(node, cst.Call)
@@ -222,6 +230,23 @@ class StepRule(AmpRule):
                 if nxt is not None and not any(line < b < nxt for b in backward_lines):
                     continue
                 self.edits.insert_after(anchor, [statement(f"{scaler}.update()\n")])
+
+    def _scale_plain(self, call: cst.Call, scaler: str, site: Any) -> None:
+        """``loss_adv.backward()`` after the scaled backward -> ``scaler.scale(loss_adv).backward()``
+        (``_plain_backward``)."""
+        receiver = code_of(cast(Any, call.func).value)
+        arguments = code_of(call)[len(code_of(call.func)) :]  # "(retain_graph=True)"
+        self.replace_node(call, expression(f"{scaler}.scale({receiver}).backward{arguments}"))
+        opts = ", ".join(code_of(o) for o in site.optimizers)
+        self.report(
+            call,
+            "APX316",
+            f"{receiver}.backward() between the scaled backward and {opts}'s step -> "
+            f"{scaler}.scale({receiver}).backward(): apex had unscaled the scaled loss's gradients when "
+            "this backward added its own; a GradScaler unscales every gradient at the step",
+            fixed=True,
+            severity="info",
+        )
 
     def _report_growth_pace(self, site: Any, call: cst.Call) -> None:
         """APX314 where the step runs at an accumulation boundary of the loop that scales each

@@ -515,6 +515,15 @@ LAYOUTS: Dict[str, dict] = {
     "r57_steps_built_before_initialize": dict(launcher="trainer.py", amp=[], fp32=["--opt-level", "O0"],
                                               steps=24, metric="loss", native=[], fallbacks=[],
                                               branches={"off": ["--no-fp16"]}),
+    # adversarial fine-tuning (FGM): a plain backward() of a perturbed forward adds to the
+    # gradients between the scaled backward and the step; apex had unscaled the first ones by
+    # then, a GradScaler unscales them all at the step, so the plain backward is scaled too
+    # (left plain, its gradients are divided by the loss scale: the weights move by ~1e-1);
+    # its forward runs outside autocast (fp32, apex's O1 ran it in float16); 'clean': --no-adv,
+    # 'off': --no-fp16
+    "r58_adversarial_second_backward": dict(launcher="train.py", amp=[], fp32=["--fp16-opt-level", "O0"],
+                                            steps=24, metric="loss", native=[], fallbacks=[],
+                                            branches={"clean": ["--no-adv"], "off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
