@@ -47,13 +47,15 @@ def unreferenced_definitions(candidates: Set[Def], by_path: Dict[str, ModuleSumm
 
 
 def _names(summary: ModuleSummary, name: str) -> bool:
-    """``summary``'s code calls or reads ``name`` (not as an attribute), or imports it other
-    than to re-export it."""
-    if name in summary.called_names or name in summary.identifiers:
-        return True
-    return any(local == name or attr == name for local, (_m, attr) in summary.imports.items()) and not _re_export(
-        summary, name
-    )
+    """``summary`` imports ``name`` other than to re-export it, or its code calls or reads
+    ``name`` (not as an attribute) where that is not an alias of another import
+    (``from .restore import RunRestorer as KeyedRestorer`` names RunRestorer, not a
+    ``KeyedRestorer`` class)."""
+    if any(attr == name for _m, attr in summary.imports.values()):
+        return not _re_export(summary, name)
+    if name in summary.imports:
+        return False  # the file's ``name`` is another definition imported under that name
+    return name in summary.called_names or name in summary.identifiers
 
 
 def _re_export(summary: Any, local: str) -> bool:

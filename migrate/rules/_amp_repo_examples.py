@@ -6442,6 +6442,13 @@ def main(cfg):
         optimizer.zero_grad()
         restorer.step()
 """
+def _imported_as_the_unbuilt_name(launcher: str) -> str:
+    """``launcher`` importing RunRestorer under the name of the sibling class nothing builds."""
+    return launcher.replace("RunRestorer as Restorer", "RunRestorer as KeyedRestorer").replace(
+        "= Restorer(", "= KeyedRestorer("
+    )
+
+
 #: a restorer also built by a script without apex.amp (the before text; TODOs in the kept one)
 SHARED_RESTORER = RESTORER_LAUNCHER.replace("utils.restore import RunRestorer as", "restore import") + """\
 # file: evaluate.py
@@ -6564,6 +6571,17 @@ REPOSITORY_EXAMPLES += [
         before=RESTORER_LAUNCHER + "# file: utils/restore.py\nimport os\n\nimport torch\nfrom apex import amp\n"
         + RESTORER_CLASSES,
         after=RESTORER_LAUNCHER_NATIVE + "# file: utils/restore.py\nimport os\n\nimport torch\n\n\n" + HELPER
+        + RESTORER_CLASSES_NATIVE,
+        codes=("APX101", "APX201", "APX202", "APX209", "APX213", "APX214", "APX301", "APX311", "APX401", "APX402"),
+    ),
+    # ... where the launcher imports the built class under the name of the one nothing builds
+    # (``RunRestorer as KeyedRestorer``): its calls of that name are RunRestorer's, so the
+    # sibling is still unbuilt and takes the GradScaler too
+    Example(
+        "restorer-imported-under-the-name-of-its-unbuilt-sibling",
+        before=_imported_as_the_unbuilt_name(RESTORER_LAUNCHER) + "# file: utils/restore.py\nimport os\n\nimport torch\nfrom apex import amp\n"
+        + RESTORER_CLASSES,
+        after=_imported_as_the_unbuilt_name(RESTORER_LAUNCHER_NATIVE) + "# file: utils/restore.py\nimport os\n\nimport torch\n\n\n" + HELPER
         + RESTORER_CLASSES_NATIVE,
         codes=("APX101", "APX201", "APX202", "APX209", "APX213", "APX214", "APX301", "APX311", "APX401", "APX402"),
     ),
