@@ -10,10 +10,11 @@ way (adversarial training divides it by the scale itself), so reading it needs n
 
 from __future__ import annotations
 
-from typing import Any, Callable, Set
+from typing import Callable, Set
 
 import libcst as cst
 
+from ._binding import param_names, target_binds
 from ._tree import walk
 
 #: torch functions that return a new tensor of their own
@@ -62,7 +63,7 @@ def holds_fresh_tensors(func: cst.FunctionDef, name: str, qualified: Callable[[c
     assignment of a tensor made there, with at least one such, ``name`` not a parameter,
     ``global`` or ``nonlocal``, and no ``add_param_group`` call in ``func`` that could hand
     it to an optimizer."""
-    if any(p.name.value == name for p in walk(func.params) if isinstance(p, cst.Param)):
+    if name in param_names(func.params):
         return False
     assigned = False
     for node in walk(func.body):
@@ -71,29 +72,19 @@ def holds_fresh_tensors(func: cst.FunctionDef, name: str, qualified: Callable[[c
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             if node.func.attr.value == "add_param_group":
                 return False
-        if isinstance(node, cst.Assign) and any(_binds(t.target, name) for t in node.targets):
+        if isinstance(node, cst.Assign) and any(target_binds(t.target, name) for t in node.targets):
             if not all(isinstance(t.target, cst.Name) for t in node.targets) or not _fresh(node.value, qualified):
                 return False
             assigned = True
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and _binds(node.target, name):
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and target_binds(node.target, name):
             return False
-        elif isinstance(node, (cst.For, cst.CompFor)) and _binds(node.target, name):
+        elif isinstance(node, (cst.For, cst.CompFor)) and target_binds(node.target, name):
             return False
-        elif isinstance(node, cst.AsName) and _binds(node.name, name):
+        elif isinstance(node, cst.AsName) and target_binds(node.name, name):
             return False
-        elif isinstance(node, cst.NamedExpr) and _binds(node.target, name):
+        elif isinstance(node, cst.NamedExpr) and target_binds(node.target, name):
             return False
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
             return False
     return assigned
 
-
-def _binds(target: Any, name: str) -> bool:
-    """Whether the assignment target ``target`` binds ``name`` (unpacking included)."""
-    if isinstance(target, cst.Name):
-        return target.value == name
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return any(_binds(e.value, name) for e in target.elements)
-    if isinstance(target, cst.StarredElement):
-        return _binds(target.value, name)
-    return False
