@@ -35,6 +35,7 @@ from ._amp_sites import (
 )
 from ._binding import param_names
 from ._edits import expression, statement
+from ._with_wrap import wrapped_in_with
 from ..forward_fed import forward_fed
 
 _BARRIER_CALLS = ("step", "backward")
@@ -839,16 +840,8 @@ class AutocastPlacement(AmpRule):
             device = device_type_at(self, members[0], self._model_texts(info))
             head = f"with torch.autocast({device}, dtype=torch.{self.settings.dtype}{switch}):\n    pass\n"
 
-            def build(ups: List[Any], head: str = head) -> List[Any]:
-                with_node: Any = statement(head)
-                inner = [ups[0].with_changes(leading_lines=[])] + ups[1:]
-                return [
-                    with_node.with_changes(
-                        body=with_node.body.with_changes(body=inner), leading_lines=ups[0].leading_lines
-                    )
-                ]
-
-            self.edits.wrap(members, build)
+            indent = self.tree.default_indent
+            self.edits.wrap(members, lambda ups, head=head: wrapped_in_with(head, ups, indent))
             self.report(
                 members[0],
                 "APX209",

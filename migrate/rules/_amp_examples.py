@@ -1541,6 +1541,49 @@ for x, y in loader:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # the forward pass moves one level in under the new autocast: the lines that continue
+        # its statements move with them (after a backslash, or inside brackets indented less
+        # than the block, comments included), while a triple-quoted string keeps its text
+        "continuation-lines-move-in-with-the-statements-autocast-wraps",
+        before=LINEAR_LOOP.replace(
+            "    loss = torch.nn.functional.cross_entropy(model(x), y)\n",
+            "    logits = model(x)\n"
+            "    if logits.dim() > 2 and \\\n"
+            "            logits.size(1) == 1:\n"
+            "        logits = logits.squeeze(1)\n"
+            '    note = """kept\n'
+            '  as written"""\n'
+            "    loss = torch.nn.functional.cross_entropy(logits, y) + \\\n"
+            "        1e-4 * sum(\n"
+            "  # weight decay, by hand\n"
+            "  w.pow(2).sum() for w in model.parameters())\n",
+        ),
+        after="""\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        logits = model(x)
+        if logits.dim() > 2 and \\
+                logits.size(1) == 1:
+            logits = logits.squeeze(1)
+        note = \"\"\"kept
+  as written\"\"\"
+        loss = torch.nn.functional.cross_entropy(logits, y) + \\
+            1e-4 * sum(
+      # weight decay, by hand
+      w.pow(2).sum() for w in model.parameters())
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # both branches initialize: each makes its GradScaler in place, where its test held,
         # so a branch that also rebinds what the test reads is no run-once guard (before: the
         # shim, "a GradScaler created after that if ... would be disabled")

@@ -18,7 +18,8 @@ from ..runner_frameworks import FRAMEWORKS
 from ._amp_device import device_type_at
 from ._amp_rule import AmpRule
 from ._amp_sites import AmpFile, ScaleLossSite, arg_value, class_of_method, code_of, walk
-from ._edits import expression, statement
+from ._edits import expression
+from ._with_wrap import wrapped_in_with
 
 _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
@@ -109,13 +110,8 @@ class ProcessorAutocast(AmpRule):
         device = device_type_at(self, members[0], [code_of(p.name) for p in params.params[:1]])
         head = f"with torch.autocast({device}, dtype=torch.{self.settings.dtype}, enabled={switch}):\n    pass\n"
 
-        def build(ups: Any, head: str = head) -> Any:
-            with_node: Any = statement(head)
-            inner = [ups[0].with_changes(leading_lines=[])] + list(ups[1:])
-            body = with_node.body.with_changes(body=inner)
-            return [with_node.with_changes(body=body, leading_lines=ups[0].leading_lines)]
-
-        self.edits.wrap(members, build)
+        indent = self.tree.default_indent
+        self.edits.wrap(members, lambda ups: wrapped_in_with(head, ups, indent))
         self.need_torch()
 
     def _loss_from_processor(self, site: ScaleLossSite, info: AmpFile) -> bool:

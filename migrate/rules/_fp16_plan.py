@@ -14,6 +14,7 @@ from ._bool_switch import as_bool, scope_at
 from ._metadata import ParentProvider
 from ._edits import NO_GROWTH, StatementEdits, move_leading
 from ._tree import walk
+from ._with_wrap import wrapped_in_with
 from ._neighbour_base import NeighbourRule, bind_args, code_of, literal_value
 from .base import TODO_PREFIX
 
@@ -530,17 +531,8 @@ class FP16Planning(NeighbourRule):
                     float16 = code_of(self.torch_name("torch.float16", call))
                     header = f'with {autocast}("cuda", dtype={float16}{enabled}):\n    pass\n'
 
-                    def wrap(updated: List[cst.BaseStatement], header: str = header) -> Sequence[cst.BaseStatement]:
-                        with_stmt: Any = cst.parse_statement(header)
-                        first: Any = updated[0]
-                        inner = [first.with_changes(leading_lines=())] + list(updated[1:])
-                        return [
-                            with_stmt.with_changes(
-                                body=with_stmt.body.with_changes(body=inner), leading_lines=first.leading_lines
-                            )
-                        ]
-
-                    self._edits.wrap(members, wrap)
+                    indent = self._default_indent
+                    self._edits.wrap(members, lambda ups, header=header: wrapped_in_with(header, ups, indent))
                     return
             owner = self.parent(block)
             if isinstance(owner, (cst.If, cst.Else)) or isinstance(self.parent(owner), cst.If):

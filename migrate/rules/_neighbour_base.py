@@ -233,6 +233,19 @@ class NeighbourRule(Rule):
         kept[-1] = kept[-1].with_changes(comma=last)
         return updated_node.with_changes(elements=kept)
 
+    def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp) -> cst.BaseExpression:
+        """``DDP = DistributedDataParallel if not use_apex else ApexDDP`` names torch's class
+        on both sides after the rewrite: the branch alone, when the test only reads values
+        (evaluating it or not changes nothing) and no comment sits inside."""
+        body, orelse = updated_node.body, updated_node.orelse
+        if id(body) not in self._replacements and id(orelse) not in self._replacements:
+            return updated_node
+        if code_of(body) != code_of(orelse) or not _only_reads(updated_node.test):
+            return updated_node
+        if "#" in code_of(updated_node) or body.lpar:
+            return updated_node
+        return body.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if self._star_names:
             return drop_unused_star_imports(updated_node, self.STAR_EXPORTS)
@@ -651,3 +664,14 @@ def _star_names(module: cst.Module, exports: Dict[str, Tuple[str, ...]]) -> Dict
             for name in exports.get(base, ()):
                 found[name] = f"{base}.{name}"
     return found
+
+
+def _only_reads(test: cst.BaseExpression) -> bool:
+    """Whether evaluating ``test`` has no effect but its value: names, attributes,
+    constants, ``not``, ``and``/``or`` and comparisons of those."""
+    for node in walk(test):
+        if isinstance(node, (cst.Call, cst.Subscript, cst.Await, cst.NamedExpr, cst.Lambda, cst.Yield)):
+            return False
+        if isinstance(node, (cst.BaseComp, cst.FormattedString)):
+            return False
+    return True

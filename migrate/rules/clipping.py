@@ -6,7 +6,8 @@ scaled until ``scaler.step``, so anything that reads them in between (clipping, 
 ``<opt>.step()`` and the gradient uses before it: ``torch.nn.utils.clip_grad_norm_`` /
 ``clip_grad_value_`` (any spelling that resolves to them) on any parameters, a call that is
 given ``x.parameters()`` (directly, or through a comprehension or collector over them), a
-``p.grad`` read, and ``amp.master_params(opt)`` (in a file that
+``p.grad`` read (not of a tensor the function makes itself, ``delta = torch.zeros_like(x)``:
+neither apex nor GradScaler unscales a gradient that is no optimizer's), and ``amp.master_params(opt)`` (in a file that
 mentions clipping, a gradient norm, ``.grad`` or ``master_params`` at all).  One
 ``scaler.unscale_(opt)`` per phase is inserted before the first of them, for every optimizer
 of the ``amp.scale_loss`` before the use (only ``opt`` for ``amp.master_params(opt)``), when
@@ -62,6 +63,7 @@ from .base import Example
 from ._default_flags import every_time_by_default
 from ._clip_functions import CLIP_FUNCTIONS, SCALABLE_CLIPS
 from ._exit_unscale import exit_unscale_count
+from ._fresh_tensor import holds_fresh_tensors
 from .step import end_of, flush_steps, start_of
 
 #: calls that only collect the parameters they are given
@@ -261,9 +263,22 @@ class ClippingRule(AmpRule):
                 scaler = lookup(node)
                 if stmt in seen_grad or func not in funcs or scaler is None:
                     continue
+                if self._grad_of_fresh_tensor(node, func):
+                    continue
                 seen_grad.add(stmt)
                 uses.append(_Use(node, stmt, "grad", func, scaler.expr, f"{code_of(node)} read"))
         return uses
+
+    def _grad_of_fresh_tensor(self, grad: cst.Attribute, func: Any) -> bool:
+        """``delta.grad`` of a tensor the function makes itself (an adversarial
+        perturbation): no optimizer's parameter, so apex left its gradient scaled as
+        GradScaler does, and the read needs no unscale_ (see ``_fresh_tensor``)."""
+        owner = grad.value
+        return (
+            isinstance(owner, cst.Name)
+            and isinstance(func, cst.FunctionDef)
+            and holds_fresh_tensors(func, owner.value, self.qualified_names)
+        )
 
     def _clipping_callee(self, call: cst.Call, seen: Set[Any], masters: List[_Use]) -> Optional[cst.FunctionDef]:
         """The same-file function or same-class method ``call`` runs (``self._clip(...)``,
@@ -1238,6 +1253,60 @@ def train(model, optimizer, loader, accumulation_steps, grad_norm_of):
             optimizer.zero_grad()
 """,
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX326'),
+    ),
+    Example(
+        # an input perturbation made in the function (adversarial training): its gradient is
+        # no optimizer's, apex left it scaled as GradScaler does, and the loop divides it by
+        # the scale itself, so reading it on every micro-step needs no TODO; a gradient of a
+        # tensor taken from the model may be a parameter's and still gets one
+        "gradient-of-a-perturbation-made-in-the-function-needs-no-unscale",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, accumulation_steps, step_size):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, (x, y) in enumerate(loader):
+        noise = torch.zeros_like(x).requires_grad_()
+        loss = criterion(model(x + noise), y) / accumulation_steps
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        scale = scaled_loss.item() / loss.item()
+        noise = (noise + step_size * noise.grad / scale).detach()
+        gate = model.gate
+        track(gate.grad)
+        if (i + 1) % accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, loader, accumulation_steps, step_size):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, (x, y) in enumerate(loader):
+        noise = torch.zeros_like(x).requires_grad_()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = criterion(model(x + noise), y) / accumulation_steps
+        scaled_loss = scaler.scale(loss)
+        scaled_loss.backward()
+        scale = scaled_loss.item() / loss.item()
+        noise = (noise + step_size * noise.grad / scale).detach()
+        gate = model.gate
+        # TODO(apexcompat): per-micro-step gradient use: gate.grad read runs after every
+        #   backward, but optimizer.step() only at the accumulation boundary (or under a
+        #   condition). apex unscaled the gradients after each backward;
+        #   scaler.unscale_(optimizer) can run only once per step, so there is no exact native
+        #   equivalent: move this to the step boundary, after scaler.unscale_(optimizer)
+        track(gate.grad)
+        if (i + 1) % accumulation_steps == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX326'),
     ),
     Example(
         # a project's own clipper on every micro-step (DLE-BERT run_squad.py's GradientClipper),

@@ -492,6 +492,19 @@ class DistributedDataParallelRule(NeighbourRule):
             ("APX601", "APX602"),
         ),
         Example(
+            # a choice between the two classes picks torch's either way: the choice goes (its
+            # test only reads a value); a test that calls something stays, for what the call does
+            "ddp-choice-between-the-two-classes-collapses",
+            "from torch.nn.parallel import DistributedDataParallel as TorchDDP\n"
+            "from apex.parallel import DistributedDataParallel as ApexDDP\n\n\n"
+            "def wrapper_class(cfg):\n    chosen = ApexDDP if cfg.fp16 and not cfg.torch_ddp else TorchDDP\n"
+            "    probed = TorchDDP if probe_backend() else ApexDDP\n    return chosen, probed\n",
+            "from torch.nn.parallel import DistributedDataParallel as TorchDDP\n\n\n"
+            "def wrapper_class(cfg):\n    chosen = TorchDDP\n"
+            "    probed = TorchDDP if probe_backend() else TorchDDP\n    return chosen, probed\n",
+            ("APX601",),
+        ),
+        Example(
             "ddp-gradient-sum",
             "from apex.parallel import DistributedDataParallel as DDP\n\n\ndef wrap(model, local_rank):\n"
             "    return DDP(model, gradient_average=False)\n",
