@@ -502,7 +502,7 @@ class DistributedDataParallelRule(NeighbourRule):
             "from torch.nn.parallel import DistributedDataParallel as TorchDDP\n\n\n"
             "def wrapper_class(cfg):\n    chosen = TorchDDP\n"
             "    probed = TorchDDP if probe_backend() else TorchDDP\n    return chosen, probed\n",
-            ("APX601",),
+            ("APX601", "APX601"),
         ),
         Example(
             "ddp-gradient-sum",
