@@ -279,6 +279,10 @@ class ModuleSummary:
     #: calls of plain names not imported by name (``Fitter(...)``: a star import may bind it);
     #: ``module`` is empty
     plain_calls: List[CallSite] = field(default_factory=list)
+    #: ``hooks.Hook(...)`` where ``hooks`` is bound by ``from pkg import hooks``: ``module`` is
+    #: ``pkg.hooks``, read as a call only where that name is proven to bind the submodule
+    #: (``submodule_calls``)
+    submodule_calls: List[CallSite] = field(default_factory=list)
     #: ``amp.scale_loss(...)`` where ``amp`` is apex.amp only in another function's scope (its
     #: import there): (top-level definition, method, line); it raises NameError (APX234)
     unbound_scales: List[Tuple[str, str, int]] = field(default_factory=list)
@@ -645,7 +649,13 @@ class _Reader(FastNodeVisitor):
                 self.s.calls.append(
                     CallSite(text, imported[0], func.attr, node.lineno, self.owner, self.method, guarded)
                 )
-            elif imported is None and not self._is_amp(func.value.id):
+            elif imported is not None:
+                module = f"{imported[0]}.{imported[1]}"
+                self.s.submodule_calls.append(
+                    CallSite(f"{func.value.id}.{func.attr}", module, func.attr, node.lineno, self.owner, self.method,
+                             guarded)
+                )
+            elif not self._is_amp(func.value.id):
                 self.s.method_calls.append(MethodCall(func.value.id, func.attr, node.lineno, self.owner))
         if isinstance(func, ast.Attribute) and node.args + node.keywords and not self._module_member(func):
             self.s.attribute_calls.setdefault(func.attr, []).append(_filled_slots(node))

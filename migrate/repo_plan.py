@@ -39,6 +39,7 @@ from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
 from .steppable_plan import with_steppable_wrappers
+from .submodule_calls import module_locals, read_as_value, with_submodule_calls
 from .optional_scaler import module_stem, runs_alone, saves_or_loads_only
 from .reach import what_a_run_reaches
 from .runtime_classes import runtime_build_of
@@ -312,6 +313,15 @@ def _callers_elsewhere(name: str, module_path: str, others: Sequence[Tuple[str, 
                 found.append((path, shown, calls[0].line, calls[0].owner))
             elif attr and handed_away(summary, local, definitions.summary(module_path), name):
                 found.append((path, shown, 0, MODULE_LEVEL))  # imported and used as a value (a re-export is not)
+        for local, dotted in module_locals(summary, definitions, path).items():
+            # ``hooks.Hook(...)`` through a module the file imports (by ``from pkg import hooks`` too)
+            if definitions.find(dotted, name, path) != (module_path, name):
+                continue
+            calls = [c for c in summary.calls if c.text == f"{local}.{name}"]
+            if calls and summary.imports[local][1]:
+                found.append((path, shown, calls[0].line, calls[0].owner))
+            elif read_as_value(summary, local, name):
+                found.append((path, shown, 0, MODULE_LEVEL))
     return found
 
 
@@ -331,7 +341,12 @@ class _Definitions:
         self.raw_by_path = by_path
         self.stars = StarImports(self._raw, resolver)
         #: the indexed files' summaries, their star-imported names read as imports by name
-        self.by_path = {p: self.stars.resolved(s) for p, s in by_path.items()}
+        self.by_path = {p: self._resolved(s) for p, s in by_path.items()}
+
+    def _resolved(self, summary: ModuleSummary) -> ModuleSummary:
+        """``summary`` with its proven star-imported names and submodule calls read as
+        imports and calls."""
+        return with_submodule_calls(self.stars.resolved(summary), self.resolver, self._raw, self.stars)
 
     def _raw(self, path: str) -> Optional[ModuleSummary]:
         """The summary of ``path`` as the index read it (None outside the walked files)."""
@@ -360,7 +375,7 @@ class _Definitions:
             return self.by_path[path]
         if path not in self.resolved:
             raw = self._raw(path)
-            self.resolved[path] = self.stars.resolved(raw) if raw is not None else None
+            self.resolved[path] = self._resolved(raw) if raw is not None else None
         return self.resolved[path]
 
     def find(
@@ -693,9 +708,11 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                     f"{module}.{attr}" if attr else module, name, other_path
                 ) == (path, name):
                     if attr and name not in other.attribute_values:
-                        # only called so: ``from pkg import hooks`` then ``hooks.Hook(...)``
-                        return (f"called as {local}.{name}(...) in {other.shown}, through the module that "
-                                f"`from {module} import {attr}` binds, a call no GradScaler route follows")
+                        # only called so: ``from pkg import hooks`` then ``hooks.Hook(...)``, where
+                        # the package's ``__init__.py`` may bind ``hooks`` to something else
+                        return (f"called as {local}.{name}(...) in {other.shown}, through `from {module} import "
+                                f"{attr}`, where the package may bind {attr} itself rather than its submodule: "
+                                "no GradScaler route follows that call")
                     return f"read as {local}.{name} in {other.shown} and passed on as a value, never called directly"
             for module in sorted(other.star_imports):
                 if name in other.called_names and definitions.find(module, name, other_path) == (path, name):
@@ -1034,6 +1051,10 @@ def build_plan(
                         and definitions.find(module, attr, other_path) == item
                     ):
                         reason = f"{name} is passed on as a value in {other.shown}, so its callers cannot be followed"
+                for local, dotted in module_locals(other, definitions, other_path).items():
+                    if read_as_value(other, local, name) and definitions.find(dotted, name, other_path) == item:
+                        reason = (f"{name} is read as {local}.{name} in {other.shown} and passed on as a value, so "
+                                  "its callers cannot be followed")
         if reason is None and item not in optional:
             outside = _callers_elsewhere(name, path, others, definitions)
             if outside and not outside[0][2]:
