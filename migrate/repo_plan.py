@@ -39,6 +39,7 @@ from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
 from .steppable_plan import with_steppable_wrappers
+from .several_launchers import several_launchers, stray_calls
 from .submodule_calls import module_locals, read_as_value, with_submodule_calls
 from .optional_scaler import module_stem, runs_alone, saves_or_loads_only
 from .reach import what_a_run_reaches
@@ -667,13 +668,16 @@ def _runtime_note(path: str, name: str, by_path, others, definitions) -> str:
             f"in {owner}): which class that is, no GradScaler route can tell")
 
 
-def _no_launcher_why(summary: ModuleSummary) -> str:
+def _no_launcher_why(summary: ModuleSummary, several_why: Dict[str, str]) -> str:
     """Why a file with training initializes hands no GradScaler on, as a clause: its
-    initializes are in several definitions, or in one that also scales; "" otherwise."""
+    initializes are in several definitions (``several_launchers``), or in one that also
+    scales; "" otherwise."""
     owners = sorted({s.owner for s in summary.training_inits})
     if len(owners) > 1:
+        why = several_why.get(summary.path, "they are not each in a function of their own, once or in sequence, "
+                              "in a file that scales no loss itself")
         return (f": {summary.shown} initializes amp in several functions ({', '.join(owners)}), and no GradScaler "
-                "route plans for a launcher with more than one")
+                f"route plans for it ({why})")
     return ""
 
 
@@ -957,6 +961,22 @@ def build_plan(
             edges.setdefault((path, call.owner), []).append((callee, call.text))
             callers.setdefault(callee, []).append(((path, call.owner), call.line))
 
+    # a launcher initializing in several functions: each makes its own GradScaler, where every
+    # call of the file that reaches a loss scaling is made by one of them
+    several = several_launchers(by_path) - launchers
+    several_why: Dict[str, str] = {}
+    if several:
+        probe = _needy(by_path, launchers | several, callers)
+        for path in sorted(several):
+            stray = stray_calls(path, by_path[path], edges, probe)
+            if stray:
+                caller, callee = stray[0]
+                where = "its module level" if caller == MODULE_LEVEL else f"its {caller}()"
+                several_why[path] = f"{where} calls {callee}() without initializing amp itself"
+        # only where it hands a GradScaler on (one whose repository scales nothing stays as it was)
+        handing = {p for (p, _def), called in edges.items() for callee, _t in called if callee in probe}
+        launchers |= (several & handing) - set(several_why)
+
     # a model factory returns what its initializes made to each of its callers in other
     # files: each caller holds its own GradScaler from then on, as a launcher would
     factories, factory_refusals, caller_edits, glues = _factory_routes(
@@ -1036,7 +1056,7 @@ def build_plan(
                               f"({_calls_shown(outside)}), none of which has a GradScaler")
                 else:
                     reason = f"{name} is called only from {where} ({caller[1]}), where no GradScaler exists"
-                reason += _no_launcher_why(by_path[caller[0]])
+                reason += _no_launcher_why(by_path[caller[0]], several_why)
                 break
         # ``super(Class, self)`` in its own body hands the class to nobody
         own = by_path[path]
@@ -1154,14 +1174,9 @@ def build_plan(
                 # launcher migrated by a first run makes it on a second
                 notes.setdefault(launcher, {})[SCALED_ELSEWHERE] = note
     for path, summary in sorted(by_path.items()):
-        why = _no_launcher_why(summary)
+        why = _no_launcher_why(summary, several_why)
         if path not in launchers and why and not any(s.member == "scale_loss" for s in summary.amp_sites):
-            owners = ", ".join(sorted({s.owner for s in summary.training_inits}))
-            notes.setdefault(path, {}).setdefault(
-                SCALED_ELSEWHERE,
-                f"no amp.scale_loss in this file, which initializes amp in several functions ({owners}): no "
-                "GradScaler route plans for a launcher with more than one",
-            )
+            notes.setdefault(path, {}).setdefault(SCALED_ELSEWHERE, "no amp.scale_loss in this file" + why)
     for path, note in module_level_note(riding, launchers, by_path).items():
         # a runner carrying the GradScaler would not reach losses scaled outside the
         # framework's classes: where those are, and why they are not reached, comes first

@@ -1768,11 +1768,11 @@ if __name__ == "__main__":
 """,
         codes=("APX102", "APX220"),
     ),
-    # a launcher whose initializes are in several functions (wetectron's train and train_cdb):
-    # no route plans for it, and the reasons say so instead of "the losses are scaled
-    # elsewhere" / "where no GradScaler exists"
+    # a launcher whose initializes are in several functions (wetectron's train and train_cdb,
+    # the second initializing twice in sequence): each function creates its own GradScaler and
+    # hands it to the loop it calls (``several_launchers``)
     Example(
-        "launcher-initializing-in-several-functions-says-so",
+        "launcher-initializing-in-several-functions-gives-each-its-scaler",
         before="""\
 # file: engine.py
 from apex import amp
@@ -1785,11 +1785,25 @@ def fit(model, batches, optimizer):
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
         optimizer.step()
+
+
+def fit_gated(model, gate, batches, optimizer, gate_optimizer):
+    for x in batches:
+        optimizer.zero_grad()
+        loss = model(gate(x)).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        gate_optimizer.zero_grad()
+        gate_loss = -model(gate(x)).sum()
+        with amp.scale_loss(gate_loss, gate_optimizer) as scaled_gate_loss:
+            scaled_gate_loss.backward()
+        gate_optimizer.step()
 # file: train.py
 import torch
 from apex import amp
 
-from engine import fit
+from engine import fit, fit_gated
 
 
 def pretrain(model, batches):
@@ -1798,9 +1812,115 @@ def pretrain(model, batches):
     fit(model, batches, optimizer)
 
 
+def pretrain_gated(model, gate, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    gate_optimizer = torch.optim.SGD(gate.parameters(), lr=0.01)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    gate, gate_optimizer = amp.initialize(gate, gate_optimizer, opt_level="O1")
+    fit_gated(model, gate, batches, optimizer, gate_optimizer)
+""",
+        after="""\
+# file: engine.py
+import torch
+
+
+def fit(model, batches, optimizer, scaler):
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).sum()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+
+def fit_gated(model, gate, batches, optimizer, gate_optimizer, scaler):
+    for x in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(gate(x)).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        gate_optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            gate_loss = -model(gate(x)).sum()
+        scaler.scale(gate_loss).backward()
+        scaler.step(gate_optimizer)
+        scaler.update()
+# file: train.py
+import torch
+
+from engine import fit, fit_gated
+
+
+def pretrain(model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    fit(model, batches, optimizer, scaler=scaler)
+
+
+def pretrain_gated(model, gate, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    gate_optimizer = torch.optim.SGD(gate.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cuda")
+    fit_gated(model, gate, batches, optimizer, gate_optimizer, scaler=scaler)
+""",
+        codes=("APX101", "APX201", "APX209", "APX213", "APX214", "APX245", "APX301", "APX311"),
+    ),
+    # the same launcher with a function that calls the loop without initializing: it would have
+    # no GradScaler to hand on, so no route plans for the launcher, and the reasons say why
+    Example(
+        "launcher-initializing-in-several-functions-with-a-stray-call-says-so",
+        before="""\
+# file: engine.py
+from apex import amp
+
+
+def fit(model, batches, optimizer):
+    for x in batches:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+
+def fit_gated(model, gate, batches, optimizer, gate_optimizer):
+    for x in batches:
+        optimizer.zero_grad()
+        loss = model(gate(x)).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        gate_optimizer.zero_grad()
+        gate_loss = -model(gate(x)).sum()
+        with amp.scale_loss(gate_loss, gate_optimizer) as scaled_gate_loss:
+            scaled_gate_loss.backward()
+        gate_optimizer.step()
+# file: train.py
+import torch
+from apex import amp
+
+from engine import fit, fit_gated
+
+
+def pretrain(model, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    fit(model, batches, optimizer)
+
+
+def pretrain_gated(model, gate, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    gate_optimizer = torch.optim.SGD(gate.parameters(), lr=0.01)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    gate, gate_optimizer = amp.initialize(gate, gate_optimizer, opt_level="O1")
+    fit_gated(model, gate, batches, optimizer, gate_optimizer)
+
+
 def finetune(model, batches):
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     fit(model, batches, optimizer)
 """,
         after="""\
@@ -1814,36 +1934,74 @@ def fit(model, batches, optimizer):
         optimizer.zero_grad()
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
         #   amp.scale_loss (fit is called only from train.py:10 (pretrain), where no GradScaler
-        #   exists: train.py initializes amp in several functions (finetune, pretrain), and no
-        #   GradScaler route plans for a launcher with more than one); this file keeps apex.amp
-        #   semantics through apexcompat.amp, migrate it by hand
+        #   exists: train.py initializes amp in several functions (pretrain, pretrain_gated),
+        #   and no GradScaler route plans for it (its finetune() calls fit() without
+        #   initializing amp itself)); this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
         optimizer.step()
+
+
+def fit_gated(model, gate, batches, optimizer, gate_optimizer):
+    for x in batches:
+        optimizer.zero_grad()
+        loss = model(gate(x)).sum()
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (fit_gated is called only from train.py:18 (pretrain_gated), where no
+        #   GradScaler exists: train.py initializes amp in several functions (pretrain,
+        #   pretrain_gated), and no GradScaler route plans for it (its finetune() calls fit()
+        #   without initializing amp itself)); this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        gate_optimizer.zero_grad()
+        gate_loss = -model(gate(x)).sum()
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (fit_gated is called only from train.py:18 (pretrain_gated), where no
+        #   GradScaler exists: train.py initializes amp in several functions (pretrain,
+        #   pretrain_gated), and no GradScaler route plans for it (its finetune() calls fit()
+        #   without initializing amp itself)); this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
+        with amp.scale_loss(gate_loss, gate_optimizer) as scaled_gate_loss:
+            scaled_gate_loss.backward()
+        gate_optimizer.step()
 # file: train.py
 import torch
 from apexcompat import amp
 
-from engine import fit
+from engine import fit, fit_gated
 
 
 def pretrain(model, batches):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    # TODO(apexcompat): no amp.scale_loss in this file, which initializes amp in several
-    #   functions (finetune, pretrain): no GradScaler route plans for a launcher with more
-    #   than one; this file keeps apex.amp semantics through apexcompat.amp, migrate it by
-    #   hand
+    # TODO(apexcompat): no amp.scale_loss in this file: train.py initializes amp in several
+    #   functions (pretrain, pretrain_gated), and no GradScaler route plans for it (its
+    #   finetune() calls fit() without initializing amp itself); this file keeps apex.amp
+    #   semantics through apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     fit(model, batches, optimizer)
 
 
+def pretrain_gated(model, gate, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    gate_optimizer = torch.optim.SGD(gate.parameters(), lr=0.01)
+    # TODO(apexcompat): no amp.scale_loss in this file: train.py initializes amp in several
+    #   functions (pretrain, pretrain_gated), and no GradScaler route plans for it (its
+    #   finetune() calls fit() without initializing amp itself); this file keeps apex.amp
+    #   semantics through apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    # TODO(apexcompat): no amp.scale_loss in this file: train.py initializes amp in several
+    #   functions (pretrain, pretrain_gated), and no GradScaler route plans for it (its
+    #   finetune() calls fit() without initializing amp itself); this file keeps apex.amp
+    #   semantics through apexcompat.amp, migrate it by hand
+    gate, gate_optimizer = amp.initialize(gate, gate_optimizer, opt_level="O1")
+    fit_gated(model, gate, batches, optimizer, gate_optimizer)
+
+
 def finetune(model, batches):
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
-    # TODO(apexcompat): no amp.scale_loss in this file, which initializes amp in several
-    #   functions (finetune, pretrain): no GradScaler route plans for a launcher with more
-    #   than one; this file keeps apex.amp semantics through apexcompat.amp, migrate it by
-    #   hand
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     fit(model, batches, optimizer)
 """,
         codes=("APX102", "APX220"),

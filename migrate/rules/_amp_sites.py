@@ -2095,6 +2095,12 @@ def _check_layout(rule, info: AmpFile) -> None:
         for init in training[1:]:
             init.raised = APEX_REFUSAL
         info.absorbed = training[1:]
+    elif len(training) > 1 and (absorbed := _per_function_homes(rule, training, info)) is not None:
+        # a launcher initializing in several functions: each creates its own GradScaler
+        info.absorbed = absorbed
+        for init in training:
+            info.access[init.func] = info.scaler_name
+        per_method = True
     elif len(training) > 1 and not _alternatives(parents, training):
         why = _per_method_refusal(rule, training, info)
         if why != "":
@@ -2213,6 +2219,8 @@ def _check_layout(rule, info: AmpFile) -> None:
         _no_use_among_alternatives(rule, training, in_home, info)
     elif per_method:
         for init in training:
+            if init in info.absorbed:
+                continue  # the GradScaler the first initialize of its function created serves it
             uses = [s.with_stmt for s in info.scale_losses if s.func is init.func]
             _scaler_before_the_if(rule, init, uses + [n.node for n in info.needs if n.func is init.func], info)
     else:
@@ -2332,6 +2340,37 @@ def _old_torch_only(rule, training: List[InitSite]) -> str:
         f"that no torch from {'.'.join(map(str, rule.settings.target_torch))} on (--target-torch) takes, so "
         "under the native rewrite this apex.amp code never runs: delete that branch (and what only it sets) by hand"
     )
+
+
+def _per_function_homes(rule, training: List[InitSite], info: AmpFile) -> Optional[List[InitSite]]:
+    """The plan's launcher initializing in several module-level functions (``several_launchers``):
+    each function initializes once, or several times one after the other with the same
+    options, the file scales no loss itself, and every use of the GradScaler (a call that
+    hands it on, amp's state saved or loaded) is in one of those functions, after its first
+    initialize.  Each function creates its own GradScaler, as apex's initialize there made its
+    loss scalers; returns the initializes absorbed into the first of their function (None
+    where the shape is not that)."""
+    parents = rule.parents
+    if info.scale_losses or info.plan is None or not info.plan.pass_to:
+        return None
+    groups: Dict[Any, List[InitSite]] = {}
+    for init in training:
+        if init.func is None or not isinstance(parents.get(init.func), cst.Module):
+            return None
+        groups.setdefault(init.func, []).append(init)
+    if len(groups) < 2:
+        return None
+    absorbed: List[InitSite] = []
+    for func, inits in groups.items():
+        if len(inits) > 1:
+            if not _in_sequence(rule, inits, info):
+                return None
+            absorbed.extend(inits[1:])
+    first_line = {func: min(rule.line_of(i.stmt) for i in inits) for func, inits in groups.items()}
+    for need in info.needs:
+        if need.func not in groups or rule.line_of(need.node) < first_line[need.func]:
+            return None
+    return absorbed
 
 
 def _twice_why(training: List[InitSite]) -> str:

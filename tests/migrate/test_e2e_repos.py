@@ -38,7 +38,7 @@ every backward, a backward helper bound by functools.partial in a trainer that k
 initializing GAN module as an attribute, a launcher whose training loop already scales with a
 GradScaler of its own, an optimizer wrapper of another file with a warm-up count of its own
 whose held optimizer apex scales for, a trainer that builds its training steps before it
-initializes apex).  Once per module:
+initializes apex, a launcher whose two set-up functions each initialize apex for the loop they call).  Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -524,6 +524,16 @@ LAYOUTS: Dict[str, dict] = {
     "r58_adversarial_second_backward": dict(launcher="train.py", amp=[], fp32=["--fp16-opt-level", "O0"],
                                             steps=24, metric="loss", native=[], fallbacks=[],
                                             branches={"clean": ["--no-adv"], "off": ["--no-fp16"]}),
+    # wetectron's shape: a launcher whose two set-up functions each call amp.initialize (the
+    # gated one twice in sequence, with the same options) and hand what they made to a loop of
+    # another module that scales the losses: each function creates its own GradScaler and passes
+    # it to the loop it calls (the gated loop steps two optimizers through it, an update after
+    # each, as apex's one replaced loss scaler did); 'gated': the second set-up; 'o0': apex at O0
+    # (a disabled GradScaler, the weights equal)
+    "r59_launcher_initializing_in_two_functions": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"],
+                                                       steps=24, metric="loss", native=[], fallbacks=[],
+                                                       branches={"gated": ["--gated"],
+                                                                 "o0": ["--opt-level", "O0"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
