@@ -2883,8 +2883,10 @@ def fit(model, optimizer, batches, fp16, opt_level, accumulation, max_norm):
                 #   the loss scale, so moving it after scaler.unscale_() changes what trains, and a
                 #   GradScaler's gradients hold every backward since the step, so a clip right after
                 #   scaler.scale(loss).backward() is the same only where the step and zero_grad() follow
-                #   every backward and the opt level is O1 under the default flags, which is not proven
-                #   here; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+                #   every backward and the opt level is O1 on every run (under O2, which an opt level
+                #   read at run time may be, the block's master gradients are still empty and apex's
+                #   clip there did nothing), which is not proven here; this file keeps apex.amp
+                #   semantics through apexcompat.amp, migrate it by hand
                 torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
         else:
             loss.backward()

@@ -657,7 +657,7 @@ class ClippingRule(AmpRule):
                 use.node,
                 "APX330",
                 f"{use.what} inside the amp.scale_loss block reads the scaled gradients of this backward, as under "
-                f"apex's O1 (the default opt level here); {after} follows the block, where apex unscaled them: "
+                f"apex's O1 (its opt level on every run); {after} follows the block, where apex unscaled them: "
                 f"the same while {count}",
                 fixed=True,
                 severity="warning" if use.reason else "info",
@@ -1380,10 +1380,10 @@ import torch
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX329'),
     ),
     Example(
-        # a clip inside the scale_loss block (GPT2-Chinese's train.py): it clips this backward's
-        # scaled gradients, as under apex's O1 (the opt-level flag's default), and the step
-        # follows every backward (the count's default is 1): the clip stays after the scaled
-        # backward and unscale_ follows it, where apex unscaled; a count > 1 raises there
+        # a clip inside the scale_loss block under O1: it clips this backward's scaled
+        # gradients, and the step follows every backward (the count's default is 1): the clip
+        # stays after the scaled backward and unscale_ follows it, where apex unscaled; a
+        # count > 1 raises there
         "clip-inside-the-block-stays-on-the-scaled-gradients-with-a-count-of-one-by-default",
         before="""\
 import argparse
@@ -1394,7 +1394,6 @@ import torch
 """
         + _FLAGS
         + """\
-    parser.add_argument("--opt-level", default="O1")
     args = parser.parse_args()
     accumulate = args.accumulate
 """
@@ -1402,7 +1401,7 @@ import torch
         + """\
     if args.fp16:
         from apex import amp
-        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     for step in range(8):
         loss = model(torch.randn(2, 4).cuda()).mean() / accumulate
         if args.fp16:
@@ -1426,13 +1425,12 @@ import torch
 """
         + _FLAGS
         + """\
-    parser.add_argument("--opt-level", default="O1")
     args = parser.parse_args()
     accumulate = args.accumulate
 """
         + _MODEL
         + """\
-    use_amp = bool(args.fp16 and args.opt_level != "O0")
+    use_amp = bool(args.fp16)
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for step in range(8):
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
@@ -1450,7 +1448,89 @@ import torch
             optimizer.zero_grad()
 """
         + _ENTRY,
-        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX330'),
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX330'),
+    ),
+    Example(
+        # the same clip with the opt level read from a flag (GPT2-Chinese's train.py, default
+        # "O1"): under --opt-level O2 the block's amp.master_params are the fp32 master weights,
+        # whose gradients apex fills only when the block exits (None in it after zero_grad),
+        # so apex's clip there did nothing, while a native clip would cut the scaled gradients
+        # (AdamW then takes tiny steps): the file keeps apex.amp through the shim
+        "clip-inside-the-block-with-the-opt-level-from-a-flag-keeps-apex",
+        before="""\
+import argparse
+
+import torch
+
+
+"""
+        + _FLAGS
+        + """\
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+"""
+        + _MODEL
+        + """\
+    if args.fp16:
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for step in range(8):
+        loss = model(torch.randn(2, 4).cuda()).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+        + _ENTRY,
+        after="""\
+import argparse
+
+import torch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--accumulate", type=int, default=1)
+    parser.add_argument("--fp16", action="store_true")
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        from apexcompat import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for step in range(8):
+        loss = model(torch.randn(2, 4).cuda()).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+                # TODO(apexcompat): amp.master_params(optimizer) is read inside the amp.scale_loss
+                #   block, where (O1) apex's gradients are still scaled and hold only this backward's: a
+                #   clip there cuts the scaled gradients at its threshold before apex divides them by
+                #   the loss scale, so moving it after scaler.unscale_() changes what trains, and a
+                #   GradScaler's gradients hold every backward since the step, so a clip right after
+                #   scaler.scale(loss).backward() is the same only where the step and zero_grad() follow
+                #   every backward and the opt level is O1 on every run (under O2, which an opt level
+                #   read at run time may be, the block's master gradients are still empty and apex's
+                #   clip there did nothing), which is not proven here; this file keeps apex.amp
+                #   semantics through apexcompat.amp, migrate it by hand
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    main()
+""",
+        codes=("APX102", "APX220"),
     ),
     Example(
         "clip-before-a-step-in-another-method-reported",
