@@ -2883,8 +2883,10 @@ def fit(model, optimizer, batches, fp16, opt_level, accumulation, max_norm):
                 #   the loss scale, so moving it after scaler.unscale_() changes what trains, and a
                 #   GradScaler's gradients hold every backward since the step, so a clip right after
                 #   scaler.scale(loss).backward() is the same only where the step and zero_grad() follow
-                #   every backward and the opt level is O1 under the default flags, which is not proven
-                #   here; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+                #   every backward and the opt level is O1 on every run (under O2, which an opt level
+                #   read at run time may be, the block's master gradients are still empty and apex's
+                #   clip there did nothing), which is not proven here; this file keeps apex.amp
+                #   semantics through apexcompat.amp, migrate it by hand
                 torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
         else:
             loss.backward()
@@ -2892,6 +2894,91 @@ def fit(model, optimizer, batches, fp16, opt_level, accumulation, max_norm):
         if (i + 1) % accumulation == 0:
             optimizer.step()
             optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # a clip inside the scale_loss block with the opt level read from a flag (GPT2-Chinese's
+        # train.py, default "O1"): under --opt-level O2 the block's amp.master_params are the fp32
+        # master weights, whose gradients apex fills only when the block exits (None in it after
+        # zero_grad), so apex's clip there did nothing, while a native clip would cut the scaled
+        # gradients (AdamW then takes tiny steps): the file keeps apex.amp through the shim
+        "clip-inside-the-block-with-the-opt-level-from-a-flag-keeps-apex",
+        before="""\
+import argparse
+
+import torch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--accumulate", type=int, default=1)
+    parser.add_argument("--fp16", action="store_true")
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for step in range(8):
+        loss = model(torch.randn(2, 4).cuda()).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    main()
+""",
+        after="""\
+import argparse
+
+import torch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--accumulate", type=int, default=1)
+    parser.add_argument("--fp16", action="store_true")
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        from apexcompat import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for step in range(8):
+        loss = model(torch.randn(2, 4).cuda()).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+                # TODO(apexcompat): amp.master_params(optimizer) is read inside the amp.scale_loss
+                #   block, where (O1) apex's gradients are still scaled and hold only this backward's: a
+                #   clip there cuts the scaled gradients at its threshold before apex divides them by
+                #   the loss scale, so moving it after scaler.unscale_() changes what trains, and a
+                #   GradScaler's gradients hold every backward since the step, so a clip right after
+                #   scaler.scale(loss).backward() is the same only where the step and zero_grad() follow
+                #   every backward and the opt level is O1 on every run (under O2, which an opt level
+                #   read at run time may be, the block's master gradients are still empty and apex's
+                #   clip there did nothing), which is not proven here; this file keeps apex.amp
+                #   semantics through apexcompat.amp, migrate it by hand
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    main()
 """,
         codes=("APX102", "APX220"),
     ),

@@ -44,11 +44,11 @@ def default_literal(module: cst.Module, func: Any, expr: cst.BaseExpression) -> 
     if not isinstance(func, cst.FunctionDef):
         return None
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
-        if not _parsed_flags(module, _bound_once(func, expr.value.value)):
+        if not _parsed_flags(module, bound_once(func, expr.value.value)):
             return None  # args rebuilt from a config file, a Namespace(...), a caller
         return _flag_default(module, expr.attr.value)
     if isinstance(expr, cst.Name):
-        value = _bound_once(func, expr.value)
+        value = bound_once(func, expr.value)
         return default_literal(module, func, value) if value is not None and not isinstance(value, cst.Name) else None
     return None
 
@@ -138,7 +138,7 @@ def _dest(call: cst.Call) -> Optional[str]:
     return chosen.replace("-", "_") if chosen else None
 
 
-def _bound_once(func: cst.FunctionDef, name: str) -> Optional[cst.BaseExpression]:
+def bound_once(func: cst.FunctionDef, name: str) -> Optional[cst.BaseExpression]:
     """The value of the one plain ``name = value`` of ``func`` when nothing else there binds
     ``name`` (no parameter, other assignment, loop or with target, global, nested scope)."""
     params = func.params

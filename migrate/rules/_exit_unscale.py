@@ -8,22 +8,30 @@ the statement stays after ``scaler.scale(loss).backward()`` on the scaled gradie
 as no earlier backward's gradients are in them, that is when every backward is a step.  That
 holds when the optimizer's one step follows the block in the same loop body, unconditionally
 or under ``if <x> % K == 0:`` with ``K`` 1 under the default flags, and every training
-``amp.initialize`` of the file is O1 under the default flags (under O2 the master gradients
-in the block are the last step's).  With ``K > 1`` the next backward's ``unscale_`` raises.
+``amp.initialize`` of the file runs O1 whatever the flags: no opt_level (apex's default), the
+literal ``"O1"``, or a choice of literals among O1 and O0 (amp off: no scaling to undo).  A
+level read at run time (``opt_level=args.opt_level``, default "O1") is refused: under O2 the
+block's ``amp.master_params`` are the fp32 master weights, whose gradients apex fills only
+when the block exits (None inside it after ``zero_grad``), so apex's clip there did nothing,
+while the native clip would cut the scaled gradients; that file keeps apex.amp through the
+shim.  With ``K > 1`` the next backward's ``unscale_`` raises.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Set
 
 import libcst as cst
 
-from ._default_flags import default_literal, every_time_by_default
+from ._default_flags import bound_once, every_time_by_default
 from ._edits import code_of
 
-#: the file state key: whether this file's training initializes are O1 under the default
-#: flags (read by the rules that run after the initialize rule removed them)
-O1_KEY = "o1_by_default"
+#: the file state key: whether this file's training initializes are O1 on every run (read
+#: by the rules that run after the initialize rule removed them)
+O1_KEY = "o1_on_every_run"
+#: the opt levels under which the parameters' gradients inside the block are this backward's
+#: (scaled under O1, plain under O0 where amp is off), as after ``scaler.scale(loss).backward()``
+BLOCK_HOLDS_THIS_BACKWARD = frozenset({"O0", "O1"})
 
 
 def exit_unscale_count(rule: Any, module: cst.Module, call: Any, block: cst.With, info: Any) -> Optional[str]:
@@ -32,7 +40,7 @@ def exit_unscale_count(rule: Any, module: cst.Module, call: Any, block: cst.With
     the scaled gradients with ``unscale_`` after the block, as above; None otherwise."""
     from ._amp_sites import enclosing_function, find_steps
 
-    if not _o1_by_default(rule, module, info):
+    if not _o1_on_every_run(rule, module, info):
         return None
     body = block.body.body if isinstance(block.body, cst.IndentedBlock) else ()
     stmt = rule.statement_of(call)
@@ -84,9 +92,9 @@ def _blocks_up_to_the_loop(parents: dict, node: Any) -> dict:
         cur = parent
 
 
-def _o1_by_default(rule: Any, module: cst.Module, info: Any) -> bool:
-    """Every training initialize of the file is O1 under the default flags; remembered for
-    the rules that run after the initialize is gone (never proven for an initialize of
+def _o1_on_every_run(rule: Any, module: cst.Module, info: Any) -> bool:
+    """Every training initialize of the file runs O1 (or O0) whatever the flags; remembered
+    for the rules that run after the initialize is gone (never proven for an initialize of
     another file)."""
     from ._amp_sites import arg_value
 
@@ -99,7 +107,21 @@ def _o1_by_default(rule: Any, module: cst.Module, info: Any) -> bool:
         level = arg_value(site.call, 3, "opt_level")
         if site.options is not None:
             proven = False
-        elif level is not None and default_literal(module, site.func, level) != "O1":
-            proven = False  # apex's own default opt_level is O1
+        elif level is not None and not (_levels(site.func, level) or {"unknown"}) <= BLOCK_HOLDS_THIS_BACKWARD:
+            proven = False  # no opt_level: apex's own default, O1
     state[O1_KEY] = proven
     return proven
+
+
+def _levels(func: Any, level: cst.BaseExpression) -> Optional[Set[str]]:
+    """The opt levels ``level`` can give on any run: string literals (or a conditional of
+    them), directly or through a local that ``func`` binds once to them; None for anything
+    read at run time (a flag, a config, a parameter)."""
+    from ._run_time_loss_scale import literal_levels
+
+    if isinstance(level, cst.Name) and isinstance(func, cst.FunctionDef):
+        bound = bound_once(func, level.value)
+        if bound is None or isinstance(bound, cst.Name):
+            return None
+        level = bound
+    return literal_levels(level) or None

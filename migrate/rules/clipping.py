@@ -657,7 +657,7 @@ class ClippingRule(AmpRule):
                 use.node,
                 "APX330",
                 f"{use.what} inside the amp.scale_loss block reads the scaled gradients of this backward, as under "
-                f"apex's O1 (the default opt level here); {after} follows the block, where apex unscaled them: "
+                f"apex's O1 (its opt level on every run); {after} follows the block, where apex unscaled them: "
                 f"the same while {count}",
                 fixed=True,
                 severity="warning" if use.reason else "info",
@@ -1380,10 +1380,10 @@ import torch
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX329'),
     ),
     Example(
-        # a clip inside the scale_loss block (GPT2-Chinese's train.py): it clips this backward's
-        # scaled gradients, as under apex's O1 (the opt-level flag's default), and the step
-        # follows every backward (the count's default is 1): the clip stays after the scaled
-        # backward and unscale_ follows it, where apex unscaled; a count > 1 raises there
+        # a clip inside the scale_loss block under O1: it clips this backward's scaled
+        # gradients, and the step follows every backward (the count's default is 1): the clip
+        # stays after the scaled backward and unscale_ follows it, where apex unscaled; a
+        # count > 1 raises there
         "clip-inside-the-block-stays-on-the-scaled-gradients-with-a-count-of-one-by-default",
         before="""\
 import argparse
@@ -1394,7 +1394,6 @@ import torch
 """
         + _FLAGS
         + """\
-    parser.add_argument("--opt-level", default="O1")
     args = parser.parse_args()
     accumulate = args.accumulate
 """
@@ -1402,7 +1401,7 @@ import torch
         + """\
     if args.fp16:
         from apex import amp
-        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     for step in range(8):
         loss = model(torch.randn(2, 4).cuda()).mean() / accumulate
         if args.fp16:
@@ -1426,13 +1425,12 @@ import torch
 """
         + _FLAGS
         + """\
-    parser.add_argument("--opt-level", default="O1")
     args = parser.parse_args()
     accumulate = args.accumulate
 """
         + _MODEL
         + """\
-    use_amp = bool(args.fp16 and args.opt_level != "O0")
+    use_amp = bool(args.fp16)
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for step in range(8):
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
@@ -1450,7 +1448,7 @@ import torch
             optimizer.zero_grad()
 """
         + _ENTRY,
-        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX330'),
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX330'),
     ),
     Example(
         "clip-before-a-step-in-another-method-reported",

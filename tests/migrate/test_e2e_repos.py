@@ -451,13 +451,24 @@ LAYOUTS: Dict[str, dict] = {
     "r48_base_saves_amp_state": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                      metric="loss", native=[], fallbacks=[],
                                      branches={"accumulate": ["--accumulate", "2"]}),
-    # GPT2-Chinese's shape: the clip inside the amp.scale_loss block (the scaled gradients of this
-    # backward, at max_norm), the step under (step + 1) % count == 0 with the count's flag 1 by
-    # default and the opt level's O1: the clip stays after the scaled backward and unscale_
-    # follows it (APX330); with a count of 2 the migrated script raises at the second backward
-    "r49_clip_inside_scale_loss": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
-                                       metric="loss", native=[], fallbacks=[],
-                                       branches={"off": ["--no-fp16"], "tight": ["--max-norm", "10000"]}),
+    # GPT2-Chinese's shape: the clip inside the amp.scale_loss block, the step under
+    # (step + 1) % count == 0 with the count's flag 1 by default, the opt level read from a flag
+    # (default O1): under O1 the clip cuts this backward's scaled gradients, but under O2 the
+    # block's master gradients are empty and apex's clip did nothing, which no native statement
+    # after scaler.scale(loss).backward() does, so the file keeps apex.amp through the shim;
+    # 'o2': --opt-level O2, where a native clip of the scaled gradients (main 2f56058's output)
+    # ended 6e-2 away from the original
+    "r49_clip_inside_scale_loss": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=None,
+        fallbacks=[[("train.py", 56, "amp.master_params(optimizer) is read inside the amp.scale_loss block, where "
+                     "(O1) apex's gradients are still scaled and hold only this backward's: a clip there cuts the "
+                     "scaled gradients at its threshold before apex divides them by the loss scale, so moving it "
+                     "after scaler.unscale_() changes what trains, and a GradScaler's gradients hold every backward "
+                     "since the step, so a clip right after scaler.scale(loss).backward() is the same only where "
+                     "the step and zero_grad() follow every backward and the opt level is O1 on every run (under "
+                     "O2, which an opt level read at run time may be, the block's master gradients are still empty "
+                     "and apex's clip there did nothing), which is not proven here; " + _SHIM)]],
+        branches={"off": ["--no-fp16"], "tight": ["--max-norm", "10000"], "o2": ["--opt-level", "O2"]}),
     # video-synthesis shape: the launcher names no apex.amp (it mentions apex only in its
     # docstring); it gets model and optimizer from a factory in nets/ (apex initializes there)
     # and hands each loss to a backward helper of another module of nets/, which scales it and
@@ -534,6 +545,13 @@ LAYOUTS: Dict[str, dict] = {
                                                        steps=24, metric="loss", native=[], fallbacks=[],
                                                        branches={"gated": ["--gated"],
                                                                  "o0": ["--opt-level", "O0"]}),
+    # r49 with the opt level written in the script (O1, or O0 under --fp32): the clip inside the
+    # amp.scale_loss block cuts this backward's scaled gradients on every run, so it stays after
+    # the scaled backward and unscale_ follows it (APX330); with a count of 2 the migrated script
+    # raises at the second backward
+    "r60_clip_inside_scale_loss_literal_level": dict(
+        launcher="train.py", amp=[], fp32=["--fp32"], steps=24, metric="loss", native=[], fallbacks=[],
+        branches={"off": ["--no-fp16"], "tight": ["--max-norm", "10000"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -862,10 +880,10 @@ def test_a_script_without_a_grad_scaler_still_loads_the_model(repos):
 
 
 def test_a_clip_kept_inside_the_backward_raises_when_backwards_accumulate(repos):
-    """r49: the migrated script clips the scaled gradients of one backward and unscales after,
+    """r60: the migrated script clips the scaled gradients of one backward and unscales after,
     which is apex's O1 only while every backward is a step (the count's default, 1): with two
     backwards per step the second unscale_ raises, where a silent run would clip their sum."""
-    name = "r49_clip_inside_scale_loss"
+    name = "r60_clip_inside_scale_loss_literal_level"
     _native(repos, name)
     done = _run_without_apex(repos["dirs"][name], ["train.py", "--gradient-accumulation", "2", "--steps", "4"])
     assert done.returncode != 0 and "unscale_() has already been called" in done.stderr, done.stderr
