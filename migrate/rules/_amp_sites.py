@@ -2170,7 +2170,7 @@ def _check_layout(rule, info: AmpFile) -> None:
         else:
             why = _no_return_route(rule, training, func, needy) or unbound_use or _not_returned(
                 rule, training, needy
-            ) or reason
+            ) or reason or _helper_called_nowhere(rule, training)
         message = f"the scaler created at amp.initialize cannot be passed to {name}"
         info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
@@ -2581,6 +2581,19 @@ def _not_returned(rule, inits: List[InitSite], needy: List[Any]) -> str:
         return ""
     why = _why_not_unpacked(rule, calls)
     return f"amp.initialize is in {shown}, {why}" if why else ""
+
+
+def _helper_called_nowhere(rule, inits: List[InitSite]) -> str:
+    """The last resort reason: the module-level function holding the initialize is called by
+    no function of this file (bonito's ``load_state()``, called from another file like the
+    training function): "" when it is called here, or is used another way."""
+    helper = inits[0].func
+    if helper is None or not isinstance(rule.parents.get(helper), cst.Module):
+        return ""
+    if _callers(rule, helper, allow_none=True) != []:
+        return ""
+    return (f"amp.initialize is in {helper.name.value}(), which no function of this file calls, so no caller "
+            "here could hand its GradScaler on")
 
 
 def _no_return_route(rule, inits: List[InitSite], func: Any, needy: List[Any]) -> str:
