@@ -7162,7 +7162,8 @@ def main(model, criterion, loader, optimizer):
         "initializing-helper-called-from-no-function-of-the-file-keeps-the-shim",
         before=RESTORE_AND_EPOCH_CALLED_ELSEWHERE,
         after=RESTORE_AND_EPOCH_CALLED_ELSEWHERE.replace("from apex import amp", "from apexcompat import amp").replace(
-            "            with amp.scale_loss(", RESTORE_AND_EPOCH_CALLED_ELSEWHERE_TODO + "            with amp.scale_loss("
+            "            with amp.scale_loss(",
+            RESTORE_AND_EPOCH_CALLED_ELSEWHERE_TODO + "            with amp.scale_loss(",
         ),
         codes=("APX102", "APX220"),
     ),

@@ -26,12 +26,11 @@ first call was still on.
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Set
+from typing import Any, Optional, Set
 
 import libcst as cst
 
 from ._edits import code_of
-from ._tree import walk
 
 
 def early_return_ok(parents: Any, helper: cst.FunctionDef, ret: cst.Return, width: Optional[int]) -> bool:
@@ -63,24 +62,9 @@ def _parameter_names(func: cst.FunctionDef) -> Set[str]:
 def _written_roots(func: cst.FunctionDef) -> Set[str]:
     """The dotted texts the function assigns to (``args.fp16``, ``half``), and the names it
     rebinds."""
-    out: Set[str] = set()
-    for node in walk(func.body):
-        targets: List[Any] = []
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-            targets = [node.target]
-        elif isinstance(node, cst.NamedExpr):
-            targets = [node.target]
-        while targets:
-            target = targets.pop()
-            if isinstance(target, (cst.Tuple, cst.List)):
-                targets.extend(e.value for e in target.elements)
-            elif isinstance(target, cst.StarredElement):
-                targets.append(target.value)
-            else:
-                out.add(code_of(target))
-    return out
+    from ._amp_sites import _assigned_texts  # its module imports this one
+
+    return _assigned_texts(func.body, skip=func.name)
 
 
 def _reads_only(test: cst.BaseExpression, params: Set[str], written: Set[str]) -> bool:
