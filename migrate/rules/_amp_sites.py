@@ -763,8 +763,14 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     if not info.scaler_in_branch and not (info.plan is not None and info.plan.refusal):
         # no native place for a scaler under a run-once guard; alternatives (each branch of
         # one if/else initializes) create theirs in place, where the test that chose it holds
+        # branches that are alternatives where the checks above stopped before saying so, at a
+        # site already refused for another reason: no run-once guard to report there
+        # (DeepDeblur's ``if model.model.D is None:`` picks the optimizers, in a file that scales nothing)
+        unsaid = len(info.training_inits) > 1 and _alternatives(parents, info.training_inits)
         for site in info.inits:
             if info.alternatives and site in info.training_inits:
+                continue
+            if unsaid and site in info.training_inits and any(b.node is site.call for b in info.blockers):
                 continue
             stale = site.stale_guard
             said = any(b.node is site.call and b.message.startswith(stale or "") for b in info.blockers)
