@@ -348,49 +348,6 @@ def fit(model, state, batches, half):
             scaled_loss.backward()
         optimizer.step()
 """
-#: an optimizer holder whose method initializes on one of two branches, picked by a test of
-#: the model the branches hand back, in a file that scales no loss: refused for that, and not
-#: reported as a run-once guard (each branch would make its own GradScaler)
-HOLDER_PICKS_ITS_OPTIMIZERS_BY_THE_MODEL = """\
-from apex import amp
-
-
-class Optimizers:
-    def __init__(self, gen_opt, critic_opt=None):
-        self.gen = gen_opt
-        self.critic = critic_opt
-
-    def set_amp(self, model, half):
-        if not half:
-            return model
-        if model.critic is None:
-            model, self.gen = amp.initialize(model, self.gen, opt_level="O1")
-        else:
-            model, [self.gen, self.critic] = amp.initialize(model, [self.gen, self.critic], opt_level="O1")
-        return model
-"""
-HOLDER_PICKS_ITS_OPTIMIZERS_BY_THE_MODEL_SHIM = """\
-from apexcompat import amp
-
-
-class Optimizers:
-    def __init__(self, gen_opt, critic_opt=None):
-        self.gen = gen_opt
-        self.critic = critic_opt
-
-    def set_amp(self, model, half):
-        if not half:
-            return model
-        if model.critic is None:
-            # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;
-            #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-            model, self.gen = amp.initialize(model, self.gen, opt_level="O1")
-        else:
-            # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled elsewhere;
-            #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-            model, [self.gen, self.critic] = amp.initialize(model, [self.gen, self.critic], opt_level="O1")
-        return model
-"""
 #: a restore helper that initializes and an epoch function that scales, neither calling the
 #: other, both called only from other files: nothing in this file could hand a GradScaler on
 RESTORE_AND_EPOCH_CALLED_ELSEWHERE = """\
@@ -7198,12 +7155,6 @@ def main(model, criterion, loader, optimizer):
         before=SETUP_RETURNS_EARLY_IN_THE_ELSE_OF_ITS_OWN_FLAG,
         after=SETUP_RETURNS_EARLY_IN_THE_ELSE_OF_ITS_OWN_FLAG_SHIM,
         codes=("APX102", "APX220"),
-    ),
-    Example(
-        "alternative-initializes-in-a-file-that-scales-nothing-are-no-run-once-guard",
-        before=HOLDER_PICKS_ITS_OPTIMIZERS_BY_THE_MODEL,
-        after=HOLDER_PICKS_ITS_OPTIMIZERS_BY_THE_MODEL_SHIM,
-        codes=("APX102", "APX220", "APX220"),
     ),
     # the initializing helper and the epoch function are both called only from other files:
     # the finding says so instead of giving no reason
