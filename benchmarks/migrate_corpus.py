@@ -42,10 +42,14 @@ else:  # pragma: no cover - the benchmarks run on the development machine's Pyth
     import tomli as tomllib
 
 HERE = Path(__file__).resolve().parent
+# an import may follow ``try:`` (or ``;``) on its line: ``try: from apex import amp`` (bonito)
+_LINE_START = r"^\s*(?:try\s*:\s*|[^\n#]*;\s*)?"
 AMP_IMPORT = re.compile(
-    r"^\s*from\s+(apex|apexcompat)\s+import\s+[^\n]*\bamp\b|\b(apex|apexcompat)\.amp\b", re.MULTILINE
+    _LINE_START + r"from\s+(apex|apexcompat)\s+import\s+[^\n]*\bamp\b|\b(apex|apexcompat)\.amp\b", re.MULTILINE
 )
-ANY_APEX_IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.MULTILINE)
+ANY_APEX_IMPORT = re.compile(
+    _LINE_START + r"(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.MULTILINE
+)
 
 
 @dataclass
@@ -174,13 +178,17 @@ def measure(entry: Entry, root: Path, out: Path) -> Outcome:
         summary = first["summary"]
         outcome.exit_status = first["exit"]
         outcome.internal_errors = int(summary.get("internal_errors", 0)) + (first["exit"] == 2)
-        outcome.changed_files = len(summary.get("changed_files", []))
         for relative in outcome.amp_files:
             if ANY_APEX_IMPORT.search(_code(_read(tree / relative))):
                 outcome.left[relative] = _first_reason(first["findings"], relative)
             else:
                 outcome.native.append(relative)
-        for relative in summary.get("changed_files", []):
+        # the tool lists changed files only with --check/--diff: ask git which it rewrote
+        rewritten = [name for name in _git(tree, "diff", "--name-only", "-z").split("\0") if name]
+        outcome.changed_files = len(rewritten)
+        for relative in rewritten:
+            if not relative.endswith(".py"):
+                continue
             path = tree / relative
             try:
                 compile(path.read_bytes(), str(path), "exec")

@@ -261,7 +261,7 @@ class ModuleSummary:
     decorators: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     #: (line, top-level definition, attribute) of each ``m.Attr(...)`` whose ``m`` is a module
     #: imported by name at run time (``runtime_classes.runtime_builds``)
-    runtime_builds: List[Tuple[int, str, str]] = field(default_factory=list)
+    runtime_builds: List[Tuple[int, str, str, str]] = field(default_factory=list)
     #: ``dict(...)`` call line -> the calls its local is spread into (``dict_spreads``)
     dict_spreads: Dict[int, Tuple[str, ...]] = field(default_factory=dict)
     #: what a ``from <this module> import *`` may take (``star_imports``): the names of a

@@ -662,9 +662,9 @@ def _runtime_note(path: str, name: str, by_path, others, definitions) -> str:
     where = runtime_build_of(names, indexed, [(shown, source) for _p, shown, source in others])
     if where is None:
         return ""
-    shown, line, owner, built = where
+    shown, line, owner, built, spelling = where
     what = "it" if built == name else f"{built}, which derives from it,"
-    return (f"; {what} is built as `.{built}(...)` of a module imported by name at run time ({shown}:{line}, "
+    return (f"; {what} is built as {spelling} of a module imported by name at run time ({shown}:{line}, "
             f"in {owner}): which class that is, no GradScaler route can tell")
 
 
@@ -738,7 +738,8 @@ def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
                 "an amp.initialize of its own, which no GradScaler of this repository can follow")
     if any(c.text == name and c.guarded for c in by_path[path].plain_calls):
         return 'run only as its file\'s script (under `if __name__ == "__main__":`), where no GradScaler exists'
-    return "called from no file"
+    note = _runtime_note(path, name, by_path, others, definitions) if definitions is not None else ""
+    return f"called directly from no file{note}" if note else "called from no file"
 
 
 def _built_before_the_scaler(item: Def, calls: List[Tuple[Def, int]], by_path: Dict[str, ModuleSummary]) -> bool:

@@ -1272,7 +1272,9 @@ class AutocastPlacement(AmpRule):
             return False if access is None else f"{info.loss_scaler(access, 0)}.is_enabled()"
         init = info.training_inits[0]
         switch = self.switches.get(init)
-        if switch is None:
+        # a helper returning a disabled GradScaler before its initialize (``_early_returns``):
+        # its callers' autocast follows the scaler they unpack, on only where it is enabled
+        if switch is None and (not info.early_returns or func is init.func):
             return None
         if func is init.func or switch == "False":
             return switch

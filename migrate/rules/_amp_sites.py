@@ -39,6 +39,7 @@ from ._amp_wrapper import wrapper_holder
 from ._amp_handed_wrapper import steppable_holder
 from ._amp_method_step_gap import method_step_gap
 from ._amp_unbound import unbound_amp_uses
+from ._early_returns import early_return_ok
 from ._edits import code_of
 from ._torch_version import old_torch_branch
 from ._namespace_gate import statements_naming
@@ -241,6 +242,9 @@ class AmpFile:
     #: assignment unpacks one more value) and the helper's returns (each returns it last)
     returned_to: List[cst.Call] = field(default_factory=list)
     returns: List[cst.Return] = field(default_factory=list)
+    #: the helper's returns before its initialize, on a path without mixed precision: each
+    #: gives back a disabled GradScaler (``_early_returns``)
+    early_returns: List[cst.Return] = field(default_factory=list)
     #: calls of a threaded function from where no GradScaler exists that provably run none of
     #: its amp sites: they hand it a disabled one (``_amp_dead_calls``)
     disabled_calls: List[cst.Call] = field(default_factory=list)
@@ -761,8 +765,14 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     if not info.scaler_in_branch and not (info.plan is not None and info.plan.refusal):
         # no native place for a scaler under a run-once guard; alternatives (each branch of
         # one if/else initializes) create theirs in place, where the test that chose it holds
+        # branches that are alternatives where the checks above stopped before saying so, at a
+        # site already refused for another reason: no run-once guard to report there
+        # (DeepDeblur's ``if model.model.D is None:`` picks the optimizers, in a file that scales nothing)
+        unsaid = len(info.training_inits) > 1 and _alternatives(parents, info.training_inits)
         for site in info.inits:
             if info.alternatives and site in info.training_inits:
+                continue
+            if unsaid and site in info.training_inits and any(b.node is site.call for b in info.blockers):
                 continue
             stale = site.stale_guard
             said = any(b.node is site.call and b.message.startswith(stale or "") for b in info.blockers)
@@ -2163,7 +2173,7 @@ def _check_layout(rule, info: AmpFile) -> None:
             info.access, info.threaded, info.class_threaded = passed
             info.disabled_calls = disabled
         else:
-            info.returned_to, info.returns = route
+            info.returned_to, info.returns, info.early_returns = route
             unreached, home, first_anchor_line = [], caller, min(rule.line_of(c) for c in route[0])
     for func in unreached:
         node = next((s.with_stmt for s in info.scale_losses if s.func is func), None) or next(
@@ -2178,7 +2188,7 @@ def _check_layout(rule, info: AmpFile) -> None:
         else:
             why = _no_return_route(rule, training, func, needy) or unbound_use or _not_returned(
                 rule, training, needy
-            ) or reason
+            ) or reason or _early_return_why(rule, training, needy) or _helper_called_nowhere(rule, training)
         message = f"the scaler created at amp.initialize cannot be passed to {name}"
         info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
@@ -2478,15 +2488,17 @@ def _not_each_ones_own(rule, cls: Any, anchor_line: Dict[Any, int], info: AmpFil
 
 def _returned_scaler(
     rule, inits: List[InitSite], needy: List[Any]
-) -> Optional[Tuple[List[cst.Call], List[cst.Return]]]:
+) -> Optional[Tuple[List[cst.Call], List[cst.Return], List[cst.Return]]]:
     """A module-level helper that initializes (``model, opt, sched = setup(model, ...)``) and
     uses no scaler itself can return the scaler to its caller as one more value, when that is
     provable: its calls in the file all in one module-level function, each a statement of
     that function's body, or of ``if``/``else`` branches or plain ``with`` blocks in it
     (``if args.do_train: ... = setup(...)`` / ``elif args.do_eval: ... = setup(...)``), that
     unpacks a tuple of one width, and every ``return`` of the helper a tuple of as many
-    values, after the ``if`` that creates the scaler.  Returns those calls and the helper's
-    returns (``_uses_follow_the_unpacking`` checks that the scaler is used only after one)."""
+    values, after the ``if`` that creates the scaler, or before it on a path without mixed
+    precision (``_early_returns``: it gives back a disabled one).  Returns those calls, the
+    helper's returns after the initialize and those before it (``_uses_follow_the_unpacking``
+    checks that the scaler is used only after one)."""
     parents = rule.parents
     helper = inits[0].func
     if helper is None or not isinstance(parents.get(helper), cst.Module) or helper in needy:
@@ -2497,8 +2509,9 @@ def _returned_scaler(
     widths = {len(parents[c].targets[0].target.elements) for c in calls}
     if len(widths) != 1:
         return None
-    returns = _tuple_returns(rule, helper, inits, widths.pop())
-    return (calls, returns) if returns else None
+    early: List[cst.Return] = []
+    returns = _tuple_returns(rule, helper, inits, widths.pop(), early)
+    return (calls, returns, early) if returns else None
 
 
 def _why_not_unpacked(rule, calls: List[cst.Call]) -> str:
@@ -2624,6 +2637,42 @@ def _not_returned(rule, inits: List[InitSite], needy: List[Any]) -> str:
     return f"amp.initialize is in {shown}, {why}" if why else ""
 
 
+def _early_return_why(rule, inits: List[InitSite], needy: List[Any]) -> str:
+    """Why the helper holding the initialize cannot hand a GradScaler back from a return it
+    makes before it (``_early_returns``): "" when it makes none such."""
+    parents = rule.parents
+    helper = inits[0].func
+    if helper is None or not isinstance(parents.get(helper), cst.Module) or helper in needy:
+        return ""
+    body = list(helper.body.body) if isinstance(helper.body, cst.IndentedBlock) else []
+    anchors = {outermost_if(parents, init.stmt) for init in inits}
+    if len(anchors) != 1 or next(iter(anchors)) not in body:
+        return ""
+    after = body.index(next(iter(anchors)))
+    for node in walk_of(helper, cst.Return):
+        if enclosing(parents, node, (cst.FunctionDef, cst.Lambda)) is not helper:
+            continue
+        top = next(p for p in [node] + _ancestors(parents, node) if parents.get(p) is helper.body)
+        if body.index(top) < after and not early_return_ok(parents, helper, node, None):
+            return (f"amp.initialize is in {helper.name.value}(), which returns before it (line "
+                    f"{rule.line_of(node)}), a return not proven to be the path without mixed precision (a tuple "
+                    "like its other returns, under tests of its own parameters only, which it never sets)")
+    return ""
+
+
+def _helper_called_nowhere(rule, inits: List[InitSite]) -> str:
+    """The last resort reason: the module-level function holding the initialize is called by
+    no function of this file (bonito's ``load_state()``, called from another file like the
+    training function): "" when it is called here, or is used another way."""
+    helper = inits[0].func
+    if helper is None or not isinstance(rule.parents.get(helper), cst.Module):
+        return ""
+    if _callers(rule, helper, allow_none=True) != []:
+        return ""
+    return (f"amp.initialize is in {helper.name.value}(), which no function of this file calls, so no caller "
+            "here could hand its GradScaler on")
+
+
 def _no_return_route(rule, inits: List[InitSite], func: Any, needy: List[Any]) -> str:
     """Why ``func``, which calls the module-level helper holding the initialize, cannot get
     the scaler back from it as one more returned value (``_returned_scaler``), for the
@@ -2667,10 +2716,13 @@ def _in_body_through_plain_withs(parents: Dict[Any, Any], line: Any, body: cst.I
     return True
 
 
-def _tuple_returns(rule, helper: cst.FunctionDef, inits: List[InitSite], width: Optional[int]) -> List[cst.Return]:
+def _tuple_returns(
+    rule, helper: cst.FunctionDef, inits: List[InitSite], width: Optional[int], early: Optional[List[cst.Return]] = None
+) -> List[cst.Return]:
     """Every ``return`` of ``helper``, each after the ``if`` that holds its initializes and
     each a tuple of ``width`` values (with None: of one width); [] when one is not, or the
-    helper yields."""
+    helper yields.  Given ``early`` (and ``width``), a return before that ``if`` that may hand
+    back a disabled GradScaler (``_early_returns``) goes there instead of refusing."""
     parents = rule.parents
     body = list(helper.body.body) if isinstance(helper.body, cst.IndentedBlock) else []
     anchors = {outermost_if(parents, init.stmt) for init in inits}
@@ -2685,6 +2737,14 @@ def _tuple_returns(rule, helper: cst.FunctionDef, inits: List[InitSite], width: 
             continue
         top = next(p for p in [node] + _ancestors(parents, node) if parents.get(p) is helper.body)
         value = node.value
+        if (
+            early is not None
+            and width is not None
+            and body.index(top) < after
+            and early_return_ok(parents, helper, node, width)
+        ):
+            early.append(node)
+            continue
         if body.index(top) <= after or not isinstance(value, cst.Tuple):
             return []
         width = len(value.elements) if width is None else width

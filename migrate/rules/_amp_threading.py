@@ -243,7 +243,13 @@ class ScalerThreading(AmpRule):
         helper: Any = enclosing(self.parents, info.returns[0], cst.FunctionDef)
         for ret in info.returns:
             self.replace_node(ret.value, lambda upd: _one_more(upd, name))
+        disabled = f'torch.amp.GradScaler("{self._disabled_device(info)}", enabled=False)'
+        for ret in info.early_returns:
+            self.replace_node(ret.value, lambda upd: _one_more(upd, disabled))
         said = f"{helper.name.value}() returns the GradScaler it creates as one more value"
+        if info.early_returns:
+            AddImportsVisitor.add_needed_import(self.context, "torch")
+            said += " (a disabled one where it returns before amp.initialize: apex.amp was not initialized there)"
         if not calls:
             several = ", " in info.returned_elsewhere
             said += (

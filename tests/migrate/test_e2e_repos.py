@@ -38,7 +38,9 @@ every backward, a backward helper bound by functools.partial in a trainer that k
 initializing GAN module as an attribute, a launcher whose training loop already scales with a
 GradScaler of its own, an optimizer wrapper of another file with a warm-up count of its own
 whose held optimizer apex scales for, a trainer that builds its training steps before it
-initializes apex, a launcher whose two set-up functions each initialize apex for the loop they call).  Once per module:
+initializes apex, a launcher whose two set-up functions each initialize apex for the loop they
+call, a preparation helper that returns before amp.initialize when mixed precision is off).
+Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
    (``--to native --allow-no-vcs``, one subprocess per repository, run side by side);
@@ -216,6 +218,11 @@ LAYOUTS: Dict[str, dict] = {
     # GradScaler replacing apex takes another name (sweep6: it overwrote self.scaler with a
     # disabled one, so the 'own-scaler' branch trained without loss scaling and the resume from
     # the apex checkpoint found a "scaler" it never wrote); 'off' is plain fp32 without apex
+    # a preparation helper that returns before amp.initialize when --fp16 is 0: that return
+    # hands back a disabled GradScaler and main's autocast follows the one it unpacks; the 'off'
+    # branch never sets apex up and trains as before, bit for bit
+    "r61_setup_returns_early": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                    metric="loss", native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
     "r39_own_scaler_beside_apex": dict(launcher="train.py", amp=[], fp32=["--fp16", "0", "--amp", "0"], steps=24,
                                        metric="loss", native=[], fallbacks=[],
                                        branches={"off": ["--fp16", "0", "--amp", "-1"],
