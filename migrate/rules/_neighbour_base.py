@@ -141,6 +141,9 @@ class NeighbourRule(Rule):
     #: them, and resolve scopes with the other functions' bodies stubbed (for a rule whose
     #: every edit and finding concerns such a name and what encloses it)
     PRUNE_STATEMENTS: ClassVar[bool] = False
+    #: with ``PRUNE_STATEMENTS``: ``parent`` answers from the whole tree, not the stubbed
+    #: one the scopes come from (for a rule that also looks into the skipped statements)
+    WHOLE_TREE_PARENTS: ClassVar[bool] = False
     #: ids of the top-level statements this run does not descend into
     _skipped: Set[int] = frozenset()  # type: ignore[assignment]
     _gate: Optional[Gate] = None
@@ -346,7 +349,7 @@ class NeighbourRule(Rule):
             return None
         # worked out on first use, like positions: most files need no parent link at all;
         # the map is kept per wrapper (LibCST's resolve costs more than the lookup)
-        wrapper = self.context.wrapper
+        wrapper = (self.WHOLE_TREE_PARENTS and self._positions_wrapper) or self.context.wrapper
         if wrapper is not self._parents_of:
             self._parents_of = wrapper
             self._parents = wrapper.resolve(ParentProvider)  # type: ignore[union-attr]
