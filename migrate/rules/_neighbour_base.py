@@ -22,7 +22,7 @@ from libcst.metadata import (
 from ._edits import code_of
 from ._tree import module_code, node_classes, walk
 from ._unused_import_schedule import schedule_unused_imports_of
-from ._namespace_gate import Gate, stub_skipped
+from ._namespace_gate import Gate, statements_naming, stub_skipped
 from ._metadata import ParentProvider, QualifiedNameProvider
 from ._edits import expression as expr
 from ._apex_path import apex_path_name
@@ -159,6 +159,17 @@ class NeighbourRule(Rule):
             self._gate = gate
             self._skipped = {id(statement) for statement in tree.body if id(statement) not in gate.kept}
         return super().transform_module(tree)
+
+    def namespace_gate(self, tree: cst.Module) -> Optional[Gate]:
+        """``Rule.namespace_gate``, kept where the file holds TODO comments of other rules
+        only: a rule of this kind reports again the comments that start with one of its own
+        ``KNOWN_TODOS`` (``_report_earlier_todos``), no other."""
+        if not self.NAMESPACES:
+            return None
+        code = module_code(tree)
+        if any(TODO_PREFIX + start in code for start in self.KNOWN_TODOS):
+            return None
+        return statements_naming(code, tree, self.NAMESPACES)
 
     def metadata_module(self, module: cst.Module) -> cst.Module:
         """Scopes are resolved on the module with the skipped functions' bodies stubbed."""
