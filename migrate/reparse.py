@@ -12,6 +12,12 @@ module's header; a text without a final newline or
 with a carriage return; a changed header or footer; a statement that does not parse on
 its own, or whose trailing comments would go to the end of the file), the whole text is
 printed and parsed as before.
+
+A changed compound statement (a function, a class, a loop) whose parts other than its body
+are the objects it had goes one level further (``_nested``): only the runs of changed
+statements inside its block are parsed again, each printed inside one ``if 1:`` per
+enclosing block, indented as those blocks are, so the parser reads every line at the
+column it has in the file; the same refusals apply where comments could attach elsewhere.
 """
 
 from __future__ import annotations
