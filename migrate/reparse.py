@@ -150,7 +150,9 @@ def _same_but_body(old: cst.CSTNode, new: cst.CSTNode) -> bool:
     )
 
 
-def _nested(module: cst.Module, old: cst.CSTNode, new: cst.CSTNode, blocks: List[cst.IndentedBlock]) -> Optional[_Statement]:
+def _nested(
+    module: cst.Module, old: cst.CSTNode, new: cst.CSTNode, blocks: List[cst.IndentedBlock]
+) -> Optional[_Statement]:
     """``new`` (a rule's output for the statement ``old``, inside ``blocks``) as a parse of
     the whole file gives it, parsing again only the statements of its block that changed
     (a rule edits a line or two of a long function or class); None where that is not
