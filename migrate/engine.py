@@ -11,7 +11,7 @@ import sys
 import traceback
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Collection, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 import libcst.helpers
@@ -175,7 +175,10 @@ class LeanMetadataWrapper(MetadataWrapper):
     whole tree with an empty batch of visitors; and the scope and expression-context
     providers do all their work in ``visit_Module`` (each runs a visitor of its own), after
     which the batched walk goes on over every node with nothing to call.  Both are skipped,
-    and both come from cheaper walks of ours (``rules._metadata``)."""
+    and both come from cheaper walks of ours (``rules._metadata``).  Those two are resolved
+    on first read (``_Deferred``)."""
+
+    _resolving_deferred = False
 
     def visit_batched(
         self,
@@ -200,6 +203,63 @@ class LeanMetadataWrapper(MetadataWrapper):
                             visitor.visit_Module(self.module)  # type: ignore[attr-defined]
                 return self.module
         return super().visit_batched(visitors, before_visit, after_leave)
+
+    def resolve_many(self, providers: Collection[Any]) -> Mapping[Any, Mapping[cst.CSTNode, object]]:
+        if not self._resolving_deferred:
+            metadata = self._metadata
+            for provider in _DEFERRED:
+                if provider not in metadata:
+                    metadata[provider] = _Deferred(self, provider)
+        return super().resolve_many(providers)
+
+    def resolve_deferred(self, provider: type) -> Mapping[cst.CSTNode, Any]:
+        """Resolve ``provider`` (one of ``_DEFERRED``) for real, and what it depends on."""
+        metadata = self._metadata
+        if not isinstance(metadata.get(provider), _Deferred):
+            return metadata[provider]
+        for deferred in _DEFERRED:
+            if isinstance(metadata.get(deferred), _Deferred):
+                del metadata[deferred]
+        self._resolving_deferred = True
+        try:
+            return super().resolve_many([provider])[provider]
+        finally:
+            self._resolving_deferred = False
+
+
+class _Deferred(Mapping[cst.CSTNode, Any]):
+    """A provider's metadata that ``LeanMetadataWrapper`` resolves on the first read."""
+
+    def __init__(self, wrapper: "LeanMetadataWrapper", provider: type) -> None:
+        self._wrapper = wrapper
+        self._provider = provider
+        self._real: Optional[Mapping[cst.CSTNode, Any]] = None
+
+    def _resolved(self) -> Mapping[cst.CSTNode, Any]:
+        real = self._real
+        if real is None:
+            real = self._real = self._wrapper.resolve_deferred(self._provider)
+        return real
+
+    def __getitem__(self, node: cst.CSTNode) -> Any:
+        return self._resolved()[node]
+
+    def get(self, node: cst.CSTNode, default: Any = None) -> Any:
+        return self._resolved().get(node, default)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._resolved()
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self._resolved())
+
+    def __len__(self) -> int:
+        return len(self._resolved())
+
+
+#: resolved only when a rule first reads them: a rule that has nothing to ask on a text
+#: (its plan found no site) does not pay for a scope analysis of the whole file
+_DEFERRED = (ScopeProvider, ExpressionContextProvider)
 
 
 class _SharedMetadata:

@@ -12,10 +12,17 @@ module's header; a text without a final newline or
 with a carriage return; a changed header or footer; a statement that does not parse on
 its own, or whose trailing comments would go to the end of the file), the whole text is
 printed and parsed as before.
+
+A changed compound statement (a function, a class, a loop) whose parts other than its body
+are the objects it had goes one level further (``_nested``): only the runs of changed
+statements inside its block are parsed again, each printed inside one ``if 1:`` per
+enclosing block, indented as those blocks are, so the parser reads every line at the
+column it has in the file; the same refusals apply where comments could attach elsewhere.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import List, Optional, Sequence, Tuple, Union
 
@@ -96,12 +103,21 @@ def _splice(before: cst.Module, after: cst.Module, texts: StatementTexts) -> Opt
     body: List[_Statement] = []
     run: List[_Statement] = []
 
-    def flush() -> bool:
+    index_of = {id(statement): index for index, statement in enumerate(before.body)}
+    last_kept = -1  # the index in ``before.body`` of the last statement kept so far
+
+    def flush(upto: int) -> bool:
         if not run:
             return True
         # printed once: a rule's import edits may have printed the new statements already
         code = "".join(texts.text(after, statement) for statement in run)
-        parsed = _parse_run(after, code)
+        replaced = before.body[last_kept + 1 : upto] if upto > last_kept else ()
+        parsed: Optional[List[_Statement]] = None
+        if len(run) == 1 and len(replaced) == 1:
+            one = _nested(after, replaced[0], run[0], [])
+            parsed = None if one is None else [one]
+        if parsed is None:
+            parsed = _parse_run(after, code)
         if parsed is None:
             return False
         parts.append(code)
@@ -113,14 +129,127 @@ def _splice(before: cst.Module, after: cst.Module, texts: StatementTexts) -> Opt
 
     for statement in after.body:
         if id(statement) in kept and id(statement) not in seen:
-            if not flush():
+            if not flush(index_of[id(statement)]):
                 return None
             parts.append(texts.text(before, statement))
             body.append(statement)
+            last_kept = max(last_kept, index_of[id(statement)])
         else:
             run.append(statement)
         seen.add(id(statement))
-    if not flush():
+    if not flush(len(before.body)):
         return None
     parts.extend(before.code_for_node(line) for line in before.footer)
     return "".join(parts), body
+
+
+def _same_but_body(old: cst.CSTNode, new: cst.CSTNode) -> bool:
+    """Every field of ``new`` but its ``body`` is the very object ``old`` has there."""
+    return type(old) is type(new) and all(
+        getattr(old, f.name) is getattr(new, f.name) for f in dataclasses.fields(new) if f.name != "body"
+    )
+
+
+def _nested(
+    module: cst.Module, old: cst.CSTNode, new: cst.CSTNode, blocks: List[cst.IndentedBlock]
+) -> Optional[_Statement]:
+    """``new`` (a rule's output for the statement ``old``, inside ``blocks``) as a parse of
+    the whole file gives it, parsing again only the statements of its block that changed
+    (a rule edits a line or two of a long function or class); None where that is not
+    certain (then the whole statement is parsed again)."""
+    if not isinstance(new, cst.BaseCompoundStatement) or not _same_but_body(old, new):
+        return None
+    old_block, new_block = old.body, new.body  # type: ignore[attr-defined]
+    if not isinstance(new_block, cst.IndentedBlock) or not _same_but_body(old_block, new_block):
+        return None
+    inner = _splice_block(module, old_block.body, new_block.body, [*blocks, new_block])
+    if inner is None:
+        return None
+    return new.with_changes(body=new_block.with_changes(body=inner))  # type: ignore[return-value]
+
+
+def _splice_block(
+    module: cst.Module, old: Sequence[_Statement], new: Sequence[_Statement], blocks: List[cst.IndentedBlock]
+) -> Optional[List[_Statement]]:
+    """The statements ``new`` of the innermost of ``blocks``, the kept ones as they are and
+    each run of changed ones parsed again inside copies of the blocks' headers."""
+    index_of = {id(statement): index for index, statement in enumerate(old)}
+    found: List[_Statement] = []
+    run: List[_Statement] = []
+    last_kept = -1
+    previous: Optional[_Statement] = None
+
+    def flush(upto: int, following: Optional[_Statement]) -> bool:
+        if not run:
+            return True
+        if isinstance(previous, cst.BaseCompoundStatement) and _has_comments(run[0]):
+            return False  # a whole parse may give those comments to the block before
+        if isinstance(run[-1], cst.BaseCompoundStatement) and (
+            _has_comments(following)
+            if following is not None
+            else any(line.comment is not None for line in blocks[-1].footer)
+        ):
+            return False  # ... or to the block that ends the run
+        replaced = old[last_kept + 1 : upto] if upto > last_kept else ()
+        one = _nested(module, replaced[0], run[0], blocks) if len(run) == 1 and len(replaced) == 1 else None
+        parsed = [one] if one is not None else _parse_in_blocks(module, run, blocks)
+        if parsed is None:
+            return False
+        found.extend(parsed)
+        run.clear()
+        return True
+
+    seen: set = set()
+    for statement in new:
+        index = index_of.get(id(statement))
+        if index is not None and id(statement) not in seen and index > last_kept:
+            if not flush(index, statement):
+                return None
+            found.append(statement)
+            last_kept = index
+            previous = statement
+        else:
+            run.append(statement)
+        seen.add(id(statement))
+    if not flush(len(old), None):
+        return None
+    return found
+
+
+def _has_comments(statement: cst.CSTNode) -> bool:
+    return any(line.comment is not None for line in getattr(statement, "leading_lines", ()))
+
+
+_WRAPPER_TEST = cst.Integer("1")
+
+
+def _parse_in_blocks(
+    module: cst.Module, run: Sequence[_Statement], blocks: List[cst.IndentedBlock]
+) -> Optional[List[_Statement]]:
+    """``run`` parsed again at its depth: printed inside one ``if 1:`` per block of
+    ``blocks`` (each indented as that block is), so the parser reads every line at the
+    column it has in the file; None unless the parse has exactly that shape."""
+    inner: Sequence[cst.BaseStatement] = run
+    for block in reversed(blocks):
+        inner = [cst.If(test=_WRAPPER_TEST, body=cst.IndentedBlock(body=inner, indent=block.indent))]
+    code = module.with_changes(body=inner, header=(), footer=()).code
+    try:
+        parsed = cst.parse_module(code, config=module.config_for_parsing)
+    except (cst.ParserSyntaxError, SyntaxError, ValueError):
+        return None
+    if parsed.header or parsed.footer or parsed.default_indent != module.default_indent:
+        return None
+    statements: Sequence[cst.CSTNode] = parsed.body
+    for block in blocks:
+        if len(statements) != 1:
+            return None
+        wrapper = statements[0]
+        if not isinstance(wrapper, cst.If) or wrapper.orelse is not None or wrapper.leading_lines:
+            return None
+        got = wrapper.body
+        if not isinstance(got, cst.IndentedBlock) or got.footer or got.indent != block.indent:
+            return None
+        statements = got.body
+    if len(statements) != len(run):
+        return None
+    return list(statements)  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ from typing import (
     Any,
     Collection,
     Dict,
+    FrozenSet,
     Iterator,
     List,
     Mapping,
@@ -27,10 +28,12 @@ from typing import (
 )
 
 import libcst as cst
+from libcst import MaybeSentinel
 from libcst.metadata import BaseMetadataProvider, ExpressionContext, QualifiedName, Scope, ScopeProvider
 
 from ._dispatch import FastVisitorDispatch
-from ._traverse import visit
+from ._child_fields import BODY, NODE_OR_SEQUENCE, SEQUENCE, SEQUENCE_OR_NONE
+from ._traverse import plans_of
 from ._tree import children, node_classes, statement_facts
 
 if TYPE_CHECKING:
@@ -193,19 +196,74 @@ def _fast_scope_visitor() -> Optional[type]:
             # LibCST's traversal enters here (at the module, and at each part a scope hook
             # visits by itself): the table-driven walk takes the whole subtree, so LibCST
             # copies nothing and calls no more than the ``on_leave`` below
-            visit(node, self, record_scope)
+            _record_scopes(node, self, assignment_like)
             return False
 
         def on_leave(self, original_node: cst.CSTNode) -> None:
             pass  # done by the walk, for every node
 
-    def record_scope(visitor: Any, node: cst.CSTNode) -> None:
-        visitor.provider._computed[node] = visitor.scope
-        if type(node) in assignment_like:
-            visitor.scope._assignment_count += 1
-        FastVisitorDispatch.on_leave(visitor, node)
-
     return FastScopeVisitor
+
+
+_SEQUENCES = frozenset({SEQUENCE, BODY, SEQUENCE_OR_NONE})
+#: visitor class -> node class -> whether its nodes have no children and no hooks (a
+#: whitespace, a comma): recorded in the loop over their parent's fields, without a call
+_LEAVES: Dict[type, Dict[type, bool]] = {}
+
+
+def _record_scopes(top: cst.CSTNode, visitor: Any, assignment_like: FrozenSet[type]) -> None:
+    """``top.visit(visitor)`` for LibCST's scope visitor, as its own traversal would make
+    it: the ``visit_``/field hooks from the dispatch tables, then on leaving each node what
+    its ``on_leave`` does (the node's scope recorded, an assignment-like node counted, the
+    ``leave_`` hook)."""
+    owner = type(visitor)
+    plans = plans_of(owner)
+    leaves = _LEAVES.get(owner)
+    if leaves is None:
+        leaves = _LEAVES[owner] = {}
+    computed = visitor.provider._computed
+
+    def is_leaf(kind: type) -> bool:
+        known = leaves.get(kind)
+        if known is None:
+            enter, leave, fields = plans[kind]
+            known = leaves[kind] = enter is None and leave is None and fields == () and kind not in assignment_like
+        return known
+
+    def one(node: cst.CSTNode) -> None:
+        kind = type(node)
+        enter, leave, fields = plans[kind]
+        if enter is None or enter(visitor, node) is not False:
+            if fields is None:
+                node._visit_and_replace_children(visitor)
+            else:
+                for name, how, enter_field, leave_field in fields:
+                    value = getattr(node, name)
+                    if how == SEQUENCE_OR_NONE and value is None:
+                        continue
+                    if enter_field is not None:
+                        enter_field(visitor, node)
+                    if how in _SEQUENCES or (how == NODE_OR_SEQUENCE and not isinstance(value, cst.CSTNode)):
+                        for child in value:
+                            if is_leaf(type(child)):
+                                computed[child] = visitor.scope
+                            else:
+                                one(child)
+                    elif value is not None and value is not MaybeSentinel.DEFAULT:
+                        if is_leaf(type(value)):
+                            computed[value] = visitor.scope
+                        else:
+                            one(value)
+                    if leave_field is not None:
+                        leave_field(visitor, node)
+        scope = visitor.scope
+        computed[node] = scope
+        if kind in assignment_like:
+            scope._assignment_count += 1
+        if leave is not None:
+            leave(visitor, node)
+
+    one(top)
 
 
 def resolve_scopes(provider: ScopeProvider, module: cst.Module) -> None:

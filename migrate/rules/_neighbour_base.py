@@ -22,7 +22,7 @@ from libcst.metadata import (
 from ._edits import code_of
 from ._tree import module_code, node_classes, walk
 from ._unused_import_schedule import schedule_unused_imports_of
-from ._namespace_gate import Gate, stub_skipped
+from ._namespace_gate import Gate, statements_naming, stub_skipped
 from ._metadata import ParentProvider, QualifiedNameProvider
 from ._edits import expression as expr
 from ._apex_path import apex_path_name
@@ -141,6 +141,9 @@ class NeighbourRule(Rule):
     #: them, and resolve scopes with the other functions' bodies stubbed (for a rule whose
     #: every edit and finding concerns such a name and what encloses it)
     PRUNE_STATEMENTS: ClassVar[bool] = False
+    #: with ``PRUNE_STATEMENTS``: ``parent`` answers from the whole tree, not the stubbed
+    #: one the scopes come from (for a rule that also looks into the skipped statements)
+    WHOLE_TREE_PARENTS: ClassVar[bool] = False
     #: ids of the top-level statements this run does not descend into
     _skipped: Set[int] = frozenset()  # type: ignore[assignment]
     _gate: Optional[Gate] = None
@@ -156,6 +159,17 @@ class NeighbourRule(Rule):
             self._gate = gate
             self._skipped = {id(statement) for statement in tree.body if id(statement) not in gate.kept}
         return super().transform_module(tree)
+
+    def namespace_gate(self, tree: cst.Module) -> Optional[Gate]:
+        """``Rule.namespace_gate``, kept where the file holds TODO comments of other rules
+        only: a rule of this kind reports again the comments that start with one of its own
+        ``KNOWN_TODOS`` (``_report_earlier_todos``), no other."""
+        if not self.NAMESPACES:
+            return None
+        code = module_code(tree)
+        if any(TODO_PREFIX + start in code for start in self.KNOWN_TODOS):
+            return None
+        return statements_naming(code, tree, self.NAMESPACES)
 
     def metadata_module(self, module: cst.Module) -> cst.Module:
         """Scopes are resolved on the module with the skipped functions' bodies stubbed."""
@@ -346,7 +360,7 @@ class NeighbourRule(Rule):
             return None
         # worked out on first use, like positions: most files need no parent link at all;
         # the map is kept per wrapper (LibCST's resolve costs more than the lookup)
-        wrapper = self.context.wrapper
+        wrapper = (self.WHOLE_TREE_PARENTS and self._positions_wrapper) or self.context.wrapper
         if wrapper is not self._parents_of:
             self._parents_of = wrapper
             self._parents = wrapper.resolve(ParentProvider)  # type: ignore[union-attr]

@@ -10,7 +10,7 @@ and defines a handful of hooks: over a file's rules that was most of their time.
 a node none of whose children changed is handed to ``on_leave`` as it is (LibCST hands a
 fresh copy with the same fields), so an untouched subtree comes out as the very same
 objects; and a hook the visitor class leaves to LibCST's no-op stub is not called.
-``visit`` does the same for a read-only visitor, copying nothing at all.
+``rules._metadata`` walks the same way for the scope analysis, copying nothing at all.
 
 What each node class visits, in which order and how, comes from ``_child_fields``; a class
 whose traversal method has another shape is traversed by LibCST itself.
@@ -18,7 +18,7 @@ whose traversal method has another shape is traversed by LibCST itself.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import libcst as cst
 from libcst import FlattenSentinel, MaybeSentinel, RemovalSentinel
@@ -84,6 +84,19 @@ class _PlansOf(Dict[type, _Plan]):
         return plan
 
 
+_PLANS_OF: Dict[type, _PlansOf] = {}
+
+
+def plans_of(owner: type) -> Dict[type, _Plan]:
+    """The plans of visitor class ``owner`` by node class, kept for the run (the scope
+    analysis enters a walk at every scope's parts: a table per entry was rebuilt ~150
+    times per file)."""
+    plans = _PLANS_OF.get(owner)
+    if plans is None:
+        plans = _PLANS_OF[owner] = _PlansOf(owner)
+    return plans
+
+
 def _bad_child(child: cst.CSTNode, parent: type) -> TypeError:
     return TypeError(
         f"a transform removed a {type(child).__name__} or replaced it by a sequence where its "
@@ -101,7 +114,7 @@ def transform(node: cst.CSTNode, visitor: FastTransformerDispatch) -> _Result:
         return node.visit(visitor)  # type: ignore[arg-type]  # pragma: no cover - no rule does
     visit_override = None if owner.on_visit is _Hooks.on_visit else owner.on_visit
     leave_override = None if owner.on_leave is FastTransformerDispatch.on_leave else owner.on_leave
-    plans = _PlansOf(owner)
+    plans = plans_of(owner)
 
     def one(node: cst.CSTNode) -> _Result:
         kind = type(node)
@@ -180,36 +193,3 @@ def transform(node: cst.CSTNode, visitor: FastTransformerDispatch) -> _Result:
     if isinstance(node, cst.Module) and isinstance(result, RemovalSentinel):
         return node.with_changes(body=(), header=(), footer=())
     return result
-
-
-def visit(node: cst.CSTNode, visitor: cst.CSTVisitor, leave: Callable[[Any, cst.CSTNode], None]) -> None:
-    """``node.visit(visitor)`` for a read-only visitor with ``FastVisitorDispatch``'s
-    dispatch: its ``visit_``/field hooks from the tables, ``leave(visitor, node)`` after
-    each node's children (in place of ``on_leave``), and nothing copied."""
-    plans = _PlansOf(type(visitor))
-
-    def one(node: cst.CSTNode) -> None:
-        enter, _, fields = plans[type(node)]
-        if enter is None or enter(visitor, node) is not False:
-            if fields is None:
-                node._visit_and_replace_children(visitor)
-            else:
-                for name, how, enter_field, leave_field in fields:
-                    value = getattr(node, name)
-                    if how == SEQUENCE_OR_NONE and value is None:
-                        continue
-                    if enter_field is not None:
-                        enter_field(visitor, node)
-                    if how in _SEQUENCES or (how == NODE_OR_SEQUENCE and not isinstance(value, cst.CSTNode)):
-                        for child in value:
-                            one(child)
-                    elif value is not None and value is not MaybeSentinel.DEFAULT:
-                        one(value)
-                    if leave_field is not None:
-                        leave_field(visitor, node)
-        leave(visitor, node)
-
-    one(node)
-
-
-_SEQUENCES = frozenset({SEQUENCE, BODY, SEQUENCE_OR_NONE})

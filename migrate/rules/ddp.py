@@ -11,7 +11,7 @@ from libcst.metadata import ScopeProvider
 
 from ._binding import bound_at
 from ._neighbour_base import NeighbourRule, bind_args, code_of, kwarg, literal_value
-from ._tree import walk
+from ._tree import module_code, walk
 from .base import Example
 
 APEX_DDP = {
@@ -134,6 +134,10 @@ class DistributedDataParallelRule(NeighbourRule):
     CODE_WORDS = ("apex",)
     STAR_EXPORTS = {"apex.parallel": ("DistributedDataParallel", "Reducer")}
     NAMESPACES = ("apex.parallel",)
+    # every site is a name bound into apex.parallel; the local-rank search also reads the
+    # skipped functions (set_device calls, parse_args), through the whole tree's parents
+    PRUNE_STATEMENTS = True
+    WHOLE_TREE_PARENTS = True
     KNOWN_TODOS = {
         GRADIENT_SUM_TODO: ("APX603", "error"),
         NO_LOCAL_RANK_TODO: ("APX602", "warning"),
@@ -381,6 +385,8 @@ class DistributedDataParallelRule(NeighbourRule):
 
     def _uses_gloo(self) -> bool:
         """A gloo process group means CPU modules, for which torch DDP rejects device_ids."""
+        if "gloo" not in module_code(self._module):
+            return False  # no such string: no walk of the whole file
         return any(
             isinstance(node, cst.Call)
             and any(isinstance(a.value, cst.SimpleString) and a.value.value.strip("\"'") == "gloo" for a in node.args)

@@ -19,7 +19,7 @@ of a clip on every micro-step, APX328) is meant for the scaled gradients and is 
 
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Optional, Set, Tuple
+from typing import Any, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -27,7 +27,7 @@ from ._amp_rule import AmpRule
 from ._clip_functions import SCALABLE_CLIPS
 from ._amp_sites import exclusive
 from ._edits import code_of
-from ._tree import walk
+from ._tree import children, walk_of
 from .base import Example
 
 #: the fixed start of the TODO this rule writes (a later run reports the comment again)
@@ -105,7 +105,7 @@ def _own_calls(body: cst.CSTNode) -> Iterator[cst.Call]:
         node = stack.pop()
         if isinstance(node, cst.Call):
             yield node
-        kids = [c for c in node.children if not isinstance(c, (cst.FunctionDef, cst.ClassDef, cst.Lambda))]
+        kids = [c for c in children(node) if not isinstance(c, (cst.FunctionDef, cst.ClassDef, cst.Lambda))]
         stack.extend(reversed(kids))
 
 
@@ -149,19 +149,43 @@ class NativeClipRule(AmpRule):
     ]
 
     def plan(self, module: cst.Module) -> None:
-        unscaling = self._unscaling_functions(module)
-        scopes: List[Any] = [module] + [n for n in walk(module) if isinstance(n, cst.FunctionDef)]
+        # only a function (or the top level) with a scaled backward of its own can clip
+        # scaled gradients: the others are not scanned at all (most functions of a file)
+        calls = walk_of(module, cst.Call)
+        scaled = {self._own_scope(call) for call in calls if _scaled_backward(call) is not None}
+        scaled.discard(None)
+        if not scaled:
+            return
+        unscaling = self._unscaling_functions(calls)
+        scopes: List[Any] = [module] + [n for n in walk_of(module, cst.FunctionDef) if n in scaled]
         for scope in scopes:
-            self._check(scope.body if isinstance(scope, cst.FunctionDef) else scope, unscaling)
+            if scope in scaled:
+                self._check(scope.body if isinstance(scope, cst.FunctionDef) else scope, unscaling)
 
-    def _unscaling_functions(self, module: cst.Module) -> Set[str]:
+    def _own_scope(self, call: cst.Call) -> Optional[cst.CSTNode]:
+        """The function whose body holds ``call`` outside any nested definition, or the
+        module for a call of the top level; None for a call that ``_own_calls`` of no
+        function gives (in a lambda, a class body, a signature or a decorator)."""
+        parents = self.parents
+        below: Any = call
+        cur = parents.get(call)
+        while cur is not None:
+            if isinstance(cur, cst.FunctionDef):
+                return cur if below is cur.body else None
+            if isinstance(cur, (cst.ClassDef, cst.Lambda)):
+                return None
+            below, cur = cur, parents.get(cur)
+        return below if isinstance(below, cst.Module) else None
+
+    def _unscaling_functions(self, calls: Sequence[cst.Call]) -> Set[str]:
         """Names of the file's functions and methods that call ``unscale_`` themselves."""
-        return {
-            node.name.value
-            for node in walk(module)
-            if isinstance(node, cst.FunctionDef)
-            and any(_receiver(c, "unscale_") is not None for c in _own_calls(node.body))
-        }
+        found: Set[str] = set()
+        for call in calls:
+            if _receiver(call, "unscale_") is not None:
+                scope = self._own_scope(call)
+                if isinstance(scope, cst.FunctionDef):
+                    found.add(scope.name.value)
+        return found
 
     def _check(self, body: cst.CSTNode, unscaling: Set[str]) -> None:
         events: List[Tuple[int, str, str, cst.Call]] = []
