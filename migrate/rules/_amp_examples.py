@@ -1411,6 +1411,58 @@ def _shim_after(before: str, anchor: str, todo: str) -> str:
 
 EXAMPLES: List[Example] = [
     Example(
+        # the inference branch's TODO keeps its ``if``: the sibling branch emptied by the
+        # training initialize is not pruned when that would leave the whole ``if`` empty
+        "inference-todo-in-a-nested-branch-keeps-its-if",
+        before="""\
+from apex import amp
+
+
+class Task:
+    def prepare(self, model, optimizer, amp_args):
+        self.model, self.optimizer = model, optimizer
+        if amp_args is not None:
+            if optimizer is None:
+                self.model = amp.initialize(self.model, **amp_args)
+            else:
+                self.model, self.optimizer = amp.initialize(self.model, self.optimizer, **amp_args)
+
+    def train_step(self, x):
+        loss = self.model(x).sum()
+        with amp.scale_loss(loss, self.optimizer) as scaled:
+            scaled.backward()
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Task:
+    def prepare(self, model, optimizer, amp_args):
+        self.model, self.optimizer = model, optimizer
+        if amp_args is not None:
+            if optimizer is None:
+                # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+                #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+                pass
+            else:
+                pass
+        amp_options = dict(amp_args) if amp_args is not None and optimizer is not None else {"enabled": False}
+        amp_loss_scale = amp_options.get("loss_scale", "dynamic")
+        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
+        self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+
+    def train_step(self, x):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(x).sum()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX204", "APX206", "APX209", "APX301", "APX311",),
+    ),
+    Example(
         # apex.amp handed by keyword: the parameter that now holds the GradScaler is renamed
         # scaler, and so is the keyword of the call
         "amp-given-by-keyword-parameter-and-keyword-renamed-scaler",

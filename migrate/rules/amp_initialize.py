@@ -160,7 +160,10 @@ def _prune_empty_elifs(node: Any) -> Any:
 def _prune_quiet_elifs(node: Any) -> Any:
     """``_prune_empty_elifs`` for an ``if`` between the initialize and the statement its
     GradScaler follows: only branches without comments (no TODO is lost) whose test calls
-    nothing (asking it again could have done something)."""
+    nothing (asking it again could have done something).  An ``if`` whose own branch is
+    empty too keeps them: pruned, the whole ``if`` would go with the TODO its branch holds."""
+    if is_empty_shell(node.with_changes(orelse=None)):
+        return node
     orelse = node.orelse
     if isinstance(orelse, cst.If):
         orelse = _prune_quiet_elifs(orelse)
