@@ -1464,13 +1464,14 @@ class Task:
     ),
     Example(
         # apex.amp handed by keyword: the parameter that now holds the GradScaler is renamed
-        # scaler, and so is the keyword of the call
+        # scaler, and so is the keyword of the call (``net.train()`` is no use of the function)
         "amp-given-by-keyword-parameter-and-keyword-renamed-scaler",
         before="""\
 import torch
 
 
-def epoch(net, opt, data, amp):
+def train(net, opt, data, amp):
+    net.train()
     for x, y in data:
         loss = torch.nn.functional.mse_loss(net(x), y)
         opt.zero_grad()
@@ -1491,13 +1492,14 @@ def main(args):
     else:
         amp = None
     for _ in range(args.epochs):
-        epoch(net, opt, args.data, amp=amp)
+        train(net, opt, args.data, amp=amp)
 """,
         after="""\
 import torch
 
 
-def epoch(net, opt, data, scaler):
+def train(net, opt, data, scaler):
+    net.train()
     for x, y in data:
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = torch.nn.functional.mse_loss(net(x), y)
@@ -1516,7 +1518,7 @@ def main(args):
     use_amp = bool(args.fp16)
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for _ in range(args.epochs):
-        epoch(net, opt, args.data, scaler=scaler)
+        train(net, opt, args.data, scaler=scaler)
 """,
         codes=("APX101", "APX201", "APX209", "APX230", "APX301", "APX311"),
     ),

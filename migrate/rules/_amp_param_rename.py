@@ -32,7 +32,7 @@ def renamed_scaler_parameters(rule: Any, module: cst.Module) -> Dict[cst.CSTNode
         old = carried.get(func.name.value)
         if old is None or old == SCALER or not _renamable(func, old):
             continue
-        calls = _calls_of(module, func.name.value)
+        calls = _calls_of(rule.parents, module, func.name.value)
         if calls is None:
             continue
         for node in walk(func):
@@ -61,7 +61,7 @@ def _renamable(func: cst.FunctionDef, old: str) -> bool:
     return True
 
 
-def _calls_of(module: cst.Module, name: str) -> List[cst.Call] | None:
+def _calls_of(parents: Any, module: cst.Module, name: str) -> List[cst.Call] | None:
     """The file's calls of ``name``; None when it is also read another way (passed on,
     wrapped in a partial), where a keyword could reach it unseen."""
     calls: List[cst.Call] = []
@@ -69,7 +69,7 @@ def _calls_of(module: cst.Module, name: str) -> List[cst.Call] | None:
     for node in walk(module):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == name:
             calls.append(node)
-        elif isinstance(node, cst.Name) and node.value == name:
-            reads += 1
-    # every Name is either a call's callee or the definition's own name
-    return calls if reads == len(calls) + 1 else None
+        elif isinstance(node, cst.Name) and node.value == name and is_reference(parents, node):
+            reads += 1  # ``model.train()`` or ``f(train=...)`` name something else
+    # every reference is a call's callee (the definition's own name is no reference)
+    return calls if reads == len(calls) else None
