@@ -1411,6 +1411,65 @@ def _shim_after(before: str, anchor: str, todo: str) -> str:
 
 EXAMPLES: List[Example] = [
     Example(
+        # a parameter already named scaler: the one that held apex.amp keeps its name
+        "amp-parameter-kept-where-scaler-is-a-parameter-already",
+        before="""\
+import torch
+
+
+def train(net, opt, data, amp, scaler=None):
+    net.train()
+    for x, y in data:
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        opt.zero_grad()
+        if amp is not None:
+            with amp.scale_loss(loss, opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        opt.step()
+
+
+def main(args):
+    net = torch.nn.Linear(4, 1).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    if args.fp16:
+        from apex import amp
+        net, opt = amp.initialize(net, opt, opt_level="O1")
+    else:
+        amp = None
+    for _ in range(args.epochs):
+        train(net, opt, args.data, amp=amp)
+""",
+        after="""\
+import torch
+
+
+def train(net, opt, data, amp, scaler=None):
+    net.train()
+    for x, y in data:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=amp.is_enabled()):
+            loss = torch.nn.functional.mse_loss(net(x), y)
+        opt.zero_grad()
+        if amp.is_enabled():
+            amp.scale(loss).backward()
+        else:
+            loss.backward()
+        amp.step(opt)
+        amp.update()
+
+
+def main(args):
+    net = torch.nn.Linear(4, 1).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    use_amp = bool(args.fp16)
+    grad_scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for _ in range(args.epochs):
+        train(net, opt, args.data, amp=grad_scaler)
+""",
+        codes=("APX101", "APX201", "APX209", "APX230", "APX301", "APX311",),
+    ),
+    Example(
         # the inference branch's TODO keeps its ``if``: the sibling branch emptied by the
         # training initialize is not pruned when that would leave the whole ``if`` empty
         "inference-todo-in-a-nested-branch-keeps-its-if",

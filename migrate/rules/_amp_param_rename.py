@@ -52,6 +52,8 @@ def _renamable(func: cst.FunctionDef, old: str) -> bool:
     names ``old`` or ``scaler``, and ``scaler`` occurs nowhere in it."""
     if old not in {p.name.value for p in func.params.params}:
         return False
+    if any(isinstance(n, cst.Name) and n.value == SCALER for n in walk(func.params)):
+        return False  # a parameter (or a default) already named so
     for node in walk(func.body):
         if isinstance(node, cst.Name) and node.value == SCALER:
             return False
