@@ -13,7 +13,9 @@ as it was.  The behaviour it reproduces, step by step (tested against LibCST's v
    string) or a ``__strict__ = ...`` line, up to the first that is not a line holding one
    ``import`` or ``from ... import``;
 2. what the block imports is taken off what is wanted (a ``from m import *`` there covers
-   every name of ``m``; an ``import m as a`` only the same alias);
+   every name of ``m``; an ``import m as a`` only the same alias; an ``import m.sub`` covers
+   ``import m`` too, since it binds ``m``: the one place where LibCST would add a line that
+   only repeats a binding);
 3. the first ``from m import ...`` line of the block that names a module still wanted gets
    the wanted names in front of its own, sorted, the aliased ones after the plain ones;
 4. the rest becomes new lines after the block: ``from __future__`` ones before it, then
@@ -107,7 +109,10 @@ def _take_off_what_the_block_imports(
         if isinstance(statement, cst.Import):
             for alias in statement.names:
                 if alias.asname is None:
-                    have_plain.add(alias.evaluated_name)
+                    # ``import torch.utils.data`` binds ``torch`` too: a wanted ``import torch``
+                    # would only repeat it (LibCST's visitor adds it all the same)
+                    parts = alias.evaluated_name.split(".")
+                    have_plain.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
                 else:
                     have_aliased[alias.evaluated_name] = str(alias.evaluated_alias)
             continue

@@ -209,6 +209,30 @@ class _KnownUnusedRemoval(RemoveImportsVisitor):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._unused_imports = dict(self._known_unused)
+        self._gone = self._gone_lines()
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.IndentedBlock:
+        """An import that opened its block and went leaves no blank line opening it (``if
+        available():`` / ``import apex`` / blank / ``...``): the blank line separated the
+        import from the rest."""
+        first = original_node.body[0] if original_node.body else None
+        if not (
+            isinstance(first, cst.SimpleStatementLine)
+            and all(small in self._gone for small in first.body)
+            and len(updated_node.body) == len(original_node.body) - 1
+            and updated_node.body
+        ):
+            return updated_node
+        opening = updated_node.body[0]
+        lines = list(opening.leading_lines)
+        while lines and lines[0].comment is None:
+            lines.pop(0)
+        return updated_node.with_changes(body=[opening.with_changes(leading_lines=lines), *updated_node.body[1:]])
+
+    def _gone_lines(self) -> Set[_ImportNode]:
+        """The import statements every alias of which is removed."""
+        nodes = set(self._known_unused.values())
+        return {n for n in nodes if not isinstance(n.names, cst.ImportStar) and all(a in self._known_unused for a in n.names)}
 
 
 class _WithoutMatcherTables(ContextAwareTransformer):

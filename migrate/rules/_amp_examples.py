@@ -1606,6 +1606,273 @@ def _shim_after(before: str, anchor: str, todo: str) -> str:
 
 EXAMPLES: List[Example] = [
     Example(
+        # a parameter already named scaler: the one that held apex.amp keeps its name
+        "amp-parameter-kept-where-scaler-is-a-parameter-already",
+        before="""\
+import torch
+
+
+def train(net, opt, data, amp, scaler=None):
+    net.train()
+    for x, y in data:
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        opt.zero_grad()
+        if amp is not None:
+            with amp.scale_loss(loss, opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        opt.step()
+
+
+def main(args):
+    net = torch.nn.Linear(4, 1).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    if args.fp16:
+        from apex import amp
+        net, opt = amp.initialize(net, opt, opt_level="O1")
+    else:
+        amp = None
+    for _ in range(args.epochs):
+        train(net, opt, args.data, amp=amp)
+""",
+        after="""\
+import torch
+
+
+def train(net, opt, data, amp, scaler=None):
+    net.train()
+    for x, y in data:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=amp.is_enabled()):
+            loss = torch.nn.functional.mse_loss(net(x), y)
+        opt.zero_grad()
+        if amp.is_enabled():
+            amp.scale(loss).backward()
+        else:
+            loss.backward()
+        amp.step(opt)
+        amp.update()
+
+
+def main(args):
+    net = torch.nn.Linear(4, 1).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    use_amp = bool(args.fp16)
+    grad_scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for _ in range(args.epochs):
+        train(net, opt, args.data, amp=grad_scaler)
+""",
+        codes=("APX101", "APX201", "APX209", "APX230", "APX301", "APX311",),
+    ),
+    Example(
+        # the inference branch's TODO keeps its ``if``: the sibling branch emptied by the
+        # training initialize is not pruned when that would leave the whole ``if`` empty
+        "inference-todo-in-a-nested-branch-keeps-its-if",
+        before="""\
+from apex import amp
+
+
+class Task:
+    def prepare(self, model, optimizer, amp_args):
+        self.model, self.optimizer = model, optimizer
+        if amp_args is not None:
+            if optimizer is None:
+                self.model = amp.initialize(self.model, **amp_args)
+            else:
+                self.model, self.optimizer = amp.initialize(self.model, self.optimizer, **amp_args)
+
+    def train_step(self, x):
+        loss = self.model(x).sum()
+        with amp.scale_loss(loss, self.optimizer) as scaled:
+            scaled.backward()
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Task:
+    def prepare(self, model, optimizer, amp_args):
+        self.model, self.optimizer = model, optimizer
+        if amp_args is not None:
+            if optimizer is None:
+                # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+                #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+                pass
+            else:
+                pass
+        amp_options = dict(amp_args) if amp_args is not None and optimizer is not None else {"enabled": False}
+        amp_loss_scale = amp_options.get("loss_scale", "dynamic")
+        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
+        self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+
+    def train_step(self, x):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(x).sum()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX204", "APX206", "APX209", "APX301", "APX311",),
+    ),
+    Example(
+        # apex.amp handed by keyword: the parameter that now holds the GradScaler is renamed
+        # scaler, and so is the keyword of the call (``net.train()`` is no use of the function)
+        "amp-given-by-keyword-parameter-and-keyword-renamed-scaler",
+        before="""\
+import torch
+
+
+def train(net, opt, data, amp):
+    net.train()
+    for x, y in data:
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        opt.zero_grad()
+        if amp is not None:
+            with amp.scale_loss(loss, opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        opt.step()
+
+
+def main(args):
+    net = torch.nn.Linear(4, 1).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    if args.fp16:
+        from apex import amp
+        net, opt = amp.initialize(net, opt, opt_level="O1")
+    else:
+        amp = None
+    for _ in range(args.epochs):
+        train(net, opt, args.data, amp=amp)
+""",
+        after="""\
+import torch
+
+
+def train(net, opt, data, scaler):
+    net.train()
+    for x, y in data:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(net(x), y)
+        opt.zero_grad()
+        if scaler.is_enabled():
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(opt)
+        scaler.update()
+
+
+def main(args):
+    net = torch.nn.Linear(4, 1).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for _ in range(args.epochs):
+        train(net, opt, args.data, scaler=scaler)
+""",
+        codes=("APX101", "APX201", "APX209", "APX230", "APX301", "APX311"),
+    ),
+    Example(
+        # the initialize was the only statement of an ``elif`` inside the ``if`` its GradScaler
+        # now follows: the emptied ``elif`` goes rather than staying as ``elif APEX_OK: pass``
+        "emptied-elif-inside-the-if-the-scaler-follows-goes",
+        before="""\
+import torch
+from apex import amp
+
+NATIVE_OK = False
+APEX_OK = True
+
+
+class Learner:
+    def __init__(self, net, opt, half, training=True):
+        self.net, self.opt, self.half = net, opt, half
+        if training:
+            if self.half and NATIVE_OK:
+                self.native = torch.cuda.amp.GradScaler()
+            elif APEX_OK:
+                self.net, self.opt = amp.initialize(self.net, self.opt, opt_level="O1")
+
+    def update(self, batch):
+        loss = self.net(batch).mean()
+        if self.half and NATIVE_OK:
+            self.native.scale(loss).backward()
+        elif APEX_OK:
+            with amp.scale_loss(loss, self.opt) as scaled:
+                scaled.backward()
+        else:
+            loss.backward()
+        self.opt.step()
+""",
+        after="""\
+import torch
+
+NATIVE_OK = False
+APEX_OK = True
+
+
+class Learner:
+    def __init__(self, net, opt, half, training=True):
+        self.net, self.opt, self.half = net, opt, half
+        if training:
+            if self.half and NATIVE_OK:
+                self.native = torch.amp.GradScaler("cuda")
+        use_amp = bool(training and not (self.half and NATIVE_OK) and APEX_OK)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def update(self, batch):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.net(batch).mean()
+        if self.half and NATIVE_OK:
+            self.native.scale(loss).backward()
+        elif APEX_OK:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.scaler.step(self.opt)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX902"),
+    ),
+    Example(
+        # ``import torch.utils.data`` already binds ``torch``: the GradScaler and autocast lines
+        # need no ``import torch`` added above them
+        "dotted-torch-import-already-binds-torch",
+        before="""\
+import torch.utils.data
+from apex import amp
+
+
+def fit(net, opt, pairs):
+    net, opt = amp.initialize(net, opt, opt_level="O1")
+    for inputs, target in pairs:
+        loss = torch.nn.functional.l1_loss(net(inputs), target)
+        opt.zero_grad()
+        with amp.scale_loss(loss, opt) as scaled:
+            scaled.backward()
+        opt.step()
+""",
+        after="""\
+import torch.utils.data
+
+
+def fit(net, opt, pairs):
+    scaler = torch.amp.GradScaler("cuda")
+    for inputs, target in pairs:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.l1_loss(net(inputs), target)
+        opt.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # ``optimizer = self.optimizer`` is no alias when the function binds ``self.optimizer``
         # again (StepRule's step-through-the-attribute-the-optimizer-was-read-from)
         "step-through-an-attribute-rebound-in-the-function-keeps-the-shim",
@@ -5803,28 +6070,29 @@ def cross_validate(folds, half):
     ),
     Example(
         # apex.amp or None handed to a same-file training function: the GradScaler fills that
-        # slot (disabled where apex was never initialized) and the parameter's tests read its switch
+        # slot (disabled where apex was never initialized), the parameter is renamed scaler and its
+        # tests read its switch
         "amp-or-none-passed-to-a-training-function",
         before=AMP_OR_NONE_GIVEN,
         after="""\
 import torch
 
 
-def run_epoch(model, optimizer, batches, amp, clip):
+def run_epoch(model, optimizer, batches, scaler, clip):
     for x, y in batches:
         optimizer.zero_grad()
-        with torch.autocast("cuda", dtype=torch.float16, enabled=amp.is_enabled()):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = torch.nn.functional.mse_loss(model(x), y)
-        if amp.is_enabled():
-            amp.scale(loss).backward()
+        if scaler.is_enabled():
+            scaler.scale(loss).backward()
         else:
             loss.backward()
-        amp.unscale_(optimizer)
+        scaler.unscale_(optimizer)
         params = model.parameters()
         torch.nn.utils.clip_grad_norm_(params, clip)
-        amp.step(optimizer)
-        amp.update()
-    return amp.state_dict() if amp.is_enabled() else None
+        scaler.step(optimizer)
+        scaler.update()
+    return scaler.state_dict() if scaler.is_enabled() else None
 
 
 def main(args):

@@ -157,6 +157,27 @@ def _prune_empty_elifs(node: Any) -> Any:
     return node
 
 
+def _prune_quiet_elifs(node: Any) -> Any:
+    """``_prune_empty_elifs`` for an ``if`` between the initialize and the statement its
+    GradScaler follows: only branches without comments (no TODO is lost) whose test calls
+    nothing (asking it again could have done something).  An ``if`` whose own branch is
+    empty too keeps them: pruned, the whole ``if`` would go with the TODO its branch holds."""
+    if is_empty_shell(node.with_changes(orelse=None)):
+        return node
+    orelse = node.orelse
+    if isinstance(orelse, cst.If):
+        orelse = _prune_quiet_elifs(orelse)
+        quiet = "#" not in code_of(orelse.body) and not any(
+            isinstance(n, (cst.Call, cst.NamedExpr, cst.Await)) for n in walk(orelse.test)
+        )
+        if is_empty_shell(orelse) and quiet:
+            orelse = None
+        return node.with_changes(orelse=orelse)
+    if isinstance(orelse, cst.Else) and "#" not in code_of(orelse.body):
+        return _prune_empty_elifs(node)
+    return node
+
+
 def _negated(node: cst.BaseExpression) -> Tuple[str, bool]:
     """The text of ``not node`` (``a is None`` -> ``a is not None``, ``not a`` -> ``a``) and
     whether it needs parentheses inside an ``and``."""
@@ -863,6 +884,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             self.edits.insert_before(site.anchor, created)
             created = []
 
+        for inner in self._chains_inside(site.stmt, site.anchor):
+            # ``if native: ... elif use_apex: <initialize>`` inside the anchor keeps no ``elif: pass``
+            if not self.edits.planned(inner) and inner not in self.edits.groups:
+                self.edits.replace(inner, lambda upd: [_prune_quiet_elifs(upd)])
+
         def after_if(upd: Any) -> List[cst.BaseStatement]:
             upd = _prune_empty_elifs(upd)
             if is_empty_shell(upd):
@@ -872,6 +898,17 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             return [upd] + created
 
         self.edits.replace(site.anchor, after_if)
+
+    def _chains_inside(self, stmt: Any, anchor: Any) -> List[cst.If]:
+        """The ``if`` statements (heads of their elif chains) holding ``stmt`` below ``anchor``."""
+        found: List[cst.If] = []
+        node = self.parents.get(stmt)
+        while node is not None and node is not anchor:
+            parent = self.parents.get(node)
+            if isinstance(node, cst.If) and not (isinstance(parent, cst.If) and parent.orelse is node):
+                found.append(node)
+            node = parent
+        return found if node is anchor else []
 
     def _library_wrappers(self, info: AmpFile) -> None:
         """``ApexScaler()`` of an installed library -> its native twin (``NativeScaler()``),

@@ -23,13 +23,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Set, cast
+from typing import Any, Dict, List, Optional, Set, Tuple, cast
 
 import libcst as cst
 from libcst.codemod.visitors import RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
 
 from ._amp_carrier import is_reference
+from ._amp_param_rename import renamed_scaler_parameters
 from ._apex_path import only_class_tests_with_twin, only_dead_reads_left
 from ._amp_rule import AmpRule
 from ._metadata import QualifiedNameProvider
@@ -123,6 +124,9 @@ class ImportsRule(AmpRule):
         self.pyprof_switches: List[cst.CSTNode] = []
         #: a ``global`` line that named the import's binding and more: what is left of it
         self.narrowed_globals: Dict[cst.CSTNode, cst.SimpleStatementLine] = {}
+        if self.settings.target == "native":
+            for node, new in renamed_scaler_parameters(self, module).items():
+                self.replace_node(node, new)
         imports = self._apex_imports(module)
         for stmt in self.dropped_stars:
             self._drop_star(stmt)
@@ -252,6 +256,8 @@ class ImportsRule(AmpRule):
                 or isinstance(self.parents.get(owner), cst.If)
             ):
                 continue
+            if any(stmt in self.edits.before or stmt in self.edits.after for stmt in stmts):
+                continue  # ``import apexcompat.amp`` goes in the import's place: the ``if`` stays
             dead_else = self._dead_fallback(owner, stmts)
             if owner.orelse is not None and not dead_else:
                 continue
@@ -298,7 +304,12 @@ class ImportsRule(AmpRule):
 
     @staticmethod
     def _has_effects(test: cst.BaseExpression) -> bool:
-        return any(isinstance(n, (cst.Call, cst.NamedExpr, cst.Await)) for n in walk(test))
+        """Whether evaluating ``test`` may do something besides answering (a call, an
+        assignment); asking whether apex is installed (``is_apex_available()``) does not."""
+        return any(
+            isinstance(n, (cst.NamedExpr, cst.Await)) or (isinstance(n, cst.Call) and not _asks_for_apex(n))
+            for n in walk(test)
+        )
 
     def _close_gap(self, stmt: Any) -> None:
         """A removed import that opened its block leaves no blank lines behind."""
@@ -682,6 +693,12 @@ class ImportsRule(AmpRule):
         set_in_body |= {s.name.value for s in rest if isinstance(s, (cst.ClassDef, cst.FunctionDef))}
         set_in_body |= self._set_true_before(owner)
         keep: List[cst.BaseStatement] = list(rest)
+        flag = self._flag_set_false_before(owner, rest)
+        if flag is not None:
+            # ``has_apex = False`` / ``try: ... has_apex = True``: one line with the value the try leaves
+            earlier, line = flag
+            keep.remove(line)
+            self.edits.replace(earlier, lambda upd, line=line: [upd.with_changes(body=line.body)])
         for handler in owner.handlers:
             handler_body: Any = handler.body.body
             if not isinstance(handler.body, cst.IndentedBlock):
@@ -711,13 +728,26 @@ class ImportsRule(AmpRule):
         )
         return True
 
-    def _set_true_before(self, owner: cst.Try) -> Set[str]:
-        """``has_apex = True`` right before the ``try`` (whose handler sets it False): the
-        flag already has its "available" value, the handler's line just goes."""
+    def _statement_before(self, owner: cst.Try) -> Any:
         block = self.parents.get(owner)
         body: List[Any] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
         index = next((i for i, s in enumerate(body) if s is owner), 0)
-        previous = body[index - 1] if index > 0 else None
+        return body[index - 1] if index > 0 else None
+
+    def _flag_set_false_before(self, owner: cst.Try, rest: List[Any]) -> Optional[Tuple[Any, Any]]:
+        """``has_apex = False`` right before the ``try`` whose body, once its apex imports
+        are gone, starts with ``has_apex = True``: (that earlier line, the body's line).  The
+        try now always runs to the end, so the earlier line can take the body's value."""
+        previous = self._statement_before(owner)
+        if previous is None or previous in self.edits.replacements or not rest:
+            return None
+        earlier, later = _constant_flag(previous), _constant_flag(rest[0])
+        return (previous, rest[0]) if earlier is not None and earlier == later else None
+
+    def _set_true_before(self, owner: cst.Try) -> Set[str]:
+        """``has_apex = True`` right before the ``try`` (whose handler sets it False): the
+        flag already has its "available" value, the handler's line just goes."""
+        previous = self._statement_before(owner)
         if not isinstance(previous, cst.SimpleStatementLine):
             return set()
         return {
@@ -899,6 +929,38 @@ class ImportsRule(AmpRule):
         ]
         names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         return upd.with_changes(names=names)
+
+
+#: the standard ways to ask whether a module is installed, given its name
+_FIND_MODULE = {"find_spec", "find_loader"}
+
+
+def _asks_for_apex(call: cst.Call) -> bool:
+    """``is_apex_available()`` (a function named for apex, given nothing) or
+    ``importlib.util.find_spec("apex")``: a question whose answer no longer matters."""
+    callee = code_of(call.func).split(".")[-1]
+    if not call.args:
+        return "apex" in callee.lower()
+    first = call.args[0].value
+    return (
+        callee in _FIND_MODULE
+        and len(call.args) == 1
+        and isinstance(first, cst.SimpleString)
+        and _is_apex(str(first.evaluated_value))
+    )
+
+
+def _constant_flag(stmt: Any) -> Optional[str]:
+    """The name a line like ``has_apex = False`` binds to a constant (True, False, None)."""
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    if (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and code_of(small.value) in ("True", "False", "None")
+    ):
+        return small.targets[0].target.value
+    return None
 
 
 def _without_opening_blanks(stmt: Any) -> Any:
@@ -1964,6 +2026,98 @@ class FusedLayerNorm(torch.nn.LayerNorm):
 has_fused = True
 """,
         codes=("APX101", "APX103", "APX804"),
+    ),
+    Example(
+        # the flag's first line takes the value the try leaves, rather than a second line under it
+        "availability-flag-cleared-before-its-try-becomes-one-line",
+        before="""\
+import torch
+
+fused_ok = False
+try:
+    from apex import amp
+    fused_ok = True
+except ImportError:
+    pass
+
+
+def backend():
+    return "mixed" if fused_ok else "fp32"
+""",
+        after="""\
+import torch
+
+fused_ok = True
+
+
+def backend():
+    return "mixed" if fused_ok else "fp32"
+""",
+        codes=("APX101", "APX103"),
+    ),
+    Example(
+        # asking whether apex is installed does nothing else: the question goes with the import
+        "if-that-only-imported-apex-after-asking-for-it-goes",
+        before="""\
+import importlib.util
+
+import torch
+from .env import apex_installed
+
+if apex_installed():
+    from apex import amp
+
+if importlib.util.find_spec("apex"):
+    from apex import amp
+
+
+def double(x):
+    return x * 2
+""",
+        after="""\
+import importlib.util
+
+import torch
+from .env import apex_installed
+
+
+def double(x):
+    return x * 2
+""",
+        codes=("APX101",),
+    ),
+    Example(
+        # the ``if`` keeps the shim import that takes the place of its ``import apex``
+        "if-whose-apex-import-becomes-the-shim-import-stays",
+        before="""\
+from .flags import USE_APEX
+
+if USE_APEX:
+    import apex
+
+
+def load(state, kind):
+    if kind == "apex":
+        apex.amp.load_state_dict(state)
+""",
+        after="""\
+from .flags import USE_APEX
+
+if USE_APEX:
+    import apexcompat.amp
+
+
+def load(state, kind):
+    if kind == "apex":
+        # TODO(apexcompat): apex.amp.load_state_dict(state) needs the GradScaler that replaces
+        #   amp.initialize, which is created in another file: pass that scaler here and call
+        #   `scaler.load_state_dict(state)` instead (a checkpoint apex wrote holds
+        #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
+        #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
+        #   its own amp.initialize, so this line fails once that file is migrated
+        apexcompat.amp.load_state_dict(state)
+""",
+        codes=("APX101", "APX102", "APX403"),
     ),
 ]
 

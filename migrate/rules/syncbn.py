@@ -270,6 +270,15 @@ class SyncBatchNormRule(NeighbourRule):
             "# TODO(apexcompat): " + GROUP_TODO + "\ngroup = create_syncbn_process_group(8)\n",
             ("APX614",),
         ),
+        Example(
+            # the import opened its block: the blank line below it goes with it
+            "import-opening-a-block-leaves-no-blank-line",
+            "import torch.nn as nn\nfrom .env import apex_installed\n\nNORMS = (nn.BatchNorm1d, nn.BatchNorm2d)\n"
+            "if apex_installed():\n    import apex\n\n    NORMS = NORMS + (apex.parallel.SyncBatchNorm,)\n",
+            "import torch.nn as nn\nfrom .env import apex_installed\n\nNORMS = (nn.BatchNorm1d, nn.BatchNorm2d)\n"
+            "if apex_installed():\n    NORMS = NORMS + (nn.SyncBatchNorm,)\n",
+            ("APX612",),
+        ),
     ]
     NOOP_EXAMPLES = [
         Example(

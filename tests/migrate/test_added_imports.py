@@ -90,3 +90,13 @@ def test_left_to_libcst_for_relative_or_future_modules(wanted: list) -> None:
         __import__("libcst.codemod.visitors", fromlist=["ImportItem"]).ImportItem(*w) for w in wanted
     ]
     assert add_imports(context, cst.parse_module("x = 1\n")) is None
+
+
+def test_a_dotted_import_of_the_top_block_already_binds_its_root() -> None:
+    """``import torch.utils.data`` binds ``torch``: a wanted ``import torch`` adds nothing
+    (LibCST's visitor would write it all the same), a wanted submodule still comes."""
+    tree = cst.parse_module("import torch.utils.data\nfrom torch import nn\n\nx = torch.zeros(1)\n")
+    ours = add_imports(_context([("torch", None, None)]), tree)
+    assert ours is not None and ours.code == tree.code
+    ours = add_imports(_context([("torch.distributed", None, None)]), tree)
+    assert ours is not None and "import torch.distributed\n" in ours.code
