@@ -157,8 +157,7 @@ class NativeClipRule(AmpRule):
         if not scaled:
             return
         unscaling = self._unscaling_functions(calls)
-        scopes: List[Any] = [module] + [n for n in walk_of(module, cst.FunctionDef) if n in scaled]
-        for scope in scopes:
+        for scope in [module, *walk_of(module, cst.FunctionDef)]:
             if scope in scaled:
                 self._check(scope.body if isinstance(scope, cst.FunctionDef) else scope, unscaling)
 
