@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import gc
 import os
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .settings import Settings
 
 if TYPE_CHECKING:  # the engine imports LibCST: load it only when a file needs parsing
+    from .early_pool import EarlyPool
     from .engine import MigrationResult
     from .findings import Finding
     from .repo_plan import FilePlan, RepoPlan
@@ -69,29 +70,41 @@ def _migrate_in_worker(job: Job) -> "MigrationResult":
     return _migrate(job, _worker_settings)
 
 
+def pool_size(jobs: Sequence[Job], workers: int) -> int:
+    """How many worker processes ``jobs`` pay for (1: none, migrate in this process)."""
+    return min(workers, max(1, len(jobs) // MIN_FILES_PER_WORKER))
+
+
 def migrate_all(
     jobs: Sequence[Job],
     settings: Settings,
     workers: int,
+    pool: Optional["EarlyPool"] = None,
 ) -> Iterator["MigrationResult"]:
     """Yield one result per job, in order; ``workers`` > 1 uses a process pool when there
     are enough files to pay for it (the biggest files are started first, their results
-    held back until those of the files before them are in)."""
-    workers = min(workers, max(1, len(jobs) // MIN_FILES_PER_WORKER))
+    held back until those of the files before them are in); a run's ``pool``, started
+    already, is used whatever the number of files."""
+    if pool is not None:
+        yield from pool.migrate(jobs) if jobs else ()
+        return
+    workers = pool_size(jobs, workers)
     if workers <= 1:
         for job in jobs:
             yield _migrate(job, settings)
         return
     import multiprocessing
 
+    from .early_pool import biggest_first
+
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" else None
     context = multiprocessing.get_context(method)
     # the biggest files first, so that no worker is left with a long one at the end
-    order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i][1]))
+    order = biggest_first(jobs)
     finished: Dict[int, "MigrationResult"] = {}
     next_index = 0
-    with context.Pool(workers, initializer=_init_worker, initargs=(settings,)) as pool:
-        results = pool.imap(_migrate_in_worker, [jobs[i] for i in order], chunksize=1)
+    with context.Pool(workers, initializer=_init_worker, initargs=(settings,)) as processes:
+        results = processes.imap(_migrate_in_worker, [jobs[i] for i in order], chunksize=1)
         for index, result in zip(order, results):
             finished[index] = result
             while next_index in finished:
@@ -163,7 +176,11 @@ def _reviewed(finding: "Finding", source: bytes) -> bool:
 
 
 def _keep_apex_where_float32(
-    jobs: Sequence[Job], results: List["MigrationResult"], settings: Settings, workers: int
+    jobs: Sequence[Job],
+    results: List["MigrationResult"],
+    settings: Settings,
+    workers: int,
+    pool: Optional["EarlyPool"] = None,
 ) -> List["MigrationResult"]:
     """A file of no component whose forward pass could not be put under autocast would train
     in float32 as written (the TODO says so, but the script runs), one that clips the
@@ -191,7 +208,7 @@ def _keep_apex_where_float32(
             message = todo.message.split(prefix)[-1].split("; this file keeps")[0]
             reason = prefix + message.replace("this amp.scale_loss", "its amp.scale_loss")
             again[i] = (job[0], job[1], FilePlan(notes=notes, refusal=reason))
-    for i, result in zip(again, migrate_all(list(again.values()), settings, workers)):
+    for i, result in zip(again, migrate_all(list(again.values()), settings, workers, pool)):
         results[i] = result
     return results
 
@@ -202,16 +219,19 @@ def migrate_planned(
     settings: Settings,
     workers: int,
     plan: Optional["RepoPlan"],
+    pool: Optional["EarlyPool"] = None,
 ) -> List["MigrationResult"]:
     """Migrate ``jobs`` with ``plan`` (its files keyed by ``keys``, one per job); a component
     in which any file falls back is migrated again without the plan, so one amp instance
     comes out native in every file or in none; a file of no component falls back where its
-    forward pass could not be put under autocast."""
+    forward pass could not be put under autocast.  A ``pool`` started before the plan has
+    migrated some files already (``early_pool``)."""
     if plan is None or not plan.files:
-        return _keep_apex_where_float32(jobs, list(migrate_all(jobs, settings, workers)), settings, workers)
+        first = pool.with_plan([None] * len(jobs)) if pool is not None else list(migrate_all(jobs, settings, workers))
+        return _keep_apex_where_float32(jobs, first, settings, workers, pool)
     file_plans = [plan.files.get(key) for key in keys]
     planned: List[Job] = [(path, source, fp) for (path, source), fp in zip(jobs, file_plans)]
-    results = list(migrate_all(planned, settings, workers))
+    results = pool.with_plan(file_plans) if pool is not None else list(migrate_all(planned, settings, workers))
     failed: Dict[int, str] = {}
     for fp, result in zip(file_plans, results):
         if fp is not None and fp.component is not None and fp.component not in failed:
@@ -219,7 +239,7 @@ def migrate_planned(
             if reason is not None:
                 failed[fp.component] = reason
     if not failed:
-        return _keep_apex_where_float32(planned, results, settings, workers)
+        return _keep_apex_where_float32(planned, results, settings, workers, pool)
     for component in failed:
         plan.without(component)
     # each file of a dropped component is migrated again on its own, told why
@@ -228,9 +248,11 @@ def migrate_planned(
         for i, fp in enumerate(file_plans)
         if fp is not None and fp.component in failed
     }
-    for i, result in zip(again, migrate_all(list(again.values()), settings, workers)):
+    for i, result in zip(again, migrate_all(list(again.values()), settings, workers, pool)):
         results[i] = result
-    return _keep_apex_where_float32([again.get(i, job) for i, job in enumerate(planned)], results, settings, workers)
+    return _keep_apex_where_float32(
+        [again.get(i, job) for i, job in enumerate(planned)], results, settings, workers, pool
+    )
 
 
 def migrate_repository(
@@ -247,12 +269,16 @@ def migrate_repository(
     ``others`` the plan edits (a file without apex.amp that calls a model factory,
     ``factory_callers``), in the order of ``others``."""
     from . import stdlib_trees
+    from .early_pool import EarlyPool
 
     try:
-        with fewer_collections():
+        with fewer_collections(), ExitStack() as stack:
+            # the workers start on the files before the plan is built (``early_pool``)
+            size = pool_size(jobs, workers)
+            pool = stack.enter_context(EarlyPool(jobs, settings, size)) if size > 1 else None
             plan = _plan(jobs, keys, settings, roots, others)
             gc.freeze()
-            results = migrate_planned(jobs, keys, settings, workers, plan)
+            results = migrate_planned(jobs, keys, settings, workers, plan, pool)
         if plan is None:
             return results
         results = _edit_steppable_wrappers(plan, jobs, keys, results, others)

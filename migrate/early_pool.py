@@ -1,0 +1,95 @@
+"""Worker processes started before the cross-file plan is built.
+
+While the main process indexes the admitted files and plans across them, the workers
+already migrate those files as if the plan gave none of them a part (most files it does
+not: 3 of DeepLearningExamples' 87, none of a tree of independent scripts).  Once the plan
+is known, a file it does give a part is migrated again with it, and a file not yet started
+is handed its part directly.  A file's result depends only on its text, its path, the
+settings and its part of the plan, so the results are those of a pool started after the
+plan; the plan no longer waits in front of the whole per-file phase.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+from multiprocessing.pool import AsyncResult
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+
+from .settings import Settings
+
+if TYPE_CHECKING:
+    from .engine import MigrationResult
+    from .repo_plan import FilePlan
+
+
+class EarlyPool:
+    """A process pool that migrates ``jobs`` (path as shown, source) ahead of their plan,
+    the biggest files first, keeping only a few in flight so that the files handed out
+    before the plan is known are few more than the workers."""
+
+    def __init__(self, jobs: Sequence[Tuple[str, bytes]], settings: Settings, workers: int) -> None:
+        from . import engine  # noqa: F401  (LibCST and the rules: loaded once here, not in each worker)
+        from .pipeline import _init_worker
+
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" else None
+        self._pool = multiprocessing.get_context(method).Pool(workers, initializer=_init_worker, initargs=(settings,))
+        self._jobs = jobs
+        # the biggest files first, so that no worker is left with a long one at the end
+        self._order = biggest_first(jobs)
+        self._lock = threading.Lock()
+        self._handed = 0  # how many of ``_order`` went out without a plan
+        self._planned = False
+        self._guesses: Dict[int, AsyncResult] = {}
+        for _ in range(workers + 1):
+            self._guess()
+
+    def __enter__(self) -> "EarlyPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pool.terminate()  # every result wanted is in; a superseded guess may still run
+
+    def _guess(self, _done: Any = None) -> None:
+        """Hand out the next file without a plan, until the plan is known (also called as
+        each earlier one finishes, in the pool's result thread)."""
+        from .pipeline import _migrate_in_worker
+
+        with self._lock:
+            if self._planned or self._handed >= len(self._order):
+                return
+            i = self._order[self._handed]
+            self._handed += 1
+            self._guesses[i] = self._pool.apply_async(
+                _migrate_in_worker, (self._jobs[i],), callback=self._guess, error_callback=self._guess
+            )
+
+    def with_plan(self, file_plans: Sequence[Optional["FilePlan"]]) -> List["MigrationResult"]:
+        """One result per job, each migrated with its part of the plan (``file_plans``, None
+        where the plan gives the file none): a guess stands where the file has no part."""
+        from .pipeline import _migrate_in_worker
+
+        with self._lock:
+            self._planned = True
+            guesses = dict(self._guesses)
+        wanted: Dict[int, AsyncResult] = {}
+        for i in self._order:
+            if i in guesses and file_plans[i] is None:
+                wanted[i] = guesses[i]
+            else:
+                path, source = self._jobs[i]
+                wanted[i] = self._pool.apply_async(_migrate_in_worker, ((path, source, file_plans[i]),))
+        return [wanted[i].get() for i in range(len(self._jobs))]
+
+    def migrate(self, jobs: Sequence[Any]) -> List["MigrationResult"]:
+        """One result per job (a later pass: files migrated again), the biggest first."""
+        from .pipeline import _migrate_in_worker
+
+        handed = {i: self._pool.apply_async(_migrate_in_worker, (jobs[i],)) for i in biggest_first(jobs)}
+        return [handed[i].get() for i in range(len(jobs))]
+
+
+def biggest_first(jobs: Sequence[Any]) -> List[int]:
+    """The indexes of ``jobs`` (path, source, ...) by decreasing source size."""
+    return sorted(range(len(jobs)), key=lambda i: -len(jobs[i][1]))
