@@ -6,7 +6,8 @@ comments that are never duplicated."""
 
 from __future__ import annotations
 
-from typing import ClassVar, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union, cast
+import re
+from typing import ClassVar, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -150,6 +151,8 @@ class NeighbourRule(Rule):
     #: the wrapper whose parent map ``_parents`` is (``parent``)
     _parents_of: object = object()
     _parents: Mapping[cst.CSTNode, cst.CSTNode] = {}
+    #: the first names an import of the module may bind (``names_of``); None: not read yet
+    _import_roots: Optional[FrozenSet[str]] = None
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         gate = self.namespace_gate(tree)
@@ -187,10 +190,12 @@ class NeighbourRule(Rule):
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
         self._module = node
-        self._lines = module_code(node).splitlines()
+        self._lines_code = module_code(node)
+        self._lines = self._lines_code.splitlines()
         self._default_indent = node.default_indent
         self._torch_aliases = _torch_aliases(node)
         self._star_names = _star_names(node, self.STAR_EXPORTS)
+        self._import_roots = _import_roots(self._lines_code)
         self._statements: List[cst.CSTNode] = []
         self._todos: Dict[int, List[str]] = {}
         self._rebuilt: Set[int] = set()
@@ -274,6 +279,16 @@ class NeighbourRule(Rule):
         returned, not ``f``."""
         if isinstance(node, cst.Call):
             return set()
+        if self._import_roots is not None:
+            # an imported name is read through a name some import binds (LibCST looks the
+            # dotted name and its prefixes up in the scopes, and only an import binds a
+            # dotted one): any other name or attribute chain names nothing imported, and
+            # its qualified names need not be worked out
+            root = node
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if isinstance(root, cst.Name) and root.value not in self._import_roots and root.value not in self._star_names:
+                return set()
         names = self.get_metadata(QualifiedNameProvider, node, set())
         if any(q.source is QualifiedNameSource.LOCAL for q in names):
             if not self._removed_import_with_none_fallback(node, names):
@@ -665,6 +680,48 @@ def _torch_aliases(module: cst.Module) -> Dict[str, str]:
                 local = get_full_name_for_node(alias.asname.name) if alias.asname is not None else name
                 aliases[f"{base}.{name}"] = local or name
     return aliases
+
+
+def _import_roots(code: str) -> FrozenSet[str]:
+    """Every name that may be the first name of one an import of ``code`` binds, in any
+    scope (``import a.b`` binds ``a``, ``from m import n as k`` binds ``k``): each word
+    after an ``import`` keyword up to the end of its statement (a superset: read from the
+    text, the word ``import`` in a string or a comment adds words too, never removes any)."""
+    roots: Set[str] = set()
+    for keyword in _IMPORT_KEYWORD.finditer(code):
+        roots.update(_WORD.findall(code, keyword.end(), _statement_end(code, keyword.end())))
+    return frozenset(roots)
+
+
+def _statement_end(code: str, at: int) -> int:
+    """Where the statement whose text goes on at ``at`` ends: the first line end outside
+    brackets and not continued by a backslash (comments skipped; an import holds no strings)."""
+    depth = 0
+    while True:
+        found = _STATEMENT_MARK.search(code, at)
+        if found is None:
+            return len(code)
+        char, at = found.group(), found.end()
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "#":
+            newline = code.find("\n", at)
+            if newline < 0:
+                return len(code)
+            at = newline
+        elif char == "\\":
+            # the line end it escapes does not end the statement
+            at += 2 if code.startswith("\r\n", at) else 1
+        elif depth <= 0:  # a line end
+            return found.start()
+
+
+_IMPORT_KEYWORD = re.compile(r"\bimport\b")
+_WORD = re.compile(r"[^\W\d]\w*")
+#: what ``_statement_end`` looks at: brackets, comments, backslashes and line ends
+_STATEMENT_MARK = re.compile(r"[()\[\]{}#\\\n]")
 
 
 def _star_names(module: cst.Module, exports: Dict[str, Tuple[str, ...]]) -> Dict[str, str]:

@@ -280,6 +280,8 @@ class DistributedDataParallelRule(NeighbourRule):
     def _reference(self, original, updated):  # type: ignore[no-untyped-def]
         """``isinstance(model, DDP)``, ``wrapper_cls = DDP``: the class itself maps 1:1.
         ``self._ddp = parallel``: the module handed on is reported."""
+        if not self.names_of(original):  # most names: no parent link needed
+            return updated
         if self._module_passed_on(original):
             self.todo(original, "APX605", MODULE_VALUE_TODO)
             return updated

@@ -154,13 +154,15 @@ class TorchAmpSpellingsRule(NeighbourRule):
         return self._reference(original_node, updated_node)
 
     def _reference(self, original, updated):  # type: ignore[no-untyped-def]
+        names = self.names_of(original)
+        if not names:  # most names: no parent link needed
+            return updated
         if (
             self.is_callee(original)
             or not self.is_outermost(original)
             or isinstance(self.parent(original), cst.Decorator)
         ):
             return updated
-        names = self.names_of(original)
         device = _lookup(names, GRAD_SCALER)
         if device and self.settings.torch_at_least(2, 3) and self.settings.code_enabled("APX902"):
             # torch.cuda.amp.GradScaler subclasses torch.amp.GradScaler: annotations and
