@@ -3839,6 +3839,127 @@ class PairStep:
         codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
     ),
     Example(
+        # the forward pass runs in a try whose handler skips an out-of-memory batch (or raises
+        # again): the region holds the whole try, so a handler that leaves closes it on its way
+        # out; the finiteness check and the scaled backward stay after it
+        "autocast-holds-a-try-around-the-forward-pass",
+        before="""\
+import torch
+from apex import amp
+
+
+class Runner:
+    def __init__(self, net, optimizer):
+        self.net, self.optimizer = amp.initialize(net, optimizer, opt_level="O1")
+        self.skipped = 0
+
+    def train_step(self, batch):
+        # an out-of-memory batch is skipped
+        try:
+            out = self.net(batch["x"])
+        except RuntimeError as err:
+            if "out of memory" in str(err):
+                torch.cuda.empty_cache()
+                self.skipped += 1
+                return False
+            raise
+        value = out["loss"].item()
+        if value != value:
+            return False
+        with amp.scale_loss(out["loss"] / 2, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+        return True
+""",
+        after="""\
+import torch
+
+
+class Runner:
+    def __init__(self, net, optimizer):
+        self.net, self.optimizer = net, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.skipped = 0
+
+    def train_step(self, batch):
+        # an out-of-memory batch is skipped
+        with torch.autocast("cuda", dtype=torch.float16):
+            try:
+                out = self.net(batch["x"])
+            except RuntimeError as err:
+                if "out of memory" in str(err):
+                    torch.cuda.empty_cache()
+                    self.skipped += 1
+                    return False
+                raise
+        value = out["loss"].item()
+        if value != value:
+            return False
+        self.scaler.scale(out["loss"] / 2).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+        return True
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a second loss computed after the first scaled backward from a call that runs no model
+        # found here (a regularizer's penalty): apex had unscaled the first backward's gradients
+        # for what runs between, a GradScaler has not, so no region is placed there: manual work
+        "no-autocast-for-a-loss-computed-after-another-scaled-backward",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, net, optimizer, penalty):
+        self.net, self.optimizer = amp.initialize(net, optimizer, opt_level="O1")
+        self.penalty = penalty
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.penalty.record_gradients()
+        extra = 0.1 * self.penalty.value()
+        with amp.scale_loss(extra, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, net, optimizer, penalty):
+        self.net, self.optimizer = net, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.penalty = penalty
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.scaler.scale(loss).backward()
+        self.penalty.record_gradients()
+        extra = 0.1 * self.penalty.value()
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss
+        #   (`extra = 0.1 * self.penalty.value()` calls no model found here, after the scaled
+        #   backward of line 13 and before the step: apex had unscaled that backward's gradients
+        #   for whatever runs there, a GradScaler keeps them scaled until the step, and what
+        #   these calls compute or read is not followed): wrap them in `with
+        #   torch.autocast("cuda", dtype=torch.float16):` by hand
+        self.scaler.scale(extra).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX210", "APX301", "APX311"),
+    ),
+    Example(
         # the loss comes from a callable the trainer was handed, which hides the model: no
         # autocast can be placed provably, so the site is manual work (error: --check fails
         # until it is done)
