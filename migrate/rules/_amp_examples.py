@@ -6351,10 +6351,9 @@ for crops, label in loader:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
-        # the forward pass runs in a try block that feeds the loss: autocast cannot take the block in,
-        # and wrapping only the loss after it would leave the model in float32, so the site is left
-        # to a person (in a repository run the file falls back to the shim, APX220)
-        "forward-pass-in-a-try-before-the-loss-left-by-hand",
+        # the forward pass runs in a try whose handler only frees memory and skips the batch: the
+        # region holds the whole try with the loss after it (a handler that leaves closes it)
+        "forward-pass-in-a-try-before-the-loss-rides-in-the-region",
         before="""\
 import torch
 from apex import amp
@@ -6381,9 +6380,58 @@ net = build_encoder().cuda()
 opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
 scaler = torch.amp.GradScaler("cuda")
 for x, label in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        try:
+            out = net(x)
+        except torch.cuda.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            continue
+        loss = net.head.loss(out, label)
+    opt.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the same try with a loop in its handler: autocast does not take that block in, and
+        # wrapping only the loss after it would leave the model in float32, so the site is left
+        # to a person (in a repository run the file falls back to the shim, APX220)
+        "forward-pass-in-a-try-before-the-loss-left-by-hand",
+        before="""\
+import torch
+from apex import amp
+
+net = build_encoder().cuda()
+opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
+net, opt = amp.initialize(net, opt, opt_level="O1")
+for x, label in loader:
     try:
         out = net(x)
     except torch.cuda.OutOfMemoryError:
+        for p in net.parameters():
+            p.grad = None
+        torch.cuda.empty_cache()
+        continue
+    loss = net.head.loss(out, label)
+    opt.zero_grad()
+    with amp.scale_loss(loss, opt) as scaled:
+        scaled.backward()
+    opt.step()
+""",
+        after="""\
+import torch
+
+net = build_encoder().cuda()
+opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
+scaler = torch.amp.GradScaler("cuda")
+for x, label in loader:
+    try:
+        out = net(x)
+    except torch.cuda.OutOfMemoryError:
+        for p in net.parameters():
+            p.grad = None
         torch.cuda.empty_cache()
         continue
     loss = net.head.loss(out, label)
