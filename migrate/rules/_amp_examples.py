@@ -27,6 +27,40 @@ for x, y in loader:
     optimizer.step()
 """
 
+#: a forward pass in a try whose handler frees memory and skips the batch, then the loss
+FORWARD_IN_A_TRY = """\
+import torch
+from apex import amp
+
+net = build_encoder().cuda()
+opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
+net, opt = amp.initialize(net, opt, opt_level="O1")
+for x, label in loader:
+    try:
+        out = net(x)
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        continue
+    loss = net.head.loss(out, label)
+    opt.zero_grad()
+    with amp.scale_loss(loss, opt) as scaled:
+        scaled.backward()
+    opt.step()
+"""
+#: that handler, and the same clearing the gradients in a loop first
+_OOM_SKIP = """\
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        continue
+"""
+_OOM_SKIP_CLEARING = """\
+    except torch.cuda.OutOfMemoryError:
+        for p in net.parameters():
+            p.grad = None
+        torch.cuda.empty_cache()
+        continue
+"""
+
 #: an optimizer held by a parameter of the function that scales the loss, stepped through it
 HELD_BY_A_PARAMETER = """\
 import torch
@@ -6354,25 +6388,7 @@ for crops, label in loader:
         # the forward pass runs in a try whose handler only frees memory and skips the batch: the
         # region holds the whole try with the loss after it (a handler that leaves closes it)
         "forward-pass-in-a-try-before-the-loss-rides-in-the-region",
-        before="""\
-import torch
-from apex import amp
-
-net = build_encoder().cuda()
-opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
-net, opt = amp.initialize(net, opt, opt_level="O1")
-for x, label in loader:
-    try:
-        out = net(x)
-    except torch.cuda.OutOfMemoryError:
-        torch.cuda.empty_cache()
-        continue
-    loss = net.head.loss(out, label)
-    opt.zero_grad()
-    with amp.scale_loss(loss, opt) as scaled:
-        scaled.backward()
-    opt.step()
-""",
+        before=FORWARD_IN_A_TRY,
         after="""\
 import torch
 
@@ -6399,42 +6415,18 @@ for x, label in loader:
         # wrapping only the loss after it would leave the model in float32, so the site is left
         # to a person (in a repository run the file falls back to the shim, APX220)
         "forward-pass-in-a-try-before-the-loss-left-by-hand",
-        before="""\
-import torch
-from apex import amp
-
-net = build_encoder().cuda()
-opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
-net, opt = amp.initialize(net, opt, opt_level="O1")
-for x, label in loader:
-    try:
-        out = net(x)
-    except torch.cuda.OutOfMemoryError:
-        for p in net.parameters():
-            p.grad = None
-        torch.cuda.empty_cache()
-        continue
-    loss = net.head.loss(out, label)
+        before=FORWARD_IN_A_TRY.replace(_OOM_SKIP, _OOM_SKIP_CLEARING),
+        after=FORWARD_IN_A_TRY.replace(_OOM_SKIP, _OOM_SKIP_CLEARING)
+        .replace("from apex import amp\n", "")
+        .replace('net, opt = amp.initialize(net, opt, opt_level="O1")\n', 'scaler = torch.amp.GradScaler("cuda")\n')
+        .replace(
+            """\
     opt.zero_grad()
     with amp.scale_loss(loss, opt) as scaled:
         scaled.backward()
     opt.step()
 """,
-        after="""\
-import torch
-
-net = build_encoder().cuda()
-opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
-scaler = torch.amp.GradScaler("cuda")
-for x, label in loader:
-    try:
-        out = net(x)
-    except torch.cuda.OutOfMemoryError:
-        for p in net.parameters():
-            p.grad = None
-        torch.cuda.empty_cache()
-        continue
-    loss = net.head.loss(out, label)
+            """\
     opt.zero_grad()
     # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap
     #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
@@ -6442,6 +6434,7 @@ for x, label in loader:
     scaler.step(opt)
     scaler.update()
 """,
+        ),
         codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
     ),
     Example(
