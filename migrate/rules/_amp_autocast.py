@@ -681,8 +681,8 @@ class AutocastPlacement(AmpRule):
         information, ``p.grad ** 2``), which apex had unscaled when its block exited and a
         GradScaler leaves scaled until the step; "" when the loss is not computed so."""
         stmt, func = self.lone_loss, site.func
-        if stmt is None or func is None:
-            return ""
+        if stmt is None or func is None or enclosing(self.parents, stmt, cst.FunctionDef) is not func:
+            return ""  # (a statement at a caller of a backward helper is no such loss)
         line = self.line_of(stmt)
         earlier = [
             other
