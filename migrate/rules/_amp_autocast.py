@@ -282,6 +282,9 @@ class AutocastPlacement(AmpRule):
     #: the statement next to the scale_loss that only rescales a loss computed before its
     #: block, where no forward span was found (said in the APX210 reason)
     rescale_only: Optional[cst.BaseStatement] = None
+    #: the statement that computes the loss where no model call was found before it in its
+    #: block (said in the APX210 reason when it follows another scaled backward)
+    lone_loss: Optional[cst.BaseStatement] = None
 
     def _model_texts(self, info: AmpFile) -> set:
         texts = set()
@@ -466,7 +469,25 @@ class AutocastPlacement(AmpRule):
         (``_branches_with_plain_blocks``).  apex's O1 ran them with its casts too."""
         if isinstance(stmt, cst.If):
             return not self._nests_or_steps(stmt) or self._branches_with_plain_blocks(stmt)
-        return self._is_grad_off_block(stmt)
+        return self._is_grad_off_block(stmt) or self._is_guarded_forward(stmt)
+
+    def _is_guarded_forward(self, stmt: Any) -> bool:
+        """``try: stats = self.task(egs)`` / ``except RuntimeError as err: if "out of memory" in
+        str(err): return False`` / ``raise``: a ``try`` whose body, handlers, ``else`` and
+        ``finally`` hold only simple statements and ``if``s of them (no loop, ``with``, nested
+        ``try`` or definition) and no step, backward or backward helper.  The autocast region
+        holds it whole: its handlers catch what they caught before (a forward pass one of them
+        runs again is under autocast too), and whatever leaves it closes the ``with`` on its
+        way out."""
+        if not isinstance(stmt, cst.Try):
+            return False
+        blocks = [stmt.body] + [handler.body for handler in stmt.handlers]
+        blocks += [part.body for part in (stmt.orelse, stmt.finalbody) if part is not None]
+        return all(
+            isinstance(block, cst.IndentedBlock)
+            and all(isinstance(s, (cst.SimpleStatementLine, cst.If)) and not self._nests_or_steps(s) for s in block.body)
+            for block in blocks
+        )
 
     def _is_grad_off_block(self, stmt: Any) -> bool:
         """``with torch.no_grad(): ...`` holding no loop, nested ``with``, ``try``, definition,
@@ -553,7 +574,7 @@ class AutocastPlacement(AmpRule):
             )
             return
         loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
-        self.rescale_only = None
+        self.rescale_only = self.lone_loss = None
         found = self._forward_spans(site.with_stmt, loss_texts, info)
         spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found] if found else [(None, site.func)]
         if spans[0][0] is None:
@@ -579,6 +600,7 @@ class AutocastPlacement(AmpRule):
                 "the forward pass and loss are not next to this amp.scale_loss"
                 + (self._why_not_own_forward(site) or self._why_handed_callable(site) if not spans else "")
                 + self._why_rescale_only()
+                + self._why_after_backward(site)
                 + f': wrap them in `with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
             )
             return
@@ -650,6 +672,34 @@ class AutocastPlacement(AmpRule):
         if not forward_fed([(params.index(name), name)], list(calls or ())):
             return None
         return self._forward_body_span(cls, info)
+
+    def _why_after_backward(self, site: ScaleLossSite) -> str:
+        """``l_reg = self.reg_importance * self.regularizer.penalty()`` computed (no model call
+        found before it in its block) after an earlier ``amp.scale_loss`` block of the same
+        function and before the step: the words that say why no region is placed there.  A
+        call there may read the gradients of that backward (an EWC regularizer's Fisher
+        information, ``p.grad ** 2``), which apex had unscaled when its block exited and a
+        GradScaler leaves scaled until the step; "" when the loss is not computed so."""
+        stmt, func = self.lone_loss, site.func
+        if stmt is None or func is None or enclosing(self.parents, stmt, cst.FunctionDef) is not func:
+            return ""  # (a statement at a caller of a backward helper is no such loss)
+        line = self.line_of(stmt)
+        earlier = [
+            other
+            for other in walk(func.body)
+            if isinstance(other, cst.With)
+            and other is not site.with_stmt
+            and any(isinstance(i.item, cst.Call) and code_of(i.item.func).split(".")[-1] == "scale_loss" for i in other.items)
+            and self.position(other).end.line < line
+        ]
+        if not earlier:
+            return ""
+        text = "; ".join(code_of(part).strip() for part in getattr(stmt, "body", [stmt]))
+        return (
+            f" (`{text}` calls no model found here, after the scaled backward of line {self.line_of(earlier[-1])} and "
+            "before the step: apex had unscaled that backward's gradients for whatever runs there, a GradScaler "
+            "keeps them scaled until the step, and what these calls compute or read is not followed)"
+        )
 
     def _why_rescale_only(self) -> str:
         if self.rescale_only is None:
@@ -950,6 +1000,9 @@ class AutocastPlacement(AmpRule):
                 ):
                     end = j  # ``if kl_w > 0: with torch.no_grad(): ref = ...; loss += kl_w * kl(out, ref)``
                     break
+                if assigned_names(body[j]) & loss_texts and self._is_guarded_forward(body[j]):
+                    end = j  # ``try: stats = self.task(egs)`` / ``except RuntimeError: ... return False``
+                    break
                 if self._is_barrier(body[j]):
                     branches = self._branch_spans(body[j], loss_texts, info)
                     if branches is not None:
@@ -1014,7 +1067,10 @@ class AutocastPlacement(AmpRule):
                 self.rescale_only = body[end]
             return split
         if start is None:
-            return self._split_spans(body, end, models)
+            split = self._split_spans(body, end, models)
+            if split is None:
+                self.lone_loss = body[end]
+            return split
         members = self._unplanned(body[start : end + 1])
         return None if members is None else [members]
 

@@ -27,6 +27,40 @@ for x, y in loader:
     optimizer.step()
 """
 
+#: a forward pass in a try whose handler frees memory and skips the batch, then the loss
+FORWARD_IN_A_TRY = """\
+import torch
+from apex import amp
+
+net = build_encoder().cuda()
+opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
+net, opt = amp.initialize(net, opt, opt_level="O1")
+for x, label in loader:
+    try:
+        out = net(x)
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        continue
+    loss = net.head.loss(out, label)
+    opt.zero_grad()
+    with amp.scale_loss(loss, opt) as scaled:
+        scaled.backward()
+    opt.step()
+"""
+#: that handler, and the same clearing the gradients in a loop first
+_OOM_SKIP = """\
+    except torch.cuda.OutOfMemoryError:
+        torch.cuda.empty_cache()
+        continue
+"""
+_OOM_SKIP_CLEARING = """\
+    except torch.cuda.OutOfMemoryError:
+        for p in net.parameters():
+            p.grad = None
+        torch.cuda.empty_cache()
+        continue
+"""
+
 #: an optimizer held by a parameter of the function that scales the loss, stepped through it
 HELD_BY_A_PARAMETER = """\
 import torch
@@ -3839,6 +3873,127 @@ class PairStep:
         codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
     ),
     Example(
+        # the forward pass runs in a try whose handler skips an out-of-memory batch (or raises
+        # again): the region holds the whole try, so a handler that leaves closes it on its way
+        # out; the finiteness check and the scaled backward stay after it
+        "autocast-holds-a-try-around-the-forward-pass",
+        before="""\
+import torch
+from apex import amp
+
+
+class Runner:
+    def __init__(self, net, optimizer):
+        self.net, self.optimizer = amp.initialize(net, optimizer, opt_level="O1")
+        self.skipped = 0
+
+    def train_step(self, batch):
+        # an out-of-memory batch is skipped
+        try:
+            out = self.net(batch["x"])
+        except RuntimeError as err:
+            if "out of memory" in str(err):
+                torch.cuda.empty_cache()
+                self.skipped += 1
+                return False
+            raise
+        value = out["loss"].item()
+        if value != value:
+            return False
+        with amp.scale_loss(out["loss"] / 2, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+        return True
+""",
+        after="""\
+import torch
+
+
+class Runner:
+    def __init__(self, net, optimizer):
+        self.net, self.optimizer = net, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.skipped = 0
+
+    def train_step(self, batch):
+        # an out-of-memory batch is skipped
+        with torch.autocast("cuda", dtype=torch.float16):
+            try:
+                out = self.net(batch["x"])
+            except RuntimeError as err:
+                if "out of memory" in str(err):
+                    torch.cuda.empty_cache()
+                    self.skipped += 1
+                    return False
+                raise
+        value = out["loss"].item()
+        if value != value:
+            return False
+        self.scaler.scale(out["loss"] / 2).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+        return True
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a second loss computed after the first scaled backward from a call that runs no model
+        # found here (a regularizer's penalty): apex had unscaled the first backward's gradients
+        # for what runs between, a GradScaler has not, so no region is placed there: manual work
+        "no-autocast-for-a-loss-computed-after-another-scaled-backward",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, net, optimizer, penalty):
+        self.net, self.optimizer = amp.initialize(net, optimizer, opt_level="O1")
+        self.penalty = penalty
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.penalty.record_gradients()
+        extra = 0.1 * self.penalty.value()
+        with amp.scale_loss(extra, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, net, optimizer, penalty):
+        self.net, self.optimizer = net, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.penalty = penalty
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.scaler.scale(loss).backward()
+        self.penalty.record_gradients()
+        extra = 0.1 * self.penalty.value()
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss
+        #   (`extra = 0.1 * self.penalty.value()` calls no model found here, after the scaled
+        #   backward of line 13 and before the step: apex had unscaled that backward's gradients
+        #   for whatever runs there, a GradScaler keeps them scaled until the step, and what
+        #   these calls compute or read is not followed): wrap them in `with
+        #   torch.autocast("cuda", dtype=torch.float16):` by hand
+        self.scaler.scale(extra).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX210", "APX301", "APX311"),
+    ),
+    Example(
         # the loss comes from a callable the trainer was handed, which hides the model: no
         # autocast can be placed provably, so the site is manual work (error: --check fails
         # until it is done)
@@ -6230,29 +6385,10 @@ for crops, label in loader:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
-        # the forward pass runs in a try block that feeds the loss: autocast cannot take the block in,
-        # and wrapping only the loss after it would leave the model in float32, so the site is left
-        # to a person (in a repository run the file falls back to the shim, APX220)
-        "forward-pass-in-a-try-before-the-loss-left-by-hand",
-        before="""\
-import torch
-from apex import amp
-
-net = build_encoder().cuda()
-opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
-net, opt = amp.initialize(net, opt, opt_level="O1")
-for x, label in loader:
-    try:
-        out = net(x)
-    except torch.cuda.OutOfMemoryError:
-        torch.cuda.empty_cache()
-        continue
-    loss = net.head.loss(out, label)
-    opt.zero_grad()
-    with amp.scale_loss(loss, opt) as scaled:
-        scaled.backward()
-    opt.step()
-""",
+        # the forward pass runs in a try whose handler only frees memory and skips the batch: the
+        # region holds the whole try with the loss after it (a handler that leaves closes it)
+        "forward-pass-in-a-try-before-the-loss-rides-in-the-region",
+        before=FORWARD_IN_A_TRY,
         after="""\
 import torch
 
@@ -6260,12 +6396,37 @@ net = build_encoder().cuda()
 opt = torch.optim.AdamW(net.parameters(), lr=1e-4)
 scaler = torch.amp.GradScaler("cuda")
 for x, label in loader:
-    try:
-        out = net(x)
-    except torch.cuda.OutOfMemoryError:
-        torch.cuda.empty_cache()
-        continue
-    loss = net.head.loss(out, label)
+    with torch.autocast("cuda", dtype=torch.float16):
+        try:
+            out = net(x)
+        except torch.cuda.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            continue
+        loss = net.head.loss(out, label)
+    opt.zero_grad()
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the same try with a loop in its handler: autocast does not take that block in, and
+        # wrapping only the loss after it would leave the model in float32, so the site is left
+        # to a person (in a repository run the file falls back to the shim, APX220)
+        "forward-pass-in-a-try-before-the-loss-left-by-hand",
+        before=FORWARD_IN_A_TRY.replace(_OOM_SKIP, _OOM_SKIP_CLEARING),
+        after=FORWARD_IN_A_TRY.replace(_OOM_SKIP, _OOM_SKIP_CLEARING)
+        .replace("from apex import amp\n", "")
+        .replace('net, opt = amp.initialize(net, opt, opt_level="O1")\n', 'scaler = torch.amp.GradScaler("cuda")\n')
+        .replace(
+            """\
+    opt.zero_grad()
+    with amp.scale_loss(loss, opt) as scaled:
+        scaled.backward()
+    opt.step()
+""",
+            """\
     opt.zero_grad()
     # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap
     #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
@@ -6273,6 +6434,7 @@ for x, label in loader:
     scaler.step(opt)
     scaler.update()
 """,
+        ),
         codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
     ),
     Example(

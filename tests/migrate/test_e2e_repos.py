@@ -39,7 +39,8 @@ initializing GAN module as an attribute, a launcher whose training loop already 
 GradScaler of its own, an optimizer wrapper of another file with a warm-up count of its own
 whose held optimizer apex scales for, a trainer that builds its training steps before it
 initializes apex, a launcher whose two set-up functions each initialize apex for the loop they
-call, a preparation helper that returns before amp.initialize when mixed precision is off).
+call, a preparation helper that returns before amp.initialize when mixed precision is off, a
+trainer whose forward pass runs in a try that skips out-of-memory batches).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -221,6 +222,12 @@ LAYOUTS: Dict[str, dict] = {
     # a preparation helper that returns before amp.initialize when --fp16 is 0: that return
     # hands back a disabled GradScaler and main's autocast follows the one it unpacks; the 'off'
     # branch never sets apex up and trains as before, bit for bit
+    # speech-recipe trainer shape (aps): the forward pass of a task module that returns its own
+    # loss runs in a try whose handler skips an out-of-memory batch (returns) or raises again; the
+    # loss is checked for finiteness, then scaled: autocast holds the whole try (before: APX220,
+    # no forward pass next to the scale_loss); O0 is fp32 without loss scaling
+    "r62_guarded_forward": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                metric="loss", native=[], fallbacks=[]),
     "r61_setup_returns_early": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                     metric="loss", native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
     "r39_own_scaler_beside_apex": dict(launcher="train.py", amp=[], fp32=["--fp16", "0", "--amp", "0"], steps=24,
