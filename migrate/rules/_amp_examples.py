@@ -3607,6 +3607,43 @@ def main(model, optimizer, args):
         codes=("APX102", "APX220"),
     ),
     Example(
+        # apex.amp handed as a value to a loss module built from another file, which scales
+        # and steps with it: the reason says where it went (before: "the losses are scaled
+        # elsewhere"); no GradScaler route follows a module value into a callable
+        "initialize-whose-amp-is-handed-to-a-loss-module-says-where",
+        before="""\
+from apex import amp
+
+from losses import SteppingLoss
+
+
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    criterion = SteppingLoss()
+    for x, y in batches:
+        criterion(model(x), y, amp, optimizer)
+""",
+        after="""\
+from apexcompat import amp
+
+from losses import SteppingLoss
+
+
+def train(model, optimizer, batches):
+    # TODO(apexcompat): no amp.scale_loss in this file: apex.amp is handed on as a value (to
+    #   criterion() in train()), and what the code it reaches does with it (the losses it
+    #   may scale) is not followed; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    criterion = SteppingLoss()
+    for x, y in batches:
+        # TODO(apexcompat): apex.amp is passed on as a value here; its uses cannot be followed;
+        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        criterion(model(x), y, amp, optimizer)
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         "loss-scale-from-a-variable",
         before="""\
 from apex import amp

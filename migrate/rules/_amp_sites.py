@@ -233,6 +233,9 @@ class AmpFile:
     alternatives: bool = False
     #: ``model.amp`` of ``model.amp = amp``: apex.amp kept on an object (its uses not followed)
     stored_as: str = ""
+    #: where apex.amp is handed on as a value that is not followed (``to criterion() at line
+    #: 460``, ``in a dict at line 519``), in source order
+    handed_on: List[str] = field(default_factory=list)
     #: where this file's ``amp.scale_loss`` reads an ``amp`` bound in no scope it can see (APX234)
     unbound_scales: List[str] = field(default_factory=list)
     #: why the carrier route of a launcher that hands its carrier to a step function of
@@ -685,6 +688,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                         f"{given_params[callee][0]}, which passes it on as a value here, so that parameter "
                         "cannot carry the GradScaler"
                     )
+                handed = _handed_where(rule, ref.expr) if message.startswith("apex.amp is passed on") else None
+                if handed is not None and ref.expr not in refused_args:
+                    info.handed_on.append(handed)
                 message = refused_args.get(ref.expr, message)
                 holder = _stored_on_an_object(parents, ref.expr)
                 if holder is not None:
@@ -1963,6 +1969,22 @@ def _old_api_uses(rule, module: cst.Module, handles: Dict[str, InitSite], info: 
             info.blockers.append(Blocker(node, f"the old amp handle {node.value} is used for more than scale_loss"))
 
 
+def _handed_where(rule: Any, expr: Any) -> Optional[str]:
+    """Where ``expr`` (apex.amp itself, passed on as a value) goes, as a clause: ``to
+    criterion() in train()`` for an argument of a call, ``in a dict in train()`` for a value
+    of a dict display; None for any other place (no line numbers: the text must read the
+    same on a second run)."""
+    parents = rule.parents
+    func = enclosing_function(parents, expr)
+    where = f" in {func.name.value}()" if func is not None else " at module level"
+    parent = parents.get(expr)
+    if isinstance(parent, cst.Arg) and isinstance(parents.get(parent), cst.Call):
+        return f"to {code_of(parents.get(parent).func)}(){where}"
+    if isinstance(parent, cst.DictElement) and parent.value is expr:
+        return f"in a dict{where}"
+    return None
+
+
 def _stored_on_an_object(parents, expr: Any) -> Optional[str]:
     """``obj.attr`` when ``expr`` (apex.amp itself) is the value of ``obj.attr = amp``."""
     assign = parents.get(expr)
@@ -2081,6 +2103,9 @@ def _check_layout(rule, info: AmpFile) -> None:
                 return
         if note in (None, elsewhere) and info.plan is not None:
             note = info.plan.note_for(SCALED_ELSEWHERE) or note
+        if note in (None, elsewhere) and info.handed_on:
+            note = (f"no amp.scale_loss in this file: apex.amp is handed on as a value ({info.handed_on[0]}), "
+                    "and what the code it reaches does with it (the losses it may scale) is not followed")
         for init in training:
             info.blockers.append(Blocker(init.call, note or elsewhere))
         return
