@@ -1706,6 +1706,7 @@ class Task:
         amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+        self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
 
     def train_step(self, x):
         with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
@@ -2472,9 +2473,10 @@ import torch
 
 def fit(model, optimizer, batches):
     # TODO(apexcompat): static loss_scale=128.0: the GradScaler keeps this scale, but unlike
-    #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
-    #   is acceptable
+    #   apex it skips a step whose grads hold inf/nan, which apex took; check that this is
+    #   acceptable
     scaler = torch.amp.GradScaler("cuda", init_scale=128.0, growth_interval=10**9)
+    scaler.set_backoff_factor(1.0)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16):
             loss = model(x).sum()
@@ -3594,6 +3596,7 @@ def train(model, optimizer, batches, args):
     amp_loss_scale = args.loss_scale
     amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
     scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16):
             loss = model(x).sum()
@@ -3635,6 +3638,7 @@ def setup(model, optimizer, loss_scale, use_fp16):
     amp_loss_scale = ("dynamic" if loss_scale == 0 else loss_scale) if use_fp16 else "dynamic"
     amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
     scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     return model, optimizer, scaler
 
 
@@ -3684,6 +3688,7 @@ def train(model, optimizer, batches, half, use_apex, fast_loader):
     amp_loss_scale = scale if use_apex and ("O2" if half else "O0") != "O0" else "dynamic"
     amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
     scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             loss = model(x).sum()
@@ -4140,9 +4145,10 @@ def main(args):
     if args.half:
         if args.static_scale > 0:
             # TODO(apexcompat): static loss_scale=256.0: the GradScaler keeps this scale, but unlike
-            #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
-            #   is acceptable
+            #   apex it skips a step whose grads hold inf/nan, which apex took; check that this is
+            #   acceptable
             scaler = torch.amp.GradScaler("cuda", init_scale=256.0, growth_interval=10**9)
+            scaler.set_backoff_factor(1.0)
         else:
             scaler = torch.amp.GradScaler("cuda")
     for x, y in loader:
@@ -4190,15 +4196,17 @@ def fit(model, optimizer, batches, opt_level, dynamic):
         scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     elif opt_level == "O1":
         # TODO(apexcompat): static loss_scale=1024: the GradScaler keeps this scale, but unlike
-        #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
-        #   is acceptable
+        #   apex it skips a step whose grads hold inf/nan, which apex took; check that this is
+        #   acceptable
         scaler = torch.amp.GradScaler("cuda", init_scale=1024, growth_interval=10**9)
+        scaler.set_backoff_factor(1.0)
     else:
         use_amp = opt_level != "O0"
         # TODO(apexcompat): static loss_scale=128: the GradScaler keeps this scale, but unlike
-        #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
-        #   is acceptable
+        #   apex it skips a step whose grads hold inf/nan, which apex took; check that this is
+        #   acceptable
         scaler = torch.amp.GradScaler("cuda", init_scale=128, growth_interval=10**9, enabled=use_amp)
+        scaler.set_backoff_factor(1.0)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = model(x).pow(2).mean()
@@ -4600,9 +4608,10 @@ import torch
 
 def train(model, optimizer, batches):
     # TODO(apexcompat): static loss_scale=128.0: the GradScaler keeps this scale, but unlike
-    #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
-    #   is acceptable
+    #   apex it skips a step whose grads hold inf/nan, which apex took; check that this is
+    #   acceptable
     scaler = torch.amp.GradScaler("cuda", init_scale=128.0, growth_interval=10**9)
+    scaler.set_backoff_factor(1.0)
     for x, y in batches:
         with torch.autocast("cuda", dtype=torch.float16):
             loss = F.mse_loss(model(x), y)
@@ -5405,6 +5414,7 @@ class Task:
         amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+        self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
 
     def train_step(self, x, y):
         self.optimizer.zero_grad()
@@ -5530,6 +5540,7 @@ class Task:
         amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+        self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
 
     def forward_context(self):
         return torch.autocast(
@@ -6478,6 +6489,7 @@ def train_net(args, config, model, optimizer, loader):
     amp_loss_scale = config.TRAIN.FP16_LOSS_SCALE if config.TRAIN.FP16 else "dynamic"
     amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
     scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     for x, y in loader:
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             loss = torch.nn.functional.mse_loss(model(x), y)
@@ -6519,6 +6531,7 @@ def train(cfg, model, optimizer, loader):
     amp_loss_scale = cfg.loss_scale if cfg.opt_level != "O0" else "dynamic"
     amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" or amp_loss_scale is None and cfg.opt_level in ('O1', 'O2') else (float(1.0 if amp_loss_scale is None else amp_loss_scale), 10**9)
     scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     for x, y in loader:
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             loss = torch.nn.functional.mse_loss(model(x), y)
@@ -7352,6 +7365,7 @@ def train(cfg, net, optimizer, batches):
     amp_loss_scale = loss_scale if cfg.enable_mixed_precision else "dynamic"
     amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
     scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             loss = net(x).sum()
