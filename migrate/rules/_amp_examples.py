@@ -3447,6 +3447,57 @@ if __name__ == "__main__":
         codes=("APX102", "APX220"),
     ),
     Example(
+        # second.pytorch's shape: opt_level="O2" whenever amp is on, then a clip of the model's
+        # own parameters after the block: under O2 those are apex's float16 copies, whose scaled
+        # gradients no step reads, so apex's clip cut nothing that trains; natively it would
+        "model-clip-after-the-block-at-o2-on-every-amp-run-keeps-apex",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(net, optimizer, batches, mixed):
+    if mixed:
+        net, optimizer = amp.initialize(net, optimizer, opt_level="O2", keep_batchnorm_fp32=True)
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(net(x).float(), y)
+        if mixed:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 10.0)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(net, optimizer, batches, mixed):
+    if mixed:
+        net, optimizer = amp.initialize(net, optimizer, opt_level="O2", keep_batchnorm_fp32=True)
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(net(x).float(), y)
+        if mixed:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        # TODO(apexcompat): torch.nn.utils.clip_grad_norm_ clips net.parameters() after
+        #   amp.scale_loss under opt level O2 on every amp run: apex's O2 model is a float16
+        #   copy whose gradients are still scaled and which the step never reads (the fp32
+        #   master weights are stepped), so apex's clip did not cut what trains, while natively
+        #   the model is fp32 and the clip cuts the gradients the step uses; this file keeps
+        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 10.0)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         # the scaled optimizer is held by a parameter that the function steps instead
         # (glow-tts's train(): amp.scale_loss(loss, optimizer_g._optim), then optimizer_g.step()):
         # the parameter's class is not followed into the function, so the reason says that,
