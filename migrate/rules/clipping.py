@@ -64,6 +64,7 @@ from ._default_flags import every_time_by_default
 from ._clip_functions import CLIP_FUNCTIONS, SCALABLE_CLIPS
 from ._exit_unscale import exit_unscale_count
 from ._fresh_tensor import holds_fresh_tensors
+from ._opaque_calls import may_read_gradients
 from .step import end_of, flush_steps, start_of
 
 #: calls that only collect the parameters they are given
@@ -127,10 +128,12 @@ class ClippingRule(AmpRule):
         b"parameters(",
         b"per-micro-step gradient use:",
         b"gradients used after the scaled",
+        b"scale_loss",
     )
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = (
-        "master_params", "clip_grad", "grad_norm", ".grad", "get_total_norm", "parameters(", ACCUM_TODO, UNKNOWN_TODO
+        "master_params", "clip_grad", "grad_norm", ".grad", "get_total_norm", "parameters(", "scale_loss", ACCUM_TODO,
+        UNKNOWN_TODO
     )
     NAMESPACES = APEX_AMP
     KNOWN = {ACCUM_TODO: ("APX326", "error", False), UNKNOWN_TODO: ("APX327", "error", False)}
@@ -156,10 +159,13 @@ class ClippingRule(AmpRule):
         uses = self._master_uses(module, info, lookup)
         if sites:
             uses += self._other_uses(module, uses, sites, steps, lookup)
+            uses += self._opaque_uses(uses, sites, steps, lookup)
         uses.sort(key=lambda u: start_of(self, u.node))
         phases: Dict[Tuple[str, Any], List[_Use]] = {}
         for use in uses:
             keys = self._decide(use, sites, steps, flush)
+            if use.kind == "opaque" and use.status != "unscale":
+                use.status, keys = "skip", []  # unscale_ only where the step follows every backward
             for key in keys:
                 phases.setdefault(key, []).append(use)
             # one GradScaler per loss id: the one of the optimizer(s) the use's phases step
@@ -268,6 +274,30 @@ class ClippingRule(AmpRule):
                 seen_grad.add(stmt)
                 uses.append(_Use(node, stmt, "grad", func, scaler.expr, f"{code_of(node)} read"))
         return uses
+
+    def _opaque_uses(self, uses: List[_Use], sites, steps, lookup) -> List[_Use]:
+        """The first call of each statement of a function holding a rewritten scale_loss that
+        may read the gradients (``_opaque_calls``) and is no gradient use found already,
+        outside the scale_loss blocks (apex had not unscaled there either)."""
+        taken: Set[cst.CSTNode] = set(steps)
+        for use in uses:
+            taken.update(walk(use.merged[0] if use.merged is not None else use.stmt))
+        for site in sites:
+            taken.update(walk(site.with_stmt))
+        found: List[_Use] = []
+        seen_stmts: Set[Any] = set()
+        for func in {s.func for s in sites if s.func is not None}:
+            for node in walk(func.body):
+                if not isinstance(node, cst.Call) or node in taken:
+                    continue
+                stmt = self.statement_of(node)
+                scaler = lookup(node)
+                if stmt in seen_stmts or scaler is None or enclosing_function(self.parents, node) is not func:
+                    continue
+                if may_read_gradients(self, node, self._callee, set()):
+                    seen_stmts.add(stmt)
+                    found.append(_Use(node, stmt, "opaque", func, scaler.expr, code_of(node.func) + "(...)"))
+        return found
 
     def _grad_of_fresh_tensor(self, grad: cst.Attribute, func: Any) -> bool:
         """``delta.grad`` of a tensor the function makes itself (an adversarial
@@ -1581,6 +1611,100 @@ def master_params(optimizer):
             yield from group["params"]
 ''',
         codes=('APX101', 'APX103', 'APX218'),
+    ),
+    Example(
+        # transform-and-tell's shape: a hook fired between the scaled backward and the step
+        # may clip or read the gradients, which apex had unscaled when the block exited; the
+        # meter handed plain numbers before it cannot reach them
+        "hook-fired-between-the-backward-and-the-step-gets-unscaled-gradients",
+        before='''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, hooks, opt_level):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+        self.hooks = hooks
+
+    def train_step(self, x, meter):
+        loss = self.model(x).sum()
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        meter.update(loss.item(), x.size(0))
+        self.hooks.after_backward(self)
+        self.optimizer.step()
+''',
+        after='''\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, hooks, opt_level):
+        self.model, self.optimizer = model, optimizer
+        use_amp = opt_level != "O0"
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        self.hooks = hooks
+
+    def train_step(self, x, meter):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(x).sum()
+        self.optimizer.zero_grad()
+        self.scaler.scale(loss).backward()
+        meter.update(loss.item(), x.size(0))
+        self.scaler.unscale_(self.optimizer)
+        self.hooks.after_backward(self)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+''',
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX325"),
+    ),
+    Example(
+        # a meter handed plain numbers and a log line between the backward and the step reach
+        # no gradient: no unscale_ is added for them
+        "logging-between-the-backward-and-the-step-needs-no-unscale",
+        before='''\
+import logging
+
+import torch
+from apex import amp
+
+logger = logging.getLogger(__name__)
+
+
+def fit(model, optimizer, batches, meter):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for step, x in enumerate(batches):
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        meter.update(loss.item(), len(x))
+        logger.info("step %d loss %.4f", step, loss.item())
+        optimizer.step()
+''',
+        after='''\
+import logging
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+
+def fit(model, optimizer, batches, meter):
+    scaler = torch.amp.GradScaler("cuda")
+    for step, x in enumerate(batches):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        meter.update(loss.item(), len(x))
+        logger.info("step %d loss %.4f", step, loss.item())
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
 ]
 
