@@ -75,6 +75,11 @@ ACCUM_TODO = "per-micro-step gradient use:"
 UNKNOWN_TODO = "gradients used after the scaled backward:"
 
 
+def _backs_a_loss(call: cst.Call) -> bool:
+    """``x.backward(...)`` or ``amp.scale_loss(...)``."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "scale_loss")
+
+
 @dataclass(eq=False)
 class _Use:
     """A gradient use: ``node`` (the call or the ``.grad`` attribute), ``stmt`` (the
@@ -164,7 +169,7 @@ class ClippingRule(AmpRule):
         phases: Dict[Tuple[str, Any], List[_Use]] = {}
         for use in uses:
             keys = self._decide(use, sites, steps, flush)
-            if use.kind == "opaque" and use.status != "unscale":
+            if use.kind == "opaque" and (use.status != "unscale" or not self._last_backward_before(use, keys, sites)):
                 use.status, keys = "skip", []  # unscale_ only where the step follows every backward
             for key in keys:
                 phases.setdefault(key, []).append(use)
@@ -298,6 +303,36 @@ class ClippingRule(AmpRule):
                     seen_stmts.add(stmt)
                     found.append(_Use(node, stmt, "opaque", func, scaler.expr, code_of(node.func) + "(...)"))
         return found
+
+    def _last_backward_before(self, use: _Use, keys: List[Tuple[str, Any]], sites) -> bool:
+        """No backward runs between the opaque ``use`` and its steps (a second chunk's backward
+        would add scaled gradients to the ones an unscale_ there had divided), neither the call
+        itself nor anything it runs in this file scales or backs a loss, and the scaled
+        backward before it unscaled at its exit (no ``delay_unscale``: apex left those
+        gradients scaled too)."""
+        here = start_of(self, use.node)
+        ends = [start_of(self, step) for _opt, step in keys]
+        if not ends:
+            return False
+        for site in sites:
+            if site.func is use.func and arg_value(site.call, 4, "delay_unscale") is not None:
+                return False
+        for node in walk(use.func.body):
+            if not isinstance(node, cst.Call) or not here <= start_of(self, node) < max(ends):
+                continue
+            if _backs_a_loss(node) or self._runs_a_backward(node, set()):
+                return False
+        return True
+
+    def _runs_a_backward(self, call: cst.Call, seen: Set[Any]) -> bool:
+        """The same-file function or method ``call`` runs backs a loss, itself or deeper."""
+        callee = self._callee(call)
+        if callee is None or callee in seen:
+            return False
+        seen.add(callee)
+        return any(
+            isinstance(n, cst.Call) and (_backs_a_loss(n) or self._runs_a_backward(n, seen)) for n in walk(callee.body)
+        )
 
     def _grad_of_fresh_tensor(self, grad: cst.Attribute, func: Any) -> bool:
         """``delta.grad`` of a tensor the function makes itself (an adversarial
@@ -1703,6 +1738,58 @@ def fit(model, optimizer, batches, meter):
         logger.info("step %d loss %.4f", step, loss.item())
         scaler.step(optimizer)
         scaler.update()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a method that backs another scaled loss runs between the first backward and the
+        # step: an unscale_ before it would leave that loss's gradients scaled (GradScaler
+        # unscales once per step), so none is added for the call
+        "backward-helper-between-the-backward-and-the-step-gets-no-unscale",
+        before='''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def auxiliary_backward(self, x):
+        loss = self.model(x).pow(2).mean()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+
+    def train_step(self, x, extra):
+        loss = self.model(x).sum()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.auxiliary_backward(extra)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def auxiliary_backward(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).pow(2).mean()
+        self.scaler.scale(loss).backward()
+
+    def train_step(self, x, extra):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).sum()
+        self.scaler.scale(loss).backward()
+        self.auxiliary_backward(extra)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
 ''',
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
