@@ -9,11 +9,15 @@ the clipping rule treats it as a gradient use of its own kind (``opaque``) and p
 there where the step surely follows every backward (an ``unscale_`` then changes nothing
 else, ``scaler.step`` skips and steps the same way).
 
-A call is left alone where it is proven not to reach the gradients: a builtin, a logging,
-timing or profiling call, a tensor read of a value (``loss.item()``), a metric or meter
-handed only plain values (``meter.update(loss.item(), n)``; not the model, an optimizer or
-``self``), or a function or method of the file whose body makes only such calls and reads no
-``.grad`` and no parameters.  Anything else is opaque.
+A call is left alone where it does not reach the gradients: a builtin, a logging, timing or
+profiling call (any method of a logger, writer or progress bar), a learning-rate scheduler's
+method or a function named for setting the rate (``adjust_learning_rate``), a tensor read of
+a value (``loss.item()``), a metric or meter handed only plain values
+(``meter.update(loss.item(), n)``; not the model, an optimizer or ``self``), or a function or
+method of the file whose body makes only such calls and reads no ``.grad`` and no
+parameters.  Anything else is opaque.  The names are a judgement, not a proof; a call
+wrongly taken as harmless keeps what the tool did before (no ``unscale_``), and one wrongly
+taken as opaque only adds an ``unscale_`` that changes nothing.
 """
 
 from __future__ import annotations
@@ -51,13 +55,6 @@ _VALUE_METHODS = frozenset(
         "join", "split", "startswith", "endswith", "backward", "zero_grad",
     }
 )
-#: methods of loggers, progress bars and summary writers
-_LOG_METHODS = frozenset(
-    {
-        "info", "debug", "warning", "warn", "error", "exception", "critical", "log", "add_scalar", "add_scalars",
-        "add_text", "set_postfix", "set_description", "write", "flush",
-    }
-)
 #: words in a name that says it holds the model, an optimizer or the trainer itself
 _HOLDER_WORDS = ("model", "net", "optim", "module", "self", "trainer", "engine", "runner")
 
@@ -75,10 +72,12 @@ def may_read_gradients(rule: Any, call: cst.Call, callee: Callable[[cst.Call], O
         return False
     if isinstance(func, cst.Attribute):
         method = func.attr.value
-        if method in _VALUE_METHODS:
+        if method in _VALUE_METHODS or _names_a_logger(func.value) or _sets_the_rate(method):
             return False
-        if method in _LOG_METHODS and _names_a_logger(func.value):
-            return False
+        if "sched" in code_of(func.value).lower():
+            return False  # a learning-rate scheduler sets the rate in the param groups
+    elif isinstance(func, cst.Name) and _sets_the_rate(func.value):
+        return False
     body = callee(call)
     if body is not None:
         return _body_may_read(rule, body, callee, seen)
@@ -97,6 +96,13 @@ def _body_may_read(rule: Any, function: Any, callee: Callable[[cst.Call], Option
         if isinstance(node, cst.Call) and may_read_gradients(rule, node, callee, seen):
             return True
     return False
+
+
+def _sets_the_rate(name: str) -> bool:
+    """``adjust_learning_rate``, ``set_lr``, ``warmup_linear``: a name that says it sets or
+    computes the learning rate."""
+    words = name.lower().split("_")
+    return "lr" in words or "learning" in words or any(w.startswith("warmup") for w in words)
 
 
 def _names_a_logger(receiver: cst.BaseExpression) -> bool:
