@@ -39,7 +39,8 @@ initializing GAN module as an attribute, a launcher whose training loop already 
 GradScaler of its own, an optimizer wrapper of another file with a warm-up count of its own
 whose held optimizer apex scales for, a trainer that builds its training steps before it
 initializes apex, a launcher whose two set-up functions each initialize apex for the loop they
-call, a preparation helper that returns before amp.initialize when mixed precision is off).
+call, a preparation helper that returns before amp.initialize when mixed precision is off, a static loss scale
+of 1 kept after an overflow, a callback fired between the scaled backward and the step that clips).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -566,6 +567,13 @@ LAYOUTS: Dict[str, dict] = {
     "r68_static_scale_of_one": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                     metric="loss", native=[], fallbacks=[], counts=False,
                                     branches={"skip": ["--skip-step", "5"]}),
+    # transform-and-tell's shape: the trainer fires "backward" between the scaled backward and
+    # the step, and the handler registered there (another file) clips the model's gradients:
+    # scaler.unscale_ goes before the fire_event call (main's output clipped the scaled
+    # gradients: 4.0e-1 from the original, this 1.2e-4); 'loose': a threshold that never clips
+    "r69_callback_between_backward_and_step": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"],
+                                                   steps=24, metric="loss", native=[], fallbacks=[],
+                                                   branches={"loose": ["--max-norm", "1e9"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
