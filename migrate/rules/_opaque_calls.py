@@ -53,6 +53,10 @@ _VALUE_METHODS = frozenset(
         "item", "detach", "cpu", "numpy", "tolist", "size", "numel", "dim", "mean", "sum", "float", "half",
         "clone", "to", "view", "reshape", "append", "extend", "keys", "values", "items", "get", "format",
         "join", "split", "startswith", "endswith", "backward", "zero_grad",
+        # a module's listings and mode switches (what reads the gradients of what they list is
+        # a gradient use of its own: p.grad, a clip)
+        "parameters", "named_parameters", "modules", "named_modules", "children", "named_children", "buffers",
+        "train", "eval",
     }
 )
 #: words in a name that says it holds the model, an optimizer or the trainer itself
