@@ -320,9 +320,23 @@ class ClippingRule(AmpRule):
         for node in walk(use.func.body):
             if not isinstance(node, cst.Call) or not here <= start_of(self, node) < max(ends):
                 continue
-            if _backs_a_loss(node) or self._runs_a_backward(node, set()):
+            if _backs_a_loss(node) or self._runs_a_backward(node, set()) or self._unscales_itself(node):
                 return False
         return True
+
+    def _unscales_itself(self, call: cst.Call) -> bool:
+        """``call`` runs a same-file function or method that clips or reads amp.master_params:
+        the clipping route gives it (or its call) an unscale_ of its own, which a second one
+        before it would make raise; the phase is unscaled there, before the step, already."""
+        callee = self._callee(call)
+        if callee is None:
+            return False
+        for node in walk(callee.body):
+            if isinstance(node, cst.Attribute) and node.attr.value == "master_params":
+                return True
+            if isinstance(node, cst.Call) and self.qualified_names(node.func) & CLIP_FUNCTIONS:
+                return True
+        return False
 
     def _runs_a_backward(self, call: cst.Call, seen: Set[Any]) -> bool:
         """The same-file function or method ``call`` runs backs a loss, itself or deeper."""
@@ -1792,6 +1806,72 @@ class Trainer:
         self.optimizer.zero_grad()
 ''',
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # r17's shape: a rescale of the gradients (an opaque method) before a clipping method
+        # whose amp.master_params read gets its own unscale_: a second unscale_ before the
+        # rescale would raise, and none is needed (the rescale commutes with the unscale)
+        "rescale-before-a-clipping-method-gets-no-second-unscale",
+        before='''\
+import torch
+from apex import amp
+
+
+class Task:
+    def __init__(self, model, optimizer, accumulate, clip):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        self.accumulate, self.clip, self.iteration = accumulate, clip, 0
+
+    def run_optimizer(self, loss):
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        if (self.iteration + 1) % self.accumulate == 0:
+            self._rescale_gradients(1.0 / self.accumulate)
+            self._clip_gradients(self.clip)
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+        self.iteration += 1
+
+    def _rescale_gradients(self, factor):
+        for group in self.optimizer.param_groups:
+            for param in group["params"]:
+                param.grad.mul_(factor)
+
+    def _clip_gradients(self, max_norm):
+        torch.nn.utils.clip_grad_norm_(amp.master_params(self.optimizer), max_norm)
+''',
+        after='''\
+import torch
+
+
+class Task:
+    def __init__(self, model, optimizer, accumulate, clip):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.accumulate, self.clip, self.iteration = accumulate, clip, 0
+
+    def run_optimizer(self, loss):
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap
+        #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+        self.scaler.scale(loss).backward()
+        if (self.iteration + 1) % self.accumulate == 0:
+            self._rescale_gradients(1.0 / self.accumulate)
+            self._clip_gradients(self.clip)
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            self.optimizer.zero_grad()
+        self.iteration += 1
+
+    def _rescale_gradients(self, factor):
+        for group in self.optimizer.param_groups:
+            for param in group["params"]:
+                param.grad.mul_(factor)
+
+    def _clip_gradients(self, max_norm):
+        self.scaler.unscale_(self.optimizer)
+        torch.nn.utils.clip_grad_norm_((p for group in self.optimizer.param_groups for p in group["params"]), max_norm)
+''',
+        codes=("APX101", "APX201", "APX210", "APX301", "APX311", "APX321"),
     ),
 ]
 
