@@ -589,7 +589,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         self.file_state()["scaler"] = info.scaler_name
         self.file_state()["loss_scalers"] = info.loss_scalers
         new.append(with_leading(created, [line for t in self.scaler_todos for line in todo_lines(t)]))
-        if self.backoff is not None:
+        if self.backoff is not None and info.carrier is None:
+            # (where apex.amp is kept on an attribute, the later rules read the statements after
+            # the GradScaler's: argus-freesound's scale_loss through self.amp stayed on the shim)
             new.append(statement(static_backoff_line(target, self.backoff, info.loss_scalers > 1)))
         for instance, attribute in self._attached(site, info):
             new.append(statement(f"{instance}.{attribute} = {target}\n"))
