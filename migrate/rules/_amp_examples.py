@@ -8298,6 +8298,104 @@ def mixed_precision_module(fp16):
         "if __name__ == \"__main__\":\n    train(*build())\n",
         ("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX321", "APX811"),
     ),
+    Example(
+        # a meter handed plain numbers and a log line between the backward and the step reach
+        # no gradient: no unscale_ is added for them
+        "logging-between-the-backward-and-the-step-needs-no-unscale",
+        before='''\
+import logging
+
+import torch
+from apex import amp
+
+logger = logging.getLogger(__name__)
+
+
+def fit(model, optimizer, batches, meter):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for step, x in enumerate(batches):
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        meter.update(loss.item(), len(x))
+        logger.info("step %d loss %.4f", step, loss.item())
+        optimizer.step()
+''',
+        after='''\
+import logging
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+
+def fit(model, optimizer, batches, meter):
+    scaler = torch.amp.GradScaler("cuda")
+    for step, x in enumerate(batches):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        meter.update(loss.item(), len(x))
+        logger.info("step %d loss %.4f", step, loss.item())
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a method that backs another scaled loss runs between the first backward and the
+        # step: an unscale_ before it would leave that loss's gradients scaled (GradScaler
+        # unscales once per step), so none is added for the call
+        "backward-helper-between-the-backward-and-the-step-gets-no-unscale",
+        before='''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def auxiliary_backward(self, x):
+        loss = self.model(x).pow(2).mean()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+
+    def train_step(self, x, extra):
+        loss = self.model(x).sum()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.auxiliary_backward(extra)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def auxiliary_backward(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).pow(2).mean()
+        self.scaler.scale(loss).backward()
+
+    def train_step(self, x, extra):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).sum()
+        self.scaler.scale(loss).backward()
+        self.auxiliary_backward(extra)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [
