@@ -21,8 +21,8 @@ _AUTOCAST = ManualWork(
 )
 _STATIC_SCALE = ManualWork(
     "static `loss_scale=128.0`",
-    "GradScaler has no static mode: with `init_scale=128` and a huge `growth_interval` it still skips on inf, "
-    "apex did not",
+    "GradScaler has no static mode: with `init_scale=128`, a huge `growth_interval` and `set_backoff_factor(1.0)` "
+    "its scale stays, but it still skips a step with inf/nan gradients, which apex took",
     "keep the emitted scaler if skipping is fine (it usually is)",
 )
 _FP16_OPTIMIZER = ManualWork(

@@ -1740,6 +1740,7 @@ class Task:
         amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+        self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
 
     def train_step(self, x):
         with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
@@ -2506,9 +2507,10 @@ import torch
 
 def fit(model, optimizer, batches):
     # TODO(apexcompat): static loss_scale=128.0: the GradScaler keeps this scale, but unlike
-    #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
-    #   is acceptable
+    #   apex it skips a step whose grads hold inf/nan, which apex took; check that this is
+    #   acceptable
     scaler = torch.amp.GradScaler("cuda", init_scale=128.0, growth_interval=10**9)
+    scaler.set_backoff_factor(1.0)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16):
             loss = model(x).sum()
@@ -3479,6 +3481,57 @@ if __name__ == "__main__":
         codes=("APX102", "APX220"),
     ),
     Example(
+        # second.pytorch's shape: opt_level="O2" whenever amp is on, then a clip of the model's
+        # own parameters after the block: under O2 those are apex's float16 copies, whose scaled
+        # gradients no step reads, so apex's clip cut nothing that trains; natively it would
+        "model-clip-after-the-block-at-o2-on-every-amp-run-keeps-apex",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(net, optimizer, batches, mixed):
+    if mixed:
+        net, optimizer = amp.initialize(net, optimizer, opt_level="O2", keep_batchnorm_fp32=True)
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(net(x).float(), y)
+        if mixed:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 10.0)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(net, optimizer, batches, mixed):
+    if mixed:
+        net, optimizer = amp.initialize(net, optimizer, opt_level="O2", keep_batchnorm_fp32=True)
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(net(x).float(), y)
+        if mixed:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        # TODO(apexcompat): torch.nn.utils.clip_grad_norm_ clips net.parameters() after
+        #   amp.scale_loss under opt level O2 on every amp run: apex's O2 model is a float16
+        #   copy whose gradients are still scaled and which the step never reads (the fp32
+        #   master weights are stepped), so apex's clip did not cut what trains, while natively
+        #   the model is fp32 and the clip cuts the gradients the step uses; this file keeps
+        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 10.0)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         # the scaled optimizer is held by a parameter that the function steps instead
         # (glow-tts's train(): amp.scale_loss(loss, optimizer_g._optim), then optimizer_g.step()):
         # the parameter's class is not followed into the function, so the reason says that,
@@ -3665,6 +3718,7 @@ def train(model, optimizer, batches, args):
     amp_loss_scale = args.loss_scale
     amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
     scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16):
             loss = model(x).sum()
@@ -3706,6 +3760,7 @@ def setup(model, optimizer, loss_scale, use_fp16):
     amp_loss_scale = ("dynamic" if loss_scale == 0 else loss_scale) if use_fp16 else "dynamic"
     amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
     scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     return model, optimizer, scaler
 
 
@@ -3755,6 +3810,7 @@ def train(model, optimizer, batches, half, use_apex, fast_loader):
     amp_loss_scale = scale if use_apex and ("O2" if half else "O0") != "O0" else "dynamic"
     amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
     scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             loss = model(x).sum()
@@ -4332,9 +4388,10 @@ def main(args):
     if args.half:
         if args.static_scale > 0:
             # TODO(apexcompat): static loss_scale=256.0: the GradScaler keeps this scale, but unlike
-            #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
-            #   is acceptable
+            #   apex it skips a step whose grads hold inf/nan, which apex took; check that this is
+            #   acceptable
             scaler = torch.amp.GradScaler("cuda", init_scale=256.0, growth_interval=10**9)
+            scaler.set_backoff_factor(1.0)
         else:
             scaler = torch.amp.GradScaler("cuda")
     for x, y in loader:
@@ -4382,15 +4439,17 @@ def fit(model, optimizer, batches, opt_level, dynamic):
         scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     elif opt_level == "O1":
         # TODO(apexcompat): static loss_scale=1024: the GradScaler keeps this scale, but unlike
-        #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
-        #   is acceptable
+        #   apex it skips a step whose grads hold inf/nan, which apex took; check that this is
+        #   acceptable
         scaler = torch.amp.GradScaler("cuda", init_scale=1024, growth_interval=10**9)
+        scaler.set_backoff_factor(1.0)
     else:
         use_amp = opt_level != "O0"
         # TODO(apexcompat): static loss_scale=128: the GradScaler keeps this scale, but unlike
-        #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
-        #   is acceptable
+        #   apex it skips a step whose grads hold inf/nan, which apex took; check that this is
+        #   acceptable
         scaler = torch.amp.GradScaler("cuda", init_scale=128, growth_interval=10**9, enabled=use_amp)
+        scaler.set_backoff_factor(1.0)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = model(x).pow(2).mean()
@@ -4792,9 +4851,10 @@ import torch
 
 def train(model, optimizer, batches):
     # TODO(apexcompat): static loss_scale=128.0: the GradScaler keeps this scale, but unlike
-    #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
-    #   is acceptable
+    #   apex it skips a step whose grads hold inf/nan, which apex took; check that this is
+    #   acceptable
     scaler = torch.amp.GradScaler("cuda", init_scale=128.0, growth_interval=10**9)
+    scaler.set_backoff_factor(1.0)
     for x, y in batches:
         with torch.autocast("cuda", dtype=torch.float16):
             loss = F.mse_loss(model(x), y)
@@ -5597,6 +5657,7 @@ class Task:
         amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+        self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
 
     def train_step(self, x, y):
         self.optimizer.zero_grad()
@@ -5722,6 +5783,7 @@ class Task:
         amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+        self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
 
     def forward_context(self):
         return torch.autocast(
@@ -6677,6 +6739,7 @@ def train_net(args, config, model, optimizer, loader):
     amp_loss_scale = config.TRAIN.FP16_LOSS_SCALE if config.TRAIN.FP16 else "dynamic"
     amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
     scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     for x, y in loader:
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             loss = torch.nn.functional.mse_loss(model(x), y)
@@ -6718,6 +6781,7 @@ def train(cfg, model, optimizer, loader):
     amp_loss_scale = cfg.loss_scale if cfg.opt_level != "O0" else "dynamic"
     amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" or amp_loss_scale is None and cfg.opt_level in ('O1', 'O2') else (float(1.0 if amp_loss_scale is None else amp_loss_scale), 10**9)
     scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     for x, y in loader:
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             loss = torch.nn.functional.mse_loss(model(x), y)
@@ -7551,6 +7615,7 @@ def train(cfg, net, optimizer, batches):
     amp_loss_scale = loss_scale if cfg.enable_mixed_precision else "dynamic"
     amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
     scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             loss = net(x).sum()
@@ -8431,6 +8496,104 @@ def mixed_precision_module(fp16):
         "        scaler.step(optimizer)\n        scaler.update()\n        optimizer.zero_grad()\n\n\n"
         "if __name__ == \"__main__\":\n    train(*build())\n",
         ("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX321", "APX811"),
+    ),
+    Example(
+        # a meter handed plain numbers and a log line between the backward and the step reach
+        # no gradient: no unscale_ is added for them
+        "logging-between-the-backward-and-the-step-needs-no-unscale",
+        before='''\
+import logging
+
+import torch
+from apex import amp
+
+logger = logging.getLogger(__name__)
+
+
+def fit(model, optimizer, batches, meter):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for step, x in enumerate(batches):
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        meter.update(loss.item(), len(x))
+        logger.info("step %d loss %.4f", step, loss.item())
+        optimizer.step()
+''',
+        after='''\
+import logging
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+
+def fit(model, optimizer, batches, meter):
+    scaler = torch.amp.GradScaler("cuda")
+    for step, x in enumerate(batches):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        meter.update(loss.item(), len(x))
+        logger.info("step %d loss %.4f", step, loss.item())
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a method that backs another scaled loss runs between the first backward and the
+        # step: an unscale_ before it would leave that loss's gradients scaled (GradScaler
+        # unscales once per step), so none is added for the call
+        "backward-helper-between-the-backward-and-the-step-gets-no-unscale",
+        before='''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def auxiliary_backward(self, x):
+        loss = self.model(x).pow(2).mean()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+
+    def train_step(self, x, extra):
+        loss = self.model(x).sum()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.auxiliary_backward(extra)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def auxiliary_backward(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).pow(2).mean()
+        self.scaler.scale(loss).backward()
+
+    def train_step(self, x, extra):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).sum()
+        self.scaler.scale(loss).backward()
+        self.auxiliary_backward(extra)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
 ]
 

@@ -4222,9 +4222,10 @@ def main():
         scaler = torch.amp.GradScaler("cuda")
     elif args.fp16:
         # TODO(apexcompat): static loss_scale=64: the GradScaler keeps this scale, but unlike
-        #   apex it skips a step whose grads hold inf/nan and halves the scale; check that this
-        #   is acceptable
+        #   apex it skips a step whose grads hold inf/nan, which apex took; check that this is
+        #   acceptable
         scaler = torch.amp.GradScaler("cuda", init_scale=64, growth_interval=10**9)
+        scaler.set_backoff_factor(1.0)
     for epoch in range(10):
         train_one_epoch(model, optimizer, epoch, scaler=scaler)
 
@@ -5682,6 +5683,7 @@ class Task:
         amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+        self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
 
     def train_step(self, x, where):
         with torch.autocast("cuda", enabled=self.use_native or self.scaler.is_enabled()):

@@ -29,6 +29,7 @@ from ..repo_plan import SCALED_ELSEWHERE
 from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
 from ._clip_functions import CLIP_FUNCTIONS
 from ._exit_unscale import exit_unscale_count
+from ._o2_model_clip import o2_model_clips
 from ._amp_holder import held_instance
 from ._amp_hoist import hoist_target
 from ._amp_partial import bound_calls, bound_offset, lone_assignment, partial_calls
@@ -746,6 +747,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     for clip, block in _clips_inside(rule, scaling_blocks):
         if id(clip) not in around_master and exit_unscale_count(rule, module, clip, block, info) is None:
             info.blockers.append(Blocker(clip, _SCALED_INSIDE.format(code=code_of(clip), use="runs")))
+    for clip, why in o2_model_clips(rule, module, info):
+        info.blockers.append(Blocker(clip, why))
     for site in info.inits:
         if not (site.has_optimizers or site.old_api):
             continue  # no GradScaler replaces an initialize for inference

@@ -107,13 +107,13 @@ def _o1_on_every_run(rule: Any, module: cst.Module, info: Any) -> bool:
         level = arg_value(site.call, 3, "opt_level")
         if site.options is not None:
             proven = False
-        elif level is not None and not (_levels(site.func, level) or {"unknown"}) <= BLOCK_HOLDS_THIS_BACKWARD:
+        elif level is not None and not (opt_levels(site.func, level) or {"unknown"}) <= BLOCK_HOLDS_THIS_BACKWARD:
             proven = False  # no opt_level: apex's own default, O1
     state[O1_KEY] = proven
     return proven
 
 
-def _levels(func: Any, level: cst.BaseExpression) -> Optional[Set[str]]:
+def opt_levels(func: Any, level: cst.BaseExpression) -> Optional[Set[str]]:
     """The opt levels ``level`` can give on any run: string literals (or a conditional of
     them), directly or through a local that ``func`` binds once to them; None for anything
     read at run time (a flag, a config, a parameter)."""

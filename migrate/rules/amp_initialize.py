@@ -67,6 +67,7 @@ from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_context_var import LIBRARY_CHECKPOINT_TODO, LIBRARY_WRAPPERS, library_checkpoint_todo
 from ._bool_switch import as_bool, scope_at
 from ._run_time_loss_scale import run_time_scale_lines
+from ._static_scale import SKIPS_ON_OVERFLOW, STATIC_BACKOFF, run_time_backoff, static_backoff_line
 
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
 # positions of initialize's parameters (apex signature)
@@ -553,6 +554,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
 
         self.scaler_todos: List[str] = []
         self.scale_lines: List[str] = []
+        self.backoff: Optional[str] = None
         kwargs = self._scaler_options(site, table, level, level_node, parts or [])
         new.extend(statement(line) for line in self.scale_lines)
         if switch is not None:
@@ -587,6 +589,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         self.file_state()["scaler"] = info.scaler_name
         self.file_state()["loss_scalers"] = info.loss_scalers
         new.append(with_leading(created, [line for t in self.scaler_todos for line in todo_lines(t)]))
+        if self.backoff is not None and info.carrier is None:
+            # (where apex.amp is kept on an attribute, the later rules read the statements after
+            # the GradScaler's: argus-freesound's scale_loss through self.amp stayed on the shim)
+            new.append(statement(static_backoff_line(target, self.backoff, info.loss_scalers > 1)))
         for instance, attribute in self._attached(site, info):
             new.append(statement(f"{instance}.{attribute} = {target}\n"))
             self.report(
@@ -1049,10 +1055,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                     else repr(number)
                 )
                 kwargs += [f"init_scale={text}", f"growth_interval={NO_GROWTH}"]
+                self.backoff = STATIC_BACKOFF
                 message = (
                     f"static loss_scale={code_of(loss_scale)}: the GradScaler keeps this scale, "
-                    "but unlike apex it skips "
-                    "a step whose grads hold inf/nan and halves the scale; check that this is acceptable"
+                    f"but unlike apex it {SKIPS_ON_OVERFLOW}; check that this is acceptable"
                 )
                 self.report(loss_scale, "APX204", message, severity="warning", fixed=True)
                 self.scaler_todos.append(message)
@@ -1138,12 +1144,13 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             return None
         lines, kwargs = found
         self.scale_lines.extend(lines)
+        self.backoff = run_time_backoff(growth)
         self.report(
             loss_scale,
             "APX204",
             f"loss_scale={code_of(loss_scale)} is read at run time, as apex read it: \"dynamic\" (or None under O1/O2) "
-            "keeps the dynamic GradScaler, a number makes it static (it starts there and never grows), but unlike "
-            "apex it skips a step whose grads hold inf/nan and halves the scale; check that this is acceptable",
+            "keeps the dynamic GradScaler, a number makes it static (it starts there and never changes), but unlike "
+            f"apex it {SKIPS_ON_OVERFLOW}; check that this is acceptable",
             fixed=True,
             severity="warning",
         )
@@ -1168,11 +1175,12 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         if self.settings.dtype == "bfloat16":
             return []
         _, _, scale, growth = self.info.option_locals
+        self.backoff = run_time_backoff(growth)
         self.report(
             options,
             "APX204",
-            f'a numeric {mapping}["loss_scale"] is static: the GradScaler keeps it, but unlike apex it skips '
-            "a step whose grads hold inf/nan and halves the scale; check that this is acceptable",
+            f'a numeric {mapping}["loss_scale"] is static: the GradScaler keeps it, but unlike apex it '
+            f"{SKIPS_ON_OVERFLOW}; check that this is acceptable",
             fixed=True,
             severity="warning",
         )

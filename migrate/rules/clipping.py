@@ -64,6 +64,7 @@ from ._default_flags import every_time_by_default
 from ._clip_functions import CLIP_FUNCTIONS, SCALABLE_CLIPS
 from ._exit_unscale import exit_unscale_count
 from ._fresh_tensor import holds_fresh_tensors
+from ._opaque_calls import may_read_gradients
 from .step import end_of, flush_steps, start_of
 
 #: calls that only collect the parameters they are given
@@ -72,6 +73,11 @@ _COLLECTORS = frozenset({"list", "tuple", "iter", "filter", "enumerate", "zip", 
 #: whose phase is unknown (APX327); triggers too, so a later run reports the comments again
 ACCUM_TODO = "per-micro-step gradient use:"
 UNKNOWN_TODO = "gradients used after the scaled backward:"
+
+
+def _backs_a_loss(call: cst.Call) -> bool:
+    """``x.backward(...)`` or ``amp.scale_loss(...)``."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "scale_loss")
 
 
 @dataclass(eq=False)
@@ -127,10 +133,12 @@ class ClippingRule(AmpRule):
         b"parameters(",
         b"per-micro-step gradient use:",
         b"gradients used after the scaled",
+        b"scale_loss",
     )
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = (
-        "master_params", "clip_grad", "grad_norm", ".grad", "get_total_norm", "parameters(", ACCUM_TODO, UNKNOWN_TODO
+        "master_params", "clip_grad", "grad_norm", ".grad", "get_total_norm", "parameters(", "scale_loss", ACCUM_TODO,
+        UNKNOWN_TODO
     )
     NAMESPACES = APEX_AMP
     KNOWN = {ACCUM_TODO: ("APX326", "error", False), UNKNOWN_TODO: ("APX327", "error", False)}
@@ -156,10 +164,13 @@ class ClippingRule(AmpRule):
         uses = self._master_uses(module, info, lookup)
         if sites:
             uses += self._other_uses(module, uses, sites, steps, lookup)
+            uses += self._opaque_uses(uses, sites, steps, lookup)
         uses.sort(key=lambda u: start_of(self, u.node))
         phases: Dict[Tuple[str, Any], List[_Use]] = {}
         for use in uses:
             keys = self._decide(use, sites, steps, flush)
+            if use.kind == "opaque" and (use.status != "unscale" or not self._last_backward_before(use, keys, sites)):
+                use.status, keys = "skip", []  # unscale_ only where the step follows every backward
             for key in keys:
                 phases.setdefault(key, []).append(use)
             # one GradScaler per loss id: the one of the optimizer(s) the use's phases step
@@ -268,6 +279,74 @@ class ClippingRule(AmpRule):
                 seen_grad.add(stmt)
                 uses.append(_Use(node, stmt, "grad", func, scaler.expr, f"{code_of(node)} read"))
         return uses
+
+    def _opaque_uses(self, uses: List[_Use], sites, steps, lookup) -> List[_Use]:
+        """The first call of each statement of a function holding a rewritten scale_loss that
+        may read the gradients (``_opaque_calls``) and is no gradient use found already,
+        outside the scale_loss blocks (apex had not unscaled there either)."""
+        taken: Set[cst.CSTNode] = set(steps)
+        for use in uses:
+            taken.update(walk(use.merged[0] if use.merged is not None else use.stmt))
+        for site in sites:
+            taken.update(walk(site.with_stmt))
+        found: List[_Use] = []
+        seen_stmts: Set[Any] = set()
+        for func in {s.func for s in sites if s.func is not None}:
+            for node in walk(func.body):
+                if not isinstance(node, cst.Call) or node in taken:
+                    continue
+                stmt = self.statement_of(node)
+                scaler = lookup(node)
+                if stmt in seen_stmts or scaler is None or enclosing_function(self.parents, node) is not func:
+                    continue
+                if may_read_gradients(self, node, self._callee, set()):
+                    seen_stmts.add(stmt)
+                    found.append(_Use(node, stmt, "opaque", func, scaler.expr, code_of(node.func) + "(...)"))
+        return found
+
+    def _last_backward_before(self, use: _Use, keys: List[Tuple[str, Any]], sites) -> bool:
+        """No backward runs between the opaque ``use`` and its steps (a second chunk's backward
+        would add scaled gradients to the ones an unscale_ there had divided), neither the call
+        itself nor anything it runs in this file scales or backs a loss, and the scaled
+        backward before it unscaled at its exit (no ``delay_unscale``: apex left those
+        gradients scaled too)."""
+        here = start_of(self, use.node)
+        ends = [start_of(self, step) for _opt, step in keys]
+        if not ends:
+            return False
+        for site in sites:
+            if site.func is use.func and arg_value(site.call, 4, "delay_unscale") is not None:
+                return False
+        for node in walk(use.func.body):
+            if not isinstance(node, cst.Call) or not here <= start_of(self, node) < max(ends):
+                continue
+            if _backs_a_loss(node) or self._runs_a_backward(node, set()) or self._unscales_itself(node):
+                return False
+        return True
+
+    def _unscales_itself(self, call: cst.Call) -> bool:
+        """``call`` runs a same-file function or method that clips or reads amp.master_params:
+        the clipping route gives it (or its call) an unscale_ of its own, which a second one
+        before it would make raise; the phase is unscaled there, before the step, already."""
+        callee = self._callee(call)
+        if callee is None:
+            return False
+        for node in walk(callee.body):
+            if isinstance(node, cst.Attribute) and node.attr.value == "master_params":
+                return True
+            if isinstance(node, cst.Call) and self.qualified_names(node.func) & CLIP_FUNCTIONS:
+                return True
+        return False
+
+    def _runs_a_backward(self, call: cst.Call, seen: Set[Any]) -> bool:
+        """The same-file function or method ``call`` runs backs a loss, itself or deeper."""
+        callee = self._callee(call)
+        if callee is None or callee in seen:
+            return False
+        seen.add(callee)
+        return any(
+            isinstance(n, cst.Call) and (_backs_a_loss(n) or self._runs_a_backward(n, seen)) for n in walk(callee.body)
+        )
 
     def _grad_of_fresh_tensor(self, grad: cst.Attribute, func: Any) -> bool:
         """``delta.grad`` of a tensor the function makes itself (an adversarial
@@ -1581,6 +1660,120 @@ def master_params(optimizer):
             yield from group["params"]
 ''',
         codes=('APX101', 'APX103', 'APX218'),
+    ),
+    Example(
+        # transform-and-tell's shape: a hook fired between the scaled backward and the step
+        # may clip or read the gradients, which apex had unscaled when the block exited; the
+        # meter handed plain numbers before it cannot reach them
+        "hook-fired-between-the-backward-and-the-step-gets-unscaled-gradients",
+        before='''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, hooks, opt_level):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+        self.hooks = hooks
+
+    def train_step(self, x, meter):
+        loss = self.model(x).sum()
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        meter.update(loss.item(), x.size(0))
+        self.hooks.after_backward(self)
+        self.optimizer.step()
+''',
+        after='''\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, hooks, opt_level):
+        self.model, self.optimizer = model, optimizer
+        use_amp = opt_level != "O0"
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        self.hooks = hooks
+
+    def train_step(self, x, meter):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(x).sum()
+        self.optimizer.zero_grad()
+        self.scaler.scale(loss).backward()
+        meter.update(loss.item(), x.size(0))
+        self.scaler.unscale_(self.optimizer)
+        self.hooks.after_backward(self)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+''',
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX325"),
+    ),
+    Example(
+        # r17's shape: a rescale of the gradients (an opaque method) before a clipping method
+        # whose amp.master_params read gets its own unscale_: a second unscale_ before the
+        # rescale would raise, and none is needed (the rescale commutes with the unscale)
+        "rescale-before-a-clipping-method-gets-no-second-unscale",
+        before='''\
+import torch
+from apex import amp
+
+
+class Task:
+    def __init__(self, model, optimizer, accumulate, clip):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        self.accumulate, self.clip, self.iteration = accumulate, clip, 0
+
+    def run_optimizer(self, loss):
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        if (self.iteration + 1) % self.accumulate == 0:
+            self._rescale_gradients(1.0 / self.accumulate)
+            self._clip_gradients(self.clip)
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+        self.iteration += 1
+
+    def _rescale_gradients(self, factor):
+        for group in self.optimizer.param_groups:
+            for param in group["params"]:
+                param.grad.mul_(factor)
+
+    def _clip_gradients(self, max_norm):
+        torch.nn.utils.clip_grad_norm_(amp.master_params(self.optimizer), max_norm)
+''',
+        after='''\
+import torch
+
+
+class Task:
+    def __init__(self, model, optimizer, accumulate, clip):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.accumulate, self.clip, self.iteration = accumulate, clip, 0
+
+    def run_optimizer(self, loss):
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap
+        #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+        self.scaler.scale(loss).backward()
+        if (self.iteration + 1) % self.accumulate == 0:
+            self._rescale_gradients(1.0 / self.accumulate)
+            self._clip_gradients(self.clip)
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            self.optimizer.zero_grad()
+        self.iteration += 1
+
+    def _rescale_gradients(self, factor):
+        for group in self.optimizer.param_groups:
+            for param in group["params"]:
+                param.grad.mul_(factor)
+
+    def _clip_gradients(self, max_norm):
+        self.scaler.unscale_(self.optimizer)
+        torch.nn.utils.clip_grad_norm_((p for group in self.optimizer.param_groups for p in group["params"]), max_norm)
+''',
+        codes=("APX101", "APX201", "APX210", "APX301", "APX311", "APX321"),
     ),
 ]
 

@@ -122,7 +122,10 @@ def train(model, optimizer, loader, params):
     assert "APX325" in codes(findings)
 
 
-def test_unaliased_clip_of_another_library_is_not_touched():
+def test_unaliased_clip_of_another_library_is_not_rewritten_but_sees_unscaled_gradients():
+    """mylib's clip_grad_norm_ is no torch clip (left as written), but it is handed the
+    optimizer between the scaled backward and the step: an opaque call that may read the
+    gradients apex had unscaled, so scaler.unscale_ goes before it (APX325)."""
     source = """\
     from apex import amp
     from mylib import clip_grad_norm_
@@ -138,7 +141,9 @@ def test_unaliased_clip_of_another_library_is_not_touched():
             optimizer.step()
     """
     text, findings = migrate(source)
-    assert "unscale_" not in text and "APX325" not in codes(findings)
+    lines = body_lines(text)
+    assert lines[lines.index("clip_grad_norm_(optimizer, 1.0)") - 1] == "scaler.unscale_(optimizer)"
+    assert "from mylib import clip_grad_norm_" in text and "APX325" in codes(findings)
 
 
 def test_clip_at_the_accumulation_boundary_is_unscaled_there():

@@ -1,0 +1,117 @@
+"""A clip of the model's own parameters after ``amp.scale_loss`` where apex ran O2 on every
+amp run (second.pytorch: ``opt_level="O2"``, then ``clip_grad_norm_(net.parameters(), 10)``).
+
+Under O2 ``amp.initialize`` casts the model to float16 and hands the optimizer fp32 master
+copies; the block's exit unscales the model's gradients into the masters', and the step reads
+only those.  ``model.parameters()`` are the float16 copies, whose gradients are still
+multiplied by the loss scale: the clip cut gradients no step reads (apex's clip did nothing,
+but to an fp32 parameter kept beside them, ``keep_batchnorm_fp32``, which it cut by a norm
+inflated by the loss scale).  Natively the model stays fp32, the clip cuts the gradients the
+step reads after ``scaler.unscale_``: the output would train otherwise than the original on
+every amp run, so the file keeps apex.amp through the shim, with the reason.
+
+Only an opt level that is O2 whatever the flags (the literal, or a choice of literals among
+O2 and O0) is refused here; a level read at run time (O1 by default) trains as apex did
+under the default flags, and is left to the native route.  A clip that reads
+``amp.master_params`` or the optimizer's own parameter groups (the masters under O2) is
+exact natively and is not concerned.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Set, Tuple
+
+import libcst as cst
+
+from ._clip_functions import CLIP_FUNCTIONS
+from ._edits import code_of
+from ._exit_unscale import opt_levels
+from ._tree import walk
+
+#: the reason the file keeps apex.amp (APX220)
+O2_MODEL_CLIP = (
+    "{clip} clips {params} after amp.scale_loss under opt level O2 on every amp run: apex's O2 model "
+    "is a float16 copy whose gradients are still scaled and which the step never reads (the fp32 master "
+    "weights are stepped), so apex's clip did not cut what trains, while natively the model is fp32 and "
+    "the clip cuts the gradients the step uses"
+)
+
+
+def o2_model_clips(rule: Any, module: cst.Module, info: Any) -> List[Tuple[cst.Call, str]]:
+    """(clip call, reason) for every torch clip of ``X.parameters()`` after a scale_loss block
+    of its function (or of the module's top level), on a path that can follow it, when every
+    training initialize of the file runs O2 whenever amp is on."""
+    from ._amp_sites import enclosing_function, exclusive
+
+    if not info.scale_losses or not _o2_on_every_amp_run(info):
+        return []
+    found: List[Tuple[cst.Call, str]] = []
+    order = {id(node): index for index, node in enumerate(walk(module))}
+    for func in {site.func for site in info.scale_losses}:
+        blocks = [site.with_stmt for site in info.scale_losses if site.func is func]
+        for node in walk(func.body if func is not None else module):
+            if not (isinstance(node, cst.Call) and rule.qualified_names(node.func) & CLIP_FUNCTIONS and node.args):
+                continue
+            if enclosing_function(rule.parents, node) is not func:
+                continue
+            params = node.args[0].value
+            if not _reads_module_parameters(params):
+                continue
+            after = [b for b in blocks if order[id(b)] < order[id(node)] and not _inside(rule.parents, node, b)]
+            scaling_tests = {t for b in after for t in _tests_holding(rule.parents, b, in_body=True)}
+            if scaling_tests & _tests_holding(rule.parents, node, in_body=False):
+                continue  # ``if fp16: <scale_loss> ... if fp16: <clip masters> else: <this>``: the fp32 path
+            if any(not exclusive(rule.parents, b, node) for b in after):
+                found.append((node, O2_MODEL_CLIP.format(clip=code_of(node.func), params=code_of(params))))
+    return found
+
+
+def _o2_on_every_amp_run(info: Any) -> bool:
+    """Every training initialize of the file names its opt level, and each level it can give
+    is O2 or O0 (amp off), with O2 among them."""
+    from ._amp_sites import arg_value
+
+    training = [s for s in info.inits if s.has_optimizers and not s.old_api]
+    if not training:
+        return False
+    for site in training:
+        level = arg_value(site.call, 3, "opt_level")
+        if site.options is not None or level is None:
+            return False
+        levels = opt_levels(site.func, level) or set()
+        if "O2" not in levels or not levels <= {"O2", "O0"}:
+            return False
+    return True
+
+
+def _reads_module_parameters(params: cst.BaseExpression) -> bool:
+    """``net.parameters()`` (or ``named_parameters()``, in a comprehension or filter over
+    them), with no ``amp.master_params`` or ``param_groups`` read in it."""
+    text = code_of(params)
+    if "master_params" in text or "param_groups" in text:
+        return False
+    return any(
+        isinstance(n, cst.Call)
+        and isinstance(n.func, cst.Attribute)
+        and n.func.attr.value in ("parameters", "named_parameters")
+        for n in walk(params)
+    )
+
+
+def _tests_holding(parents: Any, node: Any, in_body: bool) -> Set[str]:
+    """The tests of the ifs ``node`` is in the body of (``in_body``) or in the else of."""
+    tests: Set[str] = set()
+    child, cur = node, parents.get(node)
+    while cur is not None:
+        if isinstance(cur, cst.If) and (child is cur.body) == in_body and (in_body or child is cur.orelse):
+            tests.add(code_of(cur.test))
+        child, cur = cur, parents.get(cur)
+    return tests
+
+
+def _inside(parents: Any, node: Any, outer: Any) -> bool:
+    while node is not None:
+        if node is outer:
+            return True
+        node = parents.get(node)
+    return False
