@@ -600,7 +600,7 @@ class AutocastPlacement(AmpRule):
                 "the forward pass and loss are not next to this amp.scale_loss"
                 + (self._why_not_own_forward(site) or self._why_handed_callable(site) if not spans else "")
                 + self._why_rescale_only()
-                + self._why_after_backward(site)
+                + self._why_after_backward(site, info)
                 + f': wrap them in `with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
             )
             return
@@ -673,7 +673,7 @@ class AutocastPlacement(AmpRule):
             return None
         return self._forward_body_span(cls, info)
 
-    def _why_after_backward(self, site: ScaleLossSite) -> str:
+    def _why_after_backward(self, site: ScaleLossSite, info: AmpFile) -> str:
         """``l_reg = self.reg_importance * self.regularizer.penalty()`` computed (no model call
         found before it in its block) after an earlier ``amp.scale_loss`` block of the same
         function and before the step: the words that say why no region is placed there.  A
@@ -685,13 +685,11 @@ class AutocastPlacement(AmpRule):
             return ""  # (a statement at a caller of a backward helper is no such loss)
         line = self.line_of(stmt)
         earlier = [
-            other
-            for other in walk(func.body)
-            if isinstance(other, cst.With)
-            and other is not site.with_stmt
-            and any(isinstance(i.item, cst.Call) and code_of(i.item.func).split(".")[-1] == "scale_loss" for i in other.items)
-            and self.position(other).end.line < line
+            other.with_stmt
+            for other in info.scale_losses
+            if other.func is func and other is not site and self.position(other.with_stmt).end.line < line
         ]
+        earlier.sort(key=lambda other: self.line_of(other))
         if not earlier:
             return ""
         text = "; ".join(code_of(part).strip() for part in getattr(stmt, "body", [stmt]))

@@ -234,8 +234,8 @@ class AmpFile:
     alternatives: bool = False
     #: ``model.amp`` of ``model.amp = amp``: apex.amp kept on an object (its uses not followed)
     stored_as: str = ""
-    #: where apex.amp is handed on as a value that is not followed (``to criterion() at line
-    #: 460``, ``in a dict at line 519``), in source order
+    #: where apex.amp is handed on as a value that is not followed (``to criterion() in
+    #: train()``, ``in a dict in train()``), in source order
     handed_on: List[str] = field(default_factory=list)
     #: where this file's ``amp.scale_loss`` reads an ``amp`` bound in no scope it can see (APX234)
     unbound_scales: List[str] = field(default_factory=list)

@@ -26,7 +26,7 @@ import libcst as cst
 from ._clip_functions import CLIP_FUNCTIONS
 from ._edits import code_of
 from ._exit_unscale import opt_levels
-from ._tree import walk
+from ._tree import inside, walk
 
 #: the reason the file keeps apex.amp (APX220)
 O2_MODEL_CLIP = (
@@ -57,7 +57,7 @@ def o2_model_clips(rule: Any, module: cst.Module, info: Any) -> List[Tuple[cst.C
             params = node.args[0].value
             if not _reads_module_parameters(params):
                 continue
-            after = [b for b in blocks if order[id(b)] < order[id(node)] and not _inside(rule.parents, node, b)]
+            after = [b for b in blocks if order[id(b)] < order[id(node)] and not inside(rule.parents, node, b)]
             scaling_tests = {t for b in after for t in _tests_holding(rule.parents, b, in_body=True)}
             if scaling_tests & _tests_holding(rule.parents, node, in_body=False):
                 continue  # ``if fp16: <scale_loss> ... if fp16: <clip masters> else: <this>``: the fp32 path
@@ -107,11 +107,3 @@ def _tests_holding(parents: Any, node: Any, in_body: bool) -> Set[str]:
             tests.add(code_of(cur.test))
         child, cur = cur, parents.get(cur)
     return tests
-
-
-def _inside(parents: Any, node: Any, outer: Any) -> bool:
-    while node is not None:
-        if node is outer:
-            return True
-        node = parents.get(node)
-    return False
