@@ -3381,10 +3381,10 @@ def fit(model, optimizer, batches, fp16, opt_level, accumulation, max_norm):
                 #   the loss scale, so moving it after scaler.unscale_() changes what trains, and a
                 #   GradScaler's gradients hold every backward since the step, so a clip right after
                 #   scaler.scale(loss).backward() is the same only where the step and zero_grad() follow
-                #   every backward and the opt level is O1 on every run (under O2, which an opt level
-                #   read at run time may be, the block's master gradients are still empty and apex's
-                #   clip there did nothing), which is not proven here; this file keeps apex.amp
-                #   semantics through apexcompat.amp, migrate it by hand
+                #   every backward and the opt level is O1 under the default flags (written in the
+                #   script, or a flag of this file whose default is O1; under O2 the block's master
+                #   gradients are still empty and apex's clip there did nothing), which is not proven
+                #   here; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
                 torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
         else:
             loss.backward()
@@ -3396,12 +3396,13 @@ def fit(model, optimizer, batches, fp16, opt_level, accumulation, max_norm):
         codes=("APX102", "APX220"),
     ),
     Example(
-        # a clip inside the scale_loss block with the opt level read from a flag (GPT2-Chinese's
-        # train.py, default "O1"): under --opt-level O2 the block's amp.master_params are the fp32
-        # master weights, whose gradients apex fills only when the block exits (None in it after
-        # zero_grad), so apex's clip there did nothing, while a native clip would cut the scaled
-        # gradients (AdamW then takes tiny steps): the file keeps apex.amp through the shim
-        "clip-inside-the-block-with-the-opt-level-from-a-flag-keeps-apex",
+        # a clip inside the scale_loss block with the opt level read from a flag whose default is
+        # O2: there the block's amp.master_params are the fp32 master weights, whose gradients
+        # apex fills only when the block exits (None in it after zero_grad), so apex's clip did
+        # nothing on the default run, while a native clip would cut the scaled gradients: the
+        # file keeps apex.amp through the shim (a default of O1 is migrated, ClippingRule's
+        # examples)
+        "clip-inside-the-block-with-a-flag-defaulting-to-o2-keeps-apex",
         before="""\
 import argparse
 
@@ -3412,7 +3413,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--accumulate", type=int, default=1)
     parser.add_argument("--fp16", action="store_true")
-    parser.add_argument("--opt-level", default="O1")
+    parser.add_argument("--opt-level", default="O2")
     args = parser.parse_args()
     model = torch.nn.Linear(4, 1).cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -3445,7 +3446,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--accumulate", type=int, default=1)
     parser.add_argument("--fp16", action="store_true")
-    parser.add_argument("--opt-level", default="O1")
+    parser.add_argument("--opt-level", default="O2")
     args = parser.parse_args()
     model = torch.nn.Linear(4, 1).cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -3463,10 +3464,10 @@ def main():
                 #   the loss scale, so moving it after scaler.unscale_() changes what trains, and a
                 #   GradScaler's gradients hold every backward since the step, so a clip right after
                 #   scaler.scale(loss).backward() is the same only where the step and zero_grad() follow
-                #   every backward and the opt level is O1 on every run (under O2, which an opt level
-                #   read at run time may be, the block's master gradients are still empty and apex's
-                #   clip there did nothing), which is not proven here; this file keeps apex.amp
-                #   semantics through apexcompat.amp, migrate it by hand
+                #   every backward and the opt level is O1 under the default flags (written in the
+                #   script, or a flag of this file whose default is O1; under O2 the block's master
+                #   gradients are still empty and apex's clip there did nothing), which is not proven
+                #   here; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
                 torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
         else:
             loss.backward()

@@ -583,9 +583,9 @@ _SCALED_INSIDE = (
     "divides them by the loss scale, so moving it after scaler.unscale_() changes what trains, and a "
     "GradScaler's gradients hold every backward since the step, so a clip right after "
     "scaler.scale(loss).backward() is the same only where the step and zero_grad() follow every "
-    "backward and the opt level is O1 on every run (under O2, which an opt level read at run time "
-    "may be, the block's master gradients are still empty and apex's clip there did nothing), "
-    "which is not proven here"
+    "backward and the opt level is O1 under the default flags (written in the script, or a flag of "
+    "this file whose default is O1; under O2 the block's master gradients are still empty and apex's "
+    "clip there did nothing), which is not proven here"
 )
 
 

@@ -8,27 +8,32 @@ the statement stays after ``scaler.scale(loss).backward()`` on the scaled gradie
 as no earlier backward's gradients are in them, that is when every backward is a step.  That
 holds when the optimizer's one step follows the block in the same loop body, unconditionally
 or under ``if <x> % K == 0:`` with ``K`` 1 under the default flags, and every training
-``amp.initialize`` of the file runs O1 whatever the flags: no opt_level (apex's default), the
-literal ``"O1"``, or a choice of literals among O1 and O0 (amp off: no scaling to undo).  A
-level read at run time (``opt_level=args.opt_level``, default "O1") is refused: under O2 the
-block's ``amp.master_params`` are the fp32 master weights, whose gradients apex fills only
-when the block exits (None inside it after ``zero_grad``), so apex's clip there did nothing,
-while the native clip would cut the scaled gradients; that file keeps apex.amp through the
-shim.  With ``K > 1`` the next backward's ``unscale_`` raises.
+``amp.initialize`` of the file runs O1 under the default flags: no opt_level (apex's default),
+the literal ``"O1"``, a choice of literals among O1 and O0 (amp off: no scaling to undo), or a
+level read from a flag of the file whose default is one of those (GPT2-Chinese's
+``opt_level=fp16_opt_level``, ``--fp16_opt_level`` default "O1").  Such a flag can select O2,
+where the block's ``amp.master_params`` are the fp32 master weights, whose gradients apex fills
+only when the block exits (None inside it after ``zero_grad``): apex's clip there did nothing,
+while the native clip cuts the scaled gradients.  As for the O2 clip of ``model.parameters()``
+after the block, that run is not the default one: the finding names the level and says so
+(``run_time_levels``).  A level read at run time with no such default (a config, a parameter)
+is refused and the file keeps apex.amp through the shim.  With ``K > 1`` the next backward's
+``unscale_`` raises.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Set
+from typing import Any, Optional, Set, Tuple
 
 import libcst as cst
 
-from ._default_flags import bound_once, every_time_by_default
+from ._default_flags import bound_once, default_literal, every_time_by_default
 from ._edits import code_of
 
-#: the file state key: whether this file's training initializes are O1 on every run (read
-#: by the rules that run after the initialize rule removed them)
-O1_KEY = "o1_on_every_run"
+#: the file state key: None when this file's training initializes are not proven O1 under the
+#: default flags, else the opt levels among them read from a flag (their code; empty when
+#: every level is O1 on every run), for the rules that run after the initialize rule removed them
+O1_KEY = "o1_by_default"
 #: the opt levels under which the parameters' gradients inside the block are this backward's
 #: (scaled under O1, plain under O0 where amp is off), as after ``scaler.scale(loss).backward()``
 BLOCK_HOLDS_THIS_BACKWARD = frozenset({"O0", "O1"})
@@ -92,24 +97,37 @@ def _blocks_up_to_the_loop(parents: dict, node: Any) -> dict:
         cur = parent
 
 
+def run_time_levels(rule: Any) -> Tuple[str, ...]:
+    """The opt levels (their code) of the file's training initializes that a flag gives,
+    O1 (or O0) by default: a run with that flag at O2 clips otherwise than apex did."""
+    return tuple(rule.file_state().get(O1_KEY) or ())
+
+
 def _o1_on_every_run(rule: Any, module: cst.Module, info: Any) -> bool:
-    """Every training initialize of the file runs O1 (or O0) whatever the flags; remembered
-    for the rules that run after the initialize is gone (never proven for an initialize of
-    another file)."""
+    """Every training initialize of the file runs O1 (or O0) under the default flags;
+    remembered, with the levels read from a flag, for the rules that run after the initialize
+    is gone (never proven for an initialize of another file)."""
     from ._amp_sites import arg_value
 
     state = rule.file_state()
     training = [s for s in info.inits if s.has_optimizers and not s.old_api]
     if not training:
-        return bool(state.get(O1_KEY))
+        return state.get(O1_KEY) is not None
+    flagged = []
     proven = True
     for site in training:
         level = arg_value(site.call, 3, "opt_level")
         if site.options is not None:
             proven = False
-        elif level is not None and not (opt_levels(site.func, level) or {"unknown"}) <= BLOCK_HOLDS_THIS_BACKWARD:
-            proven = False  # no opt_level: apex's own default, O1
-    state[O1_KEY] = proven
+        elif level is None:
+            continue  # apex's own default, O1
+        elif opt_levels(site.func, level) is not None:
+            proven = proven and opt_levels(site.func, level) <= BLOCK_HOLDS_THIS_BACKWARD
+        elif default_literal(module, site.func, level) in BLOCK_HOLDS_THIS_BACKWARD:
+            flagged.append(code_of(level))
+        else:
+            proven = False
+    state[O1_KEY] = tuple(flagged) if proven else None
     return proven
 
 

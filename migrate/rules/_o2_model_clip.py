@@ -55,7 +55,7 @@ def o2_model_clips(rule: Any, module: cst.Module, info: Any) -> List[Tuple[cst.C
             if enclosing_function(rule.parents, node) is not func:
                 continue
             params = node.args[0].value
-            if not _reads_module_parameters(params):
+            if not reads_module_parameters(params):
                 continue
             after = [b for b in blocks if order[id(b)] < order[id(node)] and not inside(rule.parents, node, b)]
             scaling_tests = {t for b in after for t in _tests_holding(rule.parents, b, in_body=True)}
@@ -84,7 +84,7 @@ def _o2_on_every_amp_run(info: Any) -> bool:
     return True
 
 
-def _reads_module_parameters(params: cst.BaseExpression) -> bool:
+def reads_module_parameters(params: cst.BaseExpression) -> bool:
     """``net.parameters()`` (or ``named_parameters()``, in a comprehension or filter over
     them), with no ``amp.master_params`` or ``param_groups`` read in it."""
     text = code_of(params)

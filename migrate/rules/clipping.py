@@ -62,8 +62,9 @@ from ._edits import expression, move_leading, statement, suite_statements
 from .base import Example
 from ._default_flags import every_time_by_default
 from ._clip_functions import CLIP_FUNCTIONS, SCALABLE_CLIPS
-from ._exit_unscale import exit_unscale_count
+from ._exit_unscale import exit_unscale_count, run_time_levels
 from ._fresh_tensor import holds_fresh_tensors
+from ._o2_model_clip import reads_module_parameters
 from ._opaque_calls import may_read_gradients
 from .step import end_of, flush_steps, start_of
 
@@ -423,8 +424,9 @@ class ClippingRule(AmpRule):
             use.status = "skip"  # unscaled before this file's calls of its method
             return []
         block = next((s.with_stmt for s in sites if self._inside(use.stmt, s.with_stmt.body)), None)
-        if block is not None and use.kind == "master":
-            # proven by the analysis (else amp.master_params there kept the file on apex.amp)
+        if block is not None and use.kind in ("master", "clip"):
+            # proven by the analysis (else the clip or amp.master_params there kept the file on
+            # apex.amp); a clip whose count is not proven here is a master_params one's, below
             count = exit_unscale_count(self, self.tree, use.node, block, self._info)
             if count is not None:
                 use.status, use.reason = "exit", count
@@ -732,14 +734,27 @@ class ClippingRule(AmpRule):
                 if use.reason
                 else "every backward is a step"
             )
+            levels = run_time_levels(self)
+            level = (
+                f"{' and '.join(f'opt_level={code}' for code in levels)}: O1 under the default flags"
+                if levels
+                else "its opt level on every run"
+            )
+            o2 = (
+                f"; a run that sets the opt level to O2 trains otherwise than apex did: there apex's clip read the "
+                "fp32 master weights, whose gradients apex fills only when the block exits, and did nothing, "
+                "while this clip cuts the scaled gradients"
+                if levels and not (use.kind == "clip" and reads_module_parameters(use.node.args[0].value))
+                else ""
+            )
             self.report(
                 use.node,
                 "APX330",
                 f"{use.what} inside the amp.scale_loss block reads the scaled gradients of this backward, as under "
-                f"apex's O1 (its opt level on every run); {after} follows the block, where apex unscaled them: "
-                f"the same while {count}",
+                f"apex's O1 ({level}); {after} follows the block, where apex unscaled them: the same while {count}"
+                f"{o2}",
                 fixed=True,
-                severity="warning" if use.reason else "info",
+                severity="warning" if use.reason or levels else "info",
             )
         elif use.status == "defaults":
             self.report(
@@ -1528,6 +1543,79 @@ import torch
 """
         + _ENTRY,
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX330'),
+    ),
+    Example(
+        # the same with the opt level read from a flag whose default is O1 (GPT2-Chinese's
+        # --fp16_opt_level): the default run is apex's O1 and migrates as above; a run with the
+        # flag at O2 clipped nothing in apex (the block's master gradients are still empty) and
+        # clips here, which the finding says
+        "clip-inside-the-block-with-the-opt-level-from-a-flag-defaulting-to-o1",
+        before="""\
+import argparse
+
+import torch
+
+
+"""
+        + _FLAGS
+        + """\
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    accumulate = args.accumulate
+"""
+        + _MODEL
+        + """\
+    if args.fp16:
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for step in range(8):
+        loss = model(torch.randn(2, 4).cuda()).mean() / accumulate
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if (step + 1) % accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+"""
+        + _ENTRY,
+        after="""\
+import argparse
+
+import torch
+
+
+"""
+        + _FLAGS
+        + """\
+    parser.add_argument("--opt-level", default="O1")
+    args = parser.parse_args()
+    accumulate = args.accumulate
+"""
+        + _MODEL
+        + """\
+    use_amp = bool(args.fp16 and args.opt_level != "O0")
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for step in range(8):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(torch.randn(2, 4).cuda()).mean() / accumulate
+        if args.fp16:
+            scaler.scale(loss).backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.unscale_(optimizer)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if (step + 1) % accumulate == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+"""
+        + _ENTRY,
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX330'),
     ),
     Example(
         "clip-before-a-step-in-another-method-reported",

@@ -120,7 +120,10 @@ _SHIM = "this file keeps apex.amp semantics through apexcompat.amp, migrate it b
 # metric that must decrease, and what the tool does with it today, pinned EXACTLY: ``native``:
 # the manual-work codes a native result carries (None: a native result is not expected);
 # ``fallbacks``: the exact sets of APX220 findings (path, line, message) of a shim fallback;
-# ``gap``: why a native forward may still run outside float16 autocast on the CPU (none now).
+# ``gap``: why a native forward may still run outside float16 autocast on the CPU (none now);
+# ``differs``: branches run like ``branches`` whose native run is known to train otherwise than
+# the original's, with a finding that says so (a flag away from its default), checked by a test
+# of their own.
 LAYOUTS: Dict[str, dict] = {
     # do_train(model, dataset, optimizer, device, ...) in a package module: autocast follows `device`
     "r1_launcher_package": dict(
@@ -468,22 +471,15 @@ LAYOUTS: Dict[str, dict] = {
                                      branches={"accumulate": ["--accumulate", "2"]}),
     # GPT2-Chinese's shape: the clip inside the amp.scale_loss block, the step under
     # (step + 1) % count == 0 with the count's flag 1 by default, the opt level read from a flag
-    # (default O1): under O1 the clip cuts this backward's scaled gradients, but under O2 the
-    # block's master gradients are empty and apex's clip did nothing, which no native statement
-    # after scaler.scale(loss).backward() does, so the file keeps apex.amp through the shim;
-    # 'o2': --opt-level O2, where a native clip of the scaled gradients (main 2f56058's output)
-    # ended 6e-2 away from the original
+    # whose default is O1: the default run is apex's O1, so the clip stays on this backward's
+    # scaled gradients after scaler.scale(loss).backward() and unscale_ follows (APX330, r60);
+    # under --opt-level O2 apex's clip there read the still empty master gradients and did
+    # nothing, which the native clip does not: the finding says so, and 'differs' runs it
+    # (test_a_clip_kept_inside_the_backward_differs_under_o2)
     "r49_clip_inside_scale_loss": dict(
-        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=None,
-        fallbacks=[[("train.py", 56, "amp.master_params(optimizer) is read inside the amp.scale_loss block, where "
-                     "(O1) apex's gradients are still scaled and hold only this backward's: a clip there cuts the "
-                     "scaled gradients at its threshold before apex divides them by the loss scale, so moving it "
-                     "after scaler.unscale_() changes what trains, and a GradScaler's gradients hold every backward "
-                     "since the step, so a clip right after scaler.scale(loss).backward() is the same only where "
-                     "the step and zero_grad() follow every backward and the opt level is O1 on every run (under "
-                     "O2, which an opt level read at run time may be, the block's master gradients are still empty "
-                     "and apex's clip there did nothing), which is not proven here; " + _SHIM)]],
-        branches={"off": ["--no-fp16"], "tight": ["--max-norm", "10000"], "o2": ["--opt-level", "O2"]}),
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[],
+        fallbacks=[], branches={"off": ["--no-fp16"], "tight": ["--max-norm", "10000"]},
+        differs={"o2": ["--opt-level", "O2"]}),
     # video-synthesis shape: the launcher names no apex.amp (it mentions apex only in its
     # docstring); it gets model and optimizer from a factory in nets/ (apex initializes there)
     # and hands each loss to a backward helper of another module of nets/, which scales it and
@@ -613,7 +609,8 @@ def _plan_runs(group: str, name: str, root: Path, work: Path, outcome: str = "")
     else:
         variants["resumed"] = ["--steps", str(half), "--resume", str(ckpt),
                                "--ckpt-out", str(work / f"{group}-{name}-resumed.ckpt.pt")]
-    for branch in cfg.get("branches", {}):  # the launcher's other branches, both groups
+    branches = {**cfg.get("branches", {}), **cfg.get("differs", {})}
+    for branch in branches:  # the launcher's other branches, both groups
         variants[branch] = ["--steps", str(steps), "--ckpt-out", str(work / f"{group}-{name}-{branch}.ckpt.pt")]
     scripts = cfg.get("launchers", {})  # a branch run by another launcher of the layout
     return [{
@@ -622,7 +619,7 @@ def _plan_runs(group: str, name: str, root: Path, work: Path, outcome: str = "")
         # the argparse REMAINDER of r7 takes what follows the first positional: options go
         # first, a branch's own arguments (r7's config overrides) last
         "argv": argv + ["--params-out", str(work / f"{group}-{name}-{variant}.params.pt")]
-        + cfg["fp32" if variant == "fp32" else "amp"] + cfg.get("branches", {}).get(variant, []),
+        + cfg["fp32" if variant == "fp32" else "amp"] + branches.get(variant, []),
         "env": {}, "blocked": blocked, "sys_path": sys_path,
     } for variant, argv in variants.items()]
 
@@ -913,14 +910,31 @@ def test_a_script_without_a_grad_scaler_still_loads_the_model(repos):
     assert re.search(rf"^step {LAYOUTS[name]['steps'] // 2}: eval loss ", done.stdout, re.M), done.stdout
 
 
-def test_a_clip_kept_inside_the_backward_raises_when_backwards_accumulate(repos):
-    """r60: the migrated script clips the scaled gradients of one backward and unscales after,
-    which is apex's O1 only while every backward is a step (the count's default, 1): with two
-    backwards per step the second unscale_ raises, where a silent run would clip their sum."""
-    name = "r60_clip_inside_scale_loss_literal_level"
+@pytest.mark.parametrize("name", ("r49_clip_inside_scale_loss", "r60_clip_inside_scale_loss_literal_level"))
+def test_a_clip_kept_inside_the_backward_raises_when_backwards_accumulate(repos, name):
+    """r49, r60: the migrated script clips the scaled gradients of one backward and unscales
+    after, which is apex's O1 only while every backward is a step (the count's default, 1):
+    with two backwards per step the second unscale_ raises, where a silent run would clip their
+    sum."""
     _native(repos, name)
     done = _run_without_apex(repos["dirs"][name], ["train.py", "--gradient-accumulation", "2", "--steps", "4"])
     assert done.returncode != 0 and "unscale_() has already been called" in done.stderr, done.stderr
+
+
+def test_a_clip_kept_inside_the_backward_differs_under_o2(repos):
+    """r49: the opt level comes from a flag whose default is O1, so the default run matches the
+    original (test_migrated_matches_the_original_run_through_apexcompat), and the APX330
+    finding names the flag and what changes under O2: apex's clip inside the block read the
+    still empty master gradients and did nothing, the native one clips the scaled gradients at
+    the threshold, so the two O2 runs part (measured in the last test)."""
+    name = "r49_clip_inside_scale_loss"
+    _native(repos, name)
+    (finding,) = [f for f in repos["reports"][name]["findings"] if f["code"] == "APX330"]
+    assert finding["path"] == "train.py" and finding["severity"] == "warning", finding
+    assert "opt_level=args.opt_level: O1 under the default flags" in finding["message"], finding
+    assert "a run that sets the opt level to O2 trains otherwise than apex did" in finding["message"], finding
+    native, original = _params(repos, "migrated", name, "o2"), _params(repos, "orig", name, "o2")
+    assert _rel_diff(native, original) > NATIVE_REL, "the O2 runs no longer part: reword the finding"
 
 
 def test_the_kernel_clip_raises_when_backwards_accumulate(repos):
@@ -954,7 +968,8 @@ def test_report_measured_differences(repos, capsys):
     for name in LAYOUTS:
         cells = [repos["outcome"][name]]
         pairs = {"full~O1": ("full", "full"), "resumed~O1": ("resumed", "full"), "full~O0": ("full", "fp32")}
-        pairs.update({f"{b}~{b}": (b, b) for b in LAYOUTS[name].get("branches", {})})
+        branches = {**LAYOUTS[name].get("branches", {}), **LAYOUTS[name].get("differs", {})}
+        pairs.update({f"{b}~{b}": (b, b) for b in branches})
         for label, (variant, reference) in pairs.items():
             try:
                 a, b = _params(repos, "migrated", name, variant), _params(repos, "orig", name, reference)
