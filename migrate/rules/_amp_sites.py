@@ -741,8 +741,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             info.blockers.append(Blocker(call, _SCALED_INSIDE.format(code=code_of(call), use="is read")))
         else:
             info.needs.append(Need(call, "master_params", enclosing_function(parents, call)))
-    # a torch clip of other parameters in the block: the same gradients, without a rewrite of
-    # its own (the step's unscale follows it), so the same proof or the shim
+    # a torch clip of other parameters in the block: the same gradients (the unscale_ follows
+    # the block there too), so the same proof or the shim
     around_master = {id(n) for call, _ in inside for n in _ancestors(parents, call)}
     for clip, block in _clips_inside(rule, scaling_blocks):
         if id(clip) not in around_master and exit_unscale_count(rule, module, clip, block, info) is None:
