@@ -61,7 +61,8 @@ Outcome per layout (LAYOUTS): ``native`` (no apex/apexcompat import left, no man
 but the listed ones; the runs block both packages) or ``fallback`` (the tool keeps apexcompat.amp:
 its APX220 findings must be one of the exact sets pinned, so a change in what the tool does shows
 up here; the shim output is run and compared too, and the native-only checks skip).  Today every
-layout but r65 (pinned: its registry-built train step) comes out native (r4 and r9: the launcher's no-op autocast variable is bound to
+layout but r49 (its opt level read at run time) and r65 (its registry-built train step) comes out
+native (r4 and r9: the launcher's no-op autocast variable is bound to
 torch.autocast on the apex branch; r3: train_step takes one GradScaler per loss id, num_losses=2,
 and the checkpoint's loss_scaler0/loss_scaler1 resume into them; r6 and r15: the helpers given
 apex.amp are given the GradScaler, and their files change too: LAYOUTS 'given').
