@@ -3830,7 +3830,9 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile, reaches: Any
             return f"{name}() is{also} called from {places}, where no GradScaler exists{notes}"
         return ""
     cls = class_of_method(parents, func)
-    if cls is None or cls is home_cls:
+    if cls is None:
+        return _static_method_reason(parents, func)
+    if cls is home_cls:
         return ""
     calls = _class_callers(rule, cls)
     method = f"{func.name.value} is a method of class {cls.name.value}"
@@ -3860,6 +3862,20 @@ def unreached_reason(rule, func: Any, home_cls: Any, info: AmpFile, reaches: Any
     if places:
         return f"{method}, instantiated in {', '.join(places)}, where no GradScaler exists{holder}"
     return ""
+
+
+def _static_method_reason(parents: Any, func: Any) -> str:
+    """For a static or class method (vissl's ``run_backward(task, loss)``, handed the object
+    that holds the amp state): ``_access`` threads the GradScaler into plain methods (on
+    ``self``) and module-level functions only.  "" for anything else."""
+    owner = parents.get(parents.get(func))
+    if not isinstance(owner, cst.ClassDef):
+        return ""
+    kinds = [code_of(d.decorator) for d in func.decorators if code_of(d.decorator) in ("staticmethod", "classmethod")]
+    kind = "static method" if kinds == ["staticmethod"] else "class method" if kinds else ""
+    if not kind:
+        return ""
+    return f"{func.name.value} is a {kind} of class {owner.name.value}: the GradScaler is not threaded into one"
 
 
 def _kept_instance(cls: Any, home_cls: Any) -> str:

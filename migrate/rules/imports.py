@@ -648,12 +648,15 @@ class ImportsRule(AmpRule):
         )
 
     def _is_probe(self, stmt: Any) -> bool:
-        """``def has_apex(): try: import apex; return True except ImportError: return False``"""
+        """``def has_apex(): try: import apex; return True except ImportError: return False``,
+        or with the ``return True`` after the ``try``: a handler that returns answers the
+        question (keeping its ``return`` where the import cannot fail would answer "no")."""
         block = self.parents.get(stmt)
         owner = self.parents.get(block) if block is not None else None
         if not isinstance(owner, cst.Try) or enclosing_function(self.parents, owner) is None:
             return False
-        return any(isinstance(n, cst.Return) for s in owner.body.body for n in walk(s))
+        blocks = [owner.body] + [h.body for h in owner.handlers]
+        return any(isinstance(n, cst.Return) for b in blocks for s in b.body for n in walk(s))
 
     def _simplify_try(self, stmt: Any, imp_stmts: Set[cst.CSTNode]) -> bool:
         block = self.parents.get(stmt)
@@ -2141,6 +2144,20 @@ def apex_installed():
         return True
     except ImportError:
         return False
+""",
+        codes=("APX105",),
+    ),
+    Example(
+        # the handler's return answers; the try would otherwise go, and with it the only
+        # path to the ``return True`` after it
+        "availability-probe-returning-after-the-try-left",
+        before="""\
+def is_apex_available():
+    try:
+        import apex  # noqa: F401
+    except ImportError:
+        return False
+    return True
 """,
         codes=("APX105",),
     ),

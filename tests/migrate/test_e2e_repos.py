@@ -61,7 +61,7 @@ Outcome per layout (LAYOUTS): ``native`` (no apex/apexcompat import left, no man
 but the listed ones; the runs block both packages) or ``fallback`` (the tool keeps apexcompat.amp:
 its APX220 findings must be one of the exact sets pinned, so a change in what the tool does shows
 up here; the shim output is run and compared too, and the native-only checks skip).  Today every
-layout comes out native (r4 and r9: the launcher's no-op autocast variable is bound to
+layout but r65 (its registry-built train step) comes out native (r4 and r9: the launcher's no-op autocast variable is bound to
 torch.autocast on the apex branch; r3: train_step takes one GradScaler per loss id, num_losses=2,
 and the checkpoint's loss_scaler0/loss_scaler1 resume into them; r6 and r15: the helpers given
 apex.amp are given the GradScaler, and their files change too: LAYOUTS 'given').
@@ -114,6 +114,21 @@ REPOS_DIR = Path(__file__).resolve().parent / "e2e" / "repos"
 NATIVE_REL = 2e-3
 
 _SHIM = "this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand"
+
+_R65_STEP = (
+    "StandardTrainStep is handed to its decorator @register_train_step('standard_train_step'), which may keep it "
+    "to build it by name, never called directly"
+)
+#: r65's APX220 findings while no route hands the registry-built step the GradScaler
+FALLBACK_R65 = [
+    ("selfsup/task.py", 51,
+     "no amp.scale_loss in this file: the losses are scaled in selfsup/train_steps/standard_train_step.py "
+     f"(StandardTrainStep), which is {_R65_STEP[len('StandardTrainStep is '):]}: the GradScaler cannot reach it; "
+     + _SHIM),
+    ("selfsup/train_steps/standard_train_step.py", 47,
+     f"amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss ({_R65_STEP}, so the "
+     "GradScaler cannot follow its callers); " + _SHIM),
+]
 
 # Per layout: its launcher, the arguments of its amp run and of its fp32 reference run (the
 # original at O0), the steps of a full run (even: the checkpoint is written half way), the
@@ -577,6 +592,18 @@ LAYOUTS: Dict[str, dict] = {
     "r69_callback_between_backward_and_step": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"],
                                                    steps=24, metric="loss", native=[], fallbacks=[],
                                                    branches={"loose": ["--max-norm", "1e9"]}),
+    # vissl's shape: a task whose config's amp_type (default apex) picks apex.amp (initialized in
+    # prepare(), its state under "amp") or torch's GradScaler it keeps as amp_grad_scaler; the
+    # train step is a class registered by name (@register_train_step) and built through the
+    # registry, called with the task: it scales on either branch and runs the task's hooks (a
+    # clip that unscales on the torch branch only) between the backward and the step.  Kept on
+    # the shim today: nothing calls the step class, so the GradScaler is not threaded to it,
+    # although it could read one off the task as its torch branch does; the other branches:
+    # torch's own AMP, and amp off
+    "r65_registry_step_with_native_sibling": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=None,
+        fallbacks=[FALLBACK_R65], given=["selfsup/util.py"],
+        branches={"pytorch": ["--amp-type", "pytorch"], "none": ["--no-amp"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -729,7 +756,8 @@ def test_files_without_amp_stay_byte_identical(repos, name):
     changed = {p for p in original if original[p] != migrated[p]}
     uses_amp = {p for p, text in original.items() if re.search(r"\bamp\.", text)}
     # the files of functions given the GradScaler where apex.amp was passed, and those
-    # without apex.amp whose unpacking of a model factory's result takes it ('given')
+    # without apex.amp whose unpacking of a model factory's result takes it, or whose apex
+    # import guard goes (r65's availability flag) ('given')
     given = set(LAYOUTS[name].get("given", []))
     assert changed <= uses_amp | given, changed - uses_amp - given
     if repos["outcome"][name] == "native":
