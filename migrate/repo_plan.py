@@ -31,6 +31,8 @@ from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
 from .glue_plan import GlueRefusal, GlueRoute, glue_route
 from .heir_plan import add_heir_routes
+from .holder_plan import add_holder_routes
+from .holder_route import HolderEdit
 from .processor_plan import add_processor_routes
 from .launcher_importers import importer_refusal
 from .launcher_scripts import not_a_script, on_the_shim
@@ -268,6 +270,9 @@ class RepoPlan:
     #: files without apex.amp that call a model factory: real path -> (the factory's
     #: component, the edit that keeps their calls working, ``factory_callers``)
     caller_edits: Dict[str, List[Tuple[int, CallerEdit]]] = field(default_factory=dict)
+    #: the holder route: real path of the holder class's file (no apex.amp in it) -> (the
+    #: launcher's component, the edit, the launcher's shown path)
+    holder_edits: Dict[str, Tuple[int, HolderEdit, str]] = field(default_factory=dict)
 
     def without(self, component: int) -> None:
         self.files = {p: f for p, f in self.files.items() if f.component != component}
@@ -1210,7 +1215,8 @@ def build_plan(
         _add_carrier_facts(plan, by_path, definitions)
         _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
         plan = add_heir_routes(plan, by_path, launchers, definitions)
-        return _finished(plan, by_path, unindexed, others, definitions)
+        plan = _finished(plan, by_path, unindexed, others, definitions)
+        return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {})
 
     # components: files joined by planned calls
     parent: Dict[str, str] = {}
@@ -1386,7 +1392,8 @@ def build_plan(
     _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
     plan = add_heir_routes(plan, by_path, launchers, definitions)
-    return _finished(plan, by_path, unindexed, others, definitions)
+    plan = _finished(plan, by_path, unindexed, others, definitions)
+    return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {})
 
 
 def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, others, definitions) -> RepoPlan:

@@ -581,6 +581,14 @@ LAYOUTS: Dict[str, dict] = {
     "r69_callback_between_backward_and_step": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"],
                                                    steps=24, metric="loss", native=[], fallbacks=[],
                                                    branches={"loose": ["--max-norm", "1e9"]}),
+    # argus-alaska's shape: core/mixed.py initializes apex on the learner's network and optimizer
+    # and keeps apex.amp itself on the learner (learner.amp = amp); the learner's file has no apex
+    # and reads self.amp as apex.amp or None: it scales every chunk's loss through it (delay_unscale
+    # until the last), steps once, and keeps amp's state in its checkpoints.  The attribute becomes
+    # a GradScaler-or-None holder (self.scaler), both files edited in one plan; 'off': --no-fp16
+    "r63_amp_attribute_holder": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                     metric="loss", native=[], fallbacks=[], given=["core/learner.py"],
+                                     branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
