@@ -51,7 +51,8 @@ def add_holder_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set[st
         taken = tuple(summary.identifiers | summary.object_attributes)
         edit = holder_route(holder_path, shown, source, attribute, taken)
         if isinstance(edit, str):
-            plan.files[path] = replace(current, carrier=replace(facts, holder_refusal=edit))
+            if edit:
+                plan.files[path] = replace(current, carrier=replace(facts, holder_refusal=edit))
             continue
         inits = [site.dynamic for site in summary.training_inits]
         plan.files[path] = replace(

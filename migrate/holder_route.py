@@ -11,9 +11,9 @@ there is one, and autocast (enabled only then) goes around the statements before
 that compute the loss.  Proven only for the exact shape: every ``.amp`` read of that file is
 ``self.amp`` in a method of that one class, each a ``self.amp = None`` in ``__init__``, an
 ``is None`` / ``is not None`` test (None exactly when apex.amp was), or one
-``amp.scale_loss`` alone in a ``with`` inside the branch of ``if self.amp is not None``; the branch ends its block (a loop body directly in
-the method, or the method body), the one ``self.<opt>.step()`` of the method comes right after
-it; the method-level statements before the loop call nothing with arguments (no forward pass
+``amp.scale_loss`` alone in a ``with`` inside the branch of ``if self.amp is not None``; the branch is in the method body, or ends the body of a loop
+directly in it, and the one ``self.<opt>.step()`` of the method comes right after it (or after
+that loop); the method-level statements before the loop call nothing with arguments (no forward pass
 runs outside the new autocast); the wrapped lines hold no multi-line string.  Pure ``ast``.
 """
 
@@ -56,7 +56,8 @@ class HolderEdit:
 def holder_route(path: str, shown: str, source: bytes, attribute: str,
                  taken: Sequence[str] = ()) -> Union[HolderEdit, str]:
     """The edit that makes ``attribute`` of the one class of ``source`` reading it a
-    GradScaler-or-None holder, else why not (``taken``: names the launcher uses)."""
+    GradScaler-or-None holder, else why not ("" when no class there reads ``self.<attribute>``;
+    ``taken``: names the launcher uses)."""
     tree = stdlib_trees.parse(source)
     text = stdlib_trees.decoded(source)
     if tree is None or text is None:
@@ -70,6 +71,8 @@ def holder_route(path: str, shown: str, source: bytes, attribute: str,
         return f"{' and '.join(HOLDER_ATTRIBUTES)} are both taken in {shown}"
     reads = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == attribute]
     owners = {_method_and_class(parents, n) for n in reads}
+    if not any(_is_self(n.value) and _method_and_class(parents, n)[1] is not None for n in reads):
+        return ""  # no class of that file reads self.<attribute>: no holder to speak of
     classes = {c for _m, c in owners if c is not None}
     if len(classes) != 1 or any(m is None for m, _c in owners):
         return f"{shown} reads .{attribute} outside the methods of one class"
@@ -252,12 +255,13 @@ def _step_after(branch: ast.If, method: ast.FunctionDef, with_stmt: ast.With, pa
     holder = parents.get(branch)
     block = _block_of(holder, branch)
     where = f"{method.name}() in {shown}"
-    if block is None or block[-1] is not branch:
-        return f"the scaled backward's if is not the last statement of its block in {where}"
     outer = branch
     if holder is not method:
-        if not (isinstance(holder, ast.For) and parents.get(holder) is method and not holder.orelse):
+        if not (isinstance(holder, ast.For) and parents.get(holder) is method and not holder.orelse
+                and block is holder.body):
             return f"the scaled backward is neither in the method body nor in a loop directly in it in {where}"
+        if block[-1] is not branch:
+            return f"the scaled backward's if is not the last statement of its loop in {where}"
         outer = holder
     index = method.body.index(outer)
     following = method.body[index + 1] if index + 1 < len(method.body) else None
@@ -266,7 +270,7 @@ def _step_after(branch: ast.If, method: ast.FunctionDef, with_stmt: ast.With, pa
         and not steps[0].keywords
     ):
         return f"{opt}.step() is not one statement right after the scaled backward's block in {where}"
-    for stmt in method.body[:index]:
+    for stmt in method.body[:index] if outer is not branch else ():  # (without a loop, all are wrapped)
         for n in ast.walk(stmt):
             if isinstance(n, ast.Call) and (n.args or n.keywords):
                 return (f"{where} calls something with arguments (line {n.lineno}) before the loop that scales the "

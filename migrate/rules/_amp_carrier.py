@@ -14,6 +14,10 @@ that name, itself or through what it calls (``carrier_plan``).  Then the launche
 GradScaler on the carrier where it creates it (``args.scaler = scaler``, on every path) and
 the sites read it from there (``args.scaler``).  Anything else is refused with the reason.
 
+A launcher whose carrier is read by a holder class of a file without apex (``holder_route``,
+``CarrierFacts.holder``) lends it there: the GradScaler goes on the carrier under the holder's
+attribute, whoever calls the launcher, and that file is edited by the driver.
+
 Not followed (a read there of the attribute that no longer exists raises AttributeError on
 the mixed-precision path): calls through a subscript or a method of some object that hand
 the carrier over, and attributes read by name (``getattr``) in code the carrier reaches so.
@@ -568,11 +572,15 @@ def _scaling_method_handed_on(rule: Any, owner: cst.ClassDef, attribute: str) ->
         parent = rule.parents.get(node)
         if isinstance(parent, cst.Call) and parent.func is node:
             continue
+        from ._amp_sites import enclosing_function
+
         assign = parent if isinstance(parent, cst.Assign) else None
-        shown = f" (`{code_of(assign).strip()}`)" if assign is not None else ""
+        func = enclosing_function(rule.parents, node)
+        shown = (f"`{code_of(assign).strip()}`" if assign is not None
+                 else f"in {func.name.value}()" if func is not None else "in the class body")
         return (
             f"{owner.name.value}.{node.attr.value}(), which scales the losses through self.{attribute}, is handed on "
-            f"as a value at line {rule.line_of(node)}{shown}: its callers, the forward passes that compute the "
-            "losses it is given and the optimizer step are not followed"
+            f"as a value ({shown}): its callers, the forward passes that compute the losses it is given and the "
+            "optimizer step are not followed"
         )
     return ""

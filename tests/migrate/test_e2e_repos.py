@@ -41,7 +41,8 @@ whose held optimizer apex scales for, a trainer that builds its training steps b
 initializes apex, a launcher whose two set-up functions each initialize apex for the loop they
 call, a preparation helper that returns before amp.initialize when mixed precision is off, a
 trainer whose forward pass runs in a try that skips out-of-memory batches, a static loss scale
-of 1 kept after an overflow, a callback fired between the scaled backward and the step that clips).
+of 1 kept after an overflow, a callback fired between the scaled backward and the step that clips,
+apex.amp kept on an object by a helper and read as apex.amp or None by a class of a file without apex).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
