@@ -315,7 +315,8 @@ def _plan(
         if summary is not None and not summary.amp_sites and not imports_apex(source)
     }
     return build_plan(
-        [s for s in summaries if s is not None], roots, others, apex_free, glued=settings.dtype == "float16"
+        [s for s in summaries if s is not None], roots, others, apex_free, glued=settings.dtype == "float16",
+        edit_holders=settings.dtype == "float16",
     )
 
 

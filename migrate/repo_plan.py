@@ -938,12 +938,15 @@ def build_plan(
     others: Sequence[Tuple[str, str, bytes]] = (),
     apex_free: Optional[Dict[str, bytes]] = None,
     glued: bool = True,
+    edit_holders: bool = True,
 ) -> RepoPlan:
     """The plan for the indexed files; ``others`` are the walked files the index left out
     (no apex in them), searched only for callers of the definitions that need the scaler;
     ``apex_free`` are indexed files the rules will not change (no apex.amp in them), by
     path, with their bytes; ``glued``: a launcher without apex.amp may hand a model
-    factory's GradScaler on (``glue_plan``; the float16 target, where there is one)."""
+    factory's GradScaler on (``glue_plan``; the float16 target, where there is one);
+    ``edit_holders``: the holder route may edit a file without apex (``holder_plan``; its
+    autocast is float16's)."""
     by_path = {s.path: s for s in summaries}
     unindexed = {path: (shown, source) for path, shown, source in others}
     resolver = ModuleResolver(list(by_path) + list(unindexed), roots)
@@ -1216,7 +1219,7 @@ def build_plan(
         _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
         plan = add_heir_routes(plan, by_path, launchers, definitions)
         plan = _finished(plan, by_path, unindexed, others, definitions)
-        return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {})
+        return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {}) if edit_holders else plan
 
     # components: files joined by planned calls
     parent: Dict[str, str] = {}
@@ -1393,7 +1396,7 @@ def build_plan(
     _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
     plan = add_heir_routes(plan, by_path, launchers, definitions)
     plan = _finished(plan, by_path, unindexed, others, definitions)
-    return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {})
+    return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {}) if edit_holders else plan
 
 
 def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, others, definitions) -> RepoPlan:

@@ -70,3 +70,18 @@ def test_other_reads_are_refused_with_their_line(read, reason):
 
 def test_the_helper_name_is_the_checkpoint_rules():
     assert HELPER_NAME == checkpoints.HELPER_NAME
+
+
+def test_the_bfloat16_target_edits_no_holder():
+    """The holder's autocast is float16's: under --dtype bfloat16 both files keep apex.amp."""
+    from migrate.pipeline import migrate_repository
+    from migrate.rules._amp_repo_examples import HOLDER_REPO
+    from migrate.rules.base import example_files
+    from migrate.settings import Settings
+
+    files = example_files(HOLDER_REPO)
+    jobs = [(name, text.encode()) for name, text in files]
+    results = migrate_repository(jobs, [f"/r/{n}" for n, _ in files], Settings(dtype="bfloat16"), 1, ["/r"])
+    new = {name: r.new.decode() for (name, _), r in zip(files, results)}
+    assert new["model.py"] == dict(files)["model.py"]
+    assert "from apexcompat import amp" in new["helpers.py"]
