@@ -20,6 +20,7 @@ runs outside the new autocast); the wrapped lines hold no multi-line string.  Pu
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple, Union
 
@@ -63,7 +64,7 @@ def holder_route(path: str, shown: str, source: bytes, attribute: str,
     if tree is None or text is None:
         return f"{shown} does not parse"
     parents = parent_links(tree)
-    lines = text.splitlines()
+    lines = [line.rstrip("\r\n") for line in _physical_lines(text)]
     names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     new = next((a for a in HOLDER_ATTRIBUTES if a not in names and a not in taken), None)
@@ -158,7 +159,7 @@ def apply_holder_edit(source: bytes, edit: HolderEdit) -> bytes:
     """``source`` with ``edit`` made (line endings kept as the file has them)."""
     text = source.decode("utf-8")
     ending = "\r\n" if "\r\n" in text else "\n"
-    lines = text.splitlines(keepends=True)
+    lines = _physical_lines(text)
     for first, last, new in sorted(edit.lines, reverse=True):
         lines[first - 1 : last] = [line + ending for line in new]
     if edit.helper_after:
@@ -169,6 +170,14 @@ def apply_holder_edit(source: bytes, edit: HolderEdit) -> bytes:
     if edit.torch_after:
         lines.insert(edit.torch_after, "import torch" + ending)
     return "".join(lines).encode("utf-8")
+
+
+def _physical_lines(text: str) -> List[str]:
+    """The lines as ``ast`` counts them, with their ends (``str.splitlines`` also splits at a
+    form feed and other separators, which would shift the line numbers)."""
+    parts = re.split(r"(\r\n|\r|\n)", text)
+    lines = [parts[i] + (parts[i + 1] if i + 1 < len(parts) else "") for i in range(0, len(parts), 2)]
+    return lines[:-1] if lines and not lines[-1] else lines
 
 
 def holder_message(edit: HolderEdit, launcher: str) -> str:

@@ -85,3 +85,12 @@ def test_the_bfloat16_target_edits_no_holder():
     new = {name: r.new.decode() for (name, _), r in zip(files, results)}
     assert new["model.py"] == dict(files)["model.py"]
     assert "from apexcompat import amp" in new["helpers.py"]
+
+
+def test_a_form_feed_does_not_shift_the_lines():
+    """str.splitlines splits at a form feed, ast does not: the edit follows ast's lines."""
+    source = LEARNER.format(before="", between="").replace("import torch\n", "import torch\n\x0c\n").encode()
+    edit = holder_route("/r/learner.py", "learner.py", source, "amp")
+    assert not isinstance(edit, str), edit
+    new = apply_holder_edit(source, edit).decode()
+    assert "\x0c" in new and "self.scaler = None" in new and "self.amp" not in new
