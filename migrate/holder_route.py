@@ -10,10 +10,12 @@ class's file is edited as bytes here: the reads are renamed, the scaled backward
 there is one, and autocast (enabled only then) goes around the statements before the branch
 that compute the loss.  Proven only for the exact shape: every ``.amp`` read of that file is
 ``self.amp`` in a method of that one class, each a ``self.amp = None`` in ``__init__``, an
-``is None`` / ``is not None`` test (None exactly when apex.amp was), or one
-``amp.scale_loss`` alone in a ``with`` inside the branch of ``if self.amp is not None``; the branch is in the method body, or ends the body of a loop
-directly in it, and the one ``self.<opt>.step()`` of the method comes right after it (or after
-that loop); the method-level statements before the loop call nothing with arguments (no forward pass
+``is None`` / ``is not None`` test (None exactly when apex.amp was), ``state_dict()`` /
+``load_state_dict(x)`` (the GradScaler's, read back through ``load_scaler_state``), or one
+``amp.scale_loss`` alone in a ``with`` inside the branch of ``if self.amp is not None``; the
+branch is in the method body, or ends the body of a loop directly in it, and the one
+``self.<opt>.step()`` of the method comes right after it (or after that loop); the
+method-level statements before the loop call nothing with arguments (no forward pass
 runs outside the new autocast); the wrapped lines hold no multi-line string.  Pure ``ast``.
 """
 
@@ -94,7 +96,8 @@ def holder_route(path: str, shown: str, source: bytes, attribute: str,
         else:
             renames.append(node)
     if len(scaled) != 1:
-        return f"{cls.name}'s methods scale {'no loss' if not scaled else 'losses in several places'} through self.{attribute}"
+        how = "no loss" if not scaled else "losses in several places"
+        return f"{cls.name}'s methods scale {how} through self.{attribute}"
     with_stmt, branch = scaled[0]
     method, _cls = _method_and_class(parents, with_stmt)
     edits: List[Tuple[int, int, Tuple[str, ...]]] = []
@@ -111,11 +114,13 @@ def holder_route(path: str, shown: str, source: bytes, attribute: str,
     holder = f"{me}.{new}"
     device = _device(block[: block.index(branch)], me)
     pad = " " * block[0].col_offset
-    head = f"{pad}with torch.autocast({device}, dtype=torch.float16, enabled={holder} is not None and {holder}.is_enabled()):"
+    switch = f"{holder} is not None and {holder}.is_enabled()"
+    head = f"{pad}with torch.autocast({device}, dtype=torch.float16, enabled={switch}):"
     body = tuple(unit + line if line.strip() else line for line in lines[first - 1 : last])
     edits.append((first, last, (head, *body)))
     loss = with_stmt.items[0].context_expr.args[0].id  # type: ignore[attr-defined]
-    edits.append((with_stmt.lineno, with_stmt.end_lineno, (f"{' ' * with_stmt.col_offset}{holder}.scale({loss}).backward()",)))
+    backward = f"{' ' * with_stmt.col_offset}{holder}.scale({loss}).backward()"
+    edits.append((with_stmt.lineno, with_stmt.end_lineno, (backward,)))
     opt = ast.unparse(step_stmt.value.func.value)  # type: ignore[attr-defined]
     pad = " " * step_stmt.col_offset
     edits.append((step_stmt.lineno, step_stmt.end_lineno, (
@@ -250,7 +255,8 @@ def _read_kind(node: ast.Attribute, method: ast.FunctionDef, parents):
             and not any(isinstance(n, ast.Call) for k in call.keywords for n in ast.walk(k.value))):
         return "by a scale_loss not given (loss, self.<optimizer>) and at most delay_unscale without calls"
     if not (isinstance(branch, ast.If) and with_stmt in branch.body and isinstance(branch.test, ast.Compare)
-            and isinstance(branch.test.ops[0], ast.IsNot) and ast.unparse(branch.test) == f"self.{node.attr} is not None"):
+            and isinstance(branch.test.ops[0], ast.IsNot)
+            and ast.unparse(branch.test) == f"self.{node.attr} is not None"):
         return f"by a scale_loss outside the branch of `if self.{node.attr} is not None`"
     return (with_stmt, branch)
 
