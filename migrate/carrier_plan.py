@@ -62,10 +62,15 @@ class CarrierFacts:
     #: file's classes other than by calling it (``Thread(target=runner.fit)``): its calls
     #: there are not known
     method_values_elsewhere: Tuple[Tuple[str, str], ...] = ()
+    #: the holder route (``holder_route``): ``Class.method() of path`` that scales through the
+    #: stored attribute as a GradScaler-or-None holder, which ``attribute`` names now
+    holder: str = ""
+    #: why the one other file reading the stored attribute is no such holder ("" if unasked)
+    holder_refusal: str = ""
 
     def alone(self) -> "CarrierFacts":
         """These facts without the sharing (a component whose plan was dropped)."""
-        return replace(self, shared=(), borrowed=(), attribute="")
+        return replace(self, shared=(), borrowed=(), attribute="", holder="", holder_refusal="")
 
 
 def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[str, CarrierFacts]:

@@ -281,6 +281,7 @@ def migrate_repository(
             results = migrate_planned(jobs, keys, settings, workers, plan, pool)
         if plan is None:
             return results
+        results = _edit_holders(plan, jobs, keys, results, others)
         results = _edit_steppable_wrappers(plan, jobs, keys, results, others)
         if not plan.caller_edits:
             return results
@@ -314,8 +315,51 @@ def _plan(
         if summary is not None and not summary.amp_sites and not imports_apex(source)
     }
     return build_plan(
-        [s for s in summaries if s is not None], roots, others, apex_free, glued=settings.dtype == "float16"
+        [s for s in summaries if s is not None], roots, others, apex_free, glued=settings.dtype == "float16",
+        edit_holders=settings.dtype == "float16",
     )
+
+
+def _edit_holders(
+    plan: "RepoPlan",
+    jobs: Sequence[Tuple[str, bytes]],
+    keys: Sequence[str],
+    results: List["MigrationResult"],
+    others: Sequence[Tuple[str, str, bytes]],
+) -> List["MigrationResult"]:
+    """The holder route's edits (``holder_route``) of the files without apex.amp whose
+    launcher came out native (its component kept); one result per such file of ``others``
+    is appended.  The plan edits no holder file another route edits, and no rule changes a
+    file without apex.amp."""
+    from .engine import MigrationResult
+    from .findings import Finding
+    from .holder_route import apply_holder_edit, holder_message
+
+    kept = {f.component for f in plan.files.values() if f.component is not None}
+    live = {path: (edit, launcher) for path, (component, edit, launcher) in plan.holder_edits.items()
+            if component in kept}
+    if not live:
+        return results
+
+    def edited(path: str, shown: str, source: bytes) -> "MigrationResult":
+        edit, launcher = live.pop(path)
+        line = min(first for first, _last, _new in edit.lines)
+        finding = Finding(shown, line, 1, "APX237", holder_message(edit, launcher), fixed=True, severity="info")
+        return MigrationResult(shown, source, apply_holder_edit(source, edit), [finding])
+
+    for i, ((shown, source), path) in enumerate(zip(jobs, keys)):
+        if path not in live:
+            continue
+        if not results[i].changed and results[i].parse_error is None:
+            results[i] = edited(path, shown, source)
+            continue
+        edit, launcher = live.pop(path)  # never expected: no rule changes such a file
+        results[i].findings.append(Finding(
+            shown, 1, 1, "APX237", f"{holder_message(edit, launcher)}: make that edit by hand (the file was also "
+            "rewritten, so the tool did not); until then the losses are not scaled",
+        ))
+    extra = [edited(path, shown, source) for path, shown, source in others if path in live]
+    return results + extra
 
 
 def _edit_steppable_wrappers(

@@ -31,6 +31,8 @@ from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
 from .glue_plan import GlueRefusal, GlueRoute, glue_route
 from .heir_plan import add_heir_routes
+from .holder_plan import add_holder_routes
+from .holder_route import HolderEdit
 from .processor_plan import add_processor_routes
 from .launcher_importers import importer_refusal
 from .launcher_scripts import not_a_script, on_the_shim
@@ -268,6 +270,9 @@ class RepoPlan:
     #: files without apex.amp that call a model factory: real path -> (the factory's
     #: component, the edit that keeps their calls working, ``factory_callers``)
     caller_edits: Dict[str, List[Tuple[int, CallerEdit]]] = field(default_factory=dict)
+    #: the holder route: real path of the holder class's file (no apex.amp in it) -> (the
+    #: launcher's component, the edit, the launcher's shown path)
+    holder_edits: Dict[str, Tuple[int, HolderEdit, str]] = field(default_factory=dict)
 
     def without(self, component: int) -> None:
         self.files = {p: f for p, f in self.files.items() if f.component != component}
@@ -933,12 +938,15 @@ def build_plan(
     others: Sequence[Tuple[str, str, bytes]] = (),
     apex_free: Optional[Dict[str, bytes]] = None,
     glued: bool = True,
+    edit_holders: bool = True,
 ) -> RepoPlan:
     """The plan for the indexed files; ``others`` are the walked files the index left out
     (no apex in them), searched only for callers of the definitions that need the scaler;
     ``apex_free`` are indexed files the rules will not change (no apex.amp in them), by
     path, with their bytes; ``glued``: a launcher without apex.amp may hand a model
-    factory's GradScaler on (``glue_plan``; the float16 target, where there is one)."""
+    factory's GradScaler on (``glue_plan``; the float16 target, where there is one);
+    ``edit_holders``: the holder route may edit a file without apex (``holder_plan``; its
+    autocast is float16's)."""
     by_path = {s.path: s for s in summaries}
     unindexed = {path: (shown, source) for path, shown, source in others}
     resolver = ModuleResolver(list(by_path) + list(unindexed), roots)
@@ -1210,7 +1218,8 @@ def build_plan(
         _add_carrier_facts(plan, by_path, definitions)
         _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
         plan = add_heir_routes(plan, by_path, launchers, definitions)
-        return _finished(plan, by_path, unindexed, others, definitions)
+        plan = _finished(plan, by_path, unindexed, others, definitions)
+        return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {}) if edit_holders else plan
 
     # components: files joined by planned calls
     parent: Dict[str, str] = {}
@@ -1386,7 +1395,8 @@ def build_plan(
     _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
     plan = add_heir_routes(plan, by_path, launchers, definitions)
-    return _finished(plan, by_path, unindexed, others, definitions)
+    plan = _finished(plan, by_path, unindexed, others, definitions)
+    return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {}) if edit_holders else plan
 
 
 def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, others, definitions) -> RepoPlan:

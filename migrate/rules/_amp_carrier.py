@@ -14,6 +14,10 @@ that name, itself or through what it calls (``carrier_plan``).  Then the launche
 GradScaler on the carrier where it creates it (``args.scaler = scaler``, on every path) and
 the sites read it from there (``args.scaler``).  Anything else is refused with the reason.
 
+A launcher whose carrier is read by a holder class of a file without apex (``holder_route``,
+``CarrierFacts.holder``) lends it there: the GradScaler goes on the carrier under the holder's
+attribute, whoever calls the launcher, and that file is edited by the driver.
+
 Not followed (a read there of the attribute that no longer exists raises AttributeError on
 the mixed-precision path): calls through a subscript or a method of some object that hand
 the carrier over, and attributes read by name (``getattr``) in code the carrier reaches so.
@@ -110,10 +114,13 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
         if why:
             return why
     scaled_here = any(member == "scale_loss" for _use_node, member in route.uses)
+    if facts.holder and not route.uses:  # a class of another file reads it as a holder
+        route.lent.append(facts.holder)
     if not scaled_here and not route.lent:  # the most exact reason first
         handed = [why for local, why in facts.unlent if _named(module, local)]
         return (handed[0] if handed else _escapes(rule, route, module, facts)
-                or f"no loss is scaled through {carrier}.{attribute} in this file" + _read_elsewhere(facts, attribute))
+                or f"no loss is scaled through {carrier}.{attribute} in this file" + (
+                    f", and {facts.holder_refusal}" if facts.holder_refusal else _read_elsewhere(facts, attribute)))
     if not scaled_here and route.uses:  # its state is read here, the losses scaled elsewhere
         return (f"{code_of(route.uses[0][0])} is read here while the losses are scaled in "
                 f"{route.lent[0]}, which this route does not follow")
@@ -129,6 +136,8 @@ def carrier_route(rule: Any, module: cst.Module, expr: cst.CSTNode, plan: Any) -
             continue  # a method: its calls elsewhere were checked by name (_method_use)
         name = func.name.value
         where = called.get(name)
+        if func is launcher and facts.holder:
+            continue  # it puts the GradScaler on whatever its callers hand it, the holder reads it
         if where is not None and name not in facts.shared:
             return unshared.get(name, f"{name}() is also called from {where}, which this route does not follow")
     state["carrier_attribute"] = new_attribute
@@ -291,6 +300,9 @@ def _self_route(
     facts = getattr(plan, "carrier", None)
     route = CarrierRoute(store, method, "self", attribute, "")
     stored_line = rule.line_of(store)
+    handed = _scaling_method_handed_on(rule, owner, attribute)
+    if handed:
+        return handed
     for node in walk(module):
         if isinstance(node, cst.Call) and code_of(node.func) in ATTRIBUTE_READERS:
             return f"{code_of(node.func)}() reads attributes by name in this file"
@@ -540,3 +552,35 @@ def _read_elsewhere(facts: CarrierFacts, attribute: str) -> str:
     if not facts.read_elsewhere:
         return ""
     return f", and an attribute named {attribute} is read off an object in {', '.join(facts.read_elsewhere)}"
+
+
+def _scaling_method_handed_on(rule: Any, owner: cst.ClassDef, attribute: str) -> str:
+    """Why a method of ``owner`` that scales through ``self.<attribute>`` cannot be followed:
+    it is read as a value (``trainer.backward = self.backward``), so whoever calls it, the
+    forward pass of the loss it is given and the optimizer step are elsewhere ("" if none)."""
+    methods = {}
+    for stmt in owner.body.body:
+        if isinstance(stmt, cst.FunctionDef) and any(
+            isinstance(n, cst.Attribute) and n.attr.value == "scale_loss" and isinstance(n.value, cst.Attribute)
+            and n.value.attr.value == attribute and code_of(n.value.value) == "self"
+            for n in walk(stmt)
+        ):
+            methods[stmt.name.value] = stmt
+    for node in walk(owner):
+        if not (isinstance(node, cst.Attribute) and node.attr.value in methods and code_of(node.value) == "self"):
+            continue
+        parent = rule.parents.get(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            continue
+        from ._amp_sites import enclosing_function
+
+        assign = parent if isinstance(parent, cst.Assign) else None
+        func = enclosing_function(rule.parents, node)
+        shown = (f"`{code_of(assign).strip()}`" if assign is not None
+                 else f"in {func.name.value}()" if func is not None else "in the class body")
+        return (
+            f"{owner.name.value}.{node.attr.value}(), which scales the losses through self.{attribute}, is handed on "
+            f"as a value ({shown}): its callers, the forward passes that compute the losses it is given and the "
+            "optimizer step are not followed"
+        )
+    return ""

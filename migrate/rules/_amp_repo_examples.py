@@ -8336,8 +8336,9 @@ if __name__ == "__main__":
     ),
     Example(
         # apex.amp goes onto the runner object, and runner.py (no apex import) scales through
-        # self.amp: that read is not followed, so the setup keeps apex.amp, and its reason
-        # names the file that reads the attribute (before: only "not followed")
+        # self.amp, read as apex.amp or None: the holder route (before: kept, "an attribute named
+        # amp is read off an object in runner.py"); without a loop, every statement of the method
+        # before the scaled backward's if goes under the autocast
         "amp-stored-on-an-object-another-file-reads-names-that-file",
         before="""\
 # file: amp_setup.py
@@ -8384,18 +8385,12 @@ if __name__ == "__main__":
 """,
         after="""\
 # file: amp_setup.py
-def enable_amp(runner, opt_level="O1"):
-    from apexcompat import amp
+import torch
 
-    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled through
-    #   runner.amp (read off an object in runner.py), not followed; this file keeps apex.amp
-    #   semantics through apexcompat.amp, migrate it by hand
-    runner.net, runner.opt = amp.initialize(runner.net, runner.opt, opt_level=opt_level)
-    # TODO(apexcompat): apex.amp is stored as runner.amp here; its uses through that
-    #   attribute cannot be followed (no loss is scaled through runner.amp in this file, and
-    #   an attribute named amp is read off an object in runner.py); this file keeps apex.amp
-    #   semantics through apexcompat.amp, migrate it by hand
-    runner.amp = amp
+def enable_amp(runner, opt_level="O1"):
+    use_amp = opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    runner.scaler = scaler
 # file: runner.py
 import torch
 
@@ -8403,17 +8398,21 @@ import torch
 class Runner:
     def __init__(self, net, opt):
         self.net, self.opt = net, opt
-        self.amp = None
+        self.scaler = None
 
     def step(self, x):
-        self.opt.zero_grad()
-        loss = self.net(x).float().pow(2).mean()
-        if self.amp is not None:
-            with self.amp.scale_loss(loss, self.opt) as scaled_loss:
-                scaled_loss.backward()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler is not None and self.scaler.is_enabled()):
+            self.opt.zero_grad()
+            loss = self.net(x).float().pow(2).mean()
+        if self.scaler is not None:
+            self.scaler.scale(loss).backward()
         else:
             loss.backward()
-        self.opt.step()
+        if self.scaler is not None:
+            self.scaler.step(self.opt)
+            self.scaler.update()
+        else:
+            self.opt.step()
         return loss.item()
 # file: train.py
 import torch
@@ -8432,7 +8431,7 @@ def main():
 if __name__ == "__main__":
     main()
 """,
-        codes=("APX102", "APX220"),
+        codes=("APX101", "APX201", "APX202", "APX237"),
     ),
 ]
 
@@ -8798,3 +8797,269 @@ REPOSITORY_EXAMPLES += [
         codes=("APX101", "APX209", "APX213", "APX301", "APX311", "APX321", "APX401", "APX402"),
     ),
 ]
+
+
+HOLDER_REPO = """\
+# file: helpers.py
+import torch
+
+
+def enable_mixed_precision(trainer, opt_level="O1"):
+    from apex import amp
+    trainer.net, trainer.optimizer = amp.initialize(trainer.net, trainer.optimizer, opt_level=opt_level)
+    trainer.amp = amp
+# file: model.py
+import torch
+
+
+class Trainer:
+    def __init__(self, net, device):
+        self.net = net.to(device)
+        self.device = device
+        self.optimizer = torch.optim.SGD(self.net.parameters(), lr=0.1)
+        self.amp = None
+        self.chunks = 2
+
+    def train_step(self, batch):
+        self.net.train()
+        self.optimizer.zero_grad()
+        for i, (x, y) in enumerate(zip(batch[0].chunk(self.chunks), batch[1].chunk(self.chunks))):
+            x, y = x.to(self.device), y.to(self.device)
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+            if self.amp is not None:
+                with self.amp.scale_loss(loss, self.optimizer, delay_unscale=i < self.chunks - 1) as scaled:
+                    scaled.backward()
+            else:
+                loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+    def uses_amp(self):
+        return self.amp is not None
+# file: train.py
+import torch
+
+from helpers import enable_mixed_precision
+from model import Trainer
+
+
+def main(fp16=True):
+    trainer = Trainer(torch.nn.Linear(8, 2), "cuda")
+    if fp16:
+        enable_mixed_precision(trainer)
+    for _ in range(10):
+        trainer.train_step((torch.randn(4, 8), torch.randn(4, 2)))
+"""
+
+HOLDER_REPO_NATIVE = """\
+# file: helpers.py
+import torch
+
+
+def enable_mixed_precision(trainer, opt_level="O1"):
+    use_amp = opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    trainer.scaler = scaler
+# file: model.py
+import torch
+
+
+class Trainer:
+    def __init__(self, net, device):
+        self.net = net.to(device)
+        self.device = device
+        self.optimizer = torch.optim.SGD(self.net.parameters(), lr=0.1)
+        self.scaler = None
+        self.chunks = 2
+
+    def train_step(self, batch):
+        self.net.train()
+        self.optimizer.zero_grad()
+        for i, (x, y) in enumerate(zip(batch[0].chunk(self.chunks), batch[1].chunk(self.chunks))):
+            with torch.autocast(torch.device(self.device).type, dtype=torch.float16, enabled=self.scaler is not None and self.scaler.is_enabled()):
+                x, y = x.to(self.device), y.to(self.device)
+                loss = torch.nn.functional.mse_loss(self.net(x), y)
+            if self.scaler is not None:
+                self.scaler.scale(loss).backward()
+            else:
+                loss.backward()
+        if self.scaler is not None:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        else:
+            self.optimizer.step()
+        return loss.item()
+
+    def uses_amp(self):
+        return self.scaler is not None
+# file: train.py
+import torch
+
+from helpers import enable_mixed_precision
+from model import Trainer
+
+
+def main(fp16=True):
+    trainer = Trainer(torch.nn.Linear(8, 2), "cuda")
+    if fp16:
+        enable_mixed_precision(trainer)
+    for _ in range(10):
+        trainer.train_step((torch.randn(4, 8), torch.randn(4, 2)))
+"""
+
+HOLDER_PASSED_ON_TODO = """\
+# file: helpers.py
+import torch
+
+
+def enable_mixed_precision(trainer, opt_level="O1"):
+    from apexcompat import amp
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled through
+    #   trainer.amp, which is not followed because self.amp is read at model.py:30 other
+    #   than in an `is None` / `is not None` test, `= None` in __init__(), a scale_loss,
+    #   state_dict() or load_state_dict() call; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
+    trainer.net, trainer.optimizer = amp.initialize(trainer.net, trainer.optimizer, opt_level=opt_level)
+    # TODO(apexcompat): apex.amp is stored as trainer.amp here; its uses through that
+    #   attribute cannot be followed (no loss is scaled through trainer.amp in this file,
+    #   and self.amp is read at model.py:30 other than in an `is None` / `is not None` test,
+    #   `= None` in __init__(), a scale_loss, state_dict() or load_state_dict() call); this
+    #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    trainer.amp = amp
+"""
+
+HOLDER_REPO_PRINTED = HOLDER_REPO.replace(
+    "        return self.amp is not None\n",
+    "        return self.amp is not None\n\n    def describe(self):\n        print(\"mixed precision:\", self.amp)\n",
+)
+
+HANDED_BACKWARD = """\
+# file: plugins.py
+class AmpPlugin:
+    def __init__(self, opt_level):
+        self.opt_level = opt_level
+        from apex import amp
+
+        self.amp = amp
+
+    def backward(self, loss):
+        with self.amp.scale_loss(loss, self.trainer.optimizer) as scaled_loss:
+            scaled_loss.backward()
+
+    def attach(self, trainer):
+        self.trainer = trainer
+        trainer.model, trainer.optimizer = self.amp.initialize(trainer.model, trainer.optimizer, opt_level=self.opt_level)
+        trainer.backward = self.backward
+# file: trainer.py
+import torch
+
+
+class Trainer:
+    def __init__(self, model, plugins=()):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for plugin in plugins:
+            plugin.attach(self)
+
+    def backward(self, loss):
+        loss.backward()
+
+    def fit(self, batches):
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+            self.backward(loss)
+            self.optimizer.step()
+"""
+
+HANDED_BACKWARD_TODO = """\
+# file: plugins.py
+class AmpPlugin:
+    def __init__(self, opt_level):
+        self.opt_level = opt_level
+        from apexcompat import amp
+
+        # TODO(apexcompat): apex.amp is stored as self.amp here; its uses through that attribute
+        #   cannot be followed (AmpPlugin.backward(), which scales the losses through self.amp,
+        #   is handed on as a value (`trainer.backward = self.backward`): its callers, the
+        #   forward passes that compute the losses it is given and the optimizer step are not
+        #   followed); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+        #   hand
+        self.amp = amp
+
+    def backward(self, loss):
+        with self.amp.scale_loss(loss, self.trainer.optimizer) as scaled_loss:
+            scaled_loss.backward()
+
+    def attach(self, trainer):
+        self.trainer = trainer
+        trainer.model, trainer.optimizer = self.amp.initialize(trainer.model, trainer.optimizer, opt_level=self.opt_level)
+        trainer.backward = self.backward
+"""
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # argus-alaska's shape: a helper initializes apex on an object's network and optimizer
+        # and keeps apex.amp itself on it (trainer.amp = amp); a class of a file without apex
+        # reads self.amp as apex.amp or None.  Every read there is proven (= None in __init__,
+        # `is (not) None` tests, one scale_loss in the `is not None` branch, the step right after
+        # the loop): the attribute becomes a GradScaler-or-None holder (self.scaler), the helper
+        # puts its GradScaler there, and the class's file scales, steps and runs its forward pass
+        # under autocast through it (enabled while it is set)
+        "amp-kept-on-an-object-read-as-a-holder-in-a-file-without-apex",
+        before=HOLDER_REPO,
+        after=HOLDER_REPO_NATIVE,
+        codes=("APX101", "APX201", "APX202", "APX237"),
+    ),
+    Example(
+        # ... but one read there the route does not cover (self.amp printed): both files keep
+        # apex.amp, the reason names that read
+        "amp-kept-on-an-object-whose-holder-reads-it-otherwise",
+        before=HOLDER_REPO_PRINTED,
+        after=HOLDER_PASSED_ON_TODO + "# file: model.py" + HOLDER_REPO_PRINTED.split("# file: model.py", 1)[1],
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # flair's trainer-plugin shape: the method that scales through self.amp is handed to
+        # the trainer as a value (trainer.backward = self.backward): its callers, the forward
+        # passes of the losses it is given and the step are in code the route does not follow
+        "amp-kept-on-self-by-a-plugin-whose-scaling-method-is-handed-on",
+        before=HANDED_BACKWARD,
+        after=HANDED_BACKWARD_TODO + "# file: trainer.py" + HANDED_BACKWARD.split("# file: trainer.py", 1)[1],
+        codes=("APX102", "APX220"),
+    ),
+]
+
+
+HOLDER_REPO_ODD_MEMBER = HOLDER_REPO.replace("    trainer.amp = amp\n", "    trainer.amp = amp\n    amp.unknown_member()\n")
+
+REPOSITORY_EXAMPLES.append(
+    Example(
+        # ... but the helper's file falls back (a member with no native rewrite): the plan's
+        # component is dropped, so the holder's file is left as it is, reading self.amp
+        "amp-kept-on-an-object-read-as-a-holder-whose-helper-falls-back",
+        before=HOLDER_REPO_ODD_MEMBER,
+        after="""\
+# file: helpers.py
+import torch
+
+
+def enable_mixed_precision(trainer, opt_level="O1"):
+    from apexcompat import amp
+    # TODO(apexcompat): the GradScaler plan across files was dropped: in helpers.py,
+    #   amp.unknown_member has no native rewrite; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
+    trainer.net, trainer.optimizer = amp.initialize(trainer.net, trainer.optimizer, opt_level=opt_level)
+    # TODO(apexcompat): apex.amp is stored as trainer.amp here; its uses through that
+    #   attribute cannot be followed (no loss is scaled through trainer.amp in this file,
+    #   and an attribute named amp is read off an object in model.py) (the GradScaler plan
+    #   across files was dropped: in helpers.py, amp.unknown_member has no native rewrite);
+    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    trainer.amp = amp
+    # TODO(apexcompat): amp.unknown_member has no native rewrite; this file keeps apex.amp
+    #   semantics through apexcompat.amp, migrate it by hand
+    amp.unknown_member()
+""" + "# file: model.py" + HOLDER_REPO_ODD_MEMBER.split("# file: model.py", 1)[1],
+        codes=("APX102", "APX220"),
+    )
+)

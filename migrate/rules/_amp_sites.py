@@ -2095,6 +2095,9 @@ def _check_layout(rule, info: AmpFile) -> None:
             facts = getattr(info.plan, "carrier", None)
             read = f" (read off an object in {', '.join(facts.read_elsewhere)})" if facts and facts.read_elsewhere else ""
             note = f"no amp.scale_loss in this file: the losses are scaled through {info.stored_as}{read}, not followed"
+            if facts is not None and facts.holder_refusal:
+                note = (f"no amp.scale_loss in this file: the losses are scaled through {info.stored_as}, which is "
+                        f"not followed because {facts.holder_refusal}")
             if info.lending_refused:
                 note += f" ({info.lending_refused})"
         if note == elsewhere and info.plan is not None and info.plan.nothing_scaled:

@@ -41,7 +41,8 @@ whose held optimizer apex scales for, a trainer that builds its training steps b
 initializes apex, a launcher whose two set-up functions each initialize apex for the loop they
 call, a preparation helper that returns before amp.initialize when mixed precision is off, a
 trainer whose forward pass runs in a try that skips out-of-memory batches, a static loss scale
-of 1 kept after an overflow, a callback fired between the scaled backward and the step that clips).
+of 1 kept after an overflow, a callback fired between the scaled backward and the step that clips,
+apex.amp kept on an object by a helper and read as apex.amp or None by a class of a file without apex).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -61,9 +62,9 @@ Outcome per layout (LAYOUTS): ``native`` (no apex/apexcompat import left, no man
 but the listed ones; the runs block both packages) or ``fallback`` (the tool keeps apexcompat.amp:
 its APX220 findings must be one of the exact sets pinned, so a change in what the tool does shows
 up here; the shim output is run and compared too, and the native-only checks skip).  Today every
-layout but r65 (its registry-built train step) comes out native (r4 and r9: the launcher's no-op autocast variable is bound to
-torch.autocast on the apex branch; r3: train_step takes one GradScaler per loss id, num_losses=2,
-and the checkpoint's loss_scaler0/loss_scaler1 resume into them; r6 and r15: the helpers given
+layout but r65 (its registry-built train step) comes out native (r4 and r9: the launcher's
+no-op autocast variable is bound to torch.autocast on the apex branch; r3: train_step takes one
+GradScaler per loss id, num_losses=2, and the checkpoint's loss_scaler0/loss_scaler1 resume into them; r6 and r15: the helpers given
 apex.amp are given the GradScaler, and their files change too: LAYOUTS 'given').
 
 Tolerances (``-s`` prints the measured figures in the last test):
@@ -604,6 +605,14 @@ LAYOUTS: Dict[str, dict] = {
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=None,
         fallbacks=[FALLBACK_R65], given=["selfsup/util.py"],
         branches={"pytorch": ["--amp-type", "pytorch"], "none": ["--no-amp"]}),
+    # argus-alaska's shape: core/mixed.py initializes apex on the learner's network and optimizer
+    # and keeps apex.amp itself on the learner (learner.amp = amp); the learner's file has no apex
+    # and reads self.amp as apex.amp or None: it scales every chunk's loss through it (delay_unscale
+    # until the last), steps once, and keeps amp's state in its checkpoints.  The attribute becomes
+    # a GradScaler-or-None holder (self.scaler), both files edited in one plan; 'off': --no-fp16
+    "r63_amp_attribute_holder": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                     metric="loss", native=[], fallbacks=[], given=["core/learner.py"],
+                                     branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
