@@ -110,20 +110,21 @@ def _splice(before: cst.Module, after: cst.Module, texts: StatementTexts) -> Opt
         if not run:
             return True
         # printed once: a rule's import edits may have printed the new statements already
-        code = "".join(texts.text(after, statement) for statement in run)
+        pieces = [texts.text(after, statement) for statement in run]
         replaced = before.body[last_kept + 1 : upto] if upto > last_kept else ()
-        parsed: Optional[List[_Statement]] = None
-        if len(run) == 1 and len(replaced) == 1:
-            one = _nested(after, replaced[0], run[0], [])
-            parsed = None if one is None else [one]
-        if parsed is None:
+        parsed = _one_by_one(after, replaced, run, pieces) if len(run) == len(replaced) else None
+        if parsed is not None:
+            for statement, piece in zip(parsed, pieces):  # a parse prints back what it read
+                texts.learn(after, statement, piece)
+        elif len(run) > 1 or len(replaced) != 1:  # (one statement for one: tried already)
+            code = "".join(pieces)
             parsed = _parse_run(after, code)
+            if parsed is not None and len(parsed) == 1:
+                texts.learn(after, parsed[0], code)
         if parsed is None:
             return False
-        parts.append(code)
+        parts.extend(pieces)
         body.extend(parsed)
-        if len(parsed) == 1:  # its text is all of ``code`` (a parse prints back what it read)
-            texts.learn(after, parsed[0], code)
         run.clear()
         return True
 
@@ -141,6 +142,25 @@ def _splice(before: cst.Module, after: cst.Module, texts: StatementTexts) -> Opt
         return None
     parts.extend(before.code_for_node(line) for line in before.footer)
     return "".join(parts), body
+
+
+def _one_by_one(
+    module: cst.Module, replaced: Sequence[cst.CSTNode], run: Sequence[_Statement], pieces: Sequence[str]
+) -> Optional[List[_Statement]]:
+    """The changed top-level statements ``run`` (their texts ``pieces``), which took the
+    places of ``replaced`` one for one, each parsed again on its own (only the changed
+    statements of its block, where ``_nested`` can); None where one of them cannot be.  A
+    rule that edits two neighbouring functions then parses neither whole, nor both at once."""
+    found: List[_Statement] = []
+    for old, new, piece in zip(replaced, run, pieces):
+        one = _nested(module, old, new, [])
+        if one is None:
+            parsed = _parse_run(module, piece)
+            if parsed is None or len(parsed) != 1:
+                return None
+            one = parsed[0]
+        found.append(one)
+    return found
 
 
 def _same_but_body(old: cst.CSTNode, new: cst.CSTNode) -> bool:

@@ -163,3 +163,48 @@ def _renamer() -> "_Renamer":
     from libcst.codemod import CodemodContext
 
     return _Renamer(CodemodContext(), Settings(), [])
+
+
+NEIGHBOURS = '''import torch
+
+
+def train(model, batches):
+    model.train()
+    for x in batches:
+        loss = old(x)
+        loss.backward()
+    return model
+
+
+# a comment between the two
+def main(args):
+    model = build(args)
+    train(model, args.batches)
+    return old
+'''
+
+
+def test_neighbouring_changed_functions_keep_their_untouched_lines() -> None:
+    """A rule that edits two functions next to each other: each is parsed again on its own,
+    and only the changed lines of its block, so the lines it did not touch stay the objects
+    they were (parsing both functions whole cost most of such a rule's new tree)."""
+    before, after, text, tree = _edit(NEIGHBOURS, lambda m: transform(m, _renamer()))
+    assert text == NEIGHBOURS.replace("old", "new").encode()
+    assert tree.deep_equals(cst.parse_module(text))
+    old_train, old_main = before.body[1].body.body, before.body[2].body.body
+    new_train, new_main = tree.body[1].body.body, tree.body[2].body.body
+    assert [a is b for a, b in zip(new_train, old_train)] == [True, False, True]
+    assert [a is b for a, b in zip(new_main, old_main)] == [True, True, False]
+
+
+def test_neighbouring_functions_one_of_them_with_a_new_signature() -> None:
+    def change(module: cst.Module) -> cst.Module:
+        renamed = transform(module, _renamer())
+        train = renamed.body[1]
+        params = train.params.with_changes(params=[*train.params.params, cst.Param(cst.Name("scaler"))])
+        return renamed.with_changes(body=[renamed.body[0], train.with_changes(params=params), renamed.body[2]])
+
+    before, after, text, tree = _edit(NEIGHBOURS, change)
+    assert text == after.bytes
+    assert tree.deep_equals(cst.parse_module(text))
+    assert tree.body[1] is not before.body[1] and tree.body[2].body.body[0] is before.body[2].body.body[0]
