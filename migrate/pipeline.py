@@ -203,11 +203,12 @@ def _keep_apex_where_float32(
             from .repo_plan import FilePlan
 
             notes = own_plan.notes if own_plan is not None else ()
+            flags = own_plan.parser_factories if own_plan is not None else ()
             prefix = REFUSED_TODOS[todo.code]
             # a second run may read the first run's TODO back as the finding's message
             message = todo.message.split(prefix)[-1].split("; this file keeps")[0]
             reason = prefix + message.replace("this amp.scale_loss", "its amp.scale_loss")
-            again[i] = (job[0], job[1], FilePlan(notes=notes, refusal=reason))
+            again[i] = (job[0], job[1], FilePlan(notes=notes, refusal=reason, parser_factories=flags))
     for i, result in zip(again, migrate_all(list(again.values()), settings, workers, pool)):
         results[i] = result
     return results

@@ -23,6 +23,7 @@ from .ast_table import FastNodeVisitor, NodeTable
 from .forward_fed import handed_calls
 from .built_route import ObjectBuild, read_object_builds
 from .dict_spreads import read_dict_spreads
+from .parser_factories import FlagDefaults, parser_factories
 from .runner_frameworks import FrameworkFacts, read_framework_facts
 from .optimizer_wrappers import base_texts, class_members, scaler_steppable_attribute, wrapped_attribute
 from .setup_loops import initializes_only
@@ -296,6 +297,9 @@ class ModuleSummary:
     #: apex.amp (a star import of this file hands them on)
     unbound_names: Set[str] = field(default_factory=set)
     module_amp_names: Set[str] = field(default_factory=set)
+    #: top-level functions that build an argparse parser and return it -> the defaults of
+    #: the flags they add (``parser_factories``)
+    parser_factories: Dict[str, FlagDefaults] = field(default_factory=dict)
 
     @property
     def training_inits(self) -> List[AmpSite]:
@@ -1256,6 +1260,8 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     if any(a.text == "dict" for a in summary.amp_arguments):
         summary.dict_spreads = read_dict_spreads(table)
     summary.handed_calls = handed_calls(table)
+    if b"ArgumentParser" in source:
+        summary.parser_factories = parser_factories(tree)
     # a class named only in ``super(Class, self)`` is handed to nobody; the plan still counts
     # it as escaping, only the reasons tell the two apart
     summary.super_only = summary.super_named - summary.escaping

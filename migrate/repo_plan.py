@@ -49,6 +49,7 @@ from .runtime_classes import runtime_build_of
 from .forward_fed import HandedArgs, calls_in_repository
 from .gradient_helpers_plan import helpers_called_elsewhere
 from .override_plan import named_base, overridden_methods
+from .parser_factories import FlagDefaults
 from .repo_index import (
     HOLDER_USES,
     MODULE_LEVEL,
@@ -232,6 +233,10 @@ class FilePlan:
     #: (class, method, overriding class and its file) for the methods of this file's classes
     #: that scale a loss which a subclass in some walked file redefines (``override_plan``)
     overridden: Tuple[Tuple[str, str, str], ...] = ()
+    #: (call text, the flags it adds) of the parser factories of other files this file calls
+    #: (``parser = get_argument_parser()``): their defaults are those of the script's flags
+    #: (``parser_factories``, read by ``rules/_default_flags``)
+    parser_factories: Tuple[Tuple[str, FlagDefaults], ...] = ()
 
     @property
     def takes_scaler(self) -> bool:
@@ -259,6 +264,7 @@ class FilePlan:
             helpers_called_elsewhere=self.helpers_called_elsewhere,
             handed_calls=self.handed_calls,
             overridden=self.overridden,
+            parser_factories=self.parser_factories,
         )
 
 
@@ -1410,6 +1416,10 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
     for path, overrides in overridden_methods(by_path, definitions).items():
         plan.files[path] = replace(plan.files.get(path, FilePlan()), overridden=overrides)
     for path, summary in by_path.items():
+        factories = _parser_factories_called(path, summary, definitions)
+        if factories:
+            plan.files[path] = replace(plan.files.get(path, FilePlan()), parser_factories=factories)
+    for path, summary in by_path.items():
         # a method of a class with a forward() of its own that scales a loss it may be handed
         methods = sorted({
             s.method
@@ -1422,6 +1432,28 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
             plan.files[path] = replace(plan.files.get(path, FilePlan()), handed_calls=handed)
     _drop_routes_through_unedited_files(plan, by_path)
     return plan
+
+
+def _parser_factories_called(
+    path: str, summary: ModuleSummary, definitions: "_Definitions"
+) -> Tuple[Tuple[str, FlagDefaults], ...]:
+    """(call text, flags) for the calls of ``path`` (a file that scales a loss) of a parser
+    factory another walked file defines itself (a re-export is not followed)."""
+    if not any(s.member == "scale_loss" for s in summary.amp_sites):
+        return ()
+    found = {}
+    for call in summary.calls:
+        target = definitions.resolver.resolve(call.module, path)
+        if target is None or target == path:
+            continue
+        if target not in definitions.by_path and target not in definitions.naming("ArgumentParser"):
+            continue  # read only the files that may hold one
+        if definitions.find(call.module, call.name, path, anywhere=True) != (target, call.name):
+            continue
+        flags = definitions.summary(target).parser_factories.get(call.name)  # type: ignore[union-attr]
+        if flags is not None:
+            found[call.text] = flags
+    return tuple(sorted(found.items()))
 
 
 def _names_amp(summary: ModuleSummary) -> bool:

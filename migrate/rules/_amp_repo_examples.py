@@ -9063,3 +9063,189 @@ def enable_mixed_precision(trainer, opt_level="O1"):
         codes=("APX102", "APX220"),
     )
 )
+
+
+#: a script whose flags come from a parser factory of another file (DeepSpeedExamples'
+#: BingBertSquad: ``parser = get_argument_parser()`` from utils.py): the accumulation count's
+#: default is read there (``parser_factories``, handed over by the plan)
+FACTORY_FLAGS = '''\
+# file: flags.py
+import argparse
+
+
+def get_argument_parser():
+    """The script's flags."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--accumulate", type=int, default=1)
+    parser.add_argument("--fp16", action="store_true")
+    return parser
+'''
+FACTORY_SCRIPT = '''\
+# file: train.py
+import torch
+from apex import amp
+from flags import get_argument_parser
+
+
+class NormClipper:
+    def __init__(self, limit):
+        self.limit = limit
+
+    def step(self, parameters):
+        grads = [p.grad for p in parameters if p.grad is not None]
+        total = torch.norm(torch.stack([g.norm() for g in grads])).item()
+        if total > self.limit:
+            for g in grads:
+                g.mul_(self.limit / total)
+
+
+def main():
+    parser = get_argument_parser()
+    args = parser.parse_args()
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+    clipper = NormClipper(1.0)
+    for step in range(8):
+        loss = model(torch.randn(2, 4).cuda()).mean() / args.accumulate
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        clipper.step(amp.master_params(optimizer))
+        if (step + 1) % args.accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    main()
+'''
+#: the same factory adding the count under a condition: its default is unknown
+FACTORY_FLAGS_CONDITIONAL = FACTORY_FLAGS.replace(
+    '''    parser.add_argument("--accumulate", type=int, default=1)
+''',
+    '''    if os.environ.get("ACCUMULATE"):
+        parser.add_argument("--accumulate", type=int, default=4)
+    else:
+        parser.add_argument("--accumulate", type=int, default=1)
+''',
+).replace("import argparse\n", "import argparse\nimport os\n")
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # the clipper runs after every backward, the step under ``(step + 1) % args.accumulate
+        # == 0``, the flag added by get_argument_parser() of flags.py with default 1: every
+        # backward is a step under the default flags, so unscale_ goes before the clipper (the
+        # O2 clip of amp.master_params after the block, as for a flag of the script's own
+        # file); a larger count raises at the second unscale_
+        "own-clipper-with-a-count-of-one-by-default-from-a-parser-factory-of-another-file",
+        before=FACTORY_FLAGS + FACTORY_SCRIPT,
+        after=FACTORY_FLAGS
+        + """\
+# file: train.py
+import torch
+from flags import get_argument_parser
+
+
+class NormClipper:
+    def __init__(self, limit):
+        self.limit = limit
+
+    def step(self, parameters):
+        grads = [p.grad for p in parameters if p.grad is not None]
+        total = torch.norm(torch.stack([g.norm() for g in grads])).item()
+        if total > self.limit:
+            for g in grads:
+                g.mul_(self.limit / total)
+
+
+def main():
+    parser = get_argument_parser()
+    args = parser.parse_args()
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    clipper = NormClipper(1.0)
+    for step in range(8):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(torch.randn(2, 4).cuda()).mean() / args.accumulate
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.unscale_(optimizer)
+        clipper.step(model.parameters())
+        if (step + 1) % args.accumulate == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    main()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX314", "APX321", "APX329"),
+    ),
+    Example(
+        # ... but the factory adds the count under a condition: its default is not known, the
+        # clipper would clip scaled gradients on some run, and the script keeps apex.amp
+        "own-clipper-with-a-count-a-parser-factory-adds-under-a-condition",
+        before=FACTORY_FLAGS_CONDITIONAL + FACTORY_SCRIPT,
+        after=FACTORY_FLAGS_CONDITIONAL
+        + """\
+# file: train.py
+import torch
+from apexcompat import amp
+from flags import get_argument_parser
+
+
+class NormClipper:
+    def __init__(self, limit):
+        self.limit = limit
+
+    def step(self, parameters):
+        grads = [p.grad for p in parameters if p.grad is not None]
+        total = torch.norm(torch.stack([g.norm() for g in grads])).item()
+        if total > self.limit:
+            for g in grads:
+                g.mul_(self.limit / total)
+
+
+def main():
+    parser = get_argument_parser()
+    args = parser.parse_args()
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        # TODO(apexcompat): as written, a native rewrite would clip scaled gradients on every
+        #   micro-step: per-micro-step gradient use: clipper.step(...) runs after every
+        #   backward, but optimizer.step() only at the accumulation boundary (or under a
+        #   condition). apex unscaled the gradients after each backward;
+        #   scaler.unscale_(optimizer) can run only once per step, so there is no exact native
+        #   equivalent: move this to the step boundary, after scaler.unscale_(optimizer); this
+        #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+    clipper = NormClipper(1.0)
+    for step in range(8):
+        loss = model(torch.randn(2, 4).cuda()).mean() / args.accumulate
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        clipper.step(amp.master_params(optimizer))
+        if (step + 1) % args.accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    main()
+""",
+        codes=("APX102", "APX220"),
+    ),
+]

@@ -4,20 +4,35 @@ A training loop that steps only at an accumulation boundary (``if (step + 1) %
 args.gradient_accumulation_steps == 0: optimizer.step()``) steps after every backward when
 the count is 1.  Whether it is 1 under the default flags is read from the file's own
 ``parser.add_argument("--gradient_accumulation_steps", type=int, default=1)``, where nothing
-else in the file can give the attribute another value.  Every answer is None when unsure.
+else in the file can give the attribute another value, or from the parser factory of another
+file the script takes its parser from (``parser = get_argument_parser()``), whose flags the
+cross-file plan hands over (``FilePlan.parser_factories``).  Every answer is None when unsure.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from types import MappingProxyType
+from typing import Any, Mapping, Optional, Tuple, Union
 
 import libcst as cst
 
 from ._edits import code_of
 from ._tree import walk
 
+#: call text of a parser factory of another file -> (dest, default) of each flag it adds
+Factories = Mapping[str, Tuple[Tuple[str, Union[int, str, None]], ...]]
+NO_FACTORIES: Factories = MappingProxyType({})
 
-def every_time_by_default(module: cst.Module, func: Any, test: cst.BaseExpression) -> Optional[str]:
+
+def parser_factories(rule: Any) -> Factories:
+    """The parser factories of other files that ``rule``'s file calls (from its plan)."""
+    plan = rule.repo_plan()
+    return dict(plan.parser_factories) if plan is not None else {}
+
+
+def every_time_by_default(
+    module: cst.Module, func: Any, test: cst.BaseExpression, factories: Factories = NO_FACTORIES
+) -> Optional[str]:
     """The count ``K`` (its code) of an accumulation test ``<x> % K == 0`` when ``K`` is 1
     under the default flags, so that the test holds on every pass; else None."""
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
@@ -28,29 +43,49 @@ def every_time_by_default(module: cst.Module, func: Any, test: cst.BaseExpressio
     left = test.left
     if not (isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo)):
         return None
-    if default_literal(module, func, left.right) != 1:
+    if default_literal(module, func, left.right, factories) != 1:
         return None
     return code_of(left.right)
 
 
-def default_literal(module: cst.Module, func: Any, expr: cst.BaseExpression) -> Union[int, str, None]:
+def default_literal(
+    module: cst.Module, func: Any, expr: cst.BaseExpression, factories: Factories = NO_FACTORIES
+) -> Union[int, str, None]:
     """The integer or string ``expr`` holds under the default flags: a literal;
-    ``<args>.<dest>`` of an ``add_argument`` of this file with a literal default, ``args``
-    bound once in ``func`` by ``parse_args()`` and the attribute never assigned in the file;
-    or a local of ``func`` bound once, by a plain assignment of one of those."""
+    ``<args>.<dest>`` of an ``add_argument`` of this file (or of the parser factory in
+    ``factories`` that made the parser) with a literal default, ``args`` bound once in
+    ``func`` by ``parse_args()`` and the attribute never assigned in the file; or a local of
+    ``func`` bound once, by a plain assignment of one of those."""
     literal = _literal(expr)
     if literal is not None:
         return literal
     if not isinstance(func, cst.FunctionDef):
         return None
     if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
-        if not _parsed_flags(module, bound_once(func, expr.value.value)):
+        parsed = bound_once(func, expr.value.value)
+        if not _parsed_flags(module, parsed):
             return None  # args rebuilt from a config file, a Namespace(...), a caller
-        return _flag_default(module, expr.attr.value)
+        return _flag_default(module, expr.attr.value, _factory_flags(func, parsed, factories))
     if isinstance(expr, cst.Name):
         value = bound_once(func, expr.value)
-        return default_literal(module, func, value) if value is not None and not isinstance(value, cst.Name) else None
+        if value is None or isinstance(value, cst.Name):
+            return None
+        return default_literal(module, func, value, factories)
     return None
+
+
+def _factory_flags(func: cst.FunctionDef, parsed: cst.Call, factories: Factories) -> Tuple[Tuple[str, Any], ...]:
+    """The flags of the factory whose parser ``parsed`` parses: ``F().parse_args()``, or
+    ``parser.parse_args()`` with ``parser = F()`` the one binding of ``parser`` in ``func``
+    (a parser handed through anything else is not followed); () otherwise."""
+    if not factories or not isinstance(parsed.func, cst.Attribute):
+        return ()
+    parser = parsed.func.value
+    if isinstance(parser, cst.Name):
+        parser = bound_once(func, parser.value)
+    if not isinstance(parser, cst.Call):
+        return ()
+    return tuple(factories.get(code_of(parser.func), ()))
 
 
 def _parsed_flags(module: cst.Module, value: Any) -> bool:
@@ -85,11 +120,13 @@ def _integer(expr: Any) -> Optional[int]:
     return None
 
 
-def _flag_default(module: cst.Module, dest: str) -> Union[int, str, None]:
+def _flag_default(module: cst.Module, dest: str, added: Tuple[Tuple[str, Any], ...] = ()) -> Union[int, str, None]:
     """The default of the flag stored in ``dest``: every ``add_argument`` of the file storing
-    there gives the same literal default, and nothing else in the file sets it (an
-    attribute assignment, ``set_defaults``, ``setattr``)."""
-    defaults = set()
+    there (and every flag of ``added``, the factory's) gives the same literal default, and
+    nothing else in the file sets it (an attribute assignment, ``set_defaults``, ``setattr``)."""
+    defaults = {default for name, default in added if name == dest}
+    if None in defaults:
+        return None
     for node in walk(module):
         if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]

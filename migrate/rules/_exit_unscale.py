@@ -27,7 +27,7 @@ from typing import Any, Optional, Set, Tuple
 
 import libcst as cst
 
-from ._default_flags import bound_once, default_literal, every_time_by_default
+from ._default_flags import bound_once, default_literal, every_time_by_default, parser_factories
 from ._edits import code_of
 
 #: the file state key: None when this file's training initializes are not proven O1 under the
@@ -69,7 +69,7 @@ def exit_unscale_count(rule: Any, module: cst.Module, call: Any, block: cst.With
         return None
     if not _after(rule.parents.get(guard), guard, on_the_way):
         return None
-    return every_time_by_default(module, site.func, guard.test)
+    return every_time_by_default(module, site.func, guard.test, parser_factories(rule))
 
 
 def _after(block: Any, stmt: Any, on_the_way: dict) -> bool:
@@ -123,7 +123,7 @@ def _o1_on_every_run(rule: Any, module: cst.Module, info: Any) -> bool:
             continue  # apex's own default, O1
         elif opt_levels(site.func, level) is not None:
             proven = proven and opt_levels(site.func, level) <= BLOCK_HOLDS_THIS_BACKWARD
-        elif default_literal(module, site.func, level) in BLOCK_HOLDS_THIS_BACKWARD:
+        elif default_literal(module, site.func, level, parser_factories(rule)) in BLOCK_HOLDS_THIS_BACKWARD:
             flagged.append(code_of(level))
         else:
             proven = False

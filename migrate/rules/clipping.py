@@ -60,7 +60,7 @@ from ._amp_sites import (
 )
 from ._edits import expression, move_leading, statement, suite_statements
 from .base import Example
-from ._default_flags import every_time_by_default
+from ._default_flags import every_time_by_default, parser_factories
 from ._clip_functions import CLIP_FUNCTIONS, SCALABLE_CLIPS
 from ._exit_unscale import exit_unscale_count, run_time_levels
 from ._fresh_tensor import holds_fresh_tensors
@@ -523,7 +523,7 @@ class ClippingRule(AmpRule):
             return None
         if self.parents.get(guard) is not self.parents.get(use.stmt):
             return None  # the use and the accumulation if side by side in one block
-        return every_time_by_default(self.tree, use.func, guard.test)
+        return every_time_by_default(self.tree, use.func, guard.test, parser_factories(self))
 
     def _stepped_since(self, backward: Any, use: _Use, opt: str, steps: Dict[cst.Call, str]) -> bool:
         """Whether a step of ``opt`` surely ran between the scaled backward (``backward``: the

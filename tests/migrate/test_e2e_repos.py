@@ -532,6 +532,12 @@ LAYOUTS: Dict[str, dict] = {
     "r51_kernel_norm_clip": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                  metric="loss", native=[], fallbacks=[],
                                  branches={"amp-off": ["--no-fp16"], "loose": ["--max-norm", "100"]}),
+    # r51 with its flags from a parser factory of another file (DeepSpeedExamples' BingBertSquad:
+    # get_argument_parser() in utils.py): the count's default of 1 is read there through the
+    # plan, so the unscale_ goes before the clipper as in r51 (APX329); flags.py is unchanged
+    "r70_parser_factory_flags": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                     metric="loss", native=[], fallbacks=[],
+                                     branches={"amp-off": ["--no-fp16"]}),
     # lucidrains' trainers: the backward helper is called through `backwards = partial(helper,
     # self.fp16)` in the trainer's train(), which reaches the networks, their optimizers and
     # (migrated) the GradScalers through the GAN module it keeps as self.GAN, whose __init__
@@ -1009,6 +1015,15 @@ def test_the_kernel_clip_raises_when_backwards_accumulate(repos):
     every backward is a step (the count's default, 1); with two backwards per step the second
     unscale_ raises, where a silent run would clip scaled or half-unscaled gradients."""
     name = "r51_kernel_norm_clip"
+    _native(repos, name)
+    done = _run_without_apex(repos["dirs"][name], ["train.py", "--gradient_accumulation_steps", "2", "--steps", "4"])
+    assert done.returncode != 0 and "unscale_() has already been called" in done.stderr, done.stderr
+
+
+def test_a_count_from_a_parser_factory_raises_when_backwards_accumulate(repos):
+    """r70: as r51, the count given in the factory's file (flags.py); two backwards per step
+    raise at the second unscale_."""
+    name = "r70_parser_factory_flags"
     _native(repos, name)
     done = _run_without_apex(repos["dirs"][name], ["train.py", "--gradient_accumulation_steps", "2", "--steps", "4"])
     assert done.returncode != 0 and "unscale_() has already been called" in done.stderr, done.stderr
