@@ -121,8 +121,8 @@ def _o1_on_every_run(rule: Any, module: cst.Module, info: Any) -> bool:
             proven = False
         elif level is None:
             continue  # apex's own default, O1
-        elif opt_levels(site.func, level) is not None:
-            proven = proven and opt_levels(site.func, level) <= BLOCK_HOLDS_THIS_BACKWARD
+        elif (written := opt_levels(site.func, level)) is not None:
+            proven = proven and written <= BLOCK_HOLDS_THIS_BACKWARD
         elif default_literal(module, site.func, level, parser_factories(rule)) in BLOCK_HOLDS_THIS_BACKWARD:
             flagged.append(code_of(level))
         else:
