@@ -36,6 +36,7 @@ from .holder_route import HolderEdit
 from .processor_plan import add_processor_routes
 from .launcher_importers import importer_refusal
 from .launcher_scripts import not_a_script, on_the_shim
+from .module_scaler_plan import module_scaler_homes
 from .launcher_notes import ambiguous_import_note, unbound_scale_note
 from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
@@ -237,6 +238,10 @@ class FilePlan:
     #: (``parser = get_argument_parser()``): their defaults are those of the script's flags
     #: (``parser_factories``, read by ``rules/_default_flags``)
     parser_factories: Tuple[Tuple[str, FlagDefaults], ...] = ()
+    #: the only file of the repository naming apex.amp, importable, initializing in one
+    #: top-level function: the sites no call chain reaches may read a module-level GradScaler
+    #: (``module_scaler_plan``)
+    module_scaler: bool = False
 
     @property
     def takes_scaler(self) -> bool:
@@ -1408,7 +1413,8 @@ def build_plan(
 def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, others, definitions) -> RepoPlan:
     """The plan with what every route adds last: optimizer wrappers, outside users of the
     parameters handed apex.amp, methods reading master_params that other files call, the
-    calls of the methods that scale a loss in a class with its own forward()."""
+    calls of the methods that scale a loss in a class with its own forward(), the file that
+    may keep a module-level GradScaler."""
     plan = add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
     plan = with_steppable_wrappers(plan, by_path, unindexed, definitions)
     for path, helpers in helpers_called_elsewhere(by_path, others).items():
@@ -1430,6 +1436,8 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
             calls = calls_in_repository(methods, by_path, unindexed, definitions)
             handed = tuple((m, tuple(calls[m])) for m in methods)
             plan.files[path] = replace(plan.files.get(path, FilePlan()), handed_calls=handed)
+    for path in module_scaler_homes(by_path, _names_amp):
+        plan.files[path] = replace(plan.files.get(path, FilePlan()), module_scaler=True)
     _drop_routes_through_unedited_files(plan, by_path)
     return plan
 

@@ -648,6 +648,14 @@ LAYOUTS: Dict[str, dict] = {
     "r63_amp_attribute_holder": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                      metric="loss", native=[], fallbacks=[], given=["core/learner.py"],
                                      branches={"off": ["--no-fp16"]}),
+    # bonito's shape: the command module (no apex) calls the library's load_state, which
+    # initializes apex under `if use_amp: try: ... except NameError:` and restores a checkpoint
+    # with amp's state, then its train, which scales, clips amp.master_params and steps, then its
+    # save_state: no function of the library calls another, so no call chain hands a GradScaler
+    # on.  The library keeps it in a module-level variable the initializer assigns (APX250);
+    # 'off': --no-amp (load_state makes a disabled one)
+    "r72_module_scaler": dict(launcher="train.py", amp=[], fp32=["--no-amp"], steps=24, metric="loss",
+                              native=[], fallbacks=[], branches={"off": ["--no-amp"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
