@@ -19,32 +19,43 @@ import libcst as cst
 COMMENT = "# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler"
 
 
-def module_route(rule: Any, training: List[Any], unreached: List[Any], home: Any, info: Any) -> bool:
+def module_route(rule: Any, training: List[Any], unreached: List[Any], home: Any, info: Any) -> Tuple[bool, str]:
     """Whether the functions in ``unreached`` may read the GradScaler from a module-level
-    variable that ``home`` (the one initializing function) assigns."""
+    variable that ``home`` (the one initializing function) assigns; when not, why not where
+    only the initializer's own shape stands in the way ("" otherwise)."""
     plan = info.plan
     if plan is None or not getattr(plan, "module_scaler", False):
-        return False
+        return False, ""
+    refused = False, ""
     parents = rule.parents
     if len(training) != 1 or info.absorbed or info.alternatives or info.storage != "local":
-        return False
+        return refused
     if info.fallback is not None or info.scaler_in_branch or info.run_once is not None or info.carrier is not None:
-        return False
+        return refused
     if info.returned_to or info.entry_functions or info.received or info.class_threaded:
-        return False
+        return refused
     if not isinstance(home, cst.FunctionDef) or not isinstance(parents.get(home), cst.Module):
-        return False
+        return refused
     if not all(
         isinstance(func, cst.FunctionDef) and func is not home and isinstance(parents.get(func), cst.Module)
         for func in unreached
     ):
-        return False
+        return refused
     site = training[0]
     anchor, guards = _past_availability_try(parents, site, home)
-    if parents.get(anchor) is not home.body or site.hoist_before is not None or _returns_before(home, anchor):
-        return False  # some path through the initializer would leave the variable unset
+    stand_in = "nor can a module-level GradScaler stand in"
+    if parents.get(anchor) is not home.body or site.hoist_before is not None:
+        return False, (
+            f"{stand_in}: the amp.initialize of {home.name.value}() is inside a statement other than an if "
+            "(a loop, a with, a try), so a path through it could leave that variable unset"
+        )
+    if _returns_before(home, anchor):
+        return False, (
+            f"{stand_in}: {home.name.value}() may return before its amp.initialize, which would leave that "
+            "variable unset"
+        )
     site.anchor, site.guards = anchor, guards
-    return True
+    return True, ""
 
 
 def _past_availability_try(parents: Any, site: Any, home: cst.FunctionDef) -> Tuple[Any, List[Any]]:

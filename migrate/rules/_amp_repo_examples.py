@@ -1056,6 +1056,54 @@ def train(net, batches, path, fp16=True):
 """
 
 
+#: bonito's shape (the module-scaler route, APX250): a library whose load_state initializes
+#: apex and whose train scales, called in turn by a command of another module (the before
+#: text of three examples)
+MODULE_SCALER_LIBRARY = """\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+try:
+    from apex import amp
+except ImportError:
+    pass
+
+
+def load_state(model, optimizer, use_amp=False):
+    model.cuda()
+    if use_amp:
+        try:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        except NameError:
+            exit(1)
+    return 0
+
+
+def train(model, optimizer, batches, use_amp=False):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        if use_amp:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+# file: cli/__init__.py
+# file: cli/train.py
+import torch
+
+from lib.training import load_state, train
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    train(model, optimizer, batches, use_amp=args.amp)
+"""
+
 REPOSITORY_EXAMPLES: List[Example] = [
     Example(
         # mmgeneration's runner: its own GradScaler (self.loss_scaler) serves the torch.cuda.amp
@@ -9245,6 +9293,253 @@ def main():
 
 if __name__ == "__main__":
     main()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the library's load_state initializes apex (under an if and a NameError try), its
+        # train scales, and only the command of another module calls them, in turn: no call
+        # chain hands a GradScaler from one to the other.  apex's loss scaler was per process;
+        # the library keeps the GradScaler in a module-level variable, assigned after the if on
+        # every path through load_state, read by train when it runs
+        "module-level-grad-scaler-where-no-call-chain-reaches",
+        before=MODULE_SCALER_LIBRARY,
+        after="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+scaler = None
+
+
+def load_state(model, optimizer, use_amp=False):
+    global scaler
+    model.cuda()
+    if use_amp:
+        try:
+            pass
+        except NameError:
+            exit(1)
+    amp_enabled = bool(use_amp)
+    scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+    return 0
+
+
+def train(model, optimizer, batches, use_amp=False):
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        if use_amp:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+# file: cli/__init__.py
+# file: cli/train.py
+import torch
+
+from lib.training import load_state, train
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    train(model, optimizer, batches, use_amp=args.amp)
+""",
+        codes=("APX101", "APX103", "APX201", "APX209", "APX250", "APX301", "APX311"),
+    ),
+    Example(
+        # ... but another file (tune.py) initializes apex too and calls train: which of the two
+        # set the variable up when train runs would be up to the run, so the route is not taken
+        "module-level-grad-scaler-refused-where-another-file-initializes",
+        before=MODULE_SCALER_LIBRARY
+        + """\
+# file: cli/tune.py
+import torch
+from apex import amp
+
+from lib.training import train
+
+
+def objective(batches):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    train(model, optimizer, batches, use_amp=True)
+""",
+        after="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+try:
+    from apexcompat import amp
+except ImportError:
+    pass
+
+
+def load_state(model, optimizer, use_amp=False):
+    model.cuda()
+    if use_amp:
+        try:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        except NameError:
+            exit(1)
+    return 0
+
+
+def train(model, optimizer, batches, use_amp=False):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        if use_amp:
+            # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
+            #   amp.initialize is in load_state(), which no function of this file calls, so no
+            #   caller here could hand its GradScaler on; this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+# file: cli/__init__.py
+# file: cli/train.py
+import torch
+
+from lib.training import load_state, train
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    train(model, optimizer, batches, use_amp=args.amp)
+# file: cli/tune.py
+import torch
+from apexcompat import amp
+
+from lib.training import train
+
+
+def objective(batches):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    # TODO(apexcompat): no amp.scale_loss in this file, and it is not proven that no loss is
+    #   scaled after its amp.initialize: the launcher is no script (no __name__ ==
+    #   "__main__" guard, no test module, and importing it runs no amp.initialize): its
+    #   callers are not known; this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    train(model, optimizer, batches, use_amp=True)
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # ... and load_state may return before its amp.initialize: the variable would stay None
+        # on that path, where apex's optimizer stepped plainly
+        "module-level-grad-scaler-refused-where-the-initializer-returns-first",
+        before="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+try:
+    from apex import amp
+except ImportError:
+    pass
+
+
+def load_state(model, optimizer, use_amp=False):
+    model.cuda()
+    if model is None:
+        return -1
+    if use_amp:
+        try:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        except NameError:
+            exit(1)
+    return 0
+
+
+def train(model, optimizer, batches, use_amp=False):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        if use_amp:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+# file: cli/__init__.py
+# file: cli/train.py
+import torch
+
+from lib.training import load_state, train
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    train(model, optimizer, batches, use_amp=args.amp)
+""",
+        after="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+try:
+    from apexcompat import amp
+except ImportError:
+    pass
+
+
+def load_state(model, optimizer, use_amp=False):
+    model.cuda()
+    if model is None:
+        return -1
+    if use_amp:
+        try:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        except NameError:
+            exit(1)
+    return 0
+
+
+def train(model, optimizer, batches, use_amp=False):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        if use_amp:
+            # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
+            #   amp.initialize is in load_state(), which no function of this file calls, so no
+            #   caller here could hand its GradScaler on; nor can a module-level GradScaler stand
+            #   in: load_state() may return before its amp.initialize, which would leave that
+            #   variable unset; this file keeps apex.amp semantics through apexcompat.amp, migrate
+            #   it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+# file: cli/__init__.py
+# file: cli/train.py
+import torch
+
+from lib.training import load_state, train
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    train(model, optimizer, batches, use_amp=args.amp)
 """,
         codes=("APX102", "APX220"),
     ),

@@ -2210,7 +2210,8 @@ def _check_layout(rule, info: AmpFile) -> None:
         else:
             info.returned_to, info.returns, info.early_returns = route
             unreached, home, first_anchor_line = [], caller, min(rule.line_of(c) for c in route[0])
-    if unreached and module_route(rule, training, unreached, home, info):
+    taken, not_module = module_route(rule, training, unreached, home, info) if unreached else (False, "")
+    if taken:
         info.module_scaler = True
         for func in unreached:
             info.access[func] = info.scaler_name
@@ -2230,6 +2231,7 @@ def _check_layout(rule, info: AmpFile) -> None:
                 rule, training, needy
             ) or reason or _early_return_why(rule, training, needy) or _helper_called_nowhere(rule, training)
         message = f"the scaler created at amp.initialize cannot be passed to {name}"
+        why = f"{why}; {not_module}" if why and not_module else why or not_module
         info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
     in_home += [n.node for n in info.needs if n.func is home]
