@@ -1,41 +1,104 @@
 """The module-scaler route of the cross-file plan: which file may keep its GradScaler in a
-module-level variable.
+module-level variable, and which other files set it.
 
 apex's loss scalers are per process: ``amp.initialize`` sets them up and every
-``amp.scale_loss`` of the process uses them.  Where the one file of the repository that names
-apex.amp initializes it in one top-level function and scales losses in others that no call
-chain from there reaches (bonito's ``load_state`` and ``train``, called in turn by a command
-of another module), the file can keep the GradScaler the same way: a module-level variable,
-assigned where ``amp.initialize`` was and read by the sites at call time.  No other file can
-then have set apex up for those sites, and a file run as a script (a ``__main__`` guard)
-is left out: run that way it would be a second module object with a variable of its own.
-The per-file rule proves the rest (``rules/_amp_module_scaler``).
+``amp.scale_loss`` of the process uses them.  Where one file of the repository initializes
+apex in one top-level function and scales losses in others that no call chain from there
+reaches (bonito's ``load_state`` and ``train``, called in turn by a command of another
+module), the file (the *home*) can keep the GradScaler the same way: a module-level variable,
+assigned where ``amp.initialize`` was and read by the sites at call time.
+
+Every other file naming apex.amp must be a *guest*: it only initializes (no other apex.amp
+use, so every loss of the process is scaled in the home), imports the home under one dotted
+name, and calls the home's functions only after its initialize in the same top-level
+definition (bonito's ``tune.py``).  Its initialize then assigns the home's variable
+(``bonito.training.scaler = GradScaler(...)``), as apex's replaced the process's loss scaler.
+The home and its guests are one component: migrated together or not at all.  A home run as a
+script (a ``__main__`` guard) is left out: run that way it would be a second module object
+with a variable of its own.  The per-file rule proves the rest (``rules/_amp_module_scaler``).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Set
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Optional
 
 from .repo_index import MODULE_LEVEL, ModuleSummary
 
+#: names the module-level variable may take, in order of preference
+VARIABLE_NAMES = ("scaler", "grad_scaler", "amp_scaler", "amp_grad_scaler")
 
-def module_scaler_homes(by_path: Dict[str, ModuleSummary], names_amp: Callable[[ModuleSummary], bool]) -> Set[str]:
-    """The files that may hold the module-level GradScaler (at most one: the only file of
-    the repository ``names_amp`` is true of)."""
+
+@dataclass
+class ModuleScalerRoute:
+    """The home's path and variable, and each guest's path -> the home's dotted name there."""
+
+    home: str
+    variable: str
+    guests: Dict[str, str] = field(default_factory=dict)
+
+
+def module_scaler_route(
+    by_path: Dict[str, ModuleSummary], names_amp: Callable[[ModuleSummary], bool], resolve: Callable[[str, str], Optional[str]]
+) -> Optional[ModuleScalerRoute]:
+    """The route of the repository, if any (``resolve(module, importer)``: the indexed file a
+    dotted module name denotes there)."""
     named = [path for path, summary in by_path.items() if names_amp(summary)]
-    if len(named) != 1:
-        return set()
-    path = named[0]
-    summary = by_path[path]
+    homes = [path for path in named if _home_shape(by_path[path])]
+    if len(homes) != 1:
+        return None
+    home = homes[0]
+    summary = by_path[home]
+    variable = next((n for n in VARIABLE_NAMES if n not in summary.identifiers), None)
+    if variable is None:
+        return None
+    route = ModuleScalerRoute(home, variable)
+    for path in named:
+        if path == home:
+            continue
+        dotted = _guest_import(by_path[path], path, home, summary, resolve)
+        if dotted is None:
+            return None
+        route.guests[path] = dotted
+    return route
+
+
+def _home_shape(summary: ModuleSummary) -> bool:
+    """One training initialize, in a top-level function the module does not call itself,
+    and losses scaled in other top-level functions; no ``__main__`` guard."""
     inits = summary.training_inits
     if len(inits) != 1 or summary.main_guard:
-        return set()
+        return False
     home = inits[0].owner
     if inits[0].method or home not in summary.functions:
-        return set()
+        return False
     if home in summary.local_calls.get(MODULE_LEVEL, set()):
-        return set()  # the module runs its initializer on import: a script's shape, not followed
+        return False  # the module runs its initializer on import: a script's shape, not followed
     scaled = {s.owner for s in summary.amp_sites if s.member == "scale_loss"}
-    if not scaled - {home} or not scaled <= summary.functions:
-        return set()
-    return {path}
+    return bool(scaled - {home}) and scaled <= summary.functions
+
+
+def _guest_import(
+    guest: ModuleSummary, path: str, home: str, home_summary: ModuleSummary, resolve: Callable[[str, str], Optional[str]]
+) -> Optional[str]:
+    """The dotted name ``guest`` imports the home's functions under, when it is a guest."""
+    if guest.amp_values or guest.amp_arguments or guest.amp_stores or not guest.training_inits:
+        return None
+    if any(not (site.member == "initialize" and site.training) for site in guest.amp_sites):
+        return None
+    modules = {module for module, attr in guest.imports.values() if attr and resolve(module, path) == home}
+    if len(modules) != 1:
+        return None
+    dotted = modules.pop()
+    if dotted.split(".")[0] in guest.identifiers:
+        return None  # ``import <dotted>`` would bind a name the file uses
+    imported = {local for local, (module, attr) in guest.imports.items() if module == dotted and attr}
+    if imported & guest.escaping:
+        return None  # a definition of the home handed on as a value: when it runs is not followed
+    first_init = {site.owner: site.line for site in sorted(guest.training_inits, key=lambda s: s.line, reverse=True)}
+    for call in guest.calls:
+        if call.module != dotted or call.name not in home_summary.functions:
+            continue
+        if call.owner not in first_init or call.line < first_init[call.owner]:
+            return None  # the home's function may run before this file's initialize assigned it
+    return dotted

@@ -36,7 +36,7 @@ from .holder_route import HolderEdit
 from .processor_plan import add_processor_routes
 from .launcher_importers import importer_refusal
 from .launcher_scripts import not_a_script, on_the_shim
-from .module_scaler_plan import module_scaler_homes
+from .module_scaler_plan import module_scaler_route
 from .launcher_notes import ambiguous_import_note, unbound_scale_note
 from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
@@ -242,6 +242,9 @@ class FilePlan:
     #: top-level function: the sites no call chain reaches may read a module-level GradScaler
     #: (``module_scaler_plan``)
     module_scaler: bool = False
+    #: in a file that only initializes (a guest of that route): the dotted name of the home
+    #: module whose variable ``scaler_name`` its initialize assigns
+    module_home: str = ""
 
     @property
     def takes_scaler(self) -> bool:
@@ -1436,8 +1439,19 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
             calls = calls_in_repository(methods, by_path, unindexed, definitions)
             handed = tuple((m, tuple(calls[m])) for m in methods)
             plan.files[path] = replace(plan.files.get(path, FilePlan()), handed_calls=handed)
-    for path in module_scaler_homes(by_path, _names_amp):
-        plan.files[path] = replace(plan.files.get(path, FilePlan()), module_scaler=True)
+    route = module_scaler_route(by_path, _names_amp, definitions.resolver.resolve)
+    members = [route.home, *route.guests] if route is not None else []
+    if route is not None and not any(p in plan.files and plan.files[p].component is not None for p in members):
+        # the home and its guests: one component (a number no other component has)
+        component = max((f.component for f in plan.files.values() if f.component is not None), default=-1) + 1
+        joined = component if route.guests else None
+        plan.files[route.home] = replace(
+            plan.files.get(route.home, FilePlan()), module_scaler=True, scaler_name=route.variable, component=joined
+        )
+        for path, dotted in route.guests.items():
+            plan.files[path] = replace(
+                plan.files.get(path, FilePlan()), module_home=dotted, scaler_name=route.variable, component=joined
+            )
     _drop_routes_through_unedited_files(plan, by_path)
     return plan
 

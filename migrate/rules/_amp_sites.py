@@ -2076,6 +2076,8 @@ def _check_layout(rule, info: AmpFile) -> None:
         and not inherited
         and not lent
     )
+    if scaled_elsewhere and info.plan is not None and info.plan.module_home and not any(s.old_api for s in training):
+        return  # it assigns the GradScaler of the module the plan names, whose code scales (APX250)
     if scaled_elsewhere and all(s.old_api for s in training):
         for init in training:  # ``amp_handle = amp.init(...)`` in an evaluation script
             init.inference = True

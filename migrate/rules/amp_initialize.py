@@ -640,6 +640,16 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             )
         if info.module_scaler:
             self._module_variable(site, info)
+        elif info.plan is not None and info.plan.module_home:
+            AddImportsVisitor.add_needed_import(self.context, info.plan.module_home)
+            self.report(
+                call,
+                "APX250",
+                f"the GradScaler is {target}, the module-level variable of the module whose code scales the losses: "
+                "this initialize assigns it, as apex's replaced the process's loss scaler",
+                fixed=True,
+                severity="info",
+            )
         what = "amp.init()" if site.old_api else "amp.initialize"
         self.report(
             call,
@@ -849,6 +859,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         """``scaler``, or ``self.scaler`` when it lives on the instance."""
         if info.storage == "self" and site.func is not None:
             return f"{site.func.params.params[0].name.value}.{info.scaler_name}"
+        if info.plan is not None and info.plan.module_home:
+            return f"{info.plan.module_home}.{info.scaler_name}"  # the home module's variable (APX250)
         return info.scaler_name
 
     def _scaler_ctor(self, site: InitSite, kwargs: List[str]) -> str:
