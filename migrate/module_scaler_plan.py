@@ -21,7 +21,7 @@ with a variable of its own.  The per-file rule proves the rest (``rules/_amp_mod
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Optional, Tuple
 
 from .repo_index import MODULE_LEVEL, ModuleSummary
 
@@ -36,13 +36,16 @@ class ModuleScalerRoute:
     home: str
     variable: str
     guests: Dict[str, str] = field(default_factory=dict)
+    #: why the route is not taken after all ("" when it is): another file naming apex.amp
+    refusal: str = ""
 
 
 def module_scaler_route(
     by_path: Dict[str, ModuleSummary], names_amp: Callable[[ModuleSummary], bool], resolve: Callable[[str, str], Optional[str]]
 ) -> Optional[ModuleScalerRoute]:
     """The route of the repository, if any (``resolve(module, importer)``: the indexed file a
-    dotted module name denotes there)."""
+    dotted module name denotes there); one with a ``refusal`` where another file naming
+    apex.amp is no guest."""
     named = [path for path, summary in by_path.items() if names_amp(summary)]
     homes = [path for path in named if _home_shape(by_path[path])]
     if len(homes) != 1:
@@ -56,9 +59,10 @@ def module_scaler_route(
     for path in named:
         if path == home:
             continue
-        dotted = _guest_import(by_path[path], path, home, summary, resolve)
+        dotted, why = _guest_import(by_path[path], path, home, summary, resolve)
         if dotted is None:
-            return None
+            route.refusal = f"{by_path[path].shown} uses apex.amp too, and {why}"
+            return route
         route.guests[path] = dotted
     return route
 
@@ -80,25 +84,27 @@ def _home_shape(summary: ModuleSummary) -> bool:
 
 def _guest_import(
     guest: ModuleSummary, path: str, home: str, home_summary: ModuleSummary, resolve: Callable[[str, str], Optional[str]]
-) -> Optional[str]:
-    """The dotted name ``guest`` imports the home's functions under, when it is a guest."""
-    if guest.amp_values or guest.amp_arguments or guest.amp_stores or not guest.training_inits:
-        return None
-    if any(not (site.member == "initialize" and site.training) for site in guest.amp_sites):
-        return None
+) -> Tuple[Optional[str], str]:
+    """The dotted name ``guest`` imports the home's functions under, when it is a guest;
+    else None and why not."""
+    if guest.amp_values or guest.amp_arguments or guest.amp_stores or not guest.training_inits or any(
+        not (site.member == "initialize" and site.training) for site in guest.amp_sites
+    ):
+        return None, "it does more with it than initialize for training, which a module-level GradScaler cannot follow"
     modules = {module for module, attr in guest.imports.values() if attr and resolve(module, path) == home}
     if len(modules) != 1:
-        return None
+        return None, "it does not import the initializing module's definitions under one module name"
     dotted = modules.pop()
     if dotted.split(".")[0] in guest.identifiers:
-        return None  # ``import <dotted>`` would bind a name the file uses
+        return None, f"import {dotted} would bind a name it uses"
     imported = {local for local, (module, attr) in guest.imports.items() if module == dotted and attr}
     if imported & guest.escaping:
-        return None  # a definition of the home handed on as a value: when it runs is not followed
+        return None, f"it hands a definition of {dotted} on as a value, which may run before its amp.initialize"
     first_init = {site.owner: site.line for site in sorted(guest.training_inits, key=lambda s: s.line, reverse=True)}
     for call in guest.calls:
         if call.module != dotted or call.name not in home_summary.functions:
             continue
         if call.owner not in first_init or call.line < first_init[call.owner]:
-            return None  # the home's function may run before this file's initialize assigned it
-    return dotted
+            where = "at its module level" if call.owner == MODULE_LEVEL else f"in {call.owner}()"
+            return None, f"its call of {call.name}() {where} may run before its own amp.initialize would set that variable"
+    return dotted, ""

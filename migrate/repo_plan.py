@@ -245,6 +245,8 @@ class FilePlan:
     #: in a file that only initializes (a guest of that route): the dotted name of the home
     #: module whose variable ``scaler_name`` its initialize assigns
     module_home: str = ""
+    #: in the home of that route: why it is not taken after all (another file uses apex.amp)
+    module_refusal: str = ""
 
     @property
     def takes_scaler(self) -> bool:
@@ -1441,7 +1443,9 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
             plan.files[path] = replace(plan.files.get(path, FilePlan()), handed_calls=handed)
     route = module_scaler_route(by_path, _names_amp, definitions.resolver.resolve)
     members = [route.home, *route.guests] if route is not None else []
-    if route is not None and not any(p in plan.files and plan.files[p].component is not None for p in members):
+    if route is not None and route.refusal:
+        plan.files[route.home] = replace(plan.files.get(route.home, FilePlan()), module_refusal=route.refusal)
+    elif route is not None and not any(p in plan.files and plan.files[p].component is not None for p in members):
         # the home and its guests: one component (a number no other component has)
         component = max((f.component for f in plan.files.values() if f.component is not None), default=-1) + 1
         joined = component if route.guests else None

@@ -24,7 +24,10 @@ def module_route(rule: Any, training: List[Any], unreached: List[Any], home: Any
     variable that ``home`` (the one initializing function) assigns; when not, why not where
     only the initializer's own shape stands in the way ("" otherwise)."""
     plan = info.plan
-    if plan is None or not getattr(plan, "module_scaler", False):
+    stand_in = "nor can a module-level GradScaler stand in"
+    if plan is not None and plan.module_refusal:
+        return False, f"{stand_in}: {plan.module_refusal}"
+    if plan is None or not plan.module_scaler:
         return False, ""
     refused = False, ""
     parents = rule.parents
@@ -43,7 +46,6 @@ def module_route(rule: Any, training: List[Any], unreached: List[Any], home: Any
         return refused
     site = training[0]
     anchor, guards = _past_availability_try(parents, site, home)
-    stand_in = "nor can a module-level GradScaler stand in"
     if parents.get(anchor) is not home.body or site.hoist_before is not None:
         return False, (
             f"{stand_in}: the amp.initialize of {home.name.value}() is inside a statement other than an if "

@@ -1090,8 +1090,7 @@ def train(model, optimizer, batches, use_amp=False):
         else:
             loss.backward()
         optimizer.step()
-# file: cli/__init__.py
-# file: cli/train.py
+# file: train.py
 import torch
 
 from lib.training import load_state, train
@@ -1103,6 +1102,7 @@ def main(args, batches):
     load_state(model, optimizer, use_amp=args.amp)
     train(model, optimizer, batches, use_amp=args.amp)
 """
+
 
 REPOSITORY_EXAMPLES: List[Example] = [
     Example(
@@ -9338,8 +9338,7 @@ def train(model, optimizer, batches, use_amp=False):
             loss.backward()
         scaler.step(optimizer)
         scaler.update()
-# file: cli/__init__.py
-# file: cli/train.py
+# file: train.py
 import torch
 
 from lib.training import load_state, train
@@ -9354,12 +9353,13 @@ def main(args, batches):
         codes=("APX101", "APX103", "APX201", "APX209", "APX250", "APX301", "APX311"),
     ),
     Example(
-        # ... but another file (tune.py) initializes apex too and calls train: which of the two
-        # set the variable up when train runs would be up to the run, so the route is not taken
-        "module-level-grad-scaler-refused-where-another-file-initializes",
+        # ... with a tune command that sets apex up itself and then trains through the library
+        # (bonito's tune.py): its initialize assigns the library's variable, as apex's replaced
+        # the process's loss scaler; both files are one component
+        "module-level-grad-scaler-assigned-by-another-file-that-initializes",
         before=MODULE_SCALER_LIBRARY
         + """\
-# file: cli/tune.py
+# file: tune.py
 import torch
 from apex import amp
 
@@ -9369,6 +9369,86 @@ from lib.training import train
 def objective(batches):
     model = torch.nn.Linear(4, 1).cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    train(model, optimizer, batches, use_amp=True)
+""",
+        after="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+scaler = None
+
+
+def load_state(model, optimizer, use_amp=False):
+    global scaler
+    model.cuda()
+    if use_amp:
+        try:
+            pass
+        except NameError:
+            exit(1)
+    amp_enabled = bool(use_amp)
+    scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+    return 0
+
+
+def train(model, optimizer, batches, use_amp=False):
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        if use_amp:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+# file: train.py
+import torch
+
+from lib.training import load_state, train
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    train(model, optimizer, batches, use_amp=args.amp)
+# file: tune.py
+import torch
+
+from lib.training import train
+import lib.training
+
+
+def objective(batches):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    lib.training.scaler = torch.amp.GradScaler("cuda")
+    train(model, optimizer, batches, use_amp=True)
+""",
+        codes=("APX101", "APX103", "APX201", "APX209", "APX250", "APX301", "APX311"),
+    ),
+    Example(
+        # ... but one that calls train before its amp.initialize: apex trained that call with
+        # whatever loss scaler the process had, the variable may still be None there
+        "module-level-grad-scaler-refused-where-another-file-trains-before-it-initializes",
+        before=MODULE_SCALER_LIBRARY
+        + """\
+# file: tune.py
+import torch
+from apex import amp
+
+from lib.training import train
+
+
+def objective(batches):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, optimizer, batches[:1], use_amp=False)
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     train(model, optimizer, batches, use_amp=True)
 """,
@@ -9400,15 +9480,16 @@ def train(model, optimizer, batches, use_amp=False):
         if use_amp:
             # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
             #   amp.initialize is in load_state(), which no function of this file calls, so no
-            #   caller here could hand its GradScaler on; this file keeps apex.amp semantics through
-            #   apexcompat.amp, migrate it by hand
+            #   caller here could hand its GradScaler on; nor can a module-level GradScaler stand
+            #   in: tune.py uses apex.amp too, and its call of train() in objective() may run before
+            #   its own amp.initialize would set that variable; this file keeps apex.amp semantics
+            #   through apexcompat.amp, migrate it by hand
             with amp.scale_loss(loss, optimizer) as scaled_loss:
                 scaled_loss.backward()
         else:
             loss.backward()
         optimizer.step()
-# file: cli/__init__.py
-# file: cli/train.py
+# file: train.py
 import torch
 
 from lib.training import load_state, train
@@ -9419,7 +9500,7 @@ def main(args, batches):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     load_state(model, optimizer, use_amp=args.amp)
     train(model, optimizer, batches, use_amp=args.amp)
-# file: cli/tune.py
+# file: tune.py
 import torch
 from apexcompat import amp
 
@@ -9429,6 +9510,7 @@ from lib.training import train
 def objective(batches):
     model = torch.nn.Linear(4, 1).cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, optimizer, batches[:1], use_amp=False)
     # TODO(apexcompat): no amp.scale_loss in this file, and it is not proven that no loss is
     #   scaled after its amp.initialize: the launcher is no script (no __name__ ==
     #   "__main__" guard, no test module, and importing it runs no amp.initialize): its
@@ -9476,8 +9558,7 @@ def train(model, optimizer, batches, use_amp=False):
         else:
             loss.backward()
         optimizer.step()
-# file: cli/__init__.py
-# file: cli/train.py
+# file: train.py
 import torch
 
 from lib.training import load_state, train
@@ -9528,8 +9609,7 @@ def train(model, optimizer, batches, use_amp=False):
         else:
             loss.backward()
         optimizer.step()
-# file: cli/__init__.py
-# file: cli/train.py
+# file: train.py
 import torch
 
 from lib.training import load_state, train
