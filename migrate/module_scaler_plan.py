@@ -68,10 +68,10 @@ def module_scaler_route(
 
 
 def _home_shape(summary: ModuleSummary) -> bool:
-    """One training initialize, in a top-level function the module does not call itself,
-    and losses scaled in other top-level functions; no ``__main__`` guard."""
+    """One training initialize with one loss scaler, in a top-level function the module does
+    not call itself, and losses scaled in other top-level functions; no ``__main__`` guard."""
     inits = summary.training_inits
-    if len(inits) != 1 or summary.main_guard:
+    if len(inits) != 1 or summary.main_guard or inits[0].num_losses != 1:
         return False
     home = inits[0].owner
     if inits[0].method or home not in summary.functions:
@@ -91,6 +91,8 @@ def _guest_import(
         not (site.member == "initialize" and site.training) for site in guest.amp_sites
     ):
         return None, "it does more with it than initialize for training, which a module-level GradScaler cannot follow"
+    if any(site.num_losses != 1 for site in guest.training_inits):
+        return None, "its amp.initialize keeps one loss scaler per loss id (num_losses), the initializing module's one"
     modules = {module for module, attr in guest.imports.values() if attr and resolve(module, path) == home}
     if len(modules) != 1:
         return None, "it does not import the initializing module's definitions under one module name"

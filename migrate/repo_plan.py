@@ -1449,8 +1449,10 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
         # the home and its guests: one component (a number no other component has)
         component = max((f.component for f in plan.files.values() if f.component is not None), default=-1) + 1
         joined = component if route.guests else None
+        # the guests name the variable: the home takes that name then, else the one its rule picks
+        named = route.variable if route.guests else plan.files.get(route.home, FilePlan()).scaler_name
         plan.files[route.home] = replace(
-            plan.files.get(route.home, FilePlan()), module_scaler=True, scaler_name=route.variable, component=joined
+            plan.files.get(route.home, FilePlan()), module_scaler=True, scaler_name=named, component=joined
         )
         for path, dotted in route.guests.items():
             plan.files[path] = replace(

@@ -44,6 +44,14 @@ def module_route(rule: Any, training: List[Any], unreached: List[Any], home: Any
         for func in unreached
     ):
         return refused
+    for scaled in info.scale_losses:
+        handed = _parameters_in(scaled.func, scaled.loss) if scaled.func in unreached else []
+        if handed:
+            return False, (
+                f"{stand_in}: the loss {scaled.func.name.value}() scales comes in as its parameter {handed[0]}, "
+                "computed by callers that may be in other files, whose forward passes the autocast "
+                "placed here would not cover"
+            )
     site = training[0]
     anchor, guards = _past_availability_try(parents, site, home)
     if parents.get(anchor) is not home.body or site.hoist_before is not None:
@@ -58,6 +66,12 @@ def module_route(rule: Any, training: List[Any], unreached: List[Any], home: Any
         )
     site.anchor, site.guards = anchor, guards
     return True, ""
+
+
+def _parameters_in(func: cst.FunctionDef, expr: Any) -> List[str]:
+    """The parameters of ``func`` that ``expr`` names."""
+    params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}
+    return sorted({n.value for n in _own_nodes(expr) if isinstance(n, cst.Name) and n.value in params})
 
 
 def _past_availability_try(parents: Any, site: Any, home: cst.FunctionDef) -> Tuple[Any, List[Any]]:

@@ -9623,4 +9623,90 @@ def main(args, batches):
 """,
         codes=("APX102", "APX220"),
     ),
+    Example(
+        # ... and a library whose backward helper is handed the loss: the forward passes that
+        # compute it are its callers', in other files, where no autocast placed in the library
+        # would reach, so the library keeps apex.amp
+        "module-level-grad-scaler-refused-where-the-loss-is-handed-in",
+        before="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+try:
+    from apex import amp
+except ImportError:
+    pass
+
+
+def load_state(model, optimizer, use_amp=False):
+    model.cuda()
+    if use_amp:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return 0
+
+
+def backward_step(loss, optimizer):
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+# file: train.py
+import torch
+
+from lib.training import load_state, backward_step
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        backward_step(loss, optimizer)
+""",
+        after="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+try:
+    from apexcompat import amp
+except ImportError:
+    pass
+
+
+def load_state(model, optimizer, use_amp=False):
+    model.cuda()
+    if use_amp:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return 0
+
+
+def backward_step(loss, optimizer):
+    # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
+    #   backward_step: amp.initialize is in load_state(), which no function of this file
+    #   calls, so no caller here could hand its GradScaler on; nor can a module-level
+    #   GradScaler stand in: the loss backward_step() scales comes in as its parameter loss,
+    #   computed by callers that may be in other files, whose forward passes the autocast
+    #   placed here would not cover; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+# file: train.py
+import torch
+
+from lib.training import load_state, backward_step
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        backward_step(loss, optimizer)
+""",
+        codes=("APX102", "APX220"),
+    ),
 ]

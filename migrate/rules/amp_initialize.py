@@ -681,8 +681,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         previous = self.edits.replacements.get(definition)
         if previous is None:
             self.edits.replace(definition, variable_first)
-        else:  # the definition is the initializing function itself, already edited
-            self.edits.replace(definition, lambda upd: [*variable_first(upd)[:1], *previous(upd)])
+        else:  # the definition is already edited (the initializing function itself)
+            self.edits.replace(
+                definition,
+                lambda upd: [*variable_first(upd)[:1], *(previous(upd) if callable(previous) else previous)],
+            )
         readers = sorted({f.name.value + "()" for f, a in info.access.items() if f is not site.func and a == name
                           and f is not None})
         self.report(
