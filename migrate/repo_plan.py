@@ -36,6 +36,7 @@ from .holder_route import HolderEdit
 from .processor_plan import add_processor_routes
 from .launcher_importers import importer_refusal
 from .launcher_scripts import not_a_script, on_the_shim
+from .module_scaler_plan import module_scaler_route
 from .launcher_notes import ambiguous_import_note, unbound_scale_note
 from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
@@ -237,6 +238,15 @@ class FilePlan:
     #: (``parser = get_argument_parser()``): their defaults are those of the script's flags
     #: (``parser_factories``, read by ``rules/_default_flags``)
     parser_factories: Tuple[Tuple[str, FlagDefaults], ...] = ()
+    #: the only file of the repository naming apex.amp, importable, initializing in one
+    #: top-level function: the sites no call chain reaches may read a module-level GradScaler
+    #: (``module_scaler_plan``)
+    module_scaler: bool = False
+    #: in a file that only initializes (a guest of that route): the dotted name of the home
+    #: module whose variable ``scaler_name`` its initialize assigns
+    module_home: str = ""
+    #: in the home of that route: why it is not taken after all (another file uses apex.amp)
+    module_refusal: str = ""
 
     @property
     def takes_scaler(self) -> bool:
@@ -1408,7 +1418,8 @@ def build_plan(
 def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, others, definitions) -> RepoPlan:
     """The plan with what every route adds last: optimizer wrappers, outside users of the
     parameters handed apex.amp, methods reading master_params that other files call, the
-    calls of the methods that scale a loss in a class with its own forward()."""
+    calls of the methods that scale a loss in a class with its own forward(), the file that
+    may keep a module-level GradScaler."""
     plan = add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
     plan = with_steppable_wrappers(plan, by_path, unindexed, definitions)
     for path, helpers in helpers_called_elsewhere(by_path, others).items():
@@ -1430,6 +1441,23 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
             calls = calls_in_repository(methods, by_path, unindexed, definitions)
             handed = tuple((m, tuple(calls[m])) for m in methods)
             plan.files[path] = replace(plan.files.get(path, FilePlan()), handed_calls=handed)
+    route = module_scaler_route(by_path, _names_amp, definitions.resolver.resolve)
+    members = [route.home, *route.guests] if route is not None else []
+    if route is not None and route.refusal:
+        plan.files[route.home] = replace(plan.files.get(route.home, FilePlan()), module_refusal=route.refusal)
+    elif route is not None and not any(p in plan.files and plan.files[p].component is not None for p in members):
+        # the home and its guests: one component (a number no other component has)
+        component = max((f.component for f in plan.files.values() if f.component is not None), default=-1) + 1
+        joined = component if route.guests else None
+        # the guests name the variable: the home takes that name then, else the one its rule picks
+        named = route.variable if route.guests else plan.files.get(route.home, FilePlan()).scaler_name
+        plan.files[route.home] = replace(
+            plan.files.get(route.home, FilePlan()), module_scaler=True, scaler_name=named, component=joined
+        )
+        for path, dotted in route.guests.items():
+            plan.files[path] = replace(
+                plan.files.get(path, FilePlan()), module_home=dotted, scaler_name=route.variable, component=joined
+            )
     _drop_routes_through_unedited_files(plan, by_path)
     return plan
 

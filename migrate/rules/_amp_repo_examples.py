@@ -1056,6 +1056,54 @@ def train(net, batches, path, fp16=True):
 """
 
 
+#: bonito's shape (the module-scaler route, APX250): a library whose load_state initializes
+#: apex and whose train scales, called in turn by a command of another module (the before
+#: text of three examples)
+MODULE_SCALER_LIBRARY = """\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+try:
+    from apex import amp
+except ImportError:
+    pass
+
+
+def load_state(model, optimizer, use_amp=False):
+    model.cuda()
+    if use_amp:
+        try:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        except NameError:
+            exit(1)
+    return 0
+
+
+def train(model, optimizer, batches, use_amp=False):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        if use_amp:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+# file: train.py
+import torch
+
+from lib.training import load_state, train
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    train(model, optimizer, batches, use_amp=args.amp)
+"""
+
+
 REPOSITORY_EXAMPLES: List[Example] = [
     Example(
         # mmgeneration's runner: its own GradScaler (self.loss_scaler) serves the torch.cuda.amp
@@ -9245,6 +9293,419 @@ def main():
 
 if __name__ == "__main__":
     main()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the library's load_state initializes apex (under an if and a NameError try), its
+        # train scales, and only the command of another module calls them, in turn: no call
+        # chain hands a GradScaler from one to the other.  apex's loss scaler was per process;
+        # the library keeps the GradScaler in a module-level variable, assigned after the if on
+        # every path through load_state, read by train when it runs
+        "module-level-grad-scaler-where-no-call-chain-reaches",
+        before=MODULE_SCALER_LIBRARY,
+        after="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+scaler = None
+
+
+def load_state(model, optimizer, use_amp=False):
+    global scaler
+    model.cuda()
+    if use_amp:
+        try:
+            pass
+        except NameError:
+            exit(1)
+    amp_enabled = bool(use_amp)
+    scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+    return 0
+
+
+def train(model, optimizer, batches, use_amp=False):
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        if use_amp:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+# file: train.py
+import torch
+
+from lib.training import load_state, train
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    train(model, optimizer, batches, use_amp=args.amp)
+""",
+        codes=("APX101", "APX103", "APX201", "APX209", "APX250", "APX301", "APX311"),
+    ),
+    Example(
+        # ... with a tune command that sets apex up itself and then trains through the library
+        # (bonito's tune.py): its initialize assigns the library's variable, as apex's replaced
+        # the process's loss scaler; both files are one component
+        "module-level-grad-scaler-assigned-by-another-file-that-initializes",
+        before=MODULE_SCALER_LIBRARY
+        + """\
+# file: tune.py
+import torch
+from apex import amp
+
+from lib.training import train
+
+
+def objective(batches):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    train(model, optimizer, batches, use_amp=True)
+""",
+        after="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+scaler = None
+
+
+def load_state(model, optimizer, use_amp=False):
+    global scaler
+    model.cuda()
+    if use_amp:
+        try:
+            pass
+        except NameError:
+            exit(1)
+    amp_enabled = bool(use_amp)
+    scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+    return 0
+
+
+def train(model, optimizer, batches, use_amp=False):
+    for x, y in batches:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        if use_amp:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+# file: train.py
+import torch
+
+from lib.training import load_state, train
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    train(model, optimizer, batches, use_amp=args.amp)
+# file: tune.py
+import torch
+
+from lib.training import train
+import lib.training
+
+
+def objective(batches):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    lib.training.scaler = torch.amp.GradScaler("cuda")
+    train(model, optimizer, batches, use_amp=True)
+""",
+        codes=("APX101", "APX103", "APX201", "APX209", "APX250", "APX301", "APX311"),
+    ),
+    Example(
+        # ... but one that calls train before its amp.initialize: apex trained that call with
+        # whatever loss scaler the process had, the variable may still be None there
+        "module-level-grad-scaler-refused-where-another-file-trains-before-it-initializes",
+        before=MODULE_SCALER_LIBRARY
+        + """\
+# file: tune.py
+import torch
+from apex import amp
+
+from lib.training import train
+
+
+def objective(batches):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, optimizer, batches[:1], use_amp=False)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    train(model, optimizer, batches, use_amp=True)
+""",
+        after="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+try:
+    from apexcompat import amp
+except ImportError:
+    pass
+
+
+def load_state(model, optimizer, use_amp=False):
+    model.cuda()
+    if use_amp:
+        try:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        except NameError:
+            exit(1)
+    return 0
+
+
+def train(model, optimizer, batches, use_amp=False):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        if use_amp:
+            # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
+            #   amp.initialize is in load_state(), which no function of this file calls, so no
+            #   caller here could hand its GradScaler on; nor can a module-level GradScaler stand
+            #   in: tune.py uses apex.amp too, and its call of train() in objective() may run before
+            #   its own amp.initialize would set that variable; this file keeps apex.amp semantics
+            #   through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+# file: train.py
+import torch
+
+from lib.training import load_state, train
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    train(model, optimizer, batches, use_amp=args.amp)
+# file: tune.py
+import torch
+from apexcompat import amp
+
+from lib.training import train
+
+
+def objective(batches):
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, optimizer, batches[:1], use_amp=False)
+    # TODO(apexcompat): no amp.scale_loss in this file, and it is not proven that no loss is
+    #   scaled after its amp.initialize: the launcher is no script (no __name__ ==
+    #   "__main__" guard, no test module, and importing it runs no amp.initialize): its
+    #   callers are not known; this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    train(model, optimizer, batches, use_amp=True)
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # ... and load_state may return before its amp.initialize: the variable would stay None
+        # on that path, where apex's optimizer stepped plainly
+        "module-level-grad-scaler-refused-where-the-initializer-returns-first",
+        before="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+try:
+    from apex import amp
+except ImportError:
+    pass
+
+
+def load_state(model, optimizer, use_amp=False):
+    model.cuda()
+    if model is None:
+        return -1
+    if use_amp:
+        try:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        except NameError:
+            exit(1)
+    return 0
+
+
+def train(model, optimizer, batches, use_amp=False):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        if use_amp:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+# file: train.py
+import torch
+
+from lib.training import load_state, train
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    train(model, optimizer, batches, use_amp=args.amp)
+""",
+        after="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+try:
+    from apexcompat import amp
+except ImportError:
+    pass
+
+
+def load_state(model, optimizer, use_amp=False):
+    model.cuda()
+    if model is None:
+        return -1
+    if use_amp:
+        try:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        except NameError:
+            exit(1)
+    return 0
+
+
+def train(model, optimizer, batches, use_amp=False):
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        if use_amp:
+            # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
+            #   amp.initialize is in load_state(), which no function of this file calls, so no
+            #   caller here could hand its GradScaler on; nor can a module-level GradScaler stand
+            #   in: load_state() may return before its amp.initialize, which would leave that
+            #   variable unset; this file keeps apex.amp semantics through apexcompat.amp, migrate
+            #   it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+# file: train.py
+import torch
+
+from lib.training import load_state, train
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    train(model, optimizer, batches, use_amp=args.amp)
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # ... and a library whose backward helper is handed the loss: the forward passes that
+        # compute it are its callers', in other files, where no autocast placed in the library
+        # would reach, so the library keeps apex.amp
+        "module-level-grad-scaler-refused-where-the-loss-is-handed-in",
+        before="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+try:
+    from apex import amp
+except ImportError:
+    pass
+
+
+def load_state(model, optimizer, use_amp=False):
+    model.cuda()
+    if use_amp:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return 0
+
+
+def backward_step(loss, optimizer):
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+# file: train.py
+import torch
+
+from lib.training import load_state, backward_step
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        backward_step(loss, optimizer)
+""",
+        after="""\
+# file: lib/__init__.py
+# file: lib/training.py
+import torch
+
+try:
+    from apexcompat import amp
+except ImportError:
+    pass
+
+
+def load_state(model, optimizer, use_amp=False):
+    model.cuda()
+    if use_amp:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return 0
+
+
+def backward_step(loss, optimizer):
+    # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to
+    #   backward_step: amp.initialize is in load_state(), which no function of this file
+    #   calls, so no caller here could hand its GradScaler on; nor can a module-level
+    #   GradScaler stand in: the loss backward_step() scales comes in as its parameter loss,
+    #   computed by callers that may be in other files, whose forward passes the autocast
+    #   placed here would not cover; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+# file: train.py
+import torch
+
+from lib.training import load_state, backward_step
+
+
+def main(args, batches):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    load_state(model, optimizer, use_amp=args.amp)
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
+        backward_step(loss, optimizer)
 """,
         codes=("APX102", "APX220"),
     ),

@@ -39,6 +39,7 @@ from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
 from ._amp_handed_wrapper import steppable_holder
 from ._amp_method_step_gap import method_step_gap
+from ._amp_module_scaler import module_route, module_variable
 from ._amp_unbound import unbound_amp_uses
 from ._early_returns import early_return_ok
 from ._edits import code_of
@@ -300,6 +301,9 @@ class AmpFile:
     carrier: Optional[CarrierRoute] = None
     #: optimizer text -> its loss id (with several GradScalers)
     loss_ids: Dict[str, int] = field(default_factory=dict)
+    #: the GradScaler is a module-level variable the initializing function assigns
+    #: (``_amp_module_scaler``): functions no call chain reaches read it at call time
+    module_scaler: bool = False
 
     def loss_scaler(self, expr: str, loss_id: int) -> str:
         """The GradScaler of ``loss_id`` when there is one per loss id, else ``expr``."""
@@ -2072,6 +2076,8 @@ def _check_layout(rule, info: AmpFile) -> None:
         and not inherited
         and not lent
     )
+    if scaled_elsewhere and info.plan is not None and info.plan.module_home and not any(s.old_api for s in training):
+        return  # it assigns the GradScaler of the module the plan names, whose code scales (APX250)
     if scaled_elsewhere and all(s.old_api for s in training):
         for init in training:  # ``amp_handle = amp.init(...)`` in an evaluation script
             init.inference = True
@@ -2206,6 +2212,12 @@ def _check_layout(rule, info: AmpFile) -> None:
         else:
             info.returned_to, info.returns, info.early_returns = route
             unreached, home, first_anchor_line = [], caller, min(rule.line_of(c) for c in route[0])
+    taken, not_module = module_route(rule, training, unreached, home, info) if unreached else (False, "")
+    if taken:
+        info.module_scaler = True
+        for func in unreached:
+            info.access[func] = info.scaler_name
+        unreached = []
     for func in unreached:
         node = next((s.with_stmt for s in info.scale_losses if s.func is func), None) or next(
             n.node for n in info.needs if n.func is func
@@ -2221,6 +2233,7 @@ def _check_layout(rule, info: AmpFile) -> None:
                 rule, training, needy
             ) or reason or _early_return_why(rule, training, needy) or _helper_called_nowhere(rule, training)
         message = f"the scaler created at amp.initialize cannot be passed to {name}"
+        why = f"{why}; {not_module}" if why and not_module else why or not_module
         info.blockers.append(Blocker(node, f"{message}: {why}" if why else message))
     in_home: List[Any] = [s.with_stmt for s in info.scale_losses if s.func is home]
     in_home += [n.node for n in info.needs if n.func is home]
@@ -4014,6 +4027,10 @@ def find_scalers(rule, module: cst.Module):
                 attrs[cls] = (target.attr.value, enabled, func)
 
     _returned_scalers(rule, module, local)
+    kept = module_variable(module)
+    if kept is not None and None not in local:
+        local[None] = (kept, f"{kept}.is_enabled()")  # the module-level GradScaler (APX250)
+        names.add(kept)
     if plan is not None and plan.received:
         # ``..., scaler = create_optimizer(...)``: the factory of another file returned it;
         # ``..., self.scaler = create_optimizer(...)`` in a class's __init__

@@ -61,6 +61,7 @@ from ._edits import (
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 from ._amp_repo_examples import REPOSITORY_EXAMPLES
 from ._amp_device import device_type_at
+from ._amp_module_scaler import COMMENT, availability_try, first_body_statement, first_definition
 from ._amp_setup_loop import setup_loop
 from ._amp_unbound import UNBOUND_TODO, unbound_amp_uses
 from ..runner_frameworks import CARRIER_ATTRIBUTE
@@ -285,6 +286,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "APX247": "the forward passes run in the batch processor the launcher hands the framework's runner "
         "(mmcv's Runner(model, batch_processor, optimizer)): its body runs under torch.autocast, switched on "
         "where that runner serves the hook that scales the loss (by the GradScaler's state), off elsewhere",
+        "APX250": "the GradScaler is a module-level variable (None until set): the one function that "
+        "initializes apex assigns it where amp.initialize was, and the functions no call chain from there "
+        "reaches read it when they run, as apex's loss scaler was per process",
         "APX248": "an instance of a class of another file built before amp.initialize (it makes the optimizer the "
         "initialize receives): the GradScaler goes on it where it is created (fitter.scaler = scaler), and the "
         "class's methods that used amp read it on self",
@@ -440,6 +444,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                 continue
             if is_main_guard(parents, owner):
                 break  # the script itself: the scaler is created inside it
+            if info.module_scaler and availability_try(owner, block):
+                anchor = cur = owner  # its module-level GradScaler is set on every path (APX250)
+                continue
             if isinstance(owner, cst.If) and owner.body is block:
                 top, taken, earlier = owner, [(owner.test, False)], []
             elif isinstance(owner, cst.Else) and isinstance(parents.get(owner), cst.If):
@@ -631,6 +638,18 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                 fixed=True,
                 severity="info",
             )
+        if info.module_scaler:
+            self._module_variable(site, info)
+        elif info.plan is not None and info.plan.module_home:
+            AddImportsVisitor.add_needed_import(self.context, info.plan.module_home)
+            self.report(
+                call,
+                "APX250",
+                f"the GradScaler is {target}, the module-level variable of the module whose code scales the losses: "
+                "this initialize assigns it, as apex's replaced the process's loss scaler",
+                fixed=True,
+                severity="info",
+            )
         what = "amp.init()" if site.old_api else "amp.initialize"
         self.report(
             call,
@@ -644,6 +663,40 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             severity="info",
         )
         self._place(site, new)
+
+    def _module_variable(self, site: InitSite, info: AmpFile) -> None:
+        """The module-scaler route: ``<scaler> = None`` (with its comment) before the first
+        top-level definition, ``global <scaler>`` first in the initializing function."""
+        name = info.scaler_name
+        first = first_body_statement(site.func)
+        definition = first_definition(self.tree)
+        assert first is not None and definition is not None
+        self.edits.insert_before(first, [statement(f"global {name}\n")])
+        comment = cst.EmptyLine(comment=cst.Comment(COMMENT))
+
+        def variable_first(upd: Any) -> List[Any]:
+            created = statement(f"{name} = None\n").with_changes(leading_lines=[*upd.leading_lines, comment])
+            return [created, upd]
+
+        previous = self.edits.replacements.get(definition)
+        if previous is None:
+            self.edits.replace(definition, variable_first)
+        else:  # the definition is already edited (the initializing function itself)
+            self.edits.replace(
+                definition,
+                lambda upd: [*variable_first(upd)[:1], *(previous(upd) if callable(previous) else previous)],
+            )
+        readers = sorted({f.name.value + "()" for f, a in info.access.items() if f is not site.func and a == name
+                          and f is not None})
+        self.report(
+            site.call,
+            "APX250",
+            f"the GradScaler is the module-level variable {name}, assigned here where amp.initialize was "
+            f"(apex's loss scaler was per process); {', '.join(readers)} read it when they run, which no call "
+            "chain from here could hand it",
+            fixed=True,
+            severity="info",
+        )
 
     def _attached(self, site: InitSite, info: AmpFile) -> List[Tuple[str, str]]:
         """The plan's attach route: (instance, attribute) pairs for the GradScaler this
@@ -809,6 +862,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         """``scaler``, or ``self.scaler`` when it lives on the instance."""
         if info.storage == "self" and site.func is not None:
             return f"{site.func.params.params[0].name.value}.{info.scaler_name}"
+        if info.plan is not None and info.plan.module_home:
+            return f"{info.plan.module_home}.{info.scaler_name}"  # the home module's variable (APX250)
         return info.scaler_name
 
     def _scaler_ctor(self, site: InitSite, kwargs: List[str]) -> str:

@@ -1,0 +1,180 @@
+"""The module-scaler route of one file: where no call chain hands the GradScaler from the
+function that initializes to the functions that scale (the cross-file plan's
+``module_scaler``), the file keeps it in a module-level variable instead, as apex kept its
+loss scalers per process.
+
+The variable starts as None with a comment saying what it replaced; the initializing
+function declares it ``global`` and assigns the GradScaler where ``amp.initialize`` was;
+the other functions read it by name when they run.  A site run before the initializer
+fails on None, as apex's ``amp.scale_loss`` raised before ``amp.initialize``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Tuple
+
+import libcst as cst
+
+#: the comment above the module-level variable
+COMMENT = "# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler"
+
+
+def module_route(rule: Any, training: List[Any], unreached: List[Any], home: Any, info: Any) -> Tuple[bool, str]:
+    """Whether the functions in ``unreached`` may read the GradScaler from a module-level
+    variable that ``home`` (the one initializing function) assigns; when not, why not where
+    only the initializer's own shape stands in the way ("" otherwise)."""
+    plan = info.plan
+    stand_in = "nor can a module-level GradScaler stand in"
+    if plan is not None and plan.module_refusal:
+        return False, f"{stand_in}: {plan.module_refusal}"
+    if plan is None or not plan.module_scaler:
+        return False, ""
+    refused = False, ""
+    parents = rule.parents
+    if len(training) != 1 or info.absorbed or info.alternatives or info.storage != "local":
+        return refused
+    if info.fallback is not None or info.scaler_in_branch or info.run_once is not None or info.carrier is not None:
+        return refused
+    if info.returned_to or info.entry_functions or info.received or info.class_threaded:
+        return refused
+    if not isinstance(home, cst.FunctionDef) or not isinstance(parents.get(home), cst.Module):
+        return refused
+    if not all(
+        isinstance(func, cst.FunctionDef) and func is not home and isinstance(parents.get(func), cst.Module)
+        for func in unreached
+    ):
+        return refused
+    for scaled in info.scale_losses:
+        handed = _parameters_in(scaled.func, scaled.loss) if scaled.func in unreached else []
+        if handed:
+            return False, (
+                f"{stand_in}: the loss {scaled.func.name.value}() scales comes in as its parameter {handed[0]}, "
+                "computed by callers that may be in other files, whose forward passes the autocast "
+                "placed here would not cover"
+            )
+    site = training[0]
+    anchor, guards = _past_availability_try(parents, site, home)
+    if parents.get(anchor) is not home.body or site.hoist_before is not None:
+        return False, (
+            f"{stand_in}: the amp.initialize of {home.name.value}() is inside a statement other than an if "
+            "(a loop, a with, a try), so a path through it could leave that variable unset"
+        )
+    if _returns_before(home, anchor):
+        return False, (
+            f"{stand_in}: {home.name.value}() may return before its amp.initialize, which would leave that "
+            "variable unset"
+        )
+    site.anchor, site.guards = anchor, guards
+    return True, ""
+
+
+def _parameters_in(func: cst.FunctionDef, expr: Any) -> List[str]:
+    """The parameters of ``func`` that ``expr`` names."""
+    params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}
+    return sorted({n.value for n in _own_nodes(expr) if isinstance(n, cst.Name) and n.value in params})
+
+
+def _past_availability_try(parents: Any, site: Any, home: cst.FunctionDef) -> Tuple[Any, List[Any]]:
+    """The statement of ``home``'s body after which the GradScaler is created, and the tests
+    that switch it: bonito's ``if use_amp: try: <initialize> except NameError: <exit>`` (apex
+    not installed) is looked through to the ``if``, since the native path always runs."""
+    stmt = site.stmt
+    block = parents.get(stmt)
+    owner = parents.get(block) if block is not None else None
+    if site.anchor is not stmt or not availability_try(owner, block):
+        return site.anchor, site.guards
+    if_block = parents.get(owner)
+    if_stmt = parents.get(if_block) if if_block is not None else None
+    if (
+        not isinstance(if_stmt, cst.If)
+        or if_stmt.body is not if_block
+        or parents.get(if_stmt) is not home.body
+        or if_stmt.orelse is not None
+    ):
+        return site.anchor, site.guards
+    return if_stmt, [if_stmt.test]
+
+
+def availability_try(owner: Any, block: Any) -> bool:
+    """``owner`` is a ``try:`` whose body ``block`` is the initialize alone and whose handlers
+    all catch NameError (apex not installed, so ``amp`` unbound): nothing in it can raise
+    that once the initialize is native."""
+    return (
+        isinstance(owner, cst.Try)
+        and owner.body is block
+        and len(block.body) == 1
+        and owner.orelse is None
+        and owner.finalbody is None
+        and bool(owner.handlers)
+        and all(isinstance(h.type, cst.Name) and h.type.value == "NameError" for h in owner.handlers)
+    )
+
+
+def _returns_before(home: cst.FunctionDef, anchor: Any) -> bool:
+    """A ``return`` of ``home`` itself in a statement before ``anchor``."""
+    for stmt in home.body.body:
+        if stmt is anchor:
+            return False
+        if any(isinstance(n, cst.Return) for n in _own_nodes(stmt)):
+            return True
+    return False
+
+
+def _own_nodes(node: Any) -> List[Any]:
+    """``node`` and its descendants, nested functions, lambdas and classes left out."""
+    found = [node]
+    for child in node.children:
+        if not isinstance(child, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            found.extend(_own_nodes(child))
+    return found
+
+
+def first_body_statement(func: cst.FunctionDef) -> Optional[Any]:
+    """The first statement of ``func`` after its docstring (None when the docstring is all)."""
+    body = list(func.body.body) if isinstance(func.body, cst.IndentedBlock) else []
+    if body and _is_docstring(body[0]):
+        body = body[1:]
+    return body[0] if body else None
+
+
+def first_definition(module: cst.Module) -> Optional[Any]:
+    """The first top-level ``def`` or ``class`` of ``module``: the variable goes before it."""
+    return next((s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))), None)
+
+
+def _is_docstring(stmt: Any) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def module_variable(module: cst.Module) -> Optional[str]:
+    """The name of the module-level GradScaler this route made in ``module`` (the later rules
+    read the rewritten text): a top-level ``name = None`` under :data:`COMMENT` that some
+    top-level function declares ``global``; None when there is none."""
+    for stmt in module.body:
+        if not (
+            isinstance(stmt, cst.SimpleStatementLine)
+            and any(line.comment is not None and line.comment.value == COMMENT for line in stmt.leading_lines)
+            and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Assign)
+            and len(stmt.body[0].targets) == 1
+            and isinstance(stmt.body[0].targets[0].target, cst.Name)
+        ):
+            continue
+        name = stmt.body[0].targets[0].target.value
+        if any(_declares_global(func, name) for func in module.body if isinstance(func, cst.FunctionDef)):
+            return name
+    return None
+
+
+def _declares_global(func: cst.FunctionDef, name: str) -> bool:
+    body = func.body.body if isinstance(func.body, cst.IndentedBlock) else ()
+    return any(
+        isinstance(stmt, cst.SimpleStatementLine)
+        and any(isinstance(s, cst.Global) and any(n.name.value == name for n in s.names) for s in stmt.body)
+        for stmt in body
+    )

@@ -1,0 +1,1 @@
+"""A toy basecaller package: a training library and its command-line tools."""
