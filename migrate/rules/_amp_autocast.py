@@ -558,10 +558,32 @@ class AutocastPlacement(AmpRule):
         key = (cls.name.value, site.func.name.value)
         return key in plan.heir_methods or key in plan.built_methods or key in plan.attached_methods
 
+    def _forward_in_step_heirs(self, site: ScaleLossSite, info: AmpFile) -> bool:
+        """The plan's step-heir route: this scaling method of the launcher's class is called
+        by subclasses of files without apex.amp, whose loops the pipeline puts under
+        autocast (``step_heir_route``)."""
+        plan = info.plan
+        cls = class_of_method(self.parents, site.func)
+        if plan is None or cls is None or site.func is None or cls.name.value != plan.heir_base:
+            return False
+        if not any(m == site.func.name.value for m, _a in plan.step_heirs):
+            return False
+        self.report(
+            site.with_stmt,
+            "APX226",
+            f"{site.func.name.value}() is called by subclasses of {cls.name.value} in files without apex.amp, which "
+            "step its optimizers: their forward passes go under torch.autocast there",
+            fixed=True,
+            severity="info",
+        )
+        return True
+
     def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
         if self._inside_autocast(site.with_stmt):
             return
         if self._loss_from_processor(site, info):  # type: ignore[attr-defined]
+            return
+        if self._forward_in_step_heirs(site, info):
             return
         if site.func in info.carried_functions and not self._inherited(site):
             self.report(
