@@ -9687,3 +9687,79 @@ REPOSITORY_EXAMPLES += [
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
 ]
+
+
+#: transformers' old Trainer shape: ``_training_step(self, model, inputs, optimizer)`` scales
+#: for the optimizer it is handed; train() of the class hands it and steps after the call
+METHOD_HANDED_OPTIMIZER = '''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, fp16):
+        self.fp16 = fp16
+        self.model = model
+
+    def train(self, batches):
+        optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        model = self.model
+        if self.fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for inputs in batches:
+            self._training_step(model, inputs, optimizer)
+            optimizer.step()
+            optimizer.zero_grad()
+
+    def _training_step(self, model, inputs, optimizer):
+        loss = model(inputs).mean()
+        if self.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        return loss.item()
+'''
+
+REPOSITORY_EXAMPLES.append(
+    Example(
+        # the callers of a method are not followed for the optimizer they hand it (only those of
+        # a module-level function are): the finding says so
+        "scale-loss-for-an-optimizer-a-method-is-handed",
+        before=METHOD_HANDED_OPTIMIZER,
+        after='''\
+import torch
+from apexcompat import amp
+
+
+class Trainer:
+    def __init__(self, model, fp16):
+        self.fp16 = fp16
+        self.model = model
+
+    def train(self, batches):
+        optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        model = self.model
+        if self.fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for inputs in batches:
+            self._training_step(model, inputs, optimizer)
+            optimizer.step()
+            optimizer.zero_grad()
+
+    def _training_step(self, model, inputs, optimizer):
+        loss = model(inputs).mean()
+        if self.fp16:
+            # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss, and
+            #   optimizer is a parameter of Trainer._training_step(), a method: the steps of what
+            #   its callers hand it are followed only for module-level functions; this file keeps
+            #   apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        return loss.item()
+''',
+        codes=("APX102", "APX220"),
+    )
+)

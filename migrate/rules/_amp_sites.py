@@ -3517,6 +3517,7 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 or _caller_steps(rule, site, code_of(opt))[1]
                 or _holder_steps(rule, site, opt, info)
                 or method_step_gap(rule, site.func, opt)
+                or _method_parameter_gap(rule, site, opt)
             )
             if gap is None and site.func is not None and isinstance(rule.parents.get(site.func), cst.Module):
                 gap = unreached_reason(rule, site.func, None, info) or None
@@ -3533,6 +3534,25 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 info.blockers.append(
                     Blocker(call, f"{code_of(call)}: only a plain optimizer.step() statement can go through the scaler")
                 )
+
+
+def _method_parameter_gap(rule, site: ScaleLossSite, opt: Any) -> Optional[str]:
+    """``def _training_step(self, model, inputs, optimizer)`` scaling for its parameter
+    ``optimizer``: which optimizer its callers hand it, and whether they step it after the
+    call, is followed only for module-level functions (``caller_links``); the words for the
+    finding, or None."""
+    func = site.func
+    cls = class_of_method(rule.parents, func) if func is not None else None
+    if cls is None or not isinstance(opt, cst.Name):
+        return None
+    params = func.params
+    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)][1:]
+    if opt.value not in names:
+        return None
+    return (
+        f"{opt.value} is a parameter of {cls.name.value}.{func.name.value}(), a method: the steps of what its callers "
+        "hand it are followed only for module-level functions"
+    )
 
 
 def _stepped_by_heirs(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> bool:
