@@ -10,8 +10,10 @@ leave the steps to the subclasses; each subclass file's training loop is edited 
 autocast around the forward passes.  One GradScaler serves every loss id: an optimizer fed
 by several loss ids (``[self.ac_optim, self.g_optim]``) must be stepped at one scale.
 Planned only where every scaling method is called only from the subclass files edited,
-the launcher's file steps none of the scaled optimizers, and every subclass calls the
-base's ``__init__``.  The launcher and those files form one component.  Pure data.
+the launcher's file steps none of the scaled optimizers, the loss scale is dynamic, and
+every subclass calls the base's ``__init__`` and redefines neither a scaling method nor the
+initializing one (the rules check that no scaling method runs a forward pass itself).  The
+launcher and those files form one component.  Pure data.
 """
 
 from __future__ import annotations
@@ -119,7 +121,14 @@ def _refusal(summary, base, scaling, family, heirs, files, definitions, launcher
     if any(p not in files for p in heirs):
         stray = sorted(p for p in heirs if p not in files)[0]
         return f"{(definitions.summary(stray) or ModuleSummary(stray, stray)).shown}, which subclasses it, has apex.amp"
+    if not summary.training_inits[0].dynamic:
+        return "its loss scale is not provably dynamic (the subclasses' autocast follows a GradScaler's switch)"
+    redefinable = set(scaling) | {summary.training_inits[0].method}
     for path, cls in sorted(family - {(launcher, base)}):
-        if cls in (definitions.summary(path) or ModuleSummary(path, path)).unchained_inits:
+        heir = definitions.summary(path) or ModuleSummary(path, path)
+        if cls in heir.unchained_inits:
             return f"{cls}'s __init__ does not call the base's, so its instances would lack the GradScaler"
+        redefined = sorted(redefinable & heir.class_members.get(cls, set()))
+        if redefined:
+            return f"{cls} in {heir.shown} redefines {redefined[0]}()"
     return ""

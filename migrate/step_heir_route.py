@@ -329,25 +329,28 @@ def _inert(stmt: ast.stmt) -> bool:
 
 
 def _calls(stmt: ast.stmt) -> bool:
-    return not _inert(stmt) and any(isinstance(n, ast.Call) for n in ast.walk(stmt))
+    """Whether ``stmt`` calls anything (a ``@`` too: autocast runs matmul in float16)."""
+    return not _inert(stmt) and any(
+        isinstance(n, ast.Call) or (isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)) for n in ast.walk(stmt)
+    )
 
 
 def _runs(block: List[ast.stmt], barriers: Set[int], roots: Set[str], out: List[Tuple[ast.stmt, ast.stmt]],
           where: str, after: bool = False) -> str:
     """Collects into ``out`` the (first, last) statements of each stretch of ``block``
     between the backwards and steps: from its first call (before the iteration's first
-    backward, its first call reached from ``self``, a forward pass) through its last
-    statement, zero_grad() calls at either end left out, so the forward passes and the
-    losses computed from their outputs run under autocast; why not, when a statement holding
-    a backward or step is neither one nor an ``if`` to look into.  ``after``: a backward or
-    step came before ``block`` in the iteration."""
+    backward, its first call reached from ``self``, a forward pass) through its last call
+    (``zero_grad()`` aside), so the forward passes and the losses computed from their outputs
+    run under autocast; why not, when a statement holding a backward or step is neither one
+    nor an ``if`` to look into.  ``after``: a backward or step came before ``block`` in the
+    iteration."""
     run: List[ast.stmt] = []
     seen = [after]
 
     def close() -> None:
         start = next((i for i, s in enumerate(run) if (_calls(s) if seen[0] else _forward_like(s, roots))), None)
         if start is not None:
-            stop = max(i for i, s in enumerate(run) if i == start or not _inert(s))
+            stop = max(i for i, s in enumerate(run) if i == start or _calls(s))
             out.append((run[start], run[stop]))
         run.clear()
 

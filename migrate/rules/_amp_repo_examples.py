@@ -9559,6 +9559,221 @@ class BaseTrainer:
 ]
 
 
+STEP_HEIRS_OVERRIDE = STEP_HEIRS_REPO + "\n    def d_backward(self):\n        sum(self.d_losses.values()).backward()\n"
+STEP_HEIRS_OWN_FORWARD = STEP_HEIRS_REPO.replace(
+    "        d_loss = sum(self.d_losses.values())\n",
+    "        d_loss = sum(self.d_losses.values()) + self.disc(self.fake).mean()\n",
+)
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # ... but the subclass redefines d_backward() with a plain backward: its step through the
+        # GradScaler would unscale gradients nothing scaled
+        "scaling-methods-of-a-base-class-one-of-which-the-subclass-redefines",
+        before=STEP_HEIRS_OVERRIDE,
+        after='''\
+# file: base.py
+import torch
+from apexcompat import amp
+
+
+class BaseTrainer:
+    def __init__(self, gen, disc, g_optim, d_optim, ac_optim, aux, cfg):
+        self.cfg = cfg
+        self.aux = aux
+        [self.gen, self.disc, self.aux], [self.g_optim, self.d_optim, self.ac_optim] = self.set_model(
+            [gen, disc, aux], [g_optim, d_optim, ac_optim], num_losses=3, level=cfg.opt_level
+        )
+        self.g_losses, self.d_losses, self.ac_losses = {}, {}, {}
+
+    def set_model(self, models, opts, num_losses, level="O2"):
+        if self.cfg.use_half:
+            models, opts = amp.initialize(models, opts, opt_level=level, num_losses=num_losses)
+        return models, opts
+
+    def d_backward(self):
+        d_loss = sum(self.d_losses.values())
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.d_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but CombinedTrainer in
+            #   combined.py redefines d_backward(); this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+            with amp.scale_loss(d_loss, self.d_optim, loss_id=0) as scaled_d_loss:
+                scaled_d_loss.backward()
+        else:
+            d_loss.backward()
+
+    def g_backward(self):
+        g_loss = sum(self.g_losses.values())
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.g_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but CombinedTrainer in
+            #   combined.py redefines d_backward(); this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+            with amp.scale_loss(g_loss, self.g_optim, loss_id=1) as scaled_g_loss:
+                scaled_g_loss.backward()
+        else:
+            g_loss.backward()
+
+    def ac_backward(self):
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.ac_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but CombinedTrainer in
+            #   combined.py redefines d_backward(); this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+            # TODO(apexcompat): self.g_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but CombinedTrainer in
+            #   combined.py redefines d_backward(); this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+            with amp.scale_loss(self.ac_losses["ac"], [self.ac_optim, self.g_optim], loss_id=2) as scaled_ac_loss:
+                scaled_ac_loss.backward(retain_graph=True)
+        else:
+            self.ac_losses["ac"].backward(retain_graph=True)
+''' + "# file: combined.py"
+        + STEP_HEIRS_OVERRIDE.split("# file: combined.py", 1)[1],
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # ... but d_backward() runs a forward pass of its own (self.disc(...)), which the
+        # subclass's autocast does not reach; the autocast rule finds no span there either
+        "scaling-methods-of-a-base-class-one-of-which-runs-a-forward-pass",
+        before=STEP_HEIRS_OWN_FORWARD,
+        after='''\
+# file: base.py
+import torch
+from apexcompat import amp
+
+
+class BaseTrainer:
+    def __init__(self, gen, disc, g_optim, d_optim, ac_optim, aux, cfg):
+        self.cfg = cfg
+        self.aux = aux
+        [self.gen, self.disc, self.aux], [self.g_optim, self.d_optim, self.ac_optim] = self.set_model(
+            [gen, disc, aux], [g_optim, d_optim, ac_optim], num_losses=3, level=cfg.opt_level
+        )
+        self.g_losses, self.d_losses, self.ac_losses = {}, {}, {}
+
+    def set_model(self, models, opts, num_losses, level="O2"):
+        if self.cfg.use_half:
+            # TODO(apexcompat): the GradScaler plan across files was dropped: in base.py, the
+            #   forward pass and loss are not next to this amp.scale_loss: wrap them in `with
+            #   torch.autocast("cuda", dtype=torch.float16):` by hand; this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            models, opts = amp.initialize(models, opts, opt_level=level, num_losses=num_losses)
+        return models, opts
+
+    def d_backward(self):
+        d_loss = sum(self.d_losses.values()) + self.disc(self.fake).mean()
+        if self.cfg.use_half:
+            with amp.scale_loss(d_loss, self.d_optim, loss_id=0) as scaled_d_loss:
+                scaled_d_loss.backward()
+        else:
+            d_loss.backward()
+
+    def g_backward(self):
+        g_loss = sum(self.g_losses.values())
+        if self.cfg.use_half:
+            with amp.scale_loss(g_loss, self.g_optim, loss_id=1) as scaled_g_loss:
+                scaled_g_loss.backward()
+        else:
+            g_loss.backward()
+
+    def ac_backward(self):
+        if self.cfg.use_half:
+            with amp.scale_loss(self.ac_losses["ac"], [self.ac_optim, self.g_optim], loss_id=2) as scaled_ac_loss:
+                scaled_ac_loss.backward(retain_graph=True)
+        else:
+            self.ac_losses["ac"].backward(retain_graph=True)
+''' + "# file: combined.py"
+        + STEP_HEIRS_OWN_FORWARD.split("# file: combined.py", 1)[1],
+        codes=("APX102", "APX220"),
+    ),
+]
+
+
+STEP_HEIRS_STATIC = STEP_HEIRS_REPO.replace(
+    "num_losses=num_losses)\n", "num_losses=num_losses, loss_scale=128.0)\n"
+)
+
+REPOSITORY_EXAMPLES.append(
+    Example(
+        # ... but a static loss scale: the route reads the GradScaler's switch in the subclass
+        # and is planned only for the dynamic scaler
+        "scaling-methods-of-a-base-class-with-a-static-loss-scale",
+        before=STEP_HEIRS_STATIC,
+        after='''\
+# file: base.py
+import torch
+from apexcompat import amp
+
+
+class BaseTrainer:
+    def __init__(self, gen, disc, g_optim, d_optim, ac_optim, aux, cfg):
+        self.cfg = cfg
+        self.aux = aux
+        [self.gen, self.disc, self.aux], [self.g_optim, self.d_optim, self.ac_optim] = self.set_model(
+            [gen, disc, aux], [g_optim, d_optim, ac_optim], num_losses=3, level=cfg.opt_level
+        )
+        self.g_losses, self.d_losses, self.ac_losses = {}, {}, {}
+
+    def set_model(self, models, opts, num_losses, level="O2"):
+        if self.cfg.use_half:
+            models, opts = amp.initialize(models, opts, opt_level=level, num_losses=num_losses, loss_scale=128.0)
+        return models, opts
+
+    def d_backward(self):
+        d_loss = sum(self.d_losses.values())
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.d_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but its loss scale is not
+            #   provably dynamic (the subclasses' autocast follows a GradScaler's switch); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(d_loss, self.d_optim, loss_id=0) as scaled_d_loss:
+                scaled_d_loss.backward()
+        else:
+            d_loss.backward()
+
+    def g_backward(self):
+        g_loss = sum(self.g_losses.values())
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.g_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but its loss scale is not
+            #   provably dynamic (the subclasses' autocast follows a GradScaler's switch); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(g_loss, self.g_optim, loss_id=1) as scaled_g_loss:
+                scaled_g_loss.backward()
+        else:
+            g_loss.backward()
+
+    def ac_backward(self):
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.ac_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but its loss scale is not
+            #   provably dynamic (the subclasses' autocast follows a GradScaler's switch); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            # TODO(apexcompat): self.g_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but its loss scale is not
+            #   provably dynamic (the subclasses' autocast follows a GradScaler's switch); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(self.ac_losses["ac"], [self.ac_optim, self.g_optim], loss_id=2) as scaled_ac_loss:
+                scaled_ac_loss.backward(retain_graph=True)
+        else:
+            self.ac_losses["ac"].backward(retain_graph=True)
+''' + "# file: combined.py"
+        + STEP_HEIRS_STATIC.split("# file: combined.py", 1)[1],
+        codes=("APX102", "APX220"),
+    )
+)
+
+
 #: OpenNMT-py's shape: the class that scales in backward() and steps in step() shares its
 #: name, Optimizer, with the base of an optimizer class of the same file written
 #: ``torch.optim.Optimizer``, which is torch's, not this file's: no override of that step
