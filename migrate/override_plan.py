@@ -50,13 +50,14 @@ def named_base(text: str, summary: ModuleSummary, family: Set[Def]) -> bool:
     ``family`` where the import cannot be resolved to a file (a package imported by its own
     name, ``from deepgnn.pytorch.training.trainer_fp16 import FP16Trainer``, measured from
     inside that package): the class's name, imported from a module whose last part is the
-    defining file's name, or a class of that name in the same file."""
+    defining file's name, or a class of that name in the same file written bare (a dotted
+    ``torch.optim.Optimizer`` is an attribute of a module, whatever the file defines)."""
     name = text.rpartition(".")[2]
     module = summary.imports.get(name, ("", ""))[0] or text.rpartition(".")[0]
     for where, cls in family:
         if cls != name:
             continue
-        if where == summary.path or module.rpartition(".")[2] == _stem(where):
+        if (where == summary.path and text == name) or module.rpartition(".")[2] == _stem(where):
             return True
     return False
 

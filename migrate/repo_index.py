@@ -74,6 +74,9 @@ class AmpSite:
     #: the glue route matches them with the parameters of a top-level helper
     optimizer_name: str = ""
     loss_id_name: str = ""
+    #: a ``scale_loss`` in a method given ``self.<attr>`` or a list/tuple of them as its
+    #: optimizers: those attributes, in order (else empty)
+    optimizer_attrs: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -172,6 +175,8 @@ class ModuleSummary:
     self_calls: Set[Tuple[str, str]] = field(default_factory=set)
     #: (class, method) -> the methods of that class it calls on ``self``
     method_self_calls: Dict[Tuple[str, str], Set[str]] = field(default_factory=dict)
+    #: attributes ``X`` of a method's first parameter stepped there (``self.X.step(...)``)
+    self_steps: Set[str] = field(default_factory=set)
     #: calls of imported functions given ``amp`` itself as an argument
     amp_arguments: List[AmpArgument] = field(default_factory=list)
     #: top-level function -> its positional parameters in order, then its keyword-only ones
@@ -614,6 +619,7 @@ class _Reader(FastNodeVisitor):
                 )
                 site.optimizer_name = given.id if isinstance(given, ast.Name) else ""
                 site.loss_id_name = loss_id.id if isinstance(loss_id, ast.Name) else ""
+                site.optimizer_attrs = _receiver_attrs(given, site.receiver)
             if member == "scale_loss" and isinstance(loss, ast.Name) and loss.id in self.method_params[1:]:
                 site.loss_param, site.loss_name = self.method_params.index(loss.id), loss.id
             self.s.amp_sites.append(site)
@@ -634,6 +640,15 @@ class _Reader(FastNodeVisitor):
         ):
             self.s.self_calls.add((self.owner, func.attr))
             self.s.method_self_calls.setdefault((self.owner, self.method), set()).add(func.attr)
+        if (
+            self.method_params
+            and isinstance(func, ast.Attribute)
+            and func.attr == "step"
+            and isinstance(func.value, ast.Attribute)
+            and isinstance(func.value.value, ast.Name)
+            and func.value.value.id == self.method_params[0]
+        ):
+            self.s.self_steps.add(func.value.attr)
         guarded = self.main_guard and self.owner == MODULE_LEVEL
         if isinstance(func, ast.Name):
             self.s.called_names.add(func.id)
@@ -1239,6 +1254,17 @@ def _is_main_guard(test: ast.expr) -> bool:
     return any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides) and any(
         isinstance(x, ast.Constant) and x.value == "__main__" for x in sides
     )
+
+
+def _receiver_attrs(given: Optional[ast.AST], receiver: str) -> Tuple[str, ...]:
+    """``self.a`` or ``[self.a, self.b]`` (``receiver`` being ``self``): ("a", "b"); else ()."""
+    items = given.elts if isinstance(given, (ast.List, ast.Tuple)) else [given]
+    attrs = tuple(
+        i.attr
+        for i in items
+        if isinstance(i, ast.Attribute) and isinstance(i.value, ast.Name) and i.value.id == receiver
+    )
+    return attrs if receiver and len(attrs) == len(items) else ()
 
 
 def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:

@@ -32,6 +32,7 @@ from .framework_plan import framework_route, module_level_note
 from .glue_plan import GlueRefusal, GlueRoute, glue_route
 from .heir_plan import add_heir_routes
 from .holder_plan import add_holder_routes
+from .step_heir_plan import add_step_heir_routes
 from .holder_route import HolderEdit
 from .processor_plan import add_processor_routes
 from .launcher_importers import importer_refusal
@@ -220,6 +221,11 @@ class FilePlan:
     heir_optimizer: str = ""
     #: where the inherited GradScaler is made: ``Class.method() in path``
     heir_from: str = ""
+    #: the step-heir route (``step_heir_plan``), in the launcher: (method, optimizer
+    #: attribute) of its class's scaling methods whose optimizers subclasses of files
+    #: without apex.amp step (no step of them here); else why that route was refused
+    step_heirs: Tuple[Tuple[str, str], ...] = ()
+    step_heir_refusal: str = ""
     #: (top-level function handed apex.amp by a call in this file, ``path:line`` of another
     #: walked file that refers to it): its parameter cannot carry the GradScaler
     #: (``amp_param_plan``)
@@ -275,6 +281,7 @@ class FilePlan:
             handed_calls=self.handed_calls,
             overridden=self.overridden,
             parser_factories=self.parser_factories,
+            step_heir_refusal=self.step_heir_refusal,
         )
 
 
@@ -289,6 +296,9 @@ class RepoPlan:
     #: the holder route: real path of the holder class's file (no apex.amp in it) -> (the
     #: launcher's component, the edit, the launcher's shown path)
     holder_edits: Dict[str, Tuple[int, HolderEdit, str]] = field(default_factory=dict)
+    #: the step-heir route: real path of a subclass's file (no apex.amp in it) -> (the
+    #: launcher's component, the edit, the base class's name)
+    step_heir_edits: Dict[str, Tuple[int, HolderEdit, str]] = field(default_factory=dict)
 
     def without(self, component: int) -> None:
         self.files = {p: f for p, f in self.files.items() if f.component != component}
@@ -1234,6 +1244,8 @@ def build_plan(
         _add_carrier_facts(plan, by_path, definitions)
         _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
         plan = add_heir_routes(plan, by_path, launchers, definitions)
+        if edit_holders:  # its autocast is float16's, as the holder route's
+            plan = add_step_heir_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {})
         plan = _finished(plan, by_path, unindexed, others, definitions)
         return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {}) if edit_holders else plan
 
@@ -1411,6 +1423,8 @@ def build_plan(
     _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
     plan = add_heir_routes(plan, by_path, launchers, definitions)
+    if edit_holders:
+        plan = add_step_heir_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {})
     plan = _finished(plan, by_path, unindexed, others, definitions)
     return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {}) if edit_holders else plan
 

@@ -269,6 +269,11 @@ def _runs_no_forward(func: cst.FunctionDef) -> bool:
             return False
     return True
 
+#: calls on ``self`` a scaling method of the step-heir route may make: reading the losses
+#: its subclasses stored, and the backward itself
+_LOSS_READS = frozenset({"values", "get", "items", "keys", "backward", "item", "detach"})
+
+
 class AutocastPlacement(AmpRule):
     """Wraps the forward pass of each scaled loss in torch.autocast."""
 
@@ -558,10 +563,58 @@ class AutocastPlacement(AmpRule):
         key = (cls.name.value, site.func.name.value)
         return key in plan.heir_methods or key in plan.built_methods or key in plan.attached_methods
 
+    def _forward_in_step_heirs(self, site: ScaleLossSite, info: AmpFile) -> bool:
+        """The plan's step-heir route: this scaling method of the launcher's class is called
+        by subclasses of files without apex.amp, whose loops the pipeline puts under
+        autocast (``step_heir_route``)."""
+        plan = info.plan
+        cls = class_of_method(self.parents, site.func)
+        if plan is None or cls is None or site.func is None or cls.name.value != plan.heir_base:
+            return False
+        if not any(m == site.func.name.value for m, _a in plan.step_heirs):
+            return False
+        if self._runs_forward_itself(site.func):
+            return False  # its own forward pass would run outside the subclasses' autocast
+        self.report(
+            site.with_stmt,
+            "APX226",
+            f"{site.func.name.value}() is called by subclasses of {cls.name.value} in files without apex.amp, which "
+            "step its optimizers: their forward passes go under torch.autocast there",
+            fixed=True,
+            severity="info",
+        )
+        return True
+
+    def _runs_forward_itself(self, func: cst.FunctionDef) -> bool:
+        """Whether the scaling method ``func`` may run a forward pass: it calls something on
+        ``self`` other than reading stored losses (``sum(self.d_losses.values())``,
+        ``self.ac_losses.get(k)``) and backward, or hands an attribute of ``self`` to a call
+        (context managers of its ``with`` items, ``freeze(self.gen)``, aside)."""
+        me = self_name(func)
+        items = {id(n) for item in walk(func.body) if isinstance(item, cst.WithItem) for n in walk(item)}
+        for node in walk(func.body):
+            if not isinstance(node, cst.Call) or id(node) in items:
+                continue
+            root = node.func
+            while isinstance(root, (cst.Attribute, cst.Subscript)):
+                root = root.value
+            last = node.func.attr.value if isinstance(node.func, cst.Attribute) else ""
+            if isinstance(root, cst.Name) and root.value == me and last not in _LOSS_READS:
+                return True
+            for arg in node.args:
+                value = arg.value
+                while isinstance(value, cst.Attribute):
+                    value = value.value
+                if isinstance(arg.value, cst.Attribute) and isinstance(value, cst.Name) and value.value == me:
+                    return True
+        return False
+
     def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
         if self._inside_autocast(site.with_stmt):
             return
         if self._loss_from_processor(site, info):  # type: ignore[attr-defined]
+            return
+        if self._forward_in_step_heirs(site, info):
             return
         if site.func in info.carried_functions and not self._inherited(site):
             self.report(

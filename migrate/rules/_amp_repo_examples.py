@@ -9710,3 +9710,732 @@ def main(args, batches):
         codes=("APX102", "APX220"),
     ),
 ]
+
+
+#: lffont's shape: the base class initializes in a method of its own (``num_losses=3``) and
+#: scales each loss in a backward method under a loss id, the classifier's for two optimizers;
+#: a subclass in a file without apex.amp drives the loop and steps (``step_heir_plan``)
+STEP_HEIRS_REPO = '''\
+# file: base.py
+import torch
+from apex import amp
+
+
+class BaseTrainer:
+    def __init__(self, gen, disc, g_optim, d_optim, ac_optim, aux, cfg):
+        self.cfg = cfg
+        self.aux = aux
+        [self.gen, self.disc, self.aux], [self.g_optim, self.d_optim, self.ac_optim] = self.set_model(
+            [gen, disc, aux], [g_optim, d_optim, ac_optim], num_losses=3, level=cfg.opt_level
+        )
+        self.g_losses, self.d_losses, self.ac_losses = {}, {}, {}
+
+    def set_model(self, models, opts, num_losses, level="O2"):
+        if self.cfg.use_half:
+            models, opts = amp.initialize(models, opts, opt_level=level, num_losses=num_losses)
+        return models, opts
+
+    def d_backward(self):
+        d_loss = sum(self.d_losses.values())
+        if self.cfg.use_half:
+            with amp.scale_loss(d_loss, self.d_optim, loss_id=0) as scaled_d_loss:
+                scaled_d_loss.backward()
+        else:
+            d_loss.backward()
+
+    def g_backward(self):
+        g_loss = sum(self.g_losses.values())
+        if self.cfg.use_half:
+            with amp.scale_loss(g_loss, self.g_optim, loss_id=1) as scaled_g_loss:
+                scaled_g_loss.backward()
+        else:
+            g_loss.backward()
+
+    def ac_backward(self):
+        if self.cfg.use_half:
+            with amp.scale_loss(self.ac_losses["ac"], [self.ac_optim, self.g_optim], loss_id=2) as scaled_ac_loss:
+                scaled_ac_loss.backward(retain_graph=True)
+        else:
+            self.ac_losses["ac"].backward(retain_graph=True)
+# file: combined.py
+import torch.nn.functional as F
+
+from base import BaseTrainer
+
+
+class CombinedTrainer(BaseTrainer):
+    def train(self, loader):
+        self.gen.train()
+        for x, y, labels in loader:
+            x, y = x.cuda(), y.cuda()
+            out = self.gen(x)
+            self.d_losses["disc"] = F.relu(1.0 - self.disc(y)).mean() + F.relu(1.0 + self.disc(out.detach())).mean()
+            self.d_optim.zero_grad()
+            self.d_backward()
+            self.d_optim.step()
+
+            self.g_losses["pixel"] = F.l1_loss(out, y)
+            self.g_optim.zero_grad()
+            if self.aux is not None:
+                self.ac_losses["ac"] = F.cross_entropy(self.aux(out), labels)
+                self.ac_optim.zero_grad()
+                self.ac_backward()
+                self.ac_optim.step()
+            self.g_backward()
+            self.g_optim.step()
+'''
+STEP_HEIRS_NATIVE = '''\
+# file: base.py
+import torch
+
+
+class BaseTrainer:
+    def __init__(self, gen, disc, g_optim, d_optim, ac_optim, aux, cfg):
+        self.cfg = cfg
+        self.aux = aux
+        [self.gen, self.disc, self.aux], [self.g_optim, self.d_optim, self.ac_optim] = self.set_model(
+            [gen, disc, aux], [g_optim, d_optim, ac_optim], num_losses=3, level=cfg.opt_level
+        )
+        self.g_losses, self.d_losses, self.ac_losses = {}, {}, {}
+
+    def set_model(self, models, opts, num_losses, level="O2"):
+        use_amp = bool(self.cfg.use_half and level != "O0")
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        return models, opts
+
+    def d_backward(self):
+        d_loss = sum(self.d_losses.values())
+        if self.cfg.use_half:
+            self.scaler.scale(d_loss).backward()
+        else:
+            d_loss.backward()
+
+    def g_backward(self):
+        g_loss = sum(self.g_losses.values())
+        if self.cfg.use_half:
+            self.scaler.scale(g_loss).backward()
+        else:
+            g_loss.backward()
+
+    def ac_backward(self):
+        if self.cfg.use_half:
+            self.scaler.scale(self.ac_losses["ac"]).backward(retain_graph=True)
+        else:
+            self.ac_losses["ac"].backward(retain_graph=True)
+# file: combined.py
+import torch.nn.functional as F
+
+from base import BaseTrainer
+import torch
+
+
+class CombinedTrainer(BaseTrainer):
+    def train(self, loader):
+        self.gen.train()
+        for x, y, labels in loader:
+            x, y = x.cuda(), y.cuda()
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                out = self.gen(x)
+                self.d_losses["disc"] = F.relu(1.0 - self.disc(y)).mean() + F.relu(1.0 + self.disc(out.detach())).mean()
+            self.d_optim.zero_grad()
+            self.d_backward()
+            self.scaler.step(self.d_optim)
+
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                self.g_losses["pixel"] = F.l1_loss(out, y)
+            self.g_optim.zero_grad()
+            if self.aux is not None:
+                with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                    self.ac_losses["ac"] = F.cross_entropy(self.aux(out), labels)
+                self.ac_optim.zero_grad()
+                self.ac_backward()
+                self.scaler.step(self.ac_optim)
+            self.g_backward()
+            self.scaler.step(self.g_optim)
+            self.scaler.update()
+'''
+STEP_HEIRS_JUMP = STEP_HEIRS_REPO.replace(
+    "            self.d_backward()\n",
+    "            self.d_backward()\n            if self.cfg.skip_critic:\n                continue\n",
+)
+STEP_HEIRS_NO_ZERO = STEP_HEIRS_REPO.replace("            self.g_optim.zero_grad()\n", "")
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # the base class never steps the optimizers it scales for; its subclass calls each
+        # backward method and steps right after it, each optimizer zeroed first in the loop:
+        # one GradScaler on self serves every loss id (g_optim is fed by two of them, so one
+        # scale), the subclass's steps go through it, one update() after the last, and its
+        # forward passes and losses run under autocast while it is enabled
+        "scaling-methods-of-a-base-class-stepped-by-a-subclass-in-a-file-without-apex",
+        before=STEP_HEIRS_REPO,
+        after=STEP_HEIRS_NATIVE,
+        codes=("APX101", "APX201", "APX202", "APX203", "APX226", "APX237", "APX301", "APX302"),
+    ),
+    Example(
+        # ... but a continue between the critic's backward and its step: that iteration would
+        # miss the GradScaler's update(), so both files stay as they are on the shim
+        "scaling-methods-of-a-base-class-stepped-by-a-subclass-that-may-skip-the-update",
+        before=STEP_HEIRS_JUMP,
+        after='''\
+# file: base.py
+import torch
+from apexcompat import amp
+
+
+class BaseTrainer:
+    def __init__(self, gen, disc, g_optim, d_optim, ac_optim, aux, cfg):
+        self.cfg = cfg
+        self.aux = aux
+        [self.gen, self.disc, self.aux], [self.g_optim, self.d_optim, self.ac_optim] = self.set_model(
+            [gen, disc, aux], [g_optim, d_optim, ac_optim], num_losses=3, level=cfg.opt_level
+        )
+        self.g_losses, self.d_losses, self.ac_losses = {}, {}, {}
+
+    def set_model(self, models, opts, num_losses, level="O2"):
+        if self.cfg.use_half:
+            models, opts = amp.initialize(models, opts, opt_level=level, num_losses=num_losses)
+        return models, opts
+
+    def d_backward(self):
+        d_loss = sum(self.d_losses.values())
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.d_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but a continue at line 16 of
+            #   train() in combined.py may skip the GradScaler's update(); this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(d_loss, self.d_optim, loss_id=0) as scaled_d_loss:
+                scaled_d_loss.backward()
+        else:
+            d_loss.backward()
+
+    def g_backward(self):
+        g_loss = sum(self.g_losses.values())
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.g_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but a continue at line 16 of
+            #   train() in combined.py may skip the GradScaler's update(); this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(g_loss, self.g_optim, loss_id=1) as scaled_g_loss:
+                scaled_g_loss.backward()
+        else:
+            g_loss.backward()
+
+    def ac_backward(self):
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.ac_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but a continue at line 16 of
+            #   train() in combined.py may skip the GradScaler's update(); this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            # TODO(apexcompat): self.g_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but a continue at line 16 of
+            #   train() in combined.py may skip the GradScaler's update(); this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(self.ac_losses["ac"], [self.ac_optim, self.g_optim], loss_id=2) as scaled_ac_loss:
+                scaled_ac_loss.backward(retain_graph=True)
+        else:
+            self.ac_losses["ac"].backward(retain_graph=True)
+''' + "# file: combined.py" + STEP_HEIRS_JUMP.split("# file: combined.py", 1)[1],
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # ... but the generator's optimizer is not zeroed before the first loss scaled for it:
+        # gradients kept from the last iteration (unscaled by its step) would add to scaled
+        # ones, where apex unscaled each loss at its backward
+        "scaling-methods-of-a-base-class-stepped-by-a-subclass-that-keeps-gradients",
+        before=STEP_HEIRS_NO_ZERO,
+        after='''\
+# file: base.py
+import torch
+from apexcompat import amp
+
+
+class BaseTrainer:
+    def __init__(self, gen, disc, g_optim, d_optim, ac_optim, aux, cfg):
+        self.cfg = cfg
+        self.aux = aux
+        [self.gen, self.disc, self.aux], [self.g_optim, self.d_optim, self.ac_optim] = self.set_model(
+            [gen, disc, aux], [g_optim, d_optim, ac_optim], num_losses=3, level=cfg.opt_level
+        )
+        self.g_losses, self.d_losses, self.ac_losses = {}, {}, {}
+
+    def set_model(self, models, opts, num_losses, level="O2"):
+        if self.cfg.use_half:
+            models, opts = amp.initialize(models, opts, opt_level=level, num_losses=num_losses)
+        return models, opts
+
+    def d_backward(self):
+        d_loss = sum(self.d_losses.values())
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.d_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but self.g_optim.zero_grad() does
+            #   not come before the first scaling call for it (line 21) in the loop of train() in
+            #   combined.py: gradients carried over would mix scales; this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(d_loss, self.d_optim, loss_id=0) as scaled_d_loss:
+                scaled_d_loss.backward()
+        else:
+            d_loss.backward()
+
+    def g_backward(self):
+        g_loss = sum(self.g_losses.values())
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.g_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but self.g_optim.zero_grad() does
+            #   not come before the first scaling call for it (line 21) in the loop of train() in
+            #   combined.py: gradients carried over would mix scales; this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(g_loss, self.g_optim, loss_id=1) as scaled_g_loss:
+                scaled_g_loss.backward()
+        else:
+            g_loss.backward()
+
+    def ac_backward(self):
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.ac_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but self.g_optim.zero_grad() does
+            #   not come before the first scaling call for it (line 21) in the loop of train() in
+            #   combined.py: gradients carried over would mix scales; this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            # TODO(apexcompat): self.g_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but self.g_optim.zero_grad() does
+            #   not come before the first scaling call for it (line 21) in the loop of train() in
+            #   combined.py: gradients carried over would mix scales; this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(self.ac_losses["ac"], [self.ac_optim, self.g_optim], loss_id=2) as scaled_ac_loss:
+                scaled_ac_loss.backward(retain_graph=True)
+        else:
+            self.ac_losses["ac"].backward(retain_graph=True)
+''' + "# file: combined.py" + STEP_HEIRS_NO_ZERO.split("# file: combined.py", 1)[1],
+        codes=("APX102", "APX220"),
+    ),
+]
+
+
+STEP_HEIRS_OVERRIDE = STEP_HEIRS_REPO + "\n    def d_backward(self):\n        sum(self.d_losses.values()).backward()\n"
+STEP_HEIRS_OWN_FORWARD = STEP_HEIRS_REPO.replace(
+    "        d_loss = sum(self.d_losses.values())\n",
+    "        d_loss = sum(self.d_losses.values()) + self.disc(self.fake).mean()\n",
+)
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # ... but the subclass redefines d_backward() with a plain backward: its step through the
+        # GradScaler would unscale gradients nothing scaled
+        "scaling-methods-of-a-base-class-one-of-which-the-subclass-redefines",
+        before=STEP_HEIRS_OVERRIDE,
+        after='''\
+# file: base.py
+import torch
+from apexcompat import amp
+
+
+class BaseTrainer:
+    def __init__(self, gen, disc, g_optim, d_optim, ac_optim, aux, cfg):
+        self.cfg = cfg
+        self.aux = aux
+        [self.gen, self.disc, self.aux], [self.g_optim, self.d_optim, self.ac_optim] = self.set_model(
+            [gen, disc, aux], [g_optim, d_optim, ac_optim], num_losses=3, level=cfg.opt_level
+        )
+        self.g_losses, self.d_losses, self.ac_losses = {}, {}, {}
+
+    def set_model(self, models, opts, num_losses, level="O2"):
+        if self.cfg.use_half:
+            models, opts = amp.initialize(models, opts, opt_level=level, num_losses=num_losses)
+        return models, opts
+
+    def d_backward(self):
+        d_loss = sum(self.d_losses.values())
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.d_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but CombinedTrainer in
+            #   combined.py redefines d_backward(); this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+            with amp.scale_loss(d_loss, self.d_optim, loss_id=0) as scaled_d_loss:
+                scaled_d_loss.backward()
+        else:
+            d_loss.backward()
+
+    def g_backward(self):
+        g_loss = sum(self.g_losses.values())
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.g_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but CombinedTrainer in
+            #   combined.py redefines d_backward(); this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+            with amp.scale_loss(g_loss, self.g_optim, loss_id=1) as scaled_g_loss:
+                scaled_g_loss.backward()
+        else:
+            g_loss.backward()
+
+    def ac_backward(self):
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.ac_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but CombinedTrainer in
+            #   combined.py redefines d_backward(); this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+            # TODO(apexcompat): self.g_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but CombinedTrainer in
+            #   combined.py redefines d_backward(); this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+            with amp.scale_loss(self.ac_losses["ac"], [self.ac_optim, self.g_optim], loss_id=2) as scaled_ac_loss:
+                scaled_ac_loss.backward(retain_graph=True)
+        else:
+            self.ac_losses["ac"].backward(retain_graph=True)
+''' + "# file: combined.py"
+        + STEP_HEIRS_OVERRIDE.split("# file: combined.py", 1)[1],
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # ... but d_backward() runs a forward pass of its own (self.disc(...)), which the
+        # subclass's autocast does not reach; the autocast rule finds no span there either
+        "scaling-methods-of-a-base-class-one-of-which-runs-a-forward-pass",
+        before=STEP_HEIRS_OWN_FORWARD,
+        after='''\
+# file: base.py
+import torch
+from apexcompat import amp
+
+
+class BaseTrainer:
+    def __init__(self, gen, disc, g_optim, d_optim, ac_optim, aux, cfg):
+        self.cfg = cfg
+        self.aux = aux
+        [self.gen, self.disc, self.aux], [self.g_optim, self.d_optim, self.ac_optim] = self.set_model(
+            [gen, disc, aux], [g_optim, d_optim, ac_optim], num_losses=3, level=cfg.opt_level
+        )
+        self.g_losses, self.d_losses, self.ac_losses = {}, {}, {}
+
+    def set_model(self, models, opts, num_losses, level="O2"):
+        if self.cfg.use_half:
+            # TODO(apexcompat): the GradScaler plan across files was dropped: in base.py, the
+            #   forward pass and loss are not next to this amp.scale_loss: wrap them in `with
+            #   torch.autocast("cuda", dtype=torch.float16):` by hand; this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            models, opts = amp.initialize(models, opts, opt_level=level, num_losses=num_losses)
+        return models, opts
+
+    def d_backward(self):
+        d_loss = sum(self.d_losses.values()) + self.disc(self.fake).mean()
+        if self.cfg.use_half:
+            with amp.scale_loss(d_loss, self.d_optim, loss_id=0) as scaled_d_loss:
+                scaled_d_loss.backward()
+        else:
+            d_loss.backward()
+
+    def g_backward(self):
+        g_loss = sum(self.g_losses.values())
+        if self.cfg.use_half:
+            with amp.scale_loss(g_loss, self.g_optim, loss_id=1) as scaled_g_loss:
+                scaled_g_loss.backward()
+        else:
+            g_loss.backward()
+
+    def ac_backward(self):
+        if self.cfg.use_half:
+            with amp.scale_loss(self.ac_losses["ac"], [self.ac_optim, self.g_optim], loss_id=2) as scaled_ac_loss:
+                scaled_ac_loss.backward(retain_graph=True)
+        else:
+            self.ac_losses["ac"].backward(retain_graph=True)
+''' + "# file: combined.py"
+        + STEP_HEIRS_OWN_FORWARD.split("# file: combined.py", 1)[1],
+        codes=("APX102", "APX220"),
+    ),
+]
+
+
+STEP_HEIRS_STATIC = STEP_HEIRS_REPO.replace(
+    "num_losses=num_losses)\n", "num_losses=num_losses, loss_scale=128.0)\n"
+)
+
+REPOSITORY_EXAMPLES.append(
+    Example(
+        # ... but a static loss scale: the route reads the GradScaler's switch in the subclass
+        # and is planned only for the dynamic scaler
+        "scaling-methods-of-a-base-class-with-a-static-loss-scale",
+        before=STEP_HEIRS_STATIC,
+        after='''\
+# file: base.py
+import torch
+from apexcompat import amp
+
+
+class BaseTrainer:
+    def __init__(self, gen, disc, g_optim, d_optim, ac_optim, aux, cfg):
+        self.cfg = cfg
+        self.aux = aux
+        [self.gen, self.disc, self.aux], [self.g_optim, self.d_optim, self.ac_optim] = self.set_model(
+            [gen, disc, aux], [g_optim, d_optim, ac_optim], num_losses=3, level=cfg.opt_level
+        )
+        self.g_losses, self.d_losses, self.ac_losses = {}, {}, {}
+
+    def set_model(self, models, opts, num_losses, level="O2"):
+        if self.cfg.use_half:
+            models, opts = amp.initialize(models, opts, opt_level=level, num_losses=num_losses, loss_scale=128.0)
+        return models, opts
+
+    def d_backward(self):
+        d_loss = sum(self.d_losses.values())
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.d_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but its loss scale is not
+            #   provably dynamic (the subclasses' autocast follows a GradScaler's switch); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(d_loss, self.d_optim, loss_id=0) as scaled_d_loss:
+                scaled_d_loss.backward()
+        else:
+            d_loss.backward()
+
+    def g_backward(self):
+        g_loss = sum(self.g_losses.values())
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.g_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but its loss scale is not
+            #   provably dynamic (the subclasses' autocast follows a GradScaler's switch); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(g_loss, self.g_optim, loss_id=1) as scaled_g_loss:
+                scaled_g_loss.backward()
+        else:
+            g_loss.backward()
+
+    def ac_backward(self):
+        if self.cfg.use_half:
+            # TODO(apexcompat): self.ac_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but its loss scale is not
+            #   provably dynamic (the subclasses' autocast follows a GradScaler's switch); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            # TODO(apexcompat): self.g_optim.step() is not in the same function as amp.scale_loss,
+            #   and BaseTrainer's scaling methods (ac_backward, d_backward, g_backward) leave the
+            #   steps to its subclasses in files without apex.amp, but its loss scale is not
+            #   provably dynamic (the subclasses' autocast follows a GradScaler's switch); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(self.ac_losses["ac"], [self.ac_optim, self.g_optim], loss_id=2) as scaled_ac_loss:
+                scaled_ac_loss.backward(retain_graph=True)
+        else:
+            self.ac_losses["ac"].backward(retain_graph=True)
+''' + "# file: combined.py"
+        + STEP_HEIRS_STATIC.split("# file: combined.py", 1)[1],
+        codes=("APX102", "APX220"),
+    )
+)
+
+
+#: OpenNMT-py's shape: the class that scales in backward() and steps in step() shares its
+#: name, Optimizer, with the base of an optimizer class of the same file written
+#: ``torch.optim.Optimizer``, which is torch's, not this file's: no override of that step
+TORCH_BASE_NAMESAKE = '''\
+# file: optim_utils.py
+import torch
+from apex import amp
+
+
+class Optimizer(object):
+    def __init__(self, model, optimizer, fp16):
+        self.fp16 = fp16
+        self._optimizer = optimizer
+        if fp16:
+            model, self._optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        self.model = model
+
+    def backward(self, loss):
+        if self.fp16:
+            with amp.scale_loss(loss, self._optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+
+    def step(self):
+        self._optimizer.step()
+        self._optimizer.zero_grad()
+
+    def train_step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.backward(loss)
+        self.step()
+
+
+class Halving(torch.optim.Optimizer):
+    def __init__(self, params, lr=0.1):
+        super().__init__(params, dict(lr=lr))
+
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.data.add_(p.grad, alpha=-group["lr"] / 2)
+# file: train.py
+import torch
+
+from optim_utils import Halving, Optimizer
+
+
+def main(fp16):
+    model = torch.nn.Linear(4, 1).cuda()
+    trainer = Optimizer(model, Halving(model.parameters()), fp16)
+    for _ in range(4):
+        trainer.train_step(torch.randn(2, 4).cuda(), torch.randn(2, 1).cuda())
+'''
+
+TORCH_BASE_NAMESAKE_NATIVE = '''\
+# file: optim_utils.py
+import torch
+
+
+class Optimizer(object):
+    def __init__(self, model, optimizer, fp16):
+        self.fp16 = fp16
+        self._optimizer = optimizer
+        if fp16:
+            self._optimizer = optimizer
+        use_amp = bool(fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        self.model = model
+
+    def backward(self, loss):
+        if self.fp16:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+
+    def step(self):
+        self.scaler.step(self._optimizer)
+        self.scaler.update()
+        self._optimizer.zero_grad()
+
+    def train_step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.backward(loss)
+        self.step()
+
+
+class Halving(torch.optim.Optimizer):
+    def __init__(self, params, lr=0.1):
+        super().__init__(params, dict(lr=lr))
+
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.data.add_(p.grad, alpha=-group["lr"] / 2)
+# file: train.py
+import torch
+
+from optim_utils import Halving, Optimizer
+
+
+def main(fp16):
+    model = torch.nn.Linear(4, 1).cuda()
+    trainer = Optimizer(model, Halving(model.parameters()), fp16)
+    for _ in range(4):
+        trainer.train_step(torch.randn(2, 4).cuda(), torch.randn(2, 1).cuda())
+'''
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # Halving(torch.optim.Optimizer) redefines step(), but derives from torch's class, not
+        # from the Optimizer of this file whose step() goes through the GradScaler
+        "a-step-method-redefined-by-a-class-deriving-from-torch-s-namesake",
+        before=TORCH_BASE_NAMESAKE,
+        after=TORCH_BASE_NAMESAKE_NATIVE,
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # ... the same file alone (no repository plan: the classes of the file are matched by name)
+        "a-step-method-redefined-by-a-class-deriving-from-torch-s-namesake-in-one-file",
+        before=TORCH_BASE_NAMESAKE.split("# file: optim_utils.py\n", 1)[1].split("# file: train.py", 1)[0],
+        after=TORCH_BASE_NAMESAKE_NATIVE.split("# file: optim_utils.py\n", 1)[1].split("# file: train.py", 1)[0],
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+]
+
+
+#: transformers' old Trainer shape: ``_training_step(self, model, inputs, optimizer)`` scales
+#: for the optimizer it is handed; train() of the class hands it and steps after the call
+METHOD_HANDED_OPTIMIZER = '''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, fp16):
+        self.fp16 = fp16
+        self.model = model
+
+    def train(self, batches):
+        optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        model = self.model
+        if self.fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for inputs in batches:
+            self._training_step(model, inputs, optimizer)
+            optimizer.step()
+            optimizer.zero_grad()
+
+    def _training_step(self, model, inputs, optimizer):
+        loss = model(inputs).mean()
+        if self.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        return loss.item()
+'''
+
+REPOSITORY_EXAMPLES.append(
+    Example(
+        # the callers of a method are not followed for the optimizer they hand it (only those of
+        # a module-level function are): the finding says so
+        "scale-loss-for-an-optimizer-a-method-is-handed",
+        before=METHOD_HANDED_OPTIMIZER,
+        after='''\
+import torch
+from apexcompat import amp
+
+
+class Trainer:
+    def __init__(self, model, fp16):
+        self.fp16 = fp16
+        self.model = model
+
+    def train(self, batches):
+        optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        model = self.model
+        if self.fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for inputs in batches:
+            self._training_step(model, inputs, optimizer)
+            optimizer.step()
+            optimizer.zero_grad()
+
+    def _training_step(self, model, inputs, optimizer):
+        loss = model(inputs).mean()
+        if self.fp16:
+            # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss, and
+            #   optimizer is a parameter of Trainer._training_step(), a method: the steps of what
+            #   its callers hand it are followed only for module-level functions; this file keeps
+            #   apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        return loss.item()
+''',
+        codes=("APX102", "APX220"),
+    )
+)

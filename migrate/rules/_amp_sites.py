@@ -3520,13 +3520,17 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                         "rewrite steps the base's through the GradScaler, but the override would still step the "
                         "scaled gradients itself (apex patched every optimizer.step)"
                     )))
+        if not calls and _stepped_by_heirs(rule, site, opt, info):
+            continue
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
             gap = (
-                _stepped_through_holder(rule, site, code_of(opt))
+                (info.plan.step_heir_refusal if info.plan is not None and info.plan.step_heir_refusal else None)
+                or _stepped_through_holder(rule, site, code_of(opt))
                 or _caller_steps(rule, site, code_of(opt))[1]
                 or _holder_steps(rule, site, opt, info)
                 or method_step_gap(rule, site.func, opt)
+                or _method_parameter_gap(rule, site, opt)
             )
             if gap is None and site.func is not None and isinstance(rule.parents.get(site.func), cst.Module):
                 gap = unreached_reason(rule, site.func, None, info) or None
@@ -3545,10 +3549,47 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 )
 
 
+def _method_parameter_gap(rule, site: ScaleLossSite, opt: Any) -> Optional[str]:
+    """``def _training_step(self, model, inputs, optimizer)`` scaling for its parameter
+    ``optimizer``: which optimizer its callers hand it, and whether they step it after the
+    call, is followed only for module-level functions (``caller_links``); the words for the
+    finding, or None."""
+    func = site.func
+    cls = class_of_method(rule.parents, func) if func is not None else None
+    if cls is None or not isinstance(opt, cst.Name):
+        return None
+    params = func.params
+    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)][1:]
+    if opt.value not in names:
+        return None
+    return (
+        f"{opt.value} is a parameter of {cls.name.value}.{func.name.value}(), a method: the steps of what its callers "
+        "hand it are followed only for module-level functions"
+    )
+
+
+def _stepped_by_heirs(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> bool:
+    """The plan's step-heir route (``step_heir_plan``): ``self.<opt>``, scaled in this method
+    of the launcher's class, is stepped by its subclasses in files without apex.amp, whose
+    loops the pipeline edits to step through the inherited GradScaler."""
+    if info.plan is None or not info.plan.step_heirs or site.func is None:
+        return False
+    me = self_name(site.func)
+    if not (isinstance(opt, cst.Attribute) and isinstance(opt.value, cst.Name) and opt.value.value == me):
+        return False
+    cls = class_of_method(rule.parents, site.func)
+    return (
+        cls is not None
+        and cls.name.value == info.plan.heir_base
+        and (site.func.name.value, opt.attr.value) in info.plan.step_heirs
+    )
+
+
 def _overriding_heir(rule, func: Any, info: AmpFile) -> str:
     """Where a subclass redefines the method ``func`` that holds a step (``HVDTrainer in
     trainer/hvd.py``, from the repository plan; else a class of this file deriving from
-    ``func``'s by name); "" when none does or ``func`` is no method."""
+    ``func``'s by its bare name: ``torch.optim.Optimizer`` is no class of this file); ""
+    when none does or ``func`` is no method."""
     cls = class_of_method(rule.parents, func)
     if cls is None:
         return ""
@@ -3558,7 +3599,7 @@ def _overriding_heir(rule, func: Any, info: AmpFile) -> str:
     for node in walk(rule.tree):
         if (
             isinstance(node, cst.ClassDef)
-            and any(code_of(b.value).split(".")[-1] == cls.name.value for b in node.bases)
+            and any(code_of(b.value) == cls.name.value for b in node.bases)
             and any(m.name.value == method for m in methods_of(node))
         ):
             return node.name.value

@@ -1,0 +1,2 @@
+from .combined import CombinedTrainer
+from .factorized import FactorizedTrainer
