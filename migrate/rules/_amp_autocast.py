@@ -12,6 +12,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 
 from ._amp_context_var import autocast_variable
 from ._amp_device import device_type_at
+from ._amp_loss_loop import loss_loop_spans
 from ._amp_partial import bound_offset
 from ._amp_models import held_model_texts
 from ._amp_rule import AmpRule
@@ -285,6 +286,8 @@ class AutocastPlacement(AmpRule):
     #: the statement that computes the loss where no model call was found before it in its
     #: block (said in the APX210 reason when it follows another scaled backward)
     lone_loss: Optional[cst.BaseStatement] = None
+    #: why a loss summed in a loop of an outer block got no regions (``loss_loop_spans``), or ""
+    loss_loop_reason: str = ""
 
     def _model_texts(self, info: AmpFile) -> set:
         texts = set()
@@ -575,6 +578,7 @@ class AutocastPlacement(AmpRule):
             return
         loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
         self.rescale_only = self.lone_loss = None
+        self.loss_loop_reason = ""
         found = self._forward_spans(site.with_stmt, loss_texts, info)
         spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found] if found else [(None, site.func)]
         if spans[0][0] is None:
@@ -599,7 +603,7 @@ class AutocastPlacement(AmpRule):
                 "APX210",
                 "the forward pass and loss are not next to this amp.scale_loss"
                 + (self._why_not_own_forward(site) or self._why_handed_callable(site) if not spans else "")
-                + self._why_rescale_only()
+                + (self.loss_loop_reason or self._why_rescale_only())
                 + self._why_after_backward(site, info)
                 + f': wrap them in `with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
             )
@@ -1062,10 +1066,14 @@ class AutocastPlacement(AmpRule):
         if start is not None and _origin_before(body, start, end, loss_texts):
             split = self._split_spans(body, end, models)
             if split is None:
+                split = loss_loop_spans(self, body, end, loss_texts)
+            if split is None:
                 self.rescale_only = body[end]
             return split
         if start is None:
             split = self._split_spans(body, end, models)
+            if split is None:
+                split = loss_loop_spans(self, body, end, loss_texts)
             if split is None:
                 self.lone_loss = body[end]
             return split

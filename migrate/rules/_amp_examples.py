@@ -4006,32 +4006,179 @@ class PairStep:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
-        # the statement next to the scale_loss only rescales a loss computed before its block
-        # (in a loop that skips criteria, which no autocast region can start inside): a region
-        # over the rescale and a metric call would leave the forward pass in float32
-        "autocast-not-over-a-rescale-of-a-loss-computed-outside-its-block",
+        # the statement next to the scale_loss only rescales a loss summed before its block, in
+        # a loop (that skips criteria) of the enclosing block from `total = 0`: the region holds
+        # that start and the whole loop, the rescale and the metric call stay outside
+        "autocast-over-a-loop-that-sums-a-loss-rescaled-in-an-inner-block",
         before=RESCALED_LOSS_OF_A_SKIPPING_LOOP,
-        after=RESCALED_LOSS_OF_A_SKIPPING_LOOP.replace("from apex import amp\n", "")
-        .replace(
-            'amp.initialize(net, optimizer, opt_level="O1")\n',
-            'net, optimizer\n        self.scaler = torch.amp.GradScaler("cuda")\n',
-        )
-        .replace(
-            """\
-            with amp.scale_loss(total, self.optimizer) as scaled_loss:
-                scaled_loss.backward()
-            self.optimizer.step()
-""",
-            """\
-            # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss
-            #   (`total = total / 2` before it only rescales a loss computed before its block, where
-            #   no forward pass autocast could wrap was found): wrap them in `with
-            #   torch.autocast("cuda", dtype=torch.float16):` by hand
+        after="""\
+import torch
+
+
+class CriterionStep:
+    def __init__(self, net, optimizer, criteria, meter):
+        self.net, self.optimizer = net, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.criteria = criteria
+        self.meter = meter
+
+    def net_label(self):
+        return type(self.net).__name__
+
+    def train_step(self, batch):
+        with torch.autocast("cuda", dtype=torch.float16):
+            total = 0
+            for criterion in self.criteria:
+                if criterion.skipped:
+                    continue
+                total += criterion(self.net(batch), batch)
+        if isinstance(total, torch.Tensor):
+            self.meter.add(self.net_label(), total)
+            total = total / 2
             self.scaler.scale(total).backward()
             self.scaler.step(self.optimizer)
             self.scaler.update()
 """,
-        ),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # DL-Art-School's step: injectors run the networks into a state dict, then a loop over
+        # loss objects sums the loss under `if train:`, rescaled in an inner `if` before its
+        # amp.scale_loss: one region over the injector loop (from the first call that feeds the
+        # losses), one over the loss's start and loop; the if tests and the rescale stay outside
+        "autocast-over-injectors-and-a-loss-loop-of-outer-blocks",
+        before="""\
+import torch
+from apex import amp
+
+
+class Step:
+    def __init__(self, nets, optimizer, injectors, losses, weights, accum):
+        nets, self.optimizer = amp.initialize(nets, optimizer, opt_level="O1")
+        self.net = nets[0]
+        self.injectors, self.losses, self.weights, self.accum = injectors, losses, weights, accum
+
+    def forward_backward(self, state, train=True):
+        local = dict(state)
+        # the injectors run the networks on what earlier ones produced
+        for inj in self.injectors:
+            if inj.eval_only and train:
+                continue
+            local.update(inj(local))
+        if train:
+            total = 0
+            for name, loss in self.losses.items():
+                total += self.weights[name] * loss(self.net, local)
+            if isinstance(total, torch.Tensor):
+                total = total / self.accum
+                with amp.scale_loss(total, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+        return {k: v.detach() for k, v in local.items()}
+
+    def step(self):
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Step:
+    def __init__(self, nets, optimizer, injectors, losses, weights, accum):
+        self.optimizer = optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.net = nets[0]
+        self.injectors, self.losses, self.weights, self.accum = injectors, losses, weights, accum
+
+    def forward_backward(self, state, train=True):
+        local = dict(state)
+        # the injectors run the networks on what earlier ones produced
+        with torch.autocast("cuda", dtype=torch.float16):
+            for inj in self.injectors:
+                if inj.eval_only and train:
+                    continue
+                local.update(inj(local))
+        if train:
+            with torch.autocast("cuda", dtype=torch.float16):
+                total = 0
+                for name, loss in self.losses.items():
+                    total += self.weights[name] * loss(self.net, local)
+            if isinstance(total, torch.Tensor):
+                total = total / self.accum
+                self.scaler.scale(total).backward()
+        return {k: v.detach() for k, v in local.items()}
+
+    def step(self):
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # ... but the injectors run in a while loop, which no autocast region holds whole: the
+        # TODO names the loop and what it feeds
+        "autocast-not-over-a-loss-loop-fed-by-a-while-loop",
+        before="""\
+import torch
+from apex import amp
+
+
+class Step:
+    def __init__(self, nets, optimizer, injectors, losses, weights, accum):
+        nets, self.optimizer = amp.initialize(nets, optimizer, opt_level="O1")
+        self.net = nets[0]
+        self.injectors, self.losses, self.weights, self.accum = injectors, losses, weights, accum
+
+    def forward_backward(self, state, train=True):
+        local = dict(state)
+        pending = list(self.injectors)
+        while pending:
+            local.update(pending.pop(0)(local))
+        if train:
+            total = 0
+            for name, loss in self.losses.items():
+                total += self.weights[name] * loss(self.net, local)
+            if isinstance(total, torch.Tensor):
+                total = total / self.accum
+                with amp.scale_loss(total, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+        return {k: v.detach() for k, v in local.items()}
+
+    def step(self):
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Step:
+    def __init__(self, nets, optimizer, injectors, losses, weights, accum):
+        self.optimizer = optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.net = nets[0]
+        self.injectors, self.losses, self.weights, self.accum = injectors, losses, weights, accum
+
+    def forward_backward(self, state, train=True):
+        local = dict(state)
+        pending = list(self.injectors)
+        while pending:
+            local.update(pending.pop(0)(local))
+        if train:
+            total = 0
+            for name, loss in self.losses.items():
+                total += self.weights[name] * loss(self.net, local)
+            if isinstance(total, torch.Tensor):
+                total = total / self.accum
+                # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss (the
+                #   loss summed in the loop of line 18 reads what line 14 computes, in a while loop no
+                #   autocast region can hold whole): wrap them in `with torch.autocast("cuda",
+                #   dtype=torch.float16):` by hand
+                self.scaler.scale(total).backward()
+        return {k: v.detach() for k, v in local.items()}
+
+    def step(self):
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
         codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
     ),
     Example(
