@@ -602,7 +602,11 @@ class AutocastPlacement(AmpRule):
                 site.with_stmt,
                 "APX210",
                 "the forward pass and loss are not next to this amp.scale_loss"
-                + (self._why_not_own_forward(site) or self._why_handed_callable(site) if not spans else "")
+                + (
+                    self._why_not_own_forward(site) or self._why_handed_callable(site) or self._why_read_off(site)
+                    if not spans
+                    else ""
+                )
                 + (self.loss_loop_reason or self._why_rescale_only())
                 + self._why_after_backward(site, info)
                 + f': wrap them in `with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
@@ -754,6 +758,38 @@ class AutocastPlacement(AmpRule):
                     "its forward passes, and those of the callers that fill its arguments, are not followed)"
                 )
         return ""
+
+    def _why_read_off(self, site: ScaleLossSite) -> str:
+        """``losses = self.trainer.step_outputs["loss_for_backward"]`` (cvpods' optimization
+        hook): the loss is only read, without a call, off an object another piece of code fills
+        (an attribute of an attribute, or an item of one), every time the method binds it.  The
+        words that say so, or ""."""
+        func = site.func
+        if func is None or not isinstance(site.loss, cst.Name):
+            return ""
+        name = site.loss.value
+        values = []
+        for node in walk(func.body):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return ""  # a nested scope: its bindings are not followed here
+            if isinstance(node, cst.Assign) and name in {code_of(t.target) for t in node.targets}:
+                values.append(node.value)
+            elif isinstance(node, (cst.AnnAssign, cst.NamedExpr, cst.For, cst.WithItem)):
+                target = node.asname if isinstance(node, cst.WithItem) else node.target
+                if target is not None and name in {code_of(n) for n in walk(target) if isinstance(n, cst.Name)}:
+                    return ""
+        if len(values) != 1 or any(isinstance(n, cst.Call) for n in walk(values[0])):
+            return ""
+        chain = values[0]
+        depth = 0
+        while isinstance(chain, (cst.Attribute, cst.Subscript)):
+            chain, depth = chain.value, depth + 1
+        if not isinstance(chain, cst.Name) or depth < 2:
+            return ""
+        return (
+            f" (the loss is read from `{code_of(values[0])}`, which other code fills: the forward pass that "
+            "computes it runs there, which is not followed)"
+        )
 
     def _overridden_in_same_file(self, cls: cst.ClassDef, method: str) -> bool:
         """Whether a class of this file derives from ``cls`` (by its plain name) and defines

@@ -4114,6 +4114,131 @@ class Step:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # cvpods' optimization hook: the loss is only read off what another object's step filled
+        # (no call): the forward pass that computed it is elsewhere, and the TODO says where
+        "autocast-todo-names-a-loss-read-off-another-object",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, runner, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for data in loader:
+        runner.run_step(data)
+        losses = runner.storage.step_outputs["loss_for_backward"]
+        optimizer.zero_grad()
+        with amp.scale_loss(losses, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, runner, loader):
+    scaler = torch.amp.GradScaler("cuda")
+    for data in loader:
+        runner.run_step(data)
+        losses = runner.storage.step_outputs["loss_for_backward"]
+        optimizer.zero_grad()
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss (the
+        #   loss is read from `runner.storage.step_outputs["loss_for_backward"]`, which other
+        #   code fills: the forward pass that computes it runs there, which is not followed):
+        #   wrap them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+        scaler.scale(losses).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
+    ),
+    Example(
+        # cvpods' apex_wrapper: whether amp.initialize has run, asked of apex's global state with
+        # hasattr; no GradScaler or autocast call tells that, so the file keeps the shim and the
+        # TODO says what it asks (its float_function still gets the helper)
+        "private-state-probe-of-whether-initialize-ran-kept-on-the-shim",
+        before="""\
+import functools
+
+try:
+    from apex import amp
+except ImportError:
+    pass
+
+
+def is_amp_training():
+    try:
+        return hasattr(amp._amp_state, "loss_scalers")
+    except Exception:
+        return False
+
+
+def float_function(func):
+    @functools.wraps(func)
+    def float_wraps(*args, **kwargs):
+        if is_amp_training():
+            return amp.float_function(func)(*args, **kwargs)
+        return func(*args, **kwargs)
+
+    return float_wraps
+""",
+        after='''\
+import functools
+import torch
+
+try:
+    from apexcompat import amp
+except ImportError:
+    pass
+
+
+def autocast_function(dtype):
+    """Decorator: while CUDA autocast is on, run the function with autocast off on ``dtype``
+    inputs (what apex.amp's float_function/half_function did under O1)."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if not torch.is_autocast_enabled():
+                return fn(*args, **kwargs)
+
+            def cast(value):
+                if torch.is_tensor(value) and value.is_cuda and value.is_floating_point():
+                    return value.to(dtype)
+                return value
+
+            with torch.autocast("cuda", enabled=False):
+                return fn(*[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
+
+        return wrapper
+
+    return decorate
+
+
+def is_amp_training():
+    try:
+        # TODO(apexcompat): private amp._amp_state use: it asks whether amp.initialize has run
+        #   (hasattr of "loss_scalers" on apex's global state, true from the first initialize
+        #   on, wherever it ran), which neither a GradScaler nor torch.autocast tells
+        #   (torch.is_autocast_enabled() is true only inside an autocast region); this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        return hasattr(amp._amp_state, "loss_scalers")
+    except Exception:
+        return False
+
+
+def float_function(func):
+    @functools.wraps(func)
+    def float_wraps(*args, **kwargs):
+        if is_amp_training():
+            return autocast_function(torch.float32)(func)(*args, **kwargs)
+        return func(*args, **kwargs)
+
+    return float_wraps
+''',
+        codes=("APX102", "APX220", "APX504"),
+    ),
+    Example(
         # ... but the injectors run in a while loop, which no autocast region holds whole: the
         # TODO names the loop and what it feeds
         "autocast-not-over-a-loss-loop-fed-by-a-while-loop",
