@@ -4114,6 +4114,60 @@ class Step:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # ... but a call between the loop and the rescale computes what the rescale adds to the
+        # loss (the head's auxiliary term): it would stay outside the regions, so the TODO stays
+        "autocast-not-over-a-loss-loop-whose-rescale-reads-a-call-after-it",
+        before="""\
+import torch
+from apex import amp
+
+
+class Step:
+    def __init__(self, net, head, optimizer, crits):
+        self.net, self.optimizer = amp.initialize(net, optimizer, opt_level="O1")
+        self.head, self.crits = head, crits
+
+    def run(self, x):
+        out = self.net(x)
+        total = 0
+        for crit in self.crits:
+            total += crit(out)
+        self.head(out)
+        if isinstance(total, torch.Tensor):
+            total = total + self.head.aux
+            with amp.scale_loss(total, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Step:
+    def __init__(self, net, head, optimizer, crits):
+        self.net, self.optimizer = net, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.head, self.crits = head, crits
+
+    def run(self, x):
+        out = self.net(x)
+        total = 0
+        for crit in self.crits:
+            total += crit(out)
+        self.head(out)
+        if isinstance(total, torch.Tensor):
+            total = total + self.head.aux
+            # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss (line
+            #   15, after the loop that sums the loss and outside the region autocast could take,
+            #   calls what the rescale before the scaled backward reads): wrap them in `with
+            #   torch.autocast("cuda", dtype=torch.float16):` by hand
+            self.scaler.scale(total).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
+    ),
+    Example(
         # cvpods' optimization hook: the loss is only read off what another object's step filled
         # (no call): the forward pass that computed it is elsewhere, and the TODO says where
         "autocast-todo-names-a-loss-read-off-another-object",

@@ -73,6 +73,15 @@ def loss_loop_spans(rule: Any, body: List[Any], end: int, loss_texts: set) -> Op
         return None
     func = enclosing(rule.parents, guard, cst.FunctionDef)
     ignored = {self_name(func)} if func is not None and func.params.params else set()
+    rescales = [stmt for stmt in body[: end + 1] if assigned_names(stmt) & loss_texts]
+    between = outer[loop_at + 1 : outer.index(guard)] + [s for s in body[:end] if s not in rescales]
+    feeding = _feeds_a_rescale(between, _read_texts(rescales) - loss_texts - ignored, ignored)
+    if feeding is not None:
+        rule.loss_loop_reason = (
+            f" (line {rule.line_of(feeding)}, after the loop that sums the loss and outside the region autocast "
+            "could take, calls what the rescale before the scaled backward reads)"
+        )
+        return None
     needed = _read_texts(outer[start : loop_at + 1]) - ignored
     first = _first_feeding_call(outer, start, needed, ignored)
     spans = [outer[min(start, first if first is not None else start) : loop_at + 1]]
@@ -112,6 +121,24 @@ def _kind(stmt: Any) -> str:
     kinds = {cst.For: "for loop", cst.While: "while loop", cst.Try: "try statement", cst.With: "with block",
              cst.If: "if statement"}
     return kinds.get(type(stmt), "statement")
+
+
+def _feeds_a_rescale(stmts: List[Any], reads: set, ignored: set) -> Optional[Any]:
+    """The first statement that stays outside the regions (between the loss's loop and its
+    rescale) and computes something the rescale reads: fills it, or calls it or a method of it
+    (``self.head(x)`` before ``total = total + self.head.aux``); None when there is none."""
+    for stmt in stmts:
+        if not _computes(stmt):
+            continue
+        if (_filled_texts(stmt) - ignored) & reads:
+            return stmt
+        for call in (n for n in walk(stmt) if isinstance(n, cst.Call)):
+            # the object called and, for a method, the object it belongs to
+            callees = [call.func] + ([call.func.value] if isinstance(call.func, cst.Attribute) else [])
+            for text in {code_of(c) for c in callees} - ignored:
+                if any(read == text or read.startswith(text + ".") for read in reads):
+                    return stmt
+    return None
 
 
 def _statements(block: Any) -> List[Any]:
