@@ -4293,6 +4293,53 @@ def float_function(func):
         codes=("APX102", "APX220", "APX504"),
     ),
     Example(
+        # the same shape at module level: the forward pass before the `if` feeds the loss loop
+        # (up to the module, not only to a function's body); the initialize that binds the model
+        # runs no forward pass and starts no region
+        "autocast-over-a-module-level-forward-and-loss-loop",
+        before="""\
+import torch
+from apex import amp
+
+model, optimizer = amp.initialize(torch.nn.Linear(4, 4).cuda(), torch.optim.SGD([], lr=0.1), opt_level="O1")
+crits = [torch.nn.functional.mse_loss]
+x = torch.randn(2, 4).cuda()
+train = True
+out = model(x)
+if train:
+    total = 0
+    for c in crits:
+        total += c(out, x)
+    if isinstance(total, torch.Tensor):
+        total = total / 2
+        with amp.scale_loss(total, optimizer) as scaled_loss:
+            scaled_loss.backward()
+optimizer.step()
+""",
+        after="""\
+import torch
+
+model, optimizer = torch.nn.Linear(4, 4).cuda(), torch.optim.SGD([], lr=0.1)
+scaler = torch.amp.GradScaler("cuda")
+crits = [torch.nn.functional.mse_loss]
+x = torch.randn(2, 4).cuda()
+train = True
+with torch.autocast("cuda", dtype=torch.float16):
+    out = model(x)
+if train:
+    with torch.autocast("cuda", dtype=torch.float16):
+        total = 0
+        for c in crits:
+            total += c(out, x)
+    if isinstance(total, torch.Tensor):
+        total = total / 2
+        scaler.scale(total).backward()
+scaler.step(optimizer)
+scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # ... but the injectors run in a while loop, which no autocast region holds whole: the
         # TODO names the loop and what it feeds
         "autocast-not-over-a-loss-loop-fed-by-a-while-loop",

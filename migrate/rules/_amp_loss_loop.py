@@ -86,13 +86,13 @@ def loss_loop_spans(rule: Any, body: List[Any], end: int, loss_texts: set) -> Op
     first = _first_feeding_call(outer, start, needed, ignored)
     spans = [outer[min(start, first if first is not None else start) : loop_at + 1]]
     # up through the ifs that hold the loop, to the function's body: what feeds the loss there
-    block = rule.parents.get(outer[loop_at])
-    while func is not None and block is not func.body:
+    block, top = rule.parents.get(outer[loop_at]), func.body if func is not None else rule.tree
+    while block is not top:
         owner = rule.parents.get(block)
         if not isinstance(owner, cst.If) or owner.body is not block:
             rule.loss_loop_reason = (
-                f" (the loss summed in the loop of line {rule.line_of(outer[loop_at])} is inside a "
-                f"{type(owner).__name__.lower()} block, before which what feeds it is not followed)"
+                f" (the loss summed in the loop of line {rule.line_of(outer[loop_at])} is inside "
+                f"{_kind(owner)}, before which what feeds it is not followed)"
             )
             return None
         stmts = _statements(rule.parents.get(owner))
@@ -108,7 +108,7 @@ def loss_loop_spans(rule: Any, body: List[Any], end: int, loss_texts: set) -> Op
         if not _wrappable(rule, stmt):
             rule.loss_loop_reason = (
                 f" (the loss summed in the loop of line {rule.line_of(outer[loop_at])} reads what line "
-                f"{rule.line_of(stmt)} computes, in a {_kind(stmt)} no autocast region can hold whole)"
+                f"{rule.line_of(stmt)} computes, in {_kind(stmt)} no autocast region can hold whole)"
             )
             return None
     if any(rule._inside_autocast(span[0]) for span in spans):
@@ -117,10 +117,12 @@ def loss_loop_spans(rule: Any, body: List[Any], end: int, loss_texts: set) -> Op
     return None if None in members else members
 
 
-def _kind(stmt: Any) -> str:
-    kinds = {cst.For: "for loop", cst.While: "while loop", cst.Try: "try statement", cst.With: "with block",
-             cst.If: "if statement"}
-    return kinds.get(type(stmt), "statement")
+def _kind(node: Any) -> str:
+    """``node`` in words, with its article (``a while loop``)."""
+    kinds = {cst.For: "a for loop", cst.While: "a while loop", cst.Try: "a try statement", cst.With: "a with block",
+             cst.If: "an if statement", cst.Else: "an else branch", cst.ExceptHandler: "an except handler",
+             cst.Finally: "a finally block"}
+    return kinds.get(type(node), "a compound statement")
 
 
 def _feeds_a_rescale(stmts: List[Any], reads: set, ignored: set) -> Optional[Any]:
@@ -203,9 +205,15 @@ def _first_feeding_call(stmts: List[Any], at: int, needed: set, ignored: set) ->
         feeds = bool((_filled_texts(stmts[j]) - ignored) & needed)
         if feeds:
             needed |= _read_texts([stmts[j]]) - ignored
-        if _computes(stmts[j]) and (feeds or _drops_a_call(stmts[j])):
+        if _computes(stmts[j]) and (feeds or _drops_a_call(stmts[j])) and not _initializes(stmts[j]):
             first = j
     return first
+
+
+def _initializes(stmt: Any) -> bool:
+    """``model, optimizer = amp.initialize(model, optimizer)``: it builds what the forward pass
+    runs, and runs none (its own rule rewrites it)."""
+    return any(isinstance(n, cst.Call) and code_of(n.func).split(".")[-1] == "initialize" for n in walk(stmt))
 
 
 def _drops_a_call(stmt: Any) -> bool:
