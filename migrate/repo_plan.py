@@ -545,6 +545,42 @@ def _optional_entries(
     return found
 
 
+def _base_of_initializer(path: str, name: str, by_path, definitions) -> str:
+    """DL-Art-School's ``BaseModel``: a class whose methods only save or load amp's state on
+    ``self``, derived from by a class of another file that initializes amp in a method.  The
+    words for why no route lends that class's GradScaler to the base's methods (only
+    subclasses handed the GradScaler through their constructor do), naming a sibling class
+    that derives from the base and initializes nothing; "" for any other class."""
+    from .base_plan import STATE_MEMBERS
+
+    sites = [s for s in by_path[path].amp_sites if s.owner == name]
+    if not sites or any(s.member not in STATE_MEMBERS or not s.method or s.receiver != "self" for s in sites):
+        return ""
+    family = sorted(derived_classes((path, name), by_path, definitions) - {(path, name)})
+    initializing = [
+        (p, c) for p, c in family if p in by_path and any(s.owner == c and s.method for s in by_path[p].training_inits)
+    ]
+    if not initializing:
+        return ""
+    heir_path, heir = initializing[0]
+    words = (
+        f"a base class whose methods only save or load amp's state on self, derived from by {heir} in "
+        f"{by_path[heir_path].shown}, which initializes amp in a method; no route keeps that GradScaler on self for "
+        "the base's methods (only subclasses handed it through their constructor lend it to their base)"
+    )
+    plain = [(p, c) for p, c in family if (p, c) not in initializing and not _derives_from_any(p, c, initializing,
+                                                                                               by_path, definitions)]
+    if plain:
+        summary = definitions.summary(plain[0][0])
+        shown = summary.shown if summary is not None else "another file"
+        words += f", and {plain[0][1]} in {shown} derives from it too and initializes nothing"
+    return words
+
+
+def _derives_from_any(path: str, cls: str, bases, by_path, definitions) -> bool:
+    return any((path, cls) in derived_classes(base, by_path, definitions) for base in bases)
+
+
 def _uses_name(summary: Optional[ModuleSummary], local: str) -> bool:
     """``local`` is called, handed on or read from in ``summary``, not only imported."""
     return summary is None or bool(
@@ -714,6 +750,10 @@ def _no_launcher_why(summary: ModuleSummary, several_why: Dict[str, str]) -> str
 
 def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
     """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
+    if definitions is not None:
+        lender = _base_of_initializer(path, name, by_path, definitions)
+        if lender:
+            return lender
     if name in by_path[path].escaping - by_path[path].super_only:
         return f"{by_path[path].handed_away(name)}, never called directly"
     if definitions is not None:

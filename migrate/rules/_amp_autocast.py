@@ -12,6 +12,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 
 from ._amp_context_var import autocast_variable
 from ._amp_device import device_type_at
+from ._amp_loss_loop import loss_loop_spans
 from ._amp_partial import bound_offset
 from ._amp_models import held_model_texts
 from ._amp_rule import AmpRule
@@ -290,6 +291,8 @@ class AutocastPlacement(AmpRule):
     #: the statement that computes the loss where no model call was found before it in its
     #: block (said in the APX210 reason when it follows another scaled backward)
     lone_loss: Optional[cst.BaseStatement] = None
+    #: why a loss summed in a loop of an outer block got no regions (``loss_loop_spans``), or ""
+    loss_loop_reason: str = ""
 
     def _model_texts(self, info: AmpFile) -> set:
         texts = set()
@@ -628,6 +631,7 @@ class AutocastPlacement(AmpRule):
             return
         loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
         self.rescale_only = self.lone_loss = None
+        self.loss_loop_reason = ""
         found = self._forward_spans(site.with_stmt, loss_texts, info)
         spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found] if found else [(None, site.func)]
         if spans[0][0] is None:
@@ -651,8 +655,12 @@ class AutocastPlacement(AmpRule):
                 site.with_stmt,
                 "APX210",
                 "the forward pass and loss are not next to this amp.scale_loss"
-                + (self._why_not_own_forward(site) or self._why_handed_callable(site) if not spans else "")
-                + self._why_rescale_only()
+                + (
+                    self._why_not_own_forward(site) or self._why_handed_callable(site) or self._why_read_off(site)
+                    if not spans
+                    else ""
+                )
+                + (self.loss_loop_reason or self._why_rescale_only())
                 + self._why_after_backward(site, info)
                 + f': wrap them in `with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
             )
@@ -803,6 +811,38 @@ class AutocastPlacement(AmpRule):
                     "its forward passes, and those of the callers that fill its arguments, are not followed)"
                 )
         return ""
+
+    def _why_read_off(self, site: ScaleLossSite) -> str:
+        """``losses = self.trainer.step_outputs["loss_for_backward"]`` (cvpods' optimization
+        hook): the loss is only read, without a call, off an object another piece of code fills
+        (an attribute of an attribute, or an item of one), every time the method binds it.  The
+        words that say so, or ""."""
+        func = site.func
+        if func is None or not isinstance(site.loss, cst.Name):
+            return ""
+        name = site.loss.value
+        values = []
+        for node in walk(func.body):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return ""  # a nested scope: its bindings are not followed here
+            if isinstance(node, cst.Assign) and name in {code_of(t.target) for t in node.targets}:
+                values.append(node.value)
+            elif isinstance(node, (cst.AnnAssign, cst.NamedExpr, cst.For, cst.WithItem)):
+                target = node.asname if isinstance(node, cst.WithItem) else node.target
+                if target is not None and name in {code_of(n) for n in walk(target) if isinstance(n, cst.Name)}:
+                    return ""
+        if len(values) != 1 or any(isinstance(n, cst.Call) for n in walk(values[0])):
+            return ""
+        chain = values[0]
+        depth = 0
+        while isinstance(chain, (cst.Attribute, cst.Subscript)):
+            chain, depth = chain.value, depth + 1
+        if not isinstance(chain, cst.Name) or depth < 2:
+            return ""
+        return (
+            f" (the loss is read from `{code_of(values[0])}`, which other code fills: the forward pass that "
+            "computes it runs there, which is not followed)"
+        )
 
     def _overridden_in_same_file(self, cls: cst.ClassDef, method: str) -> bool:
         """Whether a class of this file derives from ``cls`` (by its plain name) and defines
@@ -1115,10 +1155,14 @@ class AutocastPlacement(AmpRule):
         if start is not None and _origin_before(body, start, end, loss_texts):
             split = self._split_spans(body, end, models)
             if split is None:
+                split = loss_loop_spans(self, body, end, loss_texts)
+            if split is None:
                 self.rescale_only = body[end]
             return split
         if start is None:
             split = self._split_spans(body, end, models)
+            if split is None:
+                split = loss_loop_spans(self, body, end, loss_texts)
             if split is None:
                 self.lone_loss = body[end]
             return split

@@ -4006,32 +4006,405 @@ class PairStep:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
-        # the statement next to the scale_loss only rescales a loss computed before its block
-        # (in a loop that skips criteria, which no autocast region can start inside): a region
-        # over the rescale and a metric call would leave the forward pass in float32
-        "autocast-not-over-a-rescale-of-a-loss-computed-outside-its-block",
+        # the statement next to the scale_loss only rescales a loss summed before its block, in
+        # a loop (that skips criteria) of the enclosing block from `total = 0`: the region holds
+        # that start and the whole loop, the rescale and the metric call stay outside
+        "autocast-over-a-loop-that-sums-a-loss-rescaled-in-an-inner-block",
         before=RESCALED_LOSS_OF_A_SKIPPING_LOOP,
-        after=RESCALED_LOSS_OF_A_SKIPPING_LOOP.replace("from apex import amp\n", "")
-        .replace(
-            'amp.initialize(net, optimizer, opt_level="O1")\n',
-            'net, optimizer\n        self.scaler = torch.amp.GradScaler("cuda")\n',
-        )
-        .replace(
-            """\
-            with amp.scale_loss(total, self.optimizer) as scaled_loss:
-                scaled_loss.backward()
-            self.optimizer.step()
-""",
-            """\
-            # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss
-            #   (`total = total / 2` before it only rescales a loss computed before its block, where
-            #   no forward pass autocast could wrap was found): wrap them in `with
-            #   torch.autocast("cuda", dtype=torch.float16):` by hand
+        after="""\
+import torch
+
+
+class CriterionStep:
+    def __init__(self, net, optimizer, criteria, meter):
+        self.net, self.optimizer = net, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.criteria = criteria
+        self.meter = meter
+
+    def net_label(self):
+        return type(self.net).__name__
+
+    def train_step(self, batch):
+        with torch.autocast("cuda", dtype=torch.float16):
+            total = 0
+            for criterion in self.criteria:
+                if criterion.skipped:
+                    continue
+                total += criterion(self.net(batch), batch)
+        if isinstance(total, torch.Tensor):
+            self.meter.add(self.net_label(), total)
+            total = total / 2
             self.scaler.scale(total).backward()
             self.scaler.step(self.optimizer)
             self.scaler.update()
 """,
-        ),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # DL-Art-School's step: injectors run the networks into a state dict, then a loop over
+        # loss objects sums the loss under `if train:`, rescaled in an inner `if` before its
+        # amp.scale_loss: one region over the injector loop (from the first call that feeds the
+        # losses), one over the loss's start and loop; the if tests and the rescale stay outside
+        "autocast-over-injectors-and-a-loss-loop-of-outer-blocks",
+        before="""\
+import torch
+from apex import amp
+
+
+class Step:
+    def __init__(self, nets, optimizer, injectors, losses, weights, accum):
+        nets, self.optimizer = amp.initialize(nets, optimizer, opt_level="O1")
+        self.net = nets[0]
+        self.injectors, self.losses, self.weights, self.accum = injectors, losses, weights, accum
+
+    def forward_backward(self, state, train=True):
+        local = dict(state)
+        # the injectors run the networks on what earlier ones produced
+        for inj in self.injectors:
+            if inj.eval_only and train:
+                continue
+            local.update(inj(local))
+        if train:
+            total = 0
+            for name, loss in self.losses.items():
+                total += self.weights[name] * loss(self.net, local)
+            if isinstance(total, torch.Tensor):
+                total = total / self.accum
+                with amp.scale_loss(total, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+        return {k: v.detach() for k, v in local.items()}
+
+    def step(self):
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Step:
+    def __init__(self, nets, optimizer, injectors, losses, weights, accum):
+        self.optimizer = optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.net = nets[0]
+        self.injectors, self.losses, self.weights, self.accum = injectors, losses, weights, accum
+
+    def forward_backward(self, state, train=True):
+        local = dict(state)
+        # the injectors run the networks on what earlier ones produced
+        with torch.autocast("cuda", dtype=torch.float16):
+            for inj in self.injectors:
+                if inj.eval_only and train:
+                    continue
+                local.update(inj(local))
+        if train:
+            with torch.autocast("cuda", dtype=torch.float16):
+                total = 0
+                for name, loss in self.losses.items():
+                    total += self.weights[name] * loss(self.net, local)
+            if isinstance(total, torch.Tensor):
+                total = total / self.accum
+                self.scaler.scale(total).backward()
+        return {k: v.detach() for k, v in local.items()}
+
+    def step(self):
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # ... but a call between the loop and the rescale computes what the rescale adds to the
+        # loss (the head's auxiliary term): it would stay outside the regions, so the TODO stays
+        "autocast-not-over-a-loss-loop-whose-rescale-reads-a-call-after-it",
+        before="""\
+import torch
+from apex import amp
+
+
+class Step:
+    def __init__(self, net, head, optimizer, crits):
+        self.net, self.optimizer = amp.initialize(net, optimizer, opt_level="O1")
+        self.head, self.crits = head, crits
+
+    def run(self, x):
+        out = self.net(x)
+        total = 0
+        for crit in self.crits:
+            total += crit(out)
+        self.head(out)
+        if isinstance(total, torch.Tensor):
+            total = total + self.head.aux
+            with amp.scale_loss(total, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Step:
+    def __init__(self, net, head, optimizer, crits):
+        self.net, self.optimizer = net, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.head, self.crits = head, crits
+
+    def run(self, x):
+        out = self.net(x)
+        total = 0
+        for crit in self.crits:
+            total += crit(out)
+        self.head(out)
+        if isinstance(total, torch.Tensor):
+            total = total + self.head.aux
+            # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss (line
+            #   15, after the loop that sums the loss and outside the region autocast could take,
+            #   calls what the rescale before the scaled backward reads): wrap them in `with
+            #   torch.autocast("cuda", dtype=torch.float16):` by hand
+            self.scaler.scale(total).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
+    ),
+    Example(
+        # cvpods' optimization hook: the loss is only read off what another object's step filled
+        # (no call): the forward pass that computed it is elsewhere, and the TODO says where
+        "autocast-todo-names-a-loss-read-off-another-object",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, runner, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for data in loader:
+        runner.run_step(data)
+        losses = runner.storage.step_outputs["loss_for_backward"]
+        optimizer.zero_grad()
+        with amp.scale_loss(losses, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, runner, loader):
+    scaler = torch.amp.GradScaler("cuda")
+    for data in loader:
+        runner.run_step(data)
+        losses = runner.storage.step_outputs["loss_for_backward"]
+        optimizer.zero_grad()
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss (the
+        #   loss is read from `runner.storage.step_outputs["loss_for_backward"]`, which other
+        #   code fills: the forward pass that computes it runs there, which is not followed):
+        #   wrap them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+        scaler.scale(losses).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
+    ),
+    Example(
+        # cvpods' apex_wrapper: whether amp.initialize has run, asked of apex's global state with
+        # hasattr; no GradScaler or autocast call tells that, so the file keeps the shim and the
+        # TODO says what it asks (its float_function still gets the helper)
+        "private-state-probe-of-whether-initialize-ran-kept-on-the-shim",
+        before="""\
+import functools
+
+try:
+    from apex import amp
+except ImportError:
+    pass
+
+
+def is_amp_training():
+    try:
+        return hasattr(amp._amp_state, "loss_scalers")
+    except Exception:
+        return False
+
+
+def float_function(func):
+    @functools.wraps(func)
+    def float_wraps(*args, **kwargs):
+        if is_amp_training():
+            return amp.float_function(func)(*args, **kwargs)
+        return func(*args, **kwargs)
+
+    return float_wraps
+""",
+        after='''\
+import functools
+import torch
+
+try:
+    from apexcompat import amp
+except ImportError:
+    pass
+
+
+def autocast_function(dtype):
+    """Decorator: while CUDA autocast is on, run the function with autocast off on ``dtype``
+    inputs (what apex.amp's float_function/half_function did under O1)."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if not torch.is_autocast_enabled():
+                return fn(*args, **kwargs)
+
+            def cast(value):
+                if torch.is_tensor(value) and value.is_cuda and value.is_floating_point():
+                    return value.to(dtype)
+                return value
+
+            with torch.autocast("cuda", enabled=False):
+                return fn(*[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
+
+        return wrapper
+
+    return decorate
+
+
+def is_amp_training():
+    try:
+        # TODO(apexcompat): private amp._amp_state use: it asks whether amp.initialize has run
+        #   (hasattr of "loss_scalers" on apex's global state, true from the first initialize
+        #   on, wherever it ran), which neither a GradScaler nor torch.autocast tells
+        #   (torch.is_autocast_enabled() is true only inside an autocast region); this file
+        #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        return hasattr(amp._amp_state, "loss_scalers")
+    except Exception:
+        return False
+
+
+def float_function(func):
+    @functools.wraps(func)
+    def float_wraps(*args, **kwargs):
+        if is_amp_training():
+            return autocast_function(torch.float32)(func)(*args, **kwargs)
+        return func(*args, **kwargs)
+
+    return float_wraps
+''',
+        codes=("APX102", "APX220", "APX504"),
+    ),
+    Example(
+        # the same shape at module level: the forward pass before the `if` feeds the loss loop
+        # (up to the module, not only to a function's body); the initialize that binds the model
+        # runs no forward pass and starts no region
+        "autocast-over-a-module-level-forward-and-loss-loop",
+        before="""\
+import torch
+from apex import amp
+
+model, optimizer = amp.initialize(torch.nn.Linear(4, 4).cuda(), torch.optim.SGD([], lr=0.1), opt_level="O1")
+crits = [torch.nn.functional.mse_loss]
+x = torch.randn(2, 4).cuda()
+train = True
+out = model(x)
+if train:
+    total = 0
+    for c in crits:
+        total += c(out, x)
+    if isinstance(total, torch.Tensor):
+        total = total / 2
+        with amp.scale_loss(total, optimizer) as scaled_loss:
+            scaled_loss.backward()
+optimizer.step()
+""",
+        after="""\
+import torch
+
+model, optimizer = torch.nn.Linear(4, 4).cuda(), torch.optim.SGD([], lr=0.1)
+scaler = torch.amp.GradScaler("cuda")
+crits = [torch.nn.functional.mse_loss]
+x = torch.randn(2, 4).cuda()
+train = True
+with torch.autocast("cuda", dtype=torch.float16):
+    out = model(x)
+if train:
+    with torch.autocast("cuda", dtype=torch.float16):
+        total = 0
+        for c in crits:
+            total += c(out, x)
+    if isinstance(total, torch.Tensor):
+        total = total / 2
+        scaler.scale(total).backward()
+scaler.step(optimizer)
+scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # ... but the injectors run in a while loop, which no autocast region holds whole: the
+        # TODO names the loop and what it feeds
+        "autocast-not-over-a-loss-loop-fed-by-a-while-loop",
+        before="""\
+import torch
+from apex import amp
+
+
+class Step:
+    def __init__(self, nets, optimizer, injectors, losses, weights, accum):
+        nets, self.optimizer = amp.initialize(nets, optimizer, opt_level="O1")
+        self.net = nets[0]
+        self.injectors, self.losses, self.weights, self.accum = injectors, losses, weights, accum
+
+    def forward_backward(self, state, train=True):
+        local = dict(state)
+        pending = list(self.injectors)
+        while pending:
+            local.update(pending.pop(0)(local))
+        if train:
+            total = 0
+            for name, loss in self.losses.items():
+                total += self.weights[name] * loss(self.net, local)
+            if isinstance(total, torch.Tensor):
+                total = total / self.accum
+                with amp.scale_loss(total, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+        return {k: v.detach() for k, v in local.items()}
+
+    def step(self):
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Step:
+    def __init__(self, nets, optimizer, injectors, losses, weights, accum):
+        self.optimizer = optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.net = nets[0]
+        self.injectors, self.losses, self.weights, self.accum = injectors, losses, weights, accum
+
+    def forward_backward(self, state, train=True):
+        local = dict(state)
+        pending = list(self.injectors)
+        while pending:
+            local.update(pending.pop(0)(local))
+        if train:
+            total = 0
+            for name, loss in self.losses.items():
+                total += self.weights[name] * loss(self.net, local)
+            if isinstance(total, torch.Tensor):
+                total = total / self.accum
+                # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss (the
+                #   loss summed in the loop of line 18 reads what line 14 computes, in a while loop no
+                #   autocast region can hold whole): wrap them in `with torch.autocast("cuda",
+                #   dtype=torch.float16):` by hand
+                self.scaler.scale(total).backward()
+        return {k: v.detach() for k, v in local.items()}
+
+    def step(self):
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
         codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
     ),
     Example(

@@ -1726,6 +1726,19 @@ def _scaler_loop(rule, chain: Any, info: AmpFile) -> bool:
     return True
 
 
+def _probed_attribute(parents: Any, chain: Any) -> Optional[str]:
+    """``'loss_scalers'`` of ``hasattr(amp._amp_state, "loss_scalers")`` (cvpods'
+    ``is_amp_training()``): the attribute a ``hasattr`` asks apex's state for, as written; None
+    for any other use."""
+    arg = parents.get(chain)
+    call = parents.get(arg)
+    if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and code_of(call.func) == "hasattr"):
+        return None
+    if len(call.args) != 2 or call.args[0] is not arg or not isinstance(call.args[1].value, cst.SimpleString):
+        return None
+    return code_of(call.args[1].value)
+
+
 def _amp_state_refusal(rule, ref: AmpRef) -> str:
     """Why a use of ``amp._amp_state`` stays (for the finding): what it reads of apex's loss
     scalers when that is their scale or their overflow flag, and why no GradScaler stands for
@@ -1756,6 +1769,13 @@ def _amp_state_refusal(rule, ref: AmpRef) -> str:
         return (
             f"private amp._amp_state use: it keeps apex's loss scaler {index} in {alias} and uses what a GradScaler "
             f"has no public counterpart of: {', '.join(internals)} (apex's own overflow buffer and scale update)"
+        )
+    probed = _probed_attribute(parents, ref.expr)
+    if probed is not None:
+        return (
+            f"private amp._amp_state use: it asks whether amp.initialize has run (hasattr of {probed} on "
+            "apex's global state, true from the first initialize on, wherever it ran), which neither a GradScaler "
+            "nor torch.autocast tells (torch.is_autocast_enabled() is true only inside an autocast region)"
         )
     if not (isinstance(chain, cst.Attribute) and chain.attr.value == "loss_scalers") or not read:
         return "private amp._amp_state use has no native equivalent"

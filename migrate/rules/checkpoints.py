@@ -26,7 +26,7 @@ import libcst as cst
 
 from ._amp_rule import APEX_AMP, SHIM_FALLBACK_TODO, AmpRule
 from ._amp_sites import GRADSCALER_NAMES, analyse, code_of, find_scalers, optimizer_params, plan_note, walk
-from ._edits import expression, statement, without_todos
+from ._edits import expression, read_todos, statement, without_todos
 from .base import Example
 
 #: the fixed part of the APX403 message (KNOWN_TODOS reports its TODO again on later runs)
@@ -315,8 +315,8 @@ class CheckpointRule(AmpRule):
         for need in info.needs:
             if need.kind not in ("state_dict", "load_state_dict") or lookup(need.node) is not None:
                 continue
-            message = elsewhere_todo(need, plan_note(self, info, need.node))
             stmt = self.statement_of(need.node)
+            message = _written_before(stmt, need) or elsewhere_todo(need, plan_note(self, info, need.node))
             index = matched.get(id(need))
             if index is not None:
                 # rewritten where it stands: the engine positions findings by their index
@@ -439,6 +439,15 @@ def _held_as(owner: Any, param: str) -> str:
                 ):
                     return code_of(node.targets[0].target)
     return param
+
+
+def _written_before(stmt: Any, need: Any) -> Optional[str]:
+    """The APX403 TODO an earlier run wrote above ``stmt`` for the same call: its reason names
+    the plan of that run (the initializing file still held apex.amp then), so a later run
+    keeps it as written instead of adding a second one; None when there is none."""
+    start = f"{code_of(need.node)} {ELSEWHERE_TODO}"
+    lines = getattr(stmt, "leading_lines", ()) if stmt is not None else ()
+    return next((todo for todo in read_todos(lines) if todo.startswith(start)), None)
 
 
 def _without_unreachable_todo(stmt: Any) -> Any:

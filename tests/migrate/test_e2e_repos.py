@@ -47,7 +47,8 @@ a trainer class picked by a module name at run time whose base class scales with
 the shim today, a library whose initializer and training function only a command of another module
 calls, in turn, with a tune command that sets apex up itself (bonito: a module-level GradScaler), a
 base trainer that scales each loss under its loss id in a backward method of its own and two
-subclasses in files without apex.amp that call those methods and step.
+subclasses in files without apex.amp that call those methods and step, a step class whose
+injectors run the forward passes before the loop that sums its losses in an outer block.
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -631,6 +632,15 @@ LAYOUTS: Dict[str, dict] = {
     "r69_callback_between_backward_and_step": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"],
                                                    steps=24, metric="loss", native=[], fallbacks=[],
                                                    branches={"loose": ["--max-norm", "1e9"]}),
+    # DL-Art-School's shape: the trainer (trainer.py) initializes apex with one loss id per
+    # step and keeps amp's state in its checkpoints; each step (steps.py) runs its injectors
+    # (the forward passes) in its body, sums its loss objects' losses under `if train`, and
+    # divides the sum by the accumulation count in an inner `if` before its amp.scale_loss:
+    # one autocast region over the injector loop, one over the loss's start and loop; 'off':
+    # --no-amp (apex never set up, the step's plain backward); 'accumulate': two chunks a step
+    "r74_forward_in_caller": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                  metric="loss", native=[], fallbacks=[],
+                                  branches={"off": ["--no-amp"], "accumulate": ["--accumulate", "2"]}),
     # vissl's shape: a task whose config's amp_type (default apex) picks apex.amp (initialized in
     # prepare(), its state under "amp") or torch's GradScaler it keeps as amp_grad_scaler; the
     # train step is a class registered by name (@register_train_step) and built through the
