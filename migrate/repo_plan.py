@@ -1921,12 +1921,21 @@ class _AroundLaunchers:
             self.unplaced = f"{named} names scale_loss" if named is not None else None
         self.others = others
         self.by_path = by_path
-        #: a word on an import line of a file the index left out -> those files (path, shown)
-        self.import_line_words: Dict[bytes, List[Tuple[str, str]]] = {}
-        for path, shown, source in others:
-            for line in _IMPORT_LINE.findall(source):
-                for word in set(re.findall(rb"\w+", line)):
-                    self.import_line_words.setdefault(word, []).append((path, shown))
+        self._import_line_words: Optional[Dict[bytes, List[Tuple[str, str]]]] = None
+
+    @property
+    def import_line_words(self) -> Dict[bytes, List[Tuple[str, str]]]:
+        """A word on an import line of a file the index left out -> those files (path,
+        shown); read on first use (a proof that stops before asking for importers, as where
+        some ``scale_loss`` is not placed, need not read every file's import lines)."""
+        if self._import_line_words is None:
+            words: Dict[bytes, List[Tuple[str, str]]] = {}
+            for path, shown, source in self.others:
+                for line in _IMPORT_LINE.findall(source):
+                    for word in set(re.findall(rb"\w+", line)):
+                        words.setdefault(word, []).append((path, shown))
+            self._import_line_words = words
+        return self._import_line_words
 
     def files_importing(self, path: str) -> List[str]:
         """The files naming the module of ``path`` on an import line: indexed files by the
