@@ -15,6 +15,8 @@ from typing import Any, List, Optional, Tuple
 
 import libcst as cst
 
+from ._tree import is_docstring
+
 #: the comment above the module-level variable
 COMMENT = "# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler"
 
@@ -132,7 +134,7 @@ def _own_nodes(node: Any) -> List[Any]:
 def first_body_statement(func: cst.FunctionDef) -> Optional[Any]:
     """The first statement of ``func`` after its docstring (None when the docstring is all)."""
     body = list(func.body.body) if isinstance(func.body, cst.IndentedBlock) else []
-    if body and _is_docstring(body[0]):
+    if body and is_docstring(body[0]):
         body = body[1:]
     return body[0] if body else None
 
@@ -140,15 +142,6 @@ def first_body_statement(func: cst.FunctionDef) -> Optional[Any]:
 def first_definition(module: cst.Module) -> Optional[Any]:
     """The first top-level ``def`` or ``class`` of ``module``: the variable goes before it."""
     return next((s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef))), None)
-
-
-def _is_docstring(stmt: Any) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 def module_variable(module: cst.Module) -> Optional[str]:

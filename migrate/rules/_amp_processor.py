@@ -19,6 +19,7 @@ from ._amp_device import device_type_at
 from ._amp_rule import AmpRule
 from ._amp_sites import AmpFile, ScaleLossSite, arg_value, class_of_method, code_of, walk
 from ._edits import expression
+from ._tree import is_docstring
 from ._with_wrap import wrapped_in_with
 
 _TIGHT_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
@@ -30,15 +31,6 @@ LAUNCHER_NOTE = (
     "functools.partial({processor}, {switch}={scaler}.is_enabled()). apex's O1 cast every operation after "
     "amp.initialize; natively only those inside {processor}() run in {dtype}"
 )
-
-
-def _is_docstring(stmt: Any) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 class ProcessorAutocast(AmpRule):
@@ -104,7 +96,7 @@ class ProcessorAutocast(AmpRule):
             ),
         )
         body = list(func.body.body) if isinstance(func.body, cst.IndentedBlock) else []
-        members = body[1:] if body and _is_docstring(body[0]) else body
+        members = body[1:] if body and is_docstring(body[0]) else body
         if not members:
             return
         device = device_type_at(self, members[0], [code_of(p.name) for p in params.params[:1]])

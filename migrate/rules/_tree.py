@@ -206,6 +206,16 @@ def node_classes(classes: Tuple[type, ...]) -> FrozenSet[type]:
     return frozenset(found)
 
 
+def is_docstring(stmt: Any) -> bool:
+    """Whether ``stmt`` is a string written as a statement of its own (a docstring's shape)."""
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
 def inside(parents: Any, node: Any, outer: Any) -> bool:
     """Whether ``outer`` is an ancestor of ``node`` (not ``node`` itself) in the parent
     links ``parents``."""
