@@ -66,7 +66,7 @@ def holder_route(path: str, shown: str, source: bytes, attribute: str,
     if tree is None or text is None:
         return f"{shown} does not parse"
     parents = parent_links(tree)
-    lines = [line.rstrip("\r\n") for line in _physical_lines(text)]
+    lines = [line.rstrip("\r\n") for line in physical_lines(text)]
     names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     new = next((a for a in HOLDER_ATTRIBUTES if a not in names and a not in taken), None)
@@ -112,7 +112,7 @@ def holder_route(path: str, shown: str, source: bytes, attribute: str,
     first, last = wrapped
     me = method.args.args[0].arg
     holder = f"{me}.{new}"
-    device = _device(block[: block.index(branch)], me)
+    device = device_of(block[: block.index(branch)], me)
     pad = " " * block[0].col_offset
     switch = f"{holder} is not None and {holder}.is_enabled()"
     head = f"{pad}with torch.autocast({device}, dtype=torch.float16, enabled={switch}):"
@@ -144,7 +144,7 @@ def holder_route(path: str, shown: str, source: bytes, attribute: str,
         new_call = f"{HELPER_NAME}({me}.{new}, {arg})"
         edits.append((call.lineno, call.lineno, ((raw[: call.col_offset] + new_call.encode("utf-8")
                                                   + raw[call.end_col_offset :]).decode("utf-8"),)))
-    torch_after = _torch_after(tree)
+    torch_after = torch_import_after(tree)
     if torch_after < 0:
         return f"{shown} imports nothing at module level to put `import torch` after"
     edits = _merged(edits, lines)
@@ -164,7 +164,7 @@ def apply_holder_edit(source: bytes, edit: HolderEdit) -> bytes:
     """``source`` with ``edit`` made (line endings kept as the file has them)."""
     text = source.decode("utf-8")
     ending = "\r\n" if "\r\n" in text else "\n"
-    lines = _physical_lines(text)
+    lines = physical_lines(text)
     for first, last, new in sorted(edit.lines, reverse=True):
         lines[first - 1 : last] = [line + ending for line in new]
     if edit.helper_after:
@@ -177,7 +177,7 @@ def apply_holder_edit(source: bytes, edit: HolderEdit) -> bytes:
     return "".join(lines).encode("utf-8")
 
 
-def _physical_lines(text: str) -> List[str]:
+def physical_lines(text: str) -> List[str]:
     """The lines as ``ast`` counts them, with their ends (``str.splitlines`` also splits at a
     form feed and other separators, which would shift the line numbers)."""
     parts = re.split(r"(\r\n|\r|\n)", text)
@@ -330,7 +330,7 @@ def _assigned(stmt: ast.stmt) -> set:
     return names
 
 
-def _device(before: Sequence[ast.stmt], me: str) -> str:
+def device_of(before: Sequence[ast.stmt], me: str) -> str:
     """``torch.device(self.device).type`` where the statements move data to an attribute of
     self named like a device (bound before they run), else ``"cuda"``."""
     for stmt in before:
@@ -376,7 +376,7 @@ def _merged(edits, lines):
     return out
 
 
-def _torch_after(tree: ast.Module) -> int:
+def torch_import_after(tree: ast.Module) -> int:
     """0 when ``import torch`` binds torch at module level, else the line after which to add
     it (-1: no import to put it after)."""
     imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]

@@ -33,7 +33,7 @@ import ast
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from . import stdlib_trees
-from .holder_route import HolderEdit, _device, _physical_lines, _torch_after, apply_holder_edit
+from .holder_route import HolderEdit, apply_holder_edit, device_of, physical_lines, torch_import_after
 from .repo_index import parent_links
 
 #: method names of ``self.<x>.<name>(...)`` that run no forward pass (no autocast needed)
@@ -57,7 +57,7 @@ def step_heir_route(path: str, shown: str, source: bytes, classes: Set[str], sca
     if tree is None or text is None:
         return f"{shown} does not parse"
     parents = parent_links(tree)
-    lines = [line.rstrip("\r\n") for line in _physical_lines(text)]
+    lines = [line.rstrip("\r\n") for line in physical_lines(text)]
     scaled = {a for attrs in scaling.values() for a in attrs}
     if scaler in {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}:
         return f"{shown} already reads an attribute named {scaler}"
@@ -114,7 +114,7 @@ def step_heir_route(path: str, shown: str, source: bytes, classes: Set[str], sca
         return why
     holder = f"{me}.{scaler}"
     unit = " " * (loop.body[0].col_offset - loop.col_offset or 4)
-    device = _device(loop.body, me)
+    device = device_of(loop.body, me)
     edits: List[Tuple[int, int, Tuple[str, ...]]] = []
     for first, end in runs:
         start, stop = first.lineno, end.end_lineno
@@ -136,7 +136,7 @@ def step_heir_route(path: str, shown: str, source: bytes, classes: Set[str], sca
     edits.sort()
     if any(a[1] >= b[0] for a, b in zip(edits, edits[1:])):
         return f"the lines of {where} are not laid out one statement a line"
-    torch_after = _torch_after(tree)
+    torch_after = torch_import_after(tree)
     if torch_after < 0:
         return f"{shown} imports nothing at module level to put `import torch` after"
     cls = parents.get(method)
