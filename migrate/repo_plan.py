@@ -1281,13 +1281,7 @@ def build_plan(
     if not planned and not links and not holders and not riding.carried and not factories and not unreferenced:
         plan.add_notes(notes)
         _hold(plan, held)
-        _add_carrier_facts(plan, by_path, definitions)
-        _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
-        plan = add_heir_routes(plan, by_path, launchers, definitions)
-        if edit_holders:  # its autocast is float16's, as the holder route's
-            plan = add_step_heir_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {})
-        plan = _finished(plan, by_path, unindexed, others, definitions)
-        return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {}) if edit_holders else plan
+        return _last_routes(plan, by_path, launchers, definitions, unindexed, others, apex_free, edit_holders)
 
     # components: files joined by planned calls
     parent: Dict[str, str] = {}
@@ -1460,6 +1454,15 @@ def build_plan(
             plan.caller_edits.setdefault(edit.path, []).append((component[factory_path], edit))
     plan.add_notes(notes)
     _hold(plan, held)
+    return _last_routes(plan, by_path, launchers, definitions, unindexed, others, apex_free, edit_holders)
+
+
+def _last_routes(
+    plan: RepoPlan, by_path, launchers, definitions, unindexed, others, apex_free, edit_holders: bool
+) -> RepoPlan:
+    """What every plan gets last, in order: the carrier facts, the launchers that scale
+    nothing, the heir routes, the step-heir and holder routes (only with ``edit_holders``:
+    their autocast is float16's) around ``_finished``."""
     _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
     plan = add_heir_routes(plan, by_path, launchers, definitions)
