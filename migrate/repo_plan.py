@@ -33,6 +33,7 @@ from .glue_plan import GlueRefusal, GlueRoute, glue_route
 from .heir_plan import add_heir_routes
 from .holder_plan import add_holder_routes
 from .step_heir_plan import add_step_heir_routes
+from .bound_plan import add_bound_routes
 from .holder_route import HolderEdit
 from .processor_plan import add_processor_routes
 from .launcher_importers import importer_refusal
@@ -170,6 +171,12 @@ class FilePlan:
     #: (class, method), which run their own forward pass
     object_builds: Tuple[Tuple[str, str, int], ...] = ()
     built_methods: Tuple[Tuple[str, str], ...] = ()
+    #: the bound-backward route (``bound_plan``): in the launcher, the file of the function
+    #: it binds onto the object carrying the GradScaler, or why that route refused
+    bound_from: str = ""
+    bound_refusal: str = ""
+    #: in that function's file: the top-level functions bound as methods of that object
+    bound_functions: Tuple[str, ...] = ()
     #: the attach route (``attach_plan``): (definition, instance, attribute) of this launcher,
     #: whose GradScaler goes on an instance built before it: ``instance.attribute = scaler``
     attach_scaler: Tuple[Tuple[str, str, str], ...] = ()
@@ -299,6 +306,9 @@ class RepoPlan:
     #: the step-heir route: real path of a subclass's file (no apex.amp in it) -> (the
     #: launcher's component, the edit, the base class's name)
     step_heir_edits: Dict[str, Tuple[int, HolderEdit, str]] = field(default_factory=dict)
+    #: the bound-backward route: real path of the class's file (no apex.amp in it) -> (the
+    #: launcher's component, the edit, the launcher's shown path)
+    bound_edits: Dict[str, Tuple[int, HolderEdit, str]] = field(default_factory=dict)
 
     def without(self, component: int) -> None:
         self.files = {p: f for p, f in self.files.items() if f.component != component}
@@ -1468,6 +1478,7 @@ def _last_routes(
     plan = add_heir_routes(plan, by_path, launchers, definitions)
     if edit_holders:
         plan = add_step_heir_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {})
+        plan = add_bound_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {})
     plan = _finished(plan, by_path, unindexed, others, definitions)
     return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {}) if edit_holders else plan
 

@@ -681,6 +681,19 @@ LAYOUTS: Dict[str, dict] = {
     # apex up itself for each of two trials and trains through the library: its initialize
     # assigns the library's variable (measured: bitwise the original's over its 2 x 12 steps, 7.3e-5
     # from the same run with autocast off)
+    # SimpleCV's shape: the launcher initializes apex, builds the package's Launcher (a file
+    # without apex.amp) and binds a function of another file that scales the loss onto it
+    # (tl.override_backward(default_backward.amp_backward)); the Launcher runs the forward
+    # passes over the chunks of each batch, clips and steps.  The launcher puts its GradScaler
+    # on the Launcher (None on the objects other scripts build), the bound function scales
+    # through it, the Launcher's file steps, unscales before the clip and runs its forward
+    # under autocast through it; 'apex-free': a script without apex.amp that trains the same
+    # Launcher with its own backward (that file is edited too, its run unchanged);
+    # 'accumulate': two chunks a step
+    "r78_bound_backward": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
+                               native=[], fallbacks=[], given=["toycv/trainer.py"],
+                               branches={"apex-free": [], "accumulate": ["--forward-times", "2"]},
+                               launchers={"apex-free": "plain.py"}),
     "r72_module_scaler": dict(launcher="train.py", amp=[], fp32=["--no-amp"], steps=24, metric="loss",
                               native=[], fallbacks=[], branches={"off": ["--no-amp"], "tune": []},
                               launchers={"tune": "tune.py"}, given=[]),
