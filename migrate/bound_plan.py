@@ -11,9 +11,9 @@ scaler``, the built-object route's carry), the bound function scales through
 unscales and runs its forward passes through that GradScaler while one is set, and is
 unchanged for the objects built elsewhere.  Planned only when
 
-* the launcher has one training initialize, with a dynamic loss scale, in a top-level
-  function, which binds one function, read nowhere else in it, onto one object it builds
-  once, after the initialize, handing it the optimizer the initialize returned (bound once
+* the launcher scales no loss itself and has one training initialize, with a dynamic loss
+  scale, in a top-level function, which binds one function, read nowhere else in it, onto
+  one object it builds once, after the initialize, handing it the optimizer the initialize returned (bound once
   in the function) for the parameter the class keeps as its optimizer; no method that may
   reach the backward or the step is called on the object between its build and the binding;
 * the bound function is a top-level function of another file whose amp sites are all
@@ -87,7 +87,9 @@ def _route(launcher: str, plan, by_path, definitions, files):
     summary = by_path[launcher]
     own = plan.files.get(launcher)
     inits = summary.training_inits
-    if (own is not None and own.component is not None) or len(inits) != 1 or inits[0].method:
+    if (own is not None and own.component is not None) or len(inits) != 1 or inits[0].method or any(
+        s.member == "scale_loss" for s in summary.amp_sites
+    ):
         return None
     facts = summary.function_facts.get(inits[0].owner)
     if facts is None:

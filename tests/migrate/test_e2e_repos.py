@@ -48,7 +48,9 @@ the shim today, a library whose initializer and training function only a command
 calls, in turn, with a tune command that sets apex up itself (bonito: a module-level GradScaler), a
 base trainer that scales each loss under its loss id in a backward method of its own and two
 subclasses in files without apex.amp that call those methods and step, a step class whose
-injectors run the forward passes before the loop that sums its losses in an outer block.
+injectors run the forward passes before the loop that sums its losses in an outer block, a
+launcher that binds a function of another file that scales the loss onto the object it builds,
+whose class, in a file without apex.amp, runs the forward passes, clips and steps.
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
