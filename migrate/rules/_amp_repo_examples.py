@@ -10790,3 +10790,137 @@ class Launcher(object):
         codes=("APX102", "APX220"),
     ),
 ]
+
+
+REPOSITORY_EXAMPLES.append(
+    Example(
+        # jiant's shape: the helper scales each chunk's loss and clips amp.master_params right
+        # after, and a runner without apex.amp calls it once per chunk before one step: apex
+        # unscaled at every backward, a GradScaler unscales once a step, so no native rewrite
+        # keeps those clips; both apex files say so (``clip_loop_notes``)
+        "clipping-after-each-scaled-backward-called-per-chunk-keeps-the-shim",
+        before='''\
+# file: setup.py
+def fp16ize(model, optimizer, opt_level):
+    from apex import amp
+
+    model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+    return model, optimizer
+# file: backprop.py
+import torch
+
+
+def complex_backpropagate(loss, optimizer, model, fp16, accumulation, max_grad_norm):
+    loss = loss / accumulation
+    if fp16:
+        from apex import amp
+
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_grad_norm)
+    else:
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    return loss
+# file: runner.py
+from backprop import complex_backpropagate
+
+
+class Runner:
+    def __init__(self, model, optimizer, fp16, accumulation):
+        self.model, self.optimizer = model, optimizer
+        self.fp16, self.accumulation = fp16, accumulation
+
+    def backpropagate(self, loss):
+        return complex_backpropagate(loss, self.optimizer, self.model, self.fp16, self.accumulation, 1.0)
+
+    def train_step(self, chunks):
+        for x, y in chunks:
+            loss = ((self.model(x) - y) ** 2).mean()
+            self.backpropagate(loss)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+# file: run.py
+from runner import Runner
+from setup import fp16ize
+
+
+def main(model, optimizer, args, batches):
+    if args.fp16:
+        model, optimizer = fp16ize(model, optimizer, args.opt_level)
+    runner = Runner(model, optimizer, args.fp16, args.accumulation)
+    for chunks in batches:
+        runner.train_step(chunks)
+''',
+        after='''\
+# file: setup.py
+def fp16ize(model, optimizer, opt_level):
+    from apexcompat import amp
+
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in backprop.py
+    #   (complex_backpropagate), reached through run.py (main), which is called from no
+    #   file: the GradScaler cannot reach it; complex_backpropagate() clips
+    #   amp.master_params after each backward it scales (backprop.py:11) and train_step() in
+    #   runner.py (line 15, through backpropagate()) may run it several times before one
+    #   step: apex unscaled the gradients at every backward, a GradScaler unscales them once
+    #   a step, so those clips cannot be kept; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+    return model, optimizer
+# file: backprop.py
+import torch
+
+
+def complex_backpropagate(loss, optimizer, model, fp16, accumulation, max_grad_norm):
+    loss = loss / accumulation
+    if fp16:
+        from apexcompat import amp
+
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (complex_backpropagate is called only from runner.py:10 (Runner),
+        #   where no GradScaler exists; complex_backpropagate() clips amp.master_params after
+        #   each backward it scales (backprop.py:11) and train_step() in runner.py (line 15,
+        #   through backpropagate()) may run it several times before one step: apex unscaled the
+        #   gradients at every backward, a GradScaler unscales them once a step, so those clips
+        #   cannot be kept); this file keeps apex.amp semantics through apexcompat.amp, migrate
+        #   it by hand
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_grad_norm)
+    else:
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    return loss
+# file: runner.py
+from backprop import complex_backpropagate
+
+
+class Runner:
+    def __init__(self, model, optimizer, fp16, accumulation):
+        self.model, self.optimizer = model, optimizer
+        self.fp16, self.accumulation = fp16, accumulation
+
+    def backpropagate(self, loss):
+        return complex_backpropagate(loss, self.optimizer, self.model, self.fp16, self.accumulation, 1.0)
+
+    def train_step(self, chunks):
+        for x, y in chunks:
+            loss = ((self.model(x) - y) ** 2).mean()
+            self.backpropagate(loss)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+# file: run.py
+from runner import Runner
+from setup import fp16ize
+
+
+def main(model, optimizer, args, batches):
+    if args.fp16:
+        model, optimizer = fp16ize(model, optimizer, args.opt_level)
+    runner = Runner(model, optimizer, args.fp16, args.accumulation)
+    for chunks in batches:
+        runner.train_step(chunks)
+''',
+        codes=("APX102", "APX220"),
+    )
+)
