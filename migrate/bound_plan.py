@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Dict, Optional, Set, Tuple
+from typing import Dict, Set, Tuple
 
 from .bound_route import BoundEdit, bound_route
 from .repo_index import ModuleSummary
@@ -124,7 +124,8 @@ def _route(launcher: str, plan, by_path, definitions, files):
         module = summary.imports.get(attr)
         item = definitions.find(module[0], module[1], launcher, anywhere=True) if module and module[1] else None
     if item is None or item[0] not in files:
-        return scaled_path, function, f"{where}, but the class of {build.callee} is not found in a file without apex.amp"
+        return scaled_path, function, (f"{where}, but the class of {build.callee} is not found in a file without "
+                                       "apex.amp")
     class_path, cls = item
     class_shown, source = files[class_path]
     bound = bound_route(class_path, class_shown, source, cls, binding.binder, CARRIER_ATTRIBUTE)

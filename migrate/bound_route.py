@@ -103,7 +103,8 @@ def bound_route(path: str, shown: str, source: bytes, cls_name: str, binder: str
         return f"{where} reads self.{attribute} outside one of its methods, or in several"
     backward_method = hosts.pop()
     me = backward_method.args.args[0].arg if backward_method.args.args else ""
-    why = _autocast_edits(backward_method, calls, me, parents, lines, scaler, edits, f"{backward_method.name}() in {shown}")
+    where_backward = f"{backward_method.name}() in {shown}"
+    why = _autocast_edits(backward_method, calls, me, parents, lines, scaler, edits, where_backward)
     if why:
         return why
 
@@ -228,7 +229,8 @@ def _bound_attribute(binder: Optional[ast.FunctionDef], tree: ast.Module) -> str
         isinstance(s, ast.Import) and any(a.name == "types" and a.asname is None for a in s.names) for s in tree.body
     )
     if not (imported and isinstance(func, ast.Attribute) and func.attr == "MethodType" and _is_name(func.value, "types")
-            and len(call.args) == 2 and not call.keywords and _is_name(call.args[0], fn) and _is_name(call.args[1], me)):
+            and len(call.args) == 2 and not call.keywords and _is_name(call.args[0], fn)
+            and _is_name(call.args[1], me)):
         return ""
     return stmt.targets[0].attr
 
@@ -336,8 +338,10 @@ def _unscale_edits(cls: ast.ClassDef, backward: str, step: str, optimizer: str, 
         stmt = parents.get(call)
         method = _method_of(parents, n, cls)
         where = f"line {n.lineno} of {shown}"
-        if method is None or not (isinstance(call, ast.Call) and call.func is n and isinstance(stmt, (ast.Expr, ast.Assign))
-                                  and stmt.value is call and _is_name(n.value, method.args.args[0].arg)):
+        if method is None or not (
+            isinstance(call, ast.Call) and call.func is n and isinstance(stmt, (ast.Expr, ast.Assign))
+            and stmt.value is call and _is_name(n.value, method.args.args[0].arg)
+        ):
             return f"{ast.unparse(n)} at {where} is not a call statement of a method on self"
         me = method.args.args[0].arg
         block = _block(parents, stmt)
@@ -347,16 +351,18 @@ def _unscale_edits(cls: ast.ClassDef, backward: str, step: str, optimizer: str, 
             return f"no {me}.{step}() follows {me}.{backward}() in its block at {where}"
         for s in after[:stepping]:
             for m in ast.walk(s):
-                if isinstance(m, _JUMPS + (ast.Raise,)) or (isinstance(m, ast.Attribute) and m.attr in (backward, step)) \
-                        or (isinstance(m, ast.Attribute) and m.attr == "backward"):
-                    return f"line {m.lineno} of {shown} lies between {me}.{backward}() and {me}.{step}() and may skip or repeat one"
+                if isinstance(m, _JUMPS + (ast.Raise,)) or (
+                    isinstance(m, ast.Attribute) and m.attr in (backward, step, "backward")
+                ):
+                    return (f"line {m.lineno} of {shown} lies between {me}.{backward}() and {me}.{step}() and may "
+                            "skip or repeat one")
         if lines[stmt.end_lineno - 1].rstrip().endswith((";", "\\")) or any(
             isinstance(m, ast.stmt) and m.lineno == stmt.end_lineno and m is not stmt and m not in set(ast.walk(stmt))
             for m in ast.walk(method)
         ):
             return f"the call at {where} does not end its line"
         pad = " " * stmt.col_offset
-        unit = " " * 4
+        unit = " " * (method.body[0].col_offset - method.col_offset or 4)
         edits.append((stmt.end_lineno, stmt.end_lineno, (
             lines[stmt.end_lineno - 1],
             f"{pad}if {me}.{scaler} is not None:",
