@@ -53,7 +53,7 @@ def add_bound_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set[str
             scaled_path, function, why = found
             own = plan.files.get(launcher) or FilePlan()
             notes = tuple((k, f"{v}; {why}" if k == SCALED_ELSEWHERE else v) for k, v in own.notes)
-            plan.files[launcher] = replace(own, bound_refusal=why, notes=notes)
+            plan.files[launcher] = replace(own, notes=notes)
             theirs = plan.files.get(scaled_path)
             if theirs is not None and function:
                 notes = tuple((k, f"{v}, and {why}" if k == function else v) for k, v in theirs.notes)
@@ -62,8 +62,7 @@ def add_bound_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set[str
         scaled_path, function, owner, target, line, class_path, bound = found
         plan.files[launcher] = replace(
             plan.files.get(launcher) or FilePlan(), component=number, scaler_name=_scaler_name(by_path[launcher]),
-            object_builds=((owner, target, line),), dynamic_scaler=True, bound_from=by_path[scaled_path].shown,
-            notes=(),
+            object_builds=((owner, target, line),), dynamic_scaler=True, notes=(),
         )
         plan.files[scaled_path] = replace(
             plan.files.get(scaled_path) or FilePlan(), component=number, scaler_name=CARRIER_ATTRIBUTE,

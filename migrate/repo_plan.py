@@ -172,11 +172,8 @@ class FilePlan:
     #: (class, method), which run their own forward pass
     object_builds: Tuple[Tuple[str, str, int], ...] = ()
     built_methods: Tuple[Tuple[str, str], ...] = ()
-    #: the bound-backward route (``bound_plan``): in the launcher, the file of the function
-    #: it binds onto the object carrying the GradScaler, or why that route refused
-    bound_from: str = ""
-    bound_refusal: str = ""
-    #: in that function's file: the top-level functions bound as methods of that object
+    #: the bound-backward route (``bound_plan``): in the file of the function a launcher binds
+    #: onto the object carrying the GradScaler, the top-level functions bound so
     bound_functions: Tuple[str, ...] = ()
     #: the attach route (``attach_plan``): (definition, instance, attribute) of this launcher,
     #: whose GradScaler goes on an instance built before it: ``instance.attribute = scaler``
