@@ -284,6 +284,7 @@ def migrate_repository(
             return results
         results = _edit_holders(plan, jobs, keys, results, others)
         results = _edit_holders(plan, jobs, keys, results, others, step_heirs=True)
+        results = _edit_holders(plan, jobs, keys, results, others, bound=True)
         results = _edit_steppable_wrappers(plan, jobs, keys, results, others)
         if not plan.caller_edits:
             return results
@@ -329,20 +330,23 @@ def _edit_holders(
     results: List["MigrationResult"],
     others: Sequence[Tuple[str, str, bytes]],
     step_heirs: bool = False,
+    bound: bool = False,
 ) -> List["MigrationResult"]:
     """The holder route's edits (``holder_route``; with ``step_heirs`` the step-heir
-    route's, ``step_heir_route``) of the files without apex.amp whose launcher came out
+    route's, ``step_heir_route``; with ``bound`` the bound-backward route's, ``bound_route``) of the files without apex.amp whose launcher came out
     native (its component kept); one result per such file of ``others`` is appended.  The
     plan edits no holder file another route edits, and no rule changes a file without
     apex.amp."""
     from .engine import MigrationResult
     from .findings import Finding
     from .holder_route import apply_holder_edit, holder_message
+    from .bound_route import bound_message
     from .step_heir_route import step_heir_message
 
     kept = {f.component for f in plan.files.values() if f.component is not None}
-    planned = plan.step_heir_edits if step_heirs else plan.holder_edits
-    message = step_heir_message if step_heirs else holder_message
+    planned = plan.bound_edits if bound else plan.step_heir_edits if step_heirs else plan.holder_edits
+    message = bound_message if bound else step_heir_message if step_heirs else holder_message
+    code = "APX260" if bound else "APX237"
     live = {path: (edit, launcher) for path, (component, edit, launcher) in planned.items()
             if component in kept}
     if not live:
@@ -351,7 +355,7 @@ def _edit_holders(
     def edited(path: str, shown: str, source: bytes) -> "MigrationResult":
         edit, launcher = live.pop(path)
         line = min(first for first, _last, _new in edit.lines)
-        finding = Finding(shown, line, 1, "APX237", message(edit, launcher), fixed=True, severity="info")
+        finding = Finding(shown, line, 1, code, message(edit, launcher), fixed=True, severity="info")
         return MigrationResult(shown, source, apply_holder_edit(source, edit), [finding])
 
     for i, ((shown, source), path) in enumerate(zip(jobs, keys)):
@@ -362,7 +366,7 @@ def _edit_holders(
             continue
         edit, launcher = live.pop(path)  # never expected: no rule changes such a file
         results[i].findings.append(Finding(
-            shown, 1, 1, "APX237", f"{message(edit, launcher)}: make that edit by hand (the file was also "
+            shown, 1, 1, code, f"{message(edit, launcher)}: make that edit by hand (the file was also "
             "rewritten, so the tool did not); until then the losses are not scaled",
         ))
     extra = [edited(path, shown, source) for path, shown, source in others if path in live]

@@ -21,6 +21,7 @@ from . import stdlib_trees
 from .runtime_classes import RUNTIME_IMPORT_MARKERS, runtime_builds
 from .ast_table import FastNodeVisitor, NodeTable
 from .forward_fed import handed_calls
+from .bindings import FunctionFacts, read_function_facts
 from .built_route import ObjectBuild, read_object_builds
 from .dict_spreads import read_dict_spreads
 from .parser_factories import FlagDefaults, parser_factories
@@ -259,6 +260,9 @@ class ModuleSummary:
     unchained_inits: Set[str] = field(default_factory=set)
     #: ``target = Class(...)`` / ``target = (A if c else B)(...)`` (``built_route``)
     object_builds: List[ObjectBuild] = field(default_factory=list)
+    #: in a file with a training initialize: its top-level functions that hand a module's
+    #: function to a method call (``tl.override_backward(m.fn)``, see ``bindings``)
+    function_facts: Dict[str, FunctionFacts] = field(default_factory=dict)
     #: names given to ``super(Name, self)``; those named as values nowhere else (``escaping``
     #: holds both)
     super_named: Set[str] = field(default_factory=set)
@@ -1283,6 +1287,8 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     if any(marker in source for marker in RUNTIME_IMPORT_MARKERS):
         summary.runtime_builds = runtime_builds(tree)
     summary.object_builds = read_object_builds(table)
+    if summary.training_inits:
+        summary.function_facts = read_function_facts(table)
     if any(a.text == "dict" for a in summary.amp_arguments):
         summary.dict_spreads = read_dict_spreads(table)
     summary.handed_calls = handed_calls(table)

@@ -33,6 +33,8 @@ from .glue_plan import GlueRefusal, GlueRoute, glue_route
 from .heir_plan import add_heir_routes
 from .holder_plan import add_holder_routes
 from .step_heir_plan import add_step_heir_routes
+from .bound_plan import add_bound_routes
+from .clip_loop_notes import add_clip_loop_notes
 from .holder_route import HolderEdit
 from .processor_plan import add_processor_routes
 from .launcher_importers import importer_refusal
@@ -170,6 +172,9 @@ class FilePlan:
     #: (class, method), which run their own forward pass
     object_builds: Tuple[Tuple[str, str, int], ...] = ()
     built_methods: Tuple[Tuple[str, str], ...] = ()
+    #: the bound-backward route (``bound_plan``): in the file of the function a launcher binds
+    #: onto the object carrying the GradScaler, the top-level functions bound so
+    bound_functions: Tuple[str, ...] = ()
     #: the attach route (``attach_plan``): (definition, instance, attribute) of this launcher,
     #: whose GradScaler goes on an instance built before it: ``instance.attribute = scaler``
     attach_scaler: Tuple[Tuple[str, str, str], ...] = ()
@@ -299,6 +304,9 @@ class RepoPlan:
     #: the step-heir route: real path of a subclass's file (no apex.amp in it) -> (the
     #: launcher's component, the edit, the base class's name)
     step_heir_edits: Dict[str, Tuple[int, HolderEdit, str]] = field(default_factory=dict)
+    #: the bound-backward route: real path of the class's file (no apex.amp in it) -> (the
+    #: launcher's component, the edit, the launcher's shown path)
+    bound_edits: Dict[str, Tuple[int, HolderEdit, str]] = field(default_factory=dict)
 
     def without(self, component: int) -> None:
         self.files = {p: f for p, f in self.files.items() if f.component != component}
@@ -1461,13 +1469,19 @@ def _last_routes(
     plan: RepoPlan, by_path, launchers, definitions, unindexed, others, apex_free, edit_holders: bool
 ) -> RepoPlan:
     """What every plan gets last, in order: the carrier facts, the launchers that scale
-    nothing, the heir routes, the step-heir and holder routes (only with ``edit_holders``:
-    their autocast is float16's) around ``_finished``."""
+    nothing, the heir routes, the step-heir and bound-backward routes, the notes on clips
+    after each scaled backward called per chunk, ``_finished``, the holder routes (the
+    routes that edit files without apex.amp only with ``edit_holders``: their autocast is
+    float16's)."""
     _add_carrier_facts(plan, by_path, definitions)
     _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
     plan = add_heir_routes(plan, by_path, launchers, definitions)
     if edit_holders:
         plan = add_step_heir_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {})
+        plan = add_bound_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {})
+    files = dict(unindexed)
+    files.update({p: (by_path[p].shown, src) for p, src in (apex_free or {}).items() if p in by_path})
+    plan = add_clip_loop_notes(plan, by_path, files)
     plan = _finished(plan, by_path, unindexed, others, definitions)
     return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {}) if edit_holders else plan
 

@@ -109,7 +109,7 @@ def step_heir_route(path: str, shown: str, source: bytes, classes: Set[str], sca
                         "pass there would run outside autocast")
     barriers = {id(s) for s, _a in calls} | {id(s) for s, _a in steps}
     runs: List[Tuple[ast.stmt, ast.stmt]] = []
-    why = _runs(loop.body, barriers, _roots(method, me), runs, where)
+    why = _runs(loop.body, barriers, self_roots(method, me), runs, where)
     if why:
         return why
     holder = f"{me}.{scaler}"
@@ -290,7 +290,7 @@ def _jumps_out(parents, node: ast.stmt, loop: ast.AST) -> bool:
     return True
 
 
-def _forward_like(stmt: ast.stmt, roots: Set[str]) -> bool:
+def forward_like(stmt: ast.stmt, roots: Set[str]) -> bool:
     """Whether ``stmt`` calls something reached from ``self`` (or a local bound to an
     attribute of it: ``roots``) that may run a forward pass."""
     for n in ast.walk(stmt):
@@ -305,7 +305,7 @@ def _forward_like(stmt: ast.stmt, roots: Set[str]) -> bool:
     return False
 
 
-def _roots(method: ast.FunctionDef, me: str) -> Set[str]:
+def self_roots(method: ast.FunctionDef, me: str) -> Set[str]:
     """``self`` and the locals of ``method`` bound to something read off it (``gen = self.gen``)."""
     roots = {me}
     for n in ast.walk(method):
@@ -328,7 +328,7 @@ def _inert(stmt: ast.stmt) -> bool:
         and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "zero_grad"
 
 
-def _calls(stmt: ast.stmt) -> bool:
+def makes_calls(stmt: ast.stmt) -> bool:
     """Whether ``stmt`` calls anything (a ``@`` too: autocast runs matmul in float16)."""
     return not _inert(stmt) and any(
         isinstance(n, ast.Call) or (isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult)) for n in ast.walk(stmt)
@@ -348,9 +348,9 @@ def _runs(block: List[ast.stmt], barriers: Set[int], roots: Set[str], out: List[
     seen = [after]
 
     def close() -> None:
-        start = next((i for i, s in enumerate(run) if (_calls(s) if seen[0] else _forward_like(s, roots))), None)
+        start = next((i for i, s in enumerate(run) if (makes_calls(s) if seen[0] else forward_like(s, roots))), None)
         if start is not None:
-            stop = max(i for i, s in enumerate(run) if i == start or _calls(s))
+            stop = max(i for i, s in enumerate(run) if i == start or makes_calls(s))
             out.append((run[start], run[stop]))
         run.clear()
 

@@ -619,6 +619,17 @@ class AutocastPlacement(AmpRule):
             return
         if self._forward_in_step_heirs(site, info):
             return
+        if site.func in info.carried_functions and info.plan is not None and site.func.name.value in \
+                info.plan.bound_functions and class_of_method(self.parents, site.func) is None:
+            self.report(
+                site.with_stmt,
+                "APX260",
+                f"{site.func.name.value}() is bound as a method of an object that carries the GradScaler: the loss it "
+                "is handed comes from that object's forward pass, which the edit of its class puts under autocast",
+                fixed=True,
+                severity="info",
+            )
+            return
         if site.func in info.carried_functions and not self._inherited(site):
             self.report(
                 site.with_stmt,

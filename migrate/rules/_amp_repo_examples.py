@@ -1689,7 +1689,8 @@ def sweep(fitter, batches, rates):
         # a function of another module that scales the loss, handed to a runner as
         # ``module.function`` (SimpleCV's ``override_backward(default_backward.amp_backward)``):
         # the launcher's initialize reaches that amp.scale_loss, so both keep apex.amp (before, the
-        # launcher went native without a GradScaler while the losses stayed on the shim)
+        # launcher went native without a GradScaler while the losses stayed on the shim); the
+        # bound-backward route does not apply: the runner keeps the function, not a method
         "scaling-function-of-another-module-handed-on-keeps-the-launcher-on-the-shim",
         before="""\
 # file: pkg/__init__.py
@@ -1749,8 +1750,11 @@ except ImportError:
 def amp_backward(self, total_loss, optimizer):
     # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
     #   amp.scale_loss (amp_backward is read as backward.amp_backward in train.py and passed
-    #   on as a value, never called directly, so the GradScaler cannot follow its callers);
-    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   on as a value, never called directly, so the GradScaler cannot follow its callers,
+    #   and run() in train.py binds amp_backward of pkg/backward.py onto runner, but
+    #   Runner.override_backward() in pkg/runner.py is not the one statement `self.<attr> =
+    #   types.MethodType(fn, self)`); this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
     with amp.scale_loss(total_loss, optimizer) as scaled_loss:
         scaled_loss.backward()
 # file: pkg/runner.py
@@ -1781,7 +1785,10 @@ def run(opt_level, batches):
     # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in
     #   pkg/backward.py (amp_backward), which is read as backward.amp_backward in train.py
     #   and passed on as a value, never called directly: the GradScaler cannot reach it;
-    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   run() in train.py binds amp_backward of pkg/backward.py onto runner, but
+    #   Runner.override_backward() in pkg/runner.py is not the one statement `self.<attr> =
+    #   types.MethodType(fn, self)`; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
     runner = Runner(model, optimizer)
     runner.override_backward(backward.amp_backward)
@@ -5145,7 +5152,10 @@ def run(model, optimizer, opt_level):
     # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in
     #   core/backward.py (amp_backward), which is read as backward.amp_backward in launch.py
     #   and passed on as a value, never called directly: the GradScaler cannot reach it;
-    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   run() in launch.py binds amp_backward of core/backward.py onto launcher, but
+    #   Launcher.override_backward() in engine.py is not the one statement `self.<attr> =
+    #   types.MethodType(fn, self)`; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
     launcher = Launcher(model, optimizer)
     launcher.override_backward(backward.amp_backward)
@@ -5177,8 +5187,10 @@ def amp_backward(loss, optimizer):
     # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
     #   amp.scale_loss (amp_backward is read as backward.amp_backward in launch.py and
     #   passed on as a value, never called directly, so the GradScaler cannot follow its
-    #   callers); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
-    #   hand
+    #   callers, and run() in launch.py binds amp_backward of core/backward.py onto
+    #   launcher, but Launcher.override_backward() in engine.py is not the one statement
+    #   `self.<attr> = types.MethodType(fn, self)`); this file keeps apex.amp semantics
+    #   through apexcompat.amp, migrate it by hand
     with amp.scale_loss(loss, optimizer) as scaled_loss:
         scaled_loss.backward()
 """,
@@ -10435,6 +10447,479 @@ class Trainer:
         else:
             loss.backward()
         return loss.item()
+''',
+        codes=("APX102", "APX220"),
+    )
+)
+
+
+#: SimpleCV's shape: the launcher binds a function of another file that scales the loss onto
+#: the object it builds, whose class (a file without apex.amp) runs the forward pass, clips
+#: and steps (``bound_plan``)
+BOUND_BACKWARD_REPO = '''\
+# file: train.py
+import torch
+
+from core import default_backward, trainer
+
+try:
+    from apex import amp
+except ImportError:
+    raise ImportError("Please install apex")
+
+
+def run(model, optimizer, loader, opt_level="O1"):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+    tl = trainer.Launcher(model=model, optimizer=optimizer)
+    tl.logger.info("opt_level = {}".format(opt_level))
+    tl.override_backward(default_backward.amp_backward)
+    tl.train(loader)
+    return tl
+# file: core/default_backward.py
+try:
+    from apex import amp
+except ImportError:
+    pass
+
+
+def amp_backward(self, total_loss, optimizer):
+    with amp.scale_loss(total_loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+# file: core/trainer.py
+import logging
+import types
+
+import torch
+
+
+class Launcher(object):
+    def __init__(self, model, optimizer):
+        self._model = model
+        self._optimizer = optimizer
+        self.logger = logging.getLogger("launcher")
+
+    @property
+    def optimizer(self):
+        return self._optimizer
+
+    def compute_loss_gradient(self, data):
+        for x, y in data:
+            out = self._model(x.cuda())
+            total_loss = torch.nn.functional.mse_loss(out, y.cuda())
+            self.backward(total_loss, self.optimizer)
+
+    def apply_gradient(self):
+        self._optimizer.step()
+        self._optimizer.zero_grad()
+
+    def train(self, loader):
+        for data in loader:
+            self.compute_loss_gradient(data)
+            torch.nn.utils.clip_grad_norm_(self._model.parameters(), 35)
+            self.apply_gradient()
+
+    def backward(self, total_loss, optimizer):
+        total_loss.backward()
+
+    def override_backward(self, fn):
+        self.backward = types.MethodType(fn, self)
+'''
+BOUND_BACKWARD_CLIPS_PER_CHUNK = BOUND_BACKWARD_REPO.replace(
+    "            self.backward(total_loss, self.optimizer)\n",
+    "            self.backward(total_loss, self.optimizer)\n"
+    "            torch.nn.utils.clip_grad_norm_(self._model.parameters(), 35)\n",
+)
+BOUND_BACKWARD_TRAINS_FIRST = BOUND_BACKWARD_REPO.replace(
+    "    tl.override_backward(default_backward.amp_backward)\n",
+    "    tl.train(loader[:1])\n    tl.override_backward(default_backward.amp_backward)\n",
+)
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # the launcher puts its GradScaler on the Launcher it builds (None on those built
+        # elsewhere), the bound function scales through it, and the Launcher's file runs the
+        # forward pass under autocast, unscales before its caller clips and steps through it
+        "a-scaling-function-bound-onto-a-launcher-of-a-file-without-apex",
+        before=BOUND_BACKWARD_REPO,
+        after='''\
+# file: train.py
+import torch
+
+from core import default_backward, trainer
+
+
+def run(model, optimizer, loader, opt_level="O1"):
+    use_amp = opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    tl = trainer.Launcher(model=model, optimizer=optimizer)
+    tl.grad_scaler = scaler
+    tl.logger.info("opt_level = {}".format(opt_level))
+    tl.override_backward(default_backward.amp_backward)
+    tl.train(loader)
+    return tl
+# file: core/default_backward.py
+def amp_backward(self, total_loss, optimizer):
+    self.grad_scaler.scale(total_loss).backward()
+# file: core/trainer.py
+import logging
+import types
+
+import torch
+
+
+class Launcher(object):
+    def __init__(self, model, optimizer):
+        self._model = model
+        self._optimizer = optimizer
+        self.logger = logging.getLogger("launcher")
+        self.grad_scaler = None
+
+    @property
+    def optimizer(self):
+        return self._optimizer
+
+    def compute_loss_gradient(self, data):
+        for x, y in data:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.grad_scaler is not None and self.grad_scaler.is_enabled()):
+                out = self._model(x.cuda())
+                total_loss = torch.nn.functional.mse_loss(out, y.cuda())
+            self.backward(total_loss, self.optimizer)
+
+    def apply_gradient(self):
+        if self.grad_scaler is not None:
+            self.grad_scaler.step(self._optimizer)
+            self.grad_scaler.update()
+        else:
+            self._optimizer.step()
+        self._optimizer.zero_grad()
+
+    def train(self, loader):
+        for data in loader:
+            self.compute_loss_gradient(data)
+            if self.grad_scaler is not None:
+                self.grad_scaler.unscale_(self._optimizer)
+            torch.nn.utils.clip_grad_norm_(self._model.parameters(), 35)
+            self.apply_gradient()
+
+    def backward(self, total_loss, optimizer):
+        total_loss.backward()
+
+    def override_backward(self, fn):
+        self.backward = types.MethodType(fn, self)
+''',
+        codes=("APX101", "APX103", "APX201", "APX202", "APX225", "APX260", "APX301"),
+    ),
+    Example(
+        # ... but the Launcher clips after every chunk's backward: apex had unscaled each one,
+        # a GradScaler unscales once a step
+        "a-scaling-function-bound-onto-a-launcher-that-clips-between-backwards",
+        before=BOUND_BACKWARD_CLIPS_PER_CHUNK,
+        after='''\
+# file: train.py
+import torch
+
+from core import default_backward, trainer
+
+try:
+    from apexcompat import amp
+except ImportError:
+    raise ImportError("Please install apex")
+
+
+def run(model, optimizer, loader, opt_level="O1"):
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in
+    #   core/default_backward.py (amp_backward), which is read as
+    #   default_backward.amp_backward in train.py and passed on as a value, never called
+    #   directly: the GradScaler cannot reach it; run() in train.py binds amp_backward of
+    #   core/default_backward.py onto tl, but compute_loss_gradient() in core/trainer.py
+    #   reads or clips gradients at line 22, between backwards of one step; this file keeps
+    #   apex.amp semantics through apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+    tl = trainer.Launcher(model=model, optimizer=optimizer)
+    tl.logger.info("opt_level = {}".format(opt_level))
+    tl.override_backward(default_backward.amp_backward)
+    tl.train(loader)
+    return tl
+# file: core/default_backward.py
+try:
+    from apexcompat import amp
+except ImportError:
+    pass
+
+
+def amp_backward(self, total_loss, optimizer):
+    # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+    #   amp.scale_loss (amp_backward is read as default_backward.amp_backward in train.py
+    #   and passed on as a value, never called directly, so the GradScaler cannot follow its
+    #   callers, and run() in train.py binds amp_backward of core/default_backward.py onto
+    #   tl, but compute_loss_gradient() in core/trainer.py reads or clips gradients at line
+    #   22, between backwards of one step); this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
+    with amp.scale_loss(total_loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+# file: core/trainer.py
+import logging
+import types
+
+import torch
+
+
+class Launcher(object):
+    def __init__(self, model, optimizer):
+        self._model = model
+        self._optimizer = optimizer
+        self.logger = logging.getLogger("launcher")
+
+    @property
+    def optimizer(self):
+        return self._optimizer
+
+    def compute_loss_gradient(self, data):
+        for x, y in data:
+            out = self._model(x.cuda())
+            total_loss = torch.nn.functional.mse_loss(out, y.cuda())
+            self.backward(total_loss, self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self._model.parameters(), 35)
+
+    def apply_gradient(self):
+        self._optimizer.step()
+        self._optimizer.zero_grad()
+
+    def train(self, loader):
+        for data in loader:
+            self.compute_loss_gradient(data)
+            torch.nn.utils.clip_grad_norm_(self._model.parameters(), 35)
+            self.apply_gradient()
+
+    def backward(self, total_loss, optimizer):
+        total_loss.backward()
+
+    def override_backward(self, fn):
+        self.backward = types.MethodType(fn, self)
+''',
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # ... but the launcher trains the Launcher before it binds the scaling function: those
+        # steps ran with the plain backward
+        "a-scaling-function-bound-onto-a-launcher-that-trains-before-the-binding",
+        before=BOUND_BACKWARD_TRAINS_FIRST,
+        after='''\
+# file: train.py
+import torch
+
+from core import default_backward, trainer
+
+try:
+    from apexcompat import amp
+except ImportError:
+    raise ImportError("Please install apex")
+
+
+def run(model, optimizer, loader, opt_level="O1"):
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in
+    #   core/default_backward.py (amp_backward), which is read as
+    #   default_backward.amp_backward in train.py and passed on as a value, never called
+    #   directly: the GradScaler cannot reach it; run() in train.py binds amp_backward of
+    #   core/default_backward.py onto tl, but tl.train() runs before the binding (line 15),
+    #   and may train with the plain backward; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+    tl = trainer.Launcher(model=model, optimizer=optimizer)
+    tl.logger.info("opt_level = {}".format(opt_level))
+    tl.train(loader[:1])
+    tl.override_backward(default_backward.amp_backward)
+    tl.train(loader)
+    return tl
+# file: core/default_backward.py
+try:
+    from apexcompat import amp
+except ImportError:
+    pass
+
+
+def amp_backward(self, total_loss, optimizer):
+    # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+    #   amp.scale_loss (amp_backward is read as default_backward.amp_backward in train.py
+    #   and passed on as a value, never called directly, so the GradScaler cannot follow its
+    #   callers, and run() in train.py binds amp_backward of core/default_backward.py onto
+    #   tl, but tl.train() runs before the binding (line 15), and may train with the plain
+    #   backward); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+    #   hand
+    with amp.scale_loss(total_loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+# file: core/trainer.py
+import logging
+import types
+
+import torch
+
+
+class Launcher(object):
+    def __init__(self, model, optimizer):
+        self._model = model
+        self._optimizer = optimizer
+        self.logger = logging.getLogger("launcher")
+
+    @property
+    def optimizer(self):
+        return self._optimizer
+
+    def compute_loss_gradient(self, data):
+        for x, y in data:
+            out = self._model(x.cuda())
+            total_loss = torch.nn.functional.mse_loss(out, y.cuda())
+            self.backward(total_loss, self.optimizer)
+
+    def apply_gradient(self):
+        self._optimizer.step()
+        self._optimizer.zero_grad()
+
+    def train(self, loader):
+        for data in loader:
+            self.compute_loss_gradient(data)
+            torch.nn.utils.clip_grad_norm_(self._model.parameters(), 35)
+            self.apply_gradient()
+
+    def backward(self, total_loss, optimizer):
+        total_loss.backward()
+
+    def override_backward(self, fn):
+        self.backward = types.MethodType(fn, self)
+''',
+        codes=("APX102", "APX220"),
+    ),
+]
+
+
+REPOSITORY_EXAMPLES.append(
+    Example(
+        # jiant's shape: the helper scales each chunk's loss and clips amp.master_params right
+        # after, and a runner without apex.amp calls it once per chunk before one step: apex
+        # unscaled at every backward, a GradScaler unscales once a step, so no native rewrite
+        # keeps those clips; both apex files say so (``clip_loop_notes``)
+        "clipping-after-each-scaled-backward-called-per-chunk-keeps-the-shim",
+        before='''\
+# file: setup.py
+def fp16ize(model, optimizer, opt_level):
+    from apex import amp
+
+    model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+    return model, optimizer
+# file: backprop.py
+import torch
+
+
+def complex_backpropagate(loss, optimizer, model, fp16, accumulation, max_grad_norm):
+    loss = loss / accumulation
+    if fp16:
+        from apex import amp
+
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_grad_norm)
+    else:
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    return loss
+# file: runner.py
+from backprop import complex_backpropagate
+
+
+class Runner:
+    def __init__(self, model, optimizer, fp16, accumulation):
+        self.model, self.optimizer = model, optimizer
+        self.fp16, self.accumulation = fp16, accumulation
+
+    def backpropagate(self, loss):
+        return complex_backpropagate(loss, self.optimizer, self.model, self.fp16, self.accumulation, 1.0)
+
+    def train_step(self, chunks):
+        for x, y in chunks:
+            loss = ((self.model(x) - y) ** 2).mean()
+            self.backpropagate(loss)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+# file: run.py
+from runner import Runner
+from setup import fp16ize
+
+
+def main(model, optimizer, args, batches):
+    if args.fp16:
+        model, optimizer = fp16ize(model, optimizer, args.opt_level)
+    runner = Runner(model, optimizer, args.fp16, args.accumulation)
+    for chunks in batches:
+        runner.train_step(chunks)
+''',
+        after='''\
+# file: setup.py
+def fp16ize(model, optimizer, opt_level):
+    from apexcompat import amp
+
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in backprop.py
+    #   (complex_backpropagate), reached through run.py (main), which is called from no
+    #   file: the GradScaler cannot reach it; complex_backpropagate() clips
+    #   amp.master_params after each backward it scales (backprop.py:11) and train_step() in
+    #   runner.py (line 15, through backpropagate()) may run it several times before one
+    #   step: apex unscaled the gradients at every backward, a GradScaler unscales them once
+    #   a step, so those clips cannot be kept; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
+    return model, optimizer
+# file: backprop.py
+import torch
+
+
+def complex_backpropagate(loss, optimizer, model, fp16, accumulation, max_grad_norm):
+    loss = loss / accumulation
+    if fp16:
+        from apexcompat import amp
+
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (complex_backpropagate is called only from runner.py:10 (Runner),
+        #   where no GradScaler exists; complex_backpropagate() clips amp.master_params after
+        #   each backward it scales (backprop.py:11) and train_step() in runner.py (line 15,
+        #   through backpropagate()) may run it several times before one step: apex unscaled the
+        #   gradients at every backward, a GradScaler unscales them once a step, so those clips
+        #   cannot be kept); this file keeps apex.amp semantics through apexcompat.amp, migrate
+        #   it by hand
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_grad_norm)
+    else:
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    return loss
+# file: runner.py
+from backprop import complex_backpropagate
+
+
+class Runner:
+    def __init__(self, model, optimizer, fp16, accumulation):
+        self.model, self.optimizer = model, optimizer
+        self.fp16, self.accumulation = fp16, accumulation
+
+    def backpropagate(self, loss):
+        return complex_backpropagate(loss, self.optimizer, self.model, self.fp16, self.accumulation, 1.0)
+
+    def train_step(self, chunks):
+        for x, y in chunks:
+            loss = ((self.model(x) - y) ** 2).mean()
+            self.backpropagate(loss)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+# file: run.py
+from runner import Runner
+from setup import fp16ize
+
+
+def main(model, optimizer, args, batches):
+    if args.fp16:
+        model, optimizer = fp16ize(model, optimizer, args.opt_level)
+    runner = Runner(model, optimizer, args.fp16, args.accumulation)
+    for chunks in batches:
+        runner.train_step(chunks)
 ''',
         codes=("APX102", "APX220"),
     )

@@ -26,6 +26,7 @@ import libcst as cst
 
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
+from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
 from ._clip_functions import CLIP_FUNCTIONS
 from ._exit_unscale import exit_unscale_count
@@ -1234,6 +1235,7 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
     carried = {(cls, method): access for cls, method, access in plan.carried}
     heirs = set(plan.heir_methods)
     built = set(plan.built_methods)
+    bound = set(plan.bound_functions)
     for stmt in module.body:
         if isinstance(stmt, cst.ClassDef):
             for method in methods_of(stmt):
@@ -1241,8 +1243,20 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
                 if access is not None and class_of_method(rule.parents, method) is stmt:
                     info.carried_functions.add(method)
                     info.access[method] = access
+        elif isinstance(stmt, cst.FunctionDef) and stmt.name.value in bound and stmt.params.params:
+            # bound as a method of the object carrying the GradScaler (``bound_plan``)
+            info.carried_functions.add(stmt)
+            info.access[stmt] = f"{stmt.params.params[0].name.value}.{CARRIER_ATTRIBUTE}"
     for site in info.scale_losses:
         if site.func not in info.carried_functions:
+            continue
+        if site.func.name.value in bound and class_of_method(rule.parents, site.func) is None:
+            params = site.func.params.params
+            if len(params) < 2 or code_of(site.loss) != params[1].name.value:
+                info.blockers.append(Blocker(
+                    site.with_stmt, f"{site.func.name.value}() is bound as a method whose caller puts the forward "
+                    "pass under autocast, but this amp.scale_loss does not scale the loss it is handed"
+                ))
             continue
         # the GradScaler on the runner steps the optimizer the runner carries (the one the
         # launcher's initialize returned); an inherited one, the optimizer the base initialized
@@ -3540,7 +3554,7 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                         "rewrite steps the base's through the GradScaler, but the override would still step the "
                         "scaled gradients itself (apex patched every optimizer.step)"
                     )))
-        if not calls and _stepped_by_heirs(rule, site, opt, info):
+        if not calls and (_stepped_by_heirs(rule, site, opt, info) or _stepped_by_binder(rule, site, info)):
             continue
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
@@ -3602,6 +3616,16 @@ def _stepped_by_heirs(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> boo
         cls is not None
         and cls.name.value == info.plan.heir_base
         and (site.func.name.value, opt.attr.value) in info.plan.step_heirs
+    )
+
+
+def _stepped_by_binder(rule, site: ScaleLossSite, info: AmpFile) -> bool:
+    """The plan's bound-backward route (``bound_plan``): this top-level function is bound as
+    a method of an object whose class (a file without apex.amp) steps the optimizer through
+    the GradScaler the launcher puts on it, edited by the pipeline."""
+    return (
+        info.plan is not None and site.func is not None and site.func.name.value in info.plan.bound_functions
+        and class_of_method(rule.parents, site.func) is None and isinstance(rule.parents.get(site.func), cst.Module)
     )
 
 
@@ -4150,6 +4174,10 @@ def find_scalers(rule, module: cst.Module):
         owner = class_of_method(parents, func)
         if owner is not None and (owner.name.value, func.name.value) in carried:
             access = carried[(owner.name.value, func.name.value)]
+            return ScalerRef(access, f"{access}.is_enabled()")
+        if owner is None and func is not None and ("", func.name.value) in carried and func.params.params \
+                and isinstance(parents.get(func), cst.Module):  # bound as a method (``bound_plan``)
+            access = f"{func.params.params[0].name.value}.{CARRIER_ATTRIBUTE}"
             return ScalerRef(access, f"{access}.is_enabled()")
         while True:
             if func in local:

@@ -286,6 +286,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "APX247": "the forward passes run in the batch processor the launcher hands the framework's runner "
         "(mmcv's Runner(model, batch_processor, optimizer)): its body runs under torch.autocast, switched on "
         "where that runner serves the hook that scales the loss (by the GradScaler's state), off elsewhere",
+        "APX260": "a function of another file that scales the loss is bound as a method of an object the launcher "
+        "builds (tl.override_backward(fn)): the launcher puts the GradScaler on that object, the function scales "
+        "through it, and the object's class, in a file without apex.amp, steps, unscales and runs its forward "
+        "passes under autocast through it while it is set",
         "APX250": "the GradScaler is a module-level variable (None until set): the one function that "
         "initializes apex assigns it where amp.initialize was, and the functions no call chain from there "
         "reaches read it when they run, as apex's loss scaler was per process",

@@ -48,7 +48,9 @@ the shim today, a library whose initializer and training function only a command
 calls, in turn, with a tune command that sets apex up itself (bonito: a module-level GradScaler), a
 base trainer that scales each loss under its loss id in a backward method of its own and two
 subclasses in files without apex.amp that call those methods and step, a step class whose
-injectors run the forward passes before the loop that sums its losses in an outer block.
+injectors run the forward passes before the loop that sums its losses in an outer block, a
+launcher that binds a function of another file that scales the loss onto the object it builds,
+whose class, in a file without apex.amp, runs the forward passes, clips and steps.
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -681,6 +683,19 @@ LAYOUTS: Dict[str, dict] = {
     # apex up itself for each of two trials and trains through the library: its initialize
     # assigns the library's variable (measured: bitwise the original's over its 2 x 12 steps, 7.3e-5
     # from the same run with autocast off)
+    # SimpleCV's shape: the launcher initializes apex, builds the package's Launcher (a file
+    # without apex.amp) and binds a function of another file that scales the loss onto it
+    # (tl.override_backward(default_backward.amp_backward)); the Launcher runs the forward
+    # passes over the chunks of each batch, clips and steps.  The launcher puts its GradScaler
+    # on the Launcher (None on the objects other scripts build), the bound function scales
+    # through it, the Launcher's file steps, unscales before the clip and runs its forward
+    # under autocast through it; 'apex-free': a script without apex.amp that trains the same
+    # Launcher with its own backward (that file is edited too, its run unchanged);
+    # 'accumulate': two chunks a step
+    "r78_bound_backward": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
+                               native=[], fallbacks=[], given=["toycv/trainer.py"],
+                               branches={"apex-free": [], "accumulate": ["--forward-times", "2"]},
+                               launchers={"apex-free": "plain.py"}),
     "r72_module_scaler": dict(launcher="train.py", amp=[], fp32=["--no-amp"], steps=24, metric="loss",
                               native=[], fallbacks=[], branches={"off": ["--no-amp"], "tune": []},
                               launchers={"tune": "tune.py"}, given=[]),
