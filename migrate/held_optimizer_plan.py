@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Set, Tuple, Union
 
 from . import stdlib_trees
-from .held_optimizers import ELSEWHERE, HeldFacts, read_held_facts
+from .held_optimizers import HeldFacts, read_held_facts
 from .ast_table import NodeTable
 
 Def = Tuple[str, str]
@@ -190,7 +190,7 @@ def _all_facts(by_path, others: Sequence[Tuple[str, str, bytes]]) -> List[Tuple[
 def _store_refusal(facts, attrs: Set[str], cls: str, home: str) -> str:
     for shown, held in facts:
         for attr in sorted(attrs):
-            owners = held.stores.get(attr, set()) - {ELSEWHERE} - ({cls} if shown == home else set())
+            owners = held.stores.get(attr, set()) - ({cls} if shown == home else set())
             if owners:
                 return (f"{sorted(owners)[0]} in {shown} also keeps a .{attr} on its instances, so which object "
                         "holds the optimizer is not proven")

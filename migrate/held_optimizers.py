@@ -13,16 +13,16 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from .ast_table import NodeTable
 
-#: the owner of an attribute store that is not ``self.<attr>`` in a method of a top-level class
-ELSEWHERE = ""
+#: the amp members the route reads
+_MEMBERS = ("initialize", "scale_loss")
 
 
 @dataclass
 class HeldFacts:
     """What one file says for the held-optimizer route."""
 
-    #: attribute -> the top-level classes whose methods store it on their first parameter;
-    #: ``ELSEWHERE`` among them for a store on any other object
+    #: attribute -> the top-level classes whose methods store it on their first parameter (a
+    #: store on any other object is on no instance of a class the route asks about)
     stores: Dict[str, Set[str]] = field(default_factory=dict)
     #: (class, method, line, optimizer attributes, switches) of each ``amp.initialize`` in a
     #: method given ``self.<attr>`` or a list/tuple of them as its optimizers; the switches are
@@ -53,13 +53,19 @@ def read_held_facts(table: NodeTable, amp_names: Set[str]) -> HeldFacts:
         attr = _delegated(func, name, me)  # type: ignore[arg-type]
         if attr:
             facts.delegates.setdefault(cls, {})[name] = attr
-    for node in table.nodes:
-        kind = type(node)
-        if kind is ast.Attribute and type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
-            owner = _self_owner(node, table, methods)
-            facts.stores.setdefault(node.attr, set()).add(owner)  # type: ignore[attr-defined]
-        elif kind is ast.Call:
-            _read_call(node, table, methods, amp_names, facts)  # type: ignore[arg-type]
+    # only the methods of top-level classes: a store anywhere else is on no class's instance
+    # the route asks about, and the sites it reads are in such methods
+    attribute, store, name_kind, call = ast.Attribute, ast.Store, ast.Name, ast.Call
+    for func, where in methods.items():
+        me = where[2]
+        for node in table.under(func):
+            kind = type(node)
+            if kind is attribute:
+                if type(node.ctx) is store and type(node.value) is name_kind and node.value.id == me:  # type: ignore
+                    if _enclosing(node, table, methods) == where:
+                        facts.stores.setdefault(node.attr, set()).add(where[0])  # type: ignore[attr-defined]
+            elif kind is call and type(node.func) is attribute and node.func.attr in _MEMBERS:  # type: ignore
+                _read_call(node, table, methods, amp_names, facts)  # type: ignore[arg-type]
     if facts.scales or facts.inits:
         facts.kept_parameters = _kept_parameters(table, methods)
     return facts
@@ -115,13 +121,6 @@ def _enclosing(node: ast.AST, table: NodeTable, methods) -> Optional[Tuple[str, 
             return None
         parent = table.parents.get(parent)
     return None
-
-
-def _self_owner(node: ast.Attribute, table: NodeTable, methods) -> str:
-    if not isinstance(node.value, ast.Name):
-        return ELSEWHERE
-    where = _enclosing(node, table, methods)
-    return where[0] if where is not None and where[2] == node.value.id else ELSEWHERE
 
 
 def _read_call(node: ast.Call, table: NodeTable, methods, amp_names: Set[str], facts: HeldFacts) -> None:
