@@ -19,9 +19,19 @@ object (``self.scaler = scaler``, the attach route's edit) and each site reads i
   own instances (``self.G = ...``), so the holder is an instance of it: apex's scale_loss
   raised for an optimizer no initialize had seen, and only that class's optimizers were;
 * the new attribute's name is used by no file of the repository, so reading it on any other
-  object would raise AttributeError rather than find something else.
+  object would raise AttributeError rather than find something else;
+* the class has its own ``__init__`` (which creates the GradScaler disabled: the launcher may
+  never call the initializing method) and no class derives from it;
+* the ``if`` around each site's ``with`` (``if self.args.amp: ... else: loss.backward()``)
+  tests what switches every initialize (``if not self.args.amp: return model`` before it), read
+  off an attribute both classes only keep from their constructor's parameter of that name: a
+  plain branch taken while the GradScaler is enabled would step gradients it never scaled.
+  That both constructors are handed the same object is not followed.
 
-Pure data from the index.
+Only classes no call chain from the launcher reaches are candidates (the call routes serve the
+others), and it is all of them or none: where one is refused, or another such class uses amp
+otherwise, every one keeps apex.amp with the reason (one left on the shim would find apex never
+initialized).  Pure data from the index.
 """
 
 from __future__ import annotations

@@ -1,10 +1,15 @@
-"""The models as a class reached by the held-optimizer route reads them (``held_optimizer_plan``).
+"""The rules' side of the held-optimizer route (``held_optimizer_plan``): the GradScaler is an
+attribute of the object that holds the optimizers apex initialized.
 
-A loss class that trains the discriminator keeps the model wrapper as ``self.model`` and runs
-``self.model.D(fake)``: no initialize of its file names the model, so the autocast search
-would find no forward pass before the loss.  In the methods the plan reaches so, an attribute
-of ``self`` named like a model (``model``, ``net``, ``discriminator``) is one: calling it, or
-what it holds (``self.model.D``), runs a forward pass.
+* The models as the methods it reaches read them: a loss class that trains the discriminator
+  keeps the model wrapper as ``self.model`` and runs ``self.model.D(fake)``; no initialize of
+  its file names the model, so the autocast search would find no forward pass before the
+  loss.  There an attribute of ``self`` named like a model (``model``, ``net``,
+  ``discriminator``) is one: calling it, or what it holds (``self.model.D``), runs a forward.
+* The holder's step: ``self.optimizer.step()`` whose class's ``step`` only calls
+  ``self.G.step()`` steps the optimizer scaled as ``self.optimizer.G``.
+* In the launcher: the report of the attach (APX258), and the disabled GradScaler its class's
+  ``__init__`` creates first.
 """
 
 from __future__ import annotations

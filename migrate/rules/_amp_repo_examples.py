@@ -10446,7 +10446,8 @@ class Trainer:
 #: discriminator's optimizers and initializes apex for them in a method the launcher calls only
 #: when amp is on; a trainer gets the holder from a launcher without apex and a loss class built
 #: by name at run time keeps it too, each scaling through one of its optimizers
-#: (``self.optimizer.G``, ``self.optimizer.D``)
+#: (``self.optimizer.G``, ``self.optimizer.D``); the holder builds them through a class nested in
+#: its ``__init__``, whose own ``self.args = args`` is another object's
 HELD_OPTIMIZERS = """\
 # file: main.py
 from loss import Loss
@@ -10472,8 +10473,17 @@ except ImportError:
 class Optimizer:
     def __init__(self, args, model):
         self.args = args
-        self.G = torch.optim.SGD(model.G.parameters(), lr=0.1)
-        self.D = torch.optim.SGD(model.D.parameters(), lr=0.1)
+
+        def _get_optimizer(net):
+            class _Optimizer(torch.optim.SGD):
+                def __init__(self, params, args):
+                    super().__init__(params, lr=0.1)
+                    self.args = args
+
+            return _Optimizer(net.parameters(), args)
+
+        self.G = _get_optimizer(model.G)
+        self.D = _get_optimizer(model.D)
 
     def set_amp(self, model):
         if not self.args.amp:
@@ -10605,8 +10615,17 @@ class Optimizer:
     def __init__(self, args, model):
         self.scaler = torch.amp.GradScaler(enabled=False)
         self.args = args
-        self.G = torch.optim.SGD(model.G.parameters(), lr=0.1)
-        self.D = torch.optim.SGD(model.D.parameters(), lr=0.1)
+
+        def _get_optimizer(net):
+            class _Optimizer(torch.optim.SGD):
+                def __init__(self, params, args):
+                    super().__init__(params, lr=0.1)
+                    self.args = args
+
+            return _Optimizer(net.parameters(), args)
+
+        self.G = _get_optimizer(model.G)
+        self.D = _get_optimizer(model.D)
 
     def set_amp(self, model):
         if not self.args.amp:
