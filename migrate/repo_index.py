@@ -22,6 +22,7 @@ from .runtime_classes import RUNTIME_IMPORT_MARKERS, runtime_builds
 from .ast_table import FastNodeVisitor, NodeTable
 from .forward_fed import handed_calls
 from .bindings import FunctionFacts, read_function_facts
+from .held_optimizers import HeldFacts, read_held_facts
 from .built_route import ObjectBuild, read_object_builds
 from .dict_spreads import read_dict_spreads
 from .parser_factories import FlagDefaults, parser_factories
@@ -267,6 +268,8 @@ class ModuleSummary:
     #: holds both)
     super_named: Set[str] = field(default_factory=set)
     super_only: Set[str] = field(default_factory=set)
+    #: the held-optimizer route's facts (``held_optimizers``)
+    held: HeldFacts = field(default_factory=HeldFacts)
     #: top-level definition -> the source of each of its decorators (``MODELS.register_module()``)
     decorators: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
     #: (line, top-level definition, attribute) of each ``m.Attr(...)`` whose ``m`` is a module
@@ -1312,6 +1315,7 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     ]
     summary.unbound_scales = [(owner, method, line) for _name, owner, method, line in unbound]
     summary.module_amp_names = set(reader.amp_names)
+    summary.held = read_held_facts(table, summary.module_amp_names)
     if reader.attribute_scales:
         failing = {name for name, *_rest in unbound} - summary.module_bound  # no ``global amp``
         summary.unbound_names = failing

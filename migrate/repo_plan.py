@@ -32,6 +32,7 @@ from .framework_plan import framework_route, module_level_note
 from .glue_plan import GlueRefusal, GlueRoute, glue_route
 from .heir_plan import add_heir_routes
 from .holder_plan import add_holder_routes
+from .held_optimizer_plan import held_route
 from .step_heir_plan import add_step_heir_routes
 from .bound_plan import add_bound_routes
 from .clip_loop_notes import add_clip_loop_notes
@@ -181,6 +182,15 @@ class FilePlan:
     #: (class, method) of this file that read that GradScaler on self (also in ``carried``):
     #: their forward passes are their own, autocast goes there
     attached_methods: Tuple[Tuple[str, str], ...] = ()
+    #: (class, method) of this file that scale through an optimizer the object holding the
+    #: GradScaler keeps (``held_optimizer_plan``; also in ``carried`` and ``attached_methods``)
+    held_methods: Tuple[Tuple[str, str], ...] = ()
+    #: (method, attribute) of that object's class whose method only calls the same method of
+    #: that attribute (``def step(self): self.G.step()``)
+    held_delegates: Tuple[Tuple[str, str], ...] = ()
+    #: in the launcher of that route: the methods that read the GradScaler on its object
+    #: (``Trainer.train() of src/train.py``)
+    held_readers: Tuple[str, ...] = ()
     #: in the launcher: why its forward passes run under autocast (the framework's decorator)
     framework_autocast: str = ""
     #: in the launcher: (function, batch processor, line of the runner call, switch) of each
@@ -1092,6 +1102,23 @@ def build_plan(
     built = built_route(by_path, launchers, {d for d in needy - set(riding.carried) if d not in callers}, others,
                         definitions)
     riding.carried.update(built.carried)
+    # a class that scales through the optimizers an object of the launcher holds reads the
+    # GradScaler there; only one no call from a launcher or from code that needs the scaler
+    # reaches (those get it by the call routes below)
+    from_launchers: Set[Def] = set()
+    grew = True
+    while grew:
+        grew = False
+        for item in needy - from_launchers:
+            every = [c for c, _ in callers.get(item, [])] + local_callers(item)
+            if any(c[0] in launchers or c in from_launchers for c in every):
+                from_launchers.add(item)
+                grew = True
+    unreachable = {d for d in needy - set(riding.carried) - from_launchers if not local_callers(d)}
+    holding = held_route(by_path, launchers, unreachable, others)
+    riding.carried.update(holding.carried)
+    for path, by_name in holding.notes.items():
+        riding.notes.setdefault(path, {}).update(by_name)
 
     reached: Set[Def] = set(riding.carried)
     grew = True
@@ -1314,6 +1341,8 @@ def build_plan(
                 parent[find(carried_path)] = find(launcher)
     for (carried_path, _name), launcher in built.built_in.items():
         parent[find(carried_path)] = find(launcher)
+    for (carried_path, _name), launcher in holding.joined.items():
+        parent[find(carried_path)] = find(launcher)
     for factory_path, (_factory, receivers) in factories.items():
         for receiver, _text in receivers:
             parent[find(receiver[0])] = find(factory_path)
@@ -1354,6 +1383,10 @@ def build_plan(
         lent_access.setdefault(item[0], []).extend(methods)
         own_forward.setdefault(item[0], []).extend((c, m) for c, m, _a in methods)
         attach_scaler.setdefault(launcher, []).append((definition, instance, names[item[0]]))
+    for launcher, attached in holding.attach.items():
+        attach_scaler.setdefault(launcher, []).append(attached)
+    for (held_path, name), methods in holding.carried.items():
+        own_forward.setdefault(held_path, []).extend((name, m) for m, _a in methods)
     entries_of: Dict[str, List[str]] = {}
     pass_of: Dict[str, Dict[str, str]] = {}
     for (callee_path, name), calls in planned.items():
@@ -1450,6 +1483,13 @@ def build_plan(
             built_methods=tuple(sorted((n, m) for (p, n), ms in built.carried.items() if p == path for m, _a in ms)),
             attach_scaler=tuple(attach_scaler.get(path, ())),
             attached_methods=tuple(own_forward.get(path, ())),
+            held_methods=tuple(sorted((n, m) for (p, n), ms in holding.carried.items() if p == path for m, _a in ms)),
+            held_delegates=holding.delegates.get(path, ()),
+            held_readers=tuple(
+                f"{n}.{m}() of {by_path[p].shown}"
+                for (p, n), launcher in sorted(holding.joined.items()) if launcher == path
+                for m, _a in holding.carried[(p, n)]
+            ),
             framework_autocast=riding.autocast.get(path, ""),
             returns_scaler=factories[path][0] if path in factories else "",
             returned_to=(glues[path].shown if path in glues else _shown_receivers(by_path, factories[path][1]))

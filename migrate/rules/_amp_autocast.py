@@ -14,6 +14,7 @@ from ._amp_context_var import autocast_variable
 from ._amp_device import device_type_at
 from ._amp_loss_loop import loss_loop_spans
 from ._amp_partial import bound_offset
+from ._amp_held import held_model_texts as held_route_models
 from ._amp_models import held_model_texts
 from ._amp_rule import AmpRule
 from ._amp_sites import (
@@ -310,6 +311,7 @@ class AutocastPlacement(AmpRule):
             # what a model factory of another file returned (the models among them)
             texts.update(flat_texts(assign.targets[0].target))
         texts |= held_model_texts(self, info, texts)
+        texts |= held_route_models(self, info)
         return texts | {t.split(".")[-1] for t in texts}
 
     def _is_model_call(self, node: cst.CSTNode, models: set, via_args: bool = False) -> bool:

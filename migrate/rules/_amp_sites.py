@@ -38,6 +38,7 @@ from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
+from ._amp_held import through_held
 from ._amp_handed_wrapper import steppable_holder
 from ._amp_method_step_gap import method_step_gap
 from ._amp_module_scaler import module_route, module_variable
@@ -172,6 +173,9 @@ class ScaleLossSite:
     #: (``_amp_handed_wrapper``): the optimizer scale_loss named -> (the wrapper's
     #: expression, the wrapper class's local name, the path of its file, its class name)
     handed: Dict[str, Tuple[str, str, str, str]] = field(default_factory=dict)
+    #: optimizers stepped through the object the held-optimizer route proved holds them, whose
+    #: ``step()`` only steps them (``held_optimizer_plan``): the optimizer -> that object
+    delegated: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(eq=False, repr=False)
@@ -757,7 +761,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     for site in info.inits:
         if not (site.has_optimizers or site.old_api):
             continue  # no GradScaler replaces an initialize for inference
-        site.stale_guard = _guard_set_by_its_branch(rule.parents, site)
+        site.stale_guard = _guard_set_by_its_branch(rule.parents, site, info.training_inits)
     if info.carrier is not None and info.inits:  # the later rules run after the initialize is gone
         why = initialized_before(rule, info.carrier, info.training_inits)
         if why is not None:
@@ -1236,6 +1240,7 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
     heirs = set(plan.heir_methods)
     built = set(plan.built_methods)
     bound = set(plan.bound_functions)
+    held = set(plan.held_methods)
     for stmt in module.body:
         if isinstance(stmt, cst.ClassDef):
             for method in methods_of(stmt):
@@ -1265,6 +1270,16 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
         attr = plan.heir_optimizer if inherited else "optimizer"
         carried_optimizer = info.access[site.func].rsplit(".", 1)[0] + "." + attr
         handed = [code_of(o) for o in site.optimizers]
+        if cls is not None and (cls.name.value, site.func.name.value) in held:  # type: ignore[union-attr]
+            # the held-optimizer route proved the object is the one whose optimizers apex
+            # initialized: any optimizer it keeps is one of them
+            receiver = info.access[site.func].rsplit(".", 1)[0]
+            if len(handed) != 1 or handed[0].rsplit(".", 1)[0] != receiver:
+                info.blockers.append(
+                    Blocker(site.with_stmt, f"this amp.scale_loss is given {', '.join(handed) or 'no optimizer'}, "
+                            f"not an optimizer kept on {receiver}, the object that holds the GradScaler")
+                )
+            continue
         if cls is not None and (cls.name.value, site.func.name.value) in built:  # type: ignore[union-attr]
             # an optimizer the object keeps: apex scaled only for an optimizer its one
             # initialize returned, which the launcher handed to the object's constructor
@@ -1588,6 +1603,7 @@ def _scale_loss_site(rule, call: cst.Call, info: AmpFile) -> Optional[ScaleLossS
     site = ScaleLossSite(with_stmt, call, enclosing_function(parents, call), loss, elements(opts), as_name)
     _through_wrappers(rule, site, info)
     _through_handed_wrappers(rule, site, info)
+    through_held(rule, site, info)
     return site
 
 
@@ -2944,7 +2960,7 @@ def _assigned_texts(stmt: Any, skip: Any) -> Set[str]:
     return out
 
 
-def _guard_set_by_its_branch(parents, site: InitSite) -> Optional[str]:
+def _guard_set_by_its_branch(parents, site: InitSite, inits: Sequence[InitSite] = ()) -> Optional[str]:
     """Why the scaler's switch cannot be the tests around the initialize: one of them reads
     what the ``if`` around it assigns (``if not self.amp_ready: ...initialize...;
     self.amp_ready = True``, a run-once guard).  The GradScaler is created after the
@@ -2952,7 +2968,7 @@ def _guard_set_by_its_branch(parents, site: InitSite) -> Optional[str]:
     scaler would be created disabled (fp32 training without a word), and on every later
     call.  None when no test reads what the ``if`` assigns (the initialize's own targets,
     the same model and optimizer back, do not count)."""
-    found = _stale_test(parents, site)
+    found = _stale_test(parents, site, inits)
     if found is None:
         return None
     test, read = found
@@ -2969,18 +2985,38 @@ def stale_flag(parents, site: InitSite) -> Optional[str]:
     return found[1] if found is not None else None
 
 
-def _stale_test(parents, site: InitSite) -> Optional[Tuple[cst.BaseExpression, str]]:
+def _stale_test(
+    parents, site: InitSite, inits: Sequence[InitSite] = ()
+) -> Optional[Tuple[cst.BaseExpression, str]]:
     """The first test around the initialize that reads what its outermost ``if`` assigns,
-    and what it reads there."""
+    and what it reads there.  The targets of an initialize of ``inits`` on another branch of
+    the same chain (``if D is None: model, G = amp.initialize(model, G)`` / ``else: model,
+    [G, D] = amp.initialize(model, [G, D])``) do not count: one of the two runs, each giving
+    the same model back."""
     ifs = ifs_around(parents, site.stmt)
     if not ifs:
         return None
     assigned = _assigned_texts(ifs[-1], skip=site.stmt)
+    for other in inits:
+        if other is not site and _other_branch(ifs, site.stmt, other.stmt):
+            assigned -= _assigned_texts(other.stmt, skip=site.stmt)
     for test in (link.test for link in ifs):
         read = next((text for text in _read_texts(test) if text in assigned), None)
         if read is not None:
             return test, read
     return None
+
+
+def _other_branch(ifs: Sequence[cst.If], stmt: Any, other: Any) -> bool:
+    """Whether ``stmt`` and ``other`` lie in the body and the ``else`` of one of ``ifs``."""
+    for link in ifs:
+        if link.orelse is None:
+            continue
+        body = {id(n) for n in walk(link.body)}
+        orelse = {id(n) for n in walk(link.orelse)}
+        if (id(stmt) in body and id(other) in orelse) or (id(other) in body and id(stmt) in orelse):
+            return True
+    return False
 
 
 def _read_texts(test: cst.BaseExpression) -> List[str]:
@@ -3224,6 +3260,8 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
     calls = step_calls(body, opt_text) + _loop_steps(rule, body, opt_text, site)
     if opt_text in site.handed:
         calls += step_calls(body, site.handed[opt_text][0])
+    if opt_text in site.delegated:
+        calls += step_calls(body, site.delegated[opt_text])
     for alias in optimizer_aliases(rule, site, opt_text):
         calls += step_calls(body, alias)
     calls = [c for c in calls if not _runs_before(rule, c, site.with_stmt) or _later_call_steps(rule, c, site)]

@@ -26,6 +26,7 @@ from ._amp_processor import ProcessorAutocast
 from ._amp_availability import AvailabilityChecks, fold
 from ._amp_rule import APEX_AMP, is_empty_shell
 from ._amp_threading import ScalerThreading
+from ._amp_held import held_attach, held_scaler_in_init
 from ._amp_sites import (
     AMP_STATE_DROPPED,
     AMP_STATE_KEYS,
@@ -296,6 +297,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "APX248": "an instance of a class of another file built before amp.initialize (it makes the optimizer the "
         "initialize receives): the GradScaler goes on it where it is created (fitter.scaler = scaler), and the "
         "class's methods that used amp read it on self",
+        "APX258": "the object whose method initializes apex keeps the optimizers the losses of other files are "
+        "scaled through (self.optimizer.G): it keeps the GradScaler too (self.scaler, created disabled in its "
+        "__init__ and replaced where amp.initialize was), and those sites read it there (self.optimizer.scaler)",
         "APX226": "the forward passes run inside the framework, under its autocast decorator (mmcv's "
         "@auto_fp16 with fp16_enabled set), not under a torch.autocast the tool placed: check the version "
         "the finding names",
@@ -342,6 +346,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             self._scaler_in_init(info)
         if info.run_once is not None:
             self._scaler_before_the_flag(info)
+        if info.plan is not None and info.plan.held_readers:
+            held_scaler_in_init(self, info)
         self._scaler_updates(info)
         for func, calls in info.threaded.items():
             self._thread(func, calls, info, remote=func in info.entry_functions)
@@ -605,6 +611,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             # the GradScaler's: argus-freesound's scale_loss through self.amp stayed on the shim)
             new.append(statement(static_backoff_line(target, self.backoff, info.loss_scalers > 1)))
         for instance, attribute in self._attached(site, info):
+            if info.plan is not None and info.plan.held_readers:
+                new.extend(held_attach(self, call, target, instance, attribute, info))
+                continue
             new.append(statement(f"{instance}.{attribute} = {target}\n"))
             self.report(
                 call,

@@ -148,6 +148,7 @@ class StepRule(AmpRule):
         through: Dict[cst.Call, Tuple[str, str]] = {}  # a wrapper's step -> what it steps, its class
         handed: Dict[cst.Call, Tuple[str, str, str, str]] = {}  # a step handed the scaler -> the same, its class
         loops: Dict[cst.Call, cst.For] = {}
+        delegated: Dict[cst.Call, str] = {}  # a holder's step -> the one optimizer it steps
         backward_lines: List[int] = []
         for site in info.scale_losses:
             scaler = lookup(site.with_stmt)
@@ -173,6 +174,8 @@ class StepRule(AmpRule):
                             through[call] = site.wrapped[code_of(opt)]
                         if is_handed:
                             handed[call] = (code_of(opt),) + site.handed[code_of(opt)][1:]
+                        if site.delegated.get(code_of(opt)) == receiver:
+                            delegated[call] = code_of(opt)  # its step() only steps that optimizer
                     loop = stepping_loop(self, call) if receiver != code_of(opt) and not is_handed else None
                     if loop is not None:
                         # a step of each optimizer of a list, in a loop: one update after it
@@ -209,11 +212,12 @@ class StepRule(AmpRule):
             if call in handed:
                 self._handed_step(call, scaler, *handed[call])
                 continue
-            self.replace_node(call, expression(f"{scaler}.step({opt_text})"))
+            stepped = delegated.get(call, opt_text)
+            self.replace_node(call, expression(f"{scaler}.step({stepped})"))
             self.report(
                 call,
                 "APX311",
-                f"{opt_text}.step() -> {scaler}.step({opt_text}) + {scaler}.update()",
+                f"{opt_text}.step() -> {scaler}.step({stepped}) + {scaler}.update()",
                 fixed=True,
                 severity="info",
             )
