@@ -1555,3 +1555,22 @@ def test_a_call_through_a_module_name_two_files_answer_to_keeps_both_sides_on_th
     assert first.returncode in (0, 1), first.stdout + first.stderr
     second = run_cli(tmp_path, "--check", "--allow-no-vcs")
     assert "0 files would be rewritten" in second.stdout + second.stderr, second.stdout + second.stderr
+
+
+def test_a_repeated_dropped_plan_note_gives_back_its_reason_without_the_brackets_around_it():
+    # a second run finds the first run's notes again; the reason of the dropped plan must come
+    # back as it was, or the run writes the note anew (not a fixed point).  A dropped
+    # module-scaler route keeps the earlier note around it: two brackets close after it
+    from migrate.engine import MigrationResult
+    from migrate.findings import Finding
+    from migrate.pipeline import DROPPED, _fallback_reason
+
+    reason = "in a.py, the forward pass and loss are not next to this amp.scale_loss: wrap them (by hand)"
+    for message in (
+        f"amp.initialize is not in this file (x is built by name; nor can a module-level GradScaler stand in "
+        f"({DROPPED}{reason})); this file keeps apex.amp semantics",
+        f"amp.initialize is not in this file ({DROPPED}{reason}); this file keeps apex.amp semantics",
+        f"no amp.scale_loss in this file: {DROPPED}{reason}; this file keeps apex.amp semantics",
+    ):
+        result = MigrationResult("b.py", b"", b"", findings=[Finding("b.py", 1, 0, "APX220", message)])
+        assert _fallback_reason(result) == reason, message
