@@ -127,15 +127,22 @@ _R65_STEP = (
     "StandardTrainStep is handed to its decorator @register_train_step('standard_train_step'), which may keep it "
     "to build it by name, never called directly"
 )
+#: why the module-level GradScaler cannot stand in for r65 (APX252): the step's plain backward
+_R65_PLAIN = (
+    "nor can a module-level GradScaler stand in (the GradScaler plan across files was dropped: in "
+    "selfsup/train_steps/standard_train_step.py, run_backward() also runs a plain backward: whether its test is the "
+    "switch of the GradScaler the initializing module makes is not followed, and a plain backward stepped through "
+    "an enabled GradScaler would have its gradients divided by the loss scale)"
+)
 #: r65's APX220 findings while no route hands the registry-built step the GradScaler
 FALLBACK_R65 = [
     ("selfsup/task.py", 51,
      "no amp.scale_loss in this file: the losses are scaled in selfsup/train_steps/standard_train_step.py "
      f"(StandardTrainStep), which is {_R65_STEP[len('StandardTrainStep is '):]}: the GradScaler cannot reach it; "
-     + _SHIM),
+     f"{_R65_PLAIN}; " + _SHIM),
     ("selfsup/train_steps/standard_train_step.py", 47,
      f"amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss ({_R65_STEP}, so the "
-     "GradScaler cannot follow its callers); " + _SHIM),
+     f"GradScaler cannot follow its callers; {_R65_PLAIN}); " + _SHIM),
 ]
 
 # Per layout: its launcher, the arguments of its amp run and of its fp32 reference run (the
