@@ -3430,6 +3430,9 @@ def main():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     # TODO(apexcompat): the losses are scaled in engine.py (fit), which cannot get the
     #   GradScaler: fit is also called from tune.py:8 (tune), where no GradScaler exists;
+    #   nor can a module-level GradScaler stand in (the GradScaler plan across files was
+    #   dropped: in train.py, the losses are scaled in engine.py (fit), which cannot get the
+    #   GradScaler: fit is also called from tune.py:8 (tune), where no GradScaler exists);
     #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     fit(model, optimizer)
@@ -3444,7 +3447,10 @@ def fit(model, optimizer):
         optimizer.zero_grad()
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
         #   amp.scale_loss (fit is also called from tune.py:8 (tune), where no GradScaler
-        #   exists); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+        #   exists; nor can a module-level GradScaler stand in (the GradScaler plan across files
+        #   was dropped: in train.py, the losses are scaled in engine.py (fit), which cannot get
+        #   the GradScaler: fit is also called from tune.py:8 (tune), where no GradScaler
+        #   exists)); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
         #   hand
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
