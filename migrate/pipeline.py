@@ -142,8 +142,12 @@ def _fallback_reason(result: "MigrationResult") -> Optional[str]:
     if failures:  # only repeats of an earlier run's dropped plan: the reason they carry
         message = failures[0].message
         reason = message.split(DROPPED)[-1].split("; this file keeps")[0]
-        # a site's own words around the plan's note: ``... (<DROPPED><reason>)``
-        return reason[:-1] if f"({DROPPED}" in message and reason.endswith(")") else reason
+        # the brackets the note was put in: a site's own words around the plan's note
+        # (``... (<DROPPED><reason>)``), and the earlier note a dropped module-scaler route
+        # keeps around it (``... (<note>; nor can ... stand in (<DROPPED><reason>))``)
+        while reason.endswith(")") and reason.count(")") > reason.count("("):
+            reason = reason[:-1]
+        return reason
     return None
 
 

@@ -1336,8 +1336,9 @@ def main(args, generator, critic_holder, batches):
     #   losses/gan.py (GanLoss), which is called directly from no file; it is built as
     #   `getattr(..., 'GanLoss')(...)` of a module imported by name at run time
     #   (losses/__init__.py:9, in build_losses): which class that is, no GradScaler route
-    #   can tell: the GradScaler cannot reach it; this file keeps apex.amp semantics through
-    #   apexcompat.amp, migrate it by hand
+    #   can tell: the GradScaler cannot reach it; nor can a module-level GradScaler stand
+    #   in: losses/gan.py uses apex.amp too, and cannot import train.py under one dotted
+    #   name; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
     [generator, critic_holder.critic], [optimizer.gen, optimizer.critic] = amp.initialize(
         [generator, critic_holder.critic], [optimizer.gen, optimizer.critic], opt_level="O1"
     )
@@ -3018,8 +3019,9 @@ def main(batches):
     #   engine/trainer.py (Trainer), which is called in main.py, which imports it from
     #   engine, a package that re-exports it with a star import, but the __all__ of
     #   engine/trainer.py (star-imported) is not a static list of names: the GradScaler
-    #   cannot reach it; this file keeps apex.amp semantics through apexcompat.amp, migrate
-    #   it by hand
+    #   cannot reach it; nor can a module-level GradScaler stand in: engine/trainer.py uses
+    #   apex.amp too, and cannot import main.py under one dotted name; this file keeps
+    #   apex.amp semantics through apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     Trainer(model, optimizer).fit(batches)
 # file: engine/__init__.py
@@ -3283,7 +3285,13 @@ def main(loader):
     #   GradScaler: Trainer derives from BaseTrainer in base_trainer.py, whose methods save
     #   or load the amp state: they could read the GradScaler its subclasses keep on self,
     #   but Evaluator in evaluate.py derives from it too and does not get the GradScaler;
-    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   nor can a module-level GradScaler stand in (the GradScaler plan across files was
+    #   dropped: in main.py, the losses are scaled in trainer.py (Trainer), which cannot get
+    #   the GradScaler: Trainer derives from BaseTrainer in base_trainer.py, whose methods
+    #   save or load the amp state: they could read the GradScaler its subclasses keep on
+    #   self, but Evaluator in evaluate.py derives from it too and does not get the
+    #   GradScaler); this file keeps apex.amp semantics through apexcompat.amp, migrate it
+    #   by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     Trainer(model, optimizer, loader).train(3)
 # file: trainer.py
@@ -3306,8 +3314,13 @@ class Trainer(BaseTrainer):
             #   amp.scale_loss (Trainer derives from BaseTrainer in base_trainer.py, whose methods
             #   save or load the amp state: they could read the GradScaler its subclasses keep on
             #   self, but Evaluator in evaluate.py derives from it too and does not get the
-            #   GradScaler); this file keeps apex.amp semantics through apexcompat.amp, migrate it
-            #   by hand
+            #   GradScaler; nor can a module-level GradScaler stand in (the GradScaler plan across
+            #   files was dropped: in main.py, the losses are scaled in trainer.py (Trainer), which
+            #   cannot get the GradScaler: Trainer derives from BaseTrainer in base_trainer.py,
+            #   whose methods save or load the amp state: they could read the GradScaler its
+            #   subclasses keep on self, but Evaluator in evaluate.py derives from it too and does
+            #   not get the GradScaler)); this file keeps apex.amp semantics through apexcompat.amp,
+            #   migrate it by hand
             with amp.scale_loss(loss, self.optimizer) as scaled_loss:
                 scaled_loss.backward()
             self.optimizer.step()
@@ -3335,19 +3348,29 @@ class BaseTrainer:
         # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
         #   amp.initialize, which is created in another file and cannot reach this line
         #   (BaseTrainer is subclassed, passed on or stored in trainer.py, never called
-        #   directly, so the GradScaler cannot follow its callers): pass that scaler here and
-        #   call `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
-        #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
-        #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
-        #   its own amp.initialize, so this line fails once that file is migrated
+        #   directly, so the GradScaler cannot follow its callers; nor can a module-level
+        #   GradScaler stand in (the GradScaler plan across files was dropped: in main.py, the
+        #   losses are scaled in trainer.py (Trainer), which cannot get the GradScaler: Trainer
+        #   derives from BaseTrainer in base_trainer.py, whose methods save or load the amp
+        #   state: they could read the GradScaler its subclasses keep on self, but Evaluator in
+        #   evaluate.py derives from it too and does not get the GradScaler)): pass that scaler
+        #   here and call `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex
+        #   wrote holds {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s,
+        #   _growth_tracker=n into scaler.state_dict() and load that). apexcompat.amp's state is
+        #   set up only by its own amp.initialize, so this line fails once that file is migrated
         amp.load_state_dict(state["amp"])
 
     def _save_checkpoint(self, epoch):
         # TODO(apexcompat): amp.state_dict() needs the GradScaler that replaces amp.initialize,
         #   which is created in another file and cannot reach this line (BaseTrainer is
         #   subclassed, passed on or stored in trainer.py, never called directly, so the
-        #   GradScaler cannot follow its callers): pass that scaler here and call
-        #   `scaler.state_dict()` instead. apexcompat.amp's state is set up only by its own
+        #   GradScaler cannot follow its callers; nor can a module-level GradScaler stand in
+        #   (the GradScaler plan across files was dropped: in main.py, the losses are scaled in
+        #   trainer.py (Trainer), which cannot get the GradScaler: Trainer derives from
+        #   BaseTrainer in base_trainer.py, whose methods save or load the amp state: they could
+        #   read the GradScaler its subclasses keep on self, but Evaluator in evaluate.py
+        #   derives from it too and does not get the GradScaler)): pass that scaler here and
+        #   call `scaler.state_dict()` instead. apexcompat.amp's state is set up only by its own
         #   amp.initialize, so this line fails once that file is migrated
         state = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "amp": amp.state_dict()}
         torch.save(state, f"ckpt{epoch}.pth")
@@ -3414,6 +3437,9 @@ def main():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     # TODO(apexcompat): the losses are scaled in engine.py (fit), which cannot get the
     #   GradScaler: fit is also called from tune.py:8 (tune), where no GradScaler exists;
+    #   nor can a module-level GradScaler stand in (the GradScaler plan across files was
+    #   dropped: in train.py, the losses are scaled in engine.py (fit), which cannot get the
+    #   GradScaler: fit is also called from tune.py:8 (tune), where no GradScaler exists);
     #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     fit(model, optimizer)
@@ -3428,7 +3454,10 @@ def fit(model, optimizer):
         optimizer.zero_grad()
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
         #   amp.scale_loss (fit is also called from tune.py:8 (tune), where no GradScaler
-        #   exists); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+        #   exists; nor can a module-level GradScaler stand in (the GradScaler plan across files
+        #   was dropped: in train.py, the losses are scaled in engine.py (fit), which cannot get
+        #   the GradScaler: fit is also called from tune.py:8 (tune), where no GradScaler
+        #   exists)); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
         #   hand
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
@@ -4349,7 +4378,9 @@ class Task:
             # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in steps.py
             #   (StandardStep), which is handed to its decorator @register_step('standard'), which
             #   may keep it to build it by name, never called directly: the GradScaler cannot reach
-            #   it; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            #   it; nor can a module-level GradScaler stand in: steps.py uses apex.amp too, and
+            #   import task would bind a name it uses; this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
             self.model, self.optimizer = amp.initialize(self.model, self.optimizer, **self.amp_args)
 # file: steps.py
 import torch
@@ -5154,8 +5185,9 @@ def run(model, optimizer, opt_level):
     #   and passed on as a value, never called directly: the GradScaler cannot reach it;
     #   run() in launch.py binds amp_backward of core/backward.py onto launcher, but
     #   Launcher.override_backward() in engine.py is not the one statement `self.<attr> =
-    #   types.MethodType(fn, self)`; this file keeps apex.amp semantics through
-    #   apexcompat.amp, migrate it by hand
+    #   types.MethodType(fn, self)`; nor can a module-level GradScaler stand in:
+    #   core/backward.py uses apex.amp too, and cannot import launch.py under one dotted
+    #   name; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
     launcher = Launcher(model, optimizer)
     launcher.override_backward(backward.amp_backward)
@@ -5332,7 +5364,10 @@ def main(model, optimizer, loader):
     # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in fitter.py
     #   (Fitter), which is called in main.py, which imports it with `from fitter import *`,
     #   but `from torchvision.models import *` imports a module outside the repository: the
-    #   GradScaler cannot reach it; this file keeps apex.amp semantics through
+    #   GradScaler cannot reach it; nor can a module-level GradScaler stand in (the
+    #   GradScaler plan across files was dropped: in fitter.py, the forward pass and loss
+    #   are not next to this amp.scale_loss: wrap them in `with torch.autocast("cuda",
+    #   dtype=torch.float16):` by hand); this file keeps apex.amp semantics through
     #   apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     fitter = Fitter(model, optimizer)
@@ -5361,7 +5396,10 @@ class Fitter:
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
         #   amp.scale_loss (Fitter is called in main.py, which imports it with `from fitter
         #   import *`, but `from torchvision.models import *` imports a module outside the
-        #   repository, so the GradScaler cannot follow its callers); this file keeps apex.amp
+        #   repository, so the GradScaler cannot follow its callers; nor can a module-level
+        #   GradScaler stand in (the GradScaler plan across files was dropped: in fitter.py, the
+        #   forward pass and loss are not next to this amp.scale_loss: wrap them in `with
+        #   torch.autocast("cuda", dtype=torch.float16):` by hand)); this file keeps apex.amp
         #   semantics through apexcompat.amp, migrate it by hand
         with amp.scale_loss(loss, self.optimizer) as scaled_loss:
             scaled_loss.backward()
@@ -5421,8 +5459,11 @@ from fitter import *
 def main(model, optimizer, loader):
     # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in fitter.py
     #   (Fitter), which is called in main.py, which imports it with `from fitter import *`,
-    #   but main.py also binds the name Fitter itself: the GradScaler cannot reach it; this
-    #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   but main.py also binds the name Fitter itself: the GradScaler cannot reach it; nor
+    #   can a module-level GradScaler stand in (the GradScaler plan across files was
+    #   dropped: in fitter.py, the forward pass and loss are not next to this
+    #   amp.scale_loss: wrap them in `with torch.autocast("cuda", dtype=torch.float16):` by
+    #   hand); this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     for Fitter in (Fitter,):
         fitter = Fitter(model, optimizer)
@@ -5451,8 +5492,11 @@ class Fitter:
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
         #   amp.scale_loss (Fitter is called in main.py, which imports it with `from fitter
         #   import *`, but main.py also binds the name Fitter itself, so the GradScaler cannot
-        #   follow its callers); this file keeps apex.amp semantics through apexcompat.amp,
-        #   migrate it by hand
+        #   follow its callers; nor can a module-level GradScaler stand in (the GradScaler plan
+        #   across files was dropped: in fitter.py, the forward pass and loss are not next to
+        #   this amp.scale_loss: wrap them in `with torch.autocast("cuda",
+        #   dtype=torch.float16):` by hand)); this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
         with amp.scale_loss(loss, self.optimizer) as scaled_loss:
             scaled_loss.backward()
         self.optimizer.step()
@@ -7698,25 +7742,39 @@ REGISTERED_MODEL_RUNNER_TODOS = (
     # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in models.py
     #   (Regressor), which is handed to its decorator @MODELS.register_module(), which may
     #   keep it to build it by name, never called directly: the GradScaler cannot reach it;
-    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   nor can a module-level GradScaler stand in (the GradScaler plan across files was
+    #   dropped: in models.py, train_step() also runs a plain backward: whether its test is
+    #   the switch of the GradScaler the initializing module makes is not followed, and a
+    #   plain backward stepped through an enabled GradScaler would have its gradients
+    #   divided by the loss scale); this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
 """,
     """\
             # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
             #   amp.scale_loss (Regressor is handed to its decorator @MODELS.register_module(),
             #   which may keep it to build it by name, never called directly, so the GradScaler
-            #   cannot follow its callers); this file keeps apex.amp semantics through
-            #   apexcompat.amp, migrate it by hand
+            #   cannot follow its callers; nor can a module-level GradScaler stand in (the
+            #   GradScaler plan across files was dropped: in models.py, train_step() also runs a
+            #   plain backward: whether its test is the switch of the GradScaler the initializing
+            #   module makes is not followed, and a plain backward stepped through an enabled
+            #   GradScaler would have its gradients divided by the loss scale)); this file keeps
+            #   apex.amp semantics through apexcompat.amp, migrate it by hand
 """,
     """\
             # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
             #   amp.initialize, which is created in another file and cannot reach this line
             #   (AmpRunner (runner.py) get the runner from mmcv, but amp.initialize is in init_amp()
             #   of amp_setup.py, which builds no runner: train.py, a file without apex.amp, calls
-            #   init_amp() and builds the runner, so no GradScaler is there to put on it): pass that
-            #   scaler here and call `scaler.load_state_dict(state["amp"])` instead (a checkpoint
-            #   apex wrote holds {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s,
-            #   _growth_tracker=n into scaler.state_dict() and load that). apexcompat.amp's state is
-            #   set up only by its own amp.initialize, so this line fails once that file is migrated
+            #   init_amp() and builds the runner, so no GradScaler is there to put on it; nor can a
+            #   module-level GradScaler stand in (the GradScaler plan across files was dropped: in
+            #   models.py, train_step() also runs a plain backward: whether its test is the switch
+            #   of the GradScaler the initializing module makes is not followed, and a plain
+            #   backward stepped through an enabled GradScaler would have its gradients divided by
+            #   the loss scale)): pass that scaler here and call
+            #   `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
+            #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
+            #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
+            #   its own amp.initialize, so this line fails once that file is migrated
 """,
 )
 
@@ -7838,26 +7896,74 @@ class StepHook(OptimizerHook):
         codes=("APX101", "APX101", "APX201", "APX209", "APX225", "APX301", "APX311"),
     ),
     # the same class with a subclass in another file: its objects may be built where no
-    # GradScaler is put on them, so both files keep apex.amp through the shim and say so
+    # GradScaler is put on them, so no GradScaler can go on the object; apex's loss scaler was
+    # per process, so the runner's module keeps it in a module-level variable that every
+    # stepper reads when it steps (APX252), imported in the method (runner.py imports steps.py)
     Example(
         "fallback-picked-trainer-class-with-a-subclass",
         before=PICKED_STEPPERS + PICKED_RUNNER + PICKED_HEIR,
-        after=(PICKED_STEPPERS + PICKED_RUNNER + PICKED_HEIR)
-        .replace("from apex import amp", "from apexcompat import amp")
-        .replace(PICKED_SCALING, """\
-        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
-        #   amp.scale_loss (LoggedStepper in logged.py derives from HalfStepper: its objects may
-        #   be built where no GradScaler is put on them, so the GradScaler cannot reach it on
-        #   the object built); this file keeps apex.amp semantics through apexcompat.amp,
-        #   migrate it by hand
-""" + PICKED_SCALING)
-        .replace(PICKED_INIT, """\
-            # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in steps.py
-            #   (HalfStepper), which cannot get the GradScaler: LoggedStepper in logged.py derives
-            #   from HalfStepper: its objects may be built where no GradScaler is put on them; this
-            #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-""" + PICKED_INIT),
-        codes=("APX102", "APX102", "APX220", "APX220"),
+        after='''\
+# file: steps.py
+import torch
+
+
+class PlainStepper:
+    def __init__(self, net, batches, optimizer):
+        self.net = net
+        self.batches = iter(batches)
+        self.optimizer = optimizer
+
+    def step(self):
+        x, y = next(self.batches)
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+
+class HalfStepper(PlainStepper):
+    def step(self):
+        import runner
+        x, y = next(self.batches)
+        with torch.autocast(self.optimizer.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=runner.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.optimizer.zero_grad()
+        runner.scaler.scale(loss).backward()
+        runner.scaler.step(self.optimizer)
+        runner.scaler.update()
+        return loss.item()
+# file: runner.py
+import torch
+
+from steps import HalfStepper, PlainStepper
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+scaler = None
+
+
+class Runner:
+    def __init__(self, net, batches, half=False):
+        global scaler
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        use_amp = bool(half)
+        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        self.stepper = (HalfStepper if half else PlainStepper)(net, batches, optimizer)
+
+    def run(self, steps):
+        return [self.stepper.step() for _ in range(steps)]
+# file: logged.py
+from steps import HalfStepper
+
+
+class LoggedStepper(HalfStepper):
+    def step(self):
+        value = super().step()
+        print(value)
+        return value
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX252', 'APX301', 'APX311'),
     ),
     # apex.amp reaches a checkpointer of another file through a dict the launcher spreads into
     # it (extras.update(dict(amp=amp)), Keeper(net, **extras)), which keeps the dict and only
@@ -8142,8 +8248,9 @@ GLUE_TODOS = (
         #   backward_step() of nets/losses.py, called from train.py (train), a file without
         #   apex.amp that calls this model factory too; it cannot hand the GradScaler on:
         #   backward_step of nets/losses.py is also called from adapt.py:9 (adapt), where no
-        #   GradScaler exists; this file keeps apex.amp semantics through apexcompat.amp,
-        #   migrate it by hand
+        #   GradScaler exists; nor can a module-level GradScaler stand in: nets/losses.py uses
+        #   apex.amp too, and cannot import nets/build.py under one dotted name; this file keeps
+        #   apex.amp semantics through apexcompat.amp, migrate it by hand
 """,
     """\
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
@@ -8721,8 +8828,9 @@ GLUE_TWO_IDS_TODOS = (
         #   apply_loss() of nets/update.py, called from run.py (run), a file without apex.amp
         #   that calls this model factory too; it cannot hand the GradScaler on: amp.initialize
         #   keeps 2 loss scalers there (num_losses=2), one per loss id, and opt_critic is handed
-        #   on with the losses of loss ids 0, 1; this file keeps apex.amp semantics through
-        #   apexcompat.amp, migrate it by hand
+        #   on with the losses of loss ids 0, 1; nor can a module-level GradScaler stand in:
+        #   nets/update.py uses apex.amp too, and cannot import nets/factory.py under one dotted
+        #   name; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
 """,
     """\
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
@@ -10632,8 +10740,10 @@ def run(model, optimizer, loader, opt_level="O1"):
     #   default_backward.amp_backward in train.py and passed on as a value, never called
     #   directly: the GradScaler cannot reach it; run() in train.py binds amp_backward of
     #   core/default_backward.py onto tl, but compute_loss_gradient() in core/trainer.py
-    #   reads or clips gradients at line 22, between backwards of one step; this file keeps
-    #   apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   reads or clips gradients at line 22, between backwards of one step; nor can a
+    #   module-level GradScaler stand in: core/default_backward.py uses apex.amp too, and
+    #   cannot import train.py under one dotted name; this file keeps apex.amp semantics
+    #   through apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
     tl = trainer.Launcher(model=model, optimizer=optimizer)
     tl.logger.info("opt_level = {}".format(opt_level))
@@ -10722,8 +10832,10 @@ def run(model, optimizer, loader, opt_level="O1"):
     #   default_backward.amp_backward in train.py and passed on as a value, never called
     #   directly: the GradScaler cannot reach it; run() in train.py binds amp_backward of
     #   core/default_backward.py onto tl, but tl.train() runs before the binding (line 15),
-    #   and may train with the plain backward; this file keeps apex.amp semantics through
-    #   apexcompat.amp, migrate it by hand
+    #   and may train with the plain backward; nor can a module-level GradScaler stand in:
+    #   core/default_backward.py uses apex.amp too, and cannot import train.py under one
+    #   dotted name; this file keeps apex.amp semantics through apexcompat.amp, migrate it
+    #   by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
     tl = trainer.Launcher(model=model, optimizer=optimizer)
     tl.logger.info("opt_level = {}".format(opt_level))
@@ -10863,8 +10975,13 @@ def fp16ize(model, optimizer, opt_level):
     #   amp.master_params after each backward it scales (backprop.py:11) and train_step() in
     #   runner.py (line 15, through backpropagate()) may run it several times before one
     #   step: apex unscaled the gradients at every backward, a GradScaler unscales them once
-    #   a step, so those clips cannot be kept; this file keeps apex.amp semantics through
-    #   apexcompat.amp, migrate it by hand
+    #   a step, so those clips cannot be kept; nor can a module-level GradScaler stand in
+    #   (the GradScaler plan across files was dropped: in backprop.py,
+    #   complex_backpropagate() also runs a plain backward: whether its test is the switch
+    #   of the GradScaler the initializing module makes is not followed, and a plain
+    #   backward stepped through an enabled GradScaler would have its gradients divided by
+    #   the loss scale); this file keeps apex.amp semantics through apexcompat.amp, migrate
+    #   it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
     return model, optimizer
 # file: backprop.py
@@ -10882,8 +10999,12 @@ def complex_backpropagate(loss, optimizer, model, fp16, accumulation, max_grad_n
         #   each backward it scales (backprop.py:11) and train_step() in runner.py (line 15,
         #   through backpropagate()) may run it several times before one step: apex unscaled the
         #   gradients at every backward, a GradScaler unscales them once a step, so those clips
-        #   cannot be kept); this file keeps apex.amp semantics through apexcompat.amp, migrate
-        #   it by hand
+        #   cannot be kept; nor can a module-level GradScaler stand in (the GradScaler plan
+        #   across files was dropped: in backprop.py, complex_backpropagate() also runs a plain
+        #   backward: whether its test is the switch of the GradScaler the initializing module
+        #   makes is not followed, and a plain backward stepped through an enabled GradScaler
+        #   would have its gradients divided by the loss scale)); this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
         torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_grad_norm)
@@ -11347,8 +11468,9 @@ class Optimizer:
             return model
         # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in optim.py
         #   (Optimizer), reached through main.py (main), which is called from no file: the
-        #   GradScaler cannot reach it; this file keeps apex.amp semantics through
-        #   apexcompat.amp, migrate it by hand
+        #   GradScaler cannot reach it; nor can a module-level GradScaler stand in:
+        #   loss/adversarial.py uses apex.amp too, and cannot import optim.py under one dotted
+        #   name; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
         model, [self.G, self.D] = amp.initialize(model, [self.G, self.D], opt_level="O1")
         return model
 
@@ -11598,8 +11720,9 @@ class Optimizer:
             return model
         # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in optim.py
         #   (Optimizer), reached through main.py (main), which is called from no file: the
-        #   GradScaler cannot reach it; this file keeps apex.amp semantics through
-        #   apexcompat.amp, migrate it by hand
+        #   GradScaler cannot reach it; nor can a module-level GradScaler stand in:
+        #   loss/adversarial.py uses apex.amp too, and cannot import optim.py under one dotted
+        #   name; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
         model, [self.G, self.D] = amp.initialize(model, [self.G, self.D], opt_level="O1")
         return model
 
@@ -11693,5 +11816,366 @@ class Adversarial(nn.Module):
         return self.bce(d_fake_bp, torch.ones_like(d_fake_bp))
 """,
         codes=('APX102', 'APX220'),
+    ),
+]
+
+
+#: imaginaire's shape (the reader route, APX252): one module initializes apex for two networks
+#: (num_losses=2) in a function the launcher calls; the base trainer of another module scales
+#: each loss under its own loss id and steps, its abstract forward methods are overridden in a
+#: file without apex, and the trainer class is picked by a module name at run time, so no call
+#: chain reaches it; a meter of a third module undoes a loss id's scale
+READER_LIBRARY = '''\
+# file: setup_nets.py
+import torch
+from apex import amp
+
+
+def build(cfg, net_G, net_D):
+    opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
+    opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
+    [net_G, net_D], [opt_G, opt_D] = amp.initialize(
+        [net_G, net_D], [opt_G, opt_D], opt_level=cfg.opt_level, num_losses=2
+    )
+    return net_G, net_D, opt_G, opt_D
+# file: trainer.py
+import torch
+from apex import amp
+
+from meters import unscaled_norm
+
+
+class BaseTrainer:
+    def __init__(self, net_G, net_D, opt_G, opt_D):
+        self.net_G, self.net_D, self.opt_G, self.opt_D = net_G, net_D, opt_G, opt_D
+        self.norm = 0.0
+
+    def gen_update(self, data):
+        self.opt_G.zero_grad()
+        loss = self.gen_forward(data)
+        with amp.scale_loss(loss, self.opt_G, loss_id=0) as scaled_loss:
+            scaled_loss.backward()
+            self.norm = unscaled_norm(self.net_G, 0)
+        self.opt_G.step()
+
+    def dis_update(self, data):
+        self.opt_D.zero_grad()
+        loss = self.dis_forward(data)
+        with amp.scale_loss(loss, self.opt_D, loss_id=1) as scaled_loss:
+            scaled_loss.backward()
+        self.opt_D.step()
+
+    def gen_forward(self, data):
+        raise NotImplementedError
+
+    def dis_forward(self, data):
+        raise NotImplementedError
+
+    def state(self):
+        return {"G": self.net_G.state_dict(), "amp": amp.state_dict()}
+
+    def restore(self, checkpoint):
+        self.net_G.load_state_dict(checkpoint["G"])
+        amp.load_state_dict(checkpoint["amp"])
+# file: meters.py
+import torch
+from apex import amp
+
+
+@torch.no_grad()
+def unscaled_norm(net, loss_id):
+    norms = [p.grad.norm() for p in net.parameters() if p.grad is not None]
+    return torch.stack(norms).norm().item() / amp._amp_state.loss_scalers[loss_id].loss_scale()
+# file: pix2pix.py
+import torch.nn.functional as F
+
+from trainer import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def gen_forward(self, data):
+        x, y = data
+        return F.mse_loss(self.net_G(x), y)
+
+    def dis_forward(self, data):
+        x, y = data
+        return F.softplus(self.net_D(self.net_G(x).detach())).mean() + F.softplus(-self.net_D(y)).mean()
+# file: train.py
+import importlib
+
+import torch
+
+from setup_nets import build
+
+
+def main(cfg, data):
+    net_G, net_D, opt_G, opt_D = build(cfg, torch.nn.Linear(4, 4).cuda(), torch.nn.Linear(4, 1).cuda())
+    trainer = importlib.import_module(cfg.trainer).Trainer(net_G, net_D, opt_G, opt_D)
+    for batch in data:
+        trainer.dis_update(batch)
+        trainer.gen_update(batch)
+'''
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # apex's loss scalers were per process: the initializing module keeps one GradScaler per
+        # loss id in a module-level variable, assigned where amp.initialize was; the trainer and
+        # the meter import that module and read it through it when they run (never a copy of
+        # None); autocast wraps the call of the abstract forward method the subclass overrides
+        "module-level-grad-scalers-read-through-the-initializing-module",
+        before=READER_LIBRARY,
+        after='''\
+# file: setup_nets.py
+import torch
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+grad_scalers = None
+
+
+def build(cfg, net_G, net_D):
+    global grad_scalers
+    opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
+    opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
+    use_amp = cfg.opt_level != "O0"
+    grad_scalers = [torch.amp.GradScaler(next(net_G.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    return net_G, net_D, opt_G, opt_D
+# file: trainer.py
+import torch
+
+from meters import unscaled_norm
+import setup_nets
+
+
+def load_scaler_state(scaler, state):
+    """Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
+
+    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
+    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
+    """
+    if "loss_scaler0" in state:
+        apex_state = state["loss_scaler0"]
+        state = dict(scaler.state_dict())
+        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
+    if state:
+        scaler.load_state_dict(state)
+
+
+def load_scaler_states(scalers, state):
+    """Restore one GradScaler per apex loss id: from the list of their states, or from
+    apex.amp's ``{"loss_scaler0": ..., "loss_scaler1": ...}`` (one entry per loss id).
+    """
+    for loss_id, scaler in enumerate(scalers):
+        if isinstance(state, dict):
+            load_scaler_state(scaler, {"loss_scaler0": state[f"loss_scaler{loss_id}"]})
+        else:
+            load_scaler_state(scaler, state[loss_id])
+
+
+class BaseTrainer:
+    def __init__(self, net_G, net_D, opt_G, opt_D):
+        self.net_G, self.net_D, self.opt_G, self.opt_D = net_G, net_D, opt_G, opt_D
+        self.norm = 0.0
+
+    def gen_update(self, data):
+        self.opt_G.zero_grad()
+        with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            loss = self.gen_forward(data)
+        setup_nets.grad_scalers[0].scale(loss).backward()
+        self.norm = unscaled_norm(self.net_G, 0)
+        setup_nets.grad_scalers[0].step(self.opt_G)
+        setup_nets.grad_scalers[0].update()
+
+    def dis_update(self, data):
+        self.opt_D.zero_grad()
+        with torch.autocast(self.opt_D.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            loss = self.dis_forward(data)
+        setup_nets.grad_scalers[1].scale(loss).backward()
+        setup_nets.grad_scalers[1].step(self.opt_D)
+        setup_nets.grad_scalers[1].update()
+
+    def gen_forward(self, data):
+        raise NotImplementedError
+
+    def dis_forward(self, data):
+        raise NotImplementedError
+
+    def state(self):
+        return {"G": self.net_G.state_dict(), "amp": [loss_scaler.state_dict() for loss_scaler in setup_nets.grad_scalers]}
+
+    def restore(self, checkpoint):
+        self.net_G.load_state_dict(checkpoint["G"])
+        load_scaler_states(setup_nets.grad_scalers, checkpoint["amp"])
+# file: meters.py
+import torch
+import setup_nets
+
+
+@torch.no_grad()
+def unscaled_norm(net, loss_id):
+    norms = [p.grad.norm() for p in net.parameters() if p.grad is not None]
+    return torch.stack(norms).norm().item() / setup_nets.grad_scalers[loss_id].get_scale()
+# file: pix2pix.py
+import torch.nn.functional as F
+
+from trainer import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def gen_forward(self, data):
+        x, y = data
+        return F.mse_loss(self.net_G(x), y)
+
+    def dis_forward(self, data):
+        x, y = data
+        return F.softplus(self.net_D(self.net_G(x).detach())).mean() + F.softplus(-self.net_D(y)).mean()
+# file: train.py
+import importlib
+
+import torch
+
+from setup_nets import build
+
+
+def main(cfg, data):
+    net_G, net_D, opt_G, opt_D = build(cfg, torch.nn.Linear(4, 4).cuda(), torch.nn.Linear(4, 1).cuda())
+    trainer = importlib.import_module(cfg.trainer).Trainer(net_G, net_D, opt_G, opt_D)
+    for batch in data:
+        trainer.dis_update(batch)
+        trainer.gen_update(batch)
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX252', 'APX301', 'APX311', 'APX401', 'APX402', 'APX506'),
+    ),
+    Example(
+        # ... where the initializing module imports the meter itself: an import added at the
+        # meter's top could run while the initializing module is half made (the meter imported
+        # first), so the meter's function imports it when it runs, where the cycle cannot break
+        "module-level-grad-scalers-imported-where-read-when-the-initializing-module-imports-the-reader",
+        before=READER_LIBRARY.replace(
+            "from apex import amp\n\n\ndef build(", "from apex import amp\n\nfrom meters import unscaled_norm\n\n\ndef build("
+        ),
+        after='''\
+# file: setup_nets.py
+import torch
+
+from meters import unscaled_norm
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+grad_scalers = None
+
+
+def build(cfg, net_G, net_D):
+    global grad_scalers
+    opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
+    opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
+    use_amp = cfg.opt_level != "O0"
+    grad_scalers = [torch.amp.GradScaler(next(net_G.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    return net_G, net_D, opt_G, opt_D
+# file: trainer.py
+import torch
+
+from meters import unscaled_norm
+import setup_nets
+
+
+def load_scaler_state(scaler, state):
+    """Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
+
+    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
+    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
+    """
+    if "loss_scaler0" in state:
+        apex_state = state["loss_scaler0"]
+        state = dict(scaler.state_dict())
+        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
+    if state:
+        scaler.load_state_dict(state)
+
+
+def load_scaler_states(scalers, state):
+    """Restore one GradScaler per apex loss id: from the list of their states, or from
+    apex.amp's ``{"loss_scaler0": ..., "loss_scaler1": ...}`` (one entry per loss id).
+    """
+    for loss_id, scaler in enumerate(scalers):
+        if isinstance(state, dict):
+            load_scaler_state(scaler, {"loss_scaler0": state[f"loss_scaler{loss_id}"]})
+        else:
+            load_scaler_state(scaler, state[loss_id])
+
+
+class BaseTrainer:
+    def __init__(self, net_G, net_D, opt_G, opt_D):
+        self.net_G, self.net_D, self.opt_G, self.opt_D = net_G, net_D, opt_G, opt_D
+        self.norm = 0.0
+
+    def gen_update(self, data):
+        self.opt_G.zero_grad()
+        with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            loss = self.gen_forward(data)
+        setup_nets.grad_scalers[0].scale(loss).backward()
+        self.norm = unscaled_norm(self.net_G, 0)
+        setup_nets.grad_scalers[0].step(self.opt_G)
+        setup_nets.grad_scalers[0].update()
+
+    def dis_update(self, data):
+        self.opt_D.zero_grad()
+        with torch.autocast(self.opt_D.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            loss = self.dis_forward(data)
+        setup_nets.grad_scalers[1].scale(loss).backward()
+        setup_nets.grad_scalers[1].step(self.opt_D)
+        setup_nets.grad_scalers[1].update()
+
+    def gen_forward(self, data):
+        raise NotImplementedError
+
+    def dis_forward(self, data):
+        raise NotImplementedError
+
+    def state(self):
+        return {"G": self.net_G.state_dict(), "amp": [loss_scaler.state_dict() for loss_scaler in setup_nets.grad_scalers]}
+
+    def restore(self, checkpoint):
+        self.net_G.load_state_dict(checkpoint["G"])
+        load_scaler_states(setup_nets.grad_scalers, checkpoint["amp"])
+# file: meters.py
+import torch
+
+
+@torch.no_grad()
+def unscaled_norm(net, loss_id):
+    import setup_nets
+    norms = [p.grad.norm() for p in net.parameters() if p.grad is not None]
+    return torch.stack(norms).norm().item() / setup_nets.grad_scalers[loss_id].get_scale()
+# file: pix2pix.py
+import torch.nn.functional as F
+
+from trainer import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def gen_forward(self, data):
+        x, y = data
+        return F.mse_loss(self.net_G(x), y)
+
+    def dis_forward(self, data):
+        x, y = data
+        return F.softplus(self.net_D(self.net_G(x).detach())).mean() + F.softplus(-self.net_D(y)).mean()
+# file: train.py
+import importlib
+
+import torch
+
+from setup_nets import build
+
+
+def main(cfg, data):
+    net_G, net_D, opt_G, opt_D = build(cfg, torch.nn.Linear(4, 4).cuda(), torch.nn.Linear(4, 1).cuda())
+    trainer = importlib.import_module(cfg.trainer).Trainer(net_G, net_D, opt_G, opt_D)
+    for batch in data:
+        trainer.dis_update(batch)
+        trainer.gen_update(batch)
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX252', 'APX301', 'APX311', 'APX401', 'APX402', 'APX506'),
     ),
 ]

@@ -247,7 +247,9 @@ def test_a_definition_passed_on_as_a_value_gets_no_plan(tmp_path):
     launcher = LAUNCHER.format(module="engine") + "\n\nHOOKS = [train_one_epoch]\n"
     write_tree(tmp_path, {"train.py": launcher, "engine.py": ENGINE})
     plan = plan_for(tmp_path)
-    assert not [f for f in plan.files.values() if f.component is not None]
+    # no call chain hands the GradScaler on; only the module-level one of the reader route
+    # (APX252), which every caller of the step reads alike, plans these files
+    assert not [f for f in plan.files.values() if f.component is not None and not (f.module_reader or f.module_readers)]
     assert any("passed on as a value in train.py" in why for why in plan.unplanned.values())
 
 
@@ -988,16 +990,39 @@ def test_a_script_function_between_the_launcher_and_the_scaling_says_it_runs_as_
         "# fp16 needs apex installed\nfrom engine import train_one_epoch\n\n\ndef main(model, optimizer):\n"
         "    train_one_epoch(model, optimizer, 0)\n\n\nif __name__ == \"__main__\":\n    main(None, None)\n"
     )
+    # the step also runs a plain backward on another path: no module-level GradScaler of the
+    # launcher can stand in (APX252; without it the engine reads one, test_reader_route_*)
     launcher = LAUNCHER_ALONE.replace(
         "    return amp.initialize(", "    model, optimizer = amp.initialize("
     ) + "    return model, optimizer\n"
-    write_tree(tmp_path, {"train.py": launcher, "engine.py": ENGINE, "script.py": script})
+    engine = ENGINE.replace("def train_one_epoch(model, optimizer, epoch):", "def train_one_epoch(model, optimizer, epoch, fp16=True):")
+    engine = engine.replace(
+        "    with amp.scale_loss(loss, optimizer) as scaled_loss:\n        scaled_loss.backward()\n",
+        "    if fp16:\n        with amp.scale_loss(loss, optimizer) as scaled_loss:\n            scaled_loss.backward()\n"
+        "    else:\n        loss.backward()\n",
+    )
+    write_tree(tmp_path, {"train.py": launcher, "engine.py": engine, "script.py": script})
     proc = run_cli(tmp_path, "--to", "native", "--diff")
     assert "train_one_epoch is called only from script.py:6 (main), where no GradScaler exists" in proc.stderr
     assert (
         "reached through script.py (main), which is run only as its file's script "
         '(under `if __name__ == "__main__":`), where no GradScaler exists' in " ".join((proc.stdout + proc.stderr).split())
     )
+
+
+def test_reader_route_the_engine_reads_the_launchers_module_level_grad_scaler(tmp_path):
+    # the same repository, the launcher importing nothing of the engine: one module initializes
+    # apex and scales nothing, the engine scales where no call chain from it reaches (APX252)
+    script = "from engine import train_one_epoch\n\n\ndef main(model, optimizer):\n    train_one_epoch(model, optimizer, 0)\n"
+    launcher = LAUNCHER_ALONE.replace(
+        "    return amp.initialize(", "    model, optimizer = amp.initialize("
+    ) + "    return model, optimizer\n"
+    write_tree(tmp_path, {"train.py": launcher, "engine.py": ENGINE, "script.py": script})
+    run_cli(tmp_path, "--to", "native", "--allow-no-vcs")
+    assert "scaler = torch.amp.GradScaler(" in (tmp_path / "train.py").read_text()
+    engine = (tmp_path / "engine.py").read_text()
+    assert "import train\n" in engine and "train.scaler.scale(loss).backward()" in engine
+    assert "apex" not in engine
 
 
 def test_a_step_class_subclassed_in_a_file_without_apex_is_not_called_there(tmp_path):
@@ -1532,3 +1557,22 @@ def test_a_call_through_a_module_name_two_files_answer_to_keeps_both_sides_on_th
     assert first.returncode in (0, 1), first.stdout + first.stderr
     second = run_cli(tmp_path, "--check", "--allow-no-vcs")
     assert "0 files would be rewritten" in second.stdout + second.stderr, second.stdout + second.stderr
+
+
+def test_a_repeated_dropped_plan_note_gives_back_its_reason_without_the_brackets_around_it():
+    # a second run finds the first run's notes again; the reason of the dropped plan must come
+    # back as it was, or the run writes the note anew (not a fixed point).  A dropped
+    # module-scaler route keeps the earlier note around it: two brackets close after it
+    from migrate.engine import MigrationResult
+    from migrate.findings import Finding
+    from migrate.pipeline import DROPPED, _fallback_reason
+
+    reason = "in a.py, the forward pass and loss are not next to this amp.scale_loss: wrap them (by hand)"
+    for message in (
+        f"amp.initialize is not in this file (x is built by name; nor can a module-level GradScaler stand in "
+        f"({DROPPED}{reason})); this file keeps apex.amp semantics",
+        f"amp.initialize is not in this file ({DROPPED}{reason}); this file keeps apex.amp semantics",
+        f"no amp.scale_loss in this file: {DROPPED}{reason}; this file keeps apex.amp semantics",
+    ):
+        result = MigrationResult("b.py", b"", b"", findings=[Finding("b.py", 1, 0, "APX220", message)])
+        assert _fallback_reason(result) == reason, message
