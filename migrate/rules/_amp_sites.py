@@ -563,6 +563,16 @@ def optimizer_params(opt_text: str) -> str:
     return f'(p for group in {opt_text}.param_groups for p in group["params"])'
 
 
+def keyed_optimizer(opt: Any) -> bool:
+    """``optimizer["generator"]``: one optimizer of a dict (or list) picked by a literal key from
+    a plain name or attribute; its steps are found by that same text, as a name's are."""
+    if not isinstance(opt, cst.Subscript) or not isinstance(opt.value, (cst.Name, cst.Attribute)):
+        return False
+    if len(opt.slice) != 1 or not isinstance(opt.slice[0].slice, cst.Index):
+        return False
+    return isinstance(opt.slice[0].slice.value, (cst.SimpleString, cst.Integer))
+
+
 def step_calls(func_body: cst.CSTNode, optimizer_text: str) -> List[cst.Call]:
     """``<optimizer>.step(...)`` calls under ``func_body``."""
     found = []
@@ -2384,7 +2394,7 @@ def _stepped_apart(rule, info: AmpFile) -> str:
     the GradScaler still holds scaled."""
     for site in info.scale_losses:
         for opt in site.optimizers:
-            steps = find_steps(rule, site, code_of(opt)) if isinstance(opt, (cst.Name, cst.Attribute)) else []
+            steps = find_steps(rule, site, code_of(opt)) if isinstance(opt, (cst.Name, cst.Attribute)) or keyed_optimizer(opt) else []
             if not steps or any(enclosing_function(rule.parents, c) is not site.func for c in steps):
                 name = site.func.name.value if site.func is not None else "module level"
                 return f"the loss scaled in {name}() is not stepped there alone"
@@ -3515,6 +3525,30 @@ def _runs_before(rule, call: cst.Call, backward: Any) -> bool:
     return not set(_loops_around(rule, call)) & set(_loops_around(rule, backward))
 
 
+def _keyed_rebound(rule, site: ScaleLossSite, opt: Any) -> str:
+    """Why the steps of ``optimizer["d"]`` cannot be told by their text: the function of the
+    site assigns to ``optimizer`` or one of its items (other than through amp.initialize, which
+    hands back the optimizers it was given), so the same text may name another optimizer at
+    the step ("" when it does not)."""
+    if not keyed_optimizer(opt):
+        return ""
+    base = code_of(opt.value)
+    body = site.func.body if site.func is not None else rule.tree
+    for node in walk(body):
+        if not isinstance(node, cst.SimpleStatementLine) or base not in assigned_names(node):
+            continue
+        initializes = any(
+            isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "initialize"
+            for n in walk(node)
+        )
+        if not initializes:
+            return (
+                f"optimizers given as {code_of(opt)}: {base} or an item of it is assigned at line "
+                f"{rule.line_of(node)}, so at a step the same text may name another optimizer"
+            )
+    return ""
+
+
 def methods_of(cls: cst.ClassDef) -> List[cst.FunctionDef]:
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
     return [s for s in body if isinstance(s, cst.FunctionDef)]
@@ -3522,10 +3556,14 @@ def methods_of(cls: cst.ClassDef) -> List[cst.FunctionDef]:
 
 def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
     for opt in site.optimizers:
-        if not isinstance(opt, (cst.Name, cst.Attribute)):
+        if not isinstance(opt, (cst.Name, cst.Attribute)) and not keyed_optimizer(opt):
             info.blockers.append(
                 Blocker(site.call, f"optimizers given as {code_of(opt)}: cannot find their step() calls")
             )
+            continue
+        rebound = _keyed_rebound(rule, site, opt)
+        if rebound:
+            info.blockers.append(Blocker(site.call, rebound))
             continue
         calls = find_steps(rule, site, code_of(opt))
         for call in calls:
