@@ -20,8 +20,9 @@ with a variable of its own.  The per-file rule proves the rest (``rules/_amp_mod
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from .repo_index import MODULE_LEVEL, ModuleSummary
 
@@ -110,3 +111,154 @@ def _guest_import(
             where = "at its module level" if call.owner == MODULE_LEVEL else f"in {call.owner}()"
             return None, f"its call of {call.name}() {where} may run before its own amp.initialize would set that variable"
     return dotted, ""
+
+
+#: the variable's names where it holds one GradScaler per loss id (``num_losses``)
+LIST_NAMES = ("grad_scalers", "amp_grad_scalers", "loss_grad_scalers")
+
+
+@dataclass
+class ReaderRoute:
+    """The second shape of the route: the one initializing file (the home, no
+    ``scale_loss`` of its own) keeps the GradScaler(s) in ``variable``; each *reader* (a file
+    with sites and no initialize) reads it through the home's dotted name at call time."""
+
+    home: str
+    variable: str
+    losses: int
+    #: reader path -> the dotted name it imports the home under (``import a.b.home``)
+    readers: Dict[str, str] = field(default_factory=dict)
+    #: the readers the home imports itself (through its imports, its packages' too): they
+    #: import the home inside the functions that read it, where the import cycle cannot break
+    local: Set[str] = field(default_factory=set)
+    #: why the route is not taken after all ("" when it is)
+    refusal: str = ""
+
+
+def reader_route(
+    by_path: Dict[str, ModuleSummary],
+    names_amp: Callable[[ModuleSummary], bool],
+    resolve: Callable[[str, str], Optional[str]],
+    imported: Callable[[str], List[str]],
+    files: Set[str],
+) -> Optional[ReaderRoute]:
+    """The reader route of the repository, if any: one training initialize in the whole
+    repository (one amp instance per process), in a file that scales no loss, and every other
+    file naming apex.amp has sites but no initialize (``imported(path)``: the repository's
+    files the import statements of a file run, anywhere in it; ``files``: the repository's
+    files).  One with a ``refusal`` where the shape is that but a condition fails; None where
+    the shape is another one (a script's, the existing routes')."""
+    # a file binding apex.amp that only reads ``amp._amp_state`` has no site the index records
+    named = [path for path, summary in by_path.items() if names_amp(summary) or summary.module_amp_names]
+    inits = [(p, site) for p in named for site in by_path[p].amp_sites if site.member in ("initialize", "init")]
+    training = [(path, site) for path, site in inits if site.training]
+    if len(training) != 1 or len(inits) != 1:
+        return None
+    home, init = training[0]
+    summary = by_path[home]
+    readers = [path for path in named if path != home]
+    scaled = [path for path in readers if any(s.member == "scale_loss" for s in by_path[path].amp_sites)]
+    if any(s.member == "scale_loss" for s in summary.amp_sites) or summary.scale_loss_named or not scaled:
+        return None
+    variable_names = LIST_NAMES if init.num_losses > 1 else VARIABLE_NAMES
+    taken = set().union(*(by_path[p].identifiers for p in [home, *readers]))
+    variable = next((n for n in variable_names if n not in taken), None)
+    if variable is None:
+        return None
+    if init.owner == MODULE_LEVEL or summary.main_guard or init.member != "initialize":
+        return None  # a script's shape (run as __main__ it would be a module of its own), or the old API
+    if summary.local_calls.get(MODULE_LEVEL):
+        return None  # it runs its own code on import: a script's shape too
+    route = ReaderRoute(home, variable, init.num_losses)
+    if summary.amp_values or summary.amp_arguments or summary.amp_stores:
+        route.refusal = f"{summary.shown} hands apex.amp on as a value, which a module-level GradScaler cannot follow"
+        return route
+    for path in readers:
+        reader = by_path[path]
+        if reader.amp_values or reader.amp_arguments or reader.amp_stores:
+            route.refusal = (
+                f"{reader.shown} uses apex.amp too, and hands it on as a value, which a module-level GradScaler "
+                "cannot follow"
+            )
+            return route
+        dotted = _dotted_name(home, path, resolve, files)
+        if dotted is None:
+            route.refusal = f"{reader.shown} uses apex.amp too, and cannot import {summary.shown} under one dotted name"
+            return route
+        root = dotted.split(".")[0]
+        if root in reader.identifiers and reader.imports.get(root) != (root, ""):
+            route.refusal = f"{reader.shown} uses apex.amp too, and import {dotted} would bind a name it uses"
+            return route
+        starts = [home, *(resolve(".".join(dotted.split(".")[:n]), home) for n in range(1, dotted.count(".") + 1))]
+        if _imports_reach([s for s in starts if s is not None], path, imported):
+            # an import at the reader's top could run while the home is half made (the reader
+            # imported first): the functions that read the variable import the home when they run
+            route.local.add(path)
+        route.readers[path] = dotted
+    return route
+
+
+def _dotted_name(
+    home: str, importer: str, resolve: Callable[[str, str], Optional[str]], files: Set[str]
+) -> Optional[str]:
+    """The longest dotted name (a tail of the home's path) that denotes the home for
+    ``importer`` and for the home itself: the package-qualified one.  A bare module name
+    only where both lie in one folder that is no package (a scripts' folder, on the path
+    when they run)."""
+    home = os.path.abspath(home)
+    parts = home[: -len(".py")].split(os.sep) if home.endswith(".py") else []
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    folder = os.path.dirname(home)
+    for start in range(len(parts)):
+        dotted = ".".join(parts[start:])
+        if not all(p.isidentifier() for p in parts[start:]):
+            continue
+        if start == len(parts) - 1 and (
+            os.path.dirname(os.path.abspath(importer)) != folder or os.path.join(folder, "__init__.py") in files
+        ):
+            continue
+        if resolve(dotted, importer) == home == resolve(dotted, home):
+            return dotted
+    return None
+
+
+def _imports_reach(starts: List[str], target: str, imported: Callable[[str], List[str]]) -> bool:
+    """Whether one of ``starts`` (a module and its packages) imports ``target``, directly or
+    through other files of the repository."""
+    seen = set(starts)
+    queue = list(starts)
+    while queue:
+        for nxt in imported(queue.pop(0)):
+            if nxt == target:
+                return True
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+    return False
+
+
+def imported_files(
+    path: str, lines: Iterable[str], resolve: Callable[[str, str], Optional[str]], files: Set[str]
+) -> List[str]:
+    """The repository's files the import statements of ``path`` run (``lines``: the dotted
+    names they import, as ``ModuleSummary.import_lines`` keys them: ``a.b``, ``pkg.*``,
+    ``..util.x``), each package on the way included."""
+    found: List[str] = []
+    for line in lines:
+        name = line[: -len(".*")] if line.endswith(".*") else line
+        bare = name.lstrip(".")
+        parts = bare.split(".") if bare else []
+        if name.startswith("."):
+            base = os.path.dirname(os.path.abspath(path))
+            for _ in range(len(name) - len(bare) - 1):
+                base = os.path.dirname(base)
+            for end in range(len(parts) + 1):
+                folder = os.path.join(base, *parts[:end])
+                found += [c for c in (folder + ".py", os.path.join(folder, "__init__.py")) if c in files]
+            continue
+        for end in range(1, len(parts) + 1):
+            target = resolve(".".join(parts[:end]), path)
+            if target is not None:
+                found.append(target)
+    return list(dict.fromkeys(found))

@@ -37,7 +37,7 @@ from .holder_route import HolderEdit
 from .processor_plan import add_processor_routes
 from .launcher_importers import importer_refusal
 from .launcher_scripts import not_a_script, on_the_shim
-from .module_scaler_plan import module_scaler_route
+from .module_scaler_plan import imported_files, module_scaler_route, reader_route
 from .launcher_notes import ambiguous_import_note, unbound_scale_note
 from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
@@ -253,6 +253,15 @@ class FilePlan:
     module_home: str = ""
     #: in the home of that route: why it is not taken after all (another file uses apex.amp)
     module_refusal: str = ""
+    #: in a file with sites but no initialize whose home scales nothing itself (the reader
+    #: route, ``module_scaler_plan.reader_route``): the dotted name it reads the home's
+    #: variable ``scaler_name`` through
+    module_reader: str = ""
+    #: a reader the home imports itself: the functions that read the variable import the
+    #: home when they run (an import at its top could run while the home is half made)
+    reader_local: bool = False
+    #: in the home of the reader route: the files that read its variable (shown paths)
+    module_readers: Tuple[str, ...] = ()
 
     @property
     def takes_scaler(self) -> bool:
@@ -267,9 +276,16 @@ class FilePlan:
         return notes.get(name, notes.get(ANY_DEFINITION))
 
     def dropped(self, reason: str) -> "FilePlan":
-        """This file without its planned part, noting ``reason`` at every site."""
+        """This file without its planned part, noting ``reason`` at every site; a file of the
+        module-scaler reader route (APX252, a fallback) keeps the notes it had before it, each
+        with ``reason`` added."""
+        notes: Tuple[Tuple[str, str], ...] = ((ANY_DEFINITION, reason),)
+        if (self.module_reader or self.module_readers) and self.notes:
+            notes = tuple(
+                (name, f"{note}; nor can a module-level GradScaler stand in ({reason})") for name, note in self.notes
+            )
         return FilePlan(
-            notes=((ANY_DEFINITION, reason),),
+            notes=notes,
             optimizer_wrappers=self.optimizer_wrappers,
             carrier=self.carrier.alone() if self.carrier is not None else None,
             # a class whose subclasses in other files keep apex.amp keeps it too, as does a
@@ -1515,8 +1531,53 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
             plan.files[path] = replace(
                 plan.files.get(path, FilePlan()), module_home=dotted, scaler_name=route.variable, component=joined
             )
+    if route is None:
+        _add_reader_route(plan, by_path, definitions)
     _drop_routes_through_unedited_files(plan, by_path)
     return plan
+
+
+def _add_reader_route(plan: RepoPlan, by_path: Dict[str, ModuleSummary], definitions: "_Definitions") -> None:
+    """The reader route (APX252), where no other route took any of its files: the home keeps
+    the GradScaler(s) in a module-level variable, its readers read it through the module; one
+    component."""
+
+    resolver = definitions.resolver
+
+    def imported(path: str) -> List[str]:
+        summary = definitions.raw(path)
+        lines = summary.import_lines if summary is not None else {}
+        return imported_files(path, lines, resolver.resolve, resolver.files)
+
+    route = reader_route(by_path, _names_amp, resolver.resolve, imported, resolver.files)
+    if route is None:
+        return
+    members = [route.home, *route.readers]
+    if any(p in plan.files and _routed(plan.files[p]) for p in members):
+        return
+    if route.refusal:
+        plan.files[route.home] = replace(plan.files.get(route.home, FilePlan()), module_refusal=route.refusal)
+        return
+    component = max((f.component for f in plan.files.values() if f.component is not None), default=-1) + 1
+    common = dict(scaler_name=route.variable, component=component, loss_scalers=route.losses)
+    readers = tuple(by_path[p].shown for p in route.readers)
+    plan.files[route.home] = replace(
+        plan.files.get(route.home, FilePlan()), module_scaler=True, module_readers=readers, **common
+    )
+    for path, dotted in route.readers.items():
+        local = path in route.local
+        plan.files[path] = replace(plan.files.get(path, FilePlan()), module_reader=dotted, reader_local=local, **common)
+
+
+def _routed(fp: FilePlan) -> bool:
+    """Whether another route already plans this file's GradScaler."""
+    return (
+        fp.component is not None
+        or fp.takes_scaler
+        or bool(fp.received or fp.returns_scaler or fp.attach_scaler or fp.pass_to or fp.module_home)
+        or fp.module_scaler
+        or fp.carrier is not None
+    )
 
 
 def _parser_factories_called(

@@ -36,6 +36,7 @@ from ._amp_sites import (
 )
 from ._binding import param_names
 from ._edits import expression, statement
+from ._tree import is_docstring
 from ._with_wrap import wrapped_in_with
 from ..forward_fed import forward_fed
 
@@ -242,6 +243,17 @@ _NO_FORWARD_METHODS = frozenset({
 _AMP_CALLS = frozenset({"scale_loss", "master_params"})
 
 
+def _abstract(func: cst.FunctionDef) -> bool:
+    """``def gen_forward(self, data): raise NotImplementedError`` (after a docstring): a
+    method every subclass overrides."""
+    body = [s for s in (func.body.body if isinstance(func.body, cst.IndentedBlock) else ()) if not is_docstring(s)]
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
+        return False
+    stmt = body[0].body[0]
+    exc = stmt.exc.func if isinstance(stmt, cst.Raise) and isinstance(stmt.exc, cst.Call) else getattr(stmt, "exc", None)
+    return isinstance(stmt, cst.Raise) and isinstance(exc, cst.Name) and exc.value == "NotImplementedError"
+
+
 def _runs_no_forward(func: cst.FunctionDef) -> bool:
     """Whether the top-level function ``func`` (a helper the glue route hands the GradScaler,
     whose caller wraps the forward passes feeding it) calls none of its parameters, no method
@@ -353,6 +365,10 @@ class AutocastPlacement(AmpRule):
         )
         if target is None or class_of_method(self.parents, target) is not cls:
             return False
+        if depth == 0 and _abstract(target) and getattr(self.repo_plan(), "module_reader", ""):
+            # a reader of the module-level GradScaler (APX252): the subclasses, which may be
+            # in files without apex, implement it, and the forward pass runs in this call
+            return True
         if any(self._is_model_call(stmt, models) for stmt in target.body.body):
             return True
         if depth >= 2:

@@ -11,7 +11,7 @@ whenever the new code runs (``_binding.bound_at``).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, cast
+from typing import Any, Iterable, List, Optional, cast
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
@@ -78,7 +78,8 @@ def device_type_at(rule: Any, node: Any, model_texts: Iterable[str]) -> str:
     tensors to something named like a device; ``"cuda"`` when nothing is provable."""
     if not rule.settings.torch_at_least(2, 3):
         return CUDA  # no CPU GradScaler before torch 2.3: apex's CUDA it stays
-    models = set(model_texts)
+    ordered = list(model_texts)
+    models = set(ordered)
     scope = rule.get_metadata(ScopeProvider, node, None)
     if scope is None:
         return CUDA
@@ -110,7 +111,7 @@ def device_type_at(rule: Any, node: Any, model_texts: Iterable[str]) -> str:
         if isinstance(region, cst.FunctionDef) and DEVICE_PARAM in param_names(region.params):
             # ``def do_train(model, loader, optimizer, device)``: the caller chose the device
             return f"torch.device({DEVICE_PARAM}).type"
-    return _module_method_device(rule, node) or CUDA
+    return _module_method_device(rule, node) or _module_scaler_device(rule, node, ordered, scope) or CUDA
 
 
 def _guarded_elsewhere(rule: Any, target: Any, node: Any) -> bool:
@@ -154,3 +155,37 @@ def _module_method_device(rule: Any, node: Any) -> Optional[str]:
         return None
     me = func.params.params[0].name.value
     return f"next({me}.parameters()).device.type"
+
+
+def _module_scaler_device(rule: Any, node: Any, models: List[str], scope: Any) -> Optional[str]:
+    """Where the module-scaler route's home initializes apex for models it is handed (a
+    parameter of its function) or a reader scales a loss for an optimizer it holds, and no
+    ``.to(device)`` is in sight: the device of the first model's parameters, or of the first
+    parameter that optimizer steps (apex ran where they are)."""
+    plan = rule.repo_plan()
+    if plan is None or not (plan.module_readers or plan.module_reader):
+        return None
+    func: Any = next((r for r in _regions(rule, node) if isinstance(r, cst.FunctionDef)), None)
+    if func is None:
+        return None
+    if plan.module_readers:
+        # only the networks of a list given to amp.initialize are surely modules (a name
+        # may hold a list of them)
+        params = param_names(func.params)
+        listed = [
+            code_of(e.value)
+            for sub in walk(func.body)
+            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) and sub.func.attr.value == "initialize"
+            and sub.args and isinstance(sub.args[0].value, (cst.List, cst.Tuple))
+            for e in sub.args[0].value.elements
+        ]
+        first = next((m for m in models if m in params and m in listed), None)
+        return f"next({first}.parameters()).device.type" if first else None
+    for sub in walk(func.body):
+        callee = sub.func if isinstance(sub, cst.Call) else None
+        if not (isinstance(callee, cst.Attribute) and callee.attr.value == "scale_loss" and len(sub.args) >= 2):
+            continue
+        opt = sub.args[1].value
+        if sub.args[1].keyword is None and _simple(opt) and bound_at(_root(opt), node, rule.parents.get, scope):
+            return f'{code_of(opt)}.param_groups[0]["params"][0].device.type'
+    return None

@@ -70,6 +70,44 @@ def module_route(rule: Any, training: List[Any], unreached: List[Any], home: Any
     return True, ""
 
 
+def reader_home(rule: Any, training: List[Any], home_info: Any) -> str:
+    """Why the one initialize of the reader route's home (its files read the GradScaler
+    through this module) cannot assign a module-level variable on every path that reaches
+    it ("" when it can)."""
+    stand_in = (
+        "no amp.scale_loss in this file, and the module-level GradScaler the other files would read cannot be set here"
+    )
+    if len(training) != 1 or home_info.absorbed or home_info.alternatives or training[0].old_api:
+        return f"{stand_in}: amp.initialize is called more than once"
+    site = training[0]
+    home = site.func
+    parents = rule.parents
+    if not isinstance(home, cst.FunctionDef) or any(
+        isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in _ancestors(parents, home)
+    ):
+        return f"{stand_in}: amp.initialize is not in a function or method of its own"
+    anchor, guards = _past_availability_try(parents, site, home)
+    if parents.get(anchor) is not home.body or site.hoist_before is not None:
+        return (
+            f"{stand_in}: the amp.initialize of {home.name.value}() is inside a statement other than an if "
+            "(a loop, a with, a try), so a path through it could leave that variable unset"
+        )
+    if _returns_before(home, anchor):
+        name = home.name.value
+        return f"{stand_in}: {name}() may return before its amp.initialize, which would leave that variable unset"
+    site.anchor, site.guards = anchor, guards
+    home_info.storage = "local"
+    return ""
+
+
+def _ancestors(parents: Any, node: Any) -> List[Any]:
+    found = []
+    while node in parents:
+        node = parents[node]
+        found.append(node)
+    return found
+
+
 def _parameters_in(func: cst.FunctionDef, expr: Any) -> List[str]:
     """The parameters of ``func`` that ``expr`` names."""
     params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}

@@ -1336,8 +1336,9 @@ def main(args, generator, critic_holder, batches):
     #   losses/gan.py (GanLoss), which is called directly from no file; it is built as
     #   `getattr(..., 'GanLoss')(...)` of a module imported by name at run time
     #   (losses/__init__.py:9, in build_losses): which class that is, no GradScaler route
-    #   can tell: the GradScaler cannot reach it; this file keeps apex.amp semantics through
-    #   apexcompat.amp, migrate it by hand
+    #   can tell: the GradScaler cannot reach it; nor can a module-level GradScaler stand
+    #   in: losses/gan.py uses apex.amp too, and cannot import train.py under one dotted
+    #   name; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
     [generator, critic_holder.critic], [optimizer.gen, optimizer.critic] = amp.initialize(
         [generator, critic_holder.critic], [optimizer.gen, optimizer.critic], opt_level="O1"
     )
@@ -3011,8 +3012,9 @@ def main(batches):
     #   engine/trainer.py (Trainer), which is called in main.py, which imports it from
     #   engine, a package that re-exports it with a star import, but the __all__ of
     #   engine/trainer.py (star-imported) is not a static list of names: the GradScaler
-    #   cannot reach it; this file keeps apex.amp semantics through apexcompat.amp, migrate
-    #   it by hand
+    #   cannot reach it; nor can a module-level GradScaler stand in: engine/trainer.py uses
+    #   apex.amp too, and cannot import main.py under one dotted name; this file keeps
+    #   apex.amp semantics through apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     Trainer(model, optimizer).fit(batches)
 # file: engine/__init__.py
@@ -3276,7 +3278,13 @@ def main(loader):
     #   GradScaler: Trainer derives from BaseTrainer in base_trainer.py, whose methods save
     #   or load the amp state: they could read the GradScaler its subclasses keep on self,
     #   but Evaluator in evaluate.py derives from it too and does not get the GradScaler;
-    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   nor can a module-level GradScaler stand in (the GradScaler plan across files was
+    #   dropped: in main.py, the losses are scaled in trainer.py (Trainer), which cannot get
+    #   the GradScaler: Trainer derives from BaseTrainer in base_trainer.py, whose methods
+    #   save or load the amp state: they could read the GradScaler its subclasses keep on
+    #   self, but Evaluator in evaluate.py derives from it too and does not get the
+    #   GradScaler); this file keeps apex.amp semantics through apexcompat.amp, migrate it
+    #   by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     Trainer(model, optimizer, loader).train(3)
 # file: trainer.py
@@ -3299,8 +3307,13 @@ class Trainer(BaseTrainer):
             #   amp.scale_loss (Trainer derives from BaseTrainer in base_trainer.py, whose methods
             #   save or load the amp state: they could read the GradScaler its subclasses keep on
             #   self, but Evaluator in evaluate.py derives from it too and does not get the
-            #   GradScaler); this file keeps apex.amp semantics through apexcompat.amp, migrate it
-            #   by hand
+            #   GradScaler; nor can a module-level GradScaler stand in (the GradScaler plan across
+            #   files was dropped: in main.py, the losses are scaled in trainer.py (Trainer), which
+            #   cannot get the GradScaler: Trainer derives from BaseTrainer in base_trainer.py,
+            #   whose methods save or load the amp state: they could read the GradScaler its
+            #   subclasses keep on self, but Evaluator in evaluate.py derives from it too and does
+            #   not get the GradScaler)); this file keeps apex.amp semantics through apexcompat.amp,
+            #   migrate it by hand
             with amp.scale_loss(loss, self.optimizer) as scaled_loss:
                 scaled_loss.backward()
             self.optimizer.step()
@@ -3328,19 +3341,29 @@ class BaseTrainer:
         # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
         #   amp.initialize, which is created in another file and cannot reach this line
         #   (BaseTrainer is subclassed, passed on or stored in trainer.py, never called
-        #   directly, so the GradScaler cannot follow its callers): pass that scaler here and
-        #   call `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
-        #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
-        #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
-        #   its own amp.initialize, so this line fails once that file is migrated
+        #   directly, so the GradScaler cannot follow its callers; nor can a module-level
+        #   GradScaler stand in (the GradScaler plan across files was dropped: in main.py, the
+        #   losses are scaled in trainer.py (Trainer), which cannot get the GradScaler: Trainer
+        #   derives from BaseTrainer in base_trainer.py, whose methods save or load the amp
+        #   state: they could read the GradScaler its subclasses keep on self, but Evaluator in
+        #   evaluate.py derives from it too and does not get the GradScaler)): pass that scaler
+        #   here and call `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex
+        #   wrote holds {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s,
+        #   _growth_tracker=n into scaler.state_dict() and load that). apexcompat.amp's state is
+        #   set up only by its own amp.initialize, so this line fails once that file is migrated
         amp.load_state_dict(state["amp"])
 
     def _save_checkpoint(self, epoch):
         # TODO(apexcompat): amp.state_dict() needs the GradScaler that replaces amp.initialize,
         #   which is created in another file and cannot reach this line (BaseTrainer is
         #   subclassed, passed on or stored in trainer.py, never called directly, so the
-        #   GradScaler cannot follow its callers): pass that scaler here and call
-        #   `scaler.state_dict()` instead. apexcompat.amp's state is set up only by its own
+        #   GradScaler cannot follow its callers; nor can a module-level GradScaler stand in
+        #   (the GradScaler plan across files was dropped: in main.py, the losses are scaled in
+        #   trainer.py (Trainer), which cannot get the GradScaler: Trainer derives from
+        #   BaseTrainer in base_trainer.py, whose methods save or load the amp state: they could
+        #   read the GradScaler its subclasses keep on self, but Evaluator in evaluate.py
+        #   derives from it too and does not get the GradScaler)): pass that scaler here and
+        #   call `scaler.state_dict()` instead. apexcompat.amp's state is set up only by its own
         #   amp.initialize, so this line fails once that file is migrated
         state = {"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "amp": amp.state_dict()}
         torch.save(state, f"ckpt{epoch}.pth")
@@ -4342,7 +4365,9 @@ class Task:
             # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in steps.py
             #   (StandardStep), which is handed to its decorator @register_step('standard'), which
             #   may keep it to build it by name, never called directly: the GradScaler cannot reach
-            #   it; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            #   it; nor can a module-level GradScaler stand in: steps.py uses apex.amp too, and
+            #   import task would bind a name it uses; this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
             self.model, self.optimizer = amp.initialize(self.model, self.optimizer, **self.amp_args)
 # file: steps.py
 import torch
@@ -5144,8 +5169,10 @@ from engine import Launcher
 def run(model, optimizer, opt_level):
     # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in
     #   core/backward.py (amp_backward), which is read as backward.amp_backward in launch.py
-    #   and passed on as a value, never called directly: the GradScaler cannot reach it;
-    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   and passed on as a value, never called directly: the GradScaler cannot reach it; nor
+    #   can a module-level GradScaler stand in: core/backward.py uses apex.amp too, and
+    #   cannot import launch.py under one dotted name; this file keeps apex.amp semantics
+    #   through apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
     launcher = Launcher(model, optimizer)
     launcher.override_backward(backward.amp_backward)
@@ -5320,7 +5347,10 @@ def main(model, optimizer, loader):
     # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in fitter.py
     #   (Fitter), which is called in main.py, which imports it with `from fitter import *`,
     #   but `from torchvision.models import *` imports a module outside the repository: the
-    #   GradScaler cannot reach it; this file keeps apex.amp semantics through
+    #   GradScaler cannot reach it; nor can a module-level GradScaler stand in (the
+    #   GradScaler plan across files was dropped: in fitter.py, the forward pass and loss
+    #   are not next to this amp.scale_loss: wrap them in `with torch.autocast("cuda",
+    #   dtype=torch.float16):` by hand); this file keeps apex.amp semantics through
     #   apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     fitter = Fitter(model, optimizer)
@@ -5349,7 +5379,10 @@ class Fitter:
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
         #   amp.scale_loss (Fitter is called in main.py, which imports it with `from fitter
         #   import *`, but `from torchvision.models import *` imports a module outside the
-        #   repository, so the GradScaler cannot follow its callers); this file keeps apex.amp
+        #   repository, so the GradScaler cannot follow its callers; nor can a module-level
+        #   GradScaler stand in (the GradScaler plan across files was dropped: in fitter.py, the
+        #   forward pass and loss are not next to this amp.scale_loss: wrap them in `with
+        #   torch.autocast("cuda", dtype=torch.float16):` by hand)); this file keeps apex.amp
         #   semantics through apexcompat.amp, migrate it by hand
         with amp.scale_loss(loss, self.optimizer) as scaled_loss:
             scaled_loss.backward()
@@ -5409,8 +5442,11 @@ from fitter import *
 def main(model, optimizer, loader):
     # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in fitter.py
     #   (Fitter), which is called in main.py, which imports it with `from fitter import *`,
-    #   but main.py also binds the name Fitter itself: the GradScaler cannot reach it; this
-    #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   but main.py also binds the name Fitter itself: the GradScaler cannot reach it; nor
+    #   can a module-level GradScaler stand in (the GradScaler plan across files was
+    #   dropped: in fitter.py, the forward pass and loss are not next to this
+    #   amp.scale_loss: wrap them in `with torch.autocast("cuda", dtype=torch.float16):` by
+    #   hand); this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     for Fitter in (Fitter,):
         fitter = Fitter(model, optimizer)
@@ -5439,8 +5475,11 @@ class Fitter:
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
         #   amp.scale_loss (Fitter is called in main.py, which imports it with `from fitter
         #   import *`, but main.py also binds the name Fitter itself, so the GradScaler cannot
-        #   follow its callers); this file keeps apex.amp semantics through apexcompat.amp,
-        #   migrate it by hand
+        #   follow its callers; nor can a module-level GradScaler stand in (the GradScaler plan
+        #   across files was dropped: in fitter.py, the forward pass and loss are not next to
+        #   this amp.scale_loss: wrap them in `with torch.autocast("cuda",
+        #   dtype=torch.float16):` by hand)); this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
         with amp.scale_loss(loss, self.optimizer) as scaled_loss:
             scaled_loss.backward()
         self.optimizer.step()
@@ -7686,25 +7725,39 @@ REGISTERED_MODEL_RUNNER_TODOS = (
     # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in models.py
     #   (Regressor), which is handed to its decorator @MODELS.register_module(), which may
     #   keep it to build it by name, never called directly: the GradScaler cannot reach it;
-    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   nor can a module-level GradScaler stand in (the GradScaler plan across files was
+    #   dropped: in models.py, train_step() also runs a plain backward: whether its test is
+    #   the switch of the GradScaler the initializing module makes is not followed, and a
+    #   plain backward stepped through an enabled GradScaler would have its gradients
+    #   divided by the loss scale); this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
 """,
     """\
             # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
             #   amp.scale_loss (Regressor is handed to its decorator @MODELS.register_module(),
             #   which may keep it to build it by name, never called directly, so the GradScaler
-            #   cannot follow its callers); this file keeps apex.amp semantics through
-            #   apexcompat.amp, migrate it by hand
+            #   cannot follow its callers; nor can a module-level GradScaler stand in (the
+            #   GradScaler plan across files was dropped: in models.py, train_step() also runs a
+            #   plain backward: whether its test is the switch of the GradScaler the initializing
+            #   module makes is not followed, and a plain backward stepped through an enabled
+            #   GradScaler would have its gradients divided by the loss scale)); this file keeps
+            #   apex.amp semantics through apexcompat.amp, migrate it by hand
 """,
     """\
             # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
             #   amp.initialize, which is created in another file and cannot reach this line
             #   (AmpRunner (runner.py) get the runner from mmcv, but amp.initialize is in init_amp()
             #   of amp_setup.py, which builds no runner: train.py, a file without apex.amp, calls
-            #   init_amp() and builds the runner, so no GradScaler is there to put on it): pass that
-            #   scaler here and call `scaler.load_state_dict(state["amp"])` instead (a checkpoint
-            #   apex wrote holds {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s,
-            #   _growth_tracker=n into scaler.state_dict() and load that). apexcompat.amp's state is
-            #   set up only by its own amp.initialize, so this line fails once that file is migrated
+            #   init_amp() and builds the runner, so no GradScaler is there to put on it; nor can a
+            #   module-level GradScaler stand in (the GradScaler plan across files was dropped: in
+            #   models.py, train_step() also runs a plain backward: whether its test is the switch
+            #   of the GradScaler the initializing module makes is not followed, and a plain
+            #   backward stepped through an enabled GradScaler would have its gradients divided by
+            #   the loss scale)): pass that scaler here and call
+            #   `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
+            #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
+            #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
+            #   its own amp.initialize, so this line fails once that file is migrated
 """,
 )
 
@@ -7826,26 +7879,74 @@ class StepHook(OptimizerHook):
         codes=("APX101", "APX101", "APX201", "APX209", "APX225", "APX301", "APX311"),
     ),
     # the same class with a subclass in another file: its objects may be built where no
-    # GradScaler is put on them, so both files keep apex.amp through the shim and say so
+    # GradScaler is put on them, so no GradScaler can go on the object; apex's loss scaler was
+    # per process, so the runner's module keeps it in a module-level variable that every
+    # stepper reads when it steps (APX252), imported in the method (runner.py imports steps.py)
     Example(
         "fallback-picked-trainer-class-with-a-subclass",
         before=PICKED_STEPPERS + PICKED_RUNNER + PICKED_HEIR,
-        after=(PICKED_STEPPERS + PICKED_RUNNER + PICKED_HEIR)
-        .replace("from apex import amp", "from apexcompat import amp")
-        .replace(PICKED_SCALING, """\
-        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
-        #   amp.scale_loss (LoggedStepper in logged.py derives from HalfStepper: its objects may
-        #   be built where no GradScaler is put on them, so the GradScaler cannot reach it on
-        #   the object built); this file keeps apex.amp semantics through apexcompat.amp,
-        #   migrate it by hand
-""" + PICKED_SCALING)
-        .replace(PICKED_INIT, """\
-            # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in steps.py
-            #   (HalfStepper), which cannot get the GradScaler: LoggedStepper in logged.py derives
-            #   from HalfStepper: its objects may be built where no GradScaler is put on them; this
-            #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
-""" + PICKED_INIT),
-        codes=("APX102", "APX102", "APX220", "APX220"),
+        after='''\
+# file: steps.py
+import torch
+
+
+class PlainStepper:
+    def __init__(self, net, batches, optimizer):
+        self.net = net
+        self.batches = iter(batches)
+        self.optimizer = optimizer
+
+    def step(self):
+        x, y = next(self.batches)
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+
+class HalfStepper(PlainStepper):
+    def step(self):
+        import runner
+        x, y = next(self.batches)
+        with torch.autocast(self.optimizer.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=runner.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.optimizer.zero_grad()
+        runner.scaler.scale(loss).backward()
+        runner.scaler.step(self.optimizer)
+        runner.scaler.update()
+        return loss.item()
+# file: runner.py
+import torch
+
+from steps import HalfStepper, PlainStepper
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+scaler = None
+
+
+class Runner:
+    def __init__(self, net, batches, half=False):
+        global scaler
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        use_amp = bool(half)
+        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        self.stepper = (HalfStepper if half else PlainStepper)(net, batches, optimizer)
+
+    def run(self, steps):
+        return [self.stepper.step() for _ in range(steps)]
+# file: logged.py
+from steps import HalfStepper
+
+
+class LoggedStepper(HalfStepper):
+    def step(self):
+        value = super().step()
+        print(value)
+        return value
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX252', 'APX301', 'APX311'),
     ),
     # apex.amp reaches a checkpointer of another file through a dict the launcher spreads into
     # it (extras.update(dict(amp=amp)), Keeper(net, **extras)), which keeps the dict and only
@@ -8130,8 +8231,9 @@ GLUE_TODOS = (
         #   backward_step() of nets/losses.py, called from train.py (train), a file without
         #   apex.amp that calls this model factory too; it cannot hand the GradScaler on:
         #   backward_step of nets/losses.py is also called from adapt.py:9 (adapt), where no
-        #   GradScaler exists; this file keeps apex.amp semantics through apexcompat.amp,
-        #   migrate it by hand
+        #   GradScaler exists; nor can a module-level GradScaler stand in: nets/losses.py uses
+        #   apex.amp too, and cannot import nets/build.py under one dotted name; this file keeps
+        #   apex.amp semantics through apexcompat.amp, migrate it by hand
 """,
     """\
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
@@ -8709,8 +8811,9 @@ GLUE_TWO_IDS_TODOS = (
         #   apply_loss() of nets/update.py, called from run.py (run), a file without apex.amp
         #   that calls this model factory too; it cannot hand the GradScaler on: amp.initialize
         #   keeps 2 loss scalers there (num_losses=2), one per loss id, and opt_critic is handed
-        #   on with the losses of loss ids 0, 1; this file keeps apex.amp semantics through
-        #   apexcompat.amp, migrate it by hand
+        #   on with the losses of loss ids 0, 1; nor can a module-level GradScaler stand in:
+        #   nets/update.py uses apex.amp too, and cannot import nets/factory.py under one dotted
+        #   name; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
 """,
     """\
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
@@ -10439,3 +10542,364 @@ class Trainer:
         codes=("APX102", "APX220"),
     )
 )
+
+
+#: imaginaire's shape (the reader route, APX252): one module initializes apex for two networks
+#: (num_losses=2) in a function the launcher calls; the base trainer of another module scales
+#: each loss under its own loss id and steps, its abstract forward methods are overridden in a
+#: file without apex, and the trainer class is picked by a module name at run time, so no call
+#: chain reaches it; a meter of a third module undoes a loss id's scale
+READER_LIBRARY = '''\
+# file: setup_nets.py
+import torch
+from apex import amp
+
+
+def build(cfg, net_G, net_D):
+    opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
+    opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
+    [net_G, net_D], [opt_G, opt_D] = amp.initialize(
+        [net_G, net_D], [opt_G, opt_D], opt_level=cfg.opt_level, num_losses=2
+    )
+    return net_G, net_D, opt_G, opt_D
+# file: trainer.py
+import torch
+from apex import amp
+
+from meters import unscaled_norm
+
+
+class BaseTrainer:
+    def __init__(self, net_G, net_D, opt_G, opt_D):
+        self.net_G, self.net_D, self.opt_G, self.opt_D = net_G, net_D, opt_G, opt_D
+        self.norm = 0.0
+
+    def gen_update(self, data):
+        self.opt_G.zero_grad()
+        loss = self.gen_forward(data)
+        with amp.scale_loss(loss, self.opt_G, loss_id=0) as scaled_loss:
+            scaled_loss.backward()
+            self.norm = unscaled_norm(self.net_G, 0)
+        self.opt_G.step()
+
+    def dis_update(self, data):
+        self.opt_D.zero_grad()
+        loss = self.dis_forward(data)
+        with amp.scale_loss(loss, self.opt_D, loss_id=1) as scaled_loss:
+            scaled_loss.backward()
+        self.opt_D.step()
+
+    def gen_forward(self, data):
+        raise NotImplementedError
+
+    def dis_forward(self, data):
+        raise NotImplementedError
+
+    def state(self):
+        return {"G": self.net_G.state_dict(), "amp": amp.state_dict()}
+
+    def restore(self, checkpoint):
+        self.net_G.load_state_dict(checkpoint["G"])
+        amp.load_state_dict(checkpoint["amp"])
+# file: meters.py
+import torch
+from apex import amp
+
+
+@torch.no_grad()
+def unscaled_norm(net, loss_id):
+    norms = [p.grad.norm() for p in net.parameters() if p.grad is not None]
+    return torch.stack(norms).norm().item() / amp._amp_state.loss_scalers[loss_id].loss_scale()
+# file: pix2pix.py
+import torch.nn.functional as F
+
+from trainer import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def gen_forward(self, data):
+        x, y = data
+        return F.mse_loss(self.net_G(x), y)
+
+    def dis_forward(self, data):
+        x, y = data
+        return F.softplus(self.net_D(self.net_G(x).detach())).mean() + F.softplus(-self.net_D(y)).mean()
+# file: train.py
+import importlib
+
+import torch
+
+from setup_nets import build
+
+
+def main(cfg, data):
+    net_G, net_D, opt_G, opt_D = build(cfg, torch.nn.Linear(4, 4).cuda(), torch.nn.Linear(4, 1).cuda())
+    trainer = importlib.import_module(cfg.trainer).Trainer(net_G, net_D, opt_G, opt_D)
+    for batch in data:
+        trainer.dis_update(batch)
+        trainer.gen_update(batch)
+'''
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # apex's loss scalers were per process: the initializing module keeps one GradScaler per
+        # loss id in a module-level variable, assigned where amp.initialize was; the trainer and
+        # the meter import that module and read it through it when they run (never a copy of
+        # None); autocast wraps the call of the abstract forward method the subclass overrides
+        "module-level-grad-scalers-read-through-the-initializing-module",
+        before=READER_LIBRARY,
+        after='''\
+# file: setup_nets.py
+import torch
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+grad_scalers = None
+
+
+def build(cfg, net_G, net_D):
+    global grad_scalers
+    opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
+    opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
+    use_amp = cfg.opt_level != "O0"
+    grad_scalers = [torch.amp.GradScaler(next(net_G.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    return net_G, net_D, opt_G, opt_D
+# file: trainer.py
+import torch
+
+from meters import unscaled_norm
+import setup_nets
+
+
+def load_scaler_state(scaler, state):
+    """Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
+
+    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
+    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
+    """
+    if "loss_scaler0" in state:
+        apex_state = state["loss_scaler0"]
+        state = dict(scaler.state_dict())
+        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
+    if state:
+        scaler.load_state_dict(state)
+
+
+def load_scaler_states(scalers, state):
+    """Restore one GradScaler per apex loss id: from the list of their states, or from
+    apex.amp's ``{"loss_scaler0": ..., "loss_scaler1": ...}`` (one entry per loss id).
+    """
+    for loss_id, scaler in enumerate(scalers):
+        if isinstance(state, dict):
+            load_scaler_state(scaler, {"loss_scaler0": state[f"loss_scaler{loss_id}"]})
+        else:
+            load_scaler_state(scaler, state[loss_id])
+
+
+class BaseTrainer:
+    def __init__(self, net_G, net_D, opt_G, opt_D):
+        self.net_G, self.net_D, self.opt_G, self.opt_D = net_G, net_D, opt_G, opt_D
+        self.norm = 0.0
+
+    def gen_update(self, data):
+        self.opt_G.zero_grad()
+        with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            loss = self.gen_forward(data)
+        setup_nets.grad_scalers[0].scale(loss).backward()
+        self.norm = unscaled_norm(self.net_G, 0)
+        setup_nets.grad_scalers[0].step(self.opt_G)
+        setup_nets.grad_scalers[0].update()
+
+    def dis_update(self, data):
+        self.opt_D.zero_grad()
+        with torch.autocast(self.opt_D.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            loss = self.dis_forward(data)
+        setup_nets.grad_scalers[1].scale(loss).backward()
+        setup_nets.grad_scalers[1].step(self.opt_D)
+        setup_nets.grad_scalers[1].update()
+
+    def gen_forward(self, data):
+        raise NotImplementedError
+
+    def dis_forward(self, data):
+        raise NotImplementedError
+
+    def state(self):
+        return {"G": self.net_G.state_dict(), "amp": [loss_scaler.state_dict() for loss_scaler in setup_nets.grad_scalers]}
+
+    def restore(self, checkpoint):
+        self.net_G.load_state_dict(checkpoint["G"])
+        load_scaler_states(setup_nets.grad_scalers, checkpoint["amp"])
+# file: meters.py
+import torch
+import setup_nets
+
+
+@torch.no_grad()
+def unscaled_norm(net, loss_id):
+    norms = [p.grad.norm() for p in net.parameters() if p.grad is not None]
+    return torch.stack(norms).norm().item() / setup_nets.grad_scalers[loss_id].get_scale()
+# file: pix2pix.py
+import torch.nn.functional as F
+
+from trainer import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def gen_forward(self, data):
+        x, y = data
+        return F.mse_loss(self.net_G(x), y)
+
+    def dis_forward(self, data):
+        x, y = data
+        return F.softplus(self.net_D(self.net_G(x).detach())).mean() + F.softplus(-self.net_D(y)).mean()
+# file: train.py
+import importlib
+
+import torch
+
+from setup_nets import build
+
+
+def main(cfg, data):
+    net_G, net_D, opt_G, opt_D = build(cfg, torch.nn.Linear(4, 4).cuda(), torch.nn.Linear(4, 1).cuda())
+    trainer = importlib.import_module(cfg.trainer).Trainer(net_G, net_D, opt_G, opt_D)
+    for batch in data:
+        trainer.dis_update(batch)
+        trainer.gen_update(batch)
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX252', 'APX301', 'APX311', 'APX401', 'APX402', 'APX506'),
+    ),
+    Example(
+        # ... where the initializing module imports the meter itself: an import added at the
+        # meter's top could run while the initializing module is half made (the meter imported
+        # first), so the meter's function imports it when it runs, where the cycle cannot break
+        "module-level-grad-scalers-imported-where-read-when-the-initializing-module-imports-the-reader",
+        before=READER_LIBRARY.replace(
+            "from apex import amp\n\n\ndef build(", "from apex import amp\n\nfrom meters import unscaled_norm\n\n\ndef build("
+        ),
+        after='''\
+# file: setup_nets.py
+import torch
+
+from meters import unscaled_norm
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+grad_scalers = None
+
+
+def build(cfg, net_G, net_D):
+    global grad_scalers
+    opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
+    opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
+    use_amp = cfg.opt_level != "O0"
+    grad_scalers = [torch.amp.GradScaler(next(net_G.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    return net_G, net_D, opt_G, opt_D
+# file: trainer.py
+import torch
+
+from meters import unscaled_norm
+import setup_nets
+
+
+def load_scaler_state(scaler, state):
+    """Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
+
+    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
+    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
+    """
+    if "loss_scaler0" in state:
+        apex_state = state["loss_scaler0"]
+        state = dict(scaler.state_dict())
+        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
+    if state:
+        scaler.load_state_dict(state)
+
+
+def load_scaler_states(scalers, state):
+    """Restore one GradScaler per apex loss id: from the list of their states, or from
+    apex.amp's ``{"loss_scaler0": ..., "loss_scaler1": ...}`` (one entry per loss id).
+    """
+    for loss_id, scaler in enumerate(scalers):
+        if isinstance(state, dict):
+            load_scaler_state(scaler, {"loss_scaler0": state[f"loss_scaler{loss_id}"]})
+        else:
+            load_scaler_state(scaler, state[loss_id])
+
+
+class BaseTrainer:
+    def __init__(self, net_G, net_D, opt_G, opt_D):
+        self.net_G, self.net_D, self.opt_G, self.opt_D = net_G, net_D, opt_G, opt_D
+        self.norm = 0.0
+
+    def gen_update(self, data):
+        self.opt_G.zero_grad()
+        with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            loss = self.gen_forward(data)
+        setup_nets.grad_scalers[0].scale(loss).backward()
+        self.norm = unscaled_norm(self.net_G, 0)
+        setup_nets.grad_scalers[0].step(self.opt_G)
+        setup_nets.grad_scalers[0].update()
+
+    def dis_update(self, data):
+        self.opt_D.zero_grad()
+        with torch.autocast(self.opt_D.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            loss = self.dis_forward(data)
+        setup_nets.grad_scalers[1].scale(loss).backward()
+        setup_nets.grad_scalers[1].step(self.opt_D)
+        setup_nets.grad_scalers[1].update()
+
+    def gen_forward(self, data):
+        raise NotImplementedError
+
+    def dis_forward(self, data):
+        raise NotImplementedError
+
+    def state(self):
+        return {"G": self.net_G.state_dict(), "amp": [loss_scaler.state_dict() for loss_scaler in setup_nets.grad_scalers]}
+
+    def restore(self, checkpoint):
+        self.net_G.load_state_dict(checkpoint["G"])
+        load_scaler_states(setup_nets.grad_scalers, checkpoint["amp"])
+# file: meters.py
+import torch
+
+
+@torch.no_grad()
+def unscaled_norm(net, loss_id):
+    import setup_nets
+    norms = [p.grad.norm() for p in net.parameters() if p.grad is not None]
+    return torch.stack(norms).norm().item() / setup_nets.grad_scalers[loss_id].get_scale()
+# file: pix2pix.py
+import torch.nn.functional as F
+
+from trainer import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def gen_forward(self, data):
+        x, y = data
+        return F.mse_loss(self.net_G(x), y)
+
+    def dis_forward(self, data):
+        x, y = data
+        return F.softplus(self.net_D(self.net_G(x).detach())).mean() + F.softplus(-self.net_D(y)).mean()
+# file: train.py
+import importlib
+
+import torch
+
+from setup_nets import build
+
+
+def main(cfg, data):
+    net_G, net_D, opt_G, opt_D = build(cfg, torch.nn.Linear(4, 4).cuda(), torch.nn.Linear(4, 1).cuda())
+    trainer = importlib.import_module(cfg.trainer).Trainer(net_G, net_D, opt_G, opt_D)
+    for batch in data:
+        trainer.dis_update(batch)
+        trainer.gen_update(batch)
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX252', 'APX301', 'APX311', 'APX401', 'APX402', 'APX506'),
+    ),
+]

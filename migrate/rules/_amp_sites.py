@@ -39,7 +39,7 @@ from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
 from ._amp_handed_wrapper import steppable_holder
 from ._amp_method_step_gap import method_step_gap
-from ._amp_module_scaler import module_route, module_variable
+from ._amp_module_scaler import module_route, module_variable, reader_home
 from ._amp_unbound import unbound_amp_uses
 from ._early_returns import early_return_ok
 from ._edits import code_of
@@ -2076,6 +2076,9 @@ def _check_layout(rule, info: AmpFile) -> None:
     if training and info.plan is not None and info.plan.refusal:
         info.blockers.extend(Blocker(init.call, info.plan.refusal) for init in training)
         return
+    if not training and info.plan is not None and info.plan.module_reader:
+        _check_reader_layout(rule, info)
+        return
     remote = bool(info.entry_functions or info.class_threaded or info.carried_functions or info.received)
     remote = remote and not training
     if training and info.plan is not None and info.plan.returns_scaler and not info.scale_losses and not info.needs:
@@ -2108,6 +2111,13 @@ def _check_layout(rule, info: AmpFile) -> None:
     )
     if scaled_elsewhere and info.plan is not None and info.plan.module_home and not any(s.old_api for s in training):
         return  # it assigns the GradScaler of the module the plan names, whose code scales (APX250)
+    if scaled_elsewhere and info.plan is not None and info.plan.module_readers:
+        why = reader_home(rule, training, info)  # the home of the reader route (APX252)
+        if why:
+            info.blockers.extend(Blocker(init.call, why) for init in training)
+        else:
+            info.module_scaler = True
+        return
     if scaled_elsewhere and all(s.old_api for s in training):
         for init in training:  # ``amp_handle = amp.init(...)`` in an evaluation script
             init.inference = True
@@ -2148,6 +2158,9 @@ def _check_layout(rule, info: AmpFile) -> None:
         if note in (None, elsewhere) and info.handed_on:
             note = (f"no amp.scale_loss in this file: apex.amp is handed on as a value ({info.handed_on[0]}), "
                     "and what the code it reaches does with it (the losses it may scale) is not followed")
+        if info.plan is not None and info.plan.module_refusal and not info.plan.module_scaler:
+            # the reader route's refusal (APX252): why the other files cannot read a module-level GradScaler
+            note = f"{note or elsewhere}; nor can a module-level GradScaler stand in: {info.plan.module_refusal}"
         for init in training:
             info.blockers.append(Blocker(init.call, note or elsewhere))
         return
@@ -3152,6 +3165,40 @@ def plan_note(rule, info: AmpFile, node: Any) -> Optional[str]:
     return info.plan.note_for(name)
 
 
+def _check_reader_layout(rule, info: AmpFile) -> None:
+    """A reader of the module-scaler route (APX252): every site reads the home module's
+    GradScaler(s) through its dotted name when it runs; a site at module level would run on
+    import, before any initialize, and is refused."""
+    for site in info.scale_losses:
+        _check_steps(rule, site, info)
+        if site.func is not None and _plain_backward_beside(site, info):
+            info.blockers.append(Blocker(site.with_stmt, (
+                f"{site.func.name.value}() also runs a plain backward: whether its test is the switch of the "
+                "GradScaler the initializing module makes is not followed, and a plain backward stepped through an "
+                "enabled GradScaler would have its gradients divided by the loss scale"
+            )))
+    expr = f"{info.plan.module_reader}.{info.scaler_name}"
+    for func in dict.fromkeys([s.func for s in info.scale_losses] + [n.func for n in info.needs]):
+        if func is None:
+            node = next((s.with_stmt for s in info.scale_losses if s.func is None), None) or next(
+                n.node for n in info.needs if n.func is None
+            )
+            info.blockers.append(Blocker(node, "this runs at module level, on import, before any amp.initialize"))
+            continue
+        info.access[func] = expr
+
+
+def _plain_backward_beside(site: ScaleLossSite, info: AmpFile) -> bool:
+    """``if use_amp: with amp.scale_loss(...) ... else: loss.backward()``: the function of
+    ``site`` calls ``.backward()`` outside every amp.scale_loss block."""
+    blocks = [id(n) for s in info.scale_losses if s.func is site.func for n in walk(s.with_stmt)]
+    return any(
+        isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "backward"
+        and id(n) not in blocks
+        for n in walk(site.func.body)
+    )
+
+
 def _check_remote_layout(rule, info: AmpFile) -> None:
     """A file whose scaler comes from another file: every site must be reached from the
     plan's entry definitions (directly, through ``self``, or threaded through same-file
@@ -4129,6 +4176,10 @@ def find_scalers(rule, module: cst.Module):
     kept = module_variable(module)
     if kept is not None and None not in local:
         local[None] = (kept, f"{kept}.is_enabled()")  # the module-level GradScaler (APX250)
+        names.add(kept)
+    if plan is not None and plan.module_reader and None not in local:
+        kept = f"{plan.module_reader}.{plan.scaler_name}"  # the home module's variable, read at call time (APX252)
+        local[None] = (kept, f"{kept}.is_enabled()")
         names.add(kept)
     if plan is not None and plan.received:
         # ``..., scaler = create_optimizer(...)``: the factory of another file returned it;

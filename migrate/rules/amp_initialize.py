@@ -286,6 +286,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "APX247": "the forward passes run in the batch processor the launcher hands the framework's runner "
         "(mmcv's Runner(model, batch_processor, optimizer)): its body runs under torch.autocast, switched on "
         "where that runner serves the hook that scales the loss (by the GradScaler's state), off elsewhere",
+        "APX252": "the GradScaler is a module-level variable (None until set) of the one module that initializes "
+        "apex, assigned where amp.initialize was; the files whose sites no call chain from there reaches import "
+        "that module and read it through it when they run, as apex's loss scalers were per process",
         "APX250": "the GradScaler is a module-level variable (None until set): the one function that "
         "initializes apex assigns it where amp.initialize was, and the functions no call chain from there "
         "reaches read it when they run, as apex's loss scaler was per process",
@@ -317,6 +320,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                 )
             return
         self.info = info
+        reads = info.plan is not None and info.plan.module_reader and not info.training_inits
+        if reads and (info.scale_losses or info.needs):
+            self._read_module_scaler(info)
         self.switches: Dict[InitSite, Optional[str]] = {}
         self.guards = {site: self._guards_of(site, info) for site in info.inits}
         if info.alternatives:
@@ -664,6 +670,31 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         )
         self._place(site, new)
 
+    def _read_module_scaler(self, info: AmpFile) -> None:
+        """A reader of the module-scaler route: it imports the home module by its dotted
+        name (never ``from home import``, which would copy None) and its sites read the
+        variable through it (APX252)."""
+        dotted = info.plan.module_reader
+        where = ""
+        if info.plan.reader_local:
+            # the initializing module imports this one: each reading function imports it when
+            # it runs, where the import cycle cannot break
+            for func in dict.fromkeys(f for f in info.access if isinstance(f, cst.FunctionDef)):
+                self.edits.insert_before(first_body_statement(func), [statement(f"import {dotted}\n")])
+            where = " (imported in the functions that read it: the initializing module imports this file)"
+        else:
+            AddImportsVisitor.add_needed_import(self.context, dotted)
+        first = info.scale_losses[0].with_stmt if info.scale_losses else info.needs[0].node
+        self.report(
+            first,
+            "APX252",
+            f"the GradScaler is {dotted}.{info.scaler_name}, the module-level variable the initializing module "
+            f"assigns where amp.initialize was: the sites of this file read it through that module when they run"
+            f"{where}, as apex's loss scalers were per process",
+            fixed=True,
+            severity="info",
+        )
+
     def _module_variable(self, site: InitSite, info: AmpFile) -> None:
         """The module-scaler route: ``<scaler> = None`` (with its comment) before the first
         top-level definition, ``global <scaler>`` first in the initializing function."""
@@ -688,6 +719,17 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             )
         readers = sorted({f.name.value + "()" for f, a in info.access.items() if f is not site.func and a == name
                           and f is not None})
+        if info.plan is not None and info.plan.module_readers:
+            self.report(
+                site.call,
+                "APX252",
+                f"the GradScaler is the module-level variable {name}, assigned here where amp.initialize was (apex's "
+                f"loss scalers were per process): the sites of {', '.join(info.plan.module_readers)} read it through "
+                "this module when they run",
+                fixed=True,
+                severity="info",
+            )
+            return
         self.report(
             site.call,
             "APX250",

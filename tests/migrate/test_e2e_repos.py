@@ -43,12 +43,14 @@ call, a preparation helper that returns before amp.initialize when mixed precisi
 trainer whose forward pass runs in a try that skips out-of-memory batches, a static loss scale
 of 1 kept after an overflow, a callback fired between the scaled backward and the step that clips,
 apex.amp kept on an object by a helper and read as apex.amp or None by a class of a file without apex,
-a trainer class picked by a module name at run time whose base class scales with loss ids, kept on
-the shim today, a library whose initializer and training function only a command of another module
+a trainer class picked by a module name at run time whose base class scales with loss ids (the
+initializing module keeps one GradScaler per loss id, read through it), a library whose initializer and training function only a command of another module
 calls, in turn, with a tune command that sets apex up itself (bonito: a module-level GradScaler), a
 base trainer that scales each loss under its loss id in a backward method of its own and two
 subclasses in files without apex.amp that call those methods and step, a step class whose
-injectors run the forward passes before the loop that sums its losses in an outer block.
+injectors run the forward passes before the loop that sums its losses in an outer block, an engine
+built from a registry by name whose module the initializing module imports (the engine imports
+that module in the methods that read its GradScaler).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -68,9 +70,8 @@ Outcome per layout (LAYOUTS): ``native`` (no apex/apexcompat import left, no man
 but the listed ones; the runs block both packages) or ``fallback`` (the tool keeps apexcompat.amp:
 its APX220 findings must be one of the exact sets pinned, so a change in what the tool does shows
 up here; the shim output is run and compared too, and the native-only checks skip).  Today every
-layout but r65 (its registry-built train step) and r66 (its trainer class picked by name) comes
-out native (r4 and r9: the launcher's no-op autocast variable is bound to torch.autocast on the
-apex branch; r3: train_step takes one GradScaler per loss id, num_losses=2, and the checkpoint's
+layout but r65 (its registry-built train step) comes out native (r4 and r9: the launcher's no-op
+autocast variable is bound to torch.autocast on the apex branch; r3: train_step takes one GradScaler per loss id, num_losses=2, and the checkpoint's
 loss_scaler0/loss_scaler1 resume into them; r6 and r15: the helpers given apex.amp are given the GradScaler, and their files change too: LAYOUTS 'given').
 
 Tolerances (``-s`` prints the measured figures in the last test):
@@ -121,13 +122,6 @@ REPOS_DIR = Path(__file__).resolve().parent / "e2e" / "repos"
 NATIVE_REL = 2e-3
 
 _SHIM = "this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand"
-#: r66: why no route reaches its base trainer (which class the run builds is a run-time string)
-_R66_BUILT = ("subclassed, passed on or stored in toygan/trainers/regression_gan.py, a file without apex.amp, "
-              "never called directly; Trainer, which derives from it, is built as `.Trainer(...)` of a module "
-              "imported by name at run time (toygan/utils/trainer.py:15, in get_trainer): which class that is, "
-              "no GradScaler route can tell")
-_R66_UNREACHED = ("amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss (BaseTrainer "
-                  "is " + _R66_BUILT + ", so the GradScaler cannot follow its callers); ")
 
 _R65_STEP = (
     "StandardTrainStep is handed to its decorator @register_train_step('standard_train_step'), which may keep it "
@@ -602,22 +596,14 @@ LAYOUTS: Dict[str, dict] = {
     # module that initializes both with num_losses=2 (enabled by a flag), and the trainer from
     # the module its options name (importlib at run time); the base class of that trainer
     # scales each update's loss with its own loss id and steps, logs a gradient norm with apex's
-    # loss scale of the loss id undone, and keeps amp's state in its checkpoints.  No route of
-    # the plan reaches the base class (which class is built is known only at run time), so the
-    # four apex files keep the shim; 'off': --no-amp (amp.initialize(enabled=False))
+    # loss scale of the loss id undone, and keeps amp's state in its checkpoints.  No call chain
+    # reaches the base class (which class is built is known only at run time): the initializing
+    # module keeps one GradScaler per loss id in a module-level variable, which the base trainer
+    # and the meter read through that module (APX252); autocast wraps the call of the abstract
+    # forward methods the subclass overrides; 'off': --no-amp (amp.initialize(enabled=False))
     "r66_trainer_built_by_name": dict(
-        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=None,
-        fallbacks=[[(path, line, message + _SHIM) for path, line, message in (
-            ("toygan/trainers/base.py", 25, _R66_UNREACHED),
-            ("toygan/trainers/base.py", 34, _R66_UNREACHED),
-            ("toygan/utils/meters.py", 11, "amp.initialize is not in this file, so the scaler cannot reach this site; "),
-            ("toygan/utils/meters.py", 11, "private amp._amp_state use: it reads the current scale of apex's loss "
-             "scaler for the loss id loss_id (a parameter of grad_norm()), which is no number: how many loss "
-             "scalers apex keeps (the num_losses of its amp.initialize) is not told in this file; "),
-            ("toygan/utils/trainer.py", 28, "no amp.scale_loss in this file: the losses are scaled in "
-             "toygan/trainers/base.py (BaseTrainer), which is " + _R66_BUILT + ": the GradScaler cannot reach it; "),
-        )]],
-        branches={"off": ["--no-amp"]}),
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[],
+        fallbacks=[], branches={"off": ["--no-amp"]}),
     # deepspeech.pytorch's shape: apex's static loss scale of 1 from a flag's default (a loss
     # whose backward ignores the gradient it is handed, as warp-ctc's does), amp.master_params
     # clipped: the GradScaler is static at 1 and keeps that scale after an overflow (its
@@ -684,6 +670,16 @@ LAYOUTS: Dict[str, dict] = {
     "r72_module_scaler": dict(launcher="train.py", amp=[], fp32=["--no-amp"], steps=24, metric="loss",
                               native=[], fallbacks=[], branches={"off": ["--no-amp"], "tune": []},
                               launchers={"tune": "tune.py"}, given=[]),
+    # the reader route with an import cycle: the set-up module imports the engine module (it
+    # registers the engines) and initializes apex; the launcher (no apex) builds the engine its
+    # options name from the registry, so no call chain reaches the engine's update, which scales
+    # and steps, nor its checkpoints with amp's state, nor the module-level function reading
+    # apex's loss scale.  The set-up module keeps the GradScaler in a module-level variable
+    # (APX252); the engine's functions import it when they run (an import at the engine's top
+    # could run while the set-up module is half made); 'off': --no-amp (enabled=False)
+    "r75_registry_engine_imported_by_its_initializer": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
+        branches={"off": ["--no-amp"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)

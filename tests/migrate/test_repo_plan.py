@@ -988,16 +988,39 @@ def test_a_script_function_between_the_launcher_and_the_scaling_says_it_runs_as_
         "# fp16 needs apex installed\nfrom engine import train_one_epoch\n\n\ndef main(model, optimizer):\n"
         "    train_one_epoch(model, optimizer, 0)\n\n\nif __name__ == \"__main__\":\n    main(None, None)\n"
     )
+    # the step also runs a plain backward on another path: no module-level GradScaler of the
+    # launcher can stand in (APX252; without it the engine reads one, test_reader_route_*)
     launcher = LAUNCHER_ALONE.replace(
         "    return amp.initialize(", "    model, optimizer = amp.initialize("
     ) + "    return model, optimizer\n"
-    write_tree(tmp_path, {"train.py": launcher, "engine.py": ENGINE, "script.py": script})
+    engine = ENGINE.replace("def train_one_epoch(model, optimizer, epoch):", "def train_one_epoch(model, optimizer, epoch, fp16=True):")
+    engine = engine.replace(
+        "    with amp.scale_loss(loss, optimizer) as scaled_loss:\n        scaled_loss.backward()\n",
+        "    if fp16:\n        with amp.scale_loss(loss, optimizer) as scaled_loss:\n            scaled_loss.backward()\n"
+        "    else:\n        loss.backward()\n",
+    )
+    write_tree(tmp_path, {"train.py": launcher, "engine.py": engine, "script.py": script})
     proc = run_cli(tmp_path, "--to", "native", "--diff")
     assert "train_one_epoch is called only from script.py:6 (main), where no GradScaler exists" in proc.stderr
     assert (
         "reached through script.py (main), which is run only as its file's script "
         '(under `if __name__ == "__main__":`), where no GradScaler exists' in " ".join((proc.stdout + proc.stderr).split())
     )
+
+
+def test_reader_route_the_engine_reads_the_launchers_module_level_grad_scaler(tmp_path):
+    # the same repository, the launcher importing nothing of the engine: one module initializes
+    # apex and scales nothing, the engine scales where no call chain from it reaches (APX252)
+    script = "from engine import train_one_epoch\n\n\ndef main(model, optimizer):\n    train_one_epoch(model, optimizer, 0)\n"
+    launcher = LAUNCHER_ALONE.replace(
+        "    return amp.initialize(", "    model, optimizer = amp.initialize("
+    ) + "    return model, optimizer\n"
+    write_tree(tmp_path, {"train.py": launcher, "engine.py": ENGINE, "script.py": script})
+    run_cli(tmp_path, "--to", "native", "--allow-no-vcs")
+    assert "scaler = torch.amp.GradScaler(" in (tmp_path / "train.py").read_text()
+    engine = (tmp_path / "engine.py").read_text()
+    assert "import train\n" in engine and "train.scaler.scale(loss).backward()" in engine
+    assert "apex" not in engine
 
 
 def test_a_step_class_subclassed_in_a_file_without_apex_is_not_called_there(tmp_path):
