@@ -112,7 +112,7 @@ def leaves_after(parents: Any, stmt: Any, anchor: Any) -> bool:
     cur = stmt
     while cur is not anchor and cur in parents:
         block = parents[cur]
-        body = list(getattr(block, "body", ()))
+        body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
         if cur in body:
             later = body[body.index(cur) + 1 :]
             if any(isinstance(n, (cst.Return, cst.Raise)) for s in later for n in _own_nodes(s)):

@@ -7729,8 +7729,9 @@ REGISTERED_MODEL_RUNNER_TODOS = (
     #   dropped: in models.py, train_step() also runs a plain backward: whether its test is
     #   the switch of the GradScaler the initializing module makes is not followed, and a
     #   plain backward stepped through an enabled GradScaler would have its gradients
-    #   divided by the loss scale); this file keeps apex.amp semantics through
-    #   apexcompat.amp, migrate it by hand
+    #   divided by the loss scale (optimizer.step(): the step is not alone in the else of an
+    #   if-chain)); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+    #   hand
 """,
     """\
             # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
@@ -7740,8 +7741,9 @@ REGISTERED_MODEL_RUNNER_TODOS = (
             #   GradScaler plan across files was dropped: in models.py, train_step() also runs a
             #   plain backward: whether its test is the switch of the GradScaler the initializing
             #   module makes is not followed, and a plain backward stepped through an enabled
-            #   GradScaler would have its gradients divided by the loss scale)); this file keeps
-            #   apex.amp semantics through apexcompat.amp, migrate it by hand
+            #   GradScaler would have its gradients divided by the loss scale (optimizer.step(): the
+            #   step is not alone in the else of an if-chain))); this file keeps apex.amp semantics
+            #   through apexcompat.amp, migrate it by hand
 """,
     """\
             # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
@@ -7753,11 +7755,12 @@ REGISTERED_MODEL_RUNNER_TODOS = (
             #   models.py, train_step() also runs a plain backward: whether its test is the switch
             #   of the GradScaler the initializing module makes is not followed, and a plain
             #   backward stepped through an enabled GradScaler would have its gradients divided by
-            #   the loss scale)): pass that scaler here and call
-            #   `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
-            #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
-            #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
-            #   its own amp.initialize, so this line fails once that file is migrated
+            #   the loss scale (optimizer.step(): the step is not alone in the else of an
+            #   if-chain))): pass that scaler here and call `scaler.load_state_dict(state["amp"])`
+            #   instead (a checkpoint apex wrote holds {"loss_scaler0": {"loss_scale": s,
+            #   "unskipped": n}}: put scale=s, _growth_tracker=n into scaler.state_dict() and load
+            #   that). apexcompat.amp's state is set up only by its own amp.initialize, so this line
+            #   fails once that file is migrated
 """,
 )
 
