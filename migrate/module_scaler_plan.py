@@ -113,6 +113,10 @@ def _guest_import(
     return dotted, ""
 
 
+#: the loss ids the readers may use where the home's num_losses is read from a dict at run
+#: time (its list has as many GradScalers as that dict says; apex raised IndexError past them)
+RUN_TIME_LOSSES = 2
+
 #: the variable's names where it holds one GradScaler per loss id (``num_losses``)
 LIST_NAMES = ("grad_scalers", "amp_grad_scalers", "loss_grad_scalers")
 
@@ -131,6 +135,8 @@ class ReaderRoute:
     #: the readers the home imports itself (through its imports, its packages' too): they
     #: import the home inside the functions that read it, where the import cycle cannot break
     local: Set[str] = field(default_factory=set)
+    #: the home's num_losses comes in a ``**`` dict: its list is sized from that at run time
+    losses_at_run_time: bool = False
     #: why the route is not taken after all ("" when it is)
     refusal: str = ""
 
@@ -160,7 +166,10 @@ def reader_route(
     scaled = [path for path in readers if any(s.member == "scale_loss" for s in by_path[path].amp_sites)]
     if any(s.member == "scale_loss" for s in summary.amp_sites) or summary.scale_loss_named or not scaled:
         return None
-    variable_names = LIST_NAMES if init.num_losses > 1 else VARIABLE_NAMES
+    # num_losses in a ``**`` dict (mmgeneration's init_args): a list the home sizes from that
+    # dict when it runs, read by loss ids below RUN_TIME_LOSSES (a higher one is refused)
+    losses = RUN_TIME_LOSSES if init.losses_at_run_time else init.num_losses
+    variable_names = LIST_NAMES if losses > 1 else VARIABLE_NAMES
     taken = set().union(*(by_path[p].identifiers for p in [home, *readers]))
     variable = next((n for n in variable_names if n not in taken), None)
     if variable is None:
@@ -169,8 +178,8 @@ def reader_route(
         return None  # a script's shape (run as __main__ it would be a module of its own), or the old API
     if summary.local_calls.get(MODULE_LEVEL):
         return None  # it runs its own code on import: a script's shape too
-    route = ReaderRoute(home, variable, init.num_losses)
-    if summary.amp_values or summary.amp_arguments or summary.amp_stores:
+    route = ReaderRoute(home, variable, losses, losses_at_run_time=init.losses_at_run_time)
+    if set(summary.amp_values) - set(summary.amp_unset) or summary.amp_arguments or summary.amp_stores:
         route.refusal = f"{summary.shown} hands apex.amp on as a value, which a module-level GradScaler cannot follow"
         return route
     for path in readers:

@@ -65,6 +65,9 @@ class AmpSite:
     loss_name: str = ""
     #: ``num_losses=N`` of an initialize, when a literal (apex keeps one loss scaler per loss)
     num_losses: int = 1
+    #: an initialize without ``num_losses=`` whose options come in a ``**`` dict: how many
+    #: loss scalers apex kept is read from that dict when it runs
+    losses_at_run_time: bool = False
     #: in a method: its first parameter (``self``); and the attribute of it given as the
     #: optimizer (``self.optimizer`` of ``amp.initialize(self.net, self.optimizer)`` or of
     #: ``amp.scale_loss(loss, self.optimizer)``: "optimizer"), else ""
@@ -171,6 +174,9 @@ class ModuleSummary:
     escaping: Set[str] = field(default_factory=set)
     #: lines where ``amp`` itself is used as a value (passed on, stored)
     amp_values: List[int] = field(default_factory=list)
+    #: of those, the lines of ``amp = None`` in an ``except`` handler: apex not installed,
+    #: nothing handed on
+    amp_unset: List[int] = field(default_factory=list)
     #: names bound to a no-op context manager class (``amp_autocast = suppress``)
     noop_contexts: Set[str] = field(default_factory=set)
     #: (class, method) pairs a method of that class calls on ``self``
@@ -606,6 +612,7 @@ class _Reader(FastNodeVisitor):
                 branches=self.branches,
                 dynamic=dynamic,
                 num_losses=losses.value if isinstance(losses, ast.Constant) and type(losses.value) is int else 1,
+                losses_at_run_time=losses is None and any(k.arg is None for k in node.keywords),
             )
             if isinstance(optimizers, ast.Attribute) and isinstance(optimizers.value, ast.Name):
                 site.optimizer_text = f"{optimizers.value.id}.{optimizers.attr}"
@@ -751,6 +758,16 @@ class _Reader(FastNodeVisitor):
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         self._bound(node.name)
+        for stmt in node.body:
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and self._is_amp(stmt.targets[0].id)
+                and isinstance(stmt.value, ast.Constant)
+                and stmt.value.value is None
+            ):
+                self.s.amp_unset.append(stmt.lineno)
         self.generic_visit(node)
 
     def visit_Global(self, node: ast.Global) -> None:

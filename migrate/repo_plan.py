@@ -277,6 +277,9 @@ class FilePlan:
     reader_local: bool = False
     #: in the home of the reader route: the files that read its variable (shown paths)
     module_readers: Tuple[str, ...] = ()
+    #: in the home of the reader route: its initialize's num_losses comes in a ``**`` dict, so
+    #: its list of GradScalers is sized from that dict when it runs
+    losses_at_run_time: bool = False
 
     @property
     def takes_scaler(self) -> bool:
@@ -1616,7 +1619,11 @@ def _add_reader_route(plan: RepoPlan, by_path: Dict[str, ModuleSummary], definit
     common = dict(scaler_name=route.variable, component=component, loss_scalers=route.losses)
     readers = tuple(by_path[p].shown for p in route.readers)
     plan.files[route.home] = replace(
-        plan.files.get(route.home, FilePlan()), module_scaler=True, module_readers=readers, **common
+        plan.files.get(route.home, FilePlan()),
+        module_scaler=True,
+        module_readers=readers,
+        losses_at_run_time=route.losses_at_run_time,
+        **common,
     )
     for path, dotted in route.readers.items():
         local = path in route.local

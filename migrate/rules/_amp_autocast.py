@@ -1449,6 +1449,10 @@ class AutocastPlacement(AmpRule):
             cls = class_of_method(self.parents, func)
             if access is None and cls is not None and cls in info.class_threaded:
                 access = f"{self_name(func)}.{info.scaler_name}"
+            if access is not None and info.mirrored_steps:
+                # a reader whose plain runs never set the module's GradScaler up (None there):
+                # autocast is on once apex's was, whichever branch the step then takes
+                return f"{access} is not None and {info.loss_scaler(access, 0)}.is_enabled()"
             return False if access is None else f"{info.loss_scaler(access, 0)}.is_enabled()"
         init = info.training_inits[0]
         switch = self.switches.get(init)

@@ -9233,3 +9233,125 @@ def main(args):
         settings=Settings(dtype="bfloat16"),
     ),
 ]
+
+
+#: mmgeneration's optimizers: a dict of them, each picked by its literal key where apex scales
+#: its loss and where it is stepped
+KEYED_OPTIMIZERS = """\
+import torch
+from apex import amp
+
+
+def train_gan(model, optimizers, batches, loss_scaler=None):
+    model, [optimizers["generator"], optimizers["discriminator"]] = amp.initialize(
+        model, [optimizers["generator"], optimizers["discriminator"]], opt_level="O1", num_losses=2
+    )
+    for real, noise in batches:
+        optimizers["discriminator"].zero_grad()
+        loss_disc = model.disc_loss(real, noise)
+        if loss_scaler:
+            loss_scaler.scale(loss_disc).backward()
+        else:
+            with amp.scale_loss(loss_disc, optimizers["discriminator"], loss_id=0) as scaled_loss:
+                scaled_loss.backward()
+        if loss_scaler:
+            loss_scaler.step(optimizers["discriminator"])
+            loss_scaler.update()
+        else:
+            optimizers["discriminator"].step()
+
+        optimizers["generator"].zero_grad()
+        loss_gen = model.gen_loss(noise)
+        with amp.scale_loss(loss_gen, optimizers["generator"], loss_id=1) as scaled_loss:
+            scaled_loss.backward()
+        optimizers["generator"].step()
+"""
+
+EXAMPLES += [
+    Example(
+        # ``optimizers["discriminator"]``, a dict's optimizer picked by a literal key, is found
+        # by its text at its step as a name is: stepped through loss id 0's GradScaler beside
+        # the loop's own loss_scaler branch, the generator's through loss id 1's
+        "optimizers-picked-from-a-dict-by-a-literal-key-step-through-their-grad-scalers",
+        before=KEYED_OPTIMIZERS,
+        after="""\
+import torch
+
+
+def train_gan(model, optimizers, batches, loss_scaler=None):
+    scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+    for real, noise in batches:
+        optimizers["discriminator"].zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss_disc = model.disc_loss(real, noise)
+        if loss_scaler:
+            loss_scaler.scale(loss_disc).backward()
+        else:
+            scalers[0].scale(loss_disc).backward()
+        if loss_scaler:
+            loss_scaler.step(optimizers["discriminator"])
+            loss_scaler.update()
+        else:
+            scalers[0].step(optimizers["discriminator"])
+            scalers[0].update()
+
+        optimizers["generator"].zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss_gen = model.gen_loss(noise)
+        scalers[1].scale(loss_gen).backward()
+        scalers[1].step(optimizers["generator"])
+        scalers[1].update()
+""",
+        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the function puts another optimizer under the key between the initialize and a
+        # step: the text no longer tells which optimizer steps, so the file keeps apex.amp
+        "optimizer-dict-item-reassigned-keeps-the-shim",
+        before=KEYED_OPTIMIZERS.replace(
+            '''        optimizers["generator"].zero_grad()
+''',
+            '''        optimizers["generator"] = model.next_generator_optimizer(optimizers)
+        optimizers["generator"].zero_grad()
+''',
+        ),
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train_gan(model, optimizers, batches, loss_scaler=None):
+    model, [optimizers["generator"], optimizers["discriminator"]] = amp.initialize(
+        model, [optimizers["generator"], optimizers["discriminator"]], opt_level="O1", num_losses=2
+    )
+    for real, noise in batches:
+        optimizers["discriminator"].zero_grad()
+        loss_disc = model.disc_loss(real, noise)
+        if loss_scaler:
+            loss_scaler.scale(loss_disc).backward()
+        else:
+            # TODO(apexcompat): optimizers given as optimizers["discriminator"]: optimizers or an
+            #   item of it is assigned at line 23, so at a step the same text may name another
+            #   optimizer; this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+            #   hand
+            with amp.scale_loss(loss_disc, optimizers["discriminator"], loss_id=0) as scaled_loss:
+                scaled_loss.backward()
+        if loss_scaler:
+            loss_scaler.step(optimizers["discriminator"])
+            loss_scaler.update()
+        else:
+            optimizers["discriminator"].step()
+
+        optimizers["generator"] = model.next_generator_optimizer(optimizers)
+        optimizers["generator"].zero_grad()
+        loss_gen = model.gen_loss(noise)
+        # TODO(apexcompat): optimizers given as optimizers["generator"]: optimizers or an item
+        #   of it is assigned at line 23, so at a step the same text may name another optimizer;
+        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss_gen, optimizers["generator"], loss_id=1) as scaled_loss:
+            scaled_loss.backward()
+        optimizers["generator"].step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+]

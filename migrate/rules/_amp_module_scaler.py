@@ -95,9 +95,30 @@ def reader_home(rule: Any, training: List[Any], home_info: Any) -> str:
     if _returns_before(home, anchor):
         name = home.name.value
         return f"{stand_in}: {name}() may return before its amp.initialize, which would leave that variable unset"
+    if anchor is not site.stmt and leaves_after(parents, site.stmt, anchor):
+        # mmgeneration's ``if mode == "gan": <initialize> ... return models, optimizers``: the
+        # GradScaler goes where amp.initialize was, as code after the if would not run; the
+        # other paths leave the variable None, as apex was not set up there
+        anchor, guards = site.stmt, []
     site.anchor, site.guards = anchor, guards
     home_info.storage = "local"
     return ""
+
+
+def leaves_after(parents: Any, stmt: Any, anchor: Any) -> bool:
+    """A ``return`` or ``raise`` of ``anchor`` (a statement holding ``stmt``) in a block that
+    holds ``stmt`` or one of its enclosing statements, after it: the code after ``anchor``
+    does not run on that path."""
+    cur = stmt
+    while cur is not anchor and cur in parents:
+        block = parents[cur]
+        body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        if cur in body:
+            later = body[body.index(cur) + 1 :]
+            if any(isinstance(n, (cst.Return, cst.Raise)) for s in later for n in _own_nodes(s)):
+                return True
+        cur = block
+    return False
 
 
 def _ancestors(parents: Any, node: Any) -> List[Any]:

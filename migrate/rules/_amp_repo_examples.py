@@ -7746,8 +7746,9 @@ REGISTERED_MODEL_RUNNER_TODOS = (
     #   dropped: in models.py, train_step() also runs a plain backward: whether its test is
     #   the switch of the GradScaler the initializing module makes is not followed, and a
     #   plain backward stepped through an enabled GradScaler would have its gradients
-    #   divided by the loss scale); this file keeps apex.amp semantics through
-    #   apexcompat.amp, migrate it by hand
+    #   divided by the loss scale (optimizer.step(): the step is not alone in the else of an
+    #   if-chain)); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+    #   hand
 """,
     """\
             # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
@@ -7757,8 +7758,9 @@ REGISTERED_MODEL_RUNNER_TODOS = (
             #   GradScaler plan across files was dropped: in models.py, train_step() also runs a
             #   plain backward: whether its test is the switch of the GradScaler the initializing
             #   module makes is not followed, and a plain backward stepped through an enabled
-            #   GradScaler would have its gradients divided by the loss scale)); this file keeps
-            #   apex.amp semantics through apexcompat.amp, migrate it by hand
+            #   GradScaler would have its gradients divided by the loss scale (optimizer.step(): the
+            #   step is not alone in the else of an if-chain))); this file keeps apex.amp semantics
+            #   through apexcompat.amp, migrate it by hand
 """,
     """\
             # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
@@ -7770,11 +7772,12 @@ REGISTERED_MODEL_RUNNER_TODOS = (
             #   models.py, train_step() also runs a plain backward: whether its test is the switch
             #   of the GradScaler the initializing module makes is not followed, and a plain
             #   backward stepped through an enabled GradScaler would have its gradients divided by
-            #   the loss scale)): pass that scaler here and call
-            #   `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
-            #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
-            #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
-            #   its own amp.initialize, so this line fails once that file is migrated
+            #   the loss scale (optimizer.step(): the step is not alone in the else of an
+            #   if-chain))): pass that scaler here and call `scaler.load_state_dict(state["amp"])`
+            #   instead (a checkpoint apex wrote holds {"loss_scaler0": {"loss_scale": s,
+            #   "unskipped": n}}: put scale=s, _growth_tracker=n into scaler.state_dict() and load
+            #   that). apexcompat.amp's state is set up only by its own amp.initialize, so this line
+            #   fails once that file is migrated
 """,
 )
 
@@ -12177,5 +12180,506 @@ def main(cfg, data):
         trainer.gen_update(batch)
 ''',
         codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX252', 'APX301', 'APX311', 'APX401', 'APX402', 'APX506'),
+    ),
+]
+
+
+#: mmgeneration's shape (the reader route, APX252): the home initializes apex for a GAN with
+#: its options (num_losses too) in a ``**`` dict, under ``if mode == "gan":`` whose branch
+#: returns, beside ``amp = None`` when apex is missing; the registry-built model scales each loss
+#: on the apex branch of an if-chain beside the runner's own loss_scaler and a plain backward, and
+#: steps its dict's optimizers in the ``else`` of a second chain; a regularizer reads loss
+#: scaler 0's scale; the runner keeps amp's state
+READER_REGISTRY_GAN = '''\
+# file: amp_setup.py
+try:
+    from apex import amp
+except ImportError:
+    amp = None
+
+
+def apex_amp_initialize(models, optimizers, init_args=None, mode="gan"):
+    init_args = init_args or dict()
+    if mode == "gan":
+        _optimizers = [optimizers["generator"], optimizers["discriminator"]]
+        models, _optimizers = amp.initialize(models, _optimizers, **init_args)
+        optimizers["generator"] = _optimizers[0]
+        optimizers["discriminator"] = _optimizers[1]
+        return models, optimizers
+    else:
+        raise NotImplementedError(mode)
+# file: runner.py
+import torch
+
+
+class Runner:
+    def __init__(self, model, optimizer, use_apex_amp=False):
+        self.model, self.optimizer, self.use_apex_amp = model, optimizer, use_apex_amp
+
+    def train(self, batches):
+        for batch in batches:
+            self.model.train_step(batch, self.optimizer, use_apex_amp=self.use_apex_amp)
+
+    def save(self, path):
+        state = {"model": self.model.state_dict()}
+        if self.use_apex_amp:
+            from apex import amp
+            state["amp"] = amp.state_dict()
+        torch.save(state, path)
+
+    def resume(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        if self.use_apex_amp:
+            from apex import amp
+            amp.load_state_dict(state["amp"])
+# file: gan.py
+import torch.nn as nn
+import torch.nn.functional as F
+
+from registry import MODELS
+
+
+@MODELS.register_module()
+class GAN(nn.Module):
+    def train_step(self, batch, optimizer, loss_scaler=None, use_apex_amp=False):
+        optimizer["discriminator"].zero_grad()
+        loss_disc = F.softplus(-self.discriminator(batch)).mean()
+        if loss_scaler:
+            loss_scaler.scale(loss_disc).backward()
+        elif use_apex_amp:
+            from apex import amp
+            with amp.scale_loss(loss_disc, optimizer["discriminator"], loss_id=0) as scaled_loss_disc:
+                scaled_loss_disc.backward()
+        else:
+            loss_disc.backward()
+        if loss_scaler:
+            loss_scaler.step(optimizer["discriminator"])
+        else:
+            optimizer["discriminator"].step()
+
+        optimizer["generator"].zero_grad()
+        loss_gen = F.softplus(-self.discriminator(self.generator(batch))).mean()
+        if loss_scaler:
+            loss_scaler.scale(loss_gen).backward()
+        elif use_apex_amp:
+            from apex import amp
+            with amp.scale_loss(loss_gen, optimizer["generator"], loss_id=1) as scaled_loss_gen:
+                scaled_loss_gen.backward()
+        else:
+            loss_gen.backward()
+        if loss_scaler:
+            loss_scaler.step(optimizer["generator"])
+        else:
+            optimizer["generator"].step()
+# file: losses.py
+from torch import autograd
+
+
+def r1_penalty(disc, real, use_apex_amp=False):
+    real = real.clone().requires_grad_()
+    pred = disc(real)
+    if use_apex_amp:
+        from apex.amp._amp_state import _amp_state
+        _loss_scaler = _amp_state.loss_scalers[0]
+        pred = _loss_scaler.loss_scale() * pred.float()
+    grad = autograd.grad(pred.sum(), real, create_graph=True)[0]
+    if use_apex_amp:
+        grad = grad / _loss_scaler.loss_scale()
+    return grad.pow(2).sum(1).mean()
+# file: registry.py
+class Registry:
+    def __init__(self):
+        self.classes = {}
+
+    def register_module(self):
+        def register(cls):
+            self.classes[cls.__name__] = cls
+            return cls
+        return register
+
+
+MODELS = Registry()
+# file: apis.py
+from amp_setup import apex_amp_initialize
+from runner import Runner
+
+
+def train_model(model, optimizer, cfg, batches):
+    use_apex_amp = False
+    if cfg.get("apex_amp"):
+        model, optimizer = apex_amp_initialize(model, optimizer, **cfg["apex_amp"])
+        use_apex_amp = True
+    runner = Runner(model, optimizer, use_apex_amp=use_apex_amp)
+    runner.train(batches)
+'''
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # the home's list is sized from init_args when it runs and assigned in the branch of the
+        # initialize (code after the if would not run); a plain run leaves it None, so each step
+        # takes an ``elif use_apex_amp:`` stepping through loss id i's GradScaler, the plain step
+        # kept in the else, and autocast is on once the GradScalers exist and are enabled
+        "module-level-grad-scalers-beside-plain-branches-of-a-registry-gan",
+        before=READER_REGISTRY_GAN,
+        after='''\
+# file: amp_setup.py
+import torch
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+grad_scalers = None
+
+
+def apex_amp_initialize(models, optimizers, init_args=None, mode="gan"):
+    global grad_scalers
+    init_args = init_args or dict()
+    if mode == "gan":
+        _optimizers = [optimizers["generator"], optimizers["discriminator"]]
+        amp_options = dict(init_args)
+        amp_loss_scale = amp_options.get("loss_scale", "dynamic")
+        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
+        grad_scalers = [torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
+        for loss_id_scaler in grad_scalers:
+            loss_id_scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
+        optimizers["generator"] = _optimizers[0]
+        optimizers["discriminator"] = _optimizers[1]
+        return models, optimizers
+    else:
+        raise NotImplementedError(mode)
+# file: runner.py
+import torch
+import amp_setup
+
+
+def load_scaler_state(scaler, state):
+    """Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
+
+    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
+    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
+    """
+    if "loss_scaler0" in state:
+        apex_state = state["loss_scaler0"]
+        state = dict(scaler.state_dict())
+        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
+    if state:
+        scaler.load_state_dict(state)
+
+
+def load_scaler_states(scalers, state):
+    """Restore one GradScaler per apex loss id: from the list of their states, or from
+    apex.amp's ``{"loss_scaler0": ..., "loss_scaler1": ...}`` (one entry per loss id).
+    """
+    for loss_id, scaler in enumerate(scalers):
+        if isinstance(state, dict):
+            load_scaler_state(scaler, {"loss_scaler0": state[f"loss_scaler{loss_id}"]})
+        else:
+            load_scaler_state(scaler, state[loss_id])
+
+
+class Runner:
+    def __init__(self, model, optimizer, use_apex_amp=False):
+        self.model, self.optimizer, self.use_apex_amp = model, optimizer, use_apex_amp
+
+    def train(self, batches):
+        for batch in batches:
+            self.model.train_step(batch, self.optimizer, use_apex_amp=self.use_apex_amp)
+
+    def save(self, path):
+        state = {"model": self.model.state_dict()}
+        if self.use_apex_amp:
+            state["amp"] = [loss_scaler.state_dict() for loss_scaler in amp_setup.grad_scalers]
+        torch.save(state, path)
+
+    def resume(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        if self.use_apex_amp:
+            load_scaler_states(amp_setup.grad_scalers, state["amp"])
+# file: gan.py
+import torch.nn as nn
+import torch.nn.functional as F
+
+from registry import MODELS
+import amp_setup
+import torch
+
+
+@MODELS.register_module()
+class GAN(nn.Module):
+    def train_step(self, batch, optimizer, loss_scaler=None, use_apex_amp=False):
+        optimizer["discriminator"].zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
+            loss_disc = F.softplus(-self.discriminator(batch)).mean()
+        if loss_scaler:
+            loss_scaler.scale(loss_disc).backward()
+        elif use_apex_amp:
+            amp_setup.grad_scalers[0].scale(loss_disc).backward()
+        else:
+            loss_disc.backward()
+        if loss_scaler:
+            loss_scaler.step(optimizer["discriminator"])
+        elif use_apex_amp:
+            amp_setup.grad_scalers[0].step(optimizer["discriminator"])
+            amp_setup.grad_scalers[0].update()
+        else:
+            optimizer["discriminator"].step()
+
+        optimizer["generator"].zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
+            loss_gen = F.softplus(-self.discriminator(self.generator(batch))).mean()
+        if loss_scaler:
+            loss_scaler.scale(loss_gen).backward()
+        elif use_apex_amp:
+            amp_setup.grad_scalers[1].scale(loss_gen).backward()
+        else:
+            loss_gen.backward()
+        if loss_scaler:
+            loss_scaler.step(optimizer["generator"])
+        elif use_apex_amp:
+            amp_setup.grad_scalers[1].step(optimizer["generator"])
+            amp_setup.grad_scalers[1].update()
+        else:
+            optimizer["generator"].step()
+# file: losses.py
+from torch import autograd
+import amp_setup
+
+
+def r1_penalty(disc, real, use_apex_amp=False):
+    real = real.clone().requires_grad_()
+    pred = disc(real)
+    if use_apex_amp:
+        pred = amp_setup.grad_scalers[0].get_scale() * pred.float()
+    grad = autograd.grad(pred.sum(), real, create_graph=True)[0]
+    if use_apex_amp:
+        grad = grad / amp_setup.grad_scalers[0].get_scale()
+    return grad.pow(2).sum(1).mean()
+# file: registry.py
+class Registry:
+    def __init__(self):
+        self.classes = {}
+
+    def register_module(self):
+        def register(cls):
+            self.classes[cls.__name__] = cls
+            return cls
+        return register
+
+
+MODELS = Registry()
+# file: apis.py
+from amp_setup import apex_amp_initialize
+from runner import Runner
+
+
+def train_model(model, optimizer, cfg, batches):
+    use_apex_amp = False
+    if cfg.get("apex_amp"):
+        model, optimizer = apex_amp_initialize(model, optimizer, **cfg["apex_amp"])
+        use_apex_amp = True
+    runner = Runner(model, optimizer, use_apex_amp=use_apex_amp)
+    runner.train(batches)
+''',
+        codes=("APX101", "APX103", "APX201", "APX202", "APX204", "APX209", "APX252", "APX301", "APX311", "APX401",
+               "APX402", "APX506"),
+    ),
+    Example(
+        # the step's chain tests ``loss_scaler is not None``, the scaling chain ``loss_scaler``:
+        # which runs reach the plain step is not told, so the files keep apex.amp
+        "module-level-grad-scalers-refused-where-the-step-chain-tests-otherwise",
+        before=READER_REGISTRY_GAN.replace(
+            '''        if loss_scaler:
+            loss_scaler.step(optimizer["generator"])''',
+            '''        if loss_scaler is not None:
+            loss_scaler.step(optimizer["generator"])''',
+        ),
+        after='''\
+# file: amp_setup.py
+try:
+    from apexcompat import amp
+except ImportError:
+    amp = None
+
+
+def apex_amp_initialize(models, optimizers, init_args=None, mode="gan"):
+    init_args = init_args or dict()
+    if mode == "gan":
+        _optimizers = [optimizers["generator"], optimizers["discriminator"]]
+        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in Runner() of
+        #   runner.py, called from apis.py (train_model), a file without apex.amp that calls
+        #   this model factory too; it cannot hand the GradScaler on: GAN of gan.py uses amp
+        #   too, and apis.py (train_model), which would hand the GradScaler on, does not call
+        #   it; nor can a module-level GradScaler stand in (the GradScaler plan across files was
+        #   dropped: in gan.py, train_step() also runs a plain backward: whether its test is the
+        #   switch of the GradScaler the initializing module makes is not followed, and a plain
+        #   backward stepped through an enabled GradScaler would have its gradients divided by
+        #   the loss scale (optimizer["generator"].step(): its if-chain does not test what the
+        #   scaled backward's if-chain tests before the scaling branch)); this file keeps
+        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        models, _optimizers = amp.initialize(models, _optimizers, **init_args)
+        optimizers["generator"] = _optimizers[0]
+        optimizers["discriminator"] = _optimizers[1]
+        return models, optimizers
+    else:
+        raise NotImplementedError(mode)
+# file: runner.py
+import torch
+
+
+class Runner:
+    def __init__(self, model, optimizer, use_apex_amp=False):
+        self.model, self.optimizer, self.use_apex_amp = model, optimizer, use_apex_amp
+
+    def train(self, batches):
+        for batch in batches:
+            self.model.train_step(batch, self.optimizer, use_apex_amp=self.use_apex_amp)
+
+    def save(self, path):
+        state = {"model": self.model.state_dict()}
+        if self.use_apex_amp:
+            from apexcompat import amp
+            # TODO(apexcompat): amp.state_dict() needs the GradScaler that replaces amp.initialize,
+            #   which is created in another file and cannot reach this line (Runner is called from
+            #   apis.py (train_model), a file without apex.amp that gets the model from the factory
+            #   in amp_setup.py, and it cannot hand the GradScaler on: GAN of gan.py uses amp too,
+            #   and apis.py (train_model), which would hand the GradScaler on, does not call it; nor
+            #   can a module-level GradScaler stand in (the GradScaler plan across files was
+            #   dropped: in gan.py, train_step() also runs a plain backward: whether its test is the
+            #   switch of the GradScaler the initializing module makes is not followed, and a plain
+            #   backward stepped through an enabled GradScaler would have its gradients divided by
+            #   the loss scale (optimizer["generator"].step(): its if-chain does not test what the
+            #   scaled backward's if-chain tests before the scaling branch))): pass that scaler here
+            #   and call `scaler.state_dict()` instead. apexcompat.amp's state is set up only by its
+            #   own amp.initialize, so this line fails once that file is migrated
+            state["amp"] = amp.state_dict()
+        torch.save(state, path)
+
+    def resume(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        if self.use_apex_amp:
+            from apexcompat import amp
+            # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
+            #   amp.initialize, which is created in another file and cannot reach this line (Runner
+            #   is called from apis.py (train_model), a file without apex.amp that gets the model
+            #   from the factory in amp_setup.py, and it cannot hand the GradScaler on: GAN of
+            #   gan.py uses amp too, and apis.py (train_model), which would hand the GradScaler on,
+            #   does not call it; nor can a module-level GradScaler stand in (the GradScaler plan
+            #   across files was dropped: in gan.py, train_step() also runs a plain backward:
+            #   whether its test is the switch of the GradScaler the initializing module makes is
+            #   not followed, and a plain backward stepped through an enabled GradScaler would have
+            #   its gradients divided by the loss scale (optimizer["generator"].step(): its if-chain
+            #   does not test what the scaled backward's if-chain tests before the scaling
+            #   branch))): pass that scaler here and call `scaler.load_state_dict(state["amp"])`
+            #   instead (a checkpoint apex wrote holds {"loss_scaler0": {"loss_scale": s,
+            #   "unskipped": n}}: put scale=s, _growth_tracker=n into scaler.state_dict() and load
+            #   that). apexcompat.amp's state is set up only by its own amp.initialize, so this line
+            #   fails once that file is migrated
+            amp.load_state_dict(state["amp"])
+# file: gan.py
+import torch.nn as nn
+import torch.nn.functional as F
+
+from registry import MODELS
+
+
+@MODELS.register_module()
+class GAN(nn.Module):
+    def train_step(self, batch, optimizer, loss_scaler=None, use_apex_amp=False):
+        optimizer["discriminator"].zero_grad()
+        loss_disc = F.softplus(-self.discriminator(batch)).mean()
+        if loss_scaler:
+            loss_scaler.scale(loss_disc).backward()
+        elif use_apex_amp:
+            from apexcompat import amp
+            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+            #   amp.scale_loss (GAN is handed to its decorator @MODELS.register_module(), which may
+            #   keep it to build it by name, never called directly, so the GradScaler cannot follow
+            #   its callers; nor can a module-level GradScaler stand in (the GradScaler plan across
+            #   files was dropped: in gan.py, train_step() also runs a plain backward: whether its
+            #   test is the switch of the GradScaler the initializing module makes is not followed,
+            #   and a plain backward stepped through an enabled GradScaler would have its gradients
+            #   divided by the loss scale (optimizer["generator"].step(): its if-chain does not test
+            #   what the scaled backward's if-chain tests before the scaling branch))); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss_disc, optimizer["discriminator"], loss_id=0) as scaled_loss_disc:
+                scaled_loss_disc.backward()
+        else:
+            loss_disc.backward()
+        if loss_scaler:
+            loss_scaler.step(optimizer["discriminator"])
+        else:
+            optimizer["discriminator"].step()
+
+        optimizer["generator"].zero_grad()
+        loss_gen = F.softplus(-self.discriminator(self.generator(batch))).mean()
+        if loss_scaler:
+            loss_scaler.scale(loss_gen).backward()
+        elif use_apex_amp:
+            from apexcompat import amp
+            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+            #   amp.scale_loss (GAN is handed to its decorator @MODELS.register_module(), which may
+            #   keep it to build it by name, never called directly, so the GradScaler cannot follow
+            #   its callers; nor can a module-level GradScaler stand in (the GradScaler plan across
+            #   files was dropped: in gan.py, train_step() also runs a plain backward: whether its
+            #   test is the switch of the GradScaler the initializing module makes is not followed,
+            #   and a plain backward stepped through an enabled GradScaler would have its gradients
+            #   divided by the loss scale (optimizer["generator"].step(): its if-chain does not test
+            #   what the scaled backward's if-chain tests before the scaling branch))); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss_gen, optimizer["generator"], loss_id=1) as scaled_loss_gen:
+                scaled_loss_gen.backward()
+        else:
+            loss_gen.backward()
+        if loss_scaler is not None:
+            loss_scaler.step(optimizer["generator"])
+        else:
+            optimizer["generator"].step()
+# file: losses.py
+from torch import autograd
+
+
+def r1_penalty(disc, real, use_apex_amp=False):
+    real = real.clone().requires_grad_()
+    pred = disc(real)
+    if use_apex_amp:
+        from apexcompat.amp._amp_state import _amp_state
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   site; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        _loss_scaler = _amp_state.loss_scalers[0]
+        pred = _loss_scaler.loss_scale() * pred.float()
+    grad = autograd.grad(pred.sum(), real, create_graph=True)[0]
+    if use_apex_amp:
+        grad = grad / _loss_scaler.loss_scale()
+    return grad.pow(2).sum(1).mean()
+# file: registry.py
+class Registry:
+    def __init__(self):
+        self.classes = {}
+
+    def register_module(self):
+        def register(cls):
+            self.classes[cls.__name__] = cls
+            return cls
+        return register
+
+
+MODELS = Registry()
+# file: apis.py
+from amp_setup import apex_amp_initialize
+from runner import Runner
+
+
+def train_model(model, optimizer, cfg, batches):
+    use_apex_amp = False
+    if cfg.get("apex_amp"):
+        model, optimizer = apex_amp_initialize(model, optimizer, **cfg["apex_amp"])
+        use_apex_amp = True
+    runner = Runner(model, optimizer, use_apex_amp=use_apex_amp)
+    runner.train(batches)
+''',
+        codes=("APX102", "APX220", "APX403"),
     ),
 ]

@@ -42,6 +42,7 @@ from ._amp_held import through_held
 from ._amp_handed_wrapper import steppable_holder
 from ._amp_method_step_gap import method_step_gap
 from ._amp_module_scaler import module_route, module_variable, reader_home
+from ._amp_mirrored_step import chain_tests, mirrored_guard, scale_clause
 from ._amp_unbound import unbound_amp_uses
 from ._early_returns import early_return_ok
 from ._edits import code_of
@@ -309,6 +310,11 @@ class AmpFile:
     #: the GradScaler is a module-level variable the initializing function assigns
     #: (``_amp_module_scaler``): functions no call chain reaches read it at call time
     module_scaler: bool = False
+    #: a reader of the module-level GradScaler that exists only when apex was set up, whose
+    #: steps run on plain runs too (``_amp_mirrored_step``): each plain step -> (its ``else``,
+    #: the scaled backward's clause test), which an ``elif`` stepping through the GradScaler
+    #: goes before
+    mirrored_steps: Dict[Any, Tuple[Any, Any]] = field(default_factory=dict)
 
     def loss_scaler(self, expr: str, loss_id: int) -> str:
         """The GradScaler of ``loss_id`` when there is one per loss id, else ``expr``."""
@@ -566,6 +572,16 @@ def optimizer_params(opt_text: str) -> str:
     """The parameters ``opt_text`` steps: what ``amp.master_params(opt)`` yielded (apex
     read them from the optimizer's param groups too)."""
     return f'(p for group in {opt_text}.param_groups for p in group["params"])'
+
+
+def keyed_optimizer(opt: Any) -> bool:
+    """``optimizer["generator"]``: one optimizer of a dict (or list) picked by a literal key from
+    a plain name or attribute; its steps are found by that same text, as a name's are."""
+    if not isinstance(opt, cst.Subscript) or not isinstance(opt.value, (cst.Name, cst.Attribute)):
+        return False
+    if len(opt.slice) != 1 or not isinstance(opt.slice[0].slice, cst.Index):
+        return False
+    return isinstance(opt.slice[0].slice.value, (cst.SimpleString, cst.Integer))
 
 
 def step_calls(func_body: cst.CSTNode, optimizer_text: str) -> List[cst.Call]:
@@ -855,6 +871,9 @@ def _wanted_loss_scalers(rule, info: AmpFile) -> int:
         call = rule.parents.get(ref.expr)
         if ref.member == "initialize" and isinstance(call, cst.Call) and call.func is ref.expr:
             value = arg_value(call, 99, "num_losses")
+            if value is None and info.plan is not None and info.plan.losses_at_run_time:
+                counts.add(info.plan.loss_scalers)  # sized from the options dict when it runs
+                continue
             counts.add(int(value.value) if isinstance(value, cst.Integer) else 1)
     if counts:
         return counts.pop() if len(counts) == 1 else 1
@@ -2427,7 +2446,7 @@ def _stepped_apart(rule, info: AmpFile) -> str:
     the GradScaler still holds scaled."""
     for site in info.scale_losses:
         for opt in site.optimizers:
-            steps = find_steps(rule, site, code_of(opt)) if isinstance(opt, (cst.Name, cst.Attribute)) else []
+            steps = find_steps(rule, site, code_of(opt)) if isinstance(opt, (cst.Name, cst.Attribute)) or keyed_optimizer(opt) else []
             if not steps or any(enclosing_function(rule.parents, c) is not site.func for c in steps):
                 name = site.func.name.value if site.func is not None else "module level"
                 return f"the loss scaled in {name}() is not stepped there alone"
@@ -3211,11 +3230,12 @@ def _check_reader_layout(rule, info: AmpFile) -> None:
     import, before any initialize, and is refused."""
     for site in info.scale_losses:
         _check_steps(rule, site, info)
-        if site.func is not None and _plain_backward_beside(site, info):
+        why = _mirrored_steps(rule, site, info) if site.func is not None and _plain_backward_beside(site, info) else ""
+        if why:
             info.blockers.append(Blocker(site.with_stmt, (
                 f"{site.func.name.value}() also runs a plain backward: whether its test is the switch of the "
                 "GradScaler the initializing module makes is not followed, and a plain backward stepped through an "
-                "enabled GradScaler would have its gradients divided by the loss scale"
+                f"enabled GradScaler would have its gradients divided by the loss scale ({why})"
             )))
     expr = f"{info.plan.module_reader}.{info.scaler_name}"
     for func in dict.fromkeys([s.func for s in info.scale_losses] + [n.func for n in info.needs]):
@@ -3226,6 +3246,47 @@ def _check_reader_layout(rule, info: AmpFile) -> None:
             info.blockers.append(Blocker(node, "this runs at module level, on import, before any amp.initialize"))
             continue
         info.access[func] = expr
+
+
+def _mirrored_steps(rule, site: ScaleLossSite, info: AmpFile) -> str:
+    """mmgeneration's train step: the scaled backward is one clause of an if-chain whose other
+    clauses hold the plain backwards (``if loss_scaler: ... elif use_apex_amp: <scale> else:
+    loss.backward()``), and each step of its optimizers is alone in the ``else`` of a later
+    chain with the same leading tests: that step gets ``elif <the scale clause's test>:``
+    stepping through the GradScaler, and the plain runs (where the module's GradScaler is
+    None) keep the plain step (``_amp_mirrored_step``).  Records them in
+    ``info.mirrored_steps``; why not ("" when every step is mirrored)."""
+    clause = scale_clause(rule.parents, site.with_stmt, site.func)
+    if clause is None:
+        return "the scaled backward is under no if"
+    # every plain backward of the function is in another clause of the chain of one of its
+    # scaled backwards
+    beside: Set[int] = set()
+    for other in info.scale_losses:
+        found = scale_clause(rule.parents, other.with_stmt, other.func) if other.func is site.func else None
+        if found is not None:
+            beside |= {id(n) for n in walk(chain_tests(rule.parents, found)[0])} - {id(n) for n in walk(found.body)}
+    scaled = {id(n) for s in info.scale_losses for n in walk(s.with_stmt)}
+    for node in walk(site.func.body):
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "backward"
+            and id(node) not in scaled
+            and id(node) not in beside
+        ):
+            return f"{code_of(node)} is not in another branch of an if-chain that scales a loss"
+    found = {}
+    for opt in site.optimizers:
+        for call in find_steps(rule, site, code_of(opt)):
+            last, why = mirrored_guard(rule.parents, site.func, site.with_stmt, call)
+            if last is None:
+                return f"{code_of(call)}: {why}"
+            found[call] = (last.orelse, clause.test)
+    if not found:
+        return "no step of its optimizers follows it"
+    info.mirrored_steps.update(found)
+    return ""
 
 
 def _plain_backward_beside(site: ScaleLossSite, info: AmpFile) -> bool:
@@ -3614,6 +3675,30 @@ def _runs_before(rule, call: cst.Call, backward: Any) -> bool:
     return not set(_loops_around(rule, call)) & set(_loops_around(rule, backward))
 
 
+def _keyed_rebound(rule, site: ScaleLossSite, opt: Any) -> str:
+    """Why the steps of ``optimizer["d"]`` cannot be told by their text: the function of the
+    site assigns to ``optimizer`` or one of its items (other than through amp.initialize, which
+    hands back the optimizers it was given), so the same text may name another optimizer at
+    the step ("" when it does not)."""
+    if not keyed_optimizer(opt):
+        return ""
+    base = code_of(opt.value)
+    body = site.func.body if site.func is not None else rule.tree
+    for node in walk(body):
+        if not isinstance(node, cst.SimpleStatementLine) or base not in assigned_names(node):
+            continue
+        initializes = any(
+            isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "initialize"
+            for n in walk(node)
+        )
+        if not initializes:
+            return (
+                f"optimizers given as {code_of(opt)}: {base} or an item of it is assigned at line "
+                f"{rule.line_of(node)}, so at a step the same text may name another optimizer"
+            )
+    return ""
+
+
 def methods_of(cls: cst.ClassDef) -> List[cst.FunctionDef]:
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
     return [s for s in body if isinstance(s, cst.FunctionDef)]
@@ -3621,10 +3706,14 @@ def methods_of(cls: cst.ClassDef) -> List[cst.FunctionDef]:
 
 def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
     for opt in site.optimizers:
-        if not isinstance(opt, (cst.Name, cst.Attribute)):
+        if not isinstance(opt, (cst.Name, cst.Attribute)) and not keyed_optimizer(opt):
             info.blockers.append(
                 Blocker(site.call, f"optimizers given as {code_of(opt)}: cannot find their step() calls")
             )
+            continue
+        rebound = _keyed_rebound(rule, site, opt)
+        if rebound:
+            info.blockers.append(Blocker(site.call, rebound))
             continue
         calls = find_steps(rule, site, code_of(opt))
         for call in calls:

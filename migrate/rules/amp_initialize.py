@@ -62,7 +62,7 @@ from ._edits import (
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 from ._amp_repo_examples import REPOSITORY_EXAMPLES
 from ._amp_device import device_type_at
-from ._amp_module_scaler import COMMENT, availability_try, first_body_statement, first_definition
+from ._amp_module_scaler import COMMENT, availability_try, first_body_statement, first_definition, leaves_after
 from ._amp_setup_loop import setup_loop
 from ._amp_unbound import UNBOUND_TODO, unbound_amp_uses
 from ..runner_frameworks import CARRIER_ATTRIBUTE
@@ -333,6 +333,13 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             self._read_module_scaler(info)
         self.switches: Dict[InitSite, Optional[str]] = {}
         self.guards = {site: self._guards_of(site, info) for site in info.inits}
+        if info.module_scaler and info.plan is not None and info.plan.module_readers:
+            for site in info.training_inits:
+                if site.anchor is not site.stmt and leaves_after(self.parents, site.stmt, site.anchor):
+                    # the reader route's home: ``if mode == "gan": <initialize> ... return``, where
+                    # code after the if would not run; the GradScaler goes where amp.initialize
+                    # was, the other paths leave the variable None (apex not set up there)
+                    site.anchor, self.guards[site] = site.stmt, []
         if info.alternatives:
             for site in info.training_inits:
                 self.guards[site] = []  # inside its branch, the tests that chose it hold
@@ -606,7 +613,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             )
         ctor = self._scaler_ctor(site, kwargs)
         made = f"{ctor}({', '.join(kwargs)})"
-        if info.loss_scalers > 1:  # apex's num_losses: one GradScaler per loss id
+        if info.loss_scalers > 1 and site.options is not None and info.plan is not None and info.plan.losses_at_run_time:
+            # apex's num_losses from the options dict, as apex read it (default 1)
+            made = f'[{made} for _ in range({info.option_locals[0]}.get("num_losses", 1))]'
+        elif info.loss_scalers > 1:  # apex's num_losses: one GradScaler per loss id
             made = f"[{made} for _ in range({info.loss_scalers})]"
         created = statement(f"{target} = {made}\n")
         self.file_state()["scaler"] = info.scaler_name

@@ -44,6 +44,7 @@ from ._amp_sites import (
     walk,
 )
 from ._edits import expression, statement
+from ._amp_mirrored_step import apex_branch
 from ._plain_backward import plain_backwards
 from ._tree import inside
 from ._amp_examples import OPTIMIZER_READ_FROM_SELF, OPTIMIZER_READ_FROM_SELF_NATIVE
@@ -197,6 +198,9 @@ class StepRule(AmpRule):
         # between) by another step shares one update after the last of them
         by_block: Dict[Tuple[cst.CSTNode, str], List[Tuple[int, cst.Call, cst.CSTNode]]] = {}
         for call, scaler in chosen.items():
+            if call in info.mirrored_steps:
+                self._mirrored_step(call, scaler, *info.mirrored_steps[call])
+                continue
             holder = self.parents[call]
             line = self.parents[holder]
             anchor = line if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else holder
@@ -234,6 +238,21 @@ class StepRule(AmpRule):
                 if nxt is not None and not any(line < b < nxt for b in backward_lines):
                     continue
                 self.edits.insert_after(anchor, [statement(f"{scaler}.update()\n")])
+
+    def _mirrored_step(self, call: cst.Call, scaler: str, orelse: cst.Else, test: Any) -> None:
+        """``else: optimizer.step()`` where the GradScaler exists only on apex runs -> ``elif
+        <the scale clause's test>: scaler.step(optimizer); scaler.update()`` before that
+        ``else``, which keeps the plain step (``_amp_mirrored_step``)."""
+        opt_text = code_of(cast(Any, call.func).value)
+        self.replace_node(orelse, lambda kept: apex_branch(test, scaler, opt_text, kept))
+        self.report(
+            call,
+            "APX311",
+            f"{opt_text}.step() -> elif {code_of(test)}: {scaler}.step({opt_text}) + {scaler}.update(), "
+            "the plain step kept for the runs that set no GradScaler up",
+            fixed=True,
+            severity="info",
+        )
 
     def _scale_plain(self, call: cst.Call, scaler: str, site: Any) -> None:
         """``loss_adv.backward()`` after the scaled backward -> ``scaler.scale(loss_adv).backward()``
