@@ -10983,8 +10983,8 @@ def fp16ize(model, optimizer, opt_level):
     #   complex_backpropagate() also runs a plain backward: whether its test is the switch
     #   of the GradScaler the initializing module makes is not followed, and a plain
     #   backward stepped through an enabled GradScaler would have its gradients divided by
-    #   the loss scale); this file keeps apex.amp semantics through apexcompat.amp, migrate
-    #   it by hand
+    #   the loss scale (no step of its optimizers follows it)); this file keeps apex.amp
+    #   semantics through apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level=opt_level)
     return model, optimizer
 # file: backprop.py
@@ -11006,8 +11006,9 @@ def complex_backpropagate(loss, optimizer, model, fp16, accumulation, max_grad_n
         #   across files was dropped: in backprop.py, complex_backpropagate() also runs a plain
         #   backward: whether its test is the switch of the GradScaler the initializing module
         #   makes is not followed, and a plain backward stepped through an enabled GradScaler
-        #   would have its gradients divided by the loss scale)); this file keeps apex.amp
-        #   semantics through apexcompat.amp, migrate it by hand
+        #   would have its gradients divided by the loss scale (no step of its optimizers
+        #   follows it))); this file keeps apex.amp semantics through apexcompat.amp, migrate it
+        #   by hand
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
         torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_grad_norm)
