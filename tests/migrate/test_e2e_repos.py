@@ -136,7 +136,7 @@ _R65_PLAIN = (
     "nor can a module-level GradScaler stand in (the GradScaler plan across files was dropped: in "
     "selfsup/train_steps/standard_train_step.py, run_backward() also runs a plain backward: whether its test is the "
     "switch of the GradScaler the initializing module makes is not followed, and a plain backward stepped through "
-    "an enabled GradScaler would have its gradients divided by the loss scale)"
+    "an enabled GradScaler would have its gradients divided by the loss scale (no step of its optimizers follows it))"
 )
 #: r65's APX220 findings while no route hands the registry-built step the GradScaler
 FALLBACK_R65 = [
