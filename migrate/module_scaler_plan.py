@@ -132,6 +132,9 @@ class ReaderRoute:
     losses: int
     #: reader path -> the dotted name it imports the home under (``import a.b.home``)
     readers: Dict[str, str] = field(default_factory=dict)
+    #: the readers that import the home as ``from a.b import home`` and read it as ``home``
+    #: (its name clashes with nothing of theirs): reader path -> that name
+    bound: Dict[str, str] = field(default_factory=dict)
     #: the readers the home imports itself (through its imports, its packages' too): they
     #: import the home inside the functions that read it, where the import cycle cannot break
     local: Set[str] = field(default_factory=set)
@@ -194,8 +197,11 @@ def reader_route(
         if dotted is None:
             route.refusal = f"{reader.shown} uses apex.amp too, and cannot import {summary.shown} under one dotted name"
             return route
+        package, _, name = dotted.rpartition(".")
         root = dotted.split(".")[0]
-        if root in reader.identifiers and reader.imports.get(root) != (root, ""):
+        if package and (name not in reader.identifiers or reader.imports.get(name) == (package, name)):
+            route.bound[path] = name  # ``from a.b import home``: the sites read ``home.<variable>``
+        elif root in reader.identifiers and reader.imports.get(root) != (root, ""):
             route.refusal = f"{reader.shown} uses apex.amp too, and import {dotted} would bind a name it uses"
             return route
         starts = [home, *(resolve(".".join(dotted.split(".")[:n]), home) for n in range(1, dotted.count(".") + 1))]

@@ -275,11 +275,19 @@ class FilePlan:
     #: a reader the home imports itself: the functions that read the variable import the
     #: home when they run (an import at its top could run while the home is half made)
     reader_local: bool = False
+    #: a reader that imports the home as ``from <package> import <name>``: that name, which its
+    #: sites read the variable through (else they read it through ``module_reader``)
+    reader_bound: str = ""
     #: in the home of the reader route: the files that read its variable (shown paths)
     module_readers: Tuple[str, ...] = ()
     #: in the home of the reader route: its initialize's num_losses comes in a ``**`` dict, so
     #: its list of GradScalers is sized from that dict when it runs
     losses_at_run_time: bool = False
+
+    @property
+    def reader_access(self) -> str:
+        """What a reader of the module-scaler route reads the home's variable through."""
+        return self.reader_bound or self.module_reader
 
     @property
     def takes_scaler(self) -> bool:
@@ -1627,7 +1635,10 @@ def _add_reader_route(plan: RepoPlan, by_path: Dict[str, ModuleSummary], definit
     )
     for path, dotted in route.readers.items():
         local = path in route.local
-        plan.files[path] = replace(plan.files.get(path, FilePlan()), module_reader=dotted, reader_local=local, **common)
+        plan.files[path] = replace(
+            plan.files.get(path, FilePlan()), module_reader=dotted, reader_local=local,
+            reader_bound=route.bound.get(path, ""), **common,
+        )
 
 
 def _routed(fp: FilePlan) -> bool:

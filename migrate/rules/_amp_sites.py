@@ -3237,7 +3237,7 @@ def _check_reader_layout(rule, info: AmpFile) -> None:
                 "GradScaler the initializing module makes is not followed, and a plain backward stepped through an "
                 f"enabled GradScaler would have its gradients divided by the loss scale ({why})"
             )))
-    expr = f"{info.plan.module_reader}.{info.scaler_name}"
+    expr = f"{info.plan.reader_access}.{info.scaler_name}"
     for func in dict.fromkeys([s.func for s in info.scale_losses] + [n.func for n in info.needs]):
         if func is None:
             node = next((s.with_stmt for s in info.scale_losses if s.func is None), None) or next(
@@ -4291,7 +4291,7 @@ def find_scalers(rule, module: cst.Module):
         local[None] = (kept, f"{kept}.is_enabled()")  # the module-level GradScaler (APX250)
         names.add(kept)
     if plan is not None and plan.module_reader and None not in local:
-        kept = f"{plan.module_reader}.{plan.scaler_name}"  # the home module's variable, read at call time (APX252)
+        kept = f"{plan.reader_access}.{plan.scaler_name}"  # the home module's variable, read at call time (APX252)
         local[None] = (kept, f"{kept}.is_enabled()")
         names.add(kept)
     if plan is not None and plan.received:

@@ -698,13 +698,17 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         name (never ``from home import``, which would copy None) and its sites read the
         variable through it (APX252)."""
         dotted = info.plan.module_reader
+        package, _, name = dotted.rpartition(".")
+        line = f"from {package} import {name}\n" if info.plan.reader_bound else f"import {dotted}\n"
         where = ""
         if info.plan.reader_local:
             # the initializing module imports this one: each reading function imports it when
             # it runs, where the import cycle cannot break
             for func in dict.fromkeys(f for f in info.access if isinstance(f, cst.FunctionDef)):
-                self.edits.insert_before(first_body_statement(func), [statement(f"import {dotted}\n")])
+                self.edits.insert_before(first_body_statement(func), [statement(line)])
             where = " (imported in the functions that read it: the initializing module imports this file)"
+        elif info.plan.reader_bound:
+            AddImportsVisitor.add_needed_import(self.context, package, name)
         else:
             AddImportsVisitor.add_needed_import(self.context, dotted)
         first = info.scale_losses[0].with_stmt if info.scale_losses else info.needs[0].node
