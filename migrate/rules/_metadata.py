@@ -263,7 +263,12 @@ def _record_scopes(top: cst.CSTNode, visitor: Any, assignment_like: FrozenSet[ty
         if leave is not None:
             leave(visitor, node)
 
-    one(top)
+    try:
+        one(top)
+    finally:
+        # ``one`` calls itself through its cell: a cycle that would keep the visitor (the
+        # scope map of the whole tree, the tree) alive until the next garbage collection
+        del one
 
 
 def resolve_scopes(provider: ScopeProvider, module: cst.Module) -> None:

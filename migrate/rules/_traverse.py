@@ -189,7 +189,12 @@ def transform(node: cst.CSTNode, visitor: FastTransformerDispatch) -> _Result:
             out.extend(kept)
         return items if out is None else tuple(out)
 
-    result = one(node)
+    try:
+        result = one(node)
+    finally:
+        # the three call each other through their cells: a cycle that would keep the
+        # visitor (its metadata, its trees) alive until the next garbage collection
+        del one, children, sequence
     if isinstance(node, cst.Module) and isinstance(result, RemovalSentinel):
         return node.with_changes(body=(), header=(), footer=())
     return result

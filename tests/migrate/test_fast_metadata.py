@@ -5,8 +5,10 @@ output is its input."""
 
 from __future__ import annotations
 
+import gc
 import glob
 import os
+import weakref
 from typing import List
 
 import libcst as cst
@@ -18,7 +20,7 @@ from libcst.metadata import ExpressionContextProvider, MetadataWrapper, Qualifie
 import migrate
 from migrate.engine import LeanMetadataWrapper, _shared
 from migrate.rules._dispatch import FastTransformerDispatch, FastVisitorDispatch
-from migrate.rules._metadata import ParentProvider, expression_contexts
+from migrate.rules._metadata import ParentProvider, _fast_scope_visitor, expression_contexts
 from migrate.rules._tree import StatementTexts, printing_by_statement, walk, walk_of
 from migrate.rules.base import Rule
 from migrate.settings import Settings
@@ -237,3 +239,21 @@ def _forget_walks() -> None:
     from migrate.rules import _tree
 
     _tree._last_walks.entries = []
+
+
+def test_a_scope_analysis_leaves_no_cycle_holding_its_visitor() -> None:
+    """The scope visitor (which holds every node's scope) is freed when the analysis ends,
+    without a garbage collection: the walk's recursive function, a cycle through its own
+    cell, kept it (and the tree) until the next one."""
+    visitor_class = _fast_scope_visitor()
+    assert visitor_class is not None
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        scopes = LeanMetadataWrapper(MODULES[0], unsafe_skip_copy=True).resolve(ScopeProvider)
+        assert len(scopes) > 100
+        assert not [o for o in gc.get_objects() if type(o) is visitor_class]
+    finally:
+        if was_enabled:
+            gc.enable()

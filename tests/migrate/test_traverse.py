@@ -4,7 +4,9 @@ modules; untouched subtrees come back as the very same objects."""
 
 from __future__ import annotations
 
+import gc
 import inspect
+import weakref
 from typing import Type, Union
 
 import libcst as cst
@@ -139,3 +141,20 @@ def test_edits_reach_the_code_and_untouched_subtrees_keep_their_identity() -> No
     reader = _Reader()
     assert transform(module, reader) is module
     assert reader.seen == sum(1 for _ in walk(module))
+
+
+def test_the_walk_leaves_no_cycle_holding_the_visitor() -> None:
+    """Once ``transform`` returns, dropping the visitor frees it and what it holds without a
+    garbage collection (a cycle through the walk's functions kept them for the next one)."""
+    visitor = _Reader()
+    gone = weakref.ref(visitor)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        transform(MODULES[0], visitor)
+        assert visitor.seen > 100
+        del visitor
+        assert gone() is None
+    finally:
+        if was_enabled:
+            gc.enable()
