@@ -38,7 +38,7 @@ from typing import List, Optional, Tuple, Union
 from . import stdlib_trees
 from .holder_route import HolderEdit, apply_holder_edit, device_of, physical_lines, torch_import_after
 from .repo_index import parent_links
-from .step_heir_route import forward_like, makes_calls, self_roots
+from .step_heir_route import enclosing_block, forward_like, makes_calls, self_roots
 
 _JUMPS = (ast.Break, ast.Continue, ast.Return)
 
@@ -344,7 +344,7 @@ def _unscale_edits(cls: ast.ClassDef, backward: str, step: str, optimizer: str, 
         ):
             return f"{ast.unparse(n)} at {where} is not a call statement of a method on self"
         me = method.args.args[0].arg
-        block = _block(parents, stmt)
+        block = enclosing_block(parents, stmt)
         after = block[block.index(stmt) + 1 :]
         stepping = next((i for i, s in enumerate(after) if _calls_on(s, me, step)), None)
         if stepping is None:
@@ -377,12 +377,3 @@ def _calls_on(stmt: ast.stmt, me: str, method: str) -> bool:
     return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and not stmt.value.args \
         and not stmt.value.keywords and isinstance(stmt.value.func, ast.Attribute) \
         and stmt.value.func.attr == method and _is_name(stmt.value.func.value, me)
-
-
-def _block(parents, stmt: ast.stmt) -> List[ast.stmt]:
-    holder = parents.get(stmt)
-    for name in ("body", "orelse", "finalbody"):
-        part = getattr(holder, name, None)
-        if isinstance(part, list) and stmt in part:
-            return part
-    return [stmt]

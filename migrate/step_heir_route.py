@@ -232,13 +232,14 @@ def _same_branch(parents, outer_stmt: ast.stmt, inner_stmt: ast.stmt, block: ast
 def _shares_lines(method: ast.FunctionDef, first: ast.stmt, end: ast.stmt, start: int, stop: int, parents) -> bool:
     """Whether a statement of ``method`` outside the span ``first``..``end`` (siblings in
     one block) starts on one of its lines (``x = f(); self.d_backward()``)."""
-    block = _block(parents, first)
+    block = enclosing_block(parents, first)
     inside = block[block.index(first) : block.index(end) + 1]
     covered = {id(n) for s in inside for n in ast.walk(s)}
     return any(isinstance(n, ast.stmt) and start <= n.lineno <= stop and id(n) not in covered for n in ast.walk(method))
 
 
-def _block(parents, stmt: ast.stmt) -> List[ast.stmt]:
+def enclosing_block(parents, stmt: ast.stmt) -> List[ast.stmt]:
+    """The statement list ``stmt`` stands in (its own one-item list where none holds it)."""
     holder = parents.get(stmt)
     for name in ("body", "orelse", "finalbody"):
         part = getattr(holder, name, None)

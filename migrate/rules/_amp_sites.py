@@ -1289,24 +1289,17 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
         attr = plan.heir_optimizer if inherited else "optimizer"
         carried_optimizer = info.access[site.func].rsplit(".", 1)[0] + "." + attr
         handed = [code_of(o) for o in site.optimizers]
-        if cls is not None and (cls.name.value, site.func.name.value) in held:  # type: ignore[union-attr]
+        key = (cls.name.value, site.func.name.value) if cls is not None else None  # type: ignore[union-attr]
+        if key in held or key in built:
             # the held-optimizer route proved the object is the one whose optimizers apex
-            # initialized: any optimizer it keeps is one of them
+            # initialized (any optimizer it keeps is one of them); an object built by the
+            # launcher keeps the optimizer its one initialize returned, handed to the constructor
             receiver = info.access[site.func].rsplit(".", 1)[0]
+            role = "holds" if key in held else "carries"
             if len(handed) != 1 or handed[0].rsplit(".", 1)[0] != receiver:
                 info.blockers.append(
                     Blocker(site.with_stmt, f"this amp.scale_loss is given {', '.join(handed) or 'no optimizer'}, "
-                            f"not an optimizer kept on {receiver}, the object that holds the GradScaler")
-                )
-            continue
-        if cls is not None and (cls.name.value, site.func.name.value) in built:  # type: ignore[union-attr]
-            # an optimizer the object keeps: apex scaled only for an optimizer its one
-            # initialize returned, which the launcher handed to the object's constructor
-            receiver = info.access[site.func].rsplit(".", 1)[0]
-            if len(handed) != 1 or handed[0].rsplit(".", 1)[0] != receiver:
-                info.blockers.append(
-                    Blocker(site.with_stmt, f"this amp.scale_loss is given {', '.join(handed) or 'no optimizer'}, "
-                            f"not an optimizer kept on {receiver}, the object that carries the GradScaler")
+                            f"not an optimizer kept on {receiver}, the object that {role} the GradScaler")
                 )
             continue
         if handed != [carried_optimizer]:
