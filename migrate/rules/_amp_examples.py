@@ -9331,7 +9331,7 @@ def train_gan(model, optimizers, batches, loss_scaler=None):
             loss_scaler.scale(loss_disc).backward()
         else:
             # TODO(apexcompat): optimizers given as optimizers["discriminator"]: optimizers or an
-            #   item of it is assigned at line 23, so at a step the same text may name another
+            #   item of it is assigned in train_gan(), so at a step the same text may name another
             #   optimizer; this file keeps apex.amp semantics through apexcompat.amp, migrate it by
             #   hand
             with amp.scale_loss(loss_disc, optimizers["discriminator"], loss_id=0) as scaled_loss:
@@ -9346,8 +9346,9 @@ def train_gan(model, optimizers, batches, loss_scaler=None):
         optimizers["generator"].zero_grad()
         loss_gen = model.gen_loss(noise)
         # TODO(apexcompat): optimizers given as optimizers["generator"]: optimizers or an item
-        #   of it is assigned at line 23, so at a step the same text may name another optimizer;
-        #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        #   of it is assigned in train_gan(), so at a step the same text may name another
+        #   optimizer; this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+        #   hand
         with amp.scale_loss(loss_gen, optimizers["generator"], loss_id=1) as scaled_loss:
             scaled_loss.backward()
         optimizers["generator"].step()

@@ -3685,9 +3685,11 @@ def _keyed_rebound(rule, site: ScaleLossSite, opt: Any) -> str:
             for n in walk(node)
         )
         if not initializes:
+            # named by its function, not its line: the TODOs a run writes above it move that line
+            where = f"in {site.func.name.value}()" if site.func is not None else "at module level"
             return (
-                f"optimizers given as {code_of(opt)}: {base} or an item of it is assigned at line "
-                f"{rule.line_of(node)}, so at a step the same text may name another optimizer"
+                f"optimizers given as {code_of(opt)}: {base} or an item of it is assigned {where}, so at a "
+                "step the same text may name another optimizer"
             )
     return ""
 
