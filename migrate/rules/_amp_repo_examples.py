@@ -11920,15 +11920,8 @@ def main(cfg, data):
         trainer.gen_update(batch)
 '''
 
-REPOSITORY_EXAMPLES += [
-    Example(
-        # apex's loss scalers were per process: the initializing module keeps one GradScaler per
-        # loss id in a module-level variable, assigned where amp.initialize was; the trainer and
-        # the meter import that module and read it through it when they run (never a copy of
-        # None); autocast wraps the call of the abstract forward method the subclass overrides
-        "module-level-grad-scalers-read-through-the-initializing-module",
-        before=READER_LIBRARY,
-        after='''\
+#: what the reader route makes of READER_LIBRARY (APX252)
+READER_LIBRARY_AFTER = '''\
 # file: setup_nets.py
 import torch
 
@@ -12047,7 +12040,17 @@ def main(cfg, data):
     for batch in data:
         trainer.dis_update(batch)
         trainer.gen_update(batch)
-''',
+'''
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # apex's loss scalers were per process: the initializing module keeps one GradScaler per
+        # loss id in a module-level variable, assigned where amp.initialize was; the trainer and
+        # the meter import that module and read it through it when they run (never a copy of
+        # None); autocast wraps the call of the abstract forward method the subclass overrides
+        "module-level-grad-scalers-read-through-the-initializing-module",
+        before=READER_LIBRARY,
+        after=READER_LIBRARY_AFTER,
         codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX252', 'APX301', 'APX311', 'APX401', 'APX402', 'APX506'),
     ),
     Example(
@@ -12058,128 +12061,13 @@ def main(cfg, data):
         before=READER_LIBRARY.replace(
             "from apex import amp\n\n\ndef build(", "from apex import amp\n\nfrom meters import unscaled_norm\n\n\ndef build("
         ),
-        after='''\
-# file: setup_nets.py
-import torch
-
-from meters import unscaled_norm
-
-
-# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
-grad_scalers = None
-
-
-def build(cfg, net_G, net_D):
-    global grad_scalers
-    opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
-    opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
-    use_amp = cfg.opt_level != "O0"
-    grad_scalers = [torch.amp.GradScaler(next(net_G.parameters()).device.type, enabled=use_amp) for _ in range(2)]
-    return net_G, net_D, opt_G, opt_D
-# file: trainer.py
-import torch
-
-from meters import unscaled_norm
-import setup_nets
-
-
-def load_scaler_state(scaler, state):
-    """Restore ``scaler`` from a checkpoint entry written by GradScaler or by apex.amp.
-
-    apex.amp saved ``{"loss_scaler0": {"loss_scale": ..., "unskipped": ...}}``; a disabled
-    GradScaler saves ``{}``, which an enabled one refuses to load, so that is skipped.
-    """
-    if "loss_scaler0" in state:
-        apex_state = state["loss_scaler0"]
-        state = dict(scaler.state_dict())
-        state.update(scale=float(apex_state["loss_scale"]), _growth_tracker=int(apex_state["unskipped"]))
-    if state:
-        scaler.load_state_dict(state)
-
-
-def load_scaler_states(scalers, state):
-    """Restore one GradScaler per apex loss id: from the list of their states, or from
-    apex.amp's ``{"loss_scaler0": ..., "loss_scaler1": ...}`` (one entry per loss id).
-    """
-    for loss_id, scaler in enumerate(scalers):
-        if isinstance(state, dict):
-            load_scaler_state(scaler, {"loss_scaler0": state[f"loss_scaler{loss_id}"]})
-        else:
-            load_scaler_state(scaler, state[loss_id])
-
-
-class BaseTrainer:
-    def __init__(self, net_G, net_D, opt_G, opt_D):
-        self.net_G, self.net_D, self.opt_G, self.opt_D = net_G, net_D, opt_G, opt_D
-        self.norm = 0.0
-
-    def gen_update(self, data):
-        self.opt_G.zero_grad()
-        with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
-            loss = self.gen_forward(data)
-        setup_nets.grad_scalers[0].scale(loss).backward()
-        self.norm = unscaled_norm(self.net_G, 0)
-        setup_nets.grad_scalers[0].step(self.opt_G)
-        setup_nets.grad_scalers[0].update()
-
-    def dis_update(self, data):
-        self.opt_D.zero_grad()
-        with torch.autocast(self.opt_D.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
-            loss = self.dis_forward(data)
-        setup_nets.grad_scalers[1].scale(loss).backward()
-        setup_nets.grad_scalers[1].step(self.opt_D)
-        setup_nets.grad_scalers[1].update()
-
-    def gen_forward(self, data):
-        raise NotImplementedError
-
-    def dis_forward(self, data):
-        raise NotImplementedError
-
-    def state(self):
-        return {"G": self.net_G.state_dict(), "amp": [loss_scaler.state_dict() for loss_scaler in setup_nets.grad_scalers]}
-
-    def restore(self, checkpoint):
-        self.net_G.load_state_dict(checkpoint["G"])
-        load_scaler_states(setup_nets.grad_scalers, checkpoint["amp"])
-# file: meters.py
-import torch
-
-
-@torch.no_grad()
-def unscaled_norm(net, loss_id):
-    import setup_nets
-    norms = [p.grad.norm() for p in net.parameters() if p.grad is not None]
-    return torch.stack(norms).norm().item() / setup_nets.grad_scalers[loss_id].get_scale()
-# file: pix2pix.py
-import torch.nn.functional as F
-
-from trainer import BaseTrainer
-
-
-class Trainer(BaseTrainer):
-    def gen_forward(self, data):
-        x, y = data
-        return F.mse_loss(self.net_G(x), y)
-
-    def dis_forward(self, data):
-        x, y = data
-        return F.softplus(self.net_D(self.net_G(x).detach())).mean() + F.softplus(-self.net_D(y)).mean()
-# file: train.py
-import importlib
-
-import torch
-
-from setup_nets import build
-
-
-def main(cfg, data):
-    net_G, net_D, opt_G, opt_D = build(cfg, torch.nn.Linear(4, 4).cuda(), torch.nn.Linear(4, 1).cuda())
-    trainer = importlib.import_module(cfg.trainer).Trainer(net_G, net_D, opt_G, opt_D)
-    for batch in data:
-        trainer.dis_update(batch)
-        trainer.gen_update(batch)
-''',
+        after=READER_LIBRARY_AFTER.replace(
+            "# file: setup_nets.py\nimport torch\n\n\n",
+            "# file: setup_nets.py\nimport torch\n\nfrom meters import unscaled_norm\n\n\n",
+        ).replace(
+            "# file: meters.py\nimport torch\nimport setup_nets\n\n\n@torch.no_grad()\ndef unscaled_norm(net, loss_id):\n",
+            "# file: meters.py\nimport torch\n\n\n@torch.no_grad()\ndef unscaled_norm(net, loss_id):\n    import setup_nets\n",
+        ),
         codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX252', 'APX301', 'APX311', 'APX401', 'APX402', 'APX506'),
     ),
 ]
