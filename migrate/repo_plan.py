@@ -290,6 +290,12 @@ class FilePlan:
         return self.reader_bound or self.module_reader
 
     @property
+    def reader_import(self) -> str:
+        """The import line a reader of the module-scaler route reads the home through."""
+        package, _, name = self.module_reader.rpartition(".")
+        return f"from {package} import {name}\n" if self.reader_bound else f"import {self.module_reader}\n"
+
+    @property
     def takes_scaler(self) -> bool:
         """Whether some definition of this file receives the GradScaler from another file."""
         return bool(self.entries or self.method_entries or self.carried)

@@ -5,7 +5,7 @@ helper) and wrap them in ``torch.autocast``, switched on and off like the GradSc
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, cast
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -16,6 +16,7 @@ from ._amp_loss_loop import loss_loop_spans
 from ._amp_partial import bound_offset
 from ._amp_held import held_model_texts as held_route_models
 from ._amp_models import held_model_texts
+from ._amp_module_scaler import first_body_statement
 from ._amp_rule import AmpRule
 from ._amp_sites import (
     PRECISION_CONTEXTS,
@@ -1441,6 +1442,17 @@ class AutocastPlacement(AmpRule):
         self.pending = ()
         return spans
 
+    def _read_home_in(self, func: cst.FunctionDef, info: AmpFile) -> str:
+        """The module-scaler route's variable as ``func`` (a function of a reader without a
+        site) reads it, imported in it where the reader's sites import it locally (APX252)."""
+        plan = cast(Any, info.plan)
+        access = f"{plan.reader_access}.{info.scaler_name}"
+        info.access[func] = access
+        info.reader_callers.add(func)
+        if plan.reader_local:
+            self.edits.insert_before(first_body_statement(func), [statement(plan.reader_import)])
+        return access
+
     def _switch_in(self, func: Optional[cst.FunctionDef], info: AmpFile):
         """The autocast ``enabled=`` text inside ``func`` (None: always on; False: the
         scaler cannot be reached there)."""
@@ -1449,7 +1461,12 @@ class AutocastPlacement(AmpRule):
             cls = class_of_method(self.parents, func)
             if access is None and cls is not None and cls in info.class_threaded:
                 access = f"{self_name(func)}.{info.scaler_name}"
-            if access is not None and info.mirrored_steps:
+            reader = info.plan is not None and bool(info.plan.module_reader)
+            if access is None and reader and isinstance(func, cst.FunctionDef):
+                # a function of a reader without a site (the caller whose forward pass makes the
+                # loss a backward method scales) reads the home's variable too
+                access = self._read_home_in(func, info)
+            if access is not None and (info.mirrored_steps or info.shared_steps or func in info.reader_callers):
                 # a reader whose plain runs never set the module's GradScaler up (None there):
                 # autocast is on once apex's was, whichever branch the step then takes
                 return f"{access} is not None and {info.loss_scaler(access, 0)}.is_enabled()"

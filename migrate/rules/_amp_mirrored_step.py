@@ -20,6 +20,9 @@ import libcst as cst
 from ._edits import code_of, statement
 from ._tree import walk
 
+#: why ``mirrored_guard`` refuses a step that is no plain step alone in an ``else``
+NOT_IN_ELSE = "the step is not alone in the else of an if-chain"
+
 
 def chain_tests(parents: Any, clause: cst.If) -> Tuple[cst.If, List[cst.BaseExpression]]:
     """The first clause of the if-chain ``clause`` belongs to (``elif`` clauses are Ifs in
@@ -43,13 +46,13 @@ def scale_clause(parents: Any, node: Any, stop: Any) -> Optional[cst.If]:
     return None
 
 
-def _plain_test(test: cst.BaseExpression) -> bool:
+def plain_test(test: cst.BaseExpression) -> bool:
     """A test of names and attributes joined by ``not``/``and``/``or`` and comparisons, no
     call or subscript (whose value could change between the two chains)."""
     return not any(isinstance(n, (cst.Call, cst.Subscript, cst.Await, cst.NamedExpr)) for n in walk(test))
 
 
-def _read_names(test: cst.BaseExpression) -> List[str]:
+def read_names(test: cst.BaseExpression) -> List[str]:
     found = []
     for node in walk(test):
         if isinstance(node, (cst.Name, cst.Attribute)):
@@ -57,7 +60,7 @@ def _read_names(test: cst.BaseExpression) -> List[str]:
     return found
 
 
-def _assigned(stmt: Any) -> List[str]:
+def assigned(stmt: Any) -> List[str]:
     out = []
     for node in walk(stmt):
         targets: List[Any] = []
@@ -89,7 +92,7 @@ def mirrored_guard(parents: Any, func: Any, scale_stmt: Any, step_call: cst.Call
         and isinstance(else_node, cst.Else)
         and isinstance(parents.get(else_node), cst.If)
     ):
-        return None, "the step is not alone in the else of an if-chain"
+        return None, NOT_IN_ELSE
     last = parents[else_node]
     guard = scale_clause(parents, scale_stmt, func)
     if guard is None:
@@ -100,19 +103,19 @@ def mirrored_guard(parents: Any, func: Any, scale_stmt: Any, step_call: cst.Call
     if [code_of(t) for t in step_tests] != [code_of(t) for t in scale_tests]:
         return None, "its if-chain does not test what the scaled backward's if-chain tests before the scaling branch"
     tests = [*scale_tests, guard.test]
-    if not all(_plain_test(t) for t in tests):
+    if not all(plain_test(t) for t in tests):
         return None, "a test of the scaled backward's if-chain calls or indexes something"
-    read = {name for t in tests for name in _read_names(t)}
-    between = _statements_between(parents, scale_head, step_head)
+    read = {name for t in tests for name in read_names(t)}
+    between = statements_between(parents, scale_head, step_head)
     if between is None:
         return None, "the two if-chains are not in one function body"
-    rebound = sorted({name for stmt in between for name in _assigned(stmt)} & read)
+    rebound = sorted({name for stmt in between for name in assigned(stmt)} & read)
     if rebound:
         return None, f"{rebound[0]}, which the tests read, is assigned between the two if-chains"
     return last, ""
 
 
-def _statements_between(parents: Any, first: Any, second: Any) -> Optional[List[Any]]:
+def statements_between(parents: Any, first: Any, second: Any) -> Optional[List[Any]]:
     """The statements that may run from ``first`` up to ``second`` (a superset): going up from
     ``second``, the earlier siblings of it and of its ancestors, back to the statement that
     holds ``first`` (``first`` itself, or a loop around it: mmgeneration accumulates the
@@ -125,7 +128,7 @@ def _statements_between(parents: Any, first: Any, second: Any) -> Optional[List[
         if isinstance(block, (cst.IndentedBlock, cst.Module)):
             body = list(block.body)
             earlier = body[: body.index(cur)]
-            holder = next((s for s in earlier if s is first or _holds(parents, s, first)), None)
+            holder = next((s for s in earlier if s is first or holds(parents, s, first)), None)
             if holder is not None:
                 found.extend(earlier[earlier.index(holder) :])
                 return found
@@ -136,7 +139,7 @@ def _statements_between(parents: Any, first: Any, second: Any) -> Optional[List[
     return None
 
 
-def _holds(parents: Any, outer: Any, node: Any) -> bool:
+def holds(parents: Any, outer: Any, node: Any) -> bool:
     while node in parents:
         node = parents[node]
         if node is outer:

@@ -42,7 +42,8 @@ from ._amp_held import through_held
 from ._amp_handed_wrapper import steppable_holder
 from ._amp_method_step_gap import method_step_gap
 from ._amp_module_scaler import module_route, module_variable, reader_home
-from ._amp_mirrored_step import chain_tests, mirrored_guard, scale_clause
+from ._amp_mirrored_step import NOT_IN_ELSE, chain_tests, mirrored_guard, scale_clause
+from ._amp_shared_step import gradient_uses, shared_guard
 from ._amp_unbound import unbound_amp_uses
 from ._early_returns import early_return_ok
 from ._edits import code_of
@@ -315,6 +316,11 @@ class AmpFile:
     #: the scaled backward's clause test), which an ``elif`` stepping through the GradScaler
     #: goes before
     mirrored_steps: Dict[Any, Tuple[Any, Any]] = field(default_factory=dict)
+    #: a reader's steps on a line after the if-chain of the scaled and the plain backward: the
+    #: step call -> (its line, the scaling clause's test) (``_amp_shared_step``)
+    shared_steps: Dict[Any, Tuple[Any, Any]] = field(default_factory=dict)
+    #: a reader's functions without a site that read the home's variable for autocast
+    reader_callers: Set[Any] = field(default_factory=set)
 
     def loss_scaler(self, expr: str, loss_id: int) -> str:
         """The GradScaler of ``loss_id`` when there is one per loss id, else ``expr``."""
@@ -3247,8 +3253,10 @@ def _mirrored_steps(rule, site: ScaleLossSite, info: AmpFile) -> str:
     loss.backward()``), and each step of its optimizers is alone in the ``else`` of a later
     chain with the same leading tests: that step gets ``elif <the scale clause's test>:``
     stepping through the GradScaler, and the plain runs (where the module's GradScaler is
-    None) keep the plain step (``_amp_mirrored_step``).  Records them in
-    ``info.mirrored_steps``; why not ("" when every step is mirrored)."""
+    None) keep the plain step (``_amp_mirrored_step``).  FARM's trainer steps on one line
+    after that chain, for either backward: the line goes under the scaling clause's test
+    (``_amp_shared_step``).  Records them in ``info.mirrored_steps`` and
+    ``info.shared_steps``; why not ("" when every step is mirrored or shared)."""
     clause = scale_clause(rule.parents, site.with_stmt, site.func)
     if clause is None:
         return "the scaled backward is under no if"
@@ -3269,16 +3277,28 @@ def _mirrored_steps(rule, site: ScaleLossSite, info: AmpFile) -> str:
             and id(node) not in beside
         ):
             return f"{code_of(node)} is not in another branch of an if-chain that scales a loss"
-    found = {}
+    found, shared = {}, {}
     for opt in site.optimizers:
         for call in find_steps(rule, site, code_of(opt)):
             last, why = mirrored_guard(rule.parents, site.func, site.with_stmt, call)
-            if last is None:
-                return f"{code_of(call)}: {why}"
-            found[call] = (last.orelse, clause.test)
-    if not found:
+            if last is not None:
+                found[call] = (last.orelse, clause.test)
+                continue
+            if why == NOT_IN_ELSE:
+                # a step after the chain, for either backward: under the scaling clause's test
+                line, test, why = shared_guard(rule.parents, site.func, site.with_stmt, call)
+                if line is not None:
+                    shared[call] = (line, test)
+                    continue
+            return f"{code_of(call)}: {why}"
+    if not found and not shared:
         return "no step of its optimizers follows it"
+    if shared:
+        why = gradient_uses(rule.parents, site.func, chain_tests(rule.parents, clause)[0], clause.test)
+        if why:
+            return why
     info.mirrored_steps.update(found)
+    info.shared_steps.update(shared)
     return ""
 
 

@@ -698,8 +698,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         name (never ``from home import``, which would copy None) and its sites read the
         variable through it (APX252)."""
         dotted = info.plan.module_reader
-        package, _, name = dotted.rpartition(".")
-        line = f"from {package} import {name}\n" if info.plan.reader_bound else f"import {dotted}\n"
+        line = info.plan.reader_import
         where = ""
         if info.plan.reader_local:
             # the initializing module imports this one: each reading function imports it when
@@ -708,6 +707,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                 self.edits.insert_before(first_body_statement(func), [statement(line)])
             where = " (imported in the functions that read it: the initializing module imports this file)"
         elif info.plan.reader_bound:
+            package, _, name = dotted.rpartition(".")
             AddImportsVisitor.add_needed_import(self.context, package, name)
         else:
             AddImportsVisitor.add_needed_import(self.context, dotted)

@@ -42,6 +42,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from ._amp_rule import APEX_AMP, AmpRule
+from ._amp_shared_step import test_branch
 from ._amp_sites import (
     optimizer_params,
     analyse,
@@ -168,7 +169,13 @@ class ClippingRule(AmpRule):
             uses += self._opaque_uses(uses, sites, steps, lookup)
         uses.sort(key=lambda u: start_of(self, u.node))
         phases: Dict[Tuple[str, Any], List[_Use]] = {}
+        # a reader's steps under the scaling test: the uses on its plain side see the plain
+        # backward's gradients, never scaled (``_amp_shared_step``)
+        tests = {code_of(test).strip() for _where, test in [*info.mirrored_steps.values(), *info.shared_steps.values()]}
         for use in uses:
+            if tests and test_branch(self.parents, use.stmt, tests)[0] == "plain":
+                use.status = "skip"
+                continue
             keys = self._decide(use, sites, steps, flush)
             if use.kind == "opaque" and (use.status != "unscale" or not self._last_backward_before(use, keys, sites)):
                 use.status, keys = "skip", []  # unscale_ only where the step follows every backward
@@ -208,7 +215,10 @@ class ClippingRule(AmpRule):
             # unscale twice
             stepped = held.get(opt_text, opt_text)
             use = _Use(call, stmt, "master", need.func, scaler.expr, what, opt=stepped)
-            merged = self._merge_branches(stmt, call)
+            # a reader whose plain backward steps plainly (its steps under the scaling test) keeps
+            # the fp32 branch too: that test is not proven to be the GradScaler's switch
+            plain_runs = info.mirrored_steps or info.shared_steps
+            merged = None if plain_runs else self._merge_branches(stmt, call)
             if merged is not None:
                 if_stmt, other, params = merged
                 use.stmt, use.merged, use.params = if_stmt, (if_stmt, other), params

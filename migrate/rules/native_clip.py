@@ -25,6 +25,7 @@ import libcst as cst
 
 from ._amp_rule import AmpRule
 from ._clip_functions import SCALABLE_CLIPS
+from ._amp_shared_step import opposite_sides
 from ._amp_sites import exclusive
 from ._edits import code_of
 from ._tree import children, walk_of
@@ -213,7 +214,7 @@ class NativeClipRule(AmpRule):
         backward before it that can run with it, then a step of that scaler after it, and no
         unscale_ that can run with the clip between the two; None when there is none."""
         parents = self.parents
-        live = [e for e in events if not exclusive(parents, e[3], clip)]
+        live = [e for e in events if not exclusive(parents, e[3], clip) and not opposite_sides(parents, e[3], clip)]
         backwards = [(line, s) for line, kind, s, _ in live if kind == "backward" and line < at]
         if not backwards:
             return None

@@ -45,6 +45,7 @@ from ._amp_sites import (
 )
 from ._edits import expression, statement
 from ._amp_mirrored_step import apex_branch
+from ._amp_shared_step import shared_branch
 from ._plain_backward import plain_backwards
 from ._tree import inside
 from ._amp_examples import OPTIMIZER_READ_FROM_SELF, OPTIMIZER_READ_FROM_SELF_NATIVE
@@ -201,6 +202,9 @@ class StepRule(AmpRule):
             if call in info.mirrored_steps:
                 self._mirrored_step(call, scaler, *info.mirrored_steps[call])
                 continue
+            if call in info.shared_steps:
+                self._shared_step(call, scaler, *info.shared_steps[call])
+                continue
             holder = self.parents[call]
             line = self.parents[holder]
             anchor = line if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else holder
@@ -250,6 +254,22 @@ class StepRule(AmpRule):
             "APX311",
             f"{opt_text}.step() -> elif {code_of(test)}: {scaler}.step({opt_text}) + {scaler}.update(), "
             "the plain step kept for the runs that set no GradScaler up",
+            fixed=True,
+            severity="info",
+        )
+
+    def _shared_step(self, call: cst.Call, scaler: str, line: cst.SimpleStatementLine, test: Any) -> None:
+        """``optimizer.step()`` after both the scaled and the plain backward, where the
+        GradScaler exists only on apex runs -> ``if <the scale clause's test>:
+        scaler.step(optimizer); scaler.update()``, the plain step kept in its ``else``
+        (``_amp_shared_step``)."""
+        opt_text = code_of(cast(Any, call.func).value)
+        self.replace_node(line, lambda kept: shared_branch(test, scaler, opt_text, kept))
+        self.report(
+            call,
+            "APX311",
+            f"{opt_text}.step() -> if {code_of(test)}: {scaler}.step({opt_text}) + {scaler}.update(), "
+            "else the plain step, as the backward before it was scaled or not",
             fixed=True,
             severity="info",
         )

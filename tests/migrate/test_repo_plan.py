@@ -990,8 +990,10 @@ def test_a_script_function_between_the_launcher_and_the_scaling_says_it_runs_as_
         "# fp16 needs apex installed\nfrom engine import train_one_epoch\n\n\ndef main(model, optimizer):\n"
         "    train_one_epoch(model, optimizer, 0)\n\n\nif __name__ == \"__main__\":\n    main(None, None)\n"
     )
-    # the step also runs a plain backward on another path: no module-level GradScaler of the
-    # launcher can stand in (APX252; without it the engine reads one, test_reader_route_*)
+    # the step also runs a plain backward on another path and steps every other epoch, so the
+    # backwards of several calls, fp16 or not, may add up to one step: no module-level
+    # GradScaler of the launcher can stand in (APX252; without it the engine reads one,
+    # test_reader_route_*)
     launcher = LAUNCHER_ALONE.replace(
         "    return amp.initialize(", "    model, optimizer = amp.initialize("
     ) + "    return model, optimizer\n"
@@ -1000,7 +1002,7 @@ def test_a_script_function_between_the_launcher_and_the_scaling_says_it_runs_as_
         "    with amp.scale_loss(loss, optimizer) as scaled_loss:\n        scaled_loss.backward()\n",
         "    if fp16:\n        with amp.scale_loss(loss, optimizer) as scaled_loss:\n            scaled_loss.backward()\n"
         "    else:\n        loss.backward()\n",
-    )
+    ).replace("    optimizer.step()\n", "    if epoch % 2:\n        optimizer.step()\n")
     write_tree(tmp_path, {"train.py": launcher, "engine.py": engine, "script.py": script})
     proc = run_cli(tmp_path, "--to", "native", "--diff")
     assert "train_one_epoch is called only from script.py:6 (main), where no GradScaler exists" in proc.stderr
