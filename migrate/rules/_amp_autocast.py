@@ -343,6 +343,8 @@ class AutocastPlacement(AmpRule):
                     return True
                 if MODEL_CALL.search(last):
                     return True
+                if last == "forward" and MODEL_CALL.search(text[: -len(".forward")]) and self._reads_home():
+                    return True  # FARM's ``self.model.forward(**batch)`` in a reader of the module's GradScaler
                 # `loss = compute_loss(model, x)`, `self._step(model, xis, xjs)`: the model is
                 # handed to a helper, so its forward runs inside this call
                 if via_args and any(code_of(a.value) in models for a in sub.args):
@@ -352,6 +354,10 @@ class AutocastPlacement(AmpRule):
             if isinstance(sub, (cst.FunctionDef, cst.Lambda)):
                 return False
         return False
+
+    def _reads_home(self) -> bool:
+        """Whether this file reads the module-level GradScaler of another (APX252)."""
+        return bool(getattr(self.repo_plan(), "module_reader", ""))
 
     def _own_method_runs_model(self, call: cst.Call, text: str, models: set, depth: int = 0) -> bool:
         """``loss = self._calc_loss(batch)``: a plain method of the same class whose own body
@@ -368,7 +374,7 @@ class AutocastPlacement(AmpRule):
         )
         if target is None or class_of_method(self.parents, target) is not cls:
             return False
-        if depth == 0 and _abstract(target) and getattr(self.repo_plan(), "module_reader", ""):
+        if depth == 0 and _abstract(target) and self._reads_home():
             # a reader of the module-level GradScaler (APX252): the subclasses, which may be
             # in files without apex, implement it, and the forward pass runs in this call
             return True

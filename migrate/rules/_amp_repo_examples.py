@@ -12726,7 +12726,7 @@ class Trainer:
 
     def train(self, batches):
         for step, (x, y) in enumerate(batches, 1):
-            loss = (self.model(x) - y).pow(2).mean()
+            loss = (self.model.forward(x) - y).pow(2).mean()
             self.backward_propagate(loss, step)
 
     def backward_propagate(self, loss, step):
@@ -12757,7 +12757,7 @@ REPOSITORY_EXAMPLES += [
         # the shared step goes under the scaling clause's test, which reads self.use_amp, set
         # only in __init__ (the backwards of several calls add up to one step); unscale_ goes
         # into the amp branch's clip, the plain branch clips as before; the forward pass in the
-        # caller runs under autocast keyed on the module's GradScaler
+        # caller (``self.model.forward(x)``) runs under autocast keyed on the module's GradScaler
         "module-level-grad-scaler-steps-a-shared-line-under-the-trainers-flag",
         before=SHARED_STEP_TRAINER,
         after="""\
@@ -12791,7 +12791,7 @@ class Trainer:
     def train(self, batches):
         for step, (x, y) in enumerate(batches, 1):
             with torch.autocast("cuda", dtype=torch.float16, enabled=optimization.scaler is not None and optimization.scaler.is_enabled()):
-                loss = (self.model(x) - y).pow(2).mean()
+                loss = (self.model.forward(x) - y).pow(2).mean()
             self.backward_propagate(loss, step)
 
     def backward_propagate(self, loss, step):
@@ -12874,7 +12874,7 @@ class Trainer:
 
     def train(self, batches):
         for step, (x, y) in enumerate(batches, 1):
-            loss = (self.model(x) - y).pow(2).mean()
+            loss = (self.model.forward(x) - y).pow(2).mean()
             self.backward_propagate(loss, step)
 
     def backward_propagate(self, loss, step):
@@ -12963,7 +12963,7 @@ class Trainer:
 
     def train(self, batches):
         for step, (x, y) in enumerate(batches, 1):
-            loss = (self.model(x) - y).pow(2).mean()
+            loss = (self.model.forward(x) - y).pow(2).mean()
             self.backward_propagate(loss, step)
 
     def backward_propagate(self, loss, step):

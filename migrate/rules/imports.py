@@ -685,6 +685,8 @@ class ImportsRule(AmpRule):
         rest = [self.narrowed_globals.get(s, s) for s in body if s not in apex_lines and s not in self.dropped_globals]
         if any(isinstance(small, (cst.Import, cst.ImportFrom)) for s in rest for small in small_statements(s)):
             return True  # the guard still protects another import (amp_C, a package of its own)
+        if any(self._nested_import_stays(s) for s in rest):
+            return True  # an import that stays in an inner try (FARM's apex.parallel one) raises here too
         set_in_body = {
             code_of(t.target)
             for s in rest
@@ -730,6 +732,24 @@ class ImportsRule(AmpRule):
             severity="info",
         )
         return True
+
+    def _nested_import_stays(self, stmt: Any) -> bool:
+        """``stmt`` (a compound statement of a guard's body) runs an import this rule keeps:
+        its ImportError would no longer be caught once the guard goes.  Imports in nested
+        definitions run later, outside the guard."""
+        if isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        stack = [stmt]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(node, (cst.Import, cst.ImportFrom)):
+                if isinstance(node.names, cst.ImportStar) or any(a not in self.removed for a in node.names):
+                    return True
+                continue
+            stack.extend(node.children)
+        return False
 
     def _statement_before(self, owner: cst.Try) -> Any:
         block = self.parents.get(owner)
@@ -1274,6 +1294,38 @@ def has_kernels():
     except ImportError:
         fused = False
     return fused
+""",
+        codes=("APX101",),
+    ),
+    Example(
+        # the same in an inner try that catches only AttributeError (FARM's apex.parallel
+        # probe): the outer guard still catches that import's ImportError, so it stays (it was
+        # removed, and the file failed on import wherever amp_C is missing)
+        "guard-protecting-an-import-of-an-inner-try",
+        before="""\
+try:
+    from apex import amp
+    try:
+        import amp_C
+        HAS_FUSED = True
+    except AttributeError:
+        HAS_FUSED = False
+    HAS_APEX = True
+except ImportError:
+    HAS_FUSED = False
+    HAS_APEX = False
+""",
+        after="""\
+try:
+    try:
+        import amp_C
+        HAS_FUSED = True
+    except AttributeError:
+        HAS_FUSED = False
+    HAS_APEX = True
+except ImportError:
+    HAS_FUSED = False
+    HAS_APEX = False
 """,
         codes=("APX101",),
     ),
