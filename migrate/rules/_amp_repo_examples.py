@@ -12823,6 +12823,87 @@ def main(model, batches, use_amp):
         codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX252", "APX301", "APX311", "APX321"),
     ),
     Example(
+        # the clip in a method of its own, called after either backward: the analysis names no
+        # gradient use there, the clipping rule leaves a TODO instead of an unscale_ that
+        # would divide the plain backward's gradients on a run whose GradScaler is enabled
+        "module-level-grad-scaler-leaves-a-todo-at-a-helper-reading-either-backwards-gradients",
+        before=SHARED_STEP_TRAINER.replace(
+            "            if self.use_amp:\n"
+            "                torch.nn.utils.clip_grad_norm_(amp.master_params(self.optimizer), 1.0)\n"
+            "            else:\n                torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)\n",
+            "            self.bound_norms()\n",
+        ).replace(
+            "    def backward_propagate(self, loss, step):",
+            "    def bound_norms(self):\n        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)\n\n"
+            "    def backward_propagate(self, loss, step):",
+        ),
+        after="""\
+# file: optimization.py
+import torch
+
+AMP_AVAILABLE = True
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+scaler = None
+
+
+def initialize_optimizer(model, lr, use_amp=None):
+    global scaler
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    amp_enabled = bool((use_amp and AMP_AVAILABLE) and use_amp != "O0")
+    scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+    return model, optimizer
+# file: trainer.py
+import torch
+import optimization
+
+
+class Trainer:
+    def __init__(self, model, optimizer, grad_acc_steps=1, use_amp=None):
+        self.model, self.optimizer = model, optimizer
+        self.grad_acc_steps = grad_acc_steps
+        self.use_amp = use_amp
+
+    def train(self, batches):
+        for step, (x, y) in enumerate(batches, 1):
+            with torch.autocast("cuda", dtype=torch.float16, enabled=optimization.scaler is not None and optimization.scaler.is_enabled()):
+                loss = (self.model.forward(x) - y).pow(2).mean()
+            self.backward_propagate(loss, step)
+
+    def bound_norms(self):
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+
+    def backward_propagate(self, loss, step):
+        if self.use_amp:
+            optimization.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if step % self.grad_acc_steps == 0:
+            # TODO(apexcompat): gradients used after the scaled backward: self.bound_norms(...) saw
+            #   gradients apex had unscaled, but optimization.scaler keeps them scaled until
+            #   optimization.scaler.step(self.optimizer) (it runs after the plain backward too: only
+            #   under `if self.use_amp:`): call optimization.scaler.unscale_(self.optimizer) before
+            #   it, once per step
+            self.bound_norms()
+            if self.use_amp:
+                optimization.scaler.step(self.optimizer)
+                optimization.scaler.update()
+            else:
+                self.optimizer.step()
+            self.optimizer.zero_grad()
+# file: train.py
+from optimization import initialize_optimizer
+from trainer import Trainer
+
+
+def main(model, batches, use_amp):
+    model, optimizer = initialize_optimizer(model, 0.1, use_amp=use_amp)
+    Trainer(model, optimizer, grad_acc_steps=2, use_amp=use_amp).train(batches)
+""",
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX252", "APX301", "APX311", "APX327"),
+    ),
+    Example(
         # the flag is set in another method too: it may differ between the backwards that add
         # up to one step, so the step's test proves nothing
         "module-level-grad-scaler-refused-where-the-flag-is-set-outside-init",
@@ -12996,6 +13077,227 @@ from trainer import Trainer
 def main(model, batches, use_amp):
     model, optimizer = initialize_optimizer(model, 0.1, use_amp=use_amp)
     Trainer(model, optimizer, grad_acc_steps=2, use_amp=use_amp).train(batches)
+""",
+        codes=("APX102", "APX220"),
+    ),
+]
+
+
+#: few-shot-vid2vid's shape: the model factory initializes apex for two networks with one loss
+#: scaler per loss id (num_losses=2) when --amp is not O0; a backward helper of another module
+#: scales under the loss id its callers give and steps on the line after the if-chain
+LOSS_ID_HELPER = """\
+# file: models.py
+import torch
+
+
+def create_model(opt, netG, netD):
+    optimizer_G = torch.optim.Adam(netG.parameters(), lr=opt.lr)
+    optimizer_D = torch.optim.Adam(netD.parameters(), lr=opt.lr)
+    if opt.amp != "O0":
+        from apex import amp
+        [netG, netD], [optimizer_G, optimizer_D] = amp.initialize(
+            [netG, netD], [optimizer_G, optimizer_D], opt_level=opt.amp, num_losses=2
+        )
+    return netG, netD, optimizer_G, optimizer_D
+# file: loss_collector.py
+import torch.nn.functional as F
+
+
+def loss_backward(opt, net, batch, target, optimizer, loss_id):
+    loss = F.mse_loss(net(batch), target)
+    optimizer.zero_grad()
+    if opt.amp != "O0":
+        from apex import amp
+        with amp.scale_loss(loss, optimizer, loss_id=loss_id) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+    return loss
+# file: train.py
+from loss_collector import loss_backward
+from models import create_model
+
+
+def train(opt, netG, netD, batches):
+    netG, netD, optimizer_G, optimizer_D = create_model(opt, netG, netD)
+    for noise, real in batches:
+        loss_backward(opt, netD, real, real.new_ones(len(real), 1), optimizer_D, 1)
+        loss_backward(opt, lambda x: netD(netG(x)), noise, noise.new_ones(len(noise), 1), optimizer_G, 0)
+"""
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # loss_id is a parameter the helper never assigns and each step follows its backward
+        # in the same call: the module's list is indexed by it when the helper runs, as apex
+        # indexed its loss scalers (past num_losses both raise IndexError)
+        "module-level-grad-scalers-indexed-by-a-loss-id-parameter",
+        before=LOSS_ID_HELPER,
+        after="""\
+# file: models.py
+import torch
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+grad_scalers = None
+
+
+def create_model(opt, netG, netD):
+    global grad_scalers
+    optimizer_G = torch.optim.Adam(netG.parameters(), lr=opt.lr)
+    optimizer_D = torch.optim.Adam(netD.parameters(), lr=opt.lr)
+    use_amp = opt.amp != "O0"
+    grad_scalers = [torch.amp.GradScaler(next(netG.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    return netG, netD, optimizer_G, optimizer_D
+# file: loss_collector.py
+import torch.nn.functional as F
+import models
+import torch
+
+
+def loss_backward(opt, net, batch, target, optimizer, loss_id):
+    with torch.autocast(optimizer.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=models.grad_scalers is not None and models.grad_scalers[0].is_enabled()):
+        loss = F.mse_loss(net(batch), target)
+    optimizer.zero_grad()
+    if opt.amp != "O0":
+        models.grad_scalers[loss_id].scale(loss).backward()
+    else:
+        loss.backward()
+    if opt.amp != "O0":
+        models.grad_scalers[loss_id].step(optimizer)
+        models.grad_scalers[loss_id].update()
+    else:
+        optimizer.step()
+    return loss
+# file: train.py
+from loss_collector import loss_backward
+from models import create_model
+
+
+def train(opt, netG, netD, batches):
+    netG, netD, optimizer_G, optimizer_D = create_model(opt, netG, netD)
+    for noise, real in batches:
+        loss_backward(opt, netD, real, real.new_ones(len(real), 1), optimizer_D, 1)
+        loss_backward(opt, lambda x: netD(netG(x)), noise, noise.new_ones(len(noise), 1), optimizer_G, 0)
+""",
+        codes=("APX101", "APX201", "APX202", "APX203", "APX209", "APX252", "APX301", "APX311"),
+    ),
+    Example(
+        # a stepper that steps every other call: the backwards of two calls, under different
+        # loss ids, may add up to one step of the GradScaler of the second
+        "module-level-grad-scalers-refused-where-a-loss-id-parameter-steps-earlier-backwards",
+        before="""\
+# file: models.py
+import torch
+
+
+def create_model(opt, netG, netD):
+    optimizer_G = torch.optim.Adam(netG.parameters(), lr=opt.lr)
+    optimizer_D = torch.optim.Adam(netD.parameters(), lr=opt.lr)
+    if opt.amp != "O0":
+        from apex import amp
+        [netG, netD], [optimizer_G, optimizer_D] = amp.initialize(
+            [netG, netD], [optimizer_G, optimizer_D], opt_level=opt.amp, num_losses=2
+        )
+    return netG, netD, optimizer_G, optimizer_D
+# file: loss_collector.py
+import torch.nn.functional as F
+
+
+class Stepper:
+    def __init__(self, opt):
+        self.use_amp = opt.amp != "O0"
+
+    def loss_backward(self, net, batch, target, optimizer, loss_id, step):
+        loss = F.mse_loss(net(batch), target)
+        if self.use_amp:
+            from apex import amp
+            with amp.scale_loss(loss, optimizer, loss_id=loss_id) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if step % 2 == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+        return loss
+# file: train.py
+from loss_collector import Stepper
+from models import create_model
+
+
+def train(opt, netG, netD, batches):
+    netG, netD, optimizer_G, optimizer_D = create_model(opt, netG, netD)
+    stepper = Stepper(opt)
+    for step, (noise, real) in enumerate(batches):
+        stepper.loss_backward(netD, real, real.new_ones(len(real), 1), optimizer_D, 1, step)
+        stepper.loss_backward(lambda x: netD(netG(x)), noise, noise.new_ones(len(noise), 1), optimizer_G, 0, step)
+""",
+        after="""\
+# file: models.py
+import torch
+
+
+def create_model(opt, netG, netD):
+    optimizer_G = torch.optim.Adam(netG.parameters(), lr=opt.lr)
+    optimizer_D = torch.optim.Adam(netD.parameters(), lr=opt.lr)
+    if opt.amp != "O0":
+        from apexcompat import amp
+        # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in Stepper()
+        #   of loss_collector.py, called from train.py (train), a file without apex.amp that
+        #   calls this model factory too; it cannot hand the GradScaler on: Stepper of
+        #   loss_collector.py, called from train.py (train), is not a top-level function; nor
+        #   can a module-level GradScaler stand in (the GradScaler plan across files was
+        #   dropped: in loss_collector.py, the GradScalers come from another file, one per loss
+        #   id (num_losses=2), but loss_id=loss_id is read when the function runs, while
+        #   optimizer.step() may also step the backwards of earlier calls, scaled under other
+        #   loss ids); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+        #   hand
+        [netG, netD], [optimizer_G, optimizer_D] = amp.initialize(
+            [netG, netD], [optimizer_G, optimizer_D], opt_level=opt.amp, num_losses=2
+        )
+    return netG, netD, optimizer_G, optimizer_D
+# file: loss_collector.py
+import torch.nn.functional as F
+
+
+class Stepper:
+    def __init__(self, opt):
+        self.use_amp = opt.amp != "O0"
+
+    def loss_backward(self, net, batch, target, optimizer, loss_id, step):
+        loss = F.mse_loss(net(batch), target)
+        if self.use_amp:
+            from apexcompat import amp
+            # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+            #   amp.scale_loss (Stepper is called from train.py (train), a file without apex.amp
+            #   that gets the model from the factory in models.py, and it cannot hand the GradScaler
+            #   on: Stepper of loss_collector.py, called from train.py (train), is not a top-level
+            #   function; nor can a module-level GradScaler stand in (the GradScaler plan across
+            #   files was dropped: in loss_collector.py, the GradScalers come from another file, one
+            #   per loss id (num_losses=2), but loss_id=loss_id is read when the function runs,
+            #   while optimizer.step() may also step the backwards of earlier calls, scaled under
+            #   other loss ids)); this file keeps apex.amp semantics through apexcompat.amp, migrate
+            #   it by hand
+            with amp.scale_loss(loss, optimizer, loss_id=loss_id) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if step % 2 == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+        return loss
+# file: train.py
+from loss_collector import Stepper
+from models import create_model
+
+
+def train(opt, netG, netD, batches):
+    netG, netD, optimizer_G, optimizer_D = create_model(opt, netG, netD)
+    stepper = Stepper(opt)
+    for step, (noise, real) in enumerate(batches):
+        stepper.loss_backward(netD, real, real.new_ones(len(real), 1), optimizer_D, 1, step)
+        stepper.loss_backward(lambda x: netD(netG(x)), noise, noise.new_ones(len(noise), 1), optimizer_G, 0, step)
 """,
         codes=("APX102", "APX220"),
     ),

@@ -75,6 +75,14 @@ def shared_guard(
     return line, clause.test, ""
 
 
+def follows_each_backward(parents: Any, scale_stmt: Any, step_call: Any) -> bool:
+    """``step_call`` runs after the backward of ``scale_stmt`` on every run of their function
+    that reaches that backward (the test ``_follows_every_backward`` makes)."""
+    line = parents.get(parents.get(step_call))
+    between = statements_between(parents, scale_stmt, line) if line is not None else None
+    return between is not None and _follows_every_backward(parents, scale_stmt, line, between)
+
+
 def _follows_every_backward(parents: Any, head: Any, line: Any, between: List[Any]) -> bool:
     """The step's line is in the block of the statement that holds the if-chain, and nothing
     between them leaves that block (a return, or a break or continue of an outer loop)."""

@@ -43,8 +43,9 @@ from ._amp_handed_wrapper import steppable_holder
 from ._amp_method_step_gap import method_step_gap
 from ._amp_module_scaler import module_route, module_variable, reader_home
 from ._amp_mirrored_step import NOT_IN_ELSE, chain_tests, mirrored_guard, scale_clause
-from ._amp_shared_step import gradient_uses, shared_guard
+from ._amp_shared_step import follows_each_backward, gradient_uses, shared_guard
 from ._amp_unbound import unbound_amp_uses
+from ._binding import param_names
 from ._early_returns import early_return_ok
 from ._edits import code_of
 from ._torch_version import old_torch_branch
@@ -913,6 +914,21 @@ def _one_scaler_per_loss(rule, info: AmpFile, wanted: int) -> str:
                     ids.setdefault(code_of(opt), set()).add(glued)  # type: ignore[arg-type]
                 continue
             by_call = _loss_ids_of_calls(rule, site, value)
+            read = _loss_id_read_at_run_time(rule, info, site, value)
+            if by_call is None and read:
+                # a reader of the module's GradScalers: the list is indexed by the parameter
+                # when it runs, as apex indexed its loss scalers
+                site.loss_id = read  # type: ignore[assignment]
+                for opt in site.optimizers:
+                    ids.setdefault(code_of(opt), set()).add(read)  # type: ignore[arg-type]
+                continue
+            late = rule.file_state().get("run_time_loss_ids", {}).get(("late",) + _loss_id_key(info, site, value))
+            if by_call is None and late:
+                why = (
+                    f"loss_id={code_of(value)} is read when the function runs, while {late} may also step the "
+                    "backwards of earlier calls, scaled under other loss ids"
+                )
+                break
             if by_call is None:
                 why = f"loss_id={code_of(value)} is not a number"
                 break
@@ -948,6 +964,45 @@ def _one_scaler_per_loss(rule, info: AmpFile, wanted: int) -> str:
             )
         )
     return why
+
+
+def _loss_id_read_at_run_time(rule, info: AmpFile, site: ScaleLossSite, value: Any) -> str:
+    """``def loss_backward(opt, losses, optimizer, loss_id)`` in a reader of the module-level
+    GradScalers (APX252), one per loss id: ``loss_id`` (a parameter the function never
+    assigns) picks its GradScaler when the function runs, as it picked apex's loss scaler,
+    provided every step of the site's optimizers is in the function and follows each
+    backward (no backward of another call, under another loss id, adds up to it); "" else."""
+    func = site.func
+    if info.plan is None or not info.plan.module_reader or info.training_inits or func is None:
+        return ""
+    if not isinstance(value, cst.Name) or value.value not in param_names(func.params):
+        return ""
+    # decided on the file as it came (the first rule to ask): the step rule's rewrite moves
+    # the steps into an if of their own, which later rules see
+    decided = rule.file_state().setdefault("run_time_loss_ids", {})
+    key = _loss_id_key(info, site, value)
+    if key in decided:
+        return decided[key]
+    decided[key] = ""
+    if any(value.value in assigned_names(n) for n in walk(func.body) if isinstance(n, cst.SimpleStatementLine)):
+        return ""
+    steps = [call for opt in site.optimizers for call in find_steps(rule, site, code_of(opt))]
+    late = next((c for c in steps if not follows_each_backward(rule.parents, site.with_stmt, c)), None)
+    if late is not None:
+        # kept for the refusal: the GradScaler of this call's loss id would step the gradients
+        # of earlier calls' backwards, which others scaled
+        decided[("late",) + key] = code_of(late)
+    if not steps or late is not None:
+        return ""
+    decided[key] = value.value
+    return value.value
+
+
+def _loss_id_key(info: AmpFile, site: ScaleLossSite, value: Any) -> Tuple[str, str, int]:
+    """The site's function, its loss id's text and its rank among the function's sites."""
+    func = site.func
+    rank = [s for s in info.scale_losses if s.func is func].index(site)
+    return (func.name.value if func is not None else "", code_of(value), rank)
 
 
 def _glued_loss_id(rule, info: AmpFile, site: ScaleLossSite, value: Any) -> str:
