@@ -12,9 +12,10 @@ attribute before it is set, and only instances of that class run them:
 * exactly one class deriving from it initializes amp, in its own ``__init__``, which holds
   every training initialize of its file (a launcher), and no class derives from it;
 * that ``__init__``, and the ``__init__`` of every class it derives from, reach (through
-  ``self.m()`` and ``super().m()``, by name over all those classes) none of the base's
-  methods that use amp, and hand ``self`` to no other code; every base of those classes
-  is a class of the walked files or is imported from outside the repository;
+  ``self.m()`` and ``super().m()``, by name over all those classes, the attribute hooks and
+  decorated methods of those classes included) none of the base's methods that use amp, and
+  hand ``self`` to no other code; every base of those classes is a class of the walked
+  files, ``object``, ``torch.nn.Module`` or ``abc.ABC`` (whose ``__init__`` runs none);
 * every other class deriving from the base (FeatureModel) uses no amp itself and is built
   nowhere in the walked files (nor by name at run time): no run of the repository makes
   one.  Code outside that builds one and calls the base's methods fails under the base's
@@ -32,6 +33,12 @@ from .base_plan import STATE_MEMBERS, lendable_base, used_only_as_base
 from .repo_index import ModuleSummary
 
 Def = Tuple[str, str]
+
+#: methods Python runs on an instance without a call by name in the code
+IMPLICIT = ("__setattr__", "__getattr__", "__getattribute__", "__delattr__")
+#: bases from outside the repository whose ``__init__`` runs no method of the instance
+#: (``nn.Module.__init__`` only sets its own attributes)
+INERT_BASES = frozenset({"builtins.object", "torch.nn.Module", "torch.nn.modules.module.Module", "abc.ABC"})
 
 
 def initializing_heirs(base: Def, by_path: Dict[str, ModuleSummary], family: Set[Def]) -> List[Def]:
@@ -130,11 +137,12 @@ def _ancestors(heir: Def, definitions) -> Union[str, Set[Def]]:
                     found.add(base)
                     work.append(base)
                 continue
-            module, attr = summary.imports.get(text.partition(".")[0], ("", ""))
-            dotted = f"{module}.{attr}" if attr else module
-            outside = bool(module) and not any(definitions.resolver.candidates(m, path) for m in (module, dotted))
-            if text != "object" and not outside:
-                return f"{name} derives from {text}, which is not found"
+            head, _, rest = text.partition(".")
+            module, attr = summary.imports.get(head, ("", ""))
+            dotted = ".".join(p for p in (module, attr, rest) if p) if module else f"builtins.{text}"
+            if dotted not in INERT_BASES:
+                return (f"{name} derives from {text}, whose __init__ is not known to run none of the methods that "
+                        "use amp")
     return found
 
 
@@ -162,7 +170,12 @@ def _init_reaches(chain: Set[Def], heir: Def, base: Def, by_path: Dict[str, Modu
     that uses amp before the GradScaler is kept on self; "" where it cannot."""
     users = {s.method for s in by_path[base[0]].amp_sites if s.owner == base[1]}
     reached: Set[str] = set()
-    work = ["__init__"]
+    # what runs without being called by name: the attribute hooks and the decorated methods
+    # (properties, setters) an assignment or a read in __init__ may run
+    work = ["__init__", *IMPLICIT]
+    for path, name in sorted(chain):
+        summary = definitions.summary(path)
+        work.extend(sorted(summary.decorated_methods.get(name, ())) if summary is not None else ())
     while work:
         method = work.pop()
         if method in reached:

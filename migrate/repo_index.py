@@ -189,6 +189,9 @@ class ModuleSummary:
     #: the argument of ``super(...)``: handed on, stored or rebound (any code may then call
     #: its methods)
     self_handed: Set[Tuple[str, str]] = field(default_factory=set)
+    #: top-level class -> its methods with a decorator other than staticmethod/classmethod
+    #: (a property, a setter, a descriptor: run by reading or setting an attribute)
+    decorated_methods: Dict[str, Set[str]] = field(default_factory=dict)
     #: attributes ``X`` of a method's first parameter stepped there (``self.X.step(...)``)
     self_steps: Set[str] = field(default_factory=set)
     #: calls of imported functions given ``amp`` itself as an argument
@@ -567,6 +570,14 @@ class _Reader(FastNodeVisitor):
                 and not any(_decorator_name(d) == "staticmethod" for d in stmt.decorator_list)
             }
             self.s.class_bases[node.name] = base_texts(node)
+            decorated = {
+                stmt.name
+                for stmt in node.body
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and any(_decorator_name(d) not in ("staticmethod", "classmethod") for d in stmt.decorator_list)
+            }
+            if decorated:
+                self.s.decorated_methods[node.name] = decorated
             if not _init_chained(node):
                 self.s.unchained_inits.add(node.name)
             self.s.class_members[node.name] = class_members(node)
