@@ -110,14 +110,17 @@ def self_kept_route(
 
 def kept_name(base: Def, heir: Def, by_path: Dict[str, ModuleSummary], definitions, choices) -> str:
     """The attribute the GradScaler is kept on: a name no file of the base's family (its
-    siblings' included: one of theirs would hand the base's methods another object) uses."""
+    siblings' included: one of theirs would hand the base's methods another object) nor of
+    the classes it derives from (whose own attribute it would replace) uses."""
     from .repo_plan import derived_classes
 
     paths = {base[0], heir[0]} | {p for p, _c in derived_classes(base, by_path, definitions, by_name=True)}
+    chain = _ancestors(heir, definitions)
+    paths |= {p for p, _c in chain} if not isinstance(chain, str) else set()
     used: Set[str] = set()
     for path in paths:
         summary = definitions.summary(path)
-        used |= summary.identifiers if summary is not None else set()
+        used |= summary.identifiers | summary.attribute_names if summary is not None else set()
     return next((n for n in choices if n not in used), "apexcompat_" + choices[-1])
 
 

@@ -235,6 +235,8 @@ class ModuleSummary:
     #: every attribute name read anywhere in the file (``x.amp``, ``self.args.amp``), apex's
     #: own ``apex.amp`` left out
     loaded_attributes: Set[str] = field(default_factory=set)
+    #: every attribute name of the file, read, set or deleted (``self.scaler = 2``)
+    attribute_names: Set[str] = field(default_factory=set)
     #: the same, only those read off an object rather than an imported module (``model.amp``,
     #: not ``torch.amp`` or ``torch.cuda.amp``)
     object_attributes: Set[str] = field(default_factory=set)
@@ -844,6 +846,7 @@ class _Reader(FastNodeVisitor):
         return isinstance(value, ast.Name) and value.id in self.s.imports and not self.s.imports[value.id][1]
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.s.attribute_names.add(node.attr)
         if isinstance(node.value, ast.Name) and node.value.id == "__all__":
             self.s.all_dynamic = True  # ``__all__.extend(...)``, ``__all__ += ...`` alike
         if isinstance(node.ctx, ast.Load) and node not in self.callees and not self._module_member(node):

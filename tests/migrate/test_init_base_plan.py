@@ -123,3 +123,10 @@ def test_lendable_base_names_a_caller_in_a_file_outside_the_index() -> None:
     why = lendable_base((path, "Base"), {path: summary}, lambda d: False,
                         lambda n, p: [("/r/eval.py", "eval.py", 5, "main")], None)
     assert why == "Base is also used in eval.py:5, where no GradScaler exists"
+
+
+def test_the_attribute_is_one_no_class_above_the_base_uses() -> None:
+    core = "# file: core.py\nclass Core:\n    def __init__(self):\n        self.scaler = 2\n"
+    found = _migrate(_layout(imports="from core import Core\n", bases="Core") + core)
+    kept = [m for m in found["trainer.py"] if m.startswith("APX259")]
+    assert kept and kept[0].startswith("APX259 self.grad_scaler keeps the GradScaler"), found["trainer.py"]
