@@ -18,9 +18,9 @@ attribute before it is set, and only instances of that class run them:
   files, ``object``, ``torch.nn.Module`` or ``abc.ABC`` (whose ``__init__`` runs none);
 * every other class deriving from the base (FeatureModel) uses no amp itself and is built
   nowhere in the walked files (nor by name at run time): no run of the repository makes
-  one.  Code outside that builds one and calls the base's methods fails under the base's
-  same guard, as apex.amp did without an initialize: AttributeError (``scaler`` here,
-  ``loss_scalers`` there).
+  one.  Code outside that builds one and calls the base's methods gets AttributeError under
+  the base's same guard (``scaler`` here), as apex.amp raised (``loss_scalers``) unless that
+  process had initialized amp elsewhere: loudly, never a silently different training.
 
 The base's file joins the launcher's component: native together or not at all.  Pure data.
 """
@@ -72,6 +72,7 @@ def self_kept_route(
     heirs = initializing_heirs(base, by_path, family)
     if not heirs:
         return None
+
     def outside_uses(name: str, path: str) -> list:
         # a file the index left out that only derives from it (FeatureModel's) is a sibling's
         return [o for o in outside_callers(name, path) if o[2] or not _only_derived(o[0], (path, name), definitions)]
@@ -97,7 +98,7 @@ def self_kept_route(
         return chain
     odd_class = next((d for d in sorted(chain - {base, heir}) if _uses_amp(d, definitions)), None)
     if odd_class is not None:
-        return f"{odd_class[1]}, between {heir[1]} and it, uses amp itself"
+        return f"{odd_class[1]}, between {heir[1]} and {base[1]}, uses amp itself"
     why = _init_reaches(chain, heir, base, by_path, definitions)
     if why:
         return why

@@ -606,7 +606,8 @@ def _self_kept_bases(
 
     def called(item: Def) -> str:
         for (path, owner), line in callers.get(item, ()):
-            return f"{by_path[path].shown}:{line}, in {owner}" if owner != MODULE_LEVEL else f"{by_path[path].shown}:{line}"
+            where = f"{by_path[path].shown}:{line}"
+            return f"{where}, in {owner}" if owner != MODULE_LEVEL else where
         if item[0] in by_path and local_callers(item):
             return f"{by_path[item[0]].shown}, in {local_callers(item)[0][1]}"
         return ""
