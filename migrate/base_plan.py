@@ -44,16 +44,25 @@ def lendable_base(
         return f"{name}.{odd.method or name}() uses amp.{odd.member}, not only to save or load its state on self"
     if called(base) or name in summary.escaping:
         return f"{name} is itself built or passed on, not only derived from"
+    return used_only_as_base(base, by_path, outside_callers, definitions)
+
+
+def used_only_as_base(
+    item: Def, by_path: Dict[str, ModuleSummary], outside_callers: Callable[[str, str], list], definitions
+) -> Optional[str]:
+    """None when the other files use the class ``item`` only as a base class (each indexed
+    file importing it, and none of the files the index left out refers to it); else why not."""
+    path, name = item
     for other_path, other in by_path.items():
         for local, (module, attr) in other.imports.items():
-            if attr and definitions.find(module, attr, other_path) == base:
+            if attr and definitions.find(module, attr, other_path, anywhere=True) == item:
                 bases = {b for bs in other.class_bases.values() for b in bs}
                 if local in other.called_names or local not in bases:
                     return f"{name} is used in {other.shown} other than as a base class"
     outside = outside_callers(name, path)
     if outside:
-        shown, line, _owner = outside[0]
-        return f"{name} is also used in {shown}:{line}, where no GradScaler exists"
+        _path, shown, line, _owner = outside[0]
+        return f"{name} is also used in {f'{shown}:{line}' if line else shown}, where no GradScaler exists"
     return None
 
 

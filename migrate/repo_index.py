@@ -183,6 +183,15 @@ class ModuleSummary:
     self_calls: Set[Tuple[str, str]] = field(default_factory=set)
     #: (class, method) -> the methods of that class it calls on ``self``
     method_self_calls: Dict[Tuple[str, str], Set[str]] = field(default_factory=dict)
+    #: (class, method) -> the methods it calls through ``super()`` (``super().setup()``)
+    method_super_calls: Dict[Tuple[str, str], Set[str]] = field(default_factory=dict)
+    #: (class, method) pairs whose first parameter is used other than as ``self.x`` or as
+    #: the argument of ``super(...)``: handed on, stored or rebound (any code may then call
+    #: its methods)
+    self_handed: Set[Tuple[str, str]] = field(default_factory=set)
+    #: top-level class -> its methods with a decorator other than staticmethod/classmethod
+    #: (a property, a setter, a descriptor: run by reading or setting an attribute)
+    decorated_methods: Dict[str, Set[str]] = field(default_factory=dict)
     #: attributes ``X`` of a method's first parameter stepped there (``self.X.step(...)``)
     self_steps: Set[str] = field(default_factory=set)
     #: calls of imported functions given ``amp`` itself as an argument
@@ -226,6 +235,8 @@ class ModuleSummary:
     #: every attribute name read anywhere in the file (``x.amp``, ``self.args.amp``), apex's
     #: own ``apex.amp`` left out
     loaded_attributes: Set[str] = field(default_factory=set)
+    #: every attribute name of the file, read, set or deleted (``self.scaler = 2``)
+    attribute_names: Set[str] = field(default_factory=set)
     #: the same, only those read off an object rather than an imported module (``model.amp``,
     #: not ``torch.amp`` or ``torch.cuda.amp``)
     object_attributes: Set[str] = field(default_factory=set)
@@ -492,6 +503,12 @@ class _Reader(FastNodeVisitor):
         if self.owner in self.s.classes and not self.method:
             self.method = node.name
             self.method_params = [a.arg for a in node.args.posonlyargs + node.args.args]
+            if self.method_params:
+                handed, supers = _self_uses(node, self.method_params[0])
+                if handed:
+                    self.s.self_handed.add((self.owner, node.name))
+                if supers:
+                    self.s.method_super_calls[(self.owner, node.name)] = supers
             self._visit_def(node, node.name, False)
             self.method = ""
             self.method_params = []
@@ -555,6 +572,14 @@ class _Reader(FastNodeVisitor):
                 and not any(_decorator_name(d) == "staticmethod" for d in stmt.decorator_list)
             }
             self.s.class_bases[node.name] = base_texts(node)
+            decorated = {
+                stmt.name
+                for stmt in node.body
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and any(_decorator_name(d) not in ("staticmethod", "classmethod") for d in stmt.decorator_list)
+            }
+            if decorated:
+                self.s.decorated_methods[node.name] = decorated
             if not _init_chained(node):
                 self.s.unchained_inits.add(node.name)
             self.s.class_members[node.name] = class_members(node)
@@ -821,6 +846,7 @@ class _Reader(FastNodeVisitor):
         return isinstance(value, ast.Name) and value.id in self.s.imports and not self.s.imports[value.id][1]
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        self.s.attribute_names.add(node.attr)
         if isinstance(node.value, ast.Name) and node.value.id == "__all__":
             self.s.all_dynamic = True  # ``__all__.extend(...)``, ``__all__ += ...`` alike
         if isinstance(node.ctx, ast.Load) and node not in self.callees and not self._module_member(node):
@@ -929,6 +955,35 @@ def _filled_slots(call: ast.Call) -> Tuple[int, Tuple[str, ...], bool]:
 def _same_names(item: ast.Name, models: Sequence[ast.AST]) -> bool:
     """``model, opt = amp.initialize(model, ...)``: the one model comes back to its own name."""
     return len(models) == 1 and isinstance(models[0], ast.Name) and models[0].id == item.id
+
+
+def _self_uses(method: ast.AST, me: str) -> Tuple[bool, Set[str]]:
+    """Whether ``method`` uses its first parameter ``me`` other than as ``me.x`` or in
+    ``super(C, me)`` (anywhere in its body, nested functions included), and the methods it
+    calls through ``super()``."""
+    parents: Dict[ast.AST, ast.AST] = {}
+    handed, supers = False, set()
+    for statement in getattr(method, "body", []):
+        for node in ast.walk(statement):
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Call)
+                and isinstance(node.func.value.func, ast.Name)
+                and node.func.value.func.id == "super"
+            ):
+                supers.add(node.func.attr)
+    for node, parent in parents.items():
+        if not (isinstance(node, ast.Name) and node.id == me):
+            continue
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            continue
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "super":
+            continue
+        handed = True
+    return handed, supers
 
 
 def _init_chained(cls: ast.ClassDef) -> bool:

@@ -25,6 +25,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tup
 from .amp_param_plan import add_outside_users
 from .attach_plan import attach_route
 from .base_plan import carried_methods, check_heirs, lendable_base
+from .init_base_plan import base_words, initializing_heirs, kept_name, self_kept_route
 from .built_route import built_route
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers, users_of, walked_files
 from .factory_callers import CallerEdit, caller_edit
@@ -179,6 +180,10 @@ class FilePlan:
     #: the attach route (``attach_plan``): (definition, instance, attribute) of this launcher,
     #: whose GradScaler goes on an instance built before it: ``instance.attribute = scaler``
     attach_scaler: Tuple[Tuple[str, str, str], ...] = ()
+    #: in the launcher: (its class, attribute, the base shown) whose ``__init__`` keeps the
+    #: GradScaler on self (one of ``attach_scaler``) for the methods of a base class of
+    #: another file that save or load amp's state (``init_base_plan``)
+    kept_for_bases: Tuple[Tuple[str, str, str], ...] = ()
     #: (class, method) of this file that read that GradScaler on self (also in ``carried``):
     #: their forward passes are their own, autocast goes there
     attached_methods: Tuple[Tuple[str, str], ...] = ()
@@ -596,31 +601,62 @@ def _optional_entries(
     return found
 
 
-def _base_of_initializer(path: str, name: str, by_path, definitions) -> str:
+def _self_kept_bases(
+    candidates: Set[Def], by_path, definitions, launchers: Set[str], callers, local_callers, others, held,
+) -> Tuple[Dict[Def, Def], Dict[Def, str]]:
+    """The base classes among ``candidates`` (needy, called by nobody) whose methods read the
+    GradScaler a launcher's class deriving from them keeps on self (``init_base_plan``):
+    base -> that class; and why not for those of that shape the route refuses."""
+    kept: Dict[Def, Def] = {}
+    why_not: Dict[Def, str] = {}
+
+    def called(item: Def) -> str:
+        for (path, owner), line in callers.get(item, ()):
+            where = f"{by_path[path].shown}:{line}"
+            return f"{where}, in {owner}" if owner != MODULE_LEVEL else where
+        if item[0] in by_path and local_callers(item):
+            return f"{by_path[item[0]].shown}, in {local_callers(item)[0][1]}"
+        return ""
+
+    def runtime_built(item: Def) -> str:
+        return _runtime_note(item[0], item[1], by_path, others, definitions).lstrip("; ")
+
+    for base in sorted(candidates):
+        if base[1] not in by_path[base[0]].classes or local_callers(base):
+            continue
+        route = self_kept_route(base, by_path, definitions, launchers, called,
+                                lambda n, p: _callers_elsewhere(n, p, others, definitions), runtime_built)
+        if isinstance(route, str):
+            why_not[base] = route
+        elif route is not None and route[0] == base[0]:
+            continue  # the launcher's own file: its rules keep the GradScaler themselves
+        elif route is not None and route[0] in held:
+            why_not[base] = f"{by_path[route[0]].shown} keeps apex.amp ({held[route[0]]})"
+        elif route is not None:
+            kept[base] = route
+    return kept, why_not
+
+
+def _base_of_initializer(path: str, name: str, by_path, definitions, why: str = "") -> str:
     """DL-Art-School's ``BaseModel``: a class whose methods only save or load amp's state on
     ``self``, derived from by a class of another file that initializes amp in a method.  The
-    words for why no route lends that class's GradScaler to the base's methods (only
-    subclasses handed the GradScaler through their constructor do), naming a sibling class
-    that derives from the base and initializes nothing; "" for any other class."""
-    from .base_plan import STATE_MEMBERS
-
-    sites = [s for s in by_path[path].amp_sites if s.owner == name]
-    if not sites or any(s.member not in STATE_MEMBERS or not s.method or s.receiver != "self" for s in sites):
-        return ""
-    family = sorted(derived_classes((path, name), by_path, definitions) - {(path, name)})
-    initializing = [
-        (p, c) for p, c in family if p in by_path and any(s.owner == c and s.method for s in by_path[p].training_inits)
-    ]
+    words for why its methods read no GradScaler that class keeps on self (``why``, from
+    ``init_base_plan``), else why no route lends it one, naming a sibling class that derives
+    from the base and initializes nothing; "" for any other class."""
+    family = derived_classes((path, name), by_path, definitions)
+    initializing = initializing_heirs((path, name), by_path, family)
     if not initializing:
         return ""
     heir_path, heir = initializing[0]
+    if why:
+        return base_words(initializing[0], by_path, why)
     words = (
         f"a base class whose methods only save or load amp's state on self, derived from by {heir} in "
         f"{by_path[heir_path].shown}, which initializes amp in a method; no route keeps that GradScaler on self for "
         "the base's methods (only subclasses handed it through their constructor lend it to their base)"
     )
-    plain = [(p, c) for p, c in family if (p, c) not in initializing and not _derives_from_any(p, c, initializing,
-                                                                                               by_path, definitions)]
+    plain = [(p, c) for p, c in sorted(family - {(path, name)}) if (p, c) not in initializing
+             and not _derives_from_any(p, c, initializing, by_path, definitions)]
     if plain:
         summary = definitions.summary(plain[0][0])
         shown = summary.shown if summary is not None else "another file"
@@ -641,7 +677,7 @@ def _uses_name(summary: Optional[ModuleSummary], local: str) -> bool:
 
 def _note_unreachable(
     needy, callers, local_callers, by_path, launchers, notes: Dict[str, Dict[str, str]], others=(), definitions=None,
-    edges=None,
+    edges=None, kept_why: Optional[Dict[Def, str]] = None,
 ) -> None:
     """Why a definition that scales a loss (a train step class registered by a decorator and
     called through the registry with the task) gets no GradScaler: no call in the repository
@@ -650,7 +686,7 @@ def _note_unreachable(
     orphans = sorted(d for d in needy if d not in callers and not local_callers(d))
     how: Dict[Def, str] = {}
     for path, name in orphans:
-        how[(path, name)] = _why_unreached(path, name, by_path, others, definitions)
+        how[(path, name)] = _why_unreached(path, name, by_path, others, definitions, kept_why)
         notes.setdefault(path, {}).setdefault(
             name, f"{name} is {how[(path, name)]}, so the GradScaler cannot follow its callers"
         )
@@ -658,7 +694,7 @@ def _note_unreachable(
     # that create_supervised_trainer builds) says where that chain starts
     for path, name in sorted(d for d in needy if d not in callers and local_callers(d)):
         if name in (by_path[path].all_names or ()):  # exported itself: outside callers, whatever calls it here
-            how[(path, name)] = _why_unreached(path, name, by_path, others, definitions)
+            how[(path, name)] = _why_unreached(path, name, by_path, others, definitions, kept_why)
             notes.setdefault(path, {}).setdefault(
                 name, f"{name} is {how[(path, name)]}, so the GradScaler cannot follow its callers"
             )
@@ -799,10 +835,11 @@ def _no_launcher_why(summary: ModuleSummary, several_why: Dict[str, str]) -> str
     return ""
 
 
-def _why_unreached(path: str, name: str, by_path, others, definitions) -> str:
-    """How ``name`` of ``path``, which no file using apex calls, is reached instead."""
+def _why_unreached(path: str, name: str, by_path, others, definitions, kept_why=None) -> str:
+    """How ``name`` of ``path``, which no file using apex calls, is reached instead
+    (``kept_why``: why a base class of a launcher's class reads no GradScaler it keeps)."""
     if definitions is not None:
-        lender = _base_of_initializer(path, name, by_path, definitions)
+        lender = _base_of_initializer(path, name, by_path, definitions, (kept_why or {}).get((path, name), ""))
         if lender:
             return lender
     if name in by_path[path].escaping - by_path[path].super_only:
@@ -1288,7 +1325,11 @@ def build_plan(
     # that scales its losses, takes the GradScaler as a required parameter: no call in the
     # repository needs it, and a call from outside that does not pass it fails at once
     orphans = needy - set(callers) - set(riding.carried) - {(p, k) for p, n in riding.notes.items() for k in n}
-    orphans -= set(lent) | set(glued_helpers) | refused
+    kept, kept_why = _self_kept_bases(
+        needy - set(callers) - set(riding.carried) - set(lent) - refused, by_path, definitions, launchers, callers,
+        local_callers, others, held,
+    )
+    orphans -= set(lent) | set(glued_helpers) | refused | set(kept)
     unreferenced = unreferenced_definitions(
         {
             d
@@ -1302,7 +1343,7 @@ def build_plan(
         definitions,
     )
     _note_unreachable(orphans - unreferenced, callers, local_callers, by_path, launchers, notes, others, definitions,
-                      edges)
+                      edges, kept_why)
     for path, by_name in glue_notes.items():
         notes.setdefault(path, {}).update(by_name)  # the glue route says why, more exactly
     _note_unbuilt(built, by_path, launchers, notes)
@@ -1346,7 +1387,8 @@ def build_plan(
     links = _amp_links(by_path, launchers, definitions)
     holders = _amp_holders(by_path, launchers, definitions, {(c, t) for c, t, _d, _p, _r in links})
     _refuse_factories(plan, notes, factory_refusals)
-    if not planned and not links and not holders and not riding.carried and not factories and not unreferenced:
+    if (not planned and not links and not holders and not riding.carried and not factories and not unreferenced
+            and not kept):
         plan.add_notes(notes)
         _hold(plan, held)
         return _last_routes(plan, by_path, launchers, definitions, unindexed, others, apex_free, edit_holders)
@@ -1384,6 +1426,8 @@ def build_plan(
     for (base_path, _name), heirs in lent.items():
         for heir_path, _heir in heirs:
             parent[find(base_path)] = find(heir_path)
+    for (base_path, _name), (heir_path, _heir) in kept.items():
+        parent[find(base_path)] = find(heir_path)
     roots_of = sorted({find(p) for p in parent})
     component = {p: roots_of.index(find(p)) for p in parent}
 
@@ -1410,6 +1454,14 @@ def build_plan(
             names[member] = shared
         lent_access.setdefault(base[0], []).extend(carried_methods(base, by_path[base[0]], shared))
     attach_scaler: Dict[str, List[Tuple[str, str, str]]] = {}
+    kept_for: Dict[str, List[Tuple[str, str, str]]] = {}
+    for base, heir in sorted(kept.items()):
+        # the launcher's class keeps its GradScaler on self where it creates it (``init_base_plan``)
+        choices = SCALERS_PARAM_NAMES if losses[component[base[0]]] > 1 else SCALER_PARAM_NAMES
+        attribute = names[base[0]] = kept_name(base, heir, by_path, definitions, choices)
+        lent_access.setdefault(base[0], []).extend(carried_methods(base, by_path[base[0]], attribute))
+        attach_scaler.setdefault(heir[0], []).append((heir[1], "self", attribute))
+        kept_for.setdefault(heir[0], []).append((heir[1], attribute, f"{base[1]} in {by_path[base[0]].shown}"))
     own_forward: Dict[str, List[Tuple[str, str]]] = {}
     for item, (launcher, definition, instance) in sorted(attach_of.items()):
         methods = carried_methods(item, by_path[item[0]], names[item[0]])
@@ -1515,6 +1567,7 @@ def build_plan(
             object_builds=built.attach.get(path, ()),
             built_methods=tuple(sorted((n, m) for (p, n), ms in built.carried.items() if p == path for m, _a in ms)),
             attach_scaler=tuple(attach_scaler.get(path, ())),
+            kept_for_bases=tuple(kept_for.get(path, ())),
             attached_methods=tuple(own_forward.get(path, ())),
             held_methods=tuple(sorted((n, m) for (p, n), ms in holding.carried.items() if p == path for m, _a in ms)),
             held_delegates=holding.delegates.get(path, ()),

@@ -303,6 +303,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "APX258": "the object whose method initializes apex keeps the optimizers the losses of other files are "
         "scaled through (self.optimizer.G): it keeps the GradScaler too (self.scaler, created disabled in its "
         "__init__ and replaced where amp.initialize was), and those sites read it there (self.optimizer.scaler)",
+        "APX259": "the class whose __init__ initializes apex derives from a base class of another file whose "
+        "methods save or load amp's state on self: it keeps the GradScaler on self where it is created "
+        "(self.scaler = scaler), and the base's methods read it there",
         "APX226": "the forward passes run inside the framework, under its autocast decorator (mmcv's "
         "@auto_fp16 with fp16_enabled set), not under a torch.autocast the tool placed: check the version "
         "the finding names",
@@ -629,6 +632,19 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         for instance, attribute in self._attached(site, info):
             if info.plan is not None and info.plan.held_readers:
                 new.extend(held_attach(self, call, target, instance, attribute, info))
+                continue
+            kept = [b for c, a, b in info.plan.kept_for_bases if instance == "self" and a == attribute]
+            if kept:
+                if target != f"{instance}.{attribute}":
+                    new.append(statement(f"{instance}.{attribute} = {target}\n"))
+                self.report(
+                    call,
+                    "APX259",
+                    f"self.{attribute} keeps the GradScaler where it is created: the methods of {kept[0]} that "
+                    "save or load amp's state read it there (nothing this __init__ runs calls them)",
+                    fixed=True,
+                    severity="info",
+                )
                 continue
             new.append(statement(f"{instance}.{attribute} = {target}\n"))
             self.report(

@@ -54,7 +54,9 @@ whose class, in a file without apex.amp, runs the forward passes, clips and step
 optimizer holder whose method initializes apex for the optimizers a trainer and a loss term built
 by name scale through (self.optimizer.G), an engine
 built from a registry by name whose module the initializing module imports (the engine imports
-that module in the methods that read its GradScaler).
+that module in the methods that read its GradScaler), a trainer that initializes apex in its own
+__init__ and derives from a base class of another module that keeps amp's state in its
+checkpoints.
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -727,6 +729,18 @@ LAYOUTS: Dict[str, dict] = {
     "r81_shared_step_reader": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=["APX107"],
         fallbacks=[], saves=False, branches={"off": ["--no-amp"], "accumulate": ["--grad-acc-steps", "2"]}),
+    # DL-Art-School's shape: the trainer initializes apex in its own __init__ (one loss scaler
+    # per training step, num_losses=len(...)) and derives from a base class of another module
+    # that saves and resumes amp's state on self; a feature model no script builds derives from
+    # that base too.  The trainer keeps its one GradScaler on self where it is created (APX259),
+    # the base's methods read it there; the checkpoint's loss_scaler0/loss_scaler1 resume into
+    # that GradScaler (loss_scaler0, as for every loss of one GradScaler: 'loss_ids'), whose
+    # scale then ends where apex's loss_scaler0 did; its count of clean steps is not compared
+    # ('counts'): each step updates the one GradScaler (two updates an iteration), where apex
+    # counted once an iteration per loss id, as in DL-Art-School's native steps.py; 'off': --no-fp16
+    "r83_base_state_of_initializing_subclass": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
+        loss_ids=2, counts=False, branches={"off": ["--no-fp16"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -979,7 +993,8 @@ def test_apex_checkpoint_written_by_the_original_resumes_in_the_migrated_layout(
             expected = dict(straight[f"loss_scaler{loss_id}"])
             if not cfg.get("counts", True):
                 # apex's static scale of 1 skips all its bookkeeping (spec 6.3's short-cut:
-                # unskipped stays 0); the GradScaler counts, and never grows at 10**9
+                # unskipped stays 0); the GradScaler counts, and never grows at 10**9 (r83: one
+                # GradScaler updated by each of two loss ids counts twice an iteration)
                 apex_view["unskipped"] = expected["unskipped"] = None
             assert apex_view == expected, (resumed, straight)
         # 'loss_ids' without a list: one GradScaler serves every loss id (it resumed from loss_scaler0)
