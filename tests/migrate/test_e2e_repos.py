@@ -54,7 +54,9 @@ whose class, in a file without apex.amp, runs the forward passes, clips and step
 optimizer holder whose method initializes apex for the optimizers a trainer and a loss term built
 by name scale through (self.optimizer.G), an engine
 built from a registry by name whose module the initializing module imports (the engine imports
-that module in the methods that read its GradScaler).
+that module in the methods that read its GradScaler), a runner that initializes apex in its
+__init__ and whose optimization hook, in another file, scales the loss its base class's step
+stored (cvpods).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -711,6 +713,21 @@ LAYOUTS: Dict[str, dict] = {
     # apex's loss scale.  The set-up module keeps the GradScaler in a module-level variable
     # (APX252); the engine's functions import it when they run (an import at the engine's top
     # could run while the set-up module is half made); 'off': --no-amp (enabled=False)
+    # cvpods' shape: the default runner initializes apex in its __init__ (config: FP16 on, type
+    # APEX), its base runner's step (no apex) runs the forward pass and stores the summed loss,
+    # the optimization hook of another file reads it off self.trainer (set by register_hooks as
+    # a weakref.proxy of the runner), scales it, clips and steps; a wrapper module probes
+    # apex's state (is_amp_training) only to gate its float_function, re-exported by its
+    # package.  The runner keeps the GradScaler (disabled off the APEX path), the hook scales
+    # through self.trainer.scaler and steps/unscales under its own switch (a plain runner
+    # carries none), the step runs its forward under autocast while an enabled GradScaler is on
+    # the runner, the probe goes (APX254, APX262).  The checkpoints keep no amp state
+    # ('saves_amp': False): the resumed runs restart the loss scale on both sides; 'fp32': the
+    # config's FP16 off; 'plain': a script training the simple runner with the hook for fp32
+    "r80_runner_hook": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
+                            native=[], fallbacks=[], saves_amp=False, given=["toypods/engine/base_runner.py",
+                                                                             "toypods/utils/__init__.py"],
+                            branches={"fp32": ["--fp32"], "plain": []}, launchers={"plain": "plain.py"}),
     "r75_registry_engine_imported_by_its_initializer": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
         branches={"off": ["--no-amp"]}),
@@ -895,6 +912,8 @@ def test_native_output_trains_with_an_enabled_cpu_grad_scaler(repos, name):
     _run(repos, "migrated", name, "resumed")
     if not LAYOUTS[name].get("scaled", True):
         pytest.skip(f"{name}: no loss is scaled anywhere, in the original or the migrated layout")
+    if not LAYOUTS[name].get("saves_amp", True):
+        pytest.skip(f"{name}: its checkpoints keep no amp state (the fp16 and O1 checks stand for the scaler)")
     states = torch.load(repos["work"] / f"migrated-{name}-resumed.ckpt.pt")["amp"]
     for state in states if isinstance(states, list) else [states]:
         assert "scale" in state and state["scale"] >= 1.0, states
@@ -939,7 +958,7 @@ def test_apex_checkpoint_written_by_the_original_resumes_in_the_migrated_layout(
     stdout = _run(repos, "migrated", name, "resumed")["stdout"]
     steps = [int(s) for s in re.findall(rf"^metric {cfg['metric']} (\d+) ", stdout, re.M)]
     assert steps == list(range(cfg["steps"] // 2, cfg["steps"])), "the resumed run did not start where the checkpoint ended"
-    if not cfg.get("scaled", True):  # apex never scaled a loss: no loss-scaler state on either side
+    if not cfg.get("scaled", True) or not cfg.get("saves_amp", True):  # no loss-scaler state on either side
         assert "amp" not in torch.load(repos["work"] / f"orig-{name}-half.ckpt.pt")
         assert "amp" not in torch.load(repos["work"] / f"migrated-{name}-resumed.ckpt.pt")
         _assert_matches(repos, _params(repos, "migrated", name, "resumed"), _params(repos, "orig", name, "full"),
