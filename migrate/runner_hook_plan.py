@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Set, Tuple
 
 from . import stdlib_trees
@@ -116,13 +116,19 @@ def _replaceable(plan, launcher: str, hooks: List["_Hook"]) -> bool:
     return all(set(plan.files[p].entries) <= classes and not plan.files[p].method_entries for p in members - {launcher})
 
 
+@dataclass(frozen=True)
 class _Hook:
-    """One ``amp.scale_loss`` scaling through ``<receiver>.<carrier>.<optimizer>``."""
+    """One ``amp.scale_loss`` of ``cls.method`` in ``path`` scaling through
+    ``<receiver>.<carrier>.<optimizer>`` the loss read from ``<receiver>.<carrier>.<outputs>[key]``."""
 
-    def __init__(self, path: str, cls: str, method: str, receiver: str, carrier: str, outputs: str, key: str,
-                 line: int) -> None:
-        self.path, self.cls, self.method, self.receiver = path, cls, method, receiver
-        self.carrier, self.outputs, self.key, self.line = carrier, outputs, key, line
+    path: str
+    cls: str
+    method: str
+    receiver: str
+    carrier: str
+    outputs: str
+    key: str
+    line: int
 
 
 def _hook_sites(by_path, files, launcher: str, optimizer: str) -> List[_Hook]:
@@ -226,6 +232,8 @@ def _route(hooks: List[_Hook], by_path, launcher: str, site, definitions, files,
         if plan.files.get(path) is None or not plan.files[path].probe_gates:
             return (f"{shown} reads apex's global state (amp._amp_state), which stays on apexcompat.amp and no longer "
                     "sees this initialize once it is native")
+        if plan.files[path].component is not None:
+            return f"{shown}, which asks apex's global state whether it was initialized, takes part in another route"
         probes.append(path)
     model = _initialized_model(files[launcher][1], site.line)
     if model is None:
