@@ -289,6 +289,8 @@ def migrate_repository(
         results = _edit_holders(plan, jobs, keys, results, others)
         results = _edit_holders(plan, jobs, keys, results, others, step_heirs=True)
         results = _edit_holders(plan, jobs, keys, results, others, bound=True)
+        results = _edit_holders(plan, jobs, keys, results, others, runner_step=True)
+        results = _edit_reexports(plan, keys, results, others)
         results = _edit_steppable_wrappers(plan, jobs, keys, results, others)
         if not plan.caller_edits:
             return results
@@ -323,7 +325,7 @@ def _plan(
     }
     return build_plan(
         [s for s in summaries if s is not None], roots, others, apex_free, glued=settings.dtype == "float16",
-        edit_holders=settings.dtype == "float16",
+        edit_holders=settings.dtype == "float16", sources={key: source for (_shown, source), key in zip(jobs, keys)},
     )
 
 
@@ -335,22 +337,27 @@ def _edit_holders(
     others: Sequence[Tuple[str, str, bytes]],
     step_heirs: bool = False,
     bound: bool = False,
+    runner_step: bool = False,
 ) -> List["MigrationResult"]:
     """The holder route's edits (``holder_route``; with ``step_heirs`` the step-heir
-    route's, ``step_heir_route``; with ``bound`` the bound-backward route's, ``bound_route``) of the files without apex.amp whose launcher came out
-    native (its component kept); one result per such file of ``others`` is appended.  The
+    route's, ``step_heir_route``; with ``bound`` the bound-backward route's, ``bound_route``;
+    with ``runner_step`` the runner-hook route's, ``runner_step_route``) of the files without
+    apex.amp whose launcher came out native (its component kept); one result per such file of ``others`` is appended.  The
     plan edits no holder file another route edits, and no rule changes a file without
     apex.amp."""
     from .engine import MigrationResult
     from .findings import Finding
     from .holder_route import apply_holder_edit, holder_message
     from .bound_route import bound_message
+    from .runner_step_route import runner_step_message
     from .step_heir_route import step_heir_message
 
     kept = {f.component for f in plan.files.values() if f.component is not None}
     planned = plan.bound_edits if bound else plan.step_heir_edits if step_heirs else plan.holder_edits
     message = bound_message if bound else step_heir_message if step_heirs else holder_message
     code = "APX260" if bound else "APX237"
+    if runner_step:
+        planned, message, code = plan.runner_step_edits, runner_step_message, "APX254"
     live = {path: (edit, launcher) for path, (component, edit, launcher) in planned.items()
             if component in kept}
     if not live:
@@ -375,6 +382,43 @@ def _edit_holders(
         ))
     extra = [edited(path, shown, source) for path, shown, source in others if path in live]
     return results + extra
+
+
+def _edit_reexports(
+    plan: "RepoPlan", keys: Sequence[str], results: List["MigrationResult"], others: Sequence[Tuple[str, str, bytes]]
+) -> List["MigrationResult"]:
+    """The probe gate's edits (``probe_gate_plan``) of the files re-exporting a probe whose
+    file came out native, the probe removed (its APX262 finding); one result per such file of
+    ``others`` is appended, a file among the jobs gets the edit on top of its own result."""
+    from .engine import MigrationResult
+    from .findings import Finding
+    from .holder_route import apply_holder_edit
+    from .probe_gate_plan import reexport_message
+
+    if not plan.reexport_edits:
+        return results
+    wanted = {}
+    for key, result in zip(keys, results):
+        if key in plan.reexport_edits and any(f.code == "APX262" and f.fixed for f in result.findings):
+            for edit in plan.reexport_edits[key]:
+                wanted[edit.path] = (edit, result.path)
+    if not wanted:
+        return results
+    results = list(results)
+    for i, key in enumerate(keys):
+        if key in wanted:
+            edit, probe = wanted.pop(key)
+            old = results[i]
+            finding = Finding(old.path, edit.lines[0][0], 1, "APX262", reexport_message(edit, probe), fixed=True,
+                              severity="info")
+            results[i] = MigrationResult(old.path, old.old, apply_holder_edit(old.new, edit), old.findings + [finding])
+    for path, shown, source in others:
+        if path in wanted:
+            edit, probe = wanted.pop(path)
+            finding = Finding(shown, edit.lines[0][0], 1, "APX262", reexport_message(edit, probe), fixed=True,
+                              severity="info")
+            results.append(MigrationResult(shown, source, apply_holder_edit(source, edit), [finding]))
+    return results
 
 
 def _edit_steppable_wrappers(

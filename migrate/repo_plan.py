@@ -32,6 +32,8 @@ from .factory_callers import CallerEdit, caller_edit
 from .framework_plan import framework_route, module_level_note
 from .glue_plan import GlueRefusal, GlueRoute, glue_route
 from .heir_plan import add_heir_routes
+from .probe_gate_plan import probe_gates
+from .runner_hook_plan import add_runner_hook_routes
 from .holder_plan import add_holder_routes
 from .held_optimizer_plan import held_route
 from .step_heir_plan import add_step_heir_routes
@@ -206,6 +208,12 @@ class FilePlan:
     #: in a hook's file: the hook classes whose losses come from the runner's outputs, which
     #: that processor computes, and where (shown to the user)
     processor_autocast: Tuple[Tuple[str, str], ...] = ()
+    #: top-level functions of this file asking apex's state whether amp.initialize ran, which
+    #: no other walked file names, in a repository enabling no autocast itself (``probe_gate_plan``)
+    probe_gates: Tuple[str, ...] = ()
+    #: in a hook's file of the runner-hook route (``runner_hook_plan``): (hook class, method,
+    #: where the forward pass computing the runner's stored loss goes under autocast)
+    runner_step_autocast: Tuple[Tuple[str, str, str], ...] = ()
     #: in a hook's file: (hook class, why its losses, read from the runner's outputs, cannot
     #: be put under autocast) for the hooks the batch-processor route refused
     processor_refusals: Tuple[Tuple[str, str], ...] = ()
@@ -355,6 +363,12 @@ class RepoPlan:
     #: the bound-backward route: real path of the class's file (no apex.amp in it) -> (the
     #: launcher's component, the edit, the launcher's shown path)
     bound_edits: Dict[str, Tuple[int, HolderEdit, str]] = field(default_factory=dict)
+    #: the runner-hook route: real path of the run step's file (no apex.amp in it) -> (the
+    #: launcher's component, the edit, the launcher's shown path)
+    runner_step_edits: Dict[str, Tuple[int, HolderEdit, str]] = field(default_factory=dict)
+    #: the probe gate (``probe_gate_plan``): real path of a probe's file -> the edits of the files
+    #: re-exporting its probe, made once that file came out native
+    reexport_edits: Dict[str, List[HolderEdit]] = field(default_factory=dict)
 
     def without(self, component: int) -> None:
         self.files = {p: f for p, f in self.files.items() if f.component != component}
@@ -1093,6 +1107,7 @@ def build_plan(
     apex_free: Optional[Dict[str, bytes]] = None,
     glued: bool = True,
     edit_holders: bool = True,
+    sources: Optional[Dict[str, bytes]] = None,
 ) -> RepoPlan:
     """The plan for the indexed files; ``others`` are the walked files the index left out
     (no apex in them), searched only for callers of the definitions that need the scaler;
@@ -1100,7 +1115,8 @@ def build_plan(
     path, with their bytes; ``glued``: a launcher without apex.amp may hand a model
     factory's GradScaler on (``glue_plan``; the float16 target, where there is one);
     ``edit_holders``: the holder route may edit a file without apex (``holder_plan``; its
-    autocast is float16's)."""
+    autocast is float16's); ``sources``: every indexed file's bytes, by path (the runner-hook
+    route reads them)."""
     by_path = {s.path: s for s in summaries}
     unindexed = {path: (shown, source) for path, shown, source in others}
     resolver = ModuleResolver(list(by_path) + list(unindexed), roots)
@@ -1391,7 +1407,8 @@ def build_plan(
             and not kept):
         plan.add_notes(notes)
         _hold(plan, held)
-        return _last_routes(plan, by_path, launchers, definitions, unindexed, others, apex_free, edit_holders)
+        return _last_routes(plan, by_path, launchers, definitions, unindexed, others, apex_free, edit_holders,
+                        sources)
 
     # components: files joined by planned calls
     parent: Dict[str, str] = {}
@@ -1588,11 +1605,12 @@ def build_plan(
             plan.caller_edits.setdefault(edit.path, []).append((component[factory_path], edit))
     plan.add_notes(notes)
     _hold(plan, held)
-    return _last_routes(plan, by_path, launchers, definitions, unindexed, others, apex_free, edit_holders)
+    return _last_routes(plan, by_path, launchers, definitions, unindexed, others, apex_free, edit_holders,
+                        sources)
 
 
 def _last_routes(
-    plan: RepoPlan, by_path, launchers, definitions, unindexed, others, apex_free, edit_holders: bool
+    plan: RepoPlan, by_path, launchers, definitions, unindexed, others, apex_free, edit_holders: bool, sources=None
 ) -> RepoPlan:
     """What every plan gets last, in order: the carrier facts, the launchers that scale
     nothing, the heir routes, the step-heir and bound-backward routes, the notes on clips
@@ -1600,11 +1618,19 @@ def _last_routes(
     routes that edit files without apex.amp only with ``edit_holders``: their autocast is
     float16's)."""
     _add_carrier_facts(plan, by_path, definitions)
+    walked = dict(unindexed)
+    walked.update({p: (by_path[p].shown, src) for p, src in (sources or apex_free or {}).items() if p in by_path})
+    indexed = {p: src for p, src in (sources or {}).items() if p in by_path and p not in (apex_free or {})}
+    gates, reexports = probe_gates(indexed, walked)
+    for path, names in gates.items():
+        plan.files[path] = replace(plan.files.get(path, FilePlan()), probe_gates=names)
+    plan.reexport_edits.update(reexports)
     _mark_nothing_scaled(plan, by_path, launchers, others, definitions)
     plan = add_heir_routes(plan, by_path, launchers, definitions)
     if edit_holders:
         plan = add_step_heir_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {})
         plan = add_bound_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {})
+        plan = add_runner_hook_routes(plan, by_path, launchers, definitions, walked)
     files = dict(unindexed)
     files.update({p: (by_path[p].shown, src) for p, src in (apex_free or {}).items() if p in by_path})
     plan = add_clip_loop_notes(plan, by_path, files)

@@ -613,6 +613,27 @@ class AutocastPlacement(AmpRule):
         )
         return True
 
+    def _forward_in_runner_step(self, site: ScaleLossSite, info: AmpFile) -> bool:
+        """The plan's runner-hook route (``runner_hook_plan``): this hook method scales the
+        loss its runner's step stored, whose forward pass the pipeline's edit of that step
+        puts under autocast (``runner_step_route``)."""
+        plan = info.plan
+        cls = class_of_method(self.parents, site.func)
+        if plan is None or cls is None or site.func is None or not plan.runner_step_autocast:
+            return False
+        where = {(c, m): w for c, m, w in plan.runner_step_autocast}.get((cls.name.value, site.func.name.value))
+        if where is None:
+            return False
+        self.report(
+            site.with_stmt,
+            "APX254",
+            f"the loss is the one the runner's step stored: {where} runs its forward pass under torch.autocast while "
+            "the runner carries an enabled GradScaler",
+            fixed=True,
+            severity="info",
+        )
+        return True
+
     def _runs_forward_itself(self, func: cst.FunctionDef) -> bool:
         """Whether the scaling method ``func`` may run a forward pass: it calls something on
         ``self`` other than reading stored losses (``sum(self.d_losses.values())``,
@@ -643,6 +664,8 @@ class AutocastPlacement(AmpRule):
         if self._loss_from_processor(site, info):  # type: ignore[attr-defined]
             return
         if self._forward_in_step_heirs(site, info):
+            return
+        if self._forward_in_runner_step(site, info):
             return
         if site.func in info.carried_functions and info.plan is not None and site.func.name.value in \
                 info.plan.bound_functions and class_of_method(self.parents, site.func) is None:

@@ -44,6 +44,8 @@ from ._amp_method_step_gap import method_step_gap
 from ._amp_module_scaler import module_route, module_variable, reader_home
 from ._amp_mirrored_step import NOT_IN_ELSE, chain_tests, mirrored_guard, scale_clause
 from ._amp_shared_step import follows_each_backward, gradient_uses, shared_guard
+from ._amp_guarded_step import scale_guard
+from ._amp_probe_gate import probe_gate
 from ._amp_unbound import unbound_amp_uses
 from ._binding import param_names
 from ._early_returns import early_return_ok
@@ -322,6 +324,12 @@ class AmpFile:
     shared_steps: Dict[Any, Tuple[Any, Any]] = field(default_factory=dict)
     #: a reader's functions without a site that read the home's variable for autocast
     reader_callers: Set[Any] = field(default_factory=set)
+    #: the runner-hook route's hook methods (``_amp_guarded_step``): method -> the scale
+    #: clause's test, which its steps and unscales take (the runner may carry no GradScaler)
+    scaler_guards: Dict[Any, Any] = field(default_factory=dict)
+    #: probes of whether apex was initialized that only gate a casting decorator
+    #: (``_amp_probe_gate``): (the probe's def, the ifs it is the test of)
+    probe_gates: List[Tuple[Any, List[Any]]] = field(default_factory=list)
 
     def loss_scaler(self, expr: str, loss_id: int) -> str:
         """The GradScaler of ``loss_id`` when there is one per loss id, else ``expr``."""
@@ -1369,6 +1377,14 @@ def _framework_sites(rule, module: cst.Module, info: AmpFile) -> None:
                 Blocker(site.with_stmt, f"this amp.scale_loss is given {', '.join(handed) or 'no optimizer'}, "
                         f"not {carried_optimizer}, whose GradScaler {holder}")
             )
+        elif key is not None and key in {(c, m) for c, m, _w in plan.runner_step_autocast}:
+            test, why = scale_guard(rule.parents, site.func, site.with_stmt)
+            if test is None and why:
+                info.blockers.append(Blocker(site.with_stmt, (
+                    "the runner the hook reads the GradScaler from may carry none (a plain runner), so its steps "
+                    f"must take the scaled backward's test, but {why}")))
+            elif test is not None:
+                info.scaler_guards[site.func] = test
     if plan.object_builds:
         _object_builds(rule, module, info)
     if not plan.runner_builds:
@@ -1743,6 +1759,10 @@ def _amp_state_use(rule, ref: AmpRef, info: AmpFile) -> None:
     if not ok and _scaler_loop(rule, chain, info):
         return
     if ok and loss_id is None and _read_by_index(rule, sub, chain, info):
+        return
+    gate = probe_gate(parents, rule.tree, ref.expr, info.refs, info.plan)
+    if gate is not None:
+        info.probe_gates.append(gate)
         return
     info.blockers.append(Blocker(ref.expr, _amp_state_refusal(rule, ref)))
 

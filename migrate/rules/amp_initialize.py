@@ -291,6 +291,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "builds (tl.override_backward(fn)): the launcher puts the GradScaler on that object, the function scales "
         "through it, and the object's class, in a file without apex.amp, steps, unscales and runs its forward "
         "passes under autocast through it while it is set",
+        "APX254": "the runner whose __init__ initialized apex keeps the GradScaler (self.scaler, disabled where "
+        "apex was not set up); hooks of other files that scale the loss the runner's step stored scale and step "
+        "through it (self.trainer.scaler), and that step, in a file without apex.amp, runs its forward pass under "
+        "torch.autocast while the runner carries an enabled GradScaler",
         "APX252": "the GradScaler is a module-level variable (None until set) of the one module that initializes "
         "apex, assigned where amp.initialize was; the files whose sites no call chain from there reaches import "
         "that module and read it through it when they run, as apex's loss scalers were per process",

@@ -19,7 +19,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 
 from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_sites import analyse, code_of, string_value
-from ._edits import comment_line, expression, statement, todo_lines, with_leading
+from ._edits import comment_line, expression, move_leading, statement, todo_lines, with_leading
 from .base import Example
 from .checkpoints import helper_anchor
 
@@ -98,6 +98,9 @@ class CastingHooksRule(AmpRule):
         "APX503": "amp.register_*_function on a function native autocast does not cast: cast it by hand",
         "APX504": "amp.float_function/half_function -> the local autocast_function(dtype) helper",
         "APX505": "amp.promote_function has no native counterpart",
+        "APX262": "a probe of whether amp.initialize ran (hasattr(amp._amp_state, ...)) that only gates a cast to "
+        "amp.float_function/half_function, in a repository enabling no autocast of its own: the gate's first "
+        "branch is kept and the probe removed",
         "APX506": "amp._amp_state.loss_scalers[i].loss_scale() (or ._loss_scale) -> scaler.get_scale() "
         "(scalers[i].get_scale() with one GradScaler per loss id)",
     }
@@ -129,6 +132,7 @@ class CastingHooksRule(AmpRule):
             elif ref.member in ("float_function", "half_function", "promote_function"):
                 self._decorator_or_call(ref, parent)
         self._scale_reads(info, module)
+        self._probe_gates(info)
         self._place_removals()
         if self.helper_needed and not any(
             isinstance(s, cst.FunctionDef) and s.name.value == HELPER_NAME for s in module.body
@@ -141,6 +145,25 @@ class CastingHooksRule(AmpRule):
                 self.edits.insert_after(anchor, [helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])])
             self.need_torch()
             AddImportsVisitor.add_needed_import(self.context, "functools")
+
+    def _probe_gates(self, info) -> None:
+        """``if is_amp_training(): return amp.float_function(fn)(...) else: return fn(...)`` ->
+        its first branch, and the probe removed (``_amp_probe_gate``)."""
+        for probe, gates in info.probe_gates:
+            for gate in gates:
+                self.edits.replace(gate, lambda kept: [move_leading(kept, kept.body.body[0])])
+            self.edits.replace(probe, lambda kept: [])
+            self.report(
+                probe,
+                "APX262",
+                f"{probe.name.value}() asked apex's global state whether amp.initialize had run, only to gate "
+                f"{len(gates)} cast{'s' if len(gates) > 1 else ''} to amp.float_function/half_function: "
+                "autocast_function casts only while autocast is on, which in this repository only the migrated code "
+                f"turns on, where apex was initialized; the test and {probe.name.value}() are removed (the repository "
+                "uses it nowhere else; its re-exports drop it)",
+                fixed=True,
+                severity="warning",
+            )
 
     def _scale_reads(self, info, module) -> None:
         from ._amp_sites import find_scalers

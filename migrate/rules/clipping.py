@@ -59,6 +59,7 @@ from ._amp_sites import (
     self_name,
     walk,
 )
+from ._amp_guarded_step import guarded_unscale
 from ._edits import expression, move_leading, statement, suite_statements
 from .base import Example
 from ._default_flags import every_time_by_default, parser_factories
@@ -669,7 +670,9 @@ class ClippingRule(AmpRule):
             if opt in inserted.setdefault(point, []):
                 continue
             inserted[point].append(opt)
-            self.edits.insert_before(point, [statement(f"{scaler}.unscale_({opt})\n")])
+            guard = self._info.scaler_guards.get(enclosing_function(self.parents, point))
+            unscale = statement(f"{scaler}.unscale_({opt})\n") if guard is None else guarded_unscale(guard, scaler, opt)
+            self.edits.insert_before(point, [unscale])
             self._update_before_continue(point, scaler)
             for use in members:
                 use.unscaled.append(opt)

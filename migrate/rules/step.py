@@ -44,6 +44,7 @@ from ._amp_sites import (
     walk,
 )
 from ._edits import expression, statement
+from ._amp_guarded_step import guarded_step
 from ._amp_mirrored_step import apex_branch
 from ._amp_shared_step import shared_branch
 from ._plain_backward import plain_backwards
@@ -205,6 +206,9 @@ class StepRule(AmpRule):
             if call in info.shared_steps:
                 self._shared_step(call, scaler, *info.shared_steps[call])
                 continue
+            guard = info.scaler_guards.get(enclosing_function(self.parents, call))
+            if guard is not None and self._guarded_step(call, scaler, guard):
+                continue
             holder = self.parents[call]
             line = self.parents[holder]
             anchor = line if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else holder
@@ -273,6 +277,27 @@ class StepRule(AmpRule):
             fixed=True,
             severity="info",
         )
+
+    def _guarded_step(self, call: cst.Call, scaler: str, test: Any) -> bool:
+        """``optimizer.step()`` alone on its line in a hook whose runner may carry no
+        GradScaler -> ``if <the scale clause's test>: scaler.step(optimizer);
+        scaler.update() else: optimizer.step()`` (``_amp_guarded_step``); False when the step
+        is not alone on its line (then a blocker was due: never expected)."""
+        holder = self.parents.get(call)
+        line = self.parents.get(holder)
+        if not (isinstance(holder, cst.Expr) and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
+            return False
+        opt_text = code_of(cast(Any, call.func).value)
+        self.replace_node(line, lambda kept: guarded_step(test, scaler, opt_text, kept))
+        self.report(
+            call,
+            "APX311",
+            f"{opt_text}.step() -> if {code_of(test)}: {scaler}.step({opt_text}) + {scaler}.update(), the plain "
+            "step kept for the runs that did not scale (their runner may carry no GradScaler)",
+            fixed=True,
+            severity="info",
+        )
+        return True
 
     def _scale_plain(self, call: cst.Call, scaler: str, site: Any) -> None:
         """``loss_adv.backward()`` after the scaled backward -> ``scaler.scale(loss_adv).backward()``

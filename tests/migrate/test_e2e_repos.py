@@ -56,7 +56,8 @@ by name scale through (self.optimizer.G), an engine
 built from a registry by name whose module the initializing module imports (the engine imports
 that module in the methods that read its GradScaler), a trainer that initializes apex in its own
 __init__ and derives from a base class of another module that keeps amp's state in its
-checkpoints.
+checkpoints, a runner that initializes apex in its __init__ and whose optimization hook, in
+another file, scales the loss its base class's step stored (cvpods).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -713,6 +714,21 @@ LAYOUTS: Dict[str, dict] = {
     # apex's loss scale.  The set-up module keeps the GradScaler in a module-level variable
     # (APX252); the engine's functions import it when they run (an import at the engine's top
     # could run while the set-up module is half made); 'off': --no-amp (enabled=False)
+    # cvpods' shape: the default runner initializes apex in its __init__ (config: FP16 on, type
+    # APEX), its base runner's step (no apex) runs the forward pass and stores the summed loss,
+    # the optimization hook of another file reads it off self.trainer (set by register_hooks as
+    # a weakref.proxy of the runner), scales it, clips and steps; a wrapper module probes
+    # apex's state (is_amp_training) only to gate its float_function, re-exported by its
+    # package.  The runner keeps the GradScaler (disabled off the APEX path), the hook scales
+    # through self.trainer.scaler and steps/unscales under its own switch (a plain runner
+    # carries none), the step runs its forward under autocast while an enabled GradScaler is on
+    # the runner, the probe goes (APX254, APX262).  The checkpoints keep no amp state
+    # ('saves': False): the resumed runs restart the loss scale on both sides; 'fp32': the
+    # config's FP16 off; 'plain': a script training the simple runner with the hook for fp32
+    "r80_runner_hook": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss",
+                            native=[], fallbacks=[], saves=False, given=["toypods/engine/base_runner.py",
+                                                                             "toypods/utils/__init__.py"],
+                            branches={"fp32": ["--fp32"], "plain": []}, launchers={"plain": "plain.py"}),
     "r75_registry_engine_imported_by_its_initializer": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
         branches={"off": ["--no-amp"]}),

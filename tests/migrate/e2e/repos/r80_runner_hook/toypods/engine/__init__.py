@@ -1,0 +1,2 @@
+from .base_runner import SimpleRunner
+from .runner import DefaultRunner
