@@ -7742,42 +7742,29 @@ REGISTERED_MODEL_RUNNER_TODOS = (
     # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in models.py
     #   (Regressor), which is handed to its decorator @MODELS.register_module(), which may
     #   keep it to build it by name, never called directly: the GradScaler cannot reach it;
-    #   nor can a module-level GradScaler stand in (the GradScaler plan across files was
-    #   dropped: in models.py, train_step() also runs a plain backward: whether its test is
-    #   the switch of the GradScaler the initializing module makes is not followed, and a
-    #   plain backward stepped through an enabled GradScaler would have its gradients
-    #   divided by the loss scale (optimizer.step(): the step is not alone in the else of an
-    #   if-chain)); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
-    #   hand
+    #   nor can a module-level GradScaler stand in: runner.py loads amp's state (line 14),
+    #   but no file of the repository saves it: the checkpoint is written by code outside
+    #   the repository (a base class or a framework of another package), which would still
+    #   call apex.amp.state_dict() while a GradScaler holds the loss scale; this file keeps
+    #   apex.amp semantics through apexcompat.amp, migrate it by hand
 """,
     """\
             # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
             #   amp.scale_loss (Regressor is handed to its decorator @MODELS.register_module(),
             #   which may keep it to build it by name, never called directly, so the GradScaler
-            #   cannot follow its callers; nor can a module-level GradScaler stand in (the
-            #   GradScaler plan across files was dropped: in models.py, train_step() also runs a
-            #   plain backward: whether its test is the switch of the GradScaler the initializing
-            #   module makes is not followed, and a plain backward stepped through an enabled
-            #   GradScaler would have its gradients divided by the loss scale (optimizer.step(): the
-            #   step is not alone in the else of an if-chain))); this file keeps apex.amp semantics
-            #   through apexcompat.amp, migrate it by hand
+            #   cannot follow its callers); this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
 """,
     """\
             # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
             #   amp.initialize, which is created in another file and cannot reach this line
             #   (AmpRunner (runner.py) get the runner from mmcv, but amp.initialize is in init_amp()
             #   of amp_setup.py, which builds no runner: train.py, a file without apex.amp, calls
-            #   init_amp() and builds the runner, so no GradScaler is there to put on it; nor can a
-            #   module-level GradScaler stand in (the GradScaler plan across files was dropped: in
-            #   models.py, train_step() also runs a plain backward: whether its test is the switch
-            #   of the GradScaler the initializing module makes is not followed, and a plain
-            #   backward stepped through an enabled GradScaler would have its gradients divided by
-            #   the loss scale (optimizer.step(): the step is not alone in the else of an
-            #   if-chain))): pass that scaler here and call `scaler.load_state_dict(state["amp"])`
-            #   instead (a checkpoint apex wrote holds {"loss_scaler0": {"loss_scale": s,
-            #   "unskipped": n}}: put scale=s, _growth_tracker=n into scaler.state_dict() and load
-            #   that). apexcompat.amp's state is set up only by its own amp.initialize, so this line
-            #   fails once that file is migrated
+            #   init_amp() and builds the runner, so no GradScaler is there to put on it): pass that
+            #   scaler here and call `scaler.load_state_dict(state["amp"])` instead (a checkpoint
+            #   apex wrote holds {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s,
+            #   _growth_tracker=n into scaler.state_dict() and load that). apexcompat.amp's state is
+            #   set up only by its own amp.initialize, so this line fails once that file is migrated
 """,
 )
 
