@@ -185,6 +185,17 @@ def reader_route(
     if set(summary.amp_values) - set(summary.amp_unset) or summary.amp_arguments or summary.amp_stores:
         route.refusal = f"{summary.shown} hands apex.amp on as a value, which a module-level GradScaler cannot follow"
         return route
+    loads = [(p, s.line) for p in named for s in by_path[p].amp_sites if s.member == "load_state_dict"]
+    if loads and not any(s.member == "state_dict" for p in named for s in by_path[p].amp_sites):
+        # vissl: its task loads apex's state, and the base class of another package that
+        # writes the checkpoint saves it (classy_vision's get_classy_state): that code would
+        # still call apex.amp.state_dict() while the GradScaler holds the loss scale
+        route.refusal = (
+            f"{by_path[loads[0][0]].shown} loads amp's state (line {loads[0][1]}), but no file of the repository "
+            "saves it: the checkpoint is written by code outside the repository (a base class or a framework of "
+            "another package), which would still call apex.amp.state_dict() while a GradScaler holds the loss scale"
+        )
+        return route
     for path in readers:
         reader = by_path[path]
         if reader.amp_values or reader.amp_arguments or reader.amp_stores:

@@ -1436,6 +1436,12 @@ class AutocastPlacement(AmpRule):
             return []
         index = params.index(site.loss.value)
         cls = class_of_method(self.parents, func)
+        holder = self.parents.get(self.parents.get(func))
+        # a static method of the class, called through the instance (vissl's run_backward)
+        static = (
+            holder if cls is None and isinstance(holder, cst.ClassDef)
+            and any(code_of(d.decorator) == "staticmethod" for d in func.decorators) else None
+        )
         # the class and its same-file subclasses that inherit the method (XLM's
         # EncDecTrainer.mt_step calls the base Trainer's self.optimize(loss))
         family = [cls] + heirs(self.parents, cls, func.name.value) if cls is not None else []
@@ -1447,13 +1453,17 @@ class AutocastPlacement(AmpRule):
                 caller = enclosing(self.parents, node, cst.FunctionDef)
                 if class_of_method(self.parents, caller) in family and code_of(node.func.value) == self_name(caller):
                     calls.append(node)
-            elif cls is None and isinstance(node.func, cst.Name) and node.func.value == func.name.value:
+            elif static is not None and isinstance(node.func, cst.Attribute) and node.func.attr.value == func.name.value:
+                caller = enclosing(self.parents, node, cst.FunctionDef)
+                if class_of_method(self.parents, caller) is static and code_of(node.func.value) == self_name(caller):
+                    calls.append(node)
+            elif cls is None and static is None and isinstance(node.func, cst.Name) and node.func.value == func.name.value:
                 calls.append(node)
-        if cls is None:  # the calls through a name a partial binds in its function
+        if cls is None and static is None:  # the calls through a name a partial binds in its function
             calls += [c for c in _callers(self, func) or [] if c not in calls]
         spans = []
         for call in calls:
-            shift = 1 if cls is not None else bound_offset(self, call)
+            shift = 1 if cls is not None else 0 if static is not None else bound_offset(self, call)
             args = [a for a in call.args if a.keyword is None and not a.star]
             passed = args[index - shift].value if 0 <= index - shift < len(args) else None
             stmt = self.statement_of(call)

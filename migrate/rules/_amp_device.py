@@ -188,4 +188,45 @@ def _module_scaler_device(rule: Any, node: Any, models: List[str], scope: Any) -
         opt = sub.args[1].value
         if sub.args[1].keyword is None and _simple(opt) and bound_at(_root(opt), node, rule.parents.get, scope):
             return f'{code_of(opt)}.param_groups[0]["params"][0].device.type'
+    return _helper_optimizer_device(rule, func, node, scope)
+
+
+def _helper_optimizer_device(rule: Any, func: Any, node: Any, scope: Any) -> Optional[str]:
+    """A reader's caller of the function that scales (vissl's ``self.run_backward(task,
+    loss)``, its forward pass here): the scaled optimizer in the caller's names, where the
+    helper's optimizer starts from a parameter the call passes a name for."""
+    found: List[Any] = []
+    for stmt in rule.tree.body:
+        if isinstance(stmt, cst.FunctionDef):
+            found.append(stmt)
+        elif isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
+            found += [m for m in stmt.body.body if isinstance(m, cst.FunctionDef)]
+    names = [d.name.value for d in found]
+    defined = {d.name.value: d for d in found if names.count(d.name.value) == 1}  # one definition only
+    for call in walk(func.body):
+        if not isinstance(call, cst.Call):
+            continue
+        name = call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", None)
+        helper = defined.get(name) if isinstance(name, str) else None
+        if helper is None or helper is func:
+            continue
+        params = [p.name.value for p in helper.params.params]
+        static = any(code_of(d.decorator) == "staticmethod" for d in helper.decorators)
+        if isinstance(call.func, cst.Attribute) and not static and isinstance(rule.parents.get(rule.parents.get(helper)), cst.ClassDef):
+            params = params[1:]
+        passed = {
+            params[i]: a.value.value for i, a in enumerate(call.args)
+            if i < len(params) and a.keyword is None and not a.star and isinstance(a.value, cst.Name)
+        }
+        for sub in walk(helper.body):
+            inner = sub.func if isinstance(sub, cst.Call) else None
+            if not (isinstance(inner, cst.Attribute) and inner.attr.value == "scale_loss" and len(sub.args) >= 2):
+                continue
+            opt = sub.args[1].value
+            if sub.args[1].keyword is not None or not _simple(opt) or _root(opt) not in passed:
+                continue
+            root = passed[_root(opt)]
+            if bound_at(root, node, rule.parents.get, scope):
+                text = root + code_of(opt)[len(_root(opt)):]
+                return f'{text}.param_groups[0]["params"][0].device.type'
     return None

@@ -206,7 +206,8 @@ def first_definition(module: cst.Module) -> Optional[Any]:
 def module_variable(module: cst.Module) -> Optional[str]:
     """The name of the module-level GradScaler this route made in ``module`` (the later rules
     read the rewritten text): a top-level ``name = None`` under :data:`COMMENT` that some
-    top-level function declares ``global``; None when there is none."""
+    top-level function or method of a top-level class declares ``global``; None when there
+    is none."""
     for stmt in module.body:
         if not (
             isinstance(stmt, cst.SimpleStatementLine)
@@ -218,7 +219,14 @@ def module_variable(module: cst.Module) -> Optional[str]:
         ):
             continue
         name = stmt.body[0].targets[0].target.value
-        if any(_declares_global(func, name) for func in module.body if isinstance(func, cst.FunctionDef)):
+        # a top-level function, or a method of a top-level class (the reader route's home
+        # may initialize in one: vissl's task)
+        methods = [
+            member for cls in module.body if isinstance(cls, cst.ClassDef) and isinstance(cls.body, cst.IndentedBlock)
+            for member in cls.body.body if isinstance(member, cst.FunctionDef)
+        ]
+        functions = [func for func in module.body if isinstance(func, cst.FunctionDef)] + methods
+        if any(_declares_global(func, name) for func in functions):
             return name
     return None
 

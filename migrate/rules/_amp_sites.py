@@ -46,6 +46,7 @@ from ._amp_mirrored_step import NOT_IN_ELSE, chain_tests, mirrored_guard, scale_
 from ._amp_shared_step import follows_each_backward, gradient_uses, shared_guard
 from ._amp_guarded_step import scale_guard
 from ._amp_probe_gate import probe_gate
+from ._amp_sibling_step import sibling_steps
 from ._amp_unbound import unbound_amp_uses
 from ._binding import param_names
 from ._early_returns import early_return_ok
@@ -181,6 +182,15 @@ class ScaleLossSite:
     #: optimizers stepped through the object the held-optimizer route proved holds them, whose
     #: ``step()`` only steps them (``held_optimizer_plan``): the optimizer -> that object
     delegated: Dict[str, str] = field(default_factory=dict)
+    #: the reader route's steps in a sibling function (``_amp_sibling_step``), each -> the
+    #: ``else`` its new clause goes before and that clause's test
+    sibling: Dict[cst.Call, Tuple[Any, Any]] = field(default_factory=dict)
+    #: why no sibling steps ("" when none was looked for or they were found)
+    sibling_why: str = ""
+    #: the functions calling the one that holds those steps' scaled backward
+    sibling_callers: List[Any] = field(default_factory=list)
+    #: ``scaler.unscale_(optimizer)`` follows the scaled backward, where apex unscaled
+    exit_unscale: bool = False
 
 
 @dataclass(eq=False, repr=False)
@@ -3303,6 +3313,8 @@ def _check_reader_layout(rule, info: AmpFile) -> None:
     GradScaler(s) through its dotted name when it runs; a site at module level would run on
     import, before any initialize, and is refused."""
     for site in info.scale_losses:
+        if site.func is not None and _plain_backward_beside(site, info):
+            _find_sibling_steps(rule, site, info)
         _check_steps(rule, site, info)
         why = _mirrored_steps(rule, site, info) if site.func is not None and _plain_backward_beside(site, info) else ""
         if why:
@@ -3312,7 +3324,8 @@ def _check_reader_layout(rule, info: AmpFile) -> None:
                 f"enabled GradScaler would have its gradients divided by the loss scale ({why})"
             )))
     expr = f"{info.plan.reader_access}.{info.scaler_name}"
-    for func in dict.fromkeys([s.func for s in info.scale_losses] + [n.func for n in info.needs]):
+    callers = [c for s in info.scale_losses for c in s.sibling_callers]  # their forward gets the autocast
+    for func in dict.fromkeys([s.func for s in info.scale_losses] + [n.func for n in info.needs] + callers):
         if func is None:
             node = next((s.with_stmt for s in info.scale_losses if s.func is None), None) or next(
                 n.node for n in info.needs if n.func is None
@@ -3320,6 +3333,36 @@ def _check_reader_layout(rule, info: AmpFile) -> None:
             info.blockers.append(Blocker(node, "this runs at module level, on import, before any amp.initialize"))
             continue
         info.access[func] = expr
+
+
+def _find_sibling_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
+    """vissl's train step: no step follows the scaled backward in its function, and the
+    caller steps in a sibling function (``_amp_sibling_step``): recorded on ``site``."""
+    if len(site.optimizers) != 1 or find_steps(rule, site, code_of(site.optimizers[0])):
+        return
+
+    def heir(func: Any) -> str:
+        cls = rule.parents.get(rule.parents.get(func))
+        if not isinstance(cls, cst.ClassDef):
+            return ""
+        if info.plan is not None:
+            return next((w for c, m, w in info.plan.overridden if (c, m) == (cls.name.value, func.name.value)), "")
+        for node in walk(rule.tree):
+            if (
+                isinstance(node, cst.ClassDef)
+                and any(code_of(b.value) == cls.name.value for b in node.bases)
+                and any(m.name.value == func.name.value for m in methods_of(node))
+            ):
+                return node.name.value
+        return ""
+
+    found, why, callers = sibling_steps(rule, site.func, site.with_stmt, site.optimizers[0], heir)
+    if found:
+        site.sibling = {call: (orelse, test) for call, orelse, test in found}
+        site.sibling_callers = callers
+        site.exit_unscale = True
+    else:
+        site.sibling_why = why
 
 
 def _mirrored_steps(rule, site: ScaleLossSite, info: AmpFile) -> str:
@@ -3352,6 +3395,9 @@ def _mirrored_steps(rule, site: ScaleLossSite, info: AmpFile) -> str:
             and id(node) not in beside
         ):
             return f"{code_of(node)} is not in another branch of an if-chain that scales a loss"
+    if site.sibling:
+        info.mirrored_steps.update(site.sibling)
+        return ""
     found, shared = {}, {}
     for opt in site.optimizers:
         for call in find_steps(rule, site, code_of(opt)):
@@ -3367,7 +3413,7 @@ def _mirrored_steps(rule, site: ScaleLossSite, info: AmpFile) -> str:
                     continue
             return f"{code_of(call)}: {why}"
     if not found and not shared:
-        return "no step of its optimizers follows it"
+        return "no step of its optimizers follows it" + (f", and {site.sibling_why}" if site.sibling_why else "")
     if shared:
         why = gradient_uses(rule.parents, site.func, chain_tests(rule.parents, clause)[0], clause.test)
         if why:
@@ -3472,6 +3518,8 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
                 calls.extend(step_calls(method.body, opt_text) + _loop_steps(rule, method.body, opt_text, site))
     if not calls:
         calls = caller_steps(rule, site, opt_text)
+    if not calls and site.sibling:
+        calls = list(site.sibling)
     return calls
 
 

@@ -64,6 +64,8 @@ class ScaleLossRule(AmpRule):
             new.append(statement(f"{site.as_name} = {scaler}.scale({loss})\n"))
         new[0] = with_trailing_comments(new[0], [c for c in comments if c is not None])
         new.extend(rest)
+        if site.exit_unscale:  # apex unscaled here, before the caller's code up to the step
+            new.append(statement(f"{scaler}.unscale_({code_of(site.optimizers[0])})\n"))
         self.edits.replace(site.with_stmt, lambda upd, new=new: [move_leading(upd, new[0])] + new[1:])
         self.report(call, "APX301", f"amp.scale_loss -> {scaler}.scale({loss})", fixed=True, severity="info")
         # with one GradScaler per loss id, loss_id chose the scaler: it is not dropped

@@ -57,7 +57,9 @@ built from a registry by name whose module the initializing module imports (the 
 that module in the methods that read its GradScaler), a trainer that initializes apex in its own
 __init__ and derives from a base class of another module that keeps amp's state in its
 checkpoints, a runner that initializes apex in its __init__ and whose optimization hook, in
-another file, scales the loss its base class's step stored (cvpods).
+another file, scales the loss its base class's step stored (cvpods), a stepper whose backward
+method scales on one branch of the engine's precision and whose update method, called next by
+the same caller after the engine's clipping hook, steps on the plain branch.
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -77,7 +79,7 @@ Outcome per layout (LAYOUTS): ``native`` (no apex/apexcompat import left, no man
 but the listed ones; the runs block both packages) or ``fallback`` (the tool keeps apexcompat.amp:
 its APX220 findings must be one of the exact sets pinned, so a change in what the tool does shows
 up here; the shim output is run and compared too, and the native-only checks skip).  Today every
-layout but r65 (its registry-built train step) comes out native (r4 and r9: the launcher's no-op
+layout comes out native (r4 and r9: the launcher's no-op
 autocast variable is bound to torch.autocast on the apex branch; r3: train_step takes one GradScaler per loss id, num_losses=2, and the checkpoint's
 loss_scaler0/loss_scaler1 resume into them; r6 and r15: the helpers given apex.amp are given the GradScaler, and their files change too: LAYOUTS 'given').
 
@@ -127,30 +129,6 @@ torch = pytest.importorskip("torch")
 
 REPOS_DIR = Path(__file__).resolve().parent / "e2e" / "repos"
 NATIVE_REL = 2e-3
-
-_SHIM = "this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand"
-
-_R65_STEP = (
-    "StandardTrainStep is handed to its decorator @register_train_step('standard_train_step'), which may keep it "
-    "to build it by name, never called directly"
-)
-#: why the module-level GradScaler cannot stand in for r65 (APX252): the step's plain backward
-_R65_PLAIN = (
-    "nor can a module-level GradScaler stand in (the GradScaler plan across files was dropped: in "
-    "selfsup/train_steps/standard_train_step.py, run_backward() also runs a plain backward: whether its test is the "
-    "switch of the GradScaler the initializing module makes is not followed, and a plain backward stepped through "
-    "an enabled GradScaler would have its gradients divided by the loss scale (no step of its optimizers follows it))"
-)
-#: r65's APX220 findings while no route hands the registry-built step the GradScaler
-FALLBACK_R65 = [
-    ("selfsup/task.py", 51,
-     "no amp.scale_loss in this file: the losses are scaled in selfsup/train_steps/standard_train_step.py "
-     f"(StandardTrainStep), which is {_R65_STEP[len('StandardTrainStep is '):]}: the GradScaler cannot reach it; "
-     f"{_R65_PLAIN}; " + _SHIM),
-    ("selfsup/train_steps/standard_train_step.py", 47,
-     f"amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss ({_R65_STEP}, so the "
-     f"GradScaler cannot follow its callers; {_R65_PLAIN}); " + _SHIM),
-]
 
 # Per layout: its launcher, the arguments of its amp run and of its fp32 reference run (the
 # original at O0), the steps of a full run (even: the checkpoint is written half way), the
@@ -646,12 +624,14 @@ LAYOUTS: Dict[str, dict] = {
     # train step is a class registered by name (@register_train_step) and built through the
     # registry, called with the task: it scales on either branch and runs the task's hooks (a
     # clip that unscales on the torch branch only) between the backward and the step.  Kept on
-    # the shim today: nothing calls the step class, so the GradScaler is not threaded to it,
-    # although it could read one off the task as its torch branch does; the other branches:
+    # the module-level GradScaler of the task's file (the reader route): run_backward scales
+    # through it and unscales at once (apex had, before the hooks ran), run_optimizer_step,
+    # which __call__ runs next, steps through it under `elif task.amp_type == AmpType.APEX`
+    # (the apex branch's test: it excludes the torch branch before it); the other branches:
     # torch's own AMP, and amp off
     "r65_registry_step_with_native_sibling": dict(
-        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=None,
-        fallbacks=[FALLBACK_R65], given=["selfsup/util.py"],
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[],
+        fallbacks=[], given=["selfsup/util.py"],
         branches={"pytorch": ["--amp-type", "pytorch"], "none": ["--no-amp"]}),
     # argus-alaska's shape: core/mixed.py initializes apex on the learner's network and optimizer
     # and keeps apex.amp itself on the learner (learner.amp = amp); the learner's file has no apex
@@ -694,6 +674,17 @@ LAYOUTS: Dict[str, dict] = {
                                native=[], fallbacks=[], given=["toycv/trainer.py"],
                                branches={"apex-free": [], "accumulate": ["--forward-times", "2"]},
                                launchers={"apex-free": "plain.py"}),
+    # vissl's shape written fresh: the engine initializes apex in setup() and keeps amp's state;
+    # the stepper's backward() scales on the "apex" branch of engine.precision (a plain
+    # backward on the others) and its update() steps plainly on the branch after "native",
+    # called by __call__ after the engine's clipping hook.  The reader route: backward() scales
+    # through the engine module's GradScaler and unscales at once, update() gets `elif
+    # engine.precision == "apex":` stepping through it, the forward in __call__ runs under
+    # autocast switched by it; the other branches: the engine's own GradScaler, and fp32
+    "r82_step_in_sibling_method": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                       metric="loss", native=[], fallbacks=[],
+                                       branches={"native": ["--precision", "native"],
+                                                 "fp32": ["--precision", "fp32"]}),
     "r72_module_scaler": dict(launcher="train.py", amp=[], fp32=["--no-amp"], steps=24, metric="loss",
                               native=[], fallbacks=[], branches={"off": ["--no-amp"], "tune": []},
                               launchers={"tune": "tune.py"}, given=[]),
