@@ -1569,12 +1569,8 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
         if factories:
             plan.files[path] = replace(plan.files.get(path, FilePlan()), parser_factories=factories)
     for path, summary in by_path.items():
-        # a method of a class with a forward() of its own that scales a loss it may be handed
-        methods = sorted({
-            s.method
-            for s in summary.amp_sites
-            if s.member == "scale_loss" and s.method and "forward" in summary.class_members.get(s.owner, set())
-        })
+        # a method of a class that scales a loss it may be handed, or compute from what it is handed
+        methods = sorted({s.method for s in summary.amp_sites if s.member == "scale_loss" and s.method and s.owner})
         if methods:
             calls = calls_in_repository(methods, by_path, unindexed, definitions)
             handed = tuple((m, tuple(calls[m])) for m in methods)
