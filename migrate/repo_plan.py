@@ -1683,8 +1683,27 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
             )
     if route is None:
         _add_reader_route(plan, by_path, definitions)
+    _add_handed_calls(plan, by_path, unindexed, definitions)
     _drop_routes_through_unedited_files(plan, by_path)
     return plan
+
+
+def _add_handed_calls(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, definitions) -> None:
+    """The calls in the repository of the other methods that scale a loss, for the files a
+    route already plans: a method may compute its loss from what its callers hand it
+    (APX253, ``rules/_amp_handed_outputs``).  A file no route plans gets no entry for them."""
+    for path, known in list(plan.files.items()):
+        summary = by_path.get(path)
+        if summary is None:
+            continue
+        recorded = {method for method, _calls in known.handed_calls}
+        methods = sorted({
+            s.method for s in summary.amp_sites if s.member == "scale_loss" and s.method and s.owner
+        } - recorded)
+        if methods:
+            calls = calls_in_repository(methods, by_path, unindexed, definitions)
+            handed = known.handed_calls + tuple((m, tuple(calls[m])) for m in methods)
+            plan.files[path] = replace(known, handed_calls=handed)
 
 
 def _add_reader_route(plan: RepoPlan, by_path: Dict[str, ModuleSummary], definitions: "_Definitions") -> None:

@@ -15,6 +15,7 @@ from ._amp_device import device_type_at
 from ._amp_loss_loop import loss_loop_spans
 from ._amp_partial import bound_offset
 from ._amp_held import held_model_texts as held_route_models
+from ._amp_handed_outputs import handed_output_spans
 from ._amp_models import held_model_texts
 from ._amp_module_scaler import first_body_statement
 from ._amp_rule import AmpRule
@@ -708,6 +709,15 @@ class AutocastPlacement(AmpRule):
             return
         if not spans and self._at_outside_callers(site, info):
             return
+        handed_why = ""
+        if not spans and site.func is not None:
+            handed_spans, handed_why = handed_output_spans(self, site, info)
+            if handed_spans is not None:
+                self._report_handed(site)
+                spans = handed_spans
+                switches = [self._switch_in(func, info) for _, func in spans]
+                if not spans:
+                    return  # every region runs under an autocast already
         if not spans or any(span is None for span, _ in spans) or any(sw is False for sw in switches):
             # manual work: without it the migrated script trains in float32 with a GradScaler
             self.todo(
@@ -716,6 +726,7 @@ class AutocastPlacement(AmpRule):
                 "the forward pass and loss are not next to this amp.scale_loss"
                 + (
                     self._why_not_own_forward(site) or self._why_handed_callable(site) or self._why_read_off(site)
+                    or (f" ({handed_why})" if handed_why else "")
                     if not spans
                     else ""
                 )
@@ -740,6 +751,17 @@ class AutocastPlacement(AmpRule):
             if fed:
                 spans, switches = spans + [fed[0]], switches + [fed[1]]
         self._wrap_spans(spans, switches, info)
+
+    def _report_handed(self, site: ScaleLossSite) -> None:
+        name = site.func.name.value
+        self.report(
+            site.with_stmt,
+            "APX253",
+            f"{name}() computes the loss from what its callers hand it (every call of it in the repository is on "
+            f"self in this file): autocast wraps their forward passes there and the loss computation here",
+            fixed=True,
+            severity="info",
+        )
 
     def _fed_forward(self, site: ScaleLossSite, info: AmpFile) -> Optional[Tuple[Any, ...]]:
         """``forward()`` of the class whose outputs ``site``'s method is handed, when every call

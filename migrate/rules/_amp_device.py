@@ -111,7 +111,21 @@ def device_type_at(rule: Any, node: Any, model_texts: Iterable[str]) -> str:
         if isinstance(region, cst.FunctionDef) and DEVICE_PARAM in param_names(region.params):
             # ``def do_train(model, loader, optimizer, device)``: the caller chose the device
             return f"torch.device({DEVICE_PARAM}).type"
-    return _module_method_device(rule, node) or _module_scaler_device(rule, node, ordered, scope) or CUDA
+    return (
+        _module_method_device(rule, node)
+        or _module_scaler_device(rule, node, ordered, scope)
+        or _handed_device(rule, node)
+        or CUDA
+    )
+
+
+def _handed_device(rule: Any, node: Any) -> Optional[str]:
+    """In a caller of a method that computes its loss from the outputs it is handed (APX253,
+    ``_amp_handed_outputs``): the device of the first parameter the optimizer that method
+    scales for steps, read on ``self`` of the caller."""
+    devices = getattr(rule, "handed_devices", None) or {}
+    func = next((r for r in _regions(rule, node) if isinstance(r, cst.FunctionDef)), None)
+    return devices.get(func)
 
 
 def _guarded_elsewhere(rule: Any, target: Any, node: Any) -> bool:

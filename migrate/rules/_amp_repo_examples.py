@@ -15643,3 +15643,399 @@ if __name__ == "__main__":
         codes=("APX101", "APX102", "APX220"),
     ),
 ]
+
+
+#: imaginaire's vid2vid shape (APX253, on the reader route APX252): the trainer picked by name is an
+#: apex-free subclass of the one that scales; its update runs the generator and the critic frame
+#: by frame and hands their outputs to the methods that compute the losses (a frozen feature
+#: network among the criteria), scale them with their loss ids and step
+HANDED_OUTPUTS = '''\
+# file: setup_nets.py
+import torch
+from apex import amp
+
+
+def build(cfg, net_G, net_D):
+    opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
+    opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
+    [net_G, net_D], [opt_G, opt_D] = amp.initialize(
+        [net_G, net_D], [opt_G, opt_D], opt_level=cfg.opt_level, num_losses=2
+    )
+    return net_G, net_D, opt_G, opt_D
+# file: vid2vid.py
+import torch
+import torch.nn.functional as F
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, net_G, net_D, opt_G, opt_D, perceptual):
+        self.net_G, self.net_D, self.opt_G, self.opt_D = net_G, net_D, opt_G, opt_D
+        self.perceptual = perceptual
+
+    def frame(self, data, t):
+        return data[0][t], data[1][t]
+
+    def gen_update(self, data):
+        fake = None
+        for t in range(len(data[0])):
+            x, y = self.frame(data, t)
+            fake = self.net_G(x)
+            pred_fake, pred_real = self.net_D(fake.detach()), self.net_D(y)
+            self.dis_losses(pred_fake, pred_real)
+            pred_fake = self.net_D(fake)
+            self.gen_losses(x, y, fake, pred_fake)
+
+    def gen_losses(self, x, y, fake, pred_fake):
+        self.opt_G.zero_grad()
+        loss = F.softplus(-pred_fake).mean() + F.l1_loss(self.perceptual(fake), self.perceptual(y))
+        with amp.scale_loss(loss, self.opt_G, loss_id=0) as scaled_loss:
+            scaled_loss.backward()
+        self.opt_G.step()
+
+    def dis_losses(self, pred_fake, pred_real):
+        self.opt_D.zero_grad()
+        loss = F.softplus(pred_fake).mean() + F.softplus(-pred_real).mean()
+        with amp.scale_loss(loss, self.opt_D, loss_id=1) as scaled_loss:
+            scaled_loss.backward()
+        self.opt_D.step()
+# file: fs_vid2vid.py
+from vid2vid import Trainer as Vid2VidTrainer
+
+
+class Trainer(Vid2VidTrainer):
+    def frame(self, data, t):
+        return data[0][t] * 2, data[1][t]
+# file: train.py
+import importlib
+
+import torch
+
+from setup_nets import build
+
+
+def main(cfg, data):
+    net_G, net_D, opt_G, opt_D = build(cfg, torch.nn.Linear(4, 4).cuda(), torch.nn.Linear(4, 1).cuda())
+    perceptual = torch.nn.Linear(4, 8).cuda().requires_grad_(False)
+    trainer = importlib.import_module(cfg.trainer).Trainer(net_G, net_D, opt_G, opt_D, perceptual)
+    for batch in data:
+        trainer.gen_update(batch)
+'''
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # every call of the loss methods is on self in the update of their class: autocast wraps
+        # what the update computes before each call (the frame, both networks' forward passes)
+        # and each method's loss computation before its backward, as apex's O1 ran both in float16
+        "loss-computed-from-network-outputs-the-callers-hand-over",
+        before=HANDED_OUTPUTS,
+        after='''\
+# file: setup_nets.py
+import torch
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+grad_scalers = None
+
+
+def build(cfg, net_G, net_D):
+    global grad_scalers
+    opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
+    opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
+    use_amp = cfg.opt_level != "O0"
+    grad_scalers = [torch.amp.GradScaler(next(net_G.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    return net_G, net_D, opt_G, opt_D
+# file: vid2vid.py
+import torch
+import torch.nn.functional as F
+import setup_nets
+
+
+class Trainer:
+    def __init__(self, net_G, net_D, opt_G, opt_D, perceptual):
+        self.net_G, self.net_D, self.opt_G, self.opt_D = net_G, net_D, opt_G, opt_D
+        self.perceptual = perceptual
+
+    def frame(self, data, t):
+        return data[0][t], data[1][t]
+
+    def gen_update(self, data):
+        fake = None
+        for t in range(len(data[0])):
+            with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+                x, y = self.frame(data, t)
+                fake = self.net_G(x)
+                pred_fake, pred_real = self.net_D(fake.detach()), self.net_D(y)
+            self.dis_losses(pred_fake, pred_real)
+            with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+                pred_fake = self.net_D(fake)
+            self.gen_losses(x, y, fake, pred_fake)
+
+    def gen_losses(self, x, y, fake, pred_fake):
+        self.opt_G.zero_grad()
+        with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            loss = F.softplus(-pred_fake).mean() + F.l1_loss(self.perceptual(fake), self.perceptual(y))
+        setup_nets.grad_scalers[0].scale(loss).backward()
+        setup_nets.grad_scalers[0].step(self.opt_G)
+        setup_nets.grad_scalers[0].update()
+
+    def dis_losses(self, pred_fake, pred_real):
+        self.opt_D.zero_grad()
+        with torch.autocast(self.opt_D.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            loss = F.softplus(pred_fake).mean() + F.softplus(-pred_real).mean()
+        setup_nets.grad_scalers[1].scale(loss).backward()
+        setup_nets.grad_scalers[1].step(self.opt_D)
+        setup_nets.grad_scalers[1].update()
+# file: fs_vid2vid.py
+from vid2vid import Trainer as Vid2VidTrainer
+
+
+class Trainer(Vid2VidTrainer):
+    def frame(self, data, t):
+        return data[0][t] * 2, data[1][t]
+# file: train.py
+import importlib
+
+import torch
+
+from setup_nets import build
+
+
+def main(cfg, data):
+    net_G, net_D, opt_G, opt_D = build(cfg, torch.nn.Linear(4, 4).cuda(), torch.nn.Linear(4, 1).cuda())
+    perceptual = torch.nn.Linear(4, 8).cuda().requires_grad_(False)
+    trainer = importlib.import_module(cfg.trainer).Trainer(net_G, net_D, opt_G, opt_D, perceptual)
+    for batch in data:
+        trainer.gen_update(batch)
+''',
+        codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX252', 'APX253', 'APX301', 'APX311'),
+    ),
+    Example(
+        # the frames come from the update's parameter (a loop over it): what its callers computed
+        # there, and how, is not followed, so no region is placed and the whole amp instance
+        # keeps the shim
+        "loss-computed-from-what-the-callers-hand-over-refused-for-a-loop-target",
+        before=HANDED_OUTPUTS.replace(
+            "        for t in range(len(data[0])):\n            x, y = self.frame(data, t)", "        for x, y in zip(*data):"
+        ),
+        after='''\
+# file: setup_nets.py
+import torch
+from apexcompat import amp
+
+
+def build(cfg, net_G, net_D):
+    opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
+    opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in vid2vid.py
+    #   (Trainer), which is subclassed, passed on or stored in fs_vid2vid.py, never called
+    #   directly; it is built as `.Trainer(...)` of a module imported by name at run time
+    #   (train.py:11, in main): which class that is, no GradScaler route can tell: the
+    #   GradScaler cannot reach it; nor can a module-level GradScaler stand in (the
+    #   GradScaler plan across files was dropped: in vid2vid.py, the forward pass and loss
+    #   are not next to this amp.scale_loss (gen_update() binds what it hands gen_losses()
+    #   in `for x, y in zip(*data)`, where no autocast region can hold it): wrap them in
+    #   `with torch.autocast("cuda", dtype=torch.float16):` by hand); this file keeps
+    #   apex.amp semantics through apexcompat.amp, migrate it by hand
+    [net_G, net_D], [opt_G, opt_D] = amp.initialize(
+        [net_G, net_D], [opt_G, opt_D], opt_level=cfg.opt_level, num_losses=2
+    )
+    return net_G, net_D, opt_G, opt_D
+# file: vid2vid.py
+import torch
+import torch.nn.functional as F
+from apexcompat import amp
+
+
+class Trainer:
+    def __init__(self, net_G, net_D, opt_G, opt_D, perceptual):
+        self.net_G, self.net_D, self.opt_G, self.opt_D = net_G, net_D, opt_G, opt_D
+        self.perceptual = perceptual
+
+    def frame(self, data, t):
+        return data[0][t], data[1][t]
+
+    def gen_update(self, data):
+        fake = None
+        for x, y in zip(*data):
+            fake = self.net_G(x)
+            pred_fake, pred_real = self.net_D(fake.detach()), self.net_D(y)
+            self.dis_losses(pred_fake, pred_real)
+            pred_fake = self.net_D(fake)
+            self.gen_losses(x, y, fake, pred_fake)
+
+    def gen_losses(self, x, y, fake, pred_fake):
+        self.opt_G.zero_grad()
+        loss = F.softplus(-pred_fake).mean() + F.l1_loss(self.perceptual(fake), self.perceptual(y))
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (Trainer is subclassed, passed on or stored in fs_vid2vid.py, never
+        #   called directly; it is built as `.Trainer(...)` of a module imported by name at run
+        #   time (train.py:11, in main): which class that is, no GradScaler route can tell, so
+        #   the GradScaler cannot follow its callers; nor can a module-level GradScaler stand in
+        #   (the GradScaler plan across files was dropped: in vid2vid.py, the forward pass and
+        #   loss are not next to this amp.scale_loss (gen_update() binds what it hands
+        #   gen_losses() in `for x, y in zip(*data)`, where no autocast region can hold it):
+        #   wrap them in `with torch.autocast("cuda", dtype=torch.float16):` by hand)); this
+        #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, self.opt_G, loss_id=0) as scaled_loss:
+            scaled_loss.backward()
+        self.opt_G.step()
+
+    def dis_losses(self, pred_fake, pred_real):
+        self.opt_D.zero_grad()
+        loss = F.softplus(pred_fake).mean() + F.softplus(-pred_real).mean()
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (Trainer is subclassed, passed on or stored in fs_vid2vid.py, never
+        #   called directly; it is built as `.Trainer(...)` of a module imported by name at run
+        #   time (train.py:11, in main): which class that is, no GradScaler route can tell, so
+        #   the GradScaler cannot follow its callers; nor can a module-level GradScaler stand in
+        #   (the GradScaler plan across files was dropped: in vid2vid.py, the forward pass and
+        #   loss are not next to this amp.scale_loss (gen_update() binds what it hands
+        #   gen_losses() in `for x, y in zip(*data)`, where no autocast region can hold it):
+        #   wrap them in `with torch.autocast("cuda", dtype=torch.float16):` by hand)); this
+        #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, self.opt_D, loss_id=1) as scaled_loss:
+            scaled_loss.backward()
+        self.opt_D.step()
+# file: fs_vid2vid.py
+from vid2vid import Trainer as Vid2VidTrainer
+
+
+class Trainer(Vid2VidTrainer):
+    def frame(self, data, t):
+        return data[0][t] * 2, data[1][t]
+# file: train.py
+import importlib
+
+import torch
+
+from setup_nets import build
+
+
+def main(cfg, data):
+    net_G, net_D, opt_G, opt_D = build(cfg, torch.nn.Linear(4, 4).cuda(), torch.nn.Linear(4, 1).cuda())
+    perceptual = torch.nn.Linear(4, 8).cuda().requires_grad_(False)
+    trainer = importlib.import_module(cfg.trainer).Trainer(net_G, net_D, opt_G, opt_D, perceptual)
+    for batch in data:
+        trainer.gen_update(batch)
+''',
+        codes=('APX102', 'APX220'),
+    ),
+    Example(
+        # the launcher calls dis_losses() itself with outputs of its own: not every call of it
+        # is an update of its class, so none is wrapped
+        "loss-computed-from-what-the-callers-hand-over-refused-for-a-call-elsewhere",
+        before=HANDED_OUTPUTS.replace(
+            "        trainer.gen_update(batch)\n",
+            "        trainer.gen_update(batch)\n        x, y = batch\n        trainer.dis_losses(net_D(net_G(x)), net_D(y))\n",
+        ),
+        after='''\
+# file: setup_nets.py
+import torch
+from apexcompat import amp
+
+
+def build(cfg, net_G, net_D):
+    opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
+    opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
+    # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in vid2vid.py
+    #   (Trainer), which is subclassed, passed on or stored in fs_vid2vid.py, never called
+    #   directly; it is built as `.Trainer(...)` of a module imported by name at run time
+    #   (train.py:11, in main): which class that is, no GradScaler route can tell: the
+    #   GradScaler cannot reach it; nor can a module-level GradScaler stand in (the
+    #   GradScaler plan across files was dropped: in vid2vid.py, the forward pass and loss
+    #   are not next to this amp.scale_loss (dis_losses() computes the loss from what it is
+    #   handed, and not every call of it in the repository is a call on self in a method of
+    #   Trainer or of a subclass of it in this file): wrap them in `with
+    #   torch.autocast("cuda", dtype=torch.float16):` by hand); this file keeps apex.amp
+    #   semantics through apexcompat.amp, migrate it by hand
+    [net_G, net_D], [opt_G, opt_D] = amp.initialize(
+        [net_G, net_D], [opt_G, opt_D], opt_level=cfg.opt_level, num_losses=2
+    )
+    return net_G, net_D, opt_G, opt_D
+# file: vid2vid.py
+import torch
+import torch.nn.functional as F
+from apexcompat import amp
+
+
+class Trainer:
+    def __init__(self, net_G, net_D, opt_G, opt_D, perceptual):
+        self.net_G, self.net_D, self.opt_G, self.opt_D = net_G, net_D, opt_G, opt_D
+        self.perceptual = perceptual
+
+    def frame(self, data, t):
+        return data[0][t], data[1][t]
+
+    def gen_update(self, data):
+        fake = None
+        for t in range(len(data[0])):
+            x, y = self.frame(data, t)
+            fake = self.net_G(x)
+            pred_fake, pred_real = self.net_D(fake.detach()), self.net_D(y)
+            self.dis_losses(pred_fake, pred_real)
+            pred_fake = self.net_D(fake)
+            self.gen_losses(x, y, fake, pred_fake)
+
+    def gen_losses(self, x, y, fake, pred_fake):
+        self.opt_G.zero_grad()
+        loss = F.softplus(-pred_fake).mean() + F.l1_loss(self.perceptual(fake), self.perceptual(y))
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (Trainer is subclassed, passed on or stored in fs_vid2vid.py, never
+        #   called directly; it is built as `.Trainer(...)` of a module imported by name at run
+        #   time (train.py:11, in main): which class that is, no GradScaler route can tell, so
+        #   the GradScaler cannot follow its callers; nor can a module-level GradScaler stand in
+        #   (the GradScaler plan across files was dropped: in vid2vid.py, the forward pass and
+        #   loss are not next to this amp.scale_loss (dis_losses() computes the loss from what
+        #   it is handed, and not every call of it in the repository is a call on self in a
+        #   method of Trainer or of a subclass of it in this file): wrap them in `with
+        #   torch.autocast("cuda", dtype=torch.float16):` by hand)); this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, self.opt_G, loss_id=0) as scaled_loss:
+            scaled_loss.backward()
+        self.opt_G.step()
+
+    def dis_losses(self, pred_fake, pred_real):
+        self.opt_D.zero_grad()
+        loss = F.softplus(pred_fake).mean() + F.softplus(-pred_real).mean()
+        # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+        #   amp.scale_loss (Trainer is subclassed, passed on or stored in fs_vid2vid.py, never
+        #   called directly; it is built as `.Trainer(...)` of a module imported by name at run
+        #   time (train.py:11, in main): which class that is, no GradScaler route can tell, so
+        #   the GradScaler cannot follow its callers; nor can a module-level GradScaler stand in
+        #   (the GradScaler plan across files was dropped: in vid2vid.py, the forward pass and
+        #   loss are not next to this amp.scale_loss (dis_losses() computes the loss from what
+        #   it is handed, and not every call of it in the repository is a call on self in a
+        #   method of Trainer or of a subclass of it in this file): wrap them in `with
+        #   torch.autocast("cuda", dtype=torch.float16):` by hand)); this file keeps apex.amp
+        #   semantics through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, self.opt_D, loss_id=1) as scaled_loss:
+            scaled_loss.backward()
+        self.opt_D.step()
+# file: fs_vid2vid.py
+from vid2vid import Trainer as Vid2VidTrainer
+
+
+class Trainer(Vid2VidTrainer):
+    def frame(self, data, t):
+        return data[0][t] * 2, data[1][t]
+# file: train.py
+import importlib
+
+import torch
+
+from setup_nets import build
+
+
+def main(cfg, data):
+    net_G, net_D, opt_G, opt_D = build(cfg, torch.nn.Linear(4, 4).cuda(), torch.nn.Linear(4, 1).cuda())
+    perceptual = torch.nn.Linear(4, 8).cuda().requires_grad_(False)
+    trainer = importlib.import_module(cfg.trainer).Trainer(net_G, net_D, opt_G, opt_D, perceptual)
+    for batch in data:
+        trainer.gen_update(batch)
+        x, y = batch
+        trainer.dis_losses(net_D(net_G(x)), net_D(y))
+''',
+        codes=('APX102', 'APX220'),
+    ),
+]

@@ -298,6 +298,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "APX252": "the GradScaler is a module-level variable (None until set) of the one module that initializes "
         "apex, assigned where amp.initialize was; the files whose sites no call chain from there reaches import "
         "that module and read it through it when they run, as apex's loss scalers were per process",
+        "APX253": "a method computes the scaled loss from the network outputs its callers hand it, every one of "
+        "them a method of its class in the same file: autocast wraps what each caller computes before it hands "
+        "them over and the loss computation before the backward, as apex's O1 ran both with its casts",
         "APX250": "the GradScaler is a module-level variable (None until set): the one function that "
         "initializes apex assigns it where amp.initialize was, and the functions no call chain from there "
         "reaches read it when they run, as apex's loss scaler was per process",

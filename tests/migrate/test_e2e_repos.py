@@ -59,7 +59,9 @@ __init__ and derives from a base class of another module that keeps amp's state 
 checkpoints, a runner that initializes apex in its __init__ and whose optimization hook, in
 another file, scales the loss its base class's step stored (cvpods), a stepper whose backward
 method scales on one branch of the engine's precision and whose update method, called next by
-the same caller after the engine's clipping hook, steps on the plain branch.
+the same caller after the engine's clipping hook, steps on the plain branch, a trainer picked by
+name whose update runs the networks frame by frame and hands their outputs to the methods that
+compute, scale and step the losses (r79).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -596,6 +598,15 @@ LAYOUTS: Dict[str, dict] = {
     "r66_trainer_built_by_name": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[],
         fallbacks=[], branches={"off": ["--no-amp"]}),
+    # imaginaire's vid2vid shape: as r66, but the picked trainer (a subclass without apex of
+    # the one that scales) overrides the update: it runs the generator and the critic frame by
+    # frame and hands their outputs to the methods that compute the losses (a frozen feature
+    # network among the criteria), scale them with their loss ids and step.  Autocast wraps
+    # what the update computes before each call and the loss computation before each backward
+    # (APX253); 'off': --no-amp (amp.initialize(enabled=False))
+    "r79_loss_from_handed_outputs": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[],
+        fallbacks=[], branches={"off": ["--no-amp"]}),
     # deepspeech.pytorch's shape: apex's static loss scale of 1 from a flag's default (a loss
     # whose backward ignores the gradient it is handed, as warp-ctc's does), amp.master_params
     # clipped: the GradScaler is static at 1 and keeps that scale after an overflow (its
@@ -985,7 +996,7 @@ def test_apex_checkpoint_written_by_the_original_resumes_in_the_migrated_layout(
     entry = torch.load(repos["work"] / f"orig-{name}-half.ckpt.pt")["amp"]
     # num_losses=2
     two_ids = name in ("r3_model_owned_step", "r52_partial_backward_gan", "r56_helper_called_from_plain_file",
-                       "r66_trainer_built_by_name")
+                       "r66_trainer_built_by_name", "r79_loss_from_handed_outputs")
     ids = cfg.get("loss_ids", 2 if two_ids else 1)
     assert set(entry) == {f"loss_scaler{i}" for i in range(ids)}, entry
     # the scaler state at the end equals the uninterrupted original's: the scale rarely moves on
