@@ -7951,7 +7951,7 @@ class Runner:
         global scaler
         optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
         use_amp = bool(half)
-        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        scaler = torch.amp.GradScaler(next((net[0] if isinstance(net, list) else net).parameters()).device.type, enabled=use_amp)
         self.stepper = (HalfStepper if half else PlainStepper)(net, batches, optimizer)
 
     def run(self, steps):
@@ -12229,7 +12229,7 @@ def apex_amp_initialize(models, optimizers, init_args=None, mode="gan"):
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
         amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
-        grad_scalers = [torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
+        grad_scalers = [torch.amp.GradScaler(next((models[0] if isinstance(models, list) else models).parameters()).device.type, init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
         for loss_id_scaler in grad_scalers:
             loss_id_scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
         optimizers["generator"] = _optimizers[0]
@@ -12299,7 +12299,7 @@ import torch
 class GAN(nn.Module):
     def train_step(self, batch, optimizer, loss_scaler=None, use_apex_amp=False):
         optimizer["discriminator"].zero_grad()
-        with torch.autocast("cuda", dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
+        with torch.autocast(optimizer["discriminator"].param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
             loss_disc = F.softplus(-self.discriminator(batch)).mean()
         if loss_scaler:
             loss_scaler.scale(loss_disc).backward()
@@ -12316,7 +12316,7 @@ class GAN(nn.Module):
             optimizer["discriminator"].step()
 
         optimizer["generator"].zero_grad()
-        with torch.autocast("cuda", dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
+        with torch.autocast(optimizer["generator"].param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
             loss_gen = F.softplus(-self.discriminator(self.generator(batch))).mean()
         if loss_scaler:
             loss_scaler.scale(loss_gen).backward()

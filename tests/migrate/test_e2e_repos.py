@@ -54,7 +54,10 @@ whose class, in a file without apex.amp, runs the forward passes, clips and step
 optimizer holder whose method initializes apex for the optimizers a trainer and a loss term built
 by name scale through (self.optimizer.G), an engine
 built from a registry by name whose module the initializing module imports (the engine imports
-that module in the methods that read its GradScaler).
+that module in the methods that read its GradScaler), a GAN built by name from a registry whose train step
+scales loss ids 0/1 beside the runner's own GradScaler, with an initializer helper an apex-free
+training API calls and regularizers reading apex's loss scales (mmgeneration: one module-level
+GradScaler per loss id, on the device of the models and optimizers at run time).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -714,6 +717,19 @@ LAYOUTS: Dict[str, dict] = {
     "r75_registry_engine_imported_by_its_initializer": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
         branches={"off": ["--no-amp"]}),
+    # mmgeneration's shape (the reader route, APX252, with loss ids): the initializer helper of the
+    # runners' package (called by the apex-free training API) keeps one GradScaler per loss id,
+    # sized from the num_losses of its **init_args when it runs, on the device of the models it is
+    # handed; the GAN built by name scales loss ids 0/1 beside the runner's own GradScaler branch
+    # and a plain one, its autocast on the device of the optimizer each loss steps; the
+    # regularizers read scaler i's scale, the runner keeps their states in its checkpoints.
+    # 'scale-512': --loss-scale 512 (static); 'native': the runner's own GradScaler (apex off); 'noreg': the
+    # regularizers' flag off
+    "r76_registry_gan_loss_ids": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="distance", native=[],
+        fallbacks=[], loss_ids=2,
+        branches={"off": ["--no-amp"], "scale-512": ["--loss-scale", "512"], "native": ["--no-amp", "--fp16-scaler"],
+                  "noreg": ["--reg-no-scaler"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
