@@ -5784,7 +5784,7 @@ class Task:
     def prepare(self, amp_args=None):
         amp_options = dict(amp_args) if (amp_args is not None and not self.use_native) else {"enabled": False}
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
         self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
@@ -12070,6 +12070,23 @@ REPOSITORY_EXAMPLES += [
         ),
         codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX252', 'APX301', 'APX311', 'APX401', 'APX402', 'APX506'),
     ),
+    Example(
+        # ... where the reading function starts with a comment on its first statement: the
+        # import goes first, above that comment, which stays on the statement it describes
+        "module-level-grad-scalers-imported-where-read-above-the-first-statements-comment",
+        before=READER_LIBRARY.replace(
+            "from apex import amp\n\n\ndef build(", "from apex import amp\n\nfrom meters import unscaled_norm\n\n\ndef build("
+        ).replace("    norms = [p.grad", "    # the gradients' norms, still scaled\n    norms = [p.grad"),
+        after=READER_LIBRARY_AFTER.replace(
+            "# file: setup_nets.py\nimport torch\n\n\n",
+            "# file: setup_nets.py\nimport torch\n\nfrom meters import unscaled_norm\n\n\n",
+        ).replace(
+            "# file: meters.py\nimport torch\nimport setup_nets\n\n\n@torch.no_grad()\ndef unscaled_norm(net, loss_id):\n",
+            "# file: meters.py\nimport torch\n\n\n@torch.no_grad()\ndef unscaled_norm(net, loss_id):\n    import setup_nets\n"
+            "    # the gradients' norms, still scaled\n",
+        ),
+        codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX252', 'APX301', 'APX311', 'APX401', 'APX402', 'APX506'),
+    ),
 ]
 
 
@@ -12227,7 +12244,7 @@ def apex_amp_initialize(models, optimizers, init_args=None, mode="gan"):
         _optimizers = [optimizers["generator"], optimizers["discriminator"]]
         amp_options = dict(init_args)
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         grad_scalers = [torch.amp.GradScaler(next((models[0] if isinstance(models, list) else models).parameters()).device.type, init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
         for loss_id_scaler in grad_scalers:

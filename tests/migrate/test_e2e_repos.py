@@ -704,9 +704,15 @@ LAYOUTS: Dict[str, dict] = {
     # discriminator through self.optimizer.D inside the trainer's criterion call.  The holder
     # keeps the GradScaler (disabled from its __init__, replaced in set_amp), the sites read it
     # as self.optimizer.scaler: two updates an iteration, as apex's two scale_loss exits
-    # (measured: 2.0e-4 from the original, resumed 1.9e-4); 'off': --no-amp (set_amp never runs)
+    # (measured: 2.0e-4 from the original, resumed 1.9e-4); its options carry DeepDeblur's
+    # max_loss_scale (1024 by default): apex's dynamic scale and the GradScaler start there (the
+    # resumed run's scaler state is checked against apex's); 'off': --no-amp (set_amp never runs);
+    # 'capped': max_loss_scale 512, 'uncapped': 2**24 (the start 2**16); in both the scaler state at
+    # the end is apex's ('scaler_states')
     "r77_held_optimizers": dict(launcher="main.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
-                                metric="loss", native=[], fallbacks=[], branches={"off": ["--no-amp"]}),
+                                metric="loss", native=[], fallbacks=[], scaler_states=["capped", "uncapped"],
+                                branches={"off": ["--no-amp"], "capped": ["--max-loss-scale", "512"],
+                                          "uncapped": ["--max-loss-scale", str(2.0**24)]}),
     # the reader route with an import cycle: the set-up module imports the engine module (it
     # registers the engines) and initializes apex; the launcher (no apex) builds the engine its
     # options name from the registry, so no call chain reaches the engine's update, which scales
@@ -1014,6 +1020,11 @@ def test_other_branches_of_the_launcher_match_the_original(repos, name, branch):
         assert "amp" not in original and "amp" not in migrated, (original.keys(), migrated.keys())
         return
     _assert_matches(repos, migrated_params, original_params, name, f"migrated vs original, {branch} branch")
+    if branch in LAYOUTS[name].get("scaler_states", ()) and repos["outcome"][name] == "native":
+        # where the dynamic scale started (apex's max_loss_scale) shows in the state at the end
+        states = migrated["amp"] if isinstance(migrated["amp"], list) else [migrated["amp"]]
+        apex_view = [{"loss_scale": s["scale"], "unskipped": s["_growth_tracker"]} for s in states]
+        assert apex_view == [original["amp"][f"loss_scaler{i}"] for i in range(len(states))], (migrated, original)
     if branch == "own-scaler":  # r39: the trainer's own GradScaler still scales, as it did
         assert original["scaler"]["scale"] > 1.0 and migrated["scaler"] == original["scaler"], (
             original["scaler"], migrated["scaler"])
