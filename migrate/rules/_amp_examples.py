@@ -1788,7 +1788,11 @@ class Task:
                 pass
         amp_options = dict(amp_args) if amp_args is not None and optimizer is not None else {"enabled": False}
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (
+            (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+            if amp_loss_scale == "dynamic"
+            else (float(amp_loss_scale), 10**9)
+        )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
         self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
@@ -2631,7 +2635,11 @@ def fit(model, optimizer, batches, args):
     kwargs_amp = {"opt_level": args.opt_level, "loss_scale": args.loss_scale, "max_loss_scale": args.max_loss_scale}
     amp_options = dict(kwargs_amp)
     amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-    amp_scale, amp_growth = (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+    amp_scale, amp_growth = (
+        (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+        if amp_loss_scale == "dynamic"
+        else (float(amp_loss_scale), 10**9)
+    )
     use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
     scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
     scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
@@ -6204,7 +6212,11 @@ class Task:
     def prepare(self):
         amp_options = dict(self.amp_args) if self.amp_args is not None else {"enabled": False}
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (
+            (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+            if amp_loss_scale == "dynamic"
+            else (float(amp_loss_scale), 10**9)
+        )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
         self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
@@ -6330,7 +6342,11 @@ class Task:
     def prepare(self):
         amp_options = dict(self.amp_config) if self.precision == Precision.APEX else {"enabled": False}
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (
+            (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+            if amp_loss_scale == "dynamic"
+            else (float(amp_loss_scale), 10**9)
+        )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
         self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)

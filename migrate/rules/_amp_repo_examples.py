@@ -5784,7 +5784,11 @@ class Task:
     def prepare(self, amp_args=None):
         amp_options = dict(amp_args) if (amp_args is not None and not self.use_native) else {"enabled": False}
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (
+            (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+            if amp_loss_scale == "dynamic"
+            else (float(amp_loss_scale), 10**9)
+        )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
         self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
@@ -12244,7 +12248,11 @@ def apex_amp_initialize(models, optimizers, init_args=None, mode="gan"):
         _optimizers = [optimizers["generator"], optimizers["discriminator"]]
         amp_options = dict(init_args)
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (
+            (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+            if amp_loss_scale == "dynamic"
+            else (float(amp_loss_scale), 10**9)
+        )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         grad_scalers = [torch.amp.GradScaler(next((models[0] if isinstance(models, list) else models).parameters()).device.type, init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
         for loss_id_scaler in grad_scalers:

@@ -924,8 +924,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             lines.append(
                 statement(
                     # apex's dynamic scale started at min(max_loss_scale, 2**16)
-                    f'{scale}, {growth} = (min({DYNAMIC_START}, {options}.get("max_loss_scale", 2.0**24)), 2000) '
-                    f'if {loss_scale} == "dynamic" else (float({loss_scale}), {NO_GROWTH})\n'
+                    f"{scale}, {growth} = (\n"
+                    f'    (min({DYNAMIC_START}, {options}.get("max_loss_scale", 2.0**24)), 2000)\n'
+                    f'    if {loss_scale} == "dynamic"\n'
+                    f"    else (float({loss_scale}), {NO_GROWTH})\n"
+                    ")\n"
                 )
             )
         return lines
