@@ -173,7 +173,8 @@ def _module_method_device(rule: Any, node: Any) -> Optional[str]:
 
 def _module_scaler_device(rule: Any, node: Any, models: List[str], scope: Any) -> Optional[str]:
     """Where the module-scaler route's home initializes apex for models it is handed (a
-    parameter of its function) or a reader scales a loss for an optimizer it holds, and no
+    parameter of its function, in a list or as it is) or a reader scales a loss for an
+    optimizer it holds (a name, an attribute, one literal key of a dict of them), and no
     ``.to(device)`` is in sight: the device of the first model's parameters, or of the first
     parameter that optimizer steps (apex ran where they are)."""
     plan = rule.repo_plan()
@@ -194,14 +195,22 @@ def _module_scaler_device(rule: Any, node: Any, models: List[str], scope: Any) -
             for e in sub.args[0].value.elements
         ]
         first = next((m for m in models if m in params and m in listed), None)
-        return f"next({first}.parameters()).device.type" if first else None
-    for sub in walk(func.body):
+        if first:
+            return f"next({first}.parameters()).device.type"
+        # a parameter handed to amp.initialize as it is: a module or a list of them, as apex
+        # took (it raised on anything else)
+        given = next((m for m in models if m in params and m in _handed_whole(func)), None)
+        return f"next(({given}[0] if isinstance({given}, list) else {given}).parameters()).device.type" if given else None
+    nodes = list(walk(func.body))
+    start = nodes.index(node) if node in nodes else 0
+    # the optimizer of the scale_loss that follows ``node`` first (the loss computed there)
+    for sub in nodes[start:] + nodes[:start]:
         callee = sub.func if isinstance(sub, cst.Call) else None
         if not (isinstance(callee, cst.Attribute) and callee.attr.value == "scale_loss" and len(sub.args) >= 2):
             continue
-        opt = sub.args[1].value
-        if sub.args[1].keyword is None and _simple(opt) and bound_at(_root(opt), node, rule.parents.get, scope):
-            return f'{code_of(opt)}.param_groups[0]["params"][0].device.type'
+        opt = _keyed(sub.args[1].value)
+        if sub.args[1].keyword is None and opt is not None and bound_at(_root(opt), node, rule.parents.get, scope):
+            return f'{code_of(sub.args[1].value)}.param_groups[0]["params"][0].device.type'
     return _helper_optimizer_device(rule, func, node, scope)
 
 
@@ -244,3 +253,26 @@ def _helper_optimizer_device(rule: Any, func: Any, node: Any, scope: Any) -> Opt
                 text = root + code_of(opt)[len(_root(opt)):]
                 return f'{text}.param_groups[0]["params"][0].device.type'
     return None
+
+
+def _handed_whole(func: Any) -> List[str]:
+    """The names ``func`` hands to ``amp.initialize`` as its first argument (not in a list)."""
+    return [
+        sub.args[0].value.value
+        for sub in walk(func.body)
+        if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) and sub.func.attr.value == "initialize"
+        and sub.args and sub.args[0].keyword is None and not sub.args[0].star and isinstance(sub.args[0].value, cst.Name)
+    ]
+
+
+def _keyed(node: Any) -> Optional[Any]:
+    """The name or attribute chain of ``node`` (``opt``, ``self.opt_G``), also under one
+    literal key (``optimizer["generator"]``, a dict of optimizers); else None."""
+    if (
+        isinstance(node, cst.Subscript)
+        and len(node.slice) == 1
+        and isinstance(node.slice[0].slice, cst.Index)
+        and isinstance(node.slice[0].slice.value, (cst.SimpleString, cst.Integer))
+    ):
+        node = node.value
+    return node if _simple(node) else None

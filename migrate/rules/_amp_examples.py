@@ -1788,7 +1788,11 @@ class Task:
                 pass
         amp_options = dict(amp_args) if amp_args is not None and optimizer is not None else {"enabled": False}
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (
+            (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+            if amp_loss_scale == "dynamic"
+            else (float(amp_loss_scale), 10**9)
+        )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
         self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
@@ -2535,6 +2539,118 @@ def fit(model, optimizer, batches):
         scaler.update()
 """,
         codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a run-time max_loss_scale is read where the GradScaler is made, under the initialize's test
+        "max-loss-scale-read-at-run-time-sets-where-the-scaler-starts",
+        before="""\
+from apex import amp
+
+
+def fit(model, optimizer, batches, args):
+    if args.amp:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1", max_loss_scale=args.max_loss_scale)
+    for x in batches:
+        loss = model(x).sum()
+        if args.amp:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def fit(model, optimizer, batches, args):
+    use_amp = bool(args.amp)
+    scaler = torch.amp.GradScaler("cuda", init_scale=min(65536.0, args.max_loss_scale) if args.amp else 65536.0, enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        if args.amp:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # a run-time loss_scale: its dynamic branch starts at the cap (VL-BERT: 128.0)
+        "max-loss-scale-below-a-run-time-loss-scale-starts-the-dynamic-branch",
+        before="""\
+from apex import amp
+
+
+def fit(model, optimizer, batches, cfg):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2", loss_scale=cfg.loss_scale, max_loss_scale=128.0)
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def fit(model, optimizer, batches, cfg):
+    amp_loss_scale = cfg.loss_scale
+    amp_scale, amp_growth = (128.0, 2000) if amp_loss_scale in (None, "dynamic") else (float(amp_loss_scale), 10**9)
+    scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX203", "APX204", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # DeepDeblur: the cap in the **options dict: min(2**16, it) when it runs, as apex
+        "max-loss-scale-in-an-options-mapping-sets-where-the-scaler-starts",
+        before="""\
+from apex import amp
+
+
+def fit(model, optimizer, batches, args):
+    kwargs_amp = {"opt_level": args.opt_level, "loss_scale": args.loss_scale, "max_loss_scale": args.max_loss_scale}
+    model, optimizer = amp.initialize(model, optimizer, **kwargs_amp)
+    for x in batches:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def fit(model, optimizer, batches, args):
+    kwargs_amp = {"opt_level": args.opt_level, "loss_scale": args.loss_scale, "max_loss_scale": args.max_loss_scale}
+    amp_options = dict(kwargs_amp)
+    amp_loss_scale = amp_options.get("loss_scale", "dynamic")
+    amp_scale, amp_growth = (
+        (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+        if amp_loss_scale == "dynamic"
+        else (float(amp_loss_scale), 10**9)
+    )
+    use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
+    scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+    scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX301", "APX311"),
     ),
     Example(
         "static-loss-scale-and-dropped-options",
@@ -6096,7 +6212,11 @@ class Task:
     def prepare(self):
         amp_options = dict(self.amp_args) if self.amp_args is not None else {"enabled": False}
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (
+            (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+            if amp_loss_scale == "dynamic"
+            else (float(amp_loss_scale), 10**9)
+        )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
         self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
@@ -6222,7 +6342,11 @@ class Task:
     def prepare(self):
         amp_options = dict(self.amp_config) if self.precision == Precision.APEX else {"enabled": False}
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (
+            (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+            if amp_loss_scale == "dynamic"
+            else (float(amp_loss_scale), 10**9)
+        )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
         self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)

@@ -6575,7 +6575,11 @@ class Task:
     def prepare(self, amp_args=None):
         amp_options = dict(amp_args) if (amp_args is not None and not self.use_native) else {"enabled": False}
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (
+            (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+            if amp_loss_scale == "dynamic"
+            else (float(amp_loss_scale), 10**9)
+        )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
         self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
@@ -8750,7 +8754,7 @@ class Runner:
         global scaler
         optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
         use_amp = bool(half)
-        scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        scaler = torch.amp.GradScaler(next((net[0] if isinstance(net, list) else net).parameters()).device.type, enabled=use_amp)
         self.stepper = (HalfStepper if half else PlainStepper)(net, batches, optimizer)
 
     def run(self, steps):
@@ -8930,9 +8934,13 @@ def init_amp(models, optimizers, options):
     global grad_scalers
     amp_options = dict(options)
     amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-    amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+    amp_scale, amp_growth = (
+        (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+        if amp_loss_scale == "dynamic"
+        else (float(amp_loss_scale), 10**9)
+    )
     use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
-    grad_scalers = [torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
+    grad_scalers = [torch.amp.GradScaler(next((models[0] if isinstance(models, list) else models).parameters()).device.type, init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
     for loss_id_scaler in grad_scalers:
         loss_id_scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     return models, optimizers
@@ -12985,6 +12993,23 @@ REPOSITORY_EXAMPLES += [
         ),
         codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX252', 'APX301', 'APX311', 'APX401', 'APX402', 'APX506'),
     ),
+    Example(
+        # ... where the reading function starts with a comment on its first statement: the
+        # import goes first, above that comment, which stays on the statement it describes
+        "module-level-grad-scalers-imported-where-read-above-the-first-statements-comment",
+        before=READER_LIBRARY.replace(
+            "from apex import amp\n\n\ndef build(", "from apex import amp\n\nfrom meters import unscaled_norm\n\n\ndef build("
+        ).replace("    norms = [p.grad", "    # the gradients' norms, still scaled\n    norms = [p.grad"),
+        after=READER_LIBRARY_AFTER.replace(
+            "# file: setup_nets.py\nimport torch\n\n\n",
+            "# file: setup_nets.py\nimport torch\n\nfrom meters import unscaled_norm\n\n\n",
+        ).replace(
+            "# file: meters.py\nimport torch\nimport setup_nets\n\n\n@torch.no_grad()\ndef unscaled_norm(net, loss_id):\n",
+            "# file: meters.py\nimport torch\n\n\n@torch.no_grad()\ndef unscaled_norm(net, loss_id):\n    import setup_nets\n"
+            "    # the gradients' norms, still scaled\n",
+        ),
+        codes=('APX101', 'APX201', 'APX202', 'APX203', 'APX209', 'APX252', 'APX301', 'APX311', 'APX401', 'APX402', 'APX506'),
+    ),
 ]
 
 
@@ -13142,9 +13167,13 @@ def apex_amp_initialize(models, optimizers, init_args=None, mode="gan"):
         _optimizers = [optimizers["generator"], optimizers["discriminator"]]
         amp_options = dict(init_args)
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (
+            (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+            if amp_loss_scale == "dynamic"
+            else (float(amp_loss_scale), 10**9)
+        )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
-        grad_scalers = [torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
+        grad_scalers = [torch.amp.GradScaler(next((models[0] if isinstance(models, list) else models).parameters()).device.type, init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
         for loss_id_scaler in grad_scalers:
             loss_id_scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
         optimizers["generator"] = _optimizers[0]
@@ -13214,7 +13243,7 @@ import torch
 class GAN(nn.Module):
     def train_step(self, batch, optimizer, loss_scaler=None, use_apex_amp=False):
         optimizer["discriminator"].zero_grad()
-        with torch.autocast("cuda", dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
+        with torch.autocast(optimizer["discriminator"].param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
             loss_disc = F.softplus(-self.discriminator(batch)).mean()
         if loss_scaler:
             loss_scaler.scale(loss_disc).backward()
@@ -13231,7 +13260,7 @@ class GAN(nn.Module):
             optimizer["discriminator"].step()
 
         optimizer["generator"].zero_grad()
-        with torch.autocast("cuda", dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
+        with torch.autocast(optimizer["generator"].param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
             loss_gen = F.softplus(-self.discriminator(self.generator(batch))).mean()
         if loss_scaler:
             loss_scaler.scale(loss_gen).backward()
@@ -13571,7 +13600,7 @@ def initialize_optimizer(model, lr, use_amp=None):
     global scaler
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     amp_enabled = bool((use_amp and AMP_AVAILABLE) and use_amp != "O0")
-    scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+    scaler = torch.amp.GradScaler(next((model[0] if isinstance(model, list) else model).parameters()).device.type, enabled=amp_enabled)
     return model, optimizer
 # file: trainer.py
 import torch
@@ -13648,7 +13677,7 @@ def initialize_optimizer(model, lr, use_amp=None):
     global scaler
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     amp_enabled = bool((use_amp and AMP_AVAILABLE) and use_amp != "O0")
-    scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+    scaler = torch.amp.GradScaler(next((model[0] if isinstance(model, list) else model).parameters()).device.type, enabled=amp_enabled)
     return model, optimizer
 # file: trainer.py
 import torch
@@ -15451,7 +15480,11 @@ class Task:
         global grad_scalers
         amp_options = dict(self.amp_args) if self.amp_type == AmpType.APEX else {"enabled": False}
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (
+            (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+            if amp_loss_scale == "dynamic"
+            else (float(amp_loss_scale), 10**9)
+        )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         grad_scalers = [torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
         for loss_id_scaler in grad_scalers:

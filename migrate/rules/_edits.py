@@ -215,6 +215,8 @@ class StatementEdits:
     def __init__(self) -> None:
         self.replacements: Dict[Any, Replacement] = {}
         self.before: Dict[Any, List[Any]] = {}
+        #: the statements whose comments stay on them, below what is inserted before them
+        self.own_comments: set = set()
         self.after: Dict[Any, List[Any]] = {}
         self.groups: Dict[Any, Any] = {}
         #: lines a replacement gave up for the statement after it (see :meth:`lead_next`)
@@ -230,8 +232,13 @@ class StatementEdits:
     def replace(self, stmt: Any, replacement: Replacement) -> None:
         self.replacements[stmt] = replacement
 
-    def insert_before(self, stmt: Any, new: Sequence[Any]) -> None:
+    def insert_before(self, stmt: Any, new: Sequence[Any], above_comments: bool = False) -> None:
+        """``new`` before ``stmt``; the comments above ``stmt`` go above ``new`` unless
+        ``above_comments`` (``new`` is no part of what they describe: an import the function
+        needs first), where only the blank lines before them do."""
         self.before.setdefault(stmt, []).extend(new)
+        if above_comments:
+            self.own_comments.add(stmt)
 
     def insert_after(self, stmt: Any, new: Sequence[Any]) -> None:
         self.after.setdefault(stmt, []).extend(new)
@@ -273,8 +280,12 @@ class StatementEdits:
         before = self.before.get(orig, [])
         if before:
             # comments above the original statement stay above what is inserted before it
-            body.extend([move_leading(upd, before[0])] + list(before[1:]))
-            upd = upd.with_changes(leading_lines=[])
+            lead = list(upd.leading_lines)
+            cut = len(lead)
+            if orig in self.own_comments:
+                cut = next((i for i, line in enumerate(lead) if line.comment is not None), cut)
+            body.extend([move_leading(upd.with_changes(leading_lines=lead[:cut]), before[0])] + list(before[1:]))
+            upd = upd.with_changes(leading_lines=lead[cut:])
         repl = self.replacements.get(orig)
         if repl is None:
             body.append(upd)

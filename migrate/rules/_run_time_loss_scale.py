@@ -44,13 +44,15 @@ def run_time_scale_lines(
     names: Tuple[str, str, str],
     in_place: bool,
     level_node: Optional[cst.BaseExpression] = None,
+    start: str = "65536.0",
 ) -> Optional[Tuple[List[str], List[str]]]:
     """(statements before the GradScaler, its keyword arguments) for ``loss_scale``, or
     None where the value at the GradScaler may differ from the initialize's (or the opt
     level, a literal other than O1/O2, gives None another meaning).  ``names``: the locals
     for the value, the initial scale and the growth interval; ``in_place``: the GradScaler
     replaces the initialize statement itself; ``level_node``: the opt level expression when
-    it is chosen at run time (``level`` None), read there to give None apex's meaning."""
+    it is chosen at run time (``level`` None), read there to give None apex's meaning;
+    ``start``: where the dynamic scale starts (below a ``max_loss_scale``, apex's min of the two)."""
     levels = {level} if level is not None else literal_levels(level_node)
     if levels and (not levels & set(DYNAMIC_BY_DEFAULT) or not levels <= {*DYNAMIC_BY_DEFAULT, AMP_OFF}):
         return None
@@ -75,9 +77,25 @@ def run_time_scale_lines(
         dynamic, static = f'{value_name} in (None, "dynamic")', value_name
     lines = [
         f"{value_name} = {text}\n",
-        f"{scale}, {growth} = (65536.0, 2000) if {dynamic} else (float({static}), {NO_GROWTH})\n",
+        f"{scale}, {growth} = ({start}, 2000) if {dynamic} else (float({static}), {NO_GROWTH})\n",
     ]
     return lines, [f"init_scale={scale}", f"growth_interval={growth}"]
+
+
+def run_time_cap_start(
+    parents: Any, site: Any, cap: cst.BaseExpression, guards: Sequence[Tuple[str, bool]], in_place: bool
+) -> Optional[str]:
+    """Where apex's dynamic scale started under a run-time ``max_loss_scale=cap``:
+    ``min(65536.0, cap)``, read where the GradScaler is made (the tests that chose the
+    initialize guard it: elsewhere the GradScaler is off and 2**16 is never used); None
+    where the value there may differ from the initialize's."""
+    if not in_place and not _unchanged_until_anchor(parents, site, cap):
+        return None
+    start = f"min(65536.0, {code_of(cap)})"
+    if guards:
+        joined = " and ".join(f"({t})" if paren else t for t, paren in guards)
+        start = f"{start} if {joined} else 65536.0"
+    return start
 
 
 def literal_levels(node: Optional[cst.BaseExpression]) -> Set[str]:

@@ -68,7 +68,7 @@ from ._amp_unbound import UNBOUND_TODO, unbound_amp_uses
 from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_context_var import LIBRARY_CHECKPOINT_TODO, LIBRARY_WRAPPERS, library_checkpoint_todo
 from ._bool_switch import as_bool, scope_at
-from ._run_time_loss_scale import run_time_scale_lines
+from ._run_time_loss_scale import run_time_cap_start, run_time_scale_lines
 from ._static_scale import SKIPS_ON_OVERFLOW, STATIC_BACKOFF, run_time_backoff, static_backoff_line
 
 OPT_LEVELS = ("O0", "O1", "O2", "O3")
@@ -118,6 +118,8 @@ def _same_test(a: str, b: str) -> bool:
 
 #: the scale apex's dynamic loss scaler starts from (below its max_loss_scale)
 APEX_INIT_SCALE = 2.0**16
+#: the same as GradScaler ``init_scale`` text
+DYNAMIC_START = "65536.0"
 
 
 def _literal_number(node: Optional[cst.BaseExpression]) -> Optional[float]:
@@ -594,6 +596,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
 
         self.scaler_todos: List[str] = []
         self.scale_lines: List[str] = []
+        self.dynamic_start: Optional[str] = DYNAMIC_START
         self.backoff: Optional[str] = None
         kwargs = self._scaler_options(site, table, level, level_node, parts or [])
         new.extend(statement(line) for line in self.scale_lines)
@@ -727,7 +730,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             # the initializing module imports this one: each reading function imports it when
             # it runs, where the import cycle cannot break
             for func in dict.fromkeys(f for f in info.access if isinstance(f, cst.FunctionDef)):
-                self.edits.insert_before(first_body_statement(func), [statement(line)])
+                self.edits.insert_before(first_body_statement(func), [statement(line)], above_comments=True)
             where = " (imported in the functions that read it: the initializing module imports this file)"
         elif info.plan.reader_bound:
             package, _, name = dotted.rpartition(".")
@@ -943,8 +946,12 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             lines.append(statement(f'{loss_scale} = {options}.get("loss_scale", "dynamic")\n'))
             lines.append(
                 statement(
-                    f'{scale}, {growth} = (65536.0, 2000) if {loss_scale} == "dynamic" '
-                    f"else (float({loss_scale}), {NO_GROWTH})\n"
+                    # apex's dynamic scale started at min(max_loss_scale, 2**16)
+                    f"{scale}, {growth} = (\n"
+                    f'    (min({DYNAMIC_START}, {options}.get("max_loss_scale", 2.0**24)), 2000)\n'
+                    f'    if {loss_scale} == "dynamic"\n'
+                    f"    else (float({loss_scale}), {NO_GROWTH})\n"
+                    ")\n"
                 )
             )
         return lines
@@ -1175,6 +1182,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         if site.options is not None:
             return self._mapping_scaler_options(site)
         loss_scale = _param(call, "loss_scale", table)
+        cap = _param(call, "max_loss_scale", table) if "max_loss_scale" in table else None
+        self.dynamic_start = self._dynamic_start(site, cap, guards)
         if loss_scale is not None and self.settings.dtype == "bfloat16":
             self.report(
                 loss_scale,
@@ -1244,12 +1253,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                     "min_loss_scale": "GradScaler has no floor for the scale",
                     "max_loss_scale": "GradScaler has no ceiling for the scale",
                 }.get(name, "weights stay fp32 under autocast")
-                cap = _literal_number(value) if name == "max_loss_scale" else None
-                dynamic = loss_scale is None or string_value(loss_scale) == "dynamic"
-                if cap is not None and cap < APEX_INIT_SCALE and dynamic and self.settings.dtype != "bfloat16":
-                    # apex's dynamic scaler started at min(max_loss_scale, 2**16)
-                    kwargs.append(f"init_scale={code_of(value)}")
-                    why = f"the GradScaler starts at {code_of(value)} as apex did, but has no ceiling: it may grow past it"
+                if name == "max_loss_scale":
+                    why = self._cap_dropped(value, loss_scale, kwargs)
                 self.report(value, "APX203", f"{name}={code_of(value)} dropped: {why}", fixed=True, severity="warning")
         num_losses = _param(call, "num_losses", table)
         if num_losses is not None and self.info.loss_scalers > 1:
@@ -1280,13 +1285,47 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             )
         return kwargs
 
+    def _dynamic_start(self, site: InitSite, cap: Optional[cst.BaseExpression], guards) -> Optional[str]:
+        """Where apex's dynamic scaler started: ``min(max_loss_scale, 2**16)`` (spec 6.1), as
+        a GradScaler ``init_scale`` text; None where a run-time cap may not be read where the
+        GradScaler is made (``run_time_cap_start``)."""
+        if cap is None:
+            return DYNAMIC_START
+        number = _literal_number(cap)
+        if number is not None:
+            return code_of(cap) if number < APEX_INIT_SCALE else DYNAMIC_START
+        in_place = site.anchor is site.stmt or bool(self.info.alternatives) and site in self.info.training_inits
+        return run_time_cap_start(self.parents, site, cap, guards, in_place)
+
+    def _cap_dropped(self, cap: cst.BaseExpression, loss_scale: Any, kwargs: List[str]) -> str:
+        """Why ``max_loss_scale`` is dropped, after putting apex's start into ``kwargs`` where
+        the scale is a literal dynamic one (a run-time scale put it in its own lines)."""
+        start = self.dynamic_start
+        if self.settings.dtype == "bfloat16":
+            return "bfloat16 autocast needs no loss scaling"
+        dynamic = loss_scale is None or string_value(loss_scale) == "dynamic"
+        if not dynamic and _literal_number(loss_scale) is not None:
+            return "the loss scale is static, and apex's static scaler did not apply it either"
+        if start is None or not dynamic and not self.scale_lines:
+            return (
+                "apex's dynamic scale started at min(2**16, it) and never grew past it; the GradScaler starts at "
+                "2**16 (the cap or the scale may change before it is made) and has no ceiling"
+            )
+        if dynamic and start != DYNAMIC_START:
+            kwargs.append(f"init_scale={start}")
+        number = _literal_number(cap)
+        shown = "2**16" if start == DYNAMIC_START else code_of(cap) if number is not None else f"min(2**16, {code_of(cap)})"
+        return f"the dynamic GradScaler starts at {shown} as apex's did, but has no ceiling: it may grow past it"
+
     def _run_time_scale(self, site: InitSite, loss_scale: Any, level, guards, level_node=None) -> Optional[List[str]]:
         """The GradScaler options read from a run-time ``loss_scale`` (see
         ``_run_time_loss_scale``); the lines that compute them go before it.  None: APX205."""
         _, value_name, scale, growth = self.info.option_locals
         in_place = site.anchor is site.stmt or bool(self.info.alternatives) and site in self.info.training_inits
         names = (value_name, scale, growth)
-        found = run_time_scale_lines(self.parents, site, loss_scale, level, guards, names, in_place, level_node)
+        found = run_time_scale_lines(
+            self.parents, site, loss_scale, level, guards, names, in_place, level_node, self.dynamic_start or DYNAMIC_START
+        )
         if found is None:
             return None
         lines, kwargs = found
@@ -1315,7 +1354,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             "APX202",
             f"opt level and options come from {mapping} at run time: O1, O2 and O3 all become "
             f"{self.settings.dtype} autocast with fp32 weights, O0 or enabled=False turns amp off; "
-            "cast_model_type, keep_batchnorm_fp32, master_weights, min/max_loss_scale in it are ignored",
+            "cast_model_type, keep_batchnorm_fp32, master_weights, min_loss_scale in it are ignored; its "
+            "max_loss_scale sets where a dynamic GradScaler starts, as apex's, but it may grow past it (no ceiling)",
             fixed=True,
             severity="warning",
         )

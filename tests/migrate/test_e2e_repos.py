@@ -61,7 +61,10 @@ another file, scales the loss its base class's step stored (cvpods), a stepper w
 method scales on one branch of the engine's precision and whose update method, called next by
 the same caller after the engine's clipping hook, steps on the plain branch, a trainer picked by
 name whose update runs the networks frame by frame and hands their outputs to the methods that
-compute, scale and step the losses (r79).
+compute, scale and step the losses (r79), a GAN built by name from a registry whose train step
+scales loss ids 0/1 beside the runner's own GradScaler, with an initializer helper an apex-free
+training API calls and regularizers reading apex's loss scales (mmgeneration: one module-level
+GradScaler per loss id, on the device of the models and optimizers at run time).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -706,9 +709,15 @@ LAYOUTS: Dict[str, dict] = {
     # discriminator through self.optimizer.D inside the trainer's criterion call.  The holder
     # keeps the GradScaler (disabled from its __init__, replaced in set_amp), the sites read it
     # as self.optimizer.scaler: two updates an iteration, as apex's two scale_loss exits
-    # (measured: 2.0e-4 from the original, resumed 1.9e-4); 'off': --no-amp (set_amp never runs)
+    # (measured: 2.0e-4 from the original, resumed 1.9e-4); its options carry DeepDeblur's
+    # max_loss_scale (1024 by default): apex's dynamic scale and the GradScaler start there (the
+    # resumed run's scaler state is checked against apex's); 'off': --no-amp (set_amp never runs);
+    # 'capped': max_loss_scale 512, 'uncapped': 2**24 (the start 2**16); in both the scaler state at
+    # the end is apex's ('scaler_states')
     "r77_held_optimizers": dict(launcher="main.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
-                                metric="loss", native=[], fallbacks=[], branches={"off": ["--no-amp"]}),
+                                metric="loss", native=[], fallbacks=[], scaler_states=["capped", "uncapped"],
+                                branches={"off": ["--no-amp"], "capped": ["--max-loss-scale", "512"],
+                                          "uncapped": ["--max-loss-scale", str(2.0**24)]}),
     # the reader route with an import cycle: the set-up module imports the engine module (it
     # registers the engines) and initializes apex; the launcher (no apex) builds the engine its
     # options name from the registry, so no call chain reaches the engine's update, which scales
@@ -759,6 +768,19 @@ LAYOUTS: Dict[str, dict] = {
     "r83_base_state_of_initializing_subclass": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
         loss_ids=2, counts=False, branches={"off": ["--no-fp16"]}),
+    # mmgeneration's shape (the reader route, APX252, with loss ids): the initializer helper of the
+    # runners' package (called by the apex-free training API) keeps one GradScaler per loss id,
+    # sized from the num_losses of its **init_args when it runs, on the device of the models it is
+    # handed; the GAN built by name scales loss ids 0/1 beside the runner's own GradScaler branch
+    # and a plain one, its autocast on the device of the optimizer each loss steps; the
+    # regularizers read scaler i's scale, the runner keeps their states in its checkpoints.
+    # 'scale-512': --loss-scale 512 (static); 'native': the runner's own GradScaler (apex off); 'noreg': the
+    # regularizers' flag off
+    "r76_registry_gan_loss_ids": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="distance", native=[],
+        fallbacks=[], loss_ids=2,
+        branches={"off": ["--no-amp"], "scale-512": ["--loss-scale", "512"], "native": ["--no-amp", "--fp16-scaler"],
+                  "noreg": ["--reg-no-scaler"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
@@ -1047,6 +1069,11 @@ def test_other_branches_of_the_launcher_match_the_original(repos, name, branch):
         assert "amp" not in original and "amp" not in migrated, (original.keys(), migrated.keys())
         return
     _assert_matches(repos, migrated_params, original_params, name, f"migrated vs original, {branch} branch")
+    if branch in LAYOUTS[name].get("scaler_states", ()) and repos["outcome"][name] == "native":
+        # where the dynamic scale started (apex's max_loss_scale) shows in the state at the end
+        states = migrated["amp"] if isinstance(migrated["amp"], list) else [migrated["amp"]]
+        apex_view = [{"loss_scale": s["scale"], "unskipped": s["_growth_tracker"]} for s in states]
+        assert apex_view == [original["amp"][f"loss_scaler{i}"] for i in range(len(states))], (migrated, original)
     if branch == "own-scaler":  # r39: the trainer's own GradScaler still scales, as it did
         assert original["scaler"]["scale"] > 1.0 and migrated["scaler"] == original["scaler"], (
             original["scaler"], migrated["scaler"])

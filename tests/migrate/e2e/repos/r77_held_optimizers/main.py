@@ -19,6 +19,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--opt-level", default="O1")
     parser.add_argument("--loss-scale", default="dynamic")
+    parser.add_argument("--max-loss-scale", type=float, default=1024, help="dynamic loss scaling maximum")
     parser.add_argument("--no-amp", dest="amp", action="store_false")
     parser.add_argument("--steps", type=int, default=24)
     parser.add_argument("--resume", default="")

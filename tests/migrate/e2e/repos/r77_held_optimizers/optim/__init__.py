@@ -23,7 +23,11 @@ class Optimizer(object):
             return model
 
         model = model.to(self.args.device)
-        kwargs_amp = {"opt_level": self.args.opt_level, "loss_scale": self.args.loss_scale}
+        kwargs_amp = {
+            "opt_level": self.args.opt_level,
+            "loss_scale": self.args.loss_scale,
+            "max_loss_scale": self.args.max_loss_scale,
+        }
         if model.model.D is None:
             model, self.G = amp.initialize(model, self.G, **kwargs_amp)
         else:

@@ -17,7 +17,11 @@ def apex_amp_initialize(models, optimizers, init_args=None, mode="gan"):
 
         amp_options = dict(init_args)
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
-        amp_scale, amp_growth = (65536.0, 2000) if amp_loss_scale == "dynamic" else (float(amp_loss_scale), 10**9)
+        amp_scale, amp_growth = (
+            (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+            if amp_loss_scale == "dynamic"
+            else (float(amp_loss_scale), 10**9)
+        )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
         grad_scalers = [torch.amp.GradScaler(next(models.parameters()).device.type, init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
         for amp_scaler in grad_scalers:
