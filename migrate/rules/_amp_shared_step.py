@@ -35,7 +35,7 @@ from typing import Any, List, Optional, Set, Tuple
 import libcst as cst
 
 from ._amp_mirrored_step import assigned, chain_tests, holds, plain_test, read_names, scale_clause, statements_between
-from ._edits import code_of, statement
+from ._edits import code_of
 from ._tree import walk
 
 #: names a test may read besides ``self``'s attributes without being assigned anywhere
@@ -258,10 +258,3 @@ def gradient_uses(parents: Any, func: Any, head: Any, test: cst.BaseExpression) 
             return f"{code_of(node)} is under an if testing {shown} whose names may change after the backward"
     return ""
 
-
-def shared_branch(test: cst.BaseExpression, scaler: str, optimizer: str, line: cst.SimpleStatementLine) -> cst.If:
-    """``if <test>:`` stepping ``optimizer`` through ``scaler`` and updating it, ``else:`` the
-    plain step ``line`` (its comments kept above the if)."""
-    body = cst.IndentedBlock(body=[statement(f"{scaler}.step({optimizer})\n"), statement(f"{scaler}.update()\n")])
-    plain = cst.Else(body=cst.IndentedBlock(body=[line.with_changes(leading_lines=())]))
-    return cst.If(test=test, body=body, orelse=plain, leading_lines=line.leading_lines)

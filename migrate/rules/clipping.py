@@ -761,7 +761,7 @@ class ClippingRule(AmpRule):
                 else "its opt level on every run"
             )
             o2 = (
-                f"; a run that sets the opt level to O2 trains otherwise than apex did: there apex's clip read the "
+                "; a run that sets the opt level to O2 trains otherwise than apex did: there apex's clip read the "
                 "fp32 master weights, whose gradients apex fills only when the block exits, and did nothing, "
                 "while this clip cuts the scaled gradients"
                 if levels and not (use.kind == "clip" and reads_module_parameters(use.node.args[0].value))

@@ -46,7 +46,6 @@ from ._amp_sites import (
 from ._edits import expression, statement
 from ._amp_guarded_step import guarded_step
 from ._amp_mirrored_step import apex_branch
-from ._amp_shared_step import shared_branch
 from ._plain_backward import plain_backwards
 from ._tree import inside
 from ._amp_examples import OPTIMIZER_READ_FROM_SELF, OPTIMIZER_READ_FROM_SELF_NATIVE
@@ -267,37 +266,32 @@ class StepRule(AmpRule):
         GradScaler exists only on apex runs -> ``if <the scale clause's test>:
         scaler.step(optimizer); scaler.update()``, the plain step kept in its ``else``
         (``_amp_shared_step``)."""
-        opt_text = code_of(cast(Any, call.func).value)
-        self.replace_node(line, lambda kept: shared_branch(test, scaler, opt_text, kept))
-        self.report(
-            call,
-            "APX311",
-            f"{opt_text}.step() -> if {code_of(test)}: {scaler}.step({opt_text}) + {scaler}.update(), "
-            "else the plain step, as the backward before it was scaled or not",
-            fixed=True,
-            severity="info",
-        )
+        self._step_under_test(call, scaler, line, test, "as the backward before it was scaled or not")
 
     def _guarded_step(self, call: cst.Call, scaler: str, test: Any) -> bool:
-        """``optimizer.step()`` alone on its line in a hook whose runner may carry no
-        GradScaler -> ``if <the scale clause's test>: scaler.step(optimizer);
-        scaler.update() else: optimizer.step()`` (``_amp_guarded_step``); False when the step
-        is not alone on its line (then a blocker was due: never expected)."""
+        """The same for a step alone on its line in a hook whose runner may carry no GradScaler
+        (``_amp_guarded_step``); False when the step is not alone on its line (then a blocker
+        was due: never expected)."""
         holder = self.parents.get(call)
         line = self.parents.get(holder)
         if not (isinstance(holder, cst.Expr) and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
             return False
+        self._step_under_test(
+            call, scaler, line, test, "for the runs that did not scale (their runner may carry no GradScaler)"
+        )
+        return True
+
+    def _step_under_test(self, call: cst.Call, scaler: str, line: cst.SimpleStatementLine, test: Any, why: str) -> None:
         opt_text = code_of(cast(Any, call.func).value)
         self.replace_node(line, lambda kept: guarded_step(test, scaler, opt_text, kept))
         self.report(
             call,
             "APX311",
-            f"{opt_text}.step() -> if {code_of(test)}: {scaler}.step({opt_text}) + {scaler}.update(), the plain "
-            "step kept for the runs that did not scale (their runner may carry no GradScaler)",
+            f"{opt_text}.step() -> if {code_of(test)}: {scaler}.step({opt_text}) + {scaler}.update(), else the plain "
+            f"step, {why}",
             fixed=True,
             severity="info",
         )
-        return True
 
     def _scale_plain(self, call: cst.Call, scaler: str, site: Any) -> None:
         """``loss_adv.backward()`` after the scaled backward -> ``scaler.scale(loss_adv).backward()``
