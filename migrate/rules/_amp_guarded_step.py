@@ -20,7 +20,7 @@ import libcst as cst
 
 from ._amp_mirrored_step import scale_clause
 from ._edits import code_of, statement
-from ._tree import walk
+from ._tree import assignment_targets, walk
 
 
 def scale_guard(parents: Any, func: Any, scale_stmt: Any) -> Tuple[Optional[cst.BaseExpression], str]:
@@ -37,14 +37,7 @@ def scale_guard(parents: Any, func: Any, scale_stmt: Any) -> Tuple[Optional[cst.
         return None, "the scaled backward's test calls or indexes something"
     read = {code_of(n) for n in walk(test) if isinstance(n, (cst.Name, cst.Attribute))}
     for node in walk(func.body):
-        targets = []
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.CompFor)):
-            targets = [node.target]
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            targets = [node.asname.name]
-        for target in targets:
+        for target in assignment_targets(node):
             hit = {code_of(n) for n in walk(target) if isinstance(n, (cst.Name, cst.Attribute))} & read
             if hit:
                 return None, f"{sorted(hit)[0]}, which the scaled backward's test reads, is assigned in the method"

@@ -20,7 +20,7 @@ import libcst as cst
 from ._amp_device import device_type_at
 from ._amp_setup_loop import option_values
 from ._edits import code_of
-from ._tree import walk
+from ._tree import assignment_targets, walk
 
 
 def hoist_target(rule: Any, init: Any, early: List[Any]) -> Tuple[Optional[Any], str]:
@@ -92,14 +92,8 @@ def _bound_texts(node: Any) -> Set[str]:
     """What ``node`` binds or writes into: assignment, loop, ``with ... as``, ``del``,
     import and definition targets; a subscript target (``self.env["x"] = 1``) writes its
     container."""
-    targets: List[Any] = []
-    if isinstance(node, cst.Assign):
-        targets = [t.target for t in node.targets]
-    elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.CompFor)):
-        targets = [node.target]
-    elif isinstance(node, cst.WithItem) and node.asname is not None:
-        targets = [node.asname.name]
-    elif isinstance(node, cst.Del):
+    targets: List[Any] = assignment_targets(node)
+    if isinstance(node, cst.Del):
         targets = [node.target]
     elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
         return {node.name.value}

@@ -18,7 +18,7 @@ from typing import Any, List, Optional, Tuple
 import libcst as cst
 
 from ._edits import code_of, statement
-from ._tree import walk
+from ._tree import assignment_targets, walk
 
 #: why ``mirrored_guard`` refuses a step that is no plain step alone in an ``else``
 NOT_IN_ELSE = "the step is not alone in the else of an if-chain"
@@ -63,16 +63,7 @@ def read_names(test: cst.BaseExpression) -> List[str]:
 def assigned(stmt: Any) -> List[str]:
     out = []
     for node in walk(stmt):
-        targets: List[Any] = []
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
-            targets = [node.target]
-        elif isinstance(node, (cst.For, cst.CompFor)):
-            targets = [node.target]
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            targets = [node.asname.name]
-        for target in targets:
+        for target in assignment_targets(node):
             out.extend(code_of(n) for n in walk(target) if isinstance(n, (cst.Name, cst.Attribute)))
     return out
 

@@ -36,7 +36,7 @@ import libcst as cst
 
 from ._amp_mirrored_step import assigned, chain_tests, holds, plain_test, read_names, scale_clause, statements_between
 from ._edits import code_of
-from ._tree import walk
+from ._tree import assignment_targets, walk
 
 #: names a test may read besides ``self``'s attributes without being assigned anywhere
 _CONSTANTS = ("None", "True", "False")
@@ -148,14 +148,7 @@ def _fixed_across_calls(parents: Any, func: Any, test: cst.BaseExpression) -> st
 
 def _targets(node: Any) -> List[str]:
     """The attribute names ``node`` itself assigns (``a.b.c = ...`` -> ``c``)."""
-    targets: List[Any] = []
-    if isinstance(node, cst.Assign):
-        targets = [t.target for t in node.targets]
-    elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.CompFor)):
-        targets = [node.target]
-    elif isinstance(node, cst.WithItem) and node.asname is not None:
-        targets = [node.asname.name]
-    return [n.attr.value for t in targets for n in walk(t) if isinstance(n, cst.Attribute)]
+    return [n.attr.value for t in assignment_targets(node) for n in walk(t) if isinstance(n, cst.Attribute)]
 
 
 def _leaves(test: cst.BaseExpression) -> List[Any]:

@@ -37,7 +37,7 @@ import libcst as cst
 
 from ._amp_mirrored_step import chain_tests, scale_clause
 from ._edits import code_of
-from ._tree import walk
+from ._tree import assignment_targets, walk
 
 #: a found step: the call, the ``else`` the new clause goes before, the test (sibling's names)
 SiblingStep = Tuple[cst.Call, cst.Else, cst.BaseExpression]
@@ -143,16 +143,8 @@ def _assigned_texts(node: cst.CSTNode) -> Set[str]:
     """What ``node`` assigns, as code (``x``, ``task.amp_type``)."""
     out: Set[str] = set()
     for sub in walk(node):
-        targets: List[Any] = []
-        if isinstance(sub, cst.Assign):
-            targets = [t.target for t in sub.targets]
-        elif isinstance(sub, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
-            targets = [sub.target]
-        elif isinstance(sub, (cst.For, cst.CompFor)):
-            targets = [sub.target]
-        elif isinstance(sub, cst.WithItem) and sub.asname is not None:
-            targets = [sub.asname.name]
-        elif isinstance(sub, cst.ExceptHandler) and sub.name is not None:
+        targets: List[Any] = assignment_targets(sub)
+        if isinstance(sub, cst.ExceptHandler) and sub.name is not None:
             targets = [sub.name.name]
         elif isinstance(sub, cst.Del):
             targets = [sub.target]

@@ -216,6 +216,18 @@ def is_docstring(stmt: Any) -> bool:
     )
 
 
+def assignment_targets(node: Any) -> List[Any]:
+    """The targets ``node`` itself binds: of an assignment (plain, annotated, augmented,
+    ``:=``), a ``for`` loop or comprehension, a ``with ... as``."""
+    if isinstance(node, cst.Assign):
+        return [t.target for t in node.targets]
+    if isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.CompFor)):
+        return [node.target]
+    if isinstance(node, cst.WithItem) and node.asname is not None:
+        return [node.asname.name]
+    return []
+
+
 def inside(parents: Any, node: Any, outer: Any) -> bool:
     """Whether ``outer`` is an ancestor of ``node`` (not ``node`` itself) in the parent
     links ``parents``."""
