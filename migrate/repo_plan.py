@@ -1354,6 +1354,8 @@ def build_plan(
             and (d[0] in {p for p, _n in planned} or _scaling_function(by_path[d[0]], d[1]))
             # a model factory of another file initializes for it: its scaler comes from there
             and not any(by_path[callee[0]].training_inits for callee, _text in edges.get(d, []))
+            # built by name from a module imported at run time: a call no new parameter reaches
+            and not _runtime_note(d[0], d[1], by_path, others, definitions)
         },
         by_path,
         definitions,

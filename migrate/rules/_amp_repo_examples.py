@@ -16072,3 +16072,111 @@ def main(cfg, data):
         codes=('APX102', 'APX220'),
     ),
 ]
+
+
+# a trainer class picked by name at run time (``importlib.import_module(cfg.trainer).Trainer``)
+# is no definition that "no file calls": the launcher builds it, so it takes no new required
+# scaler parameter (which that build would not pass: TypeError); the setup function keeps the
+# GradScalers in a module-level variable instead (APX252), which the class reads
+REPOSITORY_EXAMPLES += [
+    Example(
+        "trainer-class-built-by-name-reads-the-module-level-grad-scalers",
+        before='''\
+# file: setup_nets.py
+import torch
+from apex import amp
+
+
+def build(cfg, net_G, net_D):
+    opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
+    opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
+    [net_G, net_D], [opt_G, opt_D] = amp.initialize(
+        [net_G, net_D], [opt_G, opt_D], opt_level=cfg.opt_level, num_losses=2
+    )
+    return net_G, net_D, opt_G, opt_D
+# file: trainer.py
+import torch
+import torch.nn.functional as F
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, net_G, net_D, opt_G, opt_D, perceptual):
+        self.net_G, self.net_D, self.opt_G, self.opt_D = net_G, net_D, opt_G, opt_D
+        self.perceptual = perceptual
+
+    def gen_update(self, data):
+        x, y = data
+        fake = self.net_G(x)
+        loss = F.softplus(-self.net_D(fake)).mean()
+        with amp.scale_loss(loss, self.opt_G, loss_id=0) as scaled_loss:
+            scaled_loss.backward()
+        self.opt_G.step()
+# file: train.py
+import importlib
+
+import torch
+
+from setup_nets import build
+
+
+def main(cfg, data):
+    net_G, net_D, opt_G, opt_D = build(cfg, torch.nn.Linear(4, 4).cuda(), torch.nn.Linear(4, 1).cuda())
+    perceptual = torch.nn.Linear(4, 8).cuda().requires_grad_(False)
+    trainer = importlib.import_module(cfg.trainer).Trainer(net_G, net_D, opt_G, opt_D, perceptual)
+    for batch in data:
+        trainer.gen_update(batch)
+''',
+        after='''\
+# file: setup_nets.py
+import torch
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+grad_scalers = None
+
+
+def build(cfg, net_G, net_D):
+    global grad_scalers
+    opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
+    opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
+    use_amp = cfg.opt_level != "O0"
+    grad_scalers = [torch.amp.GradScaler(next(net_G.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    return net_G, net_D, opt_G, opt_D
+# file: trainer.py
+import torch
+import torch.nn.functional as F
+import setup_nets
+
+
+class Trainer:
+    def __init__(self, net_G, net_D, opt_G, opt_D, perceptual):
+        self.net_G, self.net_D, self.opt_G, self.opt_D = net_G, net_D, opt_G, opt_D
+        self.perceptual = perceptual
+
+    def gen_update(self, data):
+        x, y = data
+        with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            fake = self.net_G(x)
+            loss = F.softplus(-self.net_D(fake)).mean()
+        setup_nets.grad_scalers[0].scale(loss).backward()
+        setup_nets.grad_scalers[0].step(self.opt_G)
+        setup_nets.grad_scalers[0].update()
+# file: train.py
+import importlib
+
+import torch
+
+from setup_nets import build
+
+
+def main(cfg, data):
+    net_G, net_D, opt_G, opt_D = build(cfg, torch.nn.Linear(4, 4).cuda(), torch.nn.Linear(4, 1).cuda())
+    perceptual = torch.nn.Linear(4, 8).cuda().requires_grad_(False)
+    trainer = importlib.import_module(cfg.trainer).Trainer(net_G, net_D, opt_G, opt_D, perceptual)
+    for batch in data:
+        trainer.gen_update(batch)
+''',
+        codes=("APX101", "APX201", "APX202", "APX203", "APX209", "APX252", "APX301", "APX311"),
+    ),
+]
