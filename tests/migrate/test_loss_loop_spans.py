@@ -1,8 +1,10 @@
 """A training step whose loss is summed in a loop of an outer block and only rescaled next to
 its amp.scale_loss (``rules/_amp_loss_loop.py``), across the files of DL-Art-School's shape: the
 trainer initializes, the step class scales, and a base class (with a sibling subclass that never
-initializes) keeps amp's state in checkpoints no GradScaler route reaches (APX403, which says so).  Through the command line, on disk, twice: the second run's
-plan sees the trainer without apex.amp, and must neither rewrite nor report anything new."""
+initializes and no file builds) keeps amp's state in its checkpoints, which it reads from the
+GradScaler the trainer keeps on self (APX259).  Through the command line, on disk, twice: the
+second run's plan sees the trainer without apex.amp, and must neither rewrite nor report
+anything new."""
 
 from __future__ import annotations
 
@@ -91,29 +93,20 @@ def _tree(root: Path) -> dict:
     return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*.py"))}
 
 
-def _checkpoint_findings(stdout: bytes) -> list:
-    """The APX403 messages (without their positions: the first run's TODO moved the line)."""
-    return [line.partition("APX403")[2] for line in stdout.decode().splitlines() if "APX403" in line]
-
-
-def test_step_migrates_and_a_second_run_keeps_the_checkpoint_todo_as_written(tmp_path):
+def test_step_and_base_checkpoint_migrate_and_a_second_run_changes_nothing(tmp_path):
     for name, text in example_files(REPOSITORY):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     first = run_cli(["--allow-no-vcs", "."], tmp_path, rules=None)
     after_first = _tree(tmp_path)
     steps = after_first["models/steps.py"]
-    assert "apex" not in steps and "apex" not in after_first["models/trainer.py"]
+    assert all("apex" not in text for text in after_first.values()), first.stdout
     # the injector loop and the loss's start and loop each under the scaler's switch
     assert steps.count('with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):') == 2
-    checkpoint = _checkpoint_findings(first.stdout)
-    assert len(checkpoint) == 1, first.stdout
-    # why no route lends the trainer's GradScaler to its base, and what a sibling lacks
-    assert (
-        "BaseModel is a base class whose methods only save or load amp's state on self, derived from by Trainer in "
-        "models/trainer.py, which initializes amp in a method" in checkpoint[0]
-        and "FeatureModel in models/feature_model.py derives from it too and initializes nothing" in checkpoint[0]
-    ), checkpoint
+    # the base keeps amp's state from the GradScaler the trainer keeps on self
+    assert "self.scaler = scaler" in after_first["models/trainer.py"]
+    assert 'state["amp"] = self.scaler.state_dict()' in after_first["models/base_model.py"]
+    assert b"APX403" not in first.stdout and b"APX220" not in first.stdout, first.stdout
     second = run_cli(["--allow-no-vcs", "."], tmp_path, rules=None)
     assert _tree(tmp_path) == after_first, "a second run must change nothing"
-    assert _checkpoint_findings(second.stdout) == checkpoint
+    assert b"APX403" not in second.stdout and b"APX220" not in second.stdout, second.stdout
