@@ -33,7 +33,7 @@ import libcst as cst
 from ..carrier_plan import CARRIER_ATTRIBUTES, STAR, CarrierFacts
 from ._binding import target_binds
 from ._edits import code_of
-from ._tree import walk
+from ._tree import enclosing_function, walk
 
 #: members of apex.amp read through the carrier that have a GradScaler rewrite
 CARRIED_MEMBERS = frozenset({"scale_loss", "master_params", "state_dict", "load_state_dict"})
@@ -210,7 +210,7 @@ def _method_use(rule: Any, node: cst.Attribute, member: cst.Attribute, route: Ca
 
     parents = rule.parents
     shown = code_of(node)
-    method = _enclosing_function(parents, node)
+    method = enclosing_function(parents, node)
     owner = class_of_method(parents, method) if method is not None else None
     if method is None or owner is None or not isinstance(parents.get(owner), cst.Module) or method.decorators:
         return f"{shown} is read in a nested function, a decorated method or at module level, which are not followed"
@@ -288,7 +288,7 @@ def _self_route(
 
     parents = rule.parents
     attribute = target.attr.value
-    method = _enclosing_function(parents, store)
+    method = enclosing_function(parents, store)
     owner = class_of_method(parents, method) if method is not None else None
     if method is None or owner is None or method.name.value != "__init__":
         return (
@@ -311,7 +311,7 @@ def _self_route(
         if isinstance(node.value, cst.Name) and node.value.value in _imported_names(module):
             continue  # apex.amp, torch.amp: a module's member
         member, call = parents.get(node), parents.get(parents.get(node))
-        func = _enclosing_function(parents, node)
+        func = enclosing_function(parents, node)
         allowed = CARRIED_MEMBERS | {"initialize"} if func is method else CARRIED_MEMBERS
         if not (
             isinstance(node.value, cst.Name)
@@ -360,13 +360,6 @@ def carrier_key(parents: Any, func: cst.FunctionDef) -> str:
     if isinstance(owner, cst.ClassDef) and isinstance(parents.get(owner), cst.Module):
         return f"{owner.name.value}.{func.name.value}"
     return ""
-
-
-def _enclosing_function(parents: Any, node: Any) -> Optional[cst.FunctionDef]:
-    cur = parents.get(node)
-    while cur is not None and not isinstance(cur, cst.FunctionDef):
-        cur = parents.get(cur)
-    return cur
 
 
 def _callers_hand_carrier(rule: Any, func: cst.FunctionDef, index: int, param: str, route: CarrierRoute,
@@ -572,8 +565,6 @@ def _scaling_method_handed_on(rule: Any, owner: cst.ClassDef, attribute: str) ->
         parent = rule.parents.get(node)
         if isinstance(parent, cst.Call) and parent.func is node:
             continue
-        from ._amp_sites import enclosing_function
-
         assign = parent if isinstance(parent, cst.Assign) else None
         func = enclosing_function(rule.parents, node)
         shown = (f"`{code_of(assign).strip()}`" if assign is not None

@@ -37,7 +37,7 @@ import libcst as cst
 
 from ._amp_mirrored_step import chain_tests, scale_clause
 from ._edits import code_of
-from ._tree import assignment_targets, walk
+from ._tree import assignment_targets, enclosing_function, walk
 
 #: a found step: the call, the ``else`` the new clause goes before, the test (sibling's names)
 SiblingStep = Tuple[cst.Call, cst.Else, cst.BaseExpression]
@@ -81,7 +81,7 @@ def sibling_steps(
         if not steps:
             return [], why, []
         found += [s for s in steps if all(s[0] is not f[0] for f in found)]
-    return found, "", [c for c in dict.fromkeys(_enclosing(parents, call) for call in calls) if c is not None]
+    return found, "", [c for c in dict.fromkeys(enclosing_function(parents, call) for call in calls) if c is not None]
 
 
 def _owner(parents: Any, func: cst.FunctionDef) -> Optional[Any]:
@@ -162,7 +162,7 @@ def _callee(parents: Any, call: cst.Call, owner: Any) -> Optional[cst.FunctionDe
     """The function of ``owner`` that ``call`` runs: ``self.<name>(...)`` in a plain method
     of the same class, ``<name>(...)`` in a top-level function."""
     func = call.func
-    caller = _enclosing(parents, call)
+    caller = enclosing_function(parents, call)
     if caller is None or _owner(parents, caller) is not owner:
         return None
     if isinstance(owner, cst.ClassDef):
@@ -174,13 +174,6 @@ def _callee(parents: Any, call: cst.Call, owner: Any) -> Optional[cst.FunctionDe
     if isinstance(func, cst.Name):
         return _functions(owner).get(func.value)
     return None
-
-
-def _enclosing(parents: Any, node: Any) -> Optional[cst.FunctionDef]:
-    cur = parents.get(node)
-    while cur is not None and not isinstance(cur, cst.FunctionDef):
-        cur = parents.get(cur)
-    return cur
 
 
 def _calls_of(rule: Any, func: cst.FunctionDef, owner: Any) -> List[cst.Call]:
@@ -274,7 +267,7 @@ def _after_call(
     block = parents.get(stmt)
     if not isinstance(block, cst.IndentedBlock):
         return [], ""
-    caller = _enclosing(parents, call)
+    caller = enclosing_function(parents, call)
     passed = _arguments(call, params)
     if passed is None or caller is None:
         return [], ""
@@ -352,7 +345,7 @@ def _sibling(
         last = parents.get(else_node)
         if not (
             isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(else_node, cst.Else)
-            and isinstance(last, cst.If) and _enclosing(parents, step) is sibling
+            and isinstance(last, cst.If) and enclosing_function(parents, step) is sibling
         ):
             return [], f"{code_of(step)} in {label} is not alone in the else of an if-chain"
         if any(isinstance(n, (cst.For, cst.While)) for n in _ancestors(parents, last, sibling)):

@@ -53,7 +53,7 @@ from ._early_returns import early_return_ok
 from ._edits import code_of
 from ._torch_version import old_torch_branch
 from ._namespace_gate import statements_naming
-from ._tree import inside, module_code, names_spelled, walk, walk_of
+from ._tree import enclosing_function, inside, module_code, names_spelled, walk, walk_of
 
 AMP = "apex.amp"
 GRADSCALER_NAMES = frozenset(
@@ -503,10 +503,6 @@ def enclosing(parents, node: cst.CSTNode, kinds) -> Optional[cst.CSTNode]:
         if isinstance(cur, kinds):
             return cur
     return None
-
-
-def enclosing_function(parents: Any, node: Any) -> Any:
-    return enclosing(parents, node, cst.FunctionDef)  # type: ignore[return-value]
 
 
 def class_of_method(parents: Any, func: Any) -> Any:

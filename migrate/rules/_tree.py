@@ -228,6 +228,14 @@ def assignment_targets(node: Any) -> List[Any]:
     return []
 
 
+def enclosing_function(parents: Any, node: Any) -> Any:
+    """The innermost function definition holding ``node``, or None (``Any``: callers test it)."""
+    cur = parents.get(node)
+    while cur is not None and not isinstance(cur, cst.FunctionDef):
+        cur = parents.get(cur)
+    return cur
+
+
 def inside(parents: Any, node: Any, outer: Any) -> bool:
     """Whether ``outer`` is an ancestor of ``node`` (not ``node`` itself) in the parent
     links ``parents``."""
