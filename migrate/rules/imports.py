@@ -32,6 +32,7 @@ from libcst.helpers import get_full_name_for_node
 from ._amp_carrier import is_reference
 from ._amp_param_rename import renamed_scaler_parameters
 from ._apex_path import only_class_tests_with_twin, only_dead_reads_left
+from ._twin_branches import only_reads_behind_twin_import
 from ._amp_rule import AmpRule
 from ._metadata import QualifiedNameProvider
 from ._amp_sites import AMP, enclosing_function, globals_bound_to, plain_read, walk
@@ -169,6 +170,8 @@ class ImportsRule(AmpRule):
                 and not only_dead_reads_left(module, self.parents.get, binding, target)
                 and not only_class_tests_with_twin(module, self.parents.get, binding, target)
             ):
+                if self._drop_twin_branch_import(module, stmt, imp, binding, target):
+                    continue
                 if not self._drop_pyprof_switches(imp, binding, target):
                     self._report_dead_guard(stmt, imp, binding, target)
                     self._report_moved_out(imp, target)
@@ -429,6 +432,29 @@ class ImportsRule(AmpRule):
             self.report(node, "APX104", message, severity="error")
         else:
             self.todo(node, "APX104", message, severity="error")
+
+    def _drop_twin_branch_import(self, module: cst.Module, stmt: Any, imp: Any, binding: str, target: str) -> bool:
+        """Delete ``from apex.parallel import X`` in one branch of an ``if`` whose other branch
+        imports torch's twin before every read left (``_twin_branches``); the import visitors
+        cannot, as scope analysis gives those reads to both imports."""
+        if not (
+            isinstance(stmt, cst.SimpleStatementLine)
+            and len(stmt.body) == 1
+            and isinstance(imp, cst.ImportFrom)
+            and len(imp.names) == 1  # type: ignore[arg-type]
+            and only_reads_behind_twin_import(module, self.parents.get, binding, target)
+        ):
+            return False
+        self._close_gap(stmt)
+        self._drop_star(stmt)
+        self.report(
+            imp,
+            "APX101",
+            f"unused import of {target} removed (the other branch imports torch's class for its reads)",
+            fixed=True,
+            severity="info",
+        )
+        return True
 
     def _drop_star(self, stmt: Any) -> None:
         """Delete an unused star import (the import visitors cannot); the last statement of
@@ -1684,6 +1710,47 @@ def wrap(net, local_rank):
     return net
 """,
         codes=("APX101", "APX103", "APX601"),
+    ),
+    Example(
+        # apex's DDP imported in one branch of an `if`, torch's under the same name in the
+        # other (Hugging Face's distillation Distiller): once the call on apex's branch is
+        # torch's, every read left follows the other branch's own import, so apex's import
+        # goes (scope analysis gave those reads to both imports and kept it, unreported)
+        "ddp-imported-per-branch-with-its-torch-twin-goes-native",
+        before="""\
+import torch.nn as nn
+
+
+def wrap(student, fp16, local_rank):
+    if fp16:
+        from apex.parallel import DistributedDataParallel
+
+        student = DistributedDataParallel(student)
+    else:
+        from torch.nn.parallel import DistributedDataParallel
+
+        student = DistributedDataParallel(student, device_ids=[local_rank], find_unused_parameters=True)
+    return student
+""",
+        after="""\
+import torch.nn as nn
+
+
+def wrap(student, fp16, local_rank):
+    if fp16:
+        student = nn.parallel.DistributedDataParallel(
+            student,
+            device_ids=[local_rank],
+            output_device=local_rank,
+            broadcast_buffers=False,
+        )
+    else:
+        from torch.nn.parallel import DistributedDataParallel
+
+        student = DistributedDataParallel(student, device_ids=[local_rank], find_unused_parameters=True)
+    return student
+""",
+        codes=("APX101", "APX601"),
     ),
     Example(
         # apex's DDP behind a guard whose except branch imports torch's under the same name,
