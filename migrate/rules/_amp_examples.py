@@ -4725,6 +4725,210 @@ def main():
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
+    # the device of a method is not read from a global the script binds only under its
+    # `__main__` guard: a process mp.spawn starts imports the module without running that block,
+    # so `args` is unbound in `train` there (x-lxmert's trainer gave autocast
+    # `torch.device(args.gpu)`, the constructor's parameter, in a method that has none)
+    Example(
+        "device-not-read-from-a-global-bound-only-under-the-main-guard",
+        before="""\
+import torch
+import torch.multiprocessing as mp
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, args, model, optimizer):
+        self.args = args
+        self.model = model.to(args.gpu)
+        self.optimizer = optimizer
+        self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def train(self, loader):
+        for batch in loader:
+            loss = self.model(batch).mean()
+            self.optimizer.zero_grad()
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+
+
+def main_worker(gpu, args):
+    args.gpu = gpu
+    model = torch.nn.Linear(8, 1)
+    Trainer(args, model, torch.optim.SGD(model.parameters(), lr=0.1)).train(make_loader(args))
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    mp.spawn(main_worker, nprocs=args.world_size, args=(args,))
+""",
+        after="""\
+import torch
+import torch.multiprocessing as mp
+
+
+class Trainer:
+    def __init__(self, args, model, optimizer):
+        self.args = args
+        self.model = model.to(args.gpu)
+        self.optimizer = optimizer
+        self.scaler = torch.amp.GradScaler(torch.device(args.gpu).type)
+
+    def train(self, loader):
+        for batch in loader:
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = self.model(batch).mean()
+            self.optimizer.zero_grad()
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+
+
+def main_worker(gpu, args):
+    args.gpu = gpu
+    model = torch.nn.Linear(8, 1)
+    Trainer(args, model, torch.optim.SGD(model.parameters(), lr=0.1)).train(make_loader(args))
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    mp.spawn(main_worker, nprocs=args.world_size, args=(args,))
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    # the device of a method is not read from a global the script binds only under its
+    # `__main__` guard: a process mp.spawn starts imports the module without running that block,
+    # so `args` is unbound in `train` there (x-lxmert's trainer gave autocast
+    # `torch.device(args.gpu)`, the constructor's parameter, in a method that has none)
+    Example(
+        "device-not-read-from-a-global-bound-only-under-the-main-guard",
+        before="""\
+import torch
+import torch.multiprocessing as mp
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, args, model, optimizer):
+        self.args = args
+        self.model = model.to(args.gpu)
+        self.optimizer = optimizer
+        self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def train(self, loader):
+        for batch in loader:
+            loss = self.model(batch).mean()
+            self.optimizer.zero_grad()
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+
+
+def main_worker(gpu, args):
+    args.gpu = gpu
+    model = torch.nn.Linear(8, 1)
+    Trainer(args, model, torch.optim.SGD(model.parameters(), lr=0.1)).train(make_loader(args))
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    mp.spawn(main_worker, nprocs=args.world_size, args=(args,))
+""",
+        after="""\
+import torch
+import torch.multiprocessing as mp
+
+
+class Trainer:
+    def __init__(self, args, model, optimizer):
+        self.args = args
+        self.model = model.to(args.gpu)
+        self.optimizer = optimizer
+        self.scaler = torch.amp.GradScaler(torch.device(args.gpu).type)
+
+    def train(self, loader):
+        for batch in loader:
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = self.model(batch).mean()
+            self.optimizer.zero_grad()
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+
+
+def main_worker(gpu, args):
+    args.gpu = gpu
+    model = torch.nn.Linear(8, 1)
+    Trainer(args, model, torch.optim.SGD(model.parameters(), lr=0.1)).train(make_loader(args))
+
+
+if __name__ == "__main__":
+    args = parse_args()
+    mp.spawn(main_worker, nprocs=args.world_size, args=(args,))
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    # the initialize in a `try` whose handler leaves (vokenization's xmatching: `except
+    # Exception: print(e); return`) inside `if args.fp16:`: past the try it ran, so the scaler
+    # is created after the `if` with its test as switch; it was created inside the try, with
+    # autocast always on, so `--fp16` off trained in float16 and then found no scaler
+    Example(
+        "initialize-in-a-try-whose-handler-returns-keeps-its-if-as-switch",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    if args.fp16:
+        try:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        except Exception as e:
+            print(e)
+            return
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if args.fp16:
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 5.0)
+        else:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    if args.fp16:
+        try:
+            pass
+        except Exception as e:
+            print(e)
+            return
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX322"),
+    ),
     # the forward pass in a sibling `with` block (profiling ranges), the backward in another:
     # the search leaves plain `with` blocks, and autocast wraps the forward's
     Example(

@@ -11,6 +11,7 @@ import libcst as cst
 from libcst.metadata import BuiltinScope, GlobalScope
 
 from ._edits import code_of
+from ._tree import walk
 
 
 def bound_at(
@@ -38,7 +39,13 @@ def bound_at(
             if parent is owner:
                 return False
             if isinstance(home, GlobalScope):
-                return True  # read from a function: the module binding exists when it runs
+                # read from a function: the module binding exists when it runs, unless the
+                # script binds it only under its ``__main__`` guard (a process that imports
+                # the module, as multiprocessing's spawn does, never runs that block) and the
+                # function does not read it already (then it needed that block before too)
+                return _reads(parent, name) or any(
+                    isinstance(a.scope, GlobalScope) and not _under_main_guard(a.node, parent_of) for a in assignments
+                )
         elif isinstance(parent, cst.For) and parent.body is current and target_binds(parent.target, name):
             return True
         elif isinstance(parent, cst.With) and parent.body is current:
@@ -50,6 +57,29 @@ def bound_at(
         if parent is owner:
             return False
         current, parent = parent, parent_of(parent)
+    return False
+
+
+def _reads(func: cst.FunctionDef | cst.Lambda, name: str) -> bool:
+    """``func`` reads ``name`` itself (not as ``x.name`` or a keyword)."""
+    skip = set()
+    for node in walk(func):
+        if isinstance(node, cst.Attribute):
+            skip.add(id(node.attr))
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            skip.add(id(node.keyword))
+    return any(isinstance(n, cst.Name) and n.value == name and id(n) not in skip for n in walk(func))
+
+
+def _under_main_guard(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], Optional[cst.CSTNode]]) -> bool:
+    """``node`` lies in the body of a module-level ``if __name__ == "__main__":``."""
+    child, current = node, parent_of(node)
+    while current is not None:
+        if isinstance(current, cst.If) and current.body is child and isinstance(parent_of(current), cst.Module):
+            test = code_of(current.test).replace("'", '"').replace(" ", "")
+            if test in ('__name__=="__main__"', '"__main__"==__name__'):
+                return True
+        child, current = current, parent_of(current)
     return False
 
 
