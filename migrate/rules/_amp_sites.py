@@ -1622,6 +1622,9 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
         if loop is not None:
             anchor = cur = loop
             continue
+        if exiting_try(owner, block):
+            anchor = cur = owner  # past the try the initialize ran: the scaler goes after it
+            continue
         if isinstance(owner, cst.If) and owner.body is block and not is_main_guard(parents, owner):
             guards.insert(0, owner.test)
             anchor = owner
@@ -3019,6 +3022,22 @@ def is_main_guard(parents, node: Any) -> bool:
     return any(isinstance(x, cst.Name) and x.value == "__name__" for x in sides) and any(
         string_value(x) == "__main__" for x in sides
     )
+
+
+def exiting_try(owner: Any, block: Any) -> bool:
+    """``owner`` is a ``try:`` whose body is ``block`` and whose every ``except`` handler ends
+    in a ``return`` or ``raise`` (``try: model, opt = amp.initialize(...)`` / ``except
+    Exception: print(e); return``), without ``finally``: code after it runs only once the
+    body ran to its end."""
+    if not (isinstance(owner, cst.Try) and owner.body is block and owner.handlers and owner.finalbody is None):
+        return False
+    for handler in owner.handlers:
+        body = handler.body
+        last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
+        small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+        if not isinstance(small, (cst.Return, cst.Raise)):
+            return False
+    return True
 
 
 def ifs_around(parents, stmt: Any) -> List[cst.If]:

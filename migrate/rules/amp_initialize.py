@@ -41,6 +41,7 @@ from ._amp_sites import (
     code_of,
     enclosing,
     enclosing_function,
+    exiting_try,
     is_main_guard,
     names_in,
     self_name,
@@ -481,6 +482,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                 break  # the script itself: the scaler is created inside it
             if info.module_scaler and availability_try(owner, block):
                 anchor = cur = owner  # its module-level GradScaler is set on every path (APX250)
+                continue
+            if exiting_try(owner, block):
+                anchor = cur = owner  # past the try the initialize ran: the scaler goes after it
                 continue
             if isinstance(owner, cst.If) and owner.body is block:
                 top, taken, earlier = owner, [(owner.test, False)], []

@@ -252,6 +252,13 @@ LAYOUTS: Dict[str, dict] = {
     # no forward pass next to the scale_loss); O0 is fp32 without loss scaling
     "r62_guarded_forward": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                 metric="loss", native=[], fallbacks=[]),
+    # amp.initialize in a try under --fp16 whose handler prints and returns (vokenization's
+    # xmatching): the GradScaler goes after the if, switched by --fp16 (before: created inside
+    # the try with autocast always on, so --fp16 0, the default, ran its forward in float16
+    # and then found no scaler)
+    "r87_initialize_in_exiting_try": dict(launcher="train.py", amp=["--fp16", "1"], fp32=["--fp16", "1", "--opt-level", "O0"],
+                                          steps=24, metric="loss", native=[], fallbacks=[],
+                                          branches={"off": ["--fp16", "0"]}),
     "r61_setup_returns_early": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                     metric="loss", native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
     "r39_own_scaler_beside_apex": dict(launcher="train.py", amp=[], fp32=["--fp16", "0", "--amp", "0"], steps=24,
