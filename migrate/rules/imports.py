@@ -265,12 +265,21 @@ class ImportsRule(AmpRule):
             if owner.orelse is not None and not dead_else:
                 continue
             if set(block.body) <= stmts and not self._has_effects(owner.test):
-                self.edits.replace(owner, [])
+                self.edits.replace(owner, self._lines_to_next)
                 around = self.parents.get(owner)
                 if isinstance(around, cst.IndentedBlock) and len(around.body) > 1 and around.body[0] is owner:
                     self._amend(around.body[1], _without_opening_blanks)
             elif dead_else:
                 self.edits.replace(owner, lambda upd: [upd.with_changes(orelse=None)])
+
+    def _lines_to_next(self, updated: Any) -> List[Any]:
+        """Nothing in place of an emptied ``if``: the comments above it (a section comment,
+        commented-out code) lead the next statement, as ``_keep_neighbouring_comments`` keeps
+        those of a removed import (blank lines alone go with the ``if``, as before)."""
+        kept = kept_leading(updated.leading_lines)
+        if any(line.comment is not None for line in kept):
+            self.edits.lead_next(kept)
+        return []
 
     def _dead_fallback(self, owner: cst.If, stmts: Set[cst.CSTNode]) -> bool:
         """``if c: from apex import amp ... else: amp = None``, the import removed and the
@@ -1710,6 +1719,64 @@ def wrap(net, local_rank):
     return net
 """,
         codes=("APX101", "APX103", "APX601"),
+    ),
+    Example(
+        # `if args.fp16:` emptied by the migration (its guarded apex import and its initialize
+        # gone) goes, and the comments above it stay on the next statement: vokenization's
+        # run_glue.py lost its commented-out checkpoint loading there
+        "comments-above-an-emptied-fp16-if-stay",
+        before="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    # Check if saved optimizer states exist
+    #if os.path.isfile("optimizer.pt"):
+        #optimizer.load_state_dict(torch.load("optimizer.pt"))
+
+    if args.fp16:
+        try:
+            from apex import amp
+        except ImportError:
+            raise ImportError("Please install apex")
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.fp16_opt_level)
+
+    for x in loader:
+        loss = model(x).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    # Check if saved optimizer states exist
+    #if os.path.isfile("optimizer.pt"):
+        #optimizer.load_state_dict(torch.load("optimizer.pt"))
+
+    use_amp = bool(args.fp16 and args.fp16_opt_level != "O0")
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX301", "APX311"),
     ),
     Example(
         # apex's DDP imported in one branch of an `if`, torch's under the same name in the
