@@ -929,6 +929,12 @@ class _Reader(FastNodeVisitor):
         )
 
 
+def import_reader(summary: ModuleSummary) -> _Reader:
+    """A reader of ``summary``'s file whose import visitors fill ``summary.imports`` and
+    ``summary.star_imports`` as the whole walk does (``import_heads``)."""
+    return _Reader(summary)
+
+
 def _constructed(value: Optional[ast.AST]) -> Optional[str]:
     """``C(...)`` or ``C(...).to(device)``: the name ``C``; ``C.load(...)``: ``C.load`` (an
     instance of ``C`` when ``load`` is one of its ``class_factories``)."""
