@@ -172,7 +172,9 @@ def test_find_through_files_left_out_gives_what_their_summaries_give(tmp_path, m
         path.write_text(textwrap.dedent(text))
     indexed = {str(tmp_path / n) for n in ("train.py", "lib/core.py")}
     by_path = {p: summarise(p, p, Path(p).read_bytes()) for p in sorted(indexed)}
-    unindexed = {str(tmp_path / n): (n, (tmp_path / n).read_bytes()) for n in REPOSITORY if str(tmp_path / n) not in indexed}
+    unindexed = {
+        str(tmp_path / n): (n, (tmp_path / n).read_bytes()) for n in REPOSITORY if str(tmp_path / n) not in indexed
+    }
     importer = str(tmp_path / "train.py")
     questions = [
         (module, name, anywhere, stars)
