@@ -16,24 +16,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 #: node class -> its fields (``_fields``), read once per class
 _FIELDS: Dict[type, Tuple[str, ...]] = {}
-#: the classes of the nodes the parser shares between all their uses (``ast.Load()``, the
-#: operators): no walk of the index looks for them, and a shared node has no one parent
-_SHARED = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
-#: value class -> whether it is a node to list (a node class, not a shared one)
-_LISTED: Dict[type, bool] = {}
-
-
-def _is_node(value: object) -> bool:
-    kind = type(value)
-    listed = _LISTED.get(kind)
-    if listed is None:
-        listed = _LISTED[kind] = issubclass(kind, ast.AST) and not issubclass(kind, _SHARED)
-    return listed
-
-
-#: fields that never hold a node to list, in any class (names, flags, ``ctx``)
+#: fields that never hold a node to list, in any class: names and flags, and the fields
+#: holding the nodes the parser shares between all their uses (``ast.Load()`` in ``ctx``,
+#: the operators in ``op`` and ``ops``): no walk of the index looks for those, and a shared
+#: node has no one parent; every other value that is a node is listed
 _PLAIN_FIELDS = frozenset(
-    {"ctx", "id", "attr", "module", "level", "conversion", "is_async", "type_comment", "asname", "tag"}
+    {"ctx", "op", "ops", "id", "attr", "module", "level", "conversion", "is_async", "type_comment", "asname", "tag"}
 )
 
 
@@ -57,22 +45,25 @@ class NodeTable:
         parent_index: List[int] = []
         parents: Dict[ast.AST, ast.AST] = {}
         stack: List[Tuple[ast.AST, int]] = [(tree, -1)]
-        pop, push = stack.pop, stack.append
+        pop, push, listed, up_of, field_sets = stack.pop, stack.append, nodes.append, parent_index.append, _FIELDS.get
+        AST = ast.AST
         while stack:
             node, up = pop()
             here = len(nodes)
-            nodes.append(node)
-            parent_index.append(up)
+            listed(node)
+            up_of(up)
             kind = type(node)
-            fields = _FIELDS.get(kind)
+            fields = field_sets(kind)
             if fields is None:
                 fields = _FIELDS[kind] = _node_fields(kind)
             children: List[ast.AST] = []
             for name in fields:
                 value = getattr(node, name, None)
                 if type(value) is list:
-                    children.extend(item for item in value if _is_node(item))
-                elif value is not None and _is_node(value):
+                    for item in value:  # names of ``global``, a dict's ``**`` (None): no nodes
+                        if isinstance(item, AST):
+                            children.append(item)
+                elif isinstance(value, AST):
                     children.append(value)
             for child in reversed(children):
                 parents[child] = node
@@ -136,6 +127,10 @@ class FastNodeVisitor(ast.NodeVisitor):
             method = _DISPATCH[key] = getattr(key[0], "visit_" + key[1].__name__, key[0].generic_visit)
         return method(self, node)
 
+    def visit_Constant(self, node: ast.Constant) -> None:
+        """Nothing below a constant: the stdlib's own method looks for the deprecated
+        ``visit_Num``, ``visit_Str`` ... on every constant (no subclass defines those)."""
+
     def generic_visit(self, node: ast.AST) -> None:
         kind = type(node)
         fields = _FIELDS.get(kind)
@@ -145,7 +140,7 @@ class FastNodeVisitor(ast.NodeVisitor):
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
-                    if _is_node(item):
+                    if isinstance(item, ast.AST):
                         self.visit(item)
-            elif value is not None and _is_node(value):
+            elif isinstance(value, ast.AST):
                 self.visit(value)

@@ -40,21 +40,24 @@ def handed_calls(table: NodeTable) -> Dict[str, List[HandedArgs]]:
     # nodes are every node of the file, so no call is missed
     for scope in [table.nodes[0]] + [n for n in table.nodes if isinstance(n, SCOPE_NODES)]:
         statements = table.own_nodes(scope)
-        bindings = _bindings(scope, statements, table)
+        bindings: Optional[Dict[str, List[Optional[ast.expr]]]] = None  # read at the first name handed
         for node in statements:
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
                 continue
             root = _receiver_root(node.func.value)
             if root is None:
                 continue
+            if bindings is None and any(_handed_name(a, root) for a in node.args + [k.value for k in node.keywords]):
+                bindings = _bindings(scope, statements, table)
             args: List[Tuple[str, bool]] = []
             for index, arg in enumerate(node.args):
                 if isinstance(arg, ast.Starred):
                     args.append(("*", False))
                     break
-                args.append((str(index), _fed(arg, root, bindings)))
+                args.append((str(index), bindings is not None and _fed(arg, root, bindings)))
             for keyword in node.keywords:
-                args.append((keyword.arg or "**", keyword.arg is not None and _fed(keyword.value, root, bindings)))
+                args.append((keyword.arg or "**", keyword.arg is not None and bindings is not None
+                             and _fed(keyword.value, root, bindings)))
             found.setdefault(node.func.attr, []).append(tuple(args))
     return found
 
@@ -102,7 +105,9 @@ def _receiver_root(node: ast.expr) -> Optional[str]:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _fed(arg: ast.expr, root: str, bindings: Dict[str, List[Optional[ast.expr]]]) -> bool:
+def _handed_name(arg: ast.expr, root: str) -> Optional[ast.Name]:
+    """The name ``arg`` hands on as it is (``x``, ``x.clone()``, ``x.detach()``), but the
+    receiver ``root``; None for anything else (not forward's output, whatever the bindings)."""
     while (
         isinstance(arg, ast.Call)
         and isinstance(arg.func, ast.Attribute)
@@ -112,8 +117,15 @@ def _fed(arg: ast.expr, root: str, bindings: Dict[str, List[Optional[ast.expr]]]
     ):
         arg = arg.func.value
     if not isinstance(arg, ast.Name) or arg.id == root:
+        return None
+    return arg
+
+
+def _fed(arg: ast.expr, root: str, bindings: Dict[str, List[Optional[ast.expr]]]) -> bool:
+    name = _handed_name(arg, root)
+    if name is None:
         return False
-    values = bindings.get(arg.id, [])
+    values = bindings.get(name.id, [])
     return bool(values) and all(value is not None and _is_forward_of(value, root) for value in values)
 
 

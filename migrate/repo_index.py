@@ -399,8 +399,11 @@ def _absolute(node: ast.ImportFrom, path: str) -> Optional[str]:
 class _Reader(FastNodeVisitor):
     """Fills one summary in a single walk of the tree."""
 
-    def __init__(self, summary: ModuleSummary) -> None:
+    def __init__(self, summary: ModuleSummary, table: Optional[NodeTable] = None) -> None:
         self.s = summary
+        #: the file's nodes (the methods' uses of ``self`` are read off it); needed to visit
+        #: a tree's methods, not its imports alone
+        self.table = table
         self.owner = MODULE_LEVEL
         self.method = ""
         #: module-level names that denote the amp module, and names bound to one of its members
@@ -473,7 +476,12 @@ class _Reader(FastNodeVisitor):
         return self.local_amp_names[-1] if self.local_amp_names else self.amp_names
 
     def _is_amp(self, name: str) -> bool:
-        return name in self.amp_names or any(name in scope for scope in self.local_amp_names)
+        if name in self.amp_names:
+            return True
+        for scope in self.local_amp_names:
+            if name in scope:
+                return True
+        return False
 
     # --- definitions ----------------------------------------------------------------------
 
@@ -496,15 +504,18 @@ class _Reader(FastNodeVisitor):
             self.generic_visit(node)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self.s.identifiers.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
-        self.s.bound_names.update(a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg))
+        under = self.table.under(node.args) if self.table is not None else ast.walk(node.args)
+        parameters = [a.arg for a in under if isinstance(a, ast.arg)]
+        self.s.identifiers.update(parameters)
+        self.s.bound_names.update(parameters)
         outer, self.branches = self.branches, ()
         self.local_amp_names.append(set())
         if self.owner in self.s.classes and not self.method:
             self.method = node.name
             self.method_params = [a.arg for a in node.args.posonlyargs + node.args.args]
             if self.method_params:
-                handed, supers = _self_uses(node, self.method_params[0])
+                assert self.table is not None
+                handed, supers = _self_uses(node, self.method_params[0], self.table)
                 if handed:
                     self.s.self_handed.add((self.owner, node.name))
                 if supers:
@@ -580,7 +591,8 @@ class _Reader(FastNodeVisitor):
             }
             if decorated:
                 self.s.decorated_methods[node.name] = decorated
-            if not _init_chained(node):
+            assert self.table is not None
+            if not _init_chained(node, self.table):
                 self.s.unchained_inits.add(node.name)
             self.s.class_members[node.name] = class_members(node)
             attr = wrapped_attribute(node)
@@ -720,9 +732,10 @@ class _Reader(FastNodeVisitor):
         if isinstance(func, ast.Name) and func.id == "super" and node.args and isinstance(node.args[0], ast.Name):
             self.super_args.add(node.args[0])
         # the callee itself is visited as a call, not as an escaping reference
-        for child in ast.iter_child_nodes(node):
-            if child is not func:
-                self.visit(child)
+        for argument in node.args:
+            self.visit(argument)
+        for keyword in node.keywords:
+            self.visit(keyword)
         if not isinstance(func, ast.Name):
             self.callees.add(func)
             self.visit(func)
@@ -929,6 +942,12 @@ class _Reader(FastNodeVisitor):
         )
 
 
+def import_reader(summary: ModuleSummary) -> _Reader:
+    """A reader of ``summary``'s file whose import visitors fill ``summary.imports`` and
+    ``summary.star_imports`` as the whole walk does (``import_heads``)."""
+    return _Reader(summary)
+
+
 def _constructed(value: Optional[ast.AST]) -> Optional[str]:
     """``C(...)`` or ``C(...).to(device)``: the name ``C``; ``C.load(...)``: ``C.load`` (an
     instance of ``C`` when ``load`` is one of its ``class_factories``)."""
@@ -957,17 +976,24 @@ def _same_names(item: ast.Name, models: Sequence[ast.AST]) -> bool:
     return len(models) == 1 and isinstance(models[0], ast.Name) and models[0].id == item.id
 
 
-def _self_uses(method: ast.AST, me: str) -> Tuple[bool, Set[str]]:
+def _self_uses(method: ast.AST, me: str, table: NodeTable) -> Tuple[bool, Set[str]]:
     """Whether ``method`` uses its first parameter ``me`` other than as ``me.x`` or in
     ``super(C, me)`` (anywhere in its body, nested functions included), and the methods it
-    calls through ``super()``."""
-    parents: Dict[ast.AST, ast.AST] = {}
+    calls through ``super()`` (``table``: the nodes of its file)."""
+    parents = table.parents
     handed, supers = False, set()
     for statement in getattr(method, "body", []):
-        for node in ast.walk(statement):
-            for child in ast.iter_child_nodes(node):
-                parents[child] = node
-            if (
+        for node in table.under(statement):
+            if isinstance(node, ast.Name):
+                if node.id != me:
+                    continue
+                parent = parents.get(node)
+                if isinstance(parent, ast.Attribute) and parent.value is node:
+                    continue
+                if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "super":
+                    continue
+                handed = True
+            elif (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
                 and isinstance(node.func.value, ast.Call)
@@ -975,18 +1001,10 @@ def _self_uses(method: ast.AST, me: str) -> Tuple[bool, Set[str]]:
                 and node.func.value.func.id == "super"
             ):
                 supers.add(node.func.attr)
-    for node, parent in parents.items():
-        if not (isinstance(node, ast.Name) and node.id == me):
-            continue
-        if isinstance(parent, ast.Attribute) and parent.value is node:
-            continue
-        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "super":
-            continue
-        handed = True
     return handed, supers
 
 
-def _init_chained(cls: ast.ClassDef) -> bool:
+def _init_chained(cls: ast.ClassDef, table: NodeTable) -> bool:
     """Whether ``cls`` has no ``__init__`` of its own, or one that calls a base's
     (``super().__init__(...)``, ``Base.__init__(self, ...)``)."""
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
@@ -994,7 +1012,7 @@ def _init_chained(cls: ast.ClassDef) -> bool:
         return True
     return any(
         isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
-        for n in ast.walk(init)
+        for n in table.under(init)
     )
 
 
@@ -1353,10 +1371,10 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     if tree is None:
         return None
     summary = ModuleSummary(path, shown, scale_loss_named=names_scale_loss(source))
-    reader = _Reader(summary)
+    table = NodeTable(tree)
+    reader = _Reader(summary, table)
     reader.visit(tree)
     summary.amp_local_calls = reader.amp_local_calls()
-    table = NodeTable(tree)
     _functions(table, summary)
     summary.framework = read_framework_facts(tree, summary.imports)
     if any(marker in source for marker in RUNTIME_IMPORT_MARKERS):
@@ -1412,6 +1430,8 @@ class ModuleResolver:
     def __init__(self, paths: Iterable[str], roots: Sequence[str]) -> None:
         self.files = {os.path.abspath(p) for p in paths}
         self.roots = [os.path.abspath(r if os.path.isdir(r) else os.path.dirname(r) or ".") for r in roots]
+        #: (module, importer) -> its candidates: the plan asks the same questions many times
+        self._found: Dict[Tuple[str, str], List[str]] = {}
 
     def _search_dirs(self, importer: str) -> List[str]:
         dirs = [os.path.dirname(os.path.abspath(importer))]
@@ -1434,6 +1454,12 @@ class ModuleResolver:
         import finds depends on ``sys.path``)."""
         if not module:
             return []
+        key = (module, importer)
+        if key not in self._found:
+            self._found[key] = self._candidates(module, importer)
+        return list(self._found[key])
+
+    def _candidates(self, module: str, importer: str) -> List[str]:
         relative = module.replace(".", os.sep)
         found = []
         for directory in self._search_dirs(importer):

@@ -41,6 +41,7 @@ from .bound_plan import add_bound_routes
 from .clip_loop_notes import add_clip_loop_notes
 from .holder_route import HolderEdit
 from .processor_plan import add_processor_routes
+from .import_heads import ImportHead, import_head
 from .launcher_importers import importer_refusal
 from .launcher_scripts import not_a_script, on_the_shim
 from .module_scaler_plan import imported_files, module_scaler_route, reader_route
@@ -438,6 +439,7 @@ class _Definitions:
         self.unindexed = unindexed
         self.resolver = resolver
         self.read: Dict[str, Optional[ModuleSummary]] = {}
+        self.heads: Dict[str, Optional[ImportHead]] = {}
         self.resolved: Dict[str, Optional[ModuleSummary]] = {}
         self._naming: Dict[str, FrozenSet[str]] = {}
         self.raw_by_path = by_path
@@ -460,6 +462,17 @@ class _Definitions:
             shown, source = self.unindexed[path]
             self.read[path] = summarise(path, shown, source)
         return self.read[path]
+
+    def _head(self, path: str) -> Optional[ImportHead]:
+        """The import head of ``path`` (``import_heads``) where it answers ``find_at`` as its
+        summary would and the summary is not read yet: a file the index left out that
+        parses and star-imports nothing (a star import may bind any name, after a def too)."""
+        if path in self.by_path or path in self.read or path not in self.unindexed:
+            return None
+        if path not in self.heads:
+            self.heads[path] = import_head(path, self.unindexed[path][1])
+        head = self.heads[path]
+        return head if head is not None and not head.star_imports else None
 
     def naming(self, word: str) -> FrozenSet[str]:
         """The files the index left out whose text holds ``word``, searched once per run."""
@@ -496,6 +509,15 @@ class _Definitions:
         for hop in range(self.HOPS):
             if hop:
                 target = self.resolver.resolve(module, importer)
+            head = self._head(target) if target is not None else None
+            if head is not None:
+                if name in head.definitions:
+                    return (target, name) if anywhere else None
+                if name not in head.imports or not head.imports[name][1]:
+                    return None
+                module, name = head.imports[name]
+                importer = target
+                continue
             summary = self.summary(target) if target is not None else None
             if summary is None:
                 return None

@@ -210,8 +210,9 @@ class Walker:
         probe = path + "/" if is_dir else path
         return any(probe in ignored for ignored in self._ignored.values())
 
-    def _add_file(self, path: str, result: WalkResult) -> None:
-        real = os.path.realpath(path)
+    def _add_file(self, path: str, result: WalkResult, real: Optional[str] = None) -> None:
+        """``path``, unless its real path (``real`` when known) was added already."""
+        real = real or os.path.realpath(path)
         if real in self._seen_files:
             return
         self._seen_files.add(real)
@@ -278,7 +279,8 @@ class Walker:
                     continue
                 if self._ignored and self._is_ignored(path, False):
                     continue
-                self._add_file(path, result)
+                # a file that is no link lies where its directory really is
+                self._add_file(path, result, None if entry.is_symlink() else os.path.join(ancestors[-1], entry.name))
 
 
 def walk(paths: Sequence[str], exclude: Sequence[str] = (), use_gitignore: bool = True) -> WalkResult:

@@ -92,3 +92,55 @@ def test_the_fast_visitor_visits_what_the_stdlib_one_does():
     slow.visit(tree)
     fast.visit(tree)
     assert fast.seen == slow.seen and "total" in fast.seen
+
+
+#: fields whose lists hold more than nodes: names (``global``), a dict's ``**`` (None), a
+#: comparison's operators, a class pattern's keyword names
+MIXED = '''\
+def f(a, *b, c=1, **d):
+    global g
+    x = {**a, "k": 1 < a <= 2, "n": not a and -a or a + 1}
+    x += 1
+    match x:
+        case Point(1, y=2) | {"k": 3, **rest}:
+            pass
+    return f"{x!r:>{a}}"
+'''
+
+
+def test_the_table_and_the_fast_visitor_list_every_node_but_the_shared_ones_on_real_code():
+    from pathlib import Path
+
+    class Every(FastNodeVisitor):
+        def __init__(self):
+            self.seen = []
+
+        def visit(self, node):
+            self.seen.append(node)
+            return super().visit(node)
+
+    root = Path(__file__).resolve().parents[2] / "migrate"
+    for text in [MIXED] + [p.read_text() for p in sorted(root.glob("*.py"))[:40]]:
+        tree = ast.parse(text)
+        table = NodeTable(tree)
+        every = Every()
+        every.visit(tree)
+        # constants are visited, nothing below them
+        assert [id(n) for n in every.seen] == [id(n) for n in table.nodes]
+        assert sorted(map(id, table.nodes)) == sorted(map(id, _listed(ast.walk(tree))))
+        for node in table.nodes:
+            for child in _listed(list(ast.iter_child_nodes(node))):
+                assert table.parents[child] is node
+
+
+def test_the_plan_is_built_without_cyclic_collections_and_the_collector_comes_back(monkeypatch):
+    import gc
+
+    from migrate import pipeline
+    from migrate.settings import Settings
+
+    seen = []
+    monkeypatch.setattr(pipeline, "_plan", lambda *args: seen.append(gc.isenabled()))
+    assert gc.isenabled()
+    pipeline.migrate_repository([("a.py", b"x = 1\n")], ["/r/a.py"], Settings(), 1, ["/r"])
+    assert seen == [False] and gc.isenabled()

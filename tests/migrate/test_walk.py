@@ -95,6 +95,17 @@ def test_symlinked_directories_are_walked_once_and_loops_reported(tmp_path):
     assert [f.code for f in result.findings] == ["APX009"]
 
 
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_a_file_reached_twice_is_walked_once(tmp_path):
+    """By a link to it, and through a linked directory given beside its real one (a file's
+    real path is its real directory's path and its name unless it is a link itself)."""
+    touch(tmp_path, "real/a.py")
+    os.symlink("a.py", tmp_path / "real" / "b.py")
+    os.symlink("real", tmp_path / "alias")
+    result = walk([str(tmp_path / "alias"), str(tmp_path / "real"), str(tmp_path / "real" / "a.py")])
+    assert names(result, tmp_path) == ["alias/a.py"]
+
+
 def test_vendored_apex_detection(tmp_path):
     (tmp_path / "apex" / "amp").mkdir(parents=True)
     assert is_vendored_apex(str(tmp_path / "apex"), ["amp"])
