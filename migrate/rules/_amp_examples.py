@@ -1691,6 +1691,63 @@ class TrainStep:
 
 EXAMPLES: List[Example] = [
     Example(
+        # the GradScaler kept on self takes no name a base class above sets on its instance,
+        # whatever that class calls its first parameter (``this.scaler`` would be overwritten)
+        "scaler-on-self-avoids-a-base-attribute-set-through-another-first-parameter-name",
+        before="""\
+import torch
+from apex import amp
+
+
+class BaseTrainer:
+    def __init__(this):
+        this.scaler = 2.0
+
+    def report(this, loss):
+        return loss * this.scaler
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, optimizer):
+        super().__init__()
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def step(self, x):
+        loss = self.model(x).sum()
+        with amp.scale_loss(loss, self.optimizer) as scaled:
+            scaled.backward()
+        self.optimizer.step()
+        return self.report(loss)
+""",
+        after="""\
+import torch
+
+
+class BaseTrainer:
+    def __init__(this):
+        this.scaler = 2.0
+
+    def report(this, loss):
+        return loss * this.scaler
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, optimizer):
+        super().__init__()
+        self.model, self.optimizer = model, optimizer
+        self.grad_scaler = torch.amp.GradScaler("cuda")
+
+    def step(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).sum()
+        self.grad_scaler.scale(loss).backward()
+        self.grad_scaler.step(self.optimizer)
+        self.grad_scaler.update()
+        return self.report(loss)
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # a parameter already named scaler: the one that held apex.amp keeps its name
         "amp-parameter-kept-where-scaler-is-a-parameter-already",
         before="""\

@@ -1106,6 +1106,293 @@ def main(args, batches):
 
 REPOSITORY_EXAMPLES: List[Example] = [
     Example(
+        # the inheritance route's GradScaler on self takes no name a base of the launcher's
+        # class in another file reads or sets (Logged's self.scaler is the same instance's)
+        "inherited-scaler-avoids-the-attributes-of-a-base-in-another-file",
+        before="""\
+# file: trainers/__init__.py
+# file: trainers/logs.py
+class Logged:
+    def __init__(self):
+        self.scaler = 1.0
+
+    def shown(self, loss):
+        return loss * self.scaler
+# file: trainers/base.py
+import torch
+from apex import amp
+
+from .logs import Logged
+
+
+class Trainer(Logged):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def setup(self):
+        self.net, self.optimizer = amp.initialize(self.net, self.optimizer, opt_level="O1")
+
+    def fit(self, batches):
+        self.setup()
+        return [self.step(x, y) for x, y in batches]
+# file: trainers/plain.py
+import torch
+from apex import amp
+
+from .base import Trainer
+
+
+class PlainTrainer(Trainer):
+    def step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled:
+            scaled.backward()
+        self.optimizer.step()
+        return self.shown(loss.item())
+""",
+        after="""\
+# file: trainers/__init__.py
+# file: trainers/logs.py
+class Logged:
+    def __init__(self):
+        self.scaler = 1.0
+
+    def shown(self, loss):
+        return loss * self.scaler
+# file: trainers/base.py
+import torch
+
+from .logs import Logged
+
+
+class Trainer(Logged):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def setup(self):
+        self.grad_scaler = torch.amp.GradScaler("cuda")
+
+    def fit(self, batches):
+        self.setup()
+        return [self.step(x, y) for x, y in batches]
+# file: trainers/plain.py
+import torch
+
+from .base import Trainer
+
+
+class PlainTrainer(Trainer):
+    def step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.grad_scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.optimizer.zero_grad()
+        self.grad_scaler.scale(loss).backward()
+        self.grad_scaler.step(self.optimizer)
+        self.grad_scaler.update()
+        return self.shown(loss.item())
+""",
+        codes=("APX101", "APX201", "APX209", "APX239", "APX301", "APX311"),
+    ),
+    Example(
+        # the launcher puts the GradScaler on an instance built before the initialize (APX248)
+        # under a name no class of its family uses: a class above it in the same file sets
+        # self.scaler, a base in another file self.grad_scaler, on that same instance
+        "attached-scaler-avoids-the-attributes-of-the-class-family",
+        before="""\
+# file: main.py
+from apex import amp
+
+from fitter import Fitter
+
+
+def main(model, loader, fp16):
+    fitter = Fitter(model, loader)
+    if fp16:
+        fitter.model, fitter.optimizer = amp.initialize(fitter.model, fitter.optimizer, opt_level="O1")
+    fitter.fit()
+# file: logs.py
+class Logger:
+    def __init__(self):
+        self.grad_scaler = 10.0
+
+    def show(self, loss):
+        print(loss * self.grad_scaler)
+# file: fitter.py
+import torch
+from apex import amp
+
+from logs import Logger
+
+
+class Scaled(Logger):
+    def __init__(self):
+        super().__init__()
+        self.scaler = 2.0
+
+
+class Fitter(Scaled):
+    def __init__(self, model, loader):
+        super().__init__()
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            self.train_one_epoch()
+            self.save("ckpt.pth")
+
+    def train_one_epoch(self):
+        for x in self.loader:
+            loss = self.model(x).sum() * self.scaler
+            self.optimizer.zero_grad()
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+            self.show(loss)
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "amp": amp.state_dict()}, path)
+""",
+        after="""\
+# file: main.py
+from fitter import Fitter
+import torch
+
+
+def main(model, loader, fp16):
+    fitter = Fitter(model, loader)
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    fitter.amp_scaler = scaler
+    fitter.fit()
+# file: logs.py
+class Logger:
+    def __init__(self):
+        self.grad_scaler = 10.0
+
+    def show(self, loss):
+        print(loss * self.grad_scaler)
+# file: fitter.py
+import torch
+
+from logs import Logger
+
+
+class Scaled(Logger):
+    def __init__(self):
+        super().__init__()
+        self.scaler = 2.0
+
+
+class Fitter(Scaled):
+    def __init__(self, model, loader):
+        super().__init__()
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            self.train_one_epoch()
+            self.save("ckpt.pth")
+
+    def train_one_epoch(self):
+        for x in self.loader:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.amp_scaler.is_enabled()):
+                loss = self.model(x).sum() * self.scaler
+            self.optimizer.zero_grad()
+            self.amp_scaler.scale(loss).backward()
+            self.amp_scaler.step(self.optimizer)
+            self.amp_scaler.update()
+            self.show(loss)
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "amp": self.amp_scaler.state_dict()}, path)
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX248', 'APX301', 'APX311', 'APX401'),
+    ),
+    Example(
+        # the GradScaler kept on self takes no attribute name the class family uses in other
+        # files: the base's self.scaler and a subclass's self.grad_scaler are the same instance's
+        "scaler-on-self-avoids-the-attributes-of-bases-and-subclasses-in-other-files",
+        before="""\
+# file: base.py
+class BaseTrainer:
+    def __init__(self):
+        self.scaler = 2.0
+
+    def report(self, loss):
+        return loss * self.scaler
+# file: train.py
+import torch
+from apex import amp
+
+from base import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, optimizer):
+        super().__init__()
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def step(self, x):
+        loss = self.model(x).sum()
+        with amp.scale_loss(loss, self.optimizer) as scaled:
+            scaled.backward()
+        self.optimizer.step()
+        return self.report(loss)
+# file: logged.py
+from train import Trainer
+
+
+class LoggedTrainer(Trainer):
+    def log(self):
+        return self.grad_scaler
+""",
+        after="""\
+# file: base.py
+class BaseTrainer:
+    def __init__(self):
+        self.scaler = 2.0
+
+    def report(self, loss):
+        return loss * self.scaler
+# file: train.py
+import torch
+
+from base import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, optimizer):
+        super().__init__()
+        self.model, self.optimizer = model, optimizer
+        self.amp_scaler = torch.amp.GradScaler("cuda")
+
+    def step(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).sum()
+        self.amp_scaler.scale(loss).backward()
+        self.amp_scaler.step(self.optimizer)
+        self.amp_scaler.update()
+        return self.report(loss)
+# file: logged.py
+from train import Trainer
+
+
+class LoggedTrainer(Trainer):
+    def log(self):
+        return self.grad_scaler
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # mmgeneration's runner: its own GradScaler (self.loss_scaler) serves the torch.cuda.amp
         # path, apex.amp the other; amp.initialize is in another file.  The apex state it loads
         # is not that scaler's: the load keeps apex.amp with the true reason (before, it became
