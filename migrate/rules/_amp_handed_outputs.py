@@ -32,6 +32,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from ._amp_device import optimizer_device
 from ._amp_sites import AmpFile, ScaleLossSite, assigned_names, class_of_method, code_of, enclosing, heirs
 from ._amp_sites import self_name, walk
 from ._tree import is_docstring
@@ -110,9 +111,7 @@ def handed_output_spans(rule: Any, site: ScaleLossSite, info: AmpFile) -> Tuple[
         # the callers run on the device of what that optimizer steps (``_amp_device``)
         devices = rule.__dict__.setdefault("handed_devices", {})
         for caller in by_caller:
-            devices.setdefault(
-                caller, f'{self_name(caller)}.{opt.attr.value}.param_groups[0]["params"][0].device.type'
-            )
+            devices.setdefault(caller, optimizer_device(f"{self_name(caller)}.{opt.attr.value}"))
     if not rule._inside_autocast(prefix[0]):
         spans.append((prefix, func))
     return spans, ""

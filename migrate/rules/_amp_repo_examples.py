@@ -5580,14 +5580,14 @@ class GAN(torch.nn.Module):
 
     def train_step(self, real, noise, opt_g, opt_d, scalers):
         opt_d.zero_grad()
-        with torch.autocast(next(self.parameters()).device.type, dtype=torch.float16, enabled=scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for p in self.parameters()), "cuda"), dtype=torch.float16, enabled=scalers[0].is_enabled()):
             fake = self.generator(noise)
             loss_d = self.discriminator(fake.detach()).mean() - self.discriminator(real).mean()
         scalers[0].scale(loss_d).backward()
         scalers[0].step(opt_d)
         scalers[0].update()
         opt_g.zero_grad()
-        with torch.autocast(next(self.parameters()).device.type, dtype=torch.float16, enabled=scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for p in self.parameters()), "cuda"), dtype=torch.float16, enabled=scalers[0].is_enabled()):
             loss_g = -self.discriminator(fake).mean()
         scalers[1].scale(loss_g).backward()
         scalers[1].step(opt_g)
@@ -9019,7 +9019,7 @@ class HalfStepper(PlainStepper):
     def step(self):
         import runner
         x, y = next(self.batches)
-        with torch.autocast(self.optimizer.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=runner.scaler.is_enabled()):
+        with torch.autocast(next((p.device.type for g in self.optimizer.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=runner.scaler.is_enabled()):
             loss = torch.nn.functional.mse_loss(self.net(x), y)
         self.optimizer.zero_grad()
         runner.scaler.scale(loss).backward()
@@ -9041,7 +9041,7 @@ class Runner:
         global scaler
         optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
         use_amp = bool(half)
-        scaler = torch.amp.GradScaler(next((net[0] if isinstance(net, list) else net).parameters()).device.type, enabled=use_amp)
+        scaler = torch.amp.GradScaler(next((p.device.type for p in (net[0] if isinstance(net, list) else net).parameters()), "cuda") if use_amp else "cuda", enabled=use_amp)
         self.stepper = (HalfStepper if half else PlainStepper)(net, batches, optimizer)
 
     def run(self, steps):
@@ -9227,7 +9227,7 @@ def init_amp(models, optimizers, options):
         else (float(amp_loss_scale), 10**9)
     )
     use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
-    grad_scalers = [torch.amp.GradScaler(next((models[0] if isinstance(models, list) else models).parameters()).device.type, init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
+    grad_scalers = [torch.amp.GradScaler(next((p.device.type for p in (models[0] if isinstance(models, list) else models).parameters()), "cuda") if use_amp else "cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
     for loss_id_scaler in grad_scalers:
         loss_id_scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     return models, optimizers
@@ -9246,7 +9246,7 @@ class Regressor(torch.nn.Module):
         self.net = torch.nn.Linear(4, 1)
 
     def train_step(self, batch, optimizer, use_amp=False):
-        with torch.autocast(optimizer.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in optimizer.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
             loss = self.net(batch).pow(2).mean()
         optimizer.zero_grad()
         if use_amp:
@@ -13145,7 +13145,7 @@ def build(cfg, net_G, net_D):
     opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
     opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
     use_amp = cfg.opt_level != "O0"
-    grad_scalers = [torch.amp.GradScaler(next(net_G.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    grad_scalers = [torch.amp.GradScaler(next((p.device.type for p in net_G.parameters()), "cuda") if use_amp else "cuda", enabled=use_amp) for _ in range(2)]
     return net_G, net_D, opt_G, opt_D
 # file: trainer.py
 import torch
@@ -13186,7 +13186,7 @@ class BaseTrainer:
 
     def gen_update(self, data):
         self.opt_G.zero_grad()
-        with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in self.opt_G.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
             loss = self.gen_forward(data)
         setup_nets.grad_scalers[0].scale(loss).backward()
         self.norm = unscaled_norm(self.net_G, 0)
@@ -13195,7 +13195,7 @@ class BaseTrainer:
 
     def dis_update(self, data):
         self.opt_D.zero_grad()
-        with torch.autocast(self.opt_D.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in self.opt_D.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
             loss = self.dis_forward(data)
         setup_nets.grad_scalers[1].scale(loss).backward()
         setup_nets.grad_scalers[1].step(self.opt_D)
@@ -13460,7 +13460,7 @@ def apex_amp_initialize(models, optimizers, init_args=None, mode="gan"):
             else (float(amp_loss_scale), 10**9)
         )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
-        grad_scalers = [torch.amp.GradScaler(next((models[0] if isinstance(models, list) else models).parameters()).device.type, init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
+        grad_scalers = [torch.amp.GradScaler(next((p.device.type for p in (models[0] if isinstance(models, list) else models).parameters()), "cuda") if use_amp else "cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
         for loss_id_scaler in grad_scalers:
             loss_id_scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
         optimizers["generator"] = _optimizers[0]
@@ -13530,7 +13530,7 @@ import torch
 class GAN(nn.Module):
     def train_step(self, batch, optimizer, loss_scaler=None, use_apex_amp=False):
         optimizer["discriminator"].zero_grad()
-        with torch.autocast(optimizer["discriminator"].param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in optimizer["discriminator"].param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
             loss_disc = F.softplus(-self.discriminator(batch)).mean()
         if loss_scaler:
             loss_scaler.scale(loss_disc).backward()
@@ -13547,7 +13547,7 @@ class GAN(nn.Module):
             optimizer["discriminator"].step()
 
         optimizer["generator"].zero_grad()
-        with torch.autocast(optimizer["generator"].param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in optimizer["generator"].param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
             loss_gen = F.softplus(-self.discriminator(self.generator(batch))).mean()
         if loss_scaler:
             loss_scaler.scale(loss_gen).backward()
@@ -13887,7 +13887,7 @@ def initialize_optimizer(model, lr, use_amp=None):
     global scaler
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     amp_enabled = bool((use_amp and AMP_AVAILABLE) and use_amp != "O0")
-    scaler = torch.amp.GradScaler(next((model[0] if isinstance(model, list) else model).parameters()).device.type, enabled=amp_enabled)
+    scaler = torch.amp.GradScaler(next((p.device.type for p in (model[0] if isinstance(model, list) else model).parameters()), "cuda") if amp_enabled else "cuda", enabled=amp_enabled)
     return model, optimizer
 # file: trainer.py
 import torch
@@ -13964,7 +13964,7 @@ def initialize_optimizer(model, lr, use_amp=None):
     global scaler
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     amp_enabled = bool((use_amp and AMP_AVAILABLE) and use_amp != "O0")
-    scaler = torch.amp.GradScaler(next((model[0] if isinstance(model, list) else model).parameters()).device.type, enabled=amp_enabled)
+    scaler = torch.amp.GradScaler(next((p.device.type for p in (model[0] if isinstance(model, list) else model).parameters()), "cuda") if amp_enabled else "cuda", enabled=amp_enabled)
     return model, optimizer
 # file: trainer.py
 import torch
@@ -14260,7 +14260,7 @@ def create_model(opt, netG, netD):
     optimizer_G = torch.optim.Adam(netG.parameters(), lr=opt.lr)
     optimizer_D = torch.optim.Adam(netD.parameters(), lr=opt.lr)
     use_amp = opt.amp != "O0"
-    grad_scalers = [torch.amp.GradScaler(next(netG.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    grad_scalers = [torch.amp.GradScaler(next((p.device.type for p in netG.parameters()), "cuda") if use_amp else "cuda", enabled=use_amp) for _ in range(2)]
     return netG, netD, optimizer_G, optimizer_D
 # file: loss_collector.py
 import torch.nn.functional as F
@@ -14269,7 +14269,7 @@ import torch
 
 
 def loss_backward(opt, net, batch, target, optimizer, loss_id):
-    with torch.autocast(optimizer.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=models.grad_scalers is not None and models.grad_scalers[0].is_enabled()):
+    with torch.autocast(next((p.device.type for g in optimizer.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=models.grad_scalers is not None and models.grad_scalers[0].is_enabled()):
         loss = F.mse_loss(net(batch), target)
     optimizer.zero_grad()
     if opt.amp != "O0":
@@ -15787,7 +15787,7 @@ import torch
 
 class TrainStep:
     def __call__(self, task, x, y):
-        with torch.autocast(task.optimizer.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=ssl_task.grad_scalers is not None and ssl_task.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in task.optimizer.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=ssl_task.grad_scalers is not None and ssl_task.grad_scalers[0].is_enabled()):
             loss = ((task.model(x) - y) ** 2).mean()
         self.run_backward(task, loss)
         task.run_hooks()
@@ -16063,7 +16063,7 @@ def build(cfg, net_G, net_D):
     opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
     opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
     use_amp = cfg.opt_level != "O0"
-    grad_scalers = [torch.amp.GradScaler(next(net_G.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    grad_scalers = [torch.amp.GradScaler(next((p.device.type for p in net_G.parameters()), "cuda") if use_amp else "cuda", enabled=use_amp) for _ in range(2)]
     return net_G, net_D, opt_G, opt_D
 # file: vid2vid.py
 import torch
@@ -16082,18 +16082,18 @@ class Trainer:
     def gen_update(self, data):
         fake = None
         for t in range(len(data[0])):
-            with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            with torch.autocast(next((p.device.type for g in self.opt_G.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
                 x, y = self.frame(data, t)
                 fake = self.net_G(x)
                 pred_fake, pred_real = self.net_D(fake.detach()), self.net_D(y)
             self.dis_losses(pred_fake, pred_real)
-            with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            with torch.autocast(next((p.device.type for g in self.opt_G.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
                 pred_fake = self.net_D(fake)
             self.gen_losses(x, y, fake, pred_fake)
 
     def gen_losses(self, x, y, fake, pred_fake):
         self.opt_G.zero_grad()
-        with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in self.opt_G.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
             loss = F.softplus(-pred_fake).mean() + F.l1_loss(self.perceptual(fake), self.perceptual(y))
         setup_nets.grad_scalers[0].scale(loss).backward()
         setup_nets.grad_scalers[0].step(self.opt_G)
@@ -16101,7 +16101,7 @@ class Trainer:
 
     def dis_losses(self, pred_fake, pred_real):
         self.opt_D.zero_grad()
-        with torch.autocast(self.opt_D.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in self.opt_D.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
             loss = F.softplus(pred_fake).mean() + F.softplus(-pred_real).mean()
         setup_nets.grad_scalers[1].scale(loss).backward()
         setup_nets.grad_scalers[1].step(self.opt_D)
@@ -16428,7 +16428,7 @@ def build(cfg, net_G, net_D):
     opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
     opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
     use_amp = cfg.opt_level != "O0"
-    grad_scalers = [torch.amp.GradScaler(next(net_G.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    grad_scalers = [torch.amp.GradScaler(next((p.device.type for p in net_G.parameters()), "cuda") if use_amp else "cuda", enabled=use_amp) for _ in range(2)]
     return net_G, net_D, opt_G, opt_D
 # file: trainer.py
 import torch
@@ -16443,7 +16443,7 @@ class Trainer:
 
     def gen_update(self, data):
         x, y = data
-        with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in self.opt_G.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
             fake = self.net_G(x)
             loss = F.softplus(-self.net_D(fake)).mean()
         setup_nets.grad_scalers[0].scale(loss).backward()
