@@ -197,6 +197,9 @@ class ModuleSummary:
     decorated_methods: Dict[str, Set[str]] = field(default_factory=dict)
     #: attributes ``X`` of a method's first parameter stepped there (``self.X.step(...)``)
     self_steps: Set[str] = field(default_factory=set)
+    #: (class, method) of the methods that call a ``backward``, a ``step`` or a
+    #: ``scale_loss`` of anything (nested functions included)
+    stepping_methods: Set[Tuple[str, str]] = field(default_factory=set)
     #: calls of imported functions given ``amp`` itself as an argument
     amp_arguments: List[AmpArgument] = field(default_factory=list)
     #: top-level function -> its positional parameters in order, then its keyword-only ones
@@ -677,6 +680,8 @@ class _Reader(FastNodeVisitor):
             and not self._is_amp(func.value.id)
         ):
             self.name_scales.append((func.value.id, self.owner, self.method, node.lineno))
+        if self.method and isinstance(func, ast.Attribute) and func.attr in ("backward", "step", "scale_loss"):
+            self.s.stepping_methods.add((self.owner, self.method))
         if (
             self.method_params
             and isinstance(func, ast.Attribute)

@@ -30,6 +30,7 @@ from .built_route import built_route
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers, users_of, walked_files
 from .factory_callers import CallerEdit, caller_edit
 from .family_names import family_attribute_names, family_attributes
+from .stepping_methods import stepping_methods
 from .framework_plan import framework_route, module_level_note
 from .glue_plan import GlueRefusal, GlueRoute, glue_route
 from .heir_plan import add_heir_routes
@@ -301,6 +302,9 @@ class FilePlan:
     #: another file deriving from one of this file's classes using amp, or one they derive
     #: from, reads or sets as an attribute (``family_names``)
     family_attributes: Tuple[str, ...] = ()
+    #: with ``handed_calls``: the methods of its scaling classes' family that may reach a
+    #: backward or a step (``stepping_methods``): the callers' autocast regions stop there
+    stepping_methods: Tuple[str, ...] = ()
 
     @property
     def reader_access(self) -> str:
@@ -349,6 +353,7 @@ class FilePlan:
             parser_factories=self.parser_factories,
             step_heir_refusal=self.step_heir_refusal,
             family_attributes=self.family_attributes,
+            stepping_methods=self.stepping_methods,
         )
 
 
@@ -1698,6 +1703,9 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
         _add_reader_route(plan, by_path, definitions)
     _add_handed_calls(plan, by_path, unindexed, definitions)
     _drop_routes_through_unedited_files(plan, by_path)
+    for path, known in list(plan.files.items()):
+        if known.handed_calls and path in by_path:
+            plan.files[path] = replace(known, stepping_methods=stepping_methods(path, by_path, definitions))
     for path, names in family_attributes(by_path, definitions).items():
         plan.files[path] = replace(plan.files.get(path, FilePlan()), family_attributes=names)
     return plan
