@@ -14655,13 +14655,19 @@ def autocast_function(dtype):
             if not torch.is_autocast_enabled():
                 return fn(*args, **kwargs)
 
-            def cast(value):
-                if torch.is_tensor(value) and value.is_cuda and value.is_floating_point():
-                    return value.to(dtype)
-                return value
+            def floating(value):  # a float tensor, or a list/tuple of nothing else
+                if isinstance(value, (list, tuple)):
+                    return all(floating(v) for v in value)
+                return torch.is_tensor(value) and value.is_floating_point()
+
+            def cast(value):  # CUDA tensors only, lists and tuples keep their type
+                if isinstance(value, (list, tuple)):
+                    return type(value)(cast(v) for v in value)
+                return value.to(dtype) if value.is_cuda else value
 
             with torch.autocast("cuda", enabled=False):
-                return fn(*[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
+                return fn(*[cast(a) if floating(a) else a for a in args],
+                          **{k: cast(v) if floating(v) else v for k, v in kwargs.items()})
 
         return wrapper
 
@@ -15141,13 +15147,19 @@ def autocast_function(dtype):
             if not torch.is_autocast_enabled():
                 return fn(*args, **kwargs)
 
-            def cast(value):
-                if torch.is_tensor(value) and value.is_cuda and value.is_floating_point():
-                    return value.to(dtype)
-                return value
+            def floating(value):  # a float tensor, or a list/tuple of nothing else
+                if isinstance(value, (list, tuple)):
+                    return all(floating(v) for v in value)
+                return torch.is_tensor(value) and value.is_floating_point()
+
+            def cast(value):  # CUDA tensors only, lists and tuples keep their type
+                if isinstance(value, (list, tuple)):
+                    return type(value)(cast(v) for v in value)
+                return value.to(dtype) if value.is_cuda else value
 
             with torch.autocast("cuda", enabled=False):
-                return fn(*[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
+                return fn(*[cast(a) if floating(a) else a for a in args],
+                          **{k: cast(v) if floating(v) else v for k, v in kwargs.items()})
 
         return wrapper
 
