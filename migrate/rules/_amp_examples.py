@@ -1691,6 +1691,69 @@ class TrainStep:
 
 EXAMPLES: List[Example] = [
     Example(
+        # FARM's shape: the loop is in the caller, backward_propagate(loss, step) scales every
+        # loss it is handed and steps only when a test on its parameter holds: the GradScaler's
+        # growth pace changes as for an accumulation boundary in the loop (APX314, a warning)
+        "accumulation-boundary-on-a-parameter-of-the-scaling-method-warns-of-the-growth-pace",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, grad_acc_steps, use_amp):
+        self.model, self.optimizer, self.grad_acc_steps = model, optimizer, grad_acc_steps
+        self.use_amp = use_amp
+        if use_amp:
+            self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def train(self, batches):
+        for step, batch in enumerate(batches):
+            loss = self.model(batch).sum()
+            self.backward_propagate(loss, step)
+
+    def backward_propagate(self, loss, step):
+        if self.use_amp:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if step % self.grad_acc_steps == 0:
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, grad_acc_steps, use_amp):
+        self.model, self.optimizer, self.grad_acc_steps = model, optimizer, grad_acc_steps
+        self.use_amp = use_amp
+        if use_amp:
+            self.model, self.optimizer = model, optimizer
+        amp_enabled = bool(use_amp)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+
+    def train(self, batches):
+        for step, batch in enumerate(batches):
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = self.model(batch).sum()
+            self.backward_propagate(loss, step)
+
+    def backward_propagate(self, loss, step):
+        if self.use_amp:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if step % self.grad_acc_steps == 0:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            self.optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX314"),
+    ),
+    Example(
         # the GradScaler kept on self takes no name a base class above sets on its instance,
         # whatever that class calls its first parameter (``this.scaler`` would be overwritten)
         "scaler-on-self-avoids-a-base-attribute-set-through-another-first-parameter-name",
