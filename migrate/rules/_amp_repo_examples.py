@@ -2655,7 +2655,7 @@ class AmpStepper:
             self.scaler.update()
             self.model.zero_grad()
 """,
-        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311'),
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311', 'APX314'),
     ),
     # the same with the stepper in a local name of the function that initializes
     Example(
@@ -5985,8 +5985,8 @@ class EpochBasedRunnerAmp(EpochBasedRunner):
         if "amp" in checkpoint:
             load_scaler_state(self.grad_scaler, checkpoint["amp"])
 """,
-        codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX225", "APX226", "APX301", "APX311", "APX325",
-               "APX401", "APX402"),
+        codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX225", "APX226", "APX301", "APX311", "APX314",
+               "APX325", "APX401", "APX402"),
     ),
     # the same shape with the runner built by calling its class (Video-Swin-Transformer,
     # sweep6): ``Runner = EpochBasedRunnerAmp; runner = Runner(model, optimizer=...)`` on the
@@ -6202,7 +6202,7 @@ def test_lr_hook(model, optimizer, tmp_path):
         model=model, optimizer=optimizer, work_dir=str(tmp_path)))
     runner.register_lr_hook(dict(policy="step", step=[1]))
 """,
-        codes=("APX101", "APX103", "APX201", "APX225", "APX226", "APX301", "APX311", "APX325", "APX402"),
+        codes=("APX101", "APX103", "APX201", "APX225", "APX226", "APX301", "APX311", "APX314", "APX325", "APX402"),
     ),
     # the losses are scaled in a function another file only reads (SimpleCV hands its
     # amp_backward to the launcher as a value): the shim stays, and the reason says so (it
@@ -8939,7 +8939,7 @@ class StepHook(OptimizerHook):
             self.scaler.update()
             runner.optimizer.zero_grad()
 """,
-        codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX247", "APX301", "APX311", "APX325"),
+        codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX247", "APX301", "APX311", "APX314", "APX325"),
     ),
     # the same with a processor that takes **kwargs (no switch can be added to it, provably):
     # the hook's loss is the runner's output, which nothing puts under autocast; both files
@@ -13932,7 +13932,7 @@ def main(model, batches, use_amp):
     model, optimizer = initialize_optimizer(model, 0.1, use_amp=use_amp)
     Trainer(model, optimizer, grad_acc_steps=2, use_amp=use_amp).train(batches)
 """,
-        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX252", "APX301", "APX311", "APX321"),
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX252", "APX301", "APX311", "APX314", "APX321"),
     ),
     Example(
         # the clip in a method of its own, called after either backward: the analysis names no
@@ -14013,7 +14013,7 @@ def main(model, batches, use_amp):
     model, optimizer = initialize_optimizer(model, 0.1, use_amp=use_amp)
     Trainer(model, optimizer, grad_acc_steps=2, use_amp=use_amp).train(batches)
 """,
-        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX252", "APX301", "APX311", "APX327"),
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX252", "APX301", "APX311", "APX314", "APX327"),
     ),
     Example(
         # the flag is set in another method too: it may differ between the backwards that add
