@@ -51,13 +51,15 @@ def used_only_as_base(
     item: Def, by_path: Dict[str, ModuleSummary], outside_callers: Callable[[str, str], list], definitions
 ) -> Optional[str]:
     """None when the other files use the class ``item`` only as a base class (each indexed
-    file importing it, and none of the files the index left out refers to it); else why not."""
+    file importing it names it only as a class's base: it calls it nowhere and stores, passes
+    or returns it nowhere, and none of the files the index left out refers to it); else why
+    not."""
     path, name = item
     for other_path, other in by_path.items():
         for local, (module, attr) in other.imports.items():
             if attr and definitions.find(module, attr, other_path, anywhere=True) == item:
                 bases = {b for bs in other.class_bases.values() for b in bs}
-                if local in other.called_names or local not in bases:
+                if local in other.called_names or local not in bases or local in other.valued:
                     return f"{name} is used in {other.shown} other than as a base class"
     outside = outside_callers(name, path)
     if outside:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Dict, List, Set, Tuple
 
+from .family_names import family_attribute_names
 from .repo_index import ModuleSummary
 
 Def = Tuple[str, str]
@@ -55,7 +56,9 @@ def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set[str]
             plan.files[launcher] = replace(plan.files.get(launcher, FilePlan()), refusal=reason)
             continue
         members = [launcher] + heirs
-        used: Set[str] = set()
+        # the attribute is the instance's: no file of the class family (bases above the
+        # launcher's class included) may read or set one of that name
+        used: Set[str] = family_attribute_names([base], by_path, definitions)
         for path in members:
             used |= by_path[path].identifiers
         scaler = next((n for n in SCALER_PARAM_NAMES if n not in used), "apexcompat_grad_scaler")

@@ -151,8 +151,9 @@ def _ancestors(heir: Def, definitions) -> Union[str, Set[Def]]:
 
 
 def _only_derived(path: str, item: Def, definitions) -> bool:
-    """The file ``path`` imports the class ``item`` by name, calls it nowhere, and names it
-    as the base of a class (as the indexed files are read by ``used_only_as_base``)."""
+    """The file ``path`` imports the class ``item`` by name, calls it nowhere, uses it as no
+    value, and names it as the base of a class (as the indexed files are read by
+    ``used_only_as_base``)."""
     summary = definitions.summary(path)
     if summary is None:
         return False
@@ -161,7 +162,7 @@ def _only_derived(path: str, item: Def, definitions) -> bool:
         local for local, (module, attr) in summary.imports.items()
         if attr == item[1] and definitions.find(module, attr, path, anywhere=True) == item
     ]
-    return bool(names) and all(n in bases and n not in summary.called_names for n in names)
+    return bool(names) and all(n in bases and n not in summary.called_names | summary.valued for n in names)
 
 
 def _uses_amp(item: Def, definitions) -> bool:

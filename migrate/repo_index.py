@@ -172,6 +172,9 @@ class ModuleSummary:
     #: names referenced other than as a callee (passed on, stored, decorated, subclassed);
     #: after ``summarise``, only the file's own top-level defs and its imported names
     escaping: Set[str] = field(default_factory=set)
+    #: names referenced as a value: as ``escaping`` (before ``summarise`` narrows it), less
+    #: the names only written as a class's base (``registry["x"] = Base`` is one)
+    valued: Set[str] = field(default_factory=set)
     #: lines where ``amp`` itself is used as a value (passed on, stored)
     amp_values: List[int] = field(default_factory=list)
     #: of those, the lines of ``amp = None`` in an ``except`` handler: apex not installed,
@@ -194,6 +197,9 @@ class ModuleSummary:
     decorated_methods: Dict[str, Set[str]] = field(default_factory=dict)
     #: attributes ``X`` of a method's first parameter stepped there (``self.X.step(...)``)
     self_steps: Set[str] = field(default_factory=set)
+    #: (class, method) of the methods that call a ``backward``, a ``step`` or a
+    #: ``scale_loss`` of anything (nested functions included)
+    stepping_methods: Set[Tuple[str, str]] = field(default_factory=set)
     #: calls of imported functions given ``amp`` itself as an argument
     amp_arguments: List[AmpArgument] = field(default_factory=list)
     #: top-level function -> its positional parameters in order, then its keyword-only ones
@@ -425,6 +431,8 @@ class _Reader(FastNodeVisitor):
         self.callees: Set[ast.AST] = set()
         #: the class names given to ``super(Class, self)``
         self.super_args: Set[ast.AST] = set()
+        #: the Names written as the bases of a class (``class A(Base):``)
+        self.base_names: Set[ast.AST] = set()
         #: inside the body of a module-level ``if __name__ == "__main__":``
         self.main_guard = False
         #: how many statements bind ``__all__`` (one static assignment, or it is dynamic)
@@ -575,6 +583,7 @@ class _Reader(FastNodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.base_names.update(b for b in node.bases if isinstance(b, ast.Name))
         if self.owner == MODULE_LEVEL:
             self.s.plain_methods[node.name] = {
                 stmt.name
@@ -683,6 +692,8 @@ class _Reader(FastNodeVisitor):
             and not self._is_amp(func.value.id)
         ):
             self.name_scales.append((func.value.id, self.owner, self.method, node.lineno))
+        if self.method and isinstance(func, ast.Attribute) and func.attr in ("backward", "step", "scale_loss"):
+            self.s.stepping_methods.add((self.owner, self.method))
         if (
             self.method_params
             and isinstance(func, ast.Attribute)
@@ -852,6 +863,8 @@ class _Reader(FastNodeVisitor):
             self.s.super_named.add(node.id)
         elif isinstance(node.ctx, ast.Load):
             self.s.escaping.add(node.id)
+            if node not in self.base_names:
+                self.s.valued.add(node.id)
 
     def _module_member(self, node: ast.Attribute) -> bool:
         """``tf.train``, ``lgb.train(...)``: read off a module this file imports (``import m``)."""

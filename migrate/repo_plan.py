@@ -29,6 +29,8 @@ from .init_base_plan import base_words, initializing_heirs, kept_name, self_kept
 from .built_route import built_route
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers, users_of, walked_files
 from .factory_callers import CallerEdit, caller_edit
+from .family_names import family_attribute_names, family_attributes
+from .stepping_methods import stepping_methods
 from .framework_plan import framework_route, module_level_note
 from .glue_plan import GlueRefusal, GlueRoute, glue_route
 from .heir_plan import add_heir_routes
@@ -297,6 +299,13 @@ class FilePlan:
     #: in the home of the reader route: its initialize's num_losses comes in a ``**`` dict, so
     #: its list of GradScalers is sized from that dict when it runs
     losses_at_run_time: bool = False
+    #: names the rule may keep the GradScaler or its switch under on ``self`` that a class of
+    #: another file deriving from one of this file's classes using amp, or one they derive
+    #: from, reads or sets as an attribute (``family_names``)
+    family_attributes: Tuple[str, ...] = ()
+    #: with ``handed_calls``: the methods of its scaling classes' family that may reach a
+    #: backward or a step (``stepping_methods``): the callers' autocast regions stop there
+    stepping_methods: Tuple[str, ...] = ()
 
     @property
     def reader_access(self) -> str:
@@ -344,6 +353,8 @@ class FilePlan:
             overridden=self.overridden,
             parser_factories=self.parser_factories,
             step_heir_refusal=self.step_heir_refusal,
+            family_attributes=self.family_attributes,
+            stepping_methods=self.stepping_methods,
         )
 
 
@@ -1478,17 +1489,22 @@ def build_plan(
         counts = {s.num_losses for p in members for s in by_path[p].training_inits}
         losses[number] = counts.pop() if len(counts) == 1 else 1
     names: Dict[str, str] = {}
+    # a class the launcher puts the GradScaler on keeps it as an attribute of its instances:
+    # one no file of its class family reads or sets (its own included)
+    attached = {p: family_attribute_names([(p, c) for q, c in attach_of if q == p], by_path, definitions)
+                for p, _c in attach_of}
     for callee_path in (
         [d[0] for d in planned] + [d[0] for d in unreferenced] + [r[0] for _f, rs in factories.values() for r, _t in rs]
     ):
-        used = by_path[callee_path].identifiers
+        used = by_path[callee_path].identifiers | attached.get(callee_path, set())
         choices = SCALERS_PARAM_NAMES if losses[component[callee_path]] > 1 else SCALER_PARAM_NAMES
         names[callee_path] = next((n for n in choices if n not in used), "apexcompat_" + choices[-1])
     lent_access: Dict[str, List[Tuple[str, str, str]]] = {}
     for base, heirs in sorted(lent.items()):
         # one attribute for the base and every subclass that keeps the GradScaler on self
         group = sorted({base[0]} | {p for p, _n in heirs})
-        used = set().union(*(by_path[p].identifiers for p in group))
+        used = set().union(*(by_path[p].identifiers for p in group)) | family_attribute_names([base], by_path,
+                                                                                              definitions)
         choices = SCALERS_PARAM_NAMES if losses[component[base[0]]] > 1 else SCALER_PARAM_NAMES
         shared = next((n for n in choices if n not in used), "apexcompat_" + choices[-1])
         for member in group:
@@ -1709,6 +1725,11 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
         _add_reader_route(plan, by_path, definitions)
     _add_handed_calls(plan, by_path, unindexed, definitions)
     _drop_routes_through_unedited_files(plan, by_path)
+    for path, known in list(plan.files.items()):
+        if known.handed_calls and path in by_path:
+            plan.files[path] = replace(known, stepping_methods=stepping_methods(path, by_path, definitions))
+    for path, names in family_attributes(by_path, definitions).items():
+        plan.files[path] = replace(plan.files.get(path, FilePlan()), family_attributes=names)
     return plan
 
 

@@ -119,6 +119,28 @@ def device_type_at(rule: Any, node: Any, model_texts: Iterable[str]) -> str:
     )
 
 
+def parameters_device(module: str) -> str:
+    """The device type of the first parameter of ``module`` (an expression), ``"cuda"``
+    where it has none (``next(module.parameters())`` would raise StopIteration there)."""
+    return f"next((p.device.type for p in {module}.parameters()), {CUDA})"
+
+
+def optimizer_device(optimizer: str) -> str:
+    """The device type of the first parameter ``optimizer`` steps, ``"cuda"`` where it steps
+    none (its first group may be empty: ``param_groups[0]["params"][0]`` would raise)."""
+    return f'next((p.device.type for g in {optimizer}.param_groups for p in g["params"]), {CUDA})'
+
+
+def switched_device(device: str, enabled: str) -> str:
+    """``device`` for a GradScaler switched by ``enabled=``: where it reads the models
+    (``parameters_device``), only while amp is on (``"cuda"`` off, where apex's initialize
+    returned what it was given unchecked, which may be no module at all)."""
+    literal = enabled in ("True", "False")
+    if ".parameters()" not in device or not enabled or literal and enabled == "True":
+        return device
+    return CUDA if literal else f"{device} if {enabled} else {CUDA}"
+
+
 def _handed_device(rule: Any, node: Any) -> Optional[str]:
     """In a caller of a method that computes its loss from the outputs it is handed (APX253,
     ``_amp_handed_outputs``): the device of the first parameter the optimizer that method
@@ -168,7 +190,7 @@ def _module_method_device(rule: Any, node: Any) -> Optional[str]:
     if not any("torch.nn.Module" in rule.qualified_names(base.value) for base in cls.bases):
         return None
     me = func.params.params[0].name.value
-    return f"next({me}.parameters()).device.type"
+    return parameters_device(me)
 
 
 def _module_scaler_device(rule: Any, node: Any, models: List[str], scope: Any) -> Optional[str]:
@@ -196,11 +218,11 @@ def _module_scaler_device(rule: Any, node: Any, models: List[str], scope: Any) -
         ]
         first = next((m for m in models if m in params and m in listed), None)
         if first:
-            return f"next({first}.parameters()).device.type"
+            return parameters_device(first)
         # a parameter handed to amp.initialize as it is: a module or a list of them, as apex
         # took (it raised on anything else)
         given = next((m for m in models if m in params and m in _handed_whole(func)), None)
-        return f"next(({given}[0] if isinstance({given}, list) else {given}).parameters()).device.type" if given else None
+        return parameters_device(f"({given}[0] if isinstance({given}, list) else {given})") if given else None
     nodes = list(walk(func.body))
     start = nodes.index(node) if node in nodes else 0
     # the optimizer of the scale_loss that follows ``node`` first (the loss computed there)
@@ -210,7 +232,7 @@ def _module_scaler_device(rule: Any, node: Any, models: List[str], scope: Any) -
             continue
         opt = _keyed(sub.args[1].value)
         if sub.args[1].keyword is None and opt is not None and bound_at(_root(opt), node, rule.parents.get, scope):
-            return f'{code_of(sub.args[1].value)}.param_groups[0]["params"][0].device.type'
+            return optimizer_device(code_of(sub.args[1].value))
     return _helper_optimizer_device(rule, func, node, scope)
 
 
@@ -251,7 +273,7 @@ def _helper_optimizer_device(rule: Any, func: Any, node: Any, scope: Any) -> Opt
             root = passed[_root(opt)]
             if bound_at(root, node, rule.parents.get, scope):
                 text = root + code_of(opt)[len(_root(opt)):]
-                return f'{text}.param_groups[0]["params"][0].device.type'
+                return optimizer_device(text)
     return None
 
 

@@ -1691,6 +1691,126 @@ class TrainStep:
 
 EXAMPLES: List[Example] = [
     Example(
+        # FARM's shape: the loop is in the caller, backward_propagate(loss, step) scales every
+        # loss it is handed and steps only when a test on its parameter holds: the GradScaler's
+        # growth pace changes as for an accumulation boundary in the loop (APX314, a warning)
+        "accumulation-boundary-on-a-parameter-of-the-scaling-method-warns-of-the-growth-pace",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, grad_acc_steps, use_amp):
+        self.model, self.optimizer, self.grad_acc_steps = model, optimizer, grad_acc_steps
+        self.use_amp = use_amp
+        if use_amp:
+            self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def train(self, batches):
+        for step, batch in enumerate(batches):
+            loss = self.model(batch).sum()
+            self.backward_propagate(loss, step)
+
+    def backward_propagate(self, loss, step):
+        if self.use_amp:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if step % self.grad_acc_steps == 0:
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, grad_acc_steps, use_amp):
+        self.model, self.optimizer, self.grad_acc_steps = model, optimizer, grad_acc_steps
+        self.use_amp = use_amp
+        if use_amp:
+            self.model, self.optimizer = model, optimizer
+        amp_enabled = bool(use_amp)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+
+    def train(self, batches):
+        for step, batch in enumerate(batches):
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = self.model(batch).sum()
+            self.backward_propagate(loss, step)
+
+    def backward_propagate(self, loss, step):
+        if self.use_amp:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if step % self.grad_acc_steps == 0:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            self.optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX314"),
+    ),
+    Example(
+        # the GradScaler kept on self takes no name a base class above sets on its instance,
+        # whatever that class calls its first parameter (``this.scaler`` would be overwritten)
+        "scaler-on-self-avoids-a-base-attribute-set-through-another-first-parameter-name",
+        before="""\
+import torch
+from apex import amp
+
+
+class BaseTrainer:
+    def __init__(this):
+        this.scaler = 2.0
+
+    def report(this, loss):
+        return loss * this.scaler
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, optimizer):
+        super().__init__()
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def step(self, x):
+        loss = self.model(x).sum()
+        with amp.scale_loss(loss, self.optimizer) as scaled:
+            scaled.backward()
+        self.optimizer.step()
+        return self.report(loss)
+""",
+        after="""\
+import torch
+
+
+class BaseTrainer:
+    def __init__(this):
+        this.scaler = 2.0
+
+    def report(this, loss):
+        return loss * this.scaler
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, optimizer):
+        super().__init__()
+        self.model, self.optimizer = model, optimizer
+        self.grad_scaler = torch.amp.GradScaler("cuda")
+
+    def step(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).sum()
+        self.grad_scaler.scale(loss).backward()
+        self.grad_scaler.step(self.optimizer)
+        self.grad_scaler.update()
+        return self.report(loss)
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # a parameter already named scaler: the one that held apex.amp keeps its name
         "amp-parameter-kept-where-scaler-is-a-parameter-already",
         before="""\
@@ -4372,13 +4492,19 @@ def autocast_function(dtype):
             if not torch.is_autocast_enabled():
                 return fn(*args, **kwargs)
 
-            def cast(value):
-                if torch.is_tensor(value) and value.is_cuda and value.is_floating_point():
-                    return value.to(dtype)
-                return value
+            def floating(value):  # a float tensor, or a list/tuple of nothing else
+                if isinstance(value, (list, tuple)):
+                    return all(floating(v) for v in value)
+                return torch.is_tensor(value) and value.is_floating_point()
+
+            def cast(value):  # CUDA tensors only, lists and tuples keep their type
+                if isinstance(value, (list, tuple)):
+                    return type(value)(cast(v) for v in value)
+                return value.to(dtype) if value.is_cuda else value
 
             with torch.autocast("cuda", enabled=False):
-                return fn(*[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
+                return fn(*[cast(a) if floating(a) else a for a in args],
+                          **{k: cast(v) if floating(v) else v for k, v in kwargs.items()})
 
         return wrapper
 

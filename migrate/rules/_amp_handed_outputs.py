@@ -18,7 +18,9 @@ Under apex's O1 torch was patched from ``amp.initialize`` on, so the forward pas
 caller and the loss computation of the callee (perceptual networks among the criteria) both
 ran with its casts.  Natively both get ``torch.autocast``: in the callee every statement
 before its ``amp.scale_loss`` (a block of the method's own body), at each caller every run of
-statements that computes what it hands over, up to each call of a method that scales a loss.
+statements that computes what it hands over, up to each call of a method that scales a loss,
+through ``super()``, or of a method of the class family, in any walked file, that may reach a
+backward or a step (``stepping_methods``: its backward must not run under autocast).
 Taken only where proven: every call of the method in the repository is a call on ``self``
 in a method of its class (or of a same-file subclass inheriting it) in this file, no class
 overrides it, each argument is a name the caller computes itself (bound in a wrapped run, or
@@ -32,6 +34,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from ._amp_device import optimizer_device
 from ._amp_sites import AmpFile, ScaleLossSite, assigned_names, class_of_method, code_of, enclosing, heirs
 from ._amp_sites import self_name, walk
 from ._tree import is_docstring
@@ -74,6 +77,7 @@ def handed_output_spans(rule: Any, site: ScaleLossSite, info: AmpFile) -> Tuple[
             f"call on self in a method of {cls.name.value} or of a subclass of it in this file"
         )
     scaling = {s.func.name.value for s in info.scale_losses if s.func is not None} | {func.name.value}
+    scaling |= set(info.plan.stepping_methods)  # those of the class family that may reach a backward
     spans: List[Span] = []
     by_caller: Dict[Any, Set[str]] = {}
     for call in calls:
@@ -110,9 +114,7 @@ def handed_output_spans(rule: Any, site: ScaleLossSite, info: AmpFile) -> Tuple[
         # the callers run on the device of what that optimizer steps (``_amp_device``)
         devices = rule.__dict__.setdefault("handed_devices", {})
         for caller in by_caller:
-            devices.setdefault(
-                caller, f'{self_name(caller)}.{opt.attr.value}.param_groups[0]["params"][0].device.type'
-            )
+            devices.setdefault(caller, optimizer_device(f"{self_name(caller)}.{opt.attr.value}"))
     if not rule._inside_autocast(prefix[0]):
         spans.append((prefix, func))
     return spans, ""
@@ -144,16 +146,23 @@ def _reads(stmt: Any, names: Set[str]) -> bool:
 
 
 def _steps(stmt: Any, methods: frozenset) -> bool:
-    """Whether ``stmt`` defines a function or class, yields, or calls a step, a backward or
-    one of ``methods`` (the methods that scale a loss) at any depth."""
+    """Whether ``stmt`` defines a function or class, yields, or calls a step, a backward,
+    one of ``methods`` (the methods that scale a loss or may reach a backward or a step) or
+    any method through ``super()`` (whose class may be outside the walked files) at any depth."""
     for node in walk(stmt):
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Yield)):
+            return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and _is_super(node.func.value):
             return True
         if isinstance(node, cst.Call) and isinstance(node.func, (cst.Attribute, cst.Name)):
             last = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value
             if last in _STEPS or last in methods:
                 return True
     return False
+
+
+def _is_super(node: Any) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super"
 
 
 def _override(info: AmpFile, cls: str, method: str) -> str:

@@ -1106,6 +1106,293 @@ def main(args, batches):
 
 REPOSITORY_EXAMPLES: List[Example] = [
     Example(
+        # the inheritance route's GradScaler on self takes no name a base of the launcher's
+        # class in another file reads or sets (Logged's self.scaler is the same instance's)
+        "inherited-scaler-avoids-the-attributes-of-a-base-in-another-file",
+        before="""\
+# file: trainers/__init__.py
+# file: trainers/logs.py
+class Logged:
+    def __init__(self):
+        self.scaler = 1.0
+
+    def shown(self, loss):
+        return loss * self.scaler
+# file: trainers/base.py
+import torch
+from apex import amp
+
+from .logs import Logged
+
+
+class Trainer(Logged):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def setup(self):
+        self.net, self.optimizer = amp.initialize(self.net, self.optimizer, opt_level="O1")
+
+    def fit(self, batches):
+        self.setup()
+        return [self.step(x, y) for x, y in batches]
+# file: trainers/plain.py
+import torch
+from apex import amp
+
+from .base import Trainer
+
+
+class PlainTrainer(Trainer):
+    def step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled:
+            scaled.backward()
+        self.optimizer.step()
+        return self.shown(loss.item())
+""",
+        after="""\
+# file: trainers/__init__.py
+# file: trainers/logs.py
+class Logged:
+    def __init__(self):
+        self.scaler = 1.0
+
+    def shown(self, loss):
+        return loss * self.scaler
+# file: trainers/base.py
+import torch
+
+from .logs import Logged
+
+
+class Trainer(Logged):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+
+    def setup(self):
+        self.grad_scaler = torch.amp.GradScaler("cuda")
+
+    def fit(self, batches):
+        self.setup()
+        return [self.step(x, y) for x, y in batches]
+# file: trainers/plain.py
+import torch
+
+from .base import Trainer
+
+
+class PlainTrainer(Trainer):
+    def step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.grad_scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.optimizer.zero_grad()
+        self.grad_scaler.scale(loss).backward()
+        self.grad_scaler.step(self.optimizer)
+        self.grad_scaler.update()
+        return self.shown(loss.item())
+""",
+        codes=("APX101", "APX201", "APX209", "APX239", "APX301", "APX311"),
+    ),
+    Example(
+        # the launcher puts the GradScaler on an instance built before the initialize (APX248)
+        # under a name no class of its family uses: a class above it in the same file sets
+        # self.scaler, a base in another file self.grad_scaler, on that same instance
+        "attached-scaler-avoids-the-attributes-of-the-class-family",
+        before="""\
+# file: main.py
+from apex import amp
+
+from fitter import Fitter
+
+
+def main(model, loader, fp16):
+    fitter = Fitter(model, loader)
+    if fp16:
+        fitter.model, fitter.optimizer = amp.initialize(fitter.model, fitter.optimizer, opt_level="O1")
+    fitter.fit()
+# file: logs.py
+class Logger:
+    def __init__(self):
+        self.grad_scaler = 10.0
+
+    def show(self, loss):
+        print(loss * self.grad_scaler)
+# file: fitter.py
+import torch
+from apex import amp
+
+from logs import Logger
+
+
+class Scaled(Logger):
+    def __init__(self):
+        super().__init__()
+        self.scaler = 2.0
+
+
+class Fitter(Scaled):
+    def __init__(self, model, loader):
+        super().__init__()
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            self.train_one_epoch()
+            self.save("ckpt.pth")
+
+    def train_one_epoch(self):
+        for x in self.loader:
+            loss = self.model(x).sum() * self.scaler
+            self.optimizer.zero_grad()
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+            self.show(loss)
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "amp": amp.state_dict()}, path)
+""",
+        after="""\
+# file: main.py
+from fitter import Fitter
+import torch
+
+
+def main(model, loader, fp16):
+    fitter = Fitter(model, loader)
+    use_amp = bool(fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    fitter.amp_scaler = scaler
+    fitter.fit()
+# file: logs.py
+class Logger:
+    def __init__(self):
+        self.grad_scaler = 10.0
+
+    def show(self, loss):
+        print(loss * self.grad_scaler)
+# file: fitter.py
+import torch
+
+from logs import Logger
+
+
+class Scaled(Logger):
+    def __init__(self):
+        super().__init__()
+        self.scaler = 2.0
+
+
+class Fitter(Scaled):
+    def __init__(self, model, loader):
+        super().__init__()
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def fit(self):
+        for epoch in range(2):
+            self.train_one_epoch()
+            self.save("ckpt.pth")
+
+    def train_one_epoch(self):
+        for x in self.loader:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.amp_scaler.is_enabled()):
+                loss = self.model(x).sum() * self.scaler
+            self.optimizer.zero_grad()
+            self.amp_scaler.scale(loss).backward()
+            self.amp_scaler.step(self.optimizer)
+            self.amp_scaler.update()
+            self.show(loss)
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "amp": self.amp_scaler.state_dict()}, path)
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX248', 'APX301', 'APX311', 'APX401'),
+    ),
+    Example(
+        # the GradScaler kept on self takes no attribute name the class family uses in other
+        # files: the base's self.scaler and a subclass's self.grad_scaler are the same instance's
+        "scaler-on-self-avoids-the-attributes-of-bases-and-subclasses-in-other-files",
+        before="""\
+# file: base.py
+class BaseTrainer:
+    def __init__(self):
+        self.scaler = 2.0
+
+    def report(self, loss):
+        return loss * self.scaler
+# file: train.py
+import torch
+from apex import amp
+
+from base import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, optimizer):
+        super().__init__()
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def step(self, x):
+        loss = self.model(x).sum()
+        with amp.scale_loss(loss, self.optimizer) as scaled:
+            scaled.backward()
+        self.optimizer.step()
+        return self.report(loss)
+# file: logged.py
+from train import Trainer
+
+
+class LoggedTrainer(Trainer):
+    def log(self):
+        return self.grad_scaler
+""",
+        after="""\
+# file: base.py
+class BaseTrainer:
+    def __init__(self):
+        self.scaler = 2.0
+
+    def report(self, loss):
+        return loss * self.scaler
+# file: train.py
+import torch
+
+from base import BaseTrainer
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, model, optimizer):
+        super().__init__()
+        self.model, self.optimizer = model, optimizer
+        self.amp_scaler = torch.amp.GradScaler("cuda")
+
+    def step(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).sum()
+        self.amp_scaler.scale(loss).backward()
+        self.amp_scaler.step(self.optimizer)
+        self.amp_scaler.update()
+        return self.report(loss)
+# file: logged.py
+from train import Trainer
+
+
+class LoggedTrainer(Trainer):
+    def log(self):
+        return self.grad_scaler
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # mmgeneration's runner: its own GradScaler (self.loss_scaler) serves the torch.cuda.amp
         # path, apex.amp the other; amp.initialize is in another file.  The apex state it loads
         # is not that scaler's: the load keeps apex.amp with the true reason (before, it became
@@ -2368,7 +2655,7 @@ class AmpStepper:
             self.scaler.update()
             self.model.zero_grad()
 """,
-        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311'),
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX213', 'APX214', 'APX301', 'APX311', 'APX314'),
     ),
     # the same with the stepper in a local name of the function that initializes
     Example(
@@ -5293,14 +5580,14 @@ class GAN(torch.nn.Module):
 
     def train_step(self, real, noise, opt_g, opt_d, scalers):
         opt_d.zero_grad()
-        with torch.autocast(next(self.parameters()).device.type, dtype=torch.float16, enabled=scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for p in self.parameters()), "cuda"), dtype=torch.float16, enabled=scalers[0].is_enabled()):
             fake = self.generator(noise)
             loss_d = self.discriminator(fake.detach()).mean() - self.discriminator(real).mean()
         scalers[0].scale(loss_d).backward()
         scalers[0].step(opt_d)
         scalers[0].update()
         opt_g.zero_grad()
-        with torch.autocast(next(self.parameters()).device.type, dtype=torch.float16, enabled=scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for p in self.parameters()), "cuda"), dtype=torch.float16, enabled=scalers[0].is_enabled()):
             loss_g = -self.discriminator(fake).mean()
         scalers[1].scale(loss_g).backward()
         scalers[1].step(opt_g)
@@ -5698,8 +5985,8 @@ class EpochBasedRunnerAmp(EpochBasedRunner):
         if "amp" in checkpoint:
             load_scaler_state(self.grad_scaler, checkpoint["amp"])
 """,
-        codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX225", "APX226", "APX301", "APX311", "APX325",
-               "APX401", "APX402"),
+        codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX225", "APX226", "APX301", "APX311", "APX314",
+               "APX325", "APX401", "APX402"),
     ),
     # the same shape with the runner built by calling its class (Video-Swin-Transformer,
     # sweep6): ``Runner = EpochBasedRunnerAmp; runner = Runner(model, optimizer=...)`` on the
@@ -5915,7 +6202,7 @@ def test_lr_hook(model, optimizer, tmp_path):
         model=model, optimizer=optimizer, work_dir=str(tmp_path)))
     runner.register_lr_hook(dict(policy="step", step=[1]))
 """,
-        codes=("APX101", "APX103", "APX201", "APX225", "APX226", "APX301", "APX311", "APX325", "APX402"),
+        codes=("APX101", "APX103", "APX201", "APX225", "APX226", "APX301", "APX311", "APX314", "APX325", "APX402"),
     ),
     # the losses are scaled in a function another file only reads (SimpleCV hands its
     # amp_backward to the launcher as a value): the shim stays, and the reason says so (it
@@ -8652,7 +8939,7 @@ class StepHook(OptimizerHook):
             self.scaler.update()
             runner.optimizer.zero_grad()
 """,
-        codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX247", "APX301", "APX311", "APX325"),
+        codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX247", "APX301", "APX311", "APX314", "APX325"),
     ),
     # the same with a processor that takes **kwargs (no switch can be added to it, provably):
     # the hook's loss is the runner's output, which nothing puts under autocast; both files
@@ -8732,7 +9019,7 @@ class HalfStepper(PlainStepper):
     def step(self):
         import runner
         x, y = next(self.batches)
-        with torch.autocast(self.optimizer.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=runner.scaler.is_enabled()):
+        with torch.autocast(next((p.device.type for g in self.optimizer.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=runner.scaler.is_enabled()):
             loss = torch.nn.functional.mse_loss(self.net(x), y)
         self.optimizer.zero_grad()
         runner.scaler.scale(loss).backward()
@@ -8754,7 +9041,7 @@ class Runner:
         global scaler
         optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
         use_amp = bool(half)
-        scaler = torch.amp.GradScaler(next((net[0] if isinstance(net, list) else net).parameters()).device.type, enabled=use_amp)
+        scaler = torch.amp.GradScaler(next((p.device.type for p in (net[0] if isinstance(net, list) else net).parameters()), "cuda") if use_amp else "cuda", enabled=use_amp)
         self.stepper = (HalfStepper if half else PlainStepper)(net, batches, optimizer)
 
     def run(self, steps):
@@ -8940,7 +9227,7 @@ def init_amp(models, optimizers, options):
         else (float(amp_loss_scale), 10**9)
     )
     use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
-    grad_scalers = [torch.amp.GradScaler(next((models[0] if isinstance(models, list) else models).parameters()).device.type, init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
+    grad_scalers = [torch.amp.GradScaler(next((p.device.type for p in (models[0] if isinstance(models, list) else models).parameters()), "cuda") if use_amp else "cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
     for loss_id_scaler in grad_scalers:
         loss_id_scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
     return models, optimizers
@@ -8959,7 +9246,7 @@ class Regressor(torch.nn.Module):
         self.net = torch.nn.Linear(4, 1)
 
     def train_step(self, batch, optimizer, use_amp=False):
-        with torch.autocast(optimizer.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in optimizer.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
             loss = self.net(batch).pow(2).mean()
         optimizer.zero_grad()
         if use_amp:
@@ -12858,7 +13145,7 @@ def build(cfg, net_G, net_D):
     opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
     opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
     use_amp = cfg.opt_level != "O0"
-    grad_scalers = [torch.amp.GradScaler(next(net_G.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    grad_scalers = [torch.amp.GradScaler(next((p.device.type for p in net_G.parameters()), "cuda") if use_amp else "cuda", enabled=use_amp) for _ in range(2)]
     return net_G, net_D, opt_G, opt_D
 # file: trainer.py
 import torch
@@ -12899,7 +13186,7 @@ class BaseTrainer:
 
     def gen_update(self, data):
         self.opt_G.zero_grad()
-        with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in self.opt_G.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
             loss = self.gen_forward(data)
         setup_nets.grad_scalers[0].scale(loss).backward()
         self.norm = unscaled_norm(self.net_G, 0)
@@ -12908,7 +13195,7 @@ class BaseTrainer:
 
     def dis_update(self, data):
         self.opt_D.zero_grad()
-        with torch.autocast(self.opt_D.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in self.opt_D.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
             loss = self.dis_forward(data)
         setup_nets.grad_scalers[1].scale(loss).backward()
         setup_nets.grad_scalers[1].step(self.opt_D)
@@ -13173,7 +13460,7 @@ def apex_amp_initialize(models, optimizers, init_args=None, mode="gan"):
             else (float(amp_loss_scale), 10**9)
         )
         use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
-        grad_scalers = [torch.amp.GradScaler(next((models[0] if isinstance(models, list) else models).parameters()).device.type, init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
+        grad_scalers = [torch.amp.GradScaler(next((p.device.type for p in (models[0] if isinstance(models, list) else models).parameters()), "cuda") if use_amp else "cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp) for _ in range(amp_options.get("num_losses", 1))]
         for loss_id_scaler in grad_scalers:
             loss_id_scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
         optimizers["generator"] = _optimizers[0]
@@ -13243,7 +13530,7 @@ import torch
 class GAN(nn.Module):
     def train_step(self, batch, optimizer, loss_scaler=None, use_apex_amp=False):
         optimizer["discriminator"].zero_grad()
-        with torch.autocast(optimizer["discriminator"].param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in optimizer["discriminator"].param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
             loss_disc = F.softplus(-self.discriminator(batch)).mean()
         if loss_scaler:
             loss_scaler.scale(loss_disc).backward()
@@ -13260,7 +13547,7 @@ class GAN(nn.Module):
             optimizer["discriminator"].step()
 
         optimizer["generator"].zero_grad()
-        with torch.autocast(optimizer["generator"].param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in optimizer["generator"].param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=amp_setup.grad_scalers is not None and amp_setup.grad_scalers[0].is_enabled()):
             loss_gen = F.softplus(-self.discriminator(self.generator(batch))).mean()
         if loss_scaler:
             loss_scaler.scale(loss_gen).backward()
@@ -13600,7 +13887,7 @@ def initialize_optimizer(model, lr, use_amp=None):
     global scaler
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     amp_enabled = bool((use_amp and AMP_AVAILABLE) and use_amp != "O0")
-    scaler = torch.amp.GradScaler(next((model[0] if isinstance(model, list) else model).parameters()).device.type, enabled=amp_enabled)
+    scaler = torch.amp.GradScaler(next((p.device.type for p in (model[0] if isinstance(model, list) else model).parameters()), "cuda") if amp_enabled else "cuda", enabled=amp_enabled)
     return model, optimizer
 # file: trainer.py
 import torch
@@ -13645,7 +13932,7 @@ def main(model, batches, use_amp):
     model, optimizer = initialize_optimizer(model, 0.1, use_amp=use_amp)
     Trainer(model, optimizer, grad_acc_steps=2, use_amp=use_amp).train(batches)
 """,
-        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX252", "APX301", "APX311", "APX321"),
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX252", "APX301", "APX311", "APX314", "APX321"),
     ),
     Example(
         # the clip in a method of its own, called after either backward: the analysis names no
@@ -13677,7 +13964,7 @@ def initialize_optimizer(model, lr, use_amp=None):
     global scaler
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     amp_enabled = bool((use_amp and AMP_AVAILABLE) and use_amp != "O0")
-    scaler = torch.amp.GradScaler(next((model[0] if isinstance(model, list) else model).parameters()).device.type, enabled=amp_enabled)
+    scaler = torch.amp.GradScaler(next((p.device.type for p in (model[0] if isinstance(model, list) else model).parameters()), "cuda") if amp_enabled else "cuda", enabled=amp_enabled)
     return model, optimizer
 # file: trainer.py
 import torch
@@ -13726,7 +14013,7 @@ def main(model, batches, use_amp):
     model, optimizer = initialize_optimizer(model, 0.1, use_amp=use_amp)
     Trainer(model, optimizer, grad_acc_steps=2, use_amp=use_amp).train(batches)
 """,
-        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX252", "APX301", "APX311", "APX327"),
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX252", "APX301", "APX311", "APX314", "APX327"),
     ),
     Example(
         # the flag is set in another method too: it may differ between the backwards that add
@@ -13973,7 +14260,7 @@ def create_model(opt, netG, netD):
     optimizer_G = torch.optim.Adam(netG.parameters(), lr=opt.lr)
     optimizer_D = torch.optim.Adam(netD.parameters(), lr=opt.lr)
     use_amp = opt.amp != "O0"
-    grad_scalers = [torch.amp.GradScaler(next(netG.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    grad_scalers = [torch.amp.GradScaler(next((p.device.type for p in netG.parameters()), "cuda") if use_amp else "cuda", enabled=use_amp) for _ in range(2)]
     return netG, netD, optimizer_G, optimizer_D
 # file: loss_collector.py
 import torch.nn.functional as F
@@ -13982,7 +14269,7 @@ import torch
 
 
 def loss_backward(opt, net, batch, target, optimizer, loss_id):
-    with torch.autocast(optimizer.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=models.grad_scalers is not None and models.grad_scalers[0].is_enabled()):
+    with torch.autocast(next((p.device.type for g in optimizer.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=models.grad_scalers is not None and models.grad_scalers[0].is_enabled()):
         loss = F.mse_loss(net(batch), target)
     optimizer.zero_grad()
     if opt.amp != "O0":
@@ -14368,13 +14655,19 @@ def autocast_function(dtype):
             if not torch.is_autocast_enabled():
                 return fn(*args, **kwargs)
 
-            def cast(value):
-                if torch.is_tensor(value) and value.is_cuda and value.is_floating_point():
-                    return value.to(dtype)
-                return value
+            def floating(value):  # a float tensor, or a list/tuple of nothing else
+                if isinstance(value, (list, tuple)):
+                    return all(floating(v) for v in value)
+                return torch.is_tensor(value) and value.is_floating_point()
+
+            def cast(value):  # CUDA tensors only, lists and tuples keep their type
+                if isinstance(value, (list, tuple)):
+                    return type(value)(cast(v) for v in value)
+                return value.to(dtype) if value.is_cuda else value
 
             with torch.autocast("cuda", enabled=False):
-                return fn(*[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
+                return fn(*[cast(a) if floating(a) else a for a in args],
+                          **{k: cast(v) if floating(v) else v for k, v in kwargs.items()})
 
         return wrapper
 
@@ -14854,13 +15147,19 @@ def autocast_function(dtype):
             if not torch.is_autocast_enabled():
                 return fn(*args, **kwargs)
 
-            def cast(value):
-                if torch.is_tensor(value) and value.is_cuda and value.is_floating_point():
-                    return value.to(dtype)
-                return value
+            def floating(value):  # a float tensor, or a list/tuple of nothing else
+                if isinstance(value, (list, tuple)):
+                    return all(floating(v) for v in value)
+                return torch.is_tensor(value) and value.is_floating_point()
+
+            def cast(value):  # CUDA tensors only, lists and tuples keep their type
+                if isinstance(value, (list, tuple)):
+                    return type(value)(cast(v) for v in value)
+                return value.to(dtype) if value.is_cuda else value
 
             with torch.autocast("cuda", enabled=False):
-                return fn(*[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
+                return fn(*[cast(a) if floating(a) else a for a in args],
+                          **{k: cast(v) if floating(v) else v for k, v in kwargs.items()})
 
         return wrapper
 
@@ -15500,7 +15799,7 @@ import torch
 
 class TrainStep:
     def __call__(self, task, x, y):
-        with torch.autocast(task.optimizer.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=ssl_task.grad_scalers is not None and ssl_task.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in task.optimizer.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=ssl_task.grad_scalers is not None and ssl_task.grad_scalers[0].is_enabled()):
             loss = ((task.model(x) - y) ** 2).mean()
         self.run_backward(task, loss)
         task.run_hooks()
@@ -15776,7 +16075,7 @@ def build(cfg, net_G, net_D):
     opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
     opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
     use_amp = cfg.opt_level != "O0"
-    grad_scalers = [torch.amp.GradScaler(next(net_G.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    grad_scalers = [torch.amp.GradScaler(next((p.device.type for p in net_G.parameters()), "cuda") if use_amp else "cuda", enabled=use_amp) for _ in range(2)]
     return net_G, net_D, opt_G, opt_D
 # file: vid2vid.py
 import torch
@@ -15795,18 +16094,18 @@ class Trainer:
     def gen_update(self, data):
         fake = None
         for t in range(len(data[0])):
-            with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            with torch.autocast(next((p.device.type for g in self.opt_G.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
                 x, y = self.frame(data, t)
                 fake = self.net_G(x)
                 pred_fake, pred_real = self.net_D(fake.detach()), self.net_D(y)
             self.dis_losses(pred_fake, pred_real)
-            with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+            with torch.autocast(next((p.device.type for g in self.opt_G.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
                 pred_fake = self.net_D(fake)
             self.gen_losses(x, y, fake, pred_fake)
 
     def gen_losses(self, x, y, fake, pred_fake):
         self.opt_G.zero_grad()
-        with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in self.opt_G.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
             loss = F.softplus(-pred_fake).mean() + F.l1_loss(self.perceptual(fake), self.perceptual(y))
         setup_nets.grad_scalers[0].scale(loss).backward()
         setup_nets.grad_scalers[0].step(self.opt_G)
@@ -15814,7 +16113,7 @@ class Trainer:
 
     def dis_losses(self, pred_fake, pred_real):
         self.opt_D.zero_grad()
-        with torch.autocast(self.opt_D.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in self.opt_D.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
             loss = F.softplus(pred_fake).mean() + F.softplus(-pred_real).mean()
         setup_nets.grad_scalers[1].scale(loss).backward()
         setup_nets.grad_scalers[1].step(self.opt_D)
@@ -16141,7 +16440,7 @@ def build(cfg, net_G, net_D):
     opt_G = torch.optim.SGD(net_G.parameters(), lr=0.1)
     opt_D = torch.optim.SGD(net_D.parameters(), lr=0.1)
     use_amp = cfg.opt_level != "O0"
-    grad_scalers = [torch.amp.GradScaler(next(net_G.parameters()).device.type, enabled=use_amp) for _ in range(2)]
+    grad_scalers = [torch.amp.GradScaler(next((p.device.type for p in net_G.parameters()), "cuda") if use_amp else "cuda", enabled=use_amp) for _ in range(2)]
     return net_G, net_D, opt_G, opt_D
 # file: trainer.py
 import torch
@@ -16156,7 +16455,7 @@ class Trainer:
 
     def gen_update(self, data):
         x, y = data
-        with torch.autocast(self.opt_G.param_groups[0]["params"][0].device.type, dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
+        with torch.autocast(next((p.device.type for g in self.opt_G.param_groups for p in g["params"]), "cuda"), dtype=torch.float16, enabled=setup_nets.grad_scalers[0].is_enabled()):
             fake = self.net_G(x)
             loss = F.softplus(-self.net_D(fake)).mean()
         setup_nets.grad_scalers[0].scale(loss).backward()

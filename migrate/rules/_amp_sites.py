@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
+from ..family_names import SCALER_NAMES, SCALERS_NAMES, SWITCH_NAMES, free_name
 from ..repo_index import MODULE_LEVEL
 from ..repo_plan import SCALED_ELSEWHERE
 from ..runner_frameworks import CARRIER_ATTRIBUTE
@@ -84,10 +85,6 @@ HANDLED_MEMBERS = frozenset(
         "_amp_state",
     }
 )
-SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
-#: the names of the list of GradScalers, one per loss id
-SCALERS_NAMES = ("scalers", "grad_scalers", "amp_scalers")
-SWITCH_NAMES = ("use_amp", "amp_enabled", "use_mixed_precision")
 #: the locals an ``**options`` initialize reads its mapping into: the mapping, its
 #: loss_scale, and the GradScaler's init_scale and growth_interval from that
 OPTION_LOCALS = (("amp_options", "amp_loss_scale", "amp_scale", "amp_growth"), ("amp_init_options",
@@ -678,11 +675,13 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     # the class placement keeps the scaler and the switch on ``self``: a ``self.scaler`` the
     # file already has (its own torch.cuda.amp path) must not be overwritten by ours
     used |= self_attributes(module)
-    info.scaler_name = next((n for n in SCALER_NAMES if n not in used), "amp_grad_scaler")
     info.plan = rule.repo_plan()
+    # and one a base or a subclass of another file sets or reads on the same instance
+    used |= set(info.plan.family_attributes) if info.plan is not None else set()
+    info.scaler_name = free_name(SCALER_NAMES + ("amp_grad_scaler",), used)
     if info.plan is not None and info.plan.scaler_name:
         info.scaler_name = info.plan.scaler_name
-    info.switch_name = next((n for n in SWITCH_NAMES if n not in used), "amp_switch")
+    info.switch_name = free_name(SWITCH_NAMES + ("amp_switch",), used)
     info.option_locals = next(
         (names for names in OPTION_LOCALS if not set(names) & used), tuple("apex_" + n for n in OPTION_LOCALS[0])
     )
@@ -808,7 +807,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     shared_why = _one_scaler_per_loss(rule, info, wanted)
     _check_scale_reads(rule, info, wanted, shared_why)
     if info.loss_scalers > 1 and not (info.plan is not None and info.plan.scaler_name):
-        info.scaler_name = next((n for n in SCALERS_NAMES if n not in used), "amp_grad_scalers")
+        info.scaler_name = free_name(SCALERS_NAMES + ("amp_grad_scalers",), used)
     if info.plan is not None:
         _planned_sites(rule, module, info)
     info.unbound_scales = [
@@ -4105,11 +4104,18 @@ def _callers_reach(rule, func, calls, home, home_cls, info: AmpFile, visiting: S
 
 def self_attributes(module: cst.Module) -> Set[str]:
     """The attribute names the file reads or sets on ``self`` (``self.scaler``,
-    ``self.use_amp``): names a GradScaler or a switch kept on ``self`` must not take."""
+    ``self.use_amp``) or on the first parameter of a method, however named (``this.scaler``
+    in a base class above): names a GradScaler or a switch kept on ``self`` must not take."""
+    receivers = {"self"} | {
+        stmt.params.params[0].name.value
+        for cls in walk_of(module, cst.ClassDef)
+        for stmt in cls.body.body
+        if isinstance(stmt, cst.FunctionDef) and stmt.params.params
+    }
     return {
         node.attr.value
         for node in walk_of(module, cst.Attribute)
-        if isinstance(node.value, cst.Name) and node.value.value == "self"
+        if isinstance(node.value, cst.Name) and node.value.value in receivers
     }
 
 

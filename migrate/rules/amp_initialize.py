@@ -62,7 +62,7 @@ from ._edits import (
 )
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 from ._amp_repo_examples import REPOSITORY_EXAMPLES
-from ._amp_device import device_type_at
+from ._amp_device import device_type_at, switched_device
 from ._amp_module_scaler import COMMENT, availability_try, first_body_statement, first_definition, leaves_after
 from ._amp_setup_loop import setup_loop
 from ._amp_unbound import UNBOUND_TODO, unbound_amp_uses
@@ -974,7 +974,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         ``kwargs`` (torch >= 2.3)."""
         self.need_torch()
         if self.settings.torch_at_least(2, 3):
-            kwargs.insert(0, device_type_at(self, site.anchor, map(code_of, site.models)))
+            enabled = next((k[len("enabled="):] for k in kwargs if k.startswith("enabled=")), "")
+            kwargs.insert(0, switched_device(device_type_at(self, site.anchor, map(code_of, site.models)), enabled))
             return "torch.amp.GradScaler"
         return "torch.cuda.amp.GradScaler"
 

@@ -7,7 +7,10 @@
 * ``@amp.float_function`` / ``@amp.half_function`` and ``amp.float_function(fn)`` -> a
   small local helper, ``autocast_function(dtype)``, that runs the function with autocast
   off on inputs of that dtype, only while CUDA autocast is on (so a CPU fp32 run is
-  unchanged, as under apex); ``promote_function`` -> TODO.
+  unchanged, as under apex); ``promote_function`` -> TODO.  As apex, it casts each
+  argument that is a floating tensor or a list or tuple holding nothing but floating
+  tensors (at any depth, the type kept), their CUDA tensors only; a dict, or a list with
+  anything else in it, passes unchanged.
 """
 
 from __future__ import annotations
@@ -52,13 +55,19 @@ HELPER = '''def autocast_function(dtype):
             if not torch.is_autocast_enabled():
                 return fn(*args, **kwargs)
 
-            def cast(value):
-                if torch.is_tensor(value) and value.is_cuda and value.is_floating_point():
-                    return value.to(dtype)
-                return value
+            def floating(value):  # a float tensor, or a list/tuple of nothing else
+                if isinstance(value, (list, tuple)):
+                    return all(floating(v) for v in value)
+                return torch.is_tensor(value) and value.is_floating_point()
+
+            def cast(value):  # CUDA tensors only, lists and tuples keep their type
+                if isinstance(value, (list, tuple)):
+                    return type(value)(cast(v) for v in value)
+                return value.to(dtype) if value.is_cuda else value
 
             with torch.autocast("cuda", enabled=False):
-                return fn(*[cast(a) for a in args], **{k: cast(v) for k, v in kwargs.items()})
+                return fn(*[cast(a) if floating(a) else a for a in args],
+                          **{k: cast(v) if floating(v) else v for k, v in kwargs.items()})
 
         return wrapper
 

@@ -46,6 +46,7 @@ from ._amp_sites import (
 from ._edits import expression, statement
 from ._amp_guarded_step import guarded_step
 from ._amp_mirrored_step import apex_branch
+from ._binding import param_names
 from ._plain_backward import plain_backwards
 from ._tree import inside
 from ._amp_examples import OPTIMIZER_READ_FROM_SELF, OPTIMIZER_READ_FROM_SELF_NATIVE
@@ -115,6 +116,39 @@ def start_of(rule: Any, node: cst.CSTNode) -> Tuple[int, int]:
 def end_of(rule: Any, node: cst.CSTNode) -> Tuple[int, int]:
     pos = rule.position(node).end
     return (pos.line, pos.column)
+
+
+def _boundary_per_call(parents: Any, with_stmt: Any, step: cst.Call) -> Any:
+    """FARM's ``backward_propagate(loss, step)``: the loop is in the caller, and the function
+    scales every loss it is handed but steps only under an ``if`` that reads one of its
+    parameters (``if step % self.grad_acc_steps == 0:``), so its callers decide which calls
+    step: that ``if``, where the scale_loss block is in no loop of the function and outside
+    it; else None."""
+    func = enclosing_function(parents, with_stmt)
+    if func is None or enclosing_function(parents, step) is not func:
+        return None
+    cur: Any = parents.get(with_stmt)
+    backward_tests = set()
+    while cur is not None and cur is not func:
+        if isinstance(cur, (cst.For, cst.While)):
+            return None
+        if isinstance(cur, cst.If):
+            backward_tests.add(code_of(cur.test).strip())
+        cur = parents.get(cur)
+    params = set(param_names(func.params)[1:])  # not self: the same on every call
+    cur = parents.get(step)
+    while cur is not None and cur is not func:
+        if isinstance(cur, (cst.For, cst.While)):
+            return None
+        if (
+            isinstance(cur, cst.If)
+            and not inside(parents, with_stmt, cur)
+            and code_of(cur.test).strip() not in backward_tests
+            and any(isinstance(n, cst.Name) and n.value in params for n in walk(cur.test))
+        ):
+            return cur
+        cur = parents.get(cur)
+    return None
 
 
 class StepRule(AmpRule):
@@ -319,6 +353,10 @@ class StepRule(AmpRule):
         if delay is not None and code_of(delay).strip() != "False":
             return
         boundary = accumulation_boundary(self.parents, site.with_stmt, call)
+        each = "each iteration"
+        if boundary is None:
+            boundary = _boundary_per_call(self.parents, site.with_stmt, call)
+            each = f"each call of {site.func.name.value}()" if boundary is not None else each
         if boundary is None:
             return
         if boundary in self._growth_reported:
@@ -329,7 +367,7 @@ class StepRule(AmpRule):
         self.report(
             call,
             "APX314",
-            f"{opt}.step() runs only when `{test}`, while each iteration scales its loss through "
+            f"{opt}.step() runs only when `{test}`, while {each} scales its loss through "
             "amp.scale_loss without delay_unscale: apex counted every such backward toward the 2000 "
             "overflow-free iterations after which it doubles the loss scale, a GradScaler counts steps, so "
             f"where `{test}` skips iterations (gradient accumulation) the scale now grows more slowly (the "

@@ -34,6 +34,13 @@ REFUSALS = {
         "gen_update() binds what it hands gen_losses() in `fake = self.last_fake`, where no autocast region "
         "can hold it",
     ),
+    "subclass-override-reaching-a-backward": (
+        "        return data[0][t] * 2, data[1][t]\n",
+        "        self.warm_up(data)\n        return data[0][t] * 2, data[1][t]\n\n"
+        "    def warm_up(self, data):\n        self.net_G(data[0][0]).sum().backward()\n",
+        "gen_update() binds what it hands gen_losses() in `x, y = self.frame(data, t)`, where no autocast region "
+        "can hold it",
+    ),
     "generator-caller": (
         "            self.gen_losses(x, y, fake, pred_fake)\n",
         "            self.gen_losses(x, y, fake, pred_fake)\n            yield t\n",
@@ -56,3 +63,17 @@ def test_refusal_names_its_reason_and_keeps_the_shim(case):
         assert not [line for line in code if "GradScaler" in line or "torch.autocast" in line], name
         if "apex" in before:
             assert "from apexcompat import amp" in code, name
+
+
+def test_a_call_through_super_in_a_caller_stays_outside_autocast() -> None:
+    """``super().<m>()`` may reach a backward of a class in another file (or outside the
+    walked files): the callers' autocast regions stop before it."""
+    old = "            fake = self.net_G(x)\n"
+    files = example_files(HANDED_OUTPUTS.replace(old, old + "            super().log_step(t)\n"))
+    results = _migrate_files(files, Settings())
+    new = dict((name, r.new.decode("utf-8")) for (name, _), r in zip(files, results))["vid2vid.py"]
+    assert any(f.code == "APX253" for r in results for f in r.findings)
+    lines = new.splitlines()
+    at = next(i for i, line in enumerate(lines) if "super().log_step(t)" in line)
+    assert lines[at] == "            super().log_step(t)", new  # not indented into a with block
+    assert "torch.autocast" in lines[at + 1], new  # the run after it has its own region

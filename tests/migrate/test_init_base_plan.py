@@ -69,11 +69,13 @@ def _layout(init: str = "", trainer: str = "", imports: str = "", bases: str = "
     return text.replace("#BASES", bases).replace("#BASE\n", base)
 
 
-def _migrate(text: str) -> Dict[str, List[str]]:
-    """File -> the messages of its findings."""
+def _migrate(text: str, left_out: str = "") -> Dict[str, List[str]]:
+    """File -> the messages of its findings (``left_out``: files the prefilter did not admit)."""
     files = example_files(text)
     keys = [f"/example-repo/{name}" for name, _ in files]
-    results = migrate_repository([(n, t.encode()) for n, t in files], keys, Settings(), 1, ["/example-repo"])
+    others = [(f"/example-repo/{n}", n, t.encode()) for n, t in (example_files(left_out) if left_out else [])]
+    results = migrate_repository([(n, t.encode()) for n, t in files], keys, Settings(), 1, ["/example-repo"],
+                                 others)
     for result in results:
         assert result.internal_error is None, result.internal_error
     return {name: [f"{f.code} {f.message}" for f in r.findings] for (name, _), r in zip(files, results)}
@@ -130,3 +132,28 @@ def test_the_attribute_is_one_no_class_above_the_base_uses() -> None:
     found = _migrate(_layout(imports="from core import Core\n", bases="Core") + core)
     kept = [m for m in found["trainer.py"] if m.startswith("APX259")]
     assert kept and kept[0].startswith("APX259 self.grad_scaler keeps the GradScaler"), found["trainer.py"]
+
+
+#: a sibling of the initializing subclass whose file also keeps the base as a value: a
+#: registry may build a BaseModel, whose methods would find no GradScaler on self
+STORED = """\
+# file: feature.py
+from base_model import BaseModel
+
+
+class FeatureModel(BaseModel):
+    pass
+
+
+MODELS = {"base": BaseModel}
+"""
+
+
+def test_a_base_also_stored_as_a_value_where_it_is_derived_from_is_refused() -> None:
+    found = _migrate(_layout() + STORED)
+    assert "BaseModel is used in feature.py other than as a base class" in _base_reason(found)
+
+
+def test_a_base_also_stored_as_a_value_in_a_file_left_out_of_the_index_is_refused() -> None:
+    found = _migrate(_layout(), left_out=STORED)
+    assert "BaseModel is also used in feature.py" in _base_reason(found)
