@@ -16,7 +16,7 @@ from ._amp_loss_loop import loss_loop_spans
 from ._amp_partial import bound_offset
 from ._amp_held import held_model_texts as held_route_models
 from ._amp_handed_outputs import handed_output_spans
-from ._amp_models import held_model_texts
+from ._amp_models import held_model_texts, wrapped_models
 from ._amp_module_scaler import first_body_statement
 from ._amp_rule import AmpRule
 from ._amp_sites import (
@@ -308,6 +308,9 @@ class AutocastPlacement(AmpRule):
     lone_loss: Optional[cst.BaseStatement] = None
     #: why a loss summed in a loop of an outer block got no regions (``loss_loop_spans``), or ""
     loss_loop_reason: str = ""
+    #: the second look for a forward pass: the wrappers built around the models count as models
+    #: (``wrapped_models``)
+    wide_models: bool = False
 
     def _model_texts(self, info: AmpFile) -> set:
         texts = set()
@@ -326,6 +329,8 @@ class AutocastPlacement(AmpRule):
             texts.update(flat_texts(assign.targets[0].target))
         texts |= held_model_texts(self, info, texts)
         texts |= held_route_models(self, info)
+        if self.wide_models:
+            texts |= wrapped_models(self.tree, texts)
         return texts | {t.split(".")[-1] for t in texts}
 
     def _is_model_call(self, node: cst.CSTNode, models: set, via_args: bool = False) -> bool:
@@ -660,6 +665,7 @@ class AutocastPlacement(AmpRule):
         return False
 
     def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
+        self.wide_models = False
         if self._inside_autocast(site.with_stmt):
             return
         if self._loss_from_processor(site, info):  # type: ignore[attr-defined]
@@ -693,6 +699,15 @@ class AutocastPlacement(AmpRule):
         self.rescale_only = self.lone_loss = None
         self.loss_loop_reason = ""
         found = self._forward_spans(site.with_stmt, loss_texts, info)
+        if found is None and self._wider_models(info):
+            # ``self.segmentor = engine.data_parallel(self.segmentor_on_one_gpu)``: the forward
+            # pass calls the wrapper, not the initialized model
+            self.wide_models = True
+            self.rescale_only = self.lone_loss = None
+            self.loss_loop_reason = ""
+            found = self._forward_spans(site.with_stmt, loss_texts, info)
+            if found is None:
+                self.wide_models = False
         spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found] if found else [(None, site.func)]
         if spans[0][0] is None:
             spans = self._spans_at_callers(site, info)
@@ -751,6 +766,13 @@ class AutocastPlacement(AmpRule):
             if fed:
                 spans, switches = spans + [fed[0]], switches + [fed[1]]
         self._wrap_spans(spans, switches, info)
+
+    def _wider_models(self, info: AmpFile) -> bool:
+        """Whether the file binds a wrapper around one of the models (``wrapped_models``) that
+        the second look for a forward pass would count as a model."""
+        if self.wide_models:
+            return False
+        return bool(wrapped_models(self.tree, self._model_texts(info)))
 
     def _report_handed(self, site: ScaleLossSite) -> None:
         name = site.func.name.value

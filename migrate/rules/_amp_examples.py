@@ -9479,4 +9479,79 @@ def train_gan(model, optimizers, batches, loss_scaler=None):
 """,
         codes=("APX102", "APX220"),
     ),
+    Example(
+        # SemanticPalette's segmentor trainer (sweep13): the forward pass calls the wrapper the
+        # engine builds around the initialized model, not the model's own name; the second look
+        # for a forward pass counts such wrappers as models (``_amp_models.wrapped_models``)
+        "forward-pass-through-a-wrapper-built-around-the-initialized-model",
+        before="""\
+import torch
+from apex import amp
+
+
+class SegmentorTrainer:
+    def __init__(self, opt, engine):
+        self.opt = opt
+        self.engine = engine
+
+    def step(self, data):
+        self.opt_s.zero_grad()
+        if self.opt.advent:
+            loss = self.segmentor(data, mode="advent")
+        else:
+            loss = self.segmentor(data, mode="plain")
+        loss = self.engine.all_reduce_tensor(loss)
+        if self.opt.use_amp:
+            with amp.scale_loss(loss, self.opt_s) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.opt_s.step()
+
+    def run(self, batches):
+        self.segmentor_on_one_gpu = build_segmentor(self.opt)
+        self.opt_s = self.segmentor_on_one_gpu.opt_s
+        if self.opt.use_amp:
+            self.segmentor_on_one_gpu, self.opt_s = amp.initialize(
+                self.segmentor_on_one_gpu, self.opt_s, opt_level="O1"
+            )
+        self.segmentor = self.engine.data_parallel(self.segmentor_on_one_gpu)
+        for data in batches:
+            self.step(data)
+""",
+        after="""\
+import torch
+
+
+class SegmentorTrainer:
+    def __init__(self, opt, engine):
+        self.opt = opt
+        self.engine = engine
+
+    def step(self, data):
+        self.opt_s.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            if self.opt.advent:
+                loss = self.segmentor(data, mode="advent")
+            else:
+                loss = self.segmentor(data, mode="plain")
+            loss = self.engine.all_reduce_tensor(loss)
+        if self.opt.use_amp:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.scaler.step(self.opt_s)
+        self.scaler.update()
+
+    def run(self, batches):
+        self.segmentor_on_one_gpu = build_segmentor(self.opt)
+        self.opt_s = self.segmentor_on_one_gpu.opt_s
+        use_amp = bool(self.opt.use_amp)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        self.segmentor = self.engine.data_parallel(self.segmentor_on_one_gpu)
+        for data in batches:
+            self.step(data)
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]
