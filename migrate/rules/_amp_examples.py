@@ -9554,4 +9554,72 @@ class SegmentorTrainer:
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # HR-VITON (sweep13): alternative initializes with num_losses=2, all under ``if
+        # opt.fp16:``; the fp32 path gets disabled GradScalers, one per loss id as the
+        # initializes make them (a lone one was indexed, ``scalers[0]``: a TypeError)
+        "alternative-initializes-with-loss-ids-leave-a-disabled-scaler-per-loss-id",
+        before="""\
+import torch
+
+
+def train(opt, gen, dis, tocg, opt_g, opt_d, batches):
+    if opt.fp16:
+        if not opt.GT:
+            from apex import amp
+            [tocg, gen, dis], [opt_g, opt_d] = amp.initialize([tocg, gen, dis], [opt_g, opt_d], opt_level="O1", num_losses=2)
+        else:
+            from apex import amp
+            [gen, dis], [opt_g, opt_d] = amp.initialize([gen, dis], [opt_g, opt_d], opt_level="O1", num_losses=2)
+    for x in batches:
+        loss_g = gen(x).mean()
+        opt_g.zero_grad()
+        if opt.fp16:
+            with amp.scale_loss(loss_g, opt_g, loss_id=0) as s:
+                s.backward()
+        else:
+            loss_g.backward()
+        opt_g.step()
+        loss_d = dis(x).mean()
+        opt_d.zero_grad()
+        if opt.fp16:
+            with amp.scale_loss(loss_d, opt_d, loss_id=1) as s:
+                s.backward()
+        else:
+            loss_d.backward()
+        opt_d.step()
+""",
+        after="""\
+import torch
+
+
+def train(opt, gen, dis, tocg, opt_g, opt_d, batches):
+    scalers = [torch.amp.GradScaler("cuda", enabled=False) for _ in range(2)]
+    if opt.fp16:
+        if not opt.GT:
+            scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+        else:
+            scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scalers[0].is_enabled()):
+            loss_g = gen(x).mean()
+        opt_g.zero_grad()
+        if opt.fp16:
+            scalers[0].scale(loss_g).backward()
+        else:
+            loss_g.backward()
+        scalers[0].step(opt_g)
+        scalers[0].update()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scalers[0].is_enabled()):
+            loss_d = dis(x).mean()
+        opt_d.zero_grad()
+        if opt.fp16:
+            scalers[1].scale(loss_d).backward()
+        else:
+            loss_d.backward()
+        scalers[1].step(opt_d)
+        scalers[1].update()
+""",
+        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX311"),
+    ),
 ]
