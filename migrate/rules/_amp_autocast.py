@@ -308,9 +308,10 @@ class AutocastPlacement(AmpRule):
     lone_loss: Optional[cst.BaseStatement] = None
     #: why a loss summed in a loop of an outer block got no regions (``loss_loop_spans``), or ""
     loss_loop_reason: str = ""
-    #: the second look for a forward pass: the wrappers built around the models count as models
-    #: (``wrapped_models``)
-    wide_models: bool = False
+    #: the second look for a forward pass, where the first found none: the wrappers built
+    #: around the models count as models (``wrapped_models``) and a gradient-off block may hold
+    #: plain loops (``_is_grad_off_block``)
+    second_look: bool = False
 
     def _model_texts(self, info: AmpFile) -> set:
         texts = set()
@@ -329,7 +330,7 @@ class AutocastPlacement(AmpRule):
             texts.update(flat_texts(assign.targets[0].target))
         texts |= held_model_texts(self, info, texts)
         texts |= held_route_models(self, info)
-        if self.wide_models:
+        if self.second_look:
             texts |= wrapped_models(self.tree, texts)
         return texts | {t.split(".")[-1] for t in texts}
 
@@ -530,11 +531,14 @@ class AutocastPlacement(AmpRule):
 
     def _is_grad_off_block(self, stmt: Any) -> bool:
         """``with torch.no_grad(): ...`` holding no loop, nested ``with``, ``try``, definition,
-        step or backward (metrics on the outputs, a teacher's forward pass)."""
+        step or backward (metrics on the outputs, a teacher's forward pass); on the second look
+        also plain loops (``_is_plain_loop``: HR-VITON's ``for i in range(len(labels)): for label
+        in labels[i][1]: parse[:, i] += old_parse[:, label]`` after the warping network's
+        forward pass)."""
         if not isinstance(stmt, cst.With) or not isinstance(stmt.body, cst.IndentedBlock):
             return False
-        contexts = {code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] for i in stmt.items}
-        return contexts <= _GRAD_OFF and not any(self._nests_or_steps(inner) for inner in stmt.body.body)
+        inner = [s for s in stmt.body.body if not (self.second_look and self._is_plain_loop(s))]
+        return self._grad_off_items(stmt) and not any(self._nests_or_steps(s) for s in inner)
 
     def _branches_with_plain_blocks(self, stmt: cst.If) -> bool:
         """``if sync_now: out = model(x)`` / ``else: with model.no_sync(): out = model(x)``;
@@ -665,7 +669,7 @@ class AutocastPlacement(AmpRule):
         return False
 
     def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
-        self.wide_models = False
+        self.second_look = False
         if self._inside_autocast(site.with_stmt):
             return
         if self._loss_from_processor(site, info):  # type: ignore[attr-defined]
@@ -702,12 +706,12 @@ class AutocastPlacement(AmpRule):
         if found is None and self._wider_models(info):
             # ``self.segmentor = engine.data_parallel(self.segmentor_on_one_gpu)``: the forward
             # pass calls the wrapper, not the initialized model
-            self.wide_models = True
+            self.second_look = True
             self.rescale_only = self.lone_loss = None
             self.loss_loop_reason = ""
             found = self._forward_spans(site.with_stmt, loss_texts, info)
             if found is None:
-                self.wide_models = False
+                self.second_look = False
         spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found] if found else [(None, site.func)]
         if spans[0][0] is None:
             spans = self._spans_at_callers(site, info)
@@ -768,11 +772,18 @@ class AutocastPlacement(AmpRule):
         self._wrap_spans(spans, switches, info)
 
     def _wider_models(self, info: AmpFile) -> bool:
-        """Whether the file binds a wrapper around one of the models (``wrapped_models``) that
-        the second look for a forward pass would count as a model."""
-        if self.wide_models:
+        """Whether a second look for a forward pass may find more: the file binds a wrapper
+        around one of the models (``wrapped_models``) or holds a gradient-off block."""
+        if self.second_look:
             return False
-        return bool(wrapped_models(self.tree, self._model_texts(info)))
+        if wrapped_models(self.tree, self._model_texts(info)):
+            return True
+        return any(isinstance(node, cst.With) and self._grad_off_items(node) for node in walk(self.tree))
+
+    @staticmethod
+    def _grad_off_items(stmt: cst.With) -> bool:
+        contexts = {code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] for i in stmt.items}
+        return contexts <= _GRAD_OFF
 
     def _report_handed(self, site: ScaleLossSite) -> None:
         name = site.func.name.value

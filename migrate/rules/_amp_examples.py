@@ -9622,4 +9622,53 @@ def train(opt, gen, dis, tocg, opt_g, opt_d, batches):
 """,
         codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # HR-VITON (sweep13): the warping network's forward pass runs in a gradient-off block
+        # that also holds plain loops (the parse map built label by label); apex's O1 ran it
+        # with its casts, so the second look for a forward pass lets autocast span that block
+        "gradient-off-block-holding-plain-loops-before-the-forward-pass-rides-in-the-autocast",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(tocg, generator, optimizer, batches):
+    [tocg, generator], optimizer = amp.initialize([tocg, generator], optimizer, opt_level="O1")
+    for cloth, person, labels in batches:
+        with torch.no_grad():
+            warped, segmap = tocg(cloth, person)
+            parse = torch.zeros_like(segmap[:, :7])
+            for i, group in enumerate(labels):
+                for label in group:
+                    parse[:, i] += segmap[:, label]
+        output = generator(warped, parse)
+        loss = torch.nn.functional.l1_loss(output, person)
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(tocg, generator, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    for cloth, person, labels in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            with torch.no_grad():
+                warped, segmap = tocg(cloth, person)
+                parse = torch.zeros_like(segmap[:, :7])
+                for i, group in enumerate(labels):
+                    for label in group:
+                        parse[:, i] += segmap[:, label]
+            output = generator(warped, parse)
+            loss = torch.nn.functional.l1_loss(output, person)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]
