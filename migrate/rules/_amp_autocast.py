@@ -439,10 +439,17 @@ class AutocastPlacement(AmpRule):
             for s in inner
         ):
             return False
-        rest = [s for s in inner if not isinstance(s, (cst.For, cst.With))]
+        rest = [s for s in inner if not isinstance(s, (cst.For, cst.With)) and not self._plain_if_on_second_look(s)]
         return not _jumps(stmt) and not any(self._nests_or_steps(s) for s in rest) and not any(
             self._nests_or_steps(s, nests=False) for s in inner
         )
+
+    def _plain_if_on_second_look(self, stmt: Any) -> bool:
+        """On the second look for a forward pass, an ``if`` in a loop whose nested blocks are
+        plain (``_branches_with_plain_blocks``: STEP's ``if not args.no_context: ... for p in
+        range(n): feat[p] = context[...]`` in its per-step loss loop) does not stop the loop
+        from being plain."""
+        return self.second_look and isinstance(stmt, cst.If) and self._branches_with_plain_blocks(stmt)
 
     def _nests_or_steps(self, stmt: cst.BaseStatement, nests: bool = True) -> bool:
         """Whether ``stmt`` holds a definition or ``yield``, or calls a step or a backward (or

@@ -9671,4 +9671,82 @@ def train(tocg, generator, optimizer, batches):
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # STEP (sweep13): the loss is summed in a per-step loop (an ``if`` holding a plain loop
+        # in it) of the training loop's body and only rescaled in the fp16 branch next to its
+        # scale_loss; the second look lets that loop be plain, stops the climb for what feeds
+        # the loss at the training loop's body and skips the scheduler's step before it
+        "loss-summed-in-a-per-step-loop-of-the-training-loop-and-rescaled-in-the-fp16-branch",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, nets, optimizer, scheduler, loader):
+    if args.fp16:
+        models, optimizer = amp.initialize([net for _, net in nets.items()], optimizer, opt_level="O1")
+        for i, key in enumerate(nets):
+            nets[key] = models[i]
+    for images, targets in loader:
+        scheduler.step()
+        conv_feat = nets["base_net"](images)
+        with torch.no_grad():
+            history = nets["base_net"](images).detach()
+        optimizer.zero_grad()
+        loss_back = 0.0
+        for i in range(1, args.max_iter + 1):
+            pooled = nets["roi_net"](conv_feat, history)
+            context = None
+            if not args.no_context:
+                context = torch.zeros_like(pooled)
+                for p in range(pooled.size(0)):
+                    context[p] = pooled[p].clone()
+            cur_loss = nets["det_net%d" % (i - 1)](pooled, context, targets).mean()
+            loss_back += cur_loss
+        if args.fp16:
+            loss_back /= args.max_iter
+            with amp.scale_loss(loss_back, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss_back.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, nets, optimizer, scheduler, loader):
+    if args.fp16:
+        models = [net for _, net in nets.items()]
+        for i, key in enumerate(nets):
+            nets[key] = models[i]
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for images, targets in loader:
+        scheduler.step()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            conv_feat = nets["base_net"](images)
+            with torch.no_grad():
+                history = nets["base_net"](images).detach()
+            optimizer.zero_grad()
+            loss_back = 0.0
+            for i in range(1, args.max_iter + 1):
+                pooled = nets["roi_net"](conv_feat, history)
+                context = None
+                if not args.no_context:
+                    context = torch.zeros_like(pooled)
+                    for p in range(pooled.size(0)):
+                        context[p] = pooled[p].clone()
+                cur_loss = nets["det_net%d" % (i - 1)](pooled, context, targets).mean()
+                loss_back += cur_loss
+        if args.fp16:
+            loss_back /= args.max_iter
+            scaler.scale(loss_back).backward()
+        else:
+            loss_back.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]
