@@ -176,6 +176,22 @@ MICRO_STEP_REFUSAL = "as written, a native rewrite would clip scaled gradients o
 REFUSED_TODOS = {"APX210": FLOAT32_REFUSAL, "APX326": MICRO_STEP_REFUSAL}
 
 
+def _function_at(source: bytes, line: int) -> str:
+    """`` in name()``: the innermost function of ``source`` around ``line``, as a refusal names
+    where its scale_loss is; "" at module level or where the source does not parse."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ""
+    inner: Optional[Tuple[int, str]] = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0):
+            inner = max(inner or (node.lineno, node.name), (node.lineno, node.name))
+    return f" in {inner[1]}()" if inner else ""
+
+
 def _clips_scaled_gradients(finding: "Finding") -> bool:
     """An APX326 TODO whose call is named as a clip (``gradClipper.step(...)``, ``self._clip()``):
     it changes the gradients the step uses, so as written the native file trains differently.
@@ -226,7 +242,10 @@ def _keep_apex_where_float32(
             prefix = REFUSED_TODOS[todo.code]
             # a second run may read the first run's TODO back as the finding's message
             message = todo.message.split(prefix)[-1].split("; this file keeps")[0]
-            reason = prefix + message.replace("this amp.scale_loss", "its amp.scale_loss")
+            # the reason stands at the initialize: it names the function of the scale_loss (a
+            # line number would move with the TODO the first run writes above it)
+            where = _function_at(job[1], todo.line)
+            reason = prefix + message.replace("this amp.scale_loss", f"its amp.scale_loss{where}")
             again[i] = (job[0], job[1], FilePlan(notes=notes, refusal=reason, parser_factories=flags))
     for i, result in zip(again, migrate_all(list(again.values()), settings, workers, pool)):
         results[i] = result

@@ -16,7 +16,7 @@ from ._amp_loss_loop import loss_loop_spans
 from ._amp_partial import bound_offset
 from ._amp_held import held_model_texts as held_route_models
 from ._amp_handed_outputs import handed_output_spans
-from ._amp_models import held_model_texts
+from ._amp_models import held_model_texts, wrapped_models
 from ._amp_module_scaler import first_body_statement
 from ._amp_rule import AmpRule
 from ._amp_sites import (
@@ -308,6 +308,10 @@ class AutocastPlacement(AmpRule):
     lone_loss: Optional[cst.BaseStatement] = None
     #: why a loss summed in a loop of an outer block got no regions (``loss_loop_spans``), or ""
     loss_loop_reason: str = ""
+    #: the second look for a forward pass, where the first found none: the wrappers built
+    #: around the models count as models (``wrapped_models``) and a gradient-off block may hold
+    #: plain loops (``_is_grad_off_block``)
+    second_look: bool = False
 
     def _model_texts(self, info: AmpFile) -> set:
         texts = set()
@@ -326,6 +330,8 @@ class AutocastPlacement(AmpRule):
             texts.update(flat_texts(assign.targets[0].target))
         texts |= held_model_texts(self, info, texts)
         texts |= held_route_models(self, info)
+        if self.second_look:
+            texts |= wrapped_models(self.tree, texts)
         return texts | {t.split(".")[-1] for t in texts}
 
     def _is_model_call(self, node: cst.CSTNode, models: set, via_args: bool = False) -> bool:
@@ -433,10 +439,17 @@ class AutocastPlacement(AmpRule):
             for s in inner
         ):
             return False
-        rest = [s for s in inner if not isinstance(s, (cst.For, cst.With))]
+        rest = [s for s in inner if not isinstance(s, (cst.For, cst.With)) and not self._plain_if_on_second_look(s)]
         return not _jumps(stmt) and not any(self._nests_or_steps(s) for s in rest) and not any(
             self._nests_or_steps(s, nests=False) for s in inner
         )
+
+    def _plain_if_on_second_look(self, stmt: Any) -> bool:
+        """On the second look for a forward pass, an ``if`` in a loop whose nested blocks are
+        plain (``_branches_with_plain_blocks``: STEP's ``if not args.no_context: ... for p in
+        range(n): feat[p] = context[...]`` in its per-step loss loop) does not stop the loop
+        from being plain."""
+        return self.second_look and isinstance(stmt, cst.If) and self._branches_with_plain_blocks(stmt)
 
     def _nests_or_steps(self, stmt: cst.BaseStatement, nests: bool = True) -> bool:
         """Whether ``stmt`` holds a definition or ``yield``, or calls a step or a backward (or
@@ -525,11 +538,14 @@ class AutocastPlacement(AmpRule):
 
     def _is_grad_off_block(self, stmt: Any) -> bool:
         """``with torch.no_grad(): ...`` holding no loop, nested ``with``, ``try``, definition,
-        step or backward (metrics on the outputs, a teacher's forward pass)."""
+        step or backward (metrics on the outputs, a teacher's forward pass); on the second look
+        also plain loops (``_is_plain_loop``: HR-VITON's ``for i in range(len(labels)): for label
+        in labels[i][1]: parse[:, i] += old_parse[:, label]`` after the warping network's
+        forward pass)."""
         if not isinstance(stmt, cst.With) or not isinstance(stmt.body, cst.IndentedBlock):
             return False
-        contexts = {code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] for i in stmt.items}
-        return contexts <= _GRAD_OFF and not any(self._nests_or_steps(inner) for inner in stmt.body.body)
+        inner = [s for s in stmt.body.body if not (self.second_look and self._is_plain_loop(s))]
+        return self._grad_off_items(stmt) and not any(self._nests_or_steps(s) for s in inner)
 
     def _branches_with_plain_blocks(self, stmt: cst.If) -> bool:
         """``if sync_now: out = model(x)`` / ``else: with model.no_sync(): out = model(x)``;
@@ -660,6 +676,7 @@ class AutocastPlacement(AmpRule):
         return False
 
     def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
+        self.second_look = False
         if self._inside_autocast(site.with_stmt):
             return
         if self._loss_from_processor(site, info):  # type: ignore[attr-defined]
@@ -693,6 +710,15 @@ class AutocastPlacement(AmpRule):
         self.rescale_only = self.lone_loss = None
         self.loss_loop_reason = ""
         found = self._forward_spans(site.with_stmt, loss_texts, info)
+        if found is None and self._wider_models(info):
+            # ``self.segmentor = engine.data_parallel(self.segmentor_on_one_gpu)``: the forward
+            # pass calls the wrapper, not the initialized model
+            self.second_look = True
+            self.rescale_only = self.lone_loss = None
+            self.loss_loop_reason = ""
+            found = self._forward_spans(site.with_stmt, loss_texts, info)
+            if found is None:
+                self.second_look = False
         spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found] if found else [(None, site.func)]
         if spans[0][0] is None:
             spans = self._spans_at_callers(site, info)
@@ -751,6 +777,20 @@ class AutocastPlacement(AmpRule):
             if fed:
                 spans, switches = spans + [fed[0]], switches + [fed[1]]
         self._wrap_spans(spans, switches, info)
+
+    def _wider_models(self, info: AmpFile) -> bool:
+        """Whether a second look for a forward pass may find more: the file binds a wrapper
+        around one of the models (``wrapped_models``) or holds a gradient-off block."""
+        if self.second_look:
+            return False
+        if wrapped_models(self.tree, self._model_texts(info)):
+            return True
+        return any(isinstance(node, cst.With) and self._grad_off_items(node) for node in walk(self.tree))
+
+    @staticmethod
+    def _grad_off_items(stmt: cst.With) -> bool:
+        contexts = {code_of(i.item.func if isinstance(i.item, cst.Call) else i.item).split(".")[-1] for i in stmt.items}
+        return contexts <= _GRAD_OFF
 
     def _report_handed(self, site: ScaleLossSite) -> None:
         name = site.func.name.value

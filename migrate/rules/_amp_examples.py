@@ -9737,4 +9737,274 @@ def train_gan(model, optimizers, batches, loss_scaler=None):
 """,
         codes=("APX102", "APX220"),
     ),
+    Example(
+        # SemanticPalette's segmentor trainer (sweep13): the forward pass calls the wrapper the
+        # engine builds around the initialized model, not the model's own name; the second look
+        # for a forward pass counts such wrappers as models (``_amp_models.wrapped_models``)
+        "forward-pass-through-a-wrapper-built-around-the-initialized-model",
+        before="""\
+import torch
+from apex import amp
+
+
+class SegmentorTrainer:
+    def __init__(self, opt, engine):
+        self.opt = opt
+        self.engine = engine
+
+    def step(self, data):
+        self.opt_s.zero_grad()
+        if self.opt.advent:
+            loss = self.segmentor(data, mode="advent")
+        else:
+            loss = self.segmentor(data, mode="plain")
+        loss = self.engine.all_reduce_tensor(loss)
+        if self.opt.use_amp:
+            with amp.scale_loss(loss, self.opt_s) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.opt_s.step()
+
+    def run(self, batches):
+        self.segmentor_on_one_gpu = build_segmentor(self.opt)
+        self.opt_s = self.segmentor_on_one_gpu.opt_s
+        if self.opt.use_amp:
+            self.segmentor_on_one_gpu, self.opt_s = amp.initialize(
+                self.segmentor_on_one_gpu, self.opt_s, opt_level="O1"
+            )
+        self.segmentor = self.engine.data_parallel(self.segmentor_on_one_gpu)
+        for data in batches:
+            self.step(data)
+""",
+        after="""\
+import torch
+
+
+class SegmentorTrainer:
+    def __init__(self, opt, engine):
+        self.opt = opt
+        self.engine = engine
+
+    def step(self, data):
+        self.opt_s.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            if self.opt.advent:
+                loss = self.segmentor(data, mode="advent")
+            else:
+                loss = self.segmentor(data, mode="plain")
+            loss = self.engine.all_reduce_tensor(loss)
+        if self.opt.use_amp:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.scaler.step(self.opt_s)
+        self.scaler.update()
+
+    def run(self, batches):
+        self.segmentor_on_one_gpu = build_segmentor(self.opt)
+        self.opt_s = self.segmentor_on_one_gpu.opt_s
+        use_amp = bool(self.opt.use_amp)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        self.segmentor = self.engine.data_parallel(self.segmentor_on_one_gpu)
+        for data in batches:
+            self.step(data)
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # HR-VITON (sweep13): alternative initializes with num_losses=2, all under ``if
+        # opt.fp16:``; the fp32 path gets disabled GradScalers, one per loss id as the
+        # initializes make them (a lone one was indexed, ``scalers[0]``: a TypeError)
+        "alternative-initializes-with-loss-ids-leave-a-disabled-scaler-per-loss-id",
+        before="""\
+import torch
+
+
+def train(opt, gen, dis, tocg, opt_g, opt_d, batches):
+    if opt.fp16:
+        if not opt.GT:
+            from apex import amp
+            [tocg, gen, dis], [opt_g, opt_d] = amp.initialize([tocg, gen, dis], [opt_g, opt_d], opt_level="O1", num_losses=2)
+        else:
+            from apex import amp
+            [gen, dis], [opt_g, opt_d] = amp.initialize([gen, dis], [opt_g, opt_d], opt_level="O1", num_losses=2)
+    for x in batches:
+        loss_g = gen(x).mean()
+        opt_g.zero_grad()
+        if opt.fp16:
+            with amp.scale_loss(loss_g, opt_g, loss_id=0) as s:
+                s.backward()
+        else:
+            loss_g.backward()
+        opt_g.step()
+        loss_d = dis(x).mean()
+        opt_d.zero_grad()
+        if opt.fp16:
+            with amp.scale_loss(loss_d, opt_d, loss_id=1) as s:
+                s.backward()
+        else:
+            loss_d.backward()
+        opt_d.step()
+""",
+        after="""\
+import torch
+
+
+def train(opt, gen, dis, tocg, opt_g, opt_d, batches):
+    scalers = [torch.amp.GradScaler("cuda", enabled=False) for _ in range(2)]
+    if opt.fp16:
+        if not opt.GT:
+            scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+        else:
+            scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scalers[0].is_enabled()):
+            loss_g = gen(x).mean()
+        opt_g.zero_grad()
+        if opt.fp16:
+            scalers[0].scale(loss_g).backward()
+        else:
+            loss_g.backward()
+        scalers[0].step(opt_g)
+        scalers[0].update()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scalers[0].is_enabled()):
+            loss_d = dis(x).mean()
+        opt_d.zero_grad()
+        if opt.fp16:
+            scalers[1].scale(loss_d).backward()
+        else:
+            loss_d.backward()
+        scalers[1].step(opt_d)
+        scalers[1].update()
+""",
+        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # HR-VITON (sweep13): the warping network's forward pass runs in a gradient-off block
+        # that also holds plain loops (the parse map built label by label); apex's O1 ran it
+        # with its casts, so the second look for a forward pass lets autocast span that block
+        "gradient-off-block-holding-plain-loops-before-the-forward-pass-rides-in-the-autocast",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(tocg, generator, optimizer, batches):
+    [tocg, generator], optimizer = amp.initialize([tocg, generator], optimizer, opt_level="O1")
+    for cloth, person, labels in batches:
+        with torch.no_grad():
+            warped, segmap = tocg(cloth, person)
+            parse = torch.zeros_like(segmap[:, :7])
+            for i, group in enumerate(labels):
+                for label in group:
+                    parse[:, i] += segmap[:, label]
+        output = generator(warped, parse)
+        loss = torch.nn.functional.l1_loss(output, person)
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(tocg, generator, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    for cloth, person, labels in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            with torch.no_grad():
+                warped, segmap = tocg(cloth, person)
+                parse = torch.zeros_like(segmap[:, :7])
+                for i, group in enumerate(labels):
+                    for label in group:
+                        parse[:, i] += segmap[:, label]
+            output = generator(warped, parse)
+            loss = torch.nn.functional.l1_loss(output, person)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # STEP (sweep13): the loss is summed in a per-step loop (an ``if`` holding a plain loop
+        # in it) of the training loop's body and only rescaled in the fp16 branch next to its
+        # scale_loss; the second look lets that loop be plain, stops the climb for what feeds
+        # the loss at the training loop's body and skips the scheduler's step before it
+        "loss-summed-in-a-per-step-loop-of-the-training-loop-and-rescaled-in-the-fp16-branch",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, nets, optimizer, scheduler, loader):
+    if args.fp16:
+        models, optimizer = amp.initialize([net for _, net in nets.items()], optimizer, opt_level="O1")
+        for i, key in enumerate(nets):
+            nets[key] = models[i]
+    for images, targets in loader:
+        scheduler.step()
+        conv_feat = nets["base_net"](images)
+        with torch.no_grad():
+            history = nets["base_net"](images).detach()
+        optimizer.zero_grad()
+        loss_back = 0.0
+        for i in range(1, args.max_iter + 1):
+            pooled = nets["roi_net"](conv_feat, history)
+            context = None
+            if not args.no_context:
+                context = torch.zeros_like(pooled)
+                for p in range(pooled.size(0)):
+                    context[p] = pooled[p].clone()
+            cur_loss = nets["det_net%d" % (i - 1)](pooled, context, targets).mean()
+            loss_back += cur_loss
+        if args.fp16:
+            loss_back /= args.max_iter
+            with amp.scale_loss(loss_back, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss_back.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, nets, optimizer, scheduler, loader):
+    if args.fp16:
+        models = [net for _, net in nets.items()]
+        for i, key in enumerate(nets):
+            nets[key] = models[i]
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for images, targets in loader:
+        scheduler.step()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            conv_feat = nets["base_net"](images)
+            with torch.no_grad():
+                history = nets["base_net"](images).detach()
+            optimizer.zero_grad()
+            loss_back = 0.0
+            for i in range(1, args.max_iter + 1):
+                pooled = nets["roi_net"](conv_feat, history)
+                context = None
+                if not args.no_context:
+                    context = torch.zeros_like(pooled)
+                    for p in range(pooled.size(0)):
+                        context[p] = pooled[p].clone()
+                cur_loss = nets["det_net%d" % (i - 1)](pooled, context, targets).mean()
+                loss_back += cur_loss
+        if args.fp16:
+            loss_back /= args.max_iter
+            scaler.scale(loss_back).backward()
+        else:
+            loss_back.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]

@@ -34,6 +34,8 @@ from ._amp_sites import assigned_names, code_of, enclosing, self_name, walk
 _PLAIN_BUILTINS = frozenset({"str", "dict", "list", "tuple", "set", "bool", "int", "float", "len", "isinstance",
                              "hasattr", "getattr", "range", "enumerate", "zip", "sorted", "min", "max", "sum",
                              "any", "all", "print", "type", "abs"})
+#: the methods an expression statement calls that run no forward pass
+_NOT_A_FORWARD = frozenset({"step", "backward"})
 _PLAIN_METHODS = frozenset({"append", "extend", "insert", "update", "add", "setdefault", "items", "keys", "values",
                             "get", "copy", "pop", "format", "join", "size", "dim", "item", "detach", "clone",
                             "to", "cuda", "cpu"})
@@ -89,6 +91,8 @@ def loss_loop_spans(rule: Any, body: List[Any], end: int, loss_texts: set) -> Op
     block, top = rule.parents.get(outer[loop_at]), func.body if func is not None else rule.tree
     while block is not top:
         owner = rule.parents.get(block)
+        if _iteration_body(rule, owner, block):
+            break
         if not isinstance(owner, cst.If) or owner.body is not block:
             rule.loss_loop_reason = (
                 f" (the loss summed in the loop of line {rule.line_of(outer[loop_at])} is inside "
@@ -115,6 +119,17 @@ def loss_loop_spans(rule: Any, body: List[Any], end: int, loss_texts: set) -> Op
         return None
     members = [rule._unplanned(span) for span in spans]
     return None if None in members else members
+
+
+def _iteration_body(rule: Any, owner: Any, block: Any) -> bool:
+    """On the second look for a forward pass (``_amp_autocast``), the body of the training loop
+    (STEP's ``for images, ... in loader:`` around its per-step loss loop): the climb for what
+    feeds the loss stops there, and the region starts at the first statement of the iteration
+    that computes it.  What the iteration reads from before the loop (built once, not by this
+    step's forward pass) stays out of the region."""
+    return bool(rule.second_look) and isinstance(owner, (cst.For, cst.While)) and owner.body is block and (
+        not isinstance(owner, cst.For) or owner.asynchronous is None
+    )
 
 
 def _kind(node: Any) -> str:
@@ -217,9 +232,14 @@ def _initializes(stmt: Any) -> bool:
 
 
 def _drops_a_call(stmt: Any) -> bool:
-    """Whether ``stmt`` holds an expression statement whose call computes (``_computes``)."""
+    """Whether ``stmt`` holds an expression statement whose call computes (``_computes``); a
+    step or a backward is no forward pass (STEP's ``scheduler.step()`` at the top of its
+    training iteration), and no region could hold it."""
     return any(
-        isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and _computes(small)
+        isinstance(small, cst.Expr)
+        and isinstance(small.value, cst.Call)
+        and _computes(small)
+        and not (isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value in _NOT_A_FORWARD)
         for line in walk(stmt)
         if isinstance(line, cst.SimpleStatementLine)
         for small in line.body

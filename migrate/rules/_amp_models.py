@@ -5,6 +5,9 @@ A trainer that keeps the object whose ``__init__`` runs ``amp.initialize([self.G
 through the modules that object builds around a model (``self.D_aug = AugWrapper(self.D)``,
 ``self.D_cl = ContrastiveLearner(self.D, ...)``: calling them runs ``self.D``).  Those texts
 are models for the autocast search of that trainer's methods.
+
+``wrapped_models``: the names a file binds to a wrapper built around a model
+(``self.segmentor = engine.data_parallel(self.segmentor_on_one_gpu)``): calling them runs it.
 """
 
 from __future__ import annotations
@@ -57,3 +60,38 @@ def _wrappers(func: Any, texts: Set[str]) -> Set[str]:
             if isinstance(target.target, cst.Attribute) and isinstance(target.target.value, cst.Name):
                 found.add(code_of(target.target))
     return found
+
+
+def wrapped_models(tree: Any, texts: Set[str]) -> Set[str]:
+    """The names and ``self`` attributes that ``tree`` assigns one of the models ``texts`` or a
+    call handed one as its first argument (a data-parallel wrapper, ``DDP(model, ...)``), and
+    those wrappers' wrappers; empty where there is none.  Only the autocast search's second look uses them
+    (``_amp_autocast``), where the models' own names were not found called."""
+    found: Set[str] = set()
+    known = set(texts)
+    while True:
+        new = set()
+        for node in walk(tree):
+            if not isinstance(node, cst.Assign) or not _wraps(node.value, known):
+                continue
+            for target in node.targets:
+                name = target.target
+                if isinstance(name, cst.Name) or (
+                    isinstance(name, cst.Attribute) and isinstance(name.value, cst.Name)
+                ):
+                    new.add(code_of(name))
+        new -= known
+        if not new:
+            return found
+        found |= new
+        known |= new
+
+
+def _wraps(value: Any, known: Set[str]) -> bool:
+    """``model`` itself, or a call whose first argument (not a keyword, not starred) it is."""
+    if isinstance(value, (cst.Name, cst.Attribute)):
+        return code_of(value) in known
+    if not isinstance(value, cst.Call) or not value.args:
+        return False
+    first = value.args[0]
+    return first.keyword is None and not first.star and code_of(first.value) in known

@@ -8486,10 +8486,11 @@ class Pair(nn.Module):
         self.fp16 = fp16
         if fp16:
             # TODO(apexcompat): as written, a native rewrite would train in float32: the forward
-            #   pass and loss are not next to its amp.scale_loss: gen_update() is handed fake, which
-            #   the class's own forward() computes with the models, called from elsewhere: wrap that
-            #   forward pass in `with torch.autocast("cuda", dtype=torch.float16):` by hand; this
-            #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            #   pass and loss are not next to its amp.scale_loss in gen_update(): gen_update() is
+            #   handed fake, which the class's own forward() computes with the models, called from
+            #   elsewhere: wrap that forward pass in `with torch.autocast("cuda",
+            #   dtype=torch.float16):` by hand; this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
             self.gen, self.gen_opt = amp.initialize(self.gen, self.gen_opt, opt_level="O1")
 
     def forward(self, x):
@@ -8639,9 +8640,9 @@ class Box(nn.Module):
             self.net = self.net.to(self.accelerator.device)
         elif use_apex:
             # TODO(apexcompat): as written, a native rewrite would train in float32: the forward
-            #   pass and loss are not next to its amp.scale_loss (update_params() is handed loss,
-            #   and not every call of it in the repository provably hands it what the receiver's own
-            #   forward() returned): wrap them in `with torch.autocast("cuda",
+            #   pass and loss are not next to its amp.scale_loss in update_params() (update_params()
+            #   is handed loss, and not every call of it in the repository provably hands it what
+            #   the receiver's own forward() returned): wrap them in `with torch.autocast("cuda",
             #   dtype=torch.float16):` by hand; this file keeps apex.amp semantics through
             #   apexcompat.amp, migrate it by hand
             self.net, self.optimizer = amp.initialize(self.net, self.optimizer, opt_level="O1")

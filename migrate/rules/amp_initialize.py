@@ -990,7 +990,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         kwargs = ["enabled=False"]
         ctor = self._scaler_ctor(sites[0], kwargs)
         target = self._scaler_target(sites[0], info)
-        self.edits.insert_before(anchor, [statement(f"{target} = {ctor}({', '.join(kwargs)})\n")])
+        made = _per_loss_id(f"{ctor}({', '.join(kwargs)})", info)
+        self.edits.insert_before(anchor, [statement(f"{target} = {made}\n")])
 
     def _scaler_in_init(self, info: AmpFile) -> None:
         """The initialize's method runs only when ``__init__``'s ``if`` holds: ``__init__``
@@ -1019,7 +1020,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         self.need_torch()
         ctor = "torch.amp.GradScaler" if self.settings.torch_at_least(2, 3) else "torch.cuda.amp.GradScaler"
         target = f"{self_name(init)}.{info.scaler_name}"
-        self.edits.insert_before(anchor, [statement(f"{target} = {ctor}(enabled=False)\n")])
+        self.edits.insert_before(anchor, [statement(f"{target} = {_per_loss_id(f'{ctor}(enabled=False)', info)}\n")])
         method = site.func.name.value if site.func is not None else ""
         message = f"{target} is created disabled here and " + replaced.format(method=method)
         self.report(anchor, code, message, fixed=True, severity="info")
@@ -1479,3 +1480,10 @@ def _read_through(alias: Any, info: AmpFile) -> bool:
     """Whether the scale is read through the loss scaler ``alias`` binds: the statement stays
     for the rule that rewrites those reads, which removes it with them."""
     return any(n.kind == "get_scale" and n.via is alias.node for n in info.needs)
+
+
+def _per_loss_id(made: str, info: AmpFile) -> str:
+    """A disabled GradScaler created on the paths no initialize runs, as a list of one per
+    loss id where the initializes make one per loss id (``scalers[1]`` is read on every path:
+    HR-VITON's num_losses=2 under ``if opt.fp16:``)."""
+    return f"[{made} for _ in range({info.loss_scalers})]" if info.loss_scalers > 1 else made

@@ -318,6 +318,11 @@ class CastingHooksRule(AmpRule):
                 )
                 return
             self.replace_node(ref.expr, expression(f"{HELPER_NAME}(torch.{_KIND[kind][0]})"))
+        elif isinstance(parent, cst.Assign) and parent.value is ref.expr and kind != "promote":
+            # ``float_function = amp.float_function`` (maskrcnn-benchmark's copies, beside an
+            # ImportError fallback): the decorator itself as a value; the helper's
+            # ``autocast_function(dtype)`` is that decorator
+            self.replace_node(ref.expr, expression(f"{HELPER_NAME}(torch.{_KIND[kind][0]})"))
         else:
             return
         self.helper_needed = True
@@ -393,6 +398,49 @@ def attention(q, k):
     return stable_softmax(scores)
 """,
         codes=("APX101", "APX501", "APX504"),
+    ),
+    Example(
+        # maskrcnn-benchmark's roi_layers as STEP (sweep13) vendors them
+        "float-function-as-a-value",
+        before="""\
+import torch
+from . import _C
+
+try:
+    from apex import amp
+    float_function = amp.float_function
+except ImportError:
+    def float_function(func):
+        return func
+
+nms = float_function(_C.nms)
+
+
+class ROIAlign(torch.nn.Module):
+    @float_function
+    def forward(self, input, rois):
+        return _C.roi_align_forward(input, rois)
+""",
+        after="""\
+import torch
+from . import _C
+import functools
+
+
+"""
+        + HELPER
+        + """
+float_function = autocast_function(torch.float32)
+
+nms = float_function(_C.nms)
+
+
+class ROIAlign(torch.nn.Module):
+    @float_function
+    def forward(self, input, rois):
+        return _C.roi_align_forward(input, rois)
+""",
+        codes=("APX101", "APX103", "APX504"),
     ),
     Example(
         "private-loss-scaler-state",

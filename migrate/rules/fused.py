@@ -521,8 +521,11 @@ class FusedKernelsRule(NeighbourRule):
         if not isinstance(target, cst.Name):
             return False
         scope = self.get_metadata(ScopeProvider, target, None)
-        if scope is None or any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in walk(self._module)):
-            return False
+        if scope is None or any(
+            isinstance(n, (cst.Global, cst.Nonlocal)) and target.value in {item.name.value for item in n.names}
+            for n in walk(self._module)
+        ):
+            return False  # a function may rebind the name (the file's other globals leave it alone)
         accesses = [access.node for assignment in scope[target.value] for access in assignment.references]
         if not accesses:
             return False
@@ -565,6 +568,19 @@ class FusedKernelsRule(NeighbourRule):
             "import torch\n\n\ndef build(params, fused):\n"
             "    make = torch.optim.SGD\n    if fused:\n        make = torch.optim.SGD\n"
             "    return make(params, lr=0.1, momentum=0.9, nesterov=True)\n",
+            ("APX802",),
+        ),
+        Example(
+            # a module-level name (few_shot_gaze, sweep13): a ``global`` statement of another name
+            # (a function updating the optimizer's learning rate) cannot rebind it
+            "fused-sgd-stored-in-a-module-name-beside-a-global-of-another-name",
+            "import torch\nfrom apex.optimizers import FusedSGD\n\nif fused:\n    SGD = FusedSGD\nelse:\n"
+            "    SGD = torch.optim.SGD\noptimizer = SGD(params, lr=0.1, momentum=0.9, nesterov=True)\n\n\n"
+            "def adjust(lr):\n    global optimizer\n    for group in optimizer.param_groups:\n"
+            "        group[\"lr\"] = lr\n",
+            "import torch\n\nif fused:\n    SGD = torch.optim.SGD\nelse:\n    SGD = torch.optim.SGD\n"
+            "optimizer = SGD(params, lr=0.1, momentum=0.9, nesterov=True)\n\n\ndef adjust(lr):\n"
+            "    global optimizer\n    for group in optimizer.param_groups:\n        group[\"lr\"] = lr\n",
             ("APX802",),
         ),
         Example(

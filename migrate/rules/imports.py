@@ -743,8 +743,9 @@ class ImportsRule(AmpRule):
             handler_body: Any = handler.body.body
             if not isinstance(handler.body, cst.IndentedBlock):
                 handler_body = [cst.SimpleStatementLine([x]) for x in handler_body]
+            elsewhere = _bound_outside(self.tree, handler)
             for s in handler_body:
-                kept = self._handler_statement(s, set_in_body)
+                kept = self._handler_statement(s, set_in_body, elsewhere)
                 if kept is not None:
                     keep.append(kept)
         if owner.orelse is not None:
@@ -839,8 +840,13 @@ class ImportsRule(AmpRule):
         return any(n.split(".")[-1] in _IMPORT_ERRORS for n in names)
 
     @staticmethod
-    def _handler_statement(stmt: cst.BaseStatement, set_in_body: Set[str]) -> Optional[cst.BaseStatement]:
-        """What a statement of the except branch becomes once the import cannot fail."""
+    def _handler_statement(
+        stmt: cst.BaseStatement, set_in_body: Set[str], elsewhere: Set[str]
+    ) -> Optional[cst.BaseStatement]:
+        """What a statement of the except branch becomes once the import cannot fail.  Its
+        ``flag = False`` is the "available" ``flag = True`` only for a plain name nothing else
+        binds; one bound elsewhere (``args.fp16`` from the command line, a name set from a
+        config) keeps the value it has there: with apex installed the branch never ran."""
         if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)) and stmt.name.value in set_in_body:
             # the fallback of a name the try binds (``X = apex...FusedLayerNorm`` there,
             # ``class X`` here): the try always runs now, so this definition never would
@@ -858,6 +864,8 @@ class ImportsRule(AmpRule):
             name = code_of(small.targets[0].target)
             value = code_of(small.value)
             if name in set_in_body:
+                return None
+            if value == "False" and (name in elsewhere or not isinstance(small.targets[0].target, cst.Name)):
                 return None
             if value == "False":
                 return stmt.with_changes(body=[small.with_changes(value=cst.Name("True"))])
@@ -2128,6 +2136,61 @@ def main(model, optimizer, x):
         settings=Settings(target="shim"),
     ),
     Example(
+        # STEP (sweep13): the guard's handler turns the command-line switch off when apex is
+        # missing; with apex installed it never ran, so the switch keeps the user's value (it
+        # used to become `args.fp16 = True`: mixed precision forced on at the default flags)
+        "guard-handler-turning-an-option-off-goes-without-forcing-it-on",
+        before="""\
+import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fp16", action="store_true")
+args = parser.parse_args()
+
+try:
+    from apex import amp
+except ImportError:
+    print("no apex")
+    args.fp16 = False
+
+
+def train(model, optimizer, batches):
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as s:
+                s.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--fp16", action="store_true")
+args = parser.parse_args()
+
+
+def train(model, optimizer, batches):
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX103", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # `apex.amp.x` chains in a guard: `import apexcompat.amp` takes the import's place and
         # the guard stays (simplifying it would drop the new import and the renamed chains)
         "shim-target-guard-with-apex-amp-chain",
@@ -2363,3 +2426,25 @@ finally:
 
 ImportsRule.EXAMPLES = EXAMPLES
 ImportsRule.NOOP_EXAMPLES = NOOP_EXAMPLES
+
+
+def _bound_outside(tree: cst.CSTNode, handler: cst.ExceptHandler) -> Set[str]:
+    """The targets (``name``, ``args.fp16``) that ``tree`` assigns outside ``handler``, by any
+    assignment, augmented or annotated, or a ``for`` or ``with ... as`` target."""
+    inside = {id(n) for n in walk(handler)}
+    bound: Set[str] = set()
+    for node in walk(tree):
+        if id(node) in inside:
+            continue
+        targets: List[Any] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, cst.For):
+            targets = [node.target]
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            targets = [node.asname.name]
+        for target in targets:
+            bound.update(code_of(n) for n in walk(target) if isinstance(n, (cst.Name, cst.Attribute)))
+    return bound
