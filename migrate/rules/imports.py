@@ -36,7 +36,7 @@ from ._twin_branches import only_reads_behind_twin_import
 from ._amp_rule import AmpRule
 from ._metadata import QualifiedNameProvider
 from ._amp_sites import AMP, enclosing_function, globals_bound_to, plain_read, walk
-from ._tree import walk_of
+from ._tree import assignment_targets, walk_of
 from ._edits import code_of, kept_leading, move_leading, prepend_lines, read_todos, small_statements
 from ._neighbour_base import APEX_STAR_EXPORTS
 from ._pyprof_calls import PYPROF_REMOVED, annotation_switches
@@ -2429,22 +2429,13 @@ ImportsRule.NOOP_EXAMPLES = NOOP_EXAMPLES
 
 
 def _bound_outside(tree: cst.CSTNode, handler: cst.ExceptHandler) -> Set[str]:
-    """The targets (``name``, ``args.fp16``) that ``tree`` assigns outside ``handler``, by any
-    assignment, augmented or annotated, or a ``for`` or ``with ... as`` target."""
+    """The targets (``name``, ``args.fp16``) that ``tree`` assigns outside ``handler``
+    (``assignment_targets``: any assignment, ``:=``, a ``for`` or ``with ... as`` target)."""
     inside = {id(n) for n in walk(handler)}
     bound: Set[str] = set()
     for node in walk(tree):
         if id(node) in inside:
             continue
-        targets: List[Any] = []
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-            targets = [node.target]
-        elif isinstance(node, cst.For):
-            targets = [node.target]
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            targets = [node.asname.name]
-        for target in targets:
+        for target in assignment_targets(node):
             bound.update(code_of(n) for n in walk(target) if isinstance(n, (cst.Name, cst.Attribute)))
     return bound
