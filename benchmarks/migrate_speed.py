@@ -14,7 +14,9 @@ with TorchFix 0.7.0 (``torchfix -j 2 .``) on a large real tree (e.g. a checkout 
 NVIDIA/DeepLearningExamples), interleaved, ``--repeat`` times each, and prints the best wall
 times and their ratio (target >= 20).  TorchFix runs from a virtual environment of its own
 (made once under ``--venv`` with ``pip install torchfix==0.7.0``), so neither tool sees the
-other's dependencies.  The answer must stay an answer: every run of ours must exit 1 with
+other's dependencies.  Both tools start from compiled bytecode, as an installed package does
+(pip compiles a wheel's modules; ``compile_bytecode`` does it for ours first, where
+``PYTHONDONTWRITEBYTECODE`` or an editable install left none).  The answer must stay an answer: every run of ours must exit 1 with
 the same findings, and the tree's files must be unchanged afterwards.
 """
 
@@ -172,6 +174,21 @@ def command() -> List[str]:
     return [script] if script else [sys.executable, "-m", "migrate"]
 
 
+def compile_bytecode() -> str:
+    """Compile the ``migrate`` package the command imports to bytecode, as ``pip install``
+    does for a wheel (TorchFix's venv has its bytecode from its install): otherwise, where
+    ``PYTHONDONTWRITEBYTECODE`` is set, every run compiles ~100 modules from source first.
+    Returns the package's folder."""
+    import compileall
+
+    found = subprocess.run(
+        [sys.executable, "-c", "import migrate, os; print(os.path.dirname(migrate.__file__))"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    compileall.compile_dir(found, quiet=1)
+    return found
+
+
 def children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -241,6 +258,7 @@ def against_torchfix(tree: Path, repeat: int, venv_dir: Path) -> int:
     files = sum(1 for p in tree.rglob("*.py") if ".git" not in p.parts)
     before = tree_digest(tree)
     torchfix = torchfix_venv(venv_dir)
+    print(f"bytecode compiled for {compile_bytecode()} (as an install does; TorchFix's has its own)")
     ours_label, theirs_label = "apexcompat-migrate --check -j 2", "torchfix -j 2 (0.7.0)"
     ours = command() + ["--check", "--output-format", "json", "-j", "2", "."]
     theirs = [str(torchfix), "-j", "2", "."]
@@ -292,6 +310,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     root = args.keep or tempfile.mkdtemp(prefix="apexcompat-bench-")
     try:
         generate(root, args.files, args.apex)
+        print(f"bytecode compiled for {compile_bytecode()} (as an install does)")
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(root) if ".git" not in d for f in fs)
         print(
             f"tree: {args.files} files ({args.apex} use apex), {size / 1e6:.1f} MB, "
