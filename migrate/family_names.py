@@ -14,7 +14,7 @@ the walked files are not read.  Pure data.
 
 from __future__ import annotations
 
-from typing import Dict, Iterable, Set, Tuple
+from typing import Callable, Dict, Iterable, Optional, Set, Tuple
 
 from .repo_index import ModuleSummary
 
@@ -59,6 +59,14 @@ def family_attribute_names(items: Iterable[Def], by_path: Dict[str, ModuleSummar
 
 def ancestors(item: Def, definitions) -> Set[Def]:
     """``item`` and every class of the walked files it derives from, directly or not."""
+    return ancestors_or_why(item, definitions)[0]
+
+
+def ancestors_or_why(
+    item: Def, definitions, unknown_base: Optional[Callable[[str, str, ModuleSummary], str]] = None
+) -> Tuple[Set[Def], str]:
+    """``ancestors``, and where ``unknown_base(name, base_text, summary)`` says why a base that
+    is no class of the walked files stops the proof, that reason ("" where none did)."""
     from .repo_plan import _base_def
 
     found, work = {item}, [item]
@@ -67,10 +75,14 @@ def ancestors(item: Def, definitions) -> Set[Def]:
         summary = definitions.summary(path)
         for text in summary.class_bases.get(name, ()) if summary is not None else ():
             base = _base_def(text, path, summary, definitions)
-            if base is not None and base not in found:
+            if base is None:
+                why = unknown_base(name, text, summary) if unknown_base is not None else ""
+                if why:
+                    return found, why
+            elif base not in found:
                 found.add(base)
                 work.append(base)
-    return found
+    return found, ""
 
 
 def free_name(choices: Tuple[str, ...], used: Set[str]) -> str:

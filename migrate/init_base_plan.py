@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 from .base_plan import STATE_MEMBERS, lendable_base, used_only_as_base
+from .family_names import ancestors_or_why
 from .repo_index import ModuleSummary
 
 Def = Tuple[str, str]
@@ -128,26 +129,19 @@ def kept_name(base: Def, heir: Def, by_path: Dict[str, ModuleSummary], definitio
 def _ancestors(heir: Def, definitions) -> Union[str, Set[Def]]:
     """``heir`` and every class of the walked files it derives from; why not, where a base
     is neither one of those nor imported from outside the repository."""
-    from .repo_plan import _base_def
+    found, why = ancestors_or_why(heir, definitions, _unknown_base)
+    return why or found
 
-    found, work = {heir}, [heir]
-    while work:
-        path, name = work.pop()
-        summary = definitions.summary(path)
-        for text in summary.class_bases.get(name, ()) if summary is not None else ():
-            base = _base_def(text, path, summary, definitions)
-            if base is not None:
-                if base not in found:
-                    found.add(base)
-                    work.append(base)
-                continue
-            head, _, rest = text.partition(".")
-            module, attr = summary.imports.get(head, ("", ""))
-            dotted = ".".join(p for p in (module, attr, rest) if p) if module else f"builtins.{text}"
-            if dotted not in INERT_BASES:
-                return (f"{name} derives from {text}, whose __init__ is not known to run none of the methods that "
-                        "use amp")
-    return found
+
+def _unknown_base(name: str, text: str, summary: ModuleSummary) -> str:
+    """Why ``name``'s base ``text`` (no class of the walked files) stops the proof: its
+    ``__init__`` is not known to call nothing of ours; "" for object, nn.Module, ABC."""
+    head, _, rest = text.partition(".")
+    module, attr = summary.imports.get(head, ("", ""))
+    dotted = ".".join(p for p in (module, attr, rest) if p) if module else f"builtins.{text}"
+    if dotted in INERT_BASES:
+        return ""
+    return f"{name} derives from {text}, whose __init__ is not known to run none of the methods that use amp"
 
 
 def _only_derived(path: str, item: Def, definitions) -> bool:
