@@ -4,7 +4,9 @@ The index summarises each admitted file, the engine reads the same file's code w
 the rules' gates and import clean-up read its statements again: each used to parse the
 same text on its own, and parsing was a fifth of a run's time.  Trees are kept for the
 most recent texts up to a bound on their total size (a tree takes some 35 times its
-text's memory); worker processes forked after the index inherit the index's trees.
+text's memory).  The early pool's workers are forked before the index is built
+(``early_pool``), so they parse their files' texts again; a pool forked later inherits the
+index's trees.
 
 The trees are shared: a caller must not change one.
 """
