@@ -181,9 +181,10 @@ def _function_at(source: bytes, line: int) -> str:
     where its scale_loss is; "" at module level or where the source does not parse."""
     import ast
 
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    from . import stdlib_trees
+
+    tree = stdlib_trees.parse(source)  # the index's tree of the same text, where it is kept
+    if tree is None:
         return ""
     inner: Optional[Tuple[int, str]] = None
     for node in ast.walk(tree):
