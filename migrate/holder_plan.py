@@ -14,11 +14,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Dict, Set, Tuple
 
+from .family_names import family_attribute_names
 from .holder_route import HolderEdit, holder_route
 from .repo_index import ModuleSummary
 
 
-def add_holder_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set[str],
+def add_holder_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set[str], definitions,
                       unindexed: Dict[str, Tuple[str, bytes]], apex_free: Dict[str, bytes]):
     """``plan`` with a component per launcher whose stored apex.amp a holder class reads."""
     from .repo_plan import FilePlan
@@ -50,6 +51,10 @@ def add_holder_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set[st
             continue
         taken = tuple(summary.identifiers | summary.object_attributes)
         edit = holder_route(holder_path, shown, source, attribute, taken)
+        if isinstance(edit, HolderEdit):  # a base or subclass of another file may use the name on self
+            family = family_attribute_names([(holder_path, edit.cls)], by_path, definitions, skip=holder_path)
+            if edit.new_attribute in family:
+                edit = holder_route(holder_path, shown, source, attribute, taken + tuple(sorted(family)))
         if isinstance(edit, str):
             if edit:
                 plan.files[path] = replace(current, carrier=replace(facts, holder_refusal=edit))

@@ -1675,7 +1675,7 @@ def _last_routes(
     files.update({p: (by_path[p].shown, src) for p, src in (apex_free or {}).items() if p in by_path})
     plan = add_clip_loop_notes(plan, by_path, files)
     plan = _finished(plan, by_path, unindexed, others, definitions)
-    return add_holder_routes(plan, by_path, launchers, unindexed, apex_free or {}) if edit_holders else plan
+    return add_holder_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {}) if edit_holders else plan
 
 
 def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, others, definitions) -> RepoPlan:

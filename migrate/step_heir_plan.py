@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Dict, List, Set, Tuple
 
+from .family_names import family_attribute_names
 from .holder_route import HolderEdit
 from .repo_index import ModuleSummary
 from .step_heir_route import step_heir_route
@@ -52,8 +53,10 @@ def add_step_heir_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set
         reason = _refusal(summary, base, scaling, family, heirs, files, definitions, launcher)
         if reason is None:
             continue
-        scaler = next((n for n in SCALER_PARAM_NAMES if n not in summary.identifiers | summary.object_attributes),
-                      "apexcompat_grad_scaler")
+        # a base of another file (or a subclass) may set or read a `self.scaler` of its own
+        used = summary.identifiers | summary.object_attributes | family_attribute_names(
+            [(launcher, base)], by_path, definitions, skip=launcher)
+        scaler = next((n for n in SCALER_PARAM_NAMES if n not in used), "apexcompat_grad_scaler")
         edits: Dict[str, HolderEdit] = {}
         for path in sorted(heirs) if not reason else ():
             shown, source = files[path]

@@ -16480,3 +16480,50 @@ def main(cfg, data):
         codes=("APX101", "APX201", "APX202", "APX203", "APX209", "APX252", "APX301", "APX311"),
     ),
 ]
+
+
+#: STEP_HEIRS_REPO with a root class in a third file that keeps a ``self.scaler`` of its own
+STEP_HEIRS_ROOT = '''\
+# file: root.py
+class Root:
+    def __init__(self):
+        self.scaler = 1.0
+''' + STEP_HEIRS_REPO.replace("class BaseTrainer:\n", "from root import Root\n\n\nclass BaseTrainer(Root):\n").replace(
+    "        self.cfg = cfg\n", "        super().__init__()\n        self.cfg = cfg\n", 1
+)
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # ... and the base class derives from a class of a third file that sets self.scaler:
+        # the GradScaler both files reach through self takes a name the family leaves free
+        "scaling-methods-stepped-by-a-subclass-whose-base-has-a-scaler-attribute-of-its-own",
+        before=STEP_HEIRS_ROOT,
+        after='''\
+# file: root.py
+class Root:
+    def __init__(self):
+        self.scaler = 1.0
+''' + STEP_HEIRS_NATIVE.replace("class BaseTrainer:\n", "from root import Root\n\n\nclass BaseTrainer(Root):\n").replace(
+            "        self.cfg = cfg\n", "        super().__init__()\n        self.cfg = cfg\n", 1
+        ).replace("self.scaler", "self.grad_scaler"),
+        codes=("APX101", "APX201", "APX202", "APX203", "APX226", "APX237", "APX301", "APX302"),
+    ),
+]
+
+
+#: HOLDER_REPO with the holder class deriving from a class of a third file that reads a
+#: ``scaler`` attribute of its own
+HOLDER_BASE = "# file: base.py\nclass Base:\n    scaler = 'minmax'\n\n    def describe(self):\n        return self.scaler\n"
+
+REPOSITORY_EXAMPLES.append(
+    Example(
+        # ... and the holder class derives from a class of another file that reads self.scaler:
+        # the holder attribute takes a name its class family leaves free
+        "amp-kept-on-an-object-read-as-a-holder-whose-base-has-a-scaler-attribute",
+        before=HOLDER_BASE + HOLDER_REPO.replace("class Trainer:\n", "from base import Base\n\n\nclass Trainer(Base):\n"),
+        after=HOLDER_BASE + HOLDER_REPO_NATIVE.replace(
+            "class Trainer:\n", "from base import Base\n\n\nclass Trainer(Base):\n"
+        ).replace(".scaler", ".grad_scaler"),
+        codes=("APX101", "APX201", "APX202", "APX237"),
+    )
+)
