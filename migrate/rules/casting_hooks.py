@@ -362,6 +362,60 @@ model = build()
         codes=("APX101", "APX502", "APX503"),
     ),
     Example(
+        # joeynmt's shape: the registration is all the guard's body held besides the import;
+        # once the guard goes, its comment stays above the next statement, with no `pass` left
+        # standing at module level
+        "register-function-in-an-import-guard",
+        before="""\
+import torch
+
+# for fp16 training
+try:
+    from apex import amp
+
+    amp.register_half_function(torch, "einsum")
+except ImportError:
+    pass
+
+logger = build()
+""",
+        after="""\
+import torch
+
+# for fp16 training
+
+# amp.register_half_function(torch, "einsum") removed: native autocast already runs einsum in float16
+
+logger = build()
+""",
+        codes=("APX101", "APX103", "APX502"),
+    ),
+    Example(
+        # ... but in a function holding nothing else, the comment stays on the pass that keeps
+        # the function's body
+        "register-function-in-an-import-guard-of-a-function",
+        before="""\
+import torch
+
+
+def setup():
+    try:
+        from apex import amp
+        amp.register_half_function(torch, "einsum")
+    except ImportError:
+        pass
+""",
+        after="""\
+import torch
+
+
+def setup():
+    # amp.register_half_function(torch, "einsum") removed: native autocast already runs einsum in float16
+    pass
+""",
+        codes=("APX101", "APX103", "APX502"),
+    ),
+    Example(
         "float-function-and-disable-casts",
         before="""\
 import torch

@@ -119,6 +119,8 @@ class ImportsRule(AmpRule):
         self.removed: Set[cst.CSTNode] = set()
         self.reported_guards: Set[cst.CSTNode] = set()
         self.removed_trys: List[cst.CSTNode] = []
+        #: comments of a removed try's body that go with its leading lines
+        self.carried_from_trys: Dict[cst.CSTNode, List[cst.EmptyLine]] = {}
         self.dropped_stars: Set[cst.CSTNode] = set()
         self.dropped_globals: List[cst.CSTNode] = []
         #: lines that only switched apex.pyprof's annotations on, deleted with its import
@@ -224,7 +226,7 @@ class ImportsRule(AmpRule):
             opening = isinstance(block, cst.IndentedBlock)  # no statement of the block kept yet
             for stmt in block.body:
                 if stmt in gone_set:
-                    carry += kept_leading(getattr(stmt, "leading_lines", ()))
+                    carry += kept_leading(getattr(stmt, "leading_lines", ())) + self.carried_from_trys.get(stmt, [])
                     # moved here, so whichever pass removes the statement has none to keep
                     self._amend(stmt, lambda upd: upd.with_changes(leading_lines=[]))
                     continue
@@ -750,6 +752,7 @@ class ImportsRule(AmpRule):
                     keep.append(kept)
         if owner.orelse is not None:
             keep.extend(cast(Any, owner.orelse.body).body)
+        keep = self._without_placeholder_passes(owner, keep)
         if keep:
             # blank lines that separated it from the import inside the try would open the block
             first_lines = list(cast(Any, keep[0]).leading_lines)
@@ -768,6 +771,30 @@ class ImportsRule(AmpRule):
             severity="info",
         )
         return True
+
+    def _without_placeholder_passes(self, owner: cst.Try, keep: List[Any]) -> List[Any]:
+        """``keep`` without the bare ``pass`` lines that only held a block open (another rule
+        leaves one, carrying its comment, where it emptied the try's body): once the try is
+        gone they would stand in the enclosing block.  Their comments go on the next
+        statement kept, or, where only passes are left, with the try's own leading lines
+        (``_keep_neighbouring_comments``)."""
+        lines: List[Any] = []
+        kept: List[Any] = []
+        for stmt in keep:
+            if _bare_pass(stmt):
+                lines += list(stmt.leading_lines)
+                continue
+            kept.append(stmt.with_changes(leading_lines=lines + list(stmt.leading_lines)) if lines else stmt)
+            lines = []
+        if kept and lines:
+            return keep  # a comment after the last statement kept: the pass holding it stays
+        if not kept:
+            block = self.parents.get(owner)
+            body: List[Any] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+            if not body or body[-1] is owner:
+                return keep  # no statement after the try to carry the comments: they stay on the pass
+            self.carried_from_trys[owner] = lines
+        return kept
 
     def _nested_import_stays(self, stmt: Any) -> bool:
         """``stmt`` (a compound statement of a guard's body) runs an import this rule keeps:
@@ -2439,3 +2466,13 @@ def _bound_outside(tree: cst.CSTNode, handler: cst.ExceptHandler) -> Set[str]:
         for target in assignment_targets(node):
             bound.update(code_of(n) for n in walk(target) if isinstance(n, (cst.Name, cst.Attribute)))
     return bound
+
+
+def _bare_pass(stmt: Any) -> bool:
+    """``stmt`` is a line holding only ``pass`` (no comment at its end)."""
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Pass)
+        and stmt.trailing_whitespace.comment is None
+    )
