@@ -10,7 +10,10 @@ of the commit the entry names); an entry with a ``subdir`` measures that folder 
 
 * **apex.amp files**: the files that import apex's amp (or ``apexcompat.amp``) before the run;
   **native**: those of them with no ``apex`` or ``apexcompat`` import left afterwards.  Every
-  other one is listed with the first finding the tool gave for it, so no file is left unexplained;
+  other one is listed with the first finding the tool gave for it, so no file is left unexplained.
+  Files inside a folder the tool reports as a copy of apex itself (APX006: apex's own tests
+  and examples in a vendored checkout) are apex, not code using it: counted apart
+  (**in copies of apex**), never in the native share;
 * **internal errors**: APX002 findings or exit status 2;
 * **compile**: every rewritten file still compiles;
 * **second run**: ``--check`` on the migrated copy would rewrite nothing (idempotence).
@@ -42,6 +45,9 @@ else:  # pragma: no cover - the benchmarks run on the development machine's Pyth
     import tomli as tomllib
 
 HERE = Path(__file__).resolve().parent
+#: the tool's code for a copy of apex itself (migrate.codes.VENDORED_APEX; not imported, so
+#: that this script measures whichever checkout it runs the tool from)
+VENDORED_APEX = "APX006"
 # an import may follow ``try:`` (or ``;``) on its line: ``try: from apex import amp`` (bonito)
 _LINE_START = r"^\s*(?:try\s*:\s*|[^\n#]*;\s*)?"
 AMP_IMPORT = re.compile(
@@ -72,6 +78,8 @@ class Outcome:
     group: str
     amp_files: List[str] = field(default_factory=list)
     native: List[str] = field(default_factory=list)
+    #: apex.amp files inside a copy of apex itself (APX006), not in ``amp_files``
+    in_apex_copies: List[str] = field(default_factory=list)
     left: Dict[str, str] = field(default_factory=dict)
     internal_errors: int = 0
     exit_status: int = 0
@@ -161,6 +169,17 @@ def _first_reason(findings: List[dict], path: str) -> str:
     return "no finding names this file"
 
 
+def _apex_copies(findings: List[dict]) -> List[str]:
+    """The folders the tool reported as copies of apex itself, as ``dir/`` prefixes (``""``:
+    the whole tree)."""
+    folders = []
+    for finding in findings:
+        if finding.get("code") == VENDORED_APEX:
+            folder = finding.get("path", "").strip("/")
+            folders.append("" if folder in ("", ".") else folder + "/")
+    return folders
+
+
 def measure(entry: Entry, root: Path, out: Path) -> Outcome:
     source = root / (entry.checkout or entry.name) / entry.subdir
     if not source.is_dir():
@@ -178,6 +197,9 @@ def measure(entry: Entry, root: Path, out: Path) -> Outcome:
         summary = first["summary"]
         outcome.exit_status = first["exit"]
         outcome.internal_errors = int(summary.get("internal_errors", 0)) + (first["exit"] == 2)
+        copies = _apex_copies(first["findings"])
+        outcome.in_apex_copies = [p for p in outcome.amp_files if any(p.startswith(c) for c in copies)]
+        outcome.amp_files = [p for p in outcome.amp_files if p not in outcome.in_apex_copies]
         for relative in outcome.amp_files:
             if ANY_APEX_IMPORT.search(_code(_read(tree / relative))):
                 outcome.left[relative] = _first_reason(first["findings"], relative)
@@ -211,6 +233,8 @@ def _print(outcomes: List[Outcome], baseline: Optional[Dict[str, dict]]) -> None
     for outcome in outcomes:
         total, native = len(outcome.amp_files), len(outcome.native)
         flags = []
+        if outcome.in_apex_copies:
+            flags.append(f"{len(outcome.in_apex_copies)} more inside copies of apex (not counted)")
         if outcome.internal_errors:
             flags.append(f"{outcome.internal_errors} internal error(s)")
         if outcome.not_compiling:
@@ -226,14 +250,15 @@ def _print(outcomes: List[Outcome], baseline: Optional[Dict[str, dict]]) -> None
         print(f"{outcome.group:8} {outcome.name:34} {native:3}/{total:<3} {'; '.join(flags)}")
         for path, reason in outcome.left.items():
             print(f"{'':12}{path}: {reason[:160]}")
-        counts = groups.setdefault(outcome.group, [0, 0, 0])
+        counts = groups.setdefault(outcome.group, [0, 0, 0, 0])
         counts[0] += native
         counts[1] += total
         counts[2] += outcome.internal_errors
+        counts[3] += len(outcome.in_apex_copies)
     print()
-    for group, (native, total, errors) in sorted(groups.items()):
+    for group, (native, total, errors, copied) in sorted(groups.items()):
         share = f"{100 * native / total:.0f}%" if total else "-"
-        print(f"{group:8} native {native}/{total} ({share}), internal errors {errors}")
+        print(f"{group:8} native {native}/{total} ({share}), internal errors {errors}, in copies of apex {copied}")
 
 
 def main(argv: Optional[List[str]] = None) -> int:

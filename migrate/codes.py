@@ -28,7 +28,10 @@ DRIVER_CODES: Dict[str, str] = {
     READ_ONLY: "The file would be rewritten but is read-only; it is not written (the tool never changes permissions).",
     DIRTY: "The file has uncommitted changes in git; it is not written so that nothing of "
     "yours is mixed into the migration diff. Commit or stash first, or pass `--allow-dirty`.",
-    VENDORED_APEX: "A vendored copy of apex itself (an `apex/` package tree) is skipped.",
+    VENDORED_APEX: "A copy of apex itself (the `apex/` package, or apex's whole source tree with its setup.py, "
+    "csrc/, tests and examples: a git submodule, `third_party/apex`) is skipped: nothing in it is migrated. "
+    "Once no file outside it imports apex, delete it and the step that installs it; "
+    "`--ignore APX006` keeps it without a finding.",
     UNDECODABLE: "The file's bytes do not match its encoding (cookie, BOM or UTF-8); it is left unchanged.",
     WRITE_FAILED: "Writing the rewritten file failed; the original is left intact.",
     SYMLINK_LOOP: "A symbolic link that leads back into a directory already walked is not followed.",
@@ -39,8 +42,19 @@ DRIVER_CODES: Dict[str, str] = {
     "finding on its line; reported only with `--show-unused-suppressions`. Remove the comment.",
 }
 
-#: driver codes that leave work to do (exit status 1): the run could not finish a file, or
-#: (asked for with --show-unused-suppressions) a suppression comment is stale
+#: driver codes that leave work to do (exit status 1): the run could not finish a file, a
+#: copy of apex is left to delete, or (asked for with --show-unused-suppressions) a
+#: suppression comment is stale
 BLOCKING = frozenset(
-    {PARSE_ERROR, UNREADABLE, READ_ONLY, DIRTY, UNDECODABLE, WRITE_FAILED, TOO_LARGE, UNUSED_SUPPRESSION}
+    {
+        PARSE_ERROR,
+        UNREADABLE,
+        READ_ONLY,
+        DIRTY,
+        VENDORED_APEX,
+        UNDECODABLE,
+        WRITE_FAILED,
+        TOO_LARGE,
+        UNUSED_SUPPRESSION,
+    }
 )

@@ -125,4 +125,11 @@ MANUAL_WORK: Dict[str, ManualWork] = {
         "LibCST needs valid Python",
         "fix the syntax (`non_blocking=True`), run again",
     ),
+    "APX006": ManualWork(
+        "a copy of apex itself in the repository (the `apex/` package, or its source tree: a git submodule, "
+        "`third_party/apex`)",
+        "it is apex, not code using it; it may still be needed while other files import apex",
+        "migrate the rest; once no file outside it imports apex, delete the copy and the step that installs it "
+        "(`pip install ./apex`, the submodule entry); to keep apex on purpose, `--ignore APX006`",
+    ),
 }

@@ -20,6 +20,7 @@ from .codes import (
     UNDECODABLE,
     UNREADABLE,
     UNUSED_SUPPRESSION,
+    VENDORED_APEX,
     WRITE_FAILED,
 )
 from .color import PLAIN, Palette
@@ -92,6 +93,7 @@ def summary_line(stats: RunStats) -> str:
         ),
         (stats.count(READ_ONLY), "read-only file not written", "read-only files not written"),
         (stats.count(WRITE_FAILED), "file could not be written", "files could not be written"),
+        (stats.count(VENDORED_APEX), "copy of apex left (see above)", "copies of apex left (see above)"),
         (stats.count(UNUSED_SUPPRESSION), "unused suppression", "unused suppressions"),
         (stats.suppressed, "finding suppressed", "findings suppressed"),
         (

@@ -5,9 +5,10 @@ Skipped while walking a directory: ``.git`` and other VCS folders, virtualenvs (
 holding ``pyvenv.cfg``, or named ``.venv``/``venv``), ``site-packages``, ``node_modules``,
 ``build``, ``dist``, ``.tox``, ``__pycache__``, whatever git ignores (``.gitignore`` files,
 ``.git/info/exclude``, the global excludes: asked from git once per repository and walk
-root, so git's own semantics apply), ``--exclude`` globs, and vendored copies of apex
-itself (reported).  Files named explicitly on the command line are always taken.
-Symbolic links are followed, but never into a directory already on the current path.
+root, so git's own semantics apply), ``--exclude`` globs, and copies of apex itself
+(its package or its whole source tree, see ``vendored_apex``; reported once each).  Files
+named explicitly on the command line are always taken.  Symbolic links are followed, but
+never into a directory already on the current path.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .codes import SYMLINK_LOOP, VENDORED_APEX
+from .codes import SYMLINK_LOOP
 from .findings import Finding
+from .vendored_apex import vendored_apex_kind, vendored_apex_finding
 
 SKIP_DIR_NAMES = frozenset(
     {
@@ -42,21 +44,6 @@ SKIP_DIR_NAMES = frozenset(
     }
 )
 PYTHON_SUFFIXES = (".py",)
-#: subpackages of apex; an ``apex/`` folder with ``__init__.py`` and one of these is apex
-_APEX_SUBPACKAGES = (
-    "amp",
-    "fp16_utils",
-    "parallel",
-    "optimizers",
-    "normalization",
-    "contrib",
-    "multi_tensor_apply",
-    "RNN",
-    "transformer",
-    "mlp",
-)
-
-
 @dataclass
 class WalkResult:
     #: (absolute path, path as shown to the user), in a deterministic order
@@ -93,18 +80,6 @@ def repository_names(files: Iterable[Tuple[str, str]], roots: Sequence[str]) -> 
         )
         names[path] = os.path.relpath(path, base).replace(os.sep, "/") if base else shown
     return names
-
-
-def is_vendored_apex(directory: str, names: Iterable[str]) -> bool:
-    """Whether ``directory`` (whose entries are ``names``) is a copy of the apex package."""
-    if os.path.basename(directory) != "apex":
-        return False
-    entries = set(names)
-    if "amp" in entries and os.path.isdir(os.path.join(directory, "amp")):
-        return True
-    return "__init__.py" in entries and any(
-        sub in entries and os.path.isdir(os.path.join(directory, sub)) for sub in _APEX_SUBPACKAGES
-    )
 
 
 def find_repo_root(directory: str, cache: Dict[str, Optional[str]]) -> Optional[str]:
@@ -227,17 +202,9 @@ class Walker:
         names = [e.name for e in entries]
         if "pyvenv.cfg" in names:
             return
-        if is_vendored_apex(directory, names):
-            result.findings.append(
-                Finding(
-                    path=display_path(directory, self.cwd) + "/",
-                    line=0,
-                    col=0,
-                    code=VENDORED_APEX,
-                    message="vendored copy of apex skipped (it is apex itself, not code using it)",
-                    severity="info",
-                )
-            )
+        kind = vendored_apex_kind(directory, names)
+        if kind is not None:
+            result.findings.append(vendored_apex_finding(display_path(directory, self.cwd) + "/", kind))
             return
         if ".git" in names and len(ancestors) > 1:
             self._load_ignores(directory, nested=True)  # a nested repository brings its own ignore rules

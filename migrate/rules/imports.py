@@ -8,6 +8,10 @@
   ``pass``.  Messages in the ``except`` branch (``print``, ``warnings.warn``, a logging
   call at any level) only say apex is missing and go with it.  The same holds for
   ``try: import apex`` used as an availability check inside a function;
+* an unused apex import in a ``try`` that guards other work, in a function no ``return``
+  of which gives a value (a bare ``return`` in the handler gives up, it answers nobody),
+  goes alone and the ``try`` stays (``_guarded_work``); with a value returned it is an
+  availability probe and stays (APX105);
 * a used name imported from a module removed from apex (``apex.parallel``,
   ``apex.fp16_utils``, ``apex.RNN``) under a guard whose ``except`` assigns it (``X =
   None``) gets a TODO: without apex that branch always wins;
@@ -32,6 +36,7 @@ from libcst.helpers import get_full_name_for_node
 from ._amp_carrier import is_reference
 from ._amp_param_rename import renamed_scaler_parameters
 from ._apex_path import only_class_tests_with_twin, only_dead_reads_left
+from ._guarded_work import guards_work
 from ._twin_branches import only_reads_behind_twin_import
 from ._amp_rule import AmpRule
 from ._metadata import QualifiedNameProvider
@@ -180,7 +185,7 @@ class ImportsRule(AmpRule):
                     continue
             if self._unusual_guard(stmt):
                 continue
-            if self._is_probe(stmt):
+            if self._is_probe(stmt) and not self._guards_work(stmt):
                 self.report(
                     imp,
                     "APX105",
@@ -695,10 +700,22 @@ class ImportsRule(AmpRule):
         blocks = [owner.body] + [h.body for h in owner.handlers]
         return any(isinstance(n, cst.Return) for b in blocks for s in b.body for n in walk(s))
 
+    def _guards_work(self, stmt: Any) -> bool:
+        """``stmt`` is in the body of a ``try`` with a ``return`` that guards work (see
+        ``_guarded_work``): the import line goes alone, the ``try`` stays."""
+        block = self.parents.get(stmt)
+        owner = self.parents.get(block) if block is not None else None
+        return (
+            isinstance(owner, cst.Try)
+            and owner.body is block
+            and self._is_probe(stmt)
+            and guards_work(owner, enclosing_function(self.parents, owner))
+        )
+
     def _simplify_try(self, stmt: Any, imp_stmts: Set[cst.CSTNode]) -> bool:
         block = self.parents.get(stmt)
         owner = self.parents.get(block) if block is not None else None
-        if not isinstance(owner, cst.Try) or owner.body is not block:
+        if not isinstance(owner, cst.Try) or owner.body is not block or self._guards_work(stmt):
             return False
         if owner in self.edits.replacements:
             return True
@@ -2397,6 +2414,112 @@ def load(state, kind):
         apexcompat.amp.load_state_dict(state)
 """,
         codes=("APX101", "APX102", "APX403"),
+    ),
+    Example(
+        # the try guards work (vokenization's xmatching/main.py) and its handler's bare
+        # return gives up on training, an answer nobody reads: with apex installed the import
+        # never raised, so it goes alone and the try stays
+        "apex-import-in-a-try-guarding-work-removed-the-try-kept",
+        before="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    if args.fp16:
+        try:
+            from apex import amp
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+            model = torch.nn.DataParallel(model)
+        except Exception as e:
+            print(e)
+            return
+    for x in loader:
+        loss = model(x)
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    if args.fp16:
+        try:
+            model = torch.nn.DataParallel(model)
+        except Exception as e:
+            print(e)
+            return
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x)
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the same try in a function that returns a value: which path ran reaches the caller
+        # (None, or the model), so the import is an availability probe
+        "apex-import-in-a-try-of-a-function-returning-a-value-left",
+        before="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    if args.fp16:
+        try:
+            from apex import amp
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+            model = torch.nn.DataParallel(model)
+        except Exception as e:
+            print(e)
+            return
+    for x in loader:
+        loss = model(x)
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+    return model
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    if args.fp16:
+        try:
+            from apex import amp
+            model = torch.nn.DataParallel(model)
+        except Exception as e:
+            print(e)
+            return
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x)
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+    return model
+""",
+        codes=("APX105", "APX201", "APX209", "APX301", "APX311"),
     ),
 ]
 

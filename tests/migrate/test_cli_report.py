@@ -49,11 +49,11 @@ def test_shown_hides_plain_fixes_and_quiet_keeps_only_actions():
 
 
 def test_text_and_github_rendering():
-    folder = Finding("vendor/apex/", 0, 0, "APX006", "vendored copy skipped", severity="info")
+    folder = Finding("vendor/loop/", 0, 0, "APX009", "symbolic link loop not followed", severity="info")
     todo = finding(message="50% of it, a:b\nnext")
-    assert render_text([folder, todo]) == "vendor/apex/: APX006 vendored copy skipped\na.py:3:5: APX301 50% of it, a:b\nnext\n"
+    assert render_text([folder, todo]) == "vendor/loop/: APX009 symbolic link loop not followed\na.py:3:5: APX301 50% of it, a:b\nnext\n"
     assert render_github([folder, todo]) == (
-        "::notice file=vendor/apex/::APX006 vendored copy skipped\n"
+        "::notice file=vendor/loop/::APX009 symbolic link loop not followed\n"
         "::error file=a.py,line=3,col=5::APX301 50%25 of it, a:b%0Anext\n"
     )
 

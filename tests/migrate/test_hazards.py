@@ -219,13 +219,13 @@ def test_vendored_apex_tree_is_skipped(tmp_path):
     vendored = tmp_path / "third_party" / "apex"
     (vendored / "amp").mkdir(parents=True)
     (vendored / "__init__.py").write_bytes(b"from . import amp\n")
-    (vendored / "amp" / "frontend.py").write_bytes(b"from apex import amp\nmodel = amp.initialize(model)\n")
+    (vendored / "amp" / "_amp_state.py").write_bytes(b"from apex import amp\nmodel = amp.initialize(model)\n")
     (tmp_path / "train.py").write_bytes(GOOD)
     proc = run_cli(["--allow-no-vcs", "."], tmp_path)
     out = proc.stdout.decode()
-    assert proc.returncode == 0, out
-    assert "third_party/apex/: APX006 vendored copy of apex skipped" in out
-    assert (vendored / "amp" / "frontend.py").read_bytes() == b"from apex import amp\nmodel = amp.initialize(model)\n"
+    assert proc.returncode == 1, out  # the copy is left for the user to delete
+    assert "third_party/apex/: APX006 a copy of the apex package: apex itself" in out
+    assert (vendored / "amp" / "_amp_state.py").read_bytes() == b"from apex import amp\nmodel = amp.initialize(model)\n"
     assert (tmp_path / "train.py").read_bytes() == GOOD_AFTER
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from migrate.triggers import enabled_triggers, imported_rule_triggers, static_rule_triggers
-from migrate.walk import display_path, imports_apex, is_vendored_apex, prefilter, walk
+from migrate.walk import display_path, imports_apex, prefilter, walk
 
 from helpers_driver import make_repo
 
@@ -104,18 +104,6 @@ def test_a_file_reached_twice_is_walked_once(tmp_path):
     os.symlink("real", tmp_path / "alias")
     result = walk([str(tmp_path / "alias"), str(tmp_path / "real"), str(tmp_path / "real" / "a.py")])
     assert names(result, tmp_path) == ["alias/a.py"]
-
-
-def test_vendored_apex_detection(tmp_path):
-    (tmp_path / "apex" / "amp").mkdir(parents=True)
-    assert is_vendored_apex(str(tmp_path / "apex"), ["amp"])
-    (tmp_path / "x" / "apex" / "fp16_utils").mkdir(parents=True)
-    (tmp_path / "x" / "apex" / "__init__.py").write_text("")
-    assert is_vendored_apex(str(tmp_path / "x" / "apex"), ["__init__.py", "fp16_utils"])
-    # a user package that happens to be called apex, without apex's subpackages
-    (tmp_path / "y" / "apex").mkdir(parents=True)
-    assert not is_vendored_apex(str(tmp_path / "y" / "apex"), ["__init__.py", "models.py"])
-    assert not is_vendored_apex(str(tmp_path / "fp16_utils"), ["__init__.py", "fp16_utils"])
 
 
 def test_display_paths_are_relative_below_cwd(tmp_path):
