@@ -9419,6 +9419,127 @@ class Trainer:
 ''',
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # cascade-stereo (sweep15): apex is initialized on every --using_apex run but the loss
+        # is scaled only on the distributed ones, with a plain backward on the others and one
+        # step after that if-chain: the step goes under the scaling test, so a single-GPU apex
+        # run steps its plain gradients plainly (a GradScaler that scaled nothing asserts at
+        # its step), as apex's patched optimizer did
+        "loss-scaled-under-a-narrower-test-than-the-initialize-step-goes-under-that-test",
+        before="""\
+import torch
+from apex import amp
+
+parser = build_parser()
+args = parser.parse_args()
+is_distributed = int(os.environ.get("WORLD_SIZE", 1)) > 1
+
+
+def train_sample(model, optimizer, batch):
+    optimizer.zero_grad()
+    loss = model(batch).mean()
+    if is_distributed and args.using_apex:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+    return loss
+
+
+if __name__ == "__main__":
+    model = build_model().cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    if args.using_apex:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for batch in loader:
+        train_sample(model, optimizer, batch)
+""",
+        after="""\
+import torch
+
+parser = build_parser()
+args = parser.parse_args()
+is_distributed = int(os.environ.get("WORLD_SIZE", 1)) > 1
+
+
+def train_sample(model, optimizer, batch):
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+        loss = model(batch).mean()
+    if is_distributed and args.using_apex:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+    if is_distributed and args.using_apex:
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        optimizer.step()
+    return loss
+
+
+if __name__ == "__main__":
+    model = build_model().cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    use_amp = bool(args.using_apex)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for batch in loader:
+        train_sample(model, optimizer, batch)
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the same narrower test with the step at an accumulation boundary: the step does not
+        # follow every backward and the test is not fixed across calls, so nothing proves
+        # which backward the step's gradients come from: refused with that reason
+        "loss-scaled-under-a-narrower-test-step-at-an-accumulation-boundary-is-refused",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, args, is_distributed):
+    if args.using_apex:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, batch in enumerate(loader):
+        loss = model(batch).mean()
+        if is_distributed and args.using_apex:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if (i + 1) % args.accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(model, optimizer, loader, args, is_distributed):
+    if args.using_apex:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, batch in enumerate(loader):
+        loss = model(batch).mean()
+        if is_distributed and args.using_apex:
+            # TODO(apexcompat): train() scales the loss only if is_distributed and args.using_apex,
+            #   fewer runs than the GradScaler is switched on for, and runs a plain backward
+            #   otherwise, which a GradScaler cannot step (optimizer.step(): the step may not follow
+            #   every backward, and its test is_distributed and args.using_apex is not read from
+            #   attributes of self); this file keeps apex.amp semantics through apexcompat.amp,
+            #   migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if (i + 1) % args.accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [
