@@ -9540,6 +9540,111 @@ def train(model, optimizer, loader, args, is_distributed):
 """,
         codes=("APX102", "APX220"),
     ),
+    Example(
+        # a GAN's generator step (found through cSNGAN-AC, sweep15): the generator runs before
+        # the ``if`` of its update, whose branch computes the loss through the discriminator;
+        # the branch's span started at that discriminator call and the generator's forward
+        # pass was left in float32, silently.  It gets a span of its own, as when the branch
+        # calls no model
+        "generator-forward-before-the-if-whose-branch-calls-the-discriminator-gets-its-own-autocast",
+        before="""\
+import torch
+from apex import amp
+
+netG = build_g().cuda()
+netD = build_d().cuda()
+opt_g = torch.optim.Adam(netG.parameters())
+opt_d = torch.optim.Adam(netD.parameters())
+[netG, netD], [opt_g, opt_d] = amp.initialize([netG, netD], [opt_g, opt_d], opt_level="O1", num_losses=2)
+for step, (z, real) in enumerate(loader):
+    opt_g.zero_grad()
+    fake = netG(z)
+    if step % 2 == 0:
+        g_loss = -netD(fake).mean()
+        with amp.scale_loss(g_loss, opt_g, loss_id=0) as scaled:
+            scaled.backward()
+        opt_g.step()
+    opt_d.zero_grad()
+    d_loss = netD(fake.detach()).mean() - netD(real).mean()
+    with amp.scale_loss(d_loss, opt_d, loss_id=1) as scaled:
+        scaled.backward()
+    opt_d.step()
+""",
+        after="""\
+import torch
+
+netG = build_g().cuda()
+netD = build_d().cuda()
+opt_g = torch.optim.Adam(netG.parameters())
+opt_d = torch.optim.Adam(netD.parameters())
+scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+for step, (z, real) in enumerate(loader):
+    opt_g.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        fake = netG(z)
+    if step % 2 == 0:
+        with torch.autocast("cuda", dtype=torch.float16):
+            g_loss = -netD(fake).mean()
+        scalers[0].scale(g_loss).backward()
+        scalers[0].step(opt_g)
+        scalers[0].update()
+    opt_d.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        d_loss = netD(fake.detach()).mean() - netD(real).mean()
+    scalers[1].scale(d_loss).backward()
+    scalers[1].step(opt_d)
+    scalers[1].update()
+""",
+        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # cSNGAN-AC (sweep15): an ``else: raise`` among the branches that compute the loss
+        # ended the region, and the file stayed on apexcompat.amp ("the forward pass and loss
+        # are not next to"); a last look lets a raise ride in the region (autocast's exit runs
+        # on the way out), for sites the other looks refused only
+        "raise-in-a-branch-computing-the-loss-rides-in-the-autocast-region",
+        before="""\
+import torch
+from apex import amp
+
+model = build_model().cuda()
+opt = torch.optim.Adam(model.parameters())
+model, opt = amp.initialize(model, opt, opt_level="O1")
+for x, y in loader:
+    opt.zero_grad()
+    out = model(x)
+    if args.loss == "l1":
+        loss = torch.nn.functional.l1_loss(out, y)
+    elif args.loss == "l2":
+        loss = torch.nn.functional.mse_loss(out, y)
+    else:
+        raise ValueError(f"unknown loss {args.loss}")
+    with amp.scale_loss(loss, opt) as scaled:
+        scaled.backward()
+    opt.step()
+""",
+        after="""\
+import torch
+
+model = build_model().cuda()
+opt = torch.optim.Adam(model.parameters())
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    opt.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        out = model(x)
+        if args.loss == "l1":
+            loss = torch.nn.functional.l1_loss(out, y)
+        elif args.loss == "l2":
+            loss = torch.nn.functional.mse_loss(out, y)
+        else:
+            raise ValueError(f"unknown loss {args.loss}")
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [
