@@ -66,15 +66,19 @@ _NOT_FORWARD = frozenset(
 _JUMPS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 
-def _jumps(stmt: Any) -> bool:
+def _jumps(stmt: Any, raises: bool = True) -> bool:
     """Whether ``stmt`` holds a return, raise, continue or break that may leave it: at any
     depth, but a ``continue``/``break`` of a loop inside ``stmt`` stays in that loop, and
-    nothing in a nested function or class runs where it is written."""
+    nothing in a nested function or class runs where it is written.  With ``raises`` False a
+    ``raise`` does not count (the last look, ``raise_stays``)."""
     pending = [(stmt, False)]
     while pending:
         node, in_loop = pending.pop()
         if isinstance(node, (cst.Continue, cst.Break)):
             if not in_loop:
+                return True
+        elif isinstance(node, cst.Raise):
+            if raises:
                 return True
         elif isinstance(node, _JUMPS):
             return True
@@ -312,6 +316,12 @@ class AutocastPlacement(AmpRule):
     #: around the models count as models (``wrapped_models``) and a gradient-off block may hold
     #: plain loops (``_is_grad_off_block``)
     second_look: bool = False
+    #: the last look, where both others found none and the site would be refused: a ``raise``
+    #: (cSNGAN-AC's ``else: raise NotImplementedError(...)`` among the branches computing the
+    #: discriminator's loss) does not end the region.  An exception leaving a ``with
+    #: torch.autocast`` block restores the autocast state on its way out, and nothing after
+    #: the raise runs on that path, so the region's statements run as they did
+    raise_stays: bool = False
 
     def _model_texts(self, info: AmpFile) -> set:
         texts = set()
@@ -415,7 +425,7 @@ class AutocastPlacement(AmpRule):
             return False
         if not isinstance(stmt, (cst.SimpleStatementLine, cst.If)):
             return True
-        return self._nests_or_steps(stmt) or _jumps(stmt)
+        return self._nests_or_steps(stmt) or _jumps(stmt, not self.raise_stays)
 
     def _accumulates_loss(self, stmt: cst.BaseStatement, loss_texts: set) -> bool:
         """``for i in range(len(outputs)): ... loss += w[i] * crit(outputs[i], y[i])``: a plain
@@ -440,7 +450,7 @@ class AutocastPlacement(AmpRule):
         ):
             return False
         rest = [s for s in inner if not isinstance(s, (cst.For, cst.With)) and not self._plain_if_on_second_look(s)]
-        return not _jumps(stmt) and not any(self._nests_or_steps(s) for s in rest) and not any(
+        return not _jumps(stmt, not self.raise_stays) and not any(self._nests_or_steps(s) for s in rest) and not any(
             self._nests_or_steps(s, nests=False) for s in inner
         )
 
@@ -477,7 +487,7 @@ class AutocastPlacement(AmpRule):
         loop or ``with ... as`` target, ``del``), steps nothing, calls no backward, defines
         nothing and never leaves (no return, raise, continue, break); it stays where it is,
         outside the autocast region."""
-        if self._nests_or_steps(stmt, nests=False) or _jumps(stmt):
+        if self._nests_or_steps(stmt, nests=False) or _jumps(stmt, not self.raise_stays):
             return False
         bound = set(assigned_names(stmt))
         for sub in walk(stmt):
@@ -555,7 +565,7 @@ class AutocastPlacement(AmpRule):
         gradient switch, no loop, step or backward inside), gradient-off ``with`` blocks
         (``_is_grad_off_block``) and plain loops (``_is_plain_loop``: simple statements and
         ifs, no jump, step or backward)."""
-        if _jumps(stmt) or self._nests_or_steps(stmt, nests=False):
+        if _jumps(stmt, not self.raise_stays) or self._nests_or_steps(stmt, nests=False):
             return False
         for sub in walk(stmt):
             if isinstance(sub, cst.Try) and not _is_plain_try(sub):
@@ -675,8 +685,24 @@ class AutocastPlacement(AmpRule):
                     return True
         return False
 
+    def _last_look(self, site: ScaleLossSite, loss_texts: set, info: AmpFile) -> Optional[Tuple[list, list]]:
+        """The regions and their switches found where a ``raise`` does not end a region
+        (``raise_stays``, kept on for the rest of the site), or None (the earlier looks'
+        reasons kept for the finding)."""
+        saved = (self.rescale_only, self.lone_loss, self.loss_loop_reason, self.second_look)
+        self.rescale_only = self.lone_loss = None
+        self.loss_loop_reason, self.second_look, self.raise_stays = "", False, True
+        found = self._forward_spans(site.with_stmt, loss_texts, info)
+        spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found] if found else []
+        switches = [self._switch_in(func, info) for _, func in spans]
+        if spans and not any(sw is False for sw in switches):
+            return spans, switches
+        self.rescale_only, self.lone_loss, self.loss_loop_reason, self.second_look = saved
+        self.raise_stays = False
+        return None
+
     def _place_autocast(self, site: ScaleLossSite, info: AmpFile) -> None:
-        self.second_look = False
+        self.second_look = self.raise_stays = False
         if self._inside_autocast(site.with_stmt):
             return
         if self._loss_from_processor(site, info):  # type: ignore[attr-defined]
@@ -744,6 +770,8 @@ class AutocastPlacement(AmpRule):
                 switches = [self._switch_in(func, info) for _, func in spans]
                 if not spans:
                     return  # every region runs under an autocast already
+        if (not spans or any(span is None for span, _ in spans)) and not any(sw is False for sw in switches):
+            spans, switches = self._last_look(site, loss_texts, info) or (spans, switches)
         if not spans or any(span is None for span, _ in spans) or any(sw is False for sw in switches):
             # manual work: without it the migrated script trains in float32 with a GradScaler
             self.todo(
@@ -1200,7 +1228,7 @@ class AutocastPlacement(AmpRule):
                 if (
                     assigned_names(body[j]) & loss_texts
                     and isinstance(body[j], cst.If)
-                    and not _jumps(body[j])
+                    and not _jumps(body[j], not self.raise_stays)
                     and (
                         _only_adds_to(body[j], loss_texts)
                         or (  # the loss from outputs computed before it, on every path
@@ -1287,8 +1315,26 @@ class AutocastPlacement(AmpRule):
             if split is None:
                 self.lone_loss = body[end]
             return split
+        outer = self._outer_forward(body, end, models)
+        if outer is not None and len(outer) > 1 and outer[1][0] in body:
+            start = min(start, body.index(outer[1][0]))  # the branch reads the outputs before
         members = self._unplanned(body[start : end + 1])
-        return None if members is None else [members]
+        if members is None:
+            return None
+        return [members] if outer is None else [outer[0], members]
+
+    def _outer_forward(self, body: List[Any], end: int, models: set) -> Optional[List[List[Any]]]:
+        """A GAN's generator step (sweep15): ``fake = netG(z)`` before ``if step % n == 0:
+        g_loss = -netD(fake).mean(); with amp.scale_loss(g_loss, ...)``.  The branch calls a
+        model too (the discriminator), so its span starts there, but it reads what a model
+        call before the ``if`` returned: that forward pass ran in float16 under apex as well.
+        ``_split_spans``' spans (the forward pass before the ``if``, then the branch from the
+        first statement that reads its outputs), or None when there is no such forward pass (a
+        region over the branch alone is then the whole forward pass, as before)."""
+        split = self._split_spans(body, end, models)
+        if not split or split[0][0] in body:
+            return None
+        return split
 
     def _loss_in_one_branch(self, stmt: Any, loss_texts: set) -> Optional[Tuple[List[Any], int]]:
         """``if mode in ("train", "valid"): loss = criterion(outputs, y)`` (no ``else``) before
@@ -1298,7 +1344,8 @@ class AutocastPlacement(AmpRule):
         backward in it.  Where the branch is skipped no loss is computed, in the original too."""
         if not isinstance(stmt, cst.If) or stmt.orelse is not None or not isinstance(stmt.body, cst.IndentedBlock):
             return None
-        if _jumps(stmt) or self._nests_or_steps(stmt, nests=False) or not assigned_names(stmt) & loss_texts:
+        jumps = _jumps(stmt, not self.raise_stays)
+        if jumps or self._nests_or_steps(stmt, nests=False) or not assigned_names(stmt) & loss_texts:
             return None
         branch = list(stmt.body.body)
         end = next((k for k in range(len(branch) - 1, -1, -1) if assigned_names(branch[k]) & loss_texts), None)
@@ -1316,7 +1363,7 @@ class AutocastPlacement(AmpRule):
         or a backward in it, or a branch whose forward pass is not found."""
         if not isinstance(chain, cst.If) or not assigned_names(chain) & loss_texts:
             return None
-        if self._nests_or_steps(chain, nests=False) or _jumps(chain):
+        if self._nests_or_steps(chain, nests=False) or _jumps(chain, not self.raise_stays):
             return None
         blocks: List[Any] = []
         link: Any = chain

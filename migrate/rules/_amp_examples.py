@@ -9419,6 +9419,232 @@ class Trainer:
 ''',
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # cascade-stereo (sweep15): apex is initialized on every --using_apex run but the loss
+        # is scaled only on the distributed ones, with a plain backward on the others and one
+        # step after that if-chain: the step goes under the scaling test, so a single-GPU apex
+        # run steps its plain gradients plainly (a GradScaler that scaled nothing asserts at
+        # its step), as apex's patched optimizer did
+        "loss-scaled-under-a-narrower-test-than-the-initialize-step-goes-under-that-test",
+        before="""\
+import torch
+from apex import amp
+
+parser = build_parser()
+args = parser.parse_args()
+is_distributed = int(os.environ.get("WORLD_SIZE", 1)) > 1
+
+
+def train_sample(model, optimizer, batch):
+    optimizer.zero_grad()
+    loss = model(batch).mean()
+    if is_distributed and args.using_apex:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+    return loss
+
+
+if __name__ == "__main__":
+    model = build_model().cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    if args.using_apex:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for batch in loader:
+        train_sample(model, optimizer, batch)
+""",
+        after="""\
+import torch
+
+parser = build_parser()
+args = parser.parse_args()
+is_distributed = int(os.environ.get("WORLD_SIZE", 1)) > 1
+
+
+def train_sample(model, optimizer, batch):
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+        loss = model(batch).mean()
+    if is_distributed and args.using_apex:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+    if is_distributed and args.using_apex:
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        optimizer.step()
+    return loss
+
+
+if __name__ == "__main__":
+    model = build_model().cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    use_amp = bool(args.using_apex)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for batch in loader:
+        train_sample(model, optimizer, batch)
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the same narrower test with the step at an accumulation boundary: the step does not
+        # follow every backward and the test is not fixed across calls, so nothing proves
+        # which backward the step's gradients come from: refused with that reason
+        "loss-scaled-under-a-narrower-test-step-at-an-accumulation-boundary-is-refused",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, args, is_distributed):
+    if args.using_apex:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, batch in enumerate(loader):
+        loss = model(batch).mean()
+        if is_distributed and args.using_apex:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if (i + 1) % args.accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(model, optimizer, loader, args, is_distributed):
+    if args.using_apex:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, batch in enumerate(loader):
+        loss = model(batch).mean()
+        if is_distributed and args.using_apex:
+            # TODO(apexcompat): train() scales the loss only if is_distributed and args.using_apex,
+            #   fewer runs than the GradScaler is switched on for, and runs a plain backward
+            #   otherwise, which a GradScaler cannot step (optimizer.step(): the step may not follow
+            #   every backward, and its test is_distributed and args.using_apex is not read from
+            #   attributes of self); this file keeps apex.amp semantics through apexcompat.amp,
+            #   migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if (i + 1) % args.accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # a GAN's generator step (found through cSNGAN-AC, sweep15): the generator runs before
+        # the ``if`` of its update, whose branch computes the loss through the discriminator;
+        # the branch's span started at that discriminator call and the generator's forward
+        # pass was left in float32, silently.  It gets a span of its own, as when the branch
+        # calls no model
+        "generator-forward-before-the-if-whose-branch-calls-the-discriminator-gets-its-own-autocast",
+        before="""\
+import torch
+from apex import amp
+
+netG = build_g().cuda()
+netD = build_d().cuda()
+opt_g = torch.optim.Adam(netG.parameters())
+opt_d = torch.optim.Adam(netD.parameters())
+[netG, netD], [opt_g, opt_d] = amp.initialize([netG, netD], [opt_g, opt_d], opt_level="O1", num_losses=2)
+for step, (z, real) in enumerate(loader):
+    opt_g.zero_grad()
+    fake = netG(z)
+    if step % 2 == 0:
+        g_loss = -netD(fake).mean()
+        with amp.scale_loss(g_loss, opt_g, loss_id=0) as scaled:
+            scaled.backward()
+        opt_g.step()
+    opt_d.zero_grad()
+    d_loss = netD(fake.detach()).mean() - netD(real).mean()
+    with amp.scale_loss(d_loss, opt_d, loss_id=1) as scaled:
+        scaled.backward()
+    opt_d.step()
+""",
+        after="""\
+import torch
+
+netG = build_g().cuda()
+netD = build_d().cuda()
+opt_g = torch.optim.Adam(netG.parameters())
+opt_d = torch.optim.Adam(netD.parameters())
+scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+for step, (z, real) in enumerate(loader):
+    opt_g.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        fake = netG(z)
+    if step % 2 == 0:
+        with torch.autocast("cuda", dtype=torch.float16):
+            g_loss = -netD(fake).mean()
+        scalers[0].scale(g_loss).backward()
+        scalers[0].step(opt_g)
+        scalers[0].update()
+    opt_d.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        d_loss = netD(fake.detach()).mean() - netD(real).mean()
+    scalers[1].scale(d_loss).backward()
+    scalers[1].step(opt_d)
+    scalers[1].update()
+""",
+        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # cSNGAN-AC (sweep15): an ``else: raise`` among the branches that compute the loss
+        # ended the region, and the file stayed on apexcompat.amp ("the forward pass and loss
+        # are not next to"); a last look lets a raise ride in the region (autocast's exit runs
+        # on the way out), for sites the other looks refused only
+        "raise-in-a-branch-computing-the-loss-rides-in-the-autocast-region",
+        before="""\
+import torch
+from apex import amp
+
+model = build_model().cuda()
+opt = torch.optim.Adam(model.parameters())
+model, opt = amp.initialize(model, opt, opt_level="O1")
+for x, y in loader:
+    opt.zero_grad()
+    out = model(x)
+    if args.loss == "l1":
+        loss = torch.nn.functional.l1_loss(out, y)
+    elif args.loss == "l2":
+        loss = torch.nn.functional.mse_loss(out, y)
+    else:
+        raise ValueError(f"unknown loss {args.loss}")
+    with amp.scale_loss(loss, opt) as scaled:
+        scaled.backward()
+    opt.step()
+""",
+        after="""\
+import torch
+
+model = build_model().cuda()
+opt = torch.optim.Adam(model.parameters())
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    opt.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        out = model(x)
+        if args.loss == "l1":
+            loss = torch.nn.functional.l1_loss(out, y)
+        elif args.loss == "l2":
+            loss = torch.nn.functional.mse_loss(out, y)
+        else:
+            raise ValueError(f"unknown loss {args.loss}")
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = [

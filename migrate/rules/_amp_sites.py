@@ -45,6 +45,7 @@ from ._amp_method_step_gap import method_step_gap
 from ._amp_module_scaler import module_route, module_variable, reader_home
 from ._amp_mirrored_step import NOT_IN_ELSE, chain_tests, mirrored_guard, scale_clause
 from ._amp_shared_step import follows_each_backward, gradient_uses, shared_guard
+from ._amp_narrowed_step import SWITCH_KEY, narrower, switch_conditions
 from ._amp_guarded_step import scale_guard
 from ._amp_probe_gate import probe_gate
 from ._amp_sibling_step import sibling_steps
@@ -816,6 +817,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         if use.attr.value == "scale_loss"
     ]
     _check_layout(rule, info)
+    _narrowed_steps(rule, info)
     if not info.scaler_in_branch and not (info.plan is not None and info.plan.refusal):
         # no native place for a scaler under a run-once guard; alternatives (each branch of
         # one if/else initializes) create theirs in place, where the test that chose it holds
@@ -3435,6 +3437,46 @@ def _mirrored_steps(rule, site: ScaleLossSite, info: AmpFile) -> str:
     info.mirrored_steps.update(found)
     info.shared_steps.update(shared)
     return ""
+
+
+def _narrowed_steps(rule, info: AmpFile) -> None:
+    """cascade-stereo's ``if is_distributed and args.using_apex: <scale> else: loss.backward()``
+    under an initialize switched by ``args.using_apex`` alone: each step after that if-chain
+    goes under its test (``_amp_narrowed_step``), recorded in ``info.shared_steps``; where it
+    cannot, a blocker while the initialize is still in the file."""
+    state = rule.file_state()
+    if info.training_inits:
+        found = {switch_conditions(rule.parents, ifs_around(rule.parents, s.stmt), s.stmt) for s in info.training_inits}
+        state[SWITCH_KEY] = found.pop() if len(found) == 1 else None
+    switch = state.get(SWITCH_KEY)
+    for site in info.scale_losses:
+        clause = scale_clause(rule.parents, site.with_stmt, site.func) if site.func is not None else None
+        if clause is None or not narrower(clause.test, switch) or not _plain_backward_beside(site, info):
+            continue
+        shown = code_of(clause.test).strip()
+        why = ""
+        shared = {}
+        for opt in site.optimizers:
+            for call in find_steps(rule, site, code_of(opt)):
+                if call in info.shared_steps or call in info.mirrored_steps:
+                    continue
+                line, test, why = shared_guard(rule.parents, site.func, site.with_stmt, call)
+                if line is None:
+                    why = f"{code_of(call)}: {why}"
+                    break
+                shared[call] = (line, test)
+            if why:
+                break
+        if not why and shared:
+            why = gradient_uses(rule.parents, site.func, chain_tests(rule.parents, clause)[0], clause.test)
+        if not why:
+            info.shared_steps.update(shared)
+        elif info.training_inits:
+            info.blockers.append(Blocker(site.with_stmt, (
+                f"{site.func.name.value}() scales the loss only if {shown}, fewer runs than the GradScaler is "
+                "switched on for, and runs a plain backward otherwise, which a GradScaler cannot step "
+                f"({why})"
+            )))
 
 
 def _plain_backward_beside(site: ScaleLossSite, info: AmpFile) -> bool:
