@@ -34,7 +34,9 @@ from .rules._metadata import expression_contexts, resolve_scopes
 from .rules._node_ranges import print_by_statement
 from .rules._tree import StatementTexts, printing_by_statement, remember_code
 from .rules.base import Rule
+from .rules.torch_amp_spellings import TorchAmpSpellingsRule
 from .settings import Settings
+from .spelling_splices import spliced
 from .parse_hints import parse_hint
 from .triggers import RULES_ENV, admitted
 from .write import compile_error
@@ -430,7 +432,12 @@ def migrate_source(
         as_apex = shim_inputs.as_apex(source)
         if as_apex is not None:  # a file already on apexcompat.amp: migrated as apex.amp
             read, source = source, as_apex
-    result = _migrate_parsed(source, path, settings, _named_by_code(active, source, plan), plan, read)
+    named = _named_by_code(active, source, plan)
+    if read is None and plan is None and rules is None:
+        by_splices = _spelling_splices(source, path, settings, named)
+        if by_splices is not None:
+            return by_splices
+    result = _migrate_parsed(source, path, settings, named, plan, read)
     if read is None:
         return result
     result.old = read
@@ -439,6 +446,18 @@ def migrate_source(
     # the file was on the shim already: that it (still) imports apexcompat.amp is no news
     result.findings = [f for f in result.findings if f.code not in SHIM_RESTORED_CODES]
     return result
+
+
+def _spelling_splices(source: bytes, path: str, settings: Settings, named: Sequence[Type[Rule]]) -> Optional[MigrationResult]:
+    """The result of a file whose only rule with work is the deprecated-spellings rule, made
+    by splices at ``ast`` positions where ``spelling_splices`` takes the file (no LibCST
+    tree); None otherwise."""
+    if os.environ.get(RULES_ENV) or [r for r in named if _has_work(r, source)] != [TorchAmpSpellingsRule]:
+        return None
+    made = spliced(source, path, settings)
+    if made is None:
+        return None
+    return MigrationResult(path, source, made[0], sorted(set(made[1])))
 
 
 #: the imports rule's findings for moving apex.amp to apexcompat.amp (``shim_inputs``)

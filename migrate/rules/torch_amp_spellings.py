@@ -31,6 +31,21 @@ CUSTOM_BWD = {name: dev for name, dev in _device_table("custom_bwd", "", "autoca
 AUTOCAST_PARAMS = ("enabled", "dtype", "cache_enabled")
 
 
+def autocast_message(device: str) -> str:
+    """APX901's message (also ``spelling_splices``')."""
+    return f'torch.{device}.amp.autocast(...) -> torch.autocast("{device}", ...)'
+
+
+def grad_scaler_message(device: str) -> str:
+    """APX902's message for a call (also ``spelling_splices``')."""
+    return f'torch.{device}.amp.GradScaler(...) -> torch.amp.GradScaler("{device}", ...)'
+
+
+def custom_message(which: str) -> str:
+    """APX903's message (also ``spelling_splices``')."""
+    return f'torch.cuda.amp.{which} -> torch.amp.{which}(device_type="cuda")'
+
+
 class TorchAmpSpellingsRule(NeighbourRule):
     """torch.cuda.amp.* / torch.cpu.amp.* -> torch.autocast / torch.amp.*."""
 
@@ -79,7 +94,7 @@ class TorchAmpSpellingsRule(NeighbourRule):
         self.report(
             original,
             "APX901",
-            f'torch.{device}.amp.autocast(...) -> torch.autocast("{device}", ...)',
+            autocast_message(device),
             fixed=True,
             severity="info",
         )
@@ -101,7 +116,7 @@ class TorchAmpSpellingsRule(NeighbourRule):
         self.report(
             original,
             "APX902",
-            f'torch.{device}.amp.GradScaler(...) -> torch.amp.GradScaler("{device}", ...)',
+            grad_scaler_message(device),
             fixed=True,
             severity="info",
         )
@@ -120,7 +135,7 @@ class TorchAmpSpellingsRule(NeighbourRule):
         self.report(
             original,
             "APX903",
-            f'torch.cuda.amp.{which} -> torch.amp.{which}(device_type="cuda")',
+            custom_message(which),
             fixed=True,
             severity="info",
         )
@@ -139,7 +154,7 @@ class TorchAmpSpellingsRule(NeighbourRule):
         self.report(
             original_node,
             "APX903",
-            f'torch.cuda.amp.{which} -> torch.amp.{which}(device_type="cuda")',
+            custom_message(which),
             fixed=True,
             severity="info",
         )
