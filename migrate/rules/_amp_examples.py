@@ -8690,8 +8690,11 @@ def run_epoch(model, batches, optimizer=None, fp16=False, *, scaler):
                 scaler.scale(loss).backward()
             else:
                 loss.backward()
-            scaler.step(optimizer)
-            scaler.update()
+            if fp16:
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                optimizer.step()
 
 
 def train(args, model, batches):
@@ -8944,8 +8947,11 @@ def run_epoch(mode, model, loader, optimizer=None, fp16=None, *, scaler):
                 scaler.scale(loss).backward()
             else:
                 loss.backward()
-            scaler.step(optimizer)
-            scaler.update()
+            if fp16:
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                optimizer.step()
             optimizer.zero_grad()
     return total
 """,
@@ -10006,5 +10012,264 @@ def train(args, nets, optimizer, scheduler, loader):
         scaler.update()
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    # the initialize runs on every run (its opt level chosen at run time) but only `args.fp16` scales:
+    # on a run with the GradScaler on and args.fp16 off, scaler.step would unscale the plain
+    # backward's gradients (divide them by the loss scale) where apex stepped them as they were,
+    # so the step goes under the scaling test
+    Example(
+        "plain-backward-beside-an-unguarded-initialize-steps-under-the-scaling-test",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if args.fp16:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    # the GradScaler is on where `args.amp` holds, the loss scaled where `args.fp16` does: not the
+    # same condition, so the step goes under the scaling test
+    Example(
+        "plain-backward-under-another-flag-than-the-initialize-steps-under-the-scaling-test",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    if args.amp:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        loss = model(x).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    use_amp = bool(args.amp)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if args.fp16:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    # the helper's plain branch runs where `fp16` is false while the GradScaler is always on, and the
+    # step is in its caller, where it cannot go under that test: the file keeps the shim
+    Example(
+        "plain-backward-in-a-helper-beside-an-unguarded-initialize-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+def backward(loss, optimizer, fp16):
+    if fp16:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        backward(loss, optimizer, args.fp16)
+        optimizer.step()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def backward(loss, optimizer, fp16):
+    if fp16:
+        # TODO(apexcompat): backward() runs a plain backward where `fp16` is false, but that
+        #   test is not provably on wherever the GradScaler is: a plain backward stepped through
+        #   an enabled GradScaler would have its gradients divided by the loss scale, and its
+        #   steps cannot go under the test (optimizer.step(): the step may not follow every
+        #   backward, and its test fp16 is not read from attributes of self); this file keeps
+        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        backward(loss, optimizer, args.fp16)
+        optimizer.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    # the step is another method's: it cannot go under `self.args.fp16`, which is no attribute
+    # only __init__ sets, and the GradScaler is always on: the file keeps the shim
+    Example(
+        "plain-backward-stepped-by-another-method-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, args, model, optimizer):
+        self.args = args
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+
+    def backward(self, x):
+        loss = self.model(x).mean()
+        if self.args.fp16:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+
+    def step(self):
+        self.optimizer.step()
+
+    def train(self, loader):
+        for x in loader:
+            self.backward(x)
+            self.step()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+class Trainer:
+    def __init__(self, args, model, optimizer):
+        self.args = args
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+
+    def backward(self, x):
+        loss = self.model(x).mean()
+        if self.args.fp16:
+            # TODO(apexcompat): backward() runs a plain backward where `self.args.fp16` is false,
+            #   but that test is not provably on wherever the GradScaler is: a plain backward
+            #   stepped through an enabled GradScaler would have its gradients divided by the loss
+            #   scale, and its steps cannot go under the test (self.optimizer.step(): the step may
+            #   not follow every backward, and self.args.fp16, which its test reads, is no attribute
+            #   of self); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+            #   hand
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+
+    def step(self):
+        self.optimizer.step()
+
+    def train(self, loader):
+        for x in loader:
+            self.backward(x)
+            self.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    # update() is handed `args.half` (the initialize's guard) by one call but `args.warmup_half` by
+    # another: its test is not provably on wherever the GradScaler is, so its step goes under it
+    Example(
+        "scaling-parameter-handed-two-values-steps-under-it",
+        before="""\
+import torch
+from apex import amp
+
+
+def update(model, x, optimizer, half):
+    loss = model(x).mean()
+    if half:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+
+
+def fit(args, model, optimizer, batches):
+    if args.half:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        update(model, x, optimizer, args.half)
+    for x in batches:
+        update(model, x, optimizer, args.warmup_half)
+""",
+        after="""\
+import torch
+
+
+def update(model, x, optimizer, half, scaler):
+    with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+        loss = model(x).mean()
+    if half:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+    if half:
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        optimizer.step()
+
+
+def fit(args, model, optimizer, batches):
+    use_amp = bool(args.half)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        update(model, x, optimizer, args.half, scaler)
+    for x in batches:
+        update(model, x, optimizer, args.warmup_half, scaler)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
     ),
 ]

@@ -2210,6 +2210,11 @@ def _check_layout(rule, info: AmpFile) -> None:
         return
     if info.refused_inits and not training:
         return  # the file keeps apexcompat.amp for the initialize's own reason
+    switched = rule.file_state().get("switched_sites")
+    if info.scale_losses and not training and switched is not None:
+        # the rules after the initialize's: the steps it decided on (the blockers were its own)
+        for site in info.scale_losses:
+            _plain_backward_unswitched(rule, site, info, _unswitched(rule, site, switched))
     if info.scale_losses and not training:
         for site in info.scale_losses:
             message = "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"
@@ -2295,8 +2300,13 @@ def _check_layout(rule, info: AmpFile) -> None:
                 Blocker(need.node, "amp.initialize is not in this file, so the scaler cannot reach this site")
             )
         return
+    switched = _switched_sites(rule, info, training)
+    rule.file_state()["switched_sites"] = switched
     for site in info.scale_losses:
         _check_steps(rule, site, info)
+        why = _plain_backward_unswitched(rule, site, info, _unswitched(rule, site, switched))
+        if why and not info.blockers:  # one reason to keep the shim is enough
+            info.blockers.append(Blocker(site.with_stmt, why))
     if _helpers_called_elsewhere(rule, info):
         return
     needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
@@ -3347,6 +3357,58 @@ def _check_reader_layout(rule, info: AmpFile) -> None:
             info.blockers.append(Blocker(node, "this runs at module level, on import, before any amp.initialize"))
             continue
         info.access[func] = expr
+
+
+def _plain_backward_unswitched(rule, site: ScaleLossSite, info: AmpFile, same: Optional[bool]) -> str:
+    """``if args.fp16: <scale> else: loss.backward()`` then ``optimizer.step()``, where the
+    scaling test is not provably on whenever the GradScaler is (``same``: whether it is, from
+    ``_amp_plain_step``; None: the initialize rule decided nothing for this site): the steps
+    go under the test (``_mirrored_steps``), else why not (the file keeps the shim)."""
+    if same is not False or site.func is None or not _plain_backward_beside(site, info) or site.sibling:
+        return ""
+    clause = scale_clause(rule.parents, site.with_stmt, site.func)
+    if clause is None:
+        return ""
+    why = _mirrored_steps(rule, site, info)
+    if not why:
+        return ""
+    test = code_of(clause.test).strip()
+    return (
+        f"{site.func.name.value}() runs a plain backward where `{test}` is false, but that test is not provably "
+        f"on wherever the GradScaler is: a plain backward stepped through an enabled GradScaler would have its "
+        f"gradients divided by the loss scale, and its steps cannot go under the test ({why})"
+    )
+
+
+def _switched_sites(rule, info: AmpFile, training: List[InitSite]) -> Dict[Tuple[str, str], bool]:
+    """Each scaling site with a plain backward beside it, by (function name, the scaling
+    clause's test) -> whether that test is provably on wherever the GradScaler is."""
+    from ._amp_param import _used_elsewhere
+    from ._amp_plain_step import Roots, switch_roots
+
+    found: Dict[Tuple[str, str], bool] = {}
+    sites = [s for s in info.scale_losses if s.func is not None and _plain_backward_beside(s, info)]
+    if not sites:
+        return found
+    elsewhere = _used_elsewhere(rule)
+    switch = switch_roots(rule, training, elsewhere)
+    roots = Roots(rule, elsewhere)
+    is_enabled = {id(n.node) for n in info.needs if n.kind == "amp_param_on"}
+    for site in sites:
+        clause = scale_clause(rule.parents, site.with_stmt, site.func)
+        if clause is None:
+            continue
+        same = id(clause.test) in is_enabled or roots.root(site.func, clause.test) in switch
+        key = (site.func.name.value, code_of(clause.test).strip())
+        found[key] = found.get(key, True) and same
+    return found
+
+
+def _unswitched(rule, site: ScaleLossSite, found: Dict[Tuple[str, str], bool]) -> Optional[bool]:
+    clause = scale_clause(rule.parents, site.with_stmt, site.func) if site.func is not None else None
+    if clause is None:
+        return None
+    return found.get((site.func.name.value, code_of(clause.test).strip()))
 
 
 def _find_sibling_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:

@@ -1,0 +1,451 @@
+"""A plain backward beside a scaled one, where the GradScaler's switch is not the scaling test.
+
+``amp.initialize(model, optimizer, opt_level=args.opt_level)`` (or under ``if args.amp:``), then
+``if args.fp16: <scale> else: loss.backward()`` and one ``optimizer.step()`` after both: apex's
+patched step stepped the plain backward's gradients as they were, but ``scaler.step`` on an
+enabled GradScaler unscales them, dividing them by the loss scale, on every run with the
+GradScaler on and ``args.fp16`` off.  The step then goes under the scaling test (the shared or
+mirrored step: ``if args.fp16: scaler.step(...); scaler.update() else: optimizer.step()``), or
+the file keeps the shim where it cannot.
+
+The step stays as it is where the scaling test is provably on whenever the GradScaler is: the
+test is one of the conditions every initialize of the file runs under (``switch_roots``), read
+through the same value.  Both sides are reduced to a root (``root``): a parameter of a
+module-level function every call of which in this file passes one root (and no other walked
+file uses it), a method's parameter stored once on ``self`` (``self.fp16 = fp16``), a local or
+module name assigned once from a name or attribute (``use_amp = args.amp``); anything else is
+its text in its function.  An initialize's conditions are the ifs around it (an ``else``
+contributes ``X`` where its ``if`` tests ``not X``), the tests of early exits before it
+(``if not half: return``), a flag set true right after it (``self.apex = True``) and, for a
+function only called in this file, the conditions around its calls.  A test the rules rewrite
+to ``scaler.is_enabled()`` (apex.amp-or-None handed in: ``if amp is not None``) is the switch
+itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Set
+
+import libcst as cst
+
+from ._edits import code_of
+from ._tree import assignment_targets, enclosing_function, names_spelled, walk, walk_of
+
+_DEPTH = 6
+
+
+def _dotted(node: Any) -> Optional[str]:
+    """``a``, ``a.b.c``: its text; anything else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute) and _dotted(node.value) is not None:
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return None
+
+
+def _conjuncts(test: Any) -> List[Any]:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _conjuncts(test.left) + _conjuncts(test.right)
+    return [test]
+
+
+def _negated(test: Any) -> Optional[Any]:
+    """``not X`` -> ``X`` (what holds where ``test`` is false); None otherwise."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return test.expression
+    return None
+
+
+def _params(func: Any) -> List[str]:
+    p = func.params
+    return [x.name.value for x in list(p.posonly_params) + list(p.params) + list(p.kwonly_params)]
+
+
+class Roots:
+    """The roots of test expressions in one file (see the module docstring)."""
+
+    def __init__(self, rule: Any, used_elsewhere: Dict[str, str]) -> None:
+        self.rule = rule
+        self.parents = rule.parents
+        self.module = rule.tree
+        self.elsewhere = used_elsewhere
+        self._attribute_cache: Dict[int, Dict[str, Any]] = {}
+
+    def root(self, func: Any, node: Any, depth: int = 0) -> str:
+        text = _dotted(node)
+        scope = f"{id(func)}:" if func is not None else "<module>:"
+        if depth > _DEPTH:
+            return scope + code_of(node).strip()
+        if text is None:
+            return self._composite(func, node, depth)
+        head, _, rest = text.partition(".")
+        rest = f".{rest}" if rest else ""
+        cls = self._class_of(func)
+        if func is not None and head in _params(func):
+            if cls is not None and head == _params(func)[0]:
+                if not rest:
+                    return f"{id(cls)}:self"
+                attr, _, more = rest[1:].partition(".")
+                return self._attribute(cls, attr, f".{more}" if more else "", depth)
+            flowed = None
+            if cls is None:
+                flowed = self._passed(func, func.name.value, 0, head, rest, depth)
+            elif func.name.value == "__init__" and not self._assigned_in(func, head):
+                flowed = self._passed(cls, cls.name.value, 1, head, rest, depth)  # the constructor's calls
+            else:
+                flowed = self._method_passed(func, head, rest, depth)
+            if flowed is None and cls is not None:
+                stored = self._stored_on_self(func, cls, head)
+                flowed = f"{id(cls)}:self.{stored}{rest}" if stored else None
+            return flowed if flowed is not None else scope + text
+        value = self._one_assignment(func, head)
+        if value is not None:
+            return self.root(func, cst.parse_expression(value + rest), depth + 1)
+        if func is not None and self._assigned_in(func, head):
+            return scope + text
+        return "<module>:" + text
+
+    def _composite(self, func: Any, node: Any, depth: int) -> str:
+        """``self.amp_args is not None``: its text, each name or attribute chain in it
+        replaced by its root (a call or subscript keeps its own text, in its function)."""
+        if any(isinstance(n, (cst.Call, cst.Subscript, cst.Lambda, cst.Await, cst.NamedExpr)) for n in walk(node)):
+            return (f"{id(func)}:" if func is not None else "<module>:") + code_of(node).strip()
+        parents = self.parents
+        chains = [
+            n for n in walk(node)
+            if _dotted(n) is not None and not (isinstance(parents.get(n), cst.Attribute) and parents[n].value is n)
+            and not (isinstance(parents.get(n), cst.Attribute) and parents[n].attr is n)
+        ]
+        marks = {id(n): f"__root{i}__" for i, n in enumerate(chains)}
+
+        class _Mark(cst.CSTTransformer):
+            def on_leave(self, original: Any, updated: Any) -> Any:
+                return cst.Name(marks[id(original)]) if id(original) in marks else updated
+
+        text = code_of(node.visit(_Mark())).strip()
+        for n in chains:
+            text = text.replace(marks[id(n)], "(" + self.root(func, n, depth + 1) + ")")
+        return text
+
+    # --- the mechanisms --------------------------------------------------------------------
+
+    def _class_of(self, func: Any) -> Any:
+        """The class ``func`` is a plain method of (no static or class method)."""
+        owner = self.parents.get(self.parents.get(func)) if func is not None else None
+        if not isinstance(owner, cst.ClassDef) or any(
+            _dotted(d.decorator) in ("staticmethod", "classmethod") for d in func.decorators
+        ):
+            return None
+        return owner
+
+    def _stored_on_self(self, func: Any, cls: Any, name: str) -> str:
+        """``self.fp16 = fp16`` (or one element of a tuple assignment) in ``func``, the
+        attribute's only assignment and ``name`` never rebound: the attribute."""
+        if self._assigned_in(func, name):
+            return ""
+        for attr, (value, where) in self._attributes(cls).items():
+            if where is func and isinstance(value, cst.Name) and value.value == name:
+                return attr
+        return ""
+
+    def _attribute(self, cls: Any, attr: str, rest: str, depth: int) -> str:
+        """``self.fp16`` in a method of ``cls``: where ``__init__`` stores its parameter there
+        (the attribute's only assignment), that parameter's root through the constructor's
+        calls; else the attribute of the class."""
+        value, where = self._attributes(cls).get(attr, (None, None))
+        if isinstance(value, cst.Name) and where is not None and where.name.value == "__init__":
+            if value.value in _params(where)[1:] and not self._assigned_in(where, value.value):
+                flowed = self._passed(cls, cls.name.value, 1, value.value, rest, depth, where)
+                if flowed is not None:
+                    return flowed
+        return f"{id(cls)}:self.{attr}{rest}"
+
+    def _attributes(self, cls: Any) -> Dict[str, Any]:
+        """Attributes of ``cls``'s instances assigned once in the file (on the receiver of one of
+        its methods, by a one-target assignment): name -> (the value, that method); assignments
+        on the receivers of other classes' methods do not count, unless they derive from it."""
+        key = id(cls)
+        if key in self._attribute_cache:
+            return self._attribute_cache[key]
+        seen: Dict[str, List[Any]] = {}
+        for node in walk_of(self.module, cst.Assign, cst.AugAssign, cst.AnnAssign):
+            func = enclosing_function(self.parents, node)
+            owner = self._class_of(func)
+            receiver = _params(func)[0] if owner is not None and _params(func) else None
+            pairs = _pairs(node) if isinstance(node, cst.Assign) else [(t, None) for t in assignment_targets(node)]
+            if not pairs:
+                pairs = [(n, None) for t in assignment_targets(node) for n in walk(t)]
+            for target, value in pairs:
+                if not isinstance(target, cst.Attribute):
+                    continue
+                mine = isinstance(target.value, cst.Name) and target.value.value == receiver
+                if mine and owner is not cls and not any(
+                    isinstance(n, cst.Name) and n.value == cls.name.value for b in owner.bases for n in walk(b)
+                ):
+                    continue  # another class's own attribute
+                seen.setdefault(target.attr.value, []).append((value, func) if mine and owner is cls else (None, None))
+        found = {attr: hits[0] for attr, hits in seen.items() if len(hits) == 1 and hits[0][1] is not None}
+        self._attribute_cache[key] = found
+        return found
+
+    def _passed(
+        self, func: Any, name: str, skip: int, param: str, rest: str, depth: int, where: Any = None
+    ) -> Optional[str]:
+        """The one root every call of ``func`` (a module-level function or class, called by
+        ``name`` in this file, or bound by ``functools.partial``) passes to its parameter
+        ``param`` (of ``where``, the class's ``__init__``; ``skip``: leading parameters the call
+        does not pass)."""
+        where = where if where is not None else (func if skip == 0 else self._init_of(func))
+        if where is None or self.parents.get(func) is not self.module or func.decorators:
+            return None
+        if name in self.elsewhere or self._assigned_in(where, param):
+            return None
+        names = _params(where)[skip:]
+        index = names.index(param)
+        default = next((p.default for p in where.params.params if p.name.value == param), None)
+        calls: List[Any] = []
+        for node in names_spelled(self.module, name):
+            if node is func.name:
+                continue
+            holder = self.parents.get(node)
+            if isinstance(holder, cst.Call) and holder.func is node:
+                calls.append((holder, False))
+            elif isinstance(holder, cst.Arg) and _is_partial(self.parents.get(holder), holder) and skip == 0:
+                calls.append((self.parents.get(holder), True))  # partial(f, a, ...): a is f's first argument
+            else:
+                return None
+        return self._agree(calls, index, param, default, rest, depth)
+
+    def _method_passed(self, func: Any, param: str, rest: str, depth: int) -> Optional[str]:
+        """``obj.name(...)`` calls of method ``func``, the only definition of that name in the
+        file and never read but to be called: the one root they pass to ``param``."""
+        name = func.name.value
+        if func.decorators or name in self.elsewhere or self._assigned_in(func, param):
+            return None
+        if sum(1 for d in walk_of(self.module, cst.FunctionDef) if d.name.value == name) != 1:
+            return None
+        calls: List[Any] = []
+        for node in names_spelled(self.module, name):
+            if node is func.name:
+                continue
+            holder = self.parents.get(node)
+            call = self.parents.get(holder)
+            if not (isinstance(holder, cst.Attribute) and holder.attr is node
+                    and isinstance(call, cst.Call) and call.func is holder):
+                return None
+            calls.append((call, False))
+        default = next((p.default for p in func.params.params if p.name.value == param), None)
+        return self._agree(calls, _params(func)[1:].index(param), param, default, rest, depth)
+
+    def _agree(self, calls: List[Any], index: int, param: str, default: Any, rest: str, depth: int) -> Optional[str]:
+        """The one root ``calls`` (each with whether it is a ``partial``) pass at ``index``."""
+        found: Set[str] = set()
+        for call, partial in calls:
+            if not partial:
+                arg = _slot(call, index, param)
+            else:
+                bound = [a for a in call.args[1:] if a.keyword is None]
+                if any(a.star for a in call.args) or index >= len(bound):
+                    return None
+                arg = bound[index]
+            if arg is None:
+                if any(a.star for a in call.args) or default is None:
+                    return None
+                found.add(self.root(None, default, depth + 1))  # the default: a constant
+                continue
+            caller = enclosing_function(self.parents, call)
+            text = _dotted(arg.value)
+            value = arg.value if text is None or not rest else cst.parse_expression(text + rest)
+            found.add(self.root(caller, value, depth + 1))
+        return found.pop() if len(found) == 1 else None
+
+    def _init_of(self, cls: Any) -> Any:
+        return next(
+            (s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None
+        )
+
+    def _one_assignment(self, func: Any, name: str) -> Optional[str]:
+        """``use_amp = args.amp``, the only binding of ``name`` in its scope: the value's text."""
+        scope = func if func is not None else self.module
+        values = []
+        for node in walk(scope.body if func is not None else scope):
+            if func is None and enclosing_function(self.parents, node) is not None:
+                continue
+            if func is not None and enclosing_function(self.parents, node) is not func:
+                continue
+            for target in assignment_targets(node):
+                if name in _bound(target):
+                    pairs = _pairs(node) if isinstance(node, cst.Assign) else []
+                    values.extend(v for t, v in pairs if isinstance(t, cst.Name) and t.value == name)
+                    values.append(None) if not pairs else None
+        if len(values) != 1 or _dotted(values[0]) is None:
+            return None
+        return _dotted(values[0])
+
+    def _assigned_in(self, func: Any, name: str) -> bool:
+        return any(name in _bound(t) for node in walk(func.body) for t in assignment_targets(node))
+
+
+def _bound(target: Any) -> List[str]:
+    """The plain names an assignment target binds (not ``x`` of ``self.x`` or ``d[x]``)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _bound(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound(target.value)
+    return []
+
+
+def _pairs(node: cst.Assign) -> List[Any]:
+    """(target, value) of a one-target assignment, element-wise for ``a, b = x, y``."""
+    if len(node.targets) != 1:
+        return []
+    target, value = node.targets[0].target, node.value
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+        if len(target.elements) == len(value.elements) and not any(
+            isinstance(e, cst.StarredElement) for e in list(target.elements) + list(value.elements)
+        ):
+            return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+        return []
+    return [(target, value)]
+
+
+def _is_partial(call: Any, arg: Any) -> bool:
+    """``partial(f, ...)`` / ``functools.partial(f, ...)`` with ``arg`` its first argument."""
+    return (
+        isinstance(call, cst.Call) and _dotted(call.func) in ("partial", "functools.partial")
+        and bool(call.args) and call.args[0] is arg and arg.keyword is None and not arg.star
+    )
+
+
+def _slot(call: cst.Call, index: int, name: str) -> Optional[cst.Arg]:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional[: index + 1]):
+        return None
+    return positional[index] if index < len(positional) else None
+
+
+def conditions(parents: Any, node: Any, stop: Any) -> List[Any]:
+    """The tests that hold where ``node`` runs, from the ifs around it below ``stop``: the
+    parts of an ``and`` of an ``if`` whose body holds it, ``X`` of ``if not X`` whose ``else``
+    holds it, and ``X`` of ``if not X: return`` before it in an enclosing block."""
+    found: List[Any] = []
+    cur = node
+    while cur is not None and cur is not stop:
+        parent = parents.get(cur)
+        if isinstance(parent, cst.If) and parent.body is cur:
+            found.extend(_conjuncts(parent.test))
+        elif isinstance(parent, cst.Else):
+            owner = parents.get(parent)
+            if isinstance(owner, cst.If) and _negated(owner.test) is not None:
+                found.extend(_conjuncts(_negated(owner.test)))
+        index = _index(parent, cur)
+        if index is not None:
+            for stmt in parent.body[:index]:
+                if isinstance(stmt, cst.If) and stmt.orelse is None and _exits(stmt.body):
+                    held = _negated(stmt.test)
+                    if held is not None:
+                        found.extend(_conjuncts(held))
+        cur = parent
+    return found
+
+
+def _index(block: Any, stmt: Any) -> Optional[int]:
+    """The position of ``stmt`` in ``block``'s statements, None if ``block`` is no block."""
+    if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return None
+    return next((i for i, s in enumerate(block.body) if s is stmt), None)
+
+
+def _exits(block: Any) -> bool:
+    body = getattr(block, "body", [])
+    last = body[-1] if body else None
+    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+    return isinstance(small, (cst.Return, cst.Raise))
+
+
+def set_after(parents: Any, module: Any, stmt: Any, func: Any) -> List[Any]:
+    """Flags set true right after the initialize's statement in its block (``self.apex =
+    True``) and assigned nowhere else but in ``func`` before it."""
+    block = parents.get(stmt)
+    index = _index(block, stmt)
+    if index is None:
+        return []
+    found = []
+    position = _position(module, stmt)
+    for later in block.body[index + 1:]:
+        if not (isinstance(later, cst.SimpleStatementLine) and len(later.body) == 1):
+            break
+        small = later.body[0]
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+            break
+        target = small.targets[0].target
+        if not (isinstance(small.value, cst.Name) and small.value.value == "True") or _dotted(target) is None:
+            continue
+        text = _dotted(target)
+        others = [
+            n for n in walk_of(module, cst.Assign, cst.AugAssign, cst.AnnAssign)
+            if n is not small and any(_dotted(t) == text for t in assignment_targets(n))
+        ]
+        if all(enclosing_function(parents, n) is func and _position(module, n) < position for n in others):
+            found.append(target)
+    return found
+
+
+def _position(module: Any, node: Any) -> int:
+    for index, other in enumerate(walk(module)):
+        if other is node:
+            return index
+    return -1
+
+
+def switch_roots(rule: Any, training: List[Any], used_elsewhere: Dict[str, str]) -> Set[str]:
+    """The roots of the conditions every initialize of ``training`` runs under."""
+    roots = Roots(rule, used_elsewhere)
+    parents = rule.parents
+    per_init = []
+    for init in training:
+        tests = [(init.func, t) for t in conditions(parents, init.stmt, init.func)]
+        tests += [(init.func, t) for t in set_after(parents, rule.tree, init.stmt, init.func)]
+        mine = {roots.root(f, t) for f, t in tests}
+        mine |= _caller_conditions(rule, roots, init.func)
+        per_init.append(mine)
+    return set.intersection(*per_init) if per_init else set()
+
+
+def _caller_conditions(rule: Any, roots: Roots, func: Any) -> Set[str]:
+    """The roots every call of ``func`` (a method called as ``self.name()`` or a module-level
+    function called by name, only in this file) runs under."""
+    if func is None or func.name.value in roots.elsewhere:
+        return set()
+    parents = rule.parents
+    cls = roots._class_of(func)
+    if cls is None and parents.get(func) is not rule.tree:
+        return set()
+    calls = []
+    for node in names_spelled(rule.tree, func.name.value):
+        if node is func.name:
+            continue
+        holder = parents.get(node)
+        if cls is not None:
+            ok = isinstance(holder, cst.Attribute) and holder.attr is node and isinstance(holder.value, cst.Name)
+            ok = ok and holder.value.value == "self" and roots._class_of(enclosing_function(parents, holder)) is cls
+            call = parents.get(holder) if ok else None
+            if not (isinstance(call, cst.Call) and call.func is holder):
+                return set()
+        else:
+            call = holder
+            if not (isinstance(call, cst.Call) and call.func is node):
+                return set()
+        calls.append(call)
+    if not calls:
+        return set()
+    found = []
+    for call in calls:
+        caller = enclosing_function(parents, call)
+        found.append({roots.root(caller, t) for t in conditions(parents, call, caller)})
+    return set.intersection(*found)
