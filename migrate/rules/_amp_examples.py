@@ -10272,4 +10272,76 @@ def fit(args, model, optimizer, batches):
 """,
         codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
     ),
+    # the flag set true right after the initialize is also set before it, in setup and in the
+    # __init__ that calls setup (torchdistill): wherever the GradScaler setup makes is on, the flag
+    # holds, so the step after the accumulation boundary steps through it as it is
+    Example(
+        "flag-set-after-the-initialize-and-before-it-in-init-is-the-switch",
+        before="""\
+import torch
+from apex import amp
+
+
+class Box:
+    def __init__(self, model, config):
+        self.model = model
+        self.apex = None
+        self.setup(config)
+
+    def setup(self, config):
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.accum = config.get("accum", 1)
+        self.count = 0
+        self.apex = False
+        if config.get("apex"):
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+            self.apex = True
+
+    def update(self, x):
+        loss = self.model(x).mean() / self.accum
+        if self.apex:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.count += 1
+        if self.count % self.accum == 0:
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Box:
+    def __init__(self, model, config):
+        self.model = model
+        self.apex = None
+        self.setup(config)
+
+    def setup(self, config):
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.accum = config.get("accum", 1)
+        self.count = 0
+        self.apex = False
+        if config.get("apex"):
+            self.apex = True
+        use_amp = bool(config.get("apex"))
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def update(self, x):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(x).mean() / self.accum
+        if self.apex:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.count += 1
+        if self.count % self.accum == 0:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            self.optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]

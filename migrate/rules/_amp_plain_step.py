@@ -370,7 +370,7 @@ def _exits(block: Any) -> bool:
 
 def set_after(parents: Any, module: Any, stmt: Any, func: Any) -> List[Any]:
     """Flags set true right after the initialize's statement in its block (``self.apex =
-    True``) and assigned nowhere else but in ``func`` before it."""
+    True``) and assigned nowhere else but before it (``_set_before``)."""
     block = parents.get(stmt)
     index = _index(block, stmt)
     if index is None:
@@ -391,9 +391,27 @@ def set_after(parents: Any, module: Any, stmt: Any, func: Any) -> List[Any]:
             n for n in walk_of(module, cst.Assign, cst.AugAssign, cst.AnnAssign)
             if n is not small and any(_dotted(t) == text for t in assignment_targets(n))
         ]
-        if all(enclosing_function(parents, n) is func and _position(module, n) < position for n in others):
+        if all(_set_before(parents, module, n, func, position) for n in others):
             found.append(target)
     return found
+
+
+def _set_before(parents: Any, module: Any, node: Any, func: Any, position: int) -> bool:
+    """``node`` (another assignment of the flag) runs before the initialize can: earlier in
+    ``func``, or in the ``__init__`` of ``func``'s class before its call ``self.<func>(...)``
+    (torchdistill: ``self.apex = None`` in ``__init__``, then ``self.setup(...)``)."""
+    where = enclosing_function(parents, node)
+    if where is func:
+        return _position(module, node) < position
+    if where is None or func is None or where.name.value != "__init__" or parents.get(where) is not parents.get(func):
+        return False
+    at = _position(module, node)
+    return any(
+        isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == func.name.value
+        and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"
+        and enclosing_function(parents, call) is where and _position(module, call) > at
+        for call in walk_of(where, cst.Call)
+    )
 
 
 def _position(module: Any, node: Any) -> int:
