@@ -10131,12 +10131,12 @@ from apexcompat import amp
 
 def backward(loss, optimizer, fp16):
     if fp16:
-        # TODO(apexcompat): backward() runs a plain backward where `fp16` is false, but that
-        #   test is not provably on wherever the GradScaler is: a plain backward stepped through
-        #   an enabled GradScaler would have its gradients divided by the loss scale, and its
-        #   steps cannot go under the test (optimizer.step(): the step may not follow every
-        #   backward, and its test fp16 is not read from attributes of self); this file keeps
-        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): backward() runs a plain backward where `fp16` is false, which may
+        #   run with the GradScaler on: a plain backward stepped through an enabled GradScaler
+        #   would have its gradients divided by the loss scale, and its steps cannot go under
+        #   the scaling test (optimizer.step(): the step may not follow every backward, and its
+        #   test fp16 is not read from attributes of self); this file keeps apex.amp semantics
+        #   through apexcompat.amp, migrate it by hand
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
     else:
@@ -10196,12 +10196,11 @@ class Trainer:
         loss = self.model(x).mean()
         if self.args.fp16:
             # TODO(apexcompat): backward() runs a plain backward where `self.args.fp16` is false,
-            #   but that test is not provably on wherever the GradScaler is: a plain backward
-            #   stepped through an enabled GradScaler would have its gradients divided by the loss
-            #   scale, and its steps cannot go under the test (self.optimizer.step(): the step may
-            #   not follow every backward, and self.args.fp16, which its test reads, is no attribute
-            #   of self); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
-            #   hand
+            #   which may run with the GradScaler on: a plain backward stepped through an enabled
+            #   GradScaler would have its gradients divided by the loss scale, and its steps cannot
+            #   go under the scaling test (self.optimizer.step(): the step may not follow every
+            #   backward, and self.args.fp16, which its test reads, is no attribute of self); this
+            #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
             with amp.scale_loss(loss, self.optimizer) as scaled_loss:
                 scaled_loss.backward()
         else:
@@ -10343,5 +10342,194 @@ class Box:
             self.optimizer.zero_grad()
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    # the plain backward is in the if's body, the scaled one in its else, and one step follows both
+    # while the GradScaler is on every run: that step cannot go under the scaling test, so the file
+    # keeps the shim
+    Example(
+        "plain-backward-in-the-first-branch-beside-an-unguarded-initialize-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if not args.fp16:
+            loss.backward()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if not args.fp16:
+            loss.backward()
+        else:
+            # TODO(apexcompat): train() runs a plain backward beside the scaled one, which may run
+            #   with the GradScaler on: a plain backward stepped through an enabled GradScaler would
+            #   have its gradients divided by the loss scale, and its steps cannot go under the
+            #   scaling test (the scaled backward is under no if); this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        optimizer.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    # the GradScaler is on only where `args.amp >= 0`, and the plain backward runs only where
+    # `args.amp == -1`: never both, so the one step after them steps through it as it is
+    Example(
+        "plain-branch-excluded-by-the-initialize-s-comparison-steps-through-the-scaler",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    if args.amp >= 0:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O%i" % args.amp)
+    for x in loader:
+        loss = model(x).mean()
+        if args.amp == -1:
+            loss.backward()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    use_amp = args.amp >= 0 and "O%i" % args.amp != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if args.amp == -1:
+            loss.backward()
+        else:
+            scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    # the plain branch steps the same optimizer, a step the rules would put through the GradScaler,
+    # which is on every run: the file keeps the shim
+    Example(
+        "plain-branch-with-its-own-step-beside-an-unguarded-initialize-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if args.debug:
+            loss.backward()
+            optimizer.step()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if args.debug:
+            loss.backward()
+            optimizer.step()
+        else:
+            # TODO(apexcompat): train() runs a plain backward beside the scaled one, which may run
+            #   with the GradScaler on: a plain backward stepped through an enabled GradScaler would
+            #   have its gradients divided by the loss scale, and its steps cannot go under the
+            #   scaling test (the scaled backward is under no if); this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    # `net.train()` names another train: train's calls still all hand it `args.half`, the
+    # initialize's guard, so update's test is the GradScaler's switch
+    Example(
+        "scaling-parameter-passed-through-a-function-whose-name-is-also-a-method-name",
+        before="""\
+import torch
+from apex import amp
+
+
+def update(net, x, y, optimizer, half):
+    loss = torch.nn.functional.mse_loss(net(x), y)
+    if half:
+        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+
+
+def train(net, optimizer, batches, half):
+    net.train()
+    for x, y in batches:
+        optimizer.zero_grad()
+        update(net, x, y, optimizer, half)
+
+
+def main(args, net, optimizer, batches):
+    if args.half:
+        net, optimizer = amp.initialize(net, optimizer, opt_level="O1")
+    train(net, optimizer, batches, args.half)
+""",
+        after="""\
+import torch
+
+
+def update(net, x, y, optimizer, half, scaler):
+    with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+        loss = torch.nn.functional.mse_loss(net(x), y)
+    if half:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+    scaler.step(optimizer)
+    scaler.update()
+
+
+def train(net, optimizer, batches, half, scaler):
+    net.train()
+    for x, y in batches:
+        optimizer.zero_grad()
+        update(net, x, y, optimizer, half, scaler)
+
+
+def main(args, net, optimizer, batches):
+    use_amp = bool(args.half)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    train(net, optimizer, batches, args.half, scaler)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
     ),
 ]

@@ -24,7 +24,8 @@ itself.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Set
+import ast
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -205,7 +206,7 @@ class Roots:
         default = next((p.default for p in where.params.params if p.name.value == param), None)
         calls: List[Any] = []
         for node in names_spelled(self.module, name):
-            if node is func.name:
+            if node is func.name or _member(self.parents, node):
                 continue
             holder = self.parents.get(node)
             if isinstance(holder, cst.Call) and holder.func is node:
@@ -311,6 +312,16 @@ def _pairs(node: cst.Assign) -> List[Any]:
     return [(target, value)]
 
 
+def _member(parents: Any, node: cst.Name) -> bool:
+    """``x.name``, ``f(name=...)``, ``def f(name)``: ``node`` names no module-level binding."""
+    parent = parents.get(node)
+    return (
+        (isinstance(parent, cst.Attribute) and parent.attr is node)
+        or (isinstance(parent, cst.Arg) and parent.keyword is node)
+        or isinstance(parent, cst.Param)
+    )
+
+
 def _is_partial(call: Any, arg: Any) -> bool:
     """``partial(f, ...)`` / ``functools.partial(f, ...)`` with ``arg`` its first argument."""
     return (
@@ -329,28 +340,37 @@ def _slot(call: cst.Call, index: int, name: str) -> Optional[cst.Arg]:
     return positional[index] if index < len(positional) else None
 
 
-def conditions(parents: Any, node: Any, stop: Any) -> List[Any]:
-    """The tests that hold where ``node`` runs, from the ifs around it below ``stop``: the
-    parts of an ``and`` of an ``if`` whose body holds it, ``X`` of ``if not X`` whose ``else``
-    holds it, and ``X`` of ``if not X: return`` before it in an enclosing block."""
-    found: List[Any] = []
+def conditions(parents: Any, node: Any, stop: Any) -> List[Tuple[Any, bool]]:
+    """The tests with the value they have where ``node`` runs, from the ifs around it below
+    ``stop``: true for an ``if`` whose body holds it, false for one whose ``else`` or ``elif``
+    does, and false for ``if X: return`` before it in an enclosing block."""
+    found: List[Tuple[Any, bool]] = []
     cur = node
     while cur is not None and cur is not stop:
         parent = parents.get(cur)
         if isinstance(parent, cst.If) and parent.body is cur:
-            found.extend(_conjuncts(parent.test))
-        elif isinstance(parent, cst.Else):
-            owner = parents.get(parent)
-            if isinstance(owner, cst.If) and _negated(owner.test) is not None:
-                found.extend(_conjuncts(_negated(owner.test)))
+            found.append((parent.test, True))
+        elif isinstance(parent, cst.If) and parent.orelse is cur:
+            found.append((parent.test, False))  # an elif
+        elif isinstance(parent, cst.Else) and isinstance(parents.get(parent), cst.If):
+            found.append((parents[parent].test, False))
         index = _index(parent, cur)
         if index is not None:
             for stmt in parent.body[:index]:
                 if isinstance(stmt, cst.If) and stmt.orelse is None and _exits(stmt.body):
-                    held = _negated(stmt.test)
-                    if held is not None:
-                        found.extend(_conjuncts(held))
+                    found.append((stmt.test, False))
         cur = parent
+    return found
+
+
+def _facts(test: Any, truth: bool) -> List[Tuple[Any, bool]]:
+    """``test`` has value ``truth``: it and what follows for its parts (``a and b`` true: both
+    true; ``a or b`` false: both false; ``not a``: ``a`` the other way)."""
+    found = [(test, truth)]
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        found += _facts(test.expression, not truth)
+    elif isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) == truth:
+        found += _facts(test.left, truth) + _facts(test.right, truth)
     return found
 
 
@@ -421,32 +441,136 @@ def _position(module: Any, node: Any) -> int:
     return -1
 
 
-def switch_roots(rule: Any, training: List[Any], used_elsewhere: Dict[str, str]) -> Set[str]:
-    """The roots of the conditions every initialize of ``training`` runs under."""
+class Switch:
+    """What holds wherever the GradScaler is on: the roots of the tests true (``roots``) and
+    false (``false``) wherever every initialize runs, and the true ones that compare a root with
+    a literal (``params.amp >= 0``)."""
+
+    def __init__(self, roots: Set[str], false: Set[str], comparisons: Set[Tuple[str, str, Any]]) -> None:
+        self.roots = roots
+        self.false = false
+        #: (root, operator, literal) of the comparisons that hold, a false one as its complement
+        self.comparisons = comparisons
+
+
+def switch_of(rule: Any, training: List[Any], used_elsewhere: Dict[str, str]) -> Tuple[Roots, Switch]:
+    """The roots of the file and the switch of ``training`` (its initializes)."""
     roots = Roots(rule, used_elsewhere)
     parents = rule.parents
-    per_init = []
+    per_true, per_false, per_compare = [], [], []
     for init in training:
-        tests = [(init.func, t) for t in conditions(parents, init.stmt, init.func)]
-        tests += [(init.func, t) for t in set_after(parents, rule.tree, init.stmt, init.func)]
-        mine = {roots.root(f, t) for f, t in tests}
-        mine |= _caller_conditions(rule, roots, init.func)
-        per_init.append(mine)
-    return set.intersection(*per_init) if per_init else set()
+        tests = [(init.func, t, v) for t, v in conditions(parents, init.stmt, init.func)]
+        tests += [(init.func, t, True) for t in set_after(parents, rule.tree, init.stmt, init.func)]
+        tests += _caller_conditions(rule, roots, init.func)
+        facts = [(f, n, v) for f, t, value in tests for n, v in _facts(t, value)]
+        per_true.append({roots.root(f, n) for f, n, v in facts if v})
+        per_false.append({roots.root(f, n) for f, n, v in facts if not v})
+        per_compare.append({c for f, n, v in facts for c in [_comparison(roots, f, n, v)] if c is not None})
+    if not training:
+        return roots, Switch(set(), set(), set())
+    return roots, Switch(set.intersection(*per_true), set.intersection(*per_false), set.intersection(*per_compare))
 
 
-def _caller_conditions(rule: Any, roots: Roots, func: Any) -> Set[str]:
-    """The roots every call of ``func`` (a method called as ``self.name()`` or a module-level
-    function called by name, only in this file) runs under."""
+def _comparison(roots: Roots, func: Any, test: Any, truth: bool = True) -> Optional[Tuple[str, str, Any]]:
+    """``x >= 0``, ``x is not None`` (with value ``truth``): (the root of ``x``, the operator
+    that holds, the literal), else None."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    target = test.comparisons[0]
+    try:
+        value = ast.literal_eval(code_of(target.comparator).strip())
+    except (ValueError, SyntaxError):
+        return None
+    op = type(target.operator).__name__
+    if op not in _OPS or not isinstance(value, (int, float, str, type(None), bool)):
+        return None
+    return roots.root(func, test.left), op if truth else _COMPLEMENT[op], value
+
+
+#: the comparisons ``_excludes`` decides, by LibCST operator class name
+_OPS = {
+    "Equal": lambda a, b: a == b, "NotEqual": lambda a, b: a != b, "LessThan": lambda a, b: a < b,
+    "LessThanEqual": lambda a, b: a <= b, "GreaterThan": lambda a, b: a > b,
+    "GreaterThanEqual": lambda a, b: a >= b, "Is": lambda a, b: a is b, "IsNot": lambda a, b: a is not b,
+}
+
+
+#: the operator that holds where one does not
+_COMPLEMENT = {
+    "Equal": "NotEqual", "NotEqual": "Equal", "LessThan": "GreaterThanEqual", "GreaterThanEqual": "LessThan",
+    "LessThanEqual": "GreaterThan", "GreaterThan": "LessThanEqual", "Is": "IsNot", "IsNot": "Is",
+}
+
+
+def _excludes(switch: Switch, found: Tuple[str, str, Any]) -> bool:
+    """``found`` (``x == -1``, ``x is None``) is false wherever a comparison of the switch
+    (``x >= 0``, ``x is not None``) holds: its one value fails it."""
+    root, op, value = found
+    if op not in ("Equal", "Is"):
+        return False  # (x != c holds wherever x == c fails: only a value decides)
+    for other_root, other_op, other in switch.comparisons:
+        if other_root != root or type(other) is not type(value):
+            continue
+        try:
+            if not _OPS[other_op](value, other):
+                return True
+        except TypeError:
+            continue
+    return False
+
+
+def holds(roots: Roots, switch: Switch, func: Any, test: Any, want: bool, amp_tests: Dict[int, bool]) -> bool:
+    """``test`` (in ``func``) is provably ``want`` wherever the GradScaler is on: ``amp_tests``
+    are the apex.amp-or-None tests (id -> whether the test means amp is on) the rules rewrite
+    to the GradScaler's own switch."""
+    if id(test) in amp_tests:
+        return amp_tests[id(test)] == want
+    if roots.root(func, test) in (switch.roots if want else switch.false):
+        return True
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return holds(roots, switch, func, test.expression, not want, amp_tests)
+    if isinstance(test, cst.BooleanOperation):
+        left = holds(roots, switch, func, test.left, want, amp_tests)
+        right = holds(roots, switch, func, test.right, want, amp_tests)
+        every = isinstance(test.operator, cst.And) == want  # true `and`, false `or`: both parts
+        return (left and right) if every else (left or right)
+    found = _comparison(roots, func, test, want)
+    if found is None:
+        return False
+    # the comparison itself (or its complement) holds, or one value of the switch fails it
+    return found in switch.comparisons or _excludes(switch, _comparison(roots, func, test, not want))
+
+
+def plain_covered(
+    roots: Roots, switch: Switch, parents: Any, func: Any, call: Any, amp_tests: Dict[int, bool]
+) -> bool:
+    """A plain ``.backward()`` ``call`` of ``func`` never runs with the GradScaler on: an if
+    around it takes the other way wherever the switch holds."""
+    cur = call
+    while cur is not None and cur is not func:
+        parent = parents.get(cur)
+        if isinstance(parent, cst.If):
+            if parent.body is cur and holds(roots, switch, func, parent.test, False, amp_tests):
+                return True
+            if parent.orelse is cur and holds(roots, switch, func, parent.test, True, amp_tests):
+                return True
+        cur = parent
+    return False
+
+
+def _caller_conditions(rule: Any, roots: Roots, func: Any) -> List[Tuple[Any, Any, bool]]:
+    """The conditions (function, test, its value) the calls of ``func`` (a method called as
+    ``self.name()`` or a module-level function called by name, only in this file) all run
+    under, by root."""
     if func is None or func.name.value in roots.elsewhere:
-        return set()
+        return []
     parents = rule.parents
     cls = roots._class_of(func)
     if cls is None and parents.get(func) is not rule.tree:
-        return set()
+        return []
     calls = []
     for node in names_spelled(rule.tree, func.name.value):
-        if node is func.name:
+        if node is func.name or (cls is None and _member(parents, node)):
             continue
         holder = parents.get(node)
         if cls is not None:
@@ -454,16 +578,56 @@ def _caller_conditions(rule: Any, roots: Roots, func: Any) -> Set[str]:
             ok = ok and holder.value.value == "self" and roots._class_of(enclosing_function(parents, holder)) is cls
             call = parents.get(holder) if ok else None
             if not (isinstance(call, cst.Call) and call.func is holder):
-                return set()
+                return []
         else:
             call = holder
             if not (isinstance(call, cst.Call) and call.func is node):
-                return set()
+                return []
         calls.append(call)
     if not calls:
-        return set()
+        return []
     found = []
     for call in calls:
         caller = enclosing_function(parents, call)
-        found.append({roots.root(caller, t) for t in conditions(parents, call, caller)})
-    return set.intersection(*found)
+        found.append({(roots.root(caller, t), v): (caller, t, v) for t, v in conditions(parents, call, caller)})
+    common = set.intersection(*(set(f) for f in found))
+    return [found[0][key] for key in sorted(common)]
+
+
+def stepped_apart(parents: Any, func: Any, call: Any, steps: List[Any]) -> bool:
+    """A plain ``.backward()`` ``call`` that none of ``steps`` (those that step through the
+    GradScaler) can follow: each lies on the other side of an if of ``func`` from it, and the
+    branch of ``call`` steps after it (XLM: ``if params.amp == -1: loss.backward(); ...;
+    optimizer.step() else: <scale>; optimizer.step()``), so its gradients are stepped there."""
+    if not steps:
+        return False
+    sides = _sides(parents, func, call)
+    for step in steps:
+        cur, away = step, False
+        while cur is not None and cur is not func and not away:
+            parent = parents.get(cur)
+            if id(parent) in sides and cur is not sides[id(parent)][1] and (parent.body is cur or parent.orelse is cur):
+                branch = sides[id(parent)][1]
+                order = list(walk(branch))
+                at = next(i for i, n in enumerate(order) if n is call)
+                away = any(  # a step of the same optimizer
+                    isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "step"
+                    and code_of(n.func.value) == code_of(step.func.value)
+                    for n in order[at:]
+                )
+            cur = parent
+        if not away:
+            return False
+    return True
+
+
+def _sides(parents: Any, func: Any, node: Any) -> Dict[int, Tuple[Any, Any]]:
+    """The ifs of ``func`` around ``node``: id -> (the if, the branch holding ``node``)."""
+    sides = {}
+    cur = node
+    while cur is not None and cur is not func:
+        parent = parents.get(cur)
+        if isinstance(parent, cst.If) and (parent.body is cur or parent.orelse is cur):
+            sides[id(parent)] = (parent, cur)
+        cur = parent
+    return sides

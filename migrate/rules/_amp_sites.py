@@ -3360,55 +3360,68 @@ def _check_reader_layout(rule, info: AmpFile) -> None:
 
 
 def _plain_backward_unswitched(rule, site: ScaleLossSite, info: AmpFile, same: Optional[bool]) -> str:
-    """``if args.fp16: <scale> else: loss.backward()`` then ``optimizer.step()``, where the
-    scaling test is not provably on whenever the GradScaler is (``same``: whether it is, from
-    ``_amp_plain_step``; None: the initialize rule decided nothing for this site): the steps
-    go under the test (``_mirrored_steps``), else why not (the file keeps the shim)."""
-    if same is not False or site.func is None or not _plain_backward_beside(site, info) or site.sibling:
-        return ""
-    clause = scale_clause(rule.parents, site.with_stmt, site.func)
-    if clause is None:
+    """``if args.fp16: <scale> else: loss.backward()`` then ``optimizer.step()``, where a plain
+    backward of the function may run with the GradScaler on (``same`` False, from
+    ``_switched_sites``; None: the initialize rule decided nothing for this function): the
+    steps go under the scaling test (``_mirrored_steps``), else why not (the file keeps the
+    shim)."""
+    if same is not False or site.func is None or site.sibling:
         return ""
     why = _mirrored_steps(rule, site, info)
     if not why:
         return ""
-    test = code_of(clause.test).strip()
+    clause = scale_clause(rule.parents, site.with_stmt, site.func)
+    where = f"where `{code_of(clause.test).strip()}` is false" if clause is not None else "beside the scaled one"
     return (
-        f"{site.func.name.value}() runs a plain backward where `{test}` is false, but that test is not provably "
-        f"on wherever the GradScaler is: a plain backward stepped through an enabled GradScaler would have its "
-        f"gradients divided by the loss scale, and its steps cannot go under the test ({why})"
+        f"{site.func.name.value}() runs a plain backward {where}, which may run with the GradScaler on: a plain "
+        f"backward stepped through an enabled GradScaler would have its gradients divided by the loss scale, and "
+        f"its steps cannot go under the scaling test ({why})"
     )
 
 
-def _switched_sites(rule, info: AmpFile, training: List[InitSite]) -> Dict[Tuple[str, str], bool]:
-    """Each scaling site with a plain backward beside it, by (function name, the scaling
-    clause's test) -> whether that test is provably on wherever the GradScaler is."""
+def _switched_sites(rule, info: AmpFile, training: List[InitSite]) -> Dict[str, bool]:
+    """Each function that scales a loss and runs a plain backward too, by name -> whether
+    every plain backward of it provably never runs with the GradScaler on (``_amp_plain_step``)."""
     from ._amp_param import _used_elsewhere
-    from ._amp_plain_step import Roots, switch_roots
+    from ._amp_plain_step import plain_covered, stepped_apart, switch_of
 
-    found: Dict[Tuple[str, str], bool] = {}
-    sites = [s for s in info.scale_losses if s.func is not None and _plain_backward_beside(s, info)]
-    if not sites:
+    found: Dict[str, bool] = {}
+    funcs = list(dict.fromkeys(s.func for s in info.scale_losses if s.func is not None))
+    if not funcs:
         return found
-    elsewhere = _used_elsewhere(rule)
-    switch = switch_roots(rule, training, elsewhere)
-    roots = Roots(rule, elsewhere)
-    is_enabled = {id(n.node) for n in info.needs if n.kind == "amp_param_on"}
-    for site in sites:
-        clause = scale_clause(rule.parents, site.with_stmt, site.func)
-        if clause is None:
+    roots, switch = switch_of(rule, training, _used_elsewhere(rule))
+    amp_tests = {id(n.node): n.kind == "amp_param_on" for n in info.needs if n.kind in ("amp_param_on", "amp_param_off")}
+    for func in funcs:
+        blocks = [id(n) for s in info.scale_losses if s.func is func for n in walk(s.with_stmt)]
+        plain = [
+            n for n in walk(func.body)
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "backward"
+            and id(n) not in blocks and not _scaled_by_another(n)
+        ]
+        if not plain:
             continue
-        same = id(clause.test) in is_enabled or roots.root(site.func, clause.test) in switch
-        key = (site.func.name.value, code_of(clause.test).strip())
-        found[key] = found.get(key, True) and same
+        steps = [  # every step the rules make step through the GradScaler
+            step for s in info.scale_losses if s.func is func for opt in s.optimizers
+            if isinstance(opt, (cst.Name, cst.Attribute)) for step in find_steps(rule, s, code_of(opt))
+        ]
+        same = all(
+            plain_covered(roots, switch, rule.parents, func, call, amp_tests)
+            or stepped_apart(rule.parents, func, call, steps)
+            for call in plain
+        )
+        found[func.name.value] = found.get(func.name.value, True) and same
     return found
 
 
-def _unswitched(rule, site: ScaleLossSite, found: Dict[Tuple[str, str], bool]) -> Optional[bool]:
-    clause = scale_clause(rule.parents, site.with_stmt, site.func) if site.func is not None else None
-    if clause is None:
-        return None
-    return found.get((site.func.name.value, code_of(clause.test).strip()))
+def _scaled_by_another(call: cst.Call) -> bool:
+    """``native.scale(loss).backward()``: a GradScaler of the original code's own, whose
+    branch steps through it (never through the one that replaces apex)."""
+    inner = call.func.value if isinstance(call.func, cst.Attribute) else None
+    return isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "scale"
+
+
+def _unswitched(rule, site: ScaleLossSite, found: Dict[str, bool]) -> Optional[bool]:
+    return found.get(site.func.name.value) if site.func is not None else None
 
 
 def _find_sibling_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
