@@ -1,4 +1,4 @@
-"""A plain backward beside a scaled one, where the GradScaler's switch is not the scaling test.
+"""A plain backward beside a scaled one, where the GradScaler may be on.
 
 ``amp.initialize(model, optimizer, opt_level=args.opt_level)`` (or under ``if args.amp:``), then
 ``if args.fp16: <scale> else: loss.backward()`` and one ``optimizer.step()`` after both: apex's
@@ -6,20 +6,21 @@ patched step stepped the plain backward's gradients as they were, but ``scaler.s
 enabled GradScaler unscales them, dividing them by the loss scale, on every run with the
 GradScaler on and ``args.fp16`` off.  The step then goes under the scaling test (the shared or
 mirrored step: ``if args.fp16: scaler.step(...); scaler.update() else: optimizer.step()``), or
-the file keeps the shim where it cannot.
+the file keeps the shim where it cannot (``_amp_sites._switched_sites``).
 
-The step stays as it is where the scaling test is provably on whenever the GradScaler is: the
-test is one of the conditions every initialize of the file runs under (``switch_roots``), read
-through the same value.  Both sides are reduced to a root (``root``): a parameter of a
-module-level function every call of which in this file passes one root (and no other walked
-file uses it), a method's parameter stored once on ``self`` (``self.fp16 = fp16``), a local or
-module name assigned once from a name or attribute (``use_amp = args.amp``); anything else is
-its text in its function.  An initialize's conditions are the ifs around it (an ``else``
-contributes ``X`` where its ``if`` tests ``not X``), the tests of early exits before it
-(``if not half: return``), a flag set true right after it (``self.apex = True``) and, for a
-function only called in this file, the conditions around its calls.  A test the rules rewrite
-to ``scaler.is_enabled()`` (apex.amp-or-None handed in: ``if amp is not None``) is the switch
-itself.
+The function stays as it is where each of its plain backwards provably never runs with the
+GradScaler on (``plain_covered``): an if around it is false (or, for its ``else``, true)
+wherever every initialize of the file runs (``switch_of``: the tests of the ifs, elses and early
+exits around each initialize, a flag set true right after it, the conditions around the calls of
+the function that initializes, with what follows from ``and``/``or``/``not`` and from comparisons
+with literals); or where its branch steps its own optimizer apart from every step through the
+GradScaler (``stepped_apart``).  Tests are compared by root (``Roots.root``): a parameter of a
+module-level function every call of which in this file passes one root (and no other walked file
+is known to use it), a constructor's or a method's parameter likewise, an attribute that
+``__init__`` stores once from its parameter, a local or module name assigned once from a name or
+attribute (``use_amp = args.amp``); anything else is its text in its function.  A test the rules
+rewrite to ``scaler.is_enabled()`` (apex.amp-or-None handed in: ``if amp is not None``) is the
+switch itself.
 """
 
 from __future__ import annotations
@@ -41,19 +42,6 @@ def _dotted(node: Any) -> Optional[str]:
         return node.value
     if isinstance(node, cst.Attribute) and _dotted(node.value) is not None:
         return f"{_dotted(node.value)}.{node.attr.value}"
-    return None
-
-
-def _conjuncts(test: Any) -> List[Any]:
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return _conjuncts(test.left) + _conjuncts(test.right)
-    return [test]
-
-
-def _negated(test: Any) -> Optional[Any]:
-    """``not X`` -> ``X`` (what holds where ``test`` is false); None otherwise."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return test.expression
     return None
 
 
