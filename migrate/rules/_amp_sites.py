@@ -3390,7 +3390,8 @@ def _switched_sites(rule, info: AmpFile, training: List[InitSite]) -> Dict[str, 
     if not funcs:
         return found
     roots, switch = switch_of(rule, training, _used_elsewhere(rule))
-    amp_tests = {id(n.node): n.kind == "amp_param_on" for n in info.needs if n.kind in ("amp_param_on", "amp_param_off")}
+    kinds = ("amp_param_on", "amp_param_off")
+    amp_tests = {id(n.node): n.kind == "amp_param_on" for n in info.needs if n.kind in kinds}
     for func in funcs:
         blocks = [id(n) for s in info.scale_losses if s.func is func for n in walk(s.with_stmt)]
         plain = [
