@@ -10131,12 +10131,12 @@ from apexcompat import amp
 
 def backward(loss, optimizer, fp16):
     if fp16:
-        # TODO(apexcompat): backward() runs a plain backward where `fp16` is false, which may
-        #   run with the GradScaler on: a plain backward stepped through an enabled GradScaler
-        #   would have its gradients divided by the loss scale, and its steps cannot go under
-        #   the scaling test (optimizer.step(): the step may not follow every backward, and its
-        #   test fp16 is not read from attributes of self); this file keeps apex.amp semantics
-        #   through apexcompat.amp, migrate it by hand
+        # TODO(apexcompat): backward() runs loss.backward(), a backward no GradScaler scales,
+        #   which may run with the GradScaler on: stepped through an enabled GradScaler its
+        #   gradients would be divided by the loss scale (apex stepped them as they were), and
+        #   the steps cannot go under the scaling test (optimizer.step(): the step may not
+        #   follow every backward, and its test fp16 is not read from attributes of self); this
+        #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
     else:
@@ -10195,12 +10195,12 @@ class Trainer:
     def backward(self, x):
         loss = self.model(x).mean()
         if self.args.fp16:
-            # TODO(apexcompat): backward() runs a plain backward where `self.args.fp16` is false,
-            #   which may run with the GradScaler on: a plain backward stepped through an enabled
-            #   GradScaler would have its gradients divided by the loss scale, and its steps cannot
-            #   go under the scaling test (self.optimizer.step(): the step may not follow every
-            #   backward, and self.args.fp16, which its test reads, is no attribute of self); this
-            #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            # TODO(apexcompat): backward() runs loss.backward(), a backward no GradScaler scales,
+            #   which may run with the GradScaler on: stepped through an enabled GradScaler its
+            #   gradients would be divided by the loss scale (apex stepped them as they were), and
+            #   the steps cannot go under the scaling test (self.optimizer.step(): the step may not
+            #   follow every backward, and self.args.fp16, which its test reads, is no attribute of
+            #   self); this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
             with amp.scale_loss(loss, self.optimizer) as scaled_loss:
                 scaled_loss.backward()
         else:
@@ -10376,11 +10376,11 @@ def train(args, model, optimizer, loader):
         if not args.fp16:
             loss.backward()
         else:
-            # TODO(apexcompat): train() runs a plain backward beside the scaled one, which may run
-            #   with the GradScaler on: a plain backward stepped through an enabled GradScaler would
-            #   have its gradients divided by the loss scale, and its steps cannot go under the
-            #   scaling test (the scaled backward is under no if); this file keeps apex.amp
-            #   semantics through apexcompat.amp, migrate it by hand
+            # TODO(apexcompat): train() runs loss.backward(), a backward no GradScaler scales, which
+            #   may run with the GradScaler on: stepped through an enabled GradScaler its gradients
+            #   would be divided by the loss scale (apex stepped them as they were), and the steps
+            #   cannot go under the scaling test (the scaled backward is under no if); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
             with amp.scale_loss(loss, optimizer) as scaled_loss:
                 scaled_loss.backward()
         optimizer.step()
@@ -10461,11 +10461,11 @@ def train(args, model, optimizer, loader):
             loss.backward()
             optimizer.step()
         else:
-            # TODO(apexcompat): train() runs a plain backward beside the scaled one, which may run
-            #   with the GradScaler on: a plain backward stepped through an enabled GradScaler would
-            #   have its gradients divided by the loss scale, and its steps cannot go under the
-            #   scaling test (the scaled backward is under no if); this file keeps apex.amp
-            #   semantics through apexcompat.amp, migrate it by hand
+            # TODO(apexcompat): train() runs loss.backward(), a backward no GradScaler scales, which
+            #   may run with the GradScaler on: stepped through an enabled GradScaler its gradients
+            #   would be divided by the loss scale (apex stepped them as they were), and the steps
+            #   cannot go under the scaling test (the scaled backward is under no if); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
             with amp.scale_loss(loss, optimizer) as scaled_loss:
                 scaled_loss.backward()
             optimizer.step()
@@ -10531,5 +10531,150 @@ def main(args, net, optimizer, batches):
     train(net, optimizer, batches, args.half, scaler)
 """,
         codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
+    ),
+    # the plain backward runs only under O0, where the GradScaler made for the run-time opt level
+    # is off: the one step after both steps through it as it is
+    Example(
+        "plain-backward-under-opt-level-o0-steps-through-the-scaler",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if args.opt_level == "O0":
+            loss.backward()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if args.opt_level == "O0":
+            loss.backward()
+        else:
+            scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    # a second, unscaled backward after the scaled one adds its gradients after apex unscaled the
+    # first ones; a GradScaler would unscale (divide) them at its step: the file keeps the shim
+    Example(
+        "adversarial-backward-after-the-scaled-one-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader, attack):
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        loss = model(x).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if args.adversarial:
+            attack.perturb(model)
+            loss_adv = model(x).mean()
+            loss_adv.backward()
+            attack.restore(model)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(args, model, optimizer, loader, attack):
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        loss = model(x).mean()
+        if args.fp16:
+            # TODO(apexcompat): train() runs loss_adv.backward(), a backward no GradScaler scales,
+            #   which may run with the GradScaler on: stepped through an enabled GradScaler its
+            #   gradients would be divided by the loss scale (apex stepped them as they were), and
+            #   the steps cannot go under the scaling test (loss_adv.backward() is not in another
+            #   branch of an if-chain that scales a loss); this file keeps apex.amp semantics
+            #   through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if args.adversarial:
+            attack.perturb(model)
+            loss_adv = model(x).mean()
+            loss_adv.backward()
+            attack.restore(model)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    # the nested update() reads `config["fp16"]` of the function that initializes under that very
+    # test: the step after both backwards steps through the GradScaler as it is
+    Example(
+        "closure-reading-a-config-key-that-guards-the-initialize-steps-through-the-scaler",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(config, model, optimizer, loader):
+    if config["fp16"]:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def update(x):
+        loss = model(x).mean()
+        if config["fp16"]:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+
+    for x in loader:
+        update(x)
+""",
+        after="""\
+import torch
+
+
+def train(config, model, optimizer, loader):
+    use_amp = bool(config["fp16"])
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def update(x):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).mean()
+        if config["fp16"]:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+    for x in loader:
+        update(x)
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
 ]

@@ -45,6 +45,29 @@ def _dotted(node: Any) -> Optional[str]:
     return None
 
 
+def _keyed(node: Any) -> Optional[Tuple[Any, str]]:
+    """``x.y["key"]`` (one literal key of a name or attribute): ``x.y`` and ``["key"]``."""
+    if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and _dotted(node.value) is not None):
+        return None
+    index = node.slice[0].slice
+    if not (isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.Integer))):
+        return None
+    return node.value, f"[{code_of(index.value).strip()}]"
+
+
+def _torch_query(node: Any) -> bool:
+    """``torch.cuda.is_available()``: a call of torch's without arguments."""
+    return (
+        isinstance(node, cst.Call) and not node.args and (_dotted(node.func) or "").startswith("torch.")
+    )
+
+
+def _declared_global(func: Any, name: str) -> bool:
+    return any(
+        isinstance(n, cst.Global) and any(item.name.value == name for item in n.names) for n in walk(func.body)
+    )
+
+
 def _params(func: Any) -> List[str]:
     p = func.params
     return [x.name.value for x in list(p.posonly_params) + list(p.params) + list(p.kwonly_params)]
@@ -66,8 +89,19 @@ class Roots:
         if depth > _DEPTH:
             return scope + code_of(node).strip()
         if text is None:
+            keyed = _keyed(node)
+            if keyed is not None:  # self.config["fp16"]: read like an attribute
+                return self.root(func, keyed[0], depth + 1) + keyed[1]
+            if _torch_query(node):
+                return "<module>:" + code_of(node).strip()  # torch.cuda.is_available(): one answer per process
             return self._composite(func, node, depth)
         head, _, rest = text.partition(".")
+        if func is not None and head not in _params(func) and not self._assigned_in(func, head):
+            outer = enclosing_function(self.parents, func)
+            if outer is not None:  # a closure reads the enclosing function's name
+                return self.root(outer, node, depth + 1)
+        if func is not None and _declared_global(func, head):
+            func = None
         rest = f".{rest}" if rest else ""
         cls = self._class_of(func)
         if func is not None and head in _params(func):
@@ -432,7 +466,8 @@ def _position(module: Any, node: Any) -> int:
 class Switch:
     """What holds wherever the GradScaler is on: the roots of the tests true (``roots``) and
     false (``false``) wherever every initialize runs, and the true ones that compare a root with
-    a literal (``params.amp >= 0``)."""
+    a literal (``params.amp >= 0``; an opt level read at run time is not ``"O0"``, where the
+    GradScaler is off)."""
 
     def __init__(self, roots: Set[str], false: Set[str], comparisons: Set[Tuple[str, str, Any]]) -> None:
         self.roots = roots
@@ -453,7 +488,11 @@ def switch_of(rule: Any, training: List[Any], used_elsewhere: Dict[str, str]) ->
         facts = [(f, n, v) for f, t, value in tests for n, v in _facts(t, value)]
         per_true.append({roots.root(f, n) for f, n, v in facts if v})
         per_false.append({roots.root(f, n) for f, n, v in facts if not v})
-        per_compare.append({c for f, n, v in facts for c in [_comparison(roots, f, n, v)] if c is not None})
+        compare = {c for f, n, v in facts for c in [_comparison(roots, f, n, v)] if c is not None}
+        level = next((a.value for a in init.call.args if a.keyword is not None and a.keyword.value == "opt_level"), None)
+        if level is not None and not isinstance(level, cst.SimpleString):
+            compare.add((roots.root(init.func, level), "NotEqual", "O0"))  # the GradScaler is off under O0
+        per_compare.append(compare)
     if not training:
         return roots, Switch(set(), set(), set())
     return roots, Switch(set.intersection(*per_true), set.intersection(*per_false), set.intersection(*per_compare))

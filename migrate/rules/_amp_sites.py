@@ -3359,33 +3359,30 @@ def _check_reader_layout(rule, info: AmpFile) -> None:
         info.access[func] = expr
 
 
-def _plain_backward_unswitched(rule, site: ScaleLossSite, info: AmpFile, same: Optional[bool]) -> str:
+def _plain_backward_unswitched(rule, site: ScaleLossSite, info: AmpFile, plain: Optional[str]) -> str:
     """``if args.fp16: <scale> else: loss.backward()`` then ``optimizer.step()``, where a plain
-    backward of the function may run with the GradScaler on (``same`` False, from
-    ``_switched_sites``; None: the initialize rule decided nothing for this function): the
-    steps go under the scaling test (``_mirrored_steps``), else why not (the file keeps the
-    shim)."""
-    if same is not False or site.func is None or site.sibling:
+    backward of the function may run with the GradScaler on (``plain``: its text, from
+    ``_switched_sites``; None where none may): the steps go under the scaling test
+    (``_mirrored_steps``), else why not (the file keeps the shim)."""
+    if not plain or site.func is None or site.sibling:
         return ""
     why = _mirrored_steps(rule, site, info)
     if not why:
         return ""
-    clause = scale_clause(rule.parents, site.with_stmt, site.func)
-    where = f"where `{code_of(clause.test).strip()}` is false" if clause is not None else "beside the scaled one"
     return (
-        f"{site.func.name.value}() runs a plain backward {where}, which may run with the GradScaler on: a plain "
-        f"backward stepped through an enabled GradScaler would have its gradients divided by the loss scale, and "
-        f"its steps cannot go under the scaling test ({why})"
+        f"{site.func.name.value}() runs {plain}, a backward no GradScaler scales, which may run with the "
+        f"GradScaler on: stepped through an enabled GradScaler its gradients would be divided by the loss scale "
+        f"(apex stepped them as they were), and the steps cannot go under the scaling test ({why})"
     )
 
 
-def _switched_sites(rule, info: AmpFile, training: List[InitSite]) -> Dict[str, bool]:
-    """Each function that scales a loss and runs a plain backward too, by name -> whether
-    every plain backward of it provably never runs with the GradScaler on (``_amp_plain_step``)."""
+def _switched_sites(rule, info: AmpFile, training: List[InitSite]) -> Dict[str, str]:
+    """Each function that scales a loss and runs a plain backward too, by name -> a plain
+    backward of it that may run with the GradScaler on ("" where none may: ``_amp_plain_step``)."""
     from ._amp_param import _used_elsewhere
     from ._amp_plain_step import plain_covered, stepped_apart, switch_of
 
-    found: Dict[str, bool] = {}
+    found: Dict[str, str] = {}
     funcs = list(dict.fromkeys(s.func for s in info.scale_losses if s.func is not None))
     if not funcs:
         return found
@@ -3405,12 +3402,12 @@ def _switched_sites(rule, info: AmpFile, training: List[InitSite]) -> Dict[str, 
             step for s in info.scale_losses if s.func is func for opt in s.optimizers
             if isinstance(opt, (cst.Name, cst.Attribute)) for step in find_steps(rule, s, code_of(opt))
         ]
-        same = all(
-            plain_covered(roots, switch, rule.parents, func, call, amp_tests)
-            or stepped_apart(rule.parents, func, call, steps)
-            for call in plain
-        )
-        found[func.name.value] = found.get(func.name.value, True) and same
+        loose = next((
+            code_of(call) for call in plain
+            if not plain_covered(roots, switch, rule.parents, func, call, amp_tests)
+            and not stepped_apart(rule.parents, func, call, steps)
+        ), "")
+        found[func.name.value] = found.get(func.name.value) or loose
     return found
 
 
@@ -3421,7 +3418,7 @@ def _scaled_by_another(call: cst.Call) -> bool:
     return isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "scale"
 
 
-def _unswitched(rule, site: ScaleLossSite, found: Dict[str, bool]) -> Optional[bool]:
+def _unswitched(rule, site: ScaleLossSite, found: Dict[str, str]) -> Optional[str]:
     return found.get(site.func.name.value) if site.func is not None else None
 
 
