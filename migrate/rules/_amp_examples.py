@@ -10677,4 +10677,54 @@ def train(config, model, optimizer, loader):
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
+    # __init__ stores `args.fp16` once on self and initializes under `args.fp16`: the step's
+    # `self.fp16` is the GradScaler's switch (Seg-Uncertainty)
+    Example(
+        "flag-stored-from-an-attribute-of-the-init-parameter-is-the-switch",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, args, model, optimizer):
+        self.fp16 = args.fp16
+        self.model, self.optimizer = model, optimizer
+        if args.fp16:
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def step(self, x):
+        loss = self.model(x).mean()
+        if self.fp16:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, args, model, optimizer):
+        self.fp16 = args.fp16
+        self.model, self.optimizer = model, optimizer
+        use_amp = bool(args.fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def step(self, x):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(x).mean()
+        if self.fp16:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]

@@ -181,6 +181,9 @@ class Roots:
                 flowed = self._passed(cls, cls.name.value, 1, value.value, rest, depth, where)
                 if flowed is not None:
                     return flowed
+        if isinstance(value, cst.Attribute) and _dotted(value) is not None and where is not None:
+            if where.name.value == "__init__":  # self.fp16 = args.fp16: the value __init__ read
+                return self.root(where, cst.parse_expression(_dotted(value) + rest), depth + 1)
         return f"{id(cls)}:self.{attr}{rest}"
 
     def _attributes(self, cls: Any) -> Dict[str, Any]:
