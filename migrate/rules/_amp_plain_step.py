@@ -492,7 +492,7 @@ def switch_of(rule: Any, training: List[Any], used_elsewhere: Dict[str, str]) ->
         per_true.append({roots.root(f, n) for f, n, v in facts if v})
         per_false.append({roots.root(f, n) for f, n, v in facts if not v})
         compare = {c for f, n, v in facts for c in [_comparison(roots, f, n, v)] if c is not None}
-        level = next((a.value for a in init.call.args if a.keyword is not None and a.keyword.value == "opt_level"), None)
+        level = next((a.value for a in init.call.args if a.keyword and a.keyword.value == "opt_level"), None)
         if level is not None and not isinstance(level, cst.SimpleString):
             compare.add((roots.root(init.func, level), "NotEqual", "O0"))  # the GradScaler is off under O0
         per_compare.append(compare)
