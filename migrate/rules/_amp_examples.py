@@ -8690,8 +8690,11 @@ def run_epoch(model, batches, optimizer=None, fp16=False, *, scaler):
                 scaler.scale(loss).backward()
             else:
                 loss.backward()
-            scaler.step(optimizer)
-            scaler.update()
+            if fp16:
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                optimizer.step()
 
 
 def train(args, model, batches):
@@ -8944,8 +8947,11 @@ def run_epoch(mode, model, loader, optimizer=None, fp16=None, *, scaler):
                 scaler.scale(loss).backward()
             else:
                 loss.backward()
-            scaler.step(optimizer)
-            scaler.update()
+            if fp16:
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                optimizer.step()
             optimizer.zero_grad()
     return total
 """,
@@ -9524,10 +9530,11 @@ def train(model, optimizer, loader, args, is_distributed):
     for i, batch in enumerate(loader):
         loss = model(batch).mean()
         if is_distributed and args.using_apex:
-            # TODO(apexcompat): train() scales the loss only if is_distributed and args.using_apex,
-            #   fewer runs than the GradScaler is switched on for, and runs a plain backward
-            #   otherwise, which a GradScaler cannot step (optimizer.step(): the step may not follow
-            #   every backward, and its test is_distributed and args.using_apex is not read from
+            # TODO(apexcompat): train() runs loss.backward(), a backward no GradScaler scales, which
+            #   may run with the GradScaler on: stepped through an enabled GradScaler its gradients
+            #   would be divided by the loss scale (apex stepped them as they were), and the steps
+            #   cannot go under the scaling test (optimizer.step(): the step may not follow every
+            #   backward, and its test is_distributed and args.using_apex is not read from
             #   attributes of self); this file keeps apex.amp semantics through apexcompat.amp,
             #   migrate it by hand
             with amp.scale_loss(loss, optimizer) as scaled_loss:
@@ -10230,6 +10237,720 @@ def train(args, nets, optimizer, scheduler, loader):
             loss_back.backward()
         scaler.step(optimizer)
         scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    # the initialize runs on every run (its opt level chosen at run time) but only `args.fp16` scales:
+    # on a run with the GradScaler on and args.fp16 off, scaler.step would unscale the plain
+    # backward's gradients (divide them by the loss scale) where apex stepped them as they were,
+    # so the step goes under the scaling test
+    Example(
+        "plain-backward-beside-an-unguarded-initialize-steps-under-the-scaling-test",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if args.fp16:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    # the GradScaler is on where `args.amp` holds, the loss scaled where `args.fp16` does: not the
+    # same condition, so the step goes under the scaling test
+    Example(
+        "plain-backward-under-another-flag-than-the-initialize-steps-under-the-scaling-test",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    if args.amp:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        loss = model(x).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    use_amp = bool(args.amp)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if args.fp16:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    # the helper's plain branch runs where `fp16` is false while the GradScaler is always on, and the
+    # step is in its caller, where it cannot go under that test: the file keeps the shim
+    Example(
+        "plain-backward-in-a-helper-beside-an-unguarded-initialize-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+def backward(loss, optimizer, fp16):
+    if fp16:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        backward(loss, optimizer, args.fp16)
+        optimizer.step()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def backward(loss, optimizer, fp16):
+    if fp16:
+        # TODO(apexcompat): backward() runs loss.backward(), a backward no GradScaler scales,
+        #   which may run with the GradScaler on: stepped through an enabled GradScaler its
+        #   gradients would be divided by the loss scale (apex stepped them as they were), and
+        #   the steps cannot go under the scaling test (optimizer.step(): the step may not
+        #   follow every backward, and its test fp16 is not read from attributes of self); this
+        #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        backward(loss, optimizer, args.fp16)
+        optimizer.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    # the step is another method's: it cannot go under `self.args.fp16`, which is no attribute
+    # only __init__ sets, and the GradScaler is always on: the file keeps the shim
+    Example(
+        "plain-backward-stepped-by-another-method-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, args, model, optimizer):
+        self.args = args
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+
+    def backward(self, x):
+        loss = self.model(x).mean()
+        if self.args.fp16:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+
+    def step(self):
+        self.optimizer.step()
+
+    def train(self, loader):
+        for x in loader:
+            self.backward(x)
+            self.step()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+class Trainer:
+    def __init__(self, args, model, optimizer):
+        self.args = args
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+
+    def backward(self, x):
+        loss = self.model(x).mean()
+        if self.args.fp16:
+            # TODO(apexcompat): backward() runs loss.backward(), a backward no GradScaler scales,
+            #   which may run with the GradScaler on: stepped through an enabled GradScaler its
+            #   gradients would be divided by the loss scale (apex stepped them as they were), and
+            #   the steps cannot go under the scaling test (self.optimizer.step(): the step may not
+            #   follow every backward, and self.args.fp16, which its test reads, is no attribute of
+            #   self); this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+
+    def step(self):
+        self.optimizer.step()
+
+    def train(self, loader):
+        for x in loader:
+            self.backward(x)
+            self.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    # update() is handed `args.half` (the initialize's guard) by one call but `args.warmup_half` by
+    # another: its test is not provably on wherever the GradScaler is, so its step goes under it
+    Example(
+        "scaling-parameter-handed-two-values-steps-under-it",
+        before="""\
+import torch
+from apex import amp
+
+
+def update(model, x, optimizer, half):
+    loss = model(x).mean()
+    if half:
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+
+
+def fit(args, model, optimizer, batches):
+    if args.half:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        update(model, x, optimizer, args.half)
+    for x in batches:
+        update(model, x, optimizer, args.warmup_half)
+""",
+        after="""\
+import torch
+
+
+def update(model, x, optimizer, half, scaler):
+    with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+        loss = model(x).mean()
+    if half:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+    if half:
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        optimizer.step()
+
+
+def fit(args, model, optimizer, batches):
+    use_amp = bool(args.half)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in batches:
+        update(model, x, optimizer, args.half, scaler)
+    for x in batches:
+        update(model, x, optimizer, args.warmup_half, scaler)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
+    ),
+    # the flag set true right after the initialize is also set before it, in setup and in the
+    # __init__ that calls setup (torchdistill): wherever the GradScaler setup makes is on, the flag
+    # holds, so the step after the accumulation boundary steps through it as it is
+    Example(
+        "flag-set-after-the-initialize-and-before-it-in-init-is-the-switch",
+        before="""\
+import torch
+from apex import amp
+
+
+class Box:
+    def __init__(self, model, config):
+        self.model = model
+        self.apex = None
+        self.setup(config)
+
+    def setup(self, config):
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.accum = config.get("accum", 1)
+        self.count = 0
+        self.apex = False
+        if config.get("apex"):
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+            self.apex = True
+
+    def update(self, x):
+        loss = self.model(x).mean() / self.accum
+        if self.apex:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.count += 1
+        if self.count % self.accum == 0:
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Box:
+    def __init__(self, model, config):
+        self.model = model
+        self.apex = None
+        self.setup(config)
+
+    def setup(self, config):
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.accum = config.get("accum", 1)
+        self.count = 0
+        self.apex = False
+        if config.get("apex"):
+            self.apex = True
+        use_amp = bool(config.get("apex"))
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def update(self, x):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(x).mean() / self.accum
+        if self.apex:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.count += 1
+        if self.count % self.accum == 0:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            self.optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    # the plain backward is in the if's body, the scaled one in its else, and one step follows both
+    # while the GradScaler is on every run: that step cannot go under the scaling test, so the file
+    # keeps the shim
+    Example(
+        "plain-backward-in-the-first-branch-beside-an-unguarded-initialize-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if not args.fp16:
+            loss.backward()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if not args.fp16:
+            loss.backward()
+        else:
+            # TODO(apexcompat): train() runs loss.backward(), a backward no GradScaler scales, which
+            #   may run with the GradScaler on: stepped through an enabled GradScaler its gradients
+            #   would be divided by the loss scale (apex stepped them as they were), and the steps
+            #   cannot go under the scaling test (the scaled backward is under no if); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        optimizer.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    # the GradScaler is on only where `args.amp >= 0`, and the plain backward runs only where
+    # `args.amp == -1`: never both, so the one step after them steps through it as it is
+    Example(
+        "plain-branch-excluded-by-the-initialize-s-comparison-steps-through-the-scaler",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    if args.amp >= 0:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O%i" % args.amp)
+    for x in loader:
+        loss = model(x).mean()
+        if args.amp == -1:
+            loss.backward()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    use_amp = args.amp >= 0 and "O%i" % args.amp != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if args.amp == -1:
+            loss.backward()
+        else:
+            scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    # the plain branch steps the same optimizer, a step the rules would put through the GradScaler,
+    # which is on every run: the file keeps the shim
+    Example(
+        "plain-branch-with-its-own-step-beside-an-unguarded-initialize-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if args.debug:
+            loss.backward()
+            optimizer.step()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if args.debug:
+            loss.backward()
+            optimizer.step()
+        else:
+            # TODO(apexcompat): train() runs loss.backward(), a backward no GradScaler scales, which
+            #   may run with the GradScaler on: stepped through an enabled GradScaler its gradients
+            #   would be divided by the loss scale (apex stepped them as they were), and the steps
+            #   cannot go under the scaling test (the scaled backward is under no if); this file
+            #   keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    # `net.train()` names another train: train's calls still all hand it `args.half`, the
+    # initialize's guard, so update's test is the GradScaler's switch
+    Example(
+        "scaling-parameter-passed-through-a-function-whose-name-is-also-a-method-name",
+        before="""\
+import torch
+from apex import amp
+
+
+def update(net, x, y, optimizer, half):
+    loss = torch.nn.functional.mse_loss(net(x), y)
+    if half:
+        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+    else:
+        loss.backward()
+    optimizer.step()
+
+
+def train(net, optimizer, batches, half):
+    net.train()
+    for x, y in batches:
+        optimizer.zero_grad()
+        update(net, x, y, optimizer, half)
+
+
+def main(args, net, optimizer, batches):
+    if args.half:
+        net, optimizer = amp.initialize(net, optimizer, opt_level="O1")
+    train(net, optimizer, batches, args.half)
+""",
+        after="""\
+import torch
+
+
+def update(net, x, y, optimizer, half, scaler):
+    with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+        loss = torch.nn.functional.mse_loss(net(x), y)
+    if half:
+        scaler.scale(loss).backward()
+    else:
+        loss.backward()
+    scaler.step(optimizer)
+    scaler.update()
+
+
+def train(net, optimizer, batches, half, scaler):
+    net.train()
+    for x, y in batches:
+        optimizer.zero_grad()
+        update(net, x, y, optimizer, half, scaler)
+
+
+def main(args, net, optimizer, batches):
+    use_amp = bool(args.half)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    train(net, optimizer, batches, args.half, scaler)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
+    ),
+    # the plain backward runs only under O0, where the GradScaler made for the run-time opt level
+    # is off: the one step after both steps through it as it is
+    Example(
+        "plain-backward-under-opt-level-o0-steps-through-the-scaler",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if args.opt_level == "O0":
+            loss.backward()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if args.opt_level == "O0":
+            loss.backward()
+        else:
+            scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    # a second, unscaled backward after the scaled one adds its gradients after apex unscaled the
+    # first ones; a GradScaler would unscale (divide) them at its step: the file keeps the shim
+    Example(
+        "adversarial-backward-after-the-scaled-one-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader, attack):
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        loss = model(x).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if args.adversarial:
+            attack.perturb(model)
+            loss_adv = model(x).mean()
+            loss_adv.backward()
+            attack.restore(model)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(args, model, optimizer, loader, attack):
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        loss = model(x).mean()
+        if args.fp16:
+            # TODO(apexcompat): train() runs loss_adv.backward(), a backward no GradScaler scales,
+            #   which may run with the GradScaler on: stepped through an enabled GradScaler its
+            #   gradients would be divided by the loss scale (apex stepped them as they were), and
+            #   the steps cannot go under the scaling test (loss_adv.backward() is not in another
+            #   branch of an if-chain that scales a loss); this file keeps apex.amp semantics
+            #   through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if args.adversarial:
+            attack.perturb(model)
+            loss_adv = model(x).mean()
+            loss_adv.backward()
+            attack.restore(model)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    # the nested update() reads `config["fp16"]` of the function that initializes under that very
+    # test: the step after both backwards steps through the GradScaler as it is
+    Example(
+        "closure-reading-a-config-key-that-guards-the-initialize-steps-through-the-scaler",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(config, model, optimizer, loader):
+    if config["fp16"]:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def update(x):
+        loss = model(x).mean()
+        if config["fp16"]:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+
+    for x in loader:
+        update(x)
+""",
+        after="""\
+import torch
+
+
+def train(config, model, optimizer, loader):
+    use_amp = bool(config["fp16"])
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def update(x):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).mean()
+        if config["fp16"]:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+    for x in loader:
+        update(x)
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    # __init__ stores `args.fp16` once on self and initializes under `args.fp16`: the step's
+    # `self.fp16` is the GradScaler's switch (Seg-Uncertainty)
+    Example(
+        "flag-stored-from-an-attribute-of-the-init-parameter-is-the-switch",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, args, model, optimizer):
+        self.fp16 = args.fp16
+        self.model, self.optimizer = model, optimizer
+        if args.fp16:
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def step(self, x):
+        loss = self.model(x).mean()
+        if self.fp16:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, args, model, optimizer):
+        self.fp16 = args.fp16
+        self.model, self.optimizer = model, optimizer
+        use_amp = bool(args.fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def step(self, x):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(x).mean()
+        if self.fp16:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),

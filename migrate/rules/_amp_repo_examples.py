@@ -10670,8 +10670,11 @@ def train(model, optimizer, batches, use_amp=False):
             scaler.scale(loss).backward()
         else:
             loss.backward()
-        scaler.step(optimizer)
-        scaler.update()
+        if use_amp:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
 # file: train.py
 import torch
 
@@ -10738,8 +10741,11 @@ def train(model, optimizer, batches, use_amp=False):
             scaler.scale(loss).backward()
         else:
             loss.backward()
-        scaler.step(optimizer)
-        scaler.update()
+        if use_amp:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
 # file: train.py
 import torch
 
