@@ -27,6 +27,7 @@ from .settings import Settings
 from .write import compile_error
 
 #: the rule's line limit: a rebuilt call on a longer line has its arguments split
+from .rules._namespace_gate import _dotted
 from .rules._neighbour_base import MAX_LINE
 
 #: callee spelled in full -> (kind, device)
@@ -109,17 +110,6 @@ def _declares_other_encoding(text: str) -> bool:
         if match:
             return match.group(1).lower().replace("_", "-") not in ("utf-8", "utf8")
     return False
-
-
-def _dotted(node: ast.AST) -> Optional[str]:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 @dataclass

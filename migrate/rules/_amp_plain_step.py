@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from ._amp_param import _slot
 from ._edits import code_of
 from ._tree import assignment_targets, enclosing_function, names_spelled, walk, walk_of
 
@@ -353,16 +354,6 @@ def _is_partial(call: Any, arg: Any) -> bool:
         isinstance(call, cst.Call) and _dotted(call.func) in ("partial", "functools.partial")
         and bool(call.args) and call.args[0] is arg and arg.keyword is None and not arg.star
     )
-
-
-def _slot(call: cst.Call, index: int, name: str) -> Optional[cst.Arg]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    positional = [a for a in call.args if a.keyword is None]
-    if any(a.star for a in positional[: index + 1]):
-        return None
-    return positional[index] if index < len(positional) else None
 
 
 def conditions(parents: Any, node: Any, stop: Any) -> List[Tuple[Any, bool]]:
