@@ -10670,11 +10670,8 @@ def train(model, optimizer, batches, use_amp=False):
             scaler.scale(loss).backward()
         else:
             loss.backward()
-        if use_amp:
-            scaler.step(optimizer)
-            scaler.update()
-        else:
-            optimizer.step()
+        scaler.step(optimizer)
+        scaler.update()
 # file: train.py
 import torch
 
@@ -10741,11 +10738,8 @@ def train(model, optimizer, batches, use_amp=False):
             scaler.scale(loss).backward()
         else:
             loss.backward()
-        if use_amp:
-            scaler.step(optimizer)
-            scaler.update()
-        else:
-            optimizer.step()
+        scaler.step(optimizer)
+        scaler.update()
 # file: train.py
 import torch
 

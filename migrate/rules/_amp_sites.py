@@ -45,6 +45,7 @@ from ._amp_method_step_gap import method_step_gap
 from ._amp_module_scaler import module_route, module_variable, reader_home
 from ._amp_mirrored_step import NOT_IN_ELSE, chain_tests, mirrored_guard, scale_clause
 from ._amp_shared_step import follows_each_backward, gradient_uses, shared_guard
+from ._amp_narrowed_step import SWITCH_KEY, narrower, switch_conditions
 from ._amp_guarded_step import scale_guard
 from ._amp_probe_gate import probe_gate
 from ._amp_sibling_step import sibling_steps
@@ -816,6 +817,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         if use.attr.value == "scale_loss"
     ]
     _check_layout(rule, info)
+    _narrowed_steps(rule, info)
     if not info.scaler_in_branch and not (info.plan is not None and info.plan.refusal):
         # no native place for a scaler under a run-once guard; alternatives (each branch of
         # one if/else initializes) create theirs in place, where the test that chose it holds
@@ -2210,11 +2212,6 @@ def _check_layout(rule, info: AmpFile) -> None:
         return
     if info.refused_inits and not training:
         return  # the file keeps apexcompat.amp for the initialize's own reason
-    switched = rule.file_state().get("switched_sites")
-    if info.scale_losses and not training and switched is not None:
-        # the rules after the initialize's: the steps it decided on (the blockers were its own)
-        for site in info.scale_losses:
-            _plain_backward_unswitched(rule, site, info, _unswitched(rule, site, switched))
     if info.scale_losses and not training:
         for site in info.scale_losses:
             message = "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"
@@ -2300,13 +2297,8 @@ def _check_layout(rule, info: AmpFile) -> None:
                 Blocker(need.node, "amp.initialize is not in this file, so the scaler cannot reach this site")
             )
         return
-    switched = _switched_sites(rule, info, training)
-    rule.file_state()["switched_sites"] = switched
     for site in info.scale_losses:
         _check_steps(rule, site, info)
-        why = _plain_backward_unswitched(rule, site, info, _unswitched(rule, site, switched))
-        if why and not info.blockers:  # one reason to keep the shim is enough
-            info.blockers.append(Blocker(site.with_stmt, why))
     if _helpers_called_elsewhere(rule, info):
         return
     needy = [s.func for s in info.scale_losses] + [n.func for n in info.needs]
@@ -3359,69 +3351,6 @@ def _check_reader_layout(rule, info: AmpFile) -> None:
         info.access[func] = expr
 
 
-def _plain_backward_unswitched(rule, site: ScaleLossSite, info: AmpFile, plain: Optional[str]) -> str:
-    """``if args.fp16: <scale> else: loss.backward()`` then ``optimizer.step()``, where a plain
-    backward of the function may run with the GradScaler on (``plain``: its text, from
-    ``_switched_sites``; None where none may): the steps go under the scaling test
-    (``_mirrored_steps``), else why not (the file keeps the shim)."""
-    if not plain or site.func is None or site.sibling:
-        return ""
-    why = _mirrored_steps(rule, site, info)
-    if not why:
-        return ""
-    return (
-        f"{site.func.name.value}() runs {plain}, a backward no GradScaler scales, which may run with the "
-        f"GradScaler on: stepped through an enabled GradScaler its gradients would be divided by the loss scale "
-        f"(apex stepped them as they were), and the steps cannot go under the scaling test ({why})"
-    )
-
-
-def _switched_sites(rule, info: AmpFile, training: List[InitSite]) -> Dict[str, str]:
-    """Each function that scales a loss and runs a plain backward too, by name -> a plain
-    backward of it that may run with the GradScaler on ("" where none may: ``_amp_plain_step``)."""
-    from ._amp_param import _used_elsewhere
-    from ._amp_plain_step import plain_covered, stepped_apart, switch_of
-
-    found: Dict[str, str] = {}
-    funcs = list(dict.fromkeys(s.func for s in info.scale_losses if s.func is not None))
-    if not funcs:
-        return found
-    roots, switch = switch_of(rule, training, _used_elsewhere(rule))
-    kinds = ("amp_param_on", "amp_param_off")
-    amp_tests = {id(n.node): n.kind == "amp_param_on" for n in info.needs if n.kind in kinds}
-    for func in funcs:
-        blocks = [id(n) for s in info.scale_losses if s.func is func for n in walk(s.with_stmt)]
-        plain = [
-            n for n in walk(func.body)
-            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "backward"
-            and id(n) not in blocks and not _scaled_by_another(n)
-        ]
-        if not plain:
-            continue
-        steps = [  # every step the rules make step through the GradScaler
-            step for s in info.scale_losses if s.func is func for opt in s.optimizers
-            if isinstance(opt, (cst.Name, cst.Attribute)) for step in find_steps(rule, s, code_of(opt))
-        ]
-        loose = next((
-            code_of(call) for call in plain
-            if not plain_covered(roots, switch, rule.parents, func, call, amp_tests)
-            and not stepped_apart(rule.parents, func, call, steps)
-        ), "")
-        found[func.name.value] = found.get(func.name.value) or loose
-    return found
-
-
-def _scaled_by_another(call: cst.Call) -> bool:
-    """``native.scale(loss).backward()``: a GradScaler of the original code's own, whose
-    branch steps through it (never through the one that replaces apex)."""
-    inner = call.func.value if isinstance(call.func, cst.Attribute) else None
-    return isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "scale"
-
-
-def _unswitched(rule, site: ScaleLossSite, found: Dict[str, str]) -> Optional[str]:
-    return found.get(site.func.name.value) if site.func is not None else None
-
-
 def _find_sibling_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
     """vissl's train step: no step follows the scaled backward in its function, and the
     caller steps in a sibling function (``_amp_sibling_step``): recorded on ``site``."""
@@ -3508,6 +3437,46 @@ def _mirrored_steps(rule, site: ScaleLossSite, info: AmpFile) -> str:
     info.mirrored_steps.update(found)
     info.shared_steps.update(shared)
     return ""
+
+
+def _narrowed_steps(rule, info: AmpFile) -> None:
+    """cascade-stereo's ``if is_distributed and args.using_apex: <scale> else: loss.backward()``
+    under an initialize switched by ``args.using_apex`` alone: each step after that if-chain
+    goes under its test (``_amp_narrowed_step``), recorded in ``info.shared_steps``; where it
+    cannot, a blocker while the initialize is still in the file."""
+    state = rule.file_state()
+    if info.training_inits:
+        found = {switch_conditions(rule.parents, ifs_around(rule.parents, s.stmt), s.stmt) for s in info.training_inits}
+        state[SWITCH_KEY] = found.pop() if len(found) == 1 else None
+    switch = state.get(SWITCH_KEY)
+    for site in info.scale_losses:
+        clause = scale_clause(rule.parents, site.with_stmt, site.func) if site.func is not None else None
+        if clause is None or not narrower(clause.test, switch) or not _plain_backward_beside(site, info):
+            continue
+        shown = code_of(clause.test).strip()
+        why = ""
+        shared = {}
+        for opt in site.optimizers:
+            for call in find_steps(rule, site, code_of(opt)):
+                if call in info.shared_steps or call in info.mirrored_steps:
+                    continue
+                line, test, why = shared_guard(rule.parents, site.func, site.with_stmt, call)
+                if line is None:
+                    why = f"{code_of(call)}: {why}"
+                    break
+                shared[call] = (line, test)
+            if why:
+                break
+        if not why and shared:
+            why = gradient_uses(rule.parents, site.func, chain_tests(rule.parents, clause)[0], clause.test)
+        if not why:
+            info.shared_steps.update(shared)
+        elif info.training_inits:
+            info.blockers.append(Blocker(site.with_stmt, (
+                f"{site.func.name.value}() scales the loss only if {shown}, fewer runs than the GradScaler is "
+                "switched on for, and runs a plain backward otherwise, which a GradScaler cannot step "
+                f"({why})"
+            )))
 
 
 def _plain_backward_beside(site: ScaleLossSite, info: AmpFile) -> bool:

@@ -64,9 +64,7 @@ name whose update runs the networks frame by frame and hands their outputs to th
 compute, scale and step the losses (r79), a GAN built by name from a registry whose train step
 scales loss ids 0/1 beside the runner's own GradScaler, with an initializer helper an apex-free
 training API calls and regularizers reading apex's loss scales (mmgeneration: one module-level
-GradScaler per loss id, on the device of the models and optimizers at run time), an initialize on every
-run beside a loss scaled only under another flag and one step after the scaled and the plain backward
-(r84: the step goes under that flag).
+GradScaler per loss id, on the device of the models and optimizers at run time).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -261,13 +259,6 @@ LAYOUTS: Dict[str, dict] = {
     "r87_initialize_in_exiting_try": dict(launcher="train.py", amp=["--fp16", "1"], fp32=["--fp16", "1", "--opt-level", "O0"],
                                           steps=24, metric="loss", native=[], fallbacks=[],
                                           branches={"off": ["--fp16", "0"]}),
-    # amp.initialize on every run (opt level from --opt-level), the loss scaled only under --fp16
-    # and a plain backward otherwise, one step after both: the step goes under `args.fp16`
-    # (through the GradScaler) with the plain step kept in its else; 'plain': --fp16 0 with the
-    # GradScaler on, where a step through it would divide the plain gradients by the loss scale
-    "r84_plain_backward_beside_switch": dict(launcher="train.py", amp=["--fp16", "1"],
-                                             fp32=["--fp16", "1", "--opt-level", "O0"], steps=24, metric="loss",
-                                             native=[], fallbacks=[], branches={"plain": ["--fp16", "0"]}),
     "r61_setup_returns_early": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                     metric="loss", native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
     "r39_own_scaler_beside_apex": dict(launcher="train.py", amp=[], fp32=["--fp16", "0", "--amp", "0"], steps=24,
