@@ -323,6 +323,10 @@ class AutocastPlacement(AmpRule):
     #: the raise runs on that path, so the region's statements run as they did
     raise_stays: bool = False
 
+    def _leaves(self, stmt: Any) -> bool:
+        """``_jumps`` as this look counts them (a ``raise`` stays in the region on the last look)."""
+        return _jumps(stmt, raises=not self.raise_stays)
+
     def _model_texts(self, info: AmpFile) -> set:
         texts = set()
         for site in info.inits:
@@ -425,7 +429,7 @@ class AutocastPlacement(AmpRule):
             return False
         if not isinstance(stmt, (cst.SimpleStatementLine, cst.If)):
             return True
-        return self._nests_or_steps(stmt) or _jumps(stmt, not self.raise_stays)
+        return self._nests_or_steps(stmt) or self._leaves(stmt)
 
     def _accumulates_loss(self, stmt: cst.BaseStatement, loss_texts: set) -> bool:
         """``for i in range(len(outputs)): ... loss += w[i] * crit(outputs[i], y[i])``: a plain
@@ -450,7 +454,7 @@ class AutocastPlacement(AmpRule):
         ):
             return False
         rest = [s for s in inner if not isinstance(s, (cst.For, cst.With)) and not self._plain_if_on_second_look(s)]
-        return not _jumps(stmt, not self.raise_stays) and not any(self._nests_or_steps(s) for s in rest) and not any(
+        return not self._leaves(stmt) and not any(self._nests_or_steps(s) for s in rest) and not any(
             self._nests_or_steps(s, nests=False) for s in inner
         )
 
@@ -487,7 +491,7 @@ class AutocastPlacement(AmpRule):
         loop or ``with ... as`` target, ``del``), steps nothing, calls no backward, defines
         nothing and never leaves (no return, raise, continue, break); it stays where it is,
         outside the autocast region."""
-        if self._nests_or_steps(stmt, nests=False) or _jumps(stmt, not self.raise_stays):
+        if self._nests_or_steps(stmt, nests=False) or self._leaves(stmt):
             return False
         bound = set(assigned_names(stmt))
         for sub in walk(stmt):
@@ -565,7 +569,7 @@ class AutocastPlacement(AmpRule):
         gradient switch, no loop, step or backward inside), gradient-off ``with`` blocks
         (``_is_grad_off_block``) and plain loops (``_is_plain_loop``: simple statements and
         ifs, no jump, step or backward)."""
-        if _jumps(stmt, not self.raise_stays) or self._nests_or_steps(stmt, nests=False):
+        if self._leaves(stmt) or self._nests_or_steps(stmt, nests=False):
             return False
         for sub in walk(stmt):
             if isinstance(sub, cst.Try) and not _is_plain_try(sub):
@@ -1228,7 +1232,7 @@ class AutocastPlacement(AmpRule):
                 if (
                     assigned_names(body[j]) & loss_texts
                     and isinstance(body[j], cst.If)
-                    and not _jumps(body[j], not self.raise_stays)
+                    and not self._leaves(body[j])
                     and (
                         _only_adds_to(body[j], loss_texts)
                         or (  # the loss from outputs computed before it, on every path
@@ -1344,7 +1348,7 @@ class AutocastPlacement(AmpRule):
         backward in it.  Where the branch is skipped no loss is computed, in the original too."""
         if not isinstance(stmt, cst.If) or stmt.orelse is not None or not isinstance(stmt.body, cst.IndentedBlock):
             return None
-        jumps = _jumps(stmt, not self.raise_stays)
+        jumps = self._leaves(stmt)
         if jumps or self._nests_or_steps(stmt, nests=False) or not assigned_names(stmt) & loss_texts:
             return None
         branch = list(stmt.body.body)
@@ -1363,7 +1367,7 @@ class AutocastPlacement(AmpRule):
         or a backward in it, or a branch whose forward pass is not found."""
         if not isinstance(chain, cst.If) or not assigned_names(chain) & loss_texts:
             return None
-        if self._nests_or_steps(chain, nests=False) or _jumps(chain, not self.raise_stays):
+        if self._nests_or_steps(chain, nests=False) or self._leaves(chain):
             return None
         blocks: List[Any] = []
         link: Any = chain
