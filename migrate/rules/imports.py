@@ -713,6 +713,8 @@ class ImportsRule(AmpRule):
         )
 
     def _simplify_try(self, stmt: Any, imp_stmts: Set[cst.CSTNode]) -> bool:
+        if isinstance(stmt, cst.Try) and isinstance(stmt.body, cst.SimpleStatementSuite):
+            return self._simplify_one_line_try(stmt)
         block = self.parents.get(stmt)
         owner = self.parents.get(block) if block is not None else None
         if not isinstance(owner, cst.Try) or owner.body is not block or self._guards_work(stmt):
@@ -750,7 +752,28 @@ class ImportsRule(AmpRule):
         }
         # a class or function defined in the body is bound there too (``class X(_ApexX): ...``)
         set_in_body |= {s.name.value for s in rest if isinstance(s, (cst.ClassDef, cst.FunctionDef))}
-        set_in_body |= self._set_true_before(owner)
+        return self._replace_guard(owner, rest, set_in_body)
+
+    def _simplify_one_line_try(self, owner: cst.Try) -> bool:
+        """``try: from apex import amp`` on one line: the guard goes like a block one when
+        the line held only apex imports, all removed, and the guard has no ``else``."""
+        for small in cast(Any, owner.body).body:
+            if not isinstance(small, (cst.Import, cst.ImportFrom)) or isinstance(small.names, cst.ImportStar):
+                return False
+            if any(alias not in self.removed for alias in small.names):
+                return False
+        if owner in self.edits.replacements:
+            return True
+        if owner.finalbody is not None or owner.orelse is not None:
+            return False
+        if not all(self._catches_import_error(h) for h in owner.handlers):
+            return False
+        return self._replace_guard(owner, [], set())
+
+    def _replace_guard(self, owner: cst.Try, rest: List[Any], set_in_body: Set[str]) -> bool:
+        """Replace the guard ``owner`` by what stays of it: ``rest`` (its body without the
+        apex imports), then what its handlers do once the import cannot fail."""
+        set_in_body = set_in_body | self._set_true_before(owner)
         keep: List[cst.BaseStatement] = list(rest)
         flag = self._flag_set_false_before(owner, rest)
         if flag is not None:
@@ -1553,6 +1576,34 @@ import torch
 import torch
 """,
         codes=("APX101", "APX103"),
+    ),
+    Example(
+        # the guard on one line each (bonito): it goes whole, not as ``try: pass``; a flag the
+        # handler sets keeps its "available" value as in a block guard
+        "one-line-guard",
+        before="""\
+import torch
+try: from apex import amp
+except ImportError: pass
+
+HAS_APEX = True
+try: from apex.parallel import DistributedDataParallel
+except ImportError: HAS_APEX = False
+
+
+def build(model):
+    return model
+""",
+        after="""\
+import torch
+
+HAS_APEX = True
+
+
+def build(model):
+    return model
+""",
+        codes=("APX101", "APX101", "APX103", "APX103"),
     ),
     Example(
         # a message in the except branch, at any log level, only says that apex is missing:
