@@ -15,7 +15,10 @@ definition (bonito's ``tune.py``).  Its initialize then assigns the home's varia
 (``bonito.training.scaler = GradScaler(...)``), as apex's replaced the process's loss scaler.
 The home and its guests are one component: migrated together or not at all.  A home run as a
 script (a ``__main__`` guard) is left out: run that way it would be a second module object
-with a variable of its own.  The per-file rule proves the rest (``rules/_amp_module_scaler``).
+with a variable of its own; a script the only file naming apex.amp is one, where no other
+file imports it (``repo_plan`` checks that) and its guard runs the readers after the home, in
+the same block (the per-file rule checks that).  The per-file rule proves the rest
+(``rules/_amp_module_scaler``).
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ def module_scaler_route(
     dotted module name denotes there); one with a ``refusal`` where another file naming
     apex.amp is no guest."""
     named = [path for path, summary in by_path.items() if names_amp(summary)]
-    homes = [path for path in named if _home_shape(by_path[path])]
+    homes = [path for path in named if _home_shape(by_path[path], alone=len(named) == 1)]
     if len(homes) != 1:
         return None
     home = homes[0]
@@ -68,11 +71,12 @@ def module_scaler_route(
     return route
 
 
-def _home_shape(summary: ModuleSummary) -> bool:
+def _home_shape(summary: ModuleSummary, alone: bool = False) -> bool:
     """One training initialize with one loss scaler, in a top-level function the module does
-    not call itself, and losses scaled in other top-level functions; no ``__main__`` guard."""
+    not call itself, and losses scaled in other top-level functions; no ``__main__`` guard
+    unless the file is ``alone`` in naming apex.amp (UCSNet's ``train.py``)."""
     inits = summary.training_inits
-    if len(inits) != 1 or summary.main_guard or inits[0].num_losses != 1:
+    if len(inits) != 1 or (summary.main_guard and not alone) or inits[0].num_losses != 1:
         return False
     home = inits[0].owner
     if inits[0].method or home not in summary.functions:

@@ -1705,6 +1705,10 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
             handed = tuple((m, tuple(calls[m])) for m in methods)
             plan.files[path] = replace(plan.files.get(path, FilePlan()), handed_calls=handed)
     route = module_scaler_route(by_path, _names_amp, definitions.resolver.resolve)
+    if route is not None and by_path[route.home].main_guard and any(
+        p != route.home for p in _AroundLaunchers(by_path, others).files_importing(route.home)
+    ):
+        route = None  # a script another file imports: run as __main__ it would have a variable of its own
     members = [route.home, *route.guests] if route is not None else []
     if route is not None and route.refusal:
         plan.files[route.home] = replace(plan.files.get(route.home, FilePlan()), module_refusal=route.refusal)

@@ -15,7 +15,7 @@ from typing import Any, List, Optional, Tuple
 
 import libcst as cst
 
-from ._tree import is_docstring
+from ._tree import enclosing_function, is_docstring, names_spelled
 
 #: the comment above the module-level variable
 COMMENT = "# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler"
@@ -66,8 +66,58 @@ def module_route(rule: Any, training: List[Any], unreached: List[Any], home: Any
             f"{stand_in}: {home.name.value}() may return before its amp.initialize, which would leave that "
             "variable unset"
         )
+    early = _run_before_home(rule, unreached, home)
+    if early:
+        return False, f"{stand_in}: {early}"
     site.anchor, site.guards = anchor, guards
     return True, ""
+
+
+def _run_before_home(rule: Any, funcs: List[Any], home: cst.FunctionDef) -> str:
+    """Why a module-level call of one of ``funcs`` (a script's ``main(...)`` in its
+    ``__main__`` guard) may run before ``home`` has set the variable ("" when none may):
+    each must follow, in its own block, a statement of that block that calls ``home``; in a
+    script (a ``__main__`` guard), no other function of the file may call one of them."""
+    from ._amp_sites import is_main_guard  # (a cycle at import time)
+
+    parents = rule.parents
+    script = any(is_main_guard(parents, stmt) for stmt in rule.tree.body)
+    for func in funcs:
+        for name in names_spelled(rule.tree, func.name.value):
+            call = parents.get(name)
+            caller = enclosing_function(parents, name)
+            if name is func.name or caller is func:
+                continue
+            if caller is not None and script:
+                # the guard may run that function before the initializer: followed no further
+                return (
+                    f"{func.name.value}() is also used in {caller.name.value}() (line {rule.line_of(name)}), "
+                    f"which this script's __main__ guard may run before {home.name.value}() sets that variable"
+                )
+            if caller is not None:
+                continue
+            if not (isinstance(call, cst.Call) and call.func is name and _after_a_call_of(parents, call, home)):
+                return (
+                    f"{func.name.value}() is run at module level (line {rule.line_of(name)}) where no call "
+                    f"of {home.name.value}() before it in the same block would have set that variable"
+                )
+    return ""
+
+
+def _after_a_call_of(parents: Any, call: cst.Call, home: cst.FunctionDef) -> bool:
+    """Whether the statement holding ``call`` follows, in its block, a one-statement line
+    whose value is a call of ``home`` (``model, opt = setup(args)``)."""
+    line = parents.get(call)
+    while line is not None and not isinstance(line, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        line = parents.get(line)
+    block = parents.get(line)
+    body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+    for stmt in body[: body.index(line)] if line in body else []:
+        small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == home.name.value:
+            return True
+    return False
 
 
 def reader_home(rule: Any, training: List[Any], home_info: Any) -> str:
@@ -176,6 +226,8 @@ def _returns_before(home: cst.FunctionDef, anchor: Any) -> bool:
     for stmt in home.body.body:
         if stmt is anchor:
             return False
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue  # a nested definition's returns are its own
         if any(isinstance(n, cst.Return) for n in _own_nodes(stmt)):
             return True
     return False

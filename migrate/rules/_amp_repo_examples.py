@@ -1104,6 +1104,60 @@ def main(args, batches):
 """
 
 
+#: a script, the one file naming apex.amp: its setup() initializes (after a nested helper
+#: with returns of its own), its main() scales, and its ``__main__`` guard runs them in turn
+#: (UCSNet's train.py; the before text of three examples)
+SCRIPT_SCALER = """\
+# file: data.py
+import torch
+
+
+def batch():
+    return torch.randn(2, 4).cuda()
+# file: train.py
+import argparse
+
+import torch
+from apex import amp
+
+from data import batch
+
+
+def setup(args):
+    def barrier():
+        if not torch.distributed.is_initialized():
+            return
+        torch.distributed.barrier()
+
+    barrier()
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer
+
+
+def main(args, model, optimizer):
+    for _ in range(4):
+        loss = model(batch()).mean()
+        optimizer.zero_grad()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fp16", action="store_true")
+    args = parser.parse_args()
+    model, optimizer = setup(args)
+    main(args, model, optimizer)
+"""
+
+
 REPOSITORY_EXAMPLES: List[Example] = [
     Example(
         # the inheritance route's GradScaler on self takes no name a base of the launcher's
@@ -10765,6 +10819,290 @@ def objective(batches):
     train(model, optimizer, batches, use_amp=True)
 """,
         codes=("APX101", "APX103", "APX201", "APX209", "APX250", "APX301", "APX311"),
+    ),
+    Example(
+        # the module-level GradScaler of a script: no other file names apex.amp or imports it,
+        # so run as __main__ it is the one variable every site reads; its guard calls setup()
+        # and then main() in one block, so main() runs after the variable is set
+        "module-level-grad-scaler-of-a-script-whose-guard-runs-setup-then-main",
+        before=SCRIPT_SCALER,
+        after="""\
+# file: data.py
+import torch
+
+
+def batch():
+    return torch.randn(2, 4).cuda()
+# file: train.py
+import argparse
+
+import torch
+
+from data import batch
+
+
+# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler
+scaler = None
+
+
+def setup(args):
+    global scaler
+    def barrier():
+        if not torch.distributed.is_initialized():
+            return
+        torch.distributed.barrier()
+
+    barrier()
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    return model, optimizer
+
+
+def main(args, model, optimizer):
+    for _ in range(4):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(batch()).mean()
+        optimizer.zero_grad()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fp16", action="store_true")
+    args = parser.parse_args()
+    model, optimizer = setup(args)
+    main(args, model, optimizer)
+""",
+        codes=("APX101", "APX201", "APX209", "APX250", "APX301", "APX311"),
+    ),
+    Example(
+        # ... whose guard runs main() before setup(): main() would read the variable unset
+        "fallback-script-whose-guard-runs-main-before-setup",
+        before=SCRIPT_SCALER.replace(
+            "    model, optimizer = setup(args)\n    main(args, model, optimizer)\n",
+            "    model = torch.nn.Linear(4, 1).cuda()\n"
+            "    main(args, model, torch.optim.SGD(model.parameters(), lr=0.1))\n"
+            "    model, optimizer = setup(args)\n",
+        ),
+        after="""\
+# file: data.py
+import torch
+
+
+def batch():
+    return torch.randn(2, 4).cuda()
+# file: train.py
+import argparse
+
+import torch
+from apexcompat import amp
+
+from data import batch
+
+
+def setup(args):
+    def barrier():
+        if not torch.distributed.is_initialized():
+            return
+        torch.distributed.barrier()
+
+    barrier()
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer
+
+
+def main(args, model, optimizer):
+    for _ in range(4):
+        loss = model(batch()).mean()
+        optimizer.zero_grad()
+        if args.fp16:
+            # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to main:
+            #   main() is called at module level, where no GradScaler exists; nor can a module-level
+            #   GradScaler stand in: main() is run at module level (line 40) where no call of
+            #   setup() before it in the same block would have set that variable; this file keeps
+            #   apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fp16", action="store_true")
+    args = parser.parse_args()
+    model = torch.nn.Linear(4, 1).cuda()
+    main(args, model, torch.optim.SGD(model.parameters(), lr=0.1))
+    model, optimizer = setup(args)
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # ... which another file imports: imported, the script is a module other than the
+        # __main__ one whose variable its guard sets, so the route is not taken
+        "fallback-script-another-file-imports",
+        before=SCRIPT_SCALER + """\
+# file: evaluate.py
+from train import setup
+
+
+def evaluate(args, batches):
+    model, _ = setup(args)
+    return [model(x) for x in batches]
+""",
+        after="""\
+# file: data.py
+import torch
+
+
+def batch():
+    return torch.randn(2, 4).cuda()
+# file: train.py
+import argparse
+
+import torch
+from apexcompat import amp
+
+from data import batch
+
+
+def setup(args):
+    def barrier():
+        if not torch.distributed.is_initialized():
+            return
+        torch.distributed.barrier()
+
+    barrier()
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer
+
+
+def main(args, model, optimizer):
+    for _ in range(4):
+        loss = model(batch()).mean()
+        optimizer.zero_grad()
+        if args.fp16:
+            # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to main:
+            #   main() is called at module level, where no GradScaler exists; this file keeps
+            #   apex.amp semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fp16", action="store_true")
+    args = parser.parse_args()
+    model, optimizer = setup(args)
+    main(args, model, optimizer)
+# file: evaluate.py
+from train import setup
+
+
+def evaluate(args, batches):
+    model, _ = setup(args)
+    return [model(x) for x in batches]
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # ... where another function of the script also calls main(), and the guard may run it
+        # before setup(): followed no further, the shim stays
+        "fallback-script-whose-other-function-calls-main",
+        before=SCRIPT_SCALER.replace(
+            '\n\nif __name__ == "__main__":',
+            "\n\ndef smoke(args):\n"
+            "    model = torch.nn.Linear(4, 1).cuda()\n"
+            "    main(args, model, torch.optim.SGD(model.parameters(), lr=0.1))\n"
+            '\n\nif __name__ == "__main__":',
+        ).replace(
+            "    model, optimizer = setup(args)\n",
+            "    if args.smoke:\n        smoke(args)\n    model, optimizer = setup(args)\n",
+        ).replace(
+            '    parser.add_argument("--fp16", action="store_true")\n',
+            '    parser.add_argument("--fp16", action="store_true")\n'
+            '    parser.add_argument("--smoke", action="store_true")\n',
+        ),
+        after="""\
+# file: data.py
+import torch
+
+
+def batch():
+    return torch.randn(2, 4).cuda()
+# file: train.py
+import argparse
+
+import torch
+from apexcompat import amp
+
+from data import batch
+
+
+def setup(args):
+    def barrier():
+        if not torch.distributed.is_initialized():
+            return
+        torch.distributed.barrier()
+
+    barrier()
+    model = torch.nn.Linear(4, 1).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    return model, optimizer
+
+
+def main(args, model, optimizer):
+    for _ in range(4):
+        loss = model(batch()).mean()
+        optimizer.zero_grad()
+        if args.fp16:
+            # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to main:
+            #   main() is called at module level, where no GradScaler exists; nor can a module-level
+            #   GradScaler stand in: main() is also used in smoke() (line 37), which this script's
+            #   __main__ guard may run before setup() sets that variable; this file keeps apex.amp
+            #   semantics through apexcompat.amp, migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+
+
+def smoke(args):
+    model = torch.nn.Linear(4, 1).cuda()
+    main(args, model, torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fp16", action="store_true")
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args()
+    if args.smoke:
+        smoke(args)
+    model, optimizer = setup(args)
+    main(args, model, optimizer)
+""",
+        codes=("APX102", "APX220"),
     ),
     Example(
         # ... but one that calls train before its amp.initialize: apex trained that call with

@@ -64,7 +64,9 @@ name whose update runs the networks frame by frame and hands their outputs to th
 compute, scale and step the losses (r79), a GAN built by name from a registry whose train step
 scales loss ids 0/1 beside the runner's own GradScaler, with an initializer helper an apex-free
 training API calls and regularizers reading apex's loss scales (mmgeneration: one module-level
-GradScaler per loss id, on the device of the models and optimizers at run time).
+GradScaler per loss id, on the device of the models and optimizers at run time), a script
+whose __main__ guard calls its initializing setup() and then its main(), which scales (UCSNet: a
+module-level GradScaler in the script).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -259,6 +261,11 @@ LAYOUTS: Dict[str, dict] = {
     "r87_initialize_in_exiting_try": dict(launcher="train.py", amp=["--fp16", "1"], fp32=["--fp16", "1", "--opt-level", "O0"],
                                           steps=24, metric="loss", native=[], fallbacks=[],
                                           branches={"off": ["--fp16", "0"]}),
+    # a script's __main__ guard calls setup() (which initializes under --fp16, after a nested
+    # helper with returns of its own) and then main() (which scales) at module level: the
+    # script keeps the GradScaler in a module-level variable (before: the shim stayed)
+    "r85_script_module_scaler": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                     metric="loss", native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
     "r61_setup_returns_early": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                     metric="loss", native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
     "r39_own_scaler_beside_apex": dict(launcher="train.py", amp=[], fp32=["--fp16", "0", "--amp", "0"], steps=24,
