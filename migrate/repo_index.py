@@ -139,8 +139,16 @@ class MethodCall:
     method: str
     line: int
     owner: str
+    #: the receiver is the instance of the method it is in (``self.m()`` in a method of the
+    #: class ``owner``, not a static one)
+    on_self: bool = False
 
 
+#: names whose use reads (or rescales) the gradients a backward left
+GRADIENT_READS = frozenset({
+    "grad", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_master_grads", "unscale_",
+    "master_params",
+})
 #: methods of a torch module that return the module itself (``GAN().to(device)``)
 RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval"})
 #: a binding of a name that keeps the object of the name it unpacks (``model, opt =
@@ -197,6 +205,11 @@ class ModuleSummary:
     decorated_methods: Dict[str, Set[str]] = field(default_factory=dict)
     #: attributes ``X`` of a method's first parameter stepped there (``self.X.step(...)``)
     self_steps: Set[str] = field(default_factory=set)
+    #: (class, method) -> those attributes, by the method that steps them
+    method_steps: Dict[Tuple[str, str], Set[str]] = field(default_factory=dict)
+    #: (class, method) of the methods that read gradients (``.grad``, a gradient clip, an
+    #: ``unscale_``, ``master_params``; nested functions included)
+    gradient_methods: Set[Tuple[str, str]] = field(default_factory=set)
     #: (class, method) of the methods that call a ``backward``, a ``step`` or a
     #: ``scale_loss`` of anything (nested functions included)
     stepping_methods: Set[Tuple[str, str]] = field(default_factory=set)
@@ -412,6 +425,8 @@ class _Reader(FastNodeVisitor):
         self.table = table
         self.owner = MODULE_LEVEL
         self.method = ""
+        #: the method being visited is a static method (its first parameter is no instance)
+        self.static = False
         #: module-level names that denote the amp module, and names bound to one of its members
         self.amp_names: Set[str] = set()
         #: the names a function imports the amp module as, one set per function being visited
@@ -521,6 +536,7 @@ class _Reader(FastNodeVisitor):
         if self.owner in self.s.classes and not self.method:
             self.method = node.name
             self.method_params = [a.arg for a in node.args.posonlyargs + node.args.args]
+            self.static = any(_decorator_name(d) == "staticmethod" for d in node.decorator_list)
             if self.method_params:
                 assert self.table is not None
                 handed, supers = _self_uses(node, self.method_params[0], self.table)
@@ -531,6 +547,7 @@ class _Reader(FastNodeVisitor):
             self._visit_def(node, node.name, False)
             self.method = ""
             self.method_params = []
+            self.static = False
         else:
             self._visit_def(node, node.name, False)
         self.every_local_amp_name |= self.local_amp_names.pop()
@@ -711,6 +728,9 @@ class _Reader(FastNodeVisitor):
             and func.value.value.id == self.method_params[0]
         ):
             self.s.self_steps.add(func.value.attr)
+            self.s.method_steps.setdefault((self.owner, self.method), set()).add(func.value.attr)
+        if self.method and isinstance(func, ast.Name) and func.id in GRADIENT_READS:
+            self.s.gradient_methods.add((self.owner, self.method))
         guarded = self.main_guard and self.owner == MODULE_LEVEL
         if isinstance(func, ast.Name):
             self.s.called_names.add(func.id)
@@ -737,7 +757,8 @@ class _Reader(FastNodeVisitor):
                              guarded)
                 )
             elif not self._is_amp(func.value.id):
-                self.s.method_calls.append(MethodCall(func.value.id, func.attr, node.lineno, self.owner))
+                on_self = bool(self.method_params) and func.value.id == self.method_params[0] and not self.static
+                self.s.method_calls.append(MethodCall(func.value.id, func.attr, node.lineno, self.owner, on_self))
         if isinstance(func, ast.Attribute) and node.args + node.keywords and not self._module_member(func):
             self.s.attribute_calls.setdefault(func.attr, []).append(_filled_slots(node))
         if isinstance(func, ast.Name) and func.id == "super" and node.args and isinstance(node.args[0], ast.Name):
@@ -873,6 +894,8 @@ class _Reader(FastNodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.s.attribute_names.add(node.attr)
+        if self.method and node.attr in GRADIENT_READS:
+            self.s.gradient_methods.add((self.owner, self.method))
         if isinstance(node.value, ast.Name) and node.value.id == "__all__":
             self.s.all_dynamic = True  # ``__all__.extend(...)``, ``__all__ += ...`` alike
         if isinstance(node.ctx, ast.Load) and node not in self.callees and not self._module_member(node):

@@ -3922,7 +3922,10 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                         "rewrite steps the base's through the GradScaler, but the override would still step the "
                         "scaled gradients itself (apex patched every optimizer.step)"
                     )))
-        if not calls and (_stepped_by_heirs(rule, site, opt, info) or _stepped_by_binder(rule, site, info)):
+        if not calls and (
+            _stepped_by_heirs(rule, site, opt, info) or _stepped_by_binder(rule, site, info)
+            or _stepped_by_base(rule, site, opt, info)
+        ):
             continue
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
@@ -3934,6 +3937,7 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 or method_step_gap(rule, site.func, opt)
                 or _method_parameter_gap(rule, site, opt)
             )
+            gap = _base_step_gap(rule, site, info) or gap
             if gap is None and site.func is not None and isinstance(rule.parents.get(site.func), cst.Module):
                 gap = unreached_reason(rule, site.func, None, info) or None
                 gap = f"its callers cannot be followed: {gap}" if gap else None
@@ -3985,6 +3989,29 @@ def _stepped_by_heirs(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> boo
         and cls.name.value == info.plan.heir_base
         and (site.func.name.value, opt.attr.value) in info.plan.step_heirs
     )
+
+
+def _stepped_by_base(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> bool:
+    """The plan's inheritance route (``heir_plan._base_steps``): this method overrides one of
+    the base class (another file) that scales for the same ``self.<opt>``, which the base's
+    own methods step through the inherited GradScaler."""
+    if info.plan is None or not info.plan.base_steps or site.func is None:
+        return False
+    me = self_name(site.func)
+    if not (isinstance(opt, cst.Attribute) and isinstance(opt.value, cst.Name) and opt.value.value == me):
+        return False
+    cls = class_of_method(rule.parents, site.func)
+    return cls is not None and (cls.name.value, site.func.name.value, opt.attr.value) in info.plan.base_steps
+
+
+def _base_step_gap(rule, site: ScaleLossSite, info: AmpFile) -> Optional[str]:
+    """Why the base's steps cannot serve this override of its scaling method (the plan's
+    ``base_step_gaps``), or None."""
+    cls = class_of_method(rule.parents, site.func) if site.func is not None else None
+    if info.plan is None or cls is None:
+        return None
+    key = (cls.name.value, site.func.name.value)
+    return next((why for c, m, why in info.plan.base_step_gaps if (c, m) == key), None)
 
 
 def _stepped_by_binder(rule, site: ScaleLossSite, info: AmpFile) -> bool:
