@@ -64,7 +64,9 @@ name whose update runs the networks frame by frame and hands their outputs to th
 compute, scale and step the losses (r79), a GAN built by name from a registry whose train step
 scales loss ids 0/1 beside the runner's own GradScaler, with an initializer helper an apex-free
 training API calls and regularizers reading apex's loss scales (mmgeneration: one module-level
-GradScaler per loss id, on the device of the models and optimizers at run time).
+GradScaler per loss id, on the device of the models and optimizers at run time), a subclass
+that overrides its base's scaling method and leaves the clipping and the step to the base's
+method that calls it, with a step of its own on another optimizer after each (r86).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -772,6 +774,12 @@ LAYOUTS: Dict[str, dict] = {
     # scale then ends where apex's loss_scaler0 did; its count of clean steps is not compared
     # ('counts'): each step updates the one GradScaler (two updates an iteration), where apex
     # counted once an iteration per loss id, as in DL-Art-School's native steps.py; 'off': --no-fp16
+    # BERT-for-RRC-ABSA's shape: MetaTrainer._forward() overrides the base's scaling method
+    # (another file) and scales through the base's self.scaler; the base's _train_batch()
+    # unscales, clips and steps; the meta step on its own optimizer stays plain
+    "r86_subclass_scales_base_steps": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
+        branches={"off": ["--no-fp16"], "base": ["--kind", "base"]}),
     "r83_base_state_of_initializing_subclass": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
         loss_ids=2, counts=False, branches={"off": ["--no-fp16"]}),
