@@ -110,10 +110,10 @@ def _base_steps(path: str, methods, base: Def, site, by_path: Dict[str, ModuleSu
     the base that cannot.  One can where it overrides a method of the base class that scales
     for the same ``self.<attribute>`` (the base's file steps that one in other methods, through
     the GradScaler, with the unscale_ its clipping needs), its class derives from the base
-    directly, redefines none of the base's methods stepping the attribute, calls the scaling
-    method on ``self`` nowhere (that loss would not be followed to a step), and no method of
-    the class reads the gradients (they stay scaled until the base's step, where apex had
-    unscaled them at the end of amp.scale_loss)."""
+    directly, redefines none of the base's methods stepping the attribute, steps it nowhere
+    itself, calls the scaling method on ``self`` nowhere (that loss would not be followed to a
+    step), and no method of the class reads the gradients (they stay scaled until the base's
+    step, where apex had unscaled them at the end of amp.scale_loss)."""
     from .repo_plan import _base_def
 
     launcher, owner = base
@@ -131,11 +131,14 @@ def _base_steps(path: str, methods, base: Def, site, by_path: Dict[str, ModuleSu
         redefined = sorted(steppers & heir.class_members.get(cls, set()))
         callers = sorted(m for (o, m), called in heir.method_self_calls.items() if o == cls and method in called)
         readers = sorted(m for o, m in heir.gradient_methods if o == cls)
+        own = sorted(m for (o, m), attrs in heir.method_steps.items() if o == cls and attr in attrs)
         why = ""
         if not any(_base_def(b, path, heir, definitions) == base for b in heir.class_bases.get(cls, ())):
             why = f"{cls} does not derive from {owner} directly"
         elif redefined:
             why = f"{cls} redefines {redefined[0]}(), which steps self.{attr} in {owner}"
+        elif own:
+            why = f"{cls}.{own[0]}() steps self.{attr} itself"
         elif callers:
             why = f"{cls}.{callers[0]}() calls {method}() itself, after which no step of self.{attr} is followed"
         elif readers:

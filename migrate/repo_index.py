@@ -425,7 +425,8 @@ class _Reader(FastNodeVisitor):
         self.table = table
         self.owner = MODULE_LEVEL
         self.method = ""
-        #: the method being visited is a static method (its first parameter is no instance)
+        #: the method being visited is a static method, or a class nested in a definition is
+        #: (the first parameter of what is visited is no instance of ``owner``)
         self.static = False
         #: module-level names that denote the amp module, and names bound to one of its members
         self.amp_names: Set[str] = set()
@@ -536,7 +537,8 @@ class _Reader(FastNodeVisitor):
         if self.owner in self.s.classes and not self.method:
             self.method = node.name
             self.method_params = [a.arg for a in node.args.posonlyargs + node.args.args]
-            self.static = any(_decorator_name(d) == "staticmethod" for d in node.decorator_list)
+            was_static = self.static
+            self.static = was_static or any(_decorator_name(d) == "staticmethod" for d in node.decorator_list)
             if self.method_params:
                 assert self.table is not None
                 handed, supers = _self_uses(node, self.method_params[0], self.table)
@@ -547,7 +549,7 @@ class _Reader(FastNodeVisitor):
             self._visit_def(node, node.name, False)
             self.method = ""
             self.method_params = []
-            self.static = False
+            self.static = was_static
         else:
             self._visit_def(node, node.name, False)
         self.every_local_amp_name |= self.local_amp_names.pop()
@@ -627,7 +629,12 @@ class _Reader(FastNodeVisitor):
             held = scaler_steppable_attribute(node)
             if held is not None:
                 self.s.scaler_steppable[node.name] = held
+            self._visit_def(node, node.name, True)
+            return
+        # a class nested in a definition: its methods' first parameter is no instance of ``owner``
+        self.static, outer = True, self.static
         self._visit_def(node, node.name, True)
+        self.static = outer
 
     # --- uses -----------------------------------------------------------------------------
 
