@@ -105,8 +105,8 @@ def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set[str]
 
 
 def _base_steps(path: str, methods, base: Def, site, by_path: Dict[str, ModuleSummary], definitions):
-    """(class, method, attribute) of the scaling methods of ``path`` (``methods``) that leave
-    the step to the base, and (class, method, why not) of those overriding a scaling method of
+    """(class, method, attribute, the test the base's initialize is under) of the scaling
+    methods of ``path`` (``methods``) that leave the step to the base, and (class, method, why not) of those overriding a scaling method of
     the base that cannot.  One can where it overrides a method of the base class that scales
     for the same ``self.<attribute>`` (the base's file steps that one in other methods, through
     the GradScaler, with the unscale_ its clipping needs), its class derives from the base
@@ -147,5 +147,5 @@ def _base_steps(path: str, methods, base: Def, site, by_path: Dict[str, ModuleSu
         if why:
             gaps.append((cls, method, f"{owner}.{sorted(steppers)[0]}() steps it, but {why}"))
         else:
-            found.append((cls, method, attr))
+            found.append((cls, method, attr, site.guard))
     return tuple(sorted(found)), tuple(sorted(gaps))

@@ -73,6 +73,9 @@ class AmpSite:
     #: ``amp.scale_loss(loss, self.optimizer)``: "optimizer"), else ""
     receiver: str = ""
     optimizer_attr: str = ""
+    #: the test of the innermost ``if`` whose body holds the site, in its definition (an
+    #: ``else`` branch holds it under the ``if`` above), as written; "" when none
+    guard: str = ""
     #: the optimizer given as ``name.attribute`` (``fitter.optimizer``), anywhere, else ""
     optimizer_text: str = ""
     #: a ``scale_loss``'s optimizer and ``loss_id`` where each is a bare name (else ""):
@@ -425,6 +428,8 @@ class _Reader(FastNodeVisitor):
         self.table = table
         self.owner = MODULE_LEVEL
         self.method = ""
+        #: the test of the innermost ``if`` whose body the visit is in (``AmpSite.guard``)
+        self.guard = ""
         #: the method being visited is a static method, or a class nested in a definition is
         #: (the first parameter of what is visited is no instance of ``owner``)
         self.static = False
@@ -533,6 +538,7 @@ class _Reader(FastNodeVisitor):
         self.s.identifiers.update(parameters)
         self.s.bound_names.update(parameters)
         outer, self.branches = self.branches, ()
+        outer_guard, self.guard = self.guard, ""
         self.local_amp_names.append(set())
         if self.owner in self.s.classes and not self.method:
             self.method = node.name
@@ -554,15 +560,17 @@ class _Reader(FastNodeVisitor):
             self._visit_def(node, node.name, False)
         self.every_local_amp_name |= self.local_amp_names.pop()
         self.branches = outer
+        self.guard = outer_guard
 
     def _visit_chain(self, node: ast.If, chain: int, branch: int) -> None:
         """An ``if`` and its ``elif``/``else`` branches (``else: if`` alike: equally exclusive)."""
         self.visit(node.test)
-        outer = self.branches
+        outer, outer_guard = self.branches, self.guard
         for index, block in ((branch, node.body), (branch + 1, node.orelse)):
             if block is node.orelse and len(block) == 1 and isinstance(block[0], ast.If):
                 self._visit_chain(block[0], chain, branch + 1)
                 continue
+            self.guard = ast.unparse(node.test) if block is node.body else outer_guard
             self.branches = None if outer is None else outer + ((chain, index),)
             guard = self.main_guard
             self.main_guard = guard or (block is node.body and self.owner == MODULE_LEVEL and _is_main_guard(node.test))
@@ -571,6 +579,7 @@ class _Reader(FastNodeVisitor):
                 self.visit(stmt)
             self.main_guard = guard
             self.branches = outer
+        self.guard = outer_guard
 
     def visit_If(self, node: ast.If) -> None:
         self._visit_chain(node, id(node), 0)
@@ -683,6 +692,7 @@ class _Reader(FastNodeVisitor):
                 dynamic=dynamic,
                 num_losses=losses.value if isinstance(losses, ast.Constant) and type(losses.value) is int else 1,
                 losses_at_run_time=losses is None and any(k.arg is None for k in node.keywords),
+                guard=self.guard,
             )
             if isinstance(optimizers, ast.Attribute) and isinstance(optimizers.value, ast.Name):
                 site.optimizer_text = f"{optimizers.value.id}.{optimizers.attr}"

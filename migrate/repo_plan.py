@@ -252,9 +252,10 @@ class FilePlan:
     heir_optimizer: str = ""
     #: where the inherited GradScaler is made: ``Class.method() in path``
     heir_from: str = ""
-    #: of ``heir_methods``, (class, method, optimizer attribute) whose override of a scaling
-    #: method of the base leaves the step to the base's own stepping methods (``heir_plan``)
-    base_steps: Tuple[Tuple[str, str, str], ...] = ()
+    #: of ``heir_methods``, (class, method, optimizer attribute, the test the launcher's
+    #: initialize is under) whose override of a scaling method of the base leaves the step
+    #: to the base's own stepping methods (``heir_plan``)
+    base_steps: Tuple[Tuple[str, str, str, str], ...] = ()
     #: (class, method, why) of the other overrides of such a method: why the base's steps
     #: cannot serve it
     base_step_gaps: Tuple[Tuple[str, str, str], ...] = ()
