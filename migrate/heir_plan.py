@@ -83,8 +83,12 @@ def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set[str]
                 elif amp_site.member == "initialize" and amp_site.training and amp_site.method == site.method:
                     overrides.append(amp_site.owner)
             own = plan.files.get(path, FilePlan())
+            stepped, gaps = ((), ()) if path == launcher else _base_steps(path, methods, base, site, by_path,
+                                                                          definitions)
             plan.files[path] = replace(
                 own,
+                base_steps=stepped,
+                base_step_gaps=gaps,
                 component=number,
                 scaler_name=scaler,
                 carried=tuple(sorted(set(own.carried) | set(methods))),
@@ -99,3 +103,49 @@ def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set[str]
         number += 1
     return plan
 
+
+def _base_steps(path: str, methods, base: Def, site, by_path: Dict[str, ModuleSummary], definitions):
+    """(class, method, attribute, the test the base's initialize is under) of the scaling
+    methods of ``path`` (``methods``) that leave the step to the base, and (class, method, why not) of those overriding a scaling method of
+    the base that cannot.  One can where it overrides a method of the base class that scales
+    for the same ``self.<attribute>`` (the base's file steps that one in other methods, through
+    the GradScaler, with the unscale_ its clipping needs), its class derives from the base
+    directly, redefines none of the base's methods stepping the attribute, steps it nowhere
+    itself, calls the scaling method on ``self`` nowhere (that loss would not be followed to a
+    step), and no method of the class reads the gradients (they stay scaled until the base's
+    step, where apex had unscaled them at the end of amp.scale_loss)."""
+    from .repo_plan import _base_def
+
+    launcher, owner = base
+    home, heir = by_path[launcher], by_path[path]
+    attr = site.optimizer_attr
+    scaling = {
+        s.method for s in home.amp_sites
+        if s.member == "scale_loss" and s.owner == owner and s.optimizer_attr == attr and s.method
+    }
+    steppers = {m for (o, m), attrs in home.method_steps.items() if o == owner and attr in attrs} - scaling
+    found, gaps = [], []
+    for cls, method, _access in methods:
+        if method not in scaling or not steppers:
+            continue
+        redefined = sorted(steppers & heir.class_members.get(cls, set()))
+        callers = sorted(m for (o, m), called in heir.method_self_calls.items() if o == cls and method in called)
+        readers = sorted(m for o, m in heir.gradient_methods if o == cls)
+        own = sorted(m for (o, m), attrs in heir.method_steps.items() if o == cls and attr in attrs)
+        why = ""
+        if not any(_base_def(b, path, heir, definitions) == base for b in heir.class_bases.get(cls, ())):
+            why = f"{cls} does not derive from {owner} directly"
+        elif redefined:
+            why = f"{cls} redefines {redefined[0]}(), which steps self.{attr} in {owner}"
+        elif own:
+            why = f"{cls}.{own[0]}() steps self.{attr} itself"
+        elif callers:
+            why = f"{cls}.{callers[0]}() calls {method}() itself, after which no step of self.{attr} is followed"
+        elif readers:
+            why = (f"{cls}.{readers[0]}() reads gradients, which stay scaled until {owner} steps self.{attr} "
+                   "(apex had unscaled them when amp.scale_loss ended)")
+        if why:
+            gaps.append((cls, method, f"{owner}.{sorted(steppers)[0]}() steps it, but {why}"))
+        else:
+            found.append((cls, method, attr, site.guard))
+    return tuple(sorted(found)), tuple(sorted(gaps))

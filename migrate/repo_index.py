@@ -73,6 +73,9 @@ class AmpSite:
     #: ``amp.scale_loss(loss, self.optimizer)``: "optimizer"), else ""
     receiver: str = ""
     optimizer_attr: str = ""
+    #: the test of the innermost ``if`` whose body holds the site, in its definition (an
+    #: ``else`` branch holds it under the ``if`` above), as written; "" when none
+    guard: str = ""
     #: the optimizer given as ``name.attribute`` (``fitter.optimizer``), anywhere, else ""
     optimizer_text: str = ""
     #: a ``scale_loss``'s optimizer and ``loss_id`` where each is a bare name (else ""):
@@ -139,8 +142,16 @@ class MethodCall:
     method: str
     line: int
     owner: str
+    #: the receiver is the instance of the method it is in (``self.m()`` in a method of the
+    #: class ``owner``, not a static one)
+    on_self: bool = False
 
 
+#: names whose use reads (or rescales) the gradients a backward left
+GRADIENT_READS = frozenset({
+    "grad", "clip_grad_norm_", "clip_grad_value_", "clip_grad_norm", "clip_master_grads", "unscale_",
+    "master_params",
+})
 #: methods of a torch module that return the module itself (``GAN().to(device)``)
 RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval"})
 #: a binding of a name that keeps the object of the name it unpacks (``model, opt =
@@ -197,6 +208,11 @@ class ModuleSummary:
     decorated_methods: Dict[str, Set[str]] = field(default_factory=dict)
     #: attributes ``X`` of a method's first parameter stepped there (``self.X.step(...)``)
     self_steps: Set[str] = field(default_factory=set)
+    #: (class, method) -> those attributes, by the method that steps them
+    method_steps: Dict[Tuple[str, str], Set[str]] = field(default_factory=dict)
+    #: (class, method) of the methods that read gradients (``.grad``, a gradient clip, an
+    #: ``unscale_``, ``master_params``; nested functions included)
+    gradient_methods: Set[Tuple[str, str]] = field(default_factory=set)
     #: (class, method) of the methods that call a ``backward``, a ``step`` or a
     #: ``scale_loss`` of anything (nested functions included)
     stepping_methods: Set[Tuple[str, str]] = field(default_factory=set)
@@ -412,6 +428,11 @@ class _Reader(FastNodeVisitor):
         self.table = table
         self.owner = MODULE_LEVEL
         self.method = ""
+        #: the test of the innermost ``if`` whose body the visit is in (``AmpSite.guard``)
+        self.guard = ""
+        #: the method being visited is a static method, or a class nested in a definition is
+        #: (the first parameter of what is visited is no instance of ``owner``)
+        self.static = False
         #: module-level names that denote the amp module, and names bound to one of its members
         self.amp_names: Set[str] = set()
         #: the names a function imports the amp module as, one set per function being visited
@@ -517,10 +538,13 @@ class _Reader(FastNodeVisitor):
         self.s.identifiers.update(parameters)
         self.s.bound_names.update(parameters)
         outer, self.branches = self.branches, ()
+        outer_guard, self.guard = self.guard, ""
         self.local_amp_names.append(set())
         if self.owner in self.s.classes and not self.method:
             self.method = node.name
             self.method_params = [a.arg for a in node.args.posonlyargs + node.args.args]
+            was_static = self.static
+            self.static = was_static or any(_decorator_name(d) == "staticmethod" for d in node.decorator_list)
             if self.method_params:
                 assert self.table is not None
                 handed, supers = _self_uses(node, self.method_params[0], self.table)
@@ -531,19 +555,22 @@ class _Reader(FastNodeVisitor):
             self._visit_def(node, node.name, False)
             self.method = ""
             self.method_params = []
+            self.static = was_static
         else:
             self._visit_def(node, node.name, False)
         self.every_local_amp_name |= self.local_amp_names.pop()
         self.branches = outer
+        self.guard = outer_guard
 
     def _visit_chain(self, node: ast.If, chain: int, branch: int) -> None:
         """An ``if`` and its ``elif``/``else`` branches (``else: if`` alike: equally exclusive)."""
         self.visit(node.test)
-        outer = self.branches
+        outer, outer_guard = self.branches, self.guard
         for index, block in ((branch, node.body), (branch + 1, node.orelse)):
             if block is node.orelse and len(block) == 1 and isinstance(block[0], ast.If):
                 self._visit_chain(block[0], chain, branch + 1)
                 continue
+            self.guard = ast.unparse(node.test) if block is node.body else outer_guard
             self.branches = None if outer is None else outer + ((chain, index),)
             guard = self.main_guard
             self.main_guard = guard or (block is node.body and self.owner == MODULE_LEVEL and _is_main_guard(node.test))
@@ -552,6 +579,7 @@ class _Reader(FastNodeVisitor):
                 self.visit(stmt)
             self.main_guard = guard
             self.branches = outer
+        self.guard = outer_guard
 
     def visit_If(self, node: ast.If) -> None:
         self._visit_chain(node, id(node), 0)
@@ -610,7 +638,12 @@ class _Reader(FastNodeVisitor):
             held = scaler_steppable_attribute(node)
             if held is not None:
                 self.s.scaler_steppable[node.name] = held
+            self._visit_def(node, node.name, True)
+            return
+        # a class nested in a definition: its methods' first parameter is no instance of ``owner``
+        self.static, outer = True, self.static
         self._visit_def(node, node.name, True)
+        self.static = outer
 
     # --- uses -----------------------------------------------------------------------------
 
@@ -659,6 +692,7 @@ class _Reader(FastNodeVisitor):
                 dynamic=dynamic,
                 num_losses=losses.value if isinstance(losses, ast.Constant) and type(losses.value) is int else 1,
                 losses_at_run_time=losses is None and any(k.arg is None for k in node.keywords),
+                guard=self.guard,
             )
             if isinstance(optimizers, ast.Attribute) and isinstance(optimizers.value, ast.Name):
                 site.optimizer_text = f"{optimizers.value.id}.{optimizers.attr}"
@@ -711,6 +745,9 @@ class _Reader(FastNodeVisitor):
             and func.value.value.id == self.method_params[0]
         ):
             self.s.self_steps.add(func.value.attr)
+            self.s.method_steps.setdefault((self.owner, self.method), set()).add(func.value.attr)
+        if self.method and isinstance(func, ast.Name) and func.id in GRADIENT_READS:
+            self.s.gradient_methods.add((self.owner, self.method))
         guarded = self.main_guard and self.owner == MODULE_LEVEL
         if isinstance(func, ast.Name):
             self.s.called_names.add(func.id)
@@ -737,7 +774,8 @@ class _Reader(FastNodeVisitor):
                              guarded)
                 )
             elif not self._is_amp(func.value.id):
-                self.s.method_calls.append(MethodCall(func.value.id, func.attr, node.lineno, self.owner))
+                on_self = bool(self.method_params) and func.value.id == self.method_params[0] and not self.static
+                self.s.method_calls.append(MethodCall(func.value.id, func.attr, node.lineno, self.owner, on_self))
         if isinstance(func, ast.Attribute) and node.args + node.keywords and not self._module_member(func):
             self.s.attribute_calls.setdefault(func.attr, []).append(_filled_slots(node))
         if isinstance(func, ast.Name) and func.id == "super" and node.args and isinstance(node.args[0], ast.Name):
@@ -873,6 +911,8 @@ class _Reader(FastNodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self.s.attribute_names.add(node.attr)
+        if self.method and node.attr in GRADIENT_READS:
+            self.s.gradient_methods.add((self.owner, self.method))
         if isinstance(node.value, ast.Name) and node.value.id == "__all__":
             self.s.all_dynamic = True  # ``__all__.extend(...)``, ``__all__ += ...`` alike
         if isinstance(node.ctx, ast.Load) and node not in self.callees and not self._module_member(node):

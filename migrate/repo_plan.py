@@ -252,6 +252,13 @@ class FilePlan:
     heir_optimizer: str = ""
     #: where the inherited GradScaler is made: ``Class.method() in path``
     heir_from: str = ""
+    #: of ``heir_methods``, (class, method, optimizer attribute, the test the launcher's
+    #: initialize is under) whose override of a scaling method of the base leaves the step
+    #: to the base's own stepping methods (``heir_plan``)
+    base_steps: Tuple[Tuple[str, str, str, str], ...] = ()
+    #: (class, method, why) of the other overrides of such a method: why the base's steps
+    #: cannot serve it
+    base_step_gaps: Tuple[Tuple[str, str, str], ...] = ()
     #: the step-heir route (``step_heir_plan``), in the launcher: (method, optimizer
     #: attribute) of its class's scaling methods whose optimizers subclasses of files
     #: without apex.amp step (no step of them here); else why that route was refused
@@ -1685,7 +1692,7 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
     may keep a module-level GradScaler."""
     plan = add_outside_users(_with_wrappers(plan, by_path, unindexed, definitions), by_path, unindexed, definitions)
     plan = with_steppable_wrappers(plan, by_path, unindexed, definitions)
-    for path, helpers in helpers_called_elsewhere(by_path, others).items():
+    for path, helpers in helpers_called_elsewhere(by_path, others, definitions).items():
         plan.files[path] = replace(plan.files.get(path, FilePlan()), helpers_called_elsewhere=helpers)
     for path, overrides in overridden_methods(by_path, definitions).items():
         plan.files[path] = replace(plan.files.get(path, FilePlan()), overridden=overrides)
@@ -2397,11 +2404,11 @@ def _needy_base(item: Def, by_path: Dict[str, ModuleSummary], definitions, unrea
     return None
 
 
-def derived_classes(item: Def, by_path, definitions, by_name: bool = False) -> Set[Def]:
+def derived_classes(item: Def, by_path, definitions, by_name: bool = False, unresolved_by_name: bool = False) -> Set[Def]:
     """``item`` and every class of the walked files that derives from it, directly or not
     (a file the index left out is read only when it names one of them).  ``by_name``: also a
-    base no import resolves to a file but whose names match (``named_base``), a superset
-    for the checks that only refuse."""
+    base whose names match (``named_base``), a superset for the checks that only refuse;
+    ``unresolved_by_name``: that only for a base no import resolves to a file."""
     family, names = {item}, {item[1]}
     grew = True
     while grew:
@@ -2413,14 +2420,22 @@ def derived_classes(item: Def, by_path, definitions, by_name: bool = False) -> S
                 continue
             for cls, bases in summary.class_bases.items():
                 if (path, cls) in family or not any(
-                    _base_def(b, path, summary, definitions) in family or (by_name and named_base(b, summary, family))
-                    for b in bases
+                    _derives(b, path, summary, definitions, family, by_name, unresolved_by_name) for b in bases
                 ):
                     continue
                 family.add((path, cls))
                 names.add(cls)
                 grew = True
     return family
+
+
+def _derives(base: str, path: str, summary: ModuleSummary, definitions, family: Set[Def], by_name: bool,
+             unresolved_by_name: bool) -> bool:
+    """Whether the base written ``base`` in ``path`` is a class of ``family`` (``derived_classes``)."""
+    found = _base_def(base, path, summary, definitions)
+    if found in family:
+        return True
+    return (by_name or (unresolved_by_name and found is None)) and named_base(base, summary, family)
 
 
 def _base_def(text: str, path: str, summary: ModuleSummary, definitions) -> Optional[Def]:

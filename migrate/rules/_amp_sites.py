@@ -17,6 +17,7 @@ methods of its class, or in the same-file callers of its function (``caller_link
 
 from __future__ import annotations
 
+import ast
 import re
 
 from dataclasses import dataclass, field
@@ -3922,7 +3923,10 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                         "rewrite steps the base's through the GradScaler, but the override would still step the "
                         "scaled gradients itself (apex patched every optimizer.step)"
                     )))
-        if not calls and (_stepped_by_heirs(rule, site, opt, info) or _stepped_by_binder(rule, site, info)):
+        if not calls and (
+            _stepped_by_heirs(rule, site, opt, info) or _stepped_by_binder(rule, site, info)
+            or _stepped_by_base(rule, site, opt, info)
+        ):
             continue
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
@@ -3934,6 +3938,7 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 or method_step_gap(rule, site.func, opt)
                 or _method_parameter_gap(rule, site, opt)
             )
+            gap = _base_step_gap(rule, site, opt, info) or gap
             if gap is None and site.func is not None and isinstance(rule.parents.get(site.func), cst.Module):
                 gap = unreached_reason(rule, site.func, None, info) or None
                 gap = f"its callers cannot be followed: {gap}" if gap else None
@@ -3985,6 +3990,68 @@ def _stepped_by_heirs(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> boo
         and cls.name.value == info.plan.heir_base
         and (site.func.name.value, opt.attr.value) in info.plan.step_heirs
     )
+
+
+def _base_step(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> Optional[Tuple[str, str]]:
+    """The plan's ``base_steps`` entry of this method and ``self.<opt>``: (optimizer
+    attribute, the test the launcher's initialize is under), or None."""
+    if info.plan is None or not info.plan.base_steps or site.func is None:
+        return None
+    me = self_name(site.func)
+    if not (isinstance(opt, cst.Attribute) and isinstance(opt.value, cst.Name) and opt.value.value == me):
+        return None
+    cls = class_of_method(rule.parents, site.func)
+    key = (cls.name.value, site.func.name.value, opt.attr.value) if cls is not None else None
+    return next(((a, guard) for c, m, a, guard in info.plan.base_steps if (c, m, a) == key), None)
+
+
+def _narrower_than_base(rule, site: ScaleLossSite, info: AmpFile, guard: str) -> str:
+    """Why a plain backward beside this scaled one may run while the base's GradScaler is on
+    (its clause tests other than the launcher's initialize did, ``guard``): the base's step
+    would unscale gradients no GradScaler scaled; "" when it cannot."""
+    if not _plain_backward_beside(site, info):
+        return ""
+    clause = scale_clause(rule.parents, site.with_stmt, site.func)
+    test = code_of(clause.test).strip() if clause is not None else ""
+    if _same_test(test, guard):
+        return ""
+    return (
+        f"{site.func.name.value}() scales the loss only if {test or 'always'}, and runs a plain backward "
+        f"otherwise, while the GradScaler is on when {guard or 'always'} (the base's step would unscale "
+        "gradients no GradScaler scaled)"
+    )
+
+
+def _same_test(a: str, b: str) -> bool:
+    """Whether two test texts are the same expression (spacing and parentheses aside)."""
+    if not a or not b:
+        return a == b
+    try:
+        return ast.dump(ast.parse(a, mode="eval")) == ast.dump(ast.parse(b, mode="eval"))
+    except SyntaxError:
+        return False
+
+
+def _stepped_by_base(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> bool:
+    """The plan's inheritance route (``heir_plan._base_steps``): this method overrides one of
+    the base class (another file) that scales for the same ``self.<opt>``, which the base's
+    own methods step through the inherited GradScaler; not where a plain backward beside it
+    may run while that GradScaler is on (``_narrower_than_base``)."""
+    entry = _base_step(rule, site, opt, info)
+    return entry is not None and not _narrower_than_base(rule, site, info, entry[1])
+
+
+def _base_step_gap(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> Optional[str]:
+    """Why the base's steps cannot serve this override of its scaling method (the plan's
+    ``base_step_gaps``, or a plain backward beside it), or None."""
+    cls = class_of_method(rule.parents, site.func) if site.func is not None else None
+    if info.plan is None or cls is None:
+        return None
+    entry = _base_step(rule, site, opt, info)
+    if entry is not None:
+        return f"the base steps it, but {_narrower_than_base(rule, site, info, entry[1])}"
+    key = (cls.name.value, site.func.name.value)
+    return next((why for c, m, why in info.plan.base_step_gaps if (c, m) == key), None)
 
 
 def _stepped_by_binder(rule, site: ScaleLossSite, info: AmpFile) -> bool:

@@ -66,7 +66,9 @@ scales loss ids 0/1 beside the runner's own GradScaler, with an initializer help
 training API calls and regularizers reading apex's loss scales (mmgeneration: one module-level
 GradScaler per loss id, on the device of the models and optimizers at run time), a script
 whose __main__ guard calls its initializing setup() and then its main(), which scales (UCSNet: a
-module-level GradScaler in the script).
+module-level GradScaler in the script), a subclass
+that overrides its base's scaling method and leaves the clipping and the step to the base's
+method that calls it, with a step of its own on another optimizer after each (r86).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -770,6 +772,12 @@ LAYOUTS: Dict[str, dict] = {
     "r81_shared_step_reader": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=["APX107"],
         fallbacks=[], saves=False, branches={"off": ["--no-amp"], "accumulate": ["--grad-acc-steps", "2"]}),
+    # BERT-for-RRC-ABSA's shape: MetaTrainer._forward() overrides the base's scaling method
+    # (another file) and scales through the base's self.scaler; the base's _train_batch()
+    # unscales, clips and steps; the meta step on its own optimizer stays plain
+    "r86_subclass_scales_base_steps": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
+        branches={"off": ["--no-fp16"], "base": ["--kind", "base"]}),
     # DL-Art-School's shape: the trainer initializes apex in its own __init__ (one loss scaler
     # per training step, num_losses=len(...)) and derives from a base class of another module
     # that saves and resumes amp's state on self; a feature model no script builds derives from

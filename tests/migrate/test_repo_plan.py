@@ -198,6 +198,37 @@ def test_the_index_knows_alternative_initializes(body, once):
     assert summary.initializes_once() is once
 
 
+def test_the_index_tells_calls_on_the_instance_from_other_calls():
+    """``self.m()`` in a method (or a closure of it) is on the instance; the first parameter of
+    a static method, or of a method of a class nested in a definition, is not (the
+    master_params helpers' callers in other files are filtered by the class of those on self)."""
+    source = textwrap.dedent("""\
+        class Trainer:
+            def fit(self):
+                self.clip()
+                def later():
+                    self.clip()
+                return later
+
+            @staticmethod
+            def probe(self):
+                self.clip()
+
+            class Inner:
+                def run(self):
+                    self.clip()
+
+            def build(self):
+                class Local:
+                    def run(self):
+                        self.clip()
+                return Local
+        """)
+    summary = summarise("/r/x.py", "x.py", source.encode())
+    calls = {(c.line, c.on_self) for c in summary.method_calls if c.method == "clip"}
+    assert calls == {(3, True), (5, True), (10, False), (14, False), (19, False)}
+
+
 # --- planned and refused layouts, through the command line ---------------------------------------
 
 

@@ -1,0 +1,2 @@
+from .base import Trainer
+from .meta import MetaTrainer
