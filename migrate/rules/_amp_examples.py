@@ -973,6 +973,29 @@ INITIALIZED_THROUGH_PARAMETER_TODOS = (
         "            #   migrate it by hand\n",
     ),
 )
+#: the module-level apex.amp handed to a helper that initializes it, the losses scaled by the caller
+MODULE_AMP_INITIALIZED_THROUGH_PARAMETER = """\
+import torch
+from apex import amp
+
+
+def prepare(model, state, amp):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    if state:
+        amp.load_state_dict(state)
+    return model, optimizer
+
+
+def train(model, batches):
+    model, optimizer = prepare(model, None, amp)
+    for x in batches:
+        loss = model(x).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+"""
 #: the same run as a script, its ``main`` called under the ``__main__`` guard
 INITIALIZED_THROUGH_PARAMETER_SCRIPT = INITIALIZED_THROUGH_PARAMETER + """\
 
@@ -7316,6 +7339,29 @@ def main(args):
         before=INITIALIZED_THROUGH_PARAMETER_RENAMED,
         after=_initialized_through_parameter_shim(
             INITIALIZED_THROUGH_PARAMETER_RENAMED, INITIALIZED_THROUGH_PARAMETER_RENAMED_TODOS
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the module-level apex.amp handed to a helper that initializes it through that
+        # parameter: before, the module-scaler route set a module-level GradScaler in prepare()
+        # while the parameter route handed prepare() that variable, still None at the call, in
+        # the parameter's slot, whose load_state_dict became load_scaler_state(amp, ...) on None
+        "fallback-module-amp-initialized-by-the-helper-it-is-given-to",
+        before=MODULE_AMP_INITIALIZED_THROUGH_PARAMETER,
+        after=_initialized_through_parameter_shim(
+            MODULE_AMP_INITIALIZED_THROUGH_PARAMETER,
+            (
+                INITIALIZED_THROUGH_PARAMETER_TODOS[0],
+                (
+                    "        with amp.scale_loss",
+                    "        # TODO(apexcompat): the scaler cannot reach this amp.scale_loss: apex.amp (or None) is\n"
+                    "        #   given to prepare() as its parameter amp, on which prepare() calls amp.initialize:\n"
+                    "        #   the GradScaler would be created in prepare() from a module handed in as a value,\n"
+                    "        #   which no route follows; this file keeps apex.amp semantics through apexcompat.amp,\n"
+                    "        #   migrate it by hand\n",
+                ),
+            ),
         ),
         codes=("APX102", "APX220"),
     ),

@@ -7,10 +7,10 @@ every call hands the GradScaler in the same slot (disabled where apex was never
 initialized), which the parameter then carries on every path (APX230).  Bound only when the
 function is called in this file and nowhere used another way, every call passes apex.amp at
 that slot, the function never rebinds the parameter, initializes it (the GradScaler would
-then be made there, not handed in: ``initializing_refusals`` says so) or reads it from a
-nested scope, and no
-other walked file refers to the function (the plan's ``used_elsewhere``: such a file would
-still hand it apex.amp or None, so this file keeps the shim with that reason).
+then be made there, not handed in: ``initializing_refusals`` says why the file keeps the
+shim) or reads it from a nested scope, and no other walked file refers to the function (the
+plan's ``used_elsewhere``: such a file would still hand it apex.amp or None, so this file
+keeps the shim with that reason).
 """
 
 from __future__ import annotations
