@@ -916,6 +916,135 @@ def main(args):
 AMP_OR_NONE_GIVEN = AMP_OR_NONE_PASSED_ON.replace("    report(amp)\n", "")
 
 
+#: a helper handed apex.amp or None initializes it through its parameter and loads its state,
+#: while its caller binds the module (or None) itself and scales the losses, and ``main`` calls
+#: the caller (planbug23): the parameter route took the helper's parameter as carrying the
+#: caller's GradScaler, the initialize made another one there, and the cross-file plan, which
+#: saw no initialize in the file, threaded a third into ``main`` "from another file"
+INITIALIZED_THROUGH_PARAMETER = """\
+import torch
+
+
+def prepare(args, model, state, amp):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if amp:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.level)
+        if state:
+            amp.load_state_dict(state["amp"])
+    return model, optimizer
+
+
+def train(args, model, batches, state):
+    if args.fp16:
+        from apex import amp
+    else:
+        amp = None
+    model, optimizer = prepare(args, model, state, amp=amp)
+    for x in batches:
+        loss = model(x).mean()
+        optimizer.zero_grad()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+
+
+def main(args):
+    train(args, torch.nn.Linear(4, 1).cuda(), [], None)
+"""
+#: its TODOs, each put above its anchor: at the call handing the module over, and at the
+#: scale_loss
+INITIALIZED_THROUGH_PARAMETER_TODOS = (
+    (
+        "    model, optimizer = prepare(",
+        "    # TODO(apexcompat): apex.amp (or None) is given to prepare() as its parameter amp, on\n"
+        "    #   which prepare() calls amp.initialize: the GradScaler would be created in prepare()\n"
+        "    #   from a module handed in as a value, which no route follows; this file keeps apex.amp\n"
+        "    #   semantics through apexcompat.amp, migrate it by hand\n",
+    ),
+    (
+        "            with amp.scale_loss",
+        "            # TODO(apexcompat): the scaler cannot reach this amp.scale_loss: apex.amp (or None) is\n"
+        "            #   given to prepare() as its parameter amp, on which prepare() calls amp.initialize:\n"
+        "            #   the GradScaler would be created in prepare() from a module handed in as a value,\n"
+        "            #   which no route follows; this file keeps apex.amp semantics through apexcompat.amp,\n"
+        "            #   migrate it by hand\n",
+    ),
+)
+#: the module-level apex.amp handed to a helper that initializes it, the losses scaled by the caller
+MODULE_AMP_INITIALIZED_THROUGH_PARAMETER = """\
+import torch
+from apex import amp
+
+
+def prepare(model, state, amp):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    if state:
+        amp.load_state_dict(state)
+    return model, optimizer
+
+
+def train(model, batches):
+    model, optimizer = prepare(model, None, amp)
+    for x in batches:
+        loss = model(x).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+"""
+#: the same run as a script, its ``main`` called under the ``__main__`` guard
+INITIALIZED_THROUGH_PARAMETER_SCRIPT = INITIALIZED_THROUGH_PARAMETER + """\
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fp16", action="store_true")
+    parser.add_argument("--level", default="O1")
+    main(parser.parse_args())
+"""
+#: the same with the parameter named ``amp_module`` (and the import bound to that name), and
+#: its TODOs
+INITIALIZED_THROUGH_PARAMETER_RENAMED_TODOS = (
+    (
+        "    model, optimizer = prepare(",
+        "    # TODO(apexcompat): apex.amp (or None) is given to prepare() as its parameter\n"
+        "    #   amp_module, on which prepare() calls amp_module.initialize: the GradScaler would be\n"
+        "    #   created in prepare() from a module handed in as a value, which no route follows;\n"
+        "    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n",
+    ),
+    (
+        "            with amp_module.scale_loss",
+        "            # TODO(apexcompat): the scaler cannot reach this amp.scale_loss: apex.amp (or None) is\n"
+        "            #   given to prepare() as its parameter amp_module, on which prepare() calls\n"
+        "            #   amp_module.initialize: the GradScaler would be created in prepare() from a module\n"
+        "            #   handed in as a value, which no route follows; this file keeps apex.amp semantics\n"
+        "            #   through apexcompat.amp, migrate it by hand\n",
+    ),
+)
+INITIALIZED_THROUGH_PARAMETER_RENAMED = (
+    INITIALIZED_THROUGH_PARAMETER.replace("amp=amp", "amp_module=amp_module")
+    .replace("state, amp)", "state, amp_module)")
+    .replace("if amp:", "if amp_module:")
+    .replace("amp.", "amp_module.")
+    .replace("from apex import amp", "from apex import amp as amp_module")
+    .replace("amp = None", "amp_module = None")
+)
+
+
+def _initialized_through_parameter_shim(before: str, todos=INITIALIZED_THROUGH_PARAMETER_TODOS) -> str:
+    """``before`` (one of the shapes above) kept on the shim, with its two TODOs."""
+    after = before.replace("from apex import amp", "from apexcompat import amp")
+    for anchor, todo in todos:
+        after = after.replace(anchor, todo + anchor)
+    return after
+
+
 #: a script whose training runs under its ``__main__`` guard, the initialize in an ``if``
 #: there and the losses scaled by module-level functions
 MAIN_GUARD_SCRIPT = """\
@@ -7185,6 +7314,58 @@ def main(args):
         codes=("APX101", "APX201", "APX202", "APX209", "APX230", "APX301", "APX311", "APX322", "APX325", "APX401"),
     ),
     Example(
+        # apex.amp or None handed to a helper that initializes it through that parameter (and
+        # loads its state), the losses scaled by the caller, which main() calls: no route makes
+        # the helper's GradScaler reach the caller, so the file keeps the shim; before, the
+        # parameter route, the initialize and the cross-file plan (APX213, "created in another
+        # file") each claimed the amp instance and wrote an unused GradScaler in prepare(), a
+        # scaler parameter on main() and train(), and load_scaler_state on the parameter
+        "fallback-amp-or-none-initialized-by-the-helper-it-is-given-to",
+        before=INITIALIZED_THROUGH_PARAMETER,
+        after=_initialized_through_parameter_shim(INITIALIZED_THROUGH_PARAMETER),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the same, main() run under the ``__main__`` guard: the reason is the initialize made
+        # through the parameter (it was that the helper does not hand the GradScaler back)
+        "fallback-amp-or-none-initialized-by-the-helper-in-a-script",
+        before=INITIALIZED_THROUGH_PARAMETER_SCRIPT,
+        after=_initialized_through_parameter_shim(INITIALIZED_THROUGH_PARAMETER_SCRIPT),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the same with the parameter and the caller's name ``amp_module``
+        "fallback-amp-module-or-none-initialized-by-the-helper-it-is-given-to",
+        before=INITIALIZED_THROUGH_PARAMETER_RENAMED,
+        after=_initialized_through_parameter_shim(
+            INITIALIZED_THROUGH_PARAMETER_RENAMED, INITIALIZED_THROUGH_PARAMETER_RENAMED_TODOS
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the module-level apex.amp handed to a helper that initializes it through that
+        # parameter: before, the module-scaler route set a module-level GradScaler in prepare()
+        # while the parameter route handed prepare() that variable, still None at the call, in
+        # the parameter's slot, whose load_state_dict became load_scaler_state(amp, ...) on None
+        "fallback-module-amp-initialized-by-the-helper-it-is-given-to",
+        before=MODULE_AMP_INITIALIZED_THROUGH_PARAMETER,
+        after=_initialized_through_parameter_shim(
+            MODULE_AMP_INITIALIZED_THROUGH_PARAMETER,
+            (
+                INITIALIZED_THROUGH_PARAMETER_TODOS[0],
+                (
+                    "        with amp.scale_loss",
+                    "        # TODO(apexcompat): the scaler cannot reach this amp.scale_loss: apex.amp (or None) is\n"
+                    "        #   given to prepare() as its parameter amp, on which prepare() calls amp.initialize:\n"
+                    "        #   the GradScaler would be created in prepare() from a module handed in as a value,\n"
+                    "        #   which no route follows; this file keeps apex.amp semantics through apexcompat.amp,\n"
+                    "        #   migrate it by hand\n",
+                ),
+            ),
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         # the function hands its apex.amp parameter on: the parameter cannot carry the scaler
         "fallback-amp-parameter-passed-on",
         before=AMP_OR_NONE_PASSED_ON,
@@ -8954,8 +9135,10 @@ def run_epoch(mode, model, loader, optimizer=None, fp16=None, *, scaler):
     Example(
         # a helper handed apex.amp or None tests it before its amp.initialize (an apex workaround:
         # ``if amp: optimizer.state = {}``), creates the GradScaler and uses it (the amp state
-        # loaded), while its caller scales the losses (unilm's s2s-ft): the findings say what the
-        # test is, and that the helper does not hand the GradScaler back (no reason was given)
+        # loaded), while its caller scales the losses (unilm's s2s-ft): the findings say that the
+        # initialize is made through the parameter, which no route follows (no reason was given
+        # once, then the test and the helper not handing the GradScaler back, true but not the
+        # first reason)
         "fallback-helper-tests-amp-before-initialize-and-uses-the-scaler-its-caller-needs",
         before="""\
 import torch
@@ -9000,9 +9183,6 @@ def prepare(args, model, state, amp):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     if state:
         optimizer.load_state_dict(state["optimizer"])
-        # TODO(apexcompat): the test `amp` (whether apex.amp was handed in: the GradScaler's
-        #   switch) comes before amp.initialize in the same function, where no GradScaler exists
-        #   yet; this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
         if amp:
             optimizer.state = {}
     if amp:
@@ -9017,15 +9197,19 @@ def train(args, model, batches, state):
         from apexcompat import amp
     else:
         amp = None
+    # TODO(apexcompat): apex.amp (or None) is given to prepare() as its parameter amp, on
+    #   which prepare() calls amp.initialize: the GradScaler would be created in prepare()
+    #   from a module handed in as a value, which no route follows; this file keeps apex.amp
+    #   semantics through apexcompat.amp, migrate it by hand
     model, optimizer = prepare(args, model, state, amp=amp)
     for x, y in batches:
         loss = torch.nn.functional.mse_loss(model(x), y)
         if args.fp16:
-            # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
-            #   train() gets the model and optimizer from prepare(), where amp.initialize is, which
-            #   uses the GradScaler itself after creating it, so it is not handed back as one more
-            #   returned value; this file keeps apex.amp semantics through apexcompat.amp, migrate
-            #   it by hand
+            # TODO(apexcompat): the scaler cannot reach this amp.scale_loss: apex.amp (or None) is
+            #   given to prepare() as its parameter amp, on which prepare() calls amp.initialize:
+            #   the GradScaler would be created in prepare() from a module handed in as a value,
+            #   which no route follows; this file keeps apex.amp semantics through apexcompat.amp,
+            #   migrate it by hand
             with amp.scale_loss(loss, optimizer) as scaled_loss:
                 scaled_loss.backward()
         else:

@@ -6,9 +6,11 @@ and to None on the other, and ``train`` scales, clips and saves through its para
 every call hands the GradScaler in the same slot (disabled where apex was never
 initialized), which the parameter then carries on every path (APX230).  Bound only when the
 function is called in this file and nowhere used another way, every call passes apex.amp at
-that slot, the function never rebinds the parameter or reads it from a nested scope, and no
-other walked file refers to the function (the plan's ``used_elsewhere``: such a file would
-still hand it apex.amp or None, so this file keeps the shim with that reason).
+that slot, the function never rebinds the parameter, initializes it (the GradScaler would
+then be made there, not handed in: ``initializing_refusals`` says why the file keeps the
+shim) or reads it from a nested scope, and no other walked file refers to the function (the
+plan's ``used_elsewhere``: such a file would still hand it apex.amp or None, so this file
+keeps the shim with that reason).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from ._edits import code_of
 from ._tree import module_code, walk
 
 AMP = "apex.amp"
@@ -88,9 +91,59 @@ def _used_elsewhere(rule: Any) -> Dict[str, str]:
 
 def _given(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, Tuple[str, List[cst.Arg]]]:
     """Module-level functions every call of which in this file hands apex.amp to one
-    parameter that the body only reads."""
+    parameter that the body only reads, and never initializes."""
     parents = rule.parents
     found: Dict[cst.FunctionDef, Tuple[str, List[cst.Arg]]] = {}
+    for func, slots in _handed(rule, module).items():
+        for name, args in slots:
+            if _reads_only(parents, func, name) and _initialize_of(func, name) is None:
+                found[func] = (name, args)
+                break
+    return found
+
+
+def initializing_refusals(rule: Any, module: cst.Module) -> Dict[cst.CSTNode, str]:
+    """The apex.amp arguments of this file's calls of a function that calls ``initialize``
+    on the parameter they fill -> why no GradScaler follows them: the route above makes the
+    caller's GradScaler fill that slot, but here the GradScaler would be created inside the
+    function, from a module (or None) handed in as a value."""
+    refusals: Dict[cst.CSTNode, str] = {}
+    given = _given(rule, module)
+    for func, slots in _handed(rule, module).items():
+        if func in given:
+            continue
+        found = next(((p, a, _initialize_of(func, p)) for p, a in slots if _initialize_of(func, p) is not None), None)
+        if found is None:
+            continue
+        param, args, init = found  # no line in the reason: the TODOs written above would move it
+        name = func.name.value
+        why = (
+            f"apex.amp (or None) is given to {name}() as its parameter {param}, on which {name}() calls "
+            f"{code_of(init.func)}: the GradScaler would be created in {name}() from a module handed in as a "
+            "value, which no route follows"
+        )
+        refusals.update((a.value, why) for a in args)
+    return refusals
+
+
+def _initialize_of(func: cst.FunctionDef, name: str) -> Optional[cst.Call]:
+    """The first ``name.initialize(...)`` / ``name.init(...)`` call in ``func``'s body."""
+    for node in walk(func.body):
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and isinstance(node.func.value, cst.Name)
+            and node.func.value.value == name
+            and node.func.attr.value in ("initialize", "init")
+        ):
+            return node
+    return None
+
+
+def _handed(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, List[Tuple[str, List[cst.Arg]]]]:
+    """Module-level functions every call of which in this file hands apex.amp to a
+    parameter: function -> (each such parameter, the arguments filling it), in order."""
+    found: Dict[cst.FunctionDef, List[Tuple[str, List[cst.Arg]]]] = {}
     if "apex" not in module_code(module):
         return found
     for func in module.body:
@@ -106,9 +159,8 @@ def _given(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, Tuple[str, Li
             args = [_slot(call, index, name) for call in callers]
             if all(
                 a is not None and isinstance(a.value, cst.Name) and AMP in rule.qualified_names(a.value) for a in args
-            ) and _reads_only(parents, func, name):
-                found[func] = (name, [a for a in args if a is not None])
-                break
+            ):
+                found.setdefault(func, []).append((name, [a for a in args if a is not None]))
     return found
 
 

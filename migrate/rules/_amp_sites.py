@@ -36,7 +36,7 @@ from ._o2_model_clip import o2_model_clips
 from ._amp_holder import held_instance
 from ._amp_hoist import hoist_target
 from ._amp_partial import bound_calls, bound_offset, lone_assignment, partial_calls
-from ._amp_param import amp_parameters, outside_refusals, parameters_given_amp
+from ._amp_param import amp_parameters, initializing_refusals, outside_refusals, parameters_given_amp
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
@@ -283,6 +283,9 @@ class AmpFile:
     received: Dict[cst.FunctionDef, cst.Assign] = field(default_factory=dict)
     #: why such an assignment was not found (the file's sites report it)
     received_refusal: str = ""
+    #: why apex.amp handed to a same-file function that initializes it there keeps the shim
+    #: (``_amp_param.initializing_refusals``): then this file's scale_loss sites say so too
+    initialized_in_callee: str = ""
     #: the class whose ``__init__`` is the function receiving it (kept on ``self``)
     received_class: Optional[cst.ClassDef] = None
     #: methods reading ``amp.master_params`` that other files call too: their gradients are
@@ -691,6 +694,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     given_args: Set[cst.CSTNode] = set()
     given_params = amp_parameters(rule, module)
     refused_args = outside_refusals(rule, module) if info.plan is not None else {}
+    initializing = initializing_refusals(rule, module)
+    refused_args.update(initializing)
+    info.initialized_in_callee = next(iter(initializing.values()), "")
     for callee, (param, args) in given_params.items():
         info.access[callee] = param  # the parameter carries the GradScaler there
         given_args.update(a.value for a in args)
@@ -748,7 +754,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                         message += f" ({route})"
                         facts = getattr(info.plan, "carrier", None)
                         info.lending_refused = route if facts is not None and facts.borrowed else ""
-                note = plan_note(rule, info, ref.expr)
+                # a plan note would rest on the plan's view that no file initializes here
+                note = plan_note(rule, info, ref.expr) if ref.expr not in initializing else None
                 info.blockers.append(Blocker(ref.expr, f"{message} ({note})" if note else message))
         elif member == "__dict__" and _member_probe(parents, ref.expr) is not None:
             probe = _member_probe(parents, ref.expr)
@@ -2216,6 +2223,10 @@ def _check_layout(rule, info: AmpFile) -> None:
     if info.scale_losses and not training:
         for site in info.scale_losses:
             message = "amp.initialize is not in this file, so the scaler cannot reach this amp.scale_loss"
+            if info.initialized_in_callee:
+                why = info.initialized_in_callee
+                info.blockers.append(Blocker(site.with_stmt, f"the scaler cannot reach this amp.scale_loss: {why}"))
+                continue
             if info.received_refusal:
                 info.blockers.append(Blocker(site.with_stmt, info.received_refusal))
                 continue
