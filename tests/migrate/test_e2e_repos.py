@@ -259,6 +259,14 @@ LAYOUTS: Dict[str, dict] = {
     "r87_initialize_in_exiting_try": dict(launcher="train.py", amp=["--fp16", "1"], fp32=["--fp16", "1", "--opt-level", "O0"],
                                           steps=24, metric="loss", native=[], fallbacks=[],
                                           branches={"off": ["--fp16", "0"]}),
+    # the loss scaled only on the iterations whose args.fp16 the loop sets (every other 4 steps),
+    # a plain backward in the else, one step after the if, apex set up for --opt-level: the plain
+    # backward goes through the GradScaler too (before: its gradients reached scaler.step unscaled,
+    # divided by the scale, or "_scale is None" before the first scaled iteration), with an
+    # unscale_ before the else's clip; 'period-1' alternates every step
+    "r84_plain_branch_beside_scaled": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                           metric="loss", native=[], fallbacks=[], saves=False,
+                                           branches={"period-1": ["--period", "1"]}),
     "r61_setup_returns_early": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                     metric="loss", native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
     "r39_own_scaler_beside_apex": dict(launcher="train.py", amp=[], fp32=["--fp16", "0", "--amp", "0"], steps=24,
