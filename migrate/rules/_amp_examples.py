@@ -269,7 +269,7 @@ def fit(model, batches, half):
         if half:
             scaler.scale(loss).backward()
         else:
-            loss.backward()
+            scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 """
@@ -1090,7 +1090,7 @@ def update(loss, optimizer, half):
     if half:
         scaler.scale(loss).backward()
     else:
-        loss.backward()
+        scaler.scale(loss).backward()
     scaler.step(optimizer)
     scaler.update()
 
@@ -5346,11 +5346,11 @@ def main(args):
         if args.half:
             scaler.scale(loss).backward()
         else:
-            loss.backward()
+            scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 """,
-        codes=("APX101", "APX201", "APX201", "APX202", "APX202", "APX204", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX301", "APX311", "APX316"),
     ),
     Example(
         # if/elif/else all initialize: every path creates the scaler, no disabled one is needed
@@ -5506,13 +5506,13 @@ def main(args):
         if args.fp16:
             scaler.scale(loss).backward()
         else:
-            loss.backward()
+            scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
         scheduler.step()
         optimizer.zero_grad()
 """,
-        codes=("APX101", "APX201", "APX202", "APX209", "APX217", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX202", "APX209", "APX217", "APX301", "APX311", "APX316"),
     ),
     Example(
         # initialize(model, optimizers=None) returned the model alone; the kept assignment does too
@@ -6157,13 +6157,14 @@ class Trainer:
             self.scaler.unscale_(self.opt)
             torch.nn.utils.clip_grad_norm_((p for group in self.opt.param_groups for p in group["params"]), self.clip)
         else:
-            loss.backward()
+            self.scaler.scale(loss).backward()
+            self.scaler.unscale_(self.opt)
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip)
         self.scaler.step(self.opt)
         self.scaler.update()
         self.opt.zero_grad()
 """,
-        codes=('APX101', 'APX201', 'APX209', 'APX221', 'APX301', 'APX311', 'APX321'),
+        codes=('APX101', 'APX201', 'APX209', 'APX221', 'APX255', 'APX301', 'APX311', 'APX316', 'APX321'),
     ),
     # the forward pass is in a subclass that inherits the method scaling the loss (XLM's
     # EncDecTrainer.mt_step calls Trainer.optimize): autocast goes around it there
@@ -6615,11 +6616,11 @@ class Task:
         if self.amp_args is not None:
             self.scaler.scale(loss).backward()
         else:
-            loss.backward()
+            self.scaler.scale(loss).backward()
         self.scaler.step(self.optimizer)
         self.scaler.update()
 ''',
-        codes=('APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX301', 'APX311'),
+        codes=('APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX301', 'APX311', 'APX316'),
     ),
     Example(
         # an enum chooses apex or a native GradScaler of the class's own: the apex branch gets
@@ -8530,7 +8531,7 @@ class PairTrainer(torch.nn.Module):
         "main-guard-is-not-a-condition",
         before=MAIN_GUARD_SCRIPT,
         after=MAIN_GUARD_SCRIPT_NATIVE,
-        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX316"),
     ),
     Example(
         # the same with the options parsed outside the guard (before: the GradScaler was
@@ -8538,7 +8539,7 @@ class PairTrainer(torch.nn.Module):
         "main-guard-scaler-before-the-training",
         before=_args_outside(MAIN_GUARD_SCRIPT),
         after=_args_outside(MAIN_GUARD_SCRIPT_NATIVE),
-        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX316"),
     ),
     Example(
         # the opt level tested in the initialize's own if, in single quotes: the switch says it
@@ -8763,7 +8764,7 @@ def main(model, criterion, loader, optimizer):
         "setup-helper-returning-before-the-initialize-hands-back-a-disabled-scaler",
         before=SETUP_RETURNS_EARLY_WHEN_OFF,
         after=SETUP_RETURNS_EARLY_WHEN_OFF_NATIVE,
-        codes=("APX101", "APX201", "APX209", "APX217", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX217", "APX301", "APX311", "APX316"),
     ),
     # the same return decided by a flag the helper sets once it initialized: the shim, and why
     Example(
@@ -8870,7 +8871,7 @@ def run_epoch(model, batches, optimizer=None, fp16=False, *, scaler):
             if fp16:
                 scaler.scale(loss).backward()
             else:
-                loss.backward()
+                scaler.scale(loss).backward()
             scaler.step(optimizer)
             scaler.update()
 
@@ -8893,7 +8894,7 @@ def main(args, batches):
     else:
         evaluate(torch.nn.Linear(8, 1).cuda(), batches)
 """,
-        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311", "APX316"),
     ),
     # the same epoch function also run by a fine-tuning path without a GradScaler that hands
     # it an optimizer and fp16=True: its scale_loss may run there, so the reason names that
@@ -9124,13 +9125,13 @@ def run_epoch(mode, model, loader, optimizer=None, fp16=None, *, scaler):
             if fp16:
                 scaler.scale(loss).backward()
             else:
-                loss.backward()
+                scaler.scale(loss).backward()
             scaler.step(optimizer)
             scaler.update()
             optimizer.zero_grad()
     return total
 """,
-        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX207", "APX209", "APX301", "APX311", "APX316"),
     ),
     Example(
         # a helper handed apex.amp or None tests it before its amp.initialize (an apex workaround:

@@ -716,7 +716,7 @@ HEIR_NATIVE_STEP = """\
         if self.half:
             self.scaler.scale(loss).backward()
         else:
-            loss.backward()
+            self.scaler.scale(loss).backward()
 {clip}        self.scaler.step(self.optimizer)
         self.scaler.update()
 """
@@ -6262,7 +6262,7 @@ class AccumOptimizerHook(OptimizerHook):
         if self.use_fp16:
             runner.grad_scaler.scale(runner.outputs["loss"]).backward()
         else:
-            runner.outputs["loss"].backward()
+            runner.grad_scaler.scale(runner.outputs["loss"]).backward()
         if self.every_n_iters(runner, self.update_interval):
             if self.grad_clip is not None:
                 runner.grad_scaler.unscale_(runner.optimizer)
@@ -6309,7 +6309,7 @@ class EpochBasedRunnerAmp(EpochBasedRunner):
             load_scaler_state(self.grad_scaler, checkpoint["amp"])
 """,
         codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX225", "APX226", "APX301", "APX311", "APX314",
-               "APX325", "APX401", "APX402"),
+               "APX316", "APX325", "APX401", "APX402"),
     ),
     # the same shape with the runner built by calling its class (Video-Swin-Transformer,
     # sweep6): ``Runner = EpochBasedRunnerAmp; runner = Runner(model, optimizer=...)`` on the
@@ -6483,7 +6483,7 @@ class DistOptimizerHook(OptimizerHook):
         if self.use_fp16:
             runner.grad_scaler.scale(runner.outputs["loss"]).backward()
         else:
-            runner.outputs["loss"].backward()
+            runner.grad_scaler.scale(runner.outputs["loss"]).backward()
         if self.every_n_iters(runner, self.update_interval):
             if self.grad_clip is not None:
                 runner.grad_scaler.unscale_(runner.optimizer)
@@ -6525,7 +6525,8 @@ def test_lr_hook(model, optimizer, tmp_path):
         model=model, optimizer=optimizer, work_dir=str(tmp_path)))
     runner.register_lr_hook(dict(policy="step", step=[1]))
 """,
-        codes=("APX101", "APX103", "APX201", "APX225", "APX226", "APX301", "APX311", "APX314", "APX325", "APX402"),
+        codes=("APX101", "APX103", "APX201", "APX225", "APX226", "APX301", "APX311", "APX314", "APX316", "APX325",
+               "APX402"),
     ),
     # the losses are scaled in a function another file only reads (SimpleCV hands its
     # amp_backward to the launcher as a value): the shim stays, and the reason says so (it
@@ -7392,8 +7393,8 @@ class Task:
             "    scaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\n"
             "    opts.scaler = scaler\n",
             after_loop="", report_torch="", report_extra="",
-        ),
-        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311"),
+        ).replace("    else:\n        loss.backward()\n", "    else:\n        opts.scaler.scale(loss).backward()\n"),
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311", "APX316"),
     ),
     Example(
         # ... but handed to a function of another file that reads .amp (save_state saves
@@ -7434,8 +7435,9 @@ class Task:
             "    scaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\n"
             "    opts.scaler = scaler\n",
             tune=METHOD_MODULE_MEMBER,
-        ),
-        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311", "APX314"),
+        ).replace("            else:\n                loss.backward()\n",
+                  "            else:\n                opts.scaler.scale(loss).backward()\n"),
+        codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311", "APX314", "APX316"),
     ),
     # ... but another file calls a method named fit() with something in that slot (its
     # receiver is not followed: it may be a trainer of this file, handed options that never
@@ -7489,7 +7491,7 @@ def backward_step(cfg, loss, optimizer, scaler):
     if cfg.amp:
         scaler.scale(loss).backward()
     else:
-        loss.backward()
+        scaler.scale(loss).backward()
     scaler.step(optimizer)
     scaler.update()
 
@@ -7504,7 +7506,7 @@ def main(cfg, batches):
         backward_step(cfg, loss_g, opt_g, scaler)
         backward_step(cfg, loss_d, opt_d, scaler)
 """,
-        codes=("APX101", "APX201", "APX207", "APX209", "APX244", "APX245", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX207", "APX209", "APX244", "APX245", "APX301", "APX311", "APX316"),
     ),
     Example(
         # ... but the caller keeps what the factory returns in one name and unpacks it later:
@@ -7720,7 +7722,7 @@ def main(model, optimizer, loader, resume=None):
             base_step=HEIR_NATIVE_STEP.format(clip=""),
             heir_step=HEIR_NATIVE_STEP.format(clip="        self.scaler.unscale_(self.optimizer)\n" + HEIR_CLIP),
         ),
-        codes=("APX101", "APX103", "APX201", "APX209", "APX238", "APX239", "APX301", "APX311", "APX325"),
+        codes=("APX101", "APX103", "APX201", "APX209", "APX238", "APX239", "APX301", "APX311", "APX316", "APX325"),
     ),
     Example(
         # ... but the subclass scales its loss for another optimizer than the one the base
@@ -7760,8 +7762,8 @@ def main(model, optimizer, loader, resume=None):
             "    clip_grad_norm_(model.parameters(), args.max_grad_norm)\n"
             "    args.scaler.step(optimizer)\n    args.scaler.update()\n",
             classify_setup=SHARED_STEP_NATIVE_SETUP, regress_setup=SHARED_STEP_NATIVE_SETUP, probe="",
-        ),
-        codes=("APX101", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311", "APX325"),
+        ).replace("    else:\n        loss.backward()\n", "    else:\n        args.scaler.scale(loss).backward()\n"),
+        codes=("APX101", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311", "APX316", "APX325"),
     ),
     Example(
         # ... but a third file hands the shared step an options object on which it stores no
@@ -7887,7 +7889,7 @@ def pretrain(args, batches):
         if args.fp16:
             scaler.scale(loss).backward()
         else:
-            loss.backward()
+            scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 # file: finetune.py
@@ -7909,12 +7911,13 @@ def finetune(args, batches, labels):
             scaler.unscale_(optimizer)
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         else:
-            loss.backward()
+            scaler.scale(loss).backward()
+            scaler.unscale_(optimizer)
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         scaler.step(optimizer)
         scaler.update()
 """,
-        codes=("APX101", "APX201", "APX202", "APX209", "APX244", "APX301", "APX311", "APX321"),
+        codes=("APX101", "APX201", "APX202", "APX209", "APX244", "APX255", "APX301", "APX311", "APX316", "APX321"),
     ),
     Example(
         # a package's placement helper initializes and returns the model and optimizer to the
@@ -8042,7 +8045,8 @@ class RetrievalTrainer:
                 self.scaler.unscale_(self.opt)
                 torch.nn.utils.clip_grad_norm_((p for group in self.opt.param_groups for p in group["params"]), 2.0)
             else:
-                loss.backward()
+                self.scaler.scale(loss).backward()
+                self.scaler.unscale_(self.opt)
                 torch.nn.utils.clip_grad_norm_(self.encoder.parameters(), 2.0)
             self.scaler.step(self.opt)
             self.scaler.update()
@@ -8075,12 +8079,13 @@ class ReaderTrainer:
             if self.cfg.fp16:
                 self.scaler.scale(loss).backward()
             else:
-                loss.backward()
+                self.scaler.scale(loss).backward()
             self.scaler.step(self.opt)
             self.scaler.update()
             self.opt.zero_grad()
 """,
-        codes=("APX101", "APX201", "APX202", "APX209", "APX244", "APX301", "APX311", "APX321", "APX401"),
+        codes=("APX101", "APX201", "APX202", "APX209", "APX244", "APX255", "APX301", "APX311", "APX316", "APX321",
+               "APX401"),
     ),
     Example(
         # the same helper called from a trainer class's __init__, but a subclass in another file
@@ -8357,7 +8362,7 @@ class ReaderTrainer:
             if self.cfg.fp16:
                 self.scaler.scale(loss).backward()
             else:
-                loss.backward()
+                self.scaler.scale(loss).backward()
             self.scaler.step(self.optimizer)
             self.scaler.update()
             self.optimizer.zero_grad()
@@ -8374,7 +8379,7 @@ def evaluate(cfg, batches):
     with torch.no_grad():
         return sum((reader(x).argmax(-1) == y).sum().item() for x, y in batches), baseline
 """,
-        codes=("APX101", "APX201", "APX202", "APX209", "APX235", "APX244", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX202", "APX209", "APX235", "APX244", "APX301", "APX311", "APX316"),
     )
 )
 
@@ -8732,11 +8737,11 @@ def train(model, optimizer, loader, cfg, scaler):
         if cfg.use_amp:
             scaler.scale(loss).backward()
         else:
-            loss.backward()
+            scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 """,
-        codes=("APX101", "APX101", "APX201", "APX209", "APX213", "APX213", "APX214", "APX301", "APX301", "APX311", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX213", "APX214", "APX301", "APX311", "APX316"),
     ),
     # an update method of a module is handed what the module's own forward() returned, by
     # every call of it in the repository (a training script without apex: ``fake, real =
@@ -8924,12 +8929,12 @@ class Box(nn.Module):
         if self.apex:
             self.scaler.scale(loss).backward()
         else:
-            loss.backward()
+            self.scaler.scale(loss).backward()
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.optimizer.zero_grad()
 """ + OWN_FORWARD_LOSS_LAUNCHER,
-        codes=("APX101", "APX103", "APX201", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX103", "APX201", "APX209", "APX301", "APX311", "APX316"),
     ),
     # another call hands it a loss computed outside forward() (``box.net(x)``): nothing proves
     # that forward pass runs under autocast; the shim stays, and the TODO says why
@@ -9254,7 +9259,7 @@ class StepHook(OptimizerHook):
         if self.use_fp16:
             self.scaler.scale(runner.outputs["loss"]).backward()
         else:
-            runner.outputs["loss"].backward()
+            self.scaler.scale(runner.outputs["loss"]).backward()
         if self.every_n_iters(runner, self.update_interval):
             if self.grad_clip is not None:
                 self.scaler.unscale_(runner.optimizer)
@@ -9263,7 +9268,8 @@ class StepHook(OptimizerHook):
             self.scaler.update()
             runner.optimizer.zero_grad()
 """,
-        codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX247", "APX301", "APX311", "APX314", "APX325"),
+        codes=("APX101", "APX103", "APX201", "APX213", "APX214", "APX247", "APX301", "APX311", "APX314", "APX316",
+               "APX325"),
     ),
     # the same with a processor that takes **kwargs (no switch can be added to it, provably):
     # the hook's loss is the runner's output, which nothing puts under autocast; both files
@@ -9826,7 +9832,7 @@ def backward_step(cfg, loss, optimizer, scaler):
     if cfg.fp16:
         scaler.scale(loss).backward()
     else:
-        loss.backward()
+        scaler.scale(loss).backward()
     scaler.step(optimizer)
     scaler.update()
 # file: train.py
@@ -9844,7 +9850,7 @@ def train(cfg, batches):
             loss = torch.nn.functional.cross_entropy(logits, targets.cuda())
         backward_step(cfg, loss, optimizer, scaler=scaler)
 """,
-        codes=("APX101", "APX201", "APX209", "APX213", "APX235", "APX244", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX213", "APX235", "APX244", "APX301", "APX311", "APX316"),
     ),
     Example(
         # ... but a script without a GradScaler calls the helper too (an adaptation step at
@@ -10408,7 +10414,7 @@ def apply_loss(cfg, loss, optimizer, loss_id, scalers):
     if cfg.mixed:
         scalers[loss_id].scale(loss).backward()
     else:
-        loss.backward()
+        scalers[loss_id].scale(loss).backward()
     scalers[loss_id].step(optimizer)
     scalers[loss_id].update()
 # file: run.py
@@ -10428,7 +10434,7 @@ def run(cfg, states):
             score = -critic(actor(state)).mean()
         apply_loss(cfg, score, opt_actor, 0, scalers=scalers)
 """,
-        codes=("APX101", "APX201", "APX203", "APX209", "APX213", "APX235", "APX244", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX203", "APX209", "APX213", "APX235", "APX244", "APX301", "APX311", "APX316"),
     ),
     Example(
         # ... but the launcher hands the critic's optimizer on with loss ids 1 and 0: apex
@@ -10992,7 +10998,7 @@ def train(model, optimizer, batches, use_amp=False):
         if use_amp:
             scaler.scale(loss).backward()
         else:
-            loss.backward()
+            scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 # file: train.py
@@ -11007,7 +11013,7 @@ def main(args, batches):
     load_state(model, optimizer, use_amp=args.amp)
     train(model, optimizer, batches, use_amp=args.amp)
 """,
-        codes=("APX101", "APX103", "APX201", "APX209", "APX250", "APX301", "APX311"),
+        codes=("APX101", "APX103", "APX201", "APX209", "APX250", "APX301", "APX311", "APX316"),
     ),
     Example(
         # ... with a tune command that sets apex up itself and then trains through the library
@@ -11060,7 +11066,7 @@ def train(model, optimizer, batches, use_amp=False):
         if use_amp:
             scaler.scale(loss).backward()
         else:
-            loss.backward()
+            scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 # file: train.py
@@ -11087,7 +11093,7 @@ def objective(batches):
     lib.training.scaler = torch.amp.GradScaler("cuda")
     train(model, optimizer, batches, use_amp=True)
 """,
-        codes=("APX101", "APX103", "APX201", "APX209", "APX250", "APX301", "APX311"),
+        codes=("APX101", "APX103", "APX201", "APX209", "APX250", "APX301", "APX311", "APX316"),
     ),
     Example(
         # the module-level GradScaler of a script: no other file names apex.amp or imports it,
@@ -13089,7 +13095,7 @@ class Trainer:
             if self.args.amp:
                 self.optimizer.scaler.scale(loss).backward()
             else:
-                loss.backward()
+                self.optimizer.scaler.scale(loss).backward()
             self.optimizer.scaler.step(self.optimizer.G)
             self.optimizer.scaler.update()
 # file: loss/__init__.py
@@ -13128,13 +13134,13 @@ class Adversarial(nn.Module):
         if self.args.amp:
             self.optimizer.scaler.scale(loss_d).backward()
         else:
-            loss_d.backward()
+            self.optimizer.scaler.scale(loss_d).backward()
         self.optimizer.scaler.step(self.optimizer.D)
         self.optimizer.scaler.update()
         d_fake_bp = self.model.D(fake)
         return self.bce(d_fake_bp, torch.ones_like(d_fake_bp))
 ''',
-        codes=('APX101', 'APX103', 'APX201', 'APX209', 'APX258', 'APX301', 'APX311', 'APX401', 'APX402'),
+        codes=('APX101', 'APX103', 'APX201', 'APX209', 'APX258', 'APX301', 'APX311', 'APX316', 'APX401', 'APX402'),
     ),
     Example(
         # another class keeps a .G on its instances: which object the trainer's

@@ -12,11 +12,12 @@ identity.
 
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, List, Optional, Tuple
 
 import libcst as cst
 
 from ._amp_sites import ScaleLossSite, code_of, find_steps
+from ._plain_alternative import alternative_if, only_disabled, readers_unscale
 from ._tree import inside, walk
 
 
@@ -34,27 +35,14 @@ def _backward_calls(body: cst.CSTNode) -> List[cst.Call]:
     ]
 
 
-def _alternative_of(parents: Any, node: Any, site: ScaleLossSite, func: Any) -> bool:
-    """Whether ``node`` lies in the other branch of an ``if`` whose one branch holds the
-    site's ``with`` (``if fp16: scale_loss ... else: loss.backward()``)."""
-    cur = site.with_stmt
-    while cur is not None and cur is not func:
-        parent = parents.get(cur)
-        if isinstance(parent, (cst.If, cst.Else)):
-            branch_if = parent if isinstance(parent, cst.If) else parents.get(parent)
-            if isinstance(branch_if, cst.If):
-                in_body = inside(parents, site.with_stmt, branch_if.body)
-                other = branch_if.orelse if in_body else branch_if.body
-                if other is not None and inside(parents, node, other):
-                    return True
-        cur = parent
-    return False
-
-
-def plain_backwards(rule: Any, site: ScaleLossSite, others: List[cst.With]) -> List[cst.Call]:
+def plain_backwards(
+    rule: Any, site: ScaleLossSite, others: List[cst.With], scaler: str, info: Any
+) -> List[Tuple[cst.Call, Optional[Any]]]:
     """The plain backward calls of the site's function that run after its scaled backward
-    and before a step of an optimizer it scaled for, on the same path, where nothing else in
-    the function steps (an optimizer apex did not scale for would be handed scaled gradients).
+    and before a step of an optimizer it scaled for, on the same path, or in the other branch
+    of the ``if`` that scales (``_plain_alternative``), where nothing else in the function
+    steps (an optimizer apex did not scale for would be handed scaled gradients); each with
+    the statement a ``scaler.unscale_`` goes before (None: none is needed).
     ``others``: every ``with amp.scale_loss`` of the file (their backwards are scaled already)."""
     func = site.func
     body = func.body if func is not None else rule.tree  # a script's loop at module level
@@ -74,19 +62,34 @@ def plain_backwards(rule: Any, site: ScaleLossSite, others: List[cst.With]) -> L
         ):
             return []
     start, last_step = rule.line_of(site.with_stmt), max(rule.line_of(c) for c in steps)
-    found = []
+    # steps that stay plain where nothing was scaled (the step under the scaling test, a
+    # runner that may carry no GradScaler) step the other branch's gradients as they are
+    through = [c for c in steps if c not in info.shared_steps and c not in info.mirrored_steps]
+    if func in info.scaler_guards:
+        through = []
+    found: List[Tuple[cst.Call, Optional[Any]]] = []
     for call in _backward_calls(body):
         receiver = call.func.value  # type: ignore[attr-defined]
         if (
             isinstance(receiver, cst.Call)  # scaler.scale(x).backward(), torch.autograd.backward
             or code_of(receiver).startswith("torch.")
-            or not start < rule.line_of(call) < last_step
             or any(inside(rule.parents, call, w) for w in others)
-            or _alternative_of(rule.parents, call, site, func)
             or any(isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in _ancestors_below(rule.parents, call, func))
         ):
             continue
-        found.append(call)
+        line = rule.line_of(call)
+        alternative = alternative_if(rule.parents, call, site.with_stmt, func)
+        if alternative is None:
+            if start < line < last_step:
+                found.append((call, None))
+            continue
+        head, when_false = alternative
+        later = sorted((c for c in through if rule.line_of(c) > line), key=rule.line_of)
+        if not later or only_disabled(rule, func, scaler, head.test, when_false):
+            continue
+        ok, before = readers_unscale(rule.parents, call, head, head.orelse if when_false else head.body, later[0])
+        if ok:
+            found.append((call, before))
     return found
 
 

@@ -25,6 +25,7 @@ from ._amp_autocast import AutocastPlacement, flat_texts
 from ._amp_processor import ProcessorAutocast
 from ._amp_availability import AvailabilityChecks, fold
 from ._amp_rule import APEX_AMP, is_empty_shell
+from ._plain_alternative import SCALER_SWITCHES, attribute_aliases, bound_names, scope_key
 from ._amp_threading import ScalerThreading
 from ._amp_held import held_attach, held_scaler_in_init
 from ._amp_sites import (
@@ -594,6 +595,19 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                 new.append(statement(f"{switch} = {as_bool(joined, scope)}\n"))
         self.switches[site] = switch
         target = self._scaler_target(site, info)
+        # the step rule asks whether a plain backward's branch runs only with it off
+        made = self.file_state().setdefault(SCALER_SWITCHES, [])
+        if info.alternatives or info.fallback is not None or info.scaler_in_branch:
+            made.append("several")  # each made in its branch: the guards above it are no switch
+        else:
+            texts = None if parts is None else [
+                [text] + attribute_aliases(self.parents, site.func, text) for text, _ in parts
+            ]
+            local = bound_names(site.func)
+            free = frozenset(
+                t for t, _ in parts or [] if t.isidentifier() and t not in local and site.func is not None
+            )
+            made.append((target, switch, texts, scope_key(self.parents, site.func), free))
         if info.alternatives or info.fallback is not None or info.scaler_in_branch:
             # several creations: autocast follows whichever ran
             self.switches[site] = f"{info.loss_scaler(target, 0)}.is_enabled()"

@@ -47,6 +47,8 @@ from ._edits import expression, statement
 from ._amp_guarded_step import guarded_step
 from ._amp_mirrored_step import apex_branch
 from ._binding import param_names
+from ._plain_alternative import alternative_if
+from ._plain_alternative_examples import ALTERNATIVE_EXAMPLES
 from ._plain_backward import plain_backwards
 from ._tree import inside
 from ._amp_examples import OPTIMIZER_READ_FROM_SELF, OPTIMIZER_READ_FROM_SELF_NATIVE
@@ -166,7 +168,9 @@ class StepRule(AmpRule):
         "APX314": "gradient accumulation without delay_unscale: apex's loss scale grew per micro-batch, "
         "a GradScaler's grows per step",
         "APX316": "a plain loss.backward() between the scaled backward and the step -> "
-        "scaler.scale(loss).backward(): apex had unscaled the scaled loss's gradients before it added its own",
+        "scaler.scale(loss).backward(): apex had unscaled the scaled loss's gradients before it added its own; "
+        "one in the other branch of the if that scales, unless that branch runs only with the GradScaler off",
+        "APX255": "scaler.unscale_(opt) before a gradient use after a plain backward the GradScaler now scales",
     }
     TRIGGERS = (b"scale_loss", b"step with possibly no gradients:")
     CODE_WORDS = ("apex",)
@@ -219,8 +223,8 @@ class StepRule(AmpRule):
             stepping = [chosen[c] for o in site.optimizers for c in find_steps(self, site, code_of(o)) if c in chosen]
             if stepping:
                 withs = [other.with_stmt for other in info.scale_losses]
-                for plain in plain_backwards(self, site, withs):
-                    self._scale_plain(plain, stepping[0], site)
+                for plain, before in plain_backwards(self, site, withs, stepping[0], info):
+                    self._scale_plain(plain, stepping[0], site, before)
         for node in walk(module):
             if (
                 isinstance(node, cst.Call)
@@ -327,19 +331,41 @@ class StepRule(AmpRule):
             severity="info",
         )
 
-    def _scale_plain(self, call: cst.Call, scaler: str, site: Any) -> None:
-        """``loss_adv.backward()`` after the scaled backward -> ``scaler.scale(loss_adv).backward()``
-        (``_plain_backward``)."""
+    def _scale_plain(self, call: cst.Call, scaler: str, site: Any, before: Any = None) -> None:
+        """``loss_adv.backward()`` after the scaled backward, or ``loss.backward()`` in the other
+        branch of the if that scales -> ``scaler.scale(loss).backward()`` (``_plain_backward``,
+        ``_plain_alternative``), with ``scaler.unscale_(opt)`` before ``before``, the first
+        statement after it that reads the gradients."""
         receiver = code_of(cast(Any, call.func).value)
         arguments = code_of(call)[len(code_of(call.func)) :]  # "(retain_graph=True)"
         self.replace_node(call, expression(f"{scaler}.scale({receiver}).backward{arguments}"))
         opts = ", ".join(code_of(o) for o in site.optimizers)
+        if alternative_if(self.parents, call, site.with_stmt, site.func) is not None:
+            message = (
+                f"{receiver}.backward() in the branch that does not scale, before {opts}'s step -> "
+                f"{scaler}.scale({receiver}).backward(): the GradScaler may be on where this branch runs, and its "
+                "step would divide these unscaled gradients by the loss scale"
+            )
+        else:
+            message = (
+                f"{receiver}.backward() between the scaled backward and {opts}'s step -> "
+                f"{scaler}.scale({receiver}).backward(): apex had unscaled the scaled loss's gradients when "
+                "this backward added its own; a GradScaler unscales every gradient at the step"
+            )
         self.report(
             call,
             "APX316",
-            f"{receiver}.backward() between the scaled backward and {opts}'s step -> "
-            f"{scaler}.scale({receiver}).backward(): apex had unscaled the scaled loss's gradients when "
-            "this backward added its own; a GradScaler unscales every gradient at the step",
+            message,
+            fixed=True,
+            severity="info",
+        )
+        if before is None:
+            return
+        self.edits.insert_before(before, [statement(f"{scaler}.unscale_({code_of(o)})\n") for o in site.optimizers])
+        self.report(
+            before,
+            "APX255",
+            f"scaler.unscale_({opts}) before this gradient use: the plain backward before it is scaled now",
             fixed=True,
             severity="info",
         )
@@ -878,5 +904,5 @@ def main(model, optimizer, loader):
 
 NOOP_EXAMPLES: List[Example] = []
 
-StepRule.EXAMPLES = EXAMPLES
+StepRule.EXAMPLES = EXAMPLES + ALTERNATIVE_EXAMPLES
 StepRule.NOOP_EXAMPLES = NOOP_EXAMPLES

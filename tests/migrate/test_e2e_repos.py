@@ -66,9 +66,10 @@ scales loss ids 0/1 beside the runner's own GradScaler, with an initializer help
 training API calls and regularizers reading apex's loss scales (mmgeneration: one module-level
 GradScaler per loss id, on the device of the models and optimizers at run time), a script
 whose __main__ guard calls its initializing setup() and then its main(), which scales (UCSNet: a
-module-level GradScaler in the script), a subclass
-that overrides its base's scaling method and leaves the clipping and the step to the base's
-method that calls it, with a step of its own on another optimizer after each (r86).
+module-level GradScaler in the script), a subclass that overrides its base's scaling method and
+leaves the clipping and the step to the base's method that calls it, with a step of its own on
+another optimizer after each (r86), and a plain backward in the other branch of the scaling
+test, which may run with the GradScaler on (r84).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -268,6 +269,14 @@ LAYOUTS: Dict[str, dict] = {
     # script keeps the GradScaler in a module-level variable (before: the shim stayed)
     "r85_script_module_scaler": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                      metric="loss", native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
+    # the loss scaled only on the iterations whose args.fp16 the loop sets (every other 4 steps),
+    # a plain backward in the else, one step after the if, apex set up for --opt-level: the plain
+    # backward goes through the GradScaler too (before: its gradients reached scaler.step unscaled,
+    # divided by the scale, or "_scale is None" before the first scaled iteration), with an
+    # unscale_ before the else's clip; 'period-1' alternates every step
+    "r84_plain_branch_beside_scaled": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                           metric="loss", native=[], fallbacks=[], saves=False,
+                                           branches={"period-1": ["--period", "1"]}),
     "r61_setup_returns_early": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                     metric="loss", native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
     "r39_own_scaler_beside_apex": dict(launcher="train.py", amp=[], fp32=["--fp16", "0", "--amp", "0"], steps=24,
