@@ -13,6 +13,7 @@ import operator
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
+from itertools import repeat
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 import libcst as cst
@@ -133,12 +134,17 @@ class _StatementWalk:
             here = len(nodes)
             nodes.append(node)
             up.append(parent)
-            stack.extend((child, here) for child in reversed(children(node)))
+            kids = children(node)  # a list of its own
+            if kids:
+                kids.reverse()
+                stack.extend(zip(kids, repeat(here)))
         sizes = [1] * len(nodes)
         for index in range(len(nodes) - 1, 0, -1):
             sizes[up[index]] += sizes[index]
         self.nodes = tuple(nodes)
         self.sizes = sizes
+        #: each node's parent's index among ``nodes`` (-1 for the statement)
+        self.up = up
 
 
 def statement_facts(module: cst.Module, kind: str, compute: Callable[[cst.CSTNode], _T]) -> Optional[List[_T]]:
