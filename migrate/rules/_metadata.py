@@ -34,7 +34,7 @@ from libcst.metadata import BaseMetadataProvider, ExpressionContext, QualifiedNa
 from ._dispatch import FastVisitorDispatch
 from ._child_fields import BODY, NODE_OR_SEQUENCE, SEQUENCE, SEQUENCE_OR_NONE
 from ._traverse import plans_of
-from ._tree import children, node_classes, statement_facts
+from ._tree import active_statement_texts, children, node_classes, statement_facts
 
 if TYPE_CHECKING:
     from libcst.metadata import MetadataWrapper
@@ -45,7 +45,7 @@ class ParentProvider(BaseMetadataProvider[cst.CSTNode]):
 
     def _gen_impl(self, module: cst.Module) -> None:
         computed = self._computed
-        per_statement = statement_facts(module, "parents", _parents_under)
+        per_statement = statement_facts(module, "parents", _statement_parents)
         if per_statement is None:
             computed.update(_parents_under(module))
             return
@@ -59,6 +59,22 @@ class ParentProvider(BaseMetadataProvider[cst.CSTNode]):
             computed.update(parents)
         for line in reversed(module.header):
             computed.update(_parents_under(line))
+
+
+def _statement_parents(statement: cst.CSTNode) -> Dict[cst.CSTNode, cst.CSTNode]:
+    """``_parents_under(statement)`` read off the statement's walk, which the rules take
+    anyway (``_tree.walk_of``), instead of a second walk of its own.  A node held at two
+    places of the statement gets its parent from ``_parents_under``: which place wins
+    there depends on that walk's order."""
+    texts = active_statement_texts()
+    if texts is None:
+        return _parents_under(statement)
+    walk = texts.statement_walk(statement)
+    nodes, up = walk.nodes, walk.up
+    parents = {nodes[index]: nodes[up[index]] for index in range(1, len(nodes))}
+    if len(parents) != len(nodes) - 1:
+        return _parents_under(statement)
+    return parents
 
 
 def _parents_under(node: cst.CSTNode) -> Dict[cst.CSTNode, cst.CSTNode]:

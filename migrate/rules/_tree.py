@@ -9,65 +9,77 @@ is a read of the fields LibCST itself visits, in its order (``_child_fields``).
 
 from __future__ import annotations
 
-import operator
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
+from itertools import repeat
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 import libcst as cst
+from libcst import MaybeSentinel
 
-from ._child_fields import child_fields
+from ._child_fields import (
+    BODY,
+    NODE_OR_SEQUENCE,
+    OPTIONAL,
+    REQUIRED,
+    SENTINEL,
+    SEQUENCE,
+    SEQUENCE_OR_NONE,
+    child_fields,
+)
 
 _T = TypeVar("_T")
 
-#: node class -> its visited fields' values, in visiting order (None: LibCST lists them)
-_READERS: Dict[type, Optional[Callable[[Any], Tuple[Any, ...]]]] = {}
+#: node class -> a function listing its children (None: LibCST lists them)
+_READERS: Dict[type, Optional[Callable[[Any], List[cst.CSTNode]]]] = {}
+
+#: how a field visited the ``_child_fields`` way adds its value to the children: the lines of
+#: a generated reader (``{f}`` the field); what LibCST's visit of that kind skips, it skips
+_ADD_FIELD = {
+    REQUIRED: ("found.append(node.{f})",),
+    OPTIONAL: ("value = node.{f}", "if value is not None and value is not DEFAULT: found.append(value)"),
+    SENTINEL: ("value = node.{f}", "if value is not None and value is not DEFAULT: found.append(value)"),
+    SEQUENCE: ("found.extend(node.{f})",),
+    BODY: ("found.extend(node.{f})",),
+    SEQUENCE_OR_NONE: ("value = node.{f}", "if value is not None: found.extend(value)"),
+    NODE_OR_SEQUENCE: (
+        "value = node.{f}",
+        "if isinstance(value, CSTNode): found.append(value)",
+        "else: found.extend(value)",
+    ),
+}
 
 
-def _reader(kind: type) -> Optional[Callable[[Any], Tuple[Any, ...]]]:
+def _reader(kind: type) -> Optional[Callable[[Any], List[cst.CSTNode]]]:
+    """A function of one straight-line body per node class (a loop over the fields that
+    tested each value's class cost more than the walks using it): each visited field's
+    value, or its elements, in LibCST's order, in a new list."""
     fields = child_fields(kind)
     if fields is None:
         return None
-    order = tuple(name for name, _ in fields)
-    if len(order) > 1:
-        return operator.attrgetter(*order)  # type: ignore[return-value]
-    if order:
-        get = operator.attrgetter(order[0])
-        return lambda node: (get(node),)
-    return lambda node: ()
+    lines = ["def read(node):", "    found = []"]
+    for name, how in fields:
+        lines.extend("    " + line.format(f=name) for line in _ADD_FIELD[how])
+    lines.append("    return found")
+    namespace: Dict[str, Any] = {"DEFAULT": MaybeSentinel.DEFAULT, "CSTNode": cst.CSTNode}
+    exec("\n".join(lines), namespace)  # noqa: S102 - the text is built from field names only
+    return namespace["read"]  # type: ignore[no-any-return]
 
 
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
-    """``node.children``: the same nodes in the same (source) order, without copying."""
+    """``node.children``: the same nodes in the same (source) order, in a list of its own,
+    without copying the node."""
     kind = type(node)
-    if kind in _READERS:
-        read = _READERS[kind]
-    else:
+    read = _READERS.get(kind, _UNKNOWN)
+    if read is _UNKNOWN:
         read = _READERS[kind] = _reader(kind)
     if read is None:
         return list(node.children)
-    found: List[cst.CSTNode] = []
-    for value in read(node):
-        kind = type(value)
-        if _NODE_CLASSES.get(kind) or (kind not in _NODE_CLASSES and _is_node_class(kind)):
-            found.append(value)
-        elif kind is tuple or kind is list:
-            found.extend(c for c in value if _NODE_CLASSES.get(type(c)) or _is_node_class(type(c)))
-    return found
+    return read(node)  # type: ignore[operator]
 
 
-#: class -> whether it is a LibCST node class (``isinstance`` against LibCST's abstract base
-#: class, once per field of every node of every walk, cost more than the walks' own work)
-_NODE_CLASSES: Dict[type, bool] = {}
-
-
-def _is_node_class(kind: type) -> bool:
-    known = _NODE_CLASSES.get(kind)
-    if known is None:
-        known = _NODE_CLASSES[kind] = issubclass(kind, cst.CSTNode)
-    return known
-
+_UNKNOWN: Any = object()
 
 _last_walks = threading.local()
 
@@ -133,12 +145,17 @@ class _StatementWalk:
             here = len(nodes)
             nodes.append(node)
             up.append(parent)
-            stack.extend((child, here) for child in reversed(children(node)))
+            kids = children(node)  # a list of its own
+            if kids:
+                kids.reverse()
+                stack.extend(zip(kids, repeat(here)))
         sizes = [1] * len(nodes)
         for index in range(len(nodes) - 1, 0, -1):
             sizes[up[index]] += sizes[index]
         self.nodes = tuple(nodes)
         self.sizes = sizes
+        #: each node's parent's index among ``nodes`` (-1 for the statement)
+        self.up = up
 
 
 def statement_facts(module: cst.Module, kind: str, compute: Callable[[cst.CSTNode], _T]) -> Optional[List[_T]]:

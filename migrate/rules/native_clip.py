@@ -19,7 +19,7 @@ of a clip on every micro-step, APX328) is meant for the scaled gradients and is 
 
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -30,6 +30,9 @@ from ._amp_sites import exclusive
 from ._edits import code_of
 from ._tree import children, walk_of
 from .base import Example
+
+#: the last names of ``SCALABLE_CLIPS``
+_CLIP_NAMES = frozenset(name.rsplit(".", 1)[1] for name in SCALABLE_CLIPS)
 
 #: the fixed start of the TODO this rule writes (a later run reports the comment again)
 CLIP_TODO = "clips the gradients that"
@@ -188,26 +191,49 @@ class NativeClipRule(AmpRule):
         return found
 
     def _check(self, body: cst.CSTNode, unscaling: Set[str]) -> None:
-        events: List[Tuple[int, str, str, cst.Call]] = []
+        kinds: List[Tuple[str, str, cst.Call]] = []
         for call in _own_calls(body):
-            line = self.line_of(call)
             scaled = _scaled_backward(call)
             if scaled is not None:
-                events.append((line, "backward", scaled, call))
+                kinds.append(("backward", scaled, call))
             elif _receiver(call, "unscale_") is not None:
-                events.append((line, "unscale", _receiver(call, "unscale_") or "", call))
+                kinds.append(("unscale", _receiver(call, "unscale_") or "", call))
             elif _receiver(call, "step") is not None and call.args:
-                events.append((line, "step", _receiver(call, "step") or "", call))
-            elif self.qualified_names(call.func) & SCALABLE_CLIPS:
-                events.append((line, "clip", "", call))
+                kinds.append(("step", _receiver(call, "step") or "", call))
+            elif self._may_clip(call) and self.qualified_names(call.func) & SCALABLE_CLIPS:
+                kinds.append(("clip", "", call))
             elif code_of(call.func).split(".")[-1] in unscaling:
-                events.append((line, "unscale", "*", call))
-        events.sort(key=lambda e: e[0])
+                kinds.append(("unscale", "*", call))
+        if not any(kind == "clip" for kind, _, _ in kinds):
+            return  # only a clip is ever warned: the lines of the others are not needed
+        events = sorted(((self.line_of(call), kind, s, call) for kind, s, call in kinds), key=lambda e: e[0])
         for line, kind, _, call in events:
             if kind == "clip":
                 scaler = self._left_scaled(events, call, line)
                 if scaler is not None:
                     self._warn(call, scaler)
+
+    def _may_clip(self, call: cst.Call) -> bool:
+        """Whether ``call.func`` may resolve to one of ``SCALABLE_CLIPS``, told without the
+        scope analysis: a qualified name keeps an attribute's last name as written, and a
+        bare name resolves into another module only through an import that binds it, under
+        the imported name or an ``as`` alias of the file."""
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            return func.attr.value in _CLIP_NAMES
+        if isinstance(func, cst.Name):
+            return func.value in _CLIP_NAMES or func.value in self._import_aliases()
+        return False
+
+    def _import_aliases(self) -> FrozenSet[str]:
+        aliases = getattr(self, "_aliases", None)
+        if aliases is None:
+            aliases = self._aliases = frozenset(
+                alias.asname.name.value
+                for alias in walk_of(self.tree, cst.ImportAlias)
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name)
+            )
+        return aliases
 
     def _left_scaled(self, events: List[Tuple[int, str, str, cst.Call]], clip: cst.Call, at: int) -> Optional[str]:
         """The GradScaler whose scaled gradients the clip at line ``at`` cuts: the latest scaled

@@ -257,3 +257,18 @@ def test_a_scope_analysis_leaves_no_cycle_holding_its_visitor() -> None:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_a_node_held_twice_in_one_statement_gets_the_whole_walks_parent() -> None:
+    """Parents read off a statement's walk are LibCST-free links of that walk; a node held
+    at two places of one statement (a rule's output may reuse a node) gets the parent the
+    whole module's walk gives it, not the walk's last place."""
+    shared = cst.Name("x")
+    statement = cst.SimpleStatementLine([cst.Expr(cst.Tuple([cst.Element(shared), cst.Element(shared)]))])
+    module = cst.Module(body=[statement])
+    expected = dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(ParentProvider))
+    with printing_by_statement(StatementTexts()):
+        _forget_walks()
+        ours = dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(ParentProvider))
+    assert ours[shared] is expected[shared]
+    assert ours == expected and all(ours[node] is expected[node] for node in expected)
