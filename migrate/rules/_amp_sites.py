@@ -3990,10 +3990,7 @@ def _stepped_by_heirs(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> boo
     """The plan's step-heir route (``step_heir_plan``): ``self.<opt>``, scaled in this method
     of the launcher's class, is stepped by its subclasses in files without apex.amp, whose
     loops the pipeline edits to step through the inherited GradScaler."""
-    if info.plan is None or not info.plan.step_heirs or site.func is None:
-        return False
-    me = self_name(site.func)
-    if not (isinstance(opt, cst.Attribute) and isinstance(opt.value, cst.Name) and opt.value.value == me):
+    if info.plan is None or not info.plan.step_heirs or not _on_self(site, opt):
         return False
     cls = class_of_method(rule.parents, site.func)
     return (
@@ -4003,13 +4000,18 @@ def _stepped_by_heirs(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> boo
     )
 
 
+def _on_self(site: ScaleLossSite, opt: Any) -> bool:
+    """Whether ``opt`` is ``self.<name>`` of the method holding ``site``."""
+    if site.func is None:
+        return False
+    me = self_name(site.func)
+    return isinstance(opt, cst.Attribute) and isinstance(opt.value, cst.Name) and opt.value.value == me
+
+
 def _base_step(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> Optional[Tuple[str, str]]:
     """The plan's ``base_steps`` entry of this method and ``self.<opt>``: (optimizer
     attribute, the test the launcher's initialize is under), or None."""
-    if info.plan is None or not info.plan.base_steps or site.func is None:
-        return None
-    me = self_name(site.func)
-    if not (isinstance(opt, cst.Attribute) and isinstance(opt.value, cst.Name) and opt.value.value == me):
+    if info.plan is None or not info.plan.base_steps or not _on_self(site, opt):
         return None
     cls = class_of_method(rule.parents, site.func)
     key = (cls.name.value, site.func.name.value, opt.attr.value) if cls is not None else None
