@@ -106,9 +106,10 @@ def add_heir_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set[str]
 
 def _base_steps(path: str, methods, base: Def, site, by_path: Dict[str, ModuleSummary], definitions):
     """(class, method, attribute, the test the base's initialize is under) of the scaling
-    methods of ``path`` (``methods``) that leave the step to the base, and (class, method, why not) of those overriding a scaling method of
-    the base that cannot.  One can where it overrides a method of the base class that scales
-    for the same ``self.<attribute>`` (the base's file steps that one in other methods, through
+    methods of ``path`` (``methods``) that leave the step to the base, and (class, method,
+    why not) of those overriding a scaling method of the base that cannot.  One can where it
+    overrides a method of the base class that scales for the same ``self.<attribute>`` (the
+    base's file steps that one in other methods, through
     the GradScaler, with the unscale_ its clipping needs), its class derives from the base
     directly, redefines none of the base's methods stepping the attribute, steps it nowhere
     itself, calls the scaling method on ``self`` nowhere (that loss would not be followed to a

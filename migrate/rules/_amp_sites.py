@@ -17,7 +17,6 @@ methods of its class, or in the same-file callers of its function (``caller_link
 
 from __future__ import annotations
 
-import ast
 import re
 
 from dataclasses import dataclass, field
@@ -53,7 +52,7 @@ from ._amp_sibling_step import sibling_steps
 from ._amp_unbound import unbound_amp_uses
 from ._binding import param_names
 from ._early_returns import early_return_ok
-from ._edits import code_of
+from ._edits import code_of, same_expression
 from ._torch_version import old_torch_branch
 from ._namespace_gate import statements_naming
 from ._tree import enclosing_function, inside, module_code, names_spelled, walk, walk_of
@@ -4026,23 +4025,13 @@ def _narrower_than_base(rule, site: ScaleLossSite, info: AmpFile, guard: str) ->
         return ""
     clause = scale_clause(rule.parents, site.with_stmt, site.func)
     test = code_of(clause.test).strip() if clause is not None else ""
-    if _same_test(test, guard):
+    if same_expression(test, guard):
         return ""
     return (
         f"{site.func.name.value}() scales the loss only if {test or 'always'}, and runs a plain backward "
         f"otherwise, while the GradScaler is on when {guard or 'always'} (the base's step would unscale "
         "gradients no GradScaler scaled)"
     )
-
-
-def _same_test(a: str, b: str) -> bool:
-    """Whether two test texts are the same expression (spacing and parentheses aside)."""
-    if not a or not b:
-        return a == b
-    try:
-        return ast.dump(ast.parse(a, mode="eval")) == ast.dump(ast.parse(b, mode="eval"))
-    except SyntaxError:
-        return False
 
 
 def _stepped_by_base(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> bool:

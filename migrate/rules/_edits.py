@@ -7,6 +7,7 @@ whole rewrite first and nested edits still compose."""
 
 from __future__ import annotations
 
+import ast
 import re
 import textwrap
 from typing import Any, Callable, Dict, List, Optional, Sequence
@@ -24,6 +25,19 @@ _EMPTY_MODULE = cst.Module(body=[])
 def code_of(node: Any) -> str:
     """The source text of ``node`` (whitespace inside it kept)."""
     return _EMPTY_MODULE.code_for_node(node)
+
+
+def same_expression(a: str, b: str) -> bool:
+    """Whether two expression texts are the same expression, spacing, parentheses and string
+    quotes aside (``level != 'O0'`` and ``(level != "O0")``); texts that do not parse (or are
+    empty) are compared as written, stripped."""
+    a, b = a.strip(), b.strip()
+    if not a or not b:
+        return a == b
+    try:
+        return ast.dump(ast.parse(a, mode="eval")) == ast.dump(ast.parse(b, mode="eval"))
+    except SyntaxError:
+        return a == b
 
 
 def statement(code: str) -> cst.BaseStatement:

@@ -29,7 +29,7 @@ from typing import Any, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from ._amp_narrowed_step import conditions
-from ._edits import code_of
+from ._edits import code_of, same_expression
 from ._tree import inside, walk
 
 #: file-state key: per GradScaler creation of the initialize rule, ``(target, switch,
@@ -121,13 +121,6 @@ def alternative_if(parents: Any, node: Any, with_stmt: Any, func: Any) -> Option
     return None
 
 
-def _same(a: str, b: str) -> bool:
-    try:
-        return ast.dump(ast.parse(a.strip(), mode="eval")) == ast.dump(ast.parse(b.strip(), mode="eval"))
-    except SyntaxError:
-        return a.strip() == b.strip()
-
-
 def _negation(test: cst.BaseExpression) -> Optional[str]:
     """The text of ``test``'s negation where it is spelt ``not x`` or a flipped comparison."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -172,7 +165,7 @@ def only_disabled(rule: Any, func: Any, scaler: str, test: cst.BaseExpression, w
             wanted = conditions(cst.parse_expression(negated))
         except Exception:  # noqa: BLE001 - an unparsable negation is no proof
             return False
-    if all(_same(c, f"{home}.is_enabled()") for c in wanted):
+    if all(same_expression(c, f"{home}.is_enabled()") for c in wanted):
         return True  # the GradScaler's own switch
     made = rule.file_state().get(SCALER_SWITCHES) or []
     if not made or any(entry == "several" or entry[0] != home for entry in made):
@@ -189,7 +182,7 @@ def only_disabled(rule: Any, func: Any, scaler: str, test: cst.BaseExpression, w
             if (where == here or (n in free and n not in local) if n.isidentifier()
                 else same_class if n.startswith("self.") else True)
         ] + [f"{home}.is_enabled()"]
-        if not all(any(_same(c, n) for n in names) for c in wanted):
+        if not all(any(same_expression(c, n) for n in names) for c in wanted):
             return False
     return True
 

@@ -13,7 +13,6 @@ mixins in ``_amp_availability``, ``_amp_threading`` and ``_amp_autocast``."""
 
 from __future__ import annotations
 
-import ast
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -55,6 +54,7 @@ from ._edits import (
     expression,
     move_leading,
     read_todos,
+    same_expression,
     statement,
     todo_lines,
     trailing_comment,
@@ -107,15 +107,6 @@ def _joined(parts: List[Tuple[str, bool]]) -> str:
     if len(parts) == 1:
         return parts[0][0]
     return " and ".join(f"({text})" if paren else text for text, paren in parts)
-
-
-def _same_test(a: str, b: str) -> bool:
-    """Whether two test texts are the same expression, however their strings are quoted
-    (``level != 'O0'`` and ``level != "O0"``)."""
-    try:
-        return ast.dump(ast.parse(a.strip(), mode="eval")) == ast.dump(ast.parse(b.strip(), mode="eval"))
-    except SyntaxError:
-        return a == b
 
 
 #: the scale apex's dynamic loss scaler starts from (below its max_loss_scale)
@@ -540,7 +531,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                 return None
             else:
                 cond = f'{_paren(code_of(level), level)} != "O0"'
-                if not any(_same_test(cond, text) for text, _ in parts):
+                if not any(same_expression(cond, text) for text, _ in parts):
                     parts.append((cond, False))
         return parts
 
