@@ -253,6 +253,19 @@ def _keep_apex_where_float32(
     return results
 
 
+def _override_base_gap(fp: "FilePlan", result: "MigrationResult") -> Optional[str]:
+    """Why a launcher of the override-step route cannot have its overrides edited: its
+    rewrite does not step each overridden method's optimizer through the GradScaler the
+    edit names, with an update right after (never expected); None when it does."""
+    from .override_step_route import base_step_gap
+
+    for cls, method, attr in fp.override_steps:
+        gap = base_step_gap(result.new.decode("utf-8", "replace"), cls, method, attr, fp.scaler_name)
+        if gap is not None:
+            return f"in {result.path}, {gap}, which the edit of its override would mirror"
+    return None
+
+
 def migrate_planned(
     jobs: Sequence[Tuple[str, bytes]],
     keys: Sequence[str],
@@ -275,7 +288,7 @@ def migrate_planned(
     failed: Dict[int, str] = {}
     for fp, result in zip(file_plans, results):
         if fp is not None and fp.component is not None and fp.component not in failed:
-            reason = _fallback_reason(result)
+            reason = _fallback_reason(result) or _override_base_gap(fp, result)
             if reason is not None:
                 failed[fp.component] = reason
     if not failed:
@@ -326,6 +339,7 @@ def migrate_repository(
         results = _edit_holders(plan, jobs, keys, results, others, step_heirs=True)
         results = _edit_holders(plan, jobs, keys, results, others, bound=True)
         results = _edit_holders(plan, jobs, keys, results, others, runner_step=True)
+        results = _edit_holders(plan, jobs, keys, results, others, override_steps=True)
         results = _edit_reexports(plan, keys, results, others)
         results = _edit_steppable_wrappers(plan, jobs, keys, results, others)
         if not plan.caller_edits:
@@ -374,10 +388,12 @@ def _edit_holders(
     step_heirs: bool = False,
     bound: bool = False,
     runner_step: bool = False,
+    override_steps: bool = False,
 ) -> List["MigrationResult"]:
     """The holder route's edits (``holder_route``; with ``step_heirs`` the step-heir
     route's, ``step_heir_route``; with ``bound`` the bound-backward route's, ``bound_route``;
-    with ``runner_step`` the runner-hook route's, ``runner_step_route``) of the files without
+    with ``runner_step`` the runner-hook route's, ``runner_step_route``; with ``override_steps``
+    the override-step route's, ``override_step_route``) of the files without
     apex.amp whose launcher came out native (its component kept); one result per such file of ``others`` is appended.  The
     plan edits no holder file another route edits, and no rule changes a file without
     apex.amp."""
@@ -387,6 +403,7 @@ def _edit_holders(
     from .bound_route import bound_message
     from .runner_step_route import runner_step_message
     from .step_heir_route import step_heir_message
+    from .override_step_route import OVERRIDE_STEP_CODE, override_step_message
 
     kept = {f.component for f in plan.files.values() if f.component is not None}
     planned = plan.bound_edits if bound else plan.step_heir_edits if step_heirs else plan.holder_edits
@@ -394,6 +411,8 @@ def _edit_holders(
     code = "APX260" if bound else "APX237"
     if runner_step:
         planned, message, code = plan.runner_step_edits, runner_step_message, "APX254"
+    if override_steps:
+        planned, message, code = plan.override_step_edits, override_step_message, OVERRIDE_STEP_CODE
     live = {path: (edit, launcher) for path, (component, edit, launcher) in planned.items()
             if component in kept}
     if not live:

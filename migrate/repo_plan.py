@@ -38,6 +38,7 @@ from .probe_gate_plan import probe_gates
 from .runner_hook_plan import add_runner_hook_routes
 from .holder_plan import add_holder_routes
 from .held_optimizer_plan import held_route
+from .override_step_plan import add_override_step_routes
 from .step_heir_plan import add_step_heir_routes
 from .bound_plan import add_bound_routes
 from .clip_loop_notes import add_clip_loop_notes
@@ -264,6 +265,12 @@ class FilePlan:
     #: without apex.amp step (no step of them here); else why that route was refused
     step_heirs: Tuple[Tuple[str, str], ...] = ()
     step_heir_refusal: str = ""
+    #: the override-step route (``override_step_plan``), in the launcher: (class, method,
+    #: optimizer attribute) of its methods stepping that attribute whose override in a
+    #: subclass of another file the pipeline edits to step through the same GradScaler;
+    #: else (class, method, why) where that route cannot take such an override
+    override_steps: Tuple[Tuple[str, str, str], ...] = ()
+    override_step_gaps: Tuple[Tuple[str, str, str], ...] = ()
     #: (top-level function handed apex.amp by a call in this file, ``path:line`` of another
     #: walked file that refers to it): its parameter cannot carry the GradScaler
     #: (``amp_param_plan``)
@@ -360,6 +367,7 @@ class FilePlan:
             overridden=self.overridden,
             parser_factories=self.parser_factories,
             step_heir_refusal=self.step_heir_refusal,
+            override_step_gaps=self.override_step_gaps,
             family_attributes=self.family_attributes,
             stepping_methods=self.stepping_methods,
         )
@@ -385,6 +393,9 @@ class RepoPlan:
     #: the runner-hook route: real path of the run step's file (no apex.amp in it) -> (the
     #: launcher's component, the edit, the launcher's shown path)
     runner_step_edits: Dict[str, Tuple[int, HolderEdit, str]] = field(default_factory=dict)
+    #: the override-step route: real path of the overriding subclass's file (no apex.amp in
+    #: it) -> (the launcher's component, the edit, the base class's name)
+    override_step_edits: Dict[str, Tuple[int, HolderEdit, str]] = field(default_factory=dict)
     #: the probe gate (``probe_gate_plan``): real path of a probe's file -> the edits of the files
     #: re-exporting its probe, made once that file came out native
     reexport_edits: Dict[str, List[HolderEdit]] = field(default_factory=dict)
@@ -1678,6 +1689,7 @@ def _last_routes(
         plan = add_step_heir_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {})
         plan = add_bound_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {})
         plan = add_runner_hook_routes(plan, by_path, launchers, definitions, walked)
+        plan = add_override_step_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {})
     files = dict(unindexed)
     files.update({p: (by_path[p].shown, src) for p, src in (apex_free or {}).items() if p in by_path})
     plan = add_clip_loop_notes(plan, by_path, files)

@@ -9653,8 +9653,9 @@ def train(model, optimizer, cfg):
 
 # a trainer keeps its optimizer step in a hook method a subclass in another file (which names
 # no apex) redefines: apex patched the optimizer's step, so the override stepped unscaled
-# gradients and skipped overflows; natively only the base's step would go through the
-# GradScaler, the override would step the scaled gradients and no update would follow
+# gradients and skipped overflows; natively the base's step goes through the GradScaler, and
+# the override is edited to step through it too (``override_step_plan``), with unscale_
+# before its own gradient reads
 HOOKED_STEP = """\
 # file: engines/mixed.py
 from apex import amp
@@ -9692,19 +9693,59 @@ class AveragedEngine(MixedEngine):
         self.optimizer.step()
 """
 
-HOOKED_STEP_TODO = """\
-        # TODO(apexcompat): self.optimizer.step() is in MixedEngine.apply_update(), which
-        #   AveragedEngine in engines/averaged.py overrides: a native rewrite steps the base's
-        #   through the GradScaler, but the override would still step the scaled gradients
-        #   itself (apex patched every optimizer.step); this file keeps apex.amp semantics
-        #   through apexcompat.amp, migrate it by hand
+HOOKED_STEP_NATIVE = """\
+# file: engines/mixed.py
+import torch
+
+
+class MixedEngine:
+    def __init__(self, net, optimizer):
+        self.net = net
+        self.optimizer = optimizer
+
+    def prepare(self):
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def apply_update(self):
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+
+    def train_step(self, batch):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.net(batch).sum()
+        self.scaler.scale(loss).backward()
+        self.apply_update()
+        self.optimizer.zero_grad()
+        return loss
+# file: engines/averaged.py
+# no apex here: the subclass only changes how the update is applied
+from engines.mixed import MixedEngine
+
+
+class AveragedEngine(MixedEngine):
+    def apply_update(self):
+        self.scaler.unscale_(self.optimizer)
+        for group in self.optimizer.param_groups:
+            for param in group["params"]:
+                if param.grad is not None:
+                    param.grad.mul_(0.5)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
 """
 
 
-def _hooked_step_kept(before: str) -> str:
+def _hooked_step_kept(before: str, why: str) -> str:
+    """``before`` kept on the shim, the TODO at the base's step ending with ``why`` (the
+    lines of the override-step route's reason, each a comment line)."""
+    todo = (
+        "        # TODO(apexcompat): self.optimizer.step() is in MixedEngine.apply_update(), which\n"
+        "        #   AveragedEngine in engines/averaged.py overrides: a native rewrite steps the base's\n"
+        "        #   through the GradScaler, but the override would still step the scaled gradients\n"
+        + why
+    )
     return before.replace("from apex import", "from apexcompat import", 1).replace(
         "    def apply_update(self):\n        self.optimizer.step()",
-        "    def apply_update(self):\n" + HOOKED_STEP_TODO + "        self.optimizer.step()",
+        "    def apply_update(self):\n" + todo + "        self.optimizer.step()",
         1,
     )
 
@@ -9715,17 +9756,158 @@ HOOKED_STEP_BY_PACKAGE_NAME = HOOKED_STEP.replace(
     "from engines.mixed import", "from trainkit.engines.mixed import"
 ).replace("the subclass only changes how the update is applied", "the package is imported as trainkit, this folder")
 
+#: the override steps only on some calls: where it does not, no update would follow
+HOOKED_STEP_SOMETIMES = HOOKED_STEP.rsplit("        self.optimizer.step()\n", 1)[0] + (
+    "        if self.net.training:\n            self.optimizer.step()\n"
+)
+
+#: the base clips (its rewrite unscales before) and the override reads the gradients too
+HOOKED_STEP_TWICE = HOOKED_STEP.replace(
+    "            scaled_loss.backward()\n        self.apply_update()",
+    "            scaled_loss.backward()\n        torch.nn.utils.clip_grad_norm_(amp.master_params(self.optimizer), 1.0)\n"
+    "        self.apply_update()",
+).replace("# file: engines/mixed.py\nfrom apex import amp\n", "# file: engines/mixed.py\nimport torch\nfrom apex import amp\n")
+
+#: Horovod's shape (DeepGNN): the subclass's backward hook all-reduces the scaled gradients
+#: (``synchronize()``), the base unscales them to clip, and the override steps inside
+#: ``skip_synchronize()``: the GradScaler steps there, after the all-reduce
+HOOKED_HOROVOD = """\
+# file: trainers/half.py
+import torch
+
+try:
+    from apex import amp
+except ImportError:
+    amp = None
+
+
+class HalfTrainer:
+    def __init__(self, model, optimizer, max_norm):
+        self.model = model
+        self.optimizer = optimizer
+        self.max_norm = max_norm
+
+    def setup(self):
+        self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def run_backward(self, scaled_loss):
+        scaled_loss.backward()
+
+    def run_step(self):
+        self.optimizer.step()
+
+    def train_one(self, batch):
+        loss = self.model(batch).mean()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            self.run_backward(scaled_loss)
+        if self.max_norm:
+            torch.nn.utils.clip_grad_norm_(amp.master_params(self.optimizer), self.max_norm)
+        self.run_step()
+        self.optimizer.zero_grad()
+        return loss
+# file: trainers/ring.py
+from trainers.half import HalfTrainer
+
+
+class RingTrainer(HalfTrainer):
+    def run_backward(self, scaled_loss):
+        scaled_loss.backward()
+        self.optimizer.synchronize()
+
+    def run_step(self):
+        with self.optimizer.skip_synchronize():
+            self.optimizer.step()  # averaged already
+"""
+
+HOOKED_HOROVOD_NATIVE = """\
+# file: trainers/half.py
+import torch
+
+
+class HalfTrainer:
+    def __init__(self, model, optimizer, max_norm):
+        self.model = model
+        self.optimizer = optimizer
+        self.max_norm = max_norm
+
+    def setup(self):
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def run_backward(self, scaled_loss):
+        scaled_loss.backward()
+
+    def run_step(self):
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+
+    def train_one(self, batch):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(batch).mean()
+        scaled_loss = self.scaler.scale(loss)
+        self.run_backward(scaled_loss)
+        if self.max_norm:
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_((p for group in self.optimizer.param_groups for p in group["params"]), self.max_norm)
+        self.run_step()
+        self.optimizer.zero_grad()
+        return loss
+# file: trainers/ring.py
+from trainers.half import HalfTrainer
+
+
+class RingTrainer(HalfTrainer):
+    def run_backward(self, scaled_loss):
+        scaled_loss.backward()
+        self.optimizer.synchronize()
+
+    def run_step(self):
+        with self.optimizer.skip_synchronize():
+            self.scaler.step(self.optimizer)  # averaged already
+            self.scaler.update()
+"""
+
 REPOSITORY_EXAMPLES += [
     Example(
-        "step-in-a-hook-a-subclass-elsewhere-overrides-keeps-the-shim",
+        "step-in-a-hook-a-subclass-elsewhere-overrides-steps-through-the-scaler-too",
         before=HOOKED_STEP,
-        after=_hooked_step_kept(HOOKED_STEP),
+        after=HOOKED_STEP_NATIVE,
+        codes=("APX101", "APX201", "APX209", "APX257", "APX301", "APX311"),
+    ),
+    Example(
+        "step-hook-overridden-through-the-package-name-steps-through-the-scaler-too",
+        before=HOOKED_STEP_BY_PACKAGE_NAME,
+        after=HOOKED_STEP_NATIVE.replace(
+            "from engines.mixed import", "from trainkit.engines.mixed import"
+        ).replace("the subclass only changes how the update is applied", "the package is imported as trainkit, this folder"),
+        codes=("APX101", "APX201", "APX209", "APX257", "APX301", "APX311"),
+    ),
+    Example(
+        "step-hook-override-under-horovods-skip-synchronize-steps-through-the-scaler",
+        before=HOOKED_HOROVOD,
+        after=HOOKED_HOROVOD_NATIVE,
+        codes=("APX101", "APX103", "APX201", "APX209", "APX257", "APX301", "APX311", "APX321"),
+    ),
+    Example(
+        "step-hook-override-that-steps-on-some-calls-keeps-the-shim",
+        before=HOOKED_STEP_SOMETIMES,
+        after=_hooked_step_kept(HOOKED_STEP_SOMETIMES, (
+            "        #   itself (apex patched every optimizer.step); nor can the tool edit the override: the\n"
+            "        #   step of AveragedEngine.apply_update() in engines/averaged.py is nested in a\n"
+            "        #   statement other than with (line 11), so some calls may not step; this file keeps\n"
+            "        #   apex.amp semantics through apexcompat.amp, migrate it by hand\n"
+        )),
         codes=("APX102", "APX220"),
     ),
     Example(
-        "step-hook-overridden-through-the-package-name-keeps-the-shim",
-        before=HOOKED_STEP_BY_PACKAGE_NAME,
-        after=_hooked_step_kept(HOOKED_STEP_BY_PACKAGE_NAME),
+        "step-hook-override-reading-gradients-the-base-unscales-keeps-the-shim",
+        before=HOOKED_STEP_TWICE,
+        after=_hooked_step_kept(HOOKED_STEP_TWICE, (
+            "        #   itself (apex patched every optimizer.step); nor can the tool edit the override:\n"
+            "        #   AveragedEngine.apply_update() in engines/averaged.py reads the gradients before its\n"
+            "        #   step, and the base unscales them itself before it calls the method (a second\n"
+            "        #   unscale_ raises); this file keeps apex.amp semantics through apexcompat.amp, migrate\n"
+            "        #   it by hand\n"
+        )),
         codes=("APX102", "APX220"),
     ),
 ]

@@ -3926,12 +3926,15 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
             if func is not site.func:
                 info.needs.append(Need(call, "step", func))
                 heir = _overriding_heir(rule, func, info)
-                if heir:
+                if heir and not _override_stepped(rule, site, opt, func, info):
                     cls_name = class_of_method(rule.parents, func).name.value
+                    gap = next((why for c, m, why in info.plan.override_step_gaps
+                                if (c, m) == (cls_name, func.name.value)), "") if info.plan is not None else ""
                     info.blockers.append(Blocker(call, (
                         f"{code_of(call)} is in {cls_name}.{func.name.value}(), which {heir} overrides: a native "
                         "rewrite steps the base's through the GradScaler, but the override would still step the "
                         "scaled gradients itself (apex patched every optimizer.step)"
+                        + (f"; nor can the tool edit the override: {gap}" if gap else "")
                     )))
         if not calls and (
             _stepped_by_heirs(rule, site, opt, info) or _stepped_by_binder(rule, site, info)
@@ -3997,6 +4000,16 @@ def _stepped_by_heirs(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> boo
         and cls.name.value == info.plan.heir_base
         and (site.func.name.value, opt.attr.value) in info.plan.step_heirs
     )
+
+
+def _override_stepped(rule, site: ScaleLossSite, opt: Any, func: Any, info: AmpFile) -> bool:
+    """The plan's override-step route (``override_step_plan``): the method ``func`` steps
+    ``self.<opt>``, and the pipeline edits its one override (a subclass's, another file) to
+    step through the same GradScaler."""
+    cls = class_of_method(rule.parents, func)
+    if info.plan is None or cls is None or not _on_self(site, opt):
+        return False
+    return (cls.name.value, func.name.value, opt.attr.value) in info.plan.override_steps
 
 
 def _on_self(site: ScaleLossSite, opt: Any) -> bool:

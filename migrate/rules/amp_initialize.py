@@ -290,6 +290,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "apex was not set up); hooks of other files that scale the loss the runner's step stored scale and step "
         "through it (self.trainer.scaler), and that step, in a file without apex.amp, runs its forward pass under "
         "torch.autocast while the runner carries an enabled GradScaler",
+        "APX257": "a subclass in a file without apex.amp overrides the base's method that steps the optimizer "
+        "apex scaled for: its step goes through the GradScaler the base keeps on self too (scaler.step, then "
+        "update(), with unscale_ before the gradient reads that come before it), as apex patched every "
+        "optimizer.step",
         "APX252": "the GradScaler is a module-level variable (None until set) of the one module that initializes "
         "apex, assigned where amp.initialize was; the files whose sites no call chain from there reaches import "
         "that module and read it through it when they run, as apex's loss scalers were per process",

@@ -68,8 +68,10 @@ GradScaler per loss id, on the device of the models and optimizers at run time),
 whose __main__ guard calls its initializing setup() and then its main(), which scales (UCSNet: a
 module-level GradScaler in the script), a subclass that overrides its base's scaling method and
 leaves the clipping and the step to the base's method that calls it, with a step of its own on
-another optimizer after each (r86), and a plain backward in the other branch of the scaling
-test, which may run with the GradScaler on (r84).
+another optimizer after each (r86), a plain backward in the other branch of the scaling
+test, which may run with the GradScaler on (r84), and a subclass of another file, without
+apex.amp, that overrides the base's step hook inside its optimizer's skip_synchronize() after
+reducing the scaled gradients in its backward hook (r90, DeepGNN's Horovod trainer).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -796,6 +798,16 @@ LAYOUTS: Dict[str, dict] = {
     # scale then ends where apex's loss_scaler0 did; its count of clean steps is not compared
     # ('counts'): each step updates the one GradScaler (two updates an iteration), where apex
     # counted once an iteration per loss id, as in DL-Art-School's native steps.py; 'off': --no-fp16
+    # DeepGNN's shape without Horovod: the base's _train_batch() scales the loss, hands it to
+    # its backward hook, clips and calls its step hook; RingTrainer (another file, no apex)
+    # overrides both hooks: its backward reduces the scaled gradients (synchronize(), a
+    # halving), its step steps inside skip_synchronize().  The base keeps the GradScaler on
+    # self, steps its hook through it and unscales before the clip; the override's step goes
+    # through the same GradScaler, with its update (APX257: ring.py edited, 'given').
+    # 'off': --no-fp16 (a plain step of the base's own); 'base': the base trainer alone
+    "r90_override_steps_through_base_scaler": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
+        given=["trainers/ring.py"], branches={"off": ["--no-fp16"], "base": ["--kind", "half"]}),
     "r83_base_state_of_initializing_subclass": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
         loss_ids=2, counts=False, branches={"off": ["--no-fp16"]}),

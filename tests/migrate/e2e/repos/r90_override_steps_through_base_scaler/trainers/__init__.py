@@ -1,0 +1,2 @@
+from .half import HalfTrainer
+from .ring import RingTrainer
