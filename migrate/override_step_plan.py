@@ -8,15 +8,16 @@ stepped unscaled gradients; natively the base's step goes through the GradScaler
 keeps on ``self``, and the override's must too: its file is edited as bytes
 (``override_step_route``).  The launcher (a component of its own, the GradScaler's name
 chosen here) and that file are migrated together or not at all; a launcher whose rewrite
-does not step the base's method through that GradScaler with an update right after is kept
-on the shim (``pipeline.migrate_planned``).  Planned only where the launcher initializes
-once, in a method of the class, for ``self.<opt>``, every scale_loss of its file scales
-for that one attribute in a method of that class, and, for each of its methods stepping
-``self.<opt>`` that a class of its family redefines: exactly one class does, in another file
-without apex.amp, deriving from the base directly, redefining neither the initializing
-method nor another method stepping ``self.<opt>``, reading gradients only in the override
-(where the base reads none itself: one unscale_ per step), and no other walked file names
-the method.  Pure data from the index.
+does not step the base's method through that GradScaler with an update right after is
+migrated again without the route, its override left as it is (``pipeline.migrate_planned``).
+Planned only where the launcher initializes once, in a method of the class, for
+``self.<opt>``, every scale_loss of its file scales for that one attribute in a method of
+that class, and, for each of its methods stepping ``self.<opt>`` that a class of its family
+redefines: exactly one class does, in another file without apex.amp, deriving from the base
+directly, redefining neither the initializing method nor another method stepping
+``self.<opt>``, reading gradients only in the override (and only where no method of the base
+or of a class it derives from reads any, and every such class is followed: one unscale_ per
+step), and no other walked file names the method.  Pure data from the index.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Dict, List, Set, Tuple
 
-from .family_names import family_attribute_names
+from .family_names import ancestors_or_why, family_attribute_names
 from .holder_route import HolderEdit
 from .override_plan import named_base
 from .override_step_route import override_step_route
@@ -62,7 +63,7 @@ def add_override_step_routes(plan, by_path: Dict[str, ModuleSummary], launchers:
         used = summary.identifiers | summary.object_attributes | family_attribute_names(
             [(launcher, base)], by_path, definitions, skip=launcher)
         scaler = next((n for n in SCALER_PARAM_NAMES if n not in used), "apexcompat_grad_scaler")
-        may_unscale = not any(o == base for o, _m in summary.gradient_methods)
+        unscaling = _unscaling_ancestor(launcher, base, definitions)
         edits: Dict[str, HolderEdit] = {}
         gaps: List[Tuple[str, str, str]] = []
         for method, found in overrides:
@@ -70,7 +71,7 @@ def add_override_step_routes(plan, by_path: Dict[str, ModuleSummary], launchers:
             if not why:
                 path, cls = found[0]
                 shown, source = files[path]
-                edit = override_step_route(path, shown, source, cls, method, attr, scaler, may_unscale)
+                edit = override_step_route(path, shown, source, cls, method, attr, scaler, unscaling)
                 why = edit if isinstance(edit, str) else ""
                 if path in edits:
                     why = f"{shown} holds overrides of several of {base}'s stepping methods"
@@ -89,6 +90,21 @@ def add_override_step_routes(plan, by_path: Dict[str, ModuleSummary], launchers:
             plan.override_step_edits[path] = (number, edit, base)
         number += 1
     return plan
+
+
+def _unscaling_ancestor(launcher: str, base: str, definitions) -> str:
+    """Where the base or a class it derives from reads the gradients (its rewrite may unscale
+    them before the overridden method runs), or a base that is not followed; "" for none."""
+    def unknown(name: str, text: str, _summary) -> str:
+        return "" if text == "object" else f"{name} derives from {text}, whose methods are not followed"
+
+    found, why = ancestors_or_why((launcher, base), definitions, unknown)
+    for path, cls in sorted(found):
+        summary = definitions.summary(path)
+        readers = sorted(m for o, m in summary.gradient_methods if o == cls) if summary is not None else []
+        if readers:
+            return f"{cls}.{readers[0]}() reads them too"
+    return why
 
 
 def _members(definitions, path: str, cls: str) -> Set[str]:

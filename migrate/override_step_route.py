@@ -43,10 +43,11 @@ _FORBIDDEN = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, a
 
 
 def override_step_route(path: str, shown: str, source: bytes, cls: str, method: str, attr: str, scaler: str,
-                        may_unscale: bool) -> Union[HolderEdit, str]:
+                        unscaling: str = "") -> Union[HolderEdit, str]:
     """The edit of ``source`` whose class ``cls`` overrides ``method``, stepping ``self.<attr>``
-    through ``self.<scaler>``, else why not; ``may_unscale``: whether the edit may unscale
-    the gradients itself (the base unscales none before it calls the method)."""
+    through ``self.<scaler>``, else why not; ``unscaling``: why the edit may not unscale the
+    gradients itself (a method of the base or of its ancestors reads them, so its rewrite may
+    unscale them before the call), "" when it may."""
     tree = stdlib_trees.parse(source)
     text = stdlib_trees.decoded(source)
     if tree is None or text is None:
@@ -71,9 +72,9 @@ def override_step_route(path: str, shown: str, source: bytes, cls: str, method: 
     if isinstance(reader, str):
         return reader
     if reader is not None:
-        if not may_unscale:
-            return (f"{where} reads the gradients before its step, and the base unscales them itself before it "
-                    "calls the method (a second unscale_ raises)")
+        if unscaling:
+            return (f"{where} reads the gradients before its step, but {unscaling}: the base's rewrite may unscale "
+                    "them before the call (a second unscale_ raises)")
         if not _own_lines(lines, func, reader, reader.lineno, reader.lineno):
             return f"the statement at {shown}:{reader.lineno} does not start a line of its own"
         pad = " " * reader.col_offset

@@ -9768,6 +9768,17 @@ HOOKED_STEP_TWICE = HOOKED_STEP.replace(
     "        self.apply_update()",
 ).replace("# file: engines/mixed.py\nfrom apex import amp\n", "# file: engines/mixed.py\nimport torch\nfrom apex import amp\n")
 
+#: the base derives from a class of another file (a clipping method in it, not followed from
+#: the base): the base's rewrite may unscale before the hook runs, so the override's own
+#: unscale_ could raise
+HOOKED_STEP_ANCESTOR_READS = HOOKED_STEP.replace(
+    "# file: engines/mixed.py\nfrom apex import amp\n\n\nclass MixedEngine:\n",
+    "# file: engines/__init__.py\n# file: engines/core.py\nimport torch\n\n\nclass CoreEngine:\n    def clip(self):\n"
+    "        torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)\n"
+    "# file: engines/mixed.py\nfrom apex import amp\n\nfrom engines.core import CoreEngine\n\n\n"
+    "class MixedEngine(CoreEngine):\n",
+)
+
 #: Horovod's shape (DeepGNN): the subclass's backward hook all-reduces the scaled gradients
 #: (``synchronize()``), the base unscales them to clip, and the override steps inside
 #: ``skip_synchronize()``: the GradScaler steps there, after the all-reduce
@@ -9899,14 +9910,26 @@ REPOSITORY_EXAMPLES += [
         codes=("APX102", "APX220"),
     ),
     Example(
+        "step-hook-override-reading-gradients-below-an-unfollowed-base-keeps-the-shim",
+        before=HOOKED_STEP_ANCESTOR_READS,
+        after=_hooked_step_kept(HOOKED_STEP_ANCESTOR_READS, (
+            "        #   itself (apex patched every optimizer.step); nor can the tool edit the override:\n"
+            "        #   AveragedEngine.apply_update() in engines/averaged.py reads the gradients before its\n"
+            "        #   step, but MixedEngine derives from CoreEngine, whose methods are not followed: the\n"
+            "        #   base's rewrite may unscale them before the call (a second unscale_ raises); this\n"
+            "        #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n"
+        )),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         "step-hook-override-reading-gradients-the-base-unscales-keeps-the-shim",
         before=HOOKED_STEP_TWICE,
         after=_hooked_step_kept(HOOKED_STEP_TWICE, (
             "        #   itself (apex patched every optimizer.step); nor can the tool edit the override:\n"
             "        #   AveragedEngine.apply_update() in engines/averaged.py reads the gradients before its\n"
-            "        #   step, and the base unscales them itself before it calls the method (a second\n"
-            "        #   unscale_ raises); this file keeps apex.amp semantics through apexcompat.amp, migrate\n"
-            "        #   it by hand\n"
+            "        #   step, but MixedEngine.train_step() reads them too: the base's rewrite may unscale\n"
+            "        #   them before the call (a second unscale_ raises); this file keeps apex.amp semantics\n"
+            "        #   through apexcompat.amp, migrate it by hand\n"
         )),
         codes=("APX102", "APX220"),
     ),

@@ -21,10 +21,10 @@ class RingTrainer(HalfTrainer):
 SHOWN = "trainers/ring.py"
 
 
-def _route(body: str, may_unscale: bool = True, text: str = HEIR):
+def _route(body: str, unscaling: str = "", text: str = HEIR):
     source = text.format(body=body).encode()
     return source, override_step_route(SHOWN, SHOWN, source, "RingTrainer", "_apex_step", "optimizer", "scaler",
-                                       may_unscale)
+                                       unscaling)
 
 
 def test_the_step_inside_skip_synchronize_goes_through_the_scaler():
@@ -84,10 +84,11 @@ def test_shapes_the_route_refuses(body, why):
 
 
 def test_a_gradient_read_is_refused_where_the_base_unscales_itself():
-    _source, why = _route("        print(self.model.weight.grad)\n        self.optimizer.step()\n", may_unscale=False)
+    _source, why = _route("        print(self.model.weight.grad)\n        self.optimizer.step()\n",
+                          unscaling="HalfTrainer.clip() reads them too")
     assert why == (
-        "RingTrainer._apex_step() in trainers/ring.py reads the gradients before its step, and the base unscales "
-        "them itself before it calls the method (a second unscale_ raises)"
+        "RingTrainer._apex_step() in trainers/ring.py reads the gradients before its step, but HalfTrainer.clip() "
+        "reads them too: the base's rewrite may unscale them before the call (a second unscale_ raises)"
     )
 
 
