@@ -10418,4 +10418,109 @@ def train(args, nets, optimizer, scheduler, loader):
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # the scaled branch steps through a method of the class; the other branch's own step is
+        # not the one its gradients reach: both steps go through the GradScaler
+        "step-hook-in-scaled-branch-beside-a-plain-step",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, fp16):
+        self.model = model
+        self.fp16 = fp16
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def _apex_step(self):
+        self.optimizer.step()
+
+    def train_batch(self, x):
+        loss = self.model(x).sum()
+        if self.fp16:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self._apex_step()
+        else:
+            loss.backward()
+            self.optimizer.step()
+        self.optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, fp16):
+        self.model = model
+        self.fp16 = fp16
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def _apex_step(self):
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+
+    def train_batch(self, x):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = self.model(x).sum()
+        if self.fp16:
+            self.scaler.scale(loss).backward()
+            self._apex_step()
+        else:
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        self.optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX316"),
+    ),
+    Example(
+        # the scaled branch hands the optimizer to a callable the tool cannot follow; the only
+        # step here is the other branch's: kept, since that step is not where these gradients go
+        "unfound-step-of-scaled-branch-beside-a-plain-step",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, fp16, step_hook):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        if fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            step_hook(optimizer)
+        else:
+            loss.backward()
+            optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def train(model, optimizer, batches, fp16, step_hook):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        if fp16:
+            # TODO(apexcompat): the only optimizer.step() found (line 15) is in another branch than
+            #   this amp.scale_loss, so it never steps the gradients scaled here, and the step they
+            #   reach was not found; this file keeps apex.amp semantics through apexcompat.amp,
+            #   migrate it by hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            step_hook(optimizer)
+        else:
+            loss.backward()
+            optimizer.step()
+        optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
 ]

@@ -3574,6 +3574,12 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
     for alias in optimizer_aliases(rule, site, opt_text):
         calls += step_calls(body, alias)
     calls = [c for c in calls if not _runs_before(rule, c, site.with_stmt) or _later_call_steps(rule, c, site)]
+    # steps only in the other branch of the `if` that scales (`if fp16: <scale_loss>;
+    # self._step_hook() else: loss.backward(); opt.step()`) do not step this backward's
+    # gradients: look on for the step the scaled branch reaches, keeping those too
+    other_branch = [c for c in calls if off_path(rule, c, site)]
+    if other_branch and len(other_branch) == len(calls):
+        calls = []
     cls = class_of_method(rule.parents, site.func)
     if not calls and cls is not None and opt_text.startswith(self_name(site.func) + "."):
         for method in methods_of(cls):
@@ -3587,7 +3593,14 @@ def find_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
         calls = caller_steps(rule, site, opt_text)
     if not calls and site.sibling:
         calls = list(site.sibling)
-    return calls
+    return other_branch + [c for c in calls if c not in other_branch]
+
+
+def off_path(rule, call: cst.Call, site: ScaleLossSite) -> bool:
+    """``call`` is in another branch of an if/try than the site's scaled backward, so it never
+    runs after it on one call of the function (XLM's step for a delayed backward, taken on a
+    later call, is on its path)."""
+    return exclusive(rule.parents, call, site.with_stmt) and not _later_call_steps(rule, call, site)
 
 
 def optimizer_aliases(rule, site: ScaleLossSite, opt_text: str) -> List[str]:
@@ -3921,6 +3934,13 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
             info.blockers.append(Blocker(site.call, rebound))
             continue
         calls = find_steps(rule, site, code_of(opt))
+        if calls and all(off_path(rule, c, site) for c in calls):
+            info.blockers.append(Blocker(site.with_stmt, (
+                f"the only {code_of(opt)}.step() found (line {rule.line_of(calls[0])}) is in another branch "
+                "than this amp.scale_loss, so it never steps the gradients scaled here, and the step they "
+                "reach was not found"
+            )))
+            continue
         for call in calls:
             func = enclosing_function(rule.parents, call)
             if func is not site.func:
