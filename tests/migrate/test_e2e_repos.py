@@ -71,7 +71,9 @@ leaves the clipping and the step to the base's method that calls it, with a step
 another optimizer after each (r86), a plain backward in the other branch of the scaling
 test, which may run with the GradScaler on (r84), and a subclass of another file, without
 apex.amp, that overrides the base's step hook inside its optimizer's skip_synchronize() after
-reducing the scaled gradients in its backward hook (r90, DeepGNN's Horovod trainer).
+reducing the scaled gradients in its backward hook (r90, DeepGNN's Horovod trainer), and a
+trainer whose scaled branch steps through a hook method while its plain branch steps itself
+(r91).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -276,6 +278,13 @@ LAYOUTS: Dict[str, dict] = {
     # backward goes through the GradScaler too (before: its gradients reached scaler.step unscaled,
     # divided by the scale, or "_scale is None" before the first scaled iteration), with an
     # unscale_ before the else's clip; 'period-1' alternates every step
+    # the scaled branch steps through a hook method (_apex_step), the plain else steps the
+    # optimizer itself, args.fp16 switched every --period steps: the hook steps through the
+    # GradScaler too (before: its plain step applied gradients still multiplied by the loss
+    # scale, the else's step being taken for the scaled backward's); 'period-1': every step
+    "r91_step_hook_beside_plain_step": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                            metric="loss", native=[], fallbacks=[], saves=False,
+                                            branches={"period-1": ["--period", "1"]}),
     "r84_plain_branch_beside_scaled": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                            metric="loss", native=[], fallbacks=[], saves=False,
                                            branches={"period-1": ["--period", "1"]}),
