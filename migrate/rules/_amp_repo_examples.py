@@ -961,6 +961,7 @@ import torch
 
 class Trainer:
     def __init__(self, model):
+        self.scaler = torch.amp.GradScaler(enabled=False)
         self.model = model
 
     def _post_step(self, out):
@@ -1405,6 +1406,7 @@ from .logs import Logged
 class Trainer(Logged):
     def __init__(self, net):
         super().__init__()
+        self.grad_scaler = torch.amp.GradScaler(enabled=False)
         self.net = net
         self.optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
 
@@ -1430,7 +1432,7 @@ class PlainTrainer(Trainer):
         self.grad_scaler.update()
         return self.shown(loss.item())
 """,
-        codes=("APX101", "APX201", "APX209", "APX239", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX239", "APX261", "APX301", "APX311"),
     ),
     Example(
         # the launcher puts the GradScaler on an instance built before the initialize (APX248)
@@ -2216,7 +2218,7 @@ def sweep(fitter, batches, rates):
         + "# file: lm/__init__.py\n# file: lm/trainer.py\n" + SPLIT_TRAINER,
         after="# file: dom/__init__.py\n# file: dom/trainer.py\n" + SPLIT_TRAINER_NATIVE
         + "# file: lm/__init__.py\n# file: lm/trainer.py\n" + SPLIT_TRAINER_NATIVE,
-        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX322"),
+        codes=("APX101", "APX201", "APX209", "APX261", "APX301", "APX311", "APX322"),
     ),
     Example(
         # ... but a subclass of it in another file calls the method on self after a plain
@@ -2244,7 +2246,7 @@ def sweep(fitter, batches, rates):
         + "# file: dom/trainer.py\n" + SPLIT_TRAINER,
         after="# file: dom/__init__.py\n# file: dom/meta.py\n" + META_TRAINER_NATIVE
         + "# file: dom/trainer.py\n" + SPLIT_TRAINER_NATIVE,
-        codes=("APX101", "APX201", "APX209", "APX239", "APX301", "APX311", "APX322"),
+        codes=("APX101", "APX201", "APX209", "APX239", "APX261", "APX301", "APX311", "APX322"),
     ),
     Example(
         # ... but the subclass scales only under a narrower test than the base's initialize, a
@@ -7175,6 +7177,7 @@ from optim import WarmupOptimizer
 
 class Task:
     def __init__(self, model, use_native=False):
+        self.scaler = torch.amp.GradScaler(enabled=False)
         self.model = model
         self.opt = None
         self.use_native = use_native
@@ -7210,7 +7213,7 @@ class Task:
             self.scaler.step(self.opt, where=where)
             self.scaler.update()
 """,
-        codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX228", "APX301", "APX321"),
+        codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX228", "APX261", "APX301", "APX321"),
     ),
     Example(
         # apex.amp imported inside __init__ is bound there only: the class's other methods do
