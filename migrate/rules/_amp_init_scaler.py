@@ -11,7 +11,7 @@ method replaces.  This module finds where in ``__init__`` it goes, or says there
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -20,14 +20,17 @@ from ._tree import walk
 
 #: how many same-file base classes are followed to find the ``__init__`` instances run
 _BASE_DEPTH = 4
+#: bases whose ``__init__`` calls no method a subclass could override
+_BASES_WITHOUT_HOOKS = frozenset({"object", "nn.Module", "torch.nn.Module"})
 
 
 def init_scaler_place(rule: Any, cls: cst.ClassDef, creators: Set[str]) -> Optional[Tuple[cst.BaseStatement, bool]]:
     """``(statement, after)``: the disabled scaler goes after (or before) that statement of the
-    ``__init__`` instances of ``cls`` run (its own, else a base class's of the same file); None
-    when there is none, or when some ``__init__`` of the file calls a method named in
-    ``creators`` (then the real scaler is made at construction, and a disabled one after it
-    would replace it)."""
+    ``__init__`` instances of ``cls`` run (its own, else a base class's of the same file): after
+    its docstring and its ``super().__init__(...)`` line when every base is known, else first.
+    None when there is no such ``__init__``, or when some ``__init__`` of the file calls a
+    method named in ``creators`` (then the real scaler is made at construction, and a disabled
+    one after it would replace it)."""
     from ._amp_sites import class_of_method, init_method
 
     if _creators_called_from_an_init(rule.tree, creators):
@@ -47,15 +50,38 @@ def init_scaler_place(rule: Any, cls: cst.ClassDef, creators: Set[str]) -> Optio
             continue
         if _may_reach_methods(stmt, me):
             break
-    if last_super is not None:
+    owner = rule.parents.get(rule.parents.get(init))
+    if last_super is not None and _known_bases(owner, _classes(rule.tree)):
         return last_super, True
+    # a base's __init__ this file does not show could call the creating method (a hook it
+    # overrides): the real scaler made there then replaces the disabled one, not the reverse
     return body[start], False
+
+
+def _classes(tree: cst.Module) -> Dict[str, cst.ClassDef]:
+    return {s.name.value: s for s in tree.body if isinstance(s, cst.ClassDef)}
+
+
+def _known_bases(cls: Any, classes: Dict[str, cst.ClassDef], depth: int = 0) -> bool:
+    """Every base of ``cls``, up its chain, is ``object``, ``nn.Module`` or a class of this
+    file: no ``__init__`` the file does not show runs on the instance."""
+    if not isinstance(cls, cst.ClassDef) or depth > _BASE_DEPTH:
+        return False
+    for base in cls.bases:
+        if base.keyword is not None or base.star:
+            return False
+        text = code_of(base.value)
+        if text in _BASES_WITHOUT_HOOKS:
+            continue
+        if text not in classes or classes[text] is cls or not _known_bases(classes[text], classes, depth + 1):
+            return False
+    return True
 
 
 def _init_run(rule: Any, cls: cst.ClassDef, init_method: Any, class_of_method: Any) -> Optional[cst.FunctionDef]:
     """The ``__init__`` an instance of ``cls`` runs, when it is in this file: the class's own,
     else the nearest one up the chain of single module-level base classes of the file."""
-    classes = {s.name.value: s for s in rule.tree.body if isinstance(s, cst.ClassDef)}
+    classes = _classes(rule.tree)
     for _ in range(_BASE_DEPTH):
         init = init_method(cls)
         if init is not None and class_of_method(rule.parents, init) is cls:
