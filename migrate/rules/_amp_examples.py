@@ -649,7 +649,7 @@ import torch
 
 class Learner:
     def __init__(self, model, fp16):
-        self.model, self.fp16 = model, fp16
+{init_scaler}        self.model, self.fp16 = model, fp16
 
     def lr_range_test(self, batches, lr):
         optimizer = torch.optim.SGD(self.model.parameters(), lr=lr)
@@ -668,6 +668,7 @@ class Learner:
 #: the parts of INITIALIZE_PER_METHOD written with apex.amp
 PER_METHOD_APEX = dict(
     import_line="from apex import amp\n",
+    init_scaler="",
     range_init="        if self.fp16:\n"
     "            self.model, optimizer = amp.initialize(self.model, optimizer, opt_level=\"O1\")\n",
     probe_loss="        loss = torch.nn.functional.mse_loss(self.model(x), y)\n",
@@ -6593,6 +6594,7 @@ class Task:
     """amp_args: the keyword arguments of amp.initialize from the config, or None."""
 
     def __init__(self, model, optimizer, amp_args=None):
+        self.scaler = torch.amp.GradScaler(enabled=False)
         self.model = model
         self.optimizer = optimizer
         self.amp_args = amp_args
@@ -6620,7 +6622,7 @@ class Task:
         self.scaler.step(self.optimizer)
         self.scaler.update()
 ''',
-        codes=('APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX301', 'APX311', 'APX316'),
+        codes=('APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX261', 'APX301', 'APX311', 'APX316'),
     ),
     Example(
         # an enum chooses apex or a native GradScaler of the class's own: the apex branch gets
@@ -6719,6 +6721,7 @@ class Precision(enum.Enum):
 
 class Task:
     def __init__(self, model, optimizer, amp_config=None, precision=None):
+        self.scaler = torch.amp.GradScaler(enabled=False)
         self.model = model
         self.optimizer = optimizer
         self.amp_config = amp_config
@@ -6783,8 +6786,8 @@ class Task:
                 self.native_scaler.load_state_dict(state["amp"])
 ''',
         codes=(
-            'APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX301', 'APX311',
-            'APX401', 'APX402', 'APX901', 'APX902',
+            'APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX261', 'APX301', 'APX311', 'APX401', 'APX402',
+            'APX901', 'APX902',
         ),
     ),
     Example(
@@ -6942,6 +6945,7 @@ def main(args, model, batches):
         before=INITIALIZE_PER_METHOD.format(**PER_METHOD_APEX),
         after=INITIALIZE_PER_METHOD.format(
             import_line="",
+            init_scaler="        self.scaler = torch.amp.GradScaler(enabled=False)\n",
             range_init=PER_METHOD_SCALER,
             probe_loss="        with torch.autocast(\"cuda\", dtype=torch.float16, enabled=self.scaler.is_enabled()):\n"
             "            loss = torch.nn.functional.mse_loss(self.model(x), y)\n",
@@ -6955,6 +6959,237 @@ def main(args, model, batches):
             fit_step="            self.scaler.step(optimizer)\n            self.scaler.update()\n",
             extra="",
         ),
+        codes=("APX101", "APX201", "APX209", "APX261", "APX301", "APX311"),
+    ),
+    Example(
+        # the GradScaler lives on self and train() creates it (BERT-for-RRC-ABSA's trainer): a fresh
+        # instance that evaluates first finds the disabled one __init__ creates (after its docstring),
+        # so autocast is off there and the evaluation runs in fp32, as apex's did before initialize
+        "disabled-scaler-in-init-for-methods-run-before-the-initializing-one",
+        before='''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    """Trains a model, and evaluates it (also a fresh one, before any training)."""
+
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+    def _forward(self, x, y, backprop=True):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        if backprop:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        return loss
+
+    def train(self, batches, fp16):
+        if fp16:
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            self._forward(x, y)
+            self.optimizer.step()
+
+    def evaluate(self, batches):
+        with torch.no_grad():
+            return [self._forward(x, y, backprop=False).item() for x, y in batches]
+''',
+        after='''\
+import torch
+
+
+class Trainer:
+    """Trains a model, and evaluates it (also a fresh one, before any training)."""
+
+    def __init__(self, model, optimizer):
+        self.scaler = torch.amp.GradScaler(enabled=False)
+        self.model = model
+        self.optimizer = optimizer
+
+    def _forward(self, x, y, backprop=True):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        if backprop:
+            self.scaler.scale(loss).backward()
+        return loss
+
+    def train(self, batches, fp16):
+        use_amp = bool(fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        for x, y in batches:
+            self.optimizer.zero_grad()
+            self._forward(x, y)
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+
+    def evaluate(self, batches):
+        with torch.no_grad():
+            return [self._forward(x, y, backprop=False).item() for x, y in batches]
+''',
+        codes=("APX101", "APX201", "APX209", "APX261", "APX301", "APX311"),
+    ),
+    Example(
+        # ... the instance runs the __init__ of a base class of the same file: the disabled one goes
+        # there; the always-on autocast follows the scaler, off until fit() has run
+        "disabled-scaler-in-the-init-of-a-base-of-the-same-file",
+        before='''\
+import torch
+from apex import amp
+
+
+class Base:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+
+
+class Trainer(Base):
+    def fit(self, batches):
+        self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+        for x, y in batches:
+            self.step(x, y)
+
+    def step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        return loss.item()
+''',
+        after='''\
+import torch
+
+
+class Base:
+    def __init__(self, model, optimizer):
+        self.scaler = torch.amp.GradScaler(enabled=False)
+        self.model = model
+        self.optimizer = optimizer
+
+
+class Trainer(Base):
+    def fit(self, batches):
+        self.scaler = torch.amp.GradScaler("cuda")
+        for x, y in batches:
+            self.step(x, y)
+
+    def step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return loss.item()
+''',
+        codes=("APX101", "APX201", "APX209", "APX261", "APX301", "APX311"),
+    ),
+    Example(
+        # ... after the base's __init__ call (an nn.Module's own attributes come first)
+        "disabled-scaler-in-init-after-the-base-init-call",
+        before='''\
+import torch
+from apex import amp
+
+
+class Trainer(torch.nn.Module):
+    def __init__(self, model, optimizer):
+        """model and optimizer: trained by fit()."""
+        super(Trainer, self).__init__()
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, batches):
+        self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+        return [self.step(x, y) for x, y in batches]
+
+    def step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        return loss.item()
+''',
+        after='''\
+import torch
+
+
+class Trainer(torch.nn.Module):
+    def __init__(self, model, optimizer):
+        """model and optimizer: trained by fit()."""
+        super(Trainer, self).__init__()
+        self.scaler = torch.amp.GradScaler(enabled=False)
+        self.model = model
+        self.optimizer = optimizer
+
+    def fit(self, batches):
+        self.scaler = torch.amp.GradScaler("cuda")
+        return [self.step(x, y) for x, y in batches]
+
+    def step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return loss.item()
+''',
+        codes=("APX101", "APX201", "APX209", "APX261", "APX301", "APX311"),
+    ),
+    Example(
+        # ... but __init__ calls the method that creates it: every instance has the real one, and a
+        # disabled one made in __init__ could replace it, so none is
+        "no-disabled-scaler-when-init-calls-the-initializing-method",
+        before='''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+        self.setup()
+
+    def setup(self):
+        self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        return loss.item()
+''',
+        after='''\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+        self.setup()
+
+    def setup(self):
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return loss.item()
+''',
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
@@ -8001,6 +8236,7 @@ import torch
 
 class Trainer:
     def __init__(self, model, optimizer, fp16):
+        self.scaler = torch.amp.GradScaler(enabled=False)
         self.model, self.optimizer = model, optimizer
         self.fp16 = fp16
 
@@ -8033,7 +8269,7 @@ class Trainer:
         self.optimizer.zero_grad()
         return outputs
 """,
-        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX261", "APX301", "APX311"),
     ),
     Example(
         # the project's own clipping helper is handed the parameters through a comprehension:
@@ -10194,6 +10430,7 @@ import torch
 
 class SegmentorTrainer:
     def __init__(self, opt, engine):
+        self.scaler = torch.amp.GradScaler(enabled=False)
         self.opt = opt
         self.engine = engine
 
@@ -10221,7 +10458,7 @@ class SegmentorTrainer:
         for data in batches:
             self.step(data)
 """,
-        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX261", "APX301", "APX311"),
     ),
     Example(
         # HR-VITON (sweep13): alternative initializes with num_losses=2, all under ``if

@@ -961,6 +961,7 @@ import torch
 
 class Trainer:
     def __init__(self, model):
+        self.scaler = torch.amp.GradScaler(enabled=False)
         self.model = model
 
     def _post_step(self, out):
@@ -1340,6 +1341,84 @@ if __name__ == "__main__":
 
 REPOSITORY_EXAMPLES: List[Example] = [
     Example(
+        # the trainer's __init__ calls the __init__ of a base class of another file, which could
+        # call the method that creates the GradScaler (here it does: the base's hook): the disabled
+        # one goes first in __init__, before that call, so the real one replaces it, not the reverse
+        "disabled-scaler-before-the-init-call-of-a-base-of-another-file",
+        before="""\
+# file: pkg/__init__.py
+# file: pkg/base.py
+class Base:
+    def __init__(self, net, optimizer):
+        self.net = net
+        self.optimizer = optimizer
+        self.setup()
+
+    def setup(self):
+        pass
+# file: pkg/trainer.py
+import torch
+from apex import amp
+
+from .base import Base
+
+
+class Trainer(Base):
+    def __init__(self, net):
+        super().__init__(net, torch.optim.SGD(net.parameters(), lr=0.1))
+        self.steps = 0
+
+    def setup(self):
+        self.net, self.optimizer = amp.initialize(self.net, self.optimizer, opt_level="O1")
+
+    def step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.optimizer.zero_grad()
+        with amp.scale_loss(loss, self.optimizer) as scaled:
+            scaled.backward()
+        self.optimizer.step()
+        self.steps += 1
+        return loss.item()
+""",
+        after="""\
+# file: pkg/__init__.py
+# file: pkg/base.py
+class Base:
+    def __init__(self, net, optimizer):
+        self.net = net
+        self.optimizer = optimizer
+        self.setup()
+
+    def setup(self):
+        pass
+# file: pkg/trainer.py
+import torch
+
+from .base import Base
+
+
+class Trainer(Base):
+    def __init__(self, net):
+        self.scaler = torch.amp.GradScaler(enabled=False)
+        super().__init__(net, torch.optim.SGD(net.parameters(), lr=0.1))
+        self.steps = 0
+
+    def setup(self):
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.optimizer.zero_grad()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.steps += 1
+        return loss.item()
+""",
+        codes=("APX101", "APX201", "APX209", "APX261", "APX301", "APX311"),
+    ),
+    Example(
         # the inheritance route's GradScaler on self takes no name a base of the launcher's
         # class in another file reads or sets (Logged's self.scaler is the same instance's)
         "inherited-scaler-avoids-the-attributes-of-a-base-in-another-file",
@@ -1404,6 +1483,7 @@ from .logs import Logged
 
 class Trainer(Logged):
     def __init__(self, net):
+        self.grad_scaler = torch.amp.GradScaler(enabled=False)
         super().__init__()
         self.net = net
         self.optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
@@ -1430,7 +1510,7 @@ class PlainTrainer(Trainer):
         self.grad_scaler.update()
         return self.shown(loss.item())
 """,
-        codes=("APX101", "APX201", "APX209", "APX239", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX239", "APX261", "APX301", "APX311"),
     ),
     Example(
         # the launcher puts the GradScaler on an instance built before the initialize (APX248)
@@ -2216,7 +2296,7 @@ def sweep(fitter, batches, rates):
         + "# file: lm/__init__.py\n# file: lm/trainer.py\n" + SPLIT_TRAINER,
         after="# file: dom/__init__.py\n# file: dom/trainer.py\n" + SPLIT_TRAINER_NATIVE
         + "# file: lm/__init__.py\n# file: lm/trainer.py\n" + SPLIT_TRAINER_NATIVE,
-        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX322"),
+        codes=("APX101", "APX201", "APX209", "APX261", "APX301", "APX311", "APX322"),
     ),
     Example(
         # ... but a subclass of it in another file calls the method on self after a plain
@@ -2244,7 +2324,7 @@ def sweep(fitter, batches, rates):
         + "# file: dom/trainer.py\n" + SPLIT_TRAINER,
         after="# file: dom/__init__.py\n# file: dom/meta.py\n" + META_TRAINER_NATIVE
         + "# file: dom/trainer.py\n" + SPLIT_TRAINER_NATIVE,
-        codes=("APX101", "APX201", "APX209", "APX239", "APX301", "APX311", "APX322"),
+        codes=("APX101", "APX201", "APX209", "APX239", "APX261", "APX301", "APX311", "APX322"),
     ),
     Example(
         # ... but the subclass scales only under a narrower test than the base's initialize, a
@@ -7175,6 +7255,7 @@ from optim import WarmupOptimizer
 
 class Task:
     def __init__(self, model, use_native=False):
+        self.scaler = torch.amp.GradScaler(enabled=False)
         self.model = model
         self.opt = None
         self.use_native = use_native
@@ -7210,7 +7291,7 @@ class Task:
             self.scaler.step(self.opt, where=where)
             self.scaler.update()
 """,
-        codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX228", "APX301", "APX321"),
+        codes=("APX101", "APX201", "APX202", "APX204", "APX209", "APX228", "APX261", "APX301", "APX321"),
     ),
     Example(
         # apex.amp imported inside __init__ is bound there only: the class's other methods do

@@ -27,6 +27,7 @@ from ._amp_rule import APEX_AMP, is_empty_shell
 from ._plain_alternative import SCALER_SWITCHES, attribute_aliases, bound_names, scope_key
 from ._amp_threading import ScalerThreading
 from ._amp_held import held_attach, held_scaler_in_init
+from ._amp_init_scaler import init_scaler_place
 from ._amp_sites import (
     AMP_STATE_DROPPED,
     AMP_STATE_KEYS,
@@ -244,6 +245,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "APX220": "apex.amp cannot be migrated natively here; the file keeps working through apexcompat.amp",
         "APX221": "the initialize's method runs only under an if: __init__ creates a disabled GradScaler "
         "before it, so every method finds one",
+        "APX261": "the GradScaler lives on self and a method other than __init__ creates it where amp.initialize "
+        "was: __init__ creates a disabled one first, so a method called before that one (evaluate() on a fresh "
+        "trainer) finds it and runs in fp32, as apex did before its initialize",
         "APX238": "amp.initialize under a run-once guard (if not self.ready: ...; self.ready = True): the "
         "GradScaler is created in the guard's branch and __init__ creates a disabled one where it first sets "
         "the flag, so every method finds one",
@@ -370,6 +374,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             self._scaler_before_the_flag(info)
         if info.plan is not None and info.plan.held_readers:
             held_scaler_in_init(self, info)
+        else:
+            self._scaler_in_init_first(info)
         self._scaler_updates(info)
         for func, calls in info.threaded.items():
             self._thread(func, calls, info, remote=func in info.entry_functions)
@@ -1020,16 +1026,57 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         replaced = f"replaced in {{method}}() the first time its run-once guard on {flag} passes"
         self._disabled_scaler_before(info.run_once, info, "APX238", replaced)
 
-    def _disabled_scaler_before(self, anchor: Any, info: AmpFile, code: str, replaced: str) -> None:
-        """``self.<scaler> = GradScaler(enabled=False)`` before ``anchor``, a statement of
-        ``__init__``, reported under ``code`` with how the initializing method replaces it."""
+    def _scaler_in_init_first(self, info: AmpFile) -> None:
+        """The scaler lives on ``self`` and a method other than ``__init__`` creates it: an
+        instance whose first call is another method (``evaluate()`` on a fresh trainer) finds
+        the disabled one ``__init__`` creates first, and runs in fp32 as apex did before its
+        initialize (APX261)."""
+        sites = info.training_inits
+        if (
+            info.storage != "self"
+            or not sites
+            or any(s.func is None or s.func.name.value == "__init__" for s in sites)
+            or info.fallback is not None
+            or info.run_once is not None
+            or info.scaler_in_branch
+            or info.carrier is not None
+            or info.module_scaler
+            or info.returned_to
+        ):
+            return
+        cls = class_of_method(self.parents, sites[0].func)
+        creators = {s.func.name.value for s in sites}  # type: ignore[union-attr]
+        place = init_scaler_place(self, cls, creators) if cls is not None else None
+        if place is None:
+            return
+        for site in sites:
+            if self.switches.get(site) is None:
+                # an always-on autocast would run the methods called first in float16 where apex
+                # ran them in fp32: it follows the scaler, as for the other disabled-first routes
+                self.switches[site] = f"{info.loss_scaler(self._scaler_target(site, info), 0)}.is_enabled()"
+        names = "(), ".join(sorted(creators))
+        self._disabled_scaler_before(
+            place[0], info, "APX261", f"replaced in {names}() where amp.initialize was, for the instances "
+            "whose methods run before it", after=place[1]
+        )
+
+    def _disabled_scaler_before(
+        self, anchor: Any, info: AmpFile, code: str, replaced: str, after: bool = False
+    ) -> None:
+        """``self.<scaler> = GradScaler(enabled=False)`` before (``after``: after) ``anchor``, a
+        statement of ``__init__``, reported under ``code`` with how the initializing method
+        replaces it."""
         site = info.training_inits[0]
         init = enclosing_function(self.parents, anchor)
         # a disabled scaler never touches a device: the default ("cuda") is right anywhere
         self.need_torch()
         ctor = "torch.amp.GradScaler" if self.settings.torch_at_least(2, 3) else "torch.cuda.amp.GradScaler"
         target = f"{self_name(init)}.{info.scaler_name}"
-        self.edits.insert_before(anchor, [statement(f"{target} = {_per_loss_id(f'{ctor}(enabled=False)', info)}\n")])
+        made = [statement(f"{target} = {_per_loss_id(f'{ctor}(enabled=False)', info)}\n")]
+        if after:
+            self.edits.insert_after(anchor, made)
+        else:
+            self.edits.insert_before(anchor, made)
         method = site.func.name.value if site.func is not None else ""
         message = f"{target} is created disabled here and " + replaced.format(method=method)
         self.report(anchor, code, message, fixed=True, severity="info")

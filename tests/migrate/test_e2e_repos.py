@@ -69,11 +69,12 @@ whose __main__ guard calls its initializing setup() and then its main(), which s
 module-level GradScaler in the script), a subclass that overrides its base's scaling method and
 leaves the clipping and the step to the base's method that calls it, with a step of its own on
 another optimizer after each (r86), a plain backward in the other branch of the scaling
-test, which may run with the GradScaler on (r84), and a subclass of another file, without
+test, which may run with the GradScaler on (r84), a subclass of another file, without
 apex.amp, that overrides the base's step hook inside its optimizer's skip_synchronize() after
-reducing the scaled gradients in its backward hook (r90, DeepGNN's Horovod trainer), and a
+reducing the scaled gradients in its backward hook (r90, DeepGNN's Horovod trainer), a
 trainer whose scaled branch steps through a hook method while its plain branch steps itself
-(r91).
+(r91), and a trainer whose train() initializes, evaluated by a fresh instance and before
+train() (r88).
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -798,6 +799,15 @@ LAYOUTS: Dict[str, dict] = {
     "r86_subclass_scales_base_steps": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
         branches={"off": ["--no-fp16"], "base": ["--kind", "base"]}),
+    # BERT-for-RRC-ABSA's lm trainer: train() initializes, _forward() scales, and the launcher
+    # evaluates with a fresh trainer that never trains, then with the training one before and
+    # after train(): __init__ creates the GradScaler disabled (APX261), so those evaluations run
+    # in fp32 until train() replaced it, as apex's did before its initialize (before: the
+    # migrated run stopped with AttributeError: no self.scaler); each evaluation's loss and
+    # whether it ran in float16 go into the compared parameters; 'off': --no-fp16
+    "r88_evaluate_before_train": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
+        branches={"off": ["--no-fp16"]}),
     # DL-Art-School's shape: the trainer initializes apex in its own __init__ (one loss scaler
     # per training step, num_losses=len(...)) and derives from a base class of another module
     # that saves and resumes amp's state on self; a feature model no script builds derives from
