@@ -713,10 +713,7 @@ HEIR_NATIVE_STEP = """\
             out = self.net(x)
             loss = torch.nn.functional.mse_loss(out, y)
         self.optimizer.zero_grad()
-        if self.half:
-            self.scaler.scale(loss).backward()
-        else:
-            self.scaler.scale(loss).backward()
+        self.scaler.scale(loss).backward()
 {clip}        self.scaler.step(self.optimizer)
         self.scaler.update()
 """
@@ -6259,10 +6256,7 @@ class AccumOptimizerHook(OptimizerHook):
 
     def after_train_iter(self, runner):
         runner.outputs["loss"] /= self.update_interval
-        if self.use_fp16:
-            runner.grad_scaler.scale(runner.outputs["loss"]).backward()
-        else:
-            runner.grad_scaler.scale(runner.outputs["loss"]).backward()
+        runner.grad_scaler.scale(runner.outputs["loss"]).backward()
         if self.every_n_iters(runner, self.update_interval):
             if self.grad_clip is not None:
                 runner.grad_scaler.unscale_(runner.optimizer)
@@ -6480,10 +6474,7 @@ class DistOptimizerHook(OptimizerHook):
 
     def after_train_iter(self, runner):
         runner.outputs["loss"] /= self.update_interval
-        if self.use_fp16:
-            runner.grad_scaler.scale(runner.outputs["loss"]).backward()
-        else:
-            runner.grad_scaler.scale(runner.outputs["loss"]).backward()
+        runner.grad_scaler.scale(runner.outputs["loss"]).backward()
         if self.every_n_iters(runner, self.update_interval):
             if self.grad_clip is not None:
                 runner.grad_scaler.unscale_(runner.optimizer)
@@ -7393,7 +7384,10 @@ class Task:
             "    scaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\n"
             "    opts.scaler = scaler\n",
             after_loop="", report_torch="", report_extra="",
-        ).replace("    else:\n        loss.backward()\n", "    else:\n        opts.scaler.scale(loss).backward()\n"),
+        ).replace(
+            "    if opts.fp16:\n        opts.scaler.scale(loss).backward()\n    else:\n        loss.backward()\n",
+            "    opts.scaler.scale(loss).backward()\n",
+        ),
         codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311", "APX316"),
     ),
     Example(
@@ -7435,8 +7429,11 @@ class Task:
             "    scaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\n"
             "    opts.scaler = scaler\n",
             tune=METHOD_MODULE_MEMBER,
-        ).replace("            else:\n                loss.backward()\n",
-                  "            else:\n                opts.scaler.scale(loss).backward()\n"),
+        ).replace(
+            "            if opts.fp16:\n                opts.scaler.scale(loss).backward()\n"
+            "            else:\n                loss.backward()\n",
+            "            opts.scaler.scale(loss).backward()\n",
+        ),
         codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311", "APX314", "APX316"),
     ),
     # ... but another file calls a method named fit() with something in that slot (its
@@ -7762,7 +7759,10 @@ def main(model, optimizer, loader, resume=None):
             "    clip_grad_norm_(model.parameters(), args.max_grad_norm)\n"
             "    args.scaler.step(optimizer)\n    args.scaler.update()\n",
             classify_setup=SHARED_STEP_NATIVE_SETUP, regress_setup=SHARED_STEP_NATIVE_SETUP, probe="",
-        ).replace("    else:\n        loss.backward()\n", "    else:\n        args.scaler.scale(loss).backward()\n"),
+        ).replace(
+            "    if args.fp16:\n        args.scaler.scale(loss).backward()\n    else:\n        loss.backward()\n",
+            "    args.scaler.scale(loss).backward()\n",
+        ),
         codes=("APX101", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311", "APX316", "APX325"),
     ),
     Example(
@@ -7886,10 +7886,7 @@ def pretrain(args, batches):
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = model(x).pow(2).mean()
         optimizer.zero_grad()
-        if args.fp16:
-            scaler.scale(loss).backward()
-        else:
-            scaler.scale(loss).backward()
+        scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 # file: finetune.py
@@ -7906,14 +7903,9 @@ def finetune(args, batches, labels):
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = torch.nn.functional.cross_entropy(model(x), y)
         optimizer.zero_grad()
-        if args.fp16:
-            scaler.scale(loss).backward()
-            scaler.unscale_(optimizer)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        else:
-            scaler.scale(loss).backward()
-            scaler.unscale_(optimizer)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         scaler.step(optimizer)
         scaler.update()
 """,
@@ -8926,10 +8918,7 @@ class Box(nn.Module):
 
     def update_params(self, loss, accum=1):
         loss /= accum
-        if self.apex:
-            self.scaler.scale(loss).backward()
-        else:
-            self.scaler.scale(loss).backward()
+        self.scaler.scale(loss).backward()
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.optimizer.zero_grad()
@@ -9256,10 +9245,7 @@ class StepHook(OptimizerHook):
 
     def after_train_iter(self, runner):
         runner.outputs["loss"] /= self.update_interval
-        if self.use_fp16:
-            self.scaler.scale(runner.outputs["loss"]).backward()
-        else:
-            self.scaler.scale(runner.outputs["loss"]).backward()
+        self.scaler.scale(runner.outputs["loss"]).backward()
         if self.every_n_iters(runner, self.update_interval):
             if self.grad_clip is not None:
                 self.scaler.unscale_(runner.optimizer)
@@ -9829,10 +9815,7 @@ def build_model(cfg):
 # file: nets/losses.py
 def backward_step(cfg, loss, optimizer, scaler):
     optimizer.zero_grad()
-    if cfg.fp16:
-        scaler.scale(loss).backward()
-    else:
-        scaler.scale(loss).backward()
+    scaler.scale(loss).backward()
     scaler.step(optimizer)
     scaler.update()
 # file: train.py
@@ -10411,10 +10394,7 @@ def make_pair(cfg):
 # file: nets/update.py
 def apply_loss(cfg, loss, optimizer, loss_id, scalers):
     optimizer.zero_grad()
-    if cfg.mixed:
-        scalers[loss_id].scale(loss).backward()
-    else:
-        scalers[loss_id].scale(loss).backward()
+    scalers[loss_id].scale(loss).backward()
     scalers[loss_id].step(optimizer)
     scalers[loss_id].update()
 # file: run.py
@@ -10995,10 +10975,7 @@ def train(model, optimizer, batches, use_amp=False):
         optimizer.zero_grad()
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
-        if use_amp:
-            scaler.scale(loss).backward()
-        else:
-            scaler.scale(loss).backward()
+        scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 # file: train.py
@@ -11063,10 +11040,7 @@ def train(model, optimizer, batches, use_amp=False):
         optimizer.zero_grad()
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
-        if use_amp:
-            scaler.scale(loss).backward()
-        else:
-            scaler.scale(loss).backward()
+        scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 # file: train.py
@@ -13092,10 +13066,7 @@ class Trainer:
             with torch.autocast("cuda", dtype=torch.float16, enabled=self.optimizer.scaler.is_enabled()):
                 output = self.model(x)
                 loss = self.criterion(output, y)
-            if self.args.amp:
-                self.optimizer.scaler.scale(loss).backward()
-            else:
-                self.optimizer.scaler.scale(loss).backward()
+            self.optimizer.scaler.scale(loss).backward()
             self.optimizer.scaler.step(self.optimizer.G)
             self.optimizer.scaler.update()
 # file: loss/__init__.py
@@ -13131,10 +13102,7 @@ class Adversarial(nn.Module):
             d_fake = self.model.D(fake.detach())
             d_real = self.model.D(real)
             loss_d = self.bce(d_fake, torch.zeros_like(d_fake)) + self.bce(d_real, torch.ones_like(d_real))
-        if self.args.amp:
-            self.optimizer.scaler.scale(loss_d).backward()
-        else:
-            self.optimizer.scaler.scale(loss_d).backward()
+        self.optimizer.scaler.scale(loss_d).backward()
         self.optimizer.scaler.step(self.optimizer.D)
         self.optimizer.scaler.update()
         d_fake_bp = self.model.D(fake)
