@@ -266,10 +266,7 @@ def fit(model, batches, half):
         optimizer.zero_grad()
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = model(x).pow(2).mean()
-        if half:
-            scaler.scale(loss).backward()
-        else:
-            scaler.scale(loss).backward()
+        scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 """
@@ -1088,10 +1085,7 @@ import torch
 
 
 def update(loss, optimizer, half):
-    if half:
-        scaler.scale(loss).backward()
-    else:
-        scaler.scale(loss).backward()
+    scaler.scale(loss).backward()
     scaler.step(optimizer)
     scaler.update()
 
@@ -5344,10 +5338,7 @@ def main(args):
         optimizer.zero_grad()
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = torch.nn.functional.cross_entropy(model(x), y)
-        if args.half:
-            scaler.scale(loss).backward()
-        else:
-            scaler.scale(loss).backward()
+        scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 """,
@@ -5504,10 +5495,7 @@ def main(args):
     for x, y in loader:
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = torch.nn.functional.cross_entropy(model(x), y)
-        if args.fp16:
-            scaler.scale(loss).backward()
-        else:
-            scaler.scale(loss).backward()
+        scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
         scheduler.step()
@@ -6615,10 +6603,7 @@ class Task:
         self.optimizer.zero_grad()
         with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
             loss = torch.nn.functional.mse_loss(self.model(x), y)
-        if self.amp_args is not None:
-            self.scaler.scale(loss).backward()
-        else:
-            self.scaler.scale(loss).backward()
+        self.scaler.scale(loss).backward()
         self.scaler.step(self.optimizer)
         self.scaler.update()
 ''',
@@ -6626,7 +6611,9 @@ class Task:
     ),
     Example(
         # an enum chooses apex or a native GradScaler of the class's own: the apex branch gets
-        # its GradScaler (off on the other paths) and autocast, the native branch stays as it was
+        # its GradScaler (off on the other paths) and autocast, the native branch stays as it was;
+        # the plain else stays plain with a warning (APX256): the native step beside it keeps it
+        # from being scaled, and the tool cannot show it runs with the GradScaler off
         "apex-branch-beside-a-native-branch",
         before="""\
 import enum
@@ -6786,8 +6773,8 @@ class Task:
                 self.native_scaler.load_state_dict(state["amp"])
 ''',
         codes=(
-            'APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX261', 'APX301', 'APX311', 'APX401', 'APX402',
-            'APX901', 'APX902',
+            'APX101', 'APX201', 'APX202', 'APX204', 'APX209', 'APX256', 'APX261', 'APX301', 'APX311',
+            'APX401', 'APX402', 'APX901', 'APX902',
         ),
     ),
     Example(
@@ -9104,10 +9091,7 @@ def run_epoch(model, batches, optimizer=None, fp16=False, *, scaler):
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = model(x).pow(2).mean()
         if optimizer is not None:
-            if fp16:
-                scaler.scale(loss).backward()
-            else:
-                scaler.scale(loss).backward()
+            scaler.scale(loss).backward()
             scaler.step(optimizer)
             scaler.update()
 
@@ -9358,10 +9342,7 @@ def run_epoch(mode, model, loader, optimizer=None, fp16=None, *, scaler):
             loss = torch.nn.functional.mse_loss(model(x), y)
         total += loss.item()
         if mode == "train":
-            if fp16:
-                scaler.scale(loss).backward()
-            else:
-                scaler.scale(loss).backward()
+            scaler.scale(loss).backward()
             scaler.step(optimizer)
             scaler.update()
             optimizer.zero_grad()
@@ -10463,7 +10444,9 @@ class SegmentorTrainer:
     Example(
         # HR-VITON (sweep13): alternative initializes with num_losses=2, all under ``if
         # opt.fp16:``; the fp32 path gets disabled GradScalers, one per loss id as the
-        # initializes make them (a lone one was indexed, ``scalers[0]``: a TypeError)
+        # initializes make them (a lone one was indexed, ``scalers[0]``: a TypeError); each
+        # plain else stays plain with a warning (APX256): the other loss's step keeps it from
+        # being scaled, and alternative initializes give no proof the GradScaler is off there
         "alternative-initializes-with-loss-ids-leave-a-disabled-scaler-per-loss-id",
         before="""\
 import torch
@@ -10526,7 +10509,7 @@ def train(opt, gen, dis, tocg, opt_g, opt_d, batches):
         scalers[1].step(opt_d)
         scalers[1].update()
 """,
-        codes=("APX101", "APX201", "APX203", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX203", "APX209", "APX256", "APX301", "APX311"),
     ),
     Example(
         # HR-VITON (sweep13): the warping network's forward pass runs in a gradient-off block

@@ -713,10 +713,7 @@ HEIR_NATIVE_STEP = """\
             out = self.net(x)
             loss = torch.nn.functional.mse_loss(out, y)
         self.optimizer.zero_grad()
-        if self.half:
-            self.scaler.scale(loss).backward()
-        else:
-            self.scaler.scale(loss).backward()
+        self.scaler.scale(loss).backward()
 {clip}        self.scaler.step(self.optimizer)
         self.scaler.update()
 """
@@ -6339,10 +6336,7 @@ class AccumOptimizerHook(OptimizerHook):
 
     def after_train_iter(self, runner):
         runner.outputs["loss"] /= self.update_interval
-        if self.use_fp16:
-            runner.grad_scaler.scale(runner.outputs["loss"]).backward()
-        else:
-            runner.grad_scaler.scale(runner.outputs["loss"]).backward()
+        runner.grad_scaler.scale(runner.outputs["loss"]).backward()
         if self.every_n_iters(runner, self.update_interval):
             if self.grad_clip is not None:
                 runner.grad_scaler.unscale_(runner.optimizer)
@@ -6560,10 +6554,7 @@ class DistOptimizerHook(OptimizerHook):
 
     def after_train_iter(self, runner):
         runner.outputs["loss"] /= self.update_interval
-        if self.use_fp16:
-            runner.grad_scaler.scale(runner.outputs["loss"]).backward()
-        else:
-            runner.grad_scaler.scale(runner.outputs["loss"]).backward()
+        runner.grad_scaler.scale(runner.outputs["loss"]).backward()
         if self.every_n_iters(runner, self.update_interval):
             if self.grad_clip is not None:
                 runner.grad_scaler.unscale_(runner.optimizer)
@@ -7474,7 +7465,10 @@ class Task:
             "    scaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\n"
             "    opts.scaler = scaler\n",
             after_loop="", report_torch="", report_extra="",
-        ).replace("    else:\n        loss.backward()\n", "    else:\n        opts.scaler.scale(loss).backward()\n"),
+        ).replace(
+            "    if opts.fp16:\n        opts.scaler.scale(loss).backward()\n    else:\n        loss.backward()\n",
+            "    opts.scaler.scale(loss).backward()\n",
+        ),
         codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311", "APX316"),
     ),
     Example(
@@ -7516,8 +7510,11 @@ class Task:
             "    scaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\n"
             "    opts.scaler = scaler\n",
             tune=METHOD_MODULE_MEMBER,
-        ).replace("            else:\n                loss.backward()\n",
-                  "            else:\n                opts.scaler.scale(loss).backward()\n"),
+        ).replace(
+            "            if opts.fp16:\n                opts.scaler.scale(loss).backward()\n"
+            "            else:\n                loss.backward()\n",
+            "            opts.scaler.scale(loss).backward()\n",
+        ),
         codes=("APX101", "APX103", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311", "APX314", "APX316"),
     ),
     # ... but another file calls a method named fit() with something in that slot (its
@@ -7843,7 +7840,10 @@ def main(model, optimizer, loader, resume=None):
             "    clip_grad_norm_(model.parameters(), args.max_grad_norm)\n"
             "    args.scaler.step(optimizer)\n    args.scaler.update()\n",
             classify_setup=SHARED_STEP_NATIVE_SETUP, regress_setup=SHARED_STEP_NATIVE_SETUP, probe="",
-        ).replace("    else:\n        loss.backward()\n", "    else:\n        args.scaler.scale(loss).backward()\n"),
+        ).replace(
+            "    if args.fp16:\n        args.scaler.scale(loss).backward()\n    else:\n        loss.backward()\n",
+            "    args.scaler.scale(loss).backward()\n",
+        ),
         codes=("APX101", "APX201", "APX202", "APX209", "APX237", "APX301", "APX311", "APX316", "APX325"),
     ),
     Example(
@@ -7967,10 +7967,7 @@ def pretrain(args, batches):
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = model(x).pow(2).mean()
         optimizer.zero_grad()
-        if args.fp16:
-            scaler.scale(loss).backward()
-        else:
-            scaler.scale(loss).backward()
+        scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 # file: finetune.py
@@ -7987,14 +7984,9 @@ def finetune(args, batches, labels):
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = torch.nn.functional.cross_entropy(model(x), y)
         optimizer.zero_grad()
-        if args.fp16:
-            scaler.scale(loss).backward()
-            scaler.unscale_(optimizer)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        else:
-            scaler.scale(loss).backward()
-            scaler.unscale_(optimizer)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         scaler.step(optimizer)
         scaler.update()
 """,
@@ -9007,10 +8999,7 @@ class Box(nn.Module):
 
     def update_params(self, loss, accum=1):
         loss /= accum
-        if self.apex:
-            self.scaler.scale(loss).backward()
-        else:
-            self.scaler.scale(loss).backward()
+        self.scaler.scale(loss).backward()
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.optimizer.zero_grad()
@@ -9337,10 +9326,7 @@ class StepHook(OptimizerHook):
 
     def after_train_iter(self, runner):
         runner.outputs["loss"] /= self.update_interval
-        if self.use_fp16:
-            self.scaler.scale(runner.outputs["loss"]).backward()
-        else:
-            self.scaler.scale(runner.outputs["loss"]).backward()
+        self.scaler.scale(runner.outputs["loss"]).backward()
         if self.every_n_iters(runner, self.update_interval):
             if self.grad_clip is not None:
                 self.scaler.unscale_(runner.optimizer)
@@ -9781,6 +9767,7 @@ import torch
 
 class MixedEngine:
     def __init__(self, net, optimizer):
+        self.scaler = torch.amp.GradScaler(enabled=False)
         self.net = net
         self.optimizer = optimizer
 
@@ -9792,7 +9779,7 @@ class MixedEngine:
         self.scaler.update()
 
     def train_step(self, batch):
-        with torch.autocast("cuda", dtype=torch.float16):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
             loss = self.net(batch).sum()
         self.scaler.scale(loss).backward()
         self.apply_update()
@@ -9918,6 +9905,7 @@ import torch
 
 class HalfTrainer:
     def __init__(self, model, optimizer, max_norm):
+        self.scaler = torch.amp.GradScaler(enabled=False)
         self.model = model
         self.optimizer = optimizer
         self.max_norm = max_norm
@@ -9933,7 +9921,7 @@ class HalfTrainer:
         self.scaler.update()
 
     def train_one(self, batch):
-        with torch.autocast("cuda", dtype=torch.float16):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
             loss = self.model(batch).mean()
         scaled_loss = self.scaler.scale(loss)
         self.run_backward(scaled_loss)
@@ -9963,7 +9951,7 @@ REPOSITORY_EXAMPLES += [
         "step-in-a-hook-a-subclass-elsewhere-overrides-steps-through-the-scaler-too",
         before=HOOKED_STEP,
         after=HOOKED_STEP_NATIVE,
-        codes=("APX101", "APX201", "APX209", "APX257", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX257", "APX261", "APX301", "APX311"),
     ),
     Example(
         "step-hook-overridden-through-the-package-name-steps-through-the-scaler-too",
@@ -9971,13 +9959,13 @@ REPOSITORY_EXAMPLES += [
         after=HOOKED_STEP_NATIVE.replace(
             "from engines.mixed import", "from trainkit.engines.mixed import"
         ).replace("the subclass only changes how the update is applied", "the package is imported as trainkit, this folder"),
-        codes=("APX101", "APX201", "APX209", "APX257", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX257", "APX261", "APX301", "APX311"),
     ),
     Example(
         "step-hook-override-under-horovods-skip-synchronize-steps-through-the-scaler",
         before=HOOKED_HOROVOD,
         after=HOOKED_HOROVOD_NATIVE,
-        codes=("APX101", "APX103", "APX201", "APX209", "APX257", "APX301", "APX311", "APX321"),
+        codes=("APX101", "APX103", "APX201", "APX209", "APX257", "APX261", "APX301", "APX311", "APX321"),
     ),
     Example(
         "step-hook-override-that-steps-on-some-calls-keeps-the-shim",
@@ -10115,10 +10103,7 @@ def build_model(cfg):
 # file: nets/losses.py
 def backward_step(cfg, loss, optimizer, scaler):
     optimizer.zero_grad()
-    if cfg.fp16:
-        scaler.scale(loss).backward()
-    else:
-        scaler.scale(loss).backward()
+    scaler.scale(loss).backward()
     scaler.step(optimizer)
     scaler.update()
 # file: train.py
@@ -10697,10 +10682,7 @@ def make_pair(cfg):
 # file: nets/update.py
 def apply_loss(cfg, loss, optimizer, loss_id, scalers):
     optimizer.zero_grad()
-    if cfg.mixed:
-        scalers[loss_id].scale(loss).backward()
-    else:
-        scalers[loss_id].scale(loss).backward()
+    scalers[loss_id].scale(loss).backward()
     scalers[loss_id].step(optimizer)
     scalers[loss_id].update()
 # file: run.py
@@ -11281,10 +11263,7 @@ def train(model, optimizer, batches, use_amp=False):
         optimizer.zero_grad()
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
-        if use_amp:
-            scaler.scale(loss).backward()
-        else:
-            scaler.scale(loss).backward()
+        scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 # file: train.py
@@ -11349,10 +11328,7 @@ def train(model, optimizer, batches, use_amp=False):
         optimizer.zero_grad()
         with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
             loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())
-        if use_amp:
-            scaler.scale(loss).backward()
-        else:
-            scaler.scale(loss).backward()
+        scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 # file: train.py
@@ -13378,10 +13354,7 @@ class Trainer:
             with torch.autocast("cuda", dtype=torch.float16, enabled=self.optimizer.scaler.is_enabled()):
                 output = self.model(x)
                 loss = self.criterion(output, y)
-            if self.args.amp:
-                self.optimizer.scaler.scale(loss).backward()
-            else:
-                self.optimizer.scaler.scale(loss).backward()
+            self.optimizer.scaler.scale(loss).backward()
             self.optimizer.scaler.step(self.optimizer.G)
             self.optimizer.scaler.update()
 # file: loss/__init__.py
@@ -13417,10 +13390,7 @@ class Adversarial(nn.Module):
             d_fake = self.model.D(fake.detach())
             d_real = self.model.D(real)
             loss_d = self.bce(d_fake, torch.zeros_like(d_fake)) + self.bce(d_real, torch.ones_like(d_real))
-        if self.args.amp:
-            self.optimizer.scaler.scale(loss_d).backward()
-        else:
-            self.optimizer.scaler.scale(loss_d).backward()
+        self.optimizer.scaler.scale(loss_d).backward()
         self.optimizer.scaler.step(self.optimizer.D)
         self.optimizer.scaler.update()
         d_fake_bp = self.model.D(fake)

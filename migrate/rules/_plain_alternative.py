@@ -18,7 +18,11 @@ its negation.  Texts are compared as expressions, as the initialize rule compare
 A gradient reader after the plain backward in its branch (a clip, a norm, ``.grad``) would
 now see scaled gradients: ``scaler.unscale_(optimizer)`` goes before the statement holding
 the first one, where the step surely follows once (it is on the ``if``'s own block, after
-it); elsewhere the backward stays plain, as before (``readers_unscale``).
+it); elsewhere the backward stays plain, as before (``readers_unscale``), and so does one in a
+function that also steps another optimizer plainly (scaled gradients it left on that optimizer's
+parameters would be stepped as they are): each with a warning that the branch must run with
+the GradScaler off (APX256).  A step inside the scaling branch is not on the plain branch's path.
+Where both branches read the same after the rewrite, the ``if`` goes (``_same_branches``).
 """
 
 from __future__ import annotations

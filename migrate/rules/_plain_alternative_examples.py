@@ -41,10 +41,7 @@ def train(args, model, optimizer, loader):
     for x in loader:
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             loss = model(x).mean()
-        if args.fp16:
-            scaler.scale(loss).backward()
-        else:
-            scaler.scale(loss).backward()
+        scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
         optimizer.zero_grad()
@@ -83,10 +80,7 @@ def train(args, model, optimizer, loader):
     for x in loader:
         with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
             loss = model(x).mean()
-        if not args.fp16:
-            scaler.scale(loss).backward()
-        else:
-            scaler.scale(loss).backward()
+        scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
         optimizer.zero_grad()
@@ -226,9 +220,281 @@ def train(args, model, optimizer, loader):
         codes=("APX101", "APX201", "APX202", "APX209", "APX255", "APX301", "APX311", "APX316", "APX321"),
     ),
     Example(
+        # both branches read the same once the plain one is scaled, and the test only reads values
+        # (an attribute, `and`, torch.cuda.is_available()): the body is written once, without the if
+        # (the spaces ending the if line aside, DLE's MaskRCNN trainer)
+        "identical-branches-under-a-test-that-only-reads-values-are-written-once",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        # backward
+        if args.fp16 and torch.cuda.is_available():\x20\x20
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
+        else:
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        # backward
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX255", "APX301", "APX311", "APX316", "APX325"),
+    ),
+    Example(
+        # the same branches under a test that calls a method (it may count, log, draw a number): the
+        # if stays, and so does one whose else line carries a comment
+        "identical-branches-under-a-call-or-with-a-comment-keep-the-if",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if args.use_fp16():
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        loss = model(x).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:  # full precision
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if args.use_fp16():
+            scaler.scale(loss).backward()
+        else:
+            scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:  # full precision
+            scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX316"),
+    ),
+    Example(
+        # GroupViT's and RepVGG's accumulation branch: a norm of the gradients after the plain backward
+        # of the else, the step only at the accumulation boundary: scaler.unscale_ cannot run once per
+        # micro-batch, so the backward stays plain, with a warning (APX256): right only where the else
+        # runs with the GradScaler off (here a test in another function than the initialize's). The
+        # branch without accumulation scales its plain backward, with unscale_ before the norm; the
+        # outer accumulation test is no scaling if of either (one warning, none for the second)
+        "plain-backward-with-a-gradient-use-before-a-boundary-step-stays-plain-with-a-warning",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(cfg, model, optimizer, loader):
+    if cfg.level != "O0":
+        model, optimizer = amp.initialize(model, optimizer, opt_level=cfg.level)
+    run_epoch(cfg, model, optimizer, loader)
+
+
+def run_epoch(config, model, optimizer, loader):
+    for i, x in enumerate(loader):
+        loss = model(x).mean()
+        if config.accumulation > 1:
+            loss = loss / config.accumulation
+            if config.level != "O0":
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            if (i + 1) % config.accumulation == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+        else:
+            optimizer.zero_grad()
+            if config.level != "O0":
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(cfg, model, optimizer, loader):
+    use_amp = cfg.level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    run_epoch(cfg, model, optimizer, loader, scaler)
+
+
+def run_epoch(config, model, optimizer, loader, scaler):
+    for i, x in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = model(x).mean()
+        if config.accumulation > 1:
+            loss = loss / config.accumulation
+            if config.level != "O0":
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            if (i + 1) % config.accumulation == 0:
+                scaler.step(optimizer)
+                scaler.update()
+                optimizer.zero_grad()
+        else:
+            optimizer.zero_grad()
+            if config.level != "O0":
+                scaler.scale(loss).backward()
+            else:
+                scaler.scale(loss).backward()
+                scaler.unscale_(optimizer)
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(optimizer)
+            scaler.update()
+""",
+        codes=(
+            "APX101", "APX201", "APX202", "APX207", "APX209", "APX255", "APX256", "APX301", "APX311", "APX314", "APX316"
+        ),
+    ),
+    Example(
+        # each branch steps on its own: the plain branch's step goes through the GradScaler as well, its
+        # backward is scaled, so both branches read the same and are written once
+        "branches-that-each-step-are-written-once-once-both-scale",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if args.plain:
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        else:
+            optimizer.zero_grad()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX316"),
+    ),
+    Example(
+        # the plain branch steps its optimizers in a loop of its own (TransCoder's trainer): no step
+        # through the GradScaler follows it (the scaled branch's is not on its path), so it stays plain,
+        # with no warning
+        "plain-branch-that-steps-on-its-own-path-stays-plain",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if args.plain:
+            loss.backward()
+            for opt in [optimizer]:
+                opt.step()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if args.plain:
+            loss.backward()
+            for opt in [optimizer]:
+                opt.step()
+        else:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # another optimizer is stepped plainly in the function: the tool cannot tell which gradients
         # the plain backward reaches, and scaled gradients handed to that step would be wrong, so it is
-        # kept as it was
+        # kept as it was, with a warning (APX256): right only where the else runs with the GradScaler off
         "plain-backward-beside-a-plainly-stepped-optimizer-stays-plain",
         before="""\
 import torch
@@ -273,7 +539,7 @@ def train(args, model, critic, optimizer, critic_optimizer, loader):
         critic_optimizer.step()
         critic_optimizer.zero_grad()
 """,
-        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX202", "APX209", "APX256", "APX301", "APX311"),
     ),
 
 ]

@@ -4,7 +4,9 @@
 The body's other statements stay, in order, after it.  ``loss_id`` and ``delay_unscale``
 are dropped: one GradScaler serves every loss and unscales lazily at ``step``/``unscale_``.
 The old handle API (``handle.scale_loss``) is rewritten the same way once the initialize
-rule has replaced ``amp.init()`` by a GradScaler."""
+rule has replaced ``amp.init()`` by a GradScaler.  An ``if``/``else`` whose branches read the
+same once both scale (``if args.fp16: <scaled> else: loss.backward()``) is written once
+(``_same_branches``)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import libcst as cst
 from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_sites import analyse, arg_value, code_of, find_scalers, names_in
 from ._edits import move_leading, statement, suite_statements, trailing_comment, with_trailing_comments
+from ._same_branches import collapsed, enclosing_if
 from ._tree import inside, walk
 from .base import Example
 
@@ -67,6 +70,10 @@ class ScaleLossRule(AmpRule):
         if site.exit_unscale:  # apex unscaled here, before the caller's code up to the step
             new.append(statement(f"{scaler}.unscale_({code_of(site.optimizers[0])})\n"))
         self.edits.replace(site.with_stmt, lambda upd, new=new: [move_leading(upd, new[0])] + new[1:])
+        head = enclosing_if(self.parents, site.with_stmt)
+        if head is not None and not self.edits.planned(head):
+            # the other branch's plain backward may be scaled now too (``_same_branches``)
+            self.edits.replace(head, lambda upd: collapsed(upd) or [upd])
         self.report(call, "APX301", f"amp.scale_loss -> {scaler}.scale({loss})", fixed=True, severity="info")
         # with one GradScaler per loss id, loss_id chose the scaler: it is not dropped
         kept = ("loss_id",) if by_loss_id else ()

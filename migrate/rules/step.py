@@ -49,7 +49,7 @@ from ._amp_mirrored_step import apex_branch
 from ._binding import param_names
 from ._plain_alternative import alternative_if
 from ._plain_alternative_examples import ALTERNATIVE_EXAMPLES
-from ._plain_backward import plain_backwards
+from ._plain_backward import UNPROVEN, plain_backwards
 from ._tree import inside
 from ._amp_examples import OPTIMIZER_READ_FROM_SELF, OPTIMIZER_READ_FROM_SELF_NATIVE
 from .base import Example
@@ -171,6 +171,9 @@ class StepRule(AmpRule):
         "scaler.scale(loss).backward(): apex had unscaled the scaled loss's gradients before it added its own; "
         "one in the other branch of the if that scales, unless that branch runs only with the GradScaler off",
         "APX255": "scaler.unscale_(opt) before a gradient use after a plain backward the GradScaler now scales",
+        "APX256": "a plain loss.backward() in the other branch of the if that scales stays plain (another "
+        "optimizer is stepped plainly, or a gradient use after it cannot be unscaled once): it is right only "
+        "where that branch runs with the GradScaler off, which the tool could not show",
     }
     TRIGGERS = (b"scale_loss", b"step with possibly no gradients:")
     CODE_WORDS = ("apex",)
@@ -190,6 +193,8 @@ class StepRule(AmpRule):
         loops: Dict[cst.Call, cst.For] = {}
         delegated: Dict[cst.Call, str] = {}  # a holder's step -> the one optimizer it steps
         backward_lines: List[int] = []
+        unproven: Dict[cst.Call, Tuple[str, Any, str]] = {}  # a plain backward left plain unproven
+        scaled: Set[cst.Call] = set()
         for site in info.scale_losses:
             scaler = lookup(site.with_stmt)
             if scaler is None:
@@ -223,8 +228,15 @@ class StepRule(AmpRule):
             stepping = [chosen[c] for o in site.optimizers for c in find_steps(self, site, code_of(o)) if c in chosen]
             if stepping:
                 withs = [other.with_stmt for other in info.scale_losses]
-                for plain, before in plain_backwards(self, site, withs, stepping[0], info):
-                    self._scale_plain(plain, stepping[0], site, before)
+                for plain, before, why in plain_backwards(self, site, withs, stepping[0], info):
+                    if before is UNPROVEN:
+                        unproven.setdefault(plain, (stepping[0], site, why))
+                    else:
+                        scaled.add(plain)
+                        self._scale_plain(plain, stepping[0], site, before)
+        for plain, (through_scaler, at, why) in unproven.items():
+            if plain not in scaled:  # another scaling if's site scales it
+                self._unproven_plain(plain, through_scaler, at, why)
         for node in walk(module):
             if (
                 isinstance(node, cst.Call)
@@ -368,6 +380,24 @@ class StepRule(AmpRule):
             f"scaler.unscale_({opts}) before this gradient use: the plain backward before it is scaled now",
             fixed=True,
             severity="info",
+        )
+
+    def _unproven_plain(self, call: cst.Call, scaler: str, site: Any, why: str) -> None:
+        """APX256 where a plain backward in the other branch of the if that scales stays plain
+        though nothing shows that branch runs only with the GradScaler off."""
+        receiver = code_of(cast(Any, call.func).value)
+        head, when_false = cast(Any, alternative_if(self.parents, call, site.with_stmt, site.func))
+        test = code_of(head.test).strip()
+        opts = ", ".join(code_of(o) for o in site.optimizers)
+        self.report(
+            call,
+            "APX256",
+            f"{receiver}.backward() stays plain in the branch that runs when `{test}` is "
+            f"{'false' if when_false else 'true'}: {why}. Where that branch runs with {scaler} enabled, "
+            f"{scaler}.step({opts}) fails (nothing was scaled) or divides these gradients by the loss scale: "
+            "check that it runs only where the GradScaler is off",
+            fixed=True,
+            severity="warning",
         )
 
     def _report_growth_pace(self, site: Any, call: cst.Call) -> None:

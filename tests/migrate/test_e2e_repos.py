@@ -289,6 +289,11 @@ LAYOUTS: Dict[str, dict] = {
     "r84_plain_branch_beside_scaled": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                            metric="loss", native=[], fallbacks=[], saves=False,
                                            branches={"period-1": ["--period", "1"]}),
+    # r84 with the same clip in both branches: once the else's backward is scaled the branches
+    # read the same and are written once, without the if (``_same_branches``)
+    "r89_same_branches_written_once": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
+                                           metric="loss", native=[], fallbacks=[], saves=False,
+                                           branches={"period-1": ["--period", "1"]}),
     "r61_setup_returns_early": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                     metric="loss", native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
     "r39_own_scaler_beside_apex": dict(launcher="train.py", amp=[], fp32=["--fp16", "0", "--amp", "0"], steps=24,
