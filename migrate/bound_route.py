@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple, Union
 
 from . import stdlib_trees
-from .holder_route import HolderEdit, apply_holder_edit, device_of, physical_lines, torch_import_after
+from .holder_route import HolderEdit, compiled_or_reason, device_of, physical_lines, torch_import_after
 from .repo_index import parent_links
 from .step_heir_route import enclosing_block, forward_like, makes_calls, self_roots
 
@@ -161,10 +161,9 @@ def bound_route(path: str, shown: str, source: bytes, cls_name: str, binder: str
     if torch_after < 0:
         return f"{shown} imports nothing at module level to put `import torch` after"
     edit = HolderEdit(path, shown, cls_name, backward_method.name, attribute, scaler, tuple(edits), torch_after, 0)
-    try:
-        compile(apply_holder_edit(source, edit), shown, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, UnicodeDecodeError):
-        return f"the edit of {shown} would not compile"
+    checked = compiled_or_reason(source, edit)
+    if isinstance(checked, str):
+        return checked
     training = _reaching(methods, {backward_method.name, step_method.name, binder, attribute})
     return BoundEdit(edit, attribute, param, position, backward_method.name, step_method.name, training)
 

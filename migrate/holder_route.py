@@ -153,10 +153,15 @@ def holder_route(path: str, shown: str, source: bytes, attribute: str,
     imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
     helper_after = imports[-1].end_lineno if loads else 0
     edit = HolderEdit(path, shown, cls.name, method.name, attribute, new, tuple(edits), torch_after, helper_after)
+    return compiled_or_reason(source, edit)
+
+
+def compiled_or_reason(source: bytes, edit: HolderEdit) -> Union[HolderEdit, str]:
+    """``edit`` where the file it makes of ``source`` compiles, else why it cannot be made."""
     try:
-        compile(apply_holder_edit(source, edit), shown, "exec", dont_inherit=True)
+        compile(apply_holder_edit(source, edit), edit.shown, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, UnicodeDecodeError):
-        return f"the edit of {shown} would not compile"
+        return f"the edit of {edit.shown} would not compile"
     return edit
 
 

@@ -31,7 +31,7 @@ import ast
 from typing import List, Optional, Tuple, Union
 
 from . import stdlib_trees
-from .holder_route import HolderEdit, apply_holder_edit, physical_lines
+from .holder_route import HolderEdit, compiled_or_reason, physical_lines
 from .repo_index import GRADIENT_READS, parent_links
 
 #: the finding of the override's edit
@@ -90,11 +90,7 @@ def override_step_route(path: str, shown: str, source: bytes, cls: str, method: 
     new = (f"{pad}{me}.{scaler}.step({me}.{attr}){tail.rstrip()}", f"{pad}{me}.{scaler}.update()")
     edits.append((stmt.lineno, stmt.end_lineno, new))
     edit = HolderEdit(path, shown, cls, method, attr, scaler, tuple(edits))
-    try:
-        compile(apply_holder_edit(source, edit), shown, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, UnicodeDecodeError):
-        return f"the edit of {shown} would not compile"
-    return edit
+    return compiled_or_reason(source, edit)
 
 
 def override_step_message(edit: HolderEdit, base: str) -> str:

@@ -33,7 +33,7 @@ import ast
 from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from . import stdlib_trees
-from .holder_route import HolderEdit, apply_holder_edit, device_of, physical_lines, torch_import_after
+from .holder_route import HolderEdit, compiled_or_reason, device_of, physical_lines, torch_import_after
 from .repo_index import parent_links
 
 #: method names of ``self.<x>.<name>(...)`` that run no forward pass (no autocast needed)
@@ -141,11 +141,7 @@ def step_heir_route(path: str, shown: str, source: bytes, classes: Set[str], sca
         return f"{shown} imports nothing at module level to put `import torch` after"
     cls = parents.get(method)
     edit = HolderEdit(path, shown, cls.name, method.name, "", scaler, tuple(edits), torch_after, 0)
-    try:
-        compile(apply_holder_edit(source, edit), shown, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, UnicodeDecodeError):
-        return f"the edit of {shown} would not compile"
-    return edit
+    return compiled_or_reason(source, edit)
 
 
 def step_heir_message(edit: HolderEdit, base: str) -> str:
