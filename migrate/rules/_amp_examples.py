@@ -10729,7 +10729,7 @@ def train(model, optimizer, batches, fp16, step_hook):
     for x in batches:
         loss = model(x).sum()
         if fp16:
-            # TODO(apexcompat): the only optimizer.step() found (line 15) is in another branch than
+            # TODO(apexcompat): the only optimizer.step() of this function is in another branch than
             #   this amp.scale_loss, so it never steps the gradients scaled here, and the step they
             #   reach was not found; this file keeps apex.amp semantics through apexcompat.amp,
             #   migrate it by hand

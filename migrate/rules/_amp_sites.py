@@ -3936,9 +3936,9 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
         calls = find_steps(rule, site, code_of(opt))
         if calls and all(off_path(rule, c, site) for c in calls):
             info.blockers.append(Blocker(site.with_stmt, (
-                f"the only {code_of(opt)}.step() found (line {rule.line_of(calls[0])}) is in another branch "
-                "than this amp.scale_loss, so it never steps the gradients scaled here, and the step they "
-                "reach was not found"
+                f"the only {code_of(opt)}.step() of this function is in another branch than this "
+                "amp.scale_loss, so it never steps the gradients scaled here, and the step they reach was "
+                "not found"
             )))
             continue
         for call in calls:
