@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from ._edits import code_of
-from ._tree import walk
+from ._tree import is_docstring, walk
 
 #: how many same-file base classes are followed to find the ``__init__`` instances run
 _BASE_DEPTH = 4
@@ -31,15 +31,13 @@ def init_scaler_place(rule: Any, cls: cst.ClassDef, creators: Set[str]) -> Optio
     None when there is no such ``__init__``, or when some ``__init__`` of the file calls a
     method named in ``creators`` (then the real scaler is made at construction, and a disabled
     one after it would replace it)."""
-    from ._amp_sites import class_of_method, init_method
-
     if _creators_called_from_an_init(rule.tree, creators):
         return None
-    init = _init_run(rule, cls, init_method, class_of_method)
+    init = _init_run(rule, cls)
     if init is None or not isinstance(init.body, cst.IndentedBlock) or not init.body.body:
         return None
     body: List[Any] = list(init.body.body)
-    start = 1 if _is_docstring(body[0]) else 0
+    start = 1 if is_docstring(body[0]) else 0
     if start == len(body):
         return body[0], True
     me = init.params.params[0].name.value
@@ -78,26 +76,23 @@ def _known_bases(cls: Any, classes: Dict[str, cst.ClassDef], depth: int = 0) -> 
     return True
 
 
-def _init_run(rule: Any, cls: cst.ClassDef, init_method: Any, class_of_method: Any) -> Optional[cst.FunctionDef]:
+def _init_run(rule: Any, cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
     """The ``__init__`` an instance of ``cls`` runs, when it is in this file: the class's own,
     else the nearest one up the chain of single module-level base classes of the file."""
+    from ._amp_sites import class_of_method, init_method, methods_of  # (a cycle at import time)
+
     classes = _classes(rule.tree)
     for _ in range(_BASE_DEPTH):
         init = init_method(cls)
         if init is not None and class_of_method(rule.parents, init) is cls:
             return init
-        if any(m.name.value == "__init__" for m in _methods(cls)):
+        if any(m.name.value == "__init__" for m in methods_of(cls)):
             return None  # a decorated or odd __init__: not followed
         named = [b.value.value for b in cls.bases if b.keyword is None and isinstance(b.value, cst.Name)]
         if len(cls.bases) != 1 or len(named) != 1 or named[0] not in classes or classes[named[0]] is cls:
             return None
         cls = classes[named[0]]
     return None
-
-
-def _methods(cls: cst.ClassDef) -> List[cst.FunctionDef]:
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else []
-    return [s for s in body if isinstance(s, cst.FunctionDef)]
 
 
 def _creators_called_from_an_init(tree: cst.Module, creators: Set[str]) -> bool:
@@ -114,14 +109,6 @@ def _creators_called_from_an_init(tree: cst.Module, creators: Set[str]) -> bool:
                 ):
                     return True
     return False
-
-
-def _is_docstring(stmt: Any) -> bool:
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and isinstance(stmt.body[0], cst.Expr)
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
 
 
 def _is_super_init(stmt: Any, me: str) -> bool:
