@@ -195,18 +195,23 @@ def _binds_torch(node: ast.AST) -> bool:
 _AMP_WORDS = frozenset({"amp", "autocast", "autocast_mode", "grad_scaler", "GradScaler", "custom_fwd", "custom_bwd"})
 
 
+#: the packages whose star import may bring in a name the rules resolve (the rule's own
+#: table of star exports, apex's); any other module's is as opaque to the LibCST route
+_STAR_REFUSED = frozenset({"torch", "apex", "apexcompat"})
+
+
 def _import_verdict(node: ast.AST, at_top: bool) -> Optional[int]:
     """How many plain ``import torch`` a module-level import holds (``import torch.nn`` binds
     the same name to the same module: allowed there); None for one that binds ``torch``
-    otherwise, names amp, or imports everything."""
+    otherwise, names amp, or imports everything from torch or apex."""
     names = node.names  # type: ignore[attr-defined]
     words = [a.name for a in names] + [a.asname or "" for a in names]
     plain = 0
     if isinstance(node, ast.ImportFrom):
         words.append(node.module or "")
         bound = [a.asname or a.name for a in names]
-        if "*" in bound or "torch" in bound:
-            return None
+        if "torch" in bound or ("*" in bound and (node.module or "").split(".")[0] in _STAR_REFUSED):
+            return None  # a star import of another module binds no name the rule resolves
     else:
         binding = [a for a in names if (a.asname or a.name.split(".")[0]) == "torch"]
         if binding and (not at_top or any(a.asname is not None for a in binding)):

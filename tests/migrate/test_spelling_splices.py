@@ -39,6 +39,9 @@ TAKEN = {
     ),
     "spaced-separator": "import torch\nwith torch.cuda.amp.autocast(enabled=a , dtype=b , cache_enabled=c):\n    pass\n",
     "no-final-newline": "import torch\nscaler = torch.cuda.amp.GradScaler(enabled=True)",
+    "star-imports-of-other-modules": (
+        "from helpers import *\nimport torch\nfrom .losses import *\nwith torch.cuda.amp.autocast():\n    pass\n"
+    ),
     "custom-without-arguments": "import torch\n\n\n@torch.cuda.amp.custom_fwd()\ndef f(x):\n    return x\n",
 }
 
@@ -53,7 +56,8 @@ REFUSED = {
     "annotation": "import torch\nscaler: torch.cuda.amp.GradScaler = None\n",
     "parenthesised-callee": "import torch\nwith (torch.cuda.amp.autocast)():\n    pass\n",
     "uneven-autocast-separators": "import torch\nwith torch.cuda.amp.autocast(enabled=a, dtype=b,  cache_enabled=c):\n    pass\n",
-    "star-import": "from helpers import *\nimport torch\nwith torch.cuda.amp.autocast():\n    pass\n",
+    "star-import-from-torch": "from torch.nn import *\nimport torch\nwith torch.cuda.amp.autocast():\n    pass\n",
+    "star-import-from-apex": "import torch\nfrom apex.parallel import *\nwith torch.cuda.amp.autocast():\n    pass\n",
     "mixed-line-ends": "import torch\r\nwith torch.cuda.amp.autocast():\n    pass\n",
     "lone-carriage-return": "import torch\rwith torch.cuda.amp.autocast():\r    pass\r",
 }
