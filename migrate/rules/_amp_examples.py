@@ -2954,6 +2954,201 @@ def load_for_inference(model):
         codes=("APX101", "APX206"),
     ),
     Example(
+        # O1 inference followed in its function: each later statement that uses the model
+        # (a call of it, or handing it to a function that may run it) runs under autocast,
+        # switched as the initialize was; looks at it (.eval(), isinstance) and its rebinding
+        # by a wrapper (the wrapper's call is a use) stay as they are
+        "o1-inference-uses-under-autocast",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(args, model, loader):
+    model = model.cuda()
+    if args.fp16:
+        model = amp.initialize(model, opt_level="O1")
+    model.eval()
+    if isinstance(model, torch.nn.Module):
+        model = torch.nn.DataParallel(model)
+    score = evaluate(args, model, loader)
+    for x in loader:
+        out = model(x)
+        print(out)
+    return score
+""",
+        after="""\
+import torch
+
+
+def main(args, model, loader):
+    model = model.cuda()
+    use_amp = bool(args.fp16)
+    model.eval()
+    if isinstance(model, torch.nn.Module):
+        model = torch.nn.DataParallel(model)
+    with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+        score = evaluate(args, model, loader)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            out = model(x)
+        print(out)
+    return score
+""",
+        codes=("APX101", "APX206"),
+    ),
+    Example(
+        # the uses follow the initialize in its own branch (ATLOP's test mode): the branch's
+        # test holds there, so no switch is needed
+        "o1-inference-uses-in-its-own-branch",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(args, model, features):
+    if args.load_path == "":
+        train(args, model, features)
+    else:
+        model = amp.initialize(model, opt_level="O1", verbosity=0)
+        model.load_state_dict(torch.load(args.load_path))
+        score = evaluate(args, model, features)
+        print(score)
+""",
+        after="""\
+import torch
+
+
+def main(args, model, features):
+    if args.load_path == "":
+        train(args, model, features)
+    else:
+        model.load_state_dict(torch.load(args.load_path))
+        with torch.autocast("cuda", dtype=torch.float16):
+            score = evaluate(args, model, features)
+        print(score)
+""",
+        codes=("APX101", "APX206"),
+    ),
+    Example(
+        # an opt level chosen at run time among O0 and O2 (retinanet-examples' infer): the
+        # switch is off at O0; the model deleted at the end is no use of it
+        "inference-opt-level-chosen-at-run-time",
+        before="""\
+from apex import amp
+
+
+def infer(model, loader, with_apex, mixed_precision):
+    if with_apex:
+        model = amp.initialize(model, None, opt_level="O2" if mixed_precision else "O0")
+    model.eval()
+    results = [model(x) for x in loader]
+    del model
+    return results
+""",
+        after="""\
+import torch
+
+
+def infer(model, loader, with_apex, mixed_precision):
+    use_amp = bool(with_apex and ("O2" if mixed_precision else "O0") != "O0")
+    model.eval()
+    with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+        results = [model(x) for x in loader]
+    del model
+    return results
+""",
+        codes=("APX101", "APX206"),
+    ),
+    Example(
+        # no switch: the initialize always runs (O2 is autocast too); a model's new name is
+        # the one followed
+        "o2-inference-under-its-new-name",
+        before="""\
+from apex import amp
+
+
+def predict(net, batches):
+    bench = amp.initialize(net, opt_level="O2")
+    bench.eval()
+    return [bench(b) for b in batches]
+""",
+        after="""\
+import torch
+
+
+def predict(net, batches):
+    bench = net
+    bench.eval()
+    with torch.autocast("cuda", dtype=torch.float16):
+        return [bench(b) for b in batches]
+""",
+        codes=("APX101", "APX206"),
+    ),
+    Example(
+        # the model kept on an object runs later, out of sight: the TODO stays
+        "o1-inference-model-kept-on-an-object-keeps-the-todo",
+        before="""\
+from apex import amp
+
+
+def setup(self, model, batch):
+    model = amp.initialize(model, opt_level="O1")
+    out = model(batch)
+    self.model = model
+    return out
+""",
+        after="""\
+def setup(self, model, batch):
+    # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+    #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+    out = model(batch)
+    self.model = model
+    return out
+""",
+        codes=("APX101", "APX206"),
+    ),
+    Example(
+        # a lambda runs the model whenever it is called: the TODO stays
+        "o1-inference-model-in-a-lambda-keeps-the-todo",
+        before="""\
+from apex import amp
+
+
+def setup(model):
+    model = amp.initialize(model, opt_level="O1")
+    return lambda batch: model(batch)
+""",
+        after="""\
+def setup(model):
+    # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+    #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+    return lambda batch: model(batch)
+""",
+        codes=("APX101", "APX206"),
+    ),
+    Example(
+        # the script picks the precision context itself (timm's amp_autocast): the TODO stays
+        "o1-inference-under-a-chosen-context-keeps-the-todo",
+        before="""\
+from apex import amp
+
+
+def run(model, batch, amp_autocast):
+    model = amp.initialize(model, opt_level="O1")
+    with amp_autocast():
+        return model(batch)
+""",
+        after="""\
+def run(model, batch, amp_autocast):
+    # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+    #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+    with amp_autocast():
+        return model(batch)
+""",
+        codes=("APX101", "APX206"),
+    ),
+    Example(
         # O1/O2 inference: apex ran the forward in mixed precision; nothing here shows where
         # the forward is, so the TODO stays in the file and the site is manual work
         "o1-inference-autocast-by-hand",

@@ -21,6 +21,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from ._amp_carrier import carrier_key
 from ._amp_autocast import AutocastPlacement, flat_texts
+from ._amp_inference import autocast_levels, consecutive_runs, inference_uses, model_names
 from ._amp_processor import ProcessorAutocast
 from ._amp_availability import AvailabilityChecks, fold
 from ._amp_rule import APEX_AMP, is_empty_shell
@@ -50,6 +51,7 @@ from ._amp_sites import (
     string_value,
     walk,
 )
+from ._with_wrap import wrapped_in_with
 from ._edits import (
     NO_GROWTH,
     expression,
@@ -226,7 +228,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "APX204": "static loss_scale: GradScaler starts there, never grows, but still skips steps with inf/nan grads",
         "APX205": "loss_scale is chosen at run time and cannot be read where the GradScaler is created (or the "
         "opt level is not a literal O1/O2): set init_scale/growth_interval by hand if it is a number",
-        "APX206": "inference-only initialize (no optimizers): the model is cast or autocast must be added by hand",
+        "APX206": (
+            "inference-only initialize (no optimizers): the model is cast, or the later uses of the model in its "
+            "function run under autocast, or autocast must be added by hand"
+        ),
         "APX207": "the scaler is passed to a same-file function as a new parameter",
         "APX208": "amp._amp_state loss-scaler settings became GradScaler arguments, or updates of the "
         "GradScaler where they stand",
@@ -525,7 +530,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             text = code_of(enabled)
             if text == "False":
                 return None
-            if text != "True":
+            if text != "True" and not any(same_expression(text, known) for known, _ in parts):
                 parts.append((text, _paren(text, enabled) != text))
         if site.options is not None:
             # a mapping's options are read where they are needed (see _options_lines)
@@ -1488,7 +1493,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
     def _inference(self, site: InitSite, level: Optional[str], new: List[cst.BaseStatement]) -> None:
         """No optimizers: O3 -> ``model.half()``; O1/O2 -> autocast by hand; O0 -> nothing.
         No scaler is created, so what replaces the initialize (and its TODO) stays where it
-        stood, inside its ``if``, instead of after the outermost ``if`` around it."""
+        stood, inside its ``if``, instead of after the outermost ``if`` around it; O1/O2
+        followed in the function put its later uses of the model under autocast instead
+        (``_autocast_uses``)."""
+        if autocast_levels(site, level) and self._autocast_uses(site, new):
+            return
         site.anchor = site.stmt
         models = site.models
         holder = site.stmt.body[0]
@@ -1526,6 +1535,50 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                 f'`with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` for mixed precision',
             )
         self._place(site, new)
+
+    def _autocast_uses(self, site: InitSite, new: List[cst.BaseStatement]) -> bool:
+        """O1/O2 inference whose function goes on to use the model: each statement using it
+        after the initialize's ``if`` runs under ``torch.autocast``, switched as apex was
+        (``_amp_inference``); False (nothing done) where that cannot be followed."""
+        found = inference_uses(self, site, self.info)
+        if found is None:
+            return False
+        uses, in_block = found
+        guards = self.guards[site]
+        if in_block:
+            self.guards[site] = []  # they hold in the initialize's own block
+        parts = self._switch_parts(site)
+        self.guards[site] = guards
+        if parts is None or any(re.search(r"""['"]apex\b""", text) for text, _ in parts):
+            return False  # a switch asking whether apex is installed (find_spec("apex")) would now say no
+        if in_block:
+            site.anchor = site.stmt
+        switch = None
+        if parts:
+            joined = _joined(parts)
+            switch = as_bool(joined, scope_at(self.parents, site.stmt))
+            if not (len(parts) == 1 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", joined) and switch == joined):
+                new = new + [statement(f"{self.info.switch_name} = {switch}\n")]
+                switch = self.info.switch_name
+        texts = sorted(model_names(site) or ())
+        device = device_type_at(self, site.stmt, texts)
+        enabled = f", enabled={switch}" if switch else ""
+        head = f"with torch.autocast({device}, dtype=torch.{self.settings.dtype}{enabled}):\n    pass\n"
+        indent = self.tree.default_indent
+        for members in consecutive_runs(self.parents, uses):
+            self.edits.wrap(members, lambda ups, head=head: wrapped_in_with(head, ups, indent))
+        self.need_torch()
+        self.report(
+            site.call,
+            "APX206",
+            f"inference without optimizers: the {len(uses)} statement{'s' if len(uses) != 1 else ''} using "
+            f"{', '.join(texts)} after it run{'' if len(uses) != 1 else 's'} under torch.autocast: apex ran the model in mixed precision from the "
+            "initialize on, wherever it was called; a forward pass run from elsewhere now runs in float32",
+            severity="warning",
+            fixed=True,
+        )
+        self._place(site, new)
+        return True
 
 
 InitializeRule.EXAMPLES = EXAMPLES + REPOSITORY_EXAMPLES
