@@ -3061,6 +3061,71 @@ def infer(model, loader, with_apex, mixed_precision):
         codes=("APX101", "APX206"),
     ),
     Example(
+        # a generator expression runs the model when it is consumed, wherever that is: the
+        # TODO stays
+        "o1-inference-model-in-a-generator-keeps-the-todo",
+        before="""\
+from apex import amp
+
+
+def infer(model, loader):
+    model = amp.initialize(model, opt_level="O1")
+    preds = (model(x) for x in loader)
+    return list(preds)
+""",
+        after="""\
+def infer(model, loader):
+    # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+    #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+    preds = (model(x) for x in loader)
+    return list(preds)
+""",
+        codes=("APX101", "APX206"),
+    ),
+    Example(
+        # a training initialize in the same function: its switch (use_amp) is read by the
+        # training autocast, so the teacher's inference initialize keeps its TODO rather than
+        # bind a switch of its own
+        "inference-beside-a-training-initialize-keeps-the-todo",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(args, model, teacher, opt, loader):
+    if args.fp16:
+        model, opt = amp.initialize(model, opt, opt_level="O1")
+    if args.teacher_fp16:
+        teacher = amp.initialize(teacher, opt_level="O1")
+    for x in loader:
+        target = teacher(x)
+        loss = (model(x) - target).pow(2).mean()
+        with amp.scale_loss(loss, opt) as scaled:
+            scaled.backward()
+        opt.step()
+""",
+        after="""\
+import torch
+
+
+def main(args, model, teacher, opt, loader):
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    if args.teacher_fp16:
+        # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+        #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+        pass
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            target = teacher(x)
+            loss = (model(x) - target).pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX206", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # no switch: the initialize always runs (O2 is autocast too); a model's new name is
         # the one followed
         "o2-inference-under-its-new-name",

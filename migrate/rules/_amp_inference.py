@@ -25,7 +25,8 @@ from ._amp_autocast import _NOT_FORWARD
 
 #: calls that only look at the model
 _LOOKS_AT = frozenset({"isinstance", "hasattr", "getattr", "setattr", "print", "len", "id", "type", "repr", "str"})
-_DEFERRED = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+#: what runs its body later, from wherever it is kept (a generator expression too)
+_DEFERRED = (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.GeneratorExp)
 _TARGET_PARENTS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.AsName, cst.NamedExpr, cst.CompFor)
 
 
@@ -74,8 +75,10 @@ def inference_uses(rule: Any, site: InitSite, info: AmpFile) -> Optional[Tuple[L
     parents = rule.parents
     func = site.func
     names = model_names(site)
-    if func is None or not names or site.old_api or site.options is not None:
+    if func is None or not names or site.old_api or site.options is not None or len(site.stmt.body) != 1:
         return None
+    if any(other is not site and other.func is func for other in info.inits):
+        return None  # another initialize's switch may share the name
     if isinstance(site.anchor, (cst.For, cst.While)) or _in_loop(parents, site.anchor, func):
         return None
     block = parents.get(site.stmt)
