@@ -10446,7 +10446,9 @@ class SegmentorTrainer:
         # opt.fp16:``; the fp32 path gets disabled GradScalers, one per loss id as the
         # initializes make them (a lone one was indexed, ``scalers[0]``: a TypeError); each
         # plain else stays plain with a warning (APX256): the other loss's step keeps it from
-        # being scaled, and alternative initializes give no proof the GradScaler is off there
+        # being scaled, and alternative initializes give no proof the GradScaler is off there.
+        # The two initializing branches read the same once their ``from apex import amp`` is
+        # gone: written once
         "alternative-initializes-with-loss-ids-leave-a-disabled-scaler-per-loss-id",
         before="""\
 import torch
@@ -10485,10 +10487,7 @@ import torch
 def train(opt, gen, dis, tocg, opt_g, opt_d, batches):
     scalers = [torch.amp.GradScaler("cuda", enabled=False) for _ in range(2)]
     if opt.fp16:
-        if not opt.GT:
-            scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
-        else:
-            scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+        scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16, enabled=scalers[0].is_enabled()):
             loss_g = gen(x).mean()

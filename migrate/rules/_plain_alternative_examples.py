@@ -323,6 +323,65 @@ def train(args, model, optimizer, loader):
         codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX316"),
     ),
     Example(
+        # vid2vid, Cream-CDARTS: the scaling branch imports amp itself; the import is removed last (the
+        # imports rule), so when the scale-loss rule compared the branches they still differed by it: the
+        # imports rule compares them again without it, and the if is written once. Under a test that calls
+        # a method the if stays, as without an import
+        "identical-branches-once-the-branch-import-of-amp-is-removed-are-written-once",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(opt, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=opt.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if opt.fp16:
+            from apex import amp
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        loss = model(x).mean()
+        if opt.use_fp16():
+            from apex import amp
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(opt, model, optimizer, loader):
+    use_amp = opt.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if opt.use_fp16():
+            scaler.scale(loss).backward()
+        else:
+            scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX316"),
+    ),
+    Example(
         # GroupViT's and RepVGG's accumulation branch: a norm of the gradients after the plain backward
         # of the else, the step only at the accumulation boundary: scaler.unscale_ cannot run once per
         # micro-batch, so the backward stays plain, with a warning (APX256): right only where the else
