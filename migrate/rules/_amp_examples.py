@@ -2173,6 +2173,130 @@ class Learner:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX902"),
     ),
     Example(
+        # DeepGNN: the initialize was the only statement of an ``if`` (no ``else``) inside the ``if``
+        # its GradScaler now follows; that ``if`` is no ``if ...: pass``: it goes, its test only reads
+        # values (the comment above it names apex and goes with it)
+        "emptied-if-inside-the-if-the-scaler-follows-goes",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    if optimizer is not None:
+        if args.native_amp:
+            grad_scaler = torch.cuda.amp.GradScaler()
+        # For training, wrap apex for both model and optimizer.
+        if args.fp16 == "apex":
+            model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    if optimizer is not None:
+        if args.native_amp:
+            grad_scaler = torch.amp.GradScaler("cuda")
+    use_amp = optimizer is not None and args.fp16 == "apex" and args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX902"),
+    ),
+    Example(
+        # the same emptied ``if`` under a test that calls a method (asking may count, log, draw a
+        # number): it stays, as ``pass``
+        "emptied-if-whose-test-calls-stays",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    if optimizer is not None:
+        args.log("optimizer given")
+        if args.use_apex():
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        loss = model(x).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    if optimizer is not None:
+        args.log("optimizer given")
+        if args.use_apex():
+            pass
+    use_amp = bool(optimizer is not None and args.use_apex())
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the same emptied ``if`` below a comment that does not name apex: the comment may say what
+        # the test is about, so the ``if`` stays with it
+        "emptied-if-below-a-comment-of-its-own-stays",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, loader):
+    if optimizer is not None:
+        args.log("optimizer given")
+        # mixed precision on demand
+        if args.fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        loss = model(x).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, loader):
+    if optimizer is not None:
+        args.log("optimizer given")
+        # mixed precision on demand
+        if args.fp16:
+            pass
+    use_amp = bool(optimizer is not None and args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # ``import torch.utils.data`` already binds ``torch``: the GradScaler and autocast lines
         # need no ``import torch`` added above them
         "dotted-torch-import-already-binds-torch",
@@ -10706,7 +10830,9 @@ class SegmentorTrainer:
         # opt.fp16:``; the fp32 path gets disabled GradScalers, one per loss id as the
         # initializes make them (a lone one was indexed, ``scalers[0]``: a TypeError); each
         # plain else stays plain with a warning (APX256): the other loss's step keeps it from
-        # being scaled, and alternative initializes give no proof the GradScaler is off there
+        # being scaled, and alternative initializes give no proof the GradScaler is off there.
+        # The two initializing branches read the same once their ``from apex import amp`` is
+        # gone: written once
         "alternative-initializes-with-loss-ids-leave-a-disabled-scaler-per-loss-id",
         before="""\
 import torch
@@ -10745,10 +10871,7 @@ import torch
 def train(opt, gen, dis, tocg, opt_g, opt_d, batches):
     scalers = [torch.amp.GradScaler("cuda", enabled=False) for _ in range(2)]
     if opt.fp16:
-        if not opt.GT:
-            scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
-        else:
-            scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
+        scalers = [torch.amp.GradScaler("cuda") for _ in range(2)]
     for x in batches:
         with torch.autocast("cuda", dtype=torch.float16, enabled=scalers[0].is_enabled()):
             loss_g = gen(x).mean()

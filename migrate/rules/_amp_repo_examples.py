@@ -7566,10 +7566,7 @@ from nets.build import build_gan
 
 def backward_step(cfg, loss, optimizer, scaler):
     optimizer.zero_grad()
-    if cfg.amp:
-        scaler.scale(loss).backward()
-    else:
-        scaler.scale(loss).backward()
+    scaler.scale(loss).backward()
     scaler.step(optimizer)
     scaler.update()
 
@@ -8149,10 +8146,7 @@ class ReaderTrainer:
         for x, span in batches:
             with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
                 loss = torch.nn.functional.cross_entropy(self.reader(x), span)
-            if self.cfg.fp16:
-                self.scaler.scale(loss).backward()
-            else:
-                self.scaler.scale(loss).backward()
+            self.scaler.scale(loss).backward()
             self.scaler.step(self.opt)
             self.scaler.update()
             self.opt.zero_grad()
@@ -8432,10 +8426,7 @@ class ReaderTrainer:
         for batch in batches:
             with torch.autocast(torch.device(self.device).type, dtype=torch.float16, enabled=self.scaler.is_enabled()):
                 loss = self._loss_of(batch)
-            if self.cfg.fp16:
-                self.scaler.scale(loss).backward()
-            else:
-                self.scaler.scale(loss).backward()
+            self.scaler.scale(loss).backward()
             self.scaler.step(self.optimizer)
             self.scaler.update()
             self.optimizer.zero_grad()
@@ -8807,10 +8798,7 @@ def train(model, optimizer, loader, cfg, scaler):
                     layer.pick(cfg.choices)
                 losses.append(F.cross_entropy(model(x), y))
             loss = torch.stack(losses).sum()
-        if cfg.use_amp:
-            scaler.scale(loss).backward()
-        else:
-            scaler.scale(loss).backward()
+        scaler.scale(loss).backward()
         scaler.step(optimizer)
         scaler.update()
 """,

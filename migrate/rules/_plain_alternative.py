@@ -20,8 +20,9 @@ now see scaled gradients: ``scaler.unscale_(optimizer)`` goes before the stateme
 the first one, where the step surely follows once (it is on the ``if``'s own block, after
 it); elsewhere the backward stays plain, as before (``readers_unscale``), and so does one in a
 function that also steps another optimizer plainly (scaled gradients it left on that optimizer's
-parameters would be stepped as they are): each with a warning that the branch must run with
-the GradScaler off (APX256).  A step inside the scaling branch is not on the plain branch's path.
+parameters would be stepped as they are; an lr scheduler or an object that provably holds no
+parameters is no such optimizer, ``_stepped_objects``): each with a warning that the branch must
+run with the GradScaler off (APX256).  A step inside the scaling branch is not on the plain branch's path.
 Where both branches read the same after the rewrite, the ``if`` goes (``_same_branches``).
 """
 

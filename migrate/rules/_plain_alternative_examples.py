@@ -323,6 +323,65 @@ def train(args, model, optimizer, loader):
         codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX316"),
     ),
     Example(
+        # vid2vid, Cream-CDARTS: the scaling branch imports amp itself; the import is removed last (the
+        # imports rule), so when the scale-loss rule compared the branches they still differed by it: the
+        # imports rule compares them again without it, and the if is written once. Under a test that calls
+        # a method the if stays, as without an import
+        "identical-branches-once-the-branch-import-of-amp-is-removed-are-written-once",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(opt, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=opt.opt_level)
+    for x in loader:
+        loss = model(x).mean()
+        if opt.fp16:
+            from apex import amp
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        loss = model(x).mean()
+        if opt.use_fp16():
+            from apex import amp
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(opt, model, optimizer, loader):
+    use_amp = opt.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if opt.use_fp16():
+            scaler.scale(loss).backward()
+        else:
+            scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX316"),
+    ),
+    Example(
         # GroupViT's and RepVGG's accumulation branch: a norm of the gradients after the plain backward
         # of the else, the step only at the accumulation boundary: scaler.unscale_ cannot run once per
         # micro-batch, so the backward stays plain, with a warning (APX256): right only where the else
@@ -541,5 +600,138 @@ def train(args, model, critic, optimizer, critic_optimizer, loader):
 """,
         codes=("APX101", "APX201", "APX202", "APX209", "APX256", "APX301", "APX311"),
     ),
+    Example(
+        # steps that update no other optimizer's parameters do not keep the plain backward plain
+        # (_stepped_objects): DLE-BERT's gradient clipper, a plain class of the file built from a
+        # constant and handed only the scaled optimizer's parameters, and BiSeNet's lr scheduler bound
+        # under a name that does not say so (its class's does). The else is scaled; both branches then
+        # read the same and the if is written once
+        "steps-of-a-clipper-and-a-scheduler-do-not-keep-the-plain-backward-plain",
+        before="""\
+import torch
+from apex import amp
+from .lr import WarmupPolyLrScheduler
 
+
+class GradientClipper:
+    def __init__(self, max_grad_norm):
+        self.max_norm = max_grad_norm
+
+    def step(self, parameters):
+        torch.nn.utils.clip_grad_norm_(parameters, self.max_norm)
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    clipper = GradientClipper(max_grad_norm=1.0)
+    lr_schdr = WarmupPolyLrScheduler(optimizer, power=0.9, max_iter=len(loader))
+    for x in loader:
+        loss = model(x).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        clipper.step(amp.master_params(optimizer))
+        optimizer.step()
+        optimizer.zero_grad()
+        lr_schdr.step()
+""",
+        after="""\
+import torch
+from .lr import WarmupPolyLrScheduler
+
+
+class GradientClipper:
+    def __init__(self, max_grad_norm):
+        self.max_norm = max_grad_norm
+
+    def step(self, parameters):
+        torch.nn.utils.clip_grad_norm_(parameters, self.max_norm)
+
+
+def train(args, model, optimizer, loader):
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    clipper = GradientClipper(max_grad_norm=1.0)
+    lr_schdr = WarmupPolyLrScheduler(optimizer, power=0.9, max_iter=len(loader))
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        clipper.step((p for group in optimizer.param_groups for p in group["params"]))
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+        lr_schdr.step()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX316", "APX321"),
+    ),
+    Example(
+        # a plain class of the file whose object is built from the model: its step may update the
+        # model's parameters (here it does), which scaled gradients could reach: the plain backward
+        # stays plain, with the warning (APX256)
+        "step-of-an-object-built-from-the-model-keeps-the-plain-backward-plain",
+        before="""\
+import torch
+from apex import amp
+
+
+class Averager:
+    def __init__(self, model, decay):
+        self.params = list(model.parameters())
+        self.decay = decay
+
+    def step(self):
+        for p in self.params:
+            p.data.mul_(self.decay)
+
+
+def train(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
+    averager = Averager(model, 0.99)
+    for x in loader:
+        loss = model(x).mean()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        averager.step()
+""",
+        after="""\
+import torch
+
+
+class Averager:
+    def __init__(self, model, decay):
+        self.params = list(model.parameters())
+        self.decay = decay
+
+    def step(self):
+        for p in self.params:
+            p.data.mul_(self.decay)
+
+
+def train(args, model, optimizer, loader):
+    use_amp = args.opt_level != "O0"
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    averager = Averager(model, 0.99)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).mean()
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+        averager.step()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX256", "APX301", "APX311"),
+    ),
 ]

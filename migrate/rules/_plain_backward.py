@@ -18,11 +18,8 @@ import libcst as cst
 
 from ._amp_sites import ScaleLossSite, code_of, find_steps
 from ._plain_alternative import alternative_if, only_disabled, readers_unscale
+from ._stepped_objects import steps_no_other_optimizer
 from ._tree import inside, walk
-
-
-def _is_scheduler(receiver: str) -> bool:
-    return "sched" in receiver.lower()
 
 
 def _backward_calls(body: cst.CSTNode) -> List[cst.Call]:
@@ -45,7 +42,9 @@ def plain_backwards(
     """The plain backward calls of the site's function that run after its scaled backward
     and before a step of an optimizer it scaled for, on the same path, or in the other branch
     of the ``if`` that scales (``_plain_alternative``), where nothing else in the function
-    steps (an optimizer apex did not scale for would be handed scaled gradients); each with
+    steps (an optimizer apex did not scale for would be handed scaled gradients; a step that
+    provably updates no other optimizer's parameters, a scheduler's or a clipper's, does not
+    count: ``_stepped_objects``); each with
     the statement a ``scaler.unscale_`` goes before (None: none is needed) and "".
     One in the other branch that stays plain though that branch may run with the GradScaler
     on comes as ``(call, UNPROVEN, why)``: another optimizer is stepped plainly, or a gradient
@@ -59,6 +58,7 @@ def plain_backwards(
     if not steps:
         return []
     stepped = {code_of(c.func.value) for c in steps}  # type: ignore[attr-defined]
+    scaled_for = sorted(stepped | {code_of(o) for o in site.optimizers})
     plain_step = next(
         (
             node
@@ -67,7 +67,7 @@ def plain_backwards(
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value == "step"
             and code_of(node.func.value) not in stepped
-            and not _is_scheduler(code_of(node.func.value))
+            and not steps_no_other_optimizer(rule, node, func, scaled_for)
         ),
         None,
     )

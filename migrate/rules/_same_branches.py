@@ -8,11 +8,16 @@ branch may run with the GradScaler on (``_plain_alternative``).  ``if t: A else:
 does nothing but yield a truth value (``pure_test``).  The branches' statements are compared
 as printed, comments included; a comment the ``if`` would take with it (on the ``if`` or
 ``else`` line, above the ``else``, at the end of a branch) keeps the ``if``.
+
+The scale-loss rule asks while apex's imports are still there; an ``if args.fp16: from apex
+import amp`` + the scaled backward then differs from its ``else`` by an import that the
+imports rule removes last.  That rule asks again, without the imports it removes
+(``collapsed``'s ``dropped``), so such an ``if`` is written once too.
 """
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 import libcst as cst
 
@@ -54,19 +59,25 @@ def _has_comment(*parts: Any) -> bool:
     return any("#" in code_of(p) for p in parts if p is not None)
 
 
-def collapsed(stmt: Any) -> Optional[List[Any]]:
+def _never(stmt: Any) -> bool:
+    return False
+
+
+def collapsed(stmt: Any, dropped: Callable[[Any], bool] = _never) -> Optional[List[Any]]:
     """The statements of ``stmt``'s body, the ``if``'s own leading lines before the first,
-    where ``stmt`` is ``if <pure test>: A else: A`` (no ``elif``); None otherwise."""
+    where ``stmt`` is ``if <pure test>: A else: A`` (no ``elif``); None otherwise.
+    ``dropped``: the statements of either branch that are going anyway (an apex import the
+    imports rule removes): they are neither compared nor kept."""
     if not isinstance(stmt, cst.If) or not isinstance(stmt.orelse, cst.Else) or not pure_test(stmt.test):
         return None
     body, other = stmt.body, stmt.orelse.body
     if not isinstance(body, cst.IndentedBlock) or not isinstance(other, cst.IndentedBlock):
         return None
-    if [code_of(s) for s in body.body] != [code_of(s) for s in other.body]:
+    statements = [s for s in suite_statements(body) if not dropped(s)]
+    if not statements or [code_of(s) for s in statements] != [code_of(s) for s in other.body if not dropped(s)]:
         return None  # (the spaces ending the if and else lines may differ)
     if _has_comment(body.header, other.header, *body.footer, *other.footer, *stmt.orelse.leading_lines):
         return None
-    statements = suite_statements(body)
     return [move_leading(stmt, statements[0])] + statements[1:]
 
 

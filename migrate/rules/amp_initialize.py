@@ -55,6 +55,7 @@ from ._with_wrap import wrapped_in_with
 from ._edits import (
     NO_GROWTH,
     expression,
+    kept_leading,
     move_leading,
     read_todos,
     same_expression,
@@ -73,6 +74,7 @@ from ._amp_unbound import UNBOUND_TODO, unbound_amp_uses
 from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_context_var import LIBRARY_CHECKPOINT_TODO, LIBRARY_WRAPPERS, library_checkpoint_todo
 from ._bool_switch import as_bool, scope_at
+from ._same_branches import pure_test
 from ._run_time_loss_scale import run_time_cap_start, run_time_scale_lines
 from ._static_scale import SKIPS_ON_OVERFLOW, STATIC_BACKOFF, run_time_backoff, static_backoff_line
 
@@ -1114,7 +1116,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         for inner in self._chains_inside(site.stmt, site.anchor):
             # ``if native: ... elif use_apex: <initialize>`` inside the anchor keeps no ``elif: pass``
             if not self.edits.planned(inner) and inner not in self.edits.groups:
-                self.edits.replace(inner, lambda upd: [_prune_quiet_elifs(upd)])
+                self.edits.replace(inner, self._pruned_inner_if)
 
         def after_if(upd: Any) -> List[cst.BaseStatement]:
             upd = _prune_empty_elifs(upd)
@@ -1125,6 +1127,21 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             return [upd] + created
 
         self.edits.replace(site.anchor, after_if)
+
+    def _pruned_inner_if(self, upd: Any) -> List[Any]:
+        """An ``if`` between the initialize and the statement its GradScaler follows, with its
+        empty ``elif``/``else`` pruned (``_prune_quiet_elifs``); gone where nothing is left of it
+        but ``pass`` (DeepGNN: ``if self.args.fp16 == FP16_APEX: <initialize>`` inside ``if
+        self.optimizer:``), no comment is in it and its test only reads values (``pure_test``):
+        a test that calls something is still evaluated, so that ``if`` stays.  The comment
+        block right above it goes with it where it names apex (``kept_leading``); any other
+        comment above it keeps the ``if`` (it may say what the test is about)."""
+        upd = _prune_quiet_elifs(upd)
+        if not is_empty_shell(upd) or "#" in code_of(upd.body) or not pure_test(upd.test):
+            return [upd]
+        if any(line.comment is not None for line in kept_leading(upd.leading_lines)):
+            return [upd]
+        return []
 
     def _chains_inside(self, stmt: Any, anchor: Any) -> List[cst.If]:
         """The ``if`` statements (heads of their elif chains) holding ``stmt`` below ``anchor``."""

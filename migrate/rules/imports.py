@@ -37,6 +37,7 @@ from ._amp_carrier import is_reference
 from ._amp_param_rename import renamed_scaler_parameters
 from ._apex_path import only_class_tests_with_twin, only_dead_reads_left
 from ._guarded_work import guards_work
+from ._same_branches import collapsed, enclosing_if
 from ._twin_branches import only_reads_behind_twin_import
 from ._amp_rule import AmpRule
 from ._metadata import QualifiedNameProvider
@@ -216,6 +217,7 @@ class ImportsRule(AmpRule):
         gone += self.removed_trys + self.dropped_globals + self.pyprof_switches
         self._keep_neighbouring_comments(gone)
         self._drop_emptied_ifs(gone)
+        self._merge_same_branches(gone)
 
     def _keep_neighbouring_comments(self, gone: List[Any]) -> None:
         """The lines above a removed import (or guard) stay, on the next statement that
@@ -278,6 +280,15 @@ class ImportsRule(AmpRule):
                     self._amend(around.body[1], _without_opening_blanks)
             elif dead_else:
                 self.edits.replace(owner, lambda upd: [upd.with_changes(orelse=None)])
+
+    def _merge_same_branches(self, gone: List[Any]) -> None:
+        """``if args.fp16: from apex import amp; <A> else: <A>`` (the scale-loss rule wrote
+        both ``A`` while the import was there): the ``if`` whose branches read the same
+        without the imports going here is written once (``_same_branches``)."""
+        for stmt in gone:
+            head = enclosing_if(self.parents, stmt)
+            if head is not None and not self.edits.planned(head):
+                self.edits.replace(head, lambda upd: collapsed(upd, dropped=self._all_removed) or [upd])
 
     def _lines_to_next(self, updated: Any) -> List[Any]:
         """Nothing in place of an emptied ``if``: the comments above it (a section comment,
