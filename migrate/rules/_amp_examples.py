@@ -5107,6 +5107,94 @@ def train(args, model, optimizer, loader):
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX322"),
     ),
+    # the initialize alone in a `try` whose handler falls back to torch.cuda.amp (cryodrgn's
+    # train_vae/train_nn/train_dec, inside `if args.amp:`): once native the body cannot raise,
+    # so the scaler goes past the try and the `if`, with its test as switch; it was created
+    # inside the try, always on, so without --amp the call raised NameError (and autocast
+    # would have run the fp32 path in float16)
+    Example(
+        "initialize-alone-in-a-try-with-a-native-fallback-keeps-its-if-as-switch",
+        before="""\
+import torch
+
+try:
+    import apex.amp as amp
+except ImportError:
+    pass
+
+
+def train_step(model, optim, y, use_amp=False, scaler=None):
+    optim.zero_grad()
+    if scaler is not None:
+        with torch.cuda.amp.autocast():
+            loss = model(y).sum()
+    else:
+        loss = model(y).sum()
+    if use_amp:
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(optim)
+            scaler.update()
+        else:
+            with amp.scale_loss(loss, optim) as scaled_loss:
+                scaled_loss.backward()
+            optim.step()
+    else:
+        loss.backward()
+        optim.step()
+
+
+def main(args, model, optim, loader):
+    scaler = None
+    if args.amp:
+        try:
+            model, optim = amp.initialize(model, optim, opt_level="O1")
+        except:  # noqa: E722
+            scaler = torch.cuda.amp.GradScaler()
+    for y in loader:
+        train_step(model, optim, y, use_amp=args.amp, scaler=scaler)
+""",
+        after="""\
+import torch
+
+
+def train_step(model, optim, y, use_amp=False, scaler=None, *, grad_scaler):
+    optim.zero_grad()
+    if scaler is not None:
+        with torch.autocast("cuda"):
+            loss = model(y).sum()
+    else:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=grad_scaler.is_enabled()):
+            loss = model(y).sum()
+    if use_amp:
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(optim)
+            scaler.update()
+        else:
+            grad_scaler.scale(loss).backward()
+            grad_scaler.step(optim)
+            grad_scaler.update()
+    else:
+        loss.backward()
+        grad_scaler.step(optim)
+        grad_scaler.update()
+
+
+def main(args, model, optim, loader):
+    scaler = None
+    if args.amp:
+        try:
+            pass
+        except:  # noqa: E722
+            scaler = torch.amp.GradScaler("cuda")
+    amp_enabled = bool(args.amp)
+    grad_scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+    for y in loader:
+        train_step(model, optim, y, use_amp=args.amp, scaler=scaler, grad_scaler=grad_scaler)
+""",
+        codes=("APX101", "APX103", "APX201", "APX207", "APX209", "APX256", "APX301", "APX311", "APX901", "APX902"),
+    ),
     # the forward pass in a sibling `with` block (profiling ranges), the backward in another:
     # the search leaves plain `with` blocks, and autocast wraps the forward's
     Example(
