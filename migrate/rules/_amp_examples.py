@@ -2668,6 +2668,86 @@ def train(model, optimizer, batches, accum):
         codes=("APX101", "APX201", "APX209", "APX301", "APX301", "APX302", "APX311"),
     ),
     Example(
+        # each branch runs the model and computes the loss, one of them adding up the losses of
+        # the outputs in a plain loop (EfficientSegmentation's deep supervision): the loop rides
+        # in its branch's autocast region as it does before a scale_loss; it stopped the search
+        "branch-forward-with-a-loop-adding-up-the-loss",
+        before="""\
+import torch
+from apex import amp
+
+
+class Segmentor:
+    def __init__(self, model, optimizer, deep_supervision, is_apex_train):
+        self.model = model
+        self.optimizer = optimizer
+        self.deep_supervision = deep_supervision
+        self.is_apex_train = is_apex_train
+        if self.is_apex_train:
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def train_epoch(self, loader):
+        for images, masks in loader:
+            self.optimizer.zero_grad()
+            if self.deep_supervision:
+                outputs = self.model(images)
+                loss = 0
+                loss_func = torch.nn.MSELoss()
+                for out in outputs:
+                    loss += loss_func(out, masks)
+                loss /= len(outputs)
+            else:
+                output = self.model(images)
+                loss_func = torch.nn.MSELoss()
+                loss = loss_func(output, masks)
+
+            if self.is_apex_train:
+                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Segmentor:
+    def __init__(self, model, optimizer, deep_supervision, is_apex_train):
+        self.model = model
+        self.optimizer = optimizer
+        self.deep_supervision = deep_supervision
+        self.is_apex_train = is_apex_train
+        use_amp = bool(self.is_apex_train)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def train_epoch(self, loader):
+        for images, masks in loader:
+            self.optimizer.zero_grad()
+            if self.deep_supervision:
+                with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                    outputs = self.model(images)
+                    loss = 0
+                    loss_func = torch.nn.MSELoss()
+                    for out in outputs:
+                        loss += loss_func(out, masks)
+                    loss /= len(outputs)
+            else:
+                with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                    output = self.model(images)
+                    loss_func = torch.nn.MSELoss()
+                    loss = loss_func(output, masks)
+
+            if self.is_apex_train:
+                self.scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # the model runs before the if, each branch computes the loss from its outputs: two
         # autocast regions, the forward pass (once) and the loss of each branch
         "forward-before-the-branches-that-compute-the-loss",
