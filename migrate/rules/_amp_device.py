@@ -102,7 +102,7 @@ def device_type_at(rule: Any, node: Any, model_texts: Iterable[str]) -> str:
             root = _root(target)
             if not bound_at(root, node, rule.parents.get, scope):
                 continue
-            if _guarded_elsewhere(rule, target, node):
+            if _guarded_elsewhere(rule, target, node) or _unset_on_self(rule, target, node):
                 continue
             text = code_of(target)
             if isinstance(target, cst.Name) and _assigned_from_torch_device(rule, region, text):
@@ -165,6 +165,74 @@ def _guarded_elsewhere(rule: Any, target: Any, node: Any) -> bool:
         if isinstance(parent, (cst.FunctionDef, cst.Module)):
             return False
         cur = parent
+    return False
+
+
+def _unset_on_self(rule: Any, target: Any, node: Any) -> bool:
+    """``self.device`` (``self.device.x``) in a method whose ``self`` is not sure to have it
+    when ``node`` runs: no statement sets it at the top level of the class's ``__init__``,
+    nor before ``node`` on its path through its own method.  The ``.to(self.device)`` that
+    named it may be in another method, or in a branch (EfficientSegmentation sets it only
+    for distributed training, one of its trainers nowhere): reading it at ``node`` could
+    raise AttributeError where apex's code never read it."""
+    first = target
+    while isinstance(first, cst.Attribute) and isinstance(first.value, cst.Attribute):
+        first = first.value
+    if not (isinstance(first, cst.Attribute) and isinstance(first.value, cst.Name)):
+        return False
+    func = next((r for r in _regions(rule, node) if isinstance(r, cst.FunctionDef)), None)
+    params = func.params.params if func is not None else ()
+    me, attr = first.value.value, first.attr.value
+    if not params or params[0].name.value != me:
+        return False  # not the method's own object
+    if _set_before(rule, func, node, me, attr):
+        return False
+    block = rule.parents.get(func)
+    cls = rule.parents.get(block) if block is not None else None
+    if not isinstance(cls, cst.ClassDef):
+        return False
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__" and stmt is not func:
+            own = stmt.params.params[0].name.value if stmt.params.params else None
+            return not (own and any(_sets(top, own, attr) for top in stmt.body.body))
+    return True
+
+
+def _set_before(rule: Any, func: Any, node: Any, me: str, attr: str) -> bool:
+    """A statement sets ``me.attr`` before ``node`` in its own block or an enclosing one of
+    ``func`` (not in a sibling branch, not later)."""
+    current = node
+    parent = rule.parents.get(current)
+    while parent is not None and current is not func:
+        if isinstance(parent, cst.IndentedBlock):
+            for stmt in parent.body:
+                if stmt is current:
+                    break
+                if _sets(stmt, me, attr):
+                    return True
+        current, parent = parent, rule.parents.get(parent)
+    return False
+
+
+def _sets(stmt: Any, me: str, attr: str) -> bool:
+    """``stmt`` is a simple statement line that assigns ``me.attr``."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
+        if isinstance(small, cst.AnnAssign) and small.value is not None:
+            targets = [small.target]
+        for target in targets:
+            parts = target.elements if isinstance(target, (cst.Tuple, cst.List)) else [target]
+            for part in parts:
+                value = part.value if isinstance(part, (cst.Element, cst.StarredElement)) else part
+                if (
+                    isinstance(value, cst.Attribute)
+                    and isinstance(value.value, cst.Name)
+                    and value.value.value == me
+                    and value.attr.value == attr
+                ):
+                    return True
     return False
 
 

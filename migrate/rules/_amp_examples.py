@@ -2668,6 +2668,68 @@ def train(model, optimizer, batches, accum):
         codes=("APX101", "APX201", "APX209", "APX301", "APX301", "APX302", "APX311"),
     ),
     Example(
+        # the device is an attribute of self set only in one branch (EfficientSegmentation's
+        # distributed set-up; its other trainer never sets it): it may not exist where the
+        # GradScaler is made, so "cuda" it stays, as apex ran there; it named self.device,
+        # which raised AttributeError on the other path
+        "device-attribute-set-in-one-branch-only-stays-cuda",
+        before="""\
+import torch
+from apex import amp
+
+
+class Segmentor:
+    def run(self, model, optimizer, distributed, rank):
+        self.model = model
+        if distributed:
+            self.device = torch.device("cuda", rank)
+            self.model = self.model.to(self.device)
+        else:
+            self.model = self.model.cuda()
+        self.optimizer = optimizer
+        self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def train_epoch(self, loader, criterion):
+        for images, masks in loader:
+            self.optimizer.zero_grad()
+            loss = criterion(self.model(images), masks)
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+
+    def metrics(self, values):
+        return torch.as_tensor(values).to(self.device)
+""",
+        after="""\
+import torch
+
+
+class Segmentor:
+    def run(self, model, optimizer, distributed, rank):
+        self.model = model
+        if distributed:
+            self.device = torch.device("cuda", rank)
+            self.model = self.model.to(self.device)
+        else:
+            self.model = self.model.cuda()
+        self.optimizer = optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def train_epoch(self, loader, criterion):
+        for images, masks in loader:
+            self.optimizer.zero_grad()
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = criterion(self.model(images), masks)
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+
+    def metrics(self, values):
+        return torch.as_tensor(values).to(self.device)
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # each branch runs the model and computes the loss, one of them adding up the losses of
         # the outputs in a plain loop (EfficientSegmentation's deep supervision): the loop rides
         # in its branch's autocast region as it does before a scale_loss; it stopped the search
