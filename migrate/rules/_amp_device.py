@@ -170,8 +170,9 @@ def _guarded_elsewhere(rule: Any, target: Any, node: Any) -> bool:
 
 def _unset_on_self(rule: Any, target: Any, node: Any) -> bool:
     """``self.device`` (``self.device.x``) in a method whose ``self`` is not sure to have it
-    when ``node`` runs: no statement sets it at the top level of the class's ``__init__``,
-    nor before ``node`` on its path through its own method.  The ``.to(self.device)`` that
+    when ``node`` runs: the class sets it, but not at the top level of its ``__init__`` nor
+    before ``node`` on its path through its own method; or it sets it nowhere and names no
+    base class that could.  The ``.to(self.device)`` that
     named it may be in another method, or in a branch (EfficientSegmentation sets it only
     for distributed training, one of its trainers nowhere): reading it at ``node`` could
     raise AttributeError where apex's code never read it."""
@@ -191,10 +192,14 @@ def _unset_on_self(rule: Any, target: Any, node: Any) -> bool:
     cls = rule.parents.get(block) if block is not None else None
     if not isinstance(cls, cst.ClassDef):
         return False
-    for stmt in cls.body.body:
-        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__" and stmt is not func:
-            own = stmt.params.params[0].name.value if stmt.params.params else None
-            return not (own and any(_sets(top, own, attr) for top in stmt.body.body))
+    methods = [m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.params.params]
+    if not any(_sets(stmt, m.params.params[0].name.value, attr) for m in methods for stmt in walk(m)):
+        # set nowhere in the class: by a base class it names (not seen here), else by nobody
+        return not any(code_of(base.value) != "object" for base in cls.bases)
+    for method in methods:
+        if method.name.value == "__init__" and method is not func:
+            own = method.params.params[0].name.value
+            return not any(_sets(top, own, attr) for top in method.body.body)
     return True
 
 
