@@ -199,7 +199,7 @@ def _unset_on_self(rule: Any, target: Any, node: Any) -> bool:
     for method in methods:
         if method.name.value == "__init__" and method is not func:
             own = method.params.params[0].name.value
-            return not any(_sets(top, own, attr) for top in method.body.body)
+            return not _block_sets(method.body, own, attr)
     return True
 
 
@@ -213,10 +213,33 @@ def _set_before(rule: Any, func: Any, node: Any, me: str, attr: str) -> bool:
             for stmt in parent.body:
                 if stmt is current:
                     break
-                if _sets(stmt, me, attr):
+                if _sets_on_every_path(stmt, me, attr):
                     return True
         current, parent = parent, rule.parents.get(parent)
     return False
+
+
+def _sets_on_every_path(stmt: Any, me: str, attr: str) -> bool:
+    """``stmt`` sets ``me.attr``, or is an if/elif/else chain with an ``else`` each branch of
+    which sets it or raises (simpletransformers: ``if use_cuda: ... self.device =
+    torch.device("cuda") ... else: raise ...`` / ``else: self.device = "cpu"``)."""
+    if isinstance(stmt, cst.If):
+        branch: Any = stmt
+        while isinstance(branch, cst.If):
+            if not _block_sets(branch.body, me, attr):
+                return False
+            branch = branch.orelse
+        return isinstance(branch, cst.Else) and _block_sets(branch.body, me, attr)
+    return _sets(stmt, me, attr)
+
+
+def _block_sets(block: Any, me: str, attr: str) -> bool:
+    """A statement of ``block`` sets ``me.attr`` on every path, or the block ends raising."""
+    body = list(block.body) if isinstance(block, cst.IndentedBlock) else []
+    if any(_sets_on_every_path(stmt, me, attr) for stmt in body):
+        return True
+    last = body[-1] if body else None
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) for s in last.body)
 
 
 def _sets(stmt: Any, me: str, attr: str) -> bool:
