@@ -2730,6 +2730,63 @@ class Segmentor:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # the device attribute is set in every branch of an if/else of __init__ (or the branch
+        # raises: simpletransformers' use_cuda): it exists wherever the GradScaler is made, so
+        # autocast and the GradScaler follow it
+        "device-attribute-set-in-every-branch-of-init-is-followed",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, use_cuda):
+        if use_cuda:
+            if not torch.cuda.is_available():
+                raise ValueError("CUDA is not available")
+            self.device = torch.device("cuda")
+        else:
+            self.device = "cpu"
+        self.model = model.to(self.device)
+        self.optimizer = optimizer
+
+    def train_epoch(self, loader, criterion):
+        self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            loss = criterion(self.model(x), y)
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, use_cuda):
+        if use_cuda:
+            if not torch.cuda.is_available():
+                raise ValueError("CUDA is not available")
+            self.device = torch.device("cuda")
+        else:
+            self.device = "cpu"
+        self.model = model.to(self.device)
+        self.optimizer = optimizer
+
+    def train_epoch(self, loader, criterion):
+        scaler = torch.amp.GradScaler(torch.device(self.device).type)
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            with torch.autocast(torch.device(self.device).type, dtype=torch.float16):
+                loss = criterion(self.model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(self.optimizer)
+            scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # each branch runs the model and computes the loss, one of them adding up the losses of
         # the outputs in a plain loop (EfficientSegmentation's deep supervision): the loop rides
         # in its branch's autocast region as it does before a scale_loss; it stopped the search
