@@ -1392,11 +1392,13 @@ class AutocastPlacement(AmpRule):
                 if self._switched_autocast(last) is not None:
                     spans.append([last])
                 continue
-            if self._is_barrier(last):
+            if self._is_barrier(last) and not self._accumulates_loss(last, loss_texts):
                 return None
             start = None
             for k in range(end, -1, -1):
                 if k != end and self._is_barrier(stmts[k]):
+                    if self._rides_along(stmts[k], loss_texts, models):
+                        continue  # ``for out in outputs: loss += crit(out, y)`` (deep supervision)
                     break
                 if self._is_model_call(stmts[k], models, via_args=k == end):
                     start = k
@@ -1405,6 +1407,14 @@ class AutocastPlacement(AmpRule):
                 return None
             spans.append(members)
         return spans or None
+
+    def _rides_along(self, stmt: Any, loss_texts: set, models: set) -> bool:
+        """A plain loop of a branch's forward pass that does not call the model: one that adds
+        the outputs' losses up (``_accumulates_loss``) or only reads them; autocast spans it as
+        the search before the scale_loss does (``_forward_spans``)."""
+        if not self._is_plain_loop(stmt):
+            return False
+        return self._accumulates_loss(stmt, loss_texts) or not self._is_model_call(stmt, models, via_args=True)
 
     def _unplanned(self, members: List[Any]) -> Optional[List[Any]]:
         """``members``, unless another edit already covers some of them (a span planned for

@@ -102,7 +102,7 @@ def device_type_at(rule: Any, node: Any, model_texts: Iterable[str]) -> str:
             root = _root(target)
             if not bound_at(root, node, rule.parents.get, scope):
                 continue
-            if _guarded_elsewhere(rule, target, node):
+            if _guarded_elsewhere(rule, target, node) or _unset_on_self(rule, target, node):
                 continue
             text = code_of(target)
             if isinstance(target, cst.Name) and _assigned_from_torch_device(rule, region, text):
@@ -165,6 +165,102 @@ def _guarded_elsewhere(rule: Any, target: Any, node: Any) -> bool:
         if isinstance(parent, (cst.FunctionDef, cst.Module)):
             return False
         cur = parent
+    return False
+
+
+def _unset_on_self(rule: Any, target: Any, node: Any) -> bool:
+    """``self.device`` (``self.device.x``) in a method whose ``self`` is not sure to have it
+    when ``node`` runs: the class sets it, but not at the top level of its ``__init__`` nor
+    before ``node`` on its path through its own method; or it sets it nowhere and names no
+    base class that could.  The ``.to(self.device)`` that
+    named it may be in another method, or in a branch (EfficientSegmentation sets it only
+    for distributed training, one of its trainers nowhere): reading it at ``node`` could
+    raise AttributeError where apex's code never read it."""
+    first = target
+    while isinstance(first, cst.Attribute) and isinstance(first.value, cst.Attribute):
+        first = first.value
+    if not (isinstance(first, cst.Attribute) and isinstance(first.value, cst.Name)):
+        return False
+    func = next((r for r in _regions(rule, node) if isinstance(r, cst.FunctionDef)), None)
+    params = func.params.params if func is not None else ()
+    me, attr = first.value.value, first.attr.value
+    if not params or params[0].name.value != me:
+        return False  # not the method's own object
+    if _set_before(rule, func, node, me, attr):
+        return False
+    block = rule.parents.get(func)
+    cls = rule.parents.get(block) if block is not None else None
+    if not isinstance(cls, cst.ClassDef):
+        return False
+    methods = [m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.params.params]
+    if not any(_sets(stmt, m.params.params[0].name.value, attr) for m in methods for stmt in walk(m)):
+        # set nowhere in the class: by a base class it names (not seen here), else by nobody
+        return not any(code_of(base.value) != "object" for base in cls.bases)
+    for method in methods:
+        if method.name.value == "__init__" and method is not func:
+            own = method.params.params[0].name.value
+            return not _block_sets(method.body, own, attr)
+    return True
+
+
+def _set_before(rule: Any, func: Any, node: Any, me: str, attr: str) -> bool:
+    """A statement sets ``me.attr`` before ``node`` in its own block or an enclosing one of
+    ``func`` (not in a sibling branch, not later)."""
+    current = node
+    parent = rule.parents.get(current)
+    while parent is not None and current is not func:
+        if isinstance(parent, cst.IndentedBlock):
+            for stmt in parent.body:
+                if stmt is current:
+                    break
+                if _sets_on_every_path(stmt, me, attr):
+                    return True
+        current, parent = parent, rule.parents.get(parent)
+    return False
+
+
+def _sets_on_every_path(stmt: Any, me: str, attr: str) -> bool:
+    """``stmt`` sets ``me.attr``, or is an if/elif/else chain with an ``else`` each branch of
+    which sets it or raises (simpletransformers: ``if use_cuda: ... self.device =
+    torch.device("cuda") ... else: raise ...`` / ``else: self.device = "cpu"``)."""
+    if isinstance(stmt, cst.If):
+        branch: Any = stmt
+        while isinstance(branch, cst.If):
+            if not _block_sets(branch.body, me, attr):
+                return False
+            branch = branch.orelse
+        return isinstance(branch, cst.Else) and _block_sets(branch.body, me, attr)
+    return _sets(stmt, me, attr)
+
+
+def _block_sets(block: Any, me: str, attr: str) -> bool:
+    """A statement of ``block`` sets ``me.attr`` on every path, or the block ends raising."""
+    body = list(block.body) if isinstance(block, cst.IndentedBlock) else []
+    if any(_sets_on_every_path(stmt, me, attr) for stmt in body):
+        return True
+    last = body[-1] if body else None
+    return isinstance(last, cst.SimpleStatementLine) and any(isinstance(s, cst.Raise) for s in last.body)
+
+
+def _sets(stmt: Any, me: str, attr: str) -> bool:
+    """``stmt`` is a simple statement line that assigns ``me.attr``."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
+        if isinstance(small, cst.AnnAssign) and small.value is not None:
+            targets = [small.target]
+        for target in targets:
+            parts = target.elements if isinstance(target, (cst.Tuple, cst.List)) else [target]
+            for part in parts:
+                value = part.value if isinstance(part, (cst.Element, cst.StarredElement)) else part
+                if (
+                    isinstance(value, cst.Attribute)
+                    and isinstance(value.value, cst.Name)
+                    and value.value.value == me
+                    and value.attr.value == attr
+                ):
+                    return True
     return False
 
 

@@ -2792,6 +2792,205 @@ def train(model, optimizer, batches, accum):
         codes=("APX101", "APX201", "APX209", "APX301", "APX301", "APX302", "APX311"),
     ),
     Example(
+        # the device is an attribute of self set only in one branch (EfficientSegmentation's
+        # distributed set-up; its other trainer never sets it): it may not exist where the
+        # GradScaler is made, so "cuda" it stays, as apex ran there; it named self.device,
+        # which raised AttributeError on the other path
+        "device-attribute-set-in-one-branch-only-stays-cuda",
+        before="""\
+import torch
+from apex import amp
+
+
+class Segmentor:
+    def run(self, model, optimizer, distributed, rank):
+        self.model = model
+        if distributed:
+            self.device = torch.device("cuda", rank)
+            self.model = self.model.to(self.device)
+        else:
+            self.model = self.model.cuda()
+        self.optimizer = optimizer
+        self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def train_epoch(self, loader, criterion):
+        for images, masks in loader:
+            self.optimizer.zero_grad()
+            loss = criterion(self.model(images), masks)
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+
+    def metrics(self, values):
+        return torch.as_tensor(values).to(self.device)
+""",
+        after="""\
+import torch
+
+
+class Segmentor:
+    def run(self, model, optimizer, distributed, rank):
+        self.model = model
+        if distributed:
+            self.device = torch.device("cuda", rank)
+            self.model = self.model.to(self.device)
+        else:
+            self.model = self.model.cuda()
+        self.optimizer = optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def train_epoch(self, loader, criterion):
+        for images, masks in loader:
+            self.optimizer.zero_grad()
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = criterion(self.model(images), masks)
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+
+    def metrics(self, values):
+        return torch.as_tensor(values).to(self.device)
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the device attribute is set in every branch of an if/else of __init__ (or the branch
+        # raises: simpletransformers' use_cuda): it exists wherever the GradScaler is made, so
+        # autocast and the GradScaler follow it
+        "device-attribute-set-in-every-branch-of-init-is-followed",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, use_cuda):
+        if use_cuda:
+            if not torch.cuda.is_available():
+                raise ValueError("CUDA is not available")
+            self.device = torch.device("cuda")
+        else:
+            self.device = "cpu"
+        self.model = model.to(self.device)
+        self.optimizer = optimizer
+
+    def train_epoch(self, loader, criterion):
+        self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            loss = criterion(self.model(x), y)
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, use_cuda):
+        if use_cuda:
+            if not torch.cuda.is_available():
+                raise ValueError("CUDA is not available")
+            self.device = torch.device("cuda")
+        else:
+            self.device = "cpu"
+        self.model = model.to(self.device)
+        self.optimizer = optimizer
+
+    def train_epoch(self, loader, criterion):
+        scaler = torch.amp.GradScaler(torch.device(self.device).type)
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            with torch.autocast(torch.device(self.device).type, dtype=torch.float16):
+                loss = criterion(self.model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(self.optimizer)
+            scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # each branch runs the model and computes the loss, one of them adding up the losses of
+        # the outputs in a plain loop (EfficientSegmentation's deep supervision): the loop rides
+        # in its branch's autocast region as it does before a scale_loss; it stopped the search
+        "branch-forward-with-a-loop-adding-up-the-loss",
+        before="""\
+import torch
+from apex import amp
+
+
+class Segmentor:
+    def __init__(self, model, optimizer, deep_supervision, is_apex_train):
+        self.model = model
+        self.optimizer = optimizer
+        self.deep_supervision = deep_supervision
+        self.is_apex_train = is_apex_train
+        if self.is_apex_train:
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def train_epoch(self, loader):
+        for images, masks in loader:
+            self.optimizer.zero_grad()
+            if self.deep_supervision:
+                outputs = self.model(images)
+                loss = 0
+                loss_func = torch.nn.MSELoss()
+                for out in outputs:
+                    loss += loss_func(out, masks)
+                loss /= len(outputs)
+            else:
+                output = self.model(images)
+                loss_func = torch.nn.MSELoss()
+                loss = loss_func(output, masks)
+
+            if self.is_apex_train:
+                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Segmentor:
+    def __init__(self, model, optimizer, deep_supervision, is_apex_train):
+        self.model = model
+        self.optimizer = optimizer
+        self.deep_supervision = deep_supervision
+        self.is_apex_train = is_apex_train
+        use_amp = bool(self.is_apex_train)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def train_epoch(self, loader):
+        for images, masks in loader:
+            self.optimizer.zero_grad()
+            if self.deep_supervision:
+                with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                    outputs = self.model(images)
+                    loss = 0
+                    loss_func = torch.nn.MSELoss()
+                    for out in outputs:
+                        loss += loss_func(out, masks)
+                    loss /= len(outputs)
+            else:
+                with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                    output = self.model(images)
+                    loss_func = torch.nn.MSELoss()
+                    loss = loss_func(output, masks)
+
+            if self.is_apex_train:
+                self.scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # the model runs before the if, each branch computes the loss from its outputs: two
         # autocast regions, the forward pass (once) and the loss of each branch
         "forward-before-the-branches-that-compute-the-loss",
@@ -5490,6 +5689,94 @@ def train(args, model, optimizer, loader):
         scaler.update()
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX322"),
+    ),
+    # the initialize alone in a `try` whose handler falls back to torch.cuda.amp (cryodrgn's
+    # train_vae/train_nn/train_dec, inside `if args.amp:`): once native the body cannot raise,
+    # so the scaler goes past the try and the `if`, with its test as switch; it was created
+    # inside the try, always on, so without --amp the call raised NameError (and autocast
+    # would have run the fp32 path in float16)
+    Example(
+        "initialize-alone-in-a-try-with-a-native-fallback-keeps-its-if-as-switch",
+        before="""\
+import torch
+
+try:
+    import apex.amp as amp
+except ImportError:
+    pass
+
+
+def train_step(model, optim, y, use_amp=False, scaler=None):
+    optim.zero_grad()
+    if scaler is not None:
+        with torch.cuda.amp.autocast():
+            loss = model(y).sum()
+    else:
+        loss = model(y).sum()
+    if use_amp:
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(optim)
+            scaler.update()
+        else:
+            with amp.scale_loss(loss, optim) as scaled_loss:
+                scaled_loss.backward()
+            optim.step()
+    else:
+        loss.backward()
+        optim.step()
+
+
+def main(args, model, optim, loader):
+    scaler = None
+    if args.amp:
+        try:
+            model, optim = amp.initialize(model, optim, opt_level="O1")
+        except:  # noqa: E722
+            scaler = torch.cuda.amp.GradScaler()
+    for y in loader:
+        train_step(model, optim, y, use_amp=args.amp, scaler=scaler)
+""",
+        after="""\
+import torch
+
+
+def train_step(model, optim, y, use_amp=False, scaler=None, *, grad_scaler):
+    optim.zero_grad()
+    if scaler is not None:
+        with torch.autocast("cuda"):
+            loss = model(y).sum()
+    else:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=grad_scaler.is_enabled()):
+            loss = model(y).sum()
+    if use_amp:
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(optim)
+            scaler.update()
+        else:
+            grad_scaler.scale(loss).backward()
+            grad_scaler.step(optim)
+            grad_scaler.update()
+    else:
+        loss.backward()
+        grad_scaler.step(optim)
+        grad_scaler.update()
+
+
+def main(args, model, optim, loader):
+    scaler = None
+    if args.amp:
+        try:
+            pass
+        except:  # noqa: E722
+            scaler = torch.amp.GradScaler("cuda")
+    amp_enabled = bool(args.amp)
+    grad_scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+    for y in loader:
+        train_step(model, optim, y, use_amp=args.amp, scaler=scaler, grad_scaler=grad_scaler)
+""",
+        codes=("APX101", "APX103", "APX201", "APX207", "APX209", "APX256", "APX301", "APX311", "APX901", "APX902"),
     ),
     # the forward pass in a sibling `with` block (profiling ranges), the backward in another:
     # the search leaves plain `with` blocks, and autocast wraps the forward's

@@ -1630,7 +1630,7 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
         if loop is not None:
             anchor = cur = loop
             continue
-        if exiting_try(owner, block):
+        if exiting_try(owner, block) or initialize_only_try(owner, block):
             anchor = cur = owner  # past the try the initialize ran: the scaler goes after it
             continue
         if isinstance(owner, cst.If) and owner.body is block and not is_main_guard(parents, owner):
@@ -3050,6 +3050,21 @@ def exiting_try(owner: Any, block: Any) -> bool:
         if not isinstance(small, (cst.Return, cst.Raise)):
             return False
     return True
+
+
+def initialize_only_try(owner: Any, block: Any) -> bool:
+    """``owner`` is a ``try:`` whose body ``block`` is the initialize statement alone, without
+    ``else`` or ``finally`` (cryodrgn: ``try: model, optim = amp.initialize(...)`` / ``except:
+    scaler = torch.cuda.amp.GradScaler()``): once the initialize is native nothing in the body
+    can raise, so its handlers never run and the code after the try runs wherever the
+    initialize did; the scaler goes after it, where it exists on every path."""
+    return (
+        isinstance(owner, cst.Try)
+        and owner.body is block
+        and len(block.body) == 1
+        and owner.orelse is None
+        and owner.finalbody is None
+    )
 
 
 def ifs_around(parents, stmt: Any) -> List[cst.If]:

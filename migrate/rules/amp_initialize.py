@@ -44,6 +44,7 @@ from ._amp_sites import (
     enclosing,
     enclosing_function,
     exiting_try,
+    initialize_only_try,
     is_main_guard,
     names_in,
     self_name,
@@ -492,7 +493,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             if info.module_scaler and availability_try(owner, block):
                 anchor = cur = owner  # its module-level GradScaler is set on every path (APX250)
                 continue
-            if exiting_try(owner, block):
+            if exiting_try(owner, block) or initialize_only_try(owner, block):
                 anchor = cur = owner  # past the try the initialize ran: the scaler goes after it
                 continue
             if isinstance(owner, cst.If) and owner.body is block:

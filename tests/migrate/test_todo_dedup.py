@@ -1,6 +1,7 @@
 """rules/_edits.with_leading: a second run does not add a TODO that differs from the one an
 earlier run wrote only by the module-scaler clause (whether that plan is tried depends on which
-files still used apex.amp, which the earlier run changed: ignite's shape)."""
+files still used apex.amp, which the earlier run changed: ignite's shape) or by the files named as
+reading the attribute apex.amp is stored on (TencentPretrain's shape)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,16 @@ def test_the_clause_at_the_end_and_the_reverse_direction_add_no_second_todo() ->
 def test_another_reason_is_still_added() -> None:
     first = _statement_with(REASON + SHIM)
     assert _todo_count(with_leading(first, todo_lines("the step is in another function" + SHIM))) == 2
+
+
+#: TencentPretrain's shape: the finetune scripts store apex.amp on their own ``args.amp`` and
+#: read it back, so the first run names them as readers; rewritten to native, they no longer do
+READERS = " (read off an object in finetune/run_classifier.py, finetune/run_ner.py)"
+
+
+def test_the_files_reading_the_stored_attribute_add_no_second_todo() -> None:
+    first = _statement_with("no amp.scale_loss in this file: the losses are scaled through args.amp"
+                            + READERS + ", not followed" + SHIM)
+    second = "no amp.scale_loss in this file: the losses are scaled through args.amp, not followed" + SHIM
+    assert _todo_count(with_leading(first, todo_lines(second))) == 1
+    assert _todo_count(with_leading(first, todo_lines("the losses are scaled through model.amp, not followed" + SHIM))) == 2
