@@ -206,16 +206,27 @@ def _past_availability_try(parents: Any, site: Any, home: cst.FunctionDef) -> Tu
     return if_stmt, [if_stmt.test]
 
 
-def availability_try(owner: Any, block: Any) -> bool:
-    """``owner`` is a ``try:`` whose body ``block`` is the initialize alone and whose handlers
-    all catch NameError (apex not installed, so ``amp`` unbound): nothing in it can raise
-    that once the initialize is native."""
+def initialize_only_try(owner: Any, block: Any) -> bool:
+    """``owner`` is a ``try:`` whose body ``block`` is the initialize statement alone, without
+    ``else`` or ``finally`` (cryodrgn: ``try: model, optim = amp.initialize(...)`` / ``except:
+    scaler = torch.cuda.amp.GradScaler()``): once the initialize is native nothing in the body
+    can raise, so its handlers never run and the code after the try runs wherever the
+    initialize did; the scaler goes after it, where it exists on every path."""
     return (
         isinstance(owner, cst.Try)
         and owner.body is block
         and len(block.body) == 1
         and owner.orelse is None
         and owner.finalbody is None
+    )
+
+
+def availability_try(owner: Any, block: Any) -> bool:
+    """``owner`` is a ``try:`` whose body ``block`` is the initialize alone and whose handlers
+    all catch NameError (apex not installed, so ``amp`` unbound): nothing in it can raise
+    that once the initialize is native."""
+    return (
+        initialize_only_try(owner, block)
         and bool(owner.handlers)
         and all(isinstance(h.type, cst.Name) and h.type.value == "NameError" for h in owner.handlers)
     )

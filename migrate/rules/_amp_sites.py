@@ -42,7 +42,7 @@ from ._amp_wrapper import wrapper_holder
 from ._amp_held import through_held
 from ._amp_handed_wrapper import steppable_holder
 from ._amp_method_step_gap import method_step_gap
-from ._amp_module_scaler import module_route, module_variable, reader_home
+from ._amp_module_scaler import initialize_only_try, module_route, module_variable, reader_home
 from ._amp_mirrored_step import NOT_IN_ELSE, chain_tests, mirrored_guard, scale_clause
 from ._amp_shared_step import follows_each_backward, gradient_uses, shared_guard
 from ._amp_narrowed_step import SWITCH_KEY, narrower, switch_conditions
@@ -3050,21 +3050,6 @@ def exiting_try(owner: Any, block: Any) -> bool:
         if not isinstance(small, (cst.Return, cst.Raise)):
             return False
     return True
-
-
-def initialize_only_try(owner: Any, block: Any) -> bool:
-    """``owner`` is a ``try:`` whose body ``block`` is the initialize statement alone, without
-    ``else`` or ``finally`` (cryodrgn: ``try: model, optim = amp.initialize(...)`` / ``except:
-    scaler = torch.cuda.amp.GradScaler()``): once the initialize is native nothing in the body
-    can raise, so its handlers never run and the code after the try runs wherever the
-    initialize did; the scaler goes after it, where it exists on every path."""
-    return (
-        isinstance(owner, cst.Try)
-        and owner.body is block
-        and len(block.body) == 1
-        and owner.orelse is None
-        and owner.finalbody is None
-    )
 
 
 def ifs_around(parents, stmt: Any) -> List[cst.If]:

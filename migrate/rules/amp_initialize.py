@@ -44,7 +44,6 @@ from ._amp_sites import (
     enclosing,
     enclosing_function,
     exiting_try,
-    initialize_only_try,
     is_main_guard,
     names_in,
     self_name,
@@ -69,7 +68,14 @@ from ._edits import (
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 from ._amp_repo_examples import REPOSITORY_EXAMPLES
 from ._amp_device import device_type_at, switched_device
-from ._amp_module_scaler import COMMENT, availability_try, first_body_statement, first_definition, leaves_after
+from ._amp_module_scaler import (
+    COMMENT,
+    availability_try,
+    first_body_statement,
+    first_definition,
+    initialize_only_try,
+    leaves_after,
+)
 from ._amp_setup_loop import setup_loop
 from ._amp_unbound import UNBOUND_TODO, unbound_amp_uses
 from ..runner_frameworks import CARRIER_ATTRIBUTE
