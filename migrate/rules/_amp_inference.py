@@ -4,11 +4,14 @@ apex patched torch at the initialize: from there on, every forward pass of the p
 in mixed precision.  Where the function that initializes goes on to use the model itself
 (``evaluate(args, model, loader)``, ``out = model(x)`` in a loop), each statement that uses
 the model after the initialize is put under ``torch.autocast``, switched like apex was: the
-same result for the forward passes those statements run, wherever they run them.  Only
-where every later use of the model can be seen: the model is a plain name, the initialize
-runs once (no loop around it), and the name is never handed on to code that could run it
-later (returned, stored, aliased, captured by a nested function or lambda); a use in a
-block that already picks a precision context (``with amp_autocast():``) keeps the TODO.
+same result for the forward passes those statements run, wherever they run them.  The uses
+either all follow the initialize in its own block (its ``if`` tests hold there: no switch)
+or all come after that ``if`` (a switch variable set after it).  Only where every later use
+of the model can be seen: the model is a plain name, the initialize runs once (no loop
+around it, no other initialize in the function whose switch could share the name), and the
+name is never handed on to code that could run it later (returned, stored, aliased,
+captured by a nested function, lambda or generator expression); a use in a block that
+already picks a precision context (``with amp_autocast():``) keeps the TODO.
 """
 
 from __future__ import annotations
@@ -17,11 +20,9 @@ from typing import Any, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from ._amp_autocast import _NOT_FORWARD  # nn.Module methods that run no forward pass
 from ._amp_sites import AmpFile, InitSite, walk
 from ._tree import inside
-
-#: nn.Module methods that run no forward pass (as the autocast placement's own list)
-from ._amp_autocast import _NOT_FORWARD
 
 #: calls that only look at the model
 _LOOKS_AT = frozenset({"isinstance", "hasattr", "getattr", "setattr", "print", "len", "id", "type", "repr", "str"})
