@@ -3449,6 +3449,36 @@ def main(args, model, teacher, opt, loader):
         codes=("APX101", "APX201", "APX206", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # a with block of an imported helper (a progress bar) is no precision context: the
+        # forward pass inside it is wrapped
+        "o1-inference-inside-a-progress-bar",
+        before="""\
+from apex import amp
+from tqdm import tqdm
+
+
+def infer(model, loader):
+    model = amp.initialize(model, opt_level="O1")
+    with tqdm(total=len(loader)) as bar:
+        for x in loader:
+            out = model(x)
+            bar.update(1)
+""",
+        after="""\
+import torch
+from tqdm import tqdm
+
+
+def infer(model, loader):
+    with tqdm(total=len(loader)) as bar:
+        for x in loader:
+            with torch.autocast("cuda", dtype=torch.float16):
+                out = model(x)
+            bar.update(1)
+""",
+        codes=("APX101", "APX206"),
+    ),
+    Example(
         # no switch: the initialize always runs (O2 is autocast too); a model's new name is
         # the one followed
         "o2-inference-under-its-new-name",

@@ -16,12 +16,13 @@ already picks a precision context (``with amp_autocast():``) keeps the TODO.
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Set, Tuple
+from typing import Any, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from ._amp_autocast import _NOT_FORWARD  # nn.Module methods that run no forward pass
 from ._amp_sites import AmpFile, InitSite, walk
+from ._plain_alternative import bound_names
 from ._tree import inside
 
 #: calls that only look at the model
@@ -230,19 +231,21 @@ def _wrappable(rule: Any, stmt: Any, func: cst.FunctionDef, amp_nodes: Set[cst.C
     inner = list(walk(stmt))
     if any(isinstance(n, (cst.Yield, cst.Await)) or n in amp_nodes for n in inner):
         return False
+    local = bound_names(func)
     cur = parents.get(stmt)
     while cur is not None and cur is not func:
-        if isinstance(cur, cst.With) and any(_chooses_precision(item.item) for item in cur.items):
+        if isinstance(cur, cst.With) and any(_chooses_precision(item.item, local) for item in cur.items):
             return False
         cur = parents.get(cur)
     return True
 
 
-def _chooses_precision(item: cst.BaseExpression) -> bool:
-    """``with amp_autocast():`` (a context picked at run time) or an autocast already."""
+def _chooses_precision(item: cst.BaseExpression, local: FrozenSet[str]) -> bool:
+    """``with amp_autocast():`` (a context the function picks at run time, or one named so) or
+    an autocast already; not ``with tqdm(...)``, ``with open(...)``."""
     if not isinstance(item, cst.Call):
         return False
     func = item.func
     if isinstance(func, cst.Name):
-        return func.value not in ("open",) and "grad" not in func.value
+        return func.value in local or "autocast" in func.value or "amp" in func.value
     return isinstance(func, cst.Attribute) and func.attr.value == "autocast"
