@@ -3465,8 +3465,8 @@ def infer(model, loader):
             bar.update(1)
 """,
         after="""\
-import torch
 from tqdm import tqdm
+import torch
 
 
 def infer(model, loader):
