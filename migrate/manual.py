@@ -97,9 +97,11 @@ MANUAL_WORK: Dict[str, ManualWork] = {
         "nothing, usually: weight memory doubles, numerics improve",
     ),
     "APX206": ManualWork(
-        "inference-only `initialize` (no optimizer)",
-        "the intent (cast or autocast) is unclear",
-        "`model.half()` for O3-style inference, or wrap inference in autocast",
+        "inference-only `initialize` (no optimizer) whose model is used out of sight (returned, kept on an "
+        "object, in a lambda, under a context the script picks)",
+        "where the forward passes run cannot be followed; where the function itself goes on to use the model, "
+        "each statement using it is put under `torch.autocast` instead (a warning)",
+        "`model.half()` for O3-style inference, or wrap the forward passes in autocast",
     ),
     "APX323": ManualWork(
         "`math.isnan(grad_norm)` style overflow checks",
