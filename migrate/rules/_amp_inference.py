@@ -95,6 +95,7 @@ def inference_uses(rule: Any, site: InitSite, info: AmpFile) -> Optional[Tuple[L
     following = list(block.body)[list(block.body).index(site.stmt) + 1 :]
     in_block = {id(n) for stmt in following for n in walk(stmt)}
     amp_nodes = {ref.expr for ref in info.refs}
+    local = bound_names(func)
     found: List[cst.BaseStatement] = []
     kinds: Set[bool] = set()
     for i in range(site_end, len(nodes)):
@@ -113,7 +114,7 @@ def inference_uses(rule: Any, site: InitSite, info: AmpFile) -> Optional[Tuple[L
         else:
             return None  # inside the initialize's if, past its block: neither switch holds there
         stmt = rule.statement_of(node)
-        if not _wrappable(rule, stmt, func, amp_nodes):
+        if not _wrappable(rule, stmt, func, amp_nodes, local):
             return None
         if stmt not in found:
             found.append(stmt)
@@ -219,8 +220,11 @@ def _rebinds(parents: Any, call: Any, name: str) -> bool:
     )
 
 
-def _wrappable(rule: Any, stmt: Any, func: cst.FunctionDef, amp_nodes: Set[cst.CSTNode]) -> bool:
-    """A statement of a plain block of ``func`` that a ``with`` can hold as it is."""
+def _wrappable(
+    rule: Any, stmt: Any, func: cst.FunctionDef, amp_nodes: Set[cst.CSTNode], local: FrozenSet[str]
+) -> bool:
+    """A statement of a plain block of ``func`` (which binds the names ``local``) that a
+    ``with`` can hold as it is."""
     parents = rule.parents
     if stmt is None or not isinstance(parents.get(stmt), cst.IndentedBlock):
         return False
@@ -231,7 +235,6 @@ def _wrappable(rule: Any, stmt: Any, func: cst.FunctionDef, amp_nodes: Set[cst.C
     inner = list(walk(stmt))
     if any(isinstance(n, (cst.Yield, cst.Await)) or n in amp_nodes for n in inner):
         return False
-    local = bound_names(func)
     cur = parents.get(stmt)
     while cur is not None and cur is not func:
         if isinstance(cur, cst.With) and any(_chooses_precision(item.item, local) for item in cur.items):

@@ -559,6 +559,17 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                     parts.append((cond, False))
         return parts
 
+    def _switch_name(self, site: InitSite, parts: List[Tuple[str, bool]], new: List[cst.BaseStatement]) -> str:
+        """The switch of ``parts`` (not empty): a lone name that is provably a bool as it is,
+        else the file's switch variable, whose assignment is appended to ``new``."""
+        scope = scope_at(self.parents, site.stmt)
+        joined = _joined(parts)
+        value = as_bool(joined, scope)
+        if len(parts) == 1 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", joined) and value == joined:
+            return joined
+        new.append(statement(f"{self.info.switch_name} = {value}\n"))
+        return self.info.switch_name
+
     def _rewrite_init(self, site: InitSite, info: AmpFile) -> None:
         call = site.call
         table = OLD_INIT_PARAMS if site.old_api else INIT_PARAMS
@@ -601,13 +612,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         elif not parts:
             switch = None
         else:
-            scope = scope_at(self.parents, site.stmt)
-            joined = _joined(parts)
-            if len(parts) == 1 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", joined) and as_bool(joined, scope) == joined:
-                switch = joined
-            else:
-                switch = info.switch_name
-                new.append(statement(f"{switch} = {as_bool(joined, scope)}\n"))
+            switch = self._switch_name(site, parts, new)
         self.switches[site] = switch
         target = self._scaler_target(site, info)
         # the step rule asks whether a plain backward's branch runs only with it off
@@ -1577,13 +1582,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             return False  # a switch asking whether apex is installed (find_spec("apex")) would now say no
         if in_block:
             site.anchor = site.stmt
-        switch = None
-        if parts:
-            joined = _joined(parts)
-            switch = as_bool(joined, scope_at(self.parents, site.stmt))
-            if not (len(parts) == 1 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", joined) and switch == joined):
-                new = new + [statement(f"{self.info.switch_name} = {switch}\n")]
-                switch = self.info.switch_name
+        new = list(new)
+        switch = self._switch_name(site, parts, new) if parts else None
         texts = sorted(model_names(site) or ())
         device = device_type_at(self, site.stmt, texts)
         enabled = f", enabled={switch}" if switch else ""
