@@ -48,7 +48,9 @@ def autocast_levels(site: InitSite, level: Optional[str]) -> bool:
             choices.extend((node.body, node.orelse))
         else:
             leaves.append(node)
-    return bool(leaves) and all(isinstance(n, cst.SimpleString) and n.evaluated_value in ("O0", "O1", "O2") for n in leaves)
+    return bool(leaves) and all(
+        isinstance(n, cst.SimpleString) and n.evaluated_value in ("O0", "O1", "O2") for n in leaves
+    )
 
 
 def model_names(site: InitSite) -> Optional[Set[str]]:

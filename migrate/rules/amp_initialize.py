@@ -1596,8 +1596,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             site.call,
             "APX206",
             f"inference without optimizers: the {len(uses)} statement{'s' if len(uses) != 1 else ''} using "
-            f"{', '.join(texts)} after it run{'' if len(uses) != 1 else 's'} under torch.autocast: apex ran the model in mixed precision from the "
-            "initialize on, wherever it was called; a forward pass run from elsewhere now runs in float32",
+            f"{', '.join(texts)} after it run{'' if len(uses) != 1 else 's'} under torch.autocast: apex ran the model "
+            "in mixed precision from the initialize on, wherever it was called; a forward pass run from elsewhere now "
+            "runs in float32",
             severity="warning",
             fixed=True,
         )
