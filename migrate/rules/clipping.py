@@ -83,6 +83,18 @@ def _backs_a_loss(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "scale_loss")
 
 
+def _names_parameters_only(use: "_Use") -> bool:
+    """``params = amp.master_params(opt)`` alone: the use binds a name to the parameters and
+    reads no gradient (the clip that reads them is a use of its own)."""
+    stmt = use.stmt
+    if use.kind != "master" or use.merged is not None or not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
+        return False
+    assign = stmt.body[0]
+    return assign.value is use.node and all(isinstance(t.target, cst.Name) for t in assign.targets)
+
+
 @dataclass(eq=False)
 class _Use:
     """A gradient use: ``node`` (the call or the ``.grad`` attribute), ``stmt`` (the
@@ -667,15 +679,37 @@ class ClippingRule(AmpRule):
                     [u.stmt if u.status == "defaults" else self._phase_stmt(u, step) for u in members]
                 )
             scaler = self._info.scaler_of(members[0].scalers or members[0].scaler, opt)
+            # the uses a point after ``point`` leaves before the unscale_ (they only name the
+            # parameters); None: the unscale_ goes before ``point``
+            named_only: Optional[List[_Use]] = None
+            if any(isinstance(n, cst.Call) and _backs_a_loss(n) for n in walk(point)):
+                # ``point`` holds a use and a backward (``if cpu: loss.backward(); params = ...
+                # else: <scaled backward>; params = amp.master_params(opt)``, clip after the
+                # if): an unscale_ before it would run before that backward, and the step
+                # would then take the gradients still scaled
+                named_only = [u for u in members if u.stmt is point or self._inside(u.stmt, point)]
+                if not all(_names_parameters_only(u) for u in named_only):
+                    for use in members:
+                        use.status = "unknown"
+                        use.opt = use.opt or opt
+                        use.reason = "a backward runs between the first use and the others"
+                    continue
             if opt in inserted.setdefault(point, []):
                 continue
             inserted[point].append(opt)
             guard = self._info.scaler_guards.get(enclosing_function(self.parents, point))
             unscale = statement(f"{scaler}.unscale_({opt})\n") if guard is None else guarded_unscale(guard, scaler, opt)
-            self.edits.insert_before(point, [unscale])
-            self._update_before_continue(point, scaler)
+            if named_only is None:
+                self.edits.insert_before(point, [unscale])
+                self._update_before_continue(point, scaler)
+            else:
+                self.edits.insert_after(point, [unscale])
+                following = self._next_statement(point)
+                if following is not None:
+                    self._update_before_continue(following, scaler, itself=True)
             for use in members:
-                use.unscaled.append(opt)
+                if named_only is None or use not in named_only:
+                    use.unscaled.append(opt)
 
     def _unscale_at_exit(self, use: _Use, sites, done: Set[Tuple[Any, str]]) -> None:
         """``scaler.unscale_(opt)`` after the last statement of the scale_loss block holding
@@ -841,14 +875,23 @@ class ClippingRule(AmpRule):
         )
         return True
 
-    def _update_before_continue(self, stmt: cst.BaseStatement, scaler: str) -> None:
+    def _next_statement(self, stmt: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The statement after ``stmt`` in its block, None for the last one."""
+        block = self.parents.get(stmt)
+        body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        index = body.index(stmt) + 1 if stmt in body else len(body)
+        return body[index] if index < len(body) else None
+
+    def _update_before_continue(self, stmt: cst.BaseStatement, scaler: str, itself: bool = False) -> None:
         """A ``continue`` between ``unscale_`` and the step skips ``scaler.update()``, and the
-        next ``unscale_`` would then raise: update (and back off the scale) before it."""
+        next ``unscale_`` would then raise: update (and back off the scale) before it.  The
+        unscale_ goes before ``stmt`` (``itself``: ``stmt`` is looked into too) or before
+        it."""
         block = self.parents.get(stmt)
         body = list(block.body) if isinstance(block, cst.IndentedBlock) else []
         if stmt not in body:
             return
-        for later in body[body.index(stmt) + 1 :]:
+        for later in body[body.index(stmt) + (0 if itself else 1) :]:
             if any(
                 isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "step"
                 for n in walk(later)
@@ -1882,6 +1925,116 @@ class Task:
         torch.nn.utils.clip_grad_norm_((p for group in self.optimizer.param_groups for p in group["params"]), max_norm)
 ''',
         codes=("APX101", "APX201", "APX210", "APX301", "APX311", "APX321"),
+    ),
+    Example(
+        # cule's a2c shape: the parameters are named in each branch, one of which holds the
+        # scaled backward, and clipped after the if: the unscale_ goes after the if (before
+        # it, it would run before the backward, and the step would take the gradients still
+        # scaled)
+        "parameters-named-in-the-branch-of-the-backward-unscaled-after-the-if",
+        before='''\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, max_norm, cpu_train=False):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        if cpu_train:
+            loss.backward()
+            params = model.parameters()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            params = amp.master_params(optimizer)
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        optimizer.step()
+''',
+        after='''\
+import torch
+
+
+def train(model, optimizer, batches, max_norm, cpu_train=False):
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        optimizer.zero_grad()
+        if cpu_train:
+            scaler.scale(loss).backward()
+            params = model.parameters()
+        else:
+            scaler.scale(loss).backward()
+            params = (p for group in optimizer.param_groups for p in group["params"])
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX316', 'APX321', 'APX325'),
+    ),
+    Example(
+        # a clip in that branch and a gradient read after the if: no one unscale_ point
+        # comes after the backward and before both uses; TODOs, never an unscale_ before the
+        # backward
+        "gradient-uses-in-and-after-the-branch-of-the-backward-are-left-to-a-person",
+        before='''\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, max_norm, cpu_train=False):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        if cpu_train:
+            loss.backward()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+        print(sum(p.grad.norm() for p in amp.master_params(optimizer)))
+        optimizer.step()
+''',
+        after='''\
+import torch
+
+
+def train(model, optimizer, batches, max_norm, cpu_train=False):
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        optimizer.zero_grad()
+        if cpu_train:
+            scaler.scale(loss).backward()
+        else:
+            scaler.scale(loss).backward()
+            # TODO(apexcompat): gradients used after the scaled backward:
+            #   torch.nn.utils.clip_grad_norm_(...) saw gradients apex had unscaled, but scaler
+            #   keeps them scaled until scaler.step(optimizer) (a backward runs between the first
+            #   use and the others): call scaler.unscale_(optimizer) before it, once per step
+            # TODO(apexcompat): torch.nn.utils.clip_grad_norm_(...) clips the gradients that
+            #   scaler.scale(loss).backward() left multiplied by the loss scale (its threshold is
+            #   met at scaler.get_scale() times the real norm): call scaler.unscale_(optimizer)
+            #   before it
+            torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), max_norm)
+        # TODO(apexcompat): gradients used after the scaled backward: p.grad read saw gradients
+        #   apex had unscaled, but scaler keeps them scaled until scaler.step(optimizer) (a
+        #   backward runs between the first use and the others): call scaler.unscale_(optimizer)
+        #   before it, once per step
+        # TODO(apexcompat): gradients used after the scaled backward:
+        #   amp.master_params(optimizer) saw gradients apex had unscaled, but scaler keeps them
+        #   scaled until scaler.step(optimizer) (a backward runs between the first use and the
+        #   others): call scaler.unscale_(optimizer) before it, once per step
+        print(sum(p.grad.norm() for p in (p for group in optimizer.param_groups for p in group["params"])))
+        scaler.step(optimizer)
+        scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX316', 'APX321', 'APX327', 'APX331'),
     ),
 ]
 
