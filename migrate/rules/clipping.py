@@ -83,6 +83,12 @@ def _backs_a_loss(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "scale_loss")
 
 
+def _may_delay_unscale(call: cst.Call) -> bool:
+    """Whether ``amp.scale_loss(...)`` is given a ``delay_unscale`` that is not ``False``."""
+    delay = arg_value(call, 4, "delay_unscale")
+    return delay is not None and not (isinstance(delay, cst.Name) and delay.value == "False")
+
+
 def _names_parameters_only(use: "_Use") -> bool:
     """``params = amp.master_params(opt)`` alone: the use binds a name to the parameters and
     reads no gradient (the clip that reads them is a use of its own)."""
@@ -825,13 +831,18 @@ class ClippingRule(AmpRule):
         elif use.status == "accum" and self._scale_threshold(use):
             pass
         elif use.status == "accum":
+            apex = (
+                "apex left the gradients of a delayed backward (delay_unscale) scaled and unscaled the others"
+                if self._delays_unscale(use)
+                else "apex unscaled the gradients after each backward"
+            )
             self.todo(
                 use.node,
                 "APX326",
                 f"{ACCUM_TODO} {use.what} runs after every backward, but {use.opt}.step() only at the "
-                f"accumulation boundary (or under a condition). apex unscaled the gradients after each "
-                f"backward; {use.scaler}.unscale_({use.opt}) can run only once per step, so there is no exact "
-                f"native equivalent: move this to the step boundary, after {use.scaler}.unscale_({use.opt})",
+                f"accumulation boundary (or under a condition). {apex}; {use.scaler}.unscale_({use.opt}) can run "
+                f"only once per step, so there is no exact native equivalent: move this to the step boundary, "
+                f"after {use.scaler}.unscale_({use.opt})",
             )
         elif use.status == "unknown":
             self.todo(
@@ -842,12 +853,22 @@ class ClippingRule(AmpRule):
                 f"{use.opt}) before it, once per step",
             )
 
+    def _delays_unscale(self, use: _Use) -> bool:
+        """Whether an amp.scale_loss of ``use``'s function may delay its unscale."""
+        return any(site.func is use.func and _may_delay_unscale(site.call) for site in self._info.scale_losses)
+
     def _scale_threshold(self, use: _Use) -> bool:
         """A clip on every micro-step (the step only at the accumulation boundary): apex
         clipped the unscaled gradients; clipping the scaled ones at the threshold times the
         current scale is the same operation (the scale is constant until the step's update,
         and the norm and the values scale with it), so the clip stays where it is.  Its
         returned norm is divided back.  False when the use is not such a clip call."""
+        if use.merged is not None:
+            return False  # the clip written in its place is the other branch's, as it was
+        if self._delays_unscale(use):
+            # apex left the gradients of a delayed micro-step scaled: its clip there cut the
+            # scaled ones at the threshold itself (no scale times the threshold is that)
+            return False
         call = use.node if use.kind == "clip" else self.parents.get(self.parents.get(use.node))
         if not isinstance(call, cst.Call) or not self.qualified_names(call.func) & SCALABLE_CLIPS:
             return False
@@ -2035,6 +2056,56 @@ def train(model, optimizer, batches, max_norm, cpu_train=False):
         scaler.update()
 ''',
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX316', 'APX321', 'APX327', 'APX331'),
+    ),
+    Example(
+        # a clip on every micro-step where the scale_loss may delay its unscale: apex clipped
+        # the scaled gradients of a delayed backward at the threshold itself, so the clip at
+        # the threshold times the scale (APX328) would not be apex's; a TODO (the driver then
+        # keeps the file on apexcompat.amp: it clips)
+        "clip-on-every-micro-step-with-delayed-unscale-is-left-to-a-person",
+        before='''\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, accumulate=2):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, (x, y) in enumerate(batches):
+        loss = torch.nn.functional.mse_loss(model(x), y) / accumulate
+        with amp.scale_loss(loss, optimizer, delay_unscale=(i + 1) % accumulate != 0) as scaled_loss:
+            scaled_loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if (i + 1) % accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def train(model, optimizer, batches, accumulate=2):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, (x, y) in enumerate(batches):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(model(x), y) / accumulate
+        scaler.scale(loss).backward()
+        # TODO(apexcompat): per-micro-step gradient use: torch.nn.utils.clip_grad_norm_(...)
+        #   runs after every backward, but optimizer.step() only at the accumulation boundary
+        #   (or under a condition). apex left the gradients of a delayed backward
+        #   (delay_unscale) scaled and unscaled the others; scaler.unscale_(optimizer) can run
+        #   only once per step, so there is no exact native equivalent: move this to the step
+        #   boundary, after scaler.unscale_(optimizer)
+        # TODO(apexcompat): torch.nn.utils.clip_grad_norm_(...) clips the gradients that
+        #   scaler.scale(loss).backward() left multiplied by the loss scale (its threshold is
+        #   met at scaler.get_scale() times the real norm): call scaler.unscale_(optimizer)
+        #   before it
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if (i + 1) % accumulate == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311", "APX326", "APX331"),
     ),
 ]
 

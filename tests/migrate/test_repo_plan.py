@@ -472,6 +472,46 @@ def test_a_call_given_the_gradients_on_every_micro_step_keeps_the_shim(tmp_path)
     )
 
 
+SWITCHED_MICRO_STEP_CLIP = """\
+    import torch
+    from apex import amp
+
+
+    def train(model, optimizer, loader, fp16, accumulation=2):
+        if fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for i, (x, y) in enumerate(loader):
+            loss = torch.nn.functional.mse_loss(model(x), y) / accumulation
+            if fp16:
+                with amp.scale_loss(loss, optimizer{delay}) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            if fp16:
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+            else:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            if (i + 1) % accumulation == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+    """
+
+
+@pytest.mark.parametrize("delay", ["", ", delay_unscale=(i + 1) % accumulation != 0"])
+def test_a_switched_clip_on_every_micro_step_keeps_the_shim(tmp_path, delay):
+    """The fp16 and fp32 clips of an if, after every backward, the step at the accumulation
+    boundary: written once as the fp32 branch's clip, it would cut the scaled gradients at the
+    threshold itself (the scaled threshold of APX328 went with the branch it was put in); with
+    a delayed unscale apex clipped scaled gradients there and unscaled ones elsewhere.  Found
+    by the training-loop shapes check (tests/migrate/e2e/shapes.py): the file keeps the shim."""
+    _keeps_the_shim_saying(
+        tmp_path,
+        SWITCHED_MICRO_STEP_CLIP.format(delay=delay),
+        "as written, a native rewrite would clip scaled gradients on every micro-step: per-micro-step "
+        "gradient use: torch.nn.utils.clip_grad_norm_(...) runs after every backward",
+    )
+
+
 def test_a_norm_read_on_every_micro_step_keeps_the_native_rewrite_and_its_todo(tmp_path):
     """A call not named as a clip (a norm read for the log, Swin's get_grad_norm) leaves the
     gradients the step uses alone: the file stays native, with its TODO."""
