@@ -3384,6 +3384,40 @@ def infer(model, loader, with_apex, mixed_precision):
         codes=("APX101", "APX206"),
     ),
     Example(
+        # the opt level through a name bound once to a choice among O0 and O1 (DLE MaskRCNN's
+        # test_net.py): switched on that name; a checkpointer given the model loads its weights
+        # and runs no forward pass, so it stays outside; the loop body's use is wrapped
+        "inference-opt-level-through-a-variable",
+        before="""\
+from apex import amp
+
+
+def main(cfg, model, loaders):
+    amp_opt_level = "O1" if cfg.DTYPE == "float16" else "O0"
+    model = amp.initialize(model, opt_level=amp_opt_level)
+    checkpointer = DetectronCheckpointer(cfg, model)
+    checkpointer.load(cfg.WEIGHT)
+    for loader in loaders:
+        result = inference(model, loader)
+        print(result)
+""",
+        after="""\
+import torch
+
+
+def main(cfg, model, loaders):
+    amp_opt_level = "O1" if cfg.DTYPE == "float16" else "O0"
+    use_amp = amp_opt_level != "O0"
+    checkpointer = DetectronCheckpointer(cfg, model)
+    checkpointer.load(cfg.WEIGHT)
+    for loader in loaders:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            result = inference(model, loader)
+        print(result)
+""",
+        codes=("APX101", "APX206"),
+    ),
+    Example(
         # a generator expression runs the model when it is consumed, wherever that is: the
         # TODO stays
         "o1-inference-model-in-a-generator-keeps-the-todo",

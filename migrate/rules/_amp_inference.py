@@ -22,6 +22,7 @@ import libcst as cst
 
 from ._amp_autocast import _NOT_FORWARD  # nn.Module methods that run no forward pass
 from ._amp_sites import AmpFile, InitSite, walk
+from ._default_flags import bound_once
 from ._plain_alternative import bound_names
 from ._tree import inside
 
@@ -34,7 +35,9 @@ _TARGET_PARENTS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.
 
 def autocast_levels(site: InitSite, level: Optional[str]) -> bool:
     """The opt level is O1 or O2, or chosen at run time among O0, O1 and O2 only (``'O2' if
-    mixed_precision else 'O0'``): autocast where it is not O0, never O3's half model."""
+    mixed_precision else 'O0'``, also through a name the function binds once to such a choice:
+    ``amp_opt_level = 'O1' if fp16 else 'O0'``): autocast where it is not O0, never O3's half
+    model."""
     if level in ("O1", "O2"):
         return True
     if level is not None:
@@ -42,10 +45,15 @@ def autocast_levels(site: InitSite, level: Optional[str]) -> bool:
     arg = next((a for a in site.call.args if a.keyword is not None and a.keyword.value == "opt_level"), None)
     choices: List[Any] = [arg.value] if arg is not None else []
     leaves: List[Any] = []
+    resolved: Set[cst.Name] = set()
     while choices:
         node = choices.pop()
         if isinstance(node, cst.IfExp):
             choices.extend((node.body, node.orelse))
+        elif isinstance(node, cst.Name) and site.func is not None and node not in resolved:
+            resolved.add(node)
+            value = bound_once(site.func, node.value)
+            (choices if value is not None else leaves).append(value if value is not None else node)
         else:
             leaves.append(node)
     return bool(leaves) and all(
@@ -176,7 +184,7 @@ def _use(parents: Any, name: cst.Name) -> Optional[bool]:
     if isinstance(parent, cst.Arg):
         call = parents.get(parent)
         callee = _last_name(call.func) if isinstance(call, cst.Call) else ""
-        if callee in _LOOKS_AT or "state_dict" in callee or "checkpoint" in callee:
+        if callee in _LOOKS_AT or "state_dict" in callee or "checkpoint" in callee.lower():
             return False  # looks at it, or loads / saves its weights
         if top is name and _rebinds(parents, call, name.value):
             return False  # ``model = DataParallel(model)``: the wrapper runs it later, seen there
