@@ -3601,6 +3601,102 @@ def run(model, batch, amp_autocast):
         codes=("APX101", "APX206"),
     ),
     Example(
+        # the forward passes run under a context variable the function binds to a no-op
+        # before the initialize's if (timm-style validate.py: efficientdet-pytorch): bound to
+        # torch.autocast where the initialize stood, it casts exactly the paths apex cast; a
+        # use outside it (the warm-up pass) is wrapped, switched as the initialize was
+        "o1-inference-binds-the-no-op-context-variable",
+        before="""\
+from contextlib import suppress
+
+import torch
+from apex import amp
+
+
+def validate(args, model, loader):
+    amp_autocast = suppress
+    if args.apex_amp:
+        model = amp.initialize(model, opt_level="O1")
+    elif args.native_amp:
+        amp_autocast = torch.cuda.amp.autocast
+    model.eval()
+    with torch.no_grad():
+        model(torch.randn(1, 3))
+        for x in loader:
+            with amp_autocast():
+                out = model(x)
+            print(out)
+""",
+        after="""\
+from contextlib import suppress
+
+import torch
+import functools
+
+
+def validate(args, model, loader):
+    amp_autocast = suppress
+    if args.apex_amp:
+        amp_autocast = functools.partial(torch.autocast, device_type="cuda", dtype=torch.float16)
+    elif args.native_amp:
+        amp_autocast = torch.cuda.amp.autocast
+    use_amp = bool(args.apex_amp)
+    model.eval()
+    with torch.no_grad():
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            model(torch.randn(1, 3))
+        for x in loader:
+            with amp_autocast():
+                out = model(x)
+            print(out)
+""",
+        codes=("APX101", "APX206", "APX904"),
+    ),
+    Example(
+        # the variable may be bound to native autocast before the initialize on the same path
+        # (TokenLabeling's validate.py, where only an assert keeps both flags apart): binding it
+        # again would change that path, so the TODO stays
+        "o1-inference-context-variable-bound-earlier-keeps-the-todo",
+        before="""\
+from contextlib import suppress
+
+import torch
+from apex import amp
+
+
+def validate(args, model, loader):
+    amp_autocast = suppress
+    if args.native_amp:
+        amp_autocast = torch.cuda.amp.autocast
+    if args.apex_amp:
+        model = amp.initialize(model, opt_level="O1")
+    for x in loader:
+        with amp_autocast():
+            out = model(x)
+        print(out)
+""",
+        after="""\
+from contextlib import suppress
+
+import torch
+
+
+def validate(args, model, loader):
+    amp_autocast = suppress
+    if args.native_amp:
+        amp_autocast = torch.cuda.amp.autocast
+    if args.apex_amp:
+        # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+        #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+        pass
+    for x in loader:
+        with amp_autocast():
+            out = model(x)
+        print(out)
+""",
+        codes=("APX101", "APX206", "APX904"),
+    ),
+    Example(
         # O1/O2 inference: apex ran the forward in mixed precision; nothing here shows where
         # the forward is, so the TODO stays in the file and the site is manual work
         "o1-inference-autocast-by-hand",

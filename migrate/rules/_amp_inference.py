@@ -79,11 +79,15 @@ def model_names(site: InitSite) -> Optional[Set[str]]:
     return None
 
 
-def inference_uses(rule: Any, site: InitSite, info: AmpFile) -> Optional[Tuple[List[cst.BaseStatement], bool]]:
+def inference_uses(
+    rule: Any, site: InitSite, info: AmpFile
+) -> Optional[Tuple[List[cst.BaseStatement], bool, Set[str]]]:
     """The statements after ``site`` that use the initialized model, outermost only, in
-    source order, and whether they all follow it in its own block (there the initialize has
-    run: its ``if`` tests hold) rather than after its ``if`` (its anchor); None where some
-    use cannot be followed, none is seen, or there are both kinds."""
+    source order, whether they all follow it in its own block (there the initialize has
+    run: its ``if`` tests hold) rather than after its ``if`` (its anchor), and the context
+    variables of the function some uses already run under (``with amp_autocast():``, left
+    as they are: the caller decides whether that variable can be bound to autocast); None
+    where some use cannot be followed, none is seen, or there are both kinds."""
     parents = rule.parents
     func = site.func
     names = model_names(site)
@@ -107,6 +111,7 @@ def inference_uses(rule: Any, site: InitSite, info: AmpFile) -> Optional[Tuple[L
     amp_nodes = {ref.expr for ref in info.refs}
     local = bound_names(func)
     found: List[cst.BaseStatement] = []
+    contexts: Set[str] = set()
     kinds: Set[bool] = set()
     for i in range(site_end, len(nodes)):
         node = nodes[i]
@@ -124,6 +129,10 @@ def inference_uses(rule: Any, site: InitSite, info: AmpFile) -> Optional[Tuple[L
         else:
             return None  # inside the initialize's if, past its block: neither switch holds there
         stmt = rule.statement_of(node)
+        variable = context_variable(parents, stmt, func, local)
+        if variable:
+            contexts.add(variable)
+            continue
         if not _wrappable(rule, stmt, func, amp_nodes, local):
             return None
         if stmt not in found:
@@ -131,7 +140,7 @@ def inference_uses(rule: Any, site: InitSite, info: AmpFile) -> Optional[Tuple[L
     if len(kinds) != 1:
         return None
     outer = [s for s in found if not any(inside(parents, s, other) for other in found if other is not s)]
-    return outer, kinds.pop()
+    return outer, kinds.pop(), contexts
 
 
 def consecutive_runs(parents: Any, statements: List[cst.BaseStatement]) -> List[List[cst.BaseStatement]]:
@@ -251,6 +260,25 @@ def _wrappable(
             return False
         cur = parents.get(cur)
     return True
+
+
+def context_variable(parents: Any, stmt: Any, func: cst.FunctionDef, local: FrozenSet[str]) -> str:
+    """The name ``v`` of a function-bound context that ``stmt`` runs under (``with v():``, no
+    arguments) when that is the only precision context around it; "" otherwise."""
+    names: Set[str] = set()
+    cur = parents.get(stmt)
+    while cur is not None and cur is not func:
+        if isinstance(cur, cst.With):
+            for item in cur.items:
+                if not _chooses_precision(item.item, local):
+                    continue
+                call = item.item
+                plain = isinstance(call.func, cst.Name) and call.func.value in local and not call.args
+                if not plain:
+                    return ""
+                names.add(call.func.value)
+        cur = parents.get(cur)
+    return names.pop() if len(names) == 1 else ""
 
 
 def _chooses_precision(item: cst.BaseExpression, local: FrozenSet[str]) -> bool:
