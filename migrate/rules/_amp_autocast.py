@@ -1700,22 +1700,24 @@ class AutocastPlacement(AmpRule):
             )
         return ctx
 
-    def _bind_autocast(self, site: InitSite, variable: str) -> cst.BaseStatement:
-        """``amp_autocast = functools.partial(torch.autocast, ...)``, for the initialize's place."""
+    def _bind_autocast(self, site: InitSite, variable: str, report: bool = True) -> cst.BaseStatement:
+        """``amp_autocast = functools.partial(torch.autocast, ...)``, for the initialize's place
+        (the APX215 note unless ``report`` is False: the caller says what it did)."""
         device = device_type_at(self, site.anchor, map(code_of, site.models))
         partial = self._imported_partial()
         if partial is None:
             AddImportsVisitor.add_needed_import(self.context, "functools")
             partial = "functools.partial"
         self.need_torch()
-        self.report(
-            site.call,
-            "APX215",
-            f"{variable}, a no-op context on this branch, is bound to torch.autocast: the forward passes "
-            f"it wraps run in {self.settings.dtype} as under apex's O1",
-            fixed=True,
-            severity="info",
-        )
+        if report:
+            self.report(
+                site.call,
+                "APX215",
+                f"{variable}, a no-op context on this branch, is bound to torch.autocast: the forward passes "
+                f"it wraps run in {self.settings.dtype} as under apex's O1",
+                fixed=True,
+                severity="info",
+            )
         return statement(
             f"{variable} = {partial}(torch.autocast, device_type={device}, dtype=torch.{self.settings.dtype})\n"
         )

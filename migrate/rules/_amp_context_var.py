@@ -334,6 +334,41 @@ def _bound_only_around(proof: _Proof, scope: Any, site: InitSite, name: str) -> 
     return True
 
 
+def inference_context_variable(rule: Any, site: InitSite, name: str) -> bool:
+    """Whether ``name``, a context the forward passes after an inference initialize run under
+    (``with amp_autocast():``), can be bound to torch.autocast in the initialize's place: a
+    variable of its function (no parameter) bound to a no-op context (suppress) before the
+    initialize's ``if`` and otherwise only in another branch of that ``if`` (timm's
+    ``elif native_amp: amp_autocast = torch.cuda.amp.autocast``).  Then the binding holds on
+    exactly the paths where apex cast the forward passes, and nowhere else."""
+    proof = _Proof(rule)
+    scope = proof.scope_of(site.stmt)
+    if not isinstance(scope, cst.FunctionDef) or name in {p.name.value for p in scope.params.params}:
+        return False
+    if name not in _noop_variables(rule, proof, scope):
+        return False
+    for stmt, value in proof.assignments(scope, name):
+        noop = value is not None and not isinstance(value, _Element) and rule.qualified_names(value) & NOOP_CONTEXTS
+        if noop and rule.line_of(stmt) < rule.line_of(site.anchor) and not _in(proof.parents, stmt, site.anchor):
+            continue
+        if not isinstance(_common_ancestor(proof.parents, stmt, site.stmt), cst.If):
+            return False  # it may run before or after the initialize on the same path
+    return True
+
+
+def _common_ancestor(parents: Any, a: Any, b: Any) -> Any:
+    """The innermost node holding both ``a`` and ``b``."""
+    above = set()
+    cur = a
+    while cur is not None:
+        above.add(id(cur))
+        cur = parents.get(cur)
+    cur = b
+    while cur is not None and id(cur) not in above:
+        cur = parents.get(cur)
+    return cur
+
+
 def _in(parents: Any, node: Any, ancestor: Any) -> bool:
     cur = node
     while cur in parents:

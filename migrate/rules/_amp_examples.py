@@ -3384,6 +3384,40 @@ def infer(model, loader, with_apex, mixed_precision):
         codes=("APX101", "APX206"),
     ),
     Example(
+        # the opt level through a name bound once to a choice among O0 and O1 (DLE MaskRCNN's
+        # test_net.py): switched on that name; a checkpointer given the model loads its weights
+        # and runs no forward pass, so it stays outside; the loop body's use is wrapped
+        "inference-opt-level-through-a-variable",
+        before="""\
+from apex import amp
+
+
+def main(cfg, model, loaders):
+    amp_opt_level = "O1" if cfg.DTYPE == "float16" else "O0"
+    model = amp.initialize(model, opt_level=amp_opt_level)
+    checkpointer = DetectronCheckpointer(cfg, model)
+    checkpointer.load(cfg.WEIGHT)
+    for loader in loaders:
+        result = inference(model, loader)
+        print(result)
+""",
+        after="""\
+import torch
+
+
+def main(cfg, model, loaders):
+    amp_opt_level = "O1" if cfg.DTYPE == "float16" else "O0"
+    use_amp = amp_opt_level != "O0"
+    checkpointer = DetectronCheckpointer(cfg, model)
+    checkpointer.load(cfg.WEIGHT)
+    for loader in loaders:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            result = inference(model, loader)
+        print(result)
+""",
+        codes=("APX101", "APX206"),
+    ),
+    Example(
         # a generator expression runs the model when it is consumed, wherever that is: the
         # TODO stays
         "o1-inference-model-in-a-generator-keeps-the-todo",
@@ -3565,6 +3599,102 @@ def run(model, batch, amp_autocast):
         return model(batch)
 """,
         codes=("APX101", "APX206"),
+    ),
+    Example(
+        # the forward passes run under a context variable the function binds to a no-op
+        # before the initialize's if (timm-style validate.py: efficientdet-pytorch): bound to
+        # torch.autocast where the initialize stood, it casts exactly the paths apex cast; a
+        # use outside it (the warm-up pass) is wrapped, switched as the initialize was
+        "o1-inference-binds-the-no-op-context-variable",
+        before="""\
+from contextlib import suppress
+
+import torch
+from apex import amp
+
+
+def validate(args, model, loader):
+    amp_autocast = suppress
+    if args.apex_amp:
+        model = amp.initialize(model, opt_level="O1")
+    elif args.native_amp:
+        amp_autocast = torch.cuda.amp.autocast
+    model.eval()
+    with torch.no_grad():
+        model(torch.randn(1, 3))
+        for x in loader:
+            with amp_autocast():
+                out = model(x)
+            print(out)
+""",
+        after="""\
+from contextlib import suppress
+
+import torch
+import functools
+
+
+def validate(args, model, loader):
+    amp_autocast = suppress
+    if args.apex_amp:
+        amp_autocast = functools.partial(torch.autocast, device_type="cuda", dtype=torch.float16)
+    elif args.native_amp:
+        amp_autocast = torch.cuda.amp.autocast
+    use_amp = bool(args.apex_amp)
+    model.eval()
+    with torch.no_grad():
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            model(torch.randn(1, 3))
+        for x in loader:
+            with amp_autocast():
+                out = model(x)
+            print(out)
+""",
+        codes=("APX101", "APX206", "APX904"),
+    ),
+    Example(
+        # the variable may be bound to native autocast before the initialize on the same path
+        # (TokenLabeling's validate.py, where only an assert keeps both flags apart): binding it
+        # again would change that path, so the TODO stays
+        "o1-inference-context-variable-bound-earlier-keeps-the-todo",
+        before="""\
+from contextlib import suppress
+
+import torch
+from apex import amp
+
+
+def validate(args, model, loader):
+    amp_autocast = suppress
+    if args.native_amp:
+        amp_autocast = torch.cuda.amp.autocast
+    if args.apex_amp:
+        model = amp.initialize(model, opt_level="O1")
+    for x in loader:
+        with amp_autocast():
+            out = model(x)
+        print(out)
+""",
+        after="""\
+from contextlib import suppress
+
+import torch
+
+
+def validate(args, model, loader):
+    amp_autocast = suppress
+    if args.native_amp:
+        amp_autocast = torch.cuda.amp.autocast
+    if args.apex_amp:
+        # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+        #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+        pass
+    for x in loader:
+        with amp_autocast():
+            out = model(x)
+        print(out)
+""",
+        codes=("APX101", "APX206", "APX904"),
     ),
     Example(
         # O1/O2 inference: apex ran the forward in mixed precision; nothing here shows where

@@ -22,6 +22,7 @@ import libcst as cst
 
 from ._amp_autocast import _NOT_FORWARD  # nn.Module methods that run no forward pass
 from ._amp_sites import AmpFile, InitSite, walk
+from ._default_flags import bound_once
 from ._plain_alternative import bound_names
 from ._tree import inside
 
@@ -34,7 +35,9 @@ _TARGET_PARENTS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.
 
 def autocast_levels(site: InitSite, level: Optional[str]) -> bool:
     """The opt level is O1 or O2, or chosen at run time among O0, O1 and O2 only (``'O2' if
-    mixed_precision else 'O0'``): autocast where it is not O0, never O3's half model."""
+    mixed_precision else 'O0'``, also through a name the function binds once to such a choice:
+    ``amp_opt_level = 'O1' if fp16 else 'O0'``): autocast where it is not O0, never O3's half
+    model."""
     if level in ("O1", "O2"):
         return True
     if level is not None:
@@ -42,10 +45,15 @@ def autocast_levels(site: InitSite, level: Optional[str]) -> bool:
     arg = next((a for a in site.call.args if a.keyword is not None and a.keyword.value == "opt_level"), None)
     choices: List[Any] = [arg.value] if arg is not None else []
     leaves: List[Any] = []
+    resolved: Set[cst.Name] = set()
     while choices:
         node = choices.pop()
         if isinstance(node, cst.IfExp):
             choices.extend((node.body, node.orelse))
+        elif isinstance(node, cst.Name) and site.func is not None and node not in resolved:
+            resolved.add(node)
+            value = bound_once(site.func, node.value)
+            (choices if value is not None else leaves).append(value if value is not None else node)
         else:
             leaves.append(node)
     return bool(leaves) and all(
@@ -71,11 +79,15 @@ def model_names(site: InitSite) -> Optional[Set[str]]:
     return None
 
 
-def inference_uses(rule: Any, site: InitSite, info: AmpFile) -> Optional[Tuple[List[cst.BaseStatement], bool]]:
+def inference_uses(
+    rule: Any, site: InitSite, info: AmpFile
+) -> Optional[Tuple[List[cst.BaseStatement], bool, Set[str]]]:
     """The statements after ``site`` that use the initialized model, outermost only, in
-    source order, and whether they all follow it in its own block (there the initialize has
-    run: its ``if`` tests hold) rather than after its ``if`` (its anchor); None where some
-    use cannot be followed, none is seen, or there are both kinds."""
+    source order, whether they all follow it in its own block (there the initialize has
+    run: its ``if`` tests hold) rather than after its ``if`` (its anchor), and the context
+    variables of the function some uses already run under (``with amp_autocast():``, left
+    as they are: the caller decides whether that variable can be bound to autocast); None
+    where some use cannot be followed, none is seen, or there are both kinds."""
     parents = rule.parents
     func = site.func
     names = model_names(site)
@@ -99,6 +111,7 @@ def inference_uses(rule: Any, site: InitSite, info: AmpFile) -> Optional[Tuple[L
     amp_nodes = {ref.expr for ref in info.refs}
     local = bound_names(func)
     found: List[cst.BaseStatement] = []
+    contexts: Set[str] = set()
     kinds: Set[bool] = set()
     for i in range(site_end, len(nodes)):
         node = nodes[i]
@@ -116,6 +129,10 @@ def inference_uses(rule: Any, site: InitSite, info: AmpFile) -> Optional[Tuple[L
         else:
             return None  # inside the initialize's if, past its block: neither switch holds there
         stmt = rule.statement_of(node)
+        variable = context_variable(parents, stmt, func, local)
+        if variable:
+            contexts.add(variable)
+            continue
         if not _wrappable(rule, stmt, func, amp_nodes, local):
             return None
         if stmt not in found:
@@ -123,7 +140,7 @@ def inference_uses(rule: Any, site: InitSite, info: AmpFile) -> Optional[Tuple[L
     if len(kinds) != 1:
         return None
     outer = [s for s in found if not any(inside(parents, s, other) for other in found if other is not s)]
-    return outer, kinds.pop()
+    return outer, kinds.pop(), contexts
 
 
 def consecutive_runs(parents: Any, statements: List[cst.BaseStatement]) -> List[List[cst.BaseStatement]]:
@@ -176,7 +193,7 @@ def _use(parents: Any, name: cst.Name) -> Optional[bool]:
     if isinstance(parent, cst.Arg):
         call = parents.get(parent)
         callee = _last_name(call.func) if isinstance(call, cst.Call) else ""
-        if callee in _LOOKS_AT or "state_dict" in callee or "checkpoint" in callee:
+        if callee in _LOOKS_AT or "state_dict" in callee or "checkpoint" in callee.lower():
             return False  # looks at it, or loads / saves its weights
         if top is name and _rebinds(parents, call, name.value):
             return False  # ``model = DataParallel(model)``: the wrapper runs it later, seen there
@@ -243,6 +260,25 @@ def _wrappable(
             return False
         cur = parents.get(cur)
     return True
+
+
+def context_variable(parents: Any, stmt: Any, func: cst.FunctionDef, local: FrozenSet[str]) -> str:
+    """The name ``v`` of a function-bound context that ``stmt`` runs under (``with v():``, no
+    arguments) when that is the only precision context around it; "" otherwise."""
+    names: Set[str] = set()
+    cur = parents.get(stmt)
+    while cur is not None and cur is not func:
+        if isinstance(cur, cst.With):
+            for item in cur.items:
+                if not _chooses_precision(item.item, local):
+                    continue
+                call = item.item
+                plain = isinstance(call.func, cst.Name) and call.func.value in local and not call.args
+                if not plain:
+                    return ""
+                names.add(call.func.value)
+        cur = parents.get(cur)
+    return names.pop() if len(names) == 1 else ""
 
 
 def _chooses_precision(item: cst.BaseExpression, local: FrozenSet[str]) -> bool:

@@ -21,6 +21,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from ._amp_carrier import carrier_key
 from ._amp_autocast import AutocastPlacement, flat_texts
+from ._amp_context_var import inference_context_variable
 from ._amp_inference import autocast_levels, consecutive_runs, inference_uses, model_names
 from ._amp_processor import ProcessorAutocast
 from ._amp_availability import AvailabilityChecks, fold
@@ -1572,7 +1573,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         found = inference_uses(self, site, self.info)
         if found is None:
             return False
-        uses, in_block = found
+        uses, in_block, contexts = found
+        variable = next(iter(contexts)) if len(contexts) == 1 else None
+        if len(contexts) > 1 or variable is not None and not self._bindable_context(site, variable):
+            return False
         guards = self.guards[site]
         if in_block:
             self.guards[site] = []  # they hold in the initialize's own block
@@ -1580,30 +1584,53 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         self.guards[site] = guards
         if parts is None or any(re.search(r"""['"]apex\b""", text) for text, _ in parts):
             return False  # a switch asking whether apex is installed (find_spec("apex")) would now say no
+        new = list(new)
+        done = []
+        if variable is not None:
+            binding = self._bind_autocast(site, variable, report=False)
+            self._kept = getattr(self, "_kept", set()) | {binding}
+            new.append(binding)
+            done.append(
+                f"{variable}, a no-op context on this branch, is bound to torch.autocast: the forward passes under "
+                f"`with {variable}():` run in {self.settings.dtype}"
+            )
         if in_block:
             site.anchor = site.stmt
-        new = list(new)
-        switch = self._switch_name(site, parts, new) if parts else None
         texts = sorted(model_names(site) or ())
-        device = device_type_at(self, site.stmt, texts)
-        enabled = f", enabled={switch}" if switch else ""
-        head = f"with torch.autocast({device}, dtype=torch.{self.settings.dtype}{enabled}):\n    pass\n"
-        indent = self.tree.default_indent
-        for members in consecutive_runs(self.parents, uses):
-            self.edits.wrap(members, lambda ups, head=head: wrapped_in_with(head, ups, indent))
+        if uses:
+            switch = self._switch_name(site, parts, new) if parts else None
+            device = device_type_at(self, site.stmt, texts)
+            enabled = f", enabled={switch}" if switch else ""
+            head = f"with torch.autocast({device}, dtype=torch.{self.settings.dtype}{enabled}):\n    pass\n"
+            indent = self.tree.default_indent
+            for members in consecutive_runs(self.parents, uses):
+                self.edits.wrap(members, lambda ups, head=head: wrapped_in_with(head, ups, indent))
+            done.append(
+                f"the {len(uses)} {'other ' if variable else ''}statement{'s' if len(uses) != 1 else ''} using "
+                f"{', '.join(texts)} after it run{'' if len(uses) != 1 else 's'} under torch.autocast"
+            )
         self.need_torch()
         self.report(
             site.call,
             "APX206",
-            f"inference without optimizers: the {len(uses)} statement{'s' if len(uses) != 1 else ''} using "
-            f"{', '.join(texts)} after it run{'' if len(uses) != 1 else 's'} under torch.autocast: apex ran the model "
-            "in mixed precision from the initialize on, wherever it was called; a forward pass run from elsewhere now "
-            "runs in float32",
+            f"inference without optimizers: {'; '.join(done)}: apex ran the model in mixed precision from the "
+            "initialize on, wherever it was called; a forward pass run from elsewhere now runs in float32",
             severity="warning",
             fixed=True,
         )
         self._place(site, new)
         return True
+
+    def _bindable_context(self, site: InitSite, variable: str) -> bool:
+        """Whether the context ``variable`` that the model's later forward passes run under can
+        be bound to torch.autocast where the initialize stood: bound to a no-op before it
+        (``inference_context_variable``) and amp on wherever the initialize runs (no
+        ``enabled=`` switch, no run-time opt level: the binding has no switch of its own)."""
+        guards = self.guards[site]
+        self.guards[site] = []
+        own = self._switch_parts(site)
+        self.guards[site] = guards
+        return own == [] and inference_context_variable(self, site, variable)
 
 
 InitializeRule.EXAMPLES = EXAMPLES + REPOSITORY_EXAMPLES
