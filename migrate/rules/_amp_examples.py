@@ -3384,6 +3384,47 @@ def infer(model, loader, with_apex, mixed_precision):
         codes=("APX101", "APX206"),
     ),
     Example(
+        # an initialize without optimizers alone in a try whose handler catches apex's
+        # TypeError (cryodrgn's abinit.py hands it self.scaler, None there: apex raised and the
+        # handler made the GradScaler): without the initialize the handler never runs, so a
+        # native rewrite would train in float32; the file keeps the shim
+        "inference-initialize-alone-in-a-try-that-catches-its-error-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.scaler = None
+        try:
+            self.scaler = amp.initialize(self.scaler, opt_level="O1")
+        except:  # noqa: E722
+            self.scaler = torch.cuda.amp.GradScaler()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.scaler = None
+        try:
+            # TODO(apexcompat): amp.initialize(self.scaler, opt_level="O1") (no optimizers) is alone
+            #   in a try whose `except` handler catches what apex raises there when it is not given
+            #   a model (a TypeError): the handler may be the path that runs, and with the
+            #   initialize gone it never would; this file keeps apex.amp semantics through
+            #   apexcompat.amp, migrate it by hand
+            self.scaler = amp.initialize(self.scaler, opt_level="O1")
+        except:  # noqa: E722
+            self.scaler = torch.amp.GradScaler("cuda")
+""",
+        codes=("APX102", "APX220", "APX902"),
+    ),
+    Example(
         # the opt level through a name bound once to a choice among O0 and O1 (DLE MaskRCNN's
         # test_net.py): switched on that name; a checkpointer given the model loads its weights
         # and runs no forward pass, so it stays outside; the loop body's use is wrapped

@@ -804,6 +804,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         info.blockers.append(Blocker(clip, why))
     for site in info.inits:
         if not (site.has_optimizers or site.old_api):
+            handler = _catching_handler(rule.parents, site)
+            if handler is not None:
+                info.blockers.append(Blocker(site.call, _CAUGHT_INITIALIZE.format(call=code_of(site.call), handler=handler)))
             continue  # no GradScaler replaces an initialize for inference
         site.stale_guard = _guard_set_by_its_branch(rule.parents, site, info.training_inits)
     if info.carrier is not None and info.inits:  # the later rules run after the initialize is gone
@@ -843,6 +846,33 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                 info.blockers.append(Blocker(site.call, stale))
     _check_settings(rule, info)
     return info
+
+
+#: why an initialize for inference alone in a try whose handler catches what it raises stays
+_CAUGHT_INITIALIZE = (
+    "{call} (no optimizers) is alone in a try whose `{handler}` handler catches what apex raises there when it "
+    "is not given a model (a TypeError): the handler may be the path that runs, and with the initialize "
+    "gone it never would"
+)
+#: exceptions a handler catches a TypeError with
+_CATCHES_TYPE_ERROR = frozenset({"TypeError", "Exception", "BaseException"})
+
+
+def _catching_handler(parents: Any, site: InitSite) -> Optional[str]:
+    """The handler (``except:``, ``except Exception:``...) of the ``try`` whose body is
+    ``site``'s statement alone that would catch apex's TypeError for an argument that is no
+    model (cryodrgn: ``self.scaler = None`` ... ``try: self.scaler = amp.initialize(self.scaler,
+    opt_level="O1") except: self.scaler = torch.cuda.amp.GradScaler()``); None otherwise."""
+    block = parents.get(site.stmt)
+    owner = parents.get(block)
+    if not isinstance(owner, cst.Try) or owner.body is not block or len(block.body) != 1:
+        return None
+    for handler in owner.handlers:
+        kinds = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+        names = {code_of(k.value if isinstance(k, cst.Element) else k) for k in kinds if k is not None}
+        if handler.type is None or names & _CATCHES_TYPE_ERROR:
+            return code_of(handler.with_changes(body=cst.IndentedBlock(body=[]), leading_lines=())).split(":")[0]
+    return None
 
 
 def dynamic_init(site: InitSite) -> bool:
