@@ -1,0 +1,327 @@
+"""Differential check of training-loop shapes: generated apex scripts, migrated, both trained.
+
+Each seed picks one combination of the choices real apex loops make (the opt level; an fp16
+switch around the initialize and the backward; gradients accumulated over micro-batches, with
+or without ``delay_unscale``; a plain backward in the other branch; the parameters named in each
+branch; a clip of ``amp.master_params``, of ``model.parameters()`` or of a name bound in the
+branches, after every backward or at the step; a read of the gradients' norm; an lr scheduler;
+a loss that overflows once; the loop in ``main`` or in a function ``main`` calls; amp's state
+saved at the end) and writes the script.  The whole set is migrated ``--to native`` in one run
+of the CLI, then the originals run through the test-only ``fake_apex`` (``apexcompat.amp``) and
+the native outputs with apex and apexcompat blocked and CUDA autocast/GradScaler simulated on
+the CPU (``runner.py``).  A shape passes when its output is native, runs, logs the same
+gradient norms (where the original reads them) and ends with the same parameters as the
+original within ``REL`` (fp16 rounding), and a second migration changes nothing; or when the
+tool keeps it on apexcompat.amp (the shim trains as apex did).
+
+``python tests/migrate/e2e/shapes.py --seeds 200`` checks seeds 0..199 and prints each failing
+seed with its script, its migration and the difference; tests/migrate/test_e2e_shapes.py runs
+a fixed set in the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Set, Tuple
+
+HERE = Path(__file__).resolve().parent
+RUNNER = HERE / "runner.py"
+FAKE_APEX = HERE / "fake_apex"
+#: ||a - b|| / ||b|| allowed between the final parameters (fp16 autocast rounding on 8 steps)
+REL = 2e-3
+#: relative difference allowed between two logged gradient norms
+NORM_REL = 1e-2
+_SHIM_IMPORT = re.compile(r"^\s*(?:from apexcompat\b|import apexcompat\b)", re.MULTILINE)
+
+HEAD = '''\
+"""Generated shape {seed}: {summary}"""
+import argparse
+
+import torch
+import torch.nn.functional as F
+from apex import amp
+
+
+def make_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+
+
+def make_data(steps):
+    generator = torch.Generator().manual_seed(1)
+    return [(torch.randn(16, 8, generator=generator), torch.randn(16, 4, generator=generator)) for _ in range(steps)]
+
+
+def save_params(optimizer, path):
+    params = [p.detach().float().clone() for group in optimizer.param_groups for p in group["params"]]
+    torch.save(params, path)
+'''
+
+
+@dataclass
+class Shape:
+    """One combination of the choices (see the module docstring)."""
+
+    seed: int
+    level: str = "O1"
+    switch: bool = False
+    accum: int = 1
+    delay_unscale: bool = False
+    backward: str = "scaled"  # scaled | branches | branches-params
+    clip: str = "none"  # none | master | model | params | switched
+    clip_at: str = "step"  # step | backward
+    read_norm: str = "none"  # none | model | optimizer: whose gradients' norm is logged
+    scheduler: bool = False
+    overflow: bool = False
+    in_function: bool = False
+    save_amp: bool = False
+    notes: List[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        parts = [self.level, f"accum={self.accum}", f"backward={self.backward}", f"clip={self.clip}@{self.clip_at}"]
+        if self.read_norm != "none":
+            parts.append(f"norm of {self.read_norm}")
+        for flag in ("switch", "delay_unscale", "scheduler", "overflow", "in_function", "save_amp"):
+            if getattr(self, flag):
+                parts.append(flag)
+        return ", ".join(parts)
+
+
+def choose(seed: int) -> Shape:
+    rng = random.Random(seed)
+    shape = Shape(seed)
+    shape.level = rng.choice(["O1", "O1", "O2"])
+    shape.switch = rng.random() < 0.4
+    shape.accum = rng.choice([1, 1, 2])
+    shape.delay_unscale = shape.accum > 1 and rng.random() < 0.4
+    shape.backward = rng.choice(["scaled", "scaled", "branches", "branches-params"])
+    clips = ["none", "master", "model", "switched"] + (["params", "params"] if shape.backward == "branches-params" else [])
+    shape.clip = rng.choice(clips)
+    shape.clip_at = rng.choice(["step", "backward"]) if shape.accum > 1 else "step"
+    # apex's O2 model is a float16 copy whose gradients stay scaled (the step reads the fp32
+    # masters): a norm of the model's gradients there logs the scaled ones, which no native
+    # rewrite reproduces (nor should)
+    shape.read_norm = rng.choice(["none", "none", "optimizer"] + (["model"] if shape.level == "O1" else []))
+    shape.scheduler = rng.random() < 0.3
+    shape.overflow = rng.random() < 0.3
+    shape.in_function = rng.random() < 0.5
+    shape.save_amp = rng.random() < 0.3
+    return shape
+
+
+def _indent(lines: List[str], depth: int) -> List[str]:
+    return [("    " * depth + line) if line else "" for line in lines]
+
+
+def _backward(shape: Shape) -> List[str]:
+    delay = ", delay_unscale=(i + 1) % args.accum != 0" if shape.delay_unscale else ""
+    scaled = [f"with amp.scale_loss(loss, optimizer{delay}) as scaled_loss:", "    scaled_loss.backward()"]
+    if shape.backward == "scaled":
+        return scaled
+    test = "args.amp" if shape.switch else "not args.cpu_train"
+    scaled_branch = scaled + (["params = amp.master_params(optimizer)"] if shape.backward == "branches-params" else [])
+    plain_branch = ["loss.backward()"] + (["params = model.parameters()"] if shape.backward == "branches-params" else [])
+    return [f"if {test}:", *_indent(scaled_branch, 1), "else:", *_indent(plain_branch, 1)]
+
+
+def _clip(shape: Shape) -> List[str]:
+    clip = "torch.nn.utils.clip_grad_norm_({}, 0.5)"
+    if shape.clip == "master":
+        return [clip.format("amp.master_params(optimizer)")]
+    if shape.clip == "model":
+        return [clip.format("model.parameters()")]
+    if shape.clip == "params":
+        return [clip.format("params")]
+    if shape.clip == "switched":
+        test = "args.amp" if shape.switch else "not args.cpu_train"
+        return [f"if {test}:", "    " + clip.format("amp.master_params(optimizer)"), "else:",
+                "    " + clip.format("model.parameters()")]
+    return []
+
+
+def _loop(shape: Shape) -> List[str]:
+    body = ["loss = F.mse_loss(model(x), y)"]
+    if shape.overflow:
+        body += ["if i == 2:", "    loss = loss * 1e30  # overflows in the float16 backward"]
+    if shape.accum > 1:
+        body.append("loss = loss / args.accum")
+    body += _backward(shape)
+    if shape.clip_at == "backward":
+        body += _clip(shape)
+    step = (_clip(shape) if shape.clip_at == "step" else []) + ["optimizer.step()"]
+    if shape.read_norm != "none":
+        params = "model.parameters()" if shape.read_norm == "model" else "amp.master_params(optimizer)"
+        step = step[:-1] + [
+            f"norm = sum(float(p.grad.norm()) for p in {params} if p.grad is not None)",
+            'print("norm", i, norm)',
+        ] + step[-1:]
+    if shape.scheduler:
+        step.append("scheduler.step()")
+    step.append("optimizer.zero_grad()")
+    if shape.accum > 1:
+        body += ["if (i + 1) % args.accum == 0:", *_indent(step, 1)]
+    else:
+        body += step
+    return ["for i, (x, y) in enumerate(data):", *_indent(body, 1)]
+
+
+def script(shape: Shape) -> str:
+    init = f'model, optimizer = amp.initialize(model, optimizer, opt_level="{shape.level}")'
+    setup = [
+        "model = make_model()",
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)",
+        *([f"if args.amp:", "    " + init] if shape.switch else [init]),
+    ]
+    if shape.scheduler:
+        setup.append("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=3, gamma=0.5)")
+    setup.append("data = make_data(args.steps)")
+    loop = _loop(shape)
+    lines = [HEAD.format(seed=shape.seed, summary=shape.summary())]
+    if shape.in_function:
+        params = "args, model, optimizer, data" + (", scheduler" if shape.scheduler else "")
+        lines += ["", f"def train({params}):", *_indent(loop, 1), "", ""]
+        loop = [f"train({params})"]
+    main = [
+        "parser = argparse.ArgumentParser()",
+        'parser.add_argument("--steps", type=int, default=8)',
+        'parser.add_argument("--params-out", default="")',
+        'parser.add_argument("--accum", type=int, default=2)',
+        'parser.add_argument("--amp", type=int, default=1)',
+        'parser.add_argument("--cpu-train", action="store_true")',
+        'parser.add_argument("--ckpt-out", default="")',
+        "args = parser.parse_args()",
+        *setup,
+        *loop,
+        "if args.params_out:",
+        "    save_params(optimizer, args.params_out)",
+    ]
+    if shape.save_amp:
+        main += ["if args.ckpt_out:", '    torch.save({"amp": amp.state_dict()}, args.ckpt_out)']
+    lines += ["", "def main():", *_indent(main, 1), "", "", 'if __name__ == "__main__":', "    main()", ""]
+    return "\n".join(lines).replace("\n\n\n\n", "\n\n\n")
+
+
+def _migrate(root: Path) -> None:
+    command = [sys.executable, "-m", "migrate", "--allow-no-vcs", "-q", str(root)]
+    subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def _files(root: Path) -> Dict[str, str]:
+    return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*.py"))}
+
+
+def _run(runs: List[dict], work: Path, label: str) -> dict:
+    plan, results = work / f"{label}.plan.json", work / f"{label}.results.json"
+    plan.write_text(json.dumps({"runs": runs}))
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, str(RUNNER), str(plan), str(results)], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"runner failed:\n{proc.stdout}\n{proc.stderr}")
+    return json.loads(results.read_text())
+
+
+def _norms(stdout: str) -> Dict[str, float]:
+    return {f"{m.group(1)}": float(m.group(2)) for m in re.finditer(r"^norm (\d+) (\S+)$", stdout, re.MULTILINE)}
+
+
+def _rel_diff(a: list, b: list) -> float:
+    num = sum(float((x - y).pow(2).sum()) for x, y in zip(a, b)) ** 0.5
+    den = sum(float(y.pow(2).sum()) for y in b) ** 0.5
+    return num / den if den else num
+
+
+def _same(a: float, b: float) -> bool:
+    if a != a or b != b or a in (float("inf"), float("-inf")) or b in (float("inf"), float("-inf")):
+        return str(a) == str(b)
+    return abs(a - b) <= NORM_REL * max(abs(a), abs(b), 1e-12)
+
+
+def check(seeds: List[int], work: Path) -> Tuple[Dict[int, Optional[str]], Set[int]]:
+    """Each seed -> None when its shape passes, else why not; and the seeds whose output is
+    native."""
+    import torch
+
+    originals, outputs = work / "original", work / "migrated"
+    shapes = {seed: choose(seed) for seed in seeds}
+    for seed, shape in shapes.items():
+        for root in (originals, outputs):
+            (root / f"s{seed}").mkdir(parents=True, exist_ok=True)
+            (root / f"s{seed}" / "train.py").write_text(script(shape))
+    _migrate(outputs)
+    first = _files(outputs)
+    _migrate(outputs)
+    second = _files(outputs)
+    runs = []
+    for seed in seeds:
+        for group, root in (("orig", originals), ("migrated", outputs)):
+            blocked = [] if group == "orig" else ["apex", "apexcompat"]
+            runs.append({
+                "id": f"{group}:{seed}", "script": str(root / f"s{seed}" / "train.py"), "cwd": str(work),
+                "argv": ["--params-out", str(work / f"{group}-{seed}.pt"), "--ckpt-out", str(work / f"{group}-{seed}.ckpt")],
+                "env": {}, "blocked": blocked, "cuda_amp_on_cpu": group == "migrated",
+                "sys_path": [str(FAKE_APEX)] if group == "orig" else [],
+            })
+    native = {seed for seed in seeds if not _SHIM_IMPORT.search(first[f"s{seed}/train.py"])}
+    results = _run([r for r in runs if r["id"].startswith("orig:") or int(r["id"].split(":")[1]) in native], work, "shapes")
+    verdicts: Dict[int, Optional[str]] = {}
+    for seed in seeds:
+        name = f"s{seed}/train.py"
+        orig = results[f"orig:{seed}"]
+        if not orig["ok"]:
+            verdicts[seed] = f"the original does not run:\n{orig['error']}"
+        elif first[name] != second[name]:
+            verdicts[seed] = "a second migration changed the output"
+        elif seed not in native:
+            verdicts[seed] = None  # kept on apexcompat.amp: the shim trains as apex did
+        elif not results[f"migrated:{seed}"]["ok"]:
+            verdicts[seed] = f"the native output does not run:\n{results[f'migrated:{seed}']['error']}"
+        else:
+            verdicts[seed] = _compare(seed, work, orig, results[f"migrated:{seed}"], torch)
+    return verdicts, native
+
+
+def _compare(seed: int, work: Path, orig: dict, migrated: dict, torch) -> Optional[str]:
+    a = torch.load(work / f"orig-{seed}.pt")
+    b = torch.load(work / f"migrated-{seed}.pt")
+    diff = _rel_diff(b, a)
+    if not diff <= REL:
+        return f"final parameters differ: ||native - original|| / ||original|| = {diff:.3g} > {REL}"
+    a_norms, b_norms = _norms(orig["stdout"]), _norms(migrated["stdout"])
+    if a_norms.keys() != b_norms.keys():
+        return f"logged gradient norms at different steps: {sorted(a_norms)} vs {sorted(b_norms)}"
+    for step in a_norms:
+        if not _same(a_norms[step], b_norms[step]):
+            return f"gradient norm at step {step}: original {a_norms[step]:.6g}, native {b_norms[step]:.6g}"
+    return None
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=100, help="check seeds 0..N-1")
+    parser.add_argument("--start", type=int, default=0)
+    parser.add_argument("--keep", default="", help="folder to keep the scripts and outputs in")
+    args = parser.parse_args(argv)
+    seeds = list(range(args.start, args.start + args.seeds))
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(args.keep or scratch)
+        work.mkdir(parents=True, exist_ok=True)
+        verdicts, native = check(seeds, work)
+        failed = {s: v for s, v in verdicts.items() if v}
+        for seed, why in failed.items():
+            print(f"--- seed {seed}: {choose(seed).summary()}\n{why}\n")
+        print(f"{len(seeds) - len(failed)}/{len(seeds)} shapes pass ({len(native)} migrated to native)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
