@@ -211,11 +211,12 @@ class ClippingRule(AmpRule):
             ids = {info.loss_ids.get(opt, 0) for opt, _step in keys if opt is not None}
             if info.loss_scalers > 1 and len(ids) == 1:
                 use.scalers, use.scaler = use.scaler, info.loss_scaler(use.scaler, ids.pop())
-        self._unscale(phases)
         exits: Set[Tuple[Any, str]] = set()
         for use in uses:
             if use.status == "exit":
                 self._unscale_at_exit(use, sites, exits)
+        self._unscale(phases, exits)
+        for use in uses:
             self._report(use, phases)
 
     # --- collecting the uses ----------------------------------------------------------------
@@ -671,8 +672,10 @@ class ClippingRule(AmpRule):
 
     # --- edits and findings -------------------------------------------------------------------
 
-    def _unscale(self, phases: Dict[Tuple[str, Any], List[_Use]]) -> None:
-        """One ``scaler.unscale_(opt)`` per phase, before its first use."""
+    def _unscale(self, phases: Dict[Tuple[str, Any], List[_Use]], exits: Set[Tuple[Any, str]]) -> None:
+        """One ``scaler.unscale_(opt)`` per phase, before its first use, unless the one after an
+        amp.scale_loss block (``exits``: the block and the optimizer) already stands before it,
+        with no backward between (a second would raise)."""
         inserted: Dict[cst.CSTNode, List[str]] = {}
         for (opt, step), members in phases.items():
             members = [u for u in members if u.status in ("unscale", "legacy", "defaults")]
@@ -702,6 +705,10 @@ class ClippingRule(AmpRule):
                     continue
             if opt in inserted.setdefault(point, []):
                 continue
+            if named_only is None and self._unscaled_at_exit_before(point, opt, exits):
+                for use in members:
+                    use.unscaled.append(opt)
+                continue
             inserted[point].append(opt)
             guard = self._info.scaler_guards.get(enclosing_function(self.parents, point))
             unscale = statement(f"{scaler}.unscale_({opt})\n") if guard is None else guarded_unscale(guard, scaler, opt)
@@ -716,6 +723,20 @@ class ClippingRule(AmpRule):
             for use in members:
                 if named_only is None or use not in named_only:
                     use.unscaled.append(opt)
+
+    def _unscaled_at_exit_before(self, point: Any, opt: str, exits: Set[Tuple[Any, str]]) -> bool:
+        """Whether an amp.scale_loss block of ``exits`` unscaling ``opt`` stands before ``point``
+        in its block, with no backward in the statements between."""
+        block = self.parents.get(point)
+        body = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        if point not in body:
+            return False
+        for stmt in reversed(body[: body.index(point)]):
+            if (stmt, opt) in exits:
+                return True
+            if any(isinstance(n, cst.Call) and _backs_a_loss(n) for n in walk(stmt)):
+                return False
+        return False
 
     def _unscale_at_exit(self, use: _Use, sites, done: Set[Tuple[Any, str]]) -> None:
         """``scaler.unscale_(opt)`` after the last statement of the scale_loss block holding
@@ -2106,6 +2127,48 @@ def train(model, optimizer, batches, accumulate=2):
             optimizer.zero_grad()
 ''',
         codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311", "APX326", "APX331"),
+    ),
+    Example(
+        # a clip inside the amp.scale_loss block (unscale_ after the block, where apex unscaled)
+        # and a gradient read after it: that unscale_ serves the read too (a second one before
+        # the read raised "unscale_() has already been called"); found by the shapes check
+        "clip-in-the-block-and-a-read-after-it-share-one-unscale",
+        before='''\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+        norm = sum(float(p.grad.norm()) for p in model.parameters())
+        print(norm)
+        optimizer.step()
+        optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def train(model, optimizer, batches):
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        scaler.scale(loss).backward()
+        torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), 1.0)
+        scaler.unscale_(optimizer)
+        norm = sum(float(p.grad.norm()) for p in model.parameters())
+        print(norm)
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX321", "APX325", "APX330"),
     ),
 ]
 

@@ -5,8 +5,9 @@ switch around the initialize and the backward; gradients accumulated over micro-
 or without ``delay_unscale``; a plain backward in the other branch; the parameters named in each
 branch; a clip of ``amp.master_params``, of ``model.parameters()`` or of a name bound in the
 branches, after every backward or at the step; a read of the gradients' norm; an lr scheduler;
-a loss that overflows once; the loop in ``main`` or in a function ``main`` calls; amp's state
-saved at the end) and writes the script.  The whole set is migrated ``--to native`` in one run
+a loss that overflows once; the loop in ``main``, in a function ``main`` calls or in a method of a
+trainer class whose ``__init__`` initializes; ``zero_grad`` before the forward pass; a clip inside
+the ``amp.scale_loss`` block; two scaled backwards per step; amp's state saved at the end) and writes the script.  The whole set is migrated ``--to native`` in one run
 of the CLI, then the originals run through the test-only ``fake_apex`` (``apexcompat.amp``) and
 the native outputs with apex and apexcompat blocked and CUDA autocast/GradScaler simulated on
 the CPU (``runner.py``).  A shape passes when its output is native, runs, logs the same
@@ -78,19 +79,24 @@ class Shape:
     delay_unscale: bool = False
     backward: str = "scaled"  # scaled | branches | branches-params
     clip: str = "none"  # none | master | model | params | switched
-    clip_at: str = "step"  # step | backward
+    clip_at: str = "step"  # step | backward | block (inside the amp.scale_loss block)
     read_norm: str = "none"  # none | model | optimizer: whose gradients' norm is logged
     scheduler: bool = False
     overflow: bool = False
     in_function: bool = False
     save_amp: bool = False
-    notes: List[str] = field(default_factory=list)
+    #: the loop body a method of a trainer class whose __init__ initializes (with in_function)
+    in_class: bool = False
+    zero_grad_first: bool = False  # optimizer.zero_grad() before the forward pass, not after the step
+    two_backwards: bool = False  # two losses, each scaled and backed on its own, one step
 
     def summary(self) -> str:
         parts = [self.level, f"accum={self.accum}", f"backward={self.backward}", f"clip={self.clip}@{self.clip_at}"]
         if self.read_norm != "none":
             parts.append(f"norm of {self.read_norm}")
-        for flag in ("switch", "delay_unscale", "scheduler", "overflow", "in_function", "save_amp"):
+        flags = ("switch", "delay_unscale", "scheduler", "overflow", "in_function", "save_amp", "in_class",
+                 "zero_grad_first", "two_backwards")
+        for flag in flags:
             if getattr(self, flag):
                 parts.append(flag)
         return ", ".join(parts)
@@ -115,6 +121,11 @@ def choose(seed: int) -> Shape:
     shape.overflow = rng.random() < 0.3
     shape.in_function = rng.random() < 0.5
     shape.save_amp = rng.random() < 0.3
+    shape.in_class = shape.in_function and rng.random() < 0.5
+    shape.zero_grad_first = shape.accum == 1 and rng.random() < 0.3
+    shape.two_backwards = shape.backward == "scaled" and not shape.delay_unscale and rng.random() < 0.25
+    if shape.clip in ("master", "model") and shape.backward == "scaled" and rng.random() < 0.25:
+        shape.clip_at = "block"  # inside the amp.scale_loss block, after the backward
     return shape
 
 
@@ -125,6 +136,11 @@ def _indent(lines: List[str], depth: int) -> List[str]:
 def _backward(shape: Shape) -> List[str]:
     delay = ", delay_unscale=(i + 1) % args.accum != 0" if shape.delay_unscale else ""
     scaled = [f"with amp.scale_loss(loss, optimizer{delay}) as scaled_loss:", "    scaled_loss.backward()"]
+    if shape.clip_at == "block":
+        scaled += _indent(_clip(shape), 1)
+    if shape.two_backwards:
+        first = [line.replace("(loss,", "(loss_a,").replace(".backward()", ".backward(retain_graph=True)") for line in scaled]
+        scaled = first + [line.replace("(loss,", "(loss_b,") for line in scaled]
     if shape.backward == "scaled":
         return scaled
     test = "args.amp" if shape.switch else "not args.cpu_train"
@@ -148,12 +164,18 @@ def _clip(shape: Shape) -> List[str]:
     return []
 
 
-def _loop(shape: Shape) -> List[str]:
-    body = ["loss = F.mse_loss(model(x), y)"]
+def _loop_body(shape: Shape) -> List[str]:
+    body = ["optimizer.zero_grad()"] if shape.zero_grad_first else []
+    if shape.two_backwards:
+        body += ["out = model(x)", "loss_a = F.mse_loss(out[:, :2], y[:, :2])", "loss_b = F.mse_loss(out[:, 2:], y[:, 2:])"]
+        loss = "loss_a"
+    else:
+        body += ["loss = F.mse_loss(model(x), y)"]
+        loss = "loss"
     if shape.overflow:
-        body += ["if i == 2:", "    loss = loss * 1e30  # overflows in the float16 backward"]
+        body += ["if i == 2:", f"    {loss} = {loss} * 1e30  # overflows in the float16 backward"]
     if shape.accum > 1:
-        body.append("loss = loss / args.accum")
+        body += [f"{name} = {name} / args.accum" for name in (("loss_a", "loss_b") if shape.two_backwards else ("loss",))]
     body += _backward(shape)
     if shape.clip_at == "backward":
         body += _clip(shape)
@@ -166,27 +188,56 @@ def _loop(shape: Shape) -> List[str]:
         ] + step[-1:]
     if shape.scheduler:
         step.append("scheduler.step()")
-    step.append("optimizer.zero_grad()")
+    if not shape.zero_grad_first:
+        step.append("optimizer.zero_grad()")
     if shape.accum > 1:
         body += ["if (i + 1) % args.accum == 0:", *_indent(step, 1)]
     else:
         body += step
-    return ["for i, (x, y) in enumerate(data):", *_indent(body, 1)]
+    return body
+
+
+def _loop(shape: Shape) -> List[str]:
+    return ["for i, (x, y) in enumerate(data):", *_indent(_loop_body(shape), 1)]
+
+
+def _on_self(lines: List[str]) -> List[str]:
+    """The lines with the loop's names read off ``self`` (a trainer's method)."""
+    names = re.compile(r"(?<![.\w])(model|optimizer|args|scheduler)\b(?!\s*=[^=])")
+    return [names.sub(r"self.\1", line) for line in lines]
+
+
+def _trainer(shape: Shape, init: List[str]) -> List[str]:
+    """A trainer class: __init__ initializes and keeps what the step uses, ``train_step`` is
+    the loop's body."""
+    extra = ", scheduler" if shape.scheduler else ""
+    setup = [f"def __init__(self, args, model, optimizer{extra}):", *_indent(init, 1),
+             "    self.args, self.model, self.optimizer = args, model, optimizer"]
+    if shape.scheduler:
+        setup.append("    self.scheduler = scheduler")
+    step = ["def train_step(self, i, x, y):", *_indent(_on_self(_loop_body(shape)), 1)]
+    return ["class Trainer:", *_indent(setup, 1), "", *_indent(step, 1)]
 
 
 def script(shape: Shape) -> str:
-    init = f'model, optimizer = amp.initialize(model, optimizer, opt_level="{shape.level}")'
+    init_line = f'model, optimizer = amp.initialize(model, optimizer, opt_level="{shape.level}")'
+    init = ["if args.amp:", "    " + init_line] if shape.switch else [init_line]
     setup = [
         "model = make_model()",
         "optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)",
-        *([f"if args.amp:", "    " + init] if shape.switch else [init]),
+        *([] if shape.in_class else init),
     ]
     if shape.scheduler:
         setup.append("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=3, gamma=0.5)")
     setup.append("data = make_data(args.steps)")
     loop = _loop(shape)
     lines = [HEAD.format(seed=shape.seed, summary=shape.summary())]
-    if shape.in_function:
+    if shape.in_class:
+        lines += ["", *_trainer(shape, init), "", ""]
+        extra = ", scheduler" if shape.scheduler else ""
+        loop = [f"trainer = Trainer(args, model, optimizer{extra})", "for i, (x, y) in enumerate(data):",
+                "    trainer.train_step(i, x, y)", "model, optimizer = trainer.model, trainer.optimizer"]
+    elif shape.in_function:
         params = "args, model, optimizer, data" + (", scheduler" if shape.scheduler else "")
         lines += ["", f"def train({params}):", *_indent(loop, 1), "", ""]
         loop = [f"train({params})"]
