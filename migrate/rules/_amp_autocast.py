@@ -1290,7 +1290,9 @@ class AutocastPlacement(AmpRule):
                 if self._is_plain_loop(body[j]) and not self._is_model_call(body[j], models, via_args=True):
                     continue  # ``for name, part in parts: log(name, part.item())``: rides along
                 if not self._is_forward_loop(body[j]):
-                    if not self._feeds_span(body[j], body[j + 1 : end + 1], models):
+                    if self._runs_own_scaled_backward(body[j], info) or not self._feeds_span(
+                        body[j], body[j + 1 : end + 1], models
+                    ):
                         break
                     if not self._is_plain_loop(body[j]):
                         # the model runs in a block autocast cannot span: wrapping only what
@@ -1298,6 +1300,8 @@ class AutocastPlacement(AmpRule):
                         return None
                     start = j  # ``for clip in clips: outs.append(step(model, clip))``
                     continue
+            if j != end and self._hands_scaler(body[j], info):
+                break  # ``delta = attack_pgd(model, X, y, opt)``: runs its own scaled backward
             via_args = j == end or self._feeds_loss(body[j], body[j + 1 : end + 1], models)
             if self._is_model_call(body[j], models, via_args=via_args):
                 if j != end and self._nests_or_steps(body[j]) and not self._feeds_span(
@@ -1541,6 +1545,24 @@ class AutocastPlacement(AmpRule):
                         changed = True
         produced -= {text.split(".")[-1] for text in models} | models
         return any(_reads(s, produced) for s in span)
+
+    def _runs_own_scaled_backward(self, stmt: Any, info: AmpFile) -> bool:
+        """Whether block ``stmt`` holds an ``amp.scale_loss`` of its own (an attack loop:
+        ``for _ in range(iters): output = model(X + delta); loss = ...; with
+        amp.scale_loss(loss, opt): ...; delta.data = ... sign(delta.grad) ...``): the forward
+        passes in it feed that backward, under the region placed for that site, and what the
+        block hands on (the perturbation) is an input of the forward pass after it, not one of
+        its outputs; the region after it starts after it."""
+        return any(is_nested_in(self.parents, site.with_stmt, stmt) for site in info.scale_losses)
+
+    @staticmethod
+    def _hands_scaler(stmt: Any, info: AmpFile) -> bool:
+        """Whether ``stmt`` calls a function the GradScaler is handed to (of this file or
+        another): it scales a loss (or saves the scaler's state) itself, and a loss it scales
+        gets its autocast region there; a region here would hold that backward (an attack
+        helper's: ``delta = attack_pgd(model, X, y, opt)``), so the region starts after it."""
+        calls = set(map(id, info.passes)) | {id(c) for cs in info.threaded.values() for c in cs}
+        return bool(calls) and any(id(n) in calls for n in walk(stmt))
 
     def _is_forward_loop(self, stmt: Any) -> bool:
         """A plain ``for`` loop (``_is_plain_loop``) that runs forward passes (a discriminator

@@ -31,6 +31,7 @@ from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
 from ._clip_functions import CLIP_FUNCTIONS
 from ._exit_unscale import exit_unscale_count
+from ._input_gradient import input_gradient, input_gradient_refusal
 from ._o2_model_clip import o2_model_clips
 from ._amp_holder import held_instance
 from ._amp_hoist import hoist_target
@@ -3991,6 +3992,13 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
             or _stepped_by_base(rule, site, opt, info)
         ):
             continue
+        shape = input_gradient(rule, site)
+        if shape is not None and not shape.stepped:
+            if shape.magnitude:
+                info.blockers.append(Blocker(site.with_stmt, input_gradient_refusal(shape)))
+                continue
+            if not calls:
+                continue  # nothing of this backward reaches a step here (see ``_input_gradient``)
         if not calls:
             message = f"{code_of(opt)}.step() is not in the same function as amp.scale_loss"
             gap = (

@@ -38,6 +38,9 @@ _FACTORIES = frozenset(
         "tensor",
     )
 )
+#: ``Variable(t, requires_grad=True)``: a tensor object of its own (sharing ``t``'s storage),
+#: never the parameter ``t`` is, with a ``.grad`` of its own
+_WRAPPERS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 #: methods whose result is a tensor distinct from any parameter, whatever they are called on
 _DETACHING = frozenset({"detach"})
 #: methods that return their receiver or a copy of it: fresh when the receiver is
@@ -48,7 +51,7 @@ def _fresh(value: cst.BaseExpression, qualified: Callable[[cst.CSTNode], Set[str
     if not isinstance(value, cst.Call):
         return False
     func = value.func
-    if qualified(func) & _FACTORIES:
+    if qualified(func) & (_FACTORIES | _WRAPPERS):
         return True
     if isinstance(func, cst.Attribute):
         if func.attr.value in _DETACHING:

@@ -76,6 +76,11 @@ _COLLECTORS = frozenset({"list", "tuple", "iter", "filter", "enumerate", "zip", 
 #: whose phase is unknown (APX327); triggers too, so a later run reports the comments again
 ACCUM_TODO = "per-micro-step gradient use:"
 UNKNOWN_TODO = "gradients used after the scaled backward:"
+#: why a gradient read gets no unscale_ before it (APX327): a backward follows it before the step
+BACKWARD_AGAIN = (
+    "another backward runs before that step, whose gradients an unscale_ here would leave scaled (scaler.step "
+    "unscales once per step)"
+)
 
 
 def _backs_a_loss(call: cst.Call) -> bool:
@@ -199,6 +204,12 @@ class ClippingRule(AmpRule):
             keys = self._decide(use, sites, steps, flush)
             if use.kind == "opaque" and (use.status != "unscale" or not self._last_backward_before(use, keys, sites)):
                 use.status, keys = "skip", []  # unscale_ only where the step follows every backward
+            elif use.kind == "grad" and use.status == "unscale" and not self._last_backward_before(use, keys, sites):
+                # ``x.grad`` read after a backward whose gradients are dropped or added to before the
+                # step (an adversarial attack's): an unscale_ here would leave the later backward's
+                # gradients scaled at scaler.step, which unscales once per step
+                use.opt, use.status, keys = keys[0][0] if keys else use.opt, "unknown", []
+                use.reason = BACKWARD_AGAIN
             if not side and use.status not in ("skip", "unknown"):
                 # (one the analysis did not see: in another function) an unscale_ before it
                 # would run after the plain backward too: a TODO, never a silent unscale_
@@ -337,6 +348,8 @@ class ClippingRule(AmpRule):
                 scaler = lookup(node)
                 if stmt in seen_stmts or scaler is None or enclosing_function(self.parents, node) is not func:
                     continue
+                if self._on_fresh_grad(node, func):
+                    continue  # ``delta.grad.zero_()``: the gradient of no optimizer's parameter
                 if may_read_gradients(self, node, self._callee, set()):
                     seen_stmts.add(stmt)
                     found.append(_Use(node, stmt, "opaque", func, scaler.expr, code_of(node.func) + "(...)"))
@@ -354,6 +367,8 @@ class ClippingRule(AmpRule):
             return False
         for site in sites:
             if site.func is use.func and arg_value(site.call, 4, "delay_unscale") is not None:
+                return False
+            if self._backward_again(use, site, [step for _opt, step in keys]):
                 return False
         for node in walk(use.func.body):
             if not isinstance(node, cst.Call) or not here <= start_of(self, node) < max(ends):
@@ -376,6 +391,19 @@ class ClippingRule(AmpRule):
                 return True
         return False
 
+    def _backward_again(self, use: _Use, site: Any, steps: List[Any]) -> bool:
+        """A loop holds ``use`` and the scaled backward of ``site`` but none of ``steps``
+        (``for _ in range(iters): <scaled backward>; delta.grad.zero_()``): the backward runs
+        again after the use, before the step."""
+        cur = self.parents.get(use.stmt)
+        while cur is not None and cur is not use.func:
+            if isinstance(cur, (cst.For, cst.While)):
+                inside = set(map(id, walk(cur)))
+                if id(site.with_stmt) in inside and not any(id(step) in inside for step in steps):
+                    return True
+            cur = self.parents.get(cur)
+        return False
+
     def _runs_a_backward(self, call: cst.Call, seen: Set[Any]) -> bool:
         """The same-file function or method ``call`` runs backs a loss, itself or deeper."""
         callee = self._callee(call)
@@ -384,6 +412,18 @@ class ClippingRule(AmpRule):
         seen.add(callee)
         return any(
             isinstance(n, cst.Call) and (_backs_a_loss(n) or self._runs_a_backward(n, seen)) for n in walk(callee.body)
+        )
+
+    def _on_fresh_grad(self, call: cst.Call, func: Any) -> bool:
+        """``call`` is a method of the gradient of a tensor the function makes itself
+        (``delta.grad.zero_()``, ``delta.grad.data.zero_()``)."""
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        while isinstance(receiver, cst.Attribute) and receiver.attr.value == "data":
+            receiver = receiver.value
+        return (
+            isinstance(receiver, cst.Attribute)
+            and receiver.attr.value == "grad"
+            and self._grad_of_fresh_tensor(receiver, func)
         )
 
     def _grad_of_fresh_tensor(self, grad: cst.Attribute, func: Any) -> bool:
@@ -864,6 +904,14 @@ class ClippingRule(AmpRule):
                 f"accumulation boundary (or under a condition). {apex}; {use.scaler}.unscale_({use.opt}) can run "
                 f"only once per step, so there is no exact native equivalent: move this to the step boundary, "
                 f"after {use.scaler}.unscale_({use.opt})",
+            )
+        elif use.status == "unknown" and use.reason == BACKWARD_AGAIN:
+            self.todo(
+                use.node,
+                "APX327",
+                f"{UNKNOWN_TODO} {use.what} saw gradients apex had unscaled, but {use.scaler} keeps them "
+                f"scaled until {use.scaler}.step({use.opt}), and {BACKWARD_AGAIN}: divide what it reads by "
+                f"{use.scaler}.get_scale() by hand",
             )
         elif use.status == "unknown":
             self.todo(

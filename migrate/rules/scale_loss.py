@@ -16,6 +16,8 @@ import libcst as cst
 
 from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_sites import analyse, arg_value, code_of, find_scalers, names_in
+from ._input_gradient import input_gradient
+from ._input_gradient_examples import EXAMPLES as INPUT_GRADIENT_EXAMPLES
 from ._edits import move_leading, statement, suite_statements, trailing_comment, with_trailing_comments
 from ._same_branches import collapsed, enclosing_if
 from ._tree import inside, walk
@@ -29,6 +31,11 @@ class ScaleLossRule(AmpRule):
         "APX301": "amp.scale_loss rewritten to scaler.scale(loss)",
         "APX302": "loss_id / delay_unscale dropped: one GradScaler serves every loss and unscales lazily",
         "APX303": "delay_overflow_check dropped: GradScaler always skips steps whose grads hold inf/nan",
+        "APX268": (
+            "a backward run for the gradient of an input (adversarial training) with no optimizer step after it: "
+            "that gradient stays scaled as under apex and is read only through its sign, but apex's dynamic loss "
+            "scale counted this backward and skipped the next step on its overflow, a GradScaler's does not"
+        ),
     }
     TRIGGERS = (b"scale_loss",)
     CODE_WORDS = ("apex",)
@@ -75,6 +82,7 @@ class ScaleLossRule(AmpRule):
             # the other branch's plain backward may be scaled now too (``_same_branches``)
             self.edits.replace(head, lambda upd: collapsed(upd) or [upd])
         self.report(call, "APX301", f"amp.scale_loss -> {scaler}.scale({loss})", fixed=True, severity="info")
+        self._report_input_gradient(site, scaler)
         # with one GradScaler per loss id, loss_id chose the scaler: it is not dropped
         kept = ("loss_id",) if by_loss_id else ()
         dropped = [k for k in ("loss_id", "delay_unscale") if self._has_arg(call, k) and k not in kept]
@@ -94,6 +102,26 @@ class ScaleLossRule(AmpRule):
                 fixed=True,
                 severity="warning",
             )
+
+    def _report_input_gradient(self, site, scaler: str) -> None:
+        """APX268 for a backward run only for an input's gradient (``_input_gradient``)."""
+        shape = input_gradient(self, site)
+        if shape is None or shape.stepped or shape.magnitude:
+            return
+        grads = " and ".join(f"{t}.grad" for t in shape.tensors)
+        opts = ", ".join(code_of(o) for o in site.optimizers)
+        self.report(
+            site.call,
+            "APX268",
+            f"this backward is run for {grads}, read only through its sign, and no {opts}.step() follows it "
+            f"before another backward or zero_grad: {grads} stays scaled as under apex, and the parameters' "
+            f"gradients it leaves are dropped by zero_grad or unscaled by the next {scaler}.step with the scale "
+            "they were made with. With a dynamic loss scale apex counted this backward (growth after 2000 "
+            f"backwards, not steps) and, when it overflowed, halved the scale and skipped the next step; {scaler} "
+            "counts and checks at steps only, so its scale and the steps it skips may differ from apex's",
+            fixed=True,
+            severity="warning",
+        )
 
     def _read_after(self, site) -> bool:
         """Whether the ``as`` name is read after the ``with`` block, in its function
@@ -280,5 +308,5 @@ def step(model, optimizer, x):
 
 NOOP_EXAMPLES: List[Example] = []
 
-ScaleLossRule.EXAMPLES = EXAMPLES
+ScaleLossRule.EXAMPLES = EXAMPLES + INPUT_GRADIENT_EXAMPLES
 ScaleLossRule.NOOP_EXAMPLES = NOOP_EXAMPLES
