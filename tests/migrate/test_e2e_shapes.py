@@ -6,7 +6,8 @@ norms, same final parameters within fp16 rounding) with a second migration chang
 or stays on apexcompat.amp.  The first seeds cover every choice; the others are shapes that
 once failed: the parameters named in the branch of the scaled backward and clipped after the
 if (11, 41: the unscale_ went before the backward), clips on every micro-step with a delayed
-unscale (51, 110) or written once from the fp16 and fp32 branches of an if (65, 91).
+unscale (51, 110) or written once from the fp16 and fp32 branches of an if (65, 91), a clip
+inside the amp.scale_loss block and a gradient read after it (39: a second unscale_ raised).
 ``python tests/migrate/e2e/shapes.py --seeds N`` checks more.
 """
 
@@ -20,7 +21,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "e2e"))
 import shapes  # noqa: E402
 
-SEEDS = sorted(set(range(40)) | {41, 51, 65, 91, 110})
+SEEDS = sorted(set(range(40)) | {41, 51, 65, 91, 110})  # 39 is in the first forty
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,8 @@ def test_shape_trains_as_the_original(checked, seed):
 
 
 def test_most_shapes_come_out_native(checked):
-    """The check says something only where the tool migrates: most of these shapes are plain
-    loops it must take (the refused ones are clips on every micro-step it cannot reproduce)."""
+    """The check says something only where the tool migrates: at least half of these shapes
+    come out native (the others are refused on purpose: O2 clips of the float16 model's
+    gradients, clips on every micro-step, amp's state saved where no GradScaler reaches)."""
     _verdicts, native = checked
-    assert len(native) >= 0.7 * len(SEEDS), f"only {len(native)}/{len(SEEDS)} shapes came out native"
+    assert len(native) >= 0.5 * len(SEEDS), f"only {len(native)}/{len(SEEDS)} shapes came out native"
