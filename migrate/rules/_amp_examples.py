@@ -2104,6 +2104,52 @@ class Trainer:
         codes=("APX101", "APX201", "APX206", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # PyContrast: the model-only initialize nested in the training initialize's ``if``
+        # leaves its TODO on a ``pass``; that ``if`` is no empty shell to drop
+        "inference-todo-nested-in-the-training-if-keeps-it",
+        before="""\
+from apex import amp
+
+
+class Trainer:
+    def prepare(self, model, model_ema, optimizer, args):
+        if args.amp:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+            if model_ema is not None:
+                model_ema = amp.initialize(model_ema, opt_level="O1")
+        return model, model_ema, optimizer
+
+    def train_step(self, model, optimizer, x):
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def prepare(self, model, model_ema, optimizer, args):
+        if args.amp:
+            if model_ema is not None:
+                # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+                #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+                pass
+        use_amp = bool(args.amp)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        return model, model_ema, optimizer
+
+    def train_step(self, model, optimizer, x):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = model(x).sum()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX206", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # apex.amp handed by keyword: the parameter that now holds the GradScaler is renamed
         # scaler, and so is the keyword of the call (``net.train()`` is no use of the function)
         "amp-given-by-keyword-parameter-and-keyword-renamed-scaler",

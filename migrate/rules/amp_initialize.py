@@ -1143,7 +1143,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
 
         def after_if(upd: Any) -> List[cst.BaseStatement]:
             upd = _prune_empty_elifs(upd)
-            if is_empty_shell(upd):
+            if is_empty_shell(upd) and not _holds_our_todo(upd.body):
                 # the comment lines below the block (LibCST gives them to it) stay where they were
                 self.edits.lead_next(_footer_outside(upd, self.tree.default_indent))
                 return [move_leading(upd, created[0])] + created[1:] if created else []
