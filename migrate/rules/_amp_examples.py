@@ -2051,6 +2051,105 @@ class Task:
         codes=("APX101", "APX201", "APX202", "APX204", "APX206", "APX209", "APX301", "APX311",),
     ),
     Example(
+        # DeepGNN: the ``else`` whose model-only initialize left the inference TODO on a
+        # ``pass`` is no empty branch to prune after the training initialize's ``if``
+        "inference-todo-in-the-else-of-the-training-if-stays",
+        before="""\
+from apex import amp
+
+
+class Trainer:
+    def prepare(self, model):
+        if self.optimizer:
+            # training: wrap apex around model and optimizer
+            if self.args.fp16:
+                model, self.optimizer = amp.initialize(model, self.optimizer, opt_level="O1")
+        else:
+            # evaluation: the model only
+            if self.args.fp16:
+                model = amp.initialize(model, opt_level="O1")
+        return model
+
+    def train_step(self, model, x):
+        loss = model(x).sum()
+        with amp.scale_loss(loss, self.optimizer) as scaled:
+            scaled.backward()
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def prepare(self, model):
+        if self.optimizer:
+            pass
+        else:
+            # evaluation: the model only
+            if self.args.fp16:
+                # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+                #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+                pass
+        use_amp = bool(self.optimizer and self.args.fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        return model
+
+    def train_step(self, model, x):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = model(x).sum()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX206", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # PyContrast: the model-only initialize nested in the training initialize's ``if``
+        # leaves its TODO on a ``pass``; that ``if`` is no empty shell to drop
+        "inference-todo-nested-in-the-training-if-keeps-it",
+        before="""\
+from apex import amp
+
+
+class Trainer:
+    def prepare(self, model, model_ema, optimizer, args):
+        if args.amp:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+            if model_ema is not None:
+                model_ema = amp.initialize(model_ema, opt_level="O1")
+        return model, model_ema, optimizer
+
+    def train_step(self, model, optimizer, x):
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled:
+            scaled.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def prepare(self, model, model_ema, optimizer, args):
+        if args.amp:
+            if model_ema is not None:
+                # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+                #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+                pass
+        use_amp = bool(args.amp)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        return model, model_ema, optimizer
+
+    def train_step(self, model, optimizer, x):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = model(x).sum()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX206", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # apex.amp handed by keyword: the parameter that now holds the GradScaler is renamed
         # scaler, and so is the keyword of the call (``net.train()`` is no use of the function)
         "amp-given-by-keyword-parameter-and-keyword-renamed-scaler",

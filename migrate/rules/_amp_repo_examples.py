@@ -11103,11 +11103,11 @@ FACTORY_FLAGS_CONDITIONAL = FACTORY_FLAGS.replace(
 
 REPOSITORY_EXAMPLES += [
     Example(
-        # the clipper runs after every backward, the step under ``(step + 1) % args.accumulate
-        # == 0``, the flag added by get_argument_parser() of flags.py with default 1: every
-        # backward is a step under the default flags, so unscale_ goes before the clipper (the
-        # O2 clip of amp.master_params after the block, as for a flag of the script's own
-        # file); a larger count raises at the second unscale_
+        # the clipper runs after every backward, right before the step under ``(step + 1) %
+        # args.accumulate == 0``, the flag added by get_argument_parser() of flags.py with
+        # default 1: every backward is a step under the default flags, so the clipper moves into
+        # that if after unscale_ (the O2 clip of amp.master_params after the block, as for a
+        # flag of the script's own file); a larger count clips once per step
         "own-clipper-with-a-count-of-one-by-default-from-a-parser-factory-of-another-file",
         before=FACTORY_FLAGS + FACTORY_SCRIPT,
         after=FACTORY_FLAGS
@@ -11144,9 +11144,9 @@ def main():
             scaler.scale(loss).backward()
         else:
             loss.backward()
-        scaler.unscale_(optimizer)
-        clipper.step(model.parameters())
         if (step + 1) % args.accumulate == 0:
+            scaler.unscale_(optimizer)
+            clipper.step(model.parameters())
             scaler.step(optimizer)
             scaler.update()
             optimizer.zero_grad()
@@ -11155,7 +11155,7 @@ def main():
 if __name__ == "__main__":
     main()
 """,
-        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311", "APX314", "APX321", "APX329"),
+        codes=("APX101", "APX201", "APX202", "APX209", "APX263", "APX301", "APX311", "APX314", "APX321"),
     ),
     Example(
         # ... but the factory adds the count under a condition: its default is not known, the

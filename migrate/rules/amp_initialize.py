@@ -26,6 +26,7 @@ from ._amp_inference import autocast_levels, consecutive_runs, inference_uses, m
 from ._amp_processor import ProcessorAutocast
 from ._amp_availability import AvailabilityChecks, fold
 from ._amp_rule import APEX_AMP, is_empty_shell
+from .base import TODO_PREFIX
 from ._plain_alternative import SCALER_SWITCHES, attribute_aliases, bound_names, scope_key
 from ._amp_threading import ScalerThreading
 from ._amp_held import held_attach, held_scaler_in_init
@@ -156,16 +157,26 @@ def _footer_outside(stmt: Any, default_indent: str) -> List[cst.EmptyLine]:
 
 def _prune_empty_elifs(node: Any) -> Any:
     """``if a: x  elif b: pass`` / ``if a: x  else: pass`` (the initialize that was there is
-    gone) -> ``if a: x``."""
+    gone) -> ``if a: x``.  A branch holding a TODO this tool wrote stays (DeepGNN: the
+    ``else`` whose model-only initialize became ``pass`` under the inference TODO)."""
     orelse = node.orelse
     if isinstance(orelse, cst.If):
         orelse = _prune_empty_elifs(orelse)
-        if is_empty_shell(orelse):
+        if is_empty_shell(orelse) and not _holds_our_todo(orelse.body):
             orelse = None
         return node.with_changes(orelse=orelse)
-    if isinstance(orelse, cst.Else) and is_empty_shell(cst.If(test=cst.Name("True"), body=orelse.body)):
+    if (
+        isinstance(orelse, cst.Else)
+        and is_empty_shell(cst.If(test=cst.Name("True"), body=orelse.body))
+        and not _holds_our_todo(orelse.body)
+    ):
         return node.with_changes(orelse=None)
     return node
+
+
+def _holds_our_todo(block: Any) -> bool:
+    """Whether ``block`` holds a TODO comment of this tool (written by this run or an earlier one)."""
+    return TODO_PREFIX in code_of(block)
 
 
 def _prune_quiet_elifs(node: Any) -> Any:
@@ -1133,7 +1144,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
 
         def after_if(upd: Any) -> List[cst.BaseStatement]:
             upd = _prune_empty_elifs(upd)
-            if is_empty_shell(upd):
+            if is_empty_shell(upd) and not _holds_our_todo(upd.body):
                 # the comment lines below the block (LibCST gives them to it) stay where they were
                 self.edits.lead_next(_footer_outside(upd, self.tree.default_indent))
                 return [move_leading(upd, created[0])] + created[1:] if created else []

@@ -23,10 +23,13 @@ ones did (APX328; a norm it returns is divided back); any other use on every mic
 norm helper) has no exact native equivalent and is reported (APX326) with a TODO to move it
 to the step boundary, unless the count of ``if <x> % K == 0`` is 1 under the default flags
 (``K`` an ``add_argument`` default of the file, ``_default_flags``): every backward is then a
-step and ``unscale_`` goes before the use (APX329); with ``K > 1`` the next ``unscale_``
-raises, so no run trains otherwise than apex did without failing.  A clip whose step or scaled
-backward is not in the same function, or whose step is a guarded flush step after the loop,
-is reported (APX327).
+step.  A use that is the statement right before that ``if`` moves into it, after ``unscale_``
+(APX263): apex's order under the default flags, and with ``K > 1`` one clip of the summed
+gradients per step (apex clipped each running sum; the same unless a partial sum exceeds the
+threshold).  Any other such use gets ``unscale_`` before it where it is (APX329); with
+``K > 1`` the next ``unscale_`` raises, so no run trains otherwise than apex did without
+failing.  A clip whose step or scaled backward is not in the same function, or whose step is
+a guarded flush step after the loop, is reported (APX327).
 
 ``amp.master_params(opt)`` becomes the optimizer's parameters: the sibling branch's
 expression when an ``if fp16: ... else: ...`` clips ``model.parameters()`` the other way
@@ -106,6 +109,17 @@ def _names_parameters_only(use: "_Use") -> bool:
     return assign.value is use.node and all(isinstance(t.target, cst.Name) for t in assign.targets)
 
 
+def _moved_into_if(ups: List[Any], unscale: Any) -> List[Any]:
+    """``[use, if]`` (updated) -> ``[if]`` whose body opens with ``unscale`` and ``use``; the
+    comments above ``use`` go above ``unscale`` (blank lines before them stay out)."""
+    use, boundary = ups
+    lines = list(use.leading_lines)
+    first = next((i for i, line in enumerate(lines) if line.comment is not None), len(lines))
+    opening = [unscale.with_changes(leading_lines=lines[first:]), use.with_changes(leading_lines=[])]
+    block = boundary.body
+    return [boundary.with_changes(body=block.with_changes(body=[*opening, *block.body]))]
+
+
 @dataclass(eq=False)
 class _Use:
     """A gradient use: ``node`` (the call or the ``.grad`` attribute), ``stmt`` (the
@@ -128,6 +142,8 @@ class _Use:
     scalers: str = ""
     #: status defaults: the test of the accumulation if around the step
     boundary: str = ""
+    #: status defaults: the accumulation if the use moved into, after the unscale_ (APX263)
+    moved_into: Any = None
 
 
 class ClippingRule(AmpRule):
@@ -144,6 +160,7 @@ class ClippingRule(AmpRule):
         "APX327": "gradients clipped or read after the scaled backward where the step or backward is not known",
         "APX328": "a clip on every micro-step clips the scaled gradients at the threshold times the loss scale",
         "APX329": "a gradient use on every micro-step, the step under an accumulation count that is 1 by default",
+        "APX263": "a gradient use on every micro-step right before the accumulation if that steps moved into it",
         "APX330": "a gradient use inside the amp.scale_loss block stays on the scaled gradients, unscale_ after it",
         "APX218": "amp.master_params(opt) in a file that scales no loss (a helper) -> the optimizer's param groups",
     }
@@ -753,6 +770,13 @@ class ClippingRule(AmpRule):
             guard = self._info.scaler_guards.get(enclosing_function(self.parents, point))
             unscale = statement(f"{scaler}.unscale_({opt})\n") if guard is None else guarded_unscale(guard, scaler, opt)
             if named_only is None:
+                boundary = self._boundary_after(members, step)
+                if boundary is not None:
+                    self.edits.wrap([point, boundary], lambda ups, unscale=unscale: _moved_into_if(ups, unscale))
+                    for use in members:
+                        use.unscaled.append(opt)
+                        use.moved_into = boundary
+                    continue
                 self.edits.insert_before(point, [unscale])
                 self._update_before_continue(point, scaler)
             else:
@@ -777,6 +801,31 @@ class ClippingRule(AmpRule):
             if any(isinstance(n, cst.Call) and _backs_a_loss(n) for n in walk(stmt)):
                 return False
         return False
+
+    def _boundary_after(self, members: List[_Use], step: Any) -> Optional[cst.If]:
+        """The accumulation ``if`` holding ``step`` when the phase's uses, all on every
+        micro-step under a count that is 1 by default (``defaults``), are one statement right
+        before it (DLE-BERT run_squad.py: ``gradClipper.step(amp.master_params(optimizer))``,
+        then ``if (step + 1) % args.gradient_accumulation_steps == 0:``): that statement moves
+        into the ``if``, after ``unscale_``, so that a count > 1 unscales once per step
+        instead of raising on the second backward; else None."""
+        if any(u.status != "defaults" for u in members) or len({u.stmt for u in members}) != 1:
+            return None
+        stmt = members[0].stmt
+        if not isinstance(stmt, cst.SimpleStatementLine) or not all(isinstance(s, cst.Expr) for s in stmt.body):
+            return None  # a name it binds (the norm it returns) may be read after the if
+        boundary = self.parents.get(self.parents.get(self.statement_of(step)))
+        block = self.parents.get(stmt)
+        if not isinstance(boundary, cst.If) or not isinstance(block, cst.IndentedBlock):
+            return None
+        body = list(block.body)
+        if boundary not in body or body.index(boundary) != body.index(stmt) + 1:
+            return None
+        if not isinstance(boundary.body, cst.IndentedBlock):
+            return None
+        if any(self.edits.planned(s) or s in self.edits.groups for s in (stmt, boundary)):
+            return None
+        return boundary
 
     def _unscale_at_exit(self, use: _Use, sites, done: Set[Tuple[Any, str]]) -> None:
         """``scaler.unscale_(opt)`` after the last statement of the scale_loss block holding
@@ -876,6 +925,19 @@ class ClippingRule(AmpRule):
                 f"{o2}",
                 fixed=True,
                 severity="warning" if use.reason or levels else "info",
+            )
+        elif use.status == "defaults" and use.moved_into is not None:
+            self.report(
+                use.node,
+                "APX263",
+                f"{use.what} runs after every backward, {use.opt}.step() only when {use.boundary}: "
+                f"{use.what} moved into that if, after {after}, so that it clips the gradients of the step "
+                f"once (a GradScaler unscales once per step). {use.reason} is 1 under the default flags, where "
+                f"every backward is a step and this is apex's order; with {use.reason} > 1 apex clipped the "
+                f"running sum after every backward, this clips the sum once: the same unless a partial sum "
+                f"exceeds the threshold",
+                fixed=True,
+                severity="warning",
             )
         elif use.status == "defaults":
             self.report(
@@ -1556,11 +1618,12 @@ def train(model, optimizer, loader, accumulation_steps, step_size):
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX326'),
     ),
     Example(
-        # a project's own clipper on every micro-step (DLE-BERT run_squad.py's GradientClipper),
-        # the step under an accumulation count whose flag defaults to 1: with the default
-        # flags every backward is a step, so unscale_ goes before the clipper, as apex had
-        # unscaled; with a larger count the next unscale_ raises instead of training otherwise
-        "own-clipper-on-every-micro-step-with-a-count-of-one-by-default-gets-unscale",
+        # a project's own clipper on every micro-step (DLE-BERT run_squad.py's GradientClipper)
+        # right before the if that steps under an accumulation count whose flag defaults to 1:
+        # it moves into that if, after unscale_: with the default flags every backward is a
+        # step (apex's order); with a larger count it clips once per step, where an unscale_
+        # before every backward would raise on the second
+        "own-clipper-on-every-micro-step-with-a-count-of-one-by-default-moves-into-the-step-if",
         before="""\
 import argparse
 
@@ -1616,8 +1679,82 @@ import torch
             scaler.scale(loss).backward()
         else:
             loss.backward()
+        if (step + 1) % args.accumulate == 0:
+            scaler.unscale_(optimizer)
+            cutter.step(model.parameters())
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+"""
+        + _ENTRY,
+        codes=('APX101', 'APX201', 'APX209', 'APX263', 'APX301', 'APX311', 'APX314', 'APX321'),
+    ),
+    Example(
+        # ... with a statement between the clipper and that if: the clipper stays where it is,
+        # after unscale_ (apex's order under the default flags); with a larger count the
+        # second backward's unscale_ raises instead of training otherwise
+        "own-clipper-on-every-micro-step-apart-from-the-step-if-gets-unscale-before-it",
+        before="""\
+import argparse
+
+import torch
+from apex import amp
+
+
+"""
+        + _NORM_CUTTER
+        + _FLAGS
+        + """\
+    args = parser.parse_args()
+"""
+        + _MODEL
+        + """\
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    cutter = NormCutter(1.0)
+    losses = []
+    for step in range(8):
+        loss = model(torch.randn(2, 4).cuda()).mean() / args.accumulate
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        cutter.step(amp.master_params(optimizer))
+        losses.append(loss.item())
+        if (step + 1) % args.accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+"""
+        + _ENTRY,
+        after="""\
+import argparse
+
+import torch
+
+
+"""
+        + _NORM_CUTTER
+        + _FLAGS
+        + """\
+    args = parser.parse_args()
+"""
+        + _MODEL
+        + """\
+    use_amp = bool(args.fp16)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    cutter = NormCutter(1.0)
+    losses = []
+    for step in range(8):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(torch.randn(2, 4).cuda()).mean() / args.accumulate
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
         scaler.unscale_(optimizer)
         cutter.step(model.parameters())
+        losses.append(loss.item())
         if (step + 1) % args.accumulate == 0:
             scaler.step(optimizer)
             scaler.update()
