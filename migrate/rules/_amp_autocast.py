@@ -5,7 +5,7 @@ helper) and wrap them in ``torch.autocast``, switched on and off like the GradSc
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple, cast
+from typing import Any, Dict, List, Optional, Set, Tuple, cast
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
@@ -292,6 +292,14 @@ def _runs_no_forward(func: cst.FunctionDef) -> bool:
 #: calls on ``self`` a scaling method of the step-heir route may make: reading the losses
 #: its subclasses stored, and the backward itself
 _LOSS_READS = frozenset({"values", "get", "items", "keys", "backward", "item", "detach"})
+
+
+def _backs_loss(stmt: Any) -> bool:
+    """Whether ``stmt`` calls ``.backward(...)`` or ``amp.scale_loss(...)``."""
+    return any(
+        isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("backward", "scale_loss")
+        for n in walk(stmt)
+    )
 
 
 class AutocastPlacement(AmpRule):
@@ -749,6 +757,8 @@ class AutocastPlacement(AmpRule):
             found = self._forward_spans(site.with_stmt, loss_texts, info)
             if found is None:
                 self.second_look = False
+        if found:
+            found[-1] = self._with_later_losses(site, found[-1], info)
         spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found] if found else [(None, site.func)]
         if spans[0][0] is None:
             spans = self._spans_at_callers(site, info)
@@ -809,6 +819,33 @@ class AutocastPlacement(AmpRule):
             if fed:
                 spans, switches = spans + [fed[0]], switches + [fed[1]]
         self._wrap_spans(spans, switches, info)
+
+    def _with_later_losses(self, site: ScaleLossSite, members: List[Any], info: AmpFile) -> List[Any]:
+        """``members`` (``site``'s span) and the statements after it, before ``site``, through
+        the last that computes the loss of a scale_loss right after ``site`` (``loss_b``
+        computed from the same forward pass, backed in the next block): that loss is then
+        computed under the same autocast, and that scale_loss finds its loss in this span.  Only plain statements that
+        back no loss join."""
+        block = self.parents.get(members[-1])
+        body = list(getattr(block, "body", ()))
+        if site.with_stmt not in body or members[-1] not in body:
+            return members
+        at = body.index(site.with_stmt)
+        between = body[body.index(members[-1]) + 1 : at]
+        blocks = {s.with_stmt: s for s in info.scale_losses}
+        later: Set[str] = set()
+        for stmt in body[at + 1 :]:
+            following = blocks.get(stmt)
+            if following is None:
+                break
+            later |= {code_of(n) for n in walk(following.loss) if isinstance(n, (cst.Name, cst.Attribute))}
+        last = max((i for i, stmt in enumerate(between) if later & assigned_names(stmt)), default=None)
+        if last is None:
+            return members
+        extra = between[: last + 1]
+        if any(not isinstance(stmt, cst.SimpleStatementLine) or _backs_loss(stmt) for stmt in extra):
+            return members
+        return [*members, *extra]
 
     def _wider_models(self, info: AmpFile) -> bool:
         """Whether a second look for a forward pass may find more: the file binds a wrapper

@@ -3483,6 +3483,50 @@ def infer(model, loader, with_apex, mixed_precision):
         codes=("APX101", "APX206"),
     ),
     Example(
+        # two losses of one forward pass, each backed in an amp.scale_loss block of its own, one
+        # right after the other: the first block's span reaches the second loss too, and the
+        # second block finds its loss there (found by the training-loop shapes check)
+        "two-losses-of-one-forward-pass-backed-one-after-the-other",
+        before="""\
+import torch
+import torch.nn.functional as F
+from apex import amp
+
+
+def train(model, optimizer, data):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in data:
+        out = model(x)
+        loss_a = F.mse_loss(out[:, :2], y[:, :2])
+        loss_b = F.mse_loss(out[:, 2:], y[:, 2:])
+        with amp.scale_loss(loss_a, optimizer) as scaled_loss:
+            scaled_loss.backward(retain_graph=True)
+        with amp.scale_loss(loss_b, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+import torch.nn.functional as F
+
+
+def train(model, optimizer, data):
+    scaler = torch.amp.GradScaler("cuda")
+    for x, y in data:
+        with torch.autocast("cuda", dtype=torch.float16):
+            out = model(x)
+            loss_a = F.mse_loss(out[:, :2], y[:, :2])
+            loss_b = F.mse_loss(out[:, 2:], y[:, 2:])
+        scaler.scale(loss_a).backward(retain_graph=True)
+        scaler.scale(loss_b).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # an initialize without optimizers alone in a try whose handler catches apex's
         # TypeError (cryodrgn's abinit.py hands it self.scaler, None there: apex raised and the
         # handler made the GradScaler): without the initialize the handler never runs, so a
