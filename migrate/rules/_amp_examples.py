@@ -3483,6 +3483,130 @@ def infer(model, loader, with_apex, mixed_precision):
         codes=("APX101", "APX206"),
     ),
     Example(
+        # a trainer class initializes in __init__ and the launcher that builds it saves amp's state:
+        # the GradScaler is read off that instance (trainer.scaler); found by the shapes check
+        "launcher-saves-the-state-of-the-gradscaler-its-trainer-instance-holds",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def train_step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+
+
+def main(model, optimizer, batches, path):
+    trainer = Trainer(model, optimizer)
+    for x, y in batches:
+        trainer.train_step(x, y)
+    torch.save({"model": trainer.model.state_dict(), "amp": amp.state_dict()}, path)
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+
+    def train_step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+
+
+def main(model, optimizer, batches, path):
+    trainer = Trainer(model, optimizer)
+    for x, y in batches:
+        trainer.train_step(x, y)
+    torch.save({"model": trainer.model.state_dict(), "amp": trainer.scaler.state_dict()}, path)
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX401"),
+    ),
+    Example(
+        # a clip inside each of two amp.scale_loss blocks before one step: apex's second clip saw
+        # that backward's gradients only, and a second unscale_ after it would raise; the file
+        # keeps the shim (found by the shapes check)
+        "clips-inside-two-scale-loss-blocks-before-one-step-keep-the-shim",
+        before="""\
+import torch
+import torch.nn.functional as F
+from apex import amp
+
+
+def train(model, optimizer, data):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in data:
+        out = model(x)
+        loss_a = F.mse_loss(out[:, :2], y[:, :2])
+        loss_b = F.mse_loss(out[:, 2:], y[:, 2:])
+        with amp.scale_loss(loss_a, optimizer) as scaled_loss:
+            scaled_loss.backward(retain_graph=True)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        with amp.scale_loss(loss_b, optimizer) as scaled_loss:
+            scaled_loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+import torch.nn.functional as F
+from apexcompat import amp
+
+
+def train(model, optimizer, data):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in data:
+        out = model(x)
+        loss_a = F.mse_loss(out[:, :2], y[:, :2])
+        loss_b = F.mse_loss(out[:, 2:], y[:, 2:])
+        with amp.scale_loss(loss_a, optimizer) as scaled_loss:
+            scaled_loss.backward(retain_graph=True)
+            # TODO(apexcompat): torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0) runs inside
+            #   the amp.scale_loss block, where (O1) apex's gradients are still scaled and hold only
+            #   this backward's: a clip there cuts the scaled gradients at its threshold before apex
+            #   divides them by the loss scale, so moving it after scaler.unscale_() changes what
+            #   trains, and a GradScaler's gradients hold every backward since the step, so a clip
+            #   right after scaler.scale(loss).backward() is the same only where the step and
+            #   zero_grad() follow every backward and the opt level is O1 under the default flags
+            #   (written in the script, or a flag of this file whose default is O1; under O2 the
+            #   block's master gradients are still empty and apex's clip there did nothing), which
+            #   is not proven here; this file keeps apex.amp semantics through apexcompat.amp,
+            #   migrate it by hand
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        with amp.scale_loss(loss_b, optimizer) as scaled_loss:
+            scaled_loss.backward()
+            # TODO(apexcompat): torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0) runs inside
+            #   the amp.scale_loss block, where (O1) apex's gradients are still scaled and hold only
+            #   this backward's: a clip there cuts the scaled gradients at its threshold before apex
+            #   divides them by the loss scale, so moving it after scaler.unscale_() changes what
+            #   trains, and a GradScaler's gradients hold every backward since the step, so a clip
+            #   right after scaler.scale(loss).backward() is the same only where the step and
+            #   zero_grad() follow every backward and the opt level is O1 under the default flags
+            #   (written in the script, or a flag of this file whose default is O1; under O2 the
+            #   block's master gradients are still empty and apex's clip there did nothing), which
+            #   is not proven here; this file keeps apex.amp semantics through apexcompat.amp,
+            #   migrate it by hand
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         # two losses of one forward pass, each backed in an amp.scale_loss block of its own, one
         # right after the other: the first block's span reaches the second loss too, and the
         # second block finds its loss there (found by the training-loop shapes check)

@@ -14,7 +14,7 @@ unscaled.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import libcst as cst
 
@@ -38,6 +38,38 @@ def held_instance(rule: Any, cls: Any, home_cls: Any) -> Tuple[Optional[str], st
         if why:
             return None, f"self.{attr} is also {why}"
     return attr, ""
+
+
+def local_instance(rule: Any, func: Any, home: Any, home_cls: Any, sites: List[Any]) -> Optional[str]:
+    """``trainer`` where the module-level function ``func`` binds it once, by ``trainer =
+    Home(...)`` standing in its own body (no branch or loop around it), binds that name no
+    other way, and every one of ``sites`` comes after it; ``home`` (where the GradScaler is
+    made) is ``Home.__init__`` with no ``return``, so the instance holds it.  The launcher
+    then reads the GradScaler as ``trainer.<scaler>`` (its amp.state_dict() for a
+    checkpoint); None where that is not proven."""
+    from ._amp_sites import assigned_names
+
+    if func is None or home is None or home_cls is None or home.name.value != "__init__":
+        return None
+    if not isinstance(rule.parents.get(func), cst.Module) or any(isinstance(n, cst.Return) for n in walk(home.body)):
+        return None
+    binding = [s for s in func.body.body if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1
+               and isinstance(s.body[0], cst.Assign) and _builds(s.body[0].value, home_cls)
+               and len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name)]
+    if len(binding) != 1:
+        return None
+    stmt = binding[0]
+    name = stmt.body[0].targets[0].target.value
+    if name in {p.name.value for p in func.params.params}:
+        return None
+    rebinds = [n for n in walk(func.body) if n is not stmt and isinstance(n, cst.BaseStatement)
+               and not isinstance(n, cst.BaseCompoundStatement) and name in assigned_names(n)]
+    if rebinds or any(isinstance(n, (cst.Global, cst.Nonlocal, cst.Del)) for n in walk(func.body)):
+        return None
+    line = rule.line_of(stmt)
+    if not sites or any(rule.line_of(site) <= line for site in sites):
+        return None
+    return name
 
 
 def _kept_attributes(rule: Any, cls: Any, home_cls: Any) -> set:

@@ -33,7 +33,7 @@ from ._clip_functions import CLIP_FUNCTIONS
 from ._exit_unscale import exit_unscale_count
 from ._input_gradient import input_gradient, input_gradient_refusal
 from ._o2_model_clip import o2_model_clips
-from ._amp_holder import held_instance
+from ._amp_holder import held_instance, local_instance
 from ._amp_hoist import hoist_target
 from ._amp_partial import bound_calls, bound_offset, lone_assignment, partial_calls
 from ._amp_param import amp_parameters, initializing_refusals, outside_refusals, parameters_given_amp
@@ -4232,6 +4232,8 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
             if calls and _callers_reach(rule, func, calls, home, home_cls, info, visiting):
                 info.class_threaded[cls] = calls
                 result = self_name(func) + "." + name
+    elif info.storage == "self" and _local_instance(rule, func, home, home_cls, info) is not None:
+        result = f"{_local_instance(rule, func, home, home_cls, info)}.{name}"  # the instance it builds
     elif func is not None and func not in visiting and isinstance(parents.get(func), cst.Module):
         calls = _callers(rule, func)
         if calls and _callers_reach(rule, func, calls, home, home_cls, info, visiting):
@@ -4243,6 +4245,12 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
     if result is not None:
         info.access[func] = result
     return result
+
+
+def _local_instance(rule, func, home, home_cls, info: AmpFile) -> Optional[str]:
+    """``local_instance`` for ``func``'s amp sites."""
+    sites = [s.with_stmt for s in info.scale_losses if s.func is func] + [n.node for n in info.needs if n.func is func]
+    return local_instance(rule, func, home, home_cls, sites)
 
 
 def _disabled_where_unreached(rule, func, calls, home, home_cls, info: AmpFile, visiting: Set) -> bool:
@@ -4733,6 +4741,17 @@ def find_scalers(rule, module: cst.Module):
                 if held:
                     expr = f"{self_name(func)}.{held}.{attr}"
                     return ScalerRef(expr, f"{expr}.is_enabled()" if enabled else None)
+            # ``trainer = Trainer(...)`` in a launcher, the GradScaler made in Trainer.__init__
+            built = [
+                (instance, attr, enabled)
+                for keeper, (attr, enabled, home) in attrs.items()
+                for instance in [local_instance(rule, func, home, keeper, [node])]
+                if instance is not None
+            ]
+            if len(built) == 1:
+                instance, attr, enabled = built[0]
+                expr = f"{instance}.{attr}"
+                return ScalerRef(expr, f"{expr}.is_enabled()" if enabled else None)
         return None
 
     return lookup

@@ -42,7 +42,9 @@ BLOCK_HOLDS_THIS_BACKWARD = frozenset({"O0", "O1"})
 def exit_unscale_count(rule: Any, module: cst.Module, call: Any, block: cst.With, info: Any) -> Optional[str]:
     """For ``call`` (a gradient use) in the scale_loss statement ``block``: the accumulation
     count that is 1 by default ("" when the step is unconditional) when the use can stay on
-    the scaled gradients with ``unscale_`` after the block, as above; None otherwise."""
+    the scaled gradients with ``unscale_`` after the block, as above; None otherwise (also
+    where another amp.scale_loss of the function comes before the same step: two backwards
+    per step, whose second ``unscale_`` would raise)."""
     from ._amp_sites import enclosing_function, find_steps
 
     if not _o1_on_every_run(rule, module, info):
@@ -54,9 +56,13 @@ def exit_unscale_count(rule: Any, module: cst.Module, call: Any, block: cst.With
     site = next((s for s in info.scale_losses if s.with_stmt is block), None)
     if site is None or site.func is None or len(site.optimizers) != 1:
         return None
-    steps = find_steps(rule, site, code_of(site.optimizers[0]))
+    opt = code_of(site.optimizers[0])
+    steps = find_steps(rule, site, opt)
     if len(steps) != 1 or enclosing_function(rule.parents, steps[0]) is not site.func:
         return None
+    others = [s for s in info.scale_losses if s is not site and s.func is site.func]
+    if any(steps[0] in find_steps(rule, other, opt) for other in others):
+        return None  # another backward before the same step: not every backward is a step
     step_stmt = rule.statement_of(steps[0])
     if not (isinstance(step_stmt, cst.SimpleStatementLine) and len(step_stmt.body) == 1):
         return None
