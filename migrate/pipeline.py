@@ -172,8 +172,11 @@ FLOAT32_REFUSAL = "as written, a native rewrite would train in float32: "
 #: accumulation boundary, keeps apex.amp (apex had unscaled them; a GradScaler unscales once
 #: per step, so the clip would act on the gradients times the loss scale)
 MICRO_STEP_REFUSAL = "as written, a native rewrite would clip scaled gradients on every micro-step: "
+#: why a file that clips gradients a GradScaler still holds scaled where apex had unscaled
+#: them (the step or the backward the unscale_ would go between is not proven) keeps apex.amp
+SCALED_CLIP_REFUSAL = "as written, a native rewrite would clip scaled gradients: "
 #: the unfixed TODOs after which a file of no component keeps apex.amp, and how its reason starts
-REFUSED_TODOS = {"APX210": FLOAT32_REFUSAL, "APX326": MICRO_STEP_REFUSAL}
+REFUSED_TODOS = {"APX210": FLOAT32_REFUSAL, "APX326": MICRO_STEP_REFUSAL, "APX327": SCALED_CLIP_REFUSAL}
 
 
 def _function_at(source: bytes, line: int) -> str:
@@ -194,12 +197,16 @@ def _function_at(source: bytes, line: int) -> str:
 
 
 def _clips_scaled_gradients(finding: "Finding") -> bool:
-    """An APX326 TODO whose call is named as a clip (``gradClipper.step(...)``, ``self._clip()``):
-    it changes the gradients the step uses, so as written the native file trains differently.
-    A call named otherwise (a norm read for the log) keeps its TODO in the native file."""
-    if finding.code != "APX326":
+    """An APX326 or APX327 TODO whose call is named as a clip (``gradClipper.step(...)``,
+    ``self._clip()``, ``torch.nn.utils.clip_grad_norm_(...)``): it changes the gradients the
+    step uses, so as written the native file trains differently.  A call named otherwise (a
+    norm read for the log) keeps its TODO in the native file."""
+    if finding.code == "APX326":
+        used = finding.message.split("per-micro-step gradient use: ")[-1].split(" runs after every backward")[0]
+    elif finding.code == "APX327":
+        used = finding.message.split("gradients used after the scaled backward: ")[-1].split(" saw gradients")[0]
+    else:
         return False
-    used = finding.message.split("per-micro-step gradient use: ")[-1].split(" runs after every backward")[0]
     return "clip" in used.lower()
 
 

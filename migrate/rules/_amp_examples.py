@@ -3607,6 +3607,57 @@ def train(model, optimizer, data):
         codes=("APX102", "APX220"),
     ),
     Example(
+        # O2, the scaled backward in a helper the loop calls, then a clip of model.parameters():
+        # apex clipped its float16 model copy, which the step never reads, as after a
+        # scale_loss in the loop itself; the file keeps the shim (found by the shapes check)
+        "o2-model-clip-after-a-backward-helper-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+def backward(loss, optimizer):
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+
+
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        backward(loss, optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def backward(loss, optimizer):
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+
+
+def train(model, optimizer, batches):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+    for x, y in batches:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        backward(loss, optimizer)
+        # TODO(apexcompat): torch.nn.utils.clip_grad_norm_ clips model.parameters() after
+        #   amp.scale_loss under opt level O2 on every amp run: apex's O2 model is a float16
+        #   copy whose gradients are still scaled and which the step never reads (the fp32
+        #   master weights are stepped), so apex's clip did not cut what trains, while natively
+        #   the model is fp32 and the clip cuts the gradients the step uses; this file keeps
+        #   apex.amp semantics through apexcompat.amp, migrate it by hand
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         # two losses of one forward pass, each backed in an amp.scale_loss block of its own, one
         # right after the other: the first block's span reaches the second loss too, and the
         # second block finds its loss there (found by the training-loop shapes check)

@@ -19,7 +19,7 @@ exact natively and is not concerned.
 
 from __future__ import annotations
 
-from typing import Any, List, Set, Tuple
+from typing import Any, Dict, List, Set, Tuple
 
 import libcst as cst
 
@@ -47,8 +47,12 @@ def o2_model_clips(rule: Any, module: cst.Module, info: Any) -> List[Tuple[cst.C
         return []
     found: List[Tuple[cst.Call, str]] = []
     order = {id(node): index for index, node in enumerate(walk(module))}
-    for func in {site.func for site in info.scale_losses}:
-        blocks = [site.with_stmt for site in info.scale_losses if site.func is func]
+    backs: Dict[Any, List[Any]] = {}
+    for site in info.scale_losses:
+        backs.setdefault(site.func, []).append(site.with_stmt)
+    for caller, call in _backward_helper_calls(rule, module, info):
+        backs.setdefault(caller, []).append(call)  # ``backward(loss, optimizer)``: its scale_loss runs there
+    for func, blocks in backs.items():
         for node in walk(func.body if func is not None else module):
             if not (isinstance(node, cst.Call) and rule.qualified_names(node.func) & CLIP_FUNCTIONS and node.args):
                 continue
@@ -63,6 +67,30 @@ def o2_model_clips(rule: Any, module: cst.Module, info: Any) -> List[Tuple[cst.C
                 continue  # ``if fp16: <scale_loss> ... if fp16: <clip masters> else: <this>``: the fp32 path
             if any(not exclusive(rule.parents, b, node) for b in after):
                 found.append((node, O2_MODEL_CLIP.format(clip=code_of(node.func), params=code_of(params))))
+    return found
+
+
+def _backward_helper_calls(rule: Any, module: cst.Module, info: Any) -> List[Tuple[Any, cst.Call]]:
+    """(calling function, call) for each call of a same-file function that holds a scale_loss
+    block: by its name for a module-level one, through ``self`` in a method of its class."""
+    from ._amp_sites import class_of_method, enclosing_function, self_name
+
+    functions = {site.func.name.value for site in info.scale_losses
+                 if site.func is not None and isinstance(rule.parents.get(site.func), cst.Module)}
+    methods = {(class_of_method(rule.parents, site.func), site.func.name.value) for site in info.scale_losses
+               if site.func is not None and class_of_method(rule.parents, site.func) is not None}
+    found: List[Tuple[Any, cst.Call]] = []
+    for call in walk(module):
+        if not isinstance(call, cst.Call):
+            continue
+        caller = enclosing_function(rule.parents, call)
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in functions:
+            found.append((caller, call))
+        elif (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+              and (class_of_method(rule.parents, caller), func.attr.value) in methods
+              and func.value.value == self_name(caller)):
+            found.append((caller, call))
     return found
 
 

@@ -578,7 +578,7 @@ class ClippingRule(AmpRule):
                 if use.kind == "master":
                     use.status = "legacy"
                     return [(opt, use.func)]
-                use.status, use.opt, use.reason = "unknown", opt, f"{opt}.step() is not in this function"
+                use.status, use.opt, use.reason = "unknown", opt, self._no_step_reason(use, opt)
                 return []
             if step in flush:
                 use.status, use.opt = "unknown", opt
@@ -597,6 +597,18 @@ class ClippingRule(AmpRule):
             keys.append((opt, step))
         use.status = "unscale"
         return keys
+
+    def _no_step_reason(self, use: _Use, opt: str) -> str:
+        """Why no step of ``opt`` is known to follow ``use``: none in its function, or one there
+        that the scaled backward (run by a function this one calls) is not followed to."""
+        stepped = any(
+            isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "step"
+            and code_of(n.func.value) == opt
+            for n in walk(use.func.body)
+        )
+        if stepped:
+            return f"the scaled backward runs in a function this one calls, and {opt}.step() here is not followed from it"
+        return f"{opt}.step() is not in this function"
 
     def _stepped_every_time_by_default(self, use: _Use, step: cst.Call) -> Optional[str]:
         """A use on every micro-step that is not a norm or value clip (a project's own

@@ -7,7 +7,8 @@ branch; a clip of ``amp.master_params``, of ``model.parameters()`` or of a name 
 branches, after every backward or at the step; a read of the gradients' norm; an lr scheduler;
 a loss that overflows once; the loop in ``main``, in a function ``main`` calls or in a method of a
 trainer class whose ``__init__`` initializes; ``zero_grad`` before the forward pass; a clip inside
-the ``amp.scale_loss`` block; two scaled backwards per step; amp's state saved at the end) and writes the script.  The whole set is migrated ``--to native`` in one run
+the ``amp.scale_loss`` block; two scaled backwards per step; the scaled backward in a helper the
+loop calls; amp's state saved at the end) and writes the script.  The whole set is migrated ``--to native`` in one run
 of the CLI, then the originals run through the test-only ``fake_apex`` (``apexcompat.amp``) and
 the native outputs with apex and apexcompat blocked and CUDA autocast/GradScaler simulated on
 the CPU (``runner.py``).  A shape passes when its output is native, runs, logs the same
@@ -89,13 +90,14 @@ class Shape:
     in_class: bool = False
     zero_grad_first: bool = False  # optimizer.zero_grad() before the forward pass, not after the step
     two_backwards: bool = False  # two losses, each scaled and backed on its own, one step
+    backward_helper: bool = False  # the scaled backward in a module-level helper the loop calls
 
     def summary(self) -> str:
         parts = [self.level, f"accum={self.accum}", f"backward={self.backward}", f"clip={self.clip}@{self.clip_at}"]
         if self.read_norm != "none":
             parts.append(f"norm of {self.read_norm}")
         flags = ("switch", "delay_unscale", "scheduler", "overflow", "in_function", "save_amp", "in_class",
-                 "zero_grad_first", "two_backwards")
+                 "zero_grad_first", "two_backwards", "backward_helper")
         for flag in flags:
             if getattr(self, flag):
                 parts.append(flag)
@@ -126,6 +128,8 @@ def choose(seed: int) -> Shape:
     shape.two_backwards = shape.backward == "scaled" and not shape.delay_unscale and rng.random() < 0.25
     if shape.clip in ("master", "model") and shape.backward == "scaled" and rng.random() < 0.25:
         shape.clip_at = "block"  # inside the amp.scale_loss block, after the backward
+    plain = shape.backward == "scaled" and not (shape.delay_unscale or shape.two_backwards or shape.clip_at == "block")
+    shape.backward_helper = plain and rng.random() < 0.3
     return shape
 
 
@@ -133,7 +137,16 @@ def _indent(lines: List[str], depth: int) -> List[str]:
     return [("    " * depth + line) if line else "" for line in lines]
 
 
+BACKWARD_HELPER = """\
+def backward(loss, optimizer):
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+"""
+
+
 def _backward(shape: Shape) -> List[str]:
+    if shape.backward_helper:
+        return ["backward(loss, optimizer)"]
     delay = ", delay_unscale=(i + 1) % args.accum != 0" if shape.delay_unscale else ""
     scaled = [f"with amp.scale_loss(loss, optimizer{delay}) as scaled_loss:", "    scaled_loss.backward()"]
     if shape.clip_at == "block":
@@ -232,6 +245,8 @@ def script(shape: Shape) -> str:
     setup.append("data = make_data(args.steps)")
     loop = _loop(shape)
     lines = [HEAD.format(seed=shape.seed, summary=shape.summary())]
+    if shape.backward_helper:
+        lines += ["", BACKWARD_HELPER]
     if shape.in_class:
         lines += ["", *_trainer(shape, init), "", ""]
         extra = ", scheduler" if shape.scheduler else ""
