@@ -63,8 +63,10 @@ def make_data(steps):
     return [(torch.randn(16, 8, generator=generator), torch.randn(16, 4, generator=generator)) for _ in range(steps)]
 
 
-def save_params(optimizer, path):
-    params = [p.detach().float().clone() for group in optimizer.param_groups for p in group["params"]]
+def save_params(optimizers, path):
+    if not isinstance(optimizers, (list, tuple)):
+        optimizers = [optimizers]
+    params = [p.detach().float().clone() for o in optimizers for group in o.param_groups for p in group["params"]]
     torch.save(params, path)
 '''
 
@@ -91,6 +93,9 @@ class Shape:
     zero_grad_first: bool = False  # optimizer.zero_grad() before the forward pass, not after the step
     two_backwards: bool = False  # two losses, each scaled and backed on its own, one step
     backward_helper: bool = False  # the scaled backward in a module-level helper the loop calls
+    #: a GAN instead of the loop above: two models and optimizers, a discriminator step and a
+    #: generator step, each with its own scale_loss (with loss ids when 2)
+    gan_losses: int = 0
 
     def summary(self) -> str:
         parts = [self.level, f"accum={self.accum}", f"backward={self.backward}", f"clip={self.clip}@{self.clip_at}"]
@@ -98,6 +103,9 @@ class Shape:
             parts.append(f"norm of {self.read_norm}")
         flags = ("switch", "delay_unscale", "scheduler", "overflow", "in_function", "save_amp", "in_class",
                  "zero_grad_first", "two_backwards", "backward_helper")
+        if self.gan_losses:
+            return f"GAN {self.level}, losses={self.gan_losses}, clip={self.clip}" + (", switch" if self.switch else "") + (
+                ", in_function" if self.in_function else "") + (", save_amp" if self.save_amp else "")
         for flag in flags:
             if getattr(self, flag):
                 parts.append(flag)
@@ -130,6 +138,10 @@ def choose(seed: int) -> Shape:
         shape.clip_at = "block"  # inside the amp.scale_loss block, after the backward
     plain = shape.backward == "scaled" and not (shape.delay_unscale or shape.two_backwards or shape.clip_at == "block")
     shape.backward_helper = plain and rng.random() < 0.3
+    if rng.random() < 0.15:
+        shape.gan_losses = rng.choice([1, 2])
+        shape.clip = rng.choice(["none", "master"])
+        shape.in_class = False
     return shape
 
 
@@ -232,7 +244,64 @@ def _trainer(shape: Shape, init: List[str]) -> List[str]:
     return ["class Trainer:", *_indent(setup, 1), "", *_indent(step, 1)]
 
 
+GAN_SETUP = """\
+G = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 8))
+D = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+opt_g = torch.optim.SGD(G.parameters(), lr=0.05, momentum=0.9)
+opt_d = torch.optim.SGD(D.parameters(), lr=0.05, momentum=0.9)"""
+
+
+def _gan_step(shape: Shape, opt: str, loss: str, loss_id: int) -> List[str]:
+    ids = f", loss_id={loss_id}" if shape.gan_losses == 2 else ""
+    lines = [f"with amp.scale_loss({loss}, {opt}{ids}) as scaled_loss:", "    scaled_loss.backward()"]
+    if shape.clip == "master":
+        lines.append(f"torch.nn.utils.clip_grad_norm_(amp.master_params({opt}), 0.5)")
+    return lines + [f"{opt}.step()"]
+
+
+def _gan_script(shape: Shape) -> str:
+    losses = f", num_losses={shape.gan_losses}" if shape.gan_losses == 2 else ""
+    init_line = f'[G, D], [opt_g, opt_d] = amp.initialize([G, D], [opt_g, opt_d], opt_level="{shape.level}"{losses})'
+    init = ["if args.amp:", "    " + init_line] if shape.switch else [init_line]
+    body = [
+        "real, y = x[:, :8], y",
+        "opt_d.zero_grad()",
+        "fake = G(torch.randn_like(real)).detach()",
+        "loss_d = F.mse_loss(D(real), torch.ones(real.shape[0], 1)) + F.mse_loss(D(fake), torch.zeros(real.shape[0], 1))",
+        *_gan_step(shape, "opt_d", "loss_d", 0),
+        "opt_g.zero_grad()",
+        "loss_g = F.mse_loss(D(G(torch.randn_like(real))), torch.ones(real.shape[0], 1))",
+        *_gan_step(shape, "opt_g", "loss_g", 1),
+    ]
+    loop = ["for i, (x, y) in enumerate(data):", *_indent(body, 1)]
+    lines = [HEAD.format(seed=shape.seed, summary=shape.summary())]
+    if shape.in_function:
+        lines += ["", "def train(args, G, D, opt_g, opt_d, data):", *_indent(loop, 1), "", ""]
+        loop = ["train(args, G, D, opt_g, opt_d, data)"]
+    main = [
+        "parser = argparse.ArgumentParser()",
+        'parser.add_argument("--steps", type=int, default=8)',
+        'parser.add_argument("--params-out", default="")',
+        'parser.add_argument("--amp", type=int, default=1)',
+        'parser.add_argument("--ckpt-out", default="")',
+        "args = parser.parse_args()",
+        "torch.manual_seed(0)",
+        *GAN_SETUP.splitlines(),
+        *init,
+        "data = make_data(args.steps)",
+        *loop,
+        "if args.params_out:",
+        "    save_params([opt_g, opt_d], args.params_out)",
+    ]
+    if shape.save_amp:
+        main += ["if args.ckpt_out:", '    torch.save({"amp": amp.state_dict()}, args.ckpt_out)']
+    lines += ["", "def main():", *_indent(main, 1), "", "", 'if __name__ == "__main__":', "    main()", ""]
+    return "\n".join(lines).replace("\n\n\n\n", "\n\n\n")
+
+
 def script(shape: Shape) -> str:
+    if shape.gan_losses:
+        return _gan_script(shape)
     init_line = f'model, optimizer = amp.initialize(model, optimizer, opt_level="{shape.level}")'
     init = ["if args.amp:", "    " + init_line] if shape.switch else [init_line]
     setup = [
