@@ -128,7 +128,7 @@ class ImportsRule(AmpRule):
         "repository take from it (a star import, an import by name, module.amp): it stays, through apexcompat.amp, "
         "so their apex.amp calls keep working, with apex.amp's semantics; migrate those files by hand",
     }
-    KNOWN = {TAKEN_ELSEWHERE_TODO: ("APX270", "warning", False)}
+    KNOWN = {TAKEN_ELSEWHERE_TODO: ("APX270", "error", False)}
     TRIGGERS = (b"apex",)
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("apex",)
@@ -185,7 +185,7 @@ class ImportsRule(AmpRule):
                 if importers:
                     self._to_shim(imp, alias, target, module)
                     if self.settings.target == "native":
-                        self._todo_once(module, imp, _taken_message(binding, importers), "APX270", "warning")
+                        self._todo_once(module, imp, _taken_message(binding, importers), "APX270")
                     continue
             elif target == "apex" and not amp_bound and self._amp_chains(module, binding):
                 self._import_apex_amp_chain(imp, module)
