@@ -3113,7 +3113,9 @@ def _guard_set_by_its_branch(parents, site: InitSite, inits: Sequence[InitSite] 
     the same model and optimizer back, do not count)."""
     found = _stale_test(parents, site, inits)
     if found is None:
-        return _guard_the_loop_rebinds(parents, site)
+        # several training initializes in a loop are refused as such ("called for training more
+        # than once"): one reason is enough
+        return _guard_the_loop_rebinds(parents, site) if len(inits) <= 1 else None
     test, read = found
     return (
         f"the test `{code_of(test)}` around amp.initialize reads {read}, which its own branch assigns "
