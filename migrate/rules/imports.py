@@ -2624,6 +2624,136 @@ def train(args, model, optimizer, loader):
     ),
 ]
 
+# repository examples (several files, ``# file: NAME``): an import other files take
+EXAMPLES += [
+    # TextBrewer's shape (sweep17): utils.py imports apex.amp behind its availability flag and
+    # uses it nowhere itself; the distiller takes it with `from .utils import *` and calls
+    # amp.initialize / amp.scale_loss.  Removing the "unused" import left the distiller a name
+    # that no longer exists (NameError on its fp16 path): the import stays, on the shim (its
+    # guard too: apexcompat is always there), and says which files use it
+    Example(
+        "apex-amp-a-star-import-takes-from-its-module-stays-on-the-shim",
+        before="""\
+# file: pkg/utils.py
+import torch
+
+has_apex = True
+try:
+    from apex import amp
+except ImportError:
+    has_apex = False
+
+
+def detach(x):
+    return x.detach()
+# file: pkg/distiller.py
+from .utils import *
+
+
+class Distiller:
+    def __init__(self, fp16):
+        self.fp16 = fp16
+
+    def train(self, model, optimizer, batches):
+        if self.fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for x in batches:
+            loss = model(x).sum()
+            if self.fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            optimizer.step()
+""",
+        after="""\
+# file: pkg/utils.py
+import torch
+
+has_apex = True
+try:
+    # TODO(apexcompat): apex.amp (as amp) is taken from this module by other files of the
+    #   repository (pkg/distiller.py), which use it there: it stays, through apexcompat.amp,
+    #   and they keep apex.amp semantics with it; migrate them by hand, then delete this
+    #   import
+    from apexcompat import amp
+except ImportError:
+    has_apex = False
+
+
+def detach(x):
+    return x.detach()
+# file: pkg/distiller.py
+from .utils import *
+
+
+class Distiller:
+    def __init__(self, fp16):
+        self.fp16 = fp16
+
+    def train(self, model, optimizer, batches):
+        if self.fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for x in batches:
+            loss = model(x).sum()
+            if self.fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            optimizer.step()
+""",
+        codes=("APX102", "APX270"),
+    ),
+    # ... and the same taken by name (`from .utils import amp`) and as an attribute of the
+    # module (`utils.amp`): an import error at start-up, or a NameError, before
+    Example(
+        "apex-amp-imported-by-name-or-read-off-its-module-stays-on-the-shim",
+        before="""\
+# file: utils.py
+from apex import amp
+# file: train.py
+from utils import amp
+
+
+def step(loss, optimizer):
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+# file: evaluate.py
+import utils
+
+
+def build(model):
+    return utils.amp.initialize(model, opt_level="O1")
+""",
+        after="""\
+# file: utils.py
+# TODO(apexcompat): apex.amp (as amp) is taken from this module by other files of the
+#   repository (evaluate.py, train.py), which use it there: it stays, through
+#   apexcompat.amp, and they keep apex.amp semantics with it; migrate them by hand, then
+#   delete this import
+from apexcompat import amp
+# file: train.py
+from utils import amp
+
+
+def step(loss, optimizer):
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+# file: evaluate.py
+import utils
+
+
+def build(model):
+    return utils.amp.initialize(model, opt_level="O1")
+""",
+        codes=("APX102", "APX270"),
+    ),
+]
+
+
 NOOP_EXAMPLES: List[Example] = [
     Example(
         "unused-import-apex-in-function-left",
