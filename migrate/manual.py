@@ -78,6 +78,14 @@ MANUAL_WORK: Dict[str, ManualWork] = {
         "the value is only known at run time",
         "set `init_scale` / `growth_interval` by hand if it is a number",
     ),
+    "APX270": ManualWork(
+        "a module-level `from apex import amp` the file does not use itself, but other files take from it "
+        "(`from utils import *`, `from utils import amp`, `utils.amp`)",
+        "their `amp.initialize` / `amp.scale_loss` calls are not sites the tool sees in their own files, and "
+        "removing the import would leave them a name that no longer exists",
+        "the import stays on `apexcompat.amp`, so those files keep working; to go native, import apex.amp in "
+        "each of them by name and migrate again, then delete the import",
+    ),
     "APX403": ManualWork(
         "`amp.state_dict()` / `amp.load_state_dict()` in a file without `amp.initialize`",
         "the GradScaler is created in another file; once that file is migrated nothing sets up "

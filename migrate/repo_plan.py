@@ -49,6 +49,7 @@ from .launcher_importers import importer_refusal
 from .launcher_scripts import not_a_script, on_the_shim
 from .module_scaler_plan import imported_files, module_scaler_route, reader_route
 from .launcher_notes import ambiguous_import_note, unbound_scale_note
+from .amp_reexports import amp_reexports
 from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
 from .unreferenced import unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
@@ -320,6 +321,10 @@ class FilePlan:
     #: with ``handed_calls``: the methods of its scaling classes' family that may reach a
     #: backward or a step (``stepping_methods``): the callers' autocast regions stop there
     stepping_methods: Tuple[str, ...] = ()
+    #: module-level apex.amp names of this file that other files take from it (import by
+    #: name, ``module.amp``, a star import), each with those files' shown paths: the import
+    #: stays, on the shim (``amp_reexports``)
+    amp_importers: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def reader_access(self) -> str:
@@ -1753,6 +1758,8 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
             plan.files[path] = replace(known, stepping_methods=stepping_methods(path, by_path, definitions))
     for path, names in family_attributes(by_path, definitions).items():
         plan.files[path] = replace(plan.files.get(path, FilePlan()), family_attributes=names)
+    for path, importers in amp_reexports(by_path, definitions).items():
+        plan.files[path] = replace(plan.files.get(path, FilePlan()), amp_importers=importers)
     return plan
 
 

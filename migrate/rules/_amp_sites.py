@@ -3144,13 +3144,46 @@ def _guard_set_by_its_branch(parents, site: InitSite, inits: Sequence[InitSite] 
     the same model and optimizer back, do not count)."""
     found = _stale_test(parents, site, inits)
     if found is None:
-        return None
+        # several training initializes in a loop are refused as such ("called for training more
+        # than once"): one reason is enough
+        return _guard_the_loop_rebinds(parents, site) if len(inits) <= 1 else None
     test, read = found
     return (
         f"the test `{code_of(test)}` around amp.initialize reads {read}, which its own branch assigns "
         "(a run-once guard): a GradScaler created after that if with this test as its switch would be "
         "disabled"
     )
+
+
+def _guard_the_loop_rebinds(parents, site: InitSite) -> Optional[str]:
+    """Why the scaler's switch cannot be the tests around the initialize: the ``if`` sits in
+    a loop that assigns what one of its tests reads (``for epoch in ...: if epoch == start:
+    ...initialize...``, setup on the first pass).  The GradScaler, created after the ``if``
+    in the loop's body with those tests as its switch, would be created anew and disabled on
+    every pass where the test fails, while apex stayed initialized: those passes would train
+    in float32 without a word.  None when no enclosing loop of the function assigns what the
+    tests read."""
+    ifs = ifs_around(parents, site.stmt)
+    if not ifs:
+        return None
+    cur = parents.get(ifs[-1])
+    while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+        if isinstance(cur, (cst.For, cst.While)):
+            rebound = _assigned_texts(cur.body, skip=site.stmt)
+            if isinstance(cur, cst.For):
+                rebound |= _assigned_texts(cst.Assign([cst.AssignTarget(cur.target)], cst.Name("_")), skip=cst.Pass())
+            for test in (link.test for link in ifs):
+                read = next((text for text in _read_texts(test) if text in rebound), None)
+                if read is not None:
+                    head = f"for {code_of(cur.target)} in ..." if isinstance(cur, cst.For) else "while ..."
+                    return (
+                        f"the test `{code_of(test)}` around amp.initialize reads {read}, which the loop around "
+                        f"it (`{head}`) assigns anew on each pass: a GradScaler created after that if with this "
+                        "test as its switch would be disabled on the passes where it fails, while apex stayed "
+                        "initialized"
+                    )
+        cur = parents.get(cur)
+    return None
 
 
 def stale_flag(parents, site: InitSite) -> Optional[str]:

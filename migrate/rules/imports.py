@@ -53,6 +53,17 @@ SHIM = "apexcompat"
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 
 
+#: the TODO of an apex.amp import other files take from its module (APX270)
+TAKEN_ELSEWHERE_TODO = "is taken from this module by other files of the repository"
+
+
+def _taken_message(binding: str, importers: str) -> str:
+    return (
+        f"apex.amp (as {binding}) {TAKEN_ELSEWHERE_TODO} ({importers}), which use it there: it stays, through "
+        "apexcompat.amp, and they keep apex.amp semantics with it; migrate them by hand, then delete this import"
+    )
+
+
 def _module_name(node: cst.ImportFrom) -> Optional[str]:
     if node.relative or node.module is None:
         return None
@@ -113,7 +124,11 @@ class ImportsRule(AmpRule):
         "APX106": "unused `import apex` inside a function left as it is",
         "APX107": "apex imported by name at run time (importlib.import_module): apex.amp now comes from "
         "apexcompat.amp; anything else, and the native migration, need an import statement",
+        "APX270": "a module-level apex.amp import this file does not use itself, but other files of the "
+        "repository take from it (a star import, an import by name, module.amp): it stays, through apexcompat.amp, "
+        "so their apex.amp calls keep working, with apex.amp's semantics; migrate those files by hand",
     }
+    KNOWN = {TAKEN_ELSEWHERE_TODO: ("APX270", "error", False)}
     TRIGGERS = (b"apex",)
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("apex",)
@@ -165,6 +180,12 @@ class ImportsRule(AmpRule):
             if target == "apex.amp" or target.startswith("apex.amp."):
                 if self._binding_used(binding, target, used):
                     self._to_shim(imp, alias, target, module)
+                    continue
+                importers = self._taken_elsewhere(imp, binding)
+                if importers:
+                    self._to_shim(imp, alias, target, module)
+                    if self.settings.target == "native":
+                        self._todo_once(module, imp, _taken_message(binding, importers), "APX270")
                     continue
             elif target == "apex" and not amp_bound and self._amp_chains(module, binding):
                 self._import_apex_amp_chain(imp, module)
@@ -218,6 +239,22 @@ class ImportsRule(AmpRule):
         self._keep_neighbouring_comments(gone)
         self._drop_emptied_ifs(gone)
         self._merge_same_branches(gone)
+
+    def _taken_elsewhere(self, imp: Any, binding: str) -> str:
+        """The files that take this module-level apex.amp ``binding`` from this file
+        (``amp_reexports``), shown; "" for an import inside a def or one no file takes."""
+        plan = self.repo_plan()
+        if plan is None or enclosing_function(self.parents, imp) is not None or self._in_class(imp):
+            return ""
+        return dict(plan.amp_importers).get(binding, "")
+
+    def _in_class(self, node: Any) -> bool:
+        cur = self.parents.get(node)
+        while cur is not None and not isinstance(cur, cst.Module):
+            if isinstance(cur, cst.ClassDef):
+                return True
+            cur = self.parents.get(cur)
+        return False
 
     def _keep_neighbouring_comments(self, gone: List[Any]) -> None:
         """The lines above a removed import (or guard) stay, on the next statement that
@@ -452,13 +489,15 @@ class ImportsRule(AmpRule):
             message = f"`from {base} import *` kept: the names it brings cannot be followed; import them by name"
         self._todo_once(module, node, message)
 
-    def _todo_once(self, module: cst.Module, node: cst.CSTNode, message: str) -> None:
-        """``todo`` (APX104, error) for an import that stays; the comments above a file's first
-        statement are the module's header, where an earlier run's TODO is found."""
+    def _todo_once(
+        self, module: cst.Module, node: cst.CSTNode, message: str, code: str = "APX104", severity: str = "error"
+    ) -> None:
+        """``todo`` (APX104, error, unless told) for an import that stays; the comments above a
+        file's first statement are the module's header, where an earlier run's TODO is found."""
         if self.statement_of(node) is module.body[0] and message in read_todos(module.header):
-            self.report(node, "APX104", message, severity="error")
+            self.report(node, code, message, severity=severity)
         else:
-            self.todo(node, "APX104", message, severity="error")
+            self.todo(node, code, message, severity=severity)
 
     def _drop_twin_branch_import(self, module: cst.Module, stmt: Any, imp: Any, binding: str, target: str) -> bool:
         """Delete ``from apex.parallel import X`` in one branch of an ``if`` whose other branch
@@ -2584,6 +2623,136 @@ def train(args, model, optimizer, loader):
         codes=("APX105", "APX201", "APX209", "APX301", "APX311"),
     ),
 ]
+
+# repository examples (several files, ``# file: NAME``): an import other files take
+EXAMPLES += [
+    # TextBrewer's shape (sweep17): utils.py imports apex.amp behind its availability flag and
+    # uses it nowhere itself; the distiller takes it with `from .utils import *` and calls
+    # amp.initialize / amp.scale_loss.  Removing the "unused" import left the distiller a name
+    # that no longer exists (NameError on its fp16 path): the import stays, on the shim (its
+    # guard too: apexcompat is always there), and says which files use it
+    Example(
+        "apex-amp-a-star-import-takes-from-its-module-stays-on-the-shim",
+        before="""\
+# file: pkg/utils.py
+import torch
+
+has_apex = True
+try:
+    from apex import amp
+except ImportError:
+    has_apex = False
+
+
+def detach(x):
+    return x.detach()
+# file: pkg/distiller.py
+from .utils import *
+
+
+class Distiller:
+    def __init__(self, fp16):
+        self.fp16 = fp16
+
+    def train(self, model, optimizer, batches):
+        if self.fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for x in batches:
+            loss = model(x).sum()
+            if self.fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            optimizer.step()
+""",
+        after="""\
+# file: pkg/utils.py
+import torch
+
+has_apex = True
+try:
+    # TODO(apexcompat): apex.amp (as amp) is taken from this module by other files of the
+    #   repository (pkg/distiller.py), which use it there: it stays, through apexcompat.amp,
+    #   and they keep apex.amp semantics with it; migrate them by hand, then delete this
+    #   import
+    from apexcompat import amp
+except ImportError:
+    has_apex = False
+
+
+def detach(x):
+    return x.detach()
+# file: pkg/distiller.py
+from .utils import *
+
+
+class Distiller:
+    def __init__(self, fp16):
+        self.fp16 = fp16
+
+    def train(self, model, optimizer, batches):
+        if self.fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for x in batches:
+            loss = model(x).sum()
+            if self.fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            optimizer.step()
+""",
+        codes=("APX102", "APX270"),
+    ),
+    # ... and the same taken by name (`from .utils import amp`) and as an attribute of the
+    # module (`utils.amp`): an import error at start-up, or a NameError, before
+    Example(
+        "apex-amp-imported-by-name-or-read-off-its-module-stays-on-the-shim",
+        before="""\
+# file: utils.py
+from apex import amp
+# file: train.py
+from utils import amp
+
+
+def step(loss, optimizer):
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+# file: evaluate.py
+import utils
+
+
+def build(model):
+    return utils.amp.initialize(model, opt_level="O1")
+""",
+        after="""\
+# file: utils.py
+# TODO(apexcompat): apex.amp (as amp) is taken from this module by other files of the
+#   repository (evaluate.py, train.py), which use it there: it stays, through
+#   apexcompat.amp, and they keep apex.amp semantics with it; migrate them by hand, then
+#   delete this import
+from apexcompat import amp
+# file: train.py
+from utils import amp
+
+
+def step(loss, optimizer):
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+# file: evaluate.py
+import utils
+
+
+def build(model):
+    return utils.amp.initialize(model, opt_level="O1")
+""",
+        codes=("APX102", "APX270"),
+    ),
+]
+
 
 NOOP_EXAMPLES: List[Example] = [
     Example(

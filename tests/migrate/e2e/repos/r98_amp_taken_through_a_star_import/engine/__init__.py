@@ -1,0 +1,1 @@
+from .distiller import Distiller
