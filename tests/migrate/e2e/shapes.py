@@ -278,25 +278,8 @@ def _gan_script(shape: Shape) -> str:
     if shape.in_function:
         lines += ["", "def train(args, G, D, opt_g, opt_d, data):", *_indent(loop, 1), "", ""]
         loop = ["train(args, G, D, opt_g, opt_d, data)"]
-    main = [
-        "parser = argparse.ArgumentParser()",
-        'parser.add_argument("--steps", type=int, default=8)',
-        'parser.add_argument("--params-out", default="")',
-        'parser.add_argument("--amp", type=int, default=1)',
-        'parser.add_argument("--ckpt-out", default="")',
-        "args = parser.parse_args()",
-        "torch.manual_seed(0)",
-        *GAN_SETUP.splitlines(),
-        *init,
-        "data = make_data(args.steps)",
-        *loop,
-        "if args.params_out:",
-        "    save_params([opt_g, opt_d], args.params_out)",
-    ]
-    if shape.save_amp:
-        main += ["if args.ckpt_out:", '    torch.save({"amp": amp.state_dict()}, args.ckpt_out)']
-    lines += ["", "def main():", *_indent(main, 1), "", "", 'if __name__ == "__main__":', "    main()", ""]
-    return "\n".join(lines).replace("\n\n\n\n", "\n\n\n")
+    return _with_main(shape, lines, ["torch.manual_seed(0)", *GAN_SETUP.splitlines(), *init,
+                                     "data = make_data(args.steps)", *loop], "[opt_g, opt_d]")
 
 
 def script(shape: Shape) -> str:
@@ -325,6 +308,12 @@ def script(shape: Shape) -> str:
         params = "args, model, optimizer, data" + (", scheduler" if shape.scheduler else "")
         lines += ["", f"def train({params}):", *_indent(loop, 1), "", ""]
         loop = [f"train({params})"]
+    return _with_main(shape, lines, [*setup, *loop], "optimizer")
+
+
+def _with_main(shape: Shape, lines: List[str], body: List[str], optimizers: str) -> str:
+    """The script: ``lines``, then ``main()`` parsing the flags, running ``body`` and saving the
+    parameters of ``optimizers`` (and amp's state where the shape does), then its call."""
     main = [
         "parser = argparse.ArgumentParser()",
         'parser.add_argument("--steps", type=int, default=8)',
@@ -334,10 +323,9 @@ def script(shape: Shape) -> str:
         'parser.add_argument("--cpu-train", action="store_true")',
         'parser.add_argument("--ckpt-out", default="")',
         "args = parser.parse_args()",
-        *setup,
-        *loop,
+        *body,
         "if args.params_out:",
-        "    save_params(optimizer, args.params_out)",
+        f"    save_params({optimizers}, args.params_out)",
     ]
     if shape.save_amp:
         main += ["if args.ckpt_out:", '    torch.save({"amp": amp.state_dict()}, args.ckpt_out)']
