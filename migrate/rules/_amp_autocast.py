@@ -824,8 +824,8 @@ class AutocastPlacement(AmpRule):
         """``members`` (``site``'s span) and the statements after it, before ``site``, through
         the last that computes the loss of a scale_loss right after ``site`` (``loss_b``
         computed from the same forward pass, backed in the next block): that loss is then
-        computed under the same autocast, and that scale_loss finds its loss in this span.  Only plain statements that
-        back no loss join."""
+        computed under the same autocast, and that scale_loss finds its loss in this span.
+        Only plain statements that back no loss join."""
         block = self.parents.get(members[-1])
         body = list(getattr(block, "body", ()))
         if site.with_stmt not in body or members[-1] not in body:

@@ -19,7 +19,7 @@ from typing import Any, List, Optional, Tuple
 import libcst as cst
 
 from ._edits import code_of
-from ._tree import walk
+from ._tree import assignment_targets, walk
 
 
 def held_instance(rule: Any, cls: Any, home_cls: Any) -> Tuple[Optional[str], str]:
@@ -47,8 +47,6 @@ def local_instance(rule: Any, func: Any, home: Any, home_cls: Any, sites: List[A
     made) is ``Home.__init__`` with no ``return``, so the instance holds it.  The launcher
     then reads the GradScaler as ``trainer.<scaler>`` (its amp.state_dict() for a
     checkpoint); None where that is not proven."""
-    from ._amp_sites import assigned_names
-
     if func is None or home is None or home_cls is None or home.name.value != "__init__":
         return None
     if not isinstance(rule.parents.get(func), cst.Module) or any(isinstance(n, cst.Return) for n in walk(home.body)):
@@ -62,14 +60,25 @@ def local_instance(rule: Any, func: Any, home: Any, home_cls: Any, sites: List[A
     name = stmt.body[0].targets[0].target.value
     if name in {p.name.value for p in func.params.params}:
         return None
-    rebinds = [n for n in walk(func.body) if n is not stmt and isinstance(n, cst.BaseStatement)
-               and not isinstance(n, cst.BaseCompoundStatement) and name in assigned_names(n)]
-    if rebinds or any(isinstance(n, (cst.Global, cst.Nonlocal, cst.Del)) for n in walk(func.body)):
+    if any(_binds_name(node, name) for node in walk(func.body) if node is not stmt.body[0]):
         return None
     line = rule.line_of(stmt)
     if not sites or any(rule.line_of(site) <= line for site in sites):
         return None
     return name
+
+
+def _binds_name(node: Any, name: str) -> bool:
+    """Whether ``node`` binds ``name`` (an assignment or loop target, ``with ... as``, an
+    import, a nested definition) or may change what it is bound to (``del``, ``global``)."""
+    if isinstance(node, (cst.Global, cst.Nonlocal, cst.Del)):
+        return True
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return node.name.value == name
+    if isinstance(node, cst.ImportAlias):
+        bound = node.asname.name if node.asname is not None else node.name
+        return code_of(bound).split(".")[0] == name
+    return any(isinstance(n, cst.Name) and n.value == name for t in assignment_targets(node) for n in walk(t))
 
 
 def _kept_attributes(rule: Any, cls: Any, home_cls: Any) -> set:
