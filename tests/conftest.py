@@ -11,6 +11,9 @@ import pytest
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_DIR.parent
+#: the repositories, scripts and fake apex the e2e tests migrate and run: fixture code, never
+#: tests, even where a file is named like one (r94's maskrcnn-style ``test_net.py``)
+collect_ignore_glob = [f"migrate/e2e/{folder}/*" for folder in ("repos", "scripts", "targets", "fake_apex")]
 
 # every migration the tests run (the CLI's subprocesses too) checks the engine's statement-wise
 # parse against a parse of the whole text (``migrate.reparse.VERIFY_ENV``; named here, not

@@ -91,6 +91,16 @@ def _backs_a_loss(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "scale_loss")
 
 
+def _negation(test: str) -> Optional[str]:
+    """The text of ``not (test)`` as scripts write it: ``not x`` <-> ``x``, ``a != b`` ->
+    ``a == b``; None for other tests."""
+    if test.startswith("not "):
+        return test[4:].strip()
+    if test.count("!=") == 1 and "==" not in test:
+        return test.replace("!=", "==")
+    return f"not {test}" if test.isidentifier() else None
+
+
 def _may_delay_unscale(call: cst.Call) -> bool:
     """Whether ``amp.scale_loss(...)`` is given a ``delay_unscale`` that is not ``False``."""
     delay = arg_value(call, 4, "delay_unscale")
@@ -997,8 +1007,39 @@ class ClippingRule(AmpRule):
             )
 
     def _delays_unscale(self, use: _Use) -> bool:
-        """Whether an amp.scale_loss of ``use``'s function may delay its unscale."""
-        return any(site.func is use.func and _may_delay_unscale(site.call) for site in self._info.scale_losses)
+        """Whether an amp.scale_loss of ``use``'s function may delay its unscale where ``use``
+        runs: not where ``use`` runs only when that delay is off (``delay_unscale=not
+        backward_now`` and the use under ``if backward_now:``, or after ``if not
+        backward_now: return``; SwinBERT, aps), the gradients apex had unscaled by then."""
+        return any(
+            site.func is use.func and _may_delay_unscale(site.call) and not self._only_undelayed(use, site.call)
+            for site in self._info.scale_losses
+        )
+
+    def _only_undelayed(self, use: _Use, call: cst.Call) -> bool:
+        """Whether ``use`` runs only where the ``delay_unscale`` of ``call`` is false, told by
+        the text of its tests: an ``if`` around ``use`` testing the delay's negation, or an
+        ``if`` testing the delay that returns, before ``use`` in an enclosing block."""
+        delay = code_of(arg_value(call, 4, "delay_unscale")).strip()
+        negations = {_negation(delay)} - {None}
+        cur: Any = use.stmt
+        while cur is not None and cur is not use.func:
+            parent = self.parents.get(cur)
+            if isinstance(parent, cst.IndentedBlock):
+                owner = self.parents.get(parent)
+                if isinstance(owner, cst.If) and owner.body is parent and code_of(owner.test).strip() in negations:
+                    return True
+                body = list(parent.body)
+                for earlier in body[: body.index(cur)]:
+                    if (
+                        isinstance(earlier, cst.If)
+                        and earlier.orelse is None
+                        and code_of(earlier.test).strip() == delay
+                        and any(isinstance(n, cst.Return) for n in walk(earlier.body))
+                    ):
+                        return True
+            cur = parent
+        return False
 
     def _scale_threshold(self, use: _Use) -> bool:
         """A clip on every micro-step (the step only at the accumulation boundary): apex
@@ -2366,6 +2407,62 @@ def train(model, optimizer, batches):
         optimizer.zero_grad()
 ''',
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX321", "APX325", "APX330"),
+    ),
+    Example(
+        # delay_unscale=not is_step, and the clip runs only after `if not is_step: return`
+        # (aps; SwinBERT's clip under `if backward_now:`): there apex had unscaled the
+        # gradients, so the clip at the threshold times the scale (APX328) is apex's clip
+        "clip-only-where-the-unscale-is-not-delayed-keeps-the-scaled-threshold",
+        before='''\
+import math
+
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, accumulate=2, max_norm=1.0):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        self.accumulate, self.max_norm = accumulate, max_norm
+
+    def train_step(self, i, x, y):
+        is_step = (i + 1) % self.accumulate == 0
+        loss = torch.nn.functional.mse_loss(self.model(x), y) / self.accumulate
+        with amp.scale_loss(loss, self.optimizer, delay_unscale=not is_step) as scaled_loss:
+            scaled_loss.backward()
+        if not is_step:
+            return
+        norm = torch.nn.utils.clip_grad_norm_(amp.master_params(self.optimizer), self.max_norm)
+        if math.isfinite(norm):
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+''',
+        after='''\
+import math
+
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, accumulate=2, max_norm=1.0):
+        self.model, self.optimizer = model, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.accumulate, self.max_norm = accumulate, max_norm
+
+    def train_step(self, i, x, y):
+        is_step = (i + 1) % self.accumulate == 0
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(self.model(x), y) / self.accumulate
+        self.scaler.scale(loss).backward()
+        if not is_step:
+            return
+        norm = (torch.nn.utils.clip_grad_norm_((p for group in self.optimizer.param_groups for p in group["params"]), self.max_norm * self.scaler.get_scale()) / self.scaler.get_scale())
+        if math.isfinite(norm):
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            self.optimizer.zero_grad()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311", "APX321", "APX328"),
     ),
 ]
 
