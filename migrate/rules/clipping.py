@@ -231,7 +231,9 @@ class ClippingRule(AmpRule):
             keys = self._decide(use, sites, steps, flush)
             if use.kind == "opaque" and (use.status != "unscale" or not self._last_backward_before(use, keys, sites)):
                 use.status, keys = "skip", []  # unscale_ only where the step follows every backward
-            elif use.kind == "grad" and use.status == "unscale" and not self._last_backward_before(use, keys, sites):
+            elif use.kind == "grad" and use.status == "unscale" and not self._last_backward_before(
+                use, keys, sites, delay_counts=False
+            ):
                 # ``x.grad`` read after a backward whose gradients are dropped or added to before the
                 # step (an adversarial attack's): an unscale_ here would leave the later backward's
                 # gradients scaled at scaler.step, which unscales once per step
@@ -382,18 +384,21 @@ class ClippingRule(AmpRule):
                     found.append(_Use(node, stmt, "opaque", func, scaler.expr, code_of(node.func) + "(...)"))
         return found
 
-    def _last_backward_before(self, use: _Use, keys: List[Tuple[str, Any]], sites) -> bool:
+    def _last_backward_before(
+        self, use: _Use, keys: List[Tuple[str, Any]], sites, delay_counts: bool = True
+    ) -> bool:
         """No backward runs between the opaque ``use`` and its steps (a second chunk's backward
         would add scaled gradients to the ones an unscale_ there had divided), neither the call
         itself nor anything it runs in this file scales or backs a loss, and the scaled
         backward before it unscaled at its exit (no ``delay_unscale``: apex left those
-        gradients scaled too)."""
+        gradients scaled too; not asked where ``delay_counts`` is False: a ``.grad`` read at
+        the step, where the last backward did unscale, ClipBERT's check for None gradients)."""
         here = start_of(self, use.node)
         ends = [start_of(self, step) for _opt, step in keys]
         if not ends:
             return False
         for site in sites:
-            if site.func is use.func and arg_value(site.call, 4, "delay_unscale") is not None:
+            if delay_counts and site.func is use.func and arg_value(site.call, 4, "delay_unscale") is not None:
                 return False
             if self._backward_again(use, site, [step for _opt, step in keys]):
                 return False
@@ -2463,6 +2468,50 @@ class Trainer:
             self.optimizer.zero_grad()
 ''',
         codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311", "APX321", "APX328"),
+    ),
+    Example(
+        # a check of the gradients at the accumulation boundary (ClipBERT's None-gradient
+        # assert) after a backward that may delay its unscale: the last backward before the
+        # step unscaled, so no other backward stands between; unscale_ before it, no TODO
+        "gradient-read-at-the-boundary-after-a-delayed-backward-gets-its-unscale",
+        before='''\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, accumulate=2):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, (x, y) in enumerate(batches):
+        loss = torch.nn.functional.mse_loss(model(x), y) / accumulate
+        delay = (i + 1) % accumulate != 0
+        with amp.scale_loss(loss, optimizer, delay_unscale=delay) as scaled_loss:
+            scaled_loss.backward()
+        if (i + 1) % accumulate == 0:
+            missing = [name for name, p in model.named_parameters() if p.grad is None]
+            assert not missing, missing
+            optimizer.step()
+            optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def train(model, optimizer, batches, accumulate=2):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, (x, y) in enumerate(batches):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(model(x), y) / accumulate
+        delay = (i + 1) % accumulate != 0
+        scaler.scale(loss).backward()
+        if (i + 1) % accumulate == 0:
+            scaler.unscale_(optimizer)
+            missing = [name for name, p in model.named_parameters() if p.grad is None]
+            assert not missing, missing
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311", "APX325"),
     ),
 ]
 
