@@ -3557,7 +3557,7 @@ def train(model, optimizer, data):
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         with amp.scale_loss(loss_b, optimizer) as scaled_loss:
             scaled_loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0)
         optimizer.step()
         optimizer.zero_grad()
 """,
@@ -3589,7 +3589,7 @@ def train(model, optimizer, data):
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         with amp.scale_loss(loss_b, optimizer) as scaled_loss:
             scaled_loss.backward()
-            # TODO(apexcompat): torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0) runs inside
+            # TODO(apexcompat): torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0) runs inside
             #   the amp.scale_loss block, where (O1) apex's gradients are still scaled and hold only
             #   this backward's: a clip there cuts the scaled gradients at its threshold before apex
             #   divides them by the loss scale, so moving it after scaler.unscale_() changes what
@@ -3600,7 +3600,7 @@ def train(model, optimizer, data):
             #   block's master gradients are still empty and apex's clip there did nothing), which
             #   is not proven here; this file keeps apex.amp semantics through apexcompat.amp,
             #   migrate it by hand
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0)
         optimizer.step()
         optimizer.zero_grad()
 """,

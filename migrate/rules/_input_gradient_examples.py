@@ -1,6 +1,7 @@
 """The documented examples of backwards run for an input"s gradient (adversarial training,
 ``_input_gradient``, APX268) and of gradient reads before another backward (APX327).
-tests/migrate/test_rule_examples.py runs them; ``ScaleLossRule`` carries them."""
+tests/migrate/test_rule_examples.py runs them; ``ScaleLossRule`` carries them, and
+``InitializeRule`` the refusals (``REFUSED``: the file keeps apex.amp, APX220)."""
 
 from __future__ import annotations
 
@@ -324,3 +325,7 @@ def train(model, opt, loader, log):
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX327"),
     ),
 ]
+
+#: the refusals, documented with the initialize rule, whose APX220 they report
+REFUSED: List[Example] = [example for example in EXAMPLES if "APX220" in example.codes]
+EXAMPLES = [example for example in EXAMPLES if example not in REFUSED]

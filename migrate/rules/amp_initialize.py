@@ -69,6 +69,7 @@ from ._edits import (
 )
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 from ._amp_repo_examples import REPOSITORY_EXAMPLES
+from ._input_gradient_examples import REFUSED as INPUT_GRADIENT_REFUSALS
 from ._amp_device import device_type_at, switched_device
 from ._amp_module_scaler import (
     COMMENT,
@@ -1644,7 +1645,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         return own == [] and inference_context_variable(self, site, variable)
 
 
-InitializeRule.EXAMPLES = EXAMPLES + REPOSITORY_EXAMPLES
+InitializeRule.EXAMPLES = EXAMPLES + REPOSITORY_EXAMPLES + INPUT_GRADIENT_REFUSALS
 InitializeRule.NOOP_EXAMPLES = NOOP_EXAMPLES
 
 

@@ -2281,7 +2281,7 @@ def train(model, optimizer, batches, max_norm, cpu_train=False):
             with amp.scale_loss(loss, optimizer) as scaled_loss:
                 scaled_loss.backward()
             torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
-        print(sum(p.grad.norm() for p in amp.master_params(optimizer)))
+        print(sum(p.grad.norm() for p in model.parameters()))
         optimizer.step()
 ''',
         after='''\
@@ -2307,19 +2307,15 @@ def train(model, optimizer, batches, max_norm, cpu_train=False):
             #   met at scaler.get_scale() times the real norm): call scaler.unscale_(optimizer)
             #   before it
             torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), max_norm)
-        # TODO(apexcompat): gradients used after the scaled backward: p.grad read saw gradients
+        # TODO(apexcompat): gradients used after the scaled backward: print(...) saw gradients
         #   apex had unscaled, but scaler keeps them scaled until scaler.step(optimizer) (a
         #   backward runs between the first use and the others): call scaler.unscale_(optimizer)
         #   before it, once per step
-        # TODO(apexcompat): gradients used after the scaled backward:
-        #   amp.master_params(optimizer) saw gradients apex had unscaled, but scaler keeps them
-        #   scaled until scaler.step(optimizer) (a backward runs between the first use and the
-        #   others): call scaler.unscale_(optimizer) before it, once per step
-        print(sum(p.grad.norm() for p in (p for group in optimizer.param_groups for p in group["params"])))
+        print(sum(p.grad.norm() for p in model.parameters()))
         scaler.step(optimizer)
         scaler.update()
 ''',
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX316', 'APX321', 'APX327', 'APX331'),
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX316", "APX321", "APX327", "APX331"),
     ),
     Example(
         # a clip on every micro-step where the scale_loss may delay its unscale: apex clipped
