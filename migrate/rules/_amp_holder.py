@@ -47,6 +47,14 @@ def local_instance(rule: Any, func: Any, home: Any, home_cls: Any, sites: List[A
     made) is ``Home.__init__`` with no ``return``, so the instance holds it.  The launcher
     then reads the GradScaler as ``trainer.<scaler>`` (its amp.state_dict() for a
     checkpoint); None where that is not proven."""
+    found = local_binding(rule, func, home, home_cls)
+    if found is None or not sites or any(rule.line_of(site) <= found[1] for site in sites):
+        return None
+    return found[0]
+
+
+def local_binding(rule: Any, func: Any, home: Any, home_cls: Any) -> Optional[Tuple[str, int]]:
+    """``local_instance``'s binding, with its line, before any site is asked about."""
     if func is None or home is None or home_cls is None or home.name.value != "__init__":
         return None
     if not isinstance(rule.parents.get(func), cst.Module) or any(isinstance(n, cst.Return) for n in walk(home.body)):
@@ -62,10 +70,7 @@ def local_instance(rule: Any, func: Any, home: Any, home_cls: Any, sites: List[A
         return None
     if any(_binds_name(node, name) for node in walk(func.body) if node is not stmt.body[0]):
         return None
-    line = rule.line_of(stmt)
-    if not sites or any(rule.line_of(site) <= line for site in sites):
-        return None
-    return name
+    return name, rule.line_of(stmt)
 
 
 def _binds_name(node: Any, name: str) -> bool:

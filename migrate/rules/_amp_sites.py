@@ -33,7 +33,7 @@ from ._clip_functions import CLIP_FUNCTIONS
 from ._exit_unscale import exit_unscale_count
 from ._input_gradient import input_gradient, input_gradient_refusal
 from ._o2_model_clip import o2_model_clips
-from ._amp_holder import held_instance, local_instance
+from ._amp_holder import held_instance, local_binding, local_instance
 from ._amp_hoist import hoist_target
 from ._amp_partial import bound_calls, bound_offset, lone_assignment, partial_calls
 from ._amp_param import amp_parameters, initializing_refusals, outside_refusals, parameters_given_amp
@@ -4265,8 +4265,8 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
             if calls and _callers_reach(rule, func, calls, home, home_cls, info, visiting):
                 info.class_threaded[cls] = calls
                 result = self_name(func) + "." + name
-    elif info.storage == "self" and _local_instance(rule, func, home, home_cls, info) is not None:
-        result = f"{_local_instance(rule, func, home, home_cls, info)}.{name}"  # the instance it builds
+    elif info.storage == "self" and (instance := _local_instance(rule, func, home, home_cls, info)) is not None:
+        result = f"{instance}.{name}"  # the instance it builds
     elif func is not None and func not in visiting and isinstance(parents.get(func), cst.Module):
         calls = _callers(rule, func)
         if calls and _callers_reach(rule, func, calls, home, home_cls, info, visiting):
@@ -4725,6 +4725,9 @@ def find_scalers(rule, module: cst.Module):
     on_carrier: Dict[str, str] = dict(rule.file_state().get("carrier_functions", {}))
     on_carrier.update(rule.file_state().get("scaler_parameters", {}))  # apex.amp's parameter carries it
 
+    #: (launcher, class) -> the launcher's instance of that class and its line (``local_binding``)
+    bindings: Dict[Tuple[int, int], Optional[Tuple[str, int]]] = {}
+
     def _lookup(node: cst.CSTNode) -> Optional[ScalerRef]:
         func = enclosing_function(parents, node)
         start = func
@@ -4775,12 +4778,14 @@ def find_scalers(rule, module: cst.Module):
                     expr = f"{self_name(func)}.{held}.{attr}"
                     return ScalerRef(expr, f"{expr}.is_enabled()" if enabled else None)
             # ``trainer = Trainer(...)`` in a launcher, the GradScaler made in Trainer.__init__
-            built = [
-                (instance, attr, enabled)
-                for keeper, (attr, enabled, home) in attrs.items()
-                for instance in [local_instance(rule, func, home, keeper, [node])]
-                if instance is not None
-            ]
+            built = []
+            for keeper, (attr, enabled, home) in attrs.items():
+                key = (id(func), id(keeper))
+                if key not in bindings:  # worked out once per launcher and class, not per node
+                    bindings[key] = local_binding(rule, func, home, keeper)
+                found = bindings[key]
+                if found is not None and rule.line_of(node) > found[1]:
+                    built.append((found[0], attr, enabled))
             if len(built) == 1:
                 instance, attr, enabled = built[0]
                 expr = f"{instance}.{attr}"
