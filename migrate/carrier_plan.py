@@ -11,7 +11,7 @@ name (the object handed to them may be read there).  Pure data, from the index.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Dict, List, Set, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from .repo_index import MODULE_LEVEL, ModuleSummary
 
@@ -178,7 +178,6 @@ def share_carriers(
     component, which are left alone).  A function some other file uses without storing
     apex.amp on that attribute (or as a module's attribute) is not shared: ``unshared`` says
     why, and the per-file route refuses with it."""
-    walked: List[Tuple[str, ModuleSummary]] = []  # read on first need: most trees store no carrier
     parent: Dict[str, str] = {}
 
     def root(p: str) -> str:
@@ -199,8 +198,7 @@ def share_carriers(
                 if len(carriers) != 1 or not carriers <= set(positional):
                     continue  # the per-file route says why (not read through one parameter)
                 param = next(iter(carriers))
-                walked = walked or walked_files(by_path, definitions)
-                users, why = users_of(walked, definitions, path, function)
+                users, why = users_of(walked_files(by_path, definitions, (function,)), definitions, path, function)
                 if not users and not why:
                     continue
                 for user_path, _local in users:
@@ -246,10 +244,17 @@ def share_carriers(
     return sorted(components)
 
 
-def walked_files(by_path: Dict[str, ModuleSummary], definitions: Any) -> List[Tuple[str, ModuleSummary]]:
-    """Every walked file, with apex or not (a second run sees the same callers)."""
+def walked_files(
+    by_path: Dict[str, ModuleSummary], definitions: Any, words: Optional[Iterable[str]] = None
+) -> List[Tuple[str, ModuleSummary]]:
+    """Every walked file, with apex or not (a second run sees the same callers); with
+    ``words``, of the files the index left out only those naming one of them (a file that
+    never writes a name can neither import, call nor read it)."""
+    unindexed: Iterable[str] = definitions.unindexed
+    if words is not None:
+        unindexed = frozenset().union(*(definitions.naming(word) for word in words))
     return list(by_path.items()) + [
-        (p, s) for p in sorted(definitions.unindexed) for s in [definitions.summary(p)] if s is not None
+        (p, s) for p in sorted(unindexed) for s in [definitions.summary(p)] if s is not None
     ]
 
 

@@ -509,10 +509,14 @@ class _Definitions:
         return head if head is not None and not head.star_imports else None
 
     def naming(self, word: str) -> FrozenSet[str]:
-        """The files the index left out whose text holds ``word``, searched once per run."""
+        """The files the index left out whose text holds the identifier ``word`` (not as part
+        of a longer ASCII identifier: ``amp`` is not in ``example``), searched once per run."""
         if word not in self._naming:
             needle = word.encode()
-            self._naming[word] = frozenset(p for p, (_shown, source) in self.unindexed.items() if needle in source)
+            whole = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
+            self._naming[word] = frozenset(
+                p for p, (_shown, source) in self.unindexed.items() if needle in source and whole.search(source)
+            )
         return self._naming[word]
 
     def raw(self, path: str) -> Optional[ModuleSummary]:
@@ -650,14 +654,12 @@ def _optional_entries(
     initialize runs."""
     found: Set[Def] = set()
     around: Optional[_AroundLaunchers] = None
-    walked: Optional[List[Tuple[str, ModuleSummary]]] = None
     for item, calls in sorted(entries.items()):
         if local_callers(item) or not saves_or_loads_only(item, by_path, edges, needy):
             continue
         if not any(c[0] in launchers or c in reached for c, _line in calls):
             continue  # no call has a GradScaler: nothing to pass
-        walked = walked if walked is not None else walked_files(by_path, definitions)
-        users, why = users_of(walked, definitions, item[0], item[1])
+        users, why = users_of(walked_files(by_path, definitions, (item[1],)), definitions, item[0], item[1])
         # a file that only re-exports it (a package's ``__init__.py``) uses it nowhere itself;
         # one the calls above do not cover (a star import, a file without apex) is checked whole
         used = {p for p, local in users if _uses_name(definitions.summary(p), local)}

@@ -28,7 +28,7 @@ def unreferenced_definitions(candidates: Set[Def], by_path: Dict[str, ModuleSumm
     """Those of ``candidates`` that nothing outside their own definition refers to."""
     if not candidates:
         return set()
-    walked = walked_files(by_path, definitions)
+    walked = walked_files(by_path, definitions, {name for _path, name in candidates})
     found = set()
     for path, name in sorted(candidates):
         own = by_path[path]
