@@ -1689,3 +1689,22 @@ def test_a_repeated_dropped_plan_note_gives_back_its_reason_without_the_brackets
     ):
         result = MigrationResult("b.py", b"", b"", findings=[Finding("b.py", 1, 0, "APX220", message)])
         assert _fallback_reason(result) == reason, message
+
+
+def test_the_plan_reads_no_file_without_apex_that_names_nothing_it_looks_for(monkeypatch):
+    """The cross-file lookups (the apex.amp names another file takes, a function's users) read
+    a file the index left out only when its text names what they look for: a big tree of
+    ordinary modules costs no summaries (the re-export check once read them all)."""
+    import migrate.repo_plan as repo_plan
+
+    helper = "from apex import amp\n\n\ndef build(model, optimizer):\n    return amp.initialize(model, optimizer)\n"
+    user = "from .helper import *\n\n\ndef go(model, optimizer):\n    return amp.scale_loss(model, optimizer)\n"
+    ordinary = "import math\n\n\ndef example(values):\n    return [math.sqrt(v) for v in values]  # sample, clamp\n"
+    others = [("/r/pkg/user.py", "pkg/user.py", user.encode())]
+    others += [(f"/r/pkg/m{i}.py", f"pkg/m{i}.py", ordinary.encode()) for i in range(20)]
+    read = []
+    real = repo_plan.summarise
+    monkeypatch.setattr(repo_plan, "summarise", lambda path, *a: read.append(path) or real(path, *a))
+    plan = build_plan([summarise("/r/pkg/helper.py", "pkg/helper.py", helper.encode())], ["/r"], others)
+    assert read == ["/r/pkg/user.py"]
+    assert plan.files["/r/pkg/helper.py"].amp_importers == (("amp", "pkg/user.py"),)
