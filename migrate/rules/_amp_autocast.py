@@ -944,8 +944,10 @@ class AutocastPlacement(AmpRule):
         if not earlier:
             return ""
         text = "; ".join(code_of(part).strip() for part in getattr(stmt, "body", [stmt]))
+        # named by its code, never its line: TODO lines a first run writes above would move it
+        scaled = code_of(earlier[-1].items[0].item).strip()
         return (
-            f" (`{text}` calls no model found here, after the scaled backward of line {self.line_of(earlier[-1])} and "
+            f" (`{text}` calls no model found here, after the scaled backward of `{scaled}` and "
             "before the step: apex had unscaled that backward's gradients for whatever runs there, a GradScaler "
             "keeps them scaled until the step, and what these calls compute or read is not followed)"
         )

@@ -5986,10 +5986,10 @@ class Trainer:
         extra = 0.1 * self.penalty.value()
         # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss
         #   (`extra = 0.1 * self.penalty.value()` calls no model found here, after the scaled
-        #   backward of line 13 and before the step: apex had unscaled that backward's gradients
-        #   for whatever runs there, a GradScaler keeps them scaled until the step, and what
-        #   these calls compute or read is not followed): wrap them in `with
-        #   torch.autocast("cuda", dtype=torch.float16):` by hand
+        #   backward of `amp.scale_loss(loss, self.optimizer)` and before the step: apex had
+        #   unscaled that backward's gradients for whatever runs there, a GradScaler keeps them
+        #   scaled until the step, and what these calls compute or read is not followed): wrap
+        #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
         self.scaler.scale(extra).backward()
         self.scaler.step(self.optimizer)
         self.scaler.update()

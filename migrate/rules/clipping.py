@@ -47,6 +47,7 @@ import libcst as cst
 from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_shared_step import test_branch
 from ._amp_sites import (
+    keyed_optimizer,
     optimizer_params,
     analyse,
     arg_value,
@@ -209,7 +210,7 @@ class ClippingRule(AmpRule):
         steps: Dict[cst.Call, str] = {}
         for site in sites:
             for opt in site.optimizers:
-                if isinstance(opt, (cst.Name, cst.Attribute)):
+                if isinstance(opt, (cst.Name, cst.Attribute)) or keyed_optimizer(opt):
                     for call in find_steps(self, site, code_of(opt)):
                         if lookup(call) is not None:
                             steps[call] = code_of(opt)
@@ -2508,6 +2509,76 @@ def train(model, optimizer, batches, accumulate=2):
             optimizer.zero_grad()
 ''',
         codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311", "APX325"),
+    ),
+    Example(
+        # optimizers kept in a dict (PWGAN_Torch's ``self.optimizer_Dict['Generator']``): a clip
+        # before ``optimizers["G"].step()`` gets its unscale_ as a named optimizer's does; the
+        # step of a keyed optimizer was not looked for, and the file stayed on the shim (APX220)
+        "clip-before-the-step-of-an-optimizer-kept-in-a-dict-gets-its-unscale",
+        before='''\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, generator, discriminator, use_amp):
+        self.models = {"G": generator, "D": discriminator}
+        self.optimizers = {
+            "G": torch.optim.Adam(generator.parameters()),
+            "D": torch.optim.Adam(discriminator.parameters()),
+        }
+        self.use_amp = use_amp
+        if use_amp:
+            models, optimizers = amp.initialize(
+                [self.models["G"], self.models["D"]], [self.optimizers["G"], self.optimizers["D"]]
+            )
+            self.models["G"], self.models["D"] = models
+            self.optimizers["G"], self.optimizers["D"] = optimizers
+
+    def train_step(self, x, y):
+        loss = torch.nn.functional.l1_loss(self.models["G"](x), y)
+        self.optimizers["G"].zero_grad()
+        if self.use_amp:
+            with amp.scale_loss(loss, self.optimizers["G"]) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.models["G"].parameters(), 10.0)
+        self.optimizers["G"].step()
+''',
+        after='''\
+import torch
+
+
+class Trainer:
+    def __init__(self, generator, discriminator, use_amp):
+        self.models = {"G": generator, "D": discriminator}
+        self.optimizers = {
+            "G": torch.optim.Adam(generator.parameters()),
+            "D": torch.optim.Adam(discriminator.parameters()),
+        }
+        self.use_amp = use_amp
+        if use_amp:
+            models, optimizers = [self.models["G"], self.models["D"]], [self.optimizers["G"], self.optimizers["D"]]
+            self.models["G"], self.models["D"] = models
+            self.optimizers["G"], self.optimizers["D"] = optimizers
+        amp_enabled = bool(use_amp)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+
+    def train_step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.l1_loss(self.models["G"](x), y)
+        self.optimizers["G"].zero_grad()
+        if self.use_amp:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        self.scaler.unscale_(self.optimizers["G"])
+        torch.nn.utils.clip_grad_norm_(self.models["G"].parameters(), 10.0)
+        self.scaler.step(self.optimizers["G"])
+        self.scaler.update()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX325"),
     ),
 ]
 
