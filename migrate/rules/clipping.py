@@ -131,6 +131,24 @@ def _moved_into_if(ups: List[Any], unscale: Any) -> List[Any]:
     return [boundary.with_changes(body=block.with_changes(body=[*opening, *block.body]))]
 
 
+
+def _tested_against_none(parents: Any, grad: cst.Attribute) -> bool:
+    """``grad`` (a ``.grad``) is only compared with None (``p.grad is not None``): whether a
+    gradient exists does not depend on the loss scale, so the test is no gradient use."""
+    parent = parents.get(grad)
+    if isinstance(parent, cst.ComparisonTarget):
+        parent = parents.get(parent)
+    if not isinstance(parent, cst.Comparison) or len(parent.comparisons) != 1:
+        return False
+    target = parent.comparisons[0]
+    other = target.comparator if parent.left is grad else parent.left
+    return (
+        isinstance(target.operator, (cst.Is, cst.IsNot))
+        and isinstance(other, cst.Name)
+        and other.value == "None"
+        and grad in (parent.left, target.comparator)
+    )
+
 @dataclass(eq=False)
 class _Use:
     """A gradient use: ``node`` (the call or the ``.grad`` attribute), ``stmt`` (the
@@ -353,7 +371,7 @@ class ClippingRule(AmpRule):
                 scaler = lookup(node)
                 if stmt in seen_grad or func not in funcs or scaler is None:
                     continue
-                if self._grad_of_fresh_tensor(node, func):
+                if self._grad_of_fresh_tensor(node, func) or _tested_against_none(self.parents, node):
                     continue
                 seen_grad.add(stmt)
                 uses.append(_Use(node, stmt, "grad", func, scaler.expr, f"{code_of(node)} read"))
@@ -2467,9 +2485,9 @@ class Trainer:
         codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311", "APX321", "APX328"),
     ),
     Example(
-        # a check of the gradients at the accumulation boundary (ClipBERT's None-gradient
-        # assert) after a backward that may delay its unscale: the last backward before the
-        # step unscaled, so no other backward stands between; unscale_ before it, no TODO
+        # a read of the gradients at the accumulation boundary (a logged norm) after a
+        # backward that may delay its unscale: the last backward before the step unscaled, so
+        # no other backward stands between; unscale_ before it, no TODO
         "gradient-read-at-the-boundary-after-a-delayed-backward-gets-its-unscale",
         before='''\
 import torch
@@ -2484,8 +2502,8 @@ def train(model, optimizer, batches, accumulate=2):
         with amp.scale_loss(loss, optimizer, delay_unscale=delay) as scaled_loss:
             scaled_loss.backward()
         if (i + 1) % accumulate == 0:
-            missing = [name for name, p in model.named_parameters() if p.grad is None]
-            assert not missing, missing
+            largest = max(p.grad.abs().max().item() for p in model.parameters())
+            print(f"largest gradient {largest:.3g}")
             optimizer.step()
             optimizer.zero_grad()
 ''',
@@ -2502,8 +2520,55 @@ def train(model, optimizer, batches, accumulate=2):
         scaler.scale(loss).backward()
         if (i + 1) % accumulate == 0:
             scaler.unscale_(optimizer)
+            largest = max(p.grad.abs().max().item() for p in model.parameters())
+            print(f"largest gradient {largest:.3g}")
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+''',
+        codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311", "APX325"),
+    ),
+    Example(
+        # ClipBERT's check that every parameter got a gradient: whether ``p.grad`` is None
+        # does not depend on the loss scale, so the test is no gradient use: the unscale_ goes
+        # before the clip (it went before the test; in rotom's virtual SGD step the test got a
+        # second APX327 TODO)
+        "a-test-of-gradients-against-none-is-no-gradient-use",
+        before='''\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, accumulate=2):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, (x, y) in enumerate(batches):
+        loss = torch.nn.functional.mse_loss(model(x), y) / accumulate
+        delay = (i + 1) % accumulate != 0
+        with amp.scale_loss(loss, optimizer, delay_unscale=delay) as scaled_loss:
+            scaled_loss.backward()
+        if (i + 1) % accumulate == 0:
             missing = [name for name, p in model.named_parameters() if p.grad is None]
             assert not missing, missing
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def train(model, optimizer, batches, accumulate=2):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, (x, y) in enumerate(batches):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(model(x), y) / accumulate
+        delay = (i + 1) % accumulate != 0
+        scaler.scale(loss).backward()
+        if (i + 1) % accumulate == 0:
+            missing = [name for name, p in model.named_parameters() if p.grad is None]
+            assert not missing, missing
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             scaler.step(optimizer)
             scaler.update()
             optimizer.zero_grad()
