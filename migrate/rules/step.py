@@ -39,6 +39,7 @@ from ._amp_sites import (
     enclosing_function,
     find_scalers,
     find_steps,
+    keyed_optimizer,
     step_calls,
     stepping_loop,
     walk,
@@ -76,7 +77,7 @@ def flush_steps(rule: Any, info: Any, lookup: Any) -> Set[cst.Call]:
         if lookup(site.with_stmt) is None:
             continue
         for opt in site.optimizers:
-            if isinstance(opt, (cst.Name, cst.Attribute)):
+            if isinstance(opt, (cst.Name, cst.Attribute)) or keyed_optimizer(opt):
                 backwards.append((site.with_stmt, site.func, code_of(opt)))
                 for link in caller_links(rule, site) or []:
                     if code_of(opt) in link.optimizers:
@@ -673,6 +674,62 @@ def train(model, optimizer, loader, accumulation_steps):
         scaler.step(optimizer)  # apply the leftover gradients
         scaler.update()
     optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311", "APX312"),
+    ),
+    Example(
+        # an optimizer kept in a dict (PWGAN_Torch's ``self.optimizer_Dict[...]``): its flush
+        # step was not looked for and became a bare ``scaler.step``, which raises where the
+        # leftover gradients are None (the loop just stepped and zeroed them); apex's was a no-op
+        "flush-step-of-an-optimizer-kept-in-a-dict-is-guarded",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, accumulation_steps):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        self.optimizers = {"main": optimizer}
+        self.accumulation_steps = accumulation_steps
+
+    def train(self, loader):
+        for i, (x, y) in enumerate(loader):
+            loss = torch.nn.functional.mse_loss(self.model(x), y) / self.accumulation_steps
+            with amp.scale_loss(loss, self.optimizers["main"], delay_unscale=(i + 1) % self.accumulation_steps != 0) as scaled_loss:
+                scaled_loss.backward()
+            if (i + 1) % self.accumulation_steps == 0:
+                self.optimizers["main"].step()
+                self.optimizers["main"].zero_grad()
+        self.optimizers["main"].step()
+        self.optimizers["main"].zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, accumulation_steps):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.model = model
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.optimizers = {"main": optimizer}
+        self.accumulation_steps = accumulation_steps
+
+    def train(self, loader):
+        for i, (x, y) in enumerate(loader):
+            with torch.autocast("cuda", dtype=torch.float16):
+                loss = torch.nn.functional.mse_loss(self.model(x), y) / self.accumulation_steps
+            self.scaler.scale(loss).backward()
+            if (i + 1) % self.accumulation_steps == 0:
+                self.scaler.step(self.optimizers["main"])
+                self.scaler.update()
+                self.optimizers["main"].zero_grad()
+        if any(p.grad is not None for group in self.optimizers["main"].param_groups for p in group["params"]):
+            self.scaler.step(self.optimizers["main"])
+            self.scaler.update()
+        self.optimizers["main"].zero_grad()
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311", "APX312"),
     ),
