@@ -176,7 +176,7 @@ def _access_in(function: Any, callee: Callable[[cst.Call], Optional[Any]], seen:
     for node in walk(function.body):
         if _writes_grad(node):
             return "changes"
-        if isinstance(node, cst.Attribute) and node.attr.value == "grad":
+        if isinstance(node, cst.Attribute) and node.attr.value == "grad" and not _is_autograd(node.value):
             found = found or "reads"
         elif isinstance(node, cst.Call):
             inner = _access_in(callee(node), callee, seen)
@@ -186,13 +186,18 @@ def _access_in(function: Any, callee: Callable[[cst.Call], Optional[Any]], seen:
     return found
 
 
+def _is_autograd(node: Any) -> bool:
+    """``torch.autograd`` (or ``autograd``): ``.grad`` off it is the function, no gradient."""
+    return isinstance(node, (cst.Name, cst.Attribute)) and code_of(node).split(".")[-1] == "autograd"
+
+
 def _is_grad(node: Any) -> bool:
     """``p.grad`` or ``p.grad.data`` (an item of either: ``p.grad[mask]``)."""
     while isinstance(node, cst.Subscript):
         node = node.value
     if isinstance(node, cst.Attribute) and node.attr.value == "data":
         node = node.value
-    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
+    return isinstance(node, cst.Attribute) and node.attr.value == "grad" and not _is_autograd(node.value)
 
 
 def _writes_grad(node: Any) -> bool:

@@ -2670,6 +2670,61 @@ if __name__ == "__main__":
 ''',
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX326'),
     ),
+    Example(
+        # a helper of the file takes an input's gradient with torch.autograd.grad after the
+        # scaled backward, on every micro-step: ``autograd.grad`` is no parameter's gradient, so
+        # no gradient use (no TODO), as before
+        "input-gradient-helper-on-every-micro-step-is-no-gradient-use",
+        before='''\
+import torch
+from apex import amp
+
+
+def input_grad(model, x, y):
+    delta = torch.zeros_like(x, requires_grad=True)
+    loss = torch.nn.functional.cross_entropy(model(x + delta), y)
+    return torch.autograd.grad(loss, delta)[0]
+
+
+def train(loader, accumulate):
+    model = torch.nn.Linear(10, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for ni, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        g = input_grad(model, x, y)
+        if ni % accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def input_grad(model, x, y):
+    delta = torch.zeros_like(x, requires_grad=True)
+    loss = torch.nn.functional.cross_entropy(model(x + delta), y)
+    return torch.autograd.grad(loss, delta)[0]
+
+
+def train(loader, accumulate):
+    model = torch.nn.Linear(10, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cuda")
+    for ni, (x, y) in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        g = input_grad(model, x, y)
+        if ni % accumulate == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314'),
+    ),
 ]
 
 NOOP_EXAMPLES: List[Example] = []

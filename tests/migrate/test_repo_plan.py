@@ -1775,3 +1775,26 @@ def test_a_star_imported_helper_changing_the_gradients_on_every_micro_step_keeps
     run_cli(tmp_path, "--allow-no-vcs")
     assert (tmp_path / "train.py").read_text() == first
     assert (tmp_path / "utils/prune_utils.py").read_text() == textwrap.dedent(PRUNE_UTILS)
+
+
+def test_the_index_tells_gradient_reads_from_autograd_grad():
+    """``grad_readers``: the definitions that read ``.grad`` off an object; GradAlign's
+    ``get_input_grad`` calls ``torch.autograd.grad`` and reads no gradient of a parameter
+    (understanding-fast-adv: taken as one, its launcher's reason changed)."""
+    source = textwrap.dedent(
+        """\
+        import torch
+
+
+        def input_grad(loss, delta):
+            return torch.autograd.grad(loss, delta)[0]
+
+
+        class BNOptimizer:
+            @staticmethod
+            def update(model, s):
+                model.weight.grad.data.add_(s * torch.sign(model.weight.data))
+        """
+    ).encode()
+    summary = summarise("utils.py", "utils.py", source)
+    assert summary.grad_readers == {"BNOptimizer"}
