@@ -141,6 +141,12 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
     return facts
 
 
+def attributes_read(definitions: Any, item: Tuple[str, str]) -> Set[str]:
+    """The attribute names the definition ``item`` (path, name) reads, with those of every
+    definition of the repository it calls and of its file's module level."""
+    return _reads_through(definitions, item, set())
+
+
 def _reads_through(definitions: Any, item: Tuple[str, str], seen: Set[Tuple[str, str]]) -> Set[str]:
     """The attribute names the definition ``item`` reads, with those of every definition of
     the repository it calls (its file's, and imported ones), and of its file's module level."""

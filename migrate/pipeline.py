@@ -172,6 +172,9 @@ FLOAT32_REFUSAL = "as written, a native rewrite would train in float32: "
 #: accumulation boundary, keeps apex.amp (apex had unscaled them; a GradScaler unscales once
 #: per step, so the clip would act on the gradients times the loss scale)
 MICRO_STEP_REFUSAL = "as written, a native rewrite would clip scaled gradients on every micro-step: "
+#: the same for a call that may change the gradients (``BNOptimizer.updateBN(...)`` adding a
+#: sparsity term: it would add it to gradients the step then divides by the loss scale)
+MICRO_STEP_CHANGE_REFUSAL = "as written, a native rewrite would change scaled gradients on every micro-step: "
 #: why a file that clips gradients a GradScaler still holds scaled where apex had unscaled
 #: them (the step or the backward the unscale_ would go between is not proven) keeps apex.amp
 SCALED_CLIP_REFUSAL = "as written, a native rewrite would clip scaled gradients: "
@@ -207,7 +210,9 @@ def _clips_scaled_gradients(finding: "Finding") -> bool:
         used = finding.message.split("gradients used after the scaled backward: ")[-1].split(" saw gradients")[0]
     else:
         return False
-    return "clip" in used.lower()
+    from .rules._opaque_calls import CHANGES_GRADIENTS
+
+    return "clip" in used.lower() or CHANGES_GRADIENTS in used
 
 
 def _reviewed(finding: "Finding", source: bytes) -> bool:
@@ -247,7 +252,11 @@ def _keep_apex_where_float32(
 
             notes = own_plan.notes if own_plan is not None else ()
             flags = own_plan.parser_factories if own_plan is not None else ()
+            from .rules._opaque_calls import CHANGES_GRADIENTS
+
             prefix = REFUSED_TODOS[todo.code]
+            if todo.code == "APX326" and CHANGES_GRADIENTS in todo.message and "clip" not in todo.message.lower():
+                prefix = MICRO_STEP_CHANGE_REFUSAL
             # a second run may read the first run's TODO back as the finding's message
             message = todo.message.split(prefix)[-1].split("; this file keeps")[0]
             # the reason stands at the initialize: it names the function of the scale_loss (a

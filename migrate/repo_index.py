@@ -213,6 +213,9 @@ class ModuleSummary:
     #: (class, method) of the methods that read gradients (``.grad``, a gradient clip, an
     #: ``unscale_``, ``master_params``; nested functions included)
     gradient_methods: Set[Tuple[str, str]] = field(default_factory=set)
+    #: top-level definitions (a class: through any of its methods) that read ``.grad`` off an
+    #: object (``p.grad``, ``bn.weight.grad.data``; not ``torch.autograd.grad``)
+    grad_readers: Set[str] = field(default_factory=set)
     #: (class, method) of the methods that call a ``backward``, a ``step`` or a
     #: ``scale_loss`` of anything (nested functions included)
     stepping_methods: Set[Tuple[str, str]] = field(default_factory=set)
@@ -927,6 +930,8 @@ class _Reader(FastNodeVisitor):
                 root = root.value
             if not (isinstance(root, ast.Name) and root.id in self.s.imports):
                 self.s.object_attributes.add(node.attr)
+                if node.attr == "grad":
+                    self.s.grad_readers.add(self.owner)
             else:
                 self.s.imported_attributes.add(node.attr)
         if isinstance(node.value, ast.Name) and self._is_amp(node.value.id):

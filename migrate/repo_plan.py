@@ -27,6 +27,7 @@ from .attach_plan import attach_route
 from .base_plan import carried_methods, check_heirs, lendable_base
 from .init_base_plan import base_words, initializing_heirs, kept_name, self_kept_route
 from .built_route import built_route
+from .gradient_readers_plan import gradient_readers
 from .carrier_plan import CarrierFacts, carrier_facts, share_carriers, users_of, walked_files
 from .factory_callers import CallerEdit, caller_edit
 from .family_names import family_attribute_names, family_attributes
@@ -153,6 +154,10 @@ class FilePlan:
     #: those of ``amp_arguments`` whose function reads ``amp.master_params(opt)``: gradients
     #: it uses, which must be unscaled before the call
     amp_gradients: Tuple[str, ...] = ()
+    #: names this file imports (by name or with ``from m import *``) of other files' functions
+    #: and classes that read ``.grad`` (``gradient_readers_plan``): a call through one between
+    #: the scaled backward and the step is a gradient use
+    gradient_readers: Tuple[str, ...] = ()
     #: GradScalers of the component, one per apex loss id (``num_losses=2``): then the
     #: scaler passed around is their list
     loss_scalers: int = 1
@@ -1683,6 +1688,8 @@ def _last_routes(
     routes that edit files without apex.amp only with ``edit_holders``: their autocast is
     float16's)."""
     _add_carrier_facts(plan, by_path, definitions)
+    for path, names in gradient_readers(by_path, definitions).items():
+        plan.files[path] = replace(plan.files.get(path, FilePlan()), gradient_readers=names)
     walked = dict(unindexed)
     walked.update({p: (by_path[p].shown, src) for p, src in (sources or apex_free or {}).items() if p in by_path})
     indexed = {p: src for p, src in (sources or {}).items() if p in by_path and p not in (apex_free or {})}

@@ -481,17 +481,29 @@ class AutocastPlacement(AmpRule):
         if nests:
             kinds += (cst.For, cst.While, cst.With, cst.Try)
         for sub in walk(stmt):
-            if isinstance(sub, kinds):
-                return True
-            if (
-                isinstance(sub, cst.Call)
-                and isinstance(sub.func, cst.Attribute)
-                and sub.func.attr.value in _BARRIER_CALLS
-            ):
-                return True
-            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Name) and sub.func.value in self.helpers:
+            if isinstance(sub, kinds) or self._is_step_call(sub):
                 return True
         return False
+
+    def _is_step_call(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` calls a step or a backward, or a backward helper whose callers are
+        being searched (it steps)."""
+        if not isinstance(node, cst.Call):
+            return False
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _BARRIER_CALLS:
+            return True
+        return isinstance(node.func, cst.Name) and node.func.value in self.helpers
+
+    def _steps_or_yields(self, stmt: cst.BaseStatement) -> bool:
+        """``_nests_or_steps(stmt, nests=False)`` less the definitions that run nothing where
+        they are written: a function or class defined in ``stmt`` counts only through a step
+        or backward it calls (a ``yield`` in it is its own).  Bengali.AI's cutmix branch
+        defines ``def rand_bbox(size, lam): ... return bbx1, ...`` before its forward pass."""
+        nested = [sub for sub in walk(stmt) if sub is not stmt and isinstance(sub, (cst.FunctionDef, cst.ClassDef))]
+        own_yields = {id(sub) for d in nested for sub in walk(d) if isinstance(sub, cst.Yield)}
+        return any(
+            self._is_step_call(sub) or (isinstance(sub, cst.Yield) and id(sub) not in own_yields) for sub in walk(stmt)
+        )
 
     def _is_bystander(self, stmt: cst.BaseStatement, loss_texts: set) -> bool:
         """A statement between the loss and its scale_loss that leaves both alone: metrics
@@ -1410,7 +1422,7 @@ class AutocastPlacement(AmpRule):
         or a backward in it, or a branch whose forward pass is not found."""
         if not isinstance(chain, cst.If) or not assigned_names(chain) & loss_texts:
             return None
-        if self._nests_or_steps(chain, nests=False) or self._leaves(chain):
+        if self._steps_or_yields(chain) or self._leaves(chain):
             return None
         blocks: List[Any] = []
         link: Any = chain

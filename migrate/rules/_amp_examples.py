@@ -3090,6 +3090,83 @@ class Segmentor:
         codes=("APX101", "APX201", "APX209", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # a branch defines a helper before its forward pass (Bengali.AI's cutmix ``def
+        # rand_bbox(size, lam): ... return``): the definition runs nothing, each branch's forward
+        # pass still gets its autocast region; it made the chain a barrier (APX220, whole file
+        # on the shim)
+        "branch-forward-after-a-helper-defined-in-the-branch",
+        before="""\
+import numpy as np
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, criterion, use_apex, cutmix_prob):
+    if use_apex:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for images, labels in loader:
+        if np.random.rand() < cutmix_prob:
+
+            def rand_box(size, lam):
+                cut = int(size[-1] * np.sqrt(1.0 - lam))
+                return cut, cut
+
+            lam = np.random.beta(1.0, 1.0)
+            index = torch.randperm(images.size(0))
+            h, w = rand_box(images.size(), lam)
+            images[:, :, :h, :w] = images[index, :, :h, :w]
+            outputs = model(images)
+            loss = criterion(outputs, labels) * lam + criterion(outputs, labels[index]) * (1 - lam)
+        else:
+            outputs = model(images)
+            loss = criterion(outputs, labels)
+
+        if use_apex:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import numpy as np
+import torch
+
+
+def train(model, optimizer, loader, criterion, use_apex, cutmix_prob):
+    use_amp = bool(use_apex)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for images, labels in loader:
+        if np.random.rand() < cutmix_prob:
+
+            def rand_box(size, lam):
+                cut = int(size[-1] * np.sqrt(1.0 - lam))
+                return cut, cut
+
+            lam = np.random.beta(1.0, 1.0)
+            index = torch.randperm(images.size(0))
+            h, w = rand_box(images.size(), lam)
+            images[:, :, :h, :w] = images[index, :, :h, :w]
+            with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+                outputs = model(images)
+                loss = criterion(outputs, labels) * lam + criterion(outputs, labels[index]) * (1 - lam)
+        else:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+                outputs = model(images)
+                loss = criterion(outputs, labels)
+
+        if use_apex:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # the model runs before the if, each branch computes the loss from its outputs: two
         # autocast regions, the forward pass (once) and the loss of each branch
         "forward-before-the-branches-that-compute-the-loss",

@@ -141,3 +141,73 @@ def _plain_value(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Subscript):
         return _plain_value(node.value)
     return False
+
+
+
+#: what a gradient use that may change the gradients says after its call (a pipeline that
+#: finds it in a per-micro-step TODO keeps the file on the shim: as written the native
+#: rewrite would change scaled gradients)
+CHANGES_GRADIENTS = "which may change the gradients"
+
+
+def gradient_access(call: cst.Call, callee: Callable[[cst.Call], Optional[Any]], readers: Set[str]) -> str:
+    """How ``call`` surely reaches the gradients: ``"changes"`` when the same-file function or
+    method it runs (or one that calls) writes ``.grad`` in place or assigns it, or when it
+    calls through a name of ``readers`` (another file's function or class that reads
+    ``.grad``: the cross-file plan's ``gradient_readers``, which does not tell reads from
+    writes; yolov3-channel-and-layer-pruning's ``BNOptimizer.updateBN(...)`` adds the L1
+    sparsity term to the BN weights' gradients); ``"reads"`` when it only reads ``.grad``;
+    "" when neither is known (it may still be opaque).  Such a call is a gradient use, not
+    merely an opaque one: where no ``unscale_`` can precede it, it needs a TODO."""
+    root: Any = call.func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if isinstance(root, cst.Name) and root.value in readers:
+        return "changes"
+    return _access_in(callee(call), callee, set())
+
+
+
+def _access_in(function: Any, callee: Callable[[cst.Call], Optional[Any]], seen: Set[Any]) -> str:
+    if function is None or function in seen:
+        return ""
+    seen.add(function)
+    found = ""
+    for node in walk(function.body):
+        if _writes_grad(node):
+            return "changes"
+        if isinstance(node, cst.Attribute) and node.attr.value == "grad" and not _is_autograd(node.value):
+            found = found or "reads"
+        elif isinstance(node, cst.Call):
+            inner = _access_in(callee(node), callee, seen)
+            if inner == "changes":
+                return inner
+            found = found or inner
+    return found
+
+
+def _is_autograd(node: Any) -> bool:
+    """``torch.autograd`` (or ``autograd``): ``.grad`` off it is the function, no gradient."""
+    return isinstance(node, (cst.Name, cst.Attribute)) and code_of(node).split(".")[-1] == "autograd"
+
+
+def _is_grad(node: Any) -> bool:
+    """``p.grad`` or ``p.grad.data`` (an item of either: ``p.grad[mask]``)."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    if isinstance(node, cst.Attribute) and node.attr.value == "data":
+        node = node.value
+    return isinstance(node, cst.Attribute) and node.attr.value == "grad" and not _is_autograd(node.value)
+
+
+def _writes_grad(node: Any) -> bool:
+    """An in-place method of a gradient (``p.grad.data.add_(...)``) or an assignment to one
+    (``p.grad = ...``, ``p.grad[mask] *= 0``)."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        method = node.func.attr.value
+        return method.endswith("_") and not method.startswith("_") and _is_grad(node.func.value)
+    if isinstance(node, cst.AugAssign):
+        return _is_grad(node.target)
+    if isinstance(node, cst.Assign):
+        return any(_is_grad(t.target) for t in node.targets)
+    return False

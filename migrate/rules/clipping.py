@@ -71,7 +71,7 @@ from ._clip_functions import CLIP_FUNCTIONS, SCALABLE_CLIPS
 from ._exit_unscale import exit_unscale_count, run_time_levels
 from ._fresh_tensor import holds_fresh_tensors
 from ._o2_model_clip import reads_module_parameters
-from ._opaque_calls import may_read_gradients
+from ._opaque_calls import CHANGES_GRADIENTS, gradient_access, may_read_gradients
 from .step import end_of, flush_steps, start_of
 
 #: calls that only collect the parameters they are given
@@ -173,6 +173,8 @@ class _Use:
     boundary: str = ""
     #: status defaults: the accumulation if the use moved into, after the unscale_ (APX263)
     moved_into: Any = None
+    #: opaque: "reads" or "changes" when the call surely reaches the gradients (``gradient_access``)
+    access: str = ""
 
 
 class ClippingRule(AmpRule):
@@ -248,7 +250,9 @@ class ClippingRule(AmpRule):
                 use.status = "skip"
                 continue
             keys = self._decide(use, sites, steps, flush)
-            if use.kind == "opaque" and (use.status != "unscale" or not self._last_backward_before(use, keys, sites)):
+            if use.kind == "opaque" and use.access and use.status == "accum":
+                pass  # surely reaches the gradients on every micro-step: APX326, as a .grad read written inline
+            elif use.kind == "opaque" and (use.status != "unscale" or not self._last_backward_before(use, keys, sites)):
                 use.status, keys = "skip", []  # unscale_ only where the step follows every backward
             elif use.kind == "grad" and use.status == "unscale" and not self._last_backward_before(
                 use, keys, sites, delay_counts=False
@@ -388,8 +392,10 @@ class ClippingRule(AmpRule):
             taken.update(walk(site.with_stmt))
         found: List[_Use] = []
         seen_stmts: Set[Any] = set()
-        for func in {s.func for s in sites if s.func is not None}:
-            for node in walk(func.body):
+        plan = self.repo_plan()
+        readers = set(plan.gradient_readers) if plan is not None else set()
+        for func in {s.func for s in sites}:  # None: a loop at module level
+            for node in walk(func.body if func is not None else self.tree):
                 if not isinstance(node, cst.Call) or node in taken:
                     continue
                 stmt = self.statement_of(node)
@@ -399,8 +405,13 @@ class ClippingRule(AmpRule):
                 if self._on_fresh_grad(node, func):
                     continue  # ``delta.grad.zero_()``: the gradient of no optimizer's parameter
                 if may_read_gradients(self, node, self._callee, set()):
+                    # one that surely reaches ``.grad`` is a gradient use: a TODO where it cannot be unscaled
+                    access = gradient_access(node, self._callee, readers)
+                    if func is None and not access:
+                        continue  # at module level only a call known to reach the gradients (as before: none)
                     seen_stmts.add(stmt)
-                    found.append(_Use(node, stmt, "opaque", func, scaler.expr, code_of(node.func) + "(...)"))
+                    what = code_of(node.func) + "(...)" + (f", {CHANGES_GRADIENTS}," if access == "changes" else "")
+                    found.append(_Use(node, stmt, "opaque", func, scaler.expr, what, access=access))
         return found
 
     def _last_backward_before(
@@ -421,7 +432,7 @@ class ClippingRule(AmpRule):
                 return False
             if self._backward_again(use, site, [step for _opt, step in keys]):
                 return False
-        for node in walk(use.func.body):
+        for node in walk(use.func.body if use.func is not None else self.tree):  # a module-level loop
             if not isinstance(node, cst.Call) or not here <= start_of(self, node) < max(ends):
                 continue
             if _backs_a_loss(node) or self._runs_a_backward(node, set()) or self._unscales_itself(node):
@@ -638,7 +649,7 @@ class ClippingRule(AmpRule):
         stepped = any(
             isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "step"
             and code_of(n.func.value) == opt
-            for n in walk(use.func.body)
+            for n in walk(use.func.body if use.func is not None else self.tree)
         )
         if stepped:
             return f"the scaled backward runs in a function this one calls, and {opt}.step() here is not followed from it"
@@ -2574,6 +2585,211 @@ def train(model, optimizer, batches, accumulate=2):
             optimizer.zero_grad()
 ''',
         codes=("APX101", "APX201", "APX209", "APX301", "APX302", "APX311", "APX325"),
+    ),
+    Example(
+        # a loop at module level adds a sparsity term to a gradient after the scaled backward:
+        # an unscale_ first, as in a function (the check for a later backward walked the
+        # function's body, None here: APX002)
+        "gradient-written-in-a-module-level-loop",
+        before='''\
+import torch
+from apex import amp
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    model.weight.grad.data.add_(1e-4 * torch.sign(model.weight.data))
+    optimizer.step()
+    optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    model.weight.grad.data.add_(1e-4 * torch.sign(model.weight.data))
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX325'),
+    ),
+    Example(
+        # a same-file helper adds the sparsity term to the gradients, called from a loop at
+        # module level: an unscale_ before it, as in a function (calls at module level were not
+        # looked at: the term was added to scaled gradients, divided by the scale at the step)
+        "helper-writing-gradients-in-a-module-level-loop",
+        before='''\
+import torch
+from apex import amp
+
+
+def update_bn(module, s):
+    module.weight.grad.data.add_(s * torch.sign(module.weight.data))
+
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    update_bn(model, 1e-4)
+    optimizer.step()
+    optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def update_bn(module, s):
+    module.weight.grad.data.add_(s * torch.sign(module.weight.data))
+
+
+model = torch.nn.Linear(10, 2).cuda()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    update_bn(model, 1e-4)
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX325'),
+    ),
+    Example(
+        # the helper runs on every micro-step, the step only at the accumulation boundary: a
+        # gradient use with no exact native form (APX326), as a .grad read written inline is;
+        # an opaque call there was passed over and the term silently scaled
+        "helper-writing-gradients-on-every-micro-step",
+        before='''\
+import torch
+from apex import amp
+
+
+def update_bn(module, s):
+    module.weight.grad.data.add_(s * torch.sign(module.weight.data))
+
+
+def train(loader, accumulate, s):
+    model = torch.nn.Linear(10, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for ni, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        update_bn(model, s)
+        if ni % accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    train([], 4, 1e-4)
+''',
+        after='''\
+import torch
+
+
+def update_bn(module, s):
+    module.weight.grad.data.add_(s * torch.sign(module.weight.data))
+
+
+def train(loader, accumulate, s):
+    model = torch.nn.Linear(10, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cuda")
+    for ni, (x, y) in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        # TODO(apexcompat): per-micro-step gradient use: update_bn(...), which may change the
+        #   gradients, runs after every backward, but optimizer.step() only at the accumulation
+        #   boundary (or under a condition). apex unscaled the gradients after each backward;
+        #   scaler.unscale_(optimizer) can run only once per step, so there is no exact native
+        #   equivalent: move this to the step boundary, after scaler.unscale_(optimizer)
+        update_bn(model, s)
+        if ni % accumulate == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    train([], 4, 1e-4)
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX326'),
+    ),
+    Example(
+        # a helper of the file takes an input's gradient with torch.autograd.grad after the
+        # scaled backward, on every micro-step: ``autograd.grad`` is no parameter's gradient, so
+        # no gradient use (no TODO), as before
+        "input-gradient-helper-on-every-micro-step-is-no-gradient-use",
+        before='''\
+import torch
+from apex import amp
+
+
+def input_grad(model, x, y):
+    delta = torch.zeros_like(x, requires_grad=True)
+    loss = torch.nn.functional.cross_entropy(model(x + delta), y)
+    return torch.autograd.grad(loss, delta)[0]
+
+
+def train(loader, accumulate):
+    model = torch.nn.Linear(10, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for ni, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        g = input_grad(model, x, y)
+        if ni % accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def input_grad(model, x, y):
+    delta = torch.zeros_like(x, requires_grad=True)
+    loss = torch.nn.functional.cross_entropy(model(x + delta), y)
+    return torch.autograd.grad(loss, delta)[0]
+
+
+def train(loader, accumulate):
+    model = torch.nn.Linear(10, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cuda")
+    for ni, (x, y) in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        g = input_grad(model, x, y)
+        if ni % accumulate == 0:
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314'),
     ),
     Example(
         # optimizers kept in a dict (PWGAN_Torch's ``self.optimizer_Dict['Generator']``): a clip

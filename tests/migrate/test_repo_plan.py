@@ -1708,3 +1708,93 @@ def test_the_plan_reads_no_file_without_apex_that_names_nothing_it_looks_for(mon
     plan = build_plan([summarise("/r/pkg/helper.py", "pkg/helper.py", helper.encode())], ["/r"], others)
     assert read == ["/r/pkg/user.py"]
     assert plan.files["/r/pkg/helper.py"].amp_importers == (("amp", "pkg/user.py"),)
+
+
+PRUNING_LAUNCHER = """\
+    import torch
+    from utils.prune_utils import *
+
+    try:
+        from apex import amp
+        mixed_precision = True
+    except ImportError:
+        mixed_precision = False
+
+
+    def train(model, optimizer, loader, sr_flag, s, accumulate):
+        if mixed_precision:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for ni, (x, y) in enumerate(loader):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            if mixed_precision:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            BNOptimizer.updateBN(sr_flag, model, s)
+            if ni % accumulate == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+
+
+    if __name__ == "__main__":
+        train(torch.nn.Linear(4, 1), None, [], True, 1e-4, 2)
+    """
+
+PRUNE_UTILS = """\
+    import torch
+
+
+    class BNOptimizer:
+        @staticmethod
+        def updateBN(sr_flag, model, s):
+            if sr_flag:
+                model.weight.grad.data.add_(s * torch.sign(model.weight.data))
+    """
+
+
+def test_a_star_imported_helper_changing_the_gradients_on_every_micro_step_keeps_the_shim(tmp_path):
+    """yolov3-channel-and-layer-pruning (sweep19): ``BNOptimizer.updateBN`` of another file,
+    taken with ``from utils.prune_utils import *``, adds the L1 sparsity term to the gradients
+    after every backward, the step only at the accumulation boundary.  apex had unscaled them
+    there; natively the term would be added to scaled gradients and divided by the loss scale
+    at the step (before: no finding, the call was passed over as opaque).  No unscale_ can run
+    on each micro-step, so the launcher keeps apex.amp through the shim and says why; a second
+    run changes nothing."""
+    write_tree(tmp_path, {"train.py": PRUNING_LAUNCHER, "utils/__init__.py": "", "utils/prune_utils.py": PRUNE_UTILS})
+    found = report(tmp_path)
+    manual = [f for f in found["findings"] if f["needs_manual_work"]]
+    assert [f["code"] for f in manual] == ["APX220"]
+    assert manual[0]["message"].startswith(
+        "as written, a native rewrite would change scaled gradients on every micro-step: per-micro-step gradient "
+        "use: BNOptimizer.updateBN(...), which may change the gradients, runs after every backward"
+    )
+    run_cli(tmp_path, "--allow-no-vcs")
+    first = (tmp_path / "train.py").read_text()
+    assert "from apexcompat import amp" in first and "GradScaler" not in first
+    run_cli(tmp_path, "--allow-no-vcs")
+    assert (tmp_path / "train.py").read_text() == first
+    assert (tmp_path / "utils/prune_utils.py").read_text() == textwrap.dedent(PRUNE_UTILS)
+
+
+def test_the_index_tells_gradient_reads_from_autograd_grad():
+    """``grad_readers``: the definitions that read ``.grad`` off an object; GradAlign's
+    ``get_input_grad`` calls ``torch.autograd.grad`` and reads no gradient of a parameter
+    (understanding-fast-adv: taken as one, its launcher's reason changed)."""
+    source = textwrap.dedent(
+        """\
+        import torch
+
+
+        def input_grad(loss, delta):
+            return torch.autograd.grad(loss, delta)[0]
+
+
+        class BNOptimizer:
+            @staticmethod
+            def update(model, s):
+                model.weight.grad.data.add_(s * torch.sign(model.weight.data))
+        """
+    ).encode()
+    summary = summarise("utils.py", "utils.py", source)
+    assert summary.grad_readers == {"BNOptimizer"}
