@@ -2739,7 +2739,7 @@ if __name__ == "__main__":
     Example(
         # a helper of the file takes an input's gradient with torch.autograd.grad after the
         # scaled backward, on every micro-step: ``autograd.grad`` is no parameter's gradient, so
-        # no gradient use (no TODO), as before
+        # no gradient use (no TODO), as before; the clip at the step is the only use
         "input-gradient-helper-on-every-micro-step-is-no-gradient-use",
         before='''\
 import torch
@@ -2762,6 +2762,7 @@ def train(loader, accumulate):
             scaled_loss.backward()
         g = input_grad(model, x, y)
         if ni % accumulate == 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             optimizer.zero_grad()
 ''',
@@ -2785,11 +2786,13 @@ def train(loader, accumulate):
         scaler.scale(loss).backward()
         g = input_grad(model, x, y)
         if ni % accumulate == 0:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             scaler.step(optimizer)
             scaler.update()
             optimizer.zero_grad()
 ''',
-        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314'),
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX325'),
     ),
     Example(
         # optimizers kept in a dict (PWGAN_Torch's ``self.optimizer_Dict['Generator']``): a clip
