@@ -116,7 +116,31 @@ def _names_parameters_only(use: "_Use") -> bool:
     if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
         return False
     assign = stmt.body[0]
-    return assign.value is use.node and all(isinstance(t.target, cst.Name) for t in assign.targets)
+    if not all(isinstance(t.target, cst.Name) for t in assign.targets):
+        return False
+    return assign.value is use.node or use.node in _spread_master_params(assign.value)
+
+
+def _spread_master_params(value: Any) -> List[cst.Call]:
+    """The calls of ``[*amp.master_params(a), *amp.master_params(b)]`` (a list or tuple of
+    nothing else, as for the optimizers of one ``amp.initialize``); [] for anything else."""
+    if not isinstance(value, (cst.List, cst.Tuple)) or not value.elements:
+        return []
+    calls = [element.value for element in value.elements]
+    if all(isinstance(c, cst.Call) and code_of(c.func).endswith("master_params") for c in calls):
+        return calls
+    return []
+
+
+def _reading_call(parents: Dict[Any, Any], call: cst.Call) -> Optional[cst.Call]:
+    """The call ``call`` is an argument of, directly or as an element of a list or tuple
+    argument (``clip([*amp.master_params(a), *amp.master_params(b)], n)`` -> the clip); None
+    where it is not an argument."""
+    node = parents.get(call)
+    while isinstance(node, (cst.Element, cst.StarredElement, cst.List, cst.Tuple)):
+        node = parents.get(node)
+    parent = parents.get(node) if isinstance(node, cst.Arg) else None
+    return parent if isinstance(parent, cst.Call) else None
 
 
 def _moved_into_if(ups: List[Any], unscale: Any) -> List[Any]:
@@ -275,8 +299,8 @@ class ClippingRule(AmpRule):
                 continue
             opt_text = code_of(opt)
             stmt = self.statement_of(call)
-            outer = self.parents.get(self.parents.get(call))
-            what = code_of(outer.func) + "(...)" if isinstance(outer, cst.Call) else f"amp.master_params({opt_text})"
+            outer = _reading_call(self.parents, call)
+            what = code_of(outer.func) + "(...)" if outer is not None else f"amp.master_params({opt_text})"
             # an optimizer stepped through its wrapper is unscaled through it too: GradScaler
             # keeps its unscaled state per object, so unscale_(held) + step(wrapper) would
             # unscale twice
@@ -2257,6 +2281,63 @@ def train(model, optimizer, batches, max_norm, cpu_train=False):
         torch.nn.utils.clip_grad_norm_(params, max_norm)
         scaler.step(optimizer)
         scaler.update()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX316', 'APX321', 'APX325'),
+    ),
+    Example(
+        # the same with the two optimizers of one amp.initialize, their parameters spread into
+        # one list: that statement too only names parameters, and each optimizer is unscaled
+        # after the if (it was left to a person with TODOs, the clip cutting scaled gradients)
+        "parameters-of-two-optimizers-named-in-the-branch-of-the-backward-unscaled-after-the-if",
+        before='''\
+import torch
+from apex import amp
+
+
+def train(model, batches, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    model, [encoder, decoder] = amp.initialize(model, [encoder, decoder], opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        if cpu_train:
+            loss.backward()
+            params = model.parameters()
+        else:
+            with amp.scale_loss(loss, [encoder, decoder]) as scaled_loss:
+                scaled_loss.backward()
+            params = [*amp.master_params(encoder), *amp.master_params(decoder)]
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        encoder.step()
+        decoder.step()
+        encoder.zero_grad()
+        decoder.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def train(model, batches, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        if cpu_train:
+            scaler.scale(loss).backward()
+            params = model.parameters()
+        else:
+            scaler.scale(loss).backward()
+            params = [*model[0].parameters(), *model[1].parameters()]
+        scaler.unscale_(encoder)
+        scaler.unscale_(decoder)
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        scaler.step(encoder)
+        scaler.step(decoder)
+        scaler.update()
+        encoder.zero_grad()
+        decoder.zero_grad()
 ''',
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX316', 'APX321', 'APX325'),
     ),
