@@ -11236,6 +11236,85 @@ def train(model, max_norm, cpu_train=False):
         codes=("APX102", "APX220"),
     ),
     Example(
+        # ... and chained into it: itertools.chain(...) hands the parameters on to the clip
+        "clip-of-two-optimizers-master-parameters-chained-that-cannot-be-unscaled-keeps-apex",
+        before="""\
+# file: batches.py
+import torch
+
+
+def batches(n):
+    return [torch.randn(2, 4).cuda() for _ in range(n)]
+# file: train.py
+import itertools
+
+import torch
+from apex import amp
+from batches import batches
+
+
+def train(model, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    model, [encoder, decoder] = amp.initialize(model, [encoder, decoder], opt_level="O1")
+    for x in batches(8):
+        loss = model(x).sum()
+        if cpu_train:
+            loss.backward()
+            params = model.parameters()
+        else:
+            with amp.scale_loss(loss, [encoder, decoder]) as scaled_loss:
+                scaled_loss.backward()
+            params = list(amp.master_params(encoder)) + list(amp.master_params(decoder))
+        torch.nn.utils.clip_grad_norm_(itertools.chain(amp.master_params(encoder), amp.master_params(decoder)), max_norm)
+        encoder.step()
+        decoder.step()
+        encoder.zero_grad()
+        decoder.zero_grad()
+""",
+        after="""\
+# file: batches.py
+import torch
+
+
+def batches(n):
+    return [torch.randn(2, 4).cuda() for _ in range(n)]
+# file: train.py
+import itertools
+
+import torch
+from apexcompat import amp
+from batches import batches
+
+
+def train(model, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    # TODO(apexcompat): as written, a native rewrite would clip scaled gradients: gradients
+    #   used after the scaled backward: torch.nn.utils.clip_grad_norm_(...) saw gradients
+    #   apex had unscaled, but scaler keeps them scaled until scaler.step(encoder) (a
+    #   backward runs between the first use and the others): call scaler.unscale_(encoder)
+    #   before it, once per step; this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
+    model, [encoder, decoder] = amp.initialize(model, [encoder, decoder], opt_level="O1")
+    for x in batches(8):
+        loss = model(x).sum()
+        if cpu_train:
+            loss.backward()
+            params = model.parameters()
+        else:
+            with amp.scale_loss(loss, [encoder, decoder]) as scaled_loss:
+                scaled_loss.backward()
+            params = list(amp.master_params(encoder)) + list(amp.master_params(decoder))
+        torch.nn.utils.clip_grad_norm_(itertools.chain(amp.master_params(encoder), amp.master_params(decoder)), max_norm)
+        encoder.step()
+        decoder.step()
+        encoder.zero_grad()
+        decoder.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         # ... but the factory adds the count under a condition: its default is not known, the
         # clipper would clip scaled gradients on some run, and the script keeps apex.amp
         "own-clipper-with-a-count-a-parser-factory-adds-under-a-condition",

@@ -121,26 +121,44 @@ def _names_parameters_only(use: "_Use") -> bool:
     return assign.value is use.node or use.node in _spread_master_params(assign.value)
 
 
+#: calls that hand on the parameters of their arguments without reading a gradient
+_PASS_THROUGH = frozenset({"itertools.chain", "chain", "list", "tuple"})
+
+
 def _spread_master_params(value: Any) -> List[cst.Call]:
-    """The calls of ``[*amp.master_params(a), *amp.master_params(b)]`` (a list or tuple of
-    nothing else, as for the optimizers of one ``amp.initialize``); [] for anything else."""
-    if not isinstance(value, (cst.List, cst.Tuple)) or not value.elements:
+    """The calls of ``[*amp.master_params(a), *amp.master_params(b)]`` or
+    ``itertools.chain(amp.master_params(a), amp.master_params(b))`` (nothing else in the list,
+    tuple or chain, as for the optimizers of one ``amp.initialize``); [] for anything else."""
+    if isinstance(value, (cst.List, cst.Tuple)):
+        calls = [element.value for element in value.elements]
+    elif isinstance(value, cst.Call) and code_of(value.func) in _PASS_THROUGH - {"list", "tuple"}:
+        calls = [arg.value for arg in value.args if not arg.keyword and not arg.star]
+        if len(calls) != len(value.args):
+            return []
+    else:
         return []
-    calls = [element.value for element in value.elements]
-    if all(isinstance(c, cst.Call) and code_of(c.func).endswith("master_params") for c in calls):
+    if calls and all(isinstance(c, cst.Call) and code_of(c.func).endswith("master_params") for c in calls):
         return calls
     return []
 
 
 def _reading_call(parents: Dict[Any, Any], call: cst.Call) -> Optional[cst.Call]:
-    """The call ``call`` is an argument of, directly or as an element of a list or tuple
-    argument (``clip([*amp.master_params(a), *amp.master_params(b)], n)`` -> the clip); None
-    where it is not an argument."""
-    node = parents.get(call)
-    while isinstance(node, (cst.Element, cst.StarredElement, cst.List, cst.Tuple)):
+    """The call that reads what ``call`` yields: the call it is an argument of, directly or as
+    an element of a list or tuple argument, and through ``itertools.chain``/``list``/``tuple``
+    to the call those are handed to (``clip([*amp.master_params(a), *amp.master_params(b)], n)``
+    and ``clip(itertools.chain(...), n)`` -> the clip); None where it is not an argument."""
+    reader: Optional[cst.Call] = None
+    node: Any = call
+    while True:
         node = parents.get(node)
-    parent = parents.get(node) if isinstance(node, cst.Arg) else None
-    return parent if isinstance(parent, cst.Call) else None
+        while isinstance(node, (cst.Element, cst.StarredElement, cst.List, cst.Tuple)):
+            node = parents.get(node)
+        parent = parents.get(node) if isinstance(node, cst.Arg) else None
+        if not isinstance(parent, cst.Call):
+            return reader
+        reader = node = parent
+        if code_of(parent.func) not in _PASS_THROUGH:
+            return reader
 
 
 def _moved_into_if(ups: List[Any], unscale: Any) -> List[Any]:
@@ -2330,6 +2348,65 @@ def train(model, batches, max_norm, cpu_train=False):
         else:
             scaler.scale(loss).backward()
             params = [*model[0].parameters(), *model[1].parameters()]
+        scaler.unscale_(encoder)
+        scaler.unscale_(decoder)
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        scaler.step(encoder)
+        scaler.step(decoder)
+        scaler.update()
+        encoder.zero_grad()
+        decoder.zero_grad()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX316', 'APX321', 'APX325'),
+    ),
+    Example(
+        # ... and chained (itertools.chain(amp.master_params(a), amp.master_params(b)))
+        "parameters-of-two-optimizers-chained-in-the-branch-of-the-backward-unscaled-after-the-if",
+        before='''\
+import itertools
+
+import torch
+from apex import amp
+
+
+def train(model, batches, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    model, [encoder, decoder] = amp.initialize(model, [encoder, decoder], opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        if cpu_train:
+            loss.backward()
+            params = model.parameters()
+        else:
+            with amp.scale_loss(loss, [encoder, decoder]) as scaled_loss:
+                scaled_loss.backward()
+            params = itertools.chain(amp.master_params(encoder), amp.master_params(decoder))
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        encoder.step()
+        decoder.step()
+        encoder.zero_grad()
+        decoder.zero_grad()
+''',
+        after='''\
+import itertools
+
+import torch
+
+
+def train(model, batches, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        if cpu_train:
+            scaler.scale(loss).backward()
+            params = model.parameters()
+        else:
+            scaler.scale(loss).backward()
+            params = itertools.chain(model[0].parameters(), model[1].parameters())
         scaler.unscale_(encoder)
         scaler.unscale_(decoder)
         torch.nn.utils.clip_grad_norm_(params, max_norm)
