@@ -8,8 +8,12 @@ branches, after every backward or at the step; a read of the gradients' norm; an
 a loss that overflows once; the loop in ``main``, in a function ``main`` calls or in a method of a
 trainer class whose ``__init__`` initializes; ``zero_grad`` before the forward pass; a clip inside
 the ``amp.scale_loss`` block; two scaled backwards per step; the scaled backward in a helper the
-loop calls; amp's state saved at the end) and writes the script.  The whole set is migrated ``--to native`` in one run
-of the CLI, then the originals run through the test-only ``fake_apex`` (``apexcompat.amp``) and
+loop calls; amp's state saved at the end; and, added later and drawn after those: O3, compared
+with its O1 twin (``reference``); a resume, in the run or by a second run loading apex's
+checkpoint, whose final loss scale is compared too; two optimizers or two models in one
+``amp.initialize``; ``num_losses=2`` with loss ids; ``amp.master_params`` handed to helpers; a
+BatchNorm layer) and writes the script (``choose(seed, extended=False)``, ``--legacy``: the
+earlier choices only).  The whole set is migrated ``--to native`` in one run of the CLI, then the originals run through the test-only ``fake_apex`` (``apexcompat.amp``) and
 the native outputs with apex and apexcompat blocked and CUDA autocast/GradScaler simulated on
 the CPU (``runner.py``).  A shape passes when its output is native, runs, logs the same
 gradient norms (where the original reads them) and ends with the same parameters as the
