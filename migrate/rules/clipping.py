@@ -646,7 +646,9 @@ class ClippingRule(AmpRule):
             if self._phase_stmt(use, step) is None:
                 count = self._stepped_every_time_by_default(use, step) if len(opts) == 1 else None
                 if count is None:
-                    use.status, use.opt = "accum", opt
+                    # ``params = amp.master_params(opt)`` on every micro-step reads no gradient:
+                    # only the clip of ``params`` at the boundary is a use
+                    use.status, use.opt = ("skip", None) if _names_parameters_only(use) else ("accum", opt)
                     return []
                 use.status, use.opt, use.reason = "defaults", opt, count
                 use.boundary = code_of(self.parents[self.parents[self.statement_of(step)]].test)
@@ -2417,6 +2419,55 @@ def train(model, batches, max_norm, cpu_train=False):
         decoder.zero_grad()
 ''',
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX316', 'APX321', 'APX325'),
+    ),
+    Example(
+        # the parameters named on every micro-step (delay_unscale) and clipped at the boundary:
+        # naming them reads no gradient (it got an APX326 TODO, a per-micro-step use)
+        "parameters-named-on-every-micro-step-and-clipped-at-the-boundary",
+        before='''\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, accumulate, max_norm, cpu_train=False):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, x in enumerate(batches):
+        loss = model(x).sum() / accumulate
+        if cpu_train:
+            loss.backward()
+            params = model.parameters()
+        else:
+            with amp.scale_loss(loss, optimizer, delay_unscale=(i + 1) % accumulate != 0) as scaled_loss:
+                scaled_loss.backward()
+            params = amp.master_params(optimizer)
+        if (i + 1) % accumulate == 0:
+            torch.nn.utils.clip_grad_norm_(params, max_norm)
+            optimizer.step()
+            optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def train(model, optimizer, batches, accumulate, max_norm, cpu_train=False):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, x in enumerate(batches):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum() / accumulate
+        if cpu_train:
+            scaler.scale(loss).backward()
+            params = model.parameters()
+        else:
+            scaler.scale(loss).backward()
+            params = (p for group in optimizer.param_groups for p in group["params"])
+        if (i + 1) % accumulate == 0:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(params, max_norm)
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX302', 'APX311', 'APX316', 'APX321', 'APX325'),
     ),
     Example(
         # a clip in that branch and a gradient read after the if: no one unscale_ point
