@@ -113,6 +113,9 @@ class Shape:
     loss_ids: bool = False
     #: ``amp.master_params(optimizer)`` handed to module-level helpers that clip / sum the norm
     master_helper: bool = False
+    #: with master_helper, what the helpers are given: params (``amp.master_params(opt)``) or
+    #: optimizer (the helper calls ``amp.master_params`` on it)
+    helper_takes: str = "params"
     #: a BatchNorm1d layer in the model (O2 keeps it in float32)
     batchnorm: bool = False
 
@@ -133,6 +136,8 @@ class Shape:
             parts.append(f"several {self.several}")
         if self.resume != "none":
             parts.append(f"resume {self.resume}")
+        if self.master_helper and self.helper_takes != "params":
+            parts.append(f"helpers take the {self.helper_takes}")
         return ", ".join(parts)
 
 
@@ -177,6 +182,8 @@ def choose(seed: int, extended: bool = True) -> Shape:
     reads_masters = shape.clip in ("master", "switched") or shape.read_norm == "optimizer"
     shape.master_helper = reads_masters and rng.random() < 0.5
     if shape.gan_losses:
+        if shape.master_helper and rng.random() < 0.5:
+            shape.helper_takes = "optimizer"
         return shape
     shape.batchnorm = rng.random() < 0.3
     shape.loss_ids = shape.two_backwards and rng.random() < 0.5
@@ -184,6 +191,8 @@ def choose(seed: int, extended: bool = True) -> Shape:
     if shape.several == "none" and not shape.in_class and rng.random() < 0.3:
         shape.resume = rng.choice(["again", "restart"])
         shape.overflow = shape.save_amp = True
+    if shape.master_helper and shape.several != "optimizers" and rng.random() < 0.5:
+        shape.helper_takes = "optimizer"
     return shape
 
 
@@ -340,6 +349,16 @@ def grad_norm(params):
 """
 
 
+OPTIMIZER_HELPERS = """\
+def clip_gradients(optimizer, max_norm):
+    return torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+
+
+def grad_norm(optimizer):
+    return sum(float(p.grad.norm()) for p in amp.master_params(optimizer) if p.grad is not None)
+"""
+
+
 def _head(shape: Shape) -> str:
     return HEAD.format(seed=shape.seed, summary=shape.summary(), layers=BN_LAYERS if shape.batchnorm else LAYERS)
 
@@ -348,9 +367,11 @@ def _master_helpers(shape: Shape, text: str) -> str:
     """The clips and norm reads of ``amp.master_params(...)`` through the module's helpers."""
     if not shape.master_helper:
         return text
-    text = re.sub(r"torch\.nn\.utils\.clip_grad_norm_\((amp\.master_params\(\w+\)), 0\.5\)", r"clip_gradients(\1, 0.5)", text)
-    return re.sub(r"sum\(float\(p\.grad\.norm\(\)\) for p in (amp\.master_params\(\w+\)) if p\.grad is not None\)",
-                  r"grad_norm(\1)", text)
+    given = r"\1" if shape.helper_takes == "params" else r"\2"
+    text = re.sub(r"torch\.nn\.utils\.clip_grad_norm_\((amp\.master_params\((\w+)\)), 0\.5\)", f"clip_gradients({given}, 0.5)", text)
+    text = re.sub(r"sum\(float\(p\.grad\.norm\(\)\) for p in (amp\.master_params\((\w+)\)) if p\.grad is not None\)",
+                  f"grad_norm({given})", text)
+    return text.replace(MASTER_HELPERS, OPTIMIZER_HELPERS) if shape.helper_takes == "optimizer" else text
 
 
 def _several(shape: Shape, text: str) -> str:
