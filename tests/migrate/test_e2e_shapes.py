@@ -11,12 +11,13 @@ master parameters are spread into one list in the branch of the backward (84, 11
 and a clip of scaled gradients in a native output), O2 with a batchnorm and delayed unscales
 (236: apex drops the float32 parameters' first gradients at its lazy init; the script zeroes
 them first), helpers given the optimizer that read amp.master_params (40, 70: each got an
-unscale_ and the second raised; 40 restarts from apex's checkpoint too), a restart (81), a second
-initialize in the run (258), loss ids (88).  ``LEGACY_SEEDS`` are drawn with the choices of session 26 (``extended=False``),
-the shapes that failed then: the parameters named in each branch and clipped after the if
-(11, 41: the unscale_ went before the backward), clips on every micro-step with a delayed
-unscale (51, 110) or written once from the fp16 and fp32 branches of an if (65, 91), a clip
-inside the amp.scale_loss block and a gradient read after it (39: a second unscale_ raised).
+unscale_ and the second raised; 40 restarts from apex's checkpoint too), a restart (81), a
+second initialize in the run (258), loss ids (88). ``LEGACY_SEEDS`` are drawn with the choices
+of session 26 (``extended=False``), the shapes that failed then: the parameters named in each
+branch and clipped after the if (11, 41: the unscale_ went before the backward), clips on every
+micro-step with a delayed unscale (51, 110) or written once from the fp16 and fp32 branches of
+an if (65, 91), a clip inside the amp.scale_loss block and a gradient read after it (39: a
+second unscale_ raised).
 ``python tests/migrate/e2e/shapes.py --seeds N`` checks more.
 """
 

@@ -1,24 +1,25 @@
 """Differential check of training-loop shapes: generated apex scripts, migrated, both trained.
 
 Each seed picks one combination of the choices real apex loops make (the opt level; an fp16
-switch around the initialize and the backward; gradients accumulated over micro-batches, with
-or without ``delay_unscale``; a plain backward in the other branch; the parameters named in each
+switch around the initialize and the backward; gradients accumulated over micro-batches, with or
+without ``delay_unscale``; a plain backward in the other branch; the parameters named in each
 branch; a clip of ``amp.master_params``, of ``model.parameters()`` or of a name bound in the
-branches, after every backward or at the step; a read of the gradients' norm; an lr scheduler;
-a loss that overflows once; the loop in ``main``, in a function ``main`` calls or in a method of a
-trainer class whose ``__init__`` initializes; ``zero_grad`` before the forward pass; a clip inside
-the ``amp.scale_loss`` block; two scaled backwards per step; the scaled backward in a helper the
-loop calls; amp's state saved at the end; and, added later and drawn after those: O3, compared
-with its O1 twin (``reference``); a resume, in the run or by a second run loading apex's
-checkpoint, whose final loss scale is compared too; two optimizers or two models in one
+branches, after every backward or at the step; a read of the gradients' norm; an lr scheduler; a
+loss that overflows once; the loop in ``main``, in a function ``main`` calls or in a method of a
+trainer class whose ``__init__`` initializes; ``zero_grad`` before the forward pass; a clip
+inside the ``amp.scale_loss`` block; two scaled backwards per step; the scaled backward in a
+helper the loop calls; amp's state saved at the end; and, added later and drawn after those: O3,
+compared with its O1 twin (``reference``); a resume, in the run or by a second run loading
+apex's checkpoint, whose final loss scale is compared too; two optimizers or two models in one
 ``amp.initialize``; ``num_losses=2`` with loss ids; ``amp.master_params`` handed to helpers; a
 BatchNorm layer) and writes the script (``choose(seed, extended=False)``, ``--legacy``: the
-earlier choices only).  The whole set is migrated ``--to native`` in one run of the CLI, then the originals run through the test-only ``fake_apex`` (``apexcompat.amp``) and
-the native outputs with apex and apexcompat blocked and CUDA autocast/GradScaler simulated on
-the CPU (``runner.py``).  A shape passes when its output is native, runs, logs the same
-gradient norms (where the original reads them) and ends with the same parameters as the
-original within ``REL`` (fp16 rounding), and a second migration changes nothing; or when the
-tool keeps it on apexcompat.amp (the shim trains as apex did).
+earlier choices only). The whole set is migrated ``--to native`` in one run of the CLI, then the
+originals run through the test-only ``fake_apex`` (``apexcompat.amp``) and the native outputs
+with apex and apexcompat blocked and CUDA autocast/GradScaler simulated on the CPU
+(``runner.py``). A shape passes when its output is native, runs, logs the same gradient norms
+(where the original reads them) and ends with the same parameters as the original within ``REL``
+(fp16 rounding), and a second migration changes nothing; or when the tool keeps it on
+apexcompat.amp (the shim trains as apex did).
 
 ``python tests/migrate/e2e/shapes.py --seeds 200`` checks seeds 0..199 and prints each failing
 seed with its script, its migration and the difference; tests/migrate/test_e2e_shapes.py runs
@@ -368,7 +369,8 @@ def _master_helpers(shape: Shape, text: str) -> str:
     if not shape.master_helper:
         return text
     given = r"\1" if shape.helper_takes == "params" else r"\2"
-    text = re.sub(r"torch\.nn\.utils\.clip_grad_norm_\((amp\.master_params\((\w+)\)), 0\.5\)", f"clip_gradients({given}, 0.5)", text)
+    clip = r"torch\.nn\.utils\.clip_grad_norm_\((amp\.master_params\((\w+)\)), 0\.5\)"
+    text = re.sub(clip, f"clip_gradients({given}, 0.5)", text)
     text = re.sub(r"sum\(float\(p\.grad\.norm\(\)\) for p in (amp\.master_params\((\w+)\)) if p\.grad is not None\)",
                   f"grad_norm({given})", text)
     return text.replace(MASTER_HELPERS, OPTIMIZER_HELPERS) if shape.helper_takes == "optimizer" else text
@@ -381,8 +383,10 @@ def _several(shape: Shape, text: str) -> str:
         return BACKWARD_HELPER.join(_several(shape, part) for part in text.split(BACKWARD_HELPER))
     if shape.several == "optimizers":
         text = re.sub(r"amp\.scale_loss\((\w+), optimizer\b", r"amp.scale_loss(\1, [optimizer, optimizer2]", text)
-        text = re.sub(r"^( *)optimizer\.(step|zero_grad)\(\)$", r"\1optimizer.\2()\n\1optimizer2.\2()", text, flags=re.MULTILINE)
-        text = text.replace("amp.master_params(optimizer)", "[*amp.master_params(optimizer), *amp.master_params(optimizer2)]")
+        both = r"\1optimizer.\2()\n\1optimizer2.\2()"
+        text = re.sub(r"^( *)optimizer\.(step|zero_grad)\(\)$", both, text, flags=re.MULTILINE)
+        spread = "[*amp.master_params(optimizer), *amp.master_params(optimizer2)]"
+        text = text.replace("amp.master_params(optimizer)", spread)
         return re.sub(r"(?<!def )backward\(loss, optimizer\)", "backward(loss, [optimizer, optimizer2])", text)
     if shape.several == "models":
         text = re.sub(r"(?<![\w.])model\(x\)", "head(body(x))", text)
@@ -430,7 +434,8 @@ def _resume(shape: Shape, setup: List[str], loop: List[str]) -> List[str]:
     load = [f'checkpoint = torch.load({path})',
             'model.load_state_dict(checkpoint["model"])',
             'optimizer.load_state_dict(checkpoint["optimizer"])']
-    load += ["if args.amp:", '    amp.load_state_dict(checkpoint["amp"])'] if shape.switch else ['amp.load_state_dict(checkpoint["amp"])']
+    amp_load = 'amp.load_state_dict(checkpoint["amp"])'
+    load += ["if args.amp:", "    " + amp_load] if shape.switch else [amp_load]
     load += ['scheduler.load_state_dict(checkpoint["scheduler"])'] if shape.scheduler else []
     save = "torch.save({" + ", ".join(saved) + f"}}, {path})"
     if shape.resume == "restart":
@@ -457,7 +462,8 @@ def script(shape: Shape) -> str:
         loop = [f"trainer = Trainer(args, model, optimizer{extra})", "for i, (x, y) in enumerate(data):",
                 "    trainer.train_step(i, x, y)", "model, optimizer = trainer.model, trainer.optimizer"]
     elif shape.in_function:
-        names = {"optimizers": "model, optimizer, optimizer2", "models": "body, head, optimizer"}.get(shape.several, "model, optimizer")
+        names = {"optimizers": "model, optimizer, optimizer2", "models": "body, head, optimizer"}.get(
+            shape.several, "model, optimizer")
         params = f"args, {names}, data" + (", scheduler" if shape.scheduler else "")
         lines += ["", f"def train({params}):", *_indent(loop, 1), "", ""]
         loop = [f"train({params})"]
@@ -552,7 +558,8 @@ def check(seeds: List[int], work: Path, extended: bool = True) -> Tuple[Dict[int
     runs = []
     for seed in seeds:
         # a restart: apex's first half saves the checkpoint both second halves load
-        halves = [(["--half", "1"], ":first"), (["--half", "2"], "")] if shapes[seed].resume == "restart" else [([], "")]
+        restart = shapes[seed].resume == "restart"
+        halves = [(["--half", "1"], ":first"), (["--half", "2"], "")] if restart else [([], "")]
         for group, root in (("orig", originals), ("migrated", outputs)):
             blocked = [] if group == "orig" else ["apex", "apexcompat"]
             for half, suffix in halves:
