@@ -11158,6 +11158,245 @@ if __name__ == "__main__":
         codes=("APX101", "APX201", "APX202", "APX209", "APX263", "APX301", "APX311", "APX314", "APX321"),
     ),
     Example(
+        # a clip of the master parameters of two optimizers spread into one list is a clip (the
+        # use was named after amp.master_params(encoder), not after the clip it is handed to, and
+        # the file came out native with TODOs, clipping the scaled gradients): where no unscale_
+        # point is found the file keeps apex.amp
+        "clip-of-two-optimizers-master-parameters-in-a-list-that-cannot-be-unscaled-keeps-apex",
+        before="""\
+# file: batches.py
+import torch
+
+
+def batches(n):
+    return [torch.randn(2, 4).cuda() for _ in range(n)]
+# file: train.py
+import torch
+from apex import amp
+from batches import batches
+
+
+def train(model, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    model, [encoder, decoder] = amp.initialize(model, [encoder, decoder], opt_level="O1")
+    for x in batches(8):
+        loss = model(x).sum()
+        if cpu_train:
+            loss.backward()
+            params = model.parameters()
+        else:
+            with amp.scale_loss(loss, [encoder, decoder]) as scaled_loss:
+                scaled_loss.backward()
+            params = list(amp.master_params(encoder)) + list(amp.master_params(decoder))
+        torch.nn.utils.clip_grad_norm_([*amp.master_params(encoder), *amp.master_params(decoder)], max_norm)
+        encoder.step()
+        decoder.step()
+        encoder.zero_grad()
+        decoder.zero_grad()
+""",
+        after="""\
+# file: batches.py
+import torch
+
+
+def batches(n):
+    return [torch.randn(2, 4).cuda() for _ in range(n)]
+# file: train.py
+import torch
+from apexcompat import amp
+from batches import batches
+
+
+def train(model, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    # TODO(apexcompat): as written, a native rewrite would clip scaled gradients: gradients
+    #   used after the scaled backward: torch.nn.utils.clip_grad_norm_(...) saw gradients
+    #   apex had unscaled, but scaler keeps them scaled until scaler.step(encoder) (a
+    #   backward runs between the first use and the others): call scaler.unscale_(encoder)
+    #   before it, once per step; this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
+    model, [encoder, decoder] = amp.initialize(model, [encoder, decoder], opt_level="O1")
+    for x in batches(8):
+        loss = model(x).sum()
+        if cpu_train:
+            loss.backward()
+            params = model.parameters()
+        else:
+            with amp.scale_loss(loss, [encoder, decoder]) as scaled_loss:
+                scaled_loss.backward()
+            params = list(amp.master_params(encoder)) + list(amp.master_params(decoder))
+        torch.nn.utils.clip_grad_norm_([*amp.master_params(encoder), *amp.master_params(decoder)], max_norm)
+        encoder.step()
+        decoder.step()
+        encoder.zero_grad()
+        decoder.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # ... and chained into it: itertools.chain(...) hands the parameters on to the clip
+        "clip-of-two-optimizers-master-parameters-chained-that-cannot-be-unscaled-keeps-apex",
+        before="""\
+# file: batches.py
+import torch
+
+
+def batches(n):
+    return [torch.randn(2, 4).cuda() for _ in range(n)]
+# file: train.py
+import itertools
+
+import torch
+from apex import amp
+from batches import batches
+
+
+def train(model, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    model, [encoder, decoder] = amp.initialize(model, [encoder, decoder], opt_level="O1")
+    for x in batches(8):
+        loss = model(x).sum()
+        if cpu_train:
+            loss.backward()
+            params = model.parameters()
+        else:
+            with amp.scale_loss(loss, [encoder, decoder]) as scaled_loss:
+                scaled_loss.backward()
+            params = list(amp.master_params(encoder)) + list(amp.master_params(decoder))
+        torch.nn.utils.clip_grad_norm_(itertools.chain(amp.master_params(encoder), amp.master_params(decoder)), max_norm)
+        encoder.step()
+        decoder.step()
+        encoder.zero_grad()
+        decoder.zero_grad()
+""",
+        after="""\
+# file: batches.py
+import torch
+
+
+def batches(n):
+    return [torch.randn(2, 4).cuda() for _ in range(n)]
+# file: train.py
+import itertools
+
+import torch
+from apexcompat import amp
+from batches import batches
+
+
+def train(model, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    # TODO(apexcompat): as written, a native rewrite would clip scaled gradients: gradients
+    #   used after the scaled backward: torch.nn.utils.clip_grad_norm_(...) saw gradients
+    #   apex had unscaled, but scaler keeps them scaled until scaler.step(encoder) (a
+    #   backward runs between the first use and the others): call scaler.unscale_(encoder)
+    #   before it, once per step; this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
+    model, [encoder, decoder] = amp.initialize(model, [encoder, decoder], opt_level="O1")
+    for x in batches(8):
+        loss = model(x).sum()
+        if cpu_train:
+            loss.backward()
+            params = model.parameters()
+        else:
+            with amp.scale_loss(loss, [encoder, decoder]) as scaled_loss:
+                scaled_loss.backward()
+            params = list(amp.master_params(encoder)) + list(amp.master_params(decoder))
+        torch.nn.utils.clip_grad_norm_(itertools.chain(amp.master_params(encoder), amp.master_params(decoder)), max_norm)
+        encoder.step()
+        decoder.step()
+        encoder.zero_grad()
+        decoder.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # two helpers given the optimizer, each reading amp.master_params(optimizer), called in
+        # one step: each got its own scaler.unscale_(optimizer), and the second raised
+        # ("unscale_() has already been called on this optimizer since the last update()")
+        "two-helpers-that-would-each-unscale-the-optimizer-in-one-step-keep-apex",
+        before="""\
+# file: data.py
+import torch
+
+
+def batches(n):
+    return [torch.randn(2, 4).cuda() for _ in range(n)]
+# file: train.py
+import torch
+from apex import amp
+from data import batches
+
+
+def clip_gradients(optimizer, max_norm):
+    return torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+
+
+def grad_norm(optimizer):
+    return sum(float(p.grad.norm()) for p in amp.master_params(optimizer) if p.grad is not None)
+
+
+def train():
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches(8):
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        clip_gradients(optimizer, 0.5)
+        print(grad_norm(optimizer))
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+# file: data.py
+import torch
+
+
+def batches(n):
+    return [torch.randn(2, 4).cuda() for _ in range(n)]
+# file: train.py
+import torch
+from apexcompat import amp
+from data import batches
+
+
+def clip_gradients(optimizer, max_norm):
+    return torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+
+
+def grad_norm(optimizer):
+    return sum(float(p.grad.norm()) for p in amp.master_params(optimizer) if p.grad is not None)
+
+
+def train():
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    # TODO(apexcompat): as written, a native rewrite would clip scaled gradients: gradients
+    #   used after the scaled backward: torch.nn.utils.clip_grad_norm_(...) saw gradients
+    #   apex had unscaled, but scaler keeps them scaled until scaler.step(optimizer)
+    #   (clip_gradients() is called more than once in a function, or where that function
+    #   unscales too: an unscale_ in it would raise the second time): call
+    #   scaler.unscale_(optimizer) before it, once per step; this file keeps apex.amp
+    #   semantics through apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in batches(8):
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        clip_gradients(optimizer, 0.5)
+        print(grad_norm(optimizer))
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         # ... but the factory adds the count under a condition: its default is not known, the
         # clipper would clip scaled gradients on some run, and the script keeps apex.amp
         "own-clipper-with-a-count-a-parser-factory-adds-under-a-condition",

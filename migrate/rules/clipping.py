@@ -40,12 +40,13 @@ TODO: GradScaler also skips steps on inf."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_shared_step import test_branch
+from ._plain_alternative import bound_names
 from ._amp_sites import (
     keyed_optimizer,
     optimizer_params,
@@ -117,7 +118,49 @@ def _names_parameters_only(use: "_Use") -> bool:
     if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Assign):
         return False
     assign = stmt.body[0]
-    return assign.value is use.node and all(isinstance(t.target, cst.Name) for t in assign.targets)
+    if not all(isinstance(t.target, cst.Name) for t in assign.targets):
+        return False
+    return assign.value is use.node or use.node in _spread_master_params(assign.value)
+
+
+#: calls that hand on the parameters of their arguments without reading a gradient
+_PASS_THROUGH = frozenset({"itertools.chain", "chain", "list", "tuple"})
+
+
+def _spread_master_params(value: Any) -> List[cst.Call]:
+    """The calls of ``[*amp.master_params(a), *amp.master_params(b)]`` or
+    ``itertools.chain(amp.master_params(a), amp.master_params(b))`` (nothing else in the list,
+    tuple or chain, as for the optimizers of one ``amp.initialize``); [] for anything else."""
+    if isinstance(value, (cst.List, cst.Tuple)):
+        calls = [element.value for element in value.elements]
+    elif isinstance(value, cst.Call) and code_of(value.func) in _PASS_THROUGH - {"list", "tuple"}:
+        calls = [arg.value for arg in value.args if not arg.keyword and not arg.star]
+        if len(calls) != len(value.args):
+            return []
+    else:
+        return []
+    if calls and all(isinstance(c, cst.Call) and code_of(c.func).endswith("master_params") for c in calls):
+        return calls
+    return []
+
+
+def _reading_call(parents: Dict[Any, Any], call: cst.Call) -> Optional[cst.Call]:
+    """The call that reads what ``call`` yields: the call it is an argument of, directly or as
+    an element of a list or tuple argument, and through ``itertools.chain``/``list``/``tuple``
+    to the call those are handed to (``clip([*amp.master_params(a), *amp.master_params(b)], n)``
+    and ``clip(itertools.chain(...), n)`` -> the clip); None where it is not an argument."""
+    reader: Optional[cst.Call] = None
+    node: Any = call
+    while True:
+        node = parents.get(node)
+        while isinstance(node, (cst.Element, cst.StarredElement, cst.List, cst.Tuple)):
+            node = parents.get(node)
+        parent = parents.get(node) if isinstance(node, cst.Arg) else None
+        if not isinstance(parent, cst.Call):
+            return reader
+        reader = node = parent
+        if code_of(parent.func) not in _PASS_THROUGH:
+            return reader
 
 
 def _moved_into_if(ups: List[Any], unscale: Any) -> List[Any]:
@@ -274,6 +317,7 @@ class ClippingRule(AmpRule):
             ids = {info.loss_ids.get(opt, 0) for opt, _step in keys if opt is not None}
             if info.loss_scalers > 1 and len(ids) == 1:
                 use.scalers, use.scaler = use.scaler, info.loss_scaler(use.scaler, ids.pop())
+        self._unscaled_twice(uses, phases)
         exits: Set[Tuple[Any, str]] = set()
         for use in uses:
             if use.status == "exit":
@@ -298,8 +342,8 @@ class ClippingRule(AmpRule):
                 continue
             opt_text = code_of(opt)
             stmt = self.statement_of(call)
-            outer = self.parents.get(self.parents.get(call))
-            what = code_of(outer.func) + "(...)" if isinstance(outer, cst.Call) else f"amp.master_params({opt_text})"
+            outer = _reading_call(self.parents, call)
+            what = code_of(outer.func) + "(...)" if outer is not None else f"amp.master_params({opt_text})"
             # an optimizer stepped through its wrapper is unscaled through it too: GradScaler
             # keeps its unscaled state per object, so unscale_(held) + step(wrapper) would
             # unscale twice
@@ -314,7 +358,7 @@ class ClippingRule(AmpRule):
                 use.stmt, use.merged, use.params = if_stmt, (if_stmt, other), params
                 self.edits.replace(if_stmt, lambda upd, other=other: [move_leading(upd, other)])
             else:
-                use.params = self._params_of(module, opt_text)
+                use.params = self._params_of(module, opt_text, enclosing_function(self.parents, call))
                 self.replace_node(call, expression(use.params))
             uses.append(use)
         return uses
@@ -325,7 +369,7 @@ class ClippingRule(AmpRule):
         optimizer's param groups, which is what apex (and apexcompat) yielded under every opt
         level; no master weights exist natively.  Whether the gradients a caller clips through
         it are unscaled is the caller's matter, as it was with apex."""
-        params = self._params_of(module, opt_text)
+        params = self._params_of(module, opt_text, enclosing_function(self.parents, call))
         self.replace_node(call, expression(params))
         self.report(
             call,
@@ -519,6 +563,35 @@ class ClippingRule(AmpRule):
                 return callee
         return None
 
+    def _unscaled_twice(self, uses: List[_Use], phases: Dict[Tuple[str, Any], List[_Use]]) -> None:
+        """A function whose ``amp.master_params`` gets an unscale_ of its own (``legacy``: no
+        step follows it there) raises on the second unscale_ of one step: where a function of
+        this file calls it twice, or calls two such functions, or unscales there itself, its use
+        becomes a TODO (a clip in it keeps the file on apex.amp) instead of a crash."""
+        legacy = [u for u in uses if u.status == "legacy" and u.func is not None]
+        helpers = {u.func for u in legacy}
+        if not helpers:
+            return
+        calls: Dict[Any, List[Any]] = {}
+        for node in walk(self.tree):
+            if isinstance(node, cst.Call):
+                callee = self._callee(node)
+                if callee in helpers:
+                    calls.setdefault(enclosing_function(self.parents, node), []).append(callee)
+        unscaling = {u.func for u in uses if u.status in ("unscale", "exit", "defaults")}
+        twice = {h for caller, called in calls.items() if len(called) > 1 or caller in unscaling for h in called}
+        for use in legacy:
+            if use.func not in twice:
+                continue
+            for members in phases.values():
+                if use in members:
+                    members.remove(use)
+            use.status = "unknown"
+            use.reason = (
+                f"{use.func.name.value}() is called more than once in a function, or where that function unscales "
+                "too: an unscale_ in it would raise the second time"
+            )
+
     def _callee(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         func = call.func
         caller = enclosing_function(self.parents, call)
@@ -634,7 +707,9 @@ class ClippingRule(AmpRule):
             if self._phase_stmt(use, step) is None:
                 count = self._stepped_every_time_by_default(use, step) if len(opts) == 1 else None
                 if count is None:
-                    use.status, use.opt = "accum", opt
+                    # ``params = amp.master_params(opt)`` on every micro-step reads no gradient:
+                    # only the clip of ``params`` at the boundary is a use
+                    use.status, use.opt = ("skip", None) if _names_parameters_only(use) else ("accum", opt)
                     return []
                 use.status, use.opt, use.reason = "defaults", opt, count
                 use.boundary = code_of(self.parents[self.parents[self.statement_of(step)]].test)
@@ -1183,8 +1258,13 @@ class ClippingRule(AmpRule):
             return None  # ``else: params = None``: a sentinel its reader takes for "not apex", no parameters
         return if_stmt, other_body[0].with_changes(leading_lines=[]), params
 
-    def _params_of(self, module: cst.Module, opt_text: str) -> str:
-        """``model.parameters()`` when the optimizer is built from it in this file."""
+    def _params_of(self, module: cst.Module, opt_text: str, func: Any) -> str:
+        """``model.parameters()`` when the optimizer is built from it in this file, where
+        ``model`` means the same in ``func`` (the function of the use): the optimizer is built
+        in ``func``, or ``func`` binds the model's name too (``train(model, optimizer)``), or
+        the optimizer is built at module level and ``func`` does not rebind the name; else the
+        optimizer's param groups (a helper ``clip(optimizer, n)`` has no ``model``)."""
+        bound = bound_names(func)
         for node in walk(module):
             if (
                 isinstance(node, cst.Assign)
@@ -1198,9 +1278,31 @@ class ClippingRule(AmpRule):
                     and isinstance(first.func, cst.Attribute)
                     and first.func.attr.value == "parameters"
                     and not first.args
+                    and self._same_model(first.func.value, enclosing_function(self.parents, node), func, bound)
                 ):
                     return code_of(first)
         return optimizer_params(opt_text)
+
+    def _same_model(self, model: Any, built_in: Any, func: Any, bound: FrozenSet[str]) -> bool:
+        """Whether ``model`` (of an optimizer built in ``built_in``) names the same in ``func``:
+        ``func`` binds that name too (``train(model, optimizer)``), or ``func`` is ``built_in``
+        or nested in it (a closure; module level holds every function) with nothing between
+        rebinding it."""
+        if built_in is func:
+            return True
+        root = model
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        if func is not None and root.value in bound:
+            return True
+        scope = func
+        while scope is not None and scope is not built_in:
+            if root.value in bound_names(scope):
+                return False
+            scope = enclosing_function(self.parents, scope)
+        return scope is built_in
 
     def _nan_todo(self, func, clip_stmt) -> None:
         """A ``math.isnan(norm)`` / ``torch.isnan(norm)`` on the clipped norm gets a TODO."""
@@ -2289,6 +2391,221 @@ def train(model, optimizer, batches, max_norm, cpu_train=False):
         scaler.update()
 ''',
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX316', 'APX321', 'APX325'),
+    ),
+    Example(
+        # the same with the two optimizers of one amp.initialize, their parameters spread into
+        # one list: that statement too only names parameters, and each optimizer is unscaled
+        # after the if (it was left to a person with TODOs, the clip cutting scaled gradients)
+        "parameters-of-two-optimizers-named-in-the-branch-of-the-backward-unscaled-after-the-if",
+        before='''\
+import torch
+from apex import amp
+
+
+def train(model, batches, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    model, [encoder, decoder] = amp.initialize(model, [encoder, decoder], opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        if cpu_train:
+            loss.backward()
+            params = model.parameters()
+        else:
+            with amp.scale_loss(loss, [encoder, decoder]) as scaled_loss:
+                scaled_loss.backward()
+            params = [*amp.master_params(encoder), *amp.master_params(decoder)]
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        encoder.step()
+        decoder.step()
+        encoder.zero_grad()
+        decoder.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def train(model, batches, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        if cpu_train:
+            scaler.scale(loss).backward()
+            params = model.parameters()
+        else:
+            scaler.scale(loss).backward()
+            params = [*model[0].parameters(), *model[1].parameters()]
+        scaler.unscale_(encoder)
+        scaler.unscale_(decoder)
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        scaler.step(encoder)
+        scaler.step(decoder)
+        scaler.update()
+        encoder.zero_grad()
+        decoder.zero_grad()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX316', 'APX321', 'APX325'),
+    ),
+    Example(
+        # ... and chained (itertools.chain(amp.master_params(a), amp.master_params(b)))
+        "parameters-of-two-optimizers-chained-in-the-branch-of-the-backward-unscaled-after-the-if",
+        before='''\
+import itertools
+
+import torch
+from apex import amp
+
+
+def train(model, batches, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    model, [encoder, decoder] = amp.initialize(model, [encoder, decoder], opt_level="O1")
+    for x in batches:
+        loss = model(x).sum()
+        if cpu_train:
+            loss.backward()
+            params = model.parameters()
+        else:
+            with amp.scale_loss(loss, [encoder, decoder]) as scaled_loss:
+                scaled_loss.backward()
+            params = itertools.chain(amp.master_params(encoder), amp.master_params(decoder))
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        encoder.step()
+        decoder.step()
+        encoder.zero_grad()
+        decoder.zero_grad()
+''',
+        after='''\
+import itertools
+
+import torch
+
+
+def train(model, batches, max_norm, cpu_train=False):
+    encoder = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    decoder = torch.optim.SGD(model[1].parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cuda")
+    for x in batches:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        if cpu_train:
+            scaler.scale(loss).backward()
+            params = model.parameters()
+        else:
+            scaler.scale(loss).backward()
+            params = itertools.chain(model[0].parameters(), model[1].parameters())
+        scaler.unscale_(encoder)
+        scaler.unscale_(decoder)
+        torch.nn.utils.clip_grad_norm_(params, max_norm)
+        scaler.step(encoder)
+        scaler.step(decoder)
+        scaler.update()
+        encoder.zero_grad()
+        decoder.zero_grad()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX316', 'APX321', 'APX325'),
+    ),
+    Example(
+        # the parameters named on every micro-step (delay_unscale) and clipped at the boundary:
+        # naming them reads no gradient (it got an APX326 TODO, a per-micro-step use)
+        "parameters-named-on-every-micro-step-and-clipped-at-the-boundary",
+        before='''\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, batches, accumulate, max_norm, cpu_train=False):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, x in enumerate(batches):
+        loss = model(x).sum() / accumulate
+        if cpu_train:
+            loss.backward()
+            params = model.parameters()
+        else:
+            with amp.scale_loss(loss, optimizer, delay_unscale=(i + 1) % accumulate != 0) as scaled_loss:
+                scaled_loss.backward()
+            params = amp.master_params(optimizer)
+        if (i + 1) % accumulate == 0:
+            torch.nn.utils.clip_grad_norm_(params, max_norm)
+            optimizer.step()
+            optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def train(model, optimizer, batches, accumulate, max_norm, cpu_train=False):
+    scaler = torch.amp.GradScaler("cuda")
+    for i, x in enumerate(batches):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum() / accumulate
+        if cpu_train:
+            scaler.scale(loss).backward()
+            params = model.parameters()
+        else:
+            scaler.scale(loss).backward()
+            params = (p for group in optimizer.param_groups for p in group["params"])
+        if (i + 1) % accumulate == 0:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(params, max_norm)
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+''',
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX302', 'APX311', 'APX316', 'APX321', 'APX325'),
+    ),
+    Example(
+        # a helper given the optimizer reads amp.master_params(optimizer): its parameter is not the
+        # training function's ``optimizer = SGD(model.parameters())`` by name, and ``model`` does
+        # not exist in it (it became model.parameters(), a NameError): the param groups instead
+        "master-params-of-a-helpers-optimizer-parameter-are-its-param-groups",
+        before='''\
+import torch
+from apex import amp
+
+
+def clip_gradients(optimizer, max_norm):
+    return torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+
+
+def train(data):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in data:
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        clip_gradients(optimizer, 0.5)
+        optimizer.step()
+        optimizer.zero_grad()
+''',
+        after='''\
+import torch
+
+
+def clip_gradients(optimizer, max_norm, scaler):
+    scaler.unscale_(optimizer)
+    return torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), max_norm)
+
+
+def train(data):
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    for x in data:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        scaler.scale(loss).backward()
+        clip_gradients(optimizer, 0.5, scaler)
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+''',
+        codes=('APX101', 'APX201', 'APX207', 'APX209', 'APX301', 'APX311', 'APX321'),
     ),
     Example(
         # a clip in that branch and a gradient read after the if: no one unscale_ point

@@ -1,20 +1,25 @@
 """Differential check of training-loop shapes: generated apex scripts, migrated, both trained.
 
 Each seed picks one combination of the choices real apex loops make (the opt level; an fp16
-switch around the initialize and the backward; gradients accumulated over micro-batches, with
-or without ``delay_unscale``; a plain backward in the other branch; the parameters named in each
+switch around the initialize and the backward; gradients accumulated over micro-batches, with or
+without ``delay_unscale``; a plain backward in the other branch; the parameters named in each
 branch; a clip of ``amp.master_params``, of ``model.parameters()`` or of a name bound in the
-branches, after every backward or at the step; a read of the gradients' norm; an lr scheduler;
-a loss that overflows once; the loop in ``main``, in a function ``main`` calls or in a method of a
-trainer class whose ``__init__`` initializes; ``zero_grad`` before the forward pass; a clip inside
-the ``amp.scale_loss`` block; two scaled backwards per step; the scaled backward in a helper the
-loop calls; amp's state saved at the end) and writes the script.  The whole set is migrated ``--to native`` in one run
-of the CLI, then the originals run through the test-only ``fake_apex`` (``apexcompat.amp``) and
-the native outputs with apex and apexcompat blocked and CUDA autocast/GradScaler simulated on
-the CPU (``runner.py``).  A shape passes when its output is native, runs, logs the same
-gradient norms (where the original reads them) and ends with the same parameters as the
-original within ``REL`` (fp16 rounding), and a second migration changes nothing; or when the
-tool keeps it on apexcompat.amp (the shim trains as apex did).
+branches, after every backward or at the step; a read of the gradients' norm; an lr scheduler; a
+loss that overflows once; the loop in ``main``, in a function ``main`` calls or in a method of a
+trainer class whose ``__init__`` initializes; ``zero_grad`` before the forward pass; a clip
+inside the ``amp.scale_loss`` block; two scaled backwards per step; the scaled backward in a
+helper the loop calls; amp's state saved at the end; and, added later and drawn after those: O3,
+compared with its O1 twin (``reference``); a resume, in the run or by a second run loading
+apex's checkpoint, whose final loss scale is compared too; two optimizers or two models in one
+``amp.initialize``; ``num_losses=2`` with loss ids; ``amp.master_params`` handed to helpers; a
+BatchNorm layer) and writes the script (``choose(seed, extended=False)``, ``--legacy``: the
+earlier choices only). The whole set is migrated ``--to native`` in one run of the CLI, then the
+originals run through the test-only ``fake_apex`` (``apexcompat.amp``) and the native outputs
+with apex and apexcompat blocked and CUDA autocast/GradScaler simulated on the CPU
+(``runner.py``). A shape passes when its output is native, runs, logs the same gradient norms
+(where the original reads them) and ends with the same parameters as the original within ``REL``
+(fp16 rounding), and a second migration changes nothing; or when the tool keeps it on
+apexcompat.amp (the shim trains as apex did).
 
 ``python tests/migrate/e2e/shapes.py --seeds 200`` checks seeds 0..199 and prints each failing
 seed with its script, its migration and the difference; tests/migrate/test_e2e_shapes.py runs
@@ -31,7 +36,7 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -55,7 +60,7 @@ from apex import amp
 
 def make_model():
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    return torch.nn.Sequential({layers})
 
 
 def make_data(steps):
@@ -96,23 +101,50 @@ class Shape:
     #: a GAN instead of the loop above: two models and optimizers, a discriminator step and a
     #: generator step, each with its own scale_loss (with loss ids when 2)
     gan_losses: int = 0
+    #: none | again (train half the steps, save model, optimizer and amp state, build and
+    #: initialize afresh, load the three and train on) | restart (``--half 1`` trains the first
+    #: half and saves, ``--half 2`` is a second run that loads and trains the rest: the native
+    #: second run loads the checkpoint apex's first run wrote).  The first half overflows once:
+    #: the saved loss scale is not the initial one, and amp's state is saved at the end
+    resume: str = "none"
+    #: none | optimizers (``model, [optimizer, optimizer2] = amp.initialize(model, [...])``, the
+    #: parameters split between them, one scale_loss for both) | models (``[body, head], optimizer``)
+    several: str = "none"
+    #: with two_backwards: ``num_losses=2`` and ``loss_id=0``/``1`` on the two scale_loss blocks
+    loss_ids: bool = False
+    #: ``amp.master_params(optimizer)`` handed to module-level helpers that clip / sum the norm
+    master_helper: bool = False
+    #: with master_helper, what the helpers are given: params (``amp.master_params(opt)``) or
+    #: optimizer (the helper calls ``amp.master_params`` on it)
+    helper_takes: str = "params"
+    #: a BatchNorm1d layer in the model (O2 keeps it in float32)
+    batchnorm: bool = False
 
     def summary(self) -> str:
         parts = [self.level, f"accum={self.accum}", f"backward={self.backward}", f"clip={self.clip}@{self.clip_at}"]
         if self.read_norm != "none":
             parts.append(f"norm of {self.read_norm}")
         flags = ("switch", "delay_unscale", "scheduler", "overflow", "in_function", "save_amp", "in_class",
-                 "zero_grad_first", "two_backwards", "backward_helper")
+                 "zero_grad_first", "two_backwards", "backward_helper", "loss_ids", "master_helper",
+                 "batchnorm")
         if self.gan_losses:
             return f"GAN {self.level}, losses={self.gan_losses}, clip={self.clip}" + (", switch" if self.switch else "") + (
                 ", in_function" if self.in_function else "") + (", save_amp" if self.save_amp else "")
         for flag in flags:
             if getattr(self, flag):
                 parts.append(flag)
+        if self.several != "none":
+            parts.append(f"several {self.several}")
+        if self.resume != "none":
+            parts.append(f"resume {self.resume}")
+        if self.master_helper and self.helper_takes != "params":
+            parts.append(f"helpers take the {self.helper_takes}")
         return ", ".join(parts)
 
 
-def choose(seed: int) -> Shape:
+def choose(seed: int, extended: bool = True) -> Shape:
+    """The shape of ``seed``; ``extended=False``: with the choices of session 26 only (the
+    shapes the regression seeds of that time were)."""
     rng = random.Random(seed)
     shape = Shape(seed)
     shape.level = rng.choice(["O1", "O1", "O2"])
@@ -142,6 +174,26 @@ def choose(seed: int) -> Shape:
         shape.gan_losses = rng.choice([1, 2])
         shape.clip = rng.choice(["none", "master"])
         shape.in_class = False
+    # the choices below were added later: drawn after the others, so that a seed keeps its
+    # earlier choices
+    if not extended:
+        return shape
+    if rng.random() < 0.1:
+        shape.level = "O3"
+    reads_masters = shape.clip in ("master", "switched") or shape.read_norm == "optimizer"
+    shape.master_helper = reads_masters and rng.random() < 0.5
+    if shape.gan_losses:
+        if shape.master_helper and rng.random() < 0.5:
+            shape.helper_takes = "optimizer"
+        return shape
+    shape.batchnorm = rng.random() < 0.3
+    shape.loss_ids = shape.two_backwards and rng.random() < 0.5
+    shape.several = "none" if shape.in_class else rng.choice(["none", "none", "none", "optimizers", "models"])
+    if shape.several == "none" and not shape.in_class and rng.random() < 0.3:
+        shape.resume = rng.choice(["again", "restart"])
+        shape.overflow = shape.save_amp = True
+    if shape.master_helper and shape.several != "optimizers" and rng.random() < 0.5:
+        shape.helper_takes = "optimizer"
     return shape
 
 
@@ -166,6 +218,9 @@ def _backward(shape: Shape) -> List[str]:
     if shape.two_backwards:
         first = [line.replace("(loss,", "(loss_a,").replace(".backward()", ".backward(retain_graph=True)") for line in scaled]
         scaled = first + [line.replace("(loss,", "(loss_b,") for line in scaled]
+        if shape.loss_ids:
+            scaled = [line.replace(") as scaled_loss", f", loss_id={0 if '(loss_a,' in line else 1}) as scaled_loss")
+                      for line in scaled]
     if shape.backward == "scaled":
         return scaled
     test = "args.amp" if shape.switch else "not args.cpu_train"
@@ -274,7 +329,7 @@ def _gan_script(shape: Shape) -> str:
         *_gan_step(shape, "opt_g", "loss_g", 1),
     ]
     loop = ["for i, (x, y) in enumerate(data):", *_indent(body, 1)]
-    lines = [HEAD.format(seed=shape.seed, summary=shape.summary())]
+    lines = [_head(shape)] + (["", MASTER_HELPERS] if shape.master_helper else [])
     if shape.in_function:
         lines += ["", "def train(args, G, D, opt_g, opt_d, data):", *_indent(loop, 1), "", ""]
         loop = ["train(args, G, D, opt_g, opt_d, data)"]
@@ -282,33 +337,139 @@ def _gan_script(shape: Shape) -> str:
                                      "data = make_data(args.steps)", *loop], "[opt_g, opt_d]")
 
 
-def script(shape: Shape) -> str:
-    if shape.gan_losses:
-        return _gan_script(shape)
-    init_line = f'model, optimizer = amp.initialize(model, optimizer, opt_level="{shape.level}")'
-    init = ["if args.amp:", "    " + init_line] if shape.switch else [init_line]
-    setup = [
-        "model = make_model()",
-        "optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)",
-        *([] if shape.in_class else init),
-    ]
+LAYERS = "torch.nn.Linear(8, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)"
+BN_LAYERS = "torch.nn.Linear(8, 32), torch.nn.BatchNorm1d(32), torch.nn.ReLU(), torch.nn.Linear(32, 4)"
+
+MASTER_HELPERS = """\
+def clip_gradients(params, max_norm):
+    return torch.nn.utils.clip_grad_norm_(params, max_norm)
+
+
+def grad_norm(params):
+    return sum(float(p.grad.norm()) for p in params if p.grad is not None)
+"""
+
+
+OPTIMIZER_HELPERS = """\
+def clip_gradients(optimizer, max_norm):
+    return torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+
+
+def grad_norm(optimizer):
+    return sum(float(p.grad.norm()) for p in amp.master_params(optimizer) if p.grad is not None)
+"""
+
+
+def _head(shape: Shape) -> str:
+    return HEAD.format(seed=shape.seed, summary=shape.summary(), layers=BN_LAYERS if shape.batchnorm else LAYERS)
+
+
+def _master_helpers(shape: Shape, text: str) -> str:
+    """The clips and norm reads of ``amp.master_params(...)`` through the module's helpers."""
+    if not shape.master_helper:
+        return text
+    given = r"\1" if shape.helper_takes == "params" else r"\2"
+    clip = r"torch\.nn\.utils\.clip_grad_norm_\((amp\.master_params\((\w+)\)), 0\.5\)"
+    text = re.sub(clip, f"clip_gradients({given}, 0.5)", text)
+    text = re.sub(r"sum\(float\(p\.grad\.norm\(\)\) for p in (amp\.master_params\((\w+)\)) if p\.grad is not None\)",
+                  f"grad_norm({given})", text)
+    return text.replace(MASTER_HELPERS, OPTIMIZER_HELPERS) if shape.helper_takes == "optimizer" else text
+
+
+def _several(shape: Shape, text: str) -> str:
+    """The loop's text for two optimizers (both scaled, stepped and zeroed) or two models (the
+    backward helper stays as it is: it scales for what it is given)."""
+    if BACKWARD_HELPER in text:
+        return BACKWARD_HELPER.join(_several(shape, part) for part in text.split(BACKWARD_HELPER))
+    if shape.several == "optimizers":
+        text = re.sub(r"amp\.scale_loss\((\w+), optimizer\b", r"amp.scale_loss(\1, [optimizer, optimizer2]", text)
+        both = r"\1optimizer.\2()\n\1optimizer2.\2()"
+        text = re.sub(r"^( *)optimizer\.(step|zero_grad)\(\)$", both, text, flags=re.MULTILINE)
+        spread = "[*amp.master_params(optimizer), *amp.master_params(optimizer2)]"
+        text = text.replace("amp.master_params(optimizer)", spread)
+        return re.sub(r"(?<!def )backward\(loss, optimizer\)", "backward(loss, [optimizer, optimizer2])", text)
+    if shape.several == "models":
+        text = re.sub(r"(?<![\w.])model\(x\)", "head(body(x))", text)
+        return re.sub(r"(?<![\w.])model\.parameters\(\)", "[*body.parameters(), *head.parameters()]", text)
+    return text
+
+
+def _init(shape: Shape) -> List[str]:
+    """The ``amp.initialize`` line (under ``if args.amp:`` with the switch)."""
+    models = "[body, head]" if shape.several == "models" else "model"
+    optimizers = "[optimizer, optimizer2]" if shape.several == "optimizers" else "optimizer"
+    losses = ", num_losses=2" if shape.loss_ids else ""
+    init = [f'{models}, {optimizers} = amp.initialize({models}, {optimizers}, opt_level="{shape.level}"{losses})']
+    if shape.level == "O2" and shape.batchnorm and shape.delay_unscale:
+        # apex's O2 sets up its master weights at the first zero_grad or non-delayed backward and
+        # drops the gradients the float32 parameters (the batchnorm's) hold then: a first
+        # accumulation step of delayed backwards would not train them, where GradScaler does
+        init.append("optimizer.zero_grad()")
+    return ["if args.amp:", *_indent(init, 1)] if shape.switch else init
+
+
+def _setup(shape: Shape) -> List[str]:
+    """Build the model(s) and optimizer(s), and initialize them unless a trainer does."""
+    if shape.several == "optimizers":
+        setup = ["model = make_model()",
+                 "optimizer = torch.optim.SGD(list(model.parameters())[:2], lr=0.05, momentum=0.9)",
+                 "optimizer2 = torch.optim.SGD(list(model.parameters())[2:], lr=0.02, momentum=0.9)"]
+    elif shape.several == "models":
+        setup = ["layers = list(make_model())", "body, head = torch.nn.Sequential(*layers[:-1]), layers[-1]",
+                 "optimizer = torch.optim.SGD([*body.parameters(), *head.parameters()], lr=0.05, momentum=0.9)"]
+    else:
+        setup = ["model = make_model()", "optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)"]
+    setup += [] if shape.in_class else _init(shape)
     if shape.scheduler:
         setup.append("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=3, gamma=0.5)")
-    setup.append("data = make_data(args.steps)")
+    return setup
+
+
+def _resume(shape: Shape, setup: List[str], loop: List[str]) -> List[str]:
+    """Train on the first half of the data, save, build afresh, load and train on the rest (in
+    this run, or in a second one: ``--half``)."""
+    saved = ['"model": model.state_dict()', '"optimizer": optimizer.state_dict()', '"amp": amp.state_dict()']
+    saved += ['"scheduler": scheduler.state_dict()'] if shape.scheduler else []
+    path = "args.resume_ckpt" if shape.resume == "restart" else 'args.params_out + ".resume"'
+    load = [f'checkpoint = torch.load({path})',
+            'model.load_state_dict(checkpoint["model"])',
+            'optimizer.load_state_dict(checkpoint["optimizer"])']
+    amp_load = 'amp.load_state_dict(checkpoint["amp"])'
+    load += ["if args.amp:", "    " + amp_load] if shape.switch else [amp_load]
+    load += ['scheduler.load_state_dict(checkpoint["scheduler"])'] if shape.scheduler else []
+    save = "torch.save({" + ", ".join(saved) + f"}}, {path})"
+    if shape.resume == "restart":
+        return [*setup, "data = make_data(args.steps)", "if args.half == 1:", "    data = data[:args.steps // 2]",
+                "elif args.half == 2:", *_indent(load, 1), "    data = data[args.steps // 2:]", *loop,
+                "if args.half == 1:", "    " + save]
+    return [*setup, "data = make_data(args.steps)", "later = data[args.steps // 2:]", "data = data[:args.steps // 2]",
+            *loop, save, *setup, *load, "data = later", *loop]
+
+
+def script(shape: Shape) -> str:
+    if shape.gan_losses:
+        return _master_helpers(shape, _gan_script(shape))
+    setup = _setup(shape)
     loop = _loop(shape)
-    lines = [HEAD.format(seed=shape.seed, summary=shape.summary())]
+    lines = [_head(shape)]
+    if shape.master_helper:
+        lines += ["", MASTER_HELPERS]
     if shape.backward_helper:
         lines += ["", BACKWARD_HELPER]
     if shape.in_class:
-        lines += ["", *_trainer(shape, init), "", ""]
+        lines += ["", *_trainer(shape, _init(shape)), "", ""]
         extra = ", scheduler" if shape.scheduler else ""
         loop = [f"trainer = Trainer(args, model, optimizer{extra})", "for i, (x, y) in enumerate(data):",
                 "    trainer.train_step(i, x, y)", "model, optimizer = trainer.model, trainer.optimizer"]
     elif shape.in_function:
-        params = "args, model, optimizer, data" + (", scheduler" if shape.scheduler else "")
+        names = {"optimizers": "model, optimizer, optimizer2", "models": "body, head, optimizer"}.get(
+            shape.several, "model, optimizer")
+        params = f"args, {names}, data" + (", scheduler" if shape.scheduler else "")
         lines += ["", f"def train({params}):", *_indent(loop, 1), "", ""]
         loop = [f"train({params})"]
-    return _with_main(shape, lines, [*setup, *loop], "optimizer")
+    body = _resume(shape, setup, loop) if shape.resume != "none" else [*setup, "data = make_data(args.steps)", *loop]
+    optimizers = "[optimizer, optimizer2]" if shape.several == "optimizers" else "optimizer"
+    return _several(shape, _master_helpers(shape, _with_main(shape, lines, body, optimizers)))
 
 
 def _with_main(shape: Shape, lines: List[str], body: List[str], optimizers: str) -> str:
@@ -322,6 +483,8 @@ def _with_main(shape: Shape, lines: List[str], body: List[str], optimizers: str)
         'parser.add_argument("--amp", type=int, default=1)',
         'parser.add_argument("--cpu-train", action="store_true")',
         'parser.add_argument("--ckpt-out", default="")',
+        *(['parser.add_argument("--half", type=int, default=0)', 'parser.add_argument("--resume-ckpt", default="")']
+          if shape.resume == "restart" else []),
         "args = parser.parse_args()",
         *body,
         "if args.params_out:",
@@ -369,33 +532,53 @@ def _same(a: float, b: float) -> bool:
     return abs(a - b) <= NORM_REL * max(abs(a), abs(b), 1e-12)
 
 
-def check(seeds: List[int], work: Path) -> Tuple[Dict[int, Optional[str]], Set[int]]:
+def reference(shape: Shape) -> Shape:
+    """The shape whose apex run the native output must match: O3 (float16 weights, no masters,
+    a static loss scale of 1) becomes float16 autocast with fp32 weights and a dynamic
+    GradScaler (APX202, on purpose), which is what apex's O1 did, so an O3 shape is compared
+    with its O1 twin (O2's model gradients are its float16 copies': not this)."""
+    return replace(shape, level="O1") if shape.level == "O3" else shape
+
+
+def check(seeds: List[int], work: Path, extended: bool = True) -> Tuple[Dict[int, Optional[str]], Set[int]]:
     """Each seed -> None when its shape passes, else why not; and the seeds whose output is
-    native."""
+    native (``extended``: see ``choose``)."""
     import torch
 
     originals, outputs = work / "original", work / "migrated"
-    shapes = {seed: choose(seed) for seed in seeds}
+    shapes = {seed: choose(seed, extended) for seed in seeds}
     for seed, shape in shapes.items():
         for root in (originals, outputs):
             (root / f"s{seed}").mkdir(parents=True, exist_ok=True)
-            (root / f"s{seed}" / "train.py").write_text(script(shape))
+            (root / f"s{seed}" / "train.py").write_text(script(reference(shape) if root is originals else shape))
     _migrate(outputs)
     first = _files(outputs)
     _migrate(outputs)
     second = _files(outputs)
     runs = []
     for seed in seeds:
+        # a restart: apex's first half saves the checkpoint both second halves load
+        restart = shapes[seed].resume == "restart"
+        halves = [(["--half", "1"], ":first"), (["--half", "2"], "")] if restart else [([], "")]
         for group, root in (("orig", originals), ("migrated", outputs)):
             blocked = [] if group == "orig" else ["apex", "apexcompat"]
-            runs.append({
-                "id": f"{group}:{seed}", "script": str(root / f"s{seed}" / "train.py"), "cwd": str(work),
-                "argv": ["--params-out", str(work / f"{group}-{seed}.pt"), "--ckpt-out", str(work / f"{group}-{seed}.ckpt")],
-                "env": {}, "blocked": blocked, "cuda_amp_on_cpu": group == "migrated",
-                "sys_path": [str(FAKE_APEX)] if group == "orig" else [],
-            })
+            for half, suffix in halves:
+                if group == "migrated" and suffix:
+                    continue
+                resume = ["--resume-ckpt", str(work / f"orig-{seed}.resume")] if half else []
+                runs.append({
+                    "id": f"{group}:{seed}{suffix}", "script": str(root / f"s{seed}" / "train.py"), "cwd": str(work),
+                    "argv": [*half, *resume, "--params-out", str(work / f"{group}-{seed}.pt"),
+                             "--ckpt-out", str(work / f"{group}-{seed}.ckpt")],
+                    "env": {}, "blocked": blocked, "cuda_amp_on_cpu": group == "migrated",
+                    "sys_path": [str(FAKE_APEX)] if group == "orig" else [],
+                })
     native = {seed for seed in seeds if not _SHIM_IMPORT.search(first[f"s{seed}/train.py"])}
     results = _run([r for r in runs if r["id"].startswith("orig:") or int(r["id"].split(":")[1]) in native], work, "shapes")
+    for seed in seeds:
+        first_half = results.get(f"orig:{seed}:first")
+        if first_half is not None and not first_half["ok"]:
+            results[f"orig:{seed}"] = first_half
     verdicts: Dict[int, Optional[str]] = {}
     for seed in seeds:
         name = f"s{seed}/train.py"
@@ -409,7 +592,8 @@ def check(seeds: List[int], work: Path) -> Tuple[Dict[int, Optional[str]], Set[i
         elif not results[f"migrated:{seed}"]["ok"]:
             verdicts[seed] = f"the native output does not run:\n{results[f'migrated:{seed}']['error']}"
         else:
-            verdicts[seed] = _compare(seed, work, orig, results[f"migrated:{seed}"], torch)
+            verdicts[seed] = _compare(seed, work, orig, results[f"migrated:{seed}"], torch) or (
+                _compare_scales(seed, work, torch) if shapes[seed].resume != "none" else None)
     return verdicts, native
 
 
@@ -428,20 +612,37 @@ def _compare(seed: int, work: Path, orig: dict, migrated: dict, torch) -> Option
     return None
 
 
+def _loss_scale(state: dict) -> Optional[float]:
+    """The loss scale in amp's saved state (apex's first loss scaler) or a GradScaler's."""
+    if "loss_scaler0" in state:
+        return float(state["loss_scaler0"]["loss_scale"])
+    return float(state["scale"]) if "scale" in state else None
+
+
+def _compare_scales(seed: int, work: Path, torch) -> Optional[str]:
+    """A resumed run ends with the loss scale the original ends with: the one it saved, loaded
+    and halved again on the second overflow (a GradScaler that did not load the saved scale
+    starts from 65536 again and skips the same steps, so the parameters cannot tell)."""
+    a = _loss_scale(torch.load(work / f"orig-{seed}.ckpt")["amp"])
+    b = _loss_scale(torch.load(work / f"migrated-{seed}.ckpt")["amp"])
+    return None if a == b else f"final loss scale: original {a}, native {b}"
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=100, help="check seeds 0..N-1")
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--keep", default="", help="folder to keep the scripts and outputs in")
+    parser.add_argument("--legacy", action="store_true", help="the choices of session 26 only")
     args = parser.parse_args(argv)
     seeds = list(range(args.start, args.start + args.seeds))
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(args.keep or scratch)
         work.mkdir(parents=True, exist_ok=True)
-        verdicts, native = check(seeds, work)
+        verdicts, native = check(seeds, work, extended=not args.legacy)
         failed = {s: v for s, v in verdicts.items() if v}
         for seed, why in failed.items():
-            print(f"--- seed {seed}: {choose(seed).summary()}\n{why}\n")
+            print(f"--- seed {seed}: {choose(seed, not args.legacy).summary()}\n{why}\n")
         print(f"{len(seeds) - len(failed)}/{len(seeds)} shapes pass ({len(native)} migrated to native)")
     return 1 if failed else 0
 
