@@ -11,7 +11,7 @@ name (the object handed to them may be read there).  Pure data, from the index.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 from .repo_index import MODULE_LEVEL, ModuleSummary
 
@@ -116,7 +116,7 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
         for local, (module, name) in summary.imports.items():
             found = definitions.find(module, name, path, anywhere=True) if name else None
             if found is not None:  # a function or class: what it and everything it calls reads
-                if summary.amp_stores & _reads_through(definitions, found, set()):
+                if summary.amp_stores & _reads_through(definitions, found):
                     readers.add((local, definitions.summary(found[0]).shown))
                 continue
             target = definitions.resolver.resolve(f"{module}.{name}", path) if name else None
@@ -131,7 +131,7 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
             if summary.amp_stores & star.definition_attributes.get(MODULE_LEVEL, set()):
                 readers.add((STAR, star.shown))  # its module level reads it: any name may
             for name in star.functions | star.classes:
-                if summary.amp_stores & _reads_through(definitions, (target, name), set()):
+                if summary.amp_stores & _reads_through(definitions, (target, name)):
                     readers.add((name, star.shown))
         facts[path] = CarrierFacts(
             tuple(sorted(called)), tuple(sorted(readers)), read_elsewhere=tuple(sorted(elsewhere)),
@@ -141,30 +141,35 @@ def carrier_facts(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
     return facts
 
 
-def attributes_read(definitions: Any, item: Tuple[str, str]) -> Set[str]:
-    """The attribute names the definition ``item`` (path, name) reads, with those of every
-    definition of the repository it calls and of its file's module level."""
-    return _reads_through(definitions, item, set())
+def reached_definitions(definitions: Any, item: Tuple[str, str]) -> Iterator[Tuple[Tuple[str, str], ModuleSummary]]:
+    """``item`` (path, top-level name) and every definition of the repository it calls, itself
+    or deeper (its file's, and imported ones), each once with its file's summary."""
+    seen: Set[Tuple[str, str]] = set()
+    work = [item]
+    while work:
+        current = work.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        path, name = current
+        summary = definitions.summary(path)
+        if summary is None:
+            continue
+        yield current, summary
+        work.extend((path, local) for local in summary.local_calls.get(name, ()))
+        for call in summary.calls:
+            if call.owner == name:
+                callee = definitions.find(call.module, call.name, path, anywhere=True)
+                if callee is not None:
+                    work.append(callee)
 
 
-def _reads_through(definitions: Any, item: Tuple[str, str], seen: Set[Tuple[str, str]]) -> Set[str]:
+def _reads_through(definitions: Any, item: Tuple[str, str]) -> Set[str]:
     """The attribute names the definition ``item`` reads, with those of every definition of
     the repository it calls (its file's, and imported ones), and of its file's module level."""
-    if item in seen:
-        return set()
-    seen.add(item)
-    path, name = item
-    summary = definitions.summary(path)
-    if summary is None:
-        return set()
-    found = set(summary.definition_attributes.get(name, ())) | summary.definition_attributes.get(MODULE_LEVEL, set())
-    for local in summary.local_calls.get(name, ()):
-        found |= _reads_through(definitions, (path, local), seen)
-    for call in summary.calls:
-        if call.owner == name:
-            callee = definitions.find(call.module, call.name, path, anywhere=True)
-            if callee is not None:
-                found |= _reads_through(definitions, callee, seen)
+    found: Set[str] = set()
+    for (_path, name), summary in reached_definitions(definitions, item):
+        found |= summary.definition_attributes.get(name, set()) | summary.definition_attributes.get(MODULE_LEVEL, set())
     return found
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Set, Tuple
 
+from .carrier_plan import reached_definitions
 from .repo_index import ModuleSummary
 
 
@@ -29,7 +30,7 @@ def gradient_readers(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dic
         names: Set[str] = set()
         for local, (module, name) in summary.imports.items():
             item = definitions.find(module, name, path, anywhere=True) if name else None
-            if item is not None and item[0] != path and _reads_grad(definitions, item, set()):
+            if item is not None and item[0] != path and _reads_grad(definitions, item):
                 names.add(local)
         for module in summary.star_imports:
             target = definitions.resolver.resolve(module, path)
@@ -38,31 +39,15 @@ def gradient_readers(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dic
                 continue
             own = summary.functions | summary.classes  # a name defined here is this file's
             for name in (star.functions | star.classes) - own:
-                if _reads_grad(definitions, (target, name), set()):
+                if _reads_grad(definitions, (target, name)):
                     names.add(name)
         if names:
             found[path] = tuple(sorted(names))
     return found
 
 
-def _reads_grad(definitions: Any, item: Tuple[str, str], seen: Set[Tuple[str, str]]) -> bool:
+def _reads_grad(definitions: Any, item: Tuple[str, str]) -> bool:
     """Whether the definition ``item`` (path, name) reads ``.grad`` off an object
     (``ModuleSummary.grad_readers``; ``torch.autograd.grad`` is no such read), itself or
     through a definition of the repository it calls (its file's, or an imported one)."""
-    if item in seen:
-        return False
-    seen.add(item)
-    path, name = item
-    summary = definitions.summary(path)
-    if summary is None:
-        return False
-    if name in summary.grad_readers:
-        return True
-    if any(_reads_grad(definitions, (path, local), seen) for local in summary.local_calls.get(name, ())):
-        return True
-    for call in summary.calls:
-        if call.owner == name:
-            callee = definitions.find(call.module, call.name, path, anywhere=True)
-            if callee is not None and _reads_grad(definitions, callee, seen):
-                return True
-    return False
+    return any(name in summary.grad_readers for (_path, name), summary in reached_definitions(definitions, item))

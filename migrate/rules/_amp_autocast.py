@@ -20,6 +20,7 @@ from ._amp_models import held_model_texts, wrapped_models
 from ._amp_module_scaler import first_body_statement
 from ._amp_rule import AmpRule
 from ._amp_sites import (
+    backs_loss_in,
     PRECISION_CONTEXTS,
     MODEL_CALL,
     AmpFile,
@@ -292,14 +293,6 @@ def _runs_no_forward(func: cst.FunctionDef) -> bool:
 #: calls on ``self`` a scaling method of the step-heir route may make: reading the losses
 #: its subclasses stored, and the backward itself
 _LOSS_READS = frozenset({"values", "get", "items", "keys", "backward", "item", "detach"})
-
-
-def _backs_loss(stmt: Any) -> bool:
-    """Whether ``stmt`` calls ``.backward(...)`` or ``amp.scale_loss(...)``."""
-    return any(
-        isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in ("backward", "scale_loss")
-        for n in walk(stmt)
-    )
 
 
 class AutocastPlacement(AmpRule):
@@ -855,7 +848,7 @@ class AutocastPlacement(AmpRule):
         if last is None:
             return members
         extra = between[: last + 1]
-        if any(not isinstance(stmt, cst.SimpleStatementLine) or _backs_loss(stmt) for stmt in extra):
+        if any(not isinstance(stmt, cst.SimpleStatementLine) or backs_loss_in(stmt) for stmt in extra):
             return members
         return [*members, *extra]
 

@@ -607,6 +607,16 @@ def keyed_optimizer(opt: Any) -> bool:
     return isinstance(opt.slice[0].slice.value, (cst.SimpleString, cst.Integer))
 
 
+def backs_a_loss(call: cst.Call) -> bool:
+    """``x.backward(...)`` or ``amp.scale_loss(...)``."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "scale_loss")
+
+
+def backs_loss_in(node: cst.CSTNode) -> bool:
+    """Whether ``node`` (a statement, a block) holds a call that backs a loss (``backs_a_loss``)."""
+    return any(isinstance(n, cst.Call) and backs_a_loss(n) for n in walk(node))
+
+
 def step_calls(func_body: cst.CSTNode, optimizer_text: str) -> List[cst.Call]:
     """``<optimizer>.step(...)`` calls under ``func_body``."""
     found = []

@@ -143,7 +143,6 @@ def _plain_value(node: cst.BaseExpression) -> bool:
     return False
 
 
-
 #: what a gradient use that may change the gradients says after its call (a pipeline that
 #: finds it in a per-micro-step TODO keeps the file on the shim: as written the native
 #: rewrite would change scaled gradients)
@@ -165,7 +164,6 @@ def gradient_access(call: cst.Call, callee: Callable[[cst.Call], Optional[Any]],
     if isinstance(root, cst.Name) and root.value in readers:
         return "changes"
     return _access_in(callee(call), callee, set())
-
 
 
 def _access_in(function: Any, callee: Callable[[cst.Call], Optional[Any]], seen: Set[Any]) -> str:

@@ -48,6 +48,8 @@ from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_shared_step import test_branch
 from ._plain_alternative import bound_names
 from ._amp_sites import (
+    backs_a_loss,
+    backs_loss_in,
     keyed_optimizer,
     optimizer_params,
     analyse,
@@ -62,6 +64,7 @@ from ._amp_sites import (
     helpers_called_elsewhere,
     methods_of,
     self_name,
+    step_calls,
     walk,
 )
 from ._amp_guarded_step import guarded_unscale
@@ -86,11 +89,6 @@ BACKWARD_AGAIN = (
     "another backward runs before that step, whose gradients an unscale_ here would leave scaled (scaler.step "
     "unscales once per step)"
 )
-
-
-def _backs_a_loss(call: cst.Call) -> bool:
-    """``x.backward(...)`` or ``amp.scale_loss(...)``."""
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "scale_loss")
 
 
 def _negation(test: str) -> Optional[str]:
@@ -174,7 +172,6 @@ def _moved_into_if(ups: List[Any], unscale: Any) -> List[Any]:
     return [boundary.with_changes(body=block.with_changes(body=[*opening, *block.body]))]
 
 
-
 def _tested_against_none(parents: Any, grad: cst.Attribute) -> bool:
     """``grad`` (a ``.grad``) is only compared with None (``p.grad is not None``): whether a
     gradient exists does not depend on the loss scale, so the test is no gradient use."""
@@ -191,6 +188,7 @@ def _tested_against_none(parents: Any, grad: cst.Attribute) -> bool:
         and other.value == "None"
         and grad in (parent.left, target.comparator)
     )
+
 
 @dataclass(eq=False)
 class _Use:
@@ -474,12 +472,12 @@ class ClippingRule(AmpRule):
         for site in sites:
             if delay_counts and site.func is use.func and arg_value(site.call, 4, "delay_unscale") is not None:
                 return False
-            if self._backward_again(use, site, [step for _opt, step in keys]):
-                return False
+        if self._backward_again(use, sites, [step for _opt, step in keys]):
+            return False
         for node in walk(use.func.body if use.func is not None else self.tree):  # a module-level loop
             if not isinstance(node, cst.Call) or not here <= start_of(self, node) < max(ends):
                 continue
-            if _backs_a_loss(node) or self._runs_a_backward(node, set()) or self._unscales_itself(node):
+            if backs_a_loss(node) or self._runs_a_backward(node, set()) or self._unscales_itself(node):
                 return False
         return True
 
@@ -497,15 +495,15 @@ class ClippingRule(AmpRule):
                 return True
         return False
 
-    def _backward_again(self, use: _Use, site: Any, steps: List[Any]) -> bool:
-        """A loop holds ``use`` and the scaled backward of ``site`` but none of ``steps``
-        (``for _ in range(iters): <scaled backward>; delta.grad.zero_()``): the backward runs
-        again after the use, before the step."""
+    def _backward_again(self, use: _Use, sites: Any, steps: List[Any]) -> bool:
+        """A loop holds ``use`` and the scaled backward of one of ``sites`` but none of
+        ``steps`` (``for _ in range(iters): <scaled backward>; delta.grad.zero_()``): that
+        backward runs again after the use, before the step."""
         cur = self.parents.get(use.stmt)
         while cur is not None and cur is not use.func:
             if isinstance(cur, (cst.For, cst.While)):
                 inside = set(map(id, walk(cur)))
-                if id(site.with_stmt) in inside and not any(id(step) in inside for step in steps):
+                if not any(id(step) in inside for step in steps) and any(id(s.with_stmt) in inside for s in sites):
                     return True
             cur = self.parents.get(cur)
         return False
@@ -517,7 +515,7 @@ class ClippingRule(AmpRule):
             return False
         seen.add(callee)
         return any(
-            isinstance(n, cst.Call) and (_backs_a_loss(n) or self._runs_a_backward(n, seen)) for n in walk(callee.body)
+            isinstance(n, cst.Call) and (backs_a_loss(n) or self._runs_a_backward(n, seen)) for n in walk(callee.body)
         )
 
     def _on_fresh_grad(self, call: cst.Call, func: Any) -> bool:
@@ -721,12 +719,7 @@ class ClippingRule(AmpRule):
     def _no_step_reason(self, use: _Use, opt: str) -> str:
         """Why no step of ``opt`` is known to follow ``use``: none in its function, or one there
         that the scaled backward (run by a function this one calls) is not followed to."""
-        stepped = any(
-            isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "step"
-            and code_of(n.func.value) == opt
-            for n in walk(use.func.body if use.func is not None else self.tree)
-        )
-        if stepped:
+        if step_calls(use.func.body if use.func is not None else self.tree, opt):
             return f"the scaled backward runs in a function this one calls, and {opt}.step() here is not followed from it"
         return f"{opt}.step() is not in this function"
 
@@ -880,7 +873,7 @@ class ClippingRule(AmpRule):
             # the uses a point after ``point`` leaves before the unscale_ (they only name the
             # parameters); None: the unscale_ goes before ``point``
             named_only: Optional[List[_Use]] = None
-            if any(isinstance(n, cst.Call) and _backs_a_loss(n) for n in walk(point)):
+            if backs_loss_in(point):
                 # ``point`` holds a use and a backward (``if cpu: loss.backward(); params = ...
                 # else: <scaled backward>; params = amp.master_params(opt)``, clip after the
                 # if): an unscale_ before it would run before that backward, and the step
@@ -930,7 +923,7 @@ class ClippingRule(AmpRule):
         for stmt in reversed(body[: body.index(point)]):
             if (stmt, opt) in exits:
                 return True
-            if any(isinstance(n, cst.Call) and _backs_a_loss(n) for n in walk(stmt)):
+            if backs_loss_in(stmt):
                 return False
         return False
 
