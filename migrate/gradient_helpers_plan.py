@@ -30,7 +30,7 @@ Def = Tuple[str, str]
 def helpers_called_elsewhere(
     by_path: Dict[str, ModuleSummary], others: Sequence[Tuple[str, str, bytes]], definitions
 ) -> Dict[str, Tuple[Tuple[str, str], ...]]:
-    """Path -> (``Class.method``, ``shown:line`` of a call in another file) for each method
+    """Path -> (``Class.method``, where a call in another file is: ``_call_site``) for each method
     that reads ``amp.master_params`` without scaling a loss itself and whose name is called
     as a method in another file (the receiver's class is followed only for ``self``: any
     other such call counts)."""
@@ -73,8 +73,19 @@ def _call_elsewhere(
             apart = _unrelated_self_calls(owner, other, summary, method, by_path, definitions, family)
             lines = [line for line in lines if line not in apart]
         if lines:
-            return f"{summary.shown if summary is not None else found[0]}:{lines[0]}"
+            return _call_site(summary, found[0] if summary is None else summary.shown, method, lines[0])
     return None
+
+
+def _call_site(summary: Optional[ModuleSummary], shown: str, method: str, line: int) -> str:
+    """How a finding names the call of ``method`` at ``line`` of ``shown``: the file and the
+    top-level definition holding it, never the line (the TODO quoting it must not change
+    when a migration inserts lines into that file)."""
+    owners = [c.owner for c in summary.method_calls if c.method == method and c.line == line] if summary else []
+    if not owners or not owners[0]:
+        return shown
+    owner = owners[0]
+    return f"{shown} (in {owner}())" if summary and owner in summary.functions else f"{shown} (in class {owner})"
 
 
 def _unrelated_self_calls(

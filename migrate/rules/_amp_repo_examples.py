@@ -900,10 +900,10 @@ CLIP_STEP_SPLIT = '''\
 #: the reason the split fitter keeps apex.amp
 CLIP_SPLIT_TODO = (
     "            # TODO(apexcompat): Fitter.clip() reads the gradients apex had unscaled, and\n"
-    "            #   tools/lr_sweep.py:11 calls a method of that name (after a backward no GradScaler\n"
-    "            #   scales, if it is this one), so the unscale_ cannot go inside it; the loss scaled in\n"
-    "            #   backward() is not stepped there alone; this file keeps apex.amp semantics through\n"
-    "            #   apexcompat.amp, migrate it by hand\n"
+    "            #   tools/lr_sweep.py (in sweep()) calls a method of that name (after a backward no\n"
+    "            #   GradScaler scales, if it is this one), so the unscale_ cannot go inside it; the loss\n"
+    "            #   scaled in backward() is not stepped there alone; this file keeps apex.amp semantics\n"
+    "            #   through apexcompat.amp, migrate it by hand\n"
 )
 
 
@@ -2304,10 +2304,10 @@ def sweep(fitter, batches, rates):
         + SPLIT_TRAINER.replace("from apex import amp", "from apexcompat import amp").replace(
             SPLIT_CLIP,
             "            # TODO(apexcompat): Trainer._train_batch() reads the gradients apex had unscaled, and\n"
-            "            #   tools/sweep.py:10 calls a method of that name (after a backward no GradScaler\n"
-            "            #   scales, if it is this one), so the unscale_ cannot go inside it; the loss scaled in\n"
-            "            #   _forward() is not stepped there alone; this file keeps apex.amp semantics through\n"
-            "            #   apexcompat.amp, migrate it by hand\n" + SPLIT_CLIP,
+            "            #   tools/sweep.py (in class Sweeper) calls a method of that name (after a backward no\n"
+            "            #   GradScaler scales, if it is this one), so the unscale_ cannot go inside it; the loss\n"
+            "            #   scaled in _forward() is not stepped there alone; this file keeps apex.amp semantics\n"
+            "            #   through apexcompat.amp, migrate it by hand\n" + SPLIT_CLIP,
         )
         + SWEEPER,
         codes=("APX102", "APX220"),

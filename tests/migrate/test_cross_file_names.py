@@ -51,7 +51,7 @@ def test_todo_names_files_relative_to_the_repository_wherever_the_tool_runs(tmp_
         _migrate(repo, cwd_of(repo), target_of(repo))
         outputs.append((repo / "fitter.py").read_bytes())
     assert outputs[0] == outputs[1]
-    assert b"tools/lr_sweep.py:11 calls a method of that name" in outputs[0]
+    assert b"tools/lr_sweep.py (in sweep()) calls a method of that name" in outputs[0]
     assert str(tmp_path).encode() not in outputs[0]
 
 
@@ -62,6 +62,20 @@ def test_a_second_run_names_the_same_caller_and_changes_nothing(tmp_path: Path) 
     git(repo, "commit", "-qam", "first run")
     _migrate(repo, repo, ".")
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_the_todo_names_the_caller_by_its_definition_not_a_line_that_moves(tmp_path: Path) -> None:
+    """Lines a migration (or an edit) adds above the call in the other file do not change the
+    TODO of this one: it names the file and the function holding the call."""
+    outputs = []
+    for name, head in [("as-is", b""), ("moved", b"# a header\n# of two lines\n")]:
+        files = _files()
+        files["tools/lr_sweep.py"] = head + files["tools/lr_sweep.py"]
+        repo = make_repo(tmp_path / name, files)
+        _migrate(repo, repo, ".")
+        outputs.append((repo / "fitter.py").read_bytes())
+    assert b"TODO(apexcompat)" in outputs[0]
+    assert outputs[0] == outputs[1]
 
 
 def test_repository_names_prefer_the_git_work_tree_then_the_named_folder(tmp_path: Path) -> None:
