@@ -2104,6 +2104,50 @@ class Trainer:
         codes=("APX101", "APX201", "APX206", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # Glow-TTS's inference script loads apex's loss-scaler state beside a model-only
+        # initialize: the reason is that initialize (no GradScaler), not a missing one
+        "loss-scaler-state-loaded-beside-an-inference-initialize-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+class Inferencer:
+    def __init__(self, model, fp16):
+        self.model, self.fp16 = model.cuda(), fp16
+        if fp16:
+            self.model = amp.initialize(models=self.model, opt_level="O1")
+
+    def load(self, path):
+        state = torch.load(path, map_location="cpu")
+        self.model.load_state_dict(state["model"])
+        if self.fp16 and "amp" in state:
+            amp.load_state_dict(state["amp"])
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+class Inferencer:
+    def __init__(self, model, fp16):
+        self.model, self.fp16 = model.cuda(), fp16
+        if fp16:
+            self.model = amp.initialize(models=self.model, opt_level="O1")
+
+    def load(self, path):
+        state = torch.load(path, map_location="cpu")
+        self.model.load_state_dict(state["model"])
+        if self.fp16 and "amp" in state:
+            # TODO(apexcompat): amp.load_state_dict restores the loss scale of a training run, but
+            #   the amp.initialize of this file is for inference (no optimizers), so no GradScaler
+            #   is made here; where no code run in the same process scales a loss, the line can go;
+            #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+            amp.load_state_dict(state["amp"])
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         # PyContrast: the model-only initialize nested in the training initialize's ``if``
         # leaves its TODO on a ``pass``; that ``if`` is no empty shell to drop
         "inference-todo-nested-in-the-training-if-keeps-it",

@@ -2345,9 +2345,7 @@ def _check_layout(rule, info: AmpFile) -> None:
                 continue  # the optimizer's param groups, what apex yielded: no scaler needed
             if need.via is not None:
                 continue  # said once, where the local or the loop takes apex's loss scaler
-            info.blockers.append(
-                Blocker(need.node, "amp.initialize is not in this file, so the scaler cannot reach this site")
-            )
+            info.blockers.append(Blocker(need.node, _no_training_init(need, info)))
         return
     for site in info.scale_losses:
         _check_steps(rule, site, info)
@@ -2535,6 +2533,20 @@ def _check_factory(rule, info: AmpFile) -> None:
         return
     info.returns = returns
     info.returned_elsewhere = info.plan.returned_to
+
+
+def _no_training_init(need: Need, info: AmpFile) -> str:
+    """Why ``need`` has no GradScaler in a file without a training amp.initialize: none is
+    in the file, or only one for inference (given no optimizers), which makes none."""
+    if not info.inits:
+        return "amp.initialize is not in this file, so the scaler cannot reach this site"
+    what = {"load_state_dict": "restores", "state_dict": "saves"}.get(need.kind)
+    if what is None:
+        return ("the amp.initialize of this file is for inference (no optimizers), so no GradScaler is made here "
+                "to reach this site")
+    return (f"amp.{need.kind} {what} the loss scale of a training run, but the amp.initialize of this file is for "
+            "inference (no optimizers), so no GradScaler is made here; where no code run in the same process "
+            "scales a loss, the line can go")
 
 
 def _helpers_called_elsewhere(rule, info: AmpFile) -> bool:
