@@ -441,6 +441,10 @@ class _Reader(FastNodeVisitor):
         #: the names a function imports the amp module as, one set per function being visited
         #: (innermost last): they denote it in that function and the functions nested in it only
         self.local_amp_names: List[Set[str]] = []
+        #: the attributes of the method's first parameter it stores the amp module on
+        #: (``self.amp_lib = amp``), one set per function being visited: read in that same
+        #: function, ``self.amp_lib.initialize(...)`` is an amp site
+        self.local_amp_attributes: List[Set[str]] = []
         self.apex_roots: Set[str] = set()
         self.member_names: Dict[str, str] = {}
         #: the (chain, branch) pairs of the if/elif/else chains being visited; None in a loop
@@ -543,6 +547,7 @@ class _Reader(FastNodeVisitor):
         outer, self.branches = self.branches, ()
         outer_guard, self.guard = self.guard, ""
         self.local_amp_names.append(set())
+        self.local_amp_attributes.append(set())
         if self.owner in self.s.classes and not self.method:
             self.method = node.name
             self.method_params = [a.arg for a in node.args.posonlyargs + node.args.args]
@@ -562,6 +567,7 @@ class _Reader(FastNodeVisitor):
         else:
             self._visit_def(node, node.name, False)
         self.every_local_amp_name |= self.local_amp_names.pop()
+        self.local_amp_attributes.pop()
         self.branches = outer
         self.guard = outer_guard
 
@@ -658,6 +664,8 @@ class _Reader(FastNodeVisitor):
         value = func.value
         if isinstance(value, ast.Name) and self._is_amp(value.id):
             return func.attr
+        if self._amp_attribute(value):
+            return func.attr
         if (
             isinstance(value, ast.Attribute)
             and value.attr == "amp"
@@ -666,6 +674,17 @@ class _Reader(FastNodeVisitor):
         ):
             return func.attr
         return None
+
+    def _amp_attribute(self, node: ast.AST) -> bool:
+        """``node`` is ``self.<attr>`` that the function being visited stored the amp module on."""
+        return (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and bool(self.method_params)
+            and node.value.id == self.method_params[0]
+            and bool(self.local_amp_attributes)
+            and node.attr in self.local_amp_attributes[-1]
+        )
 
     def visit_Call(self, node: ast.Call) -> None:
         member = self._amp_member(node.func)
@@ -837,6 +856,12 @@ class _Reader(FastNodeVisitor):
             self.s.noop_contexts.update(t.id for t in node.targets if isinstance(t, ast.Name))
         if isinstance(value, ast.Name) and self._is_amp(value.id):
             self.s.amp_stores.update(t.attr for t in node.targets if isinstance(t, ast.Attribute))
+            if self.local_amp_attributes and self.method_params and not self.static:
+                self.local_amp_attributes[-1].update(
+                    t.attr for t in node.targets
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                    and t.value.id == self.method_params[0]
+                )
         self.generic_visit(node)
 
     def _bound(self, name: Optional[str]) -> None:

@@ -39,6 +39,8 @@ from ._tree import enclosing_function, walk
 CARRIED_MEMBERS = frozenset({"scale_loss", "master_params", "state_dict", "load_state_dict"})
 #: builtins that read an object's attributes by name
 ATTRIBUTE_READERS = frozenset({"getattr", "hasattr", "vars", "setattr", "delattr"})
+#: those of them that only set or delete an attribute
+ATTRIBUTE_WRITERS = frozenset({"setattr", "delattr"})
 
 
 @dataclass(eq=False)
@@ -283,18 +285,17 @@ def _self_route(
     ``__init__`` after the store): the reads are apex.amp's, and the class keeps the
     GradScaler on ``self`` as for ``amp.<member>`` (the store goes).  ``__init__`` calls no
     method and hands ``self`` to nothing after the store, so no site runs before the
-    GradScaler exists."""
+    GradScaler exists.  Stored in another method (``enable_apex``), every read must be in
+    that method after the store: the attribute is then no more than a local name for apex.amp."""
     from ._amp_sites import class_of_method  # (a cycle at import time)
 
     parents = rule.parents
     attribute = target.attr.value
     method = enclosing_function(parents, store)
     owner = class_of_method(parents, method) if method is not None else None
-    if method is None or owner is None or method.name.value != "__init__":
-        return (
-            "it is stored in a method other than __init__, a nested function or at module level, "
-            "which are not followed"
-        )
+    if method is None or owner is None:
+        return "it is stored in a nested function or at module level, which are not followed"
+    in_init = method.name.value == "__init__"
     if not isinstance(store, cst.SimpleStatementLine) or len(store.body) != 1:
         return "it is not stored by a statement of its own"
     facts = getattr(plan, "carrier", None)
@@ -303,8 +304,11 @@ def _self_route(
     handed = _scaling_method_handed_on(rule, owner, attribute)
     if handed:
         return handed
+    # read only in the storing method, the attribute may be set by name elsewhere (a later
+    # set changes no read: each follows the store of the same call)
+    by_name = ATTRIBUTE_READERS if in_init else ATTRIBUTE_READERS - ATTRIBUTE_WRITERS
     for node in walk(module):
-        if isinstance(node, cst.Call) and code_of(node.func) in ATTRIBUTE_READERS:
+        if isinstance(node, cst.Call) and code_of(node.func) in by_name:
             return f"{code_of(node.func)}() reads attributes by name in this file"
         if not (isinstance(node, cst.Attribute) and node.attr.value == attribute and node is not target):
             continue
@@ -312,6 +316,9 @@ def _self_route(
             continue  # apex.amp, torch.amp: a module's member
         member, call = parents.get(node), parents.get(parents.get(node))
         func = enclosing_function(parents, node)
+        if not in_init and func is not method:
+            return (f"{code_of(node)} is read outside {method.name.value}(), the method that stores apex.amp on "
+                    "self, which is not __init__: it may be read before the store")
         allowed = CARRIED_MEMBERS | {"initialize"} if func is method else CARRIED_MEMBERS
         if not (
             isinstance(node.value, cst.Name)
@@ -329,13 +336,15 @@ def _self_route(
                 f"in a method of {owner.name.value}"
             )
         if func is method and rule.line_of(node) < stored_line:
-            return f"{code_of(node)} is read in __init__() before apex.amp is stored on self"
+            return f"{code_of(node)} is read in {method.name.value}() before apex.amp is stored on self"
         route.uses.append((member, member.attr.value))
     # this file's own reads first: they read the same on a second run, whatever the others became
     if facts is None:
         return "the repository around this file was not indexed"
     if facts.read_elsewhere:
         return f"an attribute named {attribute} is also read off an object in {facts.read_elsewhere[0]}"
+    if not in_init:
+        return route  # read only here, after the store: what the method calls reads nothing of it
     for node in walk(method):
         if rule.line_of(node) <= stored_line or not isinstance(node, (cst.Call, cst.Arg)):
             continue

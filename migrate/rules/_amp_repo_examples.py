@@ -7425,6 +7425,122 @@ class Task:
         codes=("APX101", "APX229"),
     ),
     Example(
+        # E2E-ASR: apex.amp kept on self in the method that initializes, read nowhere else:
+        # the attribute is a local name for it; no file scales a loss, so the forward is cast
+        "initialize-through-self-attribute-of-its-own-method-without-any-scale-loss",
+        before="""\
+# file: solver.py
+import torch
+
+
+class Solver:
+    def __init__(self, model, optimizer, use_amp):
+        self.model, self.optimizer, self.use_amp = model, optimizer, use_amp
+        for key, value in {"grad_clip": 5.0}.items():
+            setattr(self, key, value)
+
+    def enable_apex(self):
+        if self.use_amp:
+            from apex import amp
+            self.amp_lib = amp
+            self.model, self.optimizer = self.amp_lib.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip)
+        self.optimizer.step()
+
+# file: train.py
+import torch
+
+from solver import Solver
+
+
+if __name__ == "__main__":
+    net = torch.nn.Linear(4, 1).cuda()
+    solver = Solver(net, torch.optim.SGD(net.parameters(), lr=0.1), use_amp=True)
+    solver.enable_apex()
+    solver.step(torch.randn(8, 4).cuda(), torch.randn(8, 1).cuda())
+""",
+        after="""\
+# file: solver.py
+import torch
+
+
+class Solver:
+    def __init__(self, model, optimizer, use_amp):
+        self.model, self.optimizer, self.use_amp = model, optimizer, use_amp
+        for key, value in {"grad_clip": 5.0}.items():
+            setattr(self, key, value)
+
+    def enable_apex(self):
+        if self.use_amp:
+            self.model.forward = torch.autocast("cuda", dtype=torch.float16)(self.model.forward)
+
+    def step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip)
+        self.optimizer.step()
+
+# file: train.py
+import torch
+
+from solver import Solver
+
+
+if __name__ == "__main__":
+    net = torch.nn.Linear(4, 1).cuda()
+    solver = Solver(net, torch.optim.SGD(net.parameters(), lr=0.1), use_amp=True)
+    solver.enable_apex()
+    solver.step(torch.randn(8, 4).cuda(), torch.randn(8, 1).cuda())
+""",
+        codes=("APX101", "APX229"),
+    ),
+    Example(
+        # ... but read in another method, it may be read before the store: the shim, saying so
+        "amp-kept-on-self-outside-init-and-read-in-another-method-keeps-the-shim",
+        before="""\
+# file: solver.py
+from apex import amp
+
+
+class Solver:
+    def enable_apex(self):
+        self.amp_lib = amp
+        self.model, self.optimizer = self.amp_lib.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def step(self, loss):
+        with self.amp_lib.scale_loss(loss, self.optimizer) as scaled:
+            scaled.backward()
+        self.optimizer.step()
+""",
+        after="""\
+# file: solver.py
+from apexcompat import amp
+
+
+class Solver:
+    def enable_apex(self):
+        # TODO(apexcompat): apex.amp is stored as self.amp_lib here; its uses through that
+        #   attribute cannot be followed (self.amp_lib is read outside enable_apex(), the method
+        #   that stores apex.amp on self, which is not __init__: it may be read before the
+        #   store); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+        #   hand
+        self.amp_lib = amp
+        self.model, self.optimizer = self.amp_lib.initialize(self.model, self.optimizer, opt_level="O1")
+
+    def step(self, loss):
+        with self.amp_lib.scale_loss(loss, self.optimizer) as scaled:
+            scaled.backward()
+        self.optimizer.step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
         # ... but a file that keeps apex's loss-scaler state needs a scaler that nothing feeds:
         # the reason says exactly that instead of "the losses are scaled elsewhere"
         "initialize-without-any-scale-loss-but-its-state-saved",

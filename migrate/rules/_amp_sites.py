@@ -2312,7 +2312,8 @@ def _check_layout(rule, info: AmpFile) -> None:
         if note == elsewhere and info.unbound_scales and not (info.plan is not None and info.plan.unbound_reached):
             note = (f"the amp.scale_loss of this file ({info.unbound_scales[0]}) reads a name amp that is not "
                     "bound there, so it raises NameError, in the original too (APX234): fix that first")
-        if note == elsewhere and info.stored_as:
+        if note == elsewhere and info.stored_as and info.carrier is None:
+            # (a proven carrier's reads are all followed: none of them scales)
             facts = getattr(info.plan, "carrier", None)
             read = f" (read off an object in {', '.join(facts.read_elsewhere)})" if facts and facts.read_elsewhere else ""
             note = f"no amp.scale_loss in this file: the losses are scaled through {info.stored_as}{read}, not followed"

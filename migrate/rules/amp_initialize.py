@@ -605,6 +605,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             return
         if site.unscaled:
             self._unscaled(site, level, level_node, new)
+            route = info.carrier
+            if route is not None and all(member == "initialize" for _use, member in route.uses):
+                self.edits.replace(route.store, [])  # ``self.amp_lib = amp``: nothing reads it now
             return
         variable = self._launcher_autocast(site, info)
         if variable is not None:
