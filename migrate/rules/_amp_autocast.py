@@ -317,6 +317,9 @@ class AutocastPlacement(AmpRule):
     #: around the models count as models (``wrapped_models``) and a gradient-off block may hold
     #: plain loops (``_is_grad_off_block``)
     second_look: bool = False
+    #: gradient-off blocks an autocast region starts after (``_is_data_block``; APX264 when a
+    #: region is placed after one)
+    data_blocks: Tuple[Any, ...] = ()
     #: the last look, where both others found none and the site would be refused: a ``raise``
     #: (cSNGAN-AC's ``else: raise NotImplementedError(...)`` among the branches computing the
     #: discriminator's loss) does not end the region.  An exception leaving a ``with
@@ -596,6 +599,47 @@ class AutocastPlacement(AmpRule):
             ):
                 return False
         return True
+
+    def _is_data_block(self, stmt: Any) -> bool:
+        """``with torch.no_grad(): for step in range(n): value, logit = model(states[step]);
+        obs, reward, done, _ = env.step(...)`` (an RL rollout, the returns computed after it):
+        a gradient-off block too big for the region to span (``_rides_in_span``).  What it
+        computes reaches the loss as data without gradients, so the region starts after it,
+        at the training forward pass; its forward passes run in float32, where apex's O1 ran
+        them in float16 (numerics only, APX264).  A block holding a definition, a ``yield`` or
+        a backward is no such block."""
+        if not isinstance(stmt, cst.With) or not isinstance(stmt.body, cst.IndentedBlock):
+            return False
+        if not self._grad_off_items(stmt):
+            return False
+        return not any(
+            isinstance(sub, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Yield))
+            or (isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) and sub.func.attr.value == "backward")
+            for sub in walk(stmt.body)
+        )
+
+    def _starts_after(self, body: List[Any], index: int, models: set) -> bool:
+        """Whether the region starts after the gradient-off block ``body[index]`` that feeds it
+        (``_is_data_block``): on the second look only, where that block could not ride in the
+        region (``_is_grad_off_block``; HR-VITON's frozen warping network rides, as apex's O1 ran
+        it with its casts), and where no model call before it made what it reads."""
+        return (
+            self.second_look
+            and self._is_data_block(body[index])
+            and not self._runs_model_before(body, index, models)
+        )
+
+    def _runs_model_before(self, body: List[Any], index: int, models: set) -> bool:
+        """Whether a statement before ``body[index]``, after the barrier before it, calls the
+        model: a forward pass whose outputs a gradient-off block after it reads (V-trace's
+        importance weights from ``logit.detach()``) is the training forward pass, which the
+        region must hold, so that block is no place to start it."""
+        for k in range(index - 1, -1, -1):
+            if self._is_barrier(body[k]) and not self._rides_in_span(body[k]):
+                return False
+            if self._is_model_call(body[k], models):
+                return True
+        return False
 
     def _is_autocast_block(self, stmt: Any) -> bool:
         """``with torch.cuda.amp.autocast(enabled=True): out = model(x)`` in the branch of
@@ -1187,7 +1231,28 @@ class AutocastPlacement(AmpRule):
                 fixed=True,
                 severity="info",
             )
+            self._report_data_block(members)
         self.need_torch()
+
+    def _report_data_block(self, members: List[Any]) -> None:
+        """APX264 on the gradient-off block (``_is_data_block``) the region ``members`` starts
+        after, if there is one."""
+        block = self.parents.get(members[0])
+        body: List[Any] = list(block.body) if isinstance(block, (cst.IndentedBlock, cst.Module)) else []
+        before = body[: body.index(members[0])] if members[0] in body else []
+        rollout = next((stmt for stmt in reversed(before) if stmt in self.data_blocks), None)
+        if rollout is None:
+            return
+        self.report(
+            rollout,
+            "APX264",
+            "the model's forward passes in this gradient-off block feed the loss as data only (no gradients): "
+            "the autocast region starts after it, at the training forward pass, so they run in float32 where "
+            "apex's O1 ran them in float16 (the numbers differ slightly; wrap the block in the same autocast by "
+            "hand to match apex)",
+            fixed=True,
+            severity="info",
+        )
 
     def _switched_autocast(self, stmt: Any) -> Optional[cst.Call]:
         """``with torch.autocast("cuda", enabled=flag):`` (one item, switched by ``enabled=``,
@@ -1337,6 +1402,9 @@ class AutocastPlacement(AmpRule):
                     if self._runs_own_scaled_backward(body[j], info) or not self._feeds_span(
                         body[j], body[j + 1 : end + 1], models
                     ):
+                        break
+                    if self._starts_after(body, j, models):
+                        self.data_blocks += (body[j],)
                         break
                     if not self._is_plain_loop(body[j]):
                         # the model runs in a block autocast cannot span: wrapping only what

@@ -2481,7 +2481,7 @@ def fit(net, opt, pairs):
         after=OPTIMIZER_READ_FROM_SELF.replace(_STEP_OF_SELF, _STEP_OF_SELF + _SELF_REBOUND)
         .replace("from apex import amp", "from apexcompat import amp")
         .replace(_SCALED_IN_THE_LOOP, _SHIM_TODO_IN_THE_LOOP + _SCALED_IN_THE_LOOP),
-        codes=("APX102", "APX220",),
+        codes=("APX102", "APX220"),
     ),
     Example(
         # adversarial training (FGM): the perturbed loss's plain backward adds to the gradients
@@ -12109,6 +12109,217 @@ def train(model, optimizer, batches, fp16, step_hook):
             loss.backward()
             optimizer.step()
         optimizer.zero_grad()
+""",
+        codes=("APX102", "APX220"),
+    ),
+]
+
+
+#: shapes of CuLE's examples (rollouts under no_grad, apex.amp's version printed)
+EXAMPLES += [
+    Example(
+        # an RL update (CuLE's A2C): a rollout runs the model under torch.no_grad() in a block the
+        # region cannot span (an if holding a loop), and the training forward pass and loss come after it;
+        # what the rollout computes reaches the loss as data only, so the region starts after it
+        # (APX264: its forward passes run in float32, apex's O1 ran them in float16); the backward in
+        # the other branch is scaled too (identity where the GradScaler is off)
+        "rollout-under-no-grad-before-the-training-forward-pass",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, optimizer, env, states, rewards, returns):
+    if not args.cpu_train:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for update in range(args.updates):
+        with torch.no_grad():
+            for step in range(args.num_steps):
+                value, logit = model(states[step])
+                states[step + 1], rewards[step] = env(logit.argmax(dim=1))
+            returns[-1] = model(states[-1])[0].squeeze(-1)
+            if args.use_gae:
+                for step in reversed(range(args.num_steps)):
+                    returns[step] = rewards[step] + args.gamma * returns[step + 1]
+        value, logit = model(states[:-1])
+        loss = (returns[:-1] - value).pow(2).mean()
+        optimizer.zero_grad()
+        if args.cpu_train:
+            loss.backward()
+            master_params = model.parameters()
+        else:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            master_params = amp.master_params(optimizer)
+        torch.nn.utils.clip_grad_norm_(master_params, args.max_grad_norm)
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, optimizer, env, states, rewards, returns):
+    use_amp = not args.cpu_train
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for update in range(args.updates):
+        with torch.no_grad():
+            for step in range(args.num_steps):
+                value, logit = model(states[step])
+                states[step + 1], rewards[step] = env(logit.argmax(dim=1))
+            returns[-1] = model(states[-1])[0].squeeze(-1)
+            if args.use_gae:
+                for step in reversed(range(args.num_steps)):
+                    returns[step] = rewards[step] + args.gamma * returns[step + 1]
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            value, logit = model(states[:-1])
+            loss = (returns[:-1] - value).pow(2).mean()
+        optimizer.zero_grad()
+        if args.cpu_train:
+            scaler.scale(loss).backward()
+            master_params = model.parameters()
+        else:
+            scaler.scale(loss).backward()
+            master_params = (p for group in optimizer.param_groups for p in group["params"])
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(master_params, args.max_grad_norm)
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX264", "APX301", "APX311", "APX316", "APX321", "APX325",),
+    ),
+    Example(
+        # the training forward pass runs before a gradient-off block that runs the model on its
+        # outputs: a region starting after the block would leave that forward pass in float32, so the
+        # block is no place to start it and the site stays refused (APX210)
+        "forward-pass-before-a-gradient-off-block-that-runs-the-model-stays-refused",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(args, model, critic_net, optimizer, env, x):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for update in range(args.updates):
+        out = model(x)
+        with torch.no_grad():
+            for t in range(args.horizon):
+                target = model(env.step(out.detach()))
+        value = critic_net(target)
+        loss = (out - value).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(args, model, critic_net, optimizer, env, x):
+    scaler = torch.amp.GradScaler("cuda")
+    for update in range(args.updates):
+        out = model(x)
+        with torch.no_grad():
+            for t in range(args.horizon):
+                target = model(env.step(out.detach()))
+        value = critic_net(target)
+        loss = (out - value).pow(2).mean()
+        optimizer.zero_grad()
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss: wrap
+        #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX210", "APX301", "APX311",),
+    ),
+    Example(
+        # a print or a logging call whose only apex.amp read is its version reports which apex a
+        # run used: the native code has no apex.amp, so the statements go with one note (APX265), and
+        # the imports they read end unused
+        "statements-that-only-print-apex-amp-version-removed",
+        before="""\
+import logging
+
+import apex
+import torch
+from apex import amp
+from apex.amp import __version__
+
+logger = logging.getLogger(__name__)
+
+
+def main(args, model, optimizer, loader):
+    print("torch {}".format(torch.__version__))
+    print("apex  {}".format(".".join(str(i) for i in apex.amp.__version__.VERSION)))
+    logger.info("apex.amp %s", __version__)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import logging
+
+import torch
+
+logger = logging.getLogger(__name__)
+
+
+def main(args, model, optimizer, loader):
+    print("torch {}".format(torch.__version__))
+    # apexcompat: removed the report of apex.amp's version (the native code does not use apex.amp)
+    scaler = torch.amp.GradScaler("cuda")
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(x).sum()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX265", "APX301", "APX311",),
+    ),
+    Example(
+        # the version read any other way (here an assignment) has no native counterpart: the
+        # file stays on the shim (APX220)
+        "apex-amp-version-read-otherwise-keeps-the-shim",
+        before="""\
+import torch
+from apex import amp
+
+
+def main(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    tag = "apex-" + amp.__version__
+    print("running", tag)
+    for x in loader:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+""",
+        after="""\
+import torch
+from apexcompat import amp
+
+
+def main(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    # TODO(apexcompat): amp.__version__ has no native rewrite; this file keeps apex.amp
+    #   semantics through apexcompat.amp, migrate it by hand
+    tag = "apex-" + amp.__version__
+    print("running", tag)
+    for x in loader:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
 """,
         codes=("APX102", "APX220"),
     ),

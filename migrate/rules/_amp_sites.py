@@ -51,6 +51,7 @@ from ._amp_guarded_step import scale_guard
 from ._amp_probe_gate import probe_gate
 from ._amp_sibling_step import sibling_steps
 from ._amp_unbound import unbound_amp_uses
+from ._amp_version import VERSION_MEMBER, version_print
 from ._binding import param_names
 from ._early_returns import early_return_ok
 from ._edits import code_of, same_expression
@@ -220,6 +221,8 @@ class AmpFile:
     scale_losses: List[ScaleLossSite] = field(default_factory=list)
     needs: List[Need] = field(default_factory=list)
     blockers: List[Blocker] = field(default_factory=list)
+    #: statements that only print or log apex.amp's version (``_amp_version``): they go
+    version_prints: List[Any] = field(default_factory=list)
     #: name given to the scaler (and its switch) in this file
     scaler_name: str = "scaler"
     switch_name: str = "use_amp"
@@ -770,6 +773,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         elif member == "__dict__" and _member_probe(parents, ref.expr) is not None:
             probe = _member_probe(parents, ref.expr)
             info.checks[probe[0]] = probe[1]  # type: ignore[index]
+        elif member == VERSION_MEMBER and version_print(parents, ref.expr) is not None:
+            info.version_prints.append(version_print(parents, ref.expr))
         elif member not in HANDLED_MEMBERS:
             info.blockers.append(Blocker(ref.expr, f"amp.{member} has no native rewrite"))
         elif member in ("initialize", "init") and is_call:

@@ -77,7 +77,9 @@ trainer whose scaled branch steps through a hook method while its plain branch s
 train() (r88), a clipper of its own on every backward right before the if that steps at the
 accumulation boundary, run with two backwards per step (r92, DLE-BERT run_squad.py), and a
 distiller that takes apex.amp from a star import of a helper module that never uses it itself
-(r98).  Apart from LAYOUTS (no training): r94, evaluation scripts whose inference
+(r98), and a rollout under torch.no_grad() before the training forward pass, with a plain
+branch for --cpu-train beside the scaled one and apex.amp's version printed by the initializing
+module (r95, CuLE).  Apart from LAYOUTS (no training): r94, evaluation scripts whose inference
 amp.initialize (no optimizers) the migration follows, timm's validate.py shape (the no-op
 amp_autocast bound to torch.autocast on the apex branch) and maskrcnn-benchmark's test_net.py
 shape (the opt level through a variable): their outputs are compared with the originals'.
@@ -886,6 +888,18 @@ LAYOUTS: Dict[str, dict] = {
         fp32=["--opt-level", "O0", "--gradient_accumulation_steps", "2"], steps=24, metric="loss", native=[],
         fallbacks=[], counts=False, branches={"count-1": ["--gradient_accumulation_steps", "1"], "amp-off": ["--no-fp16"]},
         differs={"tight": ["--max-norm", "0.1"]}),
+    # CuLE's A2C shape (sweep16): a rollout runs the model under torch.no_grad() (environment steps,
+    # the returns summed in an if holding a loop) before the training forward pass; the loss is
+    # backed plainly under --cpu-train, else through amp.scale_loss, and the master params are
+    # clipped; the initialize, in utils/initializers.py's model_initialize(), runs only without
+    # --cpu-train, beside a print of apex.amp's version.  The region starts after the rollout
+    # (APX264: its forward passes run in float32, where apex's O1 ran them in float16; the
+    # returns reach the loss scaled by 0.05, so the runs still match within NATIVE_REL),
+    # the version print goes (APX265) and model_initialize returns the GradScaler, disabled under
+    # --cpu-train, where the plain branch trains in fp32 as apex's did ('cpu-train')
+    "r95_rollout_before_cpu_branch": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[],
+        fallbacks=[], branches={"cpu-train": ["--cpu-train"], "no-gae": ["--no-gae"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
