@@ -899,7 +899,7 @@ LAYOUTS: Dict[str, dict] = {
     # --cpu-train, where the plain branch trains in fp32 as apex's did ('cpu-train')
     "r95_rollout_before_cpu_branch": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[],
-        fallbacks=[], branches={"cpu-train": ["--cpu-train"], "no-gae": ["--no-gae"]}),
+        fallbacks=[], saves=False, branches={"cpu-train": ["--cpu-train"], "no-gae": ["--no-gae"]}),
 }
 
 _IMPORT = re.compile(r"^\s*(from\s+(apex|apexcompat)\b|import\s+(apex|apexcompat)\b)", re.M)
