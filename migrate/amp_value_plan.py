@@ -21,9 +21,11 @@ parameter); a file that then falls back drops the whole component.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import replace
 from typing import Dict, List, Optional, Set, Tuple
 
+from . import stdlib_trees
 from .optional_scaler import module_stem
 from .repo_index import SCALING_USES, ModuleSummary
 
@@ -32,8 +34,13 @@ Def = Tuple[str, str]
 Link = Tuple[str, str, Def, str]
 
 
-def add_amp_value_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set[str], definitions, unindexed):
-    """``plan`` with the route above added for every function it is proven for."""
+def add_amp_value_routes(
+    plan, by_path: Dict[str, ModuleSummary], launchers: Set[str], definitions, unindexed, sources=None
+):
+    """``plan`` with the route above added for every function it is proven for; with the
+    launchers' ``sources``, the parameters of those functions given the models the launchers
+    initialized are named too (:attr:`FilePlan.amp_value_models`: their calls are the forward
+    passes autocast goes around)."""
     from .repo_plan import FilePlan
 
     links = _links(by_path, launchers, definitions, unindexed)
@@ -51,10 +58,12 @@ def add_amp_value_routes(plan, by_path: Dict[str, ModuleSummary], launchers: Set
         component = owned.pop() if owned else number
         number += component == number
         callee = plan.files.get(callee_path, FilePlan())
+        models = {(name, m) for c in callers for m in _model_parameters(c, (callee_path, name), sources, by_path, definitions)}
         plan.files[callee_path] = replace(
             callee,
             component=component,
             amp_value_parameters=tuple(sorted(set(callee.amp_value_parameters) | {(name, param)})),
+            amp_value_models=tuple(sorted(set(callee.amp_value_models) | models)),
         )
         taken.add(callee_path)
         for caller in callers:
@@ -154,3 +163,40 @@ def _referred_elsewhere(callee: Def, callers: Set[str], by_path, definitions, un
         if any(definitions.resolver.resolve(m, other) == path for m in summary.star_imports):
             return True
     return False
+
+
+def _model_parameters(launcher: str, callee: Def, sources, by_path, definitions) -> Set[str]:
+    """The parameters of ``callee`` that every call of it in ``launcher`` gives, by name, a
+    model the launcher's ``amp.initialize`` takes (``model, opt = amp.initialize(model,
+    opt)`` then ``train(model, ...)``); empty without the launcher's source."""
+    source = (sources or {}).get(launcher)
+    tree = stdlib_trees.parse(source) if source is not None else None
+    target = definitions.summary(callee[0])
+    if tree is None or target is None or callee[1] not in target.parameters:
+        return set()
+    names = {
+        local
+        for local, (module, name) in by_path[launcher].imports.items()
+        if name and definitions.find(module, name, launcher, anywhere=True) == callee
+    }
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    models = {
+        n.args[0].id
+        for n in calls
+        if isinstance(n.func, ast.Attribute) and n.func.attr == "initialize" and n.args and isinstance(n.args[0], ast.Name)
+    }
+    positional, kwonly = target.parameters[callee[1]]
+    found: Optional[Set[str]] = None
+    for call in calls:
+        if not (isinstance(call.func, ast.Name) and call.func.id in names):
+            continue
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            return set()
+        given = {positional[i] for i, a in enumerate(call.args[: len(positional)]) if _is_one_of(a, models)}
+        given |= {k.arg for k in call.keywords if k.arg in positional + kwonly and _is_one_of(k.value, models)}
+        found = given if found is None else found & given
+    return found or set()
+
+
+def _is_one_of(node: ast.AST, names: Set[str]) -> bool:
+    return isinstance(node, ast.Name) and node.id in names

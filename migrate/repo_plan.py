@@ -288,6 +288,9 @@ class FilePlan:
     #: parameter) read as apex.amp by the rules (a file the prefilter left out is migrated too)
     amp_value_calls: Tuple[str, ...] = ()
     amp_value_parameters: Tuple[Tuple[str, str], ...] = ()
+    #: (function, parameter) of those given the models the launchers initialized: their
+    #: calls are the forward passes autocast goes around
+    amp_value_models: Tuple[Tuple[str, str], ...] = ()
     #: (``Class.method`` of this file that reads ``amp.master_params`` and scales no loss,
     #: ``path:line`` of a call of it in another file): it cannot unscale the gradients itself
     #: (``gradient_helpers_plan``)
@@ -1714,7 +1717,7 @@ def _last_routes(
     files = dict(unindexed)
     files.update({p: (by_path[p].shown, src) for p, src in (apex_free or {}).items() if p in by_path})
     plan = add_clip_loop_notes(plan, by_path, files)
-    plan = add_amp_value_routes(plan, by_path, launchers, definitions, unindexed)
+    plan = add_amp_value_routes(plan, by_path, launchers, definitions, unindexed, sources)
     plan = _finished(plan, by_path, unindexed, others, definitions)
     return add_holder_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {}) if edit_holders else plan
 
