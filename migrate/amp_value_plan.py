@@ -43,9 +43,10 @@ def add_amp_value_routes(
     passes autocast goes around)."""
     from .repo_plan import FilePlan
 
-    links = _links(by_path, launchers, definitions, unindexed)
-    if not links:
-        return plan
+    links, refusals = _links(by_path, launchers, definitions, unindexed)
+    for (launcher, text), why in sorted(refusals.items()):
+        mine = plan.files.get(launcher, FilePlan())
+        plan.files[launcher] = replace(mine, amp_value_refusals=mine.amp_value_refusals + ((text, why),))
     taken = {p for p, f in plan.files.items() if f.component is not None}
     number = max((f.component for f in plan.files.values() if f.component is not None), default=-1) + 1
     for (callee_path, name), (param, calls) in sorted(links.items()):
@@ -75,57 +76,79 @@ def add_amp_value_routes(
     return plan
 
 
-def _links(by_path, launchers: Set[str], definitions, unindexed) -> Dict[Def, Tuple[str, List[Tuple[str, str]]]]:
+def _links(
+    by_path, launchers: Set[str], definitions, unindexed
+) -> Tuple[Dict[Def, Tuple[str, List[Tuple[str, str]]]], Dict[Tuple[str, str], str]]:
     """function of another file -> (its parameter, the (launcher, call text) giving it
-    apex.amp there), for the functions every call of which is such a call."""
+    apex.amp there), for the functions every call of which is such a call; and (launcher,
+    call text) -> why not, for the calls of a function that scales through the parameter
+    they fill but is not proven so."""
     found: Dict[Def, Tuple[str, List[Tuple[str, str]]]] = {}
-    refused: Set[Def] = set()
+    why: Dict[Def, str] = {}
+    texts: Dict[Def, Set[Tuple[str, str]]] = {}
     for path in sorted(launchers):
         user = by_path[path]
         for arg in user.amp_arguments:
             if arg.receiver or not arg.module:
                 continue
             callee = definitions.find(arg.module, arg.name, path, anywhere=True)
-            if callee is None or callee[0] == path or callee in refused:
+            if callee is None or callee[0] == path:
                 continue
-            param = _scaling_parameter(callee, arg.keyword, arg.position, definitions)
+            texts.setdefault(callee, set()).add((path, arg.text))
+            if callee in why:
+                continue
+            param, refusal = _scaling_parameter(callee, arg.keyword, arg.position, definitions)
             known = found.get(callee)
-            if param is None or (known is not None and known[0] != param):
-                refused.add(callee)
+            if param and known is not None and known[0] != param:
+                refusal = f"apex.amp is given to {callee[1]}() for two parameters, {known[0]} and {param}"
+            if refusal or not param:
                 found.pop(callee, None)
+                if refusal:
+                    why[callee] = refusal
                 continue
             found.setdefault(callee, (param, []))[1].append((path, arg.text))
     for callee, (param, calls) in list(found.items()):
-        if not _every_call_gives_amp(callee, param, sorted({c for c, _t in calls}), by_path, definitions, unindexed):
+        refusal = _every_call_gives_amp(callee, param, sorted({c for c, _t in calls}), by_path, definitions, unindexed)
+        if refusal:
             del found[callee]
-    return found
+            why[callee] = refusal
+    refusals = {call: reason for callee, reason in why.items() for call in texts.get(callee, ())}
+    return found, refusals
 
 
-def _scaling_parameter(callee: Def, keyword: str, position: int, definitions) -> Optional[str]:
+def _scaling_parameter(callee: Def, keyword: str, position: int, definitions) -> Tuple[str, str]:
     """The parameter of the top-level function ``callee`` that an argument given by
-    ``keyword`` or at ``position`` fills, when the body scales losses through it and uses
-    it in no other way than ``SCALING_USES``; else None."""
+    ``keyword`` or at ``position`` fills, when the body scales losses through it, and ""
+    with why not when it also uses it another way than ``SCALING_USES`` (("", "") when it
+    scales nothing through it, or is no function: none of this route's business)."""
     target = definitions.summary(callee[0])
     if target is None or callee[1] not in target.functions or callee[1] not in target.parameters:
-        return None
+        return "", ""
     positional, kwonly = target.parameters[callee[1]]
     param = keyword if keyword in positional + kwonly else ""
     if not keyword and 0 <= position < len(positional):
         param = positional[position]
     uses = target.parameter_uses.get(callee[1], {}).get(param) if param else None
-    if not uses or "scale_loss" not in uses or not uses <= SCALING_USES:
-        return None
-    return param
+    if not uses or "scale_loss" not in uses:
+        return "", ""
+    if not uses <= SCALING_USES:
+        return "", (
+            f"{callee[1]}() of {target.shown} scales losses through its parameter {param} but also uses it "
+            "another way (passes it on, keeps or rebinds it, or reads another member), which no GradScaler "
+            "stands for"
+        )
+    return param, ""
 
 
-def _every_call_gives_amp(callee: Def, param: str, callers: List[str], by_path, definitions, unindexed) -> bool:
-    """Whether each call of ``callee`` in ``callers`` gives apex.amp for ``param``, none of
-    them uses it otherwise (passed on, stored), its own file does not call it, and no other
-    walked file refers to it."""
+def _every_call_gives_amp(callee: Def, param: str, callers: List[str], by_path, definitions, unindexed) -> str:
+    """Why not every call of ``callee`` is proven to give apex.amp for ``param`` ("" when
+    each is): a call in its own file or in a launcher without apex.amp in that slot, a use
+    as a value, another walked file that refers to it."""
     path, name = callee
     target = definitions.summary(path)
+    head = f"{name}() of {target.shown if target is not None else path} scales losses through its parameter {param}"
     if target is None or any(c.name == name for c in target.plain_calls) or name in target.escaping:
-        return False
+        return f"{head}, and is also called or used as a value in its own file, which hands it no GradScaler"
     for caller in callers:
         user = by_path[caller]
         calls = [c for c in user.calls if definitions.find(c.module, c.name, caller, anywhere=True) == callee]
@@ -134,35 +157,40 @@ def _every_call_gives_amp(callee: Def, param: str, callers: List[str], by_path, 
             for a in user.amp_arguments
             if not a.receiver
             and definitions.find(a.module, a.name, caller, anywhere=True) == callee
-            and _scaling_parameter(callee, a.keyword, a.position, definitions) == param
+            and _scaling_parameter(callee, a.keyword, a.position, definitions)[0] == param
         }
         if not calls or any(c.line not in given for c in calls):
-            return False
+            return f"{head}, and {user.shown} also calls it without apex.amp in that slot"
         if any(local in user.escaping for local, (_m, n) in user.imports.items() if n == name):
-            return False
-    return not _referred_elsewhere(callee, set(callers), by_path, definitions, unindexed)
+            return f"{head}, and {user.shown} also uses it as a value"
+    other = _referred_elsewhere(callee, set(callers), by_path, definitions, unindexed)
+    if other:
+        return f"{head}, and {other} also refers to it, which would still hand it apex.amp or None"
+    return ""
 
 
-def _referred_elsewhere(callee: Def, callers: Set[str], by_path, definitions, unindexed) -> bool:
-    """Whether a walked file other than ``callers`` and the function's own imports the
-    function, or star-imports or imports its module (``train.run(...)`` may call it)."""
+def _referred_elsewhere(callee: Def, callers: Set[str], by_path, definitions, unindexed) -> str:
+    """A walked file other than ``callers`` and the function's own (as shown) that imports
+    the function, or star-imports or imports its module (``train.run(...)`` may call it);
+    "" when there is none."""
     path, name = callee
-    candidates = {p for p, s in by_path.items() if name in s.identifiers} | set(definitions.naming(name))
+    candidates = set(by_path) | set(definitions.naming(name))
     stem = module_stem(path)
     candidates |= {p for p, (_shown, source) in unindexed.items() if b"import *" in source and stem.encode() in source}
     for other in sorted(candidates - callers - {path}):
         summary = definitions.summary(other)
+        shown = summary.shown if summary is not None else unindexed.get(other, (other, b""))[0]
         if summary is None:
-            return True  # unreadable: it may refer to it
+            return shown  # unreadable: it may refer to it
         for local, (module, imported) in summary.imports.items():
             if imported and definitions.find(module, imported, other, anywhere=True) == callee:
-                return True
+                return shown
             dotted = f"{module}.{imported}" if imported else module
             if definitions.resolver.resolve(dotted, other) == path:
-                return True  # ``import train`` / ``from pkg import train``, then ``train.run``
+                return shown  # ``import train`` / ``from pkg import train``, then ``train.run``
         if any(definitions.resolver.resolve(m, other) == path for m in summary.star_imports):
-            return True
-    return False
+            return shown
+    return ""
 
 
 def _model_parameters(launcher: str, callee: Def, sources, by_path, definitions) -> Set[str]:

@@ -291,6 +291,9 @@ class FilePlan:
     #: (function, parameter) of those given the models the launchers initialized: their
     #: calls are the forward passes autocast goes around
     amp_value_models: Tuple[Tuple[str, str], ...] = ()
+    #: in a launcher: (call text, why) for the calls giving apex.amp to such a function that
+    #: the route is not proven for
+    amp_value_refusals: Tuple[Tuple[str, str], ...] = ()
     #: (``Class.method`` of this file that reads ``amp.master_params`` and scales no loss,
     #: ``path:line`` of a call of it in another file): it cannot unscale the gradients itself
     #: (``gradient_helpers_plan``)

@@ -768,6 +768,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                 if handed is not None and ref.expr not in refused_args:
                     info.handed_on.append(handed)
                 message = refused_args.get(ref.expr, message)
+                if message.startswith("apex.amp is passed on"):
+                    message = _value_route_refusal(parents, ref.expr, info.plan) or message
                 holder = _stored_on_an_object(parents, ref.expr)
                 if holder is not None:
                     info.stored_as = holder
@@ -1273,6 +1275,17 @@ def _given_to_a_planned_call(parents, node: cst.CSTNode, plan: Any) -> bool:
         and code_of(call.func) in plan.amp_value_calls
         and not any(a.star for a in call.args)
     )
+
+
+def _value_route_refusal(parents, node: cst.CSTNode, plan: Any) -> str:
+    """Why the call that ``node`` (apex.amp) is an argument of cannot hand the GradScaler to
+    the function of another file that scales through that parameter (``amp_value_plan``)."""
+    arg = parents.get(node)
+    call = parents.get(arg)
+    if plan is None or not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
+        return ""
+    why = dict(plan.amp_value_refusals).get(code_of(call.func), "")
+    return f"apex.amp is passed on as a value here: {why}" if why else ""
 
 
 def _given_for_the_scaler(parents, node: cst.CSTNode, plan: Any) -> bool:
