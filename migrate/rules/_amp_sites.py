@@ -373,7 +373,7 @@ class AmpFile:
 
     @property
     def uses_amp(self) -> bool:
-        return bool(self.refs)
+        return bool(self.refs) or bool(self.blockers)
 
     @property
     def training_inits(self) -> List[InitSite]:
@@ -692,7 +692,8 @@ def _inside_any(parents: Dict[Any, Any], node: Any, blocks: Set[cst.With]) -> Op
 def analyse(rule, module: cst.Module) -> AmpFile:
     """Collect the apex.amp sites of ``module`` and decide how the scaler reaches them."""
     info = AmpFile(refs=find_amp_refs(rule, module))
-    if not info.refs:
+    refused = planned_refusals(rule, module)  # the plan's function whose parameter cannot carry it
+    if not info.refs and not refused:
         return info
     parents = rule.parents
     used = {n.value for n in walk_of(module, cst.Name) if not _is_member_name(parents, n)}
@@ -720,7 +721,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     for callee, (param, args) in given_params.items():
         info.access[callee] = param  # the parameter carries the GradScaler there
         given_args.update(a.value for a in args)
-    info.blockers.extend(Blocker(node, why) for node, why in planned_refusals(rule, module).items())
+    info.blockers.extend(Blocker(node, why) for node, why in refused.items())
     info.given_by_launchers = set(planned_parameters(rule, module))
     handles: Dict[str, InitSite] = {}
     scaling_blocks = _scale_loss_blocks(parents, info.refs)
