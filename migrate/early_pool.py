@@ -65,6 +65,15 @@ class EarlyPool:
                 _migrate_in_worker, (self._jobs[i],), callback=self._guess, error_callback=self._guess
             )
 
+    def add_jobs(self, jobs: Sequence[Tuple[str, bytes]]) -> None:
+        """Files the plan admits after the prefilter left them out (``pipeline._admitted_by_plan``):
+        migrated with their part of the plan like the others, never ahead of it."""
+        with self._lock:
+            self._planned = True  # no guess for them: each has a part of the plan
+            start = len(self._jobs)
+            self._jobs = list(self._jobs) + list(jobs)
+            self._order = self._order + list(range(start, len(self._jobs)))
+
     def with_plan(self, file_plans: Sequence[Optional["FilePlan"]]) -> List["MigrationResult"]:
         """One result per job, each migrated with its part of the plan (``file_plans``, None
         where the plan gives the file none): a guess stands where the file has no part."""

@@ -33,6 +33,7 @@ from .rules import ALL_RULES
 from .rules._metadata import expression_contexts, resolve_scopes
 from .rules._node_ranges import print_by_statement
 from .rules._tree import StatementTexts, printing_by_statement, remember_code
+from .rules._amp_rule import AmpRule
 from .rules.base import Rule
 from .rules.torch_amp_spellings import TorchAmpSpellingsRule
 from .settings import Settings
@@ -88,7 +89,11 @@ def enabled_rules(settings: Settings, rules: Optional[Sequence[Type[Rule]]] = No
     return [r for r in (default_rules() if rules is None else rules) if r.applies_to(settings)]
 
 
-def _has_work(rule_cls: Type[Rule], source: bytes) -> bool:
+def _has_work(rule_cls: Type[Rule], source: bytes, plan: Optional[FilePlan] = None) -> bool:
+    """Whether ``source`` holds a trigger of ``rule_cls``; every apex.amp rule has work in a
+    file whose parameter the plan reads as apex.amp (``amp_value_plan``: no apex name in it)."""
+    if plan is not None and plan.amp_value_parameters and issubclass(rule_cls, AmpRule):
+        return True
     triggers = rule_cls.TRIGGERS
     return not triggers or any(t in source for t in triggers)
 
@@ -350,7 +355,7 @@ def _run_rules(
     try:
         with printing_by_statement(statement_texts):
             for rule_cls in rules:
-                if not _has_work(rule_cls, texts[-1]):
+                if not _has_work(rule_cls, texts[-1], plan):
                     continue
                 scratch: dict = {FILE_STATE_KEY: state}
                 if plan is not None:
@@ -423,9 +428,10 @@ def migrate_source(
     """
     active = enabled_rules(settings, rules)
     # decided on the bytes, before parsing: most files never need LibCST
-    if not any(_has_work(rule_cls, source) for rule_cls in active):
+    if not any(_has_work(rule_cls, source, plan) for rule_cls in active):
         return MigrationResult(path, source, source)
-    if not admitted(source) and all(r in _REGISTERED for r in active):
+    given_amp = plan is not None and bool(plan.amp_value_parameters)  # read as apex.amp by the plan
+    if not admitted(source) and not given_amp and all(r in _REGISTERED for r in active):
         return MigrationResult(path, source, source)
     read = None
     if settings.target == "native":

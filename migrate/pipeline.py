@@ -348,6 +348,7 @@ def migrate_repository(
             with paused_collector():
                 plan = _plan(jobs, keys, settings, roots, others)
                 gc.freeze()
+            jobs, keys, others = _admitted_by_plan(plan, jobs, keys, others, pool)
             results = migrate_planned(jobs, keys, settings, workers, plan, pool)
         if plan is None:
             return results
@@ -363,6 +364,28 @@ def migrate_repository(
         return _edit_factory_callers(plan, jobs, keys, results, others, settings)
     finally:
         stdlib_trees.forget()  # the trees served this run; a caller that goes on need not keep them
+
+
+def _admitted_by_plan(
+    plan: Optional["RepoPlan"],
+    jobs: Sequence[Tuple[str, bytes]],
+    keys: Sequence[str],
+    others: Sequence[Tuple[str, str, bytes]],
+    pool: Optional["EarlyPool"],
+) -> Tuple[List[Tuple[str, bytes]], List[str], List[Tuple[str, str, bytes]]]:
+    """``jobs``, ``keys`` and ``others`` with the files the prefilter left out but the plan
+    has the rules migrate moved from ``others`` to the end of the jobs: a function given
+    apex.amp by a launcher, whose parameter the rules read as apex.amp there
+    (``amp_value_plan``); the ``pool`` started early takes them too."""
+    wanted = {p for p, f in plan.files.items() if f.amp_value_parameters} if plan is not None else set()
+    promoted = [(path, shown, source) for path, shown, source in others if path in wanted]
+    if not promoted:
+        return list(jobs), list(keys), list(others)
+    added = [(shown, source) for _path, shown, source in promoted]
+    if pool is not None:
+        pool.add_jobs(added)
+    kept = [o for o in others if o[0] not in wanted]
+    return list(jobs) + added, list(keys) + [path for path, _shown, _source in promoted], kept
 
 
 def _plan(

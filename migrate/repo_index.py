@@ -130,6 +130,10 @@ STATE_USES = frozenset({"state_dict", "load_state_dict", "master_params", "none_
 #: test, and ``load_state_dict(x, strict=False)``, which raises TypeError for apex.amp as for
 #: the stand-in (both take the state alone); not keeping it, which other code may then read
 HOLDER_USES = frozenset({"state_dict", "load_state_dict", "none_check", "type_error"})
+#: how a function may use a parameter given apex.amp (or None) by every call for that
+#: parameter to carry the GradScaler instead (``amp_value_plan``): it scales losses through
+#: it, and may also test it, save/load its state and read ``master_params(opt)``
+SCALING_USES = frozenset({"scale_loss", "state_dict", "load_state_dict", "master_params", "none_check"})
 #: the key of ``parameter_uses`` for the values a function's ``**kwargs`` is given
 VAR_KEYWORD = "**"
 
@@ -1110,9 +1114,9 @@ def parent_links(node: ast.AST) -> Dict[ast.AST, ast.AST]:
 
 def _use_kind(node: ast.expr, parents: Dict[ast.AST, ast.AST]) -> str:
     """How the expression ``node`` (a parameter, ``self.amp``) is used: ``x.state_dict()``,
-    ``x.load_state_dict(y)``, ``x.master_params(opt)``, a test of whether anything was
-    passed (``x is None``, ``if x``: "none_check"), else "other" (passed on, stored,
-    reassigned, another member)."""
+    ``x.load_state_dict(y)``, ``x.master_params(opt)``, ``with x.scale_loss(...) as y``
+    ("scale_loss"), a test of whether anything was passed (``x is None``, ``if x``:
+    "none_check"), else "other" (passed on, stored, reassigned, another member)."""
     if not isinstance(getattr(node, "ctx", None), ast.Load):
         return "other"
     parent = parents.get(node)
@@ -1127,6 +1131,8 @@ def _use_kind(node: ast.expr, parents: Dict[ast.AST, ast.AST]) -> str:
             and not any(isinstance(a, ast.Starred) for a in call.args)
         ):
             return parent.attr
+        if parent.attr == "scale_loss" and isinstance(call, ast.Call) and call.func is parent:
+            return "scale_loss"
         if _refused_load(parent.attr, call, parent):
             return "type_error"
         return "other"

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from .amp_param_plan import add_outside_users
+from .amp_value_plan import add_amp_value_routes
 from .attach_plan import attach_route
 from .base_plan import carried_methods, check_heirs, lendable_base
 from .init_base_plan import base_words, initializing_heirs, kept_name, self_kept_route
@@ -281,6 +282,18 @@ class FilePlan:
     #: walked file that refers to it): its parameter cannot carry the GradScaler
     #: (``amp_param_plan``)
     used_elsewhere: Tuple[Tuple[str, str], ...] = ()
+    #: the cross-file route of apex.amp (or None) handed to a function of another file that
+    #: scales through the parameter it fills (``amp_value_plan``): in the launcher, the call
+    #: texts given the GradScaler in apex.amp's slot; in the function's file, (function,
+    #: parameter) read as apex.amp by the rules (a file the prefilter left out is migrated too)
+    amp_value_calls: Tuple[str, ...] = ()
+    amp_value_parameters: Tuple[Tuple[str, str], ...] = ()
+    #: (function, parameter) of those given the models the launchers initialized: their
+    #: calls are the forward passes autocast goes around
+    amp_value_models: Tuple[Tuple[str, str], ...] = ()
+    #: in a launcher: (call text, why) for the calls giving apex.amp to such a function that
+    #: the route is not proven for
+    amp_value_refusals: Tuple[Tuple[str, str], ...] = ()
     #: (``Class.method`` of this file that reads ``amp.master_params`` and scales no loss,
     #: ``path:line`` of a call of it in another file): it cannot unscale the gradients itself
     #: (``gradient_helpers_plan``)
@@ -1707,6 +1720,7 @@ def _last_routes(
     files = dict(unindexed)
     files.update({p: (by_path[p].shown, src) for p, src in (apex_free or {}).items() if p in by_path})
     plan = add_clip_loop_notes(plan, by_path, files)
+    plan = add_amp_value_routes(plan, by_path, launchers, definitions, unindexed, sources)
     plan = _finished(plan, by_path, unindexed, others, definitions)
     return add_holder_routes(plan, by_path, launchers, definitions, unindexed, apex_free or {}) if edit_holders else plan
 

@@ -346,6 +346,9 @@ class AutocastPlacement(AmpRule):
         for assign in info.received.values():
             # what a model factory of another file returned (the models among them)
             texts.update(flat_texts(assign.targets[0].target))
+        if info.plan is not None:  # the launcher's models, handed in (``amp_value_plan``)
+            given = {f.name.value for f in info.given_by_launchers}
+            texts.update(param for func, param in info.plan.amp_value_models if func in given)
         texts |= held_model_texts(self, info, texts)
         texts |= held_route_models(self, info)
         if self.second_look:

@@ -60,10 +60,48 @@ def _reads_only(parents: Any, func: cst.FunctionDef, name: str) -> bool:
 
 def amp_parameters(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, Tuple[str, List[cst.Arg]]]:
     """Module-level functions that take apex.amp as a parameter: function -> (the
-    parameter's name, the arguments that pass it, one per call in this file); a function
-    another walked file refers to is left out (``outside_refusals`` says why)."""
+    parameter's name, the arguments that pass it, one per call in this file; none for a
+    function the plan says launchers of other files give apex.amp, ``planned_parameters``);
+    a function another walked file refers to is left out (``outside_refusals`` says why)."""
     elsewhere = _used_elsewhere(rule)
-    return {func: found for func, found in _given(rule, module).items() if func.name.value not in elsewhere}
+    found = {func: found for func, found in _given(rule, module).items() if func.name.value not in elsewhere}
+    found.update((func, (name, [])) for func, name in planned_parameters(rule, module).items())
+    return found
+
+
+def planned_parameters(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, str]:
+    """Module-level functions the cross-file plan says every call of which, all in
+    launchers of other files, gives apex.amp (or None) for a parameter (``amp_value_plan``):
+    function -> that parameter, where the body only reads it (``_reads_only``) and does not
+    initialize it; one that does is left to the fallback that ``planned_refusals`` reports."""
+    plan = rule.repo_plan()
+    wanted = dict(plan.amp_value_parameters) if plan is not None else {}
+    found: Dict[cst.FunctionDef, str] = {}
+    for func in module.body:
+        if isinstance(func, cst.FunctionDef) and wanted.get(func.name.value):
+            name = wanted[func.name.value]
+            if _reads_only(rule.parents, func, name) and _initialize_of(func, name) is None:
+                found[func] = name
+    return found
+
+
+def planned_refusals(rule: Any, module: cst.Module) -> Dict[cst.CSTNode, str]:
+    """The function of ``amp_value_plan`` whose parameter is rebound, initialized or read
+    from a nested scope after all (the plan reads uses, not scopes) -> why it cannot carry
+    the GradScaler, at its definition."""
+    plan = rule.repo_plan()
+    wanted = dict(plan.amp_value_parameters) if plan is not None else {}
+    planned = planned_parameters(rule, module)
+    refusals: Dict[cst.CSTNode, str] = {}
+    for func in module.body:
+        if isinstance(func, cst.FunctionDef) and func.name.value in wanted and func not in planned:
+            name = wanted[func.name.value]
+            refusals[func.name] = (
+                f"apex.amp (or None) is given to {func.name.value}() as its parameter {name} by the launcher, "
+                f"and {func.name.value}() rebinds, initializes or reads {name} from a nested scope, so that "
+                "parameter cannot carry the GradScaler"
+            )
+    return refusals
 
 
 def outside_refusals(rule: Any, module: cst.Module) -> Dict[cst.CSTNode, str]:
@@ -154,8 +192,8 @@ def _handed(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, List[Tuple[s
             continue
         for index, param in enumerate(func.params.params):
             name = param.name.value
-            if param.default is not None:
-                continue
+            if param.default is not None and not (isinstance(param.default, cst.Name) and param.default.value == "None"):
+                continue  # ``amp=None``: every call fills it below, so the default is never used
             args = [_slot(call, index, name) for call in callers]
             if all(
                 a is not None and isinstance(a.value, cst.Name) and AMP in rule.qualified_names(a.value) for a in args
@@ -168,6 +206,9 @@ def parameters_given_amp(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef,
     """function -> its parameter read as apex.amp: the ones ``amp_parameters`` finds, and
     after the initialize rule ran (the calls then pass the GradScaler) the ones it recorded."""
     given = {func: name for func, (name, _) in _given(rule, module).items()}  # refused ones too: their sites
+    plan = rule.repo_plan()
+    wanted = dict(plan.amp_value_parameters) if plan is not None else {}
+    given.update((f, wanted[f.name.value]) for f in module.body if isinstance(f, cst.FunctionDef) and f.name.value in wanted)
     kept = rule.file_state().get("scaler_parameters", {})
     for func in module.body:
         if isinstance(func, cst.FunctionDef) and func.name.value in kept:

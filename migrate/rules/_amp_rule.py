@@ -103,7 +103,9 @@ class AmpRule(Rule):
     _spine: Optional[Set[cst.CSTNode]] = None
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
-        if self.LIVE_TRIGGERS and not any(t in module_code(tree) for t in self.LIVE_TRIGGERS):
+        plan = self.repo_plan()
+        given_amp = plan is not None and bool(plan.amp_value_parameters)  # no apex name in the file
+        if self.LIVE_TRIGGERS and not given_amp and not any(t in module_code(tree) for t in self.LIVE_TRIGGERS):
             return tree
         if self.NAMESPACES and self.repo_plan() is None:
             gate = self.namespace_gate(tree)

@@ -36,7 +36,14 @@ from ._o2_model_clip import o2_model_clips
 from ._amp_holder import held_instance, local_binding, local_instance
 from ._amp_hoist import hoist_target
 from ._amp_partial import bound_calls, bound_offset, lone_assignment, partial_calls
-from ._amp_param import amp_parameters, initializing_refusals, outside_refusals, parameters_given_amp
+from ._amp_param import (
+    amp_parameters,
+    initializing_refusals,
+    outside_refusals,
+    parameters_given_amp,
+    planned_parameters,
+    planned_refusals,
+)
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
@@ -243,6 +250,9 @@ class AmpFile:
     plan: Any = None
     #: functions of this file that take the scaler from another file (the plan's entries)
     entry_functions: Set[cst.FunctionDef] = field(default_factory=set)
+    #: functions of this file whose parameter launchers of other files fill with apex.amp
+    #: (or None), which carries the GradScaler instead (``amp_value_plan``)
+    given_by_launchers: Set[cst.FunctionDef] = field(default_factory=set)
     #: calls of another file's functions/classes that pass the scaler: call -> keyword
     passes: Dict[cst.Call, str] = field(default_factory=dict)
     #: entry classes without an ``__init__`` that get one taking the scaler
@@ -366,7 +376,7 @@ class AmpFile:
 
     @property
     def uses_amp(self) -> bool:
-        return bool(self.refs)
+        return bool(self.refs) or bool(self.blockers)
 
     @property
     def training_inits(self) -> List[InitSite]:
@@ -685,7 +695,8 @@ def _inside_any(parents: Dict[Any, Any], node: Any, blocks: Set[cst.With]) -> Op
 def analyse(rule, module: cst.Module) -> AmpFile:
     """Collect the apex.amp sites of ``module`` and decide how the scaler reaches them."""
     info = AmpFile(refs=find_amp_refs(rule, module))
-    if not info.refs:
+    refused = planned_refusals(rule, module)  # the plan's function whose parameter cannot carry it
+    if not info.refs and not refused:
         return info
     parents = rule.parents
     used = {n.value for n in walk_of(module, cst.Name) if not _is_member_name(parents, n)}
@@ -713,6 +724,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     for callee, (param, args) in given_params.items():
         info.access[callee] = param  # the parameter carries the GradScaler there
         given_args.update(a.value for a in args)
+    info.blockers.extend(Blocker(node, why) for node, why in refused.items())
+    info.given_by_launchers = set(planned_parameters(rule, module))
     handles: Dict[str, InitSite] = {}
     scaling_blocks = _scale_loss_blocks(parents, info.refs)
     inside: List[Tuple[cst.Call, cst.With]] = []  # amp.master_params(...) in a scale_loss block
@@ -729,7 +742,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                 info.needs.append(Need(check[0], "amp_param_on" if check[1] else "amp_param_off", func))
             elif check is not None:
                 info.checks[check[0]] = check[1]
-            elif ref.expr in given_args:
+            elif ref.expr in given_args or _given_to_a_planned_call(parents, ref.expr, info.plan):
                 info.needs.append(Need(ref.expr, "amp_param", enclosing_function(parents, ref.expr)))
             elif _given_for_the_scaler(parents, ref.expr, info.plan):
                 info.needs.append(Need(ref.expr, "amp_value", enclosing_function(parents, ref.expr)))
@@ -759,6 +772,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
                 if handed is not None and ref.expr not in refused_args:
                     info.handed_on.append(handed)
                 message = refused_args.get(ref.expr, message)
+                if message.startswith("apex.amp is passed on"):
+                    message = _value_route_refusal(parents, ref.expr, info.plan) or message
                 holder = _stored_on_an_object(parents, ref.expr)
                 if holder is not None:
                     info.stored_as = holder
@@ -1249,6 +1264,34 @@ def _unknown_loss_count(rule, info: AmpFile, wanted: int) -> Optional[str]:
             if value is not None and not (isinstance(value, cst.Integer) and int(value.value) == wanted):
                 return code_of(value)
     return None
+
+
+def _given_to_a_planned_call(parents, node: cst.CSTNode, plan: Any) -> bool:
+    """``train_one_epoch(model, loader, optimizer, amp)`` where the cross-file plan proved
+    that the function of another file scales through the parameter this argument fills
+    (``amp_value_plan``): the GradScaler goes in its place."""
+    arg = parents.get(node)
+    call = parents.get(arg)
+    return (
+        plan is not None
+        and isinstance(arg, cst.Arg)
+        and arg.value is node
+        and not arg.star
+        and isinstance(call, cst.Call)
+        and code_of(call.func) in plan.amp_value_calls
+        and not any(a.star for a in call.args)
+    )
+
+
+def _value_route_refusal(parents, node: cst.CSTNode, plan: Any) -> str:
+    """Why the call that ``node`` (apex.amp) is an argument of cannot hand the GradScaler to
+    the function of another file that scales through that parameter (``amp_value_plan``)."""
+    arg = parents.get(node)
+    call = parents.get(arg)
+    if plan is None or not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
+        return ""
+    why = dict(plan.amp_value_refusals).get(code_of(call.func), "")
+    return f"apex.amp is passed on as a value here: {why}" if why else ""
 
 
 def _given_for_the_scaler(parents, node: cst.CSTNode, plan: Any) -> bool:
@@ -2256,7 +2299,7 @@ def _check_layout(rule, info: AmpFile) -> None:
         _check_reader_layout(rule, info)
         return
     remote = bool(info.entry_functions or info.class_threaded or info.carried_functions or info.received)
-    remote = remote and not training
+    remote = (remote or bool(info.given_by_launchers)) and not training
     if training and info.plan is not None and info.plan.returns_scaler and not info.scale_losses and not info.needs:
         _check_factory(rule, info)
         return
@@ -2284,6 +2327,7 @@ def _check_layout(rule, info: AmpFile) -> None:
     scaled_elsewhere = (
         bool(training)
         and not info.scale_losses
+        and not (info.plan is not None and info.plan.amp_value_calls)
         and not info.passes
         and not info.carriers
         and not inherited
@@ -4266,7 +4310,7 @@ def _access(rule, func, home, home_cls, info: AmpFile, visiting: Set) -> Optiona
         return info.access[func]
     name = info.scaler_name
     remote = bool(info.entry_functions or info.class_threaded or info.carried_functions or info.received)
-    remote = remote and not info.training_inits
+    remote = (remote or bool(info.given_by_launchers)) and not info.training_inits
     result: Optional[str] = None
     if func in info.entry_functions:
         calls = _callers(rule, func, allow_none=True)
@@ -4752,6 +4796,7 @@ def find_scalers(rule, module: cst.Module):
     #: top-level functions handed the carrier the GradScaler is kept on (``args.scaler``)
     on_carrier: Dict[str, str] = dict(rule.file_state().get("carrier_functions", {}))
     on_carrier.update(rule.file_state().get("scaler_parameters", {}))  # apex.amp's parameter carries it
+    on_carrier.update(plan.amp_value_parameters if plan is not None else ())  # so where other files give it
 
     #: (launcher, class) -> the launcher's instance of that class and its line (``local_binding``)
     bindings: Dict[Tuple[int, int], Optional[Tuple[str, int]]] = {}

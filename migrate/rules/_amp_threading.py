@@ -232,6 +232,21 @@ class ScalerThreading(AmpRule):
             severity="info",
         )
 
+    def _report_given_by_launchers(self, info: AmpFile) -> None:
+        """APX271 at each function whose parameter launchers of other files fill with apex.amp
+        (``amp_value_plan``): they give the GradScaler there now."""
+        for func in sorted(info.given_by_launchers, key=lambda f: f.name.value):
+            param = info.access[func]
+            self.report(
+                func.name,
+                "APX271",
+                f"{func.name.value}() scales through its parameter `{param}`, which its callers in other files gave "
+                f"apex.amp (or None): they give the GradScaler there (disabled where apex.amp was not initialized), "
+                f"so `{param}` is read as the GradScaler here",
+                fixed=True,
+                severity="info",
+            )
+
     def _return_scaler(self, info: AmpFile) -> None:
         """The helper that creates the scaler returns it as one more value, and the
         assignment of each of its calls unpacks it (APX217); a model factory returns it so to

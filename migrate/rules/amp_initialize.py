@@ -290,6 +290,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "(a ceiling or floor for the scale), or apex ignored it (a growth interval of a static loss scale)",
         "APX230": "apex.amp (or None) given to a same-file function whose parameter it fills: the GradScaler "
         "fills that slot, and the function's uses of the parameter become the scaler's",
+        "APX271": "a function of another file than the launcher's, given apex.amp (or None) by every call, scales "
+        "through that parameter: the launcher gives the GradScaler there, and the function's uses of the "
+        "parameter become the scaler's",
         "APX223": "apex.amp given to another file's function that only saves/loads its state: the GradScaler "
         "is given instead",
         "APX242": "apex.amp given to a consumer left as it is (a **kwargs loop, a method of another file's class) "
@@ -431,6 +434,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             elif need.kind in ("amp_param_on", "amp_param_off"):
                 switch = f"{info.access[need.func]}.is_enabled()"
                 self.replace_node(need.node, expression(switch if need.kind == "amp_param_on" else f"not {switch}"))
+        self._report_given_by_launchers(info)
         self._return_scaler(info)
         self._unpack_received(info)
         for need in info.needs:

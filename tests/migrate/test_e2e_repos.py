@@ -77,9 +77,11 @@ trainer whose scaled branch steps through a hook method while its plain branch s
 train() (r88), a clipper of its own on every backward right before the if that steps at the
 accumulation boundary, run with two backwards per step (r92, DLE-BERT run_squad.py), and a
 distiller that takes apex.amp from a star import of a helper module that never uses it itself
-(r98), and a rollout under torch.no_grad() before the training forward pass, with a plain
+(r98), a rollout under torch.no_grad() before the training forward pass, with a plain
 branch for --cpu-train beside the scaled one and apex.amp's version printed by the initializing
-module (r95, CuLE).  Apart from LAYOUTS (no training): r94, evaluation scripts whose inference
+module (r95, CuLE), and apex.amp (or None) handed to the training function of a module without
+apex, which scales, clips and steps through that parameter (r97).  Apart from LAYOUTS (no
+training): r94, evaluation scripts whose inference
 amp.initialize (no optimizers) the migration follows, timm's validate.py shape (the no-op
 amp_autocast bound to torch.autocast on the apex branch) and maskrcnn-benchmark's test_net.py
 shape (the opt level through a variable): their outputs are compared with the originals'.
@@ -292,6 +294,14 @@ LAYOUTS: Dict[str, dict] = {
     # optimizer itself, args.fp16 switched every --period steps: the hook steps through the
     # GradScaler too (before: its plain step applied gradients still multiplied by the loss
     # scale, the else's step being taken for the scaled backward's); 'period-1': every step
+    # stereo-transformer's shape: `if args.apex: ... amp.initialize ... else: amp = None`, then
+    # train_one_epoch(..., amp) of engine/train.py (no apex in it) scales, clips and steps through
+    # that parameter, and save_checkpoint(..., amp) of the launcher keeps its state: the launcher
+    # hands the GradScaler in that slot (APX230) and engine/train.py reads its parameter as the
+    # GradScaler (APX271, 'given'); the fp32 run (no --apex) hands a disabled one
+    "r97_amp_value_to_a_train_module": dict(
+        launcher="main.py", amp=["--apex"], fp32=[], steps=24, metric="loss", native=[], fallbacks=[],
+        given=["engine/train.py"]),
     # TextBrewer's shape (sweep17): engine/utils.py imports apex.amp behind an ImportError guard
     # and uses it nowhere itself; the distiller takes it with `from .utils import *` and
     # initializes, scales, clips and keeps amp's state with it.  The import stays, on the shim

@@ -1798,3 +1798,67 @@ def test_the_index_tells_gradient_reads_from_autograd_grad():
     ).encode()
     summary = summarise("utils.py", "utils.py", source)
     assert summary.grad_readers == {"BNOptimizer"}
+
+
+#: a launcher handing apex.amp (or None) to the training function of another file (``amp_value_plan``)
+VALUE_LAUNCHER = """\
+from apex import amp
+
+from engine import train_one_epoch
+
+
+def main(args, model, optimizer, loader):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    train_one_epoch(model, loader, optimizer, amp)
+"""
+VALUE_ENGINE = """\
+def train_one_epoch(model, loader, optimizer, amp=None):
+    for x, y in loader:
+        loss = model(x).sum()
+        if amp is not None:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+{extra}"""
+
+
+def _value_plan(tmp_path: Path, extra: str = "", files: Dict[str, str] = {}):
+    """The plan of ``VALUE_LAUNCHER`` and ``VALUE_ENGINE`` (with ``extra`` lines), as the
+    pipeline builds it: files without apex are not indexed, only searched."""
+    write_tree(tmp_path, {"main.py": VALUE_LAUNCHER, "engine.py": VALUE_ENGINE.format(extra=extra), **files})
+    paths = sorted(tmp_path.rglob("*.py"))
+    texts = {p: p.read_bytes() for p in paths}
+    summaries = [summarise(str(p), str(p.relative_to(tmp_path)), texts[p]) for p in paths if b"apex" in texts[p]]
+    others = [(str(p), str(p.relative_to(tmp_path)), texts[p]) for p in paths if b"apex" not in texts[p]]
+    sources = {str(p): texts[p] for p in paths if b"apex" in texts[p]}
+    plan = build_plan([s for s in summaries if s], [str(tmp_path)], others, sources=sources)
+    return plan.files.get(str(tmp_path / "main.py")), plan.files.get(str(tmp_path / "engine.py"))
+
+
+def test_amp_handed_to_a_training_function_of_another_file_is_planned(tmp_path):
+    launcher, engine = _value_plan(tmp_path)
+    assert launcher.amp_value_calls == ("train_one_epoch",) and launcher.amp_value_refusals == ()
+    assert engine.amp_value_parameters == (("train_one_epoch", "amp"),)
+    assert engine.amp_value_models == (("train_one_epoch", "model"),)  # autocast goes around its calls
+    assert launcher.component == engine.component is not None
+
+
+@pytest.mark.parametrize(
+    "extra, files, why",
+    [
+        ("\n\ndef evaluate(model, loader, optimizer):\n    train_one_epoch(model, loader, optimizer)\n", {},
+         "is also called or used as a value in its own file"),
+        ("", {"tune.py": "from engine import train_one_epoch\n\ntrain_one_epoch(None, [], None)\n"},
+         "tune.py also refers to it"),
+        ("", {"tune.py": "import engine\n\nSTEP = engine.train_one_epoch\n"}, "tune.py also refers to it"),
+        ("    keep(amp)\n", {}, "but also uses it another way"),
+    ],
+)
+def test_amp_handed_to_a_training_function_not_proven_says_why(tmp_path, extra, files, why):
+    launcher, engine = _value_plan(tmp_path, extra, files)
+    assert engine is None or engine.amp_value_parameters == ()
+    assert launcher.amp_value_calls == ()
+    ((text, reason),) = launcher.amp_value_refusals
+    assert text == "train_one_epoch" and why in reason, reason
