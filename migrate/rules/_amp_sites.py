@@ -2424,6 +2424,9 @@ def _check_layout(rule, info: AmpFile) -> None:
                 info.blockers.append(Blocker(init.call, message))
             return
         per_method = True
+        if len({class_of_method(parents, init.func) for init in training}) > 1:
+            for init in training:  # methods of several classes: each makes a GradScaler of its own
+                info.access[init.func] = info.scaler_name
     info.alternatives = len(training) > 1 and not per_method and not info.absorbed
     home_cls = class_of_method(parents, home)
     if home_cls is not None and (
@@ -2768,15 +2771,36 @@ def _per_method_refusal(rule, inits: List[InitSite], info: AmpFile) -> Optional[
     one per method of one class (the plain refusal); else the whole reason why not."""
     parents = rule.parents
     funcs = [init.func for init in inits if init.func is not None]
-    cls = class_of_method(parents, funcs[0]) if len(funcs) == len(inits) else None
-    if cls is None or len(set(funcs)) != len(funcs) or any(class_of_method(parents, f) is not cls for f in funcs):
+    classes = [class_of_method(parents, f) for f in funcs]
+    if len(funcs) != len(inits) or None in classes or len(set(funcs)) != len(funcs):
         return None
     anchor_line = {init.func: rule.line_of(init.stmt) for init in inits}
+    if any(c is not classes[0] for c in classes):
+        # methods of several classes (a subclass's own train()): each method's sites must be
+        # its own, as no method of one class can reach the GradScaler another one made
+        owners = " and ".join(f"{c.name.value}.{f.name.value}()" for c, f in zip(classes, funcs))
+        why = _sites_outside(rule, anchor_line, info)
+        but = f"amp.initialize is called for training in {owners}, each could create its own GradScaler, but"
+        return f"{but} {why}" if why else ""
+    cls = classes[0]
     methods = " and ".join(f"{f.name.value}()" for f in funcs)
     but = f"amp.initialize is called for training in {methods} of {cls.name.value}, each could create its own "
     but += "GradScaler, but"
     why = _not_each_ones_own(rule, cls, anchor_line, info)
     return f"{but} {why}" if why else ""
+
+
+def _sites_outside(rule, anchor_line: Dict[Any, int], info: AmpFile) -> str:
+    """Why the sites of ``info`` are not each in an initializing method (``anchor_line``:
+    those methods -> the line of their initialize), after its initialize; "" when they are."""
+    sites = [(s.with_stmt, s.func) for s in info.scale_losses] + [(n.node, n.func) for n in info.needs]
+    for node, func in sites:
+        if func not in anchor_line:
+            where = f"{func.name.value}()" if func is not None else "the module level"
+            return f"{where} uses the scaler outside those methods"
+        if rule.line_of(node) < anchor_line[func]:
+            return f"a site of {func.name.value}() comes before its amp.initialize"
+    return ""
 
 
 def _not_each_ones_own(rule, cls: Any, anchor_line: Dict[Any, int], info: AmpFile) -> str:
