@@ -465,6 +465,9 @@ class _Reader(FastNodeVisitor):
         self.super_args: Set[ast.AST] = set()
         #: the Names written as the bases of a class (``class A(Base):``)
         self.base_names: Set[ast.AST] = set()
+        #: the Names read in type annotations (``def f(net: Net) -> Net``, ``x: Net = ...``):
+        #: naming a class or function there hands it to nobody
+        self.annotation_names: Set[ast.AST] = set()
         #: inside the body of a module-level ``if __name__ == "__main__":``
         self.main_guard = False
         #: how many statements bind ``__all__`` (one static assignment, or it is dynamic)
@@ -543,7 +546,16 @@ class _Reader(FastNodeVisitor):
             self.s.bound_names.add(name)
             self.generic_visit(node)
 
+    def _note_annotations(self, annotations: Iterable[Optional[ast.AST]]) -> None:
+        """Keep the Names in ``annotations`` out of ``escaping``: an annotation hands no value on."""
+        for annotation in annotations:
+            if annotation is not None:
+                self.annotation_names.update(n for n in ast.walk(annotation) if isinstance(n, ast.Name))
+
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        arguments = node.args
+        every = arguments.posonlyargs + arguments.args + arguments.kwonlyargs + [arguments.vararg, arguments.kwarg]
+        self._note_annotations([a.annotation for a in every if a is not None] + [node.returns])
         under = self.table.under(node.args) if self.table is not None else ast.walk(node.args)
         parameters = [a.arg for a in under if isinstance(a, ast.arg)]
         self.s.identifiers.update(parameters)
@@ -836,6 +848,7 @@ class _Reader(FastNodeVisitor):
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if isinstance(node.target, ast.Name) and node.target.id == "__all__":
             self.s.all_dynamic = True
+        self._note_annotations([node.annotation])
         self._bind([node.target], node.value)
         self.generic_visit(node)
 
@@ -931,7 +944,7 @@ class _Reader(FastNodeVisitor):
             self.s.amp_values.append(node.lineno)
         elif isinstance(node.ctx, ast.Load) and node in self.super_args:
             self.s.super_named.add(node.id)
-        elif isinstance(node.ctx, ast.Load):
+        elif isinstance(node.ctx, ast.Load) and node not in self.annotation_names:
             self.s.escaping.add(node.id)
             if node not in self.base_names:
                 self.s.valued.add(node.id)

@@ -1394,7 +1394,11 @@ def build_plan(
     notes: Dict[str, Dict[str, str]] = {}
     #: launchers whose amp instance reaches a definition that keeps apex.amp: they keep it too
     held: Dict[str, str] = {}
-    for item in refused:
+    # a launcher reached by several refused definitions names one: the first that is refused
+    # for a reason of its own rather than for passing the GradScaler on, in file order (not the
+    # set's, which changes from run to run; and a second run, where a file the first one made
+    # native no longer needs it, words it the same)
+    for item in sorted(refused, key=lambda d: (d not in plan.unplanned, d)):
         path, name = item
         reason = plan.unplanned.get(item)
         if reason is None:
@@ -1404,7 +1408,7 @@ def build_plan(
         notes.setdefault(path, {})[name] = reason
         scales = any(s.owner == name and s.member == "scale_loss" for s in by_path[path].amp_sites)
         for (caller_path, _def), _line in entries.get(item, ()):
-            if caller_path in launchers:
+            if caller_path in launchers and caller_path not in held:
                 notes.setdefault(caller_path, {})[MODULE_LEVEL] = held[caller_path] = (
                     f"{'the losses are scaled' if scales else 'the amp state is saved or loaded'} in "
                     f"{by_path[path].shown} ({name}), which cannot get the GradScaler: {reason}"
