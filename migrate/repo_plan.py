@@ -295,8 +295,8 @@ class FilePlan:
     #: the route is not proven for
     amp_value_refusals: Tuple[Tuple[str, str], ...] = ()
     #: (``Class.method`` of this file that reads ``amp.master_params`` and scales no loss,
-    #: ``path:line`` of a call of it in another file): it cannot unscale the gradients itself
-    #: (``gradient_helpers_plan``)
+    #: where a call of it in another file is: file and definition): it cannot unscale the
+    #: gradients itself (``gradient_helpers_plan``)
     helpers_called_elsewhere: Tuple[Tuple[str, str], ...] = ()
     #: (method of this file that scales a loss, the arguments of each call of it in the
     #: repository, marked forward outputs or not: ``forward_fed``)

@@ -1266,20 +1266,24 @@ def _unknown_loss_count(rule, info: AmpFile, wanted: int) -> Optional[str]:
     return None
 
 
+def _call_given(parents, node: cst.CSTNode) -> Optional[cst.Call]:
+    """The call ``node`` is a plain argument of (``f(x, node)``, ``f(amp=node)``), if any."""
+    arg = parents.get(node)
+    call = parents.get(arg)
+    if isinstance(arg, cst.Arg) and arg.value is node and isinstance(call, cst.Call):
+        return call
+    return None
+
+
 def _given_to_a_planned_call(parents, node: cst.CSTNode, plan: Any) -> bool:
     """``train_one_epoch(model, loader, optimizer, amp)`` where the cross-file plan proved
     that the function of another file scales through the parameter this argument fills
     (``amp_value_plan``): the GradScaler goes in its place."""
-    arg = parents.get(node)
-    call = parents.get(arg)
+    call = _call_given(parents, node) if plan is not None else None
     return (
-        plan is not None
-        and isinstance(arg, cst.Arg)
-        and arg.value is node
-        and not arg.star
-        and isinstance(call, cst.Call)
+        call is not None
         and code_of(call.func) in plan.amp_value_calls
-        and not any(a.star for a in call.args)
+        and not any(a.star for a in call.args)  # (the argument's own star among them)
     )
 
 
@@ -1297,15 +1301,8 @@ def _value_route_refusal(parents, node: cst.CSTNode, plan: Any) -> str:
 def _given_for_the_scaler(parents, node: cst.CSTNode, plan: Any) -> bool:
     """``restore(path, model, optimizer, amp=amp)`` where the cross-file plan proved that
     ``restore`` only saves/loads the state of what it is given there (``amp_arguments``)."""
-    arg = parents.get(node)
-    call = parents.get(arg)
-    return (
-        plan is not None
-        and isinstance(arg, cst.Arg)
-        and arg.value is node
-        and isinstance(call, cst.Call)
-        and code_of(call.func) in plan.amp_arguments
-    )
+    call = _call_given(parents, node) if plan is not None else None
+    return call is not None and code_of(call.func) in plan.amp_arguments
 
 
 def _module_probes(rule, module: cst.Module, info: AmpFile) -> None:

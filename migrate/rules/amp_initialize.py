@@ -260,11 +260,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "GradScaler where they stand",
         "APX209": "the forward pass was wrapped in torch.autocast",
         "APX210": "autocast could not be placed: wrap the forward pass and loss by hand",
-        "APX265": "a statement that only printed or logged apex.amp's version was removed (the native code does "
-        "not use apex.amp); a version read any other way keeps the file on the shim (APX220)",
         "APX264": "a gradient-off block before the training forward pass (a rollout, targets) feeds the loss as "
         "data only: the autocast region starts after it, so its forward passes run in float32 (apex's O1 ran "
         "them in float16)",
+        "APX265": "a statement that only printed or logged apex.amp's version was removed (the native code does "
+        "not use apex.amp); a version read any other way keeps the file on the shim (APX220)",
         "APX211": "old API amp.init(): its handle's scale_loss goes through the GradScaler",
         "APX212": "an apex availability check (amp is None, not amp) became a constant and was simplified",
         "APX213": "the GradScaler created in another file reaches this function or class as a new parameter "
