@@ -69,13 +69,19 @@ def amp_parameters(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, Tuple
     return found
 
 
+def _planned(rule: Any) -> Dict[str, str]:
+    """Function -> parameter, that the cross-file plan reads as apex.amp in this file
+    (``FilePlan.amp_value_parameters``)."""
+    plan = rule.repo_plan()
+    return dict(plan.amp_value_parameters) if plan is not None else {}
+
+
 def planned_parameters(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, str]:
     """Module-level functions the cross-file plan says every call of which, all in
     launchers of other files, gives apex.amp (or None) for a parameter (``amp_value_plan``):
     function -> that parameter, where the body only reads it (``_reads_only``) and does not
     initialize it; one that does is left to the fallback that ``planned_refusals`` reports."""
-    plan = rule.repo_plan()
-    wanted = dict(plan.amp_value_parameters) if plan is not None else {}
+    wanted = _planned(rule)
     found: Dict[cst.FunctionDef, str] = {}
     for func in module.body:
         if isinstance(func, cst.FunctionDef) and wanted.get(func.name.value):
@@ -89,8 +95,7 @@ def planned_refusals(rule: Any, module: cst.Module) -> Dict[cst.CSTNode, str]:
     """The function of ``amp_value_plan`` whose parameter is rebound, initialized or read
     from a nested scope after all (the plan reads uses, not scopes) -> why it cannot carry
     the GradScaler, at its definition."""
-    plan = rule.repo_plan()
-    wanted = dict(plan.amp_value_parameters) if plan is not None else {}
+    wanted = _planned(rule)
     planned = planned_parameters(rule, module)
     refusals: Dict[cst.CSTNode, str] = {}
     for func in module.body:
@@ -206,8 +211,7 @@ def parameters_given_amp(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef,
     """function -> its parameter read as apex.amp: the ones ``amp_parameters`` finds, and
     after the initialize rule ran (the calls then pass the GradScaler) the ones it recorded."""
     given = {func: name for func, (name, _) in _given(rule, module).items()}  # refused ones too: their sites
-    plan = rule.repo_plan()
-    wanted = dict(plan.amp_value_parameters) if plan is not None else {}
+    wanted = _planned(rule)
     given.update((f, wanted[f.name.value]) for f in module.body if isinstance(f, cst.FunctionDef) and f.name.value in wanted)
     kept = rule.file_state().get("scaler_parameters", {})
     for func in module.body:

@@ -788,8 +788,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         elif member == "__dict__" and _member_probe(parents, ref.expr) is not None:
             probe = _member_probe(parents, ref.expr)
             info.checks[probe[0]] = probe[1]  # type: ignore[index]
-        elif member == VERSION_MEMBER and version_print(parents, ref.expr) is not None:
-            info.version_prints.append(version_print(parents, ref.expr))
+        elif member == VERSION_MEMBER and (printed := version_print(parents, ref.expr)) is not None:
+            info.version_prints.append(printed)
         elif member not in HANDLED_MEMBERS:
             info.blockers.append(Blocker(ref.expr, f"amp.{member} has no native rewrite"))
         elif member in ("initialize", "init") and is_call:
@@ -1290,9 +1290,8 @@ def _given_to_a_planned_call(parents, node: cst.CSTNode, plan: Any) -> bool:
 def _value_route_refusal(parents, node: cst.CSTNode, plan: Any) -> str:
     """Why the call that ``node`` (apex.amp) is an argument of cannot hand the GradScaler to
     the function of another file that scales through that parameter (``amp_value_plan``)."""
-    arg = parents.get(node)
-    call = parents.get(arg)
-    if plan is None or not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
+    call = _call_given(parents, node) if plan is not None else None
+    if call is None:
         return ""
     why = dict(plan.amp_value_refusals).get(code_of(call.func), "")
     return f"apex.amp is passed on as a value here: {why}" if why else ""
@@ -2776,7 +2775,7 @@ def _per_method_refusal(rule, inits: List[InitSite], info: AmpFile) -> Optional[
         # methods of several classes (a subclass's own train()): each method's sites must be
         # its own, as no method of one class can reach the GradScaler another one made
         owners = " and ".join(f"{c.name.value}.{f.name.value}()" for c, f in zip(classes, funcs))
-        why = _sites_outside(rule, anchor_line, info)
+        why = _not_each_ones_own(rule, None, anchor_line, info)
         but = f"amp.initialize is called for training in {owners}, each could create its own GradScaler, but"
         return f"{but} {why}" if why else ""
     cls = classes[0]
@@ -2787,22 +2786,10 @@ def _per_method_refusal(rule, inits: List[InitSite], info: AmpFile) -> Optional[
     return f"{but} {why}" if why else ""
 
 
-def _sites_outside(rule, anchor_line: Dict[Any, int], info: AmpFile) -> str:
-    """Why the sites of ``info`` are not each in an initializing method (``anchor_line``:
-    those methods -> the line of their initialize), after its initialize; "" when they are."""
-    sites = [(s.with_stmt, s.func) for s in info.scale_losses] + [(n.node, n.func) for n in info.needs]
-    for node, func in sites:
-        if func not in anchor_line:
-            where = f"{func.name.value}()" if func is not None else "the module level"
-            return f"{where} uses the scaler outside those methods"
-        if rule.line_of(node) < anchor_line[func]:
-            return f"a site of {func.name.value}() comes before its amp.initialize"
-    return ""
-
-
 def _not_each_ones_own(rule, cls: Any, anchor_line: Dict[Any, int], info: AmpFile) -> str:
     """Why the sites of ``info`` are not each the own of one initializing method of ``cls``
-    (``anchor_line``: those methods -> the line of their initialize); "" when they are."""
+    (``anchor_line``: those methods -> the line of their initialize); "" when they are.
+    With ``cls`` None (the methods of several classes) every site must be in one of them."""
     parents = rule.parents
     sites = [(s.with_stmt, s.func) for s in info.scale_losses] + [(n.node, n.func) for n in info.needs]
     for node, func in sites:
@@ -2810,6 +2797,9 @@ def _not_each_ones_own(rule, cls: Any, anchor_line: Dict[Any, int], info: AmpFil
             if rule.line_of(node) < anchor_line[func]:
                 return f"a site of {func.name.value}() comes before its amp.initialize"
             continue
+        if cls is None:
+            where = f"{func.name.value}()" if func is not None else "the module level"
+            return f"{where} uses the scaler outside those methods"
         if func is None or class_of_method(parents, func) is not cls:
             return f"a site outside the methods of {cls.name.value} uses the scaler"
         name = func.name.value
