@@ -383,6 +383,18 @@ class AutocastPlacement(AmpRule):
                 return False
         return False
 
+    def _trains_model(self, stmt: Any, models: set) -> bool:
+        """Whether ``stmt`` calls the model outside its gradient-off blocks: a forward pass that
+        trains.  ``if distill: with torch.no_grad(): soft = teacher_model(x)`` / ``loss = ce +
+        kd(out, soft)`` / ``else: loss = ce`` (LightningDOT's pretrain.py) only reads a teacher's
+        outputs: the loss comes from the training forward pass before the ``if`` on every path,
+        and the teacher rides in the region (``_rides_in_span``)."""
+        off = {id(n) for w in walk(stmt) if isinstance(w, cst.With) and self._grad_off_items(w) for n in walk(w.body)}
+        return any(
+            isinstance(node, cst.Call) and id(node) not in off and self._is_model_call(node, models)
+            for node in walk(stmt)
+        )
+
     def _reads_home(self) -> bool:
         """Whether this file reads the module-level GradScaler of another (APX252)."""
         return bool(getattr(self.repo_plan(), "module_reader", ""))
@@ -1349,7 +1361,7 @@ class AutocastPlacement(AmpRule):
                         _only_adds_to(body[j], loss_texts)
                         or (  # the loss from outputs computed before it, on every path
                             _sets_on_every_branch(body[j], loss_texts)
-                            and not self._is_model_call(body[j], self._model_texts(info))
+                            and not self._trains_model(body[j], self._model_texts(info))
                         )
                     )
                     and self._rides_in_span(body[j])

@@ -9973,6 +9973,56 @@ def fit(student_model, teacher_model, opt, batches, args, log):
         codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
     ),
     Example(
+        # the loss is set on every path of an if/else from the outputs of the forward pass
+        # before it; one branch adds a distillation term from a teacher run under no_grad()
+        # (sweep21, LightningDOT's pretrain.py): the teacher's call is no training forward
+        # pass, so the region spans the forward pass and the whole if, the teacher with it
+        "teacher-under-no-grad-in-a-loss-branch-after-the-forward",
+        before="""\
+import torch
+import torch.nn.functional as F
+from apex import amp
+
+
+def pretrain(model, teacher_model, optimizer, loader, args):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+    for name, batch in loader:
+        task_loss, logits = model(batch, task=name)
+        if name == "itm":
+            loss = task_loss.mean()
+        else:
+            with torch.no_grad():
+                soft = teacher_model(batch, task=name)
+            loss = task_loss.mean() + args.kd_weight * F.mse_loss(logits, soft)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+        after="""\
+import torch
+import torch.nn.functional as F
+
+
+def pretrain(model, teacher_model, optimizer, loader, args):
+    scaler = torch.amp.GradScaler("cuda")
+    for name, batch in loader:
+        with torch.autocast("cuda", dtype=torch.float16):
+            task_loss, logits = model(batch, task=name)
+            if name == "itm":
+                loss = task_loss.mean()
+            else:
+                with torch.no_grad():
+                    soft = teacher_model(batch, task=name)
+                loss = task_loss.mean() + args.kd_weight * F.mse_loss(logits, soft)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX202", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # a GAN trainer initializes its generator and its discriminator one after the other with
         # the same options: apex replaced its loss scaler at the second call, so one GradScaler,
         # created where the first one was, scales both losses (APX245)
