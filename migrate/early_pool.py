@@ -5,10 +5,11 @@ already migrate those files as if the plan gave none of them a part (most files 
 not: 3 of DeepLearningExamples' 87, none of a tree of independent scripts).  Once the plan
 is known, a file it does give a part is migrated again with it, and a file not yet started
 is handed its part directly.  The files that name apex's amp (``may_get_a_part``), where the
-plan's parts go, wait for the plan: guessed first, as the biggest, they were the ones
-migrated twice (DeepLearningExamples' BERT scripts, a fifth of the run's CPU at ``-j 2``).  A file's result depends only on its text, its path, the
-settings and its part of the plan, so the results are those of a pool started after the
-plan; the plan no longer waits in front of the whole per-file phase.
+plan's parts go, are guessed last, smallest first: guessed first, as the biggest, they were
+the ones migrated twice (DeepLearningExamples' BERT scripts, a fifth of the run's CPU at
+``-j 2``).  A file's result depends only on its text, its path, the settings and its part
+of the plan, so the results are those of a pool started after the plan; the plan no longer
+waits in front of the whole per-file phase.
 """
 
 from __future__ import annotations
@@ -40,8 +41,11 @@ class EarlyPool:
         self._jobs = jobs
         # the biggest files first, so that no worker is left with a long one at the end
         self._order = biggest_first(jobs)
-        # what is guessed ahead of the plan: the files it is unlikely to give a part
-        self._guess_order = [i for i in self._order if not may_get_a_part(jobs[i][1])]
+        # what is guessed ahead of the plan: first the files it is unlikely to give a part,
+        # then the others smallest first (a tree of apex scripts alone keeps the workers busy;
+        # a big one a part re-runs is rarely guessed, and after the plan the biggest go first)
+        unlikely = [i for i in self._order if not may_get_a_part(jobs[i][1])]
+        self._guess_order = unlikely + [i for i in reversed(self._order) if may_get_a_part(jobs[i][1])]
         self._lock = threading.Lock()
         self._handed = 0  # how many of ``_guess_order`` went out without a plan
         self._planned = False
