@@ -85,6 +85,9 @@ class AmpSite:
     #: a ``scale_loss`` in a method given ``self.<attr>`` or a list/tuple of them as its
     #: optimizers: those attributes, in order (else empty)
     optimizer_attrs: Tuple[str, ...] = ()
+    #: a ``scale_loss`` in a top-level function whose loss is a bare name among that
+    #: function's positional parameters: that name, else "" (``caller_step_plan``)
+    loss_argument: str = ""
 
 
 @dataclass
@@ -754,6 +757,13 @@ class _Reader(FastNodeVisitor):
                 site.optimizer_attrs = _receiver_attrs(given, site.receiver)
             if member == "scale_loss" and isinstance(loss, ast.Name) and loss.id in self.method_params[1:]:
                 site.loss_param, site.loss_name = self.method_params.index(loss.id), loss.id
+            if (
+                member == "scale_loss"
+                and not self.method
+                and isinstance(loss, ast.Name)
+                and loss.id in self.s.function_params.get(self.owner, ())
+            ):
+                site.loss_argument = loss.id
             self.s.amp_sites.append(site)
         self._amp_arguments(node)
         func = node.func
