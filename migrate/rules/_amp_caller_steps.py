@@ -125,10 +125,14 @@ def launcher_step(rule: Any, call: cst.Call, optimizer: str) -> Union[str, Launc
         boundary = later[0]  # an accumulation boundary right after the backward
         later = list(boundary.body.body)
     clips: List[cst.Call] = []
+    unscaled = False  # ``scaler.unscale_(opt)`` an earlier rule put before a clip
     for stmt in later:
         step = _step_of(stmt, optimizer)
         if step is not None:
-            return step, clips, boundary
+            return step, [] if unscaled else clips, boundary
+        if _step_of(stmt, optimizer, "unscale_") is not None:
+            unscaled = True
+            continue
         clip = _clip_of(rule, stmt)
         if clip is None:
             return (
@@ -140,18 +144,18 @@ def launcher_step(rule: Any, call: cst.Call, optimizer: str) -> Union[str, Launc
     return here + f"is not followed by {optimizer}.step() in its block (nor first in the `if` right after it)"
 
 
-def _step_of(stmt: Any, optimizer: str) -> Optional[cst.Call]:
-    """``<optimizer>.step()`` as a statement of its own, else None."""
+def _step_of(stmt: Any, optimizer: str, unscale: str = "") -> Optional[cst.Call]:
+    """``<optimizer>.step()`` as a statement of its own, else None; with ``unscale`` (a
+    method name), ``<scaler>.<unscale>(<optimizer>)`` instead."""
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Expr):
         return None
     call = stmt.body[0].value
-    if (
-        isinstance(call, cst.Call)
-        and not call.args
-        and isinstance(call.func, cst.Attribute)
-        and call.func.attr.value == "step"
-        and code_of(call.func.value) == optimizer
-    ):
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+        return None
+    if unscale:
+        given = [code_of(a.value) for a in call.args if a.keyword is None]
+        return call if call.func.attr.value == unscale and given == [optimizer] and len(call.args) == 1 else None
+    if not call.args and call.func.attr.value == "step" and code_of(call.func.value) == optimizer:
         return call
     return None
 

@@ -122,6 +122,80 @@ def backward(loss, optimizer, scaler):
 """,
         codes=('APX101', 'APX201', 'APX209', 'APX213', 'APX214', 'APX272', 'APX301', 'APX311', 'APX314'),
     ),
+    # ... beside the launcher's own amp.scale_loss for an input gradient (FGSM) before it, in the same
+    # loop: the helper call is no plain backward of a tensor (it was rewritten as scaler.scale(utils)),
+    # and the unscale_ the clipping rule puts before the clip is kept once
+    Example(
+        "backward-helper-of-another-file-beside-the-launchers-own-input-gradient-backward",
+        before="""\
+# file: train.py
+import torch
+import apex.amp as amp
+
+import utils
+
+
+def main(model, opt, batches, half_prec):
+    if half_prec:
+        model, opt = amp.initialize(model, opt, opt_level="O1")
+    for x, y in batches:
+        delta = torch.zeros_like(x, requires_grad=True)
+        loss = torch.nn.functional.cross_entropy(model(x + delta), y)
+        if half_prec:
+            with amp.scale_loss(loss, opt) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        x = x + 0.1 * torch.sign(delta.grad.detach())
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        utils.backward(loss, opt, half_prec)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+# file: utils.py
+import apex.amp as amp
+
+
+def backward(loss, opt, half_prec):
+    if half_prec:
+        with amp.scale_loss(loss, opt) as scaled_loss:
+            scaled_loss.backward()
+    else:
+        loss.backward()
+""",
+        after="""\
+# file: train.py
+import torch
+
+import utils
+
+
+def main(model, opt, batches, half_prec):
+    use_amp = bool(half_prec)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for x, y in batches:
+        delta = torch.zeros_like(x, requires_grad=True)
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = torch.nn.functional.cross_entropy(model(x + delta), y)
+        if half_prec:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        x = x + 0.1 * torch.sign(delta.grad.detach())
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        utils.backward(loss, opt, half_prec, scaler=scaler)
+        scaler.unscale_(opt)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+# file: utils.py
+def backward(loss, opt, half_prec, scaler):
+    scaler.scale(loss).backward()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX213', 'APX214', 'APX268', 'APX301', 'APX311', 'APX316', 'APX325'),
+    ),
     # ... refused where the launcher reads the gradients between the call and the step (a GradScaler
     # keeps them scaled there; apex had unscaled them)
     Example(
