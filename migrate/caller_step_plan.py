@@ -42,6 +42,8 @@ def _helper_parameters(summary: ModuleSummary, name: str) -> Optional[Tuple[str,
     function ``name``, or None when it is no such helper."""
     if name not in summary.functions or name in summary.classes or name not in summary.parameters:
         return None
+    if name in summary.stepping_definitions:
+        return None  # it steps itself: the route of a helper that scales and steps
     positional, keyword_only = summary.parameters[name]
     sites = [s for s in summary.amp_sites if s.owner == name and not s.method]
     scaled = [s for s in sites if s.member == "scale_loss"]

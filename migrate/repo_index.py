@@ -226,6 +226,9 @@ class ModuleSummary:
     #: (class, method) of the methods that call a ``backward``, a ``step`` or a
     #: ``scale_loss`` of anything (nested functions included)
     stepping_methods: Set[Tuple[str, str]] = field(default_factory=set)
+    #: top-level definitions whose own code (outside a class's methods) calls a ``step`` of
+    #: anything (``caller_step_plan``: a backward helper that steps itself is none)
+    stepping_definitions: Set[str] = field(default_factory=set)
     #: calls of imported functions given ``amp`` itself as an argument
     amp_arguments: List[AmpArgument] = field(default_factory=list)
     #: top-level function -> its positional parameters in order, then its keyword-only ones
@@ -776,6 +779,8 @@ class _Reader(FastNodeVisitor):
             self.name_scales.append((func.value.id, self.owner, self.method, node.lineno))
         if self.method and isinstance(func, ast.Attribute) and func.attr in ("backward", "step", "scale_loss"):
             self.s.stepping_methods.add((self.owner, self.method))
+        if not self.method and isinstance(func, ast.Attribute) and func.attr == "step":
+            self.s.stepping_definitions.add(self.owner)
         if (
             self.method_params
             and isinstance(func, ast.Attribute)
