@@ -33,7 +33,7 @@ from .rules import ALL_RULES
 from .rules._metadata import expression_contexts, resolve_scopes
 from .rules._node_ranges import print_by_statement
 from .rules._tree import StatementTexts, printing_by_statement, remember_code
-from .rules._amp_rule import AmpRule
+from .rules._amp_rule import AmpRule, planned_work
 from .rules.base import Rule
 from .rules.torch_amp_spellings import TorchAmpSpellingsRule
 from .settings import Settings
@@ -93,6 +93,8 @@ def _has_work(rule_cls: Type[Rule], source: bytes, plan: Optional[FilePlan] = No
     """Whether ``source`` holds a trigger of ``rule_cls``; every apex.amp rule has work in a
     file whose parameter the plan reads as apex.amp (``amp_value_plan``: no apex name in it)."""
     if plan is not None and plan.amp_value_parameters and issubclass(rule_cls, AmpRule):
+        return True
+    if planned_work(rule_cls, plan):
         return True
     triggers = rule_cls.TRIGGERS
     return not triggers or any(t in source for t in triggers)

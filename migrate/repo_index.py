@@ -85,6 +85,9 @@ class AmpSite:
     #: a ``scale_loss`` in a method given ``self.<attr>`` or a list/tuple of them as its
     #: optimizers: those attributes, in order (else empty)
     optimizer_attrs: Tuple[str, ...] = ()
+    #: a ``scale_loss`` in a top-level function whose loss is a bare name among that
+    #: function's positional parameters: that name, else "" (``caller_step_plan``)
+    loss_argument: str = ""
 
 
 @dataclass
@@ -223,6 +226,9 @@ class ModuleSummary:
     #: (class, method) of the methods that call a ``backward``, a ``step`` or a
     #: ``scale_loss`` of anything (nested functions included)
     stepping_methods: Set[Tuple[str, str]] = field(default_factory=set)
+    #: top-level definitions whose own code (outside a class's methods) calls a ``step`` of
+    #: anything (``caller_step_plan``: a backward helper that steps itself is none)
+    stepping_definitions: Set[str] = field(default_factory=set)
     #: calls of imported functions given ``amp`` itself as an argument
     amp_arguments: List[AmpArgument] = field(default_factory=list)
     #: top-level function -> its positional parameters in order, then its keyword-only ones
@@ -754,6 +760,13 @@ class _Reader(FastNodeVisitor):
                 site.optimizer_attrs = _receiver_attrs(given, site.receiver)
             if member == "scale_loss" and isinstance(loss, ast.Name) and loss.id in self.method_params[1:]:
                 site.loss_param, site.loss_name = self.method_params.index(loss.id), loss.id
+            if (
+                member == "scale_loss"
+                and not self.method
+                and isinstance(loss, ast.Name)
+                and loss.id in self.s.function_params.get(self.owner, ())
+            ):
+                site.loss_argument = loss.id
             self.s.amp_sites.append(site)
         self._amp_arguments(node)
         func = node.func
@@ -766,6 +779,8 @@ class _Reader(FastNodeVisitor):
             self.name_scales.append((func.value.id, self.owner, self.method, node.lineno))
         if self.method and isinstance(func, ast.Attribute) and func.attr in ("backward", "step", "scale_loss"):
             self.s.stepping_methods.add((self.owner, self.method))
+        if not self.method and isinstance(func, ast.Attribute) and func.attr == "step":
+            self.s.stepping_definitions.add(self.owner)
         if (
             self.method_params
             and isinstance(func, ast.Attribute)

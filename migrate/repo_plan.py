@@ -63,6 +63,7 @@ from .reach import what_a_run_reaches
 from .runtime_classes import runtime_build_of
 from .forward_fed import HandedArgs, calls_in_repository
 from .gradient_helpers_plan import helpers_called_elsewhere
+from .caller_step_plan import SteppedCall, caller_stepped
 from .override_plan import named_base, overridden_methods
 from .parser_factories import FlagDefaults
 from .repo_index import (
@@ -129,6 +130,11 @@ class FilePlan:
     #: when its caller is a launcher without apex.amp (``glue_plan``), shown in ``glued_from``
     autocast_at_caller: Tuple[str, ...] = ()
     glued_from: str = ""
+    #: the caller-step route (``caller_step_plan``): in a helper's file, (function, the
+    #: launchers calling it, shown): the loss it scales comes from them and they step after
+    #: each call; in a launcher, its calls of such helpers (``SteppedCall``)
+    stepped_at_callers: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    stepped_calls: Tuple[SteppedCall, ...] = ()
     #: in the launcher: (constructor call text, method, loss position without self, loss
     #: parameter name) of those classes; its calls of that method on the instances get the
     #: autocast around the forward pass that computes the loss handed over
@@ -1635,6 +1641,8 @@ def build_plan(
         glued_names.setdefault(helper_path, set()).add(name)
         glued_from[helper_path] = glues[factory_path].shown
         glued_ids.setdefault(helper_path, set()).update(glues[factory_path].loss_ids)
+    # backward helpers whose callers in launchers step after each call (``caller_step_plan``)
+    stepped_helpers, stepped_calls = caller_stepped(planned, by_path, launchers, edges)
     inits_of: Dict[int, List[bool]] = {}
     for p in launchers:
         if p in component:
@@ -1653,6 +1661,8 @@ def build_plan(
             dynamic_scaler=dynamic[component[path]],
             autocast_at_caller=tuple(sorted(at_caller.get(path, set()) | glued_names.get(path, set()))),
             glued_from=glued_from.get(path, ""),
+            stepped_at_callers=tuple(sorted(stepped_helpers.get(path, {}).items())),
+            stepped_calls=tuple(sorted(stepped_calls.get(path, ()))),
             glued_loss_ids=tuple(sorted(glued_ids.get(path, ()))),
             loss_methods=tuple(sorted(loss_methods.get(path, ()))),
             method_entries=tuple(sorted(method_entries.get(path, ()))),

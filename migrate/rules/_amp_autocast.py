@@ -19,6 +19,7 @@ from ._amp_handed_outputs import handed_output_spans
 from ._amp_models import held_model_texts, wrapped_models
 from ._amp_module_scaler import first_body_statement
 from ._amp_rule import AmpRule
+from ._amp_caller_steps import stepped_helper
 from ._amp_sites import (
     backs_loss_in,
     PRECISION_CONTEXTS,
@@ -837,6 +838,8 @@ class AutocastPlacement(AmpRule):
             return
         if not spans and self._at_callers_in_launcher(site, info):
             return
+        if not spans and self._at_stepping_callers(site, info):
+            return
         if not spans and self._at_outside_callers(site, info):
             return
         handed_why = ""
@@ -1196,6 +1199,23 @@ class AutocastPlacement(AmpRule):
             site.with_stmt,
             "APX209",
             f"the loss handed to {method}() is computed by {where}: autocast goes around their forward passes there",
+            fixed=True,
+            severity="info",
+        )
+        return True
+
+    def _at_stepping_callers(self, site: ScaleLossSite, info: AmpFile) -> bool:
+        """The plan's caller-step route (``_amp_caller_steps``): the helper scales the loss its
+        launchers hand it, and runs no forward pass itself; they put autocast around the
+        forward passes of those losses (each call, or the plan is dropped)."""
+        launchers = stepped_helper(info.plan, site.func, self.parents)
+        if launchers is None or not _runs_no_forward(site.func):
+            return False
+        self.report(
+            site.with_stmt,
+            "APX209",
+            f"the loss handed to {site.func.name.value}() is computed by its callers in {', '.join(launchers)}, "
+            "which hand it the GradScaler and step after it: autocast goes around their forward passes there",
             fixed=True,
             severity="info",
         )

@@ -17971,3 +17971,8 @@ def main(args, model, optimizer, loader):
         codes=("APX102", "APX220"),
     )
 )
+
+# the caller-step route: a backward helper whose launchers in other files step after each call
+from ._caller_step_examples import CALLER_STEP_EXAMPLES  # noqa: E402
+
+REPOSITORY_EXAMPLES += CALLER_STEP_EXAMPLES

@@ -98,6 +98,10 @@ class AmpRule(Rule):
     #: text of which one must be in the file *as the earlier rules left it* for this rule to
     #: have work; checked before LibCST resolves any metadata (the expensive part)
     LIVE_TRIGGERS: Tuple[str, ...] = ()
+    #: fields of the file's part of the cross-file plan (``repo_plan.FilePlan``) that give
+    #: this rule work when set, whatever the triggers (a launcher whose calls of another
+    #: file's backward helper are followed by steps names no ``scale_loss``)
+    PLANNED_WORK: Tuple[str, ...] = ()
     #: the planned edits' nodes and their ancestors, once planned (the transform descends
     #: only into these)
     _spine: Optional[Set[cst.CSTNode]] = None
@@ -105,6 +109,7 @@ class AmpRule(Rule):
     def transform_module(self, tree: cst.Module) -> cst.Module:
         plan = self.repo_plan()
         given_amp = plan is not None and bool(plan.amp_value_parameters)  # no apex name in the file
+        given_amp = given_amp or planned_work(type(self), plan)
         if self.LIVE_TRIGGERS and not given_amp and not any(t in module_code(tree) for t in self.LIVE_TRIGGERS):
             return tree
         if self.NAMESPACES and self.repo_plan() is None:
@@ -306,3 +311,8 @@ def is_empty_shell(stmt: Any) -> bool:
 
 
 __all__ = ["AmpRule", "KNOWN_TODOS", "is_empty_shell", "code_of", "known_todo"]
+
+
+def planned_work(rule_cls: Any, plan: Any) -> bool:
+    """Whether the cross-file plan gives ``rule_cls`` work in the file (``PLANNED_WORK``)."""
+    return plan is not None and any(getattr(plan, name) for name in getattr(rule_cls, "PLANNED_WORK", ()))

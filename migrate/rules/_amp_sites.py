@@ -44,6 +44,7 @@ from ._amp_param import (
     planned_parameters,
     planned_refusals,
 )
+from ._amp_caller_steps import ROUTE, LauncherStep, helper_shape, launcher_step, stepped_helper
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
 from ._amp_wrapper import wrapper_holder
@@ -301,6 +302,9 @@ class AmpFile:
     initialized_in_callee: str = ""
     #: the class whose ``__init__`` is the function receiving it (kept on ``self``)
     received_class: Optional[cst.ClassDef] = None
+    #: the caller-step route in a launcher (``_amp_caller_steps``): the step after a call of
+    #: another file's backward helper -> that call and what ``launcher_step`` found
+    caller_steps: Dict[cst.Call, Tuple[cst.Call, LauncherStep]] = field(default_factory=dict)
     #: methods reading ``amp.master_params`` that other files call too: their gradients are
     #: unscaled before this file's calls of them, not inside (``_helpers_called_elsewhere``)
     unscale_at_callers: Set[Any] = field(default_factory=set)
@@ -696,7 +700,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     """Collect the apex.amp sites of ``module`` and decide how the scaler reaches them."""
     info = AmpFile(refs=find_amp_refs(rule, module))
     refused = planned_refusals(rule, module)  # the plan's function whose parameter cannot carry it
-    if not info.refs and not refused:
+    planned_steps = rule.repo_plan() is not None and bool(rule.repo_plan().stepped_calls)
+    if not info.refs and not refused and not planned_steps:
         return info
     parents = rule.parents
     used = {n.value for n in walk_of(module, cst.Name) if not _is_member_name(parents, n)}
@@ -1341,6 +1346,7 @@ def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
                 info.passes[node] = keyword
                 info.needs.append(Need(node, "pass_scaler", enclosing_function(parents, node)))
     _loss_calls(rule, module, info)
+    _stepped_calls(rule, info)
     _framework_sites(rule, module, info)
     _received_sites(rule, module, info)
     methods = dict.fromkeys(plan.method_entries)
@@ -1622,8 +1628,40 @@ def _loss_calls(rule, module: cst.Module, info: AmpFile) -> None:
                 )
 
 
+def _stepped_calls(rule, info: AmpFile) -> None:
+    """The plan's ``stepped_calls`` (``_amp_caller_steps``): each call of another file's
+    backward helper hands it the loss, whose forward pass gets autocast here (a
+    ``loss_call`` need), and is followed by the step of the optimizer it hands it, which goes
+    through the GradScaler (a ``step`` need); a call where that is not proven is a blocker."""
+    wanted = {entry[0]: entry for entry in info.plan.stepped_calls}
+    for call in list(info.passes):
+        entry = wanted.get(code_of(call.func))
+        if entry is None:
+            continue
+        _text, helper, loss_at, loss_name, optimizer_at, optimizer_name = entry
+        func = enclosing_function(rule.parents, call)
+        words = ROUTE.format(helper=helper, where="another file", caller="this call")
+        optimizer = arg_value(call, optimizer_at if optimizer_at >= 0 else len(call.args) + 1, optimizer_name)
+        if arg_value(call, loss_at, loss_name) is None or not isinstance(optimizer, (cst.Name, cst.Attribute)):
+            info.blockers.append(Blocker(call, words + (
+                f"{code_of(call).strip()} does not hand it its loss and an optimizer by name: the step after it "
+                "cannot be followed")))
+            continue
+        found = launcher_step(rule, call, code_of(optimizer))
+        if isinstance(found, str):
+            info.blockers.append(Blocker(call, words + found))
+            continue
+        step = found[0]
+        info.caller_steps[step] = (call, found)
+        info.needs.append(Need(call, "loss_call", func))
+        info.needs.append(Need(step, "step", func))
+
+
 def loss_of_call(info: AmpFile, call: cst.Call) -> Optional[cst.BaseExpression]:
     """The loss a ``loss_call`` need hands over (by position or by the parameter's name)."""
+    for text, _helper, position, name, _o, _n in info.plan.stepped_calls if info.plan is not None else ():
+        if code_of(call.func) == text:
+            return arg_value(call, position, name)
     for _text, method, position, name in info.plan.loss_methods if info.plan is not None else ():
         if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == method):
             continue
@@ -4107,6 +4145,16 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
             _stepped_by_heirs(rule, site, opt, info) or _stepped_by_binder(rule, site, info)
             or _stepped_by_base(rule, site, opt, info)
         ):
+            continue
+        launchers = stepped_helper(info.plan, site.func, rule.parents)
+        if launchers is not None:
+            shown = ", ".join(launchers)
+            gap = helper_shape(site) if not calls else (
+                f"{site.func.name.value}() steps {code_of(opt)} itself, and its callers in {shown} step what they "
+                "hand it after each call")
+            if isinstance(gap, str):
+                info.blockers.append(Blocker(site.with_stmt, ROUTE.format(
+                    helper=site.func.name.value, where="this file", caller=f"each call in {shown}") + gap))
             continue
         shape = input_gradient(rule, site)
         if shape is not None and not shape.stepped:

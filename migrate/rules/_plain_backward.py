@@ -78,10 +78,14 @@ def plain_backwards(
     if func in info.scaler_guards:
         through = []
     found: List[Tuple[cst.Call, Optional[Any], str]] = []
+    # a call of another file's backward helper (``utils.backward(loss, opt)``) scales through the
+    # GradScaler itself (``_amp_caller_steps``): no plain backward of a tensor
+    helpers = {call for call, _found in info.caller_steps.values()}
     for call in _backward_calls(body):
         receiver = call.func.value  # type: ignore[attr-defined]
         if (
-            isinstance(receiver, cst.Call)  # scaler.scale(x).backward(), torch.autograd.backward
+            call in helpers
+            or isinstance(receiver, cst.Call)  # scaler.scale(x).backward(), torch.autograd.backward
             or code_of(receiver).startswith("torch.")
             or any(inside(rule.parents, call, w) for w in others)
             or any(isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in _ancestors_below(rule.parents, call, func))

@@ -45,6 +45,7 @@ from ._amp_sites import (
     walk,
 )
 from ._edits import expression, statement
+from ._amp_caller_steps import helper_shape, stepped_helper
 from ._amp_guarded_step import guarded_step
 from ._amp_mirrored_step import apex_branch
 from ._binding import param_names
@@ -172,6 +173,8 @@ class StepRule(AmpRule):
         "scaler.scale(loss).backward(): apex had unscaled the scaled loss's gradients before it added its own; "
         "one in the other branch of the if that scales, unless that branch runs only with the GradScaler off",
         "APX255": "scaler.unscale_(opt) before a gradient use after a plain backward the GradScaler now scales",
+        "APX272": "scaler.unscale_(opt) before a gradient clip between a call of another file's backward helper, "
+        "which scales through the GradScaler, and the step",
         "APX256": "a plain loss.backward() in the other branch of the if that scales stays plain (another "
         "optimizer is stepped plainly, or a gradient use after it cannot be unscaled once): it is right only "
         "where that branch runs with the GradScaler off, which the tool could not show",
@@ -179,13 +182,14 @@ class StepRule(AmpRule):
     TRIGGERS = (b"scale_loss", b"step with possibly no gradients:")
     CODE_WORDS = ("apex",)
     LIVE_TRIGGERS = ("scale_loss", FLUSH_TODO)
+    PLANNED_WORK = ("stepped_calls",)
     NAMESPACES = APEX_AMP
     KNOWN = {FLUSH_TODO: ("APX313", "error", False)}
 
     def plan(self, module: cst.Module) -> None:
         self._growth_reported: Set[cst.If] = set()  # the boundaries APX314 named
         info = analyse(self, module)
-        if not info.scale_losses or info.inits:
+        if not (info.scale_losses or info.caller_steps) or info.inits:
             return
         lookup = find_scalers(self, module)
         chosen: Dict[cst.Call, str] = {}
@@ -226,6 +230,10 @@ class StepRule(AmpRule):
                     if loop is not None:
                         # a step of each optimizer of a list, in a loop: one update after it
                         loops[call] = loop
+            if stepped_helper(info.plan, site.func, self.parents) is not None:
+                plain = helper_shape(site)  # its launchers step through the GradScaler
+                if isinstance(plain, cst.Call):
+                    self._scale_plain(plain, info.loss_scaler(scaler.expr, site.loss_id), site)
             stepping = [chosen[c] for o in site.optimizers for c in find_steps(self, site, code_of(o)) if c in chosen]
             if stepping:
                 withs = [other.with_stmt for other in info.scale_losses]
@@ -235,6 +243,28 @@ class StepRule(AmpRule):
                     else:
                         scaled.add(plain)
                         self._scale_plain(plain, stepping[0], site, before)
+        for step, (helper_call, (_step, clips, boundary)) in info.caller_steps.items():
+            here = lookup(step)
+            if here is None:
+                continue
+            backward_lines.append(self.line_of(helper_call))  # a backward of this file's
+            if step in chosen:
+                continue  # a scale_loss of this file steps it too
+            chosen[step] = info.loss_scaler(here.expr, 0)
+            opt = code_of(cast(Any, step.func).value)
+            self._unscale_before(clips, chosen[step], opt)
+            if boundary is not None and boundary not in self._growth_reported:
+                self._growth_reported.add(boundary)
+                self.report(
+                    step,
+                    "APX314",
+                    f"{opt}.step() runs only when `{code_of(boundary.test).strip()}`, while each call of "
+                    f"{code_of(helper_call.func)}() before it scales a loss through amp.scale_loss: apex counted every "
+                    "such backward toward the 2000 overflow-free iterations after which it doubles the loss scale, a "
+                    "GradScaler counts steps, so the scale grows more slowly (the gradients are the same)",
+                    fixed=True,
+                    severity="warning",
+                )
         for plain, (through_scaler, at, why) in unproven.items():
             if plain not in scaled:  # another scaling if's site scales it
                 self._unproven_plain(plain, through_scaler, at, why)
@@ -379,6 +409,22 @@ class StepRule(AmpRule):
             before,
             "APX255",
             f"scaler.unscale_({opts}) before this gradient use: the plain backward before it is scaled now",
+            fixed=True,
+            severity="info",
+        )
+
+    def _unscale_before(self, clips: Sequence[cst.Call], scaler: str, opt: str) -> None:
+        """``scaler.unscale_(opt)`` before the first of the gradient clips between a call of a
+        backward helper of another file and the step (``_amp_caller_steps``)."""
+        if not clips:
+            return
+        first = self.parents[self.parents[clips[0]]]
+        self.edits.insert_before(first, [statement(f"{scaler}.unscale_({opt})\n")])
+        self.report(
+            clips[0],
+            "APX272",
+            f"{scaler}.unscale_({opt}) before this clip: the backward helper called before it scales through the "
+            "GradScaler, which keeps the gradients scaled until the step (apex had unscaled them)",
             fixed=True,
             severity="info",
         )

@@ -80,7 +80,9 @@ distiller that takes apex.amp from a star import of a helper module that never u
 (r98), a rollout under torch.no_grad() before the training forward pass, with a plain
 branch for --cpu-train beside the scaled one and apex.amp's version printed by the initializing
 module (r95, CuLE), and apex.amp (or None) handed to the training function of a module without
-apex, which scales, clips and steps through that parameter (r97).  Apart from LAYOUTS (no
+apex, which scales, clips and steps through that parameter (r97), and a backward helper of another
+module handed the loss under the launcher's half-precision switch, whose launcher clips and steps
+right after each call (r96, understanding-fast-adv).  Apart from LAYOUTS (no
 training): r94, evaluation scripts whose inference
 amp.initialize (no optimizers) the migration follows, timm's validate.py shape (the no-op
 amp_autocast bound to torch.autocast on the apex branch) and maskrcnn-benchmark's test_net.py
@@ -314,6 +316,13 @@ LAYOUTS: Dict[str, dict] = {
                      "(engine/distiller.py), which use it there: it stays, through apexcompat.amp, and they keep "
                      "apex.amp semantics with it; migrate them by hand, then delete this import")]],
         given=["engine/utils.py"]),
+    # understanding-fast-adv's shape: utils.backward(loss, opt, half_prec) of another module scales the
+    # loss the launcher hands it under the --half-prec switch; the launcher clips and steps right after
+    # the call.  The helper takes the GradScaler (its plain branch scales through it too), the
+    # launcher's forward pass gets autocast, its step goes through the scaler with scaler.unscale_
+    # before the clip (APX272); the fp32 run hands a disabled one
+    "r96_backward_helper_stepped_by_caller": dict(launcher="train.py", amp=["--half-prec"], fp32=[], steps=24,
+                                                  metric="loss", native=[], fallbacks=[], saves=False),
     "r91_step_hook_beside_plain_step": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                             metric="loss", native=[], fallbacks=[], saves=False,
                                             branches={"period-1": ["--period", "1"]}),
