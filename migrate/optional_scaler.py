@@ -77,3 +77,20 @@ def module_stem(path: str) -> str:
     """The name an import line uses for ``path``: its file name, a package's folder name."""
     folder, name = os.path.split(path)
     return os.path.basename(folder) if name == "__init__.py" else name[: -len(".py")]
+
+
+def methods_save_or_load_only(
+    item: Def, methods: Set[str], by_path: Dict[str, ModuleSummary], edges: Dict[Def, Any], needy: Set[Def]
+) -> bool:
+    """The amp sites of the class ``item`` are all in ``methods`` and only save or load the
+    amp state, and the class calls no other definition needing the GradScaler: the optional
+    route of a class built before the GradScaler (``ProposalNetwork.loadFromFile(path,
+    use_amp)``), whose other files' calls of those methods may then pass nothing."""
+    path, name = item
+    summary = by_path[path]
+    sites = [site for site in summary.amp_sites if site.owner == name]
+    if not sites or any(site.method not in methods or site.member not in STATE_MEMBERS for site in sites):
+        return False
+    if any((path, callee) in needy for callee in summary.local_calls.get(name, set()) if callee != name):
+        return False
+    return not any(callee in needy for callee, _text in edges.get(item, []) if callee != item)

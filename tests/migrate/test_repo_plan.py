@@ -277,7 +277,7 @@ def test_a_caller_without_a_scaler_keeps_the_component_on_the_shim_and_says_wher
     found = report(tmp_path)
     manual = {(f["path"], f["code"]): f["message"] for f in found["findings"] if f["needs_manual_work"]}
     assert set(manual) == {("engine.py", "APX220"), ("train.py", "APX220")}
-    assert "train_one_epoch is also called from finetune.py:5 (tune), where no GradScaler exists" in manual[
+    assert "train_one_epoch is also called from finetune.py (in tune()), where no GradScaler exists" in manual[
         ("engine.py", "APX220")
     ]
 
@@ -1665,7 +1665,7 @@ def test_a_launcher_whose_state_keeper_cannot_get_the_scaler_keeps_the_shim(tmp_
     launcher = plan_for(tmp_path).files[str(tmp_path / "train.py")]
     assert launcher.refusal == (
         "the amp state is saved or loaded in keep.py (Keeper), which cannot get the GradScaler: "
-        "Keeper is also called from probe.py:7 (probe), where no GradScaler exists"
+        "Keeper is also called from probe.py (in probe()), where no GradScaler exists"
     )
     found = report(tmp_path)["findings"]
     shim = sorted((f["path"], f["code"]) for f in found if f["code"] in ("APX102", "APX220"))
