@@ -11,6 +11,12 @@ loaded the state of a loss scaler no loss is ever scaled with.  So the function 
 ``scaler=None`` and uses it only when given (the rule guards each site with ``scaler is not
 None``): the launcher's calls pass it, the script's calls stay as they are.
 
+The same holds for the methods of a class built in the launchers before amp.initialize
+(``ProposalNetwork.loadFromFile(path, use_amp)`` in Enigmatisms/NeRF): the methods take the
+GradScaler as ``scaler=None``; another file may build the class (building it hands nothing
+on), and may call those methods where it runs alone (``methods_save_or_load_only`` here, the
+calls proven by ``repo_plan._method_route``).
+
 Proven here: the function is a top-level function whose own amp sites are only
 ``state_dict``/``load_state_dict`` and that calls nothing else needing the scaler; every
 file that names it (but the launchers' and the reached definitions') runs only where no

@@ -639,10 +639,12 @@ def _needy(
     callers: Dict[Def, List[Tuple[Def, int]]],
     optional: Set[Def] = frozenset(),  # type: ignore[assignment]
     reached: Set[Def] = frozenset(),  # type: ignore[assignment]
+    built_only: Set[Def] = frozenset(),  # type: ignore[assignment]
 ) -> Set[Def]:
     """The definitions that need the GradScaler: those with amp sites outside the launchers,
     and upwards every definition that calls one (but a launcher's).  An ``optional`` one
-    passes the need on only to its callers the GradScaler reaches."""
+    passes the need on only to its callers the GradScaler reaches; a class of ``built_only``
+    (its methods take the GradScaler) to none of the definitions that build it."""
     needy: Set[Def] = set()
     work = [
         (p, owner)
@@ -662,7 +664,8 @@ def _needy(
             if name in called and owner != MODULE_LEVEL and path not in launchers:
                 work.append((path, owner))
         for caller, _line in callers.get(item, []):
-            if caller[0] not in launchers and caller[1] != MODULE_LEVEL and (item not in optional or caller in reached):
+            if (caller[0] not in launchers and caller[1] != MODULE_LEVEL and item not in built_only
+                    and (item not in optional or caller in reached)):
                 work.append(caller)
     return needy
 
@@ -1036,13 +1039,12 @@ def _method_route(
         for call in user.method_calls:
             if call.method not in methods:
                 continue
-            where = f"{user.shown}:{call.line}"
             if user_path not in launchers:
                 why = alone(user_path) if alone is not None else ""
                 if why is None:
                     optional = True  # a file that runs alone calls it as before
                     continue
-                alone_why = f", and it does not run alone ({why})" if why else ""
+                alone_why = f", and that file does not run alone ({why})" if why else ""
                 where = in_definition(user.shown, call.owner, user)
                 return f"{shown} is also called from {where}, where no GradScaler exists{alone_why}"
             kinds = user.bindings.get((call.owner, call.receiver), [])
@@ -1053,6 +1055,7 @@ def _method_route(
                 for k in classes
             )
             if not proven:
+                where = in_definition(user.shown, call.owner, user)
                 return f"{call.receiver}.{call.method}() in {where} is not proven to call {name}.{call.method}"
             calls.append((user_path, f"{call.receiver}.{call.method}"))
     for other_path, other_shown, source in others:
@@ -1060,8 +1063,9 @@ def _method_route(
             if f".{method}(".encode() in source:
                 why = alone(other_path) if alone is not None else ""
                 if why is not None:
-                    alone_why = f", and it does not run alone ({why})" if why else ""
-                    return f"{name}.{method} may also be called from {other_shown}, where no GradScaler exists{alone_why}"
+                    alone_why = f", and that file does not run alone ({why})" if why else ""
+                    where = f"{other_shown}, where no GradScaler exists{alone_why}"
+                    return f"{name}.{method} may also be called from {where}"
                 optional = True
     if not calls:
         return f"nothing calls {shown}"
@@ -1334,40 +1338,36 @@ def build_plan(
         around = _AroundLaunchers(by_path, others)
         return lambda other: runs_alone(other, definitions, around.files_importing)
 
-    #: such classes also built by a file that does not run alone -> why not
+    #: such classes also built elsewhere whose methods cannot take it -> why not
     not_taken: Dict[Def, str] = {}
 
     def taken_by_methods(item: Def, calls: List[Tuple[Def, int]]) -> bool:
         """The class ``item``, built in launchers before their amp.initialize, takes the
         GradScaler through methods that only save or load the amp state, and is also built
-        by files that run alone: their calls pass nothing, as before."""
+        elsewhere: a building alone hands nothing on (every call of those methods is proven
+        by ``_method_route``: in a launcher, or in a file that runs alone, which passes
+        nothing, as before)."""
         if item[1] not in by_path[item[0]].classes:
             return False
         inside = [c for c in calls if c[0][0] in launchers]
-        outside = sorted({caller for caller, _line in calls if caller[0] not in launchers})
-        if not inside or not _built_before_the_scaler(item, inside, by_path):
+        outside = [c for c in calls if c[0][0] not in launchers]
+        if not inside or not _built_before_the_scaler(item, inside, by_path) or optional_methods(item) is None:
             return False
-        alone = optional_methods(item)
-        if alone is None:
-            return False
-        for other_path, owner in outside:
-            why = alone(other_path)
-            if why is not None:
-                where = in_definition(by_path[other_path].shown, owner, by_path[other_path])
-                not_taken[item] = (f"{item[1]} is also built in {where}, where no GradScaler exists, and that file "
-                                   f"does not run alone ({why})")
-                return False
         route = method_route(item)
-        return not isinstance(route, str) and bool(route[2] or outside)
+        if isinstance(route, str):
+            if outside:
+                not_taken[item] = route  # the same words whether or not the other builders are indexed
+            return False
+        return bool(route[2] or outside)
 
     optional = _optional_entries(entries, local_callers, reached, launchers, needy, edges, by_path, definitions, others)
     #: classes built before the GradScaler whose methods take it as ``scaler=None``
     by_methods = {item for item, calls in sorted(entries.items()) if taken_by_methods(item, calls)}
     if optional or by_methods:
-        pass_nothing = optional | by_methods
-        needy = {d for d in _needy(by_path, launchers, callers, pass_nothing, reached) if d[0] not in glue_files}
+        needy = {d for d in _needy(by_path, launchers, callers, optional, reached, by_methods) if d[0] not in glue_files}
         entries = {
-            d: [c for c in calls if d not in pass_nothing or c[0][0] in launchers or c[0] in reached]
+            d: [c for c in calls if c[0][0] in launchers or (d in optional and c[0] in reached)
+                or d not in optional | by_methods]
             for d, calls in entries.items()
             if d in needy
         }

@@ -5362,8 +5362,8 @@ if __name__ == "__main__":
     ),
     # the same method, but the script trains first through the launcher's function: there
     # apex loaded the checkpoint's loss scale into the live loss scaler, which a skipped load
-    # would not; no plan is proven, and the report says where the class is built without a
-    # GradScaler and why that script does not run alone
+    # would not; no plan is proven, and the report names the script's call of the method and
+    # why that script does not run alone
     Example(
         "method-loading-amp-state-also-called-by-a-script-that-trains-first-keeps-the-shim",
         before=NET_LOADER_BEFORE.replace(
@@ -5408,13 +5408,14 @@ class Net(torch.nn.Module):
         if use_amp:
             from apexcompat import amp
             # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
-            #   amp.initialize, which is created in another file and cannot reach this line (Net is
-            #   also built in average.py (in average()), where no GradScaler exists, and that file
-            #   does not run alone (main of train.py initializes amp for training)): pass that
-            #   scaler here and call `scaler.load_state_dict(state["amp"])` instead (a checkpoint
-            #   apex wrote holds {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s,
-            #   _growth_tracker=n into scaler.state_dict() and load that). apexcompat.amp's state is
-            #   set up only by its own amp.initialize, so this line fails once that file is migrated
+            #   amp.initialize, which is created in another file and cannot reach this line
+            #   (Net.load_from is also called from average.py (in average()), where no GradScaler
+            #   exists, and that file does not run alone (main of train.py initializes amp for
+            #   training)): pass that scaler here and call `scaler.load_state_dict(state["amp"])`
+            #   instead (a checkpoint apex wrote holds {"loss_scaler0": {"loss_scale": s,
+            #   "unskipped": n}}: put scale=s, _growth_tracker=n into scaler.state_dict() and load
+            #   that). apexcompat.amp's state is set up only by its own amp.initialize, so this line
+            #   fails once that file is migrated
             amp.load_state_dict(state["amp"])
 # file: train.py
 import torch
@@ -5427,10 +5428,10 @@ def main(resume=None, use_amp=True):
     net = Net().cuda()
     optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
     # TODO(apexcompat): the amp state is saved or loaded in model.py (Net), which cannot get
-    #   the GradScaler: Net is also built in average.py (in average()), where no GradScaler
-    #   exists, and that file does not run alone (main of train.py initializes amp for
-    #   training); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
-    #   hand
+    #   the GradScaler: Net.load_from is also called from average.py (in average()), where
+    #   no GradScaler exists, and that file does not run alone (main of train.py initializes
+    #   amp for training); this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
     net, optimizer = amp.initialize(net, optimizer, opt_level="O1")
     if resume:
         net.load_from(resume, use_amp)
