@@ -1329,14 +1329,17 @@ def build_plan(
             method_routes[item] = _method_route(item, by_path, launchers, others, definitions, optional_methods(item))
         return method_routes[item]
 
+    around_launchers: List[_AroundLaunchers] = []
+
     def optional_methods(item: Def) -> Optional[Callable[[str], Optional[str]]]:
         """Why a file calling the methods of ``item`` does not run alone (``runs_alone``);
         None when those methods do more than save or load the amp state."""
         methods = {s.method for s in by_path[item[0]].amp_sites if s.owner == item[1]}
         if not methods_save_or_load_only(item, methods, by_path, edges, needy):
             return None
-        around = _AroundLaunchers(by_path, others)
-        return lambda other: runs_alone(other, definitions, around.files_importing)
+        if not around_launchers:
+            around_launchers.append(_AroundLaunchers(by_path, others))  # read once for all classes
+        return lambda other: runs_alone(other, definitions, around_launchers[0].files_importing)
 
     #: such classes also built elsewhere whose methods cannot take it -> why not
     not_taken: Dict[Def, str] = {}
