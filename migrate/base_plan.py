@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from .repo_index import ModuleSummary
+from .site_words import in_definition
 
 Def = Tuple[str, str]
 
@@ -63,8 +64,8 @@ def used_only_as_base(
                     return f"{name} is used in {other.shown} other than as a base class"
     outside = outside_callers(name, path)
     if outside:
-        _path, shown, line, _owner = outside[0]
-        return f"{name} is also used in {f'{shown}:{line}' if line else shown}, where no GradScaler exists"
+        _path, shown, line, owner = outside[0]
+        return f"{name} is also used in {in_definition(shown, owner) if line else shown}, where no GradScaler exists"
     return None
 
 

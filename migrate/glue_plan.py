@@ -21,6 +21,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 from .glue_calls import GlueEdit, fresh_name, glue_edit
 from .glue_loss_ids import glue_loss_ids
 from .repo_index import MODULE_LEVEL, ModuleSummary
+from .site_words import in_definition
 
 Def = Tuple[str, str]
 
@@ -167,8 +168,8 @@ def _unproven(path, factory, joined, factory_calls, using, helpers, calls_of, ca
             return f"{name} of {own.shown} is subclassed, passed on or stored in {valued[0][1]}, a file without apex.amp"
         for other_path, other_function, line, _texts in calls_of[item]:
             if (other_path, other_function) != (launcher, function):
-                return (f"{name} of {own.shown} is also called from {unindexed[other_path][0]}:{line} "
-                        f"({other_function}), where no GradScaler exists")
+                where = in_definition(unindexed[other_path][0], other_function, definitions.summary(other_path))
+                return f"{name} of {own.shown} is also called from {where}, where no GradScaler exists"
     if len({h[0] for h in helpers}) != 1:
         return f"the helpers {where} calls are in several files"
     return ""

@@ -23,6 +23,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from .repo_index import ModuleSummary
+from .site_words import in_definition
 
 Def = Tuple[str, str]
 
@@ -82,10 +83,7 @@ def _call_site(summary: Optional[ModuleSummary], shown: str, method: str, line: 
     top-level definition holding it, never the line (the TODO quoting it must not change
     when a migration inserts lines into that file)."""
     owners = [c.owner for c in summary.method_calls if c.method == method and c.line == line] if summary else []
-    if not owners or not owners[0]:
-        return shown
-    owner = owners[0]
-    return f"{shown} (in {owner}())" if summary and owner in summary.functions else f"{shown} (in class {owner})"
+    return in_definition(shown, owners[0], summary) if owners else shown
 
 
 def _unrelated_self_calls(

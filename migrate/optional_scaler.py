@@ -11,6 +11,12 @@ loaded the state of a loss scaler no loss is ever scaled with.  So the function 
 ``scaler=None`` and uses it only when given (the rule guards each site with ``scaler is not
 None``): the launcher's calls pass it, the script's calls stay as they are.
 
+The same holds for the methods of a class built in the launchers before amp.initialize
+(``ProposalNetwork.loadFromFile(path, use_amp)`` in Enigmatisms/NeRF): the methods take the
+GradScaler as ``scaler=None``; another file may build the class (building it hands nothing
+on), and may call those methods where it runs alone (``methods_save_or_load_only`` here, the
+calls proven by ``repo_plan._method_route``).
+
 Proven here: the function is a top-level function whose own amp sites are only
 ``state_dict``/``load_state_dict`` and that calls nothing else needing the scaler; every
 file that names it (but the launchers' and the reached definitions') runs only where no
@@ -77,3 +83,20 @@ def module_stem(path: str) -> str:
     """The name an import line uses for ``path``: its file name, a package's folder name."""
     folder, name = os.path.split(path)
     return os.path.basename(folder) if name == "__init__.py" else name[: -len(".py")]
+
+
+def methods_save_or_load_only(
+    item: Def, methods: Set[str], by_path: Dict[str, ModuleSummary], edges: Dict[Def, Any], needy: Set[Def]
+) -> bool:
+    """The amp sites of the class ``item`` are all in ``methods`` and only save or load the
+    amp state, and the class calls no other definition needing the GradScaler: the optional
+    route of a class built before the GradScaler (``ProposalNetwork.loadFromFile(path,
+    use_amp)``), whose other files' calls of those methods may then pass nothing."""
+    path, name = item
+    summary = by_path[path]
+    sites = [site for site in summary.amp_sites if site.owner == name]
+    if not sites or any(site.method not in methods or site.member not in STATE_MEMBERS for site in sites):
+        return False
+    if any((path, callee) in needy for callee in summary.local_calls.get(name, set()) if callee != name):
+        return False
+    return not any(callee in needy for callee, _text in edges.get(item, []) if callee != item)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from .amp_param_plan import add_outside_users
 from .amp_value_plan import add_amp_value_routes
@@ -58,7 +58,8 @@ from .optimizer_wrappers import PROVEN_MEMBERS
 from .steppable_plan import with_steppable_wrappers
 from .several_launchers import several_launchers, stray_calls
 from .submodule_calls import module_locals, read_as_value, with_submodule_calls
-from .optional_scaler import module_stem, runs_alone, saves_or_loads_only
+from .optional_scaler import methods_save_or_load_only, module_stem, runs_alone, saves_or_loads_only
+from .site_words import in_definition
 from .reach import what_a_run_reaches
 from .runtime_classes import runtime_build_of
 from .forward_fed import HandedArgs, calls_in_repository
@@ -149,6 +150,10 @@ class FilePlan:
     #: instance is built before the scaler exists (``model = GAN()`` before amp.initialize),
     #: so the calls of the method pass it (``model.train_step(..., scaler=scaler)``)
     method_entries: Tuple[Tuple[str, str], ...] = ()
+    #: those of ``method_entries`` also called from files that run alone, without a
+    #: GradScaler, and that only save or load the amp state: the parameter defaults to None
+    #: and each amp site is used only when it is given (``optional_scaler``)
+    optional_methods: Tuple[Tuple[str, str], ...] = ()
     #: call texts (``restore``) of this file that are given apex.amp itself (``amp=amp``) for
     #: a parameter that only saves/loads its state: they are given the GradScaler instead
     amp_arguments: Tuple[str, ...] = ()
@@ -640,10 +645,12 @@ def _needy(
     callers: Dict[Def, List[Tuple[Def, int]]],
     optional: Set[Def] = frozenset(),  # type: ignore[assignment]
     reached: Set[Def] = frozenset(),  # type: ignore[assignment]
+    built_only: Set[Def] = frozenset(),  # type: ignore[assignment]
 ) -> Set[Def]:
     """The definitions that need the GradScaler: those with amp sites outside the launchers,
     and upwards every definition that calls one (but a launcher's).  An ``optional`` one
-    passes the need on only to its callers the GradScaler reaches."""
+    passes the need on only to its callers the GradScaler reaches; a class of ``built_only``
+    (its methods take the GradScaler) to none of the definitions that build it."""
     needy: Set[Def] = set()
     work = [
         (p, owner)
@@ -663,7 +670,8 @@ def _needy(
             if name in called and owner != MODULE_LEVEL and path not in launchers:
                 work.append((path, owner))
         for caller, _line in callers.get(item, []):
-            if caller[0] not in launchers and caller[1] != MODULE_LEVEL and (item not in optional or caller in reached):
+            if (caller[0] not in launchers and caller[1] != MODULE_LEVEL and item not in built_only
+                    and (item not in optional or caller in reached)):
                 work.append(caller)
     return needy
 
@@ -1016,12 +1024,15 @@ def _method_route(
     launchers: Set[str],
     others: Sequence[Tuple[str, str, bytes]],
     definitions: "_Definitions",
+    alone: Optional[Callable[[str], Optional[str]]] = None,
 ):
-    """The methods of the class ``item`` that scale losses, and the calls that must pass them
-    the GradScaler (``(launcher, "model.train_step")``), when every call of those methods is
-    proven: in a launcher, on a name bound only to an instance of the class (``model =
-    GAN().to(device)``, then ``model, opt = amp.initialize(model, opt)``), and no call
-    elsewhere (not through ``self``, none in the files without apex); else why not."""
+    """The methods of the class ``item`` that scale losses, the calls that must pass them
+    the GradScaler (``(launcher, "model.train_step")``) and whether they take it as
+    ``scaler=None``, when every call of those methods is proven: in a launcher, on a name
+    bound only to an instance of the class (``model = GAN().to(device)``, then ``model, opt =
+    amp.initialize(model, opt)``), and no call elsewhere (not through ``self``, none in the
+    files without apex, but in those that run alone where the methods only save or load the
+    amp state: ``alone``, None when they do more, says why a file does not); else why not."""
     path, name = item
     owner = by_path[path]
     methods = {s.method for s in owner.amp_sites if s.owner == name and s.member in SCALER_MEMBERS}
@@ -1029,13 +1040,19 @@ def _method_route(
         return f"{name} uses amp outside its methods"
     shown = " / ".join(f"{name}.{m}" for m in sorted(methods))
     calls: List[Tuple[str, str]] = []
+    optional = False
     for user_path, user in by_path.items():
         for call in user.method_calls:
             if call.method not in methods:
                 continue
-            where = f"{user.shown}:{call.line}"
             if user_path not in launchers:
-                return f"{shown} is also called from {where} ({call.owner}), where no GradScaler exists"
+                why = alone(user_path) if alone is not None else ""
+                if why is None:
+                    optional = True  # a file that runs alone calls it as before
+                    continue
+                alone_why = f", and that file does not run alone ({why})" if why else ""
+                where = in_definition(user.shown, call.owner, user)
+                return f"{shown} is also called from {where}, where no GradScaler exists{alone_why}"
             kinds = user.bindings.get((call.owner, call.receiver), [])
             classes = [k for k in kinds if k != SAME_OBJECT]
             proven = bool(classes) and all(
@@ -1044,15 +1061,21 @@ def _method_route(
                 for k in classes
             )
             if not proven:
+                where = in_definition(user.shown, call.owner, user)
                 return f"{call.receiver}.{call.method}() in {where} is not proven to call {name}.{call.method}"
             calls.append((user_path, f"{call.receiver}.{call.method}"))
-    for _path, other_shown, source in others:
+    for other_path, other_shown, source in others:
         for method in sorted(methods):
             if f".{method}(".encode() in source:
-                return f"{name}.{method} may also be called from {other_shown}, where no GradScaler exists"
+                why = alone(other_path) if alone is not None else ""
+                if why is not None:
+                    alone_why = f", and that file does not run alone ({why})" if why else ""
+                    where = f"{other_shown}, where no GradScaler exists{alone_why}"
+                    return f"{name}.{method} may also be called from {where}"
+                optional = True
     if not calls:
         return f"nothing calls {shown}"
-    return sorted(methods), calls
+    return sorted(methods), calls, optional
 
 
 def _amp_links(
@@ -1304,11 +1327,56 @@ def build_plan(
         d: callers[d] for d in needy if d in callers and d not in riding.carried and d not in glued_helpers
     }
     # a checkpoint function also called from scripts that run alone takes it as ``scaler=None``
+    method_routes: Dict[Def, object] = {}
+
+    def method_route(item: Def):
+        """``_method_route`` of a class built before the GradScaler (read once)."""
+        if item not in method_routes:
+            method_routes[item] = _method_route(item, by_path, launchers, others, definitions, optional_methods(item))
+        return method_routes[item]
+
+    around_launchers: List[_AroundLaunchers] = []
+
+    def optional_methods(item: Def) -> Optional[Callable[[str], Optional[str]]]:
+        """Why a file calling the methods of ``item`` does not run alone (``runs_alone``);
+        None when those methods do more than save or load the amp state."""
+        methods = {s.method for s in by_path[item[0]].amp_sites if s.owner == item[1]}
+        if not methods_save_or_load_only(item, methods, by_path, edges, needy):
+            return None
+        if not around_launchers:
+            around_launchers.append(_AroundLaunchers(by_path, others))  # read once for all classes
+        return lambda other: runs_alone(other, definitions, around_launchers[0].files_importing)
+
+    #: such classes also built elsewhere whose methods cannot take it -> why not
+    not_taken: Dict[Def, str] = {}
+
+    def taken_by_methods(item: Def, calls: List[Tuple[Def, int]]) -> bool:
+        """The class ``item``, built in launchers before their amp.initialize, takes the
+        GradScaler through methods that only save or load the amp state, and is also built
+        elsewhere: a building alone hands nothing on (every call of those methods is proven
+        by ``_method_route``: in a launcher, or in a file that runs alone, which passes
+        nothing, as before)."""
+        if item[1] not in by_path[item[0]].classes:
+            return False
+        inside = [c for c in calls if c[0][0] in launchers]
+        outside = [c for c in calls if c[0][0] not in launchers]
+        if not inside or not _built_before_the_scaler(item, inside, by_path) or optional_methods(item) is None:
+            return False
+        route = method_route(item)
+        if isinstance(route, str):
+            if outside:
+                not_taken[item] = route  # the same words whether or not the other builders are indexed
+            return False
+        return bool(route[2] or outside)
+
     optional = _optional_entries(entries, local_callers, reached, launchers, needy, edges, by_path, definitions, others)
-    if optional:
-        needy = {d for d in _needy(by_path, launchers, callers, optional, reached) if d[0] not in glue_files}
+    #: classes built before the GradScaler whose methods take it as ``scaler=None``
+    by_methods = {item for item, calls in sorted(entries.items()) if taken_by_methods(item, calls)}
+    if optional or by_methods:
+        needy = {d for d in _needy(by_path, launchers, callers, optional, reached, by_methods) if d[0] not in glue_files}
         entries = {
-            d: [c for c in calls if d not in optional or c[0][0] in launchers or c[0] in reached]
+            d: [c for c in calls if c[0][0] in launchers or (d in optional and c[0] in reached)
+                or d not in optional | by_methods]
             for d, calls in entries.items()
             if d in needy
         }
@@ -1317,16 +1385,19 @@ def build_plan(
     lent: Dict[Def, Set[Def]] = {}
     for item, calls in entries.items():
         path, name = item
-        reason = None
+        # a class its methods would take the GradScaler into, built too where it is not
+        # alone: the file that stands in the way, whichever call is met first
+        reason = not_taken.get(item)
         every = calls + [(c, 0) for c in local_callers(item)]
-        for caller, line in every:
-            if item in optional:
+        for caller, line in every if reason is None else ():
+            if item in optional or item in by_methods:
                 break  # its callers without a GradScaler call it as before
             if caller[0] not in launchers and caller not in reached:
                 where = f"{by_path[caller[0]].shown}:{line}" if line else by_path[caller[0]].shown
                 # "also" only where some call of it has the GradScaler
                 if any(c[0] in launchers or c in reached for c, _line in every):
-                    reason = f"{name} is also called from {where} ({caller[1]}), where no GradScaler exists"
+                    where = in_definition(by_path[caller[0]].shown, caller[1], by_path[caller[0]])
+                    reason = f"{name} is also called from {where}, where no GradScaler exists"
                     break
                 outside = [o for o in _callers_elsewhere(name, path, others, definitions) if o[2]]
                 if outside:
@@ -1357,9 +1428,14 @@ def build_plan(
             outside = _callers_elsewhere(name, path, others, definitions)
             if outside and not outside[0][2]:
                 reason = f"{name} is also subclassed, passed on or stored in {outside[0][1]}, where no GradScaler exists"
+            elif outside and _built_before_the_scaler(item, calls, by_path):
+                # built before the GradScaler: its methods would take it, wherever it is built
+                route = method_route(item)
+                reason = route if isinstance(route, str) else None
             elif outside:
-                _path, shown, line, owner = outside[0]
-                reason = f"{name} is also called from {shown}:{line} ({owner}), where no GradScaler exists"
+                other_path, shown, _line, owner = outside[0]
+                where = in_definition(shown, owner, definitions.summary(other_path))
+                reason = f"{name} is also called from {where}, where no GradScaler exists"
         unreached = needy - set(entries) - set(riding.carried)
         while reason is None:
             base = _needy_base(item, by_path, definitions, unreached)
@@ -1472,12 +1548,14 @@ def build_plan(
     # a class built before the GradScaler exists: its methods that scale take it instead
     method_entries: Dict[str, List[Tuple[str, str]]] = {}
     method_calls: Dict[Def, List[Tuple[str, str]]] = {}
+    #: those of ``method_entries`` also called from files that run alone: ``scaler=None``
+    optional_method_entries: Dict[str, List[Tuple[str, str]]] = {}
     #: a class built before the initialize -> (launcher, its definition, the instance's name)
     attach_of: Dict[Def, Tuple[str, str, str]] = {}
     for item, calls in list(planned.items()):
         if not _built_before_the_scaler(item, calls, by_path):
             continue
-        route = _method_route(item, by_path, launchers, others, definitions)
+        route = method_route(item)
         if isinstance(route, str):
             heirs = derived_classes(item, by_path, definitions)
             attached = attach_route(item, calls, by_path, launchers, definitions, heirs)
@@ -1485,8 +1563,10 @@ def build_plan(
                 attach_of[item] = attached  # the launcher puts it on the instance; no call passes it
                 method_calls[item] = []
             continue  # else the constructor route stays; the launcher reports why it cannot be
-        methods, passing = route
+        methods, passing, optional_route = route
         method_entries.setdefault(item[0], []).extend((item[1], m) for m in methods)
+        if optional_route:
+            optional_method_entries.setdefault(item[0], []).extend((item[1], m) for m in methods)
         method_calls[item] = passing
     links = _amp_links(by_path, launchers, definitions)
     holders = _amp_holders(by_path, launchers, definitions, {(c, t) for c, t, _d, _p, _r in links})
@@ -1666,6 +1746,7 @@ def build_plan(
             glued_loss_ids=tuple(sorted(glued_ids.get(path, ()))),
             loss_methods=tuple(sorted(loss_methods.get(path, ()))),
             method_entries=tuple(sorted(method_entries.get(path, ()))),
+            optional_methods=tuple(sorted(optional_method_entries.get(path, ()))),
             amp_arguments=tuple(
                 sorted({t for c, t, _d, _p, _r in links if c == path} | {t for c, t, _l in holders if c == path})
             ),

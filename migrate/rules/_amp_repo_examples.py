@@ -201,17 +201,78 @@ def train_then_evaluate(path):
 if __name__ == "__main__":
     print(train_then_evaluate(sys.argv[1]))
 """
+NET_LOADER_BEFORE = """\
+# file: average.py
+import sys
+
+import torch
+
+from model import Net
+
+
+def average(paths, use_amp):
+    nets = [Net() for _ in paths]
+    for net, path in zip(nets, paths):
+        net.load_from(path, use_amp)
+    return [sum(ps) / len(ps) for ps in zip(*(net.parameters() for net in nets))]
+
+
+if __name__ == "__main__":
+    print(average(sys.argv[1:], use_amp=True))
+# file: model.py
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.layer(x)
+
+    def load_from(self, path, use_amp=False):
+        state = torch.load(path, map_location="cpu")
+        self.load_state_dict(state["model"])
+        if use_amp:
+            from apex import amp
+            amp.load_state_dict(state["amp"])
+# file: train.py
+import torch
+from apex import amp
+
+from model import Net
+
+
+def main(resume=None, use_amp=True):
+    net = Net().cuda()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    net, optimizer = amp.initialize(net, optimizer, opt_level="O1")
+    if resume:
+        net.load_from(resume, use_amp)
+    for _ in range(100):
+        loss = net(torch.randn(32, 8, device="cuda")).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+    torch.save({"model": net.state_dict(), "amp": amp.state_dict()}, "last.pt")
+
+
+if __name__ == "__main__":
+    main()
+"""
 TRAINS_FIRST_INIT_TODO = """\
     # TODO(apexcompat): the amp state is saved or loaded in checkpoint.py (load_checkpoint),
-    #   which cannot get the GradScaler: load_checkpoint is also called from evaluate.py:11
-    #   (train_then_evaluate), where no GradScaler exists; this file keeps apex.amp
+    #   which cannot get the GradScaler: load_checkpoint is also called from evaluate.py (in
+    #   train_then_evaluate()), where no GradScaler exists; this file keeps apex.amp
     #   semantics through apexcompat.amp, migrate it by hand
 """
 TRAINS_FIRST_LOAD_TODO = """\
     # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
     #   amp.initialize, which is created in another file and cannot reach this line
-    #   (load_checkpoint is also called from evaluate.py:11 (train_then_evaluate), where no
-    #   GradScaler exists): pass that scaler here and call
+    #   (load_checkpoint is also called from evaluate.py (in train_then_evaluate()), where
+    #   no GradScaler exists): pass that scaler here and call
     #   `scaler.load_state_dict(state["amp"])` instead (a checkpoint apex wrote holds
     #   {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put scale=s, _growth_tracker=n
     #   into scaler.state_dict() and load that). apexcompat.amp's state is set up only by
@@ -4862,9 +4923,10 @@ class FeatureModel(BaseModel):
 """,
         codes=('APX101', 'APX102', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX403'),
     ),
-    # a TODO names another file's line (tune.py's call), and the first run moves that line
-    # (the unused import above it goes): a second run, which words the same TODO with the
-    # new number, finds it already there and writes nothing (before: a second copy)
+    # a TODO names another file's call (tune.py's), whose line the first run moves (the unused
+    # import above it goes): the TODO names its file and definition, not the line, so a
+    # second run words it the same, finds it already there and writes nothing (when TODOs
+    # quoted the line: a second copy, then the number's change)
     Example(
         "todo-naming-a-moved-line-written-once",
         before="""\
@@ -4914,11 +4976,12 @@ def main():
     model = torch.nn.Linear(8, 1).cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     # TODO(apexcompat): the losses are scaled in engine.py (fit), which cannot get the
-    #   GradScaler: fit is also called from tune.py:8 (tune), where no GradScaler exists;
+    #   GradScaler: fit is also called from tune.py (in tune()), where no GradScaler exists;
     #   nor can a module-level GradScaler stand in (the GradScaler plan across files was
     #   dropped: in train.py, the losses are scaled in engine.py (fit), which cannot get the
-    #   GradScaler: fit is also called from tune.py:8 (tune), where no GradScaler exists);
-    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
+    #   GradScaler: fit is also called from tune.py (in tune()), where no GradScaler
+    #   exists); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+    #   hand
     model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
     fit(model, optimizer)
 # file: engine.py
@@ -4931,10 +4994,10 @@ def fit(model, optimizer):
         loss = model(torch.randn(32, 8, device="cuda")).pow(2).mean()
         optimizer.zero_grad()
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
-        #   amp.scale_loss (fit is also called from tune.py:8 (tune), where no GradScaler
+        #   amp.scale_loss (fit is also called from tune.py (in tune()), where no GradScaler
         #   exists; nor can a module-level GradScaler stand in (the GradScaler plan across files
         #   was dropped: in train.py, the losses are scaled in engine.py (fit), which cannot get
-        #   the GradScaler: fit is also called from tune.py:8 (tune), where no GradScaler
+        #   the GradScaler: fit is also called from tune.py (in tune()), where no GradScaler
         #   exists)); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
         #   hand
         with amp.scale_loss(loss, optimizer) as scaled_loss:
@@ -5017,7 +5080,7 @@ def main():
     model = torch.nn.Linear(8, 1).cuda()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     # TODO(apexcompat): the losses are scaled in engine.py (train_one_epoch), which cannot
-    #   get the GradScaler: train_one_epoch is also called from evaluate.py:7 (finetune),
+    #   get the GradScaler: train_one_epoch is also called from evaluate.py (in finetune()),
     #   where no GradScaler exists; this file keeps apex.amp semantics through
     #   apexcompat.amp, migrate it by hand
     model, optimizer = amp.initialize(model, optimizer, opt_level=args.opt_level)
@@ -5038,9 +5101,9 @@ def train_one_epoch(model, optimizer, epoch):
         loss = model(x).pow(2).mean()
         optimizer.zero_grad()
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
-        #   amp.scale_loss (train_one_epoch is also called from evaluate.py:7 (finetune), where
-        #   no GradScaler exists); this file keeps apex.amp semantics through apexcompat.amp,
-        #   migrate it by hand
+        #   amp.scale_loss (train_one_epoch is also called from evaluate.py (in finetune()),
+        #   where no GradScaler exists); this file keeps apex.amp semantics through
+        #   apexcompat.amp, migrate it by hand
         with amp.scale_loss(loss, optimizer) as scaled_loss:
             scaled_loss.backward()
         optimizer.step()
@@ -5219,6 +5282,171 @@ if __name__ == "__main__":
         after=TRAINS_FIRST.replace("from apex import amp", "from apexcompat import amp")
         .replace("    model, optimizer = amp.initialize(", TRAINS_FIRST_INIT_TODO + "    model, optimizer = amp.initialize(")
         .replace('    amp.load_state_dict(state["amp"])', TRAINS_FIRST_LOAD_TODO + '    amp.load_state_dict(state["amp"])'),
+        codes=("APX102", "APX220", "APX403"),
+    ),
+    # a class built before amp.initialize whose method loads the amp state when its flag says
+    # so (Enigmatisms/NeRF's ProposalNetwork.loadFromFile(path, use_amp)), also built and
+    # loaded by a script without apex that runs alone: there apex's amp.load_state_dict
+    # raised (no amp.initialize ever ran in that process), so the method takes the GradScaler
+    # as `scaler=None` and loads it only when given; the launcher's call passes it, the
+    # script's call stays as it is
+    Example(
+        "method-loading-amp-state-also-called-by-a-script-that-runs-alone-takes-an-optional-scaler",
+        before=NET_LOADER_BEFORE,
+        after="""\
+# file: average.py
+import sys
+
+import torch
+
+from model import Net
+
+
+def average(paths, use_amp):
+    nets = [Net() for _ in paths]
+    for net, path in zip(nets, paths):
+        net.load_from(path, use_amp)
+    return [sum(ps) / len(ps) for ps in zip(*(net.parameters() for net in nets))]
+
+
+if __name__ == "__main__":
+    print(average(sys.argv[1:], use_amp=True))
+# file: model.py
+import torch
+
+
+"""
+        + HELPER
+        + """
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.layer(x)
+
+    def load_from(self, path, use_amp=False, *, scaler=None):
+        state = torch.load(path, map_location="cpu")
+        self.load_state_dict(state["model"])
+        if use_amp:
+            if scaler is not None:
+                load_scaler_state(scaler, state["amp"])
+# file: train.py
+import torch
+
+from model import Net
+
+
+def main(resume=None, use_amp=True):
+    net = Net().cuda()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    if resume:
+        net.load_from(resume, use_amp, scaler=scaler)
+    for _ in range(100):
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = net(torch.randn(32, 8, device="cuda")).pow(2).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    torch.save({"model": net.state_dict(), "amp": scaler.state_dict()}, "last.pt")
+
+
+if __name__ == "__main__":
+    main()
+""",
+        codes=("APX101", "APX201", "APX209", "APX213", "APX214", "APX301", "APX311", "APX401", "APX402"),
+    ),
+    # the same method, but the script trains first through the launcher's function: there
+    # apex loaded the checkpoint's loss scale into the live loss scaler, which a skipped load
+    # would not; no plan is proven, and the report names the script's call of the method and
+    # why that script does not run alone
+    Example(
+        "method-loading-amp-state-also-called-by-a-script-that-trains-first-keeps-the-shim",
+        before=NET_LOADER_BEFORE.replace(
+            "from model import Net\n\n\ndef average(paths, use_amp):\n",
+            "import train\nfrom model import Net\n\n\ndef average(paths, use_amp):\n    train.main()\n",
+        ),
+        after="""\
+# file: average.py
+import sys
+
+import torch
+
+import train
+from model import Net
+
+
+def average(paths, use_amp):
+    train.main()
+    nets = [Net() for _ in paths]
+    for net, path in zip(nets, paths):
+        net.load_from(path, use_amp)
+    return [sum(ps) / len(ps) for ps in zip(*(net.parameters() for net in nets))]
+
+
+if __name__ == "__main__":
+    print(average(sys.argv[1:], use_amp=True))
+# file: model.py
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.layer(x)
+
+    def load_from(self, path, use_amp=False):
+        state = torch.load(path, map_location="cpu")
+        self.load_state_dict(state["model"])
+        if use_amp:
+            from apexcompat import amp
+            # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
+            #   amp.initialize, which is created in another file and cannot reach this line
+            #   (Net.load_from is also called from average.py (in average()), where no GradScaler
+            #   exists, and that file does not run alone (main of train.py initializes amp for
+            #   training)): pass that scaler here and call `scaler.load_state_dict(state["amp"])`
+            #   instead (a checkpoint apex wrote holds {"loss_scaler0": {"loss_scale": s,
+            #   "unskipped": n}}: put scale=s, _growth_tracker=n into scaler.state_dict() and load
+            #   that). apexcompat.amp's state is set up only by its own amp.initialize, so this line
+            #   fails once that file is migrated
+            amp.load_state_dict(state["amp"])
+# file: train.py
+import torch
+from apexcompat import amp
+
+from model import Net
+
+
+def main(resume=None, use_amp=True):
+    net = Net().cuda()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    # TODO(apexcompat): the amp state is saved or loaded in model.py (Net), which cannot get
+    #   the GradScaler: Net.load_from is also called from average.py (in average()), where
+    #   no GradScaler exists, and that file does not run alone (main of train.py initializes
+    #   amp for training); this file keeps apex.amp semantics through apexcompat.amp,
+    #   migrate it by hand
+    net, optimizer = amp.initialize(net, optimizer, opt_level="O1")
+    if resume:
+        net.load_from(resume, use_amp)
+    for _ in range(100):
+        loss = net(torch.randn(32, 8, device="cuda")).pow(2).mean()
+        optimizer.zero_grad()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+    torch.save({"model": net.state_dict(), "amp": amp.state_dict()}, "last.pt")
+
+
+if __name__ == "__main__":
+    main()
+""",
         codes=("APX102", "APX220", "APX403"),
     ),
     # a scaler wrapper class without __init__ (timm's ApexScaler) beside its native sibling, built
@@ -8708,14 +8936,14 @@ class Restorer:
 SHARED_RESTORER_TODOS = (
     """\
     # TODO(apexcompat): the amp state is saved or loaded in restore.py (Restorer), which
-    #   cannot get the GradScaler: Restorer is also called from evaluate.py:8 (main), where
-    #   no GradScaler exists; this file keeps apex.amp semantics through apexcompat.amp,
-    #   migrate it by hand
+    #   cannot get the GradScaler: Restorer is also called from evaluate.py (in main()),
+    #   where no GradScaler exists; this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
 """,
     """\
             # TODO(apexcompat): amp.load_state_dict(state["amp"]) needs the GradScaler that replaces
             #   amp.initialize, which is created in another file and cannot reach this line
-            #   (Restorer is also called from evaluate.py:8 (main), where no GradScaler exists):
+            #   (Restorer is also called from evaluate.py (in main()), where no GradScaler exists):
             #   pass that scaler here and call `scaler.load_state_dict(state["amp"])` instead (a
             #   checkpoint apex wrote holds {"loss_scaler0": {"loss_scale": s, "unskipped": n}}: put
             #   scale=s, _growth_tracker=n into scaler.state_dict() and load that). apexcompat.amp's
@@ -8725,7 +8953,7 @@ SHARED_RESTORER_TODOS = (
     """\
         # TODO(apexcompat): amp.state_dict() needs the GradScaler that replaces amp.initialize,
         #   which is created in another file and cannot reach this line (Restorer is also called
-        #   from evaluate.py:8 (main), where no GradScaler exists): pass that scaler here and
+        #   from evaluate.py (in main()), where no GradScaler exists): pass that scaler here and
         #   call `scaler.state_dict()` instead. apexcompat.amp's state is set up only by its own
         #   amp.initialize, so this line fails once that file is migrated
 """,
@@ -10168,7 +10396,7 @@ GLUE_TODOS = (
         # TODO(apexcompat): no amp.scale_loss in this file: the losses are scaled in
         #   backward_step() of nets/losses.py, called from train.py (train), a file without
         #   apex.amp that calls this model factory too; it cannot hand the GradScaler on:
-        #   backward_step of nets/losses.py is also called from adapt.py:9 (adapt), where no
+        #   backward_step of nets/losses.py is also called from adapt.py (in adapt()), where no
         #   GradScaler exists; nor can a module-level GradScaler stand in: nets/losses.py uses
         #   apex.amp too, and cannot import nets/build.py under one dotted name; this file keeps
         #   apex.amp semantics through apexcompat.amp, migrate it by hand
@@ -10177,8 +10405,8 @@ GLUE_TODOS = (
         # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
         #   amp.scale_loss (backward_step is called from train.py (train), a file without
         #   apex.amp that gets the model from the factory in nets/build.py, and it cannot hand
-        #   the GradScaler on: backward_step of nets/losses.py is also called from adapt.py:9
-        #   (adapt), where no GradScaler exists); this file keeps apex.amp semantics through
+        #   the GradScaler on: backward_step of nets/losses.py is also called from adapt.py (in
+        #   adapt()), where no GradScaler exists); this file keeps apex.amp semantics through
         #   apexcompat.amp, migrate it by hand
 """,
 )

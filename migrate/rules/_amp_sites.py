@@ -524,6 +524,22 @@ def enclosing(parents, node: cst.CSTNode, kinds) -> Optional[cst.CSTNode]:
     return None
 
 
+def takes_optional_scaler(parents: Any, func: Any, plan: Any) -> bool:
+    """``func`` is an entry of ``plan`` whose GradScaler parameter defaults to None
+    (``optional_scaler``): a top-level function of ``optional_entries``, or a method of a
+    top-level class of ``optional_methods``."""
+    if func is None or plan is None:
+        return False
+    if isinstance(parents.get(func), cst.Module):
+        return func.name.value in plan.optional_entries
+    cls = class_of_method(parents, func)
+    return (
+        cls is not None
+        and isinstance(parents.get(cls), cst.Module)
+        and (cls.name.value, func.name.value) in plan.optional_methods
+    )
+
+
 def class_of_method(parents: Any, func: Any) -> Any:
     """The class ``func`` is a plain method of (not static/class method), else None."""
     if func is None:

@@ -11,7 +11,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from ._amp_param import amp_parameters
 from ._amp_partial import bound_offset
 from ._amp_rule import AmpRule
-from ._amp_sites import AmpFile, enclosing, init_method, self_name
+from ._amp_sites import AmpFile, enclosing, init_method, self_name, takes_optional_scaler
 from ._edits import code_of, expression, statement
 from .checkpoints import HELPER, HELPER_NAME, HOLDER, HOLDER_NAME, add_helpers
 
@@ -51,7 +51,7 @@ class ScalerThreading(AmpRule):
         has defaults or stars) and ``calls`` pass it; ``remote``: the plan's entry, which the
         other files' calls pass by keyword."""
         name = info.scaler_name
-        optional = remote and info.plan is not None and func.name.value in info.plan.optional_entries
+        optional = remote and takes_optional_scaler(self.parents, func, info.plan)
         params = func.params
         plain = not params.star_arg or isinstance(params.star_arg, cst.MaybeSentinel)
         simple = (

@@ -25,7 +25,9 @@ from typing import Any, List, Optional
 import libcst as cst
 
 from ._amp_rule import APEX_AMP, SHIM_FALLBACK_TODO, AmpRule
-from ._amp_sites import GRADSCALER_NAMES, analyse, code_of, find_scalers, optimizer_params, plan_note, walk
+from ._amp_sites import (
+    GRADSCALER_NAMES, analyse, code_of, find_scalers, optimizer_params, plan_note, takes_optional_scaler, walk,
+)
 from ._edits import expression, read_todos, statement, without_todos
 from .base import Example
 
@@ -177,7 +179,6 @@ class CheckpointRule(AmpRule):
             lookup = _without_own_scalers(self, module, lookup)
             self._scaler_elsewhere(info, lookup)
         helper_needed = False
-        optional = plan.optional_entries if plan is not None else ()
         for need in info.needs:
             if need.kind not in ("state_dict", "load_state_dict"):
                 continue
@@ -204,7 +205,7 @@ class CheckpointRule(AmpRule):
                     severity="info",
                 )
                 helper_needed = True
-            if self.settings.dtype != "bfloat16" and _in_optional_entry(self, need.func, optional):
+            if self.settings.dtype != "bfloat16" and takes_optional_scaler(self.parents, need.func, plan):
                 _only_when_given(self, need.node, scaler.expr)
         if helper_needed:
             self._add_helper(module, HELPER)
@@ -329,11 +330,6 @@ class CheckpointRule(AmpRule):
                 self.todo(need.node, "APX403", message)
             if stmt is not None:
                 self.replace_node(stmt, _without_unreachable_todo)
-
-
-def _in_optional_entry(rule: Any, func: Any, optional: Any) -> bool:
-    """``func`` is a top-level function whose GradScaler parameter defaults to None."""
-    return func is not None and func.name.value in optional and isinstance(rule.parents.get(func), cst.Module)
 
 
 def _only_when_given(rule: Any, call: cst.Call, scaler: str) -> None:

@@ -80,9 +80,12 @@ distiller that takes apex.amp from a star import of a helper module that never u
 (r98), a rollout under torch.no_grad() before the training forward pass, with a plain
 branch for --cpu-train beside the scaled one and apex.amp's version printed by the initializing
 module (r95, CuLE), and apex.amp (or None) handed to the training function of a module without
-apex, which scales, clips and steps through that parameter (r97), and a backward helper of another
+apex, which scales, clips and steps through that parameter (r97), a backward helper of another
 module handed the loss under the launcher's half-precision switch, whose launcher clips and steps
-right after each call (r96, understanding-fast-adv).  Apart from LAYOUTS (no
+right after each call (r96, understanding-fast-adv), and a network built before
+amp.initialize whose own loader loads amp's state when its flag says so, also built and loaded by
+a script without apex that runs alone (r101, Enigmatisms/NeRF: the loader takes the GradScaler as
+``scaler=None`` and loads it only when given).  Apart from LAYOUTS (no
 training): r94, evaluation scripts whose inference
 amp.initialize (no optimizers) the migration follows, timm's validate.py shape (the no-op
 amp_autocast bound to torch.autocast on the apex branch) and maskrcnn-benchmark's test_net.py
@@ -323,6 +326,13 @@ LAYOUTS: Dict[str, dict] = {
     # before the clip (APX272); the fp32 run hands a disabled one
     "r96_backward_helper_stepped_by_caller": dict(launcher="train.py", amp=["--half-prec"], fp32=[], steps=24,
                                                   metric="loss", native=[], fallbacks=[], saves=False),
+    # Enigmatisms/NeRF's ProposalNetwork: built before amp.initialize, loadFromFile(path,
+    # use_amp, opt, keys) loads amp's state when its flag says so; average.py (no apex, run
+    # alone) builds it and calls loadFromFile with a flag too: the method takes the GradScaler
+    # as `scaler=None`, the launcher's resume passes it (an apex checkpoint resumes through
+    # load_scaler_state), the script's call stays
+    "r101_method_loader_beside_a_script": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[]),
     "r91_step_hook_beside_plain_step": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                             metric="loss", native=[], fallbacks=[], saves=False,
                                             branches={"period-1": ["--period", "1"]}),
@@ -1267,6 +1277,25 @@ def test_a_script_without_a_grad_scaler_still_loads_the_model(repos):
     done = _run_without_apex(repos["dirs"][name], ["evaluate.py", str(checkpoint)])
     assert done.returncode == 0, done.stderr
     assert re.search(rf"^step {LAYOUTS[name]['steps'] // 2}: eval loss ", done.stdout, re.M), done.stdout
+
+
+def test_a_script_that_runs_alone_still_loads_through_the_method_without_a_grad_scaler(repos):
+    """r101: the migrated average.py calls ProposalNet.loadFromFile with its flag on and no
+    GradScaler (the method takes it as ``scaler=None``): it restores the network from the
+    original's apex checkpoint and leaves the loss-scaler entry alone, with apex and apexcompat
+    unimportable (apex's amp.load_state_dict raised there: no amp.initialize ever ran)."""
+    name = "r101_method_loader_beside_a_script"
+    _native(repos, name)
+    _run(repos, "orig", name, "half")
+    checkpoint = repos["work"] / f"orig-{name}-half.ckpt.pt"
+    out = repos["work"] / f"{name}-average.pt"
+    done = _run_without_apex(repos["dirs"][name], ["average.py", str(checkpoint), str(checkpoint),
+                                                    "--use-amp", "1", "--out", str(out)])
+    assert done.returncode == 0, done.stderr
+    saved = torch.load(checkpoint, map_location="cpu")["model"]
+    averaged = torch.load(out)
+    assert set(averaged) == set(saved)
+    assert all(torch.equal(averaged[k], saved[k].float()) for k in saved if saved[k].is_floating_point())
 
 
 @pytest.mark.parametrize("name", ("r49_clip_inside_scale_loss", "r60_clip_inside_scale_loss_literal_level"))

@@ -277,7 +277,7 @@ def test_a_caller_without_a_scaler_keeps_the_component_on_the_shim_and_says_wher
     found = report(tmp_path)
     manual = {(f["path"], f["code"]): f["message"] for f in found["findings"] if f["needs_manual_work"]}
     assert set(manual) == {("engine.py", "APX220"), ("train.py", "APX220")}
-    assert "train_one_epoch is also called from finetune.py:5 (tune), where no GradScaler exists" in manual[
+    assert "train_one_epoch is also called from finetune.py (in tune()), where no GradScaler exists" in manual[
         ("engine.py", "APX220")
     ]
 
@@ -1655,6 +1655,97 @@ def test_a_class_no_file_names_takes_the_scaler_beside_a_planned_one(tmp_path, o
     assert keep.entries == tuple(sorted({"Keeper", *unreferenced}))
 
 
+NET_LOADER = {
+    "train.py": """\
+        import torch
+        from apex import amp
+
+        from model import Net
+        from probe import probe
+
+
+        def main(resume=None):
+            net = Net()
+            optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+            net, optimizer = amp.initialize(net, optimizer, opt_level="O1")
+            if resume:
+                net.load_from(resume, True)
+            for _ in range(3):
+                loss = net(torch.randn(2, 4)).sum()
+                optimizer.zero_grad()
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+                optimizer.step()
+            return probe(net)
+        """,
+    "model.py": """\
+        import torch
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = torch.nn.Linear(4, 1)
+
+            def forward(self, x):
+                return self.layer(x)
+
+            def load_from(self, path, use_amp=False):
+                save = torch.load(path)
+                self.load_state_dict(save["model"])
+                if use_amp:
+                    from apex import amp
+                    amp.load_state_dict(save["amp"])
+        """,
+    "probe.py": """\
+        import torch
+        from torch.cuda.amp import autocast
+
+        from model import Net
+
+
+        def probe(trained):
+            fresh = Net()
+            fresh.load_state_dict(trained.state_dict())
+            with autocast():
+                return fresh(torch.ones(1, 4))
+        """,
+}
+
+
+def test_a_class_whose_methods_take_the_scaler_may_be_built_where_no_grad_scaler_exists(tmp_path):
+    """Net is built before amp.initialize and its load_from takes the GradScaler: probe.py,
+    which the training run reaches, builds a Net too but never loads through it, so that
+    building hands nothing on; the launcher's call passes the GradScaler (required: no other
+    file calls load_from).  Before, "Net is also called from probe.py:8" kept both files on
+    the shim."""
+    write_tree(tmp_path, NET_LOADER)
+    model = plan_for(tmp_path).files[str(tmp_path / "model.py")]
+    assert model.method_entries == (("Net", "load_from"),) and model.optional_methods == ()
+    found = report(tmp_path)
+    assert not [f for f in found["findings"] if f["needs_manual_work"]], found["findings"]
+    run_cli(tmp_path, "--allow-no-vcs")
+    assert "def load_from(self, path, use_amp=False, *, scaler):" in (tmp_path / "model.py").read_text()
+    assert "net.load_from(resume, True, scaler=scaler)" in (tmp_path / "train.py").read_text()
+    assert "fresh = Net()" in (tmp_path / "probe.py").read_text()
+
+
+def test_a_method_that_takes_the_scaler_called_where_a_training_run_reaches_keeps_the_shim(tmp_path):
+    """The same, but probe() loads through the new Net with the flag on: in the training run
+    apex loaded that state into its live loss scaler, which a GradScaler left out would not, so
+    nothing is planned, and the reason names the call and the training initialize."""
+    files = dict(NET_LOADER, **{"probe.py": NET_LOADER["probe.py"].replace(
+        "fresh.load_state_dict(trained.state_dict())\n",
+        "fresh.load_state_dict(trained.state_dict())\n            fresh.load_from(\"last.pt\", True)\n")})
+    write_tree(tmp_path, files)
+    launcher = plan_for(tmp_path).files[str(tmp_path / "train.py")]
+    assert launcher.refusal == (
+        "the amp state is saved or loaded in model.py (Net), which cannot get the GradScaler: Net.load_from is also "
+        "called from probe.py (in probe()), where no GradScaler exists, and that file does not run alone (main of train.py "
+        "initializes amp for training)"
+    )
+
+
 def test_a_launcher_whose_state_keeper_cannot_get_the_scaler_keeps_the_shim(tmp_path):
     """Keeper is also built by a script without apex.amp: keep.py stays on the shim, and so
     does the launcher (it scales its own loss, but its amp state is kept in keep.py)."""
@@ -1665,7 +1756,7 @@ def test_a_launcher_whose_state_keeper_cannot_get_the_scaler_keeps_the_shim(tmp_
     launcher = plan_for(tmp_path).files[str(tmp_path / "train.py")]
     assert launcher.refusal == (
         "the amp state is saved or loaded in keep.py (Keeper), which cannot get the GradScaler: "
-        "Keeper is also called from probe.py:7 (probe), where no GradScaler exists"
+        "Keeper is also called from probe.py (in probe()), where no GradScaler exists"
     )
     found = report(tmp_path)["findings"]
     shim = sorted((f["path"], f["code"]) for f in found if f["code"] in ("APX102", "APX220"))
