@@ -124,7 +124,7 @@ def test_lendable_base_names_a_caller_in_a_file_outside_the_index() -> None:
                             amp_sites=[AmpSite("state_dict", 3, "Base", method="save", receiver="self")])
     why = lendable_base((path, "Base"), {path: summary}, lambda d: False,
                         lambda n, p: [("/r/eval.py", "eval.py", 5, "main")], None)
-    assert why == "Base is also used in eval.py:5, where no GradScaler exists"
+    assert why == "Base is also used in eval.py (in main), where no GradScaler exists"
 
 
 def test_the_attribute_is_one_no_class_above_the_base_uses() -> None:
