@@ -20,7 +20,8 @@ In a launcher: each call of such a helper is a statement of its own, followed by
 the optimizer it hands over, before any other statement but a gradient clip (which gets a
 ``scaler.unscale_(opt)`` before it), either right after it or first in the ``if`` right after
 it (a gradient-accumulation boundary: several scaled backwards add up before one step, as
-natively).  Anything else between the call and the step may read the gradients or back
+natively; nothing after that ``if`` in the block may use the gradients, which stay scaled on
+the iterations that do not step).  Anything else between the call and the step may read the gradients or back
 another loss; that call keeps the whole plan on the shim, saying so.
 """
 
@@ -123,6 +124,14 @@ def launcher_step(rule: Any, call: cst.Call, optimizer: str) -> Union[str, Launc
     boundary = None
     if later and isinstance(later[0], cst.If) and later[0].orelse is None:
         boundary = later[0]  # an accumulation boundary right after the backward
+        reader = next((stmt for stmt in later[1:] if _may_use_gradients(rule, stmt)), None)
+        if reader is not None:
+            read = code_of(reader).strip().splitlines()[0]
+            return (
+                here + f"is followed by its step only inside the `if` after it, and `{read}` after that `if` may "
+                "use the gradients, which on the iterations that do not step a GradScaler keeps scaled (apex had "
+                "unscaled them at every backward)"
+            )
         later = list(boundary.body.body)
     clips: List[cst.Call] = []
     unscaled = False  # ``scaler.unscale_(opt)`` an earlier rule put before a clip
@@ -142,6 +151,16 @@ def launcher_step(rule: Any, call: cst.Call, optimizer: str) -> Union[str, Launc
             )
         clips.append(clip)
     return here + f"is not followed by {optimizer}.step() in its block (nor first in the `if` right after it)"
+
+
+def _may_use_gradients(rule: Any, stmt: Any) -> bool:
+    """Whether ``stmt`` reads or changes a ``.grad``, clips, or backs another loss."""
+    for node in walk(stmt):
+        if isinstance(node, cst.Attribute) and node.attr.value in ("grad", "backward"):
+            return True
+        if isinstance(node, cst.Call) and rule.qualified_names(node.func) & CLIP_FUNCTIONS:
+            return True
+    return False
 
 
 def _step_of(stmt: Any, optimizer: str, unscale: str = "") -> Optional[cst.Call]:

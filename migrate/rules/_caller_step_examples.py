@@ -344,6 +344,79 @@ def backward(loss, opt, half_prec):
 """,
         codes=('APX102', 'APX220'),
     ),
+    # ... and where a read of the gradients follows the accumulation boundary's `if` (on the iterations
+    # that do not step, a GradScaler keeps them scaled, where apex had unscaled them at every backward)
+    Example(
+        "backward-helper-of-another-file-refused-where-the-gradients-are-read-after-the-boundary",
+        before="""\
+# file: train.py
+import torch
+from apex import amp
+
+from helpers import backward
+
+
+def train(model, optimizer, loader, accumulate):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, (x, y) in enumerate(loader):
+        loss = model(x, y) / accumulate
+        backward(loss, optimizer)
+        if (i + 1) % accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+        print(float(model.weight.grad.norm()))
+# file: helpers.py
+from apex import amp
+
+
+def backward(loss, optimizer):
+    '''Back the loss through the loss scaler.'''
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+""",
+        after="""\
+# file: train.py
+import torch
+from apexcompat import amp
+
+from helpers import backward
+
+
+def train(model, optimizer, loader, accumulate):
+    # TODO(apexcompat): the GradScaler plan across files was dropped: in train.py, the
+    #   GradScaler could reach backward() of another file, which scales the loss this call
+    #   hands it, but backward(loss, optimizer) is followed by its step only inside the `if`
+    #   after it, and `print(float(model.weight.grad.norm()))` after that `if` may use the
+    #   gradients, which on the iterations that do not step a GradScaler keeps scaled (apex
+    #   had unscaled them at every backward); this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for i, (x, y) in enumerate(loader):
+        loss = model(x, y) / accumulate
+        backward(loss, optimizer)
+        if (i + 1) % accumulate == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+        print(float(model.weight.grad.norm()))
+# file: helpers.py
+from apexcompat import amp
+
+
+def backward(loss, optimizer):
+    '''Back the loss through the loss scaler.'''
+    # TODO(apexcompat): amp.initialize is not in this file, so the scaler cannot reach this
+    #   amp.scale_loss (the GradScaler plan across files was dropped: in train.py, the
+    #   GradScaler could reach backward() of another file, which scales the loss this call
+    #   hands it, but backward(loss, optimizer) is followed by its step only inside the `if`
+    #   after it, and `print(float(model.weight.grad.norm()))` after that `if` may use the
+    #   gradients, which on the iterations that do not step a GradScaler keeps scaled (apex
+    #   had unscaled them at every backward)); this file keeps apex.amp semantics through
+    #   apexcompat.amp, migrate it by hand
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+""",
+        codes=('APX102', 'APX220'),
+    ),
     # ... and where the helper reads the gradients after its backward, before its callers step
     Example(
         "backward-helper-of-another-file-refused-where-it-does-more-than-the-backward",
