@@ -44,8 +44,9 @@ class EarlyPool:
         # what is guessed ahead of the plan: first the files it is unlikely to give a part,
         # then the others smallest first (a tree of apex scripts alone keeps the workers busy;
         # a big one a part re-runs is rarely guessed, and after the plan the biggest go first)
-        unlikely = [i for i in self._order if not may_get_a_part(jobs[i][1])]
-        self._guess_order = unlikely + [i for i in reversed(self._order) if may_get_a_part(jobs[i][1])]
+        likely = {i for i in self._order if may_get_a_part(jobs[i][1])}
+        unlikely = [i for i in self._order if i not in likely]
+        self._guess_order = unlikely + [i for i in reversed(self._order) if i in likely]
         self._lock = threading.Lock()
         self._handed = 0  # how many of ``_guess_order`` went out without a plan
         self._planned = False

@@ -716,7 +716,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     """Collect the apex.amp sites of ``module`` and decide how the scaler reaches them."""
     info = AmpFile(refs=find_amp_refs(rule, module))
     refused = planned_refusals(rule, module)  # the plan's function whose parameter cannot carry it
-    planned_steps = rule.repo_plan() is not None and bool(rule.repo_plan().stepped_calls)
+    plan = rule.repo_plan()
+    planned_steps = plan is not None and bool(plan.stepped_calls)
     if not info.refs and not refused and not planned_steps:
         return info
     parents = rule.parents
@@ -725,7 +726,7 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     # the class placement keeps the scaler and the switch on ``self``: a ``self.scaler`` the
     # file already has (its own torch.cuda.amp path) must not be overwritten by ours
     used |= self_attributes(module)
-    info.plan = rule.repo_plan()
+    info.plan = plan
     # and one a base or a subclass of another file sets or reads on the same instance
     used |= set(info.plan.family_attributes) if info.plan is not None else set()
     info.scaler_name = free_name(SCALER_NAMES + ("amp_grad_scaler",), used)
