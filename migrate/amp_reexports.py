@@ -30,7 +30,7 @@ def amp_reexports(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
     if not homes:
         return {}
     found: Dict[str, Dict[str, List[str]]] = {}
-    for other_path, other in walked_files(by_path, definitions, set().union(*homes.values())):
+    for other_path, other in walked_files(by_path, definitions, set().union(*homes.values()), importing=set(homes)):
         for path, names in homes.items():
             if other_path == path:
                 continue

@@ -256,14 +256,21 @@ def share_carriers(
 
 
 def walked_files(
-    by_path: Dict[str, ModuleSummary], definitions: Any, words: Optional[Iterable[str]] = None
+    by_path: Dict[str, ModuleSummary],
+    definitions: Any,
+    words: Optional[Iterable[str]] = None,
+    importing: Optional[Set[str]] = None,
 ) -> List[Tuple[str, ModuleSummary]]:
     """Every walked file, with apex or not (a second run sees the same callers); with
     ``words``, of the files the index left out only those naming one of them (a file that
-    never writes a name can neither import, call nor read it)."""
+    never writes a name can neither import, call nor read it); with ``importing`` (real
+    paths), of those only the ones that may import from one of these files (their import
+    statements are read first, and a whole summary only where one may)."""
     unindexed: Iterable[str] = definitions.unindexed
     if words is not None:
         unindexed = frozenset().union(*(definitions.naming(word) for word in words))
+    if importing is not None:
+        unindexed = [p for p in unindexed if not definitions.imports_none_of(p, importing)]
     return list(by_path.items()) + [
         (p, s) for p in sorted(unindexed) for s in [definitions.summary(p)] if s is not None
     ]

@@ -537,6 +537,19 @@ class _Definitions:
         head = self.heads[path]
         return head if head is not None and not head.star_imports else None
 
+    def imports_none_of(self, path: str, targets: Set[str]) -> bool:
+        """Whether the file ``path`` the index left out provably imports nothing from the files
+        ``targets``, by name or as a module (told from its import statements alone; False
+        where they do not tell: a star import, a file already summarised or not parsed)."""
+        head = self._head(path)
+        if head is None:
+            return False
+        resolve = self.resolver.resolve
+        for module, attr in head.imports.values():
+            if resolve(module, path) in targets or (attr and resolve(f"{module}.{attr}", path) in targets):
+                return False
+        return True
+
     def naming(self, word: str) -> FrozenSet[str]:
         """The files the index left out whose text holds the identifier ``word`` (not as part
         of a longer ASCII identifier: ``amp`` is not in ``example``), searched once per run."""

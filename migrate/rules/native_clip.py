@@ -200,8 +200,14 @@ class NativeClipRule(AmpRule):
                 kinds.append(("unscale", _receiver(call, "unscale_") or "", call))
             elif _receiver(call, "step") is not None and call.args:
                 kinds.append(("step", _receiver(call, "step") or "", call))
-            elif self._may_clip(call) and self.qualified_names(call.func) & SCALABLE_CLIPS:
-                kinds.append(("clip", "", call))
+            elif self._may_clip(call):
+                # what it resolves to is asked only of a clip that cuts scaled gradients
+                # (below): the scope analysis of the whole file costs more than the rest
+                unscales = code_of(call.func).split(".")[-1] in unscaling
+                if unscales and not self._is_clip(call):
+                    kinds.append(("unscale", "*", call))
+                else:
+                    kinds.append(("clip", "", call))
             elif code_of(call.func).split(".")[-1] in unscaling:
                 kinds.append(("unscale", "*", call))
         if not any(kind == "clip" for kind, _, _ in kinds):
@@ -210,8 +216,11 @@ class NativeClipRule(AmpRule):
         for line, kind, _, call in events:
             if kind == "clip":
                 scaler = self._left_scaled(events, call, line)
-                if scaler is not None:
+                if scaler is not None and self._is_clip(call):
                     self._warn(call, scaler)
+
+    def _is_clip(self, call: cst.Call) -> bool:
+        return bool(self.qualified_names(call.func) & SCALABLE_CLIPS)
 
     def _may_clip(self, call: cst.Call) -> bool:
         """Whether ``call.func`` may resolve to one of ``SCALABLE_CLIPS``, told without the
