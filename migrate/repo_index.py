@@ -409,6 +409,26 @@ class ModuleSummary:
         return {s.owner for s in self.amp_sites if s.member == "scale_loss" and s.method == "__call__"}
 
 
+def none_in_block(test: ast.expr, in_body: bool, block: List[ast.stmt]) -> str:
+    """The name ``test`` proves None in ``block`` (the body of ``if X is None:``, the
+    ``else`` of ``if X is not None:``) when the block never rebinds it; else ""."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+        return ""
+    right = test.comparators[0]
+    if not (isinstance(right, ast.Constant) and right.value is None):
+        return ""
+    if not isinstance(test.ops[0], ast.Is if in_body else ast.IsNot):
+        return ""
+    name = test.left.id
+    for stmt in block:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+                return ""
+            if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+                return ""
+    return name
+
+
 def _package_of(path: str, level: int) -> Optional[List[str]]:
     """The dotted parts of the package a relative import of ``level`` starts from, counted
     from the file's directory upwards while directories are packages."""
@@ -459,6 +479,9 @@ class _Reader(FastNodeVisitor):
         self.member_names: Dict[str, str] = {}
         #: the (chain, branch) pairs of the if/elif/else chains being visited; None in a loop
         self.branches: Optional[Tuple[Tuple[int, int], ...]] = ()
+        #: names the enclosing ifs of the block being visited prove None there
+        #: (``if optimizer is None:``, the ``else`` of ``is not None``; ``none_in_block``)
+        self.none_names: Tuple[str, ...] = ()
         #: the positional parameters of the method being visited
         self.method_params: List[str] = []
         #: plain names of this file called, -> the plain names given to them; the names any
@@ -568,6 +591,7 @@ class _Reader(FastNodeVisitor):
         self.s.bound_names.update(parameters)
         outer, self.branches = self.branches, ()
         outer_guard, self.guard = self.guard, ""
+        outer_none, self.none_names = self.none_names, ()
         self.local_amp_names.append(set())
         self.local_amp_attributes.append(set())
         if self.owner in self.s.classes and not self.method:
@@ -592,12 +616,15 @@ class _Reader(FastNodeVisitor):
         self.local_amp_attributes.pop()
         self.branches = outer
         self.guard = outer_guard
+        self.none_names = outer_none
 
     def _visit_chain(self, node: ast.If, chain: int, branch: int) -> None:
         """An ``if`` and its ``elif``/``else`` branches (``else: if`` alike: equally exclusive)."""
         self.visit(node.test)
-        outer, outer_guard = self.branches, self.guard
+        outer, outer_guard, outer_none = self.branches, self.guard, self.none_names
         for index, block in ((branch, node.body), (branch + 1, node.orelse)):
+            none = none_in_block(node.test, block is node.body, block)
+            self.none_names = outer_none + ((none,) if none else ())
             if block is node.orelse and len(block) == 1 and isinstance(block[0], ast.If):
                 self._visit_chain(block[0], chain, branch + 1)
                 continue
@@ -611,6 +638,7 @@ class _Reader(FastNodeVisitor):
             self.main_guard = guard
             self.branches = outer
         self.guard = outer_guard
+        self.none_names = outer_none
 
     def visit_If(self, node: ast.If) -> None:
         self._visit_chain(node, id(node), 0)
@@ -716,7 +744,9 @@ class _Reader(FastNodeVisitor):
             )
             no_optimizers = optimizers is None or (
                 isinstance(optimizers, ast.Constant) and optimizers.value is None
-            ) or (isinstance(optimizers, (ast.List, ast.Tuple)) and not optimizers.elts)
+            ) or (isinstance(optimizers, (ast.List, ast.Tuple)) and not optimizers.elts) or (
+                isinstance(optimizers, ast.Name) and optimizers.id in self.none_names
+            )
             training = member == "init" or (member == "initialize" and not no_optimizers)
             position = 1 if member == "init" else 8
             scale = node.args[position] if len(node.args) > position else next(

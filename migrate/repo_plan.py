@@ -2217,12 +2217,16 @@ def _outside_edits(
 
 def _receives(by_path: Dict[str, ModuleSummary], launchers: Set[str], receiver: Def, line: int) -> bool:
     """Whether a caller of a model factory can hold the GradScaler it returns: a top-level
-    function of a file with apex.amp, no launcher itself, that needs the scaler; or the
-    ``__init__`` of such a file's class whose methods need it."""
+    function of a file with apex.amp, no launcher itself, that needs the scaler; the
+    ``__init__`` of such a file's class whose methods need it; or the module level of such a
+    file (a script training at its top level: the per-file rule proves the call is one of the
+    module's own statements, before every use of the GradScaler)."""
     user = by_path[receiver[0]]
     needing = user.owners_needing_scaler()
     if receiver[0] in launchers or not needing:
         return False
+    if receiver[1] == MODULE_LEVEL:
+        return True
     if receiver[1] in user.functions:
         return True
     return receiver[1] in needing and receiver[1] in user.classes and any(

@@ -18204,3 +18204,8 @@ def main(args, model, optimizer, loader):
 from ._caller_step_examples import CALLER_STEP_EXAMPLES  # noqa: E402
 
 REPOSITORY_EXAMPLES += CALLER_STEP_EXAMPLES
+
+# the returning route received at a script's top level (LightningDOT's train_itm.py)
+from ._module_receiver_examples import MODULE_RECEIVER_EXAMPLES  # noqa: E402
+
+REPOSITORY_EXAMPLES += MODULE_RECEIVER_EXAMPLES

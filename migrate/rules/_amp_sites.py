@@ -51,6 +51,7 @@ from ._amp_wrapper import wrapper_holder
 from ._amp_held import through_held
 from ._amp_handed_wrapper import steppable_holder
 from ._amp_method_step_gap import method_step_gap
+from ._amp_none_optimizer import proven_none
 from ._amp_module_scaler import initialize_only_try, module_route, module_variable, reader_home
 from ._amp_mirrored_step import NOT_IN_ELSE, chain_tests, mirrored_guard, scale_clause
 from ._amp_shared_step import follows_each_backward, gradient_uses, shared_guard
@@ -1404,12 +1405,15 @@ def _received_sites(rule, module: cst.Module, info: AmpFile) -> None:
     function's own body, unpacks the GradScaler the factory of another file returns as one
     more value; from there on the function has it (else a blocker says why not)."""
     for name, text in info.plan.received:
+        at_module = name == MODULE_LEVEL  # a script training at its top level: a module-level name
         owner, _, method = name.partition(".")
         top: Any = next(
             (d for d in module.body if isinstance(d, (cst.FunctionDef, cst.ClassDef)) and d.name.value == owner), None
         )
         func: Any = (init_method(top) if method else top) if isinstance(top, cst.ClassDef) == bool(method) else None
         body = list(func.body.body) if func is not None and isinstance(func.body, cst.IndentedBlock) else []
+        if at_module:
+            body = list(module.body)
         found = [
             line.body[0]
             for line in body
@@ -1420,13 +1424,19 @@ def _received_sites(rule, module: cst.Module, info: AmpFile) -> None:
             and code_of(line.body[0].value.func) == text
         ]
         calls = [n for n in walk(func) if isinstance(n, cst.Call) and code_of(n.func) == text] if func else []
+        if at_module:
+            calls = [
+                n for n in walk(module)
+                if isinstance(n, cst.Call) and code_of(n.func) == text and enclosing_function(rule.parents, n) is None
+            ]
         assign = found[0] if len(found) == 1 and len(calls) == 1 else None
         target = assign.targets[0].target if assign is not None and len(assign.targets) == 1 else None
-        if func is None or not isinstance(target, (cst.Tuple, cst.List)) or any(
+        if (func is None and not at_module) or not isinstance(target, (cst.Tuple, cst.List)) or any(
             isinstance(e, cst.StarredElement) for e in target.elements
         ):
+            where = "the module's top level" if at_module else f"{name}() itself"
             info.received_refusal = (
-                f"what {text}() returns is not unpacked into names by one statement of {name}() itself, "
+                f"what {text}() returns is not unpacked into names by one statement of {where}, "
                 "so the GradScaler it would return cannot be unpacked with it"
             )
             info.blockers.append(Blocker(calls[0] if calls else (func or module), info.received_refusal))
@@ -1795,6 +1805,7 @@ def _init_site(rule, call: cst.Call, old_api: bool, info: AmpFile) -> Optional[I
             opts is not None
             and not (isinstance(opts, cst.Name) and opts.value == "None")
             and not (isinstance(opts, (cst.List, cst.Tuple)) and not opts.elements)
+            and not (isinstance(opts, cst.Name) and proven_none(parents, call, opts.value))  # ``if opt is None:``
         )
         site.optimizers = elements(opts) if site.has_optimizers else []
         if not site.models:
@@ -3731,7 +3742,7 @@ def _check_remote_layout(rule, info: AmpFile) -> None:
         ]
         early += [s.with_stmt for s in info.scale_losses if s.func is func]
         early += [n.node for n in info.needs if n.func is func]
-        if func is home:
+        if func is not None and func is home:
             # a method __init__ calls on self before the call (or one that calls it so): it
             # would run without the GradScaler
             using = _methods_reaching(cast(cst.ClassDef, home_cls), {f.name.value for f in needy if f is not None})
@@ -4828,6 +4839,9 @@ def find_scalers(rule, module: cst.Module):
         # ``..., scaler = create_optimizer(...)``: the factory of another file returned it;
         # ``..., self.scaler = create_optimizer(...)`` in a class's __init__
         received = {name for name, _text in plan.received}
+        if MODULE_LEVEL in received and None not in local:
+            local[None] = (plan.scaler_name, f"{plan.scaler_name}.is_enabled()")  # a script's top level
+            names.add(plan.scaler_name)
         for stmt in module.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value in received and stmt not in local:
                 local[stmt] = (plan.scaler_name, f"{plan.scaler_name}.is_enabled()")

@@ -292,7 +292,7 @@ class ScalerThreading(AmpRule):
                 assign,
                 "APX244",
                 f"{code_of(assign.value.func)}() now returns the GradScaler as one more value: "  # type: ignore[attr-defined]
-                f"{func.name.value}() unpacks it as `{kept}`",
+                f"{func.name.value + '()' if func is not None else 'the module level'} unpacks it as `{kept}`",
                 fixed=True,
                 severity="info",
             )

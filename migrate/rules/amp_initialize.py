@@ -80,6 +80,7 @@ from ._amp_module_scaler import (
     leaves_after,
 )
 from ._amp_setup_loop import setup_loop
+from ._amp_none_optimizer import proven_none
 from ._amp_unbound import UNBOUND_TODO, unbound_amp_uses
 from ._amp_version import remove_version_prints
 from ..runner_frameworks import CARRIER_ATTRIBUTE
@@ -1248,6 +1249,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         models = arg_value(site.call, 0, "models")
         # an empty optimizers list (inference) is still part of what was unpacked
         opts = arg_value(site.call, 1, "optimizers")
+        if isinstance(opts, cst.Name) and proven_none(self.parents, site.call, opts.value):
+            opts = None  # under ``if optimizer is None:`` apex returns the models alone
         value_parts = [models] + ([opts] if opts is not None and code_of(opts) != "None" else [])
         if isinstance(target, cst.Name) and target.value == "_":
             return None

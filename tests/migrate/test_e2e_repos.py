@@ -85,7 +85,11 @@ module handed the loss under the launcher's half-precision switch, whose launche
 right after each call (r96, understanding-fast-adv), and a network built before
 amp.initialize whose own loader loads amp's state when its flag says so, also built and loaded by
 a script without apex that runs alone (r101, Enigmatisms/NeRF: the loader takes the GradScaler as
-``scaler=None`` and loads it only when given).  Apart from LAYOUTS (no
+``scaler=None`` and loads it only when given), and a script that trains at its module level (no
+function, no ``__main__`` guard) with the model and optimizer a setup helper of its package
+initializes and returns, also called with no optimizer by an evaluation script without apex
+(r102, LightningDOT: the helper returns the GradScaler, the script's top-level unpacking binds
+it as a module-level name).  Apart from LAYOUTS (no
 training): r94, evaluation scripts whose inference
 amp.initialize (no optimizers) the migration follows, timm's validate.py shape (the no-op
 amp_autocast bound to torch.autocast on the apex branch) and maskrcnn-benchmark's test_net.py
@@ -333,6 +337,16 @@ LAYOUTS: Dict[str, dict] = {
     # load_scaler_state), the script's call stays
     "r101_method_loader_beside_a_script": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[]),
+    # LightningDOT's shape: train.py trains at its module level; nets/setup.py initializes under
+    # --fp16 (the models alone when no optimizer is given: an inference initialize, its TODO
+    # APX206) and returns model and optimizer; evaluate.py (no apex) calls it with None.  The
+    # helper returns the GradScaler, the script's top-level statement unpacks it (APX244), the
+    # forward pass goes under autocast, the master-params clip on the scaled gradients (the step
+    # is at the accumulation boundary) and the step through the scaler; evaluate.py takes it
+    # into `_` (APX235).  No amp state in the checkpoints; 'accumulate': two backwards a step
+    "r102_setup_returns_to_a_script": dict(
+        launcher="train.py", amp=["--fp16"], fp32=[], steps=24, metric="loss", native=["APX206"], fallbacks=[],
+        saves=False, branches={"accumulate": ["--grad-acc-steps", "2"]}, given=["evaluate.py"]),
     "r91_step_hook_beside_plain_step": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                             metric="loss", native=[], fallbacks=[], saves=False,
                                             branches={"period-1": ["--period", "1"]}),
