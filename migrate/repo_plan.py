@@ -86,6 +86,8 @@ from .repo_index import (
 ANY_DEFINITION = "*"
 #: the note of a launcher whose losses are scaled in a definition no call reaches
 SCALED_ELSEWHERE = "<scaled elsewhere>"
+#: the start of the launcher note of ``_mark_nothing_scaled`` when the reach proof fails
+NOT_PROVEN = "no amp.scale_loss in this file, and it is not proven that no loss is scaled after its amp.initialize"
 #: where the engine puts a file's ``FilePlan`` for the rules (``CodemodContext.scratch``)
 REPO_PLAN_KEY = "apexcompat.repo_plan"
 #: where the engine keeps what one rule tells the later ones about the same file (a dict)
@@ -2330,8 +2332,7 @@ def _mark_nothing_scaled(
         # the place, so the reason says what is unknown
         unknown = not_a_script(path, by_path[path])
         if unknown is not None and current.note_for(SCALED_ELSEWHERE) is None:
-            note = ("no amp.scale_loss in this file, and it is not proven that no loss is scaled after its "
-                    f"amp.initialize: {unknown}")
+            note = f"{NOT_PROVEN}: {unknown}"
             plan.files[path] = replace(current, notes=current.notes + ((SCALED_ELSEWHERE, note),))
 
 

@@ -18204,3 +18204,8 @@ def main(args, model, optimizer, loader):
 from ._caller_step_examples import CALLER_STEP_EXAMPLES  # noqa: E402
 
 REPOSITORY_EXAMPLES += CALLER_STEP_EXAMPLES
+
+# the stepless route: a training initialize whose optimizers are never stepped and never leave its function
+from ._stepless_examples import STEPLESS_EXAMPLES  # noqa: E402
+
+REPOSITORY_EXAMPLES += STEPLESS_EXAMPLES

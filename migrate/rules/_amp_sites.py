@@ -26,7 +26,7 @@ import libcst as cst
 
 from ..family_names import SCALER_NAMES, SCALERS_NAMES, SWITCH_NAMES, free_name
 from ..repo_index import MODULE_LEVEL
-from ..repo_plan import SCALED_ELSEWHERE
+from ..repo_plan import NOT_PROVEN, SCALED_ELSEWHERE
 from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
 from ._clip_functions import CLIP_FUNCTIONS
@@ -58,6 +58,7 @@ from ._amp_narrowed_step import SWITCH_KEY, narrower, switch_conditions
 from ._amp_guarded_step import scale_guard
 from ._amp_probe_gate import probe_gate
 from ._amp_sibling_step import sibling_steps
+from ._amp_stepless import stepless_optimizers, stepless_why
 from ._amp_unbound import unbound_amp_uses
 from ._amp_version import VERSION_MEMBER, version_print
 from ._binding import param_names
@@ -156,6 +157,9 @@ class InitSite:
     #: with ``unscaled``: the ``amp.scale_loss`` its losses reach raises NameError (APX234),
     #: in the original too, so the run fails there rather than training unscaled
     unscaled_fails: bool = False
+    #: with ``unscaled``: its optimizers are never stepped (``_amp_stepless``), so its
+    #: models train in neither run
+    stepless: bool = False
     #: the initialize sits under a run-once guard (``if not self.amp_ready: ...;
     #: self.amp_ready = True``): why a scaler after the guard's ``if`` would be wrong.  The
     #: route of ``_amp_run_once`` creates it in the branch instead (``AmpFile.run_once``)
@@ -2315,14 +2319,17 @@ def _unscaled_why(info: AmpFile) -> str:
     return "no file of the repository calls amp.scale_loss"
 
 
-def _unscaled_refusal(init: InitSite, info: AmpFile) -> Optional[str]:
-    """Why the initialize of a repository that scales no loss cannot become autocast around
-    its models' forward passes (None: it can).  Each model must be a name or attribute whose
+def _unscaled_refusal(init: InitSite, info: AmpFile, stepless: str = "") -> Optional[str]:
+    """Why the initialize of a repository that scales no loss (or, with ``stepless``, whose
+    optimizers are never stepped: that reason) cannot become autocast around its models'
+    forward passes (None: it can).  Each model must be a name or attribute whose
     ``forward`` can be replaced, and nothing else of the file may need apex's loss scaler."""
-    fails = info.plan is not None and bool(info.plan.unbound_reached)
+    fails = not stepless and info.plan is not None and bool(info.plan.unbound_reached)
     nothing = f"{_unscaled_why(info)}, so apex {'never scaled a loss of' if fails else 'trained'} this model" + (
         "" if fails else " without loss scaling"
     )
+    if stepless:
+        nothing = f"{stepless}, so apex scaled no loss of this initialize"
     odd = [m for m in init.models if not isinstance(m, (cst.Name, cst.Attribute))]
     if odd or not init.models:
         model = code_of(odd[0]) if odd else "(none)"
@@ -2331,6 +2338,27 @@ def _unscaled_refusal(init: InitSite, info: AmpFile) -> Optional[str]:
     if kinds:
         return f"{nothing}; but this file still uses apex's loss scaler ({', '.join(kinds)})"
     return None
+
+
+def _stepless(rule, training: List[InitSite], info: AmpFile) -> bool:
+    """Whether every training initialize of the file (none scaling a loss here) has
+    optimizers that are never stepped and never leave its function (``_amp_stepless``) and
+    can become autocast around its models: then each is marked ``unscaled`` with that
+    reason and True is returned; else nothing is changed (the caller's refusal stands, or
+    the model's own, which it records)."""
+    reasons = []
+    for init in training:
+        names, _why = stepless_optimizers(rule, init)
+        if not names:
+            return False
+        reasons.append(stepless_why(names, init.func.name.value))
+    refusals = [_unscaled_refusal(init, info, why) for init, why in zip(training, reasons)]
+    if any(refusals):
+        info.blockers.extend(Blocker(init.call, why) for init, why in zip(training, refusals) if why)
+        return True
+    for init, why in zip(training, reasons):
+        init.unscaled, init.unscaled_why, init.stepless = True, why, True
+    return True
 
 
 def _where(func: Optional[cst.FunctionDef]) -> str:
@@ -2434,6 +2462,8 @@ def _check_layout(rule, info: AmpFile) -> None:
         if note in (None, elsewhere) and info.handed_on:
             note = (f"no amp.scale_loss in this file: apex.amp is handed on as a value ({info.handed_on[0]}), "
                     "and what the code it reaches does with it (the losses it may scale) is not followed")
+        if (note in (None, elsewhere) or note.startswith(NOT_PROVEN)) and _stepless(rule, training, info):
+            return  # no loss of it can be scaled: autocast, no GradScaler (``_amp_stepless``)
         if info.plan is not None and info.plan.module_refusal and not info.plan.module_scaler:
             # the reader route's refusal (APX252): why the other files cannot read a module-level GradScaler
             note = f"{note or elsewhere}; nor can a module-level GradScaler stand in: {info.plan.module_refusal}"

@@ -1534,7 +1534,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                 + (
                     " (apex O2 without amp.scale_loss never updated them: its fp32 master weights get gradients "
                     "only inside scale_loss; the migrated model trains)"
-                    if level in ("O2", None)
+                    if level in ("O2", None) and not site.stepless
                     else ""
                 )
             )
