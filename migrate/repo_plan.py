@@ -2312,7 +2312,7 @@ def _mark_nothing_scaled(
         names_scale_loss(src) or b"GradScaler" in src for _p, _s, src in others
     )
     around: Optional[_AroundLaunchers] = None
-    for path in sorted(launchers):
+    for path in sorted(launchers | _inference_loaders(by_path)):
         current = plan.files.get(path, FilePlan())
         if current.component is not None:
             continue
@@ -2331,9 +2331,21 @@ def _mark_nothing_scaled(
         # what the launcher itself says (a first run does not change it): no other note names
         # the place, so the reason says what is unknown
         unknown = not_a_script(path, by_path[path])
-        if unknown is not None and current.note_for(SCALED_ELSEWHERE) is None:
+        if unknown is not None and path in launchers and current.note_for(SCALED_ELSEWHERE) is None:
             note = f"{NOT_PROVEN}: {unknown}"
             plan.files[path] = replace(current, notes=current.notes + ((SCALED_ELSEWHERE, note),))
+
+
+def _inference_loaders(by_path: Dict[str, ModuleSummary]) -> Set[str]:
+    """The files whose every amp.initialize is for inference (no optimizers) and that load
+    apex's loss-scaler state (Glow-TTS's inference script restoring a training checkpoint):
+    where nothing their run reaches scales a loss, that load changes nothing and can go."""
+    return {
+        path for path, summary in by_path.items()
+        if not summary.training_inits
+        and any(site.member in ("initialize", "init") for site in summary.amp_sites)
+        and any(site.member == "load_state_dict" for site in summary.amp_sites)
+    }
 
 
 class _AroundLaunchers:

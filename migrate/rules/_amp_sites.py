@@ -2309,7 +2309,7 @@ def _stored_on_an_object(parents, expr: Any) -> Optional[str]:
 UNSCALED_HERE = "no amp.scale_loss is reached from this file (its calls, followed through the repository, reach none)"
 
 
-def _unscaled_why(info: AmpFile) -> str:
+def unscaled_why(info: AmpFile) -> str:
     if info.plan is not None and info.plan.unbound_reached:
         return (f"the amp.scale_loss reached from this file, in {info.plan.unbound_reached}, reads a name amp "
                 "that is not bound there, so it raises NameError before it scales, in the original too (APX234), "
@@ -2325,7 +2325,7 @@ def _unscaled_refusal(init: InitSite, info: AmpFile, stepless: str = "") -> Opti
     forward passes (None: it can).  Each model must be a name or attribute whose
     ``forward`` can be replaced, and nothing else of the file may need apex's loss scaler."""
     fails = not stepless and info.plan is not None and bool(info.plan.unbound_reached)
-    nothing = f"{_unscaled_why(info)}, so apex {'never scaled a loss of' if fails else 'trained'} this model" + (
+    nothing = f"{unscaled_why(info)}, so apex {'never scaled a loss of' if fails else 'trained'} this model" + (
         "" if fails else " without loss scaling"
     )
     if stepless:
@@ -2454,7 +2454,7 @@ def _check_layout(rule, info: AmpFile) -> None:
             note = _unscaled_refusal(training[0], info)
             if note is None:
                 training[0].unscaled = True
-                training[0].unscaled_why = _unscaled_why(info) if info.plan.unscaled_here else ""
+                training[0].unscaled_why = unscaled_why(info) if info.plan.unscaled_here else ""
                 training[0].unscaled_fails = bool(info.plan.unbound_reached)
                 return
         if note in (None, elsewhere) and info.plan is not None:
@@ -2476,6 +2476,8 @@ def _check_layout(rule, info: AmpFile) -> None:
                 continue  # the optimizer's param groups, what apex yielded: no scaler needed
             if need.via is not None:
                 continue  # said once, where the local or the loop takes apex's loss scaler
+            if inference_load(rule, need, info):
+                continue  # the checkpoint rule drops it (APX402)
             info.blockers.append(Blocker(need.node, _no_training_init(need, info)))
         return
     for site in info.scale_losses:
@@ -2667,6 +2669,24 @@ def _check_factory(rule, info: AmpFile) -> None:
         return
     info.returns = returns
     info.returned_elsewhere = info.plan.returned_to
+
+
+def inference_load(rule, need: Need, info: AmpFile) -> bool:
+    """Whether ``need`` is an ``amp.load_state_dict(x)`` statement of a file whose
+    initializes are all for inference (no optimizers) and whose run, followed through the
+    repository, scales no loss (the plan's ``nothing_scaled``): the loss scale it restores is
+    read by nothing, so the statement can go and the checkpoint still loads."""
+    if need.kind != "load_state_dict" or not info.inits or info.training_inits:
+        return False
+    if info.plan is None or not info.plan.nothing_scaled:
+        return False
+    stmt = rule.parents.get(rule.parents.get(need.node))
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and stmt.body[0].value is need.node
+    )
 
 
 def _no_training_init(need: Need, info: AmpFile) -> str:

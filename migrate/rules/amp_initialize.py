@@ -31,7 +31,10 @@ from ._plain_alternative import SCALER_SWITCHES, attribute_aliases, bound_names,
 from ._amp_threading import ScalerThreading
 from ._amp_held import held_attach, held_scaler_in_init
 from ._amp_init_scaler import init_scaler_place
+from .checkpoints import guard_left_empty
 from ._amp_sites import (
+    inference_load,
+    unscaled_why,
     AMP_STATE_DROPPED,
     AMP_STATE_KEYS,
     AMP_STATE_SETTINGS,
@@ -317,8 +320,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "it (a restore before amp.load_state_dict): apex raised RuntimeError there; it goes, and the GradScaler "
         "__init__ creates serves that path too",
         "APX229": "no file of the repository scales a loss, or none is reached from the initializing file (apex "
-        "trained unscaled): each initialized model's forward is wrapped in torch.autocast and no GradScaler is "
-        "created",
+        "trained unscaled), or the initialize's optimizers are never stepped and never leave its function: each "
+        "initialized model's forward is wrapped in torch.autocast and no GradScaler is created",
+        "APX280": "amp.load_state_dict(...) beside inference-only amp.initialize calls (no optimizers), in a run "
+        "that reaches no amp.scale_loss, dropped: the loss scale it restored is read by nothing",
         "APX247": "the forward passes run in the batch processor the launcher hands the framework's runner "
         "(mmcv's Runner(model, batch_processor, optimizer)): its body runs under torch.autocast, switched on "
         "where that runner serves the hook that scales the loss (by the GradScaler's state), off elsewhere",
@@ -398,6 +403,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                 self.guards[site], site.anchor = [], site.stmt  # created in the guard's branch
         self._fold_checks(info)
         self._settled: set = set()
+        for need in info.needs:
+            if inference_load(self, need, info):
+                self._drop_inference_load(need, info)
         for site in info.inits:
             if site in info.absorbed:
                 self._absorb_init(site, info)
@@ -593,6 +601,22 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             return joined
         new.append(statement(f"{self.info.switch_name} = {value}\n"))
         return self.info.switch_name
+
+    def _drop_inference_load(self, need: Any, info: AmpFile) -> None:
+        """``amp.load_state_dict(x)`` beside inference initializes only, in a run that scales
+        no loss (``_amp_sites.inference_load``): the statement goes (with an ``if`` holding
+        only it); the checkpoint's other entries load as before."""
+        stmt = self.statement_of(need.node)
+        self.edits.replace(guard_left_empty(self.parents, stmt) or stmt, [])
+        self.report(
+            need.node,
+            "APX280",
+            "amp.load_state_dict(...) dropped: the amp.initialize of this file is for inference (no optimizers) "
+            f"and {unscaled_why(info)}, so the loss scale it restored is read by nothing (the checkpoint's entry "
+            "is ignored)",
+            fixed=True,
+            severity="warning",
+        )
 
     def _rewrite_init(self, site: InitSite, info: AmpFile) -> None:
         call = site.call
