@@ -2477,7 +2477,7 @@ def _check_layout(rule, info: AmpFile) -> None:
             if need.via is not None:
                 continue  # said once, where the local or the loop takes apex's loss scaler
             if inference_load(rule, need, info):
-                continue  # the checkpoint rule drops it (APX402)
+                continue  # the initialize rule drops it (APX280)
             info.blockers.append(Blocker(need.node, _no_training_init(need, info)))
         return
     for site in info.scale_losses:

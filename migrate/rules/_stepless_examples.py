@@ -120,7 +120,8 @@ STEPLESS_EXAMPLES: List[Example] = [
     Example(
         "evaluation-initialize-whose-optimizer-is-kept-on-the-instance-keeps-the-shim",
         before=_solvers("from apex import amp\n", _APEX_INITS + _KEPT, native_train=False),
-        after=_solvers("from apexcompat import amp\n", _TODO + _APEX_INITS.replace("        net_d", _TODO + "        net_d")
+        after=_solvers("from apexcompat import amp\n",
+                       _TODO + _APEX_INITS.replace("        net_d", _TODO + "        net_d")
                        + _KEPT, native_train=True),
         codes=("APX101", "APX102", "APX201", "APX209", "APX220", "APX301", "APX311"),
     ),
@@ -175,7 +176,9 @@ _LOAD_TODO = """\
             #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
             """
 #: the inference script also trains: its import, and its ``__main__`` calling it
-_CALLS_TRAIN = ("from train import train\n", '    Inferencer("checkpoint.pt")\n', '    Inferencer("checkpoint.pt")\n    train()\n')
+_CALLS_TRAIN = (
+    "from train import train\n", '    Inferencer("checkpoint.pt")\n', '    Inferencer("checkpoint.pt")\n    train()\n'
+)
 
 
 def _inference(native_train: bool, infer_import: str, infer_init: str, load: str, extra_import: str = "") -> str:
@@ -205,7 +208,9 @@ STEPLESS_EXAMPLES += [
     # the loaded loss scale may be read: the shim, as before
     Example(
         "loss-scaler-state-of-an-inference-script-that-calls-the-training-code-keeps-the-shim",
-        before=_inference(False, "from apex import amp\n", _INFER_INIT, _LOAD, _CALLS_TRAIN[0]).replace(*_CALLS_TRAIN[1:]),
+        before=_inference(
+            False, "from apex import amp\n", _INFER_INIT, _LOAD, _CALLS_TRAIN[0]
+        ).replace(*_CALLS_TRAIN[1:]),
         after=_inference(
             True, "from apexcompat import amp\n", _INFER_INIT, _LOAD_TODO + _LOAD, _CALLS_TRAIN[0]
         ).replace(*_CALLS_TRAIN[1:]),

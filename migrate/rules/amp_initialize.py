@@ -33,8 +33,6 @@ from ._amp_held import held_attach, held_scaler_in_init
 from ._amp_init_scaler import init_scaler_place
 from .checkpoints import guard_left_empty
 from ._amp_sites import (
-    inference_load,
-    unscaled_why,
     AMP_STATE_DROPPED,
     AMP_STATE_KEYS,
     AMP_STATE_SETTINGS,
@@ -49,11 +47,13 @@ from ._amp_sites import (
     enclosing,
     enclosing_function,
     exiting_try,
+    inference_load,
     is_main_guard,
     names_in,
     self_name,
     stale_flag,
     string_value,
+    unscaled_why,
     walk,
 )
 from ._with_wrap import wrapped_in_with

@@ -1488,9 +1488,11 @@ def evaluation_repo(tmp_path_factory) -> dict:
         }
 
     results = _run_process([run("orig", "train", "O1", "nets")], work, "evaluation-train")
-    results.update(_run_process([run("orig", "test", level, "nets") for level in ("O1", "O0")], work, "evaluation-orig"))
+    original = [run("orig", "test", level, "nets") for level in ("O1", "O0")]
+    results.update(_run_process(original, work, "evaluation-orig"))
     migrated = [run("migrated", "test", level, "nets") for level in ("O1", "O0")]
-    results.update(_run_process(migrated + [run("migrated", "train", "O1", "migrated-nets")], work, "evaluation-migrated"))
+    migrated.append(run("migrated", "train", "O1", "migrated-nets"))
+    results.update(_run_process(migrated, work, "evaluation-migrated"))
     return {"work": work, "dir": directory, "report": report, "second": second, "after_first": after_first,
             "runs": results}
 
