@@ -86,6 +86,8 @@ from .repo_index import (
 ANY_DEFINITION = "*"
 #: the note of a launcher whose losses are scaled in a definition no call reaches
 SCALED_ELSEWHERE = "<scaled elsewhere>"
+#: the start of the launcher note of ``_mark_nothing_scaled`` when the reach proof fails
+NOT_PROVEN = "no amp.scale_loss in this file, and it is not proven that no loss is scaled after its amp.initialize"
 #: where the engine puts a file's ``FilePlan`` for the rules (``CodemodContext.scratch``)
 REPO_PLAN_KEY = "apexcompat.repo_plan"
 #: where the engine keeps what one rule tells the later ones about the same file (a dict)
@@ -2327,7 +2329,7 @@ def _mark_nothing_scaled(
         names_scale_loss(src) or b"GradScaler" in src for _p, _s, src in others
     )
     around: Optional[_AroundLaunchers] = None
-    for path in sorted(launchers):
+    for path in sorted(launchers | _inference_loaders(by_path)):
         current = plan.files.get(path, FilePlan())
         if current.component is not None:
             continue
@@ -2346,10 +2348,21 @@ def _mark_nothing_scaled(
         # what the launcher itself says (a first run does not change it): no other note names
         # the place, so the reason says what is unknown
         unknown = not_a_script(path, by_path[path])
-        if unknown is not None and current.note_for(SCALED_ELSEWHERE) is None:
-            note = ("no amp.scale_loss in this file, and it is not proven that no loss is scaled after its "
-                    f"amp.initialize: {unknown}")
+        if unknown is not None and path in launchers and current.note_for(SCALED_ELSEWHERE) is None:
+            note = f"{NOT_PROVEN}: {unknown}"
             plan.files[path] = replace(current, notes=current.notes + ((SCALED_ELSEWHERE, note),))
+
+
+def _inference_loaders(by_path: Dict[str, ModuleSummary]) -> Set[str]:
+    """The files whose every amp.initialize is for inference (no optimizers) and that load
+    apex's loss-scaler state (Glow-TTS's inference script restoring a training checkpoint):
+    where nothing their run reaches scales a loss, that load changes nothing and can go."""
+    return {
+        path for path, summary in by_path.items()
+        if not summary.training_inits
+        and any(site.member in ("initialize", "init") for site in summary.amp_sites)
+        and any(site.member == "load_state_dict" for site in summary.amp_sites)
+    }
 
 
 class _AroundLaunchers:

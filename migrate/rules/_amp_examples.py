@@ -2105,7 +2105,9 @@ class Trainer:
     ),
     Example(
         # Glow-TTS's inference script loads apex's loss-scaler state beside a model-only
-        # initialize: the reason is that initialize (no GradScaler), not a missing one
+        # initialize: the reason is that initialize (no GradScaler), not a missing one (the
+        # file alone, without the repository plan; where the plan proves that its run scales
+        # no loss the line goes: loss-scaler-state-of-an-inference-script-that-reaches-no-scale-loss-is-dropped)
         "loss-scaler-state-loaded-beside-an-inference-initialize-keeps-the-shim",
         before="""\
 import torch

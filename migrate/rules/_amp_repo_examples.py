@@ -18209,3 +18209,8 @@ REPOSITORY_EXAMPLES += CALLER_STEP_EXAMPLES
 from ._module_receiver_examples import MODULE_RECEIVER_EXAMPLES  # noqa: E402
 
 REPOSITORY_EXAMPLES += MODULE_RECEIVER_EXAMPLES
+
+# the stepless route: a training initialize whose optimizers are never stepped and never leave its function
+from ._stepless_examples import STEPLESS_EXAMPLES  # noqa: E402
+
+REPOSITORY_EXAMPLES += STEPLESS_EXAMPLES

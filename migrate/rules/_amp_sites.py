@@ -26,7 +26,7 @@ import libcst as cst
 
 from ..family_names import SCALER_NAMES, SCALERS_NAMES, SWITCH_NAMES, free_name
 from ..repo_index import MODULE_LEVEL
-from ..repo_plan import SCALED_ELSEWHERE
+from ..repo_plan import NOT_PROVEN, SCALED_ELSEWHERE
 from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
 from ._clip_functions import CLIP_FUNCTIONS
@@ -59,6 +59,7 @@ from ._amp_narrowed_step import SWITCH_KEY, narrower, switch_conditions
 from ._amp_guarded_step import scale_guard
 from ._amp_probe_gate import probe_gate
 from ._amp_sibling_step import sibling_steps
+from ._amp_stepless import stepless_optimizers, stepless_why
 from ._amp_unbound import unbound_amp_uses
 from ._amp_version import VERSION_MEMBER, version_print
 from ._binding import param_names
@@ -157,6 +158,9 @@ class InitSite:
     #: with ``unscaled``: the ``amp.scale_loss`` its losses reach raises NameError (APX234),
     #: in the original too, so the run fails there rather than training unscaled
     unscaled_fails: bool = False
+    #: with ``unscaled``: its optimizers are never stepped (``_amp_stepless``), so its
+    #: models train in neither run
+    stepless: bool = False
     #: the initialize sits under a run-once guard (``if not self.amp_ready: ...;
     #: self.amp_ready = True``): why a scaler after the guard's ``if`` would be wrong.  The
     #: route of ``_amp_run_once`` creates it in the branch instead (``AmpFile.run_once``)
@@ -2316,7 +2320,7 @@ def _stored_on_an_object(parents, expr: Any) -> Optional[str]:
 UNSCALED_HERE = "no amp.scale_loss is reached from this file (its calls, followed through the repository, reach none)"
 
 
-def _unscaled_why(info: AmpFile) -> str:
+def unscaled_why(info: AmpFile) -> str:
     if info.plan is not None and info.plan.unbound_reached:
         return (f"the amp.scale_loss reached from this file, in {info.plan.unbound_reached}, reads a name amp "
                 "that is not bound there, so it raises NameError before it scales, in the original too (APX234), "
@@ -2326,14 +2330,17 @@ def _unscaled_why(info: AmpFile) -> str:
     return "no file of the repository calls amp.scale_loss"
 
 
-def _unscaled_refusal(init: InitSite, info: AmpFile) -> Optional[str]:
-    """Why the initialize of a repository that scales no loss cannot become autocast around
-    its models' forward passes (None: it can).  Each model must be a name or attribute whose
+def _unscaled_refusal(init: InitSite, info: AmpFile, stepless: str = "") -> Optional[str]:
+    """Why the initialize of a repository that scales no loss (or, with ``stepless``, whose
+    optimizers are never stepped: that reason) cannot become autocast around its models'
+    forward passes (None: it can).  Each model must be a name or attribute whose
     ``forward`` can be replaced, and nothing else of the file may need apex's loss scaler."""
-    fails = info.plan is not None and bool(info.plan.unbound_reached)
-    nothing = f"{_unscaled_why(info)}, so apex {'never scaled a loss of' if fails else 'trained'} this model" + (
+    fails = not stepless and info.plan is not None and bool(info.plan.unbound_reached)
+    nothing = f"{unscaled_why(info)}, so apex {'never scaled a loss of' if fails else 'trained'} this model" + (
         "" if fails else " without loss scaling"
     )
+    if stepless:
+        nothing = f"{stepless}, so apex scaled no loss of this initialize"
     odd = [m for m in init.models if not isinstance(m, (cst.Name, cst.Attribute))]
     if odd or not init.models:
         model = code_of(odd[0]) if odd else "(none)"
@@ -2342,6 +2349,27 @@ def _unscaled_refusal(init: InitSite, info: AmpFile) -> Optional[str]:
     if kinds:
         return f"{nothing}; but this file still uses apex's loss scaler ({', '.join(kinds)})"
     return None
+
+
+def _stepless(rule, training: List[InitSite], info: AmpFile) -> bool:
+    """Whether every training initialize of the file (none scaling a loss here) has
+    optimizers that are never stepped and never leave its function (``_amp_stepless``) and
+    can become autocast around its models: then each is marked ``unscaled`` with that
+    reason and True is returned; else nothing is changed (the caller's refusal stands, or
+    the model's own, which it records)."""
+    reasons = []
+    for init in training:
+        names, _why = stepless_optimizers(rule, init)
+        if not names:
+            return False
+        reasons.append(stepless_why(names, init.func.name.value))
+    refusals = [_unscaled_refusal(init, info, why) for init, why in zip(training, reasons)]
+    if any(refusals):
+        info.blockers.extend(Blocker(init.call, why) for init, why in zip(training, refusals) if why)
+        return True
+    for init, why in zip(training, reasons):
+        init.unscaled, init.unscaled_why, init.stepless = True, why, True
+    return True
 
 
 def _where(func: Optional[cst.FunctionDef]) -> str:
@@ -2437,7 +2465,7 @@ def _check_layout(rule, info: AmpFile) -> None:
             note = _unscaled_refusal(training[0], info)
             if note is None:
                 training[0].unscaled = True
-                training[0].unscaled_why = _unscaled_why(info) if info.plan.unscaled_here else ""
+                training[0].unscaled_why = unscaled_why(info) if info.plan.unscaled_here else ""
                 training[0].unscaled_fails = bool(info.plan.unbound_reached)
                 return
         if note in (None, elsewhere) and info.plan is not None:
@@ -2445,6 +2473,8 @@ def _check_layout(rule, info: AmpFile) -> None:
         if note in (None, elsewhere) and info.handed_on:
             note = (f"no amp.scale_loss in this file: apex.amp is handed on as a value ({info.handed_on[0]}), "
                     "and what the code it reaches does with it (the losses it may scale) is not followed")
+        if (note in (None, elsewhere) or note.startswith(NOT_PROVEN)) and _stepless(rule, training, info):
+            return  # no loss of it can be scaled: autocast, no GradScaler (``_amp_stepless``)
         if info.plan is not None and info.plan.module_refusal and not info.plan.module_scaler:
             # the reader route's refusal (APX252): why the other files cannot read a module-level GradScaler
             note = f"{note or elsewhere}; nor can a module-level GradScaler stand in: {info.plan.module_refusal}"
@@ -2457,6 +2487,8 @@ def _check_layout(rule, info: AmpFile) -> None:
                 continue  # the optimizer's param groups, what apex yielded: no scaler needed
             if need.via is not None:
                 continue  # said once, where the local or the loop takes apex's loss scaler
+            if inference_load(rule, need, info):
+                continue  # the initialize rule drops it (APX280)
             info.blockers.append(Blocker(need.node, _no_training_init(need, info)))
         return
     for site in info.scale_losses:
@@ -2648,6 +2680,24 @@ def _check_factory(rule, info: AmpFile) -> None:
         return
     info.returns = returns
     info.returned_elsewhere = info.plan.returned_to
+
+
+def inference_load(rule, need: Need, info: AmpFile) -> bool:
+    """Whether ``need`` is an ``amp.load_state_dict(x)`` statement of a file whose
+    initializes are all for inference (no optimizers) and whose run, followed through the
+    repository, scales no loss (the plan's ``nothing_scaled``): the loss scale it restores is
+    read by nothing, so the statement can go and the checkpoint still loads."""
+    if need.kind != "load_state_dict" or not info.inits or info.training_inits:
+        return False
+    if info.plan is None or not info.plan.nothing_scaled:
+        return False
+    stmt = rule.parents.get(rule.parents.get(need.node))
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and stmt.body[0].value is need.node
+    )
 
 
 def _no_training_init(need: Need, info: AmpFile) -> str:

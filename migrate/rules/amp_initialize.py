@@ -31,6 +31,7 @@ from ._plain_alternative import SCALER_SWITCHES, attribute_aliases, bound_names,
 from ._amp_threading import ScalerThreading
 from ._amp_held import held_attach, held_scaler_in_init
 from ._amp_init_scaler import init_scaler_place
+from .checkpoints import guard_left_empty
 from ._amp_sites import (
     AMP_STATE_DROPPED,
     AMP_STATE_KEYS,
@@ -46,11 +47,13 @@ from ._amp_sites import (
     enclosing,
     enclosing_function,
     exiting_try,
+    inference_load,
     is_main_guard,
     names_in,
     self_name,
     stale_flag,
     string_value,
+    unscaled_why,
     walk,
 )
 from ._with_wrap import wrapped_in_with
@@ -318,8 +321,10 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "it (a restore before amp.load_state_dict): apex raised RuntimeError there; it goes, and the GradScaler "
         "__init__ creates serves that path too",
         "APX229": "no file of the repository scales a loss, or none is reached from the initializing file (apex "
-        "trained unscaled): each initialized model's forward is wrapped in torch.autocast and no GradScaler is "
-        "created",
+        "trained unscaled), or the initialize's optimizers are never stepped and never leave its function: each "
+        "initialized model's forward is wrapped in torch.autocast and no GradScaler is created",
+        "APX280": "amp.load_state_dict(...) beside inference-only amp.initialize calls (no optimizers), in a run "
+        "that reaches no amp.scale_loss, dropped: the loss scale it restored is read by nothing",
         "APX247": "the forward passes run in the batch processor the launcher hands the framework's runner "
         "(mmcv's Runner(model, batch_processor, optimizer)): its body runs under torch.autocast, switched on "
         "where that runner serves the hook that scales the loss (by the GradScaler's state), off elsewhere",
@@ -399,6 +404,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                 self.guards[site], site.anchor = [], site.stmt  # created in the guard's branch
         self._fold_checks(info)
         self._settled: set = set()
+        for need in info.needs:
+            if inference_load(self, need, info):
+                self._drop_inference_load(need, info)
         for site in info.inits:
             if site in info.absorbed:
                 self._absorb_init(site, info)
@@ -594,6 +602,22 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             return joined
         new.append(statement(f"{self.info.switch_name} = {value}\n"))
         return self.info.switch_name
+
+    def _drop_inference_load(self, need: Any, info: AmpFile) -> None:
+        """``amp.load_state_dict(x)`` beside inference initializes only, in a run that scales
+        no loss (``_amp_sites.inference_load``): the statement goes (with an ``if`` holding
+        only it); the checkpoint's other entries load as before."""
+        stmt = self.statement_of(need.node)
+        self.edits.replace(guard_left_empty(self.parents, stmt) or stmt, [])
+        self.report(
+            need.node,
+            "APX280",
+            "amp.load_state_dict(...) dropped: the amp.initialize of this file is for inference (no optimizers) "
+            f"and {unscaled_why(info)}, so the loss scale it restored is read by nothing (the checkpoint's entry "
+            "is ignored)",
+            fixed=True,
+            severity="warning",
+        )
 
     def _rewrite_init(self, site: InitSite, info: AmpFile) -> None:
         call = site.call
@@ -1537,7 +1561,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
                 + (
                     " (apex O2 without amp.scale_loss never updated them: its fp32 master weights get gradients "
                     "only inside scale_loss; the migrated model trains)"
-                    if level in ("O2", None)
+                    if level in ("O2", None) and not site.stepless
                     else ""
                 )
             )

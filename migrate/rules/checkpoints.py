@@ -278,7 +278,7 @@ class CheckpointRule(AmpRule):
             and stmt.body[0].value is need.node
         )
         if alone:
-            self.edits.replace(self._guard_left_empty(stmt) or stmt, [])
+            self.edits.replace(guard_left_empty(self.parents, stmt) or stmt, [])
         else:
             self.replace_node(need.node, expression("None"))
         self.report(
@@ -288,22 +288,6 @@ class CheckpointRule(AmpRule):
             fixed=True,
             severity="info",
         )
-
-    def _guard_left_empty(self, stmt: Any) -> Any:
-        """``if args.fp16: amp.load_state_dict(x)`` goes as a whole (no ``else``, a test
-        without calls)."""
-        block = self.parents.get(stmt)
-        guard = self.parents.get(block)
-        if (
-            isinstance(guard, cst.If)
-            and guard.body is block
-            and guard.orelse is None
-            and len(block.body) == 1
-            and not any(isinstance(n, cst.Call) for n in walk(guard.test))
-            and not isinstance(self.parents.get(guard), cst.If)  # not an elif
-        ):
-            return guard
-        return None
 
     def _scaler_elsewhere(self, info: Any, lookup: Any) -> None:
         """Checkpoint sites of a file without amp.initialize and amp.scale_loss: APX403 with
@@ -330,6 +314,23 @@ class CheckpointRule(AmpRule):
                 self.todo(need.node, "APX403", message)
             if stmt is not None:
                 self.replace_node(stmt, _without_unreachable_todo)
+
+
+def guard_left_empty(parents: Any, stmt: Any) -> Any:
+    """The ``if`` of ``if args.fp16: amp.load_state_dict(x)``, which goes as a whole with
+    ``stmt`` (no ``else``, a test without calls, not an ``elif``); else None."""
+    block = parents.get(stmt)
+    guard = parents.get(block)
+    if (
+        isinstance(guard, cst.If)
+        and guard.body is block
+        and guard.orelse is None
+        and len(block.body) == 1
+        and not any(isinstance(n, cst.Call) for n in walk(guard.test))
+        and not isinstance(parents.get(guard), cst.If)  # not an elif
+    ):
+        return guard
+    return None
 
 
 def _only_when_given(rule: Any, call: cst.Call, scaler: str) -> None:

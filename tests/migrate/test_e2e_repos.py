@@ -93,7 +93,10 @@ it as a module-level name).  Apart from LAYOUTS (no
 training): r94, evaluation scripts whose inference
 amp.initialize (no optimizers) the migration follows, timm's validate.py shape (the no-op
 amp_autocast bound to torch.autocast on the apex branch) and maskrcnn-benchmark's test_net.py
-shape (the opt level through a variable): their outputs are compared with the originals'.
+shape (the opt level through a variable): their outputs are compared with the originals';
+r104, DeScarGAN's shape: main.py picks a training solver or an evaluation solver whose two
+amp.initialize calls get optimizers it only zeroes (autocast without a GradScaler): the
+evaluation's outputs are compared with the original's.
 Once per module:
 
 1. every repository is copied to a temp dir and migrated in place with the real CLI
@@ -1465,3 +1468,81 @@ def test_migrated_inference_matches_the_original_run_through_apexcompat(inferenc
     assert _rel_diff(migrated, original) <= NATIVE_REL, _rel_diff(migrated, original)
     assert _rel_diff(migrated, fp32) > 1e-5, "the migrated forward passes ran in fp32"
     assert torch.equal(_inference_output(inference_repo, "migrated", script, "fp32")["output"], fp32["output"])
+
+
+# ---------------------------------------------------------------------------- evaluation solver
+
+#: r104: DeScarGAN's shape, main.py choosing the training solver (two initializes, each loss
+#: scaled) or the evaluation solver (the same setup copied, its optimizers only zeroed, forward
+#: passes only) by --mode; not in LAYOUTS: what is compared is the evaluation's outputs
+EVALUATION_LAYOUT = "r104_evaluation_solver"
+
+
+@pytest.fixture(scope="module")
+def evaluation_repo(tmp_path_factory) -> dict:
+    """r104 migrated in place; the original trains once through fake apex (the networks both
+    evaluations load), then the evaluation runs at O1 and O0, the originals through fake apex,
+    the migrated ones with apex and apexcompat unimportable; the migrated training runs too."""
+    root = tmp_path_factory.mktemp("e2e-evaluation")
+    work, directory = root / "work", root / EVALUATION_LAYOUT
+    work.mkdir()
+    shutil.copytree(REPOS_DIR / EVALUATION_LAYOUT, directory, ignore=shutil.ignore_patterns("__pycache__"))
+    report = _migrate_native(directory)
+    after_first = _python_files(directory)
+    second = _migrate_native(directory)
+
+    def run(group: str, mode: str, level: str, nets: str) -> dict:
+        where = REPOS_DIR / EVALUATION_LAYOUT if group == "orig" else directory
+        return {
+            "id": f"{group}:{mode}:{level}", "script": str(where / "main.py"), "cwd": str(work), "root": str(where),
+            "argv": ["--mode", mode, "--opt-level", level, "--nets", str(work / nets),
+                     "--out", str(work / f"{group}-{mode}-{level}.pt")],
+            "env": {}, "blocked": [] if group == "orig" else ["apex", "apexcompat"],
+            "sys_path": [str(where), str(SCRIPTS_DIR)] + ([str(FAKE_APEX)] if group == "orig" else []),
+        }
+
+    results = _run_process([run("orig", "train", "O1", "nets")], work, "evaluation-train")
+    original = [run("orig", "test", level, "nets") for level in ("O1", "O0")]
+    results.update(_run_process(original, work, "evaluation-orig"))
+    migrated = [run("migrated", "test", level, "nets") for level in ("O1", "O0")]
+    migrated.append(run("migrated", "train", "O1", "migrated-nets"))
+    results.update(_run_process(migrated, work, "evaluation-migrated"))
+    return {"work": work, "dir": directory, "report": report, "second": second, "after_first": after_first,
+            "runs": results}
+
+
+def _evaluation_output(repo: dict, group: str, level: str) -> Dict[str, Any]:
+    result = repo["runs"][f"{group}:test:{level}"]
+    assert result["ok"], f"{group} test {level} failed:\n{result['error']}\n--- stdout ---\n{result['stdout']}"
+    return torch.load(repo["work"] / f"{group}-test-{level}.pt")
+
+
+def test_evaluation_solver_migrates_to_autocast_without_a_scaler(evaluation_repo):
+    """No apex import and no manual work left; each initialize of the evaluation solver is
+    reported as autocast without a GradScaler (APX229: its optimizers are never stepped and
+    never leave test()); the migrated training runs; a second run changes nothing."""
+    report, directory = evaluation_repo["report"], evaluation_repo["dir"]
+    assert report["summary"]["internal_errors"] == 0, report
+    assert not [f for f in report["findings"] if f["needs_manual_work"]], report["findings"]
+    stepless = [f for f in report["findings"] if f["code"] == "APX229"]
+    assert [f["path"] for f in stepless] == ["eval_solver.py"] * 2, stepless
+    assert all("never stepped and never leaves test()" in f["message"] for f in stepless), stepless
+    files = _python_files(directory)
+    assert not [p for p, t in files.items() if _IMPORT.search(t)]
+    assert "GradScaler" not in files["eval_solver.py"] and "GradScaler" in files["train_solver.py"]
+    trained = evaluation_repo["runs"]["migrated:train:O1"]
+    assert trained["ok"], trained["error"]
+    assert evaluation_repo["second"]["summary"]["files_changed"] == 0
+    assert _python_files(directory) == evaluation_repo["after_first"]
+
+
+def test_migrated_evaluation_matches_the_original_run_through_apexcompat(evaluation_repo):
+    """The migrated evaluation's outputs under CPU float16 autocast match the original's under
+    the shim's O1 (NATIVE_REL), are not the O0 outputs (the forward passes ran in float16), and
+    its O0 run is the original's, bit for bit."""
+    migrated, original = (_evaluation_output(evaluation_repo, g, "O1") for g in ("migrated", "orig"))
+    fp32 = _evaluation_output(evaluation_repo, "orig", "O0")
+    for key in ("fakes", "scores"):
+        assert _rel_diff({key: migrated[key]}, {key: original[key]}) <= NATIVE_REL, key
+        assert _rel_diff({key: migrated[key]}, {key: fp32[key]}) > 1e-5, f"the migrated {key} ran in fp32"
+        assert torch.equal(_evaluation_output(evaluation_repo, "migrated", "O0")[key], fp32[key]), key
