@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple, cast
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
+from ._amp_after_backward import plain_term_after, remember
 from ._amp_context_var import autocast_variable
 from ._amp_device import device_type_at
 from ._amp_loss_loop import loss_loop_spans
@@ -854,6 +855,8 @@ class AutocastPlacement(AmpRule):
         if (not spans or any(span is None for span, _ in spans)) and not any(sw is False for sw in switches):
             spans, switches = self._last_look(site, loss_texts, info) or (spans, switches)
         if not spans or any(span is None for span, _ in spans) or any(sw is False for sw in switches):
+            if self._plain_term(site, info):
+                return
             # manual work: without it the migrated script trains in float32 with a GradScaler
             self.todo(
                 site.with_stmt,
@@ -990,6 +993,31 @@ class AutocastPlacement(AmpRule):
         if not forward_fed([(params.index(name), name)], list(calls or ())):
             return None
         return self._forward_body_span(cls, info)
+
+    def _plain_term(self, site: ScaleLossSite, info: AmpFile) -> bool:
+        """``l_reg = self.reg_importance * self.regularizer.penalty()`` backed after the scaled
+        backward of the model's loss, before its step (``_amp_after_backward``): that backward
+        is followed by ``unscale_`` and this one runs plain, outside autocast (APX276)."""
+        if self.lone_loss is None or not self._why_after_backward(site, info):
+            return False
+        first = plain_term_after(self, site, info, self.lone_loss, self._model_texts(info))
+        if first is None:
+            return False
+        remember(self, first, site, info)
+        opt, loss = code_of(site.optimizers[0]), code_of(site.loss)
+        scaler = info.access.get(site.func, info.scaler_name)
+        self.report(
+            site.with_stmt,
+            "APX276",
+            f"{loss} is computed after the scaled backward of {code_of(first.loss)}, by calls that run no model "
+            f"found here: {scaler}.unscale_({opt}) follows that backward (apex had unscaled its gradients for "
+            f"what runs there) and {loss}.backward() runs plain, outside autocast, adding its float32 gradients at "
+            f"their true size; {scaler}.step({opt}) skips the step on inf/nan in the first backward's gradients, "
+            f"where apex also checked {loss}'s",
+            fixed=True,
+            severity="warning",
+        )
+        return True
 
     def _why_after_backward(self, site: ScaleLossSite, info: AmpFile) -> str:
         """``l_reg = self.reg_importance * self.regularizer.penalty()`` computed (no model call

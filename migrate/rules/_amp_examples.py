@@ -6063,10 +6063,12 @@ class Runner:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
-        # a second loss computed after the first scaled backward from a call that runs no model
-        # found here (a regularizer's penalty): apex had unscaled the first backward's gradients
-        # for what runs between, a GradScaler has not, so no region is placed there: manual work
-        "no-autocast-for-a-loss-computed-after-another-scaled-backward",
+        # a second loss computed after the first scaled backward from calls that run no model
+        # found here (MiB's EWC regularizer: record_gradients() reads the Fisher information
+        # from p.grad), backed before the same step: apex had unscaled the first backward's
+        # gradients for what runs between, so scaler.unscale_ follows it, and the term's
+        # float32 backward runs plain, outside autocast, adding its gradients at their true size
+        "term-backed-after-the-scaled-backward-runs-plain-after-unscale",
         before="""\
 import torch
 from apex import amp
@@ -6103,6 +6105,57 @@ class Trainer:
         with torch.autocast("cuda", dtype=torch.float16):
             loss = torch.nn.functional.mse_loss(self.net(x), y)
         self.scaler.scale(loss).backward()
+        self.scaler.unscale_(self.optimizer)
+        self.penalty.record_gradients()
+        extra = 0.1 * self.penalty.value()
+        extra.backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX276", "APX301", "APX301", "APX311"),
+    ),
+    Example(
+        # the same, with a clip before the step: the clip route gives it an unscale_ after the
+        # second backward, which one after the first would make raise, so no region is placed
+        # for the term: manual work
+        "no-autocast-for-a-term-backed-after-the-scaled-backward-before-a-clip",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, net, optimizer, penalty):
+        self.net, self.optimizer = amp.initialize(net, optimizer, opt_level="O1")
+        self.penalty = penalty
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.penalty.record_gradients()
+        extra = 0.1 * self.penalty.value()
+        with amp.scale_loss(extra, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, net, optimizer, penalty):
+        self.net, self.optimizer = net, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.penalty = penalty
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.scaler.scale(loss).backward()
         self.penalty.record_gradients()
         extra = 0.1 * self.penalty.value()
         # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss
@@ -6112,10 +6165,12 @@ class Trainer:
         #   scaled until the step, and what these calls compute or read is not followed): wrap
         #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
         self.scaler.scale(extra).backward()
+        self.scaler.unscale_(self.optimizer)
+        torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
         self.scaler.step(self.optimizer)
         self.scaler.update()
 """,
-        codes=("APX101", "APX201", "APX209", "APX210", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX210", "APX301", "APX301", "APX311", "APX325"),
     ),
     Example(
         # the loss comes from a callable the trainer was handed, which hides the model: no
