@@ -85,7 +85,10 @@ module handed the loss under the launcher's half-precision switch, whose launche
 right after each call (r96, understanding-fast-adv), and a network built before
 amp.initialize whose own loader loads amp's state when its flag says so, also built and loaded by
 a script without apex that runs alone (r101, Enigmatisms/NeRF: the loader takes the GradScaler as
-``scaler=None`` and loads it only when given).  Apart from LAYOUTS (no
+``scaler=None`` and loads it only when given), and a trainer of another module that scales a
+regularizer's penalty after the model's scaled backward, before the same step, the regularizer
+reading the gradients between (r103, MiB: ``unscale_`` after the first backward, the penalty's
+backward plain).  Apart from LAYOUTS (no
 training): r94, evaluation scripts whose inference
 amp.initialize (no optimizers) the migration follows, timm's validate.py shape (the no-op
 amp_autocast bound to torch.autocast on the apex branch) and maskrcnn-benchmark's test_net.py
@@ -333,6 +336,14 @@ LAYOUTS: Dict[str, dict] = {
     # load_scaler_state), the script's call stays
     "r101_method_loader_beside_a_script": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[]),
+    # MiB's shape: the trainer of another module scales the model's loss, lets an EWC regularizer
+    # read the gradients (its Fisher information) and scales the regularizer's penalty before the
+    # same step.  scaler.unscale_ follows the first backward (apex had unscaled there: the Fisher
+    # information is not multiplied by the loss scale squared) and the penalty's backward runs
+    # plain, outside autocast (APX276)
+    "r103_term_backed_after_unscale": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
+        saves=False),
     "r91_step_hook_beside_plain_step": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                             metric="loss", native=[], fallbacks=[], saves=False,
                                             branches={"period-1": ["--period", "1"]}),
