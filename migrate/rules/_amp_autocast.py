@@ -30,6 +30,7 @@ from ._amp_sites import (
     InitSite,
     ScaleLossSite,
     assigned_names,
+    find_steps,
     call_args,
     class_of_method,
     code_of,
@@ -1031,21 +1032,53 @@ class AutocastPlacement(AmpRule):
             return ""  # (a statement at a caller of a backward helper is no such loss)
         line = self.line_of(stmt)
         earlier = [
-            other.with_stmt
+            other
             for other in info.scale_losses
             if other.func is func and other is not site and self.position(other.with_stmt).end.line < line
         ]
-        earlier.sort(key=lambda other: self.line_of(other))
+        earlier.sort(key=lambda other: self.line_of(other.with_stmt))
         if not earlier:
             return ""
         text = "; ".join(code_of(part).strip() for part in getattr(stmt, "body", [stmt]))
+        if not self._unstepped_before(earlier[-1], site, line):
+            return self._why_read_from_earlier_forward(stmt, text, func, info)
         # named by its code, never its line: TODO lines a first run writes above would move it
-        scaled = code_of(earlier[-1].items[0].item).strip()
+        scaled = code_of(earlier[-1].with_stmt.items[0].item).strip()
         return (
             f" (`{text}` calls no model found here, after the scaled backward of `{scaled}` and "
             "before the step: apex had unscaled that backward's gradients for whatever runs there, a GradScaler "
             "keeps them scaled until the step, and what these calls compute or read is not followed)"
         )
+
+    def _unstepped_before(self, earlier: ScaleLossSite, site: ScaleLossSite, line: int) -> bool:
+        """Whether ``earlier`` scales for an optimizer ``site`` scales for too, none of whose
+        steps runs between ``earlier`` and ``line``: its gradients still wait for the step there."""
+        shared = {code_of(o) for o in earlier.optimizers} & {code_of(o) for o in site.optimizers}
+        end = self.position(earlier.with_stmt).end.line
+        return any(
+            not any(end < self.line_of(call) < line for call in find_steps(self, earlier, opt)) for opt in shared
+        )
+
+    def _why_read_from_earlier_forward(self, stmt: Any, text: str, func: Any, info: AmpFile) -> str:
+        """rotom's ``reward = log_prob * -v_loss``, after other scaled backwards and their steps:
+        ``log_prob`` was bound much earlier in the function by a statement that runs the models
+        (``process_filter(model, filter_model, ...)``), and other backwards and steps run
+        between; the words that say so, or "" when no such statement is found."""
+        read = {n.value for n in walk(stmt) if isinstance(n, cst.Name)}
+        models = self._model_texts(info)
+        line = self.line_of(stmt)
+        for node in walk(func.body):
+            if not isinstance(node, cst.SimpleStatementLine) or self.line_of(node) >= line:
+                continue
+            names = assigned_names(node) & read
+            if names and self._is_model_call(node, models, via_args=True):
+                source = " ".join("; ".join(code_of(part) for part in node.body).split())
+                return (
+                    f" (`{text}` calls no model found here: it reads {', '.join(sorted(names))}, computed by "
+                    f"`{source}` earlier in {func.name.value}(), with other scaled backwards and steps between, "
+                    "which no autocast region can span)"
+                )
+        return ""
 
     def _why_rescale_only(self) -> str:
         if self.rescale_only is None:

@@ -6173,6 +6173,93 @@ class Trainer:
         codes=("APX101", "APX201", "APX209", "APX210", "APX301", "APX301", "APX311", "APX325"),
     ),
     Example(
+        # rotom's reward: the loss multiplies a log-probability computed by the policy's forward
+        # pass at the start of the loop, before another scaled backward and its step, by a value
+        # computed without gradients: no region can span from that forward pass to here, and the
+        # reason names where the loss's forward pass is (not the earlier, already stepped backward)
+        "no-autocast-for-a-loss-read-from-a-forward-pass-before-other-steps",
+        before="""\
+import torch
+from apex import amp
+
+
+def process(model, policy, batch):
+    feats = model(batch)
+    return policy(feats).log_softmax(-1).sum()
+
+
+def evaluate(model, batch):
+    return model(batch).pow(2).mean()
+
+
+def train(model, policy, optimizer, policy_optimizer, batches):
+    for batch in batches:
+        log_prob = process(model, policy, batch)
+        optimizer.zero_grad()
+        loss = model(batch).pow(2).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        with torch.no_grad():
+            v_loss = evaluate(model, batch)
+        reward = log_prob * -v_loss
+        with amp.scale_loss(reward, policy_optimizer) as scaled_loss:
+            scaled_loss.backward()
+        policy_optimizer.step()
+        policy_optimizer.zero_grad()
+
+
+def main(model, policy, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    policy_optimizer = torch.optim.SGD(policy.parameters(), lr=0.1)
+    [model, policy], [optimizer, policy_optimizer] = amp.initialize([model, policy], [optimizer, policy_optimizer], opt_level="O1")
+    train(model, policy, optimizer, policy_optimizer, batches)
+""",
+        after="""\
+import torch
+
+
+def process(model, policy, batch):
+    feats = model(batch)
+    return policy(feats).log_softmax(-1).sum()
+
+
+def evaluate(model, batch):
+    return model(batch).pow(2).mean()
+
+
+def train(model, policy, optimizer, policy_optimizer, batches, scaler):
+    for batch in batches:
+        log_prob = process(model, policy, batch)
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(batch).pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        with torch.no_grad():
+            v_loss = evaluate(model, batch)
+        reward = log_prob * -v_loss
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss
+        #   (`reward = log_prob * -v_loss` calls no model found here: it reads log_prob,
+        #   computed by `log_prob = process(model, policy, batch)` earlier in train(), with
+        #   other scaled backwards and steps between, which no autocast region can span): wrap
+        #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+        scaler.scale(reward).backward()
+        scaler.step(policy_optimizer)
+        scaler.update()
+        policy_optimizer.zero_grad()
+
+
+def main(model, policy, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    policy_optimizer = torch.optim.SGD(policy.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    train(model, policy, optimizer, policy_optimizer, batches, scaler)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX210", "APX301", "APX301", "APX311", "APX311"),
+    ),
+    Example(
         # the loss comes from a callable the trainer was handed, which hides the model: no
         # autocast can be placed provably, so the site is manual work (error: --check fails
         # until it is done)
