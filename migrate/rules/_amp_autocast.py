@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple, cast
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor
 
+from ._amp_after_backward import plain_term_after, remember
 from ._amp_context_var import autocast_variable
 from ._amp_device import device_type_at
 from ._amp_loss_loop import loss_loop_spans
@@ -29,6 +30,7 @@ from ._amp_sites import (
     InitSite,
     ScaleLossSite,
     assigned_names,
+    find_steps,
     call_args,
     class_of_method,
     code_of,
@@ -854,6 +856,8 @@ class AutocastPlacement(AmpRule):
         if (not spans or any(span is None for span, _ in spans)) and not any(sw is False for sw in switches):
             spans, switches = self._last_look(site, loss_texts, info) or (spans, switches)
         if not spans or any(span is None for span, _ in spans) or any(sw is False for sw in switches):
+            if self._plain_term(site, info):
+                return
             # manual work: without it the migrated script trains in float32 with a GradScaler
             self.todo(
                 site.with_stmt,
@@ -991,6 +995,31 @@ class AutocastPlacement(AmpRule):
             return None
         return self._forward_body_span(cls, info)
 
+    def _plain_term(self, site: ScaleLossSite, info: AmpFile) -> bool:
+        """``l_reg = self.reg_importance * self.regularizer.penalty()`` backed after the scaled
+        backward of the model's loss, before its step (``_amp_after_backward``): that backward
+        is followed by ``unscale_`` and this one runs plain, outside autocast (APX276)."""
+        if self.lone_loss is None or not self._why_after_backward(site, info):
+            return False
+        first = plain_term_after(self, site, info, self.lone_loss, self._model_texts(info))
+        if first is None:
+            return False
+        remember(self, first, site, info)
+        opt, loss = code_of(site.optimizers[0]), code_of(site.loss)
+        scaler = info.access.get(site.func, info.scaler_name)
+        self.report(
+            site.with_stmt,
+            "APX276",
+            f"{loss} is computed after the scaled backward of {code_of(first.loss)}, by calls that run no model "
+            f"found here: {scaler}.unscale_({opt}) follows that backward (apex had unscaled its gradients for "
+            f"what runs there) and {loss}.backward() runs plain, outside autocast, adding its float32 gradients at "
+            f"their true size; {scaler}.step({opt}) skips the step on inf/nan in the first backward's gradients, "
+            f"where apex also checked {loss}'s",
+            fixed=True,
+            severity="warning",
+        )
+        return True
+
     def _why_after_backward(self, site: ScaleLossSite, info: AmpFile) -> str:
         """``l_reg = self.reg_importance * self.regularizer.penalty()`` computed (no model call
         found before it in its block) after an earlier ``amp.scale_loss`` block of the same
@@ -1003,21 +1032,53 @@ class AutocastPlacement(AmpRule):
             return ""  # (a statement at a caller of a backward helper is no such loss)
         line = self.line_of(stmt)
         earlier = [
-            other.with_stmt
+            other
             for other in info.scale_losses
             if other.func is func and other is not site and self.position(other.with_stmt).end.line < line
         ]
-        earlier.sort(key=lambda other: self.line_of(other))
+        earlier.sort(key=lambda other: self.line_of(other.with_stmt))
         if not earlier:
             return ""
         text = "; ".join(code_of(part).strip() for part in getattr(stmt, "body", [stmt]))
+        if not self._unstepped_before(earlier[-1], site, line):
+            return self._why_read_from_earlier_forward(stmt, text, func, info)
         # named by its code, never its line: TODO lines a first run writes above would move it
-        scaled = code_of(earlier[-1].items[0].item).strip()
+        scaled = code_of(earlier[-1].with_stmt.items[0].item).strip()
         return (
             f" (`{text}` calls no model found here, after the scaled backward of `{scaled}` and "
             "before the step: apex had unscaled that backward's gradients for whatever runs there, a GradScaler "
             "keeps them scaled until the step, and what these calls compute or read is not followed)"
         )
+
+    def _unstepped_before(self, earlier: ScaleLossSite, site: ScaleLossSite, line: int) -> bool:
+        """Whether ``earlier`` scales for an optimizer ``site`` scales for too, none of whose
+        steps runs between ``earlier`` and ``line``: its gradients still wait for the step there."""
+        shared = {code_of(o) for o in earlier.optimizers} & {code_of(o) for o in site.optimizers}
+        end = self.position(earlier.with_stmt).end.line
+        return any(
+            not any(end < self.line_of(call) < line for call in find_steps(self, earlier, opt)) for opt in shared
+        )
+
+    def _why_read_from_earlier_forward(self, stmt: Any, text: str, func: Any, info: AmpFile) -> str:
+        """rotom's ``reward = log_prob * -v_loss``, after other scaled backwards and their steps:
+        ``log_prob`` was bound much earlier in the function by a statement that runs the models
+        (``process_filter(model, filter_model, ...)``), and other backwards and steps run
+        between; the words that say so, or "" when no such statement is found."""
+        read = {n.value for n in walk(stmt) if isinstance(n, cst.Name)}
+        models = self._model_texts(info)
+        line = self.line_of(stmt)
+        for node in walk(func.body):
+            if not isinstance(node, cst.SimpleStatementLine) or self.line_of(node) >= line:
+                continue
+            names = assigned_names(node) & read
+            if names and self._is_model_call(node, models, via_args=True):
+                source = " ".join("; ".join(code_of(part) for part in node.body).split())
+                return (
+                    f" (`{text}` calls no model found here: it reads {', '.join(sorted(names))}, computed by "
+                    f"`{source}` earlier in {func.name.value}(), with other scaled backwards and steps between, "
+                    "which no autocast region can span)"
+                )
+        return ""
 
     def _why_rescale_only(self) -> str:
         if self.rescale_only is None:

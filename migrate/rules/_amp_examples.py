@@ -6065,10 +6065,12 @@ class Runner:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
-        # a second loss computed after the first scaled backward from a call that runs no model
-        # found here (a regularizer's penalty): apex had unscaled the first backward's gradients
-        # for what runs between, a GradScaler has not, so no region is placed there: manual work
-        "no-autocast-for-a-loss-computed-after-another-scaled-backward",
+        # a second loss computed after the first scaled backward from calls that run no model
+        # found here (MiB's EWC regularizer: record_gradients() reads the Fisher information
+        # from p.grad), backed before the same step: apex had unscaled the first backward's
+        # gradients for what runs between, so scaler.unscale_ follows it, and the term's
+        # float32 backward runs plain, outside autocast, adding its gradients at their true size
+        "term-backed-after-the-scaled-backward-runs-plain-after-unscale",
         before="""\
 import torch
 from apex import amp
@@ -6105,6 +6107,57 @@ class Trainer:
         with torch.autocast("cuda", dtype=torch.float16):
             loss = torch.nn.functional.mse_loss(self.net(x), y)
         self.scaler.scale(loss).backward()
+        self.scaler.unscale_(self.optimizer)
+        self.penalty.record_gradients()
+        extra = 0.1 * self.penalty.value()
+        extra.backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX276", "APX301", "APX301", "APX311"),
+    ),
+    Example(
+        # the same, with a clip before the step: the clip route gives it an unscale_ after the
+        # second backward, which one after the first would make raise, so no region is placed
+        # for the term: manual work
+        "no-autocast-for-a-term-backed-after-the-scaled-backward-before-a-clip",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, net, optimizer, penalty):
+        self.net, self.optimizer = amp.initialize(net, optimizer, opt_level="O1")
+        self.penalty = penalty
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(self.net(x), y)
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.penalty.record_gradients()
+        extra = 0.1 * self.penalty.value()
+        with amp.scale_loss(extra, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, net, optimizer, penalty):
+        self.net, self.optimizer = net, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.penalty = penalty
+
+    def train_step(self, x, y):
+        self.optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+        self.scaler.scale(loss).backward()
         self.penalty.record_gradients()
         extra = 0.1 * self.penalty.value()
         # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss
@@ -6114,10 +6167,99 @@ class Trainer:
         #   scaled until the step, and what these calls compute or read is not followed): wrap
         #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
         self.scaler.scale(extra).backward()
+        self.scaler.unscale_(self.optimizer)
+        torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
         self.scaler.step(self.optimizer)
         self.scaler.update()
 """,
-        codes=("APX101", "APX201", "APX209", "APX210", "APX301", "APX311"),
+        codes=("APX101", "APX201", "APX209", "APX210", "APX301", "APX301", "APX311", "APX325"),
+    ),
+    Example(
+        # rotom's reward: the loss multiplies a log-probability computed by the policy's forward
+        # pass at the start of the loop, before another scaled backward and its step, by a value
+        # computed without gradients: no region can span from that forward pass to here, and the
+        # reason names where the loss's forward pass is (not the earlier, already stepped backward)
+        "no-autocast-for-a-loss-read-from-a-forward-pass-before-other-steps",
+        before="""\
+import torch
+from apex import amp
+
+
+def process(model, policy, batch):
+    feats = model(batch)
+    return policy(feats).log_softmax(-1).sum()
+
+
+def evaluate(model, batch):
+    return model(batch).pow(2).mean()
+
+
+def train(model, policy, optimizer, policy_optimizer, batches):
+    for batch in batches:
+        log_prob = process(model, policy, batch)
+        optimizer.zero_grad()
+        loss = model(batch).pow(2).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        with torch.no_grad():
+            v_loss = evaluate(model, batch)
+        reward = log_prob * -v_loss
+        with amp.scale_loss(reward, policy_optimizer) as scaled_loss:
+            scaled_loss.backward()
+        policy_optimizer.step()
+        policy_optimizer.zero_grad()
+
+
+def main(model, policy, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    policy_optimizer = torch.optim.SGD(policy.parameters(), lr=0.1)
+    [model, policy], [optimizer, policy_optimizer] = amp.initialize([model, policy], [optimizer, policy_optimizer], opt_level="O1")
+    train(model, policy, optimizer, policy_optimizer, batches)
+""",
+        after="""\
+import torch
+
+
+def process(model, policy, batch):
+    feats = model(batch)
+    return policy(feats).log_softmax(-1).sum()
+
+
+def evaluate(model, batch):
+    return model(batch).pow(2).mean()
+
+
+def train(model, policy, optimizer, policy_optimizer, batches, scaler):
+    for batch in batches:
+        log_prob = process(model, policy, batch)
+        optimizer.zero_grad()
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = model(batch).pow(2).mean()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        with torch.no_grad():
+            v_loss = evaluate(model, batch)
+        reward = log_prob * -v_loss
+        # TODO(apexcompat): the forward pass and loss are not next to this amp.scale_loss
+        #   (`reward = log_prob * -v_loss` calls no model found here: it reads log_prob,
+        #   computed by `log_prob = process(model, policy, batch)` earlier in train(), with
+        #   other scaled backwards and steps between, which no autocast region can span): wrap
+        #   them in `with torch.autocast("cuda", dtype=torch.float16):` by hand
+        scaler.scale(reward).backward()
+        scaler.step(policy_optimizer)
+        scaler.update()
+        policy_optimizer.zero_grad()
+
+
+def main(model, policy, batches):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    policy_optimizer = torch.optim.SGD(policy.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cuda")
+    train(model, policy, optimizer, policy_optimizer, batches, scaler)
+""",
+        codes=("APX101", "APX201", "APX207", "APX209", "APX210", "APX301", "APX301", "APX311", "APX311"),
     ),
     Example(
         # the loss comes from a callable the trainer was handed, which hides the model: no

@@ -204,6 +204,8 @@ class ScaleLossSite:
     sibling_callers: List[Any] = field(default_factory=list)
     #: ``scaler.unscale_(optimizer)`` follows the scaled backward, where apex unscaled
     exit_unscale: bool = False
+    #: the backward runs plain, after an earlier block's ``unscale_`` (``_amp_after_backward``)
+    plain_backward: bool = False
 
 
 @dataclass(eq=False, repr=False)
@@ -903,6 +905,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             if stale is not None and not said:
                 info.blockers.append(Blocker(site.call, stale))
     _check_settings(rule, info)
+    from ._amp_after_backward import mark
+
+    mark(rule, info)  # what the autocast placement decided for a term backed after the step's backward
     return info
 
 

@@ -294,6 +294,11 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "(a ceiling or floor for the scale), or apex ignored it (a growth interval of a static loss scale)",
         "APX230": "apex.amp (or None) given to a same-file function whose parameter it fills: the GradScaler "
         "fills that slot, and the function's uses of the parameter become the scaler's",
+        "APX276": (
+            "a loss computed after the scaled backward of the model's loss, by calls that run no model found "
+            "there, and backed before the same step: scaler.unscale_(opt) follows the first backward, as apex "
+            "unscaled there, and the second runs plain, outside autocast"
+        ),
         "APX271": "a function of another file than the launcher's, given apex.amp (or None) by every call, scales "
         "through that parameter: the launcher gives the GradScaler there, and the function's uses of the "
         "parameter become the scaler's",

@@ -66,12 +66,14 @@ class ScaleLossRule(AmpRule):
         used_later = any(site.as_name in names_in(s) for s in body[1:]) or self._read_after(site)
         # end-of-line comments of the `with` line and of the backward line it replaces
         comments = [_header_comment(site.with_stmt)]
+        # a term backed after an earlier block's unscale_ runs plain (``_amp_after_backward``)
+        scaled = loss if site.plain_backward else f"{scaler}.scale({loss})"
         if backward is not None and not used_later:
             comments.append(trailing_comment(first))
-            new.append(move_leading(first, statement(f"{scaler}.scale({loss}).backward({backward})\n")))
+            new.append(move_leading(first, statement(f"{scaled}.backward({backward})\n")))
             rest = body[1:]
         else:
-            new.append(statement(f"{site.as_name} = {scaler}.scale({loss})\n"))
+            new.append(statement(f"{site.as_name} = {scaled}\n"))
         new[0] = with_trailing_comments(new[0], [c for c in comments if c is not None])
         new.extend(rest)
         if site.exit_unscale:  # apex unscaled here, before the caller's code up to the step
@@ -81,7 +83,11 @@ class ScaleLossRule(AmpRule):
         if head is not None and not self.edits.planned(head):
             # the other branch's plain backward may be scaled now too (``_same_branches``)
             self.edits.replace(head, lambda upd: collapsed(upd) or [upd])
-        self.report(call, "APX301", f"amp.scale_loss -> {scaler}.scale({loss})", fixed=True, severity="info")
+        if site.plain_backward:
+            self.report(call, "APX301", f"amp.scale_loss -> {loss}.backward(), after {scaler}.unscale_", fixed=True,
+                        severity="info")
+        else:
+            self.report(call, "APX301", f"amp.scale_loss -> {scaler}.scale({loss})", fixed=True, severity="info")
         self._report_input_gradient(site, scaler)
         # with one GradScaler per loss id, loss_id chose the scaler: it is not dropped
         kept = ("loss_id",) if by_loss_id else ()

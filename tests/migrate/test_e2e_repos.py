@@ -89,7 +89,10 @@ a script without apex that runs alone (r101, Enigmatisms/NeRF: the loader takes 
 function, no ``__main__`` guard) with the model and optimizer a setup helper of its package
 initializes and returns, also called with no optimizer by an evaluation script without apex
 (r102, LightningDOT: the helper returns the GradScaler, the script's top-level unpacking binds
-it as a module-level name).  Apart from LAYOUTS (no
+it as a module-level name), and a trainer of another module that scales a regularizer's penalty
+after the model's scaled backward, before the same step, the regularizer reading the gradients
+between (r103, MiB: ``unscale_`` after the first backward, the penalty's backward plain).  Apart
+from LAYOUTS (no
 training): r94, evaluation scripts whose inference
 amp.initialize (no optimizers) the migration follows, timm's validate.py shape (the no-op
 amp_autocast bound to torch.autocast on the apex branch) and maskrcnn-benchmark's test_net.py
@@ -350,6 +353,14 @@ LAYOUTS: Dict[str, dict] = {
     "r102_setup_returns_to_a_script": dict(
         launcher="train.py", amp=["--fp16"], fp32=[], steps=24, metric="loss", native=["APX206"], fallbacks=[],
         saves=False, branches={"accumulate": ["--grad-acc-steps", "2"]}, given=["evaluate.py"]),
+    # MiB's shape: the trainer of another module scales the model's loss, lets an EWC regularizer
+    # read the gradients (its Fisher information) and scales the regularizer's penalty before the
+    # same step.  scaler.unscale_ follows the first backward (apex had unscaled there: the Fisher
+    # information is not multiplied by the loss scale squared) and the penalty's backward runs
+    # plain, outside autocast (APX276)
+    "r103_term_backed_after_unscale": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
+        saves=False),
     "r91_step_hook_beside_plain_step": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                             metric="loss", native=[], fallbacks=[], saves=False,
                                             branches={"period-1": ["--period", "1"]}),
