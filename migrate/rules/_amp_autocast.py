@@ -16,6 +16,7 @@ from ._amp_device import device_type_at
 from ._amp_loss_loop import loss_loop_spans
 from ._amp_partial import bound_offset
 from ._amp_held import held_model_texts as held_route_models
+from ._amp_grad_off_span import grad_off_span_reason
 from ._amp_handed_outputs import handed_output_spans
 from ._amp_models import held_model_texts, wrapped_models
 from ._amp_module_scaler import first_body_statement
@@ -316,6 +317,9 @@ class AutocastPlacement(AmpRule):
     lone_loss: Optional[cst.BaseStatement] = None
     #: why a loss summed in a loop of an outer block got no regions (``loss_loop_spans``), or ""
     loss_loop_reason: str = ""
+    #: why a span whose model calls all run without gradients got no region
+    #: (``grad_off_span_reason``: the loss reads a training forward pass out of its reach), or ""
+    grad_off_reason: str = ""
     #: the second look for a forward pass, where the first found none: the wrappers built
     #: around the models count as models (``wrapped_models``) and a gradient-off block may hold
     #: plain loops (``_is_grad_off_block``)
@@ -768,15 +772,15 @@ class AutocastPlacement(AmpRule):
         """The regions and their switches found where a ``raise`` does not end a region
         (``raise_stays``, kept on for the rest of the site), or None (the earlier looks'
         reasons kept for the finding)."""
-        saved = (self.rescale_only, self.lone_loss, self.loss_loop_reason, self.second_look)
+        saved = (self.rescale_only, self.lone_loss, self.loss_loop_reason, self.grad_off_reason, self.second_look)
         self.rescale_only = self.lone_loss = None
-        self.loss_loop_reason, self.second_look, self.raise_stays = "", False, True
+        self.loss_loop_reason, self.grad_off_reason, self.second_look, self.raise_stays = "", "", False, True
         found = self._forward_spans(site.with_stmt, loss_texts, info)
         spans: List[Tuple[Any, Any]] = [(members, site.func) for members in found] if found else []
         switches = [self._switch_in(func, info) for _, func in spans]
         if spans and not any(sw is False for sw in switches):
             return spans, switches
-        self.rescale_only, self.lone_loss, self.loss_loop_reason, self.second_look = saved
+        self.rescale_only, self.lone_loss, self.loss_loop_reason, self.grad_off_reason, self.second_look = saved
         self.raise_stays = False
         return None
 
@@ -813,14 +817,14 @@ class AutocastPlacement(AmpRule):
             return
         loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
         self.rescale_only = self.lone_loss = None
-        self.loss_loop_reason = ""
+        self.loss_loop_reason = self.grad_off_reason = ""
         found = self._forward_spans(site.with_stmt, loss_texts, info)
         if found is None and self._wider_models(info):
             # ``self.segmentor = engine.data_parallel(self.segmentor_on_one_gpu)``: the forward
             # pass calls the wrapper, not the initialized model
             self.second_look = True
             self.rescale_only = self.lone_loss = None
-            self.loss_loop_reason = ""
+            self.loss_loop_reason = self.grad_off_reason = ""
             found = self._forward_spans(site.with_stmt, loss_texts, info)
             if found is None:
                 self.second_look = False
@@ -869,7 +873,7 @@ class AutocastPlacement(AmpRule):
                     if not spans
                     else ""
                 )
-                + (self.loss_loop_reason or self._why_rescale_only())
+                + (self.grad_off_reason or self.loss_loop_reason or self._why_rescale_only())
                 + self._why_after_backward(site, info)
                 + f': wrap them in `with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
             )
@@ -1537,6 +1541,11 @@ class AutocastPlacement(AmpRule):
         members = self._unplanned(body[start : end + 1])
         if members is None:
             return None
+        if outer is None:
+            # rotom's evaluation under ``torch.no_grad()`` before ``reward = log_prob * -v_loss``
+            self.grad_off_reason = grad_off_span_reason(self, members, models)
+            if self.grad_off_reason:
+                return None
         return [members] if outer is None else [outer[0], members]
 
     def _outer_forward(self, body: List[Any], end: int, models: set) -> Optional[List[List[Any]]]:
