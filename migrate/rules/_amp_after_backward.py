@@ -52,7 +52,7 @@ import libcst as cst
 
 from ._amp_sites import AmpFile, ScaleLossSite, assigned_names, code_of, find_steps
 from ._clip_functions import CLIP_FUNCTIONS
-from ._tree import inside, walk
+from ._tree import inside, loop_between, walk
 
 #: the file state key: the scale_loss blocks (``_key``) whose backward is followed by
 #: ``unscale_`` ("exit") and those whose backward runs plain ("plain")
@@ -84,16 +84,6 @@ def _lone_backward(block: cst.With, as_name: Optional[str]) -> Optional[cst.Call
     if call.func.attr.value != "backward" or code_of(call.func.value) != as_name:
         return None
     return call
-
-
-def _loop_between(parents: Any, node: Any, outer: Any) -> bool:
-    """A loop encloses ``node`` inside ``outer``."""
-    cur = parents.get(node)
-    while cur is not None and cur is not outer:
-        if isinstance(cur, (cst.For, cst.While)):
-            return True
-        cur = parents.get(cur)
-    return False
 
 
 def _reads_gradients(rule: Any, nodes: List[Any]) -> bool:
@@ -147,7 +137,7 @@ def plain_term_after(rule: Any, site: ScaleLossSite, info: AmpFile, lone: Any, m
     if any(s is not site and s is not first and steps[0] in find_steps(rule, s, opt) for s in info.scale_losses):
         return None
     between = body[body.index(first.with_stmt) + 1 : body.index(step_stmt)]
-    if _loop_between(parents, site.with_stmt, block) or any(isinstance(s, (cst.For, cst.While)) for s in between):
+    if loop_between(parents, site.with_stmt, block) or any(isinstance(s, (cst.For, cst.While)) for s in between):
         return None
     nodes = [n for stmt in between for n in walk(stmt)]
     if _reads_gradients(rule, nodes):

@@ -24,7 +24,7 @@ from ._amp_autocast import _NOT_FORWARD  # nn.Module methods that run no forward
 from ._amp_sites import AmpFile, InitSite, walk
 from ._default_flags import bound_once
 from ._plain_alternative import bound_names
-from ._tree import inside
+from ._tree import inside, loop_between
 
 #: calls that only look at the model
 _LOOKS_AT = frozenset({"isinstance", "hasattr", "getattr", "setattr", "print", "len", "id", "type", "repr", "str"})
@@ -95,7 +95,7 @@ def inference_uses(
         return None
     if any(other is not site and other.func is func for other in info.inits):
         return None  # another initialize's switch may share the name
-    if isinstance(site.anchor, (cst.For, cst.While)) or _in_loop(parents, site.anchor, func):
+    if isinstance(site.anchor, (cst.For, cst.While)) or loop_between(parents, site.anchor, func):
         return None
     block = parents.get(site.stmt)
     if not isinstance(block, cst.IndentedBlock):
@@ -155,15 +155,6 @@ def consecutive_runs(parents: Any, statements: List[cst.BaseStatement]) -> List[
         else:
             runs.append([stmt])
     return runs
-
-
-def _in_loop(parents: Any, node: Any, func: Any) -> bool:
-    cur = parents.get(node)
-    while cur is not None and cur is not func:
-        if isinstance(cur, (cst.For, cst.While)):
-            return True
-        cur = parents.get(cur)
-    return False
 
 
 def _use(parents: Any, name: cst.Name) -> Optional[bool]:

@@ -253,6 +253,17 @@ def enclosing_function(parents: Any, node: Any) -> Any:
     return cur
 
 
+def loop_between(parents: Any, node: Any, outer: Any) -> bool:
+    """Whether a ``for`` or ``while`` loop below ``outer`` (not ``outer`` itself) holds ``node``,
+    in the parent links ``parents`` (any enclosing loop where ``outer`` is not an ancestor)."""
+    cur = parents.get(node)
+    while cur is not None and cur is not outer:
+        if isinstance(cur, (cst.For, cst.While)):
+            return True
+        cur = parents.get(cur)
+    return False
+
+
 def inside(parents: Any, node: Any, outer: Any) -> bool:
     """Whether ``outer`` is an ancestor of ``node`` (not ``node`` itself) in the parent
     links ``parents``."""
