@@ -6465,6 +6465,51 @@ class Trainer:
         codes=("APX101", "APX201", "APX210", "APX301", "APX311"),
     ),
     Example(
+        # the backbone runs under torch.no_grad() and the loss reads only what the span
+        # computes: the head trained there (no model amp.initialize was given) runs inside the
+        # region, as it ran in float16 under apex, so the span is wrapped; only a loss reading
+        # what comes from outside the span (the examples above) is refused
+        "autocast-over-a-no-grad-backbone-and-the-head-trained-next-to-it",
+        before="""\
+import torch
+from apex import amp
+
+
+class Probe:
+    def __init__(self, backbone, head, optimizer):
+        self.backbone, self.optimizer = amp.initialize(backbone, optimizer, opt_level="O1")
+        self.head = head
+
+    def step(self, images):
+        with torch.no_grad():
+            feats = self.backbone(images)
+        loss = self.head(feats).logsumexp(-1).mean()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Probe:
+    def __init__(self, backbone, head, optimizer):
+        self.backbone, self.optimizer = backbone, optimizer
+        self.scaler = torch.amp.GradScaler("cuda")
+        self.head = head
+
+    def step(self, images):
+        with torch.autocast("cuda", dtype=torch.float16):
+            with torch.no_grad():
+                feats = self.backbone(images)
+            loss = self.head(feats).logsumexp(-1).mean()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
         # the loss comes from a callable the trainer was handed, which hides the model: no
         # autocast can be placed provably, so the site is manual work (error: --check fails
         # until it is done)
