@@ -17,7 +17,10 @@ evaluation for "the" forward pass: an autocast region over it and ``reward`` wou
 model call under ``torch.no_grad()`` / ``torch.inference_mode()`` or inside what ``.detach()``
 detaches feeds no gradient; when every model call of the span is such a one and the span reads
 a name that a model call with gradients bound before it, out of its reach, the site is refused
-(APX210) with that reason.  A span that holds a training forward pass (LightningDOT's teacher
+(APX210) with that reason.  So is such a span whose loss reads a parameter of its function
+outside the gradient-off parts (``def step(self, log_prob, batch)``): the forward pass that
+parameter's gradient flows through ran in the caller, out of any region placed here.  A span
+that holds a training forward pass (LightningDOT's teacher
 under ``no_grad`` beside the student's forward pass) is left as it is.
 """
 
@@ -28,6 +31,7 @@ from typing import Any, List, Set
 import libcst as cst
 
 from ._amp_sites import assigned_names, code_of, enclosing, walk
+from ._binding import param_names
 
 
 def _grad_off_nodes(rule: Any, stmts: List[Any]) -> Set[int]:
@@ -96,10 +100,30 @@ def _read_data(stmts: List[Any], models: set) -> Set[str]:
     return read - models_used
 
 
+def _parameters_read(rule: Any, members: List[Any], models: set, func: cst.FunctionDef) -> List[str]:
+    """The parameters of ``func`` (not a method's instance) that ``members`` read as data
+    outside their gradient-off parts: what such a loss trains came in through them."""
+    params = param_names(func.params)
+    if params and isinstance(enclosing(rule.parents, func, cst.ClassDef), cst.ClassDef):
+        params = params[1:]  # ``self`` / ``cls``: the models it holds are found as models
+    off = _grad_off_nodes(rule, members)
+    live = [stmt for stmt in members if id(stmt) not in off]
+    read = _read_data(live, models)
+    return sorted(
+        {
+            node.value
+            for stmt in live
+            for node in walk(stmt)
+            if isinstance(node, cst.Name) and id(node) not in off and node.value in params and node.value in read
+        }
+    )
+
+
 def grad_off_span_reason(rule: Any, members: List[Any], models: set) -> str:
     """The words of the APX210 reason when span ``members`` (the statements from the first model
     call through the loss) runs the model only without gradients, and reads what a model call
-    with gradients bound before it in the same function; "" otherwise (the span stands)."""
+    with gradients bound before it in the same function, or a parameter of that function; ""
+    otherwise (the span stands)."""
     if not _has_grad_off(rule, members) or _trains(rule, members, models):
         return ""
     func = enclosing(rule.parents, members[0], cst.FunctionDef)
@@ -122,4 +146,12 @@ def grad_off_span_reason(rule: Any, members: List[Any], models: set) -> str:
                 f"`{source}` earlier in {func.name.value}(), the forward pass its gradient flows through, with "
                 "statements between that no autocast region can span)"
             )
+    params = _parameters_read(rule, members, models, func)
+    if params:
+        return (
+            f" (every model call found next to it runs without gradients, under torch.no_grad() or "
+            f"torch.inference_mode() or detached: the loss reads {', '.join(params)}, "
+            f"{'a parameter' if len(params) == 1 else 'parameters'} of {func.name.value}(): the forward pass "
+            "its gradient flows through runs in its caller, out of reach of any autocast region here)"
+        )
     return ""
