@@ -67,7 +67,7 @@ from ._early_returns import early_return_ok
 from ._edits import code_of, same_expression
 from ._torch_version import old_torch_branch
 from ._namespace_gate import statements_naming
-from ._tree import enclosing_function, inside, module_code, names_spelled, walk, walk_of
+from ._tree import enclosing_function, holds_only, inside, module_code, names_spelled, walk, walk_of
 
 AMP = "apex.amp"
 GRADSCALER_NAMES = frozenset(
@@ -2696,13 +2696,7 @@ def inference_load(rule, need: Need, info: AmpFile) -> bool:
         return False
     if info.plan is None or not info.plan.nothing_scaled:
         return False
-    stmt = rule.parents.get(rule.parents.get(need.node))
-    return (
-        isinstance(stmt, cst.SimpleStatementLine)
-        and len(stmt.body) == 1
-        and isinstance(stmt.body[0], cst.Expr)
-        and stmt.body[0].value is need.node
-    )
+    return holds_only(rule.parents.get(rule.parents.get(need.node)), need.node)
 
 
 def _no_training_init(need: Need, info: AmpFile) -> str:

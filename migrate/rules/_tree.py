@@ -233,6 +233,17 @@ def is_docstring(stmt: Any) -> bool:
     )
 
 
+def holds_only(stmt: Any, expr: Any) -> bool:
+    """Whether ``stmt`` is a line whose one statement is the expression ``expr`` alone
+    (``amp.load_state_dict(x)`` written as a statement of its own)."""
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and stmt.body[0].value is expr
+    )
+
+
 def assignment_targets(node: Any) -> List[Any]:
     """The targets ``node`` itself binds: of an assignment (plain, annotated, augmented,
     ``:=``), a ``for`` loop or comprehension, a ``with ... as``."""

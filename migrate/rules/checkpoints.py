@@ -29,6 +29,7 @@ from ._amp_sites import (
     GRADSCALER_NAMES, analyse, code_of, find_scalers, optimizer_params, plan_note, takes_optional_scaler, walk,
 )
 from ._edits import expression, read_todos, statement, without_todos
+from ._tree import holds_only
 from .base import Example
 
 #: the fixed part of the APX403 message (KNOWN_TODOS reports its TODO again on later runs)
@@ -271,13 +272,7 @@ class CheckpointRule(AmpRule):
             self.report(need.node, "APX401", message, fixed=True, severity="info")
             return
         stmt = self.statement_of(need.node)
-        alone = (
-            isinstance(stmt, cst.SimpleStatementLine)
-            and len(stmt.body) == 1
-            and isinstance(stmt.body[0], cst.Expr)
-            and stmt.body[0].value is need.node
-        )
-        if alone:
+        if holds_only(stmt, need.node):
             self.edits.replace(guard_left_empty(self.parents, stmt) or stmt, [])
         else:
             self.replace_node(need.node, expression("None"))
