@@ -44,7 +44,7 @@ from ._metadata import QualifiedNameProvider
 from ._amp_sites import AMP, enclosing_function, globals_bound_to, plain_read, walk
 from ._tree import assignment_targets, walk_of
 from ._edits import code_of, kept_leading, move_leading, prepend_lines, read_todos, small_statements
-from ._neighbour_base import APEX_STAR_EXPORTS
+from ._neighbour_base import APEX_STAR_EXPORTS, literal_value
 from ._pyprof_calls import PYPROF_REMOVED, annotation_switches
 from ..settings import Settings
 from .base import Example
@@ -142,6 +142,9 @@ class ImportsRule(AmpRule):
         self.removed_trys: List[cst.CSTNode] = []
         #: comments of a removed try's body that go with its leading lines
         self.carried_from_trys: Dict[cst.CSTNode, List[cst.EmptyLine]] = {}
+        #: a guard replaced by what stays of it -> those statements (an outer guard that goes
+        #: too keeps them in its place, not the inner try)
+        self.simplified_guards: Dict[cst.CSTNode, List[cst.BaseStatement]] = {}
         self.dropped_stars: Set[cst.CSTNode] = set()
         self.dropped_globals: List[cst.CSTNode] = []
         #: lines that only switched apex.pyprof's annotations on, deleted with its import
@@ -231,8 +234,12 @@ class ImportsRule(AmpRule):
             unused_in.setdefault(stmt, []).append(alias)
             self._remove(stmt, imp, alias, target)
         gone: List[Any] = []
-        for stmt in list(unused_in) + [s for s in self.dropped_stars if s not in unused_in]:
-            if not self._simplify_try(stmt, imp_stmts={s for s, *_ in imports}) and self._all_removed(stmt):
+        # the guards inside others first: an outer guard that goes keeps what stays of them
+        emptied = list(unused_in) + [s for s in self.dropped_stars if s not in unused_in]
+        imp_stmts = {s for s, *_ in imports}
+        handled = {s for s in sorted(emptied, key=self._depth, reverse=True) if self._simplify_try(s, imp_stmts)}
+        for stmt in emptied:
+            if stmt not in handled and self._all_removed(stmt):
                 self._close_gap(stmt)
                 gone.append(stmt)
         gone += self.removed_trys + self.dropped_globals + self.pyprof_switches
@@ -717,6 +724,8 @@ class ImportsRule(AmpRule):
             return False
         if owner.finalbody is None and all(self._catches_import_error(h) for h in owner.handlers):
             return False
+        if owner.finalbody is None and owner.orelse is None and self._raises_only_in_apex_imports(owner):
+            return False
         if owner not in self.reported_guards:
             self.reported_guards.add(owner)
             self.report(
@@ -786,9 +795,17 @@ class ImportsRule(AmpRule):
             return True  # some apex name in the try is still used: leave the guard alone
         if any(s in self.edits.before for s in apex_lines):
             return True  # ``import apexcompat.amp`` goes in its place (apex.amp.x chains, shim)
-        if owner.finalbody is not None or not all(self._catches_import_error(h) for h in owner.handlers):
+        if owner.finalbody is not None or not (
+            all(self._catches_import_error(h) for h in owner.handlers)
+            or (owner.orelse is None and self._raises_only_in_apex_imports(owner))
+        ):
             return True
-        rest = [self.narrowed_globals.get(s, s) for s in body if s not in apex_lines and s not in self.dropped_globals]
+        rest = [
+            kept
+            for s in body
+            if s not in apex_lines and s not in self.dropped_globals
+            for kept in self.simplified_guards.get(s, [self.narrowed_globals.get(s, s)])
+        ]
         if any(isinstance(small, (cst.Import, cst.ImportFrom)) for s in rest for small in small_statements(s)):
             return True  # the guard still protects another import (amp_C, a package of its own)
         if any(self._nested_import_stays(s) for s in rest):
@@ -850,6 +867,7 @@ class ImportsRule(AmpRule):
                 first_lines.pop(0)
             keep[0] = keep[0].with_changes(leading_lines=first_lines)
         self.edits.replace(owner, lambda upd, keep=keep: [move_leading(upd, keep[0])] + keep[1:] if keep else [])
+        self.simplified_guards[owner] = [move_leading(owner, keep[0])] + keep[1:] if keep else []
         if not keep:
             self._close_gap(owner)
             self.removed_trys.append(owner)
@@ -861,6 +879,13 @@ class ImportsRule(AmpRule):
             severity="info",
         )
         return True
+
+    def _depth(self, node: cst.CSTNode) -> int:
+        depth = 0
+        while node is not None:
+            node = self.parents.get(node)
+            depth += 1
+        return depth
 
     def _without_placeholder_passes(self, owner: cst.Try, keep: List[Any]) -> List[Any]:
         """``keep`` without the bare ``pass`` lines that only held a block open (another rule
@@ -943,6 +968,27 @@ class ImportsRule(AmpRule):
                 return False
             if any(alias not in self.removed for alias in small.names):
                 return False
+        return True
+
+    def _raises_only_in_apex_imports(self, owner: cst.Try) -> bool:
+        """Whether only the apex imports of ``owner``'s body can raise: every other statement
+        sets a plain name to a literal (``HAS_APEX_PARALLEL = True``) or passes.  Once those
+        imports go, its handlers never run, whatever they catch (FARM's ``except
+        AttributeError`` around an apex.parallel import that raised it on old torch)."""
+        for line in owner.body.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                return False
+            for small in line.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and _is_apex(_module_name(small)):
+                    continue
+                if isinstance(small, cst.Pass):
+                    continue
+                if not (
+                    isinstance(small, cst.Assign)
+                    and all(isinstance(t.target, cst.Name) for t in small.targets)
+                    and literal_value(small.value) is not ...
+                ):
+                    return False
         return True
 
     @staticmethod
@@ -1456,6 +1502,47 @@ def has_kernels():
     return fused
 """,
         codes=("APX101",),
+    ),
+    Example(
+        # FARM's optimization module: an inner guard that catches only AttributeError (an
+        # apex.parallel import raised it on old torch) around an apex import that is no longer
+        # used; the rest of its body only sets a flag, so once the import goes nothing in it can
+        # raise and both guards go, each flag with its "available" value (it was left as an
+        # unusual guard, and with it the apex import: the file never left apex)
+        "inner-guard-catching-attribute-error",
+        before="""\
+try:
+    from apex import amp
+    try:
+        from apex.parallel import convert_syncbn_model
+        HAS_APEX_PARALLEL = True
+    except AttributeError:
+        HAS_APEX_PARALLEL = False
+    HAS_AMP = True
+except ImportError:
+    HAS_AMP = False
+    HAS_APEX_PARALLEL = False
+""",
+        after="""\
+HAS_APEX_PARALLEL = True
+HAS_AMP = True
+""",
+        codes=("APX101", "APX103"),
+    ),
+    Example(
+        # the same guard whose body does more than set a flag: what it catches may come from
+        # that code too, so the handler is not dead and the guard stays, reported
+        "attribute-error-guard-with-work-left",
+        before="""\
+import torch
+
+try:
+    from apex import amp
+    BACKEND = torch.backends.cudnn.version()
+except AttributeError:
+    BACKEND = None
+""",
+        codes=("APX104",),
     ),
     Example(
         # the same in an inner try that catches only AttributeError (FARM's apex.parallel
