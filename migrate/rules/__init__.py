@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import List, Type
 
 from .amp_initialize import InitializeRule
+from .apex_fallback import ApexFallbackRule
 from .base import Rule
 from .bf16_scaler import Bfloat16ScalerRule
 from .casting_hooks import CastingHooksRule
@@ -33,6 +34,7 @@ ALL_RULES: List[Type[Rule]] = [
     TorchAmpSpellingsRule,
     # --- apex.amp (M2) ---
     OldTorchBranchRule,  # first: the apex.amp rules see the branch the target torch runs
+    ApexFallbackRule,  # then: they see the path a file with a native fallback takes without apex
     InitializeRule,
     CheckpointRule,
     ClippingRule,

@@ -14,7 +14,7 @@ without being bound before the ``if`` or by the live branch.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, List, Optional, Set, Union, cast
+from typing import Any, Iterable, List, Optional, Sequence, Set, Union, cast
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
@@ -169,18 +169,7 @@ class OldTorchBranchRule(NeighbourRule):
     def _dangling(self, stmt: cst.If, live: cst.BaseSuite, dead: cst.BaseSuite) -> bool:
         """Whether a name the dead branch binds is read outside it where neither a binding
         before the ``if`` nor the live branch binds it."""
-        inside = {id(node) for node in walk(dead)}
-        scope = self.get_metadata(ScopeProvider, stmt, None)
-        if scope is None:
-            return True
-        for name in sorted(_bound_names(dead)):
-            read_outside = any(
-                id(assignment.node) in inside and any(id(a.node) not in inside for a in assignment.references)
-                for assignment in scope[name]
-            )
-            if read_outside and not (bound_at(name, stmt, self.parent, scope) or block_binds(live, name)):
-                return True
-        return False
+        return dead_binding_read(self, stmt, live, [dead])
 
     def _message(self, stmt: cst.If, dead: cst.BaseSuite) -> str:
         calls: List[str] = []
@@ -219,6 +208,24 @@ class OldTorchBranchRule(NeighbourRule):
     ]
 
 
+def dead_binding_read(rule: Any, stmt: cst.CSTNode, live: cst.BaseSuite, dead: Sequence[cst.CSTNode]) -> bool:
+    """Whether a name that one of the ``dead`` parts of ``stmt`` (code about to be dropped)
+    binds is read outside them where neither a binding before ``stmt`` nor the ``live``
+    block that replaces it binds it; True too where the scopes are unknown."""
+    inside = {id(node) for part in dead for node in walk(part)}
+    scope = rule.get_metadata(ScopeProvider, stmt, None)
+    if scope is None:
+        return True
+    for name in sorted(set().union(*(_bound_names(part) for part in dead))):
+        read_outside = any(
+            id(assignment.node) in inside and any(id(a.node) not in inside for a in assignment.references)
+            for assignment in scope[name]
+        )
+        if read_outside and not (bound_at(name, stmt, rule.parent, scope) or block_binds(live, name)):
+            return True
+    return False
+
+
 def _branches(stmt: cst.If, passes: bool):  # type: ignore[no-untyped-def]
     """(live, dead) blocks of ``stmt`` when the new torch's answer is ``passes``; a branch
     that is an ``elif`` or missing is None."""
@@ -238,7 +245,7 @@ def _imports_apex_amp(node: Union[cst.Import, cst.ImportFrom]) -> bool:
     return any(code_of(alias.name) == "apex.amp" or code_of(alias.name).startswith("apex.amp.") for alias in node.names)
 
 
-def _bound_names(block: cst.BaseSuite) -> Set[str]:
+def _bound_names(block: cst.CSTNode) -> Set[str]:
     """Names the block binds in its own scope (not inside a function or class it defines)."""
     found: Set[str] = set()
     stack: List[cst.CSTNode] = [block]
