@@ -322,9 +322,13 @@ class Run:
         self._note_suppressions(path, source)
         new = source
         if prefilter(source, self.triggers()):
+            from .legacy_syntax import repaired
             from .pipeline import migrate_all
 
-            (result,) = list(migrate_all([(path, source)], self.settings, 1))
+            repair = repaired(source)
+            (result,) = list(migrate_all([(path, source if repair is None else repair.source)], self.settings, 1))
+            if repair is not None:
+                repair.as_read(result)
             self.stats.parsed = 1
             self.add(result.all_findings())
             new = result.new
@@ -340,6 +344,7 @@ class Run:
 
     # -- files and directories ----------------------------------------------------------
     def run_paths(self) -> None:
+        from .legacy_syntax import Repair, repaired
         from .progress import Progress
         from .walk import prefilter, walk
 
@@ -351,6 +356,7 @@ class Run:
         progress = Progress(len(walked.files), enabled=not self.args.quiet)
         triggers = self.triggers()
         jobs, where = [], []
+        repairs: Dict[int, Repair] = {}
         #: the files left out by the prefilter: the cross-file plan looks for callers there
         others: List[Tuple[str, str, bytes]] = []
         for path, shown_path in walked.files:
@@ -363,7 +369,10 @@ class Run:
                 continue
             self._note_suppressions(shown_path, source)
             if prefilter(source, triggers) and self._small_enough(source, shown_path):
-                jobs.append((shown_path, source))
+                repair = repaired(source)  # an old script Python 3 refuses (``legacy_syntax``)
+                if repair is not None:
+                    repairs[len(jobs)] = repair
+                jobs.append((shown_path, source if repair is None else repair.source))
                 where.append(path)
             else:
                 if self.settings.target == "native":
@@ -377,6 +386,8 @@ class Run:
             guard = None if (self.mode != "write" or self.args.allow_dirty) else DirtyGuard()
             workers = self.args.jobs or default_workers()
             results = migrate_repository(jobs, where, self.settings, workers, self.args.paths, others)
+            for i, repair in repairs.items():
+                repair.as_read(results[i])
             # past the jobs: files without apex.amp the plan edits (callers of a model factory)
             edited = {shown: path for path, shown, _source in others}
             where += [edited[result.path] for result in results[len(where) :]]

@@ -18,6 +18,7 @@ WRITE_FAILED = "APX008"
 SYMLINK_LOOP = "APX009"
 TOO_LARGE = "APX010"
 UNUSED_SUPPRESSION = "APX011"
+LEGACY_SYNTAX = "APX012"
 
 DRIVER_CODES: Dict[str, str] = {
     PARSE_ERROR: "The file does not parse under the running Python (e.g. Python 2 syntax, "
@@ -38,6 +39,11 @@ DRIVER_CODES: Dict[str, str] = {
     TOO_LARGE: "The file is larger than `--max-file-size` and imports apex: it is not "
     "rewritten (LibCST needs minutes for a file of several megabytes). Migrate it by hand or "
     "raise the limit. Large files that do not import apex are skipped silently.",
+    LEGACY_SYNTAX: "The file did not parse under Python 3 for one of two old-script shapes, and is migrated "
+    "repaired: `x.cuda(async=True)` (torch's name before 0.4) becomes `x.cuda(non_blocking=True)`, and "
+    "indentation mixing tabs and spaces that Python 3 rejects is expanded at 8 columns a tab, as Python 2 "
+    "read it. Each repaired line is reported; strings and comments are never touched. Any other syntax "
+    "error keeps APX001.",
     UNUSED_SUPPRESSION: "A suppression comment (`# apexcompat: ignore[APXnnn]`, `# noqa: APXnnn`) silences no "
     "finding on its line; reported only with `--show-unused-suppressions`. Remove the comment.",
 }

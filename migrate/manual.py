@@ -131,9 +131,11 @@ MANUAL_WORK: Dict[str, ManualWork] = {
     "APX503": _REGISTRY,
     "APX505": _REGISTRY,
     "APX001": ManualWork(
-        "a file that does not parse (`.cuda(async=True)`, Python 2 `print x`)",
-        "LibCST needs valid Python",
-        "fix the syntax (`non_blocking=True`), run again",
+        "a file that does not parse (Python 2 `print x`, a genuine syntax error)",
+        "LibCST needs valid Python; two old-script shapes are repaired instead (`.cuda(async=True)` becomes "
+        "`non_blocking=True`, indentation mixing tabs and spaces is expanded at 8 columns a tab, as Python 2 "
+        "read it: APX012, each repaired line reported)",
+        "fix the syntax, run again",
     ),
     "APX006": ManualWork(
         "a copy of apex itself in the repository (the `apex/` package, or its source tree: a git submodule, "
