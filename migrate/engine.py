@@ -22,6 +22,7 @@ from libcst.metadata import ExpressionContextProvider, MetadataWrapper, ScopePro
 
 from .added_imports import add_imports
 from .codes import INTERNAL_ERROR, PARSE_ERROR, UNDECODABLE
+from .emptied_ifs import merged_sites, tidy_emptied_ifs
 from .file_facts import words_in_code
 from . import shim_inputs
 from .findings import Finding
@@ -519,6 +520,8 @@ def _migrate_parsed(
             f"(at {os.path.basename(frame.filename)}:{frame.lineno}; "
             f"codes involved: {_codes_of([crash.rule])})",
         )
+    new, merged = tidy_emptied_ifs(module, source, new)
+    findings = merged_sites(findings, merged)
     if lost_suffix and new != roundtrip and not new.endswith(lost_suffix):
         new += lost_suffix
     elif new == roundtrip:

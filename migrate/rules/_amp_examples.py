@@ -1994,8 +1994,9 @@ def main(args):
         codes=("APX101", "APX201", "APX209", "APX230", "APX301", "APX311",),
     ),
     Example(
-        # the inference branch's TODO keeps its ``if``: the sibling branch emptied by the
-        # training initialize is not pruned when that would leave the whole ``if`` empty
+        # ClassyVision: the inference branch's TODO keeps its ``if`` (its test says when the TODO
+        # applies); the sibling ``else`` the training initialize emptied goes at the end, with
+        # nothing in it (``emptied_ifs``)
         "inference-todo-in-a-nested-branch-keeps-its-if",
         before="""\
 from apex import amp
@@ -2028,8 +2029,6 @@ class Task:
                 # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
                 #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
                 pass
-            else:
-                pass
         amp_options = dict(amp_args) if amp_args is not None and optimizer is not None else {"enabled": False}
         amp_loss_scale = amp_options.get("loss_scale", "dynamic")
         amp_scale, amp_growth = (
@@ -2049,6 +2048,68 @@ class Task:
         self.scaler.update()
 """,
         codes=("APX101", "APX201", "APX202", "APX204", "APX206", "APX209", "APX301", "APX311",),
+    ),
+    Example(
+        # LightningDOT: both branches of ``if teacher is None`` held a model-only initialize
+        # and now say the same TODO: the ``if`` goes, its TODO stays once, on the ``pass`` of
+        # the block it leaves empty (``emptied_ifs``); that block's ``if`` stays (its test says
+        # when the TODO applies), the ``else`` the training initialize emptied goes
+        "inference-todo-in-both-branches-is-written-once",
+        before="""\
+from apex import amp
+
+
+class Task:
+    def prepare(self, model, optimizer, teacher, amp_args):
+        self.model, self.optimizer = model, optimizer
+        if amp_args is not None:
+            if optimizer is None:
+                if teacher is None:
+                    self.model = amp.initialize(self.model, **amp_args)
+                else:
+                    self.model, teacher = amp.initialize([self.model, teacher], **amp_args)
+            else:
+                self.model, self.optimizer = amp.initialize(self.model, self.optimizer, **amp_args)
+        self.teacher = teacher
+
+    def train_step(self, x):
+        loss = self.model(x).sum()
+        with amp.scale_loss(loss, self.optimizer) as scaled:
+            scaled.backward()
+        self.optimizer.step()
+""",
+        after="""\
+import torch
+
+
+class Task:
+    def prepare(self, model, optimizer, teacher, amp_args):
+        self.model, self.optimizer = model, optimizer
+        if amp_args is not None:
+            if optimizer is None:
+                # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
+                #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
+                pass
+        amp_options = dict(amp_args) if amp_args is not None and optimizer is not None else {"enabled": False}
+        amp_loss_scale = amp_options.get("loss_scale", "dynamic")
+        amp_scale, amp_growth = (
+            (min(65536.0, amp_options.get("max_loss_scale", 2.0**24)), 2000)
+            if amp_loss_scale == "dynamic"
+            else (float(amp_loss_scale), 10**9)
+        )
+        use_amp = bool(amp_options.get("enabled", True)) and amp_options.get("opt_level", "O1") != "O0"
+        self.scaler = torch.amp.GradScaler("cuda", init_scale=amp_scale, growth_interval=amp_growth, enabled=use_amp)
+        self.scaler.set_backoff_factor(1.0 if amp_growth == 10**9 else 0.5)
+        self.teacher = teacher
+
+    def train_step(self, x):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(x).sum()
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+""",
+        codes=("APX101", "APX201", "APX202", "APX204", "APX206", "APX209", "APX301", "APX311"),
     ),
     Example(
         # DeepGNN: the ``else`` whose model-only initialize left the inference TODO on a
@@ -2400,9 +2461,9 @@ def train(args, model, optimizer, loader):
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
     Example(
-        # the same emptied ``if`` below a comment that does not name apex: the comment may say what
-        # the test is about, so the ``if`` stays with it
-        "emptied-if-below-a-comment-of-its-own-stays",
+        # the same emptied ``if`` below a comment that does not name apex: the ``if`` goes at the
+        # end (``emptied_ifs``), the user's comment stays in its place
+        "emptied-if-below-a-comment-of-its-own-goes-the-comment-stays",
         before="""\
 import torch
 from apex import amp
@@ -2428,8 +2489,6 @@ def train(args, model, optimizer, loader):
     if optimizer is not None:
         args.log("optimizer given")
         # mixed precision on demand
-        if args.fp16:
-            pass
     use_amp = bool(optimizer is not None and args.fp16)
     scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
     for x in loader:

@@ -16073,8 +16073,6 @@ class DefaultRunner(SimpleRunner):
     def __init__(self, cfg, model, data_loader, optimizer):
         self.model = model
         self.optimizer = optimizer
-        if cfg.FP16.ENABLED:
-            pass
         use_amp = bool(cfg.FP16.ENABLED and cfg.FP16.TYPE == "APEX" and cfg.FP16.OPT_LEVEL != "O0")
         self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
         super().__init__(self.model, data_loader, self.optimizer)
@@ -16804,8 +16802,6 @@ class DefaultRunner(SimpleRunner):
     def __init__(self, cfg, model, data_loader, optimizer):
         self.model = model
         self.optimizer = optimizer
-        if cfg.FP16.ENABLED:
-            pass
         use_amp = bool(cfg.FP16.ENABLED and cfg.FP16.TYPE == "APEX" and cfg.FP16.OPT_LEVEL != "O0")
         self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
         super().__init__(self.model, data_loader, self.optimizer)

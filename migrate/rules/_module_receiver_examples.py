@@ -80,8 +80,6 @@ def setup(model, optimizer, device, fp16=False, level="O1"):
             # TODO(apexcompat): inference without optimizers: wrap the forward pass in `with
             #   torch.autocast("cuda", dtype=torch.float16):` for mixed precision
             pass
-        else:
-            pass
     use_amp = bool(fp16 and optimizer is not None and level != "O0")
     scaler = torch.amp.GradScaler(torch.device(device).type, enabled=use_amp)
     return model, optimizer, scaler

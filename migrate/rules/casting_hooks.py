@@ -416,6 +416,91 @@ def setup():
         codes=("APX101", "APX103", "APX502"),
     ),
     Example(
+        # DensePhrases, FreeLB, RE-Context-or-Names: an ``if args.fp16:`` that held only the
+        # guarded registration is left with nothing to do; it goes (``emptied_ifs``), its
+        # comments stay in its place.  The user's own ``if args.debug: pass`` stays as written
+        "fp16-if-emptied-by-the-registration-goes",
+        before="""\
+import torch
+
+
+def main(args, model):
+    if args.debug:
+        pass
+    # Before we do anything with models, we want to ensure that we get fp16 execution of
+    # torch.einsum if args.fp16 is set.
+    if args.fp16:
+        try:
+            import apex
+            apex.amp.register_half_function(torch, "einsum")
+        except ImportError:
+            raise ImportError("Please install apex from https://www.github.com/nvidia/apex to use fp16 training.")
+
+    # Training
+    if args.do_train:
+        train(args, model)
+""",
+        after="""\
+import torch
+
+
+def main(args, model):
+    if args.debug:
+        pass
+    # Before we do anything with models, we want to ensure that we get fp16 execution of
+    # torch.einsum if args.fp16 is set.
+    # apex.amp.register_half_function(torch, "einsum") removed: native autocast already runs einsum in float16
+
+    # Training
+    if args.do_train:
+        train(args, model)
+""",
+        codes=("APX101", "APX103", "APX502"),
+    ),
+    Example(
+        # the emptied ``if`` is the last statement of its function: its comment stays below
+        # the statement before it, at the ``if``'s indentation; a test that calls something
+        # (``args.wants_fp16()`` may count, log) keeps its ``if``
+        "fp16-if-emptied-at-the-end-of-a-function-goes",
+        before="""\
+import torch
+from apex import amp
+
+
+def setup(args, model):
+    model.cuda()
+    if args.fp16 and not args.cpu:
+        amp.register_half_function(torch, "einsum")
+    if args.wants_fp16():
+        amp.register_half_function(torch, "bmm")
+    return model
+
+
+def finish(args, model):
+    model.cuda()
+    if args.fp16 and not args.cpu:
+        amp.register_half_function(torch, "einsum")
+""",
+        after="""\
+import torch
+
+
+def setup(args, model):
+    model.cuda()
+    # amp.register_half_function(torch, "einsum") removed: native autocast already runs einsum in float16
+    if args.wants_fp16():
+        # amp.register_half_function(torch, "bmm") removed: native autocast already runs bmm in float16
+        pass
+    return model
+
+
+def finish(args, model):
+    model.cuda()
+    # amp.register_half_function(torch, "einsum") removed: native autocast already runs einsum in float16
+""",
+        codes=("APX101", "APX502"),
+    ),
+    Example(
         "float-function-and-disable-casts",
         before="""\
 import torch
