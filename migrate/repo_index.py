@@ -883,10 +883,15 @@ class _Reader(FastNodeVisitor):
                 kind = _constructed(value) or OTHER
                 self.s.bindings.setdefault((self.owner, target.id), []).append(kind)
             elif isinstance(target, (ast.Tuple, ast.List)):
+                returned = _returned_models(target, value, models)
                 for index, item in enumerate(target.elts):
                     if isinstance(item, ast.Name):
                         same = models and index == 0 and _same_names(item, models)
                         self.s.bindings.setdefault((self.owner, item.id), []).append(SAME_OBJECT if same else OTHER)
+                    elif index == 0 and returned:
+                        # ``[a, b], opt = amp.initialize([a, b], opt)``: each model to its own name
+                        for name in returned:
+                            self.s.bindings.setdefault((self.owner, name), []).append(SAME_OBJECT)
                     else:
                         self._bind([item], None)
 
@@ -1114,6 +1119,27 @@ def _filled_slots(call: ast.Call) -> Tuple[int, Tuple[str, ...], bool]:
     starred = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
     named = tuple(k.arg for k in call.keywords if k.arg is not None)
     return len(call.args), named, starred
+
+
+def _returned_models(target: ast.AST, value: Optional[ast.AST], models: Sequence[ast.AST]) -> Tuple[str, ...]:
+    """``[a, b], opt = amp.initialize([a, b], opt)``: the names ``a, b``, the models given
+    back in the order given (apex returns the list of models first when optimizers are
+    given); empty for any other shape."""
+    if not isinstance(value, ast.Call) or len(models) < 2 or not isinstance(target, (ast.Tuple, ast.List)):
+        return ()
+    given = value.args[1] if len(value.args) > 1 else next(
+        (k.value for k in value.keywords if k.arg == "optimizers"), None)
+    if given is None or (isinstance(given, ast.Constant) and given.value is None) or len(target.elts) != 2:
+        return ()
+    first, wanted = target.elts[0], _names_of(models)
+    if not isinstance(first, (ast.Tuple, ast.List)) or not wanted or _names_of(first.elts) != wanted:
+        return ()
+    return wanted
+
+
+def _names_of(nodes: Sequence[ast.AST]) -> Tuple[str, ...]:
+    """The ids of ``nodes`` when every one is a plain name, else empty."""
+    return tuple(n.id for n in nodes) if all(isinstance(n, ast.Name) for n in nodes) else ()  # type: ignore[attr-defined]
 
 
 def _same_names(item: ast.Name, models: Sequence[ast.AST]) -> bool:

@@ -1069,15 +1069,19 @@ def _method_route(
                 where = in_definition(user.shown, call.owner, user)
                 return f"{shown} is also called from {where}, where no GradScaler exists{alone_why}"
             kinds = user.bindings.get((call.owner, call.receiver), [])
-            classes = [k for k in kinds if k != SAME_OBJECT]
-            proven = bool(classes) and all(
-                (k == name and user_path == path)
-                or (k in user.imports and definitions.find(*user.imports[k], user_path) == item)
-                for k in classes
-            )
-            if not proven:
-                where = in_definition(user.shown, call.owner, user)
+            owners = {_method_owner(k, call.method, user_path, user, definitions) for k in kinds if k != SAME_OBJECT}
+            where = in_definition(user.shown, call.owner, user)
+            if not owners or None in owners or (item in owners and len(owners) > 1):
                 return f"{call.receiver}.{call.method}() in {where} is not proven to call {name}.{call.method}"
+            if item not in owners:
+                # another class's method of that name: this route passes it nothing
+                needing = sorted(o for o in owners if _uses_amp_in(o, call.method, by_path))
+                if needing:
+                    other_path, other = needing[0]
+                    return (f"{call.receiver}.{call.method}() in {where} calls {other}.{call.method} of "
+                            f"{by_path[other_path].shown}, which uses amp too, not {name}.{call.method}: no route "
+                            "hands the GradScaler to both")
+                continue
             calls.append((user_path, f"{call.receiver}.{call.method}"))
     for other_path, other_shown, source in others:
         for method in sorted(methods):
@@ -1091,6 +1095,38 @@ def _method_route(
     if not calls:
         return f"nothing calls {shown}"
     return sorted(methods), calls, optional
+
+
+def _method_owner(kind: str, method: str, path: str, summary: ModuleSummary, definitions) -> Optional[Def]:
+    """The class of the repository whose body defines ``method`` for an instance of the class
+    ``kind`` names in ``path`` (a binding's kind): that class, or the first up its chain of
+    single bases that defines it; None when the class or a base is not found in the
+    repository, or a class of the chain has several bases (no order proven)."""
+    if kind in summary.classes:
+        cls: Optional[Def] = (path, kind)
+    elif kind in summary.imports:
+        cls = definitions.find(*summary.imports[kind], path, anywhere=True)
+    else:
+        return None
+    seen: Set[Def] = set()
+    while cls is not None and cls not in seen:
+        seen.add(cls)
+        own = definitions.summary(cls[0])
+        if own is None or cls[1] not in own.classes:
+            return None
+        if method in own.class_members.get(cls[1], set()):
+            return cls
+        bases = [b for b in own.class_bases.get(cls[1], ()) if b != "object"]
+        if len(bases) != 1:
+            return None
+        cls = _base_def(bases[0], cls[0], own, definitions)
+    return None
+
+
+def _uses_amp_in(owner: Def, method: str, by_path: Dict[str, ModuleSummary]) -> bool:
+    """Whether the method ``method`` of the class ``owner`` uses apex.amp itself."""
+    summary = by_path.get(owner[0])
+    return summary is not None and any(s.owner == owner[1] and s.method == method for s in summary.amp_sites)
 
 
 def _amp_links(

@@ -2068,3 +2068,76 @@ def test_amp_handed_to_a_training_function_not_proven_says_why(tmp_path, extra, 
     assert launcher.amp_value_calls == ()
     ((text, reason),) = launcher.amp_value_refusals
     assert text == "train_one_epoch" and why in reason, reason
+
+
+#: NET_LOADER with a second network built beside Net and given to the same amp.initialize
+#: (``[net, head], optimizer = amp.initialize([net, head], optimizer)``), whose class, in a
+#: file without apex.amp, has a load_from of its own
+NET_AND_HEAD = dict(NET_LOADER, **{
+    "train.py": NET_LOADER["train.py"].replace(
+        "from model import Net\n", "from head import Head\n        from model import Net\n").replace(
+        "net = Net()\n", "net = Net()\n            head = Head()\n").replace(
+        "net, optimizer = amp.initialize(net, optimizer,", "[net, head], optimizer = amp.initialize([net, head], optimizer,"
+    ).replace("net.load_from(resume, True)\n", "net.load_from(resume, True)\n                head.load_from(resume)\n"),
+    "head.py": """\
+        import torch
+
+
+        class Head(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = torch.nn.Linear(4, 1)
+
+            def load_from(self, path):
+                self.load_state_dict(torch.load(path)["head"])
+        """,
+})
+
+
+def test_a_call_that_reaches_another_class_method_of_that_name_passes_nothing(tmp_path):
+    """head.load_from() reaches Head.load_from (head = Head(), kept by the list initialize),
+    not Net.load_from: only net's call passes the GradScaler.  Before, the list unpacking
+    bound both names to something unknown and "net.load_from() ... is not proven to call
+    Net.load_from" kept both files on the shim."""
+    write_tree(tmp_path, NET_AND_HEAD)
+    assert "[net, head], optimizer = amp.initialize([net, head]" in (tmp_path / "train.py").read_text()
+    model = plan_for(tmp_path).files[str(tmp_path / "model.py")]
+    assert model.method_entries == (("Net", "load_from"),)
+    found = report(tmp_path)
+    assert not [f for f in found["findings"] if f["needs_manual_work"]], found["findings"]
+    run_cli(tmp_path, "--allow-no-vcs")
+    train = (tmp_path / "train.py").read_text()
+    assert "net.load_from(resume, True, scaler=scaler)" in train and "head.load_from(resume)\n" in train
+
+
+#: Head inherits load_from from a base class of its own (no apex.amp there)
+HEAD_OF_A_BASE = dict(NET_AND_HEAD, **{
+    "head.py": NET_AND_HEAD["head.py"].replace("class Head(torch.nn.Module):", "class Loader(torch.nn.Module):")
+    + "\n\n        class Head(Loader):\n            pass\n",
+})
+
+
+@pytest.mark.parametrize(
+    "files, reason",
+    [
+        # Head's load_from is its base's (Loader, no apex.amp): the call passes nothing
+        (HEAD_OF_A_BASE, None),
+        # one that loads amp's state in a load_from of its own: no route gives it the GradScaler
+        (dict(NET_AND_HEAD, **{"head.py": "import torch\nfrom apex import amp\n\n\nclass Head(torch.nn.Module):\n"
+                                          "    def load_from(self, path):\n"
+                                          "        amp.load_state_dict(torch.load(path)['amp'])\n"}),
+         "head.load_from() in train.py (in main()) calls Head.load_from of head.py, which uses amp too, not "
+         "Net.load_from: no route hands the GradScaler to both"),
+    ],
+    ids=["inherited-without-amp", "other-class-uses-amp"],
+)
+def test_the_method_a_call_reaches_is_looked_up_through_the_class_bases(tmp_path, files, reason):
+    write_tree(tmp_path, files)
+    plan = plan_for(tmp_path)
+    if reason is None:
+        assert plan.files[str(tmp_path / "model.py")].method_entries == (("Net", "load_from"),)
+        run_cli(tmp_path, "--allow-no-vcs")
+        train = (tmp_path / "train.py").read_text()
+        assert "net.load_from(resume, True, scaler=scaler)" in train and "head.load_from(resume)\n" in train
+    else:
+        assert reason in plan.files[str(tmp_path / "train.py")].refusal
