@@ -11,6 +11,38 @@ from ..settings import Settings
 from .base import Example
 
 
+#: AutoTinyBERT's setup pass: the epoch loop creates the optimizer and initializes under a
+#: test of its loop variable, on the first epoch that runs
+SETUP_PASS = """\
+import torch
+from apex import amp
+
+
+def main(args, model, loaders):
+    for epoch in range(args.epochs):
+        if epoch < args.start:
+            continue
+        if epoch == args.start:
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            if args.fp16:
+                model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for x in loaders[epoch]:
+            loss = model(x).sum()
+            if args.fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+"""
+
+#: the same, with the optimizer created before the loop
+SETUP_PASS_OUTSIDE = SETUP_PASS.replace(
+    "    for epoch in range(args.epochs):\n",
+    "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n    for epoch in range(args.epochs):\n",
+).replace("            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n", "")
+
 #: the typical apex.amp loop (shown migrated for two target torch versions)
 LINEAR_LOOP = """\
 import torch
@@ -9165,36 +9197,13 @@ class Fitter:
     ),
     Example(
         # AutoTinyBERT's shape (sweep17): the setup of the first epoch that runs, optimizer and
-        # initialize, sits in the epoch loop under `if epoch == args.start:`.  A GradScaler
-        # created after that if with its test as the switch was disabled from the second epoch
-        # on (a new one on each pass): float32 training without a word, while apex stayed set up
-        "fallback-initialize-under-a-test-of-the-loop-variable",
-        before="""\
-import torch
-from apex import amp
-
-
-def main(args, model, loaders):
-    for epoch in range(args.epochs):
-        if epoch < args.start:
-            continue
-        if epoch == args.start:
-            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-            if args.fp16:
-                model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-        for x in loaders[epoch]:
-            loss = model(x).sum()
-            if args.fp16:
-                with amp.scale_loss(loss, optimizer) as scaled_loss:
-                    scaled_loss.backward()
-            else:
-                loss.backward()
-            optimizer.step()
-            optimizer.zero_grad()
-""",
+        # initialize, sits in the epoch loop under `if epoch == args.start:`.  The optimizer is
+        # created in that branch: a GradScaler created there too (switched by args.fp16, not by
+        # the loop's test) lives as long as the optimizer it scales, on every later pass
+        "initialize-in-the-setup-pass-of-a-loop",
+        before=SETUP_PASS,
         after="""\
 import torch
-from apexcompat import amp
 
 
 def main(args, model, loaders):
@@ -9203,23 +9212,58 @@ def main(args, model, loaders):
             continue
         if epoch == args.start:
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            use_amp = bool(args.fp16)
+            scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        for x in loaders[epoch]:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+                loss = model(x).sum()
             if args.fp16:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            scaler.step(optimizer)
+            scaler.update()
+            optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
+    Example(
+        # the same loop with the optimizer made before it: on the passes after the setup the
+        # optimizer exists while a GradScaler made in the branch would not (or the reverse);
+        # one made after the if with its test as the switch would be disabled from the second
+        # epoch on (float32 training without a word, while apex stayed set up)
+        "fallback-initialize-under-a-test-of-the-loop-variable",
+        before=SETUP_PASS_OUTSIDE,
+        after=SETUP_PASS_OUTSIDE.replace("from apex import amp", "from apexcompat import amp").replace(
+            "                model, optimizer = amp.initialize",
+            """\
                 # TODO(apexcompat): the test `epoch == args.start` around amp.initialize reads epoch,
                 #   which the loop around it (`for epoch in ...`) assigns anew on each pass: a
                 #   GradScaler created after that if with this test as its switch would be disabled on
                 #   the passes where it fails, while apex stayed initialized; this file keeps apex.amp
                 #   semantics through apexcompat.amp, migrate it by hand
-                model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-        for x in loaders[epoch]:
-            loss = model(x).sum()
-            if args.fp16:
-                with amp.scale_loss(loss, optimizer) as scaled_loss:
-                    scaled_loss.backward()
-            else:
-                loss.backward()
-            optimizer.step()
-            optimizer.zero_grad()
-""",
+                model, optimizer = amp.initialize""",
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the setup pass again, with amp's state saved after each epoch: that read of the
+        # scaler reads no optimizer, so nothing proves the setup ran before it
+        "fallback-setup-pass-with-a-scaler-read-of-no-optimizer",
+        before=SETUP_PASS + '        torch.save(amp.state_dict(), "amp.pt")\n',
+        after=SETUP_PASS.replace("from apex import amp", "from apexcompat import amp").replace(
+            "                model, optimizer = amp.initialize",
+            """\
+                # TODO(apexcompat): the test `epoch == args.start` around amp.initialize reads epoch,
+                #   which the loop around it (`for epoch in ...`) assigns anew on each pass: a
+                #   GradScaler created after that if with this test as its switch would be disabled on
+                #   the passes where it fails, while apex stayed initialized; one created in that if
+                #   beside the optimizer it scales is also read where its optimizer is not (its state,
+                #   its scale); this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+                #   hand
+                model, optimizer = amp.initialize""",
+        )
+        + '        torch.save(amp.state_dict(), "amp.pt")\n',
         codes=("APX102", "APX220"),
     ),
     Example(

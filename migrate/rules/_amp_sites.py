@@ -47,6 +47,7 @@ from ._amp_param import (
 from ._amp_caller_steps import ROUTE, LauncherStep, helper_shape, launcher_step, stepped_helper
 from ._amp_carrier import CarrierRoute, carrier_key, carrier_route, initialized_before, is_reference
 from ._amp_setup_loop import option_args, option_values, setup_loop
+from ._amp_setup_pass import setup_pass, setup_pass_refusal
 from ._amp_wrapper import wrapper_holder
 from ._amp_held import through_held
 from ._amp_handed_wrapper import steppable_holder
@@ -165,6 +166,13 @@ class InitSite:
     #: self.amp_ready = True``): why a scaler after the guard's ``if`` would be wrong.  The
     #: route of ``_amp_run_once`` creates it in the branch instead (``AmpFile.run_once``)
     stale_guard: Optional[str] = None
+    #: the ``if`` of a loop's setup pass (``if epoch == args.start:``) whose body creates the
+    #: optimizer and initializes (``_amp_setup_pass``): the GradScaler is created in that
+    #: body, its switch the tests below it
+    setup_if: Optional[cst.If] = None
+    #: with ``setup_if``: the refusal (``stale_guard``) that route stands in for, said when
+    #: the scaler's uses are not all proven to read the optimizer (``setup_pass_refusal``)
+    setup_why: str = ""
     #: apex raised at this initialize: it passes again what ``__init__``'s initialize passed
     #: (``_amp_reinit``); absorbed into that one, with this said
     raised: str = ""
@@ -904,6 +912,9 @@ def analyse(rule, module: cst.Module) -> AmpFile:
             said = any(b.node is site.call and b.message.startswith(stale or "") for b in info.blockers)
             if stale is not None and not said:
                 info.blockers.append(Blocker(site.call, stale))
+    for site in info.training_inits:
+        if site.setup_if is not None and (why := setup_pass_refusal(site, info)):
+            info.blockers.append(Blocker(site.call, why))
     _check_settings(rule, info)
     from ._amp_after_backward import mark
 
@@ -3360,28 +3371,48 @@ def _guard_the_loop_rebinds(parents, site: InitSite) -> Optional[str]:
     in the loop's body with those tests as its switch, would be created anew and disabled on
     every pass where the test fails, while apex stayed initialized: those passes would train
     in float32 without a word.  None when no enclosing loop of the function assigns what the
-    tests read."""
+    tests read, or when that ``if`` is the setup pass that creates the optimizer too
+    (``_amp_setup_pass``): then ``site`` is moved into its body."""
     ifs = ifs_around(parents, site.stmt)
     if not ifs:
         return None
-    cur = parents.get(ifs[-1])
+    loops = _loops_rebinding(parents, ifs[-1], site.stmt)
+    for loop, rebound in loops:
+        for test in (link.test for link in ifs):
+            read = next((text for text in _read_texts(test) if text in rebound), None)
+            if read is None:
+                continue
+            stale = [link for link in ifs if any(set(_read_texts(link.test)) & r for _, r in loops)]
+            holder = setup_pass(parents, site, stale, enclosing_function(parents, site.stmt))
+            below = [i for i, guard in enumerate(site.guards) if guard is stale[0].test]
+            head = f"for {code_of(loop.target)} in ..." if isinstance(loop, cst.For) else "while ..."
+            why = (
+                f"the test `{code_of(test)}` around amp.initialize reads {read}, which the loop around "
+                f"it (`{head}`) assigns anew on each pass: a GradScaler created after that if with this "
+                "test as its switch would be disabled on the passes where it fails, while apex stayed "
+                "initialized"
+            )
+            if holder is not None and below:
+                site.setup_if, site.anchor, site.guards = stale[0], holder, site.guards[below[0] + 1 :]
+                site.setup_why = why
+                return None
+            return why
+    return None
+
+
+def _loops_rebinding(parents, top: Any, skip: Any) -> List[Tuple[Any, Set[str]]]:
+    """The loops of the function around ``top``, innermost first, each with what it assigns
+    on each pass (its target, what its body but ``skip`` assigns)."""
+    found: List[Tuple[Any, Set[str]]] = []
+    cur = parents.get(top)
     while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Module)):
         if isinstance(cur, (cst.For, cst.While)):
-            rebound = _assigned_texts(cur.body, skip=site.stmt)
+            rebound = _assigned_texts(cur.body, skip=skip)
             if isinstance(cur, cst.For):
                 rebound |= _assigned_texts(cst.Assign([cst.AssignTarget(cur.target)], cst.Name("_")), skip=cst.Pass())
-            for test in (link.test for link in ifs):
-                read = next((text for text in _read_texts(test) if text in rebound), None)
-                if read is not None:
-                    head = f"for {code_of(cur.target)} in ..." if isinstance(cur, cst.For) else "while ..."
-                    return (
-                        f"the test `{code_of(test)}` around amp.initialize reads {read}, which the loop around "
-                        f"it (`{head}`) assigns anew on each pass: a GradScaler created after that if with this "
-                        "test as its switch would be disabled on the passes where it fails, while apex stayed "
-                        "initialized"
-                    )
+            found.append((cur, rebound))
         cur = parents.get(cur)
-    return None
+    return found
 
 
 def stale_flag(parents, site: InitSite) -> Optional[str]:

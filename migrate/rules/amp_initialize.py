@@ -540,6 +540,8 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             if exiting_try(owner, block) or initialize_only_try(owner, block):
                 anchor = cur = owner  # past the try the initialize ran: the scaler goes after it
                 continue
+            if owner is not None and owner is site.setup_if:
+                break  # a loop's setup pass: the scaler is created in its body (``_amp_setup_pass``)
             if isinstance(owner, cst.If) and owner.body is block:
                 top, taken, earlier = owner, [(owner.test, False)], []
             elif isinstance(owner, cst.Else) and isinstance(parents.get(owner), cst.If):
