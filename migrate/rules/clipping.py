@@ -33,7 +33,7 @@ a guarded flush step after the loop, is reported (APX327).
 
 ``amp.master_params(opt)`` becomes the optimizer's parameters: the sibling branch's
 expression when an ``if fp16: ... else: ...`` clips ``model.parameters()`` the other way
-(the two branches are then identical and are merged), else the parameters the optimizer
+(the two branches are then identical, layout aside, and are merged), else the parameters the optimizer
 was built from in this file, else its param groups.  A NaN check on the clipped norm gets a
 TODO: GradScaler also skips steps on inf."""
 
@@ -75,6 +75,7 @@ from ._clip_functions import CLIP_FUNCTIONS, SCALABLE_CLIPS
 from ._exit_unscale import exit_unscale_count, run_time_levels
 from ._fresh_tensor import holds_fresh_tensors
 from ._o2_model_clip import reads_module_parameters
+from ._statement_hole import HOLE, filled_hole
 from ._opaque_calls import CHANGES_GRADIENTS, gradient_access, may_read_gradients
 from .step import end_of, flush_steps, start_of
 
@@ -1236,13 +1237,9 @@ class ClippingRule(AmpRule):
             return None
         mine = code_of(body[0].with_changes(leading_lines=[])).strip()
         theirs = code_of(other_body[0].with_changes(leading_lines=[])).strip()
-        hole = code_of(call)
-        if mine.count(hole) != 1:
+        params = self._sibling_expression(body[0], mine, theirs, call)
+        if params is None:
             return None
-        prefix, suffix = mine.split(hole)
-        if not (theirs.startswith(prefix) and theirs.endswith(suffix)) or len(theirs) <= len(prefix) + len(suffix):
-            return None
-        params = theirs[len(prefix) : len(theirs) - len(suffix)]
         try:
             value = cst.parse_expression(params)
         except cst.ParserSyntaxError:
@@ -1250,6 +1247,22 @@ class ClippingRule(AmpRule):
         if _is_literal(value):
             return None  # ``else: params = None``: a sentinel its reader takes for "not apex", no parameters
         return if_stmt, other_body[0].with_changes(leading_lines=[]), params
+
+    def _sibling_expression(self, stmt: Any, mine: str, theirs: str, call: cst.Call) -> Optional[str]:
+        """The expression of ``theirs`` (the sibling branch's statement) where ``mine`` (the
+        code of ``stmt``) has ``call``, the two otherwise the same: by their texts, else by
+        their syntax trees (the same call wrapped over other lines, ``_statement_hole``: the texts
+        would leave the line break in the expression, or not match at all)."""
+        hole = code_of(call)
+        if mine.count(hole) != 1:
+            return None
+        prefix, suffix = mine.split(hole)
+        if theirs.startswith(prefix) and theirs.endswith(suffix) and len(theirs) > len(prefix) + len(suffix):
+            params = theirs[len(prefix) : len(theirs) - len(suffix)]
+            if params == params.strip():
+                return params
+        pattern = code_of(stmt.deep_replace(call, cst.Name(HOLE)).with_changes(leading_lines=[]))
+        return filled_hole(pattern, theirs)
 
     def _params_of(self, module: cst.Module, opt_text: str, func: Any) -> str:
         """``model.parameters()`` when the optimizer is built from it in this file, where
@@ -2136,6 +2149,161 @@ class Trainer:
         self.optimizer.zero_grad()
 """,
         codes=('APX101', 'APX201', 'APX210', 'APX301', 'APX311', 'APX327'),
+    ),
+    Example(
+        # the fp16 branch clips amp.master_params(...) wrapped over two lines, the other branch
+        # the model's parameters on one: the same statement but for that expression, so the
+        # branches merge as one-line ones do, and the step's own method unscales before the
+        # clip (the scaled backward is in another method; every gradient the clip reads is the
+        # step's, which scaler.step would unscale right after it anyway)
+        "wrapped-master-params-clip-merged-in-the-step-method",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer, self.fp16 = model, optimizer, fp16
+        if fp16:
+            self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def backward(self, loss):
+        if self.fp16:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+
+    def optim_step(self, max_norm):
+        if self.fp16:
+            torch.nn.utils.clip_grad_norm_(
+                amp.master_params(self.optimizer), max_norm)
+        else:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+
+    def train_step(self, batches, max_norm):
+        for x, y in batches:
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+            self.backward(loss)
+        self.optim_step(max_norm)
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer, self.fp16 = model, optimizer, fp16
+        if fp16:
+            self.model, self.optimizer = model, optimizer
+        use_amp = bool(fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def backward(self, loss):
+        if self.fp16:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+
+    def optim_step(self, max_norm):
+        self.scaler.unscale_(self.optimizer)
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+
+    def train_step(self, batches, max_norm):
+        for x, y in batches:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = torch.nn.functional.mse_loss(self.model(x), y)
+            self.backward(loss)
+        self.optim_step(max_norm)
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX322'),
+    ),
+    Example(
+        # the branches differ beyond the parameters (error_if_nonfinite): no merge; the fp16
+        # branch unscales, the plain branch's clip is not proven to follow an unscaled backward
+        # and keeps its TODO
+        "wrapped-master-params-clip-unlike-its-branch-reported",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer, self.fp16 = model, optimizer, fp16
+        if fp16:
+            self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def backward(self, loss):
+        if self.fp16:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+
+    def optim_step(self, max_norm):
+        if self.fp16:
+            torch.nn.utils.clip_grad_norm_(
+                amp.master_params(self.optimizer), max_norm)
+        else:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm, error_if_nonfinite=True)
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+
+    def train_step(self, batches, max_norm):
+        for x, y in batches:
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+            self.backward(loss)
+        self.optim_step(max_norm)
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.model, self.optimizer, self.fp16 = model, optimizer, fp16
+        if fp16:
+            self.model, self.optimizer = model, optimizer
+        use_amp = bool(fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+
+    def backward(self, loss):
+        if self.fp16:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+
+    def optim_step(self, max_norm):
+        if self.fp16:
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(
+                (p for group in self.optimizer.param_groups for p in group["params"]), max_norm)
+        else:
+            # TODO(apexcompat): gradients used after the scaled backward:
+            #   torch.nn.utils.clip_grad_norm_(...) saw gradients apex had unscaled, but self.scaler
+            #   keeps them scaled until self.scaler.step(self.optimizer) (the scaled backward is not
+            #   in this function): call self.scaler.unscale_(self.optimizer) before it, once per
+            #   step
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), max_norm, error_if_nonfinite=True)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+
+    def train_step(self, batches, max_norm):
+        for x, y in batches:
+            with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+                loss = torch.nn.functional.mse_loss(self.model(x), y)
+            self.backward(loss)
+        self.optim_step(max_norm)
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX321', 'APX327'),
     ),
     Example(
         # the clip is in a method of its own, called between the scaled backward and the step:
