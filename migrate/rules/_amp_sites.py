@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union, cast
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union, cast
 
 import libcst as cst
 
@@ -57,6 +57,8 @@ from ._amp_module_scaler import initialize_only_try, module_route, module_variab
 from ._amp_mirrored_step import NOT_IN_ELSE, chain_tests, mirrored_guard, scale_clause
 from ._amp_shared_step import follows_each_backward, gradient_uses, shared_guard
 from ._amp_narrowed_step import SWITCH_KEY, narrower, switch_conditions
+from ._plain_step_callers import plain_step_path
+from ._plain_alternative import attribute_aliases
 from ._amp_guarded_step import scale_guard
 from ._amp_probe_gate import probe_gate
 from ._amp_sibling_step import sibling_steps
@@ -4238,6 +4240,9 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
             func = enclosing_function(rule.parents, call)
             if func is not site.func:
                 info.needs.append(Need(call, "step", func))
+                plain = plain_step_path(rule, site, call, [s.with_stmt for s in info.scale_losses], _switch_of(rule, info))
+                if plain:
+                    info.blockers.append(Blocker(call, plain))
                 heir = _overriding_heir(rule, func, info)
                 if heir and not _override_stepped(rule, site, opt, func, info):
                     cls_name = class_of_method(rule.parents, func).name.value
@@ -4297,6 +4302,17 @@ def _check_steps(rule, site: ScaleLossSite, info: AmpFile) -> None:
                 info.blockers.append(
                     Blocker(call, f"{code_of(call)}: only a plain optimizer.step() statement can go through the scaler")
                 )
+
+
+def _switch_of(rule, info: AmpFile) -> FrozenSet[str]:
+    """The conditions the one training initialize of the file runs under (the GradScaler's
+    switch), with the ``self.x`` its ``__init__`` stores each in; empty where there is none
+    or several, or one of them is in an ``else``."""
+    if len(info.training_inits) != 1:
+        return frozenset()
+    init = info.training_inits[0]
+    found = switch_conditions(rule.parents, ifs_around(rule.parents, init.stmt), init.stmt) or frozenset()
+    return frozenset(found) | {a for text in found for a in attribute_aliases(rule.parents, init.func, text)}
 
 
 def _method_parameter_gap(rule, site: ScaleLossSite, opt: Any) -> Optional[str]:

@@ -72,6 +72,7 @@ from ._edits import (
 )
 from ._amp_examples import EXAMPLES, NOOP_EXAMPLES
 from ._amp_repo_examples import REPOSITORY_EXAMPLES
+from ._plain_step_caller_examples import EXAMPLES as PLAIN_STEP_CALLERS
 from ._input_gradient_examples import REFUSED as INPUT_GRADIENT_REFUSALS
 from ._amp_device import device_type_at, switched_device
 from ._amp_module_scaler import (
@@ -1693,7 +1694,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         return own == [] and inference_context_variable(self, site, variable)
 
 
-InitializeRule.EXAMPLES = EXAMPLES + REPOSITORY_EXAMPLES + INPUT_GRADIENT_REFUSALS
+InitializeRule.EXAMPLES = EXAMPLES + REPOSITORY_EXAMPLES + INPUT_GRADIENT_REFUSALS + PLAIN_STEP_CALLERS
 InitializeRule.NOOP_EXAMPLES = NOOP_EXAMPLES
 
 

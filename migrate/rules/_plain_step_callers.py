@@ -1,0 +1,125 @@
+"""A step in another method than the scaled backward, reached after a plain backward.
+
+``backward_step`` scales the loss through ``amp.scale_loss``; ``optim_step`` runs
+``self.optimizer.step()``, and the native rewrite steps it through the GradScaler.  That is
+right only where the gradients it steps were scaled: a method that runs a plain
+``loss.backward()`` and then ``self.optim_step()`` would have its unscaled gradients divided by
+the loss scale (about 65536) at ``scaler.step``, silently; apex stepped them as they were.
+
+For such a step this module checks every path of the file into it: the stepping method
+itself and each method of the class calling it on ``self`` must run no plain backward before
+the step (or the call), and each caller must reach a scaled backward first (a call, on
+``self``, of a method that reaches the scaled backward, or an ``amp.scale_loss`` block of its
+own), unless the stepping method does so itself.  A plain backward under a branch that runs
+only with the GradScaler's switch off (``else`` of the ``if`` the training initialize is
+under, or ``if not <that test>:``) steps through a disabled scaler, which steps as apex did.
+"""
+
+from __future__ import annotations
+
+from typing import Any, FrozenSet, List, Optional, Set
+
+import libcst as cst
+
+from ._amp_narrowed_step import conditions
+from ._edits import code_of
+from ._tree import enclosing_function, inside, walk
+
+CONSEQUENCE = "which would step through the GradScaler: its unscaled gradients would be divided by the loss scale"
+
+
+def plain_step_path(rule: Any, site: Any, step: cst.Call, withs: List[Any], switch: FrozenSet[str]) -> Optional[str]:
+    """The words of the refusal where a path into ``step`` (a step of ``site``'s optimizer in
+    another method of its class) runs a plain backward, or none of the file's scaled backwards,
+    before it; None when every path in the file is scaled.  ``withs``: every ``amp.scale_loss``
+    block of the file; ``switch``: the conditions of the training initialize's ``if``s."""
+    from ._amp_sites import _methods_reaching, _self_calls, class_of_method, methods_of
+
+    func = enclosing_function(rule.parents, step)
+    cls = class_of_method(rule.parents, site.func)
+    if cls is None or func is None or func is site.func or class_of_method(rule.parents, func) is not cls:
+        return None
+    scaling = _methods_reaching(cls, {s.func.name.value for s in [site] if s.func is not None})
+    name = func.name.value
+    plain = _plain_before(rule, func, step, withs, switch)
+    if plain is not None:
+        return f"{name}() runs a plain backward, {code_of(plain)}, and then {code_of(step)}, {CONSEQUENCE}"
+    itself = _reaches_scaled(rule, func, step, scaling - {name}, withs)
+    for method in methods_of(cls):
+        for call, called in _self_calls(method):
+            if called != name or method is func:
+                continue
+            caller = method.name.value
+            plain = _plain_before(rule, method, call, withs, switch)
+            if plain is not None:
+                return f"{caller}() runs a plain backward, {code_of(plain)}, and then {name}(), {CONSEQUENCE}"
+            if not itself and not _reaches_scaled(rule, method, call, scaling - {name, caller}, withs):
+                return (
+                    f"{caller}() calls {name}() with no scaled backward before it in {caller}(), so the tool cannot "
+                    f"tell that the gradients {name}() steps were scaled: {name}() steps through the GradScaler, "
+                    "which would divide unscaled gradients by the loss scale"
+                )
+    return None
+
+
+def _before(rule: Any, node: Any, call: Any) -> bool:
+    """``node`` runs before ``call`` on some path of one call of their function: earlier, or in
+    a loop holding both, and not in another branch of an if/try than it."""
+    from ._amp_sites import _loops_around, exclusive
+
+    if exclusive(rule.parents, node, call):
+        return False
+    if rule.line_of(node) < rule.line_of(call):
+        return True
+    return bool(set(_loops_around(rule, node)) & set(_loops_around(rule, call)))
+
+
+def _plain_before(rule: Any, func: Any, call: Any, withs: List[Any], switch: FrozenSet[str]) -> Optional[cst.Call]:
+    """The first plain ``x.backward()`` of ``func`` (outside every ``amp.scale_loss`` block and
+    nested function, not ``<scaler>.scale(x).backward()`` nor ``torch.autograd.backward``) that
+    may run before ``call`` with the GradScaler on."""
+    for node in walk(func.body):
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"):
+            continue
+        receiver = node.func.value
+        scaled = isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and (
+            receiver.func.attr.value == "scale"
+        )
+        if scaled or code_of(receiver).startswith("torch."):
+            continue
+        if any(inside(rule.parents, node, w) for w in withs) or enclosing_function(rule.parents, node) is not func:
+            continue
+        if _before(rule, node, call) and not _switched_off(rule, func, node, switch):
+            return node
+    return None
+
+
+def _reaches_scaled(rule: Any, func: Any, call: Any, scaling: Set[str], withs: List[Any]) -> bool:
+    """``func`` runs a scaled backward before ``call``: a call on self of a method in
+    ``scaling``, or an ``amp.scale_loss`` block of its own, on the path to ``call``."""
+    from ._amp_sites import _self_calls
+
+    if any(name in scaling and _before(rule, other, call) for other, name in _self_calls(func)):
+        return True
+    return any(inside(rule.parents, w, func.body) and _before(rule, w, call) for w in withs)
+
+
+def _switched_off(rule: Any, func: Any, node: Any, switch: FrozenSet[str]) -> bool:
+    """``node`` sits in a branch that runs only with the GradScaler's switch off: the ``else``
+    of an ``if`` whose every condition is one of the switch's, or the body of ``if not x`` for
+    such an ``x``."""
+    if not switch:
+        return False
+    cur = node
+    while cur is not None and cur is not func:
+        parent = rule.parents.get(cur)
+        owner = rule.parents.get(parent) if isinstance(parent, cst.Else) else parent
+        if isinstance(owner, cst.If):
+            in_else = isinstance(parent, cst.Else) or (owner.orelse is cur)
+            test = owner.test
+            if not in_else and isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test, in_else = test.expression, True
+            if in_else and set(conditions(test)) <= switch:
+                return True
+        cur = parent
+    return False
