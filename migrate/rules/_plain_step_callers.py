@@ -76,8 +76,10 @@ def _before(rule: Any, node: Any, call: Any) -> bool:
 
 def _plain_before(rule: Any, func: Any, call: Any, withs: List[Any], switch: FrozenSet[str]) -> Optional[cst.Call]:
     """The first plain ``x.backward()`` of ``func`` (outside every ``amp.scale_loss`` block and
-    nested function, not ``<scaler>.scale(x).backward()`` nor ``torch.autograd.backward``) that
+    nested function, not ``<scaler>.scale(x).backward()``, ``torch.autograd.backward`` nor a
+    method of ``self``) that
     may run before ``call`` with the GradScaler on."""
+    me = func.params.params[0].name.value if func.params.params else ""
     for node in walk(func.body):
         if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"):
             continue
@@ -85,8 +87,8 @@ def _plain_before(rule: Any, func: Any, call: Any, withs: List[Any], switch: Fro
         scaled = isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and (
             receiver.func.attr.value == "scale"
         )
-        if scaled or code_of(receiver).startswith("torch."):
-            continue
+        if scaled or code_of(receiver).startswith("torch.") or code_of(receiver) == me:
+            continue  # (``self.backward(loss)``: a method of the class, followed as a self call)
         if any(inside(rule.parents, node, w) for w in withs) or enclosing_function(rule.parents, node) is not func:
             continue
         if _before(rule, node, call) and not _switched_off(rule, func, node, switch):
