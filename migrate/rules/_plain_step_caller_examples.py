@@ -175,4 +175,72 @@ class Trainer:
 """,
         codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
     ),
+    Example(
+        # plain_batch() runs a plain backward and steps, but its only call is under `if not
+        # self.fp16:`, where the GradScaler (switched by fp16) is off: its step through that
+        # disabled scaler steps the gradients as they are, so the file goes native
+        "step-method-with-a-plain-backward-called-only-with-the-scaler-off-goes-native",
+        before="""\
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.fp16 = fp16
+        if fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        self.model, self.optimizer = model, optimizer
+
+    def plain_batch(self, x):
+        loss = self.model(x).sum()
+        loss.backward()
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+
+    def train_batch(self, x):
+        if not self.fp16:
+            return self.plain_batch(x)
+        loss = self.model(x).sum()
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+        self.optim_step()
+
+    def optim_step(self):
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+""",
+        after="""\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16):
+        self.fp16 = fp16
+        use_amp = bool(fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        self.model, self.optimizer = model, optimizer
+
+    def plain_batch(self, x):
+        loss = self.model(x).sum()
+        loss.backward()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+
+    def train_batch(self, x):
+        if not self.fp16:
+            return self.plain_batch(x)
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = self.model(x).sum()
+        self.scaler.scale(loss).backward()
+        self.optim_step()
+
+    def optim_step(self):
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.optimizer.zero_grad()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311"),
+    ),
 ]

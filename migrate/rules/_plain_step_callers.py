@@ -10,9 +10,11 @@ For such a step this module checks every path of the file into it: the stepping 
 itself and each method of the class calling it on ``self`` must run no plain backward before
 the step (or the call), and each caller must reach a scaled backward first (a call, on
 ``self``, of a method that reaches the scaled backward, or an ``amp.scale_loss`` block of its
-own), unless the stepping method does so itself.  A plain backward under a branch that runs
-only with the GradScaler's switch off (``else`` of the ``if`` the training initialize is
-under, or ``if not <that test>:``) steps through a disabled scaler, which steps as apex did.
+own), unless the stepping method does so itself.  A plain backward, or a call of the stepping
+method, under a branch that runs only with the GradScaler's switch off (``else`` of the ``if``
+the training initialize is under, or ``if not <that test>:``) steps through a disabled
+scaler, which steps as apex did (a stepping method with a plain backward of its own is then
+right only where every call of it in the class is so switched off).
 """
 
 from __future__ import annotations
@@ -41,24 +43,24 @@ def plain_step_path(rule: Any, site: Any, step: cst.Call, withs: List[Any], swit
         return None
     scaling = _methods_reaching(cls, {s.func.name.value for s in [site] if s.func is not None})
     name = func.name.value
+    callers = [(m, c) for m in methods_of(cls) if m is not func for c, called in _self_calls(m) if called == name]
+    # a call under a branch that runs only with the GradScaler off steps through a disabled one
+    live = [(m, c) for m, c in callers if not _switched_off(rule, m, c, switch)]
     plain = _plain_before(rule, func, step, withs, switch)
-    if plain is not None:
+    if plain is not None and (live or not callers):
         return f"{name}() runs a plain backward, {code_of(plain)}, and then {code_of(step)}, {CONSEQUENCE}"
     itself = _reaches_scaled(rule, func, step, scaling - {name}, withs)
-    for method in methods_of(cls):
-        for call, called in _self_calls(method):
-            if called != name or method is func:
-                continue
-            caller = method.name.value
-            plain = _plain_before(rule, method, call, withs, switch)
-            if plain is not None:
-                return f"{caller}() runs a plain backward, {code_of(plain)}, and then {name}(), {CONSEQUENCE}"
-            if not itself and not _reaches_scaled(rule, method, call, scaling - {name, caller}, withs):
-                return (
-                    f"{caller}() calls {name}() with no scaled backward before it in {caller}(), so the tool cannot "
-                    f"tell that the gradients {name}() steps were scaled: {name}() steps through the GradScaler, "
-                    "which would divide unscaled gradients by the loss scale"
-                )
+    for method, call in live:
+        caller = method.name.value
+        plain = _plain_before(rule, method, call, withs, switch)
+        if plain is not None:
+            return f"{caller}() runs a plain backward, {code_of(plain)}, and then {name}(), {CONSEQUENCE}"
+        if not itself and not _reaches_scaled(rule, method, call, scaling - {name, caller}, withs):
+            return (
+                f"{caller}() calls {name}() with no scaled backward before it in {caller}(), so the tool cannot "
+                f"tell that the gradients {name}() steps were scaled: {name}() steps through the GradScaler, "
+                "which would divide unscaled gradients by the loss scale"
+            )
     return None
 
 
