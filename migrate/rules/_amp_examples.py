@@ -2614,6 +2614,43 @@ for x, y in loader:
         codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX316"),
     ),
     Example(
+        # the same with the perturbed loss's backward taken on the call that computes it
+        # (``criterion(model(x), y).backward()``): a backward on a call is as plain as one on a
+        # name, only ``<scaler>.scale(...).backward()`` is scaled already (it stayed plain, and
+        # its gradients were divided by the loss scale at the step, silently)
+        "plain-backward-on-a-call-between-the-scaled-one-and-the-step-is-scaled-too",
+        before="""\
+from apex import amp
+
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    perturb.attack()
+    criterion(model(x), y).backward()
+    perturb.restore()
+    optimizer.step()
+""",
+        after="""\
+import torch
+
+scaler = torch.amp.GradScaler("cuda")
+for x, y in loader:
+    optimizer.zero_grad()
+    with torch.autocast("cuda", dtype=torch.float16):
+        loss = criterion(model(x), y)
+    scaler.scale(loss).backward()
+    perturb.attack()
+    scaler.scale(criterion(model(x), y)).backward()
+    perturb.restore()
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        codes=("APX101", "APX201", "APX209", "APX301", "APX311", "APX316"),
+    ),
+    Example(
         # the scaled loss read after the block (its ratio to the loss is apex's scale, used to
         # unscale an input's gradient by hand): the name stays bound (ScaleLossRule)
         "scaled-loss-read-after-the-block-stays-bound",
