@@ -78,7 +78,9 @@ def flag_members(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, str]:
     found = {func: param for func, (param, _args) in flag_parameters(rule, module).items()}
     kept: Dict[str, str] = rule.file_state().get(STATE_KEY, {})
     if kept:
-        found.update((f, kept[f.name.value]) for f in module.body if isinstance(f, cst.FunctionDef) and f.name.value in kept)
+        found.update(
+            (f, kept[f.name.value]) for f in module.body if isinstance(f, cst.FunctionDef) and f.name.value in kept
+        )
     return found
 
 
