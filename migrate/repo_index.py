@@ -28,6 +28,7 @@ from .dict_spreads import read_dict_spreads
 from .parser_factories import FlagDefaults, parser_factories
 from .runner_frameworks import FrameworkFacts, read_framework_facts
 from .optimizer_wrappers import base_texts, class_members, scaler_steppable_attribute, wrapped_attribute
+from .amp_flag_index import flag_parameters
 from .setup_loops import initializes_only
 
 #: the modules whose ``amp`` the tool migrates
@@ -506,6 +507,9 @@ class _Reader(FastNodeVisitor):
         #: every ``<expr>.scale_loss`` read where ``<expr>`` is not apex.amp in that scope:
         #: (owner, the name ``<expr>`` is, else "")
         self.attribute_scales: List[Tuple[str, str]] = []
+        #: module-level function -> its parameter that is apex.amp (or None) tested as a flag
+        #: and initialized under that test (``amp_flag_index``)
+        self.flag_params: Dict[str, str] = {}
 
     def amp_local_calls(self) -> Set[str]:
         """``amp_local_calls``, counting a name any scope binds to the amp module (a superset:
@@ -593,6 +597,8 @@ class _Reader(FastNodeVisitor):
         outer_guard, self.guard = self.guard, ""
         outer_none, self.none_names = self.none_names, ()
         self.local_amp_names.append(set())
+        if self.owner == MODULE_LEVEL and node.name in self.flag_params:
+            self.local_amp_names[-1].add(self.flag_params[node.name])  # its members apex.amp's
         self.local_amp_attributes.append(set())
         if self.owner in self.s.classes and not self.method:
             self.method = node.name
@@ -1546,6 +1552,8 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     summary = ModuleSummary(path, shown, scale_loss_named=names_scale_loss(source))
     table = NodeTable(tree)
     reader = _Reader(summary, table)
+    if b"from apex import" in source and b".init" in source:
+        reader.flag_params = flag_parameters(tree)
     reader.visit(tree)
     summary.amp_local_calls = reader.amp_local_calls()
     _functions(table, summary)

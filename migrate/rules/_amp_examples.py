@@ -1003,6 +1003,19 @@ INITIALIZED_THROUGH_PARAMETER_TODOS = (
         "            #   migrate it by hand\n",
     ),
 )
+#: its TODO since that parameter is read as an on/off flag (``_amp_flag_param``): prepare()
+#: uses the GradScaler itself (its state loaded), so it is not handed back, and without the
+#: repository's plan no module-level GradScaler stands in
+HELPER_USES_ITS_SCALER_TODOS = (
+    (
+        "            with amp.scale_loss",
+        '            # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:\n'
+        '            #   train() gets the model and optimizer from prepare(), where amp.initialize is, which\n'
+        '            #   uses the GradScaler itself after creating it, so it is not handed back as one more\n'
+        '            #   returned value; this file keeps apex.amp semantics through apexcompat.amp, migrate\n'
+        '            #   it by hand\n'
+    ),
+)
 #: the module-level apex.amp handed to a helper that initializes it, the losses scaled by the caller
 MODULE_AMP_INITIALIZED_THROUGH_PARAMETER = """\
 import torch
@@ -1038,25 +1051,7 @@ if __name__ == "__main__":
     parser.add_argument("--level", default="O1")
     main(parser.parse_args())
 """
-#: the same with the parameter named ``amp_module`` (and the import bound to that name), and
-#: its TODOs
-INITIALIZED_THROUGH_PARAMETER_RENAMED_TODOS = (
-    (
-        "    model, optimizer = prepare(",
-        "    # TODO(apexcompat): apex.amp (or None) is given to prepare() as its parameter\n"
-        "    #   amp_module, on which prepare() calls amp_module.initialize: the GradScaler would be\n"
-        "    #   created in prepare() from a module handed in as a value, which no route follows;\n"
-        "    #   this file keeps apex.amp semantics through apexcompat.amp, migrate it by hand\n",
-    ),
-    (
-        "            with amp_module.scale_loss",
-        "            # TODO(apexcompat): the scaler cannot reach this amp.scale_loss: apex.amp (or None) is\n"
-        "            #   given to prepare() as its parameter amp_module, on which prepare() calls\n"
-        "            #   amp_module.initialize: the GradScaler would be created in prepare() from a module\n"
-        "            #   handed in as a value, which no route follows; this file keeps apex.amp semantics\n"
-        "            #   through apexcompat.amp, migrate it by hand\n",
-    ),
-)
+#: the same with the parameter named ``amp_module`` (and the import bound to that name)
 INITIALIZED_THROUGH_PARAMETER_RENAMED = (
     INITIALIZED_THROUGH_PARAMETER.replace("amp=amp", "amp_module=amp_module")
     .replace("state, amp)", "state, amp_module)")
@@ -9553,22 +9548,23 @@ def main(args):
     ),
     Example(
         # apex.amp or None handed to a helper that initializes it through that parameter (and
-        # loads its state), the losses scaled by the caller, which main() calls: no route makes
-        # the helper's GradScaler reach the caller, so the file keeps the shim; before, the
-        # parameter route, the initialize and the cross-file plan (APX213, "created in another
-        # file") each claimed the amp instance and wrote an unused GradScaler in prepare(), a
-        # scaler parameter on main() and train(), and load_scaler_state on the parameter
+        # loads its state), the losses scaled by the caller, which main() calls: the parameter is
+        # read as an on/off flag (``_amp_flag_param``), but the helper uses the GradScaler itself
+        # (the state it loads), so it is not handed back, and outside a repository no
+        # module-level GradScaler stands in: the file keeps the shim (the repository examples of
+        # ``_flag_param_examples`` migrate it); before, the parameter route, the
+        # initialize and the cross-file plan (APX213) each claimed the amp instance and wrote an
+        # unused GradScaler in prepare(), a scaler parameter on main() and train()
         "fallback-amp-or-none-initialized-by-the-helper-it-is-given-to",
         before=INITIALIZED_THROUGH_PARAMETER,
-        after=_initialized_through_parameter_shim(INITIALIZED_THROUGH_PARAMETER),
+        after=_initialized_through_parameter_shim(INITIALIZED_THROUGH_PARAMETER, HELPER_USES_ITS_SCALER_TODOS),
         codes=("APX102", "APX220"),
     ),
     Example(
-        # the same, main() run under the ``__main__`` guard: the reason is the initialize made
-        # through the parameter (it was that the helper does not hand the GradScaler back)
+        # the same, main() run under the ``__main__`` guard: the same reason
         "fallback-amp-or-none-initialized-by-the-helper-in-a-script",
         before=INITIALIZED_THROUGH_PARAMETER_SCRIPT,
-        after=_initialized_through_parameter_shim(INITIALIZED_THROUGH_PARAMETER_SCRIPT),
+        after=_initialized_through_parameter_shim(INITIALIZED_THROUGH_PARAMETER_SCRIPT, HELPER_USES_ITS_SCALER_TODOS),
         codes=("APX102", "APX220"),
     ),
     Example(
@@ -9576,7 +9572,38 @@ def main(args):
         "fallback-amp-module-or-none-initialized-by-the-helper-it-is-given-to",
         before=INITIALIZED_THROUGH_PARAMETER_RENAMED,
         after=_initialized_through_parameter_shim(
-            INITIALIZED_THROUGH_PARAMETER_RENAMED, INITIALIZED_THROUGH_PARAMETER_RENAMED_TODOS
+            INITIALIZED_THROUGH_PARAMETER_RENAMED,
+            ((HELPER_USES_ITS_SCALER_TODOS[0][0].replace("amp.", "amp_module."), HELPER_USES_ITS_SCALER_TODOS[0][1]),),
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the caller rebinds ``args`` between the ``if args.fp16:`` that bound apex.amp and the
+        # call: ``args.fp16`` at the call may not be what chose the import, so the parameter is
+        # not read as a flag and the refusal names the initialize made through it
+        "fallback-amp-or-none-initialized-by-the-helper-after-the-test-is-rebound",
+        before=INITIALIZED_THROUGH_PARAMETER.replace(
+            "    model, optimizer = prepare(", "    args = refresh(args)\n    model, optimizer = prepare("
+        ),
+        after=_initialized_through_parameter_shim(
+            INITIALIZED_THROUGH_PARAMETER.replace(
+                "    model, optimizer = prepare(", "    args = refresh(args)\n    model, optimizer = prepare("
+            )
+        ),
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the helper reads a member of its parameter outside ``if amp:`` (apex.amp's state
+        # loaded whether or not it was given): the parameter is not only a flag there, so the
+        # refusal names the initialize made through it
+        "fallback-amp-or-none-initialized-by-the-helper-that-reads-it-untested",
+        before=INITIALIZED_THROUGH_PARAMETER.replace(
+            "        if state:\n            amp.load_state_dict", "    if state:\n        amp.load_state_dict"
+        ),
+        after=_initialized_through_parameter_shim(
+            INITIALIZED_THROUGH_PARAMETER.replace(
+                "        if state:\n            amp.load_state_dict", "    if state:\n        amp.load_state_dict"
+            )
         ),
         codes=("APX102", "APX220"),
     ),
@@ -11418,10 +11445,12 @@ def run_epoch(mode, model, loader, optimizer=None, fp16=None, *, scaler):
     Example(
         # a helper handed apex.amp or None tests it before its amp.initialize (an apex workaround:
         # ``if amp: optimizer.state = {}``), creates the GradScaler and uses it (the amp state
-        # loaded), while its caller scales the losses (unilm's s2s-ft): the findings say that the
-        # initialize is made through the parameter, which no route follows (no reason was given
-        # once, then the test and the helper not handing the GradScaler back, true but not the
-        # first reason)
+        # loaded), while its caller scales the losses (unilm's s2s-ft): the parameter is read as
+        # an on/off flag (``_amp_flag_param``), but the helper uses the GradScaler itself, so it
+        # is not handed back, and outside a repository (no plan) no module-level GradScaler
+        # stands in; the repository example ``amp-or-none-initialized-under-its-test-...``
+        # migrates it (the finding said, in session 30, that no route follows the initialize
+        # made through the parameter)
         "fallback-helper-tests-amp-before-initialize-and-uses-the-scaler-its-caller-needs",
         before="""\
 import torch
@@ -11480,19 +11509,15 @@ def train(args, model, batches, state):
         from apexcompat import amp
     else:
         amp = None
-    # TODO(apexcompat): apex.amp (or None) is given to prepare() as its parameter amp, on
-    #   which prepare() calls amp.initialize: the GradScaler would be created in prepare()
-    #   from a module handed in as a value, which no route follows; this file keeps apex.amp
-    #   semantics through apexcompat.amp, migrate it by hand
     model, optimizer = prepare(args, model, state, amp=amp)
     for x, y in batches:
         loss = torch.nn.functional.mse_loss(model(x), y)
         if args.fp16:
-            # TODO(apexcompat): the scaler cannot reach this amp.scale_loss: apex.amp (or None) is
-            #   given to prepare() as its parameter amp, on which prepare() calls amp.initialize:
-            #   the GradScaler would be created in prepare() from a module handed in as a value,
-            #   which no route follows; this file keeps apex.amp semantics through apexcompat.amp,
-            #   migrate it by hand
+            # TODO(apexcompat): the scaler created at amp.initialize cannot be passed to train:
+            #   train() gets the model and optimizer from prepare(), where amp.initialize is, which
+            #   uses the GradScaler itself after creating it, so it is not handed back as one more
+            #   returned value; this file keeps apex.amp semantics through apexcompat.amp, migrate
+            #   it by hand
             with amp.scale_loss(loss, optimizer) as scaled_loss:
                 scaled_loss.backward()
         else:

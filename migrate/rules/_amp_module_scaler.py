@@ -66,7 +66,7 @@ def module_route(rule: Any, training: List[Any], unreached: List[Any], home: Any
             f"{stand_in}: {home.name.value}() may return before its amp.initialize, which would leave that "
             "variable unset"
         )
-    early = _run_before_home(rule, unreached, home)
+    early = _run_before_home(rule, [f for f in unreached if not _sets_it_first(rule, f, home, info)], home)
     if early:
         return False, f"{stand_in}: {early}"
     site.anchor, site.guards = anchor, guards
@@ -102,6 +102,27 @@ def _run_before_home(rule: Any, funcs: List[Any], home: cst.FunctionDef) -> str:
                     f"of {home.name.value}() before it in the same block would have set that variable"
                 )
     return ""
+
+
+def _sets_it_first(rule: Any, func: cst.FunctionDef, home: cst.FunctionDef, info: Any) -> bool:
+    """Whether every amp site of ``func`` (a scale_loss, a use of the scaler) is in a statement
+    of its body after one that calls ``home`` (unilm's ``train()``: ``model, optimizer =
+    prepare_for_training(...)`` first): the variable is set there whoever runs ``func``."""
+    parents = rule.parents
+    body = list(func.body.body) if isinstance(func.body, cst.IndentedBlock) else []
+    first = next((i for i, stmt in enumerate(body) if _calls_home(stmt, home)), None)
+    if first is None:
+        return False
+    later = set(body[first + 1 :])
+    sites = [s.with_stmt for s in info.scale_losses if s.func is func] + [n.node for n in info.needs if n.func is func]
+    return bool(sites) and all(any(a in later for a in [node] + _ancestors(parents, node)) for node in sites)
+
+
+def _calls_home(stmt: Any, home: cst.FunctionDef) -> bool:
+    """``stmt`` is a one-statement line whose value is a call of ``home``."""
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == home.name.value
 
 
 def _after_a_call_of(parents: Any, call: cst.Call, home: cst.FunctionDef) -> bool:

@@ -18210,3 +18210,8 @@ REPOSITORY_EXAMPLES += MODULE_RECEIVER_EXAMPLES
 from ._stepless_examples import STEPLESS_EXAMPLES  # noqa: E402
 
 REPOSITORY_EXAMPLES += STEPLESS_EXAMPLES
+
+# the flag route: apex.amp (or None) handed to a helper that initializes it under its test (unilm's s2s-ft)
+from ._flag_param_examples import FLAG_PARAM_EXAMPLES  # noqa: E402
+
+REPOSITORY_EXAMPLES += FLAG_PARAM_EXAMPLES

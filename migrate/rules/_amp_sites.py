@@ -36,6 +36,7 @@ from ._o2_model_clip import o2_model_clips
 from ._amp_holder import held_instance, local_binding, local_instance
 from ._amp_hoist import hoist_target
 from ._amp_partial import bound_calls, bound_offset, lone_assignment, partial_calls
+from ._amp_flag_param import flag_args, flag_members
 from ._amp_param import (
     amp_parameters,
     initializing_refusals,
@@ -317,6 +318,11 @@ class AmpFile:
     #: why apex.amp handed to a same-file function that initializes it there keeps the shim
     #: (``_amp_param.initializing_refusals``): then this file's scale_loss sites say so too
     initialized_in_callee: str = ""
+    #: apex.amp (or None) handed to a helper that initializes it and only tests it otherwise
+    #: (``_amp_flag_param``): argument -> the caller's test that bound it, which replaces it
+    flag_args: Dict[cst.CSTNode, str] = field(default_factory=dict)
+    #: those helpers' names -> that parameter
+    flag_helpers: Dict[str, str] = field(default_factory=dict)
     #: the class whose ``__init__`` is the function receiving it (kept on ``self``)
     received_class: Optional[cst.ClassDef] = None
     #: the caller-step route in a launcher (``_amp_caller_steps``): the step after a call of
@@ -425,7 +431,8 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
     refs: List[AmpRef] = []
     declared = globals_bound_to(parents, module, prefix) if prefix == AMP else set()
     given = parameters_given_amp(rule, module) if prefix == AMP else {}
-    roots = _possible_roots(module, prefix, declared | set(given.values()))
+    flags = flag_members(rule, module) if prefix == AMP else {}  # on/off, their members apex.amp's
+    roots = _possible_roots(module, prefix, declared | set(given.values()) | set(flags.values()))
     for node in walk_of(module, cst.Name, cst.Attribute):
         root = _chain_root(node)
         if roots is not None and root is not None and root not in roots:
@@ -438,6 +445,10 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
             read = owner.attr.value if isinstance(owner, cst.Attribute) and owner.value is node else ""
             if given.get(enclosing_function(parents, node)) == node.value and read != "is_enabled":
                 names = {prefix}  # the parameter every call fills with apex.amp (is_enabled: its scaler's)
+        if flags and isinstance(node, cst.Name) and flags.get(enclosing_function(parents, node)) == node.value:
+            owner = parents.get(node)
+            if isinstance(owner, cst.Attribute) and owner.value is node:
+                names = {prefix}  # a member of the flag parameter, read only where it is set
         if not names or _inside_import(parents, node):
             continue
         if isinstance(node, cst.Attribute) and any(
@@ -757,7 +768,10 @@ def analyse(rule, module: cst.Module) -> AmpFile:
     given_args: Set[cst.CSTNode] = set()
     given_params = amp_parameters(rule, module)
     refused_args = outside_refusals(rule, module) if info.plan is not None else {}
-    initializing = initializing_refusals(rule, module)
+    flagged = flag_args(rule, module)
+    info.flag_args = {node: flag for node, flag, _f, _p in flagged}
+    info.flag_helpers = {helper: param for _n, _f, helper, param in flagged}
+    initializing = {n: why for n, why in initializing_refusals(rule, module).items() if n not in info.flag_args}
     refused_args.update(initializing)
     info.initialized_in_callee = next(iter(initializing.values()), "")
     for callee, (param, args) in given_params.items():
@@ -773,6 +787,8 @@ def analyse(rule, module: cst.Module) -> AmpFile:
         parent = parents.get(ref.expr)
         is_call = isinstance(parent, cst.Call) and parent.func is ref.expr
         member = ref.member
+        if member == "" and ref.expr in info.flag_args:
+            continue  # handed to a helper that only tests it: the caller's test instead
         if member == "":
             check = availability_check(parents, ref.expr)
             if check is not None and enclosing_function(parents, ref.expr) in given_params:

@@ -32,6 +32,7 @@ from ._amp_threading import ScalerThreading
 from ._amp_held import held_attach, held_scaler_in_init
 from ._amp_init_scaler import init_scaler_place
 from .checkpoints import guard_left_empty
+from ._amp_flag_param import record_flags
 from ._amp_sites import (
     AMP_STATE_DROPPED,
     AMP_STATE_KEYS,
@@ -293,6 +294,9 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         "the GradScaler that class keeps on self, created where its amp.initialize was",
         "APX222": "an amp._amp_state loss-scaler setting was dropped: GradScaler has no counterpart for it "
         "(a ceiling or floor for the scale), or apex ignored it (a growth interval of a static loss scale)",
+        "APX286": "apex.amp (or None) given to a same-file helper that initializes it and otherwise only tests it "
+        "(if amp: ...): the caller's test that bound it is given instead, the helper's tests stay, and its uses "
+        "of apex.amp's members become the GradScaler's, created where amp.initialize was",
         "APX230": "apex.amp (or None) given to a same-file function whose parameter it fills: the GradScaler "
         "fills that slot, and the function's uses of the parameter become the scaler's",
         "APX276": (
@@ -449,6 +453,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             elif need.kind in ("amp_param_on", "amp_param_off"):
                 switch = f"{info.access[need.func]}.is_enabled()"
                 self.replace_node(need.node, expression(switch if need.kind == "amp_param_on" else f"not {switch}"))
+        self._flags_for_amp(info)
         self._report_given_by_launchers(info)
         self._return_scaler(info)
         self._unpack_received(info)
@@ -471,6 +476,21 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
             callee = scaled.call.func
             if isinstance(callee, cst.Attribute) and code_of(callee.value) in self._handles(info):
                 self._retarget_old_api(scaled, info)
+
+    def _flags_for_amp(self, info: AmpFile) -> None:
+        """apex.amp (or None) handed to a helper that initializes it and otherwise only tests
+        it (``_amp_flag_param``): the argument becomes the caller's test that bound it (APX286)."""
+        record_flags(self, info.flag_helpers)
+        for node, flag in info.flag_args.items():
+            self.replace_node(node, expression(flag))
+            self.report(
+                node,
+                "APX286",
+                f"apex.amp (or None) was handed over only to be tested and initialized where it is set: {flag} "
+                "is handed instead, and the GradScaler is created where amp.initialize was",
+                fixed=True,
+                severity="info",
+            )
 
     def _carry_scaler(self, stmt: cst.SimpleStatementLine, runner: str, info: AmpFile) -> None:
         """``runner = build_runner(...)``: the runner the framework hands its hooks carries the

@@ -82,7 +82,8 @@ branch for --cpu-train beside the scaled one and apex.amp's version printed by t
 module (r95, CuLE), and apex.amp (or None) handed to the training function of a module without
 apex, which scales, clips and steps through that parameter (r97), a backward helper of another
 module handed the loss under the launcher's half-precision switch, whose launcher clips and steps
-right after each call (r96, understanding-fast-adv), and a network built before
+right after each call (r96, understanding-fast-adv), apex.amp (or None) handed to a helper of the
+same file that initializes it under its own test and loads its state (r99, unilm's s2s-ft), and a network built before
 amp.initialize whose own loader loads amp's state when its flag says so, also built and loaded by
 a script without apex that runs alone (r101, Enigmatisms/NeRF: the loader takes the GradScaler as
 ``scaler=None`` and loads it only when given), and a script that trains at its module level (no
@@ -314,6 +315,11 @@ LAYOUTS: Dict[str, dict] = {
     # that parameter, and save_checkpoint(..., amp) of the launcher keeps its state: the launcher
     # hands the GradScaler in that slot (APX230) and engine/train.py reads its parameter as the
     # GradScaler (APX271, 'given'); the fp32 run (no --apex) hands a disabled one
+    # unilm s2s-ft's shape: apex.amp (or None) handed to prepare(), which initializes it under
+    # `if amp:` and loads its state; the parameter is read as an on/off flag (APX286) and
+    # prepare() sets a module-level GradScaler that train() reads after calling it
+    "r99_amp_or_none_initialized_by_its_helper": dict(
+        launcher="main.py", amp=["--apex"], fp32=[], steps=24, metric="loss", native=[], fallbacks=[]),
     "r97_amp_value_to_a_train_module": dict(
         launcher="main.py", amp=["--apex"], fp32=[], steps=24, metric="loss", native=[], fallbacks=[],
         given=["engine/train.py"]),
