@@ -31,8 +31,6 @@ from ._amp_param import _handed, _initialize_of, _reads_only, _used_elsewhere
 from ._edits import code_of
 from ._tree import enclosing_function, walk
 
-#: the finding of an argument that became the caller's switch
-FINDING = "APX286"
 #: where the initialize rule keeps the helpers it rewrote for the rules after it
 STATE_KEY = "flag_parameters"
 
