@@ -206,20 +206,7 @@ def _only_bindings(parents: Any, caller: cst.FunctionDef, binding: cst.If, name:
     """``name`` is bound in ``caller`` nowhere but in ``binding`` (its import and its
     ``= None``), nor declared global/nonlocal there."""
     inside = set(walk(binding))
-    for node in walk(caller.body):
-        if node in inside:
-            continue
-        if isinstance(node, cst.ImportAlias):
-            bound = node.asname.name if node.asname is not None else node.name
-            if isinstance(bound, cst.Name) and bound.value == name:
-                return False
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
-            return False
-    return not any(
-        isinstance(n, cst.Name) and n.value == name and isinstance(parents.get(n), _BINDING_PARENTS)
-        for n in walk(caller.body)
-        if n not in inside
-    )
+    return not any(_binding(parents, node, name) for node in walk(caller.body) if node not in inside)
 
 
 def _chain_root(test: cst.BaseExpression) -> Optional[str]:
@@ -231,17 +218,18 @@ def _chain_root(test: cst.BaseExpression) -> Optional[str]:
 
 def _binds(parents: Any, stmt: cst.CSTNode, name: str) -> bool:
     """Whether ``stmt`` (re)binds ``name`` anywhere in it, a nested definition's name too."""
-    for node in walk(stmt):
-        if isinstance(node, cst.Name) and node.value == name:
-            if isinstance(parents.get(node), _BINDING_PARENTS):
-                return True
-        if isinstance(node, cst.ImportAlias):
-            bound = node.asname.name if node.asname is not None else node.name
-            if isinstance(bound, cst.Name) and bound.value == name:
-                return True
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name:
-            return True
-    return False
+    return any(_binding(parents, node, name) for node in walk(stmt))
+
+
+def _binding(parents: Any, node: cst.CSTNode, name: str) -> bool:
+    """Whether ``node`` binds ``name``: an assignment or other binding target, an import's
+    name, a definition's name."""
+    if isinstance(node, cst.Name) and node.value == name:
+        return isinstance(parents.get(node), _BINDING_PARENTS)
+    if isinstance(node, cst.ImportAlias):
+        bound = node.asname.name if node.asname is not None else node.name
+        return isinstance(bound, cst.Name) and bound.value == name
+    return isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name
 
 
 def flag_args(rule: Any, module: cst.Module) -> List[Tuple[cst.CSTNode, str, str, str]]:
