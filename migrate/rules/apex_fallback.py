@@ -26,6 +26,8 @@ in the cross-file plan.  Otherwise nothing changes here and the apex.amp rules d
 
 from __future__ import annotations
 
+import re
+
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -33,7 +35,7 @@ import libcst as cst
 from ..repo_plan import REPO_PLAN_KEY
 from ._edits import code_of, kept_leading
 from ._neighbour_base import NeighbourRule
-from ._tree import walk
+from ._tree import module_code, walk
 from ._amp_rule import APEX_AMP
 from ._apex_fallback_examples import FALLBACK_EXAMPLES
 from .old_torch_branches import dead_binding_read
@@ -47,6 +49,8 @@ _GRAD_SCALERS = frozenset(
     }
 )
 _AUTOCASTS = frozenset({"torch.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast"})
+#: a call of ``initialize`` (``amp.initialize(``, ``A.initialize (``): every file this rule changes has one
+_CALLS_INITIALIZE = re.compile(r"\binitialize\s*\(")
 #: handler types that catch the NameError (or AttributeError) of an ``amp`` apex left unbound
 _CATCH_ALL = frozenset({"Exception", "BaseException"})
 
@@ -74,6 +78,13 @@ class ApexFallbackRule(NeighbourRule):
     @classmethod
     def applies_to(cls, settings) -> bool:  # type: ignore[no-untyped-def]
         return settings.target == "native" and super().applies_to(settings)
+
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        # every file this rule changes holds a try around amp.initialize: the many files that
+        # use a GradScaler beside apex without one are not resolved at all
+        if not _CALLS_INITIALIZE.search(module_code(tree)):
+            return tree
+        return super().transform_module(tree)
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
         result = super().visit_Module(node)
