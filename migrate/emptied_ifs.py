@@ -41,8 +41,9 @@ from .rules._edits import code_of, kept_leading, read_todos, todo_key
 from .rules._same_branches import pure_test
 from .rules._tree import walk_of
 
-#: a ``pass`` anywhere in a text: a file whose rules added none has nothing to tidy
-_PASS = re.compile(rb"\bpass\b")
+#: a line holding only ``pass`` (a comment aside): a file whose rules added none has nothing
+#: to tidy (the word in a TODO's text, "pass device_ids=...", is no statement)
+_PASS = re.compile(rb"^[ \t]*pass[ \t]*(?:#[^\r\n]*)?\r?$", re.MULTILINE)
 
 #: what identifies an ``if`` whose body (``"if"``) or ``else`` (``"else"``) is only ``pass``
 _Key = Tuple[str, str]
