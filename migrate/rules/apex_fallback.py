@@ -37,6 +37,7 @@ from ._edits import code_of, kept_leading
 from ._neighbour_base import NeighbourRule
 from ._tree import module_code, walk
 from ._amp_rule import APEX_AMP
+from ._amp_sites import AMP, _chain_root, _possible_roots
 from ._apex_fallback_examples import FALLBACK_EXAMPLES
 from .old_torch_branches import dead_binding_read
 
@@ -135,15 +136,20 @@ class ApexFallbackRule(NeighbourRule):
     def _apex_uses(self, module: cst.Module) -> List[cst.CSTNode]:
         """The outermost names and attributes of the file that refer into apex.amp, outside
         import statements."""
+        # only a chain starting with a name an import may bind to apex.amp can denote it
+        # (``find_amp_refs``' pruning): the others are not resolved, a scope lookup each
+        roots = _possible_roots(module, AMP, set())
         found: List[cst.CSTNode] = []
         stack: List[cst.CSTNode] = [module]
         while stack:
             node = stack.pop()
             if isinstance(node, (cst.Import, cst.ImportFrom)):
                 continue
-            if isinstance(node, (cst.Name, cst.Attribute)) and self._is_apex_amp(node):
-                found.append(node)
-                continue
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                root = _chain_root(node)
+                if (roots is None or root is None or root in roots) and self._is_apex_amp(node):
+                    found.append(node)
+                    continue
             stack.extend(reversed(node.children))
         return found
 
