@@ -18,6 +18,7 @@ import libcst as cst
 
 from ._amp_sites import ScaleLossSite, code_of, find_steps
 from ._plain_alternative import alternative_if, only_disabled, readers_unscale
+from ._plain_step_callers import loss_backward
 from ._stepped_objects import steps_no_other_optimizer
 from ._tree import inside, walk
 
@@ -85,8 +86,7 @@ def plain_backwards(
         receiver = call.func.value  # type: ignore[attr-defined]
         if (
             call in helpers
-            or _scaled(receiver)  # scaler.scale(x).backward(): scaled already
-            or code_of(receiver).startswith("torch.")  # torch.autograd.backward(...)
+            or not loss_backward(receiver)
             or any(inside(rule.parents, call, w) for w in others)
             or any(isinstance(n, (cst.FunctionDef, cst.Lambda)) for n in _ancestors_below(rule.parents, call, func))
         ):
@@ -120,17 +120,6 @@ def plain_backwards(
             else (call, UNPROVEN, "a gradient use after it could not be given scaler.unscale_ once before the step")
         )
     return found
-
-
-def _scaled(receiver: Any) -> bool:
-    """``receiver`` is ``<something>.scale(...)``: the tensor a GradScaler (the file's own, or
-    the one written for apex) scaled.  Any other call (``model(adv(x)).sum()``) is a loss like
-    a name is: its backward is plain."""
-    return (
-        isinstance(receiver, cst.Call)
-        and isinstance(receiver.func, cst.Attribute)
-        and receiver.func.attr.value == "scale"
-    )
 
 
 def _nearer_site(parents: Any, call: cst.Call, head: cst.If, withs: List[cst.With], func: Any) -> bool:

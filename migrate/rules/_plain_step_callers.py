@@ -76,6 +76,19 @@ def _before(rule: Any, node: Any, call: Any) -> bool:
     return bool(set(_loops_around(rule, node)) & set(_loops_around(rule, call)))
 
 
+def loss_backward(receiver: Any) -> bool:
+    """Whether ``<receiver>.backward()`` backs a loss as it is: not ``<scaler>.scale(x)``'s
+    (scaled already, the file's own GradScaler or the one written for apex) nor
+    ``torch.autograd.backward(...)``.  A call is a loss like a name is
+    (``criterion(model(x), y).backward()``)."""
+    scaled = (
+        isinstance(receiver, cst.Call)
+        and isinstance(receiver.func, cst.Attribute)
+        and receiver.func.attr.value == "scale"
+    )
+    return not scaled and not code_of(receiver).startswith("torch.")
+
+
 def _plain_before(rule: Any, func: Any, call: Any, withs: List[Any], switch: FrozenSet[str]) -> Optional[cst.Call]:
     """The first plain ``x.backward()`` of ``func`` (outside every ``amp.scale_loss`` block and
     nested function, not ``<scaler>.scale(x).backward()``, ``torch.autograd.backward`` nor a
@@ -86,10 +99,7 @@ def _plain_before(rule: Any, func: Any, call: Any, withs: List[Any], switch: Fro
         if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"):
             continue
         receiver = node.func.value
-        scaled = isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and (
-            receiver.func.attr.value == "scale"
-        )
-        if scaled or code_of(receiver).startswith("torch.") or code_of(receiver) == me:
+        if not loss_backward(receiver) or code_of(receiver) == me:
             continue  # (``self.backward(loss)``: a method of the class, followed as a self call)
         if any(inside(rule.parents, node, w) for w in withs) or enclosing_function(rule.parents, node) is not func:
             continue
