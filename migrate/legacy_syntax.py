@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import stdlib_trees
@@ -69,8 +69,6 @@ class Repair:
         """``finding`` (positioned in the repaired text) positioned in the text as read."""
         if finding.line not in self.shifts or finding.col < 1:
             return finding
-        from dataclasses import replace
-
         return replace(finding, col=self.original_column(finding.line, finding.col - 1) + 1)
 
     def as_read(self, result: Any) -> None:
