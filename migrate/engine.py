@@ -446,6 +446,10 @@ def migrate_source(
         by_splices = _spelling_splices(source, path, settings, named)
         if by_splices is not None:
             return by_splices
+    if read is None and rules is None:
+        early = _spelled_first(source, path, settings, named, plan)
+        if early is not None:
+            return early
     result = _migrate_parsed(source, path, settings, named, plan, read)
     if read is None:
         return result
@@ -467,6 +471,28 @@ def _spelling_splices(source: bytes, path: str, settings: Settings, named: Seque
     if made is None:
         return None
     return MigrationResult(path, source, made[0], sorted(set(made[1])))
+
+
+def _spelled_first(
+    source: bytes, path: str, settings: Settings, named: Sequence[Type[Rule]], plan: Optional[FilePlan]
+) -> Optional[MigrationResult]:
+    """The result of a file where the deprecated-spellings rule has work beside others,
+    its spellings replaced by splices before LibCST parses the file (``spelling_splices``),
+    the other rules run on the spliced text; None where the splices do not take the file."""
+    if TorchAmpSpellingsRule not in named or os.environ.get(RULES_ENV) or not _has_work(TorchAmpSpellingsRule, source):
+        return None
+    made = spliced(source, path, settings)
+    if made is None:
+        return None
+    spelled, spelling_findings = made
+    others = [r for r in named if r is not TorchAmpSpellingsRule]
+    result = _migrate_parsed(spelled, path, settings, others, plan, source)
+    result.old = source
+    if result.internal_error is not None or result.parse_error is not None:
+        result.new = source
+    else:
+        result.findings = sorted(set(result.findings) | set(spelling_findings))
+    return result
 
 
 #: the imports rule's findings for moving apex.amp to apexcompat.amp (``shim_inputs``)

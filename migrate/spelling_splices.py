@@ -205,23 +205,29 @@ def _import_verdict(node: ast.AST, at_top: bool) -> Optional[int]:
     the same name to the same module: allowed there); None for one that binds ``torch``
     otherwise, names amp, or imports everything from torch or apex."""
     names = node.names  # type: ignore[attr-defined]
-    words = [a.name for a in names] + [a.asname or "" for a in names]
     plain = 0
     if isinstance(node, ast.ImportFrom):
-        words.append(node.module or "")
         bound = [a.asname or a.name for a in names]
         if "torch" in bound or ("*" in bound and (node.module or "").split(".")[0] in _STAR_REFUSED):
             return None  # a star import of another module binds no name the rule resolves
+        # what comes from apex (``from apex import amp``) is apex's: never a name the rule rewrites
+        from_apex = not node.level and _from_apex(node.module or "")
+        words = [] if from_apex else [a.name for a in names] + [a.asname or "" for a in names] + [node.module or ""]
     else:
         binding = [a for a in names if (a.asname or a.name.split(".")[0]) == "torch"]
         if binding and (not at_top or any(a.asname is not None for a in binding)):
             return None
         plain = sum(a.name == "torch" for a in binding)
+        words = [w for a in names if not _from_apex(a.name) for w in (a.name, a.asname or "")]
     if any(not _AMP_WORDS.isdisjoint(word.split(".")) for word in words):
         return None
     if any(word.startswith(("torch.cuda", "torch.cpu", "torch.amp")) for word in words):
         return None
     return plain
+
+
+def _from_apex(module: str) -> bool:
+    return module.split(".")[0] in ("apex", "apexcompat")
 
 
 def _column(line: str, byte_col: int) -> int:

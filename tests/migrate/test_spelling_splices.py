@@ -170,3 +170,63 @@ def test_the_rules_line_limit(length: int) -> None:
     else:
         assert made is None  # the rule puts each argument on a line of its own there
         assert len(expected.new.decode().splitlines()) > 2
+
+
+#: files where the deprecated spellings sit beside apex: the splices go first, LibCST runs the rest
+WITH_OTHER_WORK = {
+    "amp-and-inference-autocast": (
+        "import torch\nfrom apex import amp\n\n\ndef train(model, optimizer, data):\n"
+        "    model, optimizer = amp.initialize(model, optimizer, opt_level='O1')\n"
+        "    for x, y in data:\n        loss = model(x).sum()\n"
+        "        with amp.scale_loss(loss, optimizer) as scaled_loss:\n            scaled_loss.backward()\n"
+        "        optimizer.step()\n\n\ndef evaluate(model, x):\n"
+        "    with torch.cuda.amp.autocast(enabled=True):\n        return model(x)\n"
+    ),
+    "ddp-and-scaler": (
+        "import torch\nfrom apex.parallel import DistributedDataParallel as DDP\n\n"
+        "model = DDP(model)\nscaler = torch.cuda.amp.GradScaler(enabled=True)\n"
+    ),
+    "fused-optimizer-and-decorator": (
+        "import torch\nfrom apex.optimizers import FusedAdam\n\n\nclass Fn(torch.autograd.Function):\n"
+        "    @staticmethod\n    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n    def forward(ctx, x):\n"
+        "        return x\n\n\noptimizer = FusedAdam(params, lr=1e-3)\n"
+    ),
+}
+
+
+def _all_by_libcst(source: bytes):
+    return _migrate_parsed(source, "t.py", SETTINGS, enabled_rules(SETTINGS), None, None)
+
+
+@pytest.mark.parametrize("name", sorted(WITH_OTHER_WORK))
+def test_spellings_beside_other_work_are_spliced_first_with_the_same_result(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = _encoded(WITH_OTHER_WORK[name])
+    expected = _all_by_libcst(source)
+    assert expected.changed and {"APX901", "APX902", "APX903"} & {f.code for f in expected.findings}
+    ran = []
+    real = TorchAmpSpellingsRule.transform_module
+
+    def recording(self, tree):
+        ran.append(1)
+        return real(self, tree)
+
+    monkeypatch.setattr(TorchAmpSpellingsRule, "transform_module", recording)
+    result = migrate_source(source, "t.py", SETTINGS)
+    assert not ran  # the splices made the spellings' edits
+    assert (result.old, result.new) == (source, expected.new)
+    assert result.all_findings() == expected.all_findings()
+
+
+def test_a_rule_crashing_after_the_splices_leaves_the_file_as_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from migrate.rules.amp_initialize import InitializeRule
+
+    def crash(self, tree):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(InitializeRule, "transform_module", crash)
+    source = _encoded(WITH_OTHER_WORK["amp-and-inference-autocast"])
+    result = migrate_source(source, "t.py", SETTINGS)
+    assert result.old == source and result.new == source and not result.changed
+    assert result.internal_error is not None and "InitializeRule" in result.internal_error.message
