@@ -85,6 +85,8 @@ class Repair:
 
 def repaired(source: bytes) -> Optional[Repair]:
     """The repair of ``source`` where it does not parse and the repairs make it parse, else None."""
+    if b"async" not in source and b"\t" not in source:
+        return None  # nothing to repair: decided before parsing, which the index does later
     if stdlib_trees.parse(source) is not None:
         return None
     try:
