@@ -24,12 +24,16 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from ._amp_sites import MODEL_CALL, InitSite, call_args, code_of, enclosing_function, walk
-from ._tree import children
+from ._tree import DEFINITIONS, children
 
 #: context managers that do nothing when entered without arguments
 NOOP_CONTEXTS = frozenset({"contextlib.suppress", "contextlib.nullcontext"})
 #: how many derivations (``a = f(b)``, a closure's parameter or return) the proof follows
 _DEPTH = 8
+
+
+#: the nodes ``assignments`` reads a binding from
+_BINDINGS = frozenset({cst.Assign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor, cst.WithItem})
 
 
 class _Proof:
@@ -56,7 +60,7 @@ class _Proof:
         while stack:
             node = stack.pop()
             out.append(node)
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if type(node) in DEFINITIONS:
                 continue
             stack.extend(reversed(children(node)))
         return out
@@ -74,6 +78,8 @@ class _Proof:
         and are left out."""
         found: List[Tuple[Any, Any]] = []
         for node in self.body_nodes(scope):
+            if type(node) not in _BINDINGS:
+                continue
             if isinstance(node, cst.Assign):
                 for assign_target in node.targets:
                     found += [(node, v) for v in _bound_values(assign_target.target, node.value, name)]

@@ -25,7 +25,7 @@ from typing import Any, List, Optional, Tuple, cast
 import libcst as cst
 
 from ._edits import code_of
-from ._tree import walk
+from ._tree import walk, walk_of
 
 PARTIAL = "functools.partial"
 
@@ -73,8 +73,8 @@ def bound_offset(rule: Any, call: cst.Call) -> int:
     func = _scope_of(rule.parents, call)
     if func is None:
         return 0
-    for node in walk(func):
-        if not (isinstance(node, cst.Assign) and code_of(node.targets[0].target) == call.func.value):
+    for node in walk_of(func, cst.Assign):
+        if code_of(node.targets[0].target) != call.func.value:
             continue
         value = _partial_value(rule, node.value)
         if value is not None and lone_assignment(rule.parents, value) is not None:

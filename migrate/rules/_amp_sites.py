@@ -488,9 +488,9 @@ def _possible_roots(module: cst.Module, prefix: str, also: Set[str]) -> Optional
 def _chain_root(node: cst.CSTNode) -> Optional[str]:
     """The name a ``Name`` or a chain of attributes starts with; None for any other start
     (a call, a subscript: such a chain is never skipped)."""
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         node = node.value
-    return node.value if isinstance(node, cst.Name) else None
+    return node.value if type(node) is cst.Name else None
 
 
 def globals_bound_to(parents: Any, module: cst.Module, prefix: str) -> Set[str]:
@@ -681,10 +681,9 @@ def backs_loss_in(node: cst.CSTNode) -> bool:
 def step_calls(func_body: cst.CSTNode, optimizer_text: str) -> List[cst.Call]:
     """``<optimizer>.step(...)`` calls under ``func_body``."""
     found = []
-    for node in walk(func_body):
+    for node in walk_of(func_body, cst.Call):
         if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
+            isinstance(node.func, cst.Attribute)
             and node.func.attr.value == "step"
             and code_of(node.func.value) == optimizer_text
         ):
@@ -1395,8 +1394,8 @@ def _planned_sites(rule, module: cst.Module, info: AmpFile) -> None:
     its entry definitions (the scaler arrives there as a new parameter)."""
     plan = info.plan
     parents = rule.parents
-    for node in walk(module):
-        if isinstance(node, cst.Call) and isinstance(node.func, (cst.Name, cst.Attribute)):
+    for node in walk_of(module, cst.Call):
+        if isinstance(node.func, (cst.Name, cst.Attribute)):
             keyword = plan.keyword_for(code_of(node.func))
             if keyword is not None:
                 info.passes[node] = keyword
@@ -4052,10 +4051,9 @@ def _loop_steps(rule, body: Any, opt_text: str, site: ScaleLossSite) -> List[cst
     ``amp.scale_loss(loss, optimizers)``), taken one by one in a loop after it:
     ``for optimizer in optimizers: optimizer.step()``."""
     found: List[cst.Call] = []
-    for node in walk(body):
+    for node in walk_of(body, cst.For):
         if (
-            isinstance(node, cst.For)
-            and isinstance(node.target, cst.Name)
+            isinstance(node.target, cst.Name)
             and code_of(node.iter) == opt_text
             and not is_nested_in(rule.parents, site.with_stmt, node)
         ):
@@ -4963,13 +4961,8 @@ def find_scalers(rule, module: cst.Module):
                 if f"{stmt.name.value}.__init__" in received:
                     kept = f"{self_name(init)}.{plan.scaler_name}"
                     attrs[stmt] = (plan.scaler_name, f"{kept}.is_enabled()", None)
-    for node in walk(module):
-        if not (
-            isinstance(node, cst.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.value, cst.Name)
-            and node.value.value in names
-        ):
+    for node in walk_of(module, cst.Assign):
+        if not (len(node.targets) == 1 and isinstance(node.value, cst.Name) and node.value.value in names):
             continue
         target = node.targets[0].target
         func = enclosing_function(parents, node)

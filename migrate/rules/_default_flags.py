@@ -17,7 +17,7 @@ from typing import Any, Mapping, Optional, Tuple, Union
 import libcst as cst
 
 from ._edits import code_of
-from ._tree import walk
+from ._tree import walk, walk_of
 
 #: call text of a parser factory of another file -> (dest, default) of each flag it adds
 Factories = Mapping[str, Tuple[Tuple[str, Union[int, str, None]], ...]]
@@ -127,7 +127,7 @@ def _flag_default(module: cst.Module, dest: str, added: Tuple[Tuple[str, Any], .
     defaults = {default for name, default in added if name == dest}
     if None in defaults:
         return None
-    for node in walk(module):
+    for node in walk_of(module, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Attribute, cst.Call):
         if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             if any(isinstance(t, cst.Attribute) and t.attr.value == dest for tg in targets for t in walk(tg)):

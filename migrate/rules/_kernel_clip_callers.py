@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, Set
 import libcst as cst
 
 from ._edits import code_of
-from ._tree import children, walk
+from ._tree import children, walk, walk_of
 
 
 def callers_unscale(module: cst.Module, func: cst.FunctionDef, owner: Optional[cst.ClassDef]) -> Optional[str]:
@@ -74,8 +74,8 @@ def _method_calls(
             return f"{cls} is used other than built into a name (`x = {cls}(...)`), so its instances are not followed"
         instances.add(code_of(assign.targets[0].target).strip())
     calls: List[cst.Call] = []
-    for node in walk(module):
-        if not (isinstance(node, (cst.Name, cst.Attribute)) and code_of(node).strip() in instances):
+    for node in walk_of(module, cst.Name, cst.Attribute):
+        if code_of(node).strip() not in instances:
             continue
         parent = parents.get(id(node))
         if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Attribute) and parent.attr is node):

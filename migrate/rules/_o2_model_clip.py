@@ -26,7 +26,7 @@ import libcst as cst
 from ._clip_functions import CLIP_FUNCTIONS
 from ._edits import code_of
 from ._exit_unscale import opt_levels
-from ._tree import inside, walk
+from ._tree import inside, walk, walk_of
 
 #: the reason the file keeps apex.amp (APX220)
 O2_MODEL_CLIP = (
@@ -53,8 +53,8 @@ def o2_model_clips(rule: Any, module: cst.Module, info: Any) -> List[Tuple[cst.C
     for caller, call in _backward_helper_calls(rule, module, info):
         backs.setdefault(caller, []).append(call)  # ``backward(loss, optimizer)``: its scale_loss runs there
     for func, blocks in backs.items():
-        for node in walk(func.body if func is not None else module):
-            if not (isinstance(node, cst.Call) and rule.qualified_names(node.func) & CLIP_FUNCTIONS and node.args):
+        for node in walk_of(func.body if func is not None else module, cst.Call):
+            if not (rule.qualified_names(node.func) & CLIP_FUNCTIONS and node.args):
                 continue
             if enclosing_function(rule.parents, node) is not func:
                 continue
@@ -80,9 +80,7 @@ def _backward_helper_calls(rule: Any, module: cst.Module, info: Any) -> List[Tup
     methods = {(class_of_method(rule.parents, site.func), site.func.name.value) for site in info.scale_losses
                if site.func is not None and class_of_method(rule.parents, site.func) is not None}
     found: List[Tuple[Any, cst.Call]] = []
-    for call in walk(module):
-        if not isinstance(call, cst.Call):
-            continue
+    for call in walk_of(module, cst.Call):
         caller = enclosing_function(rule.parents, call)
         func = call.func
         if isinstance(func, cst.Name) and func.value in functions:

@@ -35,7 +35,7 @@ import libcst as cst
 
 from ._amp_narrowed_step import conditions
 from ._edits import code_of, same_expression
-from ._tree import inside, walk
+from ._tree import inside, walk, walk_of
 
 #: file-state key: per GradScaler creation of the initialize rule, ``(target, switch,
 #: parts, func)``: where it is kept, its ``enabled=`` text (None: always on), its ``and``-ed
@@ -46,18 +46,24 @@ from ._tree import inside, walk
 SCALER_SWITCHES = "scaler_switches"
 
 
+#: the nodes through which a function binds a name
+_BINDERS = (
+    cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.AsName, cst.Global, cst.Nonlocal,
+)
+
+
 def bound_names(func: Any) -> FrozenSet[str]:
     """The names ``func`` binds (its parameters, what it assigns or imports, its ``global``s
     too: a module name it rebinds is no constant); empty at module level."""
     if func is None:
         return frozenset()
-    found = {p.name.value for p in walk(func.params) if isinstance(p, cst.Param)}
-    for node in walk(func.body):
+    found = {p.name.value for p in walk_of(func.params, cst.Param)}
+    for node in walk_of(func.body, *_BINDERS):
         if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
-            found |= {n.value for n in walk(node.target) if isinstance(n, cst.Name)}
+            found |= {n.value for n in walk_of(node.target, cst.Name)}
         elif isinstance(node, cst.AsName):
-            found |= {n.value for n in walk(node.name) if isinstance(n, cst.Name)}
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            found |= {n.value for n in walk_of(node.name, cst.Name)}
+        else:
             found |= {item.name.value for item in node.names}
     return frozenset(found)
 

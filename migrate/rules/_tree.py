@@ -199,9 +199,10 @@ def walk_of(node: cst.CSTNode, *classes: type) -> Iterable[Any]:
     """The nodes of ``walk(node)`` that are instances of ``classes``, in source order; for a
     whole module read from an index of the remembered walk (a filter of every node through
     ``isinstance`` against LibCST's abstract classes cost more than the scans' own work)."""
+    kinds = node_classes(classes)
     if not isinstance(node, cst.Module):
-        return (n for n in _subtree(node) if isinstance(n, classes))
-    return _module_walk(node).of(node_classes(classes))
+        return (n for n in _subtree(node) if type(n) in kinds)
+    return _module_walk(node).of(kinds)
 
 
 def names_spelled(module: cst.Module, value: str) -> List[cst.Name]:
@@ -247,19 +248,29 @@ def holds_only(stmt: Any, expr: Any) -> bool:
 def assignment_targets(node: Any) -> List[Any]:
     """The targets ``node`` itself binds: of an assignment (plain, annotated, augmented,
     ``:=``), a ``for`` loop or comprehension, a ``with ... as``."""
-    if isinstance(node, cst.Assign):
+    kind = type(node)
+    if kind not in _BINDING_KINDS:  # most nodes: one set lookup, not an abstract-class test each
+        return []
+    if kind is cst.Assign:
         return [t.target for t in node.targets]
-    if isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.CompFor)):
-        return [node.target]
-    if isinstance(node, cst.WithItem) and node.asname is not None:
-        return [node.asname.name]
-    return []
+    if kind is cst.WithItem:
+        return [node.asname.name] if node.asname is not None else []
+    return [node.target]
+
+
+#: the definitions a walk of one scope's own nodes does not enter
+DEFINITIONS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+#: the node classes ``assignment_targets`` reads (LibCST's concrete nodes are not subclassed)
+_BINDING_KINDS = frozenset(
+    {cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.CompFor, cst.WithItem}
+)
 
 
 def enclosing_function(parents: Any, node: Any) -> Any:
     """The innermost function definition holding ``node``, or None (``Any``: callers test it)."""
     cur = parents.get(node)
-    while cur is not None and not isinstance(cur, cst.FunctionDef):
+    while cur is not None and type(cur) is not cst.FunctionDef:
         cur = parents.get(cur)
     return cur
 

@@ -18,7 +18,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from ._apex_path import TORCH_TWINS
-from ._tree import walk
+from ._tree import walk, walk_of
 
 Parent = Callable[[cst.CSTNode], Optional[cst.CSTNode]]
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
@@ -29,7 +29,7 @@ def only_reads_behind_twin_import(module: cst.Module, parent: Parent, binding: s
     in a sibling branch of the ``if`` whose branch holds that import, after the branch's own
     import of torch's twin: the apex import binds nothing any read sees."""
     twin = TORCH_TWINS.get(target)
-    imports = [node for node in walk(module) if isinstance(node, cst.ImportFrom) and _binds(node, binding)]
+    imports = [node for node in walk_of(module, cst.ImportFrom) if _binds(node, binding)]
     apex = [node for node in imports if _binds(node, binding) == target]
     if twin is None or len(apex) != 1:
         return False

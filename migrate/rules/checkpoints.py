@@ -29,7 +29,7 @@ from ._amp_sites import (
     GRADSCALER_NAMES, analyse, code_of, find_scalers, optimizer_params, plan_note, takes_optional_scaler, walk,
 )
 from ._edits import expression, read_todos, statement, without_todos
-from ._tree import holds_only
+from ._tree import holds_only, walk_of
 from .base import Example
 
 #: the fixed part of the APX403 message (KNOWN_TODOS reports its TODO again on later runs)
@@ -383,8 +383,8 @@ def _without_own_scalers(rule: Any, module: cst.Module, lookup: Any) -> Any:
     scale is not in it, so amp state saved or loaded there is not its state."""
     own = set()
     created = rule.file_state().get("scaler")  # the initialize rule's, earlier in this run
-    for node in walk(module):
-        if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Call)):
+    for node in walk_of(module, cst.Assign):
+        if not (len(node.targets) == 1 and isinstance(node.value, cst.Call)):
             continue
         if rule.qualified_names(node.value.func) & GRADSCALER_NAMES:
             own.add(code_of(node.targets[0].target))

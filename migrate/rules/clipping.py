@@ -76,6 +76,7 @@ from ._exit_unscale import exit_unscale_count, run_time_levels
 from ._fresh_tensor import holds_fresh_tensors
 from ._o2_model_clip import reads_module_parameters
 from ._statement_hole import HOLE, filled_hole
+from ._tree import walk_of
 from ._opaque_calls import CHANGES_GRADIENTS, gradient_access, may_read_gradients
 from .step import end_of, flush_steps, start_of
 
@@ -555,10 +556,8 @@ class ClippingRule(AmpRule):
             return callee  # its master_params use is unscaled here, at the call
         if any(m.func is callee for m in masters):
             return None
-        for node in walk(callee.body):
-            if isinstance(node, cst.Call) and (
-                self.qualified_names(node.func) & CLIP_FUNCTIONS or self._clipping_callee(node, seen, masters)
-            ):
+        for node in walk_of(callee.body, cst.Call):
+            if self.qualified_names(node.func) & CLIP_FUNCTIONS or self._clipping_callee(node, seen, masters):
                 return callee
         return None
 

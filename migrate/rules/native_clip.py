@@ -28,7 +28,7 @@ from ._clip_functions import SCALABLE_CLIPS
 from ._amp_shared_step import opposite_sides
 from ._amp_sites import exclusive
 from ._edits import code_of
-from ._tree import children, walk_of
+from ._tree import DEFINITIONS, children, walk_of
 from .base import Example
 
 #: the last names of ``SCALABLE_CLIPS``
@@ -107,9 +107,9 @@ def _own_calls(body: cst.CSTNode) -> Iterator[cst.Call]:
     stack: List[Any] = [body]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             yield node
-        kids = [c for c in children(node) if not isinstance(c, (cst.FunctionDef, cst.ClassDef, cst.Lambda))]
+        kids = [c for c in children(node) if type(c) not in DEFINITIONS]
         stack.extend(reversed(kids))
 
 

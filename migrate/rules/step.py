@@ -52,7 +52,7 @@ from ._binding import param_names
 from ._plain_alternative import alternative_if
 from ._plain_alternative_examples import ALTERNATIVE_EXAMPLES
 from ._plain_backward import UNPROVEN, plain_backwards
-from ._tree import inside
+from ._tree import inside, walk_of
 from ._amp_examples import OPTIMIZER_READ_FROM_SELF, OPTIMIZER_READ_FROM_SELF_NATIVE
 from .base import Example
 
@@ -268,12 +268,8 @@ class StepRule(AmpRule):
         for plain, (through_scaler, at, why) in unproven.items():
             if plain not in scaled:  # another scaling if's site scales it
                 self._unproven_plain(plain, through_scaler, at, why)
-        for node in walk(module):
-            if (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
-                and node.func.attr.value == "backward"
-            ):
+        for node in walk_of(module, cst.Call):
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward":
                 backward_lines.append(self.line_of(node))
         flush = flush_steps(self, info, lookup)
         # group steps per block: a step followed (in the same block, with no backward in
