@@ -33,7 +33,7 @@ from .repo_plan import FILE_STATE_KEY, REPO_PLAN_KEY, FilePlan
 from .rules import ALL_RULES
 from .rules._metadata import expression_contexts, resolve_scopes
 from .rules._node_ranges import print_by_statement
-from .rules._tree import StatementTexts, printing_by_statement, remember_code
+from .rules._tree import StatementTexts, module_bytes, printing_by_statement, remember_code
 from .rules._amp_rule import AmpRule, planned_work
 from .rules.base import Rule
 from .rules.torch_amp_spellings import TorchAmpSpellingsRule
@@ -357,7 +357,7 @@ def _run_rules(
         statement_texts = StatementTexts()
     try:
         with printing_by_statement(statement_texts):
-            for rule_cls in rules:
+            for index, rule_cls in enumerate(rules):
                 if not _has_work(rule_cls, texts[-1], plan):
                     continue
                 scratch: dict = {FILE_STATE_KEY: state}
@@ -370,12 +370,16 @@ def _run_rules(
                     out = rule.transform_module(wrapper.module)
                     if out is wrapper.module:
                         new = texts[-1]
+                        remember_code(wrapper.module, new)
                     else:
-                        # parsing again is cheaper than deep-cloning and proves the text parses
-                        new, tree = next_tree(wrapper.module, texts[-1], out, statement_texts)
-                        if tree is not wrapper.module:
-                            wrapper = LeanMetadataWrapper(tree, unsafe_skip_copy=True)
-                    remember_code(wrapper.module, new)
+                        new = module_bytes(out)
+                        if not _last_with_work(rules[index + 1 :], new, plan):
+                            # parsing again is cheaper than deep-cloning and proves the text
+                            # parses (after the file's last change only the text is read)
+                            new, tree = next_tree(wrapper.module, texts[-1], out, statement_texts)
+                            if tree is not wrapper.module:
+                                wrapper = LeanMetadataWrapper(tree, unsafe_skip_copy=True)
+                            remember_code(wrapper.module, new)
                 except SkipFile:
                     continue
                 except Exception as exc:
@@ -388,6 +392,12 @@ def _run_rules(
     finally:
         findings[:] = to_original(findings, versions, texts)
     return texts[-1], changed_by
+
+
+def _last_with_work(later: Sequence[Type[Rule]], text: bytes, plan: Optional[FilePlan]) -> bool:
+    """Whether none of the ``later`` rules has work in ``text``: the rule that printed it
+    made the file's last change, and the engine compiles the final text anyway."""
+    return not any(_has_work(rule_cls, text, plan) for rule_cls in later)
 
 
 def _codes_of(rules: Sequence[Type[Rule]]) -> str:
@@ -442,6 +452,10 @@ def migrate_source(
         if as_apex is not None:  # a file already on apexcompat.amp: migrated as apex.amp
             read, source = source, as_apex
     named = _named_by_code(active, source, plan)
+    if not any(_has_work(rule_cls, source, plan) for rule_cls in named):
+        # a trigger only in a comment or a string (a docstring naming apex): nothing to parse
+        kept = source if read is None else read
+        return MigrationResult(path, kept, kept)
     if read is None and plan is None and rules is None:
         by_splices = _spelling_splices(source, path, settings, named)
         if by_splices is not None:

@@ -1,0 +1,101 @@
+"""The engine's shortcuts around LibCST work no rule reads: a file whose only rule triggers
+sit in comments or strings is not parsed; the tree after a file's last change is not
+parsed again (only its text is read).  Same results as the long way, fewer parses."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+import migrate.engine as engine
+from migrate.engine import _migrate_parsed, enabled_rules, migrate_source
+from migrate.settings import Settings
+
+SETTINGS = Settings(target="native")
+
+#: apex only in a docstring and a comment: admitted by the bytes, no rule has work in the code
+DOCSTRING_ONLY = (
+    '"""A BART model (the fused layer norm of apex is not needed here)."""\n'
+    "import torch\n\n\n"
+    "def norm(x):  # was apex.normalization.FusedLayerNorm\n"
+    "    return torch.nn.functional.layer_norm(x, x.shape[-1:])\n"
+)
+
+#: one apex.amp script: several rules change it, the imports rule last
+AMP_SCRIPT = (
+    "import torch\nfrom apex import amp\n\n\n"
+    "def train(model, optimizer, data):\n"
+    "    model, optimizer = amp.initialize(model, optimizer, opt_level='O1')\n"
+    "    for x, y in data:\n"
+    "        loss = torch.nn.functional.mse_loss(model(x), y)\n"
+    "        optimizer.zero_grad()\n"
+    "        with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
+    "            scaled_loss.backward()\n"
+    "        optimizer.step()\n"
+)
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list:
+    calls: list = []
+    real = getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def test_a_file_naming_apex_only_in_comments_and_strings_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = DOCSTRING_ONLY.encode()
+    assert b"apex" in source
+    parses = _counting(monkeypatch, engine.cst, "parse_module")
+    result = migrate_source(source, "model.py", SETTINGS)
+    assert not parses
+    assert (result.old, result.new, result.all_findings()) == (source, source, [])
+
+
+def test_a_file_with_a_syntax_error_is_still_parsed_and_reported() -> None:
+    source = b"from apex import amp  # the old path\ndef f(:\n    pass\n"
+    result = migrate_source(source, "broken.py", SETTINGS)
+    assert result.new == source and result.parse_error is not None
+
+
+def test_the_last_change_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = AMP_SCRIPT.encode()
+    expected = migrate_source(source, "train.py", SETTINGS)
+    assert expected.changed and b"apex" not in expected.new
+    reparses = _counting(monkeypatch, engine, "next_tree")
+    changes: list = []
+    real = engine._run_rules
+
+    def recording(*args, **kwargs):
+        new, changed_by = real(*args, **kwargs)
+        changes.extend(changed_by)
+        return new, changed_by
+
+    monkeypatch.setattr(engine, "_run_rules", recording)
+    result = migrate_source(source, "train.py", SETTINGS)
+    assert len(changes) >= 3 and changes[-1].__name__ == "ImportsRule"
+    assert len(reparses) == len(changes) - 1  # every change but the last gives the next rule a tree
+    assert (result.new, result.all_findings()) == (expected.new, expected.all_findings())
+    assert result.new == _migrate_parsed(source, "train.py", SETTINGS, enabled_rules(SETTINGS), None, None).new
+
+
+def test_a_last_change_that_does_not_compile_leaves_the_file_as_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from migrate.rules.imports import ImportsRule
+
+    real = ImportsRule.transform_module
+
+    def broken(self, tree):
+        out = real(self, tree)
+        # a statement LibCST prints but Python rejects: ``return`` at the top level
+        rejected = cst.SimpleStatementLine(body=[cst.Return(cst.Integer("1"))])
+        return out.with_changes(body=[*out.body, rejected])
+
+    monkeypatch.setattr(ImportsRule, "transform_module", broken)
+    source = AMP_SCRIPT.encode()
+    result = migrate_source(source, "train.py", SETTINGS)
+    assert result.new == source and not result.changed
+    assert result.internal_error is not None and "ImportsRule" in result.internal_error.message
