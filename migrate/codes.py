@@ -1,6 +1,8 @@
-"""The driver's own finding codes (APX0xx): problems with files rather than with apex usage.
+"""The driver's own finding codes (APX0xx): problems with files rather than with apex usage;
+and the rule codes the driver acts on.
 
-Kept apart from the rules so that the command line can name them without importing LibCST.
+Kept apart from the rules so that the command line and the pipeline can name them without
+importing LibCST.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ SYMLINK_LOOP = "APX009"
 TOO_LARGE = "APX010"
 UNUSED_SUPPRESSION = "APX011"
 LEGACY_SYNTAX = "APX012"
+
+#: the step rule's finding of a wrapper's step handed the GradScaler: the pipeline edits the
+#: wrapper's file where a file reports it (``pipeline._edit_steppable_wrappers``)
+HANDED_CODE = "APX315"
 
 DRIVER_CODES: Dict[str, str] = {
     PARSE_ERROR: "The file does not parse under the running Python (e.g. Python 2 syntax, "

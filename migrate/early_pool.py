@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 from .settings import Settings
 
 if TYPE_CHECKING:
-    from .engine import MigrationResult
+    from .results import MigrationResult
     from .repo_plan import FilePlan
 
 
@@ -33,7 +33,6 @@ class EarlyPool:
     before the plan is known are few more than the workers."""
 
     def __init__(self, jobs: Sequence[Tuple[str, bytes]], settings: Settings, workers: int) -> None:
-        from . import engine  # noqa: F401  (LibCST and the rules: loaded once here, not in each worker)
         from .pipeline import _init_worker
 
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" else None

@@ -10,7 +10,7 @@ import re
 import sys
 import traceback
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Callable, Collection, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type
 
 import libcst as cst
@@ -29,6 +29,7 @@ from .findings import Finding
 from .import_edits import imports_present, remove_imports_without_scopes
 from .positions import to_original
 from .reparse import next_tree
+from .results import MigrationResult
 from .repo_plan import FILE_STATE_KEY, REPO_PLAN_KEY, FilePlan
 from .rules import ALL_RULES
 from .rules._metadata import expression_contexts, resolve_scopes
@@ -45,26 +46,6 @@ from .write import compile_error
 
 PARSE_ERROR_CODE = PARSE_ERROR  # kept for callers of the first version
 _LIBCST_POSITION = re.compile(r"error at (\d+):(\d+)")
-
-
-@dataclass
-class MigrationResult:
-    path: str
-    old: bytes
-    new: bytes
-    findings: List[Finding] = field(default_factory=list)
-    #: set when the file was left alone because it could not be parsed or decoded
-    parse_error: Optional[Finding] = None
-    #: set when a rule crashed or produced code that does not compile (file left alone)
-    internal_error: Optional[Finding] = None
-
-    @property
-    def changed(self) -> bool:
-        return self.new != self.old
-
-    def all_findings(self) -> List[Finding]:
-        extra = [f for f in (self.parse_error, self.internal_error) if f is not None]
-        return sorted(set(self.findings).union(extra))
 
 
 #: the registered rules: a file reaches them only when ``triggers.admitted`` (rules of a

@@ -12,7 +12,7 @@ from .settings import Settings
 
 if TYPE_CHECKING:  # the engine imports LibCST: load it only when a file needs parsing
     from .early_pool import EarlyPool
-    from .engine import MigrationResult
+    from .results import MigrationResult
     from .findings import Finding
     from .repo_plan import FilePlan, RepoPlan
 
@@ -76,6 +76,8 @@ _worker_settings: Optional[Settings] = None
 
 def _init_worker(settings: Settings) -> None:
     global _worker_settings
+    from . import engine  # noqa: F401  (LibCST and the rules, loaded by each worker as it starts)
+
     _worker_settings = settings
     gc.set_threshold(*THRESHOLDS)  # a spawned worker's own
 
@@ -436,7 +438,7 @@ def _edit_holders(
     apex.amp whose launcher came out native (its component kept); one result per such file of ``others`` is appended.  The
     plan edits no holder file another route edits, and no rule changes a file without
     apex.amp."""
-    from .engine import MigrationResult
+    from .results import MigrationResult
     from .findings import Finding
     from .holder_route import apply_holder_edit, holder_message
     from .bound_route import bound_message
@@ -484,7 +486,7 @@ def _edit_reexports(
     """The probe gate's edits (``probe_gate_plan``) of the files re-exporting a probe whose
     file came out native, the probe removed (its APX262 finding); one result per such file of
     ``others`` is appended, a file among the jobs gets the edit on top of its own result."""
-    from .engine import MigrationResult
+    from .results import MigrationResult
     from .findings import Finding
     from .holder_route import apply_holder_edit
     from .probe_gate_plan import reexport_message
@@ -527,9 +529,9 @@ def _edit_steppable_wrappers(
     the ``scaler=None`` parameter that takes it (``wrapper_step_edit``), also in a file some
     rule rewrote (on top of that rewrite); a wrapper the edit cannot reach (its text, or a
     file the glue route edits too) leaves an error on the line that calls it so."""
-    from .engine import MigrationResult
+    from .results import MigrationResult
     from .findings import Finding
-    from .rules.step import HANDED_CODE
+    from .codes import HANDED_CODE
     from .wrapper_step_edit import edit_wrapper_step, wrapper_step_line
 
     wanted: Dict[str, Dict[Tuple[str, str], List[Tuple[int, Finding]]]] = {}
@@ -608,7 +610,7 @@ def _edit_factory_callers(
     component was not dropped): the unpackings of its calls take the GradScaler it now
     returns too; a launcher joining the factory to the helpers that scale the losses binds
     it and hands it on to them (``glue_calls``)."""
-    from .engine import MigrationResult
+    from .results import MigrationResult
     from .factory_callers import CODE, apply_edit, edit_message
     from .findings import Finding
     from .glue_calls import apply_glue, glue_message

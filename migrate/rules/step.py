@@ -55,10 +55,8 @@ from ._plain_backward import UNPROVEN, plain_backwards
 from ._tree import inside, walk_of
 from ._amp_examples import OPTIMIZER_READ_FROM_SELF, OPTIMIZER_READ_FROM_SELF_NATIVE
 from .base import Example
+from ..codes import HANDED_CODE
 
-#: the finding of a wrapper's step handed the GradScaler (the pipeline edits the wrapper's
-#: file where a file reports it)
-HANDED_CODE = "APX315"
 
 #: the start of the TODO written where a flush step cannot be guarded (also a trigger, so a
 #: later run reports the comment again)

@@ -1,6 +1,7 @@
-"""The engine's shortcuts around LibCST work no rule reads: a file whose only rule triggers
-sit in comments or strings is not parsed; the tree after a file's last change is not
-parsed again (only its text is read).  Same results as the long way, fewer parses."""
+"""The shortcuts around LibCST work no rule reads: a file whose only rule triggers sit in
+comments or strings is not parsed; the tree after a file's last change is not parsed again
+(only its text is read); the planning process of a run with workers never loads LibCST.
+Same results as the long way, less work."""
 
 from __future__ import annotations
 
@@ -99,3 +100,20 @@ def test_a_last_change_that_does_not_compile_leaves_the_file_as_read(monkeypatch
     result = migrate_source(source, "train.py", SETTINGS)
     assert result.new == source and not result.changed
     assert result.internal_error is not None and "ImportsRule" in result.internal_error.message
+
+
+def test_the_planning_process_leaves_libcst_to_the_workers(tmp_path) -> None:
+    """With worker processes, the process that walks, plans and reports never loads LibCST
+    (each worker loads it as it starts, while the plan is built)."""
+    import subprocess
+    import sys
+
+    for k in range(8):
+        (tmp_path / f"train{k}.py").write_text(AMP_SCRIPT)
+    probe = (
+        "import sys\nfrom migrate import cli\n"
+        "try:\n    code = cli.main(['--check', '-q', '-j', '2', '.'])\nexcept SystemExit as stop:\n    code = stop.code\n"
+        "print(code, 'libcst' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.stdout.split()[-2:] == ["1", "False"], done.stdout + done.stderr
