@@ -78,8 +78,7 @@ def _has_work(rule_cls: Type[Rule], source: bytes, plan: Optional[FilePlan] = No
         return True
     if planned_work(rule_cls, plan):
         return True
-    triggers = rule_cls.TRIGGERS
-    return not triggers or any(t in source for t in triggers)
+    return rule_cls.has_work(source)
 
 
 def _named_by_code(rules: Sequence[Type[Rule]], source: bytes, plan: Optional[FilePlan]) -> List[Type[Rule]]:

@@ -91,6 +91,12 @@ class Rule(FastTransformerDispatch, CodemodCommand, cst.CSTTransformer):
         return cast(cst.Module, transform(tree, self))
 
     @classmethod
+    def has_work(cls, source: bytes) -> bool:
+        """Whether the text ``source`` may give this rule work: it holds one of the rule's
+        ``TRIGGERS`` (a rule may look closer, from the bytes, before LibCST parses them)."""
+        return not cls.TRIGGERS or any(t in source for t in cls.TRIGGERS)
+
+    @classmethod
     def applies_to(cls, settings: Settings) -> bool:
         """Whether any of this rule's codes is enabled under ``settings``."""
         return any(settings.code_enabled(code) for code in cls.CODES)

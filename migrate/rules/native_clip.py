@@ -19,10 +19,13 @@ of a clip on every micro-step, APX328) is meant for the scaled gradients and is 
 
 from __future__ import annotations
 
+import ast
+from functools import lru_cache
 from typing import Any, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from .. import stdlib_trees
 from ._amp_rule import AmpRule
 from ._clip_functions import SCALABLE_CLIPS
 from ._amp_shared_step import opposite_sides
@@ -94,6 +97,23 @@ def _receiver(call: cst.Call, method: str) -> Optional[str]:
     return None
 
 
+@lru_cache(maxsize=16)
+def _holds_scaled_backward(source: bytes) -> bool:
+    """Whether the text ``source`` calls ``S.scale(...).backward(...)`` somewhere (or does not
+    parse: LibCST decides then)."""
+    tree = stdlib_trees.parse(source)
+    return tree is None or any(_scaled_backward_node(node) for node in ast.walk(tree))
+
+
+def _scaled_backward_node(node: ast.AST) -> bool:
+    """Whether the stdlib node ``node`` is a call ``S.scale(...).backward(...)`` (the shape of
+    ``_scaled_backward``)."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute) or node.func.attr != "backward":
+        return False
+    inner = node.func.value
+    return isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "scale"
+
+
 def _scaled_backward(call: cst.Call) -> Optional[str]:
     """``S`` of ``S.scale(loss).backward(...)``."""
     func = call.func
@@ -151,6 +171,15 @@ class NativeClipRule(AmpRule):
             after=None,
         ),
     ]
+
+    @classmethod
+    def has_work(cls, source: bytes) -> bool:
+        # without ``S.scale(...).backward()`` anywhere and a TODO of ours to report again,
+        # ``plan`` stops at once (the rules before may have written the scaled backward:
+        # the engine asks about the text the rule is about to get)
+        if not super().has_work(source):
+            return False
+        return not source.isascii() or CLIP_TODO.encode() in source or _holds_scaled_backward(source)
 
     def plan(self, module: cst.Module) -> None:
         # only a function (or the top level) with a scaled backward of its own can clip

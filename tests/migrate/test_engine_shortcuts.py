@@ -117,3 +117,38 @@ def test_the_planning_process_leaves_libcst_to_the_workers(tmp_path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.stdout.split()[-2:] == ["1", "False"], done.stdout + done.stderr
+
+
+#: a native loop that clips without a scaled backward (its GradScaler is off-path): the
+#: native-clip rule's trigger is there, its work is not
+CLIP_WITHOUT_SCALED_BACKWARD = (
+    "import torch\n\n\ndef train(model, optimizer, data, max_norm):\n"
+    "    for x, y in data:\n        loss = model(x, y)\n        loss.backward()\n"
+    "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n        optimizer.step()\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text, work",
+    [
+        (CLIP_WITHOUT_SCALED_BACKWARD, False),
+        (CLIP_WITHOUT_SCALED_BACKWARD.replace("loss.backward()", "scaler.scale(loss).backward()"), True),
+        (CLIP_WITHOUT_SCALED_BACKWARD.replace("loss.backward()", "(scaler.scale(loss)).backward()"), True),
+        (CLIP_WITHOUT_SCALED_BACKWARD.replace("max_norm)\n", "max_norm)  # é\n"), True),  # not ASCII: LibCST decides
+        (CLIP_WITHOUT_SCALED_BACKWARD + "# TODO(apexcompat): clip(...) clips the gradients that x\n", True),
+        (CLIP_WITHOUT_SCALED_BACKWARD.replace("max_norm)\n", "max_norm\n"), True),  # does not parse
+        (CLIP_WITHOUT_SCALED_BACKWARD.replace("clip_grad_norm_", "clip_norm_"), False),  # no trigger
+    ],
+    ids=["no-scaled-backward", "scaled-backward", "parenthesised", "non-ascii", "our-todo", "unparsable", "no-clip"],
+)
+def test_the_native_clip_rule_has_work_only_beside_a_scaled_backward(text: str, work: bool) -> None:
+    from migrate.rules.native_clip import NativeClipRule
+
+    assert NativeClipRule.has_work(text.encode()) is work
+
+
+def test_a_native_loop_without_a_scaled_backward_is_not_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = CLIP_WITHOUT_SCALED_BACKWARD.encode()
+    parses = _counting(monkeypatch, engine.cst, "parse_module")
+    result = migrate_source(source, "train.py", SETTINGS)
+    assert not parses and not result.changed and result.all_findings() == []
