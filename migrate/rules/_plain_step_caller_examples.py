@@ -38,6 +38,23 @@ class Trainer:
         self.optim_step()
 """
 
+#: the class's own methods all scale, but a function of the same file drives an instance:
+#: a plain backward, then the stepping method
+OUTSIDE_CALLER = PLAIN_STEP.replace(
+    """
+    def plain_step(self, x):
+        self.model(x).sum().backward()
+        self.optim_step()
+""",
+    """
+
+def finetune(trainer, batches):
+    for x in batches:
+        trainer.model(x).sum().backward()
+        trainer.optim_step()
+""",
+)
+
 EXAMPLES: List[Example] = [
     Example(
         # stepped through the GradScaler, plain_step()'s unscaled gradients would be divided by
@@ -72,6 +89,45 @@ class Trainer:
     def plain_step(self, x):
         self.model(x).sum().backward()
         self.optim_step()
+""",
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # the plain backward is in a function of the file driving an instance (which object
+        # ``trainer`` is is not followed): stepped through the GradScaler, its gradients would
+        # be divided by the loss scale, so the file keeps apex.amp
+        "step-method-called-on-an-instance-after-a-plain-backward-keeps-apex",
+        before=OUTSIDE_CALLER,
+        after="""\
+from apexcompat import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
+
+    def backward_step(self, loss):
+        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+            scaled_loss.backward()
+
+    def optim_step(self):
+        # TODO(apexcompat): finetune() runs a plain backward, trainer.model(x).sum().backward(),
+        #   and then trainer.optim_step(), which would step through the GradScaler: its unscaled
+        #   gradients would be divided by the loss scale; this file keeps apex.amp semantics
+        #   through apexcompat.amp, migrate it by hand
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+
+    def amp_step(self, x):
+        loss = self.model(x).sum()
+        self.backward_step(loss)
+        self.optim_step()
+
+
+def finetune(trainer, batches):
+    for x in batches:
+        trainer.model(x).sum().backward()
+        trainer.optim_step()
 """,
         codes=("APX102", "APX220"),
     ),

@@ -19,13 +19,13 @@ right only where every call of it in the class is so switched off).
 
 from __future__ import annotations
 
-from typing import Any, FrozenSet, List, Optional, Set
+from typing import Any, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from ._amp_narrowed_step import conditions
 from ._edits import code_of
-from ._tree import enclosing_function, inside, walk
+from ._tree import enclosing_function, inside, walk, walk_of
 
 CONSEQUENCE = "which would step through the GradScaler: its unscaled gradients would be divided by the loss scale"
 
@@ -61,7 +61,32 @@ def plain_step_path(rule: Any, site: Any, step: cst.Call, withs: List[Any], swit
                 f"tell that the gradients {name}() steps were scaled: {name}() steps through the GradScaler, "
                 "which would divide unscaled gradients by the loss scale"
             )
+    for scope, outside in _outside_calls(rule, cls, name):
+        plain = _plain_before(rule, scope, outside, withs, switch)
+        if plain is not None:
+            caller = f"{scope.name.value}()" if scope is not None else "the module's top level"
+            return f"{caller} runs a plain backward, {code_of(plain)}, and then {code_of(outside.func)}(), {CONSEQUENCE}"
     return None
+
+
+def _outside_calls(rule: Any, cls: Any, name: str) -> List[Tuple[Optional[cst.FunctionDef], cst.Call]]:
+    """The file's calls ``<x>.<name>(...)`` other than the class's own calls on ``self`` (a
+    function or the top level driving an instance: which object ``x`` is is not followed),
+    each with its function (None at the top level)."""
+    from ._amp_sites import class_of_method
+
+    found: List[Tuple[Optional[cst.FunctionDef], cst.Call]] = []
+    for call in walk_of(rule.tree, cst.Call):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == name):
+            continue
+        scope = enclosing_function(rule.parents, call)
+        params = scope.params.params if scope is not None else ()
+        if scope is not None and class_of_method(rule.parents, scope) is cls and params:
+            if code_of(func.value) == params[0].name.value:
+                continue  # a call on self: the class's callers are checked above
+        found.append((scope, call))
+    return found
 
 
 def _before(rule: Any, node: Any, call: Any) -> bool:
@@ -90,12 +115,12 @@ def loss_backward(receiver: Any) -> bool:
 
 
 def _plain_before(rule: Any, func: Any, call: Any, withs: List[Any], switch: FrozenSet[str]) -> Optional[cst.Call]:
-    """The first plain ``x.backward()`` of ``func`` (outside every ``amp.scale_loss`` block and
-    nested function, not ``<scaler>.scale(x).backward()``, ``torch.autograd.backward`` nor a
-    method of ``self``) that
-    may run before ``call`` with the GradScaler on."""
-    me = func.params.params[0].name.value if func.params.params else ""
-    for node in walk(func.body):
+    """The first plain ``x.backward()`` of ``func`` (None: the module's top level; outside every
+    ``amp.scale_loss`` block and nested function, not ``<scaler>.scale(x).backward()``,
+    ``torch.autograd.backward`` nor a method of ``self``) that may run before ``call`` with the
+    GradScaler on."""
+    me = func.params.params[0].name.value if func is not None and func.params.params else ""
+    for node in walk(func.body if func is not None else rule.tree):
         if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"):
             continue
         receiver = node.func.value
