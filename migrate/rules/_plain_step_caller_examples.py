@@ -55,41 +55,29 @@ def finetune(trainer, batches):
 """,
 )
 
+
+def _kept(source: str, todo: str) -> str:
+    """``source`` kept on apex.amp through the shim, ``todo`` above ``optim_step()``'s step."""
+    return source.replace("from apex import amp\n", "from apexcompat import amp\n").replace(
+        "    def optim_step(self):\n", "    def optim_step(self):\n" + todo
+    )
+
+
 EXAMPLES: List[Example] = [
     Example(
         # stepped through the GradScaler, plain_step()'s unscaled gradients would be divided by
         # the loss scale (apex stepped them as they were): the file keeps apex.amp
         "step-method-reached-after-a-plain-backward-keeps-apex",
         before=PLAIN_STEP,
-        after="""\
-from apexcompat import amp
-
-
-class Trainer:
-    def __init__(self, model, optimizer):
-        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
-
-    def backward_step(self, loss):
-        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
-            scaled_loss.backward()
-
-    def optim_step(self):
+        after=_kept(
+            PLAIN_STEP,
+            """\
         # TODO(apexcompat): plain_step() runs a plain backward, self.model(x).sum().backward(),
         #   and then optim_step(), which would step through the GradScaler: its unscaled
         #   gradients would be divided by the loss scale; this file keeps apex.amp semantics
         #   through apexcompat.amp, migrate it by hand
-        self.optimizer.step()
-        self.optimizer.zero_grad()
-
-    def amp_step(self, x):
-        loss = self.model(x).sum()
-        self.backward_step(loss)
-        self.optim_step()
-
-    def plain_step(self, x):
-        self.model(x).sum().backward()
-        self.optim_step()
 """,
+        ),
         codes=("APX102", "APX220"),
     ),
     Example(
@@ -98,37 +86,15 @@ class Trainer:
         # be divided by the loss scale, so the file keeps apex.amp
         "step-method-called-on-an-instance-after-a-plain-backward-keeps-apex",
         before=OUTSIDE_CALLER,
-        after="""\
-from apexcompat import amp
-
-
-class Trainer:
-    def __init__(self, model, optimizer):
-        self.model, self.optimizer = amp.initialize(model, optimizer, opt_level="O1")
-
-    def backward_step(self, loss):
-        with amp.scale_loss(loss, self.optimizer) as scaled_loss:
-            scaled_loss.backward()
-
-    def optim_step(self):
+        after=_kept(
+            OUTSIDE_CALLER,
+            """\
         # TODO(apexcompat): finetune() runs a plain backward, trainer.model(x).sum().backward(),
         #   and then trainer.optim_step(), which would step through the GradScaler: its unscaled
         #   gradients would be divided by the loss scale; this file keeps apex.amp semantics
         #   through apexcompat.amp, migrate it by hand
-        self.optimizer.step()
-        self.optimizer.zero_grad()
-
-    def amp_step(self, x):
-        loss = self.model(x).sum()
-        self.backward_step(loss)
-        self.optim_step()
-
-
-def finetune(trainer, batches):
-    for x in batches:
-        trainer.model(x).sum().backward()
-        trainer.optim_step()
 """,
+        ),
         codes=("APX102", "APX220"),
     ),
     Example(
