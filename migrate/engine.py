@@ -436,10 +436,6 @@ def migrate_source(
         # a trigger only in a comment or a string (a docstring naming apex): nothing to parse
         kept = source if read is None else read
         return MigrationResult(path, kept, kept)
-    if read is None and plan is None and rules is None:
-        by_splices = _spelling_splices(source, path, settings, named)
-        if by_splices is not None:
-            return by_splices
     if read is None and rules is None:
         early = _spelled_first(source, path, settings, named, plan)
         if early is not None:
@@ -455,24 +451,14 @@ def migrate_source(
     return result
 
 
-def _spelling_splices(source: bytes, path: str, settings: Settings, named: Sequence[Type[Rule]]) -> Optional[MigrationResult]:
-    """The result of a file whose only rule with work is the deprecated-spellings rule, made
-    by splices at ``ast`` positions where ``spelling_splices`` takes the file (no LibCST
-    tree); None otherwise."""
-    if os.environ.get(RULES_ENV) or [r for r in named if _has_work(r, source)] != [TorchAmpSpellingsRule]:
-        return None
-    made = spliced(source, path, settings)
-    if made is None:
-        return None
-    return MigrationResult(path, source, made[0], sorted(set(made[1])))
-
-
 def _spelled_first(
     source: bytes, path: str, settings: Settings, named: Sequence[Type[Rule]], plan: Optional[FilePlan]
 ) -> Optional[MigrationResult]:
-    """The result of a file where the deprecated-spellings rule has work beside others,
-    its spellings replaced by splices before LibCST parses the file (``spelling_splices``),
-    the other rules run on the spliced text; None where the splices do not take the file."""
+    """The result of a file where the deprecated-spellings rule has work, its spellings
+    replaced by splices at ``ast`` positions before LibCST would parse the file
+    (``spelling_splices``), then the other rules run on the spliced text where any has work
+    there (most files of the deprecated API alone need no LibCST tree at all); None where the
+    splices do not take the file."""
     if TorchAmpSpellingsRule not in named or os.environ.get(RULES_ENV) or not _has_work(TorchAmpSpellingsRule, source):
         return None
     made = spliced(source, path, settings)
@@ -480,6 +466,8 @@ def _spelled_first(
         return None
     spelled, spelling_findings = made
     others = [r for r in named if r is not TorchAmpSpellingsRule]
+    if not any(_has_work(rule_cls, spelled, plan) for rule_cls in others):
+        return MigrationResult(path, source, spelled, sorted(set(spelling_findings)))
     result = _migrate_parsed(spelled, path, settings, others, plan, source)
     result.old = source
     if result.internal_error is not None or result.parse_error is not None:

@@ -35,7 +35,7 @@ import libcst as cst
 from ..repo_plan import REPO_PLAN_KEY
 from ._edits import code_of, kept_leading
 from ._neighbour_base import NeighbourRule
-from ._tree import module_code, walk
+from ._tree import walk
 from ._amp_rule import APEX_AMP
 from ._amp_sites import AMP, _chain_root, _possible_roots
 from ._apex_fallback_examples import FALLBACK_EXAMPLES
@@ -51,7 +51,7 @@ _GRAD_SCALERS = frozenset(
 )
 _AUTOCASTS = frozenset({"torch.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast", "torch.cpu.amp.autocast"})
 #: a call of ``initialize`` (``amp.initialize(``, ``A.initialize (``): every file this rule changes has one
-_CALLS_INITIALIZE = re.compile(r"\binitialize\s*\(")
+_CALLS_INITIALIZE = re.compile(rb"\binitialize\s*\(")
 #: handler types that catch the NameError (or AttributeError) of an ``amp`` apex left unbound
 _CATCH_ALL = frozenset({"Exception", "BaseException"})
 
@@ -80,12 +80,11 @@ class ApexFallbackRule(NeighbourRule):
     def applies_to(cls, settings) -> bool:  # type: ignore[no-untyped-def]
         return settings.target == "native" and super().applies_to(settings)
 
-    def transform_module(self, tree: cst.Module) -> cst.Module:
+    @classmethod
+    def has_work(cls, source: bytes) -> bool:
         # every file this rule changes holds a try around amp.initialize: the many files that
         # use a GradScaler beside apex without one are not resolved at all
-        if not _CALLS_INITIALIZE.search(module_code(tree)):
-            return tree
-        return super().transform_module(tree)
+        return super().has_work(source) and _CALLS_INITIALIZE.search(source) is not None
 
     def visit_Module(self, node: cst.Module) -> Optional[bool]:
         result = super().visit_Module(node)
