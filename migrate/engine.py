@@ -21,6 +21,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import ExpressionContextProvider, MetadataWrapper, ScopeProvider
 
 from .added_imports import add_imports
+from .collector import kept_for_the_file
 from .codes import INTERNAL_ERROR, PARSE_ERROR, UNDECODABLE
 from .emptied_ifs import merged_sites, tidy_emptied_ifs
 from .file_facts import words_in_code
@@ -202,6 +203,12 @@ class LeanMetadataWrapper(MetadataWrapper):
                     metadata[provider] = _Deferred(self, provider)
         return super().resolve_many(providers)
 
+    def release(self) -> None:
+        """Drop the metadata computed for this tree (the engine is done with it): the maps of
+        its nodes are freed at once, not when the collector finds the reference cycles that
+        still hold the wrapper (a rule instance keeps it, a deferred map points back to it)."""
+        self._metadata.clear()
+
     def resolve_deferred(self, provider: type) -> Mapping[cst.CSTNode, Any]:
         """Resolve ``provider`` (one of ``_DEFERRED``) for real, and what it depends on."""
         metadata = self._metadata
@@ -296,6 +303,9 @@ class _SharedMetadata:
             finally:
                 rule.context = replace(rule.context, wrapper=old)
                 rule._positions_wrapper = None
+                for own in (wrapper, metadata):
+                    if own is not shared:  # the rule's own (the engine releases the shared one)
+                        own.release()
 
 
 _SHARED_CLASSES: Dict[Type[Rule], Type[Rule]] = {}
@@ -358,6 +368,7 @@ def _run_rules(
                             # parses (after the file's last change only the text is read)
                             new, tree = next_tree(wrapper.module, texts[-1], out, statement_texts)
                             if tree is not wrapper.module:
+                                wrapper.release()
                                 wrapper = LeanMetadataWrapper(tree, unsafe_skip_copy=True)
                             remember_code(wrapper.module, new)
                 except SkipFile:
@@ -370,6 +381,7 @@ def _run_rules(
                     texts.append(new)
                     changed_by.append(rule_cls)
     finally:
+        wrapper.release()
         findings[:] = to_original(findings, versions, texts)
     return texts[-1], changed_by
 
@@ -490,7 +502,7 @@ def _migrate_parsed(
     read: Optional[bytes],
 ) -> MigrationResult:
     try:
-        module = cst.parse_module(source)
+        module = kept_for_the_file(lambda: cst.parse_module(source))
     except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as exc:
         return MigrationResult(path, source, source, parse_error=_parse_failure(source, path, exc))
     # LibCST drops the final newline of a file whose lines end in a lone "\r" (old Mac

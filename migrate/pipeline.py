@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import gc
 import os
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+from .collector import fewer_collections, paused_collector, worker_started
 from .settings import Settings
 
 if TYPE_CHECKING:  # the engine imports LibCST: load it only when a file needs parsing
@@ -27,42 +28,6 @@ COMPONENT_FALLBACK_CODES = SHIM_FALLBACK_CODES | {"APX210"}
 Job = Union[Tuple[str, bytes], Tuple[str, bytes, Optional["FilePlan"]]]
 #: below this many files a pool costs more to start than it saves
 MIN_FILES_PER_WORKER = 4
-#: the cyclic collector's thresholds during a run (the defaults are 700, 10, 10): parsing
-#: a file builds hundreds of thousands of LibCST nodes that live until the file is done,
-#: and the index keeps its trees; at the defaults the collector ran thousands of times over
-#: the same live objects, a fifth of a run's time
-THRESHOLDS = (50_000, 20, 100)
-
-
-@contextmanager
-def fewer_collections() -> Iterator[None]:
-    """Collect less often during a run (``THRESHOLDS``; worker processes forked inside
-    inherit them); a run that calls ``gc.freeze()`` (what the index and the plan hold,
-    alive to the end, out of the collector's sight) is unfrozen at the end."""
-    old = gc.get_threshold()
-    gc.set_threshold(*THRESHOLDS)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
-        gc.unfreeze()
-
-
-@contextmanager
-def paused_collector() -> Iterator[None]:
-    """No cyclic collection while the plan is built: what it allocates (trees, summaries,
-    the plan) lives to the end of the run and is frozen right after (the few cycles it drops
-    wait for a later collection), yet each collection of an older generation went over all
-    of it again (a third of a second on DeepLearningExamples)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _migrate(job: Job, settings: Settings) -> "MigrationResult":
     from .engine import migrate_source
 
@@ -79,7 +44,7 @@ def _init_worker(settings: Settings) -> None:
     from . import engine  # noqa: F401  (LibCST and the rules, loaded by each worker as it starts)
 
     _worker_settings = settings
-    gc.set_threshold(*THRESHOLDS)  # a spawned worker's own
+    worker_started()  # a spawned worker's own collector settings
 
 
 def _migrate_in_worker(job: Job) -> "MigrationResult":
