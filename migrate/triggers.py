@@ -10,8 +10,10 @@ to importing the rules, so the prefilter is never narrower than the rules themse
 from __future__ import annotations
 
 import ast
+import functools
 import os
-from typing import Callable, List, Optional, Sequence, Tuple
+from collections import deque
+from typing import Callable, Deque, Iterator, List, Optional, Sequence, Tuple
 
 #: test seam: ``module:Class,...`` replaces the registered rules (see ``engine.default_rules``)
 RULES_ENV = "APEXCOMPAT_MIGRATE_RULES"
@@ -74,6 +76,18 @@ def _class_literals(node: ast.ClassDef) -> Optional[RuleTriggers]:
 def static_rule_triggers(rules_dir: str = RULES_DIR) -> Optional[List[RuleTriggers]]:
     """``(codes, triggers)`` of every class in the rule modules that declares ``CODES``,
     read from the source; ``None`` when some module cannot be read that way."""
+    found = _installed_rule_triggers() if rules_dir == RULES_DIR else _read_rule_triggers(rules_dir)
+    return None if found is None else list(found)
+
+
+@functools.lru_cache(maxsize=None)
+def _installed_rule_triggers() -> Optional[Tuple[RuleTriggers, ...]]:
+    """Those of the installed rules, read once per process (``--select`` asks for the codes,
+    then for the triggers)."""
+    return _read_rule_triggers(RULES_DIR)
+
+
+def _read_rule_triggers(rules_dir: str) -> Optional[Tuple[RuleTriggers, ...]]:
     found: List[RuleTriggers] = []
     try:
         names = sorted(
@@ -81,17 +95,35 @@ def static_rule_triggers(rules_dir: str = RULES_DIR) -> Optional[List[RuleTrigge
         )
         for name in names:
             with open(name, "rb") as fh:
-                tree = ast.parse(fh.read(), name)
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ClassDef):
-                    entry = _class_literals(node)
-                    if entry is not None:
-                        found.append(entry)
-                    elif _assigns(node, "TRIGGERS"):
-                        return None  # triggers without codes: cannot attribute them
+                source = fh.read()
+            if b"CODES" not in source and b"TRIGGERS" not in source:
+                continue  # declares neither: nothing to read (most helper modules)
+            for node in _classes(ast.parse(source, name)):
+                entry = _class_literals(node)
+                if entry is not None:
+                    found.append(entry)
+                elif _assigns(node, "TRIGGERS"):
+                    return None  # triggers without codes: cannot attribute them
     except (OSError, SyntaxError, ValueError):
         return None
-    return found
+    return tuple(found)
+
+
+#: what a field's list may hold that holds statements (``match`` cases from Python 3.10)
+_STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler) + ((ast.match_case,) if hasattr(ast, "match_case") else ())
+
+
+def _classes(tree: ast.Module) -> Iterator[ast.ClassDef]:
+    """Every class statement of ``tree``, in ``ast.walk``'s order, found by walking the
+    statements alone (a class is always one; expressions are most of a module's nodes)."""
+    statements: Deque[ast.AST] = deque([tree])
+    while statements:
+        node = statements.popleft()
+        if isinstance(node, ast.ClassDef):
+            yield node
+        for _field, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                statements.extend(item for item in value if isinstance(item, _STATEMENT_HOLDERS))
 
 
 def _assigns(node: ast.ClassDef, name: str) -> bool:

@@ -148,6 +148,19 @@ def test_static_triggers_give_up_on_non_literals(tmp_path):
     assert static_rule_triggers(str(tmp_path)) == [(("APX1",), (b"apex",))]
 
 
+def test_static_triggers_read_only_the_modules_that_declare_them(tmp_path):
+    """A helper module naming neither CODES nor TRIGGERS is not parsed (one that does not
+    parse would make the whole table unreadable); classes are found inside any statement."""
+    (tmp_path / "helper.py").write_text("def broken(:\n")
+    (tmp_path / "r.py").write_text(
+        "if True:\n    try:\n        pass\n    except Exception:\n"
+        "        class R:\n            CODES = {'APX1': 'x'}\n            TRIGGERS = (b'apex',)\n"
+    )
+    assert static_rule_triggers(str(tmp_path)) == [(("APX1",), (b"apex",))]
+    (tmp_path / "helper.py").write_text("CODES = 1\ndef broken(:\n")
+    assert static_rule_triggers(str(tmp_path)) is None
+
+
 @pytest.mark.parametrize(
     "source, expected",
     [
