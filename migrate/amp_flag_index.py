@@ -25,12 +25,14 @@ def flag_parameters(tree: ast.Module) -> Dict[str, str]:
         return {}
     found: Dict[str, str] = {}
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    called = {c.func.id for c in calls}  # type: ignore[attr-defined]
     for func in tree.body:
-        if not isinstance(func, ast.FunctionDef) or func.decorator_list:
+        if not isinstance(func, ast.FunctionDef) or func.decorator_list or func.name not in called:
             continue
+        initialized = _initialize_receivers(func)
         positional = [a.arg for a in func.args.posonlyargs + func.args.args]
         for index, param in enumerate(positional):
-            if not _initialized_under_its_test(func, param):
+            if param not in initialized or not _initialized_under_its_test(func, param):
                 continue
             given = [_argument(c, index, param) for c in calls if c.func.id == func.name]  # type: ignore[attr-defined]
             if given and all(isinstance(g, ast.Name) and g.id in amp_names for g in given):
@@ -57,6 +59,20 @@ def _argument(call: ast.Call, index: int, name: str):
     if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
         return None
     return call.args[index] if index < len(call.args) else None
+
+
+def _initialize_receivers(func: ast.FunctionDef) -> Set[str]:
+    """The names ``func`` calls ``.initialize``/``.init`` on (``amp.initialize(...)``): one
+    walk, where ``_initialized_under_its_test`` maps the parents of the whole function for
+    each parameter it is asked about."""
+    return {
+        node.func.value.id
+        for node in ast.walk(func)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("initialize", "init")
+        and isinstance(node.func.value, ast.Name)
+    }
 
 
 def _initialized_under_its_test(func: ast.FunctionDef, name: str) -> bool:
