@@ -17,7 +17,7 @@ import argparse
 import os
 import re
 import sys
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
 from .codes import DIRTY, DRIVER_CODES, TOO_LARGE, UNREADABLE, WRITE_FAILED
 from .color import CHOICES as COLOR_CHOICES
@@ -37,6 +37,12 @@ from .report import (
 )
 from .settings import DEFAULT_TARGET_TORCH, DTYPES, SUPPORTED_TORCH, TARGETS, Settings
 from .suppress import Suppression
+
+if TYPE_CHECKING:
+    from multiprocessing.pool import Pool
+
+    from .legacy_syntax import Repair
+    from .progress import Progress
 
 PROG = "apexcompat-migrate"
 DEFAULT_MAX_MB = 1.0
@@ -344,9 +350,9 @@ class Run:
 
     # -- files and directories ----------------------------------------------------------
     def run_paths(self) -> None:
-        from .legacy_syntax import Repair, repaired
+        from .pipeline import default_workers
         from .progress import Progress
-        from .walk import prefilter, walk
+        from .walk import walk
 
         walked = walk(self.args.paths, exclude=self.args.exclude)
         if walked.missing:
@@ -354,12 +360,55 @@ class Run:
         self.add(walked.findings)
         self.stats.checked = len(walked.files)
         progress = Progress(len(walked.files), enabled=not self.args.quiet)
+        workers = self.args.jobs or default_workers()
+        started: List["Pool"] = []  # the worker processes, once ``_read`` starts them
+        try:
+            jobs, where, repairs, others = self._read(walked.files, progress, workers, started)
+            self.stats.parsed = len(jobs)
+            if jobs:
+                from .pipeline import migrate_repository
+                from .write import DirtyGuard
+
+                guard = None if (self.mode != "write" or self.args.allow_dirty) else DirtyGuard()
+                results = migrate_repository(
+                    jobs, where, self.settings, workers, self.args.paths, others, started[0] if started else None
+                )
+                for i, repair in repairs.items():
+                    repair.as_read(results[i])
+                # past the jobs: files without apex.amp the plan edits (callers of a model factory)
+                edited = {shown: path for path, shown, _source in others}
+                where += [edited[result.path] for result in results[len(where) :]]
+                for path, result in zip(where, results):
+                    self.add(result.all_findings())
+                    if result.changed:
+                        self.stats.changed += 1
+                        self._emit(path, result.path, result.old, result.new, guard)
+                    progress.advance()
+        finally:
+            for processes in started:
+                processes.terminate()  # (the run has taken them over and terminated them already)
+        progress.close()
+
+    def _read(
+        self, files: Sequence[Tuple[str, str]], progress: "Progress", workers: int, started: List["Pool"]
+    ) -> Tuple[List[Tuple[str, bytes]], List[str], Dict[int, "Repair"], List[Tuple[str, str, bytes]]]:
+        """Read ``files`` (real path, shown path): the jobs the prefilter admits (shown path,
+        source to migrate) with their real paths, the repairs of old syntax by job index,
+        and the files left out (real path, shown path, source: the cross-file plan looks
+        for callers there).  Once enough files are admitted to pay for all ``workers``, the
+        worker processes are started (into ``started``): they load LibCST and the rules
+        while the rest of the tree is read."""
+        from .early_pool import start_workers
+        from .legacy_syntax import repaired
+        from .pipeline import MIN_FILES_PER_WORKER
+        from .walk import prefilter
+
         triggers = self.triggers()
-        jobs, where = [], []
-        repairs: Dict[int, Repair] = {}
-        #: the files left out by the prefilter: the cross-file plan looks for callers there
+        jobs: List[Tuple[str, bytes]] = []
+        where: List[str] = []
+        repairs: Dict[int, "Repair"] = {}
         others: List[Tuple[str, str, bytes]] = []
-        for path, shown_path in walked.files:
+        for path, shown_path in files:
             try:
                 with open(path, "rb") as fh:
                     source = fh.read()
@@ -374,30 +423,13 @@ class Run:
                     repairs[len(jobs)] = repair
                 jobs.append((shown_path, source if repair is None else repair.source))
                 where.append(path)
+                if workers > 1 and not started and len(jobs) == MIN_FILES_PER_WORKER * workers:
+                    started.append(start_workers(self.settings, workers))
             else:
                 if self.settings.target == "native":
                     others.append((path, shown_path, source))
                 progress.advance()
-        self.stats.parsed = len(jobs)
-        if jobs:
-            from .pipeline import default_workers, migrate_repository
-            from .write import DirtyGuard
-
-            guard = None if (self.mode != "write" or self.args.allow_dirty) else DirtyGuard()
-            workers = self.args.jobs or default_workers()
-            results = migrate_repository(jobs, where, self.settings, workers, self.args.paths, others)
-            for i, repair in repairs.items():
-                repair.as_read(results[i])
-            # past the jobs: files without apex.amp the plan edits (callers of a model factory)
-            edited = {shown: path for path, shown, _source in others}
-            where += [edited[result.path] for result in results[len(where) :]]
-            for path, result in zip(where, results):
-                self.add(result.all_findings())
-                if result.changed:
-                    self.stats.changed += 1
-                    self._emit(path, result.path, result.old, result.new, guard)
-                progress.advance()
-        progress.close()
+        return jobs, where, repairs, others
 
     def _small_enough(self, source: bytes, shown_path: str) -> bool:
         """Large files go to the rewriter only below the limit; above it, a file that

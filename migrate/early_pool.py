@@ -17,7 +17,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from multiprocessing.pool import AsyncResult
+from multiprocessing.pool import AsyncResult, Pool
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from .settings import Settings
@@ -32,11 +32,11 @@ class EarlyPool:
     the biggest files first, keeping only a few in flight so that the files handed out
     before the plan is known are few more than the workers."""
 
-    def __init__(self, jobs: Sequence[Tuple[str, bytes]], settings: Settings, workers: int) -> None:
-        from .pipeline import _init_worker
-
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" else None
-        self._pool = multiprocessing.get_context(method).Pool(workers, initializer=_init_worker, initargs=(settings,))
+    def __init__(
+        self, jobs: Sequence[Tuple[str, bytes]], settings: Settings, workers: int, processes: Optional[Pool] = None
+    ) -> None:
+        #: ``processes``: the run's workers, started already (``start_workers``), taken over
+        self._pool = processes if processes is not None else start_workers(settings, workers)
         self._jobs = jobs
         # the biggest files first, so that no worker is left with a long one at the end
         self._order = biggest_first(jobs)
@@ -105,6 +105,15 @@ class EarlyPool:
 
         handed = {i: self._pool.apply_async(_migrate_in_worker, (jobs[i],)) for i in biggest_first(jobs)}
         return [handed[i].get() for i in range(len(jobs))]
+
+
+def start_workers(settings: Settings, workers: int) -> Pool:
+    """``workers`` worker processes for a run under ``settings``; each imports the engine
+    (LibCST, the rules: half a second) as it starts, while the caller goes on."""
+    from .pipeline import _init_worker
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" else None
+    return multiprocessing.get_context(method).Pool(workers, initializer=_init_worker, initargs=(settings,))
 
 
 def may_get_a_part(source: bytes) -> bool:

@@ -12,6 +12,8 @@ from .collector import fewer_collections, paused_collector, worker_started
 from .settings import Settings
 
 if TYPE_CHECKING:  # the engine imports LibCST: load it only when a file needs parsing
+    from multiprocessing.pool import Pool
+
     from .early_pool import EarlyPool
     from .results import MigrationResult
     from .findings import Finding
@@ -298,12 +300,15 @@ def migrate_repository(
     workers: int,
     roots: Sequence[str],
     others: Sequence[Tuple[str, str, bytes]] = (),
+    processes: Optional["Pool"] = None,
 ) -> List["MigrationResult"]:
     """Index the admitted files (``jobs``, their real paths in ``keys``), plan across them
     (a native run; ``others`` are the walked files the prefilter left out, searched for
     callers) and migrate each file once.  One result per job, then one per file of
     ``others`` the plan edits (a file without apex.amp that calls a model factory,
-    ``factory_callers``), in the order of ``others``."""
+    ``factory_callers``), in the order of ``others``.  ``processes``: the run's worker
+    processes, started while the files were read (``early_pool.start_workers``), taken
+    over (terminated at the end)."""
     from . import stdlib_trees
     from .early_pool import EarlyPool
 
@@ -311,7 +316,10 @@ def migrate_repository(
         with fewer_collections(), ExitStack() as stack:
             # the workers start on the files before the plan is built (``early_pool``)
             size = pool_size(jobs, workers)
-            pool = stack.enter_context(EarlyPool(jobs, settings, size)) if size > 1 else None
+            if processes is not None and size < 2:
+                processes.terminate()  # never expected: started for as many files as a pool pays for
+                processes = None
+            pool = stack.enter_context(EarlyPool(jobs, settings, size, processes)) if size > 1 else None
             with paused_collector():
                 plan = _plan(jobs, keys, settings, roots, others)
                 gc.freeze()

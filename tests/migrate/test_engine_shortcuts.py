@@ -119,6 +119,33 @@ def test_the_planning_process_leaves_libcst_to_the_workers(tmp_path) -> None:
     assert done.stdout.split()[-2:] == ["1", "False"], done.stdout + done.stderr
 
 
+@pytest.mark.parametrize("apex_files, started_at", [(8, 8), (7, None)])
+def test_the_workers_start_while_the_tree_is_read(tmp_path, apex_files: int, started_at) -> None:
+    """The worker processes start as soon as enough files are admitted to pay for both
+    (they load LibCST while the rest of the tree is read), not after the last file; with
+    fewer admitted files there are none, and the answer is the same."""
+    import subprocess
+    import sys
+
+    for k in range(apex_files):
+        (tmp_path / f"a_train{k}.py").write_text(AMP_SCRIPT)
+    for k in range(12):
+        (tmp_path / f"z_util{k}.py").write_text(f"def helper{k}(x):\n    return x + {k}\n")
+    probe = (
+        "import sys\nfrom migrate import cli, early_pool\n"
+        "read, started = [], []\n"
+        "note = cli.Run._note_suppressions\n"
+        "cli.Run._note_suppressions = lambda self, *a: (read.append(1), note(self, *a))[1]\n"
+        "start = early_pool.start_workers\n"
+        "early_pool.start_workers = lambda *a: (started.append(len(read)), start(*a))[1]\n"
+        "try:\n    code = cli.main(['--check', '-q', '-j', '2', '.'])\nexcept SystemExit as stop:\n    code = stop.code\n"
+        "print(code, started)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    expected = f"[{started_at}]" if started_at else "[]"
+    assert done.stdout.strip().splitlines()[-1] == f"1 {expected}", done.stdout + done.stderr
+
+
 #: a native loop that clips without a scaled backward (its GradScaler is off-path): the
 #: native-clip rule's trigger is there, its work is not
 CLIP_WITHOUT_SCALED_BACKWARD = (
