@@ -386,7 +386,7 @@ class Run:
                     progress.advance()
         finally:
             for processes in started:
-                processes.terminate()  # (the run has taken them over and terminated them already)
+                processes.terminate()  # the run terminates them itself, unless it failed before
         progress.close()
 
     def _read(

@@ -9,6 +9,7 @@ import gc
 import weakref
 
 import pytest
+from amp_scripts import MAIN_AND_TRAIN
 
 import migrate.engine as engine
 from migrate.collector import THRESHOLDS, fewer_collections, kept_for_the_file
@@ -17,17 +18,8 @@ from migrate.settings import Settings
 
 SETTINGS = Settings(target="native")
 
-AMP_SCRIPT = (
-    "import torch\nfrom apex import amp\n\n\n"
-    "def train(model, optimizer, data):\n"
-    "    model, optimizer = amp.initialize(model, optimizer, opt_level='O1')\n"
-    "    for x, y in data:\n"
-    "        loss = torch.nn.functional.mse_loss(model(x), y)\n"
-    "        optimizer.zero_grad()\n"
-    "        with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
-    "            scaled_loss.backward()\n"
-    "        optimizer.step()\n"
-).encode()
+#: a realistic apex.amp script: several rules change it, one tree version each
+AMP_SCRIPT = MAIN_AND_TRAIN.encode()
 
 #: apex's DDP beside a function without apex, whose body the DDP rule stubs where it
 #: resolves scopes (a wrapper of the rule's own)
