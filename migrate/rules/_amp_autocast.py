@@ -320,6 +320,9 @@ class AutocastPlacement(AmpRule):
     #: why a span whose model calls all run without gradients got no region
     #: (``grad_off_span_reason``: the loss reads a training forward pass out of its reach), or ""
     grad_off_reason: str = ""
+    #: why a backward helper's loss from a call on another object than ``self`` got no region
+    #: (``_outside_caller``): that caller's forward pass is not followed, or ""
+    caller_reason: str = ""
     #: the second look for a forward pass, where the first found none: the wrappers built
     #: around the models count as models (``wrapped_models``) and a gradient-off block may hold
     #: plain loops (``_is_grad_off_block``)
@@ -817,7 +820,7 @@ class AutocastPlacement(AmpRule):
             return
         loss_texts = {code_of(n) for n in walk(site.loss) if isinstance(n, (cst.Name, cst.Attribute))}
         self.rescale_only = self.lone_loss = None
-        self.loss_loop_reason = self.grad_off_reason = ""
+        self.loss_loop_reason = self.grad_off_reason = self.caller_reason = ""
         found = self._forward_spans(site.with_stmt, loss_texts, info)
         if found is None and self._wider_models(info):
             # ``self.segmentor = engine.data_parallel(self.segmentor_on_one_gpu)``: the forward
@@ -873,7 +876,7 @@ class AutocastPlacement(AmpRule):
                     if not spans
                     else ""
                 )
-                + (self.grad_off_reason or self.loss_loop_reason or self._why_rescale_only())
+                + (self.caller_reason or self.grad_off_reason or self.loss_loop_reason or self._why_rescale_only())
                 + self._why_after_backward(site, info)
                 + f': wrap them in `with torch.autocast("cuda", dtype=torch.{self.settings.dtype}):` by hand',
             )
@@ -1823,6 +1826,15 @@ class AutocastPlacement(AmpRule):
                 calls.append(node)
         if cls is None and static is None:  # the calls through a name a partial binds in its function
             calls += [c for c in _callers(self, func) or [] if c not in calls]
+        outside = self._outside_caller(func, index, family) if cls is not None else None
+        if outside is not None:
+            caller = enclosing(self.parents, outside, cst.FunctionDef)
+            where = f"{caller.name.value}()" if caller is not None else "the module's top level"
+            self.caller_reason = (
+                f" ({where} calls {code_of(outside.func)}(...) on an object, not on self: the tool does not follow "
+                "which object that is, nor put the forward pass of the loss it hands under autocast)"
+            )
+            return [(None, None)]
         spans = []
         for call in calls:
             shift = 1 if cls is not None else 0 if static is not None else bound_offset(self, call)
@@ -1842,6 +1854,32 @@ class AutocastPlacement(AmpRule):
                 self.pending += (span,)  # a later call's loss may come from it
         self.pending = ()
         return spans
+
+    def _outside_caller(self, func: cst.FunctionDef, index: int, family: List[Any]) -> Optional[cst.Call]:
+        """A call of the backward helper ``func`` (its loss the parameter at ``index``) on an
+        object other than ``self``, handing it a loss (``trainer.backward_step(trainer.model(x)
+        .sum())`` in a function driving an instance), outside any autocast block: its forward
+        pass would train in float32 once the helper scales through a GradScaler.  Which object
+        it is is not followed (any such method name counts); ``loss.backward()`` hands no loss,
+        ``super()`` and ``torch.`` receivers are not instances."""
+        name = func.name.value
+        loss_param = func.params.params[index].name.value
+        for node in walk(self.tree):
+            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == name):
+                continue
+            receiver = code_of(node.func.value)
+            caller = enclosing(self.parents, node, cst.FunctionDef)
+            if class_of_method(self.parents, caller) in family and receiver == self_name(caller):
+                continue  # the class's own call: its span is placed at the call
+            if receiver == "super()" or receiver.startswith("torch."):
+                continue
+            positional = [a for a in node.args if a.keyword is None and not a.star]
+            hands_loss = len(positional) >= index or any(
+                a.keyword is not None and a.keyword.value == loss_param for a in node.args
+            )
+            if hands_loss and not self._inside_autocast(node):
+                return node
+        return None
 
     def _read_home_in(self, func: cst.FunctionDef, info: AmpFile) -> str:
         """The module-scaler route's variable as ``func`` (a function of a reader without a
