@@ -44,7 +44,7 @@ from ._amp_sites import (
 )
 from ._binding import param_names
 from ._edits import expression, statement
-from ._tree import is_docstring
+from ._tree import is_docstring, walk_of
 from ._with_wrap import wrapped_in_with
 from ..forward_fed import forward_fed
 
@@ -1864,8 +1864,8 @@ class AutocastPlacement(AmpRule):
         ``super()`` and ``torch.`` receivers are not instances."""
         name = func.name.value
         loss_param = func.params.params[index].name.value
-        for node in walk(self.tree):
-            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == name):
+        for node in walk_of(self.tree, cst.Call):
+            if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == name):
                 continue
             receiver = code_of(node.func.value)
             caller = enclosing(self.parents, node, cst.FunctionDef)
