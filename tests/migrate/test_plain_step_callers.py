@@ -1,7 +1,8 @@
 """A stepping method whose step goes through the GradScaler, called on an instance outside its
 class (``_plain_step_callers``): a plain backward before the call keeps the file on apex.amp
-(APX220 naming the caller), wherever the caller sits in the file; a caller that scales first,
-or whose plain backward cannot run before the call, leaves it native."""
+(APX220 naming the caller), wherever the caller sits in the file; a caller whose plain
+backward cannot run before the call leaves it native, and one that scales first passes this
+check (its forward pass outside autocast is what refuses it: ``test_outside_loss_callers``)."""
 
 from __future__ import annotations
 
@@ -41,10 +42,21 @@ def test_the_top_level_of_a_script_is_a_caller_too() -> None:
     assert "the module's top level runs a plain backward" in _refusal(script)
 
 
+def test_a_caller_that_scales_first_passes_the_step_check_but_its_forward_pass_is_float32() -> None:
+    """It hands the loss to the scaled backward helper: no plain backward before the step.
+    Its forward pass, though, would run outside autocast (``test_outside_loss_callers``):
+    the site gets no autocast region, which keeps the file on apex.amp in a run."""
+    caller = CALLER.replace("trainer.model(x).sum().backward()", "trainer.backward_step(trainer.model(x).sum())")
+    source = OUTSIDE_CALLER.split("\n\ndef finetune")[0] + caller
+    result = migrate_source(source.encode(), "train.py", SETTINGS)
+    assert _refusal(source) == ""
+    (float32,) = [f for f in result.findings if f.code == "APX210"]
+    assert "finetune() calls trainer.backward_step(...) on an object" in float32.message
+
+
 @pytest.mark.parametrize(
     "caller",
     [
-        CALLER.replace("trainer.model(x).sum().backward()", "trainer.backward_step(trainer.model(x).sum())"),
         CALLER.replace(
             "        trainer.model(x).sum().backward()\n        trainer.optim_step()\n",
             "        if x is None:\n            trainer.model(x).sum().backward()\n"
@@ -52,7 +64,7 @@ def test_the_top_level_of_a_script_is_a_caller_too() -> None:
         ),
         CALLER.replace("        trainer.model(x).sum().backward()\n", "        trainer.amp_step(x)\n"),
     ],
-    ids=["scales-first", "other-branch", "no-backward"],
+    ids=["other-branch", "no-backward"],
 )
 def test_a_caller_without_a_plain_backward_before_the_call_leaves_it_native(caller: str) -> None:
     source = OUTSIDE_CALLER.split("\n\ndef finetune")[0] + caller
