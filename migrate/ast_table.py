@@ -34,6 +34,8 @@ def _node_fields(kind: type) -> Tuple[str, ...]:
 
 #: the classes whose nodes open a scope of their own
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+#: what a field's list may hold that holds statements (``match`` cases from Python 3.10)
+STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler) + ((ast.match_case,) if hasattr(ast, "match_case") else ())
 
 
 class NodeTable:

@@ -17,12 +17,11 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
 from . import stdlib_trees
+from .ast_table import STATEMENT_HOLDERS
 from .repo_index import ModuleSummary, import_reader
 
 #: the classes of the statements that open a definition's scope
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-#: the nodes a statement's field may list that hold statements (``match`` from Python 3.10)
-_HOLDERS = (ast.stmt, ast.excepthandler) + ((ast.match_case,) if hasattr(ast, "match_case") else ())
 
 
 @dataclass
@@ -72,4 +71,4 @@ def _statements(value: object) -> List[ast.AST]:
     """The statements (and the handlers and match cases holding statements) in a field's value."""
     if type(value) is not list:
         return []
-    return [item for item in value if isinstance(item, _HOLDERS)]
+    return [item for item in value if isinstance(item, STATEMENT_HOLDERS)]

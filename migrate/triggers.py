@@ -15,6 +15,8 @@ import os
 from collections import deque
 from typing import Callable, Deque, Iterator, List, Optional, Sequence, Tuple
 
+from .ast_table import STATEMENT_HOLDERS
+
 #: test seam: ``module:Class,...`` replaces the registered rules (see ``engine.default_rules``)
 RULES_ENV = "APEXCOMPAT_MIGRATE_RULES"
 RULES_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules")
@@ -109,10 +111,6 @@ def _read_rule_triggers(rules_dir: str) -> Optional[Tuple[RuleTriggers, ...]]:
     return tuple(found)
 
 
-#: what a field's list may hold that holds statements (``match`` cases from Python 3.10)
-_STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler) + ((ast.match_case,) if hasattr(ast, "match_case") else ())
-
-
 def _classes(tree: ast.Module) -> Iterator[ast.ClassDef]:
     """Every class statement of ``tree``, in ``ast.walk``'s order, found by walking the
     statements alone (a class is always one; expressions are most of a module's nodes)."""
@@ -123,7 +121,7 @@ def _classes(tree: ast.Module) -> Iterator[ast.ClassDef]:
             yield node
         for _field, value in ast.iter_fields(node):
             if isinstance(value, list):
-                statements.extend(item for item in value if isinstance(item, _STATEMENT_HOLDERS))
+                statements.extend(item for item in value if isinstance(item, STATEMENT_HOLDERS))
 
 
 def _assigns(node: ast.ClassDef, name: str) -> bool:

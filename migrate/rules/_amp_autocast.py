@@ -44,7 +44,8 @@ from ._amp_sites import (
 )
 from ._binding import param_names
 from ._edits import expression, statement
-from ._tree import is_docstring, walk_of
+from ._plain_step_callers import calls_on_other_objects
+from ._tree import is_docstring
 from ._with_wrap import wrapped_in_with
 from ..forward_fed import forward_fed
 
@@ -1828,10 +1829,10 @@ class AutocastPlacement(AmpRule):
             calls += [c for c in _callers(self, func) or [] if c not in calls]
         outside = self._outside_caller(func, index, family) if cls is not None else None
         if outside is not None:
-            caller = enclosing(self.parents, outside, cst.FunctionDef)
+            caller, call = outside
             where = f"{caller.name.value}()" if caller is not None else "the module's top level"
             self.caller_reason = (
-                f" ({where} calls {code_of(outside.func)}(...) on an object, not on self: the tool does not follow "
+                f" ({where} calls {code_of(call.func)}(...) on an object, not on self: the tool does not follow "
                 "which object that is, nor put the forward pass of the loss it hands under autocast)"
             )
             return [(None, None)]
@@ -1855,30 +1856,26 @@ class AutocastPlacement(AmpRule):
         self.pending = ()
         return spans
 
-    def _outside_caller(self, func: cst.FunctionDef, index: int, family: List[Any]) -> Optional[cst.Call]:
+    def _outside_caller(
+        self, func: cst.FunctionDef, index: int, family: List[Any]
+    ) -> Optional[Tuple[Optional[cst.FunctionDef], cst.Call]]:
         """A call of the backward helper ``func`` (its loss the parameter at ``index``) on an
         object other than ``self``, handing it a loss (``trainer.backward_step(trainer.model(x)
-        .sum())`` in a function driving an instance), outside any autocast block: its forward
-        pass would train in float32 once the helper scales through a GradScaler.  Which object
-        it is is not followed (any such method name counts); ``loss.backward()`` hands no loss,
-        ``super()`` and ``torch.`` receivers are not instances."""
-        name = func.name.value
+        .sum())`` in a function driving an instance), outside any autocast block, with its
+        function: its forward pass would train in float32 once the helper scales through a
+        GradScaler.  Which object it is is not followed (any such method name counts);
+        ``loss.backward()`` hands no loss, ``super()`` and ``torch.`` receivers are not instances."""
         loss_param = func.params.params[index].name.value
-        for node in walk_of(self.tree, cst.Call):
-            if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == name):
-                continue
-            receiver = code_of(node.func.value)
-            caller = enclosing(self.parents, node, cst.FunctionDef)
-            if class_of_method(self.parents, caller) in family and receiver == self_name(caller):
-                continue  # the class's own call: its span is placed at the call
+        for caller, call in calls_on_other_objects(self, family, func.name.value):
+            receiver = code_of(call.func.value)  # type: ignore[attr-defined]
             if receiver == "super()" or receiver.startswith("torch."):
                 continue
-            positional = [a for a in node.args if a.keyword is None and not a.star]
+            positional = [a for a in call.args if a.keyword is None and not a.star]
             hands_loss = len(positional) >= index or any(
-                a.keyword is not None and a.keyword.value == loss_param for a in node.args
+                a.keyword is not None and a.keyword.value == loss_param for a in call.args
             )
-            if hands_loss and not self._inside_autocast(node):
-                return node
+            if hands_loss and not self._inside_autocast(call):
+                return caller, call
         return None
 
     def _read_home_in(self, func: cst.FunctionDef, info: AmpFile) -> str:

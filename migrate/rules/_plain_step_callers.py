@@ -19,7 +19,7 @@ right only where every call of it in the class is so switched off).
 
 from __future__ import annotations
 
-from typing import Any, FrozenSet, List, Optional, Set, Tuple
+from typing import Any, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -61,7 +61,7 @@ def plain_step_path(rule: Any, site: Any, step: cst.Call, withs: List[Any], swit
                 f"tell that the gradients {name}() steps were scaled: {name}() steps through the GradScaler, "
                 "which would divide unscaled gradients by the loss scale"
             )
-    for scope, outside in _outside_calls(rule, cls, name):
+    for scope, outside in calls_on_other_objects(rule, [cls], name):
         plain = _plain_before(rule, scope, outside, withs, switch)
         if plain is not None:
             caller = f"{scope.name.value}()" if scope is not None else "the module's top level"
@@ -69,10 +69,12 @@ def plain_step_path(rule: Any, site: Any, step: cst.Call, withs: List[Any], swit
     return None
 
 
-def _outside_calls(rule: Any, cls: Any, name: str) -> List[Tuple[Optional[cst.FunctionDef], cst.Call]]:
-    """The file's calls ``<x>.<name>(...)`` other than the class's own calls on ``self`` (a
-    function or the top level driving an instance: which object ``x`` is is not followed),
-    each with its function (None at the top level)."""
+def calls_on_other_objects(
+    rule: Any, classes: Sequence[Any], name: str
+) -> List[Tuple[Optional[cst.FunctionDef], cst.Call]]:
+    """The file's calls ``<x>.<name>(...)`` other than the calls on ``self`` in methods of
+    ``classes`` (a function or the top level driving an instance: which object ``x`` is is
+    not followed), each with its function (None at the top level)."""
     from ._amp_sites import class_of_method
 
     found: List[Tuple[Optional[cst.FunctionDef], cst.Call]] = []
@@ -82,9 +84,9 @@ def _outside_calls(rule: Any, cls: Any, name: str) -> List[Tuple[Optional[cst.Fu
             continue
         scope = enclosing_function(rule.parents, call)
         params = scope.params.params if scope is not None else ()
-        if scope is not None and class_of_method(rule.parents, scope) is cls and params:
+        if scope is not None and params and class_of_method(rule.parents, scope) in classes:
             if code_of(func.value) == params[0].name.value:
-                continue  # a call on self: the class's callers are checked above
+                continue  # a call on self: the classes' own callers are followed where they are
         found.append((scope, call))
     return found
 
