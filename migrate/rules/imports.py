@@ -42,7 +42,7 @@ from ._twin_branches import only_reads_behind_twin_import
 from ._amp_rule import AmpRule
 from ._metadata import QualifiedNameProvider
 from ._amp_sites import AMP, enclosing_function, globals_bound_to, plain_read, walk
-from ._tree import assignment_targets, walk_of
+from ._tree import assignment_targets, children, walk_of
 from ._edits import code_of, kept_leading, move_leading, prepend_lines, read_todos, small_statements
 from ._neighbour_base import APEX_STAR_EXPORTS, literal_value
 from ._pyprof_calls import PYPROF_REMOVED, annotation_switches
@@ -561,11 +561,17 @@ class ImportsRule(AmpRule):
         for node in walk_of(module, cst.Name):
             if node.value not in bindings or id(node) in in_imports:
                 continue
-            top: cst.CSTNode = node
-            while isinstance(self.parents.get(top), cst.Attribute) and self.parents[top].value is top:
-                top = self.parents[top]
-            names = self.qualified_names(top) if top is not node else set()
-            names = names or self.qualified_names(node)
+            holder = self.parents.get(node)
+            if isinstance(holder, cst.Attribute) and holder.attr is node:
+                # ``torch.amp``'s member: the scope analysis never visits one (it has no scope),
+                # so it names nothing; asking would resolve the scopes of the whole file
+                names: Set[str] = set()
+            else:
+                top: cst.CSTNode = node
+                while isinstance(self.parents.get(top), cst.Attribute) and self.parents[top].value is top:
+                    top = self.parents[top]
+                names = self.qualified_names(top) if top is not node else set()
+                names = names or self.qualified_names(node)
             if not names and node.value in declared and plain_read(self.parents, node):
                 names = {AMP}  # the module global a function's import binds (``global amp``)
             used.setdefault(node.value, set()).update(names)
@@ -926,7 +932,7 @@ class ImportsRule(AmpRule):
                 if isinstance(node.names, cst.ImportStar) or any(a not in self.removed for a in node.names):
                     return True
                 continue
-            stack.extend(node.children)
+            stack.extend(children(node))
         return False
 
     def _statement_before(self, owner: cst.Try) -> Any:

@@ -179,3 +179,33 @@ def test_a_native_loop_without_a_scaled_backward_is_not_parsed(monkeypatch: pyte
     parses = _counting(monkeypatch, engine.cst, "parse_module")
     result = migrate_source(source, "train.py", SETTINGS)
     assert not parses and not result.changed and result.all_findings() == []
+
+
+#: native already but for the apex import it no longer reads: ``amp`` is left only as the
+#: member of ``torch.amp``
+LEFTOVER_IMPORT = (
+    "import torch\nfrom apex import amp\n\n\n"
+    "def train(model, optimizer, data):\n"
+    "    scaler = torch.amp.GradScaler('cuda')\n"
+    "    for x, y in data:\n"
+    "        with torch.amp.autocast('cuda'):\n"
+    "            loss = model(x, y)\n"
+    "        scaler.scale(loss).backward()\n"
+    "        scaler.step(optimizer)\n"
+    "        scaler.update()\n"
+)
+
+
+def test_an_attribute_member_costs_the_imports_rule_no_scope_analysis(monkeypatch) -> None:
+    """The imports rule asks what each name spelled like an apex binding refers to; the
+    ``amp`` of ``torch.amp`` names nothing (the scope analysis never visits a member), so it
+    is not asked, and a file whose only such names are members is cleaned up without
+    resolving its scopes.  The import goes as before."""
+    from migrate.rules.imports import ImportsRule
+
+    resolved = []
+    real = engine.resolve_scopes
+    monkeypatch.setattr(engine, "resolve_scopes", lambda *a: (resolved.append(1), real(*a))[1])
+    result = migrate_source(LEFTOVER_IMPORT.encode(), "train.py", SETTINGS, rules=[ImportsRule])
+    assert result.new == LEFTOVER_IMPORT.replace("from apex import amp\n", "").encode()
+    assert resolved == []
