@@ -45,7 +45,7 @@ from ._amp_sites import (
 from ._binding import param_names
 from ._edits import expression, statement
 from ._plain_step_callers import calls_on_other_objects
-from ._tree import is_docstring
+from ._tree import children, is_docstring
 from ._with_wrap import wrapped_in_with
 from ..forward_fed import forward_fed
 
@@ -93,7 +93,7 @@ def _jumps(stmt: Any, raises: bool = True) -> bool:
         inner = in_loop or (node is not stmt and isinstance(node, (cst.For, cst.While)))
         if node is stmt and isinstance(node, (cst.For, cst.While)):
             inner = True  # the loop's own continue/break stay in it, too
-        for child in node.children:
+        for child in children(node):
             # a loop's else block runs after it: its continue/break belong to the outer loop
             loop_else = isinstance(node, (cst.For, cst.While)) and child is node.orelse
             pending.append((child, in_loop if loop_else else inner))

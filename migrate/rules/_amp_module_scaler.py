@@ -15,7 +15,7 @@ from typing import Any, List, Optional, Tuple
 
 import libcst as cst
 
-from ._tree import enclosing_function, is_docstring, names_spelled
+from ._tree import children, enclosing_function, is_docstring, names_spelled
 
 #: the comment above the module-level variable
 COMMENT = "# one GradScaler per process, set where amp.initialize was: it replaced apex.amp's per-process loss scaler"
@@ -268,7 +268,7 @@ def _returns_before(home: cst.FunctionDef, anchor: Any) -> bool:
 def _own_nodes(node: Any) -> List[Any]:
     """``node`` and its descendants, nested functions, lambdas and classes left out."""
     found = [node]
-    for child in node.children:
+    for child in children(node):
         if not isinstance(child, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
             found.extend(_own_nodes(child))
     return found

@@ -36,7 +36,7 @@ import libcst as cst
 
 from ._amp_mirrored_step import assigned, chain_tests, holds, plain_test, read_names, scale_clause, statements_between
 from ._edits import code_of
-from ._tree import assignment_targets, walk
+from ._tree import assignment_targets, children, walk
 
 #: names a test may read besides ``self``'s attributes without being assigned anywhere
 _CONSTANTS = ("None", "True", "False")
@@ -159,7 +159,7 @@ def _leaves(test: cst.BaseExpression) -> List[Any]:
         if isinstance(node, (cst.Name, cst.Attribute)):
             found.append(node)
             return
-        for child in node.children:
+        for child in children(node):
             visit(child)
 
     visit(test)

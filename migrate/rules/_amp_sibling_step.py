@@ -37,7 +37,7 @@ import libcst as cst
 
 from ._amp_mirrored_step import chain_tests, scale_clause
 from ._edits import code_of
-from ._tree import assignment_targets, enclosing_function, walk
+from ._tree import assignment_targets, children, enclosing_function, walk
 
 #: a found step: the call, the ``else`` the new clause goes before, the test (sibling's names)
 SiblingStep = Tuple[cst.Call, cst.Else, cst.BaseExpression]
@@ -113,7 +113,7 @@ def _roots(expr: cst.CSTNode) -> Set[str]:
         elif isinstance(node, cst.Name):
             found.add(node.value)
         else:
-            for child in node.children:
+            for child in children(node):
                 visit(child)
 
     visit(expr)

@@ -32,6 +32,8 @@ from typing import Any, List
 
 import libcst as cst
 
+from ._tree import children
+
 
 def _is_none(value: Any) -> bool:
     return value is None or (isinstance(value, cst.Name) and value.value == "None")
@@ -46,7 +48,7 @@ def _returns_of(function: cst.FunctionDef) -> List[cst.Return]:
             continue  # their returns are their own
         if isinstance(node, cst.Return):
             found.append(node)
-        stack.extend(node.children)
+        stack.extend(children(node))
     return found
 
 

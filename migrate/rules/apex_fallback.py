@@ -35,7 +35,7 @@ import libcst as cst
 from ..repo_plan import REPO_PLAN_KEY
 from ._edits import code_of, kept_leading
 from ._neighbour_base import NeighbourRule
-from ._tree import walk
+from ._tree import children, walk
 from ._amp_rule import APEX_AMP
 from ._amp_sites import AMP, _chain_root, _possible_roots
 from ._apex_fallback_examples import FALLBACK_EXAMPLES
@@ -149,7 +149,7 @@ class ApexFallbackRule(NeighbourRule):
                 if (roots is None or root is None or root in roots) and self._is_apex_amp(node):
                     found.append(node)
                     continue
-            stack.extend(reversed(node.children))
+            stack.extend(reversed(children(node)))
         return found
 
     def _is_apex_amp(self, node: cst.CSTNode) -> bool:
