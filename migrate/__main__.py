@@ -1,7 +1,5 @@
 """``python -m migrate`` behaves exactly like ``apexcompat-migrate``."""
 
-import sys
+from .cli import command
 
-from .cli import main
-
-sys.exit(main())
+command()

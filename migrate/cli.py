@@ -550,6 +550,19 @@ def _explain(code: str) -> int:
     return 0
 
 
+def command() -> None:
+    """The ``apexcompat-migrate`` command (and ``python -m migrate``): ``main`` on the
+    command line's arguments, then the process ends at once with its status.  A run leaves
+    a large heap behind (the plan, the index's trees); tearing the interpreter down freed it
+    object by object, for a process about to end (as long as a few files' migration on a big
+    tree).  The output is flushed first; the run has closed every file it wrote and stopped
+    its workers.  ``main`` itself returns, for a program that calls it."""
+    status = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
