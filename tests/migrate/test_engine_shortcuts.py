@@ -209,3 +209,6 @@ def test_an_attribute_member_costs_the_imports_rule_no_scope_analysis(monkeypatc
     result = migrate_source(LEFTOVER_IMPORT.encode(), "train.py", SETTINGS, rules=[ImportsRule])
     assert result.new == LEFTOVER_IMPORT.replace("from apex import amp\n", "").encode()
     assert resolved == []
+    # the probe sees an analysis where the rule does need one: a name that reads the binding
+    migrate_source((LEFTOVER_IMPORT + "    print(amp)\n").encode(), "train.py", SETTINGS, rules=[ImportsRule])
+    assert resolved
