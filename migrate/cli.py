@@ -17,7 +17,7 @@ import argparse
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from .codes import DIRTY, DRIVER_CODES, TOO_LARGE, UNREADABLE, WRITE_FAILED
 from .color import CHOICES as COLOR_CHOICES
@@ -550,7 +550,7 @@ def _explain(code: str) -> int:
     return 0
 
 
-def command() -> None:
+def command() -> NoReturn:
     """The ``apexcompat-migrate`` command (and ``python -m migrate``): ``main`` on the
     command line's arguments, then the process ends at once with its status.  A run leaves
     a large heap behind (the plan, the index's trees); tearing the interpreter down freed it
