@@ -138,6 +138,18 @@ class AmpRule(Rule):
     def line_of(self, node: cst.CSTNode) -> int:
         return self.position(node).start.line
 
+    def qualified_names(self, node: cst.CSTNode) -> Set[str]:
+        """``Rule.qualified_names``; empty at once for an attribute's member (the ``amp`` of
+        ``torch.amp``): the scope analysis never visits one, so it names nothing, and asking
+        would resolve the scopes of the whole text (the imports rule asked of every name
+        spelled like an apex binding, and paid an analysis for a file left with members)."""
+        parents = getattr(self, "parents", None)
+        if parents is not None and isinstance(node, cst.Name):
+            holder = parents.get(node)
+            if isinstance(holder, cst.Attribute) and holder.attr is node:
+                return set()
+        return super().qualified_names(node)
+
     def statement_of(self, node: Any) -> Any:
         cur: Any = node
         while cur is not None and not isinstance(cur, cst.BaseStatement):

@@ -561,17 +561,11 @@ class ImportsRule(AmpRule):
         for node in walk_of(module, cst.Name):
             if node.value not in bindings or id(node) in in_imports:
                 continue
-            holder = self.parents.get(node)
-            if isinstance(holder, cst.Attribute) and holder.attr is node:
-                # ``torch.amp``'s member: the scope analysis never visits one (it has no scope),
-                # so it names nothing; asking would resolve the scopes of the whole file
-                names: Set[str] = set()
-            else:
-                top: cst.CSTNode = node
-                while isinstance(self.parents.get(top), cst.Attribute) and self.parents[top].value is top:
-                    top = self.parents[top]
-                names = self.qualified_names(top) if top is not node else set()
-                names = names or self.qualified_names(node)
+            top: cst.CSTNode = node
+            while isinstance(self.parents.get(top), cst.Attribute) and self.parents[top].value is top:
+                top = self.parents[top]
+            names = self.qualified_names(top) if top is not node else set()
+            names = names or self.qualified_names(node)
             if not names and node.value in declared and plain_read(self.parents, node):
                 names = {AMP}  # the module global a function's import binds (``global amp``)
             used.setdefault(node.value, set()).update(names)
