@@ -39,8 +39,7 @@ from .settings import DEFAULT_TARGET_TORCH, DTYPES, SUPPORTED_TORCH, TARGETS, Se
 from .suppress import Suppression
 
 if TYPE_CHECKING:
-    from multiprocessing.pool import Pool
-
+    from .early_pool import Workers
     from .legacy_syntax import Repair
     from .progress import Progress
 
@@ -361,7 +360,7 @@ class Run:
         self.stats.checked = len(walked.files)
         progress = Progress(len(walked.files), enabled=not self.args.quiet)
         workers = self.args.jobs or default_workers()
-        started: List["Pool"] = []  # the worker processes, once ``_read`` starts them
+        started: List["Workers"] = []  # the worker processes, once ``_read`` starts them
         try:
             jobs, where, repairs, others = self._read(walked.files, progress, workers, started)
             self.stats.parsed = len(jobs)
@@ -390,7 +389,7 @@ class Run:
         progress.close()
 
     def _read(
-        self, files: Sequence[Tuple[str, str]], progress: "Progress", workers: int, started: List["Pool"]
+        self, files: Sequence[Tuple[str, str]], progress: "Progress", workers: int, started: List["Workers"]
     ) -> Tuple[List[Tuple[str, bytes]], List[str], Dict[int, "Repair"], List[Tuple[str, str, bytes]]]:
         """Read ``files`` (real path, shown path): the jobs the prefilter admits (shown path,
         source to migrate) with their real paths, the repairs of old syntax by job index,

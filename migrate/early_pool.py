@@ -1,22 +1,28 @@
 """Worker processes started before the cross-file plan is built.
 
-While the main process indexes the admitted files and plans across them, the workers
-already migrate those files as if the plan gave none of them a part (most files it does
-not: 3 of DeepLearningExamples' 87, none of a tree of independent scripts).  Once the plan
-is known, a file it does give a part is migrated again with it, and a file not yet started
-is handed its part directly.  The files that name apex's amp (``may_get_a_part``), where the
-plan's parts go, are guessed last, smallest first: guessed first, as the biggest, they were
-the ones migrated twice (DeepLearningExamples' BERT scripts, a fifth of the run's CPU at
+While the main process indexes the admitted files and plans across them, workers already
+migrate those files as if the plan gave none of them a part (most files it does not: 3 of
+DeepLearningExamples' 87, none of a tree of independent scripts).  Once the plan is known,
+a file it does give a part is migrated again with it, and a file not yet started is handed
+its part directly.  The files that name apex's amp (``may_get_a_part``), where the plan's
+parts go, are guessed last, smallest first: guessed first, as the biggest, they were the
+ones migrated twice (DeepLearningExamples' BERT scripts, a fifth of the run's CPU at
 ``-j 2``).  A file's result depends only on its text, its path, the settings and its part
 of the plan, so the results are those of a pool started after the plan; the plan no longer
 waits in front of the whole per-file phase.
+
+The planning process keeps a CPU of its own: while it plans, as many workers guess as
+there are CPUs besides it (``guessers``: one on two CPUs), each taking the next file from
+a counter they share, without a round trip to the main process per file.  With every
+worker guessing, three processes shared two CPUs: the plan came later, so more files were
+guessed before it, among them files it then gave a part (migrated twice); guesses handed
+out one at a time instead left a CPU idle between files.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-import threading
 from multiprocessing.pool import AsyncResult, Pool
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
@@ -27,16 +33,33 @@ if TYPE_CHECKING:
     from .repo_plan import FilePlan
 
 
+class Workers:
+    """The run's worker processes (``start_workers``) and the counter through which those
+    that guess ahead of the plan share out the files."""
+
+    def __init__(self, pool: Pool, next_guess: Any) -> None:
+        self.pool = pool
+        #: the index, in the guess order, of the next file to guess (a shared ``Value``)
+        self.next_guess = next_guess
+
+    def terminate(self) -> None:
+        self.pool.terminate()
+
+
 class EarlyPool:
     """A process pool that migrates ``jobs`` (path as shown, source) ahead of their plan,
-    the biggest files first, keeping only a few in flight so that the files handed out
-    before the plan is known are few more than the workers."""
+    with ``guessers(workers)`` workers until the plan is known, then with all of them."""
 
     def __init__(
-        self, jobs: Sequence[Tuple[str, bytes]], settings: Settings, workers: int, processes: Optional[Pool] = None
+        self,
+        jobs: Sequence[Tuple[str, bytes]],
+        settings: Settings,
+        workers: int,
+        processes: Optional[Workers] = None,
     ) -> None:
         #: ``processes``: the run's workers, started already (``start_workers``), taken over
-        self._pool = processes if processes is not None else start_workers(settings, workers)
+        self._workers = processes if processes is not None else start_workers(settings, workers)
+        self._pool = self._workers.pool
         self._jobs = jobs
         # the biggest files first, so that no worker is left with a long one at the end
         self._order = biggest_first(jobs)
@@ -46,12 +69,10 @@ class EarlyPool:
         likely = {i for i in self._order if may_get_a_part(jobs[i][1])}
         unlikely = [i for i in self._order if i not in likely]
         self._guess_order = unlikely + [i for i in reversed(self._order) if i in likely]
-        self._lock = threading.Lock()
-        self._handed = 0  # how many of ``_guess_order`` went out without a plan
-        self._planned = False
-        self._guesses: Dict[int, AsyncResult] = {}
-        for _ in range(workers + 1):
-            self._guess()
+        #: how many files of ``_guess_order`` were taken before the guessing stopped
+        self._taken: Optional[int] = None
+        guessed = [jobs[i] for i in self._guess_order]
+        self._guessing = [self._pool.apply_async(_guess_in_worker, (guessed,)) for _ in range(guessers(workers))]
 
     def __enter__(self) -> "EarlyPool":
         return self
@@ -59,45 +80,45 @@ class EarlyPool:
     def __exit__(self, *exc: object) -> None:
         self._pool.terminate()  # every result wanted is in; a superseded guess may still run
 
-    def _guess(self, _done: Any = None) -> None:
-        """Hand out the next file without a plan, until the plan is known (also called as
-        each earlier one finishes, in the pool's result thread)."""
-        from .pipeline import _migrate_in_worker
-
-        with self._lock:
-            if self._planned or self._handed >= len(self._guess_order):
-                return
-            i = self._guess_order[self._handed]
-            self._handed += 1
-            self._guesses[i] = self._pool.apply_async(
-                _migrate_in_worker, (self._jobs[i],), callback=self._guess, error_callback=self._guess
-            )
+    def _stop_guessing(self) -> int:
+        """Take no further file without a plan; how many of ``_guess_order`` were taken."""
+        if self._taken is None:
+            counter = self._workers.next_guess
+            with counter.get_lock():
+                self._taken = min(counter.value, len(self._guess_order))
+                counter.value = len(self._guess_order)
+        return self._taken
 
     def add_jobs(self, jobs: Sequence[Tuple[str, bytes]]) -> None:
         """Files the plan admits after the prefilter left them out (``pipeline._admitted_by_plan``):
         migrated with their part of the plan like the others, never ahead of it."""
-        with self._lock:
-            self._planned = True  # no guess for them: each has a part of the plan
-            start = len(self._jobs)
-            self._jobs = list(self._jobs) + list(jobs)
-            self._order = self._order + list(range(start, len(self._jobs)))
+        self._stop_guessing()
+        start = len(self._jobs)
+        self._jobs = list(self._jobs) + list(jobs)
+        self._order = self._order + list(range(start, len(self._jobs)))
 
     def with_plan(self, file_plans: Sequence[Optional["FilePlan"]]) -> List["MigrationResult"]:
         """One result per job, each migrated with its part of the plan (``file_plans``, None
         where the plan gives the file none): a guess stands where the file has no part."""
         from .pipeline import _migrate_in_worker
 
-        with self._lock:
-            self._planned = True
-            guesses = dict(self._guesses)
+        taken = set(self._guess_order[: self._stop_guessing()])
         wanted: Dict[int, AsyncResult] = {}
+
+        def hand_out(i: int) -> None:
+            path, source = self._jobs[i]
+            wanted[i] = self._pool.apply_async(_migrate_in_worker, ((path, source, file_plans[i]),))
+
         for i in self._order:
-            if i in guesses and file_plans[i] is None:
-                wanted[i] = guesses[i]
-            else:
-                path, source = self._jobs[i]
-                wanted[i] = self._pool.apply_async(_migrate_in_worker, ((path, source, file_plans[i]),))
-        return [wanted[i].get() for i in range(len(self._jobs))]
+            if i not in taken or file_plans[i] is not None:
+                hand_out(i)
+        guesses: Dict[int, "MigrationResult"] = {}
+        for task in self._guessing:
+            guesses.update((self._guess_order[k], result) for k, result in task.get())
+        for i in self._order:
+            if i not in wanted and i not in guesses:  # its guess failed: once more, to raise here
+                hand_out(i)
+        return [guesses[i] if i not in wanted else wanted[i].get() for i in range(len(self._jobs))]
 
     def migrate(self, jobs: Sequence[Any]) -> List["MigrationResult"]:
         """One result per job (a later pass: files migrated again), the biggest first."""
@@ -107,13 +128,52 @@ class EarlyPool:
         return [handed[i].get() for i in range(len(jobs))]
 
 
-def start_workers(settings: Settings, workers: int) -> Pool:
-    """``workers`` worker processes for a run under ``settings``; each imports the engine
-    (LibCST, the rules: half a second) as it starts, while the caller goes on."""
+def guessers(workers: int) -> int:
+    """How many of ``workers`` guess while the plan is built: one CPU is the planner's."""
+    from .pipeline import default_workers
+
+    return max(1, min(workers, default_workers() - 1))
+
+
+#: in a worker process: the run's shared guess counter (``Workers.next_guess``)
+_next_guess: Any = None
+
+
+def _init_guessing_worker(settings: Settings, next_guess: Any) -> None:
     from .pipeline import _init_worker
 
+    global _next_guess
+    _next_guess = next_guess
+    _init_worker(settings)
+
+
+def _guess_in_worker(jobs: Sequence[Tuple[str, bytes]]) -> List[Tuple[int, "MigrationResult"]]:
+    """Migrate ``jobs`` (the guess order) without a plan, each taking the next index from
+    the shared counter, until none is left or the plan is known; (index, result) of each
+    file done.  A file whose migration raised is left out: it is handed out again."""
+    from .pipeline import _migrate_in_worker
+
+    done: List[Tuple[int, "MigrationResult"]] = []
+    while True:
+        with _next_guess.get_lock():
+            index = _next_guess.value
+            if index >= len(jobs):
+                return done
+            _next_guess.value = index + 1
+        try:
+            done.append((index, _migrate_in_worker(jobs[index])))
+        except Exception:  # noqa: BLE001 - the file is migrated again, where its error is raised
+            continue
+
+
+def start_workers(settings: Settings, workers: int) -> Workers:
+    """``workers`` worker processes for a run under ``settings``; each imports the engine
+    (LibCST, the rules: a third of a second) as it starts, while the caller goes on."""
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" else None
-    return multiprocessing.get_context(method).Pool(workers, initializer=_init_worker, initargs=(settings,))
+    context = multiprocessing.get_context(method)
+    next_guess = context.Value("i", 0)
+    pool = context.Pool(workers, initializer=_init_guessing_worker, initargs=(settings, next_guess))
+    return Workers(pool, next_guess)
 
 
 def may_get_a_part(source: bytes) -> bool:

@@ -12,9 +12,7 @@ from .collector import fewer_collections, paused_collector, worker_started
 from .settings import Settings
 
 if TYPE_CHECKING:  # the engine imports LibCST: load it only when a file needs parsing
-    from multiprocessing.pool import Pool
-
-    from .early_pool import EarlyPool
+    from .early_pool import EarlyPool, Workers
     from .results import MigrationResult
     from .findings import Finding
     from .repo_plan import FilePlan, RepoPlan
@@ -300,7 +298,7 @@ def migrate_repository(
     workers: int,
     roots: Sequence[str],
     others: Sequence[Tuple[str, str, bytes]] = (),
-    processes: Optional["Pool"] = None,
+    processes: Optional["Workers"] = None,
 ) -> List["MigrationResult"]:
     """Index the admitted files (``jobs``, their real paths in ``keys``), plan across them
     (a native run; ``others`` are the walked files the prefilter left out, searched for

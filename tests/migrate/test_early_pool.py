@@ -1,0 +1,72 @@
+"""The workers that migrate files ahead of the cross-file plan (``early_pool``): as many
+guess as there are CPUs besides the planner's, a file guessed before the plan gave it a
+part is migrated again with its part, and the results are those of migrating each file
+after the plan."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from migrate import early_pool, pipeline
+from migrate.engine import migrate_source
+from migrate.repo_plan import FilePlan
+from migrate.settings import Settings
+
+SETTINGS = Settings(target="native")
+
+SCRIPT = (
+    "import torch\nfrom apex import amp\n\n\n"
+    "def main(model, optimizer, data):\n"
+    "    model, optimizer = amp.initialize(model, optimizer, opt_level='O1')\n"
+    "    for x, y in data:\n"
+    "        loss = model(x, y)\n"
+    "        with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
+    "            scaled_loss.backward()\n"
+    "        optimizer.step()\n"
+)
+#: a part of the plan that changes the file's result: its initialize keeps the shim
+REFUSED = FilePlan(refusal="its launcher hands amp on")
+
+
+def _jobs(count: int) -> list:
+    # different sizes, so that the guess order and the order after the plan differ
+    return [(f"train{k}.py", (SCRIPT + "\n# padding\n" * k).encode()) for k in range(count)]
+
+
+def _alone(job, plan=None):
+    return migrate_source(job[1], job[0], SETTINGS, plan=plan)
+
+
+@pytest.mark.parametrize("cpus, workers, expected", [(1, 2, 1), (2, 2, 1), (3, 2, 2), (8, 2, 2), (8, 4, 4), (4, 8, 3)])
+def test_one_cpu_is_left_to_the_planner(monkeypatch, cpus: int, workers: int, expected: int) -> None:
+    monkeypatch.setattr(pipeline, "default_workers", lambda: cpus)
+    assert early_pool.guessers(workers) == expected
+
+
+def test_a_file_guessed_before_its_part_was_known_is_migrated_again_with_it() -> None:
+    jobs = _jobs(6)
+    with early_pool.EarlyPool(jobs, SETTINGS, 2) as pool:
+        deadline = time.monotonic() + 120
+        while pool._workers.next_guess.value < len(jobs) and time.monotonic() < deadline:
+            time.sleep(0.05)  # no plan yet: the guessing goes on through every file
+        assert pool._workers.next_guess.value == len(jobs)
+        plans = [None, REFUSED, None, None, REFUSED, None]
+        results = pool.with_plan(plans)
+    for job, plan, result in zip(jobs, plans, results):
+        expected = _alone(job, plan)
+        assert (result.path, result.new, result.findings) == (expected.path, expected.new, expected.findings)
+    assert results[1].new != _alone(jobs[1]).new  # the part counted: not the guess
+
+
+def test_no_file_is_guessed_once_the_plan_is_known() -> None:
+    jobs = _jobs(12)
+    plans = [REFUSED if k % 3 == 0 else None for k in range(len(jobs))]
+    with early_pool.EarlyPool(jobs, SETTINGS, 2) as pool:
+        results = pool.with_plan(plans)
+        taken = pool._stop_guessing()
+        assert pool._workers.next_guess.value == len(jobs)  # the rest is for the plan's round
+        assert pool._stop_guessing() == taken  # stopping again changes nothing
+    for job, plan, result in zip(jobs, plans, results):
+        assert result.new == _alone(job, plan).new
