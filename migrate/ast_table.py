@@ -32,6 +32,37 @@ def _node_fields(kind: type) -> Tuple[str, ...]:
     return tuple(f for f in kind._fields if f not in _PLAIN_FIELDS)
 
 
+def child_nodes(node: ast.AST) -> List[ast.AST]:
+    """``list(ast.iter_child_nodes(node))`` less the parser's shared nodes and the values of
+    the plain fields (``_PLAIN_FIELDS``), in field order."""
+    kind = type(node)
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        fields = _FIELDS[kind] = _node_fields(kind)
+    children: List[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            children.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            children.append(value)
+    return children
+
+
+def walk_nodes(node: ast.AST) -> List[ast.AST]:
+    """``node`` and every node below it (``child_nodes``), in pre-order: the nodes of
+    ``ast.walk(node)`` but for the parser's shared ones, in another order."""
+    found: List[ast.AST] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        children = child_nodes(current)
+        children.reverse()
+        stack.extend(children)
+    return found
+
+
 #: the classes whose nodes open a scope of their own
 SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 #: what a field's list may hold that holds statements (``match`` cases from Python 3.10)

@@ -15,6 +15,7 @@ import ast
 from typing import FrozenSet, Optional, Set
 
 from . import stdlib_trees
+from .ast_table import child_nodes
 
 #: the start of every TODO comment the rules write (``rules.base.TODO_PREFIX``)
 OWN_TODO = b"TODO(apexcompat)"
@@ -48,7 +49,7 @@ def _named_in_code(tree: ast.AST, words: FrozenSet[str]) -> FrozenSet[str]:
         text = _text_of(node)
         if text:
             found.update(w for w in words if w in text)
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return frozenset(found)
 
 

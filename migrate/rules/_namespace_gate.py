@@ -26,6 +26,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set
 import libcst as cst
 
 from .. import stdlib_trees
+from ..ast_table import walk_nodes
 from ._tree import active_statement_texts, statement_facts
 
 #: statements that bind a name of an enclosing scope from inside a body
@@ -43,7 +44,7 @@ class _FileFacts:
         self.star_modules: Set[str] = set()
         self.outward = False
         dotted: Set[str] = set()
-        for node in ast.walk(tree):
+        for node in walk_nodes(tree):
             if isinstance(node, (ast.Name, ast.Attribute)):
                 name = _dotted(node)
                 if name is not None:
