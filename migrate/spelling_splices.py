@@ -132,35 +132,34 @@ def _sites(tree: ast.Module, lines: Sequence[str]) -> Optional[List[_Site]]:
     stack: List[Tuple[ast.AST, Optional[ast.stmt], Optional[ast.AST]]] = [(tree, None, None)]
     while stack:
         node, statement, parent = stack.pop()
-        kind = type(node)
         if isinstance(node, ast.stmt):
             statement = node
-        if kind is ast.Import or kind is ast.ImportFrom:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
             plain = _import_verdict(node, parent is tree)
             if plain is None:
                 return None
             top_imports += plain
-        elif kind is ast.Name:
-            if node.id == "torch" and not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Name):
+            if node.id == "torch" and not isinstance(node.ctx, ast.Load):
                 return None
-        elif kind in _BINDERS and _binds_torch(node):
+        elif type(node) in _BINDERS and _binds_torch(node):
             return None
-        elif kind is ast.Attribute:
-            chains.append(node)  # type: ignore[arg-type]
-        elif kind is ast.JoinedStr:
+        elif isinstance(node, ast.Attribute):
+            chains.append(node)
+        elif isinstance(node, ast.JoinedStr):
             # positions inside an f-string are not always the text's
             if any(isinstance(sub, ast.Attribute) and (_dotted(sub) or "").startswith("torch.") for sub in ast.walk(node)):
                 return None
-        elif kind is ast.Call:
-            found = _CALLEES.get(_dotted(node.func) or "")  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Call):
+            found = _CALLEES.get(_dotted(node.func) or "")
             if found is not None and statement is not None:
                 sites.append(_Site(node, found[0], found[1], False, statement))
-                _allow(node.func, allowed)  # type: ignore[attr-defined]
-        if kind in _DEFINITIONS:
-            for decorator in node.decorator_list:  # type: ignore[attr-defined]
+                _allow(node.func, allowed)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for decorator in node.decorator_list:
                 found = _CALLEES.get(_dotted(decorator) or "")
                 if found is not None and found[0].startswith("custom_"):
-                    sites.append(_Site(decorator, found[0], found[1], True, node))  # type: ignore[arg-type]
+                    sites.append(_Site(decorator, found[0], found[1], True, node))
                     _allow(decorator, allowed)
         stack.extend((child, statement, node) for child in child_nodes(node))
     if top_imports == 0:
@@ -178,12 +177,11 @@ def _allow(node: ast.AST, allowed: set) -> None:
         node = node.value
 
 
-#: the definitions whose decorators may be sites
-_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 #: the node classes that may bind a name other than by assignment (``_binds_torch``)
-_BINDERS = _DEFINITIONS | {ast.arg, ast.Global, ast.Nonlocal, ast.ExceptHandler} | {
-    getattr(ast, name) for name in ("MatchAs", "MatchStar", "MatchMapping") if hasattr(ast, name)
-}
+_BINDERS = frozenset(
+    {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.arg, ast.Global, ast.Nonlocal, ast.ExceptHandler}
+    | {getattr(ast, name) for name in ("MatchAs", "MatchStar", "MatchMapping") if hasattr(ast, name)}
+)
 
 
 def _binds_torch(node: ast.AST) -> bool:
