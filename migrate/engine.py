@@ -43,6 +43,8 @@ from .settings import Settings
 from .spelling_splices import spliced
 from .parse_hints import parse_hint
 from .triggers import RULES_ENV, admitted
+from . import tree_merge
+from .rules import SAME_TEXT_GROUPS
 from .write import compile_error
 
 PARSE_ERROR_CODE = PARSE_ERROR  # kept for callers of the first version
@@ -335,7 +337,12 @@ def _run_rules(
     returns the new text and the rules that changed it.  ``findings`` gets what the rules
     reported, positioned in ``read`` (the file as read, when ``source`` is a normalised
     text of it) or ``source`` (each rule saw the text the previous ones left).
-    ``statement_texts``: what is known already of ``module``'s statements' printing."""
+    ``statement_texts``: what is known already of ``module``'s statements' printing.
+
+    The rules of one of ``SAME_TEXT_GROUPS`` run on the same text, their outputs merged
+    (``tree_merge``): one text and one metadata resolution for all of them.  Where a rule
+    changed a part of the file that another one of them changed already, what it did is
+    undone (its findings, the file state) and it runs again on the text the others left."""
     changed_by: List[Type[Rule]] = []
     texts = [source] if read is None else [read, source]
     #: the index in ``texts`` of the text each finding was reported on
@@ -345,45 +352,111 @@ def _run_rules(
     state: dict = {}  # shared by the rules of this file (FILE_STATE_KEY)
     if statement_texts is None:
         statement_texts = StatementTexts()
+    #: the rules' merged output of ``wrapper.module`` not yet made the file's text, its
+    #: text once printed, its group and the rules that made it
+    pending: Optional[cst.Module] = None
+    pending_text: Optional[bytes] = None
+    pending_group: Optional[int] = None
+    pending_rules: List[Type[Rule]] = []
+
+    def current_text() -> bytes:
+        """The text the next rule outside the pending group would see."""
+        nonlocal pending_text
+        if pending is None:
+            return texts[-1]
+        if pending_text is None:
+            pending_text = module_bytes(pending)
+        return pending_text
+
+    def settle(later: Sequence[Type[Rule]]) -> None:
+        """Make the pending output the file's next text (and tree, where a later rule reads it)."""
+        nonlocal wrapper, pending, pending_text, pending_group, pending_rules
+        if pending is None:
+            return
+        out, new, ran = pending, current_text(), pending_rules
+        pending, pending_text, pending_group, pending_rules = None, None, None, []
+        if new == texts[-1]:
+            return
+        if not _last_with_work(later, new, plan):
+            # parsing again is cheaper than deep-cloning and proves the text parses (after
+            # the file's last change only the text is read)
+            new, tree = next_tree(wrapper.module, texts[-1], out, statement_texts)
+            if tree is not wrapper.module:
+                wrapper.release()
+                wrapper = LeanMetadataWrapper(tree, unsafe_skip_copy=True)
+            remember_code(wrapper.module, new)
+        texts.append(new)
+        changed_by.extend(ran)
+
+    def run(rule_cls: Type[Rule]) -> Optional[cst.Module]:
+        """The rule's output of the current tree; None where it skipped the file."""
+        scratch: dict = {FILE_STATE_KEY: state}
+        if plan is not None:
+            scratch[REPO_PLAN_KEY] = plan
+        rule = _shared(rule_cls)(CodemodContext(filename=path, scratch=scratch), settings, findings)
+        rule._shared_wrapper = wrapper  # type: ignore[attr-defined]
+        try:
+            return rule.transform_module(wrapper.module)
+        except SkipFile:
+            return None
+        except Exception as exc:
+            raise RuleCrashed(rule_cls, exc) from exc
+        finally:
+            versions.extend([len(texts) - 1] * (len(findings) - len(versions)))
+
     try:
         with printing_by_statement(statement_texts):
             for index, rule_cls in enumerate(rules):
-                if not _has_work(rule_cls, texts[-1], plan):
+                group = _same_text_group(rule_cls)
+                joins = pending is not None and group is not None and group == pending_group
+                if not _has_work(rule_cls, texts[-1] if joins else current_text(), plan):
+                    continue  # (a rule without work leaves a group's text pending)
+                if not joins:
+                    settle(rules[index:])
+                undo = (len(findings), _copied_containers(state)) if joins else None
+                out = run(rule_cls)
+                if out is None or out is wrapper.module:
                     continue
-                scratch: dict = {FILE_STATE_KEY: state}
-                if plan is not None:
-                    scratch[REPO_PLAN_KEY] = plan
-                context = CodemodContext(filename=path, scratch=scratch)
-                rule = _shared(rule_cls)(context, settings, findings)
-                rule._shared_wrapper = wrapper  # type: ignore[attr-defined]
-                try:
-                    out = rule.transform_module(wrapper.module)
-                    if out is wrapper.module:
-                        new = texts[-1]
-                        remember_code(wrapper.module, new)
+                if pending is not None:
+                    merged = tree_merge.merge(wrapper.module, pending, out, state.get(tree_merge.WHOLE_NODE_READS, ()))
+                    if merged is None and undo is not None:  # (a rule joining the group: ``undo`` is set)
+                        del findings[undo[0] :], versions[undo[0] :]
+                        state.clear()
+                        state.update(undo[1])
+                        settle(rules[index:])
+                        if not _has_work(rule_cls, texts[-1], plan):
+                            continue
+                        out = run(rule_cls)
+                        if out is None or out is wrapper.module:
+                            continue
                     else:
-                        new = module_bytes(out)
-                        if not _last_with_work(rules[index + 1 :], new, plan):
-                            # parsing again is cheaper than deep-cloning and proves the text
-                            # parses (after the file's last change only the text is read)
-                            new, tree = next_tree(wrapper.module, texts[-1], out, statement_texts)
-                            if tree is not wrapper.module:
-                                wrapper.release()
-                                wrapper = LeanMetadataWrapper(tree, unsafe_skip_copy=True)
-                            remember_code(wrapper.module, new)
-                except SkipFile:
-                    continue
-                except Exception as exc:
-                    raise RuleCrashed(rule_cls, exc) from exc
-                finally:
-                    versions.extend([len(texts) - 1] * (len(findings) - len(versions)))
-                if new != texts[-1]:
-                    texts.append(new)
-                    changed_by.append(rule_cls)
+                        out = merged
+                pending, pending_text, pending_group = out, None, group
+                pending_rules.append(rule_cls)
+                if group is None:
+                    settle(rules[index + 1 :])
+            settle(())
     finally:
         wrapper.release()
         findings[:] = to_original(findings, versions, texts)
     return texts[-1], changed_by
+
+
+def _same_text_group(rule_cls: Type[Rule]) -> Optional[int]:
+    for number, group in enumerate(SAME_TEXT_GROUPS):
+        if rule_cls in group:
+            return number
+    return None
+
+
+def _copied_containers(value: Any) -> Any:
+    """``value`` with its dicts, lists and sets copied at every depth, anything else shared:
+    the file state as it was, to put back (its leaves are names, numbers and tree nodes)."""
+    if isinstance(value, dict):
+        return {key: _copied_containers(item) for key, item in value.items()}
+    if isinstance(value, (list, set)):
+        return type(value)(_copied_containers(item) for item in value)
+    return value
 
 
 def _last_with_work(later: Sequence[Type[Rule]], text: bytes, plan: Optional[FilePlan]) -> bool:

@@ -3,7 +3,7 @@ class is listed here once."""
 
 from __future__ import annotations
 
-from typing import List, Type
+from typing import FrozenSet, List, Tuple, Type
 
 from .amp_initialize import InitializeRule
 from .apex_fallback import ApexFallbackRule
@@ -46,6 +46,15 @@ ALL_RULES: List[Type[Rule]] = [
     # --- import clean-up, runs last (M2) ---
     ImportsRule,
 ]
+
+#: rules that follow each other in ``ALL_RULES`` and run on the same text, their outputs
+#: merged (``engine``, ``tree_merge``): none of them decides on what another one of the
+#: group changes.  Where two change the same part of a file, the file is migrated again
+#: with every rule on the text the one before it left.
+SAME_TEXT_GROUPS: Tuple[FrozenSet[Type[Rule]], ...] = (
+    frozenset({DistributedDataParallelRule, SyncBatchNormRule, LarcRule, FP16OptimizerRule, FusedKernelsRule, InitializeRule}),
+    frozenset({CheckpointRule, ClippingRule, StepRule, ScaleLossRule, CastingHooksRule}),
+)
 
 
 def all_codes() -> dict:

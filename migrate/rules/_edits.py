@@ -322,7 +322,13 @@ class StatementEdits:
 
 
 def block_body(block: Any, body: List[Any]) -> Any:
-    """``block`` with ``body``; an emptied block gets ``pass``."""
+    """``block`` with ``body``; an emptied block gets ``pass``.  A block whose statements
+    are the very ones it has comes back as it is (kept objects mark what a rule left alone:
+    ``reparse``, ``tree_merge``)."""
+    if isinstance(block, cst.IndentedBlock) and len(body) == len(block.body) and all(
+        new is old for new, old in zip(body, block.body)
+    ):
+        return block
     if not body:
         body = [cst.SimpleStatementLine([cst.Pass()])]
     if isinstance(block, cst.SimpleStatementSuite):

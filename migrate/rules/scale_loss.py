@@ -19,6 +19,7 @@ from ._amp_sites import analyse, arg_value, code_of, find_scalers, names_in
 from ._input_gradient import input_gradient
 from ._input_gradient_examples import EXAMPLES as INPUT_GRADIENT_EXAMPLES
 from ._edits import move_leading, statement, suite_statements, trailing_comment, with_trailing_comments
+from ..tree_merge import WHOLE_NODE_READS
 from ._same_branches import collapsed, enclosing_if
 from ._tree import inside, walk
 from .base import Example
@@ -83,6 +84,7 @@ class ScaleLossRule(AmpRule):
         if head is not None and not self.edits.planned(head):
             # the other branch's plain backward may be scaled now too (``_same_branches``)
             self.edits.replace(head, lambda upd: collapsed(upd) or [upd])
+            self.file_state().setdefault(WHOLE_NODE_READS, set()).add(head)  # (``tree_merge``)
         if site.plain_backward:
             self.report(call, "APX301", f"amp.scale_loss -> {loss}.backward(), after {scaler}.unscale_", fixed=True,
                         severity="info")

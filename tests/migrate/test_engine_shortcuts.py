@@ -77,9 +77,16 @@ def test_the_last_change_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) ->
         return new, changed_by
 
     monkeypatch.setattr(engine, "_run_rules", recording)
+    grouped = migrate_source(source, "train.py", SETTINGS)
+    grouped_reparses = len(reparses)
+    reparses.clear(), changes.clear()
+    monkeypatch.setattr(engine, "SAME_TEXT_GROUPS", ())  # each rule on the text the one before left
     result = migrate_source(source, "train.py", SETTINGS)
     assert len(changes) >= 3 and changes[-1].__name__ == "ImportsRule"
     assert len(reparses) == len(changes) - 1  # every change but the last gives the next rule a tree
+    # the rules of a same-text group share one text: fewer trees, the same result
+    assert grouped_reparses < len(reparses)
+    assert (grouped.new, grouped.all_findings()) == (result.new, result.all_findings())
     assert (result.new, result.all_findings()) == (expected.new, expected.all_findings())
     assert result.new == _migrate_parsed(source, "train.py", SETTINGS, enabled_rules(SETTINGS), None, None).new
 
