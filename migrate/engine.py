@@ -35,10 +35,12 @@ from .repo_plan import FILE_STATE_KEY, REPO_PLAN_KEY, FilePlan
 from .rules import ALL_RULES
 from .rules._metadata import expression_contexts, resolve_scopes
 from .rules._node_ranges import print_by_statement
-from .rules._tree import StatementTexts, module_bytes, printing_by_statement, remember_code
+from .rules._tree import StatementTexts, module_bytes, module_code, printing_by_statement, remember_code
 from .rules._amp_rule import AmpRule, planned_work
 from .rules.base import Rule
 from .rules.torch_amp_spellings import TorchAmpSpellingsRule
+from .rules.amp_initialize import InitializeRule
+from .rules._namespace_gate import statements_naming
 from .settings import Settings
 from .spelling_splices import spliced
 from .parse_hints import parse_hint
@@ -270,6 +272,8 @@ class _SharedMetadata:
     ``transform_module``; only where the metadata comes from changes."""
 
     _shared_wrapper: Optional[MetadataWrapper] = None
+    #: whether a later rule of the group will resolve the scopes of the shared tree
+    _full_scopes_ahead = False
 
     def _instantiate_and_run(self, transform: Type[Codemod], tree: cst.Module) -> cst.Module:
         # LibCST runs AddImportsVisitor (two full passes over the tree) whenever a rule asked
@@ -295,7 +299,9 @@ class _SharedMetadata:
         wrapper = shared if shared is not None and module is shared.module else LeanMetadataWrapper(module)
         rule: Any = self  # a Codemod at run time (the mixin sits in front of the rule class)
         old = rule.context.wrapper
-        source = rule.metadata_module(wrapper.module)
+        # a rule that would resolve its own scopes on a smaller module takes the shared ones
+        # where a later rule resolves those anyway (``_full_scopes_ahead``)
+        source = wrapper.module if self._full_scopes_ahead else rule.metadata_module(wrapper.module)
         metadata = wrapper if source is wrapper.module else LeanMetadataWrapper(source, unsafe_skip_copy=True)
         with rule.resolve(metadata):
             rule.context = replace(rule.context, wrapper=metadata)
@@ -388,6 +394,17 @@ def _run_rules(
         texts.append(new)
         changed_by.extend(ran)
 
+    def full_scopes_ahead(rule_cls: Type[Rule]) -> bool:
+        """Whether the initialize rule, later in ``rule_cls``'s group, will resolve the
+        scopes of the current tree (it has work, and the file names apex.amp)."""
+        group = _same_text_group(rule_cls)
+        if group is None or rule_cls is InitializeRule or InitializeRule not in SAME_TEXT_GROUPS[group]:
+            return False
+        if InitializeRule not in rules or not _has_work(InitializeRule, texts[-1], plan):
+            return False
+        gate = statements_naming(module_code(wrapper.module), wrapper.module, InitializeRule.NAMESPACES)
+        return gate is None or bool(gate.kept)
+
     def run(rule_cls: Type[Rule]) -> Optional[cst.Module]:
         """The rule's output of the current tree; None where it skipped the file."""
         scratch: dict = {FILE_STATE_KEY: state}
@@ -395,6 +412,7 @@ def _run_rules(
             scratch[REPO_PLAN_KEY] = plan
         rule = _shared(rule_cls)(CodemodContext(filename=path, scratch=scratch), settings, findings)
         rule._shared_wrapper = wrapper  # type: ignore[attr-defined]
+        rule._full_scopes_ahead = full_scopes_ahead(rule_cls)  # type: ignore[attr-defined]
         try:
             return rule.transform_module(wrapper.module)
         except SkipFile:

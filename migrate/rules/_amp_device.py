@@ -18,7 +18,7 @@ from libcst.metadata import ScopeProvider
 
 from ._binding import bound_at, param_names
 from ._edits import code_of
-from ._tree import walk
+from ._tree import walk, walk_of
 
 CUDA = '"cuda"'
 #: a function parameter that names the device its caller chose
@@ -85,8 +85,8 @@ def device_type_at(rule: Any, node: Any, model_texts: Iterable[str]) -> str:
         return CUDA
     for region in _regions(rule, node):
         on_model, on_data = [], []
-        for sub in walk(region):
-            target = _to_target(sub)  # sub is then a Call
+        for sub in walk_of(region, cst.Call):
+            target = _to_target(sub)
             if target is None:
                 continue
             receiver = code_of(cast(cst.Call, sub).func.value)  # type: ignore[attr-defined]

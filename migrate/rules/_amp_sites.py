@@ -36,7 +36,7 @@ from ._o2_model_clip import o2_model_clips
 from ._amp_holder import held_instance, local_binding, local_instance
 from ._amp_hoist import hoist_target
 from ._amp_partial import bound_calls, bound_offset, lone_assignment, partial_calls
-from ._amp_flag_param import flag_args, flag_members
+from ._amp_flag_param import STATE_KEY as FLAG_STATE_KEY, flag_args, flag_members
 from ._amp_param import (
     amp_parameters,
     initializing_refusals,
@@ -469,6 +469,23 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
     return refs
 
 
+#: (what ``find_amp_refs`` read, its answer) for the last tree asked (``_amp_refs``)
+_last_amp_refs: List[Any] = [None, []]
+
+
+def _amp_refs(rule, module: cst.Module) -> List[AmpRef]:
+    """``find_amp_refs(rule, module)``, worked out once for the apex.amp rules that run on one
+    text (``engine.SAME_TEXT_GROUPS``): the same tree, metadata and plan, and the same
+    parameters the initialize rule recorded as apex.amp's, give the same answer."""
+    state = rule.file_state()
+    objects = (module, rule.parents, rule.repo_plan())
+    recorded = (repr(state.get(FLAG_STATE_KEY)), repr(state.get("scaler_parameters")))
+    last = _last_amp_refs
+    if last[0] is None or any(a is not b for a, b in zip(last[0][0], objects)) or last[0][1] != recorded:
+        last[:] = [(objects, recorded), find_amp_refs(rule, module)]
+    return list(last[1])
+
+
 def _possible_roots(module: cst.Module, prefix: str, also: Set[str]) -> Optional[Set[str]]:
     """The names a chain that denotes ``prefix`` or one of its members can start with: those
     an import binds in or above it, the first part of ``prefix`` (a module-level definition
@@ -741,15 +758,14 @@ def _inside_any(parents: Dict[Any, Any], node: Any, blocks: Set[cst.With]) -> Op
 
 def analyse(rule, module: cst.Module) -> AmpFile:
     """Collect the apex.amp sites of ``module`` and decide how the scaler reaches them."""
-    info = AmpFile(refs=find_amp_refs(rule, module))
+    info = AmpFile(refs=_amp_refs(rule, module))
     refused = planned_refusals(rule, module)  # the plan's function whose parameter cannot carry it
     plan = rule.repo_plan()
     planned_steps = plan is not None and bool(plan.stepped_calls)
     if not info.refs and not refused and not planned_steps:
         return info
     parents = rule.parents
-    used = {n.value for n in walk_of(module, cst.Name) if not _is_member_name(parents, n)}
-    used |= {n.value for n in walk_of(module, cst.Name) if isinstance(parents.get(n), cst.Param)}
+    used = set(_names_in_use(module, parents))
     # the class placement keeps the scaler and the switch on ``self``: a ``self.scaler`` the
     # file already has (its own torch.cuda.amp path) must not be overwritten by ours
     used |= self_attributes(module)
@@ -4609,6 +4625,23 @@ def self_attributes(module: cst.Module) -> Set[str]:
         for node in walk_of(module, cst.Attribute)
         if isinstance(node.value, cst.Name) and node.value.value in receivers
     }
+
+
+#: (module, parent map, its names in use) of the last module asked (``_names_in_use``)
+_last_names_in_use: List[Any] = [None, None, frozenset()]
+
+
+def _names_in_use(module: cst.Module, parents: Any) -> FrozenSet[str]:
+    """The names ``module`` refers to or takes as parameters (a name the GradScaler must not
+    take); the same for each apex.amp rule that runs on one text, so worked out once."""
+    last = _last_names_in_use
+    if last[0] is module and last[1] is parents:
+        return last[2]
+    names = frozenset(
+        n.value for n in walk_of(module, cst.Name) if not _is_member_name(parents, n) or isinstance(parents.get(n), cst.Param)
+    )
+    last[:] = [module, parents, names]
+    return names
 
 
 def _is_member_name(parents, node: cst.Name) -> bool:

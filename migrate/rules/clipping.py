@@ -391,7 +391,7 @@ class ClippingRule(AmpRule):
                 skip.update(walk(master.merged[0]))  # the merged branches are one master use
         uses: List[_Use] = []
         seen_grad: Set[cst.CSTNode] = set()
-        for node in walk(module):
+        for node in walk_of(module, cst.Call, cst.Attribute):
             if isinstance(node, cst.Call) and node not in skip:
                 kind = None
                 if self.qualified_names(node.func) & CLIP_FUNCTIONS:
