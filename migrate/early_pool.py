@@ -170,8 +170,6 @@ def start_workers(settings: Settings, workers: int) -> Workers:
     """``workers`` worker processes for a run under ``settings``; each imports the engine
     (LibCST, the rules: a third of a second) as it starts, while the caller goes on."""
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" else None
-    if method == "fork" and os.environ.get("APX_PREIMPORT"):
-        from . import engine  # noqa: F401
     context = multiprocessing.get_context(method)
     next_guess = context.Value("i", 0)
     pool = context.Pool(workers, initializer=_init_guessing_worker, initargs=(settings, next_guess))

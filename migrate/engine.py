@@ -139,6 +139,22 @@ def _parse_failure(source: bytes, path: str, exc: Exception) -> Finding:
     return Finding(path, 1, 1, UNDECODABLE, f"could not decode, file left unchanged: {exc}")
 
 
+def _not_reproduced(path: str, source: bytes) -> MigrationResult:
+    return MigrationResult(
+        path,
+        source,
+        source,
+        internal_error=Finding(
+            path,
+            1,
+            1,
+            INTERNAL_ERROR,
+            "internal error, file left unchanged: LibCST does not reproduce this "
+            "file's bytes exactly, so no rewrite could keep them",
+        ),
+    )
+
+
 class RuleCrashed(Exception):
     """A rule raised; carries the rule so the finding can name its codes."""
 
@@ -597,26 +613,15 @@ def _migrate_parsed(
     except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as exc:
         return MigrationResult(path, source, source, parse_error=_parse_failure(source, path, exc))
     # LibCST drops the final newline of a file whose lines end in a lone "\r" (old Mac
-    # style); put back a lost suffix, and refuse any other round-trip difference
-    lost_suffix = b""
+    # style); put back a lost suffix, and refuse any other round-trip difference.  Printed
+    # before the rules where a "\r" is in the file, else only once a rule changed the file
+    # (a file left as read keeps its bytes whatever the printing would give)
     statement_texts = StatementTexts()
-    roundtrip = print_by_statement(module, statement_texts).encode(module.encoding)
-    if roundtrip != source:
+    roundtrip: Optional[bytes] = None
+    if b"\r" in source:
+        roundtrip = print_by_statement(module, statement_texts).encode(module.encoding)
         if not source.startswith(roundtrip):
-            return MigrationResult(
-                path,
-                source,
-                source,
-                internal_error=Finding(
-                    path,
-                    1,
-                    1,
-                    INTERNAL_ERROR,
-                    "internal error, file left unchanged: LibCST does not reproduce this "
-                    "file's bytes exactly, so no rewrite could keep them",
-                ),
-            )
-        lost_suffix = source[len(roundtrip) :]
+            return _not_reproduced(path, source)
     findings: List[Finding] = []
     try:
         new, ran = _run_rules(module, source, path, settings, active, findings, plan, read, statement_texts)
@@ -633,6 +638,13 @@ def _migrate_parsed(
         )
     new, merged = tidy_emptied_ifs(module, source, new)
     findings = merged_sites(findings, merged)
+    if roundtrip is None:
+        if new == source:
+            return MigrationResult(path, source, new, sorted(set(findings)))
+        roundtrip = (statement_texts.code(module) or module.code).encode(module.encoding)
+        if not source.startswith(roundtrip):
+            return _not_reproduced(path, source)
+    lost_suffix = source[len(roundtrip) :]
     if lost_suffix and new != roundtrip and not new.endswith(lost_suffix):
         new += lost_suffix
     elif new == roundtrip:

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from ._per_tree import remembered
 from ._edits import code_of
 from ._tree import module_code, walk
 
@@ -183,9 +184,17 @@ def _initialize_of(func: cst.FunctionDef, name: str) -> Optional[cst.Call]:
     return None
 
 
+_last_handed: List[Any] = []
+
+
 def _handed(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, List[Tuple[str, List[cst.Arg]]]]:
     """Module-level functions every call of which in this file hands apex.amp to a
-    parameter: function -> (each such parameter, the arguments filling it), in order."""
+    parameter: function -> (each such parameter, the arguments filling it), in order
+    (asked several times by each apex.amp rule: kept for the tree, ``_per_tree``)."""
+    return remembered(_last_handed, (module, rule.parents, rule.repo_plan()), lambda: _find_handed(rule, module))
+
+
+def _find_handed(rule: Any, module: cst.Module) -> Dict[cst.FunctionDef, List[Tuple[str, List[cst.Arg]]]]:
     found: Dict[cst.FunctionDef, List[Tuple[str, List[cst.Arg]]]] = {}
     if "apex" not in module_code(module):
         return found

@@ -37,6 +37,7 @@ from ._amp_holder import held_instance, local_binding, local_instance
 from ._amp_hoist import hoist_target
 from ._amp_partial import bound_calls, bound_offset, lone_assignment, partial_calls
 from ._amp_flag_param import STATE_KEY as FLAG_STATE_KEY, flag_args, flag_members
+from ._per_tree import remembered
 from ._amp_param import (
     amp_parameters,
     initializing_refusals,
@@ -469,21 +470,16 @@ def find_amp_refs(rule, module: cst.Module, prefix: str = AMP) -> List[AmpRef]:
     return refs
 
 
-#: (what ``find_amp_refs`` read, its answer) for the last tree asked (``_amp_refs``)
-_last_amp_refs: List[Any] = [None, []]
+_last_amp_refs: List[Any] = []
 
 
 def _amp_refs(rule, module: cst.Module) -> List[AmpRef]:
-    """``find_amp_refs(rule, module)``, worked out once for the apex.amp rules that run on one
-    text (``engine.SAME_TEXT_GROUPS``): the same tree, metadata and plan, and the same
-    parameters the initialize rule recorded as apex.amp's, give the same answer."""
+    """``find_amp_refs(rule, module)``, once for the apex.amp rules that run on one text
+    (``_per_tree``): it also reads the parameters the initialize rule recorded as apex.amp's."""
     state = rule.file_state()
-    objects = (module, rule.parents, rule.repo_plan())
-    recorded = (repr(state.get(FLAG_STATE_KEY)), repr(state.get("scaler_parameters")))
-    last = _last_amp_refs
-    if last[0] is None or any(a is not b for a, b in zip(last[0][0], objects)) or last[0][1] != recorded:
-        last[:] = [(objects, recorded), find_amp_refs(rule, module)]
-    return list(last[1])
+    asked = (module, rule.parents, rule.repo_plan(), repr(state.get(FLAG_STATE_KEY)),
+             repr(state.get("scaler_parameters")))
+    return list(remembered(_last_amp_refs, asked, lambda: find_amp_refs(rule, module)))
 
 
 def _possible_roots(module: cst.Module, prefix: str, also: Set[str]) -> Optional[Set[str]]:
@@ -4627,21 +4623,21 @@ def self_attributes(module: cst.Module) -> Set[str]:
     }
 
 
-#: (module, parent map, its names in use) of the last module asked (``_names_in_use``)
-_last_names_in_use: List[Any] = [None, None, frozenset()]
+_last_names_in_use: List[Any] = []
 
 
 def _names_in_use(module: cst.Module, parents: Any) -> FrozenSet[str]:
     """The names ``module`` refers to or takes as parameters (a name the GradScaler must not
-    take); the same for each apex.amp rule that runs on one text, so worked out once."""
-    last = _last_names_in_use
-    if last[0] is module and last[1] is parents:
-        return last[2]
-    names = frozenset(
-        n.value for n in walk_of(module, cst.Name) if not _is_member_name(parents, n) or isinstance(parents.get(n), cst.Param)
+    take); the same for each apex.amp rule that runs on one text (``_per_tree``)."""
+    return remembered(
+        _last_names_in_use,
+        (module, parents),
+        lambda: frozenset(
+            n.value
+            for n in walk_of(module, cst.Name)
+            if not _is_member_name(parents, n) or isinstance(parents.get(n), cst.Param)
+        ),
     )
-    last[:] = [module, parents, names]
-    return names
 
 
 def _is_member_name(parents, node: cst.Name) -> bool:

@@ -219,3 +219,21 @@ def test_an_attribute_member_costs_the_imports_rule_no_scope_analysis(monkeypatc
     # the probe sees an analysis where the rule does need one: a name that reads the binding
     migrate_source((LEFTOVER_IMPORT + "    print(amp)\n").encode(), "train.py", SETTINGS, rules=[ImportsRule])
     assert resolved
+
+
+def test_the_round_trip_is_printed_only_for_a_changed_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file the rules leave as read keeps its bytes without a printing of its tree; one
+    they change is refused when LibCST's printing of the tree as read is not its bytes
+    (simulated: a printing that differs)."""
+    from migrate.rules._tree import StatementTexts
+
+    untouched = b"from apex.optimizers import FusedAdam\nopt = FusedAdam(params, bias_correction=False)\n"
+    printings = _counting(monkeypatch, StatementTexts, "code")
+    kept = migrate_source(untouched, "kept.py", SETTINGS)
+    assert kept.new == untouched and kept.internal_error is None and not printings
+    assert [f.code for f in kept.findings] == ["APX808"]  # kept: no torch equivalent
+
+    monkeypatch.setattr(StatementTexts, "code", lambda self, module: "# not the file\n")
+    refused = migrate_source(AMP_SCRIPT.encode(), "train.py", SETTINGS)
+    assert refused.new == AMP_SCRIPT.encode()
+    assert refused.internal_error is not None and "does not reproduce" in refused.internal_error.message

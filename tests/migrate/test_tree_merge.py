@@ -225,3 +225,19 @@ def test_a_conflict_runs_the_rule_again_on_the_text_the_others_left(monkeypatch)
     assert "if fp16" not in text and text.count(".scale(loss).backward()") == 1
     monkeypatch.setattr(engine, "SAME_TEXT_GROUPS", ())
     assert _run(SCALED_IN_BOTH.encode(), settings) == (new, findings, error)
+
+
+def test_an_answer_is_kept_for_the_same_tree_only():
+    from migrate.rules._per_tree import remembered
+
+    slot: list = []
+    computed = []
+    tree, same_text = cst.parse_module("x = 1\n"), cst.parse_module("x = 1\n")
+
+    def ask(module, recorded):
+        return remembered(slot, (module, recorded), lambda: computed.append(module) or len(computed))
+
+    assert ask(tree, "{}") == ask(tree, "{}") == 1  # the same tree, the same recorded state
+    assert ask(same_text, "{}") == 2  # another tree of the same text: asked again
+    assert ask(same_text, "{'f': 'amp'}") == 3  # the initialize rule recorded more
+    assert ask(same_text, "{'f': 'amp'}") == 3
