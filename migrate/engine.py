@@ -448,11 +448,18 @@ def _run_rules(
                 if not joins:
                     settle(rules[index:])
                 undo = (len(findings), _copied_containers(state)) if joins else None
+                read_before = set(state.get(tree_merge.WHOLE_NODE_READS, ()))
                 out = run(rule_cls)
                 if out is None or out is wrapper.module:
                     continue
                 if pending is not None:
-                    merged = tree_merge.merge(wrapper.module, pending, out, state.get(tree_merge.WHOLE_NODE_READS, ()))
+                    # a node an earlier rule of the group read whole may not change; one this
+                    # rule read whole is finished on what the earlier rules left of it
+                    read_whole = {
+                        node: None if node in read_before else finish
+                        for node, finish in state.get(tree_merge.WHOLE_NODE_READS, {}).items()
+                    }
+                    merged = tree_merge.merge(wrapper.module, pending, out, read_whole)
                     if merged is None and undo is not None:  # (a rule joining the group: ``undo`` is set)
                         del findings[undo[0] :], versions[undo[0] :]
                         state.clear()

@@ -102,6 +102,10 @@ def _name_facts(top: cst.CSTNode) -> _NameFacts:
     return _NameFacts(tuple(imports), frozenset(names), tuple(string_holders))
 
 
+def _module_name_facts(tree: cst.Module) -> List[_NameFacts]:
+    return statement_facts(tree, "import names", _name_facts) or [_name_facts(tree)]
+
+
 def certainly_unused_aliases(
     tree: cst.Module, scheduled: Iterable[Tuple[str, Optional[str], Optional[str]]]
 ) -> Optional[Dict[cst.ImportAlias, _ImportNode]]:
@@ -110,7 +114,7 @@ def certainly_unused_aliases(
     can tell).  ``torch.amp`` or ``f(amp=1)`` do not use a binding named ``amp``.  During a
     file's run the facts of each statement are kept (``_tree.statement_facts``)."""
     roots = {_bound_root(*entry) for entry in scheduled}
-    parts = statement_facts(tree, "import names", _name_facts) or [_name_facts(tree)]
+    parts = _module_name_facts(tree)
     names: Set[str] = set().union(*(part.names for part in parts))
     if not roots.isdisjoint(names):
         return None
@@ -253,7 +257,11 @@ def remove_imports_without_scopes(context: CodemodContext, tree: cst.Module) -> 
     """``RemoveImportsVisitor(context).transform_module(tree)`` when the scheduled names are
     certainly unused (same edits, no scope analysis); None when LibCST must decide."""
     scheduled = context.scratch.get(RemoveImportsVisitor.CONTEXT_KEY, [])
-    used = certainly_used_roots(module_code(tree), {_bound_root(*entry) for entry in scheduled})
+    # a name the code reads is a name node outside the imports: only those can be in use
+    # (the symbol table of the whole text is not built for the rest)
+    read = {_bound_root(*entry) for entry in scheduled}
+    read &= set().union(*(part.names for part in _module_name_facts(tree)))
+    used = certainly_used_roots(module_code(tree), read) if read else set()
     scheduled = [entry for entry in scheduled if _bound_root(*entry) not in used]
     if not scheduled:
         return tree

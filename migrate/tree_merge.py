@@ -11,19 +11,31 @@ a conflict: ``merge`` returns None and the caller runs the rules one after the o
 
 A rule whose edit of a node depends on all of that node as the earlier rules left it (an
 ``if`` written once where both branches read the same) names the node in the file state
-under ``WHOLE_NODE_READS``: another rule changing any part of it is a conflict too.
+under ``WHOLE_NODE_READS``, with the edit as a function of the node (``Finish``).  When the
+later of the two outputs is that rule's, the node's fields are merged and the function is
+applied to the merged node, as it would have been to the node the earlier rules left;
+any other change to the node by another rule is a conflict.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Collection, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import libcst as cst
 
 
-#: the file-state key (``repo_plan.FILE_STATE_KEY``) of the nodes a rule's edit read whole
+#: the file-state key (``repo_plan.FILE_STATE_KEY``) of the nodes a rule's edit read whole:
+#: a dict node -> its ``Finish``
 WHOLE_NODE_READS = "whole node reads"
+
+#: a rule's edit of a node it read whole: the node as the rules before left it (with the
+#: rule's own edits inside) -> the statements that replace it
+Finish = Callable[[cst.CSTNode], List[cst.CSTNode]]
+
+
+class _Spliced(List[Any]):
+    """A finished node's statements, spliced into the list that held it."""
 
 
 class _Conflict(Exception):
@@ -41,57 +53,96 @@ def _field_names(kind: type) -> Tuple[str, ...]:
 
 
 def merge(
-    base: cst.Module, first: cst.Module, second: cst.Module, read_whole: Collection[cst.CSTNode] = ()
+    base: cst.Module,
+    first: cst.Module,
+    second: cst.Module,
+    read_whole: Mapping[cst.CSTNode, Optional[Finish]] = {},  # noqa: B006 - read only
 ) -> Optional[cst.Module]:
     """The tree with both ``first``'s and ``second``'s changes of ``base``; None when they
-    changed the same part of it, or both changed one of ``read_whole``."""
-    global _read_whole
-    _read_whole = read_whole
+    changed the same part of it, or both changed a node of ``read_whole`` that has no
+    ``Finish`` (one with a ``Finish``: ``second``'s rule read it whole, and finishes it)."""
     try:
-        merged = _node(base, first, second)
+        merged = _Merge(read_whole).node(base, first, second)
     except _Conflict:
         return None
-    finally:
-        _read_whole = ()
     return merged if isinstance(merged, cst.Module) else None
 
 
-#: ``merge``'s ``read_whole``, for the merge under way
-_read_whole: Collection[cst.CSTNode] = ()
+class _Merge:
+    def __init__(self, read_whole: Mapping[cst.CSTNode, Optional[Finish]]) -> None:
+        self.read_whole = read_whole
 
+    def node(self, base: Any, first: Any, second: Any) -> Any:
+        if first is base or first is second:
+            return second
+        if second is base:
+            return first
+        kind = type(base)
+        if type(first) is not kind or type(second) is not kind or not isinstance(base, cst.CSTNode):
+            raise _Conflict
+        finish = None
+        if base in self.read_whole:
+            finish = self.read_whole[base]
+            if finish is None:
+                raise _Conflict
+        changes = {}
+        for name in _field_names(kind):
+            was = getattr(base, name)
+            value = self.value(was, getattr(first, name), getattr(second, name))
+            if isinstance(value, _Spliced):
+                raise _Conflict  # statements where one node must stand
+            if value is not was:
+                changes[name] = value
+        merged = base.with_changes(**changes) if changes else base
+        if finish is None:
+            return merged
+        statements = finish(merged)
+        return statements[0] if len(statements) == 1 and type(statements[0]) is kind else _Spliced(statements)
 
-def _node(base: Any, first: Any, second: Any) -> Any:
-    if first is base or first is second:
-        return second
-    if second is base:
-        return first
-    kind = type(base)
-    if type(first) is not kind or type(second) is not kind or not isinstance(base, cst.CSTNode) or base in _read_whole:
+    def value(self, base: Any, first: Any, second: Any) -> Any:
+        if first is base or first is second:
+            return second
+        if second is base:
+            return first
+        if isinstance(base, cst.CSTNode):
+            return self.node(base, first, second)
+        if isinstance(base, (tuple, list)) and isinstance(first, (tuple, list)) and isinstance(second, (tuple, list)):
+            merged = self.sequence(base, first, second)
+            return type(second)(merged) if not isinstance(second, tuple) else tuple(merged)
+        if first == base:
+            return second
+        if second == base or first == second:
+            return first
         raise _Conflict
-    changes = {}
-    for name in _field_names(kind):
-        was = getattr(base, name)
-        value = _value(was, getattr(first, name), getattr(second, name))
-        if value is not was:
-            changes[name] = value
-    return base.with_changes(**changes) if changes else base
 
-
-def _value(base: Any, first: Any, second: Any) -> Any:
-    if first is base or first is second:
-        return second
-    if second is base:
-        return first
-    if isinstance(base, cst.CSTNode):
-        return _node(base, first, second)
-    if isinstance(base, (tuple, list)) and isinstance(first, (tuple, list)) and isinstance(second, (tuple, list)):
-        merged = _sequence(base, first, second)
-        return type(second)(merged) if not isinstance(second, tuple) else tuple(merged)
-    if first == base:
-        return second
-    if second == base or first == second:
-        return first
-    raise _Conflict
+    def sequence(self, base: Sequence[Any], first: Sequence[Any], second: Sequence[Any]) -> List[Any]:
+        regions = _regions(base, first)
+        for theirs in _regions(base, second):
+            clash = [ours for ours in regions if _overlap(ours, theirs)]
+            if not clash:
+                regions.append(theirs)
+                continue
+            ours = clash[0]
+            start, end, elements = theirs
+            if len(clash) > 1 or ours[:2] != (start, end) or not len(ours[2]) == len(elements) == end - start:
+                raise _Conflict
+            # both changed the same elements in place: merge each
+            merged: List[Any] = []
+            for b, f, s in zip(base[start:end], ours[2], elements):
+                value = self.value(b, f, s)
+                if isinstance(value, _Spliced):
+                    merged.extend(value)
+                else:
+                    merged.append(value)
+            regions[regions.index(ours)] = (start, end, merged)
+        out: List[Any] = []
+        done = 0
+        for start, end, elements in sorted(regions, key=lambda region: region[:2]):
+            out.extend(base[done:start])
+            out.extend(elements)
+            done = end
+        out.extend(base[done:])
+        return out
 
 
 def _kept_positions(base: Sequence[Any], side: Sequence[Any]) -> Dict[int, int]:
@@ -172,27 +223,3 @@ def _overlap(one: _Region, other: _Region) -> bool:
     if other_start == other_end:
         return start < other_start < end
     return start < other_end and other_start < end
-
-
-def _sequence(base: Sequence[Any], first: Sequence[Any], second: Sequence[Any]) -> List[Any]:
-    regions = _regions(base, first)
-    for theirs in _regions(base, second):
-        clash = [ours for ours in regions if _overlap(ours, theirs)]
-        if not clash:
-            regions.append(theirs)
-            continue
-        ours = clash[0]
-        start, end, elements = theirs
-        if len(clash) > 1 or ours[:2] != (start, end) or not len(ours[2]) == len(elements) == end - start:
-            raise _Conflict
-        # both changed the same elements in place: merge each
-        merged = [_value(b, f, s) for b, f, s in zip(base[start:end], ours[2], elements)]
-        regions[regions.index(ours)] = (start, end, merged)
-    out: List[Any] = []
-    done = 0
-    for start, end, elements in sorted(regions, key=lambda region: region[:2]):
-        out.extend(base[done:start])
-        out.extend(elements)
-        done = end
-    out.extend(base[done:])
-    return out

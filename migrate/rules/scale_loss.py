@@ -10,7 +10,7 @@ same once both scale (``if args.fp16: <scaled> else: loss.backward()``) is writt
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import libcst as cst
 
@@ -23,6 +23,11 @@ from ..tree_merge import WHOLE_NODE_READS
 from ._same_branches import collapsed, enclosing_if
 from ._tree import inside, walk
 from .base import Example
+
+
+def _once_if_alike(head: Any) -> List[Any]:
+    """The ``if`` once where both its branches read the same (``_same_branches``)."""
+    return collapsed(head) or [head]
 
 
 class ScaleLossRule(AmpRule):
@@ -83,8 +88,9 @@ class ScaleLossRule(AmpRule):
         head = enclosing_if(self.parents, site.with_stmt)
         if head is not None and not self.edits.planned(head):
             # the other branch's plain backward may be scaled now too (``_same_branches``)
-            self.edits.replace(head, lambda upd: collapsed(upd) or [upd])
-            self.file_state().setdefault(WHOLE_NODE_READS, set()).add(head)  # (``tree_merge``)
+            finish = _once_if_alike
+            self.edits.replace(head, finish)
+            self.file_state().setdefault(WHOLE_NODE_READS, {})[head] = finish  # (``tree_merge``)
         if site.plain_backward:
             self.report(call, "APX301", f"amp.scale_loss -> {loss}.backward(), after {scaler}.unscale_", fixed=True,
                         severity="info")

@@ -153,15 +153,6 @@ def test_a_node_of_another_class_is_a_conflict(base):
     assert tree_merge.merge(base, first, second) is None
 
 
-def test_a_node_read_whole_conflicts_with_any_change_inside_it():
-    tree = cst.parse_module("if fp16:\n    a()\nelse:\n    b()\n")
-    branch = tree.body[0]
-    first = replaced(tree, branch.body.body[0], [statement("x()\n")])
-    second = replaced(tree, branch.orelse.body.body[0], [statement("y()\n")])
-    assert tree_merge.merge(tree, first, second) is not None
-    assert tree_merge.merge(tree, first, second, read_whole={branch}) is None
-
-
 # --- the engine's groups against the rules one after the other ----------------------------
 
 
@@ -205,11 +196,8 @@ def train(model, optimizer, loader, fp16):
 """
 
 
-def test_a_conflict_runs_the_rule_again_on_the_text_the_others_left(monkeypatch):
-    """The step rule scales the plain branch's backward; the scale-loss rule writes the
-    ``if`` once only when it sees that: on the shared text the merge refuses, and the rule
-    runs again after the step rule's edit (its findings of the first try dropped)."""
-    refused = []
+def _refusals(monkeypatch) -> list:
+    refused: list = []
     merge = tree_merge.merge
 
     def counting(*args, **kwargs):
@@ -218,13 +206,46 @@ def test_a_conflict_runs_the_rule_again_on_the_text_the_others_left(monkeypatch)
         return merged
 
     monkeypatch.setattr(tree_merge, "merge", counting)
-    settings = Settings()
-    new, findings, error = _run(SCALED_IN_BOTH.encode(), settings)
-    assert error is None and any(refused)
+    return refused
+
+
+def test_an_if_read_whole_is_finished_on_what_the_earlier_rules_left(monkeypatch):
+    """The step rule scales the plain branch's backward; the scale-loss rule writes the
+    ``if`` once when both branches read the same: on the shared text its edit of the ``if``
+    is applied to the merged ``if``, as it would be to the step rule's output."""
+    refused = _refusals(monkeypatch)
+    new, findings, error = _run(SCALED_IN_BOTH.encode(), Settings())
+    assert error is None and refused and not any(refused)
     text = new.decode()
     assert "if fp16" not in text and text.count(".scale(loss).backward()") == 1
     monkeypatch.setattr(engine, "SAME_TEXT_GROUPS", ())
-    assert _run(SCALED_IN_BOTH.encode(), settings) == (new, findings, error)
+    assert _run(SCALED_IN_BOTH.encode(), Settings()) == (new, findings, error)
+
+
+def test_a_node_read_whole_is_finished_by_the_later_rule_or_refused():
+    tree = cst.parse_module("if fp16:\n    a()\nelse:\n    b()\n")
+    branch = tree.body[0]
+    first = replaced(tree, branch.body.body[0], [statement("x()\n")])
+    second = replaced(tree, branch.orelse.body.body[0], [statement("y()\n")])
+    finished = tree_merge.merge(tree, first, second, {branch: lambda node: [statement("done()\n")]})
+    assert finished is not None and finished.code == "done()\n"
+    # the node was read whole by the earlier rule (no finish with the later output)
+    assert tree_merge.merge(tree, first, second, {branch: None}) is None
+
+
+def test_a_conflict_runs_the_rule_again_on_the_text_the_others_left(monkeypatch):
+    """A clip inside the ``amp.scale_loss`` block: the clipping rule edits inside the block
+    the scale-loss rule replaces; the merge refuses, and the scale-loss rule runs again on
+    the clipping rule's output (its findings and file state of the first try dropped)."""
+    from migrate.rules.clipping import ClippingRule
+
+    example = next(e for e in ClippingRule.EXAMPLES if e.id == "clip-in-the-block-and-a-read-after-it-share-one-unscale")
+    refused = _refusals(monkeypatch)
+    grouped = _run(example.before.encode(), example.settings)
+    assert any(refused) and grouped[2] is None
+    assert grouped[0].decode() == example.after
+    monkeypatch.setattr(engine, "SAME_TEXT_GROUPS", ())
+    assert _run(example.before.encode(), example.settings) == grouped
 
 
 def test_an_answer_is_kept_for_the_same_tree_only():
