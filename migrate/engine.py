@@ -460,7 +460,8 @@ def _run_rules(
                         for node, finish in state.get(tree_merge.WHOLE_NODE_READS, {}).items()
                     }
                     merged = tree_merge.merge(wrapper.module, pending, out, read_whole)
-                    if merged is None and undo is not None:  # (a rule joining the group: ``undo`` is set)
+                    if merged is None:
+                        assert undo is not None  # (a pending text is only joined: ``undo`` is set)
                         del findings[undo[0] :], versions[undo[0] :]
                         state.clear()
                         state.update(undo[1])

@@ -7,7 +7,8 @@ of them changed comes from that one; where both changed the same node, its field
 merged one by one, and a list field by the elements both kept (anchors), the stretches
 between them taken from the side that changed them.  Both sides changing the same stretch
 of a list, a node whose class one side changed, or a plain value both set differently is
-a conflict: ``merge`` returns None and the caller runs the rules one after the other.
+a conflict: ``merge`` returns None, and the engine runs the later rule again on the text
+the earlier ones left.
 
 A rule whose edit of a node depends on all of that node as the earlier rules left it (an
 ``if`` written once where both branches read the same) names the node in the file state
@@ -56,13 +57,13 @@ def merge(
     base: cst.Module,
     first: cst.Module,
     second: cst.Module,
-    read_whole: Mapping[cst.CSTNode, Optional[Finish]] = {},  # noqa: B006 - read only
+    read_whole: Optional[Mapping[cst.CSTNode, Optional[Finish]]] = None,
 ) -> Optional[cst.Module]:
     """The tree with both ``first``'s and ``second``'s changes of ``base``; None when they
     changed the same part of it, or both changed a node of ``read_whole`` that has no
     ``Finish`` (one with a ``Finish``: ``second``'s rule read it whole, and finishes it)."""
     try:
-        merged = _Merge(read_whole).node(base, first, second)
+        merged = _Merge(read_whole or {}).node(base, first, second)
     except _Conflict:
         return None
     return merged if isinstance(merged, cst.Module) else None
