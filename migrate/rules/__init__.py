@@ -49,8 +49,11 @@ ALL_RULES: List[Type[Rule]] = [
 
 #: rules that follow each other in ``ALL_RULES`` and run on the same text, their outputs
 #: merged (``engine``, ``tree_merge``): none of them decides on what another one of the
-#: group changes.  Where two change the same part of a file, the file is migrated again
-#: with every rule on the text the one before it left.
+#: group changes (the scale-loss rule's if-written-once reads the step rule's edit: it is
+#: finished on the merged tree, ``tree_merge.WHOLE_NODE_READS``).  Where two change the same
+#: part of a file, the later one runs again on the text the others left.  Grouping a rule
+#: with one whose edits it reads changes outputs: ``tests/migrate/test_tree_merge.py``
+#: compares every rule example with the groups and without.
 SAME_TEXT_GROUPS: Tuple[FrozenSet[Type[Rule]], ...] = (
     frozenset({DistributedDataParallelRule, SyncBatchNormRule, LarcRule, FP16OptimizerRule, FusedKernelsRule, InitializeRule}),
     frozenset({CheckpointRule, ClippingRule, StepRule, ScaleLossRule, CastingHooksRule}),
