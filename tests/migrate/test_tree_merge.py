@@ -180,22 +180,6 @@ def test_same_text_groups_give_the_sequential_result(example, monkeypatch):
     assert _run(before, example.settings) == grouped
 
 
-SCALED_IN_BOTH = """from apex import amp
-
-
-def train(model, optimizer, loader, fp16):
-    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
-    for batch in loader:
-        loss = model(batch)
-        if fp16:
-            with amp.scale_loss(loss, optimizer) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            loss.backward()
-        optimizer.step()
-"""
-
-
 def _refusals(monkeypatch) -> list:
     refused: list = []
     merge = tree_merge.merge
@@ -213,13 +197,15 @@ def test_an_if_read_whole_is_finished_on_what_the_earlier_rules_left(monkeypatch
     """The step rule scales the plain branch's backward; the scale-loss rule writes the
     ``if`` once when both branches read the same: on the shared text its edit of the ``if``
     is applied to the merged ``if``, as it would be to the step rule's output."""
+    from migrate.rules.step import StepRule
+
+    example = next(e for e in StepRule.EXAMPLES if e.id == "identical-branches-under-a-test-that-only-reads-values-are-written-once")
     refused = _refusals(monkeypatch)
-    new, findings, error = _run(SCALED_IN_BOTH.encode(), Settings())
+    new, findings, error = _run(example.before.encode(), example.settings)
     assert error is None and refused and not any(refused)
-    text = new.decode()
-    assert "if fp16" not in text and text.count(".scale(loss).backward()") == 1
+    assert new.decode() == example.after  # the if written once
     monkeypatch.setattr(engine, "SAME_TEXT_GROUPS", ())
-    assert _run(SCALED_IN_BOTH.encode(), Settings()) == (new, findings, error)
+    assert _run(example.before.encode(), example.settings) == (new, findings, error)
 
 
 def test_a_node_read_whole_is_finished_by_the_later_rule_or_refused():
