@@ -407,6 +407,7 @@ def _run_rules(
                 wrapper.release()
                 wrapper = LeanMetadataWrapper(tree, unsafe_skip_copy=True)
             remember_code(wrapper.module, new)
+        statement_texts.note_printed(out)
         texts.append(new)
         changed_by.extend(ran)
 
@@ -630,6 +631,9 @@ def _migrate_parsed(
         roundtrip = print_by_statement(module, statement_texts).encode(module.encoding)
         if not source.startswith(roundtrip):
             return _not_reproduced(path, source)
+    else:
+        # the statements the rules leave as read keep the file's text, not printed
+        statement_texts.read_source(module, source.decode(module.encoding))
     findings: List[Finding] = []
     try:
         new, ran = _run_rules(module, source, path, settings, active, findings, plan, read, statement_texts)
@@ -649,6 +653,8 @@ def _migrate_parsed(
     if roundtrip is None:
         if new == source:
             return MigrationResult(path, source, new, sorted(set(findings)))
+        if not statement_texts.reprints_replaced(module):
+            return _not_reproduced(path, source)
         roundtrip = (statement_texts.code(module) or module.code).encode(module.encoding)
         if not source.startswith(roundtrip):
             return _not_reproduced(path, source)

@@ -27,7 +27,7 @@ import libcst as cst
 
 from .. import stdlib_trees
 from ..ast_table import walk_nodes
-from ._tree import active_statement_texts, statement_facts
+from ._tree import active_statement_texts, names_spelled, statement_facts
 
 #: statements that bind a name of an enclosing scope from inside a body
 _OUTWARD_BINDINGS = (ast.Global, ast.Nonlocal, ast.NamedExpr)
@@ -207,6 +207,21 @@ def _line_facts(text: str, line: cst.CSTNode) -> Optional[_FileFacts]:
     if len(tree.body) != _stdlib_count(line):
         return None
     return _FileFacts(tree)
+
+
+def lines_naming(module: cst.Module, names: FrozenSet[str]) -> Optional[FrozenSet[int]]:
+    """The ids of ``module``'s statement lines (``a = b; c``, at any depth) holding a
+    ``Name`` spelled as one of ``names``; None outside a file's run (``statement_walk``)."""
+    texts = active_statement_texts()
+    if texts is None:
+        return None
+    found: Set[int] = set()
+    for name in names:
+        for node in names_spelled(module, name):
+            line = texts.enclosing(node, cst.SimpleStatementLine)
+            if line is not None:
+                found.add(id(line))
+    return frozenset(found)
 
 
 _STUB_BODY = cst.SimpleStatementSuite(body=[cst.Expr(cst.Ellipsis())])

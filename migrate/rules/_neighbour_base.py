@@ -23,7 +23,7 @@ from libcst.metadata import (
 from ._edits import code_of
 from ._tree import module_code, node_classes, walk
 from ._unused_import_schedule import schedule_unused_imports_of
-from ._namespace_gate import Gate, statements_naming, stub_skipped
+from ._namespace_gate import Gate, lines_naming, statements_naming, stub_skipped
 from ._metadata import ParentProvider, QualifiedNameProvider
 from ._edits import expression as expr
 from ._apex_path import apex_path_name
@@ -147,6 +147,8 @@ class NeighbourRule(Rule):
     WHOLE_TREE_PARENTS: ClassVar[bool] = False
     #: ids of the top-level statements this run does not descend into
     _skipped: Set[int] = frozenset()  # type: ignore[assignment]
+    #: with ``PRUNE_STATEMENTS``: ids of the statement lines naming a gate name (the others are not entered)
+    _named_lines: Optional[FrozenSet[int]] = None
     _gate: Optional[Gate] = None
     #: the wrapper whose parent map ``_parents`` is (``parent``)
     _parents_of: object = object()
@@ -161,6 +163,7 @@ class NeighbourRule(Rule):
         if gate is not None and self.PRUNE_STATEMENTS:
             self._gate = gate
             self._skipped = {id(statement) for statement in tree.body if id(statement) not in gate.kept}
+            self._named_lines = lines_naming(tree, gate.names)
         return super().transform_module(tree)
 
     def namespace_gate(self, tree: cst.Module) -> Optional[Gate]:
@@ -447,6 +450,8 @@ class NeighbourRule(Rule):
         if type(node) in _STATEMENT_CLASSES:
             self._statements.append(node)
         if id(node) in self._skipped:
+            return False
+        if type(node) is cst.SimpleStatementLine and self._named_lines is not None and id(node) not in self._named_lines:
             return False
         return super().on_visit(node)
 

@@ -158,7 +158,11 @@ def _statement_offsets(module: cst.Module, statement: cst.CSTNode, texts: Statem
         texts.learn(module, statement, "".join(state.tokens))
         return _StatementOffsets(state.offsets, state.line_starts)
 
-    return texts.fact(f"offsets {module.default_indent!r} {module.default_newline!r}", statement, printed)
+    return texts.fact(_offsets_kind(module), statement, printed)
+
+
+def _offsets_kind(module: cst.Module) -> str:
+    return f"offsets {module.default_indent!r} {module.default_newline!r}"
 
 
 def print_by_statement(module: cst.Module, texts: StatementTexts) -> str:
@@ -191,6 +195,29 @@ class _StatementwiseRanges(Mapping[cst.CSTNode, CodeRange]):
             line._codegen(header)
         self._header_lines = len(header.line_starts) - 1
         self._whole: Optional[_Ranges] = None
+        self._index: Optional[Dict[int, int]] = None
+        #: how many lines the statements before each statement of the body take, from the first on
+        self._lines_above: List[int] = [0]
+
+    def _index_of(self) -> Dict[int, int]:
+        if self._index is None:
+            self._index = {id(statement): index for index, statement in enumerate(self._module.body)}
+        return self._index
+
+    def _lines_before(self, index: int) -> int:
+        """How many lines the statements before ``module.body[index]`` take: counted in their
+        offsets where those are known, else in their texts (cut from the file for those read
+        from it: ``StatementTexts.read_source``), which need no offsets."""
+        above = self._lines_above
+        module, texts = self._module, self._texts
+        while len(above) <= index:
+            statement = module.body[len(above) - 1]
+            if texts.knows(_offsets_kind(module), statement):
+                count = len(_statement_offsets(module, statement, texts).line_starts) - 1
+            else:
+                count = len(_NEWLINE.findall(texts.text(module, statement)))
+            above.append(above[-1] + count)
+        return above[index]
 
     def _whole_ranges(self) -> _Ranges:
         if self._whole is None:
@@ -198,6 +225,15 @@ class _StatementwiseRanges(Mapping[cst.CSTNode, CodeRange]):
         return self._whole
 
     def _range(self, node: cst.CSTNode) -> Optional[CodeRange]:
+        holder = self._texts.top_statement(node)
+        index = self._index_of().get(id(holder)) if holder is not None else None
+        if index is not None:
+            part = _statement_offsets(self._module, holder, self._texts)
+            found = part.offsets.get(node)
+            if found is not None:
+                lines_before = self._header_lines + self._lines_before(index)
+                start = _position_in(part.line_starts, lines_before, found[0])
+                return CodeRange(start, _position_in(part.line_starts, lines_before, found[1]))
         lines_before = self._header_lines
         for statement in self._module.body:
             part = _statement_offsets(self._module, statement, self._texts)

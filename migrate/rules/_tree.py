@@ -9,6 +9,7 @@ is a read of the fields LibCST itself visits, in its order (``_child_fields``).
 
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 from functools import lru_cache
@@ -317,6 +318,12 @@ class StatementTexts:
         self._facts: Dict[Tuple[str, int], Tuple[cst.CSTNode, Any]] = {}
         #: id of a node walked as part of a statement -> that statement's walk, its index
         self._walked: Dict[int, Tuple[_StatementWalk, int]] = {}
+        #: id of a statement of the tree as parsed -> it, its text cut from the file (``read_source``)
+        self._read: Dict[int, Tuple[cst.CSTNode, str]] = {}
+        #: ids of those statements some printed tree no longer holds (``note_printed``)
+        self._replaced: Set[int] = set()
+        #: ids of those statements printed all the same -> whether the printing gave their text
+        self._reprinted: Dict[int, bool] = {}
 
     def statement_walk(self, statement: cst.CSTNode) -> "_StatementWalk":
         """The walk of a top-level ``statement``, worked out once; a later ``subtree`` of any
@@ -342,6 +349,19 @@ class StatementTexts:
             return None
         return found.nodes[index : index + found.sizes[index]]
 
+    def enclosing(self, node: cst.CSTNode, kind: type) -> Optional[cst.CSTNode]:
+        """The nearest node of class ``kind`` holding ``node`` (itself included) inside the
+        top-level statement whose walk holds ``node``; None where none does (or no walk holds it)."""
+        known = self._walked.get(id(node))
+        if known is None or known[0].nodes[known[1]] is not node:
+            return None
+        found, index = known
+        while index >= 0:
+            if type(found.nodes[index]) is kind:
+                return found.nodes[index]
+            index = found.up[index]
+        return None
+
     def fact(self, kind: str, statement: cst.CSTNode, compute: Callable[[cst.CSTNode], _T]) -> _T:
         """``compute(statement)``, worked out once per statement object and ``kind``
         (a statement object is the same subtree wherever it occurs: nodes do not change)."""
@@ -355,9 +375,55 @@ class StatementTexts:
         """Whether ``fact(kind, statement, ...)`` is worked out already."""
         return (kind, id(statement)) in self._facts
 
+    def read_source(self, module: cst.Module, text: str) -> bool:
+        """Take each statement's text of ``module`` (fresh from the parser) from ``text``, the
+        text it was parsed from (``source_slices``); whether that could be done."""
+        from ..source_slices import statement_slices
+
+        slices = statement_slices(module, text)
+        if slices is None:
+            return False
+        verify = os.environ.get(VERIFY_ENV)
+        for statement, part in zip(module.body, slices):
+            if verify and module.code_for_node(statement) != part:
+                raise AssertionError(f"a statement's text cut from the file differs from its printing: {part!r}")
+            self.learn(module, statement, part)
+            self._read[id(statement)] = (statement, part)
+        return True
+
+    def note_printed(self, tree: cst.Module) -> None:
+        """``tree`` is printed as a text of the file: the statements read from the file that it
+        no longer holds are checked by ``reprints_replaced``."""
+        if self._read:
+            held = {id(statement) for statement in tree.body}
+            self._replaced.update(key for key in self._read if key not in held)
+
+    def reprints_replaced(self, module: cst.Module) -> bool:
+        """Whether LibCST prints each statement read from the file that a printed tree replaced
+        as the file has it (the rest of such a text was copied from the file, not printed)."""
+        for key in self._replaced:
+            same = self._reprinted.get(key)
+            if same is None:
+                statement, text = self._read[key]
+                same = module.code_for_node(statement) == text
+            if not same:
+                return False
+        return True
+
+    def top_statement(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The top-level statement whose walk holds ``node``; None where no walk holds it."""
+        known = self._walked.get(id(node))
+        if known is None or known[0].nodes[known[1]] is not node:
+            return None
+        return known[0].nodes[0]
+
     def learn(self, module: cst.Module, statement: cst.CSTNode, text: str) -> None:
-        """Remember ``statement``'s text, printed by someone else."""
-        self._texts.setdefault((id(statement), module.default_indent, module.default_newline), (statement, text))
+        """Remember ``statement``'s text, printed by someone else (of a statement read from
+        the file, whether the printing gave the file's text)."""
+        key = (id(statement), module.default_indent, module.default_newline)
+        known = self._texts.setdefault(key, (statement, text))
+        if id(statement) in self._read and known[0] is statement:
+            self._reprinted[id(statement)] = known[1] == text
 
     def text(self, module: cst.Module, statement: cst.CSTNode) -> str:
         """``module.code_for_node(statement)``, printed once."""

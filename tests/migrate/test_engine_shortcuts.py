@@ -237,3 +237,43 @@ def test_the_round_trip_is_printed_only_for_a_changed_file(monkeypatch: pytest.M
     refused = migrate_source(AMP_SCRIPT.encode(), "train.py", SETTINGS)
     assert refused.new == AMP_SCRIPT.encode()
     assert refused.internal_error is not None and "does not reproduce" in refused.internal_error.message
+
+
+#: a function naming FusedAdam on one line of many: the fused-kernels rule keeps the function
+FUSED_IN_A_LONG_FUNCTION = (
+    "import torch\nfrom apex.optimizers import FusedAdam\n\n\n"
+    "def main(args):\n"
+    "    unrelated_model = torch.nn.Linear(4, 4)\n"
+    "    for unrelated_step in range(args.steps):\n"
+    "        unrelated_value = unrelated_model(torch.ones(4)).sum()\n"
+    "    optimizer = FusedAdam(unrelated_model.parameters(), lr=1e-3)\n"
+    "    return optimizer\n"
+)
+
+
+def test_a_pruning_rule_enters_only_the_statement_lines_naming_its_names(monkeypatch) -> None:
+    """A rule that descends only into the top-level statements naming its namespaces
+    (``PRUNE_STATEMENTS``) enters, inside those, only the statement lines that name one of
+    the names bound into them (and the heads of compound statements): the other lines hold
+    nothing it rewrites.  Same output."""
+    from migrate.rules.fused import FusedKernelsRule
+
+    seen: list = []
+    real = FusedKernelsRule._reference  # what its leave_Name asks (the hooks are looked up once per run)
+
+    def reference(self, original, updated):  # type: ignore[no-untyped-def]
+        seen.append(getattr(original, "value", None))
+        return real(self, original, updated)
+
+    monkeypatch.setattr(FusedKernelsRule, "_reference", reference)
+    result = migrate_source(FUSED_IN_A_LONG_FUNCTION.encode(), "train.py", SETTINGS, rules=[FusedKernelsRule])
+    assert b"torch.optim.Adam(" in result.new or b"torch.optim.AdamW(" in result.new
+    only_elsewhere = {"Linear", "ones", "unrelated_value"}  # names of the lines not naming FusedAdam
+    assert "FusedAdam" in seen and not only_elsewhere & set(seen)
+    # outside a file's run (no statement walks) every line is entered, with the same result
+    from migrate.rules import _namespace_gate
+
+    monkeypatch.setattr(_namespace_gate, "active_statement_texts", lambda: None)
+    seen.clear()
+    again = migrate_source(FUSED_IN_A_LONG_FUNCTION.encode(), "train.py", SETTINGS, rules=[FusedKernelsRule])
+    assert again.new == result.new and only_elsewhere <= set(seen)
