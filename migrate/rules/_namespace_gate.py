@@ -27,7 +27,7 @@ import libcst as cst
 
 from .. import stdlib_trees
 from ..ast_table import walk_nodes
-from ._tree import active_statement_texts, names_spelled, statement_facts
+from ._tree import active_statement_texts, statement_facts
 
 #: statements that bind a name of an enclosing scope from inside a body
 _OUTWARD_BINDINGS = (ast.Global, ast.Nonlocal, ast.NamedExpr)
@@ -209,18 +209,26 @@ def _line_facts(text: str, line: cst.CSTNode) -> Optional[_FileFacts]:
     return _FileFacts(tree)
 
 
-def lines_naming(module: cst.Module, names: FrozenSet[str]) -> Optional[FrozenSet[int]]:
-    """The ids of ``module``'s statement lines (``a = b; c``, at any depth) holding a
-    ``Name`` spelled as one of ``names``; None outside a file's run (``statement_walk``)."""
+def lines_naming(module: cst.Module, gate: Gate) -> Optional[FrozenSet[int]]:
+    """The ids of the statement lines (``a = b; c``, at any depth) of ``module``'s kept
+    top-level statements that hold a ``Name`` spelled as one of ``gate.names``; None outside
+    a file's run (no statement walks)."""
     texts = active_statement_texts()
     if texts is None:
         return None
+    names = gate.names
     found: Set[int] = set()
-    for name in names:
-        for node in names_spelled(module, name):
-            line = texts.enclosing(node, cst.SimpleStatementLine)
-            if line is not None:
-                found.add(id(line))
+    for statement in module.body:
+        if id(statement) not in gate.kept:
+            continue
+        walked = texts.statement_walk(statement)
+        nodes, up = walked.nodes, walked.up
+        for index, node in enumerate(nodes):
+            if type(node) is cst.Name and node.value in names:  # type: ignore[attr-defined]
+                while index >= 0 and type(nodes[index]) is not cst.SimpleStatementLine:
+                    index = up[index]
+                if index >= 0:
+                    found.add(id(nodes[index]))
     return frozenset(found)
 
 

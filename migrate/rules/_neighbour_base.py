@@ -163,7 +163,7 @@ class NeighbourRule(Rule):
         if gate is not None and self.PRUNE_STATEMENTS:
             self._gate = gate
             self._skipped = {id(statement) for statement in tree.body if id(statement) not in gate.kept}
-            self._named_lines = lines_naming(tree, gate.names)
+            self._named_lines = lines_naming(tree, gate)
         return super().transform_module(tree)
 
     def namespace_gate(self, tree: cst.Module) -> Optional[Gate]:

@@ -349,19 +349,6 @@ class StatementTexts:
             return None
         return found.nodes[index : index + found.sizes[index]]
 
-    def enclosing(self, node: cst.CSTNode, kind: type) -> Optional[cst.CSTNode]:
-        """The nearest node of class ``kind`` holding ``node`` (itself included) inside the
-        top-level statement whose walk holds ``node``; None where none does (or no walk holds it)."""
-        known = self._walked.get(id(node))
-        if known is None or known[0].nodes[known[1]] is not node:
-            return None
-        found, index = known
-        while index >= 0:
-            if type(found.nodes[index]) is kind:
-                return found.nodes[index]
-            index = found.up[index]
-        return None
-
     def fact(self, kind: str, statement: cst.CSTNode, compute: Callable[[cst.CSTNode], _T]) -> _T:
         """``compute(statement)``, worked out once per statement object and ``kind``
         (a statement object is the same subtree wherever it occurs: nodes do not change)."""
