@@ -2,4 +2,5 @@
 
 from .cli import command
 
-command()
+if __name__ == "__main__":
+    command()

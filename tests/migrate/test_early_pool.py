@@ -70,3 +70,51 @@ def test_no_file_is_guessed_once_the_plan_is_known() -> None:
         assert pool._stop_guessing() == taken  # stopping again changes nothing
     for job, plan, result in zip(jobs, plans, results):
         assert result.new == _alone(job, plan).new
+
+
+def test_the_command_s_workers_come_from_a_server_that_loaded_the_engine_once(tmp_path) -> None:
+    """Run as the command (``python -m migrate`` here), the workers are forked from one
+    server process that imported the engine for all of them; the answer is the one without
+    workers."""
+    import subprocess
+    import sys
+
+    for k in range(8):
+        (tmp_path / f"train{k}.py").write_text(SCRIPT)
+    probe = (
+        "import runpy, sys\nfrom migrate import early_pool\nstart = early_pool.start_workers\n"
+        "def recording(*args):\n    workers = start(*args)\n"
+        "    print('workers:', workers.start_method, flush=True)\n    return workers\n"
+        "early_pool.start_workers = recording\n"
+        "sys.argv = ['apexcompat-migrate', '--check', '-j', JOBS, '.']\n"
+        "runpy.run_module('migrate', run_name='__main__', alter_sys=True)\n"  # ends the process
+    )
+
+    def run(jobs: str) -> list:
+        done = subprocess.run([sys.executable, "-c", probe.replace("JOBS", repr(jobs))], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 1, done.stderr
+        return done.stdout.splitlines()
+
+    two, one = run("2"), run("1")
+    assert two[0] == "workers: forkserver" and not any(line.startswith("workers:") for line in one)
+    assert two[1:] == one
+
+
+@pytest.mark.parametrize(
+    "spec, path, ours",
+    [("migrate.__main__", None, True), (None, "/venv/bin/apexcompat-migrate", True), (None, "/home/me/train.py", False),
+     ("pytest.__main__", None, False), (None, None, False)],
+)
+def test_only_the_command_s_own_main_module_is_imported_again_by_a_server_s_workers(
+    monkeypatch, spec, path, ours: bool
+) -> None:
+    import sys
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__spec__ = types.SimpleNamespace(name=spec) if spec else None  # type: ignore[assignment]
+    if path:
+        main.__file__ = path
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    assert early_pool.run_as_the_command() is ours
