@@ -66,7 +66,15 @@ class Workers:
         return self._start_method
 
     def terminate(self) -> None:
+        """Stop the workers, and the server they came from: what they used is then this
+        process's children's (``time`` counts it), and nothing of the run goes on running."""
         self.pool.terminate()
+        if self._start_method == "forkserver":
+            from multiprocessing import forkserver
+
+            stop = getattr(forkserver._forkserver, "_stop", None)  # (CPython's, since 3.8)
+            if stop is not None:
+                stop()
 
 
 class EarlyPool:
@@ -101,7 +109,7 @@ class EarlyPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._pool.terminate()  # every result wanted is in; a superseded guess may still run
+        self._workers.terminate()  # every result wanted is in; a superseded guess may still run
 
     def _stop_guessing(self) -> int:
         """Take no further file without a plan; how many of ``_guess_order`` were taken."""
