@@ -18,18 +18,29 @@ the header or the footer) there are no slices, and the statements are printed as
 from __future__ import annotations
 
 import ast
-from typing import List, Optional
+from typing import List, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
 from . import stdlib_trees
 
 
-def statement_slices(module: cst.Module, text: str) -> Optional[List[str]]:
-    """The text of each statement of ``module.body`` as ``text`` (what ``module`` was parsed
-    from) holds it, in order; None where that cannot be told for certain (a carriage return
-    or a byte-order mark in the text, no final newline, a text the stdlib does not parse or
-    whose statements do not line up with LibCST's)."""
+class StatementSlice(NamedTuple):
+    """A top-level statement as the file has it."""
+
+    #: its text (from its leading blank and comment lines to the line before the next one)
+    text: str
+    #: the line (from 1) its text starts on
+    line: int
+    #: the first stdlib statement it holds
+    first: ast.stmt
+
+
+def statement_slices(module: cst.Module, text: str) -> Optional[List[StatementSlice]]:
+    """Each statement of ``module.body`` as ``text`` (what ``module`` was parsed from) holds
+    it, in order; None where that cannot be told for certain (a carriage return or a
+    byte-order mark in the text, no final newline, a text the stdlib does not parse or whose
+    statements do not line up with LibCST's)."""
     if not module.body or not module.has_trailing_newline or "\r" in text or text.startswith("\ufeff"):
         return None
     tree = stdlib_trees.parse(text)
@@ -40,19 +51,29 @@ def statement_slices(module: cst.Module, text: str) -> Optional[List[str]]:
     while at >= 0:
         line_starts.append(at + 1)
         at = text.find("\n", at + 1)
-    starts = _start_lines(module, tree, text, line_starts)
-    if starts is None or starts[0] != len(module.header) + 1:
+    found = _start_lines(module, tree, text, line_starts)
+    if found is None:
+        return None
+    starts, firsts = found
+    if starts[0] != len(module.header) + 1:
         return None
     ends = starts[1:] + [len(line_starts) - len(module.footer)]
     if any(end <= start for start, end in zip(starts, ends)):
         return None
-    return [text[line_starts[start - 1] : line_starts[end - 1]] for start, end in zip(starts, ends)]
+    return [
+        StatementSlice(text[line_starts[start - 1] : line_starts[end - 1]], start, first)
+        for start, end, first in zip(starts, ends, firsts)
+    ]
 
 
-def _start_lines(module: cst.Module, tree: ast.Module, text: str, line_starts: List[int]) -> Optional[List[int]]:
-    """The line (from 1) on which the text of each statement of ``module.body`` starts."""
+def _start_lines(
+    module: cst.Module, tree: ast.Module, text: str, line_starts: List[int]
+) -> Optional[Tuple[List[int], List[ast.stmt]]]:
+    """The line (from 1) on which the text of each statement of ``module.body`` starts, and
+    the first stdlib statement of each."""
     statements = iter(tree.body)
     starts: List[int] = []
+    firsts: List[ast.stmt] = []
     for line in module.body:
         # a line ``a; b`` is one LibCST statement and two stdlib ones
         count = len(line.body) if isinstance(line, cst.SimpleStatementLine) else 1
@@ -73,6 +94,7 @@ def _start_lines(module: cst.Module, tree: ast.Module, text: str, line_starts: L
             if lineno > len(line_starts) or not text.startswith("@", line_starts[lineno - 1]):
                 return None  # ``@`` and the decorator's expression on different lines
         starts.append(lineno - leading)
+        firsts.append(first)
     if next(statements, None) is not None:
         return None
-    return starts
+    return starts, firsts

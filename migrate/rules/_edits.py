@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import libcst as cst
 
+from ._tree import active_statement_texts
 from .base import TODO_PREFIX
 
 #: a list of statements, or a function of the updated statement that returns them
@@ -23,8 +24,13 @@ _EMPTY_MODULE = cst.Module(body=[])
 
 
 def code_of(node: Any) -> str:
-    """The source text of ``node`` (whitespace inside it kept)."""
-    return _EMPTY_MODULE.code_for_node(node)
+    """The source text of ``node`` (whitespace inside it kept); during a file's run printed
+    once per node (the rules compare the texts of the same nodes again and again: three
+    calls in five were for a node printed before)."""
+    texts = active_statement_texts()
+    if texts is None:
+        return _EMPTY_MODULE.code_for_node(node)
+    return texts.fact("code", node, _EMPTY_MODULE.code_for_node)
 
 
 def same_expression(a: str, b: str) -> bool:

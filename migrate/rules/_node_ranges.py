@@ -31,6 +31,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import BaseMetadataProvider, CodePosition, CodeRange
 
+from ..nested_lines import statement_line
 from ._tree import VERIFY_ENV, StatementTexts, active_statement_texts
 
 if TYPE_CHECKING:
@@ -165,6 +166,20 @@ def _offsets_kind(module: cst.Module) -> str:
     return f"offsets {module.default_indent!r} {module.default_newline!r}"
 
 
+#: the nodes whose ``indent`` indents what they hold
+_INDENTING = frozenset({cst.IndentedBlock, cst.Match}) if hasattr(cst, "Match") else frozenset({cst.IndentedBlock})
+
+
+def _printed_alone(module: cst.Module, statement: cst.CSTNode, indents: List[str]) -> _StatementOffsets:
+    """The offsets of a nested ``statement`` printed on its own, indented by ``indents`` (its
+    blocks' indentations, outermost first) as it is in its module."""
+    state = _OffsetCodegenState(module)
+    for indent in indents:
+        state.increase_indent(indent)
+    statement._codegen(state)
+    return _StatementOffsets(state.offsets, state.line_starts)
+
+
 def print_by_statement(module: cst.Module, texts: StatementTexts) -> str:
     """``module.code``, learning each top-level statement's text and nodes' offsets into
     ``texts`` on the way (for the positions and printings of the trees that follow)."""
@@ -199,6 +214,50 @@ class _StatementwiseRanges(Mapping[cst.CSTNode, CodeRange]):
         #: how many lines the statements before each statement of the body take, from the first on
         self._lines_above: List[int] = [0]
 
+    def _walked_to(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The top-level statement holding ``node``, found by walking the statements in turn
+        (their walks are kept: the parent links of the same tree are made from them); a
+        statement walked for the first time is where its nodes are looked up from then on."""
+        texts = self._texts
+        for statement in self._module.body:
+            texts.statement_walk(statement)
+            if texts.top_statement(node) is statement:
+                return statement
+        return None
+
+    def _nested_range(self, node: cst.CSTNode, holder: cst.CSTNode, index: int) -> Optional[CodeRange]:
+        """The range of ``node`` from a printing of the statement line holding it alone,
+        where its top-level statement ``holder`` (the ``index``-th) is as the file has it:
+        that line's first line is read from the stdlib tree (``nested_lines``), and a
+        statement of a thousand lines is not printed for a call on one of them."""
+        read = self._texts.as_read(holder)
+        chain = self._texts.chain_to(node) if read is not None else None
+        if read is None or chain is None:
+            return None
+        last = next((k for k in range(len(chain) - 1, 0, -1) if type(chain[k]) is cst.SimpleStatementLine), None)
+        if last is None:
+            return None
+        line = chain[last]
+        first_line = statement_line(chain[: last + 1], read.first)
+        if first_line is None:
+            return None
+        module = self._module
+        # (a ``match`` indents its cases by its own ``indent``, each case's block by the block's)
+        indents = [
+            module.default_indent if block.indent is None else block.indent
+            for block in chain[:last]
+            if type(block) in _INDENTING
+        ]
+        part = self._texts.fact(
+            f"alone {indents!r} {_offsets_kind(module)}", line, lambda line: _printed_alone(module, line, indents)
+        )
+        found = part.offsets.get(node)
+        if found is None:
+            return None
+        code_line = self._header_lines + self._lines_before(index) + first_line - read.line + 1
+        lines_before = code_line - 1 - len(line.leading_lines)
+        return CodeRange(*(_position_in(part.line_starts, lines_before, offset) for offset in found))
+
     def _index_of(self) -> Dict[int, int]:
         if self._index is None:
             self._index = {id(statement): index for index, statement in enumerate(self._module.body)}
@@ -227,7 +286,13 @@ class _StatementwiseRanges(Mapping[cst.CSTNode, CodeRange]):
     def _range(self, node: cst.CSTNode) -> Optional[CodeRange]:
         holder = self._texts.top_statement(node)
         index = self._index_of().get(id(holder)) if holder is not None else None
+        if index is None:  # not walked yet, or walked as part of an earlier tree sharing it
+            holder = self._walked_to(node)
+            index = self._index_of().get(id(holder)) if holder is not None else None
         if index is not None:
+            nested = self._nested_range(node, holder, index)
+            if nested is not None:
+                return nested
             part = _statement_offsets(self._module, holder, self._texts)
             found = part.offsets.get(node)
             if found is not None:

@@ -14,7 +14,7 @@ import threading
 from contextlib import contextmanager
 from functools import lru_cache
 from itertools import repeat
-from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 import libcst as cst
 from libcst import MaybeSentinel
@@ -29,6 +29,9 @@ from ._child_fields import (
     SEQUENCE_OR_NONE,
     child_fields,
 )
+
+if TYPE_CHECKING:
+    from ..source_slices import StatementSlice
 
 _T = TypeVar("_T")
 
@@ -318,8 +321,8 @@ class StatementTexts:
         self._facts: Dict[Tuple[str, int], Tuple[cst.CSTNode, Any]] = {}
         #: id of a node walked as part of a statement -> that statement's walk, its index
         self._walked: Dict[int, Tuple[_StatementWalk, int]] = {}
-        #: id of a statement of the tree as parsed -> it, its text cut from the file (``read_source``)
-        self._read: Dict[int, Tuple[cst.CSTNode, str]] = {}
+        #: id of a statement of the tree as parsed -> it, as the file has it (``read_source``)
+        self._read: Dict[int, Tuple[cst.CSTNode, "StatementSlice"]] = {}
         #: ids of those statements some printed tree no longer holds (``note_printed``)
         self._replaced: Set[int] = set()
         #: ids of those statements printed all the same -> whether the printing gave their text
@@ -333,9 +336,11 @@ class StatementTexts:
         if known is None:
             found = _StatementWalk(statement)
             known = self._facts[key] = (statement, found)
+            # a node shared with an earlier tree's statement is looked up in the latest walk
+            # holding it (the tree being worked on)
             walked = self._walked
             for index, node in enumerate(found.nodes):
-                walked.setdefault(id(node), (found, index))
+                walked[id(node)] = (found, index)
         return known[1]  # type: ignore[no-any-return]
 
     def subtree(self, node: cst.CSTNode) -> Optional[Sequence[cst.CSTNode]]:
@@ -372,11 +377,31 @@ class StatementTexts:
             return False
         verify = os.environ.get(VERIFY_ENV)
         for statement, part in zip(module.body, slices):
-            if verify and module.code_for_node(statement) != part:
+            if verify and module.code_for_node(statement) != part.text:
                 raise AssertionError(f"a statement's text cut from the file differs from its printing: {part!r}")
-            self.learn(module, statement, part)
+            self.learn(module, statement, part.text)
             self._read[id(statement)] = (statement, part)
         return True
+
+    def as_read(self, statement: cst.CSTNode) -> Optional["StatementSlice"]:
+        """The file's text of a top-level ``statement`` read from it (``read_source``), its
+        line and its first stdlib statement; None for any other."""
+        known = self._read.get(id(statement))
+        return known[1] if known is not None and known[0] is statement else None
+
+    def chain_to(self, node: cst.CSTNode) -> Optional[List[cst.CSTNode]]:
+        """The nodes from the top-level statement holding ``node`` down to ``node``, as a
+        statement walk holds them; None where none does."""
+        known = self._walked.get(id(node))
+        if known is None or known[0].nodes[known[1]] is not node:
+            return None
+        walked, index = known
+        chain = []
+        while index >= 0:
+            chain.append(walked.nodes[index])
+            index = walked.up[index]
+        chain.reverse()
+        return chain
 
     def note_printed(self, tree: cst.Module) -> None:
         """``tree`` is printed as a text of the file: the statements read from the file that it
@@ -391,8 +416,8 @@ class StatementTexts:
         for key in self._replaced:
             same = self._reprinted.get(key)
             if same is None:
-                statement, text = self._read[key]
-                same = module.code_for_node(statement) == text
+                statement, part = self._read[key]
+                same = module.code_for_node(statement) == part.text
             if not same:
                 return False
         return True

@@ -41,9 +41,14 @@ SHAPES = {
 @pytest.mark.parametrize("text", SHAPES.values(), ids=SHAPES.keys())
 def test_each_statement_s_text_is_its_printing(text: str) -> None:
     module = cst.parse_module(text)
-    slices = statement_slices(module, text)
-    assert slices is not None
+    found = statement_slices(module, text)
+    assert found is not None
+    slices = [part.text for part in found]
     assert slices == [module.code_for_node(statement) for statement in module.body]
+    lines = [1 + len(module.header)]
+    for part in slices[:-1]:
+        lines.append(lines[-1] + part.count("\n"))
+    assert [part.line for part in found] == lines
     header = "".join(module.code_for_node(line) for line in module.header)
     footer = "".join(module.code_for_node(line) for line in module.footer)
     assert header + "".join(slices) + footer == text
