@@ -1,4 +1,4 @@
-"""The line on which a statement line nested in a top-level statement starts, read from the
+"""The line on which a statement nested in a top-level statement starts, read from the
 stdlib ``ast`` of the file as read.
 
 A rule reports on a node; its line is the line of the statement line holding it plus the
@@ -33,8 +33,8 @@ if hasattr(ast, "Match"):
 
 
 def statement_line(chain: Sequence[cst.CSTNode], top: ast.stmt) -> Optional[int]:
-    """The line of the first token of ``chain[-1]``, a statement line (``SimpleStatementLine``)
-    inside the top-level statement ``chain[0]``; ``chain`` holds every node between them
+    """The line of the first token of ``chain[-1]``, a statement (a statement line or an
+    undecorated compound one) inside the top-level statement ``chain[0]``; ``chain`` holds every node between them
     (a walk's ancestors), ``top`` is ``chain[0]``'s stdlib statement.  None where the two
     trees do not line up."""
     statement: cst.CSTNode = chain[0]
@@ -60,8 +60,8 @@ def statement_line(chain: Sequence[cst.CSTNode], top: ast.stmt) -> Optional[int]
         position = _stdlib_index(block.body, nested)
         if position is None or position >= len(body):
             return None
-        if nested is chain[-1]:
-            return body[position].lineno if isinstance(nested, cst.SimpleStatementLine) else None
+        if nested is chain[-1]:  # a decorated definition's text starts at its first decorator
+            return None if getattr(nested, "decorators", ()) else body[position].lineno
         statement, stdlib, index = nested, body[position], index + 2
     return None
 

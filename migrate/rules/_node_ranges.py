@@ -170,14 +170,33 @@ def _offsets_kind(module: cst.Module) -> str:
 _INDENTING = frozenset({cst.IndentedBlock, cst.Match}) if hasattr(cst, "Match") else frozenset({cst.IndentedBlock})
 
 
-def _printed_alone(module: cst.Module, statement: cst.CSTNode, indents: List[str]) -> _StatementOffsets:
-    """The offsets of a nested ``statement`` printed on its own, indented by ``indents`` (its
-    blocks' indentations, outermost first) as it is in its module."""
+def _printable_alone(statement: cst.CSTNode, parent: cst.CSTNode) -> bool:
+    """Whether ``statement`` prints alone as it prints in its module, from its first line:
+    a statement line, or a compound statement but an ``elif`` (alone it would print ``if``)
+    and a decorated definition (its first line is its first decorator's)."""
+    if type(statement) is cst.SimpleStatementLine:
+        return True
+    if not isinstance(statement, cst.BaseCompoundStatement) or getattr(statement, "decorators", ()):
+        return False
+    return not (type(statement) is cst.If and type(parent) is cst.If)
+
+
+class _AlonePrinting(NamedTuple):
+    """A nested statement line printed on its own: its nodes' offsets, line starts and text."""
+
+    offsets: _Offsets
+    line_starts: List[int]
+    text: str
+
+
+def _printed_alone(module: cst.Module, statement: cst.CSTNode, indents: List[str]) -> _AlonePrinting:
+    """A nested ``statement`` printed on its own, indented by ``indents`` (its blocks'
+    indentations, outermost first) as it is in its module."""
     state = _OffsetCodegenState(module)
     for indent in indents:
         state.increase_indent(indent)
     statement._codegen(state)
-    return _StatementOffsets(state.offsets, state.line_starts)
+    return _AlonePrinting(state.offsets, state.line_starts, "".join(state.tokens))
 
 
 def print_by_statement(module: cst.Module, texts: StatementTexts) -> str:
@@ -226,21 +245,16 @@ class _StatementwiseRanges(Mapping[cst.CSTNode, CodeRange]):
         return None
 
     def _nested_range(self, node: cst.CSTNode, holder: cst.CSTNode, index: int) -> Optional[CodeRange]:
-        """The range of ``node`` from a printing of the statement line holding it alone,
-        where its top-level statement ``holder`` (the ``index``-th) is as the file has it:
-        that line's first line is read from the stdlib tree (``nested_lines``), and a
+        """The range of ``node`` from a printing of the statement holding it alone, placed
+        in its top-level statement ``holder`` (the ``index``-th) without printing that: a
         statement of a thousand lines is not printed for a call on one of them."""
-        read = self._texts.as_read(holder)
-        chain = self._texts.chain_to(node) if read is not None else None
-        if read is None or chain is None:
+        chain = self._texts.chain_to(node)
+        if chain is None or chain[0] is not holder:
             return None
-        last = next((k for k in range(len(chain) - 1, 0, -1) if type(chain[k]) is cst.SimpleStatementLine), None)
+        last = next((k for k in range(len(chain) - 1, 0, -1) if _printable_alone(chain[k], chain[k - 1])), None)
         if last is None:
             return None
         line = chain[last]
-        first_line = statement_line(chain[: last + 1], read.first)
-        if first_line is None:
-            return None
         module = self._module
         # (a ``match`` indents its cases by its own ``indent``, each case's block by the block's)
         indents = [
@@ -252,11 +266,27 @@ class _StatementwiseRanges(Mapping[cst.CSTNode, CodeRange]):
             f"alone {indents!r} {_offsets_kind(module)}", line, lambda line: _printed_alone(module, line, indents)
         )
         found = part.offsets.get(node)
-        if found is None:
+        above = self._lines_into(holder, chain[: last + 1], part.text) if found is not None else None
+        if found is None or above is None:
             return None
-        code_line = self._header_lines + self._lines_before(index) + first_line - read.line + 1
-        lines_before = code_line - 1 - len(line.leading_lines)
+        lines_before = self._header_lines + self._lines_before(index) + above
         return CodeRange(*(_position_in(part.line_starts, lines_before, offset) for offset in found))
+
+    def _lines_into(self, holder: cst.CSTNode, chain: List[cst.CSTNode], alone: str) -> Optional[int]:
+        """How many lines of ``holder``'s text come before the text of the statement line
+        ``chain[-1]`` (printed alone: ``alone``).  For a statement as the file has it, from the
+        line's first line in the stdlib tree (``nested_lines``); for one a rule made, where
+        that line's text occurs once in the statement's known text; else None."""
+        line = chain[-1]
+        read = self._texts.as_read(holder)
+        if read is not None:
+            first_line = statement_line(chain, read.first)
+            return None if first_line is None else first_line - read.line - len(line.leading_lines)
+        text = self._texts.known_text(self._module, holder)
+        where = text.find(alone) if text is not None and alone else -1
+        if where < 0 or text.find(alone, where + 1) >= 0 or (where and text[where - 1] not in "\r\n"):
+            return None
+        return len(_NEWLINE.findall(text, 0, where))
 
     def _index_of(self) -> Dict[int, int]:
         if self._index is None:

@@ -437,6 +437,11 @@ class StatementTexts:
         if id(statement) in self._read and known[0] is statement:
             self._reprinted[id(statement)] = known[1] == text
 
+    def known_text(self, module: cst.Module, statement: cst.CSTNode) -> Optional[str]:
+        """``statement``'s text where it was printed (or read) already; None where not."""
+        known = self._texts.get((id(statement), module.default_indent, module.default_newline))
+        return known[1] if known is not None and known[0] is statement else None
+
     def text(self, module: cst.Module, statement: cst.CSTNode) -> str:
         """``module.code_for_node(statement)``, printed once."""
         key = (id(statement), module.default_indent, module.default_newline)
