@@ -11,12 +11,15 @@ line starts after every such match inside a token, and a column counts the chara
 since the last line start; the syntactic positions of ``record_syntactic_position``
 (with their hoisted start and end nodes) are recorded the way LibCST records them.
 
-During a file's run (``_tree.printing_by_statement``) the offsets are worked out one
-top-level statement at a time, only up to the statement holding the node asked about, and
-kept per statement object: a rule's output shares most statements with its input, so the
-next rule's positions mostly come from offsets already known.  A top-level statement
-starts a line, and its code does not depend on what comes before it, so a node's line is
-the lines before its statement plus its line within it, and its column is the same.
+During a file's run (``_tree.printing_by_statement``) the offsets are worked out for the
+top-level statement holding the node asked about only, and kept per statement object: a
+rule's output shares most statements with its input, so the next rule's positions mostly
+come from offsets already known.  A top-level statement starts a line, and its code does not
+depend on what comes before it, so a node's line is the lines before its statement (counted
+in the statements' texts: most are the file's own, ``StatementTexts.read_source``) plus its
+line within it, and its column is the same.  Inside a long statement, the statement holding
+the node is printed alone instead, indented as in its module, and placed by the stdlib tree
+(``nested_lines``) or by where its text occurs in the long one's.
 """
 
 from __future__ import annotations
@@ -182,7 +185,7 @@ def _printable_alone(statement: cst.CSTNode, parent: cst.CSTNode) -> bool:
 
 
 class _AlonePrinting(NamedTuple):
-    """A nested statement line printed on its own: its nodes' offsets, line starts and text."""
+    """A nested statement printed on its own: its nodes' offsets, line starts and text."""
 
     offsets: _Offsets
     line_starts: List[int]
@@ -254,7 +257,7 @@ class _StatementwiseRanges(Mapping[cst.CSTNode, CodeRange]):
         last = next((k for k in range(len(chain) - 1, 0, -1) if _printable_alone(chain[k], chain[k - 1])), None)
         if last is None:
             return None
-        line = chain[last]
+        inner = chain[last]
         module = self._module
         # (a ``match`` indents its cases by its own ``indent``, each case's block by the block's)
         indents = [
@@ -263,7 +266,7 @@ class _StatementwiseRanges(Mapping[cst.CSTNode, CodeRange]):
             if type(block) in _INDENTING
         ]
         part = self._texts.fact(
-            f"alone {indents!r} {_offsets_kind(module)}", line, lambda line: _printed_alone(module, line, indents)
+            f"alone {indents!r} {_offsets_kind(module)}", inner, lambda inner: _printed_alone(module, inner, indents)
         )
         found = part.offsets.get(node)
         above = self._lines_into(holder, chain[: last + 1], part.text) if found is not None else None
@@ -273,15 +276,15 @@ class _StatementwiseRanges(Mapping[cst.CSTNode, CodeRange]):
         return CodeRange(*(_position_in(part.line_starts, lines_before, offset) for offset in found))
 
     def _lines_into(self, holder: cst.CSTNode, chain: List[cst.CSTNode], alone: str) -> Optional[int]:
-        """How many lines of ``holder``'s text come before the text of the statement line
-        ``chain[-1]`` (printed alone: ``alone``).  For a statement as the file has it, from the
-        line's first line in the stdlib tree (``nested_lines``); for one a rule made, where
-        that line's text occurs once in the statement's known text; else None."""
-        line = chain[-1]
+        """How many lines of ``holder``'s text come before the text of the statement
+        ``chain[-1]`` inside it (printed alone: ``alone``).  For a statement as the file has
+        it, from the inner one's first line in the stdlib tree (``nested_lines``); for one a
+        rule made, where the inner one's text occurs once in the statement's known text; else
+        None."""
         read = self._texts.as_read(holder)
         if read is not None:
             first_line = statement_line(chain, read.first)
-            return None if first_line is None else first_line - read.line - len(line.leading_lines)
+            return None if first_line is None else first_line - read.line - len(chain[-1].leading_lines)
         text = self._texts.known_text(self._module, holder)
         where = text.find(alone) if text is not None and alone else -1
         if where < 0 or text.find(alone, where + 1) >= 0 or (where and text[where - 1] not in "\r\n"):
