@@ -432,10 +432,10 @@ class StatementTexts:
     def learn(self, module: cst.Module, statement: cst.CSTNode, text: str) -> None:
         """Remember ``statement``'s text, printed by someone else (of a statement read from
         the file, whether the printing gave the file's text)."""
-        key = (id(statement), module.default_indent, module.default_newline)
-        known = self._texts.setdefault(key, (statement, text))
-        if id(statement) in self._read and known[0] is statement:
-            self._reprinted[id(statement)] = known[1] == text
+        self._texts.setdefault((id(statement), module.default_indent, module.default_newline), (statement, text))
+        read = self._read.get(id(statement))
+        if read is not None and read[0] is statement:
+            self._reprinted[id(statement)] = read[1].text == text
 
     def known_text(self, module: cst.Module, statement: cst.CSTNode) -> Optional[str]:
         """``statement``'s text where it was printed (or read) already; None where not."""
