@@ -204,7 +204,7 @@ def start_workers(settings: Settings, workers: int) -> Workers:
     second) once, for all of them, and is started by a thread of its own (starting it waits
     for that import); elsewhere each is forked from this process and imports the engine as
     it starts."""
-    context = _fork_context()
+    context = fork_context()
     if run_as_the_command() and "forkserver" in multiprocessing.get_all_start_methods():
         server = multiprocessing.get_context("forkserver")
         server.set_forkserver_preload(["__main__", f"{__package__}.engine"])
@@ -222,7 +222,8 @@ def start_workers(settings: Settings, workers: int) -> Workers:
     return Workers(pool, next_guess, context.get_start_method())
 
 
-def _fork_context() -> Any:
+def fork_context() -> Any:
+    """The multiprocessing context of workers forked from this process (where the system forks)."""
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" else None
     return multiprocessing.get_context(method)
 

@@ -75,12 +75,9 @@ def migrate_all(
         for job in jobs:
             yield _migrate(job, settings)
         return
-    import multiprocessing
+    from .early_pool import biggest_first, fork_context
 
-    from .early_pool import biggest_first
-
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" else None
-    context = multiprocessing.get_context(method)
+    context = fork_context()
     # the biggest files first, so that no worker is left with a long one at the end
     order = biggest_first(jobs)
     finished: Dict[int, "MigrationResult"] = {}

@@ -28,7 +28,7 @@ import os
 import re
 from bisect import bisect_right
 from types import TracebackType
-from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, NamedTuple, Optional, Tuple, Type
+from typing import TYPE_CHECKING, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -149,18 +149,31 @@ class _Ranges(Mapping[cst.CSTNode, CodeRange]):
 
 
 class _StatementOffsets(NamedTuple):
-    """A top-level statement's nodes' offsets, and its line starts, from its own start."""
+    """A statement printed on its own: its nodes' offsets, its line starts (both from its own
+    start) and its text."""
 
     offsets: _Offsets
     line_starts: List[int]
+    text: str
+
+
+def _printed(module: cst.Module, statement: cst.CSTNode, indents: Sequence[str] = ()) -> _StatementOffsets:
+    """``statement`` printed on its own with offsets; a nested one indented by ``indents``
+    (its blocks' indentations, outermost first) as it is in its module."""
+    state = _OffsetCodegenState(module)
+    for indent in indents:
+        state.increase_indent(indent)
+    statement._codegen(state)
+    return _StatementOffsets(state.offsets, state.line_starts, "".join(state.tokens))
 
 
 def _statement_offsets(module: cst.Module, statement: cst.CSTNode, texts: StatementTexts) -> _StatementOffsets:
+    """A top-level ``statement``'s offsets, printed once (its text learnt on the way)."""
+
     def printed(statement: cst.CSTNode) -> _StatementOffsets:
-        state = _OffsetCodegenState(module)
-        statement._codegen(state)
-        texts.learn(module, statement, "".join(state.tokens))
-        return _StatementOffsets(state.offsets, state.line_starts)
+        found = _printed(module, statement)
+        texts.learn(module, statement, found.text)
+        return found
 
     return texts.fact(_offsets_kind(module), statement, printed)
 
@@ -182,24 +195,6 @@ def _printable_alone(statement: cst.CSTNode, parent: cst.CSTNode) -> bool:
     if not isinstance(statement, cst.BaseCompoundStatement) or getattr(statement, "decorators", ()):
         return False
     return not (type(statement) is cst.If and type(parent) is cst.If)
-
-
-class _AlonePrinting(NamedTuple):
-    """A nested statement printed on its own: its nodes' offsets, line starts and text."""
-
-    offsets: _Offsets
-    line_starts: List[int]
-    text: str
-
-
-def _printed_alone(module: cst.Module, statement: cst.CSTNode, indents: List[str]) -> _AlonePrinting:
-    """A nested ``statement`` printed on its own, indented by ``indents`` (its blocks'
-    indentations, outermost first) as it is in its module."""
-    state = _OffsetCodegenState(module)
-    for indent in indents:
-        state.increase_indent(indent)
-    statement._codegen(state)
-    return _AlonePrinting(state.offsets, state.line_starts, "".join(state.tokens))
 
 
 def print_by_statement(module: cst.Module, texts: StatementTexts) -> str:
@@ -266,7 +261,7 @@ class _StatementwiseRanges(Mapping[cst.CSTNode, CodeRange]):
             if type(block) in _INDENTING
         ]
         part = self._texts.fact(
-            f"alone {indents!r} {_offsets_kind(module)}", inner, lambda inner: _printed_alone(module, inner, indents)
+            f"alone {indents!r} {_offsets_kind(module)}", inner, lambda inner: _printed(module, inner, indents)
         )
         found = part.offsets.get(node)
         above = self._lines_into(holder, chain[: last + 1], part.text) if found is not None else None

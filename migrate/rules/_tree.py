@@ -346,13 +346,16 @@ class StatementTexts:
     def subtree(self, node: cst.CSTNode) -> Optional[Sequence[cst.CSTNode]]:
         """``node`` and every node below it in source order, when a statement walk holds
         ``node``; else None."""
-        known = self._walked.get(id(node))
+        known = self._walk_holding(node)
         if known is None:
             return None
         found, index = known
-        if found.nodes[index] is not node:
-            return None
         return found.nodes[index : index + found.sizes[index]]
+
+    def _walk_holding(self, node: cst.CSTNode) -> Optional[Tuple["_StatementWalk", int]]:
+        """The latest statement walk holding ``node`` and its index there; None where none does."""
+        known = self._walked.get(id(node))
+        return known if known is not None and known[0].nodes[known[1]] is node else None
 
     def fact(self, kind: str, statement: cst.CSTNode, compute: Callable[[cst.CSTNode], _T]) -> _T:
         """``compute(statement)``, worked out once per statement object and ``kind``
@@ -392,8 +395,8 @@ class StatementTexts:
     def chain_to(self, node: cst.CSTNode) -> Optional[List[cst.CSTNode]]:
         """The nodes from the top-level statement holding ``node`` down to ``node``, as a
         statement walk holds them; None where none does."""
-        known = self._walked.get(id(node))
-        if known is None or known[0].nodes[known[1]] is not node:
+        known = self._walk_holding(node)
+        if known is None:
             return None
         walked, index = known
         chain = []
@@ -424,10 +427,8 @@ class StatementTexts:
 
     def top_statement(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The top-level statement whose walk holds ``node``; None where no walk holds it."""
-        known = self._walked.get(id(node))
-        if known is None or known[0].nodes[known[1]] is not node:
-            return None
-        return known[0].nodes[0]
+        known = self._walk_holding(node)
+        return known[0].nodes[0] if known is not None else None
 
     def learn(self, module: cst.Module, statement: cst.CSTNode, text: str) -> None:
         """Remember ``statement``'s text, printed by someone else (of a statement read from
