@@ -21,7 +21,9 @@ out one at a time instead left a CPU idle between files.
 Run as the command, the workers are forked from a server process that imported the engine
 once (``start_workers``): each forked from the command's own process imported it again, a
 third of a second of CPU each, taken from the planner and the other worker (DeepLearningExamples
-at ``-j 2``: 5.40 -> 5.06 s wall, median of six interleaved runs).
+at ``-j 2``: 5.40 -> 5.06 s wall, median of six interleaved runs).  The plan does not wait
+for that server: the thread starting it hands out the guesses once it is up
+(``Workers.when_started``).
 """
 
 from __future__ import annotations
@@ -65,6 +67,15 @@ class Workers:
         self.pool
         return self._start_method
 
+    def when_started(self, use: Callable[[Pool], None]) -> None:
+        """``use(pool)`` once the pool is started: at once where it is, else by the thread
+        starting it (the caller goes on meanwhile: the plan need not wait for the server's
+        import of the engine), or by the first wait for it where that thread failed."""
+        if isinstance(self._pool, _Starting):
+            self._pool.when_started(use)
+        else:
+            use(self._pool)
+
     def terminate(self) -> None:
         """Stop the workers, and the server they came from: what they used is then this
         process's children's (``time`` counts it), and nothing of the run goes on running."""
@@ -90,7 +101,6 @@ class EarlyPool:
     ) -> None:
         #: ``processes``: the run's workers, started already (``start_workers``), taken over
         self._workers = processes if processes is not None else start_workers(settings, workers)
-        self._pool = self._workers.pool
         self._jobs = jobs
         # the biggest files first, so that no worker is left with a long one at the end
         self._order = biggest_first(jobs)
@@ -103,7 +113,17 @@ class EarlyPool:
         #: how many files of ``_guess_order`` were taken before the guessing stopped
         self._taken: Optional[int] = None
         guessed = [jobs[i] for i in self._guess_order]
-        self._guessing = [self._pool.apply_async(_guess_in_worker, (guessed,)) for _ in range(guessers(workers))]
+        self._guessing: List[AsyncResult] = []
+
+        def start_guessing(pool: Pool) -> None:
+            self._guessing.extend(pool.apply_async(_guess_in_worker, (guessed,)) for _ in range(guessers(workers)))
+
+        self._workers.when_started(start_guessing)
+
+    @property
+    def _pool(self) -> Pool:
+        """The pool (waited for, where it is still starting: the guesses are then handed out)."""
+        return self._workers.pool
 
     def __enter__(self) -> "EarlyPool":
         return self
@@ -242,13 +262,20 @@ def run_as_the_command() -> bool:
 
 class _Starting(threading.Thread):
     """Starts a pool (``start``) in the background; where that fails, ``started`` starts the
-    fallback pool instead (forked workers)."""
+    fallback pool instead (forked workers).  What is to be done with the pool once started
+    (``when_started``) is done by this thread where the pool starts here, else by
+    ``started``."""
 
     def __init__(self, start: Callable[[], Pool], fallback: Callable[[], Pool]) -> None:
         super().__init__(name="apexcompat-migrate workers", daemon=True)
         self._start, self._fallback = start, fallback
         self._pool: Optional[Pool] = None
         self.start_method = "forkserver"
+        self._lock = threading.Lock()
+        #: what waits for the pool; None once this thread is done with it
+        self._waiting: Optional[List[Callable[[Pool], None]]] = []
+        #: what one of them raised in this thread (raised again by ``started``)
+        self._error: Optional[BaseException] = None
         self.start()
 
     def run(self) -> None:
@@ -256,11 +283,36 @@ class _Starting(threading.Thread):
             self._pool = self._start()
         except Exception:  # noqa: BLE001 - no server process here: the forked workers do
             self._pool = None
+            return
+        self._run_waiting(self._pool)
+
+    def _run_waiting(self, pool: Pool) -> None:
+        while True:
+            with self._lock:
+                waiting = self._waiting
+                if not waiting:
+                    self._waiting = None
+                    return
+                use = waiting.pop(0)
+            try:
+                use(pool)
+            except BaseException as exc:  # noqa: BLE001 - raised again where the pool is waited for
+                self._error = self._error or exc
+
+    def when_started(self, use: Callable[[Pool], None]) -> None:
+        with self._lock:
+            if self._waiting is not None:
+                self._waiting.append(use)
+                return
+        use(self.started())
 
     def started(self) -> Pool:
         self.join()
         if self._pool is None:
             self._pool, self.start_method = self._fallback(), "fork"
+            self._run_waiting(self._pool)
+        if self._error is not None:
+            raise self._error
         return self._pool
 
 

@@ -118,3 +118,51 @@ def test_only_the_command_s_own_main_module_is_imported_again_by_a_server_s_work
         main.__file__ = path
     monkeypatch.setitem(sys.modules, "__main__", main)
     assert early_pool.run_as_the_command() is ours
+
+
+class _SlowStart:
+    """A stand-in for starting the server's pool: returns ``pool`` (or raises) once released."""
+
+    def __init__(self, pool: object = None) -> None:
+        import threading
+
+        self.release = threading.Event()
+        self.pool = pool
+
+    def __call__(self) -> object:
+        assert self.release.wait(30)
+        if self.pool is None:
+            raise OSError("no server here")
+        return self.pool
+
+
+def test_what_waits_for_the_pool_is_done_by_the_thread_starting_it_and_the_caller_goes_on() -> None:
+    import threading
+
+    start = _SlowStart(pool="server pool")
+    used: list = []
+    workers = early_pool.Workers(early_pool._Starting(start, lambda: "forked pool"), next_guess=None)
+    workers.when_started(lambda pool: used.append((pool, threading.current_thread().name)))
+    assert used == []  # the caller was not held up by the start
+    start.release.set()
+    assert workers.pool == "server pool" and workers.start_method == "forkserver"
+    assert used == [("server pool", "apexcompat-migrate workers")]
+    workers.when_started(lambda pool: used.append((pool, threading.current_thread().name)))  # started: at once
+    assert used[1] == ("server pool", threading.current_thread().name)
+
+
+def test_where_the_server_fails_the_fallback_pool_gets_what_waited_and_an_error_there_is_raised() -> None:
+    start = _SlowStart()
+    used: list = []
+    starting = early_pool._Starting(start, lambda: "forked pool")
+    starting.when_started(used.append)
+    start.release.set()
+    assert starting.started() == "forked pool" and starting.start_method == "fork"
+    assert used == ["forked pool"]
+
+    failing = _SlowStart(pool="server pool")
+    starting = early_pool._Starting(failing, lambda: "forked pool")
+    starting.when_started(lambda pool: 1 / 0)
+    failing.release.set()
+    with pytest.raises(ZeroDivisionError):
+        starting.started()
