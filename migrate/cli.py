@@ -556,6 +556,9 @@ def command() -> NoReturn:
     object by object, for a process about to end (as long as a few files' migration on a big
     tree).  The output is flushed first; the run has closed every file it wrote and stopped
     its workers.  ``main`` itself returns, for a program that calls it."""
+    from .stdlib_trees import leave_to_exit
+
+    leave_to_exit()  # nor are the index's trees freed at the end of the run
     status = main()
     sys.stdout.flush()
     sys.stderr.flush()

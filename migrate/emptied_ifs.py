@@ -36,6 +36,7 @@ from typing import List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from . import trusted_parse
 from .findings import Finding
 from .rules._edits import code_of, kept_leading, read_todos, todo_key
 from .rules._same_branches import pure_test
@@ -56,7 +57,7 @@ def tidy_emptied_ifs(original: cst.Module, source: bytes, new: bytes) -> Tuple[b
     if len(_PASS.findall(new)) <= len(_PASS.findall(source)):
         return new, []  # the rules wrote no ``pass`` (cheap: most files stop here)
     try:
-        tree = cst.parse_module(new)
+        tree = trusted_parse.parse_module(new)
     except (cst.ParserSyntaxError, SyntaxError):
         return new, []  # the engine reports what does not compile
     read = source.decode(original.encoding, errors="replace")

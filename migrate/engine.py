@@ -25,7 +25,7 @@ from .collector import kept_for_the_file
 from .codes import INTERNAL_ERROR, PARSE_ERROR, UNDECODABLE
 from .emptied_ifs import merged_sites, tidy_emptied_ifs
 from .file_facts import words_in_code
-from . import shim_inputs
+from . import shim_inputs, trusted_parse
 from .findings import Finding
 from .import_edits import imports_present, remove_imports_without_scopes
 from .positions import to_original
@@ -525,7 +525,7 @@ def _find_breaking_rule(
     for index, rule_cls in enumerate(rules):
         if rule_cls not in changed_by:
             continue
-        text, _ = _run_rules(cst.parse_module(source), source, path, settings, rules[: index + 1], [], plan)
+        text, _ = _run_rules(trusted_parse.parse_module(source), source, path, settings, rules[: index + 1], [], plan)
         if compile_error(text, path) is not None:
             return rule_cls
     return None
@@ -618,7 +618,7 @@ def _migrate_parsed(
     read: Optional[bytes],
 ) -> MigrationResult:
     try:
-        module = kept_for_the_file(lambda: cst.parse_module(source))
+        module = kept_for_the_file(lambda: trusted_parse.parse_module(source))
     except (cst.ParserSyntaxError, SyntaxError, UnicodeError, LookupError) as exc:
         return MigrationResult(path, source, source, parse_error=_parse_failure(source, path, exc))
     # LibCST drops the final newline of a file whose lines end in a lone "\r" (old Mac

@@ -333,7 +333,7 @@ def migrate_repository(
             return results
         return _edit_factory_callers(plan, jobs, keys, results, others, settings)
     finally:
-        stdlib_trees.forget()  # the trees served this run; a caller that goes on need not keep them
+        stdlib_trees.end_of_run()
 
 
 def _admitted_by_plan(

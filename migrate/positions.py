@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import replace
-from typing import List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from .findings import Finding
 
@@ -45,13 +45,20 @@ class LineMap:
 def to_original(findings: Sequence[Finding], versions: Sequence[int], texts: Sequence[bytes]) -> List[Finding]:
     """``findings[i]`` was reported on ``texts[versions[i]]``; return them with positions in
     ``texts[0]``."""
-    maps = [LineMap(texts[k - 1], texts[k]) for k in range(1, len(texts))]
+    maps: Dict[int, LineMap] = {}  # made for the edits a finding is moved across only
+
+    def map_of(k: int) -> LineMap:
+        found = maps.get(k)
+        if found is None:
+            found = maps[k] = LineMap(texts[k - 1], texts[k])
+        return found
+
     moved: List[Finding] = []
     for finding, version in zip(findings, versions):
         line, col, exact = finding.line, finding.col, True
         if line > 0:
             for k in range(version, 0, -1):
-                line, same = maps[k - 1].to_old(line)
+                line, same = map_of(k).to_old(line)
                 exact = exact and same
         if not exact:
             col = 1

@@ -28,6 +28,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
+from . import trusted_parse
 from .rules._tree import VERIFY_ENV, StatementTexts, module_bytes
 
 _Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
@@ -58,7 +59,7 @@ def _parse_run(module: cst.Module, code: str) -> Optional[List[_Statement]]:
     """The statements of ``code`` (changed top-level statements, not the file's first),
     as a parse of the whole file would give them; None where that is not certain."""
     try:
-        parsed = cst.parse_module(code, config=module.config_for_parsing)
+        parsed = trusted_parse.parse_module(code, config=module.config_for_parsing)
     except (cst.ParserSyntaxError, SyntaxError, ValueError):
         return None
     if parsed.footer or not parsed.body or not parsed.has_trailing_newline:
@@ -85,7 +86,7 @@ def next_tree(
         spliced = _splice(before, after, texts)
     if spliced is None:
         new = module_bytes(after)
-        return new, (before if new == text_before else cst.parse_module(new))
+        return new, (before if new == text_before else trusted_parse.parse_module(new))
     code, body = spliced
     new = code.encode(after.encoding)
     if new == text_before:
@@ -254,7 +255,7 @@ def _parse_in_blocks(
         inner = [cst.If(test=_WRAPPER_TEST, body=cst.IndentedBlock(body=inner, indent=block.indent))]
     code = module.with_changes(body=inner, header=(), footer=()).code
     try:
-        parsed = cst.parse_module(code, config=module.config_for_parsing)
+        parsed = trusted_parse.parse_module(code, config=module.config_for_parsing)
     except (cst.ParserSyntaxError, SyntaxError, ValueError):
         return None
     if parsed.header or parsed.footer or parsed.default_indent != module.default_indent:

@@ -36,6 +36,18 @@ def test_a_text_is_parsed_once_and_forgotten_at_the_end_of_a_run():
     assert stdlib_trees.parse(SOURCE) is not first
 
 
+def test_the_end_of_a_run_keeps_the_trees_only_for_a_process_about_to_end(monkeypatch):
+    stdlib_trees.forget()
+    first = stdlib_trees.parse(SOURCE)
+    stdlib_trees.end_of_run()
+    assert stdlib_trees.parse(SOURCE) is not first  # a caller that goes on: freed
+    monkeypatch.setattr(stdlib_trees, "_left_to_exit", False)
+    stdlib_trees.leave_to_exit()  # what the command does before its run
+    kept = stdlib_trees.parse(SOURCE)
+    stdlib_trees.end_of_run()
+    assert stdlib_trees.parse(SOURCE) is kept
+
+
 def test_text_the_stdlib_rejects_gives_none():
     assert stdlib_trees.parse("def broken(:\n") is None
     assert stdlib_trees.parse(b"\xff\xfe not utf-8 \xff") is None
