@@ -29,6 +29,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 import libcst as cst
 
 from . import trusted_parse
+from .rules._printing import printed
 from .rules._tree import VERIFY_ENV, StatementTexts, module_bytes
 
 _Statement = Union[cst.SimpleStatementLine, cst.BaseCompoundStatement]
@@ -100,7 +101,7 @@ def next_tree(
 def _splice(before: cst.Module, after: cst.Module, texts: StatementTexts) -> Optional[Tuple[str, List[_Statement]]]:
     kept = {id(statement) for statement in before.body}
     seen: set = set()
-    parts = [before.code_for_node(line) for line in before.header]
+    parts = [printed(before, line) for line in before.header]
     body: List[_Statement] = []
     run: List[_Statement] = []
 
@@ -141,7 +142,7 @@ def _splice(before: cst.Module, after: cst.Module, texts: StatementTexts) -> Opt
         seen.add(id(statement))
     if not flush(len(before.body)):
         return None
-    parts.extend(before.code_for_node(line) for line in before.footer)
+    parts.extend(printed(before, line) for line in before.footer)
     return "".join(parts), body
 
 
@@ -253,7 +254,8 @@ def _parse_in_blocks(
     inner: Sequence[cst.BaseStatement] = run
     for block in reversed(blocks):
         inner = [cst.If(test=_WRAPPER_TEST, body=cst.IndentedBlock(body=inner, indent=block.indent))]
-    code = module.with_changes(body=inner, header=(), footer=()).code
+    wrapped = module.with_changes(body=inner, header=(), footer=())
+    code = printed(wrapped, wrapped)
     try:
         parsed = trusted_parse.parse_module(code, config=module.config_for_parsing)
     except (cst.ParserSyntaxError, SyntaxError, ValueError):

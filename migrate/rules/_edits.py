@@ -10,10 +10,12 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
+from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import libcst as cst
 
+from ._printing import printed
 from ._tree import active_statement_texts
 from .base import TODO_PREFIX
 
@@ -21,6 +23,7 @@ from .base import TODO_PREFIX
 Replacement = Any
 
 _EMPTY_MODULE = cst.Module(body=[])
+_printed_alone = partial(printed, _EMPTY_MODULE)
 
 
 def code_of(node: Any) -> str:
@@ -29,8 +32,8 @@ def code_of(node: Any) -> str:
     calls in five were for a node printed before)."""
     texts = active_statement_texts()
     if texts is None:
-        return _EMPTY_MODULE.code_for_node(node)
-    return texts.fact("code", node, _EMPTY_MODULE.code_for_node)
+        return _printed_alone(node)
+    return texts.fact("code", node, _printed_alone)
 
 
 def same_expression(a: str, b: str) -> bool:

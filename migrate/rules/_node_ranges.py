@@ -35,6 +35,7 @@ from libcst._nodes.internal import CodegenState
 from libcst.metadata import BaseMetadataProvider, CodePosition, CodeRange
 
 from ..nested_lines import statement_line
+from ._printing import printed
 from ._tree import VERIFY_ENV, StatementTexts, active_statement_texts
 
 if TYPE_CHECKING:
@@ -206,7 +207,7 @@ def print_by_statement(module: cst.Module, texts: StatementTexts) -> str:
         code = texts.code(module)
         if code is not None:
             return code
-    return module.code
+    return printed(module, module)
 
 
 def _whole_module_ranges(module: cst.Module) -> _Ranges:

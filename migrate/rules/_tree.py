@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, Iter
 import libcst as cst
 from libcst import MaybeSentinel
 
+from ._printing import printed
 from ._child_fields import (
     BODY,
     NODE_OR_SEQUENCE,
@@ -380,7 +381,7 @@ class StatementTexts:
             return False
         verify = os.environ.get(VERIFY_ENV)
         for statement, part in zip(module.body, slices):
-            if verify and module.code_for_node(statement) != part.text:
+            if verify and printed(module, statement) != part.text:
                 raise AssertionError(f"a statement's text cut from the file differs from its printing: {part!r}")
             self.learn(module, statement, part.text)
             self._read[id(statement)] = (statement, part)
@@ -420,7 +421,7 @@ class StatementTexts:
             same = self._reprinted.get(key)
             if same is None:
                 statement, part = self._read[key]
-                same = module.code_for_node(statement) == part.text
+                same = printed(module, statement) == part.text
             if not same:
                 return False
         return True
@@ -444,11 +445,11 @@ class StatementTexts:
         return known[1] if known is not None and known[0] is statement else None
 
     def text(self, module: cst.Module, statement: cst.CSTNode) -> str:
-        """``module.code_for_node(statement)``, printed once."""
+        """``module.code_for_node(statement)``, printed once (``printed``)."""
         key = (id(statement), module.default_indent, module.default_newline)
         known = self._texts.get(key)
         if known is None:
-            known = self._texts[key] = (statement, module.code_for_node(statement))
+            known = self._texts[key] = (statement, printed(module, statement))
         return known[1]
 
     def code(self, module: cst.Module) -> Optional[str]:
@@ -456,9 +457,9 @@ class StatementTexts:
         or without a final newline (LibCST's printing treats those ends apart)."""
         if not module.body or not module.has_trailing_newline:
             return None
-        parts = [module.code_for_node(line) for line in module.header]
+        parts = [printed(module, line) for line in module.header]
         parts.extend(self.text(module, statement) for statement in module.body)
-        parts.extend(module.code_for_node(line) for line in module.footer)
+        parts.extend(printed(module, line) for line in module.footer)
         return "".join(parts)
 
 
@@ -504,5 +505,5 @@ def module_code(tree: cst.Module) -> str:
         texts = active_statement_texts()
         code = texts.code(tree) if texts is not None else None
         _last_code.tree = tree
-        _last_code.code = tree.code if code is None else code
+        _last_code.code = printed(tree, tree) if code is None else code
     return _last_code.code
