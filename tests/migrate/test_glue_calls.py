@@ -221,6 +221,9 @@ FACTORY_MODULE, FACTORY_PACKAGE = "repo/nets/build.py", "repo/nets/__init__.py"
         (b"    from nets import build\n", FACTORY_MODULE, True),
         (b"from nets import (\n    a,\n    build,\n)\n", FACTORY_MODULE, True),
         (b"from nets import a, \\\n    build\n", FACTORY_MODULE, True),
+        (b"import os, \\\n    sys, \\\n    nets.build\n", FACTORY_MODULE, True),
+        (b"from nets import (a,  # b)\n    build)\n", FACTORY_MODULE, False),  # the search stops at a ")"
+        (b"x = 1; import nets.build\n", FACTORY_MODULE, False),  # only an import opening its line
         (b"from nets import make\n", FACTORY_MODULE, False),
         (b"from rebuild import make\n", FACTORY_MODULE, False),
         (b"text = 'from build import make'\n", FACTORY_MODULE, False),
