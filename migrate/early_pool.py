@@ -227,7 +227,7 @@ def start_workers(settings: Settings, workers: int) -> Workers:
     context = fork_context()
     if run_as_the_command() and "forkserver" in multiprocessing.get_all_start_methods():
         server = multiprocessing.get_context("forkserver")
-        server.set_forkserver_preload(["__main__", f"{__package__}.engine"])
+        server.set_forkserver_preload(["__main__", f"{__package__}.server_preload"])
         # (a lock made for the server's workers serves forked ones too, not the other way round)
         next_guess = server.Value("i", 0)
         initargs = (settings, next_guess)

@@ -166,3 +166,19 @@ def test_where_the_server_fails_the_fallback_pool_gets_what_waited_and_an_error_
     failing.release.set()
     with pytest.raises(ZeroDivisionError):
         starting.started()
+
+
+def test_the_workers_server_ends_without_the_interpreter_s_teardown() -> None:
+    import subprocess
+    import sys
+
+    # what the server imports: an exit handler registered before it (the teardown) is skipped,
+    # what was written is flushed
+    code = (
+        "import atexit; atexit.register(print, 'torn down')\n"
+        "import migrate.server_preload\n"
+        "print('served', end='')\n"
+        "raise SystemExit(3)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (done.stdout, done.returncode) == ("served", 0)
