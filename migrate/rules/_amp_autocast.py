@@ -70,6 +70,11 @@ _NOT_FORWARD = frozenset(
 
 #: the statements that leave a block
 _JUMPS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+#: what ``_nests_or_steps`` looks for, without and with ``nests``
+_DEFINING = frozenset({cst.FunctionDef, cst.ClassDef, cst.Yield})
+_NESTING = _DEFINING | {cst.For, cst.While, cst.With, cst.Try}
+#: where what is written does not run in place
+_OWN_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def _jumps(stmt: Any, raises: bool = True) -> bool:
@@ -80,22 +85,22 @@ def _jumps(stmt: Any, raises: bool = True) -> bool:
     pending = [(stmt, False)]
     while pending:
         node, in_loop = pending.pop()
-        if isinstance(node, (cst.Continue, cst.Break)):
+        kind = type(node)  # (no LibCST node class is derived from those tested here)
+        if kind is cst.Continue or kind is cst.Break:
             if not in_loop:
                 return True
-        elif isinstance(node, cst.Raise):
+        elif kind is cst.Raise:
             if raises:
                 return True
-        elif isinstance(node, _JUMPS):
+        elif kind is cst.Return:
             return True
-        if node is not stmt and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if node is not stmt and kind in _OWN_SCOPES:
             continue
-        inner = in_loop or (node is not stmt and isinstance(node, (cst.For, cst.While)))
-        if node is stmt and isinstance(node, (cst.For, cst.While)):
-            inner = True  # the loop's own continue/break stay in it, too
+        loop = kind is cst.For or kind is cst.While
+        inner = in_loop or loop  # the loop's own continue/break stay in it, too
         for child in children(node):
             # a loop's else block runs after it: its continue/break belong to the outer loop
-            loop_else = isinstance(node, (cst.For, cst.While)) and child is node.orelse
+            loop_else = loop and child is node.orelse
             pending.append((child, in_loop if loop_else else inner))
     return False
 
@@ -499,13 +504,8 @@ class AutocastPlacement(AmpRule):
         """Whether ``stmt`` holds a definition or ``yield``, or calls a step or a backward (or
         a backward helper whose callers are being searched: it steps), or (with ``nests``)
         holds a loop, ``with`` or ``try``."""
-        kinds: Tuple[type, ...] = (cst.FunctionDef, cst.ClassDef, cst.Yield)
-        if nests:
-            kinds += (cst.For, cst.While, cst.With, cst.Try)
-        for sub in walk(stmt):
-            if isinstance(sub, kinds) or self._is_step_call(sub):
-                return True
-        return False
+        kinds = _NESTING if nests else _DEFINING  # (no LibCST node class is derived from these)
+        return any(type(sub) in kinds or self._is_step_call(sub) for sub in walk(stmt))
 
     def _is_step_call(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` calls a step or a backward, or a backward helper whose callers are

@@ -475,11 +475,13 @@ def _reads_locally(rule: Any, definition: cst.CSTNode, attribute: str, readers: 
 def is_reference(parents: Any, node: cst.Name) -> bool:
     """The Name refers to what it names (not ``x.name``, ``f(name=...)``, ``def name``)."""
     parent = parents.get(node)
+    kind = type(parent)  # (no LibCST node class is derived from these)
     return not (
-        (isinstance(parent, cst.Attribute) and parent.attr is node)
-        or (isinstance(parent, cst.Arg) and parent.keyword is node)
-        or isinstance(parent, (cst.Param, cst.ImportAlias))
-        or (isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node)
+        (kind is cst.Attribute and parent.attr is node)
+        or (kind is cst.Arg and parent.keyword is node)
+        or kind is cst.Param
+        or kind is cst.ImportAlias
+        or ((kind is cst.FunctionDef or kind is cst.ClassDef) and parent.name is node)
     )
 
 

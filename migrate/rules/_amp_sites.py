@@ -72,7 +72,7 @@ from ._early_returns import early_return_ok
 from ._edits import code_of, same_expression
 from ._torch_version import old_torch_branch
 from ._namespace_gate import statements_naming
-from ._tree import enclosing_function, holds_only, inside, module_code, names_spelled, walk, walk_of
+from ._tree import enclosing_function, holds_only, inside, module_code, names_spelled, node_classes, walk, walk_of
 
 AMP = "apex.amp"
 GRADSCALER_NAMES = frozenset(
@@ -414,13 +414,17 @@ class AmpFile:
 # --- resolving names -------------------------------------------------------------------------
 
 
+_STATEMENTS = node_classes((cst.BaseStatement,))
+
+
 def _inside_import(parents: Dict[cst.CSTNode, cst.CSTNode], node: cst.CSTNode) -> bool:
     cur = node
     while cur in parents:
         cur = parents[cur]
-        if isinstance(cur, (cst.Import, cst.ImportFrom)):
+        kind = type(cur)
+        if kind is cst.Import or kind is cst.ImportFrom:
             return True
-        if isinstance(cur, cst.BaseStatement):
+        if kind in _STATEMENTS:
             return False
     return False
 
@@ -644,24 +648,16 @@ def string_value(expr: Optional[cst.BaseExpression]) -> Optional[str]:
 
 
 def names_in(node: cst.CSTNode) -> Set[str]:
-    return {n.value for n in walk(node) if isinstance(n, cst.Name)}
+    return {n.value for n in walk_of(node, cst.Name)}
 
 
 def assigned_names(stmt: cst.CSTNode) -> Set[str]:
     """Names (and ``self.x`` texts) a simple statement assigns to."""
     out: Set[str] = set()
-    for node in walk(stmt):
-        targets: Sequence[cst.CSTNode] = ()
-        if isinstance(node, cst.Assign):
-            targets = [t.target for t in node.targets]
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            targets = [node.target]
-        elif isinstance(node, cst.NamedExpr):
-            targets = [node.target]
+    for node in walk_of(stmt, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr):
+        targets = [t.target for t in node.targets] if type(node) is cst.Assign else [node.target]
         for target in targets:
-            for item in walk(target):
-                if isinstance(item, (cst.Name, cst.Attribute)):
-                    out.add(code_of(item))
+            out.update(code_of(item) for item in walk_of(target, cst.Name, cst.Attribute))
     return out
 
 
@@ -4101,11 +4097,11 @@ def caller_links(rule, site: ScaleLossSite) -> Optional[List[CallerLink]]:
         return None  # (a bare ``*`` or a ``**kwargs`` leaves the mapping of the named ones as it is)
     positional = [p.name.value for p in list(params.posonly_params) + list(params.params)]
     reassigned: Set[str] = set()
-    for node in walk(func.body):
-        if isinstance(node, cst.SimpleStatementLine):
+    for node in walk_of(func.body, cst.SimpleStatementLine, cst.For, cst.AsName):
+        if type(node) is cst.SimpleStatementLine:
             reassigned |= assigned_names(node)
-        elif isinstance(node, (cst.For, cst.AsName)):
-            reassigned |= names_in(node.target if isinstance(node, cst.For) else node.name)
+        else:
+            reassigned |= names_in(node.target if type(node) is cst.For else node.name)
     wanted = []
     for opt in site.optimizers:
         text = code_of(opt)

@@ -44,7 +44,7 @@ import libcst as cst
 
 from ._edits import code_of
 from ._fresh_tensor import holds_fresh_tensors
-from ._tree import walk
+from ._tree import walk, walk_of
 
 #: the calls that read only the sign of a tensor
 _SIGN_FUNCTIONS = frozenset({"torch.sign"})
@@ -76,8 +76,8 @@ def input_gradient(rule: Any, site: Any) -> Optional[InputGradient]:
     tensors = sorted(
         {
             node.value.value
-            for node in walk(func.body)
-            if isinstance(node, cst.Attribute) and node.attr.value == "grad" and isinstance(node.value, cst.Name)
+            for node in walk_of(func.body, cst.Attribute)
+            if node.attr.value == "grad" and type(node.value) is cst.Name
         }
     )
     tensors = [t for t in tensors if holds_fresh_tensors(func, t, rule.qualified_names)]

@@ -20,16 +20,14 @@ from ._amp_sites import ScaleLossSite, code_of, find_steps
 from ._plain_alternative import alternative_if, only_disabled, readers_unscale
 from ._plain_step_callers import loss_backward
 from ._stepped_objects import steps_no_other_optimizer
-from ._tree import inside, walk
+from ._tree import inside, walk_of
 
 
 def _backward_calls(body: cst.CSTNode) -> List[cst.Call]:
     return [
         node
-        for node in walk(body)
-        if isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value == "backward"
+        for node in walk_of(body, cst.Call)
+        if type(node.func) is cst.Attribute and node.func.attr.value == "backward"
     ]
 
 
@@ -63,9 +61,8 @@ def plain_backwards(
     plain_step = next(
         (
             node
-            for node in walk(body)
-            if isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
+            for node in walk_of(body, cst.Call)
+            if type(node.func) is cst.Attribute
             and node.func.attr.value == "step"
             and code_of(node.func.value) not in stepped
             and not steps_no_other_optimizer(rule, node, func, scaled_for)

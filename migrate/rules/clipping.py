@@ -1270,10 +1270,9 @@ class ClippingRule(AmpRule):
         the optimizer is built at module level and ``func`` does not rebind the name; else the
         optimizer's param groups (a helper ``clip(optimizer, n)`` has no ``model``)."""
         bound = bound_names(func)
-        for node in walk(module):
+        for node in walk_of(module, cst.Assign):
             if (
-                isinstance(node, cst.Assign)
-                and len(node.targets) == 1
+                len(node.targets) == 1
                 and code_of(node.targets[0].target) == opt_text
                 and isinstance(node.value, cst.Call)
             ):

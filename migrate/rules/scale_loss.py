@@ -21,7 +21,7 @@ from ._input_gradient_examples import EXAMPLES as INPUT_GRADIENT_EXAMPLES
 from ._edits import move_leading, statement, suite_statements, trailing_comment, with_trailing_comments
 from ..tree_merge import WHOLE_NODE_READS
 from ._same_branches import collapsed, enclosing_if
-from ._tree import inside, walk
+from ._tree import inside, walk_of
 from .base import Example
 
 
@@ -146,16 +146,14 @@ class ScaleLossRule(AmpRule):
         scope = site.func.body if site.func is not None else self.tree
         rebinding = [  # another ``with ... as <name>`` binds its own (its backward reads that one)
             node
-            for node in walk(scope)
-            if isinstance(node, cst.With)
-            and any(i.asname is not None and code_of(i.asname.name) == site.as_name for i in node.items)
+            for node in walk_of(scope, cst.With)
+            if any(i.asname is not None and code_of(i.asname.name) == site.as_name for i in node.items)
         ]
         return any(
-            isinstance(node, cst.Name)
-            and node.value == site.as_name
+            node.value == site.as_name
             and self.line_of(node) > end
             and not any(inside(self.parents, node, other) for other in rebinding)
-            for node in walk(scope)
+            for node in walk_of(scope, cst.Name)
         )
 
     @staticmethod
