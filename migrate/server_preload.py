@@ -1,13 +1,14 @@
 """What the server process forking the command's workers imports before it serves them
 (``early_pool.start_workers``): the engine (LibCST, the rules: each worker forked from the
-server has them), and an end without the interpreter's teardown.
+server has them), and, in that server only, an end without the interpreter's teardown.
 
 The command stops the server once its workers are done and waits for it (so that their
-CPU time is the command's, ``time`` shows it).  The server then exits like any Python
+CPU time is the command's, ``time`` shows it).  The server then exited like any Python
 process, freeing every module it imported, object by object: a tenth of a second of the
-command's wall time, at its very end, for a process holding nothing to save.  Its
-workers leave it through ``os._exit`` (as forked workers always do), so the handler
-registered here ends the server alone.
+command's wall time, at its very end, for a process holding nothing to save.  Its workers
+leave it through ``os._exit`` (as forked workers always do), so the handler registered
+here ends the server alone.  Imported anywhere else (a test, a documentation tool), the
+module registers nothing: the importing process keeps its own exit and status.
 """
 
 from __future__ import annotations
@@ -17,6 +18,20 @@ import os
 import sys
 
 from . import engine  # noqa: F401 - imported for the workers forked from this process
+
+
+def _imported_by_the_server() -> bool:
+    """Whether this import is the preload of a multiprocessing forkserver (its ``main``
+    is on the stack: it imports the preload modules before it serves)."""
+    server = sys.modules.get("multiprocessing.forkserver")
+    main = getattr(server, "main", None)
+    code = getattr(main, "__code__", None)
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
 
 
 def _end_at_once() -> None:
@@ -31,4 +46,5 @@ def _end_at_once() -> None:
     os._exit(0)
 
 
-atexit.register(_end_at_once)
+if _imported_by_the_server():
+    atexit.register(_end_at_once)

@@ -168,17 +168,46 @@ def test_where_the_server_fails_the_fallback_pool_gets_what_waited_and_an_error_
         starting.started()
 
 
-def test_the_workers_server_ends_without_the_interpreter_s_teardown() -> None:
+_SERVER_SCRIPT = """
+import multiprocessing, sys
+from multiprocessing import forkserver
+
+if __name__ == "__main__":
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(sys.argv[1:])
+    pool = context.Pool(1)
+    assert pool.apply(abs, (-2,)) == 2
+    pool.terminate()
+    forkserver._forkserver._stop()
+    print("stopped", flush=True)
+"""
+
+
+@pytest.mark.parametrize("preload, torn_down", [(["teardown_probe"], True), (["teardown_probe", "migrate.server_preload"], False)])
+def test_the_workers_server_ends_without_the_interpreter_s_teardown(tmp_path, preload, torn_down: bool) -> None:
+    import multiprocessing
+    import os
     import subprocess
     import sys
 
-    # what the server imports: an exit handler registered before it (the teardown) is skipped,
-    # what was written is flushed
-    code = (
-        "import atexit; atexit.register(print, 'torn down')\n"
-        "import migrate.server_preload\n"
-        "print('served', end='')\n"
-        "raise SystemExit(3)\n"
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no forkserver on this system")
+    # an exit handler the server registers before this package's preload: it runs at a
+    # teardown, and writes to the output the server shares with the command
+    (tmp_path / "teardown_probe.py").write_text("import atexit\natexit.register(print, 'server torn down', flush=True)\n")
+    (tmp_path / "serve.py").write_text(_SERVER_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), *sys.path]))
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "serve.py"), *preload], capture_output=True, text=True, timeout=120, env=env
     )
+    assert done.returncode == 0, done.stderr
+    assert ("server torn down" in done.stdout) is torn_down and "stopped" in done.stdout
+
+
+def test_imported_elsewhere_the_server_preload_leaves_the_process_exit_as_it_is() -> None:
+    import subprocess
+    import sys
+
+    code = "import atexit; atexit.register(print, 'torn down')\nimport migrate.server_preload\nraise SystemExit(3)\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert (done.stdout, done.returncode) == ("served", 0)
+    assert (done.stdout, done.returncode) == ("torn down\n", 3)
