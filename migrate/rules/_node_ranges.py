@@ -171,12 +171,12 @@ def _printed(module: cst.Module, statement: cst.CSTNode, indents: Sequence[str] 
 def _statement_offsets(module: cst.Module, statement: cst.CSTNode, texts: StatementTexts) -> _StatementOffsets:
     """A top-level ``statement``'s offsets, printed once (its text learnt on the way)."""
 
-    def printed(statement: cst.CSTNode) -> _StatementOffsets:
+    def offsets_of(statement: cst.CSTNode) -> _StatementOffsets:
         found = _printed(module, statement)
         texts.learn(module, statement, found.text)
         return found
 
-    return texts.fact(_offsets_kind(module), statement, printed)
+    return texts.fact(_offsets_kind(module), statement, offsets_of)
 
 
 def _offsets_kind(module: cst.Module) -> str:
