@@ -393,6 +393,9 @@ class ClippingRule(AmpRule):
         seen_grad: Set[cst.CSTNode] = set()
         for node in walk_of(module, cst.Call, cst.Attribute):
             if isinstance(node, cst.Call) and node not in skip:
+                func = enclosing_function(self.parents, node)
+                if func not in funcs:
+                    continue  # (asked first: most calls of a file are elsewhere, and their names cost a lookup)
                 kind = None
                 if self.qualified_names(node.func) & CLIP_FUNCTIONS:
                     kind = "clip"
@@ -404,9 +407,8 @@ class ClippingRule(AmpRule):
                     continue
                 if any(n in taken for n in walk(node)):
                     continue  # amp.master_params(...) inside: a master use already
-                func = enclosing_function(self.parents, node)
                 scaler = lookup(node)
-                if func not in funcs or scaler is None:
+                if scaler is None:
                     continue
                 uses.append(_Use(node, self.statement_of(node), kind, func, scaler.expr, code_of(node.func) + "(...)"))
                 skip.update(walk(node))  # a clip's own parameters() call is not a helper use
