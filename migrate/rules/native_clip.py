@@ -20,6 +20,7 @@ of a clip on every micro-step, APX328) is meant for the scaled gradients and is 
 from __future__ import annotations
 
 import ast
+import re
 from functools import lru_cache
 from typing import Any, FrozenSet, Iterator, List, Optional, Sequence, Set, Tuple
 
@@ -97,10 +98,18 @@ def _receiver(call: cst.Call, method: str) -> Optional[str]:
     return None
 
 
+#: ``S.scale(...).backward(`` on one line, as the scale-loss rule writes it: where the text
+#: has it, the rule has work without a parse of the text (one in a string or a comment only
+#: costs the rule's own look at the tree, which finds no call)
+_WRITTEN_SCALED_BACKWARD = re.compile(rb"\.scale\((?:[^()\n]|\([^()\n]*\))*\)\.backward\(")
+
+
 @lru_cache(maxsize=16)
 def _holds_scaled_backward(source: bytes) -> bool:
     """Whether the text ``source`` calls ``S.scale(...).backward(...)`` somewhere (or does not
-    parse: LibCST decides then)."""
+    parse, or writes one in a string or a comment: LibCST decides then)."""
+    if _WRITTEN_SCALED_BACKWARD.search(source):
+        return True
     tree = stdlib_trees.parse(source)
     return tree is None or any(_scaled_backward_node(node) for node in ast.walk(tree))
 

@@ -57,3 +57,29 @@ def test_a_clip_between_the_scaled_backward_and_the_step_is_warned(imports: str,
 )
 def test_a_call_that_is_no_clip_is_not_warned(imports: str, call: str) -> None:
     assert _codes(imports, call) == []
+
+
+def test_a_scaled_backward_written_only_in_a_comment_changes_nothing() -> None:
+    # the text test says "may have work" at once (the call's shape on one line); the rule's
+    # own look at the tree finds no call, and the file is left as it is, unreported
+    source = (
+        "import torch\n\n\ndef fit(model, optimizer, batches, max_norm):\n"
+        '    """Unlike scaler.scale(loss).backward(), this loop scales nothing."""\n'
+        "    for x, y in batches:\n        loss = model(x).sum()\n        loss.backward()  # not scaler.scale(loss).backward()\n"
+        "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n        optimizer.step()\n"
+    ).encode()
+    assert NativeClipRule.has_work(source)
+    result = migrate_source(source, "train.py", Settings(), rules=[NativeClipRule])
+    assert result.new == source and result.findings == []
+
+
+def test_a_scaled_backward_spread_over_lines_is_still_found() -> None:
+    # not the one-line shape of the text test: the stdlib parse finds it
+    spread = LOOP.format(imports="", clip="torch.nn.utils.clip_grad_norm_").replace(
+        "scaler.scale(loss).backward()", "scaler.scale(\n            loss\n        ).backward()"
+    )
+    assert "scale(loss)" not in spread
+    assert NativeClipRule.has_work(spread.encode())
+    assert [f.code for f in migrate_source(spread.encode(), "train.py", Settings(), rules=[NativeClipRule]).findings] == [
+        "APX331"
+    ]
