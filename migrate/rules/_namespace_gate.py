@@ -27,7 +27,7 @@ import libcst as cst
 
 from .. import stdlib_trees
 from ..ast_table import walk_nodes
-from ._tree import active_statement_texts, statement_facts
+from ._tree import StatementTexts, active_statement_texts, statement_facts
 
 #: statements that bind a name of an enclosing scope from inside a body
 _OUTWARD_BINDINGS = (ast.Global, ast.Nonlocal, ast.NamedExpr)
@@ -157,9 +157,9 @@ def _facts_by_line(source: str, module: cst.Module) -> Optional[List[_FileFacts]
     if texts is not None:
         kind = f"gate facts {module.default_indent!r} {module.default_newline!r}"
         unknown = {id(line) for line in module.body if not texts.knows(kind, line)}
-        if len(unknown) > 1:
-            # the whole text's tree (the index parsed it already) rather than a parse per line;
-            # facts only for the lines not known yet
+        if len(unknown) > 1 and _mostly(module, unknown, texts, len(source)):
+            # the whole text's tree (the index parsed the file as read already) rather than a
+            # parse per line; facts only for the lines not known yet
             whole = _whole_facts(source, module, unknown)
             for line, part in zip(module.body, whole or ()):
                 if part is not None:
@@ -168,6 +168,21 @@ def _facts_by_line(source: str, module: cst.Module) -> Optional[List[_FileFacts]
         if lines is not None and all(part is not None for part in lines):
             return lines  # type: ignore[return-value]
     return _whole_facts(source, module)  # type: ignore[return-value]
+
+
+def _mostly(module: cst.Module, lines: Set[int], texts: StatementTexts, size: int) -> bool:
+    """Whether the top-level ``lines`` (ids) of ``module`` make up at least half of its text
+    (``size`` characters), or one of them is not printed yet: after a rule changed a few
+    statements of a long file, parsing those alone costs less than parsing the whole new
+    text."""
+    total = 0
+    for line in module.body:
+        if id(line) in lines:
+            text = texts.known_text(module, line)
+            if text is None:
+                return True
+            total += len(text)
+    return 2 * total >= size
 
 
 def _whole_facts(

@@ -136,3 +136,53 @@ def test_a_file_naming_nothing_of_the_namespace_is_skipped_with_the_same_result(
     gated = migrate_source(source.encode(), "t.py", settings, rules=[rule])
     assert gated.new == migrate_source(source.encode(), "t.py", settings, rules=[ungated]).new
     assert gated.all_findings() == migrate_source(source.encode(), "t.py", settings, rules=[ungated]).all_findings()
+
+
+def _long_module(functions: int) -> str:
+    parts = ["import torch\nfrom torch.cuda.amp import autocast\n"]
+    for k in range(functions):
+        parts.append(f"\n\ndef f{k}(x):\n    y = x * {k}\n    for i in range(3):\n        y = y + i\n    return y\n")
+    return "".join(parts)
+
+
+def _gate_after_edit(monkeypatch, functions: int, edited: int):
+    """The gate of a run's second tree, where ``edited`` of the functions changed (new objects,
+    their texts printed as the engine prints a rule's output), and the texts parsed whole."""
+    from migrate import stdlib_trees
+    from migrate.rules import _namespace_gate
+    from migrate.rules._tree import StatementTexts, printing_by_statement
+
+    parsed = []
+    real = stdlib_trees.parse
+    monkeypatch.setattr(_namespace_gate.stdlib_trees, "parse", lambda text: parsed.append(text) or real(text))
+    source = _long_module(functions)
+    texts = StatementTexts()
+    with printing_by_statement(texts):
+        before = cst.parse_module(source)
+        texts.read_source(before, source)
+        statements_naming(source, before, AMP_NS)
+        body = list(before.body)
+        for index in range(2, 2 + edited):
+            body[index] = cst.parse_statement(f"def f{index - 2}(x):\n    with autocast():\n        return x\n")
+        after = before.with_changes(body=body)
+        new = "".join(texts.text(after, line) for line in after.body)
+        gate = statements_naming(new, after, AMP_NS)
+    whole_parses = [text for text in parsed if text == new]
+    whole_module = cst.parse_module(new)
+    whole = statements_naming(new, whole_module, AMP_NS)  # outside a run: from the whole text
+    assert gate is not None and whole is not None
+    kept = [i for i, line in enumerate(after.body) if id(line) in gate.kept]
+    assert kept == [i for i, line in enumerate(whole_module.body) if id(line) in whole.kept]
+    return kept, whole_parses
+
+
+def test_a_few_changed_statements_of_a_long_file_are_read_alone(monkeypatch) -> None:
+    kept, whole_parses = _gate_after_edit(monkeypatch, functions=12, edited=2)
+    assert kept == [2, 3]  # the two edited functions
+    assert whole_parses == []  # the new text is never parsed whole
+
+
+def test_a_file_mostly_changed_is_read_whole(monkeypatch) -> None:
+    kept, whole_parses = _gate_after_edit(monkeypatch, functions=3, edited=3)
+    assert kept == [2, 3, 4]
+    assert len(whole_parses) == 1
