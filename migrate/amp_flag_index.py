@@ -15,24 +15,27 @@ from __future__ import annotations
 import ast
 from typing import Dict, Set
 
+from .ast_table import NodeTable
+
 AMP_MODULES = ("apex.amp", "apexcompat.amp")
 
 
-def flag_parameters(tree: ast.Module) -> Dict[str, str]:
-    """module-level function -> its parameter read as apex.amp (see above)."""
-    amp_names = _amp_import_names(tree)
+def flag_parameters(table: NodeTable) -> Dict[str, str]:
+    """module-level function -> its parameter read as apex.amp (see above), in the module
+    whose nodes ``table`` lists."""
+    amp_names = _amp_import_names(table)
     if not amp_names:
         return {}
     found: Dict[str, str] = {}
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    calls = [n for n in table.nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
     called = {c.func.id for c in calls}  # type: ignore[attr-defined]
-    for func in tree.body:
+    for func in table.nodes[0].body:  # type: ignore[attr-defined]
         if not isinstance(func, ast.FunctionDef) or func.decorator_list or func.name not in called:
             continue
-        initialized = _initialize_receivers(func)
+        initialized = _initialize_receivers(table, func)
         positional = [a.arg for a in func.args.posonlyargs + func.args.args]
         for index, param in enumerate(positional):
-            if param not in initialized or not _initialized_under_its_test(func, param):
+            if param not in initialized or not _initialized_under_its_test(table, func, param):
                 continue
             given = [_argument(c, index, param) for c in calls if c.func.id == func.name]  # type: ignore[attr-defined]
             if given and all(isinstance(g, ast.Name) and g.id in amp_names for g in given):
@@ -41,10 +44,10 @@ def flag_parameters(tree: ast.Module) -> Dict[str, str]:
     return found
 
 
-def _amp_import_names(tree: ast.Module) -> Set[str]:
+def _amp_import_names(table: NodeTable) -> Set[str]:
     """The names any ``from apex import amp [as x]`` of the file binds."""
     names: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in table.nodes:
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.update(a.asname or a.name for a in node.names if f"{node.module}.{a.name}" in AMP_MODULES)
     return names
@@ -61,13 +64,11 @@ def _argument(call: ast.Call, index: int, name: str):
     return call.args[index] if index < len(call.args) else None
 
 
-def _initialize_receivers(func: ast.FunctionDef) -> Set[str]:
-    """The names ``func`` calls ``.initialize``/``.init`` on (``amp.initialize(...)``): one
-    walk, where ``_initialized_under_its_test`` maps the parents of the whole function for
-    each parameter it is asked about."""
+def _initialize_receivers(table: NodeTable, func: ast.FunctionDef) -> Set[str]:
+    """The names ``func`` calls ``.initialize``/``.init`` on (``amp.initialize(...)``)."""
     return {
         node.func.value.id
-        for node in ast.walk(func)
+        for node in table.under(func)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in ("initialize", "init")
@@ -75,18 +76,15 @@ def _initialize_receivers(func: ast.FunctionDef) -> Set[str]:
     }
 
 
-def _initialized_under_its_test(func: ast.FunctionDef, name: str) -> bool:
+def _initialized_under_its_test(table: NodeTable, func: ast.FunctionDef, name: str) -> bool:
     """``func`` calls ``name.initialize``/``name.init`` and reads ``name`` only as the whole
     test of an ``if`` or as the object of a member in the body of such an ``if``; it never
     binds it again, and no nested scope reads it."""
-    parents: Dict[ast.AST, ast.AST] = {}
-    for node in ast.walk(func):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
+    parents = table.parents
     initializes = False
-    for node in ast.walk(func):
+    for node in table.under(func):
         if node is not func and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in table.under(node)):
                 return False
         if not (isinstance(node, ast.Name) and node.id == name):
             continue

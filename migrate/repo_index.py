@@ -1553,7 +1553,7 @@ def summarise(path: str, shown: str, source: bytes) -> Optional[ModuleSummary]:
     table = NodeTable(tree)
     reader = _Reader(summary, table)
     if b"from apex import" in source and b".init" in source:
-        reader.flag_params = flag_parameters(tree)
+        reader.flag_params = flag_parameters(table)
     reader.visit(tree)
     summary.amp_local_calls = reader.amp_local_calls()
     _functions(table, summary)
