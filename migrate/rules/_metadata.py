@@ -199,8 +199,9 @@ def _contexts_under(top: cst.CSTNode) -> Dict[cst.CSTNode, ExpressionContext]:
 def _fast_scope_visitor() -> Optional[type]:
     """LibCST's scope visitor with the fast dispatch, and its per-node test for
     assignment-like nodes made a lookup of the node's type (an ``isinstance`` against
-    eighteen abstract classes for every node was a twentieth of a file's time); None with
-    a LibCST whose internals differ (its own visitor is used then)."""
+    eighteen abstract classes for every node was a twentieth of a file's time); it asks a
+    call's qualified names only in a tree that may call a typing helper (``typing_calls``).
+    None with a LibCST whose internals differ (its own visitor is used then)."""
     try:
         from libcst.metadata.scope_provider import _ASSIGNMENT_LIKE_NODES, ScopeVisitor
     except ImportError:  # pragma: no cover - depends on the LibCST release
@@ -218,7 +219,42 @@ def _fast_scope_visitor() -> Optional[type]:
         def on_leave(self, original_node: cst.CSTNode) -> None:
             pass  # done by the walk, for every node
 
+        #: whether a call of the tree may be ``typing.cast``, ``NewType`` or ``TypeVar``
+        #: (set per tree by ``resolve_scopes``)
+        typing_calls = True
+
+        def visit_Call(self, node: cst.Call) -> Optional[bool]:
+            if self.typing_calls:
+                return ScopeVisitor.visit_Call(self, node)  # type: ignore[no-any-return]
+            # what LibCST's hook does for every other call, without resolving the call's
+            # qualified names to find out (a tenth of the analysis)
+            self._ScopeVisitor__top_level_attribute_stack.append(None)
+            self._ScopeVisitor__in_type_hint_stack.append(False)
+            return True
+
     return FastScopeVisitor
+
+
+#: the names a call is spelled with, or imported under, where the scope analysis takes it for
+#: ``typing.cast``, ``typing.NewType`` or ``typing.TypeVar`` (and reads its string arguments
+#: as type hints): a tree that holds none of them as a ``Name`` calls none of those
+_TYPING_CALL_NAMES = frozenset({"cast", "NewType", "TypeVar"})
+
+
+def _may_call_typing_helpers(module: cst.Module) -> bool:
+    """Whether some ``Name`` of ``module`` is spelled as one of ``_TYPING_CALL_NAMES``
+    (known per statement during a file's run; True outside one)."""
+    texts = active_statement_texts()
+    if texts is None:
+        return True
+    return any(statement_facts(module, "typing call names", _names_typing_helper) or ())
+
+
+def _names_typing_helper(statement: cst.CSTNode) -> bool:
+    texts = active_statement_texts()
+    assert texts is not None  # (asked during a file's run only)
+    names = _TYPING_CALL_NAMES
+    return any(type(node) is cst.Name and node.value in names for node in texts.statement_walk(statement).nodes)
 
 
 _SEQUENCES = frozenset({SEQUENCE, BODY, SEQUENCE_OR_NONE})
@@ -294,5 +330,9 @@ def resolve_scopes(provider: ScopeProvider, module: cst.Module) -> None:
         provider.visit_Module(module)
         return
     visitor = visitor_class(provider)
+    if hasattr(visitor, "_ScopeVisitor__top_level_attribute_stack") and hasattr(
+        visitor, "_ScopeVisitor__in_type_hint_stack"
+    ):  # (else another LibCST release: its own hook for every call)
+        visitor.typing_calls = _may_call_typing_helpers(module)
     module.visit(visitor)
     visitor.infer_accesses()

@@ -123,6 +123,40 @@ def test_scopes_and_qualified_names_through_the_lean_wrapper_are_libcsts() -> No
     assert checked > 20_000
 
 
+#: the calls whose string arguments the scope analysis reads as type hints, spelled the ways
+#: it resolves them, one it cannot resolve (a star import) and a module calling none of them
+#: (one name spelled alike): each with how many uses of ``Model`` the analysis counts
+TYPING_CALLS = [
+    ('import typing\nfrom m import Model\nx = typing.cast("Model", y)\nT = typing.TypeVar("T", bound="Model")\n', 2),
+    ('from typing import cast as c, NewType\nfrom m import Model\nUserId = NewType("UserId", "Model")\nc("Model", 1)\n', 2),
+    ('from typing import *\nfrom m import Model\n\ndef f(y):\n    return cast("Model", y)\n', 0),
+    ('from m import Model\nimport torch\n\ndef f(y):\n    return torch.autocast("Model")\n', 0),
+]
+
+
+def _accesses(module: cst.Module, wrapper_class: type) -> List[tuple]:
+    scopes = wrapper_class(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    found = set()
+    for scope in set(scopes.values()):
+        if scope is None:
+            continue
+        for assignment in scope.assignments:
+            hints = tuple(sorted(a.is_type_hint for a in assignment.references))
+            found.add((assignment.name, len(assignment.references), hints))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("source, model_uses", TYPING_CALLS)
+def test_typing_calls_are_read_as_libcst_reads_them_within_a_run(source: str, model_uses: int) -> None:
+    """Within a file's run the analysis asks a call's qualified names only where a statement
+    names a typing helper; the string arguments of those calls count as uses all the same."""
+    module = cst.parse_module(source)
+    theirs = _accesses(module, MetadataWrapper)
+    with printing_by_statement(StatementTexts()):
+        assert _accesses(module, LeanMetadataWrapper) == theirs
+    assert [uses for name, uses, _hints in theirs if name == "Model"] == [model_uses]
+
+
 def test_walk_of_is_walk_filtered_in_source_order() -> None:
     for module in MODULES[:20]:
         for classes in ((cst.Name,), (cst.Name, cst.Attribute), (cst.BaseCompoundStatement,), (cst.Assign, cst.Call)):
