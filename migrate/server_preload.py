@@ -1,6 +1,8 @@
 """What the server process forking the command's workers imports before it serves them
 (``early_pool.start_workers``): the engine (LibCST, the rules: each worker forked from the
-server has them), and, in that server only, an end without the interpreter's teardown.
+server has them), and, in that server only, LibCST's printing of parentheses without a
+generator per node (``rules._printing.print_parentheses_directly``) and an end without the
+interpreter's teardown.
 
 The command stops the server once its workers are done and waits for it (so that their
 CPU time is the command's, ``time`` shows it).  The server then exited like any Python
@@ -8,7 +10,7 @@ process, freeing every module it imported, object by object: a tenth of a second
 command's wall time, at its very end, for a process holding nothing to save.  Its workers
 leave it through ``os._exit`` (as forked workers always do), so the handler registered
 here ends the server alone.  Imported anywhere else (a test, a documentation tool), the
-module registers nothing: the importing process keeps its own exit and status.
+module changes nothing: the importing process keeps its own exit, status and LibCST.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import sys
 
 from . import engine  # noqa: F401 - imported for the workers forked from this process
+from .rules._printing import print_parentheses_directly
 
 
 def _imported_by_the_server() -> bool:
@@ -48,3 +51,4 @@ def _end_at_once() -> None:
 
 if _imported_by_the_server():
     atexit.register(_end_at_once)
+    print_parentheses_directly()

@@ -168,7 +168,11 @@ def test_where_the_server_fails_the_fallback_pool_gets_what_waited_and_an_error_
         starting.started()
 
 
-_SERVER_SCRIPT = """
+#: the module whose function prints LibCST's parentheses
+PARENTHESES = "__import__('libcst._nodes.expression', fromlist=['_']).__dict__['_BaseParenthesizedNode']._parenthesize.__module__"
+
+_SERVER_SCRIPT = f"""
+PARENTHESES = {PARENTHESES!r}
 import multiprocessing, sys
 from multiprocessing import forkserver
 
@@ -177,6 +181,7 @@ if __name__ == "__main__":
     context.set_forkserver_preload(sys.argv[1:])
     pool = context.Pool(1)
     assert pool.apply(abs, (-2,)) == 2
+    print("parentheses from", pool.apply(eval, (PARENTHESES,)), flush=True)
     pool.terminate()
     forkserver._forkserver._stop()
     print("stopped", flush=True)
@@ -202,12 +207,18 @@ def test_the_workers_server_ends_without_the_interpreter_s_teardown(tmp_path, pr
     )
     assert done.returncode == 0, done.stderr
     assert ("server torn down" in done.stdout) is torn_down and "stopped" in done.stdout
+    # and the workers forked from this package's server print parentheses without generators
+    printer = "libcst._nodes.expression" if torn_down else "migrate.rules._printing"
+    assert f"parentheses from {printer}\n" in done.stdout
 
 
 def test_imported_elsewhere_the_server_preload_leaves_the_process_exit_as_it_is() -> None:
     import subprocess
     import sys
 
-    code = "import atexit; atexit.register(print, 'torn down')\nimport migrate.server_preload\nraise SystemExit(3)\n"
+    code = (
+        "import atexit; atexit.register(print, 'torn down')\nimport migrate.server_preload\n"
+        f"print({PARENTHESES})\nraise SystemExit(3)\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert (done.stdout, done.returncode) == ("torn down\n", 3)
+    assert (done.stdout, done.returncode) == ("libcst._nodes.expression\ntorn down\n", 3)
