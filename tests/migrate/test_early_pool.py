@@ -169,7 +169,10 @@ def test_where_the_server_fails_the_fallback_pool_gets_what_waited_and_an_error_
 
 
 #: the module whose function prints LibCST's parentheses
-PARENTHESES = "__import__('libcst._nodes.expression', fromlist=['_']).__dict__['_BaseParenthesizedNode']._parenthesize.__module__"
+PARENTHESES = (
+    "__import__('libcst._nodes.expression', fromlist=['_'])"
+    ".__dict__['_BaseParenthesizedNode']._parenthesize.__module__"
+)
 
 _SERVER_SCRIPT = f"""
 PARENTHESES = {PARENTHESES!r}

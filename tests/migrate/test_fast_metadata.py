@@ -128,7 +128,11 @@ def test_scopes_and_qualified_names_through_the_lean_wrapper_are_libcsts() -> No
 #: (one name spelled alike): each with how many uses of ``Model`` the analysis counts
 TYPING_CALLS = [
     ('import typing\nfrom m import Model\nx = typing.cast("Model", y)\nT = typing.TypeVar("T", bound="Model")\n', 2),
-    ('from typing import cast as c, NewType\nfrom m import Model\nUserId = NewType("UserId", "Model")\nc("Model", 1)\n', 2),
+    (
+        'from typing import cast as c, NewType\nfrom m import Model\nUserId = NewType("UserId", "Model")\n'
+        'c("Model", 1)\n',
+        2,
+    ),
     ('from typing import *\nfrom m import Model\n\ndef f(y):\n    return cast("Model", y)\n', 0),
     ('from m import Model\nimport torch\n\ndef f(y):\n    return torch.autocast("Model")\n', 0),
 ]

@@ -65,7 +65,8 @@ def test_a_scaled_backward_written_only_in_a_comment_changes_nothing() -> None:
     source = (
         "import torch\n\n\ndef fit(model, optimizer, batches, max_norm):\n"
         '    """Unlike scaler.scale(loss).backward(), this loop scales nothing."""\n'
-        "    for x, y in batches:\n        loss = model(x).sum()\n        loss.backward()  # not scaler.scale(loss).backward()\n"
+        "    for x, y in batches:\n        loss = model(x).sum()\n"
+        "        loss.backward()  # not scaler.scale(loss).backward()\n"
         "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n        optimizer.step()\n"
     ).encode()
     assert NativeClipRule.has_work(source)
@@ -80,6 +81,5 @@ def test_a_scaled_backward_spread_over_lines_is_still_found() -> None:
     )
     assert "scale(loss)" not in spread
     assert NativeClipRule.has_work(spread.encode())
-    assert [f.code for f in migrate_source(spread.encode(), "train.py", Settings(), rules=[NativeClipRule]).findings] == [
-        "APX331"
-    ]
+    result = migrate_source(spread.encode(), "train.py", Settings(), rules=[NativeClipRule])
+    assert [f.code for f in result.findings] == ["APX331"]
