@@ -37,6 +37,7 @@ from .report import (
 )
 from .settings import DEFAULT_TARGET_TORCH, DTYPES, SUPPORTED_TORCH, TARGETS, Settings
 from .suppress import Suppression
+from .torch_version import installed_torch_version
 
 if TYPE_CHECKING:
     from .early_pool import Workers
@@ -171,20 +172,6 @@ def _version() -> str:
     from importlib import import_module
 
     return getattr(import_module(__package__ or "migrate"), "__version__", "unknown")
-
-
-def installed_torch_version() -> Optional[Tuple[int, int]]:
-    """The installed torch's X.Y from its distribution metadata, without importing torch."""
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover - Python < 3.8
-        return None
-    try:
-        text = version("torch")
-    except PackageNotFoundError:
-        return None
-    match = re.match(r"(\d+)\.(\d+)", text)
-    return (int(match[1]), int(match[2])) if match else None
 
 
 def _codes(values: Sequence[str]) -> List[str]:
