@@ -185,13 +185,16 @@ class Walker:
         probe = path + "/" if is_dir else path
         return any(probe in ignored for ignored in self._ignored.values())
 
-    def _add_file(self, path: str, result: WalkResult, real: Optional[str] = None) -> None:
-        """``path``, unless its real path (``real`` when known) was added already."""
+    def _add_file(
+        self, path: str, result: WalkResult, real: Optional[str] = None, shown: Optional[str] = None
+    ) -> None:
+        """``path``, unless its real path (``real`` when known) was added already; ``shown``:
+        its ``display_path`` where the caller knows it."""
         real = real or os.path.realpath(path)
         if real in self._seen_files:
             return
         self._seen_files.add(real)
-        result.files.append((path, display_path(path, self.cwd)))
+        result.files.append((path, shown or display_path(path, self.cwd)))
 
     def _walk_dir(self, directory: str, result: WalkResult, ancestors: Tuple[str, ...]) -> None:
         try:
@@ -208,6 +211,10 @@ class Walker:
             return
         if ".git" in names and len(ancestors) > 1:
             self._load_ignores(directory, nested=True)  # a nested repository brings its own ignore rules
+        # a file's ``display_path`` is its folder's and its name (a path made relative for
+        # each of a tree's files took as long as listing the tree)
+        folder_shown = display_path(directory, self.cwd)
+        folder_shown = "" if folder_shown == "." else folder_shown.rstrip("/") + "/"
         for entry in entries:
             path = entry.path
             try:
@@ -247,7 +254,8 @@ class Walker:
                 if self._ignored and self._is_ignored(path, False):
                     continue
                 # a file that is no link lies where its directory really is
-                self._add_file(path, result, None if entry.is_symlink() else os.path.join(ancestors[-1], entry.name))
+                real = None if entry.is_symlink() else os.path.join(ancestors[-1], entry.name)
+                self._add_file(path, result, real, folder_shown + entry.name)
 
 
 def walk(paths: Sequence[str], exclude: Sequence[str] = (), use_gitignore: bool = True) -> WalkResult:

@@ -111,6 +111,19 @@ def test_display_paths_are_relative_below_cwd(tmp_path):
     assert display_path("/elsewhere/x.py", str(tmp_path)) == "/elsewhere/x.py"
 
 
+
+@pytest.mark.parametrize("start", [".", "pkg", "pkg/deep", "..", "../elsewhere", "absolute", "link"])
+def test_walked_files_are_shown_by_their_display_path(tmp_path, monkeypatch, start):
+    # the walker puts a file's shown path together from its folder's: the same as
+    # ``display_path`` of the file, from the folder run in, below it, above it, beside it
+    touch(tmp_path / "tree", "a.py", "pkg/b.py", "pkg/deep/c.py")
+    touch(tmp_path / "elsewhere", "d.py", "sub/e.py")
+    (tmp_path / "tree" / "link").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    monkeypatch.chdir(tmp_path / "tree")
+    result = walk([str(tmp_path / "tree" / "pkg") if start == "absolute" else start], use_gitignore=False)
+    assert result.files
+    assert [shown for _, shown in result.files] == [display_path(path) for path, _ in result.files]
+
 def test_prefilter():
     assert prefilter(b"from apex import amp", (b"apex",))
     assert not prefilter(b"import torch", (b"apex", b"amp_C"))
