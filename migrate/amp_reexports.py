@@ -16,7 +16,7 @@ apex.amp itself, and the rules migrate those).  Pure data from the index.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .carrier_plan import walked_files
 from .repo_index import ModuleSummary
@@ -31,11 +31,12 @@ def amp_reexports(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
         return {}
     found: Dict[str, Dict[str, List[str]]] = {}
     for other_path, other in walked_files(by_path, definitions, set().union(*homes.values()), importing=set(homes)):
+        taken = _taken_names(other_path, other, definitions)
         for path, names in homes.items():
             if other_path == path:
                 continue
             for name in sorted(names):
-                if _takes(other_path, other, path, name, definitions):
+                if taken(path, name):
                     found.setdefault(path, {}).setdefault(name, []).append(other.shown)
     return {
         path: tuple((name, ", ".join(sorted(users))) for name, users in sorted(by_name.items()))
@@ -43,16 +44,24 @@ def amp_reexports(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
     }
 
 
-def _takes(other_path: str, other: ModuleSummary, path: str, name: str, definitions: Any) -> bool:
-    """Whether ``other`` (the file ``other_path``) takes the module-level ``name`` of ``path``."""
+def _taken_names(other_path: str, other: ModuleSummary, definitions: Any) -> Callable[[str, str], bool]:
+    """Whether ``other`` (the file ``other_path``) takes the module-level name ``name`` of
+    the file ``path``: its imports resolved once, whatever the number of files asked about
+    (asked per file and name, every file's imports were resolved again for each other one)."""
     resolve = definitions.resolver.resolve
+    by_name: Dict[Optional[str], Set[str]] = {}  # file -> the names imported from it by name
     for module, attr in other.imports.values():
-        if attr == name and resolve(module, other_path) == path:
-            return True
+        if attr:
+            by_name.setdefault(resolve(module, other_path), set()).add(attr)
     for local, dotted in module_locals(other, definitions, other_path).items():
-        if name in other.attribute_reads.get(local, ()) and resolve(dotted, other_path) == path:
-            return True
-    if other.amp_sites or not any(resolve(module, other_path) == path for module in other.star_imports):
-        return False  # a file with apex.amp sites of its own imports apex.amp itself
+        by_name.setdefault(resolve(dotted, other_path), set()).update(other.attribute_reads.get(local, ()))
+    by_name.pop(None, None)
+    # a file with apex.amp sites of its own imports apex.amp itself
+    starred = set() if other.amp_sites else {resolve(module, other_path) for module in other.star_imports}
     own = other.functions | other.classes | set(other.imports) | other.bound_names | other.module_amp_names
-    return name not in own and name in other.identifiers | other.called_names | set(other.attribute_reads)
+    used = other.identifiers | other.called_names | set(other.attribute_reads)
+
+    def taken(path: str, name: str) -> bool:
+        return name in by_name.get(path, ()) or (path in starred and name not in own and name in used)
+
+    return taken
