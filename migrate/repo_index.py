@@ -1510,8 +1510,13 @@ def names_scale_loss(source: bytes) -> bool:
     """Whether the code of ``source`` (not its comments) names ``scale_loss``, as a name,
     an attribute or inside a string (``getattr(amp, "scale_loss")``); True when it cannot
     be read, so that nothing is taken as unscaled on a guess."""
-    if SCALE_LOSS_TEXT not in source:
+    at = source.find(SCALE_LOSS_TEXT)
+    if at < 0:
         return False
+    while at >= 0:
+        if b"#" not in source[source.rfind(b"\n", 0, at) + 1 : at]:
+            return True  # no comment holds it: it is in a name or a string (tokenizing is slow)
+        at = source.find(SCALE_LOSS_TEXT, at + 1)
     word = SCALE_LOSS_TEXT.decode()
     try:
         for token in tokenize.tokenize(io.BytesIO(source).readline):

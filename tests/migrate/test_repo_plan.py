@@ -980,6 +980,10 @@ def test_apex_amp_given_to_a_helper_is_followed_only_when_it_only_serves_state(t
         (b"with self.amp.scale_loss(loss, opt) as s:\n    s.backward()\n", True),
         (b"scale = getattr(amp, 'scale_loss')\n", True),
         (b"def f(:\n    scale_loss\n", True),  # unreadable: nothing is taken as unscaled on a guess
+        (b"x = 1  # see amp.scale_loss\r\nwith amp.autocast():\r\n    pass\r\n", False),  # a comment after code
+        (b'x = "#"; y = amp.scale_loss\n', True),  # a "#" in a string before it on its line
+        (b'"""Notes.\n# scale_loss, in a docstring"""\n', True),
+        (b'print(f"{step}: scale_loss")\n', True),  # an f-string's text is a string's, whatever the tokens
     ],
 )
 def test_the_index_tells_code_that_names_scale_loss(source, named):
