@@ -45,9 +45,10 @@ def amp_reexports(by_path: Dict[str, ModuleSummary], definitions: Any) -> Dict[s
 
 
 def _taken_names(other_path: str, other: ModuleSummary, definitions: Any) -> Callable[[str, str], bool]:
-    """Whether ``other`` (the file ``other_path``) takes the module-level name ``name`` of
-    the file ``path``: its imports resolved once, whatever the number of files asked about
-    (asked per file and name, every file's imports were resolved again for each other one)."""
+    """A test ``taken(path, name)``: whether ``other`` (the file ``other_path``) takes the
+    module-level ``name`` of the file ``path``.  ``other``'s imports are resolved here, once,
+    whatever the number of files asked about (asked per file and name, they were resolved
+    again for each home of a name: quadratic in the files importing apex.amp)."""
     resolve = definitions.resolver.resolve
     by_name: Dict[Optional[str], Set[str]] = {}  # file -> the names imported from it by name
     for module, attr in other.imports.values():
