@@ -173,9 +173,12 @@ PARENTHESES = (
     "__import__('libcst._nodes.expression', fromlist=['_'])"
     ".__dict__['_BaseParenthesizedNode']._parenthesize.__module__"
 )
+#: the docstring ``dataclasses`` wrote for one of LibCST's undocumented matcher classes
+MATCHER_DOC = "__import__('libcst.matchers', fromlist=['_']).Name.__doc__.split(':')[0]"
 
 _SERVER_SCRIPT = f"""
 PARENTHESES = {PARENTHESES!r}
+MATCHER_DOC = {MATCHER_DOC!r}
 import multiprocessing, sys
 from multiprocessing import forkserver
 
@@ -185,6 +188,7 @@ if __name__ == "__main__":
     pool = context.Pool(1)
     assert pool.apply(abs, (-2,)) == 2
     print("parentheses from", pool.apply(eval, (PARENTHESES,)), flush=True)
+    print("matcher doc", pool.apply(eval, (MATCHER_DOC,)), flush=True)
     pool.terminate()
     forkserver._forkserver._stop()
     print("stopped", flush=True)
@@ -213,6 +217,37 @@ def test_the_workers_server_ends_without_the_interpreter_s_teardown(tmp_path, pr
     # and the workers forked from this package's server print parentheses without generators
     printer = "libcst._nodes.expression" if torn_down else "migrate.rules._printing"
     assert f"parentheses from {printer}\n" in done.stdout
+    # ... and have LibCST's matcher classes without the signature docstrings of dataclasses
+    assert f"matcher doc {'Name(value' if torn_down else 'Name()'}\n" in done.stdout
+
+
+def test_dataclasses_made_while_unsigned_get_the_name_alone_as_a_missing_docstring() -> None:
+    import dataclasses
+    import inspect
+    from typing import List, Union
+
+    from migrate.server_preload import unsigned_dataclass_docstrings
+
+    def make(name: str, doc: str = ""):
+        namespace = {
+            "__annotations__": {"value": Union[int, str], "more": List[int]},
+            "more": dataclasses.field(default_factory=list),
+        }
+        if doc:
+            namespace["__doc__"] = doc
+        return dataclasses.dataclass(frozen=True)(type(name, (), namespace))
+
+    with unsigned_dataclass_docstrings():
+        bare, documented = make("Bare"), make("Documented", "Says what it is.")
+        assert dataclasses.inspect is not inspect and dataclasses.inspect.getmodule(make) is inspect.getmodule(make)
+    assert (bare.__doc__, documented.__doc__) == ("Bare()", "Says what it is.")
+    assert bare(1) == bare(1) and bare("a", [2]).more == [2]  # the class itself is as usual
+    assert dataclasses.inspect is inspect
+    assert make("Later").__doc__.startswith("Later(value: Union[int, str]")
+    with pytest.raises(KeyError):
+        with unsigned_dataclass_docstrings():
+            raise KeyError
+    assert dataclasses.inspect is inspect
 
 
 def test_imported_elsewhere_the_server_preload_leaves_the_process_exit_as_it_is() -> None:
@@ -221,7 +256,7 @@ def test_imported_elsewhere_the_server_preload_leaves_the_process_exit_as_it_is(
 
     code = (
         "import atexit; atexit.register(print, 'torn down')\nimport migrate.server_preload\n"
-        f"print({PARENTHESES})\nraise SystemExit(3)\n"
+        f"print({PARENTHESES})\nprint({MATCHER_DOC})\nraise SystemExit(3)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert (done.stdout, done.returncode) == ("libcst._nodes.expression\ntorn down\n", 3)
+    assert (done.stdout, done.returncode) == ("libcst._nodes.expression\nName(value\ntorn down\n", 3)
