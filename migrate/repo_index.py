@@ -1492,6 +1492,13 @@ def _methods(
         summary.method_parameter_uses[(cls.name, method.name)] = _parameter_uses(method, table, cls, class_uses)
 
 
+#: the tokens that hold a name or a string's text (an f-string's text is a token of its own
+#: from Python 3.12)
+_NAMES_AND_STRINGS = frozenset(
+    {tokenize.NAME, tokenize.STRING} | ({tokenize.FSTRING_MIDDLE} if hasattr(tokenize, "FSTRING_MIDDLE") else set())
+)
+
+
 def scale_loss_mentions(source: bytes) -> Optional[int]:
     """How many names and strings of the code of ``source`` hold ``scale_loss`` (None when
     it cannot be tokenized)."""
@@ -1500,7 +1507,7 @@ def scale_loss_mentions(source: bytes) -> Optional[int]:
         return sum(
             1
             for token in tokenize.tokenize(io.BytesIO(source).readline)
-            if token.type in (tokenize.NAME, tokenize.STRING) and word in token.string
+            if token.type in _NAMES_AND_STRINGS and word in token.string
         )
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
         return None
@@ -1520,7 +1527,7 @@ def names_scale_loss(source: bytes) -> bool:
     word = SCALE_LOSS_TEXT.decode()
     try:
         for token in tokenize.tokenize(io.BytesIO(source).readline):
-            if token.type in (tokenize.NAME, tokenize.STRING) and word in token.string:
+            if token.type in _NAMES_AND_STRINGS and word in token.string:
                 return True
     except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
         return True

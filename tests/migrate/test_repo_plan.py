@@ -984,6 +984,7 @@ def test_apex_amp_given_to_a_helper_is_followed_only_when_it_only_serves_state(t
         (b'x = "#"; y = amp.scale_loss\n', True),  # a "#" in a string before it on its line
         (b'"""Notes.\n# scale_loss, in a docstring"""\n', True),
         (b'print(f"{step}: scale_loss")\n', True),  # an f-string's text is a string's, whatever the tokens
+        (b'x = "#"; print(f"{step}: scale_loss")\n', True),  # ... also where the tokenizer decides
     ],
 )
 def test_the_index_tells_code_that_names_scale_loss(source, named):
