@@ -12,7 +12,7 @@ leave it through ``os._exit`` (as forked workers always do), so the handler regi
 here ends the server alone.  Imported anywhere else (a test, a documentation tool), the
 module changes nothing: the importing process keeps its own exit, status and LibCST.
 
-The server's import of the engine is what the first worker waits for, and a third of it
+The server's import of the engine is what the first worker waits for, and a sixth of it
 went into the docstrings ``dataclasses`` writes for classes without one: the signature of
 each of LibCST's generated matcher classes, every annotation (unions of dozens of classes)
 printed in full, for a docstring no worker reads.  While the server imports the engine,
