@@ -48,6 +48,7 @@ from .holder_route import HolderEdit
 from .processor_plan import add_processor_routes
 from .import_heads import ImportHead, import_head
 from .launcher_importers import importer_refusal
+from .whole_words import holds_word
 from .launcher_scripts import not_a_script, on_the_shim
 from .module_scaler_plan import imported_files, module_scaler_route, reader_route
 from .launcher_notes import ambiguous_import_note, unbound_scale_note
@@ -557,9 +558,8 @@ class _Definitions:
         of a longer ASCII identifier: ``amp`` is not in ``example``), searched once per run."""
         if word not in self._naming:
             needle = word.encode()
-            whole = re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(needle) + rb"(?![A-Za-z0-9_])")
             self._naming[word] = frozenset(
-                p for p, (_shown, source) in self.unindexed.items() if needle in source and whole.search(source)
+                p for p, (_shown, source) in self.unindexed.items() if holds_word(source, needle)
             )
         return self._naming[word]
 
