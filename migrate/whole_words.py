@@ -15,19 +15,20 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Pattern
+from typing import Pattern, Tuple
 
 #: the bytes an ASCII identifier is made of
 _WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 @lru_cache(maxsize=256)
-def _ending(word: bytes) -> Pattern[bytes]:
-    """``word`` followed by no identifier byte; where ``word`` holds other bytes than an
-    identifier's, with the byte before it checked by the pattern too."""
+def _search(word: bytes) -> Tuple[Pattern[bytes], bool]:
+    """The pattern to find ``word`` with, and whether the byte before each match is still to
+    be checked: an identifier's pattern opens with the word itself, any other word's with
+    the lookbehind (no skipped occurrence is then known not to be whole)."""
     if set(word) <= _WORD_BYTES:
-        return re.compile(re.escape(word) + rb"(?![A-Za-z0-9_])")
-    return re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(word) + rb"(?![A-Za-z0-9_])")
+        return re.compile(re.escape(word) + rb"(?![A-Za-z0-9_])"), True
+    return re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(word) + rb"(?![A-Za-z0-9_])"), False
 
 
 def holds_word(source: bytes, word: bytes) -> bool:
@@ -35,9 +36,10 @@ def holds_word(source: bytes, word: bytes) -> bool:
     before or after it (``amp`` is not in ``example``, it is in ``amp.initialize``)."""
     if word not in source:
         return False
-    if not set(word) <= _WORD_BYTES:
-        return _ending(word).search(source) is not None
-    for found in _ending(word).finditer(source):
+    pattern, check_before = _search(word)
+    if not check_before:
+        return pattern.search(source) is not None
+    for found in pattern.finditer(source):
         start = found.start()
         if start == 0 or source[start - 1] not in _WORD_BYTES:
             return True
