@@ -18215,3 +18215,8 @@ REPOSITORY_EXAMPLES += STEPLESS_EXAMPLES
 from ._flag_param_examples import FLAG_PARAM_EXAMPLES  # noqa: E402
 
 REPOSITORY_EXAMPLES += FLAG_PARAM_EXAMPLES
+
+# a GradScaler a file makes on its own beside apex's sites never stands in for apex's (sockeye)
+from ._own_scaler_examples import OWN_SCALER_EXAMPLES  # noqa: E402
+
+REPOSITORY_EXAMPLES += OWN_SCALER_EXAMPLES

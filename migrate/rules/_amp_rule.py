@@ -30,6 +30,11 @@ APEX_AMP = ("apex.amp",)
 #: blockers of ``_amp_sites`` write it after the reason)
 SHIM_FALLBACK_TODO = "this file keeps apex.amp semantics through apexcompat.amp"
 
+#: the file state's mark that the initialize rule left the file on the shim (it reported
+#: blockers): the rules after it find no GradScaler for any site of it (``find_scalers``), so
+#: they write their notes but rewrite nothing, with or without an amp.initialize in the file
+LEFT_ON_SHIM = "left on the shim"
+
 #: TODO comments the apex.amp rules write: a text fragment -> (code, severity, fixed), the
 #: same three the rule reported when it wrote the comment.  A later run reports every such
 #: comment again (the site is no longer apex code then), so it lists the same manual work.

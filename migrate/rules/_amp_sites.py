@@ -29,6 +29,7 @@ from ..repo_index import MODULE_LEVEL
 from ..repo_plan import NOT_PROVEN, SCALED_ELSEWHERE
 from ..runner_frameworks import CARRIER_ATTRIBUTE
 from ._amp_reinit import APEX_REFUSAL, raised_reinitializes
+from ._amp_rule import LEFT_ON_SHIM
 from ._clip_functions import CLIP_FUNCTIONS
 from ._exit_unscale import exit_unscale_count
 from ._input_gradient import input_gradient, input_gradient_refusal
@@ -4927,7 +4928,11 @@ class ScalerRef:
 
 
 def find_scalers(rule, module: cst.Module):
-    """A lookup ``node -> ScalerRef | None`` over the GradScalers defined in ``module``."""
+    """A lookup ``node -> ScalerRef | None`` over the GradScalers defined in ``module``; none
+    in a file the initialize rule left on the shim (a GradScaler the file makes on its own
+    belongs to a native branch, not to the apex.amp state its sites keep)."""
+    if rule.file_state().get(LEFT_ON_SHIM):
+        return lambda node: None
     parents = rule.parents
     local: Dict[Optional[cst.FunctionDef], Tuple[str, Optional[str]]] = {}
     attrs: Dict[cst.ClassDef, Tuple[str, Optional[str], Optional[cst.FunctionDef]]] = {}
@@ -4937,6 +4942,14 @@ def find_scalers(rule, module: cst.Module):
     #: the GradScaler the initialize rule created: it wins over a user's own scaler beside it
     created = rule.file_state().get("scaler")
     names: Set[str] = set(external)
+    #: the names the tool gives apex's GradScaler (created here or handed in by the plan): one
+    #: of them wins over a GradScaler the file makes on its own (a native branch's, which may
+    #: not exist on apex's path: ``self._scaler`` only ``if using_amp``)
+    ours: Set[str] = external | ({created} if created else set())
+    if plan is not None and plan.scaler_name:
+        ours.add(plan.scaler_name)
+    #: the classes whose scaler attribute found so far is one the file made on its own
+    own_attrs: Set[cst.ClassDef] = set()
     for node in walk_of(module, cst.Assign):
         if len(node.targets) != 1:
             continue
@@ -4957,9 +4970,16 @@ def find_scalers(rule, module: cst.Module):
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
             cls = class_of_method(parents, func)
             if cls is not None and target.value.value == self_name(func):
+                own = target.attr.value not in ours
+                if own and cls in attrs and cls not in own_attrs:
+                    continue  # apex's GradScaler is kept on self already
                 if cls in attrs and attrs[cls][0] == target.attr.value:
                     enabled = f"{code_of(target)}.is_enabled()"
                 attrs[cls] = (target.attr.value, enabled, func)
+                if own:
+                    own_attrs.add(cls)
+                else:
+                    own_attrs.discard(cls)
 
     _returned_scalers(rule, module, local)
     kept = module_variable(module)
@@ -4982,10 +5002,11 @@ def find_scalers(rule, module: cst.Module):
                 local[stmt] = (plan.scaler_name, f"{plan.scaler_name}.is_enabled()")
                 names.add(plan.scaler_name)
             init = init_method(stmt) if isinstance(stmt, cst.ClassDef) else None
-            if isinstance(stmt, cst.ClassDef) and init is not None and stmt not in attrs:
+            if isinstance(stmt, cst.ClassDef) and init is not None and (stmt not in attrs or stmt in own_attrs):
                 if f"{stmt.name.value}.__init__" in received:
                     kept = f"{self_name(init)}.{plan.scaler_name}"
                     attrs[stmt] = (plan.scaler_name, f"{kept}.is_enabled()", None)
+                    own_attrs.discard(stmt)
     for node in walk_of(module, cst.Assign):
         if not (len(node.targets) == 1 and isinstance(node.value, cst.Name) and node.value.value in names):
             continue
@@ -4994,7 +5015,7 @@ def find_scalers(rule, module: cst.Module):
         cls = class_of_method(parents, func)
         if (
             cls is None
-            or cls in attrs
+            or (cls in attrs and not (cls in own_attrs and node.value.value in ours))
             or not isinstance(target, cst.Attribute)
             or code_of(target.value) != self_name(func)
         ):
@@ -5003,6 +5024,7 @@ def find_scalers(rule, module: cst.Module):
             enabled = next((e for n, e in local.values() if n == node.value.value), None)
             enabled = enabled or ("external" if node.value.value in external else None)
             attrs[cls] = (target.attr.value, f"{node.value.value}.is_enabled()" if enabled else None, None)
+            own_attrs.discard(cls)
 
     count = rule.file_state().get("loss_scalers") or (plan.loss_scalers if plan is not None else 1)
 
@@ -5035,12 +5057,15 @@ def find_scalers(rule, module: cst.Module):
                 and isinstance(parents.get(func), cst.Module):  # bound as a method (``bound_plan``)
             access = f"{func.params.params[0].name.value}.{CARRIER_ATTRIBUTE}"
             return ScalerRef(access, f"{access}.is_enabled()")
+        handed = start is not None and any(
+            p.name.value in ours for p in list(start.params.params) + list(start.params.kwonly_params)
+        )
         while True:
-            if func in local:
+            if func in local and not (handed and local[func][0] not in ours):
                 name, enabled = local[func]
                 same = func is start
                 return ScalerRef(name, enabled if same else (f"{name}.is_enabled()" if enabled else None))
-            if func is None:
+            if func is None or handed:
                 break
             func = enclosing_function(parents, func)
         func = start

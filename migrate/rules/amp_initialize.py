@@ -25,7 +25,7 @@ from ._amp_context_var import inference_context_variable
 from ._amp_inference import autocast_levels, consecutive_runs, inference_uses, model_names
 from ._amp_processor import ProcessorAutocast
 from ._amp_availability import AvailabilityChecks, fold
-from ._amp_rule import APEX_AMP, is_empty_shell
+from ._amp_rule import APEX_AMP, LEFT_ON_SHIM, is_empty_shell
 from .base import TODO_PREFIX
 from ._plain_alternative import SCALER_SWITCHES, attribute_aliases, bound_names, scope_key
 from ._amp_threading import ScalerThreading
@@ -385,6 +385,7 @@ class InitializeRule(AvailabilityChecks, ScalerThreading, ProcessorAutocast, Aut
         if not info.uses_amp:
             return
         if info.blockers:
+            self.file_state()[LEFT_ON_SHIM] = True
             for blocker in info.blockers:
                 self.todo(
                     blocker.node,

@@ -367,9 +367,13 @@ class ClippingRule(AmpRule):
         """``amp.master_params(opt)`` in a file that scales no loss (a helper module's
         ``def master_params(optimizer): yield from amp.master_params(optimizer)``): the
         optimizer's param groups, which is what apex (and apexcompat) yielded under every opt
-        level; no master weights exist natively.  Whether the gradients a caller clips through
-        it are unscaled is the caller's matter, as it was with apex."""
-        params = self._params_of(module, opt_text, enclosing_function(self.parents, call))
+        level; no master weights exist natively.  Read from the optimizer, never from the model
+        it was built on: no amp.initialize of this file tells where the optimizer went, and one
+        in another file that keeps the shim (O2) put fp32 master copies in its param groups, not
+        the model's parameters (ColossalAI's test clips through the optimizer its helper
+        initialized).  Whether the gradients a caller clips through it are unscaled is the
+        caller's matter, as it was with apex."""
+        params = optimizer_params(opt_text)
         self.replace_node(call, expression(params))
         self.report(
             call,
@@ -2389,6 +2393,49 @@ def master_params(optimizer):
             yield from group["params"]
 ''',
         codes=('APX101', 'APX103', 'APX218'),
+    ),
+    Example(
+        # ColossalAI's gemini test: the optimizer built on the model's parameters went through a
+        # helper of another module that initializes apex at O2 (it stays on the shim there), so
+        # its param groups hold fp32 master copies, not the model's parameters: the clip reads
+        # them from the optimizer (before: torch_model.parameters(), the float16 model's
+        # gradients, which the step never reads)
+        "master-params-of-an-optimizer-initialized-in-another-module",
+        before="""\
+import torch
+
+from helpers import convert_to_apex_amp
+
+
+def check_grad_clipping(model_builder, data):
+    torch_model = model_builder().cuda()
+    torch_optim = torch.optim.Adam(torch_model.parameters(), lr=1e-3)
+    torch_model, torch_optim = convert_to_apex_amp(torch_model, torch_optim, dict(opt_level="O2"))
+    torch_optim.zero_grad()
+    torch_optim.backward(torch_model(data).sum())
+
+    import apex.amp as apex_amp
+
+    torch.nn.utils.clip_grad_norm_(apex_amp.master_params(torch_optim), 1.0)
+    torch_optim.step()
+""",
+        after="""\
+import torch
+
+from helpers import convert_to_apex_amp
+
+
+def check_grad_clipping(model_builder, data):
+    torch_model = model_builder().cuda()
+    torch_optim = torch.optim.Adam(torch_model.parameters(), lr=1e-3)
+    torch_model, torch_optim = convert_to_apex_amp(torch_model, torch_optim, dict(opt_level="O2"))
+    torch_optim.zero_grad()
+    torch_optim.backward(torch_model(data).sum())
+
+    torch.nn.utils.clip_grad_norm_((p for group in torch_optim.param_groups for p in group["params"]), 1.0)
+    torch_optim.step()
+""",
+        codes=('APX101', 'APX218'),
     ),
     Example(
         # transform-and-tell's shape: a hook fired between the scaled backward and the step

@@ -92,7 +92,10 @@ initializes and returns, also called with no optimizer by an evaluation script w
 (r102, LightningDOT: the helper returns the GradScaler, the script's top-level unpacking binds
 it as a module-level name), and a trainer of another module that scales a regularizer's penalty
 after the model's scaled backward, before the same step, the regularizer reading the gradients
-between (r103, MiB: ``unscale_`` after the first backward, the penalty's backward plain).  Apart
+between (r103, MiB: ``unscale_`` after the first backward, the penalty's backward plain), and a
+trainer of another module handed only the launcher's flags, with a GradScaler of its own made on
+its native branch alone beside apex's scaling and a plain step for every other path (r105,
+sockeye: the launcher's GradScaler, handed in, serves the apex sites and the plain step).  Apart
 from LAYOUTS (no
 training): r94, evaluation scripts whose inference
 amp.initialize (no optimizers) the migration follows, timm's validate.py shape (the no-op
@@ -380,6 +383,16 @@ LAYOUTS: Dict[str, dict] = {
                                            branches={"period-1": ["--period", "1"]}),
     "r61_setup_returns_early": dict(launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24,
                                     metric="loss", native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
+    # sockeye's shape (sweep22): the launcher sets apex up under --apex-amp and hands the trainer
+    # two flags; the trainer makes a GradScaler of its own only under --amp, scales through apex
+    # under the other flag and steps plainly on every path but its own GradScaler's.  The
+    # launcher's GradScaler reaches the trainer as a parameter and serves every apex site, the
+    # plain step included ('off': apex never set up, the run is the original fp32 one bit for
+    # bit); before, those sites took the trainer's own self._scaler, which exists only under
+    # --amp: the default and the 'off' runs failed with an AttributeError
+    "r105_own_scaler_only_on_the_native_branch": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
+        branches={"off": ["--apex-amp", "0"], "own-scaler": ["--apex-amp", "0", "--amp", "1"]}),
     "r39_own_scaler_beside_apex": dict(launcher="train.py", amp=[], fp32=["--fp16", "0", "--amp", "0"], steps=24,
                                        metric="loss", native=[], fallbacks=[],
                                        branches={"off": ["--fp16", "0", "--amp", "-1"],
