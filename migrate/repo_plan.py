@@ -54,7 +54,7 @@ from .module_scaler_plan import imported_files, module_scaler_route, reader_rout
 from .launcher_notes import ambiguous_import_note, unbound_scale_note
 from .amp_reexports import amp_reexports
 from .star_imports import BINDS, NOT_BOUND, UNKNOWN, StarImports
-from .unreferenced import unreferenced_definitions
+from .unreferenced import module_handed_on, unreferenced_definitions
 from .optimizer_wrappers import PROVEN_MEMBERS
 from .steppable_plan import with_steppable_wrappers
 from .several_launchers import several_launchers, stray_calls
@@ -1016,6 +1016,12 @@ def _why_unreached(path: str, name: str, by_path, others, definitions, kept_why=
                 "an amp.initialize of its own, which no GradScaler of this repository can follow")
     if any(c.text == name and c.guarded for c in by_path[path].plain_calls):
         return 'run only as its file\'s script (under `if __name__ == "__main__":`), where no GradScaler exists'
+    if definitions is not None:
+        for other_path, other in sorted(by_path.items()):
+            local = module_handed_on(other_path, other, path, definitions)
+            if local:
+                return (f"never called by name: {other.shown} hands its module ({local}) on as a value "
+                        "(getattr, a registry), and which definition that builds is not followed")
     note = _runtime_note(path, name, by_path, others, definitions) if definitions is not None else ""
     return f"called directly from no file{note}" if note else "called from no file"
 

@@ -11,7 +11,9 @@ of which gets the GradScaler (a public ``train(loader, model, optimizer, ...)`` 
 repository calls): a call from outside that does not pass the scaler fails at once.
 
 A read of ``X.name`` through an imported name (``module.name``) in another file counts as a
-use this search does not follow; one off an object (``model.train()``) does not.
+use this search does not follow; one off an object (``model.train()``) does not.  So does a
+module object another file hands on as a value (``getattr(trainers, args.trainer)``, a
+registry): any of its definitions may be built there.
 """
 
 from __future__ import annotations
@@ -42,8 +44,24 @@ def unreferenced_definitions(candidates: Set[Def], by_path: Dict[str, ModuleSumm
             continue  # ``module.Name`` somewhere: a use this search does not follow
         if name in own.classes and any(_names(other, name) for other_path, other in walked if other_path != path):
             continue  # a class named in another file's code, through an import not followed (a star's)
+        if any(module_handed_on(other_path, other, path, definitions) for other_path, other in walked):
+            continue  # ``getattr(trainers, args.trainer)``: which definition it takes is not known
         found.add((path, name))
     return found
+
+
+def module_handed_on(other_path: str, other: ModuleSummary, path: str, definitions: Any) -> str:
+    """The name under which ``other`` (another file) imports the module of ``path`` as a
+    module object and uses that object as a value (``getattr(trainers, args.trainer)``, handed
+    to a registry): any definition of the module may be built from there, with arguments no
+    new parameter reaches; "" where it does not."""
+    if other_path == path:
+        return ""
+    for local, (module, attr) in sorted(other.imports.items()):
+        target = f"{module}.{attr}" if attr else module
+        if local in other.escaping and definitions.resolver.resolve(target, other_path) == path:
+            return local
+    return ""
 
 
 def _names(summary: ModuleSummary, name: str) -> bool:

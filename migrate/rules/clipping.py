@@ -596,6 +596,32 @@ class ClippingRule(AmpRule):
                 "too: an unscale_ in it would raise the second time"
             )
 
+    def _method_calls_of(self, site: Any, func: Any) -> List[Tuple[cst.Call, List[str]]]:
+        """The calls ``self.<method>(...)`` in ``func`` of the method of the same class that
+        holds ``site``, each with the optimizers the site scales for as ``func`` names them:
+        sockeye's ``_step`` calls ``self._forward_backward(...)``, which scales through
+        ``self.optimizer``, then clips and steps that optimizer (``self`` is the same object in
+        both, so ``self.optimizer`` is too).  Empty unless every optimizer of the site is an
+        attribute of the method's ``self``; a subclass that redefines a method of the class
+        keeps the file on the shim (``override_plan``)."""
+        cls = class_of_method(self.parents, site.func)
+        if cls is None or func is None or class_of_method(self.parents, func) is not cls or not func.params.params:
+            return []
+        own, caller = self_name(site.func), self_name(func)
+        names: List[str] = []
+        for opt in site.optimizers:
+            root = opt
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if not (isinstance(opt, cst.Attribute) and isinstance(root, cst.Name) and root.value == own):
+                return []
+            names.append(caller + code_of(opt)[len(own):])
+        return [
+            (call, names)
+            for call in walk_of(func.body, cst.Call)
+            if not any(a.star for a in call.args) and self._callee(call) is site.func
+        ]
+
     def _callee(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         func = call.func
         caller = enclosing_function(self.parents, call)
@@ -657,6 +683,7 @@ class ClippingRule(AmpRule):
             if candidate.func is not use.func:
                 links = caller_links(self, candidate) or []
                 backwards = [(ln.call, list(ln.optimizers.values())) for ln in links if ln.func is use.func]
+                backwards += self._method_calls_of(candidate, use.func)
             for node, names in backwards:
                 if (
                     enclosing_function(self.parents, node) is use.func

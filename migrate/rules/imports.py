@@ -112,6 +112,15 @@ def _is_install_hint(call: cst.Call) -> bool:
     return False
 
 
+#: calls that end the process, as a ``raise`` in the handler does (``sys.exit(1)`` after the
+#: install hint): once the import cannot fail, they never run
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def _ends_the_process(call: cst.Call) -> bool:
+    return code_of(call.func) in _EXITS
+
+
 class ImportsRule(AmpRule):
     """Remove apex imports that became unused; point the remaining apex.amp ones at the shim."""
 
@@ -219,9 +228,17 @@ class ImportsRule(AmpRule):
                     severity="warning",
                 )
                 continue
-            if isinstance(imp, cst.Import) and target == "apex" and alias.asname is None and binding == "apex":
+            if (
+                isinstance(imp, cst.Import)
+                and target == "apex"
+                and alias.asname is None
+                and binding == "apex"
+                and not binds_amp(imp, alias)
+            ):
                 # inside a ``try: import apex ... except ImportError: use_amp = False`` it is a
-                # guard like any other: simplified below, the flag keeps its "available" value
+                # guard like any other: simplified below, the flag keeps its "available" value.
+                # ``import apex.amp`` is no availability check: it imports the module the 2025
+                # removal deleted, so it fails with apex installed too, and goes
                 if enclosing_function(self.parents, imp) is not None and not self._in_guard(stmt):
                     self.report(
                         imp,
@@ -1018,7 +1035,9 @@ class ImportsRule(AmpRule):
             return stmt  # a fallback implementation (if/def/class): keep it
         small = stmt.body[0] if len(stmt.body) == 1 else None
         if isinstance(small, (cst.Pass, cst.Raise)) or (
-            isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and _is_install_hint(small.value)
+            isinstance(small, cst.Expr)
+            and isinstance(small.value, cst.Call)
+            and (_is_install_hint(small.value) or _ends_the_process(small.value))
         ):
             return None
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
@@ -1767,6 +1786,39 @@ logger = logging.getLogger(__name__)
 
 
 def build(model):
+    return model
+""",
+        codes=("APX101", "APX103"),
+    ),
+    Example(
+        # sockeye's launcher: the install hint is logged, then the process exits; the exit ran
+        # only where the import failed, so it goes with the try (kept, every run would end
+        # there: the apex branch exited with status 1 before training)
+        "except-logs-install-hint-and-exits",
+        before="""\
+import logging
+import sys
+
+logger = logging.getLogger(__name__)
+
+
+def build(args, model):
+    if args.apex_amp:
+        try:
+            import apex.amp
+        except ImportError:
+            logger.error("Cannot import NVIDIA Apex AMP. Please install Apex.")
+            sys.exit(1)
+    return model
+""",
+        after="""\
+import logging
+import sys
+
+logger = logging.getLogger(__name__)
+
+
+def build(args, model):
     return model
 """,
         codes=("APX101", "APX103"),

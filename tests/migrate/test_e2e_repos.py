@@ -385,11 +385,13 @@ LAYOUTS: Dict[str, dict] = {
                                     metric="loss", native=[], fallbacks=[], branches={"off": ["--fp16", "0"]}),
     # sockeye's shape (sweep22): the launcher sets apex up under --apex-amp and hands the trainer
     # two flags; the trainer makes a GradScaler of its own only under --amp, scales through apex
-    # under the other flag and steps plainly on every path but its own GradScaler's.  The
-    # launcher's GradScaler reaches the trainer as a parameter and serves every apex site, the
-    # plain step included ('off': apex never set up, the run is the original fp32 one bit for
-    # bit); before, those sites took the trainer's own self._scaler, which exists only under
-    # --amp: the default and the 'off' runs failed with an AttributeError
+    # under the other flag in one method and clips and steps in the method that calls it,
+    # plainly on every path but its own GradScaler's.  The launcher's GradScaler reaches the
+    # trainer as a parameter and serves every apex site, the plain step and an unscale_ before
+    # the clip ('off': apex never set up, the run is the original fp32 one bit for bit); before,
+    # those sites took the trainer's own self._scaler, which exists only under --amp (the
+    # default and the 'off' runs failed with an AttributeError), and the clip in the calling
+    # method kept the whole plan on the shim
     "r105_own_scaler_only_on_the_native_branch": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
         branches={"off": ["--apex-amp", "0"], "own-scaler": ["--apex-amp", "0", "--amp", "1"]}),

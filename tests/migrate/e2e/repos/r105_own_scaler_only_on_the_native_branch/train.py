@@ -15,6 +15,7 @@ def main():
     parser.add_argument("--apex-amp", type=int, default=1)
     parser.add_argument("--amp", type=int, default=0)
     parser.add_argument("--opt-level", default="O1")
+    parser.add_argument("--max-norm", type=float, default=0.5)
     parser.add_argument("--steps", type=int, default=24)
     parser.add_argument("--resume", default="")
     parser.add_argument("--ckpt-out", default="")
@@ -31,7 +32,8 @@ def main():
         except ImportError:
             raise SystemExit("--apex-amp needs NVIDIA apex")
         model, optimizer = apex.amp.initialize(model, optimizer, opt_level=args.opt_level)
-    trainer = Trainer(model, optimizer, device, using_amp=bool(args.amp), using_apex_amp=bool(args.apex_amp))
+    trainer = Trainer(model, optimizer, device, args.max_norm, using_amp=bool(args.amp),
+                      using_apex_amp=bool(args.apex_amp))
     first = trainer.load(args.resume) if args.resume else 0
     trainer.fit(toydata.make_data(), first, args.steps)
     if args.ckpt_out:

@@ -1,6 +1,8 @@
 """The trainer: a GradScaler of its own only when it runs its own mixed precision (using_amp),
 apex's loss scaling when the launcher set apex up (using_apex_amp); every other path backs and
-steps plainly.  Checkpoints keep the GradScaler's state under "scaler" and apex's under "amp"."""
+steps plainly.  Each step clips the gradients the method it calls backed (unscaled first on its
+own GradScaler's path).  Checkpoints keep the GradScaler's state under "scaler" and apex's
+under "amp"."""
 
 import contextlib
 
@@ -16,10 +18,11 @@ except ImportError:
 
 
 class Trainer:
-    def __init__(self, model, optimizer, device, update_interval=1, using_amp=False, using_apex_amp=False):
+    def __init__(self, model, optimizer, device, max_norm, update_interval=1, using_amp=False, using_apex_amp=False):
         self.model = model
         self.optimizer = optimizer
         self.device = device
+        self.max_norm = max_norm
         self.update_interval = update_interval
         self.using_amp = using_amp
         if using_amp:
@@ -44,6 +47,9 @@ class Trainer:
         is_update_batch = (step + 1) % self.update_interval == 0
         loss = self._forward_backward(x, y, is_update_batch)
         if is_update_batch:
+            if self.using_amp:
+                self._scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_norm)
             if self.using_amp:
                 self._scaler.step(self.optimizer)
                 self._scaler.update()
