@@ -48,6 +48,7 @@ from ._amp_rule import APEX_AMP, AmpRule
 from ._amp_shared_step import test_branch
 from ._plain_alternative import bound_names
 from ._amp_sites import (
+    _chain_root,
     backs_a_loss,
     backs_loss_in,
     keyed_optimizer,
@@ -610,10 +611,7 @@ class ClippingRule(AmpRule):
         own, caller = self_name(site.func), self_name(func)
         names: List[str] = []
         for opt in site.optimizers:
-            root = opt
-            while isinstance(root, cst.Attribute):
-                root = root.value
-            if not (isinstance(opt, cst.Attribute) and isinstance(root, cst.Name) and root.value == own):
+            if not (isinstance(opt, cst.Attribute) and _chain_root(opt) == own):
                 return []
             names.append(caller + code_of(opt)[len(own):])
         return [
