@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import os
 from contextlib import ExitStack
+from dataclasses import replace
 from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .collector import fewer_collections, paused_collector, worker_started
@@ -228,6 +229,34 @@ def _keep_apex_where_float32(
             where = _function_at(job[1], todo.line)
             reason = prefix + message.replace("this amp.scale_loss", f"its amp.scale_loss{where}")
             again[i] = (job[0], job[1], FilePlan(notes=notes, refusal=reason, parser_factories=flags))
+    for i, result in zip(again, migrate_all(list(again.values()), settings, workers, pool)):
+        results[i] = result
+    return _keep_needed_probes([again.get(i, job) for i, job in enumerate(jobs)], results, settings, workers, pool)
+
+
+def _keep_needed_probes(
+    jobs: Sequence[Job],
+    results: List["MigrationResult"],
+    settings: Settings,
+    workers: int,
+    pool: Optional["EarlyPool"] = None,
+) -> List["MigrationResult"]:
+    """Each file whose apex availability probe the run folded is migrated once more with it
+    kept, where another file still needs apex (``kept_probes``)."""
+    from .kept_probes import FOLDED, reruns
+
+    folded = [[f.line for f in r.findings if f.code == FOLDED] for r in results]
+    if not any(folded):
+        return results
+    keep = reruns([(r.path, job[1], r.new, lines) for job, r, lines in zip(jobs, results, folded)])
+    if not keep:
+        return results
+    from .repo_plan import FilePlan
+
+    again: Dict[int, Job] = {}
+    for i, (probes, where) in keep.items():
+        own_plan = jobs[i][2] if len(jobs[i]) > 2 else None  # type: ignore[misc]
+        again[i] = (jobs[i][0], jobs[i][1], replace(own_plan or FilePlan(), kept_probes=probes, apex_needed_at=where))
     for i, result in zip(again, migrate_all(list(again.values()), settings, workers, pool)):
         results[i] = result
     return results

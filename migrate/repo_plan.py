@@ -233,6 +233,10 @@ class FilePlan:
     #: in a hook's file: the hook classes whose losses come from the runner's outputs, which
     #: that processor computes, and where (shown to the user)
     processor_autocast: Tuple[Tuple[str, str], ...] = ()
+    #: lines of this file's ``try`` statements that only probe whether apex is installed,
+    #: kept because another file still needs apex (``kept_probes``), and where that one does
+    kept_probes: Tuple[int, ...] = ()
+    apex_needed_at: str = ""
     #: top-level functions of this file asking apex's state whether amp.initialize ran, which
     #: no other walked file names, in a repository enabling no autocast itself (``probe_gate_plan``)
     probe_gates: Tuple[str, ...] = ()

@@ -12,6 +12,9 @@
   of which gives a value (a bare ``return`` in the handler gives up, it answers nobody),
   goes alone and the ``try`` stays (``_guarded_work``); with a value returned it is an
   availability probe and stays (APX105);
+* a ``try`` whose apex import only asks whether apex is installed (a flag set in its
+  handler) stays too (APX105) where another file of the run still needs apex
+  (``kept_probes``): its flag may be what keeps that file's apex path off;
 * a used name imported from a module removed from apex (``apex.parallel``,
   ``apex.fp16_utils``, ``apex.RNN``) under a guard whose ``except`` assigns it (``X =
   None``) gets a TODO: without apex that branch always wins;
@@ -129,7 +132,7 @@ class ImportsRule(AmpRule):
         "APX102": "apex.amp now imported from apexcompat.amp (same API, runs on native torch.amp)",
         "APX103": "try/except ImportError around apex imports simplified: the native path is always available",
         "APX104": "apex import guard left as it is: its shape is not one the tool knows",
-        "APX105": "apex availability probe inside a function left as it is",
+        "APX105": "apex availability probe left as it is (inside a function, or while another file needs apex)",
         "APX106": "unused `import apex` inside a function left as it is",
         "APX107": "apex imported by name at run time (importlib.import_module): apex.amp now comes from "
         "apexcompat.amp; anything else, and the native migration, need an import statement",
@@ -218,6 +221,16 @@ class ImportsRule(AmpRule):
                     self._report_moved_out(imp, target)
                     continue
             if self._unusual_guard(stmt):
+                continue
+            kept_by = self._kept_probe(stmt)
+            if kept_by:
+                self.report(
+                    imp,
+                    "APX105",
+                    f"apex availability probe left as it is: {kept_by} still imports apex, and what "
+                    "this flag decides may need it",
+                    severity="warning",
+                )
                 continue
             if self._is_probe(stmt) and not self._guards_work(stmt):
                 self.report(
@@ -764,6 +777,18 @@ class ImportsRule(AmpRule):
             and owner.finalbody is None
             and all(self._catches_import_error(h) for h in owner.handlers)
         )
+
+    def _kept_probe(self, stmt: Any) -> str:
+        """Where another file still needs apex, when ``stmt`` is in the body of a ``try`` the
+        plan keeps as an availability probe (``kept_probes``); empty otherwise."""
+        plan = self.repo_plan()
+        if plan is None or not plan.kept_probes:
+            return ""
+        block = self.parents.get(stmt)
+        owner = self.parents.get(block) if block is not None else None
+        if not isinstance(owner, cst.Try) or owner.body is not block or self.line_of(owner) not in plan.kept_probes:
+            return ""
+        return plan.apex_needed_at
 
     def _is_probe(self, stmt: Any) -> bool:
         """``def has_apex(): try: import apex; return True except ImportError: return False``,
@@ -2843,6 +2868,88 @@ class Distiller:
             optimizer.step()
 """,
         codes=("APX102", "APX270"),
+    ),
+    # ColossalAI's shape (sweep22): shard_config.py imports FusedLayerNorm only to ask whether
+    # apex is installed, and its flag picks layers.py's apex-only kernel (FastLayerNorm, no
+    # torch equivalent: kept).  Folded to "available", a machine without apex would take the
+    # apex path and crash there: the probe stays while another file still needs apex
+    Example(
+        "availability-flag-stays-while-another-file-needs-apex",
+        before="""\
+# file: pkg/config.py
+import warnings
+
+
+class Config:
+    def __init__(self):
+        self.fused = False
+
+    def enable_all(self):
+        try:
+            from apex.normalization import FusedLayerNorm as ApexLN  # noqa
+
+            apex_avail = True
+        except ImportError:
+            apex_avail = False
+            warnings.warn("apex is not installed")
+        self.fused = apex_avail
+# file: pkg/layers.py
+from apex.contrib.layer_norm.layer_norm import FastLayerNorm
+
+
+def make_norm(size, fused):
+    return FastLayerNorm(size) if fused else None
+""",
+        codes=("APX105", "APX809"),
+    ),
+    # ... and where nothing needs apex any more, the flag takes its "available" value
+    Example(
+        "availability-flag-folds-where-no-file-needs-apex",
+        before="""\
+# file: pkg/config.py
+import warnings
+
+
+class Config:
+    def __init__(self):
+        self.fused = False
+
+    def enable_all(self):
+        try:
+            from apex.normalization import FusedLayerNorm as ApexLN  # noqa
+
+            apex_avail = True
+        except ImportError:
+            apex_avail = False
+            warnings.warn("apex is not installed")
+        self.fused = apex_avail
+# file: pkg/layers.py
+from apex.normalization import FusedLayerNorm
+
+
+def make_norm(size, fused):
+    return FusedLayerNorm(size) if fused else None
+""",
+        after="""\
+# file: pkg/config.py
+import warnings
+
+
+class Config:
+    def __init__(self):
+        self.fused = False
+
+    def enable_all(self):
+        apex_avail = True
+        self.fused = apex_avail
+# file: pkg/layers.py
+import torch
+
+
+def make_norm(size, fused):
+    return torch.nn.LayerNorm(size) if fused else None
+""",
+        codes=("APX101", "APX103", "APX804"),
     ),
     # ... and the same taken by name (`from .utils import amp`) and as an attribute of the
     # module (`utils.amp`): an import error at start-up, or a NameError, before
