@@ -2788,6 +2788,27 @@ def train(args, model, optimizer, loader):
     ),
 ]
 
+#: a module asking whether apex is installed, only to set its flag
+PROBING_CONFIG = '''\
+# file: pkg/config.py
+import warnings
+
+
+class Config:
+    def __init__(self):
+        self.fused = False
+
+    def enable_all(self):
+        try:
+            from apex.normalization import FusedLayerNorm as ApexLN  # noqa
+
+            apex_avail = True
+        except ImportError:
+            apex_avail = False
+            warnings.warn("apex is not installed")
+        self.fused = apex_avail
+'''
+
 # repository examples (several files, ``# file: NAME``): an import other files take
 EXAMPLES += [
     # TextBrewer's shape (sweep17): utils.py imports apex.amp behind its availability flag and
@@ -2875,24 +2896,7 @@ class Distiller:
     # apex path and crash there: the probe stays while another file still needs apex
     Example(
         "availability-flag-stays-while-another-file-needs-apex",
-        before="""\
-# file: pkg/config.py
-import warnings
-
-
-class Config:
-    def __init__(self):
-        self.fused = False
-
-    def enable_all(self):
-        try:
-            from apex.normalization import FusedLayerNorm as ApexLN  # noqa
-
-            apex_avail = True
-        except ImportError:
-            apex_avail = False
-            warnings.warn("apex is not installed")
-        self.fused = apex_avail
+        before=PROBING_CONFIG + """\
 # file: pkg/layers.py
 from apex.contrib.layer_norm.layer_norm import FastLayerNorm
 
@@ -2905,24 +2909,7 @@ def make_norm(size, fused):
     # ... and where nothing needs apex any more, the flag takes its "available" value
     Example(
         "availability-flag-folds-where-no-file-needs-apex",
-        before="""\
-# file: pkg/config.py
-import warnings
-
-
-class Config:
-    def __init__(self):
-        self.fused = False
-
-    def enable_all(self):
-        try:
-            from apex.normalization import FusedLayerNorm as ApexLN  # noqa
-
-            apex_avail = True
-        except ImportError:
-            apex_avail = False
-            warnings.warn("apex is not installed")
-        self.fused = apex_avail
+        before=PROBING_CONFIG + """\
 # file: pkg/layers.py
 from apex.normalization import FusedLayerNorm
 
