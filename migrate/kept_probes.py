@@ -11,8 +11,9 @@ machine without apex would crash there.  So the run migrates each file whose pro
 folded once more with the probe kept (APX105), naming the file that still needs apex.
 
 A probe here is a ``try`` whose apex imports bind names that nothing in the module reads and
-whose handlers set a name to a constant; one of apex.amp alone is none (what it asks about,
-autocast and the GradScaler, the native code always has).  An apex import "needed" by a migrated file is one
+whose handlers set a name to a constant that something reads (the module, or another file of
+the run for a module-level flag); one of apex.amp alone is none (what it asks about, autocast
+and the GradScaler, the native code always has), nor one whose flag nothing reads.  An apex import "needed" by a migrated file is one
 whose name the file reads (or a star import); an unread one is itself a probe.  Pure data
 from the stdlib ``ast``.
 """
@@ -20,7 +21,8 @@ from the stdlib ``ast``.
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterable, List, Optional, Set, Tuple
+import re
+from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from . import stdlib_trees
 
@@ -68,27 +70,37 @@ def _read_names(tree: ast.Module) -> Set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
 
 
-def _sets_constant(handler: ast.ExceptHandler) -> bool:
-    return any(
-        isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and
-        all(isinstance(t, ast.Name) for t in stmt.targets)
+def _flags(handler: ast.ExceptHandler) -> List[str]:
+    """The names ``handler`` sets to a constant (``has_apex = False``)."""
+    return [
+        target.id
         for stmt in handler.body
-    )
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant)
+        for target in stmt.targets
+        if isinstance(target, ast.Name)
+    ]
 
 
-def probe_lines(source: bytes) -> Tuple[int, ...]:
-    """The lines of ``source``'s ``try`` statements that only probe for apex (see above)."""
+def probe_lines(source: bytes, named_elsewhere: Callable[[str], bool] = lambda name: False) -> Tuple[int, ...]:
+    """The lines of ``source``'s ``try`` statements that only probe for apex (see above) and
+    whose flag something reads: the module, or (a module-level flag) another file that
+    ``named_elsewhere`` says names it."""
     tree = stdlib_trees.parse(source)
     if tree is None:
         return ()
     read = _read_names(tree)
+    top = {id(stmt) for stmt in tree.body}
     lines = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Try) or not node.handlers:
             continue
         imports = [stmt for stmt in node.body if _apex_import(stmt)]
-        if imports and not all(_amp_import(stmt) for stmt in imports) and not any(name == "*" or name in read for stmt in imports for name in _bound(stmt)) \
-                and any(_sets_constant(h) for h in node.handlers):
+        if not imports or all(_amp_import(stmt) for stmt in imports):
+            continue
+        if any(name == "*" or name in read for stmt in imports for name in _bound(stmt)):
+            continue
+        flags = [flag for handler in node.handlers for flag in _flags(handler)]
+        if any(flag in read or (id(node) in top and named_elsewhere(flag)) for flag in flags):
             lines.append(node.lineno)
     return tuple(lines)
 
@@ -119,10 +131,21 @@ def first_needing_apex(results: Iterable[Tuple[str, bytes]]) -> Optional[str]:
     return None
 
 
-def folded_probes(old: bytes, folded_lines: Iterable[int]) -> Tuple[int, ...]:
+def folded_probes(
+    old: bytes, folded_lines: Iterable[int], named_elsewhere: Callable[[str], bool] = lambda name: False
+) -> Tuple[int, ...]:
     """The probes of ``old`` that the run folded (an APX103 finding at their ``try``)."""
     folded = set(folded_lines)
-    return tuple(line for line in probe_lines(old) if line in folded) if folded else ()
+    return tuple(line for line in probe_lines(old, named_elsewhere) if line in folded) if folded else ()
+
+
+def _takes(source: bytes, name: str) -> bool:
+    """Whether ``source`` may take module-level ``name`` from another module: an import line
+    naming it, an attribute of that name, or the bare name beside a star import."""
+    word = re.escape(name.encode())
+    if re.search(rb"(?m)^[^#\n]*\bimport\b[^#\n]*\b" + word + rb"\b|\." + word + rb"\b", source):
+        return True
+    return re.search(rb"(?m)^[^#\n]*\bimport\s+\*", source) is not None and re.search(rb"\b" + word + rb"\b", source) is not None
 
 
 def reruns(files: List[Tuple[str, bytes, bytes, List[int]]]) -> Dict[int, Tuple[Tuple[int, ...], str]]:
@@ -131,7 +154,13 @@ def reruns(files: List[Tuple[str, bytes, bytes, List[int]]]) -> Dict[int, Tuple[
     whose folded probe must stay; empty where no file still needs apex."""
     candidates = {}
     for i, (_shown, old, _new, folded) in enumerate(files):
-        probes = folded_probes(old, folded)
+        if not folded:
+            continue
+
+        def named_elsewhere(flag: str, i: int = i) -> bool:
+            return any(_takes(other, flag) for j, (_s, other, _n, _f) in enumerate(files) if j != i)
+
+        probes = folded_probes(old, folded, named_elsewhere)
         if probes:
             candidates[i] = probes
     if not candidates:

@@ -11,6 +11,8 @@ try:
 except ImportError:
     HAS_APEX = False
     warnings.warn("no apex")
+
+FUSED = HAS_APEX
 """
 
 USED = b"""\
@@ -44,6 +46,16 @@ def test_an_import_whose_name_is_read_is_no_probe():
 
 def test_a_probe_of_apex_amp_alone_is_no_probe():
     assert probe_lines(AMP_PROBE) == ()
+
+
+def test_a_flag_nothing_reads_makes_no_probe_unless_another_file_takes_it():
+    unread = PROBE.replace(b"\nFUSED = HAS_APEX\n", b"")
+    assert probe_lines(unread) == ()
+    assert probe_lines(unread, lambda name: name == "HAS_APEX") == (3,)
+    taken = ("config.py", unread, b"HAS_APEX = True\n", [3])
+    kernel = ("layers.py", KEPT_KERNEL, KEPT_KERNEL, [])
+    assert reruns([taken, kernel]) == {}
+    assert reruns([taken, kernel, ("train.py", b"from config import HAS_APEX\n", b"", [])]) == {0: ((3,), "layers.py:1")}
 
 
 def test_a_try_without_a_flag_is_no_probe():
