@@ -44,13 +44,13 @@ def helpers_called_elsewhere(
             if s.member == "master_params" and s.method and (s.owner, s.method) not in scaled
         }
         for owner, method in sorted(helpers):
-            where = _call_elsewhere((path, owner), method, by_path, others, definitions)
+            where = call_elsewhere((path, owner), method, by_path, others, definitions)
             if where is not None:
                 found.setdefault(path, []).append((f"{owner}.{method}", where))
     return {path: tuple(items) for path, items in found.items()}
 
 
-def _call_elsewhere(
+def call_elsewhere(
     owner: Def, method: str, by_path: Dict[str, ModuleSummary], others: Sequence[Tuple[str, str, bytes]],
     definitions,
 ) -> Optional[str]:

@@ -67,6 +67,7 @@ from .forward_fed import HandedArgs, calls_in_repository
 from .gradient_helpers_plan import helpers_called_elsewhere
 from .caller_step_plan import SteppedCall, caller_stepped
 from .override_plan import named_base, overridden_methods
+from .self_called_plan import self_called_only
 from .parser_factories import FlagDefaults
 from .repo_index import (
     HOLDER_USES,
@@ -322,6 +323,12 @@ class FilePlan:
     #: (class, method, overriding class and its file) for the methods of this file's classes
     #: that scale a loss which a subclass in some walked file redefines (``override_plan``)
     overridden: Tuple[Tuple[str, str, str], ...] = ()
+    #: (class, method) of this file that scale a loss over an optimizer they are handed, which
+    #: only their own class calls, on self (``self_called_plan``): their calls are followed
+    #: to the steps of what they pass
+    self_called_only: Tuple[Tuple[str, str], ...] = ()
+    #: (class, method, where a call of it is) of those another file calls
+    scaling_called_elsewhere: Tuple[Tuple[str, str, str], ...] = ()
     #: (call text, the flags it adds) of the parser factories of other files this file calls
     #: (``parser = get_argument_parser()``): their defaults are those of the script's flags
     #: (``parser_factories``, read by ``rules/_default_flags``)
@@ -406,6 +413,8 @@ class FilePlan:
             helpers_called_elsewhere=self.helpers_called_elsewhere,
             handed_calls=self.handed_calls,
             overridden=self.overridden,
+            self_called_only=self.self_called_only,
+            scaling_called_elsewhere=self.scaling_called_elsewhere,
             parser_factories=self.parser_factories,
             step_heir_refusal=self.step_heir_refusal,
             override_step_gaps=self.override_step_gaps,
@@ -1890,8 +1899,13 @@ def _finished(plan: RepoPlan, by_path: Dict[str, ModuleSummary], unindexed, othe
     plan = with_steppable_wrappers(plan, by_path, unindexed, definitions)
     for path, helpers in helpers_called_elsewhere(by_path, others, definitions).items():
         plan.files[path] = replace(plan.files.get(path, FilePlan()), helpers_called_elsewhere=helpers)
-    for path, overrides in overridden_methods(by_path, definitions).items():
+    overridden = overridden_methods(by_path, definitions)
+    for path, overrides in overridden.items():
         plan.files[path] = replace(plan.files.get(path, FilePlan()), overridden=overrides)
+    for path, (alone, called) in self_called_only(by_path, others, definitions, overridden).items():
+        plan.files[path] = replace(
+            plan.files.get(path, FilePlan()), self_called_only=alone, scaling_called_elsewhere=called
+        )
     for path, summary in by_path.items():
         factories = _parser_factories_called(path, summary, definitions)
         if factories:

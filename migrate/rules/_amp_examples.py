@@ -8853,9 +8853,10 @@ class FinetuneTrainer(Trainer):
     def backward(self, loss, optimizer):
         if self.config.AMP:
             # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss, and
-            #   optimizer is a parameter of FinetuneTrainer.backward(), a method: the steps of what
-            #   its callers hand it are followed only for module-level functions; this file keeps
-            #   apex.amp semantics through apexcompat.amp, migrate it by hand
+            #   optimizer is a parameter of FinetuneTrainer.backward(), a method: its calls on self
+            #   are followed to their steps only where the run sees the whole repository (no
+            #   subclass redefining it, no other file calling it), not for a file given alone; this
+            #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
             with amp.scale_loss(loss, optimizer) as scaled:
                 scaled.backward()
         else:

@@ -13179,8 +13179,11 @@ class Trainer:
 
 REPOSITORY_EXAMPLES.append(
     Example(
-        # the callers of a method are not followed for the optimizer they hand it (only those of
-        # a module-level function are): the finding says so
+        # a file given alone (the API, stdin): the calls of a method on self are followed to the
+        # steps of the optimizer they hand it only where the run sees the whole repository (no
+        # subclass redefining it, no other file calling it); the finding says so.  In a
+        # repository run this trainer comes out native
+        # (method-scaling-a-handed-optimizer-followed-to-its-self-callers)
         "scale-loss-for-an-optimizer-a-method-is-handed",
         before=METHOD_HANDED_OPTIMIZER,
         after='''\
@@ -13207,9 +13210,10 @@ class Trainer:
         loss = model(inputs).mean()
         if self.fp16:
             # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss, and
-            #   optimizer is a parameter of Trainer._training_step(), a method: the steps of what
-            #   its callers hand it are followed only for module-level functions; this file keeps
-            #   apex.amp semantics through apexcompat.amp, migrate it by hand
+            #   optimizer is a parameter of Trainer._training_step(), a method: its calls on self
+            #   are followed to their steps only where the run sees the whole repository (no
+            #   subclass redefining it, no other file calling it), not for a file given alone; this
+            #   file keeps apex.amp semantics through apexcompat.amp, migrate it by hand
             with amp.scale_loss(loss, optimizer) as scaled_loss:
                 scaled_loss.backward()
         else:
@@ -18220,3 +18224,272 @@ REPOSITORY_EXAMPLES += FLAG_PARAM_EXAMPLES
 from ._own_scaler_examples import OWN_SCALER_EXAMPLES  # noqa: E402
 
 REPOSITORY_EXAMPLES += OWN_SCALER_EXAMPLES
+
+#: a trainer scaling in a method over the optimizer it is handed, which its train() calls on self
+#: and steps after (the Hugging Face Trainer of 2020: ``_training_step(model, inputs, optimizer)``)
+HANDED_STEP_REPO = '''\
+# file: pkg/__init__.py
+# file: pkg/trainer.py
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, fp16=False, accum=1):
+        self.model = model
+        self.fp16 = fp16
+        self.accum = accum
+
+    def train(self, batches):
+        model = self.model
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        if self.fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for step, (x, y) in enumerate(batches):
+            self._training_step(model, x, y, optimizer)
+            if (step + 1) % self.accum == 0:
+                optimizer.step()
+                model.zero_grad()
+
+    def _training_step(self, model, x, y, optimizer):
+        loss = torch.nn.functional.mse_loss(model(x), y) / self.accum
+        if self.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        return loss.item()
+# file: train.py
+import torch
+
+from pkg.trainer import Trainer
+
+
+def main(batches):
+    Trainer(torch.nn.Linear(4, 1), fp16=True).train(batches)
+
+
+if __name__ == "__main__":
+    main([])
+'''
+HANDED_STEP_REPO_NATIVE = '''\
+# file: pkg/__init__.py
+# file: pkg/trainer.py
+import torch
+
+
+class Trainer:
+    def __init__(self, model, fp16=False, accum=1):
+        self.scaler = torch.amp.GradScaler(enabled=False)
+        self.model = model
+        self.fp16 = fp16
+        self.accum = accum
+
+    def train(self, batches):
+        model = self.model
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        use_amp = bool(self.fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        for step, (x, y) in enumerate(batches):
+            self._training_step(model, x, y, optimizer)
+            if (step + 1) % self.accum == 0:
+                self.scaler.step(optimizer)
+                self.scaler.update()
+                model.zero_grad()
+
+    def _training_step(self, model, x, y, optimizer):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(model(x), y) / self.accum
+        if self.fp16:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        return loss.item()
+# file: train.py
+import torch
+
+from pkg.trainer import Trainer
+
+
+def main(batches):
+    Trainer(torch.nn.Linear(4, 1), fp16=True).train(batches)
+
+
+if __name__ == "__main__":
+    main([])
+'''
+#: the same trainer, left on the shim, where another file calls a method of that name
+HANDED_STEP_KEPT = '''\
+import torch
+from apexcompat import amp
+
+
+class Trainer:
+    def __init__(self, model, fp16=False, accum=1):
+        self.model = model
+        self.fp16 = fp16
+        self.accum = accum
+
+    def train(self, batches):
+        model = self.model
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        if self.fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for step, (x, y) in enumerate(batches):
+            self._training_step(model, x, y, optimizer)
+            if (step + 1) % self.accum == 0:
+                optimizer.step()
+                model.zero_grad()
+
+    def _training_step(self, model, x, y, optimizer):
+        loss = torch.nn.functional.mse_loss(model(x), y) / self.accum
+        if self.fp16:
+            # TODO(apexcompat): optimizer.step() is not in the same function as amp.scale_loss, and
+            #   optimizer is a parameter of Trainer._training_step(), a method, and pkg/probe.py (in
+            #   probe()) calls a method of that name, whose step of what it hands on is not
+            #   followed; this file keeps apex.amp semantics through apexcompat.amp, migrate it by
+            #   hand
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        return loss.item()
+'''
+HANDED_STEP_PROBE = '''\
+# file: pkg/probe.py
+def probe(trainer, model, x, y, optimizer):
+    """One step of the trainer's own backward, for a learning-rate probe."""
+    trainer._training_step(model, x, y, optimizer)
+    optimizer.step()
+'''
+#: a trainer whose train() clears the gradients, then calls its scaling method on self and reads
+#: amp.master_params, and a file calling a method train() on some other object
+AFRESH_REPO = '''\
+# file: pkg/__init__.py
+# file: pkg/trainer.py
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16=False):
+        self.model = model
+        self.optimizer = optimizer
+        self.fp16 = fp16
+
+    def train(self, batches):
+        if self.fp16:
+            self.model, self.optimizer = amp.initialize(self.model, self.optimizer, opt_level="O1")
+        self.model.zero_grad()
+        for x, y in batches:
+            self.training_step(x, y)
+            if self.fp16:
+                torch.nn.utils.clip_grad_norm_(amp.master_params(self.optimizer), 1.0)
+            else:
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+            self.optimizer.step()
+            self.model.zero_grad()
+
+    def training_step(self, x, y):
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        if self.fp16:
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        return loss.item()
+# file: pkg/fit.py
+import torch
+
+
+def fit(model, batches, optimizer):
+    """A plain loop of another package that sets its model to training mode first."""
+    model.zero_grad()
+    model.train()
+    for x, y in batches:
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+'''
+AFRESH_REPO_NATIVE = '''\
+# file: pkg/__init__.py
+# file: pkg/trainer.py
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, fp16=False):
+        self.scaler = torch.amp.GradScaler(enabled=False)
+        self.model = model
+        self.optimizer = optimizer
+        self.fp16 = fp16
+
+    def train(self, batches):
+        use_amp = bool(self.fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        self.model.zero_grad()
+        for x, y in batches:
+            self.training_step(x, y)
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            self.model.zero_grad()
+
+    def training_step(self, x, y):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+        if self.fp16:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        return loss.item()
+# file: pkg/fit.py
+import torch
+
+
+def fit(model, batches, optimizer):
+    """A plain loop of another package that sets its model to training mode first."""
+    model.zero_grad()
+    model.train()
+    for x, y in batches:
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+'''
+
+
+def trainer_of(repository: str) -> str:
+    """The text of ``pkg/trainer.py`` in a ``# file:`` repository example."""
+    return repository.split("# file: pkg/trainer.py\n", 1)[1].split("# file: ", 1)[0]
+
+
+REPOSITORY_EXAMPLES += [
+    Example(
+        # the method scales over the optimizer it is handed; its only calls are self's, in
+        # train(), which steps that optimizer after each accumulation: the step goes through the
+        # GradScaler the initialize in train() puts on self, which the method reads there
+        "method-scaling-a-handed-optimizer-followed-to-its-self-callers",
+        before=HANDED_STEP_REPO,
+        after=HANDED_STEP_REPO_NATIVE,
+        codes=("APX101", "APX201", "APX209", "APX261", "APX301", "APX311"),
+    ),
+    Example(
+        # ... but another file calls a method of that name, and what it steps is not followed:
+        # the file keeps apex.amp and says where
+        "method-scaling-a-handed-optimizer-called-from-another-file-keeps-the-shim",
+        before=HANDED_STEP_REPO + HANDED_STEP_PROBE,
+        after=HANDED_STEP_REPO.replace(trainer_of(HANDED_STEP_REPO), HANDED_STEP_KEPT) + HANDED_STEP_PROBE,
+        codes=("APX102", "APX220"),
+    ),
+    Example(
+        # train() reads amp.master_params after calling its scaling method on self, and another
+        # file calls a method train() (an nn.Module's, most likely): train() clears the
+        # gradients before its first scaled backward, so whoever calls it, what it reads comes
+        # from its own scaled backwards, and its own unscale_ is right
+        "master-params-method-clearing-the-gradients-first-unscales-itself",
+        before=AFRESH_REPO,
+        after=AFRESH_REPO_NATIVE,
+        codes=("APX101", "APX201", "APX209", "APX261", "APX301", "APX311", "APX322"),
+    ),
+]

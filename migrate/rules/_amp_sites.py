@@ -2776,15 +2776,93 @@ def _helpers_called_elsewhere(rule, info: AmpFile) -> bool:
     return blocked
 
 
+def _scales_afresh(rule, info: AmpFile, need: Need) -> bool:
+    """Whether the method holding ``need`` (an ``amp.master_params`` read) clears the
+    gradients, then runs the scaled backward itself before the read, on every path to it:
+    ``.zero_grad()`` in its own body ahead of every call ``self.<method>(...)`` of a method of
+    its class holding an amp.scale_loss, and such a call ahead of the read (the Hugging Face
+    ``Trainer.train()``: ``model.zero_grad()``, then a loop calling ``self.training_step()`` and
+    clipping).  Whoever calls the method, the gradients it reads are those of its own scaled
+    backwards, so its own unscale_ is right (``clipping`` places it): a caller in another file
+    does not block it.  A method that does not clear them first could be called after a plain
+    backward, whose gradients the unscale_ would divide too."""
+    cls = class_of_method(rule.parents, need.func)
+    me = self_name(need.func)
+    scaling = {
+        site.func.name.value
+        for site in info.scale_losses
+        if site.func is not None and class_of_method(rule.parents, site.func) is cls
+    }
+    if cls is None or not me or not scaling:
+        return False
+
+    def scales(call: cst.Call) -> bool:
+        func = call.func
+        return (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == me
+            and func.attr.value in scaling
+        )
+
+    def clears(call: cst.Call) -> bool:
+        return isinstance(call.func, cst.Attribute) and call.func.attr.value == "zero_grad" and not call.args
+
+    body = list(need.func.body.body)
+    cleared = next((i for i, stmt in enumerate(body) if _always_calls(stmt, clears)), None)
+    if cleared is None or any(scales(c) for stmt in body[: cleared + 1] for c in walk_of(stmt, cst.Call)):
+        return False
+    child: Any = need.node
+    cur = rule.parents.get(child)
+    while cur is not None and cur is not need.func:
+        if isinstance(cur, cst.IndentedBlock):
+            for stmt in cur.body:
+                if stmt is child:
+                    break
+                if _always_calls(stmt, scales):
+                    return True
+        child, cur = cur, rule.parents.get(cur)
+    return False
+
+
+#: expressions whose parts may not run
+_CONDITIONAL_PARTS = (cst.Lambda, cst.IfExp, cst.BooleanOperation, cst.ListComp, cst.SetComp, cst.DictComp,
+                      cst.GeneratorExp)
+
+
+def _always_calls(stmt: Any, wanted: Any) -> bool:
+    """Whether running ``stmt`` runs a call ``wanted`` accepts, on every path through it (a
+    loop may run no time; an ``if`` needs its ``else``)."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        stack: List[Any] = [stmt]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _CONDITIONAL_PARTS):
+                continue
+            if isinstance(node, cst.Call) and wanted(node):
+                return True
+            stack.extend(node.children)
+        return False
+    if isinstance(stmt, cst.If):
+        return stmt.orelse is not None and _always_calls(stmt.body, wanted) and _always_calls(
+            stmt.orelse if isinstance(stmt.orelse, cst.If) else stmt.orelse.body, wanted)
+    if isinstance(stmt, (cst.With, cst.Try)):
+        return _always_calls(stmt.body, wanted)
+    if isinstance(stmt, cst.IndentedBlock):
+        return any(_always_calls(s, wanted) for s in stmt.body)
+    return False
+
+
 def helpers_called_elsewhere(rule, info: AmpFile) -> List[Tuple[Need, str]]:
     """The ``amp.master_params`` needs of methods the plan found called from another file
-    (``FilePlan.helpers_called_elsewhere``), each with where."""
+    (``FilePlan.helpers_called_elsewhere``), each with where; but for those that clear the
+    gradients and run the scaled backward themselves before the read (``_scales_afresh``)."""
     elsewhere = dict(info.plan.helpers_called_elsewhere) if info.plan is not None else {}
     found = []
     for need in info.needs:
         cls = class_of_method(rule.parents, need.func) if need.kind == "master_params" else None
         key = f"{cls.name.value}.{need.func.name.value}" if cls is not None else ""
-        if key in elsewhere:
+        if key in elsewhere and not _scales_afresh(rule, info, need):
             found.append((need, elsewhere[key]))
     return found
 
@@ -4086,11 +4164,13 @@ def caller_links(rule, site: ScaleLossSite) -> Optional[List[CallerLink]]:
     parameters (``def backward_chunk(model, x, optimizer): with amp.scale_loss(loss,
     optimizer)``), each with what it passes for them; None when the function is used other
     than by calls inside functions, reassigns such a parameter, or a call's argument is
-    not a plain name or attribute."""
+    not a plain name or attribute.  A method's calls are followed too where they are all
+    ``self.<method>(...)`` in methods of its class (``_self_callers``)."""
     func = site.func
-    if func is None or not isinstance(rule.parents.get(func), cst.Module):
+    if func is None:
         return None
-    calls = _callers(rule, func)
+    method = not isinstance(rule.parents.get(func), cst.Module)
+    calls = _self_callers(rule, func) if method else _callers(rule, func)
     if not calls:
         return None
     params = func.params
@@ -4117,7 +4197,7 @@ def caller_links(rule, site: ScaleLossSite) -> Optional[List[CallerLink]]:
         if caller is None or any(a.star for a in call.args):
             return None
         mapped: Dict[str, str] = {}
-        shift = bound_offset(rule, call)
+        shift = 1 if method else bound_offset(rule, call)  # a method's call binds self
         for text in wanted:
             index = positional.index(text) if text in positional else len(call.args) + 1 + shift
             if index < shift:
@@ -4128,6 +4208,44 @@ def caller_links(rule, site: ScaleLossSite) -> Optional[List[CallerLink]]:
             mapped[text] = code_of(value)
         links.append(CallerLink(call, caller, mapped))
     return links
+
+
+def _self_callers(rule, func: cst.FunctionDef) -> Optional[List[cst.Call]]:
+    """Every call ``self.<method>(...)`` of the plain method ``func``, each in another method of
+    its class through that method's own first parameter; None where the file names the
+    method any other way (on another object, passed on, decorated), or unless the
+    cross-file plan found no subclass redefining it and no other file calling a method of
+    that name (``self_called_only``): then what steps the optimizer it is handed is not
+    known."""
+    cls = class_of_method(rule.parents, func)
+    if cls is None or func.decorators or not func.params.params:
+        return None
+    name = func.name.value
+    plan = rule.repo_plan()
+    if plan is None or (cls.name.value, name) not in plan.self_called_only:
+        return None
+    calls = []
+    for node in walk_of(rule.tree, cst.Attribute, cst.Name):
+        if isinstance(node, cst.Name):
+            if node.value == name and node is not func.name and not _is_member_name(rule.parents, node):
+                return None
+            continue
+        if node.attr.value != name:
+            continue
+        call = rule.parents.get(node)
+        caller = enclosing_function(rule.parents, node)
+        if not (
+            isinstance(call, cst.Call)
+            and call.func is node
+            and caller is not None
+            and caller is not func
+            and class_of_method(rule.parents, caller) is cls
+            and isinstance(node.value, cst.Name)
+            and node.value.value == self_name(caller)
+        ):
+            return None
+        calls.append(call)
+    return calls or None
 
 
 def caller_steps(rule, site: ScaleLossSite, opt_text: str) -> List[cst.Call]:
@@ -4340,9 +4458,8 @@ def _switch_of(rule, info: AmpFile) -> FrozenSet[str]:
 
 def _method_parameter_gap(rule, site: ScaleLossSite, opt: Any) -> Optional[str]:
     """``def _training_step(self, model, inputs, optimizer)`` scaling for its parameter
-    ``optimizer``: which optimizer its callers hand it, and whether they step it after the
-    call, is followed only for module-level functions (``caller_links``); the words for the
-    finding, or None."""
+    ``optimizer``, whose calls ``caller_links`` could not follow: the words for the finding,
+    or None."""
     func = site.func
     cls = class_of_method(rule.parents, func) if func is not None else None
     if cls is None or not isinstance(opt, cst.Name):
@@ -4351,10 +4468,22 @@ def _method_parameter_gap(rule, site: ScaleLossSite, opt: Any) -> Optional[str]:
     names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)][1:]
     if opt.value not in names:
         return None
-    return (
-        f"{opt.value} is a parameter of {cls.name.value}.{func.name.value}(), a method: the steps of what its callers "
-        "hand it are followed only for module-level functions"
-    )
+    plan = rule.repo_plan()
+    method = func.name.value
+    key = (cls.name.value, method)
+    redefined = next((w for c, m, w in plan.overridden if (c, m) == key), "") if plan else ""
+    called = next((w for c, m, w in plan.scaling_called_elsewhere if (c, m) == key), "") if plan else ""
+    where = f"{opt.value} is a parameter of {cls.name.value}.{method}(), a method"
+    if redefined:
+        return (f"{where} that {redefined} redefines: which optimizer a call of it hands on, and whether that one "
+                "is stepped after, depends on the method that runs")
+    if called:
+        return f"{where}, and {called} calls a method of that name, whose step of what it hands on is not followed"
+    if plan is None:
+        return (f"{where}: its calls on self are followed to their steps only where the run sees the whole "
+                "repository (no subclass redefining it, no other file calling it), not for a file given alone")
+    return (f"{where}: its callers are followed to their steps only where every use of it is a self.{method}(...) "
+            "call in its class")
 
 
 def _stepped_by_heirs(rule, site: ScaleLossSite, opt: Any, info: AmpFile) -> bool:
