@@ -392,6 +392,12 @@ LAYOUTS: Dict[str, dict] = {
     # those sites took the trainer's own self._scaler, which exists only under --amp (the
     # default and the 'off' runs failed with an AttributeError), and the clip in the calling
     # method kept the whole plan on the shim
+    # the Hugging Face Trainer of 2020: _training_step(model, inputs, optimizer) scales over the
+    # optimizer train() hands it and steps after each accumulation of 2, clipping
+    # amp.master_params (apex counts its clean backwards, the GradScaler its steps: counts=False)
+    "r106_method_handed_optimizer": dict(
+        launcher="train.py", amp=[], fp32=["--fp16", "0"], steps=24, metric="loss", native=[], fallbacks=[],
+        counts=False),
     "r105_own_scaler_only_on_the_native_branch": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
         branches={"off": ["--apex-amp", "0"], "own-scaler": ["--apex-amp", "0", "--amp", "1"]}),
