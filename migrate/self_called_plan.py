@@ -26,18 +26,21 @@ def self_called_only(
     overridden: Dict[str, Tuple[Tuple[str, str, str], ...]],
 ) -> Dict[str, Tuple[Tuple[str, str], Tuple[Tuple[str, str, str], ...]]]:
     """Path -> ((class, method) of its methods holding an ``amp.scale_loss`` over an optimizer
-    that is no attribute of ``self`` (a parameter, a local), that no subclass redefines
+    that is no attribute of ``self`` (a parameter, a local), which their class calls on
+    ``self`` in the file (none other has calls to follow), that no subclass redefines
     (``overridden``: ``override_plan``'s answer) and no other file calls; (class, method,
     where such a call is) of those another file calls)."""
     found = {}
     for path, summary in by_path.items():
         redefined: Set[Tuple[str, str]] = {(cls, method) for cls, method, _where in overridden.get(path, ())}
+        self_called = {(call.owner, call.method) for call in summary.method_calls if call.on_self}
         candidates = sorted(
             {
                 (site.owner, site.method)
                 for site in summary.amp_sites
                 if site.member == "scale_loss" and site.method and not site.optimizer_attr
             }
+            & self_called
             - redefined
         )
         alone, called = [], []
