@@ -29,7 +29,7 @@ def self_called_only(
     that is no attribute of ``self`` (a parameter, a local), which their class calls on
     ``self`` in the file (none other has calls to follow), that no subclass redefines
     (``overridden``: ``override_plan``'s answer) and no other file calls; (class, method,
-    where such a call is) of those another file calls)."""
+    where such a call is) of those another file calls, for the finding)."""
     found = {}
     for path, summary in by_path.items():
         redefined: Set[Tuple[str, str]] = {(cls, method) for cls, method, _where in overridden.get(path, ())}
@@ -40,16 +40,15 @@ def self_called_only(
                 for site in summary.amp_sites
                 if site.member == "scale_loss" and site.method and not site.optimizer_attr
             }
-            & self_called
             - redefined
         )
         alone, called = [], []
         for owner, method in candidates:
             where = call_elsewhere((path, owner), method, by_path, others, definitions)
-            if where is None:
-                alone.append((owner, method))
-            else:
+            if where is not None:
                 called.append((owner, method, where))
+            elif (owner, method) in self_called:
+                alone.append((owner, method))
         if alone or called:
             found[path] = (tuple(alone), tuple(called))
     return found
