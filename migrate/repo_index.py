@@ -1081,10 +1081,19 @@ class _Reader(FastNodeVisitor):
             ("", i, a) for i, a in enumerate(node.args) if not isinstance(a, ast.Starred)
         ]
         for keyword, position, value in passed:
-            if self._is_amp_value(value):
+            if self._is_amp_value(value) or self._is_amp_or_none(value):
                 self.s.amp_arguments.append(
                     AmpArgument(text, module, name, keyword, position, node.lineno, self.owner, receiver)
                 )
+
+    def _is_amp_or_none(self, value: ast.AST) -> bool:
+        """``amp if use_amp else None`` (either way round): apex.amp on one path, nothing on
+        the other."""
+        if not isinstance(value, ast.IfExp):
+            return False
+        branches = (value.body, value.orelse)
+        nones = [b for b in branches if isinstance(b, ast.Constant) and b.value is None]
+        return len(nones) == 1 and any(self._is_amp_value(b) for b in branches)
 
     def _is_amp_value(self, value: ast.AST) -> bool:
         """``amp`` (a name of the amp module) or ``apex.amp`` itself."""

@@ -59,7 +59,7 @@ from .optimizer_wrappers import PROVEN_MEMBERS
 from .steppable_plan import with_steppable_wrappers
 from .several_launchers import several_launchers, stray_calls
 from .submodule_calls import module_locals, read_as_value, with_submodule_calls
-from .optional_scaler import methods_save_or_load_only, module_stem, runs_alone, saves_or_loads_only
+from .optional_scaler import STATE_MEMBERS, methods_save_or_load_only, module_stem, runs_alone, saves_or_loads_only
 from .site_words import in_definition
 from .reach import what_a_run_reaches
 from .runtime_classes import runtime_build_of
@@ -909,6 +909,13 @@ def _scaling_function(summary: ModuleSummary, name: str) -> bool:
     return False
 
 
+def _state_function(summary: ModuleSummary, name: str) -> bool:
+    """``name`` is a top-level function of ``summary`` whose amp sites only save or load the
+    amp state (``save_checkpoint(...)`` writing ``amp.state_dict()``)."""
+    members = {s.member for s in summary.amp_sites if s.owner == name}
+    return name in summary.functions and bool(members) and members <= STATE_MEMBERS
+
+
 def _scaling_callee(item: Def, by_path: Dict[str, ModuleSummary], edges) -> Optional[Def]:
     """The definition of another file ``item`` calls (through others) that uses amp itself,
     when ``item`` does not; None when ``item`` does or none is found."""
@@ -1569,9 +1576,10 @@ def build_plan(
         notes.setdefault(path, {}).update(by_name)
     planned = {d: c for d, c in entries.items() if d not in refused}
     planned.update({h: [] for h in glued_helpers})
-    # a definition no file refers to, beside planned entries of its file or a training function
-    # that scales its losses, takes the GradScaler as a required parameter: no call in the
-    # repository needs it, and a call from outside that does not pass it fails at once
+    # a definition no file refers to, beside planned entries of its file, a training function
+    # that scales its losses or a checkpoint function that saves or loads the amp state, takes
+    # the GradScaler as a required parameter: no call in the repository needs it, and a call
+    # from outside that does not pass it fails at once
     orphans = needy - set(callers) - set(riding.carried) - {(p, k) for p, n in riding.notes.items() for k in n}
     kept, kept_why = _self_kept_bases(
         needy - set(callers) - set(riding.carried) - set(lent) - refused, by_path, definitions, launchers, callers,
@@ -1583,7 +1591,8 @@ def build_plan(
             d
             for d in orphans
             if not local_callers(d)
-            and (d[0] in {p for p, _n in planned} or _scaling_function(by_path[d[0]], d[1]))
+            and (d[0] in {p for p, _n in planned} or _scaling_function(by_path[d[0]], d[1])
+                 or _state_function(by_path[d[0]], d[1]))
             # a model factory of another file initializes for it: its scaler comes from there
             and not any(by_path[callee[0]].training_inits for callee, _text in edges.get(d, []))
             # built by name from a module imported at run time: a call no new parameter reaches

@@ -6326,6 +6326,79 @@ def restore(path, model, optimizer, amp=None):
 """,
         codes=("APX101", "APX201", "APX209", "APX223", "APX223", "APX224", "APX224", "APX301", "APX311"),
     ),
+    # the same, apex.amp handed only where apex runs (``amp=(amp) if use_amp else None``,
+    # Enigmatisms/NeRF's saveModel): the GradScaler goes in that branch (it said "apex.amp is
+    # passed on as a value here" and kept the shim)
+    Example(
+        "amp-or-none-given-to-a-state-only-helper",
+        before="""\
+# file: train.py
+import torch
+from apex import amp
+
+from helpers import save_model
+
+
+def main(model, optimizer, loader, use_amp):
+    if use_amp:
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x in loader:
+        loss = model(x).mean()
+        optimizer.zero_grad()
+        if use_amp:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+    save_model(model, "last.pt", opt=optimizer, amp=(amp) if use_amp else None)
+# file: helpers.py
+import torch
+
+
+def save_model(model, path, opt=None, amp=None):
+    checkpoint = {"model": model.state_dict()}
+    if not amp is None:
+        checkpoint["amp"] = amp.state_dict()
+    if not opt is None:
+        checkpoint["optimizer"] = opt.state_dict()
+    torch.save(checkpoint, path)
+""",
+        after="""\
+# file: train.py
+import torch
+
+from helpers import save_model
+
+
+def main(model, optimizer, loader, use_amp):
+    amp_enabled = bool(use_amp)
+    scaler = torch.amp.GradScaler("cuda", enabled=amp_enabled)
+    for x in loader:
+        with torch.autocast("cuda", dtype=torch.float16, enabled=amp_enabled):
+            loss = model(x).mean()
+        optimizer.zero_grad()
+        if use_amp:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(optimizer)
+        scaler.update()
+    save_model(model, "last.pt", opt=optimizer, amp=scaler if use_amp else None)
+# file: helpers.py
+import torch
+
+
+def save_model(model, path, opt=None, amp=None):
+    checkpoint = {"model": model.state_dict()}
+    if not amp is None:
+        checkpoint["amp"] = amp.state_dict()
+    if not opt is None:
+        checkpoint["optimizer"] = opt.state_dict()
+    torch.save(checkpoint, path)
+""",
+        codes=("APX101", "APX201", "APX209", "APX223", "APX301", "APX311"),
+    ),
     # the same, apex.amp kept on self by a helper class, and a helper that clips
     # amp.master_params(optimizer): the optimizer's parameters, unscaled before the call
     Example(
@@ -9147,6 +9220,92 @@ def train(model, optimizer, loader, cfg, scaler):
         scaler.update()
 """,
         codes=("APX101", "APX201", "APX209", "APX213", "APX214", "APX301", "APX311", "APX316"),
+    ),
+    # checkpoint functions no file calls, names or reads through their module (a vendored
+    # copy of a model's training utilities, modelscope's s2net): they take the GradScaler as a
+    # required parameter like a training function nobody calls, so a caller outside the
+    # repository that does not pass it fails at once (they said "called from no file" and
+    # kept apex.amp), and an apex checkpoint still loads
+    Example(
+        "checkpoint-functions-no-file-calls-take-the-scaler-as-a-required-parameter",
+        before="""\
+# file: nets/util_helper.py
+import os
+
+import torch
+
+try:
+    from apex import amp
+except ImportError:
+    amp = None
+
+
+def load_checkpoint_file(cfg, model, optimizer):
+    checkpoint = torch.load(cfg.RESUME, map_location="cpu")
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    if "amp" in checkpoint and cfg.AMP_OPT_LEVEL != "O0":
+        amp.load_state_dict(checkpoint["amp"])
+
+
+def save_checkpoint(cfg, epoch, model, optimizer, out_dir):
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}
+    if cfg.AMP_OPT_LEVEL != "O0":
+        state["amp"] = amp.state_dict()
+    torch.save(state, os.path.join(out_dir, f"ckpt_{epoch}.pth"))
+
+
+def compute_map(x):
+    return x.flatten(1)
+# file: nets/model.py
+import torch.nn as nn
+
+from .util_helper import compute_map
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+""",
+        after="""\
+# file: nets/util_helper.py
+import os
+
+import torch
+
+
+""" + HELPER + """
+
+def load_checkpoint_file(cfg, model, optimizer, scaler):
+    checkpoint = torch.load(cfg.RESUME, map_location="cpu")
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    if "amp" in checkpoint and cfg.AMP_OPT_LEVEL != "O0":
+        load_scaler_state(scaler, checkpoint["amp"])
+
+
+def save_checkpoint(cfg, epoch, model, optimizer, out_dir, scaler):
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}
+    if cfg.AMP_OPT_LEVEL != "O0":
+        state["amp"] = scaler.state_dict()
+    torch.save(state, os.path.join(out_dir, f"ckpt_{epoch}.pth"))
+
+
+def compute_map(x):
+    return x.flatten(1)
+# file: nets/model.py
+import torch.nn as nn
+
+from .util_helper import compute_map
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+""",
+        codes=("APX101", "APX103", "APX213", "APX401", "APX402"),
     ),
     # an update method of a module is handed what the module's own forward() returned, by
     # every call of it in the repository (a training script without apex: ``fake, real =

@@ -1335,8 +1335,14 @@ def _unknown_loss_count(rule, info: AmpFile, wanted: int) -> Optional[str]:
     return None
 
 
-def _call_given(parents, node: cst.CSTNode) -> Optional[cst.Call]:
-    """The call ``node`` is a plain argument of (``f(x, node)``, ``f(amp=node)``), if any."""
+def call_given(parents, node: cst.CSTNode) -> Optional[cst.Call]:
+    """The call ``node`` is a plain argument of (``f(x, node)``, ``f(amp=node)``, also as the
+    one branch of ``f(amp=node if use_amp else None)`` whose other is None), if any."""
+    choice = parents.get(node)
+    if isinstance(choice, cst.IfExp) and node in (choice.body, choice.orelse):
+        other = choice.orelse if node is choice.body else choice.body
+        if isinstance(other, cst.Name) and other.value == "None":
+            node = choice
     arg = parents.get(node)
     call = parents.get(arg)
     if isinstance(arg, cst.Arg) and arg.value is node and isinstance(call, cst.Call):
@@ -1348,7 +1354,7 @@ def _given_to_a_planned_call(parents, node: cst.CSTNode, plan: Any) -> bool:
     """``train_one_epoch(model, loader, optimizer, amp)`` where the cross-file plan proved
     that the function of another file scales through the parameter this argument fills
     (``amp_value_plan``): the GradScaler goes in its place."""
-    call = _call_given(parents, node) if plan is not None else None
+    call = call_given(parents, node) if plan is not None else None
     return (
         call is not None
         and code_of(call.func) in plan.amp_value_calls
@@ -1359,7 +1365,7 @@ def _given_to_a_planned_call(parents, node: cst.CSTNode, plan: Any) -> bool:
 def _value_route_refusal(parents, node: cst.CSTNode, plan: Any) -> str:
     """Why the call that ``node`` (apex.amp) is an argument of cannot hand the GradScaler to
     the function of another file that scales through that parameter (``amp_value_plan``)."""
-    call = _call_given(parents, node) if plan is not None else None
+    call = call_given(parents, node) if plan is not None else None
     if call is None:
         return ""
     why = dict(plan.amp_value_refusals).get(code_of(call.func), "")
@@ -1369,7 +1375,7 @@ def _value_route_refusal(parents, node: cst.CSTNode, plan: Any) -> str:
 def _given_for_the_scaler(parents, node: cst.CSTNode, plan: Any) -> bool:
     """``restore(path, model, optimizer, amp=amp)`` where the cross-file plan proved that
     ``restore`` only saves/loads the state of what it is given there (``amp_arguments``)."""
-    call = _call_given(parents, node) if plan is not None else None
+    call = call_given(parents, node) if plan is not None else None
     return call is not None and code_of(call.func) in plan.amp_arguments
 
 

@@ -11,7 +11,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from ._amp_param import amp_parameters
 from ._amp_partial import bound_offset
 from ._amp_rule import AmpRule
-from ._amp_sites import AmpFile, enclosing, init_method, self_name, takes_optional_scaler
+from ._amp_sites import AmpFile, call_given, enclosing, init_method, self_name, takes_optional_scaler
 from ._edits import code_of, expression, statement
 from .checkpoints import HELPER, HELPER_NAME, HOLDER, HOLDER_NAME, add_helpers
 
@@ -189,7 +189,7 @@ class ScalerThreading(AmpRule):
         that argument only for its state (the cross-file plan proved it), so the GradScaler
         goes in apex.amp's place (APX223); where that consumer is left as it is and may load
         a checkpoint entry into it, ``ScalerCheckpoint(scaler)``, which reads apex's (APX242)."""
-        call: Any = self.parents[self.parents[node]]
+        call: Any = call_given(self.parents, node)
         access = info.access.get(enclosing(self.parents, call, cst.FunctionDef), info.scaler_name)
         if info.plan is not None and code_of(call.func) in info.plan.amp_holders:
             self.replace_node(node, expression(f"{HOLDER_NAME}({access})"))
@@ -218,7 +218,7 @@ class ScalerThreading(AmpRule):
         """``train(model, optimizer, amp)``: ``train`` scales, clips and saves through that
         parameter, whose uses the rules rewrite as the GradScaler's; the call passes the
         scaler, disabled where apex.amp was None, in the same slot (APX230)."""
-        call: Any = self.parents[self.parents[node]]
+        call: Any = call_given(self.parents, node)
         access = info.access.get(enclosing(self.parents, call, cst.FunctionDef), info.scaler_name)
         self.replace_node(node, expression(access))
         carried = self.file_state().setdefault("scaler_parameters", {})

@@ -47,7 +47,7 @@ def plain_step_path(rule: Any, site: Any, step: cst.Call, withs: List[Any], swit
     # a call under a branch that runs only with the GradScaler off steps through a disabled one
     live = [(m, c) for m, c in callers if not _switched_off(rule, m, c, switch)]
     plain = _plain_before(rule, func, step, withs, switch)
-    if plain is not None and (live or not callers):
+    if plain is not None and (live or not callers) and plains_to_scale(rule, site, step, withs) is None:
         return f"{name}() runs a plain backward, {code_of(plain)}, and then {code_of(step)}, {CONSEQUENCE}"
     itself = _reaches_scaled(rule, func, step, scaling - {name}, withs)
     for method, call in live:
@@ -67,6 +67,55 @@ def plain_step_path(rule: Any, site: Any, step: cst.Call, withs: List[Any], swit
             caller = f"{scope.name.value}()" if scope is not None else "the module's top level"
             return f"{caller} runs a plain backward, {code_of(plain)}, and then {code_of(outside.func)}(), {CONSEQUENCE}"
     return None
+
+
+def plains_to_scale(rule: Any, site: Any, step: cst.Call, withs: List[Any]) -> Optional[List[cst.Call]]:
+    """The plain backwards of the stepping method of ``step`` that run after a scaled backward
+    of a method it calls on ``self`` and before the step (the 2020 Hugging Face Trainer's
+    ``fusion_reg_loss.backward()`` at the accumulation boundary, ``_training_step()`` having
+    scaled the loss): apex had unscaled the scaled loss's gradients when its block exited, so
+    these added theirs at their true size; scaled through the same GradScaler, every gradient
+    carries the scale when its step divides it out (``_plain_backward``'s rewrite, across two
+    methods).  None when some plain backward there is not such one, or when the method steps
+    something else than the optimizer the loss is scaled for (scaled gradients could reach
+    another optimizer's parameters).  Read on the file as written and again by the step rule
+    after the initialize is gone, so nothing here depends on the initialize's switch (a plain
+    backward in a branch that runs with it off must meet the same test; scaled, it is the same
+    there)."""
+    from ._amp_sites import _methods_reaching, class_of_method
+    from ._stepped_objects import steps_no_other_optimizer
+
+    func = enclosing_function(rule.parents, step)
+    cls = class_of_method(rule.parents, site.func)
+    if func is None or cls is None or class_of_method(rule.parents, func) is not cls:
+        return None
+    scaling = _methods_reaching(cls, {site.func.name.value}) - {func.name.value}
+    stepped = code_of(step.func.value)  # type: ignore[attr-defined]
+    scaled_for = sorted({stepped} | {code_of(o) for o in site.optimizers})
+    for node in walk_of(func.body, cst.Call):
+        if (
+            isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "step"
+            and code_of(node.func.value) not in scaled_for
+            and not steps_no_other_optimizer(rule, node, func, scaled_for)
+        ):
+            return None
+    me = func.params.params[0].name.value if func.params.params else ""
+    found: List[cst.Call] = []
+    for node in walk_of(func.body, cst.Call):
+        if not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"):
+            continue
+        receiver = node.func.value
+        if not loss_backward(receiver) or code_of(receiver) == me or any(inside(rule.parents, node, w) for w in withs):
+            continue
+        if enclosing_function(rule.parents, node) is not func:
+            return None  # a nested function's backward: where it runs is not followed
+        if not _before(rule, node, step) or rule.line_of(node) > rule.line_of(step):
+            return None
+        if not _reaches_scaled(rule, func, node, scaling, withs):
+            return None
+        found.append(node)
+    return found or None
 
 
 def calls_on_other_objects(

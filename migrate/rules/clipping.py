@@ -1181,25 +1181,22 @@ class ClippingRule(AmpRule):
         current scale is the same operation (the scale is constant until the step's update,
         and the norm and the values scale with it), so the clip stays where it is.  Its
         returned norm is divided back.  False when the use is not such a clip call."""
-        if use.merged is not None:
-            return False  # the clip written in its place is the other branch's, as it was
         if self._delays_unscale(use):
             # apex left the gradients of a delayed micro-step scaled: its clip there cut the
             # scaled ones at the threshold itself (no scale times the threshold is that)
             return False
+        if use.merged is not None:
+            # ``if fp16: clip(amp.master_params(o), c) else: clip(model.parameters(), c)``: the
+            # other branch's clip is written in place of the if; it gets the scaled threshold
+            return self._scale_merged_threshold(use)
         call = use.node if use.kind == "clip" else self.parents.get(self.parents.get(use.node))
         if not isinstance(call, cst.Call) or not self.qualified_names(call.func) & SCALABLE_CLIPS:
             return False
-        index = next((i for i, a in enumerate(call.args) if a.keyword is not None or a.star), len(call.args))
-        position = 1 if index > 1 else None
-        named = [a for a in call.args if a.keyword is not None and a.keyword.value in ("max_norm", "clip_value")]
-        arg = named[0] if named else (call.args[position] if position is not None else None)
-        if arg is None or arg.star:
+        scaled = self._scaled_threshold_arg(call, use.scaler)
+        if scaled is None:
             return False
-        value = code_of(arg.value)
-        simple = isinstance(arg.value, (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Call, cst.Subscript))
-        scaled = f"{value if simple else f'({value})'} * {use.scaler}.get_scale()"
-        self.replace_node(arg, lambda upd: upd.with_changes(value=expression(scaled)))
+        arg, value = scaled
+        self.replace_node(arg, lambda upd: upd.with_changes(value=value))
         holder = self.parents.get(call)
         if not isinstance(holder, cst.Expr):  # the norm is used: give back the unscaled one
             self.replace_node(call, lambda upd: cst.parse_expression(f"({code_of(upd)} / {use.scaler}.get_scale())"))
@@ -1213,6 +1210,53 @@ class ClippingRule(AmpRule):
             severity="info",
         )
         return True
+
+    def _scaled_threshold_arg(self, call: cst.Call, scaler: str) -> Optional[Tuple[cst.Arg, cst.BaseExpression]]:
+        """The threshold argument of the clip ``call`` and its value times ``scaler``'s
+        current scale; None when the threshold is not given plainly."""
+        index = next((i for i, a in enumerate(call.args) if a.keyword is not None or a.star), len(call.args))
+        position = 1 if index > 1 else None
+        named = [a for a in call.args if a.keyword is not None and a.keyword.value in ("max_norm", "clip_value")]
+        arg = named[0] if named else (call.args[position] if position is not None else None)
+        if arg is None or arg.star:
+            return None
+        value = code_of(arg.value)
+        simple = isinstance(arg.value, (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.Call, cst.Subscript))
+        return arg, expression(f"{value if simple else f'({value})'} * {scaler}.get_scale()")
+
+    def _scale_merged_threshold(self, use: _Use) -> bool:
+        """``_scale_threshold`` for the clip statement written in place of a merged if/else:
+        that statement (the other branch's, a fresh copy) is written with the scaled
+        threshold instead."""
+        if_stmt, other = use.merged
+        if not isinstance(other, cst.SimpleStatementLine) or len(other.body) != 1:
+            return False
+        expr = other.body[0]
+        call = expr.value if isinstance(expr, cst.Expr) else None
+        if not isinstance(call, cst.Call) or not self.qualified_names(self._original_call(use).func) & SCALABLE_CLIPS:
+            return False
+        if code_of(call.func) != code_of(self._original_call(use).func):
+            return False
+        scaled = self._scaled_threshold_arg(call, use.scaler)
+        if scaled is None:
+            return False
+        arg, value = scaled
+        written = other.deep_replace(arg, arg.with_changes(value=value))
+        self.edits.replace(if_stmt, lambda upd, written=written: [move_leading(upd, written)])
+        self.report(
+            if_stmt,
+            "APX328",
+            f"{code_of(call.func)}(...) runs on every micro-step, the step at the accumulation boundary: "
+            f"it clips the scaled gradients at the threshold times {use.scaler}.get_scale(), as apex clipped "
+            "the unscaled ones",
+            fixed=True,
+            severity="info",
+        )
+        return True
+
+    def _original_call(self, use: _Use) -> Any:
+        """The clip call holding ``use``'s ``amp.master_params(...)``."""
+        return self.parents.get(self.parents.get(use.node))
 
     def _next_statement(self, stmt: cst.CSTNode) -> Optional[cst.CSTNode]:
         """The statement after ``stmt`` in its block, None for the last one."""
@@ -1746,6 +1790,63 @@ def train(model, optimizer, loader, accumulation_steps, max_norm):
             optimizer.zero_grad()
 """,
         codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX314', 'APX321', 'APX328'),
+    ),
+    Example(
+        # the Hugging Face Trainer of 2020 (RE-Context-or-Names, adapter-transformers): the
+        # fp16 and fp32 clips merge into one, and the step is ``xm.optimizer_step`` on a TPU, so
+        # the clip runs where no GradScaler step follows: the merged clip takes the threshold
+        # times the scale, as an unmerged one does (it kept apex.amp, APX326)
+        "merged-clip-before-a-tpu-or-scaler-step-scales-its-threshold",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, args, xm=None):
+    if args.fp16:
+        model, optimizer = amp.initialize(model, optimizer, opt_level=args.fp16_opt_level)
+    for step, x in enumerate(loader):
+        loss = model(x).sum() / args.gradient_accumulation_steps
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        if (step + 1) % args.gradient_accumulation_steps == 0:
+            if args.fp16:
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), args.max_grad_norm)
+            else:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+            if xm is not None:
+                xm.optimizer_step(optimizer)
+            else:
+                optimizer.step()
+            model.zero_grad()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, loader, args, xm=None):
+    use_amp = bool(args.fp16 and args.fp16_opt_level != "O0")
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    for step, x in enumerate(loader):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = model(x).sum() / args.gradient_accumulation_steps
+        if args.fp16:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if (step + 1) % args.gradient_accumulation_steps == 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm * scaler.get_scale())
+            if xm is not None:
+                xm.optimizer_step(optimizer)
+            else:
+                scaler.step(optimizer)
+                scaler.update()
+            model.zero_grad()
+""",
+        codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX314', 'APX322', 'APX328'),
     ),
     Example(
         "norm-helper-on-every-micro-step-reported",

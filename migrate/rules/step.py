@@ -52,6 +52,7 @@ from ._binding import param_names
 from ._plain_alternative import alternative_if
 from ._plain_alternative_examples import ALTERNATIVE_EXAMPLES
 from ._plain_backward import UNPROVEN, plain_backwards
+from ._plain_step_callers import plains_to_scale
 from ._tree import inside, walk_of
 from ._amp_examples import OPTIMIZER_READ_FROM_SELF, OPTIMIZER_READ_FROM_SELF_NATIVE
 from .base import Example
@@ -233,8 +234,15 @@ class StepRule(AmpRule):
                 if isinstance(plain, cst.Call):
                     self._scale_plain(plain, info.loss_scaler(scaler.expr, site.loss_id), site)
             stepping = [chosen[c] for o in site.optimizers for c in find_steps(self, site, code_of(o)) if c in chosen]
+            withs = [other.with_stmt for other in info.scale_losses]
+            for step in (c for o in site.optimizers for c in find_steps(self, site, code_of(o)) if c in chosen):
+                if enclosing_function(self.parents, step) is site.func:
+                    continue  # its function's plain backwards: ``plain_backwards`` below
+                for plain in plains_to_scale(self, site, step, withs) or ():
+                    if plain not in scaled:
+                        scaled.add(plain)
+                        self._scale_plain(plain, chosen[step], site)
             if stepping:
-                withs = [other.with_stmt for other in info.scale_losses]
                 for plain, before, why in plain_backwards(self, site, withs, stepping[0], info):
                     if before is UNPROVEN:
                         unproven.setdefault(plain, (stepping[0], site, why))
@@ -1025,6 +1033,94 @@ def main(model, optimizer, loader):
     train(model, optimizer, loader, accumulate=4, scaler=scaler)
 """,
         codes=('APX101', 'APX201', 'APX207', 'APX207', 'APX209', 'APX301', 'APX302', 'APX311', 'APX311', 'APX312'),
+    ),
+    Example(
+        # a regularization loss backed plainly at the accumulation boundary, in the method that
+        # steps, after _training_step() scaled the loss (the adapter-transformers Trainer of
+        # 2020): apex had unscaled the scaled gradients when its block exited, so this added
+        # its own at their true size; scaled through the same GradScaler, the step divides
+        # every gradient by the scale (it kept apex.amp: "train() runs a plain backward")
+        "plain-backward-in-the-stepping-method-after-a-scaled-method-is-scaled",
+        before="""\
+# file: trainer.py
+import torch
+from apex import amp
+
+
+class Trainer:
+    def __init__(self, model, args):
+        self.model = model
+        self.args = args
+
+    def train(self, loader, optimizer):
+        model = self.model
+        if self.args.fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for step, x in enumerate(loader):
+            self._training_step(model, x, optimizer)
+            if (step + 1) % self.args.accumulation == 0:
+                if self.args.regularize:
+                    reg_loss = fusion_regularization(model)
+                    reg_loss.backward()
+                optimizer.step()
+                model.zero_grad()
+
+    def _training_step(self, model, x, optimizer):
+        loss = model(x).sum() / self.args.accumulation
+        if self.args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        return loss.item()
+# file: run.py
+from trainer import Trainer
+
+
+def main(model, loader, optimizer, args):
+    Trainer(model, args).train(loader, optimizer)
+""",
+        after="""\
+# file: trainer.py
+import torch
+
+
+class Trainer:
+    def __init__(self, model, args):
+        self.scaler = torch.amp.GradScaler(enabled=False)
+        self.model = model
+        self.args = args
+
+    def train(self, loader, optimizer):
+        model = self.model
+        use_amp = bool(self.args.fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+        for step, x in enumerate(loader):
+            self._training_step(model, x, optimizer)
+            if (step + 1) % self.args.accumulation == 0:
+                if self.args.regularize:
+                    reg_loss = fusion_regularization(model)
+                    self.scaler.scale(reg_loss).backward()
+                self.scaler.step(optimizer)
+                self.scaler.update()
+                model.zero_grad()
+
+    def _training_step(self, model, x, optimizer):
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.scaler.is_enabled()):
+            loss = model(x).sum() / self.args.accumulation
+        if self.args.fp16:
+            self.scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        return loss.item()
+# file: run.py
+from trainer import Trainer
+
+
+def main(model, loader, optimizer, args):
+    Trainer(model, args).train(loader, optimizer)
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX261', 'APX301', 'APX311', 'APX316'),
     ),
 ]
 
