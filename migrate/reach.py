@@ -10,7 +10,7 @@ star-imports a module of the repository stops the walk (it cannot be followed)."
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Set, Tuple
+from typing import Any, Callable, Iterable, List, Optional, Set, Tuple
 
 from .repo_index import MODULE_LEVEL, ModuleSummary
 
@@ -22,11 +22,14 @@ ItemCheck = Callable[[str, ModuleSummary, str], Optional[str]]
 
 
 def what_a_run_reaches(
-    start: str, definitions: Any, file_check: FileCheck, item_check: ItemCheck, follow_stars: bool = False
+    start: str, definitions: Any, file_check: FileCheck, item_check: ItemCheck, follow_stars: bool = False,
+    seeds: Optional[Iterable[Def]] = None,
 ) -> Optional[str]:
     """None when no file and no definition a run of ``start`` may reach fails its check;
     otherwise the first reason found.  ``follow_stars``: a star import of a repository
-    module reaches every definition of it, instead of stopping the walk."""
+    module reaches every definition of it, instead of stopping the walk.  ``seeds``: the
+    definitions one run's module-level code of ``start`` names (``exclusive_runs``), walked
+    instead of that code and every definition of ``start``."""
     resolver = definitions.resolver
     seen: Set[Def] = set()
     files: Set[str] = set()
@@ -67,7 +70,8 @@ def what_a_run_reaches(
                 if why is not None:
                     return why
         own = summary.functions | summary.classes
-        work.append((path, MODULE_LEVEL))
+        if seeds is None or path != start:
+            work.append((path, MODULE_LEVEL))
         work.extend((path, name) for name in summary.module_calls | (summary.escaping & own))
         for local, (module, attr) in summary.imports.items():
             # importing runs the module (and a submodule imported by name)
@@ -101,8 +105,10 @@ def what_a_run_reaches(
     started = definitions.summary(start)
     if started is None:
         return f"{start} cannot be read"
-    for name in {MODULE_LEVEL} | started.functions | started.classes:
-        work.append((start, name))
+    if seeds is None:
+        work.extend((start, name) for name in {MODULE_LEVEL} | started.functions | started.classes)
+    else:
+        work.extend(seeds)
     why = reach_file(start)
     if why is not None:
         return why

@@ -165,6 +165,16 @@ RETURNS_SELF = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloa
 #: a binding of a name that keeps the object of the name it unpacks (``model, opt =
 #: amp.initialize(model, opt)`` gives the same model back)
 SAME_OBJECT = "same"
+#: torch's module wrappers, whose instances have no attribute but the wrapper's own (no
+#: ``__getattr__`` hands a method call on to the wrapped module): a method of the wrapped
+#: model called on one raises AttributeError, so it is no call of a repository class's method
+TORCH_WRAPPERS = frozenset({
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.nn.DataParallel",
+    "torch.nn.parallel.DataParallel",
+    "torch.nn.parallel.data_parallel.DataParallel",
+})
 #: a binding by anything else
 OTHER = "other"
 
@@ -886,7 +896,7 @@ class _Reader(FastNodeVisitor):
             models = first.elts if isinstance(first, (ast.List, ast.Tuple)) else [first]
         for target in targets:
             if isinstance(target, ast.Name):
-                kind = _constructed(value) or OTHER
+                kind = _constructed(value) or self._torch_wrapper(value) or OTHER
                 self.s.bindings.setdefault((self.owner, target.id), []).append(kind)
             elif isinstance(target, (ast.Tuple, ast.List)):
                 returned = _returned_models(target, value, models)
@@ -1085,6 +1095,20 @@ class _Reader(FastNodeVisitor):
                 self.s.amp_arguments.append(
                     AmpArgument(text, module, name, keyword, position, node.lineno, self.owner, receiver)
                 )
+
+    def _torch_wrapper(self, value: Optional[ast.AST]) -> Optional[str]:
+        """``nn.parallel.DistributedDataParallel(model, ...)``: the wrapper's full name, for a
+        call of one of ``TORCH_WRAPPERS`` through a dotted path off an imported name."""
+        parts: List[str] = []
+        func = value.func if isinstance(value, ast.Call) else None
+        while isinstance(func, ast.Attribute):
+            parts.insert(0, func.attr)
+            func = func.value
+        if not isinstance(func, ast.Name) or func.id not in self.s.imports or not parts:
+            return None
+        module, name = self.s.imports[func.id]
+        full = ".".join([module] + ([name] if name else []) + parts)
+        return full if full in TORCH_WRAPPERS else None
 
     def _is_amp_or_none(self, value: ast.AST) -> bool:
         """``amp if use_amp else None`` (either way round): apex.amp on one path, nothing on

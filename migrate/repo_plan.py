@@ -59,6 +59,7 @@ from .optimizer_wrappers import PROVEN_MEMBERS
 from .steppable_plan import with_steppable_wrappers
 from .several_launchers import several_launchers, stray_calls
 from .submodule_calls import module_locals, read_as_value, with_submodule_calls
+from .exclusive_runs import runs_apart
 from .optional_scaler import STATE_MEMBERS, methods_save_or_load_only, module_stem, runs_alone, saves_or_loads_only
 from .site_words import in_definition
 from .reach import what_a_run_reaches
@@ -76,6 +77,7 @@ from .repo_index import (
     SAME_OBJECT,
     SCALER_MEMBERS,
     STATE_USES,
+    TORCH_WRAPPERS,
     VAR_KEYWORD,
     AmpArgument,
     ModuleResolver,
@@ -100,6 +102,9 @@ SCALER_PARAM_NAMES = ("scaler", "grad_scaler", "amp_scaler", "amp_grad_scaler")
 SCALERS_PARAM_NAMES = ("scalers", "grad_scalers", "amp_scalers", "amp_grad_scalers")
 
 Def = Tuple[str, str]  # (file path, top-level definition name)
+#: ``_method_owner`` of an instance of one of torch's module wrappers: no method of the
+#: repository is called on it
+NO_METHOD: Def = ("", "")
 
 
 @dataclass(frozen=True)
@@ -1046,6 +1051,45 @@ def _why_unreached(path: str, name: str, by_path, others, definitions, kept_why=
     return f"called directly from no file{note}" if note else "called from no file"
 
 
+def _built_as_subclasses(
+    candidates: Set[Def], by_path: Dict[str, ModuleSummary], definitions: "_Definitions",
+    others: Sequence[Tuple[str, str, bytes]], local_callers, state_only: Callable[[Def], bool],
+) -> Dict[Def, List[Tuple[Def, int]]]:
+    """The classes among ``candidates`` no file builds or names but as the base of its own
+    subclasses (Enigmatisms/NeRF: ``NeRF`` in nerf_base.py, built as ``MipNeRF`` of
+    mip_model.py), whose methods only save or load the amp state (``state_only``), with the
+    constructions of those subclasses in the indexed files, as ``callers`` has them: an
+    instance of a subclass is one of the class, whose methods the subclasses' instances call
+    (``_method_route`` follows each call to the class defining the method)."""
+    found: Dict[Def, List[Tuple[Def, int]]] = {}
+    for item in sorted(candidates):
+        path, name = item
+        if name not in by_path[path].classes or local_callers(item) or not state_only(item):
+            continue
+        family = derived_classes(item, by_path, definitions) - {item}
+        if not family:
+            continue
+        homes = {p for p, _c in family}
+        uses = _callers_elsewhere(name, path, others, definitions)
+        if any(line or use_path not in homes for use_path, _shown, line, _owner in uses):
+            continue  # built, called or handed on elsewhere than in a subclass's own file
+        if any(
+            definitions.find(module, attr, other_path) == item
+            for other_path, other in by_path.items() if other_path not in homes
+            for local, (module, attr) in other.imports.items()
+            if attr == name and handed_away(other, local, by_path[path], name)
+        ):
+            continue
+        calls: List[Tuple[Def, int]] = []
+        for user_path, user in by_path.items():
+            for call in user.calls:
+                if definitions.find(call.module, call.name, user_path, anywhere=True) in family:
+                    calls.append(((user_path, call.owner), call.line))
+        if calls:
+            found[item] = calls
+    return found
+
+
 def _built_before_the_scaler(item: Def, calls: List[Tuple[Def, int]], by_path: Dict[str, ModuleSummary]) -> bool:
     """Every construction of the class ``item`` is in a launcher, before its amp.initialize in
     the same definition: the instance exists before the GradScaler, so its ``__init__`` cannot
@@ -1065,7 +1109,9 @@ def _method_route(
     launchers: Set[str],
     others: Sequence[Tuple[str, str, bytes]],
     definitions: "_Definitions",
-    alone: Optional[Callable[[str], Optional[str]]] = None,
+    alone: Optional[Callable[[str, str], Optional[str]]] = None,
+    peers: FrozenSet[Def] = frozenset(),
+    relied: Optional[Set[Def]] = None,
 ):
     """The methods of the class ``item`` that scale losses, the calls that must pass them
     the GradScaler (``(launcher, "model.train_step")``) and whether they take it as
@@ -1087,7 +1133,7 @@ def _method_route(
             if call.method not in methods:
                 continue
             if user_path not in launchers:
-                why = alone(user_path) if alone is not None else ""
+                why = alone(user_path, call.owner) if alone is not None else ""
                 if why is None:
                     optional = True  # a file that runs alone calls it as before
                     continue
@@ -1097,11 +1143,17 @@ def _method_route(
             kinds = user.bindings.get((call.owner, call.receiver), [])
             owners = {_method_owner(k, call.method, user_path, user, definitions) for k in kinds if k != SAME_OBJECT}
             where = in_definition(user.shown, call.owner, user)
+            if owners == {NO_METHOD}:
+                continue  # ``ddp.loadFromFile()``: an AttributeError, with or without a GradScaler
+            owners.discard(NO_METHOD)  # where the name holds the wrapper the call fails as before
             if not owners or None in owners or (item in owners and len(owners) > 1):
                 return f"{call.receiver}.{call.method}() in {where} is not proven to call {name}.{call.method}"
             if item not in owners:
                 # another class's method of that name: this route passes it nothing
                 needing = sorted(o for o in owners if _uses_amp_in(o, call.method, by_path))
+                if needing and set(needing) <= peers and relied is not None:
+                    relied.update(needing)  # that class's own method route passes it there
+                    continue
                 if needing:
                     other_path, other = needing[0]
                     return (f"{call.receiver}.{call.method}() in {where} calls {other}.{call.method} of "
@@ -1112,7 +1164,7 @@ def _method_route(
     for other_path, other_shown, source in others:
         for method in sorted(methods):
             if f".{method}(".encode() in source:
-                why = alone(other_path) if alone is not None else ""
+                why = alone(other_path, MODULE_LEVEL) if alone is not None else ""
                 if why is not None:
                     alone_why = f", and that file does not run alone ({why})" if why else ""
                     where = f"{other_shown}, where no GradScaler exists{alone_why}"
@@ -1127,7 +1179,12 @@ def _method_owner(kind: str, method: str, path: str, summary: ModuleSummary, def
     """The class of the repository whose body defines ``method`` for an instance of the class
     ``kind`` names in ``path`` (a binding's kind): that class, or the first up its chain of
     single bases that defines it; None when the class or a base is not found in the
-    repository, or a class of the chain has several bases (no order proven)."""
+    repository, or a class of the chain has several bases (no order proven);
+    ``NO_METHOD`` for one of torch's module wrappers (``TORCH_WRAPPERS``), on which the call
+    raises AttributeError."""
+    imported = ".".join(p for p in summary.imports.get(kind, ()) if p)
+    if kind in TORCH_WRAPPERS or imported in TORCH_WRAPPERS:
+        return NO_METHOD
     if kind in summary.classes:
         cls: Optional[Def] = (path, kind)
     elif kind in summary.imports:
@@ -1405,11 +1462,16 @@ def build_plan(
     }
     # a checkpoint function also called from scripts that run alone takes it as ``scaler=None``
     method_routes: Dict[Def, object] = {}
+    #: a class -> the classes whose methods of the same name its route leaves to their own
+    #: method routes (``peers``): it holds only while they hold
+    relied_on: Dict[Def, Set[Def]] = {}
 
     def method_route(item: Def):
         """``_method_route`` of a class built before the GradScaler (read once)."""
         if item not in method_routes:
-            method_routes[item] = _method_route(item, by_path, launchers, others, definitions, optional_methods(item))
+            relied_on[item] = set()
+            method_routes[item] = _method_route(item, by_path, launchers, others, definitions, optional_methods(item),
+                                                frozenset(peers - {item}), relied_on[item])
         return method_routes[item]
 
     around_launchers: List[_AroundLaunchers] = []
@@ -1422,7 +1484,16 @@ def build_plan(
             return None
         if not around_launchers:
             around_launchers.append(_AroundLaunchers(by_path, others))  # read once for all classes
-        return lambda other: runs_alone(other, definitions, around_launchers[0].files_importing)
+        importers = around_launchers[0].files_importing
+
+        def alone(other: str, owner: str) -> Optional[str]:
+            why = runs_alone(other, definitions, importers)
+            if why is None or owner == MODULE_LEVEL or sources is None:
+                return why
+            # the calling definition, one run at a time (``if render: ... else: train()``)
+            return None if runs_apart((other, owner), definitions, importers, sources) is None else why
+
+        return alone
 
     #: such classes also built elsewhere whose methods cannot take it -> why not
     not_taken: Dict[Def, str] = {}
@@ -1446,9 +1517,32 @@ def build_plan(
             return False
         return bool(route[2] or outside)
 
+    # a class built only as subclasses of other files (NeRF, built as MipNeRF or RefNeRF)
+    # whose methods only save or load the amp state: their constructions are its own
+    built_heirs = _built_as_subclasses(
+        needy - set(callers) - set(riding.carried), by_path, definitions, others, local_callers,
+        lambda item: optional_methods(item) is not None,
+    )
+    entries.update(built_heirs)
+    heir_homes = {item: {p for p, _c in derived_classes(item, by_path, definitions)} - {item[0]} for item in built_heirs}
+    #: classes whose methods may take the GradScaler: a call of a method of the same name on
+    #: one of the others is that one's to pass it
+    peers = {item for item in entries if item[1] in by_path[item[0]].classes and optional_methods(item) is not None}
     optional = _optional_entries(entries, local_callers, reached, launchers, needy, edges, by_path, definitions, others)
     #: classes built before the GradScaler whose methods take it as ``scaler=None``
     by_methods = {item for item, calls in sorted(entries.items()) if taken_by_methods(item, calls)}
+    dropped = True
+    while dropped:  # a route leaving calls to another class's route holds only with it
+        dropped = False
+        for item in sorted(by_methods):
+            if relied_on.get(item, set()) - by_methods:
+                by_methods.discard(item)
+                not_taken[item] = (f"{item[1]} leaves the calls of a method of the same name to "
+                                   f"{sorted(relied_on[item] - by_methods)[0][1]}, whose methods cannot take it")
+                dropped = True
+    for item in set(built_heirs) - by_methods:
+        # built only as its subclasses: no constructor route can pass their __init__ the GradScaler
+        not_taken.setdefault(item, _why_unreached(item[0], item[1], by_path, others, definitions))
     if optional or by_methods:
         needy = {d for d in _needy(by_path, launchers, callers, optional, reached, by_methods) if d[0] not in glue_files}
         entries = {
@@ -1490,6 +1584,8 @@ def build_plan(
             reason = f"{name} is used other than by calls in {by_path[path].shown}, so its callers cannot be followed"
         if reason is None:
             for other_path, other in by_path.items():
+                if item in built_heirs and other_path in heir_homes[item]:
+                    continue  # the file of a subclass it is built as: it names it as its base
                 for local, (module, attr) in other.imports.items():
                     if (
                         attr == name
@@ -1501,7 +1597,7 @@ def build_plan(
                     if read_as_value(other, local, name) and definitions.find(dotted, name, other_path) == item:
                         reason = (f"{name} is read as {local}.{name} in {other.shown} and passed on as a value, so "
                                   "its callers cannot be followed")
-        if reason is None and item not in optional:
+        if reason is None and item not in optional and item not in built_heirs:
             outside = _callers_elsewhere(name, path, others, definitions)
             if outside and not outside[0][2]:
                 reason = f"{name} is also subclassed, passed on or stored in {outside[0][1]}, where no GradScaler exists"

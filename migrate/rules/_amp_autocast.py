@@ -395,9 +395,28 @@ class AutocastPlacement(AmpRule):
                     return True
                 if via_args and self._own_method_runs_model(sub, text, models):
                     return True
+                if via_args and self._nested_function_runs_model(sub, text, models):
+                    return True
             if isinstance(sub, (cst.FunctionDef, cst.Lambda)):
                 return False
         return False
+
+    def _nested_function_runs_model(self, call: cst.Call, text: str, models: set) -> bool:
+        """``loss, img_loss = run(use_ref_nerf)``: a function defined once in the calling
+        function's own body (Enigmatisms/NeRF's ``def run(is_ref_model=False)`` in the loop),
+        its name bound nowhere else there, whose own statements call the model: the forward
+        pass runs in this call."""
+        func = enclosing(self.parents, call, cst.FunctionDef)
+        if func is None or "." in text:
+            return False
+        nested = [
+            d for d in walk(func.body)
+            if isinstance(d, cst.FunctionDef) and d.name.value == text and enclosing(self.parents, d, cst.FunctionDef) is func
+        ]
+        if len(nested) != 1 or text in assigned_names(func.body):
+            return False
+        body = nested[0].body.body if isinstance(nested[0].body, cst.IndentedBlock) else ()
+        return any(self._is_model_call(stmt, models) for stmt in body)
 
     def _trains_model(self, stmt: Any, models: set) -> bool:
         """Whether ``stmt`` calls the model outside its gradient-off blocks: a forward pass that

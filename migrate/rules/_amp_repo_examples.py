@@ -6399,6 +6399,257 @@ def save_model(model, path, opt=None, amp=None):
 """,
         codes=("APX101", "APX201", "APX209", "APX223", "APX301", "APX311"),
     ),
+    # Enigmatisms/NeRF's shape: the amp state is loaded by methods of two model classes, one
+    # of them built only as its subclass of another file (``Field`` as ``MipField``), one name
+    # of which may hold torch's DistributedDataParallel wrapper (no method of the model on it:
+    # AttributeError either way), and a render script, run instead of training by the same
+    # ``__main__`` block, loads it after an inference initialize: that run never trains, so its
+    # calls pass nothing (it kept apex.amp: "subclassed ... never called directly", "does not
+    # run alone", "not proven to call")
+    Example(
+        "state-methods-of-a-subclass-built-model-beside-a-render-only-run",
+        before="""# file: train.py
+import argparse
+
+import torch
+from torch import nn
+
+from mip import MipField
+from proposal import Proposal
+from render import render_only
+
+
+def main(args):
+    field = MipField(args.width).cuda()
+    proposal = Proposal(args.width).cuda()
+    if args.ddp:
+        field = nn.parallel.DistributedDataParallel(field)
+    opt = torch.optim.Adam(list(field.parameters()) + list(proposal.parameters()), lr=1e-3)
+    if args.amp:
+        from apex import amp
+        [field, proposal], opt = amp.initialize([field, proposal], opt, opt_level="O1")
+    if args.resume:
+        field.loadFromFile(args.field_path, args.amp)
+        proposal.loadFromFile(args.proposal_path, args.amp)
+    for _ in range(args.steps):
+        x = torch.rand(8, 3).cuda()
+        loss = (field(x).sum(-1) * proposal(x).squeeze(-1)).pow(2).mean()
+        opt.zero_grad()
+        if args.amp:
+            with amp.scale_loss(loss, opt) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        opt.step()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--render", action="store_true")
+    parser.add_argument("--amp", action="store_true")
+    parser.add_argument("--ddp", action="store_true")
+    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--width", type=int, default=16)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--field-path", default="field.pt")
+    parser.add_argument("--proposal-path", default="proposal.pt")
+    args = parser.parse_args()
+    if args.render:
+        render_only(args)
+    else:
+        main(args)
+# file: render.py
+import torch
+
+from mip import MipField
+from proposal import Proposal
+
+
+def render_only(args):
+    field = MipField(args.width).cuda()
+    proposal = Proposal(args.width).cuda()
+    if args.amp:
+        from apex import amp
+        [field, proposal] = amp.initialize([field, proposal], None, opt_level="O1")
+    field.loadFromFile(args.field_path, args.amp)
+    proposal.loadFromFile(args.proposal_path, args.amp)
+    with torch.no_grad():
+        return field(torch.rand(8, 3).cuda()) * proposal(torch.rand(8, 3).cuda())
+# file: fields.py
+import torch
+from torch import nn
+
+
+class Field(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.layer = nn.Linear(3, width)
+
+    def loadFromFile(self, path, use_amp=False):
+        save = torch.load(path)
+        self.load_state_dict(save["model"])
+        if use_amp:
+            from apex import amp
+            amp.load_state_dict(save["amp"])
+# file: mip.py
+from torch import nn
+
+from fields import Field
+
+
+class MipField(Field):
+    def __init__(self, width):
+        super().__init__(width)
+        self.head = nn.Linear(width, 4)
+
+    def forward(self, x):
+        return self.head(self.layer(x))
+# file: proposal.py
+import torch
+from torch import nn
+
+
+class Proposal(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.net = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.net(x)
+
+    def loadFromFile(self, path, use_amp=False):
+        save = torch.load(path)
+        self.load_state_dict(save["model"])
+        if use_amp:
+            from apex import amp
+            amp.load_state_dict(save["amp"])
+""",
+        after="""# file: train.py
+import argparse
+
+import torch
+from torch import nn
+
+from mip import MipField
+from proposal import Proposal
+from render import render_only
+
+
+def main(args):
+    field = MipField(args.width).cuda()
+    proposal = Proposal(args.width).cuda()
+    if args.ddp:
+        field = nn.parallel.DistributedDataParallel(field)
+    opt = torch.optim.Adam(list(field.parameters()) + list(proposal.parameters()), lr=1e-3)
+    use_amp = bool(args.amp)
+    scaler = torch.amp.GradScaler("cuda", enabled=use_amp)
+    if args.resume:
+        field.loadFromFile(args.field_path, args.amp, scaler=scaler)
+        proposal.loadFromFile(args.proposal_path, args.amp, scaler=scaler)
+    for _ in range(args.steps):
+        x = torch.rand(8, 3).cuda()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            loss = (field(x).sum(-1) * proposal(x).squeeze(-1)).pow(2).mean()
+        opt.zero_grad()
+        if args.amp:
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        scaler.step(opt)
+        scaler.update()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--render", action="store_true")
+    parser.add_argument("--amp", action="store_true")
+    parser.add_argument("--ddp", action="store_true")
+    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--width", type=int, default=16)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--field-path", default="field.pt")
+    parser.add_argument("--proposal-path", default="proposal.pt")
+    args = parser.parse_args()
+    if args.render:
+        render_only(args)
+    else:
+        main(args)
+# file: render.py
+import torch
+
+from mip import MipField
+from proposal import Proposal
+
+
+def render_only(args):
+    field = MipField(args.width).cuda()
+    proposal = Proposal(args.width).cuda()
+    use_amp = bool(args.amp)
+    with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+        field.loadFromFile(args.field_path, args.amp)
+        proposal.loadFromFile(args.proposal_path, args.amp)
+    with torch.no_grad():
+        with torch.autocast("cuda", dtype=torch.float16, enabled=use_amp):
+            return field(torch.rand(8, 3).cuda()) * proposal(torch.rand(8, 3).cuda())
+# file: fields.py
+import torch
+from torch import nn
+
+
+"""
+        + HELPER
+        + """
+
+class Field(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.layer = nn.Linear(3, width)
+
+    def loadFromFile(self, path, use_amp=False, *, scaler=None):
+        save = torch.load(path)
+        self.load_state_dict(save["model"])
+        if use_amp:
+            if scaler is not None:
+                load_scaler_state(scaler, save["amp"])
+# file: mip.py
+from torch import nn
+
+from fields import Field
+
+
+class MipField(Field):
+    def __init__(self, width):
+        super().__init__(width)
+        self.head = nn.Linear(width, 4)
+
+    def forward(self, x):
+        return self.head(self.layer(x))
+# file: proposal.py
+import torch
+from torch import nn
+
+
+"""
+        + HELPER
+        + """
+
+class Proposal(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.net = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.net(x)
+
+    def loadFromFile(self, path, use_amp=False, *, scaler=None):
+        save = torch.load(path)
+        self.load_state_dict(save["model"])
+        if use_amp:
+            if scaler is not None:
+                load_scaler_state(scaler, save["amp"])
+""",
+        codes=("APX101", "APX201", "APX206", "APX209", "APX213", "APX214", "APX301", "APX311", "APX402"),
+    ),
     # the same, apex.amp kept on self by a helper class, and a helper that clips
     # amp.master_params(optimizer): the optimizer's parameters, unscaled before the call
     Example(

@@ -624,6 +624,15 @@ class ClippingRule(AmpRule):
         func = call.func
         caller = enclosing_function(self.parents, call)
         if isinstance(func, cst.Name):
+            scope = caller
+            while scope is not None:
+                # ``def grad_clip_func(parameters, c): clip_grad_norm_(parameters, c)`` in the
+                # training function (Enigmatisms/NeRF): the innermost scope defining the name
+                nested = [d for d in walk(scope.body) if isinstance(d, cst.FunctionDef)
+                          and d.name.value == func.value and enclosing_function(self.parents, d) is scope]
+                if nested:
+                    return nested[0] if len(nested) == 1 else scope  # several: any of them may run
+                scope = enclosing_function(self.parents, scope)
             return next(
                 (d for d in self.tree.body if isinstance(d, cst.FunctionDef) and d.name.value == func.value), None
             )
@@ -1847,6 +1856,61 @@ def train(model, optimizer, loader, args, xm=None):
             model.zero_grad()
 """,
         codes=('APX101', 'APX201', 'APX202', 'APX209', 'APX301', 'APX311', 'APX314', 'APX322', 'APX328'),
+    ),
+    Example(
+        # Enigmatisms/NeRF's loop: the forward pass and the clip are functions nested in the
+        # training function; the nested clip reads the gradients apex had unscaled, so
+        # unscale_ goes before its call (a call of a nested function with plain arguments
+        # passed for harmless before), and the call of the nested forward goes under autocast
+        "clip-in-a-nested-function-gets-unscale-before-its-call",
+        before="""\
+import torch
+from apex import amp
+
+
+def train(model, optimizer, loader, grad_clip):
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    params = list(model.parameters())
+
+    def clip(parameters, threshold):
+        if threshold > 0:
+            torch.nn.utils.clip_grad_norm_(parameters, threshold)
+
+    for x, y in loader:
+        def run():
+            optimizer.zero_grad()
+            return torch.nn.functional.mse_loss(model(x), y)
+        loss = run()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        clip(params, grad_clip)
+        optimizer.step()
+""",
+        after="""\
+import torch
+
+
+def train(model, optimizer, loader, grad_clip):
+    scaler = torch.amp.GradScaler("cuda")
+    params = list(model.parameters())
+
+    def clip(parameters, threshold):
+        if threshold > 0:
+            torch.nn.utils.clip_grad_norm_(parameters, threshold)
+
+    for x, y in loader:
+        def run():
+            optimizer.zero_grad()
+            return torch.nn.functional.mse_loss(model(x), y)
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = run()
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        clip(params, grad_clip)
+        scaler.step(optimizer)
+        scaler.update()
+""",
+        codes=('APX101', 'APX201', 'APX209', 'APX301', 'APX311', 'APX325'),
     ),
     Example(
         "norm-helper-on-every-micro-step-reported",
