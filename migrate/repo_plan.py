@@ -1126,6 +1126,11 @@ def _method_route(
     if not methods or "" in methods:
         return f"{name} uses amp outside its methods"
     shown = " / ".join(f"{name}.{m}" for m in sorted(methods))
+    for heir in sorted(derived_classes(item, by_path, definitions) - {item}):
+        redefined = sorted(methods & definitions.summary(heir[0]).class_members.get(heir[1], set()))
+        if redefined:
+            # its own method may run the base's through super() without the GradScaler
+            return f"{heir[1]} in {definitions.summary(heir[0]).shown} redefines {redefined[0]}() of {name}"
     calls: List[Tuple[str, str]] = []
     optional = False
     for user_path, user in by_path.items():
