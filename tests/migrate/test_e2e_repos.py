@@ -95,7 +95,10 @@ after the model's scaled backward, before the same step, the regularizer reading
 between (r103, MiB: ``unscale_`` after the first backward, the penalty's backward plain), and a
 trainer of another module handed only the launcher's flags, with a GradScaler of its own made on
 its native branch alone beside apex's scaling and a plain step for every other path (r105,
-sockeye: the launcher's GradScaler, handed in, serves the apex sites and the plain step).  Apart
+sockeye: the launcher's GradScaler, handed in, serves the apex sites and the plain step), and a
+field network built as its subclass whose base class loads amp's state beside a proposal network
+with a loader of the same name, whose __main__ block renders instead of training under a flag
+(r107, Enigmatisms/NeRF: each loader takes the GradScaler as ``scaler=None``).  Apart
 from LAYOUTS (no
 training): r94, evaluation scripts whose inference
 amp.initialize (no optimizers) the migration follows, timm's validate.py shape (the no-op
@@ -398,6 +401,14 @@ LAYOUTS: Dict[str, dict] = {
     "r106_method_handed_optimizer": dict(
         launcher="train.py", amp=[], fp32=["--fp16", "0"], steps=24, metric="loss", native=[], fallbacks=[],
         counts=False),
+    # Enigmatisms/NeRF's train.py: a field network built as its subclass of another file (the
+    # base class's loadFromFile loads amp's state) and a proposal network with a loader of its
+    # own of the same name, both built before amp.initialize; the __main__ block runs
+    # render.py's render_only instead of training under --render, which sets the networks up
+    # for inference and loads them with no GradScaler (each loader takes it as `scaler=None`)
+    "r107_subclass_built_loader_render_or_train": dict(
+        launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=["APX206"],
+        fallbacks=[]),
     "r105_own_scaler_only_on_the_native_branch": dict(
         launcher="train.py", amp=[], fp32=["--opt-level", "O0"], steps=24, metric="loss", native=[], fallbacks=[],
         branches={"off": ["--apex-amp", "0"], "own-scaler": ["--apex-amp", "0", "--amp", "1"]}),
@@ -1351,6 +1362,19 @@ def test_a_script_that_runs_alone_still_loads_through_the_method_without_a_grad_
     averaged = torch.load(out)
     assert set(averaged) == set(saved)
     assert all(torch.equal(averaged[k], saved[k].float()) for k in saved if saved[k].is_floating_point())
+
+
+def test_the_render_run_loads_an_apex_checkpoint_without_a_grad_scaler(repos):
+    """r107: the migrated train.py --render runs render_only, which loads both networks through
+    their loadFromFile with the flag on and no GradScaler, from the original's apex checkpoint,
+    with apex and apexcompat unimportable, and renders what the original trained."""
+    name = "r107_subclass_built_loader_render_or_train"
+    _native(repos, name)
+    _run(repos, "orig", name, "half")
+    checkpoint = repos["work"] / f"orig-{name}-half.ckpt.pt"
+    done = _run_without_apex(repos["dirs"][name], ["train.py", "--render", "--resume", str(checkpoint)])
+    assert done.returncode == 0, done.stderr
+    assert "render mse" in done.stdout
 
 
 @pytest.mark.parametrize("name", ("r49_clip_inside_scale_loss", "r60_clip_inside_scale_loss_literal_level"))
