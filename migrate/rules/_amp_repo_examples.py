@@ -1397,6 +1397,125 @@ if __name__ == "__main__":
 """
 
 
+#: Enigmatisms/NeRF's shape (examples below): a model built as its subclass whose base loads amp's
+#: state, a proposal network with a loader of the same name, a __main__ block that renders or trains
+SUBCLASS_BUILT_LOADERS = """# file: train.py
+import argparse
+
+import torch
+from torch import nn
+
+from mip import MipField
+from proposal import Proposal
+from render import render_only
+
+
+def main(args):
+    field = MipField(args.width).cuda()
+    proposal = Proposal(args.width).cuda()
+    if args.ddp:
+        field = nn.parallel.DistributedDataParallel(field)
+    opt = torch.optim.Adam(list(field.parameters()) + list(proposal.parameters()), lr=1e-3)
+    if args.amp:
+        from apex import amp
+        [field, proposal], opt = amp.initialize([field, proposal], opt, opt_level="O1")
+    if args.resume:
+        field.loadFromFile(args.field_path, args.amp)
+        proposal.loadFromFile(args.proposal_path, args.amp)
+    for _ in range(args.steps):
+        x = torch.rand(8, 3).cuda()
+        loss = (field(x).sum(-1) * proposal(x).squeeze(-1)).pow(2).mean()
+        opt.zero_grad()
+        if args.amp:
+            with amp.scale_loss(loss, opt) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        opt.step()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--render", action="store_true")
+    parser.add_argument("--amp", action="store_true")
+    parser.add_argument("--ddp", action="store_true")
+    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--width", type=int, default=16)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--field-path", default="field.pt")
+    parser.add_argument("--proposal-path", default="proposal.pt")
+    args = parser.parse_args()
+    if args.render:
+        render_only(args)
+    else:
+        main(args)
+# file: render.py
+import torch
+
+from mip import MipField
+from proposal import Proposal
+
+
+def render_only(args):
+    field = MipField(args.width).cuda()
+    proposal = Proposal(args.width).cuda()
+    if args.amp:
+        from apex import amp
+        [field, proposal] = amp.initialize([field, proposal], None, opt_level="O1")
+    field.loadFromFile(args.field_path, args.amp)
+    proposal.loadFromFile(args.proposal_path, args.amp)
+    with torch.no_grad():
+        return field(torch.rand(8, 3).cuda()) * proposal(torch.rand(8, 3).cuda())
+# file: fields.py
+import torch
+from torch import nn
+
+
+class Field(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.layer = nn.Linear(3, width)
+
+    def loadFromFile(self, path, use_amp=False):
+        save = torch.load(path)
+        self.load_state_dict(save["model"])
+        if use_amp:
+            from apex import amp
+            amp.load_state_dict(save["amp"])
+# file: mip.py
+from torch import nn
+
+from fields import Field
+
+
+class MipField(Field):
+    def __init__(self, width):
+        super().__init__(width)
+        self.head = nn.Linear(width, 4)
+
+    def forward(self, x):
+        return self.head(self.layer(x))
+# file: proposal.py
+import torch
+from torch import nn
+
+
+class Proposal(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.net = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.net(x)
+
+    def loadFromFile(self, path, use_amp=False):
+        save = torch.load(path)
+        self.load_state_dict(save["model"])
+        if use_amp:
+            from apex import amp
+            amp.load_state_dict(save["amp"])
+"""
+
 REPOSITORY_EXAMPLES: List[Example] = [
     Example(
         # the trainer's __init__ calls the __init__ of a base class of another file, which could
@@ -6408,122 +6527,7 @@ def save_model(model, path, opt=None, amp=None):
     # run alone", "not proven to call")
     Example(
         "state-methods-of-a-subclass-built-model-beside-a-render-only-run",
-        before="""# file: train.py
-import argparse
-
-import torch
-from torch import nn
-
-from mip import MipField
-from proposal import Proposal
-from render import render_only
-
-
-def main(args):
-    field = MipField(args.width).cuda()
-    proposal = Proposal(args.width).cuda()
-    if args.ddp:
-        field = nn.parallel.DistributedDataParallel(field)
-    opt = torch.optim.Adam(list(field.parameters()) + list(proposal.parameters()), lr=1e-3)
-    if args.amp:
-        from apex import amp
-        [field, proposal], opt = amp.initialize([field, proposal], opt, opt_level="O1")
-    if args.resume:
-        field.loadFromFile(args.field_path, args.amp)
-        proposal.loadFromFile(args.proposal_path, args.amp)
-    for _ in range(args.steps):
-        x = torch.rand(8, 3).cuda()
-        loss = (field(x).sum(-1) * proposal(x).squeeze(-1)).pow(2).mean()
-        opt.zero_grad()
-        if args.amp:
-            with amp.scale_loss(loss, opt) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            loss.backward()
-        opt.step()
-
-
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--render", action="store_true")
-    parser.add_argument("--amp", action="store_true")
-    parser.add_argument("--ddp", action="store_true")
-    parser.add_argument("--resume", action="store_true")
-    parser.add_argument("--width", type=int, default=16)
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--field-path", default="field.pt")
-    parser.add_argument("--proposal-path", default="proposal.pt")
-    args = parser.parse_args()
-    if args.render:
-        render_only(args)
-    else:
-        main(args)
-# file: render.py
-import torch
-
-from mip import MipField
-from proposal import Proposal
-
-
-def render_only(args):
-    field = MipField(args.width).cuda()
-    proposal = Proposal(args.width).cuda()
-    if args.amp:
-        from apex import amp
-        [field, proposal] = amp.initialize([field, proposal], None, opt_level="O1")
-    field.loadFromFile(args.field_path, args.amp)
-    proposal.loadFromFile(args.proposal_path, args.amp)
-    with torch.no_grad():
-        return field(torch.rand(8, 3).cuda()) * proposal(torch.rand(8, 3).cuda())
-# file: fields.py
-import torch
-from torch import nn
-
-
-class Field(nn.Module):
-    def __init__(self, width):
-        super().__init__()
-        self.layer = nn.Linear(3, width)
-
-    def loadFromFile(self, path, use_amp=False):
-        save = torch.load(path)
-        self.load_state_dict(save["model"])
-        if use_amp:
-            from apex import amp
-            amp.load_state_dict(save["amp"])
-# file: mip.py
-from torch import nn
-
-from fields import Field
-
-
-class MipField(Field):
-    def __init__(self, width):
-        super().__init__(width)
-        self.head = nn.Linear(width, 4)
-
-    def forward(self, x):
-        return self.head(self.layer(x))
-# file: proposal.py
-import torch
-from torch import nn
-
-
-class Proposal(nn.Module):
-    def __init__(self, width):
-        super().__init__()
-        self.net = nn.Linear(3, 1)
-
-    def forward(self, x):
-        return self.net(x)
-
-    def loadFromFile(self, path, use_amp=False):
-        save = torch.load(path)
-        self.load_state_dict(save["model"])
-        if use_amp:
-            from apex import amp
-            amp.load_state_dict(save["amp"])
-""",
+        before=SUBCLASS_BUILT_LOADERS,
         after="""# file: train.py
 import argparse
 
@@ -6655,124 +6659,14 @@ class Proposal(nn.Module):
     # apex.amp through the shim, with the reason
     Example(
         "state-method-redefined-by-the-subclass-keeps-the-shim",
-        before="""# file: train.py
-import argparse
-
-import torch
-from torch import nn
-
-from mip import MipField
-from proposal import Proposal
-from render import render_only
-
-
-def main(args):
-    field = MipField(args.width).cuda()
-    proposal = Proposal(args.width).cuda()
-    if args.ddp:
-        field = nn.parallel.DistributedDataParallel(field)
-    opt = torch.optim.Adam(list(field.parameters()) + list(proposal.parameters()), lr=1e-3)
-    if args.amp:
-        from apex import amp
-        [field, proposal], opt = amp.initialize([field, proposal], opt, opt_level="O1")
-    if args.resume:
-        field.loadFromFile(args.field_path, args.amp)
-        proposal.loadFromFile(args.proposal_path, args.amp)
-    for _ in range(args.steps):
-        x = torch.rand(8, 3).cuda()
-        loss = (field(x).sum(-1) * proposal(x).squeeze(-1)).pow(2).mean()
-        opt.zero_grad()
-        if args.amp:
-            with amp.scale_loss(loss, opt) as scaled_loss:
-                scaled_loss.backward()
-        else:
-            loss.backward()
-        opt.step()
-
-
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--render", action="store_true")
-    parser.add_argument("--amp", action="store_true")
-    parser.add_argument("--ddp", action="store_true")
-    parser.add_argument("--resume", action="store_true")
-    parser.add_argument("--width", type=int, default=16)
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--field-path", default="field.pt")
-    parser.add_argument("--proposal-path", default="proposal.pt")
-    args = parser.parse_args()
-    if args.render:
-        render_only(args)
-    else:
-        main(args)
-# file: render.py
-import torch
-
-from mip import MipField
-from proposal import Proposal
-
-
-def render_only(args):
-    field = MipField(args.width).cuda()
-    proposal = Proposal(args.width).cuda()
-    if args.amp:
-        from apex import amp
-        [field, proposal] = amp.initialize([field, proposal], None, opt_level="O1")
-    with torch.no_grad():
-        return field(torch.rand(8, 3).cuda()) * proposal(torch.rand(8, 3).cuda())
-# file: fields.py
-import torch
-from torch import nn
-
-
-class Field(nn.Module):
-    def __init__(self, width):
-        super().__init__()
-        self.layer = nn.Linear(3, width)
-
-    def loadFromFile(self, path, use_amp=False):
-        save = torch.load(path)
-        self.load_state_dict(save["model"])
-        if use_amp:
-            from apex import amp
-            amp.load_state_dict(save["amp"])
-# file: mip.py
-from torch import nn
-
-from fields import Field
-
-
-class MipField(Field):
-    def __init__(self, width):
-        super().__init__(width)
-        self.head = nn.Linear(width, 4)
-
-    def forward(self, x):
-        return self.head(self.layer(x))
-
-    def loadFromFile(self, path, use_amp=False):
-        super().loadFromFile(path, use_amp)
-        print("loaded", path)
-# file: proposal.py
-import torch
-from torch import nn
-
-
-class Proposal(nn.Module):
-    def __init__(self, width):
-        super().__init__()
-        self.net = nn.Linear(3, 1)
-
-    def forward(self, x):
-        return self.net(x)
-
-    def loadFromFile(self, path, use_amp=False):
-        save = torch.load(path)
-        self.load_state_dict(save["model"])
-        if use_amp:
-            from apex import amp
-            amp.load_state_dict(save["amp"])
-""",
+        before=SUBCLASS_BUILT_LOADERS.replace(
+            "        return self.head(self.layer(x))\n",
+            "        return self.head(self.layer(x))\n\n    def loadFromFile(self, path, use_amp=False):\n"
+            "        super().loadFromFile(path, use_amp)\n        print(\"loaded\", path)\n",
+        ).replace(
+            "    field.loadFromFile(args.field_path, args.amp)\n    proposal.loadFromFile(args.proposal_path, args.amp)\n",
+            "",
+        ),
         after="""# file: train.py
 import argparse
 
