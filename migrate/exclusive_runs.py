@@ -73,9 +73,15 @@ def runs_apart(
     return None
 
 
-def _runs(tree: ast.Module, path: str, summary: ModuleSummary, definitions: Any) -> Iterable[Set[Def]]:
-    """The definitions each run of the script names at module level, one set per run."""
+def _runs(tree: ast.Module, path: str, summary: ModuleSummary, definitions: Any) -> Iterable[Optional[Set[Def]]]:
+    """The definitions each run of the script names at module level, one set per run; None
+    (every definition of the script may run) where its module-level code names none of them
+    (a script some runner outside calls into) or may call them by name (``fire.Fire()``,
+    ``globals()[name]()``)."""
     body = _module_code(tree.body)
+    if _dispatches(body) or not any(True for stmt in body for _ in _named(stmt, path, summary, definitions)):
+        yield None
+        return
     splits = [stmt for stmt in body if isinstance(stmt, ast.If) and _calls_in(stmt)]
     choices = [_branches(stmt) for stmt in splits]
     count = 1
@@ -87,6 +93,24 @@ def _runs(tree: ast.Module, path: str, summary: ModuleSummary, definitions: Any)
     for picked in itertools.product(*choices) if choices else [()]:
         code = common + [stmt for branch in picked for stmt in branch]
         yield {found for stmt in code for found in _named(stmt, path, summary, definitions)}
+
+
+#: calls that may run a module's definitions by name
+_BY_NAME = frozenset({"globals", "locals", "vars", "getattr", "eval", "exec"})
+
+
+def _dispatches(body: List[ast.stmt]) -> bool:
+    """Whether the module-level code may call definitions it does not name: a call of one of
+    ``_BY_NAME``, or a command-line runner given nothing (``fire.Fire()``, jsonargparse's ``CLI()``)."""
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name in _BY_NAME or (name in ("Fire", "CLI") and not node.args and not node.keywords):
+                return True
+    return False
 
 
 def _module_code(body: List[ast.stmt]) -> List[ast.stmt]:

@@ -1111,7 +1111,7 @@ def _method_route(
     definitions: "_Definitions",
     alone: Optional[Callable[[str, str], Optional[str]]] = None,
     peers: FrozenSet[Def] = frozenset(),
-    relied: Optional[Set[Def]] = None,
+    relied: Optional[Dict[Def, str]] = None,
 ):
     """The methods of the class ``item`` that scale losses, the calls that must pass them
     the GradScaler (``(launcher, "model.train_step")``) and whether they take it as
@@ -1156,14 +1156,16 @@ def _method_route(
             if item not in owners:
                 # another class's method of that name: this route passes it nothing
                 needing = sorted(o for o in owners if _uses_amp_in(o, call.method, by_path))
-                if needing and set(needing) <= peers and relied is not None:
-                    relied.update(needing)  # that class's own method route passes it there
-                    continue
                 if needing:
                     other_path, other = needing[0]
-                    return (f"{call.receiver}.{call.method}() in {where} calls {other}.{call.method} of "
-                            f"{by_path[other_path].shown}, which uses amp too, not {name}.{call.method}: no route "
-                            "hands the GradScaler to both")
+                    why = (f"{call.receiver}.{call.method}() in {where} calls {other}.{call.method} of "
+                           f"{by_path[other_path].shown}, which uses amp too, not {name}.{call.method}: no route "
+                           "hands the GradScaler to both")
+                    if set(needing) <= peers and relied is not None:
+                        for peer in needing:  # that class's own method route passes it there
+                            relied.setdefault(peer, why)
+                        continue
+                    return why
                 continue
             calls.append((user_path, f"{call.receiver}.{call.method}"))
     for other_path, other_shown, source in others:
@@ -1469,12 +1471,12 @@ def build_plan(
     method_routes: Dict[Def, object] = {}
     #: a class -> the classes whose methods of the same name its route leaves to their own
     #: method routes (``peers``): it holds only while they hold
-    relied_on: Dict[Def, Set[Def]] = {}
+    relied_on: Dict[Def, Dict[Def, str]] = {}
 
     def method_route(item: Def):
         """``_method_route`` of a class built before the GradScaler (read once)."""
         if item not in method_routes:
-            relied_on[item] = set()
+            relied_on[item] = {}
             method_routes[item] = _method_route(item, by_path, launchers, others, definitions, optional_methods(item),
                                                 frozenset(peers - {item}), relied_on[item])
         return method_routes[item]
@@ -1540,14 +1542,15 @@ def build_plan(
     while dropped:  # a route leaving calls to another class's route holds only with it
         dropped = False
         for item in sorted(by_methods):
-            if relied_on.get(item, set()) - by_methods:
+            lost = sorted(set(relied_on.get(item, {})) - by_methods)
+            if lost:
                 by_methods.discard(item)
-                not_taken[item] = (f"{item[1]} leaves the calls of a method of the same name to "
-                                   f"{sorted(relied_on[item] - by_methods)[0][1]}, whose methods cannot take it")
+                not_taken[item] = relied_on[item][lost[0]]  # the call that peer's route would have served
                 dropped = True
     for item in set(built_heirs) - by_methods:
-        # built only as its subclasses: no constructor route can pass their __init__ the GradScaler
-        not_taken.setdefault(item, _why_unreached(item[0], item[1], by_path, others, definitions))
+        # no method route: the routes of a class built only as its subclasses (a base class
+        # reading what they keep on self, ``init_base_plan``) decide, as before
+        del entries[item]
     if optional or by_methods:
         needy = {d for d in _needy(by_path, launchers, callers, optional, reached, by_methods) if d[0] not in glue_files}
         entries = {

@@ -424,7 +424,8 @@ def test_a_shim_file_that_cannot_go_native_keeps_its_bytes_apart_from_todos(tmp_
             return {"amp": amp.state_dict(), "path": "apexcompat.amp"}
         """
     )
-    write_tree(tmp_path, {"ckpt.py": source})
+    # a script without apex saves through it, where no GradScaler exists
+    write_tree(tmp_path, {"ckpt.py": source, "export.py": "from ckpt import save\n\nprint(save('model.pt'))\n"})
     found = report(tmp_path)
     assert [f["code"] for f in found["findings"] if f["needs_manual_work"]] == ["APX403"]
     assert not [f for f in found["findings"] if f["code"] == "APX102"]
@@ -612,16 +613,27 @@ SWITCHED_MICRO_STEP_CLIP = """\
     """
 
 
-@pytest.mark.parametrize("delay", ["", ", delay_unscale=(i + 1) % accumulation != 0"])
-def test_a_switched_clip_on_every_micro_step_keeps_the_shim(tmp_path, delay):
+def test_a_switched_clip_on_every_micro_step_scales_its_threshold(tmp_path):
     """The fp16 and fp32 clips of an if, after every backward, the step at the accumulation
-    boundary: written once as the fp32 branch's clip, it would cut the scaled gradients at the
-    threshold itself (the scaled threshold of APX328 went with the branch it was put in); with
-    a delayed unscale apex clipped scaled gradients there and unscaled ones elsewhere.  Found
-    by the training-loop shapes check (tests/migrate/e2e/shapes.py): the file keeps the shim."""
+    boundary: written once as the fp32 branch's clip, with the threshold times the scale
+    (APX328), as apex clipped the unscaled gradients (the scale holds until the step's update).
+    Before, the scaled threshold went with the branch the merge dropped and the file kept the
+    shim (found by the training-loop shapes check, tests/migrate/e2e/shapes.py)."""
+    write_tree(tmp_path, {"train.py": textwrap.dedent(SWITCHED_MICRO_STEP_CLIP.format(delay=""))})
+    run_cli(tmp_path, "--allow-no-vcs")
+    after = (tmp_path / "train.py").read_text()
+    assert "apex" not in after
+    assert "torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0 * scaler.get_scale())" in after
+    assert "unscale_" not in after
+
+
+def test_a_switched_clip_on_every_delayed_micro_step_keeps_the_shim(tmp_path):
+    """The same with a delayed unscale: apex clipped scaled gradients on the delayed
+    micro-steps and unscaled ones at the boundary, which no one threshold does: the file keeps
+    the shim."""
     _keeps_the_shim_saying(
         tmp_path,
-        SWITCHED_MICRO_STEP_CLIP.format(delay=delay),
+        SWITCHED_MICRO_STEP_CLIP.format(delay=", delay_unscale=(i + 1) % accumulation != 0"),
         "as written, a native rewrite would clip scaled gradients on every micro-step: per-micro-step "
         "gradient use: torch.nn.utils.clip_grad_norm_(...) runs after every backward",
     )
