@@ -1126,11 +1126,9 @@ def _method_route(
     if not methods or "" in methods:
         return f"{name} uses amp outside its methods"
     shown = " / ".join(f"{name}.{m}" for m in sorted(methods))
-    for heir in sorted(derived_classes(item, by_path, definitions) - {item}):
-        redefined = sorted(methods & definitions.summary(heir[0]).class_members.get(heir[1], set()))
-        if redefined:
-            # its own method may run the base's through super() without the GradScaler
-            return f"{heir[1]} in {definitions.summary(heir[0]).shown} redefines {redefined[0]}() of {name}"
+    redefined = _redefining_heir(item, methods, by_path, definitions)
+    if redefined:
+        return redefined
     calls: List[Tuple[str, str]] = []
     optional = False
     for user_path, user in by_path.items():
@@ -1180,6 +1178,17 @@ def _method_route(
     if not calls:
         return f"nothing calls {shown}"
     return sorted(methods), calls, optional
+
+
+def _redefining_heir(item: Def, methods: Set[str], by_path: Dict[str, ModuleSummary], definitions) -> str:
+    """Why a method route cannot take the class ``item``: a subclass in the repository
+    redefines one of ``methods`` (its own may run the base's through ``super()`` without the
+    GradScaler); "" where none does."""
+    for heir in sorted(derived_classes(item, by_path, definitions) - {item}):
+        redefined = sorted(methods & definitions.summary(heir[0]).class_members.get(heir[1], set()))
+        if redefined:
+            return f"{heir[1]} in {definitions.summary(heir[0]).shown} redefines {redefined[0]}() of {item[1]}"
+    return ""
 
 
 def _method_owner(kind: str, method: str, path: str, summary: ModuleSummary, definitions) -> Optional[Def]:
@@ -1547,10 +1556,16 @@ def build_plan(
                 by_methods.discard(item)
                 not_taken[item] = relied_on[item][lost[0]]  # the call that peer's route would have served
                 dropped = True
-    for item in set(built_heirs) - by_methods:
-        # no method route: the routes of a class built only as its subclasses (a base class
-        # reading what they keep on self, ``init_base_plan``) decide, as before
-        del entries[item]
+    for item in sorted(set(built_heirs) - by_methods):
+        methods = {s.method for s in by_path[item[0]].amp_sites if s.owner == item[1] and s.member in SCALER_MEMBERS}
+        redefined = _redefining_heir(item, methods, by_path, definitions)
+        if redefined:
+            # refused here, so the launchers building the subclasses keep apex.amp with it
+            not_taken[item] = redefined
+        else:
+            # no method route: the routes of a class built only as its subclasses (a base class
+            # reading what they keep on self, ``init_base_plan``) decide, as before
+            del entries[item]
     if optional or by_methods:
         needy = {d for d in _needy(by_path, launchers, callers, optional, reached, by_methods) if d[0] not in glue_files}
         entries = {
