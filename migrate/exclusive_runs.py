@@ -57,20 +57,27 @@ def runs_apart(
         for seeds in _runs(tree, script, summary, definitions):
             reached: Set[Def] = set()
             trains: List[str] = list(at_top)
-
-            def note(at: str, read: ModuleSummary, name: str) -> Optional[str]:
-                reached.add((at, name))
-                if any(site.owner == name for site in read.training_inits):
-                    trains.append(f"{name} of {read.shown}")
-                return None
-
-            why = what_a_run_reaches(script, definitions, lambda _p, _s: None, note, follow_stars=True, seeds=seeds)
+            why = what_a_run_reaches(script, definitions, lambda _p, _s: None, _recorder(reached, trains),
+                                     follow_stars=True, seeds=seeds)
             if why is not None:
                 return why
             if item in reached and trains:
                 return (f"a run of {summary.shown} reaches both {item[1]}() and {trains[0]}, which initializes amp "
                         "for training")
     return None
+
+
+def _recorder(reached: Set[Def], trains: List[str]) -> Callable[[str, ModuleSummary, str], Optional[str]]:
+    """A ``reach`` item check that records each definition walked into ``reached`` and each
+    one holding a training initialize into ``trains``, and stops nothing."""
+
+    def note(at: str, read: ModuleSummary, name: str) -> Optional[str]:
+        reached.add((at, name))
+        if any(site.owner == name for site in read.training_inits):
+            trains.append(f"{name} of {read.shown}")
+        return None
+
+    return note
 
 
 def _runs(tree: ast.Module, path: str, summary: ModuleSummary, definitions: Any) -> Iterable[Optional[Set[Def]]]:

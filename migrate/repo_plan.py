@@ -1540,7 +1540,9 @@ def build_plan(
         lambda item: optional_methods(item) is not None,
     )
     entries.update(built_heirs)
-    heir_homes = {item: {p for p, _c in derived_classes(item, by_path, definitions)} - {item[0]} for item in built_heirs}
+    heir_homes = {
+        item: {p for p, _c in derived_classes(item, by_path, definitions)} - {item[0]} for item in built_heirs
+    }
     #: classes whose methods may take the GradScaler: a call of a method of the same name on
     #: one of the others is that one's to pass it
     peers = {item for item in entries if item[1] in by_path[item[0]].classes and optional_methods(item) is not None}

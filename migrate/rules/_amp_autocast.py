@@ -411,7 +411,8 @@ class AutocastPlacement(AmpRule):
             return False
         nested = [
             d for d in walk(func.body)
-            if isinstance(d, cst.FunctionDef) and d.name.value == text and enclosing(self.parents, d, cst.FunctionDef) is func
+            if isinstance(d, cst.FunctionDef) and d.name.value == text
+            and enclosing(self.parents, d, cst.FunctionDef) is func
         ]
         if len(nested) != 1 or text in assigned_names(func.body):
             return False
