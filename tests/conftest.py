@@ -69,3 +69,22 @@ def _fresh_amp_state():
     reset_state()
     yield
     reset_state()
+
+
+#: fixture scopes built once per module or wider: a worker that runs one test using such a
+#: fixture builds it, so its tests should all run on that worker
+_SHARED_SCOPES = frozenset({"module", "package", "session"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
+def pytest_collection_modifyitems(items: List[pytest.Item]) -> None:
+    """For pytest-xdist's ``--dist loadgroup`` (pyproject's addopts): the tests of a module that
+    use a module-scoped fixture (each e2e module builds one, migrating and training a whole
+    corpus for a minute or more) go to one worker together, which builds it once; every other
+    test goes to whichever worker is free.  Without xdist the mark does nothing."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        if any(d.scope in _SHARED_SCOPES for defs in info.name2fixturedefs.values() for d in defs):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
