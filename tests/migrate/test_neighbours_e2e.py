@@ -5,6 +5,7 @@ rule alone, then run on CPU: they must train (loss decreasing) with no apex impo
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -102,7 +103,10 @@ def _run(tmp_path: Path, code: str) -> str:
     assert "import apex" not in code and "from apex" not in code
     path = tmp_path / "script.py"
     path.write_text(code)
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    with socket.socket() as probe:  # the DDP script's store: a port no other test's run is on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", MASTER_PORT=str(port))
     command = [sys.executable, "-W", "ignore", str(path)]
     proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
