@@ -51,7 +51,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Set
 
 import pytest
 
@@ -113,7 +113,7 @@ def _free_port() -> int:
 
 
 #: the ports handed to DDP runs so far (``_new_port``)
-_PORTS_GIVEN: set = set()
+_PORTS_GIVEN: Set[int] = set()
 
 
 def _new_port() -> int:
