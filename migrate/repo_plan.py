@@ -1122,7 +1122,7 @@ def _method_route(
     amp state: ``alone``, None when they do more, says why a file does not); else why not."""
     path, name = item
     owner = by_path[path]
-    methods = {s.method for s in owner.amp_sites if s.owner == name and s.member in SCALER_MEMBERS}
+    methods = _scaler_methods(owner, name)
     if not methods or "" in methods:
         return f"{name} uses amp outside its methods"
     shown = " / ".join(f"{name}.{m}" for m in sorted(methods))
@@ -1178,6 +1178,12 @@ def _method_route(
     if not calls:
         return f"nothing calls {shown}"
     return sorted(methods), calls, optional
+
+
+def _scaler_methods(summary: ModuleSummary, cls: str) -> Set[str]:
+    """The methods of the class ``cls`` of ``summary`` holding an amp site the GradScaler
+    serves ("" for one in the class body itself)."""
+    return {s.method for s in summary.amp_sites if s.owner == cls and s.member in SCALER_MEMBERS}
 
 
 def _redefining_heir(item: Def, methods: Set[str], by_path: Dict[str, ModuleSummary], definitions) -> str:
@@ -1559,8 +1565,7 @@ def build_plan(
                 not_taken[item] = relied_on[item][lost[0]]  # the call that peer's route would have served
                 dropped = True
     for item in sorted(set(built_heirs) - by_methods):
-        methods = {s.method for s in by_path[item[0]].amp_sites if s.owner == item[1] and s.member in SCALER_MEMBERS}
-        redefined = _redefining_heir(item, methods, by_path, definitions)
+        redefined = _redefining_heir(item, _scaler_methods(by_path[item[0]], item[1]), by_path, definitions)
         if redefined:
             # refused here, so the launchers building the subclasses keep apex.amp with it
             not_taken[item] = redefined
